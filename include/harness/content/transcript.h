@@ -1,0 +1,49 @@
+// Transcript validation (reference/contracts.md §2.2 with decisions D4) and its typed error.
+//
+// Contract of ValidateTranscript, first failure wins, messages and blocks in order:
+// 1. an empty transcript is kEmpty;
+// 2. for each message: its blocks, recursively, where message-level blocks are depth 0 and the
+//    content of a tool_result block at depth d is depth d+1; a block list at depth > 128 is
+//    kBlock even when empty (so 128 nested tool_result blocks pass and 129 fail);
+// 3. each message must be encodable: a tool_use input that is present must be valid JSON (an
+//    empty string is not), and a non-empty provider_state must be valid JSON, at any depth;
+//    failures are kEncoding.
+// Kind/role mismatches and null messages or blocks cannot be built in memory (content/message.h);
+// the codec reports them as kMessage / kBlock when it decodes them (content/codec.h).
+// Pairing of tool calls and results, order of roles, empty texts and sizes are NOT checked here.
+// TranscriptError.path names the offending value ("$[3].blocks[0].content[1]"), rule says which
+// rule was broken; neither quotes more than a few bytes of the transcript.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "harness/content/message.h"
+#include "harness/core/result.h"
+
+namespace harness {
+
+inline constexpr std::size_t kMaxToolResultDepth = 128;
+
+enum class TranscriptErrorKind {
+  kJson,      // the bytes are not strict JSON (syntax, size, depth, duplicate members)
+  kEmpty,     // no messages
+  kMessage,   // a message is null, not an object, has an unknown role or a bad member
+  kBlock,     // a block is null, of an unknown type, has a bad member, or nests too deep
+  kEncoding,  // a raw JSON field is not valid JSON
+};
+
+std::string_view TranscriptErrorKindName(TranscriptErrorKind kind);
+
+struct TranscriptError {
+  TranscriptErrorKind kind;
+  std::string path;
+  std::string rule;
+
+  // "<path>: <rule>"
+  std::string Describe() const;
+};
+
+Status<TranscriptError> ValidateTranscript(const Transcript& transcript);
+
+}  // namespace harness

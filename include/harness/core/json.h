@@ -1,0 +1,104 @@
+// Strict JSON: the one reader every harness wire goes through (decisions D2).
+//
+// Contract of ParseStrictJson:
+// - the input is at most limits.max_bytes long (checked before anything is parsed), is exactly
+//   one JSON value with optional surrounding white space, and is valid UTF-8 (lone surrogate
+//   escapes are errors, not U+FFFD);
+// - no object has two members with the same name (exact, case-sensitive), at any depth;
+// - arrays and objects nest at most limits.max_depth deep (checked while parsing, so deep input
+//   cannot exhaust the stack or the heap before it is refused).
+// Every failure is a JsonError with a kind, the path of the value ("$.a[2].b"), the byte offset
+// where known, and a short detail that never echoes more than a few bytes of the input.
+//
+// JsonObject reads one object of a wire with exact member names: members are looked up by exact
+// name, and RejectUnknown() refuses any member that was never looked up.
+//
+// AppendJsonString writes a JSON string literal: '"' and '\\' escaped, control characters as
+// \n \r \t or \u00XX, every other character verbatim, and invalid UTF-8 replaced by U+FFFD.
+// Thread safety: pure functions; a JsonObject is used by one thread.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "harness/core/result.h"
+
+namespace harness {
+
+// Objects keep document order, so errors name the first offending member as written.
+using Json = nlohmann::ordered_json;
+
+enum class JsonErrorKind {
+  kTooLarge,         // input longer than the byte limit
+  kTooDeep,          // nesting beyond the depth limit
+  kSyntax,           // not one well-formed JSON value in UTF-8
+  kDuplicateMember,  // an object names a member twice
+  kUnknownMember,    // a member the wire does not define
+  kMissingMember,    // a required member is absent
+  kType,             // a value of the wrong JSON type (null included)
+  kRange,            // a number outside the field's range, or a malformed string value
+};
+
+std::string_view JsonErrorKindName(JsonErrorKind kind);
+
+struct JsonError {
+  JsonErrorKind kind;
+  std::string path;         // "$" for the root, "$.a[2].b" below it
+  std::size_t offset = 0;   // byte offset for syntax, size and depth errors; 0 otherwise
+  std::string detail;       // short, bounded; never more than a few bytes of the input
+
+  std::string Describe() const;
+};
+
+struct JsonLimits {
+  std::size_t max_bytes = 16u * 1024 * 1024;
+  std::size_t max_depth = 512;
+};
+
+Result<Json, JsonError> ParseStrictJson(std::string_view text, const JsonLimits& limits = {});
+
+// Typed reads of one value at `path`.
+Result<std::string, JsonError> JsonAsString(const Json& value, std::string_view path);
+Result<std::uint64_t, JsonError> JsonAsUint(const Json& value, std::string_view path,
+                                            std::uint64_t max = UINT64_MAX);
+Result<bool, JsonError> JsonAsBool(const Json& value, std::string_view path);
+
+class JsonObject {
+ public:
+  // Fails with kType unless `value` is an object.
+  static Result<JsonObject, JsonError> Open(const Json& value, std::string path);
+
+  const std::string& path() const { return path_; }
+  std::string MemberPath(std::string_view name) const;
+  std::string ElementPath(std::string_view name, std::size_t index) const;
+
+  // The member, or nullptr when absent. Marks the name as known.
+  const Json* Find(std::string_view name);
+  // The member; kMissingMember when absent. Null is returned as is.
+  Result<const Json*, JsonError> Require(std::string_view name);
+  // The member, which must be present and not null.
+  Result<const Json*, JsonError> RequireNonNull(std::string_view name);
+  Result<std::string, JsonError> RequireString(std::string_view name);
+  Result<std::uint64_t, JsonError> RequireUint(std::string_view name, std::uint64_t max = UINT64_MAX);
+  Result<bool, JsonError> RequireBool(std::string_view name);
+  // kUnknownMember for the first member (in document order) that was never looked up.
+  Status<JsonError> RejectUnknown() const;
+
+ private:
+  JsonObject(const Json& value, std::string path) : value_(&value), path_(std::move(path)) {}
+  const Json* value_;
+  std::string path_;
+  std::vector<std::string> known_;
+};
+
+void AppendJsonString(std::string& out, std::string_view text);
+
+// A bounded, printable rendering of untrusted bytes for error details: at most `max_bytes`
+// bytes, non-printable bytes as \xNN.
+std::string QuoteForDetail(std::string_view bytes, std::size_t max_bytes = 16);
+
+}  // namespace harness

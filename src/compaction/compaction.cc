@@ -1,0 +1,1 @@
+namespace harness {}  // placeholder until the compaction module lands

@@ -1,0 +1,1 @@
+namespace harness {}  // placeholder until the context module lands

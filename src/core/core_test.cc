@@ -1,0 +1,214 @@
+#include <gtest/gtest.h>
+
+#include "harness/core/json.h"
+#include "harness/core/model_key.h"
+#include "harness/core/sha256.h"
+#include "harness/core/uuid.h"
+
+namespace harness {
+namespace {
+
+TEST(Sha256, KnownVectors) {
+  EXPECT_EQ(ToHex(Sha256("abc")),
+            "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+  EXPECT_EQ(ToHex(Sha256("")),
+            "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+  Sha256Hasher h;
+  h.Update("a").Update("bc");
+  EXPECT_EQ(h.Finish(), Sha256("abc"));
+  h.Update("abc");
+  EXPECT_EQ(h.Finish(), Sha256("abc")) << "the hasher resets after Finish";
+}
+
+TEST(Uuid, ParseAcceptsEitherCaseAndFormatsLowercase) {
+  auto id = Uuid::Parse("0123ABCD-89ab-4def-8123-456789ABCDEF");
+  ASSERT_TRUE(id.ok());
+  EXPECT_EQ(id->ToString(), "0123abcd-89ab-4def-8123-456789abcdef");
+  EXPECT_FALSE(Uuid::ParseCanonical("0123ABCD-89ab-4def-8123-456789ABCDEF").ok());
+  EXPECT_TRUE(Uuid::ParseCanonical("0123abcd-89ab-4def-8123-456789abcdef").ok());
+}
+
+TEST(Uuid, ParseRejectsEverythingElse) {
+  for (const char* bad : {"", "0123abcd89ab4def8123456789abcdef",
+                          "0123abcd-89ab-4def-8123-456789abcde",
+                          "0123abcd-89ab-4def-8123-456789abcdeff",
+                          "0123abcd_89ab-4def-8123-456789abcdef",
+                          "0123abcg-89ab-4def-8123-456789abcdef",
+                          "{123abcd-89ab-4def-8123-456789abcde}",
+                          "0123abcd-89ab-4def-8123-456789abcd-f"}) {
+    EXPECT_FALSE(Uuid::Parse(bad).ok()) << bad;
+  }
+}
+
+TEST(Uuid, GeneratorsSetVersionAndVariant) {
+  const Uuid v4 = Uuid::V4();
+  const Uuid v7 = Uuid::V7();
+  EXPECT_EQ(v4.version(), 4);
+  EXPECT_EQ(v7.version(), 7);
+  EXPECT_EQ(v4.bytes()[8] & 0xC0, 0x80);
+  EXPECT_EQ(v7.bytes()[8] & 0xC0, 0x80);
+  EXPECT_NE(Uuid::V4(), v4);
+  EXPECT_FALSE(v4.IsZero());
+  EXPECT_TRUE(Uuid().IsZero());
+}
+
+TEST(Uuid, V7IsTimeOrderedAcrossMilliseconds) {
+  const Uuid a = Uuid::V7();
+  // The 48-bit prefix is Unix milliseconds: compare prefixes only (the rest is random).
+  const Uuid b = Uuid::V7();
+  const auto prefix = [](const Uuid& u) {
+    std::uint64_t ms = 0;
+    for (int i = 0; i < 6; ++i) ms = ms << 8 | u.bytes()[i];
+    return ms;
+  };
+  EXPECT_LE(prefix(a), prefix(b));
+  EXPECT_GT(prefix(a), 1'700'000'000'000u);
+}
+
+// The waiter-reply identifiers of reference/contracts.md §5.5 are DeriveV8 over
+// "looprig.compaction.waiter-reply.v1" 0x00 attempt command outcome.
+Uuid WaiterReplyId(const char* attempt, const char* command, bool resolved) {
+  std::vector<std::uint8_t> material;
+  const std::string_view tag = "looprig.compaction.waiter-reply.v1";
+  material.insert(material.end(), tag.begin(), tag.end());
+  material.push_back(0);
+  for (const char* text : {attempt, command}) {
+    const auto id = Uuid::Parse(text).value();
+    material.insert(material.end(), id.bytes().begin(), id.bytes().end());
+  }
+  material.push_back(resolved ? 1 : 0);
+  return Uuid::DeriveV8(material);
+}
+
+TEST(Uuid, DeriveV8MatchesTheWaiterReplyVectors) {
+  EXPECT_EQ(WaiterReplyId("01000000-0000-0000-0000-000000000000",
+                          "02000000-0000-0000-0000-000000000000", true)
+                .ToString(),
+            "c9a06d26-7c44-879e-a8c0-d4e98c50ba95");
+  EXPECT_EQ(WaiterReplyId("01000000-0000-0000-0000-000000000000",
+                          "02000000-0000-0000-0000-000000000000", false)
+                .ToString(),
+            "69d61834-adac-86ef-b60f-3461ac5f84d6");
+  EXPECT_EQ(WaiterReplyId("00000000-0000-4000-8000-000000000001",
+                          "00000000-0000-4000-8000-000000000002", true)
+                .ToString(),
+            "9c82abe1-abb0-8acc-961f-b8d1102ef522");
+  EXPECT_EQ(WaiterReplyId("00000000-0000-4000-8000-000000000001",
+                          "00000000-0000-4000-8000-000000000002", false)
+                .ToString(),
+            "b8906249-6e2c-82b8-aec7-585a63a1344a");
+}
+
+TEST(Fingerprint, HexIsExactlySixtyFourLowercase) {
+  const std::string hex = "0102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f20";
+  auto fp = Fingerprint::ParseHex(hex);
+  ASSERT_TRUE(fp.ok());
+  EXPECT_EQ(fp->ToHex(), hex);
+  EXPECT_EQ(fp->bytes()[0], 1);
+  EXPECT_FALSE(fp->IsZero());
+  EXPECT_TRUE(Fingerprint().IsZero());
+  std::string upper = hex;
+  upper[19] = 'A';
+  EXPECT_FALSE(Fingerprint::ParseHex(upper).ok());
+  EXPECT_FALSE(Fingerprint::ParseHex(hex.substr(2)).ok());
+  EXPECT_FALSE(Fingerprint::ParseHex(hex + "00").ok());
+}
+
+TEST(ModelKey, ProviderIsCheckedBeforeModelAndNothingIsTrimmed) {
+  EXPECT_EQ((ModelKey{"", ""}.Validate().error().field), ModelKeyField::kProvider);
+  EXPECT_EQ((ModelKey{"p", ""}.Validate().error().field), ModelKeyField::kModel);
+  EXPECT_TRUE((ModelKey{" ", " "}.Validate().ok()));
+}
+
+struct JsonCase {
+  const char* name;
+  std::string text;
+  std::optional<JsonErrorKind> error;
+};
+
+TEST(StrictJson, Table) {
+  const std::vector<JsonCase> cases = {
+      {"object", R"({"a":1,"b":[true,null,"x"]})", std::nullopt},
+      {"surrounding white space", " \n{}\t ", std::nullopt},
+      {"scalar", "42", std::nullopt},
+      {"duplicate at top", R"({"a":1,"a":2})", JsonErrorKind::kDuplicateMember},
+      {"duplicate nested deep", R"({"a":[{"b":{"c":1,"c":1}}]})", JsonErrorKind::kDuplicateMember},
+      {"names differ in case only", R"({"a":1,"A":2})", std::nullopt},
+      {"trailing value", R"({} {})", JsonErrorKind::kSyntax},
+      {"trailing garbage", R"({}x)", JsonErrorKind::kSyntax},
+      {"empty", "", JsonErrorKind::kSyntax},
+      {"invalid utf-8 in string", "\"a\xff\"", JsonErrorKind::kSyntax},
+      {"lone surrogate escape", R"("\ud800")", JsonErrorKind::kSyntax},
+      {"comment", "{} // x", JsonErrorKind::kSyntax},
+      {"leading BOM", "\xEF\xBB\xBF{}", JsonErrorKind::kSyntax},
+  };
+  for (const auto& c : cases) {
+    auto r = ParseStrictJson(c.text);
+    if (c.error) {
+      ASSERT_FALSE(r.ok()) << c.name;
+      EXPECT_EQ(r.error().kind, *c.error) << c.name << ": " << r.error().Describe();
+    } else {
+      EXPECT_TRUE(r.ok()) << c.name << ": " << r.error().Describe();
+    }
+  }
+}
+
+TEST(StrictJson, DuplicateErrorNamesThePath) {
+  auto r = ParseStrictJson(R"({"a":[{"b":1},{"b":{"c":1,"c":1}}]})");
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().path, "$.a[1].b");
+}
+
+TEST(StrictJson, SizeIsCheckedBeforeParsing) {
+  JsonLimits limits;
+  limits.max_bytes = 4;
+  EXPECT_EQ(ParseStrictJson("[1,2]", limits).error().kind, JsonErrorKind::kTooLarge);
+  EXPECT_TRUE(ParseStrictJson("[12]", limits).ok());
+}
+
+TEST(StrictJson, DepthIsLimitedWithoutRecursion) {
+  JsonLimits limits;
+  limits.max_depth = 3;
+  EXPECT_TRUE(ParseStrictJson("[[[1]]]", limits).ok());
+  EXPECT_EQ(ParseStrictJson("[[[[1]]]]", limits).error().kind, JsonErrorKind::kTooDeep);
+  // A million open brackets is refused at the limit, not parsed.
+  const std::string deep(1'000'000, '[');
+  EXPECT_EQ(ParseStrictJson(deep).error().kind, JsonErrorKind::kTooDeep);
+}
+
+TEST(JsonObject, ExactMembersAndUnknownRejected) {
+  auto doc = ParseStrictJson(R"({"name":"x","count":3,"flag":true,"extra":null})").value();
+  auto obj = JsonObject::Open(doc, "$").value();
+  EXPECT_EQ(obj.RequireString("name").value(), "x");
+  EXPECT_EQ(obj.RequireUint("count").value(), 3u);
+  EXPECT_TRUE(obj.RequireBool("flag").value());
+  EXPECT_EQ(obj.RequireString("Name").error().kind, JsonErrorKind::kMissingMember);
+  auto unknown = obj.RejectUnknown();
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_EQ(unknown.error().kind, JsonErrorKind::kUnknownMember);
+  EXPECT_NE(unknown.error().detail.find("extra"), std::string::npos);
+  EXPECT_EQ(obj.RequireNonNull("extra").error().kind, JsonErrorKind::kType);
+  EXPECT_TRUE(obj.RejectUnknown().ok());
+}
+
+TEST(JsonObject, IntegersAreStrict) {
+  auto doc = ParseStrictJson(R"({"a":1.0,"b":-1,"c":"1","d":256,"e":1e0})").value();
+  auto obj = JsonObject::Open(doc, "$").value();
+  EXPECT_EQ(obj.RequireUint("a").error().kind, JsonErrorKind::kType);
+  EXPECT_EQ(obj.RequireUint("b").error().kind, JsonErrorKind::kRange);
+  EXPECT_EQ(obj.RequireUint("c").error().kind, JsonErrorKind::kType);
+  EXPECT_EQ(obj.RequireUint("d", 255).error().kind, JsonErrorKind::kRange);
+  EXPECT_EQ(obj.RequireUint("e").error().kind, JsonErrorKind::kType);
+}
+
+TEST(AppendJsonString, EscapesAndRepairs) {
+  std::string out;
+  AppendJsonString(out, std::string("a\"\\\n\r\t\x01<&>\xe7\x95\x8c\xff", 14));
+  EXPECT_EQ(out, "\"a\\\"\\\\\\n\\r\\t\\u0001<&>\xe7\x95\x8c\xEF\xBF\xBD\"");
+  out.clear();
+  AppendJsonString(out, "\xED\xA0\x80");  // an encoded surrogate is three invalid bytes
+  EXPECT_EQ(out, "\"\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD\"");
+}
+
+}  // namespace
+}  // namespace harness
