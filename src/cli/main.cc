@@ -1,2 +1,48 @@
+// The harness command line. Exit codes shared by every subcommand: 0 success, 1 the input was
+// read and is invalid, 2 bad usage or unreadable input.
+#include <CLI/CLI.hpp>
 #include <cstdio>
-int main() { std::puts("harness"); return 0; }
+#include <string>
+
+#include "commands.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{
+      "harness: durable, validated context compaction for LLM agent sessions.\n"
+      "Every subcommand takes --help."};
+  app.require_subcommand(1);
+  app.set_help_all_flag("--help-all", "show help for every subcommand");
+
+  std::string summary_path = "-";
+  auto* validate_summary = app.add_subcommand(
+      "validate-summary",
+      "Check a <conversation_summary> document against the strict grammar.\n"
+      "Prints `valid` (exit 0), or `invalid <reason>` and a detail line (exit 1).");
+  validate_summary->add_option("FILE", summary_path, "summary file, or - for standard input")
+      ->capture_default_str();
+
+  std::string transcript_path = "-";
+  auto* validate_transcript = app.add_subcommand(
+      "validate-transcript",
+      "Check a transcript file (a JSON array of messages in the harness codec).\n"
+      "Prints `valid` (exit 0), or `invalid transcript <path>: <rule>` (exit 1).");
+  validate_transcript->add_option("FILE", transcript_path, "transcript file, or - for stdin")
+      ->capture_default_str();
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    std::fprintf(stderr, "harness: %s\nRun `harness --help` for usage.\n", e.what());
+    return harness::cli::kExitUsage;
+  }
+
+  if (validate_summary->parsed()) return harness::cli::ValidateSummaryCommand(summary_path);
+  if (validate_transcript->parsed()) {
+    return harness::cli::ValidateTranscriptCommand(transcript_path);
+  }
+  return harness::cli::kExitUsage;
+}

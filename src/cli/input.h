@@ -1,0 +1,20 @@
+// Reading a command's input: a named file, or standard input for "-".
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+
+#include "harness/core/result.h"
+
+namespace harness::cli {
+
+struct InputError {
+  std::string message;  // names the file, never its contents
+};
+
+// Reads all of `path` ("-" is standard input). Inputs longer than max_bytes are refused
+// without reading past the limit, so a huge or endless stream cannot exhaust memory.
+Result<std::string, InputError> ReadInput(std::string_view path, std::size_t max_bytes);
+
+}  // namespace harness::cli

@@ -1,0 +1,153 @@
+// The CLI forms other checks drive: `harness validate-summary` and `harness validate-transcript`,
+// their exit codes (0 valid, 1 invalid, 2 usage or unreadable input) and exact first lines.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+namespace {
+
+struct Run {
+  int exit_code;
+  std::string out;
+};
+
+// Runs the harness binary with `args` (already shell-quoted where needed); stderr is dropped
+// unless `with_stderr`.
+Run Harness(const std::string& args, bool with_stderr = false) {
+  const std::string command = std::string("'") + HARNESS_BINARY + "' " + args +
+                              (with_stderr ? " 2>&1" : " 2>/dev/null");
+  FILE* pipe = popen(command.c_str(), "r");
+  if (pipe == nullptr) return {-1, ""};
+  std::string out;
+  char buffer[4096];
+  size_t n;
+  while ((n = fread(buffer, 1, sizeof buffer, pipe)) > 0) out.append(buffer, n);
+  const int status = pclose(pipe);
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
+}
+
+std::string Example(const std::string& relative) {
+  return std::string("'") + HARNESS_SOURCE_DIR + "/examples/" + relative + "'";
+}
+
+std::string FirstLine(const std::string& s) { return s.substr(0, s.find('\n')); }
+
+class TempFile {
+ public:
+  explicit TempFile(const std::string& contents) {
+    path_ = std::filesystem::temp_directory_path() /
+            ("harness-cli-test-" + std::to_string(::getpid()) + "-" + std::to_string(counter_++));
+    std::ofstream(path_, std::ios::binary) << contents;
+  }
+  ~TempFile() { std::filesystem::remove(path_); }
+  std::string quoted() const { return "'" + path_.string() + "'"; }
+
+ private:
+  static inline int counter_ = 0;
+  std::filesystem::path path_;
+};
+
+TEST(CliValidateSummary, ValidFilePrintsValid) {
+  const Run r = Harness("validate-summary " + Example("summaries/valid-coding-task.xml"));
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_EQ(r.out, "valid\n");
+}
+
+TEST(CliValidateSummary, ReadsStandardInputForDashAndByDefault) {
+  EXPECT_EQ(Harness("validate-summary - < " + Example("summaries/valid-minimal.xml")).out,
+            "valid\n");
+  EXPECT_EQ(Harness("validate-summary < " + Example("summaries/valid-minimal.xml")).out,
+            "valid\n");
+}
+
+TEST(CliValidateSummary, EachInvalidExampleReportsItsReason) {
+  const std::pair<const char*, const char*> cases[] = {
+      {"summaries/invalid-trailing-newline.xml", "invalid xml_structure"},
+      {"summaries/invalid-wrong-root.xml", "invalid xml_root"},
+      {"summaries/invalid-section-order.xml", "invalid xml_structure"},
+      {"summaries/invalid-blank-goal.xml", "invalid xml_content"},
+      {"summaries/invalid-unescaped-lt.xml", "invalid xml_syntax"},
+      {"summaries/invalid-cdata.xml", "invalid xml_structure"},
+  };
+  for (const auto& [file, first_line] : cases) {
+    const Run r = Harness("validate-summary " + Example(file));
+    EXPECT_EQ(r.exit_code, 1) << file;
+    EXPECT_EQ(FirstLine(r.out), first_line) << file;
+    const std::string second = r.out.substr(r.out.find('\n') + 1);
+    EXPECT_NE(second.find("at byte "), std::string::npos) << file << ": " << second;
+  }
+}
+
+TEST(CliValidateSummary, NeverEchoesMoreThanEightyBytesOfInput) {
+  const std::string secret(200, 'S');
+  TempFile file("<conversation_summary><goal>" + secret + "<b/></goal>");
+  const Run r = Harness("validate-summary " + file.quoted());
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.out.find(std::string(81, 'S')), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find(std::string(20, 'S')), std::string::npos) << r.out;
+}
+
+TEST(CliValidateSummary, EmptyInputIsXmlRoot) {
+  TempFile file("");
+  const Run r = Harness("validate-summary " + file.quoted());
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(FirstLine(r.out), "invalid xml_root");
+}
+
+TEST(CliValidateSummary, UnreadableFileIsUsageErrorOnStderr) {
+  const Run r = Harness("validate-summary /nonexistent/summary.xml", /*with_stderr=*/false);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.out, "");
+  const Run with_err = Harness("validate-summary /nonexistent/summary.xml", true);
+  EXPECT_NE(with_err.out.find("cannot open"), std::string::npos);
+}
+
+TEST(CliValidateTranscript, ValidExample) {
+  const Run r = Harness("validate-transcript " + Example("transcripts/coding-agent.json"));
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_EQ(r.out, "valid\n");
+}
+
+TEST(CliValidateTranscript, InvalidExamplesNameThePathAndRule) {
+  const std::pair<const char*, const char*> cases[] = {
+      {"transcripts/invalid-unknown-block.json", "invalid transcript $[1].blocks[0]"},
+      {"transcripts/invalid-null-block.json", "invalid transcript $[0].blocks[0]"},
+      {"transcripts/invalid-duplicate-member.json", "invalid transcript $[0].blocks[0]"},
+      {"transcripts/invalid-empty.json", "invalid transcript $"},
+  };
+  for (const auto& [file, prefix] : cases) {
+    const Run r = Harness("validate-transcript " + Example(file));
+    EXPECT_EQ(r.exit_code, 1) << file;
+    EXPECT_EQ(FirstLine(r.out).rfind(prefix, 0), 0u) << file << ": " << r.out;
+  }
+}
+
+TEST(CliValidateTranscript, MalformedJsonIsInvalidNotUsage) {
+  TempFile file("[{\"role\":\"user\",\"blocks\":[");
+  const Run r = Harness("validate-transcript " + file.quoted());
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(FirstLine(r.out).rfind("invalid transcript", 0), 0u) << r.out;
+}
+
+TEST(CliUsage, HelpAndBadUsage) {
+  const Run help = Harness("--help");
+  EXPECT_EQ(help.exit_code, 0);
+  EXPECT_NE(help.out.find("validate-summary"), std::string::npos);
+  EXPECT_NE(help.out.find("validate-transcript"), std::string::npos);
+  for (const char* sub : {"validate-summary --help", "validate-transcript --help"}) {
+    const Run r = Harness(sub);
+    EXPECT_EQ(r.exit_code, 0) << sub;
+    EXPECT_NE(r.out.find("FILE"), std::string::npos) << sub;
+  }
+  EXPECT_EQ(Harness("").exit_code, 2);
+  EXPECT_EQ(Harness("no-such-command").exit_code, 2);
+  EXPECT_EQ(Harness("validate-summary a b").exit_code, 2);
+  EXPECT_EQ(Harness("validate-summary --bogus").exit_code, 2);
+}
+
+}  // namespace
