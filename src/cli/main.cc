@@ -40,7 +40,8 @@ int main(int argc, char** argv) {
     return harness::cli::kExitUsage;
   }
 
-  if (validate_summary->parsed()) return harness::cli::ValidateSummaryCommand(summary_path);
+  if (validate_summary->parsed())
+    return harness::cli::ValidateSummaryCommand(summary_path);
   if (validate_transcript->parsed()) {
     return harness::cli::ValidateTranscriptCommand(transcript_path);
   }

@@ -8,10 +8,14 @@ const std::vector<Block>& Message::blocks() const {
 
 const char* RoleName(Role role) {
   switch (role) {
-    case Role::kUser: return "user";
-    case Role::kAssistant: return "assistant";
-    case Role::kSystem: return "system";
-    case Role::kTool: return "tool";
+    case Role::kUser:
+      return "user";
+    case Role::kAssistant:
+      return "assistant";
+    case Role::kSystem:
+      return "system";
+    case Role::kTool:
+      return "tool";
   }
   return "unknown";
 }

@@ -11,8 +11,7 @@ namespace {
 TEST(Sha256, KnownVectors) {
   EXPECT_EQ(ToHex(Sha256("abc")),
             "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
-  EXPECT_EQ(ToHex(Sha256("")),
-            "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+  EXPECT_EQ(ToHex(Sha256("")), "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
   Sha256Hasher h;
   h.Update("a").Update("bc");
   EXPECT_EQ(h.Finish(), Sha256("abc"));
@@ -29,13 +28,11 @@ TEST(Uuid, ParseAcceptsEitherCaseAndFormatsLowercase) {
 }
 
 TEST(Uuid, ParseRejectsEverythingElse) {
-  for (const char* bad : {"", "0123abcd89ab4def8123456789abcdef",
-                          "0123abcd-89ab-4def-8123-456789abcde",
-                          "0123abcd-89ab-4def-8123-456789abcdeff",
-                          "0123abcd_89ab-4def-8123-456789abcdef",
-                          "0123abcg-89ab-4def-8123-456789abcdef",
-                          "{123abcd-89ab-4def-8123-456789abcde}",
-                          "0123abcd-89ab-4def-8123-456789abcd-f"}) {
+  for (const char* bad :
+       {"", "0123abcd89ab4def8123456789abcdef", "0123abcd-89ab-4def-8123-456789abcde",
+        "0123abcd-89ab-4def-8123-456789abcdeff", "0123abcd_89ab-4def-8123-456789abcdef",
+        "0123abcg-89ab-4def-8123-456789abcdef", "{123abcd-89ab-4def-8123-456789abcde}",
+        "0123abcd-89ab-4def-8123-456789abcd-f"}) {
     EXPECT_FALSE(Uuid::Parse(bad).ok()) << bad;
   }
 }
@@ -58,7 +55,8 @@ TEST(Uuid, V7IsTimeOrderedAcrossMilliseconds) {
   const Uuid b = Uuid::V7();
   const auto prefix = [](const Uuid& u) {
     std::uint64_t ms = 0;
-    for (int i = 0; i < 6; ++i) ms = ms << 8 | u.bytes()[i];
+    for (int i = 0; i < 6; ++i)
+      ms = ms << 8 | u.bytes()[i];
     return ms;
   };
   EXPECT_LE(prefix(a), prefix(b));

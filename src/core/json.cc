@@ -31,7 +31,8 @@ class StrictDomBuilder {
   bool binary(binary_t&) { return Fail(JsonErrorKind::kSyntax, "binary value"); }
 
   bool start_object(std::size_t) {
-    if (!Open(Json::object())) return false;
+    if (!Open(Json::object()))
+      return false;
     names_.emplace_back();
     return true;
   }
@@ -89,21 +90,22 @@ class StrictDomBuilder {
     }
     Json* slot = Insert(std::move(container));
     if (!stack_.empty()) {
-      segments_.push_back(stack_.back()->is_array()
-                              ? fmt::format("[{}]", stack_.back()->size() - 1)
-                              : "." + pending_key_);
+      segments_.push_back(stack_.back()->is_array() ? fmt::format("[{}]", stack_.back()->size() - 1)
+                                                    : "." + pending_key_);
     }
     stack_.push_back(slot);
     return true;
   }
   bool Close() {
     stack_.pop_back();
-    if (!stack_.empty()) segments_.pop_back();  // one segment per non-root open container
+    if (!stack_.empty())
+      segments_.pop_back();  // one segment per non-root open container
     return true;
   }
   std::string Path() const {
     std::string path = "$";
-    for (const auto& s : segments_) path += s;
+    for (const auto& s : segments_)
+      path += s;
     return path;
   }
 
@@ -118,15 +120,23 @@ class StrictDomBuilder {
 
 const char* TypeName(const Json& v) {
   switch (v.type()) {
-    case Json::value_t::null: return "null";
-    case Json::value_t::object: return "an object";
-    case Json::value_t::array: return "an array";
-    case Json::value_t::string: return "a string";
-    case Json::value_t::boolean: return "a boolean";
-    case Json::value_t::number_float: return "a non-integer number";
+    case Json::value_t::null:
+      return "null";
+    case Json::value_t::object:
+      return "an object";
+    case Json::value_t::array:
+      return "an array";
+    case Json::value_t::string:
+      return "a string";
+    case Json::value_t::boolean:
+      return "a boolean";
+    case Json::value_t::number_float:
+      return "a non-integer number";
     case Json::value_t::number_integer:
-    case Json::value_t::number_unsigned: return "an integer";
-    default: return "an unsupported value";
+    case Json::value_t::number_unsigned:
+      return "an integer";
+    default:
+      return "an unsupported value";
   }
 }
 
@@ -139,14 +149,22 @@ JsonError TypeError(std::string_view path, const Json& v, std::string_view expec
 
 std::string_view JsonErrorKindName(JsonErrorKind kind) {
   switch (kind) {
-    case JsonErrorKind::kTooLarge: return "too_large";
-    case JsonErrorKind::kTooDeep: return "too_deep";
-    case JsonErrorKind::kSyntax: return "syntax";
-    case JsonErrorKind::kDuplicateMember: return "duplicate_member";
-    case JsonErrorKind::kUnknownMember: return "unknown_member";
-    case JsonErrorKind::kMissingMember: return "missing_member";
-    case JsonErrorKind::kType: return "type";
-    case JsonErrorKind::kRange: return "range";
+    case JsonErrorKind::kTooLarge:
+      return "too_large";
+    case JsonErrorKind::kTooDeep:
+      return "too_deep";
+    case JsonErrorKind::kSyntax:
+      return "syntax";
+    case JsonErrorKind::kDuplicateMember:
+      return "duplicate_member";
+    case JsonErrorKind::kUnknownMember:
+      return "unknown_member";
+    case JsonErrorKind::kMissingMember:
+      return "missing_member";
+    case JsonErrorKind::kType:
+      return "type";
+    case JsonErrorKind::kRange:
+      return "range";
   }
   return "unknown";
 }
@@ -156,15 +174,16 @@ std::string JsonError::Describe() const {
   if (kind == JsonErrorKind::kSyntax || kind == JsonErrorKind::kTooLarge) {
     out += fmt::format(" (byte {})", offset);
   }
-  if (!detail.empty()) out += ": " + detail;
+  if (!detail.empty())
+    out += ": " + detail;
   return out;
 }
 
 Result<Json, JsonError> ParseStrictJson(std::string_view text, const JsonLimits& limits) {
   if (text.size() > limits.max_bytes) {
-    return Fail(JsonError{JsonErrorKind::kTooLarge, "$", limits.max_bytes,
-                          fmt::format("{} bytes exceed the limit of {}", text.size(),
-                                      limits.max_bytes)});
+    return Fail(
+        JsonError{JsonErrorKind::kTooLarge, "$", limits.max_bytes,
+                  fmt::format("{} bytes exceed the limit of {}", text.size(), limits.max_bytes)});
   }
   // nlohmann skips a leading byte-order mark; JSON (RFC 8259 §8.1) does not allow one.
   if (text.substr(0, 3) == "\xEF\xBB\xBF") {
@@ -176,14 +195,16 @@ Result<Json, JsonError> ParseStrictJson(std::string_view text, const JsonLimits&
                                   nlohmann::detail::input_format_t::json, /*strict=*/true,
                                   /*ignore_comments=*/false);
   if (!ok) {
-    if (builder.error()) return Fail(*builder.error());
+    if (builder.error())
+      return Fail(*builder.error());
     return Fail(JsonError{JsonErrorKind::kSyntax, "$", 0, "not well-formed JSON"});
   }
   return root;
 }
 
 Result<std::string, JsonError> JsonAsString(const Json& value, std::string_view path) {
-  if (!value.is_string()) return Fail(TypeError(path, value, "a string"));
+  if (!value.is_string())
+    return Fail(TypeError(path, value, "a string"));
   return value.get<std::string>();
 }
 
@@ -204,12 +225,14 @@ Result<std::uint64_t, JsonError> JsonAsUint(const Json& value, std::string_view 
 }
 
 Result<bool, JsonError> JsonAsBool(const Json& value, std::string_view path) {
-  if (!value.is_boolean()) return Fail(TypeError(path, value, "a boolean"));
+  if (!value.is_boolean())
+    return Fail(TypeError(path, value, "a boolean"));
   return value.get<bool>();
 }
 
 Result<JsonObject, JsonError> JsonObject::Open(const Json& value, std::string path) {
-  if (!value.is_object()) return Fail(TypeError(path, value, "an object"));
+  if (!value.is_object())
+    return Fail(TypeError(path, value, "an object"));
   return JsonObject(value, std::move(path));
 }
 
@@ -238,7 +261,8 @@ Result<const Json*, JsonError> JsonObject::Require(std::string_view name) {
 
 Result<const Json*, JsonError> JsonObject::RequireNonNull(std::string_view name) {
   HARNESS_TRY(const Json* member, Require(name));
-  if (member->is_null()) return Fail(TypeError(MemberPath(name), *member, "a value"));
+  if (member->is_null())
+    return Fail(TypeError(MemberPath(name), *member, "a value"));
   return member;
 }
 
@@ -279,7 +303,8 @@ namespace {
 // Length of the valid UTF-8 sequence at the start of `s`, or 0 when it is not one.
 std::size_t Utf8SequenceLength(std::string_view s) {
   const auto b0 = static_cast<unsigned char>(s[0]);
-  if (b0 < 0x80) return 1;
+  if (b0 < 0x80)
+    return 1;
   std::size_t len;
   std::uint32_t min;
   if (b0 >= 0xC2 && b0 <= 0xDF) {
@@ -291,14 +316,17 @@ std::size_t Utf8SequenceLength(std::string_view s) {
   } else {
     return 0;
   }
-  if (s.size() < len) return 0;
+  if (s.size() < len)
+    return 0;
   std::uint32_t cp = b0 & (0xFF >> (len + 1));
   for (std::size_t i = 1; i < len; ++i) {
     const auto b = static_cast<unsigned char>(s[i]);
-    if ((b & 0xC0) != 0x80) return 0;
+    if ((b & 0xC0) != 0x80)
+      return 0;
     cp = (cp << 6) | (b & 0x3F);
   }
-  if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return 0;
+  if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
+    return 0;
   return len;
 }
 
@@ -322,11 +350,21 @@ void AppendJsonString(std::string& out, std::string_view text) {
       continue;
     }
     switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      case '\t': out += "\\t"; break;
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
       default:
         if (c < 0x20) {
           out += "\\u00";

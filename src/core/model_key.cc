@@ -3,8 +3,10 @@
 namespace harness {
 
 Status<ModelKeyError> ModelKey::Validate() const {
-  if (provider.empty()) return Fail(ModelKeyError{ModelKeyField::kProvider});
-  if (model.empty()) return Fail(ModelKeyError{ModelKeyField::kModel});
+  if (provider.empty())
+    return Fail(ModelKeyError{ModelKeyField::kProvider});
+  if (model.empty())
+    return Fail(ModelKeyError{ModelKeyField::kModel});
   return {};
 }
 

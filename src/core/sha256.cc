@@ -15,12 +15,14 @@ namespace {
 // libcrypto fails here only on allocation failure or a broken provider; a digest that silently
 // differs would corrupt identities, so that is fatal.
 void Require(int ok) {
-  if (ok != 1) std::abort();
+  if (ok != 1)
+    std::abort();
 }
 }  // namespace
 
 Sha256Hasher::Sha256Hasher() : context_(std::make_unique<Context>()) {
-  if (context_->ctx == nullptr) std::abort();
+  if (context_->ctx == nullptr)
+    std::abort();
   Require(EVP_DigestInit_ex(context_->ctx, EVP_sha256(), nullptr));
 }
 
@@ -67,17 +69,21 @@ std::string ToHex(std::span<const std::uint8_t> bytes) {
 }
 
 Result<Fingerprint, FingerprintParseError> Fingerprint::ParseHex(std::string_view text) {
-  if (text.size() != 64) return Fail(FingerprintParseError{"length is not 64"});
+  if (text.size() != 64)
+    return Fail(FingerprintParseError{"length is not 64"});
   Sha256Digest bytes{};
   auto nibble = [](char c) -> int {
-    if (c >= '0' && c <= '9') return c - '0';
-    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    if (c >= '0' && c <= '9')
+      return c - '0';
+    if (c >= 'a' && c <= 'f')
+      return c - 'a' + 10;
     return -1;
   };
   for (std::size_t i = 0; i < 32; ++i) {
     const int hi = nibble(text[2 * i]);
     const int lo = nibble(text[2 * i + 1]);
-    if (hi < 0 || lo < 0) return Fail(FingerprintParseError{"not lowercase hex"});
+    if (hi < 0 || lo < 0)
+      return Fail(FingerprintParseError{"not lowercase hex"});
     bytes[i] = static_cast<std::uint8_t>(hi << 4 | lo);
   }
   return Fingerprint(bytes);
@@ -85,11 +91,14 @@ Result<Fingerprint, FingerprintParseError> Fingerprint::ParseHex(std::string_vie
 
 bool Fingerprint::IsZero() const {
   for (auto b : bytes_) {
-    if (b != 0) return false;
+    if (b != 0)
+      return false;
   }
   return true;
 }
 
-std::string Fingerprint::ToHex() const { return harness::ToHex(bytes_); }
+std::string Fingerprint::ToHex() const {
+  return harness::ToHex(bytes_);
+}
 
 }  // namespace harness

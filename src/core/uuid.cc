@@ -12,16 +12,20 @@ namespace harness {
 namespace {
 
 int HexValue(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  if (c >= '0' && c <= '9')
+    return c - '0';
+  if (c >= 'a' && c <= 'f')
+    return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F')
+    return c - 'A' + 10;
   return -1;
 }
 
 void RandomBytes(std::uint8_t* out, int n) {
   // RAND_bytes only fails when the OS entropy source is unusable; an identifier built without
   // entropy would silently collide, so that is fatal.
-  if (RAND_bytes(out, n) != 1) std::abort();
+  if (RAND_bytes(out, n) != 1)
+    std::abort();
 }
 
 Uuid WithVersion(Uuid::Bytes b, int version) {
@@ -33,18 +37,21 @@ Uuid WithVersion(Uuid::Bytes b, int version) {
 }  // namespace
 
 Result<Uuid, UuidParseError> Uuid::Parse(std::string_view text) {
-  if (text.size() != 36) return Fail(UuidParseError{"length is not 36"});
+  if (text.size() != 36)
+    return Fail(UuidParseError{"length is not 36"});
   Bytes bytes{};
   std::size_t out = 0;
   for (std::size_t i = 0; i < text.size();) {
     if (i == 8 || i == 13 || i == 18 || i == 23) {
-      if (text[i] != '-') return Fail(UuidParseError{"hyphen expected"});
+      if (text[i] != '-')
+        return Fail(UuidParseError{"hyphen expected"});
       ++i;
       continue;
     }
     const int hi = HexValue(text[i]);
     const int lo = HexValue(text[i + 1]);
-    if (hi < 0 || lo < 0) return Fail(UuidParseError{"hex digit expected"});
+    if (hi < 0 || lo < 0)
+      return Fail(UuidParseError{"hex digit expected"});
     bytes[out++] = static_cast<std::uint8_t>(hi << 4 | lo);
     i += 2;
   }
@@ -54,7 +61,8 @@ Result<Uuid, UuidParseError> Uuid::Parse(std::string_view text) {
 Result<Uuid, UuidParseError> Uuid::ParseCanonical(std::string_view text) {
   HARNESS_TRY(Uuid id, Parse(text));
   for (char c : text) {
-    if (c >= 'A' && c <= 'F') return Fail(UuidParseError{"not lowercase"});
+    if (c >= 'A' && c <= 'F')
+      return Fail(UuidParseError{"not lowercase"});
   }
   return id;
 }
@@ -68,11 +76,12 @@ Uuid Uuid::V4() {
 Uuid Uuid::V7() {
   Bytes b;
   RandomBytes(b.data(), static_cast<int>(b.size()));
-  const auto ms = static_cast<std::uint64_t>(
-      std::chrono::duration_cast<std::chrono::milliseconds>(
-          std::chrono::system_clock::now().time_since_epoch())
-          .count());
-  for (int i = 0; i < 6; ++i) b[i] = static_cast<std::uint8_t>(ms >> (8 * (5 - i)));
+  const auto ms =
+      static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::milliseconds>(
+                                     std::chrono::system_clock::now().time_since_epoch())
+                                     .count());
+  for (int i = 0; i < 6; ++i)
+    b[i] = static_cast<std::uint8_t>(ms >> (8 * (5 - i)));
   return WithVersion(b, 7);
 }
 
@@ -85,7 +94,8 @@ Uuid Uuid::DeriveV8(std::span<const std::uint8_t> material) {
 
 bool Uuid::IsZero() const {
   for (auto b : bytes_) {
-    if (b != 0) return false;
+    if (b != 0)
+      return false;
   }
   return true;
 }
@@ -95,7 +105,8 @@ std::string Uuid::ToString() const {
   std::string out;
   out.reserve(36);
   for (std::size_t i = 0; i < bytes_.size(); ++i) {
-    if (i == 4 || i == 6 || i == 8 || i == 10) out.push_back('-');
+    if (i == 4 || i == 6 || i == 8 || i == 10)
+      out.push_back('-');
     out.push_back(kHex[bytes_[i] >> 4]);
     out.push_back(kHex[bytes_[i] & 0xF]);
   }
@@ -106,6 +117,7 @@ std::string Uuid::ToString() const {
 
 std::size_t std::hash<harness::Uuid>::operator()(const harness::Uuid& id) const noexcept {
   std::size_t h = 0;
-  for (auto b : id.bytes()) h = h * 131 + b;
+  for (auto b : id.bytes())
+    h = h * 131 + b;
   return h;
 }

@@ -5,8 +5,8 @@
 namespace harness {
 namespace {
 constexpr std::array<std::string_view, 10> kNames = {
-    "wire",     "identity", "output_shape",  "byte_limit", "token_usage",
-    "token_limit", "xml_syntax", "xml_root", "xml_structure", "xml_content"};
+    "wire",        "identity",   "output_shape", "byte_limit",    "token_usage",
+    "token_limit", "xml_syntax", "xml_root",     "xml_structure", "xml_content"};
 }  // namespace
 
 std::string_view InvalidSummaryReasonName(InvalidSummaryReason reason) {
@@ -15,7 +15,8 @@ std::string_view InvalidSummaryReasonName(InvalidSummaryReason reason) {
 
 std::optional<InvalidSummaryReason> ParseInvalidSummaryReason(std::string_view name) {
   for (std::size_t i = 0; i < kNames.size(); ++i) {
-    if (kNames[i] == name) return static_cast<InvalidSummaryReason>(i);
+    if (kNames[i] == name)
+      return static_cast<InvalidSummaryReason>(i);
   }
   return std::nullopt;
 }

@@ -19,14 +19,16 @@ struct Run {
 // Runs the harness binary with `args` (already shell-quoted where needed); stderr is dropped
 // unless `with_stderr`.
 Run Harness(const std::string& args, bool with_stderr = false) {
-  const std::string command = std::string("'") + HARNESS_BINARY + "' " + args +
-                              (with_stderr ? " 2>&1" : " 2>/dev/null");
+  const std::string command =
+      std::string("'") + HARNESS_BINARY + "' " + args + (with_stderr ? " 2>&1" : " 2>/dev/null");
   FILE* pipe = popen(command.c_str(), "r");
-  if (pipe == nullptr) return {-1, ""};
+  if (pipe == nullptr)
+    return {-1, ""};
   std::string out;
   char buffer[4096];
   size_t n;
-  while ((n = fread(buffer, 1, sizeof buffer, pipe)) > 0) out.append(buffer, n);
+  while ((n = fread(buffer, 1, sizeof buffer, pipe)) > 0)
+    out.append(buffer, n);
   const int status = pclose(pipe);
   return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
 }
@@ -35,7 +37,9 @@ std::string Example(const std::string& relative) {
   return std::string("'") + HARNESS_SOURCE_DIR + "/examples/" + relative + "'";
 }
 
-std::string FirstLine(const std::string& s) { return s.substr(0, s.find('\n')); }
+std::string FirstLine(const std::string& s) {
+  return s.substr(0, s.find('\n'));
+}
 
 class TempFile {
  public:
@@ -61,8 +65,7 @@ TEST(CliValidateSummary, ValidFilePrintsValid) {
 TEST(CliValidateSummary, ReadsStandardInputForDashAndByDefault) {
   EXPECT_EQ(Harness("validate-summary - < " + Example("summaries/valid-minimal.xml")).out,
             "valid\n");
-  EXPECT_EQ(Harness("validate-summary < " + Example("summaries/valid-minimal.xml")).out,
-            "valid\n");
+  EXPECT_EQ(Harness("validate-summary < " + Example("summaries/valid-minimal.xml")).out, "valid\n");
 }
 
 TEST(CliValidateSummary, EachInvalidExampleReportsItsReason) {

@@ -102,8 +102,9 @@ struct Block {
   Variant value;
 
   template <class B>
-    requires(!std::is_same_v<std::decay_t<B>, Block> && std::is_constructible_v<Variant, B>)
-  Block(B block) : value(std::move(block)) {}  // NOLINT: a block converts to Block implicitly
+  requires(!std::is_same_v<std::decay_t<B>, Block> && std::is_constructible_v<Variant, B>)
+      Block(B block)
+      : value(std::move(block)) {}  // NOLINT: a block converts to Block implicitly
 
   template <class B>
   bool is() const {
@@ -148,8 +149,9 @@ struct Message {
   Variant value;
 
   template <class M>
-    requires(!std::is_same_v<std::decay_t<M>, Message> && std::is_constructible_v<Variant, M>)
-  Message(M message) : value(std::move(message)) {}  // NOLINT: a message converts implicitly
+  requires(!std::is_same_v<std::decay_t<M>, Message> && std::is_constructible_v<Variant, M>)
+      Message(M message)
+      : value(std::move(message)) {}  // NOLINT: a message converts implicitly
 
   Role role() const { return static_cast<Role>(value.index()); }
   const std::vector<Block>& blocks() const;

@@ -47,9 +47,9 @@ std::string_view JsonErrorKindName(JsonErrorKind kind);
 
 struct JsonError {
   JsonErrorKind kind;
-  std::string path;         // "$" for the root, "$.a[2].b" below it
-  std::size_t offset = 0;   // byte offset for syntax, size and depth errors; 0 otherwise
-  std::string detail;       // short, bounded; never more than a few bytes of the input
+  std::string path;        // "$" for the root, "$.a[2].b" below it
+  std::size_t offset = 0;  // byte offset for syntax, size and depth errors; 0 otherwise
+  std::string detail;      // short, bounded; never more than a few bytes of the input
 
   std::string Describe() const;
 };
@@ -83,7 +83,8 @@ class JsonObject {
   // The member, which must be present and not null.
   Result<const Json*, JsonError> RequireNonNull(std::string_view name);
   Result<std::string, JsonError> RequireString(std::string_view name);
-  Result<std::uint64_t, JsonError> RequireUint(std::string_view name, std::uint64_t max = UINT64_MAX);
+  Result<std::uint64_t, JsonError> RequireUint(std::string_view name,
+                                               std::uint64_t max = UINT64_MAX);
   Result<bool, JsonError> RequireBool(std::string_view name);
   // kUnknownMember for the first member (in document order) that was never looked up.
   Status<JsonError> RejectUnknown() const;

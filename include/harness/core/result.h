@@ -64,7 +64,8 @@ class [[nodiscard]] Result {
  private:
   std::variant<T, E>& Checked(std::size_t index) {
     if (state_.index() != index) {
-      detail::ResultMisuse(index == 0 ? "Result::value() on an error" : "Result::error() on a value");
+      detail::ResultMisuse(index == 0 ? "Result::value() on an error"
+                                      : "Result::error() on a value");
     }
     return state_;
   }
@@ -89,11 +90,13 @@ class [[nodiscard]] Result<void, E> {
   bool ok() const { return !failed_; }
   explicit operator bool() const { return ok(); }
   const E& error() const& {
-    if (!failed_) detail::ResultMisuse("Result::error() on success");
+    if (!failed_)
+      detail::ResultMisuse("Result::error() on success");
     return error_;
   }
   E&& error() && {
-    if (!failed_) detail::ResultMisuse("Result::error() on success");
+    if (!failed_)
+      detail::ResultMisuse("Result::error() on success");
     return std::move(error_);
   }
 
@@ -111,15 +114,15 @@ using Status = Result<void, E>;
 // enclosing function, otherwise moves the value into a new local `var`.
 #define HARNESS_TRY_CONCAT_(a, b) a##b
 #define HARNESS_TRY_NAME_(line) HARNESS_TRY_CONCAT_(harness_try_, line)
-#define HARNESS_TRY(var, expr)                                       \
-  auto HARNESS_TRY_NAME_(__LINE__) = (expr);                         \
-  if (!HARNESS_TRY_NAME_(__LINE__).ok())                             \
+#define HARNESS_TRY(var, expr)                                              \
+  auto HARNESS_TRY_NAME_(__LINE__) = (expr);                                \
+  if (!HARNESS_TRY_NAME_(__LINE__).ok())                                    \
     return ::harness::Fail(std::move(HARNESS_TRY_NAME_(__LINE__)).error()); \
   var = std::move(HARNESS_TRY_NAME_(__LINE__)).value()
 // HARNESS_CHECK(expr): evaluates expr (a Status); on failure returns its error.
-#define HARNESS_CHECK(expr)                                        \
-  do {                                                             \
-    auto harness_check_status_ = (expr);                           \
-    if (!harness_check_status_.ok())                               \
+#define HARNESS_CHECK(expr)                                             \
+  do {                                                                  \
+    auto harness_check_status_ = (expr);                                \
+    if (!harness_check_status_.ok())                                    \
       return ::harness::Fail(std::move(harness_check_status_).error()); \
   } while (0)
