@@ -1,1 +1,0 @@
-namespace harness {}  // placeholder until the compaction module lands

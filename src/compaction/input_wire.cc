@@ -1,0 +1,224 @@
+#include <fmt/format.h>
+
+#include <numeric>
+#include <vector>
+
+#include "harness/compaction/wire.h"
+#include "harness/content/codec.h"
+
+namespace harness {
+namespace {
+
+CompactionInputError TranscriptEncodingError(TranscriptError error) {
+  return CompactionInputError{CompactionInputField::kTranscript, {}, std::move(error)};
+}
+
+// Everything before the transcript's messages.
+std::string InputHead(const CompactionInput& input) {
+  std::string out = fmt::format(R"({{"version":{},"basis":{{"revision":{},"through_event_id":")",
+                                kCompactionWireVersion, input.basis.revision);
+  out += input.basis.through_event_id.ToString();
+  out += R"("},"model":{"provider":)";
+  AppendJsonString(out, input.model.provider);
+  out += R"(,"model":)";
+  AppendJsonString(out, input.model.model);
+  out += R"(},"request_fingerprint":")";
+  out += input.request_fingerprint.ToHex();
+  out += R"(","transcript":[)";
+  return out;
+}
+
+// Everything after the transcript's messages.
+std::string InputTail(const CompactionInput& input) {
+  return fmt::format(R"(],"max_summary_tokens":{}}})", input.max_summary_tokens);
+}
+
+// The input wire as head, one encoding per message, tail: its bytes are the concatenation with
+// commas between the messages, so replacing one message changes the size by the difference of
+// the two message encodings alone.
+struct EncodedInput {
+  std::string head;
+  std::vector<std::string> messages;
+  std::string tail;
+
+  std::size_t Size() const {
+    std::size_t size = head.size() + tail.size() + (messages.empty() ? 0 : messages.size() - 1);
+    for (const auto& m : messages)
+      size += m.size();
+    return size;
+  }
+  std::string Join() const {
+    std::string out;
+    out.reserve(Size());
+    out += head;
+    for (std::size_t i = 0; i < messages.size(); ++i) {
+      if (i > 0)
+        out.push_back(',');
+      out += messages[i];
+    }
+    out += tail;
+    return out;
+  }
+};
+
+Result<EncodedInput, CompactionInputError> EncodeParts(const CompactionInput& input) {
+  HARNESS_CHECK(input.Validate());
+  EncodedInput parts{InputHead(input), {}, InputTail(input)};
+  parts.messages.reserve(input.transcript.size());
+  for (const Message& message : input.transcript) {
+    auto encoded = EncodeMessage(message);
+    if (!encoded.ok())
+      return Fail(TranscriptEncodingError(std::move(encoded).error()));
+    parts.messages.push_back(std::move(encoded).value());
+  }
+  return parts;
+}
+
+}  // namespace
+
+std::string CompactionInputTooLargeError::Message() const {
+  return "compaction input exceeds serialized byte limit";
+}
+
+Result<std::string, CompactionInputError> EncodeCompactionInput(const CompactionInput& input) {
+  HARNESS_CHECK(input.Validate());
+  std::string out = InputHead(input);
+  for (std::size_t i = 0; i < input.transcript.size(); ++i) {
+    if (i > 0)
+      out.push_back(',');
+    if (auto appended = AppendMessage(out, input.transcript[i]); !appended.ok()) {
+      return Fail(TranscriptEncodingError(std::move(appended).error()));
+    }
+  }
+  out += InputTail(input);
+  return out;
+}
+
+Result<std::string, CompactionInputFitError> EncodeCompactionInputWithin(
+    const CompactionInput& input, std::int64_t limit) {
+  HARNESS_TRY(EncodedInput parts, EncodeParts(input));
+  std::size_t size = parts.Size();
+  if (limit <= 0)
+    return Fail(CompactionInputTooLargeError{limit, size});
+  const auto fits = [limit](std::size_t n) { return n <= static_cast<std::uint64_t>(limit); };
+  if (fits(size))
+    return parts.Join();
+  for (std::size_t i = 0; i < input.transcript.size(); ++i) {
+    const auto* tool = input.transcript[i].as<ToolResultMessage>();
+    if (tool == nullptr || tool->blocks.empty())
+      continue;
+    const Message stub = ToolResultMessage{
+        {TextBlock{std::string(kOldToolResultStub)}}, tool->tool_use_id, tool->is_error};
+    auto encoded = EncodeMessage(stub);
+    if (!encoded.ok()) {
+      return Fail(CompactionInputFitError(TranscriptEncodingError(std::move(encoded).error())));
+    }
+    if (encoded->size() >= parts.messages[i].size())
+      continue;  // the stub would not shrink it
+    size = size - parts.messages[i].size() + encoded->size();
+    parts.messages[i] = std::move(encoded).value();
+    if (fits(size))
+      return parts.Join();
+  }
+  return Fail(CompactionInputTooLargeError{limit, size});
+}
+
+std::string CompactionInputWireError::Message() const {
+  return "invalid compaction input wire: " + json.Describe();
+}
+
+Result<CompactionInput, CompactionInputDecodeError> DecodeCompactionInput(std::string_view bytes) {
+  using Error = CompactionInputDecodeError;
+  const auto wire = [](JsonError error) { return Fail(Error(CompactionInputWireError{error})); };
+  const auto field = [](CompactionInputField f, std::optional<TranscriptError> cause = {}) {
+    return Fail(Error(CompactionInputError{f, {}, std::move(cause)}));
+  };
+
+  // Steps 1-3: the shape of the wire.
+  auto parsed = ParseStrictJson(bytes);
+  if (!parsed.ok())
+    return wire(parsed.error());
+  auto top = JsonObject::Open(*parsed, "$");
+  if (!top.ok())
+    return wire(top.error());
+  auto version = top->RequireUint("version", UINT8_MAX);
+  if (!version.ok())
+    return wire(version.error());
+  if (*version != kCompactionWireVersion) {
+    return wire(JsonError{JsonErrorKind::kRange, "$.version", 0, "version must be 1"});
+  }
+  auto basis_value = top->RequireNonNull("basis");
+  if (!basis_value.ok())
+    return wire(basis_value.error());
+  auto model_value = top->RequireNonNull("model");
+  if (!model_value.ok())
+    return wire(model_value.error());
+  auto fingerprint = top->RequireString("request_fingerprint");
+  if (!fingerprint.ok())
+    return wire(fingerprint.error());
+  auto transcript_value = top->Require("transcript");
+  if (!transcript_value.ok())
+    return wire(transcript_value.error());
+  auto budget = top->RequireUint("max_summary_tokens");
+  if (!budget.ok())
+    return wire(budget.error());
+  if (auto unknown = top->RejectUnknown(); !unknown.ok())
+    return wire(unknown.error());
+
+  auto basis = JsonObject::Open(**basis_value, "$.basis");
+  if (!basis.ok())
+    return wire(basis.error());
+  auto revision = basis->RequireUint("revision");
+  if (!revision.ok())
+    return wire(revision.error());
+  auto through = basis->RequireString("through_event_id");
+  if (!through.ok())
+    return wire(through.error());
+  if (auto unknown = basis->RejectUnknown(); !unknown.ok())
+    return wire(unknown.error());
+
+  auto model = JsonObject::Open(**model_value, "$.model");
+  if (!model.ok())
+    return wire(model.error());
+  auto provider = model->RequireString("provider");
+  if (!provider.ok())
+    return wire(provider.error());
+  auto model_name = model->RequireString("model");
+  if (!model_name.ok())
+    return wire(model_name.error());
+  if (auto unknown = model->RejectUnknown(); !unknown.ok())
+    return wire(unknown.error());
+
+  // Steps 4-6: the values, each reported as the input field it belongs to.
+  auto parsed_fingerprint = Fingerprint::ParseHex(*fingerprint);
+  if (!parsed_fingerprint.ok())
+    return field(CompactionInputField::kRequestFingerprint);
+
+  CompactionInput input;
+  const Json& transcript = **transcript_value;
+  // An empty array is a well-formed transcript; that it is empty is Validate's verdict, which
+  // comes after the identity checks (so revision 0 with [] is reported as basis).
+  if (!(transcript.is_array() && transcript.empty())) {
+    auto messages = DecodeTranscriptValue(transcript, "$.transcript");
+    if (!messages.ok()) {
+      return field(CompactionInputField::kTranscript, std::move(messages).error());
+    }
+    input.transcript = std::move(messages).value();
+  }
+
+  auto event = Uuid::ParseCanonical(*through);
+  if (!event.ok())
+    return field(CompactionInputField::kBasis);
+
+  input.basis = ContextBasis{*revision, *event};
+  input.model = ModelKey{std::move(provider).value(), std::move(model_name).value()};
+  input.request_fingerprint = *parsed_fingerprint;
+  input.max_summary_tokens = *budget;
+
+  // Step 7.
+  if (auto valid = input.Validate(); !valid.ok())
+    return Fail(Error(std::move(valid).error()));
+  return input;
+}
+
+}  // namespace harness
