@@ -19,13 +19,53 @@
 //   tool_use     {"type":"tool_use","id":"...","name":"...","input":raw|null
 //                 [,"provider_state":raw][,"provider_state_format":"..."]}
 //   tool_result  {"type":"tool_result","tool_use_id":"...","content":[...],"is_error":bool}
-// Bytes are standard base64 with padding. Strings are written by AppendJsonString (core/json.h).
-// Raw JSON is written compact (insignificant white space removed).
+// Bytes are standard base64 with padding ("" for present-but-empty, null when absent). Strings
+// are written by AppendJsonString (core/json.h): '"' '\\' and control characters escaped, every
+// other character (U+2028, '<', '&' included) verbatim, invalid UTF-8 replaced by U+FFFD.
+// Numbers are unsigned decimal. Raw JSON (tool_use input, provider_state) is written compact:
+// the white space between tokens is removed and every token is kept byte for byte (a number
+// stays as written, a string keeps its escapes). A thinking/tool_use provider_state that is
+// absent or empty is omitted; a tool_use input that is absent is `null`.
+// Encoding validates first (ValidateMessage; EncodeTranscript also refuses an empty transcript
+// with kEmpty), so the decoder reads back everything the encoder writes. The value read back is
+// equal to the one written when its strings are valid UTF-8, its raw JSON is already compact, a
+// present tool_use input is not the text `null`, and a present provider_state is not empty —
+// the encoder maps each of those to the same bytes as a canonical neighbour.
 //
-// Decoding is strict: exact member names, no unknown or duplicate members, every member the
-// encoding always writes is required (optional ones may be absent), `null` only where the
-// encoding writes it, base64 must be canonical, tool_result nesting at most 128 deep.
-// Decoding then runs ValidateTranscript, so a decoded transcript is always valid.
+// Decoding is strict (decisions D2): exact, case-sensitive member names; no unknown or
+// duplicate members at any depth; every member the encoding always writes is required
+// (including all five usage counts); `null` only where the encoding writes it (usage, tool_use
+// input, base64 data) — an optional member that is present must have its type (a
+// signature_format of null is refused); base64 must be canonical (base64.h); tool_result
+// nesting at most kMaxToolResultDepth deep. Raw JSON members (input, provider_state) may hold any
+// JSON value; `"input":null` decodes as an absent input, `"provider_state":null` as the raw text
+// "null". The decoder checks a message's own members (role first, then the role's members,
+// then unknown members) before it descends into its blocks, and a block's members before its
+// nested content, so the first error is the outermost one. Then it runs ValidateTranscript
+// (ValidateMessage for one message), so a decoded transcript is always valid.
+// The decoder does NOT normalize (reference/contracts.md §2.1 constructors do): what it reads is
+// what it returns, so decode → encode reproduces compact input byte for byte. Normalized()
+// (content/transcript.h) applies the normalization where a producer wants it.
+//
+// Raw JSON text: DecodeTranscript and DecodeMessage read text and keep each raw JSON value's
+// tokens exactly as written (compacted). DecodeTranscriptValue and DecodeMessageValue receive an
+// already parsed DOM, which has lost the original tokens; they re-serialize raw values from the
+// DOM (strings and integers exact, other numbers in shortest round-trip form, so `1e2` becomes
+// `100.0`). Callers that need byte-exact raw JSON decode from text.
+//
+// Errors (TranscriptError, content/transcript.h): kJson for everything ParseStrictJson refuses
+// (syntax, size, depth, duplicate members) and for a document that is not an array or has more
+// than max_messages elements; kMessage for a bad message or message member (usage included);
+// kBlock for a bad block or block member (image source included), bad base64, and tool_result
+// content deeper than 128; kEncoding for raw JSON that ValidateTranscript refuses; kEmpty for
+// `[]`. The path names the value ("$[2].blocks[0].content[1].text"); the rule is short
+// ("missing member \"text\"", "expected a string, found null", "unknown block type \"x\"",
+// "tool_result nested deeper than 128") and quotes at most a few bytes of the input.
+//
+// Limits: TranscriptLimits::max_bytes is checked before parsing; JSON nesting is limited to
+// kTranscriptJsonDepth while parsing, which admits 128 nested tool_result blocks whose innermost
+// blocks carry raw JSON kMaxRawJsonDepth deep, and a 129th level (refused as kBlock, not kJson).
+// Deeper documents are refused as kJson without being built. max_messages bounds the array.
 // Thread safety: pure functions.
 #pragma once
 
@@ -38,6 +78,10 @@
 #include "harness/core/result.h"
 
 namespace harness {
+
+// transcript array + message + blocks array + block, then a content array and a block for each
+// tool_result level, then the raw JSON inside the innermost block.
+inline constexpr std::size_t kTranscriptJsonDepth = 4 + 2 * kMaxToolResultDepth + kMaxRawJsonDepth;
 
 struct TranscriptLimits {
   std::size_t max_bytes = 64u * 1024 * 1024;
@@ -58,5 +102,8 @@ Result<Transcript, TranscriptError> DecodeTranscript(std::string_view json,
 Result<Transcript, TranscriptError> DecodeTranscriptValue(const Json& array, std::string path,
                                                           const TranscriptLimits& limits = {});
 Result<Message, TranscriptError> DecodeMessageValue(const Json& message, std::string path);
+// One message as text (a journal record, for example); paths start at "$".
+Result<Message, TranscriptError> DecodeMessage(std::string_view json,
+                                               const TranscriptLimits& limits = {});
 
 }  // namespace harness

@@ -7,7 +7,12 @@
 //    kBlock even when empty (so 128 nested tool_result blocks pass and 129 fail);
 // 3. each message must be encodable: a tool_use input that is present must be valid JSON (an
 //    empty string is not), and a non-empty provider_state must be valid JSON, at any depth;
-//    failures are kEncoding.
+//    failures are kEncoding. "Valid JSON" is strict JSON as ParseStrictJson reads it (core/json.h:
+//    UTF-8, no duplicate member names, surrounding white space allowed) nested at most
+//    kMaxRawJsonDepth deep. The depth bound is ours (the reference has none short of its
+//    parser's): it guarantees that whatever the codec writes, the codec reads back.
+// Per message, rule 2 is checked for all its blocks before rule 3 (so a message with a too-deep
+// block list and bad raw JSON is kBlock), as in reference/contracts.md §2.2.
 // Kind/role mismatches and null messages or blocks cannot be built in memory (content/message.h);
 // the codec reports them as kMessage / kBlock when it decodes them (content/codec.h).
 // Pairing of tool calls and results, order of roles, empty texts and sizes are NOT checked here.
@@ -24,6 +29,8 @@
 namespace harness {
 
 inline constexpr std::size_t kMaxToolResultDepth = 128;
+// Raw JSON fields (tool_use input, provider_state) nest at most this deep ({} and [] are 1).
+inline constexpr std::size_t kMaxRawJsonDepth = 128;
 
 enum class TranscriptErrorKind {
   kJson,      // the bytes are not strict JSON (syntax, size, depth, duplicate members)
@@ -45,5 +52,16 @@ struct TranscriptError {
 };
 
 Status<TranscriptError> ValidateTranscript(const Transcript& transcript);
+// Rules 2 and 3 for one message; error paths start with `path` ("$[3]" → "$[3].blocks[0]").
+Status<TranscriptError> ValidateMessage(const Message& message, std::string_view path = "$");
+
+// The normalization the reference's constructors apply (reference/contracts.md §2.1), for code
+// that builds blocks from provider responses: a signature_format without a signature is
+// cleared; a provider_state that is absent or empty is dropped together with its format label
+// (the label is cleared); a provider_state without a format label is dropped. Neither the codec
+// nor ValidateTranscript applies it: they keep exactly what they are given, so that a decoded
+// block re-encodes to the same bytes.
+ThinkingBlock Normalized(ThinkingBlock block);
+ToolUseBlock Normalized(ToolUseBlock block);
 
 }  // namespace harness
