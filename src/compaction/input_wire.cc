@@ -9,6 +9,11 @@
 namespace harness {
 namespace {
 
+// The transcript sits one level below the top object; everything the content codec can write
+// parses, so that depth errors inside the transcript are the codec's to report.
+constexpr JsonLimits kInputJsonLimits{.max_bytes = 16u * 1024 * 1024,
+                                      .max_depth = kTranscriptJsonDepth + 1};
+
 CompactionInputError TranscriptEncodingError(TranscriptError error) {
   return CompactionInputError{CompactionInputField::kTranscript, {}, std::move(error)};
 }

@@ -35,17 +35,19 @@
 //      (an empty array decodes to an empty transcript here; step 7 reports it, after identity)
 //   6. through_event_id is a canonical lowercase UUID -> CompactionInputError{kBasis}
 //   7. CompactionInput::Validate()                 -> CompactionInputError
-// Member names are exact (D2): "VERSION" is an unknown member, not the version.
+// Member names are exact (D2): "VERSION" is an unknown member, not the version. Input longer
+// than 16 MiB (the largest input a compactor may accept) or nested deeper than the content
+// codec can write (kTranscriptJsonDepth below the top object) is refused at step 1.
 //
 // Output envelope. DecodeSummaryEnvelope reads
 //   {"version":1,"basis":{"revision":N,"through_event_id":"<uuid>"},
 //    "model":{"provider":"…","model":"…"},"request_fingerprint":"<64 hex>","summary":"<xml>"}
-// strictly: strict JSON, exact member names, no unknown or duplicate members at any level,
-// every member required and non-null, version the integer 1, revision an unsigned integer,
-// through_event_id a canonical lowercase UUID, request_fingerprint 64 lowercase hex, summary a
-// string. Member order is free; white space around the value is allowed, anything after it is
-// not. Every failure is InvalidSummaryError{kWire} whose detail names only the rule and a
-// member path of the envelope, never the model's bytes. It checks no identity and no XML
+// strictly: strict JSON (at most 16 MiB, nested at most 8 deep), exact member names, no unknown or
+// duplicate members at any level, every member required and non-null, version the integer 1,
+// revision an unsigned integer, through_event_id a canonical lowercase UUID, request_fingerprint 64
+// lowercase hex, summary a string. Member order is free; white space around the value is allowed,
+// anything after it is not. Every failure is InvalidSummaryError{kWire} whose detail names only the
+// rule and a member path of the envelope, never the model's bytes. It checks no identity and no XML
 // (ValidateCompactionResponse does, compaction/response.h).
 // EncodeSummaryEnvelope writes the canonical form (member order as above, no white space).
 // Thread safety: pure functions.
