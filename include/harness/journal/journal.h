@@ -1,0 +1,99 @@
+// Journal: the durable, totally ordered, gap-free log of every session of a runtime.
+//
+// Contract (every backend; proven by the conformance suite, src/journal/conformance_test.cc):
+// - Leases. AcquireLease(session, owner, ttl) grants the session to `owner` until now + ttl and
+//   returns a lease with a fencing token larger than any token issued for that session before.
+//   It fails with kLeaseHeld while another unreleased lease is unexpired (also for the same
+//   owner: a holder renews instead). RenewLease extends a lease whose token is still current
+//   (even after expiry, as long as nobody took the session over); ReleaseLease ends it. Both
+//   fail with kStaleFence when the token is no longer current or the lease was released.
+// - Append(request) appends a batch to one session, all or nothing:
+//   * the fencing token must be the session's current lease token (else kStaleFence), the lease
+//     unreleased and unexpired (else kLeaseExpired);
+//   * every record is validated first (kTooLarge, kUnsupportedVersion, kInvalidArgument: empty
+//     batch, zero session or record id, a bad type name, an id twice in the batch);
+//   * a record whose id the session already holds is not written again; its existing sequence
+//     number is returned with duplicate = true;
+//   * the new records get the next sequence numbers, in batch order; when expected_next_seq is
+//     set and at least one record is new, it must equal LastSequence + 1 (else
+//     kSequenceConflict). A batch made only of duplicates is a retry: it succeeds without the
+//     sequence check, so a writer that lost an acknowledgement can simply append again;
+//   * on any error nothing of the batch is written. On success the batch is durable (for a
+//     durable backend) before Append returns.
+// - Read(session, from_seq, max_count) returns up to max_count records with seq >= from_seq
+//   (from_seq 0 reads from 1) in sequence order; an unknown session reads as empty. A stored
+//   record that fails its checksum or has an unknown kind is kCorrupt, an unknown version
+//   kUnsupportedVersion, a missing sequence number kCorrupt: never a crash, never a silent skip.
+// - LastSequence(session) is the highest sequence number (0 for an unknown session);
+//   ListSessions() every session with at least one record, in ascending id order.
+// - Verify() reads everything and reports the first problem (per session: sequences gap-free
+//   from 1, checksums, kinds, versions, no duplicate record id) as the error, or a summary.
+// Thread safety: every method may be called concurrently from any number of threads.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "harness/core/result.h"
+#include "harness/core/uuid.h"
+#include "harness/journal/clock.h"
+#include "harness/journal/error.h"
+#include "harness/journal/lease.h"
+#include "harness/journal/record.h"
+
+namespace harness {
+
+struct AppendRequest {
+  Uuid session;
+  std::uint64_t fencing_token = 0;
+  std::optional<std::uint64_t> expected_next_seq;
+  std::vector<NewRecord> records;
+};
+
+// One entry per record of the request, in request order.
+struct AppendedRecord {
+  std::uint64_t seq = 0;
+  bool duplicate = false;  // the id was already in the session; nothing was written for it
+
+  friend bool operator==(const AppendedRecord&, const AppendedRecord&) = default;
+};
+
+struct VerifyReport {
+  std::uint64_t records = 0;
+  std::uint64_t sessions = 0;
+  std::uint64_t highest_seq = 0;  // the largest LastSequence over all sessions
+};
+
+// Options every backend understands.
+struct JournalOptions {
+  // Time for lease expiry; null means a SystemLeaseClock.
+  std::shared_ptr<const LeaseClock> clock;
+  // Record versions 1..max_record_version are known; others are kUnsupportedVersion.
+  std::uint32_t max_record_version = 1;
+};
+
+class Journal {
+ public:
+  virtual ~Journal() = default;
+
+  virtual Result<Lease, JournalError> AcquireLease(const Uuid& session, const Uuid& owner,
+                                                   std::chrono::nanoseconds ttl) = 0;
+  virtual Result<Lease, JournalError> RenewLease(const Lease& lease,
+                                                 std::chrono::nanoseconds ttl) = 0;
+  virtual Status<JournalError> ReleaseLease(const Lease& lease) = 0;
+
+  virtual Result<std::vector<AppendedRecord>, JournalError> Append(AppendRequest request) = 0;
+
+  virtual Result<std::vector<JournalRecord>, JournalError> Read(const Uuid& session,
+                                                                std::uint64_t from_seq,
+                                                                std::size_t max_count) = 0;
+  virtual Result<std::uint64_t, JournalError> LastSequence(const Uuid& session) = 0;
+  virtual Result<std::vector<Uuid>, JournalError> ListSessions() = 0;
+  virtual Result<VerifyReport, JournalError> Verify() = 0;
+};
+
+}  // namespace harness

@@ -1,0 +1,496 @@
+// The Journal conformance suite: every backend passes exactly these tests (journal.h contract).
+// Instantiated below for the memory and SQLite backends.
+#include <algorithm>
+#include <barrier>
+#include <map>
+#include <mutex>
+#include <set>
+#include <thread>
+
+#include "harness/journal/memory_journal.h"
+#include "harness/journal/sqlite_journal.h"
+#include "journal/journal_test_support.h"
+
+namespace harness::journal_testing {
+namespace {
+
+using std::chrono::minutes;
+using std::chrono::seconds;
+using K = JournalErrorKind;
+
+std::vector<std::uint64_t> Seqs(const std::vector<AppendedRecord>& appended) {
+  std::vector<std::uint64_t> out;
+  for (const auto& a : appended)
+    out.push_back(a.seq);
+  return out;
+}
+
+TEST_P(JournalConformance, AppendAssignsGapFreeSequencesFromOneAndReadsBackInOrder) {
+  const Lease lease = LeaseFor(Uuid::V7());
+  std::vector<NewRecord> written;
+  for (int i = 0; i < 3; ++i) {
+    written.push_back(MakeRecord("{\"i\":" + std::to_string(i) + "}"));
+    auto r = journal_->Append(Request(lease, {written.back()}));
+    ASSERT_TRUE(r.ok()) << r.error().Describe();
+    EXPECT_EQ(Seqs(*r), std::vector<std::uint64_t>{static_cast<std::uint64_t>(i + 1)});
+    EXPECT_FALSE((*r)[0].duplicate);
+  }
+  std::vector<NewRecord> batch = {MakeRecord("a", "A", RecordKind::kCommand),
+                                  MakeRecord("", "B.c:d-e_f", RecordKind::kFence),
+                                  MakeRecord("[1,2]"), MakeRecord("{}")};
+  written.insert(written.end(), batch.begin(), batch.end());
+  auto r = journal_->Append(Request(lease, batch));
+  ASSERT_TRUE(r.ok()) << r.error().Describe();
+  EXPECT_EQ(Seqs(*r), (std::vector<std::uint64_t>{4, 5, 6, 7}));
+
+  auto read = journal_->Read(lease.session, 1, 100);
+  ASSERT_TRUE(read.ok()) << read.error().Describe();
+  ASSERT_EQ(read->size(), written.size());
+  for (std::size_t i = 0; i < written.size(); ++i) {
+    const JournalRecord& got = (*read)[i];
+    EXPECT_EQ(got.session, lease.session);
+    EXPECT_EQ(got.seq, i + 1);
+    EXPECT_EQ(got.record_id, written[i].record_id);
+    EXPECT_EQ(got.kind, written[i].kind);
+    EXPECT_EQ(got.type, written[i].type);
+    EXPECT_EQ(got.v, written[i].v);
+    EXPECT_EQ(got.created_at, written[i].created_at);
+    EXPECT_EQ(got.payload, written[i].payload);
+  }
+  EXPECT_EQ(*journal_->LastSequence(lease.session), 7u);
+}
+
+TEST_P(JournalConformance, ReadFromTheMiddleIsBoundedAndUnknownSessionsAreEmpty) {
+  const Lease lease = LeaseFor(Uuid::V7());
+  for (int i = 0; i < 10; ++i)
+    ASSERT_TRUE(journal_->Append(Request(lease, {MakeRecord()})).ok());
+  auto middle = journal_->Read(lease.session, 4, 3);
+  ASSERT_TRUE(middle.ok());
+  ASSERT_EQ(middle->size(), 3u);
+  EXPECT_EQ((*middle)[0].seq, 4u);
+  EXPECT_EQ((*middle)[2].seq, 6u);
+  auto tail = journal_->Read(lease.session, 9, 100);
+  ASSERT_TRUE(tail.ok());
+  EXPECT_EQ(tail->size(), 2u);
+  EXPECT_TRUE(journal_->Read(lease.session, 11, 100)->empty());
+  EXPECT_TRUE(journal_->Read(lease.session, 1, 0)->empty());
+  auto from_zero = journal_->Read(lease.session, 0, 1);
+  ASSERT_EQ(from_zero->size(), 1u);
+  EXPECT_EQ((*from_zero)[0].seq, 1u);
+  const Uuid unknown = Uuid::V7();
+  EXPECT_TRUE(journal_->Read(unknown, 1, 10)->empty());
+  EXPECT_EQ(*journal_->LastSequence(unknown), 0u);
+}
+
+TEST_P(JournalConformance, ExpectedSequenceMustBeTheNextOne) {
+  const Lease lease = LeaseFor(Uuid::V7());
+  ASSERT_TRUE(journal_->Append(Request(lease, {MakeRecord()}, 1)).ok());
+  ASSERT_TRUE(journal_->Append(Request(lease, {MakeRecord(), MakeRecord()}, 2)).ok());
+  for (const std::uint64_t wrong : {0u, 1u, 3u, 5u, 100u}) {
+    auto r = journal_->Append(Request(lease, {MakeRecord()}, wrong));
+    ASSERT_FALSE(r.ok()) << wrong;
+    EXPECT_EQ(r.error().kind, K::kSequenceConflict) << wrong;
+  }
+  EXPECT_EQ(*journal_->LastSequence(lease.session), 3u);
+  auto right = journal_->Append(Request(lease, {MakeRecord()}, 4));
+  ASSERT_TRUE(right.ok());
+  EXPECT_EQ(Seqs(*right), std::vector<std::uint64_t>{4});
+}
+
+TEST_P(JournalConformance, ReAppendingARecordIdReturnsItsSequenceAndWritesNothing) {
+  const Lease lease = LeaseFor(Uuid::V7());
+  const NewRecord a = MakeRecord("{\"a\":1}");
+  const NewRecord b = MakeRecord("{\"b\":1}");
+  ASSERT_TRUE(journal_->Append(Request(lease, {a, b}, 1)).ok());
+  // A retry of the whole batch, with the expected sequence it had the first time.
+  auto retry = journal_->Append(Request(lease, {a, b}, 1));
+  ASSERT_TRUE(retry.ok()) << retry.error().Describe();
+  EXPECT_EQ(*retry, (std::vector<AppendedRecord>{{1, true}, {2, true}}));
+  // The same id with another payload is still the same record: nothing is written.
+  NewRecord a_again = a;
+  a_again.payload = "{\"changed\":true}";
+  auto again = journal_->Append(Request(lease, {a_again}));
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(*again, (std::vector<AppendedRecord>{{1, true}}));
+  // A mixed batch: the known id keeps its sequence, the new one gets the next.
+  const NewRecord c = MakeRecord("{\"c\":1}");
+  auto mixed = journal_->Append(Request(lease, {b, c}, 3));
+  ASSERT_TRUE(mixed.ok()) << mixed.error().Describe();
+  EXPECT_EQ(*mixed, (std::vector<AppendedRecord>{{2, true}, {3, false}}));
+  // A mixed batch is checked against the expected sequence.
+  auto stale = journal_->Append(Request(lease, {c, MakeRecord()}, 3));
+  ASSERT_FALSE(stale.ok());
+  EXPECT_EQ(stale.error().kind, K::kSequenceConflict);
+
+  EXPECT_EQ(*journal_->LastSequence(lease.session), 3u);
+  auto all = journal_->Read(lease.session, 1, 10);
+  ASSERT_EQ(all->size(), 3u);
+  EXPECT_EQ((*all)[0].payload, a.payload);
+  // Idempotency is per session: the same id in another session is another record.
+  const Lease other = LeaseFor(Uuid::V7());
+  auto elsewhere = journal_->Append(Request(other, {a}));
+  ASSERT_TRUE(elsewhere.ok());
+  EXPECT_EQ(*elsewhere, (std::vector<AppendedRecord>{{1, false}}));
+}
+
+TEST_P(JournalConformance, ABatchIsAllOrNothing) {
+  const Lease lease = LeaseFor(Uuid::V7());
+  ASSERT_TRUE(journal_->Append(Request(lease, {MakeRecord()})).ok());
+  const NewRecord dup = MakeRecord();
+  NewRecord bad_version = MakeRecord();
+  bad_version.v = 2;
+  NewRecord bad_type = MakeRecord("{}", "has space");
+  NewRecord zero_id = MakeRecord();
+  zero_id.record_id = Uuid();
+  NewRecord bad_kind = MakeRecord();
+  bad_kind.kind = static_cast<RecordKind>(9);
+  const std::pair<std::vector<NewRecord>, K> cases[] = {
+      {{MakeRecord(), MakeRecord(std::string(kMaxPayloadBytes + 1, 'x'))}, K::kTooLarge},
+      {{MakeRecord(), dup, dup}, K::kInvalidArgument},
+      {{MakeRecord(), bad_version}, K::kUnsupportedVersion},
+      {{MakeRecord(), bad_type}, K::kInvalidArgument},
+      {{MakeRecord(), zero_id}, K::kInvalidArgument},
+      {{MakeRecord(), bad_kind}, K::kInvalidArgument},
+      {{}, K::kInvalidArgument},
+  };
+  for (const auto& [records, kind] : cases) {
+    auto r = journal_->Append(Request(lease, records));
+    ASSERT_FALSE(r.ok());
+    EXPECT_EQ(r.error().kind, kind) << r.error().Describe();
+    EXPECT_LE(r.error().detail.size(), kMaxJournalErrorDetail);
+  }
+  // A batch refused for its expected sequence writes none of its records either.
+  auto conflict = journal_->Append(Request(lease, {MakeRecord(), MakeRecord()}, 7));
+  ASSERT_FALSE(conflict.ok());
+  EXPECT_EQ(*journal_->LastSequence(lease.session), 1u);
+  EXPECT_EQ(journal_->Read(lease.session, 1, 100)->size(), 1u);
+}
+
+TEST_P(JournalConformance, TypeNameAndSessionAreValidated) {
+  const Lease lease = LeaseFor(Uuid::V7());
+  EXPECT_TRUE(
+      journal_->Append(Request(lease, {MakeRecord("{}", std::string(kMaxTypeNameBytes, 'T'))}))
+          .ok());
+  for (const std::string& type :
+       {std::string(), std::string(kMaxTypeNameBytes + 1, 'T'), std::string("a/b"),
+        std::string("\xc3\xa9"), std::string("a\n")}) {
+    auto r = journal_->Append(Request(lease, {MakeRecord("{}", type)}));
+    ASSERT_FALSE(r.ok());
+    EXPECT_EQ(r.error().kind, K::kInvalidArgument);
+  }
+  AppendRequest no_session = Request(lease, {MakeRecord()});
+  no_session.session = Uuid();
+  EXPECT_EQ(journal_->Append(no_session).error().kind, K::kInvalidArgument);
+}
+
+TEST_P(JournalConformance, OversizedRecordIsRefusedAndTheLimitItselfIsAccepted) {
+  const Lease lease = LeaseFor(Uuid::V7());
+  auto too_big =
+      journal_->Append(Request(lease, {MakeRecord(std::string(kMaxPayloadBytes + 1, 'x'))}));
+  ASSERT_FALSE(too_big.ok());
+  EXPECT_EQ(too_big.error().kind, K::kTooLarge);
+  EXPECT_EQ(*journal_->LastSequence(lease.session), 0u);
+  const std::string max(kMaxPayloadBytes, 'y');
+  auto at_limit = journal_->Append(Request(lease, {MakeRecord(max)}));
+  ASSERT_TRUE(at_limit.ok()) << at_limit.error().Describe();
+  auto read = journal_->Read(lease.session, 1, 1);
+  ASSERT_TRUE(read.ok());
+  EXPECT_EQ((*read)[0].payload, max);
+}
+
+TEST_P(JournalConformance, AppendNeedsTheCurrentLeaseToken) {
+  const Uuid session = Uuid::V7();
+  AppendRequest none;
+  none.session = session;
+  none.records = {MakeRecord()};
+  EXPECT_EQ(journal_->Append(none).error().kind, K::kStaleFence) << "no lease at all";
+  none.fencing_token = 1;
+  EXPECT_EQ(journal_->Append(none).error().kind, K::kStaleFence) << "a token never issued";
+  const Lease lease = LeaseFor(session);
+  AppendRequest future = Request(lease, {MakeRecord()});
+  future.fencing_token = lease.token + 1;
+  EXPECT_EQ(journal_->Append(future).error().kind, K::kStaleFence);
+  EXPECT_EQ(*journal_->LastSequence(session), 0u);
+}
+
+TEST_P(JournalConformance, LeaseIsHeldUntilItExpiresThenAnotherOwnerFencesTheOldOne) {
+  const Uuid session = Uuid::V7();
+  const Uuid a = Uuid::V4(), b = Uuid::V4();
+  auto first = journal_->AcquireLease(session, a, seconds(10));
+  ASSERT_TRUE(first.ok()) << first.error().Describe();
+  EXPECT_EQ(first->token, 1u);
+  EXPECT_EQ(first->owner, a);
+  EXPECT_EQ(first->session, session);
+  EXPECT_EQ(first->expires_at, T0() + seconds(10));
+  ASSERT_TRUE(journal_->Append(Request(*first, {MakeRecord()})).ok());
+
+  auto held = journal_->AcquireLease(session, b, seconds(10));
+  ASSERT_FALSE(held.ok());
+  EXPECT_EQ(held.error().kind, K::kLeaseHeld);
+  EXPECT_EQ(journal_->AcquireLease(session, a, seconds(10)).error().kind, K::kLeaseHeld)
+      << "the holder renews; it does not acquire twice";
+  clock_->Advance(seconds(9));
+  EXPECT_EQ(journal_->AcquireLease(session, b, seconds(10)).error().kind, K::kLeaseHeld);
+
+  clock_->Advance(seconds(1));  // exactly at expiry: the lease is over
+  auto second = journal_->AcquireLease(session, b, seconds(10));
+  ASSERT_TRUE(second.ok()) << second.error().Describe();
+  EXPECT_EQ(second->token, 2u);
+
+  // The paused writer wakes up with its old token: refused, nothing written.
+  auto stale = journal_->Append(Request(*first, {MakeRecord()}));
+  ASSERT_FALSE(stale.ok());
+  EXPECT_EQ(stale.error().kind, K::kStaleFence);
+  EXPECT_EQ(journal_->RenewLease(*first, seconds(10)).error().kind, K::kStaleFence);
+  EXPECT_EQ(journal_->ReleaseLease(*first).error().kind, K::kStaleFence);
+  auto ok = journal_->Append(Request(*second, {MakeRecord()}, 2));
+  ASSERT_TRUE(ok.ok()) << ok.error().Describe();
+  EXPECT_EQ(*journal_->LastSequence(session), 2u);
+}
+
+TEST_P(JournalConformance, ExpiredLeaseRefusesAppendsUntilRenewed) {
+  const Lease lease = LeaseFor(Uuid::V7(), seconds(5));
+  clock_->Advance(seconds(5));
+  auto expired = journal_->Append(Request(lease, {MakeRecord()}));
+  ASSERT_FALSE(expired.ok());
+  EXPECT_EQ(expired.error().kind, K::kLeaseExpired);
+  // Nobody took the session over, so the token is still current and may be renewed.
+  auto renewed = journal_->RenewLease(lease, seconds(5));
+  ASSERT_TRUE(renewed.ok()) << renewed.error().Describe();
+  EXPECT_EQ(renewed->token, lease.token);
+  EXPECT_EQ(renewed->expires_at, T0() + seconds(10));
+  EXPECT_TRUE(journal_->Append(Request(*renewed, {MakeRecord()})).ok());
+}
+
+TEST_P(JournalConformance, RenewalExtendsTheLease) {
+  const Uuid session = Uuid::V7();
+  auto lease = journal_->AcquireLease(session, Uuid::V4(), seconds(10));
+  ASSERT_TRUE(lease.ok());
+  for (int i = 0; i < 3; ++i) {
+    clock_->Advance(seconds(8));
+    auto renewed = journal_->RenewLease(*lease, seconds(10));
+    ASSERT_TRUE(renewed.ok()) << renewed.error().Describe();
+    lease = renewed;
+  }
+  clock_->Advance(seconds(8));  // 32 s after acquisition, 8 s after the last renewal
+  EXPECT_TRUE(journal_->Append(Request(*lease, {MakeRecord()})).ok());
+  EXPECT_EQ(journal_->AcquireLease(session, Uuid::V4(), seconds(10)).error().kind, K::kLeaseHeld);
+  EXPECT_EQ(journal_->RenewLease(*lease, seconds(0)).error().kind, K::kInvalidArgument);
+  EXPECT_EQ(journal_->AcquireLease(session, Uuid(), seconds(1)).error().kind, K::kInvalidArgument);
+  EXPECT_EQ(journal_->AcquireLease(Uuid(), Uuid::V4(), seconds(1)).error().kind,
+            K::kInvalidArgument);
+}
+
+TEST_P(JournalConformance, ReleaseEndsTheLeaseAndTheNextTokenIsLarger) {
+  const Uuid session = Uuid::V7();
+  const Uuid owner = Uuid::V4();
+  auto lease = journal_->AcquireLease(session, owner, minutes(1));
+  ASSERT_TRUE(lease.ok());
+  ASSERT_TRUE(journal_->ReleaseLease(*lease).ok());
+  EXPECT_EQ(journal_->Append(Request(*lease, {MakeRecord()})).error().kind, K::kStaleFence);
+  EXPECT_EQ(journal_->ReleaseLease(*lease).error().kind, K::kStaleFence);
+  EXPECT_EQ(journal_->RenewLease(*lease, minutes(1)).error().kind, K::kStaleFence);
+  std::uint64_t previous = lease->token;
+  for (int i = 0; i < 3; ++i) {
+    auto next = journal_->AcquireLease(session, i % 2 ? owner : Uuid::V4(), minutes(1));
+    ASSERT_TRUE(next.ok()) << next.error().Describe();
+    EXPECT_GT(next->token, previous);
+    previous = next->token;
+    ASSERT_TRUE(journal_->ReleaseLease(*next).ok());
+  }
+  // Tokens are per session.
+  auto other = journal_->AcquireLease(Uuid::V7(), owner, minutes(1));
+  ASSERT_TRUE(other.ok());
+  EXPECT_EQ(other->token, 1u);
+}
+
+TEST_P(JournalConformance, ManySessionsInterleavedStayIndependentAndGapFree) {
+  constexpr int kSessions = 12;
+  std::vector<Lease> leases;
+  for (int i = 0; i < kSessions; ++i)
+    leases.push_back(LeaseFor(Uuid::V7()));
+  std::map<Uuid, std::vector<Uuid>> ids;
+  for (int round = 0; round < 5; ++round) {
+    for (int i = 0; i < kSessions; ++i) {
+      const Lease& lease = leases[(i * 7 + round) % kSessions];
+      std::vector<NewRecord> batch;
+      for (int j = 0; j <= (i + round) % 3; ++j)
+        batch.push_back(MakeRecord());
+      const std::uint64_t expected = ids[lease.session].size() + 1;
+      auto r = journal_->Append(Request(lease, batch, expected));
+      ASSERT_TRUE(r.ok()) << r.error().Describe();
+      for (const auto& rec : batch)
+        ids[lease.session].push_back(rec.record_id);
+    }
+  }
+  auto sessions = journal_->ListSessions();
+  ASSERT_TRUE(sessions.ok());
+  std::vector<Uuid> want;
+  for (const auto& [id, _] : ids)
+    want.push_back(id);
+  EXPECT_EQ(*sessions, want) << "every session with records, ascending";
+  std::uint64_t total = 0, highest = 0;
+  for (const auto& [session, session_ids] : ids) {
+    auto read = journal_->Read(session, 1, 1000);
+    ASSERT_TRUE(read.ok());
+    ASSERT_EQ(read->size(), session_ids.size());
+    for (std::size_t i = 0; i < read->size(); ++i) {
+      EXPECT_EQ((*read)[i].seq, i + 1);
+      EXPECT_EQ((*read)[i].session, session);
+      EXPECT_EQ((*read)[i].record_id, session_ids[i]);
+    }
+    total += session_ids.size();
+    highest = std::max<std::uint64_t>(highest, session_ids.size());
+  }
+  auto report = journal_->Verify();
+  ASSERT_TRUE(report.ok()) << report.error().Describe();
+  EXPECT_EQ(report->records, total);
+  EXPECT_EQ(report->sessions, static_cast<std::uint64_t>(kSessions));
+  EXPECT_EQ(report->highest_seq, highest);
+}
+
+TEST_P(JournalConformance, LeasesWithoutRecordsAreNotSessions) {
+  LeaseFor(Uuid::V7());
+  EXPECT_TRUE(journal_->ListSessions()->empty());
+  auto report = journal_->Verify();
+  ASSERT_TRUE(report.ok());
+  EXPECT_EQ(report->records, 0u);
+  EXPECT_EQ(report->highest_seq, 0u);
+}
+
+// Many threads append at once, several per session (sharing the session's token, no expected
+// sequence) and some with their own session and expected sequences: every acknowledged record is
+// present exactly once, at the sequence it was acknowledged with, and every session is gap-free.
+TEST_P(JournalConformance, ConcurrentAppendersFromManyThreads) {
+  constexpr int kSharedSessions = 4;
+  constexpr int kThreadsPerShared = 3;
+  constexpr int kOwnSessions = 4;
+  constexpr int kAppendsPerThread = 60;
+  std::vector<Lease> shared;
+  for (int i = 0; i < kSharedSessions; ++i)
+    shared.push_back(LeaseFor(Uuid::V7()));
+  std::vector<Lease> own;
+  for (int i = 0; i < kOwnSessions; ++i)
+    own.push_back(LeaseFor(Uuid::V7()));
+
+  std::mutex mu;
+  std::map<std::pair<Uuid, std::uint64_t>, Uuid> acked;  // (session, seq) -> record id
+  std::vector<std::string> failures;
+  const int threads = kSharedSessions * kThreadsPerShared + kOwnSessions;
+  std::barrier start(threads);
+  std::vector<std::jthread> workers;
+  for (int t = 0; t < threads; ++t) {
+    workers.emplace_back([&, t] {
+      const bool owns = t >= kSharedSessions * kThreadsPerShared;
+      const Lease lease =
+          owns ? own[t - kSharedSessions * kThreadsPerShared] : shared[t % kSharedSessions];
+      std::uint64_t next = 1;
+      start.arrive_and_wait();
+      for (int i = 0; i < kAppendsPerThread; ++i) {
+        std::vector<NewRecord> batch;
+        for (int j = 0; j <= i % 3; ++j)
+          batch.push_back(MakeRecord("{\"t\":" + std::to_string(t) + "}"));
+        auto r = journal_->Append(Request(lease, batch, owns ? std::optional(next) : std::nullopt));
+        std::lock_guard lock(mu);
+        if (!r.ok()) {
+          failures.push_back(r.error().Describe());
+          return;
+        }
+        for (std::size_t j = 0; j < batch.size(); ++j) {
+          if ((*r)[j].duplicate ||
+              !acked.emplace(std::pair(lease.session, (*r)[j].seq), batch[j].record_id).second) {
+            failures.push_back("sequence acknowledged twice");
+          }
+        }
+        next += batch.size();
+      }
+    });
+  }
+  workers.clear();  // joins
+  ASSERT_TRUE(failures.empty()) << failures.front();
+
+  std::uint64_t total = 0;
+  for (const Lease& lease : shared) {
+    auto read = journal_->Read(lease.session, 1, 100000);
+    ASSERT_TRUE(read.ok());
+    for (std::size_t i = 0; i < read->size(); ++i) {
+      ASSERT_EQ((*read)[i].seq, i + 1);
+      const auto it = acked.find({lease.session, (*read)[i].seq});
+      ASSERT_NE(it, acked.end());
+      EXPECT_EQ(it->second, (*read)[i].record_id);
+    }
+    total += read->size();
+  }
+  for (const Lease& lease : own)
+    total += *journal_->LastSequence(lease.session);
+  EXPECT_EQ(total, acked.size());
+  auto report = journal_->Verify();
+  ASSERT_TRUE(report.ok()) << report.error().Describe();
+  EXPECT_EQ(report->records, acked.size());
+}
+
+// Refused requests among accepted ones, all in flight together: each is judged on its own.
+TEST_P(JournalConformance, ARefusedAppendDoesNotDisturbConcurrentOnes) {
+  const Lease good = LeaseFor(Uuid::V7());
+  const Uuid contested = Uuid::V7();
+  auto old_lease = journal_->AcquireLease(contested, Uuid::V4(), seconds(1));
+  ASSERT_TRUE(old_lease.ok());
+  clock_->Advance(seconds(2));
+  const Lease taken_over = LeaseFor(contested);
+  constexpr int kThreads = 8;
+  std::barrier start(kThreads);
+  std::atomic<int> good_ok{0}, stale_refused{0}, conflict_refused{0};
+  {
+    std::vector<std::jthread> workers;
+    for (int t = 0; t < kThreads; ++t) {
+      workers.emplace_back([&, t] {
+        start.arrive_and_wait();
+        for (int i = 0; i < 20; ++i) {
+          if (t % 4 == 0) {
+            auto r = journal_->Append(Request(*old_lease, {MakeRecord()}));
+            if (!r.ok() && r.error().kind == K::kStaleFence)
+              ++stale_refused;
+          } else if (t % 4 == 1) {
+            auto r = journal_->Append(Request(taken_over, {MakeRecord()}, 1'000'000));
+            if (!r.ok() && r.error().kind == K::kSequenceConflict)
+              ++conflict_refused;
+          } else if (journal_->Append(Request(good, {MakeRecord()})).ok()) {
+            ++good_ok;
+          }
+        }
+      });
+    }
+  }
+  EXPECT_EQ(good_ok.load(), 4 * 20);
+  EXPECT_EQ(stale_refused.load(), 2 * 20);
+  EXPECT_EQ(conflict_refused.load(), 2 * 20);
+  EXPECT_EQ(*journal_->LastSequence(good.session), 80u);
+  EXPECT_EQ(*journal_->LastSequence(contested), 0u);
+}
+
+INSTANTIATE_TEST_SUITE_P(Memory, JournalConformance,
+                         ::testing::Values(JournalBackend{
+                             "memory",
+                             [](const std::filesystem::path&, JournalOptions options) {
+                               return NewMemoryJournal(std::move(options));
+                             }}),
+                         BackendName);
+
+INSTANTIATE_TEST_SUITE_P(Sqlite, JournalConformance,
+                         ::testing::Values(JournalBackend{
+                             "sqlite",
+                             [](const std::filesystem::path& dir,
+                                JournalOptions options) -> std::unique_ptr<Journal> {
+                               SqliteJournalOptions sqlite;
+                               sqlite.journal = std::move(options);
+                               auto journal = SqliteJournal::Open(dir / "data", std::move(sqlite));
+                               if (!journal.ok()) {
+                                 ADD_FAILURE() << journal.error().Describe();
+                                 return nullptr;
+                               }
+                               return std::move(journal).value();
+                             }}),
+                         BackendName);
+
+}  // namespace
+}  // namespace harness::journal_testing

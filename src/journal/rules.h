@@ -1,0 +1,100 @@
+// The rules every Journal backend shares, as pure functions, so that the memory and SQLite
+// backends (and later PostgreSQL) cannot drift apart: request validation, lease decisions,
+// sequence assignment with idempotency, decoding a stored row, and the Verify scan.
+// Thread safety: pure functions; a VerifyScanner is used by one thread.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <unordered_set>
+#include <vector>
+
+#include "harness/core/result.h"
+#include "harness/core/sha256.h"
+#include "harness/core/uuid.h"
+#include "harness/journal/error.h"
+#include "harness/journal/journal.h"
+#include "harness/journal/lease.h"
+#include "harness/journal/record.h"
+
+namespace harness::journal_internal {
+
+JournalError Error(JournalErrorKind kind, std::string_view detail);
+// "session <id> seq <n>" for error details.
+std::string Where(const Uuid& session, std::uint64_t seq);
+
+// Checks everything about a request that needs no stored state.
+Status<JournalError> ValidateAppendRequest(const AppendRequest& request,
+                                           std::uint32_t max_record_version);
+
+// The stored lease of a session; token 0 means no lease was ever issued.
+struct LeaseState {
+  std::uint64_t token = 0;
+  Uuid owner;
+  JournalTime expires_at{};
+  bool released = true;
+};
+
+Result<Lease, JournalError> DecideAcquire(const LeaseState& state, const Uuid& session,
+                                          const Uuid& owner, JournalTime now,
+                                          std::chrono::nanoseconds ttl);
+Result<Lease, JournalError> DecideRenew(const LeaseState& state, const Lease& lease,
+                                        JournalTime now, std::chrono::nanoseconds ttl);
+Status<JournalError> DecideRelease(const LeaseState& state, const Lease& lease);
+Status<JournalError> CheckFence(const LeaseState& state, const Uuid& session, std::uint64_t token,
+                                JournalTime now);
+
+// What an append does: one result per record, and the indexes of the records to write (whose
+// results hold their new sequence numbers).
+struct AppendPlan {
+  std::vector<AppendedRecord> results;
+  std::vector<std::size_t> to_write;
+};
+
+// `existing` looks a record id up in the session (nullopt when absent, an error on I/O failure).
+using ExistingLookup =
+    std::function<Result<std::optional<std::uint64_t>, JournalError>(const Uuid& record_id)>;
+Result<AppendPlan, JournalError> PlanAppend(const AppendRequest& request, std::uint64_t last_seq,
+                                            const ExistingLookup& existing);
+
+// A record as stored, before it is checked.
+struct StoredRow {
+  Uuid session;
+  std::uint64_t seq = 0;
+  Uuid record_id;
+  std::int64_t kind_raw = 0;
+  std::string type;
+  std::int64_t v_raw = 0;
+  std::int64_t created_at_ns = 0;
+  std::string payload;
+  std::string checksum;  // 32 bytes when intact
+};
+
+// Builds the row to store for `record` at `seq`; payload_digest is Sha256(record.payload).
+StoredRow MakeStoredRow(const Uuid& session, std::uint64_t seq, const NewRecord& record,
+                        const Sha256Digest& payload_digest);
+
+// Checks the version (first: the version says how the rest is read), the checksum, the kind.
+Result<JournalRecord, JournalError> DecodeStoredRow(StoredRow row,
+                                                    std::uint32_t max_record_version);
+
+// Verify: feed every row in (session, seq) order; the first problem is returned by Add.
+class VerifyScanner {
+ public:
+  explicit VerifyScanner(std::uint32_t max_record_version)
+      : max_record_version_(max_record_version) {}
+  Status<JournalError> Add(StoredRow row);
+  VerifyReport Finish() const { return report_; }
+
+ private:
+  std::uint32_t max_record_version_;
+  VerifyReport report_;
+  std::optional<Uuid> session_;
+  std::uint64_t last_seq_ = 0;
+  std::unordered_set<Uuid> ids_;
+};
+
+}  // namespace harness::journal_internal

@@ -1,0 +1,668 @@
+// The SQLite backend. One writer thread owns the write connection and commits groups of queued
+// requests (group commit); readers borrow connections from a small pool. See
+// docs/journal.md for the design and the durability argument.
+#include "harness/journal/sqlite_journal.h"
+
+#include <fmt/format.h>
+#include <sqlite3.h>
+
+#include <algorithm>
+#include <atomic>
+#include <condition_variable>
+#include <deque>
+#include <mutex>
+#include <stop_token>
+#include <thread>
+
+#include "journal/rules.h"
+#include "journal/sqlite_db.h"
+
+namespace harness {
+
+namespace fs = std::filesystem;
+using journal_internal::Error;
+using journal_internal::LeaseState;
+using journal_internal::SqliteDb;
+using journal_internal::SqliteStmt;
+using journal_internal::StoredRow;
+using K = JournalErrorKind;
+
+namespace {
+
+constexpr const char* kSchema = R"sql(
+CREATE TABLE IF NOT EXISTS records(
+  session BLOB NOT NULL,
+  seq INTEGER NOT NULL,
+  record_id BLOB NOT NULL,
+  kind INTEGER NOT NULL,
+  type TEXT NOT NULL,
+  v INTEGER NOT NULL,
+  created_at INTEGER NOT NULL,
+  payload BLOB NOT NULL,
+  checksum BLOB NOT NULL,
+  PRIMARY KEY(session, seq)
+) STRICT;
+CREATE UNIQUE INDEX IF NOT EXISTS records_by_id ON records(session, record_id);
+CREATE TABLE IF NOT EXISTS leases(
+  session BLOB NOT NULL PRIMARY KEY,
+  token INTEGER NOT NULL,
+  owner BLOB NOT NULL,
+  expires_at INTEGER NOT NULL,
+  released INTEGER NOT NULL
+) STRICT;
+)sql";
+
+constexpr std::string_view kSelectRecordColumns =
+    "SELECT session, seq, record_id, kind, type, v, created_at, payload, checksum FROM records ";
+
+// Idle reader connections kept for reuse; more may exist while many threads read at once.
+constexpr std::size_t kMaxIdleReaders = 8;
+
+Result<StoredRow, JournalError> ReadStoredRow(const SqliteStmt& stmt) {
+  StoredRow row;
+  HARNESS_TRY(row.session, stmt.ColumnUuid(0, "records.session"));
+  row.seq = static_cast<std::uint64_t>(stmt.ColumnInt64(1));
+  HARNESS_TRY(row.record_id, stmt.ColumnUuid(2, journal_internal::Where(row.session, row.seq)));
+  row.kind_raw = stmt.ColumnInt64(3);
+  row.type = stmt.ColumnBytes(4);
+  row.v_raw = stmt.ColumnInt64(5);
+  row.created_at_ns = stmt.ColumnInt64(6);
+  row.payload = stmt.ColumnBytes(7);
+  row.checksum = stmt.ColumnBytes(8);
+  return row;
+}
+
+struct ReaderConnection {
+  SqliteDb db;
+  SqliteStmt read_range;
+  SqliteStmt last_seq;
+  SqliteStmt next_session;
+  SqliteStmt scan_all;
+};
+
+// A write request waiting for the writer thread; the caller waits on `done`.
+struct WriteOp {
+  enum class Type { kAppend, kAcquire, kRenew, kRelease };
+  Type type = Type::kAppend;
+  AppendRequest append;
+  std::vector<Sha256Digest> digests;  // of append.records[i].payload, computed by the caller
+  Uuid session;
+  Uuid owner;
+  std::chrono::nanoseconds ttl{};
+  Lease lease;
+  std::size_t bytes = 0;
+
+  std::optional<JournalError> error;
+  std::vector<AppendedRecord> appended;
+  Lease lease_out;
+
+  std::mutex mu;
+  std::condition_variable cv;
+  bool done = false;
+};
+
+}  // namespace
+
+class SqliteJournal::Impl {
+ public:
+  Impl(fs::path path, SqliteJournalOptions options, SqliteDb writer)
+      : path_(std::move(path)), options_(std::move(options)), writer_db_(std::move(writer)) {}
+
+  ~Impl() {
+    {
+      std::lock_guard lock(mu_);
+      closing_ = true;
+    }
+    if (writer_.joinable()) {
+      writer_.request_stop();
+      writer_.join();
+    }
+  }
+
+  Status<JournalError> Start() {
+    sqlite3* db = writer_db_.get();
+    HARNESS_TRY(begin_, SqliteStmt::Prepare(db, "BEGIN IMMEDIATE"));
+    HARNESS_TRY(commit_, SqliteStmt::Prepare(db, "COMMIT"));
+    HARNESS_TRY(rollback_, SqliteStmt::Prepare(db, "ROLLBACK"));
+    HARNESS_TRY(lease_get_,
+                SqliteStmt::Prepare(
+                    db, "SELECT token, owner, expires_at, released FROM leases WHERE session = ?"));
+    HARNESS_TRY(lease_put_, SqliteStmt::Prepare(db,
+                                                "INSERT OR REPLACE INTO leases(session, token, "
+                                                "owner, expires_at, released) VALUES(?,?,?,?,?)"));
+    HARNESS_TRY(last_seq_, SqliteStmt::Prepare(db,
+                                               "SELECT seq FROM records WHERE session = ? "
+                                               "ORDER BY seq DESC LIMIT 1"));
+    HARNESS_TRY(find_id_, SqliteStmt::Prepare(
+                              db, "SELECT seq FROM records WHERE session = ? AND record_id = ?"));
+    HARNESS_TRY(insert_, SqliteStmt::Prepare(db,
+                                             "INSERT INTO records(session, seq, record_id, kind, "
+                                             "type, v, created_at, payload, checksum) "
+                                             "VALUES(?,?,?,?,?,?,?,?,?)"));
+    writer_ = std::jthread([this](std::stop_token stop) { WriterLoop(stop); });
+    return {};
+  }
+
+  // --- writes -----------------------------------------------------------------------------
+
+  Status<JournalError> Submit(const std::shared_ptr<WriteOp>& op) {
+    {
+      std::lock_guard lock(mu_);
+      if (closing_)
+        return Fail(Error(K::kClosed, "the journal is closing"));
+      queue_.push_back(op);
+    }
+    queue_cv_.notify_one();
+    std::unique_lock lock(op->mu);
+    op->cv.wait(lock, [&] { return op->done; });
+    if (op->error)
+      return Fail(*op->error);
+    return {};
+  }
+
+  // --- reads ------------------------------------------------------------------------------
+
+  class BorrowedReader {
+   public:
+    BorrowedReader(Impl& impl, std::unique_ptr<ReaderConnection> conn)
+        : impl_(impl), conn_(std::move(conn)) {}
+    ~BorrowedReader() { impl_.ReturnReader(std::move(conn_)); }
+    BorrowedReader(const BorrowedReader&) = delete;
+    BorrowedReader& operator=(const BorrowedReader&) = delete;
+    ReaderConnection* operator->() { return conn_.get(); }
+
+   private:
+    Impl& impl_;
+    std::unique_ptr<ReaderConnection> conn_;
+  };
+
+  Result<std::unique_ptr<ReaderConnection>, JournalError> TakeReader() {
+    {
+      std::lock_guard lock(pool_mu_);
+      if (!idle_readers_.empty()) {
+        auto conn = std::move(idle_readers_.back());
+        idle_readers_.pop_back();
+        return conn;
+      }
+    }
+    auto conn = std::make_unique<ReaderConnection>();
+    HARNESS_TRY(conn->db,
+                SqliteDb::Open(path_.string(), SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX,
+                               options_.busy_timeout));
+    HARNESS_CHECK(conn->db.Exec("PRAGMA query_only = ON"));
+    sqlite3* db = conn->db.get();
+    HARNESS_TRY(conn->read_range,
+                SqliteStmt::Prepare(db, std::string(kSelectRecordColumns) +
+                                            "WHERE session = ? AND seq >= ? ORDER BY seq LIMIT ?"));
+    HARNESS_TRY(conn->last_seq, SqliteStmt::Prepare(db,
+                                                    "SELECT seq FROM records WHERE session = ? "
+                                                    "ORDER BY seq DESC LIMIT 1"));
+    HARNESS_TRY(conn->next_session,
+                SqliteStmt::Prepare(db,
+                                    "SELECT session FROM records WHERE session > ? "
+                                    "ORDER BY session LIMIT 1"));
+    HARNESS_TRY(conn->scan_all, SqliteStmt::Prepare(db, std::string(kSelectRecordColumns) +
+                                                            "ORDER BY session, seq"));
+    return conn;
+  }
+
+  void ReturnReader(std::unique_ptr<ReaderConnection> conn) {
+    std::lock_guard lock(pool_mu_);
+    if (idle_readers_.size() < kMaxIdleReaders)
+      idle_readers_.push_back(std::move(conn));
+  }
+
+  Result<std::vector<JournalRecord>, JournalError> Read(const Uuid& session, std::uint64_t from_seq,
+                                                        std::size_t max_count) {
+    std::vector<JournalRecord> out;
+    if (max_count == 0)
+      return out;
+    const std::uint64_t from = std::max<std::uint64_t>(from_seq, 1);
+    HARNESS_TRY(auto taken, TakeReader());
+    BorrowedReader reader(*this, std::move(taken));
+    SqliteStmt& stmt = reader->read_range;
+    SqliteStmt::Use use(stmt);
+    stmt.BindUuid(1, session);
+    stmt.BindInt64(2, static_cast<std::int64_t>(from));
+    stmt.BindInt64(3, static_cast<std::int64_t>(std::min<std::size_t>(max_count, INT64_MAX)));
+    std::uint64_t expected = from;
+    for (;;) {
+      HARNESS_TRY(const bool row, stmt.Step("read records"));
+      if (!row)
+        break;
+      HARNESS_TRY(StoredRow stored, ReadStoredRow(stmt));
+      if (stored.seq != expected) {
+        return Fail(Error(K::kCorrupt, fmt::format("session {}: seq {} is missing (found {})",
+                                                   session.ToString(), expected, stored.seq)));
+      }
+      ++expected;
+      HARNESS_TRY(JournalRecord record,
+                  journal_internal::DecodeStoredRow(std::move(stored),
+                                                    options_.journal.max_record_version));
+      out.push_back(std::move(record));
+    }
+    return out;
+  }
+
+  Result<std::uint64_t, JournalError> LastSequence(const Uuid& session) {
+    HARNESS_TRY(auto taken, TakeReader());
+    BorrowedReader reader(*this, std::move(taken));
+    SqliteStmt& stmt = reader->last_seq;
+    SqliteStmt::Use use(stmt);
+    stmt.BindUuid(1, session);
+    HARNESS_TRY(const bool row, stmt.Step("last sequence"));
+    return row ? static_cast<std::uint64_t>(stmt.ColumnInt64(0)) : std::uint64_t{0};
+  }
+
+  Result<std::vector<Uuid>, JournalError> ListSessions() {
+    HARNESS_TRY(auto taken, TakeReader());
+    BorrowedReader reader(*this, std::move(taken));
+    // One snapshot for the whole walk, one index seek per session.
+    HARNESS_CHECK(reader->db.Exec("BEGIN"));
+    std::vector<Uuid> out;
+    Uuid after;  // the zero id sorts before every real one
+    for (;;) {
+      SqliteStmt& stmt = reader->next_session;
+      SqliteStmt::Use use(stmt);
+      stmt.BindUuid(1, after);
+      auto row = stmt.Step("list sessions");
+      if (!row.ok() || !*row) {
+        (void)reader->db.Exec("COMMIT");
+        if (!row.ok())
+          return Fail(std::move(row).error());
+        break;
+      }
+      auto id = stmt.ColumnUuid(0, "records.session");
+      if (!id.ok()) {
+        (void)reader->db.Exec("COMMIT");
+        return Fail(std::move(id).error());
+      }
+      out.push_back(*id);
+      after = *id;
+    }
+    return out;
+  }
+
+  Result<VerifyReport, JournalError> Verify() {
+    HARNESS_TRY(auto taken, TakeReader());
+    BorrowedReader reader(*this, std::move(taken));
+    HARNESS_TRY(const std::string check, reader->db.QueryText("PRAGMA quick_check"));
+    if (check != "ok") {
+      return Fail(Error(K::kCorrupt, "sqlite quick_check: " + check.substr(0, 120)));
+    }
+    journal_internal::VerifyScanner scanner(options_.journal.max_record_version);
+    SqliteStmt& stmt = reader->scan_all;
+    SqliteStmt::Use use(stmt);
+    for (;;) {
+      HARNESS_TRY(const bool row, stmt.Step("verify scan"));
+      if (!row)
+        break;
+      HARNESS_TRY(StoredRow stored, ReadStoredRow(stmt));
+      HARNESS_CHECK(scanner.Add(std::move(stored)));
+    }
+    return scanner.Finish();
+  }
+
+  SqliteJournalStats stats() {
+    SqliteJournalStats stats{commits_.load(std::memory_order_relaxed),
+                             requests_.load(std::memory_order_relaxed), 0};
+    std::lock_guard lock(mu_);
+    stats.queued = queue_.size();
+    return stats;
+  }
+
+  const SqliteJournalOptions& options() const { return options_; }
+
+ private:
+  void WriterLoop(std::stop_token stop) {
+    std::vector<std::shared_ptr<WriteOp>> group;
+    for (;;) {
+      group.clear();
+      {
+        std::unique_lock lock(mu_);
+        queue_cv_.wait(lock, stop, [&] { return !queue_.empty(); });
+        if (queue_.empty())
+          return;  // stop was requested and everything queued is done
+        std::size_t bytes = 0;
+        while (!queue_.empty() &&
+               (group.empty() || bytes + queue_.front()->bytes <= options_.max_group_bytes)) {
+          bytes += queue_.front()->bytes;
+          group.push_back(std::move(queue_.front()));
+          queue_.pop_front();
+        }
+      }
+      CommitGroup(group);
+      for (const auto& op : group) {
+        {
+          std::lock_guard lock(op->mu);
+          op->done = true;
+        }
+        op->cv.notify_one();
+      }
+    }
+  }
+
+  Status<JournalError> Run(SqliteStmt& stmt, std::string_view what) {
+    SqliteStmt::Use use(stmt);
+    HARNESS_TRY(const bool row, stmt.Step(what));
+    (void)row;
+    return {};
+  }
+
+  void CommitGroup(const std::vector<std::shared_ptr<WriteOp>>& group) {
+    requests_.fetch_add(group.size(), std::memory_order_relaxed);
+    const auto fail_all = [&](const JournalError& error) {
+      for (const auto& op : group)
+        op->error = error;
+    };
+    if (auto begun = Run(begin_, "begin"); !begun.ok()) {
+      fail_all(begun.error());
+      return;
+    }
+    const JournalTime now = options_.journal.clock->Now();
+    for (const auto& op : group) {
+      if (auto applied = Apply(*op, now); !applied.ok()) {
+        (void)Run(rollback_, "rollback");
+        fail_all(applied.error());
+        return;
+      }
+    }
+    if (auto committed = Run(commit_, "commit"); !committed.ok()) {
+      if (!sqlite3_get_autocommit(writer_db_.get()))
+        (void)Run(rollback_, "rollback");
+      fail_all(committed.error());
+      return;
+    }
+    commits_.fetch_add(1, std::memory_order_relaxed);
+  }
+
+  Result<LeaseState, JournalError> LoadLease(const Uuid& session) {
+    SqliteStmt::Use use(lease_get_);
+    lease_get_.BindUuid(1, session);
+    HARNESS_TRY(const bool row, lease_get_.Step("read lease"));
+    LeaseState state;
+    if (!row)
+      return state;
+    state.token = static_cast<std::uint64_t>(lease_get_.ColumnInt64(0));
+    HARNESS_TRY(state.owner, lease_get_.ColumnUuid(1, "leases.owner"));
+    state.expires_at = JournalTime(std::chrono::nanoseconds(lease_get_.ColumnInt64(2)));
+    state.released = lease_get_.ColumnInt64(3) != 0;
+    return state;
+  }
+
+  Status<JournalError> StoreLease(const Uuid& session, const LeaseState& state) {
+    SqliteStmt::Use use(lease_put_);
+    lease_put_.BindUuid(1, session);
+    lease_put_.BindInt64(2, static_cast<std::int64_t>(state.token));
+    lease_put_.BindUuid(3, state.owner);
+    lease_put_.BindInt64(4, state.expires_at.time_since_epoch().count());
+    lease_put_.BindInt64(5, state.released ? 1 : 0);
+    HARNESS_TRY(const bool row, lease_put_.Step("write lease"));
+    (void)row;
+    return {};
+  }
+
+  // Applies one request inside the group's transaction. A refusal is recorded in op.error and
+  // writes nothing; a returned error is a storage failure that aborts the whole group.
+  Status<JournalError> Apply(WriteOp& op, JournalTime now) {
+    switch (op.type) {
+      case WriteOp::Type::kAcquire: {
+        HARNESS_TRY(LeaseState state, LoadLease(op.session));
+        auto lease = journal_internal::DecideAcquire(state, op.session, op.owner, now, op.ttl);
+        if (!lease.ok()) {
+          op.error = lease.error();
+          return {};
+        }
+        op.lease_out = *lease;
+        return StoreLease(op.session, LeaseState{lease->token, op.owner, lease->expires_at, false});
+      }
+      case WriteOp::Type::kRenew: {
+        HARNESS_TRY(LeaseState state, LoadLease(op.lease.session));
+        auto lease = journal_internal::DecideRenew(state, op.lease, now, op.ttl);
+        if (!lease.ok()) {
+          op.error = lease.error();
+          return {};
+        }
+        op.lease_out = *lease;
+        state.expires_at = lease->expires_at;
+        return StoreLease(op.lease.session, state);
+      }
+      case WriteOp::Type::kRelease: {
+        HARNESS_TRY(LeaseState state, LoadLease(op.lease.session));
+        auto released = journal_internal::DecideRelease(state, op.lease);
+        if (!released.ok()) {
+          op.error = released.error();
+          return {};
+        }
+        state.released = true;
+        return StoreLease(op.lease.session, state);
+      }
+      case WriteOp::Type::kAppend:
+        return ApplyAppend(op, now);
+    }
+    return {};
+  }
+
+  Status<JournalError> ApplyAppend(WriteOp& op, JournalTime now) {
+    const AppendRequest& request = op.append;
+    HARNESS_TRY(LeaseState state, LoadLease(request.session));
+    if (auto fenced =
+            journal_internal::CheckFence(state, request.session, request.fencing_token, now);
+        !fenced.ok()) {
+      op.error = fenced.error();
+      return {};
+    }
+    std::uint64_t last = 0;
+    {
+      SqliteStmt::Use use(last_seq_);
+      last_seq_.BindUuid(1, request.session);
+      HARNESS_TRY(const bool row, last_seq_.Step("last sequence"));
+      if (row)
+        last = static_cast<std::uint64_t>(last_seq_.ColumnInt64(0));
+    }
+    std::optional<JournalError> storage_failure;
+    auto plan = journal_internal::PlanAppend(
+        request, last, [&](const Uuid& id) -> Result<std::optional<std::uint64_t>, JournalError> {
+          SqliteStmt::Use use(find_id_);
+          find_id_.BindUuid(1, request.session);
+          find_id_.BindUuid(2, id);
+          auto row = find_id_.Step("find record id");
+          if (!row.ok()) {
+            storage_failure = row.error();
+            return Fail(std::move(row).error());
+          }
+          if (!*row)
+            return std::optional<std::uint64_t>();
+          return std::optional<std::uint64_t>(find_id_.ColumnInt64(0));
+        });
+    if (storage_failure)
+      return Fail(*storage_failure);
+    if (!plan.ok()) {
+      op.error = plan.error();
+      return {};
+    }
+    for (const std::size_t i : plan->to_write) {
+      const NewRecord& r = request.records[i];
+      const std::uint64_t seq = plan->results[i].seq;
+      const Sha256Digest sum = ComputeRecordChecksum(request.session, seq, r.record_id,
+                                                     static_cast<std::uint8_t>(r.kind), r.type, r.v,
+                                                     r.created_at, op.digests[i]);
+      SqliteStmt::Use use(insert_);
+      insert_.BindUuid(1, request.session);
+      insert_.BindInt64(2, static_cast<std::int64_t>(seq));
+      insert_.BindUuid(3, r.record_id);
+      insert_.BindInt64(4, static_cast<std::uint8_t>(r.kind));
+      insert_.BindText(5, r.type);
+      insert_.BindInt64(6, r.v);
+      insert_.BindInt64(7, r.created_at.time_since_epoch().count());
+      insert_.BindBlob(8, r.payload);
+      insert_.BindBlob(9, std::span<const std::uint8_t>(sum));
+      HARNESS_TRY(const bool row, insert_.Step("insert record"));
+      (void)row;
+    }
+    op.appended = std::move(plan->results);
+    return {};
+  }
+
+  const fs::path path_;
+  const SqliteJournalOptions options_;
+
+  // Owned by the writer thread once it runs.
+  SqliteDb writer_db_;
+  SqliteStmt begin_, commit_, rollback_, lease_get_, lease_put_, last_seq_, find_id_, insert_;
+
+  std::mutex mu_;
+  std::condition_variable_any queue_cv_;
+  std::deque<std::shared_ptr<WriteOp>> queue_;
+  bool closing_ = false;
+
+  std::mutex pool_mu_;
+  std::vector<std::unique_ptr<ReaderConnection>> idle_readers_;
+
+  std::atomic<std::uint64_t> commits_{0};
+  std::atomic<std::uint64_t> requests_{0};
+
+  std::jthread writer_;  // last: started after everything above exists
+};
+
+namespace {
+
+Status<JournalError> PrepareSchema(SqliteDb& db) {
+  HARNESS_CHECK(db.Exec("BEGIN IMMEDIATE"));
+  const auto body = [&]() -> Status<JournalError> {
+    HARNESS_CHECK(
+        db.Exec("CREATE TABLE IF NOT EXISTS journal_schema(version INTEGER NOT NULL) STRICT"));
+    HARNESS_TRY(const std::string version, db.QueryText("SELECT version FROM journal_schema"));
+    if (version.empty()) {
+      HARNESS_CHECK(db.Exec(kSchema));
+      HARNESS_CHECK(db.Exec(
+          fmt::format("INSERT INTO journal_schema(version) VALUES({})", kSqliteJournalSchemaVersion)
+              .c_str()));
+    } else if (version != std::to_string(kSqliteJournalSchemaVersion)) {
+      return Fail(Error(K::kUnsupportedVersion,
+                        fmt::format("journal schema version {} is not known (this build reads {})",
+                                    version.substr(0, 20), kSqliteJournalSchemaVersion)));
+    } else {
+      HARNESS_CHECK(db.Exec(kSchema));
+    }
+    return {};
+  };
+  auto status = body();
+  if (!status.ok()) {
+    (void)db.Exec("ROLLBACK");
+    return status;
+  }
+  return db.Exec("COMMIT");
+}
+
+}  // namespace
+
+Result<std::unique_ptr<SqliteJournal>, JournalError> SqliteJournal::Open(
+    const fs::path& dir, SqliteJournalOptions options) {
+  if (!options.journal.clock)
+    options.journal.clock = std::make_shared<SystemLeaseClock>();
+  std::error_code ec;
+  const bool dir_exists = fs::exists(dir, ec);
+  if (ec)
+    return Fail(Error(K::kIo, "cannot inspect the data directory: " + ec.message()));
+  if (!dir_exists) {
+    if (!options.create_if_missing)
+      return Fail(Error(K::kNotFound, "the data directory does not exist"));
+    fs::create_directories(dir, ec);
+    if (ec)
+      return Fail(Error(K::kIo, "cannot create the data directory: " + ec.message()));
+  } else if (!fs::is_directory(dir, ec)) {
+    return Fail(Error(K::kInvalidArgument, "the data directory path is not a directory"));
+  }
+  const fs::path path = dir / kSqliteJournalFileName;
+  int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX;
+  if (options.create_if_missing) {
+    flags |= SQLITE_OPEN_CREATE;
+  } else if (!fs::exists(path, ec)) {
+    return Fail(Error(K::kNotFound,
+                      std::string("no ") + kSqliteJournalFileName + " in the data directory"));
+  }
+  HARNESS_TRY(SqliteDb db, SqliteDb::Open(path.string(), flags, options.busy_timeout));
+  HARNESS_TRY(const std::string mode, db.QueryText("PRAGMA journal_mode = WAL"));
+  if (mode != "wal")
+    return Fail(Error(K::kIo, "cannot switch the journal to WAL mode (got " + mode + ")"));
+  HARNESS_CHECK(db.Exec("PRAGMA synchronous = FULL"));
+  HARNESS_TRY(const std::string sync, db.QueryText("PRAGMA synchronous"));
+  if (sync != "2")
+    return Fail(Error(K::kIo, "cannot set synchronous=FULL (got " + sync + ")"));
+  HARNESS_CHECK(PrepareSchema(db));
+
+  auto impl = std::make_unique<Impl>(path, std::move(options), std::move(db));
+  HARNESS_CHECK(impl->Start());
+  return std::unique_ptr<SqliteJournal>(new SqliteJournal(std::move(impl)));
+}
+
+SqliteJournal::SqliteJournal(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+SqliteJournal::~SqliteJournal() = default;
+
+Result<Lease, JournalError> SqliteJournal::AcquireLease(const Uuid& session, const Uuid& owner,
+                                                        std::chrono::nanoseconds ttl) {
+  auto op = std::make_shared<WriteOp>();
+  op->type = WriteOp::Type::kAcquire;
+  op->session = session;
+  op->owner = owner;
+  op->ttl = ttl;
+  HARNESS_CHECK(impl_->Submit(op));
+  return op->lease_out;
+}
+
+Result<Lease, JournalError> SqliteJournal::RenewLease(const Lease& lease,
+                                                      std::chrono::nanoseconds ttl) {
+  auto op = std::make_shared<WriteOp>();
+  op->type = WriteOp::Type::kRenew;
+  op->lease = lease;
+  op->ttl = ttl;
+  HARNESS_CHECK(impl_->Submit(op));
+  return op->lease_out;
+}
+
+Status<JournalError> SqliteJournal::ReleaseLease(const Lease& lease) {
+  auto op = std::make_shared<WriteOp>();
+  op->type = WriteOp::Type::kRelease;
+  op->lease = lease;
+  return impl_->Submit(op);
+}
+
+Result<std::vector<AppendedRecord>, JournalError> SqliteJournal::Append(AppendRequest request) {
+  HARNESS_CHECK(journal_internal::ValidateAppendRequest(
+      request, impl_->options().journal.max_record_version));
+  auto op = std::make_shared<WriteOp>();
+  op->type = WriteOp::Type::kAppend;
+  op->digests.reserve(request.records.size());
+  for (const NewRecord& r : request.records) {
+    op->digests.push_back(Sha256(r.payload));
+    op->bytes += r.payload.size();
+  }
+  op->append = std::move(request);
+  HARNESS_CHECK(impl_->Submit(op));
+  return std::move(op->appended);
+}
+
+Result<std::vector<JournalRecord>, JournalError> SqliteJournal::Read(const Uuid& session,
+                                                                     std::uint64_t from_seq,
+                                                                     std::size_t max_count) {
+  return impl_->Read(session, from_seq, max_count);
+}
+
+Result<std::uint64_t, JournalError> SqliteJournal::LastSequence(const Uuid& session) {
+  return impl_->LastSequence(session);
+}
+
+Result<std::vector<Uuid>, JournalError> SqliteJournal::ListSessions() {
+  return impl_->ListSessions();
+}
+
+Result<VerifyReport, JournalError> SqliteJournal::Verify() {
+  return impl_->Verify();
+}
+
+SqliteJournalStats SqliteJournal::stats() const {
+  return impl_->stats();
+}
+
+}  // namespace harness
