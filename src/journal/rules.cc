@@ -219,10 +219,15 @@ Status<JournalError> VerifyScanner::Add(StoredRow row) {
     ids_.clear();
     ++report_.sessions;
   }
-  if (row.seq != last_seq_ + 1) {
-    return Fail(Error(JournalErrorKind::kCorrupt,
-                      fmt::format("session {}: seq {} follows seq {} (gap or disorder)",
-                                  row.session.ToString(), row.seq, last_seq_)));
+  if (row.seq > last_seq_ + 1) {
+    return Fail(
+        Error(JournalErrorKind::kCorrupt, fmt::format("{}: missing (the next stored seq is {})",
+                                                      Where(row.session, last_seq_ + 1), row.seq)));
+  }
+  if (row.seq <= last_seq_) {
+    return Fail(Error(
+        JournalErrorKind::kCorrupt,
+        fmt::format("{}: out of order after seq {}", Where(row.session, row.seq), last_seq_)));
   }
   const Uuid session = row.session;
   const std::uint64_t seq = row.seq;

@@ -232,8 +232,9 @@ class SqliteJournal::Impl {
         break;
       HARNESS_TRY(StoredRow stored, ReadStoredRow(stmt));
       if (stored.seq != expected) {
-        return Fail(Error(K::kCorrupt, fmt::format("session {}: seq {} is missing (found {})",
-                                                   session.ToString(), expected, stored.seq)));
+        return Fail(Error(K::kCorrupt,
+                          fmt::format("{}: missing (the next stored seq is {})",
+                                      journal_internal::Where(session, expected), stored.seq)));
       }
       ++expected;
       HARNESS_TRY(JournalRecord record,

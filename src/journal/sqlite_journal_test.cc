@@ -1,0 +1,374 @@
+// What only the SQLite backend promises: durability across reopen, its settings, typed errors
+// for corrupt or foreign files, and group commit.
+#include "harness/journal/sqlite_journal.h"
+
+#include <sqlite3.h>
+
+#include <barrier>
+#include <fstream>
+#include <thread>
+
+#include "journal/journal_test_support.h"
+
+namespace harness::journal_testing {
+namespace {
+
+using std::chrono::minutes;
+using std::chrono::seconds;
+using K = JournalErrorKind;
+
+class SqliteJournalTest : public ::testing::Test {
+ protected:
+  std::filesystem::path data() const { return dir_.path() / "data"; }
+
+  std::unique_ptr<SqliteJournal> Open(SqliteJournalOptions options = {}) {
+    options.journal.clock = clock_;
+    auto journal = SqliteJournal::Open(data(), std::move(options));
+    EXPECT_TRUE(journal.ok()) << journal.error().Describe();
+    return journal.ok() ? std::move(journal).value() : nullptr;
+  }
+
+  // Runs SQL on the journal file through a separate raw connection (the "attacker").
+  void Raw(const std::string& sql) {
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open((data() / kSqliteJournalFileName).string().c_str(), &db), SQLITE_OK);
+    char* message = nullptr;
+    const int rc = sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &message);
+    EXPECT_EQ(rc, SQLITE_OK) << (message ? message : "") << " in " << sql;
+    sqlite3_free(message);
+    sqlite3_close(db);
+  }
+
+  // XORs one byte of a blob column of the row with seq 3, through a raw connection.
+  void FlipByte(const char* column, int index) {
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open((data() / kSqliteJournalFileName).string().c_str(), &db), SQLITE_OK);
+    sqlite3_stmt* get = nullptr;
+    ASSERT_EQ(sqlite3_prepare_v2(
+                  db, (std::string("SELECT ") + column + " FROM records WHERE seq = 3").c_str(), -1,
+                  &get, nullptr),
+              SQLITE_OK);
+    ASSERT_EQ(sqlite3_step(get), SQLITE_ROW);
+    std::string bytes(static_cast<const char*>(sqlite3_column_blob(get, 0)),
+                      static_cast<std::size_t>(sqlite3_column_bytes(get, 0)));
+    sqlite3_finalize(get);
+    ASSERT_LT(static_cast<std::size_t>(index), bytes.size());
+    bytes[index] ^= 0x20;
+    sqlite3_stmt* put = nullptr;
+    ASSERT_EQ(sqlite3_prepare_v2(
+                  db, (std::string("UPDATE records SET ") + column + " = ? WHERE seq = 3").c_str(),
+                  -1, &put, nullptr),
+              SQLITE_OK);
+    sqlite3_bind_blob(put, 1, bytes.data(), static_cast<int>(bytes.size()), SQLITE_TRANSIENT);
+    EXPECT_EQ(sqlite3_step(put), SQLITE_DONE);
+    sqlite3_finalize(put);
+    sqlite3_close(db);
+  }
+
+  // Appends `n` records of one session and returns its lease.
+  Lease Fill(Journal& journal, int n) {
+    auto lease = journal.AcquireLease(Uuid::V7(), Uuid::V4(), minutes(1));
+    EXPECT_TRUE(lease.ok());
+    for (int i = 0; i < n; ++i) {
+      AppendRequest request{lease->session,
+                            lease->token,
+                            std::nullopt,
+                            {MakeRecord("{\"i\":" + std::to_string(i) + "}")}};
+      EXPECT_TRUE(journal.Append(std::move(request)).ok());
+    }
+    return *lease;
+  }
+
+  TempDir dir_;
+  std::shared_ptr<ManualLeaseClock> clock_ = std::make_shared<ManualLeaseClock>(T0());
+};
+
+TEST_F(SqliteJournalTest, ReopenKeepsRecordsLeasesAndTokens) {
+  Lease lease;
+  std::vector<JournalRecord> before;
+  Lease other;
+  {
+    auto journal = Open();
+    lease = Fill(*journal, 5);
+    other = Fill(*journal, 3);
+    before = *journal->Read(lease.session, 1, 100);
+  }
+  ASSERT_TRUE(std::filesystem::exists(data() / kSqliteJournalFileName));
+  auto journal = Open();
+  EXPECT_EQ(*journal->Read(lease.session, 1, 100), before);
+  EXPECT_EQ(*journal->LastSequence(other.session), 3u);
+  EXPECT_EQ(journal->ListSessions()->size(), 2u);
+  // The lease survived: still held, and the old token still appends.
+  EXPECT_EQ(journal->AcquireLease(lease.session, Uuid::V4(), minutes(1)).error().kind,
+            K::kLeaseHeld);
+  AppendRequest request{lease.session, lease.token, 6, {MakeRecord()}};
+  EXPECT_TRUE(journal->Append(std::move(request)).ok());
+  // Tokens keep increasing across reopen.
+  clock_->Advance(minutes(2));
+  auto next = journal->AcquireLease(lease.session, Uuid::V4(), minutes(1));
+  ASSERT_TRUE(next.ok());
+  EXPECT_EQ(next->token, lease.token + 1);
+  auto report = journal->Verify();
+  ASSERT_TRUE(report.ok()) << report.error().Describe();
+  EXPECT_EQ(report->records, 9u);
+  EXPECT_EQ(report->highest_seq, 6u);
+}
+
+TEST_F(SqliteJournalTest, RunsInWalModeWithFullSynchronousAndSchemaVersion) {
+  { auto journal = Open(); }
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open((data() / kSqliteJournalFileName).string().c_str(), &db), SQLITE_OK);
+  const auto text = [&](const char* sql) {
+    sqlite3_stmt* stmt = nullptr;
+    EXPECT_EQ(sqlite3_prepare_v2(db, sql, -1, &stmt, nullptr), SQLITE_OK);
+    std::string out;
+    if (sqlite3_step(stmt) == SQLITE_ROW)
+      out = reinterpret_cast<const char*>(sqlite3_column_text(stmt, 0));
+    sqlite3_finalize(stmt);
+    return out;
+  };
+  EXPECT_EQ(text("PRAGMA journal_mode"), "wal");  // persistent in the file
+  EXPECT_EQ(text("SELECT version FROM journal_schema"), "1");
+  sqlite3_close(db);
+}
+
+TEST_F(SqliteJournalTest, MissingDirectoryIsCreatedOrNotFound) {
+  SqliteJournalOptions no_create;
+  no_create.create_if_missing = false;
+  auto missing = SqliteJournal::Open(data(), no_create);
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.error().kind, K::kNotFound);
+  std::filesystem::create_directories(data());
+  auto no_file = SqliteJournal::Open(data(), no_create);
+  ASSERT_FALSE(no_file.ok());
+  EXPECT_EQ(no_file.error().kind, K::kNotFound);
+  EXPECT_FALSE(std::filesystem::exists(data() / kSqliteJournalFileName));
+  ASSERT_NE(Open(), nullptr);
+  EXPECT_TRUE(SqliteJournal::Open(data(), no_create).ok());
+  std::ofstream(dir_.path() / "file") << "x";
+  EXPECT_EQ(SqliteJournal::Open(dir_.path() / "file").error().kind, K::kInvalidArgument);
+}
+
+TEST_F(SqliteJournalTest, AFileThatIsNotADatabaseIsCorrupt) {
+  std::filesystem::create_directories(data());
+  std::ofstream(data() / kSqliteJournalFileName, std::ios::binary) << std::string(8192, '\x5a');
+  auto journal = SqliteJournal::Open(data());
+  ASSERT_FALSE(journal.ok());
+  EXPECT_EQ(journal.error().kind, K::kCorrupt) << journal.error().Describe();
+}
+
+TEST_F(SqliteJournalTest, AnUnknownSchemaVersionIsUnsupported) {
+  { auto journal = Open(); }
+  Raw("UPDATE journal_schema SET version = 2");
+  auto journal = SqliteJournal::Open(data());
+  ASSERT_FALSE(journal.ok());
+  EXPECT_EQ(journal.error().kind, K::kUnsupportedVersion) << journal.error().Describe();
+}
+
+struct Damage {
+  const char* name;
+  const char* sql;  // applied to the row with seq 3; "flip:<column>:<index>" flips one byte
+  K kind;
+};
+
+class SqliteCorruption : public SqliteJournalTest, public ::testing::WithParamInterface<Damage> {};
+
+TEST_P(SqliteCorruption, IsATypedErrorOnReadAndInVerifyNeverACrash) {
+  Lease lease;
+  {
+    auto journal = Open();
+    lease = Fill(*journal, 5);
+  }
+  const std::string sql = GetParam().sql;
+  if (sql.rfind("flip:", 0) == 0) {
+    const auto colon = sql.find(':', 5);
+    FlipByte(sql.substr(5, colon - 5).c_str(), std::stoi(sql.substr(colon + 1)));
+  } else {
+    Raw(sql);
+  }
+  auto journal = Open();
+  // Reads that do not touch the damaged row still work.
+  auto head = journal->Read(lease.session, 1, 2);
+  ASSERT_TRUE(head.ok()) << head.error().Describe();
+  EXPECT_EQ(head->size(), 2u);
+  auto read = journal->Read(lease.session, 1, 100);
+  ASSERT_FALSE(read.ok()) << GetParam().name;
+  EXPECT_EQ(read.error().kind, GetParam().kind) << read.error().Describe();
+  EXPECT_NE(read.error().detail.find(lease.session.ToString()), std::string::npos)
+      << read.error().detail;
+  auto verify = journal->Verify();
+  ASSERT_FALSE(verify.ok()) << GetParam().name;
+  EXPECT_EQ(verify.error().kind, GetParam().kind) << verify.error().Describe();
+  // The first problem names the damaged row (or, for a row moved to another session, the
+  // sequence number it left or arrived with).
+  const std::string& detail = verify.error().detail;
+  EXPECT_TRUE(detail.find("seq 3") != std::string::npos ||
+              detail.find("seq is 3") != std::string::npos)
+      << detail;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Rows, SqliteCorruption,
+    ::testing::Values(
+        Damage{"payload_byte",
+               "UPDATE records SET payload = CAST('{\"i\":9}' AS BLOB) WHERE seq = 3", K::kCorrupt},
+        Damage{"payload_truncated",
+               "UPDATE records SET payload = substr(payload, 1, 3) WHERE seq = 3", K::kCorrupt},
+        Damage{"payload_first_byte", "flip:payload:0", K::kCorrupt},
+        Damage{"payload_last_byte", "flip:payload:6", K::kCorrupt},
+        Damage{"checksum_first_byte", "flip:checksum:0", K::kCorrupt},
+        Damage{"checksum_last_byte", "flip:checksum:31", K::kCorrupt},
+        Damage{"session_byte", "flip:session:15", K::kCorrupt},
+        Damage{"checksum_short", "UPDATE records SET checksum = x'00' WHERE seq = 3", K::kCorrupt},
+        Damage{"version", "UPDATE records SET v = 99 WHERE seq = 3", K::kUnsupportedVersion},
+        Damage{"version_zero", "UPDATE records SET v = 0 WHERE seq = 3", K::kUnsupportedVersion},
+        Damage{"kind", "UPDATE records SET kind = 77 WHERE seq = 3", K::kCorrupt},
+        Damage{"type", "UPDATE records SET type = 'Other' WHERE seq = 3", K::kCorrupt},
+        Damage{"created_at", "UPDATE records SET created_at = created_at + 1 WHERE seq = 3",
+               K::kCorrupt},
+        Damage{"record_id", "UPDATE records SET record_id = zeroblob(16) WHERE seq = 3",
+               K::kCorrupt},
+        Damage{"record_id_length", "UPDATE records SET record_id = x'01' WHERE seq = 3",
+               K::kCorrupt},
+        Damage{"missing_row", "DELETE FROM records WHERE seq = 3", K::kCorrupt},
+        Damage{"moved_row", "UPDATE records SET seq = 30 WHERE seq = 3", K::kCorrupt}),
+    [](const auto& info) { return std::string(info.param.name); });
+
+// Hold SQLite's write lock from outside so the writer thread blocks on its first group; queue
+// more requests, some of them doomed; release the lock: the queued requests commit as one group,
+// and the doomed ones fail alone.
+TEST_F(SqliteJournalTest, OneGroupOneCommitAndRefusalsStayIndividual) {
+  SqliteJournalOptions options;
+  options.busy_timeout = std::chrono::milliseconds(120'000);
+  auto journal = Open(options);
+  const Lease good = Fill(*journal, 0);
+  const Lease other = Fill(*journal, 0);
+
+  sqlite3* blocker = nullptr;
+  ASSERT_EQ(sqlite3_open((data() / kSqliteJournalFileName).string().c_str(), &blocker), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(blocker, "BEGIN IMMEDIATE", nullptr, nullptr, nullptr), SQLITE_OK);
+  const SqliteJournalStats before = journal->stats();
+
+  constexpr int kQueued = 12;
+  std::vector<std::optional<Result<std::vector<AppendedRecord>, JournalError>>> results(kQueued +
+                                                                                        1);
+  std::vector<std::jthread> threads;
+  // First request: taken alone by the writer, which then waits for the lock.
+  threads.emplace_back([&] {
+    results[0] = journal->Append({good.session, good.token, std::nullopt, {MakeRecord()}});
+  });
+  while (journal->stats().queued != 0 || journal->stats().requests == before.requests) {
+    // The writer has taken request 0 once the queue is empty again and it counted it.
+    std::this_thread::yield();
+  }
+  for (int i = 1; i <= kQueued; ++i) {
+    threads.emplace_back([&, i] {
+      const bool doomed_fence = i % 4 == 0;
+      const bool doomed_seq = i % 4 == 1;
+      const Lease& lease = i % 2 ? good : other;
+      AppendRequest request{lease.session,
+                            doomed_fence ? lease.token + 5 : lease.token,
+                            doomed_seq ? std::optional<std::uint64_t>(999) : std::nullopt,
+                            {MakeRecord(), MakeRecord()}};
+      results[i] = journal->Append(std::move(request));
+    });
+  }
+  while (journal->stats().queued != kQueued)
+    std::this_thread::yield();
+  ASSERT_EQ(sqlite3_exec(blocker, "COMMIT", nullptr, nullptr, nullptr), SQLITE_OK);
+  sqlite3_close(blocker);
+  threads.clear();
+
+  const SqliteJournalStats after = journal->stats();
+  EXPECT_EQ(after.commits - before.commits, 2u) << "request 0 alone, then the queued group";
+  EXPECT_EQ(after.requests - before.requests, static_cast<std::uint64_t>(kQueued + 1));
+  ASSERT_TRUE(results[0]->ok()) << results[0]->error().Describe();
+  int accepted = 0;
+  for (int i = 1; i <= kQueued; ++i) {
+    if (i % 4 == 0) {
+      ASSERT_FALSE(results[i]->ok());
+      EXPECT_EQ(results[i]->error().kind, K::kStaleFence);
+    } else if (i % 4 == 1) {
+      ASSERT_FALSE(results[i]->ok());
+      EXPECT_EQ(results[i]->error().kind, K::kSequenceConflict);
+    } else {
+      ASSERT_TRUE(results[i]->ok()) << results[i]->error().Describe();
+      ++accepted;
+    }
+  }
+  EXPECT_EQ(*journal->LastSequence(good.session) + *journal->LastSequence(other.session),
+            1u + 2u * accepted);
+  EXPECT_TRUE(journal->Verify().ok());
+}
+
+TEST_F(SqliteJournalTest, ConcurrentAppendsShareCommits) {
+  auto journal = Open();
+  constexpr int kThreads = 16;
+  constexpr int kEach = 40;
+  std::vector<Lease> leases;
+  for (int t = 0; t < kThreads; ++t)
+    leases.push_back(Fill(*journal, 0));
+  const SqliteJournalStats before = journal->stats();
+  std::barrier start(kThreads);
+  {
+    std::vector<std::jthread> threads;
+    for (int t = 0; t < kThreads; ++t) {
+      threads.emplace_back([&, t] {
+        start.arrive_and_wait();
+        for (int i = 0; i < kEach; ++i) {
+          AppendRequest request{leases[t].session,
+                                leases[t].token,
+                                static_cast<std::uint64_t>(i + 1),
+                                {MakeRecord()}};
+          EXPECT_TRUE(journal->Append(std::move(request)).ok());
+        }
+      });
+    }
+  }
+  const SqliteJournalStats after = journal->stats();
+  EXPECT_EQ(after.requests - before.requests, static_cast<std::uint64_t>(kThreads * kEach));
+  EXPECT_LT(after.commits - before.commits, static_cast<std::uint64_t>(kThreads * kEach))
+      << "concurrent appends were grouped";
+  EXPECT_EQ(journal->Verify()->records, static_cast<std::uint64_t>(kThreads * kEach));
+}
+
+TEST_F(SqliteJournalTest, TwoJournalsOnOneDirectorySerializeThroughSqlite) {
+  auto a = Open();
+  auto b = Open();
+  auto lease = a->AcquireLease(Uuid::V7(), Uuid::V4(), minutes(1));
+  ASSERT_TRUE(lease.ok());
+  EXPECT_EQ(b->AcquireLease(lease->session, Uuid::V4(), minutes(1)).error().kind, K::kLeaseHeld);
+  ASSERT_TRUE(a->Append({lease->session, lease->token, 1, {MakeRecord()}}).ok());
+  ASSERT_TRUE(b->Append({lease->session, lease->token, 2, {MakeRecord()}}).ok());
+  EXPECT_EQ(a->Append({lease->session, lease->token, 2, {MakeRecord()}}).error().kind,
+            K::kSequenceConflict);
+  EXPECT_EQ(*a->LastSequence(lease->session), 2u);
+}
+
+TEST_F(SqliteJournalTest, DestroyingTheJournalFinishesEveryAcceptedAppend) {
+  Lease lease;
+  std::atomic<int> acknowledged{0};
+  {
+    auto journal = Open();
+    lease = Fill(*journal, 0);
+    std::vector<std::jthread> threads;
+    std::barrier start(9);
+    for (int t = 0; t < 8; ++t) {
+      threads.emplace_back([&] {
+        start.arrive_and_wait();
+        for (int i = 0; i < 25; ++i) {
+          if (journal->Append({lease.session, lease.token, std::nullopt, {MakeRecord()}}).ok())
+            ++acknowledged;
+        }
+      });
+    }
+    start.arrive_and_wait();
+    threads.clear();
+  }
+  auto journal = Open();
+  EXPECT_EQ(*journal->LastSequence(lease.session), static_cast<std::uint64_t>(acknowledged.load()));
+  EXPECT_EQ(acknowledged.load(), 200);
+}
+
+}  // namespace
+}  // namespace harness::journal_testing
