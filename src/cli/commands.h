@@ -2,7 +2,13 @@
 // to standard output, problems with the invocation to standard error.
 #pragma once
 
+#include <memory>
+#include <optional>
 #include <string>
+
+namespace CLI {
+class App;
+}
 
 namespace harness::cli {
 
@@ -12,5 +18,11 @@ inline constexpr int kExitUsage = 2;
 
 int ValidateSummaryCommand(const std::string& path);
 int ValidateTranscriptCommand(const std::string& path);
+
+// `harness journal show|verify|bench` (journal_commands.cc): registered on `app` before parsing;
+// RunJournalCommand returns the exit code of the one that was parsed, or nullopt.
+struct JournalCommandLine;
+std::shared_ptr<JournalCommandLine> AddJournalCommands(CLI::App& app);
+std::optional<int> RunJournalCommand(const JournalCommandLine& line);
 
 }  // namespace harness::cli

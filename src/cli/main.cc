@@ -29,6 +29,8 @@ int main(int argc, char** argv) {
   validate_transcript->add_option("FILE", transcript_path, "transcript file, or - for stdin")
       ->capture_default_str();
 
+  const auto journal = harness::cli::AddJournalCommands(app);
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -40,6 +42,8 @@ int main(int argc, char** argv) {
     return harness::cli::kExitUsage;
   }
 
+  if (const auto code = harness::cli::RunJournalCommand(*journal))
+    return *code;
   if (validate_summary->parsed())
     return harness::cli::ValidateSummaryCommand(summary_path);
   if (validate_transcript->parsed()) {

@@ -1,0 +1,336 @@
+// `harness journal show|verify|bench`: look into a SQLite journal, check it, load it.
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <atomic>
+#include <barrier>
+#include <chrono>
+#include <cstdio>
+#include <ctime>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "commands.h"
+#include "harness/core/json.h"
+#include "harness/journal/sqlite_journal.h"
+
+namespace harness::cli {
+
+struct JournalCommandLine {
+  CLI::App* show = nullptr;
+  CLI::App* verify = nullptr;
+  CLI::App* bench = nullptr;
+
+  std::string dir;
+  std::string session;
+  std::uint64_t from = 1;
+  bool json = false;
+
+  int appenders = 4;
+  std::uint64_t records = 10000;
+  std::size_t batch = 1;
+  std::size_t payload_bytes = 100;
+  bool ack_log = false;
+};
+
+namespace {
+
+// RFC 3339 UTC with nanoseconds (decisions D2): 2026-01-02T03:04:05.123456789Z.
+std::string FormatTime(JournalTime t) {
+  const std::int64_t ns = t.time_since_epoch().count();
+  std::int64_t secs = ns / 1'000'000'000;
+  std::int64_t frac = ns % 1'000'000'000;
+  if (frac < 0) {
+    frac += 1'000'000'000;
+    --secs;
+  }
+  const std::time_t tt = static_cast<std::time_t>(secs);
+  std::tm tm{};
+  gmtime_r(&tt, &tm);
+  return fmt::format("{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:09}Z", tm.tm_year + 1900, tm.tm_mon + 1,
+                     tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, frac);
+}
+
+std::string JsonLine(const JournalRecord& r) {
+  std::string out = fmt::format("{{\"seq\":{},\"session\":\"{}\",\"kind\":\"{}\",\"type\":", r.seq,
+                                r.session.ToString(), RecordKindName(r.kind));
+  AppendJsonString(out, r.type);
+  out += fmt::format(",\"record_id\":\"{}\",\"v\":{},\"created_at\":\"{}\",",
+                     r.record_id.ToString(), r.v, FormatTime(r.created_at));
+  // The payload is embedded as JSON when it is JSON, else as text under another name.
+  auto parsed = ParseStrictJson(r.payload);
+  if (parsed.ok()) {
+    out += "\"payload\":" + parsed->dump();
+  } else {
+    out += "\"payload_text\":";
+    AppendJsonString(out, r.payload);
+  }
+  out += "}";
+  return out;
+}
+
+std::string TextLine(const JournalRecord& r) {
+  return fmt::format("{} {} {} {} v{} {} {} {} bytes", r.seq, r.session.ToString(),
+                     RecordKindName(r.kind), r.type, r.v, r.record_id.ToString(),
+                     FormatTime(r.created_at), r.payload.size());
+}
+
+// Problems found in the journal's contents are exit 1; failing to open or read it is exit 2.
+int ExitFor(const JournalError& e) {
+  return (e.kind == JournalErrorKind::kCorrupt || e.kind == JournalErrorKind::kUnsupportedVersion)
+             ? kExitInvalid
+             : kExitUsage;
+}
+
+Result<std::unique_ptr<SqliteJournal>, JournalError> OpenExisting(const std::string& dir) {
+  SqliteJournalOptions options;
+  options.create_if_missing = false;
+  return SqliteJournal::Open(dir, options);
+}
+
+int Show(const JournalCommandLine& line) {
+  std::optional<Uuid> only;
+  if (!line.session.empty()) {
+    auto id = Uuid::Parse(line.session);
+    if (!id.ok()) {
+      std::fprintf(stderr, "harness journal show: --session is not a UUID\n");
+      return kExitUsage;
+    }
+    only = *id;
+  }
+  auto journal = OpenExisting(line.dir);
+  if (!journal.ok()) {
+    std::fprintf(stderr, "harness journal show: cannot open the journal: %s\n",
+                 journal.error().Describe().c_str());
+    return ExitFor(journal.error());
+  }
+  std::vector<Uuid> sessions;
+  if (only) {
+    sessions.push_back(*only);
+  } else {
+    auto all = (*journal)->ListSessions();
+    if (!all.ok()) {
+      std::fprintf(stderr, "harness journal show: %s\n", all.error().Describe().c_str());
+      return ExitFor(all.error());
+    }
+    sessions = std::move(all).value();
+  }
+  constexpr std::size_t kPage = 512;
+  for (const Uuid& session : sessions) {
+    std::uint64_t from = line.from;
+    for (;;) {
+      auto page = (*journal)->Read(session, from, kPage);
+      if (!page.ok()) {
+        std::fflush(stdout);
+        std::fprintf(stderr, "harness journal show: %s\n", page.error().Describe().c_str());
+        return ExitFor(page.error());
+      }
+      for (const JournalRecord& r : *page) {
+        const std::string text = line.json ? JsonLine(r) : TextLine(r);
+        std::fwrite(text.data(), 1, text.size(), stdout);
+        std::fputc('\n', stdout);
+      }
+      if (page->size() < kPage)
+        break;
+      from = page->back().seq + 1;
+    }
+  }
+  return kExitOk;
+}
+
+int Verify(const JournalCommandLine& line) {
+  auto journal = OpenExisting(line.dir);
+  if (!journal.ok()) {
+    std::printf("%s\n", journal.error().Describe().c_str());
+    return ExitFor(journal.error());
+  }
+  auto report = (*journal)->Verify();
+  if (!report.ok()) {
+    std::printf("%s\n", report.error().Describe().c_str());
+    return ExitFor(report.error());
+  }
+  std::printf("ok %llu records, last seq %llu\n", static_cast<unsigned long long>(report->records),
+              static_cast<unsigned long long>(report->highest_seq));
+  return kExitOk;
+}
+
+// One line per acknowledged record, each written with a single write(2) so that lines from
+// different threads never interleave and a reader sees only whole lines before a crash.
+class AckLog {
+ public:
+  explicit AckLog(bool enabled) : enabled_(enabled) {}
+  void Acknowledged(const Uuid& session, std::uint64_t seq, const Uuid& record_id) {
+    if (!enabled_)
+      return;
+    const std::string text =
+        fmt::format("ack {} {} {}\n", session.ToString(), seq, record_id.ToString());
+    std::lock_guard lock(mu_);
+    std::size_t done = 0;
+    while (done < text.size()) {
+      const ssize_t n = ::write(STDOUT_FILENO, text.data() + done, text.size() - done);
+      if (n <= 0)
+        return;
+      done += static_cast<std::size_t>(n);
+    }
+  }
+
+ private:
+  bool enabled_;
+  std::mutex mu_;
+};
+
+int Bench(const JournalCommandLine& line) {
+  if (line.appenders < 1 || line.records < 1 || line.batch < 1 ||
+      line.payload_bytes > kMaxPayloadBytes) {
+    std::fprintf(stderr, "harness journal bench: appenders, records and batch must be >= 1\n");
+    return kExitUsage;
+  }
+  auto opened = SqliteJournal::Open(line.dir);
+  if (!opened.ok()) {
+    std::fprintf(stderr, "harness journal bench: cannot open the journal: %s\n",
+                 opened.error().Describe().c_str());
+    return ExitFor(opened.error());
+  }
+  SqliteJournal& journal = **opened;
+  const Uuid owner = Uuid::V4();
+  const auto n = static_cast<std::size_t>(line.appenders);
+  std::vector<Lease> leases;
+  for (std::size_t i = 0; i < n; ++i) {
+    auto lease = journal.AcquireLease(Uuid::V7(), owner, std::chrono::hours(24));
+    if (!lease.ok()) {
+      std::fprintf(stderr, "harness journal bench: %s\n", lease.error().Describe().c_str());
+      return kExitInvalid;
+    }
+    leases.push_back(*lease);
+  }
+  AckLog acks(line.ack_log);
+  std::vector<std::vector<double>> latencies_us(n);
+  std::atomic<bool> failed{false};
+  std::barrier start(static_cast<std::ptrdiff_t>(n + 1));
+  const SqliteJournalStats before = journal.stats();
+  std::chrono::steady_clock::time_point began;
+  {
+    std::vector<std::jthread> threads;
+    for (std::size_t t = 0; t < n; ++t) {
+      threads.emplace_back([&, t] {
+        const std::uint64_t mine = line.records / n + (t < line.records % n ? 1 : 0);
+        std::uint64_t next = 1;
+        latencies_us[t].reserve(mine / line.batch + 1);
+        const std::string pad(line.payload_bytes > 40 ? line.payload_bytes - 40 : 0, 'x');
+        start.arrive_and_wait();
+        for (std::uint64_t done = 0; done < mine && !failed;) {
+          AppendRequest request;
+          request.session = leases[t].session;
+          request.fencing_token = leases[t].token;
+          request.expected_next_seq = next;
+          for (std::size_t b = 0; b < line.batch && done + b < mine; ++b) {
+            NewRecord r;
+            r.record_id = Uuid::V7();
+            r.type = "BenchRecord";
+            r.created_at = std::chrono::time_point_cast<std::chrono::nanoseconds>(
+                std::chrono::system_clock::now());
+            r.payload =
+                fmt::format("{{\"appender\":{},\"n\":{},\"pad\":\"{}\"}}", t, done + b, pad);
+            request.records.push_back(std::move(r));
+          }
+          std::vector<Uuid> ids;
+          for (const NewRecord& r : request.records)
+            ids.push_back(r.record_id);
+          const auto t0 = std::chrono::steady_clock::now();
+          auto appended = journal.Append(std::move(request));
+          const auto t1 = std::chrono::steady_clock::now();
+          if (!appended.ok()) {
+            std::fprintf(stderr, "harness journal bench: append failed: %s\n",
+                         appended.error().Describe().c_str());
+            failed = true;
+            return;
+          }
+          latencies_us[t].push_back(std::chrono::duration<double, std::micro>(t1 - t0).count());
+          for (std::size_t i = 0; i < ids.size(); ++i)
+            acks.Acknowledged(leases[t].session, (*appended)[i].seq, ids[i]);
+          next += ids.size();
+          done += ids.size();
+        }
+      });
+    }
+    began = std::chrono::steady_clock::now();
+    start.arrive_and_wait();
+  }
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
+  if (failed)
+    return kExitInvalid;
+  std::vector<double> all;
+  for (const auto& l : latencies_us)
+    all.insert(all.end(), l.begin(), l.end());
+  std::sort(all.begin(), all.end());
+  const auto pct = [&](double p) {
+    return all.empty() ? 0.0
+                       : all[std::min(all.size() - 1, static_cast<std::size_t>(p * all.size()))];
+  };
+  const SqliteJournalStats after = journal.stats();
+  const std::uint64_t commits = after.commits - before.commits;
+  std::printf("journal bench: %d appenders, %llu records, batch %zu, %zu-byte payloads, %.3f s\n",
+              line.appenders, static_cast<unsigned long long>(line.records), line.batch,
+              line.payload_bytes, seconds);
+  std::printf("durable appends/s: %.0f (records/s %.0f)\n", all.size() / seconds,
+              line.records / seconds);
+  std::printf("append latency: p50 %.1f us, p99 %.1f us\n", pct(0.50), pct(0.99));
+  std::printf("commits: %llu (%.1f appends per commit)\n", static_cast<unsigned long long>(commits),
+              commits ? static_cast<double>(all.size()) / commits : 0.0);
+  return kExitOk;
+}
+
+}  // namespace
+
+std::shared_ptr<JournalCommandLine> AddJournalCommands(CLI::App& app) {
+  auto line = std::make_shared<JournalCommandLine>();
+  auto* journal = app.add_subcommand(
+      "journal", "Look into, check and load a session journal (a directory with journal.db).");
+  journal->require_subcommand(1);
+
+  line->show = journal->add_subcommand(
+      "show",
+      "Print records, one per line: seq session kind type vN record_id created_at size.\n"
+      "With --json, one JSON object per line including the payload.");
+  line->show->add_option("DIR", line->dir, "data directory")->required();
+  line->show->add_option("--session", line->session, "only this session (UUID)");
+  line->show->add_option("--from", line->from, "first sequence number")->capture_default_str();
+  line->show->add_flag("--json", line->json, "JSON lines");
+
+  line->verify = journal->add_subcommand(
+      "verify",
+      "Check the whole journal: per session, sequences gap-free from 1, checksums, versions,\n"
+      "no duplicate record id. Prints `ok <records> records, last seq <n>` (n: the highest\n"
+      "last sequence number of any session) and exits 0, or the first problem and exits 1.");
+  line->verify->add_option("DIR", line->dir, "data directory")->required();
+
+  line->bench = journal->add_subcommand(
+      "bench",
+      "Append M records with N concurrent appenders (one session each) and print durable\n"
+      "appends per second and the p50/p99 append latency. With --ack-log, print\n"
+      "`ack <session> <seq> <record_id>` for every record once it is durable.");
+  line->bench->add_option("DIR", line->dir, "data directory (created if missing)")->required();
+  line->bench->add_option("--appenders", line->appenders, "N")->capture_default_str();
+  line->bench->add_option("--records", line->records, "M")->capture_default_str();
+  line->bench->add_option("--batch", line->batch, "records per append")->capture_default_str();
+  line->bench->add_option("--payload-bytes", line->payload_bytes, "payload size")
+      ->capture_default_str();
+  line->bench->add_flag("--ack-log", line->ack_log, "one line per durable record");
+  return line;
+}
+
+std::optional<int> RunJournalCommand(const JournalCommandLine& line) {
+  if (line.show->parsed())
+    return Show(line);
+  if (line.verify->parsed())
+    return Verify(line);
+  if (line.bench->parsed())
+    return Bench(line);
+  return std::nullopt;
+}
+
+}  // namespace harness::cli

@@ -1,0 +1,173 @@
+// `harness journal show|verify|bench` as a user runs them: output forms and exit codes
+// (0 ok, 1 the journal is inconsistent or an append failed, 2 bad usage or no journal).
+#include <gtest/gtest.h>
+#include <sqlite3.h>
+
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include "harness/core/json.h"
+#include "harness/journal/sqlite_journal.h"
+#include "journal_process.h"
+
+namespace harness::journal_e2e {
+namespace {
+
+std::vector<std::string> Fields(const std::string& line) {
+  std::istringstream in(line);
+  std::vector<std::string> out;
+  for (std::string f; in >> f;)
+    out.push_back(f);
+  return out;
+}
+
+class JournalCli : public ::testing::Test {
+ protected:
+  std::string data() const { return (dir_.path() / "data").string(); }
+
+  // A journal with 3 sessions of 10 records each, written by `harness journal bench`.
+  void Bench() {
+    const ProcessRun run =
+        Harness({"journal", "bench", data(), "--appenders", "3", "--records", "30"});
+    ASSERT_EQ(run.exit_code, 0);
+    bench_out_ = run.lines;
+  }
+
+  TempDir dir_;
+  std::vector<std::string> bench_out_;
+};
+
+TEST_F(JournalCli, BenchPrintsThroughputAndLatency) {
+  Bench();
+  ASSERT_EQ(bench_out_.size(), 4u);
+  EXPECT_EQ(bench_out_[0].rfind("journal bench: 3 appenders, 30 records", 0), 0u) << bench_out_[0];
+  EXPECT_EQ(bench_out_[1].rfind("durable appends/s: ", 0), 0u) << bench_out_[1];
+  EXPECT_EQ(bench_out_[2].rfind("append latency: p50 ", 0), 0u) << bench_out_[2];
+  EXPECT_NE(bench_out_[2].find(", p99 "), std::string::npos) << bench_out_[2];
+}
+
+TEST_F(JournalCli, VerifyPrintsRecordsAndTheHighestLastSequence) {
+  Bench();
+  const ProcessRun run = Harness({"journal", "verify", data()});
+  EXPECT_EQ(run.exit_code, 0);
+  ASSERT_EQ(run.lines.size(), 1u);
+  EXPECT_EQ(run.lines[0], "ok 30 records, last seq 10");
+}
+
+TEST_F(JournalCli, ShowPrintsOneLinePerRecordAndFilters) {
+  Bench();
+  const ProcessRun all = Harness({"journal", "show", data()});
+  EXPECT_EQ(all.exit_code, 0);
+  ASSERT_EQ(all.lines.size(), 30u);
+  std::set<std::string> sessions;
+  for (const std::string& line : all.lines) {
+    const auto f = Fields(line);
+    ASSERT_EQ(f.size(), 9u) << line;  // seq session kind type vN record_id created_at size bytes
+    EXPECT_EQ(f[2], "event");
+    EXPECT_EQ(f[3], "BenchRecord");
+    EXPECT_EQ(f[4], "v1");
+    EXPECT_TRUE(Uuid::ParseCanonical(f[5]).ok());
+    EXPECT_EQ(f[6].size(), 30u) << "RFC 3339 with nanoseconds: " << f[6];
+    EXPECT_EQ(f[6].back(), 'Z');
+    EXPECT_EQ(f[8], "bytes");
+    sessions.insert(f[1]);
+  }
+  ASSERT_EQ(sessions.size(), 3u);
+  const std::string one = *sessions.begin();
+  const ProcessRun filtered = Harness({"journal", "show", data(), "--session", one, "--from", "4"});
+  EXPECT_EQ(filtered.exit_code, 0);
+  ASSERT_EQ(filtered.lines.size(), 7u);
+  EXPECT_EQ(Fields(filtered.lines[0])[0], "4");
+  EXPECT_EQ(Fields(filtered.lines[6])[0], "10");
+  for (const auto& line : filtered.lines)
+    EXPECT_EQ(Fields(line)[1], one);
+  EXPECT_TRUE(
+      Harness({"journal", "show", data(), "--session", Uuid::V7().ToString()}).lines.empty());
+}
+
+TEST_F(JournalCli, ShowJsonIsOneStrictJsonObjectPerLineWithThePayload) {
+  Bench();
+  const ProcessRun run = Harness({"journal", "show", data(), "--json"});
+  EXPECT_EQ(run.exit_code, 0);
+  ASSERT_EQ(run.lines.size(), 30u);
+  for (const std::string& line : run.lines) {
+    auto json = ParseStrictJson(line);
+    ASSERT_TRUE(json.ok()) << line;
+    auto object = JsonObject::Open(*json, "$");
+    ASSERT_TRUE(object.ok());
+    EXPECT_TRUE(object->RequireUint("seq").ok());
+    EXPECT_TRUE(Uuid::ParseCanonical(*object->RequireString("session")).ok());
+    EXPECT_EQ(*object->RequireString("kind"), "event");
+    EXPECT_EQ(*object->RequireString("type"), "BenchRecord");
+    EXPECT_TRUE(Uuid::ParseCanonical(*object->RequireString("record_id")).ok());
+    EXPECT_EQ(*object->RequireUint("v"), 1u);
+    EXPECT_TRUE(object->RequireString("created_at").ok());
+    auto payload = object->RequireNonNull("payload");
+    ASSERT_TRUE(payload.ok());
+    EXPECT_TRUE((*payload)->is_object());
+    EXPECT_TRUE((*payload)->contains("appender"));
+    EXPECT_TRUE(object->RejectUnknown().ok());
+  }
+}
+
+TEST_F(JournalCli, AckLogHasOneLinePerDurableRecord) {
+  const ProcessRun run = Harness({"journal", "bench", data(), "--appenders", "2", "--records", "25",
+                                  "--batch", "4", "--ack-log"});
+  ASSERT_EQ(run.exit_code, 0);
+  std::set<std::string> ids;
+  for (const auto& line : run.lines) {
+    const auto f = Fields(line);
+    if (!f.empty() && f[0] == "ack") {
+      ASSERT_EQ(f.size(), 4u) << line;
+      ids.insert(f[3]);
+    }
+  }
+  EXPECT_EQ(ids.size(), 25u);
+  const ProcessRun verify = Harness({"journal", "verify", data()});
+  EXPECT_EQ(verify.lines.at(0), "ok 25 records, last seq 13");
+}
+
+TEST_F(JournalCli, ACorruptRecordIsExitOneWithTheFirstProblem) {
+  Bench();
+  {
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open((data() + "/" + kSqliteJournalFileName).c_str(), &db), SQLITE_OK);
+    ASSERT_EQ(sqlite3_exec(db, "UPDATE records SET payload = CAST('{}' AS BLOB) WHERE seq = 5",
+                           nullptr, nullptr, nullptr),
+              SQLITE_OK);
+    sqlite3_close(db);
+  }
+  const ProcessRun verify = Harness({"journal", "verify", data()});
+  EXPECT_EQ(verify.exit_code, 1);
+  ASSERT_EQ(verify.lines.size(), 1u);
+  EXPECT_EQ(verify.lines[0].rfind("corrupt: session ", 0), 0u) << verify.lines[0];
+  EXPECT_NE(verify.lines[0].find(" seq 5: checksum mismatch"), std::string::npos)
+      << verify.lines[0];
+  const ProcessRun show = Harness({"journal", "show", data()});
+  EXPECT_EQ(show.exit_code, 1);
+  EXPECT_LT(show.lines.size(), 30u) << "stops at the corrupt record";
+}
+
+TEST_F(JournalCli, AFileThatIsNotAJournalIsExitOne) {
+  std::filesystem::create_directories(data());
+  { std::ofstream(data() + "/" + kSqliteJournalFileName) << std::string(4096, 'x'); }
+  const ProcessRun verify = Harness({"journal", "verify", data()});
+  EXPECT_EQ(verify.exit_code, 1);
+  EXPECT_EQ(verify.lines.at(0).rfind("corrupt: ", 0), 0u);
+}
+
+TEST_F(JournalCli, MissingJournalAndBadUsageAreExitTwo) {
+  EXPECT_EQ(Harness({"journal", "verify", data()}).exit_code, 2);
+  EXPECT_FALSE(std::filesystem::exists(data())) << "verify never creates a journal";
+  EXPECT_EQ(Harness({"journal", "show", data()}).exit_code, 2);
+  Bench();
+  EXPECT_EQ(Harness({"journal", "show", data(), "--session", "not-a-uuid"}).exit_code, 2);
+  EXPECT_EQ(Harness({"journal", "verify"}).exit_code, 2);
+  EXPECT_EQ(Harness({"journal"}).exit_code, 2);
+  EXPECT_EQ(Harness({"journal", "bench", data(), "--appenders", "0"}).exit_code, 2);
+  EXPECT_EQ(Harness({"journal", "bench", data(), "--records", "x"}).exit_code, 2);
+}
+
+}  // namespace
+}  // namespace harness::journal_e2e

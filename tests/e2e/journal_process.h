@@ -1,0 +1,141 @@
+// Helpers for the journal's end-to-end tests: run the harness binary as a real child process,
+// read its standard output line by line, kill it.
+#pragma once
+
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+extern char** environ;
+
+namespace harness::journal_e2e {
+
+class TempDir {
+ public:
+  TempDir() {
+    std::string pattern =
+        (std::filesystem::temp_directory_path() / "harness-journal-e2e-XXXXXX").string();
+    if (mkdtemp(pattern.data()) != nullptr)
+      path_ = pattern;
+  }
+  ~TempDir() {
+    std::error_code ec;
+    std::filesystem::remove_all(path_, ec);
+  }
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  const std::filesystem::path& path() const { return path_; }
+
+ private:
+  std::filesystem::path path_;
+};
+
+// A running `harness` with its standard output on a pipe (standard error is discarded unless
+// `keep_stderr`).
+class Child {
+ public:
+  explicit Child(const std::vector<std::string>& args, bool keep_stderr = false) {
+    int fds[2];
+    if (pipe2(fds, O_CLOEXEC) != 0)
+      return;
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_adddup2(&actions, fds[1], STDOUT_FILENO);
+    if (keep_stderr)
+      posix_spawn_file_actions_adddup2(&actions, fds[1], STDERR_FILENO);
+    else
+      posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, "/dev/null", O_WRONLY, 0);
+    std::vector<std::string> argv_strings = {HARNESS_BINARY};
+    argv_strings.insert(argv_strings.end(), args.begin(), args.end());
+    std::vector<char*> argv;
+    for (auto& a : argv_strings)
+      argv.push_back(a.data());
+    argv.push_back(nullptr);
+    if (posix_spawn(&pid_, HARNESS_BINARY, &actions, nullptr, argv.data(), environ) != 0)
+      pid_ = -1;
+    posix_spawn_file_actions_destroy(&actions);
+    close(fds[1]);
+    out_ = fds[0];
+  }
+  ~Child() {
+    if (pid_ > 0) {
+      kill(pid_, SIGKILL);
+      Wait();
+    }
+    if (out_ >= 0)
+      close(out_);
+  }
+  Child(const Child&) = delete;
+  Child& operator=(const Child&) = delete;
+
+  bool started() const { return pid_ > 0; }
+
+  // The next whole line of output without its newline; false at end of output (a last line
+  // without a newline, cut by a crash, is not returned).
+  bool ReadLine(std::string& line) {
+    for (;;) {
+      const auto nl = buffer_.find('\n');
+      if (nl != std::string::npos) {
+        line = buffer_.substr(0, nl);
+        buffer_.erase(0, nl + 1);
+        return true;
+      }
+      char chunk[8192];
+      const ssize_t n = read(out_, chunk, sizeof chunk);
+      if (n < 0 && errno == EINTR)
+        continue;
+      if (n <= 0)
+        return false;
+      buffer_.append(chunk, static_cast<std::size_t>(n));
+    }
+  }
+
+  void Kill() {
+    if (pid_ > 0)
+      kill(pid_, SIGKILL);
+  }
+
+  // Waits for the child to end; returns the raw wait status.
+  int Wait() {
+    int status = 0;
+    if (pid_ > 0) {
+      while (waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
+      }
+      pid_ = -1;
+      status_ = status;
+    }
+    return status_;
+  }
+
+ private:
+  pid_t pid_ = -1;
+  int out_ = -1;
+  int status_ = 0;
+  std::string buffer_;
+};
+
+struct ProcessRun {
+  int exit_code = -1;
+  std::vector<std::string> lines;
+};
+
+// Runs the binary to completion and collects its output lines.
+inline ProcessRun Harness(const std::vector<std::string>& args, bool keep_stderr = false) {
+  Child child(args, keep_stderr);
+  ProcessRun run;
+  std::string line;
+  while (child.ReadLine(line))
+    run.lines.push_back(line);
+  const int status = child.Wait();
+  run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return run;
+}
+
+}  // namespace harness::journal_e2e
