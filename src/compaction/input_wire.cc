@@ -140,7 +140,7 @@ Result<CompactionInput, CompactionInputDecodeError> DecodeCompactionInput(std::s
   };
 
   // Steps 1-3: the shape of the wire.
-  auto parsed = ParseStrictJson(bytes);
+  auto parsed = ParseStrictJson(bytes, kInputJsonLimits);
   if (!parsed.ok())
     return wire(parsed.error());
   auto top = JsonObject::Open(*parsed, "$");

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "harness/compaction/wire.h"
+#include "harness/content/codec.h"
 #include "test_inputs.h"
 
 namespace harness {
@@ -481,6 +482,24 @@ TEST(InputWireDecode, DepthLimitIsTheTranscriptsNotTheJsonReaders) {
       at, innermost.size(),
       R"("content":[{"type":"tool_result","tool_use_id":"c","content":[],"is_error":false}])");
   EXPECT_EQ(DecodeVerdict(wire), "transcript");
+}
+
+TEST(InputWireDecode, NestingBeyondWhatTheCodecWritesIsRefusedWhileParsing) {
+  const auto with_input = [](std::size_t depth) {
+    return Replaced(
+        kStandardWire, kTranscriptJson,
+        R"([{"role":"assistant","blocks":[{"type":"tool_use","id":"c","name":"n","input":)" +
+            std::string(depth, '[') + std::string(depth, ']') + R"(}],"usage":null}])");
+  };
+  // Raw JSON deeper than kMaxRawJsonDepth is the transcript's error (kEncoding)...
+  EXPECT_EQ(DecodeVerdict(with_input(kMaxRawJsonDepth)), "accept");
+  EXPECT_EQ(DecodeVerdict(with_input(kMaxRawJsonDepth + 1)), "transcript");
+  // ...and a document deeper than anything the codec can write is not parsed at all.
+  auto deep = DecodeCompactionInput(with_input(kTranscriptJsonDepth + 1));
+  ASSERT_FALSE(deep.ok());
+  const auto* wire = std::get_if<CompactionInputWireError>(&deep.error());
+  ASSERT_NE(wire, nullptr);
+  EXPECT_EQ(wire->json.kind, JsonErrorKind::kTooDeep);
 }
 
 // ---------------------------------------------------------------------------------------------
