@@ -11,14 +11,14 @@
 
 namespace {
 
-struct Run {
+struct CliRun {
   int exit_code;
   std::string out;
 };
 
 // Runs the harness binary with `args` (already shell-quoted where needed); stderr is dropped
 // unless `with_stderr`.
-Run Harness(const std::string& args, bool with_stderr = false) {
+CliRun Harness(const std::string& args, bool with_stderr = false) {
   const std::string command =
       std::string("'") + HARNESS_BINARY + "' " + args + (with_stderr ? " 2>&1" : " 2>/dev/null");
   FILE* pipe = popen(command.c_str(), "r");
@@ -34,7 +34,9 @@ Run Harness(const std::string& args, bool with_stderr = false) {
 }
 
 std::string Example(const std::string& relative) {
-  return std::string("'") + HARNESS_SOURCE_DIR + "/examples/" + relative + "'";
+  std::string quoted = "'";
+  quoted.append(HARNESS_SOURCE_DIR).append("/examples/").append(relative).append("'");
+  return quoted;
 }
 
 std::string FirstLine(const std::string& s) {
@@ -49,7 +51,11 @@ class TempFile {
     std::ofstream(path_, std::ios::binary) << contents;
   }
   ~TempFile() { std::filesystem::remove(path_); }
-  std::string quoted() const { return "'" + path_.string() + "'"; }
+  std::string quoted() const {
+    std::string quoted = "'";
+    quoted.append(path_.string()).append("'");
+    return quoted;
+  }
 
  private:
   static inline int counter_ = 0;
@@ -57,7 +63,7 @@ class TempFile {
 };
 
 TEST(CliValidateSummary, ValidFilePrintsValid) {
-  const Run r = Harness("validate-summary " + Example("summaries/valid-coding-task.xml"));
+  const CliRun r = Harness("validate-summary " + Example("summaries/valid-coding-task.xml"));
   EXPECT_EQ(r.exit_code, 0);
   EXPECT_EQ(r.out, "valid\n");
 }
@@ -78,7 +84,7 @@ TEST(CliValidateSummary, EachInvalidExampleReportsItsReason) {
       {"summaries/invalid-cdata.xml", "invalid xml_structure"},
   };
   for (const auto& [file, first_line] : cases) {
-    const Run r = Harness("validate-summary " + Example(file));
+    const CliRun r = Harness("validate-summary " + Example(file));
     EXPECT_EQ(r.exit_code, 1) << file;
     EXPECT_EQ(FirstLine(r.out), first_line) << file;
     const std::string second = r.out.substr(r.out.find('\n') + 1);
@@ -89,7 +95,7 @@ TEST(CliValidateSummary, EachInvalidExampleReportsItsReason) {
 TEST(CliValidateSummary, NeverEchoesMoreThanEightyBytesOfInput) {
   const std::string secret(200, 'S');
   TempFile file("<conversation_summary><goal>" + secret + "<b/></goal>");
-  const Run r = Harness("validate-summary " + file.quoted());
+  const CliRun r = Harness("validate-summary " + file.quoted());
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_EQ(r.out.find(std::string(81, 'S')), std::string::npos) << r.out;
   EXPECT_EQ(r.out.find(std::string(20, 'S')), std::string::npos) << r.out;
@@ -97,21 +103,21 @@ TEST(CliValidateSummary, NeverEchoesMoreThanEightyBytesOfInput) {
 
 TEST(CliValidateSummary, EmptyInputIsXmlRoot) {
   TempFile file("");
-  const Run r = Harness("validate-summary " + file.quoted());
+  const CliRun r = Harness("validate-summary " + file.quoted());
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_EQ(FirstLine(r.out), "invalid xml_root");
 }
 
 TEST(CliValidateSummary, UnreadableFileIsUsageErrorOnStderr) {
-  const Run r = Harness("validate-summary /nonexistent/summary.xml", /*with_stderr=*/false);
+  const CliRun r = Harness("validate-summary /nonexistent/summary.xml", /*with_stderr=*/false);
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_EQ(r.out, "");
-  const Run with_err = Harness("validate-summary /nonexistent/summary.xml", true);
+  const CliRun with_err = Harness("validate-summary /nonexistent/summary.xml", true);
   EXPECT_NE(with_err.out.find("cannot open"), std::string::npos);
 }
 
 TEST(CliValidateTranscript, ValidExample) {
-  const Run r = Harness("validate-transcript " + Example("transcripts/coding-agent.json"));
+  const CliRun r = Harness("validate-transcript " + Example("transcripts/coding-agent.json"));
   EXPECT_EQ(r.exit_code, 0);
   EXPECT_EQ(r.out, "valid\n");
 }
@@ -124,7 +130,7 @@ TEST(CliValidateTranscript, InvalidExamplesNameThePathAndRule) {
       {"transcripts/invalid-empty.json", "invalid transcript $"},
   };
   for (const auto& [file, prefix] : cases) {
-    const Run r = Harness("validate-transcript " + Example(file));
+    const CliRun r = Harness("validate-transcript " + Example(file));
     EXPECT_EQ(r.exit_code, 1) << file;
     EXPECT_EQ(FirstLine(r.out).rfind(prefix, 0), 0u) << file << ": " << r.out;
   }
@@ -132,18 +138,18 @@ TEST(CliValidateTranscript, InvalidExamplesNameThePathAndRule) {
 
 TEST(CliValidateTranscript, MalformedJsonIsInvalidNotUsage) {
   TempFile file("[{\"role\":\"user\",\"blocks\":[");
-  const Run r = Harness("validate-transcript " + file.quoted());
+  const CliRun r = Harness("validate-transcript " + file.quoted());
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_EQ(FirstLine(r.out).rfind("invalid transcript", 0), 0u) << r.out;
 }
 
 TEST(CliUsage, HelpAndBadUsage) {
-  const Run help = Harness("--help");
+  const CliRun help = Harness("--help");
   EXPECT_EQ(help.exit_code, 0);
   EXPECT_NE(help.out.find("validate-summary"), std::string::npos);
   EXPECT_NE(help.out.find("validate-transcript"), std::string::npos);
   for (const char* sub : {"validate-summary --help", "validate-transcript --help"}) {
-    const Run r = Harness(sub);
+    const CliRun r = Harness(sub);
     EXPECT_EQ(r.exit_code, 0) << sub;
     EXPECT_NE(r.out.find("FILE"), std::string::npos) << sub;
   }
