@@ -5,7 +5,11 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <optional>
+#include <sstream>
 
 #include "content/base64.h"
 #include "content/raw_json.h"
@@ -730,6 +734,37 @@ TEST(DecodeTranscript, CompactInputReencodesByteForByte) {
     ASSERT_TRUE(r.ok()) << r.error().Describe();
     EXPECT_EQ(EncodeTranscript(*r).value(), json);
   }
+}
+
+// The seed corpus of fuzz/transcript_fuzz.cc: valid_* files decode and re-encode to a fixed
+// point, invalid_* files fail.
+TEST(TranscriptCorpus, SeedsAreWhatTheirNamesSay) {
+  const char* root = std::getenv("HARNESS_SOURCE_DIR");
+  const std::filesystem::path dir =
+      (root != nullptr ? std::filesystem::path(root)
+                       : std::filesystem::path(__FILE__).parent_path() / ".." / "..") /
+      "fuzz" / "corpus" / "transcript";
+  ASSERT_TRUE(std::filesystem::is_directory(dir)) << dir;
+  int valid = 0;
+  int invalid = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+    std::ifstream in(entry.path(), std::ios::binary);
+    std::stringstream text;
+    text << in.rdbuf();
+    const std::string name = entry.path().filename().string();
+    auto r = DecodeTranscript(text.str());
+    if (name.rfind("valid_", 0) == 0) {
+      ++valid;
+      ASSERT_TRUE(r.ok()) << name << ": " << r.error().Describe();
+      const std::string encoded = EncodeTranscript(*r).value();
+      EXPECT_EQ(EncodeTranscript(DecodeTranscript(encoded).value()).value(), encoded) << name;
+    } else {
+      ++invalid;
+      EXPECT_FALSE(r.ok()) << name;
+    }
+  }
+  EXPECT_GE(valid, 8);
+  EXPECT_GE(invalid, 8);
 }
 
 }  // namespace
