@@ -45,7 +45,7 @@ int ValidateTranscriptCommand(const std::string& path) {
     return kExitOk;
   }
   const TranscriptError& error = transcript.error();
-  std::printf("invalid transcript %s\n%s\n", error.Describe().c_str(),
+  std::printf("invalid transcript %s\nerror kind: %s\n", error.Describe().c_str(),
               std::string(TranscriptErrorKindName(error.kind)).c_str());
   return kExitInvalid;
 }
