@@ -314,6 +314,10 @@ RC_GTEST_PROP(CodecProperty, DomDecodingAgreesWithTextDecodingUpToRawJsonLexical
   // And what it produces is a fixed point of the text path.
   const std::string reencoded = EncodeTranscript(*dom).value();
   RC_ASSERT(EncodeTranscript(DecodeTranscript(reencoded).value()).value() == reencoded);
+  // And of the DOM path itself (what a wire decoder built on DecodeTranscriptValue relies on).
+  const auto dom_again = DecodeTranscriptValue(ParseStrictJson(reencoded).value(), "$");
+  RC_ASSERT(dom_again.ok());
+  RC_ASSERT(EncodeTranscript(*dom_again).value() == reencoded);
 }
 
 bool KnownKind(TranscriptErrorKind kind) {
