@@ -280,7 +280,10 @@ Result<std::string, TranscriptError> Decoder::RawText(const Json& value,
     return Fail(Error(TranscriptErrorKind::kEncoding, path,
                       fmt::format("raw JSON nested deeper than {}", kMaxRawJsonDepth)));
   }
-  return content_internal::CompactJsonFromDom(value);
+  auto text = content_internal::CompactJsonFromDom(value);
+  if (!text)
+    return Fail(Error(TranscriptErrorKind::kEncoding, path, "raw JSON not serializable"));
+  return std::move(*text);
 }
 
 Result<std::optional<std::string>, TranscriptError> Decoder::OptionalRaw(

@@ -1,5 +1,6 @@
 #include "content/raw_json.h"
 
+#include <exception>
 #include <vector>
 
 namespace harness::content_internal {
@@ -173,11 +174,11 @@ std::size_t JsonDepth(const Json& value, std::size_t limit) {
   return deepest;
 }
 
-std::string CompactJsonFromDom(const Json& value) {
+std::optional<std::string> CompactJsonFromDom(const Json& value) {
   try {
     return value.dump(-1, ' ', false, Json::error_handler_t::replace);
-  } catch (...) {
-    return "null";  // unreachable for values built by the JSON parser
+  } catch (const std::exception&) {
+    return std::nullopt;  // not expected for a DOM the JSON parser built; reported, not hidden
   }
 }
 

@@ -18,6 +18,7 @@
 #pragma once
 
 #include <cstddef>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -37,6 +38,7 @@ void CollectRawSpans(const Json& root, std::string_view text, RawSpans& spans);
 // without looking further than `limit + 1` levels: values deeper than `limit` report limit + 1.
 std::size_t JsonDepth(const Json& value, std::size_t limit);
 
-std::string CompactJsonFromDom(const Json& value);
+// std::nullopt if the serializer fails (it throws only on values no parser produces).
+std::optional<std::string> CompactJsonFromDom(const Json& value);
 
 }  // namespace harness::content_internal

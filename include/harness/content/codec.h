@@ -98,7 +98,8 @@ Status<TranscriptError> AppendMessage(std::string& out, const Message& message);
 // is relative to the array ("$[2].blocks[0]").
 Result<Transcript, TranscriptError> DecodeTranscript(std::string_view json,
                                                      const TranscriptLimits& limits = {});
-// Decodes an already parsed array or message; `path` prefixes error paths.
+// Decodes an already parsed array or message; `path` prefixes error paths. limits.max_bytes does
+// not apply (the caller parsed the bytes); max_messages does.
 Result<Transcript, TranscriptError> DecodeTranscriptValue(const Json& array, std::string path,
                                                           const TranscriptLimits& limits = {});
 Result<Message, TranscriptError> DecodeMessageValue(const Json& message, std::string path);
