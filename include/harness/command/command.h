@@ -1,0 +1,91 @@
+// Command: the closed union of what a client asks of a session (architecture: "what was asked"),
+// and its validation (reference/contracts.md §6, under decisions D2).
+//
+// Contract:
+// - Every command has a CommandHeader: its id (the correlation key its reply cites), the session
+//   and loop it targets, its agency (User: a person asked; Machine: the runtime asked) and when
+//   it was created. A Compact with Agency User opens a Manual attempt, with Machine an Automatic
+//   one (CompactionReasonFor, event/reasons.h).
+// - The loop is always concrete: Session::Compact resolves "the active loop" before it builds
+//   the command, so the journaled intent names the loop actually targeted. Only Shutdown may
+//   leave loop_id zero, meaning the whole session.
+// - ValidateCommand, first failure wins, CommandValidationError{<type>, <Field>, <rule>}:
+//     Compact, Interrupt: CommandID "must be set" -> SessionID "must be set" -> LoopID "must be
+//                         set" -> Agency "is invalid" (not Machine or User) -> CreatedAt "must
+//                         be set"
+//     SubmitInput:        the same, then Message "is invalid" (ValidateMessage fails)
+//     Shutdown:           CommandID -> SessionID -> Agency -> CreatedAt (loop_id free)
+//   Steps CommandID..Agency are the reference's order for Compact; CreatedAt and the other
+//   commands are ours.
+// Thread safety: plain values and pure functions.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <variant>
+
+#include "harness/content/message.h"
+#include "harness/core/result.h"
+#include "harness/core/uuid.h"
+#include "harness/event/header.h"
+#include "harness/event/time.h"
+
+namespace harness {
+
+struct CommandHeader {
+  Uuid command_id;
+  Uuid session_id;
+  Uuid loop_id;
+  Agency agency = Agency::kMachine;
+  EventTime created_at{};
+  friend bool operator==(const CommandHeader&, const CommandHeader&) = default;
+};
+
+// Compact the loop's context (manual when Agency User).
+struct Compact {
+  static constexpr std::string_view kType = "Compact";
+  CommandHeader header;
+  friend bool operator==(const Compact&, const Compact&) = default;
+};
+
+// A user input for the loop.
+struct SubmitInput {
+  static constexpr std::string_view kType = "SubmitInput";
+  CommandHeader header;
+  UserMessage message;
+  friend bool operator==(const SubmitInput&, const SubmitInput&) = default;
+};
+
+// Interrupt the loop's running turn (and a pending or running compaction).
+struct Interrupt {
+  static constexpr std::string_view kType = "Interrupt";
+  CommandHeader header;
+  friend bool operator==(const Interrupt&, const Interrupt&) = default;
+};
+
+// Shut the loop down, or the whole session when loop_id is zero.
+struct Shutdown {
+  static constexpr std::string_view kType = "Shutdown";
+  CommandHeader header;
+  friend bool operator==(const Shutdown&, const Shutdown&) = default;
+};
+
+using Command = std::variant<Compact, SubmitInput, Interrupt, Shutdown>;
+
+struct CommandValidationError {
+  std::string_view command;  // "Compact", …
+  std::string_view field;    // "CommandID", "SessionID", "LoopID", "Agency", "CreatedAt", "Message"
+  FieldRule rule = FieldRule::kIsInvalid;
+
+  // "command: invalid <Command>: <Field> <rule>"
+  std::string Message() const;
+  friend bool operator==(const CommandValidationError&, const CommandValidationError&) = default;
+};
+
+Status<CommandValidationError> ValidateCommand(const Command& command);
+
+std::string_view CommandTypeName(const Command& command);
+const CommandHeader& HeaderOf(const Command& command);
+CommandHeader& HeaderOf(Command& command);
+
+}  // namespace harness

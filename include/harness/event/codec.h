@@ -1,0 +1,83 @@
+// The durable event codec, version 1 (reference/contracts.md §5.7 under decisions D2).
+//
+// EncodeEvent(event), first failure wins:
+//   1. visibility outside {Public, Internal}  -> InvalidEventError{Visibility, "is invalid"}
+//   2. an ephemeral type                      -> EphemeralNotPersistableError (no bytes)
+//   3. Validate(event): identity, then body   -> InvalidEventError
+//   4. the encoding is longer than 16 MiB     -> EventLimitError
+// The encoding is one JSON object with no white space and a fixed member order:
+//   "type":"<EventName>","v":1, then the header: session_id, loop_id, turn_id, step_id, event_id
+//   (each omitted when zero), created_at (always), cause (omitted when all zero; inside it
+//   session_id, loop_id, turn_id, step_id, command_id, event_id, tool_execution_id omitted when
+//   zero and agency omitted when Machine), visibility (omitted when Public); then the body
+//   members in declaration order, every one always written (docs/events.md has each type's
+//   members and an example). Messages use the content codec (content/codec.h); enums are their
+//   numeric wire values; durations integer nanoseconds.
+//
+// DecodeEvent(bytes), first failure wins:
+//   1. longer than 16 MiB                                         -> EventLimitError
+//   2. not strict JSON (syntax, bad UTF-8, duplicate member at any depth, nesting deeper than a
+//      message can need), or not an object                        -> EventDecodeError
+//   3. "v": absent -> UnsupportedSchemaError{version: none}; not a non-negative integer ->
+//      EventDecodeError; any value but 1 (0 included)              -> UnsupportedSchemaError
+//   4. "type": absent -> UnknownEventTypeError{""}; not a string -> EventDecodeError; not the
+//      exact (case-sensitive) name of an enduring type — ephemeral names included ->
+//      UnknownEventTypeError
+//   5. the header's members, then the body's members, then no member left unread: a missing
+//      required member, a wrong JSON type (null included), a malformed id, time, fingerprint or
+//      message, a number out of range, an unknown member at any level, more than 10 000 retained
+//      or 100 000 history messages                                -> EventDecodeError{type}
+//   6. Validate(event): identity, then body                        -> InvalidEventError
+// Every failure is one of the six error types; no input crashes the decoder or makes it throw.
+// An accepted event re-encodes, and that encoding decodes to an equal event. Raw JSON inside
+// messages (tool_use input, provider_state) is read from the parsed document, so its numbers are
+// written back in shortest round-trip form (content/codec.h, "Raw JSON text").
+// Thread safety: pure functions.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+#include <variant>
+
+#include "harness/content/transcript.h"
+#include "harness/core/json.h"
+#include "harness/core/result.h"
+#include "harness/event/event.h"
+#include "harness/event/wire.h"
+
+namespace harness {
+
+struct UnknownEventTypeError {
+  std::string type;  // at most 128 bytes of the name found ("" when absent)
+  std::string Message() const;
+};
+
+struct EventDecodeError {
+  std::string type;  // the event type, "" when the failure came before dispatch
+  std::variant<JsonError, TranscriptError> cause;
+  std::string Message() const;
+};
+
+struct EventLimitError {
+  std::size_t size = 0;
+  std::size_t limit = kMaxRecordBytes;
+  std::string Message() const;
+};
+
+struct EphemeralNotPersistableError {
+  std::string_view type;
+  std::string Message() const;
+};
+
+using EventError = std::variant<UnknownEventTypeError, UnsupportedSchemaError, EventDecodeError,
+                                EventLimitError, EphemeralNotPersistableError, InvalidEventError>;
+
+// "unknown_type", "unsupported_version", "decode", "too_large", "ephemeral", "invalid".
+std::string_view EventErrorKindName(const EventError& error);
+std::string DescribeEventError(const EventError& error);
+
+Result<std::string, EventError> EncodeEvent(const Event& event);
+Result<Event, EventError> DecodeEvent(std::string_view bytes);
+
+}  // namespace harness

@@ -1,0 +1,173 @@
+// The compaction events (reference/contracts.md §5.2-§5.5) and the deterministic waiter reply
+// ids (§5.5, runtime.md §2.14). All are loop-scoped with the loop identity profile
+// (event/header.h) and must be Public.
+//
+// Body validation, first failure wins, every failure InvalidEventError{<type>, <Field>,
+// "is invalid"}:
+//   CompactionStarted (ephemeral):  Visibility -> AttemptID -> Reason -> Basis
+//   CompactionCommitted (enduring): Visibility -> AttemptID -> WaiterCommandIDs -> Reason ->
+//       Basis -> Summary -> Retained -> PostContext -> Duration
+//   CompactionRejected (enduring):  Visibility -> AttemptID -> WaiterCommandIDs -> Reason ->
+//       Basis -> RejectReason -> Duration
+//   CompactWaiterResolved (enduring reply): Visibility -> AttemptID -> CommandID (the cause's
+//       command id) -> CommittedEventID -> EventID (must equal CompactWaiterReplyId(attempt,
+//       command, true))
+//   CompactWaiterRejected (enduring reply): Visibility -> AttemptID -> CommandID -> RejectReason
+//       (the member `reason` holds a CompactRejectReason) -> EventID (CompactWaiterReplyId(…,
+//       false))
+// where
+//   AttemptID          non-zero
+//   WaiterCommandIDs   non-empty, no zero id, no duplicate (order is the runtime's: command
+//                      created_at ascending, ties by id bytes; not validated)
+//   Reason             Manual or Automatic
+//   Basis              a valid ContextBasis (revision and through_event_id set)
+//   Summary            exactly one block, a text block whose text is not blank after trimming
+//                      Unicode white space (the role is user by type)
+//   Retained           every message passes ValidateMessage (content/transcript.h) and the list
+//                      obeys the retained-history rule (ValidateRetainedHistory below)
+//   PostContext        ContextMeasurement::Validate passes (the error is carried in
+//                      InvalidEventError::context) and its basis is {basis.revision + 1, this
+//                      event's event_id} (ours: the reference only promises it)
+//   Duration           >= 0
+//   RejectReason       1..14
+//   CommittedEventID   non-zero
+//
+// ValidateRetainedHistory (contracts §2.4(b)): an empty list is valid; otherwise the first
+// message is a user message; assistant and system messages are allowed only while no tool call
+// is outstanding; each tool_use block directly in an assistant message needs a non-empty id that
+// is not outstanding, and becomes outstanding; a tool message needs a non-empty tool_use_id that
+// is outstanding, and closes it; user messages are allowed while calls are outstanding ("folded"
+// input); nothing may be outstanding at the end. Results may arrive in any order and an id may
+// be reused once its result arrived.
+//
+// CompactWaiterReplyId(attempt, command, resolved): the first 16 bytes of SHA-256 of
+// "looprig.compaction.waiter-reply.v1" 0x00 attempt(16 bytes) command(16 bytes) (0x01 resolved |
+// 0x00 rejected), with version nibble 8 and the RFC 4122 variant (Uuid::DeriveV8). Replays
+// therefore never duplicate a reply: the journal de-duplicates by event id.
+//
+// StampWaiterReply(reply, now) is the only way the runtime dates a reply: it requires a non-zero
+// attempt (AttemptID "is invalid"), a non-zero cause.command_id (CommandID "is invalid"), a
+// pre-set event_id (EventID "must be set") equal to the derived id (EventID "is invalid"), keeps
+// that id and sets created_at only. MakeWaiterResolved/MakeWaiterRejected build a reply with the
+// derived id, ready to stamp.
+// Thread safety: plain values and pure functions.
+#pragma once
+
+#include <chrono>
+#include <string_view>
+#include <vector>
+
+#include "harness/content/message.h"
+#include "harness/context/basis.h"
+#include "harness/context/measurement.h"
+#include "harness/core/result.h"
+#include "harness/core/uuid.h"
+#include "harness/event/header.h"
+#include "harness/event/reasons.h"
+
+namespace harness {
+
+// Retained messages per CompactionCommitted the decoder accepts (reference Appendix B).
+inline constexpr std::size_t kMaxRetainedMessages = 10'000;
+
+struct CompactionStarted {
+  static constexpr std::string_view kType = "CompactionStarted";
+  static constexpr EventClass kClass = EventClass::kEphemeral;
+  static constexpr IdentityProfile kProfile = IdentityProfile::kLoop;
+
+  EventHeader header;
+  Uuid attempt_id;
+  CompactionReason reason = CompactionReason::kUnspecified;
+  ContextBasis basis;
+
+  friend bool operator==(const CompactionStarted&, const CompactionStarted&) = default;
+};
+
+struct CompactionCommitted {
+  static constexpr std::string_view kType = "CompactionCommitted";
+  static constexpr EventClass kClass = EventClass::kEnduring;
+  static constexpr IdentityProfile kProfile = IdentityProfile::kLoop;
+
+  EventHeader header;
+  Uuid attempt_id;
+  std::vector<Uuid> waiter_command_ids;
+  CompactionReason reason = CompactionReason::kUnspecified;
+  ContextBasis basis;  // the pre-compaction basis the attempt targeted
+  UserMessage summary;
+  std::vector<Message> retained;
+  ContextMeasurement post_context;
+  std::chrono::nanoseconds duration{0};
+
+  friend bool operator==(const CompactionCommitted&, const CompactionCommitted&) = default;
+};
+
+struct CompactionRejected {
+  static constexpr std::string_view kType = "CompactionRejected";
+  static constexpr EventClass kClass = EventClass::kEnduring;
+  static constexpr IdentityProfile kProfile = IdentityProfile::kLoop;
+
+  EventHeader header;
+  Uuid attempt_id;
+  std::vector<Uuid> waiter_command_ids;
+  CompactionReason reason = CompactionReason::kUnspecified;
+  ContextBasis basis;
+  CompactRejectReason reject_reason = CompactRejectReason::kUnspecified;
+  std::chrono::nanoseconds duration{0};
+
+  friend bool operator==(const CompactionRejected&, const CompactionRejected&) = default;
+};
+
+// A reply to one waiting Compact command: header.cause.command_id is the command.
+struct CompactWaiterResolved {
+  static constexpr std::string_view kType = "CompactWaiterResolved";
+  static constexpr EventClass kClass = EventClass::kEnduring;
+  static constexpr IdentityProfile kProfile = IdentityProfile::kLoop;
+
+  EventHeader header;
+  Uuid attempt_id;
+  Uuid committed_event_id;  // the event id of the CompactionCommitted
+
+  friend bool operator==(const CompactWaiterResolved&, const CompactWaiterResolved&) = default;
+};
+
+struct CompactWaiterRejected {
+  static constexpr std::string_view kType = "CompactWaiterRejected";
+  static constexpr EventClass kClass = EventClass::kEnduring;
+  static constexpr IdentityProfile kProfile = IdentityProfile::kLoop;
+
+  EventHeader header;
+  Uuid attempt_id;
+  CompactRejectReason reason = CompactRejectReason::kUnspecified;  // wire member "reason"
+
+  friend bool operator==(const CompactWaiterRejected&, const CompactWaiterRejected&) = default;
+};
+
+Status<InvalidEventError> ValidateBody(const CompactionStarted& event);
+Status<InvalidEventError> ValidateBody(const CompactionCommitted& event);
+Status<InvalidEventError> ValidateBody(const CompactionRejected& event);
+Status<InvalidEventError> ValidateBody(const CompactWaiterResolved& event);
+Status<InvalidEventError> ValidateBody(const CompactWaiterRejected& event);
+
+// The retained-history rule alone (structural message rules not included).
+bool IsValidRetainedHistory(const std::vector<Message>& retained);
+
+// True when `text` is empty or only Unicode white space (Go's unicode.IsSpace set: \t \n \v \f
+// \r, space, U+0085, U+00A0, U+1680, U+2000-U+200A, U+2028, U+2029, U+202F, U+205F, U+3000).
+// Invalid UTF-8 is not white space.
+bool IsBlankText(std::string_view text);
+
+Uuid CompactWaiterReplyId(const Uuid& attempt, const Uuid& command, bool resolved);
+
+// A reply in the coordinates of `terminal_header` (session and loop), answering `command`
+// (cause.command_id, cause.agency), with the derived event id and no created_at.
+CompactWaiterResolved MakeWaiterResolved(const EventHeader& terminal_header, const Uuid& attempt,
+                                         const Uuid& command, Agency agency,
+                                         const Uuid& committed_event_id);
+CompactWaiterRejected MakeWaiterRejected(const EventHeader& terminal_header, const Uuid& attempt,
+                                         const Uuid& command, Agency agency,
+                                         CompactRejectReason reason);
+
+Status<InvalidEventError> StampWaiterReply(CompactWaiterResolved& reply, EventTime now);
+Status<InvalidEventError> StampWaiterReply(CompactWaiterRejected& reply, EventTime now);
+
+}  // namespace harness

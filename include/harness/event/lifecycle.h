@@ -1,0 +1,253 @@
+// The session, loop, input and turn lifecycle events: what the runtime journals so that a loop's
+// history, context basis and pending inputs are the fold of its enduring events alone
+// (docs/events.md, "Fold rules"). All must be Public.
+//
+// Identity profiles (event/header.h):
+//   session: SessionActive, SessionIdle, ActiveLoopChanged
+//   loop:    LoopCreated, InputAccepted, InputQueued, InputRejected, InputCancelled, LoopIdle,
+//            LoopExited
+//   turn:    TurnStarted, MessageCommitted, TurnCompleted, TurnFailed, TurnInterrupted
+// InputQueued is ephemeral; every other event here is enduring.
+//
+// Body validation, first failure wins, every failure InvalidEventError{<type>, <Field>,
+// "is invalid"} (Visibility first everywhere: it must be Public):
+//   ActiveLoopChanged: ActiveLoopID non-zero
+//   LoopCreated:       Kind (native|foreign) -> Model (ModelKey::Validate) -> CompactionPolicy
+//                      (a foreign loop has none) -> History (each message ValidateMessage)
+//   InputAccepted:     CommandID (cause.command_id) non-zero -> Message (ValidateMessage)
+//   InputQueued:       CommandID non-zero
+//   InputRejected:     CommandID non-zero -> Reason valid
+//   InputCancelled:    CommandID non-zero -> Reason valid
+//   LoopExited:        Reason valid
+//   MessageCommitted:  Message (ValidateMessage) -> InputCommandID (when set, the message must be
+//                      a user message)
+//   TurnFailed:        Reason (1-64 bytes of [a-z0-9_], starting with a letter) -> Detail (at
+//                      most 4096 bytes)
+//   TurnInterrupted:   Reason valid
+//   SessionActive, SessionIdle, TurnStarted, TurnCompleted, LoopIdle: nothing beyond Visibility.
+// Enum wire values are fixed; 0 is the unset sentinel and invalid everywhere.
+// Thread safety: plain values and pure functions.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "harness/content/message.h"
+#include "harness/core/model_key.h"
+#include "harness/core/result.h"
+#include "harness/core/uuid.h"
+#include "harness/event/header.h"
+
+namespace harness {
+
+// Messages in LoopCreated.history the decoder accepts.
+inline constexpr std::size_t kMaxHistoryMessages = 100'000;
+inline constexpr std::size_t kMaxTurnFailureReasonBytes = 64;
+inline constexpr std::size_t kMaxTurnFailureDetailBytes = 4096;
+
+enum class LoopKind : std::uint8_t {
+  kUnspecified = 0,
+  kNative = 1,   // driven by this runtime: turns, tools, compaction
+  kForeign = 2,  // another engine drives it; it cannot be compacted
+};
+enum class InputRejectReason : std::uint8_t {
+  kUnspecified = 0,
+  kQueueFull = 1,     // the loop's input queue holds 64 inputs
+  kShuttingDown = 2,  // the loop is shutting down
+};
+enum class InputCancelReason : std::uint8_t {
+  kUnspecified = 0,
+  kRetracted = 1,     // the client withdrew a queued input
+  kInterrupted = 2,   // an interrupt dropped a queued machine input
+  kShuttingDown = 3,  // the loop exited with the input still queued
+};
+enum class TurnInterruptReason : std::uint8_t {
+  kUnspecified = 0,
+  kInterrupted = 1,
+  kShuttingDown = 2,
+  kCanceled = 3,
+  kRestored = 4,  // synthesized on restore for a turn the journal left open
+};
+enum class LoopExitReason : std::uint8_t {
+  kUnspecified = 0,
+  kShutdown = 1,
+  kFaulted = 2,
+};
+
+// Lower-snake names ("native", "queue_full", "retracted", "restored", "faulted", …); "" for
+// values outside the domain (0 included).
+std::string_view LoopKindName(LoopKind kind);
+std::string_view InputRejectReasonName(InputRejectReason reason);
+std::string_view InputCancelReasonName(InputCancelReason reason);
+std::string_view TurnInterruptReasonName(TurnInterruptReason reason);
+std::string_view LoopExitReasonName(LoopExitReason reason);
+
+// --- session profile -------------------------------------------------------------------------
+
+struct SessionActive {
+  static constexpr std::string_view kType = "SessionActive";
+  static constexpr EventClass kClass = EventClass::kEnduring;
+  static constexpr IdentityProfile kProfile = IdentityProfile::kSession;
+  EventHeader header;
+  friend bool operator==(const SessionActive&, const SessionActive&) = default;
+};
+
+struct SessionIdle {
+  static constexpr std::string_view kType = "SessionIdle";
+  static constexpr EventClass kClass = EventClass::kEnduring;
+  static constexpr IdentityProfile kProfile = IdentityProfile::kSession;
+  EventHeader header;
+  friend bool operator==(const SessionIdle&, const SessionIdle&) = default;
+};
+
+// The loop Session::Compact and input routing target from now on.
+struct ActiveLoopChanged {
+  static constexpr std::string_view kType = "ActiveLoopChanged";
+  static constexpr EventClass kClass = EventClass::kEnduring;
+  static constexpr IdentityProfile kProfile = IdentityProfile::kSession;
+  EventHeader header;
+  Uuid active_loop_id;
+  friend bool operator==(const ActiveLoopChanged&, const ActiveLoopChanged&) = default;
+};
+
+// --- loop profile ----------------------------------------------------------------------------
+
+// The first event of a loop. `history` is the loop's initial history (an imported transcript,
+// for example); empty for a fresh loop.
+struct LoopCreated {
+  static constexpr std::string_view kType = "LoopCreated";
+  static constexpr EventClass kClass = EventClass::kEnduring;
+  static constexpr IdentityProfile kProfile = IdentityProfile::kLoop;
+  EventHeader header;
+  LoopKind kind = LoopKind::kUnspecified;
+  ModelKey model;
+  bool compaction_policy = false;  // a compaction policy is configured
+  std::vector<Message> history;
+  friend bool operator==(const LoopCreated&, const LoopCreated&) = default;
+};
+
+// A user input the loop accepted: it is queued (or taken at once) and will reach the history
+// through a MessageCommitted naming it. header.cause.command_id is the SubmitInput command.
+struct InputAccepted {
+  static constexpr std::string_view kType = "InputAccepted";
+  static constexpr EventClass kClass = EventClass::kEnduring;
+  static constexpr IdentityProfile kProfile = IdentityProfile::kLoop;
+  EventHeader header;
+  UserMessage message;
+  friend bool operator==(const InputAccepted&, const InputAccepted&) = default;
+};
+
+// Live signal: the accepted input waits because a compaction occupies the loop's slot.
+struct InputQueued {
+  static constexpr std::string_view kType = "InputQueued";
+  static constexpr EventClass kClass = EventClass::kEphemeral;
+  static constexpr IdentityProfile kProfile = IdentityProfile::kLoop;
+  EventHeader header;
+  friend bool operator==(const InputQueued&, const InputQueued&) = default;
+};
+
+// The reply to a SubmitInput the loop refused (header.cause.command_id).
+struct InputRejected {
+  static constexpr std::string_view kType = "InputRejected";
+  static constexpr EventClass kClass = EventClass::kEnduring;
+  static constexpr IdentityProfile kProfile = IdentityProfile::kLoop;
+  EventHeader header;
+  InputRejectReason reason = InputRejectReason::kUnspecified;
+  friend bool operator==(const InputRejected&, const InputRejected&) = default;
+};
+
+// A pending (accepted, not yet committed) input left the queue without reaching the history.
+struct InputCancelled {
+  static constexpr std::string_view kType = "InputCancelled";
+  static constexpr EventClass kClass = EventClass::kEnduring;
+  static constexpr IdentityProfile kProfile = IdentityProfile::kLoop;
+  EventHeader header;
+  InputCancelReason reason = InputCancelReason::kUnspecified;
+  friend bool operator==(const InputCancelled&, const InputCancelled&) = default;
+};
+
+struct LoopIdle {
+  static constexpr std::string_view kType = "LoopIdle";
+  static constexpr EventClass kClass = EventClass::kEnduring;
+  static constexpr IdentityProfile kProfile = IdentityProfile::kLoop;
+  EventHeader header;
+  friend bool operator==(const LoopIdle&, const LoopIdle&) = default;
+};
+
+struct LoopExited {
+  static constexpr std::string_view kType = "LoopExited";
+  static constexpr EventClass kClass = EventClass::kEnduring;
+  static constexpr IdentityProfile kProfile = IdentityProfile::kLoop;
+  EventHeader header;
+  LoopExitReason reason = LoopExitReason::kUnspecified;
+  friend bool operator==(const LoopExited&, const LoopExited&) = default;
+};
+
+// --- turn profile ----------------------------------------------------------------------------
+
+struct TurnStarted {
+  static constexpr std::string_view kType = "TurnStarted";
+  static constexpr EventClass kClass = EventClass::kEnduring;
+  static constexpr IdentityProfile kProfile = IdentityProfile::kTurn;
+  EventHeader header;
+  friend bool operator==(const TurnStarted&, const TurnStarted&) = default;
+};
+
+// One message appended to the loop's history: the user input the turn takes (input_command_id
+// names the InputAccepted it consumes), an assistant reply, a tool result.
+struct MessageCommitted {
+  static constexpr std::string_view kType = "MessageCommitted";
+  static constexpr EventClass kClass = EventClass::kEnduring;
+  static constexpr IdentityProfile kProfile = IdentityProfile::kTurn;
+  EventHeader header;
+  Message message = UserMessage{};
+  Uuid input_command_id;  // zero unless the message is an accepted input
+  friend bool operator==(const MessageCommitted&, const MessageCommitted&) = default;
+};
+
+struct TurnCompleted {
+  static constexpr std::string_view kType = "TurnCompleted";
+  static constexpr EventClass kClass = EventClass::kEnduring;
+  static constexpr IdentityProfile kProfile = IdentityProfile::kTurn;
+  EventHeader header;
+  friend bool operator==(const TurnCompleted&, const TurnCompleted&) = default;
+};
+
+struct TurnFailed {
+  static constexpr std::string_view kType = "TurnFailed";
+  static constexpr EventClass kClass = EventClass::kEnduring;
+  static constexpr IdentityProfile kProfile = IdentityProfile::kTurn;
+  EventHeader header;
+  std::string reason;  // a lower-snake error kind: "context_limit", "model_error", …
+  std::string detail;  // human-readable, bounded; never model output or transcript bytes
+  friend bool operator==(const TurnFailed&, const TurnFailed&) = default;
+};
+
+struct TurnInterrupted {
+  static constexpr std::string_view kType = "TurnInterrupted";
+  static constexpr EventClass kClass = EventClass::kEnduring;
+  static constexpr IdentityProfile kProfile = IdentityProfile::kTurn;
+  EventHeader header;
+  TurnInterruptReason reason = TurnInterruptReason::kUnspecified;
+  friend bool operator==(const TurnInterrupted&, const TurnInterrupted&) = default;
+};
+
+Status<InvalidEventError> ValidateBody(const SessionActive& event);
+Status<InvalidEventError> ValidateBody(const SessionIdle& event);
+Status<InvalidEventError> ValidateBody(const ActiveLoopChanged& event);
+Status<InvalidEventError> ValidateBody(const LoopCreated& event);
+Status<InvalidEventError> ValidateBody(const InputAccepted& event);
+Status<InvalidEventError> ValidateBody(const InputQueued& event);
+Status<InvalidEventError> ValidateBody(const InputRejected& event);
+Status<InvalidEventError> ValidateBody(const InputCancelled& event);
+Status<InvalidEventError> ValidateBody(const LoopIdle& event);
+Status<InvalidEventError> ValidateBody(const LoopExited& event);
+Status<InvalidEventError> ValidateBody(const TurnStarted& event);
+Status<InvalidEventError> ValidateBody(const MessageCommitted& event);
+Status<InvalidEventError> ValidateBody(const TurnCompleted& event);
+Status<InvalidEventError> ValidateBody(const TurnFailed& event);
+Status<InvalidEventError> ValidateBody(const TurnInterrupted& event);
+
+}  // namespace harness

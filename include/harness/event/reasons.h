@@ -1,0 +1,73 @@
+// Why a compaction attempt exists and why it failed (reference/contracts.md §5.6, decisions D4).
+//
+// Contract:
+// - CompactionReason: Manual 1 (the opening Compact command had Agency User), Automatic 2
+//   (Agency Machine). 0 is the unset sentinel and invalid on every wire.
+// - CompactRejectReason: the 14 reasons with fixed wire values 1-14 (RetainedTailTooLarge, 14,
+//   included although the seed page omits it). 0 is the unset sentinel and invalid, as is every
+//   value above 14.
+// - Each valid value has a fixed lower-snake name ("manual", "control_lane_full", …); the CLI
+//   prints them and FromName parses them back. Names of invalid values are "".
+// The numeric values are what the durable codecs write; they never change.
+// Thread safety: pure functions.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
+#include "harness/event/header.h"
+
+namespace harness {
+
+enum class CompactionReason : std::uint8_t {
+  kUnspecified = 0,
+  kManual = 1,
+  kAutomatic = 2,
+};
+
+enum class CompactRejectReason : std::uint8_t {
+  kUnspecified = 0,
+  kControlLaneFull = 1,        // the attempt already has 64 waiters (waiter reply only)
+  kShuttingDown = 2,           // teardown began before the start or during the attempt
+  kInterrupted = 3,            // interrupt before the start or during the attempt
+  kCanceled = 4,               // the attempt's context ended before the commit
+  kStaleBasis = 5,             // the context changed since the attempt's basis
+  kProgressPublication = 6,    // publishing CompactionStarted failed
+  kUnavailable = 7,            // nothing to compact, no policy, tail selection failed, denied
+  kExecutionFailed = 8,        // the compactor failed without a typed summary error
+  kInvalidSummary = 9,         // the summary or its envelope is invalid
+  kContextCountFailed = 10,    // counting the post-replacement request failed
+  kSummaryTooLarge = 11,       // the post-replacement request reaches the input limit
+  kInternal = 12,              // an invariant was broken
+  kContextLimitUnknown = 13,   // the input limit could not be resolved
+  kRetainedTailTooLarge = 14,  // retained tail + summary budget reach the input limit
+};
+
+inline constexpr std::uint8_t kMaxCompactRejectReason = 14;
+
+constexpr bool IsValid(CompactionReason reason) {
+  return reason == CompactionReason::kManual || reason == CompactionReason::kAutomatic;
+}
+constexpr bool IsValid(CompactRejectReason reason) {
+  const auto v = static_cast<std::uint8_t>(reason);
+  return v >= 1 && v <= kMaxCompactRejectReason;
+}
+
+// Manual for User, Automatic for Machine (reference/contracts.md §6).
+constexpr CompactionReason CompactionReasonFor(Agency agency) {
+  return agency == Agency::kUser ? CompactionReason::kManual : CompactionReason::kAutomatic;
+}
+
+// "manual", "automatic"; "" otherwise.
+std::string_view CompactionReasonName(CompactionReason reason);
+std::optional<CompactionReason> CompactionReasonFromName(std::string_view name);
+
+// "control_lane_full", "shutting_down", "interrupted", "canceled", "stale_basis",
+// "progress_publication", "unavailable", "execution_failed", "invalid_summary",
+// "context_count_failed", "summary_too_large", "internal", "context_limit_unknown",
+// "retained_tail_too_large"; "" otherwise.
+std::string_view CompactRejectReasonName(CompactRejectReason reason);
+std::optional<CompactRejectReason> CompactRejectReasonFromName(std::string_view name);
+
+}  // namespace harness

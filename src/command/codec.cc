@@ -1,0 +1,172 @@
+#include "harness/command/codec.h"
+
+#include <fmt/format.h>
+
+#include <optional>
+#include <type_traits>
+#include <utility>
+
+#include "harness/content/codec.h"
+
+namespace harness {
+namespace {
+
+constexpr JsonLimits kCommandJsonLimits{.max_bytes = kMaxRecordBytes,
+                                        .max_depth = kTranscriptJsonDepth + 1};
+constexpr std::size_t kMaxTypeNameInError = 128;
+
+using DecodeCause = std::variant<JsonError, TranscriptError>;
+
+template <class C>
+Result<Command, CommandError> DecodeTyped(JsonObject& top) {
+  const auto decode_error = [](DecodeCause cause) {
+    return Fail(CommandError(CommandDecodeError{std::string(C::kType), std::move(cause)}));
+  };
+  C command{};
+  CommandHeader& h = command.header;
+  const auto read_header = [&]() -> Status<JsonError> {
+    HARNESS_TRY(h.command_id, OptionalUuidMember(top, "command_id"));
+    HARNESS_TRY(h.session_id, OptionalUuidMember(top, "session_id"));
+    HARNESS_TRY(h.loop_id, OptionalUuidMember(top, "loop_id"));
+    HARNESS_TRY(std::uint64_t agency, top.RequireUint("agency", UINT8_MAX));
+    h.agency = static_cast<Agency>(agency);
+    HARNESS_TRY(h.created_at, RequireTimeMember(top, "created_at"));
+    return {};
+  };
+  if (auto header = read_header(); !header.ok())
+    return decode_error(std::move(header).error());
+  if constexpr (std::is_same_v<C, SubmitInput>) {
+    auto member = top.Require("message");
+    if (!member.ok())
+      return decode_error(std::move(member).error());
+    auto message = DecodeMessageValue(**member, top.MemberPath("message"));
+    if (!message.ok())
+      return decode_error(std::move(message).error());
+    auto* user = std::get_if<UserMessage>(&message->value);
+    if (user == nullptr) {
+      return decode_error(
+          JsonError{JsonErrorKind::kRange, "$.message.role", 0, "expected a user message"});
+    }
+    command.message = std::move(*user);
+  }
+  if (auto unknown = top.RejectUnknown(); !unknown.ok())
+    return decode_error(std::move(unknown).error());
+  Command out(std::move(command));
+  if (auto valid = ValidateCommand(out); !valid.ok())
+    return Fail(CommandError(std::move(valid).error()));
+  return out;
+}
+
+Result<Command, CommandError> Dispatch(std::string_view type, JsonObject& top) {
+  if (type == Compact::kType)
+    return DecodeTyped<Compact>(top);
+  if (type == SubmitInput::kType)
+    return DecodeTyped<SubmitInput>(top);
+  if (type == Interrupt::kType)
+    return DecodeTyped<Interrupt>(top);
+  if (type == Shutdown::kType)
+    return DecodeTyped<Shutdown>(top);
+  return Fail(
+      CommandError(UnknownCommandTypeError{std::string(type.substr(0, kMaxTypeNameInError))}));
+}
+
+}  // namespace
+
+std::string UnknownCommandTypeError::Message() const {
+  if (type.empty())
+    return "command without a type";
+  return "unknown command type " + QuoteForDetail(type, 64);
+}
+
+std::string CommandDecodeError::Message() const {
+  std::string out = "cannot decode command";
+  if (!type.empty()) {
+    out.push_back(' ');
+    out += type;
+  }
+  out += ": ";
+  out += std::visit([](const auto& c) { return c.Describe(); }, cause);
+  return out;
+}
+
+std::string CommandLimitError::Message() const {
+  return fmt::format("command of {} bytes exceeds the limit of {}", size, limit);
+}
+
+std::string_view CommandErrorKindName(const CommandError& error) {
+  switch (error.index()) {
+    case 0:
+      return "unknown_type";
+    case 1:
+      return "unsupported_version";
+    case 2:
+      return "decode";
+    case 3:
+      return "too_large";
+    default:
+      return "invalid";
+  }
+}
+
+std::string DescribeCommandError(const CommandError& error) {
+  return std::visit([](const auto& e) { return e.Message(); }, error);
+}
+
+Result<std::string, CommandError> EncodeCommand(const Command& command) {
+  if (auto valid = ValidateCommand(command); !valid.ok())
+    return Fail(CommandError(std::move(valid).error()));
+  const CommandHeader& h = HeaderOf(command);
+  std::string out;
+  WireWriter w(out);
+  w.String("type", CommandTypeName(command))
+      .Uint("v", kRecordSchemaVersion)
+      .IdIfSet("command_id", h.command_id)
+      .IdIfSet("session_id", h.session_id)
+      .IdIfSet("loop_id", h.loop_id)
+      .Uint("agency", static_cast<std::uint8_t>(h.agency))
+      .Time("created_at", h.created_at);
+  if (const auto* input = std::get_if<SubmitInput>(&command)) {
+    w.Key("message");
+    if (!AppendMessage(out, input->message).ok()) {
+      return Fail(CommandError(
+          CommandValidationError{SubmitInput::kType, "Message", FieldRule::kIsInvalid}));
+    }
+  }
+  w.Close();
+  if (out.size() > kMaxRecordBytes)
+    return Fail(CommandError(CommandLimitError{out.size(), kMaxRecordBytes}));
+  return out;
+}
+
+Result<Command, CommandError> DecodeCommand(std::string_view bytes) {
+  if (bytes.size() > kMaxRecordBytes)
+    return Fail(CommandError(CommandLimitError{bytes.size(), kMaxRecordBytes}));
+  const auto decode_error = [](JsonError error) {
+    return Fail(CommandError(CommandDecodeError{"", std::move(error)}));
+  };
+  auto parsed = ParseStrictJson(bytes, kCommandJsonLimits);
+  if (!parsed.ok())
+    return decode_error(std::move(parsed).error());
+  auto top = JsonObject::Open(*parsed, "$");
+  if (!top.ok())
+    return decode_error(std::move(top).error());
+
+  const Json* v = top->Find("v");
+  if (v == nullptr)
+    return Fail(CommandError(UnsupportedSchemaError{"command", std::nullopt}));
+  auto version = JsonAsUint(*v, "$.v");
+  if (!version.ok())
+    return decode_error(std::move(version).error());
+  if (*version != kRecordSchemaVersion)
+    return Fail(CommandError(UnsupportedSchemaError{"command", *version}));
+
+  const Json* type = top->Find("type");
+  if (type == nullptr)
+    return Fail(CommandError(UnknownCommandTypeError{""}));
+  auto name = JsonAsString(*type, "$.type");
+  if (!name.ok())
+    return decode_error(std::move(name).error());
+  return Dispatch(*name, *top);
+}
+
+}  // namespace harness

@@ -1,0 +1,75 @@
+#include "harness/command/command.h"
+
+#include "harness/content/transcript.h"
+
+namespace harness {
+namespace {
+
+template <class C>
+Failure<CommandValidationError> Broken(std::string_view field, FieldRule rule) {
+  return Fail(CommandValidationError{C::kType, field, rule});
+}
+
+template <class C>
+Status<CommandValidationError> ValidateHeader(const CommandHeader& h, bool loop_required) {
+  if (h.command_id.IsZero())
+    return Broken<C>("CommandID", FieldRule::kMustBeSet);
+  if (h.session_id.IsZero())
+    return Broken<C>("SessionID", FieldRule::kMustBeSet);
+  if (loop_required && h.loop_id.IsZero())
+    return Broken<C>("LoopID", FieldRule::kMustBeSet);
+  if (h.agency != Agency::kMachine && h.agency != Agency::kUser)
+    return Broken<C>("Agency", FieldRule::kIsInvalid);
+  if (h.created_at.time_since_epoch().count() == 0)
+    return Broken<C>("CreatedAt", FieldRule::kMustBeSet);
+  return {};
+}
+
+Status<CommandValidationError> ValidateOne(const Compact& c) {
+  return ValidateHeader<Compact>(c.header, true);
+}
+
+Status<CommandValidationError> ValidateOne(const SubmitInput& c) {
+  HARNESS_CHECK(ValidateHeader<SubmitInput>(c.header, true));
+  if (!ValidateMessage(c.message).ok())
+    return Broken<SubmitInput>("Message", FieldRule::kIsInvalid);
+  return {};
+}
+
+Status<CommandValidationError> ValidateOne(const Interrupt& c) {
+  return ValidateHeader<Interrupt>(c.header, true);
+}
+
+Status<CommandValidationError> ValidateOne(const Shutdown& c) {
+  return ValidateHeader<Shutdown>(c.header, false);
+}
+
+}  // namespace
+
+std::string CommandValidationError::Message() const {
+  std::string out = "command: invalid ";
+  out.append(command);
+  out += ": ";
+  out.append(field);
+  out.push_back(' ');
+  out.append(FieldRuleText(rule));
+  return out;
+}
+
+Status<CommandValidationError> ValidateCommand(const Command& command) {
+  return std::visit([](const auto& c) { return ValidateOne(c); }, command);
+}
+
+std::string_view CommandTypeName(const Command& command) {
+  return std::visit([](const auto& c) { return std::decay_t<decltype(c)>::kType; }, command);
+}
+
+const CommandHeader& HeaderOf(const Command& command) {
+  return std::visit([](const auto& c) -> const CommandHeader& { return c.header; }, command);
+}
+
+CommandHeader& HeaderOf(Command& command) {
+  return std::visit([](auto& c) -> CommandHeader& { return c.header; }, command);
+}
+
+}  // namespace harness

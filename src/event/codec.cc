@@ -1,0 +1,514 @@
+#include "harness/event/codec.h"
+
+#include <fmt/format.h>
+
+#include <optional>
+#include <type_traits>
+#include <utility>
+
+#include "harness/content/codec.h"
+
+namespace harness {
+namespace {
+
+// The event object, then a message list, then everything a message can nest.
+constexpr JsonLimits kEventJsonLimits{.max_bytes = kMaxRecordBytes,
+                                      .max_depth = kTranscriptJsonDepth + 1};
+constexpr std::size_t kMaxTypeNameInError = 128;
+// Waiter ids a terminal may list on the wire (the runtime never exceeds 64).
+constexpr std::size_t kMaxWaiterCommandIds = 10'000;
+
+using DecodeCause = std::variant<JsonError, TranscriptError>;
+
+// ---------------------------------------------------------------------------------------------
+// Writing
+
+void WriteHeader(WireWriter& w, const EventHeader& h) {
+  w.IdIfSet("session_id", h.session_id)
+      .IdIfSet("loop_id", h.loop_id)
+      .IdIfSet("turn_id", h.turn_id)
+      .IdIfSet("step_id", h.step_id)
+      .IdIfSet("event_id", h.event_id)
+      .Time("created_at", h.created_at);
+  if (!h.cause.IsZero()) {
+    const Cause& c = h.cause;
+    w.Key("cause");
+    WireWriter inner(w.out());
+    inner.IdIfSet("session_id", c.session_id)
+        .IdIfSet("loop_id", c.loop_id)
+        .IdIfSet("turn_id", c.turn_id)
+        .IdIfSet("step_id", c.step_id)
+        .IdIfSet("command_id", c.command_id)
+        .IdIfSet("event_id", c.event_id)
+        .IdIfSet("tool_execution_id", c.tool_execution_id);
+    if (c.agency != Agency::kMachine)
+      inner.Uint("agency", static_cast<std::uint8_t>(c.agency));
+    inner.Close();
+  }
+  if (h.visibility != Visibility::kPublic)
+    w.Uint("visibility", static_cast<std::uint8_t>(h.visibility));
+}
+
+template <class E>
+Status<InvalidEventError> WriteMessage(WireWriter& w, std::string_view name, std::string_view field,
+                                       const Message& message) {
+  w.Key(name);
+  if (!AppendMessage(w.out(), message).ok())
+    return Fail(InvalidEventError{E::kType, field, FieldRule::kIsInvalid, std::nullopt});
+  return {};
+}
+
+template <class E>
+Status<InvalidEventError> WriteMessages(WireWriter& w, std::string_view name,
+                                        std::string_view field,
+                                        const std::vector<Message>& messages) {
+  w.Key(name);
+  std::string& out = w.out();
+  out.push_back('[');
+  for (std::size_t i = 0; i < messages.size(); ++i) {
+    if (i > 0)
+      out.push_back(',');
+    if (!AppendMessage(out, messages[i]).ok())
+      return Fail(InvalidEventError{E::kType, field, FieldRule::kIsInvalid, std::nullopt});
+  }
+  out.push_back(']');
+  return {};
+}
+
+std::uint8_t Raw(auto value) {
+  return static_cast<std::uint8_t>(value);
+}
+
+// One WriteBody per enduring type: its members in declaration order.
+Status<InvalidEventError> WriteBody(WireWriter& w, const CompactionCommitted& e) {
+  using E = CompactionCommitted;
+  w.Id("attempt_id", e.attempt_id)
+      .Ids("waiter_command_ids", e.waiter_command_ids)
+      .Uint("reason", Raw(e.reason))
+      .Basis("basis", e.basis);
+  HARNESS_CHECK(WriteMessage<E>(w, "summary", "Summary", e.summary));
+  HARNESS_CHECK(WriteMessages<E>(w, "retained", "Retained", e.retained));
+  w.Measurement("post_context", e.post_context).Int("duration", e.duration.count());
+  return {};
+}
+
+Status<InvalidEventError> WriteBody(WireWriter& w, const CompactionRejected& e) {
+  w.Id("attempt_id", e.attempt_id)
+      .Ids("waiter_command_ids", e.waiter_command_ids)
+      .Uint("reason", Raw(e.reason))
+      .Basis("basis", e.basis)
+      .Uint("reject_reason", Raw(e.reject_reason))
+      .Int("duration", e.duration.count());
+  return {};
+}
+
+Status<InvalidEventError> WriteBody(WireWriter& w, const CompactWaiterResolved& e) {
+  w.Id("attempt_id", e.attempt_id).Id("committed_event_id", e.committed_event_id);
+  return {};
+}
+
+Status<InvalidEventError> WriteBody(WireWriter& w, const CompactWaiterRejected& e) {
+  w.Id("attempt_id", e.attempt_id).Uint("reason", Raw(e.reason));
+  return {};
+}
+
+Status<InvalidEventError> WriteBody(WireWriter& w, const ContextMeasured& e) {
+  w.Measurement("measurement", e.measurement);
+  return {};
+}
+
+Status<InvalidEventError> WriteBody(WireWriter& w, const ActiveLoopChanged& e) {
+  w.Id("active_loop_id", e.active_loop_id);
+  return {};
+}
+
+Status<InvalidEventError> WriteBody(WireWriter& w, const LoopCreated& e) {
+  w.Uint("kind", Raw(e.kind))
+      .Model("model", e.model)
+      .Bool("compaction_policy", e.compaction_policy);
+  return WriteMessages<LoopCreated>(w, "history", "History", e.history);
+}
+
+Status<InvalidEventError> WriteBody(WireWriter& w, const InputAccepted& e) {
+  return WriteMessage<InputAccepted>(w, "message", "Message", e.message);
+}
+
+Status<InvalidEventError> WriteBody(WireWriter& w, const InputRejected& e) {
+  w.Uint("reason", Raw(e.reason));
+  return {};
+}
+
+Status<InvalidEventError> WriteBody(WireWriter& w, const InputCancelled& e) {
+  w.Uint("reason", Raw(e.reason));
+  return {};
+}
+
+Status<InvalidEventError> WriteBody(WireWriter& w, const LoopExited& e) {
+  w.Uint("reason", Raw(e.reason));
+  return {};
+}
+
+Status<InvalidEventError> WriteBody(WireWriter& w, const MessageCommitted& e) {
+  HARNESS_CHECK(WriteMessage<MessageCommitted>(w, "message", "Message", e.message));
+  w.IdIfSet("input_command_id", e.input_command_id);
+  return {};
+}
+
+Status<InvalidEventError> WriteBody(WireWriter& w, const TurnFailed& e) {
+  w.String("reason", e.reason).String("detail", e.detail);
+  return {};
+}
+
+Status<InvalidEventError> WriteBody(WireWriter& w, const TurnInterrupted& e) {
+  w.Uint("reason", Raw(e.reason));
+  return {};
+}
+
+// Types with no body members.
+template <class E>
+Status<InvalidEventError> WriteBody(WireWriter&, const E&) {
+  return {};
+}
+
+// ---------------------------------------------------------------------------------------------
+// Reading
+
+Result<EventHeader, JsonError> ReadHeader(JsonObject& top) {
+  EventHeader h;
+  HARNESS_TRY(h.session_id, OptionalUuidMember(top, "session_id"));
+  HARNESS_TRY(h.loop_id, OptionalUuidMember(top, "loop_id"));
+  HARNESS_TRY(h.turn_id, OptionalUuidMember(top, "turn_id"));
+  HARNESS_TRY(h.step_id, OptionalUuidMember(top, "step_id"));
+  HARNESS_TRY(h.event_id, OptionalUuidMember(top, "event_id"));
+  HARNESS_TRY(h.created_at, RequireTimeMember(top, "created_at"));
+  if (const Json* cause = top.Find("cause")) {
+    HARNESS_TRY(JsonObject c, JsonObject::Open(*cause, top.MemberPath("cause")));
+    HARNESS_TRY(h.cause.session_id, OptionalUuidMember(c, "session_id"));
+    HARNESS_TRY(h.cause.loop_id, OptionalUuidMember(c, "loop_id"));
+    HARNESS_TRY(h.cause.turn_id, OptionalUuidMember(c, "turn_id"));
+    HARNESS_TRY(h.cause.step_id, OptionalUuidMember(c, "step_id"));
+    HARNESS_TRY(h.cause.command_id, OptionalUuidMember(c, "command_id"));
+    HARNESS_TRY(h.cause.event_id, OptionalUuidMember(c, "event_id"));
+    HARNESS_TRY(h.cause.tool_execution_id, OptionalUuidMember(c, "tool_execution_id"));
+    if (const Json* agency = c.Find("agency")) {
+      HARNESS_TRY(std::uint64_t v, JsonAsUint(*agency, c.MemberPath("agency"), UINT8_MAX));
+      h.cause.agency = static_cast<Agency>(v);
+    }
+    HARNESS_CHECK(c.RejectUnknown());
+  }
+  if (const Json* visibility = top.Find("visibility")) {
+    HARNESS_TRY(std::uint64_t v, JsonAsUint(*visibility, top.MemberPath("visibility"), UINT8_MAX));
+    h.visibility = static_cast<Visibility>(v);
+  }
+  return h;
+}
+
+// An 8-bit enum member; its domain is the validator's to judge.
+template <class Enum>
+Result<Enum, JsonError> RequireEnumMember(JsonObject& object, std::string_view name) {
+  HARNESS_TRY(std::uint64_t v, object.RequireUint(name, UINT8_MAX));
+  return static_cast<Enum>(v);
+}
+
+Result<Message, DecodeCause> ReadMessageMember(JsonObject& object, std::string_view name) {
+  HARNESS_TRY(const Json* member, object.Require(name));
+  HARNESS_TRY(Message message, DecodeMessageValue(*member, object.MemberPath(name)));
+  return message;
+}
+
+Result<UserMessage, DecodeCause> ReadUserMessageMember(JsonObject& object, std::string_view name) {
+  HARNESS_TRY(Message message, ReadMessageMember(object, name));
+  auto* user = std::get_if<UserMessage>(&message.value);
+  if (user == nullptr) {
+    return Fail(JsonError{JsonErrorKind::kRange, object.MemberPath(name) + ".role", 0,
+                          "expected a user message"});
+  }
+  return std::move(*user);
+}
+
+Result<std::vector<Message>, DecodeCause> ReadMessagesMember(JsonObject& object,
+                                                             std::string_view name,
+                                                             std::size_t max_messages) {
+  HARNESS_TRY(const Json* member, object.Require(name));
+  if (!member->is_array()) {
+    return Fail(JsonError{JsonErrorKind::kType, object.MemberPath(name), 0, "expected an array"});
+  }
+  if (member->size() > max_messages) {
+    return Fail(JsonError{JsonErrorKind::kRange, object.MemberPath(name), 0,
+                          fmt::format("more than {} messages", max_messages)});
+  }
+  std::vector<Message> messages;
+  messages.reserve(member->size());
+  for (std::size_t i = 0; i < member->size(); ++i) {
+    HARNESS_TRY(Message message, DecodeMessageValue((*member)[i], object.ElementPath(name, i)));
+    messages.push_back(std::move(message));
+  }
+  return messages;
+}
+
+Status<DecodeCause> ReadBody(JsonObject& top, CompactionCommitted& e) {
+  HARNESS_TRY(e.attempt_id, RequireUuidMember(top, "attempt_id"));
+  HARNESS_TRY(e.waiter_command_ids,
+              RequireUuidArrayMember(top, "waiter_command_ids", kMaxWaiterCommandIds));
+  HARNESS_TRY(e.reason, RequireEnumMember<CompactionReason>(top, "reason"));
+  HARNESS_TRY(e.basis, RequireBasisMember(top, "basis"));
+  HARNESS_TRY(e.summary, ReadUserMessageMember(top, "summary"));
+  HARNESS_TRY(e.retained, ReadMessagesMember(top, "retained", kMaxRetainedMessages));
+  HARNESS_TRY(e.post_context, RequireMeasurementMember(top, "post_context"));
+  HARNESS_TRY(std::int64_t duration, RequireInt64Member(top, "duration"));
+  e.duration = std::chrono::nanoseconds(duration);
+  return {};
+}
+
+Status<DecodeCause> ReadBody(JsonObject& top, CompactionRejected& e) {
+  HARNESS_TRY(e.attempt_id, RequireUuidMember(top, "attempt_id"));
+  HARNESS_TRY(e.waiter_command_ids,
+              RequireUuidArrayMember(top, "waiter_command_ids", kMaxWaiterCommandIds));
+  HARNESS_TRY(e.reason, RequireEnumMember<CompactionReason>(top, "reason"));
+  HARNESS_TRY(e.basis, RequireBasisMember(top, "basis"));
+  HARNESS_TRY(e.reject_reason, RequireEnumMember<CompactRejectReason>(top, "reject_reason"));
+  HARNESS_TRY(std::int64_t duration, RequireInt64Member(top, "duration"));
+  e.duration = std::chrono::nanoseconds(duration);
+  return {};
+}
+
+Status<DecodeCause> ReadBody(JsonObject& top, CompactWaiterResolved& e) {
+  HARNESS_TRY(e.attempt_id, RequireUuidMember(top, "attempt_id"));
+  HARNESS_TRY(e.committed_event_id, RequireUuidMember(top, "committed_event_id"));
+  return {};
+}
+
+Status<DecodeCause> ReadBody(JsonObject& top, CompactWaiterRejected& e) {
+  HARNESS_TRY(e.attempt_id, RequireUuidMember(top, "attempt_id"));
+  HARNESS_TRY(e.reason, RequireEnumMember<CompactRejectReason>(top, "reason"));
+  return {};
+}
+
+Status<DecodeCause> ReadBody(JsonObject& top, ContextMeasured& e) {
+  HARNESS_TRY(e.measurement, RequireMeasurementMember(top, "measurement"));
+  return {};
+}
+
+Status<DecodeCause> ReadBody(JsonObject& top, ActiveLoopChanged& e) {
+  HARNESS_TRY(e.active_loop_id, RequireUuidMember(top, "active_loop_id"));
+  return {};
+}
+
+Status<DecodeCause> ReadBody(JsonObject& top, LoopCreated& e) {
+  HARNESS_TRY(e.kind, RequireEnumMember<LoopKind>(top, "kind"));
+  HARNESS_TRY(e.model, RequireModelMember(top, "model"));
+  HARNESS_TRY(e.compaction_policy, top.RequireBool("compaction_policy"));
+  HARNESS_TRY(e.history, ReadMessagesMember(top, "history", kMaxHistoryMessages));
+  return {};
+}
+
+Status<DecodeCause> ReadBody(JsonObject& top, InputAccepted& e) {
+  HARNESS_TRY(e.message, ReadUserMessageMember(top, "message"));
+  return {};
+}
+
+Status<DecodeCause> ReadBody(JsonObject& top, InputRejected& e) {
+  HARNESS_TRY(e.reason, RequireEnumMember<InputRejectReason>(top, "reason"));
+  return {};
+}
+
+Status<DecodeCause> ReadBody(JsonObject& top, InputCancelled& e) {
+  HARNESS_TRY(e.reason, RequireEnumMember<InputCancelReason>(top, "reason"));
+  return {};
+}
+
+Status<DecodeCause> ReadBody(JsonObject& top, LoopExited& e) {
+  HARNESS_TRY(e.reason, RequireEnumMember<LoopExitReason>(top, "reason"));
+  return {};
+}
+
+Status<DecodeCause> ReadBody(JsonObject& top, MessageCommitted& e) {
+  HARNESS_TRY(e.message, ReadMessageMember(top, "message"));
+  HARNESS_TRY(e.input_command_id, OptionalUuidMember(top, "input_command_id"));
+  return {};
+}
+
+Status<DecodeCause> ReadBody(JsonObject& top, TurnFailed& e) {
+  HARNESS_TRY(e.reason, top.RequireString("reason"));
+  HARNESS_TRY(e.detail, top.RequireString("detail"));
+  return {};
+}
+
+Status<DecodeCause> ReadBody(JsonObject& top, TurnInterrupted& e) {
+  HARNESS_TRY(e.reason, RequireEnumMember<TurnInterruptReason>(top, "reason"));
+  return {};
+}
+
+template <class E>
+Status<DecodeCause> ReadBody(JsonObject&, E&) {
+  return {};
+}
+
+template <class E>
+Result<Event, EventError> DecodeTyped(JsonObject& top) {
+  const auto decode_error = [](DecodeCause cause) {
+    return Fail(EventError(EventDecodeError{std::string(E::kType), std::move(cause)}));
+  };
+  E event{};
+  auto header = ReadHeader(top);
+  if (!header.ok())
+    return decode_error(std::move(header).error());
+  event.header = std::move(header).value();
+  if (auto body = ReadBody(top, event); !body.ok())
+    return decode_error(std::move(body).error());
+  if (auto unknown = top.RejectUnknown(); !unknown.ok())
+    return decode_error(std::move(unknown).error());
+  if (auto identity = ValidateIdentity(E::kType, E::kProfile, event.header); !identity.ok())
+    return Fail(EventError(std::move(identity).error()));
+  if (auto body = ValidateBody(event); !body.ok())
+    return Fail(EventError(std::move(body).error()));
+  return Event(std::move(event));
+}
+
+template <class E>
+bool TryDecode(std::string_view type, JsonObject& top,
+               std::optional<Result<Event, EventError>>& out) {
+  if constexpr (!kIsEnduring<E>) {
+    return false;
+  } else {
+    if (type != E::kType)
+      return false;
+    out.emplace(DecodeTyped<E>(top));
+    return true;
+  }
+}
+
+Result<Event, EventError> Dispatch(std::string_view type, JsonObject& top) {
+  std::optional<Result<Event, EventError>> out;
+  [&]<std::size_t... I>(std::index_sequence<I...>) {
+    (TryDecode<std::variant_alternative_t<I, Event>>(type, top, out) || ...);
+  }
+  (std::make_index_sequence<kEventKindCount>{});
+  if (!out.has_value())
+    return Fail(
+        EventError(UnknownEventTypeError{std::string(type.substr(0, kMaxTypeNameInError))}));
+  return std::move(*out);
+}
+
+}  // namespace
+
+std::string UnknownEventTypeError::Message() const {
+  if (type.empty())
+    return "event without a type";
+  return "unknown event type " + QuoteForDetail(type, 64);
+}
+
+std::string EventDecodeError::Message() const {
+  std::string out = "cannot decode event";
+  if (!type.empty()) {
+    out.push_back(' ');
+    out += type;
+  }
+  out += ": ";
+  out += std::visit(
+      [](const auto& c) -> std::string {
+        if constexpr (std::is_same_v<std::decay_t<decltype(c)>, JsonError>) {
+          return c.Describe();
+        } else {
+          return c.Describe();
+        }
+      },
+      cause);
+  return out;
+}
+
+std::string EventLimitError::Message() const {
+  return fmt::format("event of {} bytes exceeds the limit of {}", size, limit);
+}
+
+std::string EphemeralNotPersistableError::Message() const {
+  std::string out = "event ";
+  out.append(type);
+  out += " is ephemeral and cannot be persisted";
+  return out;
+}
+
+std::string_view EventErrorKindName(const EventError& error) {
+  switch (error.index()) {
+    case 0:
+      return "unknown_type";
+    case 1:
+      return "unsupported_version";
+    case 2:
+      return "decode";
+    case 3:
+      return "too_large";
+    case 4:
+      return "ephemeral";
+    default:
+      return "invalid";
+  }
+}
+
+std::string DescribeEventError(const EventError& error) {
+  return std::visit([](const auto& e) { return e.Message(); }, error);
+}
+
+Result<std::string, EventError> EncodeEvent(const Event& event) {
+  return std::visit(
+      [](const auto& e) -> Result<std::string, EventError> {
+        using E = std::decay_t<decltype(e)>;
+        if (e.header.visibility != Visibility::kPublic &&
+            e.header.visibility != Visibility::kInternal) {
+          return Fail(EventError(
+              InvalidEventError{E::kType, "Visibility", FieldRule::kIsInvalid, std::nullopt}));
+        }
+        if constexpr (!kIsEnduring<E>) {
+          return Fail(EventError(EphemeralNotPersistableError{E::kType}));
+        } else {
+          if (auto identity = ValidateIdentity(E::kType, E::kProfile, e.header); !identity.ok())
+            return Fail(EventError(std::move(identity).error()));
+          if (auto body = ValidateBody(e); !body.ok())
+            return Fail(EventError(std::move(body).error()));
+          std::string out;
+          WireWriter w(out);
+          w.String("type", E::kType).Uint("v", kRecordSchemaVersion);
+          WriteHeader(w, e.header);
+          if (auto body = WriteBody(w, e); !body.ok())
+            return Fail(EventError(std::move(body).error()));
+          w.Close();
+          if (out.size() > kMaxRecordBytes)
+            return Fail(EventError(EventLimitError{out.size(), kMaxRecordBytes}));
+          return out;
+        }
+      },
+      event);
+}
+
+Result<Event, EventError> DecodeEvent(std::string_view bytes) {
+  if (bytes.size() > kMaxRecordBytes)
+    return Fail(EventError(EventLimitError{bytes.size(), kMaxRecordBytes}));
+  const auto decode_error = [](JsonError error) {
+    return Fail(EventError(EventDecodeError{"", std::move(error)}));
+  };
+  auto parsed = ParseStrictJson(bytes, kEventJsonLimits);
+  if (!parsed.ok())
+    return decode_error(std::move(parsed).error());
+  auto top = JsonObject::Open(*parsed, "$");
+  if (!top.ok())
+    return decode_error(std::move(top).error());
+
+  const Json* v = top->Find("v");
+  if (v == nullptr)
+    return Fail(EventError(UnsupportedSchemaError{"event", std::nullopt}));
+  auto version = JsonAsUint(*v, "$.v");
+  if (!version.ok())
+    return decode_error(std::move(version).error());
+  if (*version != kRecordSchemaVersion)
+    return Fail(EventError(UnsupportedSchemaError{"event", *version}));
+
+  const Json* type = top->Find("type");
+  if (type == nullptr)
+    return Fail(EventError(UnknownEventTypeError{""}));
+  auto name = JsonAsString(*type, "$.type");
+  if (!name.ok())
+    return decode_error(std::move(name).error());
+  return Dispatch(*name, *top);
+}
+
+}  // namespace harness

@@ -1,0 +1,305 @@
+#include "harness/event/compaction.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <set>
+#include <string>
+
+#include "harness/content/transcript.h"
+
+namespace harness {
+namespace {
+
+template <class E>
+Failure<InvalidEventError> Invalid(std::string_view field) {
+  return Fail(InvalidEventError{E::kType, field, FieldRule::kIsInvalid, std::nullopt});
+}
+
+template <class E>
+Status<InvalidEventError> CheckPublic(const E& event) {
+  if (event.header.visibility != Visibility::kPublic)
+    return Invalid<E>("Visibility");
+  return {};
+}
+
+bool ValidWaiters(const std::vector<Uuid>& waiters) {
+  if (waiters.empty())
+    return false;
+  std::set<Uuid> seen;
+  for (const Uuid& id : waiters) {
+    if (id.IsZero() || !seen.insert(id).second)
+      return false;
+  }
+  return true;
+}
+
+bool ValidSummary(const UserMessage& summary) {
+  if (summary.blocks.size() != 1)
+    return false;
+  const auto* text = summary.blocks[0].as<TextBlock>();
+  return text != nullptr && !IsBlankText(text->text);
+}
+
+// The code point at the start of `s` and its length, or length 0 for invalid UTF-8.
+std::pair<std::uint32_t, std::size_t> DecodeUtf8(std::string_view s) {
+  const auto b0 = static_cast<unsigned char>(s[0]);
+  if (b0 < 0x80)
+    return {b0, 1};
+  std::size_t len;
+  std::uint32_t min;
+  if (b0 >= 0xC2 && b0 <= 0xDF) {
+    len = 2, min = 0x80;
+  } else if (b0 >= 0xE0 && b0 <= 0xEF) {
+    len = 3, min = 0x800;
+  } else if (b0 >= 0xF0 && b0 <= 0xF4) {
+    len = 4, min = 0x10000;
+  } else {
+    return {0, 0};
+  }
+  if (s.size() < len)
+    return {0, 0};
+  std::uint32_t cp = b0 & (0xFF >> (len + 1));
+  for (std::size_t i = 1; i < len; ++i) {
+    const auto b = static_cast<unsigned char>(s[i]);
+    if ((b & 0xC0) != 0x80)
+      return {0, 0};
+    cp = (cp << 6) | (b & 0x3F);
+  }
+  if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
+    return {0, 0};
+  return {cp, len};
+}
+
+bool IsUnicodeSpace(std::uint32_t cp) {
+  switch (cp) {
+    case '\t':
+    case '\n':
+    case '\v':
+    case '\f':
+    case '\r':
+    case ' ':
+    case 0x85:
+    case 0xA0:
+    case 0x1680:
+    case 0x2028:
+    case 0x2029:
+    case 0x202F:
+    case 0x205F:
+    case 0x3000:
+      return true;
+    default:
+      return cp >= 0x2000 && cp <= 0x200A;
+  }
+}
+
+}  // namespace
+
+bool IsBlankText(std::string_view text) {
+  std::size_t i = 0;
+  while (i < text.size()) {
+    const auto [cp, len] = DecodeUtf8(text.substr(i));
+    if (len == 0 || !IsUnicodeSpace(cp))
+      return false;
+    i += len;
+  }
+  return true;
+}
+
+bool IsValidRetainedHistory(const std::vector<Message>& retained) {
+  if (retained.empty())
+    return true;
+  if (retained.front().as<UserMessage>() == nullptr)
+    return false;
+  std::set<std::string> outstanding;
+  for (const Message& message : retained) {
+    switch (message.role()) {
+      case Role::kUser:
+        break;
+      case Role::kSystem:
+        if (!outstanding.empty())
+          return false;
+        break;
+      case Role::kAssistant: {
+        if (!outstanding.empty())
+          return false;
+        for (const Block& block : message.blocks()) {
+          const auto* call = block.as<ToolUseBlock>();
+          if (call == nullptr)
+            continue;
+          if (call->id.empty() || !outstanding.insert(call->id).second)
+            return false;
+        }
+        break;
+      }
+      case Role::kTool: {
+        const auto* result = message.as<ToolResultMessage>();
+        if (result->tool_use_id.empty() || outstanding.erase(result->tool_use_id) == 0)
+          return false;
+        break;
+      }
+    }
+  }
+  return outstanding.empty();
+}
+
+Status<InvalidEventError> ValidateBody(const CompactionStarted& e) {
+  using E = CompactionStarted;
+  HARNESS_CHECK(CheckPublic(e));
+  if (e.attempt_id.IsZero())
+    return Invalid<E>("AttemptID");
+  if (!IsValid(e.reason))
+    return Invalid<E>("Reason");
+  if (!e.basis.IsValid())
+    return Invalid<E>("Basis");
+  return {};
+}
+
+Status<InvalidEventError> ValidateBody(const CompactionCommitted& e) {
+  using E = CompactionCommitted;
+  HARNESS_CHECK(CheckPublic(e));
+  if (e.attempt_id.IsZero())
+    return Invalid<E>("AttemptID");
+  if (!ValidWaiters(e.waiter_command_ids))
+    return Invalid<E>("WaiterCommandIDs");
+  if (!IsValid(e.reason))
+    return Invalid<E>("Reason");
+  if (!e.basis.IsValid())
+    return Invalid<E>("Basis");
+  if (!ValidSummary(e.summary))
+    return Invalid<E>("Summary");
+  for (const Message& message : e.retained) {
+    if (!ValidateMessage(message).ok())
+      return Invalid<E>("Retained");
+  }
+  if (!IsValidRetainedHistory(e.retained))
+    return Invalid<E>("Retained");
+  if (auto valid = e.post_context.Validate(); !valid.ok()) {
+    return Fail(InvalidEventError{E::kType, "PostContext", FieldRule::kIsInvalid, valid.error()});
+  }
+  // basis.revision + 1 cannot overflow here only if the runtime refused to mint it; a basis at
+  // the maximum revision has no successor, so such a commit is invalid.
+  if (e.basis.revision == UINT64_MAX ||
+      e.post_context.basis != ContextBasis{e.basis.revision + 1, e.header.event_id}) {
+    return Invalid<E>("PostContext");
+  }
+  if (e.duration.count() < 0)
+    return Invalid<E>("Duration");
+  return {};
+}
+
+Status<InvalidEventError> ValidateBody(const CompactionRejected& e) {
+  using E = CompactionRejected;
+  HARNESS_CHECK(CheckPublic(e));
+  if (e.attempt_id.IsZero())
+    return Invalid<E>("AttemptID");
+  if (!ValidWaiters(e.waiter_command_ids))
+    return Invalid<E>("WaiterCommandIDs");
+  if (!IsValid(e.reason))
+    return Invalid<E>("Reason");
+  if (!e.basis.IsValid())
+    return Invalid<E>("Basis");
+  if (!IsValid(e.reject_reason))
+    return Invalid<E>("RejectReason");
+  if (e.duration.count() < 0)
+    return Invalid<E>("Duration");
+  return {};
+}
+
+Status<InvalidEventError> ValidateBody(const CompactWaiterResolved& e) {
+  using E = CompactWaiterResolved;
+  HARNESS_CHECK(CheckPublic(e));
+  if (e.attempt_id.IsZero())
+    return Invalid<E>("AttemptID");
+  if (e.header.cause.command_id.IsZero())
+    return Invalid<E>("CommandID");
+  if (e.committed_event_id.IsZero())
+    return Invalid<E>("CommittedEventID");
+  if (e.header.event_id != CompactWaiterReplyId(e.attempt_id, e.header.cause.command_id, true))
+    return Invalid<E>("EventID");
+  return {};
+}
+
+Status<InvalidEventError> ValidateBody(const CompactWaiterRejected& e) {
+  using E = CompactWaiterRejected;
+  HARNESS_CHECK(CheckPublic(e));
+  if (e.attempt_id.IsZero())
+    return Invalid<E>("AttemptID");
+  if (e.header.cause.command_id.IsZero())
+    return Invalid<E>("CommandID");
+  if (!IsValid(e.reason))
+    return Invalid<E>("RejectReason");
+  if (e.header.event_id != CompactWaiterReplyId(e.attempt_id, e.header.cause.command_id, false))
+    return Invalid<E>("EventID");
+  return {};
+}
+
+Uuid CompactWaiterReplyId(const Uuid& attempt, const Uuid& command, bool resolved) {
+  static constexpr std::string_view kTag = "looprig.compaction.waiter-reply.v1";
+  std::array<std::uint8_t, kTag.size() + 1 + 16 + 16 + 1> material{};
+  std::size_t n = 0;
+  for (char c : kTag)
+    material[n++] = static_cast<std::uint8_t>(c);
+  material[n++] = 0x00;
+  for (std::uint8_t b : attempt.bytes())
+    material[n++] = b;
+  for (std::uint8_t b : command.bytes())
+    material[n++] = b;
+  material[n++] = resolved ? 0x01 : 0x00;
+  return Uuid::DeriveV8(material);
+}
+
+namespace {
+
+EventHeader ReplyHeader(const EventHeader& terminal, const Uuid& attempt, const Uuid& command,
+                        Agency agency, bool resolved) {
+  EventHeader h;
+  h.session_id = terminal.session_id;
+  h.loop_id = terminal.loop_id;
+  h.event_id = CompactWaiterReplyId(attempt, command, resolved);
+  h.cause.command_id = command;
+  h.cause.agency = agency;
+  return h;
+}
+
+template <class R>
+Status<InvalidEventError> Stamp(R& reply, bool resolved, EventTime now) {
+  if (reply.attempt_id.IsZero())
+    return Invalid<R>("AttemptID");
+  if (reply.header.cause.command_id.IsZero())
+    return Invalid<R>("CommandID");
+  if (reply.header.event_id.IsZero()) {
+    return Fail(InvalidEventError{R::kType, "EventID", FieldRule::kMustBeSet, std::nullopt});
+  }
+  if (reply.header.event_id !=
+      CompactWaiterReplyId(reply.attempt_id, reply.header.cause.command_id, resolved)) {
+    return Invalid<R>("EventID");
+  }
+  reply.header.created_at = now;
+  return {};
+}
+
+}  // namespace
+
+CompactWaiterResolved MakeWaiterResolved(const EventHeader& terminal_header, const Uuid& attempt,
+                                         const Uuid& command, Agency agency,
+                                         const Uuid& committed_event_id) {
+  return CompactWaiterResolved{ReplyHeader(terminal_header, attempt, command, agency, true),
+                               attempt, committed_event_id};
+}
+
+CompactWaiterRejected MakeWaiterRejected(const EventHeader& terminal_header, const Uuid& attempt,
+                                         const Uuid& command, Agency agency,
+                                         CompactRejectReason reason) {
+  return CompactWaiterRejected{ReplyHeader(terminal_header, attempt, command, agency, false),
+                               attempt, reason};
+}
+
+Status<InvalidEventError> StampWaiterReply(CompactWaiterResolved& reply, EventTime now) {
+  return Stamp(reply, true, now);
+}
+
+Status<InvalidEventError> StampWaiterReply(CompactWaiterRejected& reply, EventTime now) {
+  return Stamp(reply, false, now);
+}
+
+}  // namespace harness

@@ -1,0 +1,210 @@
+#include "harness/event/lifecycle.h"
+
+#include "harness/content/transcript.h"
+
+namespace harness {
+namespace {
+
+template <class E>
+Failure<InvalidEventError> Invalid(std::string_view field) {
+  return Fail(InvalidEventError{E::kType, field, FieldRule::kIsInvalid, std::nullopt});
+}
+
+// Visibility, the one rule every lifecycle event shares.
+template <class E>
+Status<InvalidEventError> CheckPublic(const E& event) {
+  if (event.header.visibility != Visibility::kPublic)
+    return Invalid<E>("Visibility");
+  return {};
+}
+
+template <class E>
+Status<InvalidEventError> CheckCommand(const E& event) {
+  HARNESS_CHECK(CheckPublic(event));
+  if (event.header.cause.command_id.IsZero())
+    return Invalid<E>("CommandID");
+  return {};
+}
+
+bool ValidFailureReason(std::string_view reason) {
+  if (reason.empty() || reason.size() > kMaxTurnFailureReasonBytes)
+    return false;
+  if (reason[0] < 'a' || reason[0] > 'z')
+    return false;
+  for (char c : reason) {
+    if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_'))
+      return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+std::string_view LoopKindName(LoopKind kind) {
+  switch (kind) {
+    case LoopKind::kNative:
+      return "native";
+    case LoopKind::kForeign:
+      return "foreign";
+    case LoopKind::kUnspecified:
+      break;
+  }
+  return "";
+}
+
+std::string_view InputRejectReasonName(InputRejectReason reason) {
+  switch (reason) {
+    case InputRejectReason::kQueueFull:
+      return "queue_full";
+    case InputRejectReason::kShuttingDown:
+      return "shutting_down";
+    case InputRejectReason::kUnspecified:
+      break;
+  }
+  return "";
+}
+
+std::string_view InputCancelReasonName(InputCancelReason reason) {
+  switch (reason) {
+    case InputCancelReason::kRetracted:
+      return "retracted";
+    case InputCancelReason::kInterrupted:
+      return "interrupted";
+    case InputCancelReason::kShuttingDown:
+      return "shutting_down";
+    case InputCancelReason::kUnspecified:
+      break;
+  }
+  return "";
+}
+
+std::string_view TurnInterruptReasonName(TurnInterruptReason reason) {
+  switch (reason) {
+    case TurnInterruptReason::kInterrupted:
+      return "interrupted";
+    case TurnInterruptReason::kShuttingDown:
+      return "shutting_down";
+    case TurnInterruptReason::kCanceled:
+      return "canceled";
+    case TurnInterruptReason::kRestored:
+      return "restored";
+    case TurnInterruptReason::kUnspecified:
+      break;
+  }
+  return "";
+}
+
+std::string_view LoopExitReasonName(LoopExitReason reason) {
+  switch (reason) {
+    case LoopExitReason::kShutdown:
+      return "shutdown";
+    case LoopExitReason::kFaulted:
+      return "faulted";
+    case LoopExitReason::kUnspecified:
+      break;
+  }
+  return "";
+}
+
+Status<InvalidEventError> ValidateBody(const SessionActive& e) {
+  return CheckPublic(e);
+}
+Status<InvalidEventError> ValidateBody(const SessionIdle& e) {
+  return CheckPublic(e);
+}
+
+Status<InvalidEventError> ValidateBody(const ActiveLoopChanged& e) {
+  HARNESS_CHECK(CheckPublic(e));
+  if (e.active_loop_id.IsZero())
+    return Invalid<ActiveLoopChanged>("ActiveLoopID");
+  return {};
+}
+
+Status<InvalidEventError> ValidateBody(const LoopCreated& e) {
+  using E = LoopCreated;
+  HARNESS_CHECK(CheckPublic(e));
+  if (LoopKindName(e.kind).empty())
+    return Invalid<E>("Kind");
+  if (!e.model.Validate().ok())
+    return Invalid<E>("Model");
+  if (e.kind == LoopKind::kForeign && e.compaction_policy)
+    return Invalid<E>("CompactionPolicy");
+  for (const Message& message : e.history) {
+    if (!ValidateMessage(message).ok())
+      return Invalid<E>("History");
+  }
+  return {};
+}
+
+Status<InvalidEventError> ValidateBody(const InputAccepted& e) {
+  HARNESS_CHECK(CheckCommand(e));
+  if (!ValidateMessage(e.message).ok())
+    return Invalid<InputAccepted>("Message");
+  return {};
+}
+
+Status<InvalidEventError> ValidateBody(const InputQueued& e) {
+  return CheckCommand(e);
+}
+
+Status<InvalidEventError> ValidateBody(const InputRejected& e) {
+  HARNESS_CHECK(CheckCommand(e));
+  if (InputRejectReasonName(e.reason).empty())
+    return Invalid<InputRejected>("Reason");
+  return {};
+}
+
+Status<InvalidEventError> ValidateBody(const InputCancelled& e) {
+  HARNESS_CHECK(CheckCommand(e));
+  if (InputCancelReasonName(e.reason).empty())
+    return Invalid<InputCancelled>("Reason");
+  return {};
+}
+
+Status<InvalidEventError> ValidateBody(const LoopIdle& e) {
+  return CheckPublic(e);
+}
+
+Status<InvalidEventError> ValidateBody(const LoopExited& e) {
+  HARNESS_CHECK(CheckPublic(e));
+  if (LoopExitReasonName(e.reason).empty())
+    return Invalid<LoopExited>("Reason");
+  return {};
+}
+
+Status<InvalidEventError> ValidateBody(const TurnStarted& e) {
+  return CheckPublic(e);
+}
+
+Status<InvalidEventError> ValidateBody(const MessageCommitted& e) {
+  using E = MessageCommitted;
+  HARNESS_CHECK(CheckPublic(e));
+  if (!ValidateMessage(e.message).ok())
+    return Invalid<E>("Message");
+  if (!e.input_command_id.IsZero() && e.message.role() != Role::kUser)
+    return Invalid<E>("InputCommandID");
+  return {};
+}
+
+Status<InvalidEventError> ValidateBody(const TurnCompleted& e) {
+  return CheckPublic(e);
+}
+
+Status<InvalidEventError> ValidateBody(const TurnFailed& e) {
+  using E = TurnFailed;
+  HARNESS_CHECK(CheckPublic(e));
+  if (!ValidFailureReason(e.reason))
+    return Invalid<E>("Reason");
+  if (e.detail.size() > kMaxTurnFailureDetailBytes)
+    return Invalid<E>("Detail");
+  return {};
+}
+
+Status<InvalidEventError> ValidateBody(const TurnInterrupted& e) {
+  HARNESS_CHECK(CheckPublic(e));
+  if (TurnInterruptReasonName(e.reason).empty())
+    return Invalid<TurnInterrupted>("Reason");
+  return {};
+}
+
+}  // namespace harness

@@ -1,0 +1,233 @@
+#include "harness/event/wire.h"
+
+#include <fmt/format.h>
+
+#include <limits>
+
+namespace harness {
+namespace {
+
+JsonError RangeError(std::string path, std::string detail) {
+  return JsonError{JsonErrorKind::kRange, std::move(path), 0, std::move(detail)};
+}
+
+}  // namespace
+
+std::string UnsupportedSchemaError::Message() const {
+  if (!version.has_value())
+    return fmt::format("{} without a schema version", kind);
+  return fmt::format("unsupported {} schema version {}", kind, *version);
+}
+
+WireWriter& WireWriter::Key(std::string_view name) {
+  if (!first_)
+    out_.push_back(',');
+  first_ = false;
+  out_.push_back('"');
+  out_.append(name);
+  out_ += "\":";
+  return *this;
+}
+
+WireWriter& WireWriter::String(std::string_view name, std::string_view value) {
+  Key(name);
+  AppendJsonString(out_, value);
+  return *this;
+}
+
+WireWriter& WireWriter::Uint(std::string_view name, std::uint64_t value) {
+  Key(name);
+  out_ += fmt::format("{}", value);
+  return *this;
+}
+
+WireWriter& WireWriter::Int(std::string_view name, std::int64_t value) {
+  Key(name);
+  out_ += fmt::format("{}", value);
+  return *this;
+}
+
+WireWriter& WireWriter::Bool(std::string_view name, bool value) {
+  Key(name);
+  out_ += value ? "true" : "false";
+  return *this;
+}
+
+WireWriter& WireWriter::Id(std::string_view name, const Uuid& id) {
+  Key(name);
+  out_.push_back('"');
+  out_ += id.ToString();
+  out_.push_back('"');
+  return *this;
+}
+
+WireWriter& WireWriter::IdIfSet(std::string_view name, const Uuid& id) {
+  if (!id.IsZero())
+    Id(name, id);
+  return *this;
+}
+
+WireWriter& WireWriter::Ids(std::string_view name, const std::vector<Uuid>& ids) {
+  Key(name);
+  out_.push_back('[');
+  for (std::size_t i = 0; i < ids.size(); ++i) {
+    if (i > 0)
+      out_.push_back(',');
+    out_.push_back('"');
+    out_ += ids[i].ToString();
+    out_.push_back('"');
+  }
+  out_.push_back(']');
+  return *this;
+}
+
+WireWriter& WireWriter::Time(std::string_view name, EventTime time) {
+  Key(name);
+  out_.push_back('"');
+  AppendEventTime(out_, time);
+  out_.push_back('"');
+  return *this;
+}
+
+WireWriter& WireWriter::Basis(std::string_view name, const ContextBasis& basis) {
+  Key(name);
+  WireWriter inner(out_);
+  inner.Uint("revision", basis.revision).Id("through_event_id", basis.through_event_id).Close();
+  return *this;
+}
+
+WireWriter& WireWriter::Model(std::string_view name, const ModelKey& model) {
+  Key(name);
+  WireWriter inner(out_);
+  inner.String("provider", model.provider).String("model", model.model).Close();
+  return *this;
+}
+
+WireWriter& WireWriter::FingerprintHex(std::string_view name, const Fingerprint& fingerprint) {
+  Key(name);
+  out_.push_back('"');
+  out_ += fingerprint.ToHex();
+  out_.push_back('"');
+  return *this;
+}
+
+WireWriter& WireWriter::Measurement(std::string_view name, const ContextMeasurement& m) {
+  Key(name);
+  WireWriter inner(out_);
+  inner.Basis("basis", m.basis)
+      .Model("model", m.model)
+      .FingerprintHex("request_fingerprint", m.request_fingerprint)
+      .Uint("input_tokens", m.input_tokens)
+      .Uint("input_limit", m.input_limit)
+      .Uint("quality", static_cast<std::uint8_t>(m.quality))
+      .Close();
+  return *this;
+}
+
+Result<Uuid, JsonError> ReadCanonicalUuid(const Json& value, std::string_view path) {
+  HARNESS_TRY(std::string text, JsonAsString(value, path));
+  auto id = Uuid::ParseCanonical(text);
+  if (!id.ok()) {
+    return Fail(RangeError(std::string(path), "expected a canonical lowercase UUID"));
+  }
+  return *id;
+}
+
+Result<Uuid, JsonError> RequireUuidMember(JsonObject& object, std::string_view name) {
+  HARNESS_TRY(const Json* member, object.Require(name));
+  return ReadCanonicalUuid(*member, object.MemberPath(name));
+}
+
+Result<Uuid, JsonError> OptionalUuidMember(JsonObject& object, std::string_view name) {
+  const Json* member = object.Find(name);
+  if (member == nullptr)
+    return Uuid();
+  return ReadCanonicalUuid(*member, object.MemberPath(name));
+}
+
+Result<std::vector<Uuid>, JsonError> RequireUuidArrayMember(JsonObject& object,
+                                                            std::string_view name,
+                                                            std::size_t max_elements) {
+  HARNESS_TRY(const Json* member, object.Require(name));
+  if (!member->is_array()) {
+    return Fail(JsonError{JsonErrorKind::kType, object.MemberPath(name), 0, "expected an array"});
+  }
+  if (member->size() > max_elements) {
+    return Fail(
+        RangeError(object.MemberPath(name), fmt::format("more than {} elements", max_elements)));
+  }
+  std::vector<Uuid> ids;
+  ids.reserve(member->size());
+  for (std::size_t i = 0; i < member->size(); ++i) {
+    HARNESS_TRY(Uuid id, ReadCanonicalUuid((*member)[i], object.ElementPath(name, i)));
+    ids.push_back(id);
+  }
+  return ids;
+}
+
+Result<EventTime, JsonError> RequireTimeMember(JsonObject& object, std::string_view name) {
+  HARNESS_TRY(std::string text, object.RequireString(name));
+  auto time = ParseEventTime(text);
+  if (!time.ok())
+    return Fail(RangeError(object.MemberPath(name), time.error().detail));
+  return *time;
+}
+
+Result<std::int64_t, JsonError> RequireInt64Member(JsonObject& object, std::string_view name) {
+  HARNESS_TRY(const Json* member, object.Require(name));
+  if (member->is_number_unsigned()) {
+    const auto v = member->get<std::uint64_t>();
+    if (v > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())) {
+      return Fail(RangeError(object.MemberPath(name), "integer outside int64"));
+    }
+    return static_cast<std::int64_t>(v);
+  }
+  if (member->is_number_integer())
+    return member->get<std::int64_t>();
+  return Fail(JsonError{JsonErrorKind::kType, object.MemberPath(name), 0, "expected an integer"});
+}
+
+Result<ContextBasis, JsonError> RequireBasisMember(JsonObject& object, std::string_view name) {
+  HARNESS_TRY(const Json* member, object.RequireNonNull(name));
+  HARNESS_TRY(JsonObject basis, JsonObject::Open(*member, object.MemberPath(name)));
+  HARNESS_TRY(std::uint64_t revision, basis.RequireUint("revision"));
+  HARNESS_TRY(Uuid through, RequireUuidMember(basis, "through_event_id"));
+  HARNESS_CHECK(basis.RejectUnknown());
+  return ContextBasis{revision, through};
+}
+
+Result<ModelKey, JsonError> RequireModelMember(JsonObject& object, std::string_view name) {
+  HARNESS_TRY(const Json* member, object.RequireNonNull(name));
+  HARNESS_TRY(JsonObject model, JsonObject::Open(*member, object.MemberPath(name)));
+  HARNESS_TRY(std::string provider, model.RequireString("provider"));
+  HARNESS_TRY(std::string model_name, model.RequireString("model"));
+  HARNESS_CHECK(model.RejectUnknown());
+  return ModelKey{std::move(provider), std::move(model_name)};
+}
+
+Result<Fingerprint, JsonError> RequireFingerprintMember(JsonObject& object, std::string_view name) {
+  HARNESS_TRY(std::string text, object.RequireString(name));
+  auto fingerprint = Fingerprint::ParseHex(text);
+  if (!fingerprint.ok()) {
+    return Fail(RangeError(object.MemberPath(name), "expected 64 lowercase hex characters"));
+  }
+  return *fingerprint;
+}
+
+Result<ContextMeasurement, JsonError> RequireMeasurementMember(JsonObject& object,
+                                                               std::string_view name) {
+  HARNESS_TRY(const Json* member, object.RequireNonNull(name));
+  HARNESS_TRY(JsonObject m, JsonObject::Open(*member, object.MemberPath(name)));
+  ContextMeasurement out;
+  HARNESS_TRY(out.basis, RequireBasisMember(m, "basis"));
+  HARNESS_TRY(out.model, RequireModelMember(m, "model"));
+  HARNESS_TRY(out.request_fingerprint, RequireFingerprintMember(m, "request_fingerprint"));
+  HARNESS_TRY(out.input_tokens, m.RequireUint("input_tokens"));
+  HARNESS_TRY(out.input_limit, m.RequireUint("input_limit"));
+  HARNESS_TRY(std::uint64_t quality, m.RequireUint("quality", UINT8_MAX));
+  out.quality = static_cast<CountQuality>(quality);
+  HARNESS_CHECK(m.RejectUnknown());
+  return out;
+}
+
+}  // namespace harness
