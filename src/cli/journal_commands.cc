@@ -141,17 +141,21 @@ int Show(const JournalCommandLine& line) {
   return kExitOk;
 }
 
+// The verdict on the journal goes to stdout (exit 1); failing to read it at all to stderr (2).
+int VerifyProblem(const JournalError& e) {
+  const int code = ExitFor(e);
+  std::fprintf(code == kExitInvalid ? stdout : stderr, "%s%s\n",
+               code == kExitInvalid ? "" : "harness journal verify: ", e.Describe().c_str());
+  return code;
+}
+
 int Verify(const JournalCommandLine& line) {
   auto journal = OpenExisting(line.dir);
-  if (!journal.ok()) {
-    std::printf("%s\n", journal.error().Describe().c_str());
-    return ExitFor(journal.error());
-  }
+  if (!journal.ok())
+    return VerifyProblem(journal.error());
   auto report = (*journal)->Verify();
-  if (!report.ok()) {
-    std::printf("%s\n", report.error().Describe().c_str());
-    return ExitFor(report.error());
-  }
+  if (!report.ok())
+    return VerifyProblem(report.error());
   std::printf("ok %llu records, last seq %llu\n", static_cast<unsigned long long>(report->records),
               static_cast<unsigned long long>(report->highest_seq));
   return kExitOk;
@@ -185,7 +189,9 @@ class AckLog {
 int Bench(const JournalCommandLine& line) {
   if (line.appenders < 1 || line.records < 1 || line.batch < 1 ||
       line.payload_bytes > kMaxPayloadBytes) {
-    std::fprintf(stderr, "harness journal bench: appenders, records and batch must be >= 1\n");
+    std::fprintf(stderr,
+                 "harness journal bench: --appenders, --records and --batch must be at least 1, "
+                 "--payload-bytes at most 16 MiB\n");
     return kExitUsage;
   }
   auto opened = SqliteJournal::Open(line.dir);

@@ -158,7 +158,13 @@ TEST_F(JournalCli, AFileThatIsNotAJournalIsExitOne) {
 }
 
 TEST_F(JournalCli, MissingJournalAndBadUsageAreExitTwo) {
-  EXPECT_EQ(Harness({"journal", "verify", data()}).exit_code, 2);
+  const ProcessRun missing = Harness({"journal", "verify", data()});
+  EXPECT_EQ(missing.exit_code, 2);
+  EXPECT_TRUE(missing.lines.empty()) << "the problem is on stderr";
+  const ProcessRun with_stderr = Harness({"journal", "verify", data()}, /*keep_stderr=*/true);
+  ASSERT_EQ(with_stderr.lines.size(), 1u);
+  EXPECT_EQ(with_stderr.lines[0].rfind("harness journal verify: not_found: ", 0), 0u)
+      << with_stderr.lines[0];
   EXPECT_FALSE(std::filesystem::exists(data())) << "verify never creates a journal";
   EXPECT_EQ(Harness({"journal", "show", data()}).exit_code, 2);
   Bench();
