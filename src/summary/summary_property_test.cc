@@ -7,6 +7,7 @@
 #include <rapidcheck.h>
 #include <rapidcheck/gtest.h>
 
+#include <algorithm>
 #include <array>
 #include <cstddef>
 #include <cstdint>
@@ -74,11 +75,12 @@ rc::Gen<std::string> CharacterReference(rc::Gen<char32_t> code_point) {
     const bool hex = *rc::gen::arbitrary<bool>();
     const bool upper = *rc::gen::arbitrary<bool>();
     const std::size_t zeros = *rc::gen::inRange<std::size_t>(0, 4);
+    const std::string_view symbols = upper ? "0123456789ABCDEF" : "0123456789abcdef";
+    const std::uint32_t base = hex ? 16 : 10;
     std::string digits;
-    for (std::uint32_t v = c; v != 0 || digits.empty(); v /= hex ? 16 : 10) {
-      digits.insert(digits.begin(),
-                    (upper ? "0123456789ABCDEF" : "0123456789abcdef")[v % (hex ? 16 : 10)]);
-    }
+    for (std::uint32_t v = c; v != 0 || digits.empty(); v /= base)
+      digits += symbols[v % base];
+    std::reverse(digits.begin(), digits.end());
     return std::string(hex ? "&#x" : "&#") + std::string(zeros, '0') + digits + ";";
   });
 }

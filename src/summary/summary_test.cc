@@ -5,6 +5,10 @@
 #include <gtest/gtest.h>
 
 #include <cstddef>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <optional>
 #include <ostream>
 #include <string>
@@ -771,6 +775,34 @@ TEST(SummarySize, OneMegabyteOfTextInGoalIsAccepted) {
     goal += "ship it &amp; test \xe2\x9c\x93 &#x1F680;\r\n";
   ExpectAccepted(W(goal, "s"));
   ExpectRejected(W(goal + "&", "s"), kSyntax);
+}
+
+// ---- The fuzz seeds ------------------------------------------------------------------------
+
+// Each seed's file name starts with the verdict it must get: accept_, syntax_, root_,
+// structure_ or content_. Keeps the seed corpus honest as the grammar evolves.
+TEST(SummaryFuzzSeeds, EachSeedGetsTheVerdictItsNameSays) {
+  const char* source = std::getenv("HARNESS_SOURCE_DIR");
+  if (source == nullptr)
+    GTEST_SKIP() << "HARNESS_SOURCE_DIR is not set (run through ctest)";
+  const std::filesystem::path dir = std::filesystem::path(source) / "fuzz/corpus/summary";
+  std::size_t seeds = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+    const std::string name = entry.path().filename().string();
+    SCOPED_TRACE(name);
+    std::ifstream file(entry.path(), std::ios::binary);
+    const std::string input{std::istreambuf_iterator<char>(file), std::istreambuf_iterator<char>()};
+    const std::string verdict = name.substr(0, name.find('_'));
+    if (verdict == "accept") {
+      ExpectAccepted(input);
+    } else {
+      const auto want = ParseInvalidSummaryReason("xml_" + verdict);
+      ASSERT_TRUE(want.has_value()) << "seed names start with a verdict";
+      ExpectRejected(input, *want);
+    }
+    ++seeds;
+  }
+  EXPECT_GE(seeds, 30u);
 }
 
 }  // namespace
