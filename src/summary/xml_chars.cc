@@ -1,6 +1,7 @@
 #include "summary/xml_chars.h"
 
 #include <algorithm>
+#include <cstddef>
 #include <span>
 
 namespace harness::summary_internal {
@@ -98,6 +99,20 @@ constexpr CodePointRange kExtender[] = {
     {0x3031, 0x3035}, {0x309D, 0x309E}, {0x30FC, 0x30FE},
 };
 
+// The transcription must stay sorted and disjoint for the binary search below.
+constexpr bool SortedAndDisjoint(std::span<const CodePointRange> ranges) {
+  for (std::size_t i = 0; i < ranges.size(); ++i) {
+    if (ranges[i].first > ranges[i].last)
+      return false;
+    if (i > 0 && ranges[i - 1].last >= ranges[i].first)
+      return false;
+  }
+  return true;
+}
+static_assert(SortedAndDisjoint(kBaseChar) && SortedAndDisjoint(kIdeographic) &&
+              SortedAndDisjoint(kCombiningChar) && SortedAndDisjoint(kDigit) &&
+              SortedAndDisjoint(kExtender));
+
 bool InRanges(std::span<const CodePointRange> ranges, char32_t c) {
   // The first range whose last code point is >= c is the only one that can hold c.
   const auto it = std::lower_bound(ranges.begin(), ranges.end(), c,
@@ -109,15 +124,28 @@ bool IsLetter(char32_t c) {
   return InRanges(kBaseChar, c) || InRanges(kIdeographic, c);
 }
 
+// Below U+0080 the classes reduce to ASCII letters and digits; names are nearly always ASCII.
+constexpr bool IsAsciiLetter(char32_t c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
+}
+constexpr bool IsAsciiDigit(char32_t c) {
+  return c >= '0' && c <= '9';
+}
+
 }  // namespace
 
 bool IsNameStartChar(char32_t c) {
-  return c == '_' || c == ':' || IsLetter(c);
+  if (c < 0x80)
+    return IsAsciiLetter(c) || c == '_' || c == ':';
+  return IsLetter(c);
 }
 
 bool IsNameChar(char32_t c) {
-  return c == '.' || c == '-' || c == '_' || c == ':' || IsLetter(c) || InRanges(kDigit, c) ||
-         InRanges(kCombiningChar, c) || InRanges(kExtender, c);
+  if (c < 0x80) {
+    return IsAsciiLetter(c) || IsAsciiDigit(c) || c == '.' || c == '-' || c == '_' || c == ':';
+  }
+  return IsLetter(c) || InRanges(kDigit, c) || InRanges(kCombiningChar, c) ||
+         InRanges(kExtender, c);
 }
 
 }  // namespace harness::summary_internal
