@@ -1,16 +1,29 @@
-// The strict <conversation_summary> validator (decisions D1; reference/contracts.md §3).
+// The strict <conversation_summary> validator (decisions D1; reference/contracts.md §3;
+// docs/summary.md).
 //
 // Contract: ParseSummary accepts exactly the five-section document
 //   <conversation_summary><goal/><constraints/><decisions/><state/><open_items/></conversation_summary>
-// (sections as elements with character data only, white space between them, nothing before or
-// after the root, no attributes, namespaces, comments, processing instructions, directives or
-// CDATA), with non-blank goal and state. On success it returns a UserMessage with exactly one
-// TextBlock whose text is the input, byte for byte (escapes stay escaped, CR/LF untouched).
-// On failure it returns InvalidSummaryError with the first failing reason in the order of
-// §3.3: CDATA pre-check, then tokenizer and structure errors in document order, then blank
-// goal/state at end of input. The error carries a byte offset and a short detail that never
-// quotes the input.
-// Cost: one pass over the input, O(n) time, O(1) memory beyond the output copy; no recursion.
+// (sections in this order, as elements holding character data only; Unicode white space, raw or
+// as references, between them; ASCII white space after a tag's name; nothing before or after
+// the root; no attributes, namespace prefixes, comments, processing instructions, directives or
+// CDATA), with a goal and a state that are not blank after reference decoding. Text is XML 1.0
+// character data in UTF-8: the five predefined entities and numeric character references only,
+// no "]]>", every character an XML Char. A reference to a surrogate code point is rejected
+// (D1), unlike the reference implementation.
+// On success it returns a UserMessage with exactly one TextBlock whose text is the input, byte
+// for byte (escapes stay escaped, CR/LF untouched). Accepting is idempotent.
+// On failure it returns the first failure in the order of §3.3, as one of four reasons:
+//   xml_syntax     not well-formed (a tokenizer error, including truncation);
+//   xml_root       the first element is not <conversation_summary>, or the input is empty;
+//   xml_structure  well-formed but outside the shape above; any "<![CDATA[" in the input is
+//                  this reason before anything else is looked at;
+//   xml_content    the shape is perfect but goal or state is blank (judged at the end only).
+// The error's offset is the byte offset of what failed: the start of the offending token,
+// reference, character or attribute, or the input's length when the input ends inside markup
+// or with elements still open. Its detail is a short fixed English phrase that never quotes
+// the input.
+// Cost: one pass over the input, O(n) time; no recursion and no allocation besides the returned
+// copy (or the error's detail).
 // Thread safety: a pure function.
 #pragma once
 
