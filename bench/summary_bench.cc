@@ -11,6 +11,7 @@
 #include <iterator>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -112,11 +113,19 @@ class RatioReporter : public benchmark::ConsoleReporter {
   RatioReporter() : ConsoleReporter(OO_Tabular) {}  // plain text: the figures go into docs
 
   void ReportRuns(const std::vector<Run>& runs) override {
+    // With --benchmark_repetitions the median stands for the benchmark; otherwise the run.
     for (const Run& run : runs) {
-      if (run.run_type == Run::RT_Iteration && !run.error_occurred) {
-        times_[{run.run_name.function_name, run.run_name.args}] = {run.GetAdjustedRealTime(),
-                                                                   run.GetAdjustedCPUTime()};
+      if (run.error_occurred)
+        continue;
+      const bool median = run.run_type == Run::RT_Aggregate && run.aggregate_name == "median";
+      if (run.run_type != Run::RT_Iteration && !median)
+        continue;
+      const auto key = std::make_pair(run.run_name.function_name, run.run_name.args);
+      if (median || !medians_.contains(key)) {
+        times_[key] = {run.GetAdjustedRealTime(), run.GetAdjustedCPUTime()};
       }
+      if (median)
+        medians_.insert(key);
     }
     ConsoleReporter::ReportRuns(runs);
   }
@@ -139,6 +148,7 @@ class RatioReporter : public benchmark::ConsoleReporter {
     double cpu;
   };
   std::map<std::pair<std::string, std::string>, Times> times_;
+  std::set<std::pair<std::string, std::string>> medians_;
 };
 
 }  // namespace
