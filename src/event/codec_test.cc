@@ -1,0 +1,590 @@
+// The durable event codec (reference/contracts.md §5.7 under decisions D2): golden encodings,
+// round trips of every enduring kind, ephemeral refusal, the decode order and every seed
+// behaviour of §5.7 and §5.9, with "_under_d2" in the name where D2 changes the outcome.
+#include "harness/event/codec.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "test_events.h"
+
+namespace harness {
+namespace {
+
+using namespace event_testing;
+
+std::string Encoded(const Event& event) {
+  auto encoded = EncodeEvent(event);
+  EXPECT_TRUE(encoded.ok()) << EventTypeName(event) << ": "
+                            << (encoded.ok() ? "" : DescribeEventError(encoded.error()));
+  return encoded.ok() ? *encoded : std::string();
+}
+
+// "ok", or the error kind, with the field and rule for invalid events.
+std::string Verdict(const EventError& error) {
+  std::string out(EventErrorKindName(error));
+  if (const auto* invalid = std::get_if<InvalidEventError>(&error)) {
+    out += ": ";
+    out.append(invalid->field);
+    out.push_back(' ');
+    out.append(FieldRuleText(invalid->rule));
+  }
+  return out;
+}
+
+std::string DecodeVerdict(std::string_view bytes) {
+  auto decoded = DecodeEvent(bytes);
+  return decoded.ok() ? "ok" : Verdict(decoded.error());
+}
+
+std::string Replace(std::string text, std::string_view from, std::string_view to) {
+  const auto at = text.find(from);
+  EXPECT_NE(at, std::string::npos) << from;
+  if (at != std::string::npos)
+    text.replace(at, from.size(), to);
+  return text;
+}
+
+const std::string kRejectedWire =
+    R"({"type":"CompactionRejected","v":1,"session_id":"00000000-0000-4000-8000-0000000000a1",)"
+    R"("loop_id":"00000000-0000-4000-8000-0000000000a2",)"
+    R"("event_id":"00000000-0000-4000-8000-000000000010",)"
+    R"("created_at":"2024-05-06T07:08:09.123456789Z",)"
+    R"("attempt_id":"00000000-0000-4000-8000-000000000020",)"
+    R"("waiter_command_ids":["00000000-0000-4000-8000-000000000031"],"reason":2,)"
+    R"("basis":{"revision":1,"through_event_id":"00000000-0000-4000-8000-000000000001"},)"
+    R"("reject_reason":8,"duration":1000000000})";
+
+// ---------------------------------------------------------------------------------------------
+// Encoding
+
+TEST(EncodeEvent, GoldenCompactionRejected) {
+  EXPECT_EQ(Encoded(ValidRejected()), kRejectedWire);
+}
+
+TEST(EncodeEvent, GoldenCompactionCommitted) {
+  CompactionCommitted e = ValidCommitted();
+  e.retained = {User("keep")};
+  EXPECT_EQ(
+      Encoded(e),
+      R"({"type":"CompactionCommitted","v":1,"session_id":"00000000-0000-4000-8000-0000000000a1",)"
+      R"("loop_id":"00000000-0000-4000-8000-0000000000a2",)"
+      R"("event_id":"00000000-0000-4000-8000-000000000010",)"
+      R"("created_at":"2024-05-06T07:08:09.123456789Z",)"
+      R"("attempt_id":"00000000-0000-4000-8000-000000000020",)"
+      R"("waiter_command_ids":["00000000-0000-4000-8000-000000000031",)"
+      R"("00000000-0000-4000-8000-000000000032"],"reason":1,)"
+      R"("basis":{"revision":1,"through_event_id":"00000000-0000-4000-8000-000000000001"},)"
+      R"("summary":{"role":"user","blocks":[{"type":"text","text":"summary"}]},)"
+      R"("retained":[{"role":"user","blocks":[{"type":"text","text":"keep"}]}],)"
+      R"("post_context":{"basis":{"revision":2,)"
+      R"("through_event_id":"00000000-0000-4000-8000-000000000010"},)"
+      R"("model":{"provider":"provider","model":"model"},)"
+      R"("request_fingerprint":"0100000000000000000000000000000000000000000000000000000000000000",)"
+      R"("input_tokens":2,"input_limit":100,"quality":2},"duration":1500000000})");
+}
+
+TEST(EncodeEvent, GoldenWaiterReplyWithCause) {
+  EXPECT_EQ(
+      Encoded(ValidWaiterRejected()),
+      R"({"type":"CompactWaiterRejected","v":1,"session_id":"00000000-0000-4000-8000-0000000000a1",)"
+      R"("loop_id":"00000000-0000-4000-8000-0000000000a2",)"
+      R"("event_id":"c1738255-8cad-80f6-8fcb-d69d4b4cf3e7",)"
+      R"("created_at":"2024-05-06T07:08:09.123456789Z",)"
+      R"("cause":{"command_id":"00000000-0000-4000-8000-000000000031","agency":1},)"
+      R"("attempt_id":"00000000-0000-4000-8000-000000000020","reason":3})");
+}
+
+TEST(EncodeEvent, GoldenTurnAndSessionEvents) {
+  EXPECT_EQ(
+      Encoded(ValidMessageCommitted()),
+      R"({"type":"MessageCommitted","v":1,"session_id":"00000000-0000-4000-8000-0000000000a1",)"
+      R"("loop_id":"00000000-0000-4000-8000-0000000000a2",)"
+      R"("turn_id":"00000000-0000-4000-8000-0000000000a3",)"
+      R"("step_id":"00000000-0000-4000-8000-0000000000a4",)"
+      R"("event_id":"00000000-0000-4000-8000-000000000010",)"
+      R"("created_at":"2024-05-06T07:08:09.123456789Z",)"
+      R"("message":{"role":"user","blocks":[{"type":"text","text":"hello"}]},)"
+      R"("input_command_id":"00000000-0000-4000-8000-000000000040"})");
+  EXPECT_EQ(Encoded(SessionIdle{SessionHeader()}),
+            R"({"type":"SessionIdle","v":1,"session_id":"00000000-0000-4000-8000-0000000000a1",)"
+            R"("event_id":"00000000-0000-4000-8000-000000000010",)"
+            R"("created_at":"2024-05-06T07:08:09.123456789Z"})");
+  // A zero input command id is omitted.
+  const std::string assistant =
+      Encoded(MessageCommitted{TurnHeader(), AssistantMessage{{Text("hi")}, std::nullopt}, Uuid()});
+  EXPECT_EQ(assistant.find("input_command_id"), std::string::npos);
+  EXPECT_NE(
+      assistant.find(
+          R"("message":{"role":"assistant","blocks":[{"type":"text","text":"hi"}],"usage":null})"),
+      std::string::npos);
+}
+
+TEST(EncodeEvent, EveryCauseMemberInOrder) {
+  SessionActive e{SessionHeader()};
+  e.header.cause = Cause{Id(1), Id(2), Id(3), Id(4), Id(5), Id(6), Id(7), Agency::kUser};
+  const std::string encoded = Encoded(e);
+  EXPECT_NE(
+      encoded.find(R"("cause":{"session_id":"00000000-0000-4000-8000-000000000001",)"
+                   R"("loop_id":"00000000-0000-4000-8000-000000000002",)"
+                   R"("turn_id":"00000000-0000-4000-8000-000000000003",)"
+                   R"("step_id":"00000000-0000-4000-8000-000000000004",)"
+                   R"("command_id":"00000000-0000-4000-8000-000000000005",)"
+                   R"("event_id":"00000000-0000-4000-8000-000000000006",)"
+                   R"("tool_execution_id":"00000000-0000-4000-8000-000000000007","agency":1}})"),
+      std::string::npos)
+      << encoded;
+}
+
+TEST(EncodeEvent, RefusesEphemeralEventsBeforeValidating) {
+  for (Event event : {Event(ValidStarted()), Event(ValidPressure()),
+                      Event(InputQueued{CommandCause(LoopHeader(), Id(0x40), Agency::kUser)})}) {
+    HeaderOf(event).event_id = Uuid();  // invalid too: the class is judged first
+    auto encoded = EncodeEvent(event);
+    ASSERT_FALSE(encoded.ok());
+    const auto* error = std::get_if<EphemeralNotPersistableError>(&encoded.error());
+    ASSERT_NE(error, nullptr) << EventTypeName(event);
+    EXPECT_EQ(error->type, EventTypeName(event));
+    EXPECT_EQ(DescribeEventError(encoded.error()), "event " + std::string(EventTypeName(event)) +
+                                                       " is ephemeral and cannot be persisted");
+  }
+}
+
+TEST(EncodeEvent, VisibilityDomainComesBeforeTheClass) {
+  CompactionStarted started = ValidStarted();
+  started.header.visibility = static_cast<Visibility>(2);
+  auto encoded = EncodeEvent(started);
+  ASSERT_FALSE(encoded.ok());
+  EXPECT_EQ(Verdict(encoded.error()), "invalid: Visibility is invalid");
+}
+
+TEST(EncodeEvent, ValidatesIdentityThenBody) {
+  CompactionRejected e = ValidRejected();
+  e.reject_reason = CompactRejectReason::kUnspecified;
+  auto encoded = EncodeEvent(e);
+  ASSERT_FALSE(encoded.ok());
+  EXPECT_EQ(Verdict(encoded.error()), "invalid: RejectReason is invalid");
+  e.header.session_id = Uuid();
+  encoded = EncodeEvent(e);
+  ASSERT_FALSE(encoded.ok());
+  EXPECT_EQ(Verdict(encoded.error()), "invalid: SessionID must be set");
+  EXPECT_EQ(DescribeEventError(encoded.error()),
+            "event: invalid CompactionRejected: SessionID must be set");
+}
+
+TEST(EncodeEvent, RefusesAnEncodingLargerThan16MiB) {
+  LoopCreated e = ValidLoopCreated();
+  e.history = {User(std::string(kMaxRecordBytes, 'x'))};
+  auto encoded = EncodeEvent(e);
+  ASSERT_FALSE(encoded.ok());
+  const auto* limit = std::get_if<EventLimitError>(&encoded.error());
+  ASSERT_NE(limit, nullptr);
+  EXPECT_GT(limit->size, kMaxRecordBytes);
+  EXPECT_EQ(limit->limit, kMaxRecordBytes);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Round trips
+
+TEST(DecodeEvent, EveryEnduringKindRoundTripsExactly) {
+  std::size_t enduring = 0;
+  for (const Event& event : AllValidEvents()) {
+    if (!IsEnduring(event))
+      continue;
+    ++enduring;
+    const std::string bytes = Encoded(event);
+    auto decoded = DecodeEvent(bytes);
+    ASSERT_TRUE(decoded.ok()) << EventTypeName(event) << ": "
+                              << DescribeEventError(decoded.error());
+    EXPECT_EQ(*decoded, event) << EventTypeName(event);
+    EXPECT_EQ(Encoded(*decoded), bytes) << EventTypeName(event);
+  }
+  EXPECT_EQ(enduring, 19u);
+}
+
+TEST(DecodeEvent, RoundTripsRichContent) {
+  CompactionCommitted e = ValidCommitted();
+  e.duration = std::chrono::nanoseconds(1'500'000'001);  // upstream codec test
+  e.header.cause = Cause{Id(1), Id(2), Id(3), Id(4), Id(5), Id(6), Id(7), Agency::kUser};
+  e.retained = {
+      UserMessage{{Text("a \"quoted\" \\ line\nbreak \u2028 <&>"),
+                   ImageBlock{"image/png", "", "\x00\x01\xff"}}},
+      AssistantMessage{{ThinkingBlock{"hmm", "sig", "base64", R"({"k":[1,2]})", "fmt"},
+                        ToolUseBlock{"c1", "ls", R"({"path":"/tmp","n":3})", {}, ""},
+                        ToolUseBlock{"c2", "pwd", {}, {}, ""}},
+                       Usage{10, 20, 1, 2, 5}},
+      UserMessage{{Text("folded")}},
+      ToolResultMessage{
+          {ToolResultBlock{
+              "c2", {Text("/"), DocumentBlock{"text/plain", "n", std::nullopt, "t"}}, true}},
+          "c2",
+          true},
+      ToolResultMessage{{AudioBlock{"audio/wav", std::string()}}, "c1", false},
+      SystemMessage{{RefusalBlock{""}}},
+  };
+  e.post_context.input_tokens = UINT64_MAX;
+  e.post_context.input_limit = UINT64_MAX;
+  const std::string bytes = Encoded(e);
+  auto decoded = DecodeEvent(bytes);
+  ASSERT_TRUE(decoded.ok()) << DescribeEventError(decoded.error());
+  EXPECT_EQ(*decoded, Event(e));
+}
+
+TEST(DecodeEvent, MemberOrderAndWhiteSpaceAreFree) {
+  const std::string shuffled =
+      R"( { "duration" : 1000000000 , "reject_reason":8, "v":1, "type":"CompactionRejected",)"
+      R"("basis":{"through_event_id":"00000000-0000-4000-8000-000000000001","revision":1},)"
+      R"("reason":2,"waiter_command_ids":["00000000-0000-4000-8000-000000000031"],)"
+      R"("attempt_id":"00000000-0000-4000-8000-000000000020",)"
+      R"("created_at":"2024-05-06T07:08:09.123456789Z",)"
+      R"("event_id":"00000000-0000-4000-8000-000000000010",)"
+      R"("loop_id":"00000000-0000-4000-8000-0000000000a2",)"
+      "\"session_id\":\"00000000-0000-4000-8000-0000000000a1\"}\n\t ";
+  auto decoded = DecodeEvent(shuffled);
+  ASSERT_TRUE(decoded.ok()) << DescribeEventError(decoded.error());
+  EXPECT_EQ(*decoded, Event(ValidRejected()));
+}
+
+TEST(DecodeEvent, ExplicitZeroHeaderIdsAndAnEmptyCauseMeanZero) {
+  const std::string bytes = Replace(
+      kRejectedWire, R"("created_at")",
+      R"("turn_id":"00000000-0000-0000-0000-000000000000","cause":{},"visibility":0,"created_at")");
+  auto decoded = DecodeEvent(bytes);
+  ASSERT_TRUE(decoded.ok()) << DescribeEventError(decoded.error());
+  EXPECT_EQ(*decoded, Event(ValidRejected()));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Decode order and every failure class
+
+struct DecodeCase {
+  const char* name;
+  std::string bytes;
+  const char* expected;
+};
+
+std::string CommittedWire() {
+  return Encoded(ValidCommitted());
+}
+
+std::vector<DecodeCase> DecodeCases() {
+  const std::string r = kRejectedWire;
+  const std::string c = CommittedWire();
+  const std::string retained_key = R"("retained":[)";
+  const auto with_retained = [&](const std::string& elements) {
+    const auto start = c.find(retained_key);
+    const auto end = c.find(R"(],"post_context")");
+    std::string out = c;
+    out.replace(start, end - start + 1, retained_key + elements + "]");
+    return out;
+  };
+  return {
+      {"valid", r, "ok"},
+      // §5.7 seeds.
+      {"seed_rejected_without_members_is_a_decode_error_under_d2",
+       R"({"type":"CompactionRejected","v":1})", "decode"},
+      {"seed_committed_duration_only_is_a_decode_error_under_d2",
+       R"({"type":"CompactionCommitted","v":1,"duration":-1})", "decode"},
+      {"seed_resolved_attempt_array", R"({"type":"CompactWaiterResolved","v":1,"attempt_id":[]})",
+       "decode"},
+      {"seed_started_is_unknown", R"({"type":"CompactionStarted","v":1})", "unknown_type"},
+      {"seed_corpus_v10", R"({"0000":"000000000000000000","v":10})", "unsupported_version"},
+      // The seeds' intent with every member present: identity comes first.
+      {"seed_rejected_without_event_id",
+       Replace(r, R"("event_id":"00000000-0000-4000-8000-000000000010",)", ""),
+       "invalid: EventID must be set"},
+      {"seed_committed_duration_negative_identity_first",
+       Replace(Replace(c, R"("duration":1500000000)", R"("duration":-1)"),
+               R"("event_id":"00000000-0000-4000-8000-000000000010",)", ""),
+       "invalid: EventID must be set"},
+      {"committed_duration_negative", Replace(c, R"("duration":1500000000)", R"("duration":-1)"),
+       "invalid: Duration is invalid"},
+      // Upstream codec tests.
+      {"reject_reason_0", Replace(r, R"("reject_reason":8)", R"("reject_reason":0)"),
+       "invalid: RejectReason is invalid"},
+      {"reject_reason_15", Replace(r, R"("reject_reason":8)", R"("reject_reason":15)"),
+       "invalid: RejectReason is invalid"},
+      {"reject_reason_256", Replace(r, R"("reject_reason":8)", R"("reject_reason":256)"), "decode"},
+      {"reason_0", Replace(r, R"("reason":2)", R"("reason":0)"), "invalid: Reason is invalid"},
+      {"reason_3", Replace(r, R"("reason":2)", R"("reason":3)"), "invalid: Reason is invalid"},
+      {"retained_null_element_is_a_decode_error_under_d2", with_retained("null"), "decode"},
+      {"retained_alien_role", with_retained(R"({"role":"alien","blocks":[]})"), "decode"},
+      {"retained_null_block", with_retained(R"({"role":"user","blocks":[null]})"), "decode"},
+      {"retained_empty", with_retained(""), "ok"},
+      {"retained_absent_is_a_decode_error_under_d2",
+       Replace(
+           c,
+           R"("retained":[{"role":"user","blocks":[{"type":"text","text":"keep this"}]},{"role":"assistant","blocks":[{"type":"text","text":"kept"}],"usage":null}],)",
+           ""),
+       "decode"},
+      {"retained_null_is_a_decode_error_under_d2",
+       with_retained("").replace(c.find(retained_key) + 11, 2, "null"), "decode"},
+      {"retained_assistant_anchor",
+       with_retained(R"({"role":"assistant","blocks":[],"usage":null})"),
+       "invalid: Retained is invalid"},
+      {"retained_unpaired_call",
+       with_retained(
+           R"({"role":"user","blocks":[]},{"role":"assistant","blocks":[{"type":"tool_use","id":"c","name":"n","input":null}],"usage":null})"),
+       "invalid: Retained is invalid"},
+      {"summary_not_user",
+       Replace(c, R"("summary":{"role":"user")", R"("summary":{"role":"system")"), "decode"},
+      {"summary_blank", Replace(c, R"("text":"summary")", R"("text":" \n\u3000")"),
+       "invalid: Summary is invalid"},
+      {"summary_null",
+       Replace(c, R"("summary":{"role":"user","blocks":[{"type":"text","text":"summary"}]})",
+               R"("summary":null)"),
+       "decode"},
+      {"post_context_quality_4", Replace(c, R"("quality":2)", R"("quality":4)"),
+       "invalid: PostContext is invalid"},
+      {"post_context_unknown_member", Replace(c, R"("quality":2)", R"("quality":2,"extra":0)"),
+       "decode"},
+      // The envelope: v first, then type.
+      {"v_missing", Replace(r, R"("v":1,)", ""), "unsupported_version"},
+      {"v_0_is_unsupported_under_d2", Replace(r, R"("v":1)", R"("v":0)"), "unsupported_version"},
+      {"v_2", Replace(r, R"("v":1)", R"("v":2)"), "unsupported_version"},
+      {"v_huge", Replace(r, R"("v":1)", R"("v":18446744073709551615)"), "unsupported_version"},
+      {"v_string", Replace(r, R"("v":1)", R"("v":"1")"), "decode"},
+      {"v_negative", Replace(r, R"("v":1)", R"("v":-1)"), "decode"},
+      {"v_float", Replace(r, R"("v":1)", R"("v":1.0)"), "decode"},
+      {"v_exponent", Replace(r, R"("v":1)", R"("v":1e0)"), "decode"},
+      {"v_null", Replace(r, R"("v":1)", R"("v":null)"), "decode"},
+      {"v_before_type", R"({"type":"Nope","v":2})", "unsupported_version"},
+      {"v_only", R"({"v":1})", "unknown_type"},
+      {"type_not_string", Replace(r, R"("type":"CompactionRejected")", R"("type":7)"), "decode"},
+      {"type_wrong_case",
+       Replace(r, R"("type":"CompactionRejected")", R"("type":"compactionrejected")"),
+       "unknown_type"},
+      {"type_member_upper_case_is_not_the_type_under_d2",
+       Replace(r, R"("type":"CompactionRejected")", R"("TYPE":"CompactionRejected")"),
+       "unknown_type"},
+      {"type_context_pressure",
+       Replace(r, R"("type":"CompactionRejected")", R"("type":"ContextPressure")"), "unknown_type"},
+      {"type_input_queued", Replace(r, R"("type":"CompactionRejected")", R"("type":"InputQueued")"),
+       "unknown_type"},
+      {"type_empty", Replace(r, R"("type":"CompactionRejected")", R"("type":"")"), "unknown_type"},
+      // Strict JSON (D2).
+      {"duplicate_top_member", Replace(r, R"("reason":2,)", R"("reason":2,"reason":2,)"), "decode"},
+      {"duplicate_nested_member", Replace(r, R"("revision":1,)", R"("revision":1,"revision":1,)"),
+       "decode"},
+      {"case_variant_member_is_unknown_under_d2",
+       Replace(r, R"("reason":2,)", R"("reason":2,"Reason":2,)"), "decode"},
+      {"unknown_top_member", Replace(r, R"("reason":2,)", R"("reason":2,"note":"x",)"), "decode"},
+      {"unknown_basis_member", Replace(r, R"("revision":1,)", R"("revision":1,"x":1,)"), "decode"},
+      {"unknown_cause_member", Replace(r, R"("attempt_id")", R"("cause":{"why":1},"attempt_id")"),
+       "decode"},
+      {"cause_null", Replace(r, R"("attempt_id")", R"("cause":null,"attempt_id")"), "decode"},
+      {"cause_agency_2", Replace(r, R"("attempt_id")", R"("cause":{"agency":2},"attempt_id")"),
+       "invalid: Agency is invalid"},
+      {"cause_agency_256", Replace(r, R"("attempt_id")", R"("cause":{"agency":256},"attempt_id")"),
+       "decode"},
+      {"visibility_internal", Replace(r, R"("attempt_id")", R"("visibility":1,"attempt_id")"),
+       "invalid: Visibility is invalid"},
+      {"visibility_2_identity_first",
+       Replace(Replace(r, R"("attempt_id")", R"("visibility":2,"attempt_id")"),
+               R"("event_id":"00000000-0000-4000-8000-000000000010",)", ""),
+       "invalid: Visibility is invalid"},
+      {"visibility_256", Replace(r, R"("attempt_id")", R"("visibility":256,"attempt_id")"),
+       "decode"},
+      {"missing_attempt", Replace(r, R"("attempt_id":"00000000-0000-4000-8000-000000000020",)", ""),
+       "decode"},
+      {"missing_created_at", Replace(r, R"("created_at":"2024-05-06T07:08:09.123456789Z",)", ""),
+       "decode"},
+      {"created_at_without_nanoseconds",
+       Replace(r, R"("2024-05-06T07:08:09.123456789Z")", R"("2024-05-06T07:08:09Z")"), "decode"},
+      {"created_at_offset",
+       Replace(r, R"("2024-05-06T07:08:09.123456789Z")",
+               R"("2024-05-06T07:08:09.123456789+00:00")"),
+       "decode"},
+      {"created_at_epoch",
+       Replace(r, R"("2024-05-06T07:08:09.123456789Z")", R"("1970-01-01T00:00:00.000000000Z")"),
+       "invalid: CreatedAt must be set"},
+      {"uppercase_uuid_is_a_decode_error_under_d2",
+       Replace(r, R"("session_id":"00000000-0000-4000-8000-0000000000a1")",
+               R"("session_id":"00000000-0000-4000-8000-0000000000A1")"),
+       "decode"},
+      {"uuid_without_hyphens",
+       Replace(r, R"("00000000-0000-4000-8000-000000000020")",
+               R"("00000000000040008000000000000020")"),
+       "decode"},
+      {"zero_attempt_is_invalid_not_malformed",
+       Replace(r, R"("00000000-0000-4000-8000-000000000020")",
+               R"("00000000-0000-0000-0000-000000000000")"),
+       "invalid: AttemptID is invalid"},
+      {"waiters_empty", Replace(r, R"(["00000000-0000-4000-8000-000000000031"])", "[]"),
+       "invalid: WaiterCommandIDs is invalid"},
+      {"waiters_null_is_a_decode_error_under_d2",
+       Replace(r, R"(["00000000-0000-4000-8000-000000000031"])", "null"), "decode"},
+      {"waiters_duplicate",
+       Replace(
+           r, R"(["00000000-0000-4000-8000-000000000031"])",
+           R"(["00000000-0000-4000-8000-000000000031","00000000-0000-4000-8000-000000000031"])"),
+       "invalid: WaiterCommandIDs is invalid"},
+      {"fingerprint_as_int_array_is_a_decode_error_under_d2",
+       Replace(c, R"("0100000000000000000000000000000000000000000000000000000000000000")",
+               "[1,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0]"),
+       "decode"},
+      {"fingerprint_upper_case",
+       Replace(c, R"("0100000000000000000000000000000000000000000000000000000000000000")",
+               R"("0A00000000000000000000000000000000000000000000000000000000000000")"),
+       "decode"},
+      {"model_key_capitalized_is_a_decode_error_under_d2",
+       Replace(c, R"({"provider":"provider","model":"model"})",
+               R"({"Provider":"provider","Model":"model"})"),
+       "decode"},
+      {"duration_float", Replace(r, R"("duration":1000000000)", R"("duration":1.5)"), "decode"},
+      {"duration_string", Replace(r, R"("duration":1000000000)", R"("duration":"1s")"), "decode"},
+      {"duration_beyond_int64",
+       Replace(r, R"("duration":1000000000)", R"("duration":9223372036854775808)"), "decode"},
+      {"duration_int64_max",
+       Replace(r, R"("duration":1000000000)", R"("duration":9223372036854775807)"), "ok"},
+      {"revision_negative", Replace(r, R"("revision":1)", R"("revision":-1)"), "decode"},
+      {"not_an_object_array", "[]", "decode"},
+      {"not_an_object_string", R"("CompactionRejected")", "decode"},
+      {"not_an_object_null", "null", "decode"},
+      {"empty_input", "", "decode"},
+      {"trailing_value", r + " {}", "decode"},
+      {"byte_order_mark", "\xEF\xBB\xBF" + r, "decode"},
+      {"invalid_utf8_in_string", Replace(c, "keep this", "keep \xC3\x28"), "decode"},
+      {"lone_surrogate_escape", Replace(c, "keep this", R"(keep \ud800)"), "decode"},
+      {"too_deep",
+       Replace(r, R"("reason":2,)",
+               R"("reason":2,"x":)" + std::string(600, '[') + std::string(600, ']') + ","),
+       "decode"},
+  };
+}
+
+TEST(DecodeEvent, OrderAndVerdicts) {
+  for (const auto& c : DecodeCases()) {
+    EXPECT_EQ(DecodeVerdict(c.bytes), c.expected) << c.name;
+  }
+}
+
+TEST(DecodeEvent, ErrorsCarryTheirDetails) {
+  auto decoded = DecodeEvent(Replace(kRejectedWire, R"("v":1)", R"("v":2)"));
+  ASSERT_FALSE(decoded.ok());
+  const auto* schema = std::get_if<UnsupportedSchemaError>(&decoded.error());
+  ASSERT_NE(schema, nullptr);
+  EXPECT_EQ(schema->kind, "event");
+  EXPECT_EQ(schema->version, 2u);
+  EXPECT_EQ(DescribeEventError(decoded.error()), "unsupported event schema version 2");
+
+  decoded = DecodeEvent(Replace(kRejectedWire, R"("v":1,)", ""));
+  ASSERT_FALSE(decoded.ok());
+  EXPECT_EQ(DescribeEventError(decoded.error()), "event without a schema version");
+
+  decoded = DecodeEvent(
+      Replace(kRejectedWire, R"("type":"CompactionRejected")", R"("type":"CompactionStarted")"));
+  ASSERT_FALSE(decoded.ok());
+  const auto* unknown = std::get_if<UnknownEventTypeError>(&decoded.error());
+  ASSERT_NE(unknown, nullptr);
+  EXPECT_EQ(unknown->type, "CompactionStarted");
+  EXPECT_EQ(DescribeEventError(decoded.error()), R"(unknown event type "CompactionStarted")");
+
+  decoded = DecodeEvent(R"({"v":1,"type":")" + std::string(1000, 'A') + "\"}");
+  ASSERT_FALSE(decoded.ok());
+  EXPECT_EQ(std::get<UnknownEventTypeError>(decoded.error()).type.size(), 128u);
+
+  decoded = DecodeEvent(Replace(kRejectedWire, R"("reason":2,)", R"("reason":2,"note":"x",)"));
+  ASSERT_FALSE(decoded.ok());
+  const auto* decode = std::get_if<EventDecodeError>(&decoded.error());
+  ASSERT_NE(decode, nullptr);
+  EXPECT_EQ(decode->type, "CompactionRejected");
+  ASSERT_TRUE(std::holds_alternative<JsonError>(decode->cause));
+  EXPECT_EQ(std::get<JsonError>(decode->cause).kind, JsonErrorKind::kUnknownMember);
+  EXPECT_EQ(
+      DescribeEventError(decoded.error()),
+      R"(cannot decode event CompactionRejected: unknown_member at $: unknown member "note")");
+
+  // A message failure keeps the content codec's error and path.
+  decoded = DecodeEvent(Replace(CommittedWire(),
+                                R"("role":"user","blocks":[{"type":"text","text":"keep this"}])",
+                                R"("role":"user","blocks":[null])"));
+  ASSERT_FALSE(decoded.ok());
+  decode = std::get_if<EventDecodeError>(&decoded.error());
+  ASSERT_NE(decode, nullptr);
+  ASSERT_TRUE(std::holds_alternative<TranscriptError>(decode->cause));
+  EXPECT_EQ(std::get<TranscriptError>(decode->cause).kind, TranscriptErrorKind::kBlock);
+  EXPECT_EQ(std::get<TranscriptError>(decode->cause).path, "$.retained[0].blocks[0]");
+
+  decoded = DecodeEvent("{");
+  ASSERT_FALSE(decoded.ok());
+  EXPECT_EQ(std::get<EventDecodeError>(decoded.error()).type, "");
+  EXPECT_EQ(EventErrorKindName(decoded.error()), "decode");
+}
+
+TEST(DecodeEvent, SizeLimitIsCheckedFirstAndIsInclusive) {
+  std::string exact = kRejectedWire;
+  exact.resize(kMaxRecordBytes, ' ');  // trailing white space is allowed
+  EXPECT_EQ(DecodeVerdict(exact), "ok");
+  exact.push_back(' ');
+  EXPECT_EQ(DecodeVerdict(exact), "too_large");
+  const std::string garbage(kMaxRecordBytes + 1, '\xff');
+  auto decoded = DecodeEvent(garbage);
+  ASSERT_FALSE(decoded.ok());
+  const auto& limit = std::get<EventLimitError>(decoded.error());
+  EXPECT_EQ(limit.size, kMaxRecordBytes + 1);
+  EXPECT_EQ(DescribeEventError(decoded.error()),
+            "event of 16777217 bytes exceeds the limit of 16777216");
+}
+
+TEST(DecodeEvent, RetainedAndHistoryCountLimits) {
+  CompactionCommitted e = ValidCommitted();
+  e.retained.assign(kMaxRetainedMessages, User("u"));
+  auto decoded = DecodeEvent(Encoded(e));
+  ASSERT_TRUE(decoded.ok()) << DescribeEventError(decoded.error());
+  e.retained.push_back(User("u"));
+  decoded = DecodeEvent(Encoded(e));  // the encoder does not count; the decoder does
+  ASSERT_FALSE(decoded.ok());
+  EXPECT_EQ(EventErrorKindName(decoded.error()), "decode");
+
+  LoopCreated loop = ValidLoopCreated();
+  loop.history.assign(kMaxHistoryMessages, UserMessage{});
+  EXPECT_EQ(DecodeVerdict(Encoded(loop)), "ok");
+  loop.history.push_back(UserMessage{});
+  EXPECT_EQ(DecodeVerdict(Encoded(loop)), "decode");
+}
+
+TEST(DecodeEvent, ToolResultNestingInRetainedMessages) {
+  const auto nested = [](int levels) {
+    Block block = Text("deep");
+    for (int i = 0; i < levels; ++i)
+      block = ToolResultBlock{"x", {block}, false};
+    return block;
+  };
+  CompactionCommitted e = ValidCommitted();
+  e.retained = {UserMessage{{nested(128)}}};
+  const std::string bytes = Encoded(e);
+  EXPECT_EQ(DecodeVerdict(bytes), "ok");
+  // One level deeper: the codec reports the block, not the JSON depth.
+  const std::string deeper = Replace(
+      bytes, R"({"type":"text","text":"deep"})",
+      R"({"type":"tool_result","tool_use_id":"x","content":[{"type":"text","text":"deep"}],"is_error":false})");
+  auto decoded = DecodeEvent(deeper);
+  ASSERT_FALSE(decoded.ok());
+  const auto& error = std::get<EventDecodeError>(decoded.error());
+  ASSERT_TRUE(std::holds_alternative<TranscriptError>(error.cause));
+  EXPECT_EQ(std::get<TranscriptError>(error.cause).kind, TranscriptErrorKind::kBlock);
+}
+
+TEST(DecodeEvent, RawJsonNumbersAreNormalizedOnce) {
+  MessageCommitted e{TurnHeader(),
+                     AssistantMessage{{ToolUseBlock{"c", "n", R"({"n":1E+2})", {}, ""}}, {}},
+                     Uuid()};
+  const std::string bytes = Encoded(e);
+  EXPECT_NE(bytes.find(R"("input":{"n":1E+2})"), std::string::npos);
+  auto decoded = DecodeEvent(bytes);
+  ASSERT_TRUE(decoded.ok());
+  const auto& message = std::get<MessageCommitted>(*decoded).message;
+  const auto* call = message.blocks()[0].as<ToolUseBlock>();
+  ASSERT_NE(call, nullptr);
+  EXPECT_EQ(call->input, R"({"n":100.0})");
+  // From then on the text is stable.
+  const std::string again = Encoded(*decoded);
+  EXPECT_EQ(Encoded(DecodeEvent(again).value()), again);
+}
+
+}  // namespace
+}  // namespace harness
