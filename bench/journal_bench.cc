@@ -3,7 +3,9 @@
 // table and indexes, same checksum work), at 1, 8 and 64 concurrent appenders, in one run.
 // Each appender owns one session and appends single-record batches for a fixed time.
 //
-//   journal_bench [--seconds S] [--payload-bytes P] [--dir DIR]
+//   journal_bench [--seconds S] [--rounds R] [--payload-bytes P] [--dir DIR]
+//
+// Each cell runs S seconds in total, split into R rounds that alternate with the other side.
 //
 // DIR (default: a fresh directory under the system temp directory) must be on the disk to
 // measure: on tmpfs an fsync costs nothing and the comparison means nothing.
@@ -40,22 +42,33 @@ struct Figures {
   std::uint64_t appends = 0;
 };
 
-Figures Summarize(std::vector<std::vector<double>>& per_thread, double seconds,
-                  std::uint64_t commits) {
-  std::vector<double> all;
-  for (auto& v : per_thread)
-    all.insert(all.end(), v.begin(), v.end());
+// The raw result of one measured interval.
+struct Sample {
+  std::vector<double> latencies_us;
+  double seconds = 0;
+  std::uint64_t commits = 0;
+
+  void Add(std::vector<std::vector<double>>& per_thread, double measured, std::uint64_t n) {
+    for (auto& v : per_thread)
+      latencies_us.insert(latencies_us.end(), v.begin(), v.end());
+    seconds += measured;
+    commits += n;
+  }
+};
+
+Figures Summarize(Sample sample) {
+  std::vector<double>& all = sample.latencies_us;
   std::sort(all.begin(), all.end());
   Figures f;
   f.appends = all.size();
-  f.appends_per_s = all.size() / seconds;
+  f.appends_per_s = all.size() / sample.seconds;
   const auto pct = [&](double p) {
     return all.empty() ? 0.0
                        : all[std::min(all.size() - 1, static_cast<std::size_t>(p * all.size()))];
   };
   f.p50_us = pct(0.50);
   f.p99_us = pct(0.99);
-  f.commits = commits;
+  f.commits = sample.commits;
   return f;
 }
 
@@ -104,8 +117,8 @@ std::pair<std::vector<std::vector<double>>, double> Drive(int appenders, double 
   return {std::move(latencies), std::chrono::duration<double>(Clock::now() - began).count()};
 }
 
-Figures GroupCommit(const std::filesystem::path& dir, int appenders, double seconds,
-                    std::size_t payload_bytes) {
+void GroupCommit(const std::filesystem::path& dir, int appenders, double seconds,
+                 std::size_t payload_bytes, Sample& sample) {
   auto journal = SqliteJournal::Open(dir);
   if (!journal.ok()) {
     std::fprintf(stderr, "%s\n", journal.error().Describe().c_str());
@@ -120,7 +133,7 @@ Figures GroupCommit(const std::filesystem::path& dir, int appenders, double seco
         leases[t].session, leases[t].token, n + 1, {MakeRecord(payload_bytes, n)}};
     return (*journal)->Append(std::move(request)).ok();
   });
-  return Summarize(latencies, measured, (*journal)->stats().commits - before.commits);
+  sample.Add(latencies, measured, (*journal)->stats().commits - before.commits);
 }
 
 // The naive baseline: one connection shared under a mutex; per record BEGIN IMMEDIATE, read the
@@ -200,8 +213,8 @@ class NaiveSqlite {
   std::uint64_t commits_ = 0;
 };
 
-Figures Naive(const std::filesystem::path& dir, int appenders, double seconds,
-              std::size_t payload_bytes) {
+void Naive(const std::filesystem::path& dir, int appenders, double seconds,
+           std::size_t payload_bytes, Sample& sample) {
   NaiveSqlite naive(dir);
   std::vector<Uuid> sessions;
   for (int t = 0; t < appenders; ++t)
@@ -209,7 +222,7 @@ Figures Naive(const std::filesystem::path& dir, int appenders, double seconds,
   auto [latencies, measured] = Drive(appenders, seconds, [&](int t, std::uint64_t n) {
     return naive.Append(sessions[t], MakeRecord(payload_bytes, n));
   });
-  return Summarize(latencies, measured, naive.commits());
+  sample.Add(latencies, measured, naive.commits());
 }
 
 std::string CpuModel() {
@@ -224,7 +237,8 @@ std::string CpuModel() {
 }  // namespace
 
 int main(int argc, char** argv) {
-  double seconds = 3.0;
+  double seconds = 6.0;
+  int rounds = 3;
   std::size_t payload_bytes = 200;
   std::filesystem::path root;
   for (int i = 1; i + 1 < argc; i += 2) {
@@ -232,6 +246,8 @@ int main(int argc, char** argv) {
       seconds = std::atof(argv[i + 1]);
     else if (std::strcmp(argv[i], "--payload-bytes") == 0)
       payload_bytes = static_cast<std::size_t>(std::atol(argv[i + 1]));
+    else if (std::strcmp(argv[i], "--rounds") == 0)
+      rounds = std::max(1, std::atoi(argv[i + 1]));
     else if (std::strcmp(argv[i], "--dir") == 0)
       root = argv[i + 1];
   }
@@ -247,19 +263,26 @@ int main(int argc, char** argv) {
   utsname uts{};
   uname(&uts);
   std::printf(
-      "journal_bench: %s %s, %u hardware threads, %s; SQLite %s; %.1f s per cell, "
+      "journal_bench: %s %s, %u hardware threads, %s; SQLite %s; %.1f s per cell in %d alternating "
+      "rounds, "
       "%zu-byte payloads, 1-record appends\n",
       uts.sysname, uts.release, std::thread::hardware_concurrency(), CpuModel().c_str(),
-      sqlite3_libversion(), seconds, payload_bytes);
+      sqlite3_libversion(), seconds, rounds, payload_bytes);
   std::printf("%9s | %15s %9s %9s %9s | %15s %9s %9s | %7s\n", "appenders", "group appends/s",
               "p50 us", "p99 us", "per fsync", "naive appends/s", "p50 us", "p99 us", "ratio");
+  // The two sides alternate in short rounds, so that a change in the machine's load or the
+  // disk's speed during the run affects both alike.
   int cell = 0;
   for (const int appenders : {1, 8, 64}) {
-    const Figures group =
-        GroupCommit(root / fmt::format("group-{}", cell), appenders, seconds, payload_bytes);
-    const Figures naive =
-        Naive(root / fmt::format("naive-{}", cell), appenders, seconds, payload_bytes);
-    ++cell;
+    Sample group_sample, naive_sample;
+    for (int round = 0; round < rounds; ++round, ++cell) {
+      GroupCommit(root / fmt::format("group-{}", cell), appenders, seconds / rounds, payload_bytes,
+                  group_sample);
+      Naive(root / fmt::format("naive-{}", cell), appenders, seconds / rounds, payload_bytes,
+            naive_sample);
+    }
+    const Figures group = Summarize(std::move(group_sample));
+    const Figures naive = Summarize(std::move(naive_sample));
     std::printf("%9d | %15.0f %9.0f %9.0f %9.1f | %15.0f %9.0f %9.0f | %6.1fx\n", appenders,
                 group.appends_per_s, group.p50_us, group.p99_us,
                 group.commits ? static_cast<double>(group.appends) / group.commits : 0.0,
