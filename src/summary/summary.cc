@@ -1,10 +1,8 @@
 #include "harness/summary/summary.h"
 
-#include <algorithm>
 #include <array>
 #include <cstddef>
 #include <cstdint>
-#include <cstring>
 #include <string>
 
 #include "summary/xml_chars.h"
@@ -75,10 +73,6 @@ constexpr std::array<bool, 256> MakeNameBytes() {
   return bytes;
 }
 constexpr std::array<bool, 256> kNameByte = MakeNameBytes();
-
-constexpr bool IsTagSpace(Byte b) {
-  return b == ' ' || b == '\t' || b == '\n' || b == '\r';
-}
 
 constexpr bool EqualsIgnoringAsciiCase(std::string_view a, std::string_view b) {
   if (a.size() != b.size())
@@ -187,7 +181,7 @@ class Validator {
     return at == std::string_view::npos ? nullptr : from + at;
   }
   void SkipTagSpace() {
-    while (p_ < end_ && IsTagSpace(*p_))
+    while (p_ < end_ && kByteClass[*p_] == kSpace)
       ++p_;
   }
 
@@ -200,7 +194,7 @@ class Validator {
     const Byte* const start = p_;
     const Byte* nonspace = nullptr;
     // Inside a section only "is there any non-white character" matters, once.
-    const bool track = place_ != Place::kInSection || !section_has_text_[section_];
+    const bool track = place_ != Place::kInSection || !section_has_text_[next_section_];
     if (!ScanCharacterData(track ? &nonspace : nullptr))
       return false;
     switch (place_) {
@@ -214,7 +208,7 @@ class Validator {
         return true;
       case Place::kInSection:
         if (nonspace != nullptr)
-          section_has_text_[section_] = true;
+          section_has_text_[next_section_] = true;
         return true;
     }
     return true;
@@ -310,7 +304,7 @@ class Validator {
     }
     static constexpr std::array<std::string_view, 5> kEntities = {"lt;", "gt;", "amp;", "apos;",
                                                                   "quot;"};
-    const std::string_view rest = View(p, std::min(end_, p + 5));
+    const std::string_view rest = View(p, end_).substr(0, 5);  // the longest is "quot;"
     for (const std::string_view entity : kEntities) {
       if (rest.starts_with(entity)) {
         *space = false;
@@ -516,7 +510,6 @@ class Validator {
         if (self_closing) {
           ++next_section_;
         } else {
-          section_ = next_section_;
           place_ = Place::kInSection;
         }
         return true;
@@ -545,7 +538,7 @@ class Validator {
       case Place::kAfterRoot:
         return Syntax("end tag without a start tag", tag);
       case Place::kInSection:
-        if (name.raw != kSections[section_])
+        if (name.raw != kSections[next_section_])
           return Syntax("end tag does not match", tag);
         ++next_section_;
         place_ = Place::kInRoot;
@@ -700,8 +693,8 @@ class Validator {
   const Byte* const end_;
   const Byte* p_;
   Place place_ = Place::kBeforeRoot;
-  std::size_t next_section_ = 0;  // index of the next section expected inside the root
-  std::size_t section_ = 0;       // the open section while place_ is kInSection
+  // The section expected next inside the root; while place_ is kInSection, the open one.
+  std::size_t next_section_ = 0;
   std::array<bool, kSectionCount> section_has_text_{};
   std::array<std::size_t, kSectionCount> section_tag_{};
   Problem problem_;
