@@ -345,7 +345,7 @@ TEST_F(SqliteJournalTest, TwoJournalsOnOneDirectorySerializeThroughSqlite) {
   EXPECT_EQ(*a->LastSequence(lease->session), 2u);
 }
 
-TEST_F(SqliteJournalTest, DestroyingTheJournalFinishesEveryAcceptedAppend) {
+TEST_F(SqliteJournalTest, EveryAcknowledgedConcurrentAppendSurvivesCloseAndReopen) {
   Lease lease;
   std::atomic<int> acknowledged{0};
   {

@@ -16,8 +16,9 @@
 // - Open creates the directory and the file when create_if_missing is set, else a missing one is
 //   kNotFound. A file that is not a SQLite database is kCorrupt; a database whose schema version
 //   this build does not know is kUnsupportedVersion.
-// - Destroying the journal finishes the requests already queued, then stops the writer; requests
-//   made while it is closing fail with kClosed.
+// - Destroying the journal (which, as for any object, must not overlap a call on it) lets the
+//   writer finish what is queued, then stops and joins it. A request that still reached a
+//   closing journal would fail with kClosed rather than hang.
 // Several processes may open the same directory (SQLite locks the file); each process's writes
 // are still serialized by SQLite, and the busy timeout bounds how long one waits for another.
 // Thread safety: every method may be called concurrently.
