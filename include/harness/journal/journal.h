@@ -8,8 +8,8 @@
 //   (even after expiry, as long as nobody took the session over); ReleaseLease ends it. Both
 //   fail with kStaleFence when the token is no longer current or the lease was released.
 // - Append(request) appends a batch to one session, all or nothing:
-//   * the fencing token must be the session's current lease token (else kStaleFence), the lease
-//     unreleased and unexpired (else kLeaseExpired);
+//   * the fencing token must be the session's current lease token and the lease must not have
+//     been released (else kStaleFence), nor have expired (else kLeaseExpired);
 //   * every record is validated first (kTooLarge, kUnsupportedVersion, kInvalidArgument: empty
 //     batch, zero session or record id, a bad type name, an id twice in the batch);
 //   * a record whose id the session already holds is not written again; its existing sequence
