@@ -22,7 +22,7 @@
 namespace {
 
 // A realistic summary of about `target` bytes: pretty-printed sections of prose with escapes,
-// numeric references, newlines and some multi-byte UTF-8 (about 3% of the bytes).
+// numeric references, newlines and some multi-byte UTF-8 (about 2% of the bytes).
 std::string RealisticSummary(std::size_t target) {
   static constexpr std::string_view kSentences[] = {
       "The user wants the importer to accept CSV files larger than 2 GiB without loading them "
