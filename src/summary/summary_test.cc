@@ -13,6 +13,7 @@
 #include <ostream>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace harness {
@@ -734,6 +735,27 @@ TEST(SummaryErrors, DetailNeverQuotesTheInput) {
     ASSERT_FALSE(result.ok());
     EXPECT_EQ(result.error().detail.find(marker), std::string::npos) << result.error().detail;
     EXPECT_EQ(result.error().detail.find("Zq7"), std::string::npos);
+  }
+}
+
+TEST(InvalidSummaryReason, WireNamesAreFixedAndRoundTrip) {
+  const std::vector<std::pair<InvalidSummaryReason, std::string_view>> names = {
+      {InvalidSummaryReason::kWire, "wire"},
+      {InvalidSummaryReason::kIdentity, "identity"},
+      {InvalidSummaryReason::kOutputShape, "output_shape"},
+      {InvalidSummaryReason::kByteLimit, "byte_limit"},
+      {InvalidSummaryReason::kTokenUsage, "token_usage"},
+      {InvalidSummaryReason::kTokenLimit, "token_limit"},
+      {InvalidSummaryReason::kXmlSyntax, "xml_syntax"},
+      {InvalidSummaryReason::kXmlRoot, "xml_root"},
+      {InvalidSummaryReason::kXmlStructure, "xml_structure"},
+      {InvalidSummaryReason::kXmlContent, "xml_content"}};
+  for (const auto& [reason, name] : names) {
+    EXPECT_EQ(InvalidSummaryReasonName(reason), name);
+    EXPECT_EQ(ParseInvalidSummaryReason(name), reason);
+  }
+  for (const std::string_view unknown : {"", "XML_SYNTAX", "xml-syntax", "syntax", "xml_syntax "}) {
+    EXPECT_FALSE(ParseInvalidSummaryReason(unknown).has_value()) << unknown;
   }
 }
 
