@@ -372,3 +372,37 @@ TEST_F(SqliteJournalTest, EveryAcknowledgedConcurrentAppendSurvivesCloseAndReope
 
 }  // namespace
 }  // namespace harness::journal_testing
+
+namespace harness::journal_testing {
+namespace {
+
+// Another process holding SQLite's write lock longer than the busy timeout: the group cannot
+// begin, every request of it fails with kIo and nothing is written; reads are not blocked (WAL);
+// once the lock is gone the journal works again.
+TEST_F(SqliteJournalTest, AWriteLockHeldTooLongFailsTheGroupWithIoAndReadsGoOn) {
+  SqliteJournalOptions options;
+  options.busy_timeout = std::chrono::milliseconds(1);
+  auto journal = Open(options);
+  const Lease lease = Fill(*journal, 2);
+
+  sqlite3* blocker = nullptr;
+  ASSERT_EQ(sqlite3_open((data() / kSqliteJournalFileName).string().c_str(), &blocker), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(blocker, "BEGIN IMMEDIATE", nullptr, nullptr, nullptr), SQLITE_OK);
+  auto refused = journal->Append({lease.session, lease.token, 3, {MakeRecord()}});
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.error().kind, K::kIo) << refused.error().Describe();
+  auto read = journal->Read(lease.session, 1, 10);
+  ASSERT_TRUE(read.ok()) << read.error().Describe();
+  EXPECT_EQ(read->size(), 2u);
+  EXPECT_EQ(*journal->LastSequence(lease.session), 2u);
+  ASSERT_EQ(sqlite3_exec(blocker, "COMMIT", nullptr, nullptr, nullptr), SQLITE_OK);
+  sqlite3_close(blocker);
+
+  auto retried = journal->Append({lease.session, lease.token, 3, {MakeRecord()}});
+  ASSERT_TRUE(retried.ok()) << retried.error().Describe();
+  EXPECT_EQ((*retried)[0].seq, 3u);
+  EXPECT_TRUE(journal->Verify().ok());
+}
+
+}  // namespace
+}  // namespace harness::journal_testing
