@@ -64,7 +64,9 @@ std::string_view CloseKindName(CloseKind kind);
 struct CloseReason {
   CloseKind kind = CloseKind::kLagged;
   // The sequence number of the last enduring event delivered (or queued for delivery) before
-  // the close; resubscribing from last_delivered_seq + 1 misses nothing. 0 when none.
+  // the close; resubscribing from last_delivered_seq + 1 misses nothing. When none was: the
+  // switch point of SubscribeFrom, or for Subscribe the last sequence number the hub had
+  // delivered when the subscription was made (0 for a hub that had delivered none).
   std::uint64_t last_delivered_seq = 0;
   std::string detail;  // kReplayFailed: the journal or decode error; otherwise empty
   std::string Message() const;
