@@ -16,9 +16,10 @@ JournalError SqliteError(sqlite3* db, int rc, std::string_view what) {
 }
 
 Result<SqliteDb, JournalError> SqliteDb::Open(const std::string& path, int flags,
-                                              std::chrono::milliseconds busy_timeout) {
+                                              std::chrono::milliseconds busy_timeout,
+                                              const std::string& vfs) {
   sqlite3* raw = nullptr;
-  const int rc = sqlite3_open_v2(path.c_str(), &raw, flags, nullptr);
+  const int rc = sqlite3_open_v2(path.c_str(), &raw, flags, vfs.empty() ? nullptr : vfs.c_str());
   SqliteDb db;
   db.db_.reset(raw);
   if (rc != SQLITE_OK)

@@ -25,8 +25,10 @@ class SqliteStmt;
 
 class SqliteDb {
  public:
+  // `vfs` names a registered SQLite VFS; empty means the default one.
   static Result<SqliteDb, JournalError> Open(const std::string& path, int flags,
-                                             std::chrono::milliseconds busy_timeout);
+                                             std::chrono::milliseconds busy_timeout,
+                                             const std::string& vfs = {});
   SqliteDb() = default;
   SqliteDb(SqliteDb&&) noexcept = default;
   SqliteDb& operator=(SqliteDb&&) noexcept = default;

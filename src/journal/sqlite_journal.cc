@@ -188,7 +188,7 @@ class SqliteJournal::Impl {
     auto conn = std::make_unique<ReaderConnection>();
     HARNESS_TRY(conn->db,
                 SqliteDb::Open(path_.string(), SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX,
-                               options_.busy_timeout));
+                               options_.busy_timeout, options_.vfs));
     HARNESS_CHECK(conn->db.Exec("PRAGMA query_only = ON"));
     sqlite3* db = conn->db.get();
     HARNESS_TRY(conn->read_range,
@@ -583,7 +583,7 @@ Result<std::unique_ptr<SqliteJournal>, JournalError> SqliteJournal::Open(
     return Fail(Error(K::kNotFound,
                       std::string("no ") + kSqliteJournalFileName + " in the data directory"));
   }
-  HARNESS_TRY(SqliteDb db, SqliteDb::Open(path.string(), flags, options.busy_timeout));
+  HARNESS_TRY(SqliteDb db, SqliteDb::Open(path.string(), flags, options.busy_timeout, options.vfs));
   HARNESS_TRY(const std::string mode, db.QueryText("PRAGMA journal_mode = WAL"));
   if (mode != "wal")
     return Fail(Error(K::kIo, "cannot switch the journal to WAL mode (got " + mode + ")"));

@@ -29,6 +29,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <memory>
+#include <string>
 
 #include "harness/journal/journal.h"
 
@@ -45,6 +46,9 @@ struct SqliteJournalOptions {
   // A group stops taking queued requests once their payloads reach this many bytes (at least
   // one request is always taken), which bounds a transaction's size.
   std::size_t max_group_bytes = 32u * 1024 * 1024;
+  // The name of a registered SQLite VFS to open the file with; empty means SQLite's default.
+  // Tests use a fault-injecting VFS to fail chosen writes and syncs.
+  std::string vfs;
 };
 
 struct SqliteJournalStats {
