@@ -164,9 +164,10 @@ Status<InvalidEventError> WriteBody(WireWriter& w, const TurnInterrupted& e) {
   return {};
 }
 
-// Types with no body members.
+// Types with no body members (the assertion catches a type whose writer was forgotten).
 template <class E>
 Status<InvalidEventError> WriteBody(WireWriter&, const E&) {
+  static_assert(sizeof(E) == sizeof(EventHeader), "an event with body members needs a WriteBody");
   return {};
 }
 
@@ -341,6 +342,7 @@ Status<DecodeCause> ReadBody(JsonObject& top, TurnInterrupted& e) {
 
 template <class E>
 Status<DecodeCause> ReadBody(JsonObject&, E&) {
+  static_assert(sizeof(E) == sizeof(EventHeader), "an event with body members needs a ReadBody");
   return {};
 }
 
@@ -405,15 +407,7 @@ std::string EventDecodeError::Message() const {
     out += type;
   }
   out += ": ";
-  out += std::visit(
-      [](const auto& c) -> std::string {
-        if constexpr (std::is_same_v<std::decay_t<decltype(c)>, JsonError>) {
-          return c.Describe();
-        } else {
-          return c.Describe();
-        }
-      },
-      cause);
+  out += std::visit([](const auto& c) { return c.Describe(); }, cause);
   return out;
 }
 
