@@ -243,6 +243,29 @@ TEST_F(HubTest, SubscribeFromReplaysTheJournalThenContinuesLive) {
   ExpectEmpty(*sub);
 }
 
+TEST_F(HubTest, ASubscriberThatLagsDuringReplayGetsReplayQueueThenLaggedClose) {
+  for (int i = 0; i < 10; ++i)
+    PublishOk(MakeLoopIdle(session_, loop_a_));
+  auto sub = hub_->SubscribeFrom(EventFilter::All(), 1, 2);
+  ASSERT_TRUE(sub.ok());
+  for (int i = 0; i < 3; ++i)
+    PublishOk(MakeLoopIdle(session_, loop_a_));  // 11, 12 queued; 13 overflows
+  ASSERT_TRUE(sub->close_reason().has_value());
+  EXPECT_EQ(sub->close_reason()->kind, CloseKind::kLagged);
+  EXPECT_EQ(sub->close_reason()->last_delivered_seq, 12u);
+  for (std::uint64_t seq = 1; seq <= 12; ++seq)
+    EXPECT_EQ(MustTake(*sub).seq, seq);
+  auto closed = sub->TryNext();
+  ASSERT_FALSE(closed.ok());
+  EXPECT_EQ(closed.error().kind, NextError::Kind::kClosed);
+
+  // Resuming from last_delivered_seq + 1 gives exactly the rest.
+  auto resumed = hub_->SubscribeFrom(EventFilter::All(), 13);
+  ASSERT_TRUE(resumed.ok());
+  EXPECT_EQ(MustTake(*resumed).seq, 13u);
+  ExpectEmpty(*resumed);
+}
+
 TEST_F(HubTest, ReplayAppliesTheFilterAndSkipsRecordsThatAreNotEvents) {
   PublishOk(MakeLoopIdle(session_, loop_a_));
   PublishOk(MakeLoopIdle(session_, loop_b_));
