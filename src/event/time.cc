@@ -40,24 +40,35 @@ Failure<EventTimeParseError> Bad(std::string detail) {
 }  // namespace
 
 void AppendEventTime(std::string& out, EventTime time) {
-  const auto day = std::chrono::floor<days>(time);
-  const std::chrono::year_month_day ymd{day};
-  const nanoseconds in_day = time - day;
-  const std::int64_t ns = in_day.count();
-  const std::int64_t secs = ns / 1'000'000'000;
+  // Floor division without multiplying back: at the ends of the int64 range, a whole number of
+  // seconds or days in nanoseconds does not fit.
+  const std::int64_t count = time.time_since_epoch().count();
+  std::int64_t secs = count / 1'000'000'000;
+  std::int64_t nanos = count % 1'000'000'000;
+  if (nanos < 0) {
+    secs -= 1;
+    nanos += 1'000'000'000;
+  }
+  std::int64_t day_count = secs / 86'400;
+  std::int64_t second_of_day = secs % 86'400;
+  if (second_of_day < 0) {
+    day_count -= 1;
+    second_of_day += 86'400;
+  }
+  const std::chrono::year_month_day ymd{std::chrono::sys_days(days(day_count))};
   AppendDigits(out, static_cast<int>(ymd.year()), 4);
   out.push_back('-');
   AppendDigits(out, static_cast<unsigned>(ymd.month()), 2);
   out.push_back('-');
   AppendDigits(out, static_cast<unsigned>(ymd.day()), 2);
   out.push_back('T');
-  AppendDigits(out, secs / 3600, 2);
+  AppendDigits(out, second_of_day / 3600, 2);
   out.push_back(':');
-  AppendDigits(out, secs / 60 % 60, 2);
+  AppendDigits(out, second_of_day / 60 % 60, 2);
   out.push_back(':');
-  AppendDigits(out, secs % 60, 2);
+  AppendDigits(out, second_of_day % 60, 2);
   out.push_back('.');
-  AppendDigits(out, ns % 1'000'000'000, 9);
+  AppendDigits(out, nanos, 9);
   out.push_back('Z');
 }
 
