@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include <chrono>
+
 #include "harness/core/json.h"
 #include "harness/core/model_key.h"
 #include "harness/core/sha256.h"
@@ -172,6 +174,27 @@ TEST(StrictJson, DepthIsLimitedWithoutRecursion) {
   // A million open brackets is refused at the limit, not parsed.
   const std::string deep(1'000'000, '[');
   EXPECT_EQ(ParseStrictJson(deep).error().kind, JsonErrorKind::kTooDeep);
+}
+
+TEST(StrictJson, WideObjectsParseInLinearTime) {
+  // 400,000 members: quadratic insertion would take minutes; linear takes well under a second.
+  std::string text = "{";
+  for (int i = 0; i < 400'000; ++i) {
+    if (i > 0)
+      text += ',';
+    text += "\"m" + std::to_string(i) + "\":" + std::to_string(i);
+  }
+  text += '}';
+  const auto start = std::chrono::steady_clock::now();
+  auto r = ParseStrictJson(text);
+  const auto elapsed = std::chrono::steady_clock::now() - start;
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->size(), 400'000u);
+  EXPECT_EQ((*r)["m399999"], 399'999);
+  EXPECT_EQ(r->begin().key(), "m0") << "document order is kept";
+  EXPECT_LT(elapsed, std::chrono::seconds(20));
+  text.insert(text.size() - 1, ",\"m17\":0");
+  EXPECT_EQ(ParseStrictJson(text).error().kind, JsonErrorKind::kDuplicateMember);
 }
 
 TEST(JsonObject, ExactMembersAndUnknownRejected) {

@@ -77,8 +77,11 @@ class StrictDomBuilder {
       parent.push_back(std::move(value));
       return &parent.back();
     }
-    auto [it, inserted] = parent.emplace(pending_key_, std::move(value));
-    return &it.value();
+    // key() already refused duplicates with a hash set, so append directly: ordered_json's own
+    // emplace searches the members linearly, which makes a wide object quadratic.
+    auto& members = static_cast<Json::object_t::Container&>(parent.get_ref<Json::object_t&>());
+    members.emplace_back(std::move(pending_key_), std::move(value));
+    return &members.back().second;
   }
   bool Put(Json&& value) {
     Insert(std::move(value));
@@ -88,12 +91,12 @@ class StrictDomBuilder {
     if (stack_.size() >= max_depth_) {
       return Fail(JsonErrorKind::kTooDeep, fmt::format("nesting deeper than {}", max_depth_));
     }
-    Json* slot = Insert(std::move(container));
+    // The segment is named before Insert, which consumes pending_key_.
     if (!stack_.empty()) {
-      segments_.push_back(stack_.back()->is_array() ? fmt::format("[{}]", stack_.back()->size() - 1)
+      segments_.push_back(stack_.back()->is_array() ? fmt::format("[{}]", stack_.back()->size())
                                                     : "." + pending_key_);
     }
-    stack_.push_back(slot);
+    stack_.push_back(Insert(std::move(container)));
     return true;
   }
   bool Close() {
