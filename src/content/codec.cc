@@ -149,28 +149,6 @@ void AppendValidMessage(std::string& out, const Message& message) {
 // ---------------------------------------------------------------------------------------------
 // Decoding.
 
-const char* JsonTypeName(const Json& v) {
-  switch (v.type()) {
-    case Json::value_t::null:
-      return "null";
-    case Json::value_t::object:
-      return "an object";
-    case Json::value_t::array:
-      return "an array";
-    case Json::value_t::string:
-      return "a string";
-    case Json::value_t::boolean:
-      return "a boolean";
-    case Json::value_t::number_float:
-      return "a non-integer number";
-    case Json::value_t::number_integer:
-    case Json::value_t::number_unsigned:
-      return "an integer";
-    default:
-      return "an unsupported value";
-  }
-}
-
 TranscriptError Error(TranscriptErrorKind kind, std::string path, std::string rule) {
   return TranscriptError{kind, std::move(path), std::move(rule)};
 }

@@ -121,7 +121,14 @@ class StrictDomBuilder {
   std::optional<JsonError> error_;
 };
 
-const char* TypeName(const Json& v) {
+JsonError TypeError(std::string_view path, const Json& v, std::string_view expected) {
+  return JsonError{JsonErrorKind::kType, std::string(path), 0,
+                   fmt::format("expected {}, found {}", expected, JsonTypeName(v))};
+}
+
+}  // namespace
+
+const char* JsonTypeName(const Json& v) {
   switch (v.type()) {
     case Json::value_t::null:
       return "null";
@@ -142,13 +149,6 @@ const char* TypeName(const Json& v) {
       return "an unsupported value";
   }
 }
-
-JsonError TypeError(std::string_view path, const Json& v, std::string_view expected) {
-  return JsonError{JsonErrorKind::kType, std::string(path), 0,
-                   fmt::format("expected {}, found {}", expected, TypeName(v))};
-}
-
-}  // namespace
 
 std::string_view JsonErrorKindName(JsonErrorKind kind) {
   switch (kind) {

@@ -45,6 +45,9 @@ enum class JsonErrorKind {
 
 std::string_view JsonErrorKindName(JsonErrorKind kind);
 
+// "null", "an object", "an integer", …: the JSON type of a value, for error details.
+const char* JsonTypeName(const Json& value);
+
 struct JsonError {
   JsonErrorKind kind;
   std::string path;        // "$" for the root, "$.a[2].b" below it
