@@ -1,0 +1,62 @@
+// Compactor: what a loop calls to summarize the head of its history (runtime.md §2.6,
+// contracts.md §4). Implementations: ModelCompactor (a model through ModelClient, the adapter of
+// contracts.md §4), ExtractiveCompactor (offline, decisions D6), and test doubles.
+//
+// Contract:
+// - Compact(input, stop) blocks until it has a validated CompactionOutput whose identity (basis,
+//   model, request fingerprint) equals the input's, or fails with a CompactorError. It never
+//   returns an unvalidated summary: every implementation sends what it produced through
+//   ValidateCompactionResponse (compaction/response.h). When `stop` is requested it returns
+//   kCanceled promptly.
+// - The runtime maps a failure to a CompactRejectReason with RejectReasonFor:
+//     kInvalidSummary                            -> InvalidSummary
+//     kCanceled, and kModel with a timeout or canceled inference error -> Canceled
+//     kInputInvalid, kInputTooLarge, kModel (other kinds), kFailed     -> ExecutionFailed
+// - Errors never carry transcript or model output.
+// Thread safety: Compact may be called concurrently for different inputs.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <stop_token>
+#include <string>
+#include <string_view>
+
+#include "harness/compaction/input.h"
+#include "harness/compaction/output.h"
+#include "harness/core/result.h"
+#include "harness/event/reasons.h"
+#include "harness/inference/request.h"
+#include "harness/summary/invalid_summary.h"
+
+namespace harness {
+
+enum class CompactorErrorKind : std::uint8_t {
+  kInvalidSummary = 1,  // the answer failed validation (invalid_summary carries the reason)
+  kInputInvalid = 2,    // the CompactionInput failed its own validation
+  kInputTooLarge = 3,   // the input does not fit the serialized byte limit
+  kModel = 4,           // the model call failed (inference carries the kind)
+  kCanceled = 5,        // the stop token was triggered
+  kFailed = 6,          // anything else
+};
+
+std::string_view CompactorErrorKindName(CompactorErrorKind kind);  // "invalid_summary", …
+
+struct CompactorError {
+  CompactorErrorKind kind = CompactorErrorKind::kFailed;
+  std::optional<InvalidSummaryError> invalid_summary;  // kInvalidSummary
+  std::optional<InferenceError> inference;             // kModel
+  std::string detail;
+  std::string Message() const;
+};
+
+CompactRejectReason RejectReasonFor(const CompactorError& error);
+
+class Compactor {
+ public:
+  virtual ~Compactor() = default;
+  virtual Result<CompactionOutput, CompactorError> Compact(const CompactionInput& input,
+                                                           std::stop_token stop) = 0;
+};
+
+}  // namespace harness

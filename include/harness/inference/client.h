@@ -1,0 +1,27 @@
+// ModelClient: the one interface the runtime uses to call a model.
+//
+// Contract:
+// - Complete(request, stop) sends one request and blocks until the whole answer is there, the
+//   call fails, or `stop` is requested; then it returns InferenceError{kCanceled} promptly (the
+//   runtime relies on this to interrupt a turn or a compaction without waiting for the model).
+// - The runtime never calls Complete on an actor thread: calls run on the session's blocking
+//   pool, and their results are posted back to the loop.
+// - Implementations never log request or response content or credentials.
+// Thread safety: Complete may be called concurrently from several threads.
+#pragma once
+
+#include <stop_token>
+
+#include "harness/core/result.h"
+#include "harness/inference/request.h"
+
+namespace harness {
+
+class ModelClient {
+ public:
+  virtual ~ModelClient() = default;
+  virtual Result<InferenceResponse, InferenceError> Complete(const InferenceRequest& request,
+                                                             std::stop_token stop) = 0;
+};
+
+}  // namespace harness

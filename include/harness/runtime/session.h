@@ -1,0 +1,200 @@
+// Session: the coordinator of one agent session (runtime.md §1-§2, ARCHITECTURE.md).
+//
+// A session owns its loops (a registry, the active loop, routing), its journal lease and hub,
+// and a fault latch. Each native loop is an actor: one serial strand on the session's executor
+// is the only code that touches its history, context basis, input queue and compaction slot.
+// Model calls, token counts, tool runs and compactor calls run on a blocking pool and post their
+// results back to the loop's strand.
+//
+// Contract (docs/runtime.md has the full behaviour and the tests that prove it):
+// - Open(options) acquires the journal lease for the session id (a fresh UUIDv7 when zero) and
+//   builds the hub. Nothing else is written.
+// - CreateLoop(definition) validates the definition (SessionError kInvalidDefinition), publishes
+//   LoopCreated (with the initial history) and, when the definition asks or no loop is active
+//   yet, ActiveLoopChanged; then the loop starts idle.
+// - Compact() samples the active loop once and behaves as CompactToLoop(that loop).
+//   CompactToLoop(loop) checks, in this order: faulted -> kFaulted; not registered (or zero) ->
+//   kLoopNotFound; foreign loop, or native loop without a compaction policy ->
+//   kCompactionUnsupported; loop exited (or exiting) -> kLoopExited. Then it mints the command
+//   id, journals the Compact intent (audit only; a failed append is reported, not returned),
+//   hands Compact{id, Agency User, session, loop, created_at = session clock} to the loop and
+//   returns the id. Every later outcome is an event: exactly one CompactWaiterResolved or
+//   CompactWaiterRejected answers the id.
+// - SubmitInput / SubmitInputToLoop(loop, message, agency): the same checks without the policy
+//   check, plus message validation (kInvalidArgument); the loop answers with InputAccepted (then
+//   a turn, or InputQueued while a compaction holds the slot) or InputRejected.
+// - Interrupt(loop): cancels a running turn (TurnInterrupted), rejects a pending compaction
+//   (waiter-only CompactWaiterRejected{Interrupted}) or a running one (CompactionRejected
+//   {Interrupted} and its replies); human input stays queued, machine input is cancelled.
+// - Shutdown(): every loop shuts down (ShuttingDown outranks Interrupted; a running compaction
+//   ends CompactionRejected{ShuttingDown} with its replies; queued input is cancelled), publishes
+//   LoopExited, and waits until every loop has exited. Idempotent. The destructor shuts down.
+// - A failed durable publication (a journal append) latches the session faulted: it admits no
+//   new work (kFaulted) and reports an InfrastructureFailure; the loop that hit it stops.
+// - Snapshot(loop) is a consistent copy of the loop's state taken on its actor.
+// Thread safety: every method may be called from any thread, concurrently.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "harness/compaction/compactor.h"
+#include "harness/compaction/policy.h"
+#include "harness/context/limits.h"
+#include "harness/context/measurement.h"
+#include "harness/core/result.h"
+#include "harness/core/uuid.h"
+#include "harness/event/event.h"
+#include "harness/hub/hub.h"
+#include "harness/inference/client.h"
+#include "harness/inference/counter.h"
+#include "harness/journal/journal.h"
+#include "harness/runtime/tool.h"
+
+namespace harness {
+
+enum class SessionErrorKind : std::uint8_t {
+  kFaulted = 1,
+  kLoopNotFound = 2,
+  kCompactionUnsupported = 3,
+  kLoopExited = 4,
+  kInvalidDefinition = 5,  // CreateLoop: the definition is incomplete or inconsistent
+  kInvalidArgument = 6,    // an invalid message
+  kJournal = 7,            // Open/CreateLoop: the journal refused (lease, append)
+};
+
+// "faulted", "loop_not_found", "compaction_unsupported", "loop_exited", "invalid_definition",
+// "invalid_argument", "journal"
+std::string_view SessionErrorKindName(SessionErrorKind kind);
+
+struct SessionError {
+  SessionErrorKind kind = SessionErrorKind::kFaulted;
+  std::string detail;
+  std::string Message() const;  // "session: <kind>[: detail]"
+};
+
+// What the runtime could not do and could not report as an event (a journal append failed, an
+// id could not be minted). Production logs it; tests assert on it.
+struct InfrastructureFailure {
+  enum class Kind : std::uint8_t {
+    kIntentAppend = 1,     // the audit intent of a command
+    kProgressPublication,  // CompactionStarted could not be published (fatal)
+    kTerminalAppend,       // CompactionCommitted/Rejected could not be appended
+    kWaiterAppend,         // a waiter reply could not be appended
+    kLaneFullReply,        // the ControlLaneFull reply could not be appended
+    kPreStartReply,        // waiter-only rejections could not be appended
+    kEventAppend,          // any other durable event
+  };
+  Kind kind = Kind::kEventAppend;
+  Uuid loop;
+  Uuid attempt;               // zero unless a compaction attempt is involved
+  std::vector<Uuid> waiters;  // the commands left without a reply
+  std::string detail;         // the publish error; never content
+};
+
+std::string_view InfrastructureFailureKindName(InfrastructureFailure::Kind kind);
+
+// A loop driven by another engine: the session forwards input to it and never compacts it.
+class ForeignBackend {
+ public:
+  virtual ~ForeignBackend() = default;
+  virtual void Deliver(const Uuid& command_id, const UserMessage& message) = 0;
+};
+
+struct LoopDefinition {
+  LoopKind kind = LoopKind::kNative;
+  ModelKey model;
+  ModelLimits limits;  // the model's window and output limits
+  std::string system_prompt;
+  std::vector<std::shared_ptr<Tool>> tools;
+  std::shared_ptr<ModelClient> client;         // native: required (turns)
+  std::shared_ptr<ContextCounter> counter;     // required with a compaction policy
+  std::optional<CompactionPolicy> compaction;  // none: Compact is kCompactionUnsupported
+  std::shared_ptr<Compactor> compactor;        // required with a compaction policy
+  std::shared_ptr<ForeignBackend> foreign;     // foreign: required
+  std::vector<Message> history;                // the initial history (an imported transcript)
+  bool make_active = false;             // become the active loop (the first loop always does)
+  std::size_t max_steps_per_turn = 64;  // model calls per turn before TurnFailed{step_limit}
+};
+
+enum class LoopStatus : std::uint8_t { kIdle = 1, kRunning = 2, kExited = 3 };
+
+struct LoopSnapshot {
+  Uuid loop;
+  LoopStatus status = LoopStatus::kIdle;
+  std::vector<Message> history;
+  std::size_t derived_prefix = 0;  // 1 when history[0] is a summary
+  ContextBasis basis;
+  std::optional<ContextMeasurement> measurement;
+  PressureLevel pressure = PressureLevel::kUnknown;
+  std::size_t queued_inputs = 0;
+  std::optional<Uuid> attempt;  // the attempt in the compaction slot
+  std::size_t attempt_waiters = 0;
+  std::uint64_t turn_index = 0;
+};
+
+struct SessionOptions {
+  Journal* journal = nullptr;  // required; outlives the session
+  Uuid session_id;             // zero: a fresh UUIDv7
+  Uuid owner;                  // the lease owner; zero: a fresh UUIDv4
+  std::chrono::nanoseconds lease_ttl = std::chrono::minutes(5);
+  std::size_t actor_threads = 2;  // threads running loop strands
+  // Time for command and event stamps; null: the system clock.
+  std::function<EventTime()> clock;
+  // Called for every InfrastructureFailure; null: ignored (the fault latch still applies).
+  std::function<void(const InfrastructureFailure&)> on_failure;
+  // Test seam for fault injection: called before every publication; a returned error is
+  // treated exactly as if the hub had returned it (a JournalError is fatal and faults the
+  // session, any other error is non-fatal). Null in production.
+  std::function<std::optional<PublishError>(const Event&)> publish_interceptor;
+};
+
+namespace runtime_detail {
+class SessionCore;
+}
+
+class Session {
+ public:
+  static Result<std::unique_ptr<Session>, SessionError> Open(SessionOptions options);
+  ~Session();
+  Session(const Session&) = delete;
+  Session& operator=(const Session&) = delete;
+
+  const Uuid& id() const;
+  Hub& hub();
+
+  Result<Uuid, SessionError> CreateLoop(LoopDefinition definition);
+  std::optional<Uuid> active_loop() const;
+  Result<Uuid, SessionError> SetActiveLoop(const Uuid& loop);
+
+  Result<Uuid, SessionError> SubmitInput(UserMessage message);
+  Result<Uuid, SessionError> SubmitInputToLoop(const Uuid& loop, UserMessage message,
+                                               Agency agency = Agency::kUser);
+
+  Result<Uuid, SessionError> Compact();
+  Result<Uuid, SessionError> CompactToLoop(const Uuid& loop);
+
+  Result<Uuid, SessionError> Interrupt(const Uuid& loop);
+  // Shuts every loop down and waits for them to exit.
+  void Shutdown();
+  // Shuts one loop down (returns once its actor has exited).
+  Result<Uuid, SessionError> ShutdownLoop(const Uuid& loop);
+
+  Subscription Subscribe(EventFilter filter = EventFilter::All(),
+                         std::size_t capacity = kDefaultSubscriptionCapacity);
+
+  bool faulted() const;
+  Result<LoopSnapshot, SessionError> Snapshot(const Uuid& loop);
+
+ private:
+  explicit Session(std::unique_ptr<runtime_detail::SessionCore> core);
+  std::unique_ptr<runtime_detail::SessionCore> core_;
+};
+
+}  // namespace harness

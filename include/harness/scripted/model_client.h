@@ -1,0 +1,82 @@
+// ScriptedModelClient: a test double that answers from a script of steps, in order
+// (the `scripted:PATH` compactor of the CLI, and the model of turns in tests).
+//
+// Script: a JSON array (strict JSON, core/json.h) of step objects. Exactly one of:
+//   {"summary": "<xml>"}   an envelope (compaction/wire.h EncodeSummaryEnvelope) that echoes
+//                          the identity (basis, model, request fingerprint) of the compaction
+//                          input found in the request's last user message, with this summary.
+//                          A request without a decodable compaction input fails the step with
+//                          InferenceError{kInvalidResponse}.
+//   {"raw": "<text>"}      one text block with this text, verbatim.
+//   {"message": {…}}       this assistant message (content codec, role "assistant"): how a
+//                          script asks for tool calls. Stop reason kToolUse when it holds a
+//                          tool_use block, else kEndTurn.
+//   {"error": "<kind>"}    the call fails with InferenceError of that kind ("timeout",
+//                          "transport", "refused", "rate_limited", "invalid_response").
+// Optional members of every step:
+//   "usage": {"output_tokens": n}   the reported usage; by default a positive count
+//                                   consistent with the text: max(1, ceil(bytes / 4)) of the
+//                                   answer's text.
+//   "delay_ms": n                   wait n ms (0..600000) before answering; the stop token cuts
+//                                   the wait short with kCanceled.
+//   "stop": "max_tokens"            report the answer as cut off (summary/raw/message only).
+// Any other member, a second kind, a wrong type or an empty array is a ScriptError (with the
+// JSON path of the step); never a crash. Calls beyond the last step fail with
+// InferenceError{kTransport, "script exhausted"}.
+// Thread safety: Complete may be called from several threads; steps are handed out in call
+// order under a lock.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "harness/content/message.h"
+#include "harness/core/result.h"
+#include "harness/inference/client.h"
+
+namespace harness {
+
+struct ScriptError {
+  std::string path;    // "$[2].usage"
+  std::string detail;  // what is wrong; never quotes the script beyond a few bytes
+  std::string Message() const;
+};
+
+struct ScriptStep {
+  enum class Kind : std::uint8_t { kSummary, kRaw, kMessage, kError };
+  Kind kind = Kind::kRaw;
+  std::string text;                                           // summary xml or raw text
+  std::optional<AssistantMessage> message;                    // kMessage
+  InferenceErrorKind error = InferenceErrorKind::kTransport;  // kError
+  std::optional<TokenCount> output_tokens;
+  std::uint32_t delay_ms = 0;
+  bool max_tokens = false;
+};
+
+Result<std::vector<ScriptStep>, ScriptError> ParseScript(std::string_view json);
+
+class ScriptedModelClient final : public ModelClient {
+ public:
+  explicit ScriptedModelClient(std::vector<ScriptStep> steps);
+  static Result<std::unique_ptr<ScriptedModelClient>, ScriptError> FromJson(std::string_view json);
+
+  Result<InferenceResponse, InferenceError> Complete(const InferenceRequest& request,
+                                                     std::stop_token stop) override;
+
+  std::size_t calls() const;                       // Complete calls so far
+  std::vector<InferenceRequest> requests() const;  // every request received, in order
+
+ private:
+  mutable std::mutex mutex_;
+  std::vector<ScriptStep> steps_;
+  std::size_t next_ = 0;
+  std::vector<InferenceRequest> requests_;
+};
+
+}  // namespace harness

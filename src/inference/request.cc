@@ -1,0 +1,59 @@
+#include "harness/inference/request.h"
+
+#include <array>
+#include <utility>
+
+namespace harness {
+namespace {
+
+constexpr std::array<std::pair<InferenceErrorKind, std::string_view>, 6> kErrorKindNames{{
+    {InferenceErrorKind::kTransport, "transport"},
+    {InferenceErrorKind::kTimeout, "timeout"},
+    {InferenceErrorKind::kRefused, "refused"},
+    {InferenceErrorKind::kCanceled, "canceled"},
+    {InferenceErrorKind::kInvalidResponse, "invalid_response"},
+    {InferenceErrorKind::kRateLimited, "rate_limited"},
+}};
+
+}  // namespace
+
+std::string_view StopReasonName(StopReason reason) {
+  switch (reason) {
+    case StopReason::kEndTurn:
+      return "end_turn";
+    case StopReason::kToolUse:
+      return "tool_use";
+    case StopReason::kMaxTokens:
+      return "max_tokens";
+    case StopReason::kRefusal:
+      return "refusal";
+  }
+  return "";
+}
+
+std::string_view InferenceErrorKindName(InferenceErrorKind kind) {
+  for (const auto& [k, name] : kErrorKindNames) {
+    if (k == kind)
+      return name;
+  }
+  return "";
+}
+
+std::optional<InferenceErrorKind> InferenceErrorKindFromName(std::string_view name) {
+  for (const auto& [k, n] : kErrorKindNames) {
+    if (n == name)
+      return k;
+  }
+  return std::nullopt;
+}
+
+std::string InferenceError::Message() const {
+  std::string out(InferenceErrorKindName(kind));
+  if (!detail.empty()) {
+    out.append(": ");
+    out.append(detail);
+  }
+  return out;
+}
+
+}  // namespace harness
