@@ -1,0 +1,171 @@
+#include "runtime/executor.h"
+
+#include <utility>
+
+namespace harness::runtime_detail {
+namespace {
+// Tasks a strand runs before it yields its thread to other strands.
+constexpr int kStrandBatch = 64;
+}  // namespace
+
+void Strand::Post(Task task) {
+  bool schedule = false;
+  {
+    std::lock_guard lock(mutex_);
+    tasks_.push_back(std::move(task));
+    if (!scheduled_) {
+      scheduled_ = true;
+      schedule = true;
+    }
+  }
+  if (schedule) pool_.Schedule(shared_from_this());
+}
+
+void Strand::Drain() {
+  for (int i = 0; i < kStrandBatch; ++i) {
+    Task task;
+    {
+      std::lock_guard lock(mutex_);
+      if (tasks_.empty()) {
+        scheduled_ = false;
+        return;
+      }
+      task = std::move(tasks_.front());
+      tasks_.pop_front();
+    }
+    task();
+  }
+  {
+    std::lock_guard lock(mutex_);
+    if (tasks_.empty()) {
+      scheduled_ = false;
+      return;
+    }
+  }
+  pool_.Schedule(shared_from_this());
+}
+
+ActorPool::ActorPool(std::size_t threads) {
+  if (threads == 0) threads = 1;
+  threads_.reserve(threads);
+  for (std::size_t i = 0; i < threads; ++i) threads_.emplace_back([this] { Work(); });
+}
+
+ActorPool::~ActorPool() {
+  {
+    std::lock_guard lock(mutex_);
+    stopping_ = true;
+  }
+  ready_.notify_all();
+  for (std::thread& thread : threads_) thread.join();
+}
+
+void ActorPool::Schedule(std::shared_ptr<Strand> strand) {
+  {
+    std::lock_guard lock(mutex_);
+    runnable_.push_back(std::move(strand));
+  }
+  ready_.notify_one();
+}
+
+void ActorPool::Work() {
+  for (;;) {
+    std::shared_ptr<Strand> strand;
+    {
+      std::unique_lock lock(mutex_);
+      ready_.wait(lock, [&] { return stopping_ || !runnable_.empty(); });
+      // Stopping still drains what is runnable, so no posted task is silently lost.
+      if (runnable_.empty()) return;
+      strand = std::move(runnable_.front());
+      runnable_.pop_front();
+    }
+    strand->Drain();
+  }
+}
+
+BlockingPool::~BlockingPool() {
+  {
+    std::lock_guard lock(mutex_);
+    stopping_ = true;
+  }
+  ready_.notify_all();
+  for (std::thread& thread : threads_) thread.join();
+}
+
+void BlockingPool::Submit(Task task) {
+  std::lock_guard lock(mutex_);
+  tasks_.push_back(std::move(task));
+  if (idle_ >= tasks_.size()) {
+    ready_.notify_one();
+    return;
+  }
+  // Every worker is busy: a blocking call must never wait for another one to finish.
+  threads_.emplace_back([this] { Work(); });
+}
+
+void BlockingPool::Work() {
+  std::unique_lock lock(mutex_);
+  for (;;) {
+    ++idle_;
+    ready_.wait(lock, [&] { return stopping_ || !tasks_.empty(); });
+    --idle_;
+    if (tasks_.empty()) return;  // stopping and nothing left
+    Task task = std::move(tasks_.front());
+    tasks_.pop_front();
+    lock.unlock();
+    task();
+    lock.lock();
+  }
+}
+
+Timers::Timers() : thread_([this](std::stop_token stop) { Work(stop); }) {}
+
+Timers::~Timers() {
+  thread_.request_stop();
+  changed_.notify_all();
+}
+
+std::uint64_t Timers::At(std::chrono::steady_clock::time_point deadline, std::stop_source source) {
+  std::uint64_t id = 0;
+  {
+    std::lock_guard lock(mutex_);
+    id = next_id_++;
+    entries_.emplace(deadline, Entry{id, std::move(source)});
+  }
+  changed_.notify_all();
+  return id;
+}
+
+void Timers::Cancel(std::uint64_t id) {
+  std::lock_guard lock(mutex_);
+  for (auto it = entries_.begin(); it != entries_.end(); ++it) {
+    if (it->second.id == id) {
+      entries_.erase(it);
+      return;
+    }
+  }
+}
+
+void Timers::Work(std::stop_token stop) {
+  std::unique_lock lock(mutex_);
+  while (!stop.stop_requested()) {
+    if (entries_.empty()) {
+      changed_.wait(lock, stop, [&] { return !entries_.empty(); });
+      continue;
+    }
+    const auto deadline = entries_.begin()->first;
+    if (std::chrono::steady_clock::now() >= deadline) {
+      std::stop_source source = std::move(entries_.begin()->second.source);
+      entries_.erase(entries_.begin());
+      lock.unlock();
+      source.request_stop();
+      lock.lock();
+      continue;
+    }
+    changed_.wait_until(lock, stop, deadline, [&] {
+      return entries_.empty() || entries_.begin()->first < deadline;
+    });
+  }
+}
+
+}  // namespace harness::runtime_detail

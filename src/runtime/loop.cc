@@ -1,0 +1,898 @@
+#include "runtime/loop.h"
+
+#include <algorithm>
+#include <limits>
+#include <utility>
+
+#include "harness/compaction/tail.h"
+#include "harness/content/transcript.h"
+#include "harness/event/compaction.h"
+
+namespace harness::runtime_detail {
+namespace {
+
+// Waiters one attempt may hold (runtime.md §1.2, the "control lane").
+constexpr std::size_t kMaxWaiters = 64;
+// Inputs one loop may hold queued.
+constexpr std::size_t kMaxQueuedInputs = 64;
+
+bool WaiterBefore(const auto& a, const auto& b) {
+  if (a.created_at != b.created_at) return a.created_at < b.created_at;
+  return a.command < b.command;
+}
+
+std::string Bounded(std::string text) {
+  if (text.size() > kMaxTurnFailureDetailBytes) text.resize(kMaxTurnFailureDetailBytes);
+  return text;
+}
+
+CompactRejectReason ReasonForMeasureError(const MeasureError& error) {
+  return error.kind == MeasureError::Kind::kLimitUnknown
+             ? CompactRejectReason::kContextLimitUnknown
+             : CompactRejectReason::kContextCountFailed;
+}
+
+}  // namespace
+
+LoopActor::LoopActor(SessionCore& session, const Uuid& id, LoopDefinition definition,
+                     const ContextBasis& basis)
+    : session_(session),
+      id_(id),
+      definition_(std::move(definition)),
+      strand_(std::make_shared<Strand>(session.actors())),
+      history_(definition_.history),
+      basis_(basis),
+      exited_future_(exited_promise_.get_future().share()) {
+  definition_.history.clear();  // the actor's history_ is the only copy
+  for (const auto& tool : definition_.tools) tool_definitions_.push_back(tool->definition());
+}
+
+// --- posting ------------------------------------------------------------------------------
+
+void LoopActor::PostCompact(Compact command) {
+  strand_->Post([self = shared_from_this(), command = std::move(command)]() mutable {
+    self->OnCompact(std::move(command));
+  });
+}
+
+void LoopActor::PostInput(SubmitInput command) {
+  strand_->Post([self = shared_from_this(), command = std::move(command)]() mutable {
+    self->OnInput(std::move(command));
+  });
+}
+
+void LoopActor::PostInterrupt(Interrupt) {
+  strand_->Post([self = shared_from_this()] { self->OnInterrupt(); });
+}
+
+std::shared_future<void> LoopActor::PostShutdown() {
+  strand_->Post([self = shared_from_this()] { self->OnShutdown(); });
+  return exited_future_;
+}
+
+std::future<LoopSnapshot> LoopActor::PostSnapshot() {
+  auto promise = std::make_shared<std::promise<LoopSnapshot>>();
+  auto future = promise->get_future();
+  strand_->Post([self = shared_from_this(), promise] {
+    LoopSnapshot snapshot;
+    snapshot.loop = self->id_;
+    snapshot.status = self->exited_  ? LoopStatus::kExited
+                      : self->turn_ ? LoopStatus::kRunning
+                                    : LoopStatus::kIdle;
+    snapshot.history = self->history_;
+    snapshot.derived_prefix = self->derived_prefix_;
+    snapshot.basis = self->basis_;
+    snapshot.measurement = self->measurement_;
+    snapshot.pressure = self->pressure_;
+    snapshot.queued_inputs = self->queue_.size();
+    if (self->slot_) {
+      snapshot.attempt = self->slot_->id;
+      snapshot.attempt_waiters = self->slot_->waiters.size();
+    }
+    snapshot.turn_index = self->turn_index_;
+    promise->set_value(std::move(snapshot));
+  });
+  return future;
+}
+
+// --- publication --------------------------------------------------------------------------
+
+EventHeader LoopActor::LoopHeader() const {
+  EventHeader header;
+  header.session_id = session_.id();
+  header.loop_id = id_;
+  header.event_id = Uuid::V7();
+  header.created_at = session_.Now();
+  return header;
+}
+
+EventHeader LoopActor::TurnHeader(bool with_step) const {
+  EventHeader header = LoopHeader();
+  header.turn_id = turn_->id;
+  if (with_step) header.step_id = turn_->step;
+  return header;
+}
+
+bool LoopActor::PublishOrHalt(const Event& event, InfrastructureFailure::Kind kind) {
+  PublishOutcome outcome = session_.Publish(event);
+  if (outcome.ok()) return true;
+  // Nothing that is not journaled may be acted on: the loop stops here; restore (or a human)
+  // takes it from the journal.
+  halted_ = true;
+  InfrastructureFailure failure;
+  failure.kind = kind;
+  failure.loop = id_;
+  failure.detail = std::move(outcome.detail);
+  session_.Report(std::move(failure));
+  return false;
+}
+
+// --- history ------------------------------------------------------------------------------
+
+bool LoopActor::CommitMessage(Message message, const Uuid& input_command) {
+  MessageCommitted event;
+  const bool is_input = !input_command.IsZero();
+  event.header = TurnHeader(!is_input);
+  event.message = message;
+  event.input_command_id = input_command;
+  const Uuid event_id = event.header.event_id;
+  if (!PublishOrHalt(event, InfrastructureFailure::Kind::kEventAppend)) return false;
+  history_.push_back(std::move(message));
+  measurement_.reset();
+  basis_ = ContextBasis{basis_.revision + 1, event_id};
+  return true;
+}
+
+InferenceRequest LoopActor::BuildRequest() const {
+  InferenceRequest request;
+  request.model = definition_.model;
+  request.system = definition_.system_prompt;
+  request.messages = history_;
+  request.tools = tool_definitions_;
+  if (definition_.limits.max_output_tokens != 0) {
+    request.max_output_tokens = definition_.limits.max_output_tokens;
+  }
+  return request;
+}
+
+PressureLevel LoopActor::LevelFor(const ContextMeasurement& measurement) const {
+  auto occupancy = OccupancyBasisPoints(measurement.input_tokens, measurement.input_limit);
+  if (!occupancy) return PressureLevel::kUnknown;
+  if (*occupancy >= kFullScaleBasisPoints) return PressureLevel::kHardLimit;
+  const CompactionPolicy& policy = *definition_.compaction;
+  if (!policy.automatic) return PressureLevel::kNormal;
+  const bool elevated =
+      pressure_ == PressureLevel::kCompact || pressure_ == PressureLevel::kHardLimit;
+  if (elevated && *occupancy >= policy.rearm_below) return PressureLevel::kCompact;
+  return *occupancy >= policy.compact_at ? PressureLevel::kCompact : PressureLevel::kNormal;
+}
+
+void LoopActor::ApplyMeasurement(const ContextMeasurement& measurement) {
+  if (!measurement_ || !(*measurement_ == measurement)) {
+    ContextMeasured event;
+    event.header = LoopHeader();
+    event.measurement = measurement;
+    if (!PublishOrHalt(event, InfrastructureFailure::Kind::kEventAppend)) return;
+  }
+  measurement_ = measurement;
+  basis_ = measurement.basis;
+  const PressureLevel level = LevelFor(measurement);
+  if (level != pressure_) {
+    ContextPressure event;
+    event.header = LoopHeader();
+    event.measurement = measurement;
+    auto occupancy = OccupancyBasisPoints(measurement.input_tokens, measurement.input_limit);
+    event.occupancy = occupancy ? *occupancy : BasisPoints{0};
+    event.previous = pressure_;
+    event.current = level;
+    // Ephemeral: a failure loses a live signal, never state.
+    (void)session_.Publish(event);
+    pressure_ = level;
+  }
+}
+
+// --- commands -----------------------------------------------------------------------------
+
+void LoopActor::OnCompact(Compact command) {
+  if (exited_ || halted_) return;
+  Waiter waiter{command.header.command_id, command.header.created_at, command.header.agency};
+  if (slot_) {
+    Attempt& attempt = *slot_;
+    for (const Waiter& w : attempt.waiters) {
+      if (w.command == waiter.command) return;  // a duplicate: its one reply is coming
+    }
+    if (attempt.waiters.size() >= kMaxWaiters) {
+      CompactWaiterRejected reply = MakeWaiterRejected(LoopHeader(), attempt.id, waiter.command,
+                                                       waiter.agency,
+                                                       CompactRejectReason::kControlLaneFull);
+      (void)StampWaiterReply(reply, session_.Now());
+      PublishOutcome outcome = session_.Publish(reply);
+      if (!outcome.ok()) {
+        session_.Report({InfrastructureFailure::Kind::kLaneFullReply, id_, attempt.id,
+                         {waiter.command}, std::move(outcome.detail)});
+      }
+      return;
+    }
+    auto at = std::upper_bound(attempt.waiters.begin(), attempt.waiters.end(), waiter,
+                               [](const Waiter& a, const Waiter& b) { return WaiterBefore(a, b); });
+    attempt.waiters.insert(at, waiter);
+    return;
+  }
+  if (!basis_.IsValid()) {
+    // D3: a loop without history has nothing to compact; answer now instead of leaving the
+    // slot pending (the reference blocks input until an interrupt).
+    const Uuid attempt = Uuid::V7();
+    CompactWaiterRejected reply = MakeWaiterRejected(LoopHeader(), attempt, waiter.command,
+                                                     waiter.agency,
+                                                     CompactRejectReason::kUnavailable);
+    (void)StampWaiterReply(reply, session_.Now());
+    PublishOutcome outcome = session_.Publish(reply);
+    if (!outcome.ok()) {
+      session_.Report({InfrastructureFailure::Kind::kPreStartReply, id_, attempt,
+                       {waiter.command}, std::move(outcome.detail)});
+    }
+    return;
+  }
+  Attempt attempt;
+  attempt.id = Uuid::V7();
+  attempt.reason = CompactionReasonFor(waiter.agency);
+  attempt.waiters.push_back(waiter);
+  slot_ = std::move(attempt);
+  // In a turn the attempt waits for the turn's next measurement; idle, it starts now.
+  if (!turn_) StartIdlePreparation();
+}
+
+void LoopActor::OnInput(SubmitInput command) {
+  if (exited_ || halted_) return;
+  auto reject = [&](InputRejectReason reason) {
+    InputRejected event;
+    event.header = LoopHeader();
+    event.header.cause.command_id = command.header.command_id;
+    event.header.cause.agency = command.header.agency;
+    event.reason = reason;
+    (void)PublishOrHalt(event, InfrastructureFailure::Kind::kEventAppend);
+  };
+  if (shutting_down_) return reject(InputRejectReason::kShuttingDown);
+  if (queue_.size() >= kMaxQueuedInputs) return reject(InputRejectReason::kQueueFull);
+  InputAccepted accepted;
+  accepted.header = LoopHeader();
+  accepted.header.cause.command_id = command.header.command_id;
+  accepted.header.cause.agency = command.header.agency;
+  accepted.message = command.message;
+  if (!PublishOrHalt(accepted, InfrastructureFailure::Kind::kEventAppend)) return;
+  queue_.push_back({command.header.command_id, std::move(command.message), command.header.agency});
+  if (slot_) {
+    InputQueued queued;
+    queued.header = LoopHeader();
+    queued.header.cause.command_id = command.header.command_id;
+    queued.header.cause.agency = command.header.agency;
+    (void)session_.Publish(queued);
+    return;
+  }
+  if (!turn_) StartTurn();
+}
+
+std::optional<CompactRejectReason> LoopActor::LatchedCancel() const {
+  if (shutting_down_) return CompactRejectReason::kShuttingDown;
+  if (interrupting_) return CompactRejectReason::kInterrupted;
+  return std::nullopt;
+}
+
+void LoopActor::OnInterrupt() {
+  if (exited_ || halted_ || shutting_down_) return;
+  if (slot_) {
+    interrupting_ = true;
+    CancelAttemptNow(CompactRejectReason::kInterrupted);
+    interrupting_ = false;
+    if (halted_) return;
+  }
+  // Machine input was queued by the runtime on someone's behalf; the interrupt withdraws it.
+  // Human input stays: a person typed it and will see it run.
+  for (auto it = queue_.begin(); it != queue_.end();) {
+    if (it->agency == Agency::kMachine) {
+      InputCancelled event;
+      event.header = LoopHeader();
+      event.header.cause.command_id = it->command;
+      event.reason = InputCancelReason::kInterrupted;
+      if (!PublishOrHalt(event, InfrastructureFailure::Kind::kEventAppend)) return;
+      it = queue_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  if (turn_) {
+    FinishTurn(TurnEnd::kInterrupted);
+  } else {
+    ResumeQueued();
+  }
+}
+
+void LoopActor::OnShutdown() {
+  if (exited_) return;
+  shutting_down_ = true;
+  if (!halted_ && slot_) CancelAttemptNow(CompactRejectReason::kShuttingDown);
+  if (!halted_ && turn_) FinishTurn(TurnEnd::kShuttingDown);
+  if (!halted_) {
+    while (!queue_.empty()) {
+      InputCancelled event;
+      event.header = LoopHeader();
+      event.header.cause.command_id = queue_.front().command;
+      event.header.cause.agency = queue_.front().agency;
+      event.reason = InputCancelReason::kShuttingDown;
+      if (!PublishOrHalt(event, InfrastructureFailure::Kind::kEventAppend)) break;
+      queue_.pop_front();
+    }
+  }
+  if (!halted_) {
+    LoopExited event;
+    event.header = LoopHeader();
+    event.reason = LoopExitReason::kShutdown;
+    (void)PublishOrHalt(event, InfrastructureFailure::Kind::kEventAppend);
+  }
+  Exit();
+}
+
+void LoopActor::Exit() {
+  if (exited_) return;
+  exited_ = true;
+  if (turn_) turn_->stop.request_stop();
+  if (slot_) slot_->stop.request_stop();
+  exited_promise_.set_value();
+}
+
+// --- turns --------------------------------------------------------------------------------
+
+void LoopActor::StartTurn() {
+  if (turn_ || slot_ || queue_.empty() || shutting_down_ || halted_ || exited_) return;
+  QueuedInput input = std::move(queue_.front());
+  queue_.pop_front();
+  turn_.emplace();
+  turn_->id = Uuid::V7();
+  ++turn_index_;
+  TurnStarted started;
+  started.header = TurnHeader(false);
+  if (!PublishOrHalt(started, InfrastructureFailure::Kind::kEventAppend)) return;
+  if (!CommitMessage(std::move(input.message), input.command)) return;
+  MeasureInTurn(Boundary::kPreInference);
+}
+
+void LoopActor::MeasureInTurn(Boundary boundary) {
+  turn_->boundary = boundary;
+  if (!definition_.compaction) {
+    // A loop without a compaction policy is never measured.
+    return ContinueAfterBoundary();
+  }
+  const std::uint64_t op = next_op_++;
+  turn_->op = op;
+  auto job = [self = shared_from_this(), op, request = BuildRequest(), basis = basis_,
+              limits = definition_.limits, policy = *definition_.compaction,
+              counter = definition_.counter, stop = turn_->stop.get_token()] {
+    auto result = Measure(request, basis, limits, policy, *counter, self->session_.timers(), stop);
+    self->strand_->Post([self, op, result = std::move(result)]() mutable {
+      self->OnTurnMeasured(op, std::move(result));
+    });
+  };
+  session_.blocking().Submit(std::move(job));
+}
+
+void LoopActor::OnTurnMeasured(std::uint64_t op, Result<ContextMeasurement, MeasureError> result) {
+  if (!turn_ || turn_->op != op || halted_ || exited_) return;
+  if (!result) {
+    const bool unknown = result.error().kind == MeasureError::Kind::kLimitUnknown;
+    return FinishTurn(TurnEnd::kFailed, unknown ? "context_limit_unknown" : "context_count_failed",
+                      result.error().Message());
+  }
+  ApplyMeasurement(*result);
+  if (halted_) return;
+  turn_->candidate = *result;
+  if (slot_ && slot_->phase == AttemptPhase::kPending) {
+    // The safe boundary: the turn waits here while the pending compaction runs.
+    StartAttempt(*result, BuildRequest(), true, turn_->boundary != Boundary::kTerminal);
+    return;
+  }
+  if (result->input_tokens >= result->input_limit) {
+    return FinishTurn(TurnEnd::kFailed, "context_limit",
+                      "the request reaches the model's input limit");
+  }
+  ContinueAfterBoundary();
+}
+
+void LoopActor::ContinueAfterBoundary() {
+  if (turn_->boundary == Boundary::kTerminal) return FinishTurn(TurnEnd::kCompleted);
+  Infer();
+}
+
+void LoopActor::Infer() {
+  if (turn_->steps >= definition_.max_steps_per_turn) {
+    return FinishTurn(TurnEnd::kFailed, "step_limit", "the turn made too many model calls");
+  }
+  ++turn_->steps;
+  turn_->step = Uuid::V7();
+  const std::uint64_t op = next_op_++;
+  turn_->op = op;
+  auto job = [self = shared_from_this(), op, request = BuildRequest(),
+              client = definition_.client, stop = turn_->stop.get_token()] {
+    auto result = client->Complete(request, stop);
+    self->strand_->Post([self, op, result = std::move(result)]() mutable {
+      self->OnInferred(op, std::move(result));
+    });
+  };
+  session_.blocking().Submit(std::move(job));
+}
+
+void LoopActor::OnInferred(std::uint64_t op, Result<InferenceResponse, InferenceError> result) {
+  if (!turn_ || turn_->op != op || halted_ || exited_) return;
+  if (!result) return FinishTurn(TurnEnd::kFailed, "model_error", result.error().Message());
+  AssistantMessage message = std::move(result->message);
+  if (auto valid = ValidateMessage(message); !valid.ok()) {
+    return FinishTurn(TurnEnd::kFailed, "invalid_model_output",
+                      "the model's answer is not a valid assistant message");
+  }
+  std::vector<ToolUseBlock> calls;
+  for (const Block& block : message.blocks) {
+    if (const auto* call = block.as<ToolUseBlock>()) calls.push_back(*call);
+  }
+  if (!CommitMessage(std::move(message), Uuid{})) return;
+  if (calls.empty()) return MeasureInTurn(Boundary::kTerminal);
+  turn_->tool_calls = std::move(calls);
+  turn_->next_tool = 0;
+  RunNextTool();
+}
+
+void LoopActor::RunNextTool() {
+  if (turn_->next_tool >= turn_->tool_calls.size()) return AfterTools();
+  const ToolUseBlock& call = turn_->tool_calls[turn_->next_tool];
+  std::shared_ptr<Tool> tool;
+  for (const auto& candidate : definition_.tools) {
+    if (candidate->definition().name == call.name) tool = candidate;
+  }
+  const std::uint64_t op = next_op_++;
+  turn_->op = op;
+  auto job = [self = shared_from_this(), op, tool, name = call.name,
+              input = call.input.value_or("null"), stop = turn_->stop.get_token()] {
+    ToolOutput output;
+    if (tool) {
+      output = tool->Run(input, stop);
+    } else {
+      output.text = "unknown tool: ";
+      output.text.append(name);
+      output.is_error = true;
+    }
+    self->strand_->Post([self, op, output = std::move(output)]() mutable {
+      self->OnToolDone(op, std::move(output));
+    });
+  };
+  session_.blocking().Submit(std::move(job));
+}
+
+void LoopActor::OnToolDone(std::uint64_t op, ToolOutput output) {
+  if (!turn_ || turn_->op != op || halted_ || exited_) return;
+  ToolResultMessage result;
+  result.tool_use_id = turn_->tool_calls[turn_->next_tool].id;
+  result.is_error = output.is_error;
+  result.blocks.push_back(TextBlock{std::move(output.text)});
+  if (!CommitMessage(std::move(result), Uuid{})) return;
+  ++turn_->next_tool;
+  RunNextTool();
+}
+
+void LoopActor::AfterTools() {
+  FoldQueued();
+  if (halted_) return;
+  MeasureInTurn(Boundary::kContinuation);
+}
+
+std::size_t LoopActor::FoldQueued() {
+  std::size_t folded = 0;
+  // The input barrier: nothing leaves the queue while a compaction holds the slot.
+  while (!slot_ && !queue_.empty() && !halted_) {
+    QueuedInput input = std::move(queue_.front());
+    queue_.pop_front();
+    if (!CommitMessage(std::move(input.message), input.command)) break;
+    ++folded;
+  }
+  return folded;
+}
+
+void LoopActor::FinishTurn(TurnEnd end, std::string_view reason, std::string detail) {
+  Turn turn = std::move(*turn_);
+  turn_.reset();
+  turn.stop.request_stop();
+  EventHeader header = LoopHeader();
+  header.turn_id = turn.id;
+  bool published = false;
+  switch (end) {
+    case TurnEnd::kCompleted: {
+      TurnCompleted event;
+      event.header = header;
+      published = PublishOrHalt(event, InfrastructureFailure::Kind::kEventAppend);
+      break;
+    }
+    case TurnEnd::kFailed: {
+      TurnFailed event;
+      event.header = header;
+      event.reason = std::string(reason);
+      event.detail = Bounded(std::move(detail));
+      published = PublishOrHalt(event, InfrastructureFailure::Kind::kEventAppend);
+      break;
+    }
+    case TurnEnd::kInterrupted:
+    case TurnEnd::kShuttingDown: {
+      TurnInterrupted event;
+      event.header = header;
+      event.reason = end == TurnEnd::kInterrupted ? TurnInterruptReason::kInterrupted
+                                                  : TurnInterruptReason::kShuttingDown;
+      published = PublishOrHalt(event, InfrastructureFailure::Kind::kEventAppend);
+      break;
+    }
+  }
+  if (!published || shutting_down_) return;
+  LoopIdle idle;
+  idle.header = LoopHeader();
+  if (!PublishOrHalt(idle, InfrastructureFailure::Kind::kEventAppend)) return;
+  AfterTurnOrAttempt();
+}
+
+void LoopActor::AfterTurnOrAttempt() {
+  // D3: a Compact that arrived after the turn's last measurement runs on the idle path now.
+  if (slot_ && slot_->phase == AttemptPhase::kPending) return StartIdlePreparation();
+  ResumeQueued();
+}
+
+void LoopActor::ResumeQueued() {
+  if (!turn_ && !slot_ && !queue_.empty()) StartTurn();
+}
+
+// --- compaction ---------------------------------------------------------------------------
+
+void LoopActor::StartIdlePreparation() {
+  Attempt& attempt = *slot_;
+  attempt.phase = AttemptPhase::kPreCounting;
+  attempt.basis = basis_;
+  attempt.request = BuildRequest();
+  const std::uint64_t op = next_op_++;
+  attempt.op = op;
+  auto job = [self = shared_from_this(), op, request = attempt.request, basis = basis_,
+              limits = definition_.limits, policy = *definition_.compaction,
+              counter = definition_.counter, stop = attempt.stop.get_token()] {
+    auto result = Measure(request, basis, limits, policy, *counter, self->session_.timers(), stop);
+    self->strand_->Post([self, op, result = std::move(result)]() mutable {
+      self->OnPreCounted(op, std::move(result));
+    });
+  };
+  session_.blocking().Submit(std::move(job));
+}
+
+void LoopActor::OnPreCounted(std::uint64_t op, Result<ContextMeasurement, MeasureError> result) {
+  if (!slot_ || slot_->op != op || slot_->phase != AttemptPhase::kPreCounting) return;
+  if (halted_ || exited_) return;
+  Attempt& attempt = *slot_;
+  // Canonical rejections before the start are finalized at the snapshot basis with a zero
+  // duration (runtime.md §2.5.1 step 5).
+  auto reject_unstarted = [&](CompactRejectReason reason) {
+    attempt.started_at = session_.Now();
+    attempt.started_clock = std::chrono::steady_clock::now();
+    Proposal proposal;
+    proposal.reject = reason;
+    if (Finalize(proposal)) ResumeQueued();
+  };
+  if (!(basis_ == attempt.basis)) return reject_unstarted(CompactRejectReason::kStaleBasis);
+  if (!result) return reject_unstarted(ReasonForMeasureError(result.error()));
+  ApplyMeasurement(*result);
+  if (halted_) return;
+  StartAttempt(*result, attempt.request, false, false);
+}
+
+void LoopActor::RejectPreStart(CompactRejectReason reason) {
+  Attempt attempt = std::move(*slot_);
+  slot_.reset();
+  interrupting_ = false;
+  attempt.stop.request_stop();
+  const EventHeader terminal = LoopHeader();
+  for (std::size_t i = 0; i < attempt.waiters.size(); ++i) {
+    const Waiter& waiter = attempt.waiters[i];
+    CompactWaiterRejected reply = MakeWaiterRejected(terminal, attempt.id, waiter.command,
+                                                     waiter.agency, reason);
+    (void)StampWaiterReply(reply, session_.Now());
+    PublishOutcome outcome = session_.Publish(reply);
+    if (!outcome.ok()) {
+      InfrastructureFailure failure{InfrastructureFailure::Kind::kPreStartReply, id_, attempt.id,
+                                    {}, std::move(outcome.detail)};
+      for (std::size_t j = i; j < attempt.waiters.size(); ++j) {
+        failure.waiters.push_back(attempt.waiters[j].command);
+      }
+      session_.Report(std::move(failure));
+      if (outcome.status == Published::kFatal) halted_ = true;
+      return;
+    }
+  }
+}
+
+void LoopActor::CancelAttemptNow(CompactRejectReason reason) {
+  Attempt& attempt = *slot_;
+  attempt.stop.request_stop();
+  if (attempt.phase != AttemptPhase::kInProgress) return RejectPreStart(reason);
+  // Ours: the attempt ends now instead of when the compactor returns; the compactor's stop
+  // token is requested and its late result is dropped by the operation number.
+  Proposal proposal;
+  proposal.reject = reason;
+  Finalize(proposal);
+}
+
+bool LoopActor::StartAttempt(const ContextMeasurement& candidate, InferenceRequest request,
+                             bool in_turn, bool continuation) {
+  Attempt& attempt = *slot_;
+  attempt.in_turn = in_turn;
+  attempt.continuation = continuation;
+  if (auto cancel = LatchedCancel()) {
+    RejectPreStart(*cancel);
+    if (in_turn && turn_) ContinueAfterBoundary();
+    return false;
+  }
+  attempt.phase = AttemptPhase::kInProgress;
+  attempt.basis = candidate.basis;
+  attempt.candidate = candidate;
+  attempt.request = std::move(request);
+  attempt.started_at = session_.Now();
+  attempt.started_clock = std::chrono::steady_clock::now();
+  const CompactionPolicy& policy = *definition_.compaction;
+
+  auto selection = SelectRetainedTail(history_, derived_prefix_, policy.keep_recent_segments,
+                                      policy.keep_recent_tokens);
+
+  CompactionStarted started;
+  started.header = LoopHeader();
+  started.attempt_id = attempt.id;
+  started.reason = attempt.reason;
+  started.basis = attempt.basis;
+  PublishOutcome outcome = session_.Publish(started);
+  if (outcome.status == Published::kFatal) {
+    // No events at all: the slot is abandoned and the session is faulted.
+    InfrastructureFailure failure{InfrastructureFailure::Kind::kProgressPublication, id_,
+                                  attempt.id, {}, std::move(outcome.detail)};
+    for (const Waiter& w : attempt.waiters) failure.waiters.push_back(w.command);
+    slot_.reset();
+    halted_ = true;
+    session_.Report(std::move(failure));
+    return false;
+  }
+  auto conclude_now = [&](CompactRejectReason reason) {
+    Proposal proposal;
+    proposal.reject = reason;
+    const bool finalized = Finalize(proposal);
+    if (in_turn && turn_) {
+      ContinueTurnAfterOutcome(proposal, finalized);
+    } else if (finalized) {
+      ResumeQueued();
+    }
+    return false;
+  };
+  if (outcome.status == Published::kRefused) {
+    return conclude_now(CompactRejectReason::kProgressPublication);
+  }
+  if (!selection) return conclude_now(CompactRejectReason::kUnavailable);
+  attempt.retained = selection->retained;
+
+  CompactionInput input;
+  input.basis = attempt.basis;
+  input.model = candidate.model;
+  input.request_fingerprint = candidate.request_fingerprint;
+  input.transcript = ProjectForCompaction(selection->head);
+  input.max_summary_tokens = policy.max_summary_tokens;
+
+  const std::uint64_t op = next_op_++;
+  attempt.op = op;
+  auto job = [self = shared_from_this(), op, input = std::move(input),
+              retained = attempt.retained, shape = attempt.request, candidate,
+              limits = definition_.limits, policy, counter = definition_.counter,
+              compactor = definition_.compactor, stop = attempt.stop.get_token()]() mutable {
+    Proposal proposal;
+    auto reject = [&proposal](CompactRejectReason reason,
+                              std::optional<std::string> turn_failure = std::nullopt) {
+      proposal.reject = reason;
+      proposal.turn_failure = std::move(turn_failure);
+    };
+    auto measure = [&](std::vector<Message> messages) {
+      InferenceRequest request = shape;
+      request.messages = std::move(messages);
+      return Measure(request, input.basis, limits, policy, *counter, self->session_.timers(),
+                     stop);
+    };
+    auto reject_measure = [&](const MeasureError& error) {
+      const CompactRejectReason reason = ReasonForMeasureError(error);
+      reject(reason, reason == CompactRejectReason::kContextLimitUnknown
+                         ? std::optional<std::string>("context_limit_unknown")
+                         : std::nullopt);
+    };
+    [&] {
+      if (!retained.empty()) {
+        auto tail = measure(retained);
+        if (!tail) return reject_measure(tail.error());
+        // Overflow-safe: tail + budget < limit.
+        const TokenCount limit = candidate.input_limit;
+        if (tail->input_tokens >= limit ||
+            policy.max_summary_tokens >= limit - tail->input_tokens) {
+          return reject(CompactRejectReason::kRetainedTailTooLarge);
+        }
+      }
+      auto output = compactor->Compact(input, stop);
+      if (!output) return reject(RejectReasonFor(output.error()));
+      if (!(output->basis == input.basis) || !(output->model == candidate.model) ||
+          !(output->request_fingerprint == candidate.request_fingerprint)) {
+        return reject(CompactRejectReason::kInvalidSummary);
+      }
+      std::vector<Message> replaced;
+      replaced.reserve(retained.size() + 1);
+      replaced.emplace_back(output->summary);
+      replaced.insert(replaced.end(), retained.begin(), retained.end());
+      auto post = measure(std::move(replaced));
+      if (!post) return reject_measure(post.error());
+      if (post->input_tokens >= post->input_limit) {
+        return reject(CompactRejectReason::kSummaryTooLarge, "summary_too_large");
+      }
+      proposal.summary = std::move(output->summary);
+      proposal.post = *post;
+    }();
+    self->strand_->Post([self, op, proposal = std::move(proposal)]() mutable {
+      self->OnOutcome(op, std::move(proposal));
+    });
+  };
+  session_.blocking().Submit(std::move(job));
+  return true;
+}
+
+void LoopActor::OnOutcome(std::uint64_t op, Proposal proposal) {
+  if (!slot_ || slot_->op != op || slot_->phase != AttemptPhase::kInProgress) return;
+  if (halted_ || exited_) return;
+  Attempt& attempt = *slot_;
+  if (!proposal.reject) {
+    // The compare-and-swap: the proposal may replace only the exact context it was made for.
+    const ContextMeasurement& candidate = *attempt.candidate;
+    const bool current = measurement_ && measurement_->basis == attempt.basis &&
+                         basis_ == attempt.basis && measurement_->model == candidate.model &&
+                         measurement_->request_fingerprint == candidate.request_fingerprint;
+    if (!current) proposal.reject = CompactRejectReason::kStaleBasis;
+  }
+  const bool in_turn = attempt.in_turn;
+  const bool finalized = Finalize(proposal);
+  if (in_turn && turn_) {
+    ContinueTurnAfterOutcome(proposal, finalized);
+  } else if (finalized) {
+    ResumeQueued();
+  }
+}
+
+bool LoopActor::Finalize(const Proposal& proposal) {
+  Attempt& attempt = *slot_;
+  const auto elapsed = std::chrono::steady_clock::now() - attempt.started_clock;
+  const auto duration =
+      std::max(std::chrono::nanoseconds(0),
+               std::chrono::duration_cast<std::chrono::nanoseconds>(elapsed));
+  const EventHeader header = LoopHeader();
+  std::vector<Uuid> waiter_ids;
+  for (const Waiter& w : attempt.waiters) waiter_ids.push_back(w.command);
+
+  auto report = [&](InfrastructureFailure::Kind kind, std::size_t first_unanswered,
+                    PublishOutcome& outcome) {
+    InfrastructureFailure failure{kind, id_, attempt.id, {}, std::move(outcome.detail)};
+    for (std::size_t i = first_unanswered; i < waiter_ids.size(); ++i) {
+      failure.waiters.push_back(waiter_ids[i]);
+    }
+    if (outcome.status == Published::kFatal) halted_ = true;
+    session_.Report(std::move(failure));
+  };
+
+  if (!proposal.reject) {
+    if (attempt.basis.revision == std::numeric_limits<ContextRevision>::max()) {
+      PublishOutcome outcome{Published::kRefused, "the basis revision cannot advance"};
+      report(InfrastructureFailure::Kind::kTerminalAppend, 0, outcome);
+      return false;
+    }
+    CompactionCommitted committed;
+    committed.header = header;
+    committed.attempt_id = attempt.id;
+    committed.waiter_command_ids = waiter_ids;
+    committed.reason = attempt.reason;
+    committed.basis = attempt.basis;
+    committed.summary = proposal.summary;
+    committed.retained = attempt.retained;
+    committed.post_context = proposal.post;
+    committed.post_context.basis = ContextBasis{attempt.basis.revision + 1, header.event_id};
+    // The post fingerprint names the replaced request at its own basis.
+    InferenceRequest post_request = attempt.request;
+    post_request.messages.clear();
+    post_request.messages.emplace_back(proposal.summary);
+    post_request.messages.insert(post_request.messages.end(), attempt.retained.begin(),
+                                 attempt.retained.end());
+    committed.post_context.request_fingerprint = RequestFingerprint(
+        post_request, committed.post_context.basis, committed.post_context.quality);
+    committed.duration = duration;
+    PublishOutcome outcome = session_.Publish(committed);
+    if (!outcome.ok()) {
+      report(InfrastructureFailure::Kind::kTerminalAppend, 0, outcome);
+      return false;
+    }
+    for (std::size_t i = 0; i < attempt.waiters.size(); ++i) {
+      const Waiter& waiter = attempt.waiters[i];
+      CompactWaiterResolved reply = MakeWaiterResolved(header, attempt.id, waiter.command,
+                                                       waiter.agency, header.event_id);
+      (void)StampWaiterReply(reply, session_.Now());
+      PublishOutcome replied = session_.Publish(reply);
+      if (!replied.ok()) {
+        report(InfrastructureFailure::Kind::kWaiterAppend, i, replied);
+        return false;
+      }
+    }
+    // Only now, with the terminal and every reply durable, does the live history change.
+    std::vector<Message> history;
+    history.reserve(attempt.retained.size() + 1);
+    history.emplace_back(proposal.summary);
+    for (Message& m : attempt.retained) history.push_back(std::move(m));
+    history_ = std::move(history);
+    derived_prefix_ = 1;
+    basis_ = committed.post_context.basis;
+    measurement_ = committed.post_context;
+    pressure_ = PressureLevel::kUnknown;  // no hysteresis carries over a commit
+    pressure_ = LevelFor(committed.post_context);
+  } else {
+    CompactionRejected rejected;
+    rejected.header = header;
+    rejected.attempt_id = attempt.id;
+    rejected.waiter_command_ids = waiter_ids;
+    rejected.reason = attempt.reason;
+    rejected.basis = attempt.basis;
+    rejected.reject_reason = *proposal.reject;
+    rejected.duration = duration;
+    PublishOutcome outcome = session_.Publish(rejected);
+    if (!outcome.ok()) {
+      report(InfrastructureFailure::Kind::kTerminalAppend, 0, outcome);
+      return false;
+    }
+    for (std::size_t i = 0; i < attempt.waiters.size(); ++i) {
+      const Waiter& waiter = attempt.waiters[i];
+      CompactWaiterRejected reply = MakeWaiterRejected(header, attempt.id, waiter.command,
+                                                       waiter.agency, *proposal.reject);
+      (void)StampWaiterReply(reply, session_.Now());
+      PublishOutcome replied = session_.Publish(reply);
+      if (!replied.ok()) {
+        report(InfrastructureFailure::Kind::kWaiterAppend, i, replied);
+        return false;
+      }
+    }
+  }
+  slot_.reset();
+  interrupting_ = false;
+  return true;
+}
+
+void LoopActor::ContinueTurnAfterOutcome(const Proposal& proposal, bool finalized) {
+  if (!turn_ || halted_) return;
+  if (!finalized) {
+    return FinishTurn(TurnEnd::kFailed, "compaction_finalization",
+                      "the compaction's outcome could not be journaled");
+  }
+  const bool continuation = turn_->boundary != Boundary::kTerminal;
+  // A terminal answer is never rewritten: whatever the outcome, the turn is complete.
+  if (!continuation) return FinishTurn(TurnEnd::kCompleted);
+  if (proposal.reject) {
+    if (proposal.turn_failure) {
+      return FinishTurn(TurnEnd::kFailed, *proposal.turn_failure,
+                        "the compacted request cannot be sent");
+    }
+    const ContextMeasurement& candidate = *turn_->candidate;
+    if (candidate.input_tokens >= candidate.input_limit) {
+      return FinishTurn(TurnEnd::kFailed, "context_limit",
+                        "the compaction was rejected and the request reaches the input limit");
+    }
+  }
+  // Input that waited behind the compaction joins the turn now; the next request then needs
+  // a fresh measurement.
+  if (FoldQueued() > 0) {
+    if (halted_) return;
+    return MeasureInTurn(Boundary::kPreInference);
+  }
+  if (halted_) return;
+  Infer();
+}
+
+}  // namespace harness::runtime_detail

@@ -1,0 +1,176 @@
+// LoopActor: one loop's state and behaviour, run on its strand (docs/runtime.md).
+//
+// Every public method posts to the strand; the private On*/Start*/Finish* methods run only on
+// the strand and are the only code that reads or writes the loop's state. Results of blocking
+// calls come back as posted tasks that carry the operation number they were issued with; a
+// result whose number is no longer the current one (the turn or attempt was interrupted) is
+// dropped, which is how a late compactor success can never commit.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <future>
+#include <memory>
+#include <optional>
+#include <stop_token>
+#include <vector>
+
+#include "harness/command/command.h"
+#include "harness/compaction/compactor.h"
+#include "harness/compaction/output.h"
+#include "harness/runtime/session.h"
+#include "runtime/executor.h"
+#include "runtime/measure.h"
+#include "runtime/session_core.h"
+
+namespace harness::runtime_detail {
+
+class LoopActor : public std::enable_shared_from_this<LoopActor> {
+ public:
+  LoopActor(SessionCore& session, const Uuid& id, LoopDefinition definition,
+            const ContextBasis& basis);
+
+  const Uuid& id() const { return id_; }
+  LoopKind kind() const { return definition_.kind; }
+  bool compactable() const { return definition_.compaction.has_value(); }
+  // Decided under the session's registry lock.
+  bool exiting = false;
+
+  void PostCompact(Compact command);
+  void PostInput(SubmitInput command);
+  void PostInterrupt(Interrupt command);
+  // The future is ready once the loop has exited.
+  std::shared_future<void> PostShutdown();
+  std::future<LoopSnapshot> PostSnapshot();
+  std::shared_future<void> exited() const { return exited_future_; }
+  // A foreign loop's input goes straight to its engine (from the caller's thread).
+  void DeliverForeign(const Uuid& command, const UserMessage& message) {
+    definition_.foreign->Deliver(command, message);
+  }
+
+ private:
+  struct Waiter {
+    Uuid command;
+    EventTime created_at;
+    Agency agency = Agency::kUser;
+  };
+  enum class AttemptPhase { kPending, kPreCounting, kInProgress };
+  struct Attempt {
+    Uuid id;
+    CompactionReason reason = CompactionReason::kManual;
+    std::vector<Waiter> waiters;  // canonical order
+    AttemptPhase phase = AttemptPhase::kPending;
+    ContextBasis basis;
+    std::optional<ContextMeasurement> candidate;
+    InferenceRequest request;  // the candidate request (its shape is reused for counts)
+    std::vector<Message> retained;
+    EventTime started_at{};
+    std::chrono::steady_clock::time_point started_clock{};
+    std::stop_source stop;
+    std::uint64_t op = 0;
+    bool in_turn = false;
+    bool continuation = false;
+  };
+  // What the executor hands back.
+  struct Proposal {
+    std::optional<CompactRejectReason> reject;
+    UserMessage summary;
+    ContextMeasurement post;  // basis is the attempt's; the finalizer moves it
+    std::optional<std::string> turn_failure;  // the turn fails with this reason (continuation)
+  };
+  enum class Boundary { kPreInference, kContinuation, kTerminal };
+  struct QueuedInput {
+    Uuid command;
+    UserMessage message;
+    Agency agency = Agency::kUser;
+  };
+  struct Turn {
+    Uuid id;
+    Uuid step;
+    std::stop_source stop;
+    std::uint64_t op = 0;
+    std::size_t steps = 0;
+    Boundary boundary = Boundary::kPreInference;
+    std::optional<ContextMeasurement> candidate;
+    std::vector<ToolUseBlock> tool_calls;
+    std::size_t next_tool = 0;
+    bool waiting_on_compaction = false;
+  };
+  enum class TurnEnd { kCompleted, kFailed, kInterrupted, kShuttingDown };
+
+  // --- commands (on the strand)
+  void OnCompact(Compact command);
+  void OnInput(SubmitInput command);
+  void OnInterrupt();
+  void OnShutdown();
+
+  // --- publication
+  EventHeader LoopHeader() const;
+  EventHeader TurnHeader(bool with_step) const;
+  bool PublishOrHalt(const Event& event, InfrastructureFailure::Kind kind);
+
+  // --- history
+  bool CommitMessage(Message message, const Uuid& input_command);
+  InferenceRequest BuildRequest() const;
+  void ApplyMeasurement(const ContextMeasurement& measurement);
+  PressureLevel LevelFor(const ContextMeasurement& measurement) const;
+
+  // --- turns
+  void StartTurn();
+  void MeasureInTurn(Boundary boundary);
+  void OnTurnMeasured(std::uint64_t op, Result<ContextMeasurement, MeasureError> result);
+  void Infer();
+  void OnInferred(std::uint64_t op, Result<InferenceResponse, InferenceError> result);
+  void RunNextTool();
+  void OnToolDone(std::uint64_t op, ToolOutput output);
+  void AfterTools();
+  std::size_t FoldQueued();
+  void ContinueAfterBoundary();
+  void FinishTurn(TurnEnd end, std::string_view reason = {}, std::string detail = {});
+  void AfterTurnOrAttempt();
+
+  // --- compaction
+  void StartIdlePreparation();
+  void OnPreCounted(std::uint64_t op, Result<ContextMeasurement, MeasureError> result);
+  // Returns true when the attempt is now in progress (the caller waits for its outcome).
+  bool StartAttempt(const ContextMeasurement& candidate, InferenceRequest request, bool in_turn,
+                    bool continuation);
+  void OnOutcome(std::uint64_t op, Proposal proposal);
+  void RejectPreStart(CompactRejectReason reason);
+  // Publishes the canonical terminal and the replies; on success applies a commit, clears the
+  // slot and returns true. On failure the slot stays occupied and nothing is applied.
+  bool Finalize(const Proposal& proposal);
+  void ContinueTurnAfterOutcome(const Proposal& proposal, bool finalized);
+  void CancelAttemptNow(CompactRejectReason reason);
+  std::optional<CompactRejectReason> LatchedCancel() const;
+  void ResumeQueued();
+  void Exit();
+
+  SessionCore& session_;
+  std::weak_ptr<LoopActor> self_;
+  Uuid id_;
+  LoopDefinition definition_;
+  std::shared_ptr<Strand> strand_;
+  std::vector<ToolDefinition> tool_definitions_;
+
+  // state (strand only)
+  std::vector<Message> history_;
+  std::size_t derived_prefix_ = 0;
+  ContextBasis basis_;
+  std::optional<ContextMeasurement> measurement_;
+  PressureLevel pressure_ = PressureLevel::kUnknown;
+  std::uint64_t turn_index_ = 0;
+  std::deque<QueuedInput> queue_;
+  std::optional<Attempt> slot_;
+  std::optional<Turn> turn_;
+  bool interrupting_ = false;
+  bool shutting_down_ = false;
+  bool exited_ = false;
+  bool halted_ = false;  // a durable publication failed: do nothing more but exit
+  std::uint64_t next_op_ = 1;
+
+  std::promise<void> exited_promise_;
+  std::shared_future<void> exited_future_;
+};
+
+}  // namespace harness::runtime_detail

@@ -1,0 +1,416 @@
+#include "harness/runtime/session.h"
+
+#include <utility>
+
+#include "harness/command/codec.h"
+#include "harness/content/transcript.h"
+#include "runtime/loop.h"
+#include "runtime/session_core.h"
+
+namespace harness {
+
+std::string_view SessionErrorKindName(SessionErrorKind kind) {
+  switch (kind) {
+    case SessionErrorKind::kFaulted:
+      return "faulted";
+    case SessionErrorKind::kLoopNotFound:
+      return "loop_not_found";
+    case SessionErrorKind::kCompactionUnsupported:
+      return "compaction_unsupported";
+    case SessionErrorKind::kLoopExited:
+      return "loop_exited";
+    case SessionErrorKind::kInvalidDefinition:
+      return "invalid_definition";
+    case SessionErrorKind::kInvalidArgument:
+      return "invalid_argument";
+    case SessionErrorKind::kJournal:
+      return "journal";
+  }
+  return "";
+}
+
+std::string SessionError::Message() const {
+  std::string out("session: ");
+  out.append(SessionErrorKindName(kind));
+  if (!detail.empty()) {
+    out.append(": ");
+    out.append(detail);
+  }
+  return out;
+}
+
+std::string_view InfrastructureFailureKindName(InfrastructureFailure::Kind kind) {
+  using Kind = InfrastructureFailure::Kind;
+  switch (kind) {
+    case Kind::kIntentAppend:
+      return "intent_append";
+    case Kind::kProgressPublication:
+      return "progress_publication";
+    case Kind::kTerminalAppend:
+      return "terminal_append";
+    case Kind::kWaiterAppend:
+      return "waiter_append";
+    case Kind::kLaneFullReply:
+      return "lane_full_reply";
+    case Kind::kPreStartReply:
+      return "pre_start_reply";
+    case Kind::kEventAppend:
+      return "event_append";
+  }
+  return "";
+}
+
+namespace runtime_detail {
+
+SessionCore::SessionCore(SessionOptions options, Lease lease)
+    : options_(std::move(options)),
+      lease_(lease),
+      hub_(std::make_unique<Hub>(*options_.journal, lease)),
+      actors_(options_.actor_threads) {
+  // Keep the lease alive: renew at a third of its lifetime. A failed renewal faults the
+  // session, because appends would fail from then on anyway.
+  renewer_ = std::jthread([this](std::stop_token stop) {
+    std::mutex mutex;
+    std::condition_variable_any wake;
+    std::unique_lock lock(mutex);
+    const auto period = std::max(options_.lease_ttl / 3, std::chrono::nanoseconds(1'000'000));
+    while (!wake.wait_for(lock, stop, period, [] { return false; })) {
+      auto renewed = options_.journal->RenewLease(lease_, options_.lease_ttl);
+      if (!renewed) {
+        Fault();
+        Report({InfrastructureFailure::Kind::kEventAppend, {}, {}, {},
+                "lease renewal failed: " + renewed.error().Describe()});
+        return;
+      }
+    }
+  });
+}
+
+SessionCore::~SessionCore() {
+  renewer_.request_stop();
+  if (renewer_.joinable()) renewer_.join();
+}
+
+void SessionCore::ReleaseLease() { (void)options_.journal->ReleaseLease(lease_); }
+
+EventTime SessionCore::Now() const {
+  if (options_.clock) return options_.clock();
+  return std::chrono::time_point_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now());
+}
+
+PublishOutcome SessionCore::Publish(const Event& event) {
+  std::optional<PublishError> error;
+  if (options_.publish_interceptor) error = options_.publish_interceptor(event);
+  if (!error) {
+    auto published = hub_->Publish(event);
+    if (published) return {};
+    error = published.error();
+  }
+  const bool fatal = std::holds_alternative<JournalError>(*error);
+  if (fatal) Fault();
+  return {fatal ? Published::kFatal : Published::kRefused, DescribePublishError(*error)};
+}
+
+void SessionCore::Report(InfrastructureFailure failure) {
+  if (options_.on_failure) options_.on_failure(failure);
+}
+
+void SessionCore::JournalIntent(const Command& command) {
+  auto payload = EncodeCommand(command);
+  if (!payload) {
+    Report({InfrastructureFailure::Kind::kIntentAppend, HeaderOf(command).loop_id, {}, {},
+            DescribeCommandError(payload.error())});
+    return;
+  }
+  const CommandHeader& header = HeaderOf(command);
+  AppendRequest request;
+  request.session = id();
+  request.fencing_token = lease_.token;
+  request.records.push_back(NewRecord{header.command_id, RecordKind::kCommand,
+                                      std::string(CommandTypeName(command)), 1,
+                                      header.created_at, std::move(*payload)});
+  auto appended = options_.journal->Append(std::move(request));
+  if (!appended) {
+    // Intents are audit only: a lost intent is reported, the command still runs.
+    Report({InfrastructureFailure::Kind::kIntentAppend, header.loop_id, {}, {header.command_id},
+            appended.error().Describe()});
+  }
+}
+
+}  // namespace runtime_detail
+
+using runtime_detail::LoopActor;
+using runtime_detail::SessionCore;
+
+Session::Session(std::unique_ptr<SessionCore> core) : core_(std::move(core)) {}
+
+Session::~Session() {
+  Shutdown();
+  core_->ReleaseLease();
+}
+
+Result<std::unique_ptr<Session>, SessionError> Session::Open(SessionOptions options) {
+  if (options.journal == nullptr) {
+    return Fail(SessionError{SessionErrorKind::kInvalidDefinition, "a journal is required"});
+  }
+  if (options.session_id.IsZero()) options.session_id = Uuid::V7();
+  if (options.owner.IsZero()) options.owner = Uuid::V4();
+  auto lease =
+      options.journal->AcquireLease(options.session_id, options.owner, options.lease_ttl);
+  if (!lease) return Fail(SessionError{SessionErrorKind::kJournal, lease.error().Describe()});
+  auto core = std::make_unique<SessionCore>(std::move(options), *lease);
+  return std::unique_ptr<Session>(new Session(std::move(core)));
+}
+
+const Uuid& Session::id() const { return core_->id(); }
+Hub& Session::hub() { return core_->hub(); }
+bool Session::faulted() const { return core_->faulted(); }
+
+Subscription Session::Subscribe(EventFilter filter, std::size_t capacity) {
+  return core_->hub().Subscribe(std::move(filter), capacity);
+}
+
+namespace {
+
+Status<SessionError> ValidateDefinition(const LoopDefinition& definition) {
+  auto invalid = [](std::string detail) {
+    return Fail(SessionError{SessionErrorKind::kInvalidDefinition, std::move(detail)});
+  };
+  if (definition.kind == LoopKind::kForeign) {
+    if (!definition.foreign) return invalid("a foreign loop needs its backend");
+    if (definition.compaction) return invalid("a foreign loop cannot have a compaction policy");
+  } else if (definition.kind == LoopKind::kNative) {
+    if (!definition.client) return invalid("a native loop needs a model client");
+    if (definition.max_steps_per_turn == 0) return invalid("max_steps_per_turn must be positive");
+    if (definition.compaction) {
+      if (!definition.counter) return invalid("a compaction policy needs a context counter");
+      if (!definition.compactor) return invalid("a compaction policy needs a compactor");
+      auto policy = ValidatePolicy(*definition.compaction, definition.counter->quality());
+      if (!policy.ok()) return invalid(policy.error().Message());
+    }
+    for (const auto& tool : definition.tools) {
+      if (!tool) return invalid("a tool is null");
+    }
+  } else {
+    return invalid("the loop kind is unspecified");
+  }
+  if (auto model = definition.model.Validate(); !model.ok()) return invalid("the model is invalid");
+  for (std::size_t i = 0; i < definition.history.size(); ++i) {
+    if (auto valid = ValidateMessage(definition.history[i]); !valid.ok()) {
+      return invalid("history message " + std::to_string(i) + " is invalid");
+    }
+  }
+  return {};
+}
+
+}  // namespace
+
+Result<Uuid, SessionError> Session::CreateLoop(LoopDefinition definition) {
+  if (core_->faulted()) return Fail(SessionError{SessionErrorKind::kFaulted, ""});
+  if (auto valid = ValidateDefinition(definition); !valid.ok()) return Fail(valid.error());
+  const Uuid loop = Uuid::V7();
+  LoopCreated created;
+  created.header.session_id = core_->id();
+  created.header.loop_id = loop;
+  created.header.event_id = Uuid::V7();
+  created.header.created_at = core_->Now();
+  created.kind = definition.kind;
+  created.model = definition.model;
+  created.compaction_policy = definition.compaction.has_value();
+  created.history = definition.history;
+  auto published = core_->Publish(created);
+  if (!published.ok()) {
+    return Fail(SessionError{published.status == runtime_detail::Published::kFatal
+                                 ? SessionErrorKind::kJournal
+                                 : SessionErrorKind::kInvalidDefinition,
+                             published.detail});
+  }
+  const ContextBasis basis =
+      definition.history.empty() ? ContextBasis{} : ContextBasis{1, created.header.event_id};
+  const bool make_active = definition.make_active;
+  auto actor = std::make_shared<LoopActor>(*core_, loop, std::move(definition), basis);
+  bool activate = false;
+  {
+    std::lock_guard lock(core_->registry_mutex);
+    core_->loops.emplace(loop, actor);
+    activate = make_active || !core_->active_loop;
+  }
+  if (activate) {
+    if (auto set = SetActiveLoop(loop); !set) return Fail(set.error());
+  }
+  return loop;
+}
+
+std::optional<Uuid> Session::active_loop() const {
+  std::lock_guard lock(core_->registry_mutex);
+  return core_->active_loop;
+}
+
+Result<Uuid, SessionError> Session::SetActiveLoop(const Uuid& loop) {
+  {
+    std::lock_guard lock(core_->registry_mutex);
+    if (!core_->loops.contains(loop)) {
+      return Fail(SessionError{SessionErrorKind::kLoopNotFound, ""});
+    }
+  }
+  ActiveLoopChanged changed;
+  changed.header.session_id = core_->id();
+  changed.header.event_id = Uuid::V7();
+  changed.header.created_at = core_->Now();
+  changed.active_loop_id = loop;
+  auto published = core_->Publish(changed);
+  if (!published.ok()) return Fail(SessionError{SessionErrorKind::kJournal, published.detail});
+  std::lock_guard lock(core_->registry_mutex);
+  core_->active_loop = loop;
+  return loop;
+}
+
+namespace {
+
+// The registry checks every command shares (after the fault latch): not found, exited.
+Result<std::shared_ptr<LoopActor>, SessionError> FindLoop(SessionCore& core, const Uuid& loop) {
+  auto it = core.loops.find(loop);
+  if (loop.IsZero() || it == core.loops.end()) {
+    return Fail(SessionError{SessionErrorKind::kLoopNotFound, ""});
+  }
+  return it->second;
+}
+
+CommandHeader NewHeader(SessionCore& core, const Uuid& loop, Agency agency) {
+  CommandHeader header;
+  header.command_id = Uuid::V7();
+  header.session_id = core.id();
+  header.loop_id = loop;
+  header.agency = agency;
+  header.created_at = core.Now();
+  return header;
+}
+
+}  // namespace
+
+Result<Uuid, SessionError> Session::Compact() {
+  std::optional<Uuid> active;
+  {
+    std::lock_guard lock(core_->registry_mutex);
+    active = core_->active_loop;
+  }
+  if (core_->faulted()) return Fail(SessionError{SessionErrorKind::kFaulted, ""});
+  if (!active) return Fail(SessionError{SessionErrorKind::kLoopNotFound, "no active loop"});
+  return CompactToLoop(*active);
+}
+
+Result<Uuid, SessionError> Session::CompactToLoop(const Uuid& loop) {
+  if (core_->faulted()) return Fail(SessionError{SessionErrorKind::kFaulted, ""});
+  ::harness::Compact command;
+  {
+    std::lock_guard lock(core_->registry_mutex);
+    auto actor = FindLoop(*core_, loop);
+    if (!actor) return Fail(actor.error());
+    if ((*actor)->kind() != LoopKind::kNative || !(*actor)->compactable()) {
+      return Fail(SessionError{SessionErrorKind::kCompactionUnsupported, ""});
+    }
+    if ((*actor)->exiting) return Fail(SessionError{SessionErrorKind::kLoopExited, ""});
+    command.header = NewHeader(*core_, loop, Agency::kUser);
+  }
+  core_->JournalIntent(command);
+  std::lock_guard lock(core_->registry_mutex);
+  auto actor = FindLoop(*core_, loop);
+  if (!actor) return Fail(actor.error());
+  if ((*actor)->exiting) return Fail(SessionError{SessionErrorKind::kLoopExited, ""});
+  (*actor)->PostCompact(command);
+  return command.header.command_id;
+}
+
+Result<Uuid, SessionError> Session::SubmitInput(UserMessage message) {
+  std::optional<Uuid> active;
+  {
+    std::lock_guard lock(core_->registry_mutex);
+    active = core_->active_loop;
+  }
+  if (core_->faulted()) return Fail(SessionError{SessionErrorKind::kFaulted, ""});
+  if (!active) return Fail(SessionError{SessionErrorKind::kLoopNotFound, "no active loop"});
+  return SubmitInputToLoop(*active, std::move(message));
+}
+
+Result<Uuid, SessionError> Session::SubmitInputToLoop(const Uuid& loop, UserMessage message,
+                                                      Agency agency) {
+  if (core_->faulted()) return Fail(SessionError{SessionErrorKind::kFaulted, ""});
+  if (auto valid = ValidateMessage(message); !valid.ok()) {
+    return Fail(SessionError{SessionErrorKind::kInvalidArgument, "the message is invalid"});
+  }
+  ::harness::SubmitInput command;
+  std::shared_ptr<LoopActor> actor;
+  {
+    std::lock_guard lock(core_->registry_mutex);
+    auto found = FindLoop(*core_, loop);
+    if (!found) return Fail(found.error());
+    actor = *found;
+    if (actor->exiting) return Fail(SessionError{SessionErrorKind::kLoopExited, ""});
+    command.header = NewHeader(*core_, loop, agency);
+    command.message = std::move(message);
+    if (actor->kind() == LoopKind::kNative) {
+      actor->PostInput(command);
+      return command.header.command_id;
+    }
+  }
+  actor->DeliverForeign(command.header.command_id, command.message);
+  return command.header.command_id;
+}
+
+Result<Uuid, SessionError> Session::Interrupt(const Uuid& loop) {
+  std::lock_guard lock(core_->registry_mutex);
+  auto actor = FindLoop(*core_, loop);
+  if (!actor) return Fail(actor.error());
+  if ((*actor)->exiting) return Fail(SessionError{SessionErrorKind::kLoopExited, ""});
+  ::harness::Interrupt command;
+  command.header = NewHeader(*core_, loop, Agency::kUser);
+  (*actor)->PostInterrupt(command);
+  return command.header.command_id;
+}
+
+Result<Uuid, SessionError> Session::ShutdownLoop(const Uuid& loop) {
+  std::shared_future<void> exited;
+  const Uuid command = Uuid::V7();
+  {
+    std::lock_guard lock(core_->registry_mutex);
+    auto actor = FindLoop(*core_, loop);
+    if (!actor) return Fail(actor.error());
+    if ((*actor)->exiting) {
+      exited = (*actor)->exited();
+    } else {
+      (*actor)->exiting = true;
+      exited = (*actor)->PostShutdown();
+    }
+  }
+  exited.wait();
+  return command;
+}
+
+void Session::Shutdown() {
+  std::vector<std::shared_future<void>> exits;
+  {
+    std::lock_guard lock(core_->registry_mutex);
+    for (auto& [id, actor] : core_->loops) {
+      if (actor->exiting) {
+        exits.push_back(actor->exited());
+      } else {
+        actor->exiting = true;
+        exits.push_back(actor->PostShutdown());
+      }
+    }
+  }
+  for (auto& exit : exits) exit.wait();
+}
+
+Result<LoopSnapshot, SessionError> Session::Snapshot(const Uuid& loop) {
+  std::future<LoopSnapshot> snapshot;
+  {
+    std::lock_guard lock(core_->registry_mutex);
+    auto actor = FindLoop(*core_, loop);
+    if (!actor) return Fail(actor.error());
+    snapshot = (*actor)->PostSnapshot();
+  }
+  return snapshot.get();
+}
+
+}  // namespace harness

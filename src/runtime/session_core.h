@@ -1,0 +1,72 @@
+// The session's shared parts, as the loop actors see them (private to the runtime).
+#pragma once
+
+#include <atomic>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+
+#include "harness/command/command.h"
+#include "harness/hub/hub.h"
+#include "harness/journal/journal.h"
+#include "harness/runtime/session.h"
+#include "runtime/executor.h"
+
+namespace harness::runtime_detail {
+
+class LoopActor;
+
+// How a publication went. kFatal: the journal refused an enduring event; the session is
+// faulted. kRefused: the event was not published, for a reason that is not the journal's.
+enum class Published { kOk, kRefused, kFatal };
+
+struct PublishOutcome {
+  Published status = Published::kOk;
+  std::string detail;
+  bool ok() const { return status == Published::kOk; }
+};
+
+class SessionCore {
+ public:
+  SessionCore(SessionOptions options, Lease lease);
+  ~SessionCore();
+
+  const Uuid& id() const { return options_.session_id; }
+  EventTime Now() const;
+  PublishOutcome Publish(const Event& event);
+  void Report(InfrastructureFailure failure);
+  void Fault() { faulted_.store(true); }
+  bool faulted() const { return faulted_.load(); }
+  // Journals a command intent (audit only).
+  void JournalIntent(const Command& command);
+  void ReleaseLease();
+
+  Hub& hub() { return *hub_; }
+  ActorPool& actors() { return actors_; }
+  BlockingPool& blocking() { return blocking_; }
+  Timers& timers() { return timers_; }
+
+  // The registry. Commands are posted under the registry lock so that a loop's exit (also
+  // decided under it) orders after every command it admitted.
+  std::mutex registry_mutex;
+  std::map<Uuid, std::shared_ptr<LoopActor>> loops;
+  std::optional<Uuid> active_loop;
+
+ private:
+  SessionOptions options_;
+  Lease lease_;
+  std::atomic<bool> faulted_{false};
+  std::unique_ptr<Hub> hub_;
+  // Declaration order is destruction order reversed: the blocking pool (whose tasks post to
+  // strands) goes before the actor pool, the timers last.
+  Timers timers_;
+  ActorPool actors_;
+  BlockingPool blocking_;
+  std::jthread renewer_;
+};
+
+}  // namespace harness::runtime_detail
