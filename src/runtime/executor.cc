@@ -18,7 +18,8 @@ void Strand::Post(Task task) {
       schedule = true;
     }
   }
-  if (schedule) pool_.Schedule(shared_from_this());
+  if (schedule)
+    pool_.Schedule(shared_from_this());
 }
 
 void Strand::Drain() {
@@ -46,9 +47,11 @@ void Strand::Drain() {
 }
 
 ActorPool::ActorPool(std::size_t threads) {
-  if (threads == 0) threads = 1;
+  if (threads == 0)
+    threads = 1;
   threads_.reserve(threads);
-  for (std::size_t i = 0; i < threads; ++i) threads_.emplace_back([this] { Work(); });
+  for (std::size_t i = 0; i < threads; ++i)
+    threads_.emplace_back([this] { Work(); });
 }
 
 ActorPool::~ActorPool() {
@@ -57,7 +60,8 @@ ActorPool::~ActorPool() {
     stopping_ = true;
   }
   ready_.notify_all();
-  for (std::thread& thread : threads_) thread.join();
+  for (std::thread& thread : threads_)
+    thread.join();
 }
 
 void ActorPool::Schedule(std::shared_ptr<Strand> strand) {
@@ -75,7 +79,8 @@ void ActorPool::Work() {
       std::unique_lock lock(mutex_);
       ready_.wait(lock, [&] { return stopping_ || !runnable_.empty(); });
       // Stopping still drains what is runnable, so no posted task is silently lost.
-      if (runnable_.empty()) return;
+      if (runnable_.empty())
+        return;
       strand = std::move(runnable_.front());
       runnable_.pop_front();
     }
@@ -89,7 +94,8 @@ BlockingPool::~BlockingPool() {
     stopping_ = true;
   }
   ready_.notify_all();
-  for (std::thread& thread : threads_) thread.join();
+  for (std::thread& thread : threads_)
+    thread.join();
 }
 
 void BlockingPool::Submit(Task task) {
@@ -109,7 +115,8 @@ void BlockingPool::Work() {
     ++idle_;
     ready_.wait(lock, [&] { return stopping_ || !tasks_.empty(); });
     --idle_;
-    if (tasks_.empty()) return;  // stopping and nothing left
+    if (tasks_.empty())
+      return;  // stopping and nothing left
     Task task = std::move(tasks_.front());
     tasks_.pop_front();
     lock.unlock();
@@ -162,9 +169,8 @@ void Timers::Work(std::stop_token stop) {
       lock.lock();
       continue;
     }
-    changed_.wait_until(lock, stop, deadline, [&] {
-      return entries_.empty() || entries_.begin()->first < deadline;
-    });
+    changed_.wait_until(lock, stop, deadline,
+                        [&] { return entries_.empty() || entries_.begin()->first < deadline; });
   }
 }
 

@@ -17,19 +17,20 @@ constexpr std::size_t kMaxWaiters = 64;
 constexpr std::size_t kMaxQueuedInputs = 64;
 
 bool WaiterBefore(const auto& a, const auto& b) {
-  if (a.created_at != b.created_at) return a.created_at < b.created_at;
+  if (a.created_at != b.created_at)
+    return a.created_at < b.created_at;
   return a.command < b.command;
 }
 
 std::string Bounded(std::string text) {
-  if (text.size() > kMaxTurnFailureDetailBytes) text.resize(kMaxTurnFailureDetailBytes);
+  if (text.size() > kMaxTurnFailureDetailBytes)
+    text.resize(kMaxTurnFailureDetailBytes);
   return text;
 }
 
 CompactRejectReason ReasonForMeasureError(const MeasureError& error) {
-  return error.kind == MeasureError::Kind::kLimitUnknown
-             ? CompactRejectReason::kContextLimitUnknown
-             : CompactRejectReason::kContextCountFailed;
+  return error.kind == MeasureError::Kind::kLimitUnknown ? CompactRejectReason::kContextLimitUnknown
+                                                         : CompactRejectReason::kContextCountFailed;
 }
 
 }  // namespace
@@ -44,7 +45,8 @@ LoopActor::LoopActor(SessionCore& session, const Uuid& id, LoopDefinition defini
       basis_(basis),
       exited_future_(exited_promise_.get_future().share()) {
   definition_.history.clear();  // the actor's history_ is the only copy
-  for (const auto& tool : definition_.tools) tool_definitions_.push_back(tool->definition());
+  for (const auto& tool : definition_.tools)
+    tool_definitions_.push_back(tool->definition());
 }
 
 // --- posting ------------------------------------------------------------------------------
@@ -76,7 +78,7 @@ std::future<LoopSnapshot> LoopActor::PostSnapshot() {
   strand_->Post([self = shared_from_this(), promise] {
     LoopSnapshot snapshot;
     snapshot.loop = self->id_;
-    snapshot.status = self->exited_  ? LoopStatus::kExited
+    snapshot.status = self->exited_ ? LoopStatus::kExited
                       : self->turn_ ? LoopStatus::kRunning
                                     : LoopStatus::kIdle;
     snapshot.history = self->history_;
@@ -109,13 +111,15 @@ EventHeader LoopActor::LoopHeader() const {
 EventHeader LoopActor::TurnHeader(bool with_step) const {
   EventHeader header = LoopHeader();
   header.turn_id = turn_->id;
-  if (with_step) header.step_id = turn_->step;
+  if (with_step)
+    header.step_id = turn_->step;
   return header;
 }
 
 bool LoopActor::PublishOrHalt(const Event& event, InfrastructureFailure::Kind kind) {
   PublishOutcome outcome = session_.Publish(event);
-  if (outcome.ok()) return true;
+  if (outcome.ok())
+    return true;
   // Nothing that is not journaled may be acted on: the loop stops here; restore (or a human)
   // takes it from the journal.
   halted_ = true;
@@ -136,7 +140,8 @@ bool LoopActor::CommitMessage(Message message, const Uuid& input_command) {
   event.message = message;
   event.input_command_id = input_command;
   const Uuid event_id = event.header.event_id;
-  if (!PublishOrHalt(event, InfrastructureFailure::Kind::kEventAppend)) return false;
+  if (!PublishOrHalt(event, InfrastructureFailure::Kind::kEventAppend))
+    return false;
   history_.push_back(std::move(message));
   measurement_.reset();
   basis_ = ContextBasis{basis_.revision + 1, event_id};
@@ -157,13 +162,17 @@ InferenceRequest LoopActor::BuildRequest() const {
 
 PressureLevel LoopActor::LevelFor(const ContextMeasurement& measurement) const {
   auto occupancy = OccupancyBasisPoints(measurement.input_tokens, measurement.input_limit);
-  if (!occupancy) return PressureLevel::kUnknown;
-  if (*occupancy >= kFullScaleBasisPoints) return PressureLevel::kHardLimit;
+  if (!occupancy)
+    return PressureLevel::kUnknown;
+  if (*occupancy >= kFullScaleBasisPoints)
+    return PressureLevel::kHardLimit;
   const CompactionPolicy& policy = *definition_.compaction;
-  if (!policy.automatic) return PressureLevel::kNormal;
+  if (!policy.automatic)
+    return PressureLevel::kNormal;
   const bool elevated =
       pressure_ == PressureLevel::kCompact || pressure_ == PressureLevel::kHardLimit;
-  if (elevated && *occupancy >= policy.rearm_below) return PressureLevel::kCompact;
+  if (elevated && *occupancy >= policy.rearm_below)
+    return PressureLevel::kCompact;
   return *occupancy >= policy.compact_at ? PressureLevel::kCompact : PressureLevel::kNormal;
 }
 
@@ -172,7 +181,8 @@ void LoopActor::ApplyMeasurement(const ContextMeasurement& measurement) {
     ContextMeasured event;
     event.header = LoopHeader();
     event.measurement = measurement;
-    if (!PublishOrHalt(event, InfrastructureFailure::Kind::kEventAppend)) return;
+    if (!PublishOrHalt(event, InfrastructureFailure::Kind::kEventAppend))
+      return;
   }
   measurement_ = measurement;
   basis_ = measurement.basis;
@@ -194,22 +204,27 @@ void LoopActor::ApplyMeasurement(const ContextMeasurement& measurement) {
 // --- commands -----------------------------------------------------------------------------
 
 void LoopActor::OnCompact(Compact command) {
-  if (exited_ || halted_) return;
+  if (exited_ || halted_)
+    return;
   Waiter waiter{command.header.command_id, command.header.created_at, command.header.agency};
   if (slot_) {
     Attempt& attempt = *slot_;
     for (const Waiter& w : attempt.waiters) {
-      if (w.command == waiter.command) return;  // a duplicate: its one reply is coming
+      if (w.command == waiter.command)
+        return;  // a duplicate: its one reply is coming
     }
     if (attempt.waiters.size() >= kMaxWaiters) {
-      CompactWaiterRejected reply = MakeWaiterRejected(LoopHeader(), attempt.id, waiter.command,
-                                                       waiter.agency,
-                                                       CompactRejectReason::kControlLaneFull);
+      CompactWaiterRejected reply =
+          MakeWaiterRejected(LoopHeader(), attempt.id, waiter.command, waiter.agency,
+                             CompactRejectReason::kControlLaneFull);
       (void)StampWaiterReply(reply, session_.Now());
       PublishOutcome outcome = session_.Publish(reply);
       if (!outcome.ok()) {
-        session_.Report({InfrastructureFailure::Kind::kLaneFullReply, id_, attempt.id,
-                         {waiter.command}, std::move(outcome.detail)});
+        session_.Report({InfrastructureFailure::Kind::kLaneFullReply,
+                         id_,
+                         attempt.id,
+                         {waiter.command},
+                         std::move(outcome.detail)});
       }
       return;
     }
@@ -222,14 +237,16 @@ void LoopActor::OnCompact(Compact command) {
     // D3: a loop without history has nothing to compact; answer now instead of leaving the
     // slot pending (the reference blocks input until an interrupt).
     const Uuid attempt = Uuid::V7();
-    CompactWaiterRejected reply = MakeWaiterRejected(LoopHeader(), attempt, waiter.command,
-                                                     waiter.agency,
-                                                     CompactRejectReason::kUnavailable);
+    CompactWaiterRejected reply = MakeWaiterRejected(
+        LoopHeader(), attempt, waiter.command, waiter.agency, CompactRejectReason::kUnavailable);
     (void)StampWaiterReply(reply, session_.Now());
     PublishOutcome outcome = session_.Publish(reply);
     if (!outcome.ok()) {
-      session_.Report({InfrastructureFailure::Kind::kPreStartReply, id_, attempt,
-                       {waiter.command}, std::move(outcome.detail)});
+      session_.Report({InfrastructureFailure::Kind::kPreStartReply,
+                       id_,
+                       attempt,
+                       {waiter.command},
+                       std::move(outcome.detail)});
     }
     return;
   }
@@ -239,11 +256,13 @@ void LoopActor::OnCompact(Compact command) {
   attempt.waiters.push_back(waiter);
   slot_ = std::move(attempt);
   // In a turn the attempt waits for the turn's next measurement; idle, it starts now.
-  if (!turn_) StartIdlePreparation();
+  if (!turn_)
+    StartIdlePreparation();
 }
 
 void LoopActor::OnInput(SubmitInput command) {
-  if (exited_ || halted_) return;
+  if (exited_ || halted_)
+    return;
   auto reject = [&](InputRejectReason reason) {
     InputRejected event;
     event.header = LoopHeader();
@@ -252,14 +271,17 @@ void LoopActor::OnInput(SubmitInput command) {
     event.reason = reason;
     (void)PublishOrHalt(event, InfrastructureFailure::Kind::kEventAppend);
   };
-  if (shutting_down_) return reject(InputRejectReason::kShuttingDown);
-  if (queue_.size() >= kMaxQueuedInputs) return reject(InputRejectReason::kQueueFull);
+  if (shutting_down_)
+    return reject(InputRejectReason::kShuttingDown);
+  if (queue_.size() >= kMaxQueuedInputs)
+    return reject(InputRejectReason::kQueueFull);
   InputAccepted accepted;
   accepted.header = LoopHeader();
   accepted.header.cause.command_id = command.header.command_id;
   accepted.header.cause.agency = command.header.agency;
   accepted.message = command.message;
-  if (!PublishOrHalt(accepted, InfrastructureFailure::Kind::kEventAppend)) return;
+  if (!PublishOrHalt(accepted, InfrastructureFailure::Kind::kEventAppend))
+    return;
   queue_.push_back({command.header.command_id, std::move(command.message), command.header.agency});
   if (slot_) {
     InputQueued queued;
@@ -269,22 +291,27 @@ void LoopActor::OnInput(SubmitInput command) {
     (void)session_.Publish(queued);
     return;
   }
-  if (!turn_) StartTurn();
+  if (!turn_)
+    StartTurn();
 }
 
 std::optional<CompactRejectReason> LoopActor::LatchedCancel() const {
-  if (shutting_down_) return CompactRejectReason::kShuttingDown;
-  if (interrupting_) return CompactRejectReason::kInterrupted;
+  if (shutting_down_)
+    return CompactRejectReason::kShuttingDown;
+  if (interrupting_)
+    return CompactRejectReason::kInterrupted;
   return std::nullopt;
 }
 
 void LoopActor::OnInterrupt() {
-  if (exited_ || halted_ || shutting_down_) return;
+  if (exited_ || halted_ || shutting_down_)
+    return;
   if (slot_) {
     interrupting_ = true;
     CancelAttemptNow(CompactRejectReason::kInterrupted);
     interrupting_ = false;
-    if (halted_) return;
+    if (halted_)
+      return;
   }
   // Machine input was queued by the runtime on someone's behalf; the interrupt withdraws it.
   // Human input stays: a person typed it and will see it run.
@@ -294,7 +321,8 @@ void LoopActor::OnInterrupt() {
       event.header = LoopHeader();
       event.header.cause.command_id = it->command;
       event.reason = InputCancelReason::kInterrupted;
-      if (!PublishOrHalt(event, InfrastructureFailure::Kind::kEventAppend)) return;
+      if (!PublishOrHalt(event, InfrastructureFailure::Kind::kEventAppend))
+        return;
       it = queue_.erase(it);
     } else {
       ++it;
@@ -308,10 +336,13 @@ void LoopActor::OnInterrupt() {
 }
 
 void LoopActor::OnShutdown() {
-  if (exited_) return;
+  if (exited_)
+    return;
   shutting_down_ = true;
-  if (!halted_ && slot_) CancelAttemptNow(CompactRejectReason::kShuttingDown);
-  if (!halted_ && turn_) FinishTurn(TurnEnd::kShuttingDown);
+  if (!halted_ && slot_)
+    CancelAttemptNow(CompactRejectReason::kShuttingDown);
+  if (!halted_ && turn_)
+    FinishTurn(TurnEnd::kShuttingDown);
   if (!halted_) {
     while (!queue_.empty()) {
       InputCancelled event;
@@ -319,7 +350,8 @@ void LoopActor::OnShutdown() {
       event.header.cause.command_id = queue_.front().command;
       event.header.cause.agency = queue_.front().agency;
       event.reason = InputCancelReason::kShuttingDown;
-      if (!PublishOrHalt(event, InfrastructureFailure::Kind::kEventAppend)) break;
+      if (!PublishOrHalt(event, InfrastructureFailure::Kind::kEventAppend))
+        break;
       queue_.pop_front();
     }
   }
@@ -333,17 +365,21 @@ void LoopActor::OnShutdown() {
 }
 
 void LoopActor::Exit() {
-  if (exited_) return;
+  if (exited_)
+    return;
   exited_ = true;
-  if (turn_) turn_->stop.request_stop();
-  if (slot_) slot_->stop.request_stop();
+  if (turn_)
+    turn_->stop.request_stop();
+  if (slot_)
+    slot_->stop.request_stop();
   exited_promise_.set_value();
 }
 
 // --- turns --------------------------------------------------------------------------------
 
 void LoopActor::StartTurn() {
-  if (turn_ || slot_ || queue_.empty() || shutting_down_ || halted_ || exited_) return;
+  if (turn_ || slot_ || queue_.empty() || shutting_down_ || halted_ || exited_)
+    return;
   QueuedInput input = std::move(queue_.front());
   queue_.pop_front();
   turn_.emplace();
@@ -351,8 +387,10 @@ void LoopActor::StartTurn() {
   ++turn_index_;
   TurnStarted started;
   started.header = TurnHeader(false);
-  if (!PublishOrHalt(started, InfrastructureFailure::Kind::kEventAppend)) return;
-  if (!CommitMessage(std::move(input.message), input.command)) return;
+  if (!PublishOrHalt(started, InfrastructureFailure::Kind::kEventAppend))
+    return;
+  if (!CommitMessage(std::move(input.message), input.command))
+    return;
   MeasureInTurn(Boundary::kPreInference);
 }
 
@@ -376,14 +414,16 @@ void LoopActor::MeasureInTurn(Boundary boundary) {
 }
 
 void LoopActor::OnTurnMeasured(std::uint64_t op, Result<ContextMeasurement, MeasureError> result) {
-  if (!turn_ || turn_->op != op || halted_ || exited_) return;
+  if (!turn_ || turn_->op != op || halted_ || exited_)
+    return;
   if (!result) {
     const bool unknown = result.error().kind == MeasureError::Kind::kLimitUnknown;
     return FinishTurn(TurnEnd::kFailed, unknown ? "context_limit_unknown" : "context_count_failed",
                       result.error().Message());
   }
   ApplyMeasurement(*result);
-  if (halted_) return;
+  if (halted_)
+    return;
   turn_->candidate = *result;
   if (slot_ && slot_->phase == AttemptPhase::kPending) {
     // The safe boundary: the turn waits here while the pending compaction runs.
@@ -398,7 +438,8 @@ void LoopActor::OnTurnMeasured(std::uint64_t op, Result<ContextMeasurement, Meas
 }
 
 void LoopActor::ContinueAfterBoundary() {
-  if (turn_->boundary == Boundary::kTerminal) return FinishTurn(TurnEnd::kCompleted);
+  if (turn_->boundary == Boundary::kTerminal)
+    return FinishTurn(TurnEnd::kCompleted);
   Infer();
 }
 
@@ -410,8 +451,8 @@ void LoopActor::Infer() {
   turn_->step = Uuid::V7();
   const std::uint64_t op = next_op_++;
   turn_->op = op;
-  auto job = [self = shared_from_this(), op, request = BuildRequest(),
-              client = definition_.client, stop = turn_->stop.get_token()] {
+  auto job = [self = shared_from_this(), op, request = BuildRequest(), client = definition_.client,
+              stop = turn_->stop.get_token()] {
     auto result = client->Complete(request, stop);
     self->strand_->Post([self, op, result = std::move(result)]() mutable {
       self->OnInferred(op, std::move(result));
@@ -421,8 +462,10 @@ void LoopActor::Infer() {
 }
 
 void LoopActor::OnInferred(std::uint64_t op, Result<InferenceResponse, InferenceError> result) {
-  if (!turn_ || turn_->op != op || halted_ || exited_) return;
-  if (!result) return FinishTurn(TurnEnd::kFailed, "model_error", result.error().Message());
+  if (!turn_ || turn_->op != op || halted_ || exited_)
+    return;
+  if (!result)
+    return FinishTurn(TurnEnd::kFailed, "model_error", result.error().Message());
   AssistantMessage message = std::move(result->message);
   if (auto valid = ValidateMessage(message); !valid.ok()) {
     return FinishTurn(TurnEnd::kFailed, "invalid_model_output",
@@ -430,21 +473,26 @@ void LoopActor::OnInferred(std::uint64_t op, Result<InferenceResponse, Inference
   }
   std::vector<ToolUseBlock> calls;
   for (const Block& block : message.blocks) {
-    if (const auto* call = block.as<ToolUseBlock>()) calls.push_back(*call);
+    if (const auto* call = block.as<ToolUseBlock>())
+      calls.push_back(*call);
   }
-  if (!CommitMessage(std::move(message), Uuid{})) return;
-  if (calls.empty()) return MeasureInTurn(Boundary::kTerminal);
+  if (!CommitMessage(std::move(message), Uuid{}))
+    return;
+  if (calls.empty())
+    return MeasureInTurn(Boundary::kTerminal);
   turn_->tool_calls = std::move(calls);
   turn_->next_tool = 0;
   RunNextTool();
 }
 
 void LoopActor::RunNextTool() {
-  if (turn_->next_tool >= turn_->tool_calls.size()) return AfterTools();
+  if (turn_->next_tool >= turn_->tool_calls.size())
+    return AfterTools();
   const ToolUseBlock& call = turn_->tool_calls[turn_->next_tool];
   std::shared_ptr<Tool> tool;
   for (const auto& candidate : definition_.tools) {
-    if (candidate->definition().name == call.name) tool = candidate;
+    if (candidate->definition().name == call.name)
+      tool = candidate;
   }
   const std::uint64_t op = next_op_++;
   turn_->op = op;
@@ -466,19 +514,22 @@ void LoopActor::RunNextTool() {
 }
 
 void LoopActor::OnToolDone(std::uint64_t op, ToolOutput output) {
-  if (!turn_ || turn_->op != op || halted_ || exited_) return;
+  if (!turn_ || turn_->op != op || halted_ || exited_)
+    return;
   ToolResultMessage result;
   result.tool_use_id = turn_->tool_calls[turn_->next_tool].id;
   result.is_error = output.is_error;
   result.blocks.push_back(TextBlock{std::move(output.text)});
-  if (!CommitMessage(std::move(result), Uuid{})) return;
+  if (!CommitMessage(std::move(result), Uuid{}))
+    return;
   ++turn_->next_tool;
   RunNextTool();
 }
 
 void LoopActor::AfterTools() {
   FoldQueued();
-  if (halted_) return;
+  if (halted_)
+    return;
   MeasureInTurn(Boundary::kContinuation);
 }
 
@@ -488,7 +539,8 @@ std::size_t LoopActor::FoldQueued() {
   while (!slot_ && !queue_.empty() && !halted_) {
     QueuedInput input = std::move(queue_.front());
     queue_.pop_front();
-    if (!CommitMessage(std::move(input.message), input.command)) break;
+    if (!CommitMessage(std::move(input.message), input.command))
+      break;
     ++folded;
   }
   return folded;
@@ -526,21 +578,25 @@ void LoopActor::FinishTurn(TurnEnd end, std::string_view reason, std::string det
       break;
     }
   }
-  if (!published || shutting_down_) return;
+  if (!published || shutting_down_)
+    return;
   LoopIdle idle;
   idle.header = LoopHeader();
-  if (!PublishOrHalt(idle, InfrastructureFailure::Kind::kEventAppend)) return;
+  if (!PublishOrHalt(idle, InfrastructureFailure::Kind::kEventAppend))
+    return;
   AfterTurnOrAttempt();
 }
 
 void LoopActor::AfterTurnOrAttempt() {
   // D3: a Compact that arrived after the turn's last measurement runs on the idle path now.
-  if (slot_ && slot_->phase == AttemptPhase::kPending) return StartIdlePreparation();
+  if (slot_ && slot_->phase == AttemptPhase::kPending)
+    return StartIdlePreparation();
   ResumeQueued();
 }
 
 void LoopActor::ResumeQueued() {
-  if (!turn_ && !slot_ && !queue_.empty()) StartTurn();
+  if (!turn_ && !slot_ && !queue_.empty())
+    StartTurn();
 }
 
 // --- compaction ---------------------------------------------------------------------------
@@ -564,8 +620,10 @@ void LoopActor::StartIdlePreparation() {
 }
 
 void LoopActor::OnPreCounted(std::uint64_t op, Result<ContextMeasurement, MeasureError> result) {
-  if (!slot_ || slot_->op != op || slot_->phase != AttemptPhase::kPreCounting) return;
-  if (halted_ || exited_) return;
+  if (!slot_ || slot_->op != op || slot_->phase != AttemptPhase::kPreCounting)
+    return;
+  if (halted_ || exited_)
+    return;
   Attempt& attempt = *slot_;
   // Canonical rejections before the start are finalized at the snapshot basis with a zero
   // duration (runtime.md §2.5.1 step 5).
@@ -574,12 +632,16 @@ void LoopActor::OnPreCounted(std::uint64_t op, Result<ContextMeasurement, Measur
     attempt.started_clock = std::chrono::steady_clock::now();
     Proposal proposal;
     proposal.reject = reason;
-    if (Finalize(proposal)) ResumeQueued();
+    if (Finalize(proposal))
+      ResumeQueued();
   };
-  if (!(basis_ == attempt.basis)) return reject_unstarted(CompactRejectReason::kStaleBasis);
-  if (!result) return reject_unstarted(ReasonForMeasureError(result.error()));
+  if (!(basis_ == attempt.basis))
+    return reject_unstarted(CompactRejectReason::kStaleBasis);
+  if (!result)
+    return reject_unstarted(ReasonForMeasureError(result.error()));
   ApplyMeasurement(*result);
-  if (halted_) return;
+  if (halted_)
+    return;
   StartAttempt(*result, attempt.request, false, false);
 }
 
@@ -591,18 +653,22 @@ void LoopActor::RejectPreStart(CompactRejectReason reason) {
   const EventHeader terminal = LoopHeader();
   for (std::size_t i = 0; i < attempt.waiters.size(); ++i) {
     const Waiter& waiter = attempt.waiters[i];
-    CompactWaiterRejected reply = MakeWaiterRejected(terminal, attempt.id, waiter.command,
-                                                     waiter.agency, reason);
+    CompactWaiterRejected reply =
+        MakeWaiterRejected(terminal, attempt.id, waiter.command, waiter.agency, reason);
     (void)StampWaiterReply(reply, session_.Now());
     PublishOutcome outcome = session_.Publish(reply);
     if (!outcome.ok()) {
-      InfrastructureFailure failure{InfrastructureFailure::Kind::kPreStartReply, id_, attempt.id,
-                                    {}, std::move(outcome.detail)};
+      InfrastructureFailure failure{InfrastructureFailure::Kind::kPreStartReply,
+                                    id_,
+                                    attempt.id,
+                                    {},
+                                    std::move(outcome.detail)};
       for (std::size_t j = i; j < attempt.waiters.size(); ++j) {
         failure.waiters.push_back(attempt.waiters[j].command);
       }
       session_.Report(std::move(failure));
-      if (outcome.status == Published::kFatal) halted_ = true;
+      if (outcome.status == Published::kFatal)
+        halted_ = true;
       return;
     }
   }
@@ -611,7 +677,8 @@ void LoopActor::RejectPreStart(CompactRejectReason reason) {
 void LoopActor::CancelAttemptNow(CompactRejectReason reason) {
   Attempt& attempt = *slot_;
   attempt.stop.request_stop();
-  if (attempt.phase != AttemptPhase::kInProgress) return RejectPreStart(reason);
+  if (attempt.phase != AttemptPhase::kInProgress)
+    return RejectPreStart(reason);
   // Ours: the attempt ends now instead of when the compactor returns; the compactor's stop
   // token is requested and its late result is dropped by the operation number.
   Proposal proposal;
@@ -626,7 +693,8 @@ bool LoopActor::StartAttempt(const ContextMeasurement& candidate, InferenceReque
   attempt.continuation = continuation;
   if (auto cancel = LatchedCancel()) {
     RejectPreStart(*cancel);
-    if (in_turn && turn_) ContinueAfterBoundary();
+    if (in_turn && turn_)
+      ContinueAfterBoundary();
     return false;
   }
   attempt.phase = AttemptPhase::kInProgress;
@@ -648,9 +716,13 @@ bool LoopActor::StartAttempt(const ContextMeasurement& candidate, InferenceReque
   PublishOutcome outcome = session_.Publish(started);
   if (outcome.status == Published::kFatal) {
     // No events at all: the slot is abandoned and the session is faulted.
-    InfrastructureFailure failure{InfrastructureFailure::Kind::kProgressPublication, id_,
-                                  attempt.id, {}, std::move(outcome.detail)};
-    for (const Waiter& w : attempt.waiters) failure.waiters.push_back(w.command);
+    InfrastructureFailure failure{InfrastructureFailure::Kind::kProgressPublication,
+                                  id_,
+                                  attempt.id,
+                                  {},
+                                  std::move(outcome.detail)};
+    for (const Waiter& w : attempt.waiters)
+      failure.waiters.push_back(w.command);
     slot_.reset();
     halted_ = true;
     session_.Report(std::move(failure));
@@ -670,7 +742,8 @@ bool LoopActor::StartAttempt(const ContextMeasurement& candidate, InferenceReque
   if (outcome.status == Published::kRefused) {
     return conclude_now(CompactRejectReason::kProgressPublication);
   }
-  if (!selection) return conclude_now(CompactRejectReason::kUnavailable);
+  if (!selection)
+    return conclude_now(CompactRejectReason::kUnavailable);
   attempt.retained = selection->retained;
 
   CompactionInput input;
@@ -682,10 +755,10 @@ bool LoopActor::StartAttempt(const ContextMeasurement& candidate, InferenceReque
 
   const std::uint64_t op = next_op_++;
   attempt.op = op;
-  auto job = [self = shared_from_this(), op, input = std::move(input),
-              retained = attempt.retained, shape = attempt.request, candidate,
-              limits = definition_.limits, policy, counter = definition_.counter,
-              compactor = definition_.compactor, stop = attempt.stop.get_token()]() mutable {
+  auto job = [self = shared_from_this(), op, input = std::move(input), retained = attempt.retained,
+              shape = attempt.request, candidate, limits = definition_.limits, policy,
+              counter = definition_.counter, compactor = definition_.compactor,
+              stop = attempt.stop.get_token()]() mutable {
     Proposal proposal;
     auto reject = [&proposal](CompactRejectReason reason,
                               std::optional<std::string> turn_failure = std::nullopt) {
@@ -695,8 +768,7 @@ bool LoopActor::StartAttempt(const ContextMeasurement& candidate, InferenceReque
     auto measure = [&](std::vector<Message> messages) {
       InferenceRequest request = shape;
       request.messages = std::move(messages);
-      return Measure(request, input.basis, limits, policy, *counter, self->session_.timers(),
-                     stop);
+      return Measure(request, input.basis, limits, policy, *counter, self->session_.timers(), stop);
     };
     auto reject_measure = [&](const MeasureError& error) {
       const CompactRejectReason reason = ReasonForMeasureError(error);
@@ -707,7 +779,8 @@ bool LoopActor::StartAttempt(const ContextMeasurement& candidate, InferenceReque
     [&] {
       if (!retained.empty()) {
         auto tail = measure(retained);
-        if (!tail) return reject_measure(tail.error());
+        if (!tail)
+          return reject_measure(tail.error());
         // Overflow-safe: tail + budget < limit.
         const TokenCount limit = candidate.input_limit;
         if (tail->input_tokens >= limit ||
@@ -716,7 +789,8 @@ bool LoopActor::StartAttempt(const ContextMeasurement& candidate, InferenceReque
         }
       }
       auto output = compactor->Compact(input, stop);
-      if (!output) return reject(RejectReasonFor(output.error()));
+      if (!output)
+        return reject(RejectReasonFor(output.error()));
       if (!(output->basis == input.basis) || !(output->model == candidate.model) ||
           !(output->request_fingerprint == candidate.request_fingerprint)) {
         return reject(CompactRejectReason::kInvalidSummary);
@@ -726,7 +800,8 @@ bool LoopActor::StartAttempt(const ContextMeasurement& candidate, InferenceReque
       replaced.emplace_back(output->summary);
       replaced.insert(replaced.end(), retained.begin(), retained.end());
       auto post = measure(std::move(replaced));
-      if (!post) return reject_measure(post.error());
+      if (!post)
+        return reject_measure(post.error());
       if (post->input_tokens >= post->input_limit) {
         return reject(CompactRejectReason::kSummaryTooLarge, "summary_too_large");
       }
@@ -742,8 +817,10 @@ bool LoopActor::StartAttempt(const ContextMeasurement& candidate, InferenceReque
 }
 
 void LoopActor::OnOutcome(std::uint64_t op, Proposal proposal) {
-  if (!slot_ || slot_->op != op || slot_->phase != AttemptPhase::kInProgress) return;
-  if (halted_ || exited_) return;
+  if (!slot_ || slot_->op != op || slot_->phase != AttemptPhase::kInProgress)
+    return;
+  if (halted_ || exited_)
+    return;
   Attempt& attempt = *slot_;
   if (!proposal.reject) {
     // The compare-and-swap: the proposal may replace only the exact context it was made for.
@@ -751,7 +828,8 @@ void LoopActor::OnOutcome(std::uint64_t op, Proposal proposal) {
     const bool current = measurement_ && measurement_->basis == attempt.basis &&
                          basis_ == attempt.basis && measurement_->model == candidate.model &&
                          measurement_->request_fingerprint == candidate.request_fingerprint;
-    if (!current) proposal.reject = CompactRejectReason::kStaleBasis;
+    if (!current)
+      proposal.reject = CompactRejectReason::kStaleBasis;
   }
   const bool in_turn = attempt.in_turn;
   const bool finalized = Finalize(proposal);
@@ -765,12 +843,12 @@ void LoopActor::OnOutcome(std::uint64_t op, Proposal proposal) {
 bool LoopActor::Finalize(const Proposal& proposal) {
   Attempt& attempt = *slot_;
   const auto elapsed = std::chrono::steady_clock::now() - attempt.started_clock;
-  const auto duration =
-      std::max(std::chrono::nanoseconds(0),
-               std::chrono::duration_cast<std::chrono::nanoseconds>(elapsed));
+  const auto duration = std::max(std::chrono::nanoseconds(0),
+                                 std::chrono::duration_cast<std::chrono::nanoseconds>(elapsed));
   const EventHeader header = LoopHeader();
   std::vector<Uuid> waiter_ids;
-  for (const Waiter& w : attempt.waiters) waiter_ids.push_back(w.command);
+  for (const Waiter& w : attempt.waiters)
+    waiter_ids.push_back(w.command);
 
   auto report = [&](InfrastructureFailure::Kind kind, std::size_t first_unanswered,
                     PublishOutcome& outcome) {
@@ -778,7 +856,8 @@ bool LoopActor::Finalize(const Proposal& proposal) {
     for (std::size_t i = first_unanswered; i < waiter_ids.size(); ++i) {
       failure.waiters.push_back(waiter_ids[i]);
     }
-    if (outcome.status == Published::kFatal) halted_ = true;
+    if (outcome.status == Published::kFatal)
+      halted_ = true;
     session_.Report(std::move(failure));
   };
 
@@ -814,8 +893,8 @@ bool LoopActor::Finalize(const Proposal& proposal) {
     }
     for (std::size_t i = 0; i < attempt.waiters.size(); ++i) {
       const Waiter& waiter = attempt.waiters[i];
-      CompactWaiterResolved reply = MakeWaiterResolved(header, attempt.id, waiter.command,
-                                                       waiter.agency, header.event_id);
+      CompactWaiterResolved reply =
+          MakeWaiterResolved(header, attempt.id, waiter.command, waiter.agency, header.event_id);
       (void)StampWaiterReply(reply, session_.Now());
       PublishOutcome replied = session_.Publish(reply);
       if (!replied.ok()) {
@@ -827,7 +906,8 @@ bool LoopActor::Finalize(const Proposal& proposal) {
     std::vector<Message> history;
     history.reserve(attempt.retained.size() + 1);
     history.emplace_back(proposal.summary);
-    for (Message& m : attempt.retained) history.push_back(std::move(m));
+    for (Message& m : attempt.retained)
+      history.push_back(std::move(m));
     history_ = std::move(history);
     derived_prefix_ = 1;
     basis_ = committed.post_context.basis;
@@ -850,8 +930,8 @@ bool LoopActor::Finalize(const Proposal& proposal) {
     }
     for (std::size_t i = 0; i < attempt.waiters.size(); ++i) {
       const Waiter& waiter = attempt.waiters[i];
-      CompactWaiterRejected reply = MakeWaiterRejected(header, attempt.id, waiter.command,
-                                                       waiter.agency, *proposal.reject);
+      CompactWaiterRejected reply =
+          MakeWaiterRejected(header, attempt.id, waiter.command, waiter.agency, *proposal.reject);
       (void)StampWaiterReply(reply, session_.Now());
       PublishOutcome replied = session_.Publish(reply);
       if (!replied.ok()) {
@@ -866,14 +946,16 @@ bool LoopActor::Finalize(const Proposal& proposal) {
 }
 
 void LoopActor::ContinueTurnAfterOutcome(const Proposal& proposal, bool finalized) {
-  if (!turn_ || halted_) return;
+  if (!turn_ || halted_)
+    return;
   if (!finalized) {
     return FinishTurn(TurnEnd::kFailed, "compaction_finalization",
                       "the compaction's outcome could not be journaled");
   }
   const bool continuation = turn_->boundary != Boundary::kTerminal;
   // A terminal answer is never rewritten: whatever the outcome, the turn is complete.
-  if (!continuation) return FinishTurn(TurnEnd::kCompleted);
+  if (!continuation)
+    return FinishTurn(TurnEnd::kCompleted);
   if (proposal.reject) {
     if (proposal.turn_failure) {
       return FinishTurn(TurnEnd::kFailed, *proposal.turn_failure,
@@ -888,10 +970,12 @@ void LoopActor::ContinueTurnAfterOutcome(const Proposal& proposal, bool finalize
   // Input that waited behind the compaction joins the turn now; the next request then needs
   // a fresh measurement.
   if (FoldQueued() > 0) {
-    if (halted_) return;
+    if (halted_)
+      return;
     return MeasureInTurn(Boundary::kPreInference);
   }
-  if (halted_) return;
+  if (halted_)
+    return;
   Infer();
 }
 

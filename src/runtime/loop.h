@@ -75,7 +75,7 @@ class LoopActor : public std::enable_shared_from_this<LoopActor> {
   struct Proposal {
     std::optional<CompactRejectReason> reject;
     UserMessage summary;
-    ContextMeasurement post;  // basis is the attempt's; the finalizer moves it
+    ContextMeasurement post;                  // basis is the attempt's; the finalizer moves it
     std::optional<std::string> turn_failure;  // the turn fails with this reason (continuation)
   };
   enum class Boundary { kPreInference, kContinuation, kTerminal };

@@ -9,8 +9,10 @@
 namespace harness::runtime_detail {
 
 std::string MeasureError::Message() const {
-  if (kind == Kind::kLimitUnknown && limit) return limit->Message();
-  if (count) return count->Message();
+  if (kind == Kind::kLimitUnknown && limit)
+    return limit->Message();
+  if (count)
+    return count->Message();
   return "context measurement failed";
 }
 
@@ -53,14 +55,11 @@ Fingerprint RequestFingerprint(const InferenceRequest& request, const ContextBas
   return Fingerprint(Sha256(doc));
 }
 
-Result<ContextMeasurement, MeasureError> Measure(const InferenceRequest& request,
-                                                 const ContextBasis& basis,
-                                                 const ModelLimits& limits,
-                                                 const CompactionPolicy& policy,
-                                                 ContextCounter& counter, Timers& timers,
-                                                 std::stop_token stop) {
-  auto resolved = ResolveContextLimits(request.model, limits, policy.reserved_output,
-                                       policy.safety_margin);
+Result<ContextMeasurement, MeasureError> Measure(
+    const InferenceRequest& request, const ContextBasis& basis, const ModelLimits& limits,
+    const CompactionPolicy& policy, ContextCounter& counter, Timers& timers, std::stop_token stop) {
+  auto resolved =
+      ResolveContextLimits(request.model, limits, policy.reserved_output, policy.safety_margin);
   if (!resolved) {
     MeasureError error{MeasureError::Kind::kLimitUnknown, resolved.error(), std::nullopt};
     return Fail(std::move(error));
@@ -80,7 +79,8 @@ Result<ContextMeasurement, MeasureError> Measure(const InferenceRequest& request
     return MeasureError{MeasureError::Kind::kCount, std::nullopt,
                         CountError{kind, std::move(detail)}};
   };
-  if (stop.stop_requested()) return Fail(fail(CountErrorKind::kCanceled, ""));
+  if (stop.stop_requested())
+    return Fail(fail(CountErrorKind::kCanceled, ""));
   if (std::chrono::steady_clock::now() >= deadline) {
     return Fail(fail(CountErrorKind::kTimeout, "the count took longer than CountTimeout"));
   }

@@ -40,11 +40,8 @@ struct MeasureError {
 Fingerprint RequestFingerprint(const InferenceRequest& request, const ContextBasis& basis,
                                CountQuality quality);
 
-Result<ContextMeasurement, MeasureError> Measure(const InferenceRequest& request,
-                                                 const ContextBasis& basis,
-                                                 const ModelLimits& limits,
-                                                 const CompactionPolicy& policy,
-                                                 ContextCounter& counter, Timers& timers,
-                                                 std::stop_token stop);
+Result<ContextMeasurement, MeasureError> Measure(
+    const InferenceRequest& request, const ContextBasis& basis, const ModelLimits& limits,
+    const CompactionPolicy& policy, ContextCounter& counter, Timers& timers, std::stop_token stop);
 
 }  // namespace harness::runtime_detail

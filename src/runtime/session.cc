@@ -78,7 +78,10 @@ SessionCore::SessionCore(SessionOptions options, Lease lease)
       auto renewed = options_.journal->RenewLease(lease_, options_.lease_ttl);
       if (!renewed) {
         Fault();
-        Report({InfrastructureFailure::Kind::kEventAppend, {}, {}, {},
+        Report({InfrastructureFailure::Kind::kEventAppend,
+                {},
+                {},
+                {},
                 "lease renewal failed: " + renewed.error().Describe()});
         return;
       }
@@ -88,37 +91,48 @@ SessionCore::SessionCore(SessionOptions options, Lease lease)
 
 SessionCore::~SessionCore() {
   renewer_.request_stop();
-  if (renewer_.joinable()) renewer_.join();
+  if (renewer_.joinable())
+    renewer_.join();
 }
 
-void SessionCore::ReleaseLease() { (void)options_.journal->ReleaseLease(lease_); }
+void SessionCore::ReleaseLease() {
+  (void)options_.journal->ReleaseLease(lease_);
+}
 
 EventTime SessionCore::Now() const {
-  if (options_.clock) return options_.clock();
+  if (options_.clock)
+    return options_.clock();
   return std::chrono::time_point_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now());
 }
 
 PublishOutcome SessionCore::Publish(const Event& event) {
   std::optional<PublishError> error;
-  if (options_.publish_interceptor) error = options_.publish_interceptor(event);
+  if (options_.publish_interceptor)
+    error = options_.publish_interceptor(event);
   if (!error) {
     auto published = hub_->Publish(event);
-    if (published) return {};
+    if (published)
+      return {};
     error = published.error();
   }
   const bool fatal = std::holds_alternative<JournalError>(*error);
-  if (fatal) Fault();
+  if (fatal)
+    Fault();
   return {fatal ? Published::kFatal : Published::kRefused, DescribePublishError(*error)};
 }
 
 void SessionCore::Report(InfrastructureFailure failure) {
-  if (options_.on_failure) options_.on_failure(failure);
+  if (options_.on_failure)
+    options_.on_failure(failure);
 }
 
 void SessionCore::JournalIntent(const Command& command) {
   auto payload = EncodeCommand(command);
   if (!payload) {
-    Report({InfrastructureFailure::Kind::kIntentAppend, HeaderOf(command).loop_id, {}, {},
+    Report({InfrastructureFailure::Kind::kIntentAppend,
+            HeaderOf(command).loop_id,
+            {},
+            {},
             DescribeCommandError(payload.error())});
     return;
   }
@@ -127,12 +141,15 @@ void SessionCore::JournalIntent(const Command& command) {
   request.session = id();
   request.fencing_token = lease_.token;
   request.records.push_back(NewRecord{header.command_id, RecordKind::kCommand,
-                                      std::string(CommandTypeName(command)), 1,
-                                      header.created_at, std::move(*payload)});
+                                      std::string(CommandTypeName(command)), 1, header.created_at,
+                                      std::move(*payload)});
   auto appended = options_.journal->Append(std::move(request));
   if (!appended) {
     // Intents are audit only: a lost intent is reported, the command still runs.
-    Report({InfrastructureFailure::Kind::kIntentAppend, header.loop_id, {}, {header.command_id},
+    Report({InfrastructureFailure::Kind::kIntentAppend,
+            header.loop_id,
+            {},
+            {header.command_id},
             appended.error().Describe()});
   }
 }
@@ -153,18 +170,26 @@ Result<std::unique_ptr<Session>, SessionError> Session::Open(SessionOptions opti
   if (options.journal == nullptr) {
     return Fail(SessionError{SessionErrorKind::kInvalidDefinition, "a journal is required"});
   }
-  if (options.session_id.IsZero()) options.session_id = Uuid::V7();
-  if (options.owner.IsZero()) options.owner = Uuid::V4();
-  auto lease =
-      options.journal->AcquireLease(options.session_id, options.owner, options.lease_ttl);
-  if (!lease) return Fail(SessionError{SessionErrorKind::kJournal, lease.error().Describe()});
+  if (options.session_id.IsZero())
+    options.session_id = Uuid::V7();
+  if (options.owner.IsZero())
+    options.owner = Uuid::V4();
+  auto lease = options.journal->AcquireLease(options.session_id, options.owner, options.lease_ttl);
+  if (!lease)
+    return Fail(SessionError{SessionErrorKind::kJournal, lease.error().Describe()});
   auto core = std::make_unique<SessionCore>(std::move(options), *lease);
   return std::unique_ptr<Session>(new Session(std::move(core)));
 }
 
-const Uuid& Session::id() const { return core_->id(); }
-Hub& Session::hub() { return core_->hub(); }
-bool Session::faulted() const { return core_->faulted(); }
+const Uuid& Session::id() const {
+  return core_->id();
+}
+Hub& Session::hub() {
+  return core_->hub();
+}
+bool Session::faulted() const {
+  return core_->faulted();
+}
 
 Subscription Session::Subscribe(EventFilter filter, std::size_t capacity) {
   return core_->hub().Subscribe(std::move(filter), capacity);
@@ -177,24 +202,33 @@ Status<SessionError> ValidateDefinition(const LoopDefinition& definition) {
     return Fail(SessionError{SessionErrorKind::kInvalidDefinition, std::move(detail)});
   };
   if (definition.kind == LoopKind::kForeign) {
-    if (!definition.foreign) return invalid("a foreign loop needs its backend");
-    if (definition.compaction) return invalid("a foreign loop cannot have a compaction policy");
+    if (!definition.foreign)
+      return invalid("a foreign loop needs its backend");
+    if (definition.compaction)
+      return invalid("a foreign loop cannot have a compaction policy");
   } else if (definition.kind == LoopKind::kNative) {
-    if (!definition.client) return invalid("a native loop needs a model client");
-    if (definition.max_steps_per_turn == 0) return invalid("max_steps_per_turn must be positive");
+    if (!definition.client)
+      return invalid("a native loop needs a model client");
+    if (definition.max_steps_per_turn == 0)
+      return invalid("max_steps_per_turn must be positive");
     if (definition.compaction) {
-      if (!definition.counter) return invalid("a compaction policy needs a context counter");
-      if (!definition.compactor) return invalid("a compaction policy needs a compactor");
+      if (!definition.counter)
+        return invalid("a compaction policy needs a context counter");
+      if (!definition.compactor)
+        return invalid("a compaction policy needs a compactor");
       auto policy = ValidatePolicy(*definition.compaction, definition.counter->quality());
-      if (!policy.ok()) return invalid(policy.error().Message());
+      if (!policy.ok())
+        return invalid(policy.error().Message());
     }
     for (const auto& tool : definition.tools) {
-      if (!tool) return invalid("a tool is null");
+      if (!tool)
+        return invalid("a tool is null");
     }
   } else {
     return invalid("the loop kind is unspecified");
   }
-  if (auto model = definition.model.Validate(); !model.ok()) return invalid("the model is invalid");
+  if (auto model = definition.model.Validate(); !model.ok())
+    return invalid("the model is invalid");
   for (std::size_t i = 0; i < definition.history.size(); ++i) {
     if (auto valid = ValidateMessage(definition.history[i]); !valid.ok()) {
       return invalid("history message " + std::to_string(i) + " is invalid");
@@ -206,8 +240,10 @@ Status<SessionError> ValidateDefinition(const LoopDefinition& definition) {
 }  // namespace
 
 Result<Uuid, SessionError> Session::CreateLoop(LoopDefinition definition) {
-  if (core_->faulted()) return Fail(SessionError{SessionErrorKind::kFaulted, ""});
-  if (auto valid = ValidateDefinition(definition); !valid.ok()) return Fail(valid.error());
+  if (core_->faulted())
+    return Fail(SessionError{SessionErrorKind::kFaulted, ""});
+  if (auto valid = ValidateDefinition(definition); !valid.ok())
+    return Fail(valid.error());
   const Uuid loop = Uuid::V7();
   LoopCreated created;
   created.header.session_id = core_->id();
@@ -236,7 +272,8 @@ Result<Uuid, SessionError> Session::CreateLoop(LoopDefinition definition) {
     activate = make_active || !core_->active_loop;
   }
   if (activate) {
-    if (auto set = SetActiveLoop(loop); !set) return Fail(set.error());
+    if (auto set = SetActiveLoop(loop); !set)
+      return Fail(set.error());
   }
   return loop;
 }
@@ -259,7 +296,8 @@ Result<Uuid, SessionError> Session::SetActiveLoop(const Uuid& loop) {
   changed.header.created_at = core_->Now();
   changed.active_loop_id = loop;
   auto published = core_->Publish(changed);
-  if (!published.ok()) return Fail(SessionError{SessionErrorKind::kJournal, published.detail});
+  if (!published.ok())
+    return Fail(SessionError{SessionErrorKind::kJournal, published.detail});
   std::lock_guard lock(core_->registry_mutex);
   core_->active_loop = loop;
   return loop;
@@ -294,29 +332,36 @@ Result<Uuid, SessionError> Session::Compact() {
     std::lock_guard lock(core_->registry_mutex);
     active = core_->active_loop;
   }
-  if (core_->faulted()) return Fail(SessionError{SessionErrorKind::kFaulted, ""});
-  if (!active) return Fail(SessionError{SessionErrorKind::kLoopNotFound, "no active loop"});
+  if (core_->faulted())
+    return Fail(SessionError{SessionErrorKind::kFaulted, ""});
+  if (!active)
+    return Fail(SessionError{SessionErrorKind::kLoopNotFound, "no active loop"});
   return CompactToLoop(*active);
 }
 
 Result<Uuid, SessionError> Session::CompactToLoop(const Uuid& loop) {
-  if (core_->faulted()) return Fail(SessionError{SessionErrorKind::kFaulted, ""});
+  if (core_->faulted())
+    return Fail(SessionError{SessionErrorKind::kFaulted, ""});
   ::harness::Compact command;
   {
     std::lock_guard lock(core_->registry_mutex);
     auto actor = FindLoop(*core_, loop);
-    if (!actor) return Fail(actor.error());
+    if (!actor)
+      return Fail(actor.error());
     if ((*actor)->kind() != LoopKind::kNative || !(*actor)->compactable()) {
       return Fail(SessionError{SessionErrorKind::kCompactionUnsupported, ""});
     }
-    if ((*actor)->exiting) return Fail(SessionError{SessionErrorKind::kLoopExited, ""});
+    if ((*actor)->exiting)
+      return Fail(SessionError{SessionErrorKind::kLoopExited, ""});
     command.header = NewHeader(*core_, loop, Agency::kUser);
   }
   core_->JournalIntent(command);
   std::lock_guard lock(core_->registry_mutex);
   auto actor = FindLoop(*core_, loop);
-  if (!actor) return Fail(actor.error());
-  if ((*actor)->exiting) return Fail(SessionError{SessionErrorKind::kLoopExited, ""});
+  if (!actor)
+    return Fail(actor.error());
+  if ((*actor)->exiting)
+    return Fail(SessionError{SessionErrorKind::kLoopExited, ""});
   (*actor)->PostCompact(command);
   return command.header.command_id;
 }
@@ -327,14 +372,17 @@ Result<Uuid, SessionError> Session::SubmitInput(UserMessage message) {
     std::lock_guard lock(core_->registry_mutex);
     active = core_->active_loop;
   }
-  if (core_->faulted()) return Fail(SessionError{SessionErrorKind::kFaulted, ""});
-  if (!active) return Fail(SessionError{SessionErrorKind::kLoopNotFound, "no active loop"});
+  if (core_->faulted())
+    return Fail(SessionError{SessionErrorKind::kFaulted, ""});
+  if (!active)
+    return Fail(SessionError{SessionErrorKind::kLoopNotFound, "no active loop"});
   return SubmitInputToLoop(*active, std::move(message));
 }
 
 Result<Uuid, SessionError> Session::SubmitInputToLoop(const Uuid& loop, UserMessage message,
                                                       Agency agency) {
-  if (core_->faulted()) return Fail(SessionError{SessionErrorKind::kFaulted, ""});
+  if (core_->faulted())
+    return Fail(SessionError{SessionErrorKind::kFaulted, ""});
   if (auto valid = ValidateMessage(message); !valid.ok()) {
     return Fail(SessionError{SessionErrorKind::kInvalidArgument, "the message is invalid"});
   }
@@ -343,9 +391,11 @@ Result<Uuid, SessionError> Session::SubmitInputToLoop(const Uuid& loop, UserMess
   {
     std::lock_guard lock(core_->registry_mutex);
     auto found = FindLoop(*core_, loop);
-    if (!found) return Fail(found.error());
+    if (!found)
+      return Fail(found.error());
     actor = *found;
-    if (actor->exiting) return Fail(SessionError{SessionErrorKind::kLoopExited, ""});
+    if (actor->exiting)
+      return Fail(SessionError{SessionErrorKind::kLoopExited, ""});
     command.header = NewHeader(*core_, loop, agency);
     command.message = std::move(message);
     if (actor->kind() == LoopKind::kNative) {
@@ -360,8 +410,10 @@ Result<Uuid, SessionError> Session::SubmitInputToLoop(const Uuid& loop, UserMess
 Result<Uuid, SessionError> Session::Interrupt(const Uuid& loop) {
   std::lock_guard lock(core_->registry_mutex);
   auto actor = FindLoop(*core_, loop);
-  if (!actor) return Fail(actor.error());
-  if ((*actor)->exiting) return Fail(SessionError{SessionErrorKind::kLoopExited, ""});
+  if (!actor)
+    return Fail(actor.error());
+  if ((*actor)->exiting)
+    return Fail(SessionError{SessionErrorKind::kLoopExited, ""});
   ::harness::Interrupt command;
   command.header = NewHeader(*core_, loop, Agency::kUser);
   (*actor)->PostInterrupt(command);
@@ -374,7 +426,8 @@ Result<Uuid, SessionError> Session::ShutdownLoop(const Uuid& loop) {
   {
     std::lock_guard lock(core_->registry_mutex);
     auto actor = FindLoop(*core_, loop);
-    if (!actor) return Fail(actor.error());
+    if (!actor)
+      return Fail(actor.error());
     if ((*actor)->exiting) {
       exited = (*actor)->exited();
     } else {
@@ -399,7 +452,8 @@ void Session::Shutdown() {
       }
     }
   }
-  for (auto& exit : exits) exit.wait();
+  for (auto& exit : exits)
+    exit.wait();
 }
 
 Result<LoopSnapshot, SessionError> Session::Snapshot(const Uuid& loop) {
@@ -407,7 +461,8 @@ Result<LoopSnapshot, SessionError> Session::Snapshot(const Uuid& loop) {
   {
     std::lock_guard lock(core_->registry_mutex);
     auto actor = FindLoop(*core_, loop);
-    if (!actor) return Fail(actor.error());
+    if (!actor)
+      return Fail(actor.error());
     snapshot = (*actor)->PostSnapshot();
   }
   return snapshot.get();
