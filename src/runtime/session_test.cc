@@ -1,0 +1,238 @@
+// Unit tests of the runtime's own mechanics with in-process doubles (the scenario-by-scenario
+// acceptance tests are in tests/acceptance/).
+#include "harness/runtime/session.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <latch>
+#include <mutex>
+#include <vector>
+
+#include "harness/event/compaction.h"
+#include "harness/journal/memory_journal.h"
+#include "runtime/executor.h"
+
+namespace harness {
+namespace {
+
+using namespace std::chrono_literals;
+
+constexpr std::string_view kSummary =
+    "<conversation_summary><goal>ship it</goal><constraints></constraints>"
+    "<decisions></decisions><state>done</state><open_items></open_items>"
+    "</conversation_summary>";
+
+class CountingCounter final : public ContextCounter {
+ public:
+  explicit CountingCounter(std::vector<TokenCount> counts) : counts_(std::move(counts)) {}
+  CountQuality quality() const override { return CountQuality::kExactLocal; }
+  Result<ContextCount, CountError> Count(const InferenceRequest& request,
+                                         std::stop_token) override {
+    std::lock_guard lock(mutex_);
+    const TokenCount n = calls_ < counts_.size() ? counts_[calls_] : counts_.back();
+    ++calls_;
+    return ContextCount{request.model, n, CountQuality::kExactLocal};
+  }
+  std::size_t calls() {
+    std::lock_guard lock(mutex_);
+    return calls_;
+  }
+
+ private:
+  std::mutex mutex_;
+  std::vector<TokenCount> counts_;
+  std::size_t calls_ = 0;
+};
+
+class EchoCompactor final : public Compactor {
+ public:
+  Result<CompactionOutput, CompactorError> Compact(const CompactionInput& input,
+                                                   std::stop_token) override {
+    ++calls;
+    CompactionOutput output;
+    output.basis = input.basis;
+    output.model = input.model;
+    output.request_fingerprint = input.request_fingerprint;
+    output.summary.blocks.push_back(TextBlock{std::string(kSummary)});
+    return output;
+  }
+  std::atomic<int> calls{0};
+};
+
+class TextClient final : public ModelClient {
+ public:
+  Result<InferenceResponse, InferenceError> Complete(const InferenceRequest& request,
+                                                     std::stop_token) override {
+    {
+      std::lock_guard lock(mutex_);
+      requests.push_back(request);
+    }
+    InferenceResponse response;
+    response.message.blocks.push_back(TextBlock{"answer"});
+    response.message.usage = Usage{1, 1, 0, 0, 0};
+    return response;
+  }
+  std::mutex mutex_;
+  std::vector<InferenceRequest> requests;
+};
+
+UserMessage User(std::string text) {
+  UserMessage m;
+  m.blocks.push_back(TextBlock{std::move(text)});
+  return m;
+}
+
+CompactionPolicy Policy() {
+  CompactionPolicy policy;
+  policy.keep_recent_segments = 1;
+  policy.keep_recent_tokens = 10'000;
+  policy.reserved_output = 20;
+  policy.max_summary_tokens = 10;
+  policy.count_timeout = 5s;
+  return policy;
+}
+
+struct Harness {
+  std::unique_ptr<Journal> journal = NewMemoryJournal();
+  std::unique_ptr<Session> session;
+  std::shared_ptr<CountingCounter> counter;
+  std::shared_ptr<EchoCompactor> compactor = std::make_shared<EchoCompactor>();
+  std::shared_ptr<TextClient> client = std::make_shared<TextClient>();
+  Uuid loop;
+
+  explicit Harness(std::vector<TokenCount> counts, std::vector<Message> history)
+      : counter(std::make_shared<CountingCounter>(std::move(counts))) {
+    SessionOptions options;
+    options.journal = journal.get();
+    session = std::move(Session::Open(std::move(options)).value());
+    LoopDefinition definition;
+    definition.model = ModelKey{"provider", "model"};
+    definition.limits = ModelLimits{100, 80, 20};
+    definition.client = client;
+    definition.counter = counter;
+    definition.compaction = Policy();
+    definition.compactor = compactor;
+    definition.history = std::move(history);
+    loop = session->CreateLoop(std::move(definition)).value();
+  }
+};
+
+// Reads deliveries until `done` says stop; fails after 10 s without one.
+std::vector<Event> ReadUntil(Subscription& subscription,
+                             const std::function<bool(const Event&)>& done) {
+  std::vector<Event> events;
+  for (;;) {
+    auto delivery = subscription.Next(std::chrono::steady_clock::now() + 10s);
+    if (!delivery) {
+      ADD_FAILURE() << "no event in 10 s after " << events.size() << " events";
+      return events;
+    }
+    events.push_back(*delivery->event);
+    if (done(events.back())) return events;
+  }
+}
+
+std::vector<std::string_view> Names(const std::vector<Event>& events) {
+  std::vector<std::string_view> names;
+  for (const Event& e : events) names.push_back(EventTypeName(e));
+  return names;
+}
+
+TEST(Session, IdleManualCompactionCommitsSummaryAndTail) {
+  Harness h({40, 20, 20}, {User("prior history"), User("committed history")});
+  Subscription events = h.session->Subscribe(EventFilter::Loops({h.loop}));
+  const Uuid command = h.session->Compact().value();
+  auto seen = ReadUntil(events, [](const Event& e) {
+    return std::holds_alternative<CompactWaiterResolved>(e) ||
+           std::holds_alternative<CompactWaiterRejected>(e);
+  });
+  EXPECT_EQ(Names(seen),
+            (std::vector<std::string_view>{"ContextMeasured", "ContextPressure",
+                                           "CompactionStarted", "CompactionCommitted",
+                                           "CompactWaiterResolved"}));
+  const auto& committed = std::get<CompactionCommitted>(seen[3]);
+  EXPECT_EQ(committed.waiter_command_ids, std::vector<Uuid>{command});
+  EXPECT_EQ(committed.basis.revision, 1u);
+  EXPECT_EQ(committed.post_context.basis.revision, 2u);
+  EXPECT_EQ(committed.post_context.input_tokens, 20u);
+  ASSERT_EQ(committed.retained.size(), 1u);
+  const auto& reply = std::get<CompactWaiterResolved>(seen[4]);
+  EXPECT_EQ(reply.header.cause.command_id, command);
+  EXPECT_EQ(reply.committed_event_id, committed.header.event_id);
+  EXPECT_EQ(h.counter->calls(), 3u);
+  auto snapshot = h.session->Snapshot(h.loop).value();
+  ASSERT_EQ(snapshot.history.size(), 2u);
+  EXPECT_EQ(snapshot.derived_prefix, 1u);
+  EXPECT_EQ(snapshot.history[1], Message(User("committed history")));
+  EXPECT_FALSE(snapshot.attempt.has_value());
+}
+
+TEST(Session, TurnRunsAndCompletes) {
+  Harness h({30}, {});
+  Subscription events = h.session->Subscribe(EventFilter::Loops({h.loop}));
+  (void)h.session->SubmitInput(User("hello")).value();
+  auto seen = ReadUntil(
+      events, [](const Event& e) { return std::holds_alternative<LoopIdle>(e); });
+  EXPECT_EQ(Names(seen), (std::vector<std::string_view>{
+                             "InputAccepted", "TurnStarted", "MessageCommitted",
+                             "ContextMeasured", "ContextPressure", "MessageCommitted",
+                             "ContextMeasured", "TurnCompleted", "LoopIdle"}));
+  auto snapshot = h.session->Snapshot(h.loop).value();
+  EXPECT_EQ(snapshot.history.size(), 2u);
+  EXPECT_EQ(snapshot.basis.revision, 2u);
+}
+
+TEST(Session, CompactWithoutHistoryIsAnsweredAtOnce) {
+  Harness h({30}, {});
+  Subscription events = h.session->Subscribe(EventFilter::Loops({h.loop}));
+  const Uuid command = h.session->Compact().value();
+  auto seen = ReadUntil(events, [](const Event&) { return true; });
+  ASSERT_EQ(seen.size(), 1u);
+  const auto& reply = std::get<CompactWaiterRejected>(seen[0]);
+  EXPECT_EQ(reply.reason, CompactRejectReason::kUnavailable);
+  EXPECT_EQ(reply.header.cause.command_id, command);
+  EXPECT_FALSE(h.session->Snapshot(h.loop).value().attempt.has_value());
+}
+
+TEST(Session, ShutdownExitsEveryLoopAndRefusesLaterCommands) {
+  Harness h({30}, {User("a"), User("b")});
+  h.session->Shutdown();
+  auto compact = h.session->CompactToLoop(h.loop);
+  ASSERT_FALSE(compact);
+  EXPECT_EQ(compact.error().kind, SessionErrorKind::kLoopExited);
+  EXPECT_EQ(h.session->Snapshot(h.loop).value().status, LoopStatus::kExited);
+}
+
+TEST(ActorPool, StrandRunsTasksInOrderAndNeverConcurrently) {
+  runtime_detail::ActorPool pool(4);
+  auto strand = std::make_shared<runtime_detail::Strand>(pool);
+  std::vector<int> order;
+  std::atomic<int> running{0};
+  std::latch done(1000);
+  for (int i = 0; i < 1000; ++i) {
+    strand->Post([&, i] {
+      EXPECT_EQ(running.fetch_add(1), 0);
+      order.push_back(i);
+      running.fetch_sub(1);
+      done.count_down();
+    });
+  }
+  done.wait();
+  ASSERT_EQ(order.size(), 1000u);
+  for (int i = 0; i < 1000; ++i) EXPECT_EQ(order[i], i);
+}
+
+TEST(BlockingPool, ABlockedCallNeverDelaysAnother) {
+  runtime_detail::BlockingPool pool;
+  std::latch release(1);
+  std::latch second_ran(1);
+  pool.Submit([&] { release.wait(); });
+  pool.Submit([&] { second_ran.count_down(); });
+  second_ran.wait();  // would hang if the second call waited for the first
+  release.count_down();
+}
+
+}  // namespace
+}  // namespace harness
