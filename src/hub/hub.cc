@@ -97,6 +97,54 @@ Result<std::uint64_t, PublishError> Hub::Publish(const Event& event) {
   return seq;
 }
 
+Result<std::vector<std::uint64_t>, PublishError> Hub::PublishBatch(
+    const std::vector<Event>& events) {
+  AppendRequest request;
+  request.session = core_->lease.session;
+  request.fencing_token = core_->lease.token;
+  std::vector<std::shared_ptr<const Event>> shared;
+  for (const Event& event : events) {
+    const EventHeader& header = HeaderOf(event);
+    if (header.session_id != core_->lease.session)
+      return Fail(PublishError(WrongSessionError{core_->lease.session, header.session_id}));
+    if (!IsEnduring(event)) {
+      // A batch is one durable append; an ephemeral event has no place in it.
+      return Fail(PublishError(EventError(EphemeralNotPersistableError{EventTypeName(event)})));
+    }
+    auto encoded = EncodeEvent(event);
+    if (!encoded.ok())
+      return Fail(PublishError(std::move(encoded).error()));
+    NewRecord record;
+    record.record_id = header.event_id;
+    record.kind = RecordKind::kEvent;
+    record.type = std::string(EventTypeName(event));
+    record.v = 1;
+    record.created_at = header.created_at;
+    record.payload = std::move(*encoded);
+    request.records.push_back(std::move(record));
+    shared.push_back(std::make_shared<const Event>(event));
+  }
+  std::vector<std::uint64_t> seqs;
+  if (shared.empty())
+    return seqs;
+  std::lock_guard lock(core_->mu);
+  auto appended = core_->journal.Append(std::move(request));
+  if (!appended.ok())
+    return Fail(PublishError(std::move(appended).error()));
+  for (std::size_t i = 0; i < shared.size(); ++i) {
+    const AppendedRecord& record = (*appended)[i];
+    seqs.push_back(record.seq);
+    if (record.duplicate)
+      continue;  // already journaled, and delivered when it was
+    core_->last_seq = std::max(core_->last_seq, record.seq);
+    for (const auto& subscriber : core_->subscribers) {
+      if (subscriber->filter.Matches(*shared[i]))
+        subscriber->Offer(shared[i], record.seq);
+    }
+  }
+  return seqs;
+}
+
 Subscription Hub::Subscribe(EventFilter filter, std::size_t capacity) {
   auto state = std::make_shared<hub_detail::SubscriberState>(filter, capacity);
   std::lock_guard lock(core_->mu);

@@ -370,3 +370,37 @@ TEST_F(HubTest, NextWaitsForAPublicationAndHonoursStopAndDeadline) {
 
 }  // namespace
 }  // namespace harness::hub_testing
+
+namespace harness::hub_testing {
+namespace {
+
+TEST_F(HubTest, ABatchIsOneAppendDeliveredInOrderOrNothingAtAll) {
+  Subscription sub = hub_->Subscribe(EventFilter::All());
+  const Event first = MakeLoopIdle(session_, loop_a_);
+  const Event second = MakeSessionActive(session_);
+  auto seqs = hub_->PublishBatch({first, second});
+  ASSERT_TRUE(seqs.ok());
+  EXPECT_EQ(*seqs, (std::vector<std::uint64_t>{1, 2}));
+  EXPECT_EQ(journal_.appends.load(), 1);  // one append, one fsync on a durable journal
+  auto d1 = sub.TryNext();
+  auto d2 = sub.TryNext();
+  ASSERT_TRUE(d1.ok() && d2.ok());
+  EXPECT_EQ(*d1->event, first);
+  EXPECT_EQ(*d2->event, second);
+
+  // An ephemeral member refuses the whole batch before anything is appended.
+  auto mixed =
+      hub_->PublishBatch({MakeLoopIdle(session_, loop_a_), MakeInputQueued(session_, loop_a_)});
+  ASSERT_FALSE(mixed.ok());
+  EXPECT_EQ(PublishErrorKindName(mixed.error()), "event");
+  // A failed append delivers nothing.
+  journal_.fail_appends = true;
+  auto failed = hub_->PublishBatch({MakeLoopIdle(session_, loop_a_)});
+  ASSERT_FALSE(failed.ok());
+  EXPECT_TRUE(std::holds_alternative<JournalError>(failed.error()));
+  EXPECT_FALSE(sub.TryNext().ok());
+  EXPECT_EQ(*journal_.LastSequence(session_), 2u);
+}
+
+}  // namespace
+}  // namespace harness::hub_testing

@@ -651,26 +651,27 @@ void LoopActor::RejectPreStart(CompactRejectReason reason) {
   interrupting_ = false;
   attempt.stop.request_stop();
   const EventHeader terminal = LoopHeader();
-  for (std::size_t i = 0; i < attempt.waiters.size(); ++i) {
-    const Waiter& waiter = attempt.waiters[i];
+  std::vector<Event> replies;
+  for (const Waiter& waiter : attempt.waiters) {
     CompactWaiterRejected reply =
         MakeWaiterRejected(terminal, attempt.id, waiter.command, waiter.agency, reason);
     (void)StampWaiterReply(reply, session_.Now());
-    PublishOutcome outcome = session_.Publish(reply);
-    if (!outcome.ok()) {
-      InfrastructureFailure failure{InfrastructureFailure::Kind::kPreStartReply,
-                                    id_,
-                                    attempt.id,
-                                    {},
-                                    std::move(outcome.detail)};
-      for (std::size_t j = i; j < attempt.waiters.size(); ++j) {
-        failure.waiters.push_back(attempt.waiters[j].command);
-      }
-      session_.Report(std::move(failure));
-      if (outcome.status == Published::kFatal)
-        halted_ = true;
-      return;
-    }
+    replies.emplace_back(std::move(reply));
+  }
+  // One append: every waiter is answered, or (on a journal failure) none is and restore
+  // has nothing contradictory to repair.
+  PublishOutcome outcome = session_.PublishBatch(replies);
+  if (!outcome.ok()) {
+    InfrastructureFailure failure{InfrastructureFailure::Kind::kPreStartReply,
+                                  id_,
+                                  attempt.id,
+                                  {},
+                                  std::move(outcome.detail)};
+    for (const Waiter& w : attempt.waiters)
+      failure.waiters.push_back(w.command);
+    if (outcome.status == Published::kFatal)
+      halted_ = true;
+    session_.Report(std::move(failure));
   }
 }
 
@@ -886,21 +887,20 @@ bool LoopActor::Finalize(const Proposal& proposal) {
     committed.post_context.request_fingerprint = RequestFingerprint(
         post_request, committed.post_context.basis, committed.post_context.quality);
     committed.duration = duration;
-    PublishOutcome outcome = session_.Publish(committed);
-    if (!outcome.ok()) {
-      report(InfrastructureFailure::Kind::kTerminalAppend, 0, outcome);
-      return false;
-    }
-    for (std::size_t i = 0; i < attempt.waiters.size(); ++i) {
-      const Waiter& waiter = attempt.waiters[i];
+    std::vector<Event> batch;
+    batch.emplace_back(committed);
+    for (const Waiter& waiter : attempt.waiters) {
       CompactWaiterResolved reply =
           MakeWaiterResolved(header, attempt.id, waiter.command, waiter.agency, header.event_id);
       (void)StampWaiterReply(reply, session_.Now());
-      PublishOutcome replied = session_.Publish(reply);
-      if (!replied.ok()) {
-        report(InfrastructureFailure::Kind::kWaiterAppend, i, replied);
-        return false;
-      }
+      batch.emplace_back(std::move(reply));
+    }
+    // The terminal and its replies are one append (one fsync): either the commit is durable
+    // with every waiter answered, or nothing of it is.
+    PublishOutcome outcome = session_.PublishBatch(batch);
+    if (!outcome.ok()) {
+      report(InfrastructureFailure::Kind::kTerminalAppend, 0, outcome);
+      return false;
     }
     // Only now, with the terminal and every reply durable, does the live history change.
     std::vector<Message> history;
@@ -923,21 +923,18 @@ bool LoopActor::Finalize(const Proposal& proposal) {
     rejected.basis = attempt.basis;
     rejected.reject_reason = *proposal.reject;
     rejected.duration = duration;
-    PublishOutcome outcome = session_.Publish(rejected);
-    if (!outcome.ok()) {
-      report(InfrastructureFailure::Kind::kTerminalAppend, 0, outcome);
-      return false;
-    }
-    for (std::size_t i = 0; i < attempt.waiters.size(); ++i) {
-      const Waiter& waiter = attempt.waiters[i];
+    std::vector<Event> batch;
+    batch.emplace_back(rejected);
+    for (const Waiter& waiter : attempt.waiters) {
       CompactWaiterRejected reply =
           MakeWaiterRejected(header, attempt.id, waiter.command, waiter.agency, *proposal.reject);
       (void)StampWaiterReply(reply, session_.Now());
-      PublishOutcome replied = session_.Publish(reply);
-      if (!replied.ok()) {
-        report(InfrastructureFailure::Kind::kWaiterAppend, i, replied);
-        return false;
-      }
+      batch.emplace_back(std::move(reply));
+    }
+    PublishOutcome outcome = session_.PublishBatch(batch);
+    if (!outcome.ok()) {
+      report(InfrastructureFailure::Kind::kTerminalAppend, 0, outcome);
+      return false;
     }
   }
   slot_.reset();

@@ -121,6 +121,27 @@ PublishOutcome SessionCore::Publish(const Event& event) {
   return {fatal ? Published::kFatal : Published::kRefused, DescribePublishError(*error)};
 }
 
+PublishOutcome SessionCore::PublishBatch(const std::vector<Event>& events) {
+  std::optional<PublishError> error;
+  if (options_.publish_interceptor) {
+    for (const Event& event : events) {
+      error = options_.publish_interceptor(event);
+      if (error)
+        break;
+    }
+  }
+  if (!error) {
+    auto published = hub_->PublishBatch(events);
+    if (published)
+      return {};
+    error = published.error();
+  }
+  const bool fatal = std::holds_alternative<JournalError>(*error);
+  if (fatal)
+    Fault();
+  return {fatal ? Published::kFatal : Published::kRefused, DescribePublishError(*error)};
+}
+
 void SessionCore::Report(InfrastructureFailure failure) {
   if (options_.on_failure)
     options_.on_failure(failure);

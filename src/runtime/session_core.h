@@ -38,6 +38,8 @@ class SessionCore {
   const Uuid& id() const { return options_.session_id; }
   EventTime Now() const;
   PublishOutcome Publish(const Event& event);
+  // Enduring events as one journal append: all durable and delivered, or none.
+  PublishOutcome PublishBatch(const std::vector<Event>& events);
   void Report(InfrastructureFailure failure);
   void Fault() { faulted_.store(true); }
   bool faulted() const { return faulted_.load(); }

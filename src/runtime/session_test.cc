@@ -130,13 +130,15 @@ std::vector<Event> ReadUntil(Subscription& subscription,
       return events;
     }
     events.push_back(*delivery->event);
-    if (done(events.back())) return events;
+    if (done(events.back()))
+      return events;
   }
 }
 
 std::vector<std::string_view> Names(const std::vector<Event>& events) {
   std::vector<std::string_view> names;
-  for (const Event& e : events) names.push_back(EventTypeName(e));
+  for (const Event& e : events)
+    names.push_back(EventTypeName(e));
   return names;
 }
 
@@ -148,10 +150,9 @@ TEST(Session, IdleManualCompactionCommitsSummaryAndTail) {
     return std::holds_alternative<CompactWaiterResolved>(e) ||
            std::holds_alternative<CompactWaiterRejected>(e);
   });
-  EXPECT_EQ(Names(seen),
-            (std::vector<std::string_view>{"ContextMeasured", "ContextPressure",
-                                           "CompactionStarted", "CompactionCommitted",
-                                           "CompactWaiterResolved"}));
+  EXPECT_EQ(Names(seen), (std::vector<std::string_view>{"ContextMeasured", "ContextPressure",
+                                                        "CompactionStarted", "CompactionCommitted",
+                                                        "CompactWaiterResolved"}));
   const auto& committed = std::get<CompactionCommitted>(seen[3]);
   EXPECT_EQ(committed.waiter_command_ids, std::vector<Uuid>{command});
   EXPECT_EQ(committed.basis.revision, 1u);
@@ -173,12 +174,11 @@ TEST(Session, TurnRunsAndCompletes) {
   Harness h({30}, {});
   Subscription events = h.session->Subscribe(EventFilter::Loops({h.loop}));
   (void)h.session->SubmitInput(User("hello")).value();
-  auto seen = ReadUntil(
-      events, [](const Event& e) { return std::holds_alternative<LoopIdle>(e); });
-  EXPECT_EQ(Names(seen), (std::vector<std::string_view>{
-                             "InputAccepted", "TurnStarted", "MessageCommitted",
-                             "ContextMeasured", "ContextPressure", "MessageCommitted",
-                             "ContextMeasured", "TurnCompleted", "LoopIdle"}));
+  auto seen = ReadUntil(events, [](const Event& e) { return std::holds_alternative<LoopIdle>(e); });
+  EXPECT_EQ(Names(seen),
+            (std::vector<std::string_view>{"InputAccepted", "TurnStarted", "MessageCommitted",
+                                           "ContextMeasured", "ContextPressure", "MessageCommitted",
+                                           "ContextMeasured", "TurnCompleted", "LoopIdle"}));
   auto snapshot = h.session->Snapshot(h.loop).value();
   EXPECT_EQ(snapshot.history.size(), 2u);
   EXPECT_EQ(snapshot.basis.revision, 2u);
@@ -221,7 +221,8 @@ TEST(ActorPool, StrandRunsTasksInOrderAndNeverConcurrently) {
   }
   done.wait();
   ASSERT_EQ(order.size(), 1000u);
-  for (int i = 0; i < 1000; ++i) EXPECT_EQ(order[i], i);
+  for (int i = 0; i < 1000; ++i)
+    EXPECT_EQ(order[i], i);
 }
 
 TEST(BlockingPool, ABlockedCallNeverDelaysAnother) {

@@ -33,6 +33,7 @@
 #include <memory>
 #include <string>
 #include <variant>
+#include <vector>
 
 #include "harness/core/result.h"
 #include "harness/event/codec.h"
@@ -73,6 +74,12 @@ class Hub {
 
   // The sequence number the event was delivered with (0 for an ephemeral event).
   Result<std::uint64_t, PublishError> Publish(const Event& event);
+
+  // Publishes enduring events as one journal append (one fsync on a durable journal): all of
+  // them or none. Each is checked as Publish checks it, before anything is appended; an
+  // ephemeral event in the batch is an EventError (EphemeralNotPersistableError). Returns the
+  // sequence numbers in batch order. An empty batch publishes nothing.
+  Result<std::vector<std::uint64_t>, PublishError> PublishBatch(const std::vector<Event>& events);
 
   // The live stream from now on. capacity 0 is taken as 1.
   Subscription Subscribe(EventFilter filter, std::size_t capacity = kDefaultSubscriptionCapacity);
