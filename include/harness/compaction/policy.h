@@ -62,12 +62,12 @@ enum class CompactionPolicyField {
   kCounterPolicy,
 };
 
-// "KeepRecentSegments", … (the reference's field names)
+// "KeepRecentSegments", … (the reference's field names); "" for a value outside the enum.
 std::string_view CompactionPolicyFieldName(CompactionPolicyField field);
 
 struct CompactionPolicyError {
   CompactionPolicyField field;
-  // "invalid compaction policy field <Field>"
+  // "invalid compaction policy field <Field>" (the field name only, never a value)
   std::string Message() const;
   friend bool operator==(const CompactionPolicyError&, const CompactionPolicyError&) = default;
 };
