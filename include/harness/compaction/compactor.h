@@ -11,8 +11,13 @@
 // - The runtime maps a failure to a CompactRejectReason with RejectReasonFor:
 //     kInvalidSummary                            -> InvalidSummary
 //     kCanceled, and kModel with a timeout or canceled inference error -> Canceled
-//     kInputInvalid, kInputTooLarge, kModel (other kinds), kFailed     -> ExecutionFailed
-// - Errors never carry transcript or model output.
+//     kInputInvalid, kInputTooLarge, kModel (other kinds or none), kFailed, any value outside
+//     the enum                                                         -> ExecutionFailed
+//   Only the kind decides: kInvalidSummary maps to InvalidSummary even without its typed cause,
+//   and an inference error attached to any kind but kModel is ignored.
+// - Errors never carry transcript or model output. Message() renders fixed names only ("compactor
+//   failed: <kind>", plus " (<invalid summary reason>)" or " (<inference kind>)" for the matching
+//   kind), never a detail, so it is safe to log anywhere.
 // Thread safety: Compact may be called concurrently for different inputs.
 #pragma once
 
@@ -40,7 +45,8 @@ enum class CompactorErrorKind : std::uint8_t {
   kFailed = 6,          // anything else
 };
 
-std::string_view CompactorErrorKindName(CompactorErrorKind kind);  // "invalid_summary", …
+// "invalid_summary", "input_invalid", "input_too_large", "model", "canceled", "failed"; "" else.
+std::string_view CompactorErrorKindName(CompactorErrorKind kind);
 
 struct CompactorError {
   CompactorErrorKind kind = CompactorErrorKind::kFailed;
