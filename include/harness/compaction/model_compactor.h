@@ -1,20 +1,28 @@
 // ModelCompactor: the summarizer adapter (contracts.md §4.2-§4.5 under decisions D5).
 //
-// Contract of Compact(input, stop), in order:
+// Contract of Compact(input, stop), in order; the first failure wins:
+//   0. `stop` already requested -> kCanceled; no model call.
 //   1. EncodeCompactionInputWithin(input, options.input_bytes): CompactionInputError ->
 //      kInputInvalid, CompactionInputTooLargeError -> kInputTooLarge; no model call.
-//   2. One model call through the ModelClient: model = input.model, system = the system prompt
-//      (kDefaultSummarizerPrompt unless replaced), one user message with one text block holding
-//      the input wire JSON, no tools, max_output_tokens = input.max_summary_tokens (D5: bounded
-//      cost). An InferenceError -> kModel (kCanceled when `stop` was requested).
-//   3. StopReason kMaxTokens -> kInvalidSummary{token_limit} (D5: a cut-off answer).
+//   2. One model call through the ModelClient with BuildSummarizerRequest: model = input.model,
+//      system = options.system_prompt (kDefaultSummarizerPrompt unless replaced), one user message
+//      with one text block holding the input wire JSON, no tools, max_output_tokens =
+//      input.max_summary_tokens (D5: bounded cost). A failed call -> kModel with the
+//      InferenceError; kCanceled instead when `stop` was requested by the time the call returned
+//      (whether it failed or answered: a caller that asked to stop gets no summary).
+//   3. StopReason kMaxTokens -> kInvalidSummary{token_limit} (D5: a cut-off answer);
+//      StopReason kRefusal -> kModel with InferenceError{kRefused} (the reference does not
+//      translate refusals into an invalid summary; they are an execution failure).
+//      kToolUse is not special: the answer then holds a tool_use block, which step 4 rejects.
 //   4. ExtractCompactorText then ValidateCompactionResponse (contracts.md §4.4-§4.5) with
 //      options.output_bytes: any failure -> kInvalidSummary with its reason.
+// A null client fails with kFailed. Errors never carry the transcript or the model's answer
+// (details are fixed phrases, or the client's own bounded InferenceError detail).
 // The default prompt treats the transcript as untrusted data, forbids following instructions in
 // it, demands exactly one JSON envelope echoing version/basis/model/request_fingerprint with the
 // five-section XML in `summary`, and tells the model to omit secrets. Its revision is
-// kDefaultSummarizerPromptRevision; SummarizerPromptDigest is part of what a caller may put in a
-// request fingerprint.
+// kDefaultSummarizerPromptRevision; SummarizerPromptDigest (revision and prompt text) is what a
+// caller puts in a request fingerprint so that a changed prompt changes the fingerprint.
 // Thread safety: Compact may be called concurrently; the client must allow it.
 #pragma once
 
@@ -39,8 +47,14 @@ struct ModelCompactorOptions {
   std::size_t output_bytes = 64 * 1024;        // envelope byte limit (contracts §4.5 step 1)
 };
 
-// The system prompt the request would carry, for display and tests.
-std::string BuildSummarizerRequestText(const std::string& input_wire);
+// The exact request Compact sends for an input whose wire is `input_wire` (step 2 above), for
+// display and tests.
+InferenceRequest BuildSummarizerRequest(const CompactionInput& input, std::string input_wire,
+                                        std::string_view system_prompt);
+
+// SHA-256 over the revision and the prompt text, framed so that no two (revision, prompt) pairs
+// share a digest.
+Sha256Digest SummarizerPromptDigest(std::string_view revision, std::string_view prompt);
 
 class ModelCompactor final : public Compactor {
  public:
