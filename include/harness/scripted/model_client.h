@@ -1,10 +1,11 @@
 // ScriptedModelClient: a test double that answers from a script of steps, in order
-// (the `scripted:PATH` compactor of the CLI, and the model of turns in tests).
+// (the `scripted:PATH` compactor of the CLI, and the model of turns in tests). docs/scripted.md.
 //
 // Script: a JSON array (strict JSON, core/json.h) of step objects. Exactly one of:
 //   {"summary": "<xml>"}   an envelope (compaction/wire.h EncodeSummaryEnvelope) that echoes
 //                          the identity (basis, model, request fingerprint) of the compaction
-//                          input found in the request's last user message, with this summary.
+//                          input found in the request's last user message (its text blocks,
+//                          concatenated, must be the input wire), with this summary verbatim.
 //                          A request without a decodable compaction input fails the step with
 //                          InferenceError{kInvalidResponse}.
 //   {"raw": "<text>"}      one text block with this text, verbatim.
@@ -12,19 +13,24 @@
 //                          script asks for tool calls. Stop reason kToolUse when it holds a
 //                          tool_use block, else kEndTurn.
 //   {"error": "<kind>"}    the call fails with InferenceError of that kind ("timeout",
-//                          "transport", "refused", "rate_limited", "invalid_response").
+//                          "transport", "refused", "rate_limited", "invalid_response";
+//                          "canceled" is the caller's stop token's, not a script's).
 // Optional members of every step:
-//   "usage": {"output_tokens": n}   the reported usage; by default a positive count
-//                                   consistent with the text: max(1, ceil(bytes / 4)) of the
-//                                   answer's text.
+//   "usage": {"output_tokens": n}   the reported output_tokens (0 allowed); by default a
+//                                   positive count consistent with the text: max(1,
+//                                   ceil(bytes / 4)) of the answer's text blocks (for a summary,
+//                                   the whole envelope). A message that carries its own usage
+//                                   keeps it; "usage" then replaces its output_tokens only.
 //   "delay_ms": n                   wait n ms (0..600000) before answering; the stop token cuts
 //                                   the wait short with kCanceled.
 //   "stop": "max_tokens"            report the answer as cut off (summary/raw/message only).
-// Any other member, a second kind, a wrong type or an empty array is a ScriptError (with the
-// JSON path of the step); never a crash. Calls beyond the last step fail with
-// InferenceError{kTransport, "script exhausted"}.
+// Any other member, a second kind, a wrong type or an empty array is a ScriptError whose path
+// names the offending value ("$[2].usage.output_tokens"); never a crash. Calls beyond the last
+// step fail with InferenceError{kTransport, "script exhausted"}.
+// Every call takes the next step, even one that ends canceled: a stop requested before or during
+// the step's delay fails the call with kCanceled (exhausted scripts still say "exhausted").
 // Thread safety: Complete may be called from several threads; steps are handed out in call
-// order under a lock.
+// order under a lock (the delay and the answer happen outside it). Every request is recorded.
 #pragma once
 
 #include <cstddef>
