@@ -15,6 +15,7 @@ namespace harness::cli {
 inline constexpr int kExitOk = 0;
 inline constexpr int kExitInvalid = 1;
 inline constexpr int kExitUsage = 2;
+inline constexpr int kExitRejected = 3;  // `harness compact`: the compaction was rejected
 
 int ValidateSummaryCommand(const std::string& path);
 int ValidateTranscriptCommand(const std::string& path);
@@ -24,5 +25,11 @@ int ValidateTranscriptCommand(const std::string& path);
 struct JournalCommandLine;
 std::shared_ptr<JournalCommandLine> AddJournalCommands(CLI::App& app);
 std::optional<int> RunJournalCommand(const JournalCommandLine& line);
+
+// `harness compact TRANSCRIPT [options]` (compact_command.cc, docs/cli.md): registered on `app`
+// before parsing; RunCompactCommand returns its exit code when it was parsed, else nullopt.
+struct CompactCommandLine;
+std::shared_ptr<CompactCommandLine> AddCompactCommand(CLI::App& app);
+std::optional<int> RunCompactCommand(const CompactCommandLine& line);
 
 }  // namespace harness::cli

@@ -1,5 +1,6 @@
 // The harness command line. Exit codes shared by every subcommand: 0 success, 1 the input was
-// read and is invalid, 2 bad usage or unreadable input.
+// read and is invalid (for `compact`: the runtime failed), 2 bad usage or unreadable input;
+// `compact` adds 3, the compaction was rejected.
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <string>
@@ -30,6 +31,7 @@ int main(int argc, char** argv) {
       ->capture_default_str();
 
   const auto journal = harness::cli::AddJournalCommands(app);
+  const auto compact = harness::cli::AddCompactCommand(app);
 
   try {
     app.parse(argc, argv);
@@ -43,6 +45,8 @@ int main(int argc, char** argv) {
   }
 
   if (const auto code = harness::cli::RunJournalCommand(*journal))
+    return *code;
+  if (const auto code = harness::cli::RunCompactCommand(*compact))
     return *code;
   if (validate_summary->parsed())
     return harness::cli::ValidateSummaryCommand(summary_path);

@@ -1,0 +1,454 @@
+// `harness compact`: one manual compaction of a transcript in a fresh session of a data
+// directory, every event printed as it arrives (docs/cli.md has the behaviour and its proofs).
+#include <fmt/format.h>
+
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <mutex>
+#include <stop_token>
+#include <string>
+#include <vector>
+
+#include "commands.h"
+#include "event_lines.h"
+#include "harness/compaction/extractive.h"
+#include "harness/compaction/model_compactor.h"
+#include "harness/content/codec.h"
+#include "harness/event/wire.h"
+#include "harness/inference/counter.h"
+#include "harness/journal/sqlite_journal.h"
+#include "harness/runtime/session.h"
+#include "harness/scripted/model_client.h"
+#include "input.h"
+
+namespace harness::cli {
+
+// The defaults are documented in docs/cli.md; change both together.
+struct CompactCommandLine {
+  CLI::App* command = nullptr;
+  std::string transcript;
+  std::string compactor = "extractive";
+  std::string data_dir = "./.harness";
+  std::int64_t keep_recent_segments = 2;
+  TokenCount keep_recent_tokens = 8000;
+  TokenCount max_summary_tokens = 4096;
+  TokenCount context_window = 200'000;
+  bool json = false;
+};
+
+namespace {
+
+constexpr std::size_t kMaxScriptBytes = 16u * 1024 * 1024;
+constexpr std::size_t kMaxTranscriptBytes = TranscriptLimits{}.max_bytes;
+// The output limit of the offline model: what a turn may produce and what the policy reserves.
+constexpr TokenCount kMaxOutputTokens = 8192;
+// Below this the reserved output and safety margin leave too little room to be useful.
+constexpr TokenCount kMinContextWindow = 1024;
+constexpr std::chrono::seconds kCountTimeout{10};
+
+ModelKey OfflineModel() {
+  return ModelKey{"harness", "offline"};
+}
+
+// A native loop needs a model client, but `harness compact` submits no input, so no turn ever
+// calls it.
+class NoTurnModelClient final : public ModelClient {
+ public:
+  Result<InferenceResponse, InferenceError> Complete(const InferenceRequest&,
+                                                     std::stop_token) override {
+    return Fail(InferenceError{InferenceErrorKind::kRefused, "harness compact runs no turns"});
+  }
+};
+
+// CompactionRejected only says invalid_summary; this remembers which rule the summary broke
+// (and any other compactor failure) so the command can tell the user.
+class RecordingCompactor final : public Compactor {
+ public:
+  explicit RecordingCompactor(std::shared_ptr<Compactor> inner) : inner_(std::move(inner)) {}
+
+  Result<CompactionOutput, CompactorError> Compact(const CompactionInput& input,
+                                                   std::stop_token stop) override {
+    auto result = inner_->Compact(input, stop);
+    std::lock_guard lock(mutex_);
+    if (!result.ok()) {
+      last_error_ = result.error();
+    } else if (result->basis != input.basis || result->model != input.model ||
+               result->request_fingerprint != input.request_fingerprint) {
+      // The runtime rejects this as invalid_summary too (its identity check).
+      last_error_ = CompactorError{
+          CompactorErrorKind::kInvalidSummary,
+          InvalidSummaryError{InvalidSummaryReason::kIdentity, "identity differs", std::nullopt},
+          std::nullopt, ""};
+    } else {
+      last_error_.reset();
+    }
+    return result;
+  }
+
+  std::optional<CompactorError> last_error() const {
+    std::lock_guard lock(mutex_);
+    return last_error_;
+  }
+
+ private:
+  std::shared_ptr<Compactor> inner_;
+  mutable std::mutex mutex_;
+  std::optional<CompactorError> last_error_;
+};
+
+// What the runtime could not report as an event; it also wakes the reader, since a failed
+// append can leave the command without a reply.
+class FailureLog {
+ public:
+  void Add(const InfrastructureFailure& failure) {
+    {
+      std::lock_guard lock(mutex_);
+      lines_.push_back(
+          fmt::format("{}: {}", InfrastructureFailureKindName(failure.kind), failure.detail));
+    }
+    // An intent that could not be journaled is audit only: the command still gets its reply.
+    if (failure.kind != InfrastructureFailure::Kind::kIntentAppend)
+      stop_.request_stop();
+  }
+  std::vector<std::string> lines() const {
+    std::lock_guard lock(mutex_);
+    return lines_;
+  }
+  std::stop_token token() const { return stop_.get_token(); }
+
+ private:
+  mutable std::mutex mutex_;
+  std::vector<std::string> lines_;
+  std::stop_source stop_;
+};
+
+void PrintLine(std::string_view text) {
+  std::fwrite(text.data(), 1, text.size(), stdout);
+  std::fputc('\n', stdout);
+  std::fflush(stdout);  // as it happens, also through a pipe
+}
+
+int Usage(std::string_view message) {
+  std::fprintf(stderr, "harness compact: %.*s\n", static_cast<int>(message.size()), message.data());
+  return kExitUsage;
+}
+
+struct CompactorChoice {
+  std::shared_ptr<Compactor> compactor;
+  std::string problem;  // set when the choice is unusable (exit 2)
+};
+
+CompactorChoice ChooseCompactor(const std::string& spec) {
+  if (spec == "extractive")
+    return {std::make_shared<ExtractiveCompactor>(), ""};
+  constexpr std::string_view kScripted = "scripted:";
+  if (spec.rfind(kScripted, 0) == 0) {
+    const std::string path = spec.substr(kScripted.size());
+    if (path.empty())
+      return {nullptr, "--compactor scripted:PATH needs a script path"};
+    auto text = ReadInput(path, kMaxScriptBytes);
+    if (!text.ok())
+      return {nullptr, text.error().message};
+    auto client = ScriptedModelClient::FromJson(*text);
+    if (!client.ok()) {
+      std::string problem = "invalid script ";
+      problem.append(path).append(": ").append(client.error().Message());
+      return {nullptr, std::move(problem)};
+    }
+    // The same adapter validation path as a real model: envelope, identity, grammar.
+    return {std::make_shared<ModelCompactor>(std::shared_ptr<ModelClient>(std::move(*client))), ""};
+  }
+  const auto colon = spec.find(':');
+  if (colon != std::string::npos && colon > 0 && colon + 1 < spec.size()) {
+    std::string problem = "the model provider \"";
+    problem.append(spec.substr(0, colon))
+        .append(
+            "\" is not available in this build (model providers arrive with the HTTP clients); "
+            "use --compactor extractive or scripted:PATH");
+    return {nullptr, std::move(problem)};
+  }
+  return {nullptr, "unknown --compactor; expected extractive, scripted:PATH or PROVIDER:MODEL"};
+}
+
+// Leading system messages are the agent's configuration, not conversation: they become the
+// loop's system prompt, so that the history starts with the user's first message (tail
+// selection requires it). Only all-text system messages are lifted; any other stays in the
+// history, where it makes the transcript not compactable (rejected unavailable).
+std::string LiftSystemPrompt(Transcript& history) {
+  std::string prompt;
+  std::size_t lifted = 0;
+  for (; lifted < history.size(); ++lifted) {
+    const auto* system = history[lifted].as<SystemMessage>();
+    if (system == nullptr || !std::all_of(system->blocks.begin(), system->blocks.end(),
+                                          [](const Block& b) { return b.is<TextBlock>(); })) {
+      break;
+    }
+    for (const Block& b : system->blocks) {
+      if (!prompt.empty())
+        prompt.append("\n\n");
+      prompt.append(b.as<TextBlock>()->text);
+    }
+  }
+  history.erase(history.begin(), history.begin() + static_cast<std::ptrdiff_t>(lifted));
+  return prompt;
+}
+
+std::string SummaryText(const CompactionCommitted& committed) {
+  if (committed.summary.blocks.size() == 1) {
+    if (const auto* text = committed.summary.blocks[0].as<TextBlock>())
+      return text->text;
+  }
+  return "";
+}
+
+// What the run learned from its events.
+struct Outcome {
+  LineContext context;
+  std::optional<CompactionCommitted> committed;
+  std::optional<Event> reply;
+};
+
+void Observe(const Event& event, const Uuid& loop, Outcome& outcome) {
+  if (const auto* measured = std::get_if<ContextMeasured>(&event)) {
+    if (measured->header.loop_id == loop)
+      outcome.context.before = measured->measurement;
+  } else if (const auto* committed = std::get_if<CompactionCommitted>(&event)) {
+    if (committed->header.loop_id == loop)
+      outcome.committed = *committed;
+  }
+}
+
+std::string ContextText(const std::optional<ContextMeasurement>& m) {
+  return m ? TokensText(m->input_tokens, m->input_limit) : std::string("not measured");
+}
+
+// How the attempt ended, beyond its events.
+struct Verdict {
+  const CompactWaiterRejected* rejected = nullptr;  // null: committed
+  std::optional<InvalidSummaryReason> invalid_summary;
+};
+
+struct RunIds {
+  Uuid session;
+  Uuid loop;
+  Uuid command;
+};
+
+void PrintJsonResult(const RunIds& ids, const Outcome& outcome, const Verdict& verdict) {
+  std::string out;
+  WireWriter w(out);
+  w.String("type", "CompactResult")
+      .String("outcome", verdict.rejected ? "rejected" : "committed")
+      .Id("session_id", ids.session)
+      .Id("loop_id", ids.loop)
+      .Id("command_id", ids.command);
+  if (verdict.rejected) {
+    w.String("reason", CompactRejectReasonName(verdict.rejected->reason));
+    if (verdict.invalid_summary)
+      w.String("invalid_summary", InvalidSummaryReasonName(*verdict.invalid_summary));
+  }
+  w.Uint("messages_before", outcome.context.messages_before);
+  if (outcome.context.before) {
+    w.Measurement("context_before", *outcome.context.before);
+  } else {
+    w.Key("context_before");
+    w.out().append("null");
+  }
+  if (!verdict.rejected) {
+    w.Uint("retained", outcome.committed->retained.size());
+    w.Measurement("context_after", outcome.committed->post_context);
+    w.String("summary", SummaryText(*outcome.committed));
+  }
+  w.Close();
+  PrintLine(out);
+}
+
+void PrintHumanResult(const Outcome& outcome, const Verdict& verdict) {
+  PrintLine(fmt::format("context before: {}, {} messages", ContextText(outcome.context.before),
+                        outcome.context.messages_before));
+  if (verdict.rejected) {
+    PrintLine("context after: unchanged");
+    PrintLine(fmt::format("rejected {}", CompactRejectReasonName(verdict.rejected->reason)));
+    if (verdict.invalid_summary) {
+      PrintLine(
+          fmt::format("invalid_summary {}", InvalidSummaryReasonName(*verdict.invalid_summary)));
+    }
+    return;
+  }
+  const CompactionCommitted& committed = *outcome.committed;
+  PrintLine(fmt::format("context after: {}, summary + {} messages",
+                        ContextText(committed.post_context), committed.retained.size()));
+  PrintLine("summary:");
+  PrintLine(SummaryText(committed));
+  PrintLine("committed");
+}
+
+int Run(const CompactCommandLine& line) {
+  if (line.context_window < kMinContextWindow)
+    return Usage(fmt::format("--context-window must be at least {}", kMinContextWindow));
+  CompactorChoice choice = ChooseCompactor(line.compactor);
+  if (!choice.compactor)
+    return Usage(choice.problem);
+
+  auto input = ReadInput(line.transcript, kMaxTranscriptBytes);
+  if (!input.ok())
+    return Usage(input.error().message);
+  auto decoded = DecodeTranscript(*input);
+  if (!decoded.ok())
+    return Usage("invalid transcript " + decoded.error().Describe());
+  Transcript history = std::move(decoded).value();
+  const std::string system_prompt = LiftSystemPrompt(history);
+
+  const TokenCount max_output = std::min(kMaxOutputTokens, line.context_window / 4);
+  CompactionPolicy policy;
+  policy.keep_recent_segments = line.keep_recent_segments;
+  policy.keep_recent_tokens = line.keep_recent_tokens;
+  policy.max_summary_tokens = line.max_summary_tokens;
+  policy.reserved_output = max_output;
+  // The estimate counter is ceil(bytes / 4): code and non-English text can take more tokens
+  // than that, so a tenth of the window stays free.
+  policy.safety_margin = line.context_window / 10;
+  policy.count_timeout = kCountTimeout;
+  auto counter = std::make_shared<EstimateCounter>();
+  if (auto valid = ValidatePolicy(policy, counter->quality()); !valid.ok())
+    return Usage(valid.error().Message());
+
+  auto journal = SqliteJournal::Open(line.data_dir);
+  if (!journal.ok()) {
+    return Usage(fmt::format("cannot open the journal in {}: {}", line.data_dir,
+                             journal.error().Describe()));
+  }
+  FailureLog failures;
+  SessionOptions options;
+  options.journal = journal->get();
+  options.on_failure = [&failures](const InfrastructureFailure& f) { failures.Add(f); };
+  auto opened = Session::Open(std::move(options));
+  if (!opened.ok()) {
+    std::fprintf(stderr, "harness compact: %s\n", opened.error().Message().c_str());
+    return kExitInvalid;
+  }
+  Session& session = **opened;
+  Subscription events = session.Subscribe();
+
+  auto recorder = std::make_shared<RecordingCompactor>(std::move(choice.compactor));
+  Outcome outcome;
+  outcome.context.messages_before = history.size();
+  LoopDefinition definition;
+  definition.model = OfflineModel();
+  definition.limits = ModelLimits{line.context_window, 0, max_output};
+  definition.system_prompt = system_prompt;
+  definition.client = std::make_shared<NoTurnModelClient>();
+  definition.counter = counter;
+  definition.compaction = policy;
+  definition.compactor = recorder;
+  definition.history = std::move(history);
+  auto loop = session.CreateLoop(std::move(definition));
+  if (!loop.ok()) {
+    std::fprintf(stderr, "harness compact: %s\n", loop.error().Message().c_str());
+    return kExitInvalid;
+  }
+  if (!line.json)
+    PrintLine(fmt::format("session {} in {}", session.id().ToString(), line.data_dir));
+  auto command = session.CompactToLoop(*loop);
+  if (!command.ok()) {
+    std::fprintf(stderr, "harness compact: %s\n", command.error().Message().c_str());
+    return kExitInvalid;
+  }
+
+  const auto show = [&](const Delivery& delivery) {
+    const Event& event = *delivery.event;
+    Observe(event, *loop, outcome);
+    PrintLine(line.json ? EventJson(event) : EventLine(event, outcome.context));
+    if (const auto to = ReplyTo(event); to && *to == *command)
+      outcome.reply = event;
+  };
+  while (!outcome.reply) {
+    auto next = events.Next(failures.token());
+    if (!next.ok())
+      break;  // a failure stopped the wait, or the hub closed the subscription
+    show(*next);
+  }
+  session.Shutdown();
+  for (auto next = events.TryNext(); next.ok(); next = events.TryNext())
+    show(*next);
+
+  if (!outcome.reply) {
+    for (const std::string& failure : failures.lines())
+      std::fprintf(stderr, "harness compact: runtime failure: %s\n", failure.c_str());
+    if (const auto closed = events.close_reason())
+      std::fprintf(stderr, "harness compact: events: %s\n", closed->Message().c_str());
+    std::fprintf(stderr, "harness compact: the compaction was not answered\n");
+    return kExitInvalid;
+  }
+
+  const auto* rejected = std::get_if<CompactWaiterRejected>(&*outcome.reply);
+  const std::optional<CompactorError> compactor_error = recorder->last_error();
+  std::optional<InvalidSummaryReason> invalid_summary;
+  if (rejected != nullptr && rejected->reason == CompactRejectReason::kInvalidSummary &&
+      compactor_error && compactor_error->invalid_summary) {
+    invalid_summary = compactor_error->invalid_summary->reason;
+  }
+  if (rejected == nullptr && !outcome.committed) {
+    std::fprintf(stderr, "harness compact: resolved without a CompactionCommitted event\n");
+    return kExitInvalid;
+  }
+  if (rejected != nullptr && compactor_error) {
+    // Fixed names only (CompactorError::Message), never model output.
+    std::fprintf(stderr, "harness compact: %s\n", compactor_error->Message().c_str());
+  }
+
+  const Verdict verdict{rejected, invalid_summary};
+  if (line.json) {
+    PrintJsonResult({session.id(), *loop, *command}, outcome, verdict);
+  } else {
+    PrintHumanResult(outcome, verdict);
+  }
+  return rejected ? kExitRejected : kExitOk;
+}
+
+}  // namespace
+
+std::shared_ptr<CompactCommandLine> AddCompactCommand(CLI::App& app) {
+  auto line = std::make_shared<CompactCommandLine>();
+  line->command = app.add_subcommand(
+      "compact",
+      "Compact a transcript: open (or create) a session in the data directory with one loop\n"
+      "whose history is the transcript, request a manual compaction, print every event as it\n"
+      "happens, then the context before and after and the committed summary.\n"
+      "Exit 0 committed; 3 rejected (`rejected <reason>`, and for an invalid summary\n"
+      "`invalid_summary <reason>`); 2 bad usage or an invalid transcript; 1 the runtime failed.");
+  auto* c = line->command;
+  c->add_option("TRANSCRIPT", line->transcript, "transcript file (JSON array), or - for stdin")
+      ->required();
+  c->add_option("--compactor", line->compactor,
+                "extractive (offline), scripted:PATH (a scripted model behind the model "
+                "compactor), or PROVIDER:MODEL")
+      ->capture_default_str();
+  c->add_option("--data-dir", line->data_dir, "data directory (SQLite journal; created)")
+      ->capture_default_str();
+  c->add_option("--keep-recent-segments", line->keep_recent_segments,
+                "user-started segments to keep verbatim")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  c->add_option("--keep-recent-tokens", line->keep_recent_tokens,
+                "token target of the verbatim tail")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  c->add_option("--max-summary-tokens", line->max_summary_tokens, "summary token budget")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  c->add_option("--context-window", line->context_window, "the model's context window, tokens")
+      ->capture_default_str();
+  c->add_flag("--json", line->json, "NDJSON: one JSON object per event, then a CompactResult");
+  return line;
+}
+
+std::optional<int> RunCompactCommand(const CompactCommandLine& line) {
+  if (!line.command->parsed())
+    return std::nullopt;
+  return Run(line);
+}
+
+}  // namespace harness::cli

@@ -1,0 +1,159 @@
+#include "event_lines.h"
+
+#include <fmt/format.h>
+
+#include <type_traits>
+
+#include "harness/event/codec.h"
+#include "harness/event/wire.h"
+
+namespace harness::cli {
+namespace {
+
+std::string MeasurementText(const ContextMeasurement& m) {
+  return fmt::format("{} rev {}", TokensText(m.input_tokens, m.input_limit), m.basis.revision);
+}
+
+// The ephemeral events' JSON: the durable shape without "v" (there is no schema to version).
+template <class E, class Body>
+std::string EphemeralJson(const E& e, Body body) {
+  std::string out;
+  WireWriter w(out);
+  const EventHeader& h = e.header;
+  w.String("type", E::kType)
+      .IdIfSet("session_id", h.session_id)
+      .IdIfSet("loop_id", h.loop_id)
+      .IdIfSet("turn_id", h.turn_id)
+      .IdIfSet("step_id", h.step_id)
+      .IdIfSet("event_id", h.event_id)
+      .Time("created_at", h.created_at);
+  body(w);
+  w.Close();
+  return out;
+}
+
+struct LineOf {
+  const LineContext& context;
+  std::string operator()(const LoopCreated& e) const {
+    return fmt::format("LoopCreated loop {} {} {}/{}, {} messages{}", e.header.loop_id.ToString(),
+                       LoopKindName(e.kind), e.model.provider, e.model.model, e.history.size(),
+                       e.compaction_policy ? ", compaction policy" : "");
+  }
+  std::string operator()(const ActiveLoopChanged& e) const {
+    return fmt::format("ActiveLoopChanged loop {}", e.active_loop_id.ToString());
+  }
+  std::string operator()(const ContextMeasured& e) const {
+    return "ContextMeasured " + MeasurementText(e.measurement);
+  }
+  std::string operator()(const ContextPressure& e) const {
+    return fmt::format("ContextPressure {} -> {} at {}", PressureLevelName(e.previous),
+                       PressureLevelName(e.current), MeasurementText(e.measurement));
+  }
+  std::string operator()(const CompactionStarted& e) const {
+    return fmt::format("CompactionStarted {} attempt {} at rev {}", CompactionReasonName(e.reason),
+                       e.attempt_id.ToString(), e.basis.revision);
+  }
+  std::string operator()(const CompactionCommitted& e) const {
+    std::string before = "?";
+    if (context.before && context.before->basis == e.basis)
+      before = std::to_string(context.before->input_tokens);
+    return fmt::format(
+        "CompactionCommitted: {} messages -> summary + {} retained, {} -> {} tokens, rev {} -> {}, "
+        "{} ms",
+        context.messages_before, e.retained.size(), before, e.post_context.input_tokens,
+        e.basis.revision, e.post_context.basis.revision,
+        std::chrono::duration_cast<std::chrono::milliseconds>(e.duration).count());
+  }
+  std::string operator()(const CompactionRejected& e) const {
+    return fmt::format("CompactionRejected {} attempt {} at rev {}",
+                       CompactRejectReasonName(e.reject_reason), e.attempt_id.ToString(),
+                       e.basis.revision);
+  }
+  std::string operator()(const CompactWaiterResolved& e) const {
+    return fmt::format("CompactWaiterResolved command {}", e.header.cause.command_id.ToString());
+  }
+  std::string operator()(const CompactWaiterRejected& e) const {
+    return fmt::format("CompactWaiterRejected {} command {}", CompactRejectReasonName(e.reason),
+                       e.header.cause.command_id.ToString());
+  }
+  std::string operator()(const InputRejected& e) const {
+    return fmt::format("InputRejected {}", InputRejectReasonName(e.reason));
+  }
+  std::string operator()(const InputCancelled& e) const {
+    return fmt::format("InputCancelled {}", InputCancelReasonName(e.reason));
+  }
+  std::string operator()(const LoopExited& e) const {
+    return fmt::format("LoopExited {}", LoopExitReasonName(e.reason));
+  }
+  std::string operator()(const TurnFailed& e) const {
+    return fmt::format("TurnFailed {}", e.reason);
+  }
+  std::string operator()(const TurnInterrupted& e) const {
+    return fmt::format("TurnInterrupted {}", TurnInterruptReasonName(e.reason));
+  }
+  template <class E>
+  std::string operator()(const E&) const {
+    return std::string(E::kType);
+  }
+};
+
+}  // namespace
+
+std::string_view PressureLevelName(PressureLevel level) {
+  switch (level) {
+    case PressureLevel::kUnknown:
+      return "unknown";
+    case PressureLevel::kNormal:
+      return "normal";
+    case PressureLevel::kCompact:
+      return "compact";
+    case PressureLevel::kHardLimit:
+      return "hard_limit";
+  }
+  return "";
+}
+
+std::string TokensText(TokenCount used, TokenCount limit) {
+  auto bp = OccupancyBasisPoints(used, limit);
+  if (!bp.ok())
+    return fmt::format("{}/{} tokens", used, limit);
+  // Tenths of a percent, truncated: 10 000 basis points is 100.0 %.
+  return fmt::format("{}/{} tokens ({}.{}%)", used, limit, *bp / 100, (*bp % 100) / 10);
+}
+
+std::string EventLine(const Event& event, const LineContext& context) {
+  return std::visit(LineOf{context}, event);
+}
+
+std::string EventJson(const Event& event) {
+  if (const auto* e = std::get_if<CompactionStarted>(&event)) {
+    return EphemeralJson(*e, [e](WireWriter& w) {
+      w.Id("attempt_id", e->attempt_id)
+          .Uint("reason", static_cast<std::uint8_t>(e->reason))
+          .Basis("basis", e->basis);
+    });
+  }
+  if (const auto* e = std::get_if<ContextPressure>(&event)) {
+    return EphemeralJson(*e, [e](WireWriter& w) {
+      w.Measurement("measurement", e->measurement)
+          .Uint("occupancy", e->occupancy)
+          .Uint("previous", static_cast<std::uint8_t>(e->previous))
+          .Uint("current", static_cast<std::uint8_t>(e->current));
+    });
+  }
+  if (const auto* e = std::get_if<InputQueued>(&event))
+    return EphemeralJson(*e, [](WireWriter&) {});
+  auto encoded = EncodeEvent(event);
+  if (encoded.ok())
+    return std::move(encoded).value();
+  // Unreachable for an event the hub delivered (it was encoded to be journaled); still a line
+  // a reader can parse, naming the type and the error kind only.
+  std::string out;
+  WireWriter w(out);
+  w.String("type", EventTypeName(event))
+      .String("encode_error", EventErrorKindName(encoded.error()))
+      .Close();
+  return out;
+}
+
+}  // namespace harness::cli

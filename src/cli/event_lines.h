@@ -1,0 +1,41 @@
+// How `harness compact` shows the events it receives, one line each.
+//
+// - EventLine: a human-readable line that starts with the event's type name and adds what a
+//   reader needs (counts, reasons, ids): "ContextMeasured 1234/171808 tokens (0.7%) rev 1".
+//   It never renders message content; the summary is printed separately by the command.
+//   CompactionCommitted reads "CompactionCommitted: 12 messages -> summary + 3 retained,
+//   1234 -> 456 tokens, rev 1 -> 2, 3 ms", its "before" from the context ("?" when the context
+//   holds no measurement at the attempt's basis).
+// - EventJson: one JSON object without white space. Enduring events are the durable codec's
+//   encoding (EncodeEvent, docs/events.md). Ephemeral events have no durable form, so they get
+//   the same shape without "v": "type", the header members as the codec writes them, then the
+//   body members in declaration order (enums as their numeric wire values).
+// - TokensText: "<used>/<limit> tokens (<percent with one decimal>%)".
+// Thread safety: pure functions.
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "harness/content/message.h"
+#include "harness/context/limits.h"
+#include "harness/event/event.h"
+
+namespace harness::cli {
+
+// What a line may say beyond the event itself.
+struct LineContext {
+  std::size_t messages_before = 0;           // the loop's history before the compaction
+  std::optional<ContextMeasurement> before;  // the latest measurement of the loop
+};
+
+std::string EventLine(const Event& event, const LineContext& context);
+std::string EventJson(const Event& event);
+
+// "unknown", "normal", "compact", "hard_limit"; "" outside the enum.
+std::string_view PressureLevelName(PressureLevel level);
+std::string TokensText(TokenCount used, TokenCount limit);
+
+}  // namespace harness::cli
