@@ -98,10 +98,12 @@ Result<std::uint64_t, PublishError> Hub::Publish(const Event& event) {
 }
 
 Result<std::vector<std::uint64_t>, PublishError> Hub::PublishBatch(
-    const std::vector<Event>& events) {
+    const std::vector<Event>& events, std::vector<NewRecord> records_before) {
   AppendRequest request;
   request.session = core_->lease.session;
   request.fencing_token = core_->lease.token;
+  const std::size_t first_event = records_before.size();
+  request.records = std::move(records_before);
   std::vector<std::shared_ptr<const Event>> shared;
   for (const Event& event : events) {
     const EventHeader& header = HeaderOf(event);
@@ -125,14 +127,14 @@ Result<std::vector<std::uint64_t>, PublishError> Hub::PublishBatch(
     shared.push_back(std::make_shared<const Event>(event));
   }
   std::vector<std::uint64_t> seqs;
-  if (shared.empty())
+  if (request.records.empty())
     return seqs;
   std::lock_guard lock(core_->mu);
   auto appended = core_->journal.Append(std::move(request));
   if (!appended.ok())
     return Fail(PublishError(std::move(appended).error()));
   for (std::size_t i = 0; i < shared.size(); ++i) {
-    const AppendedRecord& record = (*appended)[i];
+    const AppendedRecord& record = (*appended)[first_event + i];
     seqs.push_back(record.seq);
     if (record.duplicate)
       continue;  // already journaled, and delivered when it was

@@ -51,8 +51,11 @@ LoopActor::LoopActor(SessionCore& session, const Uuid& id, LoopDefinition defini
 
 // --- posting ------------------------------------------------------------------------------
 
-void LoopActor::PostCompact(Compact command) {
-  strand_->Post([self = shared_from_this(), command = std::move(command)]() mutable {
+void LoopActor::PostCompact(Compact command, std::optional<NewRecord> intent) {
+  strand_->Post([self = shared_from_this(), command = std::move(command),
+                 intent = std::move(intent)]() mutable {
+    if (intent)
+      self->intents_.push_back(std::move(*intent));
     self->OnCompact(std::move(command));
   });
 }
@@ -117,7 +120,7 @@ EventHeader LoopActor::TurnHeader(bool with_step) const {
 }
 
 bool LoopActor::PublishOrHalt(const Event& event, InfrastructureFailure::Kind kind) {
-  PublishOutcome outcome = session_.Publish(event);
+  PublishOutcome outcome = Publish(event);
   if (outcome.ok())
     return true;
   // Nothing that is not journaled may be acted on: the loop stops here; restore (or a human)
@@ -196,7 +199,7 @@ void LoopActor::ApplyMeasurement(const ContextMeasurement& measurement) {
     event.previous = pressure_;
     event.current = level;
     // Ephemeral: a failure loses a live signal, never state.
-    (void)session_.Publish(event);
+    (void)Publish(event);
     pressure_ = level;
   }
 }
@@ -218,7 +221,7 @@ void LoopActor::OnCompact(Compact command) {
           MakeWaiterRejected(LoopHeader(), attempt.id, waiter.command, waiter.agency,
                              CompactRejectReason::kControlLaneFull);
       (void)StampWaiterReply(reply, session_.Now());
-      PublishOutcome outcome = session_.Publish(reply);
+      PublishOutcome outcome = Publish(reply);
       if (!outcome.ok()) {
         session_.Report({InfrastructureFailure::Kind::kLaneFullReply,
                          id_,
@@ -240,7 +243,7 @@ void LoopActor::OnCompact(Compact command) {
     CompactWaiterRejected reply = MakeWaiterRejected(
         LoopHeader(), attempt, waiter.command, waiter.agency, CompactRejectReason::kUnavailable);
     (void)StampWaiterReply(reply, session_.Now());
-    PublishOutcome outcome = session_.Publish(reply);
+    PublishOutcome outcome = Publish(reply);
     if (!outcome.ok()) {
       session_.Report({InfrastructureFailure::Kind::kPreStartReply,
                        id_,
@@ -288,7 +291,7 @@ void LoopActor::OnInput(SubmitInput command) {
     queued.header = LoopHeader();
     queued.header.cause.command_id = command.header.command_id;
     queued.header.cause.agency = command.header.agency;
-    (void)session_.Publish(queued);
+    (void)Publish(queued);
     return;
   }
   if (!turn_)
@@ -660,7 +663,7 @@ void LoopActor::RejectPreStart(CompactRejectReason reason) {
   }
   // One append: every waiter is answered, or (on a journal failure) none is and restore
   // has nothing contradictory to repair.
-  PublishOutcome outcome = session_.PublishBatch(replies);
+  PublishOutcome outcome = PublishBatch(replies);
   if (!outcome.ok()) {
     InfrastructureFailure failure{InfrastructureFailure::Kind::kPreStartReply,
                                   id_,
@@ -714,7 +717,7 @@ bool LoopActor::StartAttempt(const ContextMeasurement& candidate, InferenceReque
   started.attempt_id = attempt.id;
   started.reason = attempt.reason;
   started.basis = attempt.basis;
-  PublishOutcome outcome = session_.Publish(started);
+  PublishOutcome outcome = Publish(started);
   if (outcome.status == Published::kFatal) {
     // No events at all: the slot is abandoned and the session is faulted.
     InfrastructureFailure failure{InfrastructureFailure::Kind::kProgressPublication,
@@ -796,6 +799,14 @@ bool LoopActor::StartAttempt(const ContextMeasurement& candidate, InferenceReque
           !(output->request_fingerprint == candidate.request_fingerprint)) {
         return reject(CompactRejectReason::kInvalidSummary);
       }
+      // Whatever the compactor promises, nothing unvalidated reaches the journal.
+      if (!output->Validate().ok())
+        return reject(CompactRejectReason::kInvalidSummary);
+      // The summary must also be what CompactionCommitted accepts: one non-blank text block.
+      const auto& blocks = output->summary.blocks;
+      const TextBlock* text = blocks.size() == 1 ? blocks[0].as<TextBlock>() : nullptr;
+      if (text == nullptr || IsBlankText(text->text))
+        return reject(CompactRejectReason::kInvalidSummary);
       std::vector<Message> replaced;
       replaced.reserve(retained.size() + 1);
       replaced.emplace_back(output->summary);
@@ -897,7 +908,15 @@ bool LoopActor::Finalize(const Proposal& proposal) {
     }
     // The terminal and its replies are one append (one fsync): either the commit is durable
     // with every waiter answered, or nothing of it is.
-    PublishOutcome outcome = session_.PublishBatch(batch);
+    PublishOutcome outcome = PublishBatch(batch);
+    if (outcome.status == Published::kRefused) {
+      // The commit itself is malformed (not a journal failure): an invariant broke, and the
+      // attempt ends as a rejection instead of wedging the slot.
+      report(InfrastructureFailure::Kind::kTerminalAppend, 0, outcome);
+      Proposal internal;
+      internal.reject = CompactRejectReason::kInternal;
+      return Finalize(internal);
+    }
     if (!outcome.ok()) {
       report(InfrastructureFailure::Kind::kTerminalAppend, 0, outcome);
       return false;
@@ -931,7 +950,7 @@ bool LoopActor::Finalize(const Proposal& proposal) {
       (void)StampWaiterReply(reply, session_.Now());
       batch.emplace_back(std::move(reply));
     }
-    PublishOutcome outcome = session_.PublishBatch(batch);
+    PublishOutcome outcome = PublishBatch(batch);
     if (!outcome.ok()) {
       report(InfrastructureFailure::Kind::kTerminalAppend, 0, outcome);
       return false;

@@ -36,7 +36,7 @@ class LoopActor : public std::enable_shared_from_this<LoopActor> {
   // Decided under the session's registry lock.
   bool exiting = false;
 
-  void PostCompact(Compact command);
+  void PostCompact(Compact command, std::optional<NewRecord> intent);
   void PostInput(SubmitInput command);
   void PostInterrupt(Interrupt command);
   // The future is ready once the loop has exited.
@@ -108,6 +108,11 @@ class LoopActor : public std::enable_shared_from_this<LoopActor> {
   EventHeader LoopHeader() const;
   EventHeader TurnHeader(bool with_step) const;
   bool PublishOrHalt(const Event& event, InfrastructureFailure::Kind kind);
+  // Every publication of the loop goes through these: they carry the pending intents.
+  PublishOutcome Publish(const Event& event) { return session_.Publish(event, &intents_); }
+  PublishOutcome PublishBatch(const std::vector<Event>& events) {
+    return session_.PublishBatch(events, &intents_);
+  }
 
   // --- history
   bool CommitMessage(Message message, const Uuid& input_command);
@@ -168,6 +173,7 @@ class LoopActor : public std::enable_shared_from_this<LoopActor> {
   bool exited_ = false;
   bool halted_ = false;  // a durable publication failed: do nothing more but exit
   std::uint64_t next_op_ = 1;
+  std::vector<NewRecord> intents_;  // Compact intents not yet journaled
 
   std::promise<void> exited_promise_;
   std::shared_future<void> exited_future_;

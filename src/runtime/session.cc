@@ -105,7 +105,10 @@ EventTime SessionCore::Now() const {
   return std::chrono::time_point_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now());
 }
 
-PublishOutcome SessionCore::Publish(const Event& event) {
+PublishOutcome SessionCore::Publish(const Event& event, std::vector<NewRecord>* intents) {
+  if (IsEnduring(event) && intents != nullptr && !intents->empty()) {
+    return PublishBatch({event}, intents);
+  }
   std::optional<PublishError> error;
   if (options_.publish_interceptor)
     error = options_.publish_interceptor(event);
@@ -121,7 +124,8 @@ PublishOutcome SessionCore::Publish(const Event& event) {
   return {fatal ? Published::kFatal : Published::kRefused, DescribePublishError(*error)};
 }
 
-PublishOutcome SessionCore::PublishBatch(const std::vector<Event>& events) {
+PublishOutcome SessionCore::PublishBatch(const std::vector<Event>& events,
+                                         std::vector<NewRecord>* intents) {
   std::optional<PublishError> error;
   if (options_.publish_interceptor) {
     for (const Event& event : events) {
@@ -129,6 +133,26 @@ PublishOutcome SessionCore::PublishBatch(const std::vector<Event>& events) {
       if (error)
         break;
     }
+  }
+  if (!error && intents != nullptr && !intents->empty()) {
+    auto published = hub_->PublishBatch(events, *intents);
+    if (published) {
+      intents->clear();
+      return {};
+    }
+    // The intents are audit only: report them lost and try the events alone, so that a
+    // journal refusing them does not take the events down with them.
+    InfrastructureFailure failure{InfrastructureFailure::Kind::kIntentAppend,
+                                  {},
+                                  {},
+                                  {},
+                                  DescribePublishError(published.error())};
+    for (const NewRecord& record : *intents)
+      failure.waiters.push_back(record.record_id);
+    if (!events.empty())
+      failure.loop = HeaderOf(events.front()).loop_id;
+    intents->clear();
+    Report(std::move(failure));
   }
   if (!error) {
     auto published = hub_->PublishBatch(events);
@@ -147,32 +171,20 @@ void SessionCore::Report(InfrastructureFailure failure) {
     options_.on_failure(failure);
 }
 
-void SessionCore::JournalIntent(const Command& command) {
+std::optional<NewRecord> SessionCore::IntentRecord(const Command& command) {
+  const CommandHeader& header = HeaderOf(command);
   auto payload = EncodeCommand(command);
   if (!payload) {
-    Report({InfrastructureFailure::Kind::kIntentAppend,
-            HeaderOf(command).loop_id,
-            {},
-            {},
-            DescribeCommandError(payload.error())});
-    return;
-  }
-  const CommandHeader& header = HeaderOf(command);
-  AppendRequest request;
-  request.session = id();
-  request.fencing_token = lease_.token;
-  request.records.push_back(NewRecord{header.command_id, RecordKind::kCommand,
-                                      std::string(CommandTypeName(command)), 1, header.created_at,
-                                      std::move(*payload)});
-  auto appended = options_.journal->Append(std::move(request));
-  if (!appended) {
-    // Intents are audit only: a lost intent is reported, the command still runs.
     Report({InfrastructureFailure::Kind::kIntentAppend,
             header.loop_id,
             {},
             {header.command_id},
-            appended.error().Describe()});
+            DescribeCommandError(payload.error())});
+    return std::nullopt;
   }
+  return NewRecord{
+      header.command_id, RecordKind::kCommand, std::string(CommandTypeName(command)), 1,
+      header.created_at, std::move(*payload)};
 }
 
 }  // namespace runtime_detail
@@ -375,15 +387,10 @@ Result<Uuid, SessionError> Session::CompactToLoop(const Uuid& loop) {
     if ((*actor)->exiting)
       return Fail(SessionError{SessionErrorKind::kLoopExited, ""});
     command.header = NewHeader(*core_, loop, Agency::kUser);
+    // The intent is journaled by the loop in the same append as its first durable reaction
+    // (docs/runtime.md §5): an audit record that costs no fsync of its own.
+    (*actor)->PostCompact(command, core_->IntentRecord(command));
   }
-  core_->JournalIntent(command);
-  std::lock_guard lock(core_->registry_mutex);
-  auto actor = FindLoop(*core_, loop);
-  if (!actor)
-    return Fail(actor.error());
-  if ((*actor)->exiting)
-    return Fail(SessionError{SessionErrorKind::kLoopExited, ""});
-  (*actor)->PostCompact(command);
   return command.header.command_id;
 }
 

@@ -37,14 +37,19 @@ class SessionCore {
 
   const Uuid& id() const { return options_.session_id; }
   EventTime Now() const;
-  PublishOutcome Publish(const Event& event);
+  // `intents` (may be null): command intents waiting to be journaled; an enduring publication
+  // takes them along in its append (one fsync for both) and clears them. If that append fails,
+  // the intents are reported lost (kIntentAppend) and the events are published without them.
+  PublishOutcome Publish(const Event& event, std::vector<NewRecord>* intents = nullptr);
   // Enduring events as one journal append: all durable and delivered, or none.
-  PublishOutcome PublishBatch(const std::vector<Event>& events);
+  PublishOutcome PublishBatch(const std::vector<Event>& events,
+                              std::vector<NewRecord>* intents = nullptr);
   void Report(InfrastructureFailure failure);
   void Fault() { faulted_.store(true); }
   bool faulted() const { return faulted_.load(); }
-  // Journals a command intent (audit only).
-  void JournalIntent(const Command& command);
+  // The journal record of a command intent (audit only); nullopt (reported) if it cannot be
+  // encoded.
+  std::optional<NewRecord> IntentRecord(const Command& command);
   void ReleaseLease();
 
   Hub& hub() { return *hub_; }

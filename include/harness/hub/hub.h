@@ -78,8 +78,10 @@ class Hub {
   // Publishes enduring events as one journal append (one fsync on a durable journal): all of
   // them or none. Each is checked as Publish checks it, before anything is appended; an
   // ephemeral event in the batch is an EventError (EphemeralNotPersistableError). Returns the
-  // sequence numbers in batch order. An empty batch publishes nothing.
-  Result<std::vector<std::uint64_t>, PublishError> PublishBatch(const std::vector<Event>& events);
+  // sequence numbers in batch order. An empty batch publishes nothing. `records_before` (command
+  // intents, for example) are appended first in the same transaction and delivered to no one.
+  Result<std::vector<std::uint64_t>, PublishError> PublishBatch(
+      const std::vector<Event>& events, std::vector<NewRecord> records_before = {});
 
   // The live stream from now on. capacity 0 is taken as 1.
   Subscription Subscribe(EventFilter filter, std::size_t capacity = kDefaultSubscriptionCapacity);
