@@ -1,0 +1,433 @@
+// BpeTokenizer (tokenizer.h): PCRE2 pre-tokenization and tiktoken's byte-pair merge.
+#define PCRE2_CODE_UNIT_WIDTH 8
+#include "harness/inference/tokenizer.h"
+
+#include <fmt/format.h>
+#include <pcre2.h>
+
+#include <array>
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+#include "harness/core/sha256.h"
+#include "inference/byte_pair.h"
+
+namespace harness {
+namespace {
+
+// The patterns and special tokens of tiktoken@1.0.22's encoders/*.json (reference/deps.md §4).
+constexpr std::string_view kCl100kPattern =
+    R"((?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)";
+constexpr std::string_view kO200kPattern =
+    R"([^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?|[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+)";
+
+constexpr std::array<SpecialToken, 5> kCl100kSpecial{{
+    {"<|endoftext|>", 100257},
+    {"<|fim_prefix|>", 100258},
+    {"<|fim_middle|>", 100259},
+    {"<|fim_suffix|>", 100260},
+    {"<|endofprompt|>", 100276},
+}};
+constexpr std::array<SpecialToken, 2> kO200kSpecial{{
+    {"<|endoftext|>", 199999},
+    {"<|endofprompt|>", 200018},
+}};
+
+// A JIT stack for the rare match that outgrows PCRE2's default 32 KiB one.
+constexpr std::size_t kJitStackMax = 64u * 1024 * 1024;
+
+// Length of the well-formed UTF-8 sequence (RFC 3629) at p, or 0.
+std::size_t Utf8Length(const unsigned char* p, const unsigned char* end) {
+  const unsigned b0 = p[0];
+  if (b0 < 0x80)
+    return 1;
+  std::size_t len;
+  unsigned lo = 0x80;
+  unsigned hi = 0xBF;
+  if (b0 >= 0xC2 && b0 <= 0xDF) {
+    len = 2;
+  } else if (b0 >= 0xE0 && b0 <= 0xEF) {
+    len = 3;
+    if (b0 == 0xE0)
+      lo = 0xA0;  // no overlong form
+    if (b0 == 0xED)
+      hi = 0x9F;  // no surrogate
+  } else if (b0 >= 0xF0 && b0 <= 0xF4) {
+    len = 4;
+    if (b0 == 0xF0)
+      lo = 0x90;
+    if (b0 == 0xF4)
+      hi = 0x8F;  // nothing above U+10FFFF
+  } else {
+    return 0;
+  }
+  if (static_cast<std::size_t>(end - p) < len)
+    return 0;
+  if (p[1] < lo || p[1] > hi)
+    return 0;
+  for (std::size_t i = 2; i < len; ++i) {
+    if ((p[i] & 0xC0) != 0x80)
+      return 0;
+  }
+  return len;
+}
+
+// Offset of the first byte that is not part of well-formed UTF-8, or text.size().
+std::size_t FirstIllFormed(std::string_view text) {
+  const auto* p = reinterpret_cast<const unsigned char*>(text.data());
+  const auto* end = p + text.size();
+  const auto* start = p;
+  while (p < end) {
+    if (end - p >= 8) {
+      std::uint64_t word;
+      std::memcpy(&word, p, 8);
+      if ((word & 0x8080808080808080ULL) == 0) {
+        p += 8;
+        continue;
+      }
+    }
+    const std::size_t len = Utf8Length(p, end);
+    if (len == 0)
+      return static_cast<std::size_t>(p - start);
+    p += len;
+  }
+  return text.size();
+}
+
+// Every byte that is not part of well-formed UTF-8 becomes U+FFFD, as AppendJsonString writes it.
+std::string ReplaceIllFormed(std::string_view text, std::size_t first) {
+  std::string out(text.substr(0, first));
+  out.reserve(text.size() + 16);
+  const auto* p = reinterpret_cast<const unsigned char*>(text.data()) + first;
+  const auto* end = reinterpret_cast<const unsigned char*>(text.data()) + text.size();
+  while (p < end) {
+    const std::size_t len = Utf8Length(p, end);
+    if (len == 0) {
+      out.append("\xEF\xBF\xBD");
+      ++p;
+    } else {
+      out.append(reinterpret_cast<const char*>(p), len);
+      p += len;
+    }
+  }
+  return out;
+}
+
+struct MatchDataDeleter {
+  void operator()(pcre2_match_data* data) const { pcre2_match_data_free(data); }
+};
+struct MatchContextDeleter {
+  void operator()(pcre2_match_context* context) const { pcre2_match_context_free(context); }
+};
+struct JitStackDeleter {
+  void operator()(pcre2_jit_stack* stack) const { pcre2_jit_stack_free(stack); }
+};
+
+std::string Pcre2Message(int code) {
+  std::array<PCRE2_UCHAR, 256> buffer{};
+  const int n = pcre2_get_error_message(code, buffer.data(), buffer.size());
+  if (n < 0)
+    return fmt::format("PCRE2 error {}", code);
+  return std::string(reinterpret_cast<const char*>(buffer.data()), static_cast<std::size_t>(n));
+}
+
+Result<std::string, TokenizerError> ReadRankFile(const std::filesystem::path& path) {
+  const std::string name = path.string();
+  std::unique_ptr<std::FILE, int (*)(std::FILE*)> file(std::fopen(name.c_str(), "rb"),
+                                                       &std::fclose);
+  if (!file) {
+    return Fail(TokenizerError{TokenizerErrorKind::kUnreadable,
+                               fmt::format("cannot open {}: {}", name, std::strerror(errno)),
+                               std::nullopt});
+  }
+  std::string data;
+  std::array<char, 1 << 16> buffer;
+  while (true) {
+    const std::size_t n = std::fread(buffer.data(), 1, buffer.size(), file.get());
+    if (data.size() + n > kMaxRankFileBytes) {
+      return Fail(TokenizerError{TokenizerErrorKind::kRankFile, name,
+                                 RankFileError{RankFileErrorKind::kTooLarge, 0, -1}});
+    }
+    data.append(buffer.data(), n);
+    if (n < buffer.size()) {
+      if (std::ferror(file.get())) {
+        return Fail(TokenizerError{TokenizerErrorKind::kUnreadable,
+                                   fmt::format("cannot read {}: {}", name, std::strerror(errno)),
+                                   std::nullopt});
+      }
+      return data;
+    }
+  }
+}
+
+}  // namespace
+
+std::string_view EncodingName(Encoding encoding) {
+  switch (encoding) {
+    case Encoding::kCl100kBase:
+      return "cl100k_base";
+    case Encoding::kO200kBase:
+      return "o200k_base";
+  }
+  return "";
+}
+
+std::optional<Encoding> EncodingFromName(std::string_view name) {
+  for (const Encoding e : {Encoding::kCl100kBase, Encoding::kO200kBase}) {
+    if (EncodingName(e) == name)
+      return e;
+  }
+  return std::nullopt;
+}
+
+std::string EncodingRankFileName(Encoding encoding) {
+  std::string name(EncodingName(encoding));
+  name.append(".tiktoken");
+  return name;
+}
+
+std::string_view EncodingRankFileSha256(Encoding encoding) {
+  switch (encoding) {
+    case Encoding::kCl100kBase:
+      return "223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7";
+    case Encoding::kO200kBase:
+      return "446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cfb1a2d";
+  }
+  return "";
+}
+
+std::string_view EncodingPattern(Encoding encoding) {
+  switch (encoding) {
+    case Encoding::kCl100kBase:
+      return kCl100kPattern;
+    case Encoding::kO200kBase:
+      return kO200kPattern;
+  }
+  return "";
+}
+
+std::span<const SpecialToken> EncodingSpecialTokens(Encoding encoding) {
+  switch (encoding) {
+    case Encoding::kCl100kBase:
+      return kCl100kSpecial;
+    case Encoding::kO200kBase:
+      return kO200kSpecial;
+  }
+  return {};
+}
+
+std::string_view TokenizerErrorKindName(TokenizerErrorKind kind) {
+  switch (kind) {
+    case TokenizerErrorKind::kUnreadable:
+      return "unreadable";
+    case TokenizerErrorKind::kChecksum:
+      return "checksum";
+    case TokenizerErrorKind::kRankFile:
+      return "rank_file";
+    case TokenizerErrorKind::kPattern:
+      return "pattern";
+    case TokenizerErrorKind::kMatch:
+      return "match";
+    case TokenizerErrorKind::kCanceled:
+      return "canceled";
+  }
+  return "";
+}
+
+std::string TokenizerError::Message() const {
+  std::string out("tokenizer: ");
+  out.append(TokenizerErrorKindName(kind));
+  if (!detail.empty()) {
+    out.append(": ");
+    out.append(detail);
+  }
+  if (rank_file) {
+    out.append(": ");
+    out.append(rank_file->Message());
+  }
+  return out;
+}
+
+struct BpeTokenizer::Compiled {
+  pcre2_code* code = nullptr;
+  bool jit = false;
+  std::array<TokenId, 256> byte_ranks{};
+  ~Compiled() { pcre2_code_free(code); }
+};
+
+BpeTokenizer::BpeTokenizer(Encoding encoding, RankTable ranks, std::unique_ptr<Compiled> compiled)
+    : encoding_(encoding), ranks_(std::move(ranks)), compiled_(std::move(compiled)) {}
+BpeTokenizer::BpeTokenizer(BpeTokenizer&&) noexcept = default;
+BpeTokenizer& BpeTokenizer::operator=(BpeTokenizer&&) noexcept = default;
+BpeTokenizer::~BpeTokenizer() = default;
+
+Result<BpeTokenizer, TokenizerError> BpeTokenizer::Create(Encoding encoding, RankTable ranks) {
+  const std::string_view source = EncodingPattern(encoding);
+  if (source.empty())
+    return Fail(TokenizerError{TokenizerErrorKind::kPattern, "unknown encoding", std::nullopt});
+  auto pattern = std::make_unique<Compiled>();
+  int code = 0;
+  PCRE2_SIZE offset = 0;
+  pattern->code = pcre2_compile(reinterpret_cast<PCRE2_SPTR>(source.data()), source.size(),
+                                PCRE2_UTF | PCRE2_UCP, &code, &offset, nullptr);
+  if (pattern->code == nullptr) {
+    return Fail(TokenizerError{TokenizerErrorKind::kPattern,
+                               fmt::format("{} at offset {}", Pcre2Message(code), offset),
+                               std::nullopt});
+  }
+  // Without JIT (a platform that lacks it) the interpreter gives the same matches, slower.
+  pattern->jit = pcre2_jit_compile(pattern->code, PCRE2_JIT_COMPLETE) == 0;
+  for (int b = 0; b < 256; ++b) {
+    const char c = static_cast<char>(b);
+    const std::optional<TokenId> id = ranks.Find(std::string_view(&c, 1));
+    if (!id) {
+      return Fail(TokenizerError{TokenizerErrorKind::kRankFile, "",
+                                 RankFileError{RankFileErrorKind::kMissingByte, 0, b}});
+    }
+    pattern->byte_ranks[static_cast<std::size_t>(b)] = *id;
+  }
+  return BpeTokenizer(encoding, std::move(ranks), std::move(pattern));
+}
+
+Result<BpeTokenizer, TokenizerError> BpeTokenizer::Load(Encoding encoding,
+                                                        const std::filesystem::path& dir) {
+  const std::filesystem::path path = dir / EncodingRankFileName(encoding);
+  HARNESS_TRY(std::string text, ReadRankFile(path));
+  const std::string digest = ToHex(Sha256(text));
+  if (digest != EncodingRankFileSha256(encoding)) {
+    return Fail(TokenizerError{TokenizerErrorKind::kChecksum,
+                               fmt::format("{} has SHA-256 {}, expected {}", path.string(), digest,
+                                           EncodingRankFileSha256(encoding)),
+                               std::nullopt});
+  }
+  auto ranks = ParseRankFile(text);
+  if (!ranks.ok())
+    return Fail(TokenizerError{TokenizerErrorKind::kRankFile, path.string(), ranks.error()});
+  return Create(encoding, std::move(ranks).value());
+}
+
+template <class Sink>
+void BpeTokenizer::MergePiece(std::string_view piece, Sink& sink) const {
+  if (piece.size() == 1) {
+    sink.Id(compiled_->byte_ranks[static_cast<unsigned char>(piece[0])]);
+  } else if (const std::optional<TokenId> whole = ranks_.Find(piece)) {
+    sink.Id(*whole);
+  } else if (piece.size() <= kLinearMergeMax) {
+    inference_internal::LinearMerge(ranks_, piece, sink);
+  } else {
+    inference_internal::HeapMerge(ranks_, piece, sink);
+  }
+}
+
+template <class Sink>
+Status<TokenizerError> BpeTokenizer::Run(std::string_view text, std::stop_token stop,
+                                         Sink& sink) const {
+  if (stop.stop_requested())
+    return Fail(TokenizerError{TokenizerErrorKind::kCanceled, "", std::nullopt});
+  std::string replaced;
+  if (const std::size_t first = FirstIllFormed(text); first != text.size()) {
+    replaced = ReplaceIllFormed(text, first);
+    text = replaced;
+  }
+  std::unique_ptr<pcre2_match_data, MatchDataDeleter> match(
+      pcre2_match_data_create_from_pattern(compiled_->code, nullptr));
+  std::unique_ptr<pcre2_match_context, MatchContextDeleter> context;
+  std::unique_ptr<pcre2_jit_stack, JitStackDeleter> jit_stack;
+  if (!match)
+    return Fail(TokenizerError{TokenizerErrorKind::kMatch, "out of memory", std::nullopt});
+  const auto* subject = reinterpret_cast<PCRE2_SPTR>(text.data());
+  const std::size_t size = text.size();
+  std::size_t offset = 0;
+  std::uint32_t pieces = 0;
+  while (offset < size) {
+    // The text is well-formed UTF-8 now, so PCRE2 need not check it again (which it would do
+    // from the offset on every call: quadratic).
+    const int rc = compiled_->jit ? pcre2_jit_match(compiled_->code, subject, size, offset, 0,
+                                                    match.get(), context.get())
+                                  : pcre2_match(compiled_->code, subject, size, offset,
+                                                PCRE2_NO_UTF_CHECK, match.get(), context.get());
+    if (rc == PCRE2_ERROR_NOMATCH)
+      break;
+    if (rc == PCRE2_ERROR_JIT_STACKLIMIT && !jit_stack) {
+      context.reset(pcre2_match_context_create(nullptr));
+      jit_stack.reset(pcre2_jit_stack_create(32 * 1024, kJitStackMax, nullptr));
+      if (!context || !jit_stack)
+        return Fail(TokenizerError{TokenizerErrorKind::kMatch, "out of memory", std::nullopt});
+      pcre2_jit_stack_assign(context.get(), nullptr, jit_stack.get());
+      continue;
+    }
+    if (rc < 0)
+      return Fail(TokenizerError{TokenizerErrorKind::kMatch, Pcre2Message(rc), std::nullopt});
+    const PCRE2_SIZE* ovector = pcre2_get_ovector_pointer(match.get());
+    const std::size_t begin = ovector[0];
+    const std::size_t end = ovector[1];
+    if (end <= begin) {
+      // Neither pattern matches the empty string; step over one character if one ever did.
+      offset =
+          begin + std::max<std::size_t>(
+                      1, Utf8Length(reinterpret_cast<const unsigned char*>(text.data()) + begin,
+                                    reinterpret_cast<const unsigned char*>(text.data()) + size));
+      continue;
+    }
+    MergePiece(text.substr(begin, end - begin), sink);
+    offset = end;
+    if ((++pieces & 0xFFF) == 0 && stop.stop_requested())
+      return Fail(TokenizerError{TokenizerErrorKind::kCanceled, "", std::nullopt});
+  }
+  return {};
+}
+
+Result<std::vector<TokenId>, TokenizerError> BpeTokenizer::Encode(std::string_view text,
+                                                                  std::stop_token stop) const {
+  inference_internal::IdSink sink;
+  sink.ids.reserve(text.size() / 4 + 1);
+  HARNESS_CHECK(Run(text, std::move(stop), sink));
+  return std::move(sink.ids);
+}
+
+Result<TokenCount, TokenizerError> BpeTokenizer::Count(std::string_view text,
+                                                       std::stop_token stop) const {
+  inference_internal::CountSink sink;
+  HARNESS_CHECK(Run(text, std::move(stop), sink));
+  return sink.count;
+}
+
+std::optional<std::string> BpeTokenizer::Decode(std::span<const TokenId> ids) const {
+  std::string out;
+  for (const TokenId id : ids) {
+    if (id < ranks_.size()) {
+      out.append(ranks_.Bytes(id));
+      continue;
+    }
+    bool special = false;
+    for (const SpecialToken& token : EncodingSpecialTokens(encoding_)) {
+      if (token.id == id) {
+        out.append(token.text);
+        special = true;
+        break;
+      }
+    }
+    if (!special)
+      return std::nullopt;
+  }
+  return out;
+}
+
+std::filesystem::path TokenizerDirFromEnvironment() {
+  // The environment is read here only, once per call, by the composition roots (CLI, tests).
+  if (const char* dir = std::getenv("HARNESS_TOKENIZER_DIR"); dir != nullptr && *dir != '\0')
+    return dir;
+  std::filesystem::path cache;
+  if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg != nullptr && *xdg != '\0') {
+    cache = xdg;
+  } else if (const char* home = std::getenv("HOME"); home != nullptr && *home != '\0') {
+    cache = std::filesystem::path(home) / ".cache";
+  } else {
+    cache = ".cache";
+  }
+  return cache / "harness" / "tokenizers";
+}
+
+}  // namespace harness
