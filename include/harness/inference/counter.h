@@ -11,10 +11,23 @@
 // - EstimateCounter is the conservative estimate: ceil(bytes / 4) over the request's encoded
 //   form (content codec for messages, plus system and tool definitions), quality
 //   HeuristicEstimate. It never fails. A policy that uses it needs a non-zero safety margin.
+// - ExactLocalCounter counts with a local BpeTokenizer (tokenizer.h), quality ExactLocal, the
+//   way the OpenAI chat format costs a request (docs/tokenizer.md, "The counter's framing"):
+//     3 tokens priming the reply (<|start|>assistant<|message|>)
+//   + for the system prompt, when not empty, and for each message:
+//       kTokensPerMessage (3) + the tokens of its role name ("system", "user", "assistant",
+//       "tool") + the tokens of each block: text and refusal blocks count their text; every
+//       other block counts its JSON in the content codec (content/codec.h)
+//   + for each tool definition, the tokens of
+//       {"type":"function","function":{"name":…,"description":…,"parameters":<input_schema>}}.
+//   Text is encoded as ordinary text: a special-token string in it counts as its characters.
+//   It fails with kCanceled when `stop` is requested (between blocks and every few thousand
+//   pieces inside one), and with kFailed when a block does not encode or PCRE2 refuses a match.
 // Thread safety: Count may be called concurrently.
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <stop_token>
 #include <string>
 
@@ -22,6 +35,7 @@
 #include "harness/core/model_key.h"
 #include "harness/core/result.h"
 #include "harness/inference/request.h"
+#include "harness/inference/tokenizer.h"
 
 namespace harness {
 
@@ -64,6 +78,22 @@ class EstimateCounter final : public ContextCounter {
   CountQuality quality() const override { return CountQuality::kHeuristicEstimate; }
   Result<ContextCount, CountError> Count(const InferenceRequest& request,
                                          std::stop_token stop) override;
+};
+
+// The chat format's fixed costs (OpenAI's num_tokens_from_messages for gpt-3.5-turbo-0613 and
+// later, gpt-4, gpt-4o).
+inline constexpr TokenCount kTokensPerMessage = 3;
+inline constexpr TokenCount kReplyPrimingTokens = 3;
+
+class ExactLocalCounter final : public ContextCounter {
+ public:
+  explicit ExactLocalCounter(std::shared_ptr<const BpeTokenizer> tokenizer);
+  CountQuality quality() const override { return CountQuality::kExactLocal; }
+  Result<ContextCount, CountError> Count(const InferenceRequest& request,
+                                         std::stop_token stop) override;
+
+ private:
+  std::shared_ptr<const BpeTokenizer> tokenizer_;
 };
 
 }  // namespace harness
