@@ -597,11 +597,13 @@ void LoopActor::FinishTurn(TurnEnd end, std::string_view reason, std::string det
       break;
     }
     case TurnEnd::kInterrupted:
-    case TurnEnd::kShuttingDown: {
+    case TurnEnd::kShuttingDown:
+    case TurnEnd::kCanceled: {
       TurnInterrupted event;
       event.header = header;
-      event.reason = end == TurnEnd::kInterrupted ? TurnInterruptReason::kInterrupted
-                                                  : TurnInterruptReason::kShuttingDown;
+      event.reason = end == TurnEnd::kInterrupted    ? TurnInterruptReason::kInterrupted
+                     : end == TurnEnd::kShuttingDown ? TurnInterruptReason::kShuttingDown
+                                                     : TurnInterruptReason::kCanceled;
       published = PublishOrHalt(event, InfrastructureFailure::Kind::kEventAppend);
       break;
     }
@@ -1009,9 +1011,14 @@ void LoopActor::ContinueTurnAfterOutcome(const Proposal& proposal, bool finalize
       proposal.attempt_reason == CompactionReason::kManual && proposal.attempt_basis == basis_) {
     return MeasureInTurn(turn_->boundary);
   }
-  // A terminal answer is never rewritten: whatever the outcome, the turn is complete.
-  if (!continuation)
+  // A terminal answer is never rewritten: the turn is complete whatever the outcome, except
+  // when the compaction was canceled (the compactor's own stop or timeout): the turn did not
+  // finish its work and ends interrupted, the answer staying committed (runtime.md §2.13).
+  if (!continuation) {
+    if (proposal.reject == CompactRejectReason::kCanceled)
+      return FinishTurn(TurnEnd::kCanceled);
     return FinishTurn(TurnEnd::kCompleted);
+  }
   if (proposal.reject) {
     if (proposal.turn_failure) {
       return FinishTurn(TurnEnd::kFailed, *proposal.turn_failure,

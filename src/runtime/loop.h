@@ -99,7 +99,7 @@ class LoopActor : public std::enable_shared_from_this<LoopActor> {
     std::size_t next_tool = 0;
     bool waiting_on_compaction = false;
   };
-  enum class TurnEnd { kCompleted, kFailed, kInterrupted, kShuttingDown };
+  enum class TurnEnd { kCompleted, kFailed, kInterrupted, kShuttingDown, kCanceled };
 
   // --- commands (on the strand)
   void OnCompact(Compact command);
