@@ -253,14 +253,30 @@ void LoopActor::OnCompact(Compact command) {
     }
     return;
   }
-  Attempt attempt;
-  attempt.id = Uuid::V7();
-  attempt.reason = CompactionReasonFor(waiter.agency);
-  attempt.waiters.push_back(waiter);
-  slot_ = std::move(attempt);
+  OpenAttempt(waiter);
   // In a turn the attempt waits for the turn's next measurement; idle, it starts now.
   if (!turn_)
     StartIdlePreparation();
+}
+
+void LoopActor::OpenAttempt(const Waiter& opener) {
+  Attempt attempt;
+  attempt.id = Uuid::V7();
+  // The reason is the opener's agency and never changes, whoever joins later.
+  attempt.reason = CompactionReasonFor(opener.agency);
+  attempt.waiters.push_back(opener);
+  slot_ = std::move(attempt);
+}
+
+bool LoopActor::TriggersAutomatic(const ContextMeasurement& measurement) const {
+  const CompactionPolicy& policy = *definition_.compaction;
+  if (!policy.automatic)
+    return false;
+  if (pressure_ != PressureLevel::kCompact && pressure_ != PressureLevel::kHardLimit)
+    return false;
+  // One durable automatic attempt per basis: after an automatic rejection at this basis the
+  // trigger stays quiet until the context changes.
+  return !automatic_latch_ || !(*automatic_latch_ == measurement.basis);
 }
 
 void LoopActor::OnInput(SubmitInput command) {
@@ -429,7 +445,16 @@ void LoopActor::OnTurnMeasured(std::uint64_t op, Result<ContextMeasurement, Meas
     return;
   turn_->candidate = *result;
   if (slot_ && slot_->phase == AttemptPhase::kPending) {
-    // The safe boundary: the turn waits here while the pending compaction runs.
+    // The safe boundary: the turn waits here while the pending compaction runs. A pending
+    // attempt wins over the automatic trigger (runtime.md §3.3 step 1).
+    StartAttempt(*result, BuildRequest(), true, turn_->boundary != Boundary::kTerminal);
+    return;
+  }
+  if (TriggersAutomatic(*result)) {
+    // The runtime asks on its own behalf: a machine Compact, never journaled as an intent, that
+    // opens an Automatic attempt consumed at this very boundary. While it runs no context-limit
+    // failure is raised; the limit is enforced only after it fails.
+    OpenAttempt(Waiter{Uuid::V7(), session_.Now(), Agency::kMachine});
     StartAttempt(*result, BuildRequest(), true, turn_->boundary != Boundary::kTerminal);
     return;
   }
@@ -572,11 +597,13 @@ void LoopActor::FinishTurn(TurnEnd end, std::string_view reason, std::string det
       break;
     }
     case TurnEnd::kInterrupted:
-    case TurnEnd::kShuttingDown: {
+    case TurnEnd::kShuttingDown:
+    case TurnEnd::kCanceled: {
       TurnInterrupted event;
       event.header = header;
-      event.reason = end == TurnEnd::kInterrupted ? TurnInterruptReason::kInterrupted
-                                                  : TurnInterruptReason::kShuttingDown;
+      event.reason = end == TurnEnd::kInterrupted    ? TurnInterruptReason::kInterrupted
+                     : end == TurnEnd::kShuttingDown ? TurnInterruptReason::kShuttingDown
+                                                     : TurnInterruptReason::kCanceled;
       published = PublishOrHalt(event, InfrastructureFailure::Kind::kEventAppend);
       break;
     }
@@ -852,8 +879,10 @@ void LoopActor::OnOutcome(std::uint64_t op, Proposal proposal) {
   }
 }
 
-bool LoopActor::Finalize(const Proposal& proposal) {
+bool LoopActor::Finalize(Proposal& proposal) {
   Attempt& attempt = *slot_;
+  proposal.attempt_reason = attempt.reason;
+  proposal.attempt_basis = attempt.basis;
   const auto elapsed = std::chrono::steady_clock::now() - attempt.started_clock;
   const auto duration = std::max(std::chrono::nanoseconds(0),
                                  std::chrono::duration_cast<std::chrono::nanoseconds>(elapsed));
@@ -915,7 +944,9 @@ bool LoopActor::Finalize(const Proposal& proposal) {
       report(InfrastructureFailure::Kind::kTerminalAppend, 0, outcome);
       Proposal internal;
       internal.reject = CompactRejectReason::kInternal;
-      return Finalize(internal);
+      const bool finalized = Finalize(internal);
+      proposal = std::move(internal);  // the turn decides on what was journaled
+      return finalized;
     }
     if (!outcome.ok()) {
       report(InfrastructureFailure::Kind::kTerminalAppend, 0, outcome);
@@ -933,6 +964,7 @@ bool LoopActor::Finalize(const Proposal& proposal) {
     measurement_ = committed.post_context;
     pressure_ = PressureLevel::kUnknown;  // no hysteresis carries over a commit
     pressure_ = LevelFor(committed.post_context);
+    automatic_latch_.reset();  // the basis moved: automatic compaction re-arms
   } else {
     CompactionRejected rejected;
     rejected.header = header;
@@ -955,6 +987,9 @@ bool LoopActor::Finalize(const Proposal& proposal) {
       report(InfrastructureFailure::Kind::kTerminalAppend, 0, outcome);
       return false;
     }
+    // Only a durable automatic rejection sets the latch (runtime.md §3.4).
+    if (attempt.reason == CompactionReason::kAutomatic)
+      automatic_latch_ = attempt.basis;
   }
   slot_.reset();
   interrupting_ = false;
@@ -969,9 +1004,21 @@ void LoopActor::ContinueTurnAfterOutcome(const Proposal& proposal, bool finalize
                       "the compaction's outcome could not be journaled");
   }
   const bool continuation = turn_->boundary != Boundary::kTerminal;
-  // A terminal answer is never rewritten: whatever the outcome, the turn is complete.
-  if (!continuation)
+  // A manual attempt failed at an unchanged basis under an automatic policy: measure again, so
+  // that the automatic trigger may open its own attempt at the same basis (runtime.md §2.10
+  // step 10, §3.6). Cancellations never retry: the interrupt path ends the turn itself.
+  if (proposal.reject && definition_.compaction->automatic &&
+      proposal.attempt_reason == CompactionReason::kManual && proposal.attempt_basis == basis_) {
+    return MeasureInTurn(turn_->boundary);
+  }
+  // A terminal answer is never rewritten: the turn is complete whatever the outcome, except
+  // when the compaction was canceled (the compactor's own stop or timeout): the turn did not
+  // finish its work and ends interrupted, the answer staying committed (runtime.md §2.13).
+  if (!continuation) {
+    if (proposal.reject == CompactRejectReason::kCanceled)
+      return FinishTurn(TurnEnd::kCanceled);
     return FinishTurn(TurnEnd::kCompleted);
+  }
   if (proposal.reject) {
     if (proposal.turn_failure) {
       return FinishTurn(TurnEnd::kFailed, *proposal.turn_failure,

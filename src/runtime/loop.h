@@ -77,6 +77,9 @@ class LoopActor : public std::enable_shared_from_this<LoopActor> {
     UserMessage summary;
     ContextMeasurement post;                  // basis is the attempt's; the finalizer moves it
     std::optional<std::string> turn_failure;  // the turn fails with this reason (continuation)
+    // Filled in by Finalize: what the attempt was, for the turn's decision after it.
+    CompactionReason attempt_reason = CompactionReason::kUnspecified;
+    ContextBasis attempt_basis;
   };
   enum class Boundary { kPreInference, kContinuation, kTerminal };
   struct QueuedInput {
@@ -96,7 +99,7 @@ class LoopActor : public std::enable_shared_from_this<LoopActor> {
     std::size_t next_tool = 0;
     bool waiting_on_compaction = false;
   };
-  enum class TurnEnd { kCompleted, kFailed, kInterrupted, kShuttingDown };
+  enum class TurnEnd { kCompleted, kFailed, kInterrupted, kShuttingDown, kCanceled };
 
   // --- commands (on the strand)
   void OnCompact(Compact command);
@@ -135,6 +138,8 @@ class LoopActor : public std::enable_shared_from_this<LoopActor> {
   void AfterTurnOrAttempt();
 
   // --- compaction
+  void OpenAttempt(const Waiter& opener);
+  bool TriggersAutomatic(const ContextMeasurement& measurement) const;
   void StartIdlePreparation();
   void OnPreCounted(std::uint64_t op, Result<ContextMeasurement, MeasureError> result);
   // Returns true when the attempt is now in progress (the caller waits for its outcome).
@@ -144,7 +149,7 @@ class LoopActor : public std::enable_shared_from_this<LoopActor> {
   void RejectPreStart(CompactRejectReason reason);
   // Publishes the canonical terminal and the replies; on success applies a commit, clears the
   // slot and returns true. On failure the slot stays occupied and nothing is applied.
-  bool Finalize(const Proposal& proposal);
+  bool Finalize(Proposal& proposal);
   void ContinueTurnAfterOutcome(const Proposal& proposal, bool finalized);
   void CancelAttemptNow(CompactRejectReason reason);
   std::optional<CompactRejectReason> LatchedCancel() const;
@@ -169,6 +174,8 @@ class LoopActor : public std::enable_shared_from_this<LoopActor> {
   std::optional<Attempt> slot_;
   std::optional<Turn> turn_;
   bool interrupting_ = false;
+  // The basis of the last durable automatic rejection: no new automatic attempt there.
+  std::optional<ContextBasis> automatic_latch_;
   bool shutting_down_ = false;
   bool exited_ = false;
   bool halted_ = false;  // a durable publication failed: do nothing more but exit
