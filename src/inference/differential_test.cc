@@ -1,6 +1,8 @@
-// The differential test: the C++ tokenizer and js-tiktoken (node, tools/tiktoken_oracle.js) must
-// give identical token ids on a generated mixed-script corpus, for both encodings. Needs node
-// and the oracle from scripts/fetch-tokenizers; it fails, never skips, without them.
+// The differential tests: the C++ tokenizer must give the token ids of js-tiktoken and of
+// tiktoken (OpenAI's Rust tokenizer as WebAssembly), run by node (tools/tiktoken_oracle.js), on
+// a generated mixed-script corpus, and of tiktoken on a white-space edge corpus, for both
+// encodings. Needs node and the oracles from scripts/fetch-tokenizers; fails, never skips,
+// without them.
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -10,6 +12,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -119,22 +122,50 @@ void ExpectSameIds(const BpeTokenizer& tokenizer, const std::vector<TokenId>& ou
                 << ")\n  ours:   " << window(ours) << "\n  theirs: " << window(theirs);
 }
 
-TEST(DifferentialRealData, IdenticalToJsTiktokenOnAMixedScriptCorpus) {
-  std::string text;
-  inference_internal::MixedCorpus(kCorpusSeed).AppendFragments(text, kCorpusFragments);
+// Encodes `text` with ours and with `library`; reports the first difference.
+void ExpectIdentical(const std::string& library, const std::string& text, const char* corpus) {
   for (const Encoding encoding : {Encoding::kCl100kBase, Encoding::kO200kBase}) {
     const auto tokenizer = test::RealTokenizer(encoding);
     ASSERT_NE(tokenizer, nullptr);
     auto ours = tokenizer->Encode(text);
     ASSERT_TRUE(ours.ok()) << ours.error().Message();
-    const auto theirs = Oracle("js-tiktoken", encoding, text);
+    const auto theirs = Oracle(library, encoding, text);
     ASSERT_TRUE(theirs.has_value());
-    ExpectSameIds(*tokenizer, *ours, *theirs, "js-tiktoken");
-    RecordProperty(std::string(EncodingName(encoding)) + "_tokens", std::to_string(ours->size()));
-    std::printf("%s: %zu bytes, %zu tokens, identical to js-tiktoken: %s\n",
+    ExpectSameIds(*tokenizer, *ours, *theirs, library);
+    std::printf("%s, %s: %zu bytes, %zu tokens, identical to %s: %s\n", corpus,
                 std::string(EncodingName(encoding)).c_str(), text.size(), ours->size(),
-                *ours == *theirs ? "yes" : "no");
+                library.c_str(), *ours == *theirs ? "yes" : "no");
   }
+}
+
+std::string MixedScriptCorpus() {
+  std::string text;
+  inference_internal::MixedCorpus(kCorpusSeed).AppendFragments(text, kCorpusFragments);
+  return text;
+}
+
+// Characters whose white-space class differs between regex engines (U+0085 NEL, U+180E,
+// U+FEFF, U+200B, U+2028, U+00A0, U+3000, VT, FF), among letters, marks, digits and ASCII space.
+std::string WhiteSpaceEdgeCorpus() {
+  constexpr char32_t kAlphabet[] = {'a',    'B',    ' ',    '\n',   '\r',   '\t',   '!',
+                                    '1',    0x00E9, 0x0301, 0x0085, 0x180E, 0xFEFF, 0x200B,
+                                    0x2028, 0x00A0, 0x3000, 0x000B, 0x000C, 0x4E2D};
+  std::mt19937_64 rng(kCorpusSeed);
+  std::string text;
+  for (int i = 0; i < 50000; ++i)
+    inference_internal::AppendUtf8(text, kAlphabet[rng() % std::size(kAlphabet)]);
+  return text;
+}
+
+TEST(DifferentialRealData, IdenticalToJsTiktokenOnAMixedScriptCorpus) {
+  ExpectIdentical("js-tiktoken", MixedScriptCorpus(), "mixed-script");
+}
+
+// OpenAI's own tokenizer (Rust, as WebAssembly) is the reference where js-tiktoken cannot be:
+// JavaScript's \s differs from Unicode White_Space on U+0085 and U+FEFF.
+TEST(DifferentialRealData, IdenticalToTiktokenOnTheMixedAndWhiteSpaceEdgeCorpora) {
+  ExpectIdentical("tiktoken", MixedScriptCorpus(), "mixed-script");
+  ExpectIdentical("tiktoken", WhiteSpaceEdgeCorpus(), "white-space edge");
 }
 
 }  // namespace

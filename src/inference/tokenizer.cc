@@ -35,6 +35,57 @@ constexpr std::array<SpecialToken, 2> kO200kSpecial{{
     {"<|endofprompt|>", 200018},
 }};
 
+// Unicode's White_Space property, which is what tiktoken's Rust regex means by \s. PCRE2's \s
+// (with PCRE2_UCP) also matches U+180E MONGOLIAN VOWEL SEPARATOR, a space before Unicode 6.3.
+constexpr std::string_view kWhiteSpaceItems =
+    R"(\t-\r\x{20}\x{85}\x{A0}\x{1680}\x{2000}-\x{200A}\x{2028}\x{2029}\x{202F}\x{205F}\x{3000})";
+
+// The pattern with \s and \S spelled as White_Space classes; nullopt for \S inside a class
+// (which a class cannot spell; neither pattern has one).
+std::optional<std::string> WithUnicodeWhiteSpace(std::string_view pattern) {
+  std::string out;
+  bool in_class = false;
+  for (std::size_t i = 0; i < pattern.size(); ++i) {
+    const char c = pattern[i];
+    if (c == '\\' && i + 1 < pattern.size()) {
+      const char next = pattern[++i];
+      if (next == 's') {
+        if (in_class) {
+          out.append(kWhiteSpaceItems);
+        } else {
+          out.append("[").append(kWhiteSpaceItems).append("]");
+        }
+      } else if (next == 'S') {
+        if (in_class)
+          return std::nullopt;
+        out.append("[^").append(kWhiteSpaceItems).append("]");
+      } else {
+        out.push_back(c);
+        out.push_back(next);
+      }
+      continue;
+    }
+    if (c == '[' && !in_class) {
+      in_class = true;
+      out.push_back(c);
+      // A ']' or '^]' right after the opening bracket is a literal, not the end.
+      if (i + 1 < pattern.size() && pattern[i + 1] == '^') {
+        out.push_back('^');
+        ++i;
+      }
+      if (i + 1 < pattern.size() && pattern[i + 1] == ']') {
+        out.push_back(']');
+        ++i;
+      }
+      continue;
+    }
+    if (c == ']' && in_class)
+      in_class = false;
+    out.push_back(c);
+  }
+  return out;
+}
+
 // A JIT stack for the rare match that outgrows PCRE2's default 32 KiB one.
 constexpr std::size_t kJitStackMax = 64u * 1024 * 1024;
 
@@ -264,13 +315,16 @@ BpeTokenizer& BpeTokenizer::operator=(BpeTokenizer&&) noexcept = default;
 BpeTokenizer::~BpeTokenizer() = default;
 
 Result<BpeTokenizer, TokenizerError> BpeTokenizer::Create(Encoding encoding, RankTable ranks) {
-  const std::string_view source = EncodingPattern(encoding);
-  if (source.empty())
+  const std::string_view published = EncodingPattern(encoding);
+  if (published.empty())
     return Fail(TokenizerError{TokenizerErrorKind::kPattern, "unknown encoding", std::nullopt});
+  const std::optional<std::string> source = WithUnicodeWhiteSpace(published);
+  if (!source)
+    return Fail(TokenizerError{TokenizerErrorKind::kPattern, "\\S in a class", std::nullopt});
   auto pattern = std::make_unique<Compiled>();
   int code = 0;
   PCRE2_SIZE offset = 0;
-  pattern->code = pcre2_compile(reinterpret_cast<PCRE2_SPTR>(source.data()), source.size(),
+  pattern->code = pcre2_compile(reinterpret_cast<PCRE2_SPTR>(source->data()), source->size(),
                                 PCRE2_UTF | PCRE2_UCP, &code, &offset, nullptr);
   if (pattern->code == nullptr) {
     return Fail(TokenizerError{TokenizerErrorKind::kPattern,

@@ -13,7 +13,9 @@
 //   parsed table (tests use small ones) with the encoding's own pre-tokenization pattern.
 // - Encode/Count are tiktoken's `encode_ordinary`: the text is split with the encoding's pattern
 //   (PCRE2, UTF + UCP, JIT-compiled) and each piece is byte-pair merged by rank, lowest rank
-//   first, leftmost on ties. Special-token strings such as "<|endoftext|>" in the text are
+//   first, leftmost on ties. The pattern is the published one with \s and \S spelled as
+//   Unicode White_Space classes, which is what tiktoken's Rust regex means by them (PCRE2's own
+//   \s also matches U+180E). Special-token strings such as "<|endoftext|>" in the text are
 //   ordinary text: they are counted as the tokens of their characters, never as the special
 //   token, so user content cannot forge one. The special tokens themselves are only listed
 //   (EncodingSpecialTokens) and decoded.
