@@ -32,4 +32,10 @@ struct CompactCommandLine;
 std::shared_ptr<CompactCommandLine> AddCompactCommand(CLI::App& app);
 std::optional<int> RunCompactCommand(const CompactCommandLine& line);
 
+// `harness count [FILE|-] [--encoding E]` (count_command.cc, docs/cli.md): registered on `app`
+// before parsing; RunCountCommand returns its exit code when it was parsed, else nullopt.
+struct CountCommandLine;
+std::shared_ptr<CountCommandLine> AddCountCommand(CLI::App& app);
+std::optional<int> RunCountCommand(const CountCommandLine& line);
+
 }  // namespace harness::cli

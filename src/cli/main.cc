@@ -1,6 +1,6 @@
 // The harness command line. Exit codes shared by every subcommand: 0 success, 1 the input was
-// read and is invalid (for `compact`: the runtime failed), 2 bad usage or unreadable input;
-// `compact` adds 3, the compaction was rejected.
+// read and is invalid (for `compact`: the runtime failed), 2 bad usage or unreadable input (for
+// `count`, also missing tokenizer data); `compact` adds 3, the compaction was rejected.
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <string>
@@ -32,6 +32,7 @@ int main(int argc, char** argv) {
 
   const auto journal = harness::cli::AddJournalCommands(app);
   const auto compact = harness::cli::AddCompactCommand(app);
+  const auto count = harness::cli::AddCountCommand(app);
 
   try {
     app.parse(argc, argv);
@@ -47,6 +48,8 @@ int main(int argc, char** argv) {
   if (const auto code = harness::cli::RunJournalCommand(*journal))
     return *code;
   if (const auto code = harness::cli::RunCompactCommand(*compact))
+    return *code;
+  if (const auto code = harness::cli::RunCountCommand(*count))
     return *code;
   if (validate_summary->parsed())
     return harness::cli::ValidateSummaryCommand(summary_path);

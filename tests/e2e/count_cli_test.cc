@@ -1,0 +1,128 @@
+// `harness count` end to end: the count it prints for files and standard input in both
+// encodings (checked against the library on a real file), and its exit code 2 for bad usage,
+// unreadable or oversized input and missing tokenizer data. Needs the tokenizer data
+// (HARNESS_TOKENIZER_DIR, as ctest sets it); fails without it.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "harness/inference/tokenizer.h"
+
+namespace {
+
+struct CliRun {
+  int exit_code;
+  std::string out;
+};
+
+CliRun Shell(const std::string& command) {
+  FILE* pipe = popen(command.c_str(), "r");
+  if (pipe == nullptr)
+    return {-1, ""};
+  std::string out;
+  char buffer[4096];
+  size_t n;
+  while ((n = fread(buffer, 1, sizeof buffer, pipe)) > 0)
+    out.append(buffer, n);
+  const int status = pclose(pipe);
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
+}
+
+// Runs `harness count <args>`; stderr is dropped unless `with_stderr`.
+CliRun Count(const std::string& args, bool with_stderr = false) {
+  std::string command = "'";
+  command.append(HARNESS_BINARY).append("' count ").append(args);
+  command.append(with_stderr ? " 2>&1" : " 2>/dev/null");
+  return Shell(command);
+}
+
+class TempFile {
+ public:
+  explicit TempFile(const std::string& contents) {
+    path_ = std::filesystem::temp_directory_path() /
+            ("harness-count-test-" + std::to_string(::getpid()) + "-" + std::to_string(counter_++));
+    std::ofstream(path_, std::ios::binary) << contents;
+  }
+  ~TempFile() { std::filesystem::remove(path_); }
+  std::string quoted() const {
+    std::string quoted = "'";
+    quoted.append(path_.string()).append("'");
+    return quoted;
+  }
+
+ private:
+  static inline int counter_ = 0;
+  std::filesystem::path path_;
+};
+
+TEST(CliCount, PrintsTheCountOfAFileInEitherEncoding) {
+  const TempFile file("hello world");
+  const CliRun o200k = Count(file.quoted());
+  EXPECT_EQ(o200k.exit_code, 0);
+  EXPECT_EQ(o200k.out, "2\n");  // the default encoding is o200k_base
+  const CliRun cl100k = Count(file.quoted() + " --encoding cl100k_base");
+  EXPECT_EQ(cl100k.exit_code, 0);
+  EXPECT_EQ(cl100k.out, "2\n");
+}
+
+TEST(CliCount, ReadsStandardInputForDashAndByDefault) {
+  const TempFile file("<|endoftext|>");  // ordinary text: 7 tokens in cl100k_base
+  EXPECT_EQ(Count("--encoding cl100k_base - < " + file.quoted()).out, "7\n");
+  EXPECT_EQ(Count("--encoding cl100k_base < " + file.quoted()).out, "7\n");
+  EXPECT_EQ(Count("< /dev/null").out, "0\n");
+}
+
+TEST(CliCount, AgreesWithTheLibraryOnARealFile) {
+  const std::string readme = std::string(HARNESS_SOURCE_DIR) + "/README.md";
+  std::ifstream in(readme, std::ios::binary);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  ASSERT_FALSE(text.empty());
+  for (const harness::Encoding encoding :
+       {harness::Encoding::kCl100kBase, harness::Encoding::kO200kBase}) {
+    auto tokenizer = harness::BpeTokenizer::Load(encoding, harness::TokenizerDirFromEnvironment());
+    ASSERT_TRUE(tokenizer.ok()) << tokenizer.error().Message()
+                                << "\nrun scripts/fetch-tokenizers (scripts/setup does)";
+    auto count = tokenizer->Count(text);
+    ASSERT_TRUE(count.ok());
+    const CliRun run =
+        Count("'" + readme + "' --encoding " + std::string(harness::EncodingName(encoding)));
+    EXPECT_EQ(run.exit_code, 0);
+    EXPECT_EQ(run.out, std::to_string(*count) + "\n");
+  }
+}
+
+TEST(CliCount, BadUsageAndUnreadableInputExitTwo) {
+  const TempFile file("x");
+  EXPECT_EQ(Count(file.quoted() + " --encoding p50k_base").exit_code, 2);
+  EXPECT_EQ(Count(file.quoted() + " --encoding").exit_code, 2);
+  EXPECT_EQ(Count(file.quoted() + " extra").exit_code, 2);
+  const CliRun missing = Count("/nonexistent/harness-count-input", true);
+  EXPECT_EQ(missing.exit_code, 2);
+  EXPECT_NE(missing.out.find("cannot open /nonexistent/harness-count-input"), std::string::npos);
+}
+
+TEST(CliCount, RefusesInputOverSixtyFourMebibytes) {
+  const CliRun over =
+      Shell(std::string("head -c 67108865 /dev/zero | '") + HARNESS_BINARY + "' count 2>&1");
+  EXPECT_EQ(over.exit_code, 2);
+  EXPECT_NE(over.out.find("larger than 67108864 bytes"), std::string::npos) << over.out;
+}
+
+TEST(CliCount, MissingTokenizerDataExitsTwoAndSaysWhereToGetIt) {
+  const std::filesystem::path empty = std::filesystem::temp_directory_path() /
+                                      ("harness-count-empty-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(empty);
+  const CliRun run = Shell("echo hi | HARNESS_TOKENIZER_DIR='" + empty.string() + "' '" +
+                           HARNESS_BINARY + "' count 2>&1");
+  std::filesystem::remove_all(empty);
+  EXPECT_EQ(run.exit_code, 2);
+  EXPECT_NE(run.out.find("tokenizer: unreadable"), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("scripts/fetch-tokenizers"), std::string::npos) << run.out;
+}
+
+}  // namespace
