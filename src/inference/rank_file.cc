@@ -30,6 +30,25 @@ std::optional<std::uint32_t> ParseRank(std::string_view text) {
   return static_cast<std::uint32_t>(value);
 }
 
+// Tokens of one and two bytes have their own table: 2-byte strings at b0 * 256 + b1, single
+// bytes after them.
+constexpr std::size_t kShortIds = 65536 + 256;
+constexpr TokenId kNoShortId = UINT32_MAX;
+
+std::size_t ShortIndex(std::string_view bytes) {
+  const auto b0 = static_cast<unsigned char>(bytes[0]);
+  return bytes.size() == 1 ? 65536 + b0
+                           : b0 * std::size_t{256} + static_cast<unsigned char>(bytes[1]);
+}
+
+// The first 8 bytes, zero-padded, as one word.
+std::uint64_t Prefix(std::string_view bytes) {
+  std::uint64_t prefix = 0;
+  if (!bytes.empty())
+    std::memcpy(&prefix, bytes.data(), std::min<std::size_t>(bytes.size(), 8));
+  return prefix;
+}
+
 Failure<RankFileError> LineError(RankFileErrorKind kind, std::size_t line) {
   return Fail(RankFileError{kind, line, -1});
 }
@@ -77,42 +96,47 @@ void RankTable::Reserve(std::size_t tokens, std::size_t arena_bytes) {
   slots_.assign(capacity, Slot{});
   mask_ = capacity - 1;
   offsets_.reserve(tokens + 1);
+  short_ids_.assign(kShortIds, kNoShortId);
   arena_.reserve(arena_bytes);
 }
 
 std::optional<TokenId> RankTable::Find(std::string_view bytes) const {
   if (slots_.empty() || bytes.size() > max_token_bytes_)
     return std::nullopt;
-  const std::uint64_t hash = inference_internal::HashBytes(bytes.data(), bytes.size());
-  const auto tag = static_cast<std::uint32_t>(hash >> 32);
-  for (std::size_t i = hash & mask_;; i = (i + 1) & mask_) {
-    const Slot slot = slots_[i];
+  if (bytes.size() <= 2 && !bytes.empty()) {
+    const TokenId id = short_ids_[ShortIndex(bytes)];
+    return id == kNoShortId ? std::nullopt : std::optional<TokenId>(id);
+  }
+  const std::uint64_t prefix = Prefix(bytes);
+  const auto length = static_cast<std::uint32_t>(bytes.size());
+  for (std::size_t i = inference_internal::HashBytes(bytes.data(), bytes.size()) & mask_;;
+       i = (i + 1) & mask_) {
+    const Slot& slot = slots_[i];
     if (slot.id1 == 0)
       return std::nullopt;
-    if (slot.tag == tag) {
-      const TokenId id = slot.id1 - 1;
-      const std::uint32_t begin = offsets_[id];
-      const std::uint32_t length = offsets_[id + 1] - begin;
-      if (length == bytes.size() && std::memcmp(arena_.data() + begin, bytes.data(), length) == 0)
-        return id;
+    if (slot.length == length && slot.prefix == prefix &&
+        (length <= 8 || std::memcmp(arena_.data() + offsets_[slot.id1 - 1] + 8, bytes.data() + 8,
+                                    length - 8) == 0)) {
+      return slot.id1 - 1;
     }
   }
 }
 
 bool RankTable::Insert(std::string_view bytes, TokenId id) {
   // Reserve sized the slots for every line, so the table never fills.
-  if (Find(bytes))
-    return false;
   if (offsets_.empty())
     offsets_.push_back(0);
-  arena_.append(bytes);
   max_token_bytes_ = std::max(max_token_bytes_, bytes.size());
+  if (Find(bytes))
+    return false;
+  arena_.append(bytes);
   offsets_.push_back(static_cast<std::uint32_t>(arena_.size()));
-  const std::uint64_t hash = inference_internal::HashBytes(bytes.data(), bytes.size());
-  std::size_t i = hash & mask_;
+  std::size_t i = inference_internal::HashBytes(bytes.data(), bytes.size()) & mask_;
   while (slots_[i].id1 != 0)
     i = (i + 1) & mask_;
-  slots_[i] = Slot{static_cast<std::uint32_t>(hash >> 32), id + 1};
+  slots_[i] = Slot{Prefix(bytes), id + 1, static_cast<std::uint32_t>(bytes.size())};
+  if (bytes.size() <= 2)
+    short_ids_[ShortIndex(bytes)] = id;
   return true;
 }
 

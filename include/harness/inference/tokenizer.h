@@ -116,9 +116,12 @@ class RankTable {
 
  private:
   friend Result<RankTable, RankFileError> ParseRankFile(std::string_view text);
+  // A slot decides most lookups alone (one cache line): the length and the first 8 bytes,
+  // zero-padded; only longer tokens compare the rest in the arena.
   struct Slot {
-    std::uint32_t tag = 0;  // high hash bits, to skip most byte comparisons
+    std::uint64_t prefix = 0;
     std::uint32_t id1 = 0;  // token id + 1; 0 is an empty slot
+    std::uint32_t length = 0;
   };
   bool Insert(std::string_view bytes, TokenId id);  // false: the bytes are there already
   void Reserve(std::size_t tokens, std::size_t arena_bytes);
@@ -128,6 +131,8 @@ class RankTable {
   std::vector<Slot> slots_;
   std::size_t mask_ = 0;
   std::size_t max_token_bytes_ = 0;
+  // Tokens of one or two bytes by value (kNone if absent): the merges ask for pairs most.
+  std::vector<TokenId> short_ids_;
 };
 
 Result<RankTable, RankFileError> ParseRankFile(std::string_view text);
