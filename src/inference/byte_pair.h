@@ -72,7 +72,8 @@ void LinearMerge(const RankTable& ranks, std::string_view piece, Sink& sink) {
     if (min_at > 0)
       parts[min_at - 1].rank = pair_rank(min_at - 1);
     parts[min_at].rank = pair_rank(min_at);
-    std::memmove(&parts[min_at + 1], &parts[min_at + 2], (len - min_at - 2) * sizeof(Part));
+    std::memmove(parts.data() + min_at + 1, parts.data() + min_at + 2,
+                 (len - min_at - 2) * sizeof(Part));
     --len;
   }
   if constexpr (Sink::kWantsIds) {
