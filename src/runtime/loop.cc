@@ -401,7 +401,7 @@ void LoopActor::StartTurn() {
     return;
   QueuedInput input = std::move(queue_.front());
   queue_.pop_front();
-  turn_.emplace();
+  turn_ = Turn{};  // not emplace(): clang sees the nested type as incomplete there
   turn_->id = Uuid::V7();
   ++turn_index_;
   TurnStarted started;
