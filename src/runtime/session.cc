@@ -105,6 +105,14 @@ EventTime SessionCore::Now() const {
   return std::chrono::time_point_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now());
 }
 
+PublishOutcome SessionCore::Refused(const PublishError& error) {
+  // Only a journal failure is fatal: what was not journaled must not be acted on.
+  const bool fatal = std::holds_alternative<JournalError>(error);
+  if (fatal)
+    Fault();
+  return {fatal ? Published::kFatal : Published::kRefused, DescribePublishError(error)};
+}
+
 PublishOutcome SessionCore::Publish(const Event& event, std::vector<NewRecord>* intents) {
   if (IsEnduring(event) && intents != nullptr && !intents->empty()) {
     return PublishBatch({event}, intents);
@@ -118,10 +126,7 @@ PublishOutcome SessionCore::Publish(const Event& event, std::vector<NewRecord>* 
       return {};
     error = published.error();
   }
-  const bool fatal = std::holds_alternative<JournalError>(*error);
-  if (fatal)
-    Fault();
-  return {fatal ? Published::kFatal : Published::kRefused, DescribePublishError(*error)};
+  return Refused(*error);
 }
 
 PublishOutcome SessionCore::PublishBatch(const std::vector<Event>& events,
@@ -160,10 +165,7 @@ PublishOutcome SessionCore::PublishBatch(const std::vector<Event>& events,
       return {};
     error = published.error();
   }
-  const bool fatal = std::holds_alternative<JournalError>(*error);
-  if (fatal)
-    Fault();
-  return {fatal ? Published::kFatal : Published::kRefused, DescribePublishError(*error)};
+  return Refused(*error);
 }
 
 void SessionCore::Report(InfrastructureFailure failure) {

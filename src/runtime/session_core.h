@@ -64,6 +64,9 @@ class SessionCore {
   std::optional<Uuid> active_loop;
 
  private:
+  // The outcome of a refused publication; a journal error faults the session.
+  PublishOutcome Refused(const PublishError& error);
+
   SessionOptions options_;
   Lease lease_;
   std::atomic<bool> faulted_{false};
