@@ -413,6 +413,16 @@ void LoopActor::StartTurn() {
   MeasureInTurn(Boundary::kPreInference);
 }
 
+void LoopActor::MeasureOffActor(std::uint64_t op, InferenceRequest request, std::stop_token stop,
+                                MeasureHandler handler) {
+  OffActor(
+      op,
+      [request = std::move(request), basis = basis_, limits = definition_.limits,
+       policy = *definition_.compaction, counter = definition_.counter, &timers = session_.timers(),
+       stop] { return Measure(request, basis, limits, policy, *counter, timers, stop); },
+      handler);
+}
+
 void LoopActor::MeasureInTurn(Boundary boundary) {
   turn_->boundary = boundary;
   if (!definition_.compaction) {
@@ -421,15 +431,7 @@ void LoopActor::MeasureInTurn(Boundary boundary) {
   }
   const std::uint64_t op = next_op_++;
   turn_->op = op;
-  auto job = [self = shared_from_this(), op, request = BuildRequest(), basis = basis_,
-              limits = definition_.limits, policy = *definition_.compaction,
-              counter = definition_.counter, stop = turn_->stop.get_token()] {
-    auto result = Measure(request, basis, limits, policy, *counter, self->session_.timers(), stop);
-    self->strand_->Post([self, op, result = std::move(result)]() mutable {
-      self->OnTurnMeasured(op, std::move(result));
-    });
-  };
-  session_.blocking().Submit(std::move(job));
+  MeasureOffActor(op, BuildRequest(), turn_->stop.get_token(), &LoopActor::OnTurnMeasured);
 }
 
 void LoopActor::OnTurnMeasured(std::uint64_t op, Result<ContextMeasurement, MeasureError> result) {
@@ -447,7 +449,7 @@ void LoopActor::OnTurnMeasured(std::uint64_t op, Result<ContextMeasurement, Meas
   if (slot_ && slot_->phase == AttemptPhase::kPending) {
     // The safe boundary: the turn waits here while the pending compaction runs. A pending
     // attempt wins over the automatic trigger (runtime.md §3.3 step 1).
-    StartAttempt(*result, BuildRequest(), true, turn_->boundary != Boundary::kTerminal);
+    StartAttempt(*result, BuildRequest(), true);
     return;
   }
   if (TriggersAutomatic(*result)) {
@@ -455,7 +457,7 @@ void LoopActor::OnTurnMeasured(std::uint64_t op, Result<ContextMeasurement, Meas
     // opens an Automatic attempt consumed at this very boundary. While it runs no context-limit
     // failure is raised; the limit is enforced only after it fails.
     OpenAttempt(Waiter{Uuid::V7(), session_.Now(), Agency::kMachine});
-    StartAttempt(*result, BuildRequest(), true, turn_->boundary != Boundary::kTerminal);
+    StartAttempt(*result, BuildRequest(), true);
     return;
   }
   if (result->input_tokens >= result->input_limit) {
@@ -479,14 +481,12 @@ void LoopActor::Infer() {
   turn_->step = Uuid::V7();
   const std::uint64_t op = next_op_++;
   turn_->op = op;
-  auto job = [self = shared_from_this(), op, request = BuildRequest(), client = definition_.client,
-              stop = turn_->stop.get_token()] {
-    auto result = client->Complete(request, stop);
-    self->strand_->Post([self, op, result = std::move(result)]() mutable {
-      self->OnInferred(op, std::move(result));
-    });
-  };
-  session_.blocking().Submit(std::move(job));
+  OffActor(
+      op,
+      [request = BuildRequest(), client = definition_.client, stop = turn_->stop.get_token()] {
+        return client->Complete(request, stop);
+      },
+      &LoopActor::OnInferred);
 }
 
 void LoopActor::OnInferred(std::uint64_t op, Result<InferenceResponse, InferenceError> result) {
@@ -524,8 +524,8 @@ void LoopActor::RunNextTool() {
   }
   const std::uint64_t op = next_op_++;
   turn_->op = op;
-  auto job = [self = shared_from_this(), op, tool, name = call.name,
-              input = call.input.value_or("null"), stop = turn_->stop.get_token()] {
+  auto run = [tool, name = call.name, input = call.input.value_or("null"),
+              stop = turn_->stop.get_token()] {
     ToolOutput output;
     if (tool) {
       output = tool->Run(input, stop);
@@ -534,11 +534,9 @@ void LoopActor::RunNextTool() {
       output.text.append(name);
       output.is_error = true;
     }
-    self->strand_->Post([self, op, output = std::move(output)]() mutable {
-      self->OnToolDone(op, std::move(output));
-    });
+    return output;
   };
-  session_.blocking().Submit(std::move(job));
+  OffActor(op, std::move(run), &LoopActor::OnToolDone);
 }
 
 void LoopActor::OnToolDone(std::uint64_t op, ToolOutput output) {
@@ -638,15 +636,7 @@ void LoopActor::StartIdlePreparation() {
   attempt.request = BuildRequest();
   const std::uint64_t op = next_op_++;
   attempt.op = op;
-  auto job = [self = shared_from_this(), op, request = attempt.request, basis = basis_,
-              limits = definition_.limits, policy = *definition_.compaction,
-              counter = definition_.counter, stop = attempt.stop.get_token()] {
-    auto result = Measure(request, basis, limits, policy, *counter, self->session_.timers(), stop);
-    self->strand_->Post([self, op, result = std::move(result)]() mutable {
-      self->OnPreCounted(op, std::move(result));
-    });
-  };
-  session_.blocking().Submit(std::move(job));
+  MeasureOffActor(op, attempt.request, attempt.stop.get_token(), &LoopActor::OnPreCounted);
 }
 
 void LoopActor::OnPreCounted(std::uint64_t op, Result<ContextMeasurement, MeasureError> result) {
@@ -672,7 +662,7 @@ void LoopActor::OnPreCounted(std::uint64_t op, Result<ContextMeasurement, Measur
   ApplyMeasurement(*result);
   if (halted_)
     return;
-  StartAttempt(*result, attempt.request, false, false);
+  StartAttempt(*result, attempt.request, false);
 }
 
 void LoopActor::RejectPreStart(CompactRejectReason reason) {
@@ -718,10 +708,9 @@ void LoopActor::CancelAttemptNow(CompactRejectReason reason) {
 }
 
 bool LoopActor::StartAttempt(const ContextMeasurement& candidate, InferenceRequest request,
-                             bool in_turn, bool continuation) {
+                             bool in_turn) {
   Attempt& attempt = *slot_;
   attempt.in_turn = in_turn;
-  attempt.continuation = continuation;
   if (auto cancel = LatchedCancel()) {
     RejectPreStart(*cancel);
     if (in_turn && turn_)
@@ -786,10 +775,10 @@ bool LoopActor::StartAttempt(const ContextMeasurement& candidate, InferenceReque
 
   const std::uint64_t op = next_op_++;
   attempt.op = op;
-  auto job = [self = shared_from_this(), op, input = std::move(input), retained = attempt.retained,
-              shape = attempt.request, candidate, limits = definition_.limits, policy,
-              counter = definition_.counter, compactor = definition_.compactor,
-              stop = attempt.stop.get_token()]() mutable {
+  auto execute = [&timers = session_.timers(), input = std::move(input),
+                  retained = attempt.retained, shape = attempt.request, candidate,
+                  limits = definition_.limits, policy, counter = definition_.counter,
+                  compactor = definition_.compactor, stop = attempt.stop.get_token()]() mutable {
     Proposal proposal;
     auto reject = [&proposal](CompactRejectReason reason,
                               std::optional<std::string> turn_failure = std::nullopt) {
@@ -799,7 +788,7 @@ bool LoopActor::StartAttempt(const ContextMeasurement& candidate, InferenceReque
     auto measure = [&](std::vector<Message> messages) {
       InferenceRequest request = shape;
       request.messages = std::move(messages);
-      return Measure(request, input.basis, limits, policy, *counter, self->session_.timers(), stop);
+      return Measure(request, input.basis, limits, policy, *counter, timers, stop);
     };
     auto reject_measure = [&](const MeasureError& error) {
       const CompactRejectReason reason = ReasonForMeasureError(error);
@@ -847,11 +836,9 @@ bool LoopActor::StartAttempt(const ContextMeasurement& candidate, InferenceReque
       proposal.summary = std::move(output->summary);
       proposal.post = *post;
     }();
-    self->strand_->Post([self, op, proposal = std::move(proposal)]() mutable {
-      self->OnOutcome(op, std::move(proposal));
-    });
+    return proposal;
   };
-  session_.blocking().Submit(std::move(job));
+  OffActor(op, std::move(execute), &LoopActor::OnOutcome);
   return true;
 }
 

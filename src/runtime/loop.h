@@ -69,7 +69,6 @@ class LoopActor : public std::enable_shared_from_this<LoopActor> {
     std::stop_source stop;
     std::uint64_t op = 0;
     bool in_turn = false;
-    bool continuation = false;
   };
   // What the executor hands back.
   struct Proposal {
@@ -97,7 +96,6 @@ class LoopActor : public std::enable_shared_from_this<LoopActor> {
     std::optional<ContextMeasurement> candidate;
     std::vector<ToolUseBlock> tool_calls;
     std::size_t next_tool = 0;
-    bool waiting_on_compaction = false;
   };
   enum class TurnEnd { kCompleted, kFailed, kInterrupted, kShuttingDown, kCanceled };
 
@@ -123,6 +121,26 @@ class LoopActor : public std::enable_shared_from_this<LoopActor> {
   void ApplyMeasurement(const ContextMeasurement& measurement);
   PressureLevel LevelFor(const ContextMeasurement& measurement) const;
 
+  // --- work off the actor
+  // Runs `work` on the blocking pool and hands its result to `handler` on this loop's strand,
+  // with the operation number it was issued under; the handler drops a number that is no
+  // longer current (the turn or attempt ended meanwhile).
+  template <class Work, class Value>
+  void OffActor(std::uint64_t op, Work work, void (LoopActor::*handler)(std::uint64_t, Value)) {
+    session_.blocking().Submit(
+        [self = shared_from_this(), op, work = std::move(work), handler]() mutable {
+          Value value = work();
+          self->strand_->Post([self, op, handler, value = std::move(value)]() mutable {
+            ((*self).*handler)(op, std::move(value));
+          });
+        });
+  }
+  using MeasureHandler = void (LoopActor::*)(std::uint64_t,
+                                             Result<ContextMeasurement, MeasureError>);
+  // Measures `request` at the current basis off the actor.
+  void MeasureOffActor(std::uint64_t op, InferenceRequest request, std::stop_token stop,
+                       MeasureHandler handler);
+
   // --- turns
   void StartTurn();
   void MeasureInTurn(Boundary boundary);
@@ -143,8 +161,7 @@ class LoopActor : public std::enable_shared_from_this<LoopActor> {
   void StartIdlePreparation();
   void OnPreCounted(std::uint64_t op, Result<ContextMeasurement, MeasureError> result);
   // Returns true when the attempt is now in progress (the caller waits for its outcome).
-  bool StartAttempt(const ContextMeasurement& candidate, InferenceRequest request, bool in_turn,
-                    bool continuation);
+  bool StartAttempt(const ContextMeasurement& candidate, InferenceRequest request, bool in_turn);
   void OnOutcome(std::uint64_t op, Proposal proposal);
   void RejectPreStart(CompactRejectReason reason);
   // Publishes the canonical terminal and the replies; on success applies a commit, clears the
