@@ -9,28 +9,20 @@
 #include <fstream>
 #include <string>
 
+#include "cli_support.h"
+
 namespace {
 
-struct CliRun {
-  int exit_code;
-  std::string out;
-};
+using harness::e2e::CliRun;
+using harness::e2e::Shell;
+using harness::e2e::TempFile;
 
 // Runs the harness binary with `args` (already shell-quoted where needed); stderr is dropped
 // unless `with_stderr`.
 CliRun Harness(const std::string& args, bool with_stderr = false) {
   const std::string command =
       std::string("'") + HARNESS_BINARY + "' " + args + (with_stderr ? " 2>&1" : " 2>/dev/null");
-  FILE* pipe = popen(command.c_str(), "r");
-  if (pipe == nullptr)
-    return {-1, ""};
-  std::string out;
-  char buffer[4096];
-  size_t n;
-  while ((n = fread(buffer, 1, sizeof buffer, pipe)) > 0)
-    out.append(buffer, n);
-  const int status = pclose(pipe);
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
+  return Shell(command);
 }
 
 std::string Example(const std::string& relative) {
@@ -42,25 +34,6 @@ std::string Example(const std::string& relative) {
 std::string FirstLine(const std::string& s) {
   return s.substr(0, s.find('\n'));
 }
-
-class TempFile {
- public:
-  explicit TempFile(const std::string& contents) {
-    path_ = std::filesystem::temp_directory_path() /
-            ("harness-cli-test-" + std::to_string(::getpid()) + "-" + std::to_string(counter_++));
-    std::ofstream(path_, std::ios::binary) << contents;
-  }
-  ~TempFile() { std::filesystem::remove(path_); }
-  std::string quoted() const {
-    std::string quoted = "'";
-    quoted.append(path_.string()).append("'");
-    return quoted;
-  }
-
- private:
-  static inline int counter_ = 0;
-  std::filesystem::path path_;
-};
 
 TEST(CliValidateSummary, ValidFilePrintsValid) {
   const CliRun r = Harness("validate-summary " + Example("summaries/valid-coding-task.xml"));

@@ -11,27 +11,14 @@
 #include <fstream>
 #include <string>
 
+#include "cli_support.h"
 #include "harness/inference/tokenizer.h"
 
 namespace {
 
-struct CliRun {
-  int exit_code;
-  std::string out;
-};
-
-CliRun Shell(const std::string& command) {
-  FILE* pipe = popen(command.c_str(), "r");
-  if (pipe == nullptr)
-    return {-1, ""};
-  std::string out;
-  char buffer[4096];
-  size_t n;
-  while ((n = fread(buffer, 1, sizeof buffer, pipe)) > 0)
-    out.append(buffer, n);
-  const int status = pclose(pipe);
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
-}
+using harness::e2e::CliRun;
+using harness::e2e::Shell;
+using harness::e2e::TempFile;
 
 // Runs `harness count <args>`; stderr is dropped unless `with_stderr`.
 CliRun Count(const std::string& args, bool with_stderr = false) {
@@ -40,25 +27,6 @@ CliRun Count(const std::string& args, bool with_stderr = false) {
   command.append(with_stderr ? " 2>&1" : " 2>/dev/null");
   return Shell(command);
 }
-
-class TempFile {
- public:
-  explicit TempFile(const std::string& contents) {
-    path_ = std::filesystem::temp_directory_path() /
-            ("harness-count-test-" + std::to_string(::getpid()) + "-" + std::to_string(counter_++));
-    std::ofstream(path_, std::ios::binary) << contents;
-  }
-  ~TempFile() { std::filesystem::remove(path_); }
-  std::string quoted() const {
-    std::string quoted = "'";
-    quoted.append(path_.string()).append("'");
-    return quoted;
-  }
-
- private:
-  static inline int counter_ = 0;
-  std::filesystem::path path_;
-};
 
 TEST(CliCount, PrintsTheCountOfAFileInEitherEncoding) {
   const TempFile file("hello world");

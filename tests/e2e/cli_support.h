@@ -1,0 +1,55 @@
+// What the CLI end-to-end tests share: running a shell command and reading its output, and a
+// temporary input file that removes itself.
+#pragma once
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+namespace harness::e2e {
+
+struct CliRun {
+  int exit_code;
+  std::string out;
+};
+
+// Runs `command` through the shell and returns its exit code (-1 if it did not exit) and stdout.
+inline CliRun Shell(const std::string& command) {
+  FILE* pipe = popen(command.c_str(), "r");
+  if (pipe == nullptr)
+    return {-1, ""};
+  std::string out;
+  char buffer[4096];
+  size_t n;
+  while ((n = fread(buffer, 1, sizeof buffer, pipe)) > 0)
+    out.append(buffer, n);
+  const int status = pclose(pipe);
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
+}
+
+class TempFile {
+ public:
+  explicit TempFile(const std::string& contents) {
+    path_ = std::filesystem::temp_directory_path() /
+            ("harness-e2e-" + std::to_string(::getpid()) + "-" + std::to_string(counter_++));
+    std::ofstream(path_, std::ios::binary) << contents;
+  }
+  ~TempFile() { std::filesystem::remove(path_); }
+  TempFile(const TempFile&) = delete;
+  TempFile& operator=(const TempFile&) = delete;
+  std::string quoted() const {
+    std::string quoted = "'";
+    quoted.append(path_.string()).append("'");
+    return quoted;
+  }
+
+ private:
+  static inline int counter_ = 0;
+  std::filesystem::path path_;
+};
+
+}  // namespace harness::e2e
