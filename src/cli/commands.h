@@ -32,10 +32,16 @@ struct CompactCommandLine;
 std::shared_ptr<CompactCommandLine> AddCompactCommand(CLI::App& app);
 std::optional<int> RunCompactCommand(const CompactCommandLine& line);
 
-// `harness count [FILE|-] [--encoding E]` (count_command.cc, docs/cli.md): registered on `app`
-// before parsing; RunCountCommand returns its exit code when it was parsed, else nullopt.
+// `harness count [FILE|-] [--encoding E | --model openai:MODEL]` (count_command.cc, docs/cli.md):
+// registered on `app` before parsing; RunCountCommand returns its exit code when it was parsed,
+// else nullopt.
 struct CountCommandLine;
 std::shared_ptr<CountCommandLine> AddCountCommand(CLI::App& app);
 std::optional<int> RunCountCommand(const CountCommandLine& line);
+
+// `harness models` (models_command.cc, docs/models.md): the model catalog, one model a line.
+struct ModelsCommandLine;
+std::shared_ptr<ModelsCommandLine> AddModelsCommand(CLI::App& app);
+std::optional<int> RunModelsCommand(const ModelsCommandLine& line);
 
 }  // namespace harness::cli

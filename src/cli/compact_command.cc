@@ -17,24 +17,33 @@
 #include "harness/compaction/model_compactor.h"
 #include "harness/content/codec.h"
 #include "harness/event/wire.h"
+#include "harness/inference/catalog.h"
 #include "harness/inference/counter.h"
+#include "harness/inference/tokenizer.h"
 #include "harness/journal/sqlite_journal.h"
 #include "harness/runtime/session.h"
 #include "harness/scripted/model_client.h"
 #include "input.h"
+#include "policy_defaults.h"
 
 namespace harness::cli {
 
-// The defaults are documented in docs/cli.md; change both together.
+// The defaults are documented in docs/cli.md; change both together. The context and compaction
+// defaults are policy_defaults.h's.
 struct CompactCommandLine {
   CLI::App* command = nullptr;
   std::string transcript;
   std::string compactor = "extractive";
   std::string data_dir = "./.harness";
-  std::int64_t keep_recent_segments = 2;
-  TokenCount keep_recent_tokens = 8000;
-  TokenCount max_summary_tokens = 4096;
-  TokenCount context_window = 200'000;
+  std::string model;  // PROVIDER:MODEL; empty: the offline model
+  std::int64_t keep_recent_segments = kDefaultKeepRecentSegments;
+  TokenCount keep_recent_tokens = kDefaultKeepRecentTokens;
+  TokenCount max_summary_tokens = kDefaultMaxSummaryTokens;
+  TokenCount context_window = 0;
+  TokenCount max_output_tokens = 0;
+  CLI::Option* model_option = nullptr;
+  CLI::Option* context_window_option = nullptr;
+  CLI::Option* max_output_tokens_option = nullptr;
   bool json = false;
 };
 
@@ -42,15 +51,6 @@ namespace {
 
 constexpr std::size_t kMaxScriptBytes = 16u * 1024 * 1024;
 constexpr std::size_t kMaxTranscriptBytes = TranscriptLimits{}.max_bytes;
-// The output limit of the offline model: what a turn may produce and what the policy reserves.
-constexpr TokenCount kMaxOutputTokens = 8192;
-// Below this the reserved output and safety margin leave too little room to be useful.
-constexpr TokenCount kMinContextWindow = 1024;
-constexpr std::chrono::seconds kCountTimeout{10};
-
-ModelKey OfflineModel() {
-  return ModelKey{"harness", "offline"};
-}
 
 // A native loop needs a model client, but `harness compact` submits no input, so no turn ever
 // calls it.
@@ -236,14 +236,23 @@ struct RunIds {
   Uuid command;
 };
 
-void PrintJsonResult(const RunIds& ids, const Outcome& outcome, const Verdict& verdict) {
+void PrintJsonResult(const RunIds& ids, const LoopContext& context, const Outcome& outcome,
+                     const Verdict& verdict) {
   std::string out;
   WireWriter w(out);
   w.String("type", "CompactResult")
       .String("outcome", verdict.rejected ? "rejected" : "committed")
       .Id("session_id", ids.session)
       .Id("loop_id", ids.loop)
-      .Id("command_id", ids.command);
+      .Id("command_id", ids.command)
+      .Model("model", context.model)
+      .Uint("context_window", context.limits.window_tokens)
+      .String("window_source", WindowSourceName(context.window_source))
+      .Uint("max_output_tokens", context.limits.max_output_tokens)
+      .Uint("input_limit", context.resolved.input_limit)
+      .String("counter_quality", CountQualityName(context.counter->quality()));
+  if (context.catalog && context.catalog->encoding)
+    w.String("encoding", EncodingName(*context.catalog->encoding));
   if (verdict.rejected) {
     w.String("reason", CompactRejectReasonName(verdict.rejected->reason));
     if (verdict.invalid_summary)
@@ -285,9 +294,49 @@ void PrintHumanResult(const Outcome& outcome, const Verdict& verdict) {
   PrintLine("committed");
 }
 
+// What the flags say about the context; unset options take policy_defaults.h's defaults.
+Result<ContextFlags, std::string> FlagsOf(const CompactCommandLine& line) {
+  ContextFlags flags;
+  if (line.model_option->count() > 0) {
+    auto model = ParseModelSpec(line.model);
+    if (!model.ok()) {
+      std::string problem = "--model: ";
+      problem.append(model.error().Message());
+      return Fail(std::move(problem));
+    }
+    flags.model = std::move(model).value();
+  }
+  if (line.context_window_option->count() > 0)
+    flags.context_window = line.context_window;
+  if (line.max_output_tokens_option->count() > 0)
+    flags.max_output_tokens = line.max_output_tokens;
+  flags.keep_recent_segments = line.keep_recent_segments;
+  flags.keep_recent_tokens = line.keep_recent_tokens;
+  flags.max_summary_tokens = line.max_summary_tokens;
+  return flags;
+}
+
+// "model openai/gpt-4o: window 128000 (catalog), output 16384, input limit 111616, counter
+// exact_local o200k_base, safety margin 0"
+std::string ContextReport(const LoopContext& context) {
+  std::string counter(CountQualityName(context.counter->quality()));
+  if (context.catalog && context.catalog->encoding)
+    counter.append(" ").append(EncodingName(*context.catalog->encoding));
+  return fmt::format(
+      "model {}/{}: window {} ({}), output {}, input limit {}, counter {}, safety margin {}",
+      context.model.provider, context.model.model, context.limits.window_tokens,
+      WindowSourceName(context.window_source), context.limits.max_output_tokens,
+      context.resolved.input_limit, counter, context.policy.safety_margin);
+}
+
 int Run(const CompactCommandLine& line) {
-  if (line.context_window < kMinContextWindow)
-    return Usage(fmt::format("--context-window must be at least {}", kMinContextWindow));
+  auto flags = FlagsOf(line);
+  if (!flags.ok())
+    return Usage(flags.error());
+  auto chosen = ChooseLoopContext(*flags, TokenizerDirFromEnvironment());
+  if (!chosen.ok())
+    return Usage(chosen.error().message);
+  const LoopContext& context = *chosen;
   CompactorChoice choice = ChooseCompactor(line.compactor);
   if (!choice.compactor)
     return Usage(choice.problem);
@@ -300,20 +349,6 @@ int Run(const CompactCommandLine& line) {
     return Usage("invalid transcript " + decoded.error().Describe());
   Transcript history = std::move(decoded).value();
   const std::string system_prompt = LiftSystemPrompt(history);
-
-  const TokenCount max_output = std::min(kMaxOutputTokens, line.context_window / 4);
-  CompactionPolicy policy;
-  policy.keep_recent_segments = line.keep_recent_segments;
-  policy.keep_recent_tokens = line.keep_recent_tokens;
-  policy.max_summary_tokens = line.max_summary_tokens;
-  policy.reserved_output = max_output;
-  // The estimate counter is ceil(bytes / 4): code and non-English text can take more tokens
-  // than that, so a tenth of the window stays free.
-  policy.safety_margin = line.context_window / 10;
-  policy.count_timeout = kCountTimeout;
-  auto counter = std::make_shared<EstimateCounter>();
-  if (auto valid = ValidatePolicy(policy, counter->quality()); !valid.ok())
-    return Usage(valid.error().Message());
 
   auto journal = SqliteJournal::Open(line.data_dir);
   if (!journal.ok()) {
@@ -336,12 +371,12 @@ int Run(const CompactCommandLine& line) {
   Outcome outcome;
   outcome.context.messages_before = history.size();
   LoopDefinition definition;
-  definition.model = OfflineModel();
-  definition.limits = ModelLimits{line.context_window, 0, max_output};
+  definition.model = context.model;
+  definition.limits = context.limits;
   definition.system_prompt = system_prompt;
   definition.client = std::make_shared<NoTurnModelClient>();
-  definition.counter = counter;
-  definition.compaction = policy;
+  definition.counter = context.counter;
+  definition.compaction = context.policy;
   definition.compactor = recorder;
   definition.history = std::move(history);
   auto loop = session.CreateLoop(std::move(definition));
@@ -349,8 +384,10 @@ int Run(const CompactCommandLine& line) {
     std::fprintf(stderr, "harness compact: %s\n", loop.error().Message().c_str());
     return kExitInvalid;
   }
-  if (!line.json)
+  if (!line.json) {
     PrintLine(fmt::format("session {} in {}", session.id().ToString(), line.data_dir));
+    PrintLine(ContextReport(context));
+  }
   auto command = session.CompactToLoop(*loop);
   if (!command.ok()) {
     std::fprintf(stderr, "harness compact: %s\n", command.error().Message().c_str());
@@ -401,7 +438,7 @@ int Run(const CompactCommandLine& line) {
 
   const Verdict verdict{rejected, invalid_summary};
   if (line.json) {
-    PrintJsonResult({session.id(), *loop, *command}, outcome, verdict);
+    PrintJsonResult({session.id(), *loop, *command}, context, outcome, verdict);
   } else {
     PrintHumanResult(outcome, verdict);
   }
@@ -439,8 +476,19 @@ std::shared_ptr<CompactCommandLine> AddCompactCommand(CLI::App& app) {
   c->add_option("--max-summary-tokens", line->max_summary_tokens, "summary token budget")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
-  c->add_option("--context-window", line->context_window, "the model's context window, tokens")
-      ->capture_default_str();
+  line->model_option = c->add_option(
+      "--model", line->model,
+      "the conversation's model, PROVIDER:MODEL (e.g. openai:gpt-4o): its catalog entry gives the "
+      "window, the output and the counter (exact for OpenAI models); default harness:offline");
+  line->context_window_option =
+      c->add_option("--context-window", line->context_window,
+                    "the model's context window, tokens (default: the catalog's; 200000 "
+                    "without --model)");
+  line->max_output_tokens_option =
+      c->add_option("--max-output-tokens", line->max_output_tokens,
+                    "the output a turn may ask for, tokens, reserved in the window (default: "
+                    "the model's maximum, at most a quarter of the window)")
+          ->check(CLI::PositiveNumber);
   c->add_flag("--json", line->json, "NDJSON: one JSON object per event, then a CompactResult");
   return line;
 }

@@ -113,6 +113,20 @@ std::string_view PressureLevelName(PressureLevel level) {
   return "";
 }
 
+std::string_view CountQualityName(CountQuality quality) {
+  switch (quality) {
+    case CountQuality::kUnknown:
+      return "unknown";
+    case CountQuality::kExactProvider:
+      return "exact_provider";
+    case CountQuality::kExactLocal:
+      return "exact_local";
+    case CountQuality::kHeuristicEstimate:
+      return "heuristic_estimate";
+  }
+  return "";
+}
+
 std::string TokensText(TokenCount used, TokenCount limit) {
   auto bp = OccupancyBasisPoints(used, limit);
   if (!bp.ok())

@@ -36,6 +36,8 @@ std::string EventJson(const Event& event);
 
 // "unknown", "normal", "compact", "hard_limit"; "" outside the enum.
 std::string_view PressureLevelName(PressureLevel level);
+// "unknown", "exact_provider", "exact_local", "heuristic_estimate"; "" outside the enum.
+std::string_view CountQualityName(CountQuality quality);
 std::string TokensText(TokenCount used, TokenCount limit);
 
 }  // namespace harness::cli

@@ -1,0 +1,126 @@
+#include "policy_defaults.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <utility>
+
+#include "harness/inference/tokenizer.h"
+
+namespace harness::cli {
+
+ModelKey OfflineModel() {
+  return ModelKey{"harness", "offline"};
+}
+
+std::string_view WindowSourceName(WindowSource source) {
+  switch (source) {
+    case WindowSource::kCatalog:
+      return "catalog";
+    case WindowSource::kFlag:
+      return "flag";
+    case WindowSource::kDefault:
+      return "default";
+  }
+  return "";
+}
+
+namespace {
+
+LoopContextError Problem(LoopContextErrorKind kind, std::string message) {
+  return LoopContextError{kind, std::move(message)};
+}
+
+// Steps 2 and 3 of the contract: the window, the maximum input and the turn's output.
+Result<ModelLimits, LoopContextError> ChooseLimits(const ContextFlags& flags,
+                                                   const std::optional<CatalogModel>& catalog,
+                                                   WindowSource& source) {
+  ModelLimits limits;
+  if (flags.context_window) {
+    limits.window_tokens = *flags.context_window;
+    source = WindowSource::kFlag;
+  } else if (catalog) {
+    limits.window_tokens = catalog->window_tokens;
+    source = WindowSource::kCatalog;
+  } else if (!flags.model) {
+    limits.window_tokens = kDefaultContextWindow;
+    source = WindowSource::kDefault;
+  } else {
+    // Nothing is known about this model: ResolveContextLimits names it ContextLimitUnknown.
+    return Fail(Problem(LoopContextErrorKind::kLimitUnknown, ""));
+  }
+  if (limits.window_tokens < kMinContextWindow) {
+    return Fail(Problem(LoopContextErrorKind::kWindow,
+                        fmt::format("--context-window must be at least {}", kMinContextWindow)));
+  }
+  if (catalog && catalog->max_input_tokens < limits.window_tokens)
+    limits.max_input_tokens = catalog->max_input_tokens;
+  if (flags.max_output_tokens) {
+    limits.max_output_tokens = *flags.max_output_tokens;
+  } else {
+    const TokenCount model_output = catalog ? catalog->max_output_tokens : kDefaultMaxOutputTokens;
+    limits.max_output_tokens = std::min(model_output, limits.window_tokens / kOutputShareDivisor);
+  }
+  return limits;
+}
+
+}  // namespace
+
+Result<LoopContext, LoopContextError> ChooseLoopContext(
+    const ContextFlags& flags, const std::filesystem::path& tokenizer_dir) {
+  LoopContext context;
+  context.model = flags.model ? *flags.model : OfflineModel();
+  context.catalog = LookupModel(context.model);
+
+  auto limits = ChooseLimits(flags, context.catalog, context.window_source);
+  if (!limits.ok() && limits.error().kind != LoopContextErrorKind::kLimitUnknown)
+    return Fail(std::move(limits).error());
+  if (limits.ok())
+    context.limits = *limits;  // else all zero: resolving them below names the problem
+
+  const bool exact = context.catalog && context.catalog->encoding;
+  if (exact) {
+    auto tokenizer = BpeTokenizer::Load(*context.catalog->encoding, tokenizer_dir);
+    if (!tokenizer.ok()) {
+      return Fail(Problem(LoopContextErrorKind::kTokenizer,
+                          fmt::format("{}\nThe rank files come from scripts/fetch-tokenizers; set "
+                                      "HARNESS_TOKENIZER_DIR to where they are.",
+                                      tokenizer.error().Message())));
+    }
+    context.counter = std::make_shared<ExactLocalCounter>(
+        std::make_shared<const BpeTokenizer>(std::move(tokenizer).value()));
+  } else {
+    context.counter = std::make_shared<EstimateCounter>();
+  }
+
+  CompactionPolicy& policy = context.policy;
+  policy.automatic = true;
+  policy.counter_policy = exact ? CounterPolicy::kRequireExact : CounterPolicy::kAllowConservative;
+  policy.compact_at = kDefaultCompactAt;
+  policy.rearm_below = kDefaultRearmBelow;
+  policy.keep_recent_segments = flags.keep_recent_segments;
+  policy.keep_recent_tokens = flags.keep_recent_tokens;
+  policy.max_summary_tokens = flags.max_summary_tokens;
+  policy.reserved_output = context.limits.max_output_tokens;
+  policy.safety_margin = exact ? 0 : context.limits.window_tokens / kEstimateMarginDivisor;
+  policy.count_timeout = kDefaultCountTimeout;
+
+  auto resolved = ResolveContextLimits(context.model, context.limits, policy.reserved_output,
+                                       policy.safety_margin);
+  if (!resolved.ok()) {
+    std::string message = resolved.error().Message();
+    if (resolved.error().cause == ContextLimitUnknownCause::kNoLimit) {
+      message.append(
+          " (the model is not in the catalog, see `harness models`; give its window with "
+          "--context-window)");
+    }
+    return Fail(Problem(LoopContextErrorKind::kLimitUnknown, std::move(message)));
+  }
+  context.resolved = *resolved;
+  // After the limits: a zero output (from --max-output-tokens 0) is named by the policy.
+  if (auto valid = ValidatePolicy(policy, context.counter->quality()); !valid.ok())
+    return Fail(Problem(LoopContextErrorKind::kPolicy, valid.error().Message()));
+  return context;
+}
+
+}  // namespace harness::cli

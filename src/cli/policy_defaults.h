@@ -1,0 +1,108 @@
+// The CLI's context and compaction defaults, in one place for every command that runs a loop
+// (`harness compact` now, `harness chat` later). The library has no defaults (compaction/policy.h);
+// these are the CLI's, documented in docs/cli.md ("Context and compaction defaults"): change
+// both together.
+//
+// Contract of ChooseLoopContext(flags, tokenizer_dir), first failure wins:
+// 1. The model is flags.model, or {"harness", "offline"} when absent (the offline compactor's
+//    model). Its catalog entry (inference/catalog.h), if any, gives the window, maximum input
+//    and maximum output.
+// 2. The window is --context-window when given, else the catalog's, else (no --model)
+//    kDefaultContextWindow. A model given with --model that is not in the catalog, without
+//    --context-window, fails kLimitUnknown with ContextLimitUnknownError's message (cause "no
+//    window or input limit known"). A window below kMinContextWindow fails kWindow.
+// 3. The output a turn may ask for (ModelLimits::max_output_tokens, also the policy's reserved
+//    output) is --max-output-tokens when given; else the catalog's maximum output (or
+//    kDefaultMaxOutputTokens when the model is not in the catalog), capped at a quarter of the
+//    window, so that at least three quarters stay for the input. A catalog maximum input at or
+//    above an overriding window is dropped (the window then limits the input).
+// 4. The counter: an OpenAI model in the catalog is counted exactly (ExactLocalCounter with the
+//    entry's encoding, loaded from tokenizer_dir; a failure to load is kTokenizer, naming
+//    scripts/fetch-tokenizers and HARNESS_TOKENIZER_DIR), with safety margin 0 and counter
+//    policy RequireExact. Every other model gets EstimateCounter, a safety margin of a tenth of
+//    the window (kEstimateMarginDivisor) and AllowConservative.
+// 5. ResolveContextLimits(model, limits, reserved output, safety margin) failing is
+//    kLimitUnknown with its message (e.g. an output that fills the window).
+// 6. The policy: automatic, compact at kDefaultCompactAt (80 %), re-arm below
+//    kDefaultRearmBelow (60 %), the keep-recent and summary budgets from the flags (their
+//    defaults are the constants below), count timeout kDefaultCountTimeout. ValidatePolicy
+//    failing is kPolicy.
+// Thread safety: pure apart from reading the tokenizer files.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "harness/compaction/policy.h"
+#include "harness/context/limits.h"
+#include "harness/core/model_key.h"
+#include "harness/core/result.h"
+#include "harness/inference/catalog.h"
+#include "harness/inference/counter.h"
+
+namespace harness::cli {
+
+inline constexpr BasisPoints kDefaultCompactAt = 8'000;
+inline constexpr BasisPoints kDefaultRearmBelow = 6'000;
+inline constexpr std::int64_t kDefaultKeepRecentSegments = 2;
+inline constexpr TokenCount kDefaultKeepRecentTokens = 8'000;
+inline constexpr TokenCount kDefaultMaxSummaryTokens = 4'096;
+inline constexpr std::chrono::seconds kDefaultCountTimeout{10};
+// Without --model: the offline model's window and output.
+inline constexpr TokenCount kDefaultContextWindow = 200'000;
+inline constexpr TokenCount kDefaultMaxOutputTokens = 8'192;
+// Below this the reserved output and safety margin leave too little room to be useful.
+inline constexpr TokenCount kMinContextWindow = 1'024;
+// The turn's output is at most a quarter of the window.
+inline constexpr TokenCount kOutputShareDivisor = 4;
+// An estimate keeps a tenth of the window free: code and non-English text can take more tokens
+// than ceil(bytes / 4).
+inline constexpr TokenCount kEstimateMarginDivisor = 10;
+
+ModelKey OfflineModel();  // {"harness", "offline"}
+
+// What the command line says; unset optionals take the defaults above.
+struct ContextFlags {
+  std::optional<ModelKey> model;
+  std::optional<TokenCount> context_window;
+  std::optional<TokenCount> max_output_tokens;
+  std::int64_t keep_recent_segments = kDefaultKeepRecentSegments;
+  TokenCount keep_recent_tokens = kDefaultKeepRecentTokens;
+  TokenCount max_summary_tokens = kDefaultMaxSummaryTokens;
+};
+
+// Where the window came from, for the command's report.
+enum class WindowSource : std::uint8_t { kCatalog, kFlag, kDefault };
+std::string_view WindowSourceName(WindowSource source);  // "catalog", "flag", "default"
+
+struct LoopContext {
+  ModelKey model;
+  std::optional<CatalogModel> catalog;  // the model's catalog entry, if any
+  ModelLimits limits;                   // max_output_tokens: what a turn may ask for
+  WindowSource window_source = WindowSource::kDefault;
+  CompactionPolicy policy;
+  ResolvedLimits resolved;
+  std::shared_ptr<ContextCounter> counter;
+};
+
+enum class LoopContextErrorKind : std::uint8_t {
+  kWindow = 1,        // --context-window below kMinContextWindow
+  kLimitUnknown = 2,  // ContextLimitUnknown: no window known, or the limits leave no input
+  kTokenizer = 3,     // the exact counter's tokenizer data could not be loaded
+  kPolicy = 4,        // ValidatePolicy refused the policy
+};
+
+struct LoopContextError {
+  LoopContextErrorKind kind;
+  std::string message;  // for the user: names the problem and what to do
+};
+
+Result<LoopContext, LoopContextError> ChooseLoopContext(const ContextFlags& flags,
+                                                        const std::filesystem::path& tokenizer_dir);
+
+}  // namespace harness::cli
