@@ -116,6 +116,19 @@ TEST(CliValidateTranscript, MalformedJsonIsInvalidNotUsage) {
   EXPECT_EQ(FirstLine(r.out).rfind("invalid transcript", 0), 0u) << r.out;
 }
 
+TEST(CliModels, ListsTheCatalogOneModelALine) {
+  const CliRun r = Harness("models");
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_EQ(FirstLine(r.out), "provider\tmodel\twindow\tmax_input\tmax_output\tencoding");
+  EXPECT_NE(r.out.find("\nopenai\tgpt-4o\t128000\t-\t16384\to200k_base\n"), std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("\nopenai\tgpt-5\t400000\t272000\t128000\to200k_base\n"), std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("\nanthropic\tclaude-sonnet-4-5\t200000\t-\t64000\t-\n"), std::string::npos)
+      << r.out;
+  EXPECT_EQ(Harness("models extra").exit_code, 2);
+}
+
 TEST(CliUsage, HelpAndBadUsage) {
   const CliRun help = Harness("--help");
   EXPECT_EQ(help.exit_code, 0);

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "cli_support.h"
 #include "harness/core/json.h"
 #include "harness/event/event.h"
 #include "journal_process.h"
@@ -109,6 +110,12 @@ TEST_F(CompactCli, ExtractiveCommitsTheCodingAgentTranscript) {
   ASSERT_EQ(run.exit_code, 0) << Joined(run.lines);
   const std::string all = Joined(run.lines);
   EXPECT_EQ(run.lines.at(0).rfind("session ", 0), 0u) << all;
+  // Without --model: the offline model, the default window and the estimate with its margin
+  // (200000 - 8192 - 20000 = 171808).
+  EXPECT_EQ(run.lines.at(1),
+            "model harness/offline: window 200000 (default), output 8192, input limit 171808, "
+            "counter heuristic_estimate, safety margin 20000")
+      << all;
   // The leading system message became the system prompt: 11 messages of history.
   EXPECT_NE(LineStarting(run.lines, "LoopCreated loop ").find(" native harness/offline, 11 "),
             std::string::npos)
@@ -142,7 +149,8 @@ TEST_F(CompactCli, EveryHumanEventLineStartsWithTheEventType) {
   const ProcessRun run = Compact({Example("transcripts/coding-agent.json")});
   ASSERT_EQ(run.exit_code, 0);
   std::vector<std::string> types;
-  for (std::size_t i = 1; i < run.lines.size(); ++i) {
+  // Line 0 names the session, line 1 the model and its context.
+  for (std::size_t i = 2; i < run.lines.size(); ++i) {
     const std::string& line = run.lines[i];
     if (line.rfind("context before: ", 0) == 0)
       break;
@@ -333,6 +341,142 @@ TEST_F(CompactCli, TheLongerCodingSessionKeepsItsLastTwoRequests) {
       << Joined(run.lines);
   const std::string summary = SummaryOf(run.lines);
   EXPECT_NE(summary.find("256 MiB"), std::string::npos) << summary;
+}
+
+// --model: the catalog's window and output, and the counter it implies.
+
+TEST_F(CompactCli, AnOpenAiModelIsCountedExactlyInItsCatalogWindow) {
+  const ProcessRun run =
+      Compact({Example("transcripts/coding-agent.json"), "--model", "openai:gpt-4o"});
+  ASSERT_EQ(run.exit_code, 0) << Joined(run.lines);
+  // 128000 - 16384 reserved, no safety margin with an exact counter.
+  EXPECT_EQ(run.lines.at(1),
+            "model openai/gpt-4o: window 128000 (catalog), output 16384, input limit 111616, "
+            "counter exact_local o200k_base, safety margin 0")
+      << Joined(run.lines);
+  EXPECT_NE(LineStarting(run.lines, "LoopCreated loop ").find(" native openai/gpt-4o, 11 "),
+            std::string::npos)
+      << Joined(run.lines);
+  const std::string measured = LineStarting(run.lines, "ContextMeasured ");
+  EXPECT_NE(measured.find("/111616 tokens"), std::string::npos) << measured;
+  // The exact count is not the estimate's 3709.
+  EXPECT_EQ(measured.find("3709/"), std::string::npos) << measured;
+  EXPECT_EQ(run.lines.back(), "committed");
+  ExpectJournalVerifies();
+}
+
+TEST_F(CompactCli, JsonReportsTheCounterQualityAndTheWindow) {
+  const ProcessRun exact = Compact(
+      {Example("transcripts/coding-agent.json"), "--model", "openai:gpt-4o-2024-08-06", "--json"});
+  ASSERT_EQ(exact.exit_code, 0) << Joined(exact.lines);
+  const Json result = *ParseStrictJson(exact.lines.back());
+  EXPECT_EQ(result["counter_quality"], "exact_local");
+  EXPECT_EQ(result["encoding"], "o200k_base");
+  EXPECT_EQ(result["context_window"], 128000);
+  EXPECT_EQ(result["window_source"], "catalog");
+  EXPECT_EQ(result["max_output_tokens"], 16384);
+  EXPECT_EQ(result["input_limit"], 111616);
+  EXPECT_EQ(result["model"]["provider"], "openai");
+  EXPECT_EQ(result["model"]["model"], "gpt-4o-2024-08-06");
+  EXPECT_EQ(result["context_before"]["quality"], 2);  // CountQuality::kExactLocal
+  EXPECT_EQ(result["context_before"]["input_limit"], 111616);
+
+  // Anthropic models have no local tokenizer: the estimate, with a tenth of the window kept free.
+  const ProcessRun estimate = Compact({Example("transcripts/coding-agent.json"), "--model",
+                                       "anthropic:claude-sonnet-4-5-20250929", "--json"});
+  ASSERT_EQ(estimate.exit_code, 0) << Joined(estimate.lines);
+  const Json estimated = *ParseStrictJson(estimate.lines.back());
+  EXPECT_EQ(estimated["counter_quality"], "heuristic_estimate");
+  EXPECT_FALSE(estimated.contains("encoding"));
+  EXPECT_EQ(estimated["context_window"], 200000);
+  // 64000 is more than a quarter of the window: the turn's output is capped at 50000.
+  EXPECT_EQ(estimated["max_output_tokens"], 50000);
+  EXPECT_EQ(estimated["input_limit"], 200000 - 50000 - 20000);
+  EXPECT_EQ(estimated["context_before"]["quality"], 3);  // CountQuality::kHeuristicEstimate
+}
+
+TEST_F(CompactCli, AnUnknownModelWithoutAWindowIsUsage) {
+  for (const std::string model : {"openai:gpt-9", "mistral:mistral-large", "harness:offline"}) {
+    const ProcessRun run =
+        Compact({Example("transcripts/coding-agent.json"), "--model", model}, true);
+    EXPECT_EQ(run.exit_code, 2) << model;
+    ASSERT_EQ(run.lines.size(), 1u) << Joined(run.lines);  // only the stderr line
+    std::string expected = "harness compact: context input limit unavailable for ";
+    expected.append(model.substr(0, model.find(':')))
+        .append("/")
+        .append(model.substr(model.find(':') + 1))
+        .append(": no window or input limit known");
+    EXPECT_EQ(run.lines[0].rfind(expected, 0), 0u) << run.lines[0];
+    EXPECT_NE(run.lines[0].find("--context-window"), std::string::npos) << run.lines[0];
+  }
+}
+
+TEST_F(CompactCli, ContextWindowAndMaxOutputOverrideTheCatalog) {
+  const std::string transcript = Example("transcripts/coding-agent.json");
+  ProcessRun run = Compact({transcript, "--model", "openai:gpt-4o", "--context-window", "50000"});
+  ASSERT_EQ(run.exit_code, 0) << Joined(run.lines);
+  EXPECT_EQ(run.lines.at(1),
+            "model openai/gpt-4o: window 50000 (flag), output 12500, input limit 37500, counter "
+            "exact_local o200k_base, safety margin 0");
+
+  run = Compact({transcript, "--model", "openai:gpt-4o", "--max-output-tokens", "1000"});
+  ASSERT_EQ(run.exit_code, 0) << Joined(run.lines);
+  EXPECT_EQ(run.lines.at(1),
+            "model openai/gpt-4o: window 128000 (catalog), output 1000, input limit 127000, "
+            "counter exact_local o200k_base, safety margin 0");
+
+  // An unknown model is usable once its window is given: the estimate, the default output.
+  run = Compact({transcript, "--model", "mistral:mistral-large", "--context-window", "64000"});
+  ASSERT_EQ(run.exit_code, 0) << Joined(run.lines);
+  EXPECT_EQ(run.lines.at(1),
+            "model mistral/mistral-large: window 64000 (flag), output 8192, input limit 49408, "
+            "counter heuristic_estimate, safety margin 6400");
+
+  // GPT-5's input limit (272000) is below its window less the output: it is the raw limit.
+  run = Compact({transcript, "--model", "openai:gpt-5"});
+  ASSERT_EQ(run.exit_code, 0) << Joined(run.lines);
+  EXPECT_EQ(run.lines.at(1),
+            "model openai/gpt-5: window 400000 (catalog), output 100000, input limit 272000, "
+            "counter exact_local o200k_base, safety margin 0");
+}
+
+TEST_F(CompactCli, BadModelFlagsAreUsage) {
+  const std::string transcript = Example("transcripts/coding-agent.json");
+  const std::vector<std::vector<std::string>> cases = {
+      {transcript, "--model", "gpt-4o"},
+      {transcript, "--model", "openai:"},
+      {transcript, "--model", ":gpt-4o"},
+      {transcript, "--model", "openai:gpt 4o"},
+      {transcript, "--model", "openai:gpt-4o", "--context-window", "1000"},
+      {transcript, "--model", "openai:gpt-4o", "--max-output-tokens", "0"},
+      {transcript, "--model", "openai:gpt-4o", "--max-output-tokens", "128000"},  // fills it
+      {transcript, "--model", "openai:gpt-4o", "--max-output-tokens", "200000"},  // exceeds it
+      {transcript, "--max-output-tokens", "-1"},
+  };
+  for (const auto& args : cases) {
+    const ProcessRun run = Compact(args);
+    EXPECT_EQ(run.exit_code, 2) << Joined(args);
+    EXPECT_TRUE(run.lines.empty()) << Joined(args) << Joined(run.lines);  // stdout stays empty
+  }
+}
+
+TEST_F(CompactCli, MissingTokenizerDataForAnExactModelIsUsage) {
+  const std::string empty = (dir_.path() / "no-tokenizers").string();
+  std::filesystem::create_directories(empty);
+  const auto run_with = [&](const std::string& model) {
+    std::string command = "HARNESS_TOKENIZER_DIR='";
+    command.append(empty).append("' '").append(HARNESS_BINARY).append("' compact '");
+    command.append(Example("transcripts/coding-agent.json")).append("' --model ").append(model);
+    command.append(" --data-dir '").append(data()).append("' 2>&1");
+    return e2e::Shell(command);
+  };
+  const e2e::CliRun run = run_with("openai:gpt-4o");
+  EXPECT_EQ(run.exit_code, 2) << run.out;
+  EXPECT_NE(run.out.find("tokenizer: unreadable"), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("scripts/fetch-tokenizers"), std::string::npos) << run.out;
+  // An Anthropic model needs no tokenizer data.
+  const e2e::CliRun estimated = run_with("anthropic:claude-opus-4-1");
+  EXPECT_EQ(estimated.exit_code, 0) << estimated.out;
 }
 
 }  // namespace

@@ -93,4 +93,49 @@ TEST(CliCount, MissingTokenizerDataExitsTwoAndSaysWhereToGetIt) {
   EXPECT_NE(run.out.find("scripts/fetch-tokenizers"), std::string::npos) << run.out;
 }
 
+TEST(CliCount, ModelPicksItsEncodingFromTheCatalog) {
+  std::string readme = "'";
+  readme.append(HARNESS_SOURCE_DIR).append("/README.md' ");
+  const auto with = [&readme](const std::string& flags) {
+    std::string args = readme;
+    args.append(flags);
+    return args;
+  };
+  const CliRun o200k = Count(with("--encoding o200k_base"));
+  const CliRun cl100k = Count(with("--encoding cl100k_base"));
+  ASSERT_EQ(o200k.exit_code, 0);
+  ASSERT_EQ(cl100k.exit_code, 0);
+  ASSERT_NE(o200k.out, cl100k.out);  // the comparisons below can tell the encodings apart
+  for (const char* model : {"openai:gpt-4o", "openai:gpt-4o-mini-2024-07-18", "openai:gpt-4.1",
+                            "openai:o3", "openai:gpt-5"}) {
+    const CliRun run = Count(with(std::string("--model ").append(model)));
+    EXPECT_EQ(run.exit_code, 0) << model;
+    EXPECT_EQ(run.out, o200k.out) << model;
+  }
+  for (const char* model :
+       {"openai:gpt-4", "openai:gpt-4-turbo-2024-04-09", "openai:gpt-3.5-turbo"}) {
+    const CliRun run = Count(with(std::string("--model ").append(model)));
+    EXPECT_EQ(run.exit_code, 0) << model;
+    EXPECT_EQ(run.out, cl100k.out) << model;
+  }
+}
+
+TEST(CliCount, ModelOutsideTheOpenAiCatalogOrWithAnEncodingIsUsage) {
+  const TempFile file("x");
+  const CliRun anthropic = Count(file.quoted() + " --model anthropic:claude-sonnet-4-5", true);
+  EXPECT_EQ(anthropic.exit_code, 2);
+  EXPECT_NE(anthropic.out.find("anthropic:claude-sonnet-4-5 has no local tokenizer"),
+            std::string::npos)
+      << anthropic.out;
+  const CliRun unknown = Count(file.quoted() + " --model openai:gpt-9", true);
+  EXPECT_EQ(unknown.exit_code, 2);
+  EXPECT_NE(unknown.out.find("openai:gpt-9 is not in the model catalog"), std::string::npos)
+      << unknown.out;
+  const CliRun malformed = Count(file.quoted() + " --model gpt-4o", true);
+  EXPECT_EQ(malformed.exit_code, 2);
+  EXPECT_NE(malformed.out.find("invalid model no_separator"), std::string::npos) << malformed.out;
+  EXPECT_EQ(Count(file.quoted() + " --model openai:gpt-4o --encoding o200k_base").exit_code, 2);
+  EXPECT_EQ(Count(file.quoted() + " --model").exit_code, 2);
+}
+
 }  // namespace
