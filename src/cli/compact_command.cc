@@ -20,8 +20,8 @@
 #include "harness/inference/counter.h"
 #include "harness/journal/sqlite_journal.h"
 #include "harness/runtime/session.h"
-#include "harness/scripted/model_client.h"
 #include "input.h"
+#include "model_factory.h"
 
 namespace harness::cli {
 
@@ -40,7 +40,6 @@ struct CompactCommandLine {
 
 namespace {
 
-constexpr std::size_t kMaxScriptBytes = 16u * 1024 * 1024;
 constexpr std::size_t kMaxTranscriptBytes = TranscriptLimits{}.max_bytes;
 // The output limit of the offline model: what a turn may produce and what the policy reserves.
 constexpr TokenCount kMaxOutputTokens = 8192;
@@ -143,33 +142,11 @@ struct CompactorChoice {
 CompactorChoice ChooseCompactor(const std::string& spec) {
   if (spec == "extractive")
     return {std::make_shared<ExtractiveCompactor>(), ""};
-  constexpr std::string_view kScripted = "scripted:";
-  if (spec.rfind(kScripted, 0) == 0) {
-    const std::string path = spec.substr(kScripted.size());
-    if (path.empty())
-      return {nullptr, "--compactor scripted:PATH needs a script path"};
-    auto text = ReadInput(path, kMaxScriptBytes);
-    if (!text.ok())
-      return {nullptr, text.error().message};
-    auto client = ScriptedModelClient::FromJson(*text);
-    if (!client.ok()) {
-      std::string problem = "invalid script ";
-      problem.append(path).append(": ").append(client.error().Message());
-      return {nullptr, std::move(problem)};
-    }
-    // The same adapter validation path as a real model: envelope, identity, grammar.
-    return {std::make_shared<ModelCompactor>(std::shared_ptr<ModelClient>(std::move(*client))), ""};
-  }
-  const auto colon = spec.find(':');
-  if (colon != std::string::npos && colon > 0 && colon + 1 < spec.size()) {
-    std::string problem = "the model provider \"";
-    problem.append(spec.substr(0, colon))
-        .append(
-            "\" is not available in this build (model providers arrive with the HTTP clients); "
-            "use --compactor extractive or scripted:PATH");
-    return {nullptr, std::move(problem)};
-  }
-  return {nullptr, "unknown --compactor; expected extractive, scripted:PATH or PROVIDER:MODEL"};
+  auto model = MakeModelClient(spec);
+  if (!model.ok())
+    return {nullptr, model.error().Message("--compactor", "extractive or scripted:PATH")};
+  // The same adapter validation path as a real model: envelope, identity, grammar.
+  return {std::make_shared<ModelCompactor>(std::move(model->client)), ""};
 }
 
 // Leading system messages are the agent's configuration, not conversation: they become the
