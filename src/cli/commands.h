@@ -38,4 +38,10 @@ struct CountCommandLine;
 std::shared_ptr<CountCommandLine> AddCountCommand(CLI::App& app);
 std::optional<int> RunCountCommand(const CountCommandLine& line);
 
+// `harness chat --model SPEC [options]` (chat_command.cc, docs/cli.md): registered on `app`
+// before parsing; RunChatCommand returns its exit code when it was parsed, else nullopt.
+struct ChatCommandLine;
+std::shared_ptr<ChatCommandLine> AddChatCommand(CLI::App& app);
+std::optional<int> RunChatCommand(const ChatCommandLine& line);
+
 }  // namespace harness::cli
