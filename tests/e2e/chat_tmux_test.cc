@@ -1,9 +1,8 @@
 // `harness chat` at a real terminal: the binary runs in a tmux pane (a private tmux server per
-// test), keys are typed with send-keys and the screen is read with capture-pane. The pane is
-// the only thing tmux lets a test observe, so every step waits, with a deadline, until the text
-// it expects is on the screen.
+// test, its socket in the test's temporary directory), keys are typed with send-keys and the screen
+// is read with capture-pane. The pane is the only thing tmux lets a test observe, so every step
+// waits, with a deadline, until the text it expects is on the screen.
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <chrono>
 #include <string>
@@ -37,12 +36,12 @@ std::size_t Count(const std::string& haystack, const std::string& needle) {
   return n;
 }
 
-// A private tmux server running one chat in a 120x40 pane; killed with the object.
+// A private tmux server running one chat in a 120x40 pane; killed with the object. Its socket
+// lives in the test's temporary directory, so nothing is left behind.
 class TmuxChat {
  public:
-  explicit TmuxChat(const std::string& chat_command) {
-    static int counter = 0;
-    socket_ = "harness-chat-" + std::to_string(::getpid()) + "-" + std::to_string(counter++);
+  TmuxChat(const ChatDir& dir, const std::string& chat_command)
+      : socket_((dir.path() / "tmux.sock").string()) {
     // The shell keeps the pane after the chat so that its exit status can be read.
     const std::string inner = chat_command + "; echo \"chat exited $?\"; read -r done";
     started_ = Shell(Tmux("-f /dev/null new-session -d -s chat -x 120 -y 40 " + Quoted(inner)))
@@ -79,7 +78,9 @@ class TmuxChat {
   }
 
  private:
-  std::string Tmux(const std::string& args) const { return "tmux -L " + socket_ + " " + args; }
+  std::string Tmux(const std::string& args) const {
+    return "tmux -S " + Quoted(socket_) + " " + args;
+  }
 
   std::string socket_;
   bool started_ = false;
@@ -91,7 +92,7 @@ class ChatTmux : public ::testing::Test {
 };
 
 TEST_F(ChatTmux, ATurnContextHistoryUnknownCommandAndQuit) {
-  TmuxChat tmux(dir_.ChatCommand(dir_.Script({Answer("Hello from the script")})));
+  TmuxChat tmux(dir_, dir_.ChatCommand(dir_.Script({Answer("Hello from the script")})));
   ASSERT_TRUE(tmux.started());
   ASSERT_TRUE(tmux.WaitFor("type a message, or /compact /context /history /quit")) << tmux.Screen();
   tmux.Type("hello there");
@@ -118,8 +119,8 @@ TEST_F(ChatTmux, ATurnContextHistoryUnknownCommandAndQuit) {
 
 TEST_F(ChatTmux, CompactCommitsAndHistoryShowsTheSummary) {
   TmuxChat tmux(
-      dir_.ChatCommand(dir_.Script({Answer("one"), Answer("two"), Summary(kValidSummary)}),
-                       "--keep-recent-segments 1"));
+      dir_, dir_.ChatCommand(dir_.Script({Answer("one"), Answer("two"), Summary(kValidSummary)}),
+                             "--keep-recent-segments 1"));
   ASSERT_TRUE(tmux.started());
   tmux.Type("first");
   ASSERT_TRUE(tmux.WaitFor("assistant: one")) << tmux.Screen();
@@ -141,9 +142,9 @@ TEST_F(ChatTmux, CompactCommitsAndHistoryShowsTheSummary) {
 }
 
 TEST_F(ChatTmux, CompactRejectedLeavesTheHistoryUnchanged) {
-  TmuxChat tmux(dir_.ChatCommand(
-      dir_.Script({Answer("one"), Answer("two"), Summary(kSummaryWithoutDecisions)}),
-      "--keep-recent-segments 1"));
+  TmuxChat tmux(dir_, dir_.ChatCommand(dir_.Script({Answer("one"), Answer("two"),
+                                                    Summary(kSummaryWithoutDecisions)}),
+                                       "--keep-recent-segments 1"));
   ASSERT_TRUE(tmux.started());
   tmux.Type("first");
   ASSERT_TRUE(tmux.WaitFor("assistant: one")) << tmux.Screen();
@@ -165,9 +166,9 @@ TEST_F(ChatTmux, CompactRejectedLeavesTheHistoryUnchanged) {
 
 TEST_F(ChatTmux, InputTypedDuringACompactionIsQueuedThenAnswered) {
   // The summary takes 3 s: long enough to type while the compactor works.
-  TmuxChat tmux(dir_.ChatCommand(
-      dir_.Script({Answer("one"), Answer("two"), Summary(kValidSummary, 3000), Answer("three")}),
-      "--keep-recent-segments 1"));
+  TmuxChat tmux(dir_, dir_.ChatCommand(dir_.Script({Answer("one"), Answer("two"),
+                                                    Summary(kValidSummary, 3000), Answer("three")}),
+                                       "--keep-recent-segments 1"));
   ASSERT_TRUE(tmux.started());
   tmux.Type("first");
   ASSERT_TRUE(tmux.WaitFor("assistant: one")) << tmux.Screen();
@@ -189,7 +190,7 @@ TEST_F(ChatTmux, InputTypedDuringACompactionIsQueuedThenAnswered) {
 }
 
 TEST_F(ChatTmux, CtrlDEndsTheChatCleanly) {
-  TmuxChat tmux(dir_.ChatCommand(dir_.Script({Answer("x")})));
+  TmuxChat tmux(dir_, dir_.ChatCommand(dir_.Script({Answer("x")})));
   ASSERT_TRUE(tmux.started());
   ASSERT_TRUE(tmux.WaitFor("type a message")) << tmux.Screen();
   tmux.Key("C-d");
