@@ -44,4 +44,10 @@ struct ModelsCommandLine;
 std::shared_ptr<ModelsCommandLine> AddModelsCommand(CLI::App& app);
 std::optional<int> RunModelsCommand(const ModelsCommandLine& line);
 
+// `harness chat --model SPEC [options]` (chat_command.cc, docs/cli.md): registered on `app`
+// before parsing; RunChatCommand returns its exit code when it was parsed, else nullopt.
+struct ChatCommandLine;
+std::shared_ptr<ChatCommandLine> AddChatCommand(CLI::App& app);
+std::optional<int> RunChatCommand(const ChatCommandLine& line);
+
 }  // namespace harness::cli

@@ -22,8 +22,8 @@
 #include "harness/inference/tokenizer.h"
 #include "harness/journal/sqlite_journal.h"
 #include "harness/runtime/session.h"
-#include "harness/scripted/model_client.h"
 #include "input.h"
+#include "model_factory.h"
 #include "policy_defaults.h"
 
 namespace harness::cli {
@@ -36,20 +36,13 @@ struct CompactCommandLine {
   std::string compactor = "extractive";
   std::string data_dir = "./.harness";
   std::string model;  // PROVIDER:MODEL; empty: the offline model
-  std::int64_t keep_recent_segments = kDefaultKeepRecentSegments;
-  TokenCount keep_recent_tokens = kDefaultKeepRecentTokens;
-  TokenCount max_summary_tokens = kDefaultMaxSummaryTokens;
-  TokenCount context_window = 0;
-  TokenCount max_output_tokens = 0;
+  ContextOptions context;
   CLI::Option* model_option = nullptr;
-  CLI::Option* context_window_option = nullptr;
-  CLI::Option* max_output_tokens_option = nullptr;
   bool json = false;
 };
 
 namespace {
 
-constexpr std::size_t kMaxScriptBytes = 16u * 1024 * 1024;
 constexpr std::size_t kMaxTranscriptBytes = TranscriptLimits{}.max_bytes;
 
 // A native loop needs a model client, but `harness compact` submits no input, so no turn ever
@@ -143,33 +136,11 @@ struct CompactorChoice {
 CompactorChoice ChooseCompactor(const std::string& spec) {
   if (spec == "extractive")
     return {std::make_shared<ExtractiveCompactor>(), ""};
-  constexpr std::string_view kScripted = "scripted:";
-  if (spec.rfind(kScripted, 0) == 0) {
-    const std::string path = spec.substr(kScripted.size());
-    if (path.empty())
-      return {nullptr, "--compactor scripted:PATH needs a script path"};
-    auto text = ReadInput(path, kMaxScriptBytes);
-    if (!text.ok())
-      return {nullptr, text.error().message};
-    auto client = ScriptedModelClient::FromJson(*text);
-    if (!client.ok()) {
-      std::string problem = "invalid script ";
-      problem.append(path).append(": ").append(client.error().Message());
-      return {nullptr, std::move(problem)};
-    }
-    // The same adapter validation path as a real model: envelope, identity, grammar.
-    return {std::make_shared<ModelCompactor>(std::shared_ptr<ModelClient>(std::move(*client))), ""};
-  }
-  const auto colon = spec.find(':');
-  if (colon != std::string::npos && colon > 0 && colon + 1 < spec.size()) {
-    std::string problem = "the model provider \"";
-    problem.append(spec.substr(0, colon))
-        .append(
-            "\" is not available in this build (model providers arrive with the HTTP clients); "
-            "use --compactor extractive or scripted:PATH");
-    return {nullptr, std::move(problem)};
-  }
-  return {nullptr, "unknown --compactor; expected extractive, scripted:PATH or PROVIDER:MODEL"};
+  auto model = MakeModelClient(spec);
+  if (!model.ok())
+    return {nullptr, model.error().Message("--compactor", "extractive or scripted:PATH")};
+  // The same adapter validation path as a real model: envelope, identity, grammar.
+  return {std::make_shared<ModelCompactor>(std::move(model->client)), ""};
 }
 
 // Leading system messages are the agent's configuration, not conversation: they become the
@@ -296,24 +267,17 @@ void PrintHumanResult(const Outcome& outcome, const Verdict& verdict) {
 
 // What the flags say about the context; unset options take policy_defaults.h's defaults.
 Result<ContextFlags, std::string> FlagsOf(const CompactCommandLine& line) {
-  ContextFlags flags;
+  std::optional<ModelKey> model;
   if (line.model_option->count() > 0) {
-    auto model = ParseModelSpec(line.model);
-    if (!model.ok()) {
+    auto parsed = ParseModelSpec(line.model);
+    if (!parsed.ok()) {
       std::string problem = "--model: ";
-      problem.append(model.error().Message());
+      problem.append(parsed.error().Message());
       return Fail(std::move(problem));
     }
-    flags.model = std::move(model).value();
+    model = std::move(parsed).value();
   }
-  if (line.context_window_option->count() > 0)
-    flags.context_window = line.context_window;
-  if (line.max_output_tokens_option->count() > 0)
-    flags.max_output_tokens = line.max_output_tokens;
-  flags.keep_recent_segments = line.keep_recent_segments;
-  flags.keep_recent_tokens = line.keep_recent_tokens;
-  flags.max_summary_tokens = line.max_summary_tokens;
-  return flags;
+  return line.context.Flags(std::move(model));
 }
 
 // "model openai/gpt-4o: window 128000 (catalog), output 16384, input limit 111616, counter
@@ -465,30 +429,11 @@ std::shared_ptr<CompactCommandLine> AddCompactCommand(CLI::App& app) {
       ->capture_default_str();
   c->add_option("--data-dir", line->data_dir, "data directory (SQLite journal; created)")
       ->capture_default_str();
-  c->add_option("--keep-recent-segments", line->keep_recent_segments,
-                "user-started segments to keep verbatim")
-      ->check(CLI::PositiveNumber)
-      ->capture_default_str();
-  c->add_option("--keep-recent-tokens", line->keep_recent_tokens,
-                "token target of the verbatim tail")
-      ->check(CLI::PositiveNumber)
-      ->capture_default_str();
-  c->add_option("--max-summary-tokens", line->max_summary_tokens, "summary token budget")
-      ->check(CLI::PositiveNumber)
-      ->capture_default_str();
+  line->context.Register(*c);
   line->model_option = c->add_option(
       "--model", line->model,
       "the conversation's model, PROVIDER:MODEL (e.g. openai:gpt-4o): its catalog entry gives the "
       "window, the output and the counter (exact for OpenAI models); default harness:offline");
-  line->context_window_option =
-      c->add_option("--context-window", line->context_window,
-                    "the model's context window, tokens (default: the catalog's; 200000 "
-                    "without --model)");
-  line->max_output_tokens_option =
-      c->add_option("--max-output-tokens", line->max_output_tokens,
-                    "the output a turn may ask for, tokens, reserved in the window (default: "
-                    "the model's maximum, at most a quarter of the window)")
-          ->check(CLI::PositiveNumber);
   c->add_flag("--json", line->json, "NDJSON: one JSON object per event, then a CompactResult");
   return line;
 }

@@ -34,6 +34,7 @@ int main(int argc, char** argv) {
   const auto compact = harness::cli::AddCompactCommand(app);
   const auto count = harness::cli::AddCountCommand(app);
   const auto models = harness::cli::AddModelsCommand(app);
+  const auto chat = harness::cli::AddChatCommand(app);
 
   try {
     app.parse(argc, argv);
@@ -53,6 +54,8 @@ int main(int argc, char** argv) {
   if (const auto code = harness::cli::RunCountCommand(*count))
     return *code;
   if (const auto code = harness::cli::RunModelsCommand(*models))
+    return *code;
+  if (const auto code = harness::cli::RunChatCommand(*chat))
     return *code;
   if (validate_summary->parsed())
     return harness::cli::ValidateSummaryCommand(summary_path);

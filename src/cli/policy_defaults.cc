@@ -123,4 +123,42 @@ Result<LoopContext, LoopContextError> ChooseLoopContext(
   return context;
 }
 
+void ContextOptions::Register(CLI::App& command) {
+  command
+      .add_option("--keep-recent-segments", keep_recent_segments,
+                  "user-started segments a compaction keeps verbatim")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  command
+      .add_option("--keep-recent-tokens", keep_recent_tokens, "token target of the verbatim tail")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  command.add_option("--max-summary-tokens", max_summary_tokens, "summary token budget")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  context_window_option =
+      command.add_option("--context-window", context_window,
+                         "the model's context window, tokens (default: the catalog's; 200000 "
+                         "for a model outside the catalog without --model)");
+  max_output_tokens_option =
+      command
+          .add_option("--max-output-tokens", max_output_tokens,
+                      "the output a turn may ask for, tokens, reserved in the window (default: "
+                      "the model's maximum, at most a quarter of the window)")
+          ->check(CLI::PositiveNumber);
+}
+
+ContextFlags ContextOptions::Flags(std::optional<ModelKey> model) const {
+  ContextFlags flags;
+  flags.model = std::move(model);
+  if (context_window_option != nullptr && context_window_option->count() > 0)
+    flags.context_window = context_window;
+  if (max_output_tokens_option != nullptr && max_output_tokens_option->count() > 0)
+    flags.max_output_tokens = max_output_tokens;
+  flags.keep_recent_segments = keep_recent_segments;
+  flags.keep_recent_tokens = keep_recent_tokens;
+  flags.max_summary_tokens = max_summary_tokens;
+  return flags;
+}
+
 }  // namespace harness::cli

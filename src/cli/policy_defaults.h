@@ -30,6 +30,7 @@
 // Thread safety: pure apart from reading the tokenizer files.
 #pragma once
 
+#include <CLI/CLI.hpp>
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
@@ -88,6 +89,23 @@ struct LoopContext {
   CompactionPolicy policy;
   ResolvedLimits resolved;
   std::shared_ptr<ContextCounter> counter;
+};
+
+// The context options of every command that runs a loop (compact, chat): --keep-recent-segments,
+// --keep-recent-tokens, --max-summary-tokens, --context-window and --max-output-tokens, with
+// the defaults above. Register adds them to a command; Flags reads them after parsing (an
+// option not given stays unset, so that ChooseLoopContext applies the catalog or the default).
+struct ContextOptions {
+  std::int64_t keep_recent_segments = kDefaultKeepRecentSegments;
+  TokenCount keep_recent_tokens = kDefaultKeepRecentTokens;
+  TokenCount max_summary_tokens = kDefaultMaxSummaryTokens;
+  TokenCount context_window = 0;
+  TokenCount max_output_tokens = 0;
+  CLI::Option* context_window_option = nullptr;
+  CLI::Option* max_output_tokens_option = nullptr;
+
+  void Register(CLI::App& command);
+  ContextFlags Flags(std::optional<ModelKey> model) const;
 };
 
 enum class LoopContextErrorKind : std::uint8_t {

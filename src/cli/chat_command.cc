@@ -1,0 +1,552 @@
+// `harness chat`: an interactive chat on a session of a data directory: lines typed are user
+// input to one native loop, slash commands drive compaction and show the context (docs/cli.md
+// has the behaviour and its proofs).
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <cstdio>
+#include <mutex>
+#include <set>
+#include <stop_token>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "chat_console.h"
+#include "commands.h"
+#include "event_lines.h"
+#include "harness/compaction/extractive.h"
+#include "harness/compaction/model_compactor.h"
+#include "harness/compaction/tail.h"
+#include "harness/inference/counter.h"
+#include "harness/journal/sqlite_journal.h"
+#include "harness/runtime/session.h"
+#include "model_factory.h"
+#include "policy_defaults.h"
+
+namespace harness::cli {
+
+// The defaults are documented in docs/cli.md; change both together.
+struct ChatCommandLine {
+  CLI::App* command = nullptr;
+  std::string model;
+  std::string compactor = "model";
+  std::string data_dir = "./.harness";
+  std::string system_prompt;
+  ContextOptions context;
+  bool no_auto_compact = false;
+};
+
+namespace {
+
+// One typed line; a longer one is refused whole rather than read without bound.
+constexpr std::size_t kMaxLineBytes = 1u << 20;
+// What /history shows of each message.
+constexpr std::size_t kHistoryLineBytes = 100;
+constexpr std::string_view kCommands = "/compact /context /history /quit";
+
+int Usage(std::string_view message) {
+  std::fprintf(stderr, "harness chat: %.*s\n", static_cast<int>(message.size()), message.data());
+  return kExitUsage;
+}
+
+// `text` on one line (newlines and tabs as spaces), cut at `limit` bytes on a character
+// boundary.
+std::string Truncated(std::string text, std::size_t limit) {
+  std::replace_if(
+      text.begin(), text.end(), [](char c) { return c == '\n' || c == '\r' || c == '\t'; }, ' ');
+  if (text.size() <= limit)
+    return text;
+  std::size_t cut = limit;
+  while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80)
+    --cut;  // not inside a UTF-8 sequence
+  text.resize(cut);
+  text.append("...");
+  return text;
+}
+
+// The text of a message on one line: text verbatim, other blocks as a bracketed tag.
+std::string OneLine(const Message& message, std::size_t limit) {
+  std::string text;
+  for (const Block& block : message.blocks()) {
+    if (!text.empty())
+      text.push_back(' ');
+    if (const auto* t = block.as<TextBlock>()) {
+      text.append(t->text);
+    } else if (const auto* use = block.as<ToolUseBlock>()) {
+      text.append("[tool call ").append(use->name).append("]");
+    } else if (block.is<ToolResultBlock>()) {
+      text.append("[tool result]");
+    } else if (const auto* refusal = block.as<RefusalBlock>()) {
+      text.append("[refused] ").append(refusal->text);
+    } else {
+      text.append("[non-text block]");
+    }
+  }
+  return Truncated(std::move(text), limit);
+}
+
+std::string AnswerText(const AssistantMessage& message) {
+  std::string text;
+  for (const Block& block : message.blocks) {
+    if (const auto* t = block.as<TextBlock>())
+      text.append(t->text);
+  }
+  return text;
+}
+
+// What is still in flight, learned from the events; the piped chat waits on it between lines
+// and the progress indicator shows it.
+class Outstanding {
+ public:
+  std::mutex& mutex() { return mutex_; }
+  // The caller holds mutex(): registering under the lock that event handling takes means no
+  // reply can be handled before its command is known.
+  void AddInputLocked(const Uuid& id) { inputs_.insert(id); }
+  void AddCompactLocked(const Uuid& id) { compacts_.insert(id); }
+  bool IsOurCompactLocked(const Uuid& id) const { return compacts_.count(id) != 0; }
+
+  void InputTaken(const Uuid& id) { inputs_.erase(id); }
+  void CompactAnswered(const Uuid& id) { compacts_.erase(id); }
+  void TurnRunning(bool running) { turn_running_ = running; }
+  void Compacting(bool compacting) { compacting_ = compacting; }
+  // The loop exited, the session faulted or the events stopped: nothing more will arrive.
+  void Ended() { ended_ = true; }
+
+  // Call after every change, without the lock.
+  void Changed() { changed_.notify_all(); }
+
+  std::string_view ActivityLocked() const {
+    if (compacting_)
+      return "compacting";
+    if (ended_ || (inputs_.empty() && compacts_.empty() && !turn_running_))
+      return "";
+    return "thinking";
+  }
+
+  void WaitQuiet() {
+    std::unique_lock lock(mutex_);
+    changed_.wait(lock, [this] {
+      return ended_ || (inputs_.empty() && compacts_.empty() && !turn_running_);
+    });
+  }
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  std::set<Uuid> inputs_;
+  std::set<Uuid> compacts_;
+  bool turn_running_ = false;
+  bool compacting_ = false;
+  bool ended_ = false;
+};
+
+// Turns the loop's events into chat output. Called from one thread at a time.
+class ChatView {
+ public:
+  ChatView(ChatConsole& console, Outstanding& outstanding, Uuid loop)
+      : console_(console), outstanding_(outstanding), loop_(loop) {}
+
+  void Show(const Event& event) {
+    std::vector<std::string> lines;
+    {
+      std::lock_guard lock(outstanding_.mutex());
+      lines = Handle(event);
+      console_.SetActivity(outstanding_.ActivityLocked());
+    }
+    for (const std::string& line : lines)
+      console_.Line(line);
+    outstanding_.Changed();
+  }
+
+ private:
+  std::vector<std::string> Handle(const Event& event) {
+    if (HeaderOf(event).loop_id != loop_)
+      return {};
+    if (const auto* e = std::get_if<LoopCreated>(&event)) {
+      context_.messages_before = e->history.size();
+    } else if (const auto* e = std::get_if<ContextMeasured>(&event)) {
+      context_.before = e->measurement;
+    } else if (std::holds_alternative<ContextPressure>(event)) {
+      return {EventLine(event, context_)};
+    } else if (std::holds_alternative<CompactionStarted>(event)) {
+      outstanding_.Compacting(true);
+      return {EventLine(event, context_)};
+    } else if (const auto* e = std::get_if<CompactionCommitted>(&event)) {
+      outstanding_.Compacting(false);
+      std::vector<std::string> lines{EventLine(event, context_)};
+      std::string before = "?";
+      if (context_.before && context_.before->basis == e->basis)
+        before = TokensText(context_.before->input_tokens, context_.before->input_limit);
+      outcome_ = fmt::format("compact committed: {} -> {}, summary + {} messages", before,
+                             TokensText(e->post_context.input_tokens, e->post_context.input_limit),
+                             e->retained.size());
+      context_.messages_before = 1 + e->retained.size();
+      context_.before = e->post_context;
+      return lines;
+    } else if (std::holds_alternative<CompactionRejected>(event)) {
+      outstanding_.Compacting(false);
+      return {EventLine(event, context_)};
+    } else if (const auto to = ReplyTo(event); to && outstanding_.IsOurCompactLocked(*to)) {
+      outstanding_.CompactAnswered(*to);
+      if (const auto* rejected = std::get_if<CompactWaiterRejected>(&event)) {
+        return {fmt::format("compact rejected {}", CompactRejectReasonName(rejected->reason))};
+      }
+      return {outcome_};
+    } else if (std::holds_alternative<InputQueued>(event)) {
+      return {"queued: the input waits for the compaction to end"};
+    } else if (const auto* e = std::get_if<InputRejected>(&event)) {
+      outstanding_.InputTaken(e->header.cause.command_id);
+      return {EventLine(event, context_)};
+    } else if (const auto* e = std::get_if<InputCancelled>(&event)) {
+      outstanding_.InputTaken(e->header.cause.command_id);
+      return {EventLine(event, context_)};
+    } else if (std::holds_alternative<TurnStarted>(event)) {
+      outstanding_.TurnRunning(true);
+    } else if (const auto* e = std::get_if<MessageCommitted>(&event)) {
+      return Committed(*e);
+    } else if (std::holds_alternative<TurnCompleted>(event)) {
+      outstanding_.TurnRunning(false);
+      return {"assistant: " + answer_};
+    } else if (std::holds_alternative<TurnFailed>(event) ||
+               std::holds_alternative<TurnInterrupted>(event)) {
+      outstanding_.TurnRunning(false);
+      return {EventLine(event, context_)};
+    } else if (std::holds_alternative<LoopExited>(event)) {
+      outstanding_.Ended();
+      return {EventLine(event, context_)};
+    }
+    return {};
+  }
+
+  std::vector<std::string> Committed(const MessageCommitted& e) {
+    ++context_.messages_before;
+    if (!e.input_command_id.IsZero())
+      outstanding_.InputTaken(e.input_command_id);
+    std::vector<std::string> lines;
+    if (const auto* assistant = e.message.as<AssistantMessage>()) {
+      answer_ = AnswerText(*assistant);
+      for (const Block& block : assistant->blocks) {
+        if (const auto* use = block.as<ToolUseBlock>())
+          lines.push_back("tool call " + use->name);
+      }
+    } else if (const auto* result = e.message.as<ToolResultMessage>()) {
+      lines.push_back(result->is_error ? "tool result: error" : "tool result: ok");
+    }
+    return lines;
+  }
+
+  ChatConsole& console_;
+  Outstanding& outstanding_;
+  const Uuid loop_;
+  LineContext context_;  // messages_before: the loop's history size as the events tell it
+  std::string answer_;   // the turn's latest assistant text
+  std::string outcome_;  // the last commit, for the reply that answers a /compact
+};
+
+// /context: the latest measurement, and what a compaction now would keep (the compaction
+// module's own tail selection, the same call the runtime makes).
+void ShowContext(ChatConsole& console, const LoopSnapshot& snapshot, const CompactionPolicy& policy,
+                 CountQuality quality, TokenCount window) {
+  if (snapshot.measurement) {
+    const ContextMeasurement& m = *snapshot.measurement;
+    console.Line(fmt::format("context: {} of the input limit (window {}), counter {}, pressure {}",
+                             TokensText(m.input_tokens, m.input_limit), window,
+                             CountQualityName(m.quality), PressureLevelName(snapshot.pressure)));
+  } else {
+    console.Line(
+        fmt::format("context: not measured yet (each turn measures it; window {}), counter {}",
+                    window, CountQualityName(quality)));
+  }
+  auto tail = SelectRetainedTail(snapshot.history, snapshot.derived_prefix,
+                                 policy.keep_recent_segments, policy.keep_recent_tokens);
+  if (!tail.ok()) {
+    console.Line(fmt::format("next compaction: {} ({} messages)",
+                             TailErrorKindName(tail.error().kind), snapshot.history.size()));
+    return;
+  }
+  TokenCount tokens = 0;
+  std::size_t segments = 0;
+  for (const Message& message : tail->retained) {
+    tokens += EstimateMessageTokens(message);
+    segments += message.as<UserMessage>() != nullptr ? 1 : 0;
+  }
+  console.Line(fmt::format(
+      "next compaction: summarizes {} messages, keeps {} messages in {} segments (~{} tokens)",
+      tail->head.size(), tail->retained.size(), segments, tokens));
+}
+
+void ShowHistory(ChatConsole& console, const LoopSnapshot& snapshot) {
+  if (snapshot.history.empty())
+    console.Line("history: empty");
+  for (std::size_t i = 0; i < snapshot.history.size(); ++i) {
+    const Message& message = snapshot.history[i];
+    const char* role = i < snapshot.derived_prefix ? "summary" : RoleName(message.role());
+    console.Line(fmt::format("[{}] {}: {}", i, role, OneLine(message, kHistoryLineBytes)));
+  }
+}
+
+enum class LineRead : std::uint8_t { kLine, kTooLong, kEnd };
+
+// One line of standard input without its newline (and a trailing carriage return). A line
+// over kMaxLineBytes is consumed to its end and reported, never held.
+LineRead ReadLine(std::string& line) {
+  line.clear();
+  bool too_long = false;
+  for (int c = std::getc(stdin); c != EOF; c = std::getc(stdin)) {
+    if (c == '\n') {
+      if (!line.empty() && line.back() == '\r')
+        line.pop_back();
+      return too_long ? LineRead::kTooLong : LineRead::kLine;
+    }
+    if (line.size() < kMaxLineBytes) {
+      line.push_back(static_cast<char>(c));
+    } else {
+      too_long = true;
+      line.clear();
+    }
+  }
+  if (too_long)
+    return LineRead::kTooLong;
+  return line.empty() ? LineRead::kEnd : LineRead::kLine;
+}
+
+struct Chat {
+  Session& session;
+  Uuid loop;
+  ChatConsole& console;
+  Outstanding& outstanding;
+  const CompactionPolicy& policy;
+  CountQuality quality;
+  TokenCount window;
+
+  void Submit(const std::string& text) {
+    std::lock_guard lock(outstanding.mutex());
+    auto id = session.SubmitInputToLoop(loop, UserMessage{{TextBlock{text}}});
+    if (!id.ok()) {
+      console.Error("harness chat: " + id.error().Message());
+      return;
+    }
+    outstanding.AddInputLocked(*id);
+    console.SetActivity(outstanding.ActivityLocked());
+  }
+
+  void Compact() {
+    std::lock_guard lock(outstanding.mutex());
+    auto id = session.CompactToLoop(loop);
+    if (!id.ok()) {
+      console.Error("harness chat: " + id.error().Message());
+      return;
+    }
+    outstanding.AddCompactLocked(*id);
+    console.SetActivity(outstanding.ActivityLocked());
+  }
+
+  // false: the chat ends.
+  bool Command(const std::string& line) {
+    const std::string name = line.substr(0, line.find(' '));
+    if (name == "/quit")
+      return false;
+    if (name == "/compact") {
+      Compact();
+    } else if (name == "/context" || name == "/history") {
+      auto snapshot = session.Snapshot(loop);
+      if (!snapshot.ok()) {
+        console.Error("harness chat: " + snapshot.error().Message());
+      } else if (name == "/context") {
+        ShowContext(console, *snapshot, policy, quality, window);
+      } else {
+        ShowHistory(console, *snapshot);
+      }
+    } else {
+      console.Line(fmt::format("unknown command {}; commands: {}", Truncated(name, 40), kCommands));
+    }
+    return true;
+  }
+};
+
+int Run(const ChatCommandLine& line) {
+  auto model = MakeModelClient(line.model);
+  if (!model.ok())
+    return Usage(model.error().Message("--model", "scripted:PATH"));
+  std::shared_ptr<Compactor> compactor;
+  if (line.compactor == "model") {
+    compactor = std::make_shared<ModelCompactor>(model->client);
+  } else if (line.compactor == "extractive") {
+    compactor = std::make_shared<ExtractiveCompactor>();
+  } else {
+    auto other = MakeModelClient(line.compactor);
+    if (!other.ok())
+      return Usage(other.error().Message("--compactor", "model, extractive or scripted:PATH"));
+    compactor = std::make_shared<ModelCompactor>(std::move(other->client));
+  }
+
+  // A scripted model has no catalog entry: it takes the CLI's offline window and output.
+  auto chosen = ChooseLoopContext(
+      line.context.Flags(model->scripted ? std::nullopt : std::optional<ModelKey>(model->model)),
+      TokenizerDirFromEnvironment());
+  if (!chosen.ok())
+    return Usage(chosen.error().message);
+  LoopContext& context = *chosen;
+  context.policy.automatic = !line.no_auto_compact;
+  const CompactionPolicy& policy = context.policy;
+
+  auto journal = SqliteJournal::Open(line.data_dir);
+  if (!journal.ok()) {
+    return Usage(fmt::format("cannot open the journal in {}: {}", line.data_dir,
+                             journal.error().Describe()));
+  }
+  ChatConsole console(isatty(STDOUT_FILENO) == 1);
+  Outstanding outstanding;
+  SessionOptions options;
+  options.journal = journal->get();
+  // Failures while the session shuts down are kept and shown only if it faulted: releasing
+  // the lease can race a renewal, which reports a stale fence that harms nothing.
+  std::atomic<bool> closing{false};
+  std::mutex late_mutex;
+  std::vector<std::string> late_failures;
+  options.on_failure = [&](const InfrastructureFailure& f) {
+    std::string text = fmt::format("harness chat: runtime failure: {}: {}",
+                                   InfrastructureFailureKindName(f.kind), f.detail);
+    if (closing) {
+      std::lock_guard lock(late_mutex);
+      late_failures.push_back(std::move(text));
+      return;
+    }
+    console.Error(text);
+    if (f.kind != InfrastructureFailure::Kind::kIntentAppend) {
+      std::lock_guard lock(outstanding.mutex());
+      outstanding.Ended();
+    }
+    outstanding.Changed();
+  };
+  auto opened = Session::Open(std::move(options));
+  if (!opened.ok()) {
+    std::fprintf(stderr, "harness chat: %s\n", opened.error().Message().c_str());
+    return kExitInvalid;
+  }
+  Session& session = **opened;
+  Subscription events = session.Subscribe();
+
+  LoopDefinition definition;
+  definition.model = model->model;
+  definition.limits = context.limits;
+  definition.system_prompt = line.system_prompt;
+  definition.client = model->client;
+  definition.counter = context.counter;
+  definition.compaction = policy;
+  definition.compactor = std::move(compactor);
+  auto loop = session.CreateLoop(std::move(definition));
+  if (!loop.ok()) {
+    std::fprintf(stderr, "harness chat: %s\n", loop.error().Message().c_str());
+    return kExitInvalid;
+  }
+  console.Line(fmt::format("session {} in {}, model {}/{}", session.id().ToString(), line.data_dir,
+                           model->model.provider, model->model.model));
+  console.Line(fmt::format("type a message, or {}", kCommands));
+
+  ChatView view(console, outstanding, *loop);
+  std::jthread printer([&](std::stop_token stop) {
+    for (;;) {
+      auto next = events.Next(stop);
+      if (!next.ok())
+        break;
+      view.Show(*next->event);
+    }
+    if (!stop.stop_requested()) {
+      // The hub closed the subscription (lagged): nothing more will be shown.
+      if (const auto closed = events.close_reason())
+        console.Error("harness chat: events: " + closed->Message());
+      {
+        std::lock_guard lock(outstanding.mutex());
+        outstanding.Ended();
+      }
+      outstanding.Changed();
+    }
+  });
+
+  // Piped input is a script: each line waits for the previous one's work, so the output is
+  // deterministic. At a terminal a line acts at once; input typed during a compaction is
+  // queued by the loop.
+  const bool scripted_input = isatty(STDIN_FILENO) != 1;
+  Chat chat{session,
+            *loop,
+            console,
+            outstanding,
+            policy,
+            context.counter->quality(),
+            context.limits.window_tokens};
+  std::string text;
+  for (;;) {
+    if (scripted_input)
+      outstanding.WaitQuiet();
+    const LineRead read = ReadLine(text);
+    if (read == LineRead::kEnd)
+      break;
+    if (read == LineRead::kTooLong) {
+      console.Error(fmt::format("harness chat: line longer than {} bytes; ignored", kMaxLineBytes));
+      continue;
+    }
+    if (text.empty())
+      continue;
+    if (text.front() == '/') {
+      if (!chat.Command(text))
+        break;
+    } else {
+      chat.Submit(text);
+    }
+  }
+
+  closing = true;
+  session.Shutdown();
+  printer.request_stop();
+  printer.join();
+  for (auto next = events.TryNext(); next.ok(); next = events.TryNext())
+    view.Show(*next->event);
+  console.SetActivity("");
+  if (!session.faulted())
+    return kExitOk;
+  std::lock_guard lock(late_mutex);
+  for (const std::string& failure : late_failures)
+    console.Error(failure);
+  return kExitInvalid;
+}
+
+}  // namespace
+
+std::shared_ptr<ChatCommandLine> AddChatCommand(CLI::App& app) {
+  auto line = std::make_shared<ChatCommandLine>();
+  line->command = app.add_subcommand(
+      "chat",
+      "Chat with a model on a new session in the data directory. Each line is a message;\n"
+      "/compact compacts now, /context shows the occupancy and what a compaction would keep,\n"
+      "/history lists the loop's messages, /quit (or end of input) ends the chat.\n"
+      "Exit 0 after a clean end; 2 bad usage; 1 the runtime failed.");
+  auto* c = line->command;
+  c->add_option("--model", line->model, "scripted:PATH (a scripted model), or PROVIDER:MODEL")
+      ->required();
+  c->add_option("--compactor", line->compactor,
+                "model (the chat model), extractive (offline), scripted:PATH or PROVIDER:MODEL")
+      ->capture_default_str();
+  c->add_option("--data-dir", line->data_dir, "data directory (SQLite journal; created)")
+      ->capture_default_str();
+  c->add_option("--system", line->system_prompt, "the loop's system prompt");
+  line->context.Register(*c);
+  c->add_flag("--no-auto-compact", line->no_auto_compact,
+              "never compact on its own (measure and show pressure only)");
+  return line;
+}
+
+std::optional<int> RunChatCommand(const ChatCommandLine& line) {
+  if (!line.command->parsed())
+    return std::nullopt;
+  return Run(line);
+}
+
+}  // namespace harness::cli

@@ -1,0 +1,91 @@
+#include "chat_console.h"
+
+#include <chrono>
+#include <cstdio>
+
+namespace harness::cli {
+namespace {
+
+// Fast enough to look alive, slow enough to cost nothing.
+constexpr std::chrono::milliseconds kTick{120};
+constexpr std::string_view kFrames = "|/-\\";
+
+void Write(std::FILE* to, std::string_view text) {
+  std::fwrite(text.data(), 1, text.size(), to);
+}
+
+}  // namespace
+
+ChatConsole::ChatConsole(bool progress) {
+  if (progress)
+    timer_ = std::jthread([this](std::stop_token stop) { Tick(stop); });
+}
+
+ChatConsole::~ChatConsole() {
+  if (timer_.joinable()) {
+    timer_.request_stop();
+    timer_.join();
+  }
+  std::lock_guard lock(mutex_);
+  EraseIndicatorLocked();
+  std::fflush(stdout);
+}
+
+void ChatConsole::EraseIndicatorLocked() {
+  if (!drawn_)
+    return;
+  // Carriage return, then erase to the end of the line: the cursor is back where the
+  // indicator started.
+  Write(stdout, "\r\x1b[K");
+  drawn_ = false;
+}
+
+void ChatConsole::Line(std::string_view text) {
+  std::lock_guard lock(mutex_);
+  EraseIndicatorLocked();
+  Write(stdout, text);
+  Write(stdout, "\n");
+  std::fflush(stdout);  // as it happens, also through a pipe
+}
+
+void ChatConsole::Error(std::string_view text) {
+  std::lock_guard lock(mutex_);
+  EraseIndicatorLocked();
+  std::fflush(stdout);
+  Write(stderr, text);
+  Write(stderr, "\n");
+  std::fflush(stderr);
+}
+
+void ChatConsole::SetActivity(std::string_view activity) {
+  std::lock_guard lock(mutex_);
+  if (activity_ == activity)
+    return;
+  activity_ = activity;
+  if (activity_.empty())
+    EraseIndicatorLocked();
+  std::fflush(stdout);
+  changed_.notify_all();
+}
+
+void ChatConsole::Tick(std::stop_token stop) {
+  std::unique_lock lock(mutex_);
+  while (!stop.stop_requested()) {
+    if (activity_.empty()) {
+      // Idle: no redraws until there is something to show.
+      changed_.wait(lock, stop, [this] { return !activity_.empty(); });
+      continue;
+    }
+    std::string frame = "\r";
+    frame.push_back(kFrames[frame_++ % kFrames.size()]);
+    frame.append(" ").append(activity_).append("...\x1b[K");
+    Write(stdout, frame);
+    std::fflush(stdout);
+    drawn_ = true;
+    // A timer, not a synchronization: wakes early when the activity changes or on stop.
+    const std::string shown = activity_;
+    changed_.wait_for(lock, stop, kTick, [this, &shown] { return activity_ != shown; });
+  }
+}
+
+}  // namespace harness::cli

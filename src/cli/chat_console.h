@@ -1,0 +1,48 @@
+// ChatConsole: the terminal of `harness chat`: whole lines from any thread, and a progress
+// indicator while the model or the compactor works.
+//
+// Contract:
+// - Line(text) writes `text` and a newline to standard output, flushed, as one unit: lines from
+//   different threads never interleave. Error(text) does the same on standard error.
+// - With progress enabled (standard output is a terminal), SetActivity("thinking") shows
+//   "<spinner> thinking..." on the current line, redrawn on a timer until SetActivity(""). A
+//   line written meanwhile first erases the indicator, so the indicator never ends up inside
+//   printed output; the next tick draws it again below. Disabled, SetActivity only records.
+// - The destructor stops the timer thread and erases the indicator.
+// Thread safety: every method may be called from any thread.
+#pragma once
+
+#include <condition_variable>
+#include <cstddef>
+#include <mutex>
+#include <stop_token>
+#include <string>
+#include <string_view>
+#include <thread>
+
+namespace harness::cli {
+
+class ChatConsole {
+ public:
+  explicit ChatConsole(bool progress);
+  ~ChatConsole();
+  ChatConsole(const ChatConsole&) = delete;
+  ChatConsole& operator=(const ChatConsole&) = delete;
+
+  void Line(std::string_view text);
+  void Error(std::string_view text);
+  void SetActivity(std::string_view activity);
+
+ private:
+  void EraseIndicatorLocked();
+  void Tick(std::stop_token stop);
+
+  std::mutex mutex_;
+  std::condition_variable_any changed_;
+  std::string activity_;
+  bool drawn_ = false;
+  std::size_t frame_ = 0;
+  std::jthread timer_;  // last: started after the state it reads, stopped before it goes
+};
+
+}  // namespace harness::cli

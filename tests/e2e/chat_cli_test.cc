@@ -1,0 +1,174 @@
+// `harness chat` with its standard input piped: a script of lines, each handled after the
+// previous one's work has ended, so the output is deterministic. The interactive behaviour
+// (a terminal, typing during a compaction, the progress indicator) is chat_tmux_test.cc.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "chat_support.h"
+
+namespace harness::chat_e2e {
+namespace {
+
+using e2e::CliRun;
+using e2e::Shell;
+
+class ChatCli : public ::testing::Test {
+ protected:
+  // Runs the chat with `input` on standard input.
+  CliRun Chat(const std::vector<std::string>& steps, const std::string& input,
+              const std::string& extra = "") {
+    const std::string script = dir_.Script(steps);
+    const std::string in = dir_.Write("input-" + std::to_string(inputs_++) + ".txt", input);
+    return Shell(dir_.ChatCommand(script, extra) + " < '" + in + "'");
+  }
+
+  static bool Has(const std::string& out, const std::string& text) {
+    return out.find(text) != std::string::npos;
+  }
+
+  ChatDir dir_;
+  int inputs_ = 0;
+};
+
+TEST_F(ChatCli, ALineIsATurnAndItsAnswerIsPrinted) {
+  const CliRun run = Chat({Answer("Hello from the script")}, "hi there\n/quit\n");
+  EXPECT_EQ(run.exit_code, 0) << run.out;
+  EXPECT_TRUE(Has(run.out, "\nassistant: Hello from the script\n")) << run.out;
+  EXPECT_TRUE(Has(run.out, "LoopExited shutdown")) << run.out;
+  EXPECT_EQ(run.out.rfind("session ", 0), 0u) << run.out;
+  EXPECT_TRUE(dir_.JournalVerifies());
+}
+
+TEST_F(ChatCli, EndOfInputEndsTheChatCleanly) {
+  const CliRun run = Chat({Answer("one"), Answer("two")}, "first\nsecond");
+  EXPECT_EQ(run.exit_code, 0) << run.out;
+  // The last line has no newline: it is still a message.
+  EXPECT_TRUE(Has(run.out, "assistant: one\n")) << run.out;
+  EXPECT_TRUE(Has(run.out, "assistant: two\n")) << run.out;
+  EXPECT_TRUE(dir_.JournalVerifies());
+}
+
+TEST_F(ChatCli, HistoryListsOneLinePerMessageTruncated) {
+  const std::string long_line(300, 'x');
+  const CliRun run = Chat({Answer("short\nanswer")}, long_line + "\n/history\n/quit\n");
+  ASSERT_EQ(run.exit_code, 0) << run.out;
+  EXPECT_TRUE(Has(run.out, "[0] user: " + std::string(100, 'x') + "...\n")) << run.out;
+  EXPECT_TRUE(Has(run.out, "[1] assistant: short answer\n")) << run.out;
+}
+
+TEST_F(ChatCli, ContextShowsOccupancyQualityAndWhatTheNextCompactionKeeps) {
+  const CliRun run = Chat({Answer("one"), Answer("two")},
+                          "/context\nfirst\nsecond\n/context\n/quit\n", "--keep-recent-segments 1");
+  ASSERT_EQ(run.exit_code, 0) << run.out;
+  EXPECT_TRUE(Has(run.out,
+                  "context: not measured yet (each turn measures it; window 200000), "
+                  "counter heuristic_estimate\n"))
+      << run.out;
+  EXPECT_TRUE(Has(run.out, "next compaction: nothing_to_compact (0 messages)\n")) << run.out;
+  // After two turns: the first summarized, the second kept.
+  EXPECT_TRUE(Has(run.out,
+                  "/171808 tokens (0.0%) of the input limit (window 200000), counter "
+                  "heuristic_estimate, pressure normal\n"))
+      << run.out;
+  EXPECT_TRUE(Has(run.out,
+                  "next compaction: summarizes 2 messages, keeps 2 messages in 1 "
+                  "segments (~"))
+      << run.out;
+}
+
+TEST_F(ChatCli, CompactCommitsTheScriptedSummaryAndHistoryShowsIt) {
+  const CliRun run = Chat({Answer("one"), Answer("two"), Summary(kValidSummary)},
+                          "first\nsecond\n/compact\n/history\n/quit\n", "--keep-recent-segments 1");
+  ASSERT_EQ(run.exit_code, 0) << run.out;
+  EXPECT_TRUE(Has(run.out, "CompactionStarted manual attempt")) << run.out;
+  EXPECT_TRUE(Has(run.out, "CompactionCommitted: 4 messages -> summary + 2 retained, ")) << run.out;
+  EXPECT_TRUE(Has(run.out, "compact committed: ")) << run.out;
+  EXPECT_TRUE(Has(run.out, "[0] summary: <conversation_summary><goal>Say hello.</goal>"))
+      << run.out;
+  EXPECT_TRUE(Has(run.out, "[1] user: second\n[2] assistant: two\n")) << run.out;
+  EXPECT_FALSE(Has(run.out, "[3] ")) << run.out;
+  EXPECT_TRUE(dir_.JournalVerifies());
+}
+
+TEST_F(ChatCli, CompactRejectsAnInvalidSummaryAndLeavesTheHistory) {
+  const CliRun run = Chat({Answer("one"), Answer("two"), Summary(kSummaryWithoutDecisions)},
+                          "first\nsecond\n/compact\n/history\n/quit\n", "--keep-recent-segments 1");
+  ASSERT_EQ(run.exit_code, 0) << run.out;
+  EXPECT_TRUE(Has(run.out, "CompactionRejected invalid_summary attempt")) << run.out;
+  EXPECT_TRUE(Has(run.out, "compact rejected invalid_summary\n")) << run.out;
+  EXPECT_TRUE(Has(run.out,
+                  "[0] user: first\n[1] assistant: one\n[2] user: second\n[3] "
+                  "assistant: two\n"))
+      << run.out;
+  EXPECT_TRUE(dir_.JournalVerifies());
+}
+
+TEST_F(ChatCli, CompactWithNothingToSummarizeIsRejectedUnavailable) {
+  const CliRun run = Chat({Answer("one")}, "first\n/compact\n/quit\n");
+  ASSERT_EQ(run.exit_code, 0) << run.out;
+  EXPECT_TRUE(Has(run.out, "compact rejected unavailable\n")) << run.out;
+}
+
+TEST_F(ChatCli, AnUnknownCommandPrintsHelpAndSendsNothing) {
+  // The script would answer a turn; the command must not start one.
+  const CliRun run = Chat({Answer("never")}, "/frobnicate now\n/\n/quit\n");
+  ASSERT_EQ(run.exit_code, 0) << run.out;
+  EXPECT_TRUE(
+      Has(run.out, "unknown command /frobnicate; commands: /compact /context /history /quit\n"))
+      << run.out;
+  EXPECT_TRUE(Has(run.out, "unknown command /; commands: ")) << run.out;
+  EXPECT_FALSE(Has(run.out, "assistant:")) << run.out;
+}
+
+TEST_F(ChatCli, PressureCompactsAutomaticallyBeforeTheModelCall) {
+  // Window 1024: input limit 1024 - 256 - 102 = 666 tokens, compaction at 80 %. The first
+  // answer fills most of it; at its end there is one segment only (rejected unavailable), so
+  // the second turn's first measurement compacts it away. The summary budget leaves room for
+  // the retained tail (else retained_tail_too_large).
+  const std::string big(2200, 'a');
+  const CliRun run = Chat(
+      {Answer(big), Summary(kValidSummary), Answer("after")}, "first\nsecond\n/history\n/quit\n",
+      "--context-window 1024 --keep-recent-segments 1 --max-summary-tokens 200");
+  ASSERT_EQ(run.exit_code, 0) << run.out;
+  EXPECT_TRUE(Has(run.out, "ContextPressure normal -> compact at ")) << run.out;
+  EXPECT_TRUE(Has(run.out, "CompactionStarted automatic attempt")) << run.out;
+  EXPECT_TRUE(Has(run.out, "CompactionRejected unavailable attempt")) << run.out;
+  EXPECT_TRUE(Has(run.out, "CompactionCommitted: 3 messages -> summary + 1 retained, ")) << run.out;
+  EXPECT_TRUE(Has(run.out, "assistant: after\n")) << run.out;
+  EXPECT_TRUE(Has(run.out, "[0] summary: <conversation_summary>")) << run.out;
+  EXPECT_TRUE(dir_.JournalVerifies());
+}
+
+TEST_F(ChatCli, BadUsageExitsTwoWithNothingOnStdout) {
+  const std::string script = dir_.Script({Answer("x")});
+  const std::string binary = std::string("'") + HARNESS_BINARY + "' chat";
+  const std::vector<std::string> cases = {
+      binary + " --data-dir '" + dir_.data() + "'",  // no --model
+      binary + " --model magic",
+      binary + " --model scripted:",
+      binary + " --model 'scripted:" + (dir_.path() / "missing.json").string() + "'",
+      binary + " --model 'scripted:" + dir_.Write("bad.json", "[{\"sumary\":1}]") + "'",
+      binary + " --model 'scripted:" + script + "' --context-window 100",
+      binary + " --model 'scripted:" + script + "' --compactor magic",
+      binary + " --model 'scripted:" + script + "' --keep-recent-segments 0",
+  };
+  for (const std::string& command : cases) {
+    const CliRun run = Shell(command + " < /dev/null 2>/dev/null");
+    EXPECT_EQ(run.exit_code, 2) << command;
+    EXPECT_EQ(run.out, "") << command;
+  }
+}
+
+TEST_F(ChatCli, AModelProviderIsNotAvailableYet) {
+  const CliRun run =
+      Shell(std::string("'") + HARNESS_BINARY + "' chat --model openai:gpt-model --data-dir '" +
+            dir_.data() + "' < /dev/null 2>&1");
+  EXPECT_EQ(run.exit_code, 2);
+  EXPECT_TRUE(Has(run.out, "the model provider \"openai\" is not available in this build"))
+      << run.out;
+  EXPECT_TRUE(Has(run.out, "use --model scripted:PATH")) << run.out;
+}
+
+}  // namespace
+}  // namespace harness::chat_e2e

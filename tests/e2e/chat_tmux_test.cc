@@ -1,0 +1,203 @@
+// `harness chat` at a real terminal: the binary runs in a tmux pane (a private tmux server per
+// test, its socket in the test's temporary directory), keys are typed with send-keys and the screen
+// is read with capture-pane. The pane is the only thing tmux lets a test observe, so every step
+// waits, with a deadline, until the text it expects is on the screen.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <string>
+#include <thread>
+
+#include "chat_support.h"
+
+namespace harness::chat_e2e {
+namespace {
+
+using e2e::Shell;
+
+constexpr std::chrono::seconds kDeadline{30};
+
+std::string Quoted(const std::string& text) {
+  std::string out = "'";
+  for (char c : text) {
+    if (c == '\'')
+      out.append("'\\''");
+    else
+      out.push_back(c);
+  }
+  return out.append("'");
+}
+
+std::size_t Count(const std::string& haystack, const std::string& needle) {
+  std::size_t n = 0;
+  for (auto at = haystack.find(needle); at != std::string::npos;
+       at = haystack.find(needle, at + needle.size()))
+    ++n;
+  return n;
+}
+
+// A private tmux server running one chat in a 120x40 pane; killed with the object. Its socket
+// lives in the test's temporary directory, so nothing is left behind.
+class TmuxChat {
+ public:
+  TmuxChat(const ChatDir& dir, const std::string& chat_command)
+      : socket_((dir.path() / "tmux.sock").string()) {
+    // The shell keeps the pane after the chat so that its exit status can be read.
+    const std::string inner = chat_command + "; echo \"chat exited $?\"; read -r done";
+    started_ = Shell(Tmux("-f /dev/null new-session -d -s chat -x 120 -y 40 " + Quoted(inner)))
+                   .exit_code == 0;
+  }
+  ~TmuxChat() { Shell(Tmux("kill-server") + " 2>/dev/null"); }
+  TmuxChat(const TmuxChat&) = delete;
+  TmuxChat& operator=(const TmuxChat&) = delete;
+
+  bool started() const { return started_; }
+
+  // Types `text` literally, then Enter.
+  void Type(const std::string& text) {
+    Shell(Tmux("send-keys -t chat -l " + Quoted(text)));
+    Shell(Tmux("send-keys -t chat Enter"));
+  }
+
+  // Presses one key by its tmux name ("C-d").
+  void Key(const std::string& name) { Shell(Tmux("send-keys -t chat " + name)); }
+
+  // The whole pane, scrollback included, lines joined (-J) so wrapping does not split text.
+  std::string Screen() { return Shell(Tmux("capture-pane -p -J -S - -t chat")).out; }
+
+  // Polls the pane until `text` is on it `times` times or the deadline passes; true when seen.
+  bool WaitFor(const std::string& text, std::size_t times = 1) {
+    const auto deadline = std::chrono::steady_clock::now() + kDeadline;
+    while (std::chrono::steady_clock::now() < deadline) {
+      if (Count(Screen(), text) >= times)
+        return true;
+      // A polling interval (tmux has no change notification), not a synchronization.
+      std::this_thread::sleep_for(std::chrono::milliseconds(25));
+    }
+    return false;
+  }
+
+ private:
+  std::string Tmux(const std::string& args) const {
+    return "tmux -S " + Quoted(socket_) + " " + args;
+  }
+
+  std::string socket_;
+  bool started_ = false;
+};
+
+class ChatTmux : public ::testing::Test {
+ protected:
+  ChatDir dir_;
+};
+
+TEST_F(ChatTmux, ATurnContextHistoryUnknownCommandAndQuit) {
+  TmuxChat tmux(dir_, dir_.ChatCommand(dir_.Script({Answer("Hello from the script")})));
+  ASSERT_TRUE(tmux.started());
+  ASSERT_TRUE(tmux.WaitFor("type a message, or /compact /context /history /quit")) << tmux.Screen();
+  tmux.Type("hello there");
+  ASSERT_TRUE(tmux.WaitFor("assistant: Hello from the script")) << tmux.Screen();
+  tmux.Type("/context");
+  ASSERT_TRUE(
+      tmux.WaitFor("of the input limit (window 200000), counter heuristic_estimate, "
+                   "pressure normal"))
+      << tmux.Screen();
+  ASSERT_TRUE(tmux.WaitFor("next compaction: nothing_to_compact (2 messages)")) << tmux.Screen();
+  tmux.Type("/frobnicate");
+  ASSERT_TRUE(
+      tmux.WaitFor("unknown command /frobnicate; commands: /compact /context /history "
+                   "/quit"))
+      << tmux.Screen();
+  tmux.Type("/history");
+  ASSERT_TRUE(tmux.WaitFor("[1] assistant: Hello from the script")) << tmux.Screen();
+  EXPECT_NE(tmux.Screen().find("[0] user: hello there"), std::string::npos) << tmux.Screen();
+  tmux.Type("/quit");
+  ASSERT_TRUE(tmux.WaitFor("chat exited 0")) << tmux.Screen();
+  EXPECT_NE(tmux.Screen().find("LoopExited shutdown"), std::string::npos) << tmux.Screen();
+  EXPECT_TRUE(dir_.JournalVerifies());
+}
+
+TEST_F(ChatTmux, CompactCommitsAndHistoryShowsTheSummary) {
+  TmuxChat tmux(
+      dir_, dir_.ChatCommand(dir_.Script({Answer("one"), Answer("two"), Summary(kValidSummary)}),
+                             "--keep-recent-segments 1"));
+  ASSERT_TRUE(tmux.started());
+  tmux.Type("first");
+  ASSERT_TRUE(tmux.WaitFor("assistant: one")) << tmux.Screen();
+  tmux.Type("second");
+  ASSERT_TRUE(tmux.WaitFor("assistant: two")) << tmux.Screen();
+  tmux.Type("/compact");
+  ASSERT_TRUE(tmux.WaitFor("compact committed: ")) << tmux.Screen();
+  EXPECT_NE(tmux.Screen().find("CompactionCommitted: 4 messages -> summary + 2 retained"),
+            std::string::npos)
+      << tmux.Screen();
+  tmux.Type("/history");
+  ASSERT_TRUE(tmux.WaitFor("[2] assistant: two")) << tmux.Screen();
+  EXPECT_NE(tmux.Screen().find("[0] summary: <conversation_summary><goal>Say hello."),
+            std::string::npos)
+      << tmux.Screen();
+  tmux.Type("/quit");
+  ASSERT_TRUE(tmux.WaitFor("chat exited 0")) << tmux.Screen();
+  EXPECT_TRUE(dir_.JournalVerifies());
+}
+
+TEST_F(ChatTmux, CompactRejectedLeavesTheHistoryUnchanged) {
+  TmuxChat tmux(dir_, dir_.ChatCommand(dir_.Script({Answer("one"), Answer("two"),
+                                                    Summary(kSummaryWithoutDecisions)}),
+                                       "--keep-recent-segments 1"));
+  ASSERT_TRUE(tmux.started());
+  tmux.Type("first");
+  ASSERT_TRUE(tmux.WaitFor("assistant: one")) << tmux.Screen();
+  tmux.Type("second");
+  ASSERT_TRUE(tmux.WaitFor("assistant: two")) << tmux.Screen();
+  tmux.Type("/compact");
+  ASSERT_TRUE(tmux.WaitFor("compact rejected invalid_summary")) << tmux.Screen();
+  tmux.Type("/history");
+  ASSERT_TRUE(tmux.WaitFor("[3] assistant: two")) << tmux.Screen();
+  const std::string screen = tmux.Screen();
+  EXPECT_NE(screen.find("[0] user: first\n[1] assistant: one\n[2] user: second\n"),
+            std::string::npos)
+      << screen;
+  EXPECT_EQ(screen.find("summary: <conversation_summary>"), std::string::npos) << screen;
+  tmux.Type("/quit");
+  ASSERT_TRUE(tmux.WaitFor("chat exited 0")) << tmux.Screen();
+  EXPECT_TRUE(dir_.JournalVerifies());
+}
+
+TEST_F(ChatTmux, InputTypedDuringACompactionIsQueuedThenAnswered) {
+  // The summary takes 3 s: long enough to type while the compactor works.
+  TmuxChat tmux(dir_, dir_.ChatCommand(dir_.Script({Answer("one"), Answer("two"),
+                                                    Summary(kValidSummary, 3000), Answer("three")}),
+                                       "--keep-recent-segments 1"));
+  ASSERT_TRUE(tmux.started());
+  tmux.Type("first");
+  ASSERT_TRUE(tmux.WaitFor("assistant: one")) << tmux.Screen();
+  tmux.Type("second");
+  ASSERT_TRUE(tmux.WaitFor("assistant: two")) << tmux.Screen();
+  tmux.Type("/compact");
+  ASSERT_TRUE(tmux.WaitFor("CompactionStarted manual")) << tmux.Screen();
+  // The progress indicator runs while the compactor works.
+  EXPECT_TRUE(tmux.WaitFor("compacting...")) << tmux.Screen();
+  tmux.Type("third");
+  ASSERT_TRUE(tmux.WaitFor("queued: the input waits for the compaction to end")) << tmux.Screen();
+  ASSERT_TRUE(tmux.WaitFor("assistant: three")) << tmux.Screen();
+  const std::string screen = tmux.Screen();
+  // The queued input ran after the compaction committed.
+  EXPECT_LT(screen.find("compact committed: "), screen.find("assistant: three")) << screen;
+  tmux.Type("/quit");
+  ASSERT_TRUE(tmux.WaitFor("chat exited 0")) << tmux.Screen();
+  EXPECT_TRUE(dir_.JournalVerifies());
+}
+
+TEST_F(ChatTmux, CtrlDEndsTheChatCleanly) {
+  TmuxChat tmux(dir_, dir_.ChatCommand(dir_.Script({Answer("x")})));
+  ASSERT_TRUE(tmux.started());
+  ASSERT_TRUE(tmux.WaitFor("type a message")) << tmux.Screen();
+  tmux.Key("C-d");
+  ASSERT_TRUE(tmux.WaitFor("chat exited 0")) << tmux.Screen();
+  EXPECT_EQ(tmux.Screen().find("assistant:"), std::string::npos) << tmux.Screen();
+  EXPECT_TRUE(dir_.JournalVerifies());
+}
+
+}  // namespace
+}  // namespace harness::chat_e2e
