@@ -5,6 +5,7 @@
 #include <variant>
 
 #include "harness/compaction/response.h"
+#include "harness/compaction/summary_grammar.h"
 #include "harness/compaction/wire.h"
 
 namespace harness {
@@ -81,12 +82,14 @@ CompactorError InputFailure(const CompactionInputFitError& error) {
 }  // namespace
 
 InferenceRequest BuildSummarizerRequest(const CompactionInput& input, std::string input_wire,
-                                        std::string_view system_prompt) {
+                                        std::string_view system_prompt,
+                                        std::optional<std::string> grammar) {
   InferenceRequest request;
   request.model = input.model;
   request.system = std::string(system_prompt);
   request.messages.emplace_back(UserMessage{{TextBlock{std::move(input_wire)}}});
   request.max_output_tokens = input.max_summary_tokens;
+  request.grammar = std::move(grammar);
   return request;
 }
 
@@ -110,13 +113,24 @@ Result<CompactionOutput, CompactorError> ModelCompactor::Compact(const Compactio
   auto wire = EncodeCompactionInputWithin(input, options_.input_bytes);
   if (!wire.ok())
     return Fail(InputFailure(wire.error()));
+  std::optional<std::string> grammar;
+  if (options_.constrain_output) {
+    auto built = BuildSummaryGrammar(input, {.max_answer_bytes = options_.output_bytes});
+    if (!built.ok()) {
+      return Fail(CompactorError{CompactorErrorKind::kInputInvalid, std::nullopt, std::nullopt,
+                                 built.error().Message()});
+    }
+    grammar = std::move(built->gbnf);
+  }
   if (client_ == nullptr) {
     return Fail(CompactorError{CompactorErrorKind::kFailed, std::nullopt, std::nullopt,
                                "model compactor has no client"});
   }
 
-  auto answer = client_->Complete(
-      BuildSummarizerRequest(input, std::move(wire).value(), options_.system_prompt), stop);
+  auto answer =
+      client_->Complete(BuildSummarizerRequest(input, std::move(wire).value(),
+                                               options_.system_prompt, std::move(grammar)),
+                        stop);
   if (stop.stop_requested()) {
     return Fail(Canceled(answer.ok() ? std::nullopt : std::optional(answer.error())));
   }

@@ -10,11 +10,14 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <random>
 #include <sstream>
 #include <stop_token>
 #include <string>
 #include <vector>
 
+#include "gbnf_sampler.h"
+#include "harness/compaction/summary_grammar.h"
 #include "harness/compaction/wire.h"
 #include "test_inputs.h"
 
@@ -115,6 +118,72 @@ TEST(ModelCompactor, AReplacedPromptIsTheSystemPrompt) {
   ASSERT_TRUE(outcome.result.ok());
   ASSERT_EQ(outcome.requests.size(), 1u);
   EXPECT_EQ(outcome.requests.front().system, "application prompt");
+}
+
+TEST(ModelCompactor, SendsTheSummaryGrammarOnlyWhenAsked) {
+  const CompactionInput input = StandardInput();
+  Outcome plain = CompactWith(ValidAnswer(), input);
+  ASSERT_TRUE(plain.result.ok());
+  ASSERT_EQ(plain.requests.size(), 1u);
+  EXPECT_EQ(plain.requests.front().grammar, std::nullopt);
+
+  for (const std::size_t output_bytes : {std::size_t{64 * 1024}, std::size_t{300}}) {
+    ModelCompactorOptions options;
+    options.constrain_output = true;
+    CompactionInput roomy = input;
+    roomy.max_summary_tokens = 100000;
+    options.output_bytes = output_bytes;
+    Outcome constrained = CompactWith(ValidAnswer(), roomy, options);
+    ASSERT_EQ(constrained.requests.size(), 1u);
+    const auto expected = BuildSummaryGrammar(roomy, {.max_answer_bytes = output_bytes});
+    ASSERT_TRUE(expected.ok());
+    EXPECT_EQ(constrained.requests.front().grammar, std::optional(expected->gbnf));
+    // The rest of the request is what it is without the grammar.
+    InferenceRequest without = constrained.requests.front();
+    without.grammar.reset();
+    EXPECT_EQ(without, BuildSummarizerRequest(roomy, EncodeCompactionInput(roomy).value(),
+                                              kDefaultSummarizerPrompt));
+  }
+}
+
+TEST(ModelCompactor, AnAnswerDrawnFromTheGrammarIsAccepted) {
+  CompactionInput input = StandardInput();
+  input.model = ModelKey{"llama \"cpp\"", "tiny\\caf\xC3\xA9"};
+  input.max_summary_tokens = 1500;
+  const auto grammar = BuildSummaryGrammar(input);
+  ASSERT_TRUE(grammar.ok());
+  std::string error;
+  const auto sampler = testing::GbnfSampler::Parse(grammar->gbnf, &error);
+  ASSERT_TRUE(sampler.has_value()) << error;
+  std::mt19937_64 random(11);
+  for (int i = 0; i < 20; ++i) {
+    const std::string sentence = sampler->Sample(random);
+    const TokenCount tokens = sentence.size() + kSummaryGrammarReservedTokens;
+    ModelCompactorOptions options;
+    options.constrain_output = true;
+    Outcome outcome =
+        CompactWith(Answer(TextAnswer(sentence, Usage{0, tokens, 0, 0, 0})), input, options);
+    ASSERT_TRUE(outcome.result.ok()) << outcome.result.error().detail;
+    EXPECT_EQ(outcome.result->summary,
+              (UserMessage{{TextBlock{DecodeSummaryEnvelope(sentence)->summary}}}));
+  }
+}
+
+TEST(ModelCompactor, AModelKeyNoAnswerCanEchoIsRefusedBeforeTheCallWhenConstraining) {
+  CompactionInput input = StandardInput();
+  input.model.model = "\xFF";
+  ModelCompactorOptions options;
+  options.constrain_output = true;
+  Outcome refused = CompactWith(ValidAnswer(), input, options);
+  ASSERT_FALSE(refused.result.ok());
+  EXPECT_EQ(refused.result.error().kind, CompactorErrorKind::kInputInvalid);
+  EXPECT_EQ(refused.result.error().detail, "summary grammar: model key is not valid UTF-8");
+  EXPECT_TRUE(refused.requests.empty());
+  // Unconstrained, the call is made and the identity check refuses the echo instead.
+  Outcome unconstrained = CompactWith(ValidAnswer(), input);
+  EXPECT_EQ(unconstrained.requests.size(), 1u);
+  ASSERT_FALSE(unconstrained.result.ok());
+  EXPECT_EQ(unconstrained.result.error().kind, CompactorErrorKind::kInvalidSummary);
 }
 
 TEST(ModelCompactor, AnInputTooLargeIsRefusedWithoutACall) {

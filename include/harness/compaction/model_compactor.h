@@ -4,12 +4,17 @@
 //   0. `stop` already requested -> kCanceled; no model call.
 //   1. EncodeCompactionInputWithin(input, options.input_bytes): CompactionInputError ->
 //      kInputInvalid, CompactionInputTooLargeError -> kInputTooLarge; no model call.
+//   1b. options.constrain_output: BuildSummaryGrammar(input, {output_bytes}) (summary_grammar.h);
+//      a failure (the model key is not valid UTF-8, so no answer could echo it) -> kInputInvalid;
+//      no model call.
 //   2. One model call through the ModelClient with BuildSummarizerRequest: model = input.model,
 //      system = options.system_prompt (kDefaultSummarizerPrompt unless replaced), one user message
 //      with one text block holding the input wire JSON, no tools, max_output_tokens =
-//      input.max_summary_tokens (D5: bounded cost). A failed call -> kModel with the
-//      InferenceError; kCanceled instead when `stop` was requested by the time the call returned
-//      (whether it failed or answered: a caller that asked to stop gets no summary).
+//      input.max_summary_tokens (D5: bounded cost), grammar = the grammar of step 1b when
+//      constrain_output is set and nullopt otherwise (D5: constrained output where the server
+//      supports it; the validation of step 4 is the same either way). A failed call -> kModel with
+//      the InferenceError; kCanceled instead when `stop` was requested by the time the call
+//      returned (whether it failed or answered: a caller that asked to stop gets no summary).
 //   3. StopReason kMaxTokens -> kInvalidSummary{token_limit} (D5: a cut-off answer);
 //      StopReason kRefusal -> kModel with InferenceError{kRefused} (the reference does not
 //      translate refusals into an invalid summary; they are an execution failure).
@@ -28,6 +33,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -45,12 +51,16 @@ struct ModelCompactorOptions {
   std::string prompt_revision{kDefaultSummarizerPromptRevision};
   std::int64_t input_bytes = 2 * 1024 * 1024;  // serialized input limit (contracts §4.3)
   std::size_t output_bytes = 64 * 1024;        // envelope byte limit (contracts §4.5 step 1)
+  // Send BuildSummaryGrammar's GBNF grammar with the request (servers that cannot use it ignore
+  // it). Off by default: only llama.cpp-style servers honour it.
+  bool constrain_output = false;
 };
 
 // The exact request Compact sends for an input whose wire is `input_wire` (step 2 above), for
 // display and tests.
 InferenceRequest BuildSummarizerRequest(const CompactionInput& input, std::string input_wire,
-                                        std::string_view system_prompt);
+                                        std::string_view system_prompt,
+                                        std::optional<std::string> grammar = std::nullopt);
 
 // SHA-256 over the revision and the prompt text, framed so that no two (revision, prompt) pairs
 // share a digest.

@@ -39,6 +39,9 @@ struct InferenceRequest {
   std::size_t transient_messages = 0;  // trailing messages that are a runtime tail
   std::vector<ToolDefinition> tools;
   std::optional<TokenCount> max_output_tokens;  // nullopt: the provider's default
+  // a GBNF grammar the answer must follow, for servers that support it (llama.cpp); clients that
+  // cannot send it ignore it
+  std::optional<std::string> grammar;
   friend bool operator==(const InferenceRequest&, const InferenceRequest&) = default;
 };
 
