@@ -143,8 +143,11 @@ Result<CompactionOutput, CompactorError> ModelCompactor::Compact(const Compactio
     return Fail(InvalidSummary(InvalidSummaryError{
         InvalidSummaryReason::kTokenLimit, "answer cut off by the summary budget", std::nullopt}));
   }
-  if (answer->stop == StopReason::kRefusal) {
-    InferenceError refused{InferenceErrorKind::kRefused, "summarizer refused to answer"};
+  if (answer->stop == StopReason::kRefusal || answer->stop == StopReason::kContentFilter) {
+    InferenceError refused{InferenceErrorKind::kRefused,
+                           answer->stop == StopReason::kRefusal
+                               ? "summarizer refused to answer"
+                               : "summarizer answer stopped by a content filter"};
     std::string detail = refused.Message();
     return Fail(CompactorError{CompactorErrorKind::kModel, std::nullopt, std::move(refused),
                                std::move(detail)});

@@ -216,7 +216,7 @@ TEST(ModelCompactor, InferenceErrorsAreModelFailuresWithTheirKind) {
   for (InferenceErrorKind kind :
        {InferenceErrorKind::kTransport, InferenceErrorKind::kTimeout, InferenceErrorKind::kRefused,
         InferenceErrorKind::kCanceled, InferenceErrorKind::kInvalidResponse,
-        InferenceErrorKind::kRateLimited}) {
+        InferenceErrorKind::kRateLimited, InferenceErrorKind::kInvalidRequest}) {
     Outcome outcome = CompactWith(Fail(InferenceError{kind, "detail"}));
     ASSERT_FALSE(outcome.result.ok());
     const CompactorError& error = outcome.result.error();
@@ -259,6 +259,16 @@ TEST(ModelCompactor, ARefusalIsAModelFailure) {
   EXPECT_EQ(outcome.result.error().kind, CompactorErrorKind::kModel);
   ASSERT_TRUE(outcome.result.error().inference.has_value());
   EXPECT_EQ(outcome.result.error().inference->kind, InferenceErrorKind::kRefused);
+}
+
+TEST(ModelCompactor, AContentFilterStopIsARefusal) {
+  Outcome outcome = CompactWith(Answer(TextAnswer("cut"), StopReason::kContentFilter));
+  ASSERT_FALSE(outcome.result.ok());
+  EXPECT_EQ(outcome.result.error().kind, CompactorErrorKind::kModel);
+  ASSERT_TRUE(outcome.result.error().inference.has_value());
+  EXPECT_EQ(outcome.result.error().inference->kind, InferenceErrorKind::kRefused);
+  EXPECT_EQ(outcome.result.error().inference->detail,
+            "summarizer answer stopped by a content filter");
 }
 
 TEST(ModelCompactor, ANullClientFailsWithoutCrashing) {

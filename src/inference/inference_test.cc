@@ -15,14 +15,16 @@ TEST(StopReasonName, NamesEveryReasonOnTheWire) {
   EXPECT_EQ(StopReasonName(StopReason::kToolUse), "tool_use");
   EXPECT_EQ(StopReasonName(StopReason::kMaxTokens), "max_tokens");
   EXPECT_EQ(StopReasonName(StopReason::kRefusal), "refusal");
+  EXPECT_EQ(StopReasonName(StopReason::kContentFilter), "content_filter");
   EXPECT_EQ(StopReasonName(static_cast<StopReason>(0)), "");
-  EXPECT_EQ(StopReasonName(static_cast<StopReason>(5)), "");
+  EXPECT_EQ(StopReasonName(static_cast<StopReason>(6)), "");
 }
 
 constexpr InferenceErrorKind kEveryErrorKind[] = {
     InferenceErrorKind::kTransport,       InferenceErrorKind::kTimeout,
     InferenceErrorKind::kRefused,         InferenceErrorKind::kCanceled,
     InferenceErrorKind::kInvalidResponse, InferenceErrorKind::kRateLimited,
+    InferenceErrorKind::kInvalidRequest,
 };
 
 TEST(InferenceErrorKindName, NamesEveryKindAndRoundTrips) {
@@ -32,6 +34,7 @@ TEST(InferenceErrorKindName, NamesEveryKindAndRoundTrips) {
   EXPECT_EQ(InferenceErrorKindName(InferenceErrorKind::kCanceled), "canceled");
   EXPECT_EQ(InferenceErrorKindName(InferenceErrorKind::kInvalidResponse), "invalid_response");
   EXPECT_EQ(InferenceErrorKindName(InferenceErrorKind::kRateLimited), "rate_limited");
+  EXPECT_EQ(InferenceErrorKindName(InferenceErrorKind::kInvalidRequest), "invalid_request");
   std::set<std::string_view> names;
   for (const auto kind : kEveryErrorKind) {
     const std::string_view name = InferenceErrorKindName(kind);
@@ -43,9 +46,9 @@ TEST(InferenceErrorKindName, NamesEveryKindAndRoundTrips) {
 
 TEST(InferenceErrorKindName, UnknownValuesHaveNoName) {
   EXPECT_EQ(InferenceErrorKindName(static_cast<InferenceErrorKind>(0)), "");
-  EXPECT_EQ(InferenceErrorKindName(static_cast<InferenceErrorKind>(7)), "");
+  EXPECT_EQ(InferenceErrorKindName(static_cast<InferenceErrorKind>(8)), "");
   for (const char* name : {"", "Timeout", "TIMEOUT", "timeout ", " timeout", "invalid-response",
-                           "rate limited", "cancelled"}) {
+                           "rate limited", "cancelled", "invalid-request"}) {
     EXPECT_EQ(InferenceErrorKindFromName(name), std::nullopt) << '"' << name << '"';
   }
 }

@@ -6,13 +6,14 @@
 namespace harness {
 namespace {
 
-constexpr std::array<std::pair<InferenceErrorKind, std::string_view>, 6> kErrorKindNames{{
+constexpr std::array<std::pair<InferenceErrorKind, std::string_view>, 7> kErrorKindNames{{
     {InferenceErrorKind::kTransport, "transport"},
     {InferenceErrorKind::kTimeout, "timeout"},
     {InferenceErrorKind::kRefused, "refused"},
     {InferenceErrorKind::kCanceled, "canceled"},
     {InferenceErrorKind::kInvalidResponse, "invalid_response"},
     {InferenceErrorKind::kRateLimited, "rate_limited"},
+    {InferenceErrorKind::kInvalidRequest, "invalid_request"},
 }};
 
 }  // namespace
@@ -27,6 +28,8 @@ std::string_view StopReasonName(StopReason reason) {
       return "max_tokens";
     case StopReason::kRefusal:
       return "refusal";
+    case StopReason::kContentFilter:
+      return "content_filter";
   }
   return "";
 }

@@ -17,7 +17,8 @@
 //      returned (whether it failed or answered: a caller that asked to stop gets no summary).
 //   3. StopReason kMaxTokens -> kInvalidSummary{token_limit} (D5: a cut-off answer);
 //      StopReason kRefusal -> kModel with InferenceError{kRefused} (the reference does not
-//      translate refusals into an invalid summary; they are an execution failure).
+//      translate refusals into an invalid summary; they are an execution failure);
+//      kContentFilter the same (a filtered answer is cut short, so no summary comes of it).
 //      kToolUse is not special: the answer then holds a tool_use block, which step 4 rejects.
 //   4. ExtractCompactorText then ValidateCompactionResponse (contracts.md §4.4-§4.5) with
 //      options.output_bytes: any failure -> kInvalidSummary with its reason.

@@ -46,13 +46,15 @@ struct InferenceRequest {
 };
 
 enum class StopReason : std::uint8_t {
-  kEndTurn = 1,    // the model finished its answer
-  kToolUse = 2,    // the model asks for tool calls
-  kMaxTokens = 3,  // cut off by the output budget
-  kRefusal = 4,    // the provider refused to answer
+  kEndTurn = 1,        // the model finished its answer
+  kToolUse = 2,        // the model asks for tool calls
+  kMaxTokens = 3,      // cut off by the output budget
+  kRefusal = 4,        // the provider refused to answer
+  kContentFilter = 5,  // the provider's content filter cut the answer short
 };
 
-std::string_view StopReasonName(StopReason reason);  // "end_turn", "tool_use", …
+// "end_turn", "tool_use", "max_tokens", "refusal", "content_filter"; "" else.
+std::string_view StopReasonName(StopReason reason);
 
 struct InferenceResponse {
   AssistantMessage message;
@@ -67,9 +69,12 @@ enum class InferenceErrorKind : std::uint8_t {
   kCanceled = 4,         // the caller's stop token was triggered
   kInvalidResponse = 5,  // the answer could not be understood
   kRateLimited = 6,      // the provider asked us to slow down
+  kInvalidRequest =
+      7,  // the provider could not accept the request as sent (or it had no wire form)
 };
 
-// "transport", "timeout", "refused", "canceled", "invalid_response", "rate_limited"; "" else.
+// "transport", "timeout", "refused", "canceled", "invalid_response", "rate_limited",
+// "invalid_request"; "" else.
 std::string_view InferenceErrorKindName(InferenceErrorKind kind);
 std::optional<InferenceErrorKind> InferenceErrorKindFromName(std::string_view name);
 

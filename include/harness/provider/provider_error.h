@@ -1,0 +1,33 @@
+// ClassifyProviderFailure: a model provider's error answer as a typed InferenceError, for both
+// the OpenAI-compatible Chat Completions wire and the Anthropic Messages wire.
+//
+// Contract:
+// - The HTTP status decides the kind: 401, 403 -> kRefused; 429 and 529 (Anthropic's
+//   "overloaded") -> kRateLimited; 408, 504 -> kTimeout; 400, 404, 413, 422 -> kInvalidRequest;
+//   every other 5xx -> kTransport. Any other status (a 2xx without a usable answer, 402, 409, …)
+//   takes the kind of the body's error type as ClassifyProviderError gives it, else kTransport.
+// - ClassifyProviderError reads an error object found inside a 200 answer or a stream (both
+//   wires: {"error":{"type":…,"code":…}} and Anthropic's {"type":"error","error":{"type":…}}):
+//   authentication_error, permission_error -> kRefused; rate_limit_error, overloaded_error ->
+//   kRateLimited; invalid_request_error, not_found_error, request_too_large -> kInvalidRequest;
+//   timeout_error -> kTimeout; any other type, or none -> kTransport.
+// - The detail is "HTTP <status>" (ClassifyProviderFailure only) followed by the provider's error
+//   type and code when the body has them and they look like identifiers (at most 64 characters
+//   of [A-Za-z0-9_.-]). The error's message text is never included: providers echo request
+//   content in it. A body that is not JSON, or any other shape, only loses the type and code.
+// Thread safety: pure functions.
+#pragma once
+
+#include <string_view>
+
+#include "harness/core/json.h"
+#include "harness/inference/request.h"
+
+namespace harness {
+
+InferenceError ClassifyProviderFailure(int http_status, std::string_view body);
+
+// `document` is a whole parsed answer or stream event that carries an error object.
+InferenceError ClassifyProviderError(const Json& document);
+
+}  // namespace harness
