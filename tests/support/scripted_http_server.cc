@@ -50,7 +50,8 @@ struct ScriptedHttpServer::Handling {
     ScriptedReply reply;
     {
       std::lock_guard lock(server.mutex_);
-      RecordedRequest recorded{request.method, request.target, {}, request.body};
+      RecordedRequest recorded{
+          request.method, request.target, {}, request.body, request.remote_port};
       for (const auto& [name, value] : request.headers)
         recorded.headers.emplace_back(Lower(name), value);
       server.requests_.push_back(std::move(recorded));
@@ -135,6 +136,9 @@ bool ScriptedHttpServer::Start() {
   server_->new_task_queue = [] { return new httplib::ThreadPool(kServerThreads); };
   // Idle keep-alive connections hold a server thread until this passes; short, so Stop() is quick.
   server_->set_keep_alive_timeout(1);
+  // httplib writes headers and body separately: without NODELAY, Nagle and the client's delayed
+  // ACK add ~40 ms to every reply.
+  server_->set_tcp_nodelay(true);
   const httplib::Server::Handler handler = [this](const httplib::Request& request,
                                                   httplib::Response& response) {
     Handling::Answer(*this, request, response);

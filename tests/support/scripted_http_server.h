@@ -10,6 +10,8 @@
 //   chunks) until ReleaseStalls() or Stop(); WaitForStalls(n) lets the test act while it stalls.
 // - Every request is recorded (method, path with query, lower-cased headers, body) before its
 //   reply is sent.
+// - The Debian cpp-httplib listens with a backlog of 5 (compiled in): a burst of more new
+//   connections than that sees the kernel retry a SYN after about a second. Correct, but slow.
 // Thread safety: every method may be called from any thread while the server runs.
 #pragma once
 
@@ -53,6 +55,7 @@ struct RecordedRequest {
   std::string path;                                          // with the query string
   std::vector<std::pair<std::string, std::string>> headers;  // names lower-cased
   std::string body;
+  int remote_port = 0;  // the client's port: equal ports mean one reused connection
 
   // The first header with this (lower-case) name, or empty.
   std::string Header(const std::string& lower_name) const;
