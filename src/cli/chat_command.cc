@@ -406,20 +406,9 @@ int Run(const ChatCommandLine& line) {
   Outstanding outstanding;
   SessionOptions options;
   options.journal = journal->get();
-  // Failures while the session shuts down are kept and shown only if it faulted: releasing
-  // the lease can race a renewal, which reports a stale fence that harms nothing.
-  std::atomic<bool> closing{false};
-  std::mutex late_mutex;
-  std::vector<std::string> late_failures;
   options.on_failure = [&](const InfrastructureFailure& f) {
-    std::string text = fmt::format("harness chat: runtime failure: {}: {}",
-                                   InfrastructureFailureKindName(f.kind), f.detail);
-    if (closing) {
-      std::lock_guard lock(late_mutex);
-      late_failures.push_back(std::move(text));
-      return;
-    }
-    console.Error(text);
+    console.Error(fmt::format("harness chat: runtime failure: {}: {}",
+                              InfrastructureFailureKindName(f.kind), f.detail));
     if (f.kind != InfrastructureFailure::Kind::kIntentAppend) {
       std::lock_guard lock(outstanding.mutex());
       outstanding.Ended();
@@ -503,19 +492,13 @@ int Run(const ChatCommandLine& line) {
     }
   }
 
-  closing = true;
   session.Shutdown();
   printer.request_stop();
   printer.join();
   for (auto next = events.TryNext(); next.ok(); next = events.TryNext())
     view.Show(*next->event);
   console.SetActivity("");
-  if (!session.faulted())
-    return kExitOk;
-  std::lock_guard lock(late_mutex);
-  for (const std::string& failure : late_failures)
-    console.Error(failure);
-  return kExitInvalid;
+  return session.faulted() ? kExitInvalid : kExitOk;
 }
 
 }  // namespace

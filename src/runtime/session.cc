@@ -3,6 +3,7 @@
 #include <utility>
 
 #include "harness/command/codec.h"
+#include "harness/content/codec.h"
 #include "harness/content/transcript.h"
 #include "runtime/loop.h"
 #include "runtime/session_core.h"
@@ -74,7 +75,8 @@ SessionCore::SessionCore(SessionOptions options, Lease lease)
     std::condition_variable_any wake;
     std::unique_lock lock(mutex);
     const auto period = std::max(options_.lease_ttl / 3, std::chrono::nanoseconds(1'000'000));
-    while (!wake.wait_for(lock, stop, period, [] { return false; })) {
+    // wait_for returns false both on timeout and on a stop request: check which.
+    while (!wake.wait_for(lock, stop, period, [] { return false; }) && !stop.stop_requested()) {
       auto renewed = options_.journal->RenewLease(lease_, options_.lease_ttl);
       if (!renewed) {
         Fault();
@@ -90,12 +92,19 @@ SessionCore::SessionCore(SessionOptions options, Lease lease)
 }
 
 SessionCore::~SessionCore() {
+  StopRenewing();
+}
+
+void SessionCore::StopRenewing() {
   renewer_.request_stop();
   if (renewer_.joinable())
     renewer_.join();
 }
 
 void SessionCore::ReleaseLease() {
+  // Renewing stops first: a renewal after the release would find the lease gone and fault a
+  // session that is closing normally.
+  StopRenewing();
   (void)options_.journal->ReleaseLease(lease_);
 }
 
@@ -232,6 +241,20 @@ Subscription Session::Subscribe(EventFilter filter, std::size_t capacity) {
 
 namespace {
 
+// A message the session accepts is valid (ValidateMessage) and survives its journal encoding
+// unchanged. Restore rebuilds history from the journal, so a message the codec cannot carry as
+// it is (text that is not UTF-8, which the JSON writer replaces with U+FFFD) would make the live
+// history differ from the durable one.
+bool Journalable(const Message& message) {
+  if (!ValidateMessage(message).ok())
+    return false;
+  auto encoded = EncodeMessage(message);
+  if (!encoded.ok())
+    return false;
+  auto decoded = DecodeMessage(*encoded);
+  return decoded.ok() && *decoded == message;
+}
+
 Status<SessionError> ValidateDefinition(const LoopDefinition& definition) {
   auto invalid = [](std::string detail) {
     return Fail(SessionError{SessionErrorKind::kInvalidDefinition, std::move(detail)});
@@ -265,9 +288,8 @@ Status<SessionError> ValidateDefinition(const LoopDefinition& definition) {
   if (auto model = definition.model.Validate(); !model.ok())
     return invalid("the model is invalid");
   for (std::size_t i = 0; i < definition.history.size(); ++i) {
-    if (auto valid = ValidateMessage(definition.history[i]); !valid.ok()) {
+    if (!Journalable(definition.history[i]))
       return invalid("history message " + std::to_string(i) + " is invalid");
-    }
   }
   return {};
 }
@@ -413,8 +435,10 @@ Result<Uuid, SessionError> Session::SubmitInputToLoop(const Uuid& loop, UserMess
                                                       Agency agency) {
   if (core_->faulted())
     return Fail(SessionError{SessionErrorKind::kFaulted, ""});
-  if (auto valid = ValidateMessage(message); !valid.ok()) {
-    return Fail(SessionError{SessionErrorKind::kInvalidArgument, "the message is invalid"});
+  if (!Journalable(Message{message})) {
+    return Fail(SessionError{SessionErrorKind::kInvalidArgument,
+                             "the message is invalid or does not survive its encoding (text that "
+                             "is not UTF-8)"});
   }
   ::harness::SubmitInput command;
   std::shared_ptr<LoopActor> actor;

@@ -64,6 +64,8 @@ class SessionCore {
   std::optional<Uuid> active_loop;
 
  private:
+  // Stops and joins the renewer; idempotent.
+  void StopRenewing();
   // The outcome of a refused publication; a journal error faults the session.
   PublishOutcome Refused(const PublishError& error);
 

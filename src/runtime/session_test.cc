@@ -205,6 +205,44 @@ TEST(Session, ShutdownExitsEveryLoopAndRefusesLaterCommands) {
   EXPECT_EQ(h.session->Snapshot(h.loop).value().status, LoopStatus::kExited);
 }
 
+// Input the journal cannot carry unchanged is refused before it reaches the loop: the live
+// history must equal what restore folds from the journal.
+TEST(Session, InputThatIsNotUtf8IsRefused) {
+  Harness h({30}, {});
+  auto refused = h.session->SubmitInputToLoop(h.loop, UserMessage{{TextBlock{"caf\xe9"}}});
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.error().kind, SessionErrorKind::kInvalidArgument);
+  LoopDefinition definition;
+  definition.model = ModelKey{"provider", "model"};
+  definition.limits = ModelLimits{100, 80, 20};
+  definition.client = h.client;
+  definition.counter = h.counter;
+  definition.history = {Message{UserMessage{{TextBlock{"\xff"}}}}};
+  auto created = h.session->CreateLoop(std::move(definition));
+  ASSERT_FALSE(created.ok());
+  EXPECT_EQ(created.error().kind, SessionErrorKind::kInvalidDefinition);
+  EXPECT_TRUE(h.session->SubmitInputToLoop(h.loop, UserMessage{{TextBlock{"caf\xc3\xa9"}}}).ok());
+}
+
+// The lease renewer stops before the lease is released: closing a session whose lease renews
+// every millisecond reports no failure (a renewal after the release used to report a stale
+// fence, and the renewer could only leave its loop through such a failure).
+TEST(Session, ClosingASessionReportsNoLeaseFailure) {
+  std::unique_ptr<Journal> journal = NewMemoryJournal();
+  std::atomic<int> failures{0};
+  for (int i = 0; i < 20; ++i) {
+    SessionOptions options;
+    options.journal = journal.get();
+    options.lease_ttl = 3ms;
+    options.on_failure = [&](const InfrastructureFailure&) { ++failures; };
+    auto session = Session::Open(std::move(options));
+    ASSERT_TRUE(session.ok()) << session.error().Message();
+    (*session)->Shutdown();
+    session->reset();
+  }
+  EXPECT_EQ(failures.load(), 0);
+}
+
 TEST(ActorPool, StrandRunsTasksInOrderAndNeverConcurrently) {
   runtime_detail::ActorPool pool(4);
   auto strand = std::make_shared<runtime_detail::Strand>(pool);
