@@ -41,6 +41,7 @@ struct ChatCommandLine {
   std::string system_prompt;
   ContextOptions context;
   bool no_auto_compact = false;
+  bool constrain_output = false;
 };
 
 namespace {
@@ -376,15 +377,17 @@ int Run(const ChatCommandLine& line) {
   if (!model.ok())
     return Usage(model.error().Message("--model", "scripted:PATH"));
   std::shared_ptr<Compactor> compactor;
+  ModelCompactorOptions compactor_options;
+  compactor_options.constrain_output = line.constrain_output;
   if (line.compactor == "model") {
-    compactor = std::make_shared<ModelCompactor>(model->client);
+    compactor = std::make_shared<ModelCompactor>(model->client, compactor_options);
   } else if (line.compactor == "extractive") {
     compactor = std::make_shared<ExtractiveCompactor>();
   } else {
     auto other = MakeModelClient(line.compactor);
     if (!other.ok())
       return Usage(other.error().Message("--compactor", "model, extractive or scripted:PATH"));
-    compactor = std::make_shared<ModelCompactor>(std::move(other->client));
+    compactor = std::make_shared<ModelCompactor>(std::move(other->client), compactor_options);
   }
 
   // A scripted model has no catalog entry: it takes the CLI's offline window and output.
@@ -523,6 +526,9 @@ std::shared_ptr<ChatCommandLine> AddChatCommand(CLI::App& app) {
   line->context.Register(*c);
   c->add_flag("--no-auto-compact", line->no_auto_compact,
               "never compact on its own (measure and show pressure only)");
+  c->add_flag("--constrain-output", line->constrain_output,
+              "send the model compactor's GBNF grammar of the summary envelope with its request "
+              "(for llama.cpp servers; the Anthropic client drops it, OpenAI's API refuses it)");
   return line;
 }
 

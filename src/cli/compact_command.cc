@@ -39,6 +39,7 @@ struct CompactCommandLine {
   ContextOptions context;
   CLI::Option* model_option = nullptr;
   bool json = false;
+  bool constrain_output = false;
 };
 
 namespace {
@@ -133,14 +134,16 @@ struct CompactorChoice {
   std::string problem;  // set when the choice is unusable (exit 2)
 };
 
-CompactorChoice ChooseCompactor(const std::string& spec) {
+CompactorChoice ChooseCompactor(const std::string& spec, bool constrain_output) {
   if (spec == "extractive")
     return {std::make_shared<ExtractiveCompactor>(), ""};
   auto model = MakeModelClient(spec);
   if (!model.ok())
     return {nullptr, model.error().Message("--compactor", "extractive or scripted:PATH")};
   // The same adapter validation path as a real model: envelope, identity, grammar.
-  return {std::make_shared<ModelCompactor>(std::move(model->client)), ""};
+  ModelCompactorOptions options;
+  options.constrain_output = constrain_output;
+  return {std::make_shared<ModelCompactor>(std::move(model->client), std::move(options)), ""};
 }
 
 // Leading system messages are the agent's configuration, not conversation: they become the
@@ -301,7 +304,7 @@ int Run(const CompactCommandLine& line) {
   if (!chosen.ok())
     return Usage(chosen.error().message);
   const LoopContext& context = *chosen;
-  CompactorChoice choice = ChooseCompactor(line.compactor);
+  CompactorChoice choice = ChooseCompactor(line.compactor, line.constrain_output);
   if (!choice.compactor)
     return Usage(choice.problem);
 
@@ -435,6 +438,9 @@ std::shared_ptr<CompactCommandLine> AddCompactCommand(CLI::App& app) {
       "the conversation's model, PROVIDER:MODEL (e.g. openai:gpt-4o): its catalog entry gives the "
       "window, the output and the counter (exact for OpenAI models); default harness:offline");
   c->add_flag("--json", line->json, "NDJSON: one JSON object per event, then a CompactResult");
+  c->add_flag("--constrain-output", line->constrain_output,
+              "send the model compactor's GBNF grammar of the summary envelope with the request "
+              "(for llama.cpp servers; the Anthropic client drops it, OpenAI's API refuses it)");
   return line;
 }
 

@@ -1,7 +1,9 @@
 #include "model_factory.h"
 
+#include <cstdlib>
 #include <filesystem>
 
+#include "harness/http/curl_client.h"
 #include "harness/scripted/model_client.h"
 #include "input.h"
 
@@ -10,6 +12,56 @@ namespace {
 
 constexpr std::size_t kMaxScriptBytes = 16u * 1024 * 1024;
 constexpr std::string_view kScripted = "scripted:";
+
+std::optional<std::string> ProcessEnvironment(std::string_view name) {
+  const char* value = std::getenv(std::string(name).c_str());
+  if (value == nullptr)
+    return std::nullopt;
+  return std::string(value);
+}
+
+// Sends every request to one model (see the header: a compactor's requests name the
+// conversation's model).
+class PinnedModelClient final : public ModelClient {
+ public:
+  PinnedModelClient(std::shared_ptr<ModelClient> inner, ModelKey model)
+      : inner_(std::move(inner)), model_(std::move(model)) {}
+
+  Result<InferenceResponse, InferenceError> Complete(const InferenceRequest& request,
+                                                     std::stop_token stop) override {
+    if (request.model == model_)
+      return inner_->Complete(request, stop);
+    InferenceRequest pinned = request;
+    pinned.model = model_;
+    return inner_->Complete(pinned, stop);
+  }
+
+ private:
+  std::shared_ptr<ModelClient> inner_;
+  ModelKey model_;
+};
+
+Result<ModelChoice, ModelSpecError> MakeProviderClient(std::string_view provider,
+                                                       std::string_view model,
+                                                       const ModelClientSettings& settings) {
+  const std::string subject(provider);
+  auto http = CurlHttpClient::Create();
+  if (!http.ok()) {
+    std::string detail("cannot start the HTTP client: ");
+    detail.append(http.error().Describe());
+    return Fail(ModelSpecError{ModelSpecErrorKind::kProviderSetup, subject, std::move(detail)});
+  }
+  ProviderClientSettings client_settings;
+  client_settings.on_text = settings.on_text;
+  auto made = MakeProviderModel(
+      provider, model, settings.environment ? settings.environment : ProcessEnvironment,
+      std::shared_ptr<HttpClient>(std::move(http).value()), client_settings);
+  if (!made.ok())
+    return Fail(
+        ModelSpecError{ModelSpecErrorKind::kProviderSetup, subject, made.error().Message()});
+  return ModelChoice{std::make_shared<PinnedModelClient>(std::move(made->client), made->model),
+                     made->model, false};
+}
 
 }  // namespace
 
@@ -26,14 +78,15 @@ std::string ModelSpecError::Message(std::string_view flag, std::string_view offl
       out.append("invalid script ").append(subject).append(": ").append(detail);
       break;
     case ModelSpecErrorKind::kProviderUnavailable:
-      out.append("the model provider \"")
+      out.append("unknown model provider \"")
           .append(subject)
-          .append(
-              "\" is not available in this build (model providers arrive with the HTTP "
-              "clients); use ")
+          .append("\"; use ")
           .append(flag)
-          .append(" ")
+          .append(" openai:MODEL, anthropic:MODEL or ")
           .append(offline);
+      break;
+    case ModelSpecErrorKind::kProviderSetup:
+      out.append(flag).append(": ").append(detail);
       break;
     case ModelSpecErrorKind::kMalformed:
       out.append("unknown ")
@@ -46,7 +99,8 @@ std::string ModelSpecError::Message(std::string_view flag, std::string_view offl
   return out;
 }
 
-Result<ModelChoice, ModelSpecError> MakeModelClient(std::string_view spec) {
+Result<ModelChoice, ModelSpecError> MakeModelClient(std::string_view spec,
+                                                    const ModelClientSettings& settings) {
   if (spec.rfind(kScripted, 0) == 0) {
     const std::string path(spec.substr(kScripted.size()));
     if (path.empty())
@@ -66,11 +120,13 @@ Result<ModelChoice, ModelSpecError> MakeModelClient(std::string_view spec) {
     return ModelChoice{std::shared_ptr<ModelClient>(std::move(*client)),
                        ModelKey{"scripted", std::move(name)}, true};
   }
-  // The HTTP model clients (issue 6) plug in here: one branch per provider.
   const auto colon = spec.find(':');
   if (colon != std::string_view::npos && colon > 0 && colon + 1 < spec.size()) {
-    return Fail(ModelSpecError{ModelSpecErrorKind::kProviderUnavailable,
-                               std::string(spec.substr(0, colon)), ""});
+    const std::string_view provider = spec.substr(0, colon);
+    if (ProviderKeyVariable(provider).empty())
+      return Fail(
+          ModelSpecError{ModelSpecErrorKind::kProviderUnavailable, std::string(provider), ""});
+    return MakeProviderClient(provider, spec.substr(colon + 1), settings);
   }
   return Fail(ModelSpecError{ModelSpecErrorKind::kMalformed, "", ""});
 }

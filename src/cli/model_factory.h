@@ -4,8 +4,15 @@
 // Contract of MakeModelClient(spec):
 // - "scripted:PATH": a ScriptedModelClient (docs/scripted.md) read from PATH (at most 16 MiB),
 //   model key {"scripted", PATH's file name}.
-// - "PROVIDER:MODEL" (both parts non-empty): ModelSpecError{kProviderUnavailable} naming the
-//   provider until the HTTP model clients are plugged in here; nothing reads the environment.
+// - "openai:MODEL" and "anthropic:MODEL": the provider's HTTP client (provider_environment.h)
+//   over a CurlHttpClient, configured from settings.environment (the process environment when
+//   empty): OPENAI_API_KEY / OPENAI_BASE_URL, ANTHROPIC_API_KEY / ANTHROPIC_BASE_URL. Every
+//   request it sends names MODEL, whatever model key the request carries: a compactor's input
+//   names the conversation's model, which the summary must echo, while the wire must name the
+//   model that answers. Model key {PROVIDER, MODEL}. A missing key (for the default base URL), a
+//   base URL that is not http(s), or an HTTP client that cannot start: kProviderSetup, whose
+//   message names the variable and never a value.
+// - Another "PROVIDER:MODEL" (both parts non-empty): kProviderUnavailable naming the provider.
 // - Anything else: kMalformed. "scripted:" without a path: kMissingScriptPath; an unreadable
 //   file: kUnreadableScript; a file that is not a valid script: kInvalidScript.
 // Error messages name the flag, the provider or the path and never quote the script's contents.
@@ -20,6 +27,7 @@
 #include "harness/core/model_key.h"
 #include "harness/core/result.h"
 #include "harness/inference/client.h"
+#include "harness/provider/provider_environment.h"
 
 namespace harness::cli {
 
@@ -29,12 +37,13 @@ enum class ModelSpecErrorKind : std::uint8_t {
   kUnreadableScript = 3,
   kInvalidScript = 4,
   kProviderUnavailable = 5,
+  kProviderSetup = 6,
 };
 
 struct ModelSpecError {
   ModelSpecErrorKind kind = ModelSpecErrorKind::kMalformed;
-  std::string subject;  // the provider (kProviderUnavailable) or the script path
-  std::string detail;   // why a script could not be used
+  std::string subject;  // the provider (kProviderUnavailable, kProviderSetup) or the script path
+  std::string detail;   // why a script or a provider could not be used
   // One line for the user. `flag` is the option that carried the spec ("--model"), `offline`
   // the specs this build accepts instead ("scripted:PATH").
   std::string Message(std::string_view flag, std::string_view offline) const;
@@ -46,6 +55,12 @@ struct ModelChoice {
   bool scripted = false;  // a test double: no catalog entry, the CLI's offline limits
 };
 
-Result<ModelChoice, ModelSpecError> MakeModelClient(std::string_view spec);
+struct ModelClientSettings {
+  EnvironmentLookup environment;  // empty: the process environment
+  TextDeltaSink on_text;          // streamed answer text of provider models, for progress display
+};
+
+Result<ModelChoice, ModelSpecError> MakeModelClient(std::string_view spec,
+                                                    const ModelClientSettings& settings = {});
 
 }  // namespace harness::cli

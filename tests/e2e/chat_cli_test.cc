@@ -6,6 +6,7 @@
 #include <string>
 
 #include "chat_support.h"
+#include "support/scripted_http_server.h"
 
 namespace harness::chat_e2e {
 namespace {
@@ -160,14 +161,44 @@ TEST_F(ChatCli, BadUsageExitsTwoWithNothingOnStdout) {
   }
 }
 
-TEST_F(ChatCli, AModelProviderIsNotAvailableYet) {
-  const CliRun run =
-      Shell(std::string("'") + HARNESS_BINARY + "' chat --model openai:gpt-model --data-dir '" +
-            dir_.data() + "' < /dev/null 2>&1");
+TEST_F(ChatCli, AProviderWithoutItsKeyIsAUsageErrorNamingTheVariable) {
+  const std::string chat = std::string("env -u OPENAI_API_KEY -u OPENAI_BASE_URL '") +
+                           HARNESS_BINARY + "' chat --data-dir '" + dir_.data() + "' --model ";
+  CliRun run = Shell(chat + "openai:gpt-model < /dev/null 2>&1");
   EXPECT_EQ(run.exit_code, 2);
-  EXPECT_TRUE(Has(run.out, "the model provider \"openai\" is not available in this build"))
-      << run.out;
-  EXPECT_TRUE(Has(run.out, "use --model scripted:PATH")) << run.out;
+  EXPECT_TRUE(Has(run.out, "--model: openai needs an API key: set OPENAI_API_KEY")) << run.out;
+  run = Shell(chat + "mistral:large < /dev/null 2>&1");
+  EXPECT_EQ(run.exit_code, 2);
+  EXPECT_TRUE(Has(run.out, "unknown model provider \"mistral\"")) << run.out;
+}
+
+// A real HTTP turn: the OpenAI client against a local server named by OPENAI_BASE_URL, no key.
+TEST_F(ChatCli, ATurnGoesToTheServerNamedByTheBaseUrl) {
+  test_support::ScriptedHttpServer server;
+  ASSERT_TRUE(server.Start());
+  const auto chunk = [](std::string_view delta) {
+    std::string text(R"(data: {"choices":[{"index":0,"delta":)");
+    text.append(delta).append("}]}\n\n");
+    return text;
+  };
+  server.Push(test_support::ScriptedReply::Sse(
+      {chunk(R"({"content":"Hi from "},"finish_reason":null)"),
+       chunk(R"({"content":"tiny"},"finish_reason":"stop")"), "data: [DONE]\n\n"}));
+  const std::string in = dir_.Write("provider-input.txt", "hello\n/quit\n");
+  const CliRun run = Shell("env -u OPENAI_API_KEY OPENAI_BASE_URL='" + server.Url("/v1") + "' '" +
+                           HARNESS_BINARY + "' chat --model openai:tiny --context-window 8192 " +
+                           "--data-dir '" + dir_.data() + "' < '" + in + "' 2>&1");
+  EXPECT_EQ(run.exit_code, 0) << run.out;
+  EXPECT_TRUE(Has(run.out, "model openai/tiny")) << run.out;
+  EXPECT_TRUE(Has(run.out, "\nassistant: Hi from tiny\n")) << run.out;
+  const auto requests = server.Requests();
+  ASSERT_EQ(requests.size(), 1u);
+  EXPECT_EQ(requests[0].path, "/v1/chat/completions");
+  EXPECT_EQ(requests[0].Header("authorization"), "");
+  EXPECT_TRUE(Has(requests[0].body, R"("model":"tiny")")) << requests[0].body;
+  EXPECT_TRUE(Has(requests[0].body, R"("content":"hello")")) << requests[0].body;
+  EXPECT_TRUE(Has(requests[0].body, R"("stream":true)")) << requests[0].body;
+  EXPECT_TRUE(dir_.JournalVerifies());
 }
 
 }  // namespace

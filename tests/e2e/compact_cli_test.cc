@@ -13,6 +13,7 @@
 #include "harness/core/json.h"
 #include "harness/event/event.h"
 #include "journal_process.h"
+#include "support/scripted_http_server.h"
 
 namespace harness::compact_e2e {
 namespace {
@@ -305,13 +306,43 @@ TEST_F(CompactCli, BadFlagsAreUsage) {
   }
 }
 
-TEST_F(CompactCli, AModelProviderIsNotAvailableInThisBuild) {
-  const ProcessRun run = Compact(
-      {Example("transcripts/coding-agent.json"), "--compactor", "anthropic:claude-model"}, true);
+TEST_F(CompactCli, AProviderCompactorWithoutItsKeyIsAUsageErrorNamingTheVariable) {
+  const e2e::CliRun run =
+      e2e::Shell(std::string("env -u ANTHROPIC_API_KEY -u ANTHROPIC_BASE_URL '") + HARNESS_BINARY +
+                 "' compact '" + Example("transcripts/coding-agent.json") +
+                 "' --compactor anthropic:claude-model --data-dir '" + data() + "' 2>&1");
   EXPECT_EQ(run.exit_code, 2);
-  ASSERT_EQ(run.lines.size(), 1u) << Joined(run.lines);
-  EXPECT_NE(run.lines[0].find("\"anthropic\" is not available in this build"), std::string::npos)
-      << run.lines[0];
+  EXPECT_EQ(run.out,
+            "harness compact: --compactor: anthropic needs an API key: set "
+            "ANTHROPIC_API_KEY\n");
+}
+
+// The model compactor over the OpenAI client and a local server: the request names the
+// compactor's model, carries the summary budget and (--constrain-output) the grammar; an answer
+// that is no summary envelope is rejected as an invalid summary.
+TEST_F(CompactCli, AProviderCompactorAsksTheServerAndValidatesItsAnswer) {
+  test_support::ScriptedHttpServer server;
+  ASSERT_TRUE(server.Start());
+  server.Push(test_support::ScriptedReply::Sse(
+      {R"(data: {"choices":[{"index":0,"delta":{"content":"no summary"},"finish_reason":"stop"}]})"
+       "\n\n",
+       "data: [DONE]\n\n"}));
+  const e2e::CliRun run =
+      e2e::Shell("env -u OPENAI_API_KEY OPENAI_BASE_URL='" + server.Url("/v1") + "' '" +
+                 HARNESS_BINARY + "' compact '" + Example("transcripts/coding-agent.json") +
+                 "' --compactor openai:tiny --constrain-output --data-dir '" + data() + "'");
+  EXPECT_EQ(run.exit_code, 3) << run.out;
+  EXPECT_NE(run.out.find("\nrejected invalid_summary\n"), std::string::npos) << run.out;
+  const auto requests = server.Requests();
+  ASSERT_EQ(requests.size(), 1u);
+  EXPECT_EQ(requests[0].path, "/v1/chat/completions");
+  auto body = ParseStrictJson(requests[0].body);
+  ASSERT_TRUE(body.ok());
+  EXPECT_EQ((*body)["model"], "tiny");
+  EXPECT_TRUE((*body)["max_tokens"].is_number_unsigned());
+  EXPECT_TRUE((*body)["grammar"].is_string());
+  EXPECT_EQ((*body)["stream"], true);
+  ExpectJournalVerifies();
 }
 
 TEST_F(CompactCli, EachRunOnTheSameDataDirectoryIsANewSession) {
