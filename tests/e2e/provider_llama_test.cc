@@ -124,7 +124,7 @@ struct Chat {
   Uuid loop;
 };
 
-CompactionPolicy Policy(bool automatic) {
+CompactionPolicy Policy(bool automatic, TokenCount max_summary_tokens = 1'200) {
   CompactionPolicy policy;
   policy.automatic = automatic;
   policy.counter_policy = CounterPolicy::kAllowConservative;
@@ -134,7 +134,7 @@ CompactionPolicy Policy(bool automatic) {
   policy.keep_recent_tokens = 64;
   policy.reserved_output = 64;
   policy.safety_margin = 200;
-  policy.max_summary_tokens = 1'200;
+  policy.max_summary_tokens = max_summary_tokens;
   policy.count_timeout = 10s;
   return policy;
 }
@@ -163,7 +163,8 @@ std::vector<Message> Conversation(int rounds) {
 }
 
 Chat Open(const ProviderModel& model, std::shared_ptr<Compactor> compactor,
-          std::vector<Message> history, ModelLimits limits, bool automatic) {
+          std::vector<Message> history, ModelLimits limits,
+          CompactionPolicy policy = Policy(false)) {
   Chat chat;
   SessionOptions options;
   options.journal = chat.journal.get();
@@ -176,7 +177,7 @@ Chat Open(const ProviderModel& model, std::shared_ptr<Compactor> compactor,
   definition.limits = limits;
   definition.client = model.client;
   definition.counter = std::make_shared<EstimateCounter>();
-  definition.compaction = Policy(automatic);
+  definition.compaction = policy;
   definition.compactor = std::move(compactor);
   definition.history = std::move(history);
   auto loop = chat.session->CreateLoop(std::move(definition));
@@ -219,8 +220,8 @@ bool TurnEnded(const Event& e) {
 
 // One turn through a provider: the answer is an assistant message with the server's usage.
 void ExpectTurn(const ProviderModel& model) {
-  Chat chat = Open(model, std::make_shared<ModelCompactor>(model.client), {},
-                   ModelLimits{16'000, 0, 24}, false);
+  Chat chat =
+      Open(model, std::make_shared<ModelCompactor>(model.client), {}, ModelLimits{16'000, 0, 24});
   ASSERT_TRUE(
       chat.session->SubmitInputToLoop(chat.loop, UserMessage{{TextBlock{"Hello there"}}}).ok());
   const auto seen = Until(*chat.events, TurnEnded);
@@ -265,14 +266,15 @@ TEST_F(LlamaSuite, ManualCompactionWithTheGrammarCommits) {
   ModelCompactorOptions options;
   options.constrain_output = true;
   Chat chat = Open(model, std::make_shared<ModelCompactor>(model.client, options), Conversation(4),
-                   ModelLimits{16'000, 0, 64}, false);
+                   ModelLimits{16'000, 0, 64});
   ASSERT_TRUE(chat.session->CompactToLoop(chat.loop).ok());
   const auto seen = Until(*chat.events, [](const Event& e) {
     return Is<CompactionCommitted>(e) || Is<CompactionRejected>(e);
   });
   const auto* committed = Find<CompactionCommitted>(seen);
   ASSERT_NE(committed, nullptr) << "rejected: "
-                                << static_cast<int>(Find<CompactionRejected>(seen)->reject_reason);
+                                << CompactRejectReasonName(
+                                       Find<CompactionRejected>(seen)->reject_reason);
   auto snapshot = chat.session->Snapshot(chat.loop);
   ASSERT_TRUE(snapshot.ok());
   EXPECT_EQ(snapshot->derived_prefix, 1u);
@@ -287,7 +289,7 @@ TEST_F(LlamaSuite, ManualCompactionWithoutTheGrammarIsRejectedAndChangesNothing)
   auto compactor =
       std::make_shared<RecordingCompactor>(std::make_shared<ModelCompactor>(model.client));
   auto error = compactor->last_error();
-  Chat chat = Open(model, compactor, Conversation(4), ModelLimits{16'000, 0, 64}, false);
+  Chat chat = Open(model, compactor, Conversation(4), ModelLimits{16'000, 0, 64});
   const auto before = chat.session->Snapshot(chat.loop);
   ASSERT_TRUE(before.ok());
   ASSERT_TRUE(chat.session->CompactToLoop(chat.loop).ok());
@@ -300,7 +302,8 @@ TEST_F(LlamaSuite, ManualCompactionWithoutTheGrammarIsRejectedAndChangesNothing)
   ASSERT_EQ(error.wait_for(10s), std::future_status::ready);
   const CompactorError failure = error.get();
   ASSERT_TRUE(failure.invalid_summary.has_value())
-      << failure.Message() << (failure.inference ? failure.inference->Message() : "");
+      << failure.Message() << (failure.inference ? failure.inference->Message() : "") << "\n"
+      << server_->log().substr(server_->log().size() > 3000 ? server_->log().size() - 3000 : 0);
   auto after = chat.session->Snapshot(chat.loop);
   ASSERT_TRUE(after.ok());
   EXPECT_EQ(after->history, before->history);
@@ -318,20 +321,25 @@ TEST_F(LlamaSuite, AutomaticCompactionInASmallWindow) {
   // counter's own arithmetic), above CompactAt (80 %) and below the hard limit.
   InferenceRequest request;
   request.model = model.model;
-  request.messages = Conversation(8);
+  request.messages = Conversation(16);
   request.messages.push_back(UserMessage{{TextBlock{"Go on."}}});
-  const CompactionPolicy policy = Policy(true);
+  // The window must hold the summary budget next to the retained tail (else the attempt is
+  // RetainedTailTooLarge before any model call).
+  const CompactionPolicy policy = Policy(true, 800);
   const TokenCount window =
       EstimateRequestTokens(request) * 10 / 9 + policy.reserved_output + policy.safety_margin;
-  Chat chat = Open(model, std::make_shared<ModelCompactor>(model.client, options), Conversation(8),
-                   ModelLimits{window, 0, 16}, true);
+  Chat chat = Open(model, std::make_shared<ModelCompactor>(model.client, options), Conversation(16),
+                   ModelLimits{window, 0, 16}, policy);
   ASSERT_TRUE(chat.session->SubmitInputToLoop(chat.loop, UserMessage{{TextBlock{"Go on."}}}).ok());
   const auto seen = Until(*chat.events, [](const Event& e) {
     return Is<CompactionCommitted>(e) || Is<CompactionRejected>(e) || Is<TurnFailed>(e);
   });
   const auto* committed = Find<CompactionCommitted>(seen);
+  const auto* rejected = Find<CompactionRejected>(seen);
   ASSERT_NE(committed, nullptr) << "no automatic compaction; last event "
-                                << EventTypeName(seen.back());
+                                << EventTypeName(seen.back()) << " "
+                                << (rejected ? CompactRejectReasonName(rejected->reject_reason)
+                                             : std::string_view());
   EXPECT_EQ(committed->reason, CompactionReason::kAutomatic);
   auto snapshot = chat.session->Snapshot(chat.loop);
   ASSERT_TRUE(snapshot.ok());
@@ -349,7 +357,7 @@ TEST_F(LlamaSuite, InterruptDuringAStreamingCall) {
   });
   auto streaming = first_delta.get_future();
   Chat chat = Open(model, std::make_shared<ModelCompactor>(model.client), {},
-                   ModelLimits{16'000, 0, 3'000}, false);
+                   ModelLimits{16'000, 0, 3'000});
   ASSERT_TRUE(
       chat.session->SubmitInputToLoop(chat.loop, UserMessage{{TextBlock{"Tell a long story"}}})
           .ok());
