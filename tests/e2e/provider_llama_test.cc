@@ -16,6 +16,7 @@
 #include <variant>
 #include <vector>
 
+#include "cli_support.h"
 #include "harness/compaction/compactor.h"
 #include "harness/compaction/model_compactor.h"
 #include "harness/event/event.h"
@@ -259,6 +260,26 @@ TEST_F(LlamaSuite, AnthropicTurnStreaming) {
   EXPECT_GT(deltas.load(), 0);
 }
 
+// Anthropic's count_tokens endpoint as an exact provider counter: llama-server serves it with
+// its own tokenizer, and a longer request costs more tokens.
+TEST_F(LlamaSuite, AnthropicCountTokensIsAnExactProviderCount) {
+  const ProviderModel model = Provider("anthropic", false);
+  ASSERT_NE(model.exact_counter, nullptr);
+  EXPECT_EQ(model.exact_counter->quality(), CountQuality::kExactProvider);
+  InferenceRequest request;
+  request.model = model.model;
+  request.messages = Conversation(1);
+  auto small = model.exact_counter->Count(request, {});
+  ASSERT_TRUE(small.ok()) << small.error().Message();
+  EXPECT_EQ(small->model, model.model);
+  EXPECT_EQ(small->quality, CountQuality::kExactProvider);
+  EXPECT_GT(small->input_tokens, 0u);
+  request.messages = Conversation(4);
+  auto large = model.exact_counter->Count(request, {});
+  ASSERT_TRUE(large.ok()) << large.error().Message();
+  EXPECT_GT(large->input_tokens, small->input_tokens);
+}
+
 // With the grammar the random model can only write a valid envelope echoing the identity, so
 // the summary passes the strict validator and is committed as the new basis.
 TEST_F(LlamaSuite, ManualCompactionWithTheGrammarCommits) {
@@ -372,6 +393,29 @@ TEST_F(LlamaSuite, InterruptDuringAStreamingCall) {
   ASSERT_TRUE(snapshot.ok());
   // The user's input stays; no partial answer is committed.
   ASSERT_EQ(snapshot->history.size(), 1u);
+}
+
+// The CLI end to end on the real server: `harness chat --model openai:tiny` with the base URL
+// and key from the environment, two turns, then /compact with the grammar, committed, and the
+// journal verifies.
+TEST_F(LlamaSuite, ChatWithTheLocalServerCompacts) {
+  const std::filesystem::path data =
+      std::filesystem::temp_directory_path() / ("harness-llama-chat-" + std::to_string(::getpid()));
+  std::filesystem::remove_all(data);
+  const e2e::TempFile input("hello\nand then?\n/compact\n/history\n/quit\n");
+  const std::string chat = "env OPENAI_BASE_URL='" + server_->base_url() + "/v1' OPENAI_API_KEY='" +
+                           server_->api_key() + "' '" HARNESS_BINARY "' chat --model openai:tiny " +
+                           "--context-window 8192 --max-output-tokens 24 --max-summary-tokens " +
+                           "700 --keep-recent-segments 1 --constrain-output --data-dir '" +
+                           data.string() + "' < " + input.quoted() + " 2>&1";
+  const e2e::CliRun run = e2e::Shell(chat);
+  EXPECT_EQ(run.exit_code, 0) << run.out;
+  EXPECT_NE(run.out.find("assistant: "), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("compact committed: "), std::string::npos) << run.out;
+  const e2e::CliRun verify =
+      e2e::Shell("'" HARNESS_BINARY "' journal verify '" + data.string() + "' 2>&1");
+  EXPECT_EQ(verify.exit_code, 0) << verify.out;
+  std::filesystem::remove_all(data);
 }
 
 }  // namespace
