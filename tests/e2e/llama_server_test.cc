@@ -7,11 +7,12 @@
 #include <curl/curl.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
-#include <regex>
 #include <sstream>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "cli_support.h"
@@ -133,8 +134,19 @@ TEST_F(LlamaServerTest, GrammarForcesTheSummaryShape) {
   ASSERT_EQ(reply.status, 200) << reply.body << server_->log();
   const Json answer = Parse(reply.body);
   const std::string content = answer["choices"][0]["message"].value("content", "");
-  EXPECT_TRUE(std::regex_match(content, std::regex("<summary>[a-zA-Z ,.]{1,40}</summary>")))
-      << content;
+  // <summary>[a-zA-Z ,.]{1,40}</summary>, checked by hand: g++ 12's <regex> trips a false
+  // -Wmaybe-uninitialized in the sanitizer build.
+  constexpr std::string_view kOpen = "<summary>";
+  constexpr std::string_view kClose = "</summary>";
+  ASSERT_GE(content.size(), kOpen.size() + kClose.size() + 1) << content;
+  EXPECT_EQ(content.substr(0, kOpen.size()), kOpen) << content;
+  EXPECT_EQ(content.substr(content.size() - kClose.size()), kClose) << content;
+  const std::string text =
+      content.substr(kOpen.size(), content.size() - kOpen.size() - kClose.size());
+  EXPECT_LE(text.size(), 40u) << content;
+  EXPECT_TRUE(std::all_of(text.begin(), text.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == ' ' || c == ',' || c == '.';
+  })) << content;
   EXPECT_EQ(answer["choices"][0].value("finish_reason", ""), "stop");
 }
 
