@@ -16,47 +16,19 @@
 #include <string>
 #include <string_view>
 
-#include "harness/content/transcript.h"
 #include "harness/provider/anthropic_wire.h"
+#include "wire_checks.h"
 
 namespace {
 
 using namespace harness;
-
-void Require(bool condition, const char* what) {
-  if (!condition) {
-    std::fprintf(stderr, "anthropic_wire_fuzz: %s\n", what);
-    std::abort();
-  }
-}
-
-void CheckError(const InferenceError& error) {
-  Require(!InferenceErrorKindName(error.kind).empty(), "unnamed error kind");
-  Require(error.kind != InferenceErrorKind::kCanceled, "canceled without a stop");
-  Require(!error.detail.empty() && error.detail.size() <= 160, "error detail empty or unbounded");
-}
+using wire_checks::CheckError;
+using wire_checks::Require;
+using wire_checks::TextOf;
 
 void CheckResponse(const Result<InferenceResponse, InferenceError>& response) {
-  if (!response.ok())
-    return CheckError(response.error());
-  Require(!StopReasonName(response->stop).empty(), "unnamed stop reason");
-  Require(ValidateMessage(response->message).ok(), "invalid assistant message");
-  for (const Block& block : response->message.blocks) {
-    if (const auto* call = block.as<ToolUseBlock>())
-      Require(!call->id.empty() && !call->name.empty(), "tool call without id or name");
-  }
-  InferenceRequest next;
-  next.messages.emplace_back(response->message);
-  Require(EncodeAnthropicRequest(next).ok(), "a decoded answer does not encode");
-}
-
-std::string TextOf(const AssistantMessage& message) {
-  std::string text;
-  for (const Block& block : message.blocks) {
-    if (const auto* t = block.as<TextBlock>())
-      text.append(t->text);
-  }
-  return text;
+  wire_checks::CheckResponse(
+      response, [](const InferenceRequest& next) { return EncodeAnthropicRequest(next); });
 }
 
 }  // namespace
