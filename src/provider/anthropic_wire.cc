@@ -191,14 +191,9 @@ Result<Json, InferenceError> CommonBody(const InferenceRequest& request) {
   if (!request.tools.empty()) {
     Json tools = Json::array();
     for (std::size_t i = 0; i < request.tools.size(); ++i) {
-      const ToolDefinition& tool = request.tools[i];
-      HARNESS_TRY(Json schema, provider_internal::RawJsonToDom(
-                                   tool.input_schema, fmt::format("tool {} input_schema", i)));
-      Json out{{"name", tool.name}};
-      if (!tool.description.empty())
-        out["description"] = tool.description;
-      out["input_schema"] = std::move(schema);
-      tools.push_back(std::move(out));
+      HARNESS_TRY(Json tool,
+                  provider_internal::ToolDefinitionToDom(request.tools[i], i, "input_schema"));
+      tools.push_back(std::move(tool));
     }
     body["tools"] = std::move(tools);
   }

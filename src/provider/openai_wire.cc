@@ -1,7 +1,5 @@
 #include "harness/provider/openai_wire.h"
 
-#include <fmt/format.h>
-
 #include <utility>
 #include <vector>
 
@@ -324,13 +322,8 @@ Result<std::string, InferenceError> EncodeOpenAiChatRequest(const InferenceReque
   if (!request.tools.empty()) {
     Json tools = Json::array();
     for (std::size_t i = 0; i < request.tools.size(); ++i) {
-      const ToolDefinition& tool = request.tools[i];
-      HARNESS_TRY(Json schema, provider_internal::RawJsonToDom(
-                                   tool.input_schema, fmt::format("tool {} input_schema", i)));
-      Json function{{"name", tool.name}};
-      if (!tool.description.empty())
-        function["description"] = tool.description;
-      function["parameters"] = std::move(schema);
+      HARNESS_TRY(Json function,
+                  provider_internal::ToolDefinitionToDom(request.tools[i], i, "parameters"));
       tools.push_back(Json{{"type", "function"}, {"function", std::move(function)}});
     }
     body["tools"] = std::move(tools);

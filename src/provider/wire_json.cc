@@ -132,4 +132,15 @@ std::string DumpJson(const Json& value) {
   return value.dump(-1, ' ', false, Json::error_handler_t::replace);
 }
 
+Result<Json, InferenceError> ToolDefinitionToDom(const ToolDefinition& tool, std::size_t index,
+                                                 std::string_view schema_member) {
+  HARNESS_TRY(Json schema,
+              RawJsonToDom(tool.input_schema, fmt::format("tool {} input_schema", index)));
+  Json out{{"name", tool.name}};
+  if (!tool.description.empty())
+    out["description"] = tool.description;
+  out[std::string(schema_member)] = std::move(schema);
+  return out;
+}
+
 }  // namespace harness::provider_internal

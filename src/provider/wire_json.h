@@ -53,6 +53,11 @@ Result<std::string, InferenceError> ToolInputFromDom(const Json& value);
 Result<Json, InferenceError> RawJsonToDom(const std::optional<std::string>& raw,
                                           std::string_view what);
 
+// A tool definition as both wires describe it: {"name", "description" (when not empty),
+// <schema_member>: the input schema as a DOM}. `index` names the tool in an error.
+Result<Json, InferenceError> ToolDefinitionToDom(const ToolDefinition& tool, std::size_t index,
+                                                 std::string_view schema_member);
+
 // The body text of a request. Strings that are not valid UTF-8 get U+FFFD, as AppendJsonString
 // does, instead of throwing.
 std::string DumpJson(const Json& value);
