@@ -49,6 +49,10 @@ class FaultyJournal final : public Journal {
                                            std::chrono::nanoseconds ttl) override {
     return inner_->AcquireLease(session, owner, ttl);
   }
+  Result<Lease, JournalError> TakeOverLease(const Uuid& session, const Uuid& owner,
+                                            std::chrono::nanoseconds ttl) override {
+    return inner_->TakeOverLease(session, owner, ttl);
+  }
   Result<Lease, JournalError> RenewLease(const Lease& lease,
                                          std::chrono::nanoseconds ttl) override {
     return inner_->RenewLease(lease, ttl);

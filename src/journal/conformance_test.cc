@@ -248,6 +248,38 @@ TEST_P(JournalConformance, LeaseIsHeldUntilItExpiresThenAnotherOwnerFencesTheOld
   EXPECT_EQ(*journal_->LastSequence(session), 2u);
 }
 
+TEST_P(JournalConformance, TakeOverFencesTheHolderImmediately) {
+  const Uuid session = Uuid::V7();
+  auto first = journal_->AcquireLease(session, Uuid::V4(), minutes(10));
+  ASSERT_TRUE(first.ok());
+  ASSERT_TRUE(journal_->Append(Request(*first, {MakeRecord()})).ok());
+  clock_->Advance(seconds(1));  // far from expiry: a plain acquire is still refused
+  ASSERT_EQ(journal_->AcquireLease(session, Uuid::V4(), seconds(10)).error().kind, K::kLeaseHeld);
+
+  const Uuid taker = Uuid::V4();
+  auto taken = journal_->TakeOverLease(session, taker, seconds(10));
+  ASSERT_TRUE(taken.ok()) << taken.error().Describe();
+  EXPECT_EQ(taken->token, first->token + 1);
+  EXPECT_EQ(taken->owner, taker);
+  EXPECT_EQ(taken->expires_at, T0() + seconds(11));
+  // The old holder is refused at once, before its lease would have expired.
+  EXPECT_EQ(journal_->Append(Request(*first, {MakeRecord()})).error().kind, K::kStaleFence);
+  EXPECT_EQ(journal_->RenewLease(*first, minutes(1)).error().kind, K::kStaleFence);
+  EXPECT_EQ(journal_->ReleaseLease(*first).error().kind, K::kStaleFence);
+  // The taker holds a normal lease: others are refused, it appends, renews and releases.
+  EXPECT_EQ(journal_->AcquireLease(session, Uuid::V4(), seconds(10)).error().kind, K::kLeaseHeld);
+  ASSERT_TRUE(journal_->Append(Request(*taken, {MakeRecord()}, 2)).ok());
+  ASSERT_TRUE(journal_->RenewLease(*taken, seconds(10)).ok());
+  ASSERT_TRUE(journal_->ReleaseLease(*taken).ok());
+  // A takeover of a session nobody ever leased starts at token 1; bad arguments are refused.
+  auto fresh = journal_->TakeOverLease(Uuid::V7(), taker, seconds(1));
+  ASSERT_TRUE(fresh.ok());
+  EXPECT_EQ(fresh->token, 1u);
+  EXPECT_EQ(journal_->TakeOverLease(session, Uuid(), seconds(1)).error().kind, K::kInvalidArgument);
+  EXPECT_EQ(journal_->TakeOverLease(session, taker, seconds(0)).error().kind, K::kInvalidArgument);
+  EXPECT_EQ(*journal_->LastSequence(session), 2u);
+}
+
 TEST_P(JournalConformance, ExpiredLeaseRefusesAppendsUntilRenewed) {
   const Lease lease = LeaseFor(Uuid::V7(), seconds(5));
   clock_->Advance(seconds(5));

@@ -37,6 +37,16 @@ class MemoryJournal final : public Journal {
     return lease;
   }
 
+  Result<Lease, JournalError> TakeOverLease(const Uuid& session, const Uuid& owner,
+                                            std::chrono::nanoseconds ttl) override {
+    std::lock_guard lock(mu_);
+    LeaseState& state = sessions_[session].lease;
+    HARNESS_TRY(Lease lease, journal_internal::DecideTakeOver(state, session, owner,
+                                                              options_.clock->Now(), ttl));
+    state = LeaseState{lease.token, owner, lease.expires_at, false};
+    return lease;
+  }
+
   Result<Lease, JournalError> RenewLease(const Lease& lease,
                                          std::chrono::nanoseconds ttl) override {
     std::lock_guard lock(mu_);

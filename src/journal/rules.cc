@@ -100,6 +100,13 @@ Result<Lease, JournalError> DecideAcquire(const LeaseState& state, const Uuid& s
   return Lease{session, owner, state.token + 1, now + ttl};
 }
 
+Result<Lease, JournalError> DecideTakeOver(const LeaseState& state, const Uuid& session,
+                                           const Uuid& owner, JournalTime now,
+                                           std::chrono::nanoseconds ttl) {
+  HARNESS_CHECK(ValidateLeaseArgs(session, owner, ttl));
+  return Lease{session, owner, state.token + 1, now + ttl};
+}
+
 Result<Lease, JournalError> DecideRenew(const LeaseState& state, const Lease& lease,
                                         JournalTime now, std::chrono::nanoseconds ttl) {
   HARNESS_CHECK(ValidateLeaseArgs(lease.session, lease.owner, ttl));

@@ -41,6 +41,10 @@ struct LeaseState {
 Result<Lease, JournalError> DecideAcquire(const LeaseState& state, const Uuid& session,
                                           const Uuid& owner, JournalTime now,
                                           std::chrono::nanoseconds ttl);
+// A takeover ignores the current holder: it only validates its arguments.
+Result<Lease, JournalError> DecideTakeOver(const LeaseState& state, const Uuid& session,
+                                           const Uuid& owner, JournalTime now,
+                                           std::chrono::nanoseconds ttl);
 Result<Lease, JournalError> DecideRenew(const LeaseState& state, const Lease& lease,
                                         JournalTime now, std::chrono::nanoseconds ttl);
 Status<JournalError> DecideRelease(const LeaseState& state, const Lease& lease);

@@ -82,7 +82,7 @@ struct ReaderConnection {
 
 // A write request waiting for the writer thread; the caller waits on `done`.
 struct WriteOp {
-  enum class Type { kAppend, kAcquire, kRenew, kRelease };
+  enum class Type { kAppend, kAcquire, kTakeOver, kRenew, kRelease };
   Type type = Type::kAppend;
   AppendRequest append;
   std::vector<Sha256Digest> digests;  // of append.records[i].payload, computed by the caller
@@ -407,9 +407,13 @@ class SqliteJournal::Impl {
   // writes nothing; a returned error is a storage failure that aborts the whole group.
   Status<JournalError> Apply(WriteOp& op, JournalTime now) {
     switch (op.type) {
-      case WriteOp::Type::kAcquire: {
+      case WriteOp::Type::kAcquire:
+      case WriteOp::Type::kTakeOver: {
         HARNESS_TRY(LeaseState state, LoadLease(op.session));
-        auto lease = journal_internal::DecideAcquire(state, op.session, op.owner, now, op.ttl);
+        auto lease =
+            op.type == WriteOp::Type::kAcquire
+                ? journal_internal::DecideAcquire(state, op.session, op.owner, now, op.ttl)
+                : journal_internal::DecideTakeOver(state, op.session, op.owner, now, op.ttl);
         if (!lease.ok()) {
           op.error = lease.error();
           return {};
@@ -605,6 +609,17 @@ Result<Lease, JournalError> SqliteJournal::AcquireLease(const Uuid& session, con
                                                         std::chrono::nanoseconds ttl) {
   auto op = std::make_shared<WriteOp>();
   op->type = WriteOp::Type::kAcquire;
+  op->session = session;
+  op->owner = owner;
+  op->ttl = ttl;
+  HARNESS_CHECK(impl_->Submit(op));
+  return op->lease_out;
+}
+
+Result<Lease, JournalError> SqliteJournal::TakeOverLease(const Uuid& session, const Uuid& owner,
+                                                         std::chrono::nanoseconds ttl) {
+  auto op = std::make_shared<WriteOp>();
+  op->type = WriteOp::Type::kTakeOver;
   op->session = session;
   op->owner = owner;
   op->ttl = ttl;

@@ -341,6 +341,11 @@ Result<Lease, JournalError> IntentFaultJournal::AcquireLease(const Uuid& session
                                                              std::chrono::nanoseconds ttl) {
   return inner_->AcquireLease(session, owner, ttl);
 }
+Result<Lease, JournalError> IntentFaultJournal::TakeOverLease(const Uuid& session,
+                                                              const Uuid& owner,
+                                                              std::chrono::nanoseconds ttl) {
+  return inner_->TakeOverLease(session, owner, ttl);
+}
 Result<Lease, JournalError> IntentFaultJournal::RenewLease(const Lease& lease,
                                                            std::chrono::nanoseconds ttl) {
   return inner_->RenewLease(lease, ttl);

@@ -335,6 +335,8 @@ class IntentFaultJournal final : public Journal {
 
   Result<Lease, JournalError> AcquireLease(const Uuid& session, const Uuid& owner,
                                            std::chrono::nanoseconds ttl) override;
+  Result<Lease, JournalError> TakeOverLease(const Uuid& session, const Uuid& owner,
+                                            std::chrono::nanoseconds ttl) override;
   Result<Lease, JournalError> RenewLease(const Lease& lease, std::chrono::nanoseconds ttl) override;
   Status<JournalError> ReleaseLease(const Lease& lease) override;
   Result<std::vector<AppendedRecord>, JournalError> Append(AppendRequest request) override;

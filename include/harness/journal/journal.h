@@ -7,6 +7,10 @@
 //   owner: a holder renews instead). RenewLease extends a lease whose token is still current
 //   (even after expiry, as long as nobody took the session over); ReleaseLease ends it. Both
 //   fail with kStaleFence when the token is no longer current or the lease was released.
+//   TakeOverLease(session, owner, ttl) grants a new lease with a larger token even while another
+//   lease is unexpired: the explicit recovery of a session whose holder died (the CLI's
+//   --take-over). Fencing makes it safe: from that moment the old holder's appends, renewals
+//   and release are kStaleFence.
 // - Append(request) appends a batch to one session, all or nothing:
 //   * the fencing token must be the session's current lease token and the lease must not have
 //     been released (else kStaleFence), nor have expired (else kLeaseExpired);
@@ -82,6 +86,8 @@ class Journal {
 
   virtual Result<Lease, JournalError> AcquireLease(const Uuid& session, const Uuid& owner,
                                                    std::chrono::nanoseconds ttl) = 0;
+  virtual Result<Lease, JournalError> TakeOverLease(const Uuid& session, const Uuid& owner,
+                                                    std::chrono::nanoseconds ttl) = 0;
   virtual Result<Lease, JournalError> RenewLease(const Lease& lease,
                                                  std::chrono::nanoseconds ttl) = 0;
   virtual Status<JournalError> ReleaseLease(const Lease& lease) = 0;
