@@ -52,6 +52,14 @@ std::size_t Hub::subscriber_count() const {
   return core_->subscribers.size();
 }
 
+Result<NewRecord, EventError> EventRecord(const Event& event) {
+  // EncodeEvent validates (identity, body) before it encodes.
+  HARNESS_TRY(std::string payload, EncodeEvent(event));
+  const EventHeader& header = HeaderOf(event);
+  return NewRecord{header.event_id,   RecordKind::kEvent, std::string(EventTypeName(event)), 1,
+                   header.created_at, std::move(payload)};
+}
+
 Result<std::uint64_t, PublishError> Hub::Publish(const Event& event) {
   const EventHeader& header = HeaderOf(event);
   if (header.session_id != core_->lease.session)
@@ -60,16 +68,10 @@ Result<std::uint64_t, PublishError> Hub::Publish(const Event& event) {
   const bool enduring = IsEnduring(event);
   NewRecord record;
   if (enduring) {
-    // EncodeEvent validates (identity, body) before it encodes.
-    auto encoded = EncodeEvent(event);
+    auto encoded = EventRecord(event);
     if (!encoded.ok())
       return Fail(PublishError(std::move(encoded).error()));
-    record.record_id = header.event_id;
-    record.kind = RecordKind::kEvent;
-    record.type = std::string(EventTypeName(event));
-    record.v = 1;
-    record.created_at = header.created_at;
-    record.payload = std::move(*encoded);
+    record = std::move(*encoded);
   } else if (auto valid = Validate(event); !valid.ok()) {
     return Fail(PublishError(EventError(valid.error())));
   }
@@ -113,17 +115,10 @@ Result<std::vector<std::uint64_t>, PublishError> Hub::PublishBatch(
       // A batch is one durable append; an ephemeral event has no place in it.
       return Fail(PublishError(EventError(EphemeralNotPersistableError{EventTypeName(event)})));
     }
-    auto encoded = EncodeEvent(event);
+    auto encoded = EventRecord(event);
     if (!encoded.ok())
       return Fail(PublishError(std::move(encoded).error()));
-    NewRecord record;
-    record.record_id = header.event_id;
-    record.kind = RecordKind::kEvent;
-    record.type = std::string(EventTypeName(event));
-    record.v = 1;
-    record.created_at = header.created_at;
-    record.payload = std::move(*encoded);
-    request.records.push_back(std::move(record));
+    request.records.push_back(std::move(*encoded));
     shared.push_back(std::make_shared<const Event>(event));
   }
   std::vector<std::uint64_t> seqs;

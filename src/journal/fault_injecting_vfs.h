@@ -1,5 +1,7 @@
 // A SQLite VFS for tests that forwards everything to the default VFS and fails one chosen write
-// or sync (SQLite's own habit: inject an I/O error at every write, check recovery after each).
+// or sync (SQLite's own habit: inject an I/O error at every write, check recovery after each),
+// or every write and sync from a chosen one on (a disk that stays full: FailFrom(n, SQLITE_FULL)).
+// ops() counts the writes and syncs seen, so a dry run sizes a sweep.
 // It is registered under a name for its lifetime; open a journal with SqliteJournalOptions::vfs
 // set to that name.
 // Thread safety: FailNth and the forwarded calls may run on different threads.
@@ -39,9 +41,24 @@ class FaultInjectingVfs {
   FaultInjectingVfs& operator=(const FaultInjectingVfs&) = delete;
 
   const std::string& name() const { return name_; }
-  // Fails the n-th write or sync from now on (1: the very next); 0 disarms.
-  void FailNth(int n) { countdown_.store(n); }
-  // True once the armed fault has fired.
+  // Fails the n-th write or sync from now on (1: the very next); 0 disarms (also FailFrom).
+  void FailNth(int n) {
+    persistent_.store(false);
+    if (n > 0)
+      fired_.store(false);
+    countdown_.store(n);
+  }
+  // Fails the n-th write or sync from now on and every one after it with `code` (for example
+  // SQLITE_FULL), until FailNth(0).
+  void FailFrom(int n, int code) {
+    code_.store(code);
+    fired_.store(false);
+    persistent_.store(true);
+    countdown_.store(n);
+  }
+  // Writes and syncs seen since the VFS was made.
+  long ops() const { return ops_.load(); }
+  // True once the fault armed last has fired.
   bool fired() const { return fired_.load(); }
 
  private:
@@ -55,8 +72,15 @@ class FaultInjectingVfs {
     return static_cast<FaultInjectingVfs*>(v->pAppData);
   }
   static sqlite3_file* Real(sqlite3_file* f) { return reinterpret_cast<File*>(f)->real; }
-  static bool Fault(sqlite3_file* f) {
+  // 0: go on; otherwise the error code to return.
+  static int Fault(sqlite3_file* f, int code) {
     FaultInjectingVfs* self = reinterpret_cast<File*>(f)->owner;
+    self->ops_.fetch_add(1);
+    if (self->persistent_.load() && self->fired_.load() && self->countdown_.load() == 0)
+      return self->code_.load();
+    return Countdown(self) ? (self->persistent_.load() ? self->code_.load() : code) : 0;
+  }
+  static bool Countdown(FaultInjectingVfs* self) {
     int expected = self->countdown_.load();
     while (expected > 0) {
       if (self->countdown_.compare_exchange_weak(expected, expected - 1)) {
@@ -88,13 +112,15 @@ class FaultInjectingVfs {
         return Real(f)->pMethods->xRead(Real(f), buf, n, off);
       },
       [](sqlite3_file* f, const void* buf, int n, sqlite3_int64 off) {
-        return Fault(f) ? SQLITE_IOERR_WRITE : Real(f)->pMethods->xWrite(Real(f), buf, n, off);
+        const int fault = Fault(f, SQLITE_IOERR_WRITE);
+        return fault != 0 ? fault : Real(f)->pMethods->xWrite(Real(f), buf, n, off);
       },
       [](sqlite3_file* f, sqlite3_int64 size) {
         return Real(f)->pMethods->xTruncate(Real(f), size);
       },
       [](sqlite3_file* f, int flags) {
-        return Fault(f) ? SQLITE_IOERR_FSYNC : Real(f)->pMethods->xSync(Real(f), flags);
+        const int fault = Fault(f, SQLITE_IOERR_FSYNC);
+        return fault != 0 ? fault : Real(f)->pMethods->xSync(Real(f), flags);
       },
       [](sqlite3_file* f, sqlite3_int64* size) {
         return Real(f)->pMethods->xFileSize(Real(f), size);
@@ -128,6 +154,9 @@ class FaultInjectingVfs {
   sqlite3_vfs vfs_{};
   std::atomic<int> countdown_{0};
   std::atomic<bool> fired_{false};
+  std::atomic<bool> persistent_{false};
+  std::atomic<int> code_{SQLITE_IOERR_WRITE};
+  std::atomic<long> ops_{0};
 };
 
 }  // namespace harness::journal_testing

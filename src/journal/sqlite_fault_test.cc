@@ -70,5 +70,55 @@ TEST(SqliteFaults, EveryWriteOrSyncFailingOnceLosesNoAcknowledgedRecord) {
       kFaultPoints, faults_fired, appends_refused, landed_before_refusal);
 }
 
+TEST(SqliteFaults, AFullDiskRefusesEveryAppendUntilSpaceIsBack) {
+  FaultInjectingVfs vfs("harness-journal-full-vfs");
+  TempDir dir;
+  const auto data = dir.path() / "data";
+  Lease lease;
+  std::vector<Uuid> acked;
+  {
+    SqliteJournalOptions options;
+    options.vfs = vfs.name();
+    auto journal = SqliteJournal::Open(data, options);
+    ASSERT_TRUE(journal.ok()) << journal.error().Describe();
+    auto got = (*journal)->AcquireLease(Uuid::V7(), Uuid::V4(), std::chrono::hours(1));
+    ASSERT_TRUE(got.ok());
+    lease = *got;
+    const NewRecord first = MakeRecord("{\"i\":0}");
+    ASSERT_TRUE((*journal)->Append({lease.session, lease.token, 1, {first}}).ok());
+    acked.push_back(first.record_id);
+
+    const long before = vfs.ops();
+    vfs.FailFrom(1, SQLITE_FULL);
+    for (int i = 0; i < 3; ++i) {
+      auto refused = (*journal)->Append({lease.session, lease.token, 2, {MakeRecord()}});
+      ASSERT_FALSE(refused.ok()) << "attempt " << i;
+      EXPECT_EQ(refused.error().kind, JournalErrorKind::kIo);
+      EXPECT_NE(refused.error().detail.find("full"), std::string::npos)
+          << refused.error().Describe();
+    }
+    // Lease operations write too: they meet the same disk.
+    EXPECT_EQ((*journal)->RenewLease(lease, std::chrono::hours(1)).error().kind,
+              JournalErrorKind::kIo);
+    EXPECT_GT(vfs.ops(), before);
+    EXPECT_TRUE(vfs.fired());
+
+    vfs.FailNth(0);  // space is back: the same journal object goes on
+    const NewRecord second = MakeRecord("{\"i\":1}");
+    auto appended = (*journal)->Append({lease.session, lease.token, 2, {second}});
+    ASSERT_TRUE(appended.ok()) << appended.error().Describe();
+    EXPECT_EQ((*appended)[0].seq, 2u);
+    acked.push_back(second.record_id);
+  }
+  auto journal = SqliteJournal::Open(data);
+  ASSERT_TRUE(journal.ok()) << journal.error().Describe();
+  auto records = (*journal)->Read(lease.session, 1, 100);
+  ASSERT_TRUE(records.ok());
+  ASSERT_EQ(records->size(), acked.size()) << "nothing written while the disk was full";
+  for (std::size_t i = 0; i < acked.size(); ++i)
+    EXPECT_EQ((*records)[i].record_id, acked[i]);
+  ASSERT_TRUE((*journal)->Verify().ok());
+}
+
 }  // namespace
 }  // namespace harness::journal_testing

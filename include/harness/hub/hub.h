@@ -56,6 +56,10 @@ using PublishError = std::variant<WrongSessionError, EventError, JournalError>;
 std::string_view PublishErrorKindName(const PublishError& error);
 std::string DescribePublishError(const PublishError& error);
 
+// The journal record of an enduring event, exactly as the hub appends it (record id = event id,
+// kind kEvent, type = the event's type name, v1). EncodeEvent validates first.
+Result<NewRecord, EventError> EventRecord(const Event& event);
+
 namespace hub_detail {
 struct HubCore;
 }
