@@ -16,6 +16,22 @@ std::string MeasureError::Message() const {
   return "context measurement failed";
 }
 
+PressureLevel PressureLevelFor(const ContextMeasurement& measurement, PressureLevel previous,
+                               const CompactionPolicy* policy) {
+  auto occupancy = OccupancyBasisPoints(measurement.input_tokens, measurement.input_limit);
+  if (!occupancy)
+    return PressureLevel::kUnknown;
+  if (*occupancy >= kFullScaleBasisPoints)
+    return PressureLevel::kHardLimit;
+  if (policy == nullptr || !policy->automatic)
+    return PressureLevel::kNormal;
+  const bool elevated =
+      previous == PressureLevel::kCompact || previous == PressureLevel::kHardLimit;
+  if (elevated && *occupancy >= policy->rearm_below)
+    return PressureLevel::kCompact;
+  return *occupancy >= policy->compact_at ? PressureLevel::kCompact : PressureLevel::kNormal;
+}
+
 Fingerprint RequestFingerprint(const InferenceRequest& request, const ContextBasis& basis,
                                CountQuality quality) {
   std::string tools;

@@ -37,6 +37,13 @@ struct MeasureError {
   std::string Message() const;
 };
 
+// The pressure level a measurement puts a loop at, given the level before it (hysteresis:
+// an elevated level stays elevated until occupancy falls below policy.rearm_below). The live
+// actor and the restore fold both call this, so they cannot disagree. `policy` null: the loop
+// has no compaction policy (Normal below the hard limit).
+PressureLevel PressureLevelFor(const ContextMeasurement& measurement, PressureLevel previous,
+                               const CompactionPolicy* policy);
+
 Fingerprint RequestFingerprint(const InferenceRequest& request, const ContextBasis& basis,
                                CountQuality quality);
 

@@ -1,0 +1,233 @@
+// The restore fold (docs/restore-design.md §1, §3): a session's journal records, one at a time,
+// into the state every loop must be rebuilt with, or the typed reason the journal is refused.
+//
+// Contract:
+// - SessionFolder is pure: no I/O, no clock, no session. Add(record) takes the records of one
+//   session in journal order (seq 1, 2, …); Finish() yields the SessionFold. The first failure
+//   wins, in journal order: after a failed Add every later Add and Finish return that same
+//   error, and nothing more is applied.
+// - Records are decoded by kind: kEvent through DecodeEvent, kCommand through DecodeCommand (only
+//   "Compact" intents are ever journaled), kFence through DecodeSessionRestored (runtime/repair.h;
+//   decoded and checked, otherwise ignored). Each event changes its loop as docs/events.md §4
+//   with the additions of restore-design §1.2; compaction terminals, waiter replies and Compact
+//   intents go to the CompactLedger, which waiter repair (runtime/repair.h) reads.
+// - A contradiction is a RestoreError{kind, seq, record_id, loop, detail}. kind has the fixed wire
+//   names of restore-design §3 (RestoreErrorKindName); detail is at most kMaxRestoreDetailBytes
+//   and never holds message content (it names types, fields, ids and rules only).
+// - Deviations from restore-design §3, decided here (each is a case the table leaves open):
+//   * a kCommand record whose type is not "Compact", a record with v != 1, or a kFence record
+//     whose id is not SessionRestoredFenceId(session, through_seq) are `undecodable` (a
+//     kind/type pair nobody writes) resp. `foreign_record`;
+//   * a CompactionRejected on a loop whose fold basis is still zero adopts its basis before the
+//     revision rule is applied (the §1.2 zero-basis rule would otherwise be unreachable);
+//   * a second terminal for one attempt is `duplicate_terminal` and a second reply for one command
+//     is `duplicate_reply` even when the event ids are equal (a journal never holds one record id
+//     twice, so an equal id can only come from a damaged journal);
+//   * a second Compact intent for one command id is ignored when it names the same loop and is
+//     `unknown_command` otherwise; an intent after LoopExited is accepted (it is not a loop event,
+//     and repair answers it ShuttingDown);
+//   * the non-ControlLaneFull orphan rejections of one attempt must share one reason (runtime
+//     §5.2), which covers "Interrupted and ShuttingDown orphans in one attempt".
+// - RestoredPressure replays PressureLevelFor (the live actor's rule) over a loop's occupancies
+//   since its last commit, starting from Unknown, so live and restored pressure cannot differ.
+// Thread safety: plain values; a SessionFolder is used by one thread.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "harness/command/command.h"
+#include "harness/compaction/policy.h"
+#include "harness/content/message.h"
+#include "harness/context/basis.h"
+#include "harness/context/limits.h"
+#include "harness/context/measurement.h"
+#include "harness/core/model_key.h"
+#include "harness/core/result.h"
+#include "harness/core/uuid.h"
+#include "harness/event/event.h"
+#include "harness/journal/record.h"
+
+namespace harness {
+
+enum class RestoreErrorKind : std::uint8_t {
+  kSequenceGap,
+  kUndecodable,
+  kForeignRecord,
+  kUnknownLoop,
+  kDuplicateLoop,
+  kAfterExit,
+  kTurnOrder,
+  kInputOrder,
+  kBasisMismatch,
+  kRetainedMismatch,
+  kModelMismatch,
+  kDuplicateTerminal,
+  kWaiterMismatch,
+  kUnknownCommand,
+  kDuplicateReply,
+  kDefinitionMismatch,  // restore step 4 (Session::Restore); the folder never reports it
+};
+
+// "sequence_gap", "undecodable", …, "definition_mismatch"; "" outside the enum.
+std::string_view RestoreErrorKindName(RestoreErrorKind kind);
+
+inline constexpr std::size_t kMaxRestoreDetailBytes = 256;
+
+struct RestoreError {
+  RestoreErrorKind kind = RestoreErrorKind::kUndecodable;
+  std::uint64_t seq = 0;  // the refused record's seq (0: not tied to a record)
+  Uuid record_id;
+  Uuid loop;  // zero when the record names no loop
+  std::string detail;
+
+  // "<kind> at seq <n> (loop <id>): <detail>"; "(loop …)" only when `loop` is set.
+  std::string Message() const;
+  friend bool operator==(const RestoreError&, const RestoreError&) = default;
+};
+
+// An accepted input that has neither reached the history nor been cancelled.
+struct PendingInput {
+  Uuid command;
+  UserMessage message;
+  Agency agency = Agency::kMachine;
+  std::uint64_t seq = 0;  // of its InputAccepted
+  friend bool operator==(const PendingInput&, const PendingInput&) = default;
+};
+
+struct LoopFold {
+  Uuid loop;
+  LoopKind kind = LoopKind::kUnspecified;
+  ModelKey model;
+  bool compaction_policy = false;
+  std::vector<Message> history;
+  std::size_t derived_prefix = 0;  // 1 when history[0] is a summary
+  ContextBasis basis;
+  std::optional<ContextMeasurement> measurement;
+  std::vector<BasisPoints> occupancies;  // since the last commit, for RestoredPressure
+  std::optional<ContextBasis> automatic_latch;
+  std::uint64_t turn_index = 0;
+  std::optional<Uuid> open_turn;
+  std::vector<PendingInput> pending;  // FIFO by InputAccepted order
+  bool exited = false;
+  std::uint64_t last_seq = 0;  // of the loop's latest event
+};
+
+// A Compact command intent (a kCommand record).
+struct CompactIntent {
+  Uuid command;
+  Uuid loop;
+  Agency agency = Agency::kMachine;
+  std::uint64_t seq = 0;
+};
+
+// A CompactionCommitted or CompactionRejected.
+struct CompactTerminal {
+  Uuid attempt;
+  EventHeader header;         // the terminal's own header: its event id and coordinates
+  std::vector<Uuid> waiters;  // waiter_command_ids, in canonical order
+  bool committed = false;
+  CompactRejectReason reject_reason = CompactRejectReason::kUnspecified;  // rejections only
+  std::uint64_t seq = 0;
+};
+
+// A CompactWaiterResolved or CompactWaiterRejected.
+struct CompactReply {
+  Uuid attempt;
+  Uuid command;
+  Uuid event_id;
+  Uuid loop;
+  bool resolved = false;
+  CompactRejectReason reason = CompactRejectReason::kUnspecified;  // rejections only
+  Uuid committed_event_id;                                         // resolutions only
+  std::uint64_t seq = 0;
+};
+
+// The compaction bookkeeping of a whole session, in journal order, with lookups by id.
+class CompactLedger {
+ public:
+  const std::vector<CompactIntent>& intents() const { return intents_; }
+  const std::vector<CompactTerminal>& terminals() const { return terminals_; }
+  const std::vector<CompactReply>& replies() const { return replies_; }
+
+  // nullptr when absent.
+  const CompactIntent* FindIntent(const Uuid& command) const;
+  const CompactTerminal* FindTerminal(const Uuid& attempt) const;
+  const CompactReply* FindReply(const Uuid& command) const;
+  // The terminal naming `command` among its waiters; nullptr when none does.
+  const CompactTerminal* FindMembership(const Uuid& command) const;
+
+ private:
+  friend class SessionFolder;
+
+  std::vector<CompactIntent> intents_;
+  std::vector<CompactTerminal> terminals_;
+  std::vector<CompactReply> replies_;
+  std::unordered_map<Uuid, std::size_t> intent_by_command_;
+  std::unordered_map<Uuid, std::size_t> terminal_by_attempt_;
+  std::unordered_map<Uuid, std::size_t> reply_by_command_;
+  std::unordered_map<Uuid, std::size_t> terminal_by_member_;
+  // Per attempt without a terminal: the loop of its first orphan reply and the one reason its
+  // non-ControlLaneFull orphans share (kUnspecified while it has only lane-full ones).
+  struct Orphans {
+    Uuid session;
+    Uuid loop;
+    CompactRejectReason reason = CompactRejectReason::kUnspecified;
+  };
+  std::unordered_map<Uuid, Orphans> orphans_by_attempt_;
+};
+
+struct SessionFold {
+  Uuid session;
+  std::vector<LoopFold> loops;  // LoopCreated order
+  std::optional<Uuid> active_loop;
+  std::uint64_t through_seq = 0;  // the last record folded (0: none)
+  std::size_t records = 0;
+  CompactLedger ledger;
+
+  // nullptr when the session has no such loop.
+  const LoopFold* FindLoop(const Uuid& loop) const;
+};
+
+class SessionFolder {
+ public:
+  explicit SessionFolder(Uuid session);
+
+  // Decodes, checks and applies one record (the next in journal order).
+  Status<RestoreError> Add(const JournalRecord& record);
+  // The fold of every record added, or the first error.
+  Result<SessionFold, RestoreError> Finish() &&;
+
+  // The state so far (for a caller that keeps folding after a plan, restore step 5).
+  const SessionFold& fold() const { return fold_; }
+
+ private:
+  Status<RestoreError> Apply(const JournalRecord& record);
+  Status<RestoreError> ApplyEvent(const JournalRecord& record, const Event& event);
+  Status<RestoreError> ApplyIntent(const JournalRecord& record, const Compact& command);
+  Status<RestoreError> ApplyLoopEvent(const JournalRecord& record, const Event& event,
+                                      LoopFold& loop);
+  Status<RestoreError> CheckTerminal(const JournalRecord& record,
+                                     const CompactTerminal& terminal) const;
+  void RecordTerminal(CompactTerminal terminal);
+  Status<RestoreError> ApplyReply(const JournalRecord& record, CompactReply reply,
+                                  const EventHeader& header);
+  LoopFold* FindLoop(const Uuid& loop);
+
+  SessionFold fold_;
+  std::unordered_map<Uuid, std::size_t> loop_index_;
+  std::unordered_set<Uuid> inputs_seen_;  // SubmitInput commands accepted or rejected
+  std::optional<RestoreError> failed_;
+};
+
+// The pressure level of a restored loop: PressureLevelFor replayed over loop.occupancies from
+// Unknown. `policy` null: the loop has no compaction policy.
+PressureLevel RestoredPressure(const LoopFold& loop, const CompactionPolicy* policy);
+
+}  // namespace harness

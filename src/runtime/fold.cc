@@ -1,0 +1,579 @@
+#include "harness/runtime/fold.h"
+
+#include <algorithm>
+#include <limits>
+#include <utility>
+
+#include "harness/command/codec.h"
+#include "harness/event/codec.h"
+#include "harness/runtime/repair.h"
+#include "runtime/measure.h"
+
+namespace harness {
+namespace {
+
+// Builds a bounded detail from fixed text and names (never message content).
+std::string Detail(std::initializer_list<std::string_view> parts) {
+  std::string out;
+  for (std::string_view part : parts)
+    out.append(part);
+  if (out.size() > kMaxRestoreDetailBytes)
+    out.resize(kMaxRestoreDetailBytes);
+  return out;
+}
+
+Failure<RestoreError> Refuse(RestoreErrorKind kind, const JournalRecord& record, const Uuid& loop,
+                             std::initializer_list<std::string_view> detail) {
+  return Fail(RestoreError{kind, record.seq, record.record_id, loop, Detail(detail)});
+}
+
+bool IsOrphanReason(CompactRejectReason reason) {
+  return reason == CompactRejectReason::kInterrupted ||
+         reason == CompactRejectReason::kShuttingDown ||
+         reason == CompactRejectReason::kControlLaneFull ||
+         reason == CompactRejectReason::kUnavailable;
+}
+
+bool SameCoordinates(const EventHeader& a, const EventHeader& b) {
+  return a.session_id == b.session_id && a.loop_id == b.loop_id;
+}
+
+// The turn a turn-profile event names must be the open one.
+Status<RestoreError> CheckOpenTurn(const JournalRecord& record, const LoopFold& loop,
+                                   const Uuid& turn, std::string_view type) {
+  if (!loop.open_turn)
+    return Refuse(RestoreErrorKind::kTurnOrder, record, loop.loop, {type, " with no turn open"});
+  if (!(*loop.open_turn == turn))
+    return Refuse(RestoreErrorKind::kTurnOrder, record, loop.loop,
+                  {type, " names a turn that is not the open one"});
+  return {};
+}
+
+}  // namespace
+
+std::string_view RestoreErrorKindName(RestoreErrorKind kind) {
+  switch (kind) {
+    case RestoreErrorKind::kSequenceGap:
+      return "sequence_gap";
+    case RestoreErrorKind::kUndecodable:
+      return "undecodable";
+    case RestoreErrorKind::kForeignRecord:
+      return "foreign_record";
+    case RestoreErrorKind::kUnknownLoop:
+      return "unknown_loop";
+    case RestoreErrorKind::kDuplicateLoop:
+      return "duplicate_loop";
+    case RestoreErrorKind::kAfterExit:
+      return "after_exit";
+    case RestoreErrorKind::kTurnOrder:
+      return "turn_order";
+    case RestoreErrorKind::kInputOrder:
+      return "input_order";
+    case RestoreErrorKind::kBasisMismatch:
+      return "basis_mismatch";
+    case RestoreErrorKind::kRetainedMismatch:
+      return "retained_mismatch";
+    case RestoreErrorKind::kModelMismatch:
+      return "model_mismatch";
+    case RestoreErrorKind::kDuplicateTerminal:
+      return "duplicate_terminal";
+    case RestoreErrorKind::kWaiterMismatch:
+      return "waiter_mismatch";
+    case RestoreErrorKind::kUnknownCommand:
+      return "unknown_command";
+    case RestoreErrorKind::kDuplicateReply:
+      return "duplicate_reply";
+    case RestoreErrorKind::kDefinitionMismatch:
+      return "definition_mismatch";
+  }
+  return "";
+}
+
+std::string RestoreError::Message() const {
+  std::string out(RestoreErrorKindName(kind));
+  out.append(" at seq ");
+  out.append(std::to_string(seq));
+  if (!loop.IsZero()) {
+    out.append(" (loop ");
+    out.append(loop.ToString());
+    out.push_back(')');
+  }
+  out.append(": ");
+  out.append(detail);
+  return out;
+}
+
+// --- ledger lookups -----------------------------------------------------------------------
+
+namespace {
+
+template <class T>
+const T* Lookup(const std::unordered_map<Uuid, std::size_t>& index, const std::vector<T>& items,
+                const Uuid& key) {
+  auto it = index.find(key);
+  return it == index.end() ? nullptr : &items[it->second];
+}
+
+}  // namespace
+
+const CompactIntent* CompactLedger::FindIntent(const Uuid& command) const {
+  return Lookup(intent_by_command_, intents_, command);
+}
+const CompactTerminal* CompactLedger::FindTerminal(const Uuid& attempt) const {
+  return Lookup(terminal_by_attempt_, terminals_, attempt);
+}
+const CompactReply* CompactLedger::FindReply(const Uuid& command) const {
+  return Lookup(reply_by_command_, replies_, command);
+}
+const CompactTerminal* CompactLedger::FindMembership(const Uuid& command) const {
+  return Lookup(terminal_by_member_, terminals_, command);
+}
+
+const LoopFold* SessionFold::FindLoop(const Uuid& loop) const {
+  for (const LoopFold& l : loops) {
+    if (l.loop == loop)
+      return &l;
+  }
+  return nullptr;
+}
+
+// --- the folder ---------------------------------------------------------------------------
+
+SessionFolder::SessionFolder(Uuid session) {
+  fold_.session = session;
+}
+
+LoopFold* SessionFolder::FindLoop(const Uuid& loop) {
+  auto it = loop_index_.find(loop);
+  return it == loop_index_.end() ? nullptr : &fold_.loops[it->second];
+}
+
+Status<RestoreError> SessionFolder::Add(const JournalRecord& record) {
+  if (failed_)
+    return Fail(*failed_);
+  auto applied = Apply(record);
+  if (!applied.ok()) {
+    failed_ = applied.error();
+    return applied;
+  }
+  fold_.through_seq = record.seq;
+  ++fold_.records;
+  return {};
+}
+
+Result<SessionFold, RestoreError> SessionFolder::Finish() && {
+  if (failed_)
+    return Fail(std::move(*failed_));
+  return std::move(fold_);
+}
+
+Status<RestoreError> SessionFolder::Apply(const JournalRecord& record) {
+  const Uuid none;
+  if (record.seq != fold_.through_seq + 1)
+    return Refuse(RestoreErrorKind::kSequenceGap, record, none, {"the seq does not follow"});
+  if (record.session != fold_.session)
+    return Refuse(RestoreErrorKind::kForeignRecord, record, none, {"a record of another session"});
+  if (record.v != 1)
+    return Refuse(RestoreErrorKind::kUndecodable, record, none, {"record version is not 1"});
+  switch (record.kind) {
+    case RecordKind::kEvent: {
+      auto event = DecodeEvent(record.payload);
+      if (!event.ok()) {
+        const auto* decode = std::get_if<EventDecodeError>(&event.error());
+        return Refuse(RestoreErrorKind::kUndecodable, record, none,
+                      {"event payload: ", EventErrorKindName(event.error()),
+                       decode != nullptr && !decode->type.empty() ? " in " : "",
+                       decode != nullptr ? std::string_view(decode->type) : ""});
+      }
+      if (EventTypeName(*event) != record.type)
+        return Refuse(RestoreErrorKind::kUndecodable, record, none,
+                      {"record type is not the payload type ", EventTypeName(*event)});
+      return ApplyEvent(record, *event);
+    }
+    case RecordKind::kCommand: {
+      auto command = DecodeCommand(record.payload);
+      if (!command.ok())
+        return Refuse(RestoreErrorKind::kUndecodable, record, none,
+                      {"command payload: ", CommandErrorKindName(command.error())});
+      if (CommandTypeName(*command) != record.type)
+        return Refuse(RestoreErrorKind::kUndecodable, record, none,
+                      {"record type is not the payload type ", CommandTypeName(*command)});
+      const auto* compact = std::get_if<Compact>(&*command);
+      if (compact == nullptr)
+        return Refuse(RestoreErrorKind::kUndecodable, record, none,
+                      {"a ", CommandTypeName(*command), " intent is never journaled"});
+      return ApplyIntent(record, *compact);
+    }
+    case RecordKind::kFence: {
+      if (record.type != kSessionRestoredType)
+        return Refuse(RestoreErrorKind::kUndecodable, record, none, {"unknown fence type"});
+      auto fence = DecodeSessionRestored(record.payload);
+      if (!fence.ok())
+        return Refuse(RestoreErrorKind::kUndecodable, record, none,
+                      {"fence payload: ", FenceErrorKindName(fence.error().kind)});
+      if (!(record.record_id == SessionRestoredFenceId(fold_.session, fence->through_seq)))
+        return Refuse(RestoreErrorKind::kForeignRecord, record, none,
+                      {"fence record id is not derived from its session and through_seq"});
+      return {};
+    }
+  }
+  return Refuse(RestoreErrorKind::kUndecodable, record, none, {"unknown record kind"});
+}
+
+Status<RestoreError> SessionFolder::ApplyIntent(const JournalRecord& record,
+                                                const Compact& command) {
+  const CommandHeader& h = command.header;
+  if (!(h.session_id == fold_.session))
+    return Refuse(RestoreErrorKind::kForeignRecord, record, h.loop_id,
+                  {"Compact intent of another session"});
+  if (!(record.record_id == h.command_id))
+    return Refuse(RestoreErrorKind::kForeignRecord, record, h.loop_id,
+                  {"record id is not the command id"});
+  if (FindLoop(h.loop_id) == nullptr)
+    return Refuse(RestoreErrorKind::kUnknownLoop, record, h.loop_id,
+                  {"Compact intent before its LoopCreated"});
+  CompactLedger& ledger = fold_.ledger;
+  if (const CompactIntent* earlier = ledger.FindIntent(h.command_id)) {
+    if (earlier->loop == h.loop_id)
+      return {};  // the same intent again: nothing new
+    return Refuse(RestoreErrorKind::kUnknownCommand, record, h.loop_id,
+                  {"a second Compact intent names another loop"});
+  }
+  if (const CompactTerminal* member = ledger.FindMembership(h.command_id);
+      member != nullptr && !(member->header.loop_id == h.loop_id)) {
+    return Refuse(RestoreErrorKind::kUnknownCommand, record, h.loop_id,
+                  {"the intent's command is a waiter in another loop"});
+  }
+  if (const CompactReply* reply = ledger.FindReply(h.command_id);
+      reply != nullptr && !(reply->loop == h.loop_id)) {
+    return Refuse(RestoreErrorKind::kUnknownCommand, record, h.loop_id,
+                  {"the intent's command was answered in another loop"});
+  }
+  ledger.intent_by_command_.emplace(h.command_id, ledger.intents_.size());
+  ledger.intents_.push_back(CompactIntent{h.command_id, h.loop_id, h.agency, record.seq});
+  return {};
+}
+
+Status<RestoreError> SessionFolder::ApplyEvent(const JournalRecord& record, const Event& event) {
+  const EventHeader& h = HeaderOf(event);
+  if (!(h.session_id == fold_.session))
+    return Refuse(RestoreErrorKind::kForeignRecord, record, h.loop_id,
+                  {"event of another session"});
+  if (!(record.record_id == h.event_id))
+    return Refuse(RestoreErrorKind::kForeignRecord, record, h.loop_id,
+                  {"record id is not the event id"});
+  if (ScopeOf(event) == EventScope::kSession) {
+    if (const auto* changed = std::get_if<ActiveLoopChanged>(&event)) {
+      if (FindLoop(changed->active_loop_id) == nullptr)
+        return Refuse(RestoreErrorKind::kUnknownLoop, record, changed->active_loop_id,
+                      {"ActiveLoopChanged names a loop with no LoopCreated"});
+      fold_.active_loop = changed->active_loop_id;
+    }
+    return {};  // SessionActive, SessionIdle: activity only
+  }
+  if (const auto* created = std::get_if<LoopCreated>(&event)) {
+    if (FindLoop(h.loop_id) != nullptr)
+      return Refuse(RestoreErrorKind::kDuplicateLoop, record, h.loop_id, {"a second LoopCreated"});
+    LoopFold loop;
+    loop.loop = h.loop_id;
+    loop.kind = created->kind;
+    loop.model = created->model;
+    loop.compaction_policy = created->compaction_policy;
+    loop.history = created->history;
+    if (!loop.history.empty())
+      loop.basis = ContextBasis{1, h.event_id};
+    loop.last_seq = record.seq;
+    loop_index_.emplace(h.loop_id, fold_.loops.size());
+    fold_.loops.push_back(std::move(loop));
+    return {};
+  }
+  LoopFold* loop = FindLoop(h.loop_id);
+  if (loop == nullptr)
+    return Refuse(RestoreErrorKind::kUnknownLoop, record, h.loop_id,
+                  {EventTypeName(event), " before its LoopCreated"});
+  if (loop->exited && !ReplyTo(event))
+    return Refuse(RestoreErrorKind::kAfterExit, record, h.loop_id,
+                  {EventTypeName(event), " after LoopExited"});
+  HARNESS_CHECK(ApplyLoopEvent(record, event, *loop));
+  loop->last_seq = record.seq;
+  return {};
+}
+
+Status<RestoreError> SessionFolder::ApplyLoopEvent(const JournalRecord& record, const Event& event,
+                                                   LoopFold& loop) {
+  const EventHeader& h = HeaderOf(event);
+  const std::string_view type = EventTypeName(event);
+  switch (KindOf(event)) {
+    case EventKind::kInputAccepted: {
+      const auto& accepted = std::get<InputAccepted>(event);
+      if (!inputs_seen_.insert(h.cause.command_id).second)
+        return Refuse(RestoreErrorKind::kInputOrder, record, loop.loop,
+                      {"InputAccepted for a command already accepted or rejected"});
+      loop.pending.push_back(
+          PendingInput{h.cause.command_id, accepted.message, h.cause.agency, record.seq});
+      return {};
+    }
+    case EventKind::kInputRejected:
+      if (!inputs_seen_.insert(h.cause.command_id).second)
+        return Refuse(RestoreErrorKind::kInputOrder, record, loop.loop,
+                      {"InputRejected for a command already accepted or rejected"});
+      return {};
+    case EventKind::kInputCancelled: {
+      auto it = std::find_if(loop.pending.begin(), loop.pending.end(), [&](const PendingInput& p) {
+        return p.command == h.cause.command_id;
+      });
+      if (it == loop.pending.end())
+        return Refuse(RestoreErrorKind::kInputOrder, record, loop.loop,
+                      {"InputCancelled names an input that is not pending"});
+      loop.pending.erase(it);
+      return {};
+    }
+    case EventKind::kTurnStarted:
+      if (loop.open_turn)
+        return Refuse(RestoreErrorKind::kTurnOrder, record, loop.loop,
+                      {"TurnStarted while a turn is open"});
+      ++loop.turn_index;
+      loop.open_turn = h.turn_id;
+      return {};
+    case EventKind::kMessageCommitted: {
+      const auto& committed = std::get<MessageCommitted>(event);
+      HARNESS_CHECK(CheckOpenTurn(record, loop, h.turn_id, type));
+      auto input = loop.pending.end();
+      if (!committed.input_command_id.IsZero()) {
+        input = std::find_if(loop.pending.begin(), loop.pending.end(), [&](const PendingInput& p) {
+          return p.command == committed.input_command_id;
+        });
+        if (input == loop.pending.end())
+          return Refuse(RestoreErrorKind::kInputOrder, record, loop.loop,
+                        {"MessageCommitted names an input that is not pending"});
+        const auto* user = committed.message.as<UserMessage>();
+        if (user == nullptr || !(*user == input->message))
+          return Refuse(RestoreErrorKind::kInputOrder, record, loop.loop,
+                        {"the committed input differs from the accepted one"});
+      }
+      if (loop.basis.revision == std::numeric_limits<ContextRevision>::max())
+        return Refuse(RestoreErrorKind::kBasisMismatch, record, loop.loop,
+                      {"the basis revision cannot advance"});
+      if (input != loop.pending.end())
+        loop.pending.erase(input);
+      loop.history.push_back(committed.message);
+      loop.measurement.reset();
+      loop.basis = ContextBasis{loop.basis.revision + 1, h.event_id};
+      return {};
+    }
+    case EventKind::kTurnCompleted:
+    case EventKind::kTurnFailed:
+    case EventKind::kTurnInterrupted:
+      HARNESS_CHECK(CheckOpenTurn(record, loop, h.turn_id, type));
+      loop.open_turn.reset();
+      return {};
+    case EventKind::kContextMeasured: {
+      const ContextMeasurement& m = std::get<ContextMeasured>(event).measurement;
+      if (!(m.basis == loop.basis))
+        return Refuse(RestoreErrorKind::kBasisMismatch, record, loop.loop,
+                      {"ContextMeasured at a basis that is not the loop's"});
+      if (!(m.model == loop.model))
+        return Refuse(RestoreErrorKind::kModelMismatch, record, loop.loop,
+                      {"ContextMeasured for another model than LoopCreated's"});
+      loop.measurement = m;
+      if (auto occupancy = OccupancyBasisPoints(m.input_tokens, m.input_limit))
+        loop.occupancies.push_back(*occupancy);
+      return {};
+    }
+    case EventKind::kCompactionCommitted: {
+      const auto& c = std::get<CompactionCommitted>(event);
+      CompactTerminal terminal{
+          c.attempt_id, h, c.waiter_command_ids, true, CompactRejectReason::kUnspecified,
+          record.seq};
+      HARNESS_CHECK(CheckTerminal(record, terminal));
+      if (!(c.basis == loop.basis))
+        return Refuse(RestoreErrorKind::kBasisMismatch, record, loop.loop,
+                      {"CompactionCommitted at a basis that is not the loop's"});
+      const std::size_t kept = c.retained.size();
+      if (kept > loop.history.size() ||
+          !std::equal(c.retained.begin(), c.retained.end(), loop.history.end() - kept))
+        return Refuse(RestoreErrorKind::kRetainedMismatch, record, loop.loop,
+                      {"retained is not the suffix of the loop's history"});
+      if (loop.derived_prefix == 1 && kept != 0 && kept == loop.history.size())
+        return Refuse(RestoreErrorKind::kRetainedMismatch, record, loop.loop,
+                      {"retained includes the previous summary"});
+      if (!(c.post_context.model == loop.model))
+        return Refuse(RestoreErrorKind::kModelMismatch, record, loop.loop,
+                      {"post_context for another model than LoopCreated's"});
+      RecordTerminal(std::move(terminal));
+      std::vector<Message> history;
+      history.reserve(kept + 1);
+      history.emplace_back(c.summary);
+      history.insert(history.end(), c.retained.begin(), c.retained.end());
+      loop.history = std::move(history);
+      loop.derived_prefix = 1;
+      loop.measurement = c.post_context;
+      loop.basis = c.post_context.basis;
+      loop.occupancies.clear();  // a commit carries no hysteresis over (LoopActor::Finalize)
+      if (auto occupancy =
+              OccupancyBasisPoints(c.post_context.input_tokens, c.post_context.input_limit))
+        loop.occupancies.push_back(*occupancy);
+      loop.automatic_latch.reset();
+      return {};
+    }
+    case EventKind::kCompactionRejected: {
+      const auto& r = std::get<CompactionRejected>(event);
+      CompactTerminal terminal{r.attempt_id,    h,         r.waiter_command_ids, false,
+                               r.reject_reason, record.seq};
+      HARNESS_CHECK(CheckTerminal(record, terminal));
+      // A zero basis adopts the rejection's before the revision rule: nothing is older.
+      const bool adopt = loop.basis.revision == 0;
+      if (!adopt && r.basis.revision > loop.basis.revision)
+        return Refuse(RestoreErrorKind::kBasisMismatch, record, loop.loop,
+                      {"CompactionRejected at a basis newer than the loop's"});
+      RecordTerminal(std::move(terminal));
+      if (adopt)
+        loop.basis = r.basis;
+      if (r.reason == CompactionReason::kAutomatic)
+        loop.automatic_latch = r.basis;
+      return {};
+    }
+    case EventKind::kCompactWaiterResolved: {
+      const auto& w = std::get<CompactWaiterResolved>(event);
+      return ApplyReply(
+          record,
+          CompactReply{w.attempt_id, h.cause.command_id, h.event_id, h.loop_id, true,
+                       CompactRejectReason::kUnspecified, w.committed_event_id, record.seq},
+          h);
+    }
+    case EventKind::kCompactWaiterRejected: {
+      const auto& w = std::get<CompactWaiterRejected>(event);
+      return ApplyReply(record,
+                        CompactReply{w.attempt_id, h.cause.command_id, h.event_id, h.loop_id, false,
+                                     w.reason, Uuid{}, record.seq},
+                        h);
+    }
+    case EventKind::kLoopExited:
+      loop.exited = true;
+      return {};
+    default:
+      return {};  // LoopIdle: status only
+  }
+}
+
+Status<RestoreError> SessionFolder::CheckTerminal(const JournalRecord& record,
+                                                  const CompactTerminal& terminal) const {
+  const CompactLedger& ledger = fold_.ledger;
+  const Uuid& loop = terminal.header.loop_id;
+  if (ledger.FindTerminal(terminal.attempt) != nullptr)
+    return Refuse(RestoreErrorKind::kDuplicateTerminal, record, loop,
+                  {"a second terminal for one attempt"});
+  if (auto orphans = ledger.orphans_by_attempt_.find(terminal.attempt);
+      orphans != ledger.orphans_by_attempt_.end()) {
+    if (orphans->second.reason != CompactRejectReason::kUnspecified)
+      return Refuse(RestoreErrorKind::kWaiterMismatch, record, loop,
+                    {"a terminal for an attempt that already had waiter-only replies"});
+    if (!(orphans->second.loop == loop) || !(orphans->second.session == fold_.session))
+      return Refuse(RestoreErrorKind::kWaiterMismatch, record, loop,
+                    {"a lane-full reply in other coordinates than its terminal"});
+  }
+  for (const Uuid& command : terminal.waiters) {
+    if (ledger.FindMembership(command) != nullptr)
+      return Refuse(RestoreErrorKind::kDuplicateReply, record, loop,
+                    {"one command in two terminals"});
+    if (const CompactIntent* intent = ledger.FindIntent(command);
+        intent != nullptr && !(intent->loop == loop))
+      return Refuse(RestoreErrorKind::kUnknownCommand, record, loop,
+                    {"a waiter whose intent names another loop"});
+    if (const CompactReply* reply = ledger.FindReply(command)) {
+      if (reply->attempt == terminal.attempt)
+        return Refuse(RestoreErrorKind::kWaiterMismatch, record, loop,
+                      {"a waiter reply placed before its terminal"});
+      return Refuse(RestoreErrorKind::kDuplicateReply, record, loop,
+                    {"a waiter already answered in another attempt"});
+    }
+  }
+  return {};
+}
+
+void SessionFolder::RecordTerminal(CompactTerminal terminal) {
+  CompactLedger& ledger = fold_.ledger;
+  const std::size_t index = ledger.terminals_.size();
+  ledger.terminal_by_attempt_.emplace(terminal.attempt, index);
+  for (const Uuid& command : terminal.waiters)
+    ledger.terminal_by_member_.emplace(command, index);
+  ledger.orphans_by_attempt_.erase(terminal.attempt);
+  ledger.terminals_.push_back(std::move(terminal));
+}
+
+Status<RestoreError> SessionFolder::ApplyReply(const JournalRecord& record, CompactReply reply,
+                                               const EventHeader& header) {
+  CompactLedger& ledger = fold_.ledger;
+  const Uuid& loop = reply.loop;
+  if (ledger.FindReply(reply.command) != nullptr)
+    return Refuse(RestoreErrorKind::kDuplicateReply, record, loop,
+                  {"a second reply for one command"});
+  if (const CompactIntent* intent = ledger.FindIntent(reply.command);
+      intent != nullptr && !(intent->loop == loop))
+    return Refuse(RestoreErrorKind::kUnknownCommand, record, loop,
+                  {"a reply whose intent names another loop"});
+  const bool lane_full = !reply.resolved && reply.reason == CompactRejectReason::kControlLaneFull;
+  const Uuid expected_id = CompactWaiterReplyId(reply.attempt, reply.command, reply.resolved);
+  if (const CompactTerminal* terminal = ledger.FindTerminal(reply.attempt)) {
+    const bool member = std::find(terminal->waiters.begin(), terminal->waiters.end(),
+                                  reply.command) != terminal->waiters.end();
+    if (!member && !lane_full)
+      return Refuse(RestoreErrorKind::kUnknownCommand, record, loop,
+                    {"a reply for a command that is not a waiter of its attempt"});
+    if (!SameCoordinates(header, terminal->header) || !(reply.event_id == expected_id))
+      return Refuse(RestoreErrorKind::kWaiterMismatch, record, loop,
+                    {"a reply in other coordinates or with another id than its terminal's"});
+    if (member) {
+      if (reply.resolved != terminal->committed)
+        return Refuse(RestoreErrorKind::kWaiterMismatch, record, loop,
+                      {"a reply of the other type than its terminal"});
+      if (reply.resolved && !(reply.committed_event_id == terminal->header.event_id))
+        return Refuse(RestoreErrorKind::kWaiterMismatch, record, loop,
+                      {"a resolution citing another committed event"});
+      if (!reply.resolved && reply.reason != terminal->reject_reason)
+        return Refuse(RestoreErrorKind::kWaiterMismatch, record, loop,
+                      {"a rejection with another reason than its terminal"});
+    }
+  } else {
+    if (ledger.FindMembership(reply.command) != nullptr)
+      return Refuse(RestoreErrorKind::kUnknownCommand, record, loop,
+                    {"a reply citing another attempt than the terminal naming its command"});
+    if (reply.resolved)
+      return Refuse(RestoreErrorKind::kWaiterMismatch, record, loop,
+                    {"a CompactWaiterResolved with no terminal before it"});
+    if (!IsOrphanReason(reply.reason))
+      return Refuse(RestoreErrorKind::kWaiterMismatch, record, loop,
+                    {"a rejection with no terminal before it and reason ",
+                     CompactRejectReasonName(reply.reason)});
+    auto [it, inserted] = ledger.orphans_by_attempt_.try_emplace(
+        reply.attempt,
+        CompactLedger::Orphans{header.session_id, loop, CompactRejectReason::kUnspecified});
+    CompactLedger::Orphans& orphans = it->second;
+    if (!inserted && (!(orphans.loop == loop) || !(orphans.session == header.session_id)))
+      return Refuse(RestoreErrorKind::kWaiterMismatch, record, loop,
+                    {"waiter-only replies of one attempt in different coordinates"});
+    if (!lane_full) {
+      if (orphans.reason != CompactRejectReason::kUnspecified && orphans.reason != reply.reason)
+        return Refuse(RestoreErrorKind::kWaiterMismatch, record, loop,
+                      {"waiter-only replies of one attempt with different reasons"});
+      orphans.reason = reply.reason;
+    }
+  }
+  ledger.reply_by_command_.emplace(reply.command, ledger.replies_.size());
+  ledger.replies_.push_back(std::move(reply));
+  return {};
+}
+
+PressureLevel RestoredPressure(const LoopFold& loop, const CompactionPolicy* policy) {
+  PressureLevel level = PressureLevel::kUnknown;
+  for (BasisPoints occupancy : loop.occupancies) {
+    // A measurement at exactly this occupancy: OccupancyBasisPoints(o, 10 000) == o.
+    ContextMeasurement m;
+    m.input_tokens = occupancy;
+    m.input_limit = kFullScaleBasisPoints;
+    level = runtime_detail::PressureLevelFor(m, level, policy);
+  }
+  return level;
+}
+
+}  // namespace harness

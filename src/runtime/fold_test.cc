@@ -1,0 +1,1119 @@
+// The restore fold (docs/restore-design.md §1.2 and §3): every row of the fold table, runtime
+// scenarios 66-67, one minimal journal per contradiction, and the mutation property.
+#include "harness/runtime/fold.h"
+
+#include <gtest/gtest.h>
+#include <rapidcheck.h>
+#include <rapidcheck/gtest.h>
+
+#include <algorithm>
+#include <functional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "harness/runtime/repair.h"
+#include "runtime/testing/journal_builder.h"
+
+namespace harness {
+namespace {
+
+using testing::AssistantText;
+using testing::BuiltTerminal;
+using testing::FoldAll;
+using testing::JournalBuilder;
+using testing::UserText;
+
+const Uuid kSession = Uuid::Parse("5e551000-0000-4000-8000-000000000001").value();
+const Uuid kOtherSession = Uuid::Parse("5e551000-0000-4000-8000-000000000002").value();
+
+SessionFold MustFold(const JournalBuilder& b) {
+  auto fold = FoldAll(b.session(), b.records());
+  if (!fold.ok()) {
+    ADD_FAILURE() << fold.error().Message();
+    return SessionFold{};
+  }
+  return std::move(fold).value();
+}
+
+// A copy: callers fold into temporaries.
+LoopFold OnlyLoop(const SessionFold& fold) {
+  EXPECT_EQ(fold.loops.size(), 1u);
+  return fold.loops.empty() ? LoopFold{} : fold.loops.front();
+}
+
+std::vector<Message> Messages(std::initializer_list<std::string> texts) {
+  std::vector<Message> out;
+  bool user = true;
+  for (const std::string& text : texts) {
+    if (user)
+      out.emplace_back(UserText(text));
+    else
+      out.emplace_back(AssistantText(text));
+    user = !user;
+  }
+  return out;
+}
+
+CompactionPolicy AutomaticPolicy() {
+  CompactionPolicy policy;
+  policy.automatic = true;
+  policy.compact_at = 8000;
+  policy.rearm_below = 6000;
+  return policy;
+}
+
+// --- §1.2, row by row -----------------------------------------------------------------------
+
+TEST(Fold, LoopCreatedWithoutHistoryHasAZeroBasis) {
+  JournalBuilder b(kSession);
+  const Uuid loop = b.CreateLoop({}, false);
+  const SessionFold fold = MustFold(b);
+  const LoopFold& l = OnlyLoop(fold);
+  EXPECT_EQ(l.loop, loop);
+  EXPECT_EQ(l.kind, LoopKind::kNative);
+  EXPECT_EQ(l.model, testing::TestModel());
+  EXPECT_FALSE(l.compaction_policy);
+  EXPECT_TRUE(l.history.empty());
+  EXPECT_EQ(l.derived_prefix, 0u);
+  EXPECT_EQ(l.basis, ContextBasis{});
+  EXPECT_FALSE(l.measurement);
+  EXPECT_EQ(l.last_seq, 1u);
+  EXPECT_EQ(fold.through_seq, 1u);
+  EXPECT_EQ(fold.records, 1u);
+  EXPECT_EQ(fold.session, kSession);
+}
+
+TEST(Fold, LoopCreatedWithHistoryIsAtRevisionOneThroughItself) {
+  JournalBuilder b(kSession);
+  b.CreateLoop(Messages({"old user", "old answer"}));
+  const LoopFold& l = OnlyLoop(MustFold(b));
+  EXPECT_TRUE(l.compaction_policy);
+  EXPECT_EQ(l.history, Messages({"old user", "old answer"}));
+  EXPECT_EQ(l.basis, (ContextBasis{1, b.records()[0].record_id}));
+}
+
+TEST(Fold, InputAcceptedIsPendingInOrderWithItsAgencyAndSeq) {
+  JournalBuilder b(kSession);
+  const Uuid loop = b.CreateLoop();
+  const Uuid first = b.AcceptInput(loop, "one", Agency::kUser);
+  const Uuid second = b.AcceptInput(loop, "two", Agency::kMachine);
+  const LoopFold& l = OnlyLoop(MustFold(b));
+  ASSERT_EQ(l.pending.size(), 2u);
+  EXPECT_EQ(l.pending[0], (PendingInput{first, UserText("one"), Agency::kUser, 2}));
+  EXPECT_EQ(l.pending[1], (PendingInput{second, UserText("two"), Agency::kMachine, 3}));
+}
+
+TEST(Fold, InputCancelledLeavesThePendingQueue) {
+  JournalBuilder b(kSession);
+  const Uuid loop = b.CreateLoop();
+  const Uuid first = b.AcceptInput(loop, "one");
+  const Uuid second = b.AcceptInput(loop, "two");
+  b.CancelInput(loop, first);
+  const LoopFold& l = OnlyLoop(MustFold(b));
+  ASSERT_EQ(l.pending.size(), 1u);
+  EXPECT_EQ(l.pending[0].command, second);
+}
+
+TEST(Fold, TurnStartedCountsAndOpensTheTurn) {
+  JournalBuilder b(kSession);
+  const Uuid loop = b.CreateLoop();
+  b.Turn(loop, "q", "a");
+  const Uuid turn = b.StartTurn(loop);
+  const LoopFold& l = OnlyLoop(MustFold(b));
+  EXPECT_EQ(l.turn_index, 2u);
+  ASSERT_TRUE(l.open_turn);
+  EXPECT_EQ(*l.open_turn, turn);
+}
+
+TEST(Fold, MessageCommittedTakesTheInputAppendsAndAdvancesTheBasis) {
+  JournalBuilder b(kSession);
+  const Uuid loop = b.CreateLoop(Messages({"old"}));
+  const Uuid command = b.AcceptInput(loop, "new");
+  b.StartTurn(loop);
+  b.Measure(loop, 10);
+  const Uuid committed = b.CommitInput(loop, command);
+  const LoopFold& l = OnlyLoop(MustFold(b));
+  EXPECT_TRUE(l.pending.empty());
+  EXPECT_EQ(l.history, (std::vector<Message>{UserText("old"), UserText("new")}));
+  EXPECT_EQ(l.basis, (ContextBasis{2, committed}));
+  EXPECT_FALSE(l.measurement) << "a commit clears the measurement";
+  EXPECT_EQ(l.occupancies, std::vector<BasisPoints>{100}) << "pressure history is kept";
+}
+
+TEST(Fold, EveryTurnEndClosesTheTurn) {
+  for (int end = 0; end < 3; ++end) {
+    JournalBuilder b(kSession);
+    const Uuid loop = b.CreateLoop();
+    const Uuid turn = b.StartTurn(loop);
+    if (end == 0) {
+      b.CompleteTurn(loop);
+    } else if (end == 1) {
+      TurnFailed failed;
+      failed.header = b.Header(loop, turn);
+      failed.reason = "model_error";
+      b.Append(failed);
+    } else {
+      b.InterruptTurn(loop, TurnInterruptReason::kInterrupted);
+    }
+    const LoopFold& l = OnlyLoop(MustFold(b));
+    EXPECT_FALSE(l.open_turn) << end;
+    EXPECT_EQ(l.turn_index, 1u);
+  }
+}
+
+TEST(Fold, ContextMeasuredSetsTheMeasurementAndRecordsItsOccupancy) {
+  JournalBuilder b(kSession);
+  const Uuid loop = b.CreateLoop(Messages({"q"}));
+  b.Measure(loop, 500, 1000);
+  const ContextMeasurement last = b.Measure(loop, 700, 1000);
+  const LoopFold& l = OnlyLoop(MustFold(b));
+  ASSERT_TRUE(l.measurement);
+  EXPECT_EQ(*l.measurement, last);
+  EXPECT_EQ(l.basis, last.basis);
+  EXPECT_EQ(l.occupancies, (std::vector<BasisPoints>{5000, 7000}));
+}
+
+TEST(Fold, CompactionCommittedReplacesTheHistoryAndResetsContext) {
+  JournalBuilder b(kSession);
+  const Uuid loop = b.CreateLoop(Messages({"u1", "a1", "u2", "a2"}));
+  b.Measure(loop, 900, 1000);
+  b.Reject(loop, {}, CompactRejectReason::kInvalidSummary, CompactionReason::kAutomatic);
+  const Uuid pending = b.AcceptInput(loop, "queued");
+  const Uuid turn = b.StartTurn(loop);
+  const CompactionCommitted commit = b.MakeCommit(loop, 2, {});
+  b.Commit(commit);
+  const LoopFold& l = OnlyLoop(MustFold(b));
+  EXPECT_EQ(l.history, (std::vector<Message>{commit.summary, UserText("u2"), AssistantText("a2")}));
+  EXPECT_EQ(l.derived_prefix, 1u);
+  ASSERT_TRUE(l.measurement);
+  EXPECT_EQ(*l.measurement, commit.post_context);
+  EXPECT_EQ(l.basis, commit.post_context.basis);
+  EXPECT_EQ(l.occupancies, std::vector<BasisPoints>{1000}) << "only the post context";
+  EXPECT_FALSE(l.automatic_latch) << "a commit clears the latch";
+  // Not touched: the queue, the open turn, the turn index.
+  ASSERT_EQ(l.pending.size(), 1u);
+  EXPECT_EQ(l.pending[0].command, pending);
+  ASSERT_TRUE(l.open_turn);
+  EXPECT_EQ(*l.open_turn, turn);
+  EXPECT_EQ(l.turn_index, 1u);
+}
+
+TEST(Fold, CompactionRejectedAtAZeroBasisAdoptsItsBasis) {
+  JournalBuilder b(kSession);
+  const Uuid loop = b.CreateLoop();
+  CompactionRejected r = b.MakeReject(loop, {}, CompactRejectReason::kUnavailable);
+  r.basis = ContextBasis{3, b.NextId()};
+  b.Reject(r);
+  const LoopFold& l = OnlyLoop(MustFold(b));
+  EXPECT_EQ(l.basis, r.basis);
+  EXPECT_FALSE(l.automatic_latch) << "a manual rejection sets no latch";
+}
+
+TEST(Fold, CompactionRejectedAtAnOlderBasisKeepsTheLoopsBasis) {
+  JournalBuilder b(kSession);
+  const Uuid loop = b.CreateLoop(Messages({"u1"}));
+  CompactionRejected stale = b.MakeReject(loop, {}, CompactRejectReason::kStaleBasis);
+  b.Turn(loop, "u2", "a2");
+  const ContextBasis now = b.basis(loop);
+  b.Reject(stale);
+  EXPECT_EQ(OnlyLoop(MustFold(b)).basis, now);
+}
+
+TEST(Fold, LoopExitedMarksTheLoop) {
+  JournalBuilder b(kSession);
+  const Uuid loop = b.CreateLoop();
+  b.ExitLoop(loop);
+  EXPECT_TRUE(OnlyLoop(MustFold(b)).exited);
+}
+
+TEST(Fold, ActiveLoopChangedSetsTheSessionsActiveLoop) {
+  JournalBuilder b(kSession);
+  const Uuid first = b.CreateLoop();
+  const Uuid second = b.CreateLoop();
+  b.ActiveLoop(second);
+  b.ActiveLoop(first);
+  const SessionFold fold = MustFold(b);
+  ASSERT_TRUE(fold.active_loop);
+  EXPECT_EQ(*fold.active_loop, first);
+  ASSERT_EQ(fold.loops.size(), 2u);
+  EXPECT_EQ(fold.loops[0].loop, first) << "loops in LoopCreated order";
+  EXPECT_EQ(fold.loops[1].loop, second);
+  EXPECT_EQ(fold.FindLoop(second), &fold.loops[1]);
+  EXPECT_EQ(fold.FindLoop(kSession), nullptr);
+}
+
+TEST(Fold, IntentsTerminalsAndRepliesGoToTheLedger) {
+  JournalBuilder b(kSession);
+  const Uuid loop = b.CreateLoop(Messages({"u1", "a1"}));
+  const Uuid w1 = b.CompactIntent(loop, Agency::kUser);
+  const Uuid w2 = b.CompactIntent(loop, Agency::kMachine);
+  const BuiltTerminal t = b.Commit(loop, 0, {w1, w2});
+  b.Reply(t, w1);
+  const SessionFold fold = MustFold(b);
+  const CompactLedger& ledger = fold.ledger;
+  ASSERT_EQ(ledger.intents().size(), 2u);
+  EXPECT_EQ(ledger.intents()[0].command, w1);
+  EXPECT_EQ(ledger.intents()[0].loop, loop);
+  EXPECT_EQ(ledger.intents()[0].agency, Agency::kUser);
+  EXPECT_EQ(ledger.intents()[0].seq, 2u);
+  EXPECT_EQ(ledger.intents()[1].agency, Agency::kMachine);
+  ASSERT_EQ(ledger.terminals().size(), 1u);
+  EXPECT_EQ(ledger.terminals()[0].attempt, t.attempt);
+  EXPECT_TRUE(ledger.terminals()[0].committed);
+  EXPECT_EQ(ledger.terminals()[0].waiters, (std::vector<Uuid>{w1, w2}));
+  EXPECT_EQ(ledger.terminals()[0].header, t.header);
+  ASSERT_EQ(ledger.replies().size(), 1u);
+  const CompactReply& reply = ledger.replies()[0];
+  EXPECT_EQ(reply.command, w1);
+  EXPECT_TRUE(reply.resolved);
+  EXPECT_EQ(reply.committed_event_id, t.header.event_id);
+  EXPECT_EQ(reply.seq, 5u);
+  EXPECT_EQ(ledger.FindReply(w1), &ledger.replies()[0]);
+  EXPECT_EQ(ledger.FindReply(w2), nullptr);
+  EXPECT_EQ(ledger.FindMembership(w2), &ledger.terminals()[0]);
+  EXPECT_EQ(ledger.FindTerminal(t.attempt), &ledger.terminals()[0]);
+  EXPECT_EQ(ledger.FindIntent(w2), &ledger.intents()[1]);
+}
+
+TEST(Fold, StatusEventsAndFencesChangeNoLoopState) {
+  JournalBuilder b(kSession);
+  const Uuid loop = b.CreateLoop(Messages({"u1"}));
+  const SessionFold before = MustFold(b);
+  InputRejected rejected;
+  rejected.header = b.Header(loop);
+  rejected.header.cause.command_id = b.NextId();
+  rejected.reason = InputRejectReason::kQueueFull;
+  b.Append(rejected);
+  b.Idle(loop);
+  SessionActive active;
+  active.header = b.Header();
+  b.Append(active);
+  SessionIdle idle;
+  idle.header = b.Header();
+  b.Append(idle);
+  const SessionRestored fence{b.NextId(), 3, b.last_seq(), 0, 0};
+  b.AppendNew(NewRecord{SessionRestoredFenceId(kSession, fence.through_seq), RecordKind::kFence,
+                        std::string(kSessionRestoredType), 1, b.Now(),
+                        EncodeSessionRestored(fence)});
+  const SessionFold after = MustFold(b);
+  const LoopFold& l = OnlyLoop(after);
+  const LoopFold& l0 = OnlyLoop(before);
+  EXPECT_EQ(l.history, l0.history);
+  EXPECT_EQ(l.basis, l0.basis);
+  EXPECT_TRUE(l.pending.empty());
+  EXPECT_FALSE(l.open_turn);
+  EXPECT_EQ(after.through_seq, 6u);
+  EXPECT_EQ(l.last_seq, 3u) << "the loop's latest event was LoopIdle";
+}
+
+TEST(Fold, RepliesMayFollowLoopExited) {
+  JournalBuilder b(kSession);
+  const Uuid loop = b.CreateLoop(Messages({"u1"}));
+  const Uuid w = b.CompactIntent(loop);
+  const BuiltTerminal t = b.Reject(loop, {w}, CompactRejectReason::kShuttingDown);
+  b.ExitLoop(loop);
+  b.Reply(t, w);
+  const SessionFold fold = MustFold(b);
+  EXPECT_EQ(fold.ledger.replies().size(), 1u);
+}
+
+TEST(Fold, LaneFullRepliesMayPrecedeOrFollowTheirTerminal) {
+  JournalBuilder b(kSession);
+  const Uuid loop = b.CreateLoop(Messages({"u1", "a1"}));
+  const Uuid member = b.CompactIntent(loop);
+  const Uuid early = b.CompactIntent(loop);
+  const Uuid late = b.CompactIntent(loop);
+  CompactionCommitted commit = b.MakeCommit(loop, 0, {member});
+  b.WaiterOnly(loop, commit.attempt_id, early, CompactRejectReason::kControlLaneFull);
+  const BuiltTerminal t = b.Commit(commit);
+  b.Reply(t, member);
+  b.WaiterOnly(loop, commit.attempt_id, late, CompactRejectReason::kControlLaneFull);
+  EXPECT_EQ(MustFold(b).ledger.replies().size(), 3u);
+}
+
+TEST(Fold, WaiterOnlyRejectionsOfOneAttemptMayShareAReason) {
+  JournalBuilder b(kSession);
+  const Uuid loop = b.CreateLoop(Messages({"u1"}));
+  const Uuid attempt = b.NextId();
+  const Uuid w1 = b.CompactIntent(loop);
+  const Uuid w2 = b.CompactIntent(loop);
+  const Uuid w3 = b.CompactIntent(loop);
+  b.WaiterOnly(loop, attempt, w1, CompactRejectReason::kInterrupted);
+  b.WaiterOnly(loop, attempt, w2, CompactRejectReason::kControlLaneFull);
+  b.WaiterOnly(loop, attempt, w3, CompactRejectReason::kInterrupted);
+  const Uuid unavailable = b.CompactIntent(loop);
+  b.WaiterOnly(loop, b.NextId(), unavailable, CompactRejectReason::kUnavailable);
+  EXPECT_EQ(MustFold(b).ledger.replies().size(), 4u);
+}
+
+// --- RestoredPressure -----------------------------------------------------------------------
+
+TEST(Fold, RestoredPressureReplaysTheLiveRuleWithHysteresis) {
+  const CompactionPolicy policy = AutomaticPolicy();
+  LoopFold loop;
+  EXPECT_EQ(RestoredPressure(loop, &policy), PressureLevel::kUnknown) << "never measured";
+  loop.occupancies = {5000};
+  EXPECT_EQ(RestoredPressure(loop, &policy), PressureLevel::kNormal);
+  loop.occupancies = {8500, 7000};
+  EXPECT_EQ(RestoredPressure(loop, &policy), PressureLevel::kCompact)
+      << "elevated stays elevated above rearm_below";
+  loop.occupancies = {7000};
+  EXPECT_EQ(RestoredPressure(loop, &policy), PressureLevel::kNormal)
+      << "the same occupancy without the elevated history";
+  loop.occupancies = {8500, 5000};
+  EXPECT_EQ(RestoredPressure(loop, &policy), PressureLevel::kNormal) << "re-armed below 6000";
+  loop.occupancies = {10000};
+  EXPECT_EQ(RestoredPressure(loop, &policy), PressureLevel::kHardLimit);
+  loop.occupancies = {9000};
+  EXPECT_EQ(RestoredPressure(loop, nullptr), PressureLevel::kNormal) << "no policy";
+  CompactionPolicy manual = policy;
+  manual.automatic = false;
+  EXPECT_EQ(RestoredPressure(loop, &manual), PressureLevel::kNormal) << "manual policy";
+}
+
+TEST(Fold, ACommitCarriesNoHysteresisIntoRestoredPressure) {
+  const CompactionPolicy policy = AutomaticPolicy();
+  JournalBuilder b(kSession);
+  const Uuid loop = b.CreateLoop(Messages({"u1", "a1", "u2", "a2"}));
+  b.Measure(loop, 900, 1000);
+  EXPECT_EQ(RestoredPressure(OnlyLoop(MustFold(b)), &policy), PressureLevel::kCompact);
+  b.Commit(b.MakeCommit(loop, 2, {}, CompactionReason::kAutomatic, 700, 1000));
+  const LoopFold& l = OnlyLoop(MustFold(b));
+  EXPECT_EQ(l.occupancies, std::vector<BasisPoints>{7000});
+  EXPECT_EQ(RestoredPressure(l, &policy), PressureLevel::kNormal)
+      << "7000 after an elevated 9000 would be Compact without the reset";
+}
+
+// --- runtime scenarios 66 and 67 ------------------------------------------------------------
+
+TEST(Fold, S66_CommitsReplaceTheHistoryAndLaterEventsAppend) {
+  JournalBuilder b(kSession);
+  const Uuid loop = b.CreateLoop(Messages({"old user", "old answer"}));
+  const CompactionCommitted commit1 = b.MakeCommit(loop, 0, {});
+  b.Commit(commit1);
+  {
+    const LoopFold& l = OnlyLoop(MustFold(b));
+    EXPECT_EQ(l.history, std::vector<Message>{commit1.summary}) << "[summary1]";
+    EXPECT_EQ(l.derived_prefix, 1u);
+  }
+  b.Turn(loop, "u", "a");
+  {
+    const LoopFold& l = OnlyLoop(MustFold(b));
+    EXPECT_EQ(l.history,
+              (std::vector<Message>{commit1.summary, UserText("u"), AssistantText("a")}));
+    EXPECT_EQ(l.basis.revision, commit1.post_context.basis.revision + 2);
+  }
+  b.StartTurn(loop);
+  CompactionCommitted commit2 = b.MakeCommit(loop, 0, {});
+  commit2.summary = UserText("second summary");
+  b.Commit(commit2);
+  {
+    const LoopFold& l = OnlyLoop(MustFold(b));
+    EXPECT_EQ(l.history, std::vector<Message>{commit2.summary}) << "[summary2]";
+  }
+}
+
+TEST(Fold, S66_ACommitWithRetainedKeepsTheTailAfterTheSummary) {
+  JournalBuilder b(kSession);
+  const Uuid loop = b.CreateLoop(Messages({"u1", "a1", "u2", "a2"}));
+  const CompactionCommitted commit = b.MakeCommit(loop, 2, {});
+  b.Commit(commit);
+  const LoopFold& l = OnlyLoop(MustFold(b));
+  EXPECT_EQ(l.history, (std::vector<Message>{commit.summary, UserText("u2"), AssistantText("a2")}));
+  EXPECT_EQ(l.derived_prefix, 1u);
+}
+
+TEST(Fold, S67_AnAutomaticRejectionLatchesItsBasisUntilACommit) {
+  JournalBuilder b(kSession);
+  const Uuid loop = b.CreateLoop(Messages({"u1", "a1"}));
+  const ContextBasis at = b.basis(loop);
+  b.Reject(loop, {}, CompactRejectReason::kInvalidSummary, CompactionReason::kAutomatic);
+  ASSERT_TRUE(OnlyLoop(MustFold(b)).automatic_latch);
+  EXPECT_EQ(*OnlyLoop(MustFold(b)).automatic_latch, at);
+  b.Turn(loop, "u2", "a2");
+  ASSERT_TRUE(OnlyLoop(MustFold(b)).automatic_latch) << "kept after later mutations";
+  EXPECT_EQ(*OnlyLoop(MustFold(b)).automatic_latch, at);
+  const ContextBasis later = b.basis(loop);
+  b.Reject(loop, {}, CompactRejectReason::kSummaryTooLarge, CompactionReason::kAutomatic);
+  EXPECT_EQ(*OnlyLoop(MustFold(b)).automatic_latch, later) << "the latest wins";
+  b.Commit(loop, 2, {});
+  EXPECT_FALSE(OnlyLoop(MustFold(b)).automatic_latch);
+}
+
+TEST(Fold, S67_ManualAndWaiterOnlyRejectionsSetNoLatch) {
+  JournalBuilder b(kSession);
+  const Uuid loop = b.CreateLoop(Messages({"u1", "a1"}));
+  const Uuid w1 = b.CompactIntent(loop);
+  const BuiltTerminal t = b.Reject(loop, {w1}, CompactRejectReason::kInvalidSummary);
+  b.Reply(t, w1);
+  const Uuid w2 = b.CompactIntent(loop, Agency::kMachine);
+  b.WaiterOnly(loop, b.NextId(), w2, CompactRejectReason::kInterrupted, Agency::kMachine);
+  EXPECT_FALSE(OnlyLoop(MustFold(b)).automatic_latch);
+}
+
+// --- §3: one minimal journal per contradiction ----------------------------------------------
+
+struct Contradiction {
+  std::string name;
+  RestoreErrorKind kind;
+  // Builds the journal; returns the seq of the record that must be refused.
+  std::function<std::uint64_t(JournalBuilder&)> build;
+};
+
+std::string RecordPayloadOf(const Event& event) {
+  return EncodeEvent(event).value();
+}
+
+JournalRecord RawEvent(const JournalBuilder& b, const Event& event) {
+  const EventHeader& h = HeaderOf(event);
+  return JournalRecord{b.session(),
+                       0,
+                       h.event_id,
+                       RecordKind::kEvent,
+                       std::string(EventTypeName(event)),
+                       1,
+                       h.created_at,
+                       RecordPayloadOf(event)};
+}
+
+// A loop with history, one open turn and one pending input; the common start of many cases.
+struct Busy {
+  Uuid loop;
+  Uuid turn;
+  Uuid input;
+};
+Busy BusyLoop(JournalBuilder& b) {
+  Busy busy;
+  busy.loop = b.CreateLoop(Messages({"u1", "a1", "u2", "a2"}));
+  busy.input = b.AcceptInput(busy.loop, "queued");
+  busy.turn = b.StartTurn(busy.loop);
+  return busy;
+}
+
+std::vector<Contradiction> Contradictions() {
+  using K = RestoreErrorKind;
+  std::vector<Contradiction> cases;
+  const auto add = [&](std::string name, K kind,
+                       std::function<std::uint64_t(JournalBuilder&)> build) {
+    cases.push_back(Contradiction{std::move(name), kind, std::move(build)});
+  };
+
+  add("sequence_gap", K::kSequenceGap, [](JournalBuilder& b) {
+    const Uuid loop = b.CreateLoop();
+    b.Idle(loop);
+    b.mutable_record(2).seq = 3;
+    return std::uint64_t{3};  // the seq the record carries
+  });
+  add("undecodable_payload", K::kUndecodable, [](JournalBuilder& b) {
+    b.CreateLoop();
+    return b.AppendRecord(JournalRecord{b.session(), 0, b.NextId(), RecordKind::kEvent, "LoopIdle",
+                                        1, b.Now(), "{\"type\":"});
+  });
+  add("undecodable_type_differs", K::kUndecodable, [](JournalBuilder& b) {
+    const Uuid loop = b.CreateLoop();
+    LoopIdle idle;
+    idle.header = b.Header(loop);
+    JournalRecord record = RawEvent(b, idle);
+    record.type = "LoopExited";
+    return b.AppendRecord(record);
+  });
+  add("undecodable_record_version", K::kUndecodable, [](JournalBuilder& b) {
+    const Uuid loop = b.CreateLoop();
+    LoopIdle idle;
+    idle.header = b.Header(loop);
+    JournalRecord record = RawEvent(b, idle);
+    record.v = 2;
+    return b.AppendRecord(record);
+  });
+  add("undecodable_input_intent", K::kUndecodable, [](JournalBuilder& b) {
+    const Uuid loop = b.CreateLoop();
+    SubmitInput input;
+    input.header = CommandHeader{b.NextId(), b.session(), loop, Agency::kUser, b.Now()};
+    input.message = UserText("hello");
+    return b.AppendCommand(input);
+  });
+  add("undecodable_event_as_command", K::kUndecodable, [](JournalBuilder& b) {
+    const Uuid loop = b.CreateLoop();
+    LoopIdle idle;
+    idle.header = b.Header(loop);
+    JournalRecord record = RawEvent(b, idle);
+    record.kind = RecordKind::kCommand;
+    return b.AppendRecord(record);
+  });
+  add("undecodable_fence_type", K::kUndecodable, [](JournalBuilder& b) {
+    b.CreateLoop();
+    const SessionRestored fence{b.NextId(), 1, 1, 1, 0};
+    return b.AppendRecord(JournalRecord{b.session(), 0, SessionRestoredFenceId(b.session(), 1),
+                                        RecordKind::kFence, "WriterChanged", 1, b.Now(),
+                                        EncodeSessionRestored(fence)});
+  });
+  add("undecodable_fence_payload", K::kUndecodable, [](JournalBuilder& b) {
+    b.CreateLoop();
+    return b.AppendRecord(JournalRecord{b.session(), 0, SessionRestoredFenceId(b.session(), 1),
+                                        RecordKind::kFence, std::string(kSessionRestoredType), 1,
+                                        b.Now(), "{\"type\":\"SessionRestored\",\"v\":1}"});
+  });
+  add("undecodable_record_kind", K::kUndecodable, [](JournalBuilder& b) {
+    const Uuid loop = b.CreateLoop();
+    LoopIdle idle;
+    idle.header = b.Header(loop);
+    JournalRecord record = RawEvent(b, idle);
+    record.kind = static_cast<RecordKind>(9);
+    return b.AppendRecord(record);
+  });
+  add("foreign_record_session", K::kForeignRecord, [](JournalBuilder& b) {
+    const Uuid loop = b.CreateLoop();
+    LoopIdle idle;
+    idle.header = b.Header(loop);
+    JournalRecord record = RawEvent(b, idle);
+    record.session = kOtherSession;
+    return b.AppendRecord(record);
+  });
+  add("foreign_record_event_session", K::kForeignRecord, [](JournalBuilder& b) {
+    const Uuid loop = b.CreateLoop();
+    LoopIdle idle;
+    idle.header = b.Header(loop);
+    idle.header.session_id = kOtherSession;
+    return b.AppendRecord(RawEvent(b, idle));
+  });
+  add("foreign_record_event_id", K::kForeignRecord, [](JournalBuilder& b) {
+    const Uuid loop = b.CreateLoop();
+    LoopIdle idle;
+    idle.header = b.Header(loop);
+    JournalRecord record = RawEvent(b, idle);
+    record.record_id = b.NextId();
+    return b.AppendRecord(record);
+  });
+  add("foreign_record_command_id", K::kForeignRecord, [](JournalBuilder& b) {
+    const Uuid loop = b.CreateLoop();
+    b.CompactIntent(loop);
+    b.mutable_record(2).record_id = b.NextId();
+    return std::uint64_t{2};
+  });
+  add("foreign_record_intent_session", K::kForeignRecord, [](JournalBuilder& b) {
+    const Uuid loop = b.CreateLoop();
+    Compact compact;
+    compact.header = CommandHeader{b.NextId(), kOtherSession, loop, Agency::kUser, b.Now()};
+    return b.AppendCommand(compact);
+  });
+  add("foreign_record_fence_id", K::kForeignRecord, [](JournalBuilder& b) {
+    b.CreateLoop();
+    const SessionRestored fence{b.NextId(), 1, 1, 1, 0};
+    return b.AppendRecord(JournalRecord{b.session(), 0, SessionRestoredFenceId(b.session(), 2),
+                                        RecordKind::kFence, std::string(kSessionRestoredType), 1,
+                                        b.Now(), EncodeSessionRestored(fence)});
+  });
+  add("unknown_loop_event", K::kUnknownLoop, [](JournalBuilder& b) {
+    b.CreateLoop();
+    LoopIdle idle;
+    idle.header = b.Header(b.NextId());
+    return b.Append(idle);
+  });
+  add("unknown_loop_intent", K::kUnknownLoop, [](JournalBuilder& b) {
+    b.CreateLoop();
+    b.CompactIntent(b.NextId());
+    return b.last_seq();
+  });
+  add("unknown_loop_active", K::kUnknownLoop, [](JournalBuilder& b) {
+    b.CreateLoop();
+    b.ActiveLoop(b.NextId());
+    return b.last_seq();
+  });
+  add("duplicate_loop", K::kDuplicateLoop, [](JournalBuilder& b) {
+    const Uuid loop = b.CreateLoop();
+    LoopCreated again;
+    again.header = b.Header(loop);
+    again.kind = LoopKind::kNative;
+    again.model = testing::TestModel();
+    return b.Append(again);
+  });
+  add("after_exit", K::kAfterExit, [](JournalBuilder& b) {
+    const Uuid loop = b.CreateLoop();
+    b.ExitLoop(loop);
+    b.AcceptInput(loop, "late");
+    return b.last_seq();
+  });
+  add("turn_order_started_while_open", K::kTurnOrder, [](JournalBuilder& b) {
+    const Uuid loop = b.CreateLoop();
+    b.StartTurn(loop);
+    b.StartTurn(loop);
+    return b.last_seq();
+  });
+  add("turn_order_no_turn_open", K::kTurnOrder, [](JournalBuilder& b) {
+    const Uuid loop = b.CreateLoop();
+    MessageCommitted m;
+    m.header = b.Header(loop, b.NextId());
+    m.message = AssistantText("stray");
+    return b.Append(m);
+  });
+  add("turn_order_other_turn", K::kTurnOrder, [](JournalBuilder& b) {
+    const Uuid loop = b.CreateLoop();
+    b.StartTurn(loop);
+    TurnCompleted done;
+    done.header = b.Header(loop, b.NextId());
+    return b.Append(done);
+  });
+  add("input_order_accepted_twice", K::kInputOrder, [](JournalBuilder& b) {
+    const Uuid loop = b.CreateLoop();
+    const Uuid command = b.AcceptInput(loop, "one");
+    InputAccepted again;
+    again.header = b.Header(loop);
+    again.header.cause.command_id = command;
+    again.message = UserText("one");
+    return b.Append(again);
+  });
+  add("input_order_rejected_after_accepted", K::kInputOrder, [](JournalBuilder& b) {
+    const Uuid loop = b.CreateLoop();
+    const Uuid command = b.AcceptInput(loop, "one");
+    InputRejected rejected;
+    rejected.header = b.Header(loop);
+    rejected.header.cause.command_id = command;
+    rejected.reason = InputRejectReason::kQueueFull;
+    return b.Append(rejected);
+  });
+  add("input_order_cancel_not_pending", K::kInputOrder, [](JournalBuilder& b) {
+    const Uuid loop = b.CreateLoop();
+    InputCancelled cancelled;
+    cancelled.header = b.Header(loop);
+    cancelled.header.cause.command_id = b.NextId();
+    cancelled.reason = InputCancelReason::kRetracted;
+    return b.Append(cancelled);
+  });
+  add("input_order_commit_not_pending", K::kInputOrder, [](JournalBuilder& b) {
+    const Busy busy = BusyLoop(b);
+    b.CommitInput(busy.loop, busy.input);
+    MessageCommitted again;
+    again.header = b.Header(busy.loop, busy.turn);
+    again.message = UserText("queued");
+    again.input_command_id = busy.input;
+    return b.Append(again);
+  });
+  add("input_order_commit_differs", K::kInputOrder, [](JournalBuilder& b) {
+    const Busy busy = BusyLoop(b);
+    MessageCommitted m;
+    m.header = b.Header(busy.loop, busy.turn);
+    m.message = UserText("not what was accepted");
+    m.input_command_id = busy.input;
+    return b.Append(m);
+  });
+  add("basis_mismatch_measured", K::kBasisMismatch, [](JournalBuilder& b) {
+    const Uuid loop = b.CreateLoop(Messages({"u1"}));
+    ContextMeasured measured;
+    measured.header = b.Header(loop);
+    measured.measurement = b.MeasurementAt(loop, 10, 100);
+    measured.measurement.basis.revision = 2;
+    return b.Append(measured);
+  });
+  add("basis_mismatch_committed", K::kBasisMismatch, [](JournalBuilder& b) {
+    const Uuid loop = b.CreateLoop(Messages({"u1", "a1"}));
+    const CompactionCommitted stale = b.MakeCommit(loop, 0, {});
+    b.Turn(loop, "u2", "a2");
+    return b.Append(stale);
+  });
+  add("basis_mismatch_rejected_newer", K::kBasisMismatch, [](JournalBuilder& b) {
+    const Uuid loop = b.CreateLoop(Messages({"u1"}));
+    CompactionRejected r = b.MakeReject(loop, {}, CompactRejectReason::kStaleBasis);
+    r.basis.revision = 2;
+    return b.Append(r);
+  });
+  add("retained_mismatch_not_suffix", K::kRetainedMismatch, [](JournalBuilder& b) {
+    const Uuid loop = b.CreateLoop(Messages({"u1", "a1", "u2", "a2"}));
+    CompactionCommitted c = b.MakeCommit(loop, 2, {});
+    c.retained[1] = AssistantText("edited");
+    return b.Append(c);
+  });
+  add("retained_mismatch_longer_than_history", K::kRetainedMismatch, [](JournalBuilder& b) {
+    const Uuid loop = b.CreateLoop(Messages({"u1", "a1"}));
+    CompactionCommitted c = b.MakeCommit(loop, 2, {});
+    const std::vector<Message> twice = c.retained;
+    c.retained.insert(c.retained.end(), twice.begin(), twice.end());
+    return b.Append(c);
+  });
+  add("retained_mismatch_previous_summary", K::kRetainedMismatch, [](JournalBuilder& b) {
+    const Uuid loop = b.CreateLoop(Messages({"u1", "a1"}));
+    b.Commit(loop, 0, {});
+    b.Turn(loop, "u2", "a2");
+    CompactionCommitted c = b.MakeCommit(loop, 0, {});
+    c.retained = b.history(loop);  // [summary, u2, a2]: starts with a user message, so valid
+    return b.Append(c);
+  });
+  add("model_mismatch_measured", K::kModelMismatch, [](JournalBuilder& b) {
+    const Uuid loop = b.CreateLoop(Messages({"u1"}));
+    ContextMeasured measured;
+    measured.header = b.Header(loop);
+    measured.measurement = b.MeasurementAt(loop, 10, 100);
+    measured.measurement.model.model = "other-model";
+    return b.Append(measured);
+  });
+  add("model_mismatch_post_context", K::kModelMismatch, [](JournalBuilder& b) {
+    const Uuid loop = b.CreateLoop(Messages({"u1", "a1"}));
+    CompactionCommitted c = b.MakeCommit(loop, 0, {});
+    c.post_context.model.provider = "anthropic";
+    return b.Append(c);
+  });
+  add("duplicate_terminal", K::kDuplicateTerminal, [](JournalBuilder& b) {
+    const Uuid loop = b.CreateLoop(Messages({"u1", "a1"}));
+    const BuiltTerminal first = b.Reject(loop, {}, CompactRejectReason::kInvalidSummary);
+    CompactionRejected second = b.MakeReject(loop, {}, CompactRejectReason::kInternal);
+    second.attempt_id = first.attempt;
+    return b.Append(second);
+  });
+  add("waiter_mismatch_type", K::kWaiterMismatch, [](JournalBuilder& b) {
+    const Uuid loop = b.CreateLoop(Messages({"u1", "a1"}));
+    const Uuid w = b.CompactIntent(loop);
+    BuiltTerminal t = b.Commit(loop, 0, {w});
+    t.committed = false;
+    t.reject_reason = CompactRejectReason::kInternal;
+    b.Reply(t, w);
+    return b.last_seq();
+  });
+  add("waiter_mismatch_reason", K::kWaiterMismatch, [](JournalBuilder& b) {
+    const Uuid loop = b.CreateLoop(Messages({"u1", "a1"}));
+    const Uuid w = b.CompactIntent(loop);
+    BuiltTerminal t = b.Reject(loop, {w}, CompactRejectReason::kInvalidSummary);
+    t.reject_reason = CompactRejectReason::kExecutionFailed;
+    b.Reply(t, w);
+    return b.last_seq();
+  });
+  add("waiter_mismatch_committed_id", K::kWaiterMismatch, [](JournalBuilder& b) {
+    const Uuid loop = b.CreateLoop(Messages({"u1", "a1"}));
+    const Uuid w = b.CompactIntent(loop);
+    const BuiltTerminal t = b.Commit(loop, 0, {w});
+    CompactWaiterResolved reply =
+        MakeWaiterResolved(t.header, t.attempt, w, Agency::kUser, b.NextId());
+    reply.header.created_at = b.Now();
+    return b.Append(reply);
+  });
+  add("waiter_mismatch_coordinates", K::kWaiterMismatch, [](JournalBuilder& b) {
+    const Uuid loop = b.CreateLoop(Messages({"u1", "a1"}));
+    const Uuid other = b.CreateLoop();
+    const Uuid w = b.NextId();  // no intent: the coordinates rule alone
+    BuiltTerminal t = b.Commit(loop, 0, {w});
+    t.header.loop_id = other;
+    b.Reply(t, w);
+    return b.last_seq();
+  });
+  add("waiter_mismatch_reply_before_terminal", K::kWaiterMismatch, [](JournalBuilder& b) {
+    const Uuid loop = b.CreateLoop(Messages({"u1", "a1"}));
+    const Uuid w = b.CompactIntent(loop);
+    const CompactionRejected r = b.MakeReject(loop, {w}, CompactRejectReason::kInterrupted);
+    b.WaiterOnly(loop, r.attempt_id, w, CompactRejectReason::kControlLaneFull);
+    return b.Append(r);
+  });
+  add("waiter_mismatch_orphan_resolved", K::kWaiterMismatch, [](JournalBuilder& b) {
+    const Uuid loop = b.CreateLoop(Messages({"u1", "a1"}));
+    const Uuid w = b.CompactIntent(loop);
+    EventHeader coordinates;
+    coordinates.session_id = b.session();
+    coordinates.loop_id = loop;
+    CompactWaiterResolved reply =
+        MakeWaiterResolved(coordinates, b.NextId(), w, Agency::kUser, b.NextId());
+    reply.header.created_at = b.Now();
+    return b.Append(reply);
+  });
+  add("waiter_mismatch_orphan_reason", K::kWaiterMismatch, [](JournalBuilder& b) {
+    const Uuid loop = b.CreateLoop(Messages({"u1", "a1"}));
+    const Uuid w = b.CompactIntent(loop);
+    b.WaiterOnly(loop, b.NextId(), w, CompactRejectReason::kInvalidSummary);
+    return b.last_seq();
+  });
+  add("waiter_mismatch_orphans_disagree", K::kWaiterMismatch, [](JournalBuilder& b) {
+    const Uuid loop = b.CreateLoop(Messages({"u1", "a1"}));
+    const Uuid attempt = b.NextId();
+    const Uuid w1 = b.CompactIntent(loop);
+    const Uuid w2 = b.CompactIntent(loop);
+    b.WaiterOnly(loop, attempt, w1, CompactRejectReason::kInterrupted);
+    b.WaiterOnly(loop, attempt, w2, CompactRejectReason::kShuttingDown);
+    return b.last_seq();
+  });
+  add("waiter_mismatch_orphans_coordinates", K::kWaiterMismatch, [](JournalBuilder& b) {
+    const Uuid loop = b.CreateLoop(Messages({"u1", "a1"}));
+    const Uuid other = b.CreateLoop();
+    const Uuid attempt = b.NextId();
+    b.WaiterOnly(loop, attempt, b.NextId(), CompactRejectReason::kInterrupted);
+    b.WaiterOnly(other, attempt, b.NextId(), CompactRejectReason::kInterrupted);
+    return b.last_seq();
+  });
+  add("waiter_mismatch_terminal_after_waiter_only", K::kWaiterMismatch, [](JournalBuilder& b) {
+    const Uuid loop = b.CreateLoop(Messages({"u1", "a1"}));
+    const Uuid w1 = b.CompactIntent(loop);
+    const Uuid w2 = b.CompactIntent(loop);
+    const CompactionRejected r = b.MakeReject(loop, {w2}, CompactRejectReason::kInterrupted);
+    b.WaiterOnly(loop, r.attempt_id, w1, CompactRejectReason::kInterrupted);
+    return b.Append(r);
+  });
+  add("unknown_command_not_a_waiter", K::kUnknownCommand, [](JournalBuilder& b) {
+    const Uuid loop = b.CreateLoop(Messages({"u1", "a1"}));
+    const Uuid w = b.CompactIntent(loop);
+    const Uuid stranger = b.CompactIntent(loop);
+    const BuiltTerminal t = b.Reject(loop, {w}, CompactRejectReason::kInvalidSummary);
+    b.Reply(t, stranger);
+    return b.last_seq();
+  });
+  add("unknown_command_member_intent_elsewhere", K::kUnknownCommand, [](JournalBuilder& b) {
+    const Uuid loop = b.CreateLoop(Messages({"u1", "a1"}));
+    const Uuid other = b.CreateLoop();
+    const Uuid w = b.CompactIntent(other);
+    b.Commit(loop, 0, {w});
+    return b.last_seq();
+  });
+  add("unknown_command_reply_intent_elsewhere", K::kUnknownCommand, [](JournalBuilder& b) {
+    const Uuid loop = b.CreateLoop(Messages({"u1", "a1"}));
+    const Uuid other = b.CreateLoop();
+    const Uuid w = b.CompactIntent(other);
+    b.WaiterOnly(loop, b.NextId(), w, CompactRejectReason::kInterrupted);
+    return b.last_seq();
+  });
+  add("duplicate_reply_second_reply", K::kDuplicateReply, [](JournalBuilder& b) {
+    const Uuid loop = b.CreateLoop(Messages({"u1", "a1"}));
+    const Uuid w = b.CompactIntent(loop);
+    b.WaiterOnly(loop, b.NextId(), w, CompactRejectReason::kInterrupted);
+    b.WaiterOnly(loop, b.NextId(), w, CompactRejectReason::kInterrupted);
+    return b.last_seq();
+  });
+  add("duplicate_reply_two_terminals", K::kDuplicateReply, [](JournalBuilder& b) {
+    const Uuid loop = b.CreateLoop(Messages({"u1", "a1"}));
+    const Uuid w = b.CompactIntent(loop);
+    b.Reject(loop, {w}, CompactRejectReason::kInvalidSummary);
+    b.Reject(loop, {w}, CompactRejectReason::kInvalidSummary);
+    return b.last_seq();
+  });
+  return cases;
+}
+
+class RefusesContradiction : public ::testing::TestWithParam<Contradiction> {};
+
+TEST_P(RefusesContradiction, AtTheFirstContradictingRecord) {
+  const Contradiction& c = GetParam();
+  JournalBuilder b(kSession);
+  const std::uint64_t seq = c.build(b);
+  const std::vector<JournalRecord>& records = b.records();
+  const auto at = std::find_if(records.begin(), records.end(),
+                               [&](const JournalRecord& r) { return r.seq == seq; });
+  ASSERT_NE(at, records.end());
+  auto fold = FoldAll(kSession, records);
+  ASSERT_FALSE(fold.ok()) << c.name << ": folded";
+  const RestoreError& error = fold.error();
+  EXPECT_EQ(RestoreErrorKindName(error.kind), RestoreErrorKindName(c.kind)) << error.Message();
+  EXPECT_EQ(error.seq, seq) << error.Message();
+  EXPECT_EQ(error.record_id, at->record_id);
+  EXPECT_FALSE(error.detail.empty());
+  EXPECT_LE(error.detail.size(), kMaxRestoreDetailBytes);
+  EXPECT_EQ(error.Message().find(RestoreErrorKindName(c.kind)), 0u);
+  // The journal up to the record before it folds.
+  std::vector<JournalRecord> before(records.begin(), at);
+  EXPECT_TRUE(FoldAll(kSession, before).ok());
+}
+
+INSTANTIATE_TEST_SUITE_P(Fold, RefusesContradiction, ::testing::ValuesIn(Contradictions()),
+                         [](const ::testing::TestParamInfo<Contradiction>& info) {
+                           return info.param.name;
+                         });
+
+TEST(Fold, EveryKindHasItsWireName) {
+  const std::vector<std::pair<RestoreErrorKind, std::string_view>> names = {
+      {RestoreErrorKind::kSequenceGap, "sequence_gap"},
+      {RestoreErrorKind::kUndecodable, "undecodable"},
+      {RestoreErrorKind::kForeignRecord, "foreign_record"},
+      {RestoreErrorKind::kUnknownLoop, "unknown_loop"},
+      {RestoreErrorKind::kDuplicateLoop, "duplicate_loop"},
+      {RestoreErrorKind::kAfterExit, "after_exit"},
+      {RestoreErrorKind::kTurnOrder, "turn_order"},
+      {RestoreErrorKind::kInputOrder, "input_order"},
+      {RestoreErrorKind::kBasisMismatch, "basis_mismatch"},
+      {RestoreErrorKind::kRetainedMismatch, "retained_mismatch"},
+      {RestoreErrorKind::kModelMismatch, "model_mismatch"},
+      {RestoreErrorKind::kDuplicateTerminal, "duplicate_terminal"},
+      {RestoreErrorKind::kWaiterMismatch, "waiter_mismatch"},
+      {RestoreErrorKind::kUnknownCommand, "unknown_command"},
+      {RestoreErrorKind::kDuplicateReply, "duplicate_reply"},
+      {RestoreErrorKind::kDefinitionMismatch, "definition_mismatch"},
+  };
+  for (const auto& [kind, name] : names)
+    EXPECT_EQ(RestoreErrorKindName(kind), name);
+  EXPECT_EQ(RestoreErrorKindName(static_cast<RestoreErrorKind>(200)), "");
+}
+
+TEST(Fold, TheFirstErrorSticks) {
+  JournalBuilder b(kSession);
+  const Uuid loop = b.CreateLoop();
+  b.ExitLoop(loop);
+  b.Idle(loop);
+  SessionFolder folder(kSession);
+  ASSERT_TRUE(folder.Add(b.records()[0]).ok());
+  ASSERT_TRUE(folder.Add(b.records()[1]).ok());
+  auto refused = folder.Add(b.records()[2]);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.error().kind, RestoreErrorKind::kAfterExit);
+  EXPECT_EQ(refused.error().loop, loop);
+  EXPECT_EQ(refused.error().Message().find(loop.ToString()) != std::string::npos, true);
+  // A later record does not clear it.
+  auto again = folder.Add(b.records()[0]);
+  ASSERT_FALSE(again.ok());
+  EXPECT_EQ(again.error(), refused.error());
+  auto finished = std::move(folder).Finish();
+  ASSERT_FALSE(finished.ok());
+  EXPECT_EQ(finished.error(), refused.error());
+}
+
+TEST(Fold, DetailsNeverCarryMessageContent) {
+  JournalBuilder b(kSession);
+  const Busy busy = BusyLoop(b);
+  MessageCommitted m;
+  m.header = b.Header(busy.loop, busy.turn);
+  m.message = UserText("SECRET-TOKEN-1234");
+  m.input_command_id = busy.input;
+  b.Append(m);
+  auto fold = FoldAll(kSession, b.records());
+  ASSERT_FALSE(fold.ok());
+  EXPECT_EQ(fold.error().Message().find("SECRET"), std::string::npos);
+  EXPECT_EQ(fold.error().Message().find("queued"), std::string::npos);
+}
+
+// --- mutation property ----------------------------------------------------------------------
+
+// A valid journal of random runtime-like activity on two loops.
+std::vector<JournalRecord> RandomJournal() {
+  JournalBuilder b(kSession);
+  const Uuid a = b.CreateLoop(Messages({"u0", "a0"}));
+  const Uuid c = b.CreateLoop();
+  b.ActiveLoop(a);
+  bool c_exited = false;
+  const int steps = *rc::gen::inRange(1, 14);
+  for (int i = 0; i < steps; ++i) {
+    const Uuid loop = (!c_exited && *rc::gen::inRange(0, 4) == 0) ? c : a;
+    const int op = *rc::gen::inRange(0, 9);
+    if ((op == 0 || op == 6) && !b.open_turn(loop).IsZero()) {
+      b.CompleteTurn(loop);
+      b.Idle(loop);
+    }
+    const std::vector<Message>& history = b.history(loop);
+    switch (op) {
+      case 0:
+        b.Turn(loop, "q", "a", static_cast<TokenCount>(*rc::gen::inRange(1, 1200)));
+        break;
+      case 1:
+        b.AcceptInput(loop, "later");
+        break;
+      case 2: {
+        if (history.empty())
+          break;
+        // The retained tail must start with a user message (the retained-history rule) and
+        // may not include the previous summary.
+        const std::size_t n = history.size();
+        const bool two = n >= 2 + b.derived_prefix(loop) && history[n - 2].role() == Role::kUser;
+        const std::size_t kept = two ? 2 : 0;
+        const Uuid w1 = b.CompactIntent(loop);
+        const Uuid w2 = b.CompactIntent(loop);
+        const BuiltTerminal t = b.Commit(loop, kept, {w1, w2});
+        b.Reply(t, w1);
+        if (*rc::gen::arbitrary<bool>())
+          b.Reply(t, w2);
+        break;
+      }
+      case 3: {
+        if (history.empty())
+          break;
+        const Uuid w = b.CompactIntent(loop);
+        const BuiltTerminal t =
+            b.Reject(loop, {w}, CompactRejectReason::kInvalidSummary, CompactionReason::kAutomatic);
+        if (*rc::gen::arbitrary<bool>())
+          b.Reply(t, w);
+        break;
+      }
+      case 4:
+        b.CompactIntent(loop);
+        break;
+      case 5: {
+        const Uuid command = b.CompactIntent(loop);
+        b.WaiterOnly(loop, b.NextId(), command, CompactRejectReason::kInterrupted);
+        break;
+      }
+      case 6: {
+        const Uuid command = b.AcceptInput(loop, "q");
+        b.StartTurn(loop);
+        b.CommitInput(loop, command);
+        break;  // left open
+      }
+      case 7:
+        if (!history.empty())
+          b.Measure(loop, static_cast<TokenCount>(*rc::gen::inRange(1, 1200)));
+        break;
+      default:
+        if (loop == c && b.open_turn(c).IsZero()) {
+          b.ExitLoop(c);
+          c_exited = true;
+        }
+        break;
+    }
+    if (!b.open_turn(loop).IsZero() && *rc::gen::inRange(0, 3) == 0) {
+      b.CompleteTurn(loop);
+      b.Idle(loop);
+    }
+  }
+  return std::move(b).Take();
+}
+
+void Renumber(std::vector<JournalRecord>& records) {
+  for (std::size_t i = 0; i < records.size(); ++i)
+    records[i].seq = i + 1;
+}
+
+// Appends the plan for `fold` to `records` as restore would; the result folds and plans nothing.
+void RequireRepairsConverge(const std::vector<JournalRecord>& records, const SessionFold& fold) {
+  const RepairPlan plan = PlanRepairs(fold, testing::BuilderEpoch(), kSession, 1);
+  JournalBuilder b(kSession);
+  for (const JournalRecord& r : records)
+    b.AppendRecord(r);
+  b.AppendPlan(plan);
+  auto repaired = FoldAll(kSession, b.records());
+  if (!repaired.ok())
+    RC_FAIL(repaired.error().Message());
+  RC_ASSERT(PlanRepairs(*repaired, testing::BuilderEpoch(), kSession, 1).empty());
+}
+
+RC_GTEST_PROP(FoldProperty, AValidJournalFoldsAndItsRepairsPlanNothingMore, ()) {
+  const std::vector<JournalRecord> records = RandomJournal();
+  auto fold = FoldAll(kSession, records);
+  if (!fold.ok())
+    RC_FAIL(fold.error().Message());
+  RequireRepairsConverge(records, *fold);
+}
+
+RC_GTEST_PROP(FoldProperty, ADroppedSwappedOrDuplicatedRecordFoldsOrIsRefused, ()) {
+  std::vector<JournalRecord> records = RandomJournal();
+  const std::size_t n = records.size();
+  const int mutation = *rc::gen::inRange(0, 3);
+  const std::size_t i = *rc::gen::inRange<std::size_t>(0, n);
+  if (mutation == 0) {
+    records.erase(records.begin() + static_cast<std::ptrdiff_t>(i));
+  } else if (mutation == 1) {
+    const std::size_t j = *rc::gen::inRange<std::size_t>(0, n);
+    std::swap(records[i], records[j]);
+  } else {
+    const std::size_t at = *rc::gen::inRange<std::size_t>(0, n + 1);
+    const JournalRecord copy = records[i];
+    records.insert(records.begin() + static_cast<std::ptrdiff_t>(at), copy);
+  }
+  const bool renumber = *rc::gen::inRange(0, 4) != 0;
+  if (renumber)
+    Renumber(records);
+  auto fold = FoldAll(kSession, records);
+  RC_TAG(fold.ok() ? std::string("folds") : std::string(RestoreErrorKindName(fold.error().kind)));
+  if (!fold.ok()) {
+    const RestoreError& error = fold.error();
+    RC_ASSERT(error.kind != RestoreErrorKind::kDefinitionMismatch);
+    RC_ASSERT(!RestoreErrorKindName(error.kind).empty());
+    RC_ASSERT(error.seq >= 1u);
+    RC_ASSERT(std::any_of(records.begin(), records.end(),
+                          [&](const JournalRecord& r) { return r.seq == error.seq; }));
+    RC_ASSERT(error.detail.size() <= kMaxRestoreDetailBytes);
+    return;
+  }
+  // Whatever folds can be repaired, and the repaired journal needs nothing more.
+  RequireRepairsConverge(records, *fold);
+}
+
+}  // namespace
+}  // namespace harness
