@@ -36,15 +36,27 @@ CompactRejectReason ReasonForMeasureError(const MeasureError& error) {
 }  // namespace
 
 LoopActor::LoopActor(SessionCore& session, const Uuid& id, LoopDefinition definition,
-                     const ContextBasis& basis)
+                     LoopStartState start)
     : session_(session),
       id_(id),
       definition_(std::move(definition)),
       strand_(std::make_shared<Strand>(session.actors())),
-      history_(definition_.history),
-      basis_(basis),
+      history_(std::move(start.history)),
+      derived_prefix_(start.derived_prefix),
+      basis_(start.basis),
+      measurement_(std::move(start.measurement)),
+      pressure_(start.pressure),
+      turn_index_(start.turn_index),
+      queue_(std::make_move_iterator(start.queue.begin()),
+             std::make_move_iterator(start.queue.end())),
+      automatic_latch_(start.automatic_latch),
       exited_future_(exited_promise_.get_future().share()) {
   definition_.history.clear();  // the actor's history_ is the only copy
+  if (start.exited) {
+    exiting = true;
+    shutting_down_ = true;
+    Exit();
+  }
   for (const auto& tool : definition_.tools)
     tool_definitions_.push_back(tool->definition());
 }
@@ -73,6 +85,18 @@ void LoopActor::PostInterrupt(Interrupt) {
 std::shared_future<void> LoopActor::PostShutdown() {
   strand_->Post([self = shared_from_this()] { self->OnShutdown(); });
   return exited_future_;
+}
+
+std::shared_future<void> LoopActor::PostSuspend() {
+  strand_->Post([self = shared_from_this()] { self->OnSuspend(); });
+  return exited_future_;
+}
+
+void LoopActor::PostResume() {
+  strand_->Post([self = shared_from_this()] {
+    if (!self->exited_ && !self->halted_ && !self->shutting_down_)
+      self->ResumeQueued();
+  });
 }
 
 std::future<LoopSnapshot> LoopActor::PostSnapshot() {
@@ -164,19 +188,8 @@ InferenceRequest LoopActor::BuildRequest() const {
 }
 
 PressureLevel LoopActor::LevelFor(const ContextMeasurement& measurement) const {
-  auto occupancy = OccupancyBasisPoints(measurement.input_tokens, measurement.input_limit);
-  if (!occupancy)
-    return PressureLevel::kUnknown;
-  if (*occupancy >= kFullScaleBasisPoints)
-    return PressureLevel::kHardLimit;
-  const CompactionPolicy& policy = *definition_.compaction;
-  if (!policy.automatic)
-    return PressureLevel::kNormal;
-  const bool elevated =
-      pressure_ == PressureLevel::kCompact || pressure_ == PressureLevel::kHardLimit;
-  if (elevated && *occupancy >= policy.rearm_below)
-    return PressureLevel::kCompact;
-  return *occupancy >= policy.compact_at ? PressureLevel::kCompact : PressureLevel::kNormal;
+  const CompactionPolicy* policy = definition_.compaction ? &*definition_.compaction : nullptr;
+  return PressureLevelFor(measurement, pressure_, policy);
 }
 
 void LoopActor::ApplyMeasurement(const ContextMeasurement& measurement) {
@@ -354,14 +367,27 @@ void LoopActor::OnInterrupt() {
   }
 }
 
-void LoopActor::OnShutdown() {
-  if (exited_)
-    return;
+void LoopActor::EndWorkForShutdown() {
   shutting_down_ = true;
   if (!halted_ && slot_)
     CancelAttemptNow(CompactRejectReason::kShuttingDown);
   if (!halted_ && turn_)
     FinishTurn(TurnEnd::kShuttingDown);
+}
+
+void LoopActor::OnSuspend() {
+  if (exited_)
+    return;
+  // Queued input is the user's: it stays in the journal as accepted and comes back queued on
+  // restore, so nothing about it is published here.
+  EndWorkForShutdown();
+  Exit();
+}
+
+void LoopActor::OnShutdown() {
+  if (exited_)
+    return;
+  EndWorkForShutdown();
   if (!halted_) {
     while (!queue_.empty()) {
       InputCancelled event;

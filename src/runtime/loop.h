@@ -25,10 +25,31 @@
 
 namespace harness::runtime_detail {
 
+// An input waiting for its turn, in FIFO order.
+struct QueuedInput {
+  Uuid command;
+  UserMessage message;
+  Agency agency = Agency::kUser;
+};
+
+// The state a loop starts from. CreateLoop starts from the definition's history at basis
+// {1, LoopCreated} (or zero); Session::Restore starts from the fold of the journal. Both go
+// through this one struct, so a restored loop is built exactly as a fresh one is.
+struct LoopStartState {
+  std::vector<Message> history;
+  std::size_t derived_prefix = 0;
+  ContextBasis basis;
+  std::optional<ContextMeasurement> measurement;
+  PressureLevel pressure = PressureLevel::kUnknown;
+  std::optional<ContextBasis> automatic_latch;
+  std::uint64_t turn_index = 0;
+  std::vector<QueuedInput> queue;
+  bool exited = false;  // the journal says LoopExited: the actor starts exited
+};
+
 class LoopActor : public std::enable_shared_from_this<LoopActor> {
  public:
-  LoopActor(SessionCore& session, const Uuid& id, LoopDefinition definition,
-            const ContextBasis& basis);
+  LoopActor(SessionCore& session, const Uuid& id, LoopDefinition definition, LoopStartState start);
 
   const Uuid& id() const { return id_; }
   LoopKind kind() const { return definition_.kind; }
@@ -41,6 +62,11 @@ class LoopActor : public std::enable_shared_from_this<LoopActor> {
   void PostInterrupt(Interrupt command);
   // The future is ready once the loop has exited.
   std::shared_future<void> PostShutdown();
+  // Suspends the loop (Session::Suspend): the running turn and attempt end as at shutdown,
+  // but queued input stays queued and no LoopExited is published; then the actor exits.
+  std::shared_future<void> PostSuspend();
+  // Starts the oldest queued input if the loop is idle (after a restore).
+  void PostResume();
   std::future<LoopSnapshot> PostSnapshot();
   std::shared_future<void> exited() const { return exited_future_; }
   // A foreign loop's input goes straight to its engine (from the caller's thread).
@@ -81,11 +107,6 @@ class LoopActor : public std::enable_shared_from_this<LoopActor> {
     ContextBasis attempt_basis;
   };
   enum class Boundary { kPreInference, kContinuation, kTerminal };
-  struct QueuedInput {
-    Uuid command;
-    UserMessage message;
-    Agency agency = Agency::kUser;
-  };
   struct Turn {
     Uuid id;
     Uuid step;
@@ -104,6 +125,9 @@ class LoopActor : public std::enable_shared_from_this<LoopActor> {
   void OnInput(SubmitInput command);
   void OnInterrupt();
   void OnShutdown();
+  void OnSuspend();
+  // Ends the running attempt and turn as a shutdown does (no-op parts when halted).
+  void EndWorkForShutdown();
 
   // --- publication
   EventHeader LoopHeader() const;

@@ -26,6 +26,14 @@ std::string_view SessionErrorKindName(SessionErrorKind kind) {
       return "invalid_argument";
     case SessionErrorKind::kJournal:
       return "journal";
+    case SessionErrorKind::kSessionExists:
+      return "session_exists";
+    case SessionErrorKind::kSessionNotFound:
+      return "session_not_found";
+    case SessionErrorKind::kRestoreRefused:
+      return "restore_refused";
+    case SessionErrorKind::kSuspended:
+      return "suspended";
   }
   return "";
 }
@@ -102,10 +110,20 @@ void SessionCore::StopRenewing() {
 }
 
 void SessionCore::ReleaseLease() {
-  // Renewing stops first: a renewal after the release would find the lease gone and fault a
-  // session that is closing normally.
-  StopRenewing();
-  (void)options_.journal->ReleaseLease(lease_);
+  std::call_once(released_, [this] {
+    // Renewing stops first: a renewal after the release would find the lease gone and fault a
+    // session that is closing normally.
+    StopRenewing();
+    (void)options_.journal->ReleaseLease(lease_);
+  });
+}
+
+std::optional<SessionError> SessionCore::Refusal() const {
+  if (faulted())
+    return SessionError{SessionErrorKind::kFaulted, ""};
+  if (suspended())
+    return SessionError{SessionErrorKind::kSuspended, ""};
+  return std::nullopt;
 }
 
 EventTime SessionCore::Now() const {
@@ -221,6 +239,16 @@ Result<std::unique_ptr<Session>, SessionError> Session::Open(SessionOptions opti
   auto lease = options.journal->AcquireLease(options.session_id, options.owner, options.lease_ttl);
   if (!lease)
     return Fail(SessionError{SessionErrorKind::kJournal, lease.error().Describe()});
+  // Under the lease nobody else appends, so the answer stays true while we hold it.
+  auto last = options.journal->LastSequence(options.session_id);
+  if (!last || *last != 0) {
+    (void)options.journal->ReleaseLease(*lease);
+    if (!last)
+      return Fail(SessionError{SessionErrorKind::kJournal, last.error().Describe()});
+    return Fail(SessionError{
+        SessionErrorKind::kSessionExists,
+        "session " + options.session_id.ToString() + " has records: restore it instead"});
+  }
   auto core = std::make_unique<SessionCore>(std::move(options), *lease);
   return std::unique_ptr<Session>(new Session(std::move(core)));
 }
@@ -233,6 +261,12 @@ Hub& Session::hub() {
 }
 bool Session::faulted() const {
   return core_->faulted();
+}
+bool Session::suspended() const {
+  return core_->suspended();
+}
+const RestoreReport& Session::restore_report() const {
+  return core_->restore_report;
 }
 
 Subscription Session::Subscribe(EventFilter filter, std::size_t capacity) {
@@ -254,6 +288,10 @@ bool Journalable(const Message& message) {
   auto decoded = DecodeMessage(*encoded);
   return decoded.ok() && *decoded == message;
 }
+
+}  // namespace
+
+namespace runtime_detail {
 
 Status<SessionError> ValidateDefinition(const LoopDefinition& definition) {
   auto invalid = [](std::string detail) {
@@ -294,12 +332,12 @@ Status<SessionError> ValidateDefinition(const LoopDefinition& definition) {
   return {};
 }
 
-}  // namespace
+}  // namespace runtime_detail
 
 Result<Uuid, SessionError> Session::CreateLoop(LoopDefinition definition) {
-  if (core_->faulted())
-    return Fail(SessionError{SessionErrorKind::kFaulted, ""});
-  if (auto valid = ValidateDefinition(definition); !valid.ok())
+  if (auto refused = core_->Refusal())
+    return Fail(std::move(*refused));
+  if (auto valid = runtime_detail::ValidateDefinition(definition); !valid.ok())
     return Fail(valid.error());
   const Uuid loop = Uuid::V7();
   LoopCreated created;
@@ -318,10 +356,12 @@ Result<Uuid, SessionError> Session::CreateLoop(LoopDefinition definition) {
                                  : SessionErrorKind::kInvalidDefinition,
                              published.detail});
   }
-  const ContextBasis basis =
+  runtime_detail::LoopStartState start;
+  start.basis =
       definition.history.empty() ? ContextBasis{} : ContextBasis{1, created.header.event_id};
+  start.history = std::move(definition.history);
   const bool make_active = definition.make_active;
-  auto actor = std::make_shared<LoopActor>(*core_, loop, std::move(definition), basis);
+  auto actor = std::make_shared<LoopActor>(*core_, loop, std::move(definition), std::move(start));
   bool activate = false;
   {
     std::lock_guard lock(core_->registry_mutex);
@@ -389,16 +429,16 @@ Result<Uuid, SessionError> Session::Compact() {
     std::lock_guard lock(core_->registry_mutex);
     active = core_->active_loop;
   }
-  if (core_->faulted())
-    return Fail(SessionError{SessionErrorKind::kFaulted, ""});
+  if (auto refused = core_->Refusal())
+    return Fail(std::move(*refused));
   if (!active)
     return Fail(SessionError{SessionErrorKind::kLoopNotFound, "no active loop"});
   return CompactToLoop(*active);
 }
 
 Result<Uuid, SessionError> Session::CompactToLoop(const Uuid& loop) {
-  if (core_->faulted())
-    return Fail(SessionError{SessionErrorKind::kFaulted, ""});
+  if (auto refused = core_->Refusal())
+    return Fail(std::move(*refused));
   ::harness::Compact command;
   {
     std::lock_guard lock(core_->registry_mutex);
@@ -408,6 +448,8 @@ Result<Uuid, SessionError> Session::CompactToLoop(const Uuid& loop) {
     if ((*actor)->kind() != LoopKind::kNative || !(*actor)->compactable()) {
       return Fail(SessionError{SessionErrorKind::kCompactionUnsupported, ""});
     }
+    if (core_->suspended())
+      return Fail(SessionError{SessionErrorKind::kSuspended, ""});
     if ((*actor)->exiting)
       return Fail(SessionError{SessionErrorKind::kLoopExited, ""});
     command.header = NewHeader(*core_, loop, Agency::kUser);
@@ -424,8 +466,8 @@ Result<Uuid, SessionError> Session::SubmitInput(UserMessage message) {
     std::lock_guard lock(core_->registry_mutex);
     active = core_->active_loop;
   }
-  if (core_->faulted())
-    return Fail(SessionError{SessionErrorKind::kFaulted, ""});
+  if (auto refused = core_->Refusal())
+    return Fail(std::move(*refused));
   if (!active)
     return Fail(SessionError{SessionErrorKind::kLoopNotFound, "no active loop"});
   return SubmitInputToLoop(*active, std::move(message));
@@ -433,8 +475,8 @@ Result<Uuid, SessionError> Session::SubmitInput(UserMessage message) {
 
 Result<Uuid, SessionError> Session::SubmitInputToLoop(const Uuid& loop, UserMessage message,
                                                       Agency agency) {
-  if (core_->faulted())
-    return Fail(SessionError{SessionErrorKind::kFaulted, ""});
+  if (auto refused = core_->Refusal())
+    return Fail(std::move(*refused));
   if (!Journalable(Message{message})) {
     return Fail(SessionError{SessionErrorKind::kInvalidArgument,
                              "the message is invalid or does not survive its encoding (text that "
@@ -448,6 +490,8 @@ Result<Uuid, SessionError> Session::SubmitInputToLoop(const Uuid& loop, UserMess
     if (!found)
       return Fail(found.error());
     actor = *found;
+    if (core_->suspended())
+      return Fail(SessionError{SessionErrorKind::kSuspended, ""});
     if (actor->exiting)
       return Fail(SessionError{SessionErrorKind::kLoopExited, ""});
     command.header = NewHeader(*core_, loop, agency);
@@ -462,6 +506,8 @@ Result<Uuid, SessionError> Session::SubmitInputToLoop(const Uuid& loop, UserMess
 }
 
 Result<Uuid, SessionError> Session::Interrupt(const Uuid& loop) {
+  if (core_->suspended())
+    return Fail(SessionError{SessionErrorKind::kSuspended, ""});
   std::lock_guard lock(core_->registry_mutex);
   auto actor = FindLoop(*core_, loop);
   if (!actor)
@@ -508,6 +554,37 @@ void Session::Shutdown() {
   }
   for (auto& exit : exits)
     exit.wait();
+}
+
+void Session::ResumeQueued() {
+  std::lock_guard lock(core_->registry_mutex);
+  if (core_->suspended())
+    return;
+  for (auto& [id, actor] : core_->loops) {
+    if (!actor->exiting && actor->kind() == LoopKind::kNative)
+      actor->PostResume();
+  }
+}
+
+void Session::Suspend() {
+  std::vector<std::shared_future<void>> exits;
+  {
+    std::lock_guard lock(core_->registry_mutex);
+    // Under the registry lock: every command admitted before this line is on its loop's
+    // strand ahead of the suspension; every later one sees kSuspended.
+    core_->Suspend();
+    for (auto& [id, actor] : core_->loops) {
+      if (actor->exiting) {
+        exits.push_back(actor->exited());
+      } else {
+        actor->exiting = true;
+        exits.push_back(actor->PostSuspend());
+      }
+    }
+  }
+  for (auto& exit : exits)
+    exit.wait();
+  core_->ReleaseLease();
 }
 
 Result<LoopSnapshot, SessionError> Session::Snapshot(const Uuid& loop) {

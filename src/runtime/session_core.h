@@ -20,6 +20,9 @@ namespace harness::runtime_detail {
 
 class LoopActor;
 
+// CreateLoop's and Restore's check of a definition (SessionError kInvalidDefinition).
+Status<SessionError> ValidateDefinition(const LoopDefinition& definition);
+
 // How a publication went. kFatal: the journal refused an enduring event; the session is
 // faulted. kRefused: the event was not published, for a reason that is not the journal's.
 enum class Published { kOk, kRefused, kFatal };
@@ -47,9 +50,15 @@ class SessionCore {
   void Report(InfrastructureFailure failure);
   void Fault() { faulted_.store(true); }
   bool faulted() const { return faulted_.load(); }
+  void Suspend() { suspended_.store(true); }
+  bool suspended() const { return suspended_.load(); }
+  // The admission check every command shares: faulted, then suspended.
+  std::optional<SessionError> Refusal() const;
+  RestoreReport restore_report;
   // The journal record of a command intent (audit only); nullopt (reported) if it cannot be
   // encoded.
   std::optional<NewRecord> IntentRecord(const Command& command);
+  // Idempotent: the first call stops renewing and releases.
   void ReleaseLease();
 
   Hub& hub() { return *hub_; }
@@ -72,6 +81,8 @@ class SessionCore {
   SessionOptions options_;
   Lease lease_;
   std::atomic<bool> faulted_{false};
+  std::atomic<bool> suspended_{false};
+  std::once_flag released_;
   std::unique_ptr<Hub> hub_;
   // Declaration order is destruction order reversed: the blocking pool (whose tasks post to
   // strands) goes before the actor pool, the timers last.

@@ -32,6 +32,21 @@
 // - A failed durable publication (a journal append) latches the session faulted: it admits no
 //   new work (kFaulted) and reports an InfrastructureFailure; the loop that hit it stops.
 // - Snapshot(loop) is a consistent copy of the loop's state taken on its actor.
+// - Open refuses a session id the journal already holds (kSessionExists): a session that has
+//   records is resumed with Restore, never written over.
+// - Restore(options, restore) (docs/restore-design.md, docs/runtime.md "Restore") takes the
+//   lease first (TakeOverLease with restore.take_over), reads the whole session and folds it
+//   (SessionFolder); a contradictory journal is kRestoreRefused with `restore` set, an empty one
+//   kSessionNotFound, a journal failure kJournal, and in each case the lease is released having
+//   written nothing. Then every loop's definition is resolved (kind, model and policy presence
+//   must equal LoopCreated: else kRestoreRefused{definition_mismatch}), the waiter repairs
+//   (PlanRepairs) are appended as one batch with the expected next sequence number, and only then
+//   are the loops built from the fold of journal + repairs. Every loop starts idle (an open turn
+//   was closed {restored}); with start_queued, a loop with queued input starts its oldest.
+//   A second Restore of the same journal appends nothing.
+// - Suspend() ends the running turns and attempts as Shutdown does (their waiters are answered)
+//   but keeps queued input and publishes no LoopExited, then releases the lease: the session
+//   can be restored later. Afterwards every command is kSuspended. Idempotent.
 // Thread safety: every method may be called from any thread, concurrently.
 #pragma once
 
@@ -55,6 +70,7 @@
 #include "harness/inference/client.h"
 #include "harness/inference/counter.h"
 #include "harness/journal/journal.h"
+#include "harness/runtime/fold.h"
 #include "harness/runtime/tool.h"
 
 namespace harness {
@@ -66,17 +82,28 @@ enum class SessionErrorKind : std::uint8_t {
   kLoopExited = 4,
   kInvalidDefinition = 5,  // CreateLoop: the definition is incomplete or inconsistent
   kInvalidArgument = 6,    // an invalid message
-  kJournal = 7,            // Open/CreateLoop: the journal refused (lease, append)
+  kJournal = 7,            // Open/CreateLoop/Restore: the journal refused (lease, append)
+  kSessionExists = 8,      // Open: the journal already holds records of this session id
+  kSessionNotFound = 9,    // Restore: the journal holds no record of this session id
+  kRestoreRefused = 10,    // Restore: the journal contradicts itself or the definitions
+  kSuspended = 11,         // the session was suspended
 };
 
 // "faulted", "loop_not_found", "compaction_unsupported", "loop_exited", "invalid_definition",
-// "invalid_argument", "journal"
+// "invalid_argument", "journal", "session_exists", "session_not_found", "restore_refused",
+// "suspended"
 std::string_view SessionErrorKindName(SessionErrorKind kind);
 
 struct SessionError {
+  SessionError() = default;
+  SessionError(SessionErrorKind kind_in, std::string detail_in,
+               std::optional<RestoreError> restore_in = std::nullopt)
+      : kind(kind_in), detail(std::move(detail_in)), restore(std::move(restore_in)) {}
+
   SessionErrorKind kind = SessionErrorKind::kFaulted;
   std::string detail;
-  std::string Message() const;  // "session: <kind>[: detail]"
+  std::optional<RestoreError> restore;  // kRestoreRefused: what the fold refused
+  std::string Message() const;          // "session: <kind>[: detail]"
 };
 
 // What the runtime could not do and could not report as an event (a journal append failed, an
@@ -155,6 +182,37 @@ struct SessionOptions {
   std::function<std::optional<PublishError>(const Event&)> publish_interceptor;
 };
 
+// What Restore tells the resolver about a loop, from its LoopCreated and the fold.
+struct RestoredLoopInfo {
+  Uuid loop;
+  LoopKind kind = LoopKind::kNative;
+  ModelKey model;
+  bool compaction_policy = false;
+  std::size_t history_size = 0;
+  bool exited = false;
+};
+
+struct RestoreOptions {
+  // Returns the definition of each loop (exited loops too). Its history is ignored: the fold's
+  // is used. Required.
+  std::function<Result<LoopDefinition, SessionError>(const RestoredLoopInfo&)> resolve;
+  bool start_queued = true;  // false: loops stay idle with their queue (checkers, benchmarks)
+  bool take_over = false;    // TakeOverLease instead of AcquireLease
+};
+
+// What a restore did and how long its phases took.
+struct RestoreReport {
+  std::uint64_t records = 0;      // records folded (before repairs)
+  std::uint64_t through_seq = 0;  // the last sequence number before the repairs
+  std::size_t loops = 0;
+  std::size_t replies_repaired = 0;
+  std::size_t turns_closed = 0;
+  std::size_t repair_records = 0;    // appended by this restore (0 when nothing was left to do)
+  std::chrono::nanoseconds read{};   // journal reads (checksums included)
+  std::chrono::nanoseconds fold{};   // decoding and folding
+  std::chrono::nanoseconds build{};  // repairs, definitions, actors
+};
+
 namespace runtime_detail {
 class SessionCore;
 }
@@ -162,6 +220,9 @@ class SessionCore;
 class Session {
  public:
   static Result<std::unique_ptr<Session>, SessionError> Open(SessionOptions options);
+  // options.session_id names the session to restore (required).
+  static Result<std::unique_ptr<Session>, SessionError> Restore(SessionOptions options,
+                                                                RestoreOptions restore);
   ~Session();
   Session(const Session&) = delete;
   Session& operator=(const Session&) = delete;
@@ -183,6 +244,14 @@ class Session {
   Result<Uuid, SessionError> Interrupt(const Uuid& loop);
   // Shuts every loop down and waits for them to exit.
   void Shutdown();
+  // Ends running work, keeps queued input, releases the lease (see the contract above).
+  void Suspend();
+  // Starts the oldest queued input of every idle loop: after a Restore with start_queued
+  // false, once the caller has subscribed. A no-op for a loop that is busy or has no queue.
+  void ResumeQueued();
+  bool suspended() const;
+  // Zero for a session made by Open.
+  const RestoreReport& restore_report() const;
   // Shuts one loop down (returns once its actor has exited).
   Result<Uuid, SessionError> ShutdownLoop(const Uuid& loop);
 

@@ -1,0 +1,245 @@
+// Session::Restore: a session rebuilt from its journal alone (docs/restore-design.md §1.3).
+//
+// Order matters and is the whole point: the lease comes first (nobody appends while we fold),
+// then the fold and its contradiction checks, then the resolver, and only then the one batch of
+// repairs. Until that batch is durable nothing is built, so a restore that fails at any step
+// has written nothing (or, for the batch, all of it), and the next restore starts over.
+#include <chrono>
+#include <utility>
+
+#include "harness/hub/hub.h"
+#include "harness/runtime/repair.h"
+#include "harness/runtime/session.h"
+#include "runtime/loop.h"
+#include "runtime/session_core.h"
+
+namespace harness {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using runtime_detail::LoopActor;
+using runtime_detail::LoopStartState;
+using runtime_detail::SessionCore;
+
+constexpr std::size_t kReadPage = 4096;
+
+SessionError JournalFailure(const JournalError& error) {
+  return SessionError{SessionErrorKind::kJournal, error.Describe()};
+}
+
+SessionError Refused(RestoreError error) {
+  SessionError out{SessionErrorKind::kRestoreRefused, error.Message()};
+  out.restore = std::move(error);
+  return out;
+}
+
+// Releases the lease unless the restore got far enough to hand it to the session.
+class LeaseGuard {
+ public:
+  LeaseGuard(Journal& journal, Lease lease) : journal_(journal), lease_(lease) {}
+  ~LeaseGuard() {
+    if (armed_)
+      (void)journal_.ReleaseLease(lease_);
+  }
+  LeaseGuard(const LeaseGuard&) = delete;
+  LeaseGuard& operator=(const LeaseGuard&) = delete;
+  const Lease& lease() const { return lease_; }
+  void Disarm() { armed_ = false; }
+
+ private:
+  Journal& journal_;
+  Lease lease_;
+  bool armed_ = true;
+};
+
+// Reads the whole session into the folder, page by page.
+Status<SessionError> ReadAndFold(Journal& journal, const Uuid& session, SessionFolder& folder,
+                                 RestoreReport& report) {
+  std::uint64_t next = 1;
+  for (;;) {
+    const auto read_start = Clock::now();
+    auto page = journal.Read(session, next, kReadPage);
+    report.read += Clock::now() - read_start;
+    if (!page)
+      return Fail(JournalFailure(page.error()));
+    const auto fold_start = Clock::now();
+    for (const JournalRecord& record : *page) {
+      if (auto added = folder.Add(record); !added.ok())
+        return Fail(Refused(added.error()));
+    }
+    report.fold += Clock::now() - fold_start;
+    report.records += page->size();
+    if (page->size() < kReadPage)
+      return {};
+    next = page->back().seq + 1;
+  }
+}
+
+// The repair batch as journal records: the fence first, then the events in plan order.
+Result<std::vector<NewRecord>, SessionError> RepairRecords(const RepairPlan& plan) {
+  std::vector<NewRecord> records;
+  if (plan.fence)
+    records.push_back(*plan.fence);
+  for (const Event& event : plan.events) {
+    auto record = EventRecord(event);
+    if (!record) {
+      return Fail(
+          SessionError{SessionErrorKind::kInvalidDefinition,
+                       "a repair event does not encode: " + DescribeEventError(record.error())});
+    }
+    records.push_back(std::move(*record));
+  }
+  return records;
+}
+
+Status<SessionError> CheckDefinition(const LoopFold& loop, const LoopDefinition& definition) {
+  auto mismatch = [&](std::string_view what) {
+    RestoreError error;
+    error.kind = RestoreErrorKind::kDefinitionMismatch;
+    error.loop = loop.loop;
+    error.detail =
+        std::string("the definition's ").append(what).append(" differs from LoopCreated");
+    return Fail(Refused(std::move(error)));
+  };
+  if (definition.kind != loop.kind)
+    return mismatch("kind");
+  if (!(definition.model == loop.model))
+    return mismatch("model");
+  if (definition.compaction.has_value() != loop.compaction_policy)
+    return mismatch("compaction policy presence");
+  return runtime_detail::ValidateDefinition(definition);
+}
+
+LoopStartState StartStateOf(const LoopFold& loop, const LoopDefinition& definition) {
+  LoopStartState start;
+  start.history = loop.history;
+  start.derived_prefix = loop.derived_prefix;
+  start.basis = loop.basis;
+  start.measurement = loop.measurement;
+  start.pressure =
+      RestoredPressure(loop, definition.compaction ? &*definition.compaction : nullptr);
+  start.automatic_latch = loop.automatic_latch;
+  start.turn_index = loop.turn_index;
+  for (const PendingInput& input : loop.pending)
+    start.queue.push_back({input.command, input.message, input.agency});
+  start.exited = loop.exited;
+  return start;
+}
+
+}  // namespace
+
+Result<std::unique_ptr<Session>, SessionError> Session::Restore(SessionOptions options,
+                                                                RestoreOptions restore) {
+  if (options.journal == nullptr)
+    return Fail(SessionError{SessionErrorKind::kInvalidDefinition, "a journal is required"});
+  if (options.session_id.IsZero())
+    return Fail(SessionError{SessionErrorKind::kInvalidDefinition, "restore needs a session id"});
+  if (!restore.resolve)
+    return Fail(SessionError{SessionErrorKind::kInvalidDefinition, "restore needs a resolver"});
+  if (options.owner.IsZero())
+    options.owner = Uuid::V4();
+  Journal& journal = *options.journal;
+  const Uuid session = options.session_id;
+
+  // 1. The lease, before anything is read: while we hold it nobody appends.
+  auto acquired = restore.take_over
+                      ? journal.TakeOverLease(session, options.owner, options.lease_ttl)
+                      : journal.AcquireLease(session, options.owner, options.lease_ttl);
+  if (!acquired)
+    return Fail(JournalFailure(acquired.error()));
+  LeaseGuard guard(journal, *acquired);
+
+  // 2. Read and fold.
+  RestoreReport report;
+  SessionFolder folder(session);
+  HARNESS_CHECK(ReadAndFold(journal, session, folder, report));
+  if (report.records == 0) {
+    return Fail(SessionError{SessionErrorKind::kSessionNotFound,
+                             "session " + session.ToString() + " has no records"});
+  }
+  const auto build_start = Clock::now();
+  // Finish consumes its folder and the repairs are folded on top later, so the end-of-journal
+  // checks run on a copy.
+  auto folded = SessionFolder(folder).Finish();
+  if (!folded)
+    return Fail(Refused(folded.error()));
+  report.through_seq = folded->through_seq;
+
+  // 3. Definitions, checked against what the journal says each loop is.
+  std::vector<LoopDefinition> definitions;
+  definitions.reserve(folded->loops.size());
+  for (const LoopFold& loop : folded->loops) {
+    RestoredLoopInfo info{loop.loop,           loop.kind,  loop.model, loop.compaction_policy,
+                          loop.history.size(), loop.exited};
+    auto definition = restore.resolve(info);
+    if (!definition)
+      return Fail(definition.error());
+    HARNESS_CHECK(CheckDefinition(loop, *definition));
+    definitions.push_back(std::move(*definition));
+  }
+
+  // 4. Repairs: one batch, all or nothing, and only if there is something to repair.
+  const EventTime now = options.clock ? options.clock()
+                                      : std::chrono::time_point_cast<std::chrono::nanoseconds>(
+                                            std::chrono::system_clock::now());
+  RepairPlan plan = PlanRepairs(*folded, now, guard.lease().owner, guard.lease().token);
+  if (!plan.events.empty() || plan.fence) {
+    HARNESS_TRY(std::vector<NewRecord> records, RepairRecords(plan));
+    AppendRequest request;
+    request.session = session;
+    request.fencing_token = guard.lease().token;
+    request.expected_next_seq = folded->through_seq + 1;
+    request.records = records;
+    auto appended = journal.Append(std::move(request));
+    if (!appended)
+      return Fail(JournalFailure(appended.error()));
+    // Fold the repairs in, so that the loops start from fold(journal + repairs).
+    for (std::size_t i = 0; i < records.size(); ++i) {
+      NewRecord& record = records[i];
+      JournalRecord stored{session,           (*appended)[i].seq,       record.record_id,
+                           record.kind,       std::move(record.type),   record.v,
+                           record.created_at, std::move(record.payload)};
+      if (auto added = folder.Add(stored); !added.ok())
+        return Fail(Refused(added.error()));
+      if (!(*appended)[i].duplicate)
+        ++report.repair_records;
+    }
+    folded = std::move(folder).Finish();
+    if (!folded)
+      return Fail(Refused(folded.error()));
+    report.replies_repaired = plan.replies;
+    report.turns_closed = plan.turns_closed;
+  }
+
+  // 5. The session and its loops, from the fold.
+  report.loops = folded->loops.size();
+  guard.Disarm();  // the core owns the lease from here (its destructor releases it)
+  auto core = std::make_unique<SessionCore>(std::move(options), guard.lease());
+  std::unique_ptr<Session> restored(new Session(std::move(core)));
+  std::vector<std::shared_ptr<LoopActor>> started;
+  {
+    SessionCore& core_ref = *restored->core_;
+    std::lock_guard lock(core_ref.registry_mutex);
+    for (std::size_t i = 0; i < folded->loops.size(); ++i) {
+      const LoopFold& loop = folded->loops[i];
+      LoopStartState start = StartStateOf(loop, definitions[i]);
+      const bool resume = !start.exited && !start.queue.empty();
+      auto actor = std::make_shared<LoopActor>(core_ref, loop.loop, std::move(definitions[i]),
+                                               std::move(start));
+      core_ref.loops.emplace(loop.loop, actor);
+      if (resume)
+        started.push_back(actor);
+    }
+    core_ref.active_loop = folded->active_loop;
+    report.build = Clock::now() - build_start;
+    core_ref.restore_report = report;
+  }
+  if (restore.start_queued) {
+    for (const auto& actor : started)
+      actor->PostResume();
+  }
+  return restored;
+}
+
+}  // namespace harness

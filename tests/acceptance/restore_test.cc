@@ -1,0 +1,491 @@
+// Restore (runtime.md §5, §7 scenarios 53 and 63-65; docs/restore-design.md §1.3 and §2):
+// a session rebuilt from its journal alone, the waiter repairs appended once, contradictions
+// refused before anything starts, Suspend keeping queued input.
+//
+// A crash is simulated without killing anything: CrashCopy copies the first k records of the
+// live session's journal into a fresh MemoryJournal, which is exactly what a process killed
+// after its k-th durable append leaves behind (appends are atomic batches; the copy is taken
+// at batch boundaries, or a test drops chosen records to build a window the live runtime
+// closes too fast to hit).
+#include <random>
+
+#include "acceptance/fixture.h"
+#include "harness/journal/memory_journal.h"
+#include "harness/runtime/fold.h"
+
+namespace harness::acceptance {
+namespace {
+
+using std::chrono::seconds;
+
+// "<prefix><n>", built with append: g++ 12 reports a false -Wrestrict on `"literal" + string`.
+std::string Numbered(std::string prefix, int n) {
+  return prefix.append(std::to_string(n));
+}
+
+class Restore : public Acceptance {
+ protected:
+  // The records of the live session for which `keep` holds, in a fresh journal (lease free).
+  std::unique_ptr<Journal> CrashCopy(const std::function<bool(const JournalRecord&)>& keep) {
+    auto copy = NewMemoryJournal();
+    std::vector<NewRecord> records;
+    for (const JournalRecord& r : JournalRecords()) {
+      if (keep && !keep(r))
+        continue;
+      records.push_back({r.record_id, r.kind, r.type, r.v, r.created_at, r.payload});
+    }
+    const Uuid id = session_->id();
+    auto lease = copy->AcquireLease(id, Uuid::V4(), seconds(60));
+    EXPECT_TRUE(lease.ok());
+    if (!records.empty()) {
+      auto appended = copy->Append({id, lease->token, 1, std::move(records)});
+      EXPECT_TRUE(appended.ok()) << appended.error().Describe();
+    }
+    EXPECT_TRUE(copy->ReleaseLease(*lease).ok());
+    return copy;
+  }
+  std::unique_ptr<Journal> CrashCopy(std::size_t first_records) {
+    return CrashCopy([first_records](const JournalRecord& r) { return r.seq <= first_records; });
+  }
+
+  // The resolver every test uses: the common loop's definition for the model it names.
+  RestoreOptions Resolver(bool start_queued = true) {
+    RestoreOptions restore;
+    restore.resolve = [this](const RestoredLoopInfo& info) -> Result<LoopDefinition, SessionError> {
+      LoopDefinition definition = NativeLoop({});
+      if (!info.compaction_policy) {
+        definition.compaction.reset();
+      }
+      return definition;
+    };
+    restore.start_queued = start_queued;
+    return restore;
+  }
+
+  Result<std::unique_ptr<Session>, SessionError> TryRestore(Journal& journal, const Uuid& id,
+                                                            RestoreOptions restore) {
+    SessionOptions options;
+    options.journal = &journal;
+    options.session_id = id;
+    options.clock = [this] { return clock_.Now(); };
+    options.on_failure = [this](const InfrastructureFailure& f) { failures_.Record(f); };
+    return Session::Restore(std::move(options), std::move(restore));
+  }
+
+  // Ends the live session, then restores `journal` as the fixture's session (its log too).
+  void RestoreAsSession(std::unique_ptr<Journal> journal, RestoreOptions restore) {
+    const Uuid id = session_->id();
+    ReleaseAllGates();
+    log_.reset();
+    session_.reset();
+    restored_journal_ = std::move(journal);
+    auto restored = TryRestore(*restored_journal_, id, std::move(restore));
+    ASSERT_TRUE(restored.ok()) << restored.error().Message();
+    session_ = std::move(restored).value();
+    log_ = std::make_unique<EventLog>(*session_);
+  }
+
+  std::vector<JournalRecord> Records(Journal& journal, const Uuid& id) {
+    auto records = journal.Read(id, 1, 1'000'000);
+    EXPECT_TRUE(records.ok());
+    return records.ok() ? *records : std::vector<JournalRecord>{};
+  }
+
+  static std::vector<Event> EventsOf(const std::vector<JournalRecord>& records) {
+    std::vector<Event> out;
+    for (const JournalRecord& r : records) {
+      if (r.kind != RecordKind::kEvent)
+        continue;
+      auto event = DecodeEvent(r.payload);
+      EXPECT_TRUE(event.ok());
+      if (event.ok())
+        out.push_back(std::move(*event));
+    }
+    return out;
+  }
+
+  static Result<SessionFold, RestoreError> Fold(const std::vector<JournalRecord>& records,
+                                                const Uuid& id) {
+    SessionFolder folder(id);
+    for (const JournalRecord& r : records)
+      HARNESS_CHECK(folder.Add(r));
+    return std::move(folder).Finish();
+  }
+
+  std::unique_ptr<Journal> restored_journal_;
+};
+
+// 63: a commit with two waiters whose second reply the crash lost. Restore appends exactly that
+// reply (in the terminal's coordinates), the loop comes back as [summary], and a second restore
+// appends nothing.
+TEST_F(Restore, S63_TheLostReplyOfACommittedAttemptIsAppendedOnce) {
+  const Uuid loop = MustCreate(NativeLoop());
+  compactor_->gates().Gate(1);
+  const Uuid w1 = MustCompact(loop);
+  ASSERT_TRUE(compactor_->gates().WaitStarted(1));
+  const Uuid w2 = MustCompact(loop);
+  ASSERT_TRUE(WaitForSnapshot(
+      loop, [](const LoopSnapshot& s) { return s.attempt_waiters == 2; }, "two waiters"));
+  compactor_->gates().Release(1);
+  ASSERT_TRUE(log_->WaitForReply(w1));
+  ASSERT_TRUE(log_->WaitForReply(w2));
+  const auto committed = All<CompactionCommitted>(log_->All());
+  ASSERT_EQ(committed.size(), 1u);
+  const Uuid id = session_->id();
+
+  // The journal as a crash between the two replies would leave it.
+  Uuid lost;
+  auto copy = CrashCopy([&](const JournalRecord& r) {
+    if (r.type != "CompactWaiterResolved")
+      return true;
+    auto event = DecodeEvent(r.payload);
+    if (event.ok() && std::get<CompactWaiterResolved>(*event).header.cause.command_id == w2) {
+      lost = r.record_id;
+      return false;
+    }
+    return true;
+  });
+  ASSERT_FALSE(lost.IsZero());
+  Journal& journal = *copy;
+  const std::uint64_t before = *journal.LastSequence(id);
+
+  RestoreAsSession(std::move(copy), Resolver());
+  const RestoreReport& report = session_->restore_report();
+  EXPECT_EQ(report.records, before);
+  EXPECT_EQ(report.replies_repaired, 1u);
+  EXPECT_EQ(report.turns_closed, 0u);
+  auto records = Records(journal, id);
+  ASSERT_EQ(records.size(), before + 2) << "the fence and the one reply";
+  EXPECT_EQ(records[before].kind, RecordKind::kFence);
+  auto reply = DecodeEvent(records[before + 1].payload);
+  ASSERT_TRUE(reply.ok());
+  const auto* resolved = std::get_if<CompactWaiterResolved>(&*reply);
+  ASSERT_NE(resolved, nullptr);
+  EXPECT_EQ(resolved->header.cause.command_id, w2);
+  EXPECT_EQ(resolved->attempt_id, committed[0].attempt_id);
+  EXPECT_EQ(resolved->committed_event_id, committed[0].header.event_id);
+  EXPECT_EQ(records[before + 1].record_id, lost) << "the repair's id is the reply's own id";
+
+  const LoopSnapshot snapshot = MustSnapshot(loop);
+  EXPECT_EQ(snapshot.status, LoopStatus::kIdle);
+  EXPECT_EQ(snapshot.derived_prefix, 1u);
+  std::vector<Message> expected{Message{committed[0].summary}};
+  expected.insert(expected.end(), committed[0].retained.begin(), committed[0].retained.end());
+  EXPECT_EQ(snapshot.history, expected);
+  EXPECT_EQ(snapshot.basis, committed[0].post_context.basis);
+  // The raw pre-compaction events stay in the journal for audit.
+  EXPECT_EQ(CountOf<LoopCreated>(EventsOf(records)), 1u);
+
+  // A second restore has nothing to do.
+  log_.reset();
+  session_->Suspend();
+  session_.reset();
+  auto again = TryRestore(journal, id, Resolver());
+  ASSERT_TRUE(again.ok()) << again.error().Message();
+  EXPECT_EQ((*again)->restore_report().repair_records, 0u);
+  EXPECT_EQ(*journal.LastSequence(id), before + 2);
+  (*again)->Suspend();
+}
+
+// 64: a reply whose terminal is not in the journal is a contradiction: refused with the kind,
+// nothing written, the lease released.
+TEST_F(Restore, S64_AnOrphanReplyIsRefusedBeforeAnythingStarts) {
+  const IdleCompaction c = CompactWhileIdle(NativeLoop());
+  ASSERT_TRUE(c.replied);
+  const Uuid id = session_->id();
+  auto copy = CrashCopy([](const JournalRecord& r) { return r.type != "CompactionCommitted"; });
+  const std::uint64_t before = *copy->LastSequence(id);
+  auto restored = TryRestore(*copy, id, Resolver());
+  ASSERT_FALSE(restored.ok());
+  EXPECT_EQ(restored.error().kind, SessionErrorKind::kRestoreRefused);
+  ASSERT_TRUE(restored.error().restore.has_value());
+  EXPECT_EQ(restored.error().restore->kind, RestoreErrorKind::kWaiterMismatch)
+      << restored.error().Message();
+  EXPECT_EQ(*copy->LastSequence(id), before);
+  auto lease = copy->AcquireLease(id, Uuid::V4(), seconds(1));
+  EXPECT_TRUE(lease.ok()) << "the refused restore released its lease";
+}
+
+// A journal that refuses the next `fail` appends (kIo), then forwards.
+class RefusingJournal final : public Journal {
+ public:
+  explicit RefusingJournal(std::unique_ptr<Journal> inner) : inner_(std::move(inner)) {}
+  std::atomic<int> fail{0};
+  std::atomic<int> appends{0};
+  Result<Lease, JournalError> AcquireLease(const Uuid& s, const Uuid& o,
+                                           std::chrono::nanoseconds ttl) override {
+    return inner_->AcquireLease(s, o, ttl);
+  }
+  Result<Lease, JournalError> TakeOverLease(const Uuid& s, const Uuid& o,
+                                            std::chrono::nanoseconds ttl) override {
+    return inner_->TakeOverLease(s, o, ttl);
+  }
+  Result<Lease, JournalError> RenewLease(const Lease& l, std::chrono::nanoseconds ttl) override {
+    return inner_->RenewLease(l, ttl);
+  }
+  Status<JournalError> ReleaseLease(const Lease& l) override { return inner_->ReleaseLease(l); }
+  Result<std::vector<AppendedRecord>, JournalError> Append(AppendRequest request) override {
+    appends.fetch_add(1);
+    if (fail.load() > 0) {
+      fail.fetch_sub(1);
+      return Fail(JournalError{JournalErrorKind::kIo, "injected"});
+    }
+    return inner_->Append(std::move(request));
+  }
+  Result<std::vector<JournalRecord>, JournalError> Read(const Uuid& s, std::uint64_t from,
+                                                        std::size_t max) override {
+    return inner_->Read(s, from, max);
+  }
+  Result<std::uint64_t, JournalError> LastSequence(const Uuid& s) override {
+    return inner_->LastSequence(s);
+  }
+  Result<std::vector<Uuid>, JournalError> ListSessions() override { return inner_->ListSessions(); }
+  Result<VerifyReport, JournalError> Verify() override { return inner_->Verify(); }
+
+ private:
+  std::unique_ptr<Journal> inner_;
+};
+
+// 65: the repair append fails: nothing starts and nothing is written; a retried restore
+// appends the repair exactly once.
+TEST_F(Restore, S65_AFailedRepairAppendStartsNothingAndTheRetryAppendsOnce) {
+  const Uuid loop = MustCreate(NativeLoop());
+  model_->gates().Gate(1);
+  MustSubmit(loop, "question");
+  ASSERT_TRUE(model_->gates().WaitStarted(1));
+  const Uuid id = session_->id();
+  RefusingJournal journal(CrashCopy(nullptr));
+  const std::uint64_t before = *journal.LastSequence(id);
+  journal.fail = 1;
+  auto failed = TryRestore(journal, id, Resolver());
+  ASSERT_FALSE(failed.ok());
+  EXPECT_EQ(failed.error().kind, SessionErrorKind::kJournal) << failed.error().Message();
+  EXPECT_EQ(*journal.LastSequence(id), before);
+  EXPECT_EQ(journal.appends.load(), 1);
+
+  auto retried = TryRestore(journal, id, Resolver(/*start_queued=*/false));
+  ASSERT_TRUE(retried.ok()) << retried.error().Message();
+  EXPECT_EQ((*retried)->restore_report().turns_closed, 1u);
+  auto records = Records(journal, id);
+  ASSERT_EQ(records.size(), before + 3) << "fence, TurnInterrupted{restored}, LoopIdle";
+  auto events = EventsOf({records.begin() + static_cast<std::ptrdiff_t>(before), records.end()});
+  ASSERT_EQ(events.size(), 2u);
+  const auto* interrupted = std::get_if<TurnInterrupted>(&events[0]);
+  ASSERT_NE(interrupted, nullptr);
+  EXPECT_EQ(interrupted->reason, TurnInterruptReason::kRestored);
+  EXPECT_TRUE(std::holds_alternative<LoopIdle>(events[1]));
+  (*retried)->Suspend();
+}
+
+// A turn the crash left open is closed {restored}; the loop is idle with the input in its
+// history, and the next input's request is that history plus the new input.
+TEST_F(Restore, AnOpenTurnIsClosedAndTheLoopAnswersTheNextInput) {
+  const Uuid loop = MustCreate(NativeLoop());
+  model_->gates().Gate(1);
+  MustSubmit(loop, "question");
+  ASSERT_TRUE(model_->gates().WaitStarted(1));
+  auto copy = CrashCopy(nullptr);
+  RestoreAsSession(std::move(copy), Resolver());
+  LoopSnapshot snapshot = MustSnapshot(loop);
+  EXPECT_EQ(snapshot.status, LoopStatus::kIdle);
+  ASSERT_EQ(snapshot.history.size(), 3u);
+  EXPECT_EQ(TextOf(snapshot.history[2]), "question");
+  EXPECT_EQ(snapshot.turn_index, 1u);
+
+  const std::size_t calls = model_->calls();
+  MustSubmit(loop, "again");
+  ASSERT_TRUE(log_->WaitForCount<TurnCompleted>(1, loop));
+  const auto requests = model_->requests();
+  ASSERT_EQ(requests.size(), calls + 1);
+  const InferenceRequest& request = requests.back();
+  ASSERT_EQ(request.messages.size(), 4u);
+  EXPECT_EQ(TextOf(request.messages[2]), "question");
+  EXPECT_EQ(TextOf(request.messages[3]), "again");
+  EXPECT_EQ(MustSnapshot(loop).turn_index, 2u);
+}
+
+// Input queued behind a compaction survives the crash and runs in order after restore.
+TEST_F(Restore, QueuedInputComesBackAndRunsInOrder) {
+  const Uuid loop = MustCreate(NativeLoop());
+  compactor_->gates().Gate(1);
+  MustCompact(loop);
+  ASSERT_TRUE(compactor_->gates().WaitStarted(1));
+  MustSubmit(loop, "first");
+  MustSubmit(loop, "second");
+  ASSERT_TRUE(log_->WaitForCount<InputAccepted>(2, loop));
+  auto copy = CrashCopy(nullptr);
+  RestoreAsSession(std::move(copy), Resolver(/*start_queued=*/false));
+  EXPECT_EQ(session_->restore_report().replies_repaired, 1u) << "the interrupted Compact";
+  LoopSnapshot snapshot = MustSnapshot(loop);
+  EXPECT_EQ(snapshot.queued_inputs, 2u);
+  EXPECT_FALSE(snapshot.attempt.has_value());
+  EXPECT_EQ(snapshot.history.size(), 2u) << "nothing was committed";
+  session_->Suspend();
+
+  // Again from the same journal, now starting the queue: the inputs run in their order.
+  const Uuid id = session_->id();
+  log_.reset();
+  session_.reset();
+  auto restored = TryRestore(*restored_journal_, id, Resolver());
+  ASSERT_TRUE(restored.ok()) << restored.error().Message();
+  session_ = std::move(restored).value();
+  log_ = std::make_unique<EventLog>(*session_);
+  ASSERT_TRUE(WaitForSnapshot(
+      loop,
+      [](const LoopSnapshot& s) {
+        return s.turn_index == 2 && s.queued_inputs == 0 && s.status == LoopStatus::kIdle;
+      },
+      "both inputs answered"));
+  const std::vector<Message> history = MustSnapshot(loop).history;
+  ASSERT_EQ(history.size(), 6u);
+  EXPECT_EQ(TextOf(history[2]), "first");
+  EXPECT_EQ(TextOf(history[4]), "second");
+}
+
+// A loop the journal says has exited comes back exited: its commands are kLoopExited.
+TEST_F(Restore, AnExitedLoopStaysExited) {
+  const Uuid loop = MustCreate(NativeLoop());
+  ASSERT_TRUE(session_->ShutdownLoop(loop).ok());
+  RestoreAsSession(CrashCopy(nullptr), Resolver());
+  auto input = session_->SubmitInputToLoop(loop, U("late"));
+  ASSERT_FALSE(input.ok());
+  EXPECT_EQ(input.error().kind, SessionErrorKind::kLoopExited);
+  EXPECT_EQ(MustSnapshot(loop).status, LoopStatus::kExited);
+}
+
+// A resolver whose definition disagrees with LoopCreated is refused; nothing is written.
+TEST_F(Restore, ADefinitionThatDisagreesWithTheJournalIsRefused) {
+  MustCreate(NativeLoop());
+  const Uuid id = session_->id();
+  auto copy = CrashCopy(nullptr);
+  const std::uint64_t before = *copy->LastSequence(id);
+  RestoreOptions restore;
+  restore.resolve = [this](const RestoredLoopInfo&) -> Result<LoopDefinition, SessionError> {
+    LoopDefinition definition = NativeLoop({});
+    definition.model = ModelKey{"other", "model"};
+    return definition;
+  };
+  auto restored = TryRestore(*copy, id, std::move(restore));
+  ASSERT_FALSE(restored.ok());
+  EXPECT_EQ(restored.error().kind, SessionErrorKind::kRestoreRefused);
+  ASSERT_TRUE(restored.error().restore.has_value());
+  EXPECT_EQ(restored.error().restore->kind, RestoreErrorKind::kDefinitionMismatch);
+  EXPECT_EQ(*copy->LastSequence(id), before);
+}
+
+TEST_F(Restore, UnknownSessionsAreNotFoundAndOpenRefusesAKnownOne) {
+  auto unknown = TryRestore(*journal_, Uuid::V7(), Resolver());
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_EQ(unknown.error().kind, SessionErrorKind::kSessionNotFound);
+
+  MustCreate(NativeLoop());
+  const Uuid id = session_->id();
+  auto copy = CrashCopy(nullptr);
+  SessionOptions options;
+  options.journal = copy.get();
+  options.session_id = id;
+  auto opened = Session::Open(std::move(options));
+  ASSERT_FALSE(opened.ok());
+  EXPECT_EQ(opened.error().kind, SessionErrorKind::kSessionExists);
+  EXPECT_TRUE(copy->AcquireLease(id, Uuid::V4(), seconds(1)).ok()) << "the lease was released";
+}
+
+// Suspend ends the running turn, keeps the queue, publishes no LoopExited, releases the lease;
+// a restore then runs the kept input.
+TEST_F(Restore, SuspendKeepsQueuedInputForTheNextRestore) {
+  const Uuid loop = MustCreate(NativeLoop());
+  model_->gates().Gate(1);
+  MustSubmit(loop, "running");
+  ASSERT_TRUE(model_->gates().WaitStarted(1));
+  MustSubmit(loop, "kept");
+  ASSERT_TRUE(log_->WaitForCount<InputAccepted>(2, loop));
+  session_->Suspend();
+  EXPECT_TRUE(session_->suspended());
+  auto refused = session_->SubmitInputToLoop(loop, U("after"));
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.error().kind, SessionErrorKind::kSuspended);
+  ASSERT_TRUE(log_->WaitForCount<TurnInterrupted>(1, loop));
+  const Events events = log_->All();
+  EXPECT_EQ(CountOf<LoopExited>(events), 0u);
+  EXPECT_EQ(CountOf<InputCancelled>(events), 0u);
+  EXPECT_EQ(All<TurnInterrupted>(events)[0].reason, TurnInterruptReason::kShuttingDown);
+
+  const Uuid id = session_->id();
+  Journal& journal = *journal_;
+  log_.reset();
+  session_.reset();  // after Suspend the destructor writes nothing more
+  const std::uint64_t suspended_at = *journal.LastSequence(id);
+  auto restored = TryRestore(journal, id, Resolver());
+  ASSERT_TRUE(restored.ok()) << restored.error().Message();
+  EXPECT_EQ((*restored)->restore_report().records, suspended_at);
+  EXPECT_EQ((*restored)->restore_report().repair_records, 0u) << "a suspend leaves nothing open";
+  session_ = std::move(restored).value();
+  log_ = std::make_unique<EventLog>(*session_);
+  ASSERT_TRUE(WaitForSnapshot(
+      loop,
+      [](const LoopSnapshot& s) {
+        return s.status == LoopStatus::kIdle && s.queued_inputs == 0 && s.turn_index == 2;
+      },
+      "the kept input ran"));
+  const LoopSnapshot snapshot = MustSnapshot(loop);
+  EXPECT_EQ(TextOf(snapshot.history.back()), "done");
+  EXPECT_EQ(TextOf(snapshot.history[snapshot.history.size() - 2]), "kept");
+}
+
+// The fold is not circular: random workloads on the live runtime, and at every quiescent
+// point the live state equals the fold of what it journaled.
+TEST_F(Restore, LiveStateIsTheFold) {
+  std::mt19937_64 random(20261130);
+  for (int round = 0; round < 6; ++round) {
+    SCOPED_TRACE(Numbered("round ", round));
+    if (round > 0) {
+      session_->Shutdown();
+      ReopenWith(NewMemoryJournal());
+    }
+    const Uuid loop = MustCreate(NativeLoop());
+    std::size_t replies = 0, inputs = 0;
+    for (int step = 0; step < 12; ++step) {
+      switch (random() % 4) {
+        case 0:
+          MustCompact(loop);
+          ++replies;
+          break;
+        case 1:
+        case 2:
+          MustSubmit(loop, Numbered("input ", step));
+          ++inputs;
+          break;
+        case 3:
+          model_->Script(
+              {ModelStep::Tool(Numbered("t", step), "echo"), ModelStep::Text("after tool")});
+          MustSubmit(loop, Numbered("tool ", step));
+          ++inputs;
+          break;
+      }
+      ASSERT_TRUE(WaitForSnapshot(
+          loop,
+          [&](const LoopSnapshot& s) {
+            return s.status == LoopStatus::kIdle && s.queued_inputs == 0 && !s.attempt;
+          },
+          "quiescent"));
+      const LoopSnapshot live = MustSnapshot(loop);
+      auto fold = Fold(JournalRecords(), session_->id());
+      ASSERT_TRUE(fold.ok()) << fold.error().Message();
+      ASSERT_EQ(fold->loops.size(), 1u);
+      const LoopFold& folded = fold->loops[0];
+      EXPECT_EQ(folded.history, live.history);
+      EXPECT_EQ(folded.derived_prefix, live.derived_prefix);
+      EXPECT_EQ(folded.basis, live.basis);
+      EXPECT_EQ(folded.measurement, live.measurement);
+      EXPECT_EQ(folded.turn_index, live.turn_index);
+      EXPECT_EQ(folded.pending.size(), live.queued_inputs);
+      const CompactionPolicy policy = TestPolicy();
+      EXPECT_EQ(RestoredPressure(folded, &policy), live.pressure);
+    }
+    (void)replies;
+    (void)inputs;
+  }
+}
+
+}  // namespace
+}  // namespace harness::acceptance
