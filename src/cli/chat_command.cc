@@ -25,8 +25,8 @@
 #include "harness/compaction/model_compactor.h"
 #include "harness/compaction/tail.h"
 #include "harness/inference/counter.h"
-#include "harness/journal/sqlite_journal.h"
 #include "harness/runtime/session.h"
+#include "journal_factory.h"
 #include "model_factory.h"
 #include "policy_defaults.h"
 
@@ -42,6 +42,10 @@ struct ChatCommandLine {
   ContextOptions context;
   bool no_auto_compact = false;
   bool constrain_output = false;
+  std::string session;  // resume this session instead of starting one
+  std::string journal;  // a postgres:// URL instead of --data-dir
+  bool take_over = false;
+  double lease_ttl_seconds = 30;
 };
 
 namespace {
@@ -55,42 +59,6 @@ constexpr std::string_view kCommands = "/compact /context /history /quit";
 int Usage(std::string_view message) {
   std::fprintf(stderr, "harness chat: %.*s\n", static_cast<int>(message.size()), message.data());
   return kExitUsage;
-}
-
-// `text` on one line (newlines and tabs as spaces), cut at `limit` bytes on a character
-// boundary.
-std::string Truncated(std::string text, std::size_t limit) {
-  std::replace_if(
-      text.begin(), text.end(), [](char c) { return c == '\n' || c == '\r' || c == '\t'; }, ' ');
-  if (text.size() <= limit)
-    return text;
-  std::size_t cut = limit;
-  while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80)
-    --cut;  // not inside a UTF-8 sequence
-  text.resize(cut);
-  text.append("...");
-  return text;
-}
-
-// The text of a message on one line: text verbatim, other blocks as a bracketed tag.
-std::string OneLine(const Message& message, std::size_t limit) {
-  std::string text;
-  for (const Block& block : message.blocks()) {
-    if (!text.empty())
-      text.push_back(' ');
-    if (const auto* t = block.as<TextBlock>()) {
-      text.append(t->text);
-    } else if (const auto* use = block.as<ToolUseBlock>()) {
-      text.append("[tool call ").append(use->name).append("]");
-    } else if (block.is<ToolResultBlock>()) {
-      text.append("[tool result]");
-    } else if (const auto* refusal = block.as<RefusalBlock>()) {
-      text.append("[refused] ").append(refusal->text);
-    } else {
-      text.append("[non-text block]");
-    }
-  }
-  return Truncated(std::move(text), limit);
 }
 
 std::string AnswerText(const AssistantMessage& message) {
@@ -153,6 +121,13 @@ class ChatView {
  public:
   ChatView(ChatConsole& console, Outstanding& outstanding, Uuid loop)
       : console_(console), outstanding_(outstanding), loop_(loop) {}
+
+  // A resumed loop: what the events before the subscription would have told.
+  void Seed(const LoopSnapshot& snapshot) {
+    std::lock_guard lock(outstanding_.mutex());
+    context_.messages_before = snapshot.history.size();
+    context_.before = snapshot.measurement;
+  }
 
   void Show(const Event& event) {
     std::vector<std::string> lines;
@@ -372,10 +347,18 @@ struct Chat {
   }
 };
 
-int Run(const ChatCommandLine& line) {
-  auto model = MakeModelClient(line.model);
+// A loop definition made from the command line's flags and a model spec; the context
+// (limits, policy, counter) it was made with is kept for /context.
+struct ChatLoop {
+  LoopDefinition definition;
+  LoopContext context;
+};
+
+Result<ChatLoop, std::string> MakeChatLoop(const ChatCommandLine& line,
+                                           const std::string& model_spec) {
+  auto model = MakeModelClient(model_spec);
   if (!model.ok())
-    return Usage(model.error().Message("--model", "scripted:PATH"));
+    return Fail(model.error().Message("--model", "scripted:PATH"));
   std::shared_ptr<Compactor> compactor;
   ModelCompactorOptions compactor_options;
   compactor_options.constrain_output = line.constrain_output;
@@ -386,29 +369,89 @@ int Run(const ChatCommandLine& line) {
   } else {
     auto other = MakeModelClient(line.compactor);
     if (!other.ok())
-      return Usage(other.error().Message("--compactor", "model, extractive or scripted:PATH"));
+      return Fail(other.error().Message("--compactor", "model, extractive or scripted:PATH"));
     compactor = std::make_shared<ModelCompactor>(std::move(other->client), compactor_options);
   }
-
   // A scripted model has no catalog entry: it takes the CLI's offline window and output.
   auto chosen = ChooseLoopContext(
       line.context.Flags(model->scripted ? std::nullopt : std::optional<ModelKey>(model->model)),
       TokenizerDirFromEnvironment());
   if (!chosen.ok())
-    return Usage(chosen.error().message);
-  LoopContext& context = *chosen;
-  context.policy.automatic = !line.no_auto_compact;
-  const CompactionPolicy& policy = context.policy;
+    return Fail(chosen.error().message);
+  ChatLoop out;
+  out.context = std::move(*chosen);
+  out.context.policy.automatic = !line.no_auto_compact;
+  LoopDefinition& definition = out.definition;
+  definition.model = model->model;
+  definition.limits = out.context.limits;
+  definition.system_prompt = line.system_prompt;
+  definition.client = model->client;
+  definition.counter = out.context.counter;
+  definition.compaction = out.context.policy;
+  definition.compactor = std::move(compactor);
+  return out;
+}
 
-  auto journal = SqliteJournal::Open(line.data_dir);
-  if (!journal.ok()) {
-    return Usage(fmt::format("cannot open the journal in {}: {}", line.data_dir,
-                             journal.error().Describe()));
+// The model spec a resumed loop is rebuilt with: --model when given (it must yield the loop's
+// model key), else the loop's own key when it names a provider the CLI can reach.
+Result<std::string, std::string> ResumedModelSpec(const ChatCommandLine& line,
+                                                  const ModelKey& loop_model) {
+  if (!line.model.empty())
+    return line.model;
+  if (loop_model.provider == "openai" || loop_model.provider == "anthropic")
+    return loop_model.provider + ":" + loop_model.model;
+  return Fail(fmt::format("the session's loop uses model {}/{}: pass --model", loop_model.provider,
+                          loop_model.model));
+}
+
+Result<ChatLoop, std::string> ResumedLoop(const ChatCommandLine& line,
+                                          const RestoredLoopInfo& info) {
+  HARNESS_TRY(std::string spec, ResumedModelSpec(line, info.model));
+  HARNESS_TRY(ChatLoop loop, MakeChatLoop(line, spec));
+  if (!(loop.definition.model == info.model)) {
+    return Fail(fmt::format("--model names {}/{} but the session's loop uses {}/{}",
+                            loop.definition.model.provider, loop.definition.model.model,
+                            info.model.provider, info.model.model));
   }
+  if (!info.compaction_policy)
+    loop.definition.compaction.reset();
+  return loop;
+}
+
+int Run(const ChatCommandLine& line) {
+  const bool resume = !line.session.empty();
+  if (!resume && line.model.empty())
+    return Usage("--model is required for a new session");
+  Uuid session_id;
+  if (resume) {
+    auto parsed = Uuid::ParseCanonical(line.session);
+    if (!parsed.ok())
+      return Usage("--session is not a canonical UUID");
+    session_id = *parsed;
+  }
+  if (line.lease_ttl_seconds < 1 || line.lease_ttl_seconds > 3600)
+    return Usage("--lease-ttl must be between 1 and 3600 seconds");
+  const std::string store = line.journal.empty() ? line.data_dir : line.journal;
+
+  // A new session's loop is made before anything is opened, so that a bad flag writes nothing.
+  std::optional<ChatLoop> made;
+  if (!resume) {
+    auto loop = MakeChatLoop(line, line.model);
+    if (!loop.ok())
+      return Usage(loop.error());
+    made = std::move(*loop);
+  }
+
+  auto journal = OpenJournalStore(store);
+  if (!journal.ok())
+    return Usage(journal.error());
   ChatConsole console(isatty(STDOUT_FILENO) == 1);
   Outstanding outstanding;
   SessionOptions options;
   options.journal = journal->get();
+  options.session_id = session_id;
+  options.lease_ttl =
+      std::chrono::milliseconds(static_cast<std::int64_t>(line.lease_ttl_seconds * 1000));
   options.on_failure = [&](const InfrastructureFailure& f) {
     console.Error(fmt::format("harness chat: runtime failure: {}: {}",
                               InfrastructureFailureKindName(f.kind), f.detail));
@@ -418,32 +461,97 @@ int Run(const ChatCommandLine& line) {
     }
     outstanding.Changed();
   };
-  auto opened = Session::Open(std::move(options));
-  if (!opened.ok()) {
-    std::fprintf(stderr, "harness chat: %s\n", opened.error().Message().c_str());
-    return kExitInvalid;
+
+  std::unique_ptr<Session> owned;
+  std::optional<ChatLoop> resumed_context;
+  if (resume) {
+    std::string usage;  // a resolver problem that is the user's flags, not the journal
+    RestoreOptions restore;
+    restore.take_over = line.take_over;
+    restore.start_queued = false;  // started once the events are subscribed
+    restore.resolve = [&](const RestoredLoopInfo& info) -> Result<LoopDefinition, SessionError> {
+      auto loop = ResumedLoop(line, info);
+      if (!loop.ok()) {
+        usage = loop.error();
+        return Fail(SessionError{SessionErrorKind::kInvalidDefinition, usage});
+      }
+      LoopDefinition definition = loop->definition;
+      if (!resumed_context)
+        resumed_context = std::move(*loop);
+      return definition;
+    };
+    auto restored = Session::Restore(std::move(options), std::move(restore));
+    if (!restored.ok()) {
+      if (!usage.empty())
+        return Usage(usage);
+      if (restored.error().kind == SessionErrorKind::kSessionNotFound)
+        return Usage(fmt::format("no session {} in {}", line.session, StoreForDisplay(store)));
+      std::fprintf(stderr, "harness chat: %s\n", restored.error().Message().c_str());
+      return kExitInvalid;
+    }
+    owned = std::move(restored).value();
+  } else {
+    auto opened = Session::Open(std::move(options));
+    if (!opened.ok()) {
+      std::fprintf(stderr, "harness chat: %s\n", opened.error().Message().c_str());
+      return kExitInvalid;
+    }
+    owned = std::move(opened).value();
   }
-  Session& session = **opened;
+  Session& session = *owned;
   Subscription events = session.Subscribe();
 
-  LoopDefinition definition;
-  definition.model = model->model;
-  definition.limits = context.limits;
-  definition.system_prompt = line.system_prompt;
-  definition.client = model->client;
-  definition.counter = context.counter;
-  definition.compaction = policy;
-  definition.compactor = std::move(compactor);
-  auto loop = session.CreateLoop(std::move(definition));
-  if (!loop.ok()) {
-    std::fprintf(stderr, "harness chat: %s\n", loop.error().Message().c_str());
-    return kExitInvalid;
+  Uuid loop;
+  if (resume) {
+    const auto active = session.active_loop();
+    if (!active || !resumed_context) {
+      std::fprintf(stderr, "harness chat: the session has no loop to resume\n");
+      session.Suspend();
+      return kExitInvalid;
+    }
+    loop = *active;
+    made = std::move(resumed_context);
+  } else {
+    auto created = session.CreateLoop(made->definition);
+    if (!created.ok()) {
+      std::fprintf(stderr, "harness chat: %s\n", created.error().Message().c_str());
+      return kExitInvalid;
+    }
+    loop = *created;
   }
-  console.Line(fmt::format("session {} in {}, model {}/{}", session.id().ToString(), line.data_dir,
-                           model->model.provider, model->model.model));
+  const LoopContext& context = made->context;
+  const CompactionPolicy& policy = context.policy;
+
+  ChatView view(console, outstanding, loop);
+  if (resume) {
+    auto snapshot = session.Snapshot(loop);
+    if (!snapshot.ok()) {
+      std::fprintf(stderr, "harness chat: %s\n", snapshot.error().Message().c_str());
+      session.Suspend();
+      return kExitInvalid;
+    }
+    const RestoreReport& report = session.restore_report();
+    const std::size_t history = snapshot->history.size();
+    console.Line(fmt::format(
+        "session {} restored: {} records; loop {}: {} messages{}, {} queued, repaired {} "
+        "replies, closed {} turns",
+        session.id().ToString(), report.records, loop.ToString(), history,
+        snapshot->derived_prefix == 1 ? fmt::format(" (summary + {})", history - 1) : "",
+        snapshot->queued_inputs, report.replies_repaired, report.turns_closed));
+    if (snapshot->status == LoopStatus::kExited)
+      console.Line("the loop has exited: it takes no more input");
+    view.Seed(*snapshot);
+    if (snapshot->queued_inputs > 0) {
+      std::lock_guard lock(outstanding.mutex());
+      outstanding.TurnRunning(true);
+    }
+    session.ResumeQueued();
+  }
+  console.Line(fmt::format("session {} in {}, model {}/{}", session.id().ToString(),
+                           StoreForDisplay(store), made->definition.model.provider,
+                           made->definition.model.model));
   console.Line(fmt::format("type a message, or {}", kCommands));
 
-  ChatView view(console, outstanding, *loop);
   std::jthread printer([&](std::stop_token stop) {
     for (;;) {
       auto next = events.Next(stop);
@@ -468,7 +576,7 @@ int Run(const ChatCommandLine& line) {
   // queued by the loop.
   const bool scripted_input = isatty(STDIN_FILENO) != 1;
   Chat chat{session,
-            *loop,
+            loop,
             console,
             outstanding,
             policy,
@@ -495,13 +603,18 @@ int Run(const ChatCommandLine& line) {
     }
   }
 
-  session.Shutdown();
+  // The session is suspended, not ended: queued input stays, and --session resumes it.
+  session.Suspend();
   printer.request_stop();
   printer.join();
   for (auto next = events.TryNext(); next.ok(); next = events.TryNext())
     view.Show(*next->event);
   console.SetActivity("");
-  return session.faulted() ? kExitInvalid : kExitOk;
+  if (session.faulted())
+    return kExitInvalid;
+  console.Line(fmt::format("session {} suspended; resume with --session {}",
+                           session.id().ToString(), session.id().ToString()));
+  return kExitOk;
 }
 
 }  // namespace
@@ -510,17 +623,26 @@ std::shared_ptr<ChatCommandLine> AddChatCommand(CLI::App& app) {
   auto line = std::make_shared<ChatCommandLine>();
   line->command = app.add_subcommand(
       "chat",
-      "Chat with a model on a new session in the data directory. Each line is a message;\n"
-      "/compact compacts now, /context shows the occupancy and what a compaction would keep,\n"
-      "/history lists the loop's messages, /quit (or end of input) ends the chat.\n"
+      "Chat with a model on a new session in the data directory (or resume one with\n"
+      "--session). Each line is a message; /compact compacts now, /context shows the occupancy\n"
+      "and what a compaction would keep, /history lists the loop's messages, /quit (or end of\n"
+      "input) suspends the session: --session resumes it.\n"
       "Exit 0 after a clean end; 2 bad usage; 1 the runtime failed.");
   auto* c = line->command;
-  c->add_option("--model", line->model, "scripted:PATH (a scripted model), or PROVIDER:MODEL")
-      ->required();
+  c->add_option("--model", line->model,
+                "scripted:PATH (a scripted model), or PROVIDER:MODEL; with --session it may be "
+                "omitted for an openai or anthropic loop");
   c->add_option("--compactor", line->compactor,
                 "model (the chat model), extractive (offline), scripted:PATH or PROVIDER:MODEL")
       ->capture_default_str();
-  c->add_option("--data-dir", line->data_dir, "data directory (SQLite journal; created)")
+  RegisterStoreOptions(*c, line->data_dir, line->journal);
+  c->add_option("--session", line->session,
+                "resume this session (restored from the journal) instead of starting one");
+  c->add_flag("--take-over", line->take_over,
+              "with --session: take the session's lease even if another writer holds it (that "
+              "writer is fenced off)");
+  c->add_option("--lease-ttl", line->lease_ttl_seconds,
+                "seconds the session's lease lasts without renewal (renewed at a third)")
       ->capture_default_str();
   c->add_option("--system", line->system_prompt, "the loop's system prompt");
   line->context.Register(*c);

@@ -50,4 +50,10 @@ struct ChatCommandLine;
 std::shared_ptr<ChatCommandLine> AddChatCommand(CLI::App& app);
 std::optional<int> RunChatCommand(const ChatCommandLine& line);
 
+// `harness sessions ls|show` (sessions_command.cc, docs/cli.md): registered on `app` before
+// parsing; RunSessionsCommand returns the exit code of the one that was parsed, or nullopt.
+struct SessionsCommandLine;
+std::shared_ptr<SessionsCommandLine> AddSessionsCommands(CLI::App& app);
+std::optional<int> RunSessionsCommand(const SessionsCommandLine& line);
+
 }  // namespace harness::cli

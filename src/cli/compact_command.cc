@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <map>
 #include <mutex>
 #include <stop_token>
 #include <string>
@@ -20,9 +21,9 @@
 #include "harness/inference/catalog.h"
 #include "harness/inference/counter.h"
 #include "harness/inference/tokenizer.h"
-#include "harness/journal/sqlite_journal.h"
 #include "harness/runtime/session.h"
 #include "input.h"
+#include "journal_factory.h"
 #include "model_factory.h"
 #include "policy_defaults.h"
 
@@ -35,7 +36,11 @@ struct CompactCommandLine {
   std::string transcript;
   std::string compactor = "extractive";
   std::string data_dir = "./.harness";
-  std::string model;  // PROVIDER:MODEL; empty: the offline model
+  std::string model;    // PROVIDER:MODEL; empty: the offline model
+  std::string journal;  // a postgres:// URL instead of --data-dir
+  std::string session;  // compact a loop of this (restored) session instead of a transcript
+  std::string loop;     // with --session: the loop (default: the active loop)
+  bool take_over = false;
   ContextOptions context;
   CLI::Option* model_option = nullptr;
   bool json = false;
@@ -296,63 +301,222 @@ std::string ContextReport(const LoopContext& context) {
       context.resolved.input_limit, counter, context.policy.safety_margin);
 }
 
-int Run(const CompactCommandLine& line) {
-  auto flags = FlagsOf(line);
-  if (!flags.ok())
-    return Usage(flags.error());
-  auto chosen = ChooseLoopContext(*flags, TokenizerDirFromEnvironment());
-  if (!chosen.ok())
-    return Usage(chosen.error().message);
-  const LoopContext& context = *chosen;
-  CompactorChoice choice = ChooseCompactor(line.compactor, line.constrain_output);
-  if (!choice.compactor)
-    return Usage(choice.problem);
+// What both ways of getting a loop (a fresh session from a transcript, or a restored one)
+// hand to the compaction: the session, the loop, its context and the recording compactor.
+struct Target {
+  std::unique_ptr<Session> session;
+  Uuid loop;
+  LoopContext context;
+  std::shared_ptr<RecordingCompactor> recorder;
+  std::size_t messages_before = 0;
+  std::optional<ContextMeasurement> measured;  // a restored loop's last measurement
+  bool restored = false;
+  // Subscribed before the loop's first event (a fresh session) or right after the restore.
+  std::optional<Subscription> events;
+};
 
+// A fresh session whose one loop holds the transcript. nullopt: `exit` says how it ended.
+std::optional<Target> NewSessionTarget(const CompactCommandLine& line, Journal& journal,
+                                       SessionOptions options, int& exit) {
+  auto flags = FlagsOf(line);
+  if (!flags.ok()) {
+    exit = Usage(flags.error());
+    return std::nullopt;
+  }
+  auto chosen = ChooseLoopContext(*flags, TokenizerDirFromEnvironment());
+  if (!chosen.ok()) {
+    exit = Usage(chosen.error().message);
+    return std::nullopt;
+  }
+  CompactorChoice choice = ChooseCompactor(line.compactor, line.constrain_output);
+  if (!choice.compactor) {
+    exit = Usage(choice.problem);
+    return std::nullopt;
+  }
   auto input = ReadInput(line.transcript, kMaxTranscriptBytes);
-  if (!input.ok())
-    return Usage(input.error().message);
+  if (!input.ok()) {
+    exit = Usage(input.error().message);
+    return std::nullopt;
+  }
   auto decoded = DecodeTranscript(*input);
-  if (!decoded.ok())
-    return Usage("invalid transcript " + decoded.error().Describe());
+  if (!decoded.ok()) {
+    exit = Usage("invalid transcript " + decoded.error().Describe());
+    return std::nullopt;
+  }
   Transcript history = std::move(decoded).value();
   const std::string system_prompt = LiftSystemPrompt(history);
 
-  auto journal = SqliteJournal::Open(line.data_dir);
-  if (!journal.ok()) {
-    return Usage(fmt::format("cannot open the journal in {}: {}", line.data_dir,
-                             journal.error().Describe()));
-  }
-  FailureLog failures;
-  SessionOptions options;
-  options.journal = journal->get();
-  options.on_failure = [&failures](const InfrastructureFailure& f) { failures.Add(f); };
+  options.journal = &journal;
   auto opened = Session::Open(std::move(options));
   if (!opened.ok()) {
     std::fprintf(stderr, "harness compact: %s\n", opened.error().Message().c_str());
-    return kExitInvalid;
+    exit = kExitInvalid;
+    return std::nullopt;
   }
-  Session& session = **opened;
-  Subscription events = session.Subscribe();
-
-  auto recorder = std::make_shared<RecordingCompactor>(std::move(choice.compactor));
-  Outcome outcome;
-  outcome.context.messages_before = history.size();
+  Target target;
+  target.session = std::move(opened).value();
+  target.events = target.session->Subscribe();
+  target.context = std::move(*chosen);
+  target.recorder = std::make_shared<RecordingCompactor>(std::move(choice.compactor));
+  target.messages_before = history.size();
   LoopDefinition definition;
-  definition.model = context.model;
-  definition.limits = context.limits;
+  definition.model = target.context.model;
+  definition.limits = target.context.limits;
   definition.system_prompt = system_prompt;
   definition.client = std::make_shared<NoTurnModelClient>();
-  definition.counter = context.counter;
-  definition.compaction = context.policy;
-  definition.compactor = recorder;
+  definition.counter = target.context.counter;
+  definition.compaction = target.context.policy;
+  definition.compactor = target.recorder;
   definition.history = std::move(history);
-  auto loop = session.CreateLoop(std::move(definition));
+  auto loop = target.session->CreateLoop(std::move(definition));
   if (!loop.ok()) {
     std::fprintf(stderr, "harness compact: %s\n", loop.error().Message().c_str());
-    return kExitInvalid;
+    exit = kExitInvalid;
+    return std::nullopt;
   }
+  target.loop = *loop;
+  return target;
+}
+
+// The context of a restored loop: its own model's catalog entry when the CLI knows the
+// provider, else the offline defaults (and the flags' overrides either way).
+Result<LoopContext, std::string> RestoredContext(const CompactCommandLine& line,
+                                                 const ModelKey& model) {
+  std::optional<ModelKey> known;
+  if (model.provider == "openai" || model.provider == "anthropic")
+    known = model;
+  auto chosen = ChooseLoopContext(line.context.Flags(known), TokenizerDirFromEnvironment());
+  if (!chosen.ok())
+    return Fail(chosen.error().message);
+  return std::move(*chosen);
+}
+
+// A restored session; the target is --loop or the active loop. Nothing runs but the
+// compaction: queued input stays queued (start_queued false) for the next chat.
+std::optional<Target> RestoredTarget(const CompactCommandLine& line, Journal& journal,
+                                     SessionOptions options, int& exit) {
+  auto id = Uuid::ParseCanonical(line.session);
+  if (!id.ok()) {
+    exit = Usage("--session is not a canonical UUID");
+    return std::nullopt;
+  }
+  std::optional<Uuid> wanted;
+  if (!line.loop.empty()) {
+    auto parsed = Uuid::ParseCanonical(line.loop);
+    if (!parsed.ok()) {
+      exit = Usage("--loop is not a canonical UUID");
+      return std::nullopt;
+    }
+    wanted = *parsed;
+  }
+  CompactorChoice choice = ChooseCompactor(line.compactor, line.constrain_output);
+  if (!choice.compactor) {
+    exit = Usage(choice.problem);
+    return std::nullopt;
+  }
+  Target target;
+  target.recorder = std::make_shared<RecordingCompactor>(std::move(choice.compactor));
+  target.restored = true;
+  std::string usage;
+  std::map<Uuid, LoopContext> contexts;
+  RestoreOptions restore;
+  restore.start_queued = false;
+  restore.take_over = line.take_over;
+  restore.resolve = [&](const RestoredLoopInfo& info) -> Result<LoopDefinition, SessionError> {
+    auto context = RestoredContext(line, info.model);
+    if (!context.ok()) {
+      usage = context.error();
+      return Fail(SessionError{SessionErrorKind::kInvalidDefinition, usage});
+    }
+    LoopDefinition definition;
+    definition.kind = info.kind;
+    definition.model = info.model;
+    definition.limits = context->limits;
+    definition.client = std::make_shared<NoTurnModelClient>();
+    if (info.compaction_policy) {
+      definition.counter = context->counter;
+      definition.compaction = context->policy;
+      definition.compactor = target.recorder;
+    }
+    contexts.emplace(info.loop, std::move(*context));
+    return definition;
+  };
+  options.journal = &journal;
+  options.session_id = *id;
+  auto restored = Session::Restore(std::move(options), std::move(restore));
+  if (!restored.ok()) {
+    if (!usage.empty()) {
+      exit = Usage(usage);
+    } else if (restored.error().kind == SessionErrorKind::kSessionNotFound) {
+      exit = Usage("no session " + line.session);
+    } else {
+      std::fprintf(stderr, "harness compact: %s\n", restored.error().Message().c_str());
+      exit = kExitInvalid;
+    }
+    return std::nullopt;
+  }
+  target.session = std::move(restored).value();
+  target.events = target.session->Subscribe();
+  const std::optional<Uuid> loop = wanted ? wanted : target.session->active_loop();
+  std::optional<LoopSnapshot> snapshot;
+  if (loop && contexts.contains(*loop)) {
+    if (auto taken = target.session->Snapshot(*loop); taken.ok())
+      snapshot = std::move(*taken);
+  }
+  if (!snapshot) {
+    std::fprintf(stderr, "harness compact: the session has no loop %s\n",
+                 loop ? loop->ToString().c_str() : "(no active loop)");
+    target.session->Suspend();
+    exit = kExitUsage;
+    return std::nullopt;
+  }
+  target.loop = *loop;
+  target.context = std::move(contexts.at(*loop));
+  target.messages_before = snapshot->history.size();
+  target.measured = snapshot->measurement;
+  return target;
+}
+
+int Run(const CompactCommandLine& line) {
+  const bool resume = !line.session.empty();
+  if (resume == !line.transcript.empty())
+    return Usage("give a TRANSCRIPT or --session ID (one of them)");
+  if (!line.loop.empty() && !resume)
+    return Usage("--loop needs --session");
+  if (resume && line.model_option->count() > 0)
+    return Usage("--model is the session's own with --session");
+  const std::string store = line.journal.empty() ? line.data_dir : line.journal;
+  auto journal = OpenJournalStore(store);
+  if (!journal.ok())
+    return Usage(journal.error());
+  FailureLog failures;
+  SessionOptions options;
+  options.on_failure = [&failures](const InfrastructureFailure& f) { failures.Add(f); };
+  int exit = kExitOk;
+  std::optional<Target> target = resume
+                                     ? RestoredTarget(line, **journal, std::move(options), exit)
+                                     : NewSessionTarget(line, **journal, std::move(options), exit);
+  if (!target)
+    return exit;
+  Session& session = *target->session;
+  const LoopContext& context = target->context;
+  const auto& recorder = target->recorder;
+  const std::optional<Uuid> loop = target->loop;
+  Subscription& events = *target->events;
+  Outcome outcome;
+  outcome.context.messages_before = target->messages_before;
+  outcome.context.before = target->measured;
   if (!line.json) {
-    PrintLine(fmt::format("session {} in {}", session.id().ToString(), line.data_dir));
+    if (target->restored) {
+      const RestoreReport& report = session.restore_report();
+      PrintLine(
+          fmt::format("session {} restored from {}: {} records, loop {}, repaired {} replies, "
+                      "closed {} turns",
+                      session.id().ToString(), StoreForDisplay(store), report.records,
+                      loop->ToString(), report.replies_repaired, report.turns_closed));
+    } else {
+      PrintLine(fmt::format("session {} in {}", session.id().ToString(), StoreForDisplay(store)));
+    }
     PrintLine(ContextReport(context));
   }
   auto command = session.CompactToLoop(*loop);
@@ -374,7 +538,12 @@ int Run(const CompactCommandLine& line) {
       break;  // a failure stopped the wait, or the hub closed the subscription
     show(*next);
   }
-  session.Shutdown();
+  // A restored session is suspended (it goes on with its next chat); a fresh one ends here.
+  if (target->restored) {
+    session.Suspend();
+  } else {
+    session.Shutdown();
+  }
   for (auto next = events.TryNext(); next.ok(); next = events.TryNext())
     show(*next);
 
@@ -420,18 +589,23 @@ std::shared_ptr<CompactCommandLine> AddCompactCommand(CLI::App& app) {
       "compact",
       "Compact a transcript: open (or create) a session in the data directory with one loop\n"
       "whose history is the transcript, request a manual compaction, print every event as it\n"
-      "happens, then the context before and after and the committed summary.\n"
+      "happens, then the context before and after and the committed summary. With --session,\n"
+      "compact a loop of an existing session instead (restored, then suspended).\n"
       "Exit 0 committed; 3 rejected (`rejected <reason>`, and for an invalid summary\n"
       "`invalid_summary <reason>`); 2 bad usage or an invalid transcript; 1 the runtime failed.");
   auto* c = line->command;
-  c->add_option("TRANSCRIPT", line->transcript, "transcript file (JSON array), or - for stdin")
-      ->required();
+  c->add_option("TRANSCRIPT", line->transcript, "transcript file (JSON array), or - for stdin");
   c->add_option("--compactor", line->compactor,
                 "extractive (offline), scripted:PATH (a scripted model behind the model "
                 "compactor), or PROVIDER:MODEL")
       ->capture_default_str();
-  c->add_option("--data-dir", line->data_dir, "data directory (SQLite journal; created)")
-      ->capture_default_str();
+  RegisterStoreOptions(*c, line->data_dir, line->journal);
+  c->add_option("--session", line->session,
+                "compact a loop of this session (restored from the journal) instead of a "
+                "transcript; the session is suspended afterwards");
+  c->add_option("--loop", line->loop, "with --session: the loop to compact (default: active)");
+  c->add_flag("--take-over", line->take_over,
+              "with --session: take the lease even if another writer holds it");
   line->context.Register(*c);
   line->model_option = c->add_option(
       "--model", line->model,

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <ctime>
 #include <type_traits>
 
 #include "harness/event/codec.h"
@@ -168,6 +170,58 @@ std::string EventJson(const Event& event) {
       .String("encode_error", EventErrorKindName(encoded.error()))
       .Close();
   return out;
+}
+
+// `text` on one line (newlines and tabs as spaces), cut at `limit` bytes on a character
+// boundary.
+std::string Truncated(std::string text, std::size_t limit) {
+  std::replace_if(
+      text.begin(), text.end(), [](char c) { return c == '\n' || c == '\r' || c == '\t'; }, ' ');
+  if (text.size() <= limit)
+    return text;
+  std::size_t cut = limit;
+  while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80)
+    --cut;  // not inside a UTF-8 sequence
+  text.resize(cut);
+  text.append("...");
+  return text;
+}
+
+// The text of a message on one line: text verbatim, other blocks as a bracketed tag.
+std::string OneLine(const Message& message, std::size_t limit) {
+  std::string text;
+  for (const Block& block : message.blocks()) {
+    if (!text.empty())
+      text.push_back(' ');
+    if (const auto* t = block.as<TextBlock>()) {
+      text.append(t->text);
+    } else if (const auto* use = block.as<ToolUseBlock>()) {
+      text.append("[tool call ").append(use->name).append("]");
+    } else if (block.is<ToolResultBlock>()) {
+      text.append("[tool result]");
+    } else if (const auto* refusal = block.as<RefusalBlock>()) {
+      text.append("[refused] ").append(refusal->text);
+    } else {
+      text.append("[non-text block]");
+    }
+  }
+  return Truncated(std::move(text), limit);
+}
+
+// RFC 3339 UTC with nanoseconds (decisions D2): 2026-01-02T03:04:05.123456789Z.
+std::string Rfc3339(std::chrono::sys_time<std::chrono::nanoseconds> t) {
+  const std::int64_t ns = t.time_since_epoch().count();
+  std::int64_t secs = ns / 1'000'000'000;
+  std::int64_t frac = ns % 1'000'000'000;
+  if (frac < 0) {
+    frac += 1'000'000'000;
+    --secs;
+  }
+  const std::time_t tt = static_cast<std::time_t>(secs);
+  std::tm tm{};
+  gmtime_r(&tt, &tm);
+  return fmt::format("{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:09}Z", tm.tm_year + 1900, tm.tm_mon + 1,
+                     tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, frac);
 }
 
 }  // namespace harness::cli

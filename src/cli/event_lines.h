@@ -14,6 +14,7 @@
 // Thread safety: pure functions.
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 #include <optional>
 #include <string>
@@ -39,5 +40,13 @@ std::string_view PressureLevelName(PressureLevel level);
 // "unknown", "exact_provider", "exact_local", "heuristic_estimate"; "" outside the enum.
 std::string_view CountQualityName(CountQuality quality);
 std::string TokensText(TokenCount used, TokenCount limit);
+
+// `text` on one line (newlines and tabs as spaces), cut at `limit` bytes on a character
+// boundary, "..." appended when cut.
+std::string Truncated(std::string text, std::size_t limit);
+// The text of a message on one line: text verbatim, other blocks as a bracketed tag.
+std::string OneLine(const Message& message, std::size_t limit);
+// RFC 3339 UTC with nanoseconds (decisions D2): 2026-01-02T03:04:05.123456789Z.
+std::string Rfc3339(std::chrono::sys_time<std::chrono::nanoseconds> time);
 
 }  // namespace harness::cli

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "commands.h"
+#include "event_lines.h"
 #include "harness/core/json.h"
 #include "harness/journal/sqlite_journal.h"
 
@@ -38,28 +39,12 @@ struct JournalCommandLine {
 
 namespace {
 
-// RFC 3339 UTC with nanoseconds (decisions D2): 2026-01-02T03:04:05.123456789Z.
-std::string FormatTime(JournalTime t) {
-  const std::int64_t ns = t.time_since_epoch().count();
-  std::int64_t secs = ns / 1'000'000'000;
-  std::int64_t frac = ns % 1'000'000'000;
-  if (frac < 0) {
-    frac += 1'000'000'000;
-    --secs;
-  }
-  const std::time_t tt = static_cast<std::time_t>(secs);
-  std::tm tm{};
-  gmtime_r(&tt, &tm);
-  return fmt::format("{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:09}Z", tm.tm_year + 1900, tm.tm_mon + 1,
-                     tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, frac);
-}
-
 std::string JsonLine(const JournalRecord& r) {
   std::string out = fmt::format("{{\"seq\":{},\"session\":\"{}\",\"kind\":\"{}\",\"type\":", r.seq,
                                 r.session.ToString(), RecordKindName(r.kind));
   AppendJsonString(out, r.type);
   out += fmt::format(",\"record_id\":\"{}\",\"v\":{},\"created_at\":\"{}\",",
-                     r.record_id.ToString(), r.v, FormatTime(r.created_at));
+                     r.record_id.ToString(), r.v, Rfc3339(r.created_at));
   // The payload is embedded as JSON when it is JSON, else as text under another name.
   auto parsed = ParseStrictJson(r.payload);
   if (parsed.ok()) {
@@ -75,7 +60,7 @@ std::string JsonLine(const JournalRecord& r) {
 std::string TextLine(const JournalRecord& r) {
   return fmt::format("{} {} {} {} v{} {} {} {} bytes", r.seq, r.session.ToString(),
                      RecordKindName(r.kind), r.type, r.v, r.record_id.ToString(),
-                     FormatTime(r.created_at), r.payload.size());
+                     Rfc3339(r.created_at), r.payload.size());
 }
 
 // Problems found in the journal's contents are exit 1; failing to open or read it is exit 2.

@@ -35,6 +35,7 @@ int main(int argc, char** argv) {
   const auto count = harness::cli::AddCountCommand(app);
   const auto models = harness::cli::AddModelsCommand(app);
   const auto chat = harness::cli::AddChatCommand(app);
+  const auto sessions = harness::cli::AddSessionsCommands(app);
 
   try {
     app.parse(argc, argv);
@@ -56,6 +57,8 @@ int main(int argc, char** argv) {
   if (const auto code = harness::cli::RunModelsCommand(*models))
     return *code;
   if (const auto code = harness::cli::RunChatCommand(*chat))
+    return *code;
+  if (const auto code = harness::cli::RunSessionsCommand(*sessions))
     return *code;
   if (validate_summary->parsed())
     return harness::cli::ValidateSummaryCommand(summary_path);

@@ -36,7 +36,9 @@ TEST_F(ChatCli, ALineIsATurnAndItsAnswerIsPrinted) {
   const CliRun run = Chat({Answer("Hello from the script")}, "hi there\n/quit\n");
   EXPECT_EQ(run.exit_code, 0) << run.out;
   EXPECT_TRUE(Has(run.out, "\nassistant: Hello from the script\n")) << run.out;
-  EXPECT_TRUE(Has(run.out, "LoopExited shutdown")) << run.out;
+  // /quit suspends: no LoopExited, and the last line says how to resume.
+  EXPECT_FALSE(Has(run.out, "LoopExited")) << run.out;
+  EXPECT_TRUE(Has(run.out, " suspended; resume with --session ")) << run.out;
   EXPECT_EQ(run.out.rfind("session ", 0), 0u) << run.out;
   EXPECT_TRUE(dir_.JournalVerifies());
 }

@@ -113,7 +113,8 @@ TEST_F(ChatTmux, ATurnContextHistoryUnknownCommandAndQuit) {
   EXPECT_NE(tmux.Screen().find("[0] user: hello there"), std::string::npos) << tmux.Screen();
   tmux.Type("/quit");
   ASSERT_TRUE(tmux.WaitFor("chat exited 0")) << tmux.Screen();
-  EXPECT_NE(tmux.Screen().find("LoopExited shutdown"), std::string::npos) << tmux.Screen();
+  EXPECT_NE(tmux.Screen().find("suspended; resume with --session"), std::string::npos)
+      << tmux.Screen();
   EXPECT_TRUE(dir_.JournalVerifies());
 }
 

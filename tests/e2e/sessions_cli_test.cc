@@ -1,0 +1,294 @@
+// `harness sessions ls|show` and `harness chat --session` end to end: a session suspended by
+// /quit resumes with its history; a session a crash left with an open turn is listed as needing
+// restore, shown, and repaired when resumed; a contradictory journal is refused with its kind;
+// the lease keeps a second writer out unless it takes the session over.
+//
+// Crashed journals are made in-process: a live session on a MemoryJournal is stopped in the
+// middle of a turn (its model blocks), and its records at that moment are copied into the data
+// directory's SQLite journal, which is what a process killed there would have left.
+// g++ 12 reports a false -Wrestrict inside std::string's operator+ on the command lines built
+// here ("literal" + string + ...); the strings do not overlap.
+#pragma GCC diagnostic ignored "-Wrestrict"
+
+#include <gtest/gtest.h>
+
+#include <condition_variable>
+#include <latch>
+#include <mutex>
+
+#include "chat_support.h"
+#include "harness/compaction/extractive.h"
+#include "harness/inference/counter.h"
+#include "harness/journal/memory_journal.h"
+#include "harness/journal/sqlite_journal.h"
+#include "harness/runtime/session.h"
+
+namespace harness::chat_e2e {
+namespace {
+
+using e2e::CliRun;
+using e2e::Shell;
+using std::chrono::seconds;
+
+bool Has(const std::string& out, const std::string& text) {
+  return out.find(text) != std::string::npos;
+}
+
+// A model that blocks every call until its stop token is requested.
+class BlockingModel final : public ModelClient {
+ public:
+  Result<InferenceResponse, InferenceError> Complete(const InferenceRequest&,
+                                                     std::stop_token stop) override {
+    called_.count_down();
+    std::mutex mutex;
+    std::condition_variable_any wake;
+    std::unique_lock lock(mutex);
+    wake.wait(lock, stop, [] { return false; });
+    return Fail(InferenceError{InferenceErrorKind::kCanceled, "stopped"});
+  }
+  void WaitCalled() { called_.wait(); }
+
+ private:
+  std::latch called_{1};
+};
+
+class SessionsCli : public ::testing::Test {
+ protected:
+  std::string Harness(const std::string& args) {
+    return "'" + std::string(HARNESS_BINARY) + "' " + args;
+  }
+  // `harness chat --model scripted:script.json --data-dir DATA EXTRA < input`, stderr too.
+  CliRun Chat(const std::string& extra, const std::string& input) {
+    const std::string in = dir_.Write("input-" + std::to_string(inputs_++) + ".txt", input);
+    return Shell(Harness("chat --model 'scripted:" + ScriptPath() + "' --data-dir '" + dir_.data() +
+                         "' " + extra + " < '" + in + "' 2>&1"));
+  }
+  // The scripted model is named after its file: every run of one session uses the same file.
+  std::string ScriptPath() const { return (dir_.path() / "script.json").string(); }
+  void Script(const std::vector<std::string>& steps) {
+    std::string json = "[";
+    for (std::size_t i = 0; i < steps.size(); ++i)
+      json.append(i == 0 ? "" : ",").append(steps[i]);
+    dir_.Write("script.json", json.append("]"));
+  }
+  CliRun Sessions(const std::string& args) { return Shell(Harness("sessions " + args + " 2>&1")); }
+  // The id in "session <id> suspended; resume with --session <id>" ("" when absent).
+  static std::string SuspendedId(const std::string& out) {
+    const std::string marker = " suspended; resume with --session ";
+    const std::size_t at = out.find(marker);
+    const std::size_t start = out.rfind("session ", at);
+    if (at == std::string::npos || start == std::string::npos)
+      return "";
+    return out.substr(start + 8, at - start - 8);
+  }
+
+  // A session on a MemoryJournal whose loop (model scripted/script.json) has answered nothing
+  // yet: one input is in a turn that blocks in the model. Its records are copied into the data
+  // directory, except those `drop` names; returns the session id.
+  Uuid CrashedSession(const std::function<bool(const JournalRecord&)>& drop = nullptr) {
+    auto memory = NewMemoryJournal();
+    auto model = std::make_shared<BlockingModel>();
+    SessionOptions options;
+    options.journal = memory.get();
+    auto session = Session::Open(std::move(options));
+    EXPECT_TRUE(session.ok());
+    LoopDefinition definition;
+    definition.model = ModelKey{"scripted", "script.json"};
+    definition.limits.window_tokens = 200000;
+    definition.limits.max_output_tokens = 4096;
+    definition.client = model;
+    definition.counter = std::make_shared<EstimateCounter>();
+    CompactionPolicy policy;
+    policy.counter_policy = CounterPolicy::kAllowConservative;
+    policy.keep_recent_segments = 2;
+    policy.keep_recent_tokens = 8000;
+    policy.reserved_output = 4096;
+    policy.safety_margin = 1000;
+    policy.max_summary_tokens = 1000;
+    policy.count_timeout = seconds(10);
+    EXPECT_TRUE(ValidatePolicy(policy, CountQuality::kHeuristicEstimate).ok());
+    definition.compaction = policy;
+    definition.compactor = std::make_shared<ExtractiveCompactor>();
+    auto loop = (*session)->CreateLoop(std::move(definition));
+    EXPECT_TRUE(loop.ok()) << loop.error().Message();
+    EXPECT_TRUE((*session)->SubmitInput(UserMessage{{TextBlock{"before the crash"}}}).ok());
+    model->WaitCalled();
+    const Uuid id = (*session)->id();
+    // The turn is open and blocked: copy the journal as a kill would leave it.
+    auto records = memory->Read(id, 1, 100000);
+    EXPECT_TRUE(records.ok());
+    auto sqlite = SqliteJournal::Open(dir_.data());
+    EXPECT_TRUE(sqlite.ok());
+    auto lease = (*sqlite)->AcquireLease(id, Uuid::V4(), seconds(60));
+    EXPECT_TRUE(lease.ok());
+    std::vector<NewRecord> copy;
+    for (const JournalRecord& r : *records) {
+      if (drop && drop(r))
+        continue;
+      copy.push_back({r.record_id, r.kind, r.type, r.v, r.created_at, r.payload});
+    }
+    EXPECT_TRUE((*sqlite)->Append({id, lease->token, 1, std::move(copy)}).ok());
+    EXPECT_TRUE((*sqlite)->ReleaseLease(*lease).ok());
+    return id;
+  }
+
+  ChatDir dir_;
+  int inputs_ = 0;
+};
+
+TEST_F(SessionsCli, ASuspendedChatResumesWithItsHistory) {
+  Script({Answer("one")});
+  const CliRun first = Chat("", "first\n/quit\n");
+  ASSERT_EQ(first.exit_code, 0) << first.out;
+  const std::string id = SuspendedId(first.out);
+  ASSERT_FALSE(id.empty()) << first.out;
+
+  const CliRun ls = Sessions("ls '" + dir_.data() + "'");
+  ASSERT_EQ(ls.exit_code, 0) << ls.out;
+  EXPECT_TRUE(Has(ls.out, id + " records ")) << ls.out;
+  EXPECT_TRUE(Has(ls.out, " loops 1 (0 exited) last ")) << ls.out;
+  EXPECT_FALSE(Has(ls.out, "needs restore")) << ls.out;
+  const CliRun show = Sessions("show '" + dir_.data() + "' " + id);
+  ASSERT_EQ(show.exit_code, 0) << show.out;
+  EXPECT_TRUE(Has(show.out, "native scripted/script.json, compaction, idle")) << show.out;
+  EXPECT_TRUE(Has(show.out, "history 2 messages")) << show.out;
+
+  Script({Answer("two")});
+  const CliRun second = Chat("--session " + id, "second\n/history\n/quit\n");
+  ASSERT_EQ(second.exit_code, 0) << second.out;
+  EXPECT_TRUE(Has(second.out, "session " + id + " restored: ")) << second.out;
+  EXPECT_TRUE(Has(second.out, ": 2 messages, 0 queued, repaired 0 replies, closed 0 turns"))
+      << second.out;
+  EXPECT_TRUE(Has(second.out, "[0] user: first\n")) << second.out;
+  EXPECT_TRUE(Has(second.out, "[1] assistant: one\n")) << second.out;
+  EXPECT_TRUE(Has(second.out, "[2] user: second\n")) << second.out;
+  EXPECT_TRUE(Has(second.out, "[3] assistant: two\n")) << second.out;
+  EXPECT_EQ(SuspendedId(second.out), id);
+  EXPECT_TRUE(dir_.JournalVerifies());
+}
+
+// `harness compact --session` compacts a stored session's loop and suspends it; the next chat
+// resumes from the summary.
+TEST_F(SessionsCli, CompactOnASessionCommitsAndTheNextChatStartsFromTheSummary) {
+  Script({Answer("one"), Answer("two"), Answer("three")});
+  const std::string id = SuspendedId(Chat("", "first\nsecond\nthird\n/quit\n").out);
+  ASSERT_FALSE(id.empty());
+  const CliRun compact = Shell(Harness("compact --session " + id + " --data-dir '" + dir_.data() +
+                                       "' --keep-recent-segments 1 2>&1"));
+  ASSERT_EQ(compact.exit_code, 0) << compact.out;
+  EXPECT_TRUE(Has(compact.out, "session " + id + " restored from ")) << compact.out;
+  EXPECT_TRUE(Has(compact.out, "CompactionCommitted")) << compact.out;
+  EXPECT_TRUE(Has(compact.out, "\ncommitted\n")) << compact.out;
+  EXPECT_FALSE(Has(compact.out, "LoopExited")) << compact.out;
+  const CliRun show = Sessions("show '" + dir_.data() + "' " + id);
+  ASSERT_EQ(show.exit_code, 0) << show.out;
+  EXPECT_TRUE(Has(show.out, "history summary + 2 messages")) << show.out;
+
+  Script({Answer("four")});
+  const CliRun resumed = Chat("--session " + id, "/history\n/quit\n");
+  ASSERT_EQ(resumed.exit_code, 0) << resumed.out;
+  EXPECT_TRUE(Has(resumed.out, ": 3 messages (summary + 2), 0 queued")) << resumed.out;
+  EXPECT_TRUE(Has(resumed.out, "[0] summary: ")) << resumed.out;
+  EXPECT_TRUE(Has(resumed.out, "[1] user: third\n")) << resumed.out;
+
+  EXPECT_EQ(Shell(Harness("compact --session " + id + " '" + ScriptPath() + "' 2>&1")).exit_code, 2)
+      << "a transcript and --session are exclusive";
+  EXPECT_EQ(Shell(Harness("compact --session " + id + " --data-dir '" + dir_.data() + "' --loop " +
+                          Uuid::V7().ToString() + " 2>&1"))
+                .exit_code,
+            2);
+  EXPECT_TRUE(dir_.JournalVerifies());
+}
+
+TEST_F(SessionsCli, ACrashedTurnIsListedShownAndClosedOnResume) {
+  const std::string id = CrashedSession().ToString();
+  const CliRun ls = Sessions("ls '" + dir_.data() + "'");
+  ASSERT_EQ(ls.exit_code, 0) << ls.out;
+  EXPECT_TRUE(Has(ls.out, id + " records ")) << ls.out;
+  EXPECT_TRUE(Has(ls.out, "[needs restore: 0 replies, 1 turns]")) << ls.out;
+  const CliRun json = Sessions("ls --json '" + dir_.data() + "'");
+  ASSERT_EQ(json.exit_code, 0) << json.out;
+  EXPECT_TRUE(Has(json.out, "\"repair_turns\":1")) << json.out;
+  const CliRun show = Sessions("show '" + dir_.data() + "' " + id);
+  ASSERT_EQ(show.exit_code, 0) << show.out;
+  EXPECT_TRUE(Has(show.out, ", open turn\n")) << show.out;
+  EXPECT_TRUE(Has(show.out, "history 1 messages")) << show.out;
+  EXPECT_TRUE(Has(show.out, "needs restore: 0 replies, 1 turns to close")) << show.out;
+
+  Script({Answer("after the crash")});
+  const CliRun resumed = Chat("--session " + id, "/history\nagain\n/quit\n");
+  ASSERT_EQ(resumed.exit_code, 0) << resumed.out;
+  EXPECT_TRUE(Has(resumed.out, ": 1 messages, 0 queued, repaired 0 replies, closed 1 turns"))
+      << resumed.out;
+  EXPECT_TRUE(Has(resumed.out, "[0] user: before the crash\n")) << resumed.out;
+  EXPECT_TRUE(Has(resumed.out, "assistant: after the crash\n")) << resumed.out;
+  const CliRun after = Sessions("ls '" + dir_.data() + "'");
+  EXPECT_FALSE(Has(after.out, "needs restore")) << after.out;
+  EXPECT_TRUE(dir_.JournalVerifies());
+}
+
+TEST_F(SessionsCli, AContradictoryJournalIsRefusedWithItsKind) {
+  // Without its LoopCreated, the loop's first event names a loop nobody created.
+  const std::string id =
+      CrashedSession([](const JournalRecord& r) { return r.type == "LoopCreated"; }).ToString();
+  const CliRun show = Sessions("show '" + dir_.data() + "' " + id);
+  EXPECT_EQ(show.exit_code, 1) << show.out;
+  EXPECT_TRUE(Has(show.out, "restore refused: unknown_loop at seq ")) << show.out;
+  const CliRun ls = Sessions("ls '" + dir_.data() + "'");
+  EXPECT_EQ(ls.exit_code, 1) << ls.out;
+  EXPECT_TRUE(Has(ls.out, "restore refused: unknown_loop")) << ls.out;
+  Script({Answer("never")});
+  const CliRun chat = Chat("--session " + id, "hello\n");
+  EXPECT_EQ(chat.exit_code, 1) << chat.out;
+  EXPECT_TRUE(Has(chat.out, "restore_refused")) << chat.out;
+  EXPECT_FALSE(Has(chat.out, "assistant:")) << chat.out;
+}
+
+TEST_F(SessionsCli, BadIdsAndMismatchedModelsAreUsageErrors) {
+  Script({Answer("one")});
+  const std::string id = SuspendedId(Chat("", "first\n/quit\n").out);
+  ASSERT_FALSE(id.empty());
+  EXPECT_EQ(Sessions("show '" + dir_.data() + "' not-a-uuid").exit_code, 2);
+  EXPECT_EQ(Sessions("show '" + dir_.data() + "' " + Uuid::V7().ToString()).exit_code, 2);
+  EXPECT_EQ(Sessions("ls '" + (dir_.path() / "missing").string() + "'").exit_code, 2);
+  const CliRun unknown = Chat("--session " + Uuid::V7().ToString(), "hello\n");
+  EXPECT_EQ(unknown.exit_code, 2) << unknown.out;
+  EXPECT_TRUE(Has(unknown.out, "no session ")) << unknown.out;
+
+  const std::string other = dir_.Write("other.json", "[" + Answer("x") + "]");
+  const std::string in = dir_.Write("mismatch.txt", "hello\n");
+  const CliRun mismatch =
+      Shell(Harness("chat --model 'scripted:" + other + "' --data-dir '" + dir_.data() +
+                    "' --session " + id + " < '" + in + "' 2>&1"));
+  EXPECT_EQ(mismatch.exit_code, 2) << mismatch.out;
+  EXPECT_TRUE(Has(mismatch.out, "but the session's loop uses scripted/script.json"))
+      << mismatch.out;
+}
+
+TEST_F(SessionsCli, ALiveWriterKeepsTheSessionUnlessTakenOver) {
+  Script({Answer("one"), Answer("two")});
+  const std::string id = SuspendedId(Chat("", "first\n/quit\n").out);
+  ASSERT_FALSE(id.empty());
+  // Another writer holds the session now (as a running chat would).
+  auto journal = SqliteJournal::Open(dir_.data());
+  ASSERT_TRUE(journal.ok());
+  auto held =
+      (*journal)->AcquireLease(*Uuid::ParseCanonical(id), Uuid::V4(), std::chrono::hours(1));
+  ASSERT_TRUE(held.ok()) << held.error().Describe();
+  const CliRun refused = Chat("--session " + id, "hello\n");
+  EXPECT_EQ(refused.exit_code, 1) << refused.out;
+  EXPECT_TRUE(Has(refused.out, "lease_held")) << refused.out;
+  EXPECT_FALSE(Has(refused.out, "assistant:")) << refused.out;
+
+  const CliRun taken = Chat("--session " + id + " --take-over", "hello\n/quit\n");
+  EXPECT_EQ(taken.exit_code, 0) << taken.out;
+  EXPECT_TRUE(Has(taken.out, "assistant: ")) << taken.out;
+  // The old holder is fenced off.
+  auto stale = (*journal)->RenewLease(*held, std::chrono::hours(1));
+  ASSERT_FALSE(stale.ok());
+  EXPECT_EQ(stale.error().kind, JournalErrorKind::kStaleFence);
+  EXPECT_TRUE(dir_.JournalVerifies());
+}
+
+}  // namespace
+}  // namespace harness::chat_e2e
