@@ -28,6 +28,7 @@
 #include "harness/event/codec.h"
 #include "harness/runtime/fold.h"
 #include "harness/runtime/repair.h"
+#include "runtime/testing/journal_builder.h"
 
 namespace {
 
@@ -136,29 +137,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   auto fold = Fold(records);
   if (!fold.ok())
     return 0;
-  const Uuid owner = Uuid::Parse("0e0e0e0e-0000-4000-8000-000000000001").value();
-  const RepairPlan plan = PlanRepairs(*fold, EventTime(std::chrono::seconds(1)), owner, 1);
-  if (plan.fence.has_value() == plan.events.empty())
+  const RepairPlan plan = PlanRepairs(*fold, EventTime(std::chrono::seconds(1)), kSession, 1);
+  if (plan.fence.has_value() == plan.empty())
     Violation("a plan has a fence iff it has events");
-  if (plan.empty())
-    return 0;
-  std::uint64_t seq = fold->through_seq;
-  const auto append = [&](Uuid id, RecordKind kind, std::string type, std::string payload) {
-    records.push_back(JournalRecord{kSession, ++seq, id, kind, std::move(type), 1,
-                                    EventTime(std::chrono::seconds(1)), std::move(payload)});
-  };
-  append(plan.fence->record_id, plan.fence->kind, plan.fence->type, plan.fence->payload);
-  for (const Event& event : plan.events) {
-    auto encoded = EncodeEvent(event);
-    if (!encoded.ok())
-      Violation("a repair event does not encode");
-    append(HeaderOf(event).event_id, RecordKind::kEvent, std::string(EventTypeName(event)),
-           std::move(*encoded));
-  }
-  auto repaired = Fold(records);
-  if (!repaired.ok())
-    Violation("the repaired journal does not fold");
-  if (!PlanRepairs(*repaired, EventTime(std::chrono::seconds(2)), owner, 2).empty())
-    Violation("the repaired journal plans more repairs");
+  // JournalBuilder aborts when a planned event does not encode.
+  if (!testing::RepairsConvergeFailure(kSession, records).empty())
+    Violation("the repaired journal does not fold, or plans more repairs");
   return 0;
 }

@@ -442,4 +442,25 @@ inline Result<SessionFold, RestoreError> FoldAll(const Uuid& session,
   return std::move(folder).Finish();
 }
 
+// Restore's invariant (restore-design §2.2): `records` fold, their repair plan appended as
+// restore journals it (fence, then events, at the following seqs) folds too, and that journal
+// plans nothing more. "" when it holds, else what broke (for the test's failure message).
+inline std::string RepairsConvergeFailure(const Uuid& session,
+                                          const std::vector<JournalRecord>& records) {
+  auto fold = FoldAll(session, records);
+  if (!fold.ok())
+    return "the journal does not fold: " + fold.error().Message();
+  const EventTime now = BuilderEpoch() + std::chrono::hours(24);
+  JournalBuilder repaired(session);
+  for (const JournalRecord& record : records)
+    repaired.AppendRecord(record);
+  repaired.AppendPlan(PlanRepairs(*fold, now, session, 1));
+  auto again = FoldAll(session, repaired.records());
+  if (!again.ok())
+    return "the repaired journal does not fold: " + again.error().Message();
+  if (!PlanRepairs(*again, now, session, 2).empty())
+    return "the repaired journal plans more repairs";
+  return "";
+}
+
 }  // namespace harness::testing
