@@ -127,6 +127,7 @@ class JournalBuilder {
                                       std::move(*payload)});
   }
 
+  // A record as a journal would store it after an append of `record`.
   std::uint64_t AppendNew(const NewRecord& record) {
     return AppendRecord(JournalRecord{session_, 0, record.record_id, record.kind, record.type,
                                       record.v, record.created_at, record.payload});
@@ -429,6 +430,12 @@ class JournalBuilder {
   std::vector<JournalRecord> records_;
   std::map<Uuid, Track> loops_;
 };
+
+// What a caller appends to store `record` in a real journal (the journal assigns the seq).
+inline NewRecord ToNewRecord(const JournalRecord& record) {
+  return NewRecord{record.record_id, record.kind,       record.type,
+                   record.v,         record.created_at, record.payload};
+}
 
 // Folds `records` in order: the fold, or the first RestoreError.
 inline Result<SessionFold, RestoreError> FoldAll(const Uuid& session,
