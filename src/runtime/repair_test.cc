@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "harness/journal/memory_journal.h"
 #include "runtime/testing/journal_builder.h"
 
 namespace harness {
@@ -361,6 +362,40 @@ TEST(Repair, ARetriedBatchIsAllDuplicates) {
   EXPECT_EQ(first.fence->record_id, retry.fence->record_id);
   for (std::size_t i = 0; i < first.events.size(); ++i)
     EXPECT_EQ(HeaderOf(first.events[i]).event_id, HeaderOf(retry.events[i]).event_id);
+}
+
+TEST(Repair, ThroughARealJournalARetriedPlanWritesNothing) {
+  JournalBuilder b(kSession);
+  const Uuid loop = b.CreateLoop(TwoMessages());
+  const Uuid w = b.CompactIntent(loop);
+  b.Commit(loop, 0, {w});
+  b.StartTurn(loop);
+  auto journal = NewMemoryJournal();
+  auto lease = journal->AcquireLease(kSession, kOwner, std::chrono::minutes(1));
+  ASSERT_TRUE(lease.ok());
+  const auto append = [&](const std::vector<JournalRecord>& records, std::uint64_t next) {
+    AppendRequest request{kSession, lease->token, next, {}};
+    for (const JournalRecord& record : records)
+      request.records.push_back(testing::ToNewRecord(record));
+    return journal->Append(std::move(request));
+  };
+  ASSERT_TRUE(append(b.records(), 1).ok());
+  const auto read_fold = [&] { return MustFold(journal->Read(kSession, 1, 1000).value()); };
+  const SessionFold fold = read_fold();
+  ASSERT_EQ(fold.through_seq, 4u);
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    // The second attempt is a retry after a lost acknowledgement: another time, another token.
+    JournalBuilder repaired(kSession);
+    repaired.AppendPlan(PlanRepairs(fold, Later() + std::chrono::minutes(attempt), kOwner,
+                                    kToken + static_cast<std::uint64_t>(attempt)));
+    auto appended = append(repaired.records(), fold.through_seq + 1);
+    ASSERT_TRUE(appended.ok()) << attempt;
+    ASSERT_EQ(appended->size(), 4u) << "fence, reply, TurnInterrupted, LoopIdle";
+    for (const AppendedRecord& record : *appended)
+      EXPECT_EQ(record.duplicate, attempt == 1);
+    EXPECT_EQ(journal->LastSequence(kSession).value(), 8u);
+  }
+  EXPECT_TRUE(PlanRepairs(read_fold(), Later(), kOwner, kToken).empty());
 }
 
 // --- the fence codec ------------------------------------------------------------------------

@@ -6,6 +6,7 @@
 
 #include "harness/journal/memory_journal.h"
 #include "harness/summary/summary.h"
+#include "runtime/testing/journal_builder.h"
 
 namespace harness::acceptance {
 
@@ -551,8 +552,15 @@ void Acceptance::ReleaseAllGates() {
 void Acceptance::TearDown() {
   ReleaseAllGates();
   helpers_.clear();  // joins: every helper ends once the gates are open
-  if (session_)
+  if (session_) {
     session_->Shutdown();
+    // Every journal a scenario writes through the real runtime must fold, and restore's repairs
+    // must converge (restore-design §10: the strict fold is checked against live journals).
+    auto records = journal_->Read(session_->id(), 1, 1'000'000);
+    if (expect_journal_folds_ && records.ok() && !records->empty()) {
+      EXPECT_EQ(testing::RepairsConvergeFailure(session_->id(), *records), "");
+    }
+  }
   log_.reset();
   session_.reset();
 }

@@ -479,6 +479,9 @@ class Acceptance : public ::testing::Test {
   ContextBasis CreationBasis(const Uuid& loop) const;
 
   std::unique_ptr<Journal> journal_;
+  // TearDown checks that the session's journal folds and that restore's repairs converge; a test
+  // that writes a contradictory journal on purpose (restore refusal scenarios) clears it.
+  bool expect_journal_folds_ = true;
   TestClock clock_;
   FailureLog failures_;
   PublishFaults faults_;

@@ -27,7 +27,11 @@
 //     `unknown_command` otherwise; an intent after LoopExited is accepted (it is not a loop event,
 //     and repair answers it ShuttingDown);
 //   * the non-ControlLaneFull orphan rejections of one attempt must share one reason (runtime
-//     §5.2), which covers "Interrupted and ShuttingDown orphans in one attempt".
+//     §5.2), which covers "Interrupted and ShuttingDown orphans in one attempt";
+//   * RestoredPressure takes the policy by pointer (null: the loop has no policy), as
+//     PressureLevelFor does; §1.1 shows a reference, which cannot say "no policy".
+// - Beyond §1.1: SessionFold::records (how many records were folded) and FindLoop; the ledger
+//   is a class with lookups by id (restore and `sessions show` query it per command).
 // - RestoredPressure replays PressureLevelFor (the live actor's rule) over a loop's occupancies
 //   since its last commit, starting from Unknown, so live and restored pressure cannot differ.
 // Thread safety: plain values; a SessionFolder is used by one thread.
@@ -204,7 +208,9 @@ class SessionFolder {
   // The fold of every record added, or the first error.
   Result<SessionFold, RestoreError> Finish() &&;
 
-  // The state so far (for a caller that keeps folding after a plan, restore step 5).
+  // The state so far. Restore plans its repairs on it (PlanRepairs(fold(), …)), appends them,
+  // Adds the appended records (read back from the journal) and only then calls Finish(), so
+  // that loops start from fold(journal + repairs). Meaningless after a failed Add.
   const SessionFold& fold() const { return fold_; }
 
  private:

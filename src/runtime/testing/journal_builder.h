@@ -127,6 +127,7 @@ class JournalBuilder {
                                       std::move(*payload)});
   }
 
+  // A record as a journal would store it after an append of `record`.
   std::uint64_t AppendNew(const NewRecord& record) {
     return AppendRecord(JournalRecord{session_, 0, record.record_id, record.kind, record.type,
                                       record.v, record.created_at, record.payload});
@@ -430,6 +431,12 @@ class JournalBuilder {
   std::map<Uuid, Track> loops_;
 };
 
+// What a caller appends to store `record` in a real journal (the journal assigns the seq).
+inline NewRecord ToNewRecord(const JournalRecord& record) {
+  return NewRecord{record.record_id, record.kind,       record.type,
+                   record.v,         record.created_at, record.payload};
+}
+
 // Folds `records` in order: the fold, or the first RestoreError.
 inline Result<SessionFold, RestoreError> FoldAll(const Uuid& session,
                                                  const std::vector<JournalRecord>& records) {
@@ -440,6 +447,27 @@ inline Result<SessionFold, RestoreError> FoldAll(const Uuid& session,
       return Fail(std::move(added).error());
   }
   return std::move(folder).Finish();
+}
+
+// Restore's invariant (restore-design §2.2): `records` fold, their repair plan appended as
+// restore journals it (fence, then events, at the following seqs) folds too, and that journal
+// plans nothing more. "" when it holds, else what broke (for the test's failure message).
+inline std::string RepairsConvergeFailure(const Uuid& session,
+                                          const std::vector<JournalRecord>& records) {
+  auto fold = FoldAll(session, records);
+  if (!fold.ok())
+    return "the journal does not fold: " + fold.error().Message();
+  const EventTime now = BuilderEpoch() + std::chrono::hours(24);
+  JournalBuilder repaired(session);
+  for (const JournalRecord& record : records)
+    repaired.AppendRecord(record);
+  repaired.AppendPlan(PlanRepairs(*fold, now, session, 1));
+  auto again = FoldAll(session, repaired.records());
+  if (!again.ok())
+    return "the repaired journal does not fold: " + again.error().Message();
+  if (!PlanRepairs(*again, now, session, 2).empty())
+    return "the repaired journal plans more repairs";
+  return "";
 }
 
 }  // namespace harness::testing
