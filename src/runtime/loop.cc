@@ -175,6 +175,15 @@ bool LoopActor::CommitMessage(Message message, const Uuid& input_command) {
   return true;
 }
 
+bool LoopActor::CommitQueuedFront() {
+  // The input leaves the queue only once its MessageCommitted is durable.
+  const QueuedInput& input = queue_.front();
+  if (!CommitMessage(Message{input.message}, input.command))
+    return false;
+  queue_.pop_front();
+  return true;
+}
+
 InferenceRequest LoopActor::BuildRequest() const {
   InferenceRequest request;
   request.model = definition_.model;
@@ -425,16 +434,17 @@ void LoopActor::Exit() {
 void LoopActor::StartTurn() {
   if (turn_ || slot_ || queue_.empty() || shutting_down_ || halted_ || exited_)
     return;
-  QueuedInput input = std::move(queue_.front());
-  queue_.pop_front();
   turn_ = Turn{};  // not emplace(): clang sees the nested type as incomplete there
   turn_->id = Uuid::V7();
-  ++turn_index_;
   TurnStarted started;
   started.header = TurnHeader(false);
-  if (!PublishOrHalt(started, InfrastructureFailure::Kind::kEventAppend))
+  // State changes only after the journal has the event: a halted loop is never ahead of it.
+  if (!PublishOrHalt(started, InfrastructureFailure::Kind::kEventAppend)) {
+    turn_.reset();
     return;
-  if (!CommitMessage(std::move(input.message), input.command))
+  }
+  ++turn_index_;
+  if (!CommitQueuedFront())
     return;
   MeasureInTurn(Boundary::kPreInference);
 }
@@ -589,9 +599,7 @@ std::size_t LoopActor::FoldQueued() {
   std::size_t folded = 0;
   // The input barrier: nothing leaves the queue while a compaction holds the slot.
   while (!slot_ && !queue_.empty() && !halted_) {
-    QueuedInput input = std::move(queue_.front());
-    queue_.pop_front();
-    if (!CommitMessage(std::move(input.message), input.command))
+    if (!CommitQueuedFront())
       break;
     ++folded;
   }

@@ -141,6 +141,8 @@ class LoopActor : public std::enable_shared_from_this<LoopActor> {
 
   // --- history
   bool CommitMessage(Message message, const Uuid& input_command);
+  // Commits the oldest queued input and pops it; false (nothing popped) when the append failed.
+  bool CommitQueuedFront();
   InferenceRequest BuildRequest() const;
   void ApplyMeasurement(const ContextMeasurement& measurement);
   PressureLevel LevelFor(const ContextMeasurement& measurement) const;
