@@ -12,6 +12,8 @@
 #include "acceptance/fixture.h"
 #include "harness/command/codec.h"
 #include "harness/event/codec.h"
+#include "harness/journal/memory_journal.h"
+#include "runtime/testing/journal_builder.h"
 
 namespace harness::acceptance {
 namespace {
@@ -579,9 +581,72 @@ TEST_F(Automatic, S52_ManualRejectionRetriesAutomaticallyAtTheSameBasis) {
   EXPECT_EQ(model_->calls(), 1u);
 }
 
+// 53: a loop restored from a journal whose last automatic attempt, at basis B after a 64/80
+// measurement (level Compact), was rejected (latch B). The restored loop has that measurement,
+// the Compact level and the latch; a new turn moves the basis past B, its first count (64 again)
+// leaves the level unchanged (no ContextPressure) and starts an automatic attempt at the new
+// basis; the counted request is the restored history plus the new input.
 TEST_F(Automatic, S53_RestoredLatchRetriesAtTheNextBasis) {
-  GTEST_SKIP() << "Needs restore (issue 7): a loop cannot be restored with a latch and a seeded "
-                  "measurement yet.";
+  const Uuid id = Uuid::V7();
+  harness::testing::JournalBuilder builder(id);
+  const Uuid loop = builder.CreateLoop(HistoryH(), true, TestModel());
+  builder.ActiveLoop(loop);
+  const ContextMeasurement measured = builder.Measure(loop, 64, 80);
+  const CompactionRejected rejected = builder.MakeReject(
+      loop, {}, CompactRejectReason::kExecutionFailed, CompactionReason::kAutomatic);
+  const auto terminal = builder.Reject(rejected);
+  builder.Reply(terminal, rejected.waiter_command_ids[0], Agency::kMachine);
+  auto journal = NewMemoryJournal();
+  {
+    auto lease = journal->AcquireLease(id, Uuid::V4(), std::chrono::seconds(5));
+    ASSERT_TRUE(lease.ok());
+    std::vector<NewRecord> records;
+    for (const JournalRecord& r : builder.records())
+      records.push_back(harness::testing::ToNewRecord(r));
+    ASSERT_TRUE(journal->Append({id, lease->token, 1, std::move(records)}).ok());
+    ASSERT_TRUE(journal->ReleaseLease(*lease).ok());
+  }
+
+  counter_->Script({CountStep::Tokens(64)});
+  compactor_->Script({CompactStep::Error(CompactorErrorKind::kFailed)});
+  model_->Script({ModelStep::Text("answer")});
+  log_.reset();
+  session_->Shutdown();
+  session_.reset();
+  journal_ = std::move(journal);  // the fixture's journal is now the restored session's
+  SessionOptions options;
+  options.journal = journal_.get();
+  options.session_id = id;
+  options.clock = [this] { return clock_.Now(); };
+  RestoreOptions restore;
+  restore.resolve = [this](const RestoredLoopInfo&) -> Result<LoopDefinition, SessionError> {
+    return AutomaticLoop();
+  };
+  auto restored = Session::Restore(std::move(options), std::move(restore));
+  ASSERT_TRUE(restored.ok()) << restored.error().Message();
+  session_ = std::move(restored).value();
+  log_ = std::make_unique<EventLog>(*session_);
+
+  const LoopSnapshot before = MustSnapshot(loop);
+  EXPECT_EQ(before.pressure, PressureLevel::kCompact);
+  EXPECT_EQ(before.measurement, measured);
+  EXPECT_EQ(before.basis, measured.basis);
+
+  MustSubmit(loop, "after restore");
+  ASSERT_TRUE(log_->WaitForCount<TurnCompleted>(1, loop));
+  const Events all = LoopEvents(loop);
+  const auto started = All<CompactionStarted>(all);
+  ASSERT_EQ(started.size(), 1u) << Describe(all);
+  EXPECT_EQ(started[0].reason, CompactionReason::kAutomatic);
+  EXPECT_EQ(started[0].basis.revision, measured.basis.revision + 1) << "at the new basis";
+  const std::size_t first_started = IndexOf<CompactionStarted>(all);
+  for (std::size_t i = 0; i < first_started; ++i)
+    EXPECT_FALSE(std::holds_alternative<ContextPressure>(all[i])) << "the level did not change";
+  const auto requests = counter_->requests();
+  ASSERT_FALSE(requests.empty());
+  std::vector<Message> expected = HistoryH();
+  expected.emplace_back(U("after restore"));
+  EXPECT_EQ(requests[0].messages, expected);
 }
 
 // A synchronous failure at the start: CompactionStarted cannot be published (non-fatal), so
@@ -626,12 +691,13 @@ TEST_F(Automatic, Latch_RejectionAtOneBasisDoesNotSilenceTheNext) {
 }
 
 TEST_F(Automatic, Latch_SecondMeasurementAtARejectedBasisDoesNotTrigger) {
-  GTEST_SKIP() << "Unreachable without restore: in a live loop every re-measurement at an "
+  GTEST_SKIP() << "Unreachable, also with restore: in a live loop every re-measurement at an "
                   "unchanged basis is the retry after a manual rejection, which always comes "
                   "before the automatic attempt at that basis (S52); after an automatic "
                   "rejection the turn moves on (a call, a fold or its end) and the next "
-                  "measurement is at a new basis. The latch is only consulted again at the same "
-                  "basis after restore (S53).";
+                  "measurement is at a new basis. A restored loop keeps the latch (S53, "
+                  "Fold.* latch rows) but its next measurement follows the next turn's input, "
+                  "at a new basis again.";
 }
 
 // Counts [40 → Normal, 64 (8000, the threshold) → Compact + attempt, 20 preflight, 48 (6000,
