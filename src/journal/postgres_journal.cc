@@ -1,0 +1,757 @@
+// The PostgreSQL backend. As in the SQLite backend, one writer thread owns the write connection
+// and commits groups of queued requests (group commit); readers borrow connections from a small
+// pool. Every decision is a rules.h function: this file only stores and fetches. See
+// docs/journal.md ("The PostgreSQL backend") and docs/restore-design.md §6.
+#include "harness/journal/postgres_journal.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <atomic>
+#include <charconv>
+#include <condition_variable>
+#include <mutex>
+#include <stop_token>
+#include <thread>
+#include <unordered_map>
+
+#include "journal/pg_conn.h"
+#include "journal/rules.h"
+#include "journal/write_queue.h"
+
+namespace harness {
+
+using journal_internal::Error;
+using journal_internal::LeaseState;
+using journal_internal::PgArray;
+using journal_internal::PgConn;
+using journal_internal::PgParams;
+using journal_internal::PgResult;
+using journal_internal::StoredRow;
+using journal_internal::WriteOp;
+using K = JournalErrorKind;
+namespace jp = journal_internal;
+
+namespace {
+
+// Serializes the first opens of a schema across processes ("harness" in ASCII).
+constexpr std::int64_t kSchemaLockKey = 0x68'61'72'6e'65'73'73;
+
+constexpr std::string_view kRecordColumns =
+    "session, seq, record_id, kind, type, v, created_at_ns, payload, checksum";
+
+// How many rows Verify fetches from its cursor at a time.
+constexpr int kVerifyFetchRows = 10000;
+
+constexpr auto kFirstBackoff = std::chrono::milliseconds(100);
+constexpr auto kMaxBackoff = std::chrono::seconds(2);
+
+bool IsValidSchemaName(std::string_view name) {
+  if (name.empty() || name.size() > 63 || (name[0] >= '0' && name[0] <= '9'))
+    return false;
+  return std::all_of(name.begin(), name.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_';
+  });
+}
+
+// `sql` with every "{s}" replaced by the schema name (validated, so it needs no quoting).
+std::string InSchema(std::string_view sql, const std::string& schema) {
+  std::string out;
+  out.reserve(sql.size() + 8 * schema.size());
+  for (std::size_t i = 0; i < sql.size(); ++i) {
+    if (sql.compare(i, 3, "{s}") == 0) {
+      out += schema;
+      i += 2;
+    } else {
+      out += sql[i];
+    }
+  }
+  return out;
+}
+
+constexpr std::string_view kCreateTables = R"sql(
+CREATE TABLE {s}.sessions (
+  session uuid PRIMARY KEY,
+  last_seq bigint NOT NULL DEFAULT 0,
+  lease_token bigint NOT NULL DEFAULT 0,
+  lease_owner uuid,
+  lease_expires_ns bigint NOT NULL DEFAULT 0,
+  lease_released boolean NOT NULL DEFAULT true);
+CREATE TABLE {s}.records (
+  session uuid NOT NULL,
+  seq bigint NOT NULL CHECK (seq > 0),
+  record_id uuid NOT NULL,
+  kind smallint NOT NULL,
+  type text NOT NULL,
+  v integer NOT NULL,
+  created_at_ns bigint NOT NULL,
+  payload bytea NOT NULL,
+  checksum bytea NOT NULL,
+  PRIMARY KEY (session, seq),
+  UNIQUE (session, record_id));
+)sql";
+
+// The writer's statements. `lock` takes the session row's lock and, in the same statement,
+// returns the ids of the request already stored (one row per found id).
+constexpr std::string_view kLockSql =
+    "SELECT s.last_seq, s.lease_token, s.lease_owner, s.lease_expires_ns, s.lease_released, "
+    "r.record_id, r.seq FROM {s}.sessions s LEFT JOIN {s}.records r "
+    "ON r.session = s.session AND r.record_id = ANY($2) WHERE s.session = $1 FOR UPDATE OF s";
+constexpr std::string_view kEnsureSql =
+    "INSERT INTO {s}.sessions(session) VALUES ($1) ON CONFLICT DO NOTHING";
+constexpr std::string_view kStoreLeaseSql =
+    "UPDATE {s}.sessions SET lease_token = $2, lease_owner = $3, lease_expires_ns = $4, "
+    "lease_released = $5 WHERE session = $1";
+constexpr std::string_view kWriteSql =
+    "WITH written AS (INSERT INTO {s}.records(session, seq, record_id, kind, type, v, "
+    "created_at_ns, payload, checksum) SELECT $1, * FROM unnest($2, $3, $4, $5, $6, $7, $8, $9)) "
+    "UPDATE {s}.sessions SET last_seq = $10 WHERE session = $1";
+constexpr const char* kServerNowSql =
+    "SELECT (extract(epoch FROM clock_timestamp()) * 1000000000)::int8";
+
+Result<StoredRow, JournalError> ReadStoredRow(const PgResult& r, int row) {
+  StoredRow out;
+  HARNESS_TRY(out.session, r.Id(row, 0, "records.session"));
+  out.seq = static_cast<std::uint64_t>(r.Int(row, 1));
+  HARNESS_TRY(out.record_id, r.Id(row, 2, jp::Where(out.session, out.seq)));
+  out.kind_raw = r.Int(row, 3);
+  out.type = std::string(r.Bytes(row, 4));
+  out.v_raw = r.Int(row, 5);
+  out.created_at_ns = r.Int(row, 6);
+  out.payload = std::string(r.Bytes(row, 7));
+  out.checksum = std::string(r.Bytes(row, 8));
+  return out;
+}
+
+Result<std::int64_t, JournalError> ParseInt(std::string_view text, std::string_view what) {
+  std::int64_t value = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc() || end != text.data() + text.size())
+    return Fail(Error(K::kIo, fmt::format("{}: not an integer", what)));
+  return value;
+}
+
+// The session row as locked by the writer, with the request's ids already stored.
+struct LockedSession {
+  bool exists = false;
+  std::uint64_t last_seq = 0;
+  LeaseState lease;
+  std::unordered_map<Uuid, std::uint64_t> existing;
+};
+
+}  // namespace
+
+class PostgresJournal::Impl {
+ public:
+  Impl(std::string url, PostgresJournalOptions options, PgConn writer)
+      : url_(std::move(url)),
+        options_(std::move(options)),
+        writer_(std::move(writer)),
+        queue_(options_.max_group_bytes) {
+    writer_pid_ = writer_.backend_pid();
+  }
+
+  ~Impl() {
+    queue_.Close();
+    if (thread_.joinable()) {
+      thread_.request_stop();
+      thread_.join();
+    }
+    if (options_.drop_schema_on_close) {
+      {
+        std::lock_guard lock(pool_mu_);
+        idle_readers_.clear();
+      }
+      if (writer_.broken()) {
+        auto conn = PgConn::Connect(url_, options_.connect_timeout, options_.lock_timeout);
+        if (conn.ok())
+          writer_ = std::move(*conn);
+      }
+      (void)writer_.Exec(InSchema("DROP SCHEMA IF EXISTS {s} CASCADE", options_.schema),
+                         "drop schema");
+    }
+  }
+
+  Status<JournalError> Start() {
+    HARNESS_CHECK(PrepareWriter(writer_));
+    thread_ = std::jthread([this](std::stop_token stop) { WriterLoop(stop); });
+    return {};
+  }
+
+  journal_internal::WriteQueue& queue() { return queue_; }
+
+  // --- reads ------------------------------------------------------------------------------
+
+  class BorrowedReader {
+   public:
+    BorrowedReader(Impl& impl, std::unique_ptr<PgConn> conn)
+        : impl_(impl), conn_(std::move(conn)) {}
+    ~BorrowedReader() { impl_.ReturnReader(std::move(conn_)); }
+    BorrowedReader(const BorrowedReader&) = delete;
+    BorrowedReader& operator=(const BorrowedReader&) = delete;
+    PgConn& operator*() { return *conn_; }
+    PgConn* operator->() { return conn_.get(); }
+
+   private:
+    Impl& impl_;
+    std::unique_ptr<PgConn> conn_;
+  };
+
+  Result<std::unique_ptr<PgConn>, JournalError> TakeReader() {
+    {
+      std::unique_lock lock(pool_mu_);
+      pool_cv_.wait(lock, [&] {
+        return !idle_readers_.empty() || open_readers_ < options_.read_connections;
+      });
+      if (!idle_readers_.empty()) {
+        auto conn = std::move(idle_readers_.back());
+        idle_readers_.pop_back();
+        return conn;
+      }
+      ++open_readers_;
+    }
+    auto conn = ConnectReader();
+    if (!conn.ok()) {
+      ReturnReader(nullptr);
+      return Fail(std::move(conn).error());
+    }
+    return std::make_unique<PgConn>(std::move(*conn));
+  }
+
+  // A broken (or missing) connection is dropped, freeing its slot for a new one.
+  void ReturnReader(std::unique_ptr<PgConn> conn) {
+    {
+      std::lock_guard lock(pool_mu_);
+      if (conn && !conn->broken())
+        idle_readers_.push_back(std::move(conn));
+      else
+        --open_readers_;
+    }
+    pool_cv_.notify_one();
+  }
+
+  Result<PgConn, JournalError> ConnectReader() {
+    HARNESS_TRY(PgConn conn,
+                PgConn::Connect(url_, options_.connect_timeout, options_.lock_timeout));
+    using jp::kPgInt8;
+    using jp::kPgUuid;
+    HARNESS_CHECK(conn.Prepare(
+        "read",
+        InSchema(fmt::format("SELECT {} FROM {{s}}.records WHERE session = $1 AND seq >= $2 "
+                             "ORDER BY seq LIMIT $3",
+                             kRecordColumns),
+                 options_.schema),
+        {kPgUuid, kPgInt8, kPgInt8}));
+    HARNESS_CHECK(conn.Prepare(
+        "last", InSchema("SELECT last_seq FROM {s}.sessions WHERE session = $1", options_.schema),
+        {kPgUuid}));
+    HARNESS_CHECK(conn.Prepare(
+        "list",
+        InSchema("SELECT session FROM {s}.sessions WHERE last_seq > 0 ORDER BY session",
+                 options_.schema),
+        {}));
+    return conn;
+  }
+
+  Result<std::vector<JournalRecord>, JournalError> Read(const Uuid& session, std::uint64_t from_seq,
+                                                        std::size_t max_count) {
+    std::vector<JournalRecord> out;
+    if (max_count == 0)
+      return out;
+    const std::uint64_t from = std::max<std::uint64_t>(from_seq, 1);
+    HARNESS_TRY(auto taken, TakeReader());
+    BorrowedReader reader(*this, std::move(taken));
+    PgParams params;
+    params.Id(session)
+        .Int64(static_cast<std::int64_t>(std::min<std::uint64_t>(from, INT64_MAX)))
+        .Int64(static_cast<std::int64_t>(std::min<std::size_t>(max_count, INT64_MAX)));
+    HARNESS_TRY(const PgResult rows, reader->Run("read", params, "read records"));
+    out.reserve(static_cast<std::size_t>(rows.rows()));
+    std::uint64_t expected = from;
+    for (int i = 0; i < rows.rows(); ++i) {
+      HARNESS_TRY(StoredRow stored, ReadStoredRow(rows, i));
+      if (stored.seq != expected) {
+        return Fail(Error(K::kCorrupt, fmt::format("{}: missing (the next stored seq is {})",
+                                                   jp::Where(session, expected), stored.seq)));
+      }
+      ++expected;
+      HARNESS_TRY(JournalRecord record,
+                  jp::DecodeStoredRow(std::move(stored), options_.journal.max_record_version));
+      out.push_back(std::move(record));
+    }
+    return out;
+  }
+
+  Result<std::uint64_t, JournalError> LastSequence(const Uuid& session) {
+    HARNESS_TRY(auto taken, TakeReader());
+    BorrowedReader reader(*this, std::move(taken));
+    PgParams params;
+    params.Id(session);
+    HARNESS_TRY(const PgResult rows, reader->Run("last", params, "last sequence"));
+    return rows.rows() == 0 ? std::uint64_t{0} : static_cast<std::uint64_t>(rows.Int(0, 0));
+  }
+
+  Result<std::vector<Uuid>, JournalError> ListSessions() {
+    HARNESS_TRY(auto taken, TakeReader());
+    BorrowedReader reader(*this, std::move(taken));
+    HARNESS_TRY(const PgResult rows, reader->Run("list", PgParams(), "list sessions"));
+    std::vector<Uuid> out;
+    out.reserve(static_cast<std::size_t>(rows.rows()));
+    for (int i = 0; i < rows.rows(); ++i) {
+      HARNESS_TRY(const Uuid id, rows.Id(i, 0, "sessions.session"));
+      out.push_back(id);
+    }
+    return out;
+  }
+
+  Result<VerifyReport, JournalError> Verify() {
+    HARNESS_TRY(auto taken, TakeReader());
+    BorrowedReader reader(*this, std::move(taken));
+    // One snapshot for the scan and the last_seq check.
+    HARNESS_TRY(const PgResult begun,
+                reader->Exec("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", "verify begin"));
+    (void)begun;
+    auto report = VerifyInSnapshot(*reader);
+    if (!reader->broken())
+      (void)reader->Exec("ROLLBACK", "verify end");
+    return report;
+  }
+
+  PostgresJournalStats stats() {
+    return {commits_.load(std::memory_order_relaxed), requests_.load(std::memory_order_relaxed),
+            reconnects_.load(std::memory_order_relaxed), queue_.queued()};
+  }
+
+  int writer_backend_pid() const { return writer_pid_.load(std::memory_order_relaxed); }
+
+  const PostgresJournalOptions& options() const { return options_; }
+
+ private:
+  Result<VerifyReport, JournalError> VerifyInSnapshot(PgConn& conn) {
+    HARNESS_TRY(
+        const PgResult declared,
+        conn.Exec(InSchema(fmt::format("DECLARE scan BINARY NO SCROLL CURSOR FOR SELECT {} FROM "
+                                       "{{s}}.records ORDER BY session, seq",
+                                       kRecordColumns),
+                           options_.schema),
+                  "verify scan"));
+    (void)declared;
+    jp::VerifyScanner scanner(options_.journal.max_record_version);
+    const std::string fetch = fmt::format("FETCH {} FROM scan", kVerifyFetchRows);
+    for (;;) {
+      HARNESS_TRY(const PgResult rows, conn.Exec(fetch, "verify fetch"));
+      for (int i = 0; i < rows.rows(); ++i) {
+        HARNESS_TRY(StoredRow stored, ReadStoredRow(rows, i));
+        HARNESS_CHECK(scanner.Add(std::move(stored)));
+      }
+      if (rows.rows() < kVerifyFetchRows)
+        break;
+    }
+    // The sequence counter must name the highest stored record of each session.
+    HARNESS_TRY(const PgResult mismatch,
+                conn.Exec(InSchema("SELECT coalesce(s.session, m.session)::text, "
+                                   "coalesce(s.last_seq, 0), coalesce(m.max_seq, 0) "
+                                   "FROM {s}.sessions s FULL JOIN (SELECT session, max(seq) "
+                                   "AS max_seq FROM {s}.records GROUP BY session) m "
+                                   "ON m.session = s.session "
+                                   "WHERE coalesce(s.last_seq, 0) <> coalesce(m.max_seq, 0) "
+                                   "ORDER BY 1 LIMIT 1",
+                                   options_.schema),
+                          "verify last_seq"));
+    if (mismatch.rows() > 0) {
+      return Fail(
+          Error(K::kCorrupt,
+                fmt::format("session {}: last_seq is {} but the highest stored seq is {}",
+                            mismatch.Bytes(0, 0), mismatch.Bytes(0, 1), mismatch.Bytes(0, 2))));
+    }
+    return scanner.Finish();
+  }
+
+  // --- the writer -------------------------------------------------------------------------
+
+  Status<JournalError> PrepareWriter(PgConn& conn) {
+    using namespace journal_internal;
+    const std::string& s = options_.schema;
+    HARNESS_CHECK(conn.Prepare("lock", InSchema(kLockSql, s), {kPgUuid, kPgUuidArray}));
+    HARNESS_CHECK(conn.Prepare("ensure", InSchema(kEnsureSql, s), {kPgUuid}));
+    HARNESS_CHECK(conn.Prepare("store_lease", InSchema(kStoreLeaseSql, s),
+                               {kPgUuid, kPgInt8, kPgUuid, kPgInt8, kPgBool}));
+    HARNESS_CHECK(
+        conn.Prepare("write", InSchema(kWriteSql, s),
+                     {kPgUuid, kPgInt8Array, kPgUuidArray, kPgInt2Array, kPgTextArray, kPgInt4Array,
+                      kPgInt8Array, kPgByteaArray, kPgByteaArray, kPgInt8}));
+    return {};
+  }
+
+  Result<PgConn, JournalError> ConnectWriter() {
+    HARNESS_TRY(PgConn conn,
+                PgConn::Connect(url_, options_.connect_timeout, options_.lock_timeout));
+    HARNESS_CHECK(PrepareWriter(conn));
+    return conn;
+  }
+
+  // Reconnects a lost writer connection, at most once per backoff interval: while the server
+  // is away, requests fail at once instead of each waiting for a connect timeout.
+  Status<JournalError> EnsureWriter() {
+    if (!writer_.broken())
+      return {};
+    const auto now = std::chrono::steady_clock::now();
+    if (now < next_connect_) {
+      return Fail(Error(K::kIo, "the connection to the server was lost; reconnecting (backoff)"));
+    }
+    auto connected = ConnectWriter();
+    if (!connected.ok()) {
+      next_connect_ = now + backoff_;
+      backoff_ = std::min<std::chrono::milliseconds>(backoff_ * 2, kMaxBackoff);
+      return Fail(std::move(connected).error());
+    }
+    backoff_ = kFirstBackoff;
+    writer_ = std::move(*connected);
+    writer_pid_ = writer_.backend_pid();
+    reconnects_.fetch_add(1, std::memory_order_relaxed);
+    return {};
+  }
+
+  void WriterLoop(std::stop_token stop) {
+    std::vector<std::shared_ptr<WriteOp>> group;
+    while (queue_.TakeGroup(stop, group)) {
+      CommitGroup(group);
+      jp::WriteQueue::Finish(group);
+    }
+  }
+
+  // Fails every request of the group that the rules did not already refuse: the transaction
+  // is gone. After a lost connection or a failed COMMIT the outcome is ambiguous (the group may
+  // have committed), which the detail says; a retry is safe.
+  void Abandon(const std::vector<std::shared_ptr<WriteOp>>& group, const JournalError& cause) {
+    if (!writer_.broken() && !writer_.Exec("ROLLBACK", "rollback").ok())
+      writer_ = PgConn();
+    if (writer_.broken()) {
+      writer_ = PgConn();
+      writer_pid_ = 0;
+    }
+    const JournalError error =
+        Error(K::kIo, fmt::format("the group was not confirmed (it may have committed; a retry "
+                                  "is safe): {}",
+                                  cause.detail));
+    for (const auto& op : group) {
+      if (!op->error)
+        op->error = error;
+    }
+  }
+
+  void CommitGroup(const std::vector<std::shared_ptr<WriteOp>>& group) {
+    requests_.fetch_add(group.size(), std::memory_order_relaxed);
+    if (auto ready = EnsureWriter(); !ready.ok()) {
+      for (const auto& op : group)
+        op->error = ready.error();
+      return;
+    }
+    const bool server_clock = options_.journal.clock == nullptr;
+    std::string head = "BEGIN; SAVEPOINT r";
+    if (server_clock)
+      head.append("; ").append(kServerNowSql);
+    auto begun = writer_.Exec(head, "begin");
+    if (!begun.ok()) {
+      Abandon(group, begun.error());
+      return;
+    }
+    JournalTime now;
+    if (server_clock) {
+      auto ns = ParseInt(begun->rows() > 0 ? begun->Bytes(0, 0) : "", "server clock");
+      if (!ns.ok()) {
+        Abandon(group, ns.error());
+        return;
+      }
+      now = JournalTime(std::chrono::nanoseconds(*ns));
+    } else {
+      now = options_.journal.clock->Now();
+    }
+    for (std::size_t i = 0; i < group.size(); ++i) {
+      if (i > 0) {
+        auto savepoint = writer_.Exec("RELEASE SAVEPOINT r; SAVEPOINT r", "savepoint");
+        if (!savepoint.ok()) {
+          Abandon(group, savepoint.error());
+          return;
+        }
+      }
+      WriteOp& op = *group[i];
+      if (auto applied = Apply(op, now); !applied.ok()) {
+        // An unexpected SQL error (lock_timeout behind another process, a constraint) undoes
+        // this request only; a lost connection ends the group.
+        if (writer_.broken() || !writer_.Exec("ROLLBACK TO SAVEPOINT r", "rollback to").ok()) {
+          Abandon(group, applied.error());
+          return;
+        }
+        op.error = applied.error();
+      }
+    }
+    if (auto committed = writer_.Exec("COMMIT", "commit"); !committed.ok()) {
+      Abandon(group, committed.error());
+      return;
+    }
+    commits_.fetch_add(1, std::memory_order_relaxed);
+  }
+
+  // Locks the session's row (waiting for another process's transaction that holds it) and
+  // returns it with those of `ids` the session already holds.
+  Result<LockedSession, JournalError> Lock(const Uuid& session, const std::vector<Uuid>& ids) {
+    PgArray array(jp::kPgUuid, ids.size() * 20);
+    for (const Uuid& id : ids)
+      array.Add(jp::PgUuid(id));
+    PgParams params;
+    params.Id(session).Add(array.Finish());
+    HARNESS_TRY(const PgResult rows, writer_.Run("lock", params, "lock session"));
+    LockedSession out;
+    if (rows.rows() == 0)
+      return out;
+    out.exists = true;
+    out.last_seq = static_cast<std::uint64_t>(rows.Int(0, 0));
+    out.lease.token = static_cast<std::uint64_t>(rows.Int(0, 1));
+    if (!rows.IsNull(0, 2)) {
+      HARNESS_TRY(out.lease.owner, rows.Id(0, 2, "sessions.lease_owner"));
+    }
+    out.lease.expires_at = JournalTime(std::chrono::nanoseconds(rows.Int(0, 3)));
+    out.lease.released = rows.BoolAt(0, 4);
+    for (int i = 0; i < rows.rows(); ++i) {
+      if (rows.IsNull(i, 5))
+        continue;
+      HARNESS_TRY(const Uuid id, rows.Id(i, 5, "records.record_id"));
+      out.existing.emplace(id, static_cast<std::uint64_t>(rows.Int(i, 6)));
+    }
+    return out;
+  }
+
+  // Applies one request inside the group's transaction. A refusal is recorded in op.error and
+  // writes nothing; a returned error is an SQL failure of this request.
+  Status<JournalError> Apply(WriteOp& op, JournalTime now) {
+    if (op.type == WriteOp::Type::kAppend)
+      return ApplyAppend(op, now);
+    HARNESS_TRY(LockedSession locked, Lock(op.session, {}));
+    std::optional<LeaseState> next = jp::DecideLeaseOp(op, locked.lease, now);
+    if (!next)
+      return {};
+    if (!locked.exists) {
+      // The first lease of a session creates its row; another process may have created it
+      // meanwhile, so decide again on the row as locked.
+      PgParams params;
+      params.Id(op.session);
+      HARNESS_TRY(const PgResult ensured, writer_.Run("ensure", params, "create session"));
+      (void)ensured;
+      HARNESS_TRY(locked, Lock(op.session, {}));
+      next = jp::DecideLeaseOp(op, locked.lease, now);
+      if (!next)
+        return {};
+    }
+    PgParams params;
+    params.Id(op.session)
+        .Int64(static_cast<std::int64_t>(next->token))
+        .Id(next->owner)
+        .Int64(next->expires_at.time_since_epoch().count())
+        .Bool(next->released);
+    HARNESS_TRY(const PgResult stored, writer_.Run("store_lease", params, "store lease"));
+    (void)stored;
+    return {};
+  }
+
+  Status<JournalError> ApplyAppend(WriteOp& op, JournalTime now) {
+    const AppendRequest& request = op.append;
+    std::vector<Uuid> ids;
+    ids.reserve(request.records.size());
+    for (const NewRecord& r : request.records)
+      ids.push_back(r.record_id);
+    HARNESS_TRY(const LockedSession locked, Lock(request.session, ids));
+    if (auto fenced = jp::CheckFence(locked.lease, request.session, request.fencing_token, now);
+        !fenced.ok()) {
+      op.error = fenced.error();
+      return {};
+    }
+    auto plan =
+        jp::PlanAppend(request, locked.last_seq,
+                       [&](const Uuid& id) -> Result<std::optional<std::uint64_t>, JournalError> {
+                         const auto it = locked.existing.find(id);
+                         if (it == locked.existing.end())
+                           return std::optional<std::uint64_t>();
+                         return std::optional<std::uint64_t>(it->second);
+                       });
+    if (!plan.ok()) {
+      op.error = plan.error();
+      return {};
+    }
+    if (!plan->to_write.empty())
+      HARNESS_CHECK(Write(op, *plan));
+    op.appended = std::move(plan->results);
+    return {};
+  }
+
+  // One statement inserts the planned records and advances sessions.last_seq.
+  Status<JournalError> Write(const WriteOp& op, const jp::AppendPlan& plan) {
+    const AppendRequest& request = op.append;
+    const std::size_t n = plan.to_write.size();
+    PgArray seqs(jp::kPgInt8, n * 12), ids(jp::kPgUuid, n * 20), kinds(jp::kPgInt2, n * 6),
+        types(jp::kPgText), versions(jp::kPgInt4, n * 8), created(jp::kPgInt8, n * 12),
+        payloads(jp::kPgBytea, op.bytes + n * 4), checksums(jp::kPgBytea, n * 36);
+    for (const std::size_t i : plan.to_write) {
+      const NewRecord& r = request.records[i];
+      const std::uint64_t seq = plan.results[i].seq;
+      const Sha256Digest sum = ComputeRecordChecksum(request.session, seq, r.record_id,
+                                                     static_cast<std::uint8_t>(r.kind), r.type, r.v,
+                                                     r.created_at, op.digests[i]);
+      seqs.Add(jp::PgInt64(static_cast<std::int64_t>(seq)));
+      ids.Add(jp::PgUuid(r.record_id));
+      kinds.Add(jp::PgInt16(static_cast<std::int16_t>(static_cast<std::uint8_t>(r.kind))));
+      types.Add(r.type);
+      versions.Add(jp::PgInt32(static_cast<std::int32_t>(r.v)));
+      created.Add(jp::PgInt64(r.created_at.time_since_epoch().count()));
+      payloads.Add(r.payload);
+      checksums.Add(std::string_view(reinterpret_cast<const char*>(sum.data()), sum.size()));
+    }
+    PgParams params;
+    params.Id(request.session)
+        .Add(seqs.Finish())
+        .Add(ids.Finish())
+        .Add(kinds.Finish())
+        .Add(types.Finish())
+        .Add(versions.Finish())
+        .Add(created.Finish())
+        .Add(payloads.Finish())
+        .Add(checksums.Finish())
+        .Int64(static_cast<std::int64_t>(plan.results[plan.to_write.back()].seq));
+    HARNESS_TRY(const PgResult written, writer_.Run("write", params, "insert records"));
+    (void)written;
+    return {};
+  }
+
+  const std::string url_;
+  const PostgresJournalOptions options_;
+
+  // Owned by the writer thread once it runs.
+  PgConn writer_;
+  std::chrono::steady_clock::time_point next_connect_{};
+  std::chrono::milliseconds backoff_{kFirstBackoff};
+
+  jp::WriteQueue queue_;
+
+  std::mutex pool_mu_;
+  std::condition_variable pool_cv_;
+  std::vector<std::unique_ptr<PgConn>> idle_readers_;
+  std::size_t open_readers_ = 0;
+
+  std::atomic<std::uint64_t> commits_{0};
+  std::atomic<std::uint64_t> requests_{0};
+  std::atomic<std::uint64_t> reconnects_{0};
+  std::atomic<int> writer_pid_{0};
+
+  std::jthread thread_;  // last: started after everything above exists
+};
+
+namespace {
+
+Status<JournalError> PrepareSchema(PgConn& conn, const std::string& schema) {
+  HARNESS_TRY(const PgResult begun, conn.Exec("BEGIN", "schema begin"));
+  (void)begun;
+  const auto body = [&]() -> Status<JournalError> {
+    HARNESS_TRY(
+        const PgResult locked,
+        conn.Exec(fmt::format("SELECT pg_advisory_xact_lock({}); CREATE SCHEMA IF NOT EXISTS {}; "
+                              "CREATE TABLE IF NOT EXISTS {}.journal_schema(version integer NOT "
+                              "NULL); SELECT version FROM {}.journal_schema",
+                              kSchemaLockKey, schema, schema, schema),
+                  "schema set-up"));
+    if (locked.rows() == 0) {
+      HARNESS_TRY(const PgResult created,
+                  conn.Exec(InSchema(kCreateTables, schema) +
+                                fmt::format("INSERT INTO {}.journal_schema(version) VALUES ({})",
+                                            schema, kPostgresJournalSchemaVersion),
+                            "create tables"));
+      (void)created;
+      return {};
+    }
+    const std::string_view version = locked.Bytes(0, 0);
+    if (locked.rows() != 1 || version != std::to_string(kPostgresJournalSchemaVersion)) {
+      return Fail(Error(K::kUnsupportedVersion,
+                        fmt::format("journal schema version {} is not known (this build reads {})",
+                                    version.substr(0, 20), kPostgresJournalSchemaVersion)));
+    }
+    return {};
+  };
+  if (auto status = body(); !status.ok()) {
+    (void)conn.Exec("ROLLBACK", "schema rollback");
+    return status;
+  }
+  HARNESS_TRY(const PgResult committed, conn.Exec("COMMIT", "schema commit"));
+  (void)committed;
+  return {};
+}
+
+}  // namespace
+
+Result<std::unique_ptr<PostgresJournal>, JournalError> PostgresJournal::Open(
+    const std::string& url, PostgresJournalOptions options) {
+  if (!IsValidSchemaName(options.schema)) {
+    return Fail(Error(K::kInvalidArgument,
+                      "the schema name must be 1 to 63 bytes of [a-z0-9_], not starting with a "
+                      "digit"));
+  }
+  if (options.read_connections == 0)
+    return Fail(Error(K::kInvalidArgument, "read_connections must be at least 1"));
+  HARNESS_TRY(PgConn conn, PgConn::Connect(url, options.connect_timeout, options.lock_timeout));
+  HARNESS_CHECK(PrepareSchema(conn, options.schema));
+  auto impl = std::make_unique<Impl>(url, std::move(options), std::move(conn));
+  HARNESS_CHECK(impl->Start());
+  return std::unique_ptr<PostgresJournal>(new PostgresJournal(std::move(impl)));
+}
+
+PostgresJournal::PostgresJournal(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+PostgresJournal::~PostgresJournal() = default;
+
+Result<Lease, JournalError> PostgresJournal::AcquireLease(const Uuid& session, const Uuid& owner,
+                                                          std::chrono::nanoseconds ttl) {
+  return impl_->queue().Acquire(session, owner, ttl);
+}
+
+Result<Lease, JournalError> PostgresJournal::TakeOverLease(const Uuid& session, const Uuid& owner,
+                                                           std::chrono::nanoseconds ttl) {
+  return impl_->queue().TakeOver(session, owner, ttl);
+}
+
+Result<Lease, JournalError> PostgresJournal::RenewLease(const Lease& lease,
+                                                        std::chrono::nanoseconds ttl) {
+  return impl_->queue().Renew(lease, ttl);
+}
+
+Status<JournalError> PostgresJournal::ReleaseLease(const Lease& lease) {
+  return impl_->queue().Release(lease);
+}
+
+Result<std::vector<AppendedRecord>, JournalError> PostgresJournal::Append(AppendRequest request) {
+  return impl_->queue().Append(std::move(request), impl_->options().journal.max_record_version);
+}
+
+Result<std::vector<JournalRecord>, JournalError> PostgresJournal::Read(const Uuid& session,
+                                                                       std::uint64_t from_seq,
+                                                                       std::size_t max_count) {
+  return impl_->Read(session, from_seq, max_count);
+}
+
+Result<std::uint64_t, JournalError> PostgresJournal::LastSequence(const Uuid& session) {
+  return impl_->LastSequence(session);
+}
+
+Result<std::vector<Uuid>, JournalError> PostgresJournal::ListSessions() {
+  return impl_->ListSessions();
+}
+
+Result<VerifyReport, JournalError> PostgresJournal::Verify() {
+  return impl_->Verify();
+}
+
+PostgresJournalStats PostgresJournal::stats() const {
+  return impl_->stats();
+}
+
+int PostgresJournal::writer_backend_pid() const {
+  return impl_->writer_backend_pid();
+}
+
+}  // namespace harness
