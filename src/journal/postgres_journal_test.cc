@@ -1,0 +1,273 @@
+// PostgreSQL-specific behaviour beyond the conformance suite: group commit under concurrency, a
+// writer connection killed by the server, two journals (two processes, two nodes) on one
+// schema, schema versions, rows changed behind the journal's back, and expiry on the server's
+// clock. Needs HARNESS_PG_URL (pg_test_support.h); skipped without it.
+#include "harness/journal/postgres_journal.h"
+
+#include <atomic>
+#include <barrier>
+#include <chrono>
+#include <latch>
+#include <thread>
+
+#include "journal/journal_test_support.h"
+#include "journal/pg_conn.h"
+#include "journal/pg_test_support.h"
+
+namespace harness::journal_testing {
+namespace {
+
+using journal_internal::PgConn;
+using std::chrono::hours;
+using std::chrono::seconds;
+using K = JournalErrorKind;
+
+class PostgresJournalTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (const auto why = PgUnavailable())
+      GTEST_SKIP() << *why;
+    options_ = TestPostgresOptions();  // the server's clock
+    journal_ = OpenTestPostgres(options_);
+    ASSERT_NE(journal_, nullptr);
+    auto conn = PgConn::Connect(PgTestUrl(), seconds(10), seconds(5));
+    ASSERT_TRUE(conn.ok()) << conn.error().Describe();
+    sql_ = std::move(*conn);
+  }
+
+  // Runs SQL on a side connection; the first column of the first row as text ("" if none).
+  std::string Sql(const std::string& sql) {
+    auto result = sql_.Exec(sql, "test sql");
+    EXPECT_TRUE(result.ok()) << result.error().Describe();
+    if (!result.ok() || result->rows() == 0)
+      return "";
+    return std::string(result->Bytes(0, 0));
+  }
+
+  JournalTime ServerNow() {
+    const std::string ns = Sql("SELECT (extract(epoch FROM clock_timestamp()) * 1000000000)::int8");
+    return JournalTime(std::chrono::nanoseconds(std::stoll(ns)));
+  }
+
+  std::string Table(std::string_view name) const {
+    return options_.schema + "." + std::string(name);
+  }
+
+  AppendRequest Request(const Lease& lease, std::vector<NewRecord> records,
+                        std::optional<std::uint64_t> expected = std::nullopt) {
+    return AppendRequest{lease.session, lease.token, expected, std::move(records)};
+  }
+
+  PostgresJournalOptions options_;
+  std::unique_ptr<PostgresJournal> journal_;
+  PgConn sql_;
+};
+
+TEST_F(PostgresJournalTest, SixteenThreadsShareCommits) {
+  constexpr int kThreads = 16;
+  constexpr int kAppends = 40;
+  std::vector<Lease> leases;
+  for (int t = 0; t < kThreads; ++t) {
+    auto lease = journal_->AcquireLease(Uuid::V7(), Uuid::V4(), hours(1));
+    ASSERT_TRUE(lease.ok()) << lease.error().Describe();
+    leases.push_back(*lease);
+  }
+  const PostgresJournalStats before = journal_->stats();
+  std::atomic<int> failures{0};
+  {
+    std::barrier start(kThreads);
+    std::vector<std::jthread> threads;
+    for (int t = 0; t < kThreads; ++t) {
+      threads.emplace_back([&, t] {
+        start.arrive_and_wait();
+        for (int i = 0; i < kAppends; ++i) {
+          auto r = journal_->Append(Request(leases[t], {MakeRecord()}, i + 1));
+          if (!r.ok() || (*r)[0].seq != static_cast<std::uint64_t>(i + 1))
+            ++failures;
+        }
+      });
+    }
+  }
+  EXPECT_EQ(failures.load(), 0);
+  const PostgresJournalStats after = journal_->stats();
+  const std::uint64_t requests = after.requests - before.requests;
+  const std::uint64_t commits = after.commits - before.commits;
+  EXPECT_EQ(requests, static_cast<std::uint64_t>(kThreads * kAppends));
+  EXPECT_LT(commits, requests) << "no commit carried more than one request";
+  auto report = journal_->Verify();
+  ASSERT_TRUE(report.ok()) << report.error().Describe();
+  EXPECT_EQ(report->records, static_cast<std::uint64_t>(kThreads * kAppends));
+  EXPECT_EQ(report->sessions, static_cast<std::uint64_t>(kThreads));
+}
+
+TEST_F(PostgresJournalTest, ATerminatedWriterFailsItsGroupAndTheNextAppendReconnects) {
+  auto lease = journal_->AcquireLease(Uuid::V7(), Uuid::V4(), hours(1));
+  ASSERT_TRUE(lease.ok()) << lease.error().Describe();
+  ASSERT_TRUE(journal_->Append(Request(*lease, {MakeRecord()}, 1)).ok());
+  const int pid = journal_->writer_backend_pid();
+  ASSERT_NE(pid, 0);
+  ASSERT_EQ(Sql("SELECT pg_terminate_backend(" + std::to_string(pid) + ")"), "t");
+  // pg_terminate_backend only signals: wait (bounded) until the backend is gone.
+  const std::string alive =
+      "SELECT count(*) FROM pg_stat_activity WHERE pid = " + std::to_string(pid);
+  for (int i = 0; i < 500 && Sql(alive) != "0"; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  ASSERT_EQ(Sql(alive), "0");
+
+  const std::vector<NewRecord> batch = {MakeRecord(), MakeRecord()};
+  auto lost = journal_->Append(Request(*lease, batch, 2));
+  ASSERT_FALSE(lost.ok());
+  EXPECT_EQ(lost.error().kind, K::kIo) << lost.error().Describe();
+  // The retry of the same batch reconnects; the lost group did not commit, so it is written now.
+  auto retried = journal_->Append(Request(*lease, batch, 2));
+  ASSERT_TRUE(retried.ok()) << retried.error().Describe();
+  EXPECT_EQ(*retried, (std::vector<AppendedRecord>{{2, false}, {3, false}}));
+  // And a second retry is all duplicates.
+  auto again = journal_->Append(Request(*lease, batch, 2));
+  ASSERT_TRUE(again.ok()) << again.error().Describe();
+  EXPECT_EQ(*again, (std::vector<AppendedRecord>{{2, true}, {3, true}}));
+  EXPECT_EQ(journal_->stats().reconnects, 1u);
+  EXPECT_NE(journal_->writer_backend_pid(), pid);
+  EXPECT_EQ(*journal_->LastSequence(lease->session), 3u);
+}
+
+// Two journals on one schema stand for two processes (or nodes): the row lock and the fence in
+// the append's own transaction keep one writer per session.
+TEST_F(PostgresJournalTest, TwoJournalsOnOneSchemaContendForALease) {
+  PostgresJournalOptions other_options = options_;
+  other_options.drop_schema_on_close = false;  // journal_ drops it
+  auto other = OpenTestPostgres(other_options);
+  ASSERT_NE(other, nullptr);
+  const Uuid session = Uuid::V7();
+  auto held = journal_->AcquireLease(session, Uuid::V4(), hours(1));
+  ASSERT_TRUE(held.ok()) << held.error().Describe();
+  auto refused = other->AcquireLease(session, Uuid::V4(), hours(1));
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.error().kind, K::kLeaseHeld);
+
+  // The holder appends until it is fenced; the other journal takes over mid-stream.
+  std::latch appended_some(1);
+  std::atomic<std::uint64_t> last_acked{0};
+  std::optional<JournalError> holder_error;
+  std::jthread holder([&] {
+    for (std::uint64_t n = 0;; ++n) {
+      auto r = journal_->Append(Request(*held, {MakeRecord()}));
+      if (!r.ok()) {
+        holder_error = r.error();
+        if (n < 5)
+          appended_some.count_down();
+        return;
+      }
+      last_acked = (*r)[0].seq;
+      if (n + 1 == 5)
+        appended_some.count_down();
+    }
+  });
+  appended_some.wait();
+  auto taken = other->TakeOverLease(session, Uuid::V4(), hours(1));
+  ASSERT_TRUE(taken.ok()) << taken.error().Describe();
+  EXPECT_EQ(taken->token, held->token + 1);
+  auto first_of_taker = other->Append(Request(*taken, {MakeRecord()}));
+  ASSERT_TRUE(first_of_taker.ok()) << first_of_taker.error().Describe();
+  holder.join();
+  ASSERT_TRUE(holder_error.has_value());
+  EXPECT_EQ(holder_error->kind, K::kStaleFence) << holder_error->Describe();
+  EXPECT_GE(last_acked.load(), 5u);
+  EXPECT_EQ((*first_of_taker)[0].seq, last_acked.load() + 1)
+      << "every record the old holder acknowledged comes before the taker's first";
+  EXPECT_EQ(journal_->Append(Request(*held, {MakeRecord()})).error().kind, K::kStaleFence);
+  EXPECT_EQ(journal_->RenewLease(*held, hours(1)).error().kind, K::kStaleFence);
+  auto report = journal_->Verify();
+  ASSERT_TRUE(report.ok()) << report.error().Describe();
+  EXPECT_EQ(report->records, last_acked.load() + 1);
+}
+
+TEST_F(PostgresJournalTest, AnUnknownSchemaVersionIsRefused) {
+  Sql("UPDATE " + Table("journal_schema") + " SET version = 2");
+  PostgresJournalOptions again = options_;
+  again.drop_schema_on_close = false;
+  auto refused = PostgresJournal::Open(PgTestUrl(), again);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.error().kind, K::kUnsupportedVersion) << refused.error().Describe();
+}
+
+TEST_F(PostgresJournalTest, ARowChangedByUpdateReadsCorrupt) {
+  auto lease = journal_->AcquireLease(Uuid::V7(), Uuid::V4(), hours(1));
+  ASSERT_TRUE(lease.ok());
+  ASSERT_TRUE(journal_->Append(Request(*lease, {MakeRecord(), MakeRecord(), MakeRecord()})).ok());
+  ASSERT_TRUE(journal_->Verify().ok());
+  Sql("UPDATE " + Table("records") + " SET payload = '\\x7b7d' WHERE seq = 2");
+  auto read = journal_->Read(lease->session, 1, 10);
+  ASSERT_FALSE(read.ok());
+  EXPECT_EQ(read.error().kind, K::kCorrupt) << read.error().Describe();
+  EXPECT_EQ(journal_->Verify().error().kind, K::kCorrupt);
+  // Records before the changed one still read.
+  auto first = journal_->Read(lease->session, 1, 1);
+  ASSERT_TRUE(first.ok());
+  EXPECT_EQ(first->size(), 1u);
+}
+
+TEST_F(PostgresJournalTest, VerifyFindsALastSeqThatDisagreesWithTheRecords) {
+  auto lease = journal_->AcquireLease(Uuid::V7(), Uuid::V4(), hours(1));
+  ASSERT_TRUE(lease.ok());
+  ASSERT_TRUE(journal_->Append(Request(*lease, {MakeRecord(), MakeRecord()})).ok());
+  Sql("UPDATE " + Table("sessions") + " SET last_seq = 5");
+  auto report = journal_->Verify();
+  ASSERT_FALSE(report.ok());
+  EXPECT_EQ(report.error().kind, K::kCorrupt) << report.error().Describe();
+}
+
+TEST_F(PostgresJournalTest, ExpiryIsJudgedOnTheServerClock) {
+  const Uuid session = Uuid::V7();
+  const JournalTime before = ServerNow();
+  auto first = journal_->AcquireLease(session, Uuid::V4(), seconds(1));
+  const JournalTime after = ServerNow();
+  ASSERT_TRUE(first.ok()) << first.error().Describe();
+  EXPECT_GE(first->expires_at, before + seconds(1));
+  EXPECT_LE(first->expires_at, after + seconds(1));
+  EXPECT_EQ(journal_->AcquireLease(session, Uuid::V4(), seconds(1)).error().kind, K::kLeaseHeld);
+  // A bounded wait for the condition itself: the server's clock passing the expiry.
+  for (int i = 0; i < 200 && ServerNow() < first->expires_at; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  ASSERT_GE(ServerNow(), first->expires_at);
+  EXPECT_EQ(journal_->Append(Request(*first, {MakeRecord()})).error().kind, K::kLeaseExpired);
+  auto second = journal_->AcquireLease(session, Uuid::V4(), seconds(1));
+  ASSERT_TRUE(second.ok()) << second.error().Describe();
+  EXPECT_EQ(second->token, first->token + 1);
+  EXPECT_EQ(journal_->Append(Request(*first, {MakeRecord()})).error().kind, K::kStaleFence);
+}
+
+TEST(PostgresJournalOpen, ABadSchemaNameIsRefusedBeforeConnecting) {
+  for (const char* name : {"", "Upper", "1abc", "a-b", "a;drop", "x\"y"}) {
+    PostgresJournalOptions options;
+    options.schema = name;
+    auto journal = PostgresJournal::Open("postgres://nobody@127.0.0.1:1/none", options);
+    ASSERT_FALSE(journal.ok()) << name;
+    EXPECT_EQ(journal.error().kind, K::kInvalidArgument) << name;
+  }
+}
+
+TEST(PostgresJournalOpen, AnUnreachableServerIsIoAndTheDetailHidesThePassword) {
+  PostgresJournalOptions options;
+  options.connect_timeout = seconds(2);
+  // Port 1 on loopback: nothing listens, the connection is refused at once.
+  auto journal = PostgresJournal::Open("postgres://user:s3cret-pw@127.0.0.1:1/db", options);
+  ASSERT_FALSE(journal.ok());
+  EXPECT_EQ(journal.error().kind, K::kIo);
+  EXPECT_EQ(journal.error().detail.find("s3cret-pw"), std::string::npos) << journal.error().detail;
+  EXPECT_NE(journal.error().detail.find("user:***@127.0.0.1:1"), std::string::npos)
+      << journal.error().detail;
+}
+
+TEST(PostgresConninfo, PasswordsAreRedacted) {
+  using journal_internal::RedactedConninfo;
+  EXPECT_EQ(RedactedConninfo("postgres://u:pw@h:5432/db"), "postgres://u:***@h:5432/db");
+  EXPECT_EQ(RedactedConninfo("postgresql://u@h/db"), "postgresql://u@h/db");
+  EXPECT_EQ(RedactedConninfo("postgres://u:p%40w@h/db?sslmode=off&password=x"),
+            "postgres://u:***@h/db?sslmode=off&password=***");
+  EXPECT_EQ(RedactedConninfo("host=h password=secret user=u"), "host=h password=*** user=u");
+  EXPECT_EQ(RedactedConninfo("host=h password='se cr\\'et' user=u"), "host=h password=*** user=u");
+}
+
+}  // namespace
+}  // namespace harness::journal_testing
