@@ -41,6 +41,7 @@ enum PgType : Oid {
   kPgInt4 = 23,
   kPgText = 25,
   kPgUuid = 2950,
+  kPgBoolArray = 1000,
   kPgByteaArray = 1001,
   kPgInt2Array = 1005,
   kPgInt4Array = 1007,

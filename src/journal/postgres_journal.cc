@@ -11,6 +11,7 @@
 #include <charconv>
 #include <condition_variable>
 #include <mutex>
+#include <span>
 #include <stop_token>
 #include <thread>
 #include <unordered_map>
@@ -91,21 +92,26 @@ CREATE TABLE {s}.records (
   UNIQUE (session, record_id));
 )sql";
 
-// The writer's statements. `lock` takes the session row's lock and, in the same statement,
-// returns the ids of the request already stored (one row per found id).
-constexpr std::string_view kLockSql =
-    "SELECT s.last_seq, s.lease_token, s.lease_owner, s.lease_expires_ns, s.lease_released, "
-    "r.record_id, r.seq FROM {s}.sessions s LEFT JOIN {s}.records r "
-    "ON r.session = s.session AND r.record_id = ANY($2) WHERE s.session = $1 FOR UPDATE OF s";
+// The writer's statements, each for a whole set of requests at once (docs/journal.md, "The
+// PostgreSQL backend"). `ensure` creates the rows of sessions that are leased for the first time;
+// `lock` locks the rows of every session of the set, in session order (so two writers never
+// deadlock on each other), and returns in the same statement the records of the set already
+// stored (one row per found id); `write` inserts the new records and stores the changed session
+// rows in one statement.
 constexpr std::string_view kEnsureSql =
-    "INSERT INTO {s}.sessions(session) VALUES ($1) ON CONFLICT DO NOTHING";
-constexpr std::string_view kStoreLeaseSql =
-    "UPDATE {s}.sessions SET lease_token = $2, lease_owner = $3, lease_expires_ns = $4, "
-    "lease_released = $5 WHERE session = $1";
+    "INSERT INTO {s}.sessions(session) SELECT * FROM unnest($1) ON CONFLICT DO NOTHING";
+constexpr std::string_view kLockSql =
+    "SELECT s.session, s.last_seq, s.lease_token, s.lease_owner, s.lease_expires_ns, "
+    "s.lease_released, r.record_id, r.seq FROM {s}.sessions s LEFT JOIN {s}.records r "
+    "ON r.session = s.session AND r.record_id = ANY($2) WHERE s.session = ANY($1) "
+    "ORDER BY s.session FOR UPDATE OF s";
 constexpr std::string_view kWriteSql =
     "WITH written AS (INSERT INTO {s}.records(session, seq, record_id, kind, type, v, "
-    "created_at_ns, payload, checksum) SELECT $1, * FROM unnest($2, $3, $4, $5, $6, $7, $8, $9)) "
-    "UPDATE {s}.sessions SET last_seq = $10 WHERE session = $1";
+    "created_at_ns, payload, checksum) SELECT * FROM unnest($1, $2, $3, $4, $5, $6, $7, $8, $9)) "
+    "UPDATE {s}.sessions s SET last_seq = u.last_seq, lease_token = u.token, lease_owner = "
+    "u.owner, lease_expires_ns = u.expires_ns, lease_released = u.released FROM unnest($10, $11, "
+    "$12, $13, $14, $15) AS u(session, last_seq, token, owner, expires_ns, released) "
+    "WHERE s.session = u.session";
 constexpr const char* kServerNowSql =
     "SELECT (extract(epoch FROM clock_timestamp()) * 1000000000)::int8";
 
@@ -131,12 +137,66 @@ Result<std::int64_t, JournalError> ParseInt(std::string_view text, std::string_v
   return value;
 }
 
-// The session row as locked by the writer, with the request's ids already stored.
-struct LockedSession {
+// A session row as locked by the writer, then changed in memory by the requests of the set in
+// queue order (so later requests see earlier ones), and written back once.
+struct SessionRow {
   bool exists = false;
+  bool dirty = false;
   std::uint64_t last_seq = 0;
   LeaseState lease;
-  std::unordered_map<Uuid, std::uint64_t> existing;
+  // Record ids of the set's requests that the session holds, stored or written by the set.
+  std::unordered_map<Uuid, std::uint64_t> ids;
+};
+
+// The parameters of `write`: the new records and the changed session rows, as arrays.
+class SetWrite {
+ public:
+  void AddRecord(const Uuid& session, std::uint64_t seq, const NewRecord& r,
+                 const Sha256Digest& payload_digest) {
+    const Sha256Digest sum =
+        ComputeRecordChecksum(session, seq, r.record_id, static_cast<std::uint8_t>(r.kind), r.type,
+                              r.v, r.created_at, payload_digest);
+    sessions_.Add(jp::PgUuid(session));
+    seqs_.Add(jp::PgInt64(static_cast<std::int64_t>(seq)));
+    ids_.Add(jp::PgUuid(r.record_id));
+    kinds_.Add(jp::PgInt16(static_cast<std::int16_t>(static_cast<std::uint8_t>(r.kind))));
+    types_.Add(r.type);
+    versions_.Add(jp::PgInt32(static_cast<std::int32_t>(r.v)));
+    created_.Add(jp::PgInt64(r.created_at.time_since_epoch().count()));
+    payloads_.Add(r.payload);
+    checksums_.Add(std::string_view(reinterpret_cast<const char*>(sum.data()), sum.size()));
+    ++records_;
+  }
+
+  void AddSession(const Uuid& session, const SessionRow& row) {
+    row_sessions_.Add(jp::PgUuid(session));
+    last_seqs_.Add(jp::PgInt64(static_cast<std::int64_t>(row.last_seq)));
+    tokens_.Add(jp::PgInt64(static_cast<std::int64_t>(row.lease.token)));
+    owners_.Add(jp::PgUuid(row.lease.owner));
+    expiries_.Add(jp::PgInt64(row.lease.expires_at.time_since_epoch().count()));
+    released_.Add(std::string(1, row.lease.released ? '\1' : '\0'));
+    ++rows_;
+  }
+
+  bool empty() const { return records_ == 0 && rows_ == 0; }
+
+  PgParams Finish() {
+    PgParams params;
+    for (PgArray* array :
+         {&sessions_, &seqs_, &ids_, &kinds_, &types_, &versions_, &created_, &payloads_,
+          &checksums_, &row_sessions_, &last_seqs_, &tokens_, &owners_, &expiries_, &released_}) {
+      params.Add(array->Finish());
+    }
+    return params;
+  }
+
+ private:
+  std::size_t records_ = 0, rows_ = 0;
+  PgArray sessions_{jp::kPgUuid}, seqs_{jp::kPgInt8}, ids_{jp::kPgUuid}, kinds_{jp::kPgInt2},
+      types_{jp::kPgText}, versions_{jp::kPgInt4}, created_{jp::kPgInt8}, payloads_{jp::kPgBytea},
+      checksums_{jp::kPgBytea};
+  PgArray row_sessions_{jp::kPgUuid}, last_seqs_{jp::kPgInt8}, tokens_{jp::kPgInt8},
+      owners_{jp::kPgUuid}, expiries_{jp::kPgInt8}, released_{jp::kPgBool};
 };
 
 }  // namespace
@@ -372,14 +432,13 @@ class PostgresJournal::Impl {
   Status<JournalError> PrepareWriter(PgConn& conn) {
     using namespace journal_internal;
     const std::string& s = options_.schema;
-    HARNESS_CHECK(conn.Prepare("lock", InSchema(kLockSql, s), {kPgUuid, kPgUuidArray}));
-    HARNESS_CHECK(conn.Prepare("ensure", InSchema(kEnsureSql, s), {kPgUuid}));
-    HARNESS_CHECK(conn.Prepare("store_lease", InSchema(kStoreLeaseSql, s),
-                               {kPgUuid, kPgInt8, kPgUuid, kPgInt8, kPgBool}));
+    HARNESS_CHECK(conn.Prepare("ensure", InSchema(kEnsureSql, s), {kPgUuidArray}));
+    HARNESS_CHECK(conn.Prepare("lock", InSchema(kLockSql, s), {kPgUuidArray, kPgUuidArray}));
     HARNESS_CHECK(
         conn.Prepare("write", InSchema(kWriteSql, s),
-                     {kPgUuid, kPgInt8Array, kPgUuidArray, kPgInt2Array, kPgTextArray, kPgInt4Array,
-                      kPgInt8Array, kPgByteaArray, kPgByteaArray, kPgInt8}));
+                     {kPgUuidArray, kPgInt8Array, kPgUuidArray, kPgInt2Array, kPgTextArray,
+                      kPgInt4Array, kPgInt8Array, kPgByteaArray, kPgByteaArray, kPgUuidArray,
+                      kPgInt8Array, kPgInt8Array, kPgUuidArray, kPgInt8Array, kPgBoolArray}));
     return {};
   }
 
@@ -448,7 +507,7 @@ class PostgresJournal::Impl {
       return;
     }
     const bool server_clock = options_.journal.clock == nullptr;
-    std::string head = "BEGIN; SAVEPOINT r";
+    std::string head = "BEGIN; SAVEPOINT g";
     if (server_clock)
       head.append("; ").append(kServerNowSql);
     auto begun = writer_.Exec(head, "begin");
@@ -467,23 +526,33 @@ class PostgresJournal::Impl {
     } else {
       now = options_.journal.clock->Now();
     }
-    for (std::size_t i = 0; i < group.size(); ++i) {
-      if (i > 0) {
-        auto savepoint = writer_.Exec("RELEASE SAVEPOINT r; SAVEPOINT r", "savepoint");
+    // The whole group in three statements. If one fails (lock_timeout behind another process,
+    // a constraint), the group is redone one request at a time, each under its own savepoint,
+    // so that the failure stays with the request that caused it.
+    if (auto applied = ApplySet(group, now); !applied.ok()) {
+      if (writer_.broken() || !writer_.Exec("ROLLBACK TO SAVEPOINT g", "rollback to").ok()) {
+        Abandon(group, applied.error());
+        return;
+      }
+      for (const auto& op : group) {
+        op->error.reset();
+        op->appended.clear();
+        op->lease_out = Lease{};
+      }
+      for (const auto& op : group) {
+        auto savepoint = writer_.Exec("RELEASE SAVEPOINT g; SAVEPOINT g", "savepoint");
         if (!savepoint.ok()) {
           Abandon(group, savepoint.error());
           return;
         }
-      }
-      WriteOp& op = *group[i];
-      if (auto applied = Apply(op, now); !applied.ok()) {
-        // An unexpected SQL error (lock_timeout behind another process, a constraint) undoes
-        // this request only; a lost connection ends the group.
-        if (writer_.broken() || !writer_.Exec("ROLLBACK TO SAVEPOINT r", "rollback to").ok()) {
-          Abandon(group, applied.error());
-          return;
+        if (auto alone = ApplySet(std::span(&op, 1), now); !alone.ok()) {
+          if (writer_.broken() || !writer_.Exec("ROLLBACK TO SAVEPOINT g", "rollback to").ok()) {
+            Abandon(group, alone.error());
+            return;
+          }
+          op->appended.clear();
+          op->error = alone.error();
         }
-        op.error = applied.error();
       }
     }
     if (auto committed = writer_.Exec("COMMIT", "commit"); !committed.ok()) {
@@ -493,133 +562,127 @@ class PostgresJournal::Impl {
     commits_.fetch_add(1, std::memory_order_relaxed);
   }
 
-  // Locks the session's row (waiting for another process's transaction that holds it) and
-  // returns it with those of `ids` the session already holds.
-  Result<LockedSession, JournalError> Lock(const Uuid& session, const std::vector<Uuid>& ids) {
-    PgArray array(jp::kPgUuid, ids.size() * 20);
+  // Locks the rows of every session of `ops` and returns them, with those of `ids` that each
+  // session already holds.
+  Result<std::unordered_map<Uuid, SessionRow>, JournalError> Lock(const std::vector<Uuid>& sessions,
+                                                                  const std::vector<Uuid>& ids) {
+    PgArray session_array(jp::kPgUuid, sessions.size() * 20),
+        id_array(jp::kPgUuid, ids.size() * 20);
+    for (const Uuid& id : sessions)
+      session_array.Add(jp::PgUuid(id));
     for (const Uuid& id : ids)
-      array.Add(jp::PgUuid(id));
+      id_array.Add(jp::PgUuid(id));
     PgParams params;
-    params.Id(session).Add(array.Finish());
-    HARNESS_TRY(const PgResult rows, writer_.Run("lock", params, "lock session"));
-    LockedSession out;
-    if (rows.rows() == 0)
-      return out;
-    out.exists = true;
-    out.last_seq = static_cast<std::uint64_t>(rows.Int(0, 0));
-    out.lease.token = static_cast<std::uint64_t>(rows.Int(0, 1));
-    if (!rows.IsNull(0, 2)) {
-      HARNESS_TRY(out.lease.owner, rows.Id(0, 2, "sessions.lease_owner"));
-    }
-    out.lease.expires_at = JournalTime(std::chrono::nanoseconds(rows.Int(0, 3)));
-    out.lease.released = rows.BoolAt(0, 4);
+    params.Add(session_array.Finish()).Add(id_array.Finish());
+    HARNESS_TRY(const PgResult rows, writer_.Run("lock", params, "lock sessions"));
+    std::unordered_map<Uuid, SessionRow> out;
     for (int i = 0; i < rows.rows(); ++i) {
-      if (rows.IsNull(i, 5))
-        continue;
-      HARNESS_TRY(const Uuid id, rows.Id(i, 5, "records.record_id"));
-      out.existing.emplace(id, static_cast<std::uint64_t>(rows.Int(i, 6)));
+      HARNESS_TRY(const Uuid session, rows.Id(i, 0, "sessions.session"));
+      SessionRow& row = out[session];
+      if (!row.exists) {
+        row.exists = true;
+        row.last_seq = static_cast<std::uint64_t>(rows.Int(i, 1));
+        row.lease.token = static_cast<std::uint64_t>(rows.Int(i, 2));
+        if (!rows.IsNull(i, 3)) {
+          HARNESS_TRY(row.lease.owner, rows.Id(i, 3, "sessions.lease_owner"));
+        }
+        row.lease.expires_at = JournalTime(std::chrono::nanoseconds(rows.Int(i, 4)));
+        row.lease.released = rows.BoolAt(i, 5);
+      }
+      if (!rows.IsNull(i, 6)) {
+        HARNESS_TRY(const Uuid id, rows.Id(i, 6, "records.record_id"));
+        row.ids.emplace(id, static_cast<std::uint64_t>(rows.Int(i, 7)));
+      }
     }
     return out;
   }
 
-  // Applies one request inside the group's transaction. A refusal is recorded in op.error and
-  // writes nothing; a returned error is an SQL failure of this request.
-  Status<JournalError> Apply(WriteOp& op, JournalTime now) {
-    if (op.type == WriteOp::Type::kAppend)
-      return ApplyAppend(op, now);
-    HARNESS_TRY(LockedSession locked, Lock(op.session, {}));
-    std::optional<LeaseState> next = jp::DecideLeaseOp(op, locked.lease, now);
-    if (!next)
-      return {};
-    if (!locked.exists) {
-      // The first lease of a session creates its row; another process may have created it
-      // meanwhile, so decide again on the row as locked.
-      PgParams params;
-      params.Id(op.session);
-      HARNESS_TRY(const PgResult ensured, writer_.Run("ensure", params, "create session"));
-      (void)ensured;
-      HARNESS_TRY(locked, Lock(op.session, {}));
-      next = jp::DecideLeaseOp(op, locked.lease, now);
-      if (!next)
-        return {};
+  // Applies a set of requests (a group, or one request of it) inside the open transaction, in
+  // queue order, deciding each with the rules on the rows as locked and as changed by the
+  // requests before it. A refusal is recorded in the op and writes nothing; a returned error is
+  // an SQL failure of the set, after which the caller rolls the set back.
+  Status<JournalError> ApplySet(std::span<const std::shared_ptr<WriteOp>> ops, JournalTime now) {
+    std::vector<Uuid> sessions, grants, ids;
+    for (const auto& op : ops) {
+      sessions.push_back(op->session);
+      const bool grant =
+          op->type == WriteOp::Type::kAcquire || op->type == WriteOp::Type::kTakeOver;
+      if (grant && !op->session.IsZero())
+        grants.push_back(op->session);
+      for (const NewRecord& r : op->append.records)
+        ids.push_back(r.record_id);
     }
-    PgParams params;
-    params.Id(op.session)
-        .Int64(static_cast<std::int64_t>(next->token))
-        .Id(next->owner)
-        .Int64(next->expires_at.time_since_epoch().count())
-        .Bool(next->released);
-    HARNESS_TRY(const PgResult stored, writer_.Run("store_lease", params, "store lease"));
-    (void)stored;
+    for (auto* v : {&sessions, &grants}) {
+      std::sort(v->begin(), v->end());
+      v->erase(std::unique(v->begin(), v->end()), v->end());
+    }
+    if (!grants.empty()) {
+      // The first lease of a session creates its row (another process may do so at the same
+      // time: ON CONFLICT DO NOTHING), so that `lock` finds and locks it.
+      PgArray array(jp::kPgUuid, grants.size() * 20);
+      for (const Uuid& id : grants)
+        array.Add(jp::PgUuid(id));
+      PgParams params;
+      params.Add(array.Finish());
+      HARNESS_TRY(const PgResult ensured, writer_.Run("ensure", params, "create sessions"));
+      (void)ensured;
+    }
+    HARNESS_TRY(auto rows, Lock(sessions, ids));
+    SetWrite write;
+    for (const auto& op : ops) {
+      SessionRow& row = rows[op->session];
+      if (op->type != WriteOp::Type::kAppend) {
+        if (const std::optional<LeaseState> next = jp::DecideLeaseOp(*op, row.lease, now)) {
+          row.lease = *next;
+          row.dirty = true;
+        }
+        continue;
+      }
+      DecideAppend(*op, row, now, write);
+    }
+    for (const auto& [session, row] : rows) {
+      if (!row.dirty)
+        continue;
+      // Every accepted request needs a stored row (a lease, or a created one): a changed row that
+      // does not exist would be lost by the UPDATE, so it is an error, never silence.
+      if (!row.exists)
+        return Fail(Error(K::kIo, fmt::format("session {}: no row to update", session.ToString())));
+      write.AddSession(session, row);
+    }
+    if (write.empty())
+      return {};
+    HARNESS_TRY(const PgResult written, writer_.Run("write", write.Finish(), "write"));
+    (void)written;
     return {};
   }
 
-  Status<JournalError> ApplyAppend(WriteOp& op, JournalTime now) {
+  static void DecideAppend(WriteOp& op, SessionRow& row, JournalTime now, SetWrite& write) {
     const AppendRequest& request = op.append;
-    std::vector<Uuid> ids;
-    ids.reserve(request.records.size());
-    for (const NewRecord& r : request.records)
-      ids.push_back(r.record_id);
-    HARNESS_TRY(const LockedSession locked, Lock(request.session, ids));
-    if (auto fenced = jp::CheckFence(locked.lease, request.session, request.fencing_token, now);
+    if (auto fenced = jp::CheckFence(row.lease, request.session, request.fencing_token, now);
         !fenced.ok()) {
       op.error = fenced.error();
-      return {};
+      return;
     }
     auto plan =
-        jp::PlanAppend(request, locked.last_seq,
+        jp::PlanAppend(request, row.last_seq,
                        [&](const Uuid& id) -> Result<std::optional<std::uint64_t>, JournalError> {
-                         const auto it = locked.existing.find(id);
-                         if (it == locked.existing.end())
+                         const auto it = row.ids.find(id);
+                         if (it == row.ids.end())
                            return std::optional<std::uint64_t>();
                          return std::optional<std::uint64_t>(it->second);
                        });
     if (!plan.ok()) {
       op.error = plan.error();
-      return {};
+      return;
     }
-    if (!plan->to_write.empty())
-      HARNESS_CHECK(Write(op, *plan));
+    for (const std::size_t i : plan->to_write) {
+      const std::uint64_t seq = plan->results[i].seq;
+      write.AddRecord(request.session, seq, request.records[i], op.digests[i]);
+      row.ids.emplace(request.records[i].record_id, seq);
+      row.last_seq = seq;
+      row.dirty = true;
+    }
     op.appended = std::move(plan->results);
-    return {};
-  }
-
-  // One statement inserts the planned records and advances sessions.last_seq.
-  Status<JournalError> Write(const WriteOp& op, const jp::AppendPlan& plan) {
-    const AppendRequest& request = op.append;
-    const std::size_t n = plan.to_write.size();
-    PgArray seqs(jp::kPgInt8, n * 12), ids(jp::kPgUuid, n * 20), kinds(jp::kPgInt2, n * 6),
-        types(jp::kPgText), versions(jp::kPgInt4, n * 8), created(jp::kPgInt8, n * 12),
-        payloads(jp::kPgBytea, op.bytes + n * 4), checksums(jp::kPgBytea, n * 36);
-    for (const std::size_t i : plan.to_write) {
-      const NewRecord& r = request.records[i];
-      const std::uint64_t seq = plan.results[i].seq;
-      const Sha256Digest sum = ComputeRecordChecksum(request.session, seq, r.record_id,
-                                                     static_cast<std::uint8_t>(r.kind), r.type, r.v,
-                                                     r.created_at, op.digests[i]);
-      seqs.Add(jp::PgInt64(static_cast<std::int64_t>(seq)));
-      ids.Add(jp::PgUuid(r.record_id));
-      kinds.Add(jp::PgInt16(static_cast<std::int16_t>(static_cast<std::uint8_t>(r.kind))));
-      types.Add(r.type);
-      versions.Add(jp::PgInt32(static_cast<std::int32_t>(r.v)));
-      created.Add(jp::PgInt64(r.created_at.time_since_epoch().count()));
-      payloads.Add(r.payload);
-      checksums.Add(std::string_view(reinterpret_cast<const char*>(sum.data()), sum.size()));
-    }
-    PgParams params;
-    params.Id(request.session)
-        .Add(seqs.Finish())
-        .Add(ids.Finish())
-        .Add(kinds.Finish())
-        .Add(types.Finish())
-        .Add(versions.Finish())
-        .Add(created.Finish())
-        .Add(payloads.Finish())
-        .Add(checksums.Finish())
-        .Int64(static_cast<std::int64_t>(plan.results[plan.to_write.back()].seq));
-    HARNESS_TRY(const PgResult written, writer_.Run("write", params, "insert records"));
-    (void)written;
-    return {};
   }
 
   const std::string url_;

@@ -182,6 +182,39 @@ TEST_F(PostgresJournalTest, TwoJournalsOnOneSchemaContendForALease) {
   EXPECT_EQ(report->records, last_acked.load() + 1);
 }
 
+// Another process holding a session's row lock past lock_timeout fails the requests for that
+// session with io; the rest of their group (redone request by request) still commits.
+TEST_F(PostgresJournalTest, ARowLockedElsewhereFailsOnlyItsOwnRequests) {
+  PostgresJournalOptions short_wait = options_;
+  short_wait.drop_schema_on_close = false;  // journal_ drops it
+  short_wait.lock_timeout = std::chrono::milliseconds(300);
+  auto journal = OpenTestPostgres(short_wait);
+  ASSERT_NE(journal, nullptr);
+  auto blocked = journal->AcquireLease(Uuid::V7(), Uuid::V4(), hours(1));
+  auto free = journal->AcquireLease(Uuid::V7(), Uuid::V4(), hours(1));
+  ASSERT_TRUE(blocked.ok() && free.ok());
+  Sql("BEGIN");
+  Sql("SELECT last_seq FROM " + Table("sessions") + " WHERE session = '" +
+      blocked->session.ToString() + "' FOR UPDATE");
+  std::optional<JournalError> blocked_error;
+  std::jthread waiter([&] {
+    auto r = journal->Append(Request(*blocked, {MakeRecord()}));
+    if (!r.ok())
+      blocked_error = r.error();
+  });
+  // Whether or not it shares the blocked request's group, this one commits.
+  auto ok = journal->Append(Request(*free, {MakeRecord()}, 1));
+  ASSERT_TRUE(ok.ok()) << ok.error().Describe();
+  waiter.join();
+  ASSERT_TRUE(blocked_error.has_value());
+  EXPECT_EQ(blocked_error->kind, K::kIo) << blocked_error->Describe();
+  Sql("ROLLBACK");
+  EXPECT_EQ(*journal->LastSequence(blocked->session), 0u);
+  auto after = journal->Append(Request(*blocked, {MakeRecord()}, 1));
+  ASSERT_TRUE(after.ok()) << after.error().Describe();
+  EXPECT_EQ(*journal->LastSequence(free->session), 1u);
+}
+
 TEST_F(PostgresJournalTest, AnUnknownSchemaVersionIsRefused) {
   Sql("UPDATE " + Table("journal_schema") + " SET version = 2");
   PostgresJournalOptions again = options_;
