@@ -8,8 +8,10 @@
 //   with fsync=on.
 // - Group commit: every write (appends and lease changes, from any number of threads) goes
 //   through one writer thread and its own connection, which applies what is queued in one
-//   transaction, each request under its own SAVEPOINT: a request refused by the rules (or hit by
-//   an unexpected SQL error such as lock_timeout) writes nothing and fails alone.
+//   transaction of a few statements per group. A request refused by the rules writes nothing
+//   and fails alone; an unexpected SQL error (lock_timeout behind another process holding a
+//   session row) makes the writer redo the group one request at a time under savepoints, so it
+//   too fails only the requests it concerns, with kIo.
 // - Fencing across processes and nodes: each request locks its session's row
 //   (`sessions ... FOR UPDATE`) and checks the lease in the same transaction that writes, so two
 //   journals on one schema (two processes, two nodes) never both append under one session.
