@@ -123,6 +123,29 @@ std::pair<std::vector<std::vector<double>>, double> Drive(int appenders, double 
   return {std::move(latencies), std::chrono::duration<double>(Clock::now() - began).count()};
 }
 
+// Leases a session per appender on a group-commit journal (SQLite or PostgreSQL) and drives
+// single-record appends with expected sequence numbers; the commits come from its stats.
+template <class GroupJournal>
+void DriveGroupCommit(GroupJournal& journal, int appenders, double seconds,
+                      std::size_t payload_bytes, Sample& sample) {
+  std::vector<Lease> leases;
+  for (int t = 0; t < appenders; ++t) {
+    auto lease = journal.AcquireLease(Uuid::V7(), Uuid::V4(), std::chrono::hours(1));
+    if (!lease.ok()) {
+      std::fprintf(stderr, "%s\n", lease.error().Describe().c_str());
+      std::exit(1);
+    }
+    leases.push_back(*lease);
+  }
+  const auto before = journal.stats();
+  auto [latencies, measured] = Drive(appenders, seconds, [&](int t, std::uint64_t n) {
+    AppendRequest request{
+        leases[t].session, leases[t].token, n + 1, {MakeRecord(payload_bytes, n)}};
+    return journal.Append(std::move(request)).ok();
+  });
+  sample.Add(latencies, measured, journal.stats().commits - before.commits);
+}
+
 void GroupCommit(const std::filesystem::path& dir, int appenders, double seconds,
                  std::size_t payload_bytes, Sample& sample) {
   auto journal = SqliteJournal::Open(dir);
@@ -130,16 +153,7 @@ void GroupCommit(const std::filesystem::path& dir, int appenders, double seconds
     std::fprintf(stderr, "%s\n", journal.error().Describe().c_str());
     std::exit(1);
   }
-  std::vector<Lease> leases;
-  for (int t = 0; t < appenders; ++t)
-    leases.push_back(*(*journal)->AcquireLease(Uuid::V7(), Uuid::V4(), std::chrono::hours(1)));
-  const auto before = (*journal)->stats();
-  auto [latencies, measured] = Drive(appenders, seconds, [&](int t, std::uint64_t n) {
-    AppendRequest request{
-        leases[t].session, leases[t].token, n + 1, {MakeRecord(payload_bytes, n)}};
-    return (*journal)->Append(std::move(request)).ok();
-  });
-  sample.Add(latencies, measured, (*journal)->stats().commits - before.commits);
+  DriveGroupCommit(**journal, appenders, seconds, payload_bytes, sample);
 }
 
 // The naive baseline: one connection shared under a mutex; per record BEGIN IMMEDIATE, read the
@@ -249,20 +263,7 @@ void PostgresGroupCommit(const std::string& url, int cell, int appenders, double
   auto journal = PostgresJournal::Open(url, options);
   if (!journal.ok())
     Die(journal.error().Describe());
-  std::vector<Lease> leases;
-  for (int t = 0; t < appenders; ++t) {
-    auto lease = (*journal)->AcquireLease(Uuid::V7(), Uuid::V4(), std::chrono::hours(1));
-    if (!lease.ok())
-      Die(lease.error().Describe());
-    leases.push_back(*lease);
-  }
-  const auto before = (*journal)->stats();
-  auto [latencies, measured] = Drive(appenders, seconds, [&](int t, std::uint64_t n) {
-    AppendRequest request{
-        leases[t].session, leases[t].token, n + 1, {MakeRecord(payload_bytes, n)}};
-    return (*journal)->Append(std::move(request)).ok();
-  });
-  sample.Add(latencies, measured, (*journal)->stats().commits - before.commits);
+  DriveGroupCommit(**journal, appenders, seconds, payload_bytes, sample);
 }
 
 // The naive PostgreSQL baseline: a connection per appender on the journal's own tables; per
