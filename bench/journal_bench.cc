@@ -6,12 +6,10 @@
 // in one run. Each appender owns one session and appends single-record batches for a fixed time.
 //
 //   journal_bench [--seconds S] [--rounds R] [--payload-bytes P] [--dir DIR] [--pg-url URL]
-//                 [--pg-writers W]
 //
 // Each cell runs S seconds in total, split into R rounds that alternate with the other sides.
 // URL defaults to HARNESS_PG_URL (scripts/pg-cluster start DIR prints one); without either the
-// PostgreSQL columns are left out. Every PostgreSQL cell round gets a fresh schema. W is the
-// PostgreSQL journal's writer_connections (default 1).
+// PostgreSQL columns are left out. Every PostgreSQL cell round gets a fresh schema.
 //
 // DIR (default: a fresh directory under the system temp directory) must be on the disk to
 // measure: on tmpfs an fsync costs nothing and the comparison means nothing.
@@ -256,10 +254,9 @@ std::string FreshSchema(int cell, const char* side) {
   return fmt::format("bench_{}_{}_{}", side, cell, Uuid::V4().ToString().substr(0, 8));
 }
 
-void PostgresGroupCommit(const std::string& url, std::size_t writers, int cell, int appenders,
-                         double seconds, std::size_t payload_bytes, Sample& sample) {
+void PostgresGroupCommit(const std::string& url, int cell, int appenders, double seconds,
+                         std::size_t payload_bytes, Sample& sample) {
   PostgresJournalOptions options;
-  options.writer_connections = writers;
   options.schema = FreshSchema(cell, "group");
   options.drop_schema_on_close = true;
   options.read_connections = 1;
@@ -392,7 +389,6 @@ int main(int argc, char** argv) {
   std::filesystem::path root;
   const char* env_url = getenv("HARNESS_PG_URL");
   std::string pg_url = env_url ? env_url : "";
-  std::size_t pg_writers = 1;
   for (int i = 1; i + 1 < argc; i += 2) {
     if (std::strcmp(argv[i], "--seconds") == 0)
       seconds = std::atof(argv[i + 1]);
@@ -404,8 +400,6 @@ int main(int argc, char** argv) {
       root = argv[i + 1];
     else if (std::strcmp(argv[i], "--pg-url") == 0)
       pg_url = argv[i + 1];
-    else if (std::strcmp(argv[i], "--pg-writers") == 0)
-      pg_writers = static_cast<std::size_t>(std::max(1, std::atoi(argv[i + 1])));
   }
   bool remove_root = false;
   if (root.empty()) {
@@ -427,9 +421,8 @@ int main(int argc, char** argv) {
   std::printf("load average before the run: %s\n", LoadAverage().c_str());
   const bool pg = !pg_url.empty();
   if (pg) {
-    std::printf("PostgreSQL at %s: %s; %zu writer connection(s)\n",
-                journal_internal::RedactedConninfo(pg_url).c_str(),
-                PostgresSettings(pg_url).c_str(), pg_writers);
+    std::printf("PostgreSQL at %s: %s\n", journal_internal::RedactedConninfo(pg_url).c_str(),
+                PostgresSettings(pg_url).c_str());
   } else {
     std::printf("PostgreSQL: no --pg-url or HARNESS_PG_URL, columns left out\n");
   }
@@ -462,8 +455,7 @@ int main(int argc, char** argv) {
       Naive(root / fmt::format("naive-{}", cell), appenders, round_seconds, payload_bytes,
             naive_sample);
       if (pg) {
-        PostgresGroupCommit(pg_url, pg_writers, cell, appenders, round_seconds, payload_bytes,
-                            pg_group_sample);
+        PostgresGroupCommit(pg_url, cell, appenders, round_seconds, payload_bytes, pg_group_sample);
         PostgresNaive(pg_url, cell, appenders, round_seconds, payload_bytes, pg_naive_sample);
       }
     }

@@ -527,22 +527,15 @@ INSTANTIATE_TEST_SUITE_P(Sqlite, JournalConformance,
                              nullptr}),
                          BackendName);
 
-// Against HARNESS_PG_URL, a fresh schema per test (pg_test_support.h); with the default single
-// writer connection and with two writers sharing the queue.
-JournalBackend PostgresBackend(std::string name, std::size_t writers) {
-  return JournalBackend{
-      std::move(name),
-      [writers](const std::filesystem::path&, JournalOptions options) -> std::unique_ptr<Journal> {
-        PostgresJournalOptions pg = TestPostgresOptions(std::move(options));
-        pg.writer_connections = writers;
-        return OpenTestPostgres(std::move(pg));
-      },
-      PgUnavailable};
-}
-
+// Against HARNESS_PG_URL, a fresh schema per test (pg_test_support.h).
 INSTANTIATE_TEST_SUITE_P(Postgres, JournalConformance,
-                         ::testing::Values(PostgresBackend("postgres", 1),
-                                           PostgresBackend("postgres_two_writers", 2)),
+                         ::testing::Values(JournalBackend{
+                             "postgres",
+                             [](const std::filesystem::path&,
+                                JournalOptions options) -> std::unique_ptr<Journal> {
+                               return OpenTestPostgres(TestPostgresOptions(std::move(options)));
+                             },
+                             PgUnavailable}),
                          BackendName);
 
 }  // namespace

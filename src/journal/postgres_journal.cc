@@ -202,59 +202,39 @@ class SetWrite {
 }  // namespace
 
 class PostgresJournal::Impl {
-  // One writer thread and its connection; the connection and backoff belong to the thread
-  // once it runs.
-  struct Writer {
-    PgConn conn;
-    std::chrono::steady_clock::time_point next_connect{};
-    std::chrono::milliseconds backoff{kFirstBackoff};
-    std::atomic<int> pid{0};  // read by writer_backend_pid() from any thread
-    std::jthread thread;
-  };
-
  public:
   Impl(std::string url, PostgresJournalOptions options, PgConn writer)
-      : url_(std::move(url)), options_(std::move(options)), queue_(options_.max_group_bytes) {
-    for (std::size_t i = 0; i < options_.writer_connections; ++i)
-      writers_.push_back(std::make_unique<Writer>());
-    writers_[0]->conn = std::move(writer);
-    writers_[0]->pid = writers_[0]->conn.backend_pid();
+      : url_(std::move(url)),
+        options_(std::move(options)),
+        writer_(std::move(writer)),
+        queue_(options_.max_group_bytes) {
+    writer_pid_ = writer_.backend_pid();
   }
 
   ~Impl() {
     queue_.Close();
-    for (const auto& w : writers_) {
-      if (w->thread.joinable()) {
-        w->thread.request_stop();
-        w->thread.join();
-      }
+    if (thread_.joinable()) {
+      thread_.request_stop();
+      thread_.join();
     }
     if (options_.drop_schema_on_close) {
       {
         std::lock_guard lock(pool_mu_);
         idle_readers_.clear();
       }
-      PgConn& conn = writers_[0]->conn;
-      if (conn.broken()) {
-        auto fresh = PgConn::Connect(url_, options_.connect_timeout, options_.lock_timeout);
-        if (fresh.ok())
-          conn = std::move(*fresh);
+      if (writer_.broken()) {
+        auto conn = PgConn::Connect(url_, options_.connect_timeout, options_.lock_timeout);
+        if (conn.ok())
+          writer_ = std::move(*conn);
       }
-      (void)conn.Exec(InSchema("DROP SCHEMA IF EXISTS {s} CASCADE", options_.schema),
-                      "drop schema");
+      (void)writer_.Exec(InSchema("DROP SCHEMA IF EXISTS {s} CASCADE", options_.schema),
+                         "drop schema");
     }
   }
 
   Status<JournalError> Start() {
-    HARNESS_CHECK(PrepareWriter(writers_[0]->conn));
-    for (std::size_t i = 1; i < writers_.size(); ++i) {
-      HARNESS_TRY(writers_[i]->conn, ConnectWriter());
-      writers_[i]->pid = writers_[i]->conn.backend_pid();
-    }
-    for (const auto& w : writers_) {
-      w->thread = std::jthread(
-          [this, writer = w.get()](std::stop_token stop) { WriterLoop(*writer, stop); });
-    }
+    HARNESS_CHECK(PrepareWriter(writer_));
+    thread_ = std::jthread([this](std::stop_token stop) { WriterLoop(stop); });
     return {};
   }
 
@@ -402,7 +382,7 @@ class PostgresJournal::Impl {
             reconnects_.load(std::memory_order_relaxed), queue_.queued()};
   }
 
-  int writer_backend_pid() const { return writers_[0]->pid.load(std::memory_order_relaxed); }
+  int writer_backend_pid() const { return writer_pid_.load(std::memory_order_relaxed); }
 
   const PostgresJournalOptions& options() const { return options_; }
 
@@ -471,30 +451,30 @@ class PostgresJournal::Impl {
 
   // Reconnects a lost writer connection, at most once per backoff interval: while the server
   // is away, requests fail at once instead of each waiting for a connect timeout.
-  Status<JournalError> EnsureWriter(Writer& w) {
-    if (!w.conn.broken())
+  Status<JournalError> EnsureWriter() {
+    if (!writer_.broken())
       return {};
     const auto now = std::chrono::steady_clock::now();
-    if (now < w.next_connect) {
+    if (now < next_connect_) {
       return Fail(Error(K::kIo, "the connection to the server was lost; reconnecting (backoff)"));
     }
     auto connected = ConnectWriter();
     if (!connected.ok()) {
-      w.next_connect = now + w.backoff;
-      w.backoff = std::min<std::chrono::milliseconds>(w.backoff * 2, kMaxBackoff);
+      next_connect_ = now + backoff_;
+      backoff_ = std::min<std::chrono::milliseconds>(backoff_ * 2, kMaxBackoff);
       return Fail(std::move(connected).error());
     }
-    w.backoff = kFirstBackoff;
-    w.conn = std::move(*connected);
-    w.pid = w.conn.backend_pid();
+    backoff_ = kFirstBackoff;
+    writer_ = std::move(*connected);
+    writer_pid_ = writer_.backend_pid();
     reconnects_.fetch_add(1, std::memory_order_relaxed);
     return {};
   }
 
-  void WriterLoop(Writer& w, std::stop_token stop) {
+  void WriterLoop(std::stop_token stop) {
     std::vector<std::shared_ptr<WriteOp>> group;
     while (queue_.TakeGroup(stop, group)) {
-      CommitGroup(w, group);
+      CommitGroup(group);
       jp::WriteQueue::Finish(group);
     }
   }
@@ -502,13 +482,12 @@ class PostgresJournal::Impl {
   // Fails every request of the group that the rules did not already refuse: the transaction
   // is gone. After a lost connection or a failed COMMIT the outcome is ambiguous (the group may
   // have committed), which the detail says; a retry is safe.
-  void Abandon(Writer& w, const std::vector<std::shared_ptr<WriteOp>>& group,
-               const JournalError& cause) {
-    if (!w.conn.broken() && !w.conn.Exec("ROLLBACK", "rollback").ok())
-      w.conn = PgConn();
-    if (w.conn.broken()) {
-      w.conn = PgConn();
-      w.pid = 0;
+  void Abandon(const std::vector<std::shared_ptr<WriteOp>>& group, const JournalError& cause) {
+    if (!writer_.broken() && !writer_.Exec("ROLLBACK", "rollback").ok())
+      writer_ = PgConn();
+    if (writer_.broken()) {
+      writer_ = PgConn();
+      writer_pid_ = 0;
     }
     const JournalError error =
         Error(K::kIo, fmt::format("the group was not confirmed (it may have committed; a retry "
@@ -520,9 +499,9 @@ class PostgresJournal::Impl {
     }
   }
 
-  void CommitGroup(Writer& w, const std::vector<std::shared_ptr<WriteOp>>& group) {
+  void CommitGroup(const std::vector<std::shared_ptr<WriteOp>>& group) {
     requests_.fetch_add(group.size(), std::memory_order_relaxed);
-    if (auto ready = EnsureWriter(w); !ready.ok()) {
+    if (auto ready = EnsureWriter(); !ready.ok()) {
       for (const auto& op : group)
         op->error = ready.error();
       return;
@@ -531,16 +510,16 @@ class PostgresJournal::Impl {
     std::string head = "BEGIN; SAVEPOINT g";
     if (server_clock)
       head.append("; ").append(kServerNowSql);
-    auto begun = w.conn.Exec(head, "begin");
+    auto begun = writer_.Exec(head, "begin");
     if (!begun.ok()) {
-      Abandon(w, group, begun.error());
+      Abandon(group, begun.error());
       return;
     }
     JournalTime now;
     if (server_clock) {
       auto ns = ParseInt(begun->rows() > 0 ? begun->Bytes(0, 0) : "", "server clock");
       if (!ns.ok()) {
-        Abandon(w, group, ns.error());
+        Abandon(group, ns.error());
         return;
       }
       now = JournalTime(std::chrono::nanoseconds(*ns));
@@ -550,9 +529,9 @@ class PostgresJournal::Impl {
     // The whole group in three statements. If one fails (lock_timeout behind another process,
     // a constraint), the group is redone one request at a time, each under its own savepoint,
     // so that the failure stays with the request that caused it.
-    if (auto applied = ApplySet(w, group, now); !applied.ok()) {
-      if (w.conn.broken() || !w.conn.Exec("ROLLBACK TO SAVEPOINT g", "rollback to").ok()) {
-        Abandon(w, group, applied.error());
+    if (auto applied = ApplySet(group, now); !applied.ok()) {
+      if (writer_.broken() || !writer_.Exec("ROLLBACK TO SAVEPOINT g", "rollback to").ok()) {
+        Abandon(group, applied.error());
         return;
       }
       for (const auto& op : group) {
@@ -561,14 +540,14 @@ class PostgresJournal::Impl {
         op->lease_out = Lease{};
       }
       for (const auto& op : group) {
-        auto savepoint = w.conn.Exec("RELEASE SAVEPOINT g; SAVEPOINT g", "savepoint");
+        auto savepoint = writer_.Exec("RELEASE SAVEPOINT g; SAVEPOINT g", "savepoint");
         if (!savepoint.ok()) {
-          Abandon(w, group, savepoint.error());
+          Abandon(group, savepoint.error());
           return;
         }
-        if (auto alone = ApplySet(w, std::span(&op, 1), now); !alone.ok()) {
-          if (w.conn.broken() || !w.conn.Exec("ROLLBACK TO SAVEPOINT g", "rollback to").ok()) {
-            Abandon(w, group, alone.error());
+        if (auto alone = ApplySet(std::span(&op, 1), now); !alone.ok()) {
+          if (writer_.broken() || !writer_.Exec("ROLLBACK TO SAVEPOINT g", "rollback to").ok()) {
+            Abandon(group, alone.error());
             return;
           }
           op->appended.clear();
@@ -576,8 +555,8 @@ class PostgresJournal::Impl {
         }
       }
     }
-    if (auto committed = w.conn.Exec("COMMIT", "commit"); !committed.ok()) {
-      Abandon(w, group, committed.error());
+    if (auto committed = writer_.Exec("COMMIT", "commit"); !committed.ok()) {
+      Abandon(group, committed.error());
       return;
     }
     commits_.fetch_add(1, std::memory_order_relaxed);
@@ -585,8 +564,7 @@ class PostgresJournal::Impl {
 
   // Locks the rows of every session of `ops` and returns them, with those of `ids` that each
   // session already holds.
-  Result<std::unordered_map<Uuid, SessionRow>, JournalError> Lock(Writer& w,
-                                                                  const std::vector<Uuid>& sessions,
+  Result<std::unordered_map<Uuid, SessionRow>, JournalError> Lock(const std::vector<Uuid>& sessions,
                                                                   const std::vector<Uuid>& ids) {
     PgArray session_array(jp::kPgUuid, sessions.size() * 20),
         id_array(jp::kPgUuid, ids.size() * 20);
@@ -596,7 +574,7 @@ class PostgresJournal::Impl {
       id_array.Add(jp::PgUuid(id));
     PgParams params;
     params.Add(session_array.Finish()).Add(id_array.Finish());
-    HARNESS_TRY(const PgResult rows, w.conn.Run("lock", params, "lock sessions"));
+    HARNESS_TRY(const PgResult rows, writer_.Run("lock", params, "lock sessions"));
     std::unordered_map<Uuid, SessionRow> out;
     for (int i = 0; i < rows.rows(); ++i) {
       HARNESS_TRY(const Uuid session, rows.Id(i, 0, "sessions.session"));
@@ -623,8 +601,7 @@ class PostgresJournal::Impl {
   // queue order, deciding each with the rules on the rows as locked and as changed by the
   // requests before it. A refusal is recorded in the op and writes nothing; a returned error is
   // an SQL failure of the set, after which the caller rolls the set back.
-  Status<JournalError> ApplySet(Writer& w, std::span<const std::shared_ptr<WriteOp>> ops,
-                                JournalTime now) {
+  Status<JournalError> ApplySet(std::span<const std::shared_ptr<WriteOp>> ops, JournalTime now) {
     std::vector<Uuid> sessions, grants, ids;
     for (const auto& op : ops) {
       sessions.push_back(op->session);
@@ -647,10 +624,10 @@ class PostgresJournal::Impl {
         array.Add(jp::PgUuid(id));
       PgParams params;
       params.Add(array.Finish());
-      HARNESS_TRY(const PgResult ensured, w.conn.Run("ensure", params, "create sessions"));
+      HARNESS_TRY(const PgResult ensured, writer_.Run("ensure", params, "create sessions"));
       (void)ensured;
     }
-    HARNESS_TRY(auto rows, Lock(w, sessions, ids));
+    HARNESS_TRY(auto rows, Lock(sessions, ids));
     SetWrite write;
     for (const auto& op : ops) {
       SessionRow& row = rows[op->session];
@@ -674,7 +651,7 @@ class PostgresJournal::Impl {
     }
     if (write.empty())
       return {};
-    HARNESS_TRY(const PgResult written, w.conn.Run("write", write.Finish(), "write"));
+    HARNESS_TRY(const PgResult written, writer_.Run("write", write.Finish(), "write"));
     (void)written;
     return {};
   }
@@ -711,6 +688,11 @@ class PostgresJournal::Impl {
   const std::string url_;
   const PostgresJournalOptions options_;
 
+  // Owned by the writer thread once it runs.
+  PgConn writer_;
+  std::chrono::steady_clock::time_point next_connect_{};
+  std::chrono::milliseconds backoff_{kFirstBackoff};
+
   jp::WriteQueue queue_;
 
   std::mutex pool_mu_;
@@ -721,8 +703,9 @@ class PostgresJournal::Impl {
   std::atomic<std::uint64_t> commits_{0};
   std::atomic<std::uint64_t> requests_{0};
   std::atomic<std::uint64_t> reconnects_{0};
+  std::atomic<int> writer_pid_{0};
 
-  std::vector<std::unique_ptr<Writer>> writers_;  // last: started after everything above exists
+  std::jthread thread_;  // last: started after everything above exists
 };
 
 namespace {
@@ -773,9 +756,8 @@ Result<std::unique_ptr<PostgresJournal>, JournalError> PostgresJournal::Open(
                       "the schema name must be 1 to 63 bytes of [a-z0-9_], not starting with a "
                       "digit"));
   }
-  if (options.read_connections == 0 || options.writer_connections == 0)
-    return Fail(
-        Error(K::kInvalidArgument, "read_connections and writer_connections must be at least 1"));
+  if (options.read_connections == 0)
+    return Fail(Error(K::kInvalidArgument, "read_connections must be at least 1"));
   HARNESS_TRY(PgConn conn, PgConn::Connect(url, options.connect_timeout, options.lock_timeout));
   HARNESS_CHECK(PrepareSchema(conn, options.schema));
   auto impl = std::make_unique<Impl>(url, std::move(options), std::move(conn));

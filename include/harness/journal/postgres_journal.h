@@ -7,8 +7,7 @@
 //   transaction committed, so an acknowledged write survives a server crash when the server runs
 //   with fsync=on.
 // - Group commit: every write (appends and lease changes, from any number of threads) goes
-//   through one writer thread (writer_connections, default 1) with its own connection, which
-//   applies what is queued in one
+//   through one writer thread and its own connection, which applies what is queued in one
 //   transaction of a few statements per group. A request refused by the rules writes nothing
 //   and fails alone; an unexpected SQL error (lock_timeout behind another process holding a
 //   session row) makes the writer redo the group one request at a time under savepoints, so it
@@ -52,10 +51,6 @@ struct PostgresJournalOptions {
   std::string schema = "harness";
   // Read connections open at most at once; readers beyond wait for one.
   std::size_t read_connections = 4;
-  // Writer threads, each with its own connection, taking groups from the one queue. With more
-  // than one, a group is applied while another one's COMMIT waits for its WAL flush, and the
-  // server flushes both at once; requests of one session still serialize on its row lock.
-  std::size_t writer_connections = 1;
   // A group stops taking queued requests once their payloads reach this many bytes (at least
   // one request is always taken).
   std::size_t max_group_bytes = 32u * 1024 * 1024;
@@ -98,8 +93,8 @@ class PostgresJournal final : public Journal {
   Result<VerifyReport, JournalError> Verify() override;
 
   PostgresJournalStats stats() const;
-  // The server process id of the (first) writer's connection (0 while disconnected), for tests
-  // that terminate it with pg_terminate_backend.
+  // The server process id of the writer's connection (0 while disconnected), for tests that
+  // terminate it with pg_terminate_backend.
   int writer_backend_pid() const;
 
   class Impl;
