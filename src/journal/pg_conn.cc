@@ -145,6 +145,9 @@ Result<PgConn, JournalError> PgConn::Connect(const std::string& conninfo,
     return Fail(Error(K::kIo, fmt::format("cannot connect to {}: {}", RedactedConninfo(conninfo),
                                           PrimaryMessage(nullptr, conn.get()))));
   }
+  // A library does not print: the server's notices and warnings (none is expected at
+  // client_min_messages = warning) are dropped instead of going to stderr.
+  PQsetNoticeProcessor(conn.get(), [](void*, const char*) {}, nullptr);
   // Durability must not depend on the server's or the role's defaults.
   HARNESS_TRY(PgResult set,
               conn.Exec(fmt::format("SET synchronous_commit = on; SET lock_timeout = {}; "
