@@ -131,6 +131,59 @@ TEST_F(PostgresJournalTest, ATerminatedWriterFailsItsGroupAndTheNextAppendReconn
   EXPECT_EQ(*journal_->LastSequence(lease->session), 3u);
 }
 
+// While the server refuses connections, the writer fails requests at once (backing off between
+// connection attempts) instead of each waiting for a connect timeout, and recovers once the
+// server accepts again. The test uses a database of its own, so that refusing connections to it
+// does not disturb other tests on the same server.
+TEST_F(PostgresJournalTest, WhileTheServerRefusesTheWriterFailsFastThenRecovers) {
+  const std::string db = FreshSchemaName();
+  Sql("CREATE DATABASE " + db);
+  std::string url = PgTestUrl();
+  const std::size_t path = url.find('/', url.find("://") + 3);
+  ASSERT_NE(path, std::string::npos);
+  url = url.substr(0, path + 1) + db + url.substr(std::min(url.find('?', path), url.size()));
+  {
+    PostgresJournalOptions options = TestPostgresOptions();
+    auto opened = PostgresJournal::Open(url, options);
+    ASSERT_TRUE(opened.ok()) << opened.error().Describe();
+    PostgresJournal& journal = **opened;
+    auto lease = journal.AcquireLease(Uuid::V7(), Uuid::V4(), hours(1));
+    ASSERT_TRUE(lease.ok()) << lease.error().Describe();
+    ASSERT_TRUE(journal.Append(Request(*lease, {MakeRecord()}, 1)).ok());
+
+    Sql("ALTER DATABASE " + db + " ALLOW_CONNECTIONS false");
+    const std::string pid = std::to_string(journal.writer_backend_pid());
+    ASSERT_EQ(Sql("SELECT pg_terminate_backend(" + pid + ")"), "t");
+    const std::string alive = "SELECT count(*) FROM pg_stat_activity WHERE pid = " + pid;
+    for (int i = 0; i < 500 && Sql(alive) != "0"; ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    ASSERT_EQ(Sql(alive), "0");
+
+    const NewRecord record = MakeRecord();
+    auto lost = journal.Append(Request(*lease, {record}, 2));
+    ASSERT_FALSE(lost.ok());
+    EXPECT_EQ(lost.error().kind, K::kIo) << lost.error().Describe();
+    auto refused = journal.Append(Request(*lease, {record}, 2));
+    ASSERT_FALSE(refused.ok());
+    EXPECT_EQ(refused.error().kind, K::kIo) << refused.error().Describe();
+    auto fast = journal.Append(Request(*lease, {record}, 2));
+    ASSERT_FALSE(fast.ok());
+    EXPECT_NE(fast.error().detail.find("backoff"), std::string::npos) << fast.error().Describe();
+
+    Sql("ALTER DATABASE " + db + " ALLOW_CONNECTIONS true");
+    // Bounded: the backoff is at most 2 s.
+    Result<std::vector<AppendedRecord>, JournalError> recovered = Fail(lost.error());
+    for (int i = 0; i < 100 && !recovered.ok(); ++i) {
+      recovered = journal.Append(Request(*lease, {record}, 2));
+      if (!recovered.ok())
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    ASSERT_TRUE(recovered.ok()) << recovered.error().Describe();
+    EXPECT_EQ(*recovered, (std::vector<AppendedRecord>{{2, false}}));
+  }
+  Sql("DROP DATABASE " + db + " WITH (FORCE)");
+}
+
 // Two journals on one schema stand for two processes (or nodes): the row lock and the fence in
 // the append's own transaction keep one writer per session.
 TEST_F(PostgresJournalTest, TwoJournalsOnOneSchemaContendForALease) {
