@@ -44,6 +44,18 @@ class PostgresJournalTest : public ::testing::Test {
     return std::string(result->Bytes(0, 0));
   }
 
+  // Terminates a server backend and waits (bounded) until it is gone: pg_terminate_backend
+  // only signals it.
+  bool TerminateBackend(int pid) {
+    if (pid == 0 || Sql("SELECT pg_terminate_backend(" + std::to_string(pid) + ")") != "t")
+      return false;
+    const std::string alive =
+        "SELECT count(*) FROM pg_stat_activity WHERE pid = " + std::to_string(pid);
+    for (int i = 0; i < 500 && Sql(alive) != "0"; ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    return Sql(alive) == "0";
+  }
+
   JournalTime ServerNow() {
     const std::string ns = Sql("SELECT (extract(epoch FROM clock_timestamp()) * 1000000000)::int8");
     return JournalTime(std::chrono::nanoseconds(std::stoll(ns)));
@@ -106,13 +118,7 @@ TEST_F(PostgresJournalTest, ATerminatedWriterFailsItsGroupAndTheNextAppendReconn
   ASSERT_TRUE(journal_->Append(Request(*lease, {MakeRecord()}, 1)).ok());
   const int pid = journal_->writer_backend_pid();
   ASSERT_NE(pid, 0);
-  ASSERT_EQ(Sql("SELECT pg_terminate_backend(" + std::to_string(pid) + ")"), "t");
-  // pg_terminate_backend only signals: wait (bounded) until the backend is gone.
-  const std::string alive =
-      "SELECT count(*) FROM pg_stat_activity WHERE pid = " + std::to_string(pid);
-  for (int i = 0; i < 500 && Sql(alive) != "0"; ++i)
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  ASSERT_EQ(Sql(alive), "0");
+  ASSERT_TRUE(TerminateBackend(pid));
 
   const std::vector<NewRecord> batch = {MakeRecord(), MakeRecord()};
   auto lost = journal_->Append(Request(*lease, batch, 2));
@@ -152,12 +158,7 @@ TEST_F(PostgresJournalTest, WhileTheServerRefusesTheWriterFailsFastThenRecovers)
     ASSERT_TRUE(journal.Append(Request(*lease, {MakeRecord()}, 1)).ok());
 
     Sql("ALTER DATABASE " + db + " ALLOW_CONNECTIONS false");
-    const std::string pid = std::to_string(journal.writer_backend_pid());
-    ASSERT_EQ(Sql("SELECT pg_terminate_backend(" + pid + ")"), "t");
-    const std::string alive = "SELECT count(*) FROM pg_stat_activity WHERE pid = " + pid;
-    for (int i = 0; i < 500 && Sql(alive) != "0"; ++i)
-      std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    ASSERT_EQ(Sql(alive), "0");
+    ASSERT_TRUE(TerminateBackend(journal.writer_backend_pid()));
 
     const NewRecord record = MakeRecord();
     auto lost = journal.Append(Request(*lease, {record}, 2));
