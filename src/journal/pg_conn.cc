@@ -147,7 +147,8 @@ Result<PgConn, JournalError> PgConn::Connect(const std::string& conninfo,
   }
   // A library does not print: the server's notices and warnings (none is expected at
   // client_min_messages = warning) are dropped instead of going to stderr.
-  PQsetNoticeProcessor(conn.get(), [](void*, const char*) {}, nullptr);
+  PQsetNoticeProcessor(
+      conn.get(), [](void*, const char*) {}, nullptr);
   // Durability must not depend on the server's or the role's defaults.
   HARNESS_TRY(PgResult set,
               conn.Exec(fmt::format("SET synchronous_commit = on; SET lock_timeout = {}; "
