@@ -278,16 +278,34 @@ class PostgresJournal::Impl {
     return std::make_unique<PgConn>(std::move(*conn));
   }
 
-  // A broken (or missing) connection is dropped, freeing its slot for a new one.
+  // A broken (or missing) connection is dropped, freeing its slot for a new one. A broken one
+  // most likely means the server restarted, so the idle ones are dropped too rather than each
+  // failing one more read.
   void ReturnReader(std::unique_ptr<PgConn> conn) {
     {
       std::lock_guard lock(pool_mu_);
-      if (conn && !conn->broken())
+      if (conn && !conn->broken()) {
         idle_readers_.push_back(std::move(conn));
-      else
-        --open_readers_;
+      } else {
+        open_readers_ -= 1 + (conn ? idle_readers_.size() : 0);
+        if (conn)
+          idle_readers_.clear();
+      }
     }
-    pool_cv_.notify_one();
+    pool_cv_.notify_all();
+  }
+
+  // Runs `read` on a pooled connection. Reads are idempotent, so one that failed because its
+  // connection was lost (a server restart, a terminated backend) runs once more on a new one.
+  template <class ReadFn>
+  auto WithReader(ReadFn read) -> decltype(read(std::declval<PgConn&>())) {
+    for (int attempt = 0;; ++attempt) {
+      HARNESS_TRY(auto taken, TakeReader());
+      BorrowedReader reader(*this, std::move(taken));
+      auto result = read(*reader);
+      if (result.ok() || !reader->broken() || attempt > 0)
+        return result;
+    }
   }
 
   Result<PgConn, JournalError> ConnectReader() {
@@ -319,13 +337,12 @@ class PostgresJournal::Impl {
     if (max_count == 0)
       return out;
     const std::uint64_t from = std::max<std::uint64_t>(from_seq, 1);
-    HARNESS_TRY(auto taken, TakeReader());
-    BorrowedReader reader(*this, std::move(taken));
     PgParams params;
     params.Id(session)
         .Int64(static_cast<std::int64_t>(std::min<std::uint64_t>(from, INT64_MAX)))
         .Int64(static_cast<std::int64_t>(std::min<std::size_t>(max_count, INT64_MAX)));
-    HARNESS_TRY(const PgResult rows, reader->Run("read", params, "read records"));
+    HARNESS_TRY(const PgResult rows,
+                WithReader([&](PgConn& conn) { return conn.Run("read", params, "read records"); }));
     out.reserve(static_cast<std::size_t>(rows.rows()));
     std::uint64_t expected = from;
     for (int i = 0; i < rows.rows(); ++i) {
@@ -343,18 +360,18 @@ class PostgresJournal::Impl {
   }
 
   Result<std::uint64_t, JournalError> LastSequence(const Uuid& session) {
-    HARNESS_TRY(auto taken, TakeReader());
-    BorrowedReader reader(*this, std::move(taken));
     PgParams params;
     params.Id(session);
-    HARNESS_TRY(const PgResult rows, reader->Run("last", params, "last sequence"));
+    HARNESS_TRY(const PgResult rows, WithReader([&](PgConn& conn) {
+                  return conn.Run("last", params, "last sequence");
+                }));
     return rows.rows() == 0 ? std::uint64_t{0} : static_cast<std::uint64_t>(rows.Int(0, 0));
   }
 
   Result<std::vector<Uuid>, JournalError> ListSessions() {
-    HARNESS_TRY(auto taken, TakeReader());
-    BorrowedReader reader(*this, std::move(taken));
-    HARNESS_TRY(const PgResult rows, reader->Run("list", PgParams(), "list sessions"));
+    HARNESS_TRY(const PgResult rows, WithReader([&](PgConn& conn) {
+                  return conn.Run("list", PgParams(), "list sessions");
+                }));
     std::vector<Uuid> out;
     out.reserve(static_cast<std::size_t>(rows.rows()));
     for (int i = 0; i < rows.rows(); ++i) {
@@ -365,16 +382,16 @@ class PostgresJournal::Impl {
   }
 
   Result<VerifyReport, JournalError> Verify() {
-    HARNESS_TRY(auto taken, TakeReader());
-    BorrowedReader reader(*this, std::move(taken));
-    // One snapshot for the scan and the last_seq check.
-    HARNESS_TRY(const PgResult begun,
-                reader->Exec("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", "verify begin"));
-    (void)begun;
-    auto report = VerifyInSnapshot(*reader);
-    if (!reader->broken())
-      (void)reader->Exec("ROLLBACK", "verify end");
-    return report;
+    return WithReader([&](PgConn& conn) -> Result<VerifyReport, JournalError> {
+      // One snapshot for the scan and the last_seq check.
+      HARNESS_TRY(const PgResult begun,
+                  conn.Exec("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", "verify begin"));
+      (void)begun;
+      auto report = VerifyInSnapshot(conn);
+      if (!conn.broken())
+        (void)conn.Exec("ROLLBACK", "verify end");
+      return report;
+    });
   }
 
   PostgresJournalStats stats() {

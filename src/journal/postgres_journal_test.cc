@@ -181,6 +181,18 @@ TEST_F(PostgresJournalTest, WhileTheServerRefusesTheWriterFailsFastThenRecovers)
     }
     ASSERT_TRUE(recovered.ok()) << recovered.error().Describe();
     EXPECT_EQ(*recovered, (std::vector<AppendedRecord>{{2, false}}));
+
+    // Reads are idempotent: one whose pooled connection was lost runs again on a new one.
+    ASSERT_TRUE(journal.Read(lease->session, 1, 10).ok());
+    const std::string in_db = " FROM pg_stat_activity WHERE datname = '" + db + "'";
+    Sql("SELECT count(pg_terminate_backend(pid))" + in_db);
+    for (int i = 0; i < 500 && Sql("SELECT count(*)" + in_db) != "0"; ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    ASSERT_EQ(Sql("SELECT count(*)" + in_db), "0");
+    auto read = journal.Read(lease->session, 1, 10);
+    ASSERT_TRUE(read.ok()) << read.error().Describe();
+    EXPECT_EQ(read->size(), 2u);
+    EXPECT_EQ(*journal.LastSequence(lease->session), 2u);
   }
   Sql("DROP DATABASE " + db + " WITH (FORCE)");
 }
