@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <cstring>
+#include <optional>
 
 #include "journal/rules.h"
 
@@ -199,6 +200,90 @@ Result<PgResult, JournalError> PgConn::Run(const char* name, const PgParams& par
   return Check(PQexecPrepared(get(), name, params.size(), values.data(), lengths.data(),
                               formats.data(), /*resultFormat=*/1),
                what);
+}
+
+}  // namespace harness::journal_internal
+
+namespace harness::journal_internal {
+
+PgConn::PipelineResult PgConn::Pipeline(const std::vector<PgStatement>& statements) {
+  PipelineResult out;
+  if (!conn_) {
+    out.error = Error(JournalErrorKind::kIo, "pipeline: not connected");
+    return out;
+  }
+  PGconn* c = get();
+  const auto lost = [&](std::string_view what) {
+    return Error(JournalErrorKind::kIo, fmt::format("{}: {}", what, PrimaryMessage(nullptr, c)));
+  };
+  if (PQenterPipelineMode(c) != 1) {
+    out.error = lost("enter pipeline mode");
+    return out;
+  }
+  std::size_t sent = 0;
+  for (const PgStatement& st : statements) {
+    std::vector<const char*> values;
+    std::vector<int> lengths;
+    for (const std::string& v : st.params.values()) {
+      values.push_back(v.data());
+      lengths.push_back(static_cast<int>(v.size()));
+    }
+    const std::vector<int> formats(values.size(), 1);
+    const int ok =
+        st.prepared != nullptr
+            ? PQsendQueryPrepared(c, st.prepared, st.params.size(), values.data(), lengths.data(),
+                                  formats.data(), 1)
+            : PQsendQueryParams(c, st.sql.c_str(), 0, nullptr, nullptr, nullptr, nullptr, 1);
+    if (ok != 1) {
+      out.error = lost(st.what);
+      break;
+    }
+    ++sent;
+  }
+  const bool synced = PQpipelineSync(c) == 1;
+  if (!synced && !out.error)
+    out.error = lost("pipeline sync");
+  // Every statement's results end with a null; the pipeline ends with PGRES_PIPELINE_SYNC.
+  for (std::size_t i = 0; i < sent && !broken(); ++i) {
+    PGresult* raw = PQgetResult(c);
+    if (raw == nullptr) {
+      if (!out.error)
+        out.error = lost(statements[i].what);
+      break;
+    }
+    PgResult result(raw);
+    const ExecStatusType status = PQresultStatus(raw);
+    while (PGresult* extra = PQgetResult(c))
+      PQclear(extra);
+    if (out.error)
+      continue;
+    if (status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK) {
+      out.results.push_back(std::move(result));
+    } else {
+      out.error = Error(JournalErrorKind::kIo,
+                        fmt::format("{}: {}", statements[i].what, PrimaryMessage(raw, c)));
+    }
+  }
+  // Drains up to the sync. Two nulls in a row mean nothing more is coming (no sync was sent,
+  // or the connection failed): the connection can no longer be trusted and is dropped.
+  for (int nulls = 0; synced && !broken() && nulls < 2;) {
+    PGresult* raw = PQgetResult(c);
+    if (raw == nullptr) {
+      ++nulls;  // the end of a statement's results
+      continue;
+    }
+    nulls = 0;
+    const bool sync = PQresultStatus(raw) == PGRES_PIPELINE_SYNC;
+    PQclear(raw);
+    if (sync)
+      break;
+  }
+  if (!broken() && PQexitPipelineMode(c) != 1) {
+    if (!out.error)
+      out.error = lost("exit pipeline mode");
+    conn_.reset();
+  }
+  return out;
 }
 
 }  // namespace harness::journal_internal

@@ -4,8 +4,10 @@
 // Wire format: parameters and results of prepared statements are binary (uuid as 16 bytes,
 // integers big-endian, bytea and text as raw bytes, one-dimensional arrays in PostgreSQL's
 // binary array format), so ids, payloads and checksums cross the wire without text escaping and
-// round-trip byte for byte. Statements without parameters (BEGIN, SAVEPOINT, schema set-up) go
-// through the simple query protocol with text results.
+// round-trip byte for byte; so are the results of a pipeline (several statements sent in one
+// round trip through libpq's pipeline mode, the writer's normal path). Exec runs parameterless
+// statements (schema set-up, the writer's savepoint fallback) through the simple query protocol
+// with text results.
 //
 // Errors: a server or connection failure is kIo; its detail names the operation, the SQLSTATE
 // and the server's primary message only (never the DETAIL field, which can echo row values, and
@@ -18,6 +20,7 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -112,6 +115,15 @@ class PgResult {
   std::unique_ptr<PGresult, Clear> result_;
 };
 
+// One statement of a pipeline: a prepared statement's name with its binary parameters, or (with
+// no name) parameterless SQL text.
+struct PgStatement {
+  const char* prepared = nullptr;
+  std::string sql;
+  PgParams params;
+  std::string_view what;
+};
+
 class PgConn {
  public:
   // Connects (libpq's environment, such as PGPASSWORD, applies) and sets the per-connection
@@ -133,6 +145,14 @@ class PgConn {
   // Runs a prepared statement with binary parameters and binary results.
   Result<PgResult, JournalError> Run(const char* name, const PgParams& params,
                                      std::string_view what);
+  // Sends the statements in one round trip (libpq's pipeline mode). The results (binary) of the
+  // statements that succeeded, in order, and the first failure; the statements after a failed
+  // one do not run (in a transaction, it is then aborted until a rollback).
+  struct PipelineResult {
+    std::vector<PgResult> results;
+    std::optional<JournalError> error;
+  };
+  PipelineResult Pipeline(const std::vector<PgStatement>& statements);
 
  private:
   struct Finish {

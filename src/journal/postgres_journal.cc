@@ -8,7 +8,6 @@
 
 #include <algorithm>
 #include <atomic>
-#include <charconv>
 #include <condition_variable>
 #include <mutex>
 #include <span>
@@ -28,6 +27,7 @@ using journal_internal::PgArray;
 using journal_internal::PgConn;
 using journal_internal::PgParams;
 using journal_internal::PgResult;
+using journal_internal::PgStatement;
 using journal_internal::StoredRow;
 using journal_internal::WriteOp;
 using K = JournalErrorKind;
@@ -127,14 +127,6 @@ Result<StoredRow, JournalError> ReadStoredRow(const PgResult& r, int row) {
   out.payload = std::string(r.Bytes(row, 7));
   out.checksum = std::string(r.Bytes(row, 8));
   return out;
-}
-
-Result<std::int64_t, JournalError> ParseInt(std::string_view text, std::string_view what) {
-  std::int64_t value = 0;
-  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (ec != std::errc() || end != text.data() + text.size())
-    return Fail(Error(K::kIo, fmt::format("{}: not an integer", what)));
-  return value;
 }
 
 // A session row as locked by the writer, then changed in memory by the requests of the set in
@@ -516,6 +508,15 @@ class PostgresJournal::Impl {
     }
   }
 
+  static PgStatement Sql(std::string sql, std::string_view what) {
+    return PgStatement{nullptr, std::move(sql), {}, what};
+  }
+
+  // The group normally takes two round trips (libpq pipelines): BEGIN, the clock, `ensure` and
+  // `lock` in one; `write` and COMMIT in the other; the rules decide in between. If `ensure`,
+  // `lock` or `write` fails (lock_timeout behind another process, a constraint), the group is
+  // redone one request at a time, each under its own savepoint, so that the failure stays with
+  // the request that caused it.
   void CommitGroup(const std::vector<std::shared_ptr<WriteOp>>& group) {
     requests_.fetch_add(group.size(), std::memory_order_relaxed);
     if (auto ready = EnsureWriter(); !ready.ok()) {
@@ -524,52 +525,67 @@ class PostgresJournal::Impl {
       return;
     }
     const bool server_clock = options_.journal.clock == nullptr;
-    std::string head = "BEGIN; SAVEPOINT g";
+    std::vector<PgStatement> first = {Sql("BEGIN", "begin"), Sql("SAVEPOINT g", "savepoint")};
     if (server_clock)
-      head.append("; ").append(kServerNowSql);
-    auto begun = writer_.Exec(head, "begin");
-    if (!begun.ok()) {
-      Abandon(group, begun.error());
+      first.push_back(Sql(kServerNowSql, "server clock"));
+    const std::size_t head = first.size();
+    LockStatements(group, first);
+    auto locked = writer_.Pipeline(first);
+    if (locked.results.size() < head) {
+      Abandon(group, locked.error.value_or(Error(K::kIo, "begin")));
       return;
     }
     JournalTime now;
     if (server_clock) {
-      auto ns = ParseInt(begun->rows() > 0 ? begun->Bytes(0, 0) : "", "server clock");
-      if (!ns.ok()) {
-        Abandon(group, ns.error());
-        return;
-      }
-      now = JournalTime(std::chrono::nanoseconds(*ns));
+      const PgResult& clock = locked.results[head - 1];
+      now = JournalTime(std::chrono::nanoseconds(clock.rows() > 0 ? clock.Int(0, 0) : 0));
     } else {
       now = options_.journal.clock->Now();
     }
-    // The whole group in three statements. If one fails (lock_timeout behind another process,
-    // a constraint), the group is redone one request at a time, each under its own savepoint,
-    // so that the failure stays with the request that caused it.
-    if (auto applied = ApplySet(group, now); !applied.ok()) {
-      if (writer_.broken() || !writer_.Exec("ROLLBACK TO SAVEPOINT g", "rollback to").ok()) {
-        Abandon(group, applied.error());
-        return;
-      }
-      for (const auto& op : group) {
-        op->error.reset();
-        op->appended.clear();
-        op->lease_out = Lease{};
-      }
-      for (const auto& op : group) {
-        auto savepoint = writer_.Exec("RELEASE SAVEPOINT g; SAVEPOINT g", "savepoint");
-        if (!savepoint.ok()) {
-          Abandon(group, savepoint.error());
+    if (!locked.error) {
+      auto write = Decide(group, locked.results.back(), now);
+      if (write.ok()) {
+        std::vector<PgStatement> second;
+        if (*write)
+          second.push_back(std::move(**write));
+        second.push_back(Sql("COMMIT", "commit"));
+        auto done = writer_.Pipeline(second);
+        if (!done.error) {
+          commits_.fetch_add(1, std::memory_order_relaxed);
           return;
         }
-        if (auto alone = ApplySet(std::span(&op, 1), now); !alone.ok()) {
-          if (writer_.broken() || !writer_.Exec("ROLLBACK TO SAVEPOINT g", "rollback to").ok()) {
-            Abandon(group, alone.error());
-            return;
-          }
-          op->appended.clear();
-          op->error = alone.error();
+        if (done.results.size() + 1 == second.size() || writer_.broken()) {
+          Abandon(group, *done.error);  // COMMIT itself failed: ambiguous
+          return;
         }
+      }
+    }
+    CommitOneByOne(group, now);
+  }
+
+  void CommitOneByOne(const std::vector<std::shared_ptr<WriteOp>>& group, JournalTime now) {
+    if (writer_.broken() || !writer_.Exec("ROLLBACK TO SAVEPOINT g", "rollback to").ok()) {
+      Abandon(group, Error(K::kIo, "the connection was lost"));
+      return;
+    }
+    for (const auto& op : group) {
+      op->error.reset();
+      op->appended.clear();
+      op->lease_out = Lease{};
+    }
+    for (const auto& op : group) {
+      auto savepoint = writer_.Exec("RELEASE SAVEPOINT g; SAVEPOINT g", "savepoint");
+      if (!savepoint.ok()) {
+        Abandon(group, savepoint.error());
+        return;
+      }
+      if (auto alone = ApplySet(std::span(&op, 1), now); !alone.ok()) {
+        if (writer_.broken() || !writer_.Exec("ROLLBACK TO SAVEPOINT g", "rollback to").ok()) {
+          Abandon(group, alone.error());
+          return;
+        }
+        op->appended.clear();
+        op->error = alone.error();
       }
     }
     if (auto committed = writer_.Exec("COMMIT", "commit"); !committed.ok()) {
@@ -579,19 +595,60 @@ class PostgresJournal::Impl {
     commits_.fetch_add(1, std::memory_order_relaxed);
   }
 
-  // Locks the rows of every session of `ops` and returns them, with those of `ids` that each
-  // session already holds.
-  Result<std::unordered_map<Uuid, SessionRow>, JournalError> Lock(const std::vector<Uuid>& sessions,
-                                                                  const std::vector<Uuid>& ids) {
-    PgArray session_array(jp::kPgUuid, sessions.size() * 20),
-        id_array(jp::kPgUuid, ids.size() * 20);
-    for (const Uuid& id : sessions)
-      session_array.Add(jp::PgUuid(id));
-    for (const Uuid& id : ids)
-      id_array.Add(jp::PgUuid(id));
-    PgParams params;
-    params.Add(session_array.Finish()).Add(id_array.Finish());
-    HARNESS_TRY(const PgResult rows, writer_.Run("lock", params, "lock sessions"));
+  // Applies a set of requests inside the open transaction: lock, decide, write.
+  Status<JournalError> ApplySet(std::span<const std::shared_ptr<WriteOp>> ops, JournalTime now) {
+    std::vector<PgStatement> statements;
+    LockStatements(ops, statements);
+    auto locked = writer_.Pipeline(statements);
+    if (locked.error)
+      return Fail(*locked.error);
+    HARNESS_TRY(std::optional<PgStatement> write, Decide(ops, locked.results.back(), now));
+    if (write) {
+      auto done = writer_.Pipeline({std::move(*write)});
+      if (done.error)
+        return Fail(*done.error);
+    }
+    return {};
+  }
+
+  // `ensure` (when the set leases a session) and `lock`, for the set `ops`.
+  static void LockStatements(std::span<const std::shared_ptr<WriteOp>> ops,
+                             std::vector<PgStatement>& out) {
+    std::vector<Uuid> sessions, grants, ids;
+    for (const auto& op : ops) {
+      sessions.push_back(op->session);
+      const bool grant =
+          op->type == WriteOp::Type::kAcquire || op->type == WriteOp::Type::kTakeOver;
+      if (grant && !op->session.IsZero())
+        grants.push_back(op->session);
+      for (const NewRecord& r : op->append.records)
+        ids.push_back(r.record_id);
+    }
+    const auto array = [](std::vector<Uuid>& v, bool unique) {
+      if (unique) {
+        std::sort(v.begin(), v.end());
+        v.erase(std::unique(v.begin(), v.end()), v.end());
+      }
+      PgArray out(jp::kPgUuid, v.size() * 20);
+      for (const Uuid& id : v)
+        out.Add(jp::PgUuid(id));
+      return out.Finish();
+    };
+    if (!grants.empty()) {
+      // The first lease of a session creates its row (another process may do so at the same
+      // time: ON CONFLICT DO NOTHING), so that `lock` finds and locks it.
+      PgStatement ensure{"ensure", {}, {}, "create sessions"};
+      ensure.params.Add(array(grants, true));
+      out.push_back(std::move(ensure));
+    }
+    PgStatement lock{"lock", {}, {}, "lock sessions"};
+    lock.params.Add(array(sessions, true)).Add(array(ids, false));
+    out.push_back(std::move(lock));
+  }
+
+  // Reads the locked rows: each session once, with those of the set's ids it already holds.
+  static Result<std::unordered_map<Uuid, SessionRow>, JournalError> ReadLocked(
+      const PgResult& rows) {
     std::unordered_map<Uuid, SessionRow> out;
     for (int i = 0; i < rows.rows(); ++i) {
       HARNESS_TRY(const Uuid session, rows.Id(i, 0, "sessions.session"));
@@ -614,37 +671,12 @@ class PostgresJournal::Impl {
     return out;
   }
 
-  // Applies a set of requests (a group, or one request of it) inside the open transaction, in
-  // queue order, deciding each with the rules on the rows as locked and as changed by the
-  // requests before it. A refusal is recorded in the op and writes nothing; a returned error is
-  // an SQL failure of the set, after which the caller rolls the set back.
-  Status<JournalError> ApplySet(std::span<const std::shared_ptr<WriteOp>> ops, JournalTime now) {
-    std::vector<Uuid> sessions, grants, ids;
-    for (const auto& op : ops) {
-      sessions.push_back(op->session);
-      const bool grant =
-          op->type == WriteOp::Type::kAcquire || op->type == WriteOp::Type::kTakeOver;
-      if (grant && !op->session.IsZero())
-        grants.push_back(op->session);
-      for (const NewRecord& r : op->append.records)
-        ids.push_back(r.record_id);
-    }
-    for (auto* v : {&sessions, &grants}) {
-      std::sort(v->begin(), v->end());
-      v->erase(std::unique(v->begin(), v->end()), v->end());
-    }
-    if (!grants.empty()) {
-      // The first lease of a session creates its row (another process may do so at the same
-      // time: ON CONFLICT DO NOTHING), so that `lock` finds and locks it.
-      PgArray array(jp::kPgUuid, grants.size() * 20);
-      for (const Uuid& id : grants)
-        array.Add(jp::PgUuid(id));
-      PgParams params;
-      params.Add(array.Finish());
-      HARNESS_TRY(const PgResult ensured, writer_.Run("ensure", params, "create sessions"));
-      (void)ensured;
-    }
-    HARNESS_TRY(auto rows, Lock(sessions, ids));
+  // Decides every request of the set in queue order, with the rules, on the rows as locked and
+  // as changed by the requests before it (so a request sees the earlier ones of its group). A
+  // refusal is recorded in the op and writes nothing. Returns the `write` statement, if any.
+  static Result<std::optional<PgStatement>, JournalError> Decide(
+      std::span<const std::shared_ptr<WriteOp>> ops, const PgResult& locked, JournalTime now) {
+    HARNESS_TRY(auto rows, ReadLocked(locked));
     SetWrite write;
     for (const auto& op : ops) {
       SessionRow& row = rows[op->session];
@@ -667,10 +699,8 @@ class PostgresJournal::Impl {
       write.AddSession(session, row);
     }
     if (write.empty())
-      return {};
-    HARNESS_TRY(const PgResult written, writer_.Run("write", write.Finish(), "write"));
-    (void)written;
-    return {};
+      return std::optional<PgStatement>();
+    return std::optional<PgStatement>(PgStatement{"write", {}, write.Finish(), "write"});
   }
 
   static void DecideAppend(WriteOp& op, SessionRow& row, JournalTime now, SetWrite& write) {

@@ -8,7 +8,7 @@
 //   with fsync=on.
 // - Group commit: every write (appends and lease changes, from any number of threads) goes
 //   through one writer thread and its own connection, which applies what is queued in one
-//   transaction of a few statements per group. A request refused by the rules writes nothing
+//   transaction of two round trips per group. A request refused by the rules writes nothing
 //   and fails alone; an unexpected SQL error (lock_timeout behind another process holding a
 //   session row) makes the writer redo the group one request at a time under savepoints, so it
 //   too fails only the requests it concerns, with kIo.
