@@ -316,6 +316,29 @@ TEST_F(PostgresJournalTest, VerifyFindsALastSeqThatDisagreesWithTheRecords) {
   EXPECT_EQ(report.error().kind, K::kCorrupt) << report.error().Describe();
 }
 
+// Verify streams its cursor in fetches of 10,000 rows: a journal larger than one fetch is read
+// whole, across sessions, and reads in one call return every record.
+TEST_F(PostgresJournalTest, VerifyScansPastOneFetch) {
+  auto first = journal_->AcquireLease(Uuid::V7(), Uuid::V4(), hours(1));
+  auto second = journal_->AcquireLease(Uuid::V7(), Uuid::V4(), hours(1));
+  ASSERT_TRUE(first.ok() && second.ok());
+  for (int batch = 0; batch < 10; ++batch) {
+    std::vector<NewRecord> records;
+    for (int i = 0; i < 1001; ++i)
+      records.push_back(MakeRecord());
+    ASSERT_TRUE(journal_->Append(Request(*first, std::move(records))).ok());
+  }
+  ASSERT_TRUE(journal_->Append(Request(*second, {MakeRecord(), MakeRecord()})).ok());
+  auto report = journal_->Verify();
+  ASSERT_TRUE(report.ok()) << report.error().Describe();
+  EXPECT_EQ(report->records, 10012u);
+  EXPECT_EQ(report->sessions, 2u);
+  EXPECT_EQ(report->highest_seq, 10010u);
+  auto all = journal_->Read(first->session, 1, 20000);
+  ASSERT_TRUE(all.ok()) << all.error().Describe();
+  EXPECT_EQ(all->size(), 10010u);
+}
+
 TEST_F(PostgresJournalTest, ExpiryIsJudgedOnTheServerClock) {
   const Uuid session = Uuid::V7();
   const JournalTime before = ServerNow();
