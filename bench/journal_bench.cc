@@ -1,11 +1,15 @@
 // Durable appends per second: the SQLite journal with group commit beside a naive SQLite
 // baseline (one transaction and one fsync per record, same WAL + synchronous=FULL settings, same
-// table and indexes, same checksum work), at 1, 8 and 64 concurrent appenders, in one run.
-// Each appender owns one session and appends single-record batches for a fixed time.
+// table and indexes, same checksum work), and, given a server, the PostgreSQL journal with group
+// commit beside a naive PostgreSQL baseline (a connection per appender, one transaction per
+// append: what PostgreSQL's own commit grouping achieves), at 1, 8 and 64 concurrent appenders,
+// in one run. Each appender owns one session and appends single-record batches for a fixed time.
 //
-//   journal_bench [--seconds S] [--rounds R] [--payload-bytes P] [--dir DIR]
+//   journal_bench [--seconds S] [--rounds R] [--payload-bytes P] [--dir DIR] [--pg-url URL]
 //
-// Each cell runs S seconds in total, split into R rounds that alternate with the other side.
+// Each cell runs S seconds in total, split into R rounds that alternate with the other sides.
+// URL defaults to HARNESS_PG_URL (scripts/pg-cluster start DIR prints one); without either the
+// PostgreSQL columns are left out. Every PostgreSQL cell round gets a fresh schema.
 //
 // DIR (default: a fresh directory under the system temp directory) must be on the disk to
 // measure: on tmpfs an fsync costs nothing and the comparison means nothing.
@@ -27,7 +31,9 @@
 #include <thread>
 #include <vector>
 
+#include "harness/journal/postgres_journal.h"
 #include "harness/journal/sqlite_journal.h"
+#include "journal/pg_conn.h"
 
 namespace {
 
@@ -117,6 +123,29 @@ std::pair<std::vector<std::vector<double>>, double> Drive(int appenders, double 
   return {std::move(latencies), std::chrono::duration<double>(Clock::now() - began).count()};
 }
 
+// Leases a session per appender on a group-commit journal (SQLite or PostgreSQL) and drives
+// single-record appends with expected sequence numbers; the commits come from its stats.
+template <class GroupJournal>
+void DriveGroupCommit(GroupJournal& journal, int appenders, double seconds,
+                      std::size_t payload_bytes, Sample& sample) {
+  std::vector<Lease> leases;
+  for (int t = 0; t < appenders; ++t) {
+    auto lease = journal.AcquireLease(Uuid::V7(), Uuid::V4(), std::chrono::hours(1));
+    if (!lease.ok()) {
+      std::fprintf(stderr, "%s\n", lease.error().Describe().c_str());
+      std::exit(1);
+    }
+    leases.push_back(*lease);
+  }
+  const auto before = journal.stats();
+  auto [latencies, measured] = Drive(appenders, seconds, [&](int t, std::uint64_t n) {
+    AppendRequest request{
+        leases[t].session, leases[t].token, n + 1, {MakeRecord(payload_bytes, n)}};
+    return journal.Append(std::move(request)).ok();
+  });
+  sample.Add(latencies, measured, journal.stats().commits - before.commits);
+}
+
 void GroupCommit(const std::filesystem::path& dir, int appenders, double seconds,
                  std::size_t payload_bytes, Sample& sample) {
   auto journal = SqliteJournal::Open(dir);
@@ -124,16 +153,7 @@ void GroupCommit(const std::filesystem::path& dir, int appenders, double seconds
     std::fprintf(stderr, "%s\n", journal.error().Describe().c_str());
     std::exit(1);
   }
-  std::vector<Lease> leases;
-  for (int t = 0; t < appenders; ++t)
-    leases.push_back(*(*journal)->AcquireLease(Uuid::V7(), Uuid::V4(), std::chrono::hours(1)));
-  const auto before = (*journal)->stats();
-  auto [latencies, measured] = Drive(appenders, seconds, [&](int t, std::uint64_t n) {
-    AppendRequest request{
-        leases[t].session, leases[t].token, n + 1, {MakeRecord(payload_bytes, n)}};
-    return (*journal)->Append(std::move(request)).ok();
-  });
-  sample.Add(latencies, measured, (*journal)->stats().commits - before.commits);
+  DriveGroupCommit(**journal, appenders, seconds, payload_bytes, sample);
 }
 
 // The naive baseline: one connection shared under a mutex; per record BEGIN IMMEDIATE, read the
@@ -225,6 +245,132 @@ void Naive(const std::filesystem::path& dir, int appenders, double seconds,
   sample.Add(latencies, measured, naive.commits());
 }
 
+[[noreturn]] void Die(const std::string& what) {
+  std::fprintf(stderr, "journal_bench: %s\n", what.c_str());
+  std::exit(1);
+}
+
+std::string FreshSchema(int cell, const char* side) {
+  return fmt::format("bench_{}_{}_{}", side, cell, Uuid::V4().ToString().substr(0, 8));
+}
+
+void PostgresGroupCommit(const std::string& url, int cell, int appenders, double seconds,
+                         std::size_t payload_bytes, Sample& sample) {
+  PostgresJournalOptions options;
+  options.schema = FreshSchema(cell, "group");
+  options.drop_schema_on_close = true;
+  options.read_connections = 1;
+  auto journal = PostgresJournal::Open(url, options);
+  if (!journal.ok())
+    Die(journal.error().Describe());
+  DriveGroupCommit(**journal, appenders, seconds, payload_bytes, sample);
+}
+
+// The naive PostgreSQL baseline: a connection per appender on the journal's own tables; per
+// record BEGIN, lock the session row and read last_seq, insert the record and advance last_seq
+// in one statement, COMMIT (one WAL flush each, grouped only by PostgreSQL itself).
+void PostgresNaive(const std::string& url, int cell, int appenders, double seconds,
+                   std::size_t payload_bytes, Sample& sample) {
+  using journal_internal::PgConn;
+  using journal_internal::PgParams;
+  PostgresJournalOptions options;
+  options.schema = FreshSchema(cell, "naive");
+  options.drop_schema_on_close = true;
+  options.read_connections = 1;
+  auto tables = PostgresJournal::Open(url, options);  // creates the schema; drops it at the end
+  if (!tables.ok())
+    Die(tables.error().Describe());
+  const std::string& s = options.schema;
+  std::vector<PgConn> conns;
+  std::vector<Uuid> sessions;
+  for (int t = 0; t < appenders; ++t) {
+    auto conn = PgConn::Connect(url, std::chrono::seconds(10), std::chrono::seconds(5));
+    if (!conn.ok())
+      Die(conn.error().Describe());
+    const bool prepared =
+        conn->Prepare(
+                "lock",
+                fmt::format("SELECT last_seq FROM {}.sessions WHERE session = $1 FOR UPDATE", s),
+                {journal_internal::kPgUuid})
+            .ok() &&
+        conn->Prepare(
+                "write",
+                fmt::format("WITH w AS (INSERT INTO {0}.records VALUES ($1, $2, $3, $4, $5, "
+                            "$6, $7, $8, $9)) UPDATE {0}.sessions SET last_seq = $2 WHERE "
+                            "session = $1",
+                            s),
+                {journal_internal::kPgUuid, journal_internal::kPgInt8, journal_internal::kPgUuid,
+                 journal_internal::kPgInt2, journal_internal::kPgText, journal_internal::kPgInt4,
+                 journal_internal::kPgInt8, journal_internal::kPgBytea, journal_internal::kPgBytea})
+            .ok();
+    if (!prepared)
+      Die("naive prepare failed");
+    sessions.push_back(Uuid::V7());
+    if (!conn->Exec(fmt::format("INSERT INTO {}.sessions(session) VALUES ('{}')", s,
+                                sessions.back().ToString()),
+                    "naive session")
+             .ok()) {
+      Die("naive session insert failed");
+    }
+    conns.push_back(std::move(*conn));
+  }
+  std::atomic<std::uint64_t> commits{0};
+  auto [latencies, measured] = Drive(appenders, seconds, [&](int t, std::uint64_t n) {
+    PgConn& conn = conns[t];
+    const NewRecord r = MakeRecord(payload_bytes, n);
+    const Sha256Digest payload_digest = Sha256(r.payload);
+    if (!conn.Exec("BEGIN", "naive begin").ok())
+      return false;
+    PgParams lock;
+    lock.Id(sessions[t]);
+    auto last = conn.Run("lock", lock, "naive lock");
+    if (!last.ok() || last->rows() != 1)
+      return false;
+    const auto seq = static_cast<std::uint64_t>(last->Int(0, 0)) + 1;
+    const Sha256Digest sum = ComputeRecordChecksum(sessions[t], seq, r.record_id, 1, r.type, r.v,
+                                                   r.created_at, payload_digest);
+    PgParams write;
+    write.Id(sessions[t])
+        .Int64(static_cast<std::int64_t>(seq))
+        .Id(r.record_id)
+        .Add(journal_internal::PgInt16(1))
+        .Add(r.type)
+        .Add(journal_internal::PgInt32(static_cast<std::int32_t>(r.v)))
+        .Int64(r.created_at.time_since_epoch().count())
+        .Add(r.payload)
+        .Add(std::string(reinterpret_cast<const char*>(sum.data()), sum.size()));
+    if (!conn.Run("write", write, "naive write").ok() || !conn.Exec("COMMIT", "naive commit").ok())
+      return false;
+    commits.fetch_add(1, std::memory_order_relaxed);
+    return true;
+  });
+  sample.Add(latencies, measured, commits.load());
+}
+
+// The server's durability settings and version, for the header.
+std::string PostgresSettings(const std::string& url) {
+  auto conn =
+      journal_internal::PgConn::Connect(url, std::chrono::seconds(10), std::chrono::seconds(5));
+  if (!conn.ok())
+    Die(conn.error().Describe());
+  std::string out;
+  for (const char* name : {"server_version", "fsync", "synchronous_commit", "wal_sync_method"}) {
+    auto value = conn->Exec(fmt::format("SHOW {}", name), "show");
+    out.append(out.empty() ? "" : ", ")
+        .append(name)
+        .append("=")
+        .append(value.ok() && value->rows() > 0 ? std::string(value->Bytes(0, 0)) : "?");
+  }
+  return out;
+}
+
+std::string LoadAverage() {
+  std::ifstream in("/proc/loadavg");
+  std::string one, five, fifteen;
+  in >> one >> five >> fifteen;
+  return one + " " + five + " " + fifteen;
+}
+
 std::string CpuModel() {
   std::ifstream in("/proc/cpuinfo");
   for (std::string line; std::getline(in, line);) {
@@ -241,6 +387,8 @@ int main(int argc, char** argv) {
   int rounds = 3;
   std::size_t payload_bytes = 200;
   std::filesystem::path root;
+  const char* env_url = getenv("HARNESS_PG_URL");
+  std::string pg_url = env_url ? env_url : "";
   for (int i = 1; i + 1 < argc; i += 2) {
     if (std::strcmp(argv[i], "--seconds") == 0)
       seconds = std::atof(argv[i + 1]);
@@ -250,6 +398,8 @@ int main(int argc, char** argv) {
       rounds = std::max(1, std::atoi(argv[i + 1]));
     else if (std::strcmp(argv[i], "--dir") == 0)
       root = argv[i + 1];
+    else if (std::strcmp(argv[i], "--pg-url") == 0)
+      pg_url = argv[i + 1];
   }
   bool remove_root = false;
   if (root.empty()) {
@@ -268,28 +418,58 @@ int main(int argc, char** argv) {
       "%zu-byte payloads, 1-record appends\n",
       uts.sysname, uts.release, std::thread::hardware_concurrency(), CpuModel().c_str(),
       sqlite3_libversion(), seconds, rounds, payload_bytes);
-  std::printf("%9s | %15s %9s %9s %9s | %15s %9s %9s | %7s\n", "appenders", "group appends/s",
-              "p50 us", "p99 us", "per fsync", "naive appends/s", "p50 us", "p99 us", "ratio");
-  // The two sides alternate in short rounds, so that a change in the machine's load or the
-  // disk's speed during the run affects both alike.
+  std::printf("load average before the run: %s\n", LoadAverage().c_str());
+  const bool pg = !pg_url.empty();
+  if (pg) {
+    std::printf("PostgreSQL at %s: %s\n", journal_internal::RedactedConninfo(pg_url).c_str(),
+                PostgresSettings(pg_url).c_str());
+  } else {
+    std::printf("PostgreSQL: no --pg-url or HARNESS_PG_URL, columns left out\n");
+  }
+  std::printf("%9s | %-39s | %-29s", "", "SQLite group commit", "SQLite naive");
+  if (pg)
+    std::printf(" | %-39s | %-29s", "PG group commit", "PG naive (conn per appender)");
+  std::printf("\n%9s | %9s %9s %9s %9s | %9s %9s %9s", "appenders", "appends/s", "p50 us", "p99 us",
+              "per commit", "appends/s", "p50 us", "p99 us");
+  if (pg) {
+    std::printf(" | %9s %9s %9s %9s | %9s %9s %9s", "appends/s", "p50 us", "p99 us", "per commit",
+                "appends/s", "p50 us", "p99 us");
+  }
+  std::printf("\n");
+  const auto print_group = [](const Figures& f) {
+    std::printf(" | %9.0f %9.0f %9.0f %9.1f", f.appends_per_s, f.p50_us, f.p99_us,
+                f.commits ? static_cast<double>(f.appends) / f.commits : 0.0);
+  };
+  const auto print_naive = [](const Figures& f) {
+    std::printf(" | %9.0f %9.0f %9.0f", f.appends_per_s, f.p50_us, f.p99_us);
+  };
+  // The sides alternate in short rounds, so that a change in the machine's load or the disk's
+  // speed during the run affects all alike.
   int cell = 0;
   for (const int appenders : {1, 8, 64}) {
-    Sample group_sample, naive_sample;
+    Sample group_sample, naive_sample, pg_group_sample, pg_naive_sample;
+    const double round_seconds = seconds / rounds;
     for (int round = 0; round < rounds; ++round, ++cell) {
-      GroupCommit(root / fmt::format("group-{}", cell), appenders, seconds / rounds, payload_bytes,
+      GroupCommit(root / fmt::format("group-{}", cell), appenders, round_seconds, payload_bytes,
                   group_sample);
-      Naive(root / fmt::format("naive-{}", cell), appenders, seconds / rounds, payload_bytes,
+      Naive(root / fmt::format("naive-{}", cell), appenders, round_seconds, payload_bytes,
             naive_sample);
+      if (pg) {
+        PostgresGroupCommit(pg_url, cell, appenders, round_seconds, payload_bytes, pg_group_sample);
+        PostgresNaive(pg_url, cell, appenders, round_seconds, payload_bytes, pg_naive_sample);
+      }
     }
-    const Figures group = Summarize(std::move(group_sample));
-    const Figures naive = Summarize(std::move(naive_sample));
-    std::printf("%9d | %15.0f %9.0f %9.0f %9.1f | %15.0f %9.0f %9.0f | %6.1fx\n", appenders,
-                group.appends_per_s, group.p50_us, group.p99_us,
-                group.commits ? static_cast<double>(group.appends) / group.commits : 0.0,
-                naive.appends_per_s, naive.p50_us, naive.p99_us,
-                naive.appends_per_s > 0 ? group.appends_per_s / naive.appends_per_s : 0.0);
+    std::printf("%9d", appenders);
+    print_group(Summarize(std::move(group_sample)));
+    print_naive(Summarize(std::move(naive_sample)));
+    if (pg) {
+      print_group(Summarize(std::move(pg_group_sample)));
+      print_naive(Summarize(std::move(pg_naive_sample)));
+    }
+    std::printf("\n");
     std::fflush(stdout);
   }
+  std::printf("load average after the run: %s\n", LoadAverage().c_str());
   if (remove_root) {
     std::error_code ec;
     std::filesystem::remove_all(root, ec);

@@ -1,5 +1,5 @@
 // The Journal conformance suite: every backend passes exactly these tests (journal.h contract).
-// Instantiated below for the memory and SQLite backends.
+// Instantiated below for the memory, SQLite and PostgreSQL backends.
 #include <algorithm>
 #include <barrier>
 #include <map>
@@ -10,6 +10,7 @@
 #include "harness/journal/memory_journal.h"
 #include "harness/journal/sqlite_journal.h"
 #include "journal/journal_test_support.h"
+#include "journal/pg_test_support.h"
 
 namespace harness::journal_testing {
 namespace {
@@ -505,7 +506,8 @@ INSTANTIATE_TEST_SUITE_P(Memory, JournalConformance,
                              "memory",
                              [](const std::filesystem::path&, JournalOptions options) {
                                return NewMemoryJournal(std::move(options));
-                             }}),
+                             },
+                             nullptr}),
                          BackendName);
 
 INSTANTIATE_TEST_SUITE_P(Sqlite, JournalConformance,
@@ -521,7 +523,19 @@ INSTANTIATE_TEST_SUITE_P(Sqlite, JournalConformance,
                                  return nullptr;
                                }
                                return std::move(journal).value();
-                             }}),
+                             },
+                             nullptr}),
+                         BackendName);
+
+// Against HARNESS_PG_URL, a fresh schema per test (pg_test_support.h).
+INSTANTIATE_TEST_SUITE_P(Postgres, JournalConformance,
+                         ::testing::Values(JournalBackend{
+                             "postgres",
+                             [](const std::filesystem::path&,
+                                JournalOptions options) -> std::unique_ptr<Journal> {
+                               return OpenTestPostgres(TestPostgresOptions(std::move(options)));
+                             },
+                             PgUnavailable}),
                          BackendName);
 
 }  // namespace

@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "harness/journal/journal.h"
@@ -58,7 +59,15 @@ inline NewRecord MakeRecord(std::string payload = "{\"n\":1}", std::string type 
 struct JournalBackend {
   std::string name;
   std::function<std::unique_ptr<Journal>(const std::filesystem::path& dir, JournalOptions)> open;
+  // Why the backend cannot run here (a server that is not configured), or nullopt; unset means
+  // always available. An unavailable backend's tests are skipped.
+  std::function<std::optional<std::string>()> unavailable;
 };
+
+// gtest prints a failing parameter by this instead of its bytes.
+inline void PrintTo(const JournalBackend& backend, std::ostream* os) {
+  *os << backend.name;
+}
 
 inline std::string BackendName(const ::testing::TestParamInfo<JournalBackend>& info) {
   return info.param.name;
@@ -67,6 +76,10 @@ inline std::string BackendName(const ::testing::TestParamInfo<JournalBackend>& i
 class JournalConformance : public ::testing::TestWithParam<JournalBackend> {
  protected:
   void SetUp() override {
+    if (GetParam().unavailable) {
+      if (const auto why = GetParam().unavailable())
+        GTEST_SKIP() << *why;
+    }
     clock_ = std::make_shared<ManualLeaseClock>(T0());
     JournalOptions options;
     options.clock = clock_;

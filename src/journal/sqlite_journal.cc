@@ -8,14 +8,13 @@
 
 #include <algorithm>
 #include <atomic>
-#include <condition_variable>
-#include <deque>
 #include <mutex>
 #include <stop_token>
 #include <thread>
 
 #include "journal/rules.h"
 #include "journal/sqlite_db.h"
+#include "journal/write_queue.h"
 
 namespace harness {
 
@@ -25,6 +24,7 @@ using journal_internal::LeaseState;
 using journal_internal::SqliteDb;
 using journal_internal::SqliteStmt;
 using journal_internal::StoredRow;
+using journal_internal::WriteOp;
 using K = JournalErrorKind;
 
 namespace {
@@ -80,39 +80,18 @@ struct ReaderConnection {
   SqliteStmt scan_all;
 };
 
-// A write request waiting for the writer thread; the caller waits on `done`.
-struct WriteOp {
-  enum class Type { kAppend, kAcquire, kTakeOver, kRenew, kRelease };
-  Type type = Type::kAppend;
-  AppendRequest append;
-  std::vector<Sha256Digest> digests;  // of append.records[i].payload, computed by the caller
-  Uuid session;
-  Uuid owner;
-  std::chrono::nanoseconds ttl{};
-  Lease lease;
-  std::size_t bytes = 0;
-
-  std::optional<JournalError> error;
-  std::vector<AppendedRecord> appended;
-  Lease lease_out;
-
-  std::mutex mu;
-  std::condition_variable cv;
-  bool done = false;
-};
-
 }  // namespace
 
 class SqliteJournal::Impl {
  public:
   Impl(fs::path path, SqliteJournalOptions options, SqliteDb writer)
-      : path_(std::move(path)), options_(std::move(options)), writer_db_(std::move(writer)) {}
+      : path_(std::move(path)),
+        options_(std::move(options)),
+        writer_db_(std::move(writer)),
+        queue_(options_.max_group_bytes) {}
 
   ~Impl() {
-    {
-      std::lock_guard lock(mu_);
-      closing_ = true;
-    }
+    queue_.Close();
     if (writer_.joinable()) {
       writer_.request_stop();
       writer_.join();
@@ -145,20 +124,7 @@ class SqliteJournal::Impl {
 
   // --- writes -----------------------------------------------------------------------------
 
-  Status<JournalError> Submit(const std::shared_ptr<WriteOp>& op) {
-    {
-      std::lock_guard lock(mu_);
-      if (closing_)
-        return Fail(Error(K::kClosed, "the journal is closing"));
-      queue_.push_back(op);
-    }
-    queue_cv_.notify_one();
-    std::unique_lock lock(op->mu);
-    op->cv.wait(lock, [&] { return op->done; });
-    if (op->error)
-      return Fail(*op->error);
-    return {};
-  }
+  journal_internal::WriteQueue& queue() { return queue_; }
 
   // --- reads ------------------------------------------------------------------------------
 
@@ -305,11 +271,8 @@ class SqliteJournal::Impl {
   }
 
   SqliteJournalStats stats() {
-    SqliteJournalStats stats{commits_.load(std::memory_order_relaxed),
-                             requests_.load(std::memory_order_relaxed), 0};
-    std::lock_guard lock(mu_);
-    stats.queued = queue_.size();
-    return stats;
+    return {commits_.load(std::memory_order_relaxed), requests_.load(std::memory_order_relaxed),
+            queue_.queued()};
   }
 
   const SqliteJournalOptions& options() const { return options_; }
@@ -317,29 +280,9 @@ class SqliteJournal::Impl {
  private:
   void WriterLoop(std::stop_token stop) {
     std::vector<std::shared_ptr<WriteOp>> group;
-    for (;;) {
-      group.clear();
-      {
-        std::unique_lock lock(mu_);
-        queue_cv_.wait(lock, stop, [&] { return !queue_.empty(); });
-        if (queue_.empty())
-          return;  // stop was requested and everything queued is done
-        std::size_t bytes = 0;
-        while (!queue_.empty() &&
-               (group.empty() || bytes + queue_.front()->bytes <= options_.max_group_bytes)) {
-          bytes += queue_.front()->bytes;
-          group.push_back(std::move(queue_.front()));
-          queue_.pop_front();
-        }
-      }
+    while (queue_.TakeGroup(stop, group)) {
       CommitGroup(group);
-      for (const auto& op : group) {
-        {
-          std::lock_guard lock(op->mu);
-          op->done = true;
-        }
-        op->cv.notify_one();
-      }
+      journal_internal::WriteQueue::Finish(group);
     }
   }
 
@@ -406,46 +349,11 @@ class SqliteJournal::Impl {
   // Applies one request inside the group's transaction. A refusal is recorded in op.error and
   // writes nothing; a returned error is a storage failure that aborts the whole group.
   Status<JournalError> Apply(WriteOp& op, JournalTime now) {
-    switch (op.type) {
-      case WriteOp::Type::kAcquire:
-      case WriteOp::Type::kTakeOver: {
-        HARNESS_TRY(LeaseState state, LoadLease(op.session));
-        auto lease =
-            op.type == WriteOp::Type::kAcquire
-                ? journal_internal::DecideAcquire(state, op.session, op.owner, now, op.ttl)
-                : journal_internal::DecideTakeOver(state, op.session, op.owner, now, op.ttl);
-        if (!lease.ok()) {
-          op.error = lease.error();
-          return {};
-        }
-        op.lease_out = *lease;
-        return StoreLease(op.session, LeaseState{lease->token, op.owner, lease->expires_at, false});
-      }
-      case WriteOp::Type::kRenew: {
-        HARNESS_TRY(LeaseState state, LoadLease(op.lease.session));
-        auto lease = journal_internal::DecideRenew(state, op.lease, now, op.ttl);
-        if (!lease.ok()) {
-          op.error = lease.error();
-          return {};
-        }
-        op.lease_out = *lease;
-        state.expires_at = lease->expires_at;
-        return StoreLease(op.lease.session, state);
-      }
-      case WriteOp::Type::kRelease: {
-        HARNESS_TRY(LeaseState state, LoadLease(op.lease.session));
-        auto released = journal_internal::DecideRelease(state, op.lease);
-        if (!released.ok()) {
-          op.error = released.error();
-          return {};
-        }
-        state.released = true;
-        return StoreLease(op.lease.session, state);
-      }
-      case WriteOp::Type::kAppend:
-        return ApplyAppend(op, now);
-    }
-    return {};
+    if (op.type == WriteOp::Type::kAppend)
+      return ApplyAppend(op, now);
+    HARNESS_TRY(const LeaseState state, LoadLease(op.session));
+    const std::optional<LeaseState> next = journal_internal::DecideLeaseOp(op, state, now);
+    return next ? StoreLease(op.session, *next) : Status<JournalError>{};
   }
 
   Status<JournalError> ApplyAppend(WriteOp& op, JournalTime now) {
@@ -516,10 +424,7 @@ class SqliteJournal::Impl {
   SqliteDb writer_db_;
   SqliteStmt begin_, commit_, rollback_, lease_get_, lease_put_, last_seq_, find_id_, insert_;
 
-  std::mutex mu_;
-  std::condition_variable_any queue_cv_;
-  std::deque<std::shared_ptr<WriteOp>> queue_;
-  bool closing_ = false;
+  journal_internal::WriteQueue queue_;
 
   std::mutex pool_mu_;
   std::vector<std::unique_ptr<ReaderConnection>> idle_readers_;
@@ -607,56 +512,25 @@ SqliteJournal::~SqliteJournal() = default;
 
 Result<Lease, JournalError> SqliteJournal::AcquireLease(const Uuid& session, const Uuid& owner,
                                                         std::chrono::nanoseconds ttl) {
-  auto op = std::make_shared<WriteOp>();
-  op->type = WriteOp::Type::kAcquire;
-  op->session = session;
-  op->owner = owner;
-  op->ttl = ttl;
-  HARNESS_CHECK(impl_->Submit(op));
-  return op->lease_out;
+  return impl_->queue().Acquire(session, owner, ttl);
 }
 
 Result<Lease, JournalError> SqliteJournal::TakeOverLease(const Uuid& session, const Uuid& owner,
                                                          std::chrono::nanoseconds ttl) {
-  auto op = std::make_shared<WriteOp>();
-  op->type = WriteOp::Type::kTakeOver;
-  op->session = session;
-  op->owner = owner;
-  op->ttl = ttl;
-  HARNESS_CHECK(impl_->Submit(op));
-  return op->lease_out;
+  return impl_->queue().TakeOver(session, owner, ttl);
 }
 
 Result<Lease, JournalError> SqliteJournal::RenewLease(const Lease& lease,
                                                       std::chrono::nanoseconds ttl) {
-  auto op = std::make_shared<WriteOp>();
-  op->type = WriteOp::Type::kRenew;
-  op->lease = lease;
-  op->ttl = ttl;
-  HARNESS_CHECK(impl_->Submit(op));
-  return op->lease_out;
+  return impl_->queue().Renew(lease, ttl);
 }
 
 Status<JournalError> SqliteJournal::ReleaseLease(const Lease& lease) {
-  auto op = std::make_shared<WriteOp>();
-  op->type = WriteOp::Type::kRelease;
-  op->lease = lease;
-  return impl_->Submit(op);
+  return impl_->queue().Release(lease);
 }
 
 Result<std::vector<AppendedRecord>, JournalError> SqliteJournal::Append(AppendRequest request) {
-  HARNESS_CHECK(journal_internal::ValidateAppendRequest(
-      request, impl_->options().journal.max_record_version));
-  auto op = std::make_shared<WriteOp>();
-  op->type = WriteOp::Type::kAppend;
-  op->digests.reserve(request.records.size());
-  for (const NewRecord& r : request.records) {
-    op->digests.push_back(Sha256(r.payload));
-    op->bytes += r.payload.size();
-  }
-  op->append = std::move(request);
-  HARNESS_CHECK(impl_->Submit(op));
-  return std::move(op->appended);
+  return impl_->queue().Append(std::move(request), impl_->options().journal.max_record_version);
 }
 
 Result<std::vector<JournalRecord>, JournalError> SqliteJournal::Read(const Uuid& session,
