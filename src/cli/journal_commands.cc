@@ -16,7 +16,9 @@
 #include "commands.h"
 #include "event_lines.h"
 #include "harness/core/json.h"
+#include "harness/journal/postgres_journal.h"
 #include "harness/journal/sqlite_journal.h"
+#include "journal_factory.h"
 
 namespace harness::cli {
 
@@ -70,10 +72,16 @@ int ExitFor(const JournalError& e) {
              : kExitUsage;
 }
 
-Result<std::unique_ptr<SqliteJournal>, JournalError> OpenExisting(const std::string& dir) {
+// A data directory that must exist, or a postgres:// URL (journal_factory.h).
+Result<std::unique_ptr<Journal>, JournalError> OpenExisting(const std::string& store) {
+  if (IsPostgresUrl(store)) {
+    HARNESS_TRY(auto journal, PostgresJournal::Open(store));
+    return std::unique_ptr<Journal>(std::move(journal));
+  }
   SqliteJournalOptions options;
   options.create_if_missing = false;
-  return SqliteJournal::Open(dir, options);
+  HARNESS_TRY(auto journal, SqliteJournal::Open(store, options));
+  return std::unique_ptr<Journal>(std::move(journal));
 }
 
 int Show(const JournalCommandLine& line) {
@@ -287,7 +295,7 @@ std::shared_ptr<JournalCommandLine> AddJournalCommands(CLI::App& app) {
       "show",
       "Print records, one per line: seq session kind type vN record_id created_at size.\n"
       "With --json, one JSON object per line including the payload.");
-  line->show->add_option("DIR", line->dir, "data directory")->required();
+  line->show->add_option("STORE", line->dir, "data directory or postgres:// URL")->required();
   line->show->add_option("--session", line->session, "only this session (UUID)");
   line->show->add_option("--from", line->from, "first sequence number")->capture_default_str();
   line->show->add_flag("--json", line->json, "JSON lines");
@@ -297,7 +305,7 @@ std::shared_ptr<JournalCommandLine> AddJournalCommands(CLI::App& app) {
       "Check the whole journal: per session, sequences gap-free from 1, checksums, versions,\n"
       "no duplicate record id. Prints `ok <records> records, last seq <n>` (n: the highest\n"
       "last sequence number of any session) and exits 0, or the first problem and exits 1.");
-  line->verify->add_option("DIR", line->dir, "data directory")->required();
+  line->verify->add_option("STORE", line->dir, "data directory or postgres:// URL")->required();
 
   line->bench = journal->add_subcommand(
       "bench",

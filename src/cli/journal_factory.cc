@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <system_error>
 
+#include "harness/journal/postgres_journal.h"
 #include "harness/journal/sqlite_journal.h"
 
 namespace harness::cli {
@@ -42,8 +43,16 @@ std::string StoreForDisplay(std::string_view store) {
 
 Result<std::unique_ptr<Journal>, std::string> OpenJournalStore(const std::string& store,
                                                                JournalStoreOptions options) {
-  if (IsPostgresUrl(store))
-    return Fail(std::string("this build has no PostgreSQL journal"));
+  if (IsPostgresUrl(store)) {
+    // PGPASSWORD and the rest of libpq's environment apply; the error detail never holds the
+    // password (PostgresJournal redacts), and the store is printed redacted.
+    auto journal = PostgresJournal::Open(store);
+    if (!journal) {
+      return Fail("cannot open the journal at " + StoreForDisplay(store) + ": " +
+                  journal.error().Describe());
+    }
+    return std::unique_ptr<Journal>(std::move(*journal));
+  }
   std::error_code ec;
   if (!options.create && !std::filesystem::is_directory(store, ec))
     return Fail("no data directory at " + store);

@@ -1,5 +1,6 @@
 // Where the CLI's journal lives: a data directory (the SQLite journal, the default) or a
-// PostgreSQL URL (postgres://… or postgresql://…). One place decides, so every subcommand
+// PostgreSQL URL (postgres://… or postgresql://…; the tables live in the schema "harness",
+// created on first use). One place decides, so every subcommand
 // that takes --data-dir / --journal accepts the same stores and prints them the same way.
 // Thread safety: pure functions; the journal returned is thread-safe.
 #pragma once
