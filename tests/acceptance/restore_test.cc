@@ -10,8 +10,10 @@
 #include <random>
 
 #include "acceptance/fixture.h"
+#include "harness/compaction/model_compactor.h"
 #include "harness/journal/memory_journal.h"
 #include "harness/runtime/fold.h"
+#include "harness/scripted/model_client.h"
 
 namespace harness::acceptance {
 namespace {
@@ -430,6 +432,58 @@ TEST_F(Restore, SuspendKeepsQueuedInputForTheNextRestore) {
   const LoopSnapshot snapshot = MustSnapshot(loop);
   EXPECT_EQ(TextOf(snapshot.history.back()), "done");
   EXPECT_EQ(TextOf(snapshot.history[snapshot.history.size() - 2]), "kept");
+}
+
+// Model failures during compaction (every scripted error kind, garbage, an invalid summary, an
+// answer cut at max_tokens) each end in a CompactionRejected with the history byte-identical and
+// the basis unchanged, the live state equal to the fold; the last, valid answer commits.
+TEST_F(Restore, ModelFailuresDuringCompactionLeaveTheHistory) {
+  const std::vector<std::string> failures = {
+      R"({"error":"timeout"})",
+      R"({"error":"transport"})",
+      R"({"error":"refused"})",
+      R"({"error":"rate_limited"})",
+      R"({"error":"invalid_request"})",
+      R"({"error":"invalid_response"})",
+      R"({"raw":"not an envelope at all \u0000 garbage"})",
+      R"({"raw":"{\"version\":1}"})",
+      R"({"summary":"<conversation_summary><goal>x</goal></conversation_summary>","usage":{"output_tokens":5}})",
+      R"({"summary":"<conversation_summary><goal>g</goal><constraints/><decisions/><state>s</state><open_items/></conversation_summary>","stop":"max_tokens","usage":{"output_tokens":5}})",
+  };
+  std::string script = "[";
+  for (const std::string& step : failures)
+    script.append(step).append(",");
+  script.append(
+      R"({"summary":"<conversation_summary><goal>g</goal><constraints/><decisions/><state>s</state><open_items/></conversation_summary>","usage":{"output_tokens":5}}])");
+  auto client = ScriptedModelClient::FromJson(script);
+  ASSERT_TRUE(client.ok()) << client.error().Message();
+  LoopDefinition definition = NativeLoop();
+  definition.compactor =
+      std::make_shared<ModelCompactor>(std::shared_ptr<ModelClient>(std::move(*client)));
+  const Uuid loop = MustCreate(std::move(definition));
+  const LoopSnapshot before = MustSnapshot(loop);
+  for (std::size_t i = 0; i < failures.size(); ++i) {
+    SCOPED_TRACE(failures[i]);
+    const Uuid command = MustCompact(loop);
+    const auto reply = log_->WaitForReply(command);
+    ASSERT_TRUE(reply.has_value());
+    ASSERT_TRUE(std::holds_alternative<CompactWaiterRejected>(*reply)) << Describe(*reply);
+    const LoopSnapshot after = MustSnapshot(loop);
+    EXPECT_EQ(after.history, before.history) << "byte-identical history";
+    EXPECT_EQ(after.derived_prefix, 0u);
+    EXPECT_EQ(after.basis, before.basis);
+    auto fold = Fold(JournalRecords(), session_->id());
+    ASSERT_TRUE(fold.ok()) << fold.error().Message();
+    EXPECT_EQ(fold->loops[0].history, after.history);
+    EXPECT_EQ(fold->loops[0].basis, after.basis);
+  }
+  EXPECT_EQ(CountOf<CompactionRejected>(log_->All()), failures.size());
+  EXPECT_EQ(CountOf<CompactionCommitted>(log_->All()), 0u);
+  const Uuid last = MustCompact(loop);
+  const auto committed = log_->WaitForReply(last);
+  ASSERT_TRUE(committed.has_value());
+  EXPECT_TRUE(std::holds_alternative<CompactWaiterResolved>(*committed)) << Describe(*committed);
+  EXPECT_EQ(MustSnapshot(loop).derived_prefix, 1u);
 }
 
 // The fold is not circular: random workloads on the live runtime, and at every quiescent
