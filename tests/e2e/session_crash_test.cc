@@ -21,9 +21,12 @@
 // runs must land in a turn and 15 % in a compaction.
 //
 // Knobs: HARNESS_CRASH_RUNS (default 100), HARNESS_CRASH_SEED (default 20261201),
-// HARNESS_CRASH_RUN=i.
+// HARNESS_CRASH_RUN=i, HARNESS_CRASH_VERBOSE=1 (print each run's output).
 //
 // Deviations from §5, forced by the code or by real processes:
+// - `--keep-recent-tokens 300` is added: its default (8000) exceeds the 2048-token window, so the
+//   retained tail can become the whole history, every compaction `unavailable` (nothing to
+//   summarize), and the session then fails every turn with context_limit.
 // - HARNESS_CRASH_RUN=i runs 0..i and stops after run i: run i resumes the journal the earlier
 //   runs left, so it cannot run alone. Inputs, replies and kill delays are the same for a seed,
 //   but T (measured) and process timing are not, so a replay is close, not bit-exact.
@@ -166,8 +169,19 @@ std::string SseChunk(const Json& delta, const Json& finish) {
 }
 
 // A whole answer, streamed or not as the request asked.
+// Usage as the wire reports it: about 4 bytes a token (the compactor requires output tokens,
+// and the envelope's must stay within --max-summary-tokens).
+Json UsageOf(std::size_t prompt_bytes, std::size_t answer_bytes) {
+  const std::size_t prompt = prompt_bytes / 4 + 1, completion = answer_bytes / 4 + 1;
+  return Json{{"prompt_tokens", prompt},
+              {"completion_tokens", completion},
+              {"total_tokens", prompt + completion}};
+}
+
 ScriptedReply AnswerReply(bool stream, const std::string& text,
-                          const std::optional<std::string>& tool_call_id) {
+                          const std::optional<std::string>& tool_call_id,
+                          std::size_t prompt_bytes) {
+  const Json usage = UsageOf(prompt_bytes, text.size() + (tool_call_id ? 40 : 0));
   if (stream) {
     std::vector<std::string> chunks;
     if (tool_call_id) {
@@ -186,6 +200,7 @@ ScriptedReply AnswerReply(bool stream, const std::string& text,
           SseChunk(Json{{"role", "assistant"}, {"content", text.substr(0, half)}}, nullptr));
       chunks.push_back(SseChunk(Json{{"content", text.substr(half)}}, "stop"));
     }
+    chunks.push_back("data: " + Json{{"choices", Json::array()}, {"usage", usage}}.dump() + "\n\n");
     chunks.push_back("data: [DONE]\n\n");
     return ScriptedReply::Sse(std::move(chunks));
   }
@@ -246,14 +261,14 @@ class Responder {
           produced_.insert(marker);
           const std::string xml =
               "<conversation_summary><goal>" + marker +
-              " keep talking about the words</goal><constraints>Be brief.</constraints>"
+              "</goal><constraints>Be brief.</constraints>"
               "<decisions>Answer in plain words.</decisions><state>Run " +
               std::to_string(run_) +
               " is chatting.</state><open_items>None.</open_items></conversation_summary>";
           return AnswerReply(
               stream,
               EncodeSummaryEnvelope(input->basis, input->model, input->request_fingerprint, xml),
-              std::nullopt);
+              std::nullopt, request.body.size());
         }
         if (roll < 0.9) {
           ScriptedReply reply;
@@ -261,7 +276,8 @@ class Responder {
           reply.body = R"({"error":{"message":"crash test says no","type":"server_error"}})";
           return reply;
         }
-        return AnswerReply(stream, "this is not a summary envelope", std::nullopt);
+        return AnswerReply(stream, "this is not a summary envelope", std::nullopt,
+                           request.body.size());
       }
     }
     // A turn: after a user message, sometimes a tool call.
@@ -271,9 +287,11 @@ class Responder {
                             messages.back().value("role", "") == "user";
     if (after_user && Chance(rng_, 0.2)) {
       return AnswerReply(stream, "",
-                         "call_" + std::to_string(run_) + "_" + std::to_string(next_call_++));
+                         "call_" + std::to_string(run_) + "_" + std::to_string(next_call_++),
+                         request.body.size());
     }
-    return AnswerReply(stream, Words(rng_, Uniform(rng_, 100, 400), "answer"), std::nullopt);
+    return AnswerReply(stream, Words(rng_, Uniform(rng_, 100, 400), "answer"), std::nullopt,
+                       request.body.size());
   }
 
   mutable std::mutex mutex_;
@@ -406,7 +424,7 @@ RunPlan PlanRun(std::uint64_t seed, int run, int t_ms) {
   RunPlan plan;
   const int count = Uniform(rng, 3, 6);
   for (int i = 0; i < count; ++i) {
-    if (Chance(rng, 0.2)) {
+    if (Chance(rng, 0.3)) {
       plan.lines.push_back("/compact");
     } else {
       plan.lines.push_back(
@@ -455,9 +473,11 @@ class SessionCrash : public ::testing::Test {
   }
 
   std::vector<std::string> Args() const {
-    std::vector<std::string> args = {
-        "chat", "--model",    "openai:crash", "--context-window", "2048", "--max-summary-tokens",
-        "200",  "--data-dir", data().string()};
+    std::vector<std::string> args = {"chat", "--model", "openai:crash"};
+    for (const char* flag :
+         {"--context-window=2048", "--max-summary-tokens=200", "--keep-recent-tokens=300"})
+      args.push_back(flag);
+    args.push_back("--data-dir=" + data().string());
     if (!session_.IsZero()) {
       args.insert(args.end(), {"--session", session_.ToString(), "--take-over"});
     }
@@ -730,6 +750,7 @@ TEST_F(SessionCrash, EveryKillLeavesAJournalThatRestoresToItsFold) {
   int failures = 0;
   int t_ms = 0;
   const std::vector<std::string> env = Environment();
+  const bool verbose = EnvU64("HARNESS_CRASH_VERBOSE", 0) != 0;
   for (int run = 0; run < runs; ++run) {
     const RunPlan plan = PlanRun(seed_, run, t_ms);
     std::string input;
@@ -776,6 +797,12 @@ TEST_F(SessionCrash, EveryKillLeavesAJournalThatRestoresToItsFold) {
         std::chrono::duration_cast<milliseconds>(std::chrono::steady_clock::now() - spawned)
             .count();
     ++landed[landing];
+    if (verbose) {
+      std::printf("--- run %d (%s), kill %d ms, %zu requests\n", run, LandingName(landing),
+                  plan.kill_ms, server_.RequestCount() - first_request);
+      for (const std::string& l : output)
+        std::printf("  %s\n", l.c_str());
+    }
     trace_ = "seed " + std::to_string(seed_) + " run " + std::to_string(run) + " kill at " +
              (plan.kill_ms >= 0 ? std::to_string(plan.kill_ms) + " ms" : std::string("none")) +
              " (" + LandingName(landing) + ")";
