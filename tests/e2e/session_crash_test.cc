@@ -58,10 +58,12 @@
 
 #include <algorithm>
 #include <chrono>
+#include <condition_variable>
 #include <cstdint>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <latch>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -77,11 +79,13 @@
 #include "harness/core/json.h"
 #include "harness/event/codec.h"
 #include "harness/inference/counter.h"
+#include "harness/journal/memory_journal.h"
 #include "harness/journal/sqlite_journal.h"
 #include "harness/provider/openai_wire.h"
 #include "harness/runtime/fold.h"
 #include "harness/runtime/repair.h"
 #include "harness/runtime/session.h"
+#include "harness/runtime/tool.h"
 #include "journal_process.h"
 #include "support/scripted_http_server.h"
 
@@ -883,6 +887,108 @@ TEST_F(SessionCrash, EveryKillLeavesAJournalThatRestoresToItsFold) {
     EXPECT_GE(landed[Landing::kTurn] * 100, kills * 15) << "too few kills in a turn";
     EXPECT_GE(landed[Landing::kCompaction] * 100, kills * 15) << "too few kills in a compaction";
   }
+}
+
+// The smallest reproduction of the KNOWN BUG check (5) finds, deterministic and in-process: a
+// turn whose model asked for a tool is "killed" while the tool runs (its records are copied as a
+// SIGKILL would leave them), the session is restored, and its history ends with a tool call that
+// has no result. Retained-tail selection refuses such a transcript, so this loop can never
+// compact again. Fails until restore (and a live interrupt, restore-design §10) answer a dangling
+// call, for example with a synthesized error tool result.
+class ToolCallingModel final : public ModelClient {
+ public:
+  Result<InferenceResponse, InferenceError> Complete(const InferenceRequest&,
+                                                     std::stop_token) override {
+    return InferenceResponse{AssistantMessage{{ToolUseBlock{"call_1", "wait", "{}", {}, {}}}, {}},
+                             StopReason::kToolUse};
+  }
+};
+
+class BlockingTool final : public Tool {
+ public:
+  const ToolDefinition& definition() const override { return definition_; }
+  ToolOutput Run(std::string_view, std::stop_token stop) override {
+    running_.count_down();
+    std::mutex mutex;
+    std::condition_variable_any wake;
+    std::unique_lock lock(mutex);
+    wake.wait(lock, stop, [] { return false; });
+    return ToolOutput{"stopped", true};
+  }
+  void WaitRunning() { running_.wait(); }
+
+ private:
+  ToolDefinition definition_{"wait", "waits", "{\"type\":\"object\"}"};
+  std::latch running_{1};
+};
+
+LoopDefinition KnownBugLoop(std::shared_ptr<ModelClient> client) {
+  LoopDefinition definition;
+  definition.model = ModelKey{"scripted", "tool.json"};
+  definition.limits.window_tokens = 200000;
+  definition.limits.max_output_tokens = 4096;
+  definition.client = std::move(client);
+  definition.counter = std::make_shared<EstimateCounter>();
+  CompactionPolicy policy;
+  policy.counter_policy = CounterPolicy::kAllowConservative;
+  policy.keep_recent_segments = 1;
+  policy.keep_recent_tokens = 300;
+  policy.reserved_output = 4096;
+  policy.safety_margin = 1000;
+  policy.max_summary_tokens = 1000;
+  policy.count_timeout = std::chrono::seconds(10);
+  definition.compaction = policy;
+  definition.compactor = std::make_shared<ExtractiveCompactor>();
+  return definition;
+}
+
+TEST(SessionCrashKnownBug, AKillDuringAToolCallLeavesAHistoryThatCanNeverBeCompacted) {
+  auto live = NewMemoryJournal();
+  auto tool = std::make_shared<BlockingTool>();
+  Uuid id;
+  std::vector<NewRecord> copy;
+  {
+    SessionOptions options;
+    options.journal = live.get();
+    auto session = Session::Open(std::move(options));
+    ASSERT_TRUE(session.ok());
+    LoopDefinition definition = KnownBugLoop(std::make_shared<ToolCallingModel>());
+    definition.tools.push_back(tool);
+    ASSERT_TRUE((*session)->CreateLoop(std::move(definition)).ok());
+    ASSERT_TRUE((*session)->SubmitInput(UserMessage{{TextBlock{"call the tool"}}}).ok());
+    tool->WaitRunning();
+    id = (*session)->id();
+    // The tool runs: the assistant's tool_use is committed, its result is not. A kill here
+    // leaves exactly these records.
+    auto records = live->Read(id, 1, 100000);
+    ASSERT_TRUE(records.ok());
+    for (const JournalRecord& r : *records)
+      copy.push_back({r.record_id, r.kind, r.type, r.v, r.created_at, r.payload});
+  }
+  auto crashed = NewMemoryJournal();
+  auto lease = crashed->AcquireLease(id, Uuid::V4(), std::chrono::seconds(60));
+  ASSERT_TRUE(lease.ok());
+  ASSERT_TRUE(crashed->Append({id, lease->token, 1, std::move(copy)}).ok());
+  ASSERT_TRUE(crashed->ReleaseLease(*lease).ok());
+
+  SessionOptions options;
+  options.journal = crashed.get();
+  options.session_id = id;
+  RestoreOptions restore;
+  restore.start_queued = false;
+  restore.resolve = [](const RestoredLoopInfo&) -> Result<LoopDefinition, SessionError> {
+    return KnownBugLoop(std::make_shared<UnusedModel>());
+  };
+  auto session = Session::Restore(std::move(options), std::move(restore));
+  ASSERT_TRUE(session.ok()) << session.error().Message();
+  EXPECT_EQ((*session)->restore_report().turns_closed, 1u);
+  auto snapshot = (*session)->Snapshot(*(*session)->active_loop());
+  ASSERT_TRUE(snapshot.ok());
+  ASSERT_EQ(snapshot->history.size(), 2u);  // the input and the tool call, no result
+  auto tail = SelectRetainedTail(snapshot->history, snapshot->derived_prefix, 1, 300);
+  EXPECT_TRUE(tail.ok() || tail.error().kind != TailErrorKind::kInvalidTranscript)
+      << "KNOWN BUG: after the restore the history cannot be compacted: " << tail.error().Message();
+  (*session)->Suspend();
 }
 
 }  // namespace
