@@ -37,11 +37,21 @@ class TempDir {
   std::filesystem::path path_;
 };
 
+// How a child is started beyond its arguments.
+struct ChildIo {
+  bool keep_stderr = false;      // standard error on the output pipe too (else /dev/null)
+  std::string stdin_path;        // standard input from this file (empty: inherited)
+  std::vector<std::string> env;  // the whole environment, "NAME=value" (empty: inherited)
+};
+
 // A running `harness` with its standard output on a pipe (standard error is discarded unless
 // `keep_stderr`).
 class Child {
  public:
-  explicit Child(const std::vector<std::string>& args, bool keep_stderr = false) {
+  explicit Child(const std::vector<std::string>& args, bool keep_stderr = false)
+      : Child(args, ChildIo{keep_stderr, {}, {}}) {}
+  Child(const std::vector<std::string>& args, const ChildIo& io) {
+    const bool keep_stderr = io.keep_stderr;
     int fds[2];
     if (pipe2(fds, O_CLOEXEC) != 0)
       return;
@@ -52,13 +62,21 @@ class Child {
       posix_spawn_file_actions_adddup2(&actions, fds[1], STDERR_FILENO);
     else
       posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, "/dev/null", O_WRONLY, 0);
+    if (!io.stdin_path.empty())
+      posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, io.stdin_path.c_str(), O_RDONLY, 0);
+    std::vector<std::string> env_strings = io.env;
+    std::vector<char*> envp;
+    for (auto& e : env_strings)
+      envp.push_back(e.data());
+    envp.push_back(nullptr);
     std::vector<std::string> argv_strings = {HARNESS_BINARY};
     argv_strings.insert(argv_strings.end(), args.begin(), args.end());
     std::vector<char*> argv;
     for (auto& a : argv_strings)
       argv.push_back(a.data());
     argv.push_back(nullptr);
-    if (posix_spawn(&pid_, HARNESS_BINARY, &actions, nullptr, argv.data(), environ) != 0)
+    char** child_env = io.env.empty() ? environ : envp.data();
+    if (posix_spawn(&pid_, HARNESS_BINARY, &actions, nullptr, argv.data(), child_env) != 0)
       pid_ = -1;
     posix_spawn_file_actions_destroy(&actions);
     close(fds[1]);
@@ -76,6 +94,16 @@ class Child {
   Child& operator=(const Child&) = delete;
 
   bool started() const { return pid_ > 0; }
+  pid_t pid() const { return pid_; }
+
+  // True once the child has ended (it is not reaped: Wait() still returns its status).
+  bool Ended() const {
+    if (pid_ <= 0)
+      return true;
+    siginfo_t info{};
+    return waitid(P_PID, static_cast<id_t>(pid_), &info, WEXITED | WNOHANG | WNOWAIT) == 0 &&
+           info.si_pid == pid_;
+  }
 
   // The next whole line of output without its newline; false at end of output (a last line
   // without a newline, cut by a crash, is not returned).

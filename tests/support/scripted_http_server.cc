@@ -48,23 +48,37 @@ struct ScriptedHttpServer::Handling {
   static void Answer(ScriptedHttpServer& server, const httplib::Request& request,
                      httplib::Response& response) {
     ScriptedReply reply;
+    ScriptedResponder responder;
+    RecordedRequest recorded{request.method, request.target, {}, request.body, request.remote_port};
+    for (const auto& [name, value] : request.headers)
+      recorded.headers.emplace_back(Lower(name), value);
+    std::size_t index = 0;
     {
       std::lock_guard lock(server.mutex_);
-      RecordedRequest recorded{
-          request.method, request.target, {}, request.body, request.remote_port};
-      for (const auto& [name, value] : request.headers)
-        recorded.headers.emplace_back(Lower(name), value);
-      server.requests_.push_back(std::move(recorded));
-      if (server.script_.empty()) {
-        reply = ScriptedReply::Text(599, "unscripted request");
-      } else {
-        reply = std::move(server.script_.front());
-        server.script_.pop_front();
+      index = server.requests_.size();
+      server.requests_.push_back(recorded);
+      server.outstanding_.push_back(true);
+      responder = server.responder_;
+      if (!responder) {
+        if (server.script_.empty()) {
+          reply = ScriptedReply::Text(599, "unscripted request");
+        } else {
+          reply = std::move(server.script_.front());
+          server.script_.pop_front();
+        }
       }
       server.changed_.notify_all();
     }
+    if (responder)
+      reply = responder(recorded);
+    if (reply.delay.count() > 0)
+      std::this_thread::sleep_for(reply.delay);
     if (reply.stall == ScriptedReply::Stall::kBeforeHeaders)
       server.StallHere();
+    {
+      std::lock_guard lock(server.mutex_);
+      server.outstanding_[index] = false;
+    }
     response.status = reply.status;
     for (const auto& [name, value] : reply.headers)
       response.set_header(name, value);
@@ -176,6 +190,21 @@ std::string ScriptedHttpServer::Url(const std::string& path) const {
 void ScriptedHttpServer::Push(ScriptedReply reply) {
   std::lock_guard lock(mutex_);
   script_.push_back(std::move(reply));
+}
+
+void ScriptedHttpServer::SetResponder(ScriptedResponder responder) {
+  std::lock_guard lock(mutex_);
+  responder_ = std::move(responder);
+}
+
+std::vector<std::size_t> ScriptedHttpServer::OutstandingRequests() const {
+  std::lock_guard lock(mutex_);
+  std::vector<std::size_t> out;
+  for (std::size_t i = 0; i < outstanding_.size(); ++i) {
+    if (outstanding_[i])
+      out.push_back(i);
+  }
+  return out;
 }
 
 std::vector<RecordedRequest> ScriptedHttpServer::Requests() const {

@@ -10,14 +10,21 @@
 //   chunks) until ReleaseStalls() or Stop(); WaitForStalls(n) lets the test act while it stalls.
 // - Every request is recorded (method, path with query, lower-cased headers, body) before its
 //   reply is sent.
+// - Responder mode: with SetResponder(f), every request is answered by f(recorded request)
+//   instead of the queue (f runs on a server thread, without the server's lock; it must be
+//   thread-safe). A reply's `delay` is waited before its headers are sent (before a stall).
+//   OutstandingRequests() lists the requests (indices into Requests()) whose reply has not begun:
+//   still in f, in its delay or in a stall before its headers.
 // - The Debian cpp-httplib listens with a backlog of 5 (compiled in): a burst of more new
 //   connections than that sees the kernel retry a SYN after about a second. Correct, but slow.
 // Thread safety: every method may be called from any thread while the server runs.
 #pragma once
 
+#include <chrono>
 #include <condition_variable>
 #include <cstddef>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -45,6 +52,8 @@ struct ScriptedReply {
   // Close the connection after this many body bytes (of `body`, or across `chunks`).
   std::optional<std::size_t> cut_after_bytes;
   Stall stall = Stall::kNone;
+  // Waited before the headers are sent (the request counts as outstanding meanwhile).
+  std::chrono::milliseconds delay{0};
 
   static ScriptedReply Text(int status, std::string body);
   static ScriptedReply Sse(std::vector<std::string> chunks);
@@ -60,6 +69,8 @@ struct RecordedRequest {
   // The first header with this (lower-case) name, or empty.
   std::string Header(const std::string& lower_name) const;
 };
+
+using ScriptedResponder = std::function<ScriptedReply(const RecordedRequest&)>;
 
 class ScriptedHttpServer {
  public:
@@ -78,6 +89,10 @@ class ScriptedHttpServer {
   std::string Url(const std::string& path) const;
 
   void Push(ScriptedReply reply);
+  // Answers every later request with `responder` instead of the queue (null: the queue again).
+  void SetResponder(ScriptedResponder responder);
+  // Indices (into Requests()) of the requests whose reply has not begun, ascending.
+  std::vector<std::size_t> OutstandingRequests() const;
   std::vector<RecordedRequest> Requests() const;
   std::size_t RequestCount() const;
 
@@ -98,6 +113,8 @@ class ScriptedHttpServer {
   std::condition_variable changed_;
   std::deque<ScriptedReply> script_;       // guarded by mutex_
   std::vector<RecordedRequest> requests_;  // guarded by mutex_
+  ScriptedResponder responder_;            // guarded by mutex_
+  std::vector<bool> outstanding_;          // guarded by mutex_; per request
   std::size_t stalls_entered_ = 0;         // guarded by mutex_
   bool released_ = false;                  // guarded by mutex_
 };
