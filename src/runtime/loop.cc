@@ -7,6 +7,7 @@
 #include "harness/compaction/tail.h"
 #include "harness/content/transcript.h"
 #include "harness/event/compaction.h"
+#include "runtime/tool_answers.h"
 
 namespace harness::runtime_detail {
 namespace {
@@ -607,6 +608,14 @@ std::size_t LoopActor::FoldQueued() {
 }
 
 void LoopActor::FinishTurn(TurnEnd end, std::string_view reason, std::string detail) {
+  if (end != TurnEnd::kCompleted) {
+    // A turn that ends early answers the tool calls it leaves open (tool_answers.h), so the
+    // history stays a valid transcript: compactable, and acceptable to providers.
+    for (ToolResultMessage& answer : AnswersForUnansweredCalls(history_)) {
+      if (!CommitMessage(std::move(answer), Uuid{}))
+        return;
+    }
+  }
   Turn turn = std::move(*turn_);
   turn_.reset();
   turn.stop.request_stop();

@@ -5,6 +5,7 @@
 
 #include "harness/core/json.h"
 #include "harness/event/wire.h"
+#include "runtime/tool_answers.h"
 
 namespace harness {
 namespace {
@@ -98,6 +99,21 @@ void PlanLoop(const SessionFold& fold, const LoopFold& loop, EventTime now, Repa
   }
   if (loop.open_turn && !loop.exited) {
     const Uuid& turn = *loop.open_turn;
+    // The calls the crash left unanswered get error results first, as a live interrupt gives
+    // them (runtime/tool_answers.h): otherwise the history could never be compacted again.
+    std::vector<ToolResultMessage> answers =
+        runtime_detail::AnswersForUnansweredCalls(loop.history);
+    for (std::size_t i = 0; i < answers.size(); ++i) {
+      MessageCommitted committed;
+      committed.header = coordinates;
+      committed.header.turn_id = turn;
+      committed.header.step_id = RestoreStepId(turn);
+      committed.header.event_id = RestoreToolResultId(turn, i);
+      committed.header.created_at = now;
+      committed.message = Message{std::move(answers[i])};
+      plan.events.emplace_back(std::move(committed));
+      ++plan.tool_results;
+    }
     TurnInterrupted interrupted;
     interrupted.header = coordinates;
     interrupted.header.turn_id = turn;
@@ -185,6 +201,19 @@ Uuid RestoreAttemptId(const Uuid& session, const Uuid& command) {
 Uuid RestoreTurnInterruptedId(const Uuid& turn) {
   auto material = Label("harness.restore.turn.v1");
   AppendUuid(material, turn);
+  return Uuid::DeriveV8(material);
+}
+
+Uuid RestoreStepId(const Uuid& turn) {
+  auto material = Label("harness.restore.step.v1");
+  AppendUuid(material, turn);
+  return Uuid::DeriveV8(material);
+}
+
+Uuid RestoreToolResultId(const Uuid& turn, std::uint64_t index) {
+  auto material = Label("harness.restore.result.v1");
+  AppendUuid(material, turn);
+  AppendBigEndian(material, index);
   return Uuid::DeriveV8(material);
 }
 

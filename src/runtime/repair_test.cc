@@ -206,6 +206,46 @@ TEST(Repair, AnOpenTurnIsInterruptedRestoredAndTheLoopIdles) {
   EXPECT_EQ(fold.loops[0].pending[0].command, command);
 }
 
+// A crash between a tool call's commit and its result's: the call is answered with an error
+// result in the turn (derived step and id) before the turn is closed, so the history stays a
+// valid transcript; calls already answered are left alone.
+TEST(Repair, AnOpenTurnsUnansweredToolCallsGetErrorResultsFirst) {
+  JournalBuilder b(kSession);
+  const Uuid loop = b.CreateLoop();
+  const Uuid command = b.AcceptInput(loop, "use two tools");
+  const Uuid turn = b.StartTurn(loop);
+  b.CommitInput(loop, command);
+  AssistantMessage calls;
+  calls.blocks.push_back(ToolUseBlock{"call-a", "read", "{}", {}, {}});
+  calls.blocks.push_back(ToolUseBlock{"call-b", "read", "{}", {}, {}});
+  b.CommitMessage(loop, Message{calls});
+  ToolResultMessage answered;
+  answered.tool_use_id = "call-a";
+  answered.blocks.push_back(TextBlock{"ok"});
+  b.CommitMessage(loop, Message{answered});
+  const RepairPlan plan = Plan(b);
+  ASSERT_EQ(plan.events.size(), 3u);
+  EXPECT_EQ(plan.tool_results, 1u);
+  const auto* result = std::get_if<MessageCommitted>(&plan.events[0]);
+  ASSERT_NE(result, nullptr);
+  EXPECT_EQ(result->header.turn_id, turn);
+  EXPECT_EQ(result->header.step_id, RestoreStepId(turn));
+  EXPECT_EQ(result->header.event_id, RestoreToolResultId(turn, 0));
+  const auto* answer = result->message.as<ToolResultMessage>();
+  ASSERT_NE(answer, nullptr);
+  EXPECT_EQ(answer->tool_use_id, "call-b");
+  EXPECT_TRUE(answer->is_error);
+  EXPECT_TRUE(std::holds_alternative<TurnInterrupted>(plan.events[1]));
+  EXPECT_TRUE(std::holds_alternative<LoopIdle>(plan.events[2]));
+  for (const Event& event : plan.events)
+    EXPECT_TRUE(Validate(event).ok()) << EventTypeName(event);
+  const SessionFold fold = ApplyAndRefold(b, plan);
+  const std::vector<Message>& history = fold.loops[0].history;
+  ASSERT_EQ(history.size(), 4u);
+  EXPECT_EQ(history[3].as<ToolResultMessage>()->tool_use_id, "call-b");
+  EXPECT_NE(RestoreToolResultId(turn, 0), RestoreToolResultId(turn, 1));
+}
+
 TEST(Repair, AnExitedLoopsOpenTurnIsLeftAlone) {
   JournalBuilder b(kSession);
   const Uuid loop = b.CreateLoop();

@@ -434,6 +434,39 @@ TEST_F(Restore, SuspendKeepsQueuedInputForTheNextRestore) {
   EXPECT_EQ(TextOf(snapshot.history[snapshot.history.size() - 2]), "kept");
 }
 
+// A turn interrupted while a tool runs answers the call with an error result before
+// TurnInterrupted (runtime/tool_answers.h), so the history stays a valid transcript and the loop
+// can compact; restore does the same for a turn a crash left there (repair_test.cc,
+// SessionCrashRegression in the crash test).
+TEST_F(Restore, AnInterruptedToolCallIsAnsweredAndTheLoopCompacts) {
+  model_->Script({ModelStep::Tool("call-1", "echo")});
+  tool_->gates().Gate(1);
+  const Uuid loop = MustCreate(NativeLoop());
+  MustSubmit(loop, "use the tool");
+  ASSERT_TRUE(tool_->gates().WaitStarted(1));
+  ASSERT_TRUE(session_->Interrupt(loop).ok());
+  ASSERT_TRUE(log_->WaitForCount<TurnInterrupted>(1, loop));
+  const Events events = LoopEvents(loop);
+  const auto committed = All<MessageCommitted>(events);
+  ASSERT_EQ(committed.size(), 3u) << Describe(events);  // input, tool call, the error answer
+  const auto* answer = committed[2].message.as<ToolResultMessage>();
+  ASSERT_NE(answer, nullptr);
+  EXPECT_EQ(answer->tool_use_id, "call-1");
+  EXPECT_TRUE(answer->is_error);
+  EXPECT_LT(IndexOf<MessageCommitted>(events,
+                                      [](const MessageCommitted& m) {
+                                        return m.message.as<ToolResultMessage>() != nullptr;
+                                      }),
+            IndexOf<TurnInterrupted>(events));
+  tool_->gates().ReleaseAll();
+  const LoopSnapshot snapshot = MustSnapshot(loop);
+  ASSERT_EQ(snapshot.history.size(), 5u);
+  const Uuid compact = MustCompact(loop);
+  const auto reply = log_->WaitForReply(compact);
+  ASSERT_TRUE(reply.has_value());
+  EXPECT_TRUE(std::holds_alternative<CompactWaiterResolved>(*reply)) << Describe(*reply);
+}
+
 // Model failures during compaction (every scripted error kind, garbage, an invalid summary, an
 // answer cut at max_tokens) each end in a CompactionRejected with the history byte-identical and
 // the basis unchanged, the live state equal to the fold; the last, valid answer commits.

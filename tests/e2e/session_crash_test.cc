@@ -517,7 +517,7 @@ class SessionCrash : public ::testing::Test {
   int generation_ = 0;                 // sessions abandoned after a dangling tool call
   int first_requests_checked_ = 0;     // invariant 4 on a run's first turn request
   int histories_checked_ = 0;          // invariant 4 on a clean run's /history
-  int dangling_ = 0;                   // runs that left one (KNOWN BUG, see the top comment)
+  int dangling_ = 0;                   // runs that left one (check 5)
   bool allow_dangling_ = EnvU64("HARNESS_CRASH_ALLOW_DANGLING", 0) != 0;
   std::string trace_;
 };
@@ -693,20 +693,19 @@ void SessionCrash::CheckAfterRun(int run, const RunPlan& plan, std::size_t first
   }
   before_ = fold;
 
-  // (5) KNOWN BUG (restore-design §10 "Dangling tool calls"): a kill between the assistant's
-  // tool_use and its result leaves the call unanswered in the history (restore closes the turn
-  // {restored} and synthesizes no result). SelectRetainedTail then refuses the transcript
-  // (invalid_transcript: "no call is outstanding at the end"), every later compaction is
-  // rejected `unavailable` and, once the window is full, every turn fails context_limit: the
-  // session can never compact again. The check fails; HARNESS_CRASH_ALLOW_DANGLING=1 only counts
-  // it. Either way the runs go on with a fresh session, so the other invariants keep their
-  // coverage.
+  // (5) The history stays compactable (restore-design §10 "Dangling tool calls", found by this
+  // test and fixed): a kill between the assistant's tool_use and its result used to leave the
+  // call unanswered after restore; SelectRetainedTail then refused the transcript
+  // (invalid_transcript), every later compaction was rejected `unavailable` and, once the window
+  // was full, every turn failed context_limit. Restore now answers such a call with an error
+  // result. Should it fail again, HARNESS_CRASH_ALLOW_DANGLING=1 only counts it; either way the
+  // runs go on with a fresh session, so the other invariants keep their coverage.
   auto tail = SelectRetainedTail(loop.history, loop.derived_prefix, 1, 300);
   if (!tail.ok() && tail.error().kind == TailErrorKind::kInvalidTranscript) {
     ++dangling_;
     if (!allow_dangling_) {
-      ADD_FAILURE() << "KNOWN BUG: the fold's history can no longer be compacted ("
-                    << tail.error().Message() << "); data directory " << data().string();
+      ADD_FAILURE() << "the fold's history can no longer be compacted (" << tail.error().Message()
+                    << "); data directory " << data().string();
     }
     ++generation_;
     session_ = Uuid();
@@ -881,8 +880,8 @@ TEST_F(SessionCrash, EveryKillLeavesAJournalThatRestoresToItsFold) {
           .count();
   std::printf(
       "session crash: seed %llu, %d runs: %d in a turn, %d in a compaction, %d during start-up, "
-      "%d completed, %d idle; %d failures; %lld s (T %d ms); %d left a dangling tool call "
-      "(known bug); checked %d first turn requests, %d /history\n",
+      "%d completed, %d idle; %d failures; %lld s (T %d ms); %d left a dangling tool call; "
+      "checked %d first turn requests, %d /history\n",
       static_cast<unsigned long long>(seed_), runs, landed[Landing::kTurn],
       landed[Landing::kCompaction], landed[Landing::kStartUp], landed[Landing::kCompleted],
       landed[Landing::kIdle], failures, static_cast<long long>(seconds), t_ms, dangling_,
@@ -895,12 +894,11 @@ TEST_F(SessionCrash, EveryKillLeavesAJournalThatRestoresToItsFold) {
   }
 }
 
-// The smallest reproduction of the KNOWN BUG check (5) finds, deterministic and in-process: a
-// turn whose model asked for a tool is "killed" while the tool runs (its records are copied as a
-// SIGKILL would leave them), the session is restored, and its history ends with a tool call that
-// has no result. Retained-tail selection refuses such a transcript, so this loop can never
-// compact again. Fails until restore (and a live interrupt, restore-design §10) answer a dangling
-// call, for example with a synthesized error tool result.
+// The smallest reproduction of the bug check (5) found, deterministic and in-process: a turn whose
+// model asked for a tool is "killed" while the tool runs (its records are copied as a SIGKILL
+// would leave them) and the session is restored. Its history used to end with a tool call that
+// had no result, which retained-tail selection refuses, so the loop could never compact again.
+// Restore now commits an error result for the call before it closes the turn.
 class ToolCallingModel final : public ModelClient {
  public:
   Result<InferenceResponse, InferenceError> Complete(const InferenceRequest&,
@@ -928,7 +926,7 @@ class BlockingTool final : public Tool {
   std::latch running_{1};
 };
 
-LoopDefinition KnownBugLoop(std::shared_ptr<ModelClient> client) {
+LoopDefinition ToolTurnLoop(std::shared_ptr<ModelClient> client) {
   LoopDefinition definition;
   definition.model = ModelKey{"scripted", "tool.json"};
   definition.limits.window_tokens = 200000;
@@ -948,7 +946,7 @@ LoopDefinition KnownBugLoop(std::shared_ptr<ModelClient> client) {
   return definition;
 }
 
-TEST(SessionCrashKnownBug, AKillDuringAToolCallLeavesAHistoryThatCanNeverBeCompacted) {
+TEST(SessionCrashRegression, AKillDuringAToolCallLeavesAHistoryThatCanStillBeCompacted) {
   auto live = NewMemoryJournal();
   auto tool = std::make_shared<BlockingTool>();
   Uuid id;
@@ -958,7 +956,7 @@ TEST(SessionCrashKnownBug, AKillDuringAToolCallLeavesAHistoryThatCanNeverBeCompa
     options.journal = live.get();
     auto session = Session::Open(std::move(options));
     ASSERT_TRUE(session.ok());
-    LoopDefinition definition = KnownBugLoop(std::make_shared<ToolCallingModel>());
+    LoopDefinition definition = ToolTurnLoop(std::make_shared<ToolCallingModel>());
     definition.tools.push_back(tool);
     ASSERT_TRUE((*session)->CreateLoop(std::move(definition)).ok());
     ASSERT_TRUE((*session)->SubmitInput(UserMessage{{TextBlock{"call the tool"}}}).ok());
@@ -983,17 +981,22 @@ TEST(SessionCrashKnownBug, AKillDuringAToolCallLeavesAHistoryThatCanNeverBeCompa
   RestoreOptions restore;
   restore.start_queued = false;
   restore.resolve = [](const RestoredLoopInfo&) -> Result<LoopDefinition, SessionError> {
-    return KnownBugLoop(std::make_shared<UnusedModel>());
+    return ToolTurnLoop(std::make_shared<UnusedModel>());
   };
   auto session = Session::Restore(std::move(options), std::move(restore));
   ASSERT_TRUE(session.ok()) << session.error().Message();
   EXPECT_EQ((*session)->restore_report().turns_closed, 1u);
   auto snapshot = (*session)->Snapshot(*(*session)->active_loop());
   ASSERT_TRUE(snapshot.ok());
-  ASSERT_EQ(snapshot->history.size(), 2u);  // the input and the tool call, no result
+  // The input, the tool call, and the error result restore answered it with.
+  ASSERT_EQ(snapshot->history.size(), 3u);
+  const auto* answer = snapshot->history[2].as<ToolResultMessage>();
+  ASSERT_NE(answer, nullptr);
+  EXPECT_EQ(answer->tool_use_id, "call_1");
+  EXPECT_TRUE(answer->is_error);
   auto tail = SelectRetainedTail(snapshot->history, snapshot->derived_prefix, 1, 300);
   EXPECT_TRUE(tail.ok() || tail.error().kind != TailErrorKind::kInvalidTranscript)
-      << "KNOWN BUG: after the restore the history cannot be compacted: " << tail.error().Message();
+      << "after the restore the history cannot be compacted: " << tail.error().Message();
   (*session)->Suspend();
 }
 

@@ -11,8 +11,13 @@
 //   2. each Compact intent of the loop that is in no terminal and has no reply, by seq:
 //      CompactWaiterRejected{Interrupted} ({ShuttingDown} when the loop exited) under the attempt
 //      RestoreAttemptId(session, command);
-//   3. an open turn of a loop that has not exited: TurnInterrupted{restored} (id
-//      RestoreTurnInterruptedId(turn)), then LoopIdle (id RestoreLoopIdleId(turn)).
+//   3. an open turn of a loop that has not exited: first, for each tool call of the history's
+//      last assistant message that no tool result answers, a MessageCommitted of an error
+//      ToolResultMessage (the live actor commits the same when it ends a turn early; without
+//      it the history is not a valid transcript and could never be compacted), in the turn
+//      with step RestoreStepId(turn), id RestoreToolResultId(turn, i); then
+//      TurnInterrupted{restored} (id RestoreTurnInterruptedId(turn)), then LoopIdle (id
+//      RestoreLoopIdleId(turn)).
 //   A reply's agency is its intent's, else Machine. Automatic (machine) Compacts have no intent:
 //   with no terminal nobody waits and nothing is written. SubmitInput needs nothing: an
 //   InputAccepted is its reply and a pending input stays queued.
@@ -25,6 +30,8 @@
 //   RestoreAttemptId(session, command)      "harness.restore.attempt.v1" session command
 //   RestoreTurnInterruptedId(turn)          "harness.restore.turn.v1"    turn
 //   RestoreLoopIdleId(turn)                 "harness.restore.idle.v1"    turn
+//   RestoreStepId(turn)                     "harness.restore.step.v1"    turn
+//   RestoreToolResultId(turn, i)            "harness.restore.result.v1"  turn i
 //   SessionRestoredFenceId(session, seq)    "harness.restore.fence.v1"   session through_seq
 //
 // The fence (§2.3): kFence, type "SessionRestored", v 1, id SessionRestoredFenceId(session,
@@ -87,6 +94,8 @@ Result<SessionRestored, FenceError> DecodeSessionRestored(std::string_view paylo
 Uuid RestoreAttemptId(const Uuid& session, const Uuid& command);
 Uuid RestoreTurnInterruptedId(const Uuid& turn);
 Uuid RestoreLoopIdleId(const Uuid& turn);
+Uuid RestoreStepId(const Uuid& turn);
+Uuid RestoreToolResultId(const Uuid& turn, std::uint64_t index);
 Uuid SessionRestoredFenceId(const Uuid& session, std::uint64_t through_seq);
 
 struct RepairPlan {
@@ -94,6 +103,7 @@ struct RepairPlan {
   std::vector<Event> events;
   std::size_t replies = 0;       // waiter replies in events
   std::size_t turns_closed = 0;  // TurnInterrupted{restored} in events
+  std::size_t tool_results = 0;  // synthesized error tool results in events
 
   bool empty() const { return events.empty(); }
 };
