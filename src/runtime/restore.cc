@@ -71,8 +71,9 @@ DecodedPage DecodePage(std::vector<JournalRecord> records) {
 }
 
 // Reads the whole session into the folder, page by page. Decoding is pure and is most of the
-// cost, so page k is decoded on another thread while this one reads page k+1 and then folds page
-// k - 1; the fold itself stays on this thread and in journal order. Results equal those of
+// cost, so it runs on another thread: while page k decodes there, this thread reads page k+1;
+// then page k+1 decodes while this thread folds page k. The fold stays on this thread and in
+// journal order. Results equal those of
 // reading, decoding and folding one page after the other: the first failure in journal order
 // wins (a fold error of page k before a read error of page k+1, which a sequential reader would
 // not have reached), and reading stops at the first short page.
@@ -85,7 +86,8 @@ Status<SessionError> ReadAndFold(Journal& journal, const Uuid& session, SessionF
     return page;
   };
   auto decode_async = [](std::vector<JournalRecord> records) {
-    return std::async(std::launch::async, DecodePage, std::move(records));
+    // Deferred (decoded on this thread when waited for) only if no thread can be started.
+    return std::async(std::launch::async | std::launch::deferred, DecodePage, std::move(records));
   };
   auto first = read(1);
   if (!first)
