@@ -159,6 +159,47 @@ TEST(StrictJson, DuplicateErrorNamesThePath) {
   EXPECT_EQ(r.error().path, "$.a[1].b");
 }
 
+// Small objects are checked for duplicates by scanning their members, wide ones with a set
+// built at kScannedMembers (16): both sides of that width find every duplicate and no other.
+TEST(StrictJson, DuplicatesAreFoundAtEveryWidth) {
+  for (int width : {1, 2, 15, 16, 17, 18, 40}) {
+    std::string members;
+    for (int i = 0; i < width; ++i) {
+      members.append(i > 0 ? "," : "").append("\"m").append(std::to_string(i)).append("\":0");
+    }
+    const std::string object = std::string("{").append(members).append("}");
+    EXPECT_TRUE(ParseStrictJson(std::string("[").append(object).append("]")).ok()) << width;
+    for (int dup : {0, width / 2, width - 1}) {
+      std::string text = std::string("[1,{").append(members);
+      text.append(",\"m").append(std::to_string(dup)).append("\":1}]");
+      auto r = ParseStrictJson(text);
+      ASSERT_FALSE(r.ok()) << width << " " << dup;
+      EXPECT_EQ(r.error().kind, JsonErrorKind::kDuplicateMember) << width << " " << dup;
+      EXPECT_EQ(r.error().path, "$[1]") << width << " " << dup;
+    }
+  }
+}
+
+// The path of an error names the open containers, for every kind of error found while parsing.
+TEST(StrictJson, ErrorsNameThePathOfTheOpenContainers) {
+  JsonLimits limits;
+  limits.max_depth = 3;
+  auto deep = ParseStrictJson(R"({"a":[1,{"b":[]}]})", limits);
+  ASSERT_FALSE(deep.ok());
+  EXPECT_EQ(deep.error().kind, JsonErrorKind::kTooDeep);
+  EXPECT_EQ(deep.error().path, "$.a[1]");
+  auto syntax = ParseStrictJson(R"({"a":[1,{"b":[2,x]}]})");
+  ASSERT_FALSE(syntax.ok());
+  EXPECT_EQ(syntax.error().kind, JsonErrorKind::kSyntax);
+  EXPECT_EQ(syntax.error().path, "$.a[1].b");
+  auto duplicate = ParseStrictJson(R"({"x":{},"a":[[],{"b":{"c":1,"c":1}}]})");
+  ASSERT_FALSE(duplicate.ok());
+  EXPECT_EQ(duplicate.error().path, "$.a[1].b");
+  auto top = ParseStrictJson(R"({"a":{},"a":1})");
+  ASSERT_FALSE(top.ok());
+  EXPECT_EQ(top.error().path, "$");
+}
+
 TEST(StrictJson, SizeIsCheckedBeforeParsing) {
   JsonLimits limits;
   limits.max_bytes = 4;
@@ -210,6 +251,44 @@ TEST(JsonObject, ExactMembersAndUnknownRejected) {
   EXPECT_NE(unknown.error().detail.find("extra"), std::string::npos);
   EXPECT_EQ(obj.RequireNonNull("extra").error().kind, JsonErrorKind::kType);
   EXPECT_TRUE(obj.RejectUnknown().ok());
+}
+
+// Lookups are remembered by member position: the first 64 in a word, the rest beyond it.
+TEST(JsonObject, UnknownMembersAreFoundPastSixtyFour) {
+  std::string text = "{";
+  for (int i = 0; i < 70; ++i)
+    text.append(i > 0 ? "," : "").append("\"m").append(std::to_string(i)).append("\":0");
+  text += "}";
+  auto doc = ParseStrictJson(text).value();
+  for (int skipped : {0, 63, 64, 69}) {
+    auto obj = JsonObject::Open(doc, "$").value();
+    for (int i = 0; i < 70; ++i) {
+      if (i != skipped) {
+        EXPECT_NE(obj.Find(std::string("m").append(std::to_string(i))), nullptr);
+      }
+    }
+    EXPECT_EQ(obj.Find("absent"), nullptr);
+    auto unknown = obj.RejectUnknown();
+    ASSERT_FALSE(unknown.ok()) << skipped;
+    EXPECT_EQ(unknown.error().kind, JsonErrorKind::kUnknownMember);
+    EXPECT_NE(unknown.error().detail.find(
+                  std::string("\"m").append(std::to_string(skipped)).append("\"")),
+              std::string::npos)
+        << unknown.error().detail;
+    EXPECT_NE(obj.Find(std::string("m").append(std::to_string(skipped))), nullptr);
+    EXPECT_TRUE(obj.RejectUnknown().ok()) << skipped;
+  }
+}
+
+// A typed read's error names the member's path (built only when the read fails).
+TEST(JsonObject, TypedReadErrorsNameTheMember) {
+  auto doc = ParseStrictJson(R"({"s":1,"u":"1","b":0,"n":300})").value();
+  auto obj = JsonObject::Open(doc, "$.top").value();
+  EXPECT_EQ(obj.RequireString("s").error().path, "$.top.s");
+  EXPECT_EQ(obj.RequireUint("u").error().path, "$.top.u");
+  EXPECT_EQ(obj.RequireBool("b").error().path, "$.top.b");
+  EXPECT_EQ(obj.RequireUint("n", 255).error().path, "$.top.n");
+  EXPECT_EQ(obj.RequireUint("n", 300).value(), 300u);
 }
 
 TEST(JsonObject, IntegersAreStrict) {

@@ -12,6 +12,11 @@ namespace {
 // Builds the document while nlohmann's iterative parser walks the input, so that duplicate
 // members and excessive depth are refused at the point they occur rather than after a whole
 // (possibly huge) tree has been built.
+//
+// Restore decodes every journal record through here, so the common case allocates nothing
+// beyond the document itself: duplicate names are found by scanning the object's members while
+// it is small (a hash set of its names is built only once it is wide), and the path of the open
+// containers, which only an error needs, is derived from the stack when one occurs.
 class StrictDomBuilder {
  public:
   using number_integer_t = Json::number_integer_t;
@@ -33,11 +38,11 @@ class StrictDomBuilder {
   bool start_object(std::size_t) {
     if (!Open(Json::object()))
       return false;
-    names_.emplace_back();
+    wide_names_.emplace_back();
     return true;
   }
   bool key(string_t& name) {
-    if (!names_.back().insert(name).second) {
+    if (IsDuplicate(name)) {
       error_ = JsonError{JsonErrorKind::kDuplicateMember, Path(), 0,
                          fmt::format("duplicate member {}", QuoteForDetail(name, 40))};
       return false;
@@ -46,7 +51,7 @@ class StrictDomBuilder {
     return true;
   }
   bool end_object() {
-    names_.pop_back();
+    wide_names_.pop_back();
     return Close();
   }
   bool start_array(std::size_t) { return Open(Json::array()); }
@@ -62,6 +67,33 @@ class StrictDomBuilder {
   const std::optional<JsonError>& error() const { return error_; }
 
  private:
+  using Members = Json::object_t::Container;
+  // Up to this many members an object's names are compared one by one.
+  static constexpr std::size_t kScannedMembers = 16;
+
+  static Members& MembersOf(Json& object) {
+    return static_cast<Members&>(object.get_ref<Json::object_t&>());
+  }
+
+  // Whether the open object (the top of the stack) already has a member `name`. Its members
+  // are exactly the names key() accepted so far: each value is inserted before the next key.
+  bool IsDuplicate(const string_t& name) {
+    Members& members = MembersOf(*stack_.back());
+    std::unordered_set<std::string>& wide = wide_names_.back();
+    if (members.size() < kScannedMembers) {
+      for (const auto& member : members) {
+        if (member.first == name)
+          return true;
+      }
+      return false;
+    }
+    if (wide.empty()) {
+      for (const auto& member : members)
+        wide.insert(member.first);
+    }
+    return !wide.insert(name).second;
+  }
+
   bool Fail(JsonErrorKind kind, std::string detail) {
     error_ = JsonError{kind, Path(), 0, std::move(detail)};
     return false;
@@ -77,9 +109,9 @@ class StrictDomBuilder {
       parent.push_back(std::move(value));
       return &parent.back();
     }
-    // key() already refused duplicates with a hash set, so append directly: ordered_json's own
-    // emplace searches the members linearly, which makes a wide object quadratic.
-    auto& members = static_cast<Json::object_t::Container&>(parent.get_ref<Json::object_t&>());
+    // key() already refused duplicates, so append directly: ordered_json's own emplace searches
+    // the members linearly, which makes a wide object quadratic.
+    Members& members = MembersOf(parent);
     members.emplace_back(std::move(pending_key_), std::move(value));
     return &members.back().second;
   }
@@ -91,32 +123,34 @@ class StrictDomBuilder {
     if (stack_.size() >= max_depth_) {
       return Fail(JsonErrorKind::kTooDeep, fmt::format("nesting deeper than {}", max_depth_));
     }
-    // The segment is named before Insert, which consumes pending_key_.
-    if (!stack_.empty()) {
-      segments_.push_back(stack_.back()->is_array() ? fmt::format("[{}]", stack_.back()->size())
-                                                    : "." + pending_key_);
-    }
     stack_.push_back(Insert(std::move(container)));
     return true;
   }
   bool Close() {
     stack_.pop_back();
-    if (!stack_.empty())
-      segments_.pop_back();  // one segment per non-root open container
     return true;
   }
+  // "$" and one segment per open container below the root: an open container is always the
+  // last element of its parent (its own values go into it, not into the parent).
   std::string Path() const {
     std::string path = "$";
-    for (const auto& s : segments_)
-      path += s;
+    for (std::size_t i = 1; i < stack_.size(); ++i) {
+      Json& parent = *stack_[i - 1];
+      if (parent.is_array()) {
+        path.append(fmt::format("[{}]", parent.size() - 1));
+      } else {
+        path.push_back('.');
+        path.append(MembersOf(parent).back().first);
+      }
+    }
     return path;
   }
 
   Json& root_;
   std::size_t max_depth_;
   std::vector<Json*> stack_;
-  std::vector<std::unordered_set<std::string>> names_;
-  std::vector<std::string> segments_;
+  // Per open object: its names once it has kScannedMembers of them, else empty.
+  std::vector<std::unordered_set<std::string>> wide_names_;
   std::string pending_key_;
   std::optional<JsonError> error_;
 };
@@ -247,10 +281,32 @@ std::string JsonObject::ElementPath(std::string_view name, std::size_t index) co
   return fmt::format("{}.{}[{}]", path_, name, index);
 }
 
+void JsonObject::MarkKnown(std::size_t index) {
+  if (index < 64) {
+    known_first_ |= std::uint64_t{1} << index;
+    return;
+  }
+  if (known_rest_.size() <= index - 64)
+    known_rest_.resize(index - 64 + 1);
+  known_rest_[index - 64] = true;
+}
+
+bool JsonObject::IsKnown(std::size_t index) const {
+  if (index < 64)
+    return (known_first_ >> index) & 1u;
+  return index - 64 < known_rest_.size() && known_rest_[index - 64];
+}
+
 const Json* JsonObject::Find(std::string_view name) {
-  known_.emplace_back(name);
-  auto it = value_->find(name);
-  return it == value_->end() ? nullptr : &*it;
+  const auto& members =
+      static_cast<const Json::object_t::Container&>(value_->get_ref<const Json::object_t&>());
+  for (std::size_t i = 0; i < members.size(); ++i) {
+    if (members[i].first == name) {
+      MarkKnown(i);
+      return &members[i].second;
+    }
+  }
+  return nullptr;
 }
 
 Result<const Json*, JsonError> JsonObject::Require(std::string_view name) {
@@ -269,33 +325,36 @@ Result<const Json*, JsonError> JsonObject::RequireNonNull(std::string_view name)
   return member;
 }
 
+// The typed reads name the member's path only when they fail.
 Result<std::string, JsonError> JsonObject::RequireString(std::string_view name) {
   HARNESS_TRY(const Json* member, Require(name));
+  if (member->is_string())
+    return member->get_ref<const std::string&>();
   return JsonAsString(*member, MemberPath(name));
 }
 
 Result<std::uint64_t, JsonError> JsonObject::RequireUint(std::string_view name, std::uint64_t max) {
   HARNESS_TRY(const Json* member, Require(name));
+  if (member->is_number_unsigned() && member->get<std::uint64_t>() <= max)
+    return member->get<std::uint64_t>();
   return JsonAsUint(*member, MemberPath(name), max);
 }
 
 Result<bool, JsonError> JsonObject::RequireBool(std::string_view name) {
   HARNESS_TRY(const Json* member, Require(name));
+  if (member->is_boolean())
+    return member->get<bool>();
   return JsonAsBool(*member, MemberPath(name));
 }
 
 Status<JsonError> JsonObject::RejectUnknown() const {
-  for (const auto& [name, member] : value_->items()) {
-    bool known = false;
-    for (const auto& k : known_) {
-      if (k == name) {
-        known = true;
-        break;
-      }
-    }
-    if (!known) {
-      return Fail(JsonError{JsonErrorKind::kUnknownMember, path_, 0,
-                            fmt::format("unknown member {}", QuoteForDetail(name, 40))});
+  const auto& members =
+      static_cast<const Json::object_t::Container&>(value_->get_ref<const Json::object_t&>());
+  for (std::size_t i = 0; i < members.size(); ++i) {
+    if (!IsKnown(i)) {
+      return Fail(
+          JsonError{JsonErrorKind::kUnknownMember, path_, 0,
+                    fmt::format("unknown member {}", QuoteForDetail(members[i].first, 40))});
     }
   }
   return {};

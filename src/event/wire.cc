@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <limits>
+#include <optional>
 
 namespace harness {
 namespace {
@@ -133,8 +134,24 @@ Result<Uuid, JsonError> ReadCanonicalUuid(const Json& value, std::string_view pa
   return *id;
 }
 
+namespace {
+
+// The id, or nullopt when ReadCanonicalUuid would fail: the member's path is built only then.
+std::optional<Uuid> CanonicalUuid(const Json& value) {
+  if (!value.is_string())
+    return std::nullopt;
+  auto id = Uuid::ParseCanonical(value.get_ref<const std::string&>());
+  if (!id.ok())
+    return std::nullopt;
+  return *id;
+}
+
+}  // namespace
+
 Result<Uuid, JsonError> RequireUuidMember(JsonObject& object, std::string_view name) {
   HARNESS_TRY(const Json* member, object.Require(name));
+  if (auto id = CanonicalUuid(*member))
+    return *id;
   return ReadCanonicalUuid(*member, object.MemberPath(name));
 }
 
@@ -142,6 +159,8 @@ Result<Uuid, JsonError> OptionalUuidMember(JsonObject& object, std::string_view 
   const Json* member = object.Find(name);
   if (member == nullptr)
     return Uuid();
+  if (auto id = CanonicalUuid(*member))
+    return *id;
   return ReadCanonicalUuid(*member, object.MemberPath(name));
 }
 
@@ -159,6 +178,10 @@ Result<std::vector<Uuid>, JsonError> RequireUuidArrayMember(JsonObject& object,
   std::vector<Uuid> ids;
   ids.reserve(member->size());
   for (std::size_t i = 0; i < member->size(); ++i) {
+    if (auto id = CanonicalUuid((*member)[i])) {
+      ids.push_back(*id);
+      continue;
+    }
     HARNESS_TRY(Uuid id, ReadCanonicalUuid((*member)[i], object.ElementPath(name, i)));
     ids.push_back(id);
   }

@@ -102,10 +102,11 @@ class MemoryJournal final : public Journal {
     if (it == sessions_.end())
       return out;
     const std::vector<StoredRow>& rows = it->second.rows;
+    Sha256Hasher hasher;
     for (std::uint64_t seq = std::max<std::uint64_t>(from_seq, 1);
          seq <= rows.size() && out.size() < max_count; ++seq) {
-      HARNESS_TRY(JournalRecord record,
-                  journal_internal::DecodeStoredRow(rows[seq - 1], options_.max_record_version));
+      HARNESS_TRY(JournalRecord record, journal_internal::DecodeStoredRow(
+                                            rows[seq - 1], options_.max_record_version, hasher));
       out.push_back(std::move(record));
     }
     return out;

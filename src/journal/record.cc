@@ -2,6 +2,8 @@
 
 #include <array>
 
+#include "journal/rules.h"
+
 namespace harness {
 
 std::string_view RecordKindName(RecordKind kind) {
@@ -57,10 +59,19 @@ void PutBigEndian(Sha256Hasher& h, T value) {
 Sha256Digest ComputeRecordChecksum(const Uuid& session, std::uint64_t seq, const Uuid& record_id,
                                    std::uint8_t kind_raw, std::string_view type, std::uint32_t v,
                                    JournalTime created_at, const Sha256Digest& payload_digest) {
+  Sha256Hasher h;
+  return journal_internal::ComputeRecordChecksum(h, session, seq, record_id, kind_raw, type, v,
+                                                 created_at, payload_digest);
+}
+
+Sha256Digest journal_internal::ComputeRecordChecksum(Sha256Hasher& h, const Uuid& session,
+                                                     std::uint64_t seq, const Uuid& record_id,
+                                                     std::uint8_t kind_raw, std::string_view type,
+                                                     std::uint32_t v, JournalTime created_at,
+                                                     const Sha256Digest& payload_digest) {
   // Fixed framing: a domain tag, then every field at a fixed width or length-prefixed, so no two
   // different records frame to the same bytes.
   static constexpr std::string_view kTag{"harness.journal.record.1\0", 25};
-  Sha256Hasher h;
   h.Update(kTag);
   h.Update(session.bytes());
   PutBigEndian(h, seq);

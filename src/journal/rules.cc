@@ -174,15 +174,21 @@ StoredRow MakeStoredRow(const Uuid& session, std::uint64_t seq, const NewRecord&
   row.v_raw = record.v;
   row.created_at_ns = record.created_at.time_since_epoch().count();
   row.payload = record.payload;
-  const Sha256Digest sum =
-      ComputeRecordChecksum(session, seq, record.record_id, static_cast<std::uint8_t>(record.kind),
-                            record.type, record.v, record.created_at, payload_digest);
+  const Sha256Digest sum = harness::ComputeRecordChecksum(
+      session, seq, record.record_id, static_cast<std::uint8_t>(record.kind), record.type, record.v,
+      record.created_at, payload_digest);
   row.checksum.assign(sum.begin(), sum.end());
   return row;
 }
 
 Result<JournalRecord, JournalError> DecodeStoredRow(StoredRow row,
                                                     std::uint32_t max_record_version) {
+  Sha256Hasher hasher;
+  return DecodeStoredRow(std::move(row), max_record_version, hasher);
+}
+
+Result<JournalRecord, JournalError> DecodeStoredRow(StoredRow row, std::uint32_t max_record_version,
+                                                    Sha256Hasher& hasher) {
   using K = JournalErrorKind;
   if (row.v_raw < 1 || row.v_raw > static_cast<std::int64_t>(max_record_version)) {
     return Fail(Error(K::kUnsupportedVersion,
@@ -193,9 +199,10 @@ Result<JournalRecord, JournalError> DecodeStoredRow(StoredRow row,
   if (row.checksum.size() != 32 || row.kind_raw < 0 || row.kind_raw > 255)
     return Fail(Error(K::kCorrupt, Where(row.session, row.seq) + ": malformed checksum or kind"));
   const JournalTime created_at{std::chrono::nanoseconds(row.created_at_ns)};
-  const Sha256Digest expected = ComputeRecordChecksum(row.session, row.seq, row.record_id,
+  const Sha256Digest payload_digest = hasher.Update(row.payload).Finish();
+  const Sha256Digest expected = ComputeRecordChecksum(hasher, row.session, row.seq, row.record_id,
                                                       static_cast<std::uint8_t>(row.kind_raw),
-                                                      row.type, v, created_at, Sha256(row.payload));
+                                                      row.type, v, created_at, payload_digest);
   if (!std::equal(expected.begin(), expected.end(),
                   reinterpret_cast<const std::uint8_t*>(row.checksum.data()))) {
     return Fail(Error(K::kCorrupt, Where(row.session, row.seq) + ": checksum mismatch"));

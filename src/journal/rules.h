@@ -81,9 +81,19 @@ struct StoredRow {
 StoredRow MakeStoredRow(const Uuid& session, std::uint64_t seq, const NewRecord& record,
                         const Sha256Digest& payload_digest);
 
+// ComputeRecordChecksum with the caller's hasher (left reset): a reader reuses one for every
+// row it checks, because setting up a hasher costs more than hashing a typical record.
+Sha256Digest ComputeRecordChecksum(Sha256Hasher& hasher, const Uuid& session, std::uint64_t seq,
+                                   const Uuid& record_id, std::uint8_t kind_raw,
+                                   std::string_view type, std::uint32_t v, JournalTime created_at,
+                                   const Sha256Digest& payload_digest);
+
 // Checks the version (first: the version says how the rest is read), the checksum, the kind.
 Result<JournalRecord, JournalError> DecodeStoredRow(StoredRow row,
                                                     std::uint32_t max_record_version);
+// The same, hashing with `hasher` (left reset).
+Result<JournalRecord, JournalError> DecodeStoredRow(StoredRow row, std::uint32_t max_record_version,
+                                                    Sha256Hasher& hasher);
 
 // Verify: feed every row in (session, seq) order; the first problem is returned by Add.
 class VerifyScanner {

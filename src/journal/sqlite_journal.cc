@@ -192,6 +192,7 @@ class SqliteJournal::Impl {
     stmt.BindInt64(2, static_cast<std::int64_t>(from));
     stmt.BindInt64(3, static_cast<std::int64_t>(std::min<std::size_t>(max_count, INT64_MAX)));
     std::uint64_t expected = from;
+    Sha256Hasher hasher;
     for (;;) {
       HARNESS_TRY(const bool row, stmt.Step("read records"));
       if (!row)
@@ -205,7 +206,7 @@ class SqliteJournal::Impl {
       ++expected;
       HARNESS_TRY(JournalRecord record,
                   journal_internal::DecodeStoredRow(std::move(stored),
-                                                    options_.journal.max_record_version));
+                                                    options_.journal.max_record_version, hasher));
       out.push_back(std::move(record));
     }
     return out;

@@ -148,10 +148,26 @@ LoopFold* SessionFolder::FindLoop(const Uuid& loop) {
   return it == loop_index_.end() ? nullptr : &fold_.loops[it->second];
 }
 
+DecodedPayload DecodeRecordPayload(const JournalRecord& record) {
+  switch (record.kind) {
+    case RecordKind::kEvent:
+      return DecodedPayload{DecodeEvent(record.payload)};
+    case RecordKind::kCommand:
+      return DecodedPayload{DecodeCommand(record.payload)};
+    case RecordKind::kFence:
+      break;
+  }
+  return DecodedPayload{};
+}
+
 Status<RestoreError> SessionFolder::Add(const JournalRecord& record) {
+  return Add(record, DecodedPayload{});
+}
+
+Status<RestoreError> SessionFolder::Add(const JournalRecord& record, DecodedPayload decoded) {
   if (failed_)
     return Fail(*failed_);
-  auto applied = Apply(record);
+  auto applied = Apply(record, std::move(decoded));
   if (!applied.ok()) {
     failed_ = applied.error();
     return applied;
@@ -167,7 +183,7 @@ Result<SessionFold, RestoreError> SessionFolder::Finish() && {
   return std::move(fold_);
 }
 
-Status<RestoreError> SessionFolder::Apply(const JournalRecord& record) {
+Status<RestoreError> SessionFolder::Apply(const JournalRecord& record, DecodedPayload decoded) {
   const Uuid none;
   if (record.seq != fold_.through_seq + 1)
     return Refuse(RestoreErrorKind::kSequenceGap, record, none, {"the seq does not follow"});
@@ -177,7 +193,8 @@ Status<RestoreError> SessionFolder::Apply(const JournalRecord& record) {
     return Refuse(RestoreErrorKind::kUndecodable, record, none, {"record version is not 1"});
   switch (record.kind) {
     case RecordKind::kEvent: {
-      auto event = DecodeEvent(record.payload);
+      auto* ahead = std::get_if<Result<Event, EventError>>(&decoded.value);
+      auto event = ahead != nullptr ? std::move(*ahead) : DecodeEvent(record.payload);
       if (!event.ok()) {
         const auto* decode = std::get_if<EventDecodeError>(&event.error());
         return Refuse(RestoreErrorKind::kUndecodable, record, none,
@@ -191,7 +208,8 @@ Status<RestoreError> SessionFolder::Apply(const JournalRecord& record) {
       return ApplyEvent(record, *event);
     }
     case RecordKind::kCommand: {
-      auto command = DecodeCommand(record.payload);
+      auto* ahead = std::get_if<Result<Command, CommandError>>(&decoded.value);
+      auto command = ahead != nullptr ? std::move(*ahead) : DecodeCommand(record.payload);
       if (!command.ok())
         return Refuse(RestoreErrorKind::kUndecodable, record, none,
                       {"command payload: ", CommandErrorKindName(command.error())});

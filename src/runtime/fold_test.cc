@@ -1102,5 +1102,60 @@ RC_GTEST_PROP(FoldProperty, ADroppedSwappedOrDuplicatedRecordFoldsOrIsRefused, (
     RC_FAIL(failure);
 }
 
+// Restore decodes a page ahead on another thread (DecodeRecordPayload) and folds with
+// Add(record, decoded): for any journal, valid or damaged in its order or its bytes, that is the
+// same fold or the same first error as Add(record).
+RC_GTEST_PROP(FoldProperty, AddingAPayloadDecodedAheadIsAddingTheRecord, ()) {
+  std::vector<JournalRecord> records = RandomJournal();
+  const std::size_t i = *rc::gen::inRange<std::size_t>(0, records.size());
+  JournalRecord& r = records[i];
+  switch (*rc::gen::inRange(0, 6)) {
+    case 0:  // a byte changed
+      if (!r.payload.empty()) {
+        const std::size_t at = *rc::gen::inRange<std::size_t>(0, r.payload.size());
+        r.payload[at] = static_cast<char>(*rc::gen::arbitrary<unsigned char>());
+      }
+      break;
+    case 1:  // truncated
+      r.payload.resize(*rc::gen::inRange<std::size_t>(0, r.payload.size() + 1));
+      break;
+    case 2:  // another kind
+      r.kind = *rc::gen::element(RecordKind::kEvent, RecordKind::kCommand, RecordKind::kFence);
+      break;
+    case 3:  // another record's payload
+      r.payload = records[*rc::gen::inRange<std::size_t>(0, records.size())].payload;
+      break;
+    case 4:  // dropped
+      records.erase(records.begin() + static_cast<std::ptrdiff_t>(i));
+      break;
+    default:
+      break;
+  }
+  SessionFolder inline_folder(kSession);
+  SessionFolder ahead_folder(kSession);
+  for (const JournalRecord& record : records) {
+    auto inline_added = inline_folder.Add(record);
+    auto ahead_added = ahead_folder.Add(record, DecodeRecordPayload(record));
+    RC_ASSERT(inline_added.ok() == ahead_added.ok());
+    if (!inline_added.ok()) {
+      RC_ASSERT(inline_added.error() == ahead_added.error());
+      RC_TAG(std::string(RestoreErrorKindName(inline_added.error().kind)));
+      return;
+    }
+  }
+  RC_TAG(std::string("folds"));
+  auto inline_fold = std::move(inline_folder).Finish();
+  auto ahead_fold = std::move(ahead_folder).Finish();
+  RC_ASSERT(inline_fold.ok() == ahead_fold.ok());
+  if (inline_fold.ok()) {
+    RC_ASSERT(inline_fold->through_seq == ahead_fold->through_seq);
+    RC_ASSERT(inline_fold->loops.size() == ahead_fold->loops.size());
+    for (std::size_t l = 0; l < inline_fold->loops.size(); ++l) {
+      RC_ASSERT(inline_fold->loops[l].history == ahead_fold->loops[l].history);
+      RC_ASSERT(inline_fold->loops[l].basis == ahead_fold->loops[l].basis);
+    }
+  }
+}
+
 }  // namespace
 }  // namespace harness

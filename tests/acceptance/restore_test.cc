@@ -14,6 +14,7 @@
 #include "harness/journal/memory_journal.h"
 #include "harness/runtime/fold.h"
 #include "harness/scripted/model_client.h"
+#include "runtime/testing/journal_builder.h"
 
 namespace harness::acceptance {
 namespace {
@@ -304,6 +305,47 @@ TEST_F(Restore, AnOpenTurnIsClosedAndTheLoopAnswersTheNextInput) {
   EXPECT_EQ(TextOf(request.messages[2]), "question");
   EXPECT_EQ(TextOf(request.messages[3]), "again");
   EXPECT_EQ(MustSnapshot(loop).turn_index, 2u);
+}
+
+// Restore reads pages of 4096 records and decodes page k+1 on another thread while page k
+// folds: a journal of several pages restores whole, and a damaged record on either side of a
+// page boundary or in the last page is refused at its own seq, as a sequential reader would.
+TEST_F(Restore, AJournalOfSeveralPagesRestoresWholeOrIsRefusedAtTheDamagedRecord) {
+  const Uuid id = Uuid::V4();
+  testing::JournalBuilder builder(id);
+  const Uuid loop = builder.CreateLoop({}, /*policy=*/true, NativeLoop({}).model);
+  while (builder.last_seq() < 9'000)
+    builder.Turn(loop, "question", "answer");
+  const std::vector<JournalRecord> records = builder.records();
+  auto restore_of = [&](std::uint64_t damaged_seq) {
+    auto journal = NewMemoryJournal();
+    std::vector<NewRecord> batch;
+    for (const JournalRecord& r : records) {
+      NewRecord record = testing::ToNewRecord(r);
+      if (r.seq == damaged_seq)
+        record.payload = "{}";
+      batch.push_back(std::move(record));
+    }
+    auto lease = journal->AcquireLease(id, Uuid::V4(), seconds(60));
+    EXPECT_TRUE(lease.ok());
+    EXPECT_TRUE(journal->Append({id, lease->token, 1, std::move(batch)}).ok());
+    EXPECT_TRUE(journal->ReleaseLease(*lease).ok());
+    auto restored = TryRestore(*journal, id, Resolver(false));
+    if (restored.ok())
+      (*restored)->Suspend();
+    return restored;
+  };
+  auto whole = restore_of(0);
+  ASSERT_TRUE(whole.ok()) << whole.error().Message();
+  EXPECT_EQ((*whole)->restore_report().records, records.size());
+  for (std::uint64_t damaged : {4'096u, 4'097u, 8'192u, 8'999u}) {
+    auto refused = restore_of(damaged);
+    ASSERT_FALSE(refused.ok()) << damaged;
+    EXPECT_EQ(refused.error().kind, SessionErrorKind::kRestoreRefused) << damaged;
+    ASSERT_TRUE(refused.error().restore.has_value()) << damaged;
+    EXPECT_EQ(refused.error().restore->seq, damaged);
+    EXPECT_EQ(refused.error().restore->kind, RestoreErrorKind::kUndecodable);
+  }
 }
 
 // Input queued behind a compaction survives the crash and runs in order after restore.

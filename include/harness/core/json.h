@@ -94,9 +94,16 @@ class JsonObject {
 
  private:
   JsonObject(const Json& value, std::string path) : value_(&value), path_(std::move(path)) {}
+  void MarkKnown(std::size_t index);
+  bool IsKnown(std::size_t index) const;
+
   const Json* value_;
   std::string path_;
-  std::vector<std::string> known_;
+  // The members looked up, by position (names are unique: ParseStrictJson refuses duplicates
+  // and a DOM cannot hold them), so a lookup copies no name: bit i of known_first_ for the
+  // first 64 members, known_rest_[i - 64] beyond.
+  std::uint64_t known_first_ = 0;
+  std::vector<bool> known_rest_;
 };
 
 void AppendJsonString(std::string& out, std::string_view text);

@@ -44,8 +44,10 @@
 #include <string_view>
 #include <unordered_map>
 #include <unordered_set>
+#include <variant>
 #include <vector>
 
+#include "harness/command/codec.h"
 #include "harness/command/command.h"
 #include "harness/compaction/policy.h"
 #include "harness/content/message.h"
@@ -55,6 +57,7 @@
 #include "harness/core/model_key.h"
 #include "harness/core/result.h"
 #include "harness/core/uuid.h"
+#include "harness/event/codec.h"
 #include "harness/event/event.h"
 #include "harness/journal/record.h"
 
@@ -199,12 +202,24 @@ struct SessionFold {
   const LoopFold* FindLoop(const Uuid& loop) const;
 };
 
+// A record's payload decoded ahead of its fold. DecodeRecordPayload is pure (it reads the
+// payload only), so a reader may decode the next records on another thread while a folder
+// applies these in order; Add(record, decoded) then checks and applies exactly as Add(record),
+// in the same order of checks and with the same errors.
+struct DecodedPayload {
+  // monostate: a kind whose payload Add decodes itself (fences) or an unknown kind.
+  std::variant<std::monostate, Result<Event, EventError>, Result<Command, CommandError>> value;
+};
+DecodedPayload DecodeRecordPayload(const JournalRecord& record);
+
 class SessionFolder {
  public:
   explicit SessionFolder(Uuid session);
 
   // Decodes, checks and applies one record (the next in journal order).
   Status<RestoreError> Add(const JournalRecord& record);
+  // The same, with the payload decoded by DecodeRecordPayload(record).
+  Status<RestoreError> Add(const JournalRecord& record, DecodedPayload decoded);
   // The fold of every record added, or the first error.
   Result<SessionFold, RestoreError> Finish() &&;
 
@@ -214,7 +229,7 @@ class SessionFolder {
   const SessionFold& fold() const { return fold_; }
 
  private:
-  Status<RestoreError> Apply(const JournalRecord& record);
+  Status<RestoreError> Apply(const JournalRecord& record, DecodedPayload decoded);
   Status<RestoreError> ApplyEvent(const JournalRecord& record, const Event& event);
   Status<RestoreError> ApplyIntent(const JournalRecord& record, const Compact& command);
   Status<RestoreError> ApplyLoopEvent(const JournalRecord& record, const Event& event,

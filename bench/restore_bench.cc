@@ -1,0 +1,426 @@
+// Restore of a large session (docs/restore-design.md §8): the time Session::Restore takes to read,
+// decode, fold and rebuild a session of N events, per journal backend, side by side in one run.
+//
+//   restore_bench [--events N] [--iterations I] [--backend sqlite|memory|postgres|all]
+//                 [--dir DIR] [--profile-fold R]
+//
+// Not timed: JournalBuilder writes, with the real codecs, exactly N records shaped like a
+// working session (per turn: InputAccepted, TurnStarted, the input, ContextMeasured, an assistant
+// message of about 600 B, a tool call and the tool's result, TurnCompleted, LoopIdle; about every
+// 2,000 records a Compact intent, a CompactionCommitted with the summary and 4 retained messages,
+// and its reply), appended in batches of 1,000 to each backend under test.
+// Timed: Session::Restore(start_queued = false) until it returns, I iterations (default 5), each
+// followed by Suspend (not timed), reported as median/min/max with the RestoreReport breakdown
+// (read / fold / build). The memory journal holds the same records: its column is the cost of
+// restore without storage, so the difference is what the SQLite reads and checksums cost.
+// Backends are interleaved per iteration, so a change in the machine's load affects all alike.
+//
+// --profile-fold R: instead, R rounds of decoding and folding the records already in memory (no
+// journal, no session), sequentially and with the next page decoded ahead on another thread, and
+// of computing their checksums: the pieces of restore's cost, for profiling.
+//
+// PostgreSQL: the option exists so scripts can ask for it; this build has no PostgreSQL journal,
+// so `--backend postgres` says so and measures nothing.
+//
+// DIR (default: a fresh directory under the system temp directory) should be on the disk to
+// measure; the figures are warm-cache reads (the file was just written).
+#include <fmt/format.h>
+#include <stdlib.h>
+#include <sys/utsname.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <future>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "harness/core/sha256.h"
+#include "harness/journal/memory_journal.h"
+#include "harness/journal/sqlite_journal.h"
+#include "harness/runtime/fold.h"
+#include "harness/runtime/session.h"
+#include "journal/rules.h"
+#include "runtime/testing/journal_builder.h"
+
+namespace {
+
+using namespace harness;
+using namespace std::chrono_literals;
+using Clock = std::chrono::steady_clock;
+using harness::testing::JournalBuilder;
+
+[[noreturn]] void Die(const std::string& what) {
+  std::fprintf(stderr, "restore_bench: %s\n", what.c_str());
+  std::exit(1);
+}
+
+// Restore resolves each loop to a definition; no model, counter or compactor is ever called
+// (no turn starts), so each one dies if it is.
+class UnusedClient final : public ModelClient {
+ public:
+  Result<InferenceResponse, InferenceError> Complete(const InferenceRequest&,
+                                                     std::stop_token) override {
+    Die("the model client was called");
+  }
+};
+
+class UnusedCounter final : public ContextCounter {
+ public:
+  CountQuality quality() const override { return CountQuality::kExactLocal; }
+  Result<ContextCount, CountError> Count(const InferenceRequest&, std::stop_token) override {
+    Die("the counter was called");
+  }
+};
+
+class UnusedCompactor final : public Compactor {
+ public:
+  Result<CompactionOutput, CompactorError> Compact(const CompactionInput&,
+                                                   std::stop_token) override {
+    Die("the compactor was called");
+  }
+};
+
+CompactionPolicy Policy() {
+  CompactionPolicy policy;
+  policy.keep_recent_segments = 1;
+  policy.keep_recent_tokens = 10'000;
+  policy.reserved_output = 20;
+  policy.max_summary_tokens = 10;
+  policy.count_timeout = 5s;
+  return policy;
+}
+
+// About 600 bytes of assistant prose.
+std::string AnswerText(std::uint64_t turn) {
+  std::string text = fmt::format("Turn {}: ", turn);
+  while (text.size() < 560) {
+    text.append(
+        "The retry test fails because the fake server closes the socket before the response "
+        "is flushed; ");
+  }
+  text.resize(560);
+  return text;
+}
+
+// A turn of 9 events: input accepted, started, input committed, measured, the assistant's answer,
+// its tool call, the tool result, completed, idle. Its 4 messages (user, assistant, assistant,
+// tool) are what a commit retains: a retained history must start with a user message.
+void WriteTurn(JournalBuilder& b, const Uuid& loop, std::uint64_t n) {
+  const Uuid command = b.AcceptInput(loop, fmt::format("question {}: why does the test fail?", n));
+  b.StartTurn(loop);
+  b.CommitInput(loop, command);
+  b.Measure(loop, 200 + n % 500, 100'000);
+  b.CommitMessage(loop, harness::testing::AssistantText(AnswerText(n)));
+  const std::string call_id = fmt::format("call_{}", n);
+  AssistantMessage call;
+  call.blocks.push_back(
+      ToolUseBlock{call_id, "read_file", R"({"path":"tests/net/client_test.cc"})", {}, {}});
+  b.CommitMessage(loop, std::move(call));
+  ToolResultMessage result;
+  result.tool_use_id = call_id;
+  result.blocks.push_back(TextBlock{"TEST(ClientTest, RetriesOn503) { ... }"});
+  b.CommitMessage(loop, std::move(result));
+  b.CompleteTurn(loop);
+  b.Idle(loop);
+}
+
+// Exactly `events` records: a loop, turns, a compaction (3 records) about every 2,000 records,
+// and LoopIdle events to pad the last partial turn.
+std::vector<JournalRecord> BuildSession(const Uuid& session, std::uint64_t events) {
+  JournalBuilder b(session);
+  const Uuid loop = b.CreateLoop({}, /*policy=*/true, ModelKey{"provider", "model"});
+  std::uint64_t turn = 0;
+  std::uint64_t next_compaction = 2'000;
+  while (b.last_seq() + 9 <= events) {
+    if (b.last_seq() + 9 + 3 <= events && b.last_seq() >= next_compaction &&
+        b.history(loop).size() >= 4) {
+      const Uuid command = b.CompactIntent(loop);
+      const auto terminal = b.Commit(loop, 4, {command});
+      b.Reply(terminal, command);
+      next_compaction += 2'000;
+      continue;
+    }
+    WriteTurn(b, loop, ++turn);
+  }
+  while (b.last_seq() < events)
+    b.Idle(loop);
+  return std::move(b).Take();
+}
+
+void Fill(Journal& journal, const Uuid& session, const std::vector<JournalRecord>& records) {
+  auto lease = journal.AcquireLease(session, Uuid::V4(), 60s);
+  if (!lease)
+    Die("lease: " + lease.error().Describe());
+  for (std::size_t i = 0; i < records.size(); i += 1'000) {
+    AppendRequest request;
+    request.session = session;
+    request.fencing_token = lease->token;
+    request.expected_next_seq = i + 1;
+    for (std::size_t j = i; j < std::min(records.size(), i + 1'000); ++j)
+      request.records.push_back(harness::testing::ToNewRecord(records[j]));
+    auto appended = journal.Append(std::move(request));
+    if (!appended)
+      Die("append: " + appended.error().Describe());
+  }
+  if (auto released = journal.ReleaseLease(*lease); !released.ok())
+    Die("release: " + released.error().Describe());
+}
+
+struct Sample {
+  double total_ms = 0;
+  double read_ms = 0;
+  double fold_ms = 0;
+  double build_ms = 0;
+};
+
+double Ms(std::chrono::nanoseconds d) {
+  return std::chrono::duration<double, std::milli>(d).count();
+}
+
+Sample RestoreOnce(Journal& journal, const Uuid& session, std::uint64_t events) {
+  auto client = std::make_shared<UnusedClient>();
+  auto counter = std::make_shared<UnusedCounter>();
+  auto compactor = std::make_shared<UnusedCompactor>();
+  SessionOptions options;
+  options.journal = &journal;
+  options.session_id = session;
+  RestoreOptions restore;
+  restore.start_queued = false;
+  restore.resolve = [&](const RestoredLoopInfo& info) -> Result<LoopDefinition, SessionError> {
+    LoopDefinition definition;
+    definition.kind = info.kind;
+    definition.model = info.model;
+    definition.limits = ModelLimits{100'000, 0, 20};
+    definition.client = client;
+    if (info.compaction_policy) {
+      definition.counter = counter;
+      definition.compaction = Policy();
+      definition.compactor = compactor;
+    }
+    return definition;
+  };
+  const auto start = Clock::now();
+  auto restored = Session::Restore(std::move(options), std::move(restore));
+  const auto elapsed = Clock::now() - start;
+  if (!restored)
+    Die("restore: " + restored.error().Message());
+  const RestoreReport& report = (*restored)->restore_report();
+  if (report.records != events)
+    Die(fmt::format("restore folded {} records, expected {}", report.records, events));
+  Sample s{Ms(elapsed), Ms(report.read), Ms(report.fold), Ms(report.build)};
+  (*restored)->Suspend();
+  return s;
+}
+
+struct Column {
+  std::string name;
+  std::unique_ptr<Journal> journal;
+  std::vector<Sample> samples;
+};
+
+struct Stat {
+  double median = 0, min = 0, max = 0;
+};
+
+Stat StatOf(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return Stat{v[v.size() / 2], v.front(), v.back()};
+}
+
+std::string LoadAverage() {
+  std::ifstream in("/proc/loadavg");
+  std::string a, b, c;
+  in >> a >> b >> c;
+  return a + " " + b + " " + c;
+}
+
+double FoldSequential(const Uuid& session, const std::vector<JournalRecord>& records) {
+  const auto start = Clock::now();
+  SessionFolder folder(session);
+  for (const JournalRecord& record : records) {
+    if (auto added = folder.Add(record); !added.ok())
+      Die("fold: " + added.error().Message());
+  }
+  return Ms(Clock::now() - start);
+}
+
+// What restore does: page k+1 decoded on another thread while page k folds.
+double FoldDecodingAhead(const Uuid& session, const std::vector<JournalRecord>& records) {
+  constexpr std::size_t kPage = 4096;
+  auto decode = [&](std::size_t from) {
+    return std::async(std::launch::async, [&records, from] {
+      std::vector<DecodedPayload> out;
+      for (std::size_t i = from; i < std::min(records.size(), from + kPage); ++i)
+        out.push_back(DecodeRecordPayload(records[i]));
+      return out;
+    });
+  };
+  const auto start = Clock::now();
+  SessionFolder folder(session);
+  auto next = decode(0);
+  for (std::size_t from = 0; from < records.size(); from += kPage) {
+    std::vector<DecodedPayload> page = next.get();
+    if (from + kPage < records.size())
+      next = decode(from + kPage);
+    for (std::size_t i = 0; i < page.size(); ++i) {
+      if (auto added = folder.Add(records[from + i], std::move(page[i])); !added.ok())
+        Die("fold: " + added.error().Message());
+    }
+  }
+  return Ms(Clock::now() - start);
+}
+
+// The checksum a journal read verifies per record: SHA-256 of the payload, then of the framing.
+// `reused`: one hasher for every record, as the journals' reads do now; otherwise a fresh digest
+// context per hash, as they did before.
+double Checksums(const std::vector<JournalRecord>& records, bool reused) {
+  const auto start = Clock::now();
+  std::uint8_t sink = 0;
+  Sha256Hasher hasher;
+  for (const JournalRecord& r : records) {
+    const auto kind = static_cast<std::uint8_t>(r.kind);
+    Sha256Digest sum;
+    if (reused) {
+      const Sha256Digest payload = hasher.Update(r.payload).Finish();
+      sum = journal_internal::ComputeRecordChecksum(hasher, r.session, r.seq, r.record_id, kind,
+                                                    r.type, r.v, r.created_at, payload);
+    } else {
+      sum = ComputeRecordChecksum(r.session, r.seq, r.record_id, kind, r.type, r.v, r.created_at,
+                                  Sha256(r.payload));
+    }
+    sink ^= sum[0];
+  }
+  if (sink == 0xFF)
+    std::printf(" ");  // keeps the loop
+  return Ms(Clock::now() - start);
+}
+
+// Decoding and folding alone (no journal, no session), the two ways in alternation, and the
+// checksums alone.
+int ProfileFold(const Uuid& session, const std::vector<JournalRecord>& records, int rounds) {
+  std::vector<double> sequential, ahead, sums_fresh, sums_reused;
+  for (int r = 0; r < rounds; ++r) {
+    sequential.push_back(FoldSequential(session, records));
+    ahead.push_back(FoldDecodingAhead(session, records));
+    sums_fresh.push_back(Checksums(records, false));
+    sums_reused.push_back(Checksums(records, true));
+  }
+  auto print = [](const char* what, std::vector<double> v) {
+    const Stat s = StatOf(std::move(v));
+    std::printf("%-36s %8.0f ms (%.0f-%.0f)\n", what, s.median, s.min, s.max);
+  };
+  std::printf("%zu records, %d rounds, load average %s\n", records.size(), rounds,
+              LoadAverage().c_str());
+  print("decode + fold, sequential", sequential);
+  print("decode + fold, decoding page k+1 ahead", ahead);
+  print("checksums, a digest context per hash", sums_fresh);
+  print("checksums, one hasher reused", sums_reused);
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::uint64_t events = 100'000;
+  int iterations = 5;
+  int profile_rounds = 0;
+  std::string backend = "all";
+  std::filesystem::path root;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    if (std::strcmp(argv[i], "--events") == 0)
+      events = std::strtoull(argv[i + 1], nullptr, 10);
+    else if (std::strcmp(argv[i], "--iterations") == 0)
+      iterations = std::max(1, std::atoi(argv[i + 1]));
+    else if (std::strcmp(argv[i], "--backend") == 0)
+      backend = argv[i + 1];
+    else if (std::strcmp(argv[i], "--dir") == 0)
+      root = argv[i + 1];
+    else if (std::strcmp(argv[i], "--profile-fold") == 0)
+      profile_rounds = std::max(1, std::atoi(argv[i + 1]));
+    else
+      Die(std::string("unknown option ").append(argv[i]));
+  }
+  if (events < 16)
+    Die("--events must be at least 16");
+  const bool all = backend == "all";
+  if (!all && backend != "sqlite" && backend != "memory" && backend != "postgres")
+    Die("--backend must be sqlite, memory, postgres or all");
+
+  const Uuid session = Uuid::V4();
+  const auto build_start = Clock::now();
+  const std::vector<JournalRecord> records = BuildSession(session, events);
+  const double build_ms = Ms(Clock::now() - build_start);
+  std::size_t payload_bytes = 0;
+  for (const JournalRecord& r : records)
+    payload_bytes += r.payload.size();
+  if (profile_rounds > 0)
+    return ProfileFold(session, records, profile_rounds);
+
+  std::vector<Column> columns;
+  std::filesystem::path dir;
+  if (all || backend == "sqlite") {
+    if (root.empty()) {
+      std::string tmpl = (std::filesystem::temp_directory_path() / "restore_bench.XXXXXX").string();
+      if (mkdtemp(tmpl.data()) == nullptr)
+        Die("mkdtemp failed");
+      dir = tmpl;
+    } else {
+      dir = root / "restore_bench";
+      std::filesystem::create_directories(dir);
+    }
+    auto journal = SqliteJournal::Open(dir / "journal");
+    if (!journal)
+      Die("open: " + journal.error().Describe());
+    columns.push_back({"sqlite", std::move(*journal), {}});
+  }
+  if (all || backend == "memory")
+    columns.push_back({"memory", NewMemoryJournal(), {}});
+  const bool postgres_asked = all || backend == "postgres";
+  for (Column& column : columns)
+    Fill(*column.journal, session, records);
+
+  utsname uts{};
+  uname(&uts);
+  std::printf("restore_bench: %llu events (%zu payload bytes, written in %.0f ms), %d iterations\n",
+              static_cast<unsigned long long>(events), payload_bytes, build_ms, iterations);
+  std::printf("machine: %s %s, %u cores; load average before: %s\n", uts.sysname, uts.machine,
+              std::thread::hardware_concurrency(), LoadAverage().c_str());
+  if (postgres_asked)
+    std::printf("postgres: not built (this build has no PostgreSQL journal)\n");
+  if (columns.empty())
+    return 0;
+
+  for (int i = 0; i < iterations; ++i) {
+    for (Column& column : columns)
+      column.samples.push_back(RestoreOnce(*column.journal, session, events));
+  }
+
+  std::printf("\n%-8s %28s %22s %22s %22s\n", "backend", "restore ms (median min-max)", "read ms",
+              "fold ms", "build ms");
+  for (const Column& column : columns) {
+    auto pick = [&](double Sample::*field) {
+      std::vector<double> v;
+      for (const Sample& s : column.samples)
+        v.push_back(s.*field);
+      return StatOf(v);
+    };
+    const Stat total = pick(&Sample::total_ms), read = pick(&Sample::read_ms),
+               fold = pick(&Sample::fold_ms), build = pick(&Sample::build_ms);
+    auto cell = [](const Stat& s) {
+      return fmt::format("{:.0f} ({:.0f}-{:.0f})", s.median, s.min, s.max);
+    };
+    std::printf("%-8s %28s %22s %22s %22s\n", column.name.c_str(), cell(total).c_str(),
+                cell(read).c_str(), cell(fold).c_str(), cell(build).c_str());
+  }
+  std::printf("\nload average after: %s\n", LoadAverage().c_str());
+  columns.clear();
+  if (!dir.empty() && root.empty())
+    std::filesystem::remove_all(dir);
+  return 0;
+}
