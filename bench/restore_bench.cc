@@ -19,14 +19,15 @@
 // journal, no session), sequentially and with the next page decoded ahead on another thread, and
 // of computing their checksums: the pieces of restore's cost, for profiling.
 //
-// PostgreSQL: the option exists so scripts can ask for it; this build has no PostgreSQL journal,
-// so `--backend postgres` says so and measures nothing.
+// PostgreSQL: the server of --pg-url (default HARNESS_PG_URL; scripts/pg-cluster start DIR prints
+// one), in a fresh schema dropped at the end; without a URL the column is skipped with a note.
 //
 // DIR (default: a fresh directory under the system temp directory) should be on the disk to
 // measure; the figures are warm-cache reads (the file was just written).
 #include <fmt/format.h>
 #include <stdlib.h>
 #include <sys/utsname.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -42,6 +43,7 @@
 
 #include "harness/core/sha256.h"
 #include "harness/journal/memory_journal.h"
+#include "harness/journal/postgres_journal.h"
 #include "harness/journal/sqlite_journal.h"
 #include "harness/runtime/fold.h"
 #include "harness/runtime/session.h"
@@ -332,6 +334,8 @@ int main(int argc, char** argv) {
   int profile_rounds = 0;
   std::string backend = "all";
   std::filesystem::path root;
+  const char* env_url = getenv("HARNESS_PG_URL");
+  std::string pg_url = env_url != nullptr ? env_url : "";
   for (int i = 1; i + 1 < argc; i += 2) {
     if (std::strcmp(argv[i], "--events") == 0)
       events = std::strtoull(argv[i + 1], nullptr, 10);
@@ -341,6 +345,8 @@ int main(int argc, char** argv) {
       backend = argv[i + 1];
     else if (std::strcmp(argv[i], "--dir") == 0)
       root = argv[i + 1];
+    else if (std::strcmp(argv[i], "--pg-url") == 0)
+      pg_url = argv[i + 1];
     else if (std::strcmp(argv[i], "--profile-fold") == 0)
       profile_rounds = std::max(1, std::atoi(argv[i + 1]));
     else
@@ -382,6 +388,18 @@ int main(int argc, char** argv) {
   if (all || backend == "memory")
     columns.push_back({"memory", NewMemoryJournal(), {}});
   const bool postgres_asked = all || backend == "postgres";
+  std::string postgres_note;
+  if (postgres_asked && pg_url.empty()) {
+    postgres_note = "postgres: skipped (no --pg-url and no HARNESS_PG_URL)";
+  } else if (postgres_asked) {
+    PostgresJournalOptions options;
+    options.schema = "restore_bench_" + std::to_string(getpid());
+    options.drop_schema_on_close = true;
+    auto journal = PostgresJournal::Open(pg_url, options);
+    if (!journal)
+      Die("postgres: " + journal.error().Describe());
+    columns.push_back({"postgres", std::move(*journal), {}});
+  }
   for (Column& column : columns)
     Fill(*column.journal, session, records);
 
@@ -391,8 +409,8 @@ int main(int argc, char** argv) {
               static_cast<unsigned long long>(events), payload_bytes, build_ms, iterations);
   std::printf("machine: %s %s, %u cores; load average before: %s\n", uts.sysname, uts.machine,
               std::thread::hardware_concurrency(), LoadAverage().c_str());
-  if (postgres_asked)
-    std::printf("postgres: not built (this build has no PostgreSQL journal)\n");
+  if (!postgres_note.empty())
+    std::printf("%s\n", postgres_note.c_str());
   if (columns.empty())
     return 0;
 
