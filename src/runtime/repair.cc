@@ -1,6 +1,7 @@
 #include "harness/runtime/repair.h"
 
 #include <initializer_list>
+#include <optional>
 #include <utility>
 
 #include "harness/core/json.h"
@@ -14,17 +15,18 @@ namespace {
 constexpr JsonLimits kFenceJsonLimits{.max_bytes = 4096, .max_depth = 2};
 constexpr std::size_t kMaxFenceDetailBytes = 128;
 
-void AppendUuid(std::vector<std::uint8_t>& out, const Uuid& id) {
-  out.insert(out.end(), id.bytes().begin(), id.bytes().end());
-}
-
-void AppendBigEndian(std::vector<std::uint8_t>& out, std::uint64_t value) {
-  for (int shift = 56; shift >= 0; shift -= 8)
-    out.push_back(static_cast<std::uint8_t>(value >> shift));
-}
-
-std::vector<std::uint8_t> Label(std::string_view label) {
-  return std::vector<std::uint8_t>(label.begin(), label.end());
+// A derived id (repair.h): DeriveV8 over the label's bytes, each uuid's 16 bytes, then the
+// number (if any) as 8 big-endian bytes.
+Uuid Derive(std::string_view label, std::initializer_list<Uuid> ids,
+            std::optional<std::uint64_t> number = std::nullopt) {
+  std::vector<std::uint8_t> material(label.begin(), label.end());
+  for (const Uuid& id : ids)
+    material.insert(material.end(), id.bytes().begin(), id.bytes().end());
+  if (number) {
+    for (int shift = 56; shift >= 0; shift -= 8)
+      material.push_back(static_cast<std::uint8_t>(*number >> shift));
+  }
+  return Uuid::DeriveV8(material);
 }
 
 FenceError DecodeFailure(const JsonError& error) {
@@ -192,42 +194,27 @@ Result<SessionRestored, FenceError> DecodeSessionRestored(std::string_view paylo
 }
 
 Uuid RestoreAttemptId(const Uuid& session, const Uuid& command) {
-  auto material = Label("harness.restore.attempt.v1");
-  AppendUuid(material, session);
-  AppendUuid(material, command);
-  return Uuid::DeriveV8(material);
+  return Derive("harness.restore.attempt.v1", {session, command});
 }
 
 Uuid RestoreTurnInterruptedId(const Uuid& turn) {
-  auto material = Label("harness.restore.turn.v1");
-  AppendUuid(material, turn);
-  return Uuid::DeriveV8(material);
+  return Derive("harness.restore.turn.v1", {turn});
 }
 
 Uuid RestoreStepId(const Uuid& turn) {
-  auto material = Label("harness.restore.step.v1");
-  AppendUuid(material, turn);
-  return Uuid::DeriveV8(material);
+  return Derive("harness.restore.step.v1", {turn});
 }
 
 Uuid RestoreToolResultId(const Uuid& turn, std::uint64_t index) {
-  auto material = Label("harness.restore.result.v1");
-  AppendUuid(material, turn);
-  AppendBigEndian(material, index);
-  return Uuid::DeriveV8(material);
+  return Derive("harness.restore.result.v1", {turn}, index);
 }
 
 Uuid RestoreLoopIdleId(const Uuid& turn) {
-  auto material = Label("harness.restore.idle.v1");
-  AppendUuid(material, turn);
-  return Uuid::DeriveV8(material);
+  return Derive("harness.restore.idle.v1", {turn});
 }
 
 Uuid SessionRestoredFenceId(const Uuid& session, std::uint64_t through_seq) {
-  auto material = Label("harness.restore.fence.v1");
-  AppendUuid(material, session);
-  AppendBigEndian(material, through_seq);
-  return Uuid::DeriveV8(material);
+  return Derive("harness.restore.fence.v1", {session}, through_seq);
 }
 
 RepairPlan PlanRepairs(const SessionFold& fold, EventTime now, const Uuid& owner,
