@@ -13,11 +13,16 @@
 // summary envelope echoing the input's identity with p = 0.8 (the scripted client's rule,
 // EncodeSummaryEnvelope), else an error status or an answer that is no envelope; a turn request
 // with an answer or, after a user message, a tool call (there are no tools: the runtime answers an
-// error result and asks again); each after U(20, 150) ms. Run 0 is clean and measures T; run i is
-// killed with SIGKILL at U(0, T), every 10th at U(0, 40 ms); every 8th is not killed and ends
-// with `/history` and `/quit`. A kill is classified by what the server has outstanding at that
-// instant (a request whose reply has not begun): a turn, a compaction, nothing yet in this run
-// (start-up), nothing (idle), or the process had already ended (completed). At least 15 % of the
+// error result and asks again); each after U(20, 150) ms. Run 0 is clean and measures T; every
+// 8th run is not killed and ends with `/history` and `/quit`; every 10th is killed with SIGKILL
+// at U(0, 40 ms); the others aim, a third each, at an instant U(0, T), at the run's first turn
+// request, or at its first compaction request (runs with a /compact; else a turn), and are
+// killed U(0, 95) % into that request's reply delay, while the process waits for the answer.
+// (Instants alone made the share of compaction kills depend on the machine's speed: 18-22 % on
+// a loaded machine here, close to the floor; aimed, 32-34 %.) A kill is classified by what the
+// server has outstanding at that instant (a request whose reply has not begun): a turn, a
+// compaction, nothing yet in this run (start-up), nothing (idle), or the process had already
+// ended (completed). At least 15 % of the
 // kills delivered (runs that had not ended at their kill instant) must land in a turn and 15 % in
 // a compaction (asserted from 50 runs on; fewer are too few for a proportion). The last line
 // also says how many first turn requests and /history outputs invariant 4 compared.
@@ -424,10 +429,17 @@ const char* LandingName(Landing landing) {
   return "";
 }
 
+// What a killed run aims at: an instant (kill_ms after the spawn), or the first request of a
+// kind that reaches the server in this run (killed `aim_percent` % into that request's reply
+// delay, while the process waits for it).
+enum class Aim { kInstant, kTurn, kCompaction };
+
 struct RunPlan {
   std::vector<std::string> lines;  // without the clean run's /history and /quit
   bool clean = false;
-  int kill_ms = -1;  // -1: not killed
+  int kill_ms = -1;  // -1: not killed (or aimed at a request)
+  Aim aim = Aim::kInstant;
+  int aim_percent = 0;
 };
 
 RunPlan PlanRun(std::uint64_t seed, int run, int t_ms) {
@@ -448,8 +460,26 @@ RunPlan PlanRun(std::uint64_t seed, int run, int t_ms) {
     }
   }
   plan.clean = run % 8 == 0;
-  if (!plan.clean)
-    plan.kill_ms = run % 10 == 0 ? Uniform(rng, 0, 40) : Uniform(rng, 0, std::max(t_ms, 1));
+  if (plan.clean)
+    return plan;
+  if (run % 10 == 0) {
+    plan.kill_ms = Uniform(rng, 0, 40);
+    return plan;
+  }
+  // A third of the kills each: in a compaction request, in a turn request, at an instant. An
+  // instant alone made the share of compaction kills depend on the machine's speed (it fell
+  // under the floor on a slower machine); aiming at the request makes it hold on any machine.
+  const bool compacts =
+      std::find(plan.lines.begin(), plan.lines.end(), "/compact") != plan.lines.end();
+  const int roll = Uniform(rng, 0, 99);
+  if (roll < 33 && compacts)
+    plan.aim = Aim::kCompaction;
+  else if (roll < 66)
+    plan.aim = Aim::kTurn;
+  if (plan.aim != Aim::kInstant)
+    plan.aim_percent = Uniform(rng, 0, 95);
+  else
+    plan.kill_ms = Uniform(rng, 0, std::max(t_ms, 1));
   return plan;
 }
 
@@ -462,7 +492,11 @@ class SessionCrash : public ::testing::Test {
     ASSERT_NE(mkdtemp(pattern.data()), nullptr);
     dir_ = pattern;
     ASSERT_TRUE(server_.Start());
-    server_.SetResponder([this](const RecordedRequest& r) { return responder_(r); });
+    server_.SetResponder([this](const RecordedRequest& r) {
+      ScriptedReply reply = responder_(r);
+      Arrived(Classify(r), reply.delay);
+      return reply;
+    });
   }
   void TearDown() override {
     server_.Stop();
@@ -507,6 +541,56 @@ class SessionCrash : public ::testing::Test {
                      const std::vector<std::string>& output);
   void CheckReplies(const JournalView& view, const RepairPlan& repairs);
   void FinalRestore();
+
+  // The run's events, for the kill: a request reached the server (on a server thread, before
+  // its reply delay), or the child's output ended (on the reader thread).
+  struct Arrival {
+    RequestKind kind;
+    std::chrono::steady_clock::time_point at;
+    milliseconds delay;
+  };
+  void Arrived(RequestKind kind, milliseconds delay) {
+    std::lock_guard lock(events_mutex_);
+    arrivals_.push_back({kind, std::chrono::steady_clock::now(), delay});
+    events_changed_.notify_all();
+  }
+  void OutputEnded() {
+    std::lock_guard lock(events_mutex_);
+    output_ended_ = true;
+    events_changed_.notify_all();
+  }
+  void ResetEvents() {
+    std::lock_guard lock(events_mutex_);
+    arrivals_.clear();
+    output_ended_ = false;
+  }
+  // Waits until the first request of `kind` in this run arrived (returned), the child's output
+  // ended, or `deadline` (a guard against a hang, not a synchronization) passed (nullopt).
+  std::optional<Arrival> WaitForArrival(RequestKind kind,
+                                        std::chrono::steady_clock::time_point deadline) {
+    std::unique_lock lock(events_mutex_);
+    std::optional<Arrival> found;
+    events_changed_.wait_until(lock, deadline, [&] {
+      for (const Arrival& a : arrivals_) {
+        if (a.kind == kind) {
+          found = a;
+          return true;
+        }
+      }
+      return output_ended_;
+    });
+    return found;
+  }
+  // Waits until `at` or until the child's output ended; true if it ended.
+  bool WaitUntilOrEnded(std::chrono::steady_clock::time_point at) {
+    std::unique_lock lock(events_mutex_);
+    return events_changed_.wait_until(lock, at, [&] { return output_ended_; });
+  }
+
+  std::mutex events_mutex_;
+  std::condition_variable events_changed_;
+  std::vector<Arrival> arrivals_;
+  bool output_ended_ = false;
 
   std::uint64_t seed_ = EnvU64("HARNESS_CRASH_SEED", 20261201);
   std::filesystem::path dir_;
@@ -806,16 +890,34 @@ TEST_F(SessionCrash, EveryKillLeavesAJournalThatRestoresToItsFold) {
     std::ofstream(input_path, std::ios::binary) << input;
 
     responder_.StartRun(seed_, run);
+    ResetEvents();
     const std::size_t first_request = server_.RequestCount();
     const auto spawned = std::chrono::steady_clock::now();
     Child child(Args(), ChildIo{true, input_path, env});
     ASSERT_TRUE(child.started());
     Landing landing = Landing::kCompleted;
     std::vector<std::string> output;
-    std::string line;
-    if (plan.kill_ms >= 0) {
-      // The kill instant is the thing under test: a timed wait is the point here.
-      std::this_thread::sleep_until(spawned + milliseconds(plan.kill_ms));
+    // The output is read on its own thread, which says when it ended (the child exited).
+    std::thread reader([&] {
+      std::string line;
+      while (child.ReadLine(line))
+        output.push_back(line);
+      OutputEnded();
+    });
+    bool kill_now = false;
+    if (plan.aim != Aim::kInstant) {
+      const auto arrival =
+          WaitForArrival(plan.aim == Aim::kTurn ? RequestKind::kTurn : RequestKind::kCompaction,
+                         spawned + std::chrono::seconds(60));
+      // Within the reply's delay: the process waits for this request's answer. A timed wait
+      // is the point here: the kill instant is the thing under test. No arrival: the output
+      // ended (nothing to kill) or the guard passed (a hang: killed, and the checks say why).
+      kill_now = arrival ? !WaitUntilOrEnded(arrival->at + arrival->delay * plan.aim_percent / 100)
+                         : !WaitUntilOrEnded(std::chrono::steady_clock::now());
+    } else if (plan.kill_ms >= 0) {
+      kill_now = !WaitUntilOrEnded(spawned + milliseconds(plan.kill_ms));
+    }
+    if (kill_now) {
       if (!child.Ended()) {
         landing = Landing::kIdle;
         bool any = false;
@@ -834,21 +936,25 @@ TEST_F(SessionCrash, EveryKillLeavesAJournalThatRestoresToItsFold) {
         child.Kill();
       }
     }
-    while (child.ReadLine(line))
-      output.push_back(line);
+    reader.join();
     const int status = child.Wait();
     const auto ms =
         std::chrono::duration_cast<milliseconds>(std::chrono::steady_clock::now() - spawned)
             .count();
     ++landed[landing];
     if (verbose) {
-      std::printf("--- run %d (%s), kill %d ms, %zu requests\n", run, LandingName(landing),
-                  plan.kill_ms, server_.RequestCount() - first_request);
+      std::printf("--- run %d (%s), kill %d ms, aim %d at %d %%, %zu requests\n", run,
+                  LandingName(landing), plan.kill_ms, static_cast<int>(plan.aim), plan.aim_percent,
+                  server_.RequestCount() - first_request);
       for (const std::string& l : output)
         std::printf("  %s\n", l.c_str());
     }
+    const char* const aims[] = {"", " a turn request", " a compaction request"};
     trace_ = "seed " + std::to_string(seed_) + " run " + std::to_string(run) + " kill at " +
-             (plan.kill_ms >= 0 ? std::to_string(plan.kill_ms) + " ms" : std::string("none")) +
+             (plan.kill_ms >= 0 ? std::to_string(plan.kill_ms) + " ms"
+              : plan.aim != Aim::kInstant
+                  ? std::to_string(plan.aim_percent) + " % into" + aims[static_cast<int>(plan.aim)]
+                  : std::string("none")) +
              " (" + LandingName(landing) + ")";
     SCOPED_TRACE(trace_);
     const bool failed_before = HasFailure();
