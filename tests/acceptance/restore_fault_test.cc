@@ -7,7 +7,9 @@
 // run counts the writes and syncs the workload makes (K); then for every n in 1..K a fresh
 // session runs the workload with the n-th one failing.
 // g++ 12 reports a false -Wrestrict inside std::string's operator+ ("literal" + string).
+#if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic ignored "-Wrestrict"
+#endif
 
 #include <sqlite3.h>
 #include <stdlib.h>

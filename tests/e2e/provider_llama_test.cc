@@ -29,7 +29,9 @@
 
 // g++ 12 at -O3 reports AssistantMessage::usage as maybe-uninitialized when a Message variant
 // holding it is moved inside inlined vector code (a known false positive of that release).
+#if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
 
 namespace harness {
 namespace {

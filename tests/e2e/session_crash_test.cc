@@ -57,7 +57,9 @@
 //   commands and turns, not for automatic compactions), the fold just before that commit.
 // g++ 12 reports a false -Wrestrict inside std::string's operator+ on "literal" + string chains;
 // the strings do not overlap.
+#if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic ignored "-Wrestrict"
+#endif
 
 #include <gtest/gtest.h>
 #include <stdlib.h>

@@ -8,7 +8,9 @@
 // directory's SQLite journal, which is what a process killed there would have left.
 // g++ 12 reports a false -Wrestrict inside std::string's operator+ on the command lines built
 // here ("literal" + string + ...); the strings do not overlap.
+#if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic ignored "-Wrestrict"
+#endif
 
 #include <gtest/gtest.h>
 
