@@ -2,7 +2,7 @@
 // decode, fold and rebuild a session of N events, per journal backend, side by side in one run.
 //
 //   restore_bench [--events N] [--iterations I] [--backend sqlite|memory|postgres|all]
-//                 [--dir DIR] [--profile-fold R]
+//                 [--decode-threads LIST] [--dir DIR] [--profile-fold R]
 //
 // Not timed: JournalBuilder writes, with the real codecs, exactly N records shaped like a
 // working session (per turn: InputAccepted, TurnStarted, the input, ContextMeasured, an assistant
@@ -14,6 +14,8 @@
 // (read / fold / build). The memory journal holds the same records: its column is the cost of
 // restore without storage, so the difference is what the SQLite reads and checksums cost.
 // Backends are interleaved per iteration, so a change in the machine's load affects all alike.
+// --decode-threads (default "1,0"): each backend is restored once per value in each iteration,
+// with RestoreOptions::decode_threads set to it (0: one per core), side by side.
 //
 // --profile-fold R: instead, R rounds of decoding and folding the records already in memory (no
 // journal, no session), sequentially and with the next page decoded ahead on another thread, and
@@ -41,6 +43,7 @@
 #include <thread>
 #include <vector>
 
+#include "core/json_reference.h"
 #include "harness/core/sha256.h"
 #include "harness/journal/memory_journal.h"
 #include "harness/journal/postgres_journal.h"
@@ -185,7 +188,8 @@ double Ms(std::chrono::nanoseconds d) {
   return std::chrono::duration<double, std::milli>(d).count();
 }
 
-Sample RestoreOnce(Journal& journal, const Uuid& session, std::uint64_t events) {
+Sample RestoreOnce(Journal& journal, const Uuid& session, std::uint64_t events,
+                   unsigned decode_threads) {
   auto client = std::make_shared<UnusedClient>();
   auto counter = std::make_shared<UnusedCounter>();
   auto compactor = std::make_shared<UnusedCompactor>();
@@ -194,6 +198,7 @@ Sample RestoreOnce(Journal& journal, const Uuid& session, std::uint64_t events) 
   options.session_id = session;
   RestoreOptions restore;
   restore.start_queued = false;
+  restore.decode_threads = decode_threads;
   restore.resolve = [&](const RestoredLoopInfo& info) -> Result<LoopDefinition, SessionError> {
     LoopDefinition definition;
     definition.kind = info.kind;
@@ -222,8 +227,9 @@ Sample RestoreOnce(Journal& journal, const Uuid& session, std::uint64_t events) 
 
 struct Column {
   std::string name;
-  std::unique_ptr<Journal> journal;
+  std::shared_ptr<Journal> journal;
   std::vector<Sample> samples;
+  unsigned decode_threads = 0;
 };
 
 struct Stat {
@@ -305,9 +311,29 @@ double Checksums(const std::vector<JournalRecord>& records, bool reused) {
 
 // Decoding and folding alone (no journal, no session), the two ways in alternation, and the
 // checksums alone.
+// Strict JSON of every payload, by the reader restore uses or by the nlohmann-based one it
+// replaced (core/json_reference.h).
+double ParseAll(const std::vector<JournalRecord>& records, bool reference) {
+  const auto start = Clock::now();
+  std::size_t members = 0;
+  for (const JournalRecord& r : records) {
+    const std::string_view text = r.payload;
+    auto parsed =
+        reference ? json_reference::ParseStrictJsonWithNlohmann(text) : ParseStrictJson(text);
+    if (!parsed)
+      Die("payload does not parse: " + parsed.error().Describe());
+    members += parsed->size();
+  }
+  if (members == 0)
+    Die("no members");
+  return Ms(Clock::now() - start);
+}
+
 int ProfileFold(const Uuid& session, const std::vector<JournalRecord>& records, int rounds) {
-  std::vector<double> sequential, ahead, sums_fresh, sums_reused;
+  std::vector<double> sequential, ahead, sums_fresh, sums_reused, parse_reference, parse_ours;
   for (int r = 0; r < rounds; ++r) {
+    parse_reference.push_back(ParseAll(records, true));
+    parse_ours.push_back(ParseAll(records, false));
     sequential.push_back(FoldSequential(session, records));
     ahead.push_back(FoldDecodingAhead(session, records));
     sums_fresh.push_back(Checksums(records, false));
@@ -319,11 +345,30 @@ int ProfileFold(const Uuid& session, const std::vector<JournalRecord>& records, 
   };
   std::printf("%zu records, %d rounds, load average %s\n", records.size(), rounds,
               LoadAverage().c_str());
+  print("strict JSON, nlohmann-based reader", parse_reference);
+  print("strict JSON, purpose-built reader", parse_ours);
   print("decode + fold, sequential", sequential);
   print("decode + fold, decoding page k+1 ahead", ahead);
   print("checksums, a digest context per hash", sums_fresh);
   print("checksums, one hasher reused", sums_reused);
   return 0;
+}
+
+// "1,0" -> {1, 0}: decode threads per restore, 0 = one per core.
+std::vector<unsigned> ParseThreadList(const std::string& list) {
+  std::vector<unsigned> threads;
+  std::size_t start = 0;
+  while (start <= list.size()) {
+    const std::size_t comma = std::min(list.find(',', start), list.size());
+    const std::string item = list.substr(start, comma - start);
+    char* end = nullptr;
+    const unsigned long value = std::strtoul(item.c_str(), &end, 10);
+    if (item.empty() || *end != '\0' || value > 256)
+      Die("--decode-threads takes numbers 0..256 separated by commas (0: one per core)");
+    threads.push_back(static_cast<unsigned>(value));
+    start = comma + 1;
+  }
+  return threads;
 }
 
 }  // namespace
@@ -332,6 +377,7 @@ int main(int argc, char** argv) {
   std::uint64_t events = 100'000;
   int iterations = 5;
   int profile_rounds = 0;
+  std::vector<unsigned> decode_threads = {1, 0};
   std::string backend = "all";
   std::filesystem::path root;
   const char* env_url = getenv("HARNESS_PG_URL");
@@ -347,6 +393,8 @@ int main(int argc, char** argv) {
       root = argv[i + 1];
     else if (std::strcmp(argv[i], "--pg-url") == 0)
       pg_url = argv[i + 1];
+    else if (std::strcmp(argv[i], "--decode-threads") == 0)
+      decode_threads = ParseThreadList(argv[i + 1]);
     else if (std::strcmp(argv[i], "--profile-fold") == 0)
       profile_rounds = std::max(1, std::atoi(argv[i + 1]));
     else
@@ -402,6 +450,18 @@ int main(int argc, char** argv) {
   }
   for (Column& column : columns)
     Fill(*column.journal, session, records);
+  // Each backend once per --decode-threads value, on the same journal.
+  std::vector<Column> cells;
+  for (const Column& column : columns) {
+    for (unsigned threads : decode_threads) {
+      cells.push_back({fmt::format("{}/{}", column.name,
+                                   threads == 0 ? std::string("cores") : std::to_string(threads)),
+                       column.journal,
+                       {},
+                       threads});
+    }
+  }
+  columns = std::move(cells);
 
   utsname uts{};
   uname(&uts);
@@ -416,11 +476,12 @@ int main(int argc, char** argv) {
 
   for (int i = 0; i < iterations; ++i) {
     for (Column& column : columns)
-      column.samples.push_back(RestoreOnce(*column.journal, session, events));
+      column.samples.push_back(
+          RestoreOnce(*column.journal, session, events, column.decode_threads));
   }
 
-  std::printf("\n%-8s %28s %22s %22s %22s\n", "backend", "restore ms (median min-max)", "read ms",
-              "fold ms", "build ms");
+  std::printf("\n%-14s %28s %22s %22s %22s\n", "backend/decode", "restore ms (median min-max)",
+              "read ms", "fold ms", "build ms");
   for (const Column& column : columns) {
     auto pick = [&](double Sample::*field) {
       std::vector<double> v;
@@ -433,7 +494,7 @@ int main(int argc, char** argv) {
     auto cell = [](const Stat& s) {
       return fmt::format("{:.0f} ({:.0f}-{:.0f})", s.median, s.min, s.max);
     };
-    std::printf("%-8s %28s %22s %22s %22s\n", column.name.c_str(), cell(total).c_str(),
+    std::printf("%-14s %28s %22s %22s %22s\n", column.name.c_str(), cell(total).c_str(),
                 cell(read).c_str(), cell(fold).c_str(), cell(build).c_str());
   }
   std::printf("\nload average after: %s\n", LoadAverage().c_str());

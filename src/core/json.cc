@@ -3,83 +3,112 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <charconv>
 #include <optional>
 #include <unordered_set>
+#include <vector>
+
+#include "core/json_reference.h"
+#include "harness/core/chars.h"
 
 namespace harness {
 namespace {
 
-// Builds the document while nlohmann's iterative parser walks the input, so that duplicate
-// members and excessive depth are refused at the point they occur rather than after a whole
-// (possibly huge) tree has been built.
+// The strict reader: one pass over the bytes, straight into the document (RFC 8259 with the
+// contract of json.h). Restore decodes every journal record through here; nlohmann's lexer,
+// which copies each byte through an input adapter into a token buffer, was a third of restore's
+// decoding time. Iterative, with an explicit stack bounded by max_depth, so no input can exhaust
+// the call stack. It accepts and builds exactly what the nlohmann-based reader it replaced did
+// (numbers included: non-negative integers unsigned, negative ones signed, everything else and
+// integers out of range double); src/core/json_reference.h keeps that reader to check it against.
 //
-// Restore decodes every journal record through here, so the common case allocates nothing
-// beyond the document itself: duplicate names are found by scanning the object's members while
-// it is small (a hash set of its names is built only once it is wide), and the path of the open
-// containers, which only an error needs, is derived from the stack when one occurs.
-class StrictDomBuilder {
+// Error offsets are the offset of the first byte that cannot continue a valid document (the end
+// of the input when it stops short); paths name the innermost open container, as before.
+class StrictParser {
  public:
-  using number_integer_t = Json::number_integer_t;
-  using number_unsigned_t = Json::number_unsigned_t;
-  using number_float_t = Json::number_float_t;
-  using string_t = Json::string_t;
-  using binary_t = Json::binary_t;
+  StrictParser(std::string_view text, std::size_t max_depth) : text_(text), max_depth_(max_depth) {}
 
-  StrictDomBuilder(Json& root, std::size_t max_depth) : root_(root), max_depth_(max_depth) {}
-
-  bool null() { return Put(Json(nullptr)); }
-  bool boolean(bool v) { return Put(Json(v)); }
-  bool number_integer(number_integer_t v) { return Put(Json(v)); }
-  bool number_unsigned(number_unsigned_t v) { return Put(Json(v)); }
-  bool number_float(number_float_t v, const string_t&) { return Put(Json(v)); }
-  bool string(string_t& v) { return Put(Json(std::move(v))); }
-  bool binary(binary_t&) { return Fail(JsonErrorKind::kSyntax, "binary value"); }
-
-  bool start_object(std::size_t) {
-    if (!Open(Json::object()))
-      return false;
-    wide_names_.emplace_back();
-    return true;
-  }
-  bool key(string_t& name) {
-    if (IsDuplicate(name)) {
-      error_ = JsonError{JsonErrorKind::kDuplicateMember, Path(), 0,
-                         fmt::format("duplicate member {}", QuoteForDetail(name, 40))};
-      return false;
+  Result<Json, JsonError> Parse() {
+    Json root;
+    SkipSpace();
+    if (!ParseValue(root))
+      return Fail(std::move(*error_));
+    while (!frames_.empty()) {
+      if (!Continue())
+        return Fail(std::move(*error_));
     }
-    pending_key_ = std::move(name);
-    return true;
+    SkipSpace();
+    if (pos_ != text_.size()) {
+      Syntax("data after the value");
+      return Fail(std::move(*error_));
+    }
+    return root;
   }
-  bool end_object() {
-    wide_names_.pop_back();
-    return Close();
-  }
-  bool start_array(std::size_t) { return Open(Json::array()); }
-  bool end_array() { return Close(); }
-
-  bool parse_error(std::size_t position, const std::string&, const nlohmann::detail::exception&) {
-    // nlohmann counts positions from 1 at the character after the failure point.
-    error_ = JsonError{JsonErrorKind::kSyntax, Path(), position > 0 ? position - 1 : 0,
-                       "not well-formed JSON"};
-    return false;
-  }
-
-  const std::optional<JsonError>& error() const { return error_; }
 
  private:
   using Members = Json::object_t::Container;
   // Up to this many members an object's names are compared one by one.
   static constexpr std::size_t kScannedMembers = 16;
 
+  struct Frame {
+    Json* container;
+    bool object;
+    bool empty = true;                     // nothing read into it yet
+    std::unordered_set<std::string> wide;  // its names, once it has kScannedMembers of them
+  };
+
   static Members& MembersOf(Json& object) {
     return static_cast<Members&>(object.get_ref<Json::object_t&>());
   }
 
-  // Whether the open object (the top of the stack) already has a member `name`. Its members
-  // are exactly the names key() accepted so far: each value is inserted before the next key.
-  bool IsDuplicate(const string_t& name) {
-    Members& members = MembersOf(*stack_.back());
-    std::unordered_set<std::string>& wide = wide_names_.back();
+  // One step in the innermost open container: its end, or its next member or element.
+  bool Continue() {
+    Frame& top = frames_.back();
+    SkipSpace();
+    const char close = top.object ? '}' : ']';
+    if (Peek() == close) {
+      ++pos_;
+      frames_.pop_back();
+      return true;
+    }
+    if (!top.empty) {
+      if (Peek() != ',')
+        return Syntax(top.object ? "expected ',' or '}'" : "expected ',' or ']'");
+      ++pos_;
+      SkipSpace();
+    }
+    top.empty = false;
+    if (!top.object) {
+      Json::array_t& elements = top.container->get_ref<Json::array_t&>();
+      elements.emplace_back();
+      return ParseValue(elements.back());
+    }
+    if (Peek() != '"')
+      return Syntax("expected a member name");
+    std::string name;
+    if (!ParseString(name))
+      return false;
+    if (IsDuplicate(top, name)) {
+      // No offset: json.h gives one to syntax, size and depth errors only.
+      error_ = JsonError{JsonErrorKind::kDuplicateMember, Path(), 0,
+                         fmt::format("duplicate member {}", QuoteForDetail(name, 40))};
+      return false;
+    }
+    SkipSpace();
+    if (Peek() != ':')
+      return Syntax("expected ':'");
+    ++pos_;
+    SkipSpace();
+    // The member exists from here on, so its name is in Path() if its value is a container.
+    Members& members = MembersOf(*top.container);
+    members.emplace_back(std::move(name), Json());
+    return ParseValue(members.back().second);
+  }
+
+  // Whether the open object already has a member `name` (its members are exactly the names
+  // accepted so far).
+  bool IsDuplicate(Frame& frame, const std::string& name) {
+    Members& members = MembersOf(*frame.container);
     if (members.size() < kScannedMembers) {
       for (const auto& member : members) {
         if (member.first == name)
@@ -87,56 +116,325 @@ class StrictDomBuilder {
       }
       return false;
     }
-    if (wide.empty()) {
+    if (frame.wide.empty()) {
       for (const auto& member : members)
-        wide.insert(member.first);
+        frame.wide.insert(member.first);
     }
-    return !wide.insert(name).second;
+    return !frame.wide.insert(name).second;
   }
 
-  bool Fail(JsonErrorKind kind, std::string detail) {
-    error_ = JsonError{kind, Path(), 0, std::move(detail)};
+  // A value into `slot`; a container is opened (its contents come through Continue()).
+  bool ParseValue(Json& slot) {
+    switch (Peek()) {
+      case '{':
+      case '[': {
+        const bool object = Peek() == '{';
+        if (frames_.size() >= max_depth_) {
+          error_ = JsonError{JsonErrorKind::kTooDeep, Path(), pos_,
+                             fmt::format("nesting deeper than {}", max_depth_)};
+          return false;
+        }
+        ++pos_;
+        slot = object ? Json::object() : Json::array();
+        frames_.push_back(Frame{&slot, object, true, {}});
+        return true;
+      }
+      case '"': {
+        std::string value;
+        if (!ParseString(value))
+          return false;
+        slot = std::move(value);
+        return true;
+      }
+      case 't':
+        return Literal("true", slot, Json(true));
+      case 'f':
+        return Literal("false", slot, Json(false));
+      case 'n':
+        return Literal("null", slot, Json(nullptr));
+      default:
+        return ParseNumber(slot);
+    }
+  }
+
+  bool Literal(std::string_view word, Json& slot, Json value) {
+    for (std::size_t i = 0; i < word.size(); ++i) {
+      if (pos_ + i >= text_.size() || text_[pos_ + i] != word[i]) {
+        pos_ += i;
+        return Syntax("not well-formed JSON");
+      }
+    }
+    pos_ += word.size();
+    slot = std::move(value);
+    return true;
+  }
+
+  static bool IsDigit(char c) { return c >= '0' && c <= '9'; }
+
+  // -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?
+  bool ParseNumber(Json& slot) {
+    const std::size_t start = pos_;
+    if (Peek() == '-')
+      ++pos_;
+    if (Peek() == '0') {
+      ++pos_;
+    } else if (IsDigit(Peek())) {
+      while (IsDigit(Peek()))
+        ++pos_;
+    } else {
+      return Syntax("not well-formed JSON");
+    }
+    bool integer = true;
+    if (Peek() == '.') {
+      ++pos_;
+      if (!IsDigit(Peek()))
+        return Syntax("a digit must follow the decimal point");
+      while (IsDigit(Peek()))
+        ++pos_;
+      integer = false;
+    }
+    std::size_t exponent_at = 0;
+    if (Peek() == 'e' || Peek() == 'E') {
+      ++pos_;
+      if (Peek() == '+' || Peek() == '-')
+        ++pos_;
+      if (!IsDigit(Peek()))
+        return Syntax("a digit must follow the exponent");
+      exponent_at = pos_;
+      while (IsDigit(Peek()))
+        ++pos_;
+      integer = false;
+    }
+    const char* first = text_.data() + start;
+    const char* last = text_.data() + pos_;
+    if (integer) {
+      if (*first == '-') {
+        std::int64_t value = 0;
+        if (std::from_chars(first, last, value).ec == std::errc()) {
+          slot = Json(static_cast<Json::number_integer_t>(value));
+          return true;
+        }
+      } else {
+        std::uint64_t value = 0;
+        if (std::from_chars(first, last, value).ec == std::errc()) {
+          slot = Json(static_cast<Json::number_unsigned_t>(value));
+          return true;
+        }
+      }
+      // Out of the integer range: a double, as before.
+    }
+    double value = 0;
+    const auto parsed = std::from_chars(first, last, value);
+    if (parsed.ec == std::errc()) {
+      slot = Json(value);
+      return true;
+    }
+    // Out of range: too small rounds to zero (as strtod does); too large is refused.
+    if (Underflows(start, exponent_at)) {
+      slot = Json(*first == '-' ? -0.0 : 0.0);
+      return true;
+    }
+    pos_ = start;
+    return Syntax("number out of range");
+  }
+
+  // Whether the number at `start` (grammar checked; exponent digits at `exponent_at`, 0 for
+  // none) is smaller than 1 in magnitude: its decimal exponent, integer digits included, < 0.
+  bool Underflows(std::size_t start, std::size_t exponent_at) const {
+    std::size_t i = start + (text_[start] == '-' ? 1 : 0);
+    // Integer digits beyond a leading zero, or the zeros after the point before the first
+    // nonzero digit.
+    long long magnitude = 0;
+    if (text_[i] == '0') {
+      ++i;
+      if (i < text_.size() && text_[i] == '.') {
+        ++i;
+        while (i < text_.size() && text_[i] == '0') {
+          --magnitude;
+          ++i;
+        }
+        --magnitude;
+      } else {
+        magnitude = -1;  // zero itself: never out of range, but never "large" either
+      }
+    } else {
+      while (i < text_.size() && IsDigit(text_[i])) {
+        ++magnitude;
+        ++i;
+      }
+    }
+    long long exponent = 0;
+    if (exponent_at != 0) {
+      const bool negative = text_[exponent_at - 1] == '-';
+      for (std::size_t j = exponent_at; j < text_.size() && IsDigit(text_[j]); ++j)
+        exponent = std::min<long long>(exponent * 10 + (text_[j] - '0'), 1'000'000'000);
+      if (negative)
+        exponent = -exponent;
+    }
+    return magnitude + exponent < 0;
+  }
+
+  // Four hex digits at pos_ (after "\u"); -1 and an error if they are not.
+  long Hex4() {
+    long value = 0;
+    for (int i = 0; i < 4; ++i) {
+      const int digit = pos_ < text_.size() ? HexDigitValue(text_[pos_]) : -1;
+      if (digit < 0) {
+        Syntax("\\u must be followed by four hex digits");
+        return -1;
+      }
+      value = value * 16 + digit;
+      ++pos_;
+    }
+    return value;
+  }
+
+  // The length of the well-formed UTF-8 sequence (RFC 3629) of two or more bytes at `at`, or 0.
+  std::size_t MultiByteLength(std::size_t at) const {
+    auto byte = [&](std::size_t i) -> unsigned {
+      return at + i < text_.size() ? static_cast<unsigned char>(text_[at + i]) : 0u;
+    };
+    auto in = [](unsigned b, unsigned low, unsigned high) { return b >= low && b <= high; };
+    const unsigned b0 = byte(0);
+    if (in(b0, 0xC2, 0xDF))
+      return in(byte(1), 0x80, 0xBF) ? 2 : 0;
+    if (b0 == 0xE0)
+      return in(byte(1), 0xA0, 0xBF) && in(byte(2), 0x80, 0xBF) ? 3 : 0;
+    if (in(b0, 0xE1, 0xEC) || in(b0, 0xEE, 0xEF))
+      return in(byte(1), 0x80, 0xBF) && in(byte(2), 0x80, 0xBF) ? 3 : 0;
+    if (b0 == 0xED)
+      return in(byte(1), 0x80, 0x9F) && in(byte(2), 0x80, 0xBF) ? 3 : 0;
+    if (b0 == 0xF0)
+      return in(byte(1), 0x90, 0xBF) && in(byte(2), 0x80, 0xBF) && in(byte(3), 0x80, 0xBF) ? 4 : 0;
+    if (in(b0, 0xF1, 0xF3))
+      return in(byte(1), 0x80, 0xBF) && in(byte(2), 0x80, 0xBF) && in(byte(3), 0x80, 0xBF) ? 4 : 0;
+    if (b0 == 0xF4)
+      return in(byte(1), 0x80, 0x8F) && in(byte(2), 0x80, 0xBF) && in(byte(3), 0x80, 0xBF) ? 4 : 0;
+    return 0;
+  }
+
+  // A string at pos_ (its opening quote) into `out`; pos_ ends after the closing quote.
+  bool ParseString(std::string& out) {
+    ++pos_;
+    std::size_t run = pos_;  // start of the bytes not yet copied
+    for (;;) {
+      if (pos_ >= text_.size())
+        return Syntax("unterminated string");
+      const auto b = static_cast<unsigned char>(text_[pos_]);
+      if (b == '"') {
+        out.append(text_.data() + run, pos_ - run);
+        ++pos_;
+        return true;
+      }
+      if (b < 0x20)
+        return Syntax("control character in a string");
+      if (b < 0x80 && b != '\\') {
+        ++pos_;
+        continue;
+      }
+      if (b >= 0x80) {
+        const std::size_t length = MultiByteLength(pos_);
+        if (length == 0)
+          return Syntax("invalid UTF-8");
+        pos_ += length;
+        continue;
+      }
+      out.append(text_.data() + run, pos_ - run);
+      ++pos_;  // the backslash
+      if (!Escape(out))
+        return false;
+      run = pos_;
+    }
+  }
+
+  // The escape after a backslash (pos_ at its letter), appended to `out`.
+  bool Escape(std::string& out) {
+    const char c = Peek();
+    ++pos_;
+    switch (c) {
+      case '"':
+        out.push_back('"');
+        return true;
+      case '\\':
+        out.push_back('\\');
+        return true;
+      case '/':
+        out.push_back('/');
+        return true;
+      case 'b':
+        out.push_back('\b');
+        return true;
+      case 'f':
+        out.push_back('\f');
+        return true;
+      case 'n':
+        out.push_back('\n');
+        return true;
+      case 'r':
+        out.push_back('\r');
+        return true;
+      case 't':
+        out.push_back('\t');
+        return true;
+      case 'u':
+        break;
+      default:
+        --pos_;
+        return Syntax("invalid escape");
+    }
+    const long unit = Hex4();
+    if (unit < 0)
+      return false;
+    if (unit >= 0xDC00 && unit <= 0xDFFF) {
+      pos_ -= 6;
+      return Syntax("lone low surrogate escape");
+    }
+    if (unit < 0xD800 || unit > 0xDBFF) {
+      AppendUtf8(out, static_cast<std::uint32_t>(unit));
+      return true;
+    }
+    if (Peek() != '\\' || pos_ + 1 >= text_.size() || text_[pos_ + 1] != 'u')
+      return Syntax("a high surrogate escape must be followed by a low one");
+    pos_ += 2;
+    const long low = Hex4();
+    if (low < 0)
+      return false;
+    if (low < 0xDC00 || low > 0xDFFF) {
+      pos_ -= 6;
+      return Syntax("a high surrogate escape must be followed by a low one");
+    }
+    AppendUtf8(out, 0x10000 + ((static_cast<std::uint32_t>(unit) - 0xD800) << 10) +
+                        (static_cast<std::uint32_t>(low) - 0xDC00));
+    return true;
+  }
+
+  char Peek() const { return pos_ < text_.size() ? text_[pos_] : '\0'; }
+
+  void SkipSpace() {
+    while (pos_ < text_.size()) {
+      const char c = text_[pos_];
+      if (c != ' ' && c != '\n' && c != '\r' && c != '\t')
+        return;
+      ++pos_;
+    }
+  }
+
+  // Every syntax detail starts "not well-formed JSON" (callers and their tests look for it).
+  bool Syntax(std::string_view what) {
+    std::string detail = "not well-formed JSON";
+    if (what != detail)
+      detail.append(": ").append(what);
+    error_ = JsonError{JsonErrorKind::kSyntax, Path(), pos_, std::move(detail)};
     return false;
   }
 
-  Json* Insert(Json&& value) {
-    if (stack_.empty()) {
-      root_ = std::move(value);
-      return &root_;
-    }
-    Json& parent = *stack_.back();
-    if (parent.is_array()) {
-      parent.push_back(std::move(value));
-      return &parent.back();
-    }
-    // key() already refused duplicates, so append directly: ordered_json's own emplace searches
-    // the members linearly, which makes a wide object quadratic.
-    Members& members = MembersOf(parent);
-    members.emplace_back(std::move(pending_key_), std::move(value));
-    return &members.back().second;
-  }
-  bool Put(Json&& value) {
-    Insert(std::move(value));
-    return true;
-  }
-  bool Open(Json&& container) {
-    if (stack_.size() >= max_depth_) {
-      return Fail(JsonErrorKind::kTooDeep, fmt::format("nesting deeper than {}", max_depth_));
-    }
-    stack_.push_back(Insert(std::move(container)));
-    return true;
-  }
-  bool Close() {
-    stack_.pop_back();
-    return true;
-  }
   // "$" and one segment per open container below the root: an open container is always the
-  // last element of its parent (its own values go into it, not into the parent).
+  // last member or element of its parent.
   std::string Path() const {
     std::string path = "$";
-    for (std::size_t i = 1; i < stack_.size(); ++i) {
-      Json& parent = *stack_[i - 1];
-      if (parent.is_array()) {
+    for (std::size_t i = 1; i < frames_.size(); ++i) {
+      Json& parent = *frames_[i - 1].container;
+      if (!frames_[i - 1].object) {
         path.append(fmt::format("[{}]", parent.size() - 1));
       } else {
         path.push_back('.');
@@ -146,12 +444,10 @@ class StrictDomBuilder {
     return path;
   }
 
-  Json& root_;
+  std::string_view text_;
+  std::size_t pos_ = 0;
   std::size_t max_depth_;
-  std::vector<Json*> stack_;
-  // Per open object: its names once it has kScannedMembers of them, else empty.
-  std::vector<std::unordered_set<std::string>> wide_names_;
-  std::string pending_key_;
+  std::vector<Frame> frames_;
   std::optional<JsonError> error_;
 };
 
@@ -216,27 +512,24 @@ std::string JsonError::Describe() const {
   return out;
 }
 
-Result<Json, JsonError> ParseStrictJson(std::string_view text, const JsonLimits& limits) {
+namespace json_reference {
+
+std::optional<JsonError> RefuseBeforeReading(std::string_view text, const JsonLimits& limits) {
   if (text.size() > limits.max_bytes) {
-    return Fail(
-        JsonError{JsonErrorKind::kTooLarge, "$", limits.max_bytes,
-                  fmt::format("{} bytes exceed the limit of {}", text.size(), limits.max_bytes)});
+    return JsonError{JsonErrorKind::kTooLarge, "$", limits.max_bytes,
+                     fmt::format("{} bytes exceed the limit of {}", text.size(), limits.max_bytes)};
   }
-  // nlohmann skips a leading byte-order mark; JSON (RFC 8259 §8.1) does not allow one.
-  if (text.substr(0, 3) == "\xEF\xBB\xBF") {
-    return Fail(JsonError{JsonErrorKind::kSyntax, "$", 0, "byte-order mark"});
-  }
-  Json root;
-  StrictDomBuilder builder(root, limits.max_depth);
-  const bool ok = Json::sax_parse(text.begin(), text.end(), &builder,
-                                  nlohmann::detail::input_format_t::json, /*strict=*/true,
-                                  /*ignore_comments=*/false);
-  if (!ok) {
-    if (builder.error())
-      return Fail(*builder.error());
-    return Fail(JsonError{JsonErrorKind::kSyntax, "$", 0, "not well-formed JSON"});
-  }
-  return root;
+  if (text.substr(0, 3) == "\xEF\xBB\xBF")
+    return JsonError{JsonErrorKind::kSyntax, "$", 0, "byte-order mark"};
+  return std::nullopt;
+}
+
+}  // namespace json_reference
+
+Result<Json, JsonError> ParseStrictJson(std::string_view text, const JsonLimits& limits) {
+  if (auto refused = json_reference::RefuseBeforeReading(text, limits))
+    return Fail(std::move(*refused));
+  return StrictParser(text, limits.max_depth).Parse();
 }
 
 Result<std::string, JsonError> JsonAsString(const Json& value, std::string_view path) {

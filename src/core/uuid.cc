@@ -6,20 +6,11 @@
 #include <chrono>
 #include <cstdlib>
 
+#include "harness/core/chars.h"
 #include "harness/core/sha256.h"
 
 namespace harness {
 namespace {
-
-int HexValue(char c) {
-  if (c >= '0' && c <= '9')
-    return c - '0';
-  if (c >= 'a' && c <= 'f')
-    return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F')
-    return c - 'A' + 10;
-  return -1;
-}
 
 void RandomBytes(std::uint8_t* out, int n) {
   // RAND_bytes only fails when the OS entropy source is unusable; an identifier built without
@@ -48,8 +39,8 @@ Result<Uuid, UuidParseError> Uuid::Parse(std::string_view text) {
       ++i;
       continue;
     }
-    const int hi = HexValue(text[i]);
-    const int lo = HexValue(text[i + 1]);
+    const int hi = HexDigitValue(text[i]);
+    const int lo = HexDigitValue(text[i + 1]);
     if (hi < 0 || lo < 0)
       return Fail(UuidParseError{"hex digit expected"});
     bytes[out++] = static_cast<std::uint8_t>(hi << 4 | lo);

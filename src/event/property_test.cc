@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "harness/core/chars.h"
 #include "harness/event/codec.h"
 
 namespace harness {
@@ -40,24 +41,6 @@ rc::Gen<EventTime> Time() {
   });
 }
 
-void AppendCodePoint(std::string& out, std::uint32_t cp) {
-  if (cp < 0x80) {
-    out.push_back(static_cast<char>(cp));
-  } else if (cp < 0x800) {
-    out.push_back(static_cast<char>(0xC0 | (cp >> 6)));
-    out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-  } else if (cp < 0x10000) {
-    out.push_back(static_cast<char>(0xE0 | (cp >> 12)));
-    out.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
-    out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-  } else {
-    out.push_back(static_cast<char>(0xF0 | (cp >> 18)));
-    out.push_back(static_cast<char>(0x80 | ((cp >> 12) & 0x3F)));
-    out.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
-    out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-  }
-}
-
 // Valid UTF-8 of up to 12 code points, control characters and quotes included.
 rc::Gen<std::string> Utf8() {
   return rc::gen::exec([] {
@@ -70,7 +53,7 @@ rc::Gen<std::string> Utf8() {
                                       rc::gen::inRange<std::uint32_t>(0x800, 0xD800),
                                       rc::gen::inRange<std::uint32_t>(0xE000, 0x10000),
                                       rc::gen::inRange<std::uint32_t>(0x10000, 0x110000));
-      AppendCodePoint(out, cp);
+      AppendUtf8(out, cp);
     }
     return out;
   });

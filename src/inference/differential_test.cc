@@ -153,7 +153,7 @@ std::string WhiteSpaceEdgeCorpus() {
   std::mt19937_64 rng(kCorpusSeed);
   std::string text;
   for (int i = 0; i < 50000; ++i)
-    inference_internal::AppendUtf8(text, kAlphabet[rng() % std::size(kAlphabet)]);
+    AppendUtf8(text, kAlphabet[rng() % std::size(kAlphabet)]);
   return text;
 }
 

@@ -198,6 +198,8 @@ struct RestoreOptions {
   std::function<Result<LoopDefinition, SessionError>(const RestoredLoopInfo&)> resolve;
   bool start_queued = true;  // false: loops stay idle with their queue (checkers, benchmarks)
   bool take_over = false;    // TakeOverLease instead of AcquireLease
+  // Threads that decode the records (the reading thread folds them in order): 0 = one per core.
+  unsigned decode_threads = 0;
 };
 
 // What a restore did and how long its phases took.

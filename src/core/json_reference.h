@@ -1,0 +1,24 @@
+// The strict JSON reader as it was built on nlohmann's SAX parser, kept as the reference the
+// purpose-built parser (ParseStrictJson, src/core/json.cc) is checked against: a differential
+// test over every corpus (core_test.cc), a differential fuzz target (fuzz/json_fuzz.cc), and
+// the side-by-side benchmark (bench/restore_bench.cc --profile-fold). Not used by the runtime.
+//
+// Same contract as ParseStrictJson (harness/core/json.h) except for error offsets: nlohmann
+// reports the position after it gave up, and depth errors carry offset 0.
+#pragma once
+
+#include <optional>
+#include <string_view>
+
+#include "harness/core/json.h"
+
+namespace harness::json_reference {
+
+Result<Json, JsonError> ParseStrictJsonWithNlohmann(std::string_view text,
+                                                    const JsonLimits& limits = {});
+
+// What both readers refuse before they read a byte: more than limits.max_bytes, and a leading
+// byte-order mark (RFC 8259 §8.1 does not allow one; nlohmann skipped it).
+std::optional<JsonError> RefuseBeforeReading(std::string_view text, const JsonLimits& limits);
+
+}  // namespace harness::json_reference
