@@ -244,11 +244,12 @@ TEST(Session, ClosingASessionReportsNoLeaseFailure) {
 }
 
 TEST(ActorPool, StrandRunsTasksInOrderAndNeverConcurrently) {
-  runtime_detail::ActorPool pool(4);
-  auto strand = std::make_shared<runtime_detail::Strand>(pool);
+  // Declared before the pool, so they outlive its workers (see the test below).
   std::vector<int> order;
   std::atomic<int> running{0};
   std::latch done(1000);
+  runtime_detail::ActorPool pool(4);
+  auto strand = std::make_shared<runtime_detail::Strand>(pool);
   for (int i = 0; i < 1000; ++i) {
     strand->Post([&, i] {
       EXPECT_EQ(running.fetch_add(1), 0);
@@ -264,9 +265,12 @@ TEST(ActorPool, StrandRunsTasksInOrderAndNeverConcurrently) {
 }
 
 TEST(BlockingPool, ABlockedCallNeverDelaysAnother) {
-  runtime_detail::BlockingPool pool;
+  // The latches outlive the pool, whose destructor joins its workers: the first call may still
+  // be inside release.wait() when this scope ends (clang's ASan found it reading a destroyed
+  // latch when they were declared after the pool).
   std::latch release(1);
   std::latch second_ran(1);
+  runtime_detail::BlockingPool pool;
   pool.Submit([&] { release.wait(); });
   pool.Submit([&] { second_ran.count_down(); });
   second_ran.wait();  // would hang if the second call waited for the first
