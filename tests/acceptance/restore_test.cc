@@ -307,9 +307,10 @@ TEST_F(Restore, AnOpenTurnIsClosedAndTheLoopAnswersTheNextInput) {
   EXPECT_EQ(MustSnapshot(loop).turn_index, 2u);
 }
 
-// Restore reads pages of 4096 records and decodes page k+1 on another thread while page k
-// folds: a journal of several pages restores whole, and a damaged record on either side of a
-// page boundary or in the last page is refused at its own seq, as a sequential reader would.
+// Restore reads pages of 4096 records and decodes page k+1 on other threads, in slices, while
+// page k folds: a journal of several pages restores whole, to the same history whatever the
+// number of decoding threads, and a damaged record on either side of a page or slice boundary
+// or in the last page is refused at its own seq, as a sequential reader would.
 TEST_F(Restore, AJournalOfSeveralPagesRestoresWholeOrIsRefusedAtTheDamagedRecord) {
   const Uuid id = Uuid::V4();
   testing::JournalBuilder builder(id);
@@ -317,7 +318,7 @@ TEST_F(Restore, AJournalOfSeveralPagesRestoresWholeOrIsRefusedAtTheDamagedRecord
   while (builder.last_seq() < 9'000)
     builder.Turn(loop, "question", "answer");
   const std::vector<JournalRecord> records = builder.records();
-  auto restore_of = [&](std::uint64_t damaged_seq) {
+  auto restore_of = [&](std::uint64_t damaged_seq, unsigned decode_threads) {
     auto journal = NewMemoryJournal();
     std::vector<NewRecord> batch;
     for (const JournalRecord& r : records) {
@@ -330,21 +331,39 @@ TEST_F(Restore, AJournalOfSeveralPagesRestoresWholeOrIsRefusedAtTheDamagedRecord
     EXPECT_TRUE(lease.ok());
     EXPECT_TRUE(journal->Append({id, lease->token, 1, std::move(batch)}).ok());
     EXPECT_TRUE(journal->ReleaseLease(*lease).ok());
-    auto restored = TryRestore(*journal, id, Resolver(false));
-    if (restored.ok())
+    RestoreOptions restore = Resolver(false);
+    restore.decode_threads = decode_threads;
+    auto restored = TryRestore(*journal, id, std::move(restore));
+    std::vector<Message> history;
+    if (restored.ok()) {
+      auto snapshot = (*restored)->Snapshot(loop);
+      EXPECT_TRUE(snapshot.ok());
+      if (snapshot.ok())
+        history = snapshot->history;
       (*restored)->Suspend();
-    return restored;
+    }
+    return std::make_pair(std::move(restored), std::move(history));
   };
-  auto whole = restore_of(0);
-  ASSERT_TRUE(whole.ok()) << whole.error().Message();
-  EXPECT_EQ((*whole)->restore_report().records, records.size());
-  for (std::uint64_t damaged : {4'096u, 4'097u, 8'192u, 8'999u}) {
-    auto refused = restore_of(damaged);
-    ASSERT_FALSE(refused.ok()) << damaged;
-    EXPECT_EQ(refused.error().kind, SessionErrorKind::kRestoreRefused) << damaged;
-    ASSERT_TRUE(refused.error().restore.has_value()) << damaged;
-    EXPECT_EQ(refused.error().restore->seq, damaged);
-    EXPECT_EQ(refused.error().restore->kind, RestoreErrorKind::kUndecodable);
+  // One decoding thread, one per core (0), and slices that do not divide a page evenly: the
+  // same history, and the same first damaged record in journal order (slice and page edges).
+  std::vector<Message> first_history;
+  for (unsigned threads : {1u, 0u, 3u, 7u}) {
+    SCOPED_TRACE("decode_threads " + std::to_string(threads));
+    auto [whole, history] = restore_of(0, threads);
+    ASSERT_TRUE(whole.ok()) << whole.error().Message();
+    EXPECT_EQ((*whole)->restore_report().records, records.size());
+    if (threads == 1)
+      first_history = history;
+    EXPECT_EQ(history, first_history);
+    EXPECT_FALSE(history.empty());
+    for (std::uint64_t damaged : {1'366u, 1'367u, 4'096u, 4'097u, 5'463u, 8'192u, 8'999u}) {
+      auto refused = restore_of(damaged, threads).first;
+      ASSERT_FALSE(refused.ok()) << damaged;
+      EXPECT_EQ(refused.error().kind, SessionErrorKind::kRestoreRefused) << damaged;
+      ASSERT_TRUE(refused.error().restore.has_value()) << damaged;
+      EXPECT_EQ(refused.error().restore->seq, damaged);
+      EXPECT_EQ(refused.error().restore->kind, RestoreErrorKind::kUndecodable);
+    }
   }
 }
 
