@@ -45,9 +45,9 @@ std::optional<milliseconds> ParseRetryAfter(std::string_view value,
   value = TrimSpaces(value);
   if (value.empty() || value.size() > kMaxRetryAfterLength)
     return std::nullopt;
+  // Saturate instead of overflowing: any caller caps the wait far below this.
+  constexpr std::int64_t kCeilingSeconds = std::int64_t{1} << 40;
   if (std::all_of(value.begin(), value.end(), [](char c) { return c >= '0' && c <= '9'; })) {
-    // Saturate instead of overflowing: any caller caps the wait far below this.
-    constexpr std::int64_t kCeilingSeconds = std::int64_t{1} << 40;
     std::int64_t seconds = 0;
     for (char c : value)
       seconds = std::min(kCeilingSeconds, seconds * 10 + (c - '0'));
@@ -58,10 +58,18 @@ std::optional<milliseconds> ParseRetryAfter(std::string_view value,
   const time_t when = curl_getdate(text.c_str(), nullptr);
   if (when == -1)
     return std::nullopt;
-  const auto at = std::chrono::system_clock::from_time_t(when);
-  if (at <= now)
+  // In milliseconds and clamped to the ceiling: from_time_t of a far year (curl reads
+  // "Fri Jan  2 038026" as the year 38026) overflows system_clock's nanoseconds (retry_after_fuzz
+  // found it; RetryAfter.AFarFutureDateSaturates).
+  const std::int64_t now_ms =
+      std::chrono::duration_cast<milliseconds>(now.time_since_epoch()).count();
+  const std::int64_t now_s = now_ms / 1000;
+  const std::int64_t at_s =
+      std::clamp<std::int64_t>(when, now_s - kCeilingSeconds, now_s + kCeilingSeconds);
+  const std::int64_t at_ms = at_s * 1000;
+  if (at_ms <= now_ms)
     return milliseconds(0);
-  return std::chrono::duration_cast<milliseconds>(at - now);
+  return milliseconds(at_ms - now_ms);
 }
 
 bool WaitUnlessStopped(milliseconds duration, std::stop_token stop) {

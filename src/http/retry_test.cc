@@ -246,6 +246,17 @@ TEST(RetryAfter, ParsesSecondsAndHttpDates) {
   EXPECT_FALSE(ParseRetryAfter(std::string(100, '1'), kNow).has_value());
 }
 
+// retry_after_fuzz found it: curl reads "Fri Jan  2 038026" as the year 38026, whose
+// system_clock time point overflowed (signed overflow, UBSan). The wait saturates instead.
+TEST(RetryAfter, AFarFutureDateSaturates) {
+  const auto far = ParseRetryAfter("Fri Jan  2 038026", kNow);
+  ASSERT_TRUE(far.has_value());
+  EXPECT_GT(*far, milliseconds(1'000'000'000));
+  EXPECT_LE(*far, *ParseRetryAfter("99999999999999999999999999", kNow))
+      << "no more than the ceiling of a number of seconds";
+  EXPECT_EQ(ParseRetryAfter("Fri, 02 Jan 1970 00:00:00 GMT", kNow), milliseconds(0));
+}
+
 TEST(RetryAfter, RetryableStatuses) {
   for (int status : {429, 500, 502, 503, 504, 529})
     EXPECT_TRUE(IsRetryableStatus(status)) << status;
