@@ -45,7 +45,8 @@ bool SameTypes(const harness::Json& a, const harness::Json& b) {
 // value followed by a NUL and anything at all; the new reader refuses that as data after the
 // value (the contract: exactly one value). The one accepted difference.
 bool ReferenceStoppedAtNul(std::string_view input, const harness::JsonError& ours) {
-  return ours.kind == harness::JsonErrorKind::kSyntax && ours.detail == "not well-formed JSON: data after the value" &&
+  return ours.kind == harness::JsonErrorKind::kSyntax &&
+         ours.detail == "not well-formed JSON: data after the value" &&
          ours.offset < input.size() && input[ours.offset] == '\0';
 }
 
