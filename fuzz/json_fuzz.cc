@@ -41,19 +41,10 @@ bool SameTypes(const harness::Json& a, const harness::Json& b) {
   return true;
 }
 
-// nlohmann stops reading at a NUL byte where a token may begin, so the reference accepts a
-// value followed by a NUL and anything at all; the new reader refuses that as data after the
-// value (the contract: exactly one value). The one accepted difference.
-bool ReferenceStoppedAtNul(std::string_view input, const harness::JsonError& ours) {
-  return ours.kind == harness::JsonErrorKind::kSyntax &&
-         ours.detail == "not well-formed JSON: data after the value" &&
-         ours.offset < input.size() && input[ours.offset] == '\0';
-}
-
 void Check(std::string_view input, const harness::JsonLimits& limits) {
   const auto ours = harness::ParseStrictJson(input, limits);
   const auto theirs = harness::json_reference::ParseStrictJsonWithNlohmann(input, limits);
-  if (!ours.ok() && theirs.ok() && ReferenceStoppedAtNul(input, ours.error()))
+  if (!ours.ok() && theirs.ok() && harness::json_reference::StoppedAtNul(input, ours.error()))
     return;
   if (ours.ok() != theirs.ok())
     Violation(ours.ok() ? "only the reference refuses" : "only the new reader refuses");

@@ -157,6 +157,12 @@ class StrictDomBuilder {
 
 }  // namespace
 
+bool StoppedAtNul(std::string_view input, const JsonError& ours) {
+  return ours.kind == JsonErrorKind::kSyntax &&
+         ours.detail == "not well-formed JSON: data after the value" &&
+         ours.offset < input.size() && input[ours.offset] == '\0';
+}
+
 Result<Json, JsonError> ParseStrictJsonWithNlohmann(std::string_view text,
                                                     const JsonLimits& limits) {
   if (auto refused = RefuseBeforeReading(text, limits))

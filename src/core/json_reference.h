@@ -17,6 +17,11 @@ namespace harness::json_reference {
 Result<Json, JsonError> ParseStrictJsonWithNlohmann(std::string_view text,
                                                     const JsonLimits& limits = {});
 
+// The one difference between the readers: nlohmann stops reading at a NUL byte where a token
+// may begin, so the reference accepts a value followed by a NUL and anything at all, which
+// ParseStrictJson refuses as data after the value (`ours`). True for exactly that refusal.
+bool StoppedAtNul(std::string_view input, const JsonError& ours);
+
 // What both readers refuse before they read a byte: more than limits.max_bytes, and a leading
 // byte-order mark (RFC 8259 §8.1 does not allow one; nlohmann skipped it).
 std::optional<JsonError> RefuseBeforeReading(std::string_view text, const JsonLimits& limits);

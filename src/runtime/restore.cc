@@ -91,10 +91,9 @@ DecodedPage DecodePage(std::vector<JournalRecord> records, unsigned workers) {
 
 // Reads the whole session into the folder, page by page. Decoding is pure and is most of the
 // cost, so it runs on other threads (one per core): while page k decodes there, this thread
-// reads page k+1;
-// then page k+1 decodes while this thread folds page k. The fold stays on this thread and in
-// journal order. Results equal those of
-// reading, decoding and folding one page after the other: the first failure in journal order
+// reads page k+1; then page k+1 decodes while this thread folds page k. The fold stays on this
+// thread and in journal order. Results equal those of reading, decoding and folding one page
+// after the other: the first failure in journal order
 // wins (a fold error of page k before a read error of page k+1, which a sequential reader would
 // not have reached), and reading stops at the first short page.
 Status<SessionError> ReadAndFold(Journal& journal, const Uuid& session, unsigned decode_threads,
