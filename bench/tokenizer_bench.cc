@@ -33,6 +33,7 @@
 #include "harness/core/json.h"
 #include "harness/inference/tokenizer.h"
 #include "inference/mixed_corpus.h"
+#include "support/build_paths.h"
 
 namespace {
 
@@ -74,7 +75,7 @@ std::string Capture(const std::string& command, int* status) {
 std::string Oracle(const std::string& library, Encoding encoding, const std::string& input,
                    const std::string& last_args) {
   std::string command = "node '";
-  command.append(HARNESS_SOURCE_DIR).append("/tools/tiktoken_oracle.js' '");
+  command.append(build_paths::SourceDir()).append("/tools/tiktoken_oracle.js' '");
   command.append(TokenizerDirFromEnvironment().string()).append("' ").append(library);
   command.append(" ").append(EncodingName(encoding)).append(" '").append(input).append("' ");
   command.append(last_args);

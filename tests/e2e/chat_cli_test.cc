@@ -6,6 +6,7 @@
 #include <string>
 
 #include "chat_support.h"
+#include "support/build_paths.h"
 #include "support/scripted_http_server.h"
 
 namespace harness::chat_e2e {
@@ -145,7 +146,7 @@ TEST_F(ChatCli, PressureCompactsAutomaticallyBeforeTheModelCall) {
 
 TEST_F(ChatCli, BadUsageExitsTwoWithNothingOnStdout) {
   const std::string script = dir_.Script({Answer("x")});
-  const std::string binary = std::string("'") + HARNESS_BINARY + "' chat";
+  const std::string binary = std::string("'") + ::harness::build_paths::HarnessBinary() + "' chat";
   const std::vector<std::string> cases = {
       binary + " --data-dir '" + dir_.data() + "'",  // no --model
       binary + " --model magic",
@@ -165,7 +166,8 @@ TEST_F(ChatCli, BadUsageExitsTwoWithNothingOnStdout) {
 
 TEST_F(ChatCli, AProviderWithoutItsKeyIsAUsageErrorNamingTheVariable) {
   const std::string chat = std::string("env -u OPENAI_API_KEY -u OPENAI_BASE_URL '") +
-                           HARNESS_BINARY + "' chat --data-dir '" + dir_.data() + "' --model ";
+                           ::harness::build_paths::HarnessBinary() + "' chat --data-dir '" +
+                           dir_.data() + "' --model ";
   CliRun run = Shell(chat + "openai:gpt-model < /dev/null 2>&1");
   EXPECT_EQ(run.exit_code, 2);
   EXPECT_TRUE(Has(run.out, "--model: openai needs an API key: set OPENAI_API_KEY")) << run.out;
@@ -188,8 +190,9 @@ TEST_F(ChatCli, ATurnGoesToTheServerNamedByTheBaseUrl) {
        chunk(R"({"content":"tiny"},"finish_reason":"stop")"), "data: [DONE]\n\n"}));
   const std::string in = dir_.Write("provider-input.txt", "hello\n/quit\n");
   const CliRun run = Shell("env -u OPENAI_API_KEY OPENAI_BASE_URL='" + server.Url("/v1") + "' '" +
-                           HARNESS_BINARY + "' chat --model openai:tiny --context-window 8192 " +
-                           "--data-dir '" + dir_.data() + "' < '" + in + "' 2>&1");
+                           ::harness::build_paths::HarnessBinary() +
+                           "' chat --model openai:tiny --context-window 8192 " + "--data-dir '" +
+                           dir_.data() + "' < '" + in + "' 2>&1");
   EXPECT_EQ(run.exit_code, 0) << run.out;
   EXPECT_TRUE(Has(run.out, "model openai/tiny")) << run.out;
   EXPECT_TRUE(Has(run.out, "\nassistant: Hi from tiny\n")) << run.out;

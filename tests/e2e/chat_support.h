@@ -9,6 +9,7 @@
 #include "cli_support.h"
 #include "harness/core/json.h"
 #include "journal_process.h"
+#include "support/build_paths.h"
 
 namespace harness::chat_e2e {
 
@@ -57,7 +58,7 @@ class ChatDir {
   // `harness chat --model scripted:SCRIPT --data-dir DATA EXTRA…`, single-quoted for a shell.
   std::string ChatCommand(const std::string& script, const std::string& extra = "") const {
     std::string command = "'";
-    command.append(HARNESS_BINARY)
+    command.append(::harness::build_paths::HarnessBinary())
         .append("' chat --model 'scripted:")
         .append(script)
         .append("' --data-dir '")

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "cli_support.h"
+#include "support/build_paths.h"
 
 namespace {
 
@@ -20,14 +21,17 @@ using harness::e2e::TempFile;
 // Runs the harness binary with `args` (already shell-quoted where needed); stderr is dropped
 // unless `with_stderr`.
 CliRun Harness(const std::string& args, bool with_stderr = false) {
-  const std::string command =
-      std::string("'") + HARNESS_BINARY + "' " + args + (with_stderr ? " 2>&1" : " 2>/dev/null");
+  const std::string command = std::string("'") + ::harness::build_paths::HarnessBinary() + "' " +
+                              args + (with_stderr ? " 2>&1" : " 2>/dev/null");
   return Shell(command);
 }
 
 std::string Example(const std::string& relative) {
   std::string quoted = "'";
-  quoted.append(HARNESS_SOURCE_DIR).append("/examples/").append(relative).append("'");
+  quoted.append(::harness::build_paths::SourceDir())
+      .append("/examples/")
+      .append(relative)
+      .append("'");
   return quoted;
 }
 

@@ -13,6 +13,7 @@
 #include "harness/core/json.h"
 #include "harness/event/event.h"
 #include "journal_process.h"
+#include "support/build_paths.h"
 #include "support/scripted_http_server.h"
 
 namespace harness::compact_e2e {
@@ -23,7 +24,7 @@ using journal_e2e::ProcessRun;
 using journal_e2e::TempDir;
 
 std::string Example(const std::string& relative) {
-  return std::string(HARNESS_SOURCE_DIR) + "/examples/" + relative;
+  return std::string(::harness::build_paths::SourceDir()) + "/examples/" + relative;
 }
 
 bool Has(const std::vector<std::string>& lines, const std::string& line) {
@@ -308,8 +309,9 @@ TEST_F(CompactCli, BadFlagsAreUsage) {
 
 TEST_F(CompactCli, AProviderCompactorWithoutItsKeyIsAUsageErrorNamingTheVariable) {
   const e2e::CliRun run =
-      e2e::Shell(std::string("env -u ANTHROPIC_API_KEY -u ANTHROPIC_BASE_URL '") + HARNESS_BINARY +
-                 "' compact '" + Example("transcripts/coding-agent.json") +
+      e2e::Shell(std::string("env -u ANTHROPIC_API_KEY -u ANTHROPIC_BASE_URL '") +
+                 ::harness::build_paths::HarnessBinary() + "' compact '" +
+                 Example("transcripts/coding-agent.json") +
                  "' --compactor anthropic:claude-model --data-dir '" + data() + "' 2>&1");
   EXPECT_EQ(run.exit_code, 2);
   EXPECT_EQ(run.out,
@@ -329,7 +331,8 @@ TEST_F(CompactCli, AProviderCompactorAsksTheServerAndValidatesItsAnswer) {
        "data: [DONE]\n\n"}));
   const e2e::CliRun run =
       e2e::Shell("env -u OPENAI_API_KEY OPENAI_BASE_URL='" + server.Url("/v1") + "' '" +
-                 HARNESS_BINARY + "' compact '" + Example("transcripts/coding-agent.json") +
+                 ::harness::build_paths::HarnessBinary() + "' compact '" +
+                 Example("transcripts/coding-agent.json") +
                  "' --compactor openai:tiny --constrain-output --data-dir '" + data() + "'");
   EXPECT_EQ(run.exit_code, 3) << run.out;
   EXPECT_NE(run.out.find("\nrejected invalid_summary\n"), std::string::npos) << run.out;
@@ -496,7 +499,10 @@ TEST_F(CompactCli, MissingTokenizerDataForAnExactModelIsUsage) {
   std::filesystem::create_directories(empty);
   const auto run_with = [&](const std::string& model) {
     std::string command = "HARNESS_TOKENIZER_DIR='";
-    command.append(empty).append("' '").append(HARNESS_BINARY).append("' compact '");
+    command.append(empty)
+        .append("' '")
+        .append(::harness::build_paths::HarnessBinary())
+        .append("' compact '");
     command.append(Example("transcripts/coding-agent.json")).append("' --model ").append(model);
     command.append(" --data-dir '").append(data()).append("' 2>&1");
     return e2e::Shell(command);

@@ -13,6 +13,7 @@
 
 #include "cli_support.h"
 #include "harness/inference/tokenizer.h"
+#include "support/build_paths.h"
 
 namespace {
 
@@ -23,7 +24,7 @@ using harness::e2e::TempFile;
 // Runs `harness count <args>`; stderr is dropped unless `with_stderr`.
 CliRun Count(const std::string& args, bool with_stderr = false) {
   std::string command = "'";
-  command.append(HARNESS_BINARY).append("' count ").append(args);
+  command.append(::harness::build_paths::HarnessBinary()).append("' count ").append(args);
   command.append(with_stderr ? " 2>&1" : " 2>/dev/null");
   return Shell(command);
 }
@@ -46,7 +47,7 @@ TEST(CliCount, ReadsStandardInputForDashAndByDefault) {
 }
 
 TEST(CliCount, AgreesWithTheLibraryOnARealFile) {
-  const std::string readme = std::string(HARNESS_SOURCE_DIR) + "/README.md";
+  const std::string readme = std::string(::harness::build_paths::SourceDir()) + "/README.md";
   std::ifstream in(readme, std::ios::binary);
   const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   ASSERT_FALSE(text.empty());
@@ -75,8 +76,8 @@ TEST(CliCount, BadUsageAndUnreadableInputExitTwo) {
 }
 
 TEST(CliCount, RefusesInputOverSixtyFourMebibytes) {
-  const CliRun over =
-      Shell(std::string("head -c 67108865 /dev/zero | '") + HARNESS_BINARY + "' count 2>&1");
+  const CliRun over = Shell(std::string("head -c 67108865 /dev/zero | '") +
+                            ::harness::build_paths::HarnessBinary() + "' count 2>&1");
   EXPECT_EQ(over.exit_code, 2);
   EXPECT_NE(over.out.find("larger than 67108864 bytes"), std::string::npos) << over.out;
 }
@@ -86,7 +87,7 @@ TEST(CliCount, MissingTokenizerDataExitsTwoAndSaysWhereToGetIt) {
                                       ("harness-count-empty-" + std::to_string(::getpid()));
   std::filesystem::create_directories(empty);
   const CliRun run = Shell("echo hi | HARNESS_TOKENIZER_DIR='" + empty.string() + "' '" +
-                           HARNESS_BINARY + "' count 2>&1");
+                           ::harness::build_paths::HarnessBinary() + "' count 2>&1");
   std::filesystem::remove_all(empty);
   EXPECT_EQ(run.exit_code, 2);
   EXPECT_NE(run.out.find("tokenizer: unreadable"), std::string::npos) << run.out;
@@ -95,7 +96,7 @@ TEST(CliCount, MissingTokenizerDataExitsTwoAndSaysWhereToGetIt) {
 
 TEST(CliCount, ModelPicksItsEncodingFromTheCatalog) {
   std::string readme = "'";
-  readme.append(HARNESS_SOURCE_DIR).append("/README.md' ");
+  readme.append(::harness::build_paths::SourceDir()).append("/README.md' ");
   const auto with = [&readme](const std::string& flags) {
     std::string args = readme;
     args.append(flags);

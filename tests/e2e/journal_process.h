@@ -13,6 +13,8 @@
 #include <string>
 #include <vector>
 
+#include "support/build_paths.h"
+
 extern char** environ;
 
 namespace harness::journal_e2e {
@@ -69,14 +71,15 @@ class Child {
     for (auto& e : env_strings)
       envp.push_back(e.data());
     envp.push_back(nullptr);
-    std::vector<std::string> argv_strings = {HARNESS_BINARY};
+    std::vector<std::string> argv_strings = {::harness::build_paths::HarnessBinary()};
     argv_strings.insert(argv_strings.end(), args.begin(), args.end());
     std::vector<char*> argv;
     for (auto& a : argv_strings)
       argv.push_back(a.data());
     argv.push_back(nullptr);
     char** child_env = io.env.empty() ? environ : envp.data();
-    if (posix_spawn(&pid_, HARNESS_BINARY, &actions, nullptr, argv.data(), child_env) != 0)
+    if (posix_spawn(&pid_, ::harness::build_paths::HarnessBinary(), &actions, nullptr, argv.data(),
+                    child_env) != 0)
       pid_ = -1;
     posix_spawn_file_actions_destroy(&actions);
     close(fds[1]);

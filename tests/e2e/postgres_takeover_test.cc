@@ -30,6 +30,7 @@
 #include "harness/journal/postgres_journal.h"
 #include "harness/runtime/fold.h"
 #include "harness/runtime/repair.h"
+#include "support/build_paths.h"
 
 extern char** environ;
 
@@ -62,13 +63,14 @@ class Process {
     posix_spawn_file_actions_adddup2(&actions, in[0], STDIN_FILENO);
     posix_spawn_file_actions_adddup2(&actions, out[1], STDOUT_FILENO);
     posix_spawn_file_actions_adddup2(&actions, out[1], STDERR_FILENO);
-    std::vector<std::string> strings = {HARNESS_BINARY};
+    std::vector<std::string> strings = {::harness::build_paths::HarnessBinary()};
     strings.insert(strings.end(), args.begin(), args.end());
     std::vector<char*> argv;
     for (auto& s : strings)
       argv.push_back(s.data());
     argv.push_back(nullptr);
-    if (posix_spawn(&pid_, HARNESS_BINARY, &actions, nullptr, argv.data(), environ) != 0)
+    if (posix_spawn(&pid_, ::harness::build_paths::HarnessBinary(), &actions, nullptr, argv.data(),
+                    environ) != 0)
       pid_ = -1;
     posix_spawn_file_actions_destroy(&actions);
     close(in[0]);

@@ -26,6 +26,7 @@
 #include "harness/provider/provider_environment.h"
 #include "harness/runtime/session.h"
 #include "llama_server.h"
+#include "support/build_paths.h"
 
 // g++ 12 at -O3 reports AssistantMessage::usage as maybe-uninitialized when a Message variant
 // holding it is moved inside inlined vector code (a known false positive of that release).
@@ -405,17 +406,18 @@ TEST_F(LlamaSuite, ChatWithTheLocalServerCompacts) {
       std::filesystem::temp_directory_path() / ("harness-llama-chat-" + std::to_string(::getpid()));
   std::filesystem::remove_all(data);
   const e2e::TempFile input("hello\nand then?\n/compact\n/history\n/quit\n");
-  const std::string chat = "env OPENAI_BASE_URL='" + server_->base_url() + "/v1' OPENAI_API_KEY='" +
-                           server_->api_key() + "' '" HARNESS_BINARY "' chat --model openai:tiny " +
-                           "--context-window 8192 --max-output-tokens 24 --max-summary-tokens " +
-                           "700 --keep-recent-segments 1 --constrain-output --data-dir '" +
-                           data.string() + "' < " + input.quoted() + " 2>&1";
+  const std::string chat =
+      "env OPENAI_BASE_URL='" + server_->base_url() + "/v1' OPENAI_API_KEY='" + server_->api_key() +
+      "' '" + std::string(::harness::build_paths::HarnessBinary()) + "' chat --model openai:tiny " +
+      "--context-window 8192 --max-output-tokens 24 --max-summary-tokens " +
+      "700 --keep-recent-segments 1 --constrain-output --data-dir '" + data.string() + "' < " +
+      input.quoted() + " 2>&1";
   const e2e::CliRun run = e2e::Shell(chat);
   EXPECT_EQ(run.exit_code, 0) << run.out;
   EXPECT_NE(run.out.find("assistant: "), std::string::npos) << run.out;
   EXPECT_NE(run.out.find("compact committed: "), std::string::npos) << run.out;
-  const e2e::CliRun verify =
-      e2e::Shell("'" HARNESS_BINARY "' journal verify '" + data.string() + "' 2>&1");
+  const e2e::CliRun verify = e2e::Shell("'" + std::string(::harness::build_paths::HarnessBinary()) +
+                                        "' journal verify '" + data.string() + "' 2>&1");
   EXPECT_EQ(verify.exit_code, 0) << verify.out;
   std::filesystem::remove_all(data);
 }

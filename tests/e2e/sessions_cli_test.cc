@@ -24,6 +24,7 @@
 #include "harness/journal/memory_journal.h"
 #include "harness/journal/sqlite_journal.h"
 #include "harness/runtime/session.h"
+#include "support/build_paths.h"
 
 namespace harness::chat_e2e {
 namespace {
@@ -57,7 +58,7 @@ class BlockingModel final : public ModelClient {
 class SessionsCli : public ::testing::Test {
  protected:
   std::string Harness(const std::string& args) {
-    return "'" + std::string(HARNESS_BINARY) + "' " + args;
+    return "'" + std::string(::harness::build_paths::HarnessBinary()) + "' " + args;
   }
   // `harness chat --model scripted:script.json --data-dir DATA EXTRA < input`, stderr too.
   CliRun Chat(const std::string& extra, const std::string& input) {
