@@ -21,6 +21,7 @@ namespace harness::inference_internal {
 inline constexpr TokenId kNoRank = UINT32_MAX;
 
 struct CountSink {
+  static constexpr bool kPiecesOnly = false;  // merge every piece (tokenizer.cc's Run)
   static constexpr bool kWantsIds = false;
   TokenCount count = 0;
   void Add(TokenCount n) { count += n; }
@@ -28,6 +29,7 @@ struct CountSink {
 };
 
 struct IdSink {
+  static constexpr bool kPiecesOnly = false;
   static constexpr bool kWantsIds = true;
   std::vector<TokenId> ids;
   void Add(TokenCount) {}

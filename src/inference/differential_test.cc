@@ -1,8 +1,8 @@
 // The differential tests: the C++ tokenizer must give the token ids of js-tiktoken and of
 // tiktoken (OpenAI's Rust tokenizer as WebAssembly), run by node (tools/tiktoken_oracle.js), on
-// a generated mixed-script corpus, and of tiktoken on a white-space edge corpus, for both
-// encodings. Needs node and the oracles from scripts/fetch-tokenizers; fails, never skips,
-// without them.
+// a generated mixed-script corpus and on long runs of one character class, and of tiktoken on a
+// white-space edge corpus, for both encodings. Needs node and the oracles from
+// scripts/fetch-tokenizers; fails, never skips, without them.
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -155,6 +155,27 @@ std::string WhiteSpaceEdgeCorpus() {
   for (int i = 0; i < 50000; ++i)
     AppendUtf8(text, kAlphabet[rng() % std::size(kAlphabet)]);
   return text;
+}
+
+// Runs of one character class, each `run_bytes` long, one after another: white space of
+// several kinds, capitals, lower case, punctuation, digits, a two-byte letter, a CJK ideograph.
+// The oracles are quadratic in a piece's length (tiktoken took 12 s for 100 KB of spaces,
+// js-tiktoken 22 s for 16 KB of capitals), so the runs are as long as each answers in a few
+// seconds for the whole corpus; longer runs are the split test's (tokenizer_test.cc).
+std::string LongRunsCorpus(std::size_t run_bytes) {
+  const std::string units[] = {" ", "\n", "\t", "\r\n",     "A",
+                               "a", "!",  "7",  "\xC3\xA9", "\xE4\xB8\xAD"};
+  std::string text;
+  for (const std::string& unit : units) {
+    for (std::size_t n = 0; n < run_bytes; n += unit.size())
+      text.append(unit);
+  }
+  return text;
+}
+
+TEST(DifferentialRealData, IdenticalToBothOraclesOnLongRunsOfOneCharacterClass) {
+  ExpectIdentical("js-tiktoken", LongRunsCorpus(1024), "1 KB runs");
+  ExpectIdentical("tiktoken", LongRunsCorpus(8192), "8 KB runs");
 }
 
 TEST(DifferentialRealData, IdenticalToJsTiktokenOnAMixedScriptCorpus) {

@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <limits>
 
 #include "harness/core/sha256.h"
 #include "inference/byte_pair.h"
@@ -88,6 +89,19 @@ std::optional<std::string> WithUnicodeWhiteSpace(std::string_view pattern) {
 
 // A JIT stack for the rare match that outgrows PCRE2's default 32 KiB one.
 constexpr std::size_t kJitStackMax = 64u * 1024 * 1024;
+// PCRE2's match limit for a text of `size` bytes. A match attempt at the start of a long run
+// of one character class backtracks over the whole run once for each alternative that fails
+// there (cl100k's `\s*[\r\n]+` on 10 MB of spaces, o200k's lower-case-ending alternative on 10
+// MB of capitals) before the one that takes the run: a few steps a byte, and more than PCRE2's
+// default of 10 million at about 10 MB. The run is then consumed, so the total stays linear; the
+// limit only stops a runaway pattern, which neither encoding's is.
+std::uint32_t MatchLimitFor(std::size_t size) {
+  constexpr std::uint64_t kFloor = 10'000'000;  // PCRE2's default
+  constexpr std::uint64_t kStepsPerByte = 16;
+  const std::uint64_t limit = kFloor + kStepsPerByte * static_cast<std::uint64_t>(size);
+  return static_cast<std::uint32_t>(
+      std::min<std::uint64_t>(limit, std::numeric_limits<std::uint32_t>::max()));
+}
 
 // Length of the well-formed UTF-8 sequence (RFC 3629) at p, or 0.
 std::size_t Utf8Length(const unsigned char* p, const unsigned char* end) {
@@ -387,10 +401,15 @@ Status<TokenizerError> BpeTokenizer::Run(std::string_view text, std::stop_token 
   }
   std::unique_ptr<pcre2_match_data, MatchDataDeleter> match(
       pcre2_match_data_create_from_pattern(compiled_->code, nullptr));
-  std::unique_ptr<pcre2_match_context, MatchContextDeleter> context;
+  std::unique_ptr<pcre2_match_context, MatchContextDeleter> context(
+      pcre2_match_context_create(nullptr));
   std::unique_ptr<pcre2_jit_stack, JitStackDeleter> jit_stack;
-  if (!match)
+  if (!match || !context)
     return Fail(TokenizerError{TokenizerErrorKind::kMatch, "out of memory", std::nullopt});
+  pcre2_set_match_limit(context.get(), MatchLimitFor(text.size()));
+  // The interpreter (no JIT) keeps backtracking points on the heap, one frame per nested group
+  // it is in, not per byte; its depth limit follows the match limit all the same.
+  pcre2_set_depth_limit(context.get(), MatchLimitFor(text.size()));
   const auto* subject = reinterpret_cast<PCRE2_SPTR>(text.data());
   const std::size_t size = text.size();
   std::size_t offset = 0;
@@ -405,9 +424,8 @@ Status<TokenizerError> BpeTokenizer::Run(std::string_view text, std::stop_token 
     if (rc == PCRE2_ERROR_NOMATCH)
       break;
     if (rc == PCRE2_ERROR_JIT_STACKLIMIT && !jit_stack) {
-      context.reset(pcre2_match_context_create(nullptr));
       jit_stack.reset(pcre2_jit_stack_create(32 * 1024, kJitStackMax, nullptr));
-      if (!context || !jit_stack)
+      if (!jit_stack)
         return Fail(TokenizerError{TokenizerErrorKind::kMatch, "out of memory", std::nullopt});
       pcre2_jit_stack_assign(context.get(), nullptr, jit_stack.get());
       continue;
@@ -425,7 +443,10 @@ Status<TokenizerError> BpeTokenizer::Run(std::string_view text, std::stop_token 
                                     reinterpret_cast<const unsigned char*>(text.data()) + size));
       continue;
     }
-    MergePiece(text.substr(begin, end - begin), sink);
+    if constexpr (Sink::kPiecesOnly)
+      sink.Piece(text.substr(begin, end - begin));
+    else
+      MergePiece(text.substr(begin, end - begin), sink);
     offset = end;
     if ((++pieces & 0xFFF) == 0 && stop.stop_requested())
       return Fail(TokenizerError{TokenizerErrorKind::kCanceled, "", std::nullopt});
@@ -439,6 +460,22 @@ Result<std::vector<TokenId>, TokenizerError> BpeTokenizer::Encode(std::string_vi
   sink.ids.reserve(text.size() / 4 + 1);
   HARNESS_CHECK(Run(text, std::move(stop), sink));
   return std::move(sink.ids);
+}
+
+namespace {
+// ForEachPiece's sink: the pieces, unmerged.
+struct PieceSink {
+  static constexpr bool kPiecesOnly = true;
+  const std::function<void(std::string_view)>& piece;
+  void Piece(std::string_view p) const { piece(p); }
+};
+}  // namespace
+
+Status<TokenizerError> BpeTokenizer::ForEachPiece(
+    std::string_view text, const std::function<void(std::string_view)>& piece,
+    std::stop_token stop) const {
+  PieceSink sink{piece};
+  return Run(text, std::move(stop), sink);
 }
 
 Result<TokenCount, TokenizerError> BpeTokenizer::Count(std::string_view text,

@@ -347,5 +347,45 @@ TEST(BpeTokenizerRealData, HugePiecesAreNotQuadratic) {
   }
 }
 
+// A long run of one character class makes the pattern backtrack over the run once for each
+// alternative that fails at its start, which went past PCRE2's default match limit at about
+// 10 MB ("tokenizer: match: match limit exceeded"), so such a transcript could never be counted.
+// The split must succeed, cover the text, and take each run whole (digits go three at a time),
+// in time linear in the run.
+TEST(BpeTokenizerRealData, LongRunsOfOneCharacterClassSplitWithoutAMatchLimit) {
+  constexpr std::size_t kBytes = 12u << 20;
+  for (const Encoding encoding : {Encoding::kCl100kBase, Encoding::kO200kBase}) {
+    const auto t = test::RealTokenizer(encoding);
+    ASSERT_NE(t, nullptr);
+    for (const char c : {' ', '\n', '\t', 'A', 'a', '!', '7'}) {
+      const std::string text(kBytes, c);
+      std::size_t covered = 0;
+      std::size_t pieces = 0;
+      std::size_t longest = 0;
+      bool in_order = true;
+      const auto start = std::chrono::steady_clock::now();
+      const auto split = t->ForEachPiece(text, [&](std::string_view piece) {
+        in_order = in_order && piece.data() == text.data() + covered;
+        covered += piece.size();
+        longest = std::max(longest, piece.size());
+        ++pieces;
+      });
+      const double seconds =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      const std::string what = std::string(EncodingName(encoding)) + ", 12 MiB of " +
+                               (c == '\n' ? std::string("\\n") : std::string(1, c));
+      ASSERT_TRUE(split.ok()) << what << ": " << split.error().Message();
+      EXPECT_TRUE(in_order) << what;
+      EXPECT_EQ(covered, kBytes) << what;
+      if (c == '7') {
+        EXPECT_EQ(pieces, (kBytes + 2) / 3) << what;
+      } else {
+        EXPECT_EQ(longest, kBytes) << what;
+      }
+      EXPECT_LT(seconds, 30.0) << what;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace harness

@@ -35,6 +35,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <span>
@@ -175,6 +176,15 @@ class BpeTokenizer {
   Result<std::vector<TokenId>, TokenizerError> Encode(std::string_view text,
                                                       std::stop_token stop = {}) const;
   Result<TokenCount, TokenizerError> Count(std::string_view text, std::stop_token stop = {}) const;
+  // The pre-tokenization alone: calls `piece` with each piece the encoding's pattern splits
+  // `text` into, in order (ill-formed UTF-8 replaced by U+FFFD first, as Encode does). Encode and
+  // Count merge each piece as it comes; this shows the split by itself, for tests and
+  // diagnostics. Succeeds on any text in time linear in its size: a long run of one character
+  // class (10 MB of spaces) makes the pattern backtrack over the run once per alternative, and
+  // PCRE2's match limit grows with the text for it (tokenizer.md).
+  Status<TokenizerError> ForEachPiece(std::string_view text,
+                                      const std::function<void(std::string_view)>& piece,
+                                      std::stop_token stop = {}) const;
   // The bytes of the tokens (special tokens as their text); nullopt for an id that is neither.
   std::optional<std::string> Decode(std::span<const TokenId> ids) const;
 
