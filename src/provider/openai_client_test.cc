@@ -279,5 +279,19 @@ TEST_F(OpenAiChatClientTest, ARequestWithoutAWireFormFailsBeforeSending) {
   EXPECT_EQ(server_.RequestCount(), 0u);
 }
 
+TEST_F(OpenAiChatClientTest, ABaseUrlWithAQueryOrFragmentFailsBeforeSending) {
+  for (const std::string suffix : {"/v1?token=qsecret", "/v1#qsecret"}) {
+    OpenAiClientOptions options;
+    options.connection = Connection();
+    options.connection.base_url = server_.Url(suffix);
+    auto response = OpenAiChatClient(http_, std::move(options)).Complete(Hello(), {});
+    ASSERT_FALSE(response.ok()) << suffix;
+    EXPECT_EQ(response.error().kind, InferenceErrorKind::kInvalidRequest)
+        << response.error().Message();
+    EXPECT_EQ(response.error().Message().find("qsecret"), std::string::npos);
+  }
+  EXPECT_EQ(server_.RequestCount(), 0u);
+}
+
 }  // namespace
 }  // namespace harness

@@ -57,18 +57,21 @@ ProviderTransport::ProviderTransport(std::shared_ptr<HttpClient> http,
                                      std::string_view default_base_url, HttpHeaders fixed_headers)
     : http_(std::move(http)),
       retrying_(*http_, connection.retry, connection.retry_environment),
-      base_url_(connection.base_url.empty() ? std::string(default_base_url) : connection.base_url),
+      base_url_(ParseBaseUrl(connection.base_url.empty() ? default_base_url
+                                                         : std::string_view(connection.base_url))),
       timeouts_(connection.timeouts),
-      fixed_headers_(std::move(fixed_headers)) {
-  while (!base_url_.empty() && base_url_.back() == '/')
-    base_url_.pop_back();
-}
+      fixed_headers_(std::move(fixed_headers)) {}
 
-HttpRequest ProviderTransport::Post(std::string_view path, std::string body) const {
+Result<HttpRequest, InferenceError> ProviderTransport::Post(std::string_view path,
+                                                            std::string body) const {
+  if (!base_url_.ok()) {
+    std::string detail("the base URL ");
+    detail.append(BaseUrlProblemText(base_url_.error()));
+    return Fail(InferenceError{InferenceErrorKind::kInvalidRequest, std::move(detail)});
+  }
   HttpRequest request;
   request.method = "POST";
-  request.url = base_url_;
-  request.url.append(path);
+  request.url = base_url_->Endpoint(path);
   request.headers = fixed_headers_;
   request.body = std::move(body);
   request.timeouts = timeouts_;
@@ -78,7 +81,8 @@ HttpRequest ProviderTransport::Post(std::string_view path, std::string body) con
 Result<std::string, InferenceError> ProviderTransport::PostForBody(std::string_view path,
                                                                    std::string body,
                                                                    std::stop_token stop) {
-  auto response = retrying_.Fetch(Post(path, std::move(body)), stop);
+  HARNESS_TRY(const HttpRequest request, Post(path, std::move(body)));
+  auto response = retrying_.Fetch(request, stop);
   if (stop.stop_requested())
     return Fail(Canceled());
   if (!response.ok())
@@ -91,7 +95,7 @@ Result<std::string, InferenceError> ProviderTransport::PostForBody(std::string_v
 Status<InferenceError> ProviderTransport::PostForEvents(std::string_view path, std::string body,
                                                         const SseEventHandler& on_event,
                                                         std::stop_token stop) {
-  HttpRequest request = Post(path, std::move(body));
+  HARNESS_TRY(HttpRequest request, Post(path, std::move(body)));
   request.headers.emplace_back("Accept", "text/event-stream");
   SseDecoder decoder;
   std::vector<SseEvent> events;

@@ -4,7 +4,9 @@
 // Contract:
 // - Requests are POSTs of a JSON body to <base_url><path> with the connection's timeouts and the
 //   fixed headers given at construction (authentication among them), through a
-//   RetryingHttpClient over the shared transport.
+//   RetryingHttpClient over the shared transport. The base URL is parsed once (ParseBaseUrl); one
+//   that cannot be a base (a query, a fragment, no host, …) fails every call kInvalidRequest
+//   with the problem's text, before anything is sent.
 // - PostForBody gives a 2xx body; PostForEvents feeds each SSE event of a 2xx body to a handler,
 //   whose first error aborts the transfer and is the call's error. A non-2xx answer is
 //   ClassifyProviderFailure's error; an SSE body that ends inside an event is kInvalidResponse.
@@ -28,6 +30,7 @@
 #include "harness/http/client.h"
 #include "harness/http/retry.h"
 #include "harness/http/sse.h"
+#include "harness/http/url.h"
 #include "harness/inference/request.h"
 #include "harness/provider/connection.h"
 
@@ -49,11 +52,11 @@ class ProviderTransport {
                                        const SseEventHandler& on_event, std::stop_token stop);
 
  private:
-  HttpRequest Post(std::string_view path, std::string body) const;
+  Result<HttpRequest, InferenceError> Post(std::string_view path, std::string body) const;
 
   std::shared_ptr<HttpClient> http_;  // kept alive for retrying_, which refers to it
   RetryingHttpClient retrying_;
-  std::string base_url_;  // without a trailing slash
+  Result<BaseUrl, BaseUrlProblem> base_url_;
   HttpTimeouts timeouts_;
   HttpHeaders fixed_headers_;
 };
