@@ -11,6 +11,7 @@
 #include <thread>
 #include <vector>
 
+#include "harness/http/secrets.h"
 #include "harness/http/sse.h"
 #include "support/scripted_http_server.h"
 
@@ -294,6 +295,49 @@ TEST_F(CurlClientTest, ErrorsNeverCarryCredentialsQueriesOrBodies) {
   HttpRequest capped = Get("/x?key=qsecret");
   capped.max_response_bytes = 100;
   check(capped, HttpErrorKind::kTooLarge);
+}
+
+// A hostile server answers with every credential of the request in every place it can: headers
+// (as sent, percent-encoded in either case, in the name too), the error body, a body cut at its
+// cap in the middle of the key. None of it may come back out of the transport.
+TEST_F(CurlClientTest, AServerThatEchoesTheCredentialsGetsNoneOfThemOut) {
+  const std::string key = "sk/test+4f9a=1c2b7e";
+  const std::vector<std::string> forms = {
+      key,       "sk%2Ftest%2B4f9a%3D1c2b7e", "sk%2ftest%2b4f9a%3d1c2b7e", "uname-7q", "pw-3z$",
+      "pw-3z%24"};
+  std::string everything;
+  for (const std::string& form : forms)
+    everything.append(form).append(" ");
+  server_.SetResponder([&](const RecordedRequest& request) {
+    ScriptedReply reply = ScriptedReply::Text(401, everything + request.Header("authorization"));
+    reply.headers = {{"X-Echo", everything},
+                     {"WWW-Authenticate", "Bearer realm=\"" + key + "\""},
+                     {"X-" + forms[1], "name"},
+                     {"X-Authorization", request.Header("authorization")}};
+    if (request.path == "/cut")
+      reply.body = std::string(kMaxErrorBodyBytes - 5, 'e') + key + std::string(100, 'e');
+    return reply;
+  });
+  for (const std::string path : {"/x", "/cut"}) {
+    HttpRequest request = Get(path);
+    request.url = "http://uname-7q:pw-3z%24@127.0.0.1:" + std::to_string(server_.port()) + path;
+    request.headers = {{"Authorization", "Bearer " + key}};
+    request.secrets = {key};
+    auto response = client_->Fetch(request, {});
+    ASSERT_TRUE(response.ok()) << response.error().Describe();
+    ASSERT_EQ(response->status, 401);
+    std::string seen = response->body;
+    for (const auto& [name, value] : response->headers)
+      seen.append("\n").append(name).append(": ").append(value);
+    for (const std::string& form : forms)
+      EXPECT_EQ(seen.find(form), std::string::npos) << form << " in " << seen.substr(0, 400);
+    if (path == "/cut") {
+      EXPECT_TRUE(response->body_truncated);
+      EXPECT_EQ(response->body.find("sk/te"), std::string::npos);
+    } else {
+      EXPECT_NE(response->Header("x-echo")->find(kRedacted), std::string::npos);
+    }
+  }
 }
 
 TEST_F(CurlClientTest, MalformedRequestsAreRejectedBeforeSending) {

@@ -216,6 +216,24 @@ TEST_F(AnthropicClientTest, A401IsRefusedAndTheKeyNeverAppearsInTheError) {
   ExpectNoSecret(response.error().Message());
 }
 
+TEST_F(AnthropicClientTest, AServerThatEchoesTheKeyEverywhereNeverGetsItIntoAnError) {
+  const std::string key(kSecretKey);
+  const std::string document =
+      R"({"type":"error","error":{"type":")" + key + R"(","message":")" + key + R"("}})";
+  for (const int status : {400, 401, 200}) {
+    ScriptedReply reply = JsonReply(status, document);
+    reply.headers = {{"X-Echo", key}};
+    server_.Push(reply);
+  }
+  server_.Push(ScriptedReply::Sse({kStart, Event("error", document)}));
+  for (int call = 0; call < 4; ++call) {
+    auto response = Client(call == 3).Complete(Hello(), {});
+    ASSERT_FALSE(response.ok()) << call;
+    ExpectNoSecret(response.error().Message());
+  }
+  EXPECT_EQ(server_.RequestCount(), 4u);
+}
+
 TEST_F(AnthropicClientTest, AStopDuringAStalledStreamCancelsPromptly) {
   ScriptedReply reply = ScriptedReply::Sse({kStart});
   reply.stall = ScriptedReply::Stall::kAfterChunks;

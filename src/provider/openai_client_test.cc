@@ -242,6 +242,39 @@ TEST_F(OpenAiChatClientTest, A401IsRefusedAndTheKeyNeverAppearsInTheError) {
   EXPECT_EQ(server_.RequestCount(), 1u);
 }
 
+// The key is a short identifier, so a provider error's type and code could carry it: a hostile
+// server puts it (and the base URL's password) in every field, header and status it controls.
+TEST_F(OpenAiChatClientTest, AServerThatEchoesTheKeyEverywhereNeverGetsItIntoAnError) {
+  const std::string key(kSecretKey);
+  const std::string password = "pw-8k1x";
+  std::string error_document;
+  for (const std::string& echoed : {key, password}) {
+    error_document = R"({"error":{"type":")" + echoed + R"(","code":")" + echoed +
+                     R"(","message":")" + echoed + R"("}})";
+    for (const int status : {400, 401, 404, 418, 200}) {
+      ScriptedReply reply = JsonReply(status, error_document);
+      reply.headers = {{"X-Echo", key + " " + password}, {"Retry-After", key}};
+      server_.Push(reply);
+    }
+    server_.Push(ScriptedReply::Sse({"data: " + error_document + "\n\n"}));
+  }
+  for (int round = 0; round < 2; ++round) {
+    for (int call = 0; call < 6; ++call) {
+      OpenAiClientOptions options;
+      options.connection = Connection();
+      options.connection.base_url =
+          "http://user:" + password + "@127.0.0.1:" + std::to_string(server_.port()) + "/v1";
+      options.stream = call == 5;
+      auto response = OpenAiChatClient(http_, std::move(options)).Complete(Hello(), {});
+      ASSERT_FALSE(response.ok()) << round << " " << call;
+      const std::string message = response.error().Message();
+      EXPECT_EQ(message.find(key), std::string::npos) << message;
+      EXPECT_EQ(message.find(password), std::string::npos) << message;
+    }
+  }
+  EXPECT_EQ(server_.RequestCount(), 12u);
+}
+
 TEST_F(OpenAiChatClientTest, AnErrorEventInTheStreamIsThatError) {
   server_.Push(ScriptedReply::Sse(
       {Chunk(R"([{"index":0,"delta":{"content":"a"},"finish_reason":null}])"),

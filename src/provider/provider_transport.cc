@@ -60,7 +60,17 @@ ProviderTransport::ProviderTransport(std::shared_ptr<HttpClient> http,
       base_url_(ParseBaseUrl(connection.base_url.empty() ? default_base_url
                                                          : std::string_view(connection.base_url))),
       timeouts_(connection.timeouts),
-      fixed_headers_(std::move(fixed_headers)) {}
+      fixed_headers_(std::move(fixed_headers)),
+      api_key_(connection.api_key) {
+  secrets_.Add(api_key_);
+  for (const std::string& credential : UrlCredentials(connection.base_url))
+    secrets_.Add(credential);
+}
+
+InferenceError ProviderTransport::Redacted(InferenceError error) const {
+  error.detail = secrets_.Redact(error.detail);
+  return error;
+}
 
 Result<HttpRequest, InferenceError> ProviderTransport::Post(std::string_view path,
                                                             std::string body) const {
@@ -73,6 +83,8 @@ Result<HttpRequest, InferenceError> ProviderTransport::Post(std::string_view pat
   request.method = "POST";
   request.url = base_url_->Endpoint(path);
   request.headers = fixed_headers_;
+  if (!api_key_.empty())
+    request.secrets.push_back(api_key_);
   request.body = std::move(body);
   request.timeouts = timeouts_;
   return request;

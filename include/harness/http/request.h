@@ -35,6 +35,10 @@ struct HttpRequest {
   std::string url;             // http:// or https:// only; TLS is always verified
   HttpHeaders headers;         // sent in order; values are never logged
   std::string body;
+  // Credentials this request carries (API keys), redacted from everything the exchange hands
+  // back: response header names and values, a non-2xx body, error details (see secrets.h). The
+  // user and password of `url` are redacted without being listed here.
+  std::vector<std::string> secrets;
   HttpTimeouts timeouts;
   // A 2xx body larger than this fails the call with kTooLarge instead of growing memory.
   std::size_t max_response_bytes = 64u << 20;
