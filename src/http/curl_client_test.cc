@@ -94,7 +94,7 @@ TEST_F(CurlClientTest, StreamedChunksReachTheSinkInOrder) {
                                   [&](std::string_view bytes) {
                                     received.append(bytes);
                                     ++calls;
-                                    return true;
+                                    return SinkVerdict::kProgress;
                                   },
                                   {});
   ASSERT_TRUE(response.ok()) << response.error().Describe();
@@ -118,7 +118,7 @@ TEST_F(CurlClientTest, ANon2xxAnswerIsAResponseWhoseBodyNeverReachesTheSink) {
   auto response = client_->Stream(Get("/x"),
                                   [&](std::string_view) {
                                     sink_called = true;
-                                    return true;
+                                    return SinkVerdict::kProgress;
                                   },
                                   {});
   ASSERT_TRUE(response.ok());
@@ -144,7 +144,7 @@ TEST_F(CurlClientTest, AStreamCutMidwayIsConnectionLostWithTheDeliveredCount) {
   auto response = client_->Stream(Get("/stream"),
                                   [&](std::string_view bytes) {
                                     received.append(bytes);
-                                    return true;
+                                    return SinkVerdict::kProgress;
                                   },
                                   {});
   ASSERT_FALSE(response.ok());
@@ -176,8 +176,7 @@ TEST_F(CurlClientTest, AStalledServerHitsTheStallTimeout) {
   ASSERT_FALSE(response.ok());
   EXPECT_EQ(response.error().kind, HttpErrorKind::kTimeout);
   EXPECT_EQ(response.error().phase, HttpTimeoutPhase::kStall);
-  EXPECT_EQ(response.error().Describe(),
-            "timeout/stall: no byte received within the stall timeout");
+  EXPECT_EQ(response.error().Describe(), "timeout/stall: no progress within the stall timeout");
   EXPECT_GE(elapsed, milliseconds(200));
   EXPECT_LT(elapsed, milliseconds(2000));
 }
@@ -192,7 +191,7 @@ TEST_F(CurlClientTest, AStallMidStreamHitsTheStallTimeoutAfterDeliveredBytes) {
   auto response = client_->Stream(request,
                                   [&](std::string_view bytes) {
                                     received.append(bytes);
-                                    return true;
+                                    return SinkVerdict::kProgress;
                                   },
                                   {});
   server_.ReleaseStalls();
@@ -214,6 +213,33 @@ TEST_F(CurlClientTest, TheTotalTimeoutBoundsAStreamThatKeepsTrickling) {
   ASSERT_FALSE(response.ok());
   EXPECT_EQ(response.error().kind, HttpErrorKind::kTimeout);
   EXPECT_EQ(response.error().phase, HttpTimeoutPhase::kTotal);
+}
+
+// A server (or a proxy) that sends keep-alives forever must not hold the call open until the
+// total deadline: bytes the sink calls keep-alives do not restart the stall deadline.
+TEST_F(CurlClientTest, KeepAlivesDoNotHoldOffTheStallDeadline) {
+  ScriptedReply reply = ScriptedReply::Sse({"data: 1\n\n"});
+  reply.keep_alive_every = milliseconds(20);
+  server_.Push(reply);
+  HttpRequest request = Get("/x");
+  request.timeouts.stall = milliseconds(200);
+  request.timeouts.total = milliseconds(3000);
+  std::string received;
+  auto response = client_->Stream(request,
+                                  [&](std::string_view bytes) {
+                                    received.append(bytes);
+                                    return bytes.find("data:") != std::string_view::npos
+                                               ? SinkVerdict::kProgress
+                                               : SinkVerdict::kKeepAlive;
+                                  },
+                                  {});
+  server_.ReleaseStalls();
+  ASSERT_FALSE(response.ok());
+  EXPECT_EQ(response.error().kind, HttpErrorKind::kTimeout);
+  EXPECT_EQ(response.error().phase, HttpTimeoutPhase::kStall) << response.error().Describe();
+  EXPECT_EQ(received.rfind("data: 1\n\n", 0), 0u);
+  // Keep-alives did arrive while the deadline ran.
+  EXPECT_GE(server_.KeepAlivesSent(), 2u);
 }
 
 TEST_F(CurlClientTest, CancelDuringAStallAbortsWithinAHundredMilliseconds) {
@@ -366,7 +392,7 @@ TEST_F(CurlClientTest, ABodyOverTheCapIsTooLargeAndStopsTheTransfer) {
   auto response = client_->Stream(request,
                                   [&](std::string_view bytes) {
                                     received += bytes.size();
-                                    return true;
+                                    return SinkVerdict::kProgress;
                                   },
                                   {});
   ASSERT_FALSE(response.ok());
@@ -381,7 +407,8 @@ TEST_F(CurlClientTest, ABodyOverTheCapIsTooLargeAndStopsTheTransfer) {
 
 TEST_F(CurlClientTest, ASinkThatRefusesMoreAbortsTheTransfer) {
   server_.Push(ScriptedReply::Sse({"data: 1\n\n", "data: 2\n\n"}));
-  auto response = client_->Stream(Get("/x"), [](std::string_view) { return false; }, {});
+  auto response =
+      client_->Stream(Get("/x"), [](std::string_view) { return SinkVerdict::kStop; }, {});
   ASSERT_FALSE(response.ok());
   EXPECT_EQ(response.error().kind, HttpErrorKind::kAborted);
 }

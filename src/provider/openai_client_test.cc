@@ -207,6 +207,26 @@ TEST_F(OpenAiChatClientTest, AStalledServerIsATimeoutOnTheStallDeadline) {
   EXPECT_EQ(server_.RequestCount(), 1u);  // a stall is not retried
 }
 
+TEST_F(OpenAiChatClientTest, KeepAliveCommentsDoNotResetTheStallDeadline) {
+  ScriptedReply reply = ScriptedReply::Sse(
+      {Chunk(R"([{"index":0,"delta":{"content":"Hel"},"finish_reason":null}])")});
+  reply.keep_alive_every = std::chrono::milliseconds(20);
+  server_.Push(reply);
+  OpenAiClientOptions options;
+  options.connection = Connection();
+  options.connection.timeouts.stall = std::chrono::milliseconds(200);
+  options.connection.timeouts.total = std::chrono::milliseconds(3000);
+  options.on_text = [this](std::string_view text) { deltas_.emplace_back(text); };
+  auto response = OpenAiChatClient(http_, std::move(options)).Complete(Hello(), {});
+  server_.ReleaseStalls();
+  ASSERT_FALSE(response.ok());
+  EXPECT_EQ(response.error().kind, InferenceErrorKind::kTimeout);
+  EXPECT_NE(response.error().detail.find("timeout/stall"), std::string::npos)
+      << response.error().detail;
+  EXPECT_EQ(deltas_, std::vector<std::string>{"Hel"});
+  EXPECT_GE(server_.KeepAlivesSent(), 2u);
+}
+
 TEST_F(OpenAiChatClientTest, AStopDuringAStalledStreamCancelsPromptly) {
   ScriptedReply reply = ScriptedReply::Sse(
       {Chunk(R"([{"index":0,"delta":{"content":"Hel"},"finish_reason":null}])")});

@@ -19,6 +19,12 @@ InferenceError BadStream(const SseError& error) {
   return InferenceError{InferenceErrorKind::kInvalidResponse, std::move(detail)};
 }
 
+// Anthropic's "ping" events exist only to keep a connection open; no OpenAI-compatible stream
+// names its events, so the name cannot collide there.
+bool IsKeepAlive(const SseEvent& event) {
+  return event.event == "ping";
+}
+
 InferenceErrorKind KindOf(const HttpError& error) {
   switch (error.kind) {
     case HttpErrorKind::kTimeout:
@@ -117,18 +123,21 @@ Status<InferenceError> ProviderTransport::PostForEvents(std::string_view path, s
   const HttpBodySink sink = [&](std::string_view bytes) {
     events.clear();
     auto decoded = decoder.Feed(bytes, events);
+    bool advanced = false;
     for (const SseEvent& event : events) {
       auto handled = on_event(event);
       if (!handled.ok()) {
         failure = std::move(handled).error();
-        return false;
+        return SinkVerdict::kStop;
       }
+      advanced = advanced || !IsKeepAlive(event);
     }
     if (!decoded.ok()) {
       failure = BadStream(decoded.error());
-      return false;
+      return SinkVerdict::kStop;
     }
-    return true;
+    // Comments, blank lines and events still incomplete give the stall deadline nothing.
+    return advanced ? SinkVerdict::kProgress : SinkVerdict::kKeepAlive;
   };
   auto response = retrying_.Stream(request, sink, stop);
   if (stop.stop_requested())

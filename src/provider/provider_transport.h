@@ -22,6 +22,8 @@
 //   unsendable request -> kInvalidRequest, a protocol error or an oversized answer ->
 //   kInvalidResponse, everything else -> kTransport. The detail is "http <Describe()>", which
 //   the http module guarantees free of headers, bodies and secrets.
+// - Stall deadline: only a delivery that completes an event counts as progress (SinkVerdict);
+//   comments, blank lines, a partial event and Anthropic's "ping" events do not restart it.
 // - Whatever happened, a call that ends after its stop token was triggered fails kCanceled.
 // Thread safety: calls may run concurrently.
 #pragma once
