@@ -1,6 +1,10 @@
 #include "harness/http/curl_client.h"
 
+#include <arpa/inet.h>
 #include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <future>
@@ -323,6 +327,14 @@ TEST_F(CurlClientTest, ErrorsNeverCarryCredentialsQueriesOrBodies) {
   check(capped, HttpErrorKind::kTooLarge);
 }
 
+// The body and every header of a response, as one text to search for a leaked credential.
+std::string EverythingIn(const HttpResponse& response) {
+  std::string text = response.body;
+  for (const auto& [name, value] : response.headers)
+    text.append("\n").append(name).append(": ").append(value);
+  return text;
+}
+
 // A hostile server answers with every credential of the request in every place it can: headers
 // (as sent, percent-encoded in either case, in the name too), the error body, a body cut at its
 // cap in the middle of the key. None of it may come back out of the transport.
@@ -352,9 +364,7 @@ TEST_F(CurlClientTest, AServerThatEchoesTheCredentialsGetsNoneOfThemOut) {
     auto response = client_->Fetch(request, {});
     ASSERT_TRUE(response.ok()) << response.error().Describe();
     ASSERT_EQ(response->status, 401);
-    std::string seen = response->body;
-    for (const auto& [name, value] : response->headers)
-      seen.append("\n").append(name).append(": ").append(value);
+    const std::string seen = EverythingIn(*response);
     for (const std::string& form : forms)
       EXPECT_EQ(seen.find(form), std::string::npos) << form << " in " << seen.substr(0, 400);
     if (path == "/cut") {
@@ -364,6 +374,71 @@ TEST_F(CurlClientTest, AServerThatEchoesTheCredentialsGetsNoneOfThemOut) {
       EXPECT_NE(response->Header("x-echo")->find(kRedacted), std::string::npos);
     }
   }
+}
+
+// cpp-httplib writes its own reason phrase, so this server is a bare socket: it answers one
+// request with the bytes it is given, whatever they say.
+class OneRawReply {
+ public:
+  explicit OneRawReply(std::string reply) : reply_(std::move(reply)) {
+    listener_ = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t length = sizeof(address);
+    if (::bind(listener_, reinterpret_cast<sockaddr*>(&address), sizeof(address)) != 0 ||
+        ::listen(listener_, 1) != 0 ||
+        ::getsockname(listener_, reinterpret_cast<sockaddr*>(&address), &length) != 0)
+      return;
+    port_ = ntohs(address.sin_port);
+    thread_ = std::thread([this] { Serve(); });
+  }
+  ~OneRawReply() {
+    if (thread_.joinable())
+      thread_.join();
+    ::close(listener_);
+  }
+  int port() const { return port_; }
+
+ private:
+  void Serve() {
+    const int connection = ::accept(listener_, nullptr, nullptr);
+    if (connection < 0)
+      return;
+    std::string request;
+    char buffer[4096];
+    while (request.find("\r\n\r\n") == std::string::npos) {
+      const ssize_t got = ::recv(connection, buffer, sizeof(buffer), 0);
+      if (got <= 0)
+        break;
+      request.append(buffer, static_cast<std::size_t>(got));
+    }
+    static_cast<void>(::send(connection, reply_.data(), reply_.size(), MSG_NOSIGNAL));
+    ::close(connection);
+  }
+
+  std::string reply_;
+  int listener_ = -1;
+  int port_ = 0;
+  std::thread thread_;
+};
+
+TEST_F(CurlClientTest, AStatusLineThatEchoesTheKeyLeavesNothingBehind) {
+  const std::string key = "sk-status-7Hq2";
+  const std::string body = "{\"error\":{\"type\":\"" + key + "\"}}";
+  OneRawReply server("HTTP/1.1 401 " + key + " " + key + "\r\nX-Key: " + key +
+                     "\r\nContent-Length: " + std::to_string(body.size()) +
+                     "\r\nConnection: close\r\n\r\n" + body);
+  ASSERT_NE(server.port(), 0);
+  HttpRequest request = Get("/x");
+  request.url = "http://127.0.0.1:" + std::to_string(server.port()) + "/x";
+  request.secrets = {key};
+  auto response = client_->Fetch(request, {});
+  ASSERT_TRUE(response.ok()) << response.error().Describe();
+  EXPECT_EQ(response->status, 401);
+  const std::string seen = EverythingIn(*response);
+  EXPECT_EQ(seen.find(key), std::string::npos) << seen;
+  EXPECT_EQ(response->Header("x-key"), kRedacted);
 }
 
 TEST_F(CurlClientTest, MalformedRequestsAreRejectedBeforeSending) {
