@@ -11,6 +11,9 @@
 #include <string_view>
 #include <utility>
 
+#include "harness/http/secrets.h"
+#include "harness/http/url.h"
+
 namespace harness {
 
 struct CurlHttpClient::Lane {
@@ -51,7 +54,7 @@ struct Exchange {
   HttpResponse response;
   std::size_t header_bytes = 0;
   std::uint64_t delivered = 0;
-  Clock::time_point last_byte;
+  Clock::time_point last_progress;  // the last header byte or body progress (stall deadline)
   CallbackStop stop = CallbackStop::kNone;
 };
 
@@ -74,7 +77,7 @@ std::string_view Trim(std::string_view text) {
 std::size_t OnHeader(char* data, std::size_t size, std::size_t count, void* user) {
   auto& exchange = *static_cast<Exchange*>(user);
   const std::size_t length = size * count;
-  exchange.last_byte = Clock::now();
+  exchange.last_progress = Clock::now();
   const std::string_view line = Trim(std::string_view(data, length));
   // Each response (an interim 1xx, then the final one) starts with its status line: only the
   // final response's headers are kept.
@@ -99,7 +102,6 @@ std::size_t OnHeader(char* data, std::size_t size, std::size_t count, void* user
 std::size_t OnBody(char* data, std::size_t size, std::size_t count, void* user) {
   auto& exchange = *static_cast<Exchange*>(user);
   const std::size_t length = size * count;
-  exchange.last_byte = Clock::now();
   long status = 0;
   curl_easy_getinfo(exchange.easy, CURLINFO_RESPONSE_CODE, &status);
   if (status >= 200 && status < 300) {
@@ -107,13 +109,20 @@ std::size_t OnBody(char* data, std::size_t size, std::size_t count, void* user) 
       exchange.stop = CallbackStop::kTooLarge;
       return 0;
     }
-    if (!(*exchange.sink)(std::string_view(data, length))) {
+    const SinkVerdict verdict = (*exchange.sink)(std::string_view(data, length));
+    if (verdict == SinkVerdict::kStop) {
       exchange.stop = CallbackStop::kAborted;
       return 0;
     }
+    // Only the answer's progress restarts the stall deadline: a server that sends keep-alives
+    // forever would otherwise be bounded by the total deadline alone.
+    if (verdict == SinkVerdict::kProgress)
+      exchange.last_progress = Clock::now();
     exchange.delivered += length;
     return length;
   }
+  // An error body is bounded by its cap, so its bytes may restart the deadline.
+  exchange.last_progress = Clock::now();
   // An API error document: keep its head, and stop reading once the cap is reached so that a
   // hostile or broken server cannot hold the call for the rest of its body.
   std::string& body = exchange.response.body;
@@ -278,7 +287,7 @@ int PollBudget(Clock::time_point now, Clock::time_point stall_at, Clock::time_po
 HttpError TimedOut(HttpTimeoutPhase phase, std::uint64_t delivered) {
   HttpError error =
       HttpError::Make(HttpErrorKind::kTimeout, phase == HttpTimeoutPhase::kStall
-                                                   ? "no byte received within the stall timeout"
+                                                   ? "no progress within the stall timeout"
                                                    : "the exchange exceeded its total timeout");
   error.phase = phase;
   error.bytes_delivered = delivered;
@@ -335,6 +344,33 @@ void CurlHttpClient::GiveBack(std::unique_ptr<Lane> lane) {
 Result<HttpResponse, HttpError> CurlHttpClient::Stream(const HttpRequest& request,
                                                        const HttpBodySink& sink,
                                                        std::stop_token stop) {
+  // Everything a server says leaves the transport here, so one pass over it keeps the request's
+  // credentials out whatever field, header or body the server echoed them in.
+  Secrets secrets;
+  for (const std::string& secret : request.secrets)
+    secrets.Add(secret);
+  for (const std::string& credential : UrlCredentials(request.url))
+    secrets.Add(credential);
+  auto outcome = Transfer(request, sink, std::move(stop));
+  if (!outcome.ok()) {
+    HttpError error = std::move(outcome).error();
+    // Our details are fixed text today; redacting them too keeps that a property, not a habit.
+    error.detail = secrets.Redact(error.detail).substr(0, kMaxHttpErrorDetail);
+    return Fail(std::move(error));
+  }
+  HttpResponse response = std::move(outcome).value();
+  for (auto& [name, value] : response.headers) {
+    name = secrets.Redact(name);
+    value = secrets.Redact(value);
+  }
+  response.body =
+      response.body_truncated ? secrets.RedactCut(response.body) : secrets.Redact(response.body);
+  return response;
+}
+
+Result<HttpResponse, HttpError> CurlHttpClient::Transfer(const HttpRequest& request,
+                                                         const HttpBodySink& sink,
+                                                         std::stop_token stop) {
   HARNESS_CHECK(Validate(request));
   if (stop.stop_requested())
     return Fail(HttpError::Make(HttpErrorKind::kCanceled, "canceled before the request"));
@@ -353,7 +389,7 @@ Result<HttpResponse, HttpError> CurlHttpClient::Stream(const HttpRequest& reques
     return Fail(HttpError::Make(HttpErrorKind::kInternal, "curl_multi_add_handle failed"));
   const Clock::time_point start = Clock::now();
   const Clock::time_point total_at = start + request.timeouts.total;
-  exchange.last_byte = start;
+  exchange.last_progress = start;
 
   std::optional<HttpError> failure;
   std::optional<CURLcode> finished;
@@ -381,7 +417,7 @@ Result<HttpResponse, HttpError> CurlHttpClient::Stream(const HttpRequest& reques
         break;
       }
       const Clock::time_point now = Clock::now();
-      const Clock::time_point stall_at = exchange.last_byte + request.timeouts.stall;
+      const Clock::time_point stall_at = exchange.last_progress + request.timeouts.stall;
       if (now >= stall_at) {
         failure = TimedOut(HttpTimeoutPhase::kStall, exchange.delivered);
         break;

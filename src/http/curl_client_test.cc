@@ -1,6 +1,10 @@
 #include "harness/http/curl_client.h"
 
+#include <arpa/inet.h>
 #include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <future>
@@ -11,6 +15,7 @@
 #include <thread>
 #include <vector>
 
+#include "harness/http/secrets.h"
 #include "harness/http/sse.h"
 #include "support/scripted_http_server.h"
 
@@ -93,7 +98,7 @@ TEST_F(CurlClientTest, StreamedChunksReachTheSinkInOrder) {
                                   [&](std::string_view bytes) {
                                     received.append(bytes);
                                     ++calls;
-                                    return true;
+                                    return SinkVerdict::kProgress;
                                   },
                                   {});
   ASSERT_TRUE(response.ok()) << response.error().Describe();
@@ -117,7 +122,7 @@ TEST_F(CurlClientTest, ANon2xxAnswerIsAResponseWhoseBodyNeverReachesTheSink) {
   auto response = client_->Stream(Get("/x"),
                                   [&](std::string_view) {
                                     sink_called = true;
-                                    return true;
+                                    return SinkVerdict::kProgress;
                                   },
                                   {});
   ASSERT_TRUE(response.ok());
@@ -143,7 +148,7 @@ TEST_F(CurlClientTest, AStreamCutMidwayIsConnectionLostWithTheDeliveredCount) {
   auto response = client_->Stream(Get("/stream"),
                                   [&](std::string_view bytes) {
                                     received.append(bytes);
-                                    return true;
+                                    return SinkVerdict::kProgress;
                                   },
                                   {});
   ASSERT_FALSE(response.ok());
@@ -175,8 +180,7 @@ TEST_F(CurlClientTest, AStalledServerHitsTheStallTimeout) {
   ASSERT_FALSE(response.ok());
   EXPECT_EQ(response.error().kind, HttpErrorKind::kTimeout);
   EXPECT_EQ(response.error().phase, HttpTimeoutPhase::kStall);
-  EXPECT_EQ(response.error().Describe(),
-            "timeout/stall: no byte received within the stall timeout");
+  EXPECT_EQ(response.error().Describe(), "timeout/stall: no progress within the stall timeout");
   EXPECT_GE(elapsed, milliseconds(200));
   EXPECT_LT(elapsed, milliseconds(2000));
 }
@@ -191,7 +195,7 @@ TEST_F(CurlClientTest, AStallMidStreamHitsTheStallTimeoutAfterDeliveredBytes) {
   auto response = client_->Stream(request,
                                   [&](std::string_view bytes) {
                                     received.append(bytes);
-                                    return true;
+                                    return SinkVerdict::kProgress;
                                   },
                                   {});
   server_.ReleaseStalls();
@@ -213,6 +217,33 @@ TEST_F(CurlClientTest, TheTotalTimeoutBoundsAStreamThatKeepsTrickling) {
   ASSERT_FALSE(response.ok());
   EXPECT_EQ(response.error().kind, HttpErrorKind::kTimeout);
   EXPECT_EQ(response.error().phase, HttpTimeoutPhase::kTotal);
+}
+
+// A server (or a proxy) that sends keep-alives forever must not hold the call open until the
+// total deadline: bytes the sink calls keep-alives do not restart the stall deadline.
+TEST_F(CurlClientTest, KeepAlivesDoNotHoldOffTheStallDeadline) {
+  ScriptedReply reply = ScriptedReply::Sse({"data: 1\n\n"});
+  reply.keep_alive_every = milliseconds(20);
+  server_.Push(reply);
+  HttpRequest request = Get("/x");
+  request.timeouts.stall = milliseconds(200);
+  request.timeouts.total = milliseconds(3000);
+  std::string received;
+  auto response = client_->Stream(request,
+                                  [&](std::string_view bytes) {
+                                    received.append(bytes);
+                                    return bytes.find("data:") != std::string_view::npos
+                                               ? SinkVerdict::kProgress
+                                               : SinkVerdict::kKeepAlive;
+                                  },
+                                  {});
+  server_.ReleaseStalls();
+  ASSERT_FALSE(response.ok());
+  EXPECT_EQ(response.error().kind, HttpErrorKind::kTimeout);
+  EXPECT_EQ(response.error().phase, HttpTimeoutPhase::kStall) << response.error().Describe();
+  EXPECT_EQ(received.rfind("data: 1\n\n", 0), 0u);
+  // Keep-alives did arrive while the deadline ran.
+  EXPECT_GE(server_.KeepAlivesSent(), 2u);
 }
 
 TEST_F(CurlClientTest, CancelDuringAStallAbortsWithinAHundredMilliseconds) {
@@ -296,6 +327,120 @@ TEST_F(CurlClientTest, ErrorsNeverCarryCredentialsQueriesOrBodies) {
   check(capped, HttpErrorKind::kTooLarge);
 }
 
+// The body and every header of a response, as one text to search for a leaked credential.
+std::string EverythingIn(const HttpResponse& response) {
+  std::string text = response.body;
+  for (const auto& [name, value] : response.headers)
+    text.append("\n").append(name).append(": ").append(value);
+  return text;
+}
+
+// A hostile server answers with every credential of the request in every place it can: headers
+// (as sent, percent-encoded in either case, in the name too), the error body, a body cut at its
+// cap in the middle of the key. None of it may come back out of the transport.
+TEST_F(CurlClientTest, AServerThatEchoesTheCredentialsGetsNoneOfThemOut) {
+  const std::string key = "sk/test+4f9a=1c2b7e";
+  const std::vector<std::string> forms = {
+      key,       "sk%2Ftest%2B4f9a%3D1c2b7e", "sk%2ftest%2b4f9a%3d1c2b7e", "uname-7q", "pw-3z$",
+      "pw-3z%24"};
+  std::string everything;
+  for (const std::string& form : forms)
+    everything.append(form).append(" ");
+  server_.SetResponder([&](const RecordedRequest& request) {
+    ScriptedReply reply = ScriptedReply::Text(401, everything + request.Header("authorization"));
+    reply.headers = {{"X-Echo", everything},
+                     {"WWW-Authenticate", "Bearer realm=\"" + key + "\""},
+                     {"X-" + forms[1], "name"},
+                     {"X-Authorization", request.Header("authorization")}};
+    if (request.path == "/cut")
+      reply.body = std::string(kMaxErrorBodyBytes - 5, 'e') + key + std::string(100, 'e');
+    return reply;
+  });
+  for (const std::string path : {"/x", "/cut"}) {
+    HttpRequest request = Get(path);
+    request.url = "http://uname-7q:pw-3z%24@127.0.0.1:" + std::to_string(server_.port()) + path;
+    request.headers = {{"Authorization", "Bearer " + key}};
+    request.secrets = {key};
+    auto response = client_->Fetch(request, {});
+    ASSERT_TRUE(response.ok()) << response.error().Describe();
+    ASSERT_EQ(response->status, 401);
+    const std::string seen = EverythingIn(*response);
+    for (const std::string& form : forms)
+      EXPECT_EQ(seen.find(form), std::string::npos) << form << " in " << seen.substr(0, 400);
+    if (path == "/cut") {
+      EXPECT_TRUE(response->body_truncated);
+      EXPECT_EQ(response->body.find("sk/te"), std::string::npos);
+    } else {
+      EXPECT_NE(response->Header("x-echo")->find(kRedacted), std::string::npos);
+    }
+  }
+}
+
+// cpp-httplib writes its own reason phrase, so this server is a bare socket: it answers one
+// request with the bytes it is given, whatever they say.
+class OneRawReply {
+ public:
+  explicit OneRawReply(std::string reply) : reply_(std::move(reply)) {
+    listener_ = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t length = sizeof(address);
+    if (::bind(listener_, reinterpret_cast<sockaddr*>(&address), sizeof(address)) != 0 ||
+        ::listen(listener_, 1) != 0 ||
+        ::getsockname(listener_, reinterpret_cast<sockaddr*>(&address), &length) != 0)
+      return;
+    port_ = ntohs(address.sin_port);
+    thread_ = std::thread([this] { Serve(); });
+  }
+  ~OneRawReply() {
+    if (thread_.joinable())
+      thread_.join();
+    ::close(listener_);
+  }
+  int port() const { return port_; }
+
+ private:
+  void Serve() {
+    const int connection = ::accept(listener_, nullptr, nullptr);
+    if (connection < 0)
+      return;
+    std::string request;
+    char buffer[4096];
+    while (request.find("\r\n\r\n") == std::string::npos) {
+      const ssize_t got = ::recv(connection, buffer, sizeof(buffer), 0);
+      if (got <= 0)
+        break;
+      request.append(buffer, static_cast<std::size_t>(got));
+    }
+    static_cast<void>(::send(connection, reply_.data(), reply_.size(), MSG_NOSIGNAL));
+    ::close(connection);
+  }
+
+  std::string reply_;
+  int listener_ = -1;
+  int port_ = 0;
+  std::thread thread_;
+};
+
+TEST_F(CurlClientTest, AStatusLineThatEchoesTheKeyLeavesNothingBehind) {
+  const std::string key = "sk-status-7Hq2";
+  const std::string body = "{\"error\":{\"type\":\"" + key + "\"}}";
+  OneRawReply server("HTTP/1.1 401 " + key + " " + key + "\r\nX-Key: " + key +
+                     "\r\nContent-Length: " + std::to_string(body.size()) +
+                     "\r\nConnection: close\r\n\r\n" + body);
+  ASSERT_NE(server.port(), 0);
+  HttpRequest request = Get("/x");
+  request.url = "http://127.0.0.1:" + std::to_string(server.port()) + "/x";
+  request.secrets = {key};
+  auto response = client_->Fetch(request, {});
+  ASSERT_TRUE(response.ok()) << response.error().Describe();
+  EXPECT_EQ(response->status, 401);
+  const std::string seen = EverythingIn(*response);
+  EXPECT_EQ(seen.find(key), std::string::npos) << seen;
+  EXPECT_EQ(response->Header("x-key"), kRedacted);
+}
+
 TEST_F(CurlClientTest, MalformedRequestsAreRejectedBeforeSending) {
   HttpRequest ftp = Get("/x");
   ftp.url = "ftp://127.0.0.1/x";
@@ -322,7 +467,7 @@ TEST_F(CurlClientTest, ABodyOverTheCapIsTooLargeAndStopsTheTransfer) {
   auto response = client_->Stream(request,
                                   [&](std::string_view bytes) {
                                     received += bytes.size();
-                                    return true;
+                                    return SinkVerdict::kProgress;
                                   },
                                   {});
   ASSERT_FALSE(response.ok());
@@ -337,7 +482,8 @@ TEST_F(CurlClientTest, ABodyOverTheCapIsTooLargeAndStopsTheTransfer) {
 
 TEST_F(CurlClientTest, ASinkThatRefusesMoreAbortsTheTransfer) {
   server_.Push(ScriptedReply::Sse({"data: 1\n\n", "data: 2\n\n"}));
-  auto response = client_->Stream(Get("/x"), [](std::string_view) { return false; }, {});
+  auto response =
+      client_->Stream(Get("/x"), [](std::string_view) { return SinkVerdict::kStop; }, {});
   ASSERT_FALSE(response.ok());
   EXPECT_EQ(response.error().kind, HttpErrorKind::kAborted);
 }

@@ -21,7 +21,8 @@ Result<HttpResponse, HttpError> HttpClient::Fetch(const HttpRequest& request,
       request,
       [&body](std::string_view bytes) {
         body.append(bytes);
-        return true;
+        // Every byte of a collected body is part of the answer.
+        return SinkVerdict::kProgress;
       },
       std::move(stop));
   if (response.ok() && response->success())

@@ -130,7 +130,7 @@ TEST_F(RetryTest, AStreamCutAfterDeliveredBytesIsNeverReplayed) {
                       ->Stream(Get("/x"),
                                [&](std::string_view bytes) {
                                  received.append(bytes);
-                                 return true;
+                                 return SinkVerdict::kProgress;
                                },
                                {});
   ASSERT_FALSE(response.ok());
@@ -151,7 +151,7 @@ TEST_F(RetryTest, AStreamCutBeforeAnyByteIsReplayed) {
                       ->Stream(Get("/x"),
                                [&](std::string_view bytes) {
                                  received.append(bytes);
-                                 return true;
+                                 return SinkVerdict::kProgress;
                                },
                                {});
   ASSERT_TRUE(response.ok()) << response.error().Describe();

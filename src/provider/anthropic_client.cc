@@ -45,15 +45,15 @@ Result<InferenceResponse, InferenceError> AnthropicClient::Complete(const Infere
   HARNESS_TRY(std::string body,
               EncodeAnthropicRequest(request, {options_.stream, options_.default_max_tokens}));
   if (!options_.stream) {
-    HARNESS_TRY(std::string answer, transport_->PostForBody(kMessagesPath, std::move(body), stop));
-    return DecodeAnthropicResponse(answer);
+    return transport_->PostForAnswer(
+        kMessagesPath, std::move(body),
+        [](std::string_view answer) { return DecodeAnthropicResponse(answer); }, stop);
   }
   AnthropicStreamAccumulator accumulator(options_.on_text, options_.stream_limits);
-  HARNESS_CHECK(transport_->PostForEvents(
+  return transport_->PostForStream(
       kMessagesPath, std::move(body),
       [&accumulator](const SseEvent& event) { return accumulator.Feed(event.event, event.data); },
-      stop));
-  return accumulator.Finish();
+      [&accumulator] { return accumulator.Finish(); }, stop);
 }
 
 AnthropicTokenCounter::AnthropicTokenCounter(std::shared_ptr<HttpClient> http,
@@ -68,10 +68,8 @@ Result<ContextCount, CountError> AnthropicTokenCounter::Count(const InferenceReq
   auto body = EncodeAnthropicCountTokensRequest(request);
   if (!body.ok())
     return Fail(CountFailure(body.error()));
-  auto answer = transport_->PostForBody(kCountTokensPath, std::move(*body), stop);
-  if (!answer.ok())
-    return Fail(CountFailure(answer.error()));
-  auto tokens = DecodeAnthropicCountTokensResponse(*answer);
+  auto tokens = transport_->PostForAnswer(kCountTokensPath, std::move(*body),
+                                          DecodeAnthropicCountTokensResponse, stop);
   if (!tokens.ok())
     return Fail(CountFailure(tokens.error()));
   return ContextCount{request.model, *tokens, CountQuality::kExactProvider};

@@ -216,6 +216,43 @@ TEST_F(AnthropicClientTest, A401IsRefusedAndTheKeyNeverAppearsInTheError) {
   ExpectNoSecret(response.error().Message());
 }
 
+TEST_F(AnthropicClientTest, AServerThatEchoesTheKeyEverywhereNeverGetsItIntoAnError) {
+  const std::string key(kSecretKey);
+  const std::string document =
+      R"({"type":"error","error":{"type":")" + key + R"(","message":")" + key + R"("}})";
+  for (const int status : {400, 401, 200}) {
+    ScriptedReply reply = JsonReply(status, document);
+    reply.headers = {{"X-Echo", key}};
+    server_.Push(reply);
+  }
+  server_.Push(ScriptedReply::Sse({kStart, Event("error", document)}));
+  for (int call = 0; call < 4; ++call) {
+    auto response = Client(call == 3).Complete(Hello(), {});
+    ASSERT_FALSE(response.ok()) << call;
+    ExpectNoSecret(response.error().Message());
+  }
+  EXPECT_EQ(server_.RequestCount(), 4u);
+}
+
+// Anthropic's ping events carry nothing of the answer: a stream of them is a stall.
+TEST_F(AnthropicClientTest, PingEventsDoNotResetTheStallDeadline) {
+  ScriptedReply reply = ScriptedReply::Sse({kStart});
+  reply.keep_alive_every = std::chrono::milliseconds(20);
+  reply.keep_alive = Event("ping", R"({"type":"ping"})");
+  server_.Push(reply);
+  AnthropicClientOptions options;
+  options.connection = Connection();
+  options.connection.timeouts.stall = std::chrono::milliseconds(200);
+  options.connection.timeouts.total = std::chrono::milliseconds(3000);
+  auto response = AnthropicClient(http_, std::move(options)).Complete(Hello(), {});
+  server_.ReleaseStalls();
+  ASSERT_FALSE(response.ok());
+  EXPECT_EQ(response.error().kind, InferenceErrorKind::kTimeout);
+  EXPECT_NE(response.error().detail.find("timeout/stall"), std::string::npos)
+      << response.error().detail;
+  EXPECT_GE(server_.KeepAlivesSent(), 2u);
+}
+
 TEST_F(AnthropicClientTest, AStopDuringAStalledStreamCancelsPromptly) {
   ScriptedReply reply = ScriptedReply::Sse({kStart});
   reply.stall = ScriptedReply::Stall::kAfterChunks;

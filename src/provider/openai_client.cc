@@ -34,14 +34,15 @@ Result<InferenceResponse, InferenceError> OpenAiChatClient::Complete(
   HARNESS_TRY(std::string body,
               EncodeOpenAiChatRequest(request, {options_.stream, options_.token_limit_field}));
   if (!options_.stream) {
-    HARNESS_TRY(std::string answer, transport_->PostForBody(kChatPath, std::move(body), stop));
-    return DecodeOpenAiChatResponse(answer);
+    return transport_->PostForAnswer(
+        kChatPath, std::move(body),
+        [](std::string_view answer) { return DecodeOpenAiChatResponse(answer); }, stop);
   }
   OpenAiStreamAccumulator accumulator(options_.on_text, options_.stream_limits);
-  HARNESS_CHECK(transport_->PostForEvents(
+  return transport_->PostForStream(
       kChatPath, std::move(body),
-      [&accumulator](const SseEvent& event) { return accumulator.Feed(event.data); }, stop));
-  return accumulator.Finish();
+      [&accumulator](const SseEvent& event) { return accumulator.Feed(event.data); },
+      [&accumulator] { return accumulator.Finish(); }, stop);
 }
 
 }  // namespace harness

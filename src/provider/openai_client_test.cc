@@ -207,6 +207,26 @@ TEST_F(OpenAiChatClientTest, AStalledServerIsATimeoutOnTheStallDeadline) {
   EXPECT_EQ(server_.RequestCount(), 1u);  // a stall is not retried
 }
 
+TEST_F(OpenAiChatClientTest, KeepAliveCommentsDoNotResetTheStallDeadline) {
+  ScriptedReply reply = ScriptedReply::Sse(
+      {Chunk(R"([{"index":0,"delta":{"content":"Hel"},"finish_reason":null}])")});
+  reply.keep_alive_every = std::chrono::milliseconds(20);
+  server_.Push(reply);
+  OpenAiClientOptions options;
+  options.connection = Connection();
+  options.connection.timeouts.stall = std::chrono::milliseconds(200);
+  options.connection.timeouts.total = std::chrono::milliseconds(3000);
+  options.on_text = [this](std::string_view text) { deltas_.emplace_back(text); };
+  auto response = OpenAiChatClient(http_, std::move(options)).Complete(Hello(), {});
+  server_.ReleaseStalls();
+  ASSERT_FALSE(response.ok());
+  EXPECT_EQ(response.error().kind, InferenceErrorKind::kTimeout);
+  EXPECT_NE(response.error().detail.find("timeout/stall"), std::string::npos)
+      << response.error().detail;
+  EXPECT_EQ(deltas_, std::vector<std::string>{"Hel"});
+  EXPECT_GE(server_.KeepAlivesSent(), 2u);
+}
+
 TEST_F(OpenAiChatClientTest, AStopDuringAStalledStreamCancelsPromptly) {
   ScriptedReply reply = ScriptedReply::Sse(
       {Chunk(R"([{"index":0,"delta":{"content":"Hel"},"finish_reason":null}])")});
@@ -240,6 +260,39 @@ TEST_F(OpenAiChatClientTest, A401IsRefusedAndTheKeyNeverAppearsInTheError) {
   EXPECT_NE(response.error().detail.find("invalid_api_key"), std::string::npos);
   ExpectNoSecret(response.error());
   EXPECT_EQ(server_.RequestCount(), 1u);
+}
+
+// The key is a short identifier, so a provider error's type and code could carry it: a hostile
+// server puts it (and the base URL's password) in every field, header and status it controls.
+TEST_F(OpenAiChatClientTest, AServerThatEchoesTheKeyEverywhereNeverGetsItIntoAnError) {
+  const std::string key(kSecretKey);
+  const std::string password = "pw-8k1x";
+  std::string error_document;
+  for (const std::string& echoed : {key, password}) {
+    error_document = R"({"error":{"type":")" + echoed + R"(","code":")" + echoed +
+                     R"(","message":")" + echoed + R"("}})";
+    for (const int status : {400, 401, 404, 418, 200}) {
+      ScriptedReply reply = JsonReply(status, error_document);
+      reply.headers = {{"X-Echo", key + " " + password}, {"Retry-After", key}};
+      server_.Push(reply);
+    }
+    server_.Push(ScriptedReply::Sse({"data: " + error_document + "\n\n"}));
+  }
+  for (int round = 0; round < 2; ++round) {
+    for (int call = 0; call < 6; ++call) {
+      OpenAiClientOptions options;
+      options.connection = Connection();
+      options.connection.base_url =
+          "http://user:" + password + "@127.0.0.1:" + std::to_string(server_.port()) + "/v1";
+      options.stream = call == 5;
+      auto response = OpenAiChatClient(http_, std::move(options)).Complete(Hello(), {});
+      ASSERT_FALSE(response.ok()) << round << " " << call;
+      const std::string message = response.error().Message();
+      EXPECT_EQ(message.find(key), std::string::npos) << message;
+      EXPECT_EQ(message.find(password), std::string::npos) << message;
+    }
+  }
+  EXPECT_EQ(server_.RequestCount(), 12u);
 }
 
 TEST_F(OpenAiChatClientTest, AnErrorEventInTheStreamIsThatError) {
@@ -276,6 +329,20 @@ TEST_F(OpenAiChatClientTest, ARequestWithoutAWireFormFailsBeforeSending) {
   auto response = Client(true).Complete(request, {});
   ASSERT_FALSE(response.ok());
   EXPECT_EQ(response.error().kind, InferenceErrorKind::kInvalidRequest);
+  EXPECT_EQ(server_.RequestCount(), 0u);
+}
+
+TEST_F(OpenAiChatClientTest, ABaseUrlWithAQueryOrFragmentFailsBeforeSending) {
+  for (const std::string suffix : {"/v1?token=qsecret", "/v1#qsecret"}) {
+    OpenAiClientOptions options;
+    options.connection = Connection();
+    options.connection.base_url = server_.Url(suffix);
+    auto response = OpenAiChatClient(http_, std::move(options)).Complete(Hello(), {});
+    ASSERT_FALSE(response.ok()) << suffix;
+    EXPECT_EQ(response.error().kind, InferenceErrorKind::kInvalidRequest)
+        << response.error().Message();
+    EXPECT_EQ(response.error().Message().find("qsecret"), std::string::npos);
+  }
   EXPECT_EQ(server_.RequestCount(), 0u);
 }
 

@@ -19,10 +19,6 @@ std::optional<std::string> Variable(const EnvironmentLookup& environment, const 
   return value;
 }
 
-bool HasHttpScheme(std::string_view url) {
-  return url.rfind("http://", 0) == 0 || url.rfind("https://", 0) == 0;
-}
-
 std::string Upper(std::string_view provider) {
   std::string name(provider);
   for (char& c : name) {
@@ -40,9 +36,11 @@ Result<ProviderConnection, ProviderSetupError> ConnectionFor(
   const std::string key_variable = ProviderKeyVariable(provider);
   ProviderConnection connection;
   const std::optional<std::string> base_url = Variable(environment, url_variable);
-  if (base_url && !HasHttpScheme(*base_url)) {
-    return Fail(ProviderSetupError{ProviderSetupErrorKind::kInvalidBaseUrl, std::string(provider),
-                                   url_variable});
+  if (base_url) {
+    if (auto parsed = ParseBaseUrl(*base_url); !parsed.ok()) {
+      return Fail(ProviderSetupError{ProviderSetupErrorKind::kInvalidBaseUrl, std::string(provider),
+                                     url_variable, parsed.error()});
+    }
   }
   connection.base_url = base_url ? *base_url : std::string(default_base_url);
   connection.api_key = Variable(environment, key_variable).value_or("");
@@ -74,7 +72,7 @@ std::string ProviderSetupError::Message() const {
       out.append(provider).append(" needs an API key: set ").append(variable);
       break;
     case ProviderSetupErrorKind::kInvalidBaseUrl:
-      out.append(variable).append(" must start with http:// or https://");
+      out.append(variable).append(" ").append(BaseUrlProblemText(base_url_problem));
       break;
   }
   return out;

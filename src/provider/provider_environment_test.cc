@@ -95,6 +95,7 @@ TEST_F(ProviderEnvironmentTest, BadSpecsAreTypedAndNeverEchoValues) {
   ASSERT_FALSE(bad_url.ok());
   EXPECT_EQ(bad_url.error().kind, ProviderSetupErrorKind::kInvalidBaseUrl);
   EXPECT_EQ(bad_url.error().Message(), "OPENAI_BASE_URL must start with http:// or https://");
+  EXPECT_EQ(bad_url.error().Message().find(kSecretKey), std::string::npos);
 
   auto unknown = MakeProviderModel("gemini", "m", From({}), http_);
   ASSERT_FALSE(unknown.ok());
@@ -104,6 +105,27 @@ TEST_F(ProviderEnvironmentTest, BadSpecsAreTypedAndNeverEchoValues) {
   auto no_model = MakeProviderModel("anthropic", "", From({}), http_);
   ASSERT_FALSE(no_model.ok());
   EXPECT_EQ(no_model.error().kind, ProviderSetupErrorKind::kMissingModel);
+}
+
+TEST_F(ProviderEnvironmentTest, ABaseUrlThatCannotBeABaseIsRefusedSayingWhy) {
+  const std::string port = std::to_string(server_.port());
+  const std::map<std::string, std::string> refused{
+      {"http://127.0.0.1:" + port + "/v1?token=qsecret", "has a query"},
+      {"http://127.0.0.1:" + port + "/v1?", "has a query"},
+      {"http://127.0.0.1:" + port + "/v1#qsecret", "has a fragment"},
+      {"http://127.0.0.1:" + port + "/v1 x", "is not a URL"},
+      {"http://127.0.0.1:99999/v1", "is not a URL"},
+      {"ftp://127.0.0.1/v1", "must start with http:// or https://"},
+  };
+  for (const auto& [url, reason] : refused) {
+    auto made = MakeProviderModel("openai", "m", From({{"OPENAI_BASE_URL", url}}), http_);
+    ASSERT_FALSE(made.ok()) << url;
+    EXPECT_EQ(made.error().kind, ProviderSetupErrorKind::kInvalidBaseUrl) << url;
+    const std::string message = made.error().Message();
+    EXPECT_EQ(message.rfind("OPENAI_BASE_URL " + reason, 0), 0u) << url << " -> " << message;
+    EXPECT_EQ(message.find("qsecret"), std::string::npos) << message;
+  }
+  EXPECT_EQ(server_.RequestCount(), 0u);
 }
 
 }  // namespace

@@ -19,6 +19,12 @@ InferenceError BadStream(const SseError& error) {
   return InferenceError{InferenceErrorKind::kInvalidResponse, std::move(detail)};
 }
 
+// Anthropic's "ping" events exist only to keep a connection open; no OpenAI-compatible stream
+// names its events, so the name cannot collide there.
+bool IsKeepAlive(const SseEvent& event) {
+  return event.event == "ping";
+}
+
 InferenceErrorKind KindOf(const HttpError& error) {
   switch (error.kind) {
     case HttpErrorKind::kTimeout:
@@ -57,19 +63,34 @@ ProviderTransport::ProviderTransport(std::shared_ptr<HttpClient> http,
                                      std::string_view default_base_url, HttpHeaders fixed_headers)
     : http_(std::move(http)),
       retrying_(*http_, connection.retry, connection.retry_environment),
-      base_url_(connection.base_url.empty() ? std::string(default_base_url) : connection.base_url),
+      base_url_(ParseBaseUrl(connection.base_url.empty() ? default_base_url
+                                                         : std::string_view(connection.base_url))),
       timeouts_(connection.timeouts),
-      fixed_headers_(std::move(fixed_headers)) {
-  while (!base_url_.empty() && base_url_.back() == '/')
-    base_url_.pop_back();
+      fixed_headers_(std::move(fixed_headers)),
+      api_key_(connection.api_key) {
+  secrets_.Add(api_key_);
+  for (const std::string& credential : UrlCredentials(connection.base_url))
+    secrets_.Add(credential);
 }
 
-HttpRequest ProviderTransport::Post(std::string_view path, std::string body) const {
+InferenceError ProviderTransport::Redacted(InferenceError error) const {
+  error.detail = secrets_.Redact(error.detail);
+  return error;
+}
+
+Result<HttpRequest, InferenceError> ProviderTransport::Post(std::string_view path,
+                                                            std::string body) const {
+  if (!base_url_.ok()) {
+    std::string detail("the base URL ");
+    detail.append(BaseUrlProblemText(base_url_.error()));
+    return Fail(InferenceError{InferenceErrorKind::kInvalidRequest, std::move(detail)});
+  }
   HttpRequest request;
   request.method = "POST";
-  request.url = base_url_;
-  request.url.append(path);
+  request.url = base_url_->Endpoint(path);
   request.headers = fixed_headers_;
+  if (!api_key_.empty())
+    request.secrets.push_back(api_key_);
   request.body = std::move(body);
   request.timeouts = timeouts_;
   return request;
@@ -78,7 +99,8 @@ HttpRequest ProviderTransport::Post(std::string_view path, std::string body) con
 Result<std::string, InferenceError> ProviderTransport::PostForBody(std::string_view path,
                                                                    std::string body,
                                                                    std::stop_token stop) {
-  auto response = retrying_.Fetch(Post(path, std::move(body)), stop);
+  HARNESS_TRY(const HttpRequest request, Post(path, std::move(body)));
+  auto response = retrying_.Fetch(request, stop);
   if (stop.stop_requested())
     return Fail(Canceled());
   if (!response.ok())
@@ -91,7 +113,7 @@ Result<std::string, InferenceError> ProviderTransport::PostForBody(std::string_v
 Status<InferenceError> ProviderTransport::PostForEvents(std::string_view path, std::string body,
                                                         const SseEventHandler& on_event,
                                                         std::stop_token stop) {
-  HttpRequest request = Post(path, std::move(body));
+  HARNESS_TRY(HttpRequest request, Post(path, std::move(body)));
   request.headers.emplace_back("Accept", "text/event-stream");
   SseDecoder decoder;
   std::vector<SseEvent> events;
@@ -101,18 +123,21 @@ Status<InferenceError> ProviderTransport::PostForEvents(std::string_view path, s
   const HttpBodySink sink = [&](std::string_view bytes) {
     events.clear();
     auto decoded = decoder.Feed(bytes, events);
+    bool advanced = false;
     for (const SseEvent& event : events) {
       auto handled = on_event(event);
       if (!handled.ok()) {
         failure = std::move(handled).error();
-        return false;
+        return SinkVerdict::kStop;
       }
+      advanced = advanced || !IsKeepAlive(event);
     }
     if (!decoded.ok()) {
       failure = BadStream(decoded.error());
-      return false;
+      return SinkVerdict::kStop;
     }
-    return true;
+    // Comments, blank lines and events still incomplete give the stall deadline nothing.
+    return advanced ? SinkVerdict::kProgress : SinkVerdict::kKeepAlive;
   };
   auto response = retrying_.Stream(request, sink, stop);
   if (stop.stop_requested())

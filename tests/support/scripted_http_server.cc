@@ -82,7 +82,8 @@ struct ScriptedHttpServer::Handling {
     response.status = reply.status;
     for (const auto& [name, value] : reply.headers)
       response.set_header(name, value);
-    if (!reply.chunks.empty() || reply.stall == ScriptedReply::Stall::kAfterChunks) {
+    if (!reply.chunks.empty() || reply.stall == ScriptedReply::Stall::kAfterChunks ||
+        reply.keep_alive_every) {
       StreamChunks(server, std::move(reply), response);
     } else if (reply.cut_after_bytes) {
       SendCut(std::move(reply), response);
@@ -111,6 +112,8 @@ struct ScriptedHttpServer::Handling {
       std::vector<std::string> chunks;
       std::optional<std::size_t> cut;
       bool stall = false;
+      std::optional<std::chrono::milliseconds> keep_alive_every;
+      std::string keep_alive;
       std::size_t next = 0;
       std::size_t sent = 0;
     };
@@ -118,10 +121,24 @@ struct ScriptedHttpServer::Handling {
     progress->chunks = std::move(reply.chunks);
     progress->cut = reply.cut_after_bytes;
     progress->stall = reply.stall == ScriptedReply::Stall::kAfterChunks;
+    progress->keep_alive_every = reply.keep_alive_every;
+    progress->keep_alive = std::move(reply.keep_alive);
     // httplib calls the provider again after each chunk; each call writes (and so flushes) one.
     response.set_chunked_content_provider(
         reply.content_type, [&server, progress](std::size_t /*offset*/, httplib::DataSink& sink) {
           Progress& p = *progress;
+          if (p.next == p.chunks.size() && p.keep_alive_every) {
+            if (server.ReleasedWithin(*p.keep_alive_every)) {
+              sink.done();
+              return true;
+            }
+            {
+              std::lock_guard lock(server.mutex_);
+              ++server.keep_alives_sent_;
+            }
+            // False once the client has gone: httplib then closes the connection.
+            return sink.write(p.keep_alive.data(), p.keep_alive.size());
+          }
           if (p.next == p.chunks.size()) {
             if (p.stall)
               server.StallHere();
@@ -226,6 +243,16 @@ void ScriptedHttpServer::ReleaseStalls() {
   std::lock_guard lock(mutex_);
   released_ = true;
   changed_.notify_all();
+}
+
+std::size_t ScriptedHttpServer::KeepAlivesSent() const {
+  std::lock_guard lock(mutex_);
+  return keep_alives_sent_;
+}
+
+bool ScriptedHttpServer::ReleasedWithin(std::chrono::milliseconds duration) {
+  std::unique_lock lock(mutex_);
+  return changed_.wait_for(lock, duration, [&] { return released_; });
 }
 
 void ScriptedHttpServer::StallHere() {

@@ -8,6 +8,9 @@
 //   each (chunked transfer encoding, e.g. SSE), optionally cut: the connection is closed once
 //   `cut_after_bytes` body bytes were sent. A reply may stall (before its headers, or after its
 //   chunks) until ReleaseStalls() or Stop(); WaitForStalls(n) lets the test act while it stalls.
+//   A reply may instead keep its stream alive after its chunks: it sends `keep_alive` every
+//   `keep_alive_every` until ReleaseStalls() or Stop(), as a proxy does for an idle stream
+//   (KeepAlivesSent() counts them).
 // - Every request is recorded (method, path with query, lower-cased headers, body) before its
 //   reply is sent.
 // - Responder mode: with SetResponder(f), every request is answered by f(recorded request)
@@ -54,6 +57,9 @@ struct ScriptedReply {
   Stall stall = Stall::kNone;
   // Waited before the headers are sent (the request counts as outstanding meanwhile).
   std::chrono::milliseconds delay{0};
+  // After the chunks, `keep_alive` this often until released (an SSE comment by default).
+  std::optional<std::chrono::milliseconds> keep_alive_every;
+  std::string keep_alive = ": keep-alive\n\n";
 
   static ScriptedReply Text(int status, std::string body);
   static ScriptedReply Sse(std::vector<std::string> chunks);
@@ -100,10 +106,14 @@ class ScriptedHttpServer {
   void WaitForStalls(std::size_t count);
   // Lets every current and future stalled reply go on.
   void ReleaseStalls();
+  // Keep-alive chunks sent so far (counted since Start).
+  std::size_t KeepAlivesSent() const;
 
  private:
   struct Handling;  // the per-request code, with access to the state below
   void StallHere();
+  // Waits up to `duration`; true when released (or stopped) meanwhile.
+  bool ReleasedWithin(std::chrono::milliseconds duration);
 
   std::unique_ptr<httplib::Server> server_;
   std::thread thread_;
@@ -116,6 +126,7 @@ class ScriptedHttpServer {
   ScriptedResponder responder_;            // guarded by mutex_
   std::vector<bool> outstanding_;          // guarded by mutex_; per request
   std::size_t stalls_entered_ = 0;         // guarded by mutex_
+  std::size_t keep_alives_sent_ = 0;       // guarded by mutex_
   bool released_ = false;                  // guarded by mutex_
 };
 

@@ -2,8 +2,10 @@
 //
 // Contract:
 // - Stream() delivers a 2xx body to the sink as bytes arrive, in order, and returns the
-//   response (status and headers, empty body). A non-2xx body never reaches the sink: it is
-//   collected into HttpResponse::body (bounded), so a caller can tell an API error from data.
+//   response (status and headers, empty body). The sink says whether the bytes advanced the
+//   answer; only those that did restart the stall deadline (request.h HttpTimeouts::stall). A
+//   non-2xx body never reaches the sink: it is collected into HttpResponse::body (bounded), so a
+//   caller can tell an API error from data.
 // - Fetch() collects a body of any status into HttpResponse::body.
 // - A non-2xx status is a successful call: the caller classifies it (retry.h retries some).
 // - A stop request on the token aborts the transfer promptly and yields kCanceled.
@@ -21,8 +23,17 @@
 
 namespace harness {
 
-// Receives body bytes in arrival order. Returning false stops the transfer (kAborted).
-using HttpBodySink = std::function<bool(std::string_view bytes)>;
+// What a sink made of the bytes it was given.
+enum class SinkVerdict {
+  kProgress,   // they advanced the answer: the stall deadline starts again
+  kKeepAlive,  // accepted, but they carried nothing of the answer (an SSE comment, a blank line
+               // between events): the stall deadline runs on, so keep-alives alone cannot hold
+               // a call open
+  kStop,       // stop the transfer (kAborted)
+};
+
+// Receives body bytes in arrival order.
+using HttpBodySink = std::function<SinkVerdict(std::string_view bytes)>;
 
 class HttpClient {
  public:

@@ -6,6 +6,10 @@
 // - Deadlines: connect via libcurl, stall and total tracked by the client with millisecond
 //   precision; cancellation wakes the transfer's poll through curl_multi_wakeup, so a stop is
 //   seen within milliseconds.
+// - Credentials never come back out: the request's secrets and its URL's user and password are
+//   redacted (secrets.h) from every response header name and value, a non-2xx body and every
+//   error detail, whatever the server echoed them in. The status line's reason phrase is never
+//   kept. A 2xx body goes to the sink unchanged: it is the answer.
 // - Connections are reused: each call borrows a transfer lane (a curl multi handle with its
 //   connection cache and one easy handle) from a small pool and returns it afterwards.
 // - libcurl's process-wide state: Create() refuses a libcurl without the "threadsafe" feature;
@@ -47,6 +51,9 @@ class CurlHttpClient final : public HttpClient {
 
  private:
   explicit CurlHttpClient(CurlClientOptions options);
+  // One exchange, before its credentials are redacted.
+  Result<HttpResponse, HttpError> Transfer(const HttpRequest& request, const HttpBodySink& sink,
+                                           std::stop_token stop);
   Result<std::unique_ptr<Lane>, HttpError> Borrow();
   void GiveBack(std::unique_ptr<Lane> lane);
 

@@ -21,8 +21,10 @@ namespace harness {
 struct HttpTimeouts {
   // TCP connect plus TLS handshake.
   std::chrono::milliseconds connect{10'000};
-  // No byte (header or body) received for this long; counted from the start of the exchange
-  // and reset by every received byte, so it also bounds the wait for the first byte.
+  // No progress for this long; counted from the start of the exchange, so it also bounds the
+  // wait for the first byte. Progress is a header byte, a byte of a non-2xx body (both bounded
+  // by their caps), or 2xx body bytes the sink calls progress (client.h SinkVerdict): bytes it
+  // calls keep-alives do not restart the deadline.
   std::chrono::milliseconds stall{60'000};
   // The whole exchange, connect to last byte.
   std::chrono::milliseconds total{600'000};
@@ -35,6 +37,10 @@ struct HttpRequest {
   std::string url;             // http:// or https:// only; TLS is always verified
   HttpHeaders headers;         // sent in order; values are never logged
   std::string body;
+  // Credentials this request carries (API keys), redacted from everything the exchange hands
+  // back: response header names and values, a non-2xx body, error details (see secrets.h). The
+  // user and password of `url` are redacted without being listed here.
+  std::vector<std::string> secrets;
   HttpTimeouts timeouts;
   // A 2xx body larger than this fails the call with kTooLarge instead of growing memory.
   std::size_t max_response_bytes = 64u << 20;

@@ -8,7 +8,9 @@
 //   provider is kUnknownProvider; an empty model is kMissingModel.
 // - The environment is read only through the given lookup (tests pass a map; the CLI passes
 //   getenv). A variable that is unset or empty counts as absent.
-// - A base URL must start with http:// or https://, else kInvalidBaseUrl naming the variable.
+// - A base URL must be one endpoint paths can be appended to (http/url.h ParseBaseUrl: http or
+//   https, a host, no query, no fragment), else kInvalidBaseUrl naming the variable and the
+//   problem.
 // - The key is required only when the base URL is the provider's default (the public API
 //   refuses anonymous calls); a base URL of your own (llama.cpp, Ollama, vLLM, a proxy) may have
 //   none, and then no authentication header is sent. A missing required key is kMissingApiKey
@@ -29,6 +31,7 @@
 #include "harness/core/model_key.h"
 #include "harness/core/result.h"
 #include "harness/http/client.h"
+#include "harness/http/url.h"
 #include "harness/inference/client.h"
 #include "harness/inference/counter.h"
 #include "harness/provider/connection.h"
@@ -51,6 +54,8 @@ struct ProviderSetupError {
   ProviderSetupErrorKind kind = ProviderSetupErrorKind::kUnknownProvider;
   std::string provider;
   std::string variable;  // the environment variable at fault, if any
+  // kInvalidBaseUrl only: what is wrong with the URL (the URL itself is never kept).
+  BaseUrlProblem base_url_problem = BaseUrlProblem::kMalformed;
   // One line for a user, e.g. "anthropic needs an API key: set ANTHROPIC_API_KEY".
   std::string Message() const;
 };

@@ -15,6 +15,8 @@
 //   type and code when the body has them and they look like identifiers (at most 64 characters
 //   of [A-Za-z0-9_.-]). The error's message text is never included: providers echo request
 //   content in it. A body that is not JSON, or any other shape, only loses the type and code.
+//   These functions do not know the key: a type or code can be one, so callers redact the
+//   configured credentials from the detail (the provider clients do, provider_transport.h).
 // Thread safety: pure functions.
 #pragma once
 
