@@ -3,11 +3,13 @@
 #include <gtest/gtest.h>
 #include <sqlite3.h>
 
+#include <algorithm>
 #include <fstream>
 #include <iterator>
 #include <set>
 #include <sstream>
 
+#include "cli_support.h"
 #include "harness/core/json.h"
 #include "harness/journal/sqlite_journal.h"
 #include "journal_process.h"
@@ -274,6 +276,42 @@ TEST_F(JournalCli, BenchRefusesWhatItCannotGiveWithTheBounds) {
   const ProcessRun most =
       Harness({"journal", "bench", data(), "--appenders", "256", "--records", "512"});
   EXPECT_EQ(most.exit_code, 0);
+}
+
+// When the system refuses a thread (here: a process limit of 20), the bench says so and exits 1;
+// before, the uncaught std::system_error aborted the process. The limit binds only a user
+// other than root, so root runs the bench as nobody.
+TEST_F(JournalCli, ABenchWhoseThreadsAreRefusedExitsOneWithoutAborting) {
+  std::filesystem::permissions(dir_.path(), std::filesystem::perms::all);
+  const std::string as_user =
+      ::geteuid() == 0 ? "setpriv --reuid=65534 --regid=65534 --clear-groups " : "";
+  const e2e::CliRun run = e2e::Shell(
+      as_user + "bash -c 'ulimit -u 20 && exec \"" + ::harness::build_paths::HarnessBinary() +
+      "\" journal bench \"" + data() + "\" --appenders 256 --records 512' 2>&1");
+  EXPECT_EQ(run.exit_code, 1) << run.out;
+  EXPECT_NE(run.out.find("harness journal bench: cannot start appender "), std::string::npos)
+      << run.out;
+}
+
+// Read-only media: a directory the reader cannot write (root writes through permission bits,
+// so root reads as nobody). verify and show read the journal; no side file can be created.
+TEST_F(JournalCli, AJournalInADirectoryTheReaderCannotWriteIsReadAndVerified) {
+  Bench();
+  namespace fs = std::filesystem;
+  fs::permissions(dir_.path(),
+                  fs::perms::owner_all | fs::perms::group_exec | fs::perms::others_exec);
+  fs::permissions(data(), fs::perms::owner_read | fs::perms::owner_exec | fs::perms::group_exec |
+                              fs::perms::others_read | fs::perms::others_exec);
+  const std::string as_user =
+      ::geteuid() == 0 ? "setpriv --reuid=65534 --regid=65534 --clear-groups " : "";
+  const std::string binary = std::string("'") + ::harness::build_paths::HarnessBinary() + "' ";
+  const e2e::CliRun verify = e2e::Shell(as_user + binary + "journal verify '" + data() + "' 2>&1");
+  const e2e::CliRun show = e2e::Shell(as_user + binary + "journal show '" + data() + "' 2>&1");
+  fs::permissions(data(), fs::perms::owner_write, fs::perm_options::add);
+  EXPECT_EQ(verify.exit_code, 0) << verify.out;
+  EXPECT_EQ(verify.out, "ok 30 records, last seq 10\n");
+  EXPECT_EQ(show.exit_code, 0) << show.out;
+  EXPECT_EQ(std::count(show.out.begin(), show.out.end(), '\n'), 30) << show.out;
 }
 
 // `--journal` and STORE name PostgreSQL with postgres:// or postgresql:// only; any other
