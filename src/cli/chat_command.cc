@@ -28,6 +28,7 @@
 #include "harness/runtime/session.h"
 #include "journal_factory.h"
 #include "model_factory.h"
+#include "number_option.h"
 #include "policy_defaults.h"
 
 namespace harness::cli {
@@ -45,7 +46,7 @@ struct ChatCommandLine {
   std::string session;  // resume this session instead of starting one
   std::string journal;  // a postgres:// URL instead of --data-dir
   bool take_over = false;
-  double lease_ttl_seconds = 30;
+  std::int64_t lease_ttl_seconds = 30;
 };
 
 namespace {
@@ -424,14 +425,15 @@ int Run(const ChatCommandLine& line) {
     return Usage("--model is required for a new session");
   Uuid session_id;
   if (resume) {
-    auto parsed = Uuid::ParseCanonical(line.session);
+    auto parsed = ParseSessionId(line.session, "--session");
     if (!parsed.ok())
-      return Usage("--session is not a canonical UUID");
+      return Usage(parsed.error());
     session_id = *parsed;
   }
-  if (line.lease_ttl_seconds < 1 || line.lease_ttl_seconds > 3600)
-    return Usage("--lease-ttl must be between 1 and 3600 seconds");
-  const std::string store = line.journal.empty() ? line.data_dir : line.journal;
+  auto parsed_store = StoreFromOptions(line.data_dir, line.journal);
+  if (!parsed_store.ok())
+    return Usage(parsed_store.error());
+  const JournalStore& store = *parsed_store;
 
   // A new session's loop is made before anything is opened, so that a bad flag writes nothing.
   std::optional<ChatLoop> made;
@@ -442,16 +444,16 @@ int Run(const ChatCommandLine& line) {
     made = std::move(*loop);
   }
 
-  auto journal = OpenJournalStore(store);
+  // A resumed session's journal must exist; a new session creates one when missing.
+  auto journal = OpenJournalStore(store, resume ? StoreAccess::kExisting : StoreAccess::kCreate);
   if (!journal.ok())
-    return Usage(journal.error());
+    return Usage(StoreProblem(store, journal.error()));
   ChatConsole console(isatty(STDOUT_FILENO) == 1);
   Outstanding outstanding;
   SessionOptions options;
   options.journal = journal->get();
   options.session_id = session_id;
-  options.lease_ttl =
-      std::chrono::milliseconds(static_cast<std::int64_t>(line.lease_ttl_seconds * 1000));
+  options.lease_ttl = std::chrono::seconds(line.lease_ttl_seconds);
   options.on_failure = [&](const InfrastructureFailure& f) {
     console.Error(fmt::format("harness chat: runtime failure: {}: {}",
                               InfrastructureFailureKindName(f.kind), f.detail));
@@ -641,9 +643,8 @@ std::shared_ptr<ChatCommandLine> AddChatCommand(CLI::App& app) {
   c->add_flag("--take-over", line->take_over,
               "with --session: take the session's lease even if another writer holds it (that "
               "writer is fenced off)");
-  c->add_option("--lease-ttl", line->lease_ttl_seconds,
-                "seconds the session's lease lasts without renewal (renewed at a third)")
-      ->capture_default_str();
+  AddNumberOption(*c, "--lease-ttl", line->lease_ttl_seconds, {1, 3600},
+                  "seconds the session's lease lasts without renewal (renewed at a third)");
   c->add_option("--system", line->system_prompt, "the loop's system prompt");
   line->context.Register(*c);
   c->add_flag("--no-auto-compact", line->no_auto_compact,

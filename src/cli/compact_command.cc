@@ -315,9 +315,16 @@ struct Target {
   std::optional<Subscription> events;
 };
 
-// A fresh session whose one loop holds the transcript. nullopt: `exit` says how it ended.
-std::optional<Target> NewSessionTarget(const CompactCommandLine& line, Journal& journal,
-                                       SessionOptions options, int& exit) {
+// What a fresh session needs from the flags and the transcript, all checked before the journal
+// is opened, so that bad input creates nothing. nullopt: `exit` says how it ended.
+struct NewSessionInput {
+  LoopContext context;
+  std::shared_ptr<RecordingCompactor> recorder;
+  Transcript history;
+  std::string system_prompt;
+};
+
+std::optional<NewSessionInput> PrepareNewSession(const CompactCommandLine& line, int& exit) {
   auto flags = FlagsOf(line);
   if (!flags.ok()) {
     exit = Usage(flags.error());
@@ -343,9 +350,17 @@ std::optional<Target> NewSessionTarget(const CompactCommandLine& line, Journal& 
     exit = Usage("invalid transcript " + decoded.error().Describe());
     return std::nullopt;
   }
-  Transcript history = std::move(decoded).value();
-  const std::string system_prompt = LiftSystemPrompt(history);
+  NewSessionInput prepared;
+  prepared.history = std::move(decoded).value();
+  prepared.system_prompt = LiftSystemPrompt(prepared.history);
+  prepared.context = std::move(*chosen);
+  prepared.recorder = std::make_shared<RecordingCompactor>(std::move(choice.compactor));
+  return prepared;
+}
 
+// A fresh session whose one loop holds the transcript. nullopt: `exit` says how it ended.
+std::optional<Target> NewSessionTarget(NewSessionInput input, Journal& journal,
+                                       SessionOptions options, int& exit) {
   options.journal = &journal;
   auto opened = Session::Open(std::move(options));
   if (!opened.ok()) {
@@ -356,18 +371,18 @@ std::optional<Target> NewSessionTarget(const CompactCommandLine& line, Journal& 
   Target target;
   target.session = std::move(opened).value();
   target.events = target.session->Subscribe();
-  target.context = std::move(*chosen);
-  target.recorder = std::make_shared<RecordingCompactor>(std::move(choice.compactor));
-  target.messages_before = history.size();
+  target.context = std::move(input.context);
+  target.recorder = std::move(input.recorder);
+  target.messages_before = input.history.size();
   LoopDefinition definition;
   definition.model = target.context.model;
   definition.limits = target.context.limits;
-  definition.system_prompt = system_prompt;
+  definition.system_prompt = std::move(input.system_prompt);
   definition.client = std::make_shared<NoTurnModelClient>();
   definition.counter = target.context.counter;
   definition.compaction = target.context.policy;
   definition.compactor = target.recorder;
-  definition.history = std::move(history);
+  definition.history = std::move(input.history);
   auto loop = target.session->CreateLoop(std::move(definition));
   if (!loop.ok()) {
     std::fprintf(stderr, "harness compact: %s\n", loop.error().Message().c_str());
@@ -393,29 +408,43 @@ Result<LoopContext, std::string> RestoredContext(const CompactCommandLine& line,
 
 // A restored session; the target is --loop or the active loop. Nothing runs but the
 // compaction: queued input stays queued (start_queued false) for the next chat.
-std::optional<Target> RestoredTarget(const CompactCommandLine& line, Journal& journal,
-                                     SessionOptions options, int& exit) {
-  auto id = Uuid::ParseCanonical(line.session);
+// What a restore needs from the flags, checked before the journal is opened.
+struct RestoreInput {
+  Uuid session;
+  std::optional<Uuid> loop;  // --loop, else the active loop
+  std::shared_ptr<RecordingCompactor> recorder;
+};
+
+std::optional<RestoreInput> PrepareRestore(const CompactCommandLine& line, int& exit) {
+  RestoreInput prepared;
+  auto id = ParseSessionId(line.session, "--session");
   if (!id.ok()) {
-    exit = Usage("--session is not a canonical UUID");
+    exit = Usage(id.error());
     return std::nullopt;
   }
-  std::optional<Uuid> wanted;
+  prepared.session = *id;
   if (!line.loop.empty()) {
     auto parsed = Uuid::ParseCanonical(line.loop);
     if (!parsed.ok()) {
       exit = Usage("--loop is not a canonical UUID");
       return std::nullopt;
     }
-    wanted = *parsed;
+    prepared.loop = *parsed;
   }
   CompactorChoice choice = ChooseCompactor(line.compactor, line.constrain_output);
   if (!choice.compactor) {
     exit = Usage(choice.problem);
     return std::nullopt;
   }
+  prepared.recorder = std::make_shared<RecordingCompactor>(std::move(choice.compactor));
+  return prepared;
+}
+
+std::optional<Target> RestoredTarget(const CompactCommandLine& line, RestoreInput input,
+                                     Journal& journal, SessionOptions options, int& exit) {
+  const std::optional<Uuid> wanted = input.loop;
   Target target;
-  target.recorder = std::make_shared<RecordingCompactor>(std::move(choice.compactor));
+  target.recorder = std::move(input.recorder);
   target.restored = true;
   std::string usage;
   std::map<Uuid, LoopContext> contexts;
@@ -442,7 +471,7 @@ std::optional<Target> RestoredTarget(const CompactCommandLine& line, Journal& jo
     return definition;
   };
   options.journal = &journal;
-  options.session_id = *id;
+  options.session_id = input.session;
   auto restored = Session::Restore(std::move(options), std::move(restore));
   if (!restored.ok()) {
     if (!usage.empty()) {
@@ -485,17 +514,33 @@ int Run(const CompactCommandLine& line) {
     return Usage("--loop needs --session");
   if (resume && line.model_option->count() > 0)
     return Usage("--model is the session's own with --session");
-  const std::string store = line.journal.empty() ? line.data_dir : line.journal;
-  auto journal = OpenJournalStore(store);
+  auto store = StoreFromOptions(line.data_dir, line.journal);
+  if (!store.ok())
+    return Usage(store.error());
+  // Everything the flags and the input decide is checked first: nothing is created for a run
+  // that cannot start.
+  int exit = kExitOk;
+  std::optional<RestoreInput> restore_input;
+  std::optional<NewSessionInput> new_input;
+  if (resume) {
+    restore_input = PrepareRestore(line, exit);
+    if (!restore_input)
+      return exit;
+  } else {
+    new_input = PrepareNewSession(line, exit);
+    if (!new_input)
+      return exit;
+  }
+  // A restore appends to a journal that must exist; a new session creates one when missing.
+  auto journal = OpenJournalStore(*store, resume ? StoreAccess::kExisting : StoreAccess::kCreate);
   if (!journal.ok())
-    return Usage(journal.error());
+    return Usage(StoreProblem(*store, journal.error()));
   FailureLog failures;
   SessionOptions options;
   options.on_failure = [&failures](const InfrastructureFailure& f) { failures.Add(f); };
-  int exit = kExitOk;
-  std::optional<Target> target = resume
-                                     ? RestoredTarget(line, **journal, std::move(options), exit)
-                                     : NewSessionTarget(line, **journal, std::move(options), exit);
+  std::optional<Target> target =
+      resume ? RestoredTarget(line, std::move(*restore_input), **journal, std::move(options), exit)
+             : NewSessionTarget(std::move(*new_input), **journal, std::move(options), exit);
   if (!target)
     return exit;
   Session& session = *target->session;
@@ -512,10 +557,10 @@ int Run(const CompactCommandLine& line) {
       PrintLine(
           fmt::format("session {} restored from {}: {} records, loop {}, repaired {} replies, "
                       "closed {} turns",
-                      session.id().ToString(), StoreForDisplay(store), report.records,
+                      session.id().ToString(), StoreForDisplay(*store), report.records,
                       loop->ToString(), report.replies_repaired, report.turns_closed));
     } else {
-      PrintLine(fmt::format("session {} in {}", session.id().ToString(), StoreForDisplay(store)));
+      PrintLine(fmt::format("session {} in {}", session.id().ToString(), StoreForDisplay(*store)));
     }
     PrintLine(ContextReport(context));
   }

@@ -10,15 +10,17 @@
 #include <cstdio>
 #include <ctime>
 #include <mutex>
+#include <optional>
+#include <system_error>
 #include <thread>
 #include <vector>
 
 #include "commands.h"
 #include "event_lines.h"
 #include "harness/core/json.h"
-#include "harness/journal/postgres_journal.h"
 #include "harness/journal/sqlite_journal.h"
 #include "journal_factory.h"
+#include "number_option.h"
 
 namespace harness::cli {
 
@@ -40,6 +42,13 @@ struct JournalCommandLine {
 };
 
 namespace {
+
+// What `journal bench` may be asked for: every appender is a thread, every record's latency is
+// kept in memory, and a batch is one append held in memory at once.
+constexpr std::uint64_t kMaxBenchAppenders = 256;
+constexpr std::uint64_t kMaxBenchRecords = 10'000'000;
+constexpr std::uint64_t kMaxBenchBatch = 10'000;
+constexpr std::size_t kMaxBenchAppendBytes = 64u * 1024 * 1024;
 
 std::string JsonLine(const JournalRecord& r) {
   std::string out = fmt::format("{{\"seq\":{},\"session\":\"{}\",\"kind\":\"{}\",\"type\":", r.seq,
@@ -65,23 +74,9 @@ std::string TextLine(const JournalRecord& r) {
                      Rfc3339(r.created_at), r.payload.size());
 }
 
-// Problems found in the journal's contents are exit 1; failing to open or read it is exit 2.
-int ExitFor(const JournalError& e) {
-  return (e.kind == JournalErrorKind::kCorrupt || e.kind == JournalErrorKind::kUnsupportedVersion)
-             ? kExitInvalid
-             : kExitUsage;
-}
-
-// A data directory that must exist, or a postgres:// URL (journal_factory.h).
-Result<std::unique_ptr<Journal>, JournalError> OpenExisting(const std::string& store) {
-  if (IsPostgresUrl(store)) {
-    HARNESS_TRY(auto journal, PostgresJournal::Open(store));
-    return std::unique_ptr<Journal>(std::move(journal));
-  }
-  SqliteJournalOptions options;
-  options.create_if_missing = false;
-  HARNESS_TRY(auto journal, SqliteJournal::Open(store, options));
-  return std::unique_ptr<Journal>(std::move(journal));
+// A data directory that must hold a journal, or a postgres:// URL, opened read-only.
+Result<std::unique_ptr<Journal>, JournalError> OpenExisting(const JournalStore& store) {
+  return OpenJournalStore(store, StoreAccess::kReadOnly);
 }
 
 int Show(const JournalCommandLine& line) {
@@ -94,11 +89,16 @@ int Show(const JournalCommandLine& line) {
     }
     only = *id;
   }
-  auto journal = OpenExisting(line.dir);
+  auto store = ParseJournalStore(line.dir);
+  if (!store.ok()) {
+    std::fprintf(stderr, "harness journal show: %s\n", store.error().c_str());
+    return kExitUsage;
+  }
+  auto journal = OpenExisting(*store);
   if (!journal.ok()) {
     std::fprintf(stderr, "harness journal show: cannot open the journal: %s\n",
                  journal.error().Describe().c_str());
-    return ExitFor(journal.error());
+    return ExitForJournalError(journal.error());
   }
   std::vector<Uuid> sessions;
   if (only) {
@@ -107,7 +107,7 @@ int Show(const JournalCommandLine& line) {
     auto all = (*journal)->ListSessions();
     if (!all.ok()) {
       std::fprintf(stderr, "harness journal show: %s\n", all.error().Describe().c_str());
-      return ExitFor(all.error());
+      return ExitForJournalError(all.error());
     }
     sessions = std::move(all).value();
   }
@@ -119,7 +119,7 @@ int Show(const JournalCommandLine& line) {
       if (!page.ok()) {
         std::fflush(stdout);
         std::fprintf(stderr, "harness journal show: %s\n", page.error().Describe().c_str());
-        return ExitFor(page.error());
+        return ExitForJournalError(page.error());
       }
       for (const JournalRecord& r : *page) {
         const std::string text = line.json ? JsonLine(r) : TextLine(r);
@@ -136,14 +136,19 @@ int Show(const JournalCommandLine& line) {
 
 // The verdict on the journal goes to stdout (exit 1); failing to read it at all to stderr (2).
 int VerifyProblem(const JournalError& e) {
-  const int code = ExitFor(e);
+  const int code = ExitForJournalError(e);
   std::fprintf(code == kExitInvalid ? stdout : stderr, "%s%s\n",
                code == kExitInvalid ? "" : "harness journal verify: ", e.Describe().c_str());
   return code;
 }
 
 int Verify(const JournalCommandLine& line) {
-  auto journal = OpenExisting(line.dir);
+  auto store = ParseJournalStore(line.dir);
+  if (!store.ok()) {
+    std::fprintf(stderr, "harness journal verify: %s\n", store.error().c_str());
+    return kExitUsage;
+  }
+  auto journal = OpenExisting(*store);
   if (!journal.ok())
     return VerifyProblem(journal.error());
   auto report = (*journal)->Verify();
@@ -180,18 +185,25 @@ class AckLog {
 };
 
 int Bench(const JournalCommandLine& line) {
-  if (line.appenders < 1 || line.records < 1 || line.batch < 1 ||
-      line.payload_bytes > kMaxPayloadBytes) {
+  if (line.batch * line.payload_bytes > kMaxBenchAppendBytes) {
     std::fprintf(stderr,
-                 "harness journal bench: --appenders, --records and --batch must be at least 1, "
-                 "--payload-bytes at most 16 MiB\n");
+                 "harness journal bench: --batch times --payload-bytes must be at most %zu "
+                 "(the bytes of one append)\n",
+                 kMaxBenchAppendBytes);
     return kExitUsage;
   }
-  auto opened = SqliteJournal::Open(line.dir);
+  auto store = ParseJournalStore(line.dir);
+  if (!store.ok() || store->kind != JournalStore::Kind::kDataDirectory) {
+    std::fprintf(stderr, "harness journal bench: %s\n",
+                 store.ok() ? "DIR is a data directory: the bench measures the SQLite journal"
+                            : store.error().c_str());
+    return kExitUsage;
+  }
+  auto opened = SqliteJournal::Open(store->location);
   if (!opened.ok()) {
     std::fprintf(stderr, "harness journal bench: cannot open the journal: %s\n",
                  opened.error().Describe().c_str());
-    return ExitFor(opened.error());
+    return ExitForJournalError(opened.error());
   }
   SqliteJournal& journal = **opened;
   const Uuid owner = Uuid::V4();
@@ -211,10 +223,13 @@ int Bench(const JournalCommandLine& line) {
   std::barrier start(static_cast<std::ptrdiff_t>(n + 1));
   const SqliteJournalStats before = journal.stats();
   std::chrono::steady_clock::time_point began;
+  std::optional<std::string> start_failure;
   {
     std::vector<std::jthread> threads;
-    for (std::size_t t = 0; t < n; ++t) {
-      threads.emplace_back([&, t] {
+    // Creating a thread can fail (std::system_error, when the system has no more to give): the
+    // appenders already started are released at once and end without appending.
+    const auto appender = [&](std::size_t t) {
+      return [&, t] {
         const std::uint64_t mine = line.records / n + (t < line.records % n ? 1 : 0);
         std::uint64_t next = 1;
         latencies_us[t].reserve(mine / line.batch + 1);
@@ -253,10 +268,24 @@ int Bench(const JournalCommandLine& line) {
           next += ids.size();
           done += ids.size();
         }
-      });
+      };
+    };
+    for (std::size_t t = 0; t < n && !start_failure; ++t) {
+      try {
+        threads.emplace_back(appender(t));
+      } catch (const std::system_error& e) {
+        start_failure = fmt::format("cannot start appender {} of {}: {}", t + 1, n, e.what());
+        failed = true;
+        // The appenders that will never exist arrive in their place, so the started ones go.
+        (void)start.arrive(static_cast<std::ptrdiff_t>(n - t));
+      }
     }
     began = std::chrono::steady_clock::now();
     start.arrive_and_wait();
+  }
+  if (start_failure) {
+    std::fprintf(stderr, "harness journal bench: %s\n", start_failure->c_str());
+    return kExitInvalid;
   }
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
@@ -297,7 +326,8 @@ std::shared_ptr<JournalCommandLine> AddJournalCommands(CLI::App& app) {
       "With --json, one JSON object per line including the payload.");
   line->show->add_option("STORE", line->dir, "data directory or postgres:// URL")->required();
   line->show->add_option("--session", line->session, "only this session (UUID)");
-  line->show->add_option("--from", line->from, "first sequence number")->capture_default_str();
+  AddNumberOption(*line->show, "--from", line->from, {1, static_cast<std::uint64_t>(INT64_MAX)},
+                  "first sequence number");
   line->show->add_flag("--json", line->json, "JSON lines");
 
   line->verify = journal->add_subcommand(
@@ -313,11 +343,13 @@ std::shared_ptr<JournalCommandLine> AddJournalCommands(CLI::App& app) {
       "appends per second and the p50/p99 append latency. With --ack-log, print\n"
       "`ack <session> <seq> <record_id>` for every record once it is durable.");
   line->bench->add_option("DIR", line->dir, "data directory (created if missing)")->required();
-  line->bench->add_option("--appenders", line->appenders, "N")->capture_default_str();
-  line->bench->add_option("--records", line->records, "M")->capture_default_str();
-  line->bench->add_option("--batch", line->batch, "records per append")->capture_default_str();
-  line->bench->add_option("--payload-bytes", line->payload_bytes, "payload size")
-      ->capture_default_str();
+  AddNumberOption(*line->bench, "--appenders", line->appenders, {1, kMaxBenchAppenders},
+                  "concurrent appenders, one thread and one session each");
+  AddNumberOption(*line->bench, "--records", line->records, {1, kMaxBenchRecords},
+                  "records in all");
+  AddNumberOption(*line->bench, "--batch", line->batch, {1, kMaxBenchBatch}, "records per append");
+  AddNumberOption(*line->bench, "--payload-bytes", line->payload_bytes, {0, kMaxPayloadBytes},
+                  "payload size");
   line->bench->add_flag("--ack-log", line->ack_log, "one line per durable record");
   return line;
 }

@@ -3,6 +3,7 @@
 // `count`, also missing tokenizer data); `compact` adds 3, the compaction was rejected.
 #include <CLI/CLI.hpp>
 #include <cstdio>
+#include <exception>
 #include <string>
 
 #include "commands.h"
@@ -48,22 +49,30 @@ int main(int argc, char** argv) {
     return harness::cli::kExitUsage;
   }
 
-  if (const auto code = harness::cli::RunJournalCommand(*journal))
-    return *code;
-  if (const auto code = harness::cli::RunCompactCommand(*compact))
-    return *code;
-  if (const auto code = harness::cli::RunCountCommand(*count))
-    return *code;
-  if (const auto code = harness::cli::RunModelsCommand(*models))
-    return *code;
-  if (const auto code = harness::cli::RunChatCommand(*chat))
-    return *code;
-  if (const auto code = harness::cli::RunSessionsCommand(*sessions))
-    return *code;
-  if (validate_summary->parsed())
-    return harness::cli::ValidateSummaryCommand(summary_path);
-  if (validate_transcript->parsed()) {
-    return harness::cli::ValidateTranscriptCommand(transcript_path);
+  // The commands return their failures as values; an exception that still escapes one (a
+  // library's std::bad_alloc, say) ends the command with exit 1 and its message, never with
+  // std::terminate's abort.
+  try {
+    if (const auto code = harness::cli::RunJournalCommand(*journal))
+      return *code;
+    if (const auto code = harness::cli::RunCompactCommand(*compact))
+      return *code;
+    if (const auto code = harness::cli::RunCountCommand(*count))
+      return *code;
+    if (const auto code = harness::cli::RunModelsCommand(*models))
+      return *code;
+    if (const auto code = harness::cli::RunChatCommand(*chat))
+      return *code;
+    if (const auto code = harness::cli::RunSessionsCommand(*sessions))
+      return *code;
+    if (validate_summary->parsed())
+      return harness::cli::ValidateSummaryCommand(summary_path);
+    if (validate_transcript->parsed()) {
+      return harness::cli::ValidateTranscriptCommand(transcript_path);
+    }
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "harness: the command failed: %s\n", e.what());
+    return harness::cli::kExitInvalid;
   }
   return harness::cli::kExitUsage;
 }

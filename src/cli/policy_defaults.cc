@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "harness/inference/tokenizer.h"
+#include "number_option.h"
 
 namespace harness::cli {
 
@@ -124,28 +125,26 @@ Result<LoopContext, LoopContextError> ChooseLoopContext(
 }
 
 void ContextOptions::Register(CLI::App& command) {
-  command
-      .add_option("--keep-recent-segments", keep_recent_segments,
-                  "user-started segments a compaction keeps verbatim")
-      ->check(CLI::PositiveNumber)
-      ->capture_default_str();
-  command
-      .add_option("--keep-recent-tokens", keep_recent_tokens, "token target of the verbatim tail")
-      ->check(CLI::PositiveNumber)
-      ->capture_default_str();
-  command.add_option("--max-summary-tokens", max_summary_tokens, "summary token budget")
-      ->check(CLI::PositiveNumber)
-      ->capture_default_str();
+  const NumberBounds tokens{1, kMaxTokensFlag};
+  AddNumberOption(command, "--keep-recent-segments", keep_recent_segments,
+                  {1, static_cast<std::uint64_t>(kMaxKeepRecentSegments)},
+                  "user-started segments a compaction keeps verbatim");
+  AddNumberOption(command, "--keep-recent-tokens", keep_recent_tokens, tokens,
+                  "token target of the verbatim tail");
+  AddNumberOption(command, "--max-summary-tokens", max_summary_tokens, tokens,
+                  "summary token budget");
+  // These two have no fixed default (the catalog's, or the offline one): none is shown.
   context_window_option =
-      command.add_option("--context-window", context_window,
-                         "the model's context window, tokens (default: the catalog's; 200000 "
-                         "for a model outside the catalog without --model)");
+      AddNumberOption(command, "--context-window", context_window,
+                      {kMinContextWindow, kMaxTokensFlag},
+                      "the model's context window, tokens (default: the catalog's; 200000 "
+                      "for a model outside the catalog without --model)")
+          ->default_str("");
   max_output_tokens_option =
-      command
-          .add_option("--max-output-tokens", max_output_tokens,
+      AddNumberOption(command, "--max-output-tokens", max_output_tokens, tokens,
                       "the output a turn may ask for, tokens, reserved in the window (default: "
                       "the model's maximum, at most a quarter of the window)")
-          ->check(CLI::PositiveNumber);
+          ->default_str("");
 }
 
 ContextFlags ContextOptions::Flags(std::optional<ModelKey> model) const {

@@ -59,6 +59,11 @@ inline constexpr TokenCount kDefaultContextWindow = 200'000;
 inline constexpr TokenCount kDefaultMaxOutputTokens = 8'192;
 // Below this the reserved output and safety margin leave too little room to be useful.
 inline constexpr TokenCount kMinContextWindow = 1'024;
+// The largest token count any flag takes (a window, an output, a budget): far above every
+// model's window, and far enough below 2^64 that no sum of counts can overflow.
+inline constexpr TokenCount kMaxTokensFlag = 100'000'000;
+// The most user-started segments --keep-recent-segments may ask to keep.
+inline constexpr std::int64_t kMaxKeepRecentSegments = 1'000'000;
 // The turn's output is at most a quarter of the window.
 inline constexpr TokenCount kOutputShareDivisor = 4;
 // An estimate keeps a tenth of the window free: code and non-English text can take more tokens

@@ -6,6 +6,7 @@
 
 #include <CLI/CLI.hpp>
 #include <cstdio>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -139,20 +140,39 @@ Json LoopJson(const LoopFold& loop, const std::vector<PlannedReply>& replies) {
   return out;
 }
 
-int Ls(const SessionsCommandLine& line) {
-  auto journal = OpenJournalStore(line.store, {.create = false});
-  if (!journal) {
-    std::fprintf(stderr, "harness sessions: %s\n", journal.error().c_str());
-    return kExitUsage;
+// The journal of STORE (`store`), opened read-only; nullptr when it cannot be: `exit` says how.
+std::unique_ptr<Journal> OpenStore(const SessionsCommandLine& line, JournalStore& store,
+                                   int& exit) {
+  auto parsed = ParseJournalStore(line.store);
+  if (!parsed) {
+    std::fprintf(stderr, "harness sessions: %s\n", parsed.error().c_str());
+    exit = kExitUsage;
+    return nullptr;
   }
-  auto sessions = (*journal)->ListSessions();
+  store = std::move(parsed).value();
+  auto journal = OpenJournalStore(store, StoreAccess::kReadOnly);
+  if (!journal) {
+    std::fprintf(stderr, "harness sessions: %s\n", StoreProblem(store, journal.error()).c_str());
+    exit = ExitForJournalError(journal.error());
+    return nullptr;
+  }
+  return std::move(journal).value();
+}
+
+int Ls(const SessionsCommandLine& line) {
+  int exit = kExitOk;
+  JournalStore store;
+  const std::unique_ptr<Journal> journal = OpenStore(line, store, exit);
+  if (!journal)
+    return exit;
+  auto sessions = journal->ListSessions();
   if (!sessions) {
     std::fprintf(stderr, "harness sessions: %s\n", sessions.error().Describe().c_str());
     return kExitInvalid;
   }
   int status = kExitOk;
   for (const Uuid& id : *sessions) {
-    auto folded = ReadSession(**journal, id);
+    auto folded = ReadSession(*journal, id);
     if (!folded) {
       std::fprintf(stderr, "harness sessions: %s\n", folded.error().Describe().c_str());
       return kExitInvalid;
@@ -189,24 +209,24 @@ int Ls(const SessionsCommandLine& line) {
 }
 
 int Show(const SessionsCommandLine& line) {
-  auto id = Uuid::ParseCanonical(line.session);
+  auto id = ParseSessionId(line.session, "the session id");
   if (!id) {
-    std::fprintf(stderr, "harness sessions: the session id is not a canonical UUID\n");
+    std::fprintf(stderr, "harness sessions: %s\n", id.error().c_str());
     return kExitUsage;
   }
-  auto journal = OpenJournalStore(line.store, {.create = false});
-  if (!journal) {
-    std::fprintf(stderr, "harness sessions: %s\n", journal.error().c_str());
-    return kExitUsage;
-  }
-  auto folded = ReadSession(**journal, *id);
+  int exit = kExitOk;
+  JournalStore store;
+  const std::unique_ptr<Journal> journal = OpenStore(line, store, exit);
+  if (!journal)
+    return exit;
+  auto folded = ReadSession(*journal, *id);
   if (!folded) {
     std::fprintf(stderr, "harness sessions: %s\n", folded.error().Describe().c_str());
     return kExitInvalid;
   }
   if (folded->records == 0) {
     std::fprintf(stderr, "harness sessions: no session %s in %s\n", line.session.c_str(),
-                 StoreForDisplay(line.store).c_str());
+                 StoreForDisplay(store).c_str());
     return kExitUsage;
   }
   if (!folded->fold) {

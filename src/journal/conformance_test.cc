@@ -61,6 +61,20 @@ TEST_P(JournalConformance, AppendAssignsGapFreeSequencesFromOneAndReadsBackInOrd
   EXPECT_EQ(*journal_->LastSequence(lease.session), 7u);
 }
 
+// No sequence number is above INT64_MAX: a start past it (or at the very top of uint64) reads
+// nothing, and is never taken for a negative start that would read from the beginning.
+TEST_P(JournalConformance, ReadFromBeyondTheLargestSequenceIsEmpty) {
+  const Lease lease = LeaseFor(Uuid::V7());
+  for (int i = 0; i < 3; ++i)
+    ASSERT_TRUE(journal_->Append(Request(lease, {MakeRecord()})).ok());
+  for (const std::uint64_t from :
+       {std::uint64_t{INT64_MAX}, std::uint64_t{INT64_MAX} + 1, ~std::uint64_t{0}}) {
+    auto read = journal_->Read(lease.session, from, 100);
+    ASSERT_TRUE(read.ok()) << from << ": " << read.error().Describe();
+    EXPECT_TRUE(read->empty()) << from;
+  }
+}
+
 TEST_P(JournalConformance, ReadFromTheMiddleIsBoundedAndUnknownSessionsAreEmpty) {
   const Lease lease = LeaseFor(Uuid::V7());
   for (int i = 0; i < 10; ++i)

@@ -326,12 +326,13 @@ class PostgresJournal::Impl {
   Result<std::vector<JournalRecord>, JournalError> Read(const Uuid& session, std::uint64_t from_seq,
                                                         std::size_t max_count) {
     std::vector<JournalRecord> out;
-    if (max_count == 0)
+    // Sequences are BIGINT, so none is above INT64_MAX: a start past it holds nothing.
+    if (max_count == 0 || from_seq > static_cast<std::uint64_t>(INT64_MAX))
       return out;
     const std::uint64_t from = std::max<std::uint64_t>(from_seq, 1);
     PgParams params;
     params.Id(session)
-        .Int64(static_cast<std::int64_t>(std::min<std::uint64_t>(from, INT64_MAX)))
+        .Int64(static_cast<std::int64_t>(from))
         .Int64(static_cast<std::int64_t>(std::min<std::size_t>(max_count, INT64_MAX)));
     HARNESS_TRY(const PgResult rows,
                 WithReader([&](PgConn& conn) { return conn.Run("read", params, "read records"); }));

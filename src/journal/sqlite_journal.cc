@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 #include <sqlite3.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
@@ -58,6 +59,42 @@ constexpr std::string_view kSelectRecordColumns =
 // Idle reader connections kept for reuse; more may exist while many threads read at once.
 constexpr std::size_t kMaxIdleReaders = 8;
 
+// A read-only connection must leave the file as it found it: SQLite would otherwise try to
+// checkpoint the WAL into it when the last connection closes.
+Status<JournalError> ForbidCheckpointOnClose(SqliteDb& db) {
+  const int rc = sqlite3_db_config(db.get(), SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1, nullptr);
+  if (rc != SQLITE_OK)
+    return Fail(journal_internal::SqliteError(db.get(), rc, "no checkpoint on close"));
+  return {};
+}
+
+// The `file:` URI of `path`: a path is never parsed by SQLite, so that no byte of it (a '?', a
+// '#', a '%') can name a SQLite parameter. `query` is appended as given ("" or "?mode=ro...").
+std::string SqliteUri(const fs::path& path, std::string_view query) {
+  std::error_code ec;
+  fs::path absolute = fs::absolute(path, ec);
+  if (ec)
+    absolute = path;
+  // "file://" and an empty authority, so that a path starting with "//" is still a path.
+  std::string out = "file://";
+  constexpr char kHex[] = "0123456789ABCDEF";
+  for (const char c : absolute.string()) {
+    const auto byte = static_cast<unsigned char>(c);
+    const bool plain = (byte >= 'a' && byte <= 'z') || (byte >= 'A' && byte <= 'Z') ||
+                       (byte >= '0' && byte <= '9') || byte == '-' || byte == '.' || byte == '_' ||
+                       byte == '~' || byte == '/';
+    if (plain) {
+      out.push_back(c);
+    } else {
+      out.push_back('%');
+      out.push_back(kHex[byte >> 4]);
+      out.push_back(kHex[byte & 0xf]);
+    }
+  }
+  out.append(query);
+  return out;
+}
+
 Result<StoredRow, JournalError> ReadStoredRow(const SqliteStmt& stmt) {
   StoredRow row;
   HARNESS_TRY(row.session, stmt.ColumnUuid(0, "records.session"));
@@ -84,8 +121,10 @@ struct ReaderConnection {
 
 class SqliteJournal::Impl {
  public:
-  Impl(fs::path path, SqliteJournalOptions options, SqliteDb writer)
-      : path_(std::move(path)),
+  // `uri` is what every connection opens (SqliteUri); `reader_flags` how readers open it.
+  Impl(std::string uri, int reader_flags, SqliteJournalOptions options, SqliteDb writer)
+      : uri_(std::move(uri)),
+        reader_flags_(reader_flags),
         options_(std::move(options)),
         writer_db_(std::move(writer)),
         queue_(options_.max_group_bytes) {}
@@ -152,10 +191,10 @@ class SqliteJournal::Impl {
       }
     }
     auto conn = std::make_unique<ReaderConnection>();
-    HARNESS_TRY(conn->db,
-                SqliteDb::Open(path_.string(), SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX,
-                               options_.busy_timeout, options_.vfs));
+    HARNESS_TRY(conn->db, SqliteDb::Open(uri_, reader_flags_, options_.busy_timeout, options_.vfs));
     HARNESS_CHECK(conn->db.Exec("PRAGMA query_only = ON"));
+    if (options_.read_only)
+      HARNESS_CHECK(ForbidCheckpointOnClose(conn->db));
     sqlite3* db = conn->db.get();
     HARNESS_TRY(conn->read_range,
                 SqliteStmt::Prepare(db, std::string(kSelectRecordColumns) +
@@ -181,7 +220,9 @@ class SqliteJournal::Impl {
   Result<std::vector<JournalRecord>, JournalError> Read(const Uuid& session, std::uint64_t from_seq,
                                                         std::size_t max_count) {
     std::vector<JournalRecord> out;
-    if (max_count == 0)
+    // Sequences are stored as SQLite integers, so none is above INT64_MAX: a start past it
+    // holds nothing (and must not be bound as a negative number).
+    if (max_count == 0 || from_seq > static_cast<std::uint64_t>(INT64_MAX))
       return out;
     const std::uint64_t from = std::max<std::uint64_t>(from_seq, 1);
     HARNESS_TRY(auto taken, TakeReader());
@@ -418,7 +459,8 @@ class SqliteJournal::Impl {
     return {};
   }
 
-  const fs::path path_;
+  const std::string uri_;
+  const int reader_flags_;
   const SqliteJournalOptions options_;
 
   // Owned by the writer thread once it runs.
@@ -438,6 +480,15 @@ class SqliteJournal::Impl {
 
 namespace {
 
+// The journal_schema version this build reads, or kUnsupportedVersion.
+Status<JournalError> CheckSchemaVersion(const std::string& version) {
+  if (version == std::to_string(kSqliteJournalSchemaVersion))
+    return {};
+  return Fail(Error(K::kUnsupportedVersion,
+                    fmt::format("journal schema version {} is not known (this build reads {})",
+                                version.substr(0, 20), kSqliteJournalSchemaVersion)));
+}
+
 Status<JournalError> PrepareSchema(SqliteDb& db) {
   HARNESS_CHECK(db.Exec("BEGIN IMMEDIATE"));
   const auto body = [&]() -> Status<JournalError> {
@@ -449,11 +500,8 @@ Status<JournalError> PrepareSchema(SqliteDb& db) {
       HARNESS_CHECK(db.Exec(
           fmt::format("INSERT INTO journal_schema(version) VALUES({})", kSqliteJournalSchemaVersion)
               .c_str()));
-    } else if (version != std::to_string(kSqliteJournalSchemaVersion)) {
-      return Fail(Error(K::kUnsupportedVersion,
-                        fmt::format("journal schema version {} is not known (this build reads {})",
-                                    version.substr(0, 20), kSqliteJournalSchemaVersion)));
     } else {
+      HARNESS_CHECK(CheckSchemaVersion(version));
       HARNESS_CHECK(db.Exec(kSchema));
     }
     return {};
@@ -466,12 +514,70 @@ Status<JournalError> PrepareSchema(SqliteDb& db) {
   return db.Exec("COMMIT");
 }
 
+// A read-only journal must already be one: a file without the schema (empty, or left without
+// it when its -wal file was deleted before the first checkpoint) has lost its records.
+Status<JournalError> CheckExistingSchema(SqliteDb& db) {
+  HARNESS_TRY(const std::string tables,
+              db.QueryText("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name IN "
+                           "('journal_schema', 'records', 'leases')"));
+  std::string version;
+  if (tables == "3") {
+    HARNESS_TRY(version, db.QueryText("SELECT version FROM journal_schema"));
+  }
+  if (version.empty()) {
+    return Fail(Error(K::kCorrupt,
+                      std::string(kSqliteJournalFileName) +
+                          " holds no journal (the file is empty or lost its schema, for example "
+                          "when its -wal file was deleted): its records are lost"));
+  }
+  return CheckSchemaVersion(version);
+}
+
+// Read-only media: the directory cannot be written, so SQLite cannot create the -wal and -shm
+// files it reads a WAL database through. Without a -wal there is nothing but the file to read,
+// and SQLite may then open it immutable (no locks, no side files); with one, the WAL must be
+// read, so the normal read-only open is tried.
+bool OpenImmutable(const fs::path& dir, const fs::path& file) {
+  if (::access(dir.c_str(), W_OK) == 0)
+    return false;
+  std::error_code ec;
+  const fs::path wal = file.string() + "-wal";
+  return !fs::exists(wal, ec) || fs::file_size(wal, ec) == 0;
+}
+
+Result<std::unique_ptr<SqliteJournal::Impl>, JournalError> OpenReadOnly(
+    const fs::path& dir, SqliteJournalOptions options) {
+  std::error_code ec;
+  if (!fs::exists(dir, ec))
+    return Fail(Error(K::kNotFound, "the data directory does not exist"));
+  if (!fs::is_directory(dir, ec))
+    return Fail(Error(K::kInvalidArgument, "the data directory path is not a directory"));
+  const fs::path path = dir / kSqliteJournalFileName;
+  if (!fs::exists(path, ec)) {
+    return Fail(Error(K::kNotFound,
+                      std::string("no ") + kSqliteJournalFileName + " in the data directory"));
+  }
+  const std::string uri =
+      SqliteUri(path, OpenImmutable(dir, path) ? "?mode=ro&immutable=1" : "?mode=ro");
+  const int flags = SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX;
+  HARNESS_TRY(SqliteDb db, SqliteDb::Open(uri, flags, options.busy_timeout, options.vfs));
+  HARNESS_CHECK(ForbidCheckpointOnClose(db));
+  HARNESS_CHECK(CheckExistingSchema(db));
+  // No writer runs: the write calls are refused before they reach the queue.
+  auto impl = std::make_unique<SqliteJournal::Impl>(uri, flags, std::move(options), SqliteDb());
+  return impl;
+}
+
 }  // namespace
 
 Result<std::unique_ptr<SqliteJournal>, JournalError> SqliteJournal::Open(
     const fs::path& dir, SqliteJournalOptions options) {
   if (!options.journal.clock)
     options.journal.clock = std::make_shared<SystemLeaseClock>();
+  if (options.read_only) {
+    HARNESS_TRY(auto impl, OpenReadOnly(dir, std::move(options)));
+    return std::unique_ptr<SqliteJournal>(new SqliteJournal(std::move(impl)));
+  }
   std::error_code ec;
   const bool dir_exists = fs::exists(dir, ec);
   if (ec)
@@ -486,14 +592,15 @@ Result<std::unique_ptr<SqliteJournal>, JournalError> SqliteJournal::Open(
     return Fail(Error(K::kInvalidArgument, "the data directory path is not a directory"));
   }
   const fs::path path = dir / kSqliteJournalFileName;
-  int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX;
+  const std::string uri = SqliteUri(path, "");
+  int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_URI;
   if (options.create_if_missing) {
     flags |= SQLITE_OPEN_CREATE;
   } else if (!fs::exists(path, ec)) {
     return Fail(Error(K::kNotFound,
                       std::string("no ") + kSqliteJournalFileName + " in the data directory"));
   }
-  HARNESS_TRY(SqliteDb db, SqliteDb::Open(path.string(), flags, options.busy_timeout, options.vfs));
+  HARNESS_TRY(SqliteDb db, SqliteDb::Open(uri, flags, options.busy_timeout, options.vfs));
   HARNESS_TRY(const std::string mode, db.QueryText("PRAGMA journal_mode = WAL"));
   if (mode != "wal")
     return Fail(Error(K::kIo, "cannot switch the journal to WAL mode (got " + mode + ")"));
@@ -503,7 +610,9 @@ Result<std::unique_ptr<SqliteJournal>, JournalError> SqliteJournal::Open(
     return Fail(Error(K::kIo, "cannot set synchronous=FULL (got " + sync + ")"));
   HARNESS_CHECK(PrepareSchema(db));
 
-  auto impl = std::make_unique<Impl>(path, std::move(options), std::move(db));
+  auto impl =
+      std::make_unique<Impl>(uri, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_URI,
+                             std::move(options), std::move(db));
   HARNESS_CHECK(impl->Start());
   return std::unique_ptr<SqliteJournal>(new SqliteJournal(std::move(impl)));
 }
@@ -511,26 +620,42 @@ Result<std::unique_ptr<SqliteJournal>, JournalError> SqliteJournal::Open(
 SqliteJournal::SqliteJournal(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 SqliteJournal::~SqliteJournal() = default;
 
+namespace {
+
+// A read-only journal has no writer thread: its write calls are refused here.
+Status<JournalError> Writable(const SqliteJournalOptions& options) {
+  if (options.read_only)
+    return Fail(Error(K::kInvalidArgument, "the journal was opened read-only"));
+  return {};
+}
+
+}  // namespace
+
 Result<Lease, JournalError> SqliteJournal::AcquireLease(const Uuid& session, const Uuid& owner,
                                                         std::chrono::nanoseconds ttl) {
+  HARNESS_CHECK(Writable(impl_->options()));
   return impl_->queue().Acquire(session, owner, ttl);
 }
 
 Result<Lease, JournalError> SqliteJournal::TakeOverLease(const Uuid& session, const Uuid& owner,
                                                          std::chrono::nanoseconds ttl) {
+  HARNESS_CHECK(Writable(impl_->options()));
   return impl_->queue().TakeOver(session, owner, ttl);
 }
 
 Result<Lease, JournalError> SqliteJournal::RenewLease(const Lease& lease,
                                                       std::chrono::nanoseconds ttl) {
+  HARNESS_CHECK(Writable(impl_->options()));
   return impl_->queue().Renew(lease, ttl);
 }
 
 Status<JournalError> SqliteJournal::ReleaseLease(const Lease& lease) {
+  HARNESS_CHECK(Writable(impl_->options()));
   return impl_->queue().Release(lease);
 }
 
 Result<std::vector<AppendedRecord>, JournalError> SqliteJournal::Append(AppendRequest request) {
+  HARNESS_CHECK(Writable(impl_->options()));
   return impl_->queue().Append(std::move(request), impl_->options().journal.max_record_version);
 }
 

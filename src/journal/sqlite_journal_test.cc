@@ -3,9 +3,11 @@
 #include "harness/journal/sqlite_journal.h"
 
 #include <sqlite3.h>
+#include <unistd.h>
 
 #include <barrier>
 #include <fstream>
+#include <iterator>
 #include <thread>
 
 #include "journal/journal_test_support.h"
@@ -163,6 +165,130 @@ TEST_F(SqliteJournalTest, AnUnknownSchemaVersionIsUnsupported) {
   auto journal = SqliteJournal::Open(data());
   ASSERT_FALSE(journal.ok());
   EXPECT_EQ(journal.error().kind, K::kUnsupportedVersion) << journal.error().Describe();
+}
+
+std::string FileBytes(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+SqliteJournalOptions ReadOnly() {
+  SqliteJournalOptions options;
+  options.read_only = true;
+  return options;
+}
+
+TEST_F(SqliteJournalTest, ReadOnlyReadsAndVerifiesAndChangesNothing) {
+  {
+    auto journal = Open();
+    Fill(*journal, 4);
+  }
+  const std::filesystem::path file = data() / kSqliteJournalFileName;
+  const std::string before = FileBytes(file);
+  {
+    auto journal = SqliteJournal::Open(data(), ReadOnly());
+    ASSERT_TRUE(journal.ok()) << journal.error().Describe();
+    auto report = (*journal)->Verify();
+    ASSERT_TRUE(report.ok()) << report.error().Describe();
+    EXPECT_EQ(report->records, 4u);
+    auto sessions = (*journal)->ListSessions();
+    ASSERT_TRUE(sessions.ok());
+    ASSERT_EQ(sessions->size(), 1u);
+    EXPECT_EQ((*journal)->Read(sessions->front(), 1, 10)->size(), 4u);
+    auto lease = (*journal)->AcquireLease(Uuid::V7(), Uuid::V4(), minutes(1));
+    ASSERT_FALSE(lease.ok());
+    EXPECT_EQ(lease.error().kind, K::kInvalidArgument);
+    EXPECT_EQ((*journal)->Append({sessions->front(), 1, std::nullopt, {MakeRecord()}}).error().kind,
+              K::kInvalidArgument);
+  }
+  EXPECT_EQ(FileBytes(file), before) << "a read-only open writes nothing into journal.db";
+}
+
+TEST_F(SqliteJournalTest, ReadOnlyCreatesNoDirectoryAndNoFile) {
+  auto missing = SqliteJournal::Open(data(), ReadOnly());
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.error().kind, K::kNotFound);
+  EXPECT_FALSE(std::filesystem::exists(data()));
+  std::filesystem::create_directories(data());
+  auto no_file = SqliteJournal::Open(data(), ReadOnly());
+  ASSERT_FALSE(no_file.ok());
+  EXPECT_EQ(no_file.error().kind, K::kNotFound);
+  EXPECT_FALSE(std::filesystem::exists(data() / kSqliteJournalFileName));
+}
+
+// A journal that lost its records is not an empty journal: an empty file, or a file whose
+// schema was only in the deleted -wal, is corrupt, and the read-only open leaves it as it was.
+TEST_F(SqliteJournalTest, ReadOnlyRefusesAStoreThatLostItsRecords) {
+  std::filesystem::create_directories(data());
+  const std::filesystem::path file = data() / kSqliteJournalFileName;
+  { std::ofstream(file, std::ios::binary); }
+  auto empty = SqliteJournal::Open(data(), ReadOnly());
+  ASSERT_FALSE(empty.ok());
+  EXPECT_EQ(empty.error().kind, K::kCorrupt) << empty.error().Describe();
+  EXPECT_NE(empty.error().Describe().find("records are lost"), std::string::npos)
+      << empty.error().Describe();
+  EXPECT_EQ(std::filesystem::file_size(file), 0u) << "no schema was written";
+
+  // While a writer holds the journal open, its records (and its schema) are in the -wal file
+  // only: a copy of journal.db alone is what a kill followed by deleting the -wal leaves.
+  const std::filesystem::path live = dir_.path() / "live";
+  auto writer = SqliteJournal::Open(live);
+  ASSERT_TRUE(writer.ok());
+  Fill(**writer, 3);
+  std::filesystem::remove(file);
+  std::filesystem::copy_file(live / kSqliteJournalFileName, file);
+  const std::string before = FileBytes(file);
+  auto lost = SqliteJournal::Open(data(), ReadOnly());
+  ASSERT_FALSE(lost.ok());
+  EXPECT_EQ(lost.error().kind, K::kCorrupt) << lost.error().Describe();
+  EXPECT_EQ(FileBytes(file), before);
+}
+
+// The data directory is a path: a name SQLite would read as a URI with parameters
+// ("file:x?psow=0&nolock=1") is a directory of that name in the working directory.
+TEST_F(SqliteJournalTest, ADataDirectoryThatLooksLikeAUriIsAPath) {
+  struct WorkingDirectory {
+    std::filesystem::path saved = std::filesystem::current_path();
+    ~WorkingDirectory() { std::filesystem::current_path(saved); }
+  } restore;
+  std::filesystem::current_path(dir_.path());
+  for (const std::string name : {"file:x?psow=0&nolock=1", "file:a%41b#c"}) {
+    {
+      auto journal = SqliteJournal::Open(name);
+      ASSERT_TRUE(journal.ok()) << name << ": " << journal.error().Describe();
+      Fill(**journal, 1);
+    }
+    EXPECT_TRUE(std::filesystem::exists(dir_.path() / name / kSqliteJournalFileName)) << name;
+    auto reopened = SqliteJournal::Open(name, ReadOnly());
+    ASSERT_TRUE(reopened.ok()) << name << ": " << reopened.error().Describe();
+    EXPECT_EQ((*reopened)->Verify()->records, 1u) << name;
+  }
+  EXPECT_FALSE(std::filesystem::exists(dir_.path() / "x"));
+  EXPECT_FALSE(std::filesystem::exists(dir_.path() / "file:x"));
+  EXPECT_FALSE(std::filesystem::exists(dir_.path() / "aAb"));
+}
+
+// Read-only media: no -wal or -shm file can be created next to the journal. (Root writes
+// through the permission bits, so this runs only for other users.)
+TEST_F(SqliteJournalTest, ReadOnlyOpensAJournalInADirectoryItCannotWrite) {
+  if (::geteuid() == 0)
+    GTEST_SKIP() << "root can write a directory without the write bit";
+  {
+    auto journal = Open();
+    Fill(*journal, 2);
+  }
+  std::filesystem::permissions(data(), std::filesystem::perms::owner_write,
+                               std::filesystem::perm_options::remove);
+  auto journal = SqliteJournal::Open(data(), ReadOnly());
+  std::optional<std::uint64_t> records;
+  if (journal.ok()) {
+    if (auto report = (*journal)->Verify(); report.ok())
+      records = report->records;
+  }
+  std::filesystem::permissions(data(), std::filesystem::perms::owner_write,
+                               std::filesystem::perm_options::add);
+  ASSERT_TRUE(journal.ok()) << journal.error().Describe();
+  EXPECT_EQ(records, 2u);
 }
 
 struct Damage {

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <vector>
 
 #include "cli_support.h"
 #include "support/build_paths.h"
@@ -147,6 +148,48 @@ TEST(CliUsage, HelpAndBadUsage) {
   EXPECT_EQ(Harness("no-such-command").exit_code, 2);
   EXPECT_EQ(Harness("validate-summary a b").exit_code, 2);
   EXPECT_EQ(Harness("validate-summary --bogus").exit_code, 2);
+}
+
+// Every numeric flag of every command: digits only, within its bounds, else exit 2 with one
+// message naming the flag and its real bounds; nothing is wrapped, saturated or rounded.
+TEST(CliNumbers, EveryNumericFlagRefusesWhatIsNotAWholeNumberInItsBounds) {
+  struct Flag {
+    const char* command;  // the subcommand with what its parsing needs besides the flag
+    const char* flag;
+    std::uint64_t min;
+    std::uint64_t max;
+  };
+  const Flag flags[] = {
+      {"compact - --data-dir /dev/null/harness", "--keep-recent-segments", 1, 1000000},
+      {"compact - --data-dir /dev/null/harness", "--keep-recent-tokens", 1, 100000000},
+      {"compact - --data-dir /dev/null/harness", "--max-summary-tokens", 1, 100000000},
+      {"compact - --data-dir /dev/null/harness", "--context-window", 1024, 100000000},
+      {"compact - --data-dir /dev/null/harness", "--max-output-tokens", 1, 100000000},
+      {"chat", "--context-window", 1024, 100000000},
+      {"chat", "--keep-recent-segments", 1, 1000000},
+      {"chat", "--lease-ttl", 1, 3600},
+      {"journal show /dev/null/harness", "--from", 1, 9223372036854775807u},
+      {"journal bench /dev/null/harness", "--appenders", 1, 256},
+      {"journal bench /dev/null/harness", "--records", 1, 10000000},
+      {"journal bench /dev/null/harness", "--batch", 1, 10000},
+      {"journal bench /dev/null/harness", "--payload-bytes", 0, 16777216},
+  };
+  for (const Flag& f : flags) {
+    std::vector<std::string> bad = {"-1", "18446744073709551616",     "1e24", "+5", "1.5", "0x10",
+                                    "",   std::to_string(f.max) + "0"};
+    bad.push_back(std::to_string(f.max + 1));
+    if (f.min > 0)
+      bad.push_back(std::to_string(f.min - 1));
+    const std::string expected = std::string("harness: ") + f.flag +
+                                 ": must be a whole number from " + std::to_string(f.min) + " to " +
+                                 std::to_string(f.max) + "\nRun `harness --help` for usage.\n";
+    for (const std::string& value : bad) {
+      const CliRun r =
+          Harness(std::string(f.command) + " " + f.flag + " '" + value + "' < /dev/null", true);
+      EXPECT_EQ(r.exit_code, 2) << f.command << " " << f.flag << " " << value;
+      EXPECT_EQ(r.out, expected) << f.command << " " << f.flag << " " << value;
+    }
+  }
 }
 
 }  // namespace

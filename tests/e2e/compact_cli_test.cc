@@ -307,6 +307,51 @@ TEST_F(CompactCli, BadFlagsAreUsage) {
   }
 }
 
+// Nothing is created before the input is valid: an unreadable or invalid transcript, a bad
+// script or a bad flag leaves no data directory behind.
+TEST_F(CompactCli, NothingIsCreatedBeforeTheInputIsValid) {
+  const std::vector<std::vector<std::string>> cases = {
+      {Example("transcripts/invalid-null-block.json")},
+      {(dir_.path() / "missing.json").string()},
+      {Example("transcripts/coding-agent.json"), "--compactor",
+       "scripted:" + (dir_.path() / "no-script.json").string()},
+      {Example("transcripts/coding-agent.json"), "--compactor",
+       "scripted:" + Write("bad-script.json", "[{\"sumary\":1}]")},
+      {Example("transcripts/coding-agent.json"), "--context-window", "100"},
+      {"--session", "00000000-0000-0000-0000-000000000000"},
+      {"--session", Uuid::V7().ToString()},
+  };
+  for (const auto& args : cases) {
+    const ProcessRun run = Compact(args);
+    EXPECT_EQ(run.exit_code, 2) << Joined(args);
+    EXPECT_FALSE(std::filesystem::exists(data())) << Joined(args);
+  }
+}
+
+// A data directory is a path, always, even when SQLite would read it as a URI; --journal takes
+// a PostgreSQL URL and nothing else.
+TEST_F(CompactCli, ADataDirectoryIsAPathAndAnUnknownJournalSchemeIsUsage) {
+  const std::string binary = ::harness::build_paths::HarnessBinary();
+  const std::string transcript = Example("transcripts/coding-agent.json");
+  const e2e::CliRun uri =
+      e2e::Shell("cd '" + dir_.path().string() + "' && '" + binary + "' compact '" + transcript +
+                 "' --data-dir 'file:x?psow=0&nolock=1' > /dev/null 2>&1");
+  EXPECT_EQ(uri.exit_code, 0);
+  EXPECT_TRUE(std::filesystem::exists(dir_.path() / "file:x?psow=0&nolock=1" / "journal.db"));
+  EXPECT_FALSE(std::filesystem::exists(dir_.path() / "x"));
+  const e2e::CliRun verified = e2e::Shell("cd '" + dir_.path().string() + "' && '" + binary +
+                                          "' journal verify 'file:x?psow=0&nolock=1'");
+  EXPECT_EQ(verified.exit_code, 0) << verified.out;
+
+  const e2e::CliRun mysql = e2e::Shell("cd '" + dir_.path().string() + "' && '" + binary +
+                                       "' compact '" + transcript + "' --journal mysql://x 2>&1");
+  EXPECT_EQ(mysql.exit_code, 2);
+  EXPECT_EQ(mysql.out,
+            "harness compact: --journal takes a postgres:// or postgresql:// URL; a SQLite "
+            "journal is given with --data-dir DIR\n");
+  EXPECT_FALSE(std::filesystem::exists(dir_.path() / "mysql:"));
+}
+
 TEST_F(CompactCli, AProviderCompactorWithoutItsKeyIsAUsageErrorNamingTheVariable) {
   const e2e::CliRun run =
       e2e::Shell(std::string("env -u ANTHROPIC_API_KEY -u ANTHROPIC_BASE_URL '") +

@@ -3,10 +3,13 @@
 #include <gtest/gtest.h>
 #include <sqlite3.h>
 
+#include <algorithm>
 #include <fstream>
+#include <iterator>
 #include <set>
 #include <sstream>
 
+#include "cli_support.h"
 #include "harness/core/json.h"
 #include "harness/journal/sqlite_journal.h"
 #include "journal_process.h"
@@ -173,6 +176,154 @@ TEST_F(JournalCli, MissingJournalAndBadUsageAreExitTwo) {
   EXPECT_EQ(Harness({"journal"}).exit_code, 2);
   EXPECT_EQ(Harness({"journal", "bench", data(), "--appenders", "0"}).exit_code, 2);
   EXPECT_EQ(Harness({"journal", "bench", data(), "--records", "x"}).exit_code, 2);
+}
+
+std::string FileBytes(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+// A journal whose records are gone is not an empty journal: a zero-length journal.db, or one
+// whose -wal was deleted after a kill, fails verify, show and sessions ls, and none of them
+// writes a schema into the file.
+TEST_F(JournalCli, AJournalThatLostItsRecordsFailsEveryReader) {
+  std::filesystem::create_directories(data());
+  const std::string file = data() + "/" + kSqliteJournalFileName;
+  { std::ofstream(file, std::ios::binary); }
+  const ProcessRun verify = Harness({"journal", "verify", data()});
+  EXPECT_EQ(verify.exit_code, 1);
+  ASSERT_EQ(verify.lines.size(), 1u);
+  EXPECT_EQ(verify.lines[0].rfind("corrupt: journal.db holds no journal", 0), 0u)
+      << verify.lines[0];
+  EXPECT_NE(verify.lines[0].find("records are lost"), std::string::npos) << verify.lines[0];
+  EXPECT_EQ(Harness({"journal", "show", data()}).exit_code, 1);
+  EXPECT_EQ(Harness({"sessions", "ls", data()}).exit_code, 1);
+  EXPECT_EQ(Harness({"sessions", "show", data(), Uuid::V7().ToString()}).exit_code, 1);
+  EXPECT_EQ(std::filesystem::file_size(file), 0u) << "no reader writes a schema";
+
+  // Killed in the middle of appending, with everything still in the -wal, which is then lost.
+  const std::string killed = (dir_.path() / "killed").string();
+  {
+    Child bench(
+        {"journal", "bench", killed, "--appenders", "2", "--records", "1000000", "--ack-log"});
+    std::string line;
+    ASSERT_TRUE(bench.ReadLine(line));
+    bench.Kill();
+    bench.Wait();
+  }
+  const std::string killed_file = killed + "/" + kSqliteJournalFileName;
+  ASSERT_TRUE(std::filesystem::remove(killed_file + "-wal"));
+  std::filesystem::remove(killed_file + "-shm");
+  const std::string before = FileBytes(killed_file);
+  const ProcessRun lost = Harness({"journal", "verify", killed});
+  EXPECT_EQ(lost.exit_code, 1);
+  ASSERT_EQ(lost.lines.size(), 1u);
+  EXPECT_NE(lost.lines[0].find("records are lost"), std::string::npos) << lost.lines[0];
+  EXPECT_EQ(FileBytes(killed_file), before) << "verify writes nothing into the file";
+}
+
+TEST_F(JournalCli, ReadersNeverChangeTheJournalFile) {
+  Bench();
+  const std::string file = data() + "/" + kSqliteJournalFileName;
+  const std::string before = FileBytes(file);
+  EXPECT_EQ(Harness({"journal", "verify", data()}).exit_code, 0);
+  EXPECT_EQ(Harness({"journal", "show", data()}).exit_code, 0);
+  // Bench records are not events: ls reads every one and reports each session refused.
+  EXPECT_EQ(Harness({"sessions", "ls", data()}).exit_code, 1);
+  EXPECT_EQ(FileBytes(file), before);
+}
+
+// Any --from is either a start that reads (nothing past the last record) or a usage error:
+// never a wrapped number that makes a healthy journal look corrupt.
+TEST_F(JournalCli, ShowFromAnyStartNeverCallsAHealthyJournalCorrupt) {
+  Bench();
+  const ProcessRun top = Harness({"journal", "show", data(), "--from", "9223372036854775807"});
+  EXPECT_EQ(top.exit_code, 0);
+  EXPECT_TRUE(top.lines.empty());
+  for (const std::string from :
+       {"9223372036854775808", "18446744073709551615", "18446744073709551616", "-1", "0"}) {
+    const ProcessRun run = Harness({"journal", "show", data(), "--from", from}, true);
+    EXPECT_EQ(run.exit_code, 2) << from;
+    ASSERT_EQ(run.lines.size(), 2u) << from;
+    EXPECT_EQ(run.lines[0], "harness: --from: must be a whole number from 1 to 9223372036854775807")
+        << from;
+  }
+  EXPECT_EQ(Harness({"journal", "verify", data()}).exit_code, 0);
+}
+
+// A flag cannot ask for more threads than the bench bounds; the refusal names the bounds.
+TEST_F(JournalCli, BenchRefusesWhatItCannotGiveWithTheBounds) {
+  const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
+      {{"--appenders", "100000"}, "--appenders: must be a whole number from 1 to 256"},
+      {{"--appenders", "0"}, "--appenders: must be a whole number from 1 to 256"},
+      {{"--records", "10000001"}, "--records: must be a whole number from 1 to 10000000"},
+      {{"--batch", "10001"}, "--batch: must be a whole number from 1 to 10000"},
+      {{"--payload-bytes", "16777217"},
+       "--payload-bytes: must be a whole number from 0 to 16777216"},
+  };
+  for (const auto& [flags, message] : cases) {
+    std::vector<std::string> args = {"journal", "bench", data()};
+    args.insert(args.end(), flags.begin(), flags.end());
+    const ProcessRun run = Harness(args, true);
+    ASSERT_EQ(run.exit_code, 2) << message;  // else the bench may be running what it was given
+    ASSERT_FALSE(run.lines.empty()) << message;
+    EXPECT_EQ(run.lines[0], "harness: " + message);
+  }
+  const ProcessRun product = Harness(
+      {"journal", "bench", data(), "--batch", "10000", "--payload-bytes", "16777216"}, true);
+  EXPECT_EQ(product.exit_code, 2);
+  EXPECT_FALSE(std::filesystem::exists(data())) << "nothing is created for a refused run";
+  const ProcessRun most =
+      Harness({"journal", "bench", data(), "--appenders", "256", "--records", "512"});
+  EXPECT_EQ(most.exit_code, 0);
+}
+
+// When the system refuses a thread (here: a process limit of 20), the bench says so and exits 1;
+// before, the uncaught std::system_error aborted the process. The limit binds only a user
+// other than root, so root runs the bench as nobody.
+TEST_F(JournalCli, ABenchWhoseThreadsAreRefusedExitsOneWithoutAborting) {
+  std::filesystem::permissions(dir_.path(), std::filesystem::perms::all);
+  const std::string as_user =
+      ::geteuid() == 0 ? "setpriv --reuid=65534 --regid=65534 --clear-groups " : "";
+  const e2e::CliRun run = e2e::Shell(
+      as_user + "bash -c 'ulimit -u 20 && exec \"" + ::harness::build_paths::HarnessBinary() +
+      "\" journal bench \"" + data() + "\" --appenders 256 --records 512' 2>&1");
+  EXPECT_EQ(run.exit_code, 1) << run.out;
+  EXPECT_NE(run.out.find("harness journal bench: cannot start appender "), std::string::npos)
+      << run.out;
+}
+
+// Read-only media: a directory the reader cannot write (root writes through permission bits,
+// so root reads as nobody). verify and show read the journal; no side file can be created.
+TEST_F(JournalCli, AJournalInADirectoryTheReaderCannotWriteIsReadAndVerified) {
+  Bench();
+  namespace fs = std::filesystem;
+  fs::permissions(dir_.path(),
+                  fs::perms::owner_all | fs::perms::group_exec | fs::perms::others_exec);
+  fs::permissions(data(), fs::perms::owner_read | fs::perms::owner_exec | fs::perms::group_exec |
+                              fs::perms::others_read | fs::perms::others_exec);
+  const std::string as_user =
+      ::geteuid() == 0 ? "setpriv --reuid=65534 --regid=65534 --clear-groups " : "";
+  const std::string binary = std::string("'") + ::harness::build_paths::HarnessBinary() + "' ";
+  const e2e::CliRun verify = e2e::Shell(as_user + binary + "journal verify '" + data() + "' 2>&1");
+  const e2e::CliRun show = e2e::Shell(as_user + binary + "journal show '" + data() + "' 2>&1");
+  fs::permissions(data(), fs::perms::owner_write, fs::perm_options::add);
+  EXPECT_EQ(verify.exit_code, 0) << verify.out;
+  EXPECT_EQ(verify.out, "ok 30 records, last seq 10\n");
+  EXPECT_EQ(show.exit_code, 0) << show.out;
+  EXPECT_EQ(std::count(show.out.begin(), show.out.end(), '\n'), 30) << show.out;
+}
+
+// `--journal` and STORE name PostgreSQL with postgres:// or postgresql:// only; any other
+// scheme is a usage error, not a directory.
+TEST_F(JournalCli, AnUnknownStoreSchemeIsUsage) {
+  for (const char* store : {"mysql://x", "sqlite://x", "file://x"}) {
+    const ProcessRun run = Harness({"journal", "verify", store}, true);
+    EXPECT_EQ(run.exit_code, 2) << store;
+    ASSERT_EQ(run.lines.size(), 1u) << store;
+    EXPECT_NE(run.lines[0].find("unknown journal URL scheme"), std::string::npos) << run.lines[0];
+    EXPECT_EQ(Harness({"sessions", "ls", store}).exit_code, 2) << store;
+  }
 }
 
 }  // namespace

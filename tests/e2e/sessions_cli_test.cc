@@ -268,6 +268,38 @@ TEST_F(SessionsCli, BadIdsAndMismatchedModelsAreUsageErrors) {
       << mismatch.out;
 }
 
+// The nil UUID is no session's id: every command that takes one refuses it as bad usage.
+TEST_F(SessionsCli, TheNilUuidIsAUsageError) {
+  Script({Answer("one")});
+  const std::string nil = "00000000-0000-0000-0000-000000000000";
+  ASSERT_FALSE(SuspendedId(Chat("", "first\n/quit\n").out).empty());
+  const CliRun chat = Chat("--session " + nil, "hello\n");
+  EXPECT_EQ(chat.exit_code, 2) << chat.out;
+  EXPECT_EQ(chat.out, "harness chat: --session is the nil UUID, which no session has\n");
+  const CliRun show = Shell(Harness("sessions show '" + dir_.data() + "' " + nil + " 2>&1"));
+  EXPECT_EQ(show.exit_code, 2) << show.out;
+  EXPECT_EQ(show.out, "harness sessions: the session id is the nil UUID, which no session has\n");
+}
+
+// The readers create nothing: not a journal in a directory without one, not a directory.
+TEST_F(SessionsCli, ListingADirectoryWithoutAJournalCreatesNothing) {
+  const std::filesystem::path empty = dir_.path() / "empty";
+  std::filesystem::create_directories(empty);
+  const CliRun ls = Shell(Harness("sessions ls '" + empty.string() + "' 2>&1"));
+  EXPECT_EQ(ls.exit_code, 2) << ls.out;
+  EXPECT_TRUE(Has(ls.out, "no journal.db in the data directory")) << ls.out;
+  EXPECT_TRUE(std::filesystem::is_empty(empty));
+  const CliRun show =
+      Shell(Harness("sessions show '" + empty.string() + "' " + Uuid::V7().ToString()));
+  EXPECT_EQ(show.exit_code, 2);
+  EXPECT_TRUE(std::filesystem::is_empty(empty));
+  const CliRun resume =
+      Shell(Harness("chat --model 'scripted:" + ScriptPath() + "' --data-dir '" + empty.string() +
+                    "' --session " + Uuid::V7().ToString() + " < /dev/null 2>&1"));
+  EXPECT_EQ(resume.exit_code, 2) << resume.out;
+  EXPECT_TRUE(std::filesystem::is_empty(empty));
+}
+
 TEST_F(SessionsCli, ALiveWriterKeepsTheSessionUnlessTakenOver) {
   Script({Answer("one"), Answer("two")});
   const std::string id = SuspendedId(Chat("", "first\n/quit\n").out);

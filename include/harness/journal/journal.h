@@ -25,7 +25,8 @@
 //   * on any error nothing of the batch is written. On success the batch is durable (for a
 //     durable backend) before Append returns.
 // - Read(session, from_seq, max_count) returns up to max_count records with seq >= from_seq
-//   (from_seq 0 reads from 1) in sequence order; an unknown session reads as empty. A stored
+//   (from_seq 0 reads from 1) in sequence order; an unknown session, or a from_seq above every
+//   sequence number a backend can store (INT64_MAX), reads as empty. A stored
 //   record that fails its checksum or has an unknown kind is kCorrupt, an unknown version
 //   kUnsupportedVersion, a missing sequence number kCorrupt: never a crash, never a silent skip.
 // - LastSequence(session) is the highest sequence number (0 for an unknown session);

@@ -16,6 +16,17 @@
 // - Open creates the directory and the file when create_if_missing is set, else a missing one is
 //   kNotFound. A file that is not a SQLite database is kCorrupt; a database whose schema version
 //   this build does not know is kUnsupportedVersion.
+// - The directory is a path, never a URI: SQLite is given a `file:` URI built here with every
+//   byte of the path outside [A-Za-z0-9-._~/] percent-encoded, so no part of the path is read
+//   as a SQLite parameter.
+// - read_only: Open creates and writes nothing (not the directory, the file, the schema, the
+//   journal mode; connections never checkpoint), so it works on a journal it must not change
+//   and on read-only media: when the directory is not writable and there is no -wal file, the
+//   file is opened immutable. The file must hold this journal's schema: an empty file, or a
+//   database without the schema (the state a journal is left in when its -wal file is deleted
+//   before its first checkpoint), is kCorrupt, because the records it held are lost. The write
+//   calls fail kInvalidArgument. SQLite may still create its empty -wal and -shm side files
+//   next to a writable journal.db to read it under its locks.
 // - Destroying the journal (which, as for any object, must not overlap a call on it) lets the
 //   writer finish what is queued, then stops and joins it. A request that still reached a
 //   closing journal would fail with kClosed rather than hang.
@@ -42,6 +53,9 @@ inline constexpr std::int64_t kSqliteJournalSchemaVersion = 1;
 struct SqliteJournalOptions {
   JournalOptions journal;
   bool create_if_missing = true;
+  // Open an existing journal for reading only (see the contract above); create_if_missing is
+  // then ignored.
+  bool read_only = false;
   std::chrono::milliseconds busy_timeout{5000};
   // A group stops taking queued requests once their payloads reach this many bytes (at least
   // one request is always taken), which bounds a transaction's size.
