@@ -25,6 +25,14 @@ std::vector<std::string> Fields(const std::string& line) {
   return out;
 }
 
+// `text` in single quotes for a shell.
+std::string Quoted(const std::string& text) {
+  std::string out = "'";
+  for (const char c : text)
+    out.append(c == '\'' ? "'\\''" : std::string(1, c));
+  return out + "'";
+}
+
 class JournalCli : public ::testing::Test {
  protected:
   std::string data() const { return (dir_.path() / "data").string(); }
@@ -35,6 +43,23 @@ class JournalCli : public ::testing::Test {
         Harness({"journal", "bench", data(), "--appenders", "3", "--records", "30"});
     ASSERT_EQ(run.exit_code, 0);
     bench_out_ = run.lines;
+  }
+
+  // How to run the CLI as a user other than root, where the test runs as root (a process limit
+  // or a permission bit binds only such a user): setpriv to nobody, and a copy of the binary in
+  // the test's directory, since the build directory may lie where nobody cannot reach it. As
+  // any other user: the binary as built. Returns the command's start, shell-quoted.
+  std::string AsAnotherUser() const {
+    const std::string built = ::harness::build_paths::HarnessBinary();
+    if (::geteuid() != 0)
+      return "'" + built + "'";
+    const std::filesystem::path copy = dir_.path() / "harness";
+    std::filesystem::copy_file(built, copy, std::filesystem::copy_options::overwrite_existing);
+    std::filesystem::permissions(
+        copy, std::filesystem::perms::owner_all | std::filesystem::perms::group_read |
+                  std::filesystem::perms::group_exec | std::filesystem::perms::others_read |
+                  std::filesystem::perms::others_exec);
+    return "setpriv --reuid=65534 --regid=65534 --clear-groups '" + copy.string() + "'";
   }
 
   TempDir dir_;
@@ -283,11 +308,10 @@ TEST_F(JournalCli, BenchRefusesWhatItCannotGiveWithTheBounds) {
 // other than root, so root runs the bench as nobody.
 TEST_F(JournalCli, ABenchWhoseThreadsAreRefusedExitsOneWithoutAborting) {
   std::filesystem::permissions(dir_.path(), std::filesystem::perms::all);
-  const std::string as_user =
-      ::geteuid() == 0 ? "setpriv --reuid=65534 --regid=65534 --clear-groups " : "";
-  const e2e::CliRun run = e2e::Shell(
-      as_user + "bash -c 'ulimit -u 20 && exec \"" + ::harness::build_paths::HarnessBinary() +
-      "\" journal bench \"" + data() + "\" --appenders 256 --records 512' 2>&1");
+  const std::string harness = AsAnotherUser();
+  const std::string command = "ulimit -u 20 && exec " + harness + " journal bench '" + data() +
+                              "' --appenders 256 " + "--records 512 2>&1";
+  const e2e::CliRun run = e2e::Shell("bash -c " + Quoted(command));
   EXPECT_EQ(run.exit_code, 1) << run.out;
   EXPECT_NE(run.out.find("harness journal bench: cannot start appender "), std::string::npos)
       << run.out;
@@ -302,11 +326,9 @@ TEST_F(JournalCli, AJournalInADirectoryTheReaderCannotWriteIsReadAndVerified) {
                   fs::perms::owner_all | fs::perms::group_exec | fs::perms::others_exec);
   fs::permissions(data(), fs::perms::owner_read | fs::perms::owner_exec | fs::perms::group_exec |
                               fs::perms::others_read | fs::perms::others_exec);
-  const std::string as_user =
-      ::geteuid() == 0 ? "setpriv --reuid=65534 --regid=65534 --clear-groups " : "";
-  const std::string binary = std::string("'") + ::harness::build_paths::HarnessBinary() + "' ";
-  const e2e::CliRun verify = e2e::Shell(as_user + binary + "journal verify '" + data() + "' 2>&1");
-  const e2e::CliRun show = e2e::Shell(as_user + binary + "journal show '" + data() + "' 2>&1");
+  const std::string harness = AsAnotherUser() + " ";
+  const e2e::CliRun verify = e2e::Shell(harness + "journal verify '" + data() + "' 2>&1");
+  const e2e::CliRun show = e2e::Shell(harness + "journal show '" + data() + "' 2>&1");
   fs::permissions(data(), fs::perms::owner_write, fs::perm_options::add);
   EXPECT_EQ(verify.exit_code, 0) << verify.out;
   EXPECT_EQ(verify.out, "ok 30 records, last seq 10\n");
