@@ -2,28 +2,16 @@
 
 #include <algorithm>
 
+#include "harness/core/chars.h"
+
 namespace harness {
 namespace {
 
 constexpr int kMaxPasses = 8;
 
-bool IsUnreserved(char c) {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' ||
-         c == '.' || c == '_' || c == '~';
-}
-
-std::string PercentEncoded(std::string_view text, const char* digits) {
+std::string PercentEncoded(std::string_view text, HexCase hex) {
   std::string out;
-  for (const char c : text) {
-    if (IsUnreserved(c)) {
-      out.push_back(c);
-      continue;
-    }
-    const auto byte = static_cast<unsigned char>(c);
-    out.push_back('%');
-    out.push_back(digits[byte >> 4]);
-    out.push_back(digits[byte & 0xf]);
-  }
+  AppendPercentEncoded(out, text, {}, hex);
   return out;
 }
 
@@ -32,8 +20,8 @@ std::string PercentEncoded(std::string_view text, const char* digits) {
 void Secrets::Add(std::string_view secret) {
   if (secret.empty())
     return;
-  for (std::string form : {std::string(secret), PercentEncoded(secret, "0123456789ABCDEF"),
-                           PercentEncoded(secret, "0123456789abcdef")}) {
+  for (std::string form : {std::string(secret), PercentEncoded(secret, HexCase::kUpper),
+                           PercentEncoded(secret, HexCase::kLower)}) {
     if (std::find(forms_.begin(), forms_.end(), form) == forms_.end())
       forms_.push_back(std::move(form));
   }

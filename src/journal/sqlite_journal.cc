@@ -13,6 +13,7 @@
 #include <stop_token>
 #include <thread>
 
+#include "harness/core/chars.h"
 #include "journal/rules.h"
 #include "journal/sqlite_db.h"
 #include "journal/write_queue.h"
@@ -77,20 +78,7 @@ std::string SqliteUri(const fs::path& path, std::string_view query) {
     absolute = path;
   // "file://" and an empty authority, so that a path starting with "//" is still a path.
   std::string out = "file://";
-  constexpr char kHex[] = "0123456789ABCDEF";
-  for (const char c : absolute.string()) {
-    const auto byte = static_cast<unsigned char>(c);
-    const bool plain = (byte >= 'a' && byte <= 'z') || (byte >= 'A' && byte <= 'Z') ||
-                       (byte >= '0' && byte <= '9') || byte == '-' || byte == '.' || byte == '_' ||
-                       byte == '~' || byte == '/';
-    if (plain) {
-      out.push_back(c);
-    } else {
-      out.push_back('%');
-      out.push_back(kHex[byte >> 4]);
-      out.push_back(kHex[byte & 0xf]);
-    }
-  }
+  AppendPercentEncoded(out, absolute.string(), "/");
   out.append(query);
   return out;
 }

@@ -14,19 +14,9 @@ namespace harness::chat_e2e {
 namespace {
 
 using e2e::Shell;
+using e2e::ShellQuoted;
 
 constexpr std::chrono::seconds kDeadline{30};
-
-std::string Quoted(const std::string& text) {
-  std::string out = "'";
-  for (char c : text) {
-    if (c == '\'')
-      out.append("'\\''");
-    else
-      out.push_back(c);
-  }
-  return out.append("'");
-}
 
 std::size_t Count(const std::string& haystack, const std::string& needle) {
   std::size_t n = 0;
@@ -44,7 +34,7 @@ class TmuxChat {
       : socket_((dir.path() / "tmux.sock").string()) {
     // The shell keeps the pane after the chat so that its exit status can be read.
     const std::string inner = chat_command + "; echo \"chat exited $?\"; read -r done";
-    started_ = Shell(Tmux("-f /dev/null new-session -d -s chat -x 120 -y 40 " + Quoted(inner)))
+    started_ = Shell(Tmux("-f /dev/null new-session -d -s chat -x 120 -y 40 " + ShellQuoted(inner)))
                    .exit_code == 0;
   }
   ~TmuxChat() { Shell(Tmux("kill-server") + " 2>/dev/null"); }
@@ -55,7 +45,7 @@ class TmuxChat {
 
   // Types `text` literally, then Enter.
   void Type(const std::string& text) {
-    Shell(Tmux("send-keys -t chat -l " + Quoted(text)));
+    Shell(Tmux("send-keys -t chat -l " + ShellQuoted(text)));
     Shell(Tmux("send-keys -t chat Enter"));
   }
 
@@ -79,7 +69,7 @@ class TmuxChat {
 
  private:
   std::string Tmux(const std::string& args) const {
-    return "tmux -S " + Quoted(socket_) + " " + args;
+    return "tmux -S " + ShellQuoted(socket_) + " " + args;
   }
 
   std::string socket_;

@@ -31,6 +31,18 @@ inline CliRun Shell(const std::string& command) {
   return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
 }
 
+// `text` in single quotes for a shell, each quote inside written as '\''.
+inline std::string ShellQuoted(const std::string& text) {
+  std::string out = "'";
+  for (const char c : text) {
+    if (c == '\'')
+      out.append("'\\''");
+    else
+      out.push_back(c);
+  }
+  return out.append("'");
+}
+
 class TempFile {
  public:
   explicit TempFile(const std::string& contents) {

@@ -25,14 +25,6 @@ std::vector<std::string> Fields(const std::string& line) {
   return out;
 }
 
-// `text` in single quotes for a shell.
-std::string Quoted(const std::string& text) {
-  std::string out = "'";
-  for (const char c : text)
-    out.append(c == '\'' ? "'\\''" : std::string(1, c));
-  return out + "'";
-}
-
 class JournalCli : public ::testing::Test {
  protected:
   std::string data() const { return (dir_.path() / "data").string(); }
@@ -311,7 +303,7 @@ TEST_F(JournalCli, ABenchWhoseThreadsAreRefusedExitsOneWithoutAborting) {
   const std::string harness = AsAnotherUser();
   const std::string command = "ulimit -u 20 && exec " + harness + " journal bench '" + data() +
                               "' --appenders 256 " + "--records 512 2>&1";
-  const e2e::CliRun run = e2e::Shell("bash -c " + Quoted(command));
+  const e2e::CliRun run = e2e::Shell("bash -c " + e2e::ShellQuoted(command));
   EXPECT_EQ(run.exit_code, 1) << run.out;
   EXPECT_NE(run.out.find("harness journal bench: cannot start appender "), std::string::npos)
       << run.out;

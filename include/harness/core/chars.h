@@ -3,10 +3,14 @@
 // AppendUtf8 appends the UTF-8 encoding of a code point (1 to 4 bytes). It does not check the
 // code point: callers pass a scalar value (not a surrogate, at most U+10FFFF).
 // HexDigitValue is the value of one hex digit of either case, or -1 for any other character.
+// AppendPercentEncoded appends `text` with every byte other than RFC 3986's unreserved
+// characters (letters, digits, - . _ ~) and those in `keep` written as %HH, in upper- or
+// lower-case hex digits.
 // Thread safety: pure functions.
 #pragma once
 
 #include <string>
+#include <string_view>
 
 namespace harness {
 
@@ -25,6 +29,25 @@ inline void AppendUtf8(std::string& out, char32_t cp) {
     out.push_back(static_cast<char>(0x80 | ((cp >> 12) & 0x3F)));
     out.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
     out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+  }
+}
+
+enum class HexCase { kUpper, kLower };
+
+inline void AppendPercentEncoded(std::string& out, std::string_view text,
+                                 std::string_view keep = {}, HexCase hex = HexCase::kUpper) {
+  const char* digits = hex == HexCase::kUpper ? "0123456789ABCDEF" : "0123456789abcdef";
+  for (const char c : text) {
+    const bool unreserved = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+                            (c >= '0' && c <= '9') || c == '-' || c == '.' || c == '_' || c == '~';
+    if (unreserved || keep.find(c) != std::string_view::npos) {
+      out.push_back(c);
+      continue;
+    }
+    const auto byte = static_cast<unsigned char>(c);
+    out.push_back('%');
+    out.push_back(digits[byte >> 4]);
+    out.push_back(digits[byte & 0xf]);
   }
 }
 
