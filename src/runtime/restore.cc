@@ -158,24 +158,6 @@ Result<std::vector<NewRecord>, SessionError> RepairRecords(const RepairPlan& pla
   return records;
 }
 
-Status<SessionError> CheckDefinition(const LoopFold& loop, const LoopDefinition& definition) {
-  auto mismatch = [&](std::string_view what) {
-    RestoreError error;
-    error.kind = RestoreErrorKind::kDefinitionMismatch;
-    error.loop = loop.loop;
-    error.detail =
-        std::string("the definition's ").append(what).append(" differs from LoopCreated");
-    return Fail(Refused(std::move(error)));
-  };
-  if (definition.kind != loop.kind)
-    return mismatch("kind");
-  if (!(definition.model == loop.model))
-    return mismatch("model");
-  if (definition.compaction.has_value() != loop.compaction_policy)
-    return mismatch("compaction policy presence");
-  return runtime_detail::ValidateDefinition(definition);
-}
-
 LoopStartState StartStateOf(const LoopFold& loop, const LoopDefinition& definition) {
   LoopStartState start;
   start.history = loop.history;
@@ -193,6 +175,30 @@ LoopStartState StartStateOf(const LoopFold& loop, const LoopDefinition& definiti
 }
 
 }  // namespace
+
+RestoredLoopInfo RestoredLoopInfoOf(const LoopFold& loop) {
+  return {loop.loop,           loop.kind,  loop.model, loop.compaction_policy,
+          loop.history.size(), loop.exited};
+}
+
+Status<SessionError> CheckRestoredDefinition(const RestoredLoopInfo& info,
+                                             const LoopDefinition& definition) {
+  auto mismatch = [&](std::string_view what) {
+    RestoreError error;
+    error.kind = RestoreErrorKind::kDefinitionMismatch;
+    error.loop = info.loop;
+    error.detail =
+        std::string("the definition's ").append(what).append(" differs from LoopCreated");
+    return Fail(Refused(std::move(error)));
+  };
+  if (definition.kind != info.kind)
+    return mismatch("kind");
+  if (!(definition.model == info.model))
+    return mismatch("model");
+  if (definition.compaction.has_value() != info.compaction_policy)
+    return mismatch("compaction policy presence");
+  return runtime_detail::ValidateDefinition(definition);
+}
 
 Result<std::unique_ptr<Session>, SessionError> Session::Restore(SessionOptions options,
                                                                 RestoreOptions restore) {
@@ -235,12 +241,11 @@ Result<std::unique_ptr<Session>, SessionError> Session::Restore(SessionOptions o
   std::vector<LoopDefinition> definitions;
   definitions.reserve(folded->loops.size());
   for (const LoopFold& loop : folded->loops) {
-    RestoredLoopInfo info{loop.loop,           loop.kind,  loop.model, loop.compaction_policy,
-                          loop.history.size(), loop.exited};
+    const RestoredLoopInfo info = RestoredLoopInfoOf(loop);
     auto definition = restore.resolve(info);
     if (!definition)
       return Fail(definition.error());
-    HARNESS_CHECK(CheckDefinition(loop, *definition));
+    HARNESS_CHECK(CheckRestoredDefinition(info, *definition));
     definitions.push_back(std::move(*definition));
   }
 

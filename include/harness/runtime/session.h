@@ -192,6 +192,17 @@ struct RestoredLoopInfo {
   bool exited = false;
 };
 
+// What Restore tells the resolver about `loop`.
+RestoredLoopInfo RestoredLoopInfoOf(const LoopFold& loop);
+
+// The check Restore makes of each resolved definition: kind, model and policy presence equal to
+// the loop's LoopCreated (else kRestoreRefused{definition_mismatch}), then CreateLoop's
+// validation (kInvalidDefinition). A caller that folds the journal itself, without a lease (as
+// the CLI does before a take-over), runs it first so that a definition Restore would refuse
+// never takes the lease; Restore still checks, as the journal may change in between.
+Status<SessionError> CheckRestoredDefinition(const RestoredLoopInfo& info,
+                                             const LoopDefinition& definition);
+
 struct RestoreOptions {
   // Returns the definition of each loop (exited loops too). Its history is ignored: the fold's
   // is used. Required.
