@@ -30,6 +30,8 @@
 #include "model_factory.h"
 #include "number_option.h"
 #include "policy_defaults.h"
+#include "restore_preview.h"
+#include "terminal_text.h"
 
 namespace harness::cli {
 
@@ -307,7 +309,7 @@ struct Chat {
     std::lock_guard lock(outstanding.mutex());
     auto id = session.SubmitInputToLoop(loop, UserMessage{{TextBlock{text}}});
     if (!id.ok()) {
-      console.Error("harness chat: " + id.error().Message());
+      console.Error("harness chat: " + SessionRefusal(id.error()));
       return;
     }
     outstanding.AddInputLocked(*id);
@@ -318,7 +320,7 @@ struct Chat {
     std::lock_guard lock(outstanding.mutex());
     auto id = session.CompactToLoop(loop);
     if (!id.ok()) {
-      console.Error("harness chat: " + id.error().Message());
+      console.Error("harness chat: " + SessionRefusal(id.error()));
       return;
     }
     outstanding.AddCompactLocked(*id);
@@ -335,7 +337,7 @@ struct Chat {
     } else if (name == "/context" || name == "/history") {
       auto snapshot = session.Snapshot(loop);
       if (!snapshot.ok()) {
-        console.Error("harness chat: " + snapshot.error().Message());
+        console.Error("harness chat: " + SessionRefusal(snapshot.error()));
       } else if (name == "/context") {
         ShowContext(console, *snapshot, policy, quality, window);
       } else {
@@ -482,20 +484,28 @@ int Run(const ChatCommandLine& line) {
         resumed_context = std::move(*loop);
       return definition;
     };
-    auto restored = Session::Restore(std::move(options), std::move(restore));
-    if (!restored.ok()) {
+    const auto refused = [&](const SessionError& error) {
       if (!usage.empty())
         return Usage(usage);
-      if (restored.error().kind == SessionErrorKind::kSessionNotFound)
+      if (error.kind == SessionErrorKind::kSessionNotFound)
         return Usage(fmt::format("no session {} in {}", line.session, StoreForDisplay(store)));
-      std::fprintf(stderr, "harness chat: %s\n", restored.error().Message().c_str());
+      std::fprintf(stderr, "harness chat: %s\n", TerminalText(SessionRefusal(error)).c_str());
       return kExitInvalid;
-    }
+    };
+    // Everything that needs no lease is checked before the lease is taken, so that a run which
+    // cannot go on changes nothing: a take-over would fence off the live writer first.
+    if (auto preview = PreviewRestore(**journal, session_id, restore.resolve); !preview.ok())
+      return refused(preview.error());
+    resumed_context.reset();  // made again by Restore's own resolve
+    auto restored = Session::Restore(std::move(options), std::move(restore));
+    if (!restored.ok())
+      return refused(restored.error());
     owned = std::move(restored).value();
   } else {
     auto opened = Session::Open(std::move(options));
     if (!opened.ok()) {
-      std::fprintf(stderr, "harness chat: %s\n", opened.error().Message().c_str());
+      std::fprintf(stderr, "harness chat: %s\n",
+                   TerminalText(SessionRefusal(opened.error())).c_str());
       return kExitInvalid;
     }
     owned = std::move(opened).value();
@@ -516,7 +526,8 @@ int Run(const ChatCommandLine& line) {
   } else {
     auto created = session.CreateLoop(made->definition);
     if (!created.ok()) {
-      std::fprintf(stderr, "harness chat: %s\n", created.error().Message().c_str());
+      std::fprintf(stderr, "harness chat: %s\n",
+                   TerminalText(SessionRefusal(created.error())).c_str());
       return kExitInvalid;
     }
     loop = *created;
@@ -528,7 +539,8 @@ int Run(const ChatCommandLine& line) {
   if (resume) {
     auto snapshot = session.Snapshot(loop);
     if (!snapshot.ok()) {
-      std::fprintf(stderr, "harness chat: %s\n", snapshot.error().Message().c_str());
+      std::fprintf(stderr, "harness chat: %s\n",
+                   TerminalText(SessionRefusal(snapshot.error())).c_str());
       session.Suspend();
       return kExitInvalid;
     }
@@ -541,7 +553,9 @@ int Run(const ChatCommandLine& line) {
         snapshot->derived_prefix == 1 ? fmt::format(" (summary + {})", history - 1) : "",
         snapshot->queued_inputs, report.replies_repaired, report.turns_closed));
     if (snapshot->status == LoopStatus::kExited)
-      console.Line("the loop has exited: it takes no more input");
+      console.Line(
+          "the loop has exited: it takes no more input (/history still shows it); start a new "
+          "session to go on");
     view.Seed(*snapshot);
     if (snapshot->queued_inputs > 0) {
       std::lock_guard lock(outstanding.mutex());

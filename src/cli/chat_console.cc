@@ -3,6 +3,8 @@
 #include <chrono>
 #include <cstdio>
 
+#include "terminal_text.h"
+
 namespace harness::cli {
 namespace {
 
@@ -43,7 +45,7 @@ void ChatConsole::EraseIndicatorLocked() {
 void ChatConsole::Line(std::string_view text) {
   std::lock_guard lock(mutex_);
   EraseIndicatorLocked();
-  Write(stdout, text);
+  Write(stdout, TerminalText(text));
   Write(stdout, "\n");
   std::fflush(stdout);  // as it happens, also through a pipe
 }
@@ -52,7 +54,7 @@ void ChatConsole::Error(std::string_view text) {
   std::lock_guard lock(mutex_);
   EraseIndicatorLocked();
   std::fflush(stdout);
-  Write(stderr, text);
+  Write(stderr, TerminalText(text));
   Write(stderr, "\n");
   std::fflush(stderr);
 }

@@ -3,7 +3,9 @@
 //
 // Contract:
 // - Line(text) writes `text` and a newline to standard output, flushed, as one unit: lines from
-//   different threads never interleave. Error(text) does the same on standard error.
+//   different threads never interleave. Error(text) does the same on standard error. Both write
+//   the text through TerminalText (terminal_text.h), whether or not the output is a terminal:
+//   what the model, the journal or a server wrote is shown, never executed.
 // - With progress enabled (standard output is a terminal), SetActivity("thinking") shows
 //   "<spinner> thinking..." on the current line, redrawn on a timer until SetActivity(""). A
 //   line written meanwhile first erases the indicator, so the indicator never ends up inside

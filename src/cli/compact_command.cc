@@ -26,6 +26,8 @@
 #include "journal_factory.h"
 #include "model_factory.h"
 #include "policy_defaults.h"
+#include "restore_preview.h"
+#include "terminal_text.h"
 
 namespace harness::cli {
 
@@ -123,10 +125,20 @@ class FailureLog {
   std::stop_source stop_;
 };
 
-void PrintLine(std::string_view text) {
-  std::fwrite(text.data(), 1, text.size(), stdout);
+// One NDJSON line, exactly as encoded: JSON escaping keeps its control characters inert.
+void PrintJson(std::string_view json) {
+  std::fwrite(json.data(), 1, json.size(), stdout);
   std::fputc('\n', stdout);
   std::fflush(stdout);  // as it happens, also through a pipe
+}
+
+// One line for a person: the summary and the events hold model output, shown, never executed.
+void PrintLine(std::string_view text) {
+  PrintJson(TerminalText(text));
+}
+
+void PrintError(std::string_view text) {
+  std::fprintf(stderr, "harness compact: %s\n", TerminalText(text).c_str());
 }
 
 int Usage(std::string_view message) {
@@ -250,7 +262,7 @@ void PrintJsonResult(const RunIds& ids, const LoopContext& context, const Outcom
     w.String("summary", SummaryText(*outcome.committed));
   }
   w.Close();
-  PrintLine(out);
+  PrintJson(out);
 }
 
 void PrintHumanResult(const Outcome& outcome, const Verdict& verdict) {
@@ -364,7 +376,7 @@ std::optional<Target> NewSessionTarget(NewSessionInput input, Journal& journal,
   options.journal = &journal;
   auto opened = Session::Open(std::move(options));
   if (!opened.ok()) {
-    std::fprintf(stderr, "harness compact: %s\n", opened.error().Message().c_str());
+    PrintError(SessionRefusal(opened.error()));
     exit = kExitInvalid;
     return std::nullopt;
   }
@@ -385,7 +397,7 @@ std::optional<Target> NewSessionTarget(NewSessionInput input, Journal& journal,
   definition.history = std::move(input.history);
   auto loop = target.session->CreateLoop(std::move(definition));
   if (!loop.ok()) {
-    std::fprintf(stderr, "harness compact: %s\n", loop.error().Message().c_str());
+    PrintError(SessionRefusal(loop.error()));
     exit = kExitInvalid;
     return std::nullopt;
   }
@@ -470,20 +482,41 @@ std::optional<Target> RestoredTarget(const CompactCommandLine& line, RestoreInpu
     contexts.emplace(info.loop, std::move(*context));
     return definition;
   };
-  options.journal = &journal;
-  options.session_id = input.session;
-  auto restored = Session::Restore(std::move(options), std::move(restore));
-  if (!restored.ok()) {
+  const auto refused = [&](const SessionError& error) {
     if (!usage.empty()) {
       exit = Usage(usage);
-    } else if (restored.error().kind == SessionErrorKind::kSessionNotFound) {
-      exit = Usage("no session " + line.session);
+    } else if (error.kind == SessionErrorKind::kSessionNotFound) {
+      exit = Usage("no session " + line.session +
+                   "; `harness sessions ls STORE` lists the sessions of a journal");
     } else {
-      std::fprintf(stderr, "harness compact: %s\n", restored.error().Message().c_str());
+      PrintError(SessionRefusal(error));
       exit = kExitInvalid;
     }
     return std::nullopt;
-  }
+  };
+  const auto no_loop = [&](const std::optional<Uuid>& loop) {
+    exit = Usage(loop ? "the session has no loop " + loop->ToString() +
+                            "; `harness sessions show STORE ID` lists its loops"
+                      : std::string("the session has no active loop; name one with --loop"));
+    return std::nullopt;
+  };
+  // Everything that needs no lease is checked before the lease is taken, so that a run which
+  // cannot go on changes nothing: a take-over would fence off the live writer first.
+  auto preview = PreviewRestore(journal, input.session, restore.resolve);
+  if (!preview.ok())
+    return refused(preview.error());
+  const std::optional<Uuid> previewed = wanted ? wanted : preview->active_loop;
+  const LoopFold* previewed_loop = previewed ? preview->FindLoop(*previewed) : nullptr;
+  if (previewed_loop == nullptr)
+    return no_loop(previewed);
+  if (previewed_loop->exited)
+    return refused(SessionError{SessionErrorKind::kLoopExited, "loop " + previewed->ToString()});
+  contexts.clear();  // made again by Restore's own resolve
+  options.journal = &journal;
+  options.session_id = input.session;
+  auto restored = Session::Restore(std::move(options), std::move(restore));
+  if (!restored.ok())
+    return refused(restored.error());
   target.session = std::move(restored).value();
   target.events = target.session->Subscribe();
   const std::optional<Uuid> loop = wanted ? wanted : target.session->active_loop();
@@ -493,11 +526,8 @@ std::optional<Target> RestoredTarget(const CompactCommandLine& line, RestoreInpu
       snapshot = std::move(*taken);
   }
   if (!snapshot) {
-    std::fprintf(stderr, "harness compact: the session has no loop %s\n",
-                 loop ? loop->ToString().c_str() : "(no active loop)");
     target.session->Suspend();
-    exit = kExitUsage;
-    return std::nullopt;
+    return no_loop(loop);
   }
   target.loop = *loop;
   target.context = std::move(contexts.at(*loop));
@@ -566,14 +596,18 @@ int Run(const CompactCommandLine& line) {
   }
   auto command = session.CompactToLoop(*loop);
   if (!command.ok()) {
-    std::fprintf(stderr, "harness compact: %s\n", command.error().Message().c_str());
+    PrintError(SessionRefusal(command.error()));
+    session.Suspend();  // the other loops go on with the next chat, as after a compaction
     return kExitInvalid;
   }
 
   const auto show = [&](const Delivery& delivery) {
     const Event& event = *delivery.event;
     Observe(event, *loop, outcome);
-    PrintLine(line.json ? EventJson(event) : EventLine(event, outcome.context));
+    if (line.json)
+      PrintJson(EventJson(event));
+    else
+      PrintLine(EventLine(event, outcome.context));
     if (const auto to = ReplyTo(event); to && *to == *command)
       outcome.reply = event;
   };
@@ -583,20 +617,17 @@ int Run(const CompactCommandLine& line) {
       break;  // a failure stopped the wait, or the hub closed the subscription
     show(*next);
   }
-  // A restored session is suspended (it goes on with its next chat); a fresh one ends here.
-  if (target->restored) {
-    session.Suspend();
-  } else {
-    session.Shutdown();
-  }
+  // The session is suspended, fresh or restored: its loop stays restorable, so that
+  // `compact --session` (or `chat --session`) goes on with it.
+  session.Suspend();
   for (auto next = events.TryNext(); next.ok(); next = events.TryNext())
     show(*next);
 
   if (!outcome.reply) {
     for (const std::string& failure : failures.lines())
-      std::fprintf(stderr, "harness compact: runtime failure: %s\n", failure.c_str());
+      PrintError("runtime failure: " + failure);
     if (const auto closed = events.close_reason())
-      std::fprintf(stderr, "harness compact: events: %s\n", closed->Message().c_str());
+      PrintError("events: " + closed->Message());
     std::fprintf(stderr, "harness compact: the compaction was not answered\n");
     return kExitInvalid;
   }
@@ -614,7 +645,7 @@ int Run(const CompactCommandLine& line) {
   }
   if (rejected != nullptr && compactor_error) {
     // Fixed names only (CompactorError::Message), never model output.
-    std::fprintf(stderr, "harness compact: %s\n", compactor_error->Message().c_str());
+    PrintError(compactor_error->Message());
   }
 
   const Verdict verdict{rejected, invalid_summary};
@@ -634,8 +665,9 @@ std::shared_ptr<CompactCommandLine> AddCompactCommand(CLI::App& app) {
       "compact",
       "Compact a transcript: open (or create) a session in the data directory with one loop\n"
       "whose history is the transcript, request a manual compaction, print every event as it\n"
-      "happens, then the context before and after and the committed summary. With --session,\n"
-      "compact a loop of an existing session instead (restored, then suspended).\n"
+      "happens, then the context before and after and the committed summary; the session is\n"
+      "suspended, so --session goes on with it. With --session, compact a loop of an existing\n"
+      "session instead (restored, then suspended).\n"
       "Exit 0 committed; 3 rejected (`rejected <reason>`, and for an invalid summary\n"
       "`invalid_summary <reason>`); 2 bad usage or an invalid transcript; 1 the runtime failed.");
   auto* c = line->command;

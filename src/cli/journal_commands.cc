@@ -21,6 +21,7 @@
 #include "harness/journal/sqlite_journal.h"
 #include "journal_factory.h"
 #include "number_option.h"
+#include "terminal_text.h"
 
 namespace harness::cli {
 
@@ -97,7 +98,7 @@ int Show(const JournalCommandLine& line) {
   auto journal = OpenExisting(*store);
   if (!journal.ok()) {
     std::fprintf(stderr, "harness journal show: cannot open the journal: %s\n",
-                 journal.error().Describe().c_str());
+                 TerminalText(journal.error().Describe()).c_str());
     return ExitForJournalError(journal.error());
   }
   std::vector<Uuid> sessions;
@@ -106,7 +107,8 @@ int Show(const JournalCommandLine& line) {
   } else {
     auto all = (*journal)->ListSessions();
     if (!all.ok()) {
-      std::fprintf(stderr, "harness journal show: %s\n", all.error().Describe().c_str());
+      std::fprintf(stderr, "harness journal show: %s\n",
+                   TerminalText(all.error().Describe()).c_str());
       return ExitForJournalError(all.error());
     }
     sessions = std::move(all).value();
@@ -118,11 +120,12 @@ int Show(const JournalCommandLine& line) {
       auto page = (*journal)->Read(session, from, kPage);
       if (!page.ok()) {
         std::fflush(stdout);
-        std::fprintf(stderr, "harness journal show: %s\n", page.error().Describe().c_str());
+        std::fprintf(stderr, "harness journal show: %s\n",
+                     TerminalText(page.error().Describe()).c_str());
         return ExitForJournalError(page.error());
       }
       for (const JournalRecord& r : *page) {
-        const std::string text = line.json ? JsonLine(r) : TextLine(r);
+        const std::string text = line.json ? JsonLine(r) : TerminalText(TextLine(r));
         std::fwrite(text.data(), 1, text.size(), stdout);
         std::fputc('\n', stdout);
       }
@@ -137,8 +140,9 @@ int Show(const JournalCommandLine& line) {
 // The verdict on the journal goes to stdout (exit 1); failing to read it at all to stderr (2).
 int VerifyProblem(const JournalError& e) {
   const int code = ExitForJournalError(e);
-  std::fprintf(code == kExitInvalid ? stdout : stderr, "%s%s\n",
-               code == kExitInvalid ? "" : "harness journal verify: ", e.Describe().c_str());
+  std::fprintf(
+      code == kExitInvalid ? stdout : stderr, "%s%s\n",
+      code == kExitInvalid ? "" : "harness journal verify: ", TerminalText(e.Describe()).c_str());
   return code;
 }
 

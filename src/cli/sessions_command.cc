@@ -16,6 +16,8 @@
 #include "harness/runtime/fold.h"
 #include "harness/runtime/repair.h"
 #include "journal_factory.h"
+#include "restore_preview.h"
+#include "terminal_text.h"
 
 namespace harness::cli {
 
@@ -29,40 +31,8 @@ struct SessionsCommandLine {
 
 namespace {
 
-// Records read per journal call.
-constexpr std::size_t kPage = 4096;
 // What `show` prints of a pending input.
 constexpr std::size_t kInputBytes = 60;
-
-struct Folded {
-  std::uint64_t records = 0;
-  std::uint64_t fences = 0;
-  JournalTime last{};
-  Result<SessionFold, RestoreError> fold = Fail(RestoreError{});
-};
-
-// Reads and folds one session. A journal failure is returned; a contradiction is in `fold`.
-Result<Folded, JournalError> ReadSession(Journal& journal, const Uuid& session) {
-  Folded out;
-  SessionFolder folder(session);
-  bool refused = false;
-  for (std::uint64_t next = 1;;) {
-    HARNESS_TRY(std::vector<JournalRecord> page, journal.Read(session, next, kPage));
-    for (const JournalRecord& record : page) {
-      ++out.records;
-      out.last = record.created_at;
-      if (record.kind == RecordKind::kFence)
-        ++out.fences;
-      if (!refused && !folder.Add(record).ok())
-        refused = true;  // the folder keeps the first error; Finish returns it
-    }
-    if (page.size() < kPage)
-      break;
-    next = page.back().seq + 1;
-  }
-  out.fold = std::move(folder).Finish();
-  return out;
-}
 
 std::string Refusal(const RestoreError& error) {
   return "restore refused: " + error.Message();
@@ -167,14 +137,16 @@ int Ls(const SessionsCommandLine& line) {
     return exit;
   auto sessions = journal->ListSessions();
   if (!sessions) {
-    std::fprintf(stderr, "harness sessions: %s\n", sessions.error().Describe().c_str());
+    std::fprintf(stderr, "harness sessions: %s\n",
+                 TerminalText(sessions.error().Describe()).c_str());
     return kExitInvalid;
   }
   int status = kExitOk;
   for (const Uuid& id : *sessions) {
-    auto folded = ReadSession(*journal, id);
+    auto folded = ReadSessionFold(*journal, id);
     if (!folded) {
-      std::fprintf(stderr, "harness sessions: %s\n", folded.error().Describe().c_str());
+      std::fprintf(stderr, "harness sessions: %s\n",
+                   TerminalText(folded.error().Describe()).c_str());
       return kExitInvalid;
     }
     Json json = Json::object();
@@ -219,9 +191,9 @@ int Show(const SessionsCommandLine& line) {
   const std::unique_ptr<Journal> journal = OpenStore(line, store, exit);
   if (!journal)
     return exit;
-  auto folded = ReadSession(*journal, *id);
+  auto folded = ReadSessionFold(*journal, *id);
   if (!folded) {
-    std::fprintf(stderr, "harness sessions: %s\n", folded.error().Describe().c_str());
+    std::fprintf(stderr, "harness sessions: %s\n", TerminalText(folded.error().Describe()).c_str());
     return kExitInvalid;
   }
   if (folded->records == 0) {
@@ -261,10 +233,10 @@ int Show(const SessionsCommandLine& line) {
               static_cast<unsigned long long>(folded->fences),
               fold.active_loop ? fold.active_loop->ToString().c_str() : "none");
   for (const LoopFold& loop : fold.loops) {
-    std::printf("loop %s: %s %s/%s%s, %s\n", loop.loop.ToString().c_str(),
-                std::string(LoopKindName(loop.kind)).c_str(), loop.model.provider.c_str(),
-                loop.model.model.c_str(), loop.compaction_policy ? ", compaction" : "",
-                LoopStatusText(loop).c_str());
+    std::printf("loop %s: %s %s%s, %s\n", loop.loop.ToString().c_str(),
+                std::string(LoopKindName(loop.kind)).c_str(),
+                TerminalText(loop.model.provider + "/" + loop.model.model).c_str(),
+                loop.compaction_policy ? ", compaction" : "", LoopStatusText(loop).c_str());
     std::printf("  history %s messages, basis %s, turn %llu\n", HistoryText(loop).c_str(),
                 BasisText(loop.basis).c_str(), static_cast<unsigned long long>(loop.turn_index));
     if (loop.measurement) {
@@ -277,7 +249,7 @@ int Show(const SessionsCommandLine& line) {
                   static_cast<unsigned long long>(loop.automatic_latch->revision));
     for (const PendingInput& input : loop.pending) {
       std::printf("  pending input %s: %s\n", input.command.ToString().c_str(),
-                  OneLine(Message{input.message}, kInputBytes).c_str());
+                  TerminalText(OneLine(Message{input.message}, kInputBytes)).c_str());
     }
     for (const PlannedReply& reply : replies) {
       if (reply.loop == loop.loop)

@@ -206,5 +206,55 @@ TEST_F(ChatCli, ATurnGoesToTheServerNamedByTheBaseUrl) {
   EXPECT_TRUE(dir_.JournalVerifies());
 }
 
+// Whether any string inside `json` equals `text`.
+bool HoldsString(const Json& json, const std::string& text) {
+  if (json.is_string())
+    return json.get<std::string>() == text;
+  if (!json.is_structured())
+    return false;
+  for (const Json& member : json) {
+    if (HoldsString(member, text))
+      return true;
+  }
+  return false;
+}
+
+// A hostile model's terminal sequences (an OSC 52 clipboard write, an OSC 0 title, a CSI 2J
+// screen clear, an 8-bit C1 CSI, a bidi override) are shown, never executed: the chat's output
+// holds no ESC byte, while the journal keeps the answer's exact bytes.
+TEST_F(ChatCli, TerminalSequencesInAnAnswerAreShownNotExecuted) {
+  const std::string hostile =
+      "copy\x1b]52;c;ZWNobyBwd25lZA==\x07 title\x1b]0;owned\x1b\\ clear\x1b[2J\x1b[H "
+      "c1\xc2\x9b"
+      "2J rlo\xe2\x80\xae"
+      "txt";
+  const std::string shown =
+      "copy\\x1b]52;c;ZWNobyBwd25lZA==\\x07 title\\x1b]0;owned\\x1b\\ clear\\x1b[2J\\x1b[H "
+      "c1\\u009b2J rlo\\u202etxt";
+  const CliRun run = Chat({Answer(hostile)}, "hi\n/history\n/quit\n");
+  ASSERT_EQ(run.exit_code, 0) << run.out;
+  EXPECT_EQ(run.out.find('\x1b'), std::string::npos) << run.out;
+  EXPECT_EQ(run.out.find('\x07'), std::string::npos) << run.out;
+  EXPECT_FALSE(Has(run.out, "\xc2\x9b")) << run.out;
+  EXPECT_FALSE(Has(run.out, "\xe2\x80\xae")) << run.out;
+  EXPECT_TRUE(Has(run.out, "\nassistant: " + shown + "\n")) << run.out;
+  EXPECT_TRUE(Has(run.out, "\n[1] assistant: copy\\x1b]52;c;")) << run.out;
+
+  const CliRun journal = Shell("'" + std::string(::harness::build_paths::HarnessBinary()) +
+                               "' journal show --json '" + dir_.data() + "'");
+  ASSERT_EQ(journal.exit_code, 0) << journal.out;
+  bool kept = false;
+  std::size_t start = 0;
+  for (std::size_t end = journal.out.find('\n'); end != std::string::npos;
+       start = end + 1, end = journal.out.find('\n', start)) {
+    kept = kept || HoldsString(Json::parse(journal.out.substr(start, end - start)), hostile);
+  }
+  EXPECT_TRUE(kept) << journal.out;
+  const CliRun shown_journal = Shell("'" + std::string(::harness::build_paths::HarnessBinary()) +
+                                     "' journal show '" + dir_.data() + "'");
+  EXPECT_EQ(shown_journal.out.find('\x1b'), std::string::npos);
+  EXPECT_TRUE(dir_.JournalVerifies());
+}
+
 }  // namespace
 }  // namespace harness::chat_e2e

@@ -163,11 +163,11 @@ TEST_F(CompactCli, EveryHumanEventLineStartsWithTheEventType) {
     types.push_back(word);
   }
   // Every event of the run, in order: the loop, the idle pre-count, the attempt, the outcome and
-  // its reply, then the shutdown.
+  // its reply; the session is suspended, so no LoopExited.
   EXPECT_EQ(types,
             (std::vector<std::string>{"LoopCreated", "ActiveLoopChanged", "ContextMeasured",
                                       "ContextPressure", "CompactionStarted", "CompactionCommitted",
-                                      "CompactWaiterResolved", "LoopExited"}));
+                                      "CompactWaiterResolved"}));
 }
 
 TEST_F(CompactCli, JsonLinesAreEventObjectsThenTheResult) {
@@ -559,6 +559,50 @@ TEST_F(CompactCli, MissingTokenizerDataForAnExactModelIsUsage) {
   // An Anthropic model needs no tokenizer data.
   const e2e::CliRun estimated = run_with("anthropic:claude-opus-4-1");
   EXPECT_EQ(estimated.exit_code, 0) << estimated.out;
+}
+
+// A summary may hold characters a terminal acts on (XML allows C1 controls and bidi overrides):
+// the human output shows them as text, --json keeps them exact.
+TEST_F(CompactCli, TerminalControlsInASummaryAreShownAndKeptExactInJson) {
+  const std::string xml = std::string(kValidSummary)
+                              .replace(std::string(kValidSummary).find("Retry on"), 0,
+                                       "\xc2\x9b"
+                                       "2J \xe2\x80\xae"
+                                       "x ");
+  const std::string script = SummaryScript("hostile.json", xml);
+  const ProcessRun run =
+      Compact({Example("transcripts/coding-agent.json"), "--compactor", "scripted:" + script});
+  ASSERT_EQ(run.exit_code, 0) << Joined(run.lines);
+  const std::string out = Joined(run.lines);
+  EXPECT_EQ(out.find("\xc2\x9b"), std::string::npos) << out;
+  EXPECT_EQ(out.find("\xe2\x80\xae"), std::string::npos) << out;
+  EXPECT_NE(out.find("<decisions>\\u009b2J \\u202ex Retry on"), std::string::npos) << out;
+
+  const std::string again = SummaryScript("hostile-again.json", xml);
+  const ProcessRun json = Compact(
+      {Example("transcripts/coding-agent.json"), "--compactor", "scripted:" + again, "--json"});
+  ASSERT_EQ(json.exit_code, 0) << Joined(json.lines);
+  const Json result = Json::parse(json.lines.back());
+  EXPECT_EQ(result["summary"].get<std::string>(), xml);
+}
+
+// The README's flow: `compact TRANSCRIPT` leaves its session suspended, not ended, so
+// `compact --session ID` restores it and compacts its loop again.
+TEST_F(CompactCli, ASessionMadeByCompactCanBeCompactedAgain) {
+  const ProcessRun first = Compact({Example("transcripts/coding-agent.json")});
+  ASSERT_EQ(first.exit_code, 0) << Joined(first.lines);
+  ASSERT_FALSE(first.lines.empty());
+  EXPECT_EQ(LineStarting(first.lines, "LoopExited"), "") << Joined(first.lines);
+  const std::string& head = first.lines[0];  // "session <id> in <store>"
+  ASSERT_EQ(head.rfind("session ", 0), 0u) << head;
+  const std::string id = head.substr(8, head.find(' ', 8) - 8);
+
+  const ProcessRun second = Compact({"--session", id, "--keep-recent-segments", "1"}, true);
+  EXPECT_EQ(second.exit_code, 0) << Joined(second.lines);
+  EXPECT_NE(LineStarting(second.lines, "session " + id + " restored from "), "")
+      << Joined(second.lines);
+  EXPECT_EQ(second.lines.back(), "committed") << Joined(second.lines);
+  ExpectJournalVerifies();
 }
 
 }  // namespace

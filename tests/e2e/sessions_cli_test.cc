@@ -13,6 +13,7 @@
 #endif
 
 #include <gtest/gtest.h>
+#include <sqlite3.h>
 
 #include <condition_variable>
 #include <latch>
@@ -24,6 +25,7 @@
 #include "harness/journal/memory_journal.h"
 #include "harness/journal/sqlite_journal.h"
 #include "harness/runtime/session.h"
+#include "piped_process.h"
 #include "support/build_paths.h"
 
 namespace harness::chat_e2e {
@@ -85,16 +87,9 @@ class SessionsCli : public ::testing::Test {
     return out.substr(start + 8, at - start - 8);
   }
 
-  // A session on a MemoryJournal whose loop (model scripted/script.json) has answered nothing
-  // yet: one input is in a turn that blocks in the model. Its records are copied into the data
-  // directory, except those `drop` names; returns the session id.
-  Uuid CrashedSession(const std::function<bool(const JournalRecord&)>& drop = nullptr) {
-    auto memory = NewMemoryJournal();
-    auto model = std::make_shared<BlockingModel>();
-    SessionOptions options;
-    options.journal = memory.get();
-    auto session = Session::Open(std::move(options));
-    EXPECT_TRUE(session.ok());
+  // The loop a chat on script.json makes (model scripted/script.json, the offline context),
+  // with the extractive compactor.
+  static LoopDefinition ScriptedLoop(std::shared_ptr<ModelClient> model) {
     LoopDefinition definition;
     definition.model = ModelKey{"scripted", "script.json"};
     definition.limits.window_tokens = 200000;
@@ -112,7 +107,20 @@ class SessionsCli : public ::testing::Test {
     EXPECT_TRUE(ValidatePolicy(policy, CountQuality::kHeuristicEstimate).ok());
     definition.compaction = policy;
     definition.compactor = std::make_shared<ExtractiveCompactor>();
-    auto loop = (*session)->CreateLoop(std::move(definition));
+    return definition;
+  }
+
+  // A session on a MemoryJournal whose loop (model scripted/script.json) has answered nothing
+  // yet: one input is in a turn that blocks in the model. Its records are copied into the data
+  // directory, except those `drop` names; returns the session id.
+  Uuid CrashedSession(const std::function<bool(const JournalRecord&)>& drop = nullptr) {
+    auto memory = NewMemoryJournal();
+    auto model = std::make_shared<BlockingModel>();
+    SessionOptions options;
+    options.journal = memory.get();
+    auto session = Session::Open(std::move(options));
+    EXPECT_TRUE(session.ok());
+    auto loop = (*session)->CreateLoop(ScriptedLoop(model));
     EXPECT_TRUE(loop.ok()) << loop.error().Message();
     EXPECT_TRUE((*session)->SubmitInput(UserMessage{{TextBlock{"before the crash"}}}).ok());
     model->WaitCalled();
@@ -322,6 +330,108 @@ TEST_F(SessionsCli, ALiveWriterKeepsTheSessionUnlessTakenOver) {
   auto stale = (*journal)->RenewLease(*held, std::chrono::hours(1));
   ASSERT_FALSE(stale.ok());
   EXPECT_EQ(stale.error().kind, JournalErrorKind::kStaleFence);
+  EXPECT_TRUE(dir_.JournalVerifies());
+}
+
+// The lease row of `session` in the data directory's SQLite journal: "token owner released".
+std::string LeaseRow(const std::string& data, const std::string& session) {
+  sqlite3* db = nullptr;
+  std::string row;
+  if (sqlite3_open_v2((data + "/" + kSqliteJournalFileName).c_str(), &db, SQLITE_OPEN_READONLY,
+                      nullptr) == SQLITE_OK) {
+    sqlite3_stmt* query = nullptr;
+    const Uuid id = *Uuid::ParseCanonical(session);
+    if (sqlite3_prepare_v2(db, "SELECT token, hex(owner), released FROM leases WHERE session = ?",
+                           -1, &query, nullptr) == SQLITE_OK &&
+        sqlite3_bind_blob(query, 1, id.bytes().data(), static_cast<int>(id.bytes().size()),
+                          SQLITE_TRANSIENT) == SQLITE_OK &&
+        sqlite3_step(query) == SQLITE_ROW) {
+      row = std::to_string(sqlite3_column_int64(query, 0)) + " " +
+            reinterpret_cast<const char*>(sqlite3_column_text(query, 1)) + " " +
+            std::to_string(sqlite3_column_int64(query, 2));
+    }
+    sqlite3_finalize(query);
+  }
+  sqlite3_close(db);
+  return row;
+}
+
+// A take-over that is bad usage changes nothing: the live writer keeps its lease and its next
+// message is committed, not refused stale_fence.
+TEST_F(SessionsCli, ATakeOverRefusedAsBadUsageLeavesTheLiveWriterAlone) {
+  Script({Answer("one"), Answer("two"), Answer("three")});
+  const std::string id = SuspendedId(Chat("", "first\n/quit\n").out);
+  ASSERT_FALSE(id.empty());
+  e2e::Process writer(
+      {"chat", "--model", "scripted:" + ScriptPath(), "--data-dir", dir_.data(), "--session", id});
+  ASSERT_TRUE(writer.WaitForLine("type a message")) << writer.seen();
+  const std::string lease = LeaseRow(dir_.data(), id);
+  ASSERT_FALSE(lease.empty());
+  const std::size_t records = Sessions("show '" + dir_.data() + "' " + id).out.size();
+
+  // Another model than the journaled one (scripted/other.json): bad usage, exit 2.
+  const std::string other = dir_.Write("other.json", "[" + Answer("other") + "]");
+  const CliRun refused =
+      Shell(Harness("chat --model 'scripted:" + other + "' --data-dir '" + dir_.data() +
+                    "' --session " + id + " --take-over < /dev/null 2>&1"));
+  EXPECT_EQ(refused.exit_code, 2) << refused.out;
+  EXPECT_TRUE(Has(refused.out, "scripted/other.json")) << refused.out;
+  EXPECT_EQ(LeaseRow(dir_.data(), id), lease) << "the lease was not touched";
+  EXPECT_EQ(Sessions("show '" + dir_.data() + "' " + id).out.size(), records);
+  // So is `compact --session --take-over` with a flag it refuses.
+  const CliRun compact = Shell(Harness("compact --data-dir '" + dir_.data() + "' --session " + id +
+                                       " --take-over --loop " + Uuid::V7().ToString() + " 2>&1"));
+  EXPECT_EQ(compact.exit_code, 2) << compact.out;
+  EXPECT_EQ(LeaseRow(dir_.data(), id), lease) << "the lease was not touched";
+
+  writer.Write("still here\n/quit\n");
+  writer.CloseInput();
+  const std::string out = writer.Rest();
+  EXPECT_EQ(writer.Wait(), 0) << out;
+  EXPECT_TRUE(Has(out, "assistant: ")) << out;
+  EXPECT_FALSE(Has(out, "stale_fence")) << out;
+  EXPECT_TRUE(dir_.JournalVerifies());
+}
+
+// A journal whose loop exited at a shutdown (as `harness compact` ended the sessions it made
+// before it suspended them) is refused with what happened and what to do, before any lease.
+TEST_F(SessionsCli, AnExitedLoopIsRefusedWithASentenceAUserCanActOn) {
+  Script({Answer("never")});
+  Uuid id;
+  {
+    auto journal = SqliteJournal::Open(dir_.data());
+    ASSERT_TRUE(journal.ok());
+    SessionOptions options;
+    options.journal = journal->get();
+    auto session = Session::Open(std::move(options));
+    ASSERT_TRUE(session.ok());
+    LoopDefinition definition = ScriptedLoop(std::make_shared<BlockingModel>());
+    for (const char* text : {"one", "two", "three"}) {
+      definition.history.push_back(Message{UserMessage{{TextBlock{text}}}});
+      definition.history.push_back(Message{AssistantMessage{{TextBlock{"ok"}}, {}}});
+    }
+    ASSERT_TRUE((*session)->CreateLoop(std::move(definition)).ok());
+    (*session)->Shutdown();
+    id = (*session)->id();
+  }
+  const std::string records = Sessions("show '" + dir_.data() + "' " + id.ToString()).out;
+  ASSERT_TRUE(Has(records, "exited")) << records;
+  const std::string lease = LeaseRow(dir_.data(), id.ToString());
+
+  const CliRun compact = Shell(Harness("compact --data-dir '" + dir_.data() + "' --session " +
+                                       id.ToString() + " --take-over 2>&1"));
+  EXPECT_EQ(compact.exit_code, 1) << compact.out;
+  EXPECT_TRUE(Has(compact.out, "session: loop_exited: loop ")) << compact.out;
+  EXPECT_TRUE(Has(compact.out, "takes no more input or compactions")) << compact.out;
+  EXPECT_TRUE(Has(compact.out, "start a new session (`harness compact TRANSCRIPT`")) << compact.out;
+  EXPECT_EQ(LeaseRow(dir_.data(), id.ToString()), lease) << "no lease was taken";
+  EXPECT_EQ(Sessions("show '" + dir_.data() + "' " + id.ToString()).out, records);
+
+  // A chat can still show the history; what it types is refused with the same sentence.
+  const CliRun chat = Chat("--session " + id.ToString(), "/history\nhello\n/quit\n");
+  EXPECT_EQ(chat.exit_code, 0) << chat.out;
+  EXPECT_TRUE(Has(chat.out, "[5] assistant: ok")) << chat.out;
+  EXPECT_TRUE(Has(chat.out, "harness chat: session: loop_exited: the loop has exited")) << chat.out;
   EXPECT_TRUE(dir_.JournalVerifies());
 }
 

@@ -1,0 +1,118 @@
+#include "restore_preview.h"
+
+#include <fmt/format.h>
+
+#include <vector>
+
+namespace harness::cli {
+namespace {
+
+// Records read per journal call.
+constexpr std::size_t kPage = 4096;
+
+bool StartsWith(const std::string& text, std::string_view prefix) {
+  return text.compare(0, prefix.size(), prefix) == 0;
+}
+
+// What the user can do about each kind; the detail (when any) goes between the kind and this.
+std::string_view Advice(const SessionError& error) {
+  switch (error.kind) {
+    case SessionErrorKind::kFaulted:
+      return "a journal write failed, so the session stopped taking work (nothing after the "
+             "failure was written); once the journal is writable again, resume the session with "
+             "--session";
+    case SessionErrorKind::kLoopNotFound:
+      return "the session has no such loop; `harness sessions show STORE ID` lists its loops";
+    case SessionErrorKind::kCompactionUnsupported:
+      return "the loop has no compaction policy, so it cannot be compacted; compact a loop that "
+             "has one (`harness sessions show STORE ID` marks them \"compaction\")";
+    case SessionErrorKind::kLoopExited:
+      return "the loop has exited (its session was shut down, as `harness compact` did to the "
+             "sessions it created before it suspended them) and takes no more input or "
+             "compactions; its history stays readable (`harness sessions show STORE ID`); to go "
+             "on, start a new session (`harness compact TRANSCRIPT` or `harness chat`)";
+    case SessionErrorKind::kInvalidDefinition:
+      return "the loop cannot be built from these flags; check --model, --compactor and the "
+             "context flags";
+    case SessionErrorKind::kInvalidArgument:
+      return "the message was refused and not sent";
+    case SessionErrorKind::kJournal:
+      if (StartsWith(error.detail, "lease_held"))
+        return "another process (a running chat or compact) holds the session's lease; wait for "
+               "it to end or its lease to expire, or pass --take-over to fence it off";
+      if (StartsWith(error.detail, "stale_fence"))
+        return "another process took the session over, so this one may no longer write to it; "
+               "the session goes on there";
+      return "the journal could not be read or written; check that the store is reachable and "
+             "writable, then run the command again";
+    case SessionErrorKind::kSessionExists:
+      return "the journal already holds a session with this id; resume it with --session";
+    case SessionErrorKind::kSessionNotFound:
+      return "the journal holds no such session; `harness sessions ls STORE` lists the sessions";
+    case SessionErrorKind::kRestoreRefused:
+      if (error.restore && error.restore->kind == RestoreErrorKind::kDefinitionMismatch)
+        return "the loop would be rebuilt differently than the journal created it; resume it "
+               "with the loop's own model (`harness sessions show STORE ID` names it)";
+      return "the session's journal contradicts itself, so it is not resumed (nothing was "
+             "written); `harness sessions show STORE ID` and `harness journal verify STORE` tell "
+             "more";
+    case SessionErrorKind::kSuspended:
+      return "the session was suspended while the command ran; resume it with --session";
+  }
+  return "";
+}
+
+}  // namespace
+
+Result<FoldedSession, JournalError> ReadSessionFold(Journal& journal, const Uuid& session) {
+  FoldedSession out;
+  SessionFolder folder(session);
+  bool refused = false;
+  for (std::uint64_t next = 1;;) {
+    HARNESS_TRY(std::vector<JournalRecord> page, journal.Read(session, next, kPage));
+    for (const JournalRecord& record : page) {
+      ++out.records;
+      out.last = record.created_at;
+      if (record.kind == RecordKind::kFence)
+        ++out.fences;
+      if (!refused && !folder.Add(record).ok())
+        refused = true;  // the folder keeps the first error; Finish returns it
+    }
+    if (page.size() < kPage)
+      break;
+    next = page.back().seq + 1;
+  }
+  out.fold = std::move(folder).Finish();
+  return out;
+}
+
+Result<SessionFold, SessionError> PreviewRestore(Journal& journal, const Uuid& session,
+                                                 const LoopResolver& resolve) {
+  auto read = ReadSessionFold(journal, session);
+  if (!read)
+    return Fail(SessionError{SessionErrorKind::kJournal, read.error().Describe()});
+  if (read->records == 0)
+    return Fail(SessionError{SessionErrorKind::kSessionNotFound, session.ToString()});
+  if (!read->fold) {
+    return Fail(SessionError{SessionErrorKind::kRestoreRefused, read->fold.error().Message(),
+                             read->fold.error()});
+  }
+  for (const LoopFold& loop : read->fold->loops) {
+    const RestoredLoopInfo info = RestoredLoopInfoOf(loop);
+    auto definition = resolve(info);
+    if (!definition)
+      return Fail(definition.error());
+    HARNESS_CHECK(CheckRestoredDefinition(info, *definition));
+  }
+  return std::move(*read->fold);
+}
+
+std::string SessionRefusal(const SessionError& error) {
+  std::string out = error.Message();
+  const std::string_view advice = Advice(error);
+  if (!advice.empty())
+    out.append(": ").append(advice);
+  return out;
+}
+
+}  // namespace harness::cli

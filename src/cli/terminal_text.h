@@ -1,0 +1,29 @@
+// TerminalText: untrusted text (model output, transcripts, journal contents, server error
+// details) made safe to print on a terminal.
+//
+// Contract:
+// - The result is well-formed UTF-8 that a terminal shows as text and never executes: every
+//   character it holds is printable, a newline (\n) or a tab (\t).
+// - Each character a terminal would act on is written visibly instead, in one notation:
+//   * a C0 control other than \n and \t (ESC, BEL, CR, ...) and DEL as `\xHH` (two lower-case hex
+//     digits): ESC is `\x1b`, so an OSC 52 clipboard write, an OSC 0 title or a CSI 2J screen
+//     clear shows as text starting `\x1b]` or `\x1b[`;
+//   * a C1 control (U+0080..U+009F, which some terminals treat as ESC sequences) as `\uHHHH`;
+//   * a bidirectional embedding, override or isolate (U+202A..U+202E, U+2066..U+2069), which
+//     would reorder what follows it on the line, as `\uHHHH`;
+//   * each byte that is not part of well-formed UTF-8 (RFC 3629) as `\xHH`.
+// - Every other character is copied as it is, backslashes included: the notation is for a
+//   reader, not reversible (a literal "\x1b" in the input prints the same as an ESC byte).
+// - Only what is printed for a person goes through it: the journal and --json output keep the
+//   exact bytes (JSON escaping makes control characters inert there).
+// Thread safety: a pure function.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+namespace harness::cli {
+
+std::string TerminalText(std::string_view text);
+
+}  // namespace harness::cli

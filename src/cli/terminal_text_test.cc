@@ -1,0 +1,72 @@
+#include "terminal_text.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+namespace harness::cli {
+namespace {
+
+struct Case {
+  const char* name;
+  std::string input;
+  std::string shown;
+};
+
+TEST(TerminalText, HostileInputsAreShownNotExecuted) {
+  const Case cases[] = {
+      {"empty", "", ""},
+      {"plain text", "hello, world", "hello, world"},
+      {"newline and tab stay", "a\n\tb", "a\n\tb"},
+      {"OSC 52 clipboard write", "\x1b]52;c;ZWNobyBwd25lZA==\x07",
+       "\\x1b]52;c;ZWNobyBwd25lZA==\\x07"},
+      {"OSC 0 title with ST", "\x1b]0;owned\x1b\\", "\\x1b]0;owned\\x1b\\"},
+      {"CSI 2J clear and home", "\x1b[2J\x1b[H", "\\x1b[2J\\x1b[H"},
+      {"carriage return overwrite", "safe\rrm -rf", "safe\\x0drm -rf"},
+      {"backspace and bell", "a\bb\a", "a\\x08b\\x07"},
+      {"NUL", std::string("a\0b", 3), "a\\x00b"},
+      {"DEL", "a\x7f", "a\\x7f"},
+      {"C1 CSI U+009B",
+       "\xc2\x9b"
+       "2J",
+       "\\u009b2J"},
+      {"C1 OSC U+009D",
+       "\xc2\x9d"
+       "0;t",
+       "\\u009d0;t"},
+      {"first and last C1", "\xc2\x80\xc2\x9f", "\\u0080\\u009f"},
+      {"NBSP after C1 stays", "\xc2\xa0", "\xc2\xa0"},
+      {"RLO bidi override",
+       "abc\xe2\x80\xae"
+       "cba",
+       "abc\\u202ecba"},
+      {"LRE and PDF", "\xe2\x80\xaa\xe2\x80\xac", "\\u202a\\u202c"},
+      {"isolates", "\xe2\x81\xa6\xe2\x81\xa9", "\\u2066\\u2069"},
+      {"LRM stays", "\xe2\x80\x8e", "\xe2\x80\x8e"},
+      {"multibyte text stays", "caf\xc3\xa9 \xe4\xb8\xad \xf0\x9f\x98\x80",
+       "caf\xc3\xa9 \xe4\xb8\xad \xf0\x9f\x98\x80"},
+      {"lone continuation byte", "a\x80z", "a\\x80z"},
+      {"truncated sequence at the end", "a\xe4\xb8", "a\\xe4\\xb8"},
+      {"overlong ESC", "\xc0\x9b", "\\xc0\\x9b"},
+      {"encoded surrogate", "\xed\xa0\x80", "\\xed\\xa0\\x80"},
+      {"above U+10FFFF", "\xf4\x90\x80\x80", "\\xf4\\x90\\x80\\x80"},
+      {"FF byte", "\xff", "\\xff"},
+      {"backslash is copied", "C:\\dir \\x1b", "C:\\dir \\x1b"},
+  };
+  for (const Case& c : cases)
+    EXPECT_EQ(TerminalText(c.input), c.shown) << c.name;
+}
+
+TEST(TerminalText, NoByteOfTheOutputIsAControl) {
+  std::string every;
+  for (int b = 0; b < 256; ++b)
+    every.push_back(static_cast<char>(b));
+  for (const char c : TerminalText(every)) {
+    const auto byte = static_cast<unsigned char>(c);
+    EXPECT_TRUE(byte == '\n' || byte == '\t' || (byte >= 0x20 && byte != 0x7F && byte < 0x80))
+        << static_cast<int>(byte);
+  }
+}
+
+}  // namespace
+}  // namespace harness::cli
