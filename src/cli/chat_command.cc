@@ -59,8 +59,9 @@ constexpr std::size_t kMaxLineBytes = 1u << 20;
 constexpr std::size_t kHistoryLineBytes = 100;
 constexpr std::string_view kCommands = "/compact /context /history /quit";
 
+// The message may quote a server or the input: shown, never executed.
 int Usage(std::string_view message) {
-  std::fprintf(stderr, "harness chat: %.*s\n", static_cast<int>(message.size()), message.data());
+  std::fprintf(stderr, "harness chat: %s\n", TerminalText(message).c_str());
   return kExitUsage;
 }
 

@@ -141,8 +141,9 @@ void PrintError(std::string_view text) {
   std::fprintf(stderr, "harness compact: %s\n", TerminalText(text).c_str());
 }
 
+// The message may quote a server or the input: shown, never executed.
 int Usage(std::string_view message) {
-  std::fprintf(stderr, "harness compact: %.*s\n", static_cast<int>(message.size()), message.data());
+  std::fprintf(stderr, "harness compact: %s\n", TerminalText(message).c_str());
   return kExitUsage;
 }
 

@@ -2,6 +2,7 @@
 // read its standard output line by line, kill it.
 #pragma once
 
+#include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <spawn.h>
@@ -38,6 +39,34 @@ class TempDir {
  private:
   std::filesystem::path path_;
 };
+
+// The next whole line read from `fd` (`buffer` holds what was read past it), without its
+// newline; false at end of output (a last line without a newline is not returned).
+inline bool ReadLineFrom(int fd, std::string& buffer, std::string& line) {
+  for (;;) {
+    const auto nl = buffer.find('\n');
+    if (nl != std::string::npos) {
+      line = buffer.substr(0, nl);
+      buffer.erase(0, nl + 1);
+      return true;
+    }
+    char chunk[8192];
+    const ssize_t n = read(fd, chunk, sizeof chunk);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n <= 0)
+      return false;
+    buffer.append(chunk, static_cast<std::size_t>(n));
+  }
+}
+
+// Waits for the child `pid` to end; returns its raw wait status.
+inline int WaitStatus(pid_t pid) {
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  return status;
+}
 
 // How a child is started beyond its arguments.
 struct ChildIo {
@@ -110,23 +139,7 @@ class Child {
 
   // The next whole line of output without its newline; false at end of output (a last line
   // without a newline, cut by a crash, is not returned).
-  bool ReadLine(std::string& line) {
-    for (;;) {
-      const auto nl = buffer_.find('\n');
-      if (nl != std::string::npos) {
-        line = buffer_.substr(0, nl);
-        buffer_.erase(0, nl + 1);
-        return true;
-      }
-      char chunk[8192];
-      const ssize_t n = read(out_, chunk, sizeof chunk);
-      if (n < 0 && errno == EINTR)
-        continue;
-      if (n <= 0)
-        return false;
-      buffer_.append(chunk, static_cast<std::size_t>(n));
-    }
-  }
+  bool ReadLine(std::string& line) { return ReadLineFrom(out_, buffer_, line); }
 
   void Kill() {
     if (pid_ > 0)
@@ -135,12 +148,9 @@ class Child {
 
   // Waits for the child to end; returns the raw wait status.
   int Wait() {
-    int status = 0;
     if (pid_ > 0) {
-      while (waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
-      }
+      status_ = WaitStatus(pid_);
       pid_ = -1;
-      status_ = status;
     }
     return status_;
   }

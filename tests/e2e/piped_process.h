@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "journal_process.h"
 #include "support/build_paths.h"
 
 extern char** environ;
@@ -94,10 +95,8 @@ class Process {
   }
   // The exit code, or -1 when it did not exit (a signal).
   int Wait() {
-    int status = 0;
     if (pid_ > 0) {
-      while (waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
-      }
+      const int status = journal_e2e::WaitStatus(pid_);
       pid_ = -1;
       exit_code_ = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
     }
@@ -106,22 +105,10 @@ class Process {
 
  private:
   bool ReadLine(std::string& line) {
-    for (;;) {
-      const auto nl = buffer_.find('\n');
-      if (nl != std::string::npos) {
-        line = buffer_.substr(0, nl);
-        buffer_.erase(0, nl + 1);
-        seen_.append(line).append("\n");
-        return true;
-      }
-      char chunk[4096];
-      const ssize_t n = read(out_, chunk, sizeof chunk);
-      if (n < 0 && errno == EINTR)
-        continue;
-      if (n <= 0)
-        return false;
-      buffer_.append(chunk, static_cast<std::size_t>(n));
-    }
+    if (!journal_e2e::ReadLineFrom(out_, buffer_, line))
+      return false;
+    seen_.append(line).append("\n");
+    return true;
   }
 
   pid_t pid_ = -1;
