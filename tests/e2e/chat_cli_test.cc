@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <vector>
 
 #include "chat_support.h"
 #include "support/build_paths.h"
@@ -59,6 +60,22 @@ TEST_F(ChatCli, HistoryListsOneLinePerMessageTruncated) {
   ASSERT_EQ(run.exit_code, 0) << run.out;
   EXPECT_TRUE(Has(run.out, "[0] user: " + std::string(100, 'x') + "...\n")) << run.out;
   EXPECT_TRUE(Has(run.out, "[1] assistant: short answer\n")) << run.out;
+}
+
+// A line over 1 MiB is refused whole (the rest of it is not read as more lines); carriage
+// returns before newlines are dropped; the lines around it still count.
+TEST_F(ChatCli, ALineOverOneMebibyteIsRefusedWholeAndTheNextOneIsRead) {
+  const std::string huge(3 * (1u << 20) + 7, 'y');
+  const CliRun run = Chat({Answer("after")}, huge + "\r\nhi\r\n/history\n" + huge, "2>&1");
+  ASSERT_EQ(run.exit_code, 0) << run.out.substr(0, 2000);
+  std::size_t refused = 0;
+  for (auto at = run.out.find("line longer than 1048576 bytes; ignored"); at != std::string::npos;
+       at = run.out.find("line longer than", at + 1))
+    ++refused;
+  EXPECT_EQ(refused, 2u) << run.out.substr(0, 2000);
+  EXPECT_TRUE(Has(run.out, "assistant: after\n")) << run.out.substr(0, 2000);
+  EXPECT_TRUE(Has(run.out, "[0] user: hi\n[1] assistant: after\n")) << run.out.substr(0, 2000);
+  EXPECT_FALSE(Has(run.out, "yyyy")) << "no part of the long lines is a message";
 }
 
 TEST_F(ChatCli, ContextShowsOccupancyQualityAndWhatTheNextCompactionKeeps) {
@@ -142,6 +159,33 @@ TEST_F(ChatCli, PressureCompactsAutomaticallyBeforeTheModelCall) {
   EXPECT_TRUE(Has(run.out, "assistant: after\n")) << run.out;
   EXPECT_TRUE(Has(run.out, "[0] summary: <conversation_summary>")) << run.out;
   EXPECT_TRUE(dir_.JournalVerifies());
+}
+
+// A journal that refuses a write faults the session: the chat ends with one message that says
+// what happened and how to resume, instead of refusing every remaining line. The disk fills up
+// as a file size limit (ulimit -f, SIGXFSZ ignored so that the write fails with EFBIG instead
+// of killing the process): SQLite's write of the journal fails part-way through the script.
+TEST_F(ChatCli, AFaultedSessionEndsTheChatWithOneMessage) {
+  std::vector<std::string> steps;
+  std::string input;
+  for (int i = 0; i < 100; ++i) {
+    steps.push_back(Answer("answer " + std::to_string(i)));
+    input.append("line ").append(std::to_string(i)).append("\n");
+  }
+  const std::string script = dir_.Script(steps);
+  const std::string in = dir_.Write("full-disk-input.txt", input);
+  const CliRun run =
+      Shell("(trap '' XFSZ; ulimit -f 400; " + dir_.ChatCommand(script) + ") < '" + in + "' 2>&1");
+  EXPECT_EQ(run.exit_code, 1) << run.out;
+  EXPECT_TRUE(Has(run.out, "runtime failure: ")) << run.out;
+  EXPECT_FALSE(Has(run.out, "assistant: answer 99")) << "the journal never filled up";
+  std::size_t faulted = 0;
+  for (auto at = run.out.find("faulted"); at != std::string::npos;
+       at = run.out.find("faulted", at + 1))
+    ++faulted;
+  EXPECT_EQ(faulted, 1u) << run.out;
+  EXPECT_TRUE(Has(run.out, "harness chat: the session faulted: ")) << run.out;
+  EXPECT_TRUE(Has(run.out, "resume it with `harness chat --session ")) << run.out;
 }
 
 TEST_F(ChatCli, BadUsageExitsTwoWithNothingOnStdout) {
