@@ -31,6 +31,7 @@
 #include "model_factory.h"
 #include "number_option.h"
 #include "policy_defaults.h"
+#include "signals.h"
 
 namespace harness::cli {
 
@@ -278,7 +279,7 @@ struct Chat {
   const CompactionPolicy& policy;
   CountQuality quality;
   TokenCount window;
-  std::stop_source& end;  // requested when the chat must end: a fault
+  std::stop_source& end;  // requested when the chat must end: a fault, a signal
 
   // A faulted session refuses every command alike: the chat ends (with one message) instead
   // of refusing each line that follows.
@@ -416,7 +417,7 @@ std::string FaultedMessage(const Uuid& session) {
       session.ToString());
 }
 
-int Run(const ChatCommandLine& line) {
+int RunChat(const ChatCommandLine& line, const SignalWatch& signals) {
   const bool resume = !line.session.empty();
   if (!resume && line.model.empty())
     return Usage("--model is required for a new session");
@@ -447,8 +448,8 @@ int Run(const ChatCommandLine& line) {
     return Usage(StoreProblem(store, journal.error()));
   ChatConsole console(isatty(STDOUT_FILENO) == 1);
   Outstanding outstanding;
-  // The chat ends before its input does on a fault (the session takes no more work). It wakes
-  // the line reader and the wait between piped lines.
+  // The chat ends before its input does: on a fault (the session takes no more work) or a
+  // signal. It wakes the line reader and the wait between piped lines.
   std::stop_source end;
   SessionOptions options;
   options.journal = journal->get();
@@ -588,6 +589,21 @@ int Run(const ChatCommandLine& line) {
             context.counter->quality(),
             context.limits.window_tokens,
             end};
+  // A signal interrupts what the loop is doing (a turn, a compaction: their rejections and
+  // replies are journaled) and ends the chat; registered now, it runs at once for a signal that
+  // came while the session was being opened.
+  std::stop_callback on_signal(signals.token(), [&] {
+    console.Error(fmt::format(
+        "harness chat: {}: interrupting; the session is suspended (a second signal exits at once)",
+        SignalNameOfExitCode(signals.exit_code())));
+    (void)session.Interrupt(loop);
+    {
+      std::lock_guard lock(outstanding.mutex());
+      outstanding.Ended();
+    }
+    end.request_stop();
+    outstanding.Changed();
+  });
   LineReader input(STDIN_FILENO, kMaxLineBytes, end.get_token());
   std::string text;
   for (;;) {
@@ -624,6 +640,15 @@ int Run(const ChatCommandLine& line) {
   console.Line(fmt::format("session {} suspended; resume with --session {}",
                            session.id().ToString(), session.id().ToString()));
   return kExitOk;
+}
+
+int Run(const ChatCommandLine& line) {
+  // Made before the chat starts any thread (signals.h); it erases the progress indicator when a
+  // second signal ends the process at once.
+  SignalWatch signals("harness chat", ChatConsole::kEraseLine);
+  const int exit = RunChat(line, signals);
+  // A signal ends the chat with 128 + the signal whatever the chat was doing, as shells expect.
+  return signals.exit_code() != 0 ? signals.exit_code() : exit;
 }
 
 }  // namespace

@@ -26,6 +26,7 @@
 #include "journal_factory.h"
 #include "model_factory.h"
 #include "policy_defaults.h"
+#include "signals.h"
 
 namespace harness::cli {
 
@@ -506,7 +507,7 @@ std::optional<Target> RestoredTarget(const CompactCommandLine& line, RestoreInpu
   return target;
 }
 
-int Run(const CompactCommandLine& line) {
+int RunCompaction(const CompactCommandLine& line, const SignalWatch& signals) {
   const bool resume = !line.session.empty();
   if (resume == !line.transcript.empty())
     return Usage("give a TRANSCRIPT or --session ID (one of them)");
@@ -569,6 +570,16 @@ int Run(const CompactCommandLine& line) {
     std::fprintf(stderr, "harness compact: %s\n", command.error().Message().c_str());
     return kExitInvalid;
   }
+  // A signal interrupts the compaction: it is rejected {interrupted} and its waiter answered,
+  // both journaled, and the wait below ends with that reply. Registered after the command, it
+  // runs at once for a signal that came earlier.
+  std::stop_callback on_signal(signals.token(), [&] {
+    std::fprintf(stderr,
+                 "harness compact: %s: interrupting the compaction; the session is suspended (a "
+                 "second signal exits at once)\n",
+                 std::string(SignalNameOfExitCode(signals.exit_code())).c_str());
+    (void)session.Interrupt(*loop);
+  });
 
   const auto show = [&](const Delivery& delivery) {
     const Event& event = *delivery.event;
@@ -583,8 +594,9 @@ int Run(const CompactCommandLine& line) {
       break;  // a failure stopped the wait, or the hub closed the subscription
     show(*next);
   }
-  // A restored session is suspended (it goes on with its next chat); a fresh one ends here.
-  if (target->restored) {
+  // A restored session is suspended (it goes on with its next chat); a fresh one ends here,
+  // unless a signal cut it short: then it is suspended too, so that it can be resumed.
+  if (target->restored || signals.exit_code() != 0) {
     session.Suspend();
   } else {
     session.Shutdown();
@@ -666,7 +678,12 @@ std::shared_ptr<CompactCommandLine> AddCompactCommand(CLI::App& app) {
 std::optional<int> RunCompactCommand(const CompactCommandLine& line) {
   if (!line.command->parsed())
     return std::nullopt;
-  return Run(line);
+  // Made before the command starts any thread (signals.h).
+  SignalWatch signals("harness compact", "");
+  const int exit = RunCompaction(line, signals);
+  // A signal ends the command with 128 + the signal whatever the compaction's outcome, as shells
+  // expect; the output still says what the outcome was.
+  return signals.exit_code() != 0 ? signals.exit_code() : exit;
 }
 
 }  // namespace harness::cli
