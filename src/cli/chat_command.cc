@@ -417,7 +417,7 @@ std::string FaultedMessage(const Uuid& session) {
       session.ToString());
 }
 
-int RunChat(const ChatCommandLine& line, const SignalWatch& signals) {
+int RunChat(const ChatCommandLine& line, SignalWatch& signals) {
   const bool resume = !line.session.empty();
   if (!resume && line.model.empty())
     return Usage("--model is required for a new session");
@@ -442,6 +442,9 @@ int RunChat(const ChatCommandLine& line, const SignalWatch& signals) {
     made = std::move(*loop);
   }
 
+  // From here on a signal is cleaned up after (the journal, the lease); before, only the flags
+  // were checked and a signal ends the chat at once.
+  signals.Arm();
   // A resumed session's journal must exist; a new session creates one when missing.
   auto journal = OpenJournalStore(store, resume ? StoreAccess::kExisting : StoreAccess::kCreate);
   if (!journal.ok())

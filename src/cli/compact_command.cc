@@ -507,7 +507,7 @@ std::optional<Target> RestoredTarget(const CompactCommandLine& line, RestoreInpu
   return target;
 }
 
-int RunCompaction(const CompactCommandLine& line, const SignalWatch& signals) {
+int RunCompaction(const CompactCommandLine& line, SignalWatch& signals) {
   const bool resume = !line.session.empty();
   if (resume == !line.transcript.empty())
     return Usage("give a TRANSCRIPT or --session ID (one of them)");
@@ -532,6 +532,9 @@ int RunCompaction(const CompactCommandLine& line, const SignalWatch& signals) {
     if (!new_input)
       return exit;
   }
+  // From here on a signal is cleaned up after (the journal, the lease); before, the input was
+  // being read (possibly from a terminal) and a signal ends the command at once.
+  signals.Arm();
   // A restore appends to a journal that must exist; a new session creates one when missing.
   auto journal = OpenJournalStore(*store, resume ? StoreAccess::kExisting : StoreAccess::kCreate);
   if (!journal.ok())

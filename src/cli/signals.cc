@@ -107,12 +107,14 @@ void SignalWatch::Watch(std::stop_token stop) {
       continue;
     const int code = kExitSignalBase + static_cast<int>(info.ssi_signo);
     int none = 0;
-    if (exit_code_.compare_exchange_strong(none, code)) {
+    if (armed_.load() && exit_code_.compare_exchange_strong(none, code)) {
       // The command's stop callbacks may block (they interrupt through the journal): they run
       // on a thread of their own while this one waits for a second signal.
       interrupter_ = std::jthread([this] { stop_.request_stop(); });
       continue;
     }
+    if (!armed_.load())
+      ::_exit(code);  // nothing to clean up, nothing drawn
     WriteAll(STDOUT_FILENO, isatty(STDOUT_FILENO) == 1 ? terminal_reset_ : "");
     WriteAll(STDERR_FILENO,
              fmt::format("{}: a second signal ({}): exiting at once; the session's lease stays "

@@ -14,6 +14,10 @@
 //   owns (registered after the work has started, it runs at once if the signal came first).
 //   The stop callbacks run on another thread of the watch, so a callback that blocks (a
 //   journal that does not answer) never keeps the watch from taking a second signal.
+// - Until Arm() a signal ends the process at once with 128 + the signal, as the default action
+//   would (the command has nothing to clean up yet: it reads its input, checks its flags). The
+//   command arms the watch before it opens anything a signal must not leave behind (the
+//   journal, the session's lease).
 // - A second signal ends the process at once (_exit) with 128 + that signal, after writing
 //   `terminal_reset` to standard output when it is a terminal and one line to standard error:
 //   nothing is cleaned up, so the session's lease stays held until it expires.
@@ -52,6 +56,8 @@ class SignalWatch {
   SignalWatch(const SignalWatch&) = delete;
   SignalWatch& operator=(const SignalWatch&) = delete;
 
+  // From now on the first signal requests stop instead of ending the process.
+  void Arm() { armed_.store(true); }
   std::stop_token token() const { return stop_.get_token(); }
   // 0 until the first signal; then 128 + that signal.
   int exit_code() const { return exit_code_.load(); }
@@ -63,6 +69,7 @@ class SignalWatch {
   std::string terminal_reset_;
   std::stop_source stop_;  // requested on the first signal
   std::atomic<int> exit_code_{0};
+  std::atomic<bool> armed_{false};
   int signals_ = -1;          // signalfd
   int wake_ = -1;             // eventfd: the destructor wakes the watch with it
   std::jthread interrupter_;  // runs the stop callbacks; started by the first signal

@@ -1,16 +1,22 @@
 // `harness compact` as a user runs it: a real session in a SQLite data directory, events printed
 // as they happen, and the exit codes 0 committed, 3 rejected (`rejected <reason>`, then
 // `invalid_summary <reason>` for an invalid summary), 2 bad usage or an invalid transcript.
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sqlite3.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
+#include <filesystem>
 #include <fstream>
 #include <memory>
 #include <set>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -64,6 +70,18 @@ bool ReadUntil(Child& child, const std::string& prefix, std::vector<std::string>
     lines.push_back(line);
     if (line.rfind(prefix, 0) == 0)
       return true;
+  }
+  return false;
+}
+
+// Whether the process has SIGINT blocked (its main thread's SigBlk in /proc: main blocks it
+// for compact and chat before the command runs).
+bool SigintBlocked(pid_t pid) {
+  std::ifstream status("/proc/" + std::to_string(pid) + "/status");
+  std::string line;
+  while (std::getline(status, line)) {
+    if (line.rfind("SigBlk:", 0) == 0)
+      return (std::stoull(line.substr(7), nullptr, 16) & (1ull << (SIGINT - 1))) != 0;
   }
   return false;
 }
@@ -665,6 +683,33 @@ TEST_F(CompactCli, ASecondSignalExitsAtOnce) {
   const ProcessRun refused = Compact({"--session", session}, /*keep_stderr=*/true);
   EXPECT_EQ(refused.exit_code, 1) << Joined(refused.lines);
   EXPECT_NE(Joined(refused.lines).find("lease"), std::string::npos) << Joined(refused.lines);
+}
+
+// Before anything is opened (here: the transcript is still being read from a pipe nobody
+// writes to, as from a terminal nobody types at) a signal ends the command at once, as the
+// default action would: nothing is created.
+TEST_F(CompactCli, ASignalWhileTheTranscriptIsReadEndsTheCommandAtOnce) {
+  const std::string fifo = (dir_.path() / "transcript.fifo").string();
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  // Read and write: the command's open does not wait for a writer, and never sees the end.
+  const int writer = open(fifo.c_str(), O_RDWR | O_CLOEXEC);
+  ASSERT_GE(writer, 0);
+  Child child({"compact", "-", "--data-dir", data()}, journal_e2e::ChildIo{true, fifo, {}});
+  ASSERT_TRUE(child.started());
+  // Deadlines for what has no notification (a signal mask, a child's end), polled.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (!SigintBlocked(child.pid()) && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  ASSERT_EQ(kill(child.pid(), SIGINT), 0);
+  while (!child.Ended() && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(25));
+  const bool ended = child.Ended();
+  close(writer);  // a command still reading now sees the end of its input
+  ASSERT_TRUE(ended) << "the signal did not end the command";
+  const int status = child.Wait();
+  ASSERT_TRUE(WIFEXITED(status)) << status;
+  EXPECT_EQ(WEXITSTATUS(status), 130);
+  EXPECT_FALSE(std::filesystem::exists(data()));
 }
 
 }  // namespace
