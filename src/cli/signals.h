@@ -8,10 +8,10 @@
 //   starts (the runtime's executor, libcurl's resolver) inherits the block, so no signal
 //   ends the process wherever it happens to land. The other commands keep the default action.
 // - SignalWatch (the three must be blocked; made before the command starts threads of its own)
-//   takes them on a thread of its own (signalfd). The
-//   first one records its exit code (128 + the signal: 130, 143, 129) and requests stop on
-//   token(): the command turns that into an interrupt of its work with a std::stop_callback it
-//   owns (registered after the work has started, it runs at once if the signal came first).
+//   takes them on a thread of its own (signalfd). Once armed, the first one records its exit
+//   code (128 + the signal: 130, 143, 129) and requests stop on token(): the command turns that
+//   into an interrupt of its work with a std::stop_callback it owns (registered after the work
+//   has started, it runs at once if the signal came first).
 //   The stop callbacks run on another thread of the watch, so a callback that blocks (a
 //   journal that does not answer) never keeps the watch from taking a second signal.
 // - Until Arm() a signal ends the process at once with 128 + the signal, as the default action
