@@ -26,11 +26,13 @@
 #include "harness/compaction/tail.h"
 #include "harness/inference/counter.h"
 #include "harness/runtime/session.h"
+#include "input.h"
 #include "journal_factory.h"
 #include "model_factory.h"
 #include "number_option.h"
 #include "policy_defaults.h"
 #include "restore_preview.h"
+#include "signals.h"
 #include "terminal_text.h"
 
 namespace harness::cli {
@@ -272,31 +274,6 @@ void ShowHistory(ChatConsole& console, const LoopSnapshot& snapshot) {
   }
 }
 
-enum class LineRead : std::uint8_t { kLine, kTooLong, kEnd };
-
-// One line of standard input without its newline (and a trailing carriage return). A line
-// over kMaxLineBytes is consumed to its end and reported, never held.
-LineRead ReadLine(std::string& line) {
-  line.clear();
-  bool too_long = false;
-  for (int c = std::getc(stdin); c != EOF; c = std::getc(stdin)) {
-    if (c == '\n') {
-      if (!line.empty() && line.back() == '\r')
-        line.pop_back();
-      return too_long ? LineRead::kTooLong : LineRead::kLine;
-    }
-    if (line.size() < kMaxLineBytes) {
-      line.push_back(static_cast<char>(c));
-    } else {
-      too_long = true;
-      line.clear();
-    }
-  }
-  if (too_long)
-    return LineRead::kTooLong;
-  return line.empty() ? LineRead::kEnd : LineRead::kLine;
-}
-
 struct Chat {
   Session& session;
   Uuid loop;
@@ -305,12 +282,23 @@ struct Chat {
   const CompactionPolicy& policy;
   CountQuality quality;
   TokenCount window;
+  std::stop_source& end;  // requested when the chat must end: a fault, a signal
+
+  // A faulted session refuses every command alike: the chat ends (with one message) instead
+  // of refusing each line that follows.
+  void Refused(const SessionError& error) {
+    if (error.kind == SessionErrorKind::kFaulted) {
+      end.request_stop();
+      return;
+    }
+    console.Error("harness chat: " + SessionRefusal(error));
+  }
 
   void Submit(const std::string& text) {
     std::lock_guard lock(outstanding.mutex());
     auto id = session.SubmitInputToLoop(loop, UserMessage{{TextBlock{text}}});
     if (!id.ok()) {
-      console.Error("harness chat: " + SessionRefusal(id.error()));
+      Refused(id.error());
       return;
     }
     outstanding.AddInputLocked(*id);
@@ -321,7 +309,7 @@ struct Chat {
     std::lock_guard lock(outstanding.mutex());
     auto id = session.CompactToLoop(loop);
     if (!id.ok()) {
-      console.Error("harness chat: " + SessionRefusal(id.error()));
+      Refused(id.error());
       return;
     }
     outstanding.AddCompactLocked(*id);
@@ -338,7 +326,7 @@ struct Chat {
     } else if (name == "/context" || name == "/history") {
       auto snapshot = session.Snapshot(loop);
       if (!snapshot.ok()) {
-        console.Error("harness chat: " + SessionRefusal(snapshot.error()));
+        Refused(snapshot.error());
       } else if (name == "/context") {
         ShowContext(console, *snapshot, policy, quality, window);
       } else {
@@ -422,7 +410,17 @@ Result<ChatLoop, std::string> ResumedLoop(const ChatCommandLine& line,
   return loop;
 }
 
-int Run(const ChatCommandLine& line) {
+// The one message of a chat that ends because its session faulted: what happened, and what
+// the user can do about it.
+std::string FaultedMessage(const Uuid& session) {
+  return fmt::format(
+      "harness chat: the session faulted: its journal refused a write (the runtime failure above "
+      "says why), so it takes no more input. What the journal holds is kept: once it can be "
+      "written again (a full disk: once it has room), resume it with `harness chat --session {}`",
+      session.ToString());
+}
+
+int RunChat(const ChatCommandLine& line, SignalWatch& signals) {
   const bool resume = !line.session.empty();
   if (!resume && line.model.empty())
     return Usage("--model is required for a new session");
@@ -447,12 +445,18 @@ int Run(const ChatCommandLine& line) {
     made = std::move(*loop);
   }
 
+  // From here on a signal is cleaned up after (the journal, the lease); before, only the flags
+  // were checked and a signal ends the chat at once.
+  signals.Arm();
   // A resumed session's journal must exist; a new session creates one when missing.
   auto journal = OpenJournalStore(store, resume ? StoreAccess::kExisting : StoreAccess::kCreate);
   if (!journal.ok())
     return Usage(StoreProblem(store, journal.error()));
   ChatConsole console(isatty(STDOUT_FILENO) == 1);
   Outstanding outstanding;
+  // The chat ends before its input does: on a fault (the session takes no more work) or a
+  // signal. It wakes the line reader and the wait between piped lines.
+  std::stop_source end;
   SessionOptions options;
   options.journal = journal->get();
   options.session_id = session_id;
@@ -461,8 +465,11 @@ int Run(const ChatCommandLine& line) {
     console.Error(fmt::format("harness chat: runtime failure: {}: {}",
                               InfrastructureFailureKindName(f.kind), f.detail));
     if (f.kind != InfrastructureFailure::Kind::kIntentAppend) {
-      std::lock_guard lock(outstanding.mutex());
-      outstanding.Ended();
+      {
+        std::lock_guard lock(outstanding.mutex());
+        outstanding.Ended();
+      }
+      end.request_stop();
     }
     outstanding.Changed();
   };
@@ -598,15 +605,32 @@ int Run(const ChatCommandLine& line) {
             outstanding,
             policy,
             context.counter->quality(),
-            context.limits.window_tokens};
+            context.limits.window_tokens,
+            end};
+  // A signal interrupts what the loop is doing (a turn, a compaction: their rejections and
+  // replies are journaled) and ends the chat; registered now, it runs at once for a signal that
+  // came while the session was being opened.
+  std::stop_callback on_signal(signals.token(), [&] {
+    console.Error(fmt::format(
+        "harness chat: {}: interrupting; the session is suspended (a second signal exits at once)",
+        SignalNameOfExitCode(signals.exit_code())));
+    (void)session.Interrupt(loop);
+    {
+      std::lock_guard lock(outstanding.mutex());
+      outstanding.Ended();
+    }
+    end.request_stop();
+    outstanding.Changed();
+  });
+  LineReader input(STDIN_FILENO, kMaxLineBytes, end.get_token());
   std::string text;
   for (;;) {
     if (scripted_input)
       outstanding.WaitQuiet();
-    const LineRead read = ReadLine(text);
-    if (read == LineRead::kEnd)
+    const LineReader::Read read = input.Next(text);
+    if (read == LineReader::Read::kEnd || read == LineReader::Read::kStopped)
       break;
-    if (read == LineRead::kTooLong) {
+    if (read == LineReader::Read::kTooLong) {
       console.Error(fmt::format("harness chat: line longer than {} bytes; ignored", kMaxLineBytes));
       continue;
     }
@@ -627,11 +651,22 @@ int Run(const ChatCommandLine& line) {
   for (auto next = events.TryNext(); next.ok(); next = events.TryNext())
     view.Show(*next->event);
   console.SetActivity("");
-  if (session.faulted())
+  if (session.faulted()) {
+    console.Error(FaultedMessage(session.id()));
     return kExitInvalid;
+  }
   console.Line(fmt::format("session {} suspended; resume with --session {}",
                            session.id().ToString(), session.id().ToString()));
   return kExitOk;
+}
+
+int Run(const ChatCommandLine& line) {
+  // Made before the chat starts any thread (signals.h); it erases the progress indicator when a
+  // second signal ends the process at once.
+  SignalWatch signals("harness chat", ChatConsole::kEraseLine);
+  const int exit = RunChat(line, signals);
+  // A signal ends the chat with 128 + the signal whatever the chat was doing, as shells expect.
+  return signals.exit_code() != 0 ? signals.exit_code() : exit;
 }
 
 }  // namespace

@@ -38,7 +38,7 @@ void ChatConsole::EraseIndicatorLocked() {
     return;
   // Carriage return, then erase to the end of the line: the cursor is back where the
   // indicator started.
-  Write(stdout, "\r\x1b[K");
+  Write(stdout, kEraseLine);
   drawn_ = false;
 }
 

@@ -26,6 +26,10 @@ namespace harness::cli {
 
 class ChatConsole {
  public:
+  // What erases the indicator: back to the start of the line, then clear to its end. It sets
+  // no terminal mode and never hides the cursor, so this is all a terminal needs to be restored.
+  static constexpr std::string_view kEraseLine = "\r\x1b[K";
+
   explicit ChatConsole(bool progress);
   ~ChatConsole();
   ChatConsole(const ChatConsole&) = delete;

@@ -27,6 +27,7 @@
 #include "model_factory.h"
 #include "policy_defaults.h"
 #include "restore_preview.h"
+#include "signals.h"
 #include "terminal_text.h"
 
 namespace harness::cli {
@@ -537,7 +538,7 @@ std::optional<Target> RestoredTarget(const CompactCommandLine& line, RestoreInpu
   return target;
 }
 
-int Run(const CompactCommandLine& line) {
+int RunCompaction(const CompactCommandLine& line, SignalWatch& signals) {
   const bool resume = !line.session.empty();
   if (resume == !line.transcript.empty())
     return Usage("give a TRANSCRIPT or --session ID (one of them)");
@@ -562,6 +563,9 @@ int Run(const CompactCommandLine& line) {
     if (!new_input)
       return exit;
   }
+  // From here on a signal is cleaned up after (the journal, the lease); before, the input was
+  // being read (possibly from a terminal) and a signal ends the command at once.
+  signals.Arm();
   // A restore appends to a journal that must exist; a new session creates one when missing.
   auto journal = OpenJournalStore(*store, resume ? StoreAccess::kExisting : StoreAccess::kCreate);
   if (!journal.ok())
@@ -601,6 +605,16 @@ int Run(const CompactCommandLine& line) {
     session.Suspend();  // the other loops go on with the next chat, as after a compaction
     return kExitInvalid;
   }
+  // A signal interrupts the compaction: it is rejected {interrupted} and its waiter answered,
+  // both journaled, and the wait below ends with that reply. Registered after the command, it
+  // runs at once for a signal that came earlier.
+  std::stop_callback on_signal(signals.token(), [&] {
+    std::fprintf(stderr,
+                 "harness compact: %s: interrupting the compaction; the session is suspended (a "
+                 "second signal exits at once)\n",
+                 std::string(SignalNameOfExitCode(signals.exit_code())).c_str());
+    (void)session.Interrupt(*loop);
+  });
 
   const auto show = [&](const Delivery& delivery) {
     const Event& event = *delivery.event;
@@ -699,7 +713,12 @@ std::shared_ptr<CompactCommandLine> AddCompactCommand(CLI::App& app) {
 std::optional<int> RunCompactCommand(const CompactCommandLine& line) {
   if (!line.command->parsed())
     return std::nullopt;
-  return Run(line);
+  // Made before the command starts any thread (signals.h).
+  SignalWatch signals("harness compact", "");
+  const int exit = RunCompaction(line, signals);
+  // A signal ends the command with 128 + the signal whatever the compaction's outcome, as shells
+  // expect; the output still says what the outcome was.
+  return signals.exit_code() != 0 ? signals.exit_code() : exit;
 }
 
 }  // namespace harness::cli

@@ -1,11 +1,15 @@
 #include "input.h"
 
 #include <fmt/format.h>
+#include <poll.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <memory>
+#include <utility>
 
 namespace harness::cli {
 
@@ -36,6 +40,89 @@ Result<std::string, InputError> ReadInput(std::string_view path, std::size_t max
     }
   }
   return data;
+}
+
+LineReader::LineReader(int fd, std::size_t max_bytes, std::stop_token stop)
+    : fd_(fd), max_bytes_(max_bytes), stop_(std::move(stop)), wake_(::eventfd(0, EFD_CLOEXEC)) {
+  // Without an eventfd a stop is still seen, but only once input arrives.
+  if (wake_ >= 0)
+    on_stop_.emplace(stop_, Wake{wake_});
+}
+
+LineReader::~LineReader() {
+  on_stop_.reset();  // waits for a callback still writing to wake_
+  if (wake_ >= 0)
+    ::close(wake_);
+}
+
+void LineReader::Wake::operator()() const noexcept {
+  const std::uint64_t one = 1;
+  while (::write(fd, &one, sizeof one) < 0 && errno == EINTR) {
+  }
+}
+
+bool LineReader::Fill() {
+  for (;;) {
+    if (stop_.stop_requested())
+      return false;
+    pollfd fds[2] = {{fd_, POLLIN, 0}, {wake_, POLLIN, 0}};
+    if (::poll(fds, wake_ >= 0 ? 2 : 1, -1) < 0) {
+      if (errno == EINTR)
+        continue;
+      end_ = true;
+      return true;
+    }
+    if (fds[0].revents == 0)
+      continue;  // woken by the stop: the loop sees it
+    chunk_.resize(1 << 16);
+    const ssize_t n = ::read(fd_, chunk_.data(), chunk_.size());
+    if (n < 0 && (errno == EINTR || errno == EAGAIN))
+      continue;
+    chunk_.resize(n > 0 ? static_cast<std::size_t>(n) : 0);
+    at_ = 0;
+    end_ = n <= 0;
+    return true;
+  }
+}
+
+LineReader::Read LineReader::Next(std::string& line) {
+  line.clear();
+  for (;;) {
+    if (stop_.stop_requested())
+      return Read::kStopped;
+    while (at_ < chunk_.size()) {
+      const char c = chunk_[at_++];
+      if (c == '\n') {
+        line.swap(line_);
+        line_.clear();
+        const bool too_long = std::exchange(too_long_, false);
+        if (too_long) {
+          line.clear();
+          return Read::kTooLong;
+        }
+        if (!line.empty() && line.back() == '\r')
+          line.pop_back();
+        return Read::kLine;
+      }
+      if (too_long_)
+        continue;
+      if (line_.size() < max_bytes_) {
+        line_.push_back(c);
+      } else {
+        too_long_ = true;
+        line_.clear();
+      }
+    }
+    if (end_) {
+      if (std::exchange(too_long_, false))
+        return Read::kTooLong;
+      line.swap(line_);
+      line_.clear();
+      return line.empty() ? Read::kEnd : Read::kLine;
+    }
+    if (!Fill())
+      return Read::kStopped;
+  }
 }
 
 }  // namespace harness::cli

@@ -2,6 +2,9 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <stop_token>
 #include <string>
 #include <string_view>
 
@@ -16,5 +19,43 @@ struct InputError {
 // Reads all of `path` ("-" is standard input). Inputs longer than max_bytes are refused
 // without reading past the limit, so a huge or endless stream cannot exhaust memory.
 Result<std::string, InputError> ReadInput(std::string_view path, std::size_t max_bytes);
+
+// The lines of a file descriptor (`harness chat`'s standard input), each without its newline
+// and a trailing carriage return; a last line without a newline is a line too. A line over
+// max_bytes is consumed to its end and reported (kTooLong), never held. Next() waits for input
+// or for `stop`: a stop request wakes it at once (kStopped), also when nobody types at the
+// terminal, and is seen before any line still buffered. A read error ends the input (kEnd).
+// Not thread safe: one reader; the stop may be requested from any thread.
+class LineReader {
+ public:
+  enum class Read : std::uint8_t { kLine, kTooLong, kEnd, kStopped };
+
+  LineReader(int fd, std::size_t max_bytes, std::stop_token stop);
+  ~LineReader();
+  LineReader(const LineReader&) = delete;
+  LineReader& operator=(const LineReader&) = delete;
+
+  Read Next(std::string& line);
+
+ private:
+  // Waits for the descriptor or the stop and reads one chunk; false when stopped.
+  bool Fill();
+
+  struct Wake {
+    int fd;
+    void operator()() const noexcept;
+  };
+
+  int fd_;
+  std::size_t max_bytes_;
+  std::stop_token stop_;
+  int wake_ = -1;  // eventfd written by the stop callback
+  std::optional<std::stop_callback<Wake>> on_stop_;
+  std::string chunk_;
+  std::size_t at_ = 0;  // the next unread byte of chunk_
+  std::string line_;    // the line being read
+  bool too_long_ = false;
+  bool end_ = false;
+};
 
 }  // namespace harness::cli

@@ -1,12 +1,15 @@
 // The harness command line. Exit codes shared by every subcommand: 0 success, 1 the input was
 // read and is invalid (for `compact`: the runtime failed), 2 bad usage or unreadable input (for
-// `count`, also missing tokenizer data); `compact` adds 3, the compaction was rejected.
+// `count`, also missing tokenizer data); `compact` adds 3, the compaction was rejected; `compact`
+// and `chat` end with 128 + the signal on SIGINT, SIGTERM or SIGHUP (130, 143, 129).
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <exception>
+#include <optional>
 #include <string>
 
 #include "commands.h"
+#include "signals.h"
 
 int main(int argc, char** argv) {
   CLI::App app{
@@ -48,6 +51,13 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "harness: %s\nRun `harness --help` for usage.\n", e.what());
     return harness::cli::kExitUsage;
   }
+
+  // The commands that run a session handle SIGINT, SIGTERM and SIGHUP (signals.h): blocked here,
+  // before any thread starts, so that every thread inherits the block and the command's watch
+  // takes them. The others keep the default action (the block is never made for them).
+  std::optional<harness::cli::TerminationSignalBlock> signals;
+  if (app.got_subcommand("compact") || app.got_subcommand("chat"))
+    signals.emplace();
 
   // The commands return their failures as values; an exception that still escapes one (a
   // library's std::bad_alloc, say) ends the command with exit 1 and its message, never with

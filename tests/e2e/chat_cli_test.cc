@@ -1,9 +1,16 @@
 // `harness chat` with its standard input piped: a script of lines, each handled after the
 // previous one's work has ended, so the output is deterministic. The interactive behaviour
 // (a terminal, typing during a compaction, the progress indicator) is chat_tmux_test.cc.
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
+#include <memory>
 #include <string>
+#include <vector>
 
 #include "chat_support.h"
 #include "support/build_paths.h"
@@ -14,6 +21,7 @@ namespace {
 
 using e2e::CliRun;
 using e2e::Shell;
+using journal_e2e::Child;
 
 class ChatCli : public ::testing::Test {
  protected:
@@ -27,6 +35,52 @@ class ChatCli : public ::testing::Test {
 
   static bool Has(const std::string& out, const std::string& text) {
     return out.find(text) != std::string::npos;
+  }
+
+  // A chat as a child process (standard error on its output too) reading `stdin_path`.
+  std::unique_ptr<Child> Start(const std::string& script, const std::string& stdin_path,
+                               const std::vector<std::string>& extra = {}) {
+    std::vector<std::string> args = {"chat", "--model", "scripted:" + script, "--data-dir",
+                                     dir_.data()};
+    args.insert(args.end(), extra.begin(), extra.end());
+    return std::make_unique<Child>(args, journal_e2e::ChildIo{true, stdin_path, {}});
+  }
+
+  // Appends the child's lines to `out` until one contains `text` (true) or the output ends.
+  static bool ReadUntil(Child& child, const std::string& text, std::string& out) {
+    std::string line;
+    while (child.ReadLine(line)) {
+      out.append(line).append("\n");
+      if (Has(line, text))
+        return true;
+    }
+    return false;
+  }
+
+  // Signals the child, reads the rest of its output into `out` and returns its exit code (-1:
+  // a signal ended it).
+  static int SignalAndWait(Child& child, int signal, std::string& out) {
+    EXPECT_EQ(kill(child.pid(), signal), 0);
+    ReadUntil(child, "\x01never", out);
+    const int status = child.Wait();
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  }
+
+  // The session a chat's first line names ("session <id> in ...").
+  static std::string SessionOf(const std::string& out) { return out.substr(8, 36); }
+
+  // The chat that printed `out` said it suspended the session, left a journal that verifies,
+  // and `harness chat --session ID` right away, without --take-over, gets the lease. The
+  // scripted model's key is its script's name: the resumed loop is made with the same script.
+  void ExpectSuspendedAndResumable(const std::string& out, const std::string& script) {
+    EXPECT_TRUE(Has(out, " suspended; resume with --session ")) << out;
+    EXPECT_TRUE(dir_.JournalVerifies());
+    const std::string session = SessionOf(out);
+    const std::string in = dir_.Write("quit.txt", "/quit\n");
+    const CliRun resumed =
+        Shell(dir_.ChatCommand(script, "--session " + session) + " < '" + in + "' 2>&1");
+    EXPECT_EQ(resumed.exit_code, 0) << resumed.out;
+    EXPECT_TRUE(Has(resumed.out, "session " + session + " restored: ")) << resumed.out;
   }
 
   ChatDir dir_;
@@ -59,6 +113,22 @@ TEST_F(ChatCli, HistoryListsOneLinePerMessageTruncated) {
   ASSERT_EQ(run.exit_code, 0) << run.out;
   EXPECT_TRUE(Has(run.out, "[0] user: " + std::string(100, 'x') + "...\n")) << run.out;
   EXPECT_TRUE(Has(run.out, "[1] assistant: short answer\n")) << run.out;
+}
+
+// A line over 1 MiB is refused whole (the rest of it is not read as more lines); carriage
+// returns before newlines are dropped; the lines around it still count.
+TEST_F(ChatCli, ALineOverOneMebibyteIsRefusedWholeAndTheNextOneIsRead) {
+  const std::string huge(3 * (1u << 20) + 7, 'y');
+  const CliRun run = Chat({Answer("after")}, huge + "\r\nhi\r\n/history\n" + huge, "2>&1");
+  ASSERT_EQ(run.exit_code, 0) << run.out.substr(0, 2000);
+  std::size_t refused = 0;
+  for (auto at = run.out.find("line longer than 1048576 bytes; ignored"); at != std::string::npos;
+       at = run.out.find("line longer than", at + 1))
+    ++refused;
+  EXPECT_EQ(refused, 2u) << run.out.substr(0, 2000);
+  EXPECT_TRUE(Has(run.out, "assistant: after\n")) << run.out.substr(0, 2000);
+  EXPECT_TRUE(Has(run.out, "[0] user: hi\n[1] assistant: after\n")) << run.out.substr(0, 2000);
+  EXPECT_FALSE(Has(run.out, "yyyy")) << "no part of the long lines is a message";
 }
 
 TEST_F(ChatCli, ContextShowsOccupancyQualityAndWhatTheNextCompactionKeeps) {
@@ -142,6 +212,84 @@ TEST_F(ChatCli, PressureCompactsAutomaticallyBeforeTheModelCall) {
   EXPECT_TRUE(Has(run.out, "assistant: after\n")) << run.out;
   EXPECT_TRUE(Has(run.out, "[0] summary: <conversation_summary>")) << run.out;
   EXPECT_TRUE(dir_.JournalVerifies());
+}
+
+// A journal that refuses a write faults the session: the chat ends with one message that says
+// what happened and how to resume, instead of refusing every remaining line. The disk fills up
+// as a file size limit (ulimit -f, SIGXFSZ ignored so that the write fails with EFBIG instead
+// of killing the process): SQLite's write of the journal fails part-way through the script.
+TEST_F(ChatCli, AFaultedSessionEndsTheChatWithOneMessage) {
+  std::vector<std::string> steps;
+  std::string input;
+  for (int i = 0; i < 100; ++i) {
+    steps.push_back(Answer("answer " + std::to_string(i)));
+    input.append("line ").append(std::to_string(i)).append("\n");
+  }
+  const std::string script = dir_.Script(steps);
+  const std::string in = dir_.Write("full-disk-input.txt", input);
+  const CliRun run =
+      Shell("(trap '' XFSZ; ulimit -f 400; " + dir_.ChatCommand(script) + ") < '" + in + "' 2>&1");
+  EXPECT_EQ(run.exit_code, 1) << run.out;
+  EXPECT_TRUE(Has(run.out, "runtime failure: ")) << run.out;
+  EXPECT_FALSE(Has(run.out, "assistant: answer 99")) << "the journal never filled up";
+  std::size_t faulted = 0;
+  for (auto at = run.out.find("faulted"); at != std::string::npos;
+       at = run.out.find("faulted", at + 1))
+    ++faulted;
+  EXPECT_EQ(faulted, 1u) << run.out;
+  EXPECT_TRUE(Has(run.out, "harness chat: the session faulted: ")) << run.out;
+  EXPECT_TRUE(Has(run.out, "resume it with `harness chat --session ")) << run.out;
+}
+
+// A signal during a compaction interrupts it through the runtime (rejected {interrupted}, its
+// /compact answered), suspends the session and exits 128 + the signal; an immediate resume
+// without --take-over gets the lease.
+TEST_F(ChatCli, ASignalDuringACompactionInterruptsItAndSuspendsTheSession) {
+  const std::string in = dir_.Write("compact-input.txt", "first\nsecond\n/compact\n");
+  const std::string script =
+      dir_.Script({Answer("one"), Answer("two"), Summary(kValidSummary, 600000)});
+  auto child = Start(script, in, {"--keep-recent-segments", "1"});
+  std::string out;
+  ASSERT_TRUE(ReadUntil(*child, "CompactionStarted manual attempt", out)) << out;
+  EXPECT_EQ(SignalAndWait(*child, SIGTERM, out), 143) << out;
+  EXPECT_TRUE(Has(out, "harness chat: SIGTERM: interrupting; the session is suspended")) << out;
+  EXPECT_TRUE(Has(out, "CompactionRejected interrupted attempt ")) << out;
+  EXPECT_TRUE(Has(out, "compact rejected interrupted\n")) << out;
+  ExpectSuspendedAndResumable(out, script);
+}
+
+// A signal during a turn interrupts it (TurnInterrupted) and ends the chat.
+TEST_F(ChatCli, ASignalDuringATurnInterruptsItAndSuspendsTheSession) {
+  const std::string in = dir_.Write("turn-input.txt", "hello\n");
+  const std::string script = dir_.Script({"{\"raw\":\"late\",\"delay_ms\":600000}"});
+  auto child = Start(script, in);
+  std::string out;
+  // The turn's first measurement, before its model call.
+  ASSERT_TRUE(ReadUntil(*child, "ContextPressure unknown -> normal", out)) << out;
+  EXPECT_EQ(SignalAndWait(*child, SIGINT, out), 130) << out;
+  EXPECT_TRUE(Has(out, "TurnInterrupted")) << out;
+  EXPECT_FALSE(Has(out, "assistant: late")) << out;
+  ExpectSuspendedAndResumable(out, script);
+}
+
+// A signal at the prompt, while the chat waits for a line that does not come (a pipe nobody
+// writes to, as a terminal nobody types at), ends the chat just as well.
+TEST_F(ChatCli, ASignalAtThePromptEndsTheChat) {
+  const std::string fifo = (dir_.path() / "input.fifo").string();
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  // Read and write: the chat's open does not wait for a writer, and never sees the end.
+  const int writer = open(fifo.c_str(), O_RDWR | O_CLOEXEC);
+  ASSERT_GE(writer, 0);
+  const std::string script = dir_.Script({Answer("one")});
+  auto child = Start(script, fifo);
+  std::string out;
+  ASSERT_TRUE(ReadUntil(*child, "type a message", out)) << out;
+  ASSERT_EQ(write(writer, "hello\n", 6), 6);
+  ASSERT_TRUE(ReadUntil(*child, "assistant: one", out)) << out;
+  EXPECT_EQ(SignalAndWait(*child, SIGHUP, out), 129) << out;
+  close(writer);
+  EXPECT_TRUE(Has(out, "harness chat: SIGHUP: interrupting")) << out;
+  ExpectSuspendedAndResumable(out, script);
 }
 
 TEST_F(ChatCli, BadUsageExitsTwoWithNothingOnStdout) {

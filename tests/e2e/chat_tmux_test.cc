@@ -78,6 +78,15 @@ class TmuxChat {
 
 class ChatTmux : public ::testing::Test {
  protected:
+  // Two turns answered "one" and "two", then /compact typed.
+  static void TwoTurnsThenCompact(TmuxChat& tmux) {
+    tmux.Type("first");
+    ASSERT_TRUE(tmux.WaitFor("assistant: one")) << tmux.Screen();
+    tmux.Type("second");
+    ASSERT_TRUE(tmux.WaitFor("assistant: two")) << tmux.Screen();
+    tmux.Type("/compact");
+  }
+
   ChatDir dir_;
 };
 
@@ -113,11 +122,7 @@ TEST_F(ChatTmux, CompactCommitsAndHistoryShowsTheSummary) {
       dir_, dir_.ChatCommand(dir_.Script({Answer("one"), Answer("two"), Summary(kValidSummary)}),
                              "--keep-recent-segments 1"));
   ASSERT_TRUE(tmux.started());
-  tmux.Type("first");
-  ASSERT_TRUE(tmux.WaitFor("assistant: one")) << tmux.Screen();
-  tmux.Type("second");
-  ASSERT_TRUE(tmux.WaitFor("assistant: two")) << tmux.Screen();
-  tmux.Type("/compact");
+  ASSERT_NO_FATAL_FAILURE(TwoTurnsThenCompact(tmux));
   ASSERT_TRUE(tmux.WaitFor("compact committed: ")) << tmux.Screen();
   EXPECT_NE(tmux.Screen().find("CompactionCommitted: 4 messages -> summary + 2 retained"),
             std::string::npos)
@@ -137,11 +142,7 @@ TEST_F(ChatTmux, CompactRejectedLeavesTheHistoryUnchanged) {
                                                     Summary(kSummaryWithoutDecisions)}),
                                        "--keep-recent-segments 1"));
   ASSERT_TRUE(tmux.started());
-  tmux.Type("first");
-  ASSERT_TRUE(tmux.WaitFor("assistant: one")) << tmux.Screen();
-  tmux.Type("second");
-  ASSERT_TRUE(tmux.WaitFor("assistant: two")) << tmux.Screen();
-  tmux.Type("/compact");
+  ASSERT_NO_FATAL_FAILURE(TwoTurnsThenCompact(tmux));
   ASSERT_TRUE(tmux.WaitFor("compact rejected invalid_summary")) << tmux.Screen();
   tmux.Type("/history");
   ASSERT_TRUE(tmux.WaitFor("[3] assistant: two")) << tmux.Screen();
@@ -161,11 +162,7 @@ TEST_F(ChatTmux, InputTypedDuringACompactionIsQueuedThenAnswered) {
                                                     Summary(kValidSummary, 3000), Answer("three")}),
                                        "--keep-recent-segments 1"));
   ASSERT_TRUE(tmux.started());
-  tmux.Type("first");
-  ASSERT_TRUE(tmux.WaitFor("assistant: one")) << tmux.Screen();
-  tmux.Type("second");
-  ASSERT_TRUE(tmux.WaitFor("assistant: two")) << tmux.Screen();
-  tmux.Type("/compact");
+  ASSERT_NO_FATAL_FAILURE(TwoTurnsThenCompact(tmux));
   ASSERT_TRUE(tmux.WaitFor("CompactionStarted manual")) << tmux.Screen();
   // The progress indicator runs while the compactor works.
   EXPECT_TRUE(tmux.WaitFor("compacting...")) << tmux.Screen();
@@ -177,6 +174,25 @@ TEST_F(ChatTmux, InputTypedDuringACompactionIsQueuedThenAnswered) {
   EXPECT_LT(screen.find("compact committed: "), screen.find("assistant: three")) << screen;
   tmux.Type("/quit");
   ASSERT_TRUE(tmux.WaitFor("chat exited 0")) << tmux.Screen();
+  EXPECT_TRUE(dir_.JournalVerifies());
+}
+
+// Ctrl-C during a compaction: the terminal's SIGINT interrupts it, the progress indicator is
+// erased (no "compacting..." is left on the screen), the session is suspended, exit 130.
+TEST_F(ChatTmux, CtrlCDuringACompactionErasesTheIndicatorAndSuspends) {
+  TmuxChat tmux(
+      dir_,
+      dir_.ChatCommand(dir_.Script({Answer("one"), Answer("two"), Summary(kValidSummary, 600000)}),
+                       "--keep-recent-segments 1"));
+  ASSERT_TRUE(tmux.started());
+  ASSERT_NO_FATAL_FAILURE(TwoTurnsThenCompact(tmux));
+  ASSERT_TRUE(tmux.WaitFor("compacting...")) << tmux.Screen();
+  tmux.Key("C-c");
+  ASSERT_TRUE(tmux.WaitFor("chat exited 130")) << tmux.Screen();
+  const std::string screen = tmux.Screen();
+  EXPECT_EQ(Count(screen, "compacting..."), 0u) << screen;
+  EXPECT_NE(screen.find("compact rejected interrupted"), std::string::npos) << screen;
+  EXPECT_NE(screen.find("suspended; resume with --session"), std::string::npos) << screen;
   EXPECT_TRUE(dir_.JournalVerifies());
 }
 

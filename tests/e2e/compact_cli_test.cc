@@ -1,12 +1,23 @@
 // `harness compact` as a user runs it: a real session in a SQLite data directory, events printed
 // as they happen, and the exit codes 0 committed, 3 rejected (`rejected <reason>`, then
 // `invalid_summary <reason>` for an invalid summary), 2 bad usage or an invalid transcript.
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <signal.h>
+#include <sqlite3.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
+#include <filesystem>
 #include <fstream>
+#include <memory>
 #include <set>
 #include <string>
+#include <thread>
+#include <utility>
 #include <vector>
 
 #include "cli_support.h"
@@ -19,6 +30,7 @@
 namespace harness::compact_e2e {
 namespace {
 
+using journal_e2e::Child;
 using journal_e2e::Harness;
 using journal_e2e::ProcessRun;
 using journal_e2e::TempDir;
@@ -49,6 +61,35 @@ std::string SummaryOf(const std::vector<std::string>& lines) {
   for (auto it = start + 1; it + 1 < lines.end(); ++it)
     out.append(*it).append("\n");
   return out;
+}
+
+// Reads the child's lines into `lines` until one starts with `prefix` (true) or the output ends.
+bool ReadUntil(Child& child, const std::string& prefix, std::vector<std::string>& lines) {
+  std::string line;
+  while (child.ReadLine(line)) {
+    lines.push_back(line);
+    if (line.rfind(prefix, 0) == 0)
+      return true;
+  }
+  return false;
+}
+
+// Whether the process has SIGINT blocked (its main thread's SigBlk in /proc: main blocks it
+// for compact and chat before the command runs).
+bool SigintBlocked(pid_t pid) {
+  std::ifstream status("/proc/" + std::to_string(pid) + "/status");
+  std::string line;
+  while (std::getline(status, line)) {
+    if (line.rfind("SigBlk:", 0) == 0)
+      return (std::stoull(line.substr(7), nullptr, 16) & (1ull << (SIGINT - 1))) != 0;
+  }
+  return false;
+}
+
+// The child's exit code, or -1 when it did not exit (a signal ended it).
+int ExitCode(Child& child) {
+  const int status = child.Wait();
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
 std::string Joined(const std::vector<std::string>& lines) {
@@ -87,6 +128,21 @@ class CompactCli : public ::testing::Test {
     return Write(name, script);
   }
 
+  // `harness compact` of the coding-agent transcript with a scripted compactor that would take
+  // ten minutes, started and read up to its CompactionStarted line (`lines`). Standard error is
+  // on the output too.
+  std::unique_ptr<Child> StartSlowCompaction(const std::string& data_dir,
+                                             std::vector<std::string>& lines) {
+    const std::string script =
+        Write("slow.json", "[{\"summary\":\"<conversation_summary/>\",\"delay_ms\":600000}]");
+    auto child = std::make_unique<Child>(
+        std::vector<std::string>{"compact", Example("transcripts/coding-agent.json"), "--compactor",
+                                 "scripted:" + script, "--data-dir", data_dir},
+        true);
+    EXPECT_TRUE(ReadUntil(*child, "CompactionStarted manual attempt ", lines)) << Joined(lines);
+    return child;
+  }
+
   ProcessRun Compact(const std::vector<std::string>& extra, bool keep_stderr = false) {
     std::vector<std::string> args = {"compact"};
     args.insert(args.end(), extra.begin(), extra.end());
@@ -97,8 +153,8 @@ class CompactCli : public ::testing::Test {
     return Harness(args, keep_stderr);
   }
 
-  void ExpectJournalVerifies() {
-    const ProcessRun verify = Harness({"journal", "verify", data()});
+  void ExpectJournalVerifies(const std::string& data_dir = "") {
+    const ProcessRun verify = Harness({"journal", "verify", data_dir.empty() ? data() : data_dir});
     EXPECT_EQ(verify.exit_code, 0) << Joined(verify.lines);
     ASSERT_EQ(verify.lines.size(), 1u);
     EXPECT_EQ(verify.lines[0].rfind("ok ", 0), 0u) << verify.lines[0];
@@ -164,10 +220,9 @@ TEST_F(CompactCli, EveryHumanEventLineStartsWithTheEventType) {
   }
   // Every event of the run, in order: the loop, the idle pre-count, the attempt, the outcome and
   // its reply; the session is suspended, so no LoopExited.
-  EXPECT_EQ(types,
-            (std::vector<std::string>{"LoopCreated", "ActiveLoopChanged", "ContextMeasured",
-                                      "ContextPressure", "CompactionStarted", "CompactionCommitted",
-                                      "CompactWaiterResolved"}));
+  EXPECT_EQ(types, (std::vector<std::string>{"LoopCreated", "ActiveLoopChanged", "ContextMeasured",
+                                             "ContextPressure", "CompactionStarted",
+                                             "CompactionCommitted", "CompactWaiterResolved"}));
 }
 
 TEST_F(CompactCli, JsonLinesAreEventObjectsThenTheResult) {
@@ -603,6 +658,101 @@ TEST_F(CompactCli, ASessionMadeByCompactCanBeCompactedAgain) {
       << Joined(second.lines);
   EXPECT_EQ(second.lines.back(), "committed") << Joined(second.lines);
   ExpectJournalVerifies();
+}
+
+// SIGINT, SIGTERM and SIGHUP during the compaction interrupt it through the runtime: it is
+// rejected {interrupted}, its waiter answered, both journaled; the session is suspended (its
+// lease released) and the command exits 128 + the signal. An immediate `compact --session`
+// without --take-over is not refused for the lease.
+TEST_F(CompactCli, ASignalInterruptsTheCompactionAndSuspendsTheSession) {
+  const std::vector<std::pair<int, int>> cases = {{SIGINT, 130}, {SIGTERM, 143}, {SIGHUP, 129}};
+  for (const auto& [signal, code] : cases) {
+    SCOPED_TRACE(signal);
+    const std::string data_dir = data() + "-" + std::to_string(signal);
+    std::vector<std::string> lines;
+    auto child = StartSlowCompaction(data_dir, lines);
+    ASSERT_EQ(kill(child->pid(), signal), 0);
+    std::string line;
+    while (child->ReadLine(line))
+      lines.push_back(line);
+    const std::string all = Joined(lines);
+    EXPECT_EQ(ExitCode(*child), code) << all;
+    EXPECT_NE(LineStarting(lines, "CompactionRejected interrupted attempt "), "") << all;
+    EXPECT_NE(LineStarting(lines, "CompactWaiterRejected interrupted command "), "") << all;
+    EXPECT_TRUE(Has(lines, "rejected interrupted")) << all;
+    EXPECT_EQ(LineStarting(lines, "LoopExited"), "") << "suspended, not shut down: " << all;
+
+    const ProcessRun show = Harness({"journal", "show", data_dir});
+    EXPECT_NE(Joined(show.lines).find(" CompactionRejected v1 "), std::string::npos)
+        << Joined(show.lines);
+    EXPECT_NE(Joined(show.lines).find(" CompactWaiterRejected v1 "), std::string::npos)
+        << Joined(show.lines);
+    const std::string session = lines.at(0).substr(8, 36);  // "session <id> in <dir>"
+    const ProcessRun resumed =
+        Compact({"--session", session, "--data-dir", data_dir}, /*keep_stderr=*/true);
+    EXPECT_EQ(resumed.exit_code, 0) << Joined(resumed.lines);
+    EXPECT_EQ(resumed.lines.back(), "committed") << Joined(resumed.lines);
+    ExpectJournalVerifies(data_dir);
+  }
+}
+
+// A second signal ends the process at once, even while the first one's cleanup waits: here the
+// journal does not answer (the test holds SQLite's write lock, so every append waits for the
+// busy timeout). The exit code is the second signal's; nothing was cleaned up, so the lease is
+// still held.
+TEST_F(CompactCli, ASecondSignalExitsAtOnce) {
+  std::vector<std::string> lines;
+  auto child = StartSlowCompaction(data(), lines);
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open((dir_.path() / "data" / "journal.db").c_str(), &db), SQLITE_OK);
+  sqlite3_busy_timeout(db, 30000);  // should the command still be finishing an append
+  ASSERT_EQ(sqlite3_exec(db, "BEGIN IMMEDIATE", nullptr, nullptr, nullptr), SQLITE_OK);
+  ASSERT_EQ(kill(child->pid(), SIGINT), 0);
+  EXPECT_TRUE(ReadUntil(*child, "harness compact: SIGINT: interrupting the compaction", lines))
+      << Joined(lines);
+  ASSERT_EQ(kill(child->pid(), SIGTERM), 0);
+  std::string line;
+  while (child->ReadLine(line))
+    lines.push_back(line);
+  // Still holding the lock: the first signal's cleanup cannot have ended the process.
+  EXPECT_EQ(ExitCode(*child), 143) << Joined(lines);
+  EXPECT_EQ(sqlite3_exec(db, "ROLLBACK", nullptr, nullptr, nullptr), SQLITE_OK);
+  sqlite3_close(db);
+  EXPECT_NE(LineStarting(lines, "harness compact: a second signal (SIGTERM): exiting at once"), "")
+      << Joined(lines);
+  EXPECT_EQ(LineStarting(lines, "CompactionRejected "), "") << Joined(lines);
+
+  const std::string session = lines.at(0).substr(8, 36);
+  const ProcessRun refused = Compact({"--session", session}, /*keep_stderr=*/true);
+  EXPECT_EQ(refused.exit_code, 1) << Joined(refused.lines);
+  EXPECT_NE(Joined(refused.lines).find("lease"), std::string::npos) << Joined(refused.lines);
+}
+
+// Before anything is opened (here: the transcript is still being read from a pipe nobody
+// writes to, as from a terminal nobody types at) a signal ends the command at once, as the
+// default action would: nothing is created.
+TEST_F(CompactCli, ASignalWhileTheTranscriptIsReadEndsTheCommandAtOnce) {
+  const std::string fifo = (dir_.path() / "transcript.fifo").string();
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  // Read and write: the command's open does not wait for a writer, and never sees the end.
+  const int writer = open(fifo.c_str(), O_RDWR | O_CLOEXEC);
+  ASSERT_GE(writer, 0);
+  Child child({"compact", "-", "--data-dir", data()}, journal_e2e::ChildIo{true, fifo, {}});
+  ASSERT_TRUE(child.started());
+  // Deadlines for what has no notification (a signal mask, a child's end), polled.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (!SigintBlocked(child.pid()) && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  ASSERT_EQ(kill(child.pid(), SIGINT), 0);
+  while (!child.Ended() && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(25));
+  const bool ended = child.Ended();
+  close(writer);  // a command still reading now sees the end of its input
+  ASSERT_TRUE(ended) << "the signal did not end the command";
+  const int status = child.Wait();
+  ASSERT_TRUE(WIFEXITED(status)) << status;
+  EXPECT_EQ(WEXITSTATUS(status), 130);
+  EXPECT_FALSE(std::filesystem::exists(data()));
 }
 
 }  // namespace
