@@ -173,6 +173,10 @@ Status<SessionError> CheckDefinition(const LoopFold& loop, const LoopDefinition&
     return mismatch("model");
   if (definition.compaction.has_value() != loop.compaction_policy)
     return mismatch("compaction policy presence");
+  // What the journal says the loop runs with; a caller that wants another system prompt
+  // restores with this one and then journals the change (Session::ChangeLoopRequest).
+  if (definition.system_prompt != loop.system_prompt)
+    return mismatch("system prompt");
   return runtime_detail::ValidateDefinition(definition);
 }
 
@@ -235,8 +239,9 @@ Result<std::unique_ptr<Session>, SessionError> Session::Restore(SessionOptions o
   std::vector<LoopDefinition> definitions;
   definitions.reserve(folded->loops.size());
   for (const LoopFold& loop : folded->loops) {
-    RestoredLoopInfo info{loop.loop,           loop.kind,  loop.model, loop.compaction_policy,
-                          loop.history.size(), loop.exited};
+    RestoredLoopInfo info{
+        loop.loop,          loop.kind,           loop.model, loop.compaction_policy,
+        loop.system_prompt, loop.history.size(), loop.exited};
     auto definition = restore.resolve(info);
     if (!definition)
       return Fail(definition.error());

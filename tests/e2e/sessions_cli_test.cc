@@ -15,6 +15,7 @@
 #include <gtest/gtest.h>
 
 #include <condition_variable>
+#include <filesystem>
 #include <latch>
 #include <mutex>
 
@@ -245,6 +246,30 @@ TEST_F(SessionsCli, AContradictoryJournalIsRefusedWithItsKind) {
   EXPECT_EQ(chat.exit_code, 1) << chat.out;
   EXPECT_TRUE(Has(chat.out, "restore_refused")) << chat.out;
   EXPECT_FALSE(Has(chat.out, "assistant:")) << chat.out;
+}
+
+// A journal written before LoopCreated could carry a system prompt or continue its history
+// (tests/fixtures/journal-v1-compact, made by `harness compact` with that code) is still
+// listed, shown and restored by `chat --session` (decision D11).
+TEST_F(SessionsCli, AJournalWrittenByTheVersionOneCodecIsStillRestored) {
+  const std::string id = "01a233d9-ae1d-7b1d-85aa-17ed2d9a7f83";
+  std::filesystem::create_directories(dir_.data());
+  std::filesystem::copy_file(std::filesystem::path(::harness::build_paths::SourceDir()) /
+                                 "tests/fixtures/journal-v1-compact/journal.db",
+                             std::filesystem::path(dir_.data()) / "journal.db");
+  const CliRun show = Sessions("show '" + dir_.data() + "' " + id);
+  EXPECT_EQ(show.exit_code, 0) << show.out;
+  EXPECT_TRUE(Has(show.out, "native openai/gpt-4o, compaction, exited")) << show.out;
+  EXPECT_TRUE(Has(show.out, "history summary + 5 messages")) << show.out;
+  // The exited loop takes no input, so no request reaches the (absent) server.
+  const std::string in = dir_.Write("v1-input.txt", "/history\n/quit\n");
+  const CliRun chat = Shell("env OPENAI_API_KEY=unused OPENAI_BASE_URL=http://127.0.0.1:9/v1 " +
+                            Harness("chat --model openai:gpt-4o --data-dir '" + dir_.data() +
+                                    "' --session " + id + " < '" + in + "' 2>&1"));
+  EXPECT_EQ(chat.exit_code, 0) << chat.out;
+  EXPECT_TRUE(Has(chat.out, "session " + id + " restored: 7 records; ")) << chat.out;
+  EXPECT_TRUE(Has(chat.out, ": 6 messages (summary + 5)")) << chat.out;
+  EXPECT_TRUE(Has(chat.out, "the loop has exited")) << chat.out;
 }
 
 TEST_F(SessionsCli, BadIdsAndMismatchedModelsAreUsageErrors) {
