@@ -568,7 +568,7 @@ TEST_F(CompactCli, TheSystemPromptIsJournaledWithTheLoop) {
       Compact({Example("transcripts/coding-agent.json"), "--system", "Answer in English."});
   ASSERT_EQ(run.exit_code, 0) << Joined(run.lines);
   const std::string created = LineStarting(run.lines, "LoopCreated loop ");
-  EXPECT_NE(created.find(", system prompt of 115 bytes"), std::string::npos) << created;
+  EXPECT_NE(created.find(", system prompt of 114 bytes"), std::string::npos) << created;
   const ProcessRun show = Harness({"journal", "show", data(), "--json"});
   ASSERT_EQ(show.exit_code, 0);
   ASSERT_FALSE(show.lines.empty());
