@@ -248,6 +248,33 @@ TEST_F(SessionsCli, AContradictoryJournalIsRefusedWithItsKind) {
   EXPECT_FALSE(Has(chat.out, "assistant:")) << chat.out;
 }
 
+// `compact --session` restores the loop with its journaled system prompt; a different
+// `--system` is journaled as LoopRequestChanged before the compaction, an equal one is not.
+TEST_F(SessionsCli, CompactOnASessionJournalsADifferentSystemPromptAsAChange) {
+  Script({Answer("one"), Answer("two"), Answer("three")});
+  const std::string id =
+      SuspendedId(Chat("--system 'Be brief.'", "first\nsecond\nthird\n/quit\n").out);
+  ASSERT_FALSE(id.empty());
+  const std::string compact =
+      "compact --session " + id + " --data-dir '" + dir_.data() + "' --keep-recent-segments 1 ";
+  const CliRun same = Shell(Harness(compact + "--system 'Be brief.' 2>&1"));
+  ASSERT_EQ(same.exit_code, 0) << same.out;
+  EXPECT_FALSE(Has(same.out, "LoopRequestChanged")) << same.out;
+  Script({Answer("four")});
+  ASSERT_EQ(Chat("--session " + id, "fourth\n/quit\n").exit_code, 0);
+  const CliRun changed = Shell(Harness(compact + "--system 'Be precise.' 2>&1"));
+  ASSERT_EQ(changed.exit_code, 0) << changed.out;
+  EXPECT_TRUE(Has(changed.out, "LoopRequestChanged loop ")) << changed.out;
+  EXPECT_TRUE(Has(changed.out, ": system prompt of 11 bytes\n")) << changed.out;
+  const CliRun records = Shell(Harness("journal show '" + dir_.data() + "' 2>&1"));
+  std::size_t changes = 0;
+  for (std::size_t at = records.out.find(" LoopRequestChanged v1 "); at != std::string::npos;
+       at = records.out.find(" LoopRequestChanged v1 ", at + 1))
+    ++changes;
+  EXPECT_EQ(changes, 1u) << records.out;
+  EXPECT_TRUE(dir_.JournalVerifies());
+}
+
 // A journal written before LoopCreated could carry a system prompt or continue its history
 // (tests/fixtures/journal-v1-compact, made by `harness compact` with that code) is still
 // listed, shown and restored by `chat --session` (decision D11).
