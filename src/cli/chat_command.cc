@@ -33,6 +33,7 @@
 #include "policy_defaults.h"
 #include "restore_preview.h"
 #include "signals.h"
+#include "system_prompt.h"
 #include "terminal_text.h"
 
 namespace harness::cli {
@@ -43,7 +44,7 @@ struct ChatCommandLine {
   std::string model;
   std::string compactor = "model";
   std::string data_dir = "./.harness";
-  std::string system_prompt;
+  SystemPromptFlags system;
   ContextOptions context;
   bool no_auto_compact = false;
   bool constrain_output = false;
@@ -152,7 +153,9 @@ class ChatView {
     if (HeaderOf(event).loop_id != loop_)
       return {};
     if (const auto* e = std::get_if<LoopCreated>(&event)) {
-      context_.messages_before = e->history.size();
+      context_.messages_before = e->history.size() + e->continued_history;
+    } else if (std::holds_alternative<LoopRequestChanged>(event)) {
+      return {EventLine(event, context_)};
     } else if (const auto* e = std::get_if<ContextMeasured>(&event)) {
       context_.before = e->measurement;
     } else if (std::holds_alternative<ContextPressure>(event)) {
@@ -347,7 +350,8 @@ struct ChatLoop {
 };
 
 Result<ChatLoop, std::string> MakeChatLoop(const ChatCommandLine& line,
-                                           const std::string& model_spec) {
+                                           const std::string& model_spec,
+                                           std::string system_prompt) {
   auto model = MakeModelClient(model_spec);
   if (!model.ok())
     return Fail(model.error().Message("--model", "scripted:PATH"));
@@ -376,7 +380,7 @@ Result<ChatLoop, std::string> MakeChatLoop(const ChatCommandLine& line,
   LoopDefinition& definition = out.definition;
   definition.model = model->model;
   definition.limits = out.context.limits;
-  definition.system_prompt = line.system_prompt;
+  definition.system_prompt = std::move(system_prompt);
   definition.client = model->client;
   definition.counter = out.context.counter;
   definition.compaction = out.context.policy;
@@ -399,7 +403,8 @@ Result<std::string, std::string> ResumedModelSpec(const ChatCommandLine& line,
 Result<ChatLoop, std::string> ResumedLoop(const ChatCommandLine& line,
                                           const RestoredLoopInfo& info) {
   HARNESS_TRY(std::string spec, ResumedModelSpec(line, info.model));
-  HARNESS_TRY(ChatLoop loop, MakeChatLoop(line, spec));
+  // The journal's system prompt: a different --system is journaled after the restore.
+  HARNESS_TRY(ChatLoop loop, MakeChatLoop(line, spec, info.system_prompt));
   if (!(loop.definition.model == info.model)) {
     return Fail(fmt::format("--model names {}/{} but the session's loop uses {}/{}",
                             loop.definition.model.provider, loop.definition.model.model,
@@ -436,10 +441,14 @@ int RunChat(const ChatCommandLine& line, SignalWatch& signals) {
     return Usage(parsed_store.error());
   const JournalStore& store = *parsed_store;
 
+  auto system_prompt = line.system.Given();
+  if (!system_prompt.ok())
+    return Usage(system_prompt.error());
+
   // A new session's loop is made before anything is opened, so that a bad flag writes nothing.
   std::optional<ChatLoop> made;
   if (!resume) {
-    auto loop = MakeChatLoop(line, line.model);
+    auto loop = MakeChatLoop(line, line.model, system_prompt->value_or(""));
     if (!loop.ok())
       return Usage(loop.error());
     made = std::move(*loop);
@@ -531,6 +540,15 @@ int RunChat(const ChatCommandLine& line, SignalWatch& signals) {
     }
     loop = *active;
     made = std::move(resumed_context);
+    auto journaled = session.Snapshot(loop);
+    auto changed = journaled.ok()
+                       ? ResumeSystemPrompt(session, loop, *system_prompt, journaled->system_prompt)
+                       : Result<bool, std::string>(Fail(journaled.error().Message()));
+    if (!changed.ok()) {
+      std::fprintf(stderr, "harness chat: %s\n", changed.error().c_str());
+      session.Suspend();
+      return kExitInvalid;
+    }
   } else {
     auto created = session.CreateLoop(made->definition);
     if (!created.ok()) {
@@ -695,7 +713,7 @@ std::shared_ptr<ChatCommandLine> AddChatCommand(CLI::App& app) {
               "writer is fenced off)");
   AddNumberOption(*c, "--lease-ttl", line->lease_ttl_seconds, {1, 3600},
                   "seconds the session's lease lasts without renewal (renewed at a third)");
-  c->add_option("--system", line->system_prompt, "the loop's system prompt");
+  line->system.Register(*c);
   line->context.Register(*c);
   c->add_flag("--no-auto-compact", line->no_auto_compact,
               "never compact on its own (measure and show pressure only)");

@@ -28,6 +28,7 @@
 #include "policy_defaults.h"
 #include "restore_preview.h"
 #include "signals.h"
+#include "system_prompt.h"
 #include "terminal_text.h"
 
 namespace harness::cli {
@@ -45,6 +46,7 @@ struct CompactCommandLine {
   std::string loop;     // with --session: the loop (default: the active loop)
   bool take_over = false;
   ContextOptions context;
+  SystemPromptFlags system;
   CLI::Option* model_option = nullptr;
   bool json = false;
   bool constrain_output = false;
@@ -364,9 +366,20 @@ std::optional<NewSessionInput> PrepareNewSession(const CompactCommandLine& line,
     exit = Usage("invalid transcript " + decoded.error().Describe());
     return std::nullopt;
   }
+  auto given = line.system.Given();
+  if (!given.ok()) {
+    exit = Usage(given.error());
+    return std::nullopt;
+  }
   NewSessionInput prepared;
   prepared.history = std::move(decoded).value();
+  // The flag's text goes after the lifted system messages, as one more of them would.
   prepared.system_prompt = LiftSystemPrompt(prepared.history);
+  if (given->has_value() && !(*given)->empty()) {
+    if (!prepared.system_prompt.empty())
+      prepared.system_prompt.append("\n\n");
+    prepared.system_prompt.append(**given);
+  }
   prepared.context = std::move(*chosen);
   prepared.recorder = std::make_shared<RecordingCompactor>(std::move(choice.compactor));
   return prepared;
@@ -427,6 +440,7 @@ struct RestoreInput {
   Uuid session;
   std::optional<Uuid> loop;  // --loop, else the active loop
   std::shared_ptr<RecordingCompactor> recorder;
+  std::optional<std::string> system_prompt;  // --system / --system-file
 };
 
 std::optional<RestoreInput> PrepareRestore(const CompactCommandLine& line, int& exit) {
@@ -451,6 +465,12 @@ std::optional<RestoreInput> PrepareRestore(const CompactCommandLine& line, int& 
     return std::nullopt;
   }
   prepared.recorder = std::make_shared<RecordingCompactor>(std::move(choice.compactor));
+  auto given = line.system.Given();
+  if (!given.ok()) {
+    exit = Usage(given.error());
+    return std::nullopt;
+  }
+  prepared.system_prompt = std::move(*given);
   return prepared;
 }
 
@@ -475,6 +495,7 @@ std::optional<Target> RestoredTarget(const CompactCommandLine& line, RestoreInpu
     definition.kind = info.kind;
     definition.model = info.model;
     definition.limits = context->limits;
+    definition.system_prompt = info.system_prompt;  // a different --system is journaled below
     definition.client = std::make_shared<NoTurnModelClient>();
     if (info.compaction_policy) {
       definition.counter = context->counter;
@@ -531,10 +552,20 @@ std::optional<Target> RestoredTarget(const CompactCommandLine& line, RestoreInpu
     target.session->Suspend();
     return no_loop(loop);
   }
+  auto changed =
+      ResumeSystemPrompt(*target.session, *loop, input.system_prompt, snapshot->system_prompt);
+  if (!changed.ok()) {
+    std::fprintf(stderr, "harness compact: %s\n", changed.error().c_str());
+    target.session->Suspend();
+    exit = kExitInvalid;
+    return std::nullopt;
+  }
   target.loop = *loop;
   target.context = std::move(contexts.at(*loop));
   target.messages_before = snapshot->history.size();
-  target.measured = snapshot->measurement;
+  // A changed system prompt dropped the measurement (it counted the old request).
+  if (!*changed)
+    target.measured = snapshot->measurement;
   return target;
 }
 
@@ -699,6 +730,7 @@ std::shared_ptr<CompactCommandLine> AddCompactCommand(CLI::App& app) {
   c->add_flag("--take-over", line->take_over,
               "with --session: take the lease even if another writer holds it");
   line->context.Register(*c);
+  line->system.Register(*c);
   line->model_option = c->add_option(
       "--model", line->model,
       "the conversation's model, PROVIDER:MODEL (e.g. openai:gpt-4o): its catalog entry gives the "

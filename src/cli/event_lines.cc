@@ -36,10 +36,29 @@ std::string EphemeralJson(const E& e, Body body) {
 
 struct LineOf {
   const LineContext& context;
+  // Sizes of the system prompt, never its text; the message count is the whole initial history
+  // (the LoopHistoryContinued events that follow carry the rest).
   std::string operator()(const LoopCreated& e) const {
-    return fmt::format("LoopCreated loop {} {} {}/{}, {} messages{}", e.header.loop_id.ToString(),
-                       LoopKindName(e.kind), e.model.provider, e.model.model, e.history.size(),
-                       e.compaction_policy ? ", compaction policy" : "");
+    return fmt::format("LoopCreated loop {} {} {}/{}, {} messages{}{}", e.header.loop_id.ToString(),
+                       LoopKindName(e.kind), e.model.provider, e.model.model,
+                       e.history.size() + e.continued_history,
+                       e.compaction_policy ? ", compaction policy" : "",
+                       e.system_prompt.empty()
+                           ? std::string()
+                           : fmt::format(", system prompt of {} bytes", e.system_prompt.size()));
+  }
+  std::string operator()(const LoopHistoryContinued& e) const {
+    return fmt::format("LoopHistoryContinued loop {}, {} messages", e.header.loop_id.ToString(),
+                       e.history.size());
+  }
+  std::string operator()(const LoopRequestChanged& e) const {
+    std::string line = "LoopRequestChanged loop " + e.header.loop_id.ToString();
+    if (e.system_prompt) {
+      line += e.system_prompt->empty()
+                  ? std::string(": system prompt removed")
+                  : fmt::format(": system prompt of {} bytes", e.system_prompt->size());
+    }
+    return line;
   }
   std::string operator()(const ActiveLoopChanged& e) const {
     return fmt::format("ActiveLoopChanged loop {}", e.active_loop_id.ToString());

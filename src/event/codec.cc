@@ -122,11 +122,28 @@ Status<InvalidEventError> WriteBody(WireWriter& w, const ActiveLoopChanged& e) {
   return {};
 }
 
+// system_prompt and continued_history are written only when set: a LoopCreated without them is
+// byte for byte what the codec wrote before they existed (docs/decisions.md P10).
 Status<InvalidEventError> WriteBody(WireWriter& w, const LoopCreated& e) {
   w.Uint("kind", Raw(e.kind))
       .Model("model", e.model)
       .Bool("compaction_policy", e.compaction_policy);
-  return WriteMessages<LoopCreated>(w, "history", "History", e.history);
+  if (!e.system_prompt.empty())
+    w.String("system_prompt", e.system_prompt);
+  HARNESS_CHECK(WriteMessages<LoopCreated>(w, "history", "History", e.history));
+  if (e.continued_history != 0)
+    w.Uint("continued_history", e.continued_history);
+  return {};
+}
+
+Status<InvalidEventError> WriteBody(WireWriter& w, const LoopHistoryContinued& e) {
+  return WriteMessages<LoopHistoryContinued>(w, "history", "History", e.history);
+}
+
+Status<InvalidEventError> WriteBody(WireWriter& w, const LoopRequestChanged& e) {
+  if (e.system_prompt)
+    w.String("system_prompt", *e.system_prompt);
+  return {};
 }
 
 Status<InvalidEventError> WriteBody(WireWriter& w, const InputAccepted& e) {
@@ -299,7 +316,36 @@ Status<DecodeCause> ReadBody(JsonObject& top, LoopCreated& e) {
   HARNESS_TRY(e.kind, RequireEnumMember<LoopKind>(top, "kind"));
   HARNESS_TRY(e.model, RequireModelMember(top, "model"));
   HARNESS_TRY(e.compaction_policy, top.RequireBool("compaction_policy"));
+  if (top.Find("system_prompt") != nullptr) {
+    HARNESS_TRY(e.system_prompt, top.RequireString("system_prompt"));
+    if (e.system_prompt.empty()) {
+      // Absent is the one encoding of "no system prompt" (re-encoding is byte-exact).
+      return Fail(JsonError{JsonErrorKind::kRange, top.MemberPath("system_prompt"), 0,
+                            "an empty system_prompt is written by omitting it"});
+    }
+  }
   HARNESS_TRY(e.history, ReadMessagesMember(top, "history", kMaxHistoryMessages));
+  if (top.Find("continued_history") != nullptr) {
+    HARNESS_TRY(e.continued_history,
+                top.RequireUint("continued_history", kMaxInitialHistoryMessages));
+    if (e.continued_history == 0) {
+      return Fail(JsonError{JsonErrorKind::kRange, top.MemberPath("continued_history"), 0,
+                            "a zero continued_history is written by omitting it"});
+    }
+  }
+  return {};
+}
+
+Status<DecodeCause> ReadBody(JsonObject& top, LoopHistoryContinued& e) {
+  HARNESS_TRY(e.history, ReadMessagesMember(top, "history", kMaxHistoryMessages));
+  return {};
+}
+
+Status<DecodeCause> ReadBody(JsonObject& top, LoopRequestChanged& e) {
+  if (top.Find("system_prompt") != nullptr) {
+    HARNESS_TRY(std::string prompt, top.RequireString("system_prompt"));
+    e.system_prompt = std::move(prompt);
+  }
   return {};
 }
 
@@ -503,6 +549,63 @@ Result<Event, EventError> DecodeEvent(std::string_view bytes) {
   if (!name.ok())
     return decode_error(std::move(name).error());
   return Dispatch(*name, *top);
+}
+
+Result<std::vector<Event>, EventError> LoopCreationEvents(LoopCreated created,
+                                                          std::size_t max_record_bytes) {
+  created.continued_history = 0;
+  // Validate(Event(created)) without copying the history into an Event.
+  if (auto identity = ValidateIdentity(LoopCreated::kType, LoopCreated::kProfile, created.header);
+      !identity.ok())
+    return Fail(EventError(std::move(identity).error()));
+  if (auto body = ValidateBody(created); !body.ok())
+    return Fail(EventError(std::move(body).error()));
+  std::vector<Message> history = std::move(created.history);
+  created.history.clear();
+  // The bytes of a record besides its messages: LoopCreated's members with the widest
+  // continued_history, plus slack for a continuation's longer type name (its body is a subset of
+  // LoopCreated's, its header the same size).
+  created.continued_history = kMaxInitialHistoryMessages;
+  HARNESS_TRY(std::string bare, EncodeEvent(created));
+  created.continued_history = 0;
+  const std::size_t overhead = bare.size() + 64;
+  const std::size_t budget = max_record_bytes > overhead ? max_record_bytes - overhead : 0;
+
+  std::vector<std::vector<Message>> parts(1);
+  std::size_t used = 0;
+  std::string scratch;
+  for (Message& message : history) {
+    scratch.clear();
+    if (!AppendMessage(scratch, message).ok()) {
+      return Fail(EventError(
+          InvalidEventError{LoopCreated::kType, "History", FieldRule::kIsInvalid, std::nullopt}));
+    }
+    const std::size_t size = scratch.size() + 1;  // and its separator
+    if (size > budget)
+      return Fail(EventError(EventLimitError{overhead + size, max_record_bytes}));
+    if (used + size > budget || parts.back().size() == kMaxHistoryMessages) {
+      parts.emplace_back();
+      used = 0;
+    }
+    used += size;
+    parts.back().push_back(std::move(message));
+  }
+
+  std::vector<Event> events;
+  events.reserve(parts.size());
+  created.history = std::move(parts[0]);
+  for (std::size_t i = 1; i < parts.size(); ++i)
+    created.continued_history += parts[i].size();
+  const EventHeader header = created.header;
+  events.emplace_back(std::move(created));
+  for (std::size_t i = 1; i < parts.size(); ++i) {
+    LoopHistoryContinued continued;
+    continued.header = header;
+    continued.header.event_id = Uuid::V7();
+    continued.history = std::move(parts[i]);
+    events.emplace_back(std::move(continued));
+  }
+  return events;
 }
 
 }  // namespace harness

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
 #include <variant>
 #include <vector>
@@ -202,7 +203,68 @@ TEST(DecodeEvent, EveryEnduringKindRoundTripsExactly) {
     EXPECT_EQ(*decoded, event) << EventTypeName(event);
     EXPECT_EQ(Encoded(*decoded), bytes) << EventTypeName(event);
   }
-  EXPECT_EQ(enduring, 19u);
+  EXPECT_EQ(enduring, 21u);
+}
+
+// --- a loop's creation in several records ----------------------------------------------------
+
+std::vector<Message> TextMessages(std::size_t count, std::size_t bytes) {
+  std::vector<Message> history;
+  for (std::size_t i = 0; i < count; ++i)
+    history.emplace_back(User(std::to_string(i) + std::string(bytes, 'x')));
+  return history;
+}
+
+TEST(LoopCreationEvents, AHistoryThatFitsIsOneLoopCreated) {
+  LoopCreated created = ValidLoopCreated();
+  created.system_prompt = "be brief";
+  auto events = LoopCreationEvents(created);
+  ASSERT_TRUE(events.ok()) << DescribeEventError(events.error());
+  ASSERT_EQ(events->size(), 1u);
+  EXPECT_EQ(events->front(), Event(created));
+}
+
+TEST(LoopCreationEvents, ALongerHistoryContinuesInRecordsNoneOverTheCap) {
+  constexpr std::size_t kCap = 4096;
+  LoopCreated created = ValidLoopCreated();
+  created.system_prompt = std::string(500, 's');
+  created.history = TextMessages(40, 200);
+  auto events = LoopCreationEvents(created, kCap);
+  ASSERT_TRUE(events.ok()) << DescribeEventError(events.error());
+  ASSERT_GE(events->size(), 3u);
+  const auto& first = std::get<LoopCreated>(events->front());
+  EXPECT_EQ(first.header, created.header);
+  EXPECT_EQ(first.system_prompt, created.system_prompt);
+  std::vector<Message> whole = first.history;
+  std::vector<Uuid> ids{first.header.event_id};
+  for (std::size_t i = 0; i < events->size(); ++i) {
+    const std::string bytes = Encoded((*events)[i]);
+    EXPECT_LE(bytes.size(), kCap) << i;
+    if (i + 1 < events->size())
+      EXPECT_GT(bytes.size(), kCap / 2) << i << ": every record but the last is nearly full";
+    if (i == 0)
+      continue;
+    const auto& continued = std::get<LoopHistoryContinued>((*events)[i]);
+    EXPECT_EQ(continued.header.loop_id, created.header.loop_id);
+    EXPECT_EQ(continued.header.created_at, created.header.created_at);
+    ids.push_back(continued.header.event_id);
+    whole.insert(whole.end(), continued.history.begin(), continued.history.end());
+  }
+  EXPECT_EQ(whole, created.history);
+  EXPECT_EQ(first.continued_history, created.history.size() - first.history.size());
+  std::sort(ids.begin(), ids.end());
+  EXPECT_EQ(std::unique(ids.begin(), ids.end()), ids.end()) << "every record has its own id";
+}
+
+TEST(LoopCreationEvents, AMessageThatCannotFitARecordAloneIsTooLarge) {
+  LoopCreated created = ValidLoopCreated();
+  created.history = TextMessages(3, 100);
+  created.history.push_back(User(std::string(5000, 'y')));
+  auto events = LoopCreationEvents(created, 4096);
+  ASSERT_FALSE(events.ok());
+  EXPECT_EQ(EventErrorKindName(events.error()), "too_large");
+  created.header.loop_id = Uuid{};
+  EXPECT_EQ(EventErrorKindName(LoopCreationEvents(created, 4096).error()), "invalid");
 }
 
 TEST(DecodeEvent, RoundTripsRichContent) {

@@ -26,6 +26,15 @@ Status<InvalidEventError> CheckCommand(const E& event) {
   return {};
 }
 
+template <class E>
+Status<InvalidEventError> CheckHistory(const std::vector<Message>& history) {
+  for (const Message& message : history) {
+    if (!ValidateMessage(message).ok())
+      return Invalid<E>("History");
+  }
+  return {};
+}
+
 bool ValidFailureReason(std::string_view reason) {
   if (reason.empty() || reason.size() > kMaxTurnFailureReasonBytes)
     return false;
@@ -129,10 +138,30 @@ Status<InvalidEventError> ValidateBody(const LoopCreated& e) {
     return Invalid<E>("Model");
   if (e.kind == LoopKind::kForeign && e.compaction_policy)
     return Invalid<E>("CompactionPolicy");
-  for (const Message& message : e.history) {
-    if (!ValidateMessage(message).ok())
-      return Invalid<E>("History");
-  }
+  if (e.system_prompt.size() > kMaxSystemPromptBytes)
+    return Invalid<E>("SystemPrompt");
+  HARNESS_CHECK(CheckHistory<E>(e.history));
+  if (e.history.size() > kMaxInitialHistoryMessages ||
+      e.continued_history > kMaxInitialHistoryMessages - e.history.size())
+    return Invalid<E>("ContinuedHistory");
+  return {};
+}
+
+Status<InvalidEventError> ValidateBody(const LoopHistoryContinued& e) {
+  using E = LoopHistoryContinued;
+  HARNESS_CHECK(CheckPublic(e));
+  if (e.history.empty() || e.history.size() > kMaxHistoryMessages)
+    return Invalid<E>("History");
+  return CheckHistory<E>(e.history);
+}
+
+Status<InvalidEventError> ValidateBody(const LoopRequestChanged& e) {
+  using E = LoopRequestChanged;
+  HARNESS_CHECK(CheckPublic(e));
+  if (!e.system_prompt)
+    return Invalid<E>("Change");
+  if (e.system_prompt->size() > kMaxSystemPromptBytes)
+    return Invalid<E>("SystemPrompt");
   return {};
 }
 

@@ -60,6 +60,8 @@ TEST(EventKinds, ClassProfileAndNameOfEveryKind) {
       {"TurnCompleted", D, T},
       {"TurnFailed", D, T},
       {"TurnInterrupted", D, T},
+      {"LoopHistoryContinued", D, L},
+      {"LoopRequestChanged", D, L},
   };
   ASSERT_EQ(std::size(rows), kEventKindCount);
   const auto events = AllValidEvents();
@@ -218,6 +220,37 @@ std::vector<Case> BodyCases() {
                  e.compaction_policy = false;
                }),
        "valid"},
+      {"loop_created_system_prompt_at_the_limit",
+       Mutated(ValidLoopCreated(),
+               [](auto& e) { e.system_prompt = std::string(kMaxSystemPromptBytes, 'p'); }),
+       "valid"},
+      {"loop_created_system_prompt_over_the_limit",
+       Mutated(ValidLoopCreated(),
+               [](auto& e) { e.system_prompt = std::string(kMaxSystemPromptBytes + 1, 'p'); }),
+       "SystemPrompt is invalid"},
+      {"loop_created_continued_history_at_the_limit",
+       Mutated(ValidLoopCreated(),
+               [](auto& e) { e.continued_history = kMaxInitialHistoryMessages - 2; }),
+       "valid"},
+      {"loop_created_continued_history_over_the_limit",
+       Mutated(ValidLoopCreated(),
+               [](auto& e) { e.continued_history = kMaxInitialHistoryMessages - 1; }),
+       "ContinuedHistory is invalid"},
+      // LoopHistoryContinued.
+      {"loop_history_continued", LoopHistoryContinued{LoopHeader(), {User("more")}}, "valid"},
+      {"loop_history_continued_empty", LoopHistoryContinued{LoopHeader(), {}},
+       "History is invalid"},
+      {"loop_history_continued_bad_message",
+       LoopHistoryContinued{LoopHeader(),
+                            {AssistantMessage{{ToolUseBlock{"c", "n", "{x", {}, ""}}, {}}}},
+       "History is invalid"},
+      // LoopRequestChanged.
+      {"loop_request_changed", LoopRequestChanged{LoopHeader(), ""}, "valid"},
+      {"loop_request_changed_nothing", LoopRequestChanged{LoopHeader(), std::nullopt},
+       "Change is invalid"},
+      {"loop_request_changed_prompt_over_the_limit",
+       LoopRequestChanged{LoopHeader(), std::string(kMaxSystemPromptBytes + 1, 'p')},
+       "SystemPrompt is invalid"},
       {"loop_created_bad_history",
        Mutated(ValidLoopCreated(),
                [](auto& e) {

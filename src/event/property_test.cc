@@ -338,9 +338,23 @@ Event EnduringEvent(EventKind kind) {
       e.kind = EnumIn<LoopKind>(1, 2);
       e.model = Model();
       e.compaction_policy = e.kind == LoopKind::kNative && *rc::gen::arbitrary<bool>();
+      e.system_prompt = *Utf8();
       const int n = *rc::gen::inRange(0, 5);
       for (int i = 0; i < n; ++i)
         e.history.push_back(*AnyMessage());
+      e.continued_history = *rc::gen::element<std::uint64_t>(0, 0, 1, kMaxHistoryMessages);
+      return e;
+    }
+    case EventKind::kLoopHistoryContinued: {
+      auto e = WithHeader<LoopHistoryContinued>();
+      const int n = *rc::gen::inRange(1, 5);
+      for (int i = 0; i < n; ++i)
+        e.history.push_back(*AnyMessage());
+      return e;
+    }
+    case EventKind::kLoopRequestChanged: {
+      auto e = WithHeader<LoopRequestChanged>();
+      e.system_prompt = *Utf8();
       return e;
     }
     case EventKind::kInputAccepted: {
@@ -420,7 +434,7 @@ std::string Describe(const Result<std::string, EventError>& r) {
 // Properties
 
 TEST(EventProperties, GeneratorsCoverEveryEnduringKind) {
-  EXPECT_EQ(EnduringKinds().size(), 19u);
+  EXPECT_EQ(EnduringKinds().size(), 21u);
 }
 
 RC_GTEST_PROP(EventProperties, EveryValidEnduringEventRoundTripsExactly, ()) {

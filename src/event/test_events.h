@@ -137,6 +137,7 @@ inline LoopCreated ValidLoopCreated() {
                      LoopKind::kNative,
                      ModelKey{"provider", "model"},
                      true,
+                     "",
                      {User("hello"), AssistantMessage{{Text("hi")}, std::nullopt}}};
 }
 
@@ -174,6 +175,8 @@ inline std::vector<Event> AllValidEvents() {
       TurnCompleted{TurnHeader()},
       TurnFailed{TurnHeader(), "context_limit", "the request reached the input limit"},
       TurnInterrupted{TurnHeader(), TurnInterruptReason::kInterrupted},
+      LoopHistoryContinued{LoopHeader(), {User("more")}},
+      LoopRequestChanged{LoopHeader(), "be brief"},
   };
 }
 

@@ -85,6 +85,8 @@ std::string_view RestoreErrorKindName(RestoreErrorKind kind) {
       return "duplicate_reply";
     case RestoreErrorKind::kDefinitionMismatch:
       return "definition_mismatch";
+    case RestoreErrorKind::kHistoryContinuation:
+      return "history_continuation";
   }
   return "";
 }
@@ -180,6 +182,12 @@ Status<RestoreError> SessionFolder::Add(const JournalRecord& record, DecodedPayl
 Result<SessionFold, RestoreError> SessionFolder::Finish() && {
   if (failed_)
     return Fail(std::move(*failed_));
+  if (continuing_) {
+    return Fail(RestoreError{RestoreErrorKind::kHistoryContinuation, continuing_->created_seq,
+                             continuing_->created_id, continuing_->loop,
+                             Detail({"the journal ends before the initial history LoopCreated "
+                                     "announced is complete"})});
+  }
   return std::move(fold_);
 }
 
@@ -191,6 +199,13 @@ Status<RestoreError> SessionFolder::Apply(const JournalRecord& record, DecodedPa
     return Refuse(RestoreErrorKind::kForeignRecord, record, none, {"a record of another session"});
   if (record.v != 1)
     return Refuse(RestoreErrorKind::kUndecodable, record, none, {"record version is not 1"});
+  if (continuing_ &&
+      (record.kind != RecordKind::kEvent || record.type != LoopHistoryContinued::kType)) {
+    return Refuse(RestoreErrorKind::kHistoryContinuation, record, continuing_->loop,
+                  {"a ", record.type,
+                   " before the initial history LoopCreated announced is "
+                   "complete"});
+  }
   switch (record.kind) {
     case RecordKind::kEvent: {
       auto* ahead = std::get_if<Result<Event, EventError>>(&decoded.value);
@@ -297,7 +312,10 @@ Status<RestoreError> SessionFolder::ApplyEvent(const JournalRecord& record, cons
     loop.kind = created->kind;
     loop.model = created->model;
     loop.compaction_policy = created->compaction_policy;
+    loop.system_prompt = created->system_prompt;
     loop.history = created->history;
+    if (created->continued_history != 0)
+      continuing_ = Continuation{h.loop_id, record.seq, h.event_id, created->continued_history};
     if (!loop.history.empty())
       loop.basis = ContextBasis{1, h.event_id};
     loop.last_seq = record.seq;
@@ -469,6 +487,27 @@ Status<RestoreError> SessionFolder::ApplyLoopEvent(const JournalRecord& record, 
     case EventKind::kLoopExited:
       loop.exited = true;
       return {};
+    case EventKind::kLoopHistoryContinued: {
+      const auto& continued = std::get<LoopHistoryContinued>(event);
+      if (!continuing_ || !(continuing_->loop == loop.loop))
+        return Refuse(RestoreErrorKind::kHistoryContinuation, record, loop.loop,
+                      {"LoopHistoryContinued that no LoopCreated announced"});
+      if (continued.history.size() > continuing_->awaited)
+        return Refuse(RestoreErrorKind::kHistoryContinuation, record, loop.loop,
+                      {"LoopHistoryContinued carries more messages than LoopCreated announced"});
+      loop.history.insert(loop.history.end(), continued.history.begin(), continued.history.end());
+      continuing_->awaited -= continued.history.size();
+      if (continuing_->awaited == 0)
+        continuing_.reset();
+      return {};
+    }
+    case EventKind::kLoopRequestChanged: {
+      const auto& changed = std::get<LoopRequestChanged>(event);
+      if (changed.system_prompt)
+        loop.system_prompt = *changed.system_prompt;
+      loop.measurement.reset();  // it counted a request of the old shape (as the live loop)
+      return {};
+    }
     default:
       return {};  // LoopIdle: status only
   }

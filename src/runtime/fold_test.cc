@@ -93,6 +93,115 @@ TEST(Fold, LoopCreatedWithHistoryIsAtRevisionOneThroughItself) {
   EXPECT_EQ(l.basis, (ContextBasis{1, b.records()[0].record_id}));
 }
 
+// --- an initial history over several records, and request changes ----------------------
+
+// Twelve messages of about 300 bytes each, and a LoopCreated with a system prompt.
+std::vector<Message> LongHistory() {
+  std::vector<Message> history;
+  for (int i = 0; i < 12; ++i) {
+    const std::string text = std::to_string(i) + std::string(300, 'x');
+    if (i % 2 == 0)
+      history.emplace_back(UserText(text));
+    else
+      history.emplace_back(AssistantText(text));
+  }
+  return history;
+}
+
+// The events of a loop whose initial history needs several records of at most 2 KiB.
+std::vector<Event> CreationInSeveralRecords(JournalBuilder& b) {
+  LoopCreated created;
+  created.header = b.Header(b.NextId());
+  created.kind = LoopKind::kNative;
+  created.model = testing::TestModel();
+  created.compaction_policy = true;
+  created.system_prompt = "be brief";
+  created.history = LongHistory();
+  auto events = LoopCreationEvents(std::move(created), 2048);
+  EXPECT_TRUE(events.ok()) << DescribeEventError(events.error());
+  EXPECT_GE(events->size(), 3u);
+  return std::move(events).value();
+}
+
+TEST(Fold, AnInitialHistoryContinuedOverSeveralRecordsIsWhole) {
+  JournalBuilder b(kSession);
+  const std::vector<Event> events = CreationInSeveralRecords(b);
+  for (const Event& event : events)
+    b.Append(event);
+  const LoopFold& l = OnlyLoop(MustFold(b));
+  EXPECT_EQ(l.history, LongHistory());
+  EXPECT_EQ(l.system_prompt, "be brief");
+  // The continuations are part of the creation: the basis is LoopCreated's.
+  EXPECT_EQ(l.basis, (ContextBasis{1, b.records()[0].record_id}));
+  EXPECT_EQ(l.last_seq, events.size());
+}
+
+TEST(Fold, AJournalEndingBeforeTheContinuationIsCompleteIsRefused) {
+  JournalBuilder b(kSession);
+  std::vector<Event> events = CreationInSeveralRecords(b);
+  events.pop_back();
+  for (const Event& event : events)
+    b.Append(event);
+  auto fold = FoldAll(b.session(), b.records());
+  ASSERT_FALSE(fold.ok());
+  EXPECT_EQ(fold.error().kind, RestoreErrorKind::kHistoryContinuation);
+  EXPECT_EQ(fold.error().seq, 1u);  // the LoopCreated whose history is incomplete
+  EXPECT_EQ(fold.error().record_id, b.records()[0].record_id);
+}
+
+TEST(Fold, ARecordBetweenLoopCreatedAndItsContinuationIsRefused) {
+  JournalBuilder b(kSession);
+  const std::vector<Event> events = CreationInSeveralRecords(b);
+  b.Append(events[0]);
+  b.ActiveLoop(HeaderOf(events[0]).loop_id);
+  for (std::size_t i = 1; i < events.size(); ++i)
+    b.Append(events[i]);
+  auto fold = FoldAll(b.session(), b.records());
+  ASSERT_FALSE(fold.ok());
+  EXPECT_EQ(fold.error().kind, RestoreErrorKind::kHistoryContinuation);
+  EXPECT_EQ(fold.error().seq, 2u);
+}
+
+TEST(Fold, AContinuationNobodyAnnouncedOrLongerThanAnnouncedIsRefused) {
+  {
+    JournalBuilder b(kSession);
+    const Uuid loop = b.CreateLoop(Messages({"old user", "old answer"}));
+    LoopHistoryContinued continued;
+    continued.header = b.Header(loop);
+    continued.history = Messages({"more"});
+    b.Append(continued);
+    auto fold = FoldAll(b.session(), b.records());
+    ASSERT_FALSE(fold.ok());
+    EXPECT_EQ(fold.error().kind, RestoreErrorKind::kHistoryContinuation);
+    EXPECT_EQ(fold.error().seq, 2u);
+  }
+  {
+    JournalBuilder b(kSession);
+    std::vector<Event> events = CreationInSeveralRecords(b);
+    std::get<LoopCreated>(events[0]).continued_history -= 1;
+    for (const Event& event : events)
+      b.Append(event);
+    auto fold = FoldAll(b.session(), b.records());
+    ASSERT_FALSE(fold.ok());
+    EXPECT_EQ(fold.error().kind, RestoreErrorKind::kHistoryContinuation);
+    EXPECT_EQ(fold.error().seq, events.size());
+  }
+}
+
+TEST(Fold, LoopRequestChangedReplacesTheSystemPromptAndDropsTheMeasurement) {
+  JournalBuilder b(kSession);
+  const Uuid loop = b.CreateLoop(Messages({"old user", "old answer"}));
+  b.Measure(loop, 100);
+  LoopRequestChanged changed;
+  changed.header = b.Header(loop);
+  changed.system_prompt = "from now on, be brief";
+  b.Append(changed);
+  const LoopFold& l = OnlyLoop(MustFold(b));
+  EXPECT_EQ(l.system_prompt, "from now on, be brief");
+  EXPECT_FALSE(l.measurement);
+  EXPECT_EQ(l.history, Messages({"old user", "old answer"}));
+}
+
 TEST(Fold, InputAcceptedIsPendingInOrderWithItsAgencyAndSeq) {
   JournalBuilder b(kSession);
   const Uuid loop = b.CreateLoop();
@@ -929,6 +1038,7 @@ TEST(Fold, EveryKindHasItsWireName) {
       {RestoreErrorKind::kUnknownCommand, "unknown_command"},
       {RestoreErrorKind::kDuplicateReply, "duplicate_reply"},
       {RestoreErrorKind::kDefinitionMismatch, "definition_mismatch"},
+      {RestoreErrorKind::kHistoryContinuation, "history_continuation"},
   };
   for (const auto& [kind, name] : names)
     EXPECT_EQ(RestoreErrorKindName(kind), name);

@@ -120,7 +120,32 @@ std::future<LoopSnapshot> LoopActor::PostSnapshot() {
       snapshot.attempt_waiters = self->slot_->waiters.size();
     }
     snapshot.turn_index = self->turn_index_;
+    snapshot.system_prompt = self->definition_.system_prompt;
     promise->set_value(std::move(snapshot));
+  });
+  return future;
+}
+
+std::future<PublishOutcome> LoopActor::PostRequestChange(LoopRequestChanged changed) {
+  auto promise = std::make_shared<std::promise<PublishOutcome>>();
+  auto future = promise->get_future();
+  strand_->Post([self = shared_from_this(), promise, changed = std::move(changed)]() mutable {
+    if (self->exited_ || self->halted_ || self->shutting_down_) {
+      promise->set_value(PublishOutcome{Published::kRefused, "the loop has exited"});
+      return;
+    }
+    const Uuid id = changed.header.event_id;  // minted by the caller, who returns it
+    changed.header = self->LoopHeader();
+    changed.header.event_id = id;
+    if (!self->PublishOrHalt(changed, InfrastructureFailure::Kind::kEventAppend)) {
+      promise->set_value(PublishOutcome{Published::kFatal, "the change was not journaled"});
+      return;
+    }
+    if (changed.system_prompt)
+      self->definition_.system_prompt = std::move(*changed.system_prompt);
+    // The last measurement counted a request of the old shape (the fold forgets it too).
+    self->measurement_.reset();
+    promise->set_value(PublishOutcome{});
   });
   return future;
 }

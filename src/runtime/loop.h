@@ -68,6 +68,9 @@ class LoopActor : public std::enable_shared_from_this<LoopActor> {
   // Starts the oldest queued input if the loop is idle (after a restore).
   void PostResume();
   std::future<LoopSnapshot> PostSnapshot();
+  // Journals `changed` (LoopRequestChanged) and then applies it: the loop's next model request
+  // is made with it. A failed append halts the loop as any durable publication does.
+  std::future<PublishOutcome> PostRequestChange(LoopRequestChanged changed);
   std::shared_future<void> exited() const { return exited_future_; }
   // A foreign loop's input goes straight to its engine (from the caller's thread).
   void DeliverForeign(const Uuid& command, const UserMessage& message) {

@@ -177,8 +177,8 @@ LoopStartState StartStateOf(const LoopFold& loop, const LoopDefinition& definiti
 }  // namespace
 
 RestoredLoopInfo RestoredLoopInfoOf(const LoopFold& loop) {
-  return {loop.loop,           loop.kind,  loop.model, loop.compaction_policy,
-          loop.history.size(), loop.exited};
+  return {loop.loop,          loop.kind,           loop.model, loop.compaction_policy,
+          loop.system_prompt, loop.history.size(), loop.exited};
 }
 
 Status<SessionError> CheckRestoredDefinition(const RestoredLoopInfo& info,
@@ -197,6 +197,10 @@ Status<SessionError> CheckRestoredDefinition(const RestoredLoopInfo& info,
     return mismatch("model");
   if (definition.compaction.has_value() != info.compaction_policy)
     return mismatch("compaction policy presence");
+  // What the journal says the loop runs with; a caller that wants another system prompt
+  // restores with this one and then journals the change (Session::ChangeLoopRequest).
+  if (definition.system_prompt != info.system_prompt)
+    return mismatch("system prompt");
   return runtime_detail::ValidateDefinition(definition);
 }
 

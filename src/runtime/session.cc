@@ -289,6 +289,19 @@ bool Journalable(const Message& message) {
   return decoded.ok() && *decoded == message;
 }
 
+// A system prompt the session accepts fits its event and survives the JSON writer unchanged
+// (valid UTF-8), for the same reason as a message.
+std::optional<std::string> SystemPromptProblem(std::string_view prompt) {
+  if (prompt.size() > kMaxSystemPromptBytes)
+    return "the system prompt is longer than " + std::to_string(kMaxSystemPromptBytes) + " bytes";
+  std::string encoded;
+  AppendJsonString(encoded, prompt);
+  auto decoded = ParseStrictJson(encoded);
+  if (!decoded.ok() || !decoded->is_string() || decoded->get_ref<const std::string&>() != prompt)
+    return std::string("the system prompt is not valid UTF-8");
+  return std::nullopt;
+}
+
 }  // namespace
 
 namespace runtime_detail {
@@ -325,6 +338,8 @@ Status<SessionError> ValidateDefinition(const LoopDefinition& definition) {
   }
   if (auto model = definition.model.Validate(); !model.ok())
     return invalid("the model is invalid");
+  if (auto problem = SystemPromptProblem(definition.system_prompt))
+    return invalid(std::move(*problem));
   for (std::size_t i = 0; i < definition.history.size(); ++i) {
     if (!Journalable(definition.history[i]))
       return invalid("history message " + std::to_string(i) + " is invalid");
@@ -348,8 +363,16 @@ Result<Uuid, SessionError> Session::CreateLoop(LoopDefinition definition) {
   created.kind = definition.kind;
   created.model = definition.model;
   created.compaction_policy = definition.compaction.has_value();
+  created.system_prompt = definition.system_prompt;
   created.history = definition.history;
-  auto published = core_->Publish(created);
+  auto events = LoopCreationEvents(std::move(created));
+  if (!events.ok()) {
+    return Fail(
+        SessionError{SessionErrorKind::kInvalidDefinition,
+                     "the loop cannot be journaled: " + DescribeEventError(events.error())});
+  }
+  const Uuid created_id = HeaderOf(events->front()).event_id;
+  auto published = core_->PublishBatch(*events);
   if (!published.ok()) {
     return Fail(SessionError{published.status == runtime_detail::Published::kFatal
                                  ? SessionErrorKind::kJournal
@@ -357,8 +380,7 @@ Result<Uuid, SessionError> Session::CreateLoop(LoopDefinition definition) {
                              published.detail});
   }
   runtime_detail::LoopStartState start;
-  start.basis =
-      definition.history.empty() ? ContextBasis{} : ContextBasis{1, created.header.event_id};
+  start.basis = definition.history.empty() ? ContextBasis{} : ContextBasis{1, created_id};
   start.history = std::move(definition.history);
   const bool make_active = definition.make_active;
   auto actor = std::make_shared<LoopActor>(*core_, loop, std::move(definition), std::move(start));
@@ -585,6 +607,40 @@ void Session::Suspend() {
   for (auto& exit : exits)
     exit.wait();
   core_->ReleaseLease();
+}
+
+Result<Uuid, SessionError> Session::ChangeLoopRequest(const Uuid& loop, LoopRequestChange change) {
+  if (auto refused = core_->Refusal())
+    return Fail(std::move(*refused));
+  LoopRequestChanged changed;
+  changed.system_prompt = std::move(change.system_prompt);
+  changed.header.event_id = Uuid::V7();  // the actor fills in the rest of the header
+  const Uuid id = changed.header.event_id;
+  std::future<runtime_detail::PublishOutcome> outcome;
+  {
+    std::lock_guard lock(core_->registry_mutex);
+    auto actor = FindLoop(*core_, loop);
+    if (!actor)
+      return Fail(actor.error());
+    if ((*actor)->kind() != LoopKind::kNative)
+      return Fail(SessionError{SessionErrorKind::kInvalidArgument,
+                               "a foreign loop makes no model requests"});
+    if (!changed.system_prompt)
+      return Fail(SessionError{SessionErrorKind::kInvalidArgument, "the change changes nothing"});
+    if (auto problem = SystemPromptProblem(*changed.system_prompt))
+      return Fail(SessionError{SessionErrorKind::kInvalidArgument, std::move(*problem)});
+    if ((*actor)->exiting)
+      return Fail(SessionError{SessionErrorKind::kLoopExited, ""});
+    outcome = (*actor)->PostRequestChange(std::move(changed));
+  }
+  runtime_detail::PublishOutcome published = outcome.get();
+  if (!published.ok()) {
+    return Fail(SessionError{published.status == runtime_detail::Published::kFatal
+                                 ? SessionErrorKind::kJournal
+                                 : SessionErrorKind::kLoopExited,
+                             published.detail});
+  }
+  return id;
 }
 
 Result<LoopSnapshot, SessionError> Session::Snapshot(const Uuid& loop) {

@@ -619,8 +619,10 @@ TEST_F(Automatic, S53_RestoredLatchRetriesAtTheNextBasis) {
   options.session_id = id;
   options.clock = [this] { return clock_.Now(); };
   RestoreOptions restore;
-  restore.resolve = [this](const RestoredLoopInfo&) -> Result<LoopDefinition, SessionError> {
-    return AutomaticLoop();
+  restore.resolve = [this](const RestoredLoopInfo& info) -> Result<LoopDefinition, SessionError> {
+    LoopDefinition definition = AutomaticLoop();
+    definition.system_prompt = info.system_prompt;  // the journal's, as restore requires
+    return definition;
   };
   auto restored = Session::Restore(std::move(options), std::move(restore));
   ASSERT_TRUE(restored.ok()) << restored.error().Message();

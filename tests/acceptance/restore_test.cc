@@ -56,6 +56,7 @@ class Restore : public Acceptance {
     RestoreOptions restore;
     restore.resolve = [this](const RestoredLoopInfo& info) -> Result<LoopDefinition, SessionError> {
       LoopDefinition definition = NativeLoop({});
+      definition.system_prompt = info.system_prompt;  // the journal's, as restore requires
       if (!info.compaction_policy) {
         definition.compaction.reset();
       }
@@ -403,6 +404,85 @@ TEST_F(Restore, QueuedInputComesBackAndRunsInOrder) {
   ASSERT_EQ(history.size(), 6u);
   EXPECT_EQ(TextOf(history[2]), "first");
   EXPECT_EQ(TextOf(history[4]), "second");
+}
+
+// An initial history larger than a journal record (16 MiB) is journaled as LoopCreated and
+// LoopHistoryContinued records of one batch; restore rebuilds it whole, and a journal that lost
+// a continuation is refused with a typed error before anything starts.
+TEST_F(Restore, AnInitialHistoryLargerThanARecordIsRestoredWhole) {
+  std::vector<Message> history;
+  for (int i = 0; i < 80; ++i) {  // 80 messages of 256 KiB: 20 MiB
+    std::string text = Numbered("message ", i).append(256 * 1024, 'x');
+    if (i % 2 == 0)
+      history.emplace_back(U(std::move(text)));
+    else
+      history.emplace_back(A(std::move(text)));
+  }
+  const Uuid loop = MustCreate(NativeLoop(history));
+  std::size_t continuations = 0;
+  std::uint64_t last_continuation = 0;
+  for (const JournalRecord& r : JournalRecords()) {
+    EXPECT_LE(r.payload.size(), kMaxRecordBytes);
+    if (r.type == LoopHistoryContinued::kType) {
+      ++continuations;
+      last_continuation = r.seq;
+    }
+  }
+  EXPECT_GE(continuations, 1u);
+  EXPECT_EQ(last_continuation, continuations + 1) << "right after LoopCreated";
+
+  const Uuid id = session_->id();
+  auto damaged = CrashCopy([&](const JournalRecord& r) { return r.seq != last_continuation; });
+  auto refused = TryRestore(*damaged, id, Resolver());
+  ASSERT_FALSE(refused.ok());
+  ASSERT_TRUE(refused.error().restore.has_value()) << refused.error().Message();
+  EXPECT_EQ(refused.error().restore->kind, RestoreErrorKind::kHistoryContinuation);
+
+  RestoreAsSession(CrashCopy(nullptr), Resolver());
+  const LoopSnapshot snapshot = MustSnapshot(loop);
+  EXPECT_TRUE(snapshot.history == history) << snapshot.history.size() << " messages";
+  EXPECT_EQ(snapshot.basis, (ContextBasis{1, JournalRecords().front().record_id}));
+}
+
+// The system prompt is the journal's: LoopCreated carries it, a change is a LoopRequestChanged
+// the next request uses, and restore gives the loop the journaled one (a definition with
+// another is refused, so that a restoring caller cannot override it silently).
+TEST_F(Restore, TheSystemPromptIsJournaledChangedByAnEventAndRestored) {
+  const Uuid loop = MustCreate(NativeLoop());
+  EXPECT_EQ(MustSnapshot(loop).system_prompt, "you are a test");
+  auto changed = session_->ChangeLoopRequest(loop, LoopRequestChange{"be brief"});
+  ASSERT_TRUE(changed.ok()) << changed.error().Message();
+  EXPECT_EQ(MustSnapshot(loop).system_prompt, "be brief");
+  EXPECT_EQ(session_->ChangeLoopRequest(loop, LoopRequestChange{}).error().kind,
+            SessionErrorKind::kInvalidArgument);
+  MustSubmit(loop, "question");
+  ASSERT_TRUE(WaitForSnapshot(
+      loop,
+      [](const LoopSnapshot& s) { return s.turn_index == 1 && s.status == LoopStatus::kIdle; },
+      "the turn answered"));
+  ASSERT_FALSE(model_->requests().empty());
+  EXPECT_EQ(model_->requests().back().system, "be brief");
+
+  const Uuid id = session_->id();
+  auto copy = CrashCopy(nullptr);
+  RestoreOptions stale = Resolver();
+  stale.resolve = [this](const RestoredLoopInfo&) -> Result<LoopDefinition, SessionError> {
+    return NativeLoop({});  // "you are a test", not the journal's "be brief"
+  };
+  auto mismatch = TryRestore(*copy, id, std::move(stale));
+  ASSERT_FALSE(mismatch.ok());
+  ASSERT_TRUE(mismatch.error().restore.has_value());
+  EXPECT_EQ(mismatch.error().restore->kind, RestoreErrorKind::kDefinitionMismatch);
+
+  RestoreOptions restore = Resolver();
+  restore.resolve = [this](const RestoredLoopInfo& info) -> Result<LoopDefinition, SessionError> {
+    EXPECT_EQ(info.system_prompt, "be brief");
+    LoopDefinition definition = NativeLoop({});
+    definition.system_prompt = info.system_prompt;
+    return definition;
+  };
+  RestoreAsSession(std::move(copy), std::move(restore));
+  EXPECT_EQ(MustSnapshot(loop).system_prompt, "be brief");
 }
 
 // A loop the journal says has exited comes back exited: its commands are kLoopExited.

@@ -404,5 +404,59 @@ TEST_F(ChatCli, TerminalSequencesInAnAnswerAreShownNotExecuted) {
   EXPECT_TRUE(dir_.JournalVerifies());
 }
 
+// The system prompt is part of the loop: journaled with it, restored with it, and changed on
+// resume only by a journaled LoopRequestChanged. Each turn's request shows what the model got.
+TEST_F(ChatCli, TheSystemPromptIsJournaledAndAChangeOnResumeIsAnEvent) {
+  test_support::ScriptedHttpServer server;
+  ASSERT_TRUE(server.Start());
+  for (int i = 0; i < 4; ++i) {
+    server.Push(test_support::ScriptedReply::Sse(
+        {R"(data: {"choices":[{"index":0,"delta":{"content":"ok"},"finish_reason":"stop"}]})"
+         "\n\n",
+         "data: [DONE]\n\n"}));
+  }
+  const auto chat = [&](const std::string& flags, const std::string& input) {
+    const std::string in = dir_.Write("system-input-" + std::to_string(inputs_++) + ".txt", input);
+    return Shell("env -u OPENAI_API_KEY OPENAI_BASE_URL='" + server.Url("/v1") + "' '" +
+                 ::harness::build_paths::HarnessBinary() +
+                 "' chat --model openai:tiny --context-window 8192 --data-dir '" + dir_.data() +
+                 "' " + flags + " < '" + in + "' 2>&1");
+  };
+  const CliRun first = chat("--system 'Be brief, A.'", "hello\n/quit\n");
+  ASSERT_EQ(first.exit_code, 0) << first.out;
+  const std::string marker = " suspended; resume with --session ";
+  const std::size_t at = first.out.find(marker);
+  ASSERT_NE(at, std::string::npos) << first.out;
+  const std::string id = first.out.substr(at + marker.size(), 36);
+
+  // Without --system the journaled prompt is used.
+  const CliRun same = chat("--session " + id, "again\n/quit\n");
+  ASSERT_EQ(same.exit_code, 0) << same.out;
+  EXPECT_FALSE(Has(same.out, "LoopRequestChanged")) << same.out;
+  // An equal --system changes nothing.
+  const CliRun equal = chat("--session " + id + " --system 'Be brief, A.'", "equal\n/quit\n");
+  ASSERT_EQ(equal.exit_code, 0) << equal.out;
+  EXPECT_FALSE(Has(equal.out, "LoopRequestChanged")) << equal.out;
+  // Another --system is a journaled change, and the next request uses it.
+  const CliRun changed = chat("--session " + id + " --system 'Be precise, B.'", "third\n/quit\n");
+  ASSERT_EQ(changed.exit_code, 0) << changed.out;
+  EXPECT_TRUE(Has(changed.out, "LoopRequestChanged loop ")) << changed.out;
+  EXPECT_TRUE(Has(changed.out, ": system prompt of 14 bytes\n")) << changed.out;
+
+  const auto requests = server.Requests();
+  ASSERT_EQ(requests.size(), 4u);
+  EXPECT_TRUE(Has(requests[0].body, R"("content":"Be brief, A.")")) << requests[0].body;
+  EXPECT_TRUE(Has(requests[1].body, R"("content":"Be brief, A.")")) << requests[1].body;
+  EXPECT_TRUE(Has(requests[2].body, R"("content":"Be brief, A.")")) << requests[2].body;
+  EXPECT_TRUE(Has(requests[3].body, R"("content":"Be precise, B.")")) << requests[3].body;
+  EXPECT_FALSE(Has(requests[3].body, "Be brief, A.")) << requests[3].body;
+  EXPECT_TRUE(dir_.JournalVerifies());
+  const auto show = journal_e2e::Harness({"journal", "show", dir_.data()});
+  std::size_t changes = 0;
+  for (const std::string& line : show.lines)
+    changes += Has(line, " LoopRequestChanged v1 ") ? 1 : 0;
+  EXPECT_EQ(changes, 1u);
+}
+
 }  // namespace
 }  // namespace harness::chat_e2e

@@ -755,5 +755,86 @@ TEST_F(CompactCli, ASignalWhileTheTranscriptIsReadEndsTheCommandAtOnce) {
   EXPECT_FALSE(std::filesystem::exists(data()));
 }
 
+// The system prompt `harness compact` gives its loop (the transcript's leading system messages,
+// then --system's text) is journaled with the loop, so a later `--session` restores it.
+TEST_F(CompactCli, TheSystemPromptIsJournaledWithTheLoop) {
+  const ProcessRun run =
+      Compact({Example("transcripts/coding-agent.json"), "--system", "Answer in English."});
+  ASSERT_EQ(run.exit_code, 0) << Joined(run.lines);
+  const std::string created = LineStarting(run.lines, "LoopCreated loop ");
+  EXPECT_NE(created.find(", system prompt of 114 bytes"), std::string::npos) << created;
+  const ProcessRun show = Harness({"journal", "show", data(), "--json"});
+  ASSERT_EQ(show.exit_code, 0);
+  ASSERT_FALSE(show.lines.empty());
+  auto line = ParseStrictJson(show.lines[0]);
+  ASSERT_TRUE(line.ok()) << line.error().Describe();
+  ASSERT_EQ((*line)["type"], "LoopCreated");
+  EXPECT_EQ((*line)["payload"]["system_prompt"],
+            "You are a coding agent working in a C++ repository. Use the tools to read, edit and "
+            "test code.\n\nAnswer in English.");
+
+  const std::string file = Write("prompt.txt", "From a file.");
+  const ProcessRun from_file = Compact({Example("transcripts/coding-agent.json"), "--system-file",
+                                        file, "--data-dir", (dir_.path() / "other").string()});
+  ASSERT_EQ(from_file.exit_code, 0) << Joined(from_file.lines);
+  EXPECT_NE(LineStarting(from_file.lines, "LoopCreated loop ").find(", system prompt of 108 bytes"),
+            std::string::npos)
+      << Joined(from_file.lines);
+}
+
+TEST_F(CompactCli, SystemFlagsThatCannotBeUsedAreUsage) {
+  const std::string transcript = Example("transcripts/coding-agent.json");
+  const ProcessRun both =
+      Compact({transcript, "--system", "a", "--system-file", Write("p.txt", "b")}, true);
+  EXPECT_EQ(both.exit_code, 2) << Joined(both.lines);
+  const ProcessRun missing =
+      Compact({transcript, "--system-file", (dir_.path() / "absent.txt").string()}, true);
+  EXPECT_EQ(missing.exit_code, 2) << Joined(missing.lines);
+  EXPECT_NE(Joined(missing.lines).find("--system-file: cannot open "), std::string::npos)
+      << Joined(missing.lines);
+}
+
+// A transcript larger than one journal record (16 MiB) is compacted like any other: LoopCreated
+// and LoopHistoryContinued records carry its history, and the journal folds back to all of it.
+TEST_F(CompactCli, ATranscriptLargerThanARecordIsJournaledInSeveralAndFoldsBack) {
+  std::string transcript = "[";
+  constexpr int kMessages = 80;  // 80 messages of 256 KiB: 20 MiB
+  for (int i = 0; i < kMessages; ++i) {
+    transcript.append(i == 0 ? "" : ",");
+    std::string text = "step " + std::to_string(i) + ": " + std::string(256 * 1024, 'x');
+    if (i % 2 == 0) {
+      transcript.append(R"({"role":"user","blocks":[{"type":"text","text":")")
+          .append(text)
+          .append(R"("}]})");
+    } else {
+      transcript.append(R"({"role":"assistant","blocks":[{"type":"text","text":")")
+          .append(text)
+          .append(R"("}],"usage":{"input_tokens":1,"output_tokens":1,"cache_read_tokens":0,)")
+          .append(R"("cache_creation_tokens":0,"reasoning_tokens":0}})");
+    }
+  }
+  transcript.append("]");
+  ASSERT_GT(transcript.size(), 20u * 1000 * 1000);
+  const ProcessRun run = Compact({Write("large.json", transcript), "--context-window", "10000000"});
+  EXPECT_TRUE(run.exit_code == 0 || run.exit_code == 3) << Joined(run.lines);
+  EXPECT_NE(LineStarting(run.lines, "LoopCreated loop ").find(", 80 messages"), std::string::npos)
+      << LineStarting(run.lines, "LoopCreated loop ");
+  EXPECT_NE(LineStarting(run.lines, "LoopHistoryContinued loop "), "") << Joined(run.lines);
+
+  ExpectJournalVerifies();
+  const ProcessRun show = Harness({"journal", "show", data()});
+  ASSERT_GE(show.lines.size(), 3u);
+  EXPECT_NE(show.lines[0].find(" LoopCreated v1 "), std::string::npos) << show.lines[0];
+  EXPECT_NE(show.lines[1].find(" LoopHistoryContinued v1 "), std::string::npos) << show.lines[1];
+  // `sessions show` folds the journal: the whole history came back (a refused fold exits 1).
+  const std::string id = run.lines.at(0).substr(8, 36);
+  const ProcessRun folded = Harness({"sessions", "show", data(), id});
+  EXPECT_EQ(folded.exit_code, 0) << Joined(folded.lines);
+  if (run.exit_code == 3) {
+    EXPECT_NE(Joined(folded.lines).find("history 80 messages"), std::string::npos)
+        << Joined(folded.lines);
+  }
+}
+
 }  // namespace
 }  // namespace harness::compact_e2e

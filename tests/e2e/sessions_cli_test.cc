@@ -16,6 +16,7 @@
 #include <sqlite3.h>
 
 #include <condition_variable>
+#include <filesystem>
 #include <latch>
 #include <mutex>
 
@@ -253,6 +254,57 @@ TEST_F(SessionsCli, AContradictoryJournalIsRefusedWithItsKind) {
   EXPECT_EQ(chat.exit_code, 1) << chat.out;
   EXPECT_TRUE(Has(chat.out, "restore_refused")) << chat.out;
   EXPECT_FALSE(Has(chat.out, "assistant:")) << chat.out;
+}
+
+// `compact --session` restores the loop with its journaled system prompt; a different
+// `--system` is journaled as LoopRequestChanged before the compaction, an equal one is not.
+TEST_F(SessionsCli, CompactOnASessionJournalsADifferentSystemPromptAsAChange) {
+  Script({Answer("one"), Answer("two"), Answer("three")});
+  const std::string id =
+      SuspendedId(Chat("--system 'Be brief.'", "first\nsecond\nthird\n/quit\n").out);
+  ASSERT_FALSE(id.empty());
+  const std::string compact =
+      "compact --session " + id + " --data-dir '" + dir_.data() + "' --keep-recent-segments 1 ";
+  const CliRun same = Shell(Harness(compact + "--system 'Be brief.' 2>&1"));
+  ASSERT_EQ(same.exit_code, 0) << same.out;
+  EXPECT_FALSE(Has(same.out, "LoopRequestChanged")) << same.out;
+  Script({Answer("four")});
+  ASSERT_EQ(Chat("--session " + id, "fourth\n/quit\n").exit_code, 0);
+  const CliRun changed = Shell(Harness(compact + "--system 'Be precise.' 2>&1"));
+  ASSERT_EQ(changed.exit_code, 0) << changed.out;
+  EXPECT_TRUE(Has(changed.out, "LoopRequestChanged loop ")) << changed.out;
+  EXPECT_TRUE(Has(changed.out, ": system prompt of 11 bytes\n")) << changed.out;
+  const CliRun records = Shell(Harness("journal show '" + dir_.data() + "' 2>&1"));
+  std::size_t changes = 0;
+  for (std::size_t at = records.out.find(" LoopRequestChanged v1 "); at != std::string::npos;
+       at = records.out.find(" LoopRequestChanged v1 ", at + 1))
+    ++changes;
+  EXPECT_EQ(changes, 1u) << records.out;
+  EXPECT_TRUE(dir_.JournalVerifies());
+}
+
+// A journal written before LoopCreated could carry a system prompt or continue its history
+// (tests/fixtures/journal-v1-compact, made by `harness compact` with that code) is still
+// listed, shown and restored by `chat --session` (decision D11).
+TEST_F(SessionsCli, AJournalWrittenByTheVersionOneCodecIsStillRestored) {
+  const std::string id = "01a233d9-ae1d-7b1d-85aa-17ed2d9a7f83";
+  std::filesystem::create_directories(dir_.data());
+  std::filesystem::copy_file(std::filesystem::path(::harness::build_paths::SourceDir()) /
+                                 "tests/fixtures/journal-v1-compact/journal.db",
+                             std::filesystem::path(dir_.data()) / "journal.db");
+  const CliRun show = Sessions("show '" + dir_.data() + "' " + id);
+  EXPECT_EQ(show.exit_code, 0) << show.out;
+  EXPECT_TRUE(Has(show.out, "native openai/gpt-4o, compaction, exited")) << show.out;
+  EXPECT_TRUE(Has(show.out, "history summary + 5 messages")) << show.out;
+  // The exited loop takes no input, so no request reaches the (absent) server.
+  const std::string in = dir_.Write("v1-input.txt", "/history\n/quit\n");
+  const CliRun chat = Shell("env OPENAI_API_KEY=unused OPENAI_BASE_URL=http://127.0.0.1:9/v1 " +
+                            Harness("chat --model openai:gpt-4o --data-dir '" + dir_.data() +
+                                    "' --session " + id + " < '" + in + "' 2>&1"));
+  EXPECT_EQ(chat.exit_code, 0) << chat.out;
+  EXPECT_TRUE(Has(chat.out, "session " + id + " restored: 7 records; ")) << chat.out;
+  EXPECT_TRUE(Has(chat.out, ": 6 messages (summary + 5)")) << chat.out;
+  EXPECT_TRUE(Has(chat.out, "the loop has exited")) << chat.out;
 }
 
 TEST_F(SessionsCli, BadIdsAndMismatchedModelsAreUsageErrors) {

@@ -80,4 +80,17 @@ std::string DescribeEventError(const EventError& error);
 Result<std::string, EventError> EncodeEvent(const Event& event);
 Result<Event, EventError> DecodeEvent(std::string_view bytes);
 
+// The events that journal the creation of a loop whose whole initial history is
+// `created.history` (created.continued_history is ignored): `created` itself with as many
+// leading messages as fit one record of at most `max_record_bytes`, then one
+// LoopHistoryContinued per further part (created's header with a fresh UUIDv7 event id), each
+// as full as a record allows and at most kMaxHistoryMessages messages, with
+// created.continued_history set to the messages they carry. Just `created` when its history
+// fits. Published as one batch they are durable together or not at all. Fails, first failure
+// wins: Validate(created) -> InvalidEventError; a message that cannot fit a record even alone
+// -> EventLimitError{the size its record would have}. (The parameter exists for tests; the
+// runtime passes kMaxRecordBytes.)
+Result<std::vector<Event>, EventError> LoopCreationEvents(
+    LoopCreated created, std::size_t max_record_bytes = kMaxRecordBytes);
+
 }  // namespace harness

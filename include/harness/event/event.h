@@ -7,7 +7,7 @@
 //   gives its scope: session or loop). kIsReplyEvent<E> marks the waiter replies, whose
 //   header.cause.command_id is the command they answer.
 // - EventKind mirrors the variant's alternatives in order (KindOf(event) == event.index()), for
-//   filters that name kinds without holding an event.
+//   filters that name kinds without holding an event. New kinds are added at the end.
 // - Validate(event) runs ValidateIdentity (event/header.h) with the type's profile, then the
 //   type's body validator (event/compaction.h, context_events.h, lifecycle.h): identity first,
 //   then body, first failure wins.
@@ -28,12 +28,12 @@
 
 namespace harness {
 
-using Event =
-    std::variant<CompactionStarted, CompactionCommitted, CompactionRejected, CompactWaiterResolved,
-                 CompactWaiterRejected, ContextMeasured, ContextPressure, SessionActive,
-                 SessionIdle, ActiveLoopChanged, LoopCreated, InputAccepted, InputQueued,
-                 InputRejected, InputCancelled, LoopIdle, LoopExited, TurnStarted, MessageCommitted,
-                 TurnCompleted, TurnFailed, TurnInterrupted>;
+using Event = std::variant<CompactionStarted, CompactionCommitted, CompactionRejected,
+                           CompactWaiterResolved, CompactWaiterRejected, ContextMeasured,
+                           ContextPressure, SessionActive, SessionIdle, ActiveLoopChanged,
+                           LoopCreated, InputAccepted, InputQueued, InputRejected, InputCancelled,
+                           LoopIdle, LoopExited, TurnStarted, MessageCommitted, TurnCompleted,
+                           TurnFailed, TurnInterrupted, LoopHistoryContinued, LoopRequestChanged>;
 
 enum class EventKind : std::uint8_t {
   kCompactionStarted,
@@ -58,6 +58,8 @@ enum class EventKind : std::uint8_t {
   kTurnCompleted,
   kTurnFailed,
   kTurnInterrupted,
+  kLoopHistoryContinued,
+  kLoopRequestChanged,
 };
 
 inline constexpr std::size_t kEventKindCount = std::variant_size_v<Event>;

@@ -4,8 +4,8 @@
 //
 // Identity profiles (event/header.h):
 //   session: SessionActive, SessionIdle, ActiveLoopChanged
-//   loop:    LoopCreated, InputAccepted, InputQueued, InputRejected, InputCancelled, LoopIdle,
-//            LoopExited
+//   loop:    LoopCreated, LoopHistoryContinued, LoopRequestChanged, InputAccepted, InputQueued,
+//            InputRejected, InputCancelled, LoopIdle, LoopExited
 //   turn:    TurnStarted, MessageCommitted, TurnCompleted, TurnFailed, TurnInterrupted
 // InputQueued is ephemeral; every other event here is enduring.
 //
@@ -13,7 +13,12 @@
 // "is invalid"} (Visibility first everywhere: it must be Public):
 //   ActiveLoopChanged: ActiveLoopID non-zero
 //   LoopCreated:       Kind (native|foreign) -> Model (ModelKey::Validate) -> CompactionPolicy
-//                      (a foreign loop has none) -> History (each message ValidateMessage)
+//                      (a foreign loop has none) -> SystemPrompt (at most
+//                      kMaxSystemPromptBytes) -> History (each message ValidateMessage) ->
+//                      ContinuedHistory (at most kMaxInitialHistoryMessages - history size)
+//   LoopHistoryContinued: History (1 to kMaxHistoryMessages messages, each ValidateMessage)
+//   LoopRequestChanged: Change (at least one member set) -> SystemPrompt (at most
+//                      kMaxSystemPromptBytes)
 //   InputAccepted:     CommandID (cause.command_id) non-zero -> Message (ValidateMessage)
 //   InputQueued:       CommandID non-zero
 //   InputRejected:     CommandID non-zero -> Reason valid
@@ -30,6 +35,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -42,8 +48,14 @@
 
 namespace harness {
 
-// Messages in LoopCreated.history the decoder accepts.
+// Messages in LoopCreated.history (or LoopHistoryContinued.history) the decoder accepts.
 inline constexpr std::size_t kMaxHistoryMessages = 100'000;
+// Messages in a loop's whole initial history (LoopCreated and its continuations). A 64 MiB
+// transcript cannot hold more: every message takes more than 16 bytes.
+inline constexpr std::size_t kMaxInitialHistoryMessages = 4u * 1024 * 1024;
+// A loop's system prompt; it travels in LoopCreated and LoopRequestChanged, which also carry
+// their header and (LoopCreated) history within one record.
+inline constexpr std::size_t kMaxSystemPromptBytes = 1u * 1024 * 1024;
 inline constexpr std::size_t kMaxTurnFailureReasonBytes = 64;
 inline constexpr std::size_t kMaxTurnFailureDetailBytes = 4096;
 
@@ -114,8 +126,12 @@ struct ActiveLoopChanged {
 
 // --- loop profile ----------------------------------------------------------------------------
 
-// The first event of a loop. `history` is the loop's initial history (an imported transcript,
-// for example); empty for a fresh loop.
+// The first event of a loop: what the loop is and what its requests start from.
+// `system_prompt` is the loop's system prompt ("" for none). The initial history (an imported
+// transcript, for example; empty for a fresh loop) is `history` followed by the histories of the
+// `continued_history` messages' LoopHistoryContinued events, which the runtime appends in the
+// same journal batch right after this event (LoopCreationEvents), so that an initial history is
+// not bounded by one record's size.
 struct LoopCreated {
   static constexpr std::string_view kType = "LoopCreated";
   static constexpr EventClass kClass = EventClass::kEnduring;
@@ -124,8 +140,34 @@ struct LoopCreated {
   LoopKind kind = LoopKind::kUnspecified;
   ModelKey model;
   bool compaction_policy = false;  // a compaction policy is configured
+  std::string system_prompt;
   std::vector<Message> history;
+  std::uint64_t continued_history = 0;  // messages in the LoopHistoryContinued events that follow
   friend bool operator==(const LoopCreated&, const LoopCreated&) = default;
+};
+
+// The next part of a loop's initial history, right after its LoopCreated (or the previous
+// continuation) in the same journal batch.
+struct LoopHistoryContinued {
+  static constexpr std::string_view kType = "LoopHistoryContinued";
+  static constexpr EventClass kClass = EventClass::kEnduring;
+  static constexpr IdentityProfile kProfile = IdentityProfile::kLoop;
+  EventHeader header;
+  std::vector<Message> history;
+  friend bool operator==(const LoopHistoryContinued&, const LoopHistoryContinued&) = default;
+};
+
+// A change of what the loop's model requests are made with, from the next request on. Each
+// member that is set replaces the loop's current value; an unset one leaves it. One event for
+// every part of a request's shape that a loop's creator chose (its system prompt today), so that
+// a later part is a new optional member, not a new event.
+struct LoopRequestChanged {
+  static constexpr std::string_view kType = "LoopRequestChanged";
+  static constexpr EventClass kClass = EventClass::kEnduring;
+  static constexpr IdentityProfile kProfile = IdentityProfile::kLoop;
+  EventHeader header;
+  std::optional<std::string> system_prompt;  // set: the new system prompt ("" removes it)
+  friend bool operator==(const LoopRequestChanged&, const LoopRequestChanged&) = default;
 };
 
 // A user input the loop accepted: it is queued (or taken at once) and will reach the history
@@ -238,6 +280,8 @@ Status<InvalidEventError> ValidateBody(const SessionActive& event);
 Status<InvalidEventError> ValidateBody(const SessionIdle& event);
 Status<InvalidEventError> ValidateBody(const ActiveLoopChanged& event);
 Status<InvalidEventError> ValidateBody(const LoopCreated& event);
+Status<InvalidEventError> ValidateBody(const LoopHistoryContinued& event);
+Status<InvalidEventError> ValidateBody(const LoopRequestChanged& event);
 Status<InvalidEventError> ValidateBody(const InputAccepted& event);
 Status<InvalidEventError> ValidateBody(const InputQueued& event);
 Status<InvalidEventError> ValidateBody(const InputRejected& event);

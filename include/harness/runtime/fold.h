@@ -28,6 +28,11 @@
 //     and repair answers it ShuttingDown);
 //   * the non-ControlLaneFull orphan rejections of one attempt must share one reason (runtime
 //     §5.2), which covers "Interrupted and ShuttingDown orphans in one attempt";
+//   * a LoopCreated announcing continued_history must be followed at once by LoopHistoryContinued
+//     events of its loop carrying exactly that many messages (the runtime appends them in one
+//     batch): any other record before they are complete, a continuation nobody announced or one
+//     carrying more than announced, and a journal ending before they are complete (at Finish,
+//     reported at the LoopCreated's seq) are `history_continuation`;
 //   * RestoredPressure takes the policy by pointer (null: the loop has no policy), as
 //     PressureLevelFor does; §1.1 shows a reference, which cannot say "no policy".
 // - Beyond §1.1: SessionFold::records (how many records were folded) and FindLoop; the ledger
@@ -79,10 +84,12 @@ enum class RestoreErrorKind : std::uint8_t {
   kWaiterMismatch,
   kUnknownCommand,
   kDuplicateReply,
-  kDefinitionMismatch,  // restore step 4 (Session::Restore); the folder never reports it
+  kDefinitionMismatch,   // restore step 4 (Session::Restore); the folder never reports it
+  kHistoryContinuation,  // a LoopCreated's announced continuation is missing or out of place
 };
 
-// "sequence_gap", "undecodable", …, "definition_mismatch"; "" outside the enum.
+// "sequence_gap", "undecodable", …, "definition_mismatch", "history_continuation"; "" outside
+// the enum.
 std::string_view RestoreErrorKindName(RestoreErrorKind kind);
 
 inline constexpr std::size_t kMaxRestoreDetailBytes = 256;
@@ -113,6 +120,7 @@ struct LoopFold {
   LoopKind kind = LoopKind::kUnspecified;
   ModelKey model;
   bool compaction_policy = false;
+  std::string system_prompt;  // LoopCreated's, then the latest LoopRequestChanged's
   std::vector<Message> history;
   std::size_t derived_prefix = 0;  // 1 when history[0] is a summary
   ContextBasis basis;
@@ -244,6 +252,15 @@ class SessionFolder {
   SessionFold fold_;
   std::unordered_map<Uuid, std::size_t> loop_index_;
   std::unordered_set<Uuid> inputs_seen_;  // SubmitInput commands accepted or rejected
+  // The loop whose initial history is still being continued: its LoopCreated and the messages
+  // still announced.
+  struct Continuation {
+    Uuid loop;
+    std::uint64_t created_seq = 0;
+    Uuid created_id;
+    std::uint64_t awaited = 0;
+  };
+  std::optional<Continuation> continuing_;
   std::optional<RestoreError> failed_;
 };
 

@@ -10,8 +10,18 @@
 // - Open(options) acquires the journal lease for the session id (a fresh UUIDv7 when zero) and
 //   builds the hub. Nothing else is written.
 // - CreateLoop(definition) validates the definition (SessionError kInvalidDefinition), publishes
-//   LoopCreated (with the initial history) and, when the definition asks or no loop is active
-//   yet, ActiveLoopChanged; then the loop starts idle.
+//   LoopCreated (with the system prompt and the initial history; a history too large for one
+//   record continues in LoopHistoryContinued events of the same journal batch, see
+//   LoopCreationEvents in event/codec.h) and, when the definition asks or no loop is active
+//   yet, ActiveLoopChanged; then the loop starts idle. A single history message too large for a
+//   record is kInvalidDefinition.
+// - ChangeLoopRequest(loop, change): faulted or suspended as every command; not registered ->
+//   kLoopNotFound; an empty change, a foreign loop or a system prompt over
+//   kMaxSystemPromptBytes -> kInvalidArgument; exited (or exiting) -> kLoopExited. Otherwise,
+//   on the loop's actor (after the work posted before it), LoopRequestChanged is journaled and
+//   only then applied: every later model request of the loop is made with it, and restore
+//   folds it (the journal, never the restoring caller's definition, says what a loop runs
+//   with). The loop's last measurement is dropped (it counted the old request).
 // - Compact() samples the active loop once and behaves as CompactToLoop(that loop).
 //   CompactToLoop(loop) checks, in this order: faulted -> kFaulted; not registered (or zero) ->
 //   kLoopNotFound; foreign loop, or native loop without a compaction policy ->
@@ -39,7 +49,8 @@
 //   (SessionFolder); a contradictory journal is kRestoreRefused with `restore` set, an empty one
 //   kSessionNotFound, a journal failure kJournal, and in each case the lease is released having
 //   written nothing. Then every loop's definition is resolved (kind, model and policy presence
-//   must equal LoopCreated: else kRestoreRefused{definition_mismatch}), the waiter repairs
+//   must equal LoopCreated, and the system prompt the journal's: else
+//   kRestoreRefused{definition_mismatch}), the waiter repairs
 //   (PlanRepairs) are appended as one batch with the expected next sequence number, and only then
 //   are the loops built from the fold of journal + repairs. Every loop starts idle (an open turn
 //   was closed {restored}); with start_queued, a loop with queued input starts its oldest.
@@ -164,6 +175,13 @@ struct LoopSnapshot {
   std::optional<Uuid> attempt;  // the attempt in the compaction slot
   std::size_t attempt_waiters = 0;
   std::uint64_t turn_index = 0;
+  std::string system_prompt;  // what the loop's model requests are made with now
+};
+
+// A change of what a loop's model requests are made with (LoopRequestChanged): each member set
+// replaces the loop's current value.
+struct LoopRequestChange {
+  std::optional<std::string> system_prompt;  // "" removes the system prompt
 };
 
 struct SessionOptions {
@@ -188,6 +206,7 @@ struct RestoredLoopInfo {
   LoopKind kind = LoopKind::kNative;
   ModelKey model;
   bool compaction_policy = false;
+  std::string system_prompt;  // LoopCreated's, or the latest LoopRequestChanged's
   std::size_t history_size = 0;
   bool exited = false;
 };
@@ -196,7 +215,8 @@ struct RestoredLoopInfo {
 RestoredLoopInfo RestoredLoopInfoOf(const LoopFold& loop);
 
 // The check Restore makes of each resolved definition: kind, model and policy presence equal to
-// the loop's LoopCreated (else kRestoreRefused{definition_mismatch}), then CreateLoop's
+// the loop's LoopCreated and the system prompt equal to the journaled one (LoopCreated's or the
+// latest LoopRequestChanged's; else kRestoreRefused{definition_mismatch}), then CreateLoop's
 // validation (kInvalidDefinition). A caller that folds the journal itself, without a lease (as
 // the CLI does before a take-over), runs it first so that a definition Restore would refuse
 // never takes the lease; Restore still checks, as the journal may change in between.
@@ -255,6 +275,9 @@ class Session {
   Result<Uuid, SessionError> CompactToLoop(const Uuid& loop);
 
   Result<Uuid, SessionError> Interrupt(const Uuid& loop);
+  // Journals LoopRequestChanged on the loop's actor and applies it (see the contract above);
+  // returns the event's id.
+  Result<Uuid, SessionError> ChangeLoopRequest(const Uuid& loop, LoopRequestChange change);
   // Shuts every loop down and waits for them to exit.
   void Shutdown();
   // Ends running work, keeps queued input, releases the lease (see the contract above).
