@@ -6,7 +6,8 @@
 // the same (types included, via the serialization and the type of every value); when both
 // refuse, with the same kind at the same path, and the new reader's offset lies within the
 // input. One difference is expected: the reference stops at a NUL byte after a value. A document
-// the new reader accepts re-reads from its own serialization to itself.
+// the new reader accepts re-reads from its own serialization to itself. ParseStrictJsonArray
+// agrees with ParseStrictJson (verdict, error, elements; CheckArray).
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
@@ -66,6 +67,43 @@ void Check(std::string_view input, const harness::JsonLimits& limits) {
     Violation("the serialization does not re-read to the same document");
 }
 
+// ParseStrictJsonArray reads what ParseStrictJson reads: the same verdict and error (kind, path,
+// offset); on success, the elements it hands over, in order, are the root array's, each with
+// the exact text that parses to it; a root that is not an array comes back whole.
+void CheckArray(std::string_view input, const harness::JsonLimits& limits) {
+  const auto whole = harness::ParseStrictJson(input, limits);
+  std::size_t count = 0;
+  bool in_order = true;
+  const auto element = [&](std::size_t index, harness::Json& value, std::string_view text) {
+    in_order = in_order && index == count;
+    const auto alone = harness::ParseStrictJson(text, limits);
+    if (!alone.ok() || alone->dump() != value.dump())
+      Violation("an element's text does not parse to the element");
+    if (whole.ok() &&
+        (!whole->is_array() || count >= whole->size() || (*whole)[count].dump() != value.dump()))
+      Violation("an element differs from the document's");
+    ++count;
+    return true;
+  };
+  const auto streamed = harness::ParseStrictJsonArray(input, limits, element);
+  if (!in_order)
+    Violation("elements out of order");
+  if (streamed.ok() != whole.ok())
+    Violation(streamed.ok() ? "only the array reader accepts" : "only the array reader refuses");
+  if (!whole.ok()) {
+    const auto& a = streamed.error();
+    const auto& b = whole.error();
+    if (a.kind != b.kind || a.path != b.path || a.offset != b.offset || a.detail != b.detail)
+      Violation("the array reader's error differs");
+    return;
+  }
+  if (streamed->stopped || streamed->elements != count)
+    Violation("the array reader miscounts");
+  if (whole->is_array() ? (streamed->root || count != whole->size())
+                        : (!streamed->root || streamed->root->dump() != whole->dump()))
+    Violation("the array reader's root differs");
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
@@ -74,5 +112,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   harness::JsonLimits shallow;
   shallow.max_depth = 4;
   Check(input, shallow);
+  CheckArray(input, harness::JsonLimits{});
+  CheckArray(input, shallow);
   return 0;
 }

@@ -17,7 +17,9 @@ struct InputError {
 };
 
 // Reads all of `path` ("-" is standard input). Inputs longer than max_bytes are refused
-// without reading past the limit, so a huge or endless stream cannot exhaust memory.
+// without reading past the limit, so a huge or endless stream cannot exhaust memory; a regular
+// file over the limit is refused by its size before any of it is read, and the message names
+// both the size and the limit.
 Result<std::string, InputError> ReadInput(std::string_view path, std::size_t max_bytes);
 
 // The lines of a file descriptor (`harness chat`'s standard input), each without its newline

@@ -2,7 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <iterator>
+#include <optional>
 
 #include "content/base64.h"
 #include "content/raw_json.h"
@@ -414,40 +416,35 @@ Result<Message, TranscriptError> Decoder::DecodeMessage(const Json& value,
   return Message(ToolResultMessage{std::move(blocks), std::move(tool_use_id), is_error});
 }
 
-Result<Transcript, TranscriptError> DecodeArray(const Json& array, const std::string& path,
-                                                const TranscriptLimits& limits,
-                                                const RawSpans* spans) {
-  if (!array.is_array()) {
-    return Fail(Error(TranscriptErrorKind::kJson, path,
-                      fmt::format("expected an array of messages, found {}", JsonTypeName(array))));
-  }
-  if (array.size() > limits.max_messages) {
-    return Fail(Error(
-        TranscriptErrorKind::kJson, path,
-        fmt::format("{} messages exceed the limit of {}", array.size(), limits.max_messages)));
-  }
-  if (array.empty()) {
-    return Fail(Error(TranscriptErrorKind::kEmpty, path, "transcript has no messages"));
-  }
-  const Decoder decoder(spans);
-  Transcript transcript;
-  transcript.reserve(array.size());
-  for (std::size_t i = 0; i < array.size(); ++i) {
-    HARNESS_TRY(Message message, decoder.DecodeMessage(array[i], fmt::format("{}[{}]", path, i)));
-    transcript.push_back(std::move(message));
-  }
-  // ValidateTranscript, with this path: emptiness was checked above, depth while decoding.
-  for (std::size_t i = 0; i < transcript.size(); ++i) {
-    HARNESS_CHECK(ValidateMessage(transcript[i], fmt::format("{}[{}]", path, i)));
-  }
-  return transcript;
-}
-
 Result<Message, TranscriptError> DecodeOne(const Json& value, const std::string& path,
                                            const RawSpans* spans) {
   HARNESS_TRY(Message message, Decoder(spans).DecodeMessage(value, path));
   HARNESS_CHECK(ValidateMessage(message, path));
   return message;
+}
+
+TranscriptError NotAnArray(const std::string& path, const Json& value) {
+  return Error(TranscriptErrorKind::kJson, path,
+               fmt::format("expected an array of messages, found {}", JsonTypeName(value)));
+}
+
+// Message `index` of a transcript at `path`, decoded and validated, appended to `transcript`.
+// Both decoders go message by message, so the first error in document order wins, and the
+// limit on messages is found at the first message beyond it.
+Status<TranscriptError> AppendDecoded(Transcript& transcript, const Json& value,
+                                      const std::string& path, std::size_t index,
+                                      const TranscriptLimits& limits, const RawSpans* spans) {
+  if (index >= limits.max_messages) {
+    return Fail(Error(TranscriptErrorKind::kJson, path,
+                      fmt::format("more than {} messages, the limit", limits.max_messages)));
+  }
+  HARNESS_TRY(Message message, DecodeOne(value, fmt::format("{}[{}]", path, index), spans));
+  transcript.push_back(std::move(message));
+  return {};
+}
+
+TranscriptError NoMessages(const std::string& path) {
+  return Error(TranscriptErrorKind::kEmpty, path, "transcript has no messages");
 }
 
 }  // namespace
@@ -479,19 +476,45 @@ Result<std::string, TranscriptError> EncodeTranscript(const Transcript& transcri
   return out;
 }
 
+// The text is read one message at a time (ParseStrictJsonArray): each message's DOM is released
+// once the message is decoded, so decoding holds the text, the transcript and one message's DOM,
+// never the whole document's.
 Result<Transcript, TranscriptError> DecodeTranscript(std::string_view json,
                                                      const TranscriptLimits& limits) {
-  auto parsed = ParseStrictJson(json, ParseLimits(limits));
-  if (!parsed.ok())
-    return Fail(ParseError(parsed.error()));
-  RawSpans spans;
-  content_internal::CollectRawSpans(*parsed, json, spans);
-  return DecodeArray(*parsed, "$", limits, &spans);
+  Transcript transcript;
+  std::optional<TranscriptError> refused;
+  const std::string root = "$";
+  const auto element = [&](std::size_t index, Json& value, std::string_view text) {
+    RawSpans spans;
+    content_internal::CollectRawSpans(value, text, spans);
+    auto appended = AppendDecoded(transcript, value, root, index, limits, &spans);
+    if (!appended.ok())
+      refused = std::move(appended).error();
+    return appended.ok();
+  };
+  auto read = ParseStrictJsonArray(json, ParseLimits(limits), element);
+  if (!read.ok())
+    return Fail(ParseError(read.error()));
+  if (refused)
+    return Fail(std::move(*refused));
+  if (read->root)
+    return Fail(NotAnArray(root, *read->root));
+  if (transcript.empty())
+    return Fail(NoMessages(root));
+  return transcript;
 }
 
 Result<Transcript, TranscriptError> DecodeTranscriptValue(const Json& array, std::string path,
                                                           const TranscriptLimits& limits) {
-  return DecodeArray(array, path, limits, nullptr);
+  if (!array.is_array())
+    return Fail(NotAnArray(path, array));
+  if (array.empty())
+    return Fail(NoMessages(path));
+  Transcript transcript;
+  transcript.reserve(std::min(array.size(), limits.max_messages));
+  for (std::size_t i = 0; i < array.size(); ++i)
+    HARNESS_CHECK(AppendDecoded(transcript, array[i], path, i, limits, nullptr));
+  return transcript;
 }
 
 Result<Message, TranscriptError> DecodeMessageValue(const Json& message, std::string path) {

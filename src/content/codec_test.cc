@@ -686,7 +686,47 @@ TEST(DecodeTranscript, MaxMessages) {
   auto r = DecodeTranscript(three, limits);
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.error().kind, TranscriptErrorKind::kJson);
-  EXPECT_EQ(r.error().rule, "3 messages exceed the limit of 2");
+  EXPECT_EQ(r.error().rule, "more than 2 messages, the limit");
+  EXPECT_EQ(r.error().path, "$");
+  // The DOM path says the same.
+  auto value = DecodeTranscriptValue(*ParseStrictJson(three), "$", limits);
+  ASSERT_FALSE(value.ok());
+  EXPECT_EQ(value.error().rule, "more than 2 messages, the limit");
+}
+
+// The text is decoded message by message as it is read (one message's DOM at a time), so the
+// first error in document order wins: a bad message is reported before a syntax error after
+// it, and a syntax error before a bad message after it. The DOM path goes message by message
+// too, so validation of a message comes before the decoding of the next.
+TEST(DecodeTranscript, TheFirstErrorInDocumentOrderWins) {
+  const std::string good = R"({"role":"user","blocks":[{"type":"text","text":"hi"}]})";
+  const std::string bad = R"({"role":"user","blocks":[null]})";
+  // Raw JSON 129 deep decodes but does not validate (kEncoding).
+  const std::string deep_raw =
+      R"({"role":"assistant","blocks":[{"type":"tool_use","id":"c","name":"n","input":)" +
+      std::string(129, '[') + std::string(129, ']') + R"(}],"usage":null})";
+  auto r = DecodeTranscript("[" + good + "," + bad + "," + good + ",}");
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().kind, TranscriptErrorKind::kBlock);
+  EXPECT_EQ(r.error().path, "$[1].blocks[0]");
+  r = DecodeTranscript("[" + good + "," + good + ",}," + bad + "]");
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().kind, TranscriptErrorKind::kJson);
+  EXPECT_EQ(r.error().path, "$");
+  EXPECT_NE(r.error().rule.find("at byte 111"), std::string::npos) << r.error().rule;
+  // A message that decodes but does not validate comes before a bad message after it, on both
+  // paths.
+  const std::string both = "[" + deep_raw + "," + bad + "]";
+  r = DecodeTranscript(both);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().kind, TranscriptErrorKind::kEncoding);
+  EXPECT_EQ(r.error().path, "$[0].blocks[0].input");
+  JsonLimits limits;
+  limits.max_depth = kTranscriptJsonDepth;
+  r = DecodeTranscriptValue(*ParseStrictJson(both, limits), "$");
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().kind, TranscriptErrorKind::kEncoding);
+  EXPECT_EQ(r.error().path, "$[0].blocks[0].input");
 }
 
 TEST(DecodeTranscript, HugeAndDeepInputIsRefusedQuickly) {

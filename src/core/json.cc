@@ -26,16 +26,23 @@ namespace {
 // of the input when it stops short); paths name the innermost open container, as before.
 class StrictParser {
  public:
-  StrictParser(std::string_view text, std::size_t max_depth) : text_(text), max_depth_(max_depth) {}
+  // With a sink, the elements of a root array are handed to it one by one as they complete
+  // (ParseStrictJsonArray); the root array then holds at most the element being read.
+  StrictParser(std::string_view text, std::size_t max_depth, const JsonElementSink* sink = nullptr)
+      : text_(text), max_depth_(max_depth), sink_(sink) {}
 
   Result<Json, JsonError> Parse() {
     Json root;
     SkipSpace();
     if (!ParseValue(root))
       return Fail(std::move(*error_));
+    const bool streaming = sink_ != nullptr && root.is_array();
     while (!frames_.empty()) {
       if (!Continue())
         return Fail(std::move(*error_));
+      // Back in the root array with an element in it: that element is complete.
+      if (streaming && frames_.size() == 1 && !root.empty() && !HandOver(root))
+        return root;
     }
     SkipSpace();
     if (pos_ != text_.size()) {
@@ -44,6 +51,9 @@ class StrictParser {
     }
     return root;
   }
+
+  std::size_t handed_over() const { return handed_over_; }
+  bool stopped() const { return stopped_; }
 
  private:
   using Members = Json::object_t::Container;
@@ -80,6 +90,8 @@ class StrictParser {
     top.empty = false;
     if (!top.object) {
       Json::array_t& elements = top.container->get_ref<Json::array_t&>();
+      if (frames_.size() == 1)
+        element_begin_ = pos_;
       elements.emplace_back();
       return ParseValue(elements.back());
     }
@@ -103,6 +115,18 @@ class StrictParser {
     Members& members = MembersOf(*top.container);
     members.emplace_back(std::move(name), Json());
     return ParseValue(members.back().second);
+  }
+
+  // Hands the root array's one (complete) element to the sink and releases it; false when the
+  // sink stops the parse.
+  bool HandOver(Json& root) {
+    Json::array_t& elements = root.get_ref<Json::array_t&>();
+    const bool go_on = (*sink_)(handed_over_, elements.back(),
+                                text_.substr(element_begin_, pos_ - element_begin_));
+    elements.clear();
+    ++handed_over_;
+    stopped_ = !go_on;
+    return go_on;
   }
 
   // Whether the open object already has a member `name` (its members are exactly the names
@@ -435,7 +459,9 @@ class StrictParser {
     for (std::size_t i = 1; i < frames_.size(); ++i) {
       Json& parent = *frames_[i - 1].container;
       if (!frames_[i - 1].object) {
-        path.append(fmt::format("[{}]", parent.size() - 1));
+        // The root array of a streamed document holds only the element being read.
+        const std::size_t released = i == 1 ? handed_over_ : 0;
+        path.append(fmt::format("[{}]", released + parent.size() - 1));
       } else {
         path.push_back('.');
         path.append(MembersOf(parent).back().first);
@@ -449,6 +475,10 @@ class StrictParser {
   std::size_t max_depth_;
   std::vector<Frame> frames_;
   std::optional<JsonError> error_;
+  const JsonElementSink* sink_;
+  std::size_t element_begin_ = 0;  // where the root array's current element starts
+  std::size_t handed_over_ = 0;
+  bool stopped_ = false;
 };
 
 JsonError TypeError(std::string_view path, const Json& v, std::string_view expected) {
@@ -530,6 +560,21 @@ Result<Json, JsonError> ParseStrictJson(std::string_view text, const JsonLimits&
   if (auto refused = json_reference::RefuseBeforeReading(text, limits))
     return Fail(std::move(*refused));
   return StrictParser(text, limits.max_depth).Parse();
+}
+
+Result<JsonArrayRead, JsonError> ParseStrictJsonArray(std::string_view text,
+                                                      const JsonLimits& limits,
+                                                      const JsonElementSink& element) {
+  if (auto refused = json_reference::RefuseBeforeReading(text, limits))
+    return Fail(std::move(*refused));
+  StrictParser parser(text, limits.max_depth, &element);
+  HARNESS_TRY(Json root, parser.Parse());
+  JsonArrayRead read;
+  read.elements = parser.handed_over();
+  read.stopped = parser.stopped();
+  if (!root.is_array())
+    read.root = std::move(root);
+  return read;
 }
 
 Result<std::string, JsonError> JsonAsString(const Json& value, std::string_view path) {

@@ -2,7 +2,8 @@
 // replaced (core/json_reference.h): on every input both accept, they build the same document
 // (same types, same member order, same bytes), and on every input either refuses, both refuse
 // with the same kind at the same path. Offsets are the new reader's own (the first byte that
-// cannot continue a document) and are checked on their own cases.
+// cannot continue a document) and are checked on their own cases. ParseStrictJsonArray, the
+// element-by-element reader, agrees with ParseStrictJson on every one of those inputs.
 // g++ 12 reports a false -Wrestrict inside std::string's operator+ on "literal" + string chains.
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic ignored "-Wrestrict"
@@ -77,6 +78,48 @@ namespace {
   return ::testing::AssertionSuccess();
 }
 
+// ParseStrictJsonArray against ParseStrictJson: the same verdict and error (kind, path, offset,
+// detail); when both accept, the elements handed over are the root array's, in order, each with
+// a text that parses to it, and a root that is not an array comes back whole.
+::testing::AssertionResult ArrayReaderAgrees(std::string_view input,
+                                             const JsonLimits& limits = {}) {
+  const auto whole = ParseStrictJson(input, limits);
+  std::vector<Json> elements;
+  std::string problem;
+  const auto streamed = ParseStrictJsonArray(
+      input, limits, [&](std::size_t index, Json& element, std::string_view text) {
+        if (index != elements.size())
+          problem = "index " + std::to_string(index) + " out of order";
+        const auto alone = ParseStrictJson(text, limits);
+        if (!alone.ok() || !SameDocument(*alone, element, "$"))
+          problem = "the text of element " + std::to_string(index) + " is not the element";
+        elements.push_back(std::move(element));
+        return true;
+      });
+  if (!problem.empty())
+    return ::testing::AssertionFailure() << problem;
+  if (streamed.ok() != whole.ok())
+    return ::testing::AssertionFailure()
+           << (streamed.ok() ? "only the array reader accepts" : "only the array reader refuses");
+  if (!whole.ok()) {
+    const JsonError& a = streamed.error();
+    const JsonError& b = whole.error();
+    if (a.kind != b.kind || a.path != b.path || a.offset != b.offset || a.detail != b.detail)
+      return ::testing::AssertionFailure() << a.Describe() << " vs " << b.Describe();
+    return ::testing::AssertionSuccess();
+  }
+  if (streamed->stopped || streamed->elements != elements.size())
+    return ::testing::AssertionFailure() << "miscounted";
+  if (!whole->is_array()) {
+    if (!streamed->root || !elements.empty())
+      return ::testing::AssertionFailure() << "a root that is not an array was not returned whole";
+    return SameDocument(*streamed->root, *whole, "$");
+  }
+  if (streamed->root)
+    return ::testing::AssertionFailure() << "an array root was returned";
+  return SameDocument(Json(std::move(elements)), *whole, "$");
+}
+
 std::string Printable(std::string_view s) {
   std::string out;
   for (unsigned char c : s) {
@@ -111,8 +154,10 @@ TEST(StrictJsonReader, AgreesWithTheReferenceOnHandWrittenCases) {
       "\"\x80\"", "[1]x", "[1] [2]", "{\"a\":1}}", "]", "}", "{\"a\":1,\"a\":2}",
       "{\"a\":{\"b\":1,\"b\":2}}", "[{\"x\":[1,{\"y\":tru}]}]", "{\"a\":[1,2", "\xEF\xBB\xBF{}",
       std::string("[1,\0]", 5), std::string("\"a\0b\"", 5)};
-  for (const std::string& input : cases)
+  for (const std::string& input : cases) {
     EXPECT_TRUE(SameVerdict(input)) << Printable(input);
+    EXPECT_TRUE(ArrayReaderAgrees(input)) << Printable(input);
+  }
 }
 
 // The one difference, a bug of the old reader: nlohmann ends the input at a NUL byte where a
@@ -161,6 +206,71 @@ TEST(StrictJsonReader, DepthLimitAndPathsAgree) {
   EXPECT_EQ(refused.error().offset, 512u) << "the offending bracket";
 }
 
+// The array reader hands each element over as soon as it is complete, with its exact text, and
+// keeps none of them: what the sink moves away is gone from the document.
+TEST(StrictJsonArrayReader, HandsOverEachElementWithItsExactText) {
+  const std::string input = R"( [ 1 , "two" , {"three": [3]} , [4, [5]] , null ] )";
+  std::vector<std::string> texts;
+  const auto read =
+      ParseStrictJsonArray(input, {}, [&](std::size_t index, Json& element, std::string_view text) {
+        EXPECT_EQ(index, texts.size());
+        texts.emplace_back(text);
+        Json taken = std::move(element);  // the sink may take the element apart
+        return true;
+      });
+  ASSERT_TRUE(read.ok()) << read.error().Describe();
+  EXPECT_EQ(texts,
+            (std::vector<std::string>{"1", "\"two\"", R"({"three": [3]})", "[4, [5]]", "null"}));
+  EXPECT_EQ(read->elements, 5u);
+  EXPECT_FALSE(read->stopped);
+  EXPECT_FALSE(read->root.has_value());
+  EXPECT_TRUE(ArrayReaderAgrees(input));
+}
+
+// Errors are ParseStrictJson's, paths counting the elements already handed over.
+TEST(StrictJsonArrayReader, ErrorsNameTheElementAndTheByteAsTheWholeReaderDoes) {
+  for (const std::string input : {R"([{"a":1}, {"b": [1, x]}])", R"([1, 2, {"c": 3, "c": 4}])",
+                                  R"([1, 2, 3)", R"([1, 2] 3)", R"([[], [[]], [[[1,]]]])"}) {
+    EXPECT_TRUE(ArrayReaderAgrees(input)) << input;
+  }
+  const auto read = ParseStrictJsonArray(R"([{"a":1}, {"b": [1, x]}])", {},
+                                         [](std::size_t, Json&, std::string_view) { return true; });
+  ASSERT_FALSE(read.ok());
+  EXPECT_EQ(read.error().path, "$[1].b");
+  EXPECT_EQ(read.error().offset, 20u);
+  JsonLimits shallow;
+  shallow.max_depth = 3;
+  EXPECT_TRUE(ArrayReaderAgrees("[1, [2, [3, [4]]]]", shallow));
+}
+
+// A sink that returns false stops the read: the rest of the text is not looked at.
+TEST(StrictJsonArrayReader, TheSinkStopsTheRead) {
+  std::size_t seen = 0;
+  const auto read = ParseStrictJsonArray("[1, 2, 3, this is not JSON", {},
+                                         [&](std::size_t index, Json&, std::string_view) {
+                                           ++seen;
+                                           return index < 1;
+                                         });
+  ASSERT_TRUE(read.ok()) << read.error().Describe();
+  EXPECT_TRUE(read->stopped);
+  EXPECT_EQ(read->elements, 2u);
+  EXPECT_EQ(seen, 2u);
+}
+
+// A root that is not an array is read whole and returned; nothing is handed over.
+TEST(StrictJsonArrayReader, ARootThatIsNotAnArrayComesBackWhole) {
+  for (const std::string input : {R"({"a": [1, 2]})", "7", "null", R"("text")"}) {
+    const auto read = ParseStrictJsonArray(input, {}, [](std::size_t, Json&, std::string_view) {
+      ADD_FAILURE() << "an element was handed over";
+      return true;
+    });
+    ASSERT_TRUE(read.ok()) << input;
+    ASSERT_TRUE(read->root.has_value()) << input;
+    EXPECT_EQ(read->root->dump(), ParseStrictJson(input)->dump());
+    EXPECT_EQ(read->elements, 0u);
+  }
+}
+
 TEST(StrictJsonReader, OffsetsNameTheFirstByteThatCannotContinue) {
   struct Case {
     std::string input;
@@ -201,6 +311,7 @@ TEST(StrictJsonReader, AgreesWithTheReferenceOnEveryCorpusAndItsMutations) {
     auto check = [&](std::string_view input) {
       ++inputs;
       EXPECT_TRUE(SameVerdict(input)) << entry.path().filename() << ": " << Printable(input);
+      EXPECT_TRUE(ArrayReaderAgrees(input)) << entry.path().filename() << ": " << Printable(input);
     };
     check(seed);
     for (std::size_t n = 0; n < std::min<std::size_t>(seed.size(), 200); ++n)

@@ -383,6 +383,34 @@ TEST_F(CompactCli, NothingIsCreatedBeforeTheInputIsValid) {
   }
 }
 
+// A file over its limit is refused by its size before a byte of it is read: a sparse file of
+// 1 TiB (no disk space used) is refused as fast as one byte over the limit, the message names the
+// size and the limit, and nothing is created. The script of a scripted compactor shares the
+// reader and its check.
+TEST_F(CompactCli, AnInputOverItsLimitIsRefusedByItsSizeBeforeItIsRead) {
+  const std::string huge = (dir_.path() / "huge.json").string();
+  std::ofstream(huge, std::ios::binary).put('[');
+  std::error_code ec;
+  std::filesystem::resize_file(huge, std::uintmax_t{1} << 40, ec);
+  if (ec)  // a file system without sparse files: one byte over the limit says the same
+    std::filesystem::resize_file(huge, (std::uintmax_t{64} << 20) + 1);
+  const std::string size = std::to_string(std::filesystem::file_size(huge));
+  const std::string transcript = Example("transcripts/coding-agent.json");
+  const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
+      {{huge}, "the limit of 67108864 bytes (64 MiB)"},
+      {{transcript, "--compactor", "scripted:" + huge}, "the limit of 16777216 bytes (16 MiB)"},
+  };
+  for (const auto& [args, limit] : cases) {
+    const ProcessRun run = Compact(args, true);
+    EXPECT_EQ(run.exit_code, 2) << Joined(args);
+    ASSERT_FALSE(run.lines.empty()) << Joined(args);
+    EXPECT_NE(run.lines[0].find(huge + " is " + size + " bytes"), std::string::npos)
+        << run.lines[0];
+    EXPECT_NE(run.lines[0].find(limit), std::string::npos) << run.lines[0];
+    EXPECT_FALSE(std::filesystem::exists(data())) << Joined(args);
+  }
+}
+
 // A data directory is a path, always, even when SQLite would read it as a URI; --journal takes
 // a PostgreSQL URL and nothing else.
 TEST_F(CompactCli, ADataDirectoryIsAPathAndAnUnknownJournalSchemeIsUsage) {

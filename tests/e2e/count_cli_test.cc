@@ -79,7 +79,8 @@ TEST(CliCount, RefusesInputOverSixtyFourMebibytes) {
   const CliRun over = Shell(std::string("head -c 67108865 /dev/zero | '") +
                             ::harness::build_paths::HarnessBinary() + "' count 2>&1");
   EXPECT_EQ(over.exit_code, 2);
-  EXPECT_NE(over.out.find("larger than 67108864 bytes"), std::string::npos) << over.out;
+  EXPECT_NE(over.out.find("larger than the limit of 67108864 bytes (64 MiB)"), std::string::npos)
+      << over.out;
 }
 
 TEST(CliCount, MissingTokenizerDataExitsTwoAndSaysWhereToGetIt) {

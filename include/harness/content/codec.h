@@ -41,8 +41,12 @@
 // JSON value; `"input":null` decodes as an absent input, `"provider_state":null` as the raw text
 // "null". The decoder checks a message's own members (role first, then the role's members,
 // then unknown members) before it descends into its blocks, and a block's members before its
-// nested content, so the first error is the outermost one. Then it runs ValidateTranscript
-// (ValidateMessage for one message), so a decoded transcript is always valid.
+// nested content, so the first error is the outermost one. Each message is validated
+// (ValidateMessage) as soon as it is decoded, so a decoded transcript is always valid.
+// DecodeTranscript reads the text one message at a time (ParseStrictJsonArray, core/json.h) and
+// decodes each message as soon as it is read, so decoding never holds more than one message's
+// DOM (besides the text and the transcript it builds); the first error in document order wins,
+// whether the JSON reader's or the decoder's. DecodeTranscriptValue goes message by message too.
 // The decoder does NOT normalize (reference/contracts.md §2.1 constructors do): what it reads is
 // what it returns, so decode → encode reproduces compact input byte for byte. Normalized()
 // (content/transcript.h) applies the normalization where a producer wants it.
@@ -55,9 +59,10 @@
 //
 // Errors (TranscriptError, content/transcript.h): kJson for everything ParseStrictJson refuses
 // (syntax, size, depth, duplicate members) and for a document that is not an array or has more
-// than max_messages elements; kMessage for a bad message or message member (usage included);
-// kBlock for a bad block or block member (image source included), bad base64, and tool_result
-// content deeper than 128; kEncoding for raw JSON that ValidateTranscript refuses; kEmpty for
+// than max_messages elements (found at the first element beyond the limit); kMessage for a bad
+// message or message member (usage included); kBlock for a bad block or block member (image source
+// included), bad base64, and tool_result content deeper than 128; kEncoding for raw JSON that
+// ValidateTranscript refuses; kEmpty for
 // `[]`. The path names the value ("$[2].blocks[0].content[1].text"); the rule is short
 // ("missing member \"text\"", "expected a string, found null", "unknown block type \"x\"",
 // "tool_result nested deeper than 128") and quotes at most a few bytes of the input.

@@ -10,6 +10,13 @@
 // Every failure is a JsonError with a kind, the path of the value ("$.a[2].b"), the byte offset
 // where known, and a short detail that never echoes more than a few bytes of the input.
 //
+// ParseStrictJsonArray reads the same documents under the same contract, with the same errors
+// (kinds, paths, offsets), for a document whose root is an array of many elements (a transcript
+// of tens of megabytes): it hands each element of the root array to the caller as soon as the
+// element is complete and releases it when the caller returns, so memory holds the DOM of one
+// element at a time, never the whole document's (a DOM costs several times its text). The
+// elements before the first error have been handed over when the error is returned.
+//
 // JsonObject reads one object of a wire with exact member names: members are looked up by exact
 // name, and RejectUnknown() refuses any member that was never looked up.
 //
@@ -20,7 +27,9 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -63,6 +72,22 @@ struct JsonLimits {
 };
 
 Result<Json, JsonError> ParseStrictJson(std::string_view text, const JsonLimits& limits = {});
+
+// Receives element `index` of the root array and its exact text. The element is the caller's to
+// take apart (move from); it is released when the call returns. Returning false stops the parse.
+using JsonElementSink =
+    std::function<bool(std::size_t index, Json& element, std::string_view element_text)>;
+
+// What ParseStrictJsonArray read besides the elements it handed over.
+struct JsonArrayRead {
+  std::size_t elements = 0;  // how many elements were handed over
+  bool stopped = false;      // the sink returned false; the rest of the text was not read
+  std::optional<Json> root;  // the whole document when its root is not an array
+};
+
+Result<JsonArrayRead, JsonError> ParseStrictJsonArray(std::string_view text,
+                                                      const JsonLimits& limits,
+                                                      const JsonElementSink& element);
 
 // Typed reads of one value at `path`.
 Result<std::string, JsonError> JsonAsString(const Json& value, std::string_view path);
