@@ -457,7 +457,7 @@ int Run(const ChatCommandLine& line) {
   options.on_failure = [&](const InfrastructureFailure& f) {
     console.Error(fmt::format("harness chat: runtime failure: {}: {}",
                               InfrastructureFailureKindName(f.kind), f.detail));
-    if (f.kind != InfrastructureFailure::Kind::kIntentAppend) {
+    {
       std::lock_guard lock(outstanding.mutex());
       outstanding.Ended();
     }
