@@ -473,13 +473,11 @@ int RunChat(const ChatCommandLine& line, SignalWatch& signals) {
   options.on_failure = [&](const InfrastructureFailure& f) {
     console.Error(fmt::format("harness chat: runtime failure: {}: {}",
                               InfrastructureFailureKindName(f.kind), f.detail));
-    if (f.kind != InfrastructureFailure::Kind::kIntentAppend) {
-      {
-        std::lock_guard lock(outstanding.mutex());
-        outstanding.Ended();
-      }
-      end.request_stop();
+    {
+      std::lock_guard lock(outstanding.mutex());
+      outstanding.Ended();
     }
+    end.request_stop();
     outstanding.Changed();
   };
 

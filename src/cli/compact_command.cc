@@ -112,9 +112,7 @@ class FailureLog {
       lines_.push_back(
           fmt::format("{}: {}", InfrastructureFailureKindName(failure.kind), failure.detail));
     }
-    // An intent that could not be journaled is audit only: the command still gets its reply.
-    if (failure.kind != InfrastructureFailure::Kind::kIntentAppend)
-      stop_.request_stop();
+    stop_.request_stop();
   }
   std::vector<std::string> lines() const {
     std::lock_guard lock(mutex_);

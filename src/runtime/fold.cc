@@ -231,11 +231,7 @@ Status<RestoreError> SessionFolder::Apply(const JournalRecord& record, DecodedPa
       if (CommandTypeName(*command) != record.type)
         return Refuse(RestoreErrorKind::kUndecodable, record, none,
                       {"record type is not the payload type ", CommandTypeName(*command)});
-      const auto* compact = std::get_if<Compact>(&*command);
-      if (compact == nullptr)
-        return Refuse(RestoreErrorKind::kUndecodable, record, none,
-                      {"a ", CommandTypeName(*command), " intent is never journaled"});
-      return ApplyIntent(record, *compact);
+      return ApplyIntent(record, *command);
     }
     case RecordKind::kFence: {
       if (record.type != kSessionRestoredType)
@@ -254,17 +250,67 @@ Status<RestoreError> SessionFolder::Apply(const JournalRecord& record, DecodedPa
 }
 
 Status<RestoreError> SessionFolder::ApplyIntent(const JournalRecord& record,
-                                                const Compact& command) {
-  const CommandHeader& h = command.header;
+                                                const Command& command) {
+  const CommandHeader& h = HeaderOf(command);
+  const std::string_view type = CommandTypeName(command);
+  if (std::holds_alternative<Shutdown>(command))
+    return Refuse(RestoreErrorKind::kUndecodable, record, h.loop_id,
+                  {"a ", type, " intent is never journaled"});
   if (!(h.session_id == fold_.session))
     return Refuse(RestoreErrorKind::kForeignRecord, record, h.loop_id,
-                  {"Compact intent of another session"});
+                  {type, " intent of another session"});
   if (!(record.record_id == h.command_id))
     return Refuse(RestoreErrorKind::kForeignRecord, record, h.loop_id,
                   {"record id is not the command id"});
   if (FindLoop(h.loop_id) == nullptr)
     return Refuse(RestoreErrorKind::kUnknownLoop, record, h.loop_id,
-                  {"Compact intent before its LoopCreated"});
+                  {type, " intent before its LoopCreated"});
+  if (const auto* compact = std::get_if<Compact>(&command))
+    return ApplyCompactIntent(record, *compact);
+  if (const auto* input = std::get_if<SubmitInput>(&command))
+    return ApplyInputIntent(record, *input);
+  // An Interrupt has no reply event and its effects are events of their own: nothing to keep.
+  return {};
+}
+
+Status<RestoreError> SessionFolder::ApplyInputIntent(const JournalRecord& record,
+                                                     const SubmitInput& command) {
+  const CommandHeader& h = command.header;
+  if (auto earlier = input_intent_loop_.find(h.command_id); earlier != input_intent_loop_.end()) {
+    if (earlier->second == h.loop_id)
+      return {};  // the same intent again: nothing new
+    return Refuse(RestoreErrorKind::kUnknownCommand, record, h.loop_id,
+                  {"a second SubmitInput intent names another loop"});
+  }
+  if (inputs_seen_.contains(h.command_id))
+    return Refuse(RestoreErrorKind::kInputOrder, record, h.loop_id,
+                  {"a SubmitInput intent after its answer"});
+  input_intent_loop_.emplace(h.command_id, h.loop_id);
+  FindLoop(h.loop_id)->unanswered.push_back(
+      PendingInput{h.command_id, command.message, h.agency, record.seq});
+  return {};
+}
+
+Status<RestoreError> SessionFolder::AnswerInput(const JournalRecord& record,
+                                                const EventHeader& header, std::string_view type,
+                                                LoopFold& loop) {
+  const Uuid& command = header.cause.command_id;
+  if (!inputs_seen_.insert(command).second)
+    return Refuse(RestoreErrorKind::kInputOrder, record, loop.loop,
+                  {type, " for a command already accepted or rejected"});
+  auto intent = input_intent_loop_.find(command);
+  if (intent == input_intent_loop_.end())
+    return {};  // journals written before inputs had intents
+  if (!(intent->second == loop.loop))
+    return Refuse(RestoreErrorKind::kUnknownCommand, record, loop.loop,
+                  {"an input answered in another loop than its intent's"});
+  std::erase_if(loop.unanswered, [&](const PendingInput& u) { return u.command == command; });
+  return {};
+}
+
+Status<RestoreError> SessionFolder::ApplyCompactIntent(const JournalRecord& record,
+                                                       const Compact& command) {
+  const CommandHeader& h = command.header;
   CompactLedger& ledger = fold_.ledger;
   if (const CompactIntent* earlier = ledger.FindIntent(h.command_id)) {
     if (earlier->loop == h.loop_id)
@@ -327,7 +373,8 @@ Status<RestoreError> SessionFolder::ApplyEvent(const JournalRecord& record, cons
   if (loop == nullptr)
     return Refuse(RestoreErrorKind::kUnknownLoop, record, h.loop_id,
                   {EventTypeName(event), " before its LoopCreated"});
-  if (loop->exited && !ReplyTo(event))
+  // Answers may follow the exit (a repaired reply to a command the loop never reached).
+  if (loop->exited && !ReplyTo(event) && !std::holds_alternative<InputRejected>(event))
     return Refuse(RestoreErrorKind::kAfterExit, record, h.loop_id,
                   {EventTypeName(event), " after LoopExited"});
   HARNESS_CHECK(ApplyLoopEvent(record, event, *loop));
@@ -342,18 +389,13 @@ Status<RestoreError> SessionFolder::ApplyLoopEvent(const JournalRecord& record, 
   switch (KindOf(event)) {
     case EventKind::kInputAccepted: {
       const auto& accepted = std::get<InputAccepted>(event);
-      if (!inputs_seen_.insert(h.cause.command_id).second)
-        return Refuse(RestoreErrorKind::kInputOrder, record, loop.loop,
-                      {"InputAccepted for a command already accepted or rejected"});
+      HARNESS_CHECK(AnswerInput(record, h, type, loop));
       loop.pending.push_back(
           PendingInput{h.cause.command_id, accepted.message, h.cause.agency, record.seq});
       return {};
     }
     case EventKind::kInputRejected:
-      if (!inputs_seen_.insert(h.cause.command_id).second)
-        return Refuse(RestoreErrorKind::kInputOrder, record, loop.loop,
-                      {"InputRejected for a command already accepted or rejected"});
-      return {};
+      return AnswerInput(record, h, type, loop);
     case EventKind::kInputCancelled: {
       auto it = std::find_if(loop.pending.begin(), loop.pending.end(), [&](const PendingInput& p) {
         return p.command == h.cause.command_id;

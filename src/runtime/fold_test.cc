@@ -635,12 +635,32 @@ std::vector<Contradiction> Contradictions() {
     record.v = 2;
     return b.AppendRecord(record);
   });
-  add("undecodable_input_intent", K::kUndecodable, [](JournalBuilder& b) {
+  add("undecodable_shutdown_intent", K::kUndecodable, [](JournalBuilder& b) {
     const Uuid loop = b.CreateLoop();
+    Shutdown shutdown;
+    shutdown.header = CommandHeader{b.NextId(), b.session(), loop, Agency::kUser, b.Now()};
+    return b.AppendCommand(shutdown);
+  });
+  add("input_order_intent_after_its_answer", K::kInputOrder, [](JournalBuilder& b) {
+    const Uuid loop = b.CreateLoop();
+    const Uuid command = b.AcceptInput(loop, "hello");
     SubmitInput input;
-    input.header = CommandHeader{b.NextId(), b.session(), loop, Agency::kUser, b.Now()};
+    input.header = CommandHeader{command, b.session(), loop, Agency::kUser, b.Now()};
     input.message = UserText("hello");
     return b.AppendCommand(input);
+  });
+  add("unknown_command_input_answered_in_another_loop", K::kUnknownCommand, [](JournalBuilder& b) {
+    const Uuid first = b.CreateLoop();
+    const Uuid second = b.CreateLoop();
+    const Uuid command = b.InputIntent(first, "hello");
+    b.AcceptInput(second, "hello", Agency::kUser, command);
+    return b.last_seq();
+  });
+  add("unknown_loop_interrupt_intent", K::kUnknownLoop, [](JournalBuilder& b) {
+    b.CreateLoop();
+    Interrupt interrupt;
+    interrupt.header = CommandHeader{b.NextId(), b.session(), b.NextId(), Agency::kUser, b.Now()};
+    return b.AppendCommand(interrupt);
   });
   add("undecodable_event_as_command", K::kUndecodable, [](JournalBuilder& b) {
     const Uuid loop = b.CreateLoop();

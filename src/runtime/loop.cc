@@ -14,8 +14,6 @@ namespace {
 
 // Waiters one attempt may hold (runtime.md §1.2, the "control lane").
 constexpr std::size_t kMaxWaiters = 64;
-// Inputs one loop may hold queued.
-constexpr std::size_t kMaxQueuedInputs = 64;
 
 bool WaiterBefore(const auto& a, const auto& b) {
   if (a.created_at != b.created_at)
@@ -64,11 +62,8 @@ LoopActor::LoopActor(SessionCore& session, const Uuid& id, LoopDefinition defini
 
 // --- posting ------------------------------------------------------------------------------
 
-void LoopActor::PostCompact(Compact command, std::optional<NewRecord> intent) {
-  strand_->Post([self = shared_from_this(), command = std::move(command),
-                 intent = std::move(intent)]() mutable {
-    if (intent)
-      self->intents_.push_back(std::move(*intent));
+void LoopActor::PostCompact(Compact command) {
+  strand_->Post([self = shared_from_this(), command = std::move(command)]() mutable {
     self->OnCompact(std::move(command));
   });
 }
@@ -98,6 +93,10 @@ void LoopActor::PostResume() {
     if (!self->exited_ && !self->halted_ && !self->shutting_down_)
       self->ResumeQueued();
   });
+}
+
+void LoopActor::PostHalt() {
+  strand_->Post([self = shared_from_this()] { self->halted_ = true; });
 }
 
 std::future<LoopSnapshot> LoopActor::PostSnapshot() {

@@ -57,7 +57,7 @@ class LoopActor : public std::enable_shared_from_this<LoopActor> {
   // Decided under the session's registry lock.
   bool exiting = false;
 
-  void PostCompact(Compact command, std::optional<NewRecord> intent);
+  void PostCompact(Compact command);
   void PostInput(SubmitInput command);
   void PostInterrupt(Interrupt command);
   // The future is ready once the loop has exited.
@@ -67,6 +67,9 @@ class LoopActor : public std::enable_shared_from_this<LoopActor> {
   std::shared_future<void> PostSuspend();
   // Starts the oldest queued input if the loop is idle (after a restore).
   void PostResume();
+  // A command for this loop could not be journaled (the session is faulted): the loop stops as
+  // one whose own append failed, so that a later shutdown writes nothing more for it.
+  void PostHalt();
   std::future<LoopSnapshot> PostSnapshot();
   // Journals `changed` (LoopRequestChanged) and then applies it: the loop's next model request
   // is made with it. A failed append halts the loop as any durable publication does.
@@ -136,10 +139,9 @@ class LoopActor : public std::enable_shared_from_this<LoopActor> {
   EventHeader LoopHeader() const;
   EventHeader TurnHeader(bool with_step) const;
   bool PublishOrHalt(const Event& event, InfrastructureFailure::Kind kind);
-  // Every publication of the loop goes through these: they carry the pending intents.
-  PublishOutcome Publish(const Event& event) { return session_.Publish(event, &intents_); }
+  PublishOutcome Publish(const Event& event) { return session_.Publish(event); }
   PublishOutcome PublishBatch(const std::vector<Event>& events) {
-    return session_.PublishBatch(events, &intents_);
+    return session_.PublishBatch(events);
   }
 
   // --- history
@@ -226,7 +228,6 @@ class LoopActor : public std::enable_shared_from_this<LoopActor> {
   bool exited_ = false;
   bool halted_ = false;  // a durable publication failed: do nothing more but exit
   std::uint64_t next_op_ = 1;
-  std::vector<NewRecord> intents_;  // Compact intents not yet journaled
 
   std::promise<void> exited_promise_;
   std::shared_future<void> exited_future_;

@@ -99,6 +99,32 @@ void PlanLoop(const SessionFold& fold, const LoopFold& loop, EventTime now, Repa
                                 intent.command, intent.agency, orphan_reason),
              now);
   }
+  if (loop.kind != LoopKind::kForeign) {
+    // A typed input whose id was returned is never dropped: the loop answers it now as it
+    // would have live (docs/restore-design.md §2.1).
+    std::size_t queued = loop.pending.size();
+    for (const PendingInput& input : loop.unanswered) {
+      EventHeader header = coordinates;
+      header.event_id = RestoreInputReplyId(input.command);
+      header.created_at = now;
+      header.cause.command_id = input.command;
+      header.cause.agency = input.agency;
+      if (loop.exited || queued >= kMaxQueuedInputs) {
+        InputRejected rejected;
+        rejected.header = header;
+        rejected.reason =
+            loop.exited ? InputRejectReason::kShuttingDown : InputRejectReason::kQueueFull;
+        plan.events.emplace_back(std::move(rejected));
+      } else {
+        InputAccepted accepted;
+        accepted.header = header;
+        accepted.message = input.message;
+        plan.events.emplace_back(std::move(accepted));
+        ++queued;
+      }
+      ++plan.replies;
+    }
+  }
   if (loop.open_turn && !loop.exited) {
     const Uuid& turn = *loop.open_turn;
     // The calls the crash left unanswered get error results first, as a live interrupt gives
@@ -207,6 +233,10 @@ Uuid RestoreStepId(const Uuid& turn) {
 
 Uuid RestoreToolResultId(const Uuid& turn, std::uint64_t index) {
   return Derive("harness.restore.result.v1", {turn}, index);
+}
+
+Uuid RestoreInputReplyId(const Uuid& command) {
+  return Derive("harness.restore.input.v1", {command});
 }
 
 Uuid RestoreLoopIdleId(const Uuid& turn) {

@@ -169,6 +169,85 @@ TEST(Repair, AcceptedInputNeedsNoReplyAndStaysQueued) {
   EXPECT_EQ(fold.loops[0].pending[1].command, second);
 }
 
+// Decisions D10: a SubmitInput id was returned once its intent was durable. A crash before the
+// loop answered it leaves the intent alone; restore accepts it, so the typed input runs.
+TEST(Repair, AnInputIntentWithoutAnswerIsAcceptedBehindTheQueuedInputs) {
+  JournalBuilder b(kSession);
+  const Uuid loop = b.CreateLoop();
+  const Uuid queued = b.AcceptInput(loop, "one");
+  const Uuid typed = b.InputIntent(loop, "typed before the crash", Agency::kMachine);
+  ASSERT_EQ(MustFold(b.records()).loops[0].unanswered.size(), 1u);
+  const RepairPlan plan = Plan(b);
+  ASSERT_EQ(plan.events.size(), 1u);
+  const auto* accepted = std::get_if<InputAccepted>(&plan.events[0]);
+  ASSERT_NE(accepted, nullptr);
+  EXPECT_EQ(accepted->header.event_id, RestoreInputReplyId(typed));
+  EXPECT_EQ(accepted->header.loop_id, loop);
+  EXPECT_EQ(accepted->header.cause.command_id, typed);
+  EXPECT_EQ(accepted->header.cause.agency, Agency::kMachine) << "the intent's agency";
+  EXPECT_EQ(accepted->header.created_at, Later());
+  EXPECT_EQ(accepted->message, UserText("typed before the crash"));
+  EXPECT_TRUE(Validate(plan.events[0]).ok());
+  EXPECT_EQ(plan.replies, 1u);
+  ASSERT_TRUE(plan.fence);
+  const SessionFold fold = ApplyAndRefold(b, plan);
+  ASSERT_EQ(fold.loops[0].pending.size(), 2u);
+  EXPECT_EQ(fold.loops[0].pending[0].command, queued);
+  EXPECT_EQ(fold.loops[0].pending[1].command, typed);
+  EXPECT_TRUE(fold.loops[0].unanswered.empty());
+}
+
+TEST(Repair, AnInputIntentOfAnExitedLoopIsRejectedShuttingDown) {
+  JournalBuilder b(kSession);
+  const Uuid loop = b.CreateLoop();
+  const Uuid typed = b.InputIntent(loop, "too late");
+  b.ExitLoop(loop);
+  const RepairPlan plan = Plan(b);
+  ASSERT_EQ(plan.events.size(), 1u);
+  const auto* rejected = std::get_if<InputRejected>(&plan.events[0]);
+  ASSERT_NE(rejected, nullptr);
+  EXPECT_EQ(rejected->reason, InputRejectReason::kShuttingDown);
+  EXPECT_EQ(rejected->header.cause.command_id, typed);
+  EXPECT_EQ(rejected->header.event_id, RestoreInputReplyId(typed));
+  ApplyAndRefold(b, plan);
+}
+
+TEST(Repair, AnInputIntentBeyondAFullQueueIsRejectedQueueFull) {
+  JournalBuilder b(kSession);
+  const Uuid loop = b.CreateLoop();
+  for (std::size_t i = 0; i + 1 < kMaxQueuedInputs; ++i)
+    b.AcceptInput(loop, "queued " + std::to_string(i));
+  const Uuid last_place = b.InputIntent(loop, "fits");
+  const Uuid beyond = b.InputIntent(loop, "does not fit");
+  const RepairPlan plan = Plan(b);
+  ASSERT_EQ(plan.events.size(), 2u);
+  const auto* accepted = std::get_if<InputAccepted>(&plan.events[0]);
+  ASSERT_NE(accepted, nullptr);
+  EXPECT_EQ(accepted->header.cause.command_id, last_place);
+  const auto* rejected = std::get_if<InputRejected>(&plan.events[1]);
+  ASSERT_NE(rejected, nullptr);
+  EXPECT_EQ(rejected->header.cause.command_id, beyond);
+  EXPECT_EQ(rejected->reason, InputRejectReason::kQueueFull);
+  EXPECT_EQ(plan.replies, 2u);
+  const SessionFold fold = ApplyAndRefold(b, plan);
+  EXPECT_EQ(fold.loops[0].pending.size(), kMaxQueuedInputs);
+}
+
+TEST(Repair, AnsweredInputIntentsAndInterruptIntentsNeedNothing) {
+  JournalBuilder b(kSession);
+  const Uuid loop = b.CreateLoop();
+  const Uuid accepted = b.InputIntent(loop, "hello");
+  b.AcceptInput(loop, "hello", Agency::kUser, accepted);
+  const Uuid rejected = b.InputIntent(loop, "full");
+  b.RejectInput(loop, rejected, InputRejectReason::kQueueFull);
+  b.InterruptIntent(loop);
+  const SessionFold fold = MustFold(b.records());
+  EXPECT_TRUE(fold.loops[0].unanswered.empty());
+  ASSERT_EQ(fold.loops[0].pending.size(), 1u);
+  EXPECT_EQ(fold.loops[0].pending[0].command, accepted);
+  EXPECT_TRUE(Plan(b).empty());
+}
+
 TEST(Repair, InterruptedAndCompletedTurnsNeedNothing) {
   JournalBuilder b(kSession);
   const Uuid loop = b.CreateLoop();

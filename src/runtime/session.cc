@@ -51,8 +51,6 @@ std::string SessionError::Message() const {
 std::string_view InfrastructureFailureKindName(InfrastructureFailure::Kind kind) {
   using Kind = InfrastructureFailure::Kind;
   switch (kind) {
-    case Kind::kIntentAppend:
-      return "intent_append";
     case Kind::kProgressPublication:
       return "progress_publication";
     case Kind::kTerminalAppend:
@@ -140,10 +138,7 @@ PublishOutcome SessionCore::Refused(const PublishError& error) {
   return {fatal ? Published::kFatal : Published::kRefused, DescribePublishError(error)};
 }
 
-PublishOutcome SessionCore::Publish(const Event& event, std::vector<NewRecord>* intents) {
-  if (IsEnduring(event) && intents != nullptr && !intents->empty()) {
-    return PublishBatch({event}, intents);
-  }
+PublishOutcome SessionCore::Publish(const Event& event) {
   std::optional<PublishError> error;
   if (options_.publish_interceptor)
     error = options_.publish_interceptor(event);
@@ -156,8 +151,7 @@ PublishOutcome SessionCore::Publish(const Event& event, std::vector<NewRecord>* 
   return Refused(*error);
 }
 
-PublishOutcome SessionCore::PublishBatch(const std::vector<Event>& events,
-                                         std::vector<NewRecord>* intents) {
+PublishOutcome SessionCore::PublishBatch(const std::vector<Event>& events) {
   std::optional<PublishError> error;
   if (options_.publish_interceptor) {
     for (const Event& event : events) {
@@ -165,26 +159,6 @@ PublishOutcome SessionCore::PublishBatch(const std::vector<Event>& events,
       if (error)
         break;
     }
-  }
-  if (!error && intents != nullptr && !intents->empty()) {
-    auto published = hub_->PublishBatch(events, *intents);
-    if (published) {
-      intents->clear();
-      return {};
-    }
-    // The intents are audit only: report them lost and try the events alone, so that a
-    // journal refusing them does not take the events down with them.
-    InfrastructureFailure failure{InfrastructureFailure::Kind::kIntentAppend,
-                                  {},
-                                  {},
-                                  {},
-                                  DescribePublishError(published.error())};
-    for (const NewRecord& record : *intents)
-      failure.waiters.push_back(record.record_id);
-    if (!events.empty())
-      failure.loop = HeaderOf(events.front()).loop_id;
-    intents->clear();
-    Report(std::move(failure));
   }
   if (!error) {
     auto published = hub_->PublishBatch(events);
@@ -200,20 +174,28 @@ void SessionCore::Report(InfrastructureFailure failure) {
     options_.on_failure(failure);
 }
 
-std::optional<NewRecord> SessionCore::IntentRecord(const Command& command) {
+Status<SessionError> SessionCore::JournalIntent(const Command& command) {
   const CommandHeader& header = HeaderOf(command);
   auto payload = EncodeCommand(command);
   if (!payload) {
-    Report({InfrastructureFailure::Kind::kIntentAppend,
-            header.loop_id,
-            {},
-            {header.command_id},
-            DescribeCommandError(payload.error())});
-    return std::nullopt;
+    return Fail(
+        SessionError{SessionErrorKind::kInvalidArgument,
+                     "the command cannot be journaled: " + DescribeCommandError(payload.error())});
   }
-  return NewRecord{
+  NewRecord record{
       header.command_id, RecordKind::kCommand, std::string(CommandTypeName(command)), 1,
       header.created_at, std::move(*payload)};
+  // An append of records only: the hub appends them under its lease, in its publication order,
+  // and delivers nothing (an intent is not an event).
+  auto appended = hub_->PublishBatch({}, {std::move(record)});
+  if (!appended) {
+    PublishOutcome refused = Refused(appended.error());
+    return Fail(SessionError{
+        refused.status == Published::kFatal ? SessionErrorKind::kJournal
+                                            : SessionErrorKind::kInvalidArgument,
+        "the command was not accepted: its intent could not be journaled: " + refused.detail});
+  }
+  return {};
 }
 
 }  // namespace runtime_detail
@@ -433,6 +415,16 @@ Result<std::shared_ptr<LoopActor>, SessionError> FindLoop(SessionCore& core, con
   return it->second;
 }
 
+// Journals a command's intent (under the registry lock). When the journal fails, the session is
+// faulted and the target loop stops as if its own append had failed (runtime.md §2): a faulted
+// session writes nothing more for it, so its journal stays restorable as it was.
+Status<SessionError> JournalIntentFor(SessionCore& core, LoopActor& actor, const Command& command) {
+  auto journaled = core.JournalIntent(command);
+  if (!journaled.ok() && core.faulted())
+    actor.PostHalt();
+  return journaled;
+}
+
 CommandHeader NewHeader(SessionCore& core, const Uuid& loop, Agency agency) {
   CommandHeader header;
   header.command_id = Uuid::V7();
@@ -475,9 +467,12 @@ Result<Uuid, SessionError> Session::CompactToLoop(const Uuid& loop) {
     if ((*actor)->exiting)
       return Fail(SessionError{SessionErrorKind::kLoopExited, ""});
     command.header = NewHeader(*core_, loop, Agency::kUser);
-    // The intent is journaled by the loop in the same append as its first durable reaction
-    // (docs/runtime.md §5): an audit record that costs no fsync of its own.
-    (*actor)->PostCompact(command, core_->IntentRecord(command));
+    // D10: durable before the id leaves, so a crash at any later moment leaves a command that
+    // restore answers. Appended under the registry lock: the journal's order of intents is the
+    // order commands reach the loops, and no exit or suspension slips in between.
+    if (auto journaled = JournalIntentFor(*core_, **actor, command); !journaled.ok())
+      return Fail(journaled.error());
+    (*actor)->PostCompact(command);
   }
   return command.header.command_id;
 }
@@ -518,6 +513,8 @@ Result<Uuid, SessionError> Session::SubmitInputToLoop(const Uuid& loop, UserMess
       return Fail(SessionError{SessionErrorKind::kLoopExited, ""});
     command.header = NewHeader(*core_, loop, agency);
     command.message = std::move(message);
+    if (auto journaled = JournalIntentFor(*core_, *actor, command); !journaled.ok())
+      return Fail(journaled.error());
     if (actor->kind() == LoopKind::kNative) {
       actor->PostInput(command);
       return command.header.command_id;
@@ -538,6 +535,8 @@ Result<Uuid, SessionError> Session::Interrupt(const Uuid& loop) {
     return Fail(SessionError{SessionErrorKind::kLoopExited, ""});
   ::harness::Interrupt command;
   command.header = NewHeader(*core_, loop, Agency::kUser);
+  if (auto journaled = JournalIntentFor(*core_, **actor, command); !journaled.ok())
+    return Fail(journaled.error());
   (*actor)->PostInterrupt(command);
   return command.header.command_id;
 }

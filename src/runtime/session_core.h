@@ -40,13 +40,9 @@ class SessionCore {
 
   const Uuid& id() const { return options_.session_id; }
   EventTime Now() const;
-  // `intents` (may be null): command intents waiting to be journaled; an enduring publication
-  // takes them along in its append (one fsync for both) and clears them. If that append fails,
-  // the intents are reported lost (kIntentAppend) and the events are published without them.
-  PublishOutcome Publish(const Event& event, std::vector<NewRecord>* intents = nullptr);
+  PublishOutcome Publish(const Event& event);
   // Enduring events as one journal append: all durable and delivered, or none.
-  PublishOutcome PublishBatch(const std::vector<Event>& events,
-                              std::vector<NewRecord>* intents = nullptr);
+  PublishOutcome PublishBatch(const std::vector<Event>& events);
   void Report(InfrastructureFailure failure);
   void Fault() { faulted_.store(true); }
   bool faulted() const { return faulted_.load(); }
@@ -55,9 +51,11 @@ class SessionCore {
   // The admission check every command shares: faulted, then suspended.
   std::optional<SessionError> Refusal() const;
   RestoreReport restore_report;
-  // The journal record of a command intent (audit only); nullopt (reported) if it cannot be
-  // encoded.
-  std::optional<NewRecord> IntentRecord(const Command& command);
+  // Appends the intent of `command` to the journal (decisions D10): the caller returns the
+  // command's id only once this succeeded, so every id a caller holds is durable. An intent the
+  // codec refuses is kInvalidArgument; a journal failure is kJournal and, like every failed
+  // durable append, faults the session. Nothing is accepted when it fails.
+  Status<SessionError> JournalIntent(const Command& command);
   // Idempotent: the first call stops renewing and releases.
   void ReleaseLease();
 

@@ -737,7 +737,8 @@ TEST_F(Automatic, Hysteresis_LevelStaysCompactDownToRearmBelow) {
 }
 
 // An idle manual Compact, then S38's flow: the machine waiter's reply is journaled like the
-// user's, with the deterministic id; only the user's command has an intent record. Counts [40
+// user's, with the deterministic id; only the user's command has a Compact intent record (the
+// SubmitInput has its own). Counts [40
 // pre-count, 20 preflight, 25 post] for the manual attempt, then S38's [40, 65, 20, 25].
 TEST_F(Automatic, MachineWaiterReplyIsDurableLikeAUsers) {
   counter_->Script({CountStep::Tokens(40), CountStep::Tokens(20), CountStep::Tokens(25),
@@ -760,7 +761,7 @@ TEST_F(Automatic, MachineWaiterReplyIsDurableLikeAUsers) {
   const auto records = JournalRecords();
   std::vector<Uuid> intents;
   for (const JournalRecord& record : records) {
-    if (record.kind != RecordKind::kCommand)
+    if (record.kind != RecordKind::kCommand || record.type != "Compact")
       continue;
     auto command = DecodeCommand(record.payload);
     ASSERT_TRUE(command.ok());

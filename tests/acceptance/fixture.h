@@ -326,7 +326,7 @@ class PublishFaults {
   std::size_t failed_ = 0;
 };
 
-// A journal that forwards to a MemoryJournal and refuses command records (the audit intents)
+// A journal that forwards to a MemoryJournal and refuses command records (the intents)
 // while fail_commands is set.
 class IntentFaultJournal final : public Journal {
  public:

@@ -4,6 +4,7 @@
 
 #include "acceptance/fixture.h"
 #include "harness/command/codec.h"
+#include "harness/event/codec.h"
 #include "harness/journal/memory_journal.h"
 
 namespace harness::acceptance {
@@ -181,25 +182,101 @@ TEST_F(SessionApi, S07_CompactMintsTheIdAndJournalsTheIntentBeforeTheLoopActs) {
   EXPECT_THAT(committed[0].waiter_command_ids, ElementsAre(command));
 }
 
-TEST_F(SessionApi, S07_IntentAppendFailureIsReportedNotReturned) {
-  auto journal = std::make_unique<IntentFaultJournal>();
-  IntentFaultJournal* intents = journal.get();
-  ReopenWith(std::move(journal));
+// Decisions D10: each command's intent is durable before its id is returned, so an id a caller
+// holds survives a crash at any later moment. The loop is kept busy (its pre-count gated), so
+// nothing else it journals could have carried the intents along.
+TEST_F(SessionApi, S07_EveryCommandIsJournaledBeforeItsIdIsReturned) {
   const Uuid loop = MustCreate(NativeLoop());
   MustSnapshot(loop);
-  intents->fail_commands = true;
+  counter_->gates().Gate(1);
+  auto find = [this](const Uuid& command) -> std::optional<JournalRecord> {
+    for (const JournalRecord& record : JournalRecords()) {
+      if (record.record_id == command)
+        return record;
+    }
+    return std::nullopt;
+  };
 
-  auto result = session_->CompactToLoop(loop);
-  ASSERT_TRUE(result.ok()) << result.error().Message();
-  const auto failure = failures_.WaitFor(InfrastructureFailure::Kind::kIntentAppend);
-  ASSERT_TRUE(failure.has_value());
-  EXPECT_EQ(failure->loop, loop);
+  auto compact = session_->CompactToLoop(loop);
+  ASSERT_TRUE(compact.ok()) << compact.error().Message();
+  auto compact_intent = find(*compact);
+  ASSERT_TRUE(compact_intent.has_value()) << "the Compact id was returned before its intent";
+  EXPECT_EQ(compact_intent->kind, RecordKind::kCommand);
+  EXPECT_EQ(compact_intent->type, "Compact");
+  ASSERT_TRUE(counter_->gates().WaitStarted(1));
 
-  // The command still reaches the loop and is answered.
-  const auto reply = log_->WaitForReply(*result);
+  auto input = session_->SubmitInputToLoop(loop, U("typed during the compaction"));
+  ASSERT_TRUE(input.ok()) << input.error().Message();
+  auto input_intent = find(*input);
+  ASSERT_TRUE(input_intent.has_value()) << "the SubmitInput id was returned before its intent";
+  EXPECT_EQ(input_intent->type, "SubmitInput");
+  auto decoded = DecodeCommand(input_intent->payload);
+  ASSERT_TRUE(decoded.ok()) << DescribeCommandError(decoded.error());
+  const auto* submitted = std::get_if<harness::SubmitInput>(&*decoded);
+  ASSERT_NE(submitted, nullptr);
+  EXPECT_EQ(submitted->message, U("typed during the compaction"));
+  EXPECT_EQ(submitted->header.loop_id, loop);
+
+  auto interrupt = session_->Interrupt(loop);
+  ASSERT_TRUE(interrupt.ok()) << interrupt.error().Message();
+  auto interrupt_intent = find(*interrupt);
+  ASSERT_TRUE(interrupt_intent.has_value()) << "the Interrupt id was returned before its intent";
+  EXPECT_EQ(interrupt_intent->type, "Interrupt");
+
+  // The intents are in call order, and each precedes its command's answer.
+  EXPECT_LT(compact_intent->seq, input_intent->seq);
+  EXPECT_LT(input_intent->seq, interrupt_intent->seq);
+  counter_->gates().ReleaseAll();
+  const auto reply = log_->WaitForReply(*compact);
   ASSERT_TRUE(reply.has_value());
-  EXPECT_TRUE(std::holds_alternative<CompactWaiterResolved>(*reply)) << Describe(*reply);
-  EXPECT_FALSE(session_->faulted());
+  EXPECT_TRUE(std::holds_alternative<CompactWaiterRejected>(*reply)) << Describe(*reply);
+  ASSERT_TRUE(log_->WaitForCount<InputAccepted>(1, loop));
+  for (const JournalRecord& record : JournalRecords()) {
+    if (record.kind != RecordKind::kEvent)
+      continue;
+    auto event = DecodeEvent(record.payload);
+    ASSERT_TRUE(event.ok());
+    const Uuid& cause = HeaderOf(*event).cause.command_id;
+    if (cause == *compact)
+      EXPECT_GT(record.seq, compact_intent->seq);
+    if (cause == *input)
+      EXPECT_GT(record.seq, input_intent->seq);
+  }
+}
+
+// A command whose intent the journal refuses was not accepted: the call fails with kJournal
+// (the session faults, as for every failed durable append), the id is never returned and the
+// loop never sees the command.
+TEST_F(SessionApi, S07_AnIntentTheJournalRefusesFailsTheCallAndNothingIsAccepted) {
+  enum class Call { kCompact, kSubmitInput, kInterrupt };
+  for (Call call : {Call::kCompact, Call::kSubmitInput, Call::kInterrupt}) {
+    SCOPED_TRACE(static_cast<int>(call));
+    auto journal = std::make_unique<IntentFaultJournal>();
+    IntentFaultJournal* intents = journal.get();
+    ReopenWith(std::move(journal));
+    const Uuid loop = MustCreate(NativeLoop());
+    MustSnapshot(loop);
+    const std::uint64_t before = LastSeq();
+    intents->fail_commands = true;
+
+    Result<Uuid, SessionError> result = call == Call::kCompact ? session_->CompactToLoop(loop)
+                                        : call == Call::kSubmitInput
+                                            ? session_->SubmitInputToLoop(loop, U("hello"))
+                                            : session_->Interrupt(loop);
+    ASSERT_FALSE(result.ok());
+    EXPECT_EQ(result.error().kind, SessionErrorKind::kJournal);
+    EXPECT_NE(result.error().Message().find("injected intent failure"), std::string::npos)
+        << result.error().Message();
+    EXPECT_TRUE(session_->faulted());
+    // The loop never saw it: a snapshot taken on the actor after the call shows no work.
+    const LoopSnapshot snapshot = MustSnapshot(loop);
+    EXPECT_EQ(snapshot.status, LoopStatus::kIdle);
+    EXPECT_FALSE(snapshot.attempt.has_value());
+    EXPECT_EQ(snapshot.queued_inputs, 0u);
+    EXPECT_EQ(LastSeq(), before);
+    EXPECT_EQ(counter_->calls(), 0u);
+    EXPECT_EQ(model_->calls(), 0u);
+  }
 }
 
 TEST_F(SessionApi, S08_CompactToLoopTargetsOnlyThatLoop) {

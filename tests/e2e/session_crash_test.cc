@@ -81,6 +81,7 @@
 #include <thread>
 #include <vector>
 
+#include "chat_support.h"
 #include "harness/compaction/extractive.h"
 #include "harness/compaction/tail.h"
 #include "harness/compaction/wire.h"
@@ -637,8 +638,20 @@ void SessionCrash::CheckReplies(const JournalView& view, const RepairPlan& repai
         std::holds_alternative<InputRejected>(*event))
       ++inputs[HeaderOf(*event).cause.command_id];
   }
+  for (const Event& event : repairs.events) {
+    if (std::holds_alternative<InputAccepted>(event) ||
+        std::holds_alternative<InputRejected>(event))
+      ++inputs[HeaderOf(event).cause.command_id];
+  }
   for (const auto& [command, count] : inputs) {
     EXPECT_EQ(count, 1) << "input " << command.ToString() << " answered " << count << " times";
+  }
+  // Every SubmitInput id the chat was given (its intent is durable first) has its answer.
+  for (const JournalRecord& record : view.records) {
+    if (record.kind == RecordKind::kCommand && record.type == "SubmitInput") {
+      EXPECT_EQ(inputs[record.record_id], 1)
+          << "SubmitInput intent " << record.record_id.ToString();
+    }
   }
 }
 
@@ -1106,6 +1119,72 @@ TEST(SessionCrashRegression, AKillDuringAToolCallLeavesAHistoryThatCanStillBeCom
   EXPECT_TRUE(tail.ok() || tail.error().kind != TailErrorKind::kInvalidTranscript)
       << "after the restore the history cannot be compacted: " << tail.error().Message();
   (*session)->Suspend();
+}
+
+// A `/compact` whose compactor is still working when the process is SIGKILLed: CompactToLoop
+// had returned its id, so after `chat --session --take-over` the command must be in the journal
+// with exactly one reply (decisions D10). The intent used to ride along with the loop's first
+// durable append, which a compaction right after a turn (its measurement unchanged, so no
+// ContextMeasured) reaches only with its terminal: the kill left no record of the command.
+TEST(SessionCrashRegression, AKillWhileTheCompactorRunsLeavesTheCompactAnsweredAfterATakeOver) {
+  chat_e2e::ChatDir dir;
+  // The summary step waits long enough for the kill; the kill follows CompactionStarted, so the
+  // delay only bounds the test if the chat never prints it.
+  const std::string script = dir.Script({chat_e2e::Answer("one"), chat_e2e::Answer("two"),
+                                         chat_e2e::Summary(chat_e2e::kValidSummary, 60000)});
+  const std::vector<std::string> flags = {"chat",       "--model",  "scripted:" + script,
+                                          "--data-dir", dir.data(), "--keep-recent-segments",
+                                          "1"};
+  const std::string first_input = dir.Write("first.txt", "first\nsecond\n/compact\n/quit\n");
+  {
+    Child child(flags, ChildIo{false, first_input, {}});
+    ASSERT_TRUE(child.started());
+    std::string line, all;
+    bool started = false;
+    while (!started && child.ReadLine(line)) {
+      all.append(line).append("\n");
+      started = line.find("CompactionStarted") != std::string::npos;
+    }
+    ASSERT_TRUE(started) << "the chat ended before its compaction started:\n" << all;
+    child.Kill();
+    while (child.ReadLine(line)) {
+    }
+    const int status = child.Wait();
+    ASSERT_TRUE(WIFSIGNALED(status)) << "the chat ended before the kill:\n" << all;
+  }
+  Uuid session;
+  {
+    auto view = ReadJournal(dir.data(), session);
+    ASSERT_TRUE(view.has_value());
+  }
+  std::vector<std::string> resume = flags;
+  resume.insert(resume.end(), {"--session", session.ToString(), "--take-over"});
+  const std::string second_input = dir.Write("second.txt", "/quit\n");
+  {
+    Child child(resume, ChildIo{true, second_input, {}});
+    ASSERT_TRUE(child.started());
+    std::string line, all;
+    while (child.ReadLine(line))
+      all.append(line).append("\n");
+    const int status = child.Wait();
+    ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << all;
+  }
+  auto view = ReadJournal(dir.data(), session);
+  ASSERT_TRUE(view.has_value());
+  ASSERT_FALSE(view->refused) << view->refused->Message();
+  const CompactLedger& ledger = view->fold->ledger;
+  ASSERT_EQ(ledger.intents().size(), 1u) << "the killed /compact left no record of its command";
+  const Uuid command = ledger.intents()[0].command;
+  std::vector<const CompactReply*> replies;
+  for (const CompactReply& reply : ledger.replies()) {
+    if (reply.command == command)
+      replies.push_back(&reply);
+  }
+  ASSERT_EQ(replies.size(), 1u);
+  EXPECT_FALSE(replies[0]->resolved);
+  EXPECT_EQ(replies[0]->reason, CompactRejectReason::kInterrupted);
+  EXPECT_TRUE(PlanRepairs(*view->fold, EventTime{}, Uuid::V4(), 1).empty())
+      << "the take-over left repairs undone";
 }
 
 }  // namespace

@@ -29,7 +29,7 @@ namespace harness {
 
 enum class RecordKind : std::uint8_t {
   kEvent = 1,    // an enduring event
-  kCommand = 2,  // a command intent (audit)
+  kCommand = 2,  // a command intent, durable before its id is returned (decisions D10)
   kFence = 3,    // a marker written by the runtime (for example a writer change)
 };
 

@@ -6,18 +6,25 @@
 //   session in journal order (seq 1, 2, …); Finish() yields the SessionFold. The first failure
 //   wins, in journal order: after a failed Add every later Add and Finish return that same
 //   error, and nothing more is applied.
-// - Records are decoded by kind: kEvent through DecodeEvent, kCommand through DecodeCommand (only
-//   "Compact" intents are ever journaled), kFence through DecodeSessionRestored (runtime/repair.h;
-//   decoded and checked, otherwise ignored). Each event changes its loop as docs/events.md §4
-//   with the additions of restore-design §1.2; compaction terminals, waiter replies and Compact
-//   intents go to the CompactLedger, which waiter repair (runtime/repair.h) reads.
+// - Records are decoded by kind: kEvent through DecodeEvent, kCommand through DecodeCommand (the
+//   intents of Compact, SubmitInput and Interrupt, each journaled before its id was returned:
+//   decisions D10), kFence through DecodeSessionRestored (runtime/repair.h; decoded and checked,
+//   otherwise ignored). Each event changes its loop as docs/events.md §4 with the additions of
+//   restore-design §1.2; compaction terminals, waiter replies and Compact intents go to the
+//   CompactLedger, and a SubmitInput intent stays in its loop's `unanswered` until an
+//   InputAccepted or InputRejected cites it; waiter repair (runtime/repair.h) reads both. An
+//   Interrupt intent is checked (session, id, loop) and changes nothing: it has no reply event.
 // - A contradiction is a RestoreError{kind, seq, record_id, loop, detail}. kind has the fixed wire
 //   names of restore-design §3 (RestoreErrorKindName); detail is at most kMaxRestoreDetailBytes
 //   and never holds message content (it names types, fields, ids and rules only).
 // - Deviations from restore-design §3, decided here (each is a case the table leaves open):
-//   * a kCommand record whose type is not "Compact", a record with v != 1, or a kFence record
-//     whose id is not SessionRestoredFenceId(session, through_seq) are `undecodable` (a
-//     kind/type pair nobody writes) resp. `foreign_record`;
+//   * a kCommand record that is a Shutdown, a record with v != 1, or a kFence record whose id
+//     is not SessionRestoredFenceId(session, through_seq) are `undecodable` (a kind/type pair
+//     nobody writes) resp. `foreign_record`;
+//   * a SubmitInput intent after its command's InputAccepted/InputRejected is `input_order`, an
+//     answer in another loop than its intent `unknown_command`; a second intent for one command
+//     is ignored in the same loop and `unknown_command` in another (as for Compact);
+//   * an InputRejected after LoopExited is accepted, as waiter replies are: it is an answer;
 //   * a CompactionRejected on a loop whose fold basis is still zero adopts its basis before the
 //     revision rule is applied (the §1.2 zero-basis rule would otherwise be unreachable);
 //   * a second terminal for one attempt is `duplicate_terminal` and a second reply for one command
@@ -106,12 +113,18 @@ struct RestoreError {
   friend bool operator==(const RestoreError&, const RestoreError&) = default;
 };
 
-// An accepted input that has neither reached the history nor been cancelled.
+// Inputs one loop may hold queued; one more is InputRejected{queue_full}.
+inline constexpr std::size_t kMaxQueuedInputs = 64;
+
+// An input command with its message: in LoopFold::pending an accepted input that has neither
+// reached the history nor been cancelled (seq: of its InputAccepted); in LoopFold::unanswered a
+// SubmitInput intent no InputAccepted/InputRejected cites yet (seq: of the intent), which
+// waiter repair answers (runtime/repair.h).
 struct PendingInput {
   Uuid command;
   UserMessage message;
   Agency agency = Agency::kMachine;
-  std::uint64_t seq = 0;  // of its InputAccepted
+  std::uint64_t seq = 0;
   friend bool operator==(const PendingInput&, const PendingInput&) = default;
 };
 
@@ -129,7 +142,8 @@ struct LoopFold {
   std::optional<ContextBasis> automatic_latch;
   std::uint64_t turn_index = 0;
   std::optional<Uuid> open_turn;
-  std::vector<PendingInput> pending;  // FIFO by InputAccepted order
+  std::vector<PendingInput> pending;     // FIFO by InputAccepted order
+  std::vector<PendingInput> unanswered;  // by intent seq
   bool exited = false;
   std::uint64_t last_seq = 0;  // of the loop's latest event
 };
@@ -239,7 +253,12 @@ class SessionFolder {
  private:
   Status<RestoreError> Apply(const JournalRecord& record, DecodedPayload decoded);
   Status<RestoreError> ApplyEvent(const JournalRecord& record, const Event& event);
-  Status<RestoreError> ApplyIntent(const JournalRecord& record, const Compact& command);
+  Status<RestoreError> ApplyIntent(const JournalRecord& record, const Command& command);
+  Status<RestoreError> ApplyCompactIntent(const JournalRecord& record, const Compact& command);
+  Status<RestoreError> ApplyInputIntent(const JournalRecord& record, const SubmitInput& command);
+  // An InputAccepted or InputRejected answers its command's intent (if it has one).
+  Status<RestoreError> AnswerInput(const JournalRecord& record, const EventHeader& header,
+                                   std::string_view type, LoopFold& loop);
   Status<RestoreError> ApplyLoopEvent(const JournalRecord& record, const Event& event,
                                       LoopFold& loop);
   Status<RestoreError> CheckTerminal(const JournalRecord& record,
@@ -251,7 +270,8 @@ class SessionFolder {
 
   SessionFold fold_;
   std::unordered_map<Uuid, std::size_t> loop_index_;
-  std::unordered_set<Uuid> inputs_seen_;  // SubmitInput commands accepted or rejected
+  std::unordered_set<Uuid> inputs_seen_;              // SubmitInput commands accepted or rejected
+  std::unordered_map<Uuid, Uuid> input_intent_loop_;  // SubmitInput intents: command -> loop
   // The loop whose initial history is still being continued: its LoopCreated and the messages
   // still announced.
   struct Continuation {

@@ -11,7 +11,14 @@
 //   2. each Compact intent of the loop that is in no terminal and has no reply, by seq:
 //      CompactWaiterRejected{Interrupted} ({ShuttingDown} when the loop exited) under the attempt
 //      RestoreAttemptId(session, command);
-//   3. an open turn of a loop that has not exited: first, for each tool call of the history's
+//   3. each SubmitInput intent of a native loop that no InputAccepted/InputRejected answers
+//      (the crash came between the call's return and the loop's answer), by seq: InputAccepted
+//      with the intent's message, so the input comes back queued and runs as if accepted just
+//      before the crash; InputRejected{shutting_down} when the loop exited, {queue_full} when
+//      the loop's queue (pending inputs plus those accepted here) already holds
+//      kMaxQueuedInputs. Cause = the command and its agency, id RestoreInputReplyId(command).
+//      A foreign loop's input went to its own engine, which answers it: nothing is written;
+//   4. an open turn of a loop that has not exited: first, for each tool call of the history's
 //      last assistant message that no tool result answers, a MessageCommitted of an error
 //      ToolResultMessage (the live actor commits the same when it ends a turn early; without
 //      it the history is not a valid transcript and could never be compacted), in the turn
@@ -19,8 +26,9 @@
 //      TurnInterrupted{restored} (id RestoreTurnInterruptedId(turn)), then LoopIdle (id
 //      RestoreLoopIdleId(turn)).
 //   A reply's agency is its intent's, else Machine. Automatic (machine) Compacts have no intent:
-//   with no terminal nobody waits and nothing is written. SubmitInput needs nothing: an
-//   InputAccepted is its reply and a pending input stays queued.
+//   with no terminal nobody waits and nothing is written. An answered SubmitInput needs nothing:
+//   its InputAccepted is its reply and a pending input stays queued. An Interrupt has no reply
+//   event: restore ends every turn and attempt the crash left, which is what it asked for.
 // - The plan is one journal batch: `fence` first (the hub's records-before), then `events` in the
 //   order above. An empty plan has no fence and writes nothing. Every id is derived from what it
 //   repairs, so a retried batch is all duplicates, and fold(journal + plan) plans nothing.
@@ -32,6 +40,7 @@
 //   RestoreLoopIdleId(turn)                 "harness.restore.idle.v1"    turn
 //   RestoreStepId(turn)                     "harness.restore.step.v1"    turn
 //   RestoreToolResultId(turn, i)            "harness.restore.result.v1"  turn i
+//   RestoreInputReplyId(command)            "harness.restore.input.v1"   command
 //   SessionRestoredFenceId(session, seq)    "harness.restore.fence.v1"   session through_seq
 //
 // The fence (§2.3): kFence, type "SessionRestored", v 1, id SessionRestoredFenceId(session,
@@ -96,12 +105,13 @@ Uuid RestoreTurnInterruptedId(const Uuid& turn);
 Uuid RestoreLoopIdleId(const Uuid& turn);
 Uuid RestoreStepId(const Uuid& turn);
 Uuid RestoreToolResultId(const Uuid& turn, std::uint64_t index);
+Uuid RestoreInputReplyId(const Uuid& command);
 Uuid SessionRestoredFenceId(const Uuid& session, std::uint64_t through_seq);
 
 struct RepairPlan {
   std::optional<NewRecord> fence;  // set iff events is non-empty
   std::vector<Event> events;
-  std::size_t replies = 0;       // waiter replies in events
+  std::size_t replies = 0;       // waiter replies and input answers in events
   std::size_t turns_closed = 0;  // TurnInterrupted{restored} in events
   std::size_t tool_results = 0;  // synthesized error tool results in events
 

@@ -26,13 +26,22 @@
 //   CompactToLoop(loop) checks, in this order: faulted -> kFaulted; not registered (or zero) ->
 //   kLoopNotFound; foreign loop, or native loop without a compaction policy ->
 //   kCompactionUnsupported; loop exited (or exiting) -> kLoopExited. Then it mints the command
-//   id, journals the Compact intent (audit only; a failed append is reported, not returned),
-//   hands Compact{id, Agency User, session, loop, created_at = session clock} to the loop and
-//   returns the id. Every later outcome is an event: exactly one CompactWaiterResolved or
-//   CompactWaiterRejected answers the id.
+//   id, journals the intent Compact{id, Agency User, session, loop, created_at = session clock},
+//   hands it to the loop and returns the id. Every later outcome is an event: exactly one
+//   CompactWaiterResolved or CompactWaiterRejected answers the id, also after a crash (restore's
+//   waiter repair answers a journaled intent that has no reply).
+// - Intents (decisions D10): CompactToLoop, SubmitInputToLoop and Interrupt return an id only
+//   once the command's intent is durable in the journal, so every id a caller ever holds
+//   survives a crash at any later moment. An intent the journal refuses fails the call with
+//   kJournal (the detail names the journal's error): nothing was accepted, no id is returned,
+//   the loop never sees the command, and the session is faulted (and that loop stopped) as by
+//   every failed durable append. One durable append per command.
 // - SubmitInput / SubmitInputToLoop(loop, message, agency): the same checks without the policy
 //   check, plus message validation (kInvalidArgument); the loop answers with InputAccepted (then
-//   a turn, or InputQueued while a compaction holds the slot) or InputRejected.
+//   a turn, or InputQueued while a compaction holds the slot) or InputRejected. After a crash
+//   before that answer, restore accepts the journaled input (or rejects it queue_full /
+//   shutting_down as the loop would have). A foreign loop's input is journaled, then delivered
+//   to its engine, which answers it.
 // - Interrupt(loop): cancels a running turn (TurnInterrupted), rejects a pending compaction
 //   (waiter-only CompactWaiterRejected{Interrupted}) or a running one (CompactionRejected
 //   {Interrupted} and its replies); human input stays queued, machine input is cancelled.
@@ -121,13 +130,14 @@ struct SessionError {
 // id could not be minted). Production logs it; tests assert on it.
 struct InfrastructureFailure {
   enum class Kind : std::uint8_t {
-    kIntentAppend = 1,     // the audit intent of a command
-    kProgressPublication,  // CompactionStarted could not be published (fatal)
-    kTerminalAppend,       // CompactionCommitted/Rejected could not be appended
-    kWaiterAppend,         // a waiter reply could not be appended
-    kLaneFullReply,        // the ControlLaneFull reply could not be appended
-    kPreStartReply,        // waiter-only rejections could not be appended
-    kEventAppend,          // any other durable event
+    // 1 is retired: a command whose intent cannot be journaled fails the call itself
+    // (SessionError kJournal), so nothing is left to report.
+    kProgressPublication = 2,  // CompactionStarted could not be published (fatal)
+    kTerminalAppend,           // CompactionCommitted/Rejected could not be appended
+    kWaiterAppend,             // a waiter reply could not be appended
+    kLaneFullReply,            // the ControlLaneFull reply could not be appended
+    kPreStartReply,            // waiter-only rejections could not be appended
+    kEventAppend,              // any other durable event
   };
   Kind kind = Kind::kEventAppend;
   Uuid loop;

@@ -183,16 +183,45 @@ class JournalBuilder {
 
   // --- input and turns -----------------------------------------------------------------------
 
-  Uuid AcceptInput(const Uuid& loop, std::string text, Agency agency = Agency::kUser) {
+  // `command` zero: a fresh id (an input with no journaled intent, as older journals hold).
+  Uuid AcceptInput(const Uuid& loop, std::string text, Agency agency = Agency::kUser,
+                   Uuid command = {}) {
     InputAccepted accepted;
     accepted.header = Header(loop);
-    const Uuid command = NextId();
+    if (command.IsZero())
+      command = NextId();
     accepted.header.cause.command_id = command;
     accepted.header.cause.agency = agency;
     accepted.message = UserText(std::move(text));
     loops_[loop].pending.emplace(command, accepted.message);
     Append(accepted);
     return command;
+  }
+
+  void RejectInput(const Uuid& loop, const Uuid& command, InputRejectReason reason) {
+    InputRejected rejected;
+    rejected.header = Header(loop);
+    rejected.header.cause.command_id = command;
+    rejected.header.cause.agency = Agency::kUser;
+    rejected.reason = reason;
+    Append(rejected);
+  }
+
+  // A journaled SubmitInput intent (no answer yet); returns the command id.
+  Uuid InputIntent(const Uuid& loop, std::string text, Agency agency = Agency::kUser) {
+    SubmitInput command;
+    command.header = CommandHeader{NextId(), session_, loop, agency, Now()};
+    command.message = UserText(std::move(text));
+    AppendCommand(command);
+    return command.header.command_id;
+  }
+
+  // A journaled Interrupt intent; returns the command id.
+  Uuid InterruptIntent(const Uuid& loop) {
+    Interrupt command;
+    command.header = CommandHeader{NextId(), session_, loop, Agency::kUser, Now()};
+    AppendCommand(command);
+    return command.header.command_id;
   }
 
   void CancelInput(const Uuid& loop, const Uuid& command) {
