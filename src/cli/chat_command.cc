@@ -552,7 +552,10 @@ int RunChat(const ChatCommandLine& line, SignalWatch& signals) {
     if (!created.ok()) {
       std::fprintf(stderr, "harness chat: %s\n",
                    TerminalText(SessionRefusal(created.error())).c_str());
-      return kExitInvalid;
+      // The definition is made of the command line's input (model, flags, system prompt): one
+      // the runtime cannot take is bad usage, like a bad flag.
+      return created.error().kind == SessionErrorKind::kInvalidDefinition ? kExitUsage
+                                                                          : kExitInvalid;
     }
     loop = *created;
   }

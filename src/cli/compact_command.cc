@@ -411,7 +411,10 @@ std::optional<Target> NewSessionTarget(NewSessionInput input, Journal& journal,
   auto loop = target.session->CreateLoop(std::move(definition));
   if (!loop.ok()) {
     PrintError(SessionRefusal(loop.error()));
-    exit = kExitInvalid;
+    // The definition is made of the input (transcript, system prompt, flags): one the runtime
+    // cannot take (a message too large for a journal record, a prompt that is not UTF-8) is bad
+    // input, exit 2 as an invalid transcript is.
+    exit = loop.error().kind == SessionErrorKind::kInvalidDefinition ? kExitUsage : kExitInvalid;
     return std::nullopt;
   }
   target.loop = *loop;

@@ -237,10 +237,12 @@ TEST_F(SessionApi, S07_EveryCommandIsJournaledBeforeItsIdIsReturned) {
     auto event = DecodeEvent(record.payload);
     ASSERT_TRUE(event.ok());
     const Uuid& cause = HeaderOf(*event).cause.command_id;
-    if (cause == *compact)
+    if (cause == *compact) {
       EXPECT_GT(record.seq, compact_intent->seq);
-    if (cause == *input)
+    }
+    if (cause == *input) {
       EXPECT_GT(record.seq, input_intent->seq);
+    }
   }
 }
 

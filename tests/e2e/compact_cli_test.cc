@@ -820,6 +820,12 @@ TEST_F(CompactCli, SystemFlagsThatCannotBeUsedAreUsage) {
   EXPECT_EQ(missing.exit_code, 2) << Joined(missing.lines);
   EXPECT_NE(Joined(missing.lines).find("--system-file: cannot open "), std::string::npos)
       << Joined(missing.lines);
+  // A prompt the journal cannot hold (not UTF-8) is bad input too, and nothing is committed.
+  const ProcessRun not_text =
+      Compact({transcript, "--system-file", Write("latin1.txt", "caf\xe9")}, true);
+  EXPECT_EQ(not_text.exit_code, 2) << Joined(not_text.lines);
+  EXPECT_NE(Joined(not_text.lines).find("invalid_definition"), std::string::npos)
+      << Joined(not_text.lines);
 }
 
 // A transcript larger than one journal record (16 MiB) is compacted like any other: LoopCreated
