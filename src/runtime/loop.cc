@@ -7,6 +7,7 @@
 #include "harness/compaction/tail.h"
 #include "harness/content/transcript.h"
 #include "harness/event/compaction.h"
+#include "harness/summary/summary.h"
 #include "runtime/tool_answers.h"
 
 namespace harness::runtime_detail {
@@ -890,6 +891,19 @@ bool LoopActor::StartAttempt(const ContextMeasurement& candidate, InferenceReque
       const TextBlock* text = blocks.size() == 1 ? blocks[0].as<TextBlock>() : nullptr;
       if (text == nullptr || IsBlankText(text->text))
         return reject(CompactRejectReason::kInvalidSummary);
+      // The runtime judges every compactor's summary by the same strict grammar a model
+      // compactor's passes (ValidateCompactionResponse step 9), so an application's Compactor
+      // cannot commit text that is not a <conversation_summary>. The failure maps through
+      // RejectReasonFor exactly as a compactor's own kInvalidSummary does. What is installed is
+      // what ParseSummary returns, as ValidateCompactionResponse installs (the input, byte for
+      // byte).
+      auto parsed = ParseSummary(text->text);
+      if (!parsed) {
+        return reject(RejectReasonFor(CompactorError{CompactorErrorKind::kInvalidSummary,
+                                                     std::move(parsed).error(), std::nullopt,
+                                                     "summary grammar"}));
+      }
+      output->summary = std::move(parsed).value();
       std::vector<Message> replaced;
       replaced.reserve(retained.size() + 1);
       replaced.emplace_back(output->summary);

@@ -213,6 +213,9 @@ Result<CompactionOutput, CompactorError> ScriptedCompactor::Compact(const Compac
     case CompactStep::Kind::kBlank:
       output.summary = U("   ");
       break;
+    case CompactStep::Kind::kText:
+      output.summary = U(call.step.text);
+      break;
   }
   return output;
 }

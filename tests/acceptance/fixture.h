@@ -188,13 +188,22 @@ class ScriptedCounter final : public ContextCounter {
 // --- the compactor ----------------------------------------------------------------------------
 
 struct CompactStep {
-  enum class Kind { kSummary, kError, kWrongFingerprint, kZeroModel, kZeroFingerprint, kBlank };
+  enum class Kind {
+    kSummary,
+    kError,
+    kWrongFingerprint,
+    kZeroModel,
+    kZeroFingerprint,
+    kBlank,
+    kText,  // a summary whose text is `text`, as an application's Compactor might return it
+  };
   Kind kind = Kind::kSummary;
   CompactorError error;
+  std::string text;  // kText
 
   static CompactStep Summary() { return {}; }
   static CompactStep Error(CompactorErrorKind kind, std::string detail = "injected") {
-    CompactStep step{Kind::kError, {}};
+    CompactStep step{Kind::kError, {}, {}};
     step.error.kind = kind;
     step.error.detail = std::move(detail);
     return step;
@@ -204,7 +213,8 @@ struct CompactStep {
     step.error.inference = InferenceError{kind, "injected"};
     return step;
   }
-  static CompactStep Of(Kind kind) { return {kind, {}}; }
+  static CompactStep Of(Kind kind) { return {kind, {}, {}}; }
+  static CompactStep Text(std::string text) { return {Kind::kText, {}, std::move(text)}; }
 };
 
 // Answers its script in call order, then valid summaries echoing the input's identity.

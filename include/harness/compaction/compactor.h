@@ -4,10 +4,17 @@
 //
 // Contract:
 // - Compact(input, stop) blocks until it has a validated CompactionOutput whose identity (basis,
-//   model, request fingerprint) equals the input's, or fails with a CompactorError. It never
-//   returns an unvalidated summary: every implementation sends what it produced through
-//   ValidateCompactionResponse (compaction/response.h). When `stop` is requested it returns
-//   kCanceled promptly.
+//   model, request fingerprint) equals the input's, or fails with a CompactorError. The shipped
+//   implementations send what they produced through ValidateCompactionResponse
+//   (compaction/response.h); an implementation still validates its own envelope and identity.
+//   When `stop` is requested it returns kCanceled promptly.
+// - The runtime does not trust the summary: after Compact returns it re-checks every output,
+//   whichever implementation (an application's included) produced it: identity against the
+//   attempt, one non-blank text block, and ParseSummary (summary/summary.h) on that text, the
+//   same function ValidateCompactionResponse runs. A failure is rejected as if Compact had
+//   returned kInvalidSummary with ParseSummary's reason (-> InvalidSummary below), and the
+//   history is untouched. The runtime installs the summary ParseSummary returns (the text byte
+//   for byte), as ValidateCompactionResponse does.
 // - The runtime maps a failure to a CompactRejectReason with RejectReasonFor:
 //     kInvalidSummary                            -> InvalidSummary
 //     kCanceled, and kModel with a timeout or canceled inference error -> Canceled
