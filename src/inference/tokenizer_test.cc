@@ -329,6 +329,9 @@ TEST(BpeTokenizerRealData, LinearAndHeapMergeAgreeOnRealPieces) {
 
 // One piece of a megabyte (a letter run, a white space run, a punctuation run) encodes in
 // O(n log n): under a second in a release build, not the hours a quadratic merge would take.
+// The bound is for the sanitizer build at -O0 on a loaded machine (about 10 s a megabyte alone,
+// 19 s with the machine's two cores shared fifteen ways): generous, since a quadratic merge
+// misses it by two orders of magnitude, and a timing test must not fail on a busy machine.
 TEST(BpeTokenizerRealData, HugePiecesAreNotQuadratic) {
   constexpr std::size_t kBytes = 1u << 20;
   const std::string inputs[] = {std::string(kBytes, 'a'), std::string(kBytes, ' '),
@@ -342,7 +345,7 @@ TEST(BpeTokenizerRealData, HugePiecesAreNotQuadratic) {
       const auto seconds =
           std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
       EXPECT_EQ(t->Decode(ids), input);
-      EXPECT_LT(seconds, 60.0) << EncodingName(encoding) << " " << input.size() << " bytes";
+      EXPECT_LT(seconds, 240.0) << EncodingName(encoding) << " " << input.size() << " bytes";
     }
   }
 }

@@ -729,9 +729,15 @@ void SessionCrash::CheckAfterRun(int run, const RunPlan& plan, std::size_t first
     std::vector<Message> expected;
     std::optional<Message> input;
     if (before_ && !before_->loops.empty()) {
-      expected = before_->loops[0].history;
-      if (!before_->loops[0].pending.empty())
-        input = Message(before_->loops[0].pending.front().message);
+      const LoopFold& before = before_->loops[0];
+      expected = before.history;
+      // Queued first: the inputs accepted before the crash, then the SubmitInput intents no
+      // answer reached, which the restore accepts in intent order (runtime/repair.h, step 3).
+      if (!before.pending.empty()) {
+        input = Message(before.pending.front().message);
+      } else if (!before.unanswered.empty()) {
+        input = Message(before.unanswered.front().message);
+      }
     }
     if (!input && !plan.lines.empty() && plan.lines[0].front() != '/')
       input = Message(UserMessage{{TextBlock{plan.lines[0]}}});
