@@ -135,8 +135,8 @@ std::shared_ptr<ImportCommandLine> AddImportCommand(CLI::App& app) {
       "Claude Code session JSONL, Codex rollout JSONL, an OpenHands trajectory or a SWE-agent\n"
       ".traj. Writes the transcript to standard output or -o OUT and one line on stderr saying\n"
       "what was read and dropped (exit 0); 1 the file is not of that format (the line, the\n"
-      "JSONPath and why on stderr); 2 bad usage, unreadable input over 64 MiB, or an output\n"
-      "that cannot be written.");
+      "JSONPath and why on stderr); 2 bad usage, an unreadable input, one over 64 MiB, or an\n"
+      "output that cannot be written.");
   auto* c = line->command;
   c->add_option("--from", line->from, "the source format")
       ->required()
