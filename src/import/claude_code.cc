@@ -52,6 +52,12 @@ Result<std::optional<Block>, ImportError> MediaBlock(const Json& block, const Wh
   if (kind == "base64") {
     HARNESS_TRY(const std::string data, RequireString(*source, at, "data"));
     std::optional<std::string> bytes = content_internal::Base64Decode(data);
+    if (!bytes && image) {
+      // The codec holds canonical base64 only; the data is kept whole as a data URL instead.
+      return std::optional<Block>(ImageBlock{media_type.value_or(""),
+                                             "data:" + media_type.value_or("") + ";base64," + data,
+                                             std::nullopt});
+    }
     if (!bytes)
       return RecordError(at.Member("data"), "not canonical standard base64");
     if (image)

@@ -186,6 +186,15 @@ TEST(ImportClaudeCode, ImagesKeepTheirBytes) {
   ASSERT_NE(image, nullptr);
   EXPECT_EQ(image->media_type, "image/png");
   EXPECT_EQ(image->data, std::string("\x00\x01\x02", 3));
+  // Base64 the codec would not hold (no padding) is kept whole, as a data URL.
+  const std::string unpadded =
+      R"({"type":"user","message":{"role":"user","content":[{"type":"image","source":{"type":"base64","media_type":"image/png","data":"AAE"}}]}})";
+  const ImportedTranscript kept = Import(ImportFormat::kClaudeCode, unpadded);
+  ASSERT_EQ(kept.transcript.size(), 1u);
+  const auto* url = kept.transcript[0].blocks()[0].as<ImageBlock>();
+  ASSERT_NE(url, nullptr);
+  EXPECT_EQ(url->url, "data:image/png;base64,AAE");
+  EXPECT_FALSE(url->data.has_value());
 }
 
 struct BadInput {
