@@ -103,6 +103,21 @@ Failure<ImportError> FromJsonError(std::size_t line, const JsonError& error) {
   return Fail(ImportError{kind, line, error.path, std::move(rule)});
 }
 
+Failure<ImportError> FromDocumentJsonError(std::string_view text, const JsonError& error) {
+  Failure<ImportError> failure = FromJsonError(0, error);
+  const std::size_t end = text.find('\n');
+  if (error.kind == JsonErrorKind::kSyntax && end != std::string_view::npos) {
+    const std::string_view first = text.substr(0, end);
+    auto line = ParseStrictJson(first, JsonLimits{first.size(), kRecordJsonDepth});
+    if (line.ok() && line->is_object()) {
+      failure.error.rule.append(
+          "; the file holds one JSON object a line, as Claude Code sessions (--from claude-code) "
+          "and Codex rollouts (--from codex) do");
+    }
+  }
+  return failure;
+}
+
 namespace {
 
 std::string TypeRule(std::string_view expected, const Json& found) {

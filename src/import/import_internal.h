@@ -33,6 +33,9 @@ struct Where {
 
 Failure<ImportError> RecordError(const Where& where, std::string rule);
 Failure<ImportError> FromJsonError(std::size_t line, const JsonError& error);
+// The same for a format that is one JSON document: when the file's first line is a JSON object
+// of its own (a JSONL file), the rule says which formats are JSONL.
+Failure<ImportError> FromDocumentJsonError(std::string_view text, const JsonError& error);
 
 // Member `name` of `object` (which must be an object: else kRecord at `where`), or nullptr when
 // absent or null.

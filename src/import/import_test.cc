@@ -515,6 +515,8 @@ TEST(ImportOpenHands, BadInputIsATypedErrorWithPath) {
       {"a .traj object", "{\"trajectory\": []}", ImportErrorKind::kRecord, 0, "$",
        "not an OpenHands trajectory"},
       {"nothing to import", "[]", ImportErrorKind::kEmpty, 0, "$", "OpenHands"},
+      {"a JSONL file", "{\"type\":\"user\",\"message\":{}}\n{\"type\":\"user\"}\n",
+       ImportErrorKind::kJson, 0, "$", "--from claude-code"},
   };
   ExpectBadInput(ImportFormat::kOpenHands, cases);
 }
@@ -589,6 +591,8 @@ TEST(ImportSweAgent, BadInputIsATypedErrorWithPath) {
       {"content of the wrong type", "{\"history\": [{\"role\": \"user\", \"content\": 5}]}",
        ImportErrorKind::kRecord, 0, "$.history[0].content", "a string or an array"},
       {"nothing to import", "{\"history\": []}", ImportErrorKind::kEmpty, 0, "$", "SWE-agent"},
+      {"a JSONL file", "{\"type\":\"session_meta\",\"payload\":{}}\n{\"type\":\"x\"}\n",
+       ImportErrorKind::kJson, 0, "$", "--from codex"},
   };
   ExpectBadInput(ImportFormat::kSweAgent, cases);
 }

@@ -197,7 +197,7 @@ Result<ImportedTranscript, ImportError> ImportOpenHands(std::string_view text,
   if (failed)
     return Fail(std::move(*failed));
   if (!read.ok())
-    return FromJsonError(0, read.error());
+    return FromDocumentJsonError(text, read.error());
   if (read->root) {
     // The evaluation harness's output record: {"instance_id": …, "history": [events], …}.
     const Json& root = *read->root;

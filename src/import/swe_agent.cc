@@ -130,7 +130,7 @@ Result<ImportedTranscript, ImportError> ImportSweAgent(std::string_view text,
   const JsonLimits json_limits{limits.max_bytes, kRecordJsonDepth};
   auto parsed = ParseStrictJson(text, json_limits);
   if (!parsed.ok())
-    return FromJsonError(0, parsed.error());
+    return FromDocumentJsonError(text, parsed.error());
   const Json& root = *parsed;
   const Where where{0, "$"};
   if (!root.is_object())
