@@ -63,4 +63,11 @@ struct SessionsCommandLine;
 std::shared_ptr<SessionsCommandLine> AddSessionsCommands(CLI::App& app);
 std::optional<int> RunSessionsCommand(const SessionsCommandLine& line);
 
+// `harness import --from FORMAT FILE [-o OUT]` (import_command.cc, docs/import.md): registered
+// on `app` before parsing; RunImportCommand returns its exit code when it was parsed, else
+// nullopt.
+struct ImportCommandLine;
+std::shared_ptr<ImportCommandLine> AddImportCommand(CLI::App& app);
+std::optional<int> RunImportCommand(const ImportCommandLine& line);
+
 }  // namespace harness::cli

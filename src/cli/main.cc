@@ -41,6 +41,7 @@ int main(int argc, char** argv) {
   const auto models = harness::cli::AddModelsCommand(app);
   const auto chat = harness::cli::AddChatCommand(app);
   const auto sessions = harness::cli::AddSessionsCommands(app);
+  const auto import_command = harness::cli::AddImportCommand(app);
 
   try {
     app.parse(argc, argv);
@@ -77,6 +78,8 @@ int main(int argc, char** argv) {
     if (const auto code = harness::cli::RunChatCommand(*chat))
       return *code;
     if (const auto code = harness::cli::RunSessionsCommand(*sessions))
+      return *code;
+    if (const auto code = harness::cli::RunImportCommand(*import_command))
       return *code;
     if (validate_summary->parsed())
       return harness::cli::ValidateSummaryCommand(summary_path);

@@ -1,0 +1,256 @@
+// Claude Code's session JSONL (~/.claude/projects/<project>/<session>.jsonl): docs/import.md.
+#include <fmt/format.h>
+
+#include <unordered_set>
+
+#include "content/base64.h"
+#include "harness/provider/anthropic_wire.h"
+#include "import/import_internal.h"
+
+namespace harness::import_internal {
+namespace {
+
+// A conversation line, kept until the end: sidechain lines are dropped only when the file also
+// has main-thread lines (a subagent's own file is all sidechain).
+struct Line {
+  std::size_t line;
+  bool sidechain;
+  bool assistant;
+  std::string step;               // message.id of an assistant line
+  std::vector<Message> messages;  // user: tool results then the rest; assistant: one
+  std::optional<Usage> usage;
+};
+
+Result<std::optional<Usage>, ImportError> UsageOf(const Json& message, const Where& where) {
+  HARNESS_TRY(const Json* usage, OptionalObject(message, where, "usage"));
+  if (usage == nullptr)
+    return std::optional<Usage>();
+  const Where at = where.Member("usage");
+  const auto count = [&](std::string_view name) -> Result<TokenCount, ImportError> {
+    HARNESS_TRY(const Json* value, Find(*usage, at, name));
+    if (value == nullptr)
+      return TokenCount{0};
+    if (!value->is_number_unsigned())
+      return RecordError(at.Member(name), "expected a whole number of tokens");
+    return value->get<TokenCount>();
+  };
+  Usage out;
+  HARNESS_TRY(out.input_tokens, count("input_tokens"));
+  HARNESS_TRY(out.output_tokens, count("output_tokens"));
+  HARNESS_TRY(out.cache_read_tokens, count("cache_read_input_tokens"));
+  HARNESS_TRY(out.cache_creation_tokens, count("cache_creation_input_tokens"));
+  return std::optional<Usage>(out);
+}
+
+// An image or document block's source: base64 bytes, a URL, or (documents) text.
+Result<std::optional<Block>, ImportError> MediaBlock(const Json& block, const Where& where,
+                                                     bool image, TranscriptBuilder& out) {
+  HARNESS_TRY(const Json* source, RequireObject(block, where, "source"));
+  const Where at = where.Member("source");
+  HARNESS_TRY(const std::string kind, RequireString(*source, at, "type"));
+  HARNESS_TRY(const auto media_type, OptionalString(*source, at, "media_type"));
+  if (kind == "base64") {
+    HARNESS_TRY(const std::string data, RequireString(*source, at, "data"));
+    std::optional<std::string> bytes = content_internal::Base64Decode(data);
+    if (!bytes)
+      return RecordError(at.Member("data"), "not canonical standard base64");
+    if (image)
+      return std::optional<Block>(ImageBlock{media_type.value_or(""), "", std::move(bytes)});
+    return std::optional<Block>(DocumentBlock{media_type.value_or(""), "", std::move(bytes), ""});
+  }
+  if (kind == "url" && image) {
+    HARNESS_TRY(const std::string url, RequireString(*source, at, "url"));
+    return std::optional<Block>(ImageBlock{media_type.value_or(""), url, std::nullopt});
+  }
+  if (kind == "text" && !image) {
+    HARNESS_TRY(const std::string data, RequireString(*source, at, "data"));
+    return std::optional<Block>(
+        DocumentBlock{media_type.value_or("text/plain"), "", std::nullopt, data});
+  }
+  out.Drop(image ? "image of another source type" : "document of another source type");
+  return std::optional<Block>();
+}
+
+// A block of a message's content; nullopt (counted) for the types the transcript has no
+// place for. tool_result blocks are handled by the caller.
+Result<std::optional<Block>, ImportError> ContentBlock(const Json& block, const Where& where,
+                                                       TranscriptBuilder& out) {
+  HARNESS_TRY(const std::string type, RequireString(block, where, "type"));
+  if (type == "text") {
+    HARNESS_TRY(const std::string text, RequireString(block, where, "text"));
+    if (text.empty())
+      return std::optional<Block>();
+    return std::optional<Block>(TextBlock{text});
+  }
+  if (type == "thinking") {
+    HARNESS_TRY(const std::string thinking, RequireString(block, where, "thinking"));
+    HARNESS_TRY(const auto signature, OptionalString(block, where, "signature"));
+    ThinkingBlock out_block{thinking, signature.value_or(""), "", std::nullopt, ""};
+    if (!out_block.signature.empty())
+      out_block.signature_format = std::string(kAnthropicSignatureFormat);
+    return std::optional<Block>(std::move(out_block));
+  }
+  if (type == "redacted_thinking") {
+    HARNESS_TRY(const std::string data, RequireString(block, where, "data"));
+    std::string state;
+    AppendJsonString(state, data);
+    return std::optional<Block>(
+        ThinkingBlock{"", "", "", std::move(state), std::string(kAnthropicRedactedThinking)});
+  }
+  if (type == "tool_use") {
+    HARNESS_TRY(const std::string id, RequireString(block, where, "id"));
+    HARNESS_TRY(const std::string name, RequireString(block, where, "name"));
+    HARNESS_TRY(const Json* input, Find(block, where, "input"));
+    std::string raw = "{}";
+    if (input != nullptr) {
+      HARNESS_TRY(raw, ToolInputFromValue(*input, where.Member("input")));
+    }
+    return std::optional<Block>(ToolUseBlock{id, name, std::move(raw), std::nullopt, ""});
+  }
+  if (type == "image" || type == "document")
+    return MediaBlock(block, where, type == "image", out);
+  out.Drop(fmt::format("block type {}", QuoteForDetail(type, 24)));
+  return std::optional<Block>();
+}
+
+// A tool_result block as a tool message: its content (a string or blocks) directly.
+Result<Message, ImportError> ToolResult(const Json& block, const Where& where,
+                                        TranscriptBuilder& out) {
+  HARNESS_TRY(const std::string id, RequireString(block, where, "tool_use_id"));
+  HARNESS_TRY(const auto is_error, OptionalBool(block, where, "is_error"));
+  ToolResultMessage tool{{}, id, is_error.value_or(false)};
+  HARNESS_TRY(const Json* content, Find(block, where, "content"));
+  if (content != nullptr && content->is_string()) {
+    tool.blocks.push_back(TextBlock{content->get<std::string>()});
+  } else if (content != nullptr && content->is_array()) {
+    for (std::size_t i = 0; i < content->size(); ++i) {
+      const Where at = where.Member("content").Element(i);
+      HARNESS_TRY(const auto type, RequireString((*content)[i], at, "type"));
+      if (type == "tool_result" || type == "tool_use") {
+        out.Drop(fmt::format("block type {} inside a tool result", QuoteForDetail(type, 24)));
+        continue;
+      }
+      HARNESS_TRY(std::optional<Block> inner, ContentBlock((*content)[i], at, out));
+      if (inner)
+        tool.blocks.push_back(std::move(*inner));
+    }
+  } else if (content != nullptr) {
+    return RecordError(where.Member("content"), "expected a string or an array of blocks");
+  }
+  // A result with nothing in it still answers its call.
+  if (tool.blocks.empty())
+    tool.blocks.push_back(TextBlock{""});
+  return Message(std::move(tool));
+}
+
+class ClaudeCodeImport {
+ public:
+  explicit ClaudeCodeImport(const ImportLimits& limits) : out_(limits) {}
+
+  Status<ImportError> Take(std::size_t line, const Json& record) {
+    ++out_.report().records;
+    const Where where{line, "$"};
+    HARNESS_TRY(const auto type, OptionalString(record, where, "type"));
+    if (!type)
+      return RecordError(where.Member("type"),
+                         "missing member \"type\": not a Claude Code session line");
+    if (*type != "user" && *type != "assistant") {
+      out_.Drop(fmt::format("line type {}", QuoteForDetail(*type, 24)));
+      return {};
+    }
+    // A line written twice (a resumed session copies lines) counts once.
+    HARNESS_TRY(const auto uuid, OptionalString(record, where, "uuid"));
+    if (uuid && !seen_.insert(*uuid).second) {
+      out_.Drop("line repeated with the same uuid");
+      return {};
+    }
+    HARNESS_TRY(const auto meta, OptionalBool(record, where, "isMeta"));
+    HARNESS_TRY(const auto compact_summary, OptionalBool(record, where, "isCompactSummary"));
+    HARNESS_TRY(const auto transcript_only,
+                OptionalBool(record, where, "isVisibleInTranscriptOnly"));
+    if (meta.value_or(false)) {
+      out_.Drop("meta message (isMeta)");
+      return {};
+    }
+    if (compact_summary.value_or(false) || transcript_only.value_or(false)) {
+      out_.Drop("summary of an earlier compaction");
+      return {};
+    }
+    HARNESS_TRY(const auto sidechain, OptionalBool(record, where, "isSidechain"));
+    HARNESS_TRY(const Json* message, RequireObject(record, where, "message"));
+    const Where at = where.Member("message");
+    Line kept{line, sidechain.value_or(false), *type == "assistant", {}, {}, {}};
+    HARNESS_TRY(const Json* content, Find(*message, at, "content"));
+    if (content == nullptr)
+      return RecordError(at.Member("content"), "missing member \"content\"");
+    const Where content_at = at.Member("content");
+    if (kept.assistant) {
+      HARNESS_TRY(const auto id, OptionalString(*message, at, "id"));
+      kept.step = id.value_or("");
+      HARNESS_TRY(kept.usage, UsageOf(*message, at));
+    }
+    std::vector<Block> blocks;
+    if (content->is_string()) {
+      if (!content->get_ref<const std::string&>().empty())
+        blocks.push_back(TextBlock{content->get<std::string>()});
+    } else if (content->is_array()) {
+      for (std::size_t i = 0; i < content->size(); ++i) {
+        const Where block_at = content_at.Element(i);
+        const Json& block = (*content)[i];
+        HARNESS_TRY(const auto block_type, RequireString(block, block_at, "type"));
+        if (block_type == "tool_result" && !kept.assistant) {
+          HARNESS_TRY(Message result, ToolResult(block, block_at, out_));
+          kept.messages.push_back(std::move(result));
+          continue;
+        }
+        HARNESS_TRY(std::optional<Block> converted, ContentBlock(block, block_at, out_));
+        if (converted)
+          blocks.push_back(std::move(*converted));
+      }
+    } else {
+      return RecordError(content_at, "expected a string or an array of blocks");
+    }
+    if (kept.assistant)
+      kept.messages.push_back(AssistantMessage{std::move(blocks), std::nullopt});
+    else if (!blocks.empty())
+      kept.messages.push_back(UserMessage{std::move(blocks)});
+    main_thread_ = main_thread_ || !kept.sidechain;
+    lines_.push_back(std::move(kept));
+    return {};
+  }
+
+  Result<ImportedTranscript, ImportError> Finish() {
+    for (Line& line : lines_) {
+      if (line.sidechain && main_thread_) {
+        out_.Drop("sidechain message (a subagent's)", line.messages.size());
+        continue;
+      }
+      const Where where{line.line, "$.message"};
+      for (Message& message : line.messages) {
+        if (auto* assistant = std::get_if<AssistantMessage>(&message.value)) {
+          HARNESS_CHECK(
+              out_.AddAssistant(line.step, std::move(assistant->blocks), line.usage, where));
+        } else {
+          HARNESS_CHECK(out_.Add(std::move(message), where));
+        }
+      }
+    }
+    lines_.clear();
+    return out_.Finish("no user or assistant line (is this a Claude Code session file?)");
+  }
+
+ private:
+  TranscriptBuilder out_;
+  std::vector<Line> lines_;
+  std::unordered_set<std::string> seen_;
+  bool main_thread_ = false;
+};
+
+}  // namespace
+
+Result<ImportedTranscript, ImportError> ImportClaudeCode(std::string_view text,
+                                                         const ImportLimits& limits) {
+  return ImportJsonLines<ClaudeCodeImport>(text, limits);
+}
+
+}  // namespace harness::import_internal

@@ -1,0 +1,402 @@
+#include "harness/import/import.h"
+
+#include <fmt/format.h>
+
+#include <deque>
+#include <unordered_map>
+#include <unordered_set>
+#include <utility>
+#include <vector>
+
+#include "content/base64.h"
+#include "content/raw_json.h"
+#include "harness/content/transcript.h"
+#include "import/import_internal.h"
+
+namespace harness {
+
+std::string_view ImportFormatName(ImportFormat format) {
+  switch (format) {
+    case ImportFormat::kClaudeCode:
+      return "claude-code";
+    case ImportFormat::kCodex:
+      return "codex";
+    case ImportFormat::kOpenHands:
+      return "openhands";
+    case ImportFormat::kSweAgent:
+      return "swe-agent";
+  }
+  return "unknown";
+}
+
+std::optional<ImportFormat> ImportFormatFromName(std::string_view name) {
+  for (const ImportFormat format : {ImportFormat::kClaudeCode, ImportFormat::kCodex,
+                                    ImportFormat::kOpenHands, ImportFormat::kSweAgent}) {
+    if (ImportFormatName(format) == name)
+      return format;
+  }
+  return std::nullopt;
+}
+
+std::string_view ImportErrorKindName(ImportErrorKind kind) {
+  switch (kind) {
+    case ImportErrorKind::kJson:
+      return "json";
+    case ImportErrorKind::kRecord:
+      return "record";
+    case ImportErrorKind::kEmpty:
+      return "empty";
+    case ImportErrorKind::kLimit:
+      return "limit";
+  }
+  return "unknown";
+}
+
+std::string ImportError::Describe() const {
+  if (line == 0)
+    return fmt::format("{}: {}", path, rule);
+  return fmt::format("line {}: {}: {}", line, path, rule);
+}
+
+Result<ImportedTranscript, ImportError> ImportTranscript(ImportFormat format, std::string_view text,
+                                                         const ImportLimits& limits) {
+  if (text.size() > limits.max_bytes) {
+    return Fail(ImportError{ImportErrorKind::kLimit, 0, "$",
+                            fmt::format("the file is {} bytes, more than the limit of {}",
+                                        text.size(), limits.max_bytes)});
+  }
+  switch (format) {
+    case ImportFormat::kClaudeCode:
+      return import_internal::ImportClaudeCode(text, limits);
+    case ImportFormat::kCodex:
+      return import_internal::ImportCodex(text, limits);
+    case ImportFormat::kOpenHands:
+      return import_internal::ImportOpenHands(text, limits);
+    case ImportFormat::kSweAgent:
+      return import_internal::ImportSweAgent(text, limits);
+  }
+  return Fail(ImportError{ImportErrorKind::kRecord, 0, "$", "unknown format"});
+}
+
+namespace import_internal {
+
+Where Where::Member(std::string_view name) const {
+  Where out{line, path};
+  out.path.append(".").append(name);
+  return out;
+}
+
+Where Where::Element(std::size_t index) const {
+  return Where{line, fmt::format("{}[{}]", path, index)};
+}
+
+Failure<ImportError> RecordError(const Where& where, std::string rule) {
+  return Fail(ImportError{ImportErrorKind::kRecord, where.line, where.path, std::move(rule)});
+}
+
+Failure<ImportError> FromJsonError(std::size_t line, const JsonError& error) {
+  const ImportErrorKind kind =
+      error.kind == JsonErrorKind::kTooLarge ? ImportErrorKind::kLimit : ImportErrorKind::kJson;
+  std::string rule = error.detail;
+  if (error.offset != 0)
+    rule.append(fmt::format(" (at byte {})", error.offset));
+  return Fail(ImportError{kind, line, error.path, std::move(rule)});
+}
+
+namespace {
+
+std::string TypeRule(std::string_view expected, const Json& found) {
+  return fmt::format("expected {}, found {}", expected, JsonTypeName(found));
+}
+
+}  // namespace
+
+Result<const Json*, ImportError> Find(const Json& object, const Where& where,
+                                      std::string_view name) {
+  if (!object.is_object())
+    return RecordError(where, TypeRule("an object", object));
+  const auto found = object.find(name);
+  if (found == object.end() || found->is_null())
+    return static_cast<const Json*>(nullptr);
+  return &*found;
+}
+
+Result<std::optional<std::string>, ImportError> OptionalString(const Json& object,
+                                                               const Where& where,
+                                                               std::string_view name) {
+  HARNESS_TRY(const Json* value, Find(object, where, name));
+  if (value == nullptr)
+    return std::optional<std::string>();
+  if (!value->is_string())
+    return RecordError(where.Member(name), TypeRule("a string", *value));
+  return std::optional<std::string>(value->get<std::string>());
+}
+
+Result<const Json*, ImportError> OptionalArray(const Json& object, const Where& where,
+                                               std::string_view name) {
+  HARNESS_TRY(const Json* value, Find(object, where, name));
+  if (value != nullptr && !value->is_array())
+    return RecordError(where.Member(name), TypeRule("an array", *value));
+  return value;
+}
+
+Result<const Json*, ImportError> OptionalObject(const Json& object, const Where& where,
+                                                std::string_view name) {
+  HARNESS_TRY(const Json* value, Find(object, where, name));
+  if (value != nullptr && !value->is_object())
+    return RecordError(where.Member(name), TypeRule("an object", *value));
+  return value;
+}
+
+Result<std::optional<bool>, ImportError> OptionalBool(const Json& object, const Where& where,
+                                                      std::string_view name) {
+  HARNESS_TRY(const Json* value, Find(object, where, name));
+  if (value == nullptr)
+    return std::optional<bool>();
+  if (!value->is_boolean())
+    return RecordError(where.Member(name), TypeRule("true or false", *value));
+  return std::optional<bool>(value->get<bool>());
+}
+
+Result<std::string, ImportError> RequireString(const Json& object, const Where& where,
+                                               std::string_view name) {
+  HARNESS_TRY(std::optional<std::string> value, OptionalString(object, where, name));
+  if (!value)
+    return RecordError(where.Member(name), fmt::format("missing member \"{}\"", name));
+  return std::move(*value);
+}
+
+Result<const Json*, ImportError> RequireObject(const Json& object, const Where& where,
+                                               std::string_view name) {
+  HARNESS_TRY(const Json* value, OptionalObject(object, where, name));
+  if (value == nullptr)
+    return RecordError(where.Member(name), fmt::format("missing member \"{}\"", name));
+  return value;
+}
+
+Result<TextParts, ImportError> TextOfContent(const Json& content, const Where& where) {
+  TextParts out;
+  if (content.is_string()) {
+    out.text = content.get<std::string>();
+    return out;
+  }
+  if (!content.is_array())
+    return RecordError(where, TypeRule("a string or an array of parts", content));
+  for (std::size_t i = 0; i < content.size(); ++i) {
+    const Where part = where.Element(i);
+    HARNESS_TRY(std::optional<std::string> type, OptionalString(content[i], part, "type"));
+    HARNESS_TRY(std::optional<std::string> text, OptionalString(content[i], part, "text"));
+    if (type.value_or("text") != "text" || !text) {
+      ++out.dropped;
+      continue;
+    }
+    if (!out.text.empty())
+      out.text.push_back('\n');
+    out.text.append(*text);
+  }
+  return out;
+}
+
+Result<std::string, ImportError> ToolInputFromValue(const Json& value, const Where& where) {
+  if (content_internal::JsonDepth(value, kMaxRawJsonDepth) > kMaxRawJsonDepth) {
+    return Fail(ImportError{ImportErrorKind::kLimit, where.line, where.path,
+                            fmt::format("a tool input nested deeper than {} levels, the most a "
+                                        "transcript holds",
+                                        kMaxRawJsonDepth)});
+  }
+  std::optional<std::string> text = content_internal::CompactJsonFromDom(value);
+  if (!text)
+    return RecordError(where, "a tool input that cannot be written as JSON");
+  return std::move(*text);
+}
+
+std::string ToolInputFromText(std::string_view text) {
+  const JsonLimits limits{text.size(), kMaxRawJsonDepth};
+  if (ParseStrictJson(text, limits).ok())
+    return content_internal::CompactJson(text);
+  std::string quoted;
+  AppendJsonString(quoted, text);
+  return quoted;
+}
+
+ImageBlock ImageFromUrl(std::string_view url) {
+  constexpr std::string_view kData = "data:";
+  constexpr std::string_view kBase64 = ";base64,";
+  const std::size_t marker = url.find(kBase64);
+  if (url.substr(0, kData.size()) == kData && marker != std::string_view::npos) {
+    std::optional<std::string> bytes =
+        content_internal::Base64Decode(url.substr(marker + kBase64.size()));
+    if (bytes) {
+      return ImageBlock{std::string(url.substr(kData.size(), marker - kData.size())), "",
+                        std::move(bytes)};
+    }
+  }
+  return ImageBlock{"", std::string(url), std::nullopt};
+}
+
+Status<ImportError> ParseJsonLine(std::string_view line_text, std::size_t line, Json& out) {
+  const JsonLimits limits{line_text.size(), kRecordJsonDepth};
+  auto parsed = ParseStrictJson(line_text, limits);
+  if (!parsed.ok())
+    return FromJsonError(line, parsed.error());
+  if (!parsed->is_object()) {
+    return RecordError(Where{line, "$"}, TypeRule("an object (one record a line)", *parsed));
+  }
+  out = std::move(*parsed);
+  return {};
+}
+
+void TranscriptBuilder::Drop(std::string_view what, std::size_t count) {
+  auto found = report_.dropped.find(std::string(what));
+  if (found == report_.dropped.end() && report_.dropped.size() >= kMaxDroppedKinds)
+    found = report_.dropped.try_emplace("other").first;
+  else if (found == report_.dropped.end())
+    found = report_.dropped.try_emplace(std::string(what)).first;
+  found->second += count;
+}
+
+Status<ImportError> TranscriptBuilder::Push(Message message, const Where& where) {
+  if (messages_.size() >= limits_.max_messages) {
+    return Fail(ImportError{ImportErrorKind::kLimit, where.line, where.path,
+                            fmt::format("more than {} messages, the limit", limits_.max_messages)});
+  }
+  if (auto valid = ValidateMessage(message); !valid.ok()) {
+    return Fail(ImportError{
+        ImportErrorKind::kLimit, where.line, where.path,
+        fmt::format("the message cannot be a transcript message: {}", valid.error().rule)});
+  }
+  messages_.push_back(std::move(message));
+  return {};
+}
+
+Status<ImportError> TranscriptBuilder::Add(Message message, const Where& where) {
+  if (message.blocks().empty()) {
+    Drop("message without content");
+    return {};
+  }
+  return Push(std::move(message), where);
+}
+
+Status<ImportError> TranscriptBuilder::AddAssistant(std::string_view step,
+                                                    std::vector<Block> blocks,
+                                                    std::optional<Usage> usage,
+                                                    const Where& where) {
+  bool continues = !step.empty() && last_assistant_ != 0 && step == last_step_;
+  for (std::size_t i = last_assistant_; continues && i < messages_.size(); ++i)
+    continues = messages_[i].role() == Role::kTool;
+  if (continues) {
+    // Only the new blocks need checking: the message's earlier ones passed.
+    if (auto valid = ValidateMessage(AssistantMessage{blocks, std::nullopt}); !valid.ok()) {
+      return Fail(ImportError{
+          ImportErrorKind::kLimit, where.line, where.path,
+          fmt::format("the message cannot be a transcript message: {}", valid.error().rule)});
+    }
+    auto& assistant = std::get<AssistantMessage>(messages_[last_assistant_ - 1].value);
+    for (Block& block : blocks)
+      assistant.blocks.push_back(std::move(block));
+    if (usage)
+      assistant.usage = usage;
+    return {};
+  }
+  if (blocks.empty()) {
+    Drop("message without content");
+    return {};
+  }
+  HARNESS_CHECK(Push(AssistantMessage{std::move(blocks), usage}, where));
+  last_assistant_ = messages_.size();
+  last_step_ = std::string(step);
+  return {};
+}
+
+namespace {
+
+// Pairs tool calls with results over the whole transcript (see import.h): one pass, memory
+// proportional to the calls of one step.
+class CallPairing {
+ public:
+  CallPairing(Transcript& out, ImportReport& report) : out_(out), report_(report) {}
+
+  void Take(Message message) {
+    if (auto* tool = std::get_if<ToolResultMessage>(&message.value)) {
+      auto found = outstanding_.find(tool->tool_use_id);
+      if (found == outstanding_.end() || found->second.empty()) {
+        ++report_.dropped["tool result that answers no call"];
+        return;
+      }
+      tool->tool_use_id = std::move(found->second.front());
+      found->second.pop_front();
+      open_.erase(tool->tool_use_id);
+      out_.push_back(std::move(message));
+      return;
+    }
+    CloseStep();
+    if (auto* assistant = std::get_if<AssistantMessage>(&message.value)) {
+      for (Block& block : assistant->blocks) {
+        if (auto* call = std::get_if<ToolUseBlock>(&block.value))
+          Open(*call);
+      }
+    }
+    out_.push_back(std::move(message));
+  }
+
+ private:
+  void Open(ToolUseBlock& call) {
+    const std::string source_id = call.id;
+    if (call.id.empty())
+      call.id = fmt::format("import-call-{}", ++generated_);
+    // Two calls of a step with one id could not be told apart by their results: the later one
+    // gets a suffix, and the results with that id answer the calls in order.
+    while (!in_step_.insert(call.id).second)
+      call.id = fmt::format("{}#{}", source_id, ++generated_);
+    outstanding_[source_id].push_back(call.id);
+    open_.insert(call.id);
+    order_.push_back(call.id);
+  }
+
+  // A step ends where a message other than a tool result comes: each of its calls still open
+  // gets an error result, in call order.
+  void CloseStep() {
+    for (const std::string& id : order_) {
+      if (open_.count(id) == 0)
+        continue;
+      ToolResultMessage result;
+      result.tool_use_id = id;
+      result.is_error = true;
+      result.blocks.push_back(TextBlock{std::string(kNoResultRecordedText)});
+      out_.push_back(std::move(result));
+      ++report_.results_added;
+    }
+    outstanding_.clear();
+    open_.clear();
+    in_step_.clear();
+    order_.clear();
+  }
+
+  Transcript& out_;
+  ImportReport& report_;
+  std::unordered_map<std::string, std::deque<std::string>> outstanding_;  // source id -> ids
+  std::unordered_set<std::string> open_;     // ids of the step's calls still unanswered
+  std::unordered_set<std::string> in_step_;  // ids of the step's calls
+  std::vector<std::string> order_;           // the same, in call order
+  std::size_t generated_ = 0;
+};
+
+}  // namespace
+
+Result<ImportedTranscript, ImportError> TranscriptBuilder::Finish(
+    std::string_view what_is_missing) {
+  ImportedTranscript out;
+  out.report = std::move(report_);
+  CallPairing pairing(out.transcript, out.report);
+  for (Message& message : messages_)
+    pairing.Take(std::move(message));
+  messages_.clear();
+  if (out.transcript.empty()) {
+    return Fail(ImportError{ImportErrorKind::kEmpty, 0, "$",
+                            fmt::format("no message to import: {}", what_is_missing)});
+  }
+  return out;
+}
+
+}  // namespace import_internal
+}  // namespace harness

@@ -1,0 +1,157 @@
+// What the importers share (module-private): reading members of untrusted records with typed
+// errors that carry the line and JSONPath, turning tool arguments into raw JSON, and the
+// transcript builder that merges assistant steps and pairs tool calls with their results.
+// Thread safety: a TranscriptBuilder is used by one thread; the functions are pure.
+#pragma once
+
+#include <cstddef>
+#include <deque>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "harness/content/transcript.h"
+#include "harness/core/json.h"
+#include "harness/import/import.h"
+
+namespace harness::import_internal {
+
+// How deep a record may nest while it is parsed: what a transcript admits in a tool input, plus
+// the few levels of a record around a message. Deeper input is refused while parsing.
+inline constexpr std::size_t kRecordJsonDepth = kMaxRawJsonDepth + 16;
+
+// Where a record is: its line in a JSONL file (0 in a JSON document) and its JSONPath.
+struct Where {
+  std::size_t line = 0;
+  std::string path = "$";
+
+  Where Member(std::string_view name) const;
+  Where Element(std::size_t index) const;
+};
+
+Failure<ImportError> RecordError(const Where& where, std::string rule);
+Failure<ImportError> FromJsonError(std::size_t line, const JsonError& error);
+
+// Member `name` of `object` (which must be an object: else kRecord at `where`), or nullptr when
+// absent or null.
+Result<const Json*, ImportError> Find(const Json& object, const Where& where,
+                                      std::string_view name);
+// Optional members of a given type: absent or null is nullopt / nullptr; another type is kRecord.
+Result<std::optional<std::string>, ImportError> OptionalString(const Json& object,
+                                                               const Where& where,
+                                                               std::string_view name);
+Result<const Json*, ImportError> OptionalArray(const Json& object, const Where& where,
+                                               std::string_view name);
+Result<const Json*, ImportError> OptionalObject(const Json& object, const Where& where,
+                                                std::string_view name);
+Result<std::optional<bool>, ImportError> OptionalBool(const Json& object, const Where& where,
+                                                      std::string_view name);
+// Required members: absent or null is kRecord "missing member".
+Result<std::string, ImportError> RequireString(const Json& object, const Where& where,
+                                               std::string_view name);
+Result<const Json*, ImportError> RequireObject(const Json& object, const Where& where,
+                                               std::string_view name);
+
+// A value that is a string, or an array of {"type":"text","text":...} parts (the chat format's
+// two forms of content): the texts joined by newlines. Other parts are counted as dropped.
+struct TextParts {
+  std::string text;
+  std::size_t dropped = 0;
+};
+Result<TextParts, ImportError> TextOfContent(const Json& content, const Where& where);
+
+// A tool input given as a parsed value: its compact JSON text; nesting deeper than a transcript
+// allows (kMaxRawJsonDepth) is kLimit at `where`.
+Result<std::string, ImportError> ToolInputFromValue(const Json& value, const Where& where);
+// A tool input given as text (OpenAI's "arguments"): the text compacted when it is strict JSON
+// no deeper than kMaxRawJsonDepth, else the text as a JSON string, so nothing is lost.
+std::string ToolInputFromText(std::string_view text);
+
+// "data:image/png;base64,AAAA" as an image block with the bytes; any other URL as a URL.
+ImageBlock ImageFromUrl(std::string_view url);
+
+// Builds the transcript record by record, then pairs tool calls (Finish).
+class TranscriptBuilder {
+ public:
+  explicit TranscriptBuilder(const ImportLimits& limits) : limits_(limits) {}
+
+  ImportReport& report() { return report_; }
+  // Counts one dropped thing under `what` (bounded: see ImportReport).
+  void Drop(std::string_view what, std::size_t count = 1);
+
+  // Appends a user, system or tool message; one without blocks is dropped. `where` is for
+  // the message-count limit.
+  Status<ImportError> Add(Message message, const Where& where);
+  // Appends `blocks` to the assistant message last added under the same non-empty `step`
+  // key when nothing but tool messages came after it (a response the source split across
+  // records); else starts a new assistant message. `usage`, when given, replaces the message's.
+  Status<ImportError> AddAssistant(std::string_view step, std::vector<Block> blocks,
+                                   std::optional<Usage> usage, const Where& where);
+
+  // The paired transcript, or kEmpty when there is no message.
+  Result<ImportedTranscript, ImportError> Finish(std::string_view what_is_missing);
+
+ private:
+  Status<ImportError> Push(Message message, const Where& where);
+
+  ImportLimits limits_;
+  Transcript messages_;
+  ImportReport report_;
+  std::size_t last_assistant_ = 0;  // index + 1 of the last assistant message; 0 for none
+  std::string last_step_;
+};
+
+// Splits `text` into lines (LF, an optional CR before it dropped) and parses each non-blank
+// one; `line` receives the 1-based number and the object. A line that is not strict JSON or not
+// an object is an error.
+template <class Sink>
+Status<ImportError> ForEachJsonLine(std::string_view text, Sink&& sink);
+
+Status<ImportError> ParseJsonLine(std::string_view line_text, std::size_t line, Json& out);
+
+template <class Sink>
+Status<ImportError> ForEachJsonLine(std::string_view text, Sink&& sink) {
+  std::size_t line = 0;
+  std::size_t at = 0;
+  while (at < text.size()) {
+    ++line;
+    std::size_t end = text.find('\n', at);
+    if (end == std::string_view::npos)
+      end = text.size();
+    std::string_view line_text = text.substr(at, end - at);
+    at = end + 1;
+    if (!line_text.empty() && line_text.back() == '\r')
+      line_text.remove_suffix(1);
+    if (line_text.find_first_not_of(" \t") == std::string_view::npos)
+      continue;
+    Json value;
+    if (auto parsed = ParseJsonLine(line_text, line, value); !parsed.ok())
+      return parsed;
+    if (auto handled = sink(line, value); !handled.ok())
+      return handled;
+  }
+  return {};
+}
+
+// A JSONL import: `Import` takes each line (Take(line, object)) and then finishes (Finish()).
+template <class Import>
+Result<ImportedTranscript, ImportError> ImportJsonLines(std::string_view text,
+                                                        const ImportLimits& limits) {
+  Import import(limits);
+  HARNESS_CHECK(ForEachJsonLine(
+      text, [&](std::size_t line, const Json& record) { return import.Take(line, record); }));
+  return import.Finish();
+}
+
+Result<ImportedTranscript, ImportError> ImportClaudeCode(std::string_view text,
+                                                         const ImportLimits& limits);
+Result<ImportedTranscript, ImportError> ImportCodex(std::string_view text,
+                                                    const ImportLimits& limits);
+Result<ImportedTranscript, ImportError> ImportOpenHands(std::string_view text,
+                                                        const ImportLimits& limits);
+Result<ImportedTranscript, ImportError> ImportSweAgent(std::string_view text,
+                                                       const ImportLimits& limits);
+
+}  // namespace harness::import_internal
