@@ -144,6 +144,29 @@ TEST_F(EvalCli, JsonGivesOneResultPerTranscriptAndWindowThenTotals) {
   EXPECT_EQ(totals[0].at("committed"), 1);
 }
 
+TEST_F(EvalCli, AModelCompactorIsScoredOnItsOwnSummaryAndItsRejectionSaysWhy) {
+  WriteAgent();
+  const std::string examples = std::string(::harness::build_paths::SourceDir()) + "/examples/";
+  // The scripted model's summary states the task: the first fact is kept by it.
+  const ProcessRun valid =
+      Eval({"--compactor", "scripted:" + examples + "scripts/valid-summary.json", "--must-commit",
+            "agent:full"});
+  EXPECT_EQ(valid.exit_code, 0) << Joined(valid.lines);
+  EXPECT_NE(
+      LineStarting(valid.lines, "agent full (window 200000): committed, ").find("facts kept 1/2"),
+      std::string::npos)
+      << Joined(valid.lines);
+  // A summary that breaks the grammar: rejected, with the rule it broke.
+  const ProcessRun invalid =
+      Eval({"--compactor", "scripted:" + examples + "scripts/invalid-xml.json", "--must-commit",
+            "agent:full"});
+  EXPECT_EQ(invalid.exit_code, 3) << Joined(invalid.lines);
+  EXPECT_NE(LineStarting(invalid.lines,
+                         "agent full (window 200000): rejected invalid_summary (invalid_summary "),
+            "")
+      << Joined(invalid.lines);
+}
+
 TEST_F(EvalCli, AnInvalidFactsFileIsBadInputNamingThePath) {
   WriteAgent();
   Write("agent.facts.json", R"([{"fact":"x","keywords":["a",7]}])");
