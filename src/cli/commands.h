@@ -15,7 +15,8 @@ namespace harness::cli {
 inline constexpr int kExitOk = 0;
 inline constexpr int kExitInvalid = 1;
 inline constexpr int kExitUsage = 2;
-inline constexpr int kExitRejected = 3;  // `harness compact`: the compaction was rejected
+inline constexpr int kExitRejected = 3;  // `harness compact`: the compaction was rejected; `harness
+                                         // eval`: a required transcript did not commit
 
 int ValidateSummaryCommand(const std::string& path);
 int ValidateTranscriptCommand(const std::string& path);
@@ -31,6 +32,12 @@ std::optional<int> RunJournalCommand(const JournalCommandLine& line);
 struct CompactCommandLine;
 std::shared_ptr<CompactCommandLine> AddCompactCommand(CLI::App& app);
 std::optional<int> RunCompactCommand(const CompactCommandLine& line);
+
+// `harness eval DIR [options]` (eval_command.cc, docs/eval.md): registered on `app` before
+// parsing; RunEvalCommand returns its exit code when it was parsed, else nullopt.
+struct EvalCommandLine;
+std::shared_ptr<EvalCommandLine> AddEvalCommand(CLI::App& app);
+std::optional<int> RunEvalCommand(const EvalCommandLine& line);
 
 // `harness count [FILE|-] [--encoding E | --model openai:MODEL]` (count_command.cc, docs/cli.md):
 // registered on `app` before parsing; RunCountCommand returns its exit code when it was parsed,

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "commands.h"
+#include "compaction_run.h"
 #include "event_lines.h"
 #include "harness/compaction/extractive.h"
 #include "harness/compaction/model_compactor.h"
@@ -56,76 +57,6 @@ namespace {
 
 constexpr std::size_t kMaxTranscriptBytes = TranscriptLimits{}.max_bytes;
 
-// A native loop needs a model client, but `harness compact` submits no input, so no turn ever
-// calls it.
-class NoTurnModelClient final : public ModelClient {
- public:
-  Result<InferenceResponse, InferenceError> Complete(const InferenceRequest&,
-                                                     std::stop_token) override {
-    return Fail(InferenceError{InferenceErrorKind::kRefused, "harness compact runs no turns"});
-  }
-};
-
-// CompactionRejected only says invalid_summary; this remembers which rule the summary broke
-// (and any other compactor failure) so the command can tell the user.
-class RecordingCompactor final : public Compactor {
- public:
-  explicit RecordingCompactor(std::shared_ptr<Compactor> inner) : inner_(std::move(inner)) {}
-
-  Result<CompactionOutput, CompactorError> Compact(const CompactionInput& input,
-                                                   std::stop_token stop) override {
-    auto result = inner_->Compact(input, stop);
-    std::lock_guard lock(mutex_);
-    if (!result.ok()) {
-      last_error_ = result.error();
-    } else if (result->basis != input.basis || result->model != input.model ||
-               result->request_fingerprint != input.request_fingerprint) {
-      // The runtime rejects this as invalid_summary too (its identity check).
-      last_error_ = CompactorError{
-          CompactorErrorKind::kInvalidSummary,
-          InvalidSummaryError{InvalidSummaryReason::kIdentity, "identity differs", std::nullopt},
-          std::nullopt, ""};
-    } else {
-      last_error_.reset();
-    }
-    return result;
-  }
-
-  std::optional<CompactorError> last_error() const {
-    std::lock_guard lock(mutex_);
-    return last_error_;
-  }
-
- private:
-  std::shared_ptr<Compactor> inner_;
-  mutable std::mutex mutex_;
-  std::optional<CompactorError> last_error_;
-};
-
-// What the runtime could not report as an event; it also wakes the reader, since a failed
-// append can leave the command without a reply.
-class FailureLog {
- public:
-  void Add(const InfrastructureFailure& failure) {
-    {
-      std::lock_guard lock(mutex_);
-      lines_.push_back(
-          fmt::format("{}: {}", InfrastructureFailureKindName(failure.kind), failure.detail));
-    }
-    stop_.request_stop();
-  }
-  std::vector<std::string> lines() const {
-    std::lock_guard lock(mutex_);
-    return lines_;
-  }
-  std::stop_token token() const { return stop_.get_token(); }
-
- private:
-  mutable std::mutex mutex_;
-  std::vector<std::string> lines_;
-  std::stop_source stop_;
-};
-
 // One NDJSON line, exactly as encoded: JSON escaping keeps its control characters inert.
 void PrintJson(std::string_view json) {
   std::fwrite(json.data(), 1, json.size(), stdout);
@@ -148,80 +79,9 @@ int Usage(std::string_view message) {
   return kExitUsage;
 }
 
-struct CompactorChoice {
-  std::shared_ptr<Compactor> compactor;
-  std::string problem;  // set when the choice is unusable (exit 2)
-};
-
-CompactorChoice ChooseCompactor(const std::string& spec, bool constrain_output) {
-  if (spec == "extractive")
-    return {std::make_shared<ExtractiveCompactor>(), ""};
-  auto model = MakeModelClient(spec);
-  if (!model.ok())
-    return {nullptr, model.error().Message("--compactor", "extractive or scripted:PATH")};
-  // The same adapter validation path as a real model: envelope, identity, grammar.
-  ModelCompactorOptions options;
-  options.constrain_output = constrain_output;
-  return {std::make_shared<ModelCompactor>(std::move(model->client), std::move(options)), ""};
-}
-
-// Leading system messages are the agent's configuration, not conversation: they become the
-// loop's system prompt, so that the history starts with the user's first message (tail
-// selection requires it). Only all-text system messages are lifted; any other stays in the
-// history, where it makes the transcript not compactable (rejected unavailable).
-std::string LiftSystemPrompt(Transcript& history) {
-  std::string prompt;
-  std::size_t lifted = 0;
-  for (; lifted < history.size(); ++lifted) {
-    const auto* system = history[lifted].as<SystemMessage>();
-    if (system == nullptr || !std::all_of(system->blocks.begin(), system->blocks.end(),
-                                          [](const Block& b) { return b.is<TextBlock>(); })) {
-      break;
-    }
-    for (const Block& b : system->blocks) {
-      if (!prompt.empty())
-        prompt.append("\n\n");
-      prompt.append(b.as<TextBlock>()->text);
-    }
-  }
-  history.erase(history.begin(), history.begin() + static_cast<std::ptrdiff_t>(lifted));
-  return prompt;
-}
-
-std::string SummaryText(const CompactionCommitted& committed) {
-  if (committed.summary.blocks.size() == 1) {
-    if (const auto* text = committed.summary.blocks[0].as<TextBlock>())
-      return text->text;
-  }
-  return "";
-}
-
-// What the run learned from its events.
-struct Outcome {
-  LineContext context;
-  std::optional<CompactionCommitted> committed;
-  std::optional<Event> reply;
-};
-
-void Observe(const Event& event, const Uuid& loop, Outcome& outcome) {
-  if (const auto* measured = std::get_if<ContextMeasured>(&event)) {
-    if (measured->header.loop_id == loop)
-      outcome.context.before = measured->measurement;
-  } else if (const auto* committed = std::get_if<CompactionCommitted>(&event)) {
-    if (committed->header.loop_id == loop)
-      outcome.committed = *committed;
-  }
-}
-
 std::string ContextText(const std::optional<ContextMeasurement>& m) {
   return m ? TokensText(m->input_tokens, m->input_limit) : std::string("not measured");
 }
-
-// How the attempt ended, beyond its events.
-struct Verdict {
-  const CompactWaiterRejected* rejected = nullptr;  // null: committed
-  std::optional<InvalidSummaryReason> invalid_summary;
-};
 
 struct RunIds {
   Uuid session;
@@ -331,12 +191,7 @@ struct Target {
 
 // What a fresh session needs from the flags and the transcript, all checked before the journal
 // is opened, so that bad input creates nothing. nullopt: `exit` says how it ended.
-struct NewSessionInput {
-  LoopContext context;
-  std::shared_ptr<RecordingCompactor> recorder;
-  Transcript history;
-  std::string system_prompt;
-};
+using NewSessionInput = CompactionLoopInput;
 
 std::optional<NewSessionInput> PrepareNewSession(const CompactCommandLine& line, int& exit) {
   auto flags = FlagsOf(line);
@@ -386,38 +241,22 @@ std::optional<NewSessionInput> PrepareNewSession(const CompactCommandLine& line,
 // A fresh session whose one loop holds the transcript. nullopt: `exit` says how it ended.
 std::optional<Target> NewSessionTarget(NewSessionInput input, Journal& journal,
                                        SessionOptions options, int& exit) {
-  options.journal = &journal;
-  auto opened = Session::Open(std::move(options));
-  if (!opened.ok()) {
-    PrintError(SessionRefusal(opened.error()));
-    exit = kExitInvalid;
-    return std::nullopt;
-  }
   Target target;
-  target.session = std::move(opened).value();
-  target.events = target.session->Subscribe();
-  target.context = std::move(input.context);
-  target.recorder = std::move(input.recorder);
+  target.context = input.context;
+  target.recorder = input.recorder;
   target.messages_before = input.history.size();
-  LoopDefinition definition;
-  definition.model = target.context.model;
-  definition.limits = target.context.limits;
-  definition.system_prompt = std::move(input.system_prompt);
-  definition.client = std::make_shared<NoTurnModelClient>();
-  definition.counter = target.context.counter;
-  definition.compaction = target.context.policy;
-  definition.compactor = target.recorder;
-  definition.history = std::move(input.history);
-  auto loop = target.session->CreateLoop(std::move(definition));
-  if (!loop.ok()) {
-    PrintError(SessionRefusal(loop.error()));
+  auto made = NewSessionLoop(std::move(input), journal, std::move(options));
+  if (!made.ok()) {
+    PrintError(SessionRefusal(made.error()));
     // The definition is made of the input (transcript, system prompt, flags): one the runtime
     // cannot take (a message too large for a journal record, a prompt that is not UTF-8) is bad
     // input, exit 2 as an invalid transcript is.
-    exit = loop.error().kind == SessionErrorKind::kInvalidDefinition ? kExitUsage : kExitInvalid;
+    exit = made.error().kind == SessionErrorKind::kInvalidDefinition ? kExitUsage : kExitInvalid;
     return std::nullopt;
   }
-  target.loop = *loop;
+  target.session = std::move(made->session);
+  target.events = std::move(made->events);
+  target.loop = made->loop;
   return target;
 }
 
@@ -648,27 +487,12 @@ int RunCompaction(const CompactCommandLine& line, SignalWatch& signals) {
     (void)session.Interrupt(*loop);
   });
 
-  const auto show = [&](const Delivery& delivery) {
-    const Event& event = *delivery.event;
-    Observe(event, *loop, outcome);
+  AwaitCompaction(session, events, *loop, *command, failures, outcome, [&](const Event& event) {
     if (line.json)
       PrintJson(EventJson(event));
     else
       PrintLine(EventLine(event, outcome.context));
-    if (const auto to = ReplyTo(event); to && *to == *command)
-      outcome.reply = event;
-  };
-  while (!outcome.reply) {
-    auto next = events.Next(failures.token());
-    if (!next.ok())
-      break;  // a failure stopped the wait, or the hub closed the subscription
-    show(*next);
-  }
-  // The session is suspended, fresh or restored: its loop stays restorable, so that
-  // `compact --session` (or `chat --session`) goes on with it.
-  session.Suspend();
-  for (auto next = events.TryNext(); next.ok(); next = events.TryNext())
-    show(*next);
+  });
 
   if (!outcome.reply) {
     for (const std::string& failure : failures.lines())
@@ -679,29 +503,22 @@ int RunCompaction(const CompactCommandLine& line, SignalWatch& signals) {
     return kExitInvalid;
   }
 
-  const auto* rejected = std::get_if<CompactWaiterRejected>(&*outcome.reply);
-  const std::optional<CompactorError> compactor_error = recorder->last_error();
-  std::optional<InvalidSummaryReason> invalid_summary;
-  if (rejected != nullptr && rejected->reason == CompactRejectReason::kInvalidSummary &&
-      compactor_error && compactor_error->invalid_summary) {
-    invalid_summary = compactor_error->invalid_summary->reason;
-  }
-  if (rejected == nullptr && !outcome.committed) {
+  const Verdict verdict = VerdictOf(outcome, *recorder);
+  if (verdict.unanswered) {
     std::fprintf(stderr, "harness compact: resolved without a CompactionCommitted event\n");
     return kExitInvalid;
   }
-  if (rejected != nullptr && compactor_error) {
+  if (verdict.rejected != nullptr && verdict.compactor_error) {
     // Fixed names only (CompactorError::Message), never model output.
-    PrintError(compactor_error->Message());
+    PrintError(verdict.compactor_error->Message());
   }
 
-  const Verdict verdict{rejected, invalid_summary};
   if (line.json) {
     PrintJsonResult({session.id(), *loop, *command}, context, outcome, verdict);
   } else {
     PrintHumanResult(outcome, verdict);
   }
-  return rejected ? kExitRejected : kExitOk;
+  return verdict.rejected ? kExitRejected : kExitOk;
 }
 
 }  // namespace

@@ -36,6 +36,7 @@ int main(int argc, char** argv) {
 
   const auto journal = harness::cli::AddJournalCommands(app);
   const auto compact = harness::cli::AddCompactCommand(app);
+  const auto eval = harness::cli::AddEvalCommand(app);
   const auto count = harness::cli::AddCountCommand(app);
   const auto models = harness::cli::AddModelsCommand(app);
   const auto chat = harness::cli::AddChatCommand(app);
@@ -65,6 +66,8 @@ int main(int argc, char** argv) {
   // std::terminate's abort.
   try {
     if (const auto code = harness::cli::RunJournalCommand(*journal))
+      return *code;
+    if (const auto code = harness::cli::RunEvalCommand(*eval))
       return *code;
     if (const auto code = harness::cli::RunCompactCommand(*compact))
       return *code;

@@ -1,0 +1,180 @@
+// The pieces of one manual compaction shared by `harness compact` and `harness eval`
+// (compaction_run.h).
+#include "compaction_run.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "harness/compaction/extractive.h"
+#include "harness/compaction/model_compactor.h"
+#include "model_factory.h"
+
+namespace harness::cli {
+
+Result<InferenceResponse, InferenceError> NoTurnModelClient::Complete(const InferenceRequest&,
+                                                                      std::stop_token) {
+  return Fail(InferenceError{InferenceErrorKind::kRefused, "a manual compaction runs no turns"});
+}
+
+Result<CompactionOutput, CompactorError> RecordingCompactor::Compact(const CompactionInput& input,
+                                                                     std::stop_token stop) {
+  auto result = inner_->Compact(input, stop);
+  std::lock_guard lock(mutex_);
+  if (!result.ok()) {
+    last_error_ = result.error();
+  } else if (result->basis != input.basis || result->model != input.model ||
+             result->request_fingerprint != input.request_fingerprint) {
+    // The runtime rejects this as invalid_summary too (its identity check).
+    last_error_ = CompactorError{
+        CompactorErrorKind::kInvalidSummary,
+        InvalidSummaryError{InvalidSummaryReason::kIdentity, "identity differs", std::nullopt},
+        std::nullopt, ""};
+  } else {
+    last_error_.reset();
+  }
+  return result;
+}
+
+std::optional<CompactorError> RecordingCompactor::last_error() const {
+  std::lock_guard lock(mutex_);
+  return last_error_;
+}
+
+void FailureLog::Add(const InfrastructureFailure& failure) {
+  {
+    std::lock_guard lock(mutex_);
+    lines_.push_back(
+        fmt::format("{}: {}", InfrastructureFailureKindName(failure.kind), failure.detail));
+  }
+  stop_.request_stop();
+}
+
+std::vector<std::string> FailureLog::lines() const {
+  std::lock_guard lock(mutex_);
+  return lines_;
+}
+
+CompactorChoice ChooseCompactor(const std::string& spec, bool constrain_output) {
+  if (spec == "extractive")
+    return {std::make_shared<ExtractiveCompactor>(), ""};
+  auto model = MakeModelClient(spec);
+  if (!model.ok())
+    return {nullptr, model.error().Message("--compactor", "extractive or scripted:PATH")};
+  // The same adapter validation path as a real model: envelope, identity, grammar.
+  ModelCompactorOptions options;
+  options.constrain_output = constrain_output;
+  return {std::make_shared<ModelCompactor>(std::move(model->client), std::move(options)), ""};
+}
+
+// Leading system messages are the agent's configuration, not conversation: they become the
+// loop's system prompt, so that the history starts with the user's first message (tail
+// selection requires it). Only all-text system messages are lifted; any other stays in the
+// history, where it makes the transcript not compactable (rejected unavailable).
+std::string LiftSystemPrompt(Transcript& history) {
+  std::string prompt;
+  std::size_t lifted = 0;
+  for (; lifted < history.size(); ++lifted) {
+    const auto* system = history[lifted].as<SystemMessage>();
+    if (system == nullptr || !std::all_of(system->blocks.begin(), system->blocks.end(),
+                                          [](const Block& b) { return b.is<TextBlock>(); })) {
+      break;
+    }
+    for (const Block& b : system->blocks) {
+      if (!prompt.empty())
+        prompt.append("\n\n");
+      prompt.append(b.as<TextBlock>()->text);
+    }
+  }
+  history.erase(history.begin(), history.begin() + static_cast<std::ptrdiff_t>(lifted));
+  return prompt;
+}
+
+std::string SummaryText(const CompactionCommitted& committed) {
+  if (committed.summary.blocks.size() == 1) {
+    if (const auto* text = committed.summary.blocks[0].as<TextBlock>())
+      return text->text;
+  }
+  return "";
+}
+
+namespace {
+
+void Observe(const Event& event, const Uuid& loop, Outcome& outcome) {
+  if (const auto* measured = std::get_if<ContextMeasured>(&event)) {
+    if (measured->header.loop_id == loop)
+      outcome.context.before = measured->measurement;
+  } else if (const auto* committed = std::get_if<CompactionCommitted>(&event)) {
+    if (committed->header.loop_id == loop)
+      outcome.committed = *committed;
+  }
+}
+
+}  // namespace
+
+Verdict VerdictOf(const Outcome& outcome, const RecordingCompactor& recorder) {
+  Verdict verdict;
+  if (!outcome.reply)
+    return verdict;
+  verdict.rejected = std::get_if<CompactWaiterRejected>(&*outcome.reply);
+  if (verdict.rejected != nullptr) {
+    verdict.compactor_error = recorder.last_error();
+    if (verdict.rejected->reason == CompactRejectReason::kInvalidSummary &&
+        verdict.compactor_error && verdict.compactor_error->invalid_summary) {
+      verdict.invalid_summary = verdict.compactor_error->invalid_summary->reason;
+    }
+  } else if (!outcome.committed) {
+    verdict.unanswered = true;
+  }
+  return verdict;
+}
+
+Result<CompactionLoop, SessionError> NewSessionLoop(CompactionLoopInput input, Journal& journal,
+                                                    SessionOptions options) {
+  options.journal = &journal;
+  auto opened = Session::Open(std::move(options));
+  if (!opened.ok())
+    return Fail(opened.error());
+  CompactionLoop made;
+  made.session = std::move(opened).value();
+  made.events = made.session->Subscribe();
+  LoopDefinition definition;
+  definition.model = input.context.model;
+  definition.limits = input.context.limits;
+  definition.system_prompt = std::move(input.system_prompt);
+  definition.client = std::make_shared<NoTurnModelClient>();
+  definition.counter = input.context.counter;
+  definition.compaction = input.context.policy;
+  definition.compactor = std::move(input.recorder);
+  definition.history = std::move(input.history);
+  auto loop = made.session->CreateLoop(std::move(definition));
+  if (!loop.ok())
+    return Fail(loop.error());
+  made.loop = *loop;
+  return made;
+}
+
+void AwaitCompaction(Session& session, Subscription& events, const Uuid& loop, const Uuid& command,
+                     const FailureLog& failures, Outcome& outcome,
+                     const std::function<void(const Event&)>& show) {
+  const auto take = [&](const Delivery& delivery) {
+    const Event& event = *delivery.event;
+    Observe(event, loop, outcome);
+    show(event);
+    if (const auto to = ReplyTo(event); to && *to == command)
+      outcome.reply = event;
+  };
+  while (!outcome.reply) {
+    auto next = events.Next(failures.token());
+    if (!next.ok())
+      break;  // a failure stopped the wait, or the hub closed the subscription
+    take(*next);
+  }
+  // The session is suspended, fresh or restored: its loop stays restorable, so that
+  // `compact --session` (or `chat --session`) goes on with it.
+  session.Suspend();
+  for (auto next = events.TryNext(); next.ok(); next = events.TryNext())
+    take(*next);
+}
+
+}  // namespace harness::cli

@@ -1,0 +1,131 @@
+// One manual compaction of a loop, the pieces `harness compact` and `harness eval` share, so that
+// both go through the same path: the compactor chosen by name, the transcript's leading system
+// messages lifted into the system prompt, a fresh session whose one loop holds the history, the
+// CompactToLoop request and the wait for its reply, and the verdict read from the reply.
+//
+// Contract:
+// - ChooseCompactor: "extractive" is the offline ExtractiveCompactor; anything else is a model
+//   spec (model_factory.h) behind the ModelCompactor; an unusable spec leaves `compactor` null
+//   and says why in `problem`.
+// - LiftSystemPrompt removes the leading all-text system messages of `history` and returns their
+//   text joined by blank lines; any other system message stays (tail selection then refuses it).
+// - NewSessionLoop opens a session on `journal`, subscribes to it before the loop's first event,
+//   and creates one loop with the definition a manual compaction needs (no turn ever runs: its
+//   model client refuses). A refusal is returned as the SessionError.
+// - AwaitCompaction waits until the reply to `command` arrives (or a runtime failure, or the hub
+//   closes the subscription), then suspends the session and drains what is left; `show` sees
+//   every delivery in order; the outcome records the loop's ContextMeasured, its
+//   CompactionCommitted and the reply.
+// - VerdictOf: a CompactWaiterRejected reply is a rejection (with the summary rule the recording
+//   compactor saw broken, for invalid_summary); any other reply with a CompactionCommitted is a
+//   commit; a reply without either is `unanswered`.
+// Thread safety: RecordingCompactor and FailureLog are thread-safe (the runtime calls them from
+// its threads); the functions are called from one thread.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <stop_token>
+#include <string>
+#include <vector>
+
+#include "event_lines.h"
+#include "harness/compaction/compactor.h"
+#include "harness/content/message.h"
+#include "harness/hub/subscription.h"
+#include "harness/runtime/session.h"
+#include "policy_defaults.h"
+
+namespace harness::cli {
+
+// A native loop needs a model client, but a manual compaction submits no input, so no turn ever
+// calls it.
+class NoTurnModelClient final : public ModelClient {
+ public:
+  Result<InferenceResponse, InferenceError> Complete(const InferenceRequest&,
+                                                     std::stop_token) override;
+};
+
+// CompactionRejected only says invalid_summary; this remembers which rule the summary broke
+// (and any other compactor failure) so the command can tell the user.
+class RecordingCompactor final : public Compactor {
+ public:
+  explicit RecordingCompactor(std::shared_ptr<Compactor> inner) : inner_(std::move(inner)) {}
+
+  Result<CompactionOutput, CompactorError> Compact(const CompactionInput& input,
+                                                   std::stop_token stop) override;
+  std::optional<CompactorError> last_error() const;
+
+ private:
+  std::shared_ptr<Compactor> inner_;
+  mutable std::mutex mutex_;
+  std::optional<CompactorError> last_error_;
+};
+
+// What the runtime could not report as an event; it also wakes the reader, since a failed
+// append can leave the command without a reply.
+class FailureLog {
+ public:
+  void Add(const InfrastructureFailure& failure);
+  std::vector<std::string> lines() const;
+  std::stop_token token() const { return stop_.get_token(); }
+
+ private:
+  mutable std::mutex mutex_;
+  std::vector<std::string> lines_;
+  std::stop_source stop_;
+};
+
+struct CompactorChoice {
+  std::shared_ptr<Compactor> compactor;
+  std::string problem;  // set when the choice is unusable (exit 2)
+};
+
+CompactorChoice ChooseCompactor(const std::string& spec, bool constrain_output);
+
+std::string LiftSystemPrompt(Transcript& history);
+
+// The committed summary's text ("" when it is not one text block).
+std::string SummaryText(const CompactionCommitted& committed);
+
+// What a run learned from its events.
+struct Outcome {
+  LineContext context;
+  std::optional<CompactionCommitted> committed;
+  std::optional<Event> reply;
+};
+
+// How the attempt ended, beyond its events.
+struct Verdict {
+  const CompactWaiterRejected* rejected = nullptr;  // null: committed (or unanswered)
+  std::optional<InvalidSummaryReason> invalid_summary;
+  std::optional<CompactorError> compactor_error;  // what the compactor failed with, if it did
+  bool unanswered = false;  // the reply is neither a rejection nor backed by a commit
+};
+
+Verdict VerdictOf(const Outcome& outcome, const RecordingCompactor& recorder);
+
+// What a loop that only compacts is made of.
+struct CompactionLoopInput {
+  LoopContext context;
+  std::shared_ptr<RecordingCompactor> recorder;
+  Transcript history;
+  std::string system_prompt;
+};
+
+struct CompactionLoop {
+  std::unique_ptr<Session> session;
+  Uuid loop;
+  std::optional<Subscription> events;  // subscribed before the loop's first event
+};
+
+Result<CompactionLoop, SessionError> NewSessionLoop(CompactionLoopInput input, Journal& journal,
+                                                    SessionOptions options);
+
+void AwaitCompaction(Session& session, Subscription& events, const Uuid& loop, const Uuid& command,
+                     const FailureLog& failures, Outcome& outcome,
+                     const std::function<void(const Event&)>& show);
+
+}  // namespace harness::cli

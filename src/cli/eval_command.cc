@@ -1,0 +1,540 @@
+// `harness eval DIR`: one manual compaction of every transcript of a directory, in two windows,
+// through the same path as `harness compact` (compaction_run.h), each scored against its facts
+// file where there is one (docs/eval.md, docs/cli.md).
+#include <fmt/format.h>
+
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <map>
+#include <set>
+#include <string>
+#include <system_error>
+#include <vector>
+
+#include "commands.h"
+#include "compaction_run.h"
+#include "eval_facts.h"
+#include "harness/content/codec.h"
+#include "harness/event/wire.h"
+#include "harness/inference/tokenizer.h"
+#include "harness/journal/memory_journal.h"
+#include "input.h"
+#include "policy_defaults.h"
+#include "restore_preview.h"
+#include "terminal_text.h"
+
+namespace harness::cli {
+
+struct EvalCommandLine {
+  CLI::App* command = nullptr;
+  std::string dir;
+  std::string compactor = "extractive";
+  bool json = false;
+  bool constrain_output = false;
+  std::vector<std::string> must_commit;
+};
+
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr std::size_t kMaxTranscriptBytes = TranscriptLimits{}.max_bytes;
+// A corpus is a handful of transcripts; a directory of more is a mistake, refused before any
+// of them is read.
+constexpr std::size_t kMaxTranscripts = 1000;
+constexpr std::string_view kFactsSuffix = ".facts.json";
+constexpr std::string_view kTranscriptSuffix = ".json";
+
+// The two windows every transcript is compacted in: the CLI's default window ("full") and a
+// window of half the transcript's own measured size ("half"), where the transcript alone is
+// about twice what the loop may send.
+enum class Setting { kFull, kHalf };
+constexpr Setting kSettings[] = {Setting::kFull, Setting::kHalf};
+
+std::string_view SettingName(Setting setting) {
+  return setting == Setting::kFull ? "full" : "half";
+}
+
+void PrintJson(std::string_view json) {
+  std::fwrite(json.data(), 1, json.size(), stdout);
+  std::fputc('\n', stdout);
+  std::fflush(stdout);
+}
+
+// Names, facts and details come from the files: shown, never executed.
+void PrintLine(std::string_view text) {
+  PrintJson(TerminalText(text));
+}
+
+int Usage(std::string_view message) {
+  std::fprintf(stderr, "harness eval: %s\n", TerminalText(message).c_str());
+  return kExitUsage;
+}
+
+bool EndsWith(std::string_view text, std::string_view suffix) {
+  return text.size() >= suffix.size() && text.substr(text.size() - suffix.size()) == suffix;
+}
+
+// One transcript of the directory.
+struct Entry {
+  std::string name;  // the file name without ".json"
+  fs::path transcript;
+  std::optional<fs::path> facts;
+};
+
+Result<std::vector<Entry>, std::string> ListCorpus(const std::string& dir) {
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec))
+    return Fail(fmt::format("{} is not a directory", dir));
+  std::map<std::string, Entry> entries;
+  std::set<std::string> facts;
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    if (!it->is_regular_file(ec))
+      continue;
+    const std::string file = it->path().filename().string();
+    if (EndsWith(file, kFactsSuffix)) {
+      facts.insert(file.substr(0, file.size() - kFactsSuffix.size()));
+    } else if (EndsWith(file, kTranscriptSuffix) && file.size() > kTranscriptSuffix.size()) {
+      const std::string name = file.substr(0, file.size() - kTranscriptSuffix.size());
+      entries[name] = Entry{name, it->path(), std::nullopt};
+      if (entries.size() > kMaxTranscripts)
+        return Fail(fmt::format("{} holds more than {} transcripts", dir, kMaxTranscripts));
+    }
+  }
+  if (ec)
+    return Fail(fmt::format("cannot list {}: {}", dir, ec.message()));
+  std::vector<Entry> listed;
+  for (auto& [name, entry] : entries) {
+    if (facts.contains(name))
+      entry.facts = fs::path(dir) / (name + std::string(kFactsSuffix));
+    listed.push_back(std::move(entry));
+  }
+  return listed;
+}
+
+// Everything a continuation sees of a block, for the facts: text, reasoning, tool names with
+// their input, tool results with what they hold.
+void AppendBlockText(const Block& block, std::string& out) {
+  if (const auto* text = block.as<TextBlock>()) {
+    out.append(text->text);
+  } else if (const auto* refusal = block.as<RefusalBlock>()) {
+    out.append(refusal->text);
+  } else if (const auto* thinking = block.as<ThinkingBlock>()) {
+    out.append(thinking->thinking);
+  } else if (const auto* document = block.as<DocumentBlock>()) {
+    out.append(document->name).append("\n").append(document->text);
+  } else if (const auto* use = block.as<ToolUseBlock>()) {
+    out.append(use->name);
+    if (use->input)
+      out.append(" ").append(*use->input);
+  } else if (const auto* result = block.as<ToolResultBlock>()) {
+    for (const Block& inner : result->content) {
+      AppendBlockText(inner, out);
+      out.push_back('\n');
+    }
+  }
+  out.push_back('\n');
+}
+
+// The summary plus the retained tail: what the next request holds of the compacted history.
+std::string KeptText(const CompactionCommitted& committed) {
+  std::string text = SummaryText(committed);
+  text.push_back('\n');
+  for (const Message& message : committed.retained) {
+    for (const Block& block : message.blocks())
+      AppendBlockText(block, text);
+  }
+  return text;
+}
+
+// One compaction of one transcript in one window.
+struct Run {
+  Setting setting = Setting::kFull;
+  TokenCount window = 0;
+  std::string outcome;  // "committed", "rejected" or "failed" (the runtime did not answer)
+  std::string reason;   // the rejection's wire name, or what failed
+  std::string detail;   // the summary rule broken, the compactor's failure
+  std::optional<TokenCount> tokens_before;
+  std::optional<TokenCount> tokens_after;
+  std::size_t retained = 0;
+  std::vector<std::size_t> lost;  // indexes of the facts not kept
+  std::size_t kept = 0;
+  double milliseconds = 0;
+  bool committed() const { return outcome == "committed"; }
+};
+
+struct Prepared {
+  Transcript history;
+  std::string system_prompt;
+  std::optional<std::vector<Fact>> facts;
+};
+
+Run Compact(const EvalCommandLine& line, const Prepared& prepared, Setting setting,
+            const LoopContext& context) {
+  Run run;
+  run.setting = setting;
+  run.window = context.limits.window_tokens;
+  CompactorChoice choice = ChooseCompactor(line.compactor, line.constrain_output);
+  auto recorder = std::make_shared<RecordingCompactor>(std::move(choice.compactor));
+  auto journal = NewMemoryJournal();
+  FailureLog failures;
+  SessionOptions options;
+  options.on_failure = [&failures](const InfrastructureFailure& f) { failures.Add(f); };
+  CompactionLoopInput input{context, recorder, prepared.history, prepared.system_prompt};
+  auto made = NewSessionLoop(std::move(input), *journal, std::move(options));
+  if (!made.ok()) {
+    run.outcome = "failed";
+    run.reason = SessionRefusal(made.error());
+    return run;
+  }
+  Session& session = *made->session;
+  Outcome outcome;
+  const auto started = std::chrono::steady_clock::now();
+  auto command = session.CompactToLoop(made->loop);
+  if (!command.ok()) {
+    session.Suspend();
+    run.outcome = "failed";
+    run.reason = SessionRefusal(command.error());
+    return run;
+  }
+  AwaitCompaction(session, *made->events, made->loop, *command, failures, outcome,
+                  [](const Event&) {});
+  run.milliseconds =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
+  if (outcome.context.before)
+    run.tokens_before = outcome.context.before->input_tokens;
+  const Verdict verdict = VerdictOf(outcome, *recorder);
+  if (!outcome.reply || verdict.unanswered) {
+    run.outcome = "failed";
+    run.reason = "the compaction was not answered";
+    for (const std::string& failure : failures.lines())
+      run.detail.append(run.detail.empty() ? "" : "; ").append(failure);
+    return run;
+  }
+  if (verdict.rejected != nullptr) {
+    run.outcome = "rejected";
+    run.reason = CompactRejectReasonName(verdict.rejected->reason);
+    if (verdict.invalid_summary)
+      run.detail =
+          fmt::format("invalid_summary {}", InvalidSummaryReasonName(*verdict.invalid_summary));
+    else if (verdict.compactor_error)
+      run.detail = verdict.compactor_error->Message();
+    return run;
+  }
+  run.outcome = "committed";
+  run.tokens_after = outcome.committed->post_context.input_tokens;
+  run.retained = outcome.committed->retained.size();
+  if (prepared.facts) {
+    const FactMatcher matcher(KeptText(*outcome.committed));
+    for (std::size_t i = 0; i < prepared.facts->size(); ++i) {
+      if (matcher.Kept((*prepared.facts)[i]))
+        ++run.kept;
+      else
+        run.lost.push_back(i);
+    }
+  }
+  return run;
+}
+
+// The context of a setting: the CLI's defaults, and for "half" a window of half the tokens the
+// full run measured (never below the smallest window the CLI takes).
+Result<LoopContext, std::string> ContextFor(Setting setting, const std::optional<Run>& full) {
+  ContextFlags flags;
+  if (setting == Setting::kHalf) {
+    if (!full || !full->tokens_before)
+      return Fail(std::string("the transcript was not measured in the full window"));
+    flags.context_window = std::max(kMinContextWindow, *full->tokens_before / 2);
+  }
+  auto chosen = ChooseLoopContext(flags, TokenizerDirFromEnvironment());
+  if (!chosen.ok())
+    return Fail(chosen.error().message);
+  return std::move(*chosen);
+}
+
+std::string Ratio(const Run& run) {
+  if (!run.tokens_before || !run.tokens_after || *run.tokens_before == 0)
+    return "";
+  return fmt::format("{:.1f}%", 100.0 * static_cast<double>(*run.tokens_after) /
+                                    static_cast<double>(*run.tokens_before));
+}
+
+std::string Tokens(const std::optional<TokenCount>& count) {
+  return count ? std::to_string(*count) : std::string("?");
+}
+
+void PrintHuman(const Entry& entry, const Prepared& prepared, const Run& run) {
+  std::string row = fmt::format("{} {} (window {}): {}", entry.name, SettingName(run.setting),
+                                run.window, run.outcome);
+  if (!run.committed()) {
+    row.append(" ").append(run.reason);
+    if (!run.detail.empty())
+      row.append(" (").append(run.detail).append(")");
+    row.append(fmt::format(", {} tokens", Tokens(run.tokens_before)));
+  } else {
+    row.append(fmt::format(", {} -> {} tokens ({}), summary + {} messages",
+                           Tokens(run.tokens_before), Tokens(run.tokens_after), Ratio(run),
+                           run.retained));
+    if (prepared.facts)
+      row.append(fmt::format(", facts kept {}/{}", run.kept, prepared.facts->size()));
+  }
+  row.append(fmt::format(", {:.1f} ms", run.milliseconds));
+  PrintLine(row);
+  if (prepared.facts) {
+    for (const std::size_t i : run.lost)
+      PrintLine("  lost: " + (*prepared.facts)[i].fact);
+  }
+}
+
+void PrintJsonRun(const Entry& entry, const Prepared& prepared, const Run& run) {
+  std::string out;
+  WireWriter w(out);
+  w.String("type", "EvalResult")
+      .String("name", entry.name)
+      .String("setting", SettingName(run.setting))
+      .Uint("context_window", run.window)
+      .String("outcome", run.outcome);
+  if (!run.committed())
+    w.String("reason", run.reason).String("detail", run.detail);
+  if (run.tokens_before)
+    w.Uint("tokens_before", *run.tokens_before);
+  if (run.tokens_after)
+    w.Uint("tokens_after", *run.tokens_after).Uint("retained", run.retained);
+  if (prepared.facts) {
+    w.Uint("facts", prepared.facts->size());
+    if (run.committed()) {
+      w.Uint("facts_kept", run.kept);
+      w.Key("facts_lost");
+      out.push_back('[');
+      for (std::size_t n = 0; n < run.lost.size(); ++n) {
+        if (n > 0)
+          out.push_back(',');
+        AppendJsonString(out, (*prepared.facts)[run.lost[n]].fact);
+      }
+      out.push_back(']');
+    }
+  }
+  w.Uint("microseconds", static_cast<std::uint64_t>(run.milliseconds * 1000));
+  w.Close();
+  PrintJson(out);
+}
+
+struct Totals {
+  std::size_t runs = 0;
+  std::size_t committed = 0;
+  TokenCount tokens_before = 0;  // over the committed runs
+  TokenCount tokens_after = 0;
+  std::size_t facts = 0;  // over the committed runs with facts
+  std::size_t kept = 0;
+  double milliseconds = 0;
+};
+
+void PrintTotals(Setting setting, const Totals& t, bool json) {
+  if (json) {
+    std::string out;
+    WireWriter w(out);
+    w.String("type", "EvalTotals")
+        .String("setting", SettingName(setting))
+        .Uint("transcripts", t.runs)
+        .Uint("committed", t.committed)
+        .Uint("tokens_before", t.tokens_before)
+        .Uint("tokens_after", t.tokens_after)
+        .Uint("facts", t.facts)
+        .Uint("facts_kept", t.kept)
+        .Uint("microseconds", static_cast<std::uint64_t>(t.milliseconds * 1000));
+    w.Close();
+    PrintJson(out);
+    return;
+  }
+  std::string line =
+      fmt::format("total {}: {}/{} committed", SettingName(setting), t.committed, t.runs);
+  if (t.committed > 0)
+    line.append(fmt::format(", {} -> {} tokens", t.tokens_before, t.tokens_after));
+  if (t.facts > 0) {
+    line.append(fmt::format(", facts kept {}/{} ({:.1f}%) over the committed", t.kept, t.facts,
+                            100.0 * static_cast<double>(t.kept) / static_cast<double>(t.facts)));
+  }
+  line.append(fmt::format(", {:.1f} ms", t.milliseconds));
+  PrintLine(line);
+}
+
+// NAME (both settings) or NAME:full / NAME:half.
+struct Requirement {
+  std::string name;
+  std::optional<Setting> setting;
+};
+
+Result<std::vector<Requirement>, std::string> Requirements(const std::vector<std::string>& given,
+                                                           const std::vector<Entry>& entries) {
+  std::vector<Requirement> out;
+  for (const std::string& spec : given) {
+    Requirement r;
+    r.name = spec;
+    if (EndsWith(spec, ":full") || EndsWith(spec, ":half")) {
+      r.name = spec.substr(0, spec.size() - 5);
+      r.setting = EndsWith(spec, ":full") ? Setting::kFull : Setting::kHalf;
+    }
+    if (std::none_of(entries.begin(), entries.end(),
+                     [&](const Entry& e) { return e.name == r.name; })) {
+      return Fail(
+          fmt::format("--must-commit {}: no transcript {}.json in the directory", spec, r.name));
+    }
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
+// The transcript and its facts, or why they cannot be used.
+Result<Prepared, std::string> Prepare(const Entry& entry) {
+  auto text = ReadInput(entry.transcript.string(), kMaxTranscriptBytes);
+  if (!text.ok())
+    return Fail(text.error().message);
+  auto decoded = DecodeTranscript(*text);
+  if (!decoded.ok())
+    return Fail("invalid transcript " + decoded.error().Describe());
+  Prepared prepared;
+  prepared.history = std::move(decoded).value();
+  prepared.system_prompt = LiftSystemPrompt(prepared.history);
+  if (entry.facts) {
+    const FactsLimits limits;
+    auto facts_text = ReadInput(entry.facts->string(), limits.max_bytes);
+    if (!facts_text.ok())
+      return Fail(facts_text.error().message);
+    auto facts = ParseFacts(*facts_text, limits);
+    if (!facts.ok())
+      return Fail(fmt::format("invalid facts file {}: {}", entry.facts->filename().string(),
+                              facts.error().Describe()));
+    prepared.facts = std::move(facts).value();
+  }
+  return prepared;
+}
+
+int RunEval(const EvalCommandLine& line) {
+  CompactorChoice choice = ChooseCompactor(line.compactor, line.constrain_output);
+  if (!choice.compactor)
+    return Usage(choice.problem);
+  auto entries = ListCorpus(line.dir);
+  if (!entries.ok())
+    return Usage(entries.error());
+  if (entries->empty())
+    return Usage(fmt::format("{} holds no NAME.json transcript", line.dir));
+  auto required = Requirements(line.must_commit, *entries);
+  if (!required.ok())
+    return Usage(required.error());
+
+  bool invalid_input = false;
+  std::set<std::pair<std::string, Setting>> not_committed;
+  std::map<Setting, Totals> totals;
+  for (const Entry& entry : *entries) {
+    auto prepared = Prepare(entry);
+    if (!prepared.ok()) {
+      invalid_input = true;
+      for (const Setting setting : kSettings)
+        not_committed.insert({entry.name, setting});
+      if (line.json) {
+        std::string out;
+        WireWriter w(out);
+        w.String("type", "EvalResult")
+            .String("name", entry.name)
+            .String("outcome", "invalid")
+            .String("reason", prepared.error());
+        w.Close();
+        PrintJson(out);
+      } else {
+        PrintLine(fmt::format("{}: invalid: {}", entry.name, prepared.error()));
+      }
+      continue;
+    }
+    std::optional<Run> full;
+    for (const Setting setting : kSettings) {
+      auto context = ContextFor(setting, full);
+      Run run;
+      if (!context.ok()) {
+        run.setting = setting;
+        run.outcome = "failed";
+        run.reason = context.error();
+      } else {
+        run = Compact(line, *prepared, setting, *context);
+      }
+      if (setting == Setting::kFull)
+        full = run;
+      Totals& t = totals[setting];
+      ++t.runs;
+      t.milliseconds += run.milliseconds;
+      if (run.committed()) {
+        ++t.committed;
+        t.tokens_before += run.tokens_before.value_or(0);
+        t.tokens_after += run.tokens_after.value_or(0);
+        if (prepared->facts) {
+          t.facts += prepared->facts->size();
+          t.kept += run.kept;
+        }
+      } else {
+        not_committed.insert({entry.name, setting});
+      }
+      if (line.json)
+        PrintJsonRun(entry, *prepared, run);
+      else
+        PrintHuman(entry, *prepared, run);
+    }
+  }
+  for (const Setting setting : kSettings)
+    PrintTotals(setting, totals[setting], line.json);
+
+  if (invalid_input)
+    return kExitUsage;
+  // Without --must-commit every transcript must commit in both windows.
+  bool failed = false;
+  if (required->empty()) {
+    failed = !not_committed.empty();
+  } else {
+    for (const Requirement& r : *required) {
+      for (const Setting setting : kSettings) {
+        if ((!r.setting || *r.setting == setting) && not_committed.contains({r.name, setting})) {
+          failed = true;
+          std::fprintf(stderr, "harness eval: %s did not commit in the %s window\n",
+                       TerminalText(r.name).c_str(), std::string(SettingName(setting)).c_str());
+        }
+      }
+    }
+  }
+  return failed ? kExitRejected : kExitOk;
+}
+
+}  // namespace
+
+std::shared_ptr<EvalCommandLine> AddEvalCommand(CLI::App& app) {
+  auto line = std::make_shared<EvalCommandLine>();
+  line->command = app.add_subcommand(
+      "eval",
+      "Compact every NAME.json transcript of DIR (a fresh in-memory session each, the same path\n"
+      "as `harness compact`) twice: in the default window and in a window of half the\n"
+      "transcript's measured size. Where NAME.facts.json exists, count the facts the summary\n"
+      "plus the retained tail keep. Prints one line per transcript and window, then totals.\n"
+      "Exit 0 every required transcript committed (all of them, or those named by\n"
+      "--must-commit); 3 one did not; 2 bad usage, an invalid transcript or facts file.");
+  auto* c = line->command;
+  c->add_option("DIR", line->dir, "the corpus directory")->required();
+  c->add_option("--compactor", line->compactor,
+                "extractive (offline), scripted:PATH, or PROVIDER:MODEL")
+      ->capture_default_str();
+  c->add_flag("--json", line->json,
+              "NDJSON: one EvalResult per transcript and window, then "
+              "one EvalTotals per window");
+  c->add_flag("--constrain-output", line->constrain_output,
+              "send the model compactor's GBNF grammar with the request (llama.cpp servers)");
+  c->add_option("--must-commit", line->must_commit,
+                "NAME, NAME:full or NAME:half: only these decide the exit status (repeatable); "
+                "without it, every transcript must commit in both windows");
+  return line;
+}
+
+std::optional<int> RunEvalCommand(const EvalCommandLine& line) {
+  if (!line.command->parsed())
+    return std::nullopt;
+  return RunEval(line);
+}
+
+}  // namespace harness::cli

@@ -1,0 +1,191 @@
+// `harness eval DIR` as a user runs it: every NAME.json of a directory compacted in the default
+// window and in a window of half its size, scored against NAME.facts.json, then totals; exit 0
+// when every required transcript committed, 3 when one did not, 2 for bad usage or input.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "harness/core/json.h"
+#include "journal_process.h"
+#include "support/build_paths.h"
+
+namespace harness::eval_e2e {
+namespace {
+
+using journal_e2e::Harness;
+using journal_e2e::ProcessRun;
+using journal_e2e::TempDir;
+
+std::string Joined(const std::vector<std::string>& lines) {
+  std::string out;
+  for (const std::string& line : lines)
+    out.append(line).append("\n");
+  return out;
+}
+
+std::string LineStarting(const std::vector<std::string>& lines, const std::string& prefix) {
+  for (const std::string& line : lines) {
+    if (line.rfind(prefix, 0) == 0)
+      return line;
+  }
+  return "";
+}
+
+std::string ReadFile(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+// The coding-agent example (three user-started segments: it compacts in the default window),
+// with one fact its extractive summary keeps and one no summary of it can keep.
+constexpr char kAgentFacts[] =
+    R"([{"fact":"the task: retry with exponential backoff","keywords":["RETRY WITH   exponential"]},
+        {"fact":"a fact the transcript never states","keywords":["zebra-crossing-42"],
+         "or_keywords":[["no such", "phrase"]]}])";
+
+// One user request answered once: one user-started segment, nothing older to summarize.
+constexpr char kSingleSegment[] =
+    R"([{"role":"user","blocks":[{"type":"text","text":"fix the bug"}]},)"
+    R"({"role":"assistant","blocks":[{"type":"text","text":"done"}],"usage":null}])";
+
+class EvalCli : public ::testing::Test {
+ protected:
+  void Write(const std::string& name, const std::string& contents) {
+    std::ofstream(dir_.path() / name, std::ios::binary) << contents;
+  }
+  void WriteAgent() {
+    Write("agent.json", ReadFile(std::string(::harness::build_paths::SourceDir()) +
+                                 "/examples/transcripts/coding-agent.json"));
+    Write("agent.facts.json", kAgentFacts);
+  }
+  ProcessRun Eval(std::vector<std::string> extra, bool keep_stderr = false) {
+    std::vector<std::string> args = {"eval", dir_.path().string()};
+    args.insert(args.end(), extra.begin(), extra.end());
+    return Harness(args, keep_stderr);
+  }
+
+  TempDir dir_;
+};
+
+TEST_F(EvalCli, ScoresTheFactsOfACommittedTranscriptAndNamesTheLostOnes) {
+  WriteAgent();
+  const ProcessRun run = Eval({"--must-commit", "agent:full"});
+  const std::string all = Joined(run.lines);
+  ASSERT_EQ(run.exit_code, 0) << all;
+  const std::string full = LineStarting(run.lines, "agent full (window 200000): committed, ");
+  ASSERT_NE(full, "") << all;
+  // Case and white space do not matter; the fact nothing states is lost and named.
+  EXPECT_NE(full.find(", facts kept 1/2, "), std::string::npos) << full;
+  EXPECT_NE(full.find(" tokens ("), std::string::npos) << full;
+  EXPECT_NE(full.find("summary + 5 messages"), std::string::npos) << full;
+  EXPECT_NE(
+      std::find(run.lines.begin(), run.lines.end(), "  lost: a fact the transcript never states"),
+      run.lines.end())
+      << all;
+  // The second window is half the measured transcript (never below 1024 tokens).
+  EXPECT_NE(LineStarting(run.lines, "agent half (window "), "") << all;
+  EXPECT_NE(LineStarting(run.lines, "total full: 1/1 committed, "), "") << all;
+  EXPECT_NE(LineStarting(run.lines, "total full: ").find("facts kept 1/2 (50.0%)"),
+            std::string::npos)
+      << all;
+  EXPECT_NE(LineStarting(run.lines, "total half: "), "") << all;
+}
+
+TEST_F(EvalCli, ATranscriptThatDoesNotCommitFailsTheGateWithItsReason) {
+  WriteAgent();
+  Write("single.json", kSingleSegment);
+  const ProcessRun run = Eval({"--must-commit", "single"}, true);
+  const std::string all = Joined(run.lines);
+  EXPECT_EQ(run.exit_code, 3) << all;
+  EXPECT_NE(LineStarting(run.lines, "single full (window 200000): rejected unavailable, "), "")
+      << all;
+  EXPECT_NE(all.find("harness eval: single did not commit in the full window"), std::string::npos)
+      << all;
+  // Only the required transcripts decide: agent alone passes even if its half window did not.
+  const ProcessRun agent_only = Eval({"--must-commit", "agent:full"});
+  EXPECT_EQ(agent_only.exit_code, 0) << Joined(agent_only.lines);
+  // Without --must-commit every transcript must commit in both windows.
+  EXPECT_EQ(Eval({}).exit_code, 3);
+}
+
+TEST_F(EvalCli, JsonGivesOneResultPerTranscriptAndWindowThenTotals) {
+  WriteAgent();
+  Write("single.json", kSingleSegment);
+  const ProcessRun run = Eval({"--json", "--must-commit", "agent:full"});
+  ASSERT_EQ(run.exit_code, 0) << Joined(run.lines);
+  std::vector<Json> results;
+  std::vector<Json> totals;
+  for (const std::string& line : run.lines) {
+    auto parsed = ParseStrictJson(line);
+    ASSERT_TRUE(parsed.ok()) << line;
+    (parsed->at("type") == "EvalResult" ? results : totals).push_back(*parsed);
+  }
+  ASSERT_EQ(results.size(), 4u) << Joined(run.lines);  // agent, single; full, half each
+  ASSERT_EQ(totals.size(), 2u);
+  const Json& agent = results[0];
+  EXPECT_EQ(agent.at("name"), "agent");
+  EXPECT_EQ(agent.at("setting"), "full");
+  EXPECT_EQ(agent.at("outcome"), "committed");
+  EXPECT_EQ(agent.at("facts"), 2);
+  EXPECT_EQ(agent.at("facts_kept"), 1);
+  EXPECT_EQ(agent.at("facts_lost"), Json::array({"a fact the transcript never states"}));
+  EXPECT_LT(agent.at("tokens_after").get<std::uint64_t>(),
+            agent.at("tokens_before").get<std::uint64_t>());
+  const Json& single = results[2];
+  EXPECT_EQ(single.at("name"), "single");
+  EXPECT_EQ(single.at("outcome"), "rejected");
+  EXPECT_EQ(single.at("reason"), "unavailable");
+  EXPECT_EQ(totals[0].at("setting"), "full");
+  EXPECT_EQ(totals[0].at("transcripts"), 2);
+  EXPECT_EQ(totals[0].at("committed"), 1);
+}
+
+TEST_F(EvalCli, AModelCompactorIsScoredOnItsOwnSummaryAndItsRejectionSaysWhy) {
+  WriteAgent();
+  const std::string examples = std::string(::harness::build_paths::SourceDir()) + "/examples/";
+  // The scripted model's summary states the task: the first fact is kept by it.
+  const ProcessRun valid =
+      Eval({"--compactor", "scripted:" + examples + "scripts/valid-summary.json", "--must-commit",
+            "agent:full"});
+  EXPECT_EQ(valid.exit_code, 0) << Joined(valid.lines);
+  EXPECT_NE(
+      LineStarting(valid.lines, "agent full (window 200000): committed, ").find("facts kept 1/2"),
+      std::string::npos)
+      << Joined(valid.lines);
+  // A summary that breaks the grammar: rejected, with the rule it broke.
+  const ProcessRun invalid =
+      Eval({"--compactor", "scripted:" + examples + "scripts/invalid-xml.json", "--must-commit",
+            "agent:full"});
+  EXPECT_EQ(invalid.exit_code, 3) << Joined(invalid.lines);
+  EXPECT_NE(LineStarting(invalid.lines,
+                         "agent full (window 200000): rejected invalid_summary (invalid_summary "),
+            "")
+      << Joined(invalid.lines);
+}
+
+TEST_F(EvalCli, AnInvalidFactsFileIsBadInputNamingThePath) {
+  WriteAgent();
+  Write("agent.facts.json", R"([{"fact":"x","keywords":["a",7]}])");
+  const ProcessRun run = Eval({});
+  EXPECT_EQ(run.exit_code, 2) << Joined(run.lines);
+  const std::string line = LineStarting(run.lines, "agent: invalid: invalid facts file ");
+  EXPECT_NE(line.find("agent.facts.json"), std::string::npos) << Joined(run.lines);
+  EXPECT_NE(line.find("$[0].keywords[1]"), std::string::npos) << line;
+}
+
+TEST_F(EvalCli, BadUsageIsExitTwo) {
+  WriteAgent();
+  // A requirement naming no transcript of the directory (a typo must not pass the gate).
+  EXPECT_EQ(Eval({"--must-commit", "agnet"}).exit_code, 2);
+  EXPECT_EQ(Harness({"eval", (dir_.path() / "agent.json").string()}).exit_code, 2);
+  EXPECT_EQ(Eval({"--compactor", "nonsense"}).exit_code, 2);
+  const TempDir empty;
+  EXPECT_EQ(Harness({"eval", empty.path().string()}).exit_code, 2);
+}
+
+}  // namespace
+}  // namespace harness::eval_e2e
