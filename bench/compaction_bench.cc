@@ -14,7 +14,7 @@
 // ru_maxrss from wait4. The "baseline" child only builds the transcript, so the difference is
 // what compaction adds.
 //
-// Usage: compaction_bench [--runs N]   (default 50)
+// Usage: compaction_bench [--runs N] [--print]   (default 50 runs; --print shows the summary)
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -231,15 +231,18 @@ harness::CompactionInput InputOf(std::vector<Message> head) {
 }
 
 // One compaction as the runtime does it: projection, then the compactor. Returns the summary's
-// size in bytes, or -1 when it was refused.
-long CompactOnce(const std::vector<Message>& head) {
+// size in bytes, or -1 when it was refused; `print` writes the summary to stdout.
+long CompactOnce(const std::vector<Message>& head, bool print = false) {
   harness::ExtractiveCompactor compactor;
   auto output = compactor.Compact(InputOf(head), std::stop_token());
   if (!output.ok()) {
     std::fprintf(stderr, "compaction refused: %s\n", output.error().detail.c_str());
     return -1;
   }
-  return static_cast<long>(output->summary.blocks.front().as<TextBlock>()->text.size());
+  const std::string& summary = output->summary.blocks.front().as<TextBlock>()->text;
+  if (print)
+    std::printf("%s\n", summary.c_str());
+  return static_cast<long>(summary.size());
 }
 
 // Peak RSS (KiB) of a child that builds the transcript and compacts it `compactions` times.
@@ -266,11 +269,14 @@ long ChildPeakKib(int compactions) {
 
 int main(int argc, char** argv) {
   int runs = 50;
+  bool print = false;
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--runs") == 0 && i + 1 < argc) {
       runs = std::max(1, std::atoi(argv[++i]));
+    } else if (std::strcmp(argv[i], "--print") == 0) {
+      print = true;
     } else {
-      std::fprintf(stderr, "usage: compaction_bench [--runs N]\n");
+      std::fprintf(stderr, "usage: compaction_bench [--runs N] [--print]\n");
       return 2;
     }
   }
@@ -280,6 +286,8 @@ int main(int argc, char** argv) {
     tokens += harness::EstimateMessageTokens(message);
   std::printf("transcript: %zu messages, %llu estimated tokens\n", head.size(),
               static_cast<unsigned long long>(tokens));
+  if (print && CompactOnce(head, true) < 0)
+    return 1;
 
   std::vector<double> millis;
   long summary_bytes = 0;
