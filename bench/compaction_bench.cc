@@ -177,12 +177,13 @@ std::vector<Message> AgentTranscript() {
                                        std::nullopt});
         break;
       case 2: {
-        const std::size_t failing = step > 200 ? 0 : 1 + rng.Below(3);
+        const std::size_t failing = step > 110 ? 0 : 1 + rng.Below(3);
         text = "Running the tests.";
         input =
             "{\"command\":\"cd /workspace/project && python -m pytest tests -q\","
             "\"description\":\"Run the test suite\"}";
-        result = PytestLog(rng, failing) + SourceFile(rng, "log", 40);
+        // The build's echo of the sources first, the test log after: its summary line ends it.
+        result = SourceFile(rng, "build.log", 40) + PytestLog(rng, failing);
         is_error = failing > 0;
         out.push_back(AssistantMessage{{TextBlock{text}, ToolUseBlock{id, "Bash", input, {}, ""}},
                                        std::nullopt});

@@ -529,7 +529,10 @@ bool IsErrorLine(std::string_view lower) {
 std::string LastErrorLine(const std::vector<std::string>& lines) {
   for (auto it = lines.rbegin(); it != lines.rend(); ++it) {
     const std::string lower = Lower(*it);
-    if (IsErrorLine(lower) && !lower.starts_with("traceback"))
+    // A line of source echoed in the output ("return Fail(result.error());") is not a report.
+    const bool source = lower.ends_with(';') || lower.ends_with('{') || lower.ends_with('}') ||
+                        lower.find("//") != std::string::npos;
+    if (IsErrorLine(lower) && !source && !lower.starts_with("traceback"))
       return *it;
   }
   return {};
@@ -1459,8 +1462,9 @@ bool IsDecision(std::string_view lower) {
 
 bool IsNextStep(std::string_view lower) {
   constexpr std::array<std::string_view, 12> kMarkers = {
-      "next, i'll", "next i'll", "next step",    "next, i will", "then i'll",   "still need",
-      "remaining",  "todo:",     "i still have", "left to do",   "what's left", "the next thing"};
+      "next, i'll",   "next i'll",  "next step",       "next, i will",
+      "then i'll",    "still need", "remaining steps", "todo:",
+      "i still have", "left to do", "what's left",     "the next thing"};
   return HasAnyPhrase(lower, kMarkers);
 }
 
@@ -1789,8 +1793,8 @@ class Reader {
     const std::vector<std::string> sentences = Sentences(lines);
     for (const std::string& sentence : sentences) {
       const std::string lower = Lower(sentence);
-      if (!IsDecision(lower))
-        continue;
+      if (!IsDecision(lower) || IsNextStep(lower))
+        continue;  // a next step is open, not decided
       const auto known = decision_index_.find(sentence);
       if (known != decision_index_.end())
         extract_.decisions[known->second].text.clear();  // moves to its latest place

@@ -502,6 +502,32 @@ TEST(ExtractiveCompactor, FilesFromShellCommands) {
   EXPECT_FALSE(Contains(state, "print(")) << state;  // a heredoc body is content
 }
 
+// A compiler echoes the offending source after its error: the error is what is kept.
+TEST(ExtractiveCompactor, AFailedCommandKeepsItsLastErrorNotTheEchoedSource) {
+  const std::string state =
+      Section(SummaryOf({User("Build it."), Call("b", "Bash", R"({"command":"make -C build"})"),
+                         Tool("b",
+                              "src/a.cc:3:5: error: use of undeclared identifier 'x'\n"
+                              "    3 |   return Fail(x.error());\n      |               ^\n"
+                              "make: *** [Makefile:12: a.o] Error 2\nExit code 2",
+                              true)}),
+              "state");
+  EXPECT_TRUE(
+      Contains(state, "Failed: make -C build (exit 2): make: *** [Makefile:12: a.o] Error 2"))
+      << state;
+  const std::string compile =
+      Section(SummaryOf({User("Build it."), Call("b", "Bash", R"({"command":"make -C build"})"),
+                         Tool("b",
+                              "src/a.cc:3:5: error: use of undeclared identifier 'x'\n"
+                              "    3 |   return Fail(x.error());",
+                              true)}),
+              "state");
+  EXPECT_TRUE(Contains(compile,
+                       "Failed: make -C build: src/a.cc:3:5: error: use of undeclared "
+                       "identifier 'x'"))
+      << compile;
+}
+
 // Each runner's output, as a shell command's result: counts and failing names.
 TEST(ExtractiveCompactor, TestRunsOfCommonRunners) {
   struct Case {
@@ -558,13 +584,14 @@ TEST(ExtractiveCompactor, TestRunsOfCommonRunners) {
 // ---- open items ---------------------------------------------------------------------------
 
 TEST(ExtractiveCompactor, NextStepsAndTheLastRequestAreOpen) {
-  const std::string open = Section(
+  const std::string summary =
       SummaryOf({User("Speed up the importer."), Assistant("Profiling shows the parser is hot."),
                  User("Focus on the CSV path only."),
                  Assistant("The CSV reader now streams. Next, I'll remove the copy in "
-                           "Row::Split, then rerun the benchmark.")}),
-      "open_items");
+                           "Row::Split, then rerun the benchmark.")});
+  const std::string open = Section(summary, "open_items");
   EXPECT_EQ(open, "Next: Next, I'll remove the copy in Row::Split, then rerun the benchmark.");
+  EXPECT_FALSE(Contains(summary, "<decisions>Next")) << summary;
   // An intent carried out by the same step's tool call is not ahead any more.
   const std::string acted =
       Section(SummaryOf({User("Speed up the importer."),

@@ -74,8 +74,8 @@
 //   "github_pat_…", "glpat-…", "xoxb-…", "AKIA…", "AIza…", "Bearer …", "Basic …"), a password
 //   in a URL ("https://user:pass@host"), or lies in a "-----BEGIN … -----END" block.
 //   Mentioning a secret ("never log the API key") is not one.
-// - Cost: linear in the transcript's size; on a 250-message, 150k-token agent transcript a few
-//   milliseconds and about a megabyte (bench/compaction_bench.cc).
+// - Cost: linear in the transcript's size; on a 250-message, 152k-token agent transcript about
+//   5 ms and 1.4 MiB (release build; bench/compaction_bench.cc, docs/benchmarks.md).
 // Thread safety: stateless; Compact may be called concurrently.
 #pragma once
 
