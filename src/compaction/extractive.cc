@@ -1891,7 +1891,6 @@ std::vector<Item> Prioritize(const Extract& extract) {
   add(Section::kGoal, 0, goal, 2400);
 
   // 2. The state's lead: the files changed, else the latest progress.
-  std::vector<std::string> state;  // in priority order; rendered in this order too
   auto files_item = [](std::string label, const std::vector<std::string>& paths) {
     return paths.empty() ? std::string() : label.append(Join(paths, ", ")).append(".");
   };
