@@ -4,13 +4,21 @@
 #include <array>
 #include <cctype>
 #include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <initializer_list>
+#include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_map>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
 #include "harness/compaction/response.h"
 #include "harness/compaction/wire.h"
+#include "harness/core/chars.h"
 // The summary grammar's own character classes: the text written here must be exactly what the
 // validator calls an XML Char and white space, so the two cannot drift apart.
 #include "summary/xml_chars.h"
@@ -20,9 +28,10 @@ namespace {
 
 namespace sx = summary_internal;
 
-// The same envelope limit a model compactor has by default (ModelCompactorOptions): the largest
-// envelope this compactor can produce is far below it (bounded items, bounded counts).
+// The same envelope limit a model compactor has by default (ModelCompactorOptions). The summary
+// itself is held well below it, so that the identity around it always fits.
 constexpr std::size_t kEnvelopeByteLimit = 64 * 1024;
+constexpr std::size_t kSummaryByteLimit = 48 * 1024;
 constexpr std::string_view kEllipsis = "\xE2\x80\xA6";
 
 // ---------------------------------------------------------------------------------------------
@@ -74,13 +83,14 @@ std::size_t SequenceLength(char lead) {
   return 4;
 }
 
-// XML-escapes clean text into at most `cap` bytes (cap >= 8); a cut ends with an ellipsis, on a
-// character boundary. `>` is escaped too, so "]]>" can never appear.
+// XML-escapes clean text into at most `cap` bytes; a cut ends with an ellipsis, on a character
+// boundary (a cap below the ellipsis gives ""). `>` is escaped too, so "]]>" can never appear.
+// The result's length never decreases as `cap` grows.
 std::string EscapeWithin(std::string_view clean, std::size_t cap) {
   std::string out;
   std::size_t fitting = 0;  // bytes of `out` that leave room for the ellipsis
   for (std::size_t i = 0; i < clean.size();) {
-    const std::size_t length = SequenceLength(clean[i]);
+    const std::size_t length = std::min(SequenceLength(clean[i]), clean.size() - i);
     std::string_view piece = clean.substr(i, length);
     if (clean[i] == '<')
       piece = "&lt;";
@@ -92,6 +102,8 @@ std::string EscapeWithin(std::string_view clean, std::size_t cap) {
       out.resize(fitting);
       while (!out.empty() && out.back() == ' ')
         out.pop_back();
+      if (cap < kEllipsis.size())
+        return {};
       out.append(kEllipsis);
       return out;
     }
@@ -101,6 +113,15 @@ std::string EscapeWithin(std::string_view clean, std::size_t cap) {
     i += length;
   }
   return out;
+}
+
+// Bytes `text` takes inside the envelope's JSON string: '"' and '\\' are escaped, a line break
+// is "\n" (clean text has no other control character).
+std::size_t JsonBytes(std::string_view text) {
+  std::size_t bytes = text.size();
+  for (const char c : text)
+    bytes += (c == '"' || c == '\\' || c == '\n') ? 1 : 0;
+  return bytes;
 }
 
 // ASCII lower case, and a typographic apostrophe as the ASCII one ("don’t" is "don't").
@@ -123,13 +144,18 @@ bool IsWordChar(char c) {
   return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_';
 }
 
+bool IsDigit(char c) {
+  return c >= '0' && c <= '9';
+}
+
 // `phrase` occurs in lower-case `text` with no word character directly around it.
 bool HasPhrase(std::string_view text, std::string_view phrase) {
   for (std::size_t at = text.find(phrase); at != std::string_view::npos;
        at = text.find(phrase, at + 1)) {
-    const bool open = at == 0 || !IsWordChar(text[at - 1]);
+    const bool open = at == 0 || !IsWordChar(text[at - 1]) || !IsWordChar(phrase.front());
     const std::size_t after = at + phrase.size();
-    const bool close = after >= text.size() || !IsWordChar(text[after]);
+    const bool close =
+        after >= text.size() || !IsWordChar(text[after]) || !IsWordChar(phrase.back());
     if (open && close)
       return true;
   }
@@ -142,39 +168,115 @@ bool HasAnyPhrase(std::string_view text, const std::array<std::string_view, N>& 
                      [text](std::string_view phrase) { return HasPhrase(text, phrase); });
 }
 
+template <std::size_t N>
+bool StartsWithAny(std::string_view text, const std::array<std::string_view, N>& starts) {
+  return std::any_of(starts.begin(), starts.end(),
+                     [text](std::string_view start) { return text.starts_with(start); });
+}
+
+std::string_view Trim(std::string_view text) {
+  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.front())) != 0)
+    text.remove_prefix(1);
+  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back())) != 0)
+    text.remove_suffix(1);
+  return text;
+}
+
+// Splits on '\n' and '\r'; every piece, blank ones included.
+std::vector<std::string_view> RawLines(std::string_view raw) {
+  std::vector<std::string_view> lines;
+  std::size_t start = 0;
+  while (start <= raw.size()) {
+    std::size_t end = raw.find_first_of("\r\n", start);
+    if (end == std::string_view::npos)
+      end = raw.size();
+    lines.push_back(raw.substr(start, end - start));
+    start = end + 1;
+  }
+  return lines;
+}
+
+// At most `bytes` bytes of clean text, cut on a character boundary and marked with an ellipsis.
+std::string CutAt(const std::string& text, std::size_t bytes) {
+  if (text.size() <= bytes)
+    return text;
+  while (bytes > 0 && (static_cast<unsigned char>(text[bytes]) & 0xC0) == 0x80)
+    --bytes;
+  return text.substr(0, bytes) + std::string(kEllipsis);
+}
+
+std::string Join(const std::vector<std::string>& parts, std::string_view separator) {
+  std::string out;
+  for (const std::string& part : parts) {
+    if (!out.empty())
+      out.append(separator);
+    out.append(part);
+  }
+  return out;
+}
+
+// Removes every `open` … `close` span (an unclosed one runs to the end).
+std::string WithoutSpans(std::string_view text, std::string_view open, std::string_view close) {
+  std::string out;
+  std::size_t at = 0;
+  while (at < text.size()) {
+    const std::size_t start = text.find(open, at);
+    if (start == std::string_view::npos)
+      break;
+    out.append(text.substr(at, start - at));
+    const std::size_t stop = text.find(close, start + open.size());
+    at = stop == std::string_view::npos ? text.size() : stop + close.size();
+  }
+  if (at < text.size())
+    out.append(text.substr(at));
+  return out;
+}
+
 // ---------------------------------------------------------------------------------------------
-// Secrets. A line is dropped whole when it assigns a credential-like name ("api_key=…",
-// "Password: …", "Authorization: Bearer …"), holds a well-known token shape ("sk-…", "ghp_…",
-// "AKIA…"), or belongs to a PEM private key block. Dropping too much is the safe direction.
+// Secrets. A line (or a command, a path, a value) is left out whole when it assigns a
+// credential-like name ("api_key=…", "Password: …", "Authorization: Bearer …", "--token X"),
+// holds a well-known token shape ("sk-…", "ghp_…", "AKIA…"), a password in a URL
+// ("https://user:pass@host"), or belongs to a PEM private key block. Dropping too much is the
+// safe direction.
 
 bool IsCredentialName(std::string_view word) {
-  constexpr std::array<std::string_view, 9> kParts = {
-      "key", "token", "secret", "password", "passwd", "pwd", "credential", "auth", "cookie"};
+  constexpr std::array<std::string_view, 10> kParts = {"key",    "token",  "secret",     "password",
+                                                       "passwd", "pwd",    "credential", "auth",
+                                                       "cookie", "session"};
   return std::any_of(kParts.begin(), kParts.end(), [word](std::string_view part) {
     return word.find(part) != std::string_view::npos;
   });
 }
 
+bool IsNameChar(char c) {
+  return IsWordChar(c) || c == '-' || c == '.';
+}
+
+// A credential-like word followed by '=' or ':' and a value, or a "--credential-flag value".
 bool AssignsCredential(std::string_view lower) {
   std::size_t i = 0;
   while (i < lower.size()) {
-    if (!IsWordChar(lower[i]) && lower[i] != '-' && lower[i] != '.') {
+    if (!IsNameChar(lower[i])) {
       ++i;
       continue;
     }
     const std::size_t start = i;
-    while (i < lower.size() && (IsWordChar(lower[i]) || lower[i] == '-' || lower[i] == '.'))
+    while (i < lower.size() && IsNameChar(lower[i]))
       ++i;
     const std::string_view word = lower.substr(start, i - start);
+    if (!IsCredentialName(word))
+      continue;
     std::size_t j = i;
     while (j < lower.size() && (lower[j] == ' ' || lower[j] == '"' || lower[j] == '\''))
       ++j;
-    if (j < lower.size() && (lower[j] == '=' || lower[j] == ':') && IsCredentialName(word)) {
+    if (j < lower.size() && (lower[j] == '=' || lower[j] == ':')) {
       ++j;
       while (j < lower.size() && (lower[j] == ' ' || lower[j] == '"' || lower[j] == '\''))
         ++j;
-      if (j < lower.size())
+      if (j < lower.size() && lower[j] != ',' && lower[j] != '}')
         return true;
+    } else if (word.starts_with("--") && j > i && j < lower.size() && lower[j] != '-') {
+      return true;  // "--password hunter2"
     }
   }
   return false;
@@ -197,33 +299,63 @@ bool HasTokenShape(std::string_view lower, std::string_view prefix, std::size_t 
   return false;
 }
 
-bool LooksSecret(std::string_view line) {
-  const std::string lower = Lower(line);
+// "scheme://user:password@host".
+bool HasUrlPassword(std::string_view lower) {
+  for (std::size_t at = lower.find("://"); at != std::string_view::npos;
+       at = lower.find("://", at + 1)) {
+    const std::size_t start = at + 3;
+    std::size_t end = start;
+    while (end < lower.size() && lower[end] != '/' && lower[end] != ' ' && lower[end] != '@')
+      ++end;
+    if (end < lower.size() && lower[end] == '@' &&
+        lower.substr(start, end - start).find(':') != std::string_view::npos) {
+      return true;
+    }
+  }
+  return false;
+}
+
+bool LooksSecret(std::string_view text) {
+  const std::string lower = Lower(text);
   if (lower.find("private key") != std::string::npos && lower.find("-----") != std::string::npos)
     return true;
-  return AssignsCredential(lower) || HasTokenShape(lower, "sk-", 16) ||
-         HasTokenShape(lower, "ghp_", 16) || HasTokenShape(lower, "github_pat_", 16) ||
-         HasTokenShape(lower, "xoxb-", 16) || HasTokenShape(lower, "xoxp-", 16) ||
-         HasTokenShape(lower, "akia", 16) || HasTokenShape(lower, "bearer ", 16);
+  return AssignsCredential(lower) || HasUrlPassword(lower) || HasTokenShape(lower, "sk-", 16) ||
+         HasTokenShape(lower, "ghp_", 16) || HasTokenShape(lower, "gho_", 16) ||
+         HasTokenShape(lower, "github_pat_", 16) || HasTokenShape(lower, "xoxb-", 16) ||
+         HasTokenShape(lower, "xoxp-", 16) || HasTokenShape(lower, "akia", 16) ||
+         HasTokenShape(lower, "aiza", 30) || HasTokenShape(lower, "glpat-", 16) ||
+         HasTokenShape(lower, "bearer ", 16) || HasTokenShape(lower, "basic ", 16);
+}
+
+// Which lines lie in a "-----BEGIN … -----END" block, the marker lines included: fed every line
+// in order.
+class PemBlock {
+ public:
+  bool Covers(std::string_view line) {
+    if (line.find("-----BEGIN") != std::string_view::npos)
+      inside_ = true;
+    const bool covered = inside_;
+    if (line.find("-----END") != std::string_view::npos)
+      inside_ = false;
+    return covered;
+  }
+
+ private:
+  bool inside_ = false;
+};
+
+// A tool's name as the summary shows it.
+std::string SafeName(std::string_view name) {
+  std::string clean = LooksSecret(name) ? std::string() : Clean(name);
+  return clean.empty() ? std::string("tool") : clean;
 }
 
 // The clean, non-blank lines of `raw` that do not look secret.
 std::vector<std::string> SafeLines(std::string_view raw) {
   std::vector<std::string> lines;
-  bool in_pem = false;
-  std::size_t start = 0;
-  while (start <= raw.size()) {
-    std::size_t end = raw.find_first_of("\r\n", start);
-    if (end == std::string_view::npos)
-      end = raw.size();
-    const std::string_view line = raw.substr(start, end - start);
-    start = end + 1;
-    if (line.find("-----BEGIN") != std::string_view::npos)
-      in_pem = true;
-    const bool pem_line = in_pem;
-    if (line.find("-----END") != std::string_view::npos)
-      in_pem = false;
-    if (pem_line || LooksSecret(line))
+  PemBlock pem;
+  for (const std::string_view line : RawLines(raw)) {
+    if (pem.Covers(line) || LooksSecret(line))
       continue;
     std::string clean = Clean(line);
     if (!clean.empty())
@@ -232,10 +364,11 @@ std::vector<std::string> SafeLines(std::string_view raw) {
   return lines;
 }
 
-// Sentences end at '.', '!' or '?' followed by white space, and at line ends.
-std::vector<std::string> Sentences(std::string_view raw) {
+// Sentences of clean lines: they end at '.', '!' or '?' followed by white space, and at line
+// ends.
+std::vector<std::string> Sentences(const std::vector<std::string>& lines) {
   std::vector<std::string> out;
-  for (const std::string& line : SafeLines(raw)) {
+  for (const std::string& line : lines) {
     std::size_t start = 0;
     for (std::size_t i = 0; i < line.size(); ++i) {
       const bool stop = line[i] == '.' || line[i] == '!' || line[i] == '?';
@@ -250,23 +383,944 @@ std::vector<std::string> Sentences(std::string_view raw) {
   return out;
 }
 
-std::string Join(const std::vector<std::string>& parts, std::string_view separator) {
+// ---------------------------------------------------------------------------------------------
+// Tool output: wrappers stripped, the exit status read where the tool reports one.
+
+struct ToolOutput {
+  std::vector<std::string> lines;  // clean, secret-free, wrappers removed
+  std::optional<long> exit_code;
+};
+
+// ANSI escape sequences (CSI "ESC [ … final", OSC "ESC ] … BEL or ESC \", two-byte "ESC X").
+std::string WithoutAnsi(std::string_view text) {
   std::string out;
-  for (const std::string& part : parts) {
-    if (!out.empty())
-      out.append(separator);
-    out.append(part);
+  out.reserve(text.size());
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    if (text[i] != '\x1b') {
+      out.push_back(text[i]);
+      continue;
+    }
+    if (i + 1 >= text.size())
+      break;
+    const char kind = text[i + 1];
+    std::size_t j = i + 2;
+    if (kind == '[') {
+      while (j < text.size() && !(text[j] >= 0x40 && text[j] <= 0x7E))
+        ++j;
+    } else if (kind == ']') {
+      while (j < text.size() && text[j] != '\x07' && text[j] != '\x1b')
+        ++j;
+      if (j + 1 < text.size() && text[j] == '\x1b')
+        ++j;
+    } else {
+      j = i + 1;
+    }
+    i = j;
   }
   return out;
 }
 
-std::vector<std::string> First(const std::vector<std::string>& items, std::size_t count) {
-  return {items.begin(),
-          items.begin() + static_cast<std::ptrdiff_t>(std::min(count, items.size()))};
+// The integer after `at` (optional spaces, ':', '=' or '"' first), if any.
+std::optional<long> NumberAfter(std::string_view text, std::size_t at) {
+  while (at < text.size() && (text[at] == ' ' || text[at] == ':' || text[at] == '=' ||
+                              text[at] == '"' || text[at] == '\t'))
+    ++at;
+  bool negative = false;
+  if (at < text.size() && text[at] == '-') {
+    negative = true;
+    ++at;
+  }
+  if (at >= text.size() || !IsDigit(text[at]))
+    return std::nullopt;
+  long value = 0;
+  for (; at < text.size() && IsDigit(text[at]); ++at) {
+    if (value > 1'000'000'000)
+      return std::nullopt;
+    value = value * 10 + (text[at] - '0');
+  }
+  return negative ? -value : value;
 }
 
-std::vector<std::string> Latest(const std::vector<std::string>& items, std::size_t count) {
-  return {items.end() - static_cast<std::ptrdiff_t>(std::min(count, items.size())), items.end()};
+// An exit status the line reports: OpenHands "[The command completed with exit code 1.]",
+// "Exit code: 1", Codex "Process exited with code 1" / "exit_code": 1, "exit status 1".
+std::optional<long> ExitCodeIn(std::string_view lower) {
+  constexpr std::array<std::string_view, 6> kMarkers = {
+      "exit code", "exited with code", "exit_code", "exit status", "returncode", "return code"};
+  std::optional<long> found;
+  for (const std::string_view marker : kMarkers) {
+    for (std::size_t at = lower.find(marker); at != std::string_view::npos;
+         at = lower.find(marker, at + 1)) {
+      if (auto value = NumberAfter(lower, at + marker.size()))
+        found = value;
+    }
+  }
+  return found;
+}
+
+bool IsWrapperLine(std::string_view lower) {
+  constexpr std::array<std::string_view, 9> kStarts = {
+      "[current working directory:",  "[python interpreter:",
+      "[the command completed",       "[command finished",
+      "[command completed",           "[the command has no new output",
+      "[jupyter current working dir", "[jupyter python interpreter",
+      "[below is the output"};
+  return StartsWithAny(lower, kStarts) || lower == "observation:" || lower == "output:" ||
+         lower.starts_with("wall time:") || lower.starts_with("chunk id:") ||
+         lower.starts_with("original token count:");
+}
+
+ToolOutput ReadToolOutput(std::string_view raw) {
+  std::string text = WithoutAnsi(raw);
+  text = WithoutSpans(text, "<system-reminder>", "</system-reminder>");
+  text = WithoutSpans(text, "<NOTE>", "</NOTE>");
+  ToolOutput out;
+  PemBlock pem;
+  for (std::string_view line : RawLines(text)) {
+    if (pem.Covers(line))
+      continue;
+    const std::string lower = Lower(Trim(line));
+    if (auto code = ExitCodeIn(lower))
+      out.exit_code = code;
+    if (IsWrapperLine(lower))
+      continue;
+    std::string_view body = Trim(line);
+    for (const std::string_view wrapper :
+         {std::string_view("OBSERVATION:"), std::string_view("<response clipped>"),
+          std::string_view("<tool_use_error>"), std::string_view("</tool_use_error>"),
+          std::string_view("Output:")}) {
+      if (body.starts_with(wrapper))
+        body = Trim(body.substr(wrapper.size()));
+      if (body.ends_with(wrapper))
+        body = Trim(body.substr(0, body.size() - wrapper.size()));
+    }
+    if (body.empty() || LooksSecret(body))
+      continue;
+    std::string clean = Clean(body);
+    if (!clean.empty())
+      out.lines.push_back(std::move(clean));
+  }
+  return out;
+}
+
+bool IsErrorLine(std::string_view lower) {
+  constexpr std::array<std::string_view, 17> kErrors = {"error",
+                                                        "errors",
+                                                        "exception",
+                                                        "fatal",
+                                                        "failed",
+                                                        "failure",
+                                                        "panic",
+                                                        "not found",
+                                                        "no such file",
+                                                        "permission denied",
+                                                        "cannot",
+                                                        "can't",
+                                                        "traceback",
+                                                        "segmentation fault",
+                                                        "undefined reference",
+                                                        "aborted",
+                                                        "refused"};
+  return HasAnyPhrase(lower, kErrors) || lower.find("error:") != std::string_view::npos ||
+         lower.find("error[") != std::string_view::npos;
+}
+
+// The last line that reports an error, preferring the final line of a traceback ("KeyError:
+// 'x'") over its header.
+std::string LastErrorLine(const std::vector<std::string>& lines) {
+  for (auto it = lines.rbegin(); it != lines.rend(); ++it) {
+    const std::string lower = Lower(*it);
+    // A line of source echoed in the output ("return Fail(result.error());") is not a report.
+    const bool source = lower.ends_with(';') || lower.ends_with('{') || lower.ends_with('}') ||
+                        lower.find("//") != std::string::npos;
+    if (IsErrorLine(lower) && !source && !lower.starts_with("traceback"))
+      return *it;
+  }
+  return {};
+}
+
+// ---------------------------------------------------------------------------------------------
+// Test runs: pytest, unittest, Google Test, ctest, cargo, go test, jest.
+
+struct TestRun {
+  std::optional<long> passed;
+  std::optional<long> failed;
+  std::vector<std::string> failing;  // names, first seen first, unique
+  std::string command;               // the command that ran it, when known
+};
+
+// The count written right before `word` ("3 failed"), looking at every occurrence.
+std::optional<long> CountBefore(std::string_view lower, std::string_view word) {
+  for (std::size_t at = lower.find(word); at != std::string_view::npos;
+       at = lower.find(word, at + 1)) {
+    if (at < 2 || lower[at - 1] != ' ' || !IsDigit(lower[at - 2]))
+      continue;
+    if (at + word.size() < lower.size() && IsWordChar(lower[at + word.size()]))
+      continue;
+    std::size_t start = at - 1;
+    while (start > 0 && IsDigit(lower[start - 1]))
+      --start;
+    if (auto value = NumberAfter(lower, start))
+      return value;
+  }
+  return std::nullopt;
+}
+
+void AddFailing(TestRun& run, std::string_view name) {
+  name = Trim(name);
+  if (name.empty() || name.size() > 300 || run.failing.size() >= 64)
+    return;
+  if (std::find(run.failing.begin(), run.failing.end(), name) == run.failing.end())
+    run.failing.emplace_back(name);
+}
+
+std::optional<TestRun> ReadTestRun(const std::vector<std::string>& lines) {
+  TestRun run;
+  bool seen = false;
+  auto add = [](std::optional<long>& total, std::optional<long> count) {
+    if (count)
+      total = total.value_or(0) + *count;
+  };
+  for (const std::string& line : lines) {
+    const std::string lower = Lower(line);
+    if (lower.empty())
+      continue;
+    // pytest's final line: "==== 2 failed, 10 passed in 0.5s ====" (also "-q": no '=').
+    const bool pytest_summary = (lower.starts_with("=") || IsDigit(lower.front())) &&
+                                (lower.find(" passed") != std::string::npos ||
+                                 lower.find(" failed") != std::string::npos) &&
+                                lower.find(" in ") != std::string::npos;
+    if (pytest_summary) {
+      seen = true;
+      run.passed = CountBefore(lower, "passed");
+      run.failed = CountBefore(lower, "failed");
+      if (auto errors = CountBefore(lower, "error"))
+        add(run.failed, errors);
+      if (auto errors = CountBefore(lower, "errors"))
+        add(run.failed, errors);
+      continue;
+    }
+    if ((lower.starts_with("failed ") || lower.starts_with("error ")) &&
+        line.find("::") != std::string::npos) {
+      // pytest short summary: "FAILED tests/test_a.py::test_x - AssertionError"
+      const std::string_view rest = std::string_view(line).substr(line.find(' ') + 1);
+      seen = true;
+      AddFailing(run, rest.substr(0, rest.find(" - ")));
+      continue;
+    }
+    // Google Test's "[  PASSED  ]" (white space is collapsed by then).
+    if (lower.starts_with("[ passed ]") || lower.starts_with("[ failed ]")) {
+      seen = true;
+      const std::string_view rest = Trim(std::string_view(line).substr(10));
+      if (!rest.empty() && IsDigit(rest.front())) {
+        if (lower.starts_with("[ passed ]"))
+          run.passed = NumberAfter(rest, 0);
+        else
+          run.failed = NumberAfter(rest, 0);
+      } else {
+        AddFailing(run, rest.substr(0, rest.find(" (")));
+      }
+      continue;
+    }
+    if (lower.starts_with("test result:")) {  // cargo
+      seen = true;
+      add(run.passed, CountBefore(lower, "passed"));
+      add(run.failed, CountBefore(lower, "failed"));
+      continue;
+    }
+    if (lower.starts_with("test ") && lower.ends_with(" ... failed")) {  // cargo
+      seen = true;
+      AddFailing(run, std::string_view(line).substr(5, line.size() - 5 - 11));
+      continue;
+    }
+    if (lower.starts_with("--- fail: ")) {  // go test
+      seen = true;
+      const std::string_view rest = std::string_view(line).substr(10);
+      AddFailing(run, rest.substr(0, rest.find(" (")));
+      run.failed = static_cast<long>(run.failing.size());
+      continue;
+    }
+    if (lower.starts_with("tests:") && lower.ends_with(" total")) {  // jest
+      seen = true;
+      run.passed = CountBefore(lower, "passed");
+      run.failed = CountBefore(lower, "failed");
+      continue;
+    }
+    if (lower.starts_with("\xe2\x9c\x95 ")) {  // jest "✕ name (5 ms)"
+      seen = true;
+      const std::string_view rest = std::string_view(line).substr(4);
+      AddFailing(run, rest.substr(0, rest.rfind(" (")));
+      continue;
+    }
+    if (lower.starts_with("ran ") && lower.find(" test") != std::string::npos) {  // unittest
+      seen = true;
+      run.passed = NumberAfter(lower, 4);
+      continue;
+    }
+    if (lower.starts_with("failed (") && run.passed) {  // unittest "FAILED (failures=1, errors=1)"
+      long failed = 0;
+      for (const std::string_view key :
+           {std::string_view("failures="), std::string_view("errors=")}) {
+        const std::size_t at = lower.find(key);
+        if (at != std::string::npos)
+          failed += NumberAfter(lower, at + key.size()).value_or(0);
+      }
+      run.failed = failed;
+      *run.passed = std::max(0L, *run.passed - failed);
+      continue;
+    }
+    if ((lower.starts_with("fail: ") || lower.starts_with("error: ")) &&
+        lower.find(" (") != std::string::npos && lower.ends_with(")")) {  // unittest
+      seen = true;
+      const std::string_view rest = std::string_view(line).substr(line.find(' ') + 1);
+      AddFailing(run, rest.substr(0, rest.find(" (")));
+      continue;
+    }
+    if (lower.find("% tests passed,") != std::string::npos) {  // ctest
+      seen = true;
+      const auto failed = CountBefore(lower, "tests failed");
+      const std::size_t out_of = lower.find("out of ");
+      run.failed = failed.value_or(0);
+      if (out_of != std::string::npos) {
+        if (auto total = NumberAfter(lower, out_of + 7))
+          run.passed = std::max(0L, *total - *run.failed);
+      }
+      continue;
+    }
+    if (lower.ends_with("(failed)") && lower.find(" - ") != std::string::npos) {  // ctest
+      seen = true;
+      const std::string_view rest = std::string_view(line).substr(line.find(" - ") + 3);
+      AddFailing(run, rest.substr(0, rest.rfind(" (")));
+      continue;
+    }
+  }
+  if (!seen)
+    return std::nullopt;
+  if (!run.failed && !run.failing.empty())
+    run.failed = static_cast<long>(run.failing.size());
+  return run;
+}
+
+std::string DescribeTestRun(const TestRun& run) {
+  std::string out = "Last test run";
+  if (!run.command.empty())
+    out.append(" (").append(run.command).append(")");
+  out.append(":");
+  if (run.failed)
+    out.append(" ").append(std::to_string(*run.failed)).append(" failed");
+  if (run.passed)
+    out.append(run.failed ? ", " : " ").append(std::to_string(*run.passed)).append(" passed");
+  if (!run.failing.empty())
+    out.append("; failing: ").append(Join(run.failing, ", "));
+  out.push_back('.');
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Tool inputs: a lenient reader of JSON members, enough for the fields of common tools, that
+// also reads an input cut short by the projection's cap.
+
+struct Field {
+  std::string key;
+  std::string value;  // strings decoded; an array of strings joined by spaces; scalars as text
+};
+
+std::optional<char32_t> Hex4(std::string_view text, std::size_t at) {
+  if (at + 4 > text.size())
+    return std::nullopt;
+  char32_t value = 0;
+  for (std::size_t k = at; k < at + 4; ++k) {
+    const int digit = HexDigitValue(text[k]);
+    if (digit < 0)
+      return std::nullopt;
+    value = (value << 4) | static_cast<char32_t>(digit);
+  }
+  return value;
+}
+
+// Reads the string whose opening quote is at `at`; returns the index after its closing quote
+// (or the end when it is cut short).
+std::size_t ReadString(std::string_view text, std::size_t at, std::string& out) {
+  std::size_t i = at + 1;
+  while (i < text.size()) {
+    const char c = text[i];
+    if (c == '"')
+      return i + 1;
+    if (c != '\\') {
+      out.push_back(c);
+      ++i;
+      continue;
+    }
+    if (i + 1 >= text.size())
+      return text.size();
+    const char escape = text[i + 1];
+    i += 2;
+    switch (escape) {
+      case 'n':
+        out.push_back('\n');
+        break;
+      case 't':
+        out.push_back('\t');
+        break;
+      case 'r':
+        out.push_back('\r');
+        break;
+      case 'b':
+      case 'f':
+        out.push_back(' ');
+        break;
+      case 'u': {
+        auto unit = Hex4(text, i);
+        if (!unit) {
+          out.append("\xEF\xBF\xBD");
+          break;
+        }
+        i += 4;
+        char32_t code = *unit;
+        if (code >= 0xD800 && code <= 0xDBFF && i + 6 <= text.size() && text[i] == '\\' &&
+            text[i + 1] == 'u') {
+          if (auto low = Hex4(text, i + 2); low && *low >= 0xDC00 && *low <= 0xDFFF) {
+            code = 0x10000 + ((code - 0xD800) << 10) + (*low - 0xDC00);
+            i += 6;
+          }
+        }
+        AppendUtf8(out, code >= 0xD800 && code <= 0xDFFF ? char32_t{0xFFFD} : code);
+        break;
+      }
+      default:
+        out.push_back(escape);
+        break;
+    }
+  }
+  return text.size();
+}
+
+std::size_t SkipSpace(std::string_view text, std::size_t at) {
+  while (at < text.size() &&
+         (text[at] == ' ' || text[at] == '\n' || text[at] == '\r' || text[at] == '\t'))
+    ++at;
+  return at;
+}
+
+// Every "key": value member at any depth, in document order. Values that are objects, or
+// arrays holding anything but strings, are not members here: their own members are.
+std::vector<Field> ReadFields(std::string_view json) {
+  std::vector<Field> fields;
+  std::size_t i = 0;
+  while (i < json.size()) {
+    if (json[i] != '"') {
+      ++i;
+      continue;
+    }
+    std::string key;
+    i = ReadString(json, i, key);
+    std::size_t j = SkipSpace(json, i);
+    if (j >= json.size() || json[j] != ':')
+      continue;  // a string value or an array element, not a key
+    j = SkipSpace(json, j + 1);
+    if (j >= json.size())
+      break;
+    Field field{std::move(key), {}};
+    if (json[j] == '"') {
+      i = ReadString(json, j, field.value);
+      fields.push_back(std::move(field));
+    } else if (json[j] == '[') {
+      std::size_t k = SkipSpace(json, j + 1);
+      bool strings = false;
+      while (k < json.size() && json[k] == '"') {
+        std::string element;
+        k = SkipSpace(json, ReadString(json, k, element));
+        if (!field.value.empty())
+          field.value.push_back(' ');
+        field.value.append(element);
+        strings = true;
+        if (k < json.size() && json[k] == ',')
+          k = SkipSpace(json, k + 1);
+      }
+      i = strings ? k : j + 1;
+      if (strings)
+        fields.push_back(std::move(field));
+    } else if (json[j] == '{') {
+      i = j + 1;
+    } else {
+      std::size_t k = j;
+      while (k < json.size() && json[k] != ',' && json[k] != '}' && json[k] != ']' &&
+             json[k] != ' ' && json[k] != '\n')
+        ++k;
+      field.value.assign(json.substr(j, k - j));
+      fields.push_back(std::move(field));
+      i = k;
+    }
+  }
+  return fields;
+}
+
+const std::string* FieldValue(const std::vector<Field>& fields,
+                              std::initializer_list<std::string_view> keys) {
+  for (const std::string_view key : keys) {
+    for (const Field& field : fields) {
+      if (field.key == key)
+        return &field.value;
+    }
+  }
+  return nullptr;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The artifact ledger: files, commands, test runs and the todo list, from tool calls and their
+// results.
+
+enum class FileTouch : std::uint8_t { kRead, kCreated, kEdited, kDeleted };
+
+struct FileEntry {
+  bool read = false;
+  bool created = false;
+  bool edited = false;
+  bool deleted = false;
+  std::size_t last = 0;  // when it was last touched (a running counter)
+};
+
+struct CommandEntry {
+  std::optional<long> exit_code;
+  bool failed = false;
+  std::string last_error;
+  std::size_t last = 0;
+};
+
+struct TodoItem {
+  std::string text;
+  std::string status;
+};
+
+// What one call will record once its result arrives (a call without a result records
+// nothing: it did not happen yet).
+struct CallEffect {
+  std::string id;  // empty for a projected call, matched in order
+  std::string name;
+  std::vector<std::pair<std::string, FileTouch>> files;
+  std::string command;  // a shell command, clean
+  bool question = false;
+};
+
+class Ledger {
+ public:
+  void Touch(const std::string& path, FileTouch touch) {
+    FileEntry& entry = files_[path];
+    if (entry.last == 0)
+      file_order_.push_back(path);
+    entry.last = ++clock_;
+    switch (touch) {
+      case FileTouch::kRead:
+        entry.read = true;
+        break;
+      case FileTouch::kCreated:
+        // Writing a file read before is editing it.
+        (entry.read || entry.edited ? entry.edited : entry.created) = true;
+        entry.deleted = false;
+        break;
+      case FileTouch::kEdited:
+        entry.edited = true;
+        entry.deleted = false;
+        break;
+      case FileTouch::kDeleted:
+        entry.deleted = true;
+        break;
+    }
+  }
+
+  void RecordCommand(const std::string& command, const ToolOutput& output, bool is_error) {
+    CommandEntry& entry = commands_[command];
+    if (entry.last == 0)
+      command_order_.push_back(command);
+    entry.last = ++clock_;
+    entry.exit_code = output.exit_code;
+    entry.failed = is_error || (output.exit_code && *output.exit_code != 0);
+    entry.last_error = entry.failed ? LastErrorLine(output.lines) : std::string();
+  }
+
+  void RecordToolError(std::string_view name, const ToolOutput& output) {
+    std::string line = LastErrorLine(output.lines);
+    if (line.empty() && !output.lines.empty())
+      line = output.lines.front();
+    std::string item = "Error from ";
+    item.append(SafeName(name)).append(": ").append(line);
+    tool_errors_.push_back(std::move(item));
+  }
+
+  void RecordTestRun(TestRun run) { test_run_ = std::move(run); }
+  void RecordTodos(std::vector<TodoItem> todos) { todos_ = std::move(todos); }
+
+  const std::optional<TestRun>& test_run() const { return test_run_; }
+  const std::vector<TodoItem>& todos() const { return todos_; }
+  const std::vector<std::string>& tool_errors() const { return tool_errors_; }
+
+  // Paths with `pick` true, the most recently touched first.
+  template <class Pick>
+  std::vector<std::string> Files(Pick pick) const {
+    std::vector<std::pair<std::size_t, std::string>> chosen;
+    for (const std::string& path : file_order_) {
+      const FileEntry& entry = files_.at(path);
+      if (pick(entry))
+        chosen.emplace_back(entry.last, path);
+    }
+    std::sort(chosen.begin(), chosen.end(), std::greater<>());
+    std::vector<std::string> out;
+    for (auto& [last, path] : chosen)
+      out.push_back(std::move(path));
+    return out;
+  }
+
+  // Commands whose latest run failed (true) or succeeded (false), the most recent first.
+  std::vector<std::pair<std::string, const CommandEntry*>> Commands(bool failed) const {
+    std::vector<std::pair<std::string, const CommandEntry*>> out;
+    for (const std::string& command : command_order_) {
+      const CommandEntry& entry = commands_.at(command);
+      if (entry.failed == failed)
+        out.emplace_back(command, &entry);
+    }
+    std::sort(out.begin(), out.end(),
+              [](const auto& a, const auto& b) { return a.second->last > b.second->last; });
+    return out;
+  }
+
+ private:
+  std::size_t clock_ = 0;
+  std::unordered_map<std::string, FileEntry> files_;
+  std::vector<std::string> file_order_;
+  std::unordered_map<std::string, CommandEntry> commands_;
+  std::vector<std::string> command_order_;
+  std::optional<TestRun> test_run_;
+  std::vector<TodoItem> todos_;
+  std::vector<std::string> tool_errors_;
+};
+
+// A path worth recording: clean, short, not an option, a glob, a variable or a URL.
+std::optional<std::string> PathOf(std::string_view raw) {
+  raw = Trim(raw);
+  while (!raw.empty() && (raw.front() == '"' || raw.front() == '\''))
+    raw.remove_prefix(1);
+  while (!raw.empty() && (raw.back() == '"' || raw.back() == '\'' || raw.back() == ';'))
+    raw.remove_suffix(1);
+  if (raw.empty() || raw.size() > 300 || raw.front() == '-' || raw == "/dev/null" ||
+      raw.find_first_of("*?$`<>|&{}\n") != std::string_view::npos ||
+      raw.find("://") != std::string_view::npos || LooksSecret(raw)) {
+    return std::nullopt;
+  }
+  std::string clean = Clean(raw);
+  if (clean.empty() || clean.find(' ') != std::string::npos)
+    return std::nullopt;
+  return clean;
+}
+
+std::vector<std::string_view> Words(std::string_view text) {
+  std::vector<std::string_view> words;
+  std::size_t i = 0;
+  while (i < text.size()) {
+    while (i < text.size() && (text[i] == ' ' || text[i] == '\t'))
+      ++i;
+    const std::size_t start = i;
+    char quote = 0;
+    while (i < text.size() && (quote != 0 || (text[i] != ' ' && text[i] != '\t'))) {
+      if (quote == 0 && (text[i] == '"' || text[i] == '\''))
+        quote = text[i];
+      else if (quote != 0 && text[i] == quote)
+        quote = 0;
+      ++i;
+    }
+    if (i > start)
+      words.push_back(text.substr(start, i - start));
+  }
+  return words;
+}
+
+// Patch headers: apply_patch ("*** Update File: p") and unified diffs ("+++ b/p").
+void PatchFiles(std::string_view patch, std::vector<std::pair<std::string, FileTouch>>& files) {
+  bool from_null = false;
+  std::string deleted_candidate;
+  for (const std::string_view line : RawLines(patch)) {
+    struct Header {
+      std::string_view prefix;
+      FileTouch touch;
+    };
+    constexpr std::array<Header, 4> kHeaders = {{{"*** Add File: ", FileTouch::kCreated},
+                                                 {"*** Update File: ", FileTouch::kEdited},
+                                                 {"*** Delete File: ", FileTouch::kDeleted},
+                                                 {"*** Move to: ", FileTouch::kCreated}}};
+    for (const Header& header : kHeaders) {
+      if (line.starts_with(header.prefix)) {
+        if (auto path = PathOf(line.substr(header.prefix.size())))
+          files.emplace_back(*path, header.touch);
+      }
+    }
+    if (line.starts_with("--- ")) {
+      std::string_view path = Trim(line.substr(4));
+      path = path.substr(0, path.find('\t'));
+      from_null = path == "/dev/null";
+      deleted_candidate = path.starts_with("a/") ? std::string(path.substr(2)) : std::string(path);
+    } else if (line.starts_with("+++ ")) {
+      std::string_view path = Trim(line.substr(4));
+      path = path.substr(0, path.find('\t'));
+      if (path == "/dev/null") {
+        if (auto old_path = PathOf(deleted_candidate))
+          files.emplace_back(*old_path, FileTouch::kDeleted);
+        continue;
+      }
+      if (path.starts_with("b/"))
+        path.remove_prefix(2);
+      if (auto clean = PathOf(path))
+        files.emplace_back(*clean, from_null ? FileTouch::kCreated : FileTouch::kEdited);
+    }
+  }
+}
+
+std::string JoinPath(std::string_view directory, const std::string& path) {
+  if (directory.empty() || path.starts_with('/') || path.starts_with('~'))
+    return path;
+  std::string out(directory);
+  if (!out.ends_with('/'))
+    out.push_back('/');
+  out.append(path.starts_with("./") ? path.substr(2) : path);
+  return out;
+}
+
+// Files a shell command reads or changes: cat/head/tail/sed -n (read), sed -i/perl -i (edited),
+// "> f"/tee/touch/cp (created), rm (deleted), the SWE-agent commands open/create/edit and
+// str_replace_editor, and the headers of a patch in the command (apply_patch <<EOF).
+void ShellFiles(std::string_view command, std::string& swe_open_file,
+                std::vector<std::pair<std::string, FileTouch>>& files) {
+  PatchFiles(command, files);
+  std::string directory;
+  // Simple commands split at ;, &, | and line ends outside quotes; a heredoc body is skipped.
+  std::vector<std::string_view> parts;
+  std::string delimiter;  // of the heredoc being skipped
+  for (const std::string_view line : RawLines(command)) {
+    if (!delimiter.empty()) {
+      if (Trim(line) == delimiter)
+        delimiter.clear();
+      continue;
+    }
+    std::size_t start = 0;
+    char quote = 0;
+    for (std::size_t i = 0; i <= line.size(); ++i) {
+      const bool end = i == line.size();
+      if (!end && quote != 0) {
+        quote = line[i] == quote ? 0 : quote;
+        continue;
+      }
+      if (!end && (line[i] == '"' || line[i] == '\'')) {
+        quote = line[i];
+        continue;
+      }
+      if (end || line[i] == ';' || line[i] == '|' || line[i] == '&') {
+        if (i > start)
+          parts.push_back(line.substr(start, i - start));
+        start = i + 1;
+      }
+    }
+    const std::size_t heredoc = line.find("<<");
+    if (heredoc != std::string_view::npos) {
+      std::string_view rest = Trim(line.substr(heredoc + 2));
+      if (rest.starts_with('-'))
+        rest.remove_prefix(1);
+      rest = rest.substr(0, rest.find_first_of(" \t;|&>"));
+      for (const char c : rest) {
+        if (c != '\'' && c != '"')
+          delimiter.push_back(c);
+      }
+    }
+  }
+  for (const std::string_view part : parts) {
+    std::vector<std::string_view> words = Words(part);
+    std::size_t first = 0;
+    while (first < words.size() &&
+           (words[first] == "sudo" || words[first] == "time" || words[first] == "command" ||
+            (words[first].find('=') != std::string_view::npos && words[first].front() != '-')))
+      ++first;
+    if (first >= words.size())
+      continue;
+    const std::string_view program = words[first];
+    std::vector<std::string> arguments;
+    bool in_place = false;
+    for (std::size_t k = first + 1; k < words.size(); ++k) {
+      const std::string_view word = words[k];
+      if (word == ">" || word == ">>") {
+        if (k + 1 < words.size()) {
+          if (auto path = PathOf(words[k + 1]))
+            files.emplace_back(JoinPath(directory, *path), FileTouch::kCreated);
+        }
+        ++k;
+        continue;
+      }
+      if ((word.starts_with(">") || word.starts_with("1>")) && !word.starts_with(">&")) {
+        if (auto path = PathOf(word.substr(word.find('>') + (word.starts_with(">>") ? 2 : 1))))
+          files.emplace_back(JoinPath(directory, *path), FileTouch::kCreated);
+        continue;
+      }
+      if (word == "<<" || word == "<<-") {
+        ++k;  // the heredoc's delimiter
+        continue;
+      }
+      if (word.starts_with("2>") || word.starts_with("<"))
+        continue;
+      if (word.starts_with("-i") || word == "--in-place" || word == "-pi")
+        in_place = true;
+      if (word.starts_with('-'))
+        continue;
+      arguments.emplace_back(word);
+    }
+    auto touch_all = [&](std::size_t from, FileTouch touch) {
+      for (std::size_t k = from; k < arguments.size(); ++k) {
+        if (auto path = PathOf(arguments[k]))
+          files.emplace_back(JoinPath(directory, *path), touch);
+      }
+    };
+    if (program == "cd") {
+      if (!arguments.empty()) {
+        if (auto path = PathOf(arguments.front()))
+          directory = JoinPath(directory, *path);
+      }
+    } else if (program == "cat" || program == "head" || program == "tail" || program == "less" ||
+               program == "more" || program == "nl" || program == "bat") {
+      touch_all(0, FileTouch::kRead);
+    } else if (program == "sed" || program == "perl") {
+      // The first argument is the script.
+      touch_all(1, in_place ? FileTouch::kEdited : FileTouch::kRead);
+    } else if (program == "rm") {
+      touch_all(0, FileTouch::kDeleted);
+    } else if (program == "touch" || program == "tee") {
+      touch_all(0, FileTouch::kCreated);
+    } else if ((program == "cp" || program == "mv") && arguments.size() >= 2) {
+      touch_all(arguments.size() - 1, FileTouch::kCreated);
+    } else if (program == "open" && !arguments.empty()) {  // SWE-agent
+      if (auto path = PathOf(arguments.front())) {
+        swe_open_file = *path;
+        files.emplace_back(*path, FileTouch::kRead);
+      }
+    } else if (program == "create" && !arguments.empty()) {  // SWE-agent
+      if (auto path = PathOf(arguments.front())) {
+        swe_open_file = *path;
+        files.emplace_back(*path, FileTouch::kCreated);
+      }
+    } else if (program == "edit" && !swe_open_file.empty() && !arguments.empty() &&
+               IsDigit(arguments.front().front())) {  // SWE-agent "edit 10:12"
+      files.emplace_back(swe_open_file, FileTouch::kEdited);
+    } else if ((program == "str_replace_editor" || program == "str_replace_based_edit_tool") &&
+               arguments.size() >= 2) {
+      const std::string& sub = arguments[0];
+      if (auto path = PathOf(arguments[1])) {
+        const FileTouch touch = sub == "view"     ? FileTouch::kRead
+                                : sub == "create" ? FileTouch::kCreated
+                                                  : FileTouch::kEdited;
+        files.emplace_back(*path, touch);
+      }
+    }
+  }
+}
+
+std::string ToolKey(std::string_view name) {
+  std::string key = Lower(name);
+  std::erase(key, '_');
+  std::erase(key, '-');
+  return key;
+}
+
+bool IsShellTool(std::string_view key) {
+  constexpr std::array<std::string_view, 14> kShells = {
+      "bash",        "shell",   "executebash",    "runterminalcmd", "terminal",
+      "execcommand", "run",     "runcommand",     "localshell",     "cmd",
+      "powershell",  "execute", "executecommand", "runshellcommand"};
+  return std::find(kShells.begin(), kShells.end(), key) != kShells.end();
+}
+
+bool IsQuestionTool(std::string_view key) {
+  return key == "askuserquestion" || key == "askuser" || key == "askfollowupquestion" ||
+         key == "requestuserinput" || key == "question" || key == "askquestion";
+}
+
+// The todo list in a todo tool's input: Claude Code TodoWrite {"todos":[{"content","status"}]},
+// Codex update_plan {"plan":[{"step","status"}]}, OpenHands task_tracker {"task_list":[{"title",
+// "status"}]}.
+std::vector<TodoItem> TodoItems(const std::vector<Field>& fields) {
+  std::vector<TodoItem> items;
+  for (const Field& field : fields) {
+    if (field.key == "content" || field.key == "step" || field.key == "title" ||
+        field.key == "task") {
+      items.push_back(TodoItem{LooksSecret(field.value) ? std::string() : Clean(field.value), ""});
+    } else if (field.key == "status" && !items.empty() && items.back().status.empty()) {
+      items.back().status = Clean(field.value);
+    }
+  }
+  std::erase_if(items, [](const TodoItem& item) { return item.text.empty(); });
+  return items;
+}
+
+// What a call will record: from its name and input.
+CallEffect EffectOf(std::string id, std::string name, std::string_view input,
+                    std::string& swe_open_file, Ledger& ledger) {
+  CallEffect effect{std::move(id), std::move(name), {}, {}, false};
+  const std::string key = ToolKey(effect.name);
+  const std::string_view trimmed = Trim(input);
+  const std::vector<Field> fields =
+      trimmed.starts_with('{') ? ReadFields(trimmed) : std::vector<Field>{};
+  const std::string* path =
+      FieldValue(fields, {"file_path", "path", "filename", "notebook_path", "target_file", "file"});
+  auto touch = [&](FileTouch kind) {
+    if (path != nullptr) {
+      if (auto clean = PathOf(*path))
+        effect.files.emplace_back(*clean, kind);
+    }
+  };
+  if (IsQuestionTool(key)) {
+    effect.question = true;
+  } else if (key == "todowrite" || key == "updateplan" || key == "tasktracker" ||
+             key == "writetodos" || key == "todo") {
+    std::vector<TodoItem> todos = TodoItems(fields);
+    if (!todos.empty())
+      ledger.RecordTodos(std::move(todos));
+  } else if (key == "applypatch" || key == "patch") {
+    const std::string* patch = FieldValue(fields, {"input", "patch", "diff"});
+    PatchFiles(patch != nullptr ? std::string_view(*patch) : trimmed, effect.files);
+  } else if (key == "strreplaceeditor" || key == "strreplacebasededittool" || key == "fileeditor" ||
+             key == "editor" || key == "texteditor") {
+    const std::string* command = FieldValue(fields, {"command"});
+    const std::string sub = command != nullptr ? *command : std::string();
+    touch(sub == "view"     ? FileTouch::kRead
+          : sub == "create" ? FileTouch::kCreated
+                            : FileTouch::kEdited);
+  } else if (key == "read" || key == "readfile" || key == "view" || key == "viewfile" ||
+             key == "openfile" || key == "cat" || key == "notebookread" || key == "readfiles") {
+    touch(FileTouch::kRead);
+  } else if (key == "write" || key == "writefile" || key == "createfile" || key == "create" ||
+             key == "writetofile" || key == "savefile") {
+    touch(FileTouch::kCreated);
+  } else if (key == "edit" || key == "multiedit" || key == "editfile" || key == "strreplace" ||
+             key == "replace" || key == "searchreplace" || key == "notebookedit" ||
+             key == "insert" || key == "replaceinfile" || key == "applydiff") {
+    touch(FileTouch::kEdited);
+  } else {
+    const std::string* command = FieldValue(fields, {"command", "cmd", "script"});
+    const bool shell = IsShellTool(key) || (command != nullptr && !fields.empty());
+    std::string text = command != nullptr                     ? *command
+                       : (shell && !trimmed.starts_with('{')) ? std::string(trimmed)
+                                                              : std::string();
+    // Codex runs ["bash", "-lc", "…"]: the script is what matters.
+    for (const std::string_view prefix :
+         {std::string_view("bash -lc "), std::string_view("bash -c "), std::string_view("sh -c "),
+          std::string_view("zsh -lc ")}) {
+      if (text.starts_with(prefix))
+        text.erase(0, prefix.size());
+    }
+    if (shell && !text.empty()) {
+      ShellFiles(text, swe_open_file, effect.files);
+      // The first line names the command; a heredoc or an edit body after it is content.
+      const std::size_t line_end = text.find('\n');
+      if (!LooksSecret(text)) {
+        effect.command = Clean(text.substr(0, line_end));
+        if (line_end != std::string::npos && !effect.command.empty())
+          effect.command.append(" ").append(kEllipsis);
+      }
+    }
+  }
+  return effect;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -274,8 +1328,8 @@ std::vector<std::string> Latest(const std::vector<std::string>& items, std::size
 
 // Leading words that do not change what a sentence is ("And keep …" is "keep …").
 std::string_view WithoutLeadIn(std::string_view lower) {
-  constexpr std::array<std::string_view, 7> kLeadIns = {"and ",    "also: ", "also, ", "also ",
-                                                        "please ", "but ",   "so "};
+  constexpr std::array<std::string_view, 9> kLeadIns = {
+      "and ", "also: ", "also, ", "also ", "please ", "but ", "so ", "oh, ", "ok, "};
   bool stripped = true;
   while (stripped) {
     stripped = false;
@@ -290,318 +1344,761 @@ std::string_view WithoutLeadIn(std::string_view lower) {
 }
 
 bool IsConstraint(std::string_view lower) {
-  constexpr std::array<std::string_view, 19> kAnywhere = {
-      "must",   "never",   "always", "don't",   "do not",  "dont",   "make sure",
-      "ensure", "keep",    "avoid",  "only",    "without", "should", "shouldn't",
-      "no new", "need to", "has to", "have to", "ask me"};
-  constexpr std::array<std::string_view, 4> kAtStart = {"use ", "prefer ", "stick to ", "stay "};
+  constexpr std::array<std::string_view, 34> kAnywhere = {"must",        "mustn't",
+                                                          "never",       "always",
+                                                          "don't",       "do not",
+                                                          "dont",        "make sure",
+                                                          "ensure",      "keep",
+                                                          "avoid",       "only",
+                                                          "without",     "should",
+                                                          "shouldn't",   "no new",
+                                                          "need to",     "needs to",
+                                                          "has to",      "have to",
+                                                          "ask me",      "required",
+                                                          "not allowed", "forbidden",
+                                                          "refrain",     "no more than",
+                                                          "at most",     "at least",
+                                                          "instead of",  "rather than",
+                                                          "cannot",      "can't",
+                                                          "important:",  "under no circumstances"};
+  constexpr std::array<std::string_view, 8> kAtStart = {"use ", "prefer ", "stick to ", "stay ",
+                                                        "no ",  "leave ",  "limit ",    "put "};
   const std::string_view body = WithoutLeadIn(lower);
-  return HasAnyPhrase(lower, kAnywhere) ||
-         std::any_of(kAtStart.begin(), kAtStart.end(),
-                     [body](std::string_view start) { return body.starts_with(start); });
+  return HasAnyPhrase(lower, kAnywhere) || StartsWithAny(body, kAtStart);
+}
+
+// A line that is code, a log or a traceback, not a person's words: constraints are never read
+// from it.
+bool LooksLikeCode(std::string_view line) {
+  const std::string_view trimmed = Trim(line);
+  if (trimmed.empty())
+    return true;
+  if (line.starts_with("    ") || line.starts_with('\t'))
+    return true;
+  constexpr std::array<std::string_view, 12> kStarts = {
+      "//", "#", "/*", "*/", "{", "}", "<", "$ ", ">>>", "file \"", "traceback", "import "};
+  const std::string lower = Lower(trimmed);
+  if (StartsWithAny(lower, kStarts))
+    return true;
+  if (lower.starts_with("at ") && lower.ends_with(")"))
+    return true;  // a stack frame: "at com.acme.Main.run(Main.java:12)"
+  // "ValueError: …", "error: …", "java.lang.IllegalStateException: …": a log line.
+  const std::string_view first_word = std::string_view(lower).substr(0, lower.find(' '));
+  if (first_word.ends_with(':') && (first_word.find("error") != std::string_view::npos ||
+                                    first_word.find("exception") != std::string_view::npos ||
+                                    first_word.find("warning") != std::string_view::npos)) {
+    return true;
+  }
+  return trimmed.ends_with(';') || trimmed.ends_with('{') || trimmed.ends_with("):");
 }
 
 bool IsDecision(std::string_view lower) {
-  constexpr std::array<std::string_view, 19> kChoices = {
-      "i'll",       "i will",   "we'll",      "we will",     "let's",     "decided",     "decide",
-      "chose",      "choose",   "chosen",     "going with",  "go with",   "rather than", "opted",
-      "settled on", "will use", "belongs in", "the plan is", "the fix is"};
-  // Announcing what one will look at is not a choice about the work.
-  constexpr std::array<std::string_view, 8> kExploration = {
-      "i'll start by", "i'll read",  "i'll look",   "i'll check",
-      "i'll run",      "i'll begin", "i'll take a", "let me"};
-  if (HasAnyPhrase(lower, kExploration))
+  constexpr std::array<std::string_view, 45> kChoices = {"i'll",
+                                                         "i will",
+                                                         "we'll",
+                                                         "we will",
+                                                         "let's",
+                                                         "decided",
+                                                         "decide to",
+                                                         "chose",
+                                                         "choose",
+                                                         "chosen",
+                                                         "going with",
+                                                         "go with",
+                                                         "rather than",
+                                                         "instead of",
+                                                         "opted",
+                                                         "settled on",
+                                                         "will use",
+                                                         "belongs in",
+                                                         "the plan is",
+                                                         "the fix is",
+                                                         "the fix was",
+                                                         "the problem is",
+                                                         "the problem was",
+                                                         "the issue is",
+                                                         "the issue was",
+                                                         "the bug is",
+                                                         "the bug was",
+                                                         "root cause",
+                                                         "the cause is",
+                                                         "is caused by",
+                                                         "the solution is",
+                                                         "turns out",
+                                                         "the correct approach",
+                                                         "the right approach",
+                                                         "the best approach",
+                                                         "i've fixed",
+                                                         "i fixed",
+                                                         "fixed by",
+                                                         "i've implemented",
+                                                         "i've changed",
+                                                         "i've replaced",
+                                                         "i've updated",
+                                                         "confirmed",
+                                                         "the reason is",
+                                                         "this means"};
+  // Announcing what one will look at, try or run is not a choice about the work.
+  constexpr std::array<std::string_view, 44> kExploration = {
+      "let me",           "let's look",     "let's check",
+      "let's see",        "let's examine",  "let's explore",
+      "let's search",     "let's find",     "let's open",
+      "let's view",       "let's run",      "let's try",
+      "let's start",      "let's first",    "let's create a script",
+      "let's reproduce",  "let's verify",   "let's take a look",
+      "let's inspect",    "let's confirm",  "let's test",
+      "let's scroll",     "let's go",       "let's navigate",
+      "i'll start by",    "i'll read",      "i'll look",
+      "i'll check",       "i'll run",       "i'll begin",
+      "i'll take a",      "i'll examine",   "i'll explore",
+      "i'll search",      "i'll open",      "i'll view",
+      "i'll inspect",     "i'll first",     "i'll try",
+      "i'll investigate", "i need to look", "i need to check",
+      "i need to find",   "to understand"};
+  if (lower.ends_with('?') || HasAnyPhrase(lower, kExploration))
     return false;
   return HasAnyPhrase(lower, kChoices) || lower.find(", not ") != std::string_view::npos;
 }
 
-bool ChangesDirection(std::string_view lower) {
-  constexpr std::array<std::string_view, 10> kMarkers = {
-      "instead", "actually",     "change of plan", "new task", "switch to",
-      "forget",  "scratch that", "from now on",    "new goal", "different approach"};
+bool IsNextStep(std::string_view lower) {
+  constexpr std::array<std::string_view, 12> kMarkers = {
+      "next, i'll",   "next i'll",  "next step",       "next, i will",
+      "then i'll",    "still need", "remaining steps", "todo:",
+      "i still have", "left to do", "what's left",     "the next thing"};
   return HasAnyPhrase(lower, kMarkers);
 }
 
 bool IsGreeting(std::string_view lower) {
-  constexpr std::array<std::string_view, 6> kGreetings = {"hi",     "hello",     "hey",
-                                                          "thanks", "thank you", "ok"};
+  constexpr std::array<std::string_view, 14> kGreetings = {
+      "hi",    "hello", "hey",  "thanks",  "thank you", "ok",  "okay",
+      "great", "cool",  "nice", "perfect", "good",      "yes", "sure"};
   std::string_view bare = lower;
   while (!bare.empty() && !IsWordChar(bare.back()))
     bare.remove_suffix(1);
   return std::find(kGreetings.begin(), kGreetings.end(), bare) != kGreetings.end();
 }
 
+// "continue", "go on", "keep going", "proceed", …: a nudge, not a task.
+bool IsContinuation(std::string_view lower) {
+  constexpr std::array<std::string_view, 16> kNudges = {"continue",        "go on",
+                                                        "keep going",      "proceed",
+                                                        "go ahead",        "carry on",
+                                                        "resume",          "next",
+                                                        "do it",           "please continue",
+                                                        "continue please", "yes, continue",
+                                                        "ok, continue",    "go",
+                                                        "try again",       "retry"};
+  std::string_view bare = Trim(lower);
+  while (!bare.empty() && !IsWordChar(bare.back()))
+    bare.remove_suffix(1);
+  return std::find(kNudges.begin(), kNudges.end(), bare) != kNudges.end();
+}
+
+// A message that only points at a file ("@prompt.md do this", "follow @TASK.md"): the task is
+// in the file, not in the words.
+bool IsPointer(std::string_view lower) {
+  constexpr std::array<std::string_view, 22> kFiller = {
+      "do",   "this", "it",        "that",      "please",  "follow", "the",      "instructions",
+      "in",   "read", "see",       "implement", "execute", "run",    "continue", "with",
+      "from", "as",   "described", "task",      "per",     "and"};
+  bool pointer = false;
+  std::size_t words = 0;
+  for (const std::string_view word : Words(lower)) {
+    if (word.starts_with('@')) {
+      pointer = true;
+      continue;
+    }
+    std::string_view bare = word;
+    while (!bare.empty() && !IsWordChar(bare.back()))
+      bare.remove_suffix(1);
+    if (!bare.empty() && std::find(kFiller.begin(), kFiller.end(), bare) == kFiller.end())
+      ++words;
+  }
+  return pointer && words < 3;
+}
+
+// Text a client injects into the user's turn that the user did not write.
+bool IsInjected(std::string_view text) {
+  return text.starts_with("Caveat: ") || text.starts_with("[Request interrupted") ||
+         text.starts_with("<command-") || text.starts_with("<local-command-");
+}
+
 // ---------------------------------------------------------------------------------------------
-// What the transcript says, as clean (unescaped, unbounded) items per section.
+// What the transcript says, as clean (unescaped, unbounded) items.
+
+struct Dated {
+  std::string text;
+  std::size_t at = 0;  // message index
+};
 
 struct Extract {
-  std::string goal;                    // the first request
-  std::vector<std::string> redirects;  // later requests that change direction
+  std::optional<Dated> first_request;
+  std::vector<Dated> later_requests;
+  std::string pointer;        // a pointer message seen before the first real request
+  std::string fallback_goal;  // any user words at all
   std::vector<std::string> constraints;
-  std::vector<std::string> decisions;
-  std::vector<std::string> state;
-  std::vector<std::string> open_items;
+  std::vector<Dated> decisions;  // a choice stated again moves to its latest place
+  std::optional<Dated> unanswered;
+  std::vector<std::string> next_steps;
+  std::string awaiting;  // the assistant's question, when it spoke last
+  std::string latest_progress;
+  std::vector<std::string> open_calls;
+  Ledger ledger;
 };
 
-struct PendingCall {
-  std::string id;  // empty for a projected call ("[called tool: name]"), matched in order
-  std::string name;
-};
-
-constexpr std::string_view kCalledToolPrefix = "[called tool: ";
-
-bool IsPlaceholder(std::string_view text) {
-  return text == kOldToolResultStub ||
-         (text.starts_with('[') && text.ends_with(" omitted for compaction]")) ||
-         (text.starts_with(kCalledToolPrefix) && text.ends_with(']')) ||
-         text.starts_with("[model refused: ");
-}
-
-void AppendFlattened(std::string& out, const std::vector<Block>& blocks) {
-  for (const Block& block : blocks) {
-    if (const auto* text = block.as<TextBlock>()) {
-      if (!out.empty())
-        out.push_back('\n');
-      out.append(text->text);
-    } else if (const auto* nested = block.as<ToolResultBlock>()) {
-      AppendFlattened(out, nested->content);
-    }
-  }
-}
-
-// The name of the call a result answers, which is then no longer pending: by id when the call
-// kept one, else the oldest projected call (results follow their calls in order).
-std::string ResolveCall(std::vector<PendingCall>& pending, std::string_view tool_use_id) {
-  auto match = std::find_if(pending.begin(), pending.end(), [tool_use_id](const PendingCall& c) {
-    return !c.id.empty() && c.id == tool_use_id;
-  });
-  if (match == pending.end()) {
-    match = std::find_if(pending.begin(), pending.end(),
-                         [](const PendingCall& c) { return c.id.empty(); });
-  }
-  if (match == pending.end())
-    return "tool";
-  std::string name = match->name.empty() ? std::string("tool") : match->name;
-  pending.erase(match);
-  return name;
-}
-
-bool IsOutcomeLine(std::string_view lower) {
-  constexpr std::array<std::string_view, 14> kOutcomes = {
-      "failed",    "failure", "failures", "fails",   "error",     "errors", "passed",
-      "exception", "panic",   "fatal",    "warning", "traceback", "denied", "not found"};
-  return HasAnyPhrase(lower, kOutcomes);
-}
-
-// The gist of a tool result: its last outcome lines (failures, errors, pass counts), else its
-// first line and how long it was.
-std::string ResultGist(std::string_view raw) {
-  const std::vector<std::string> lines = SafeLines(raw);
-  if (lines.empty())
-    return {};
-  std::vector<std::string> outcomes;
-  for (const std::string& line : lines) {
-    if (IsOutcomeLine(Lower(line)) &&
-        std::find(outcomes.begin(), outcomes.end(), line) == outcomes.end()) {
-      outcomes.push_back(line);
-    }
-  }
-  if (!outcomes.empty())
-    return Join(Latest(outcomes, 3), " / ");
-  std::string gist = lines.front();
-  if (lines.size() > 1) {
-    gist.append(" (");
-    gist.append(std::to_string(lines.size()));
-    gist.append(" lines)");
-  }
-  return gist;
-}
-
-void AddToolResult(Extract& extract, std::vector<PendingCall>& pending,
-                   std::string_view tool_use_id, bool is_error, std::string_view body) {
-  std::string name = ResolveCall(pending, tool_use_id);
-  if (body == kOldToolResultStub)
-    return;
-  std::string gist = ResultGist(body);
-  if (gist.empty())
-    return;
-  std::string item = is_error ? std::string("Error from ") : std::string("Result of ");
-  item.append(Clean(name));
-  item.append(": ");
-  item.append(gist);
-  extract.state.push_back(std::move(item));
-}
-
-void AddUserMessage(Extract& extract, const std::vector<std::string>& sentences) {
-  std::vector<std::string> requests;
-  std::vector<std::string> constraints;
-  for (const std::string& sentence : sentences) {
-    const std::string lower = Lower(sentence);
-    if (IsConstraint(lower))
-      constraints.push_back(sentence);
-    else if (!IsGreeting(lower))
-      requests.push_back(sentence);
-  }
-  for (std::string& constraint : constraints) {
-    if (std::find(extract.constraints.begin(), extract.constraints.end(), constraint) ==
-        extract.constraints.end()) {
-      extract.constraints.push_back(std::move(constraint));
-    }
-  }
-  if (extract.goal.empty()) {
-    // The first request is the goal; a request made only of constraints is its own goal.
-    extract.goal = Join(requests.empty() ? extract.constraints : requests, " ");
-    return;
-  }
-  if (!requests.empty() && ChangesDirection(Lower(Join(requests, " "))))
-    extract.redirects.push_back(Join(requests, " "));
-}
-
-Extract ExtractFrom(const Transcript& transcript) {
-  Extract extract;
-  std::vector<PendingCall> pending;
-  std::vector<std::vector<std::string>> unanswered;  // user sentences since the last assistant
-  std::vector<std::string> last_assistant;
-  bool assistant_spoke_last = false;
-
-  for (const Message& message : transcript) {
-    if (message.role() == Role::kSystem)
-      continue;  // configuration, not conversation: never summarized
-    if (const auto* tool = message.as<ToolResultMessage>()) {
-      std::string body;
-      AppendFlattened(body, tool->blocks);
-      AddToolResult(extract, pending, tool->tool_use_id, tool->is_error, body);
-      continue;
-    }
-    std::string text;
-    for (const Block& block : message.blocks()) {
-      if (const auto* call = block.as<ToolUseBlock>()) {
-        pending.push_back(PendingCall{call->id, call->name});
-      } else if (const auto* result = block.as<ToolResultBlock>()) {
-        std::string body;
-        AppendFlattened(body, result->content);
-        AddToolResult(extract, pending, result->tool_use_id, result->is_error, body);
-      } else if (const auto* piece = block.as<TextBlock>()) {
-        const std::string_view value = piece->text;
-        if (value.starts_with(kCalledToolPrefix) && value.ends_with(']')) {
-          pending.push_back(PendingCall{
-              "", std::string(value.substr(kCalledToolPrefix.size(),
-                                           value.size() - kCalledToolPrefix.size() - 1))});
-        } else if (!IsPlaceholder(value)) {
-          text.append(value);
-          text.push_back('\n');
+class Reader {
+ public:
+  Extract Read(const Transcript& transcript) {
+    std::string swe_open_file;
+    for (std::size_t i = 0; i < transcript.size(); ++i) {
+      const Message& message = transcript[i];
+      if (message.role() == Role::kSystem)
+        continue;  // configuration, not conversation: never summarized
+      if (const auto* tool = message.as<ToolResultMessage>()) {
+        OnResult(tool->tool_use_id, tool->is_error, Flattened(tool->blocks));
+        continue;
+      }
+      std::string text;
+      const std::size_t calls_before = next_call_;
+      for (const Block& block : message.blocks()) {
+        if (const auto* call = block.as<ToolUseBlock>()) {
+          AddPending(EffectOf(call->id, call->name, call->input.value_or(""), swe_open_file,
+                              extract_.ledger));
+        } else if (const auto* result = block.as<ToolResultBlock>()) {
+          OnResult(result->tool_use_id, result->is_error, Flattened(result->content));
+        } else if (const auto* piece = block.as<TextBlock>()) {
+          const std::string_view value = piece->text;
+          if (value.starts_with(kCalledToolPrefix) && value.ends_with(']')) {
+            auto [name, input] = SplitProjectedCall(value);
+            AddPending(EffectOf("", std::string(name), input, swe_open_file, extract_.ledger));
+          } else if (!IsPlaceholder(value)) {
+            text.append(value);
+            text.push_back('\n');
+          }
         }
       }
-    }
-    std::vector<std::string> sentences = Sentences(text);
-    if (message.role() == Role::kUser) {
-      if (sentences.empty())
+      if (message.role() == Role::kUser) {
+        OnUser(text, i);
         continue;
-      AddUserMessage(extract, sentences);
-      unanswered.push_back(std::move(sentences));
-      assistant_spoke_last = false;
-      continue;
+      }
+      const bool called = next_call_ != calls_before;
+      if (OnAssistant(text, i))
+        acted_since_text_ = called;
+      else
+        acted_since_text_ = acted_since_text_ || called;
     }
-    unanswered.clear();
-    assistant_spoke_last = true;
-    if (sentences.empty())
-      continue;
-    for (const std::string& sentence : sentences) {
-      if (!IsDecision(Lower(sentence)))
-        continue;
-      // The latest statement of a choice wins: an earlier identical one moves to the end.
-      std::erase(extract.decisions, sentence);
-      extract.decisions.push_back(sentence);
-    }
-    extract.state.push_back(Join(sentences, " "));
-    last_assistant = std::move(sentences);
+    Finish();
+    return std::move(extract_);
   }
 
-  for (const auto& request : unanswered) {
-    std::string item = "Unanswered user request: ";
-    item.append(Join(request, " "));
-    extract.open_items.push_back(std::move(item));
+ private:
+  static constexpr std::string_view kCalledToolPrefix = "[called tool: ";
+  static constexpr std::string_view kInputCutPrefix = "[tool input truncated for compaction:";
+
+  static bool IsPlaceholder(std::string_view text) {
+    return text == kOldToolResultStub ||
+           (text.starts_with('[') && text.ends_with(" omitted for compaction]")) ||
+           text.starts_with("[model refused: ");
   }
-  if (assistant_spoke_last) {
-    for (const std::string& sentence : last_assistant) {
-      if (sentence.ends_with('?')) {
-        std::string item = "Question awaiting the user: ";
-        item.append(sentence);
-        extract.open_items.push_back(std::move(item));
+
+  // "[called tool: NAME INPUT]" -> NAME, INPUT (the cap's marker removed).
+  static std::pair<std::string_view, std::string_view> SplitProjectedCall(std::string_view text) {
+    std::string_view inner = text.substr(kCalledToolPrefix.size());
+    inner.remove_suffix(1);
+    const std::size_t space = inner.find(' ');
+    if (space == std::string_view::npos)
+      return {inner, {}};
+    std::string_view input = inner.substr(space + 1);
+    const std::size_t cut = input.rfind(kInputCutPrefix);
+    if (cut != std::string_view::npos && input.ends_with(']'))
+      input = input.substr(0, cut);
+    return {inner.substr(0, space), input};
+  }
+
+  // The texts of a result, nested results in place. The input is validated, so nesting is
+  // at most 128 deep.
+  static void AppendFlattened(std::string& out, const std::vector<Block>& blocks) {
+    for (const Block& block : blocks) {
+      if (const auto* text = block.as<TextBlock>()) {
+        if (!out.empty())
+          out.push_back('\n');
+        out.append(text->text);
+      } else if (const auto* nested = block.as<ToolResultBlock>()) {
+        AppendFlattened(out, nested->content);
       }
     }
   }
-  for (const PendingCall& call : pending) {
-    std::string item = "Tool call ";
-    item.append(Clean(call.name.empty() ? std::string_view("tool") : call.name));
-    item.append(" has no result in the compacted history.");
-    extract.open_items.push_back(std::move(item));
+
+  static std::string Flattened(const std::vector<Block>& blocks) {
+    std::string out;
+    AppendFlattened(out, blocks);
+    return out;
   }
-  return extract;
-}
 
-// ---------------------------------------------------------------------------------------------
-// Rendering within a budget.
+  // The call a result answers, which is then no longer pending: by id when the call kept one,
+  // else the oldest projected call (results follow their calls in order).
+  // Constant time each, however many calls are open (an untrusted head may hold many).
+  std::optional<CallEffect> Resolve(std::string_view tool_use_id) {
+    std::deque<Open>* queue = nullptr;
+    if (const auto found = by_id_.find(std::string(tool_use_id));
+        found != by_id_.end() && !found->second.empty()) {
+      queue = &found->second;
+    } else if (!projected_.empty()) {
+      queue = &projected_;
+    }
+    if (queue == nullptr)
+      return std::nullopt;
+    CallEffect effect = std::move(queue->front().effect);
+    queue->pop_front();
+    return effect;
+  }
 
-// How much of the extract a rendering keeps: each item's escaped bytes (the goal twice that),
-// and the items per list section. Goal and state keep at least one item at every level.
-struct Level {
-  std::size_t item_bytes;
-  std::size_t items;
+  void AddPending(CallEffect effect) {
+    std::deque<Open>& queue = effect.id.empty() ? projected_ : by_id_[effect.id];
+    queue.push_back(Open{next_call_++, std::move(effect)});
+  }
+
+  void OnResult(std::string_view tool_use_id, bool is_error, const std::string& body) {
+    std::optional<CallEffect> call = Resolve(tool_use_id);
+    if (body == kOldToolResultStub)
+      return;
+    ToolOutput output = ReadToolOutput(body);
+    // Codex reports {"output": "…", "metadata": {"exit_code": 1}}.
+    if (Trim(body).starts_with("{\"output\"")) {
+      const std::vector<Field> fields = ReadFields(Trim(body));
+      if (const std::string* inner = FieldValue(fields, {"output"})) {
+        const std::optional<long> code = output.exit_code;
+        output = ReadToolOutput(*inner);
+        if (!output.exit_code)
+          output.exit_code = code;
+      }
+    }
+    if (call && call->question) {
+      AddUserAnswer(output);
+      return;
+    }
+    // An exit status counts for commands only: a file that was read may well say "exit_code 1".
+    const bool command = call && !call->command.empty();
+    const bool failed = is_error || (command && output.exit_code && *output.exit_code != 0);
+    if (call) {
+      // A failed edit changed nothing; what was read is still known.
+      for (const auto& [path, touch] : call->files) {
+        if (!failed || touch == FileTouch::kRead)
+          extract_.ledger.Touch(path, touch);
+      }
+    }
+    if (command)
+      extract_.ledger.RecordCommand(call->command, output, is_error);
+    else if (failed)
+      extract_.ledger.RecordToolError(call ? std::string_view(call->name) : "tool", output);
+    if (auto run = ReadTestRun(output.lines)) {
+      if (call)
+        run->command = call->command.size() <= 160 ? call->command : std::string();
+      extract_.ledger.RecordTestRun(std::move(*run));
+    }
+  }
+
+  void AddUserAnswer(const ToolOutput& output) {
+    std::vector<std::string> kept;
+    for (const std::string& line : output.lines) {
+      const std::string lower = Lower(line);
+      if (lower.starts_with("you can now continue"))
+        continue;
+      kept.push_back(line);
+    }
+    // Claude Code wraps the answers: "User has answered your questions: "Q"="A". You can now
+    // continue with the user's answers in mind."
+    std::string answer = Join(kept, " ");
+    const std::size_t boilerplate = Lower(answer).find(" you can now continue");
+    if (boilerplate != std::string::npos)
+      answer.resize(boilerplate);
+    constexpr std::string_view kPreamble = "user has answered your questions: ";
+    if (Lower(answer).starts_with(kPreamble))
+      answer.erase(0, kPreamble.size());
+    if (answer.empty())
+      return;
+    AddConstraint("User answered: " + answer);
+  }
+
+  void AddConstraint(std::string constraint) {
+    if (known_constraints_.insert(constraint).second)
+      extract_.constraints.push_back(std::move(constraint));
+  }
+
+  void OnUser(const std::string& raw, std::size_t at) {
+    const std::string text = WithoutSpans(raw, "<system-reminder>", "</system-reminder>");
+    if (IsInjected(Trim(text)))
+      return;
+    const std::vector<std::string> lines = SafeLines(text);
+    if (lines.empty())
+      return;
+    const std::string whole = Join(lines, " ");
+    const std::string lower = Lower(whole);
+    if (extract_.fallback_goal.empty())
+      extract_.fallback_goal = whole;
+    extract_.awaiting.clear();
+    if (IsContinuation(lower) || IsGreeting(lower))
+      return;
+    extract_.unanswered = Dated{whole, at};
+    // Constraints: the user's own lines, outside code fences and not code or logs.
+    bool all_constraints = true;
+    bool in_fence = false;
+    for (const std::string_view line : RawLines(text)) {
+      if (Trim(line).starts_with("```")) {
+        in_fence = !in_fence;
+        continue;
+      }
+      if (in_fence || LooksLikeCode(line) || LooksSecret(line))
+        continue;
+      std::string_view words = Trim(line);
+      if (words.starts_with("- ") || words.starts_with("* "))
+        words.remove_prefix(2);
+      for (std::string& sentence : Sentences({Clean(words)})) {
+        const std::string sentence_lower = Lower(sentence);
+        if (IsConstraint(sentence_lower))
+          AddConstraint(std::move(sentence));
+        else if (!IsGreeting(sentence_lower))
+          all_constraints = false;
+      }
+    }
+    if (IsPointer(lower)) {
+      if (!extract_.first_request) {
+        if (!extract_.pointer.empty())
+          extract_.pointer.append(" ");
+        extract_.pointer.append(whole);
+        return;
+      }
+      extract_.later_requests.push_back(Dated{whole, at});
+      return;
+    }
+    if (!extract_.first_request) {
+      std::string goal = whole;
+      if (!extract_.pointer.empty())
+        goal = extract_.pointer + " \xE2\x80\x94 " + goal;
+      extract_.first_request = Dated{std::move(goal), at};
+      return;
+    }
+    // A message of constraints alone is already in constraints.
+    if (!all_constraints)
+      extract_.later_requests.push_back(Dated{whole, at});
+  }
+
+  // Whether the message said anything.
+  bool OnAssistant(const std::string& raw, std::size_t at) {
+    const std::vector<std::string> lines = SafeLines(raw);
+    if (lines.empty())
+      return false;
+    extract_.unanswered.reset();
+    extract_.awaiting.clear();
+    const std::vector<std::string> sentences = Sentences(lines);
+    for (const std::string& sentence : sentences) {
+      const std::string lower = Lower(sentence);
+      if (!IsDecision(lower) || IsNextStep(lower))
+        continue;  // a next step is open, not decided
+      const auto known = decision_index_.find(sentence);
+      if (known != decision_index_.end())
+        extract_.decisions[known->second].text.clear();  // moves to its latest place
+      decision_index_[sentence] = extract_.decisions.size();
+      extract_.decisions.push_back(Dated{sentence, at});
+    }
+    if (!sentences.empty() && sentences.back().ends_with('?'))
+      extract_.awaiting = sentences.back();
+    extract_.latest_progress = Join(sentences, " ");
+    last_assistant_ = sentences;
+    return true;
+  }
+
+  void Finish() {
+    std::erase_if(extract_.decisions, [](const Dated& d) { return d.text.empty(); });
+    // What the assistant last said it would do is where the work resumes.
+    // An intent the assistant acted on with a tool call after saying it is no longer ahead;
+    // an explicit "next step" still is.
+    for (const std::string& sentence : last_assistant_) {
+      const std::string lower = Lower(sentence);
+      const bool intent = HasPhrase(lower, "i'll") || HasPhrase(lower, "i will") ||
+                          HasPhrase(lower, "let me") || HasPhrase(lower, "let's") ||
+                          HasPhrase(lower, "next");
+      if (IsNextStep(lower) || (intent && !acted_since_text_)) {
+        extract_.next_steps.push_back(sentence);
+        if (extract_.next_steps.size() == 6)
+          break;
+      }
+    }
+    std::vector<const Open*> open(projected_.size());
+    std::transform(projected_.begin(), projected_.end(), open.begin(),
+                   [](const Open& call) { return &call; });
+    for (const auto& [id, queue] : by_id_) {
+      for (const Open& call : queue)
+        open.push_back(&call);
+    }
+    std::sort(open.begin(), open.end(), [](const Open* a, const Open* b) { return a->at < b->at; });
+    for (const Open* call : open) {
+      std::string item = "Tool call ";
+      item.append(SafeName(call->effect.name));
+      item.append(" has no result in the compacted history.");
+      extract_.open_calls.push_back(std::move(item));
+    }
+  }
+
+  struct Open {
+    std::size_t at;  // the order the calls were made in
+    CallEffect effect;
+  };
+
+  Extract extract_;
+  std::size_t next_call_ = 0;
+  std::unordered_map<std::string, std::deque<Open>> by_id_;
+  std::deque<Open> projected_;
+  std::unordered_map<std::string, std::size_t> decision_index_;
+  std::unordered_set<std::string> known_constraints_;
+  std::vector<std::string> last_assistant_;
+  bool acted_since_text_ = false;  // a tool call after (or with) the assistant's last words
 };
 
-// From generous to minimal; the first level whose envelope fits the budget is the answer.
-constexpr std::array<Level, 11> kLevels = {{{320, 8},
-                                            {200, 8},
-                                            {200, 4},
-                                            {120, 4},
-                                            {120, 2},
-                                            {64, 2},
-                                            {64, 1},
-                                            {32, 1},
-                                            {32, 0},
-                                            {16, 0},
-                                            {8, 0}}};
+// ---------------------------------------------------------------------------------------------
+// Rendering by priority within the budget.
 
-void AppendSection(std::string& xml, std::string_view name, const std::vector<std::string>& items,
-                   std::size_t item_bytes) {
-  xml.push_back('<');
-  xml.append(name);
-  if (items.empty()) {
-    xml.append("/>");
-    return;
+enum class Section : std::uint8_t { kGoal, kConstraints, kDecisions, kState, kOpenItems };
+constexpr std::array<std::string_view, 5> kSectionNames = {"goal", "constraints", "decisions",
+                                                           "state", "open_items"};
+
+struct Item {
+  Section section;
+  std::size_t order;  // place within its section
+  std::string text;   // clean, unescaped
+  std::size_t cap;    // escaped bytes at most
+};
+
+// Items in priority order: what a continuation needs most comes first.
+std::vector<Item> Prioritize(const Extract& extract) {
+  std::vector<Item> items;
+  auto add = [&items](Section section, std::size_t order, std::string text, std::size_t cap) {
+    if (!text.empty())
+      items.push_back(Item{section, order, std::move(text), cap});
+  };
+  const Ledger& ledger = extract.ledger;
+
+  // 1. The task.
+  std::string goal;
+  if (extract.first_request)
+    goal = extract.first_request->text;
+  else if (!extract.pointer.empty())
+    goal = extract.pointer;
+  else if (!extract.fallback_goal.empty())
+    goal = extract.fallback_goal;
+  else
+    goal = "Continue the work recorded in the compacted conversation.";
+  add(Section::kGoal, 0, goal, 2400);
+
+  // 2. The state's lead: the files changed, else the latest progress.
+  auto files_item = [](std::string label, const std::vector<std::string>& paths) {
+    return paths.empty() ? std::string() : label.append(Join(paths, ", ")).append(".");
+  };
+  const std::vector<std::string> edited =
+      ledger.Files([](const FileEntry& f) { return f.edited && !f.deleted; });
+  const std::vector<std::string> created =
+      ledger.Files([](const FileEntry& f) { return f.created && !f.edited && !f.deleted; });
+  const std::vector<std::string> deleted =
+      ledger.Files([](const FileEntry& f) { return f.deleted; });
+  const std::vector<std::string> read = ledger.Files(
+      [](const FileEntry& f) { return f.read && !f.edited && !f.created && !f.deleted; });
+  std::size_t state_order = 0;
+  auto add_state = [&](std::string text, std::size_t cap) {
+    add(Section::kState, state_order++, std::move(text), cap);
+  };
+  std::string lead = files_item("Files edited: ", edited);
+  if (lead.empty())
+    lead = files_item("Files created: ", created);
+  if (lead.empty() && !extract.latest_progress.empty())
+    lead = "Latest progress: " + extract.latest_progress;
+  if (lead.empty())
+    lead = "No assistant progress is recorded in the compacted conversation.";
+  add_state(lead, 800);
+
+  // 3. What the user is waiting for, and the rules.
+  if (extract.unanswered)
+    add(Section::kOpenItems, 0, "Unanswered user request: " + extract.unanswered->text, 800);
+  for (std::size_t i = 0; i < extract.constraints.size() && i < 48; ++i)
+    add(Section::kConstraints, i, extract.constraints[i], 400);
+
+  // 4. Later requests and corrections, the newest first.
+  const std::size_t later = std::min<std::size_t>(extract.later_requests.size(), 16);
+  for (std::size_t k = 0; k < later; ++k) {
+    const Dated& request = extract.later_requests[extract.later_requests.size() - 1 - k];
+    add(Section::kGoal, request.at + 1, "Later: " + request.text, 800);
   }
-  xml.push_back('>');
-  if (items.size() == 1) {
-    xml.append(EscapeWithin(items.front(), item_bytes));
-  } else {
-    for (const std::string& item : items) {
-      xml.append("\n- ");
-      xml.append(EscapeWithin(item, item_bytes));
+
+  // 5. Tests, the rest of the files, the latest progress.
+  if (const auto& run = ledger.test_run()) {
+    add_state(DescribeTestRun(*run), 800);
+    if (run->failed.value_or(0) > 0 || !run->failing.empty()) {
+      std::string failing = "Failing tests";
+      failing.append(run->failing.empty() ? std::string(": ") + std::to_string(*run->failed)
+                                          : ": " + Join(run->failing, ", "));
+      add(Section::kOpenItems, 1, failing + ".", 600);
     }
-    xml.push_back('\n');
   }
-  xml.append("</");
-  xml.append(name);
-  xml.push_back('>');
+  if (lead.starts_with("Files edited: "))
+    add_state(files_item("Files created: ", created), 800);
+  add_state(files_item("Files deleted: ", deleted), 400);
+  if (!lead.starts_with("Latest progress: ") && !extract.latest_progress.empty())
+    add_state("Latest progress: " + extract.latest_progress, 600);
+
+  // 6. Choices made, the newest first.
+  const std::size_t decisions = std::min<std::size_t>(extract.decisions.size(), 24);
+  for (std::size_t k = 0; k < decisions; ++k) {
+    const std::size_t index = extract.decisions.size() - 1 - k;
+    add(Section::kDecisions, index, extract.decisions[index].text, 320);
+  }
+
+  // 7. Commands that failed last time they ran, the newest first.
+  std::size_t failed_count = 0;
+  for (const auto& [command, entry] : ledger.Commands(true)) {
+    if (failed_count++ == 12)
+      break;
+    std::string item = "Failed: ";
+    item.append(CutAt(command, 200));
+    if (entry->exit_code)
+      item.append(" (exit ").append(std::to_string(*entry->exit_code)).append(")");
+    if (!entry->last_error.empty())
+      item.append(": ").append(entry->last_error);
+    add_state(std::move(item), 400);
+  }
+
+  // 8. The way forward.
+  std::size_t open_order = 2;
+  for (const std::string& step : extract.next_steps)
+    add(Section::kOpenItems, open_order++, "Next: " + step, 320);
+  std::vector<std::string> todo_open;
+  std::vector<std::string> todo_all;
+  for (const TodoItem& todo : ledger.todos()) {
+    const std::string status = todo.status.empty() ? std::string("pending") : todo.status;
+    todo_all.push_back("[" + status + "] " + todo.text);
+    if (status != "completed" && status != "done" && status != "cancelled")
+      todo_open.push_back(todo.text + " (" + status + ")");
+  }
+  if (!todo_open.empty())
+    add(Section::kOpenItems, open_order++, "Open todo items: " + Join(todo_open, "; "), 600);
+  if (!extract.awaiting.empty())
+    add(Section::kOpenItems, open_order++, "Question awaiting the user: " + extract.awaiting, 400);
+  for (const std::string& call : extract.open_calls)
+    add(Section::kOpenItems, open_order++, call, 200);
+
+  // 9. The rest of the ledger.
+  if (!todo_all.empty())
+    add_state("Todo list: " + Join(todo_all, "; "), 800);
+  add_state(files_item("Files read: ", read), 800);
+  const auto& errors = ledger.tool_errors();
+  for (std::size_t k = 0; k < errors.size() && k < 5; ++k)
+    add_state(errors[errors.size() - 1 - k], 300);
+  std::vector<std::string> succeeded;
+  for (const auto& [command, entry] : ledger.Commands(false)) {
+    std::string item = CutAt(command, 120);
+    if (entry->exit_code)
+      item.append(" (exit ").append(std::to_string(*entry->exit_code)).append(")");
+    succeeded.push_back(std::move(item));
+    if (succeeded.size() == 24)
+      break;
+  }
+  add_state(succeeded.empty() ? std::string() : "Commands run: " + Join(succeeded, "; "), 1200);
+  return items;
 }
 
-std::string RenderSummary(const Extract& extract, Level level) {
-  std::vector<std::string> goal{extract.goal};
-  const std::vector<std::string> redirects =
-      Latest(extract.redirects, level.items == 0 ? 0 : level.items - 1);
-  for (const std::string& redirect : redirects) {
-    std::string item = "Later: ";
-    item.append(redirect);
-    goal.push_back(std::move(item));
+// The envelope bytes a section adds over its empty form "<x/>" when it holds `lengths` (JSON
+// bytes of each escaped item): one item inline, several as "\n- " lines.
+std::size_t SectionBytes(std::string_view name, const std::vector<std::size_t>& lengths) {
+  if (lengths.empty())
+    return 0;
+  std::size_t bytes = name.size() + 2;  // "<x>…</x>" over "<x/>"
+  if (lengths.size() == 1)
+    return bytes + lengths.front();
+  bytes += 2;  // the closing line break, "\n" in JSON
+  for (const std::size_t length : lengths)
+    bytes += 4 + length;  // "\n- "
+  return bytes;
+}
+
+// The shortest cut of an item worth writing.
+constexpr std::size_t kShortestCut = 24;
+
+struct Chosen {
+  const Item* item;
+  std::string escaped;
+};
+
+// The first items that fit `room` envelope bytes whole; the first that does not is cut to the
+// room left (when at least a few bytes are) and ends the selection. A larger room never gives
+// a shorter answer.
+std::vector<Chosen> Choose(const std::vector<Item>& items, std::size_t room) {
+  std::vector<Chosen> chosen;
+  std::array<std::vector<std::size_t>, 5> lengths;
+  std::size_t used = 0;
+  for (const Item& item : items) {
+    const auto section = static_cast<std::size_t>(item.section);
+    const std::string_view name = kSectionNames[section];
+    std::string escaped = EscapeWithin(item.text, item.cap);
+    std::vector<std::size_t>& mine = lengths[section];
+    const std::size_t before = SectionBytes(name, mine);
+    mine.push_back(JsonBytes(escaped));
+    std::size_t after = SectionBytes(name, mine);
+    if (used - before + after <= room) {
+      used = used - before + after;
+      chosen.push_back(Chosen{&item, std::move(escaped)});
+      continue;
+    }
+    // Cut: the largest cap whose escaped text still fits.
+    mine.back() = 0;
+    const std::size_t frame = used - before + SectionBytes(name, mine);
+    if (frame + kShortestCut > room)
+      break;
+    const std::size_t space = room - frame;
+    std::size_t low = 0;
+    std::size_t high = std::min(space, item.cap);
+    while (low < high) {
+      const std::size_t middle = (low + high + 1) / 2;
+      if (JsonBytes(EscapeWithin(item.text, middle)) <= space)
+        low = middle;
+      else
+        high = middle - 1;
+    }
+    escaped = EscapeWithin(item.text, low);
+    if (!escaped.empty())
+      chosen.push_back(Chosen{&item, std::move(escaped)});
+    break;
   }
+  return chosen;
+}
+
+std::string Render(std::vector<Chosen> chosen) {
+  std::stable_sort(chosen.begin(), chosen.end(), [](const Chosen& a, const Chosen& b) {
+    if (a.item->section != b.item->section)
+      return a.item->section < b.item->section;
+    return a.item->order < b.item->order;
+  });
   std::string xml = "<conversation_summary>";
-  AppendSection(xml, "goal", goal, 2 * level.item_bytes);
-  AppendSection(xml, "constraints", First(extract.constraints, level.items), level.item_bytes);
-  AppendSection(xml, "decisions", Latest(extract.decisions, level.items), level.item_bytes);
-  AppendSection(xml, "state", Latest(extract.state, std::max<std::size_t>(level.items, 1)),
-                level.item_bytes);
-  AppendSection(xml, "open_items", First(extract.open_items, level.items), level.item_bytes);
+  std::size_t next = 0;
+  for (std::size_t section = 0; section < kSectionNames.size(); ++section) {
+    const std::string_view name = kSectionNames[section];
+    std::size_t end = next;
+    while (end < chosen.size() && static_cast<std::size_t>(chosen[end].item->section) == section)
+      ++end;
+    xml.push_back('<');
+    xml.append(name);
+    if (end == next) {
+      xml.append("/>");
+      continue;
+    }
+    xml.push_back('>');
+    if (end - next == 1) {
+      xml.append(chosen[next].escaped);
+    } else {
+      for (std::size_t k = next; k < end; ++k)
+        xml.append("\n- ").append(chosen[k].escaped);
+      xml.push_back('\n');
+    }
+    xml.append("</").append(name).push_back('>');
+    next = end;
+  }
   xml.append("</conversation_summary>");
   return xml;
 }
@@ -628,23 +2125,38 @@ Result<CompactionOutput, CompactorError> ExtractiveCompactor::Compact(const Comp
     return Fail(CompactorError{CompactorErrorKind::kInputInvalid, std::nullopt, std::nullopt,
                                valid.error().Message()});
   }
-  Extract extract = ExtractFrom(input.transcript);
-  if (extract.goal.empty())
-    extract.goal = "Continue the work recorded in the compacted conversation.";
-  if (extract.state.empty())
-    extract.state.push_back("No assistant progress is recorded in the compacted conversation.");
+  const std::vector<Item> items = Prioritize(Reader().Read(input.transcript));
 
-  // The first level that fits; when none does, the minimal one, which validation then rejects
-  // as token_limit through the same path a model's answer takes.
+  // The room is what the budget leaves beside the envelope with five empty sections. The count
+  // is exact; should it ever disagree with the encoder, a smaller room is tried.
+  const std::string empty = EncodeSummaryEnvelope(
+      input.basis, input.model, input.request_fingerprint,
+      "<conversation_summary><goal/><constraints/><decisions/><state/><open_items/>"
+      "</conversation_summary>");
+  const std::size_t budget_bytes = input.max_summary_tokens > kEnvelopeByteLimit / 4
+                                       ? kEnvelopeByteLimit
+                                       : static_cast<std::size_t>(input.max_summary_tokens) * 4;
+  std::size_t room =
+      std::min(budget_bytes > empty.size() ? budget_bytes - empty.size() : 0, kSummaryByteLimit);
   std::string envelope;
-  for (const Level& level : kLevels) {
+  for (int attempt = 0; attempt < 8; ++attempt) {
+    std::vector<Chosen> chosen = Choose(items, room);
+    if (chosen.size() < 2) {
+      // No room for a goal and a state: the shortest summary there is, which the validation
+      // below refuses as token_limit.
+      chosen = {Chosen{&items[0], EscapeWithin(items[0].text, kShortestCut)},
+                Chosen{&items[1], EscapeWithin(items[1].text, kShortestCut)}};
+    }
     envelope = EncodeSummaryEnvelope(input.basis, input.model, input.request_fingerprint,
-                                     RenderSummary(extract, level));
+                                     Render(std::move(chosen)));
     if (EnvelopeTokens(envelope) <= input.max_summary_tokens &&
         envelope.size() <= kEnvelopeByteLimit) {
       break;
     }
+    room = room > 64 ? room - 64 : 0;
   }
+  // A budget too small for a goal and a state gives a summary without them, or over the
+  // budget: validation rejects it (xml_content or token_limit) through the model's path.
   Usage usage;
   usage.output_tokens = EnvelopeTokens(envelope);
   CompactorResponse response{std::move(envelope), usage};

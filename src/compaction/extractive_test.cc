@@ -1,6 +1,9 @@
 // ExtractiveCompactor (decisions D6): deterministic, valid on a real coding-agent transcript,
-// sections filled from the right sentences, secrets dropped, XML escaped, bounded by the budget,
-// and on any text transcript either valid or token_limit.
+// sections filled from the right messages (the user's task and rules, the assistant's choices,
+// an artifact ledger from tool calls and results, what is still open), secrets dropped, XML
+// escaped, the budget filled by priority, and on any text transcript either valid or
+// token_limit. The agent excerpts below are small, written for these tests in the shape of
+// real Claude Code sessions, OpenHands and SWE-agent trajectories and Codex rollouts.
 #include "harness/compaction/extractive.h"
 
 #include <gtest/gtest.h>
@@ -14,8 +17,10 @@
 #include <string>
 #include <vector>
 
+#include "harness/compaction/tail.h"
 #include "harness/compaction/wire.h"
 #include "harness/content/codec.h"
+#include "harness/core/json.h"
 #include "test_inputs.h"
 
 namespace harness {
@@ -52,34 +57,9 @@ std::string Section(const std::string& summary, const std::string& name) {
   return summary.substr(start + open.size(), summary.find(close) - start - open.size());
 }
 
-// The text-only projection of contracts.md §4.3, enough of it for text and tool_use blocks.
+// The runtime's own projection (ProjectForCompaction): what the compactor sees.
 Transcript Projected(const Transcript& transcript) {
-  Transcript out;
-  for (const Message& message : transcript) {
-    std::vector<Block> blocks;
-    std::string tool_body;
-    for (const Block& block : message.blocks()) {
-      if (const auto* text = block.as<TextBlock>()) {
-        blocks.push_back(TextBlock{text->text});
-        tool_body.append(text->text);
-      } else if (const auto* call = block.as<ToolUseBlock>()) {
-        std::string placeholder = "[called tool: ";
-        placeholder.append(call->name);
-        placeholder.append("]");
-        blocks.push_back(TextBlock{std::move(placeholder)});
-      }
-    }
-    if (const auto* tool = message.as<ToolResultMessage>()) {
-      out.push_back(ToolResultMessage{{TextBlock{tool_body}}, tool->tool_use_id, tool->is_error});
-    } else if (message.role() == Role::kUser) {
-      out.push_back(UserMessage{std::move(blocks)});
-    } else if (message.role() == Role::kAssistant) {
-      out.push_back(AssistantMessage{std::move(blocks), message.as<AssistantMessage>()->usage});
-    } else {
-      out.push_back(SystemMessage{std::move(blocks)});
-    }
-  }
-  return out;
+  return ProjectForCompaction(transcript);
 }
 
 std::optional<Transcript> CodingAgentTranscript() {
@@ -116,6 +96,23 @@ bool Contains(const std::string& haystack, std::string_view needle) {
   return haystack.find(needle) != std::string::npos;
 }
 
+// An assistant step of one tool call with its JSON input, and its result.
+AssistantMessage Call(std::string id, std::string name, std::string input, std::string text = "") {
+  std::vector<Block> blocks;
+  if (!text.empty())
+    blocks.push_back(TextBlock{std::move(text)});
+  blocks.push_back(
+      ToolUseBlock{std::move(id), std::move(name), std::move(input), std::nullopt, ""});
+  return AssistantMessage{std::move(blocks), std::nullopt};
+}
+
+// Compacts the runtime's projection of `transcript`; the summary text.
+std::string SummaryOf(const Transcript& transcript, TokenCount budget = 4000) {
+  auto output = Summarize(InputOf(Projected(transcript), budget));
+  EXPECT_TRUE(output.ok()) << output.error().detail;
+  return output.ok() ? SummaryText(*output) : std::string();
+}
+
 TEST(ExtractiveCompactor, SummarizesTheCodingAgentTranscript) {
   REQUIRE_CODING_AGENT(transcript);
   const CompactionInput input = InputOf(Projected(*transcript));
@@ -132,21 +129,26 @@ TEST(ExtractiveCompactor, SummarizesTheCodingAgentTranscript) {
     bool present;
   };
   const Expectation expectations[] = {
-      {"goal", "Add retry with exponential backoff to the HTTP client", true},
+      {"goal", "Add retry with exponential backoff to the HTTP client in src/net/client.cc.", true},
+      {"goal", "Later: Agreed, fix the fake server next.", true},
+      {"goal", "Later: Also: 408", false},  // a message of rules alone is in constraints
       {"constraints", "Keep the public API unchanged.", true},
       {"constraints", "never log the API key", true},
       {"constraints", "All tests must pass under ASan.", true},
       {"constraints", "keep the maximum delay under 30 seconds", true},
       {"constraints", "408 should probably not be retried", true},
-      {"constraints", "Add retry", false},  // the goal is not a constraint
+      {"constraints", "Add retry", false},    // the goal is not a constraint
+      {"constraints", "helper code", false},  // nothing from tool output
       {"decisions", "I'll add a RetryPolicy: retry on 429, 5xx and 529", true},
       {"decisions", "The fix belongs in tests/net/fake_server.cc", true},
       {"decisions", "I'll start by reading", false},  // exploration, not a choice
-      {"state", "41 of 42 pass.", true},
-      {"state", "Error from run:", true},
-      {"state", "[ FAILED ] ClientTest.RetriesOn503", true},
-      {"state", "Result of edit_file: edited src/net/client.cc", true},
+      {"state", "Files edited: src/net/client.cc.", true},
+      {"state", "Files read: tests/net/client_test.cc.", true},
+      {"state", "1 failed, 41 passed; failing: ClientTest.RetriesOn503.", true},
+      {"state", "Failed: ctest --test-dir build -R ClientTest --output-on-failure", true},
+      {"state", "Latest progress: 41 of 42 pass.", true},
       {"open_items", "Unanswered user request: Agreed, fix the fake server next.", true},
+      {"open_items", "Failing tests: ClientTest.RetriesOn503.", true},
       {"open_items", "Tool call", false},  // every call has its result
   };
   for (const Expectation& e : expectations) {
@@ -166,22 +168,25 @@ TEST(ExtractiveCompactor, UnprojectedToolCallsAreMatchedByIdAndUnresolvedOnesAre
   auto output = Summarize(InputOf(raw));
   ASSERT_TRUE(output.ok()) << output.error().detail;
   const std::string open = Section(SummaryText(*output), "open_items");
-  EXPECT_EQ(open, "Tool call edit_file has no result in the compacted history.");
-  EXPECT_TRUE(Contains(Section(SummaryText(*output), "state"), "Error from run:"));
+  EXPECT_TRUE(Contains(open, "Tool call edit_file has no result in the compacted history."))
+      << open;
+  EXPECT_TRUE(Contains(Section(SummaryText(*output), "state"), "Files edited: src/net/client.cc"));
 }
 
 TEST(ExtractiveCompactor, ProjectedCallsWithoutResultsAreOpen) {
   auto output = Summarize(
       InputOf({User("Find the bug."),
-               AssistantMessage{{TextBlock{"Searching."}, TextBlock{"[called tool: grep]"},
+               AssistantMessage{{TextBlock{"Searching."},
+                                 TextBlock{"[called tool: Read {\"file_path\":\"src/a.cc\"}]"},
                                  TextBlock{"[called tool: read_file]"}},
                                 std::nullopt},
-               Tool("a", "src/a.cc:3: match")}));
+               Tool("a", "1\tint main() {}")}));
   ASSERT_TRUE(output.ok()) << output.error().detail;
   const std::string summary = SummaryText(*output);
-  EXPECT_TRUE(Contains(Section(summary, "state"), "Result of grep: src/a.cc:3: match"));
-  EXPECT_EQ(Section(summary, "open_items"),
-            "Tool call read_file has no result in the compacted history.");
+  EXPECT_TRUE(Contains(Section(summary, "state"), "Files read: src/a.cc.")) << summary;
+  EXPECT_TRUE(Contains(Section(summary, "open_items"),
+                       "Tool call read_file has no result in the compacted history."))
+      << summary;
 }
 
 TEST(ExtractiveCompactor, TheSameInputGivesTheSameBytes) {
@@ -196,27 +201,455 @@ TEST(ExtractiveCompactor, TheSameInputGivesTheSameBytes) {
   }
 }
 
+// ---- goal ---------------------------------------------------------------------------------
+
+TEST(ExtractiveCompactor, TheGoalIsTheFirstRequestVerbatim) {
+  // SWE-agent / OpenHands open with a long templated task.
+  const std::string task =
+      "<uploaded_files>\n/testbed\n</uploaded_files>\nI've uploaded a python code repository in "
+      "the directory /testbed. Consider the following PR description:\n<pr_description>\n"
+      "DurationField.to_python crashes on ISO 8601 strings with a negative day.\n"
+      "</pr_description>\nCan you help me implement the necessary changes to the repository so "
+      "that the requirements specified in the <pr_description> are met?";
+  const std::string summary =
+      SummaryOf({User(task), Assistant("Let me explore the repository structure first.")});
+  EXPECT_EQ(Section(summary, "goal"),
+            "&lt;uploaded_files&gt; /testbed &lt;/uploaded_files&gt; I've uploaded a python code "
+            "repository in the directory /testbed. Consider the following PR description: "
+            "&lt;pr_description&gt; DurationField.to_python crashes on ISO 8601 strings with a "
+            "negative day. &lt;/pr_description&gt; Can you help me implement the necessary "
+            "changes to the repository so that the requirements specified in the "
+            "&lt;pr_description&gt; are met?");
+}
+
+TEST(ExtractiveCompactor, APointerToAFileIsNotTheGoalOnItsOwn) {
+  // Claude Code: "@prompt.md do this", then the real request.
+  const std::string combined =
+      SummaryOf({User("@prompt.md do this"), Assistant("Reading prompt.md."),
+                 User("Build the CSV importer it describes, streaming, in src/io/csv.cc."),
+                 Assistant("On it.")});
+  EXPECT_EQ(Section(combined, "goal"),
+            "@prompt.md do this \xE2\x80\x94 Build the CSV importer it describes, streaming, in "
+            "src/io/csv.cc.");
+  // Alone it is all there is to say.
+  EXPECT_EQ(Section(SummaryOf({User("@TASK.md"), Assistant("Reading it.")}), "goal"), "@TASK.md");
+  // A message that names a file among real words is a request.
+  EXPECT_EQ(
+      Section(SummaryOf({User("@src/a.cc fix the null check in Parse"), Assistant("Ok.")}), "goal"),
+      "@src/a.cc fix the null check in Parse");
+}
+
+TEST(ExtractiveCompactor, ContinueIsNotAGoal) {
+  const std::string summary =
+      SummaryOf({User("continue"), Assistant("Continuing where I stopped."),
+                 User("Port the retry loop to the async client."), Assistant("Porting."),
+                 User("keep going"), Assistant("Still porting.")});
+  EXPECT_EQ(Section(summary, "goal"), "Port the retry loop to the async client.");
+  EXPECT_FALSE(Contains(summary, "keep going"));
+  EXPECT_FALSE(Contains(summary, "Unanswered"));
+}
+
+TEST(ExtractiveCompactor, LaterRequestsAndCorrectionsJoinTheGoalInOrder) {
+  auto output =
+      Summarize(InputOf({User("Add a cache to the resolver."), Assistant("Adding it."),
+                         User("Actually, switch to a bloom filter instead."),
+                         Assistant("Switching."), User("Thanks."), Assistant("Done."),
+                         User("Now add metrics for the hit rate."), Assistant("Adding metrics.")}));
+  ASSERT_TRUE(output.ok()) << output.error().detail;
+  EXPECT_EQ(Section(SummaryText(*output), "goal"),
+            "\n- Add a cache to the resolver.\n- Later: Actually, switch to a bloom filter "
+            "instead.\n- Later: Now add metrics for the hit rate.\n");
+}
+
+TEST(ExtractiveCompactor, WhenTheGoalIsCutTheNewestRequestsStay) {
+  Transcript transcript = {User("Build the exporter.")};
+  for (int i = 0; i < 12; ++i) {
+    transcript.push_back(Assistant("Done with step " + std::to_string(i) + "."));
+    transcript.push_back(User("Next, handle format number " + std::to_string(i) +
+                              " of the exporter with its own writer class."));
+  }
+  transcript.push_back(Assistant("Working on it."));
+  const std::string goal = Section(SummaryOf(transcript, 260), "goal");
+  EXPECT_TRUE(Contains(goal, "Build the exporter.")) << goal;
+  EXPECT_TRUE(Contains(goal, "format number 11 ")) << goal;
+  EXPECT_FALSE(Contains(goal, "format number 0 ")) << goal;
+}
+
+// ---- constraints --------------------------------------------------------------------------
+
+TEST(ExtractiveCompactor, ConstraintsInTheirManyPhrasings) {
+  const char* const rules[] = {
+      "Never push to main.",
+      "DON'T modify the tests.",
+      "Make sure the build stays green.",
+      "Only change files under src/.",
+      "Avoid global state.",
+      "Always run clang-format before committing.",
+      "You must keep the wire format.",
+      "Use tabs for indentation.",
+      "Prefer std::span over raw pointers.",
+      "No new dependencies.",
+      "It has to work without network access.",
+      "Keep the diff small.",
+      "Ask me before deleting anything.",
+      "Don\xE2\x80\x99t rename public symbols.",
+      "Leave the generated files alone.",
+      "Stick to C++20.",
+  };
+  std::string message = "Refactor the parser.";
+  for (const char* rule : rules)
+    message.append("\n- ").append(rule);
+  const std::string constraints =
+      Section(SummaryOf({User(message), Assistant("Refactoring.")}), "constraints");
+  for (const char* rule : rules)
+    EXPECT_TRUE(Contains(constraints, rule)) << rule << " in " << constraints;
+  EXPECT_FALSE(Contains(constraints, "Refactor the parser.")) << constraints;
+}
+
+TEST(ExtractiveCompactor, ConstraintsComeOnlyFromTheUsersOwnWords) {
+  const std::string summary = SummaryOf({
+      User("Fix the overflow in ring.cc. Do not change the header.\n"
+           "```cpp\n// The size must be a power of two.\nstatic_assert(kSize > 0);\n```\n"
+           "Here is the crash:\n"
+           "Traceback (most recent call last):\n"
+           "  File \"run.py\", line 3, in <module>\n"
+           "    must_fail()\n"
+           "RuntimeError: never reached"),
+      Call("t1", "Read", R"({"file_path":"/w/src/ring.cc"})", "We must keep the buffer lock-free."),
+      Tool("t1", "     1\t// Callers must hold the lock.\n     2\t// Never call this twice."),
+  });
+  const std::string constraints = Section(summary, "constraints");
+  EXPECT_EQ(constraints, "Do not change the header.");
+  for (const char* leak : {"power of two", "must_fail", "never reached", "lock-free",
+                           "hold the lock", "call this twice"}) {
+    EXPECT_FALSE(Contains(constraints, leak)) << leak;
+  }
+}
+
+TEST(ExtractiveCompactor, AnswersThroughAQuestionToolAreConstraints) {
+  // Claude Code's AskUserQuestion: the user's choice comes back as the tool's result.
+  const std::string summary = SummaryOf({
+      User("Add persistence to the todo app."),
+      Call(
+          "q1", "AskUserQuestion",
+          R"({"questions":[{"question":"Which storage?","options":[{"label":"SQLite"},{"label":"JSON file"}]}]})"),
+      Tool("q1",
+           "User has answered your questions: \"Which storage?\"=\"SQLite\". You can now "
+           "continue with the user's answers in mind."),
+      Assistant("Using SQLite."),
+  });
+  EXPECT_EQ(Section(summary, "constraints"), "User answered: \"Which storage?\"=\"SQLite\".");
+}
+
+// ---- decisions ----------------------------------------------------------------------------
+
+TEST(ExtractiveCompactor, DecisionsChooseOrConcludeExplorationDoesNot) {
+  const std::string decisions = Section(
+      SummaryOf({User("Why does the lookup time out?"),
+                 Assistant("Let's look at src/store.cc to understand the lookup. Let me check "
+                           "the tests too. I'll start by reading the retry loop."),
+                 Assistant("The issue is that the retry loop ignores the deadline. I'll pass the "
+                           "remaining time to each attempt rather than the full timeout."),
+                 Assistant("Should I also add a metric?")}),
+      "decisions");
+  EXPECT_EQ(decisions,
+            "\n- The issue is that the retry loop ignores the deadline.\n- I'll pass the "
+            "remaining time to each attempt rather than the full timeout.\n");
+}
+
+// ---- state: the artifact ledger -----------------------------------------------------------
+
+TEST(ExtractiveCompactor, LedgerFromClaudeCodeTools) {
+  const std::string summary = SummaryOf({
+      User("Add a --json flag to the CLI."),
+      Call("r1", "Read", R"({"file_path":"/repo/src/cli.cc"})", "Let me read the CLI."),
+      Tool("r1", "     1\t#include \"cli.h\"\n     2\tint Main(int argc, char** argv) {"),
+      Call(
+          "e1", "Edit",
+          R"({"file_path":"/repo/src/cli.cc","old_string":"int Main(","new_string":"int Main(bool json, "})"),
+      Tool("e1",
+           "The file /repo/src/cli.cc has been updated. Here's the result of running `cat -n` "
+           "on a snippet of the edited file:\n     1\tint Main(bool json, int argc"),
+      Call("e2", "MultiEdit",
+           R"({"file_path":"/repo/src/flags.cc","edits":[{"old_string":"a","new_string":"b"}]})"),
+      Tool("e2", "Applied 1 edit to /repo/src/flags.cc"),
+      Call("w1", "Write",
+           R"({"file_path":"/repo/tests/json_test.cc","content":"TEST(Json, Flag) {}"})"),
+      Tool("w1", "File created successfully at: /repo/tests/json_test.cc"),
+      Call("e3", "Edit", R"({"file_path":"/repo/src/gone.cc","old_string":"x","new_string":"y"})"),
+      Tool("e3", "<tool_use_error>String to replace not found in file.\nString: x</tool_use_error>",
+           true),
+      Call(
+          "b1", "Bash",
+          R"({"command":"cmake --build build && ./build/cli --json","description":"Build and run"})"),
+      Tool("b1", "[1/2] Building CXX object src/cli.cc.o\n{\"ok\":true}"),
+      Call(
+          "t1", "TodoWrite",
+          R"({"todos":[{"content":"Add the flag","status":"completed","activeForm":"Adding the flag"},{"content":"Document it in docs/cli.md","status":"in_progress","activeForm":"Documenting"},{"content":"Add a test","status":"pending","activeForm":"Adding a test"}]})"),
+      Tool("t1",
+           "Todos have been modified successfully. Ensure that you continue to use the todo "
+           "list to track your progress."),
+  });
+  const std::string state = Section(summary, "state");
+  EXPECT_TRUE(Contains(state, "Files edited: /repo/src/flags.cc, /repo/src/cli.cc.")) << state;
+  EXPECT_TRUE(Contains(state, "Files created: /repo/tests/json_test.cc.")) << state;
+  EXPECT_FALSE(Contains(state, "Files read:")) << state;  // cli.cc was edited after
+  EXPECT_FALSE(Contains(Section(summary, "state"), "gone.cc, ")) << state;
+  EXPECT_TRUE(Contains(state, "Error from Edit: String to replace not found in file.")) << state;
+  EXPECT_TRUE(Contains(state, "Commands run: cmake --build build &amp;&amp; ./build/cli --json"))
+      << state;
+  EXPECT_TRUE(Contains(state,
+                       "Todo list: [completed] Add the flag; [in_progress] Document it in "
+                       "docs/cli.md; [pending] Add a test"))
+      << state;
+  EXPECT_TRUE(Contains(Section(summary, "open_items"),
+                       "Open todo items: Document it in docs/cli.md (in_progress); Add a test "
+                       "(pending)"))
+      << summary;
+}
+
+TEST(ExtractiveCompactor, LedgerFromOpenHandsAndSweAgentTools) {
+  const std::string summary = SummaryOf({
+      User("Fix the ISO duration parser."),
+      Call("v1", "str_replace_editor",
+           R"({"command":"view","path":"/workspace/django/utils/dateparse.py"})"),
+      Tool("v1",
+           "OBSERVATION:\nHere's the result of running `cat -n` on /workspace/django/utils/"
+           "dateparse.py:\n     1\timport re\n<response clipped><NOTE>To save on context "
+           "only part of this file has been shown to you.</NOTE>"),
+      Call("c1", "str_replace_editor",
+           R"({"command":"create","path":"/workspace/reproduce.py","file_text":"x = 1"})"),
+      Tool("c1", "File created successfully at: /workspace/reproduce.py"),
+      Call(
+          "s1", "str_replace_editor",
+          R"({"command":"str_replace","path":"/workspace/django/utils/dateparse.py","old_str":"a","new_str":"b"})"),
+      Tool("s1", "The file /workspace/django/utils/dateparse.py has been edited."),
+      Call("x1", "execute_bash", R"({"command":"cd /workspace && python reproduce.py"})"),
+      Tool("x1",
+           "Traceback (most recent call last):\n  File \"reproduce.py\", line 1\n"
+           "\x1b[31mValueError: invalid duration '-1 day'\x1b[0m\n"
+           "[The command completed with exit code 1.]\n"
+           "[Current working directory: /workspace]\n[Python interpreter: /usr/bin/python]"),
+      // SWE-agent's own commands, through its bash-like action tool.
+      Call("o1", "bash", R"({"command":"open django/utils/duration.py 40"})"),
+      Tool("o1", "[File: /testbed/django/utils/duration.py (50 lines total)]"),
+      Call("o2", "bash", R"({"command":"edit 41:42\n    return -days\nend_of_edit"})"),
+      Tool("o2", "File updated."),
+  });
+  const std::string state = Section(summary, "state");
+  EXPECT_TRUE(Contains(state,
+                       "Files edited: django/utils/duration.py, "
+                       "/workspace/django/utils/dateparse.py."))
+      << state;
+  EXPECT_TRUE(Contains(state, "Files created: /workspace/reproduce.py.")) << state;
+  EXPECT_TRUE(Contains(state,
+                       "Failed: cd /workspace &amp;&amp; python reproduce.py (exit 1): "
+                       "ValueError: invalid duration '-1 day'"))
+      << state;
+  for (const char* wrapper : {"OBSERVATION", "response clipped", "NOTE", "\x1b", "[31m",
+                              "Current working directory", "Python interpreter"}) {
+    EXPECT_FALSE(Contains(summary, wrapper)) << wrapper << " in " << summary;
+  }
+}
+
+TEST(ExtractiveCompactor, LedgerFromCodexTools) {
+  const std::string summary = SummaryOf({
+      User("Rename Config::load to Config::read everywhere."),
+      Call(
+          "p1", "apply_patch",
+          R"({"input":"*** Begin Patch\n*** Update File: src/config.rs\n@@\n-    pub fn load(\n+    pub fn read(\n*** Add File: src/config/tests.rs\n+#[test]\n*** Delete File: src/old_config.rs\n*** End Patch"})"),
+      Tool("p1",
+           "Success. Updated the following files:\nM src/config.rs\nA src/config/tests.rs\n"
+           "D src/old_config.rs"),
+      Call("sh1", "shell", R"({"command":["bash","-lc","cargo test"],"workdir":"/repo"})"),
+      Tool(
+          "sh1",
+          R"({"output":"running 4 tests\ntest config::tests::reads ... ok\ntest config::tests::rejects_empty ... FAILED\n\ntest result: FAILED. 3 passed; 1 failed; 0 ignored\n","metadata":{"exit_code":101,"duration_seconds":2.5}})"),
+  });
+  const std::string state = Section(summary, "state");
+  EXPECT_TRUE(Contains(state, "Files edited: src/config.rs.")) << state;
+  EXPECT_TRUE(Contains(state, "Files created: src/config/tests.rs.")) << state;
+  EXPECT_TRUE(Contains(state, "Files deleted: src/old_config.rs.")) << state;
+  EXPECT_TRUE(Contains(state,
+                       "Last test run (cargo test): 1 failed, 3 passed; failing: "
+                       "config::tests::rejects_empty."))
+      << state;
+  EXPECT_TRUE(Contains(state, "Failed: cargo test (exit 101)")) << state;
+}
+
+TEST(ExtractiveCompactor, FilesFromShellCommands) {
+  const std::string summary = SummaryOf({
+      User("Tidy the build scripts."),
+      Call("a", "Bash", R"({"command":"cat scripts/build.sh | head -20"})"),
+      Tool("a", "#!/bin/sh"),
+      Call(
+          "b", "Bash",
+          R"({"command":"sed -i 's|-O2|-O3|g' scripts/build.sh && sed -n '1,5p' scripts/env.sh"})"),
+      Tool("b", "export CC=clang"),
+      Call("c", "Bash", R"({"command":"cd tools && cat > gen.py <<'EOF'\nprint('x > y')\nEOF"})"),
+      Tool("c", ""),
+      Call("d", "Bash", R"({"command":"rm -f scripts/old.sh; echo done > /dev/null 2>&1"})"),
+      Tool("d", "Exit code: 0"),
+      Call("e", "Bash", R"({"command":"git diff --stat"})"),
+      Tool("e", " scripts/build.sh | 2 +-"),
+  });
+  const std::string state = Section(summary, "state");
+  EXPECT_TRUE(Contains(state, "Files edited: scripts/build.sh.")) << state;
+  EXPECT_TRUE(Contains(state, "Files created: tools/gen.py.")) << state;
+  EXPECT_TRUE(Contains(state, "Files deleted: scripts/old.sh.")) << state;
+  EXPECT_TRUE(Contains(state, "Files read: scripts/env.sh.")) << state;
+  EXPECT_TRUE(Contains(state, "git diff --stat")) << state;
+  EXPECT_FALSE(Contains(state, "print(")) << state;  // a heredoc body is content
+}
+
+// A compiler echoes the offending source after its error: the error is what is kept.
+TEST(ExtractiveCompactor, AFailedCommandKeepsItsLastErrorNotTheEchoedSource) {
+  const std::string state =
+      Section(SummaryOf({User("Build it."), Call("b", "Bash", R"({"command":"make -C build"})"),
+                         Tool("b",
+                              "src/a.cc:3:5: error: use of undeclared identifier 'x'\n"
+                              "    3 |   return Fail(x.error());\n      |               ^\n"
+                              "make: *** [Makefile:12: a.o] Error 2\nExit code 2",
+                              true)}),
+              "state");
+  EXPECT_TRUE(
+      Contains(state, "Failed: make -C build (exit 2): make: *** [Makefile:12: a.o] Error 2"))
+      << state;
+  const std::string compile =
+      Section(SummaryOf({User("Build it."), Call("b", "Bash", R"({"command":"make -C build"})"),
+                         Tool("b",
+                              "src/a.cc:3:5: error: use of undeclared identifier 'x'\n"
+                              "    3 |   return Fail(x.error());",
+                              true)}),
+              "state");
+  EXPECT_TRUE(Contains(compile,
+                       "Failed: make -C build: src/a.cc:3:5: error: use of undeclared "
+                       "identifier 'x'"))
+      << compile;
+}
+
+// Each runner's output, as a shell command's result: counts and failing names.
+TEST(ExtractiveCompactor, TestRunsOfCommonRunners) {
+  struct Case {
+    const char* name;
+    const char* output;
+    const char* expected;
+  };
+  const Case cases[] = {
+      {"pytest",
+       "============ test session starts ============\ncollected 12 items\n\n"
+       "tests/test_a.py ..F.\n=========== short test summary info ===========\n"
+       "FAILED tests/test_a.py::test_neg_days - AssertionError: assert None == -1\n"
+       "ERROR tests/test_b.py::test_setup - FileNotFoundError\n"
+       "======= 1 failed, 10 passed, 1 error in 0.52s =======",
+       ": 2 failed, 10 passed; failing: tests/test_a.py::test_neg_days, "
+       "tests/test_b.py::test_setup."},
+      {"gtest",
+       "[==========] Running 3 tests from 1 test suite.\n[ RUN      ] Ring.Wraps\n"
+       "ring_test.cc:12: Failure\n[  FAILED  ] Ring.Wraps (0 ms)\n"
+       "[==========] 3 tests ran. (1 ms total)\n[  PASSED  ] 2 tests.\n"
+       "[  FAILED  ] 1 test, listed below:\n[  FAILED  ] Ring.Wraps\n\n 1 FAILED TEST",
+       ": 1 failed, 2 passed; failing: Ring.Wraps."},
+      {"go",
+       "=== RUN   TestParse\n--- FAIL: TestParse (0.00s)\n    parse_test.go:9: got 1\nFAIL\n"
+       "FAIL\texample.com/p\t0.01s",
+       ": 1 failed; failing: TestParse."},
+      {"jest",
+       "FAIL src/sum.test.js\n  \xE2\x9C\x95 adds negatives (3 ms)\n  \xE2\x9C\x93 adds (1 ms)\n\n"
+       "Tests:       1 failed, 1 passed, 2 total",
+       ": 1 failed, 1 passed; failing: adds negatives."},
+      {"unittest",
+       "..F\n======\nFAIL: test_round (tests.test_money.MoneyTest)\n------\n"
+       "Ran 3 tests in 0.001s\n\nFAILED (failures=1)",
+       ": 1 failed, 2 passed; failing: test_round."},
+      {"ctest",
+       "1/2 Test #1: unit ....   Passed    0.01 sec\n2/2 Test #2: e2e .....***Failed    0.02 "
+       "sec\n\n"
+       "50% tests passed, 1 tests failed out of 2\n\nThe following tests FAILED:\n"
+       "\t  2 - e2e (Failed)",
+       ": 1 failed, 1 passed; failing: e2e."},
+  };
+  for (const Case& c : cases) {
+    const std::string summary = SummaryOf({
+        User("Run the tests."),
+        Call("t", "Bash", R"({"command":"make test"})"),
+        Tool("t", c.output, true),
+    });
+    const std::string expected = std::string("Last test run (make test)") + c.expected;
+    EXPECT_TRUE(Contains(Section(summary, "state"), expected)) << c.name << ": " << summary;
+    EXPECT_TRUE(Contains(Section(summary, "open_items"), "Failing tests: ")) << c.name;
+  }
+}
+
+// ---- open items ---------------------------------------------------------------------------
+
+TEST(ExtractiveCompactor, NextStepsAndTheLastRequestAreOpen) {
+  const std::string summary =
+      SummaryOf({User("Speed up the importer."), Assistant("Profiling shows the parser is hot."),
+                 User("Focus on the CSV path only."),
+                 Assistant("The CSV reader now streams. Next, I'll remove the copy in "
+                           "Row::Split, then rerun the benchmark.")});
+  const std::string open = Section(summary, "open_items");
+  EXPECT_EQ(open, "Next: Next, I'll remove the copy in Row::Split, then rerun the benchmark.");
+  EXPECT_FALSE(Contains(summary, "<decisions>Next")) << summary;
+  // An intent carried out by the same step's tool call is not ahead any more.
+  const std::string acted =
+      Section(SummaryOf({User("Speed up the importer."),
+                         Call("e", "Edit",
+                              R"({"file_path":"src/row.cc","old_string":"a","new_string":"b"})",
+                              "I'll remove the copy in Row::Split."),
+                         Tool("e", "The file src/row.cc has been updated.")}),
+              "open_items");
+  EXPECT_EQ(acted, "") << acted;
+  const std::string waiting =
+      Section(SummaryOf({User("Speed up the importer."), Assistant("Profiling."),
+                         User("Which file is the hot one?")}),
+              "open_items");
+  EXPECT_EQ(waiting, "Unanswered user request: Which file is the hot one?");
+}
+
+TEST(ExtractiveCompactor, AQuestionToTheUserIsOpen) {
+  auto output = Summarize(InputOf(
+      {User("Speed up the build."), Assistant("ccache is not installed. Should I add it?")}));
+  ASSERT_TRUE(output.ok());
+  EXPECT_EQ(Section(SummaryText(*output), "open_items"),
+            "Question awaiting the user: Should I add it?");
+}
+
+// ---- hygiene ------------------------------------------------------------------------------
+
 TEST(ExtractiveCompactor, DropsSecretsAndSystemText) {
   const Transcript transcript = {
       SystemMessage{{TextBlock{"Internal configuration: deploy to prod-7."}}},
       User("Wire the payment client.\nUse the key sk-abcdefghijklmnopqrstuvwxyz123456 for it.\n"
-           "password: hunter2\nKeep the API stable."),
+           "password: hunter2\nKeep the API stable.\nNever commit "
+           "https://deploy:s3cr3tpw@git.example.com/x.git"),
       Assistant("I'll use the token ghp_ABCDEFGHIJKLMNOPQRSTUVWXYZ12 from the vault."),
       Tool("t1",
            "API_KEY=abcd1234\n-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEA\n"
            "-----END RSA PRIVATE KEY-----\nAuthorization: Bearer abcdefghijklmnopqrstuvwx\n"
-           "wrote config.yaml"),
+           "wrote config.yaml",
+           true),
+      Call(
+          "c1", "Bash",
+          R"({"command":"curl -H 'Authorization: Bearer abcdefghijklmnopqrstuvwxyz' https://api.example.com/v1"})"),
+      Tool("c1", "{\"ok\":true}"),
+      Call("c2", "Bash", R"({"command":"deploy --token qwertyuiop123 --env prod"})"),
+      Tool("c2", "deployed", true),
+      Call("c3", "Bash", R"({"command":"git clone https://bob:pa55word@github.com/acme/app.git"})"),
+      Tool("c3", "Cloning into 'app'..."),
   };
-  auto output = Summarize(InputOf(transcript));
+  auto output = Summarize(InputOf(Projected(transcript)));
   ASSERT_TRUE(output.ok()) << output.error().detail;
   const std::string summary = SummaryText(*output);
-  for (std::string_view secret : {"sk-abc", "hunter2", "ghp_", "abcd1234", "BEGIN", "MIIE",
-                                  "Bearer", "prod-7", "Internal configuration"}) {
+  for (std::string_view secret :
+       {"sk-abc", "hunter2", "ghp_", "abcd1234", "BEGIN", "MIIE", "Bearer", "prod-7",
+        "Internal configuration", "s3cr3tpw", "qwertyuiop123", "pa55word", "Authorization"}) {
     EXPECT_FALSE(Contains(summary, secret)) << secret << " in " << summary;
   }
   EXPECT_TRUE(Contains(Section(summary, "goal"), "Wire the payment client."));
   EXPECT_TRUE(Contains(Section(summary, "constraints"), "Keep the API stable."));
-  EXPECT_TRUE(Contains(Section(summary, "state"), "Result of tool: wrote config.yaml"));
+  EXPECT_TRUE(Contains(Section(summary, "state"), "Error from tool: wrote config.yaml"));
   // "never log the API key" states a rule about a secret, not a secret: it stays.
   auto rule = Summarize(InputOf({User("Add retries. Never log the API key.")}));
   ASSERT_TRUE(rule.ok());
@@ -230,7 +663,8 @@ TEST(ExtractiveCompactor, EscapesXmlMetacharacters) {
   }));
   ASSERT_TRUE(output.ok()) << output.error().detail;
   const std::string summary = SummaryText(*output);
-  EXPECT_EQ(Section(summary, "goal"), "Fix parse&lt;T&gt; &amp; friends.");
+  EXPECT_EQ(Section(summary, "goal"),
+            "Fix parse&lt;T&gt; &amp; friends. Make sure a &lt; b &amp;&amp; c &gt; d holds.");
   EXPECT_EQ(Section(summary, "constraints"), "Make sure a &lt; b &amp;&amp; c &gt; d holds.");
   EXPECT_EQ(Section(summary, "decisions"), "I'll keep ]]&gt; out of CDATA.");
 }
@@ -242,16 +676,6 @@ TEST(ExtractiveCompactor, NonXmlCharactersAndInvalidUtf8AreCleaned) {
   auto output = Summarize(InputOf({User(text), Assistant("Done.")}));
   ASSERT_TRUE(output.ok()) << output.error().detail;
   EXPECT_EQ(Section(SummaryText(*output), "goal"), "Build it now\xEF\xBF\xBD .");
-}
-
-TEST(ExtractiveCompactor, LaterRequestsThatChangeDirectionJoinTheGoal) {
-  auto output = Summarize(InputOf({User("Add a cache to the resolver."), Assistant("Adding it."),
-                                   User("Actually, switch to a bloom filter instead."),
-                                   Assistant("Switching."), User("Thanks."), Assistant("Done.")}));
-  ASSERT_TRUE(output.ok()) << output.error().detail;
-  EXPECT_EQ(Section(SummaryText(*output), "goal"),
-            "\n- Add a cache to the resolver.\n- Later: Actually, switch to a bloom filter "
-            "instead.\n");
 }
 
 TEST(ExtractiveCompactor, GoalAndStateAreNeverBlank) {
@@ -269,12 +693,25 @@ TEST(ExtractiveCompactor, GoalAndStateAreNeverBlank) {
   ASSERT_TRUE(blank.ok());
 }
 
-TEST(ExtractiveCompactor, AQuestionToTheUserIsOpen) {
-  auto output = Summarize(InputOf(
-      {User("Speed up the build."), Assistant("ccache is not installed. Should I add it?")}));
-  ASSERT_TRUE(output.ok());
-  EXPECT_EQ(Section(SummaryText(*output), "open_items"),
-            "Question awaiting the user: Should I add it?");
+// ---- budget -------------------------------------------------------------------------------
+
+TEST(ExtractiveCompactor, FillsTheBudgetByPriority) {
+  Transcript transcript = {User("Harden the config loader.")};
+  for (int i = 0; i < 30; ++i) {
+    transcript.push_back(Assistant("Checked rule " + std::to_string(i) + "."));
+    transcript.push_back(
+        User("Never accept option " + std::to_string(i) + " from the environment."));
+  }
+  transcript.push_back(Assistant("Noted."));
+  // A generous budget keeps every rule, not a fixed handful.
+  const std::string all = Section(SummaryOf(transcript, 4000), "constraints");
+  for (int i = 0; i < 30; ++i)
+    EXPECT_TRUE(Contains(all, "option " + std::to_string(i) + " ")) << i;
+  // A small one keeps the goal and the state first, then the earliest rules.
+  const std::string small = SummaryOf(transcript, 200);
+  EXPECT_EQ(Section(small, "goal"), "Harden the config loader.");
+  EXPECT_TRUE(Contains(Section(small, "constraints"), "option 0 ")) << small;
+  EXPECT_FALSE(Contains(Section(small, "constraints"), "option 29 ")) << small;
 }
 
 TEST(ExtractiveCompactor, TinyBudgetsAreTokenLimit) {
@@ -353,6 +790,14 @@ const std::vector<std::string>& Fragments() {
                                                      "-----BEGIN PRIVATE KEY-----",
                                                      "-----END PRIVATE KEY-----",
                                                      "[called tool: run]",
+                                                     "[called tool: Bash {\"command\":\"",
+                                                     "\"file_path\":\"",
+                                                     "\\u00e9",
+                                                     "*** Update File: ",
+                                                     "\x1b[31m",
+                                                     "@prompt.md ",
+                                                     "[  FAILED  ] ",
+                                                     "exit code 1",
                                                      "[old tool result omitted for compaction]",
                                                      "FAILED ",
                                                      "error ",
@@ -390,9 +835,13 @@ Message MessageOf(int kind, std::string text) {
       const bool is_error = text.size() % 2 == 0;
       return Tool("id", std::move(text), is_error);
     }
-    default:
-      return AssistantMessage{{TextBlock{text}, ToolUseBlock{"id", text, "{}", std::nullopt, ""}},
-                              std::nullopt};
+    default: {
+      std::string input = "{\"command\":";
+      AppendJsonString(input, text);
+      input.push_back('}');
+      return AssistantMessage{
+          {TextBlock{text}, ToolUseBlock{"id", "Bash", input, std::nullopt, ""}}, std::nullopt};
+    }
   }
 }
 

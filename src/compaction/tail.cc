@@ -101,6 +101,18 @@ std::string TruncationMarker(std::size_t omitted) {
   return fmt::format("[tool result truncated for compaction: omitted {} runes]", omitted);
 }
 
+// The first kToolInputProjectionRunes runes of a call's input, and how many were left out. A
+// head alone: the members that name a file or a command come first in the inputs of the
+// common tools.
+std::string CapToolInputText(std::string_view input) {
+  const std::size_t cut = RuneOffset(input, kToolInputProjectionRunes);
+  if (cut == input.size())
+    return std::string(input);
+  const std::size_t omitted = CountRunes(input.substr(cut));
+  return fmt::format("{}[tool input truncated for compaction: omitted {} runes]",
+                     input.substr(0, cut), omitted);
+}
+
 // The text of one block that is not a tool_result.
 void AppendLeafText(std::string& out, const Block& block) {
   std::visit(
@@ -109,7 +121,11 @@ void AppendLeafText(std::string& out, const Block& block) {
         if constexpr (std::is_same_v<B, TextBlock>) {
           out.append(b.text);
         } else if constexpr (std::is_same_v<B, ToolUseBlock>) {
-          out.append("[called tool: ").append(b.name).append("]");
+          // The input says which file was edited or which command ran: a compactor needs it.
+          out.append("[called tool: ").append(b.name);
+          if (b.input)
+            out.append(" ").append(CapToolInputText(*b.input));
+          out.append("]");
         } else if constexpr (std::is_same_v<B, RefusalBlock>) {
           out.append("[model refused: ").append(b.text).append("]");
         } else if constexpr (std::is_same_v<B, ThinkingBlock>) {

@@ -293,7 +293,7 @@ TEST(ProjectForCompactionTest, EveryBlockKindBecomesText) {
   EXPECT_EQ(projected[0],
             Message(UserMessage{Texts({
                 "hello",
-                "[called tool: grep]",
+                "[called tool: grep {\"q\":1}]",
                 "[model refused: no]",
                 "[model refused: ]",
                 "[thinking omitted for compaction]",
@@ -303,6 +303,38 @@ TEST(ProjectForCompactionTest, EveryBlockKindBecomesText) {
                 "out[image omitted for compaction]in[called tool: ls][model refused: r]",
                 "",
             })}));
+}
+
+// A call keeps its input (the raw JSON text) so that a compactor can tell which file was
+// edited or which command ran; an input longer than 1000 runes keeps its first 1000 runes and
+// says how many it dropped; an absent input is the name alone.
+TEST(ProjectForCompactionTest, ToolCallKeepsItsInputCappedAt1000Runes) {
+  const std::string read = "{\"file_path\": \"/w/src/a.cc\"}";
+  const std::string multibyte = "{\"c\":\"" + std::string(600, 'x') + "\u00e9\xC3\xA9\"}";
+  std::string long_input = "{\"command\":\"" + std::string(1200, 'a') + "\"}";
+  // 1000 runes of "\xC3\xA9" (2 bytes each) then 5 more: the cut is on a rune boundary.
+  std::string runes;
+  for (int i = 0; i < 1005; ++i)
+    runes.append("\xC3\xA9");
+  const std::vector<Message> head = {
+      AssistantMessage{{ToolUseBlock{"c1", "Read", read, std::nullopt, ""},
+                        ToolUseBlock{"c2", "x", multibyte, std::nullopt, ""},
+                        ToolUseBlock{"c3", "Bash", long_input, std::nullopt, ""},
+                        ToolUseBlock{"c4", "y", runes, std::nullopt, ""},
+                        ToolUseBlock{"c5", "TodoRead", std::nullopt, std::nullopt, ""}},
+                       std::nullopt}};
+  const auto projected = ProjectForCompaction(head);
+  ASSERT_EQ(projected.size(), 1u);
+  EXPECT_EQ(projected[0],
+            Message(AssistantMessage{
+                Texts({"[called tool: Read {\"file_path\": \"/w/src/a.cc\"}]",
+                       "[called tool: x " + multibyte + "]",
+                       "[called tool: Bash " + long_input.substr(0, 1000) +
+                           "[tool input truncated for compaction: omitted 214 runes]]",
+                       "[called tool: y " + runes.substr(0, 2000) +
+                           "[tool input truncated for compaction: omitted 5 runes]]",
+                       "[called tool: TodoRead]"}),
+                std::nullopt}));
 }
 
 TEST(ProjectForCompactionTest, RolesBlockCountsAndUsageAreKept) {

@@ -30,7 +30,10 @@
 // Message() never quote message content.
 //
 // ProjectForCompaction(head): the text-only view the compactor sees (contracts.md §4.3 table).
-// Every block becomes one text block: text verbatim; tool_use "[called tool: NAME]"; refusal
+// Every block becomes one text block: text verbatim; tool_use "[called tool: NAME INPUT]" (INPUT
+// the call's raw JSON input, its first 1000 runes followed by "[tool input truncated for
+// compaction: omitted K runes]" when it is longer; "[called tool: NAME]" when the input is
+// absent); refusal
 // "[model refused: TEXT]"; thinking "[thinking omitted for compaction]", image "[image omitted
 // for compaction]", audio "[audio omitted for compaction]", document "[document omitted for
 // compaction]"; a tool_result block inside a user/assistant/system message becomes its
@@ -62,6 +65,7 @@
 namespace harness {
 
 inline constexpr std::size_t kToolResultProjectionRunes = 2000;
+inline constexpr std::size_t kToolInputProjectionRunes = 1000;
 
 struct TailSelection {
   std::vector<Message> head;
