@@ -582,6 +582,21 @@ TEST(ImportOpenHands, ActionsWithoutIdsPairWithTheNextObservationOfTheirKind) {
   EXPECT_EQ(imported.report.results_added, 0u);
 }
 
+TEST(ImportOpenHands, AMessageWithoutSourceThatWaitsForAnAnswerIsTheAgents) {
+  const std::string text = R"json([
+    {"content": "Add a license.", "wait_for_response": false, "action": "message"},
+    {"content": "Which license?", "wait_for_response": true, "action": "message"},
+    {"content": "MIT.", "images_urls": null, "action": "message"}
+  ])json";
+  const ImportedTranscript imported = Import(ImportFormat::kOpenHands, text);
+  const Transcript& t = imported.transcript;
+  ASSERT_EQ(t.size(), 3u) << Encoded(t);
+  EXPECT_EQ(t[0].role(), Role::kUser);
+  EXPECT_EQ(t[1].role(), Role::kAssistant);
+  EXPECT_EQ(TextOf(t[1]), "Which license?");
+  EXPECT_EQ(t[2].role(), Role::kUser);
+}
+
 TEST(ImportOpenHands, ReadsTheEvaluationOutputRecord) {
   const std::string text =
       R"({"instance_id": "x__y-1", "history": [{"id": 1, "source": "user", "action": "message", "args": {"content": "solve it"}}], "metrics": {}})";

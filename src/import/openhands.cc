@@ -138,8 +138,12 @@ class OpenHandsImport {
       }
       // Without a source (the older serialization drops it), the agent's messages are the
       // ones that wait for the user's answer; the others are the user's.
-      HARNESS_TRY(const auto waits, OptionalBool(arguments, args_at, "wait_for_response"));
-      if (source == "user" || (source.empty() && !waits.value_or(false)))
+      bool from_user = source == "user";
+      if (source.empty()) {
+        HARNESS_TRY(const auto waits, OptionalBool(arguments, args_at, "wait_for_response"));
+        from_user = !waits.value_or(false);
+      }
+      if (from_user)
         return out_.Add(UserMessage{std::move(blocks)}, where);
       return out_.AddAssistant("", std::move(blocks), std::nullopt, where);
     }
