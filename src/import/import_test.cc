@@ -492,6 +492,111 @@ TEST(ImportOpenHands, ActionsWithoutFunctionCallingPairByCause) {
   EXPECT_EQ(t[2].as<ToolResultMessage>()->tool_use_id, "openhands-2");
 }
 
+// The older CodeAct history the resolver wrote (its `history`, tests/unit/resolver/mock_output of
+// OpenHands): each event's fields at the top level, no id, source, cause or call metadata.
+const char kOpenHandsCodeActHistory[] = R"json([
+  {"content": "Please fix the following issue for the repository in /workspace.", "images_urls": null, "wait_for_response": false, "action": "message", "action_risk": null},
+  {"command": "ls -R /workspace", "thought": "Let's look at the project first.", "keep_prompt": true, "action": "run", "is_confirmed": "confirmed", "action_risk": null},
+  {"content": "/workspace:\r\nREADME.md\t  src", "command_id": -1, "command": "ls -R /workspace", "exit_code": 0, "observation": "run"},
+  {"code": "open_file('/workspace/src/App.css')", "thought": "Now the styles.", "action": "run_ipython", "is_confirmed": "confirmed", "action_risk": null, "kernel_init_code": "from agentskills import *"},
+  {"content": "", "agent_state": "running", "observation": "agent_state_changed"},
+  {"content": "[File: /workspace/src/App.css (42 lines total)]", "code": "open_file('/workspace/src/App.css')", "observation": "run_ipython"},
+  {"code": "open_file('/workspace/src/App.tsx')", "thought": "And the component.", "action": "run_ipython", "is_confirmed": "confirmed", "action_risk": null, "kernel_init_code": "from agentskills import *"},
+  {"content": "stray output", "command_id": -1, "command": "pwd", "exit_code": 0, "observation": "run"},
+  {"outputs": {}, "thought": "Dark mode is in place.", "action": "finish"}
+])json";
+
+TEST(ImportOpenHands, OlderCodeActHistoryPairsEachActionWithTheObservationAfterIt) {
+  const ImportedTranscript imported = Import(ImportFormat::kOpenHands, kOpenHandsCodeActHistory);
+  const Transcript& t = imported.transcript;
+  ASSERT_EQ(t.size(), 8u) << Encoded(t);
+  // Without a source, a message that does not wait for a response is the user's request.
+  EXPECT_EQ(t[0].role(), Role::kUser);
+  EXPECT_EQ(TextOf(t[0]), "Please fix the following issue for the repository in /workspace.");
+  const auto* run = t[1].as<AssistantMessage>();
+  ASSERT_NE(run, nullptr);
+  ASSERT_EQ(run->blocks.size(), 2u);
+  EXPECT_EQ(TextOf(t[1]), "Let's look at the project first.");
+  const auto* bash = run->blocks[1].as<ToolUseBlock>();
+  ASSERT_NE(bash, nullptr);
+  EXPECT_EQ(bash->id, "import-call-1");
+  EXPECT_EQ(bash->name, "run");
+  // The fields at the top level are the arguments.
+  EXPECT_EQ(bash->input,
+            R"({"command":"ls -R /workspace","thought":"Let's look at the project first.",)"
+            R"("keep_prompt":true,"is_confirmed":"confirmed","action_risk":null})");
+  const auto* listing = t[2].as<ToolResultMessage>();
+  ASSERT_NE(listing, nullptr);
+  EXPECT_EQ(listing->tool_use_id, "import-call-1");
+  EXPECT_FALSE(listing->is_error);
+  EXPECT_EQ(TextOf(t[2]), "/workspace:\r\nREADME.md\t  src");
+  // The state change between the call and its observation answers nothing.
+  const auto* open = t[3].as<AssistantMessage>()->blocks[1].as<ToolUseBlock>();
+  ASSERT_NE(open, nullptr);
+  EXPECT_EQ(open->id, "import-call-2");
+  EXPECT_EQ(open->name, "run_ipython");
+  const auto* css = t[4].as<ToolResultMessage>();
+  ASSERT_NE(css, nullptr);
+  EXPECT_EQ(css->tool_use_id, "import-call-2");
+  EXPECT_EQ(TextOf(t[4]), "[File: /workspace/src/App.css (42 lines total)]");
+  // A "run" observation does not answer a "run_ipython" action: the call stays unanswered.
+  EXPECT_EQ(t[5].as<AssistantMessage>()->blocks[1].as<ToolUseBlock>()->id, "import-call-3");
+  const auto* unanswered = t[6].as<ToolResultMessage>();
+  ASSERT_NE(unanswered, nullptr);
+  EXPECT_EQ(unanswered->tool_use_id, "import-call-3");
+  EXPECT_TRUE(unanswered->is_error);
+  EXPECT_EQ(imported.report.results_added, 1u);
+  EXPECT_EQ(t[7].role(), Role::kAssistant);
+  EXPECT_EQ(TextOf(t[7]), "Dark mode is in place.");
+  EXPECT_EQ(imported.report.dropped.at("observation \"agent_state_changed\""), 1u);
+  EXPECT_EQ(imported.report.dropped.at("observation \"run\""), 1u);
+  EXPECT_EQ(imported.report.records, 9u);
+}
+
+TEST(ImportOpenHands, ActionsWithoutIdsPairWithTheNextObservationOfTheirKind) {
+  // The args form without ids or causes; an error observation answers the open call.
+  const std::string text = R"json([
+    {"source": "user", "action": "message", "args": {"content": "browse and run"}},
+    {"source": "agent", "action": "browse_interactive", "args": {"browser_actions": "goto('x')"}},
+    {"source": "agent", "observation": "browse", "content": "page", "extras": {}},
+    {"source": "agent", "action": "run", "args": {"command": "make"}},
+    {"source": "agent", "observation": "error", "content": "timed out", "extras": {}},
+    {"source": "agent", "action": "message", "args": {"content": "Which target?", "wait_for_response": true}},
+    {"source": "agent", "observation": "error", "content": "nothing to answer", "extras": {}}
+  ])json";
+  const ImportedTranscript imported = Import(ImportFormat::kOpenHands, text);
+  const Transcript& t = imported.transcript;
+  ASSERT_EQ(t.size(), 7u) << Encoded(t);
+  EXPECT_EQ(t[1].as<AssistantMessage>()->blocks[0].as<ToolUseBlock>()->id, "import-call-1");
+  EXPECT_EQ(t[2].as<ToolResultMessage>()->tool_use_id, "import-call-1");
+  EXPECT_EQ(TextOf(t[2]), "page");
+  EXPECT_EQ(t[3].as<AssistantMessage>()->blocks[0].as<ToolUseBlock>()->id, "import-call-2");
+  const auto* error = t[4].as<ToolResultMessage>();
+  ASSERT_NE(error, nullptr);
+  EXPECT_EQ(error->tool_use_id, "import-call-2");
+  EXPECT_TRUE(error->is_error);
+  EXPECT_EQ(t[5].role(), Role::kAssistant);
+  // An error after the agent's message answers no call: what the agent was told.
+  EXPECT_EQ(t[6].role(), Role::kUser);
+  EXPECT_EQ(TextOf(t[6]), "nothing to answer");
+  EXPECT_EQ(imported.report.results_added, 0u);
+}
+
+TEST(ImportOpenHands, AMessageWithoutSourceThatWaitsForAnAnswerIsTheAgents) {
+  const std::string text = R"json([
+    {"content": "Add a license.", "wait_for_response": false, "action": "message"},
+    {"content": "Which license?", "wait_for_response": true, "action": "message"},
+    {"content": "MIT.", "images_urls": null, "action": "message"}
+  ])json";
+  const ImportedTranscript imported = Import(ImportFormat::kOpenHands, text);
+  const Transcript& t = imported.transcript;
+  ASSERT_EQ(t.size(), 3u) << Encoded(t);
+  EXPECT_EQ(t[0].role(), Role::kUser);
+  EXPECT_EQ(t[1].role(), Role::kAssistant);
+  EXPECT_EQ(TextOf(t[1]), "Which license?");
+  EXPECT_EQ(t[2].role(), Role::kUser);
+}
+
 TEST(ImportOpenHands, ReadsTheEvaluationOutputRecord) {
   const std::string text =
       R"({"instance_id": "x__y-1", "history": [{"id": 1, "source": "user", "action": "message", "args": {"content": "solve it"}}], "metrics": {}})";

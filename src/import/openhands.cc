@@ -2,6 +2,9 @@
 // harness write them): docs/import.md.
 #include <fmt/format.h>
 
+#include <optional>
+#include <string>
+#include <string_view>
 #include <unordered_map>
 
 #include "import/import_internal.h"
@@ -49,6 +52,24 @@ std::optional<std::string> ArgumentsFromResponse(const Json& metadata, std::stri
   return std::nullopt;
 }
 
+// Whether an observation of kind `observation` can be the result of action `action` when no
+// id links them: the observation names its action's kind (a browser action's is "browse"); an
+// error or a rejection can answer any action.
+bool Answers(std::string_view observation, std::string_view action) {
+  if (observation == "error" || observation == "user_rejected")
+    return true;
+  if (observation == "browse")
+    return action == "browse" || action == "browse_interactive";
+  return observation == action;
+}
+
+// The members of an event that are not the action's arguments: the event's own envelope.
+bool IsEnvelope(std::string_view name) {
+  return name == "action" || name == "id" || name == "source" || name == "cause" ||
+         name == "timestamp" || name == "message" || name == "tool_call_metadata" ||
+         name == "llm_metrics" || name == "observation";
+}
+
 class OpenHandsImport {
  public:
   explicit OpenHandsImport(const ImportLimits& limits) : out_(limits) {}
@@ -79,13 +100,25 @@ class OpenHandsImport {
   Status<ImportError> Action(const Json& event, const Where& where, const std::string& action,
                              const std::string& source, const std::string& event_id) {
     HARNESS_TRY(const Json* args, OptionalObject(event, where, "args"));
-    const Json empty = Json::object();
-    const Json& arguments = args != nullptr ? *args : empty;
-    const Where args_at = where.Member("args");
+    // The older serialization (the resolver's `history`) has no "args": the action's fields
+    // are the event's own members.
+    Json flattened = Json::object();
+    if (args == nullptr) {
+      for (const auto& [name, value] : event.items()) {
+        if (!IsEnvelope(name))
+          flattened[name] = value;
+      }
+    }
+    const Json& arguments = args != nullptr ? *args : flattened;
+    const Where args_at = args != nullptr ? where.Member("args") : where;
     if (IsBookkeeping(action)) {
       out_.Drop(fmt::format("action {}", QuoteForDetail(action, 24)));
       return {};
     }
+    // Whatever this action adds ends the step: an earlier call no observation answered stays
+    // unanswered.
+    const std::optional<OpenCall> previous = std::move(open_);
+    open_.reset();
     if (action == "system") {
       HARNESS_TRY(const std::string content, RequireString(arguments, args_at, "content"));
       return out_.Add(SystemMessage{{TextBlock{content}}}, where);
@@ -95,17 +128,27 @@ class OpenHandsImport {
       std::vector<Block> blocks;
       if (content && !content->empty())
         blocks.push_back(TextBlock{*content});
-      HARNESS_TRY(const Json* images, OptionalArray(arguments, args_at, "image_urls"));
+      // "images_urls" is the older spelling.
+      const char* images_name = arguments.contains("image_urls") ? "image_urls" : "images_urls";
+      HARNESS_TRY(const Json* images, OptionalArray(arguments, args_at, images_name));
       for (std::size_t i = 0; images != nullptr && i < images->size(); ++i) {
         if (!(*images)[i].is_string())
-          return RecordError(args_at.Member("image_urls").Element(i), "expected a string");
+          return RecordError(args_at.Member(images_name).Element(i), "expected a string");
         blocks.push_back(ImageFromUrl((*images)[i].get<std::string>()));
       }
-      if (source == "user")
+      // Without a source (the older serialization drops it), the agent's messages are the
+      // ones that wait for the user's answer; the others are the user's.
+      bool from_user = source == "user";
+      if (source.empty()) {
+        HARNESS_TRY(const auto waits, OptionalBool(arguments, args_at, "wait_for_response"));
+        from_user = !waits.value_or(false);
+      }
+      if (from_user)
         return out_.Add(UserMessage{std::move(blocks)}, where);
       return out_.AddAssistant("", std::move(blocks), std::nullopt, where);
     }
     if (source == "user" || source == "environment") {
+      open_ = previous;
       out_.Drop(fmt::format("action {} of the {}", QuoteForDetail(action, 24),
                             source == "user" ? "user" : "environment"));
       return {};
@@ -137,11 +180,15 @@ class OpenHandsImport {
       if (std::optional<std::string> text = ArgumentsFromResponse(*metadata, call.id))
         call.input = ToolInputFromText(*text);
     } else {
-      // Without function calling the action is the call; its observation names it as cause.
+      // Without function calling the action is the call; its observation names it as cause,
+      // or, without ids, is the next observation of its kind. A call without an event id gets
+      // an empty id here, which the pairing turns into "import-call-N" (the step holds only
+      // this call, so the empty-id result below answers it).
       call.id = event_id.empty() ? "" : "openhands-" + event_id;
       call.name = action;
       if (!event_id.empty())
         generated_[event_id] = call.id;
+      open_ = OpenCall{action, call.id};
     }
     if (!call.input) {
       HARNESS_TRY(call.input, ToolInputFromValue(arguments, args_at));
@@ -154,7 +201,7 @@ class OpenHandsImport {
                                   const std::string& observation) {
     HARNESS_TRY(const auto content, OptionalString(event, where, "content"));
     HARNESS_TRY(const Json* metadata, OptionalObject(event, where, "tool_call_metadata"));
-    std::string call_id;
+    std::optional<std::string> call_id;
     if (metadata != nullptr) {
       HARNESS_TRY(call_id,
                   RequireString(*metadata, where.Member("tool_call_metadata"), "tool_call_id"));
@@ -162,22 +209,36 @@ class OpenHandsImport {
       const auto found = generated_.find(event["cause"].dump());
       if (found != generated_.end())
         call_id = found->second;
+    } else if (open_ && Answers(observation, open_->action)) {
+      call_id = open_->id;
     }
-    if (!call_id.empty()) {
+    if (call_id) {
+      if (open_ && open_->id == *call_id)
+        open_.reset();
       return out_.Add(
-          ToolResultMessage{{TextBlock{content.value_or("")}}, call_id, observation == "error"},
+          ToolResultMessage{{TextBlock{content.value_or("")}}, *call_id, observation == "error"},
           where);
     }
     // An error that answers no call is what the agent was told: OpenHands shows it to the
     // model as a user message.
-    if (observation == "error" && content && !content->empty())
+    if (observation == "error" && content && !content->empty()) {
+      open_.reset();
       return out_.Add(UserMessage{{TextBlock{*content}}}, where);
+    }
     out_.Drop(fmt::format("observation {}", QuoteForDetail(observation, 24)));
     return {};
   }
 
+  // A call made without function calling that no observation has answered yet, in the step
+  // the last message began.
+  struct OpenCall {
+    std::string action;
+    std::string id;  // empty when the action had no event id
+  };
+
   TranscriptBuilder out_;
   std::unordered_map<std::string, std::string> generated_;  // event id -> call id
+  std::optional<OpenCall> open_;
 };
 
 }  // namespace
