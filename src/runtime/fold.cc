@@ -197,8 +197,10 @@ Status<RestoreError> SessionFolder::Apply(const JournalRecord& record, DecodedPa
     return Refuse(RestoreErrorKind::kSequenceGap, record, none, {"the seq does not follow"});
   if (record.session != fold_.session)
     return Refuse(RestoreErrorKind::kForeignRecord, record, none, {"a record of another session"});
-  if (record.v != 1)
-    return Refuse(RestoreErrorKind::kUndecodable, record, none, {"record version is not 1"});
+  // A command's version is 1; an event's is its payload's (checked once it is decoded).
+  if (record.v != 1 &&
+      (record.kind != RecordKind::kEvent || record.v > kCompactionCommittedVersion))
+    return Refuse(RestoreErrorKind::kUndecodable, record, none, {"record version is not known"});
   if (continuing_ &&
       (record.kind != RecordKind::kEvent || record.type != LoopHistoryContinued::kType)) {
     return Refuse(RestoreErrorKind::kHistoryContinuation, record, continuing_->loop,
@@ -220,6 +222,9 @@ Status<RestoreError> SessionFolder::Apply(const JournalRecord& record, DecodedPa
       if (EventTypeName(*event) != record.type)
         return Refuse(RestoreErrorKind::kUndecodable, record, none,
                       {"record type is not the payload type ", EventTypeName(*event)});
+      if (EventPayloadVersion(*event) != record.v)
+        return Refuse(RestoreErrorKind::kUndecodable, record, none,
+                      {"record version is not the payload version"});
       return ApplyEvent(record, *event);
     }
     case RecordKind::kCommand: {
