@@ -199,7 +199,8 @@ TEST_F(CompactCli, ExtractiveCommitsTheCodingAgentTranscript) {
   ExpectJournalVerifies();
   const ProcessRun show = Harness({"journal", "show", data()});
   EXPECT_EQ(show.exit_code, 0);
-  EXPECT_NE(Joined(show.lines).find(" CompactionCommitted v1 "), std::string::npos)
+  // Payload version 2 (docs/decisions.md P11), and the record's v is the payload's.
+  EXPECT_NE(Joined(show.lines).find(" CompactionCommitted v2 "), std::string::npos)
       << Joined(show.lines);
 }
 
@@ -392,8 +393,7 @@ TEST_F(CompactCli, AVersionOneCommitIsRestoredAndCompactedAgain) {
   std::filesystem::copy_file(std::filesystem::path(::harness::build_paths::SourceDir()) /
                                  "tests/fixtures/journal-v1-suspended/journal.db",
                              std::filesystem::path(data()) / "journal.db");
-  const std::vector<std::string> again = {
-      "--session", id, "--model", "openai:gpt-4o", "--keep-recent-segments", "1"};
+  const std::vector<std::string> again = {"--session", id, "--keep-recent-segments", "1"};
   const ProcessRun first = Compact(again, true);
   ASSERT_EQ(first.exit_code, 0) << Joined(first.lines);
   EXPECT_NE(LineStarting(first.lines, "session " + id + " restored from "), "")
