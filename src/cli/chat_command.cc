@@ -181,7 +181,7 @@ class ChatView {
     } else if (const auto to = ReplyTo(event); to && outstanding_.IsOurCompactLocked(*to)) {
       outstanding_.CompactAnswered(*to);
       if (const auto* rejected = std::get_if<CompactWaiterRejected>(&event)) {
-        return {fmt::format("compact rejected {}", CompactRejectReasonName(rejected->reason))};
+        return {"compact " + RejectedText(rejected->reason, rejected->detail)};
       }
       return {outcome_};
     } else if (std::holds_alternative<InputQueued>(event)) {
@@ -252,8 +252,9 @@ void ShowContext(ChatConsole& console, const LoopSnapshot& snapshot, const Compa
   auto tail = SelectRetainedTail(snapshot.history, snapshot.derived_prefix,
                                  policy.keep_recent_segments, policy.keep_recent_tokens);
   if (!tail.ok()) {
-    console.Line(fmt::format("next compaction: {} ({} messages)",
-                             TailErrorKindName(tail.error().kind), snapshot.history.size()));
+    console.Line(fmt::format("next compaction: {} ({} messages): {}",
+                             TailErrorKindName(tail.error().kind), snapshot.history.size(),
+                             DescribeRejectDetail(tail.error().reject_detail)));
     return;
   }
   TokenCount tokens = 0;
@@ -263,8 +264,9 @@ void ShowContext(ChatConsole& console, const LoopSnapshot& snapshot, const Compa
     segments += message.as<UserMessage>() != nullptr ? 1 : 0;
   }
   console.Line(fmt::format(
-      "next compaction: summarizes {} messages, keeps {} messages in {} segments (~{} tokens)",
-      tail->head.size(), tail->retained.size(), segments, tokens));
+      "next compaction: summarizes {} messages, keeps {} messages in {} segments (~{} tokens){}",
+      tail->head.size(), tail->retained.size(), segments, tokens,
+      tail->inside_segment ? ", cut inside the newest segment (its request kept)" : ""));
 }
 
 void ShowHistory(ChatConsole& console, const LoopSnapshot& snapshot) {

@@ -108,6 +108,10 @@ void PrintJsonResult(const RunIds& ids, const LoopContext& context, const Outcom
     w.String("encoding", EncodingName(*context.catalog->encoding));
   if (verdict.rejected) {
     w.String("reason", CompactRejectReasonName(verdict.rejected->reason));
+    if (const auto& detail = verdict.rejected->detail) {
+      w.String("detail_kind", RejectDetailKindName(detail->kind))
+          .String("detail", DescribeRejectDetail(*detail));
+    }
     if (verdict.invalid_summary)
       w.String("invalid_summary", InvalidSummaryReasonName(*verdict.invalid_summary));
   }
@@ -132,7 +136,7 @@ void PrintHumanResult(const Outcome& outcome, const Verdict& verdict) {
                         outcome.context.messages_before));
   if (verdict.rejected) {
     PrintLine("context after: unchanged");
-    PrintLine(fmt::format("rejected {}", CompactRejectReasonName(verdict.rejected->reason)));
+    PrintLine(RejectedText(verdict.rejected->reason, verdict.rejected->detail));
     if (verdict.invalid_summary) {
       PrintLine(
           fmt::format("invalid_summary {}", InvalidSummaryReasonName(*verdict.invalid_summary)));
@@ -532,8 +536,9 @@ std::shared_ptr<CompactCommandLine> AddCompactCommand(CLI::App& app) {
       "happens, then the context before and after and the committed summary; the session is\n"
       "suspended, so --session goes on with it. With --session, compact a loop of an existing\n"
       "session instead (restored, then suspended).\n"
-      "Exit 0 committed; 3 rejected (`rejected <reason>`, and for an invalid summary\n"
-      "`invalid_summary <reason>`); 2 bad usage or an invalid transcript; 1 the runtime failed.");
+      "Exit 0 committed; 3 rejected (`rejected <reason>`, followed by `: <why>` when the\n"
+      "runtime says why, and for an invalid summary `invalid_summary <reason>`); 2 bad usage or\n"
+      "an invalid transcript; 1 the runtime failed.");
   auto* c = line->command;
   c->add_option("TRANSCRIPT", line->transcript, "transcript file (JSON array), or - for stdin");
   c->add_option("--compactor", line->compactor,

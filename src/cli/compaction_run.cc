@@ -70,7 +70,8 @@ CompactorChoice ChooseCompactor(const std::string& spec, bool constrain_output) 
 // Leading system messages are the agent's configuration, not conversation: they become the
 // loop's system prompt, so that the history starts with the user's first message (tail
 // selection requires it). Only all-text system messages are lifted; any other stays in the
-// history, where it makes the transcript not compactable (rejected unavailable).
+// history, where it makes the transcript not compactable (rejected unavailable:
+// invalid_transcript).
 std::string LiftSystemPrompt(Transcript& history) {
   std::string prompt;
   std::size_t lifted = 0;

@@ -18,6 +18,7 @@
 #include "compaction_run.h"
 #include "eval_facts.h"
 #include "harness/content/codec.h"
+#include "harness/event/compaction.h"
 #include "harness/event/wire.h"
 #include "harness/inference/tokenizer.h"
 #include "harness/journal/memory_journal.h"
@@ -217,7 +218,9 @@ Run Compact(const EvalCommandLine& line, const Prepared& prepared, Setting setti
   if (verdict.rejected != nullptr) {
     run.outcome = "rejected";
     run.reason = CompactRejectReasonName(verdict.rejected->reason);
-    if (verdict.invalid_summary)
+    if (verdict.rejected->detail)
+      run.detail = DescribeRejectDetail(*verdict.rejected->detail);
+    else if (verdict.invalid_summary)
       run.detail =
           fmt::format("invalid_summary {}", InvalidSummaryReasonName(*verdict.invalid_summary));
     else if (verdict.compactor_error)

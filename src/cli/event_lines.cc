@@ -34,6 +34,11 @@ std::string EphemeralJson(const E& e, Body body) {
   return out;
 }
 
+// ": <why>" for a rejection that says why (numbers and fixed words only), else nothing.
+std::string DetailSuffix(const std::optional<CompactRejectDetail>& detail) {
+  return detail ? ": " + DescribeRejectDetail(*detail) : std::string();
+}
+
 struct LineOf {
   const LineContext& context;
   // Sizes of the system prompt, never its text; the message count is the whole initial history
@@ -86,16 +91,16 @@ struct LineOf {
         std::chrono::duration_cast<std::chrono::milliseconds>(e.duration).count());
   }
   std::string operator()(const CompactionRejected& e) const {
-    return fmt::format("CompactionRejected {} attempt {} at rev {}",
+    return fmt::format("CompactionRejected {} attempt {} at rev {}{}",
                        CompactRejectReasonName(e.reject_reason), e.attempt_id.ToString(),
-                       e.basis.revision);
+                       e.basis.revision, DetailSuffix(e.detail));
   }
   std::string operator()(const CompactWaiterResolved& e) const {
     return fmt::format("CompactWaiterResolved command {}", e.header.cause.command_id.ToString());
   }
   std::string operator()(const CompactWaiterRejected& e) const {
-    return fmt::format("CompactWaiterRejected {} command {}", CompactRejectReasonName(e.reason),
-                       e.header.cause.command_id.ToString());
+    return fmt::format("CompactWaiterRejected {} command {}{}", CompactRejectReasonName(e.reason),
+                       e.header.cause.command_id.ToString(), DetailSuffix(e.detail));
   }
   std::string operator()(const InputRejected& e) const {
     return fmt::format("InputRejected {}", InputRejectReasonName(e.reason));
@@ -154,6 +159,11 @@ std::string TokensText(TokenCount used, TokenCount limit) {
     return fmt::format("{}/{} tokens", used, limit);
   // Tenths of a percent, truncated: 10 000 basis points is 100.0 %.
   return fmt::format("{}/{} tokens ({}.{}%)", used, limit, *bp / 100, (*bp % 100) / 10);
+}
+
+std::string RejectedText(CompactRejectReason reason,
+                         const std::optional<CompactRejectDetail>& detail) {
+  return fmt::format("rejected {}{}", CompactRejectReasonName(reason), DetailSuffix(detail));
 }
 
 std::string EventLine(const Event& event, const LineContext& context) {

@@ -5,7 +5,11 @@
 //   It never renders message content; the summary is printed separately by the command.
 //   CompactionCommitted reads "CompactionCommitted: 12 messages -> summary + 3 retained,
 //   1234 -> 456 tokens, rev 1 -> 2, 3 ms", its "before" from the context ("?" when the context
-//   holds no measurement at the attempt's basis).
+//   holds no measurement at the attempt's basis). CompactionRejected and CompactWaiterRejected
+//   with a detail end in ": " and DescribeRejectDetail (event/compaction.h): numbers and fixed
+//   words a user can act on.
+// - RejectedText: the outcome line of `compact` and `chat`: "rejected <reason>", and ": <why>"
+//   when the rejection has a detail ("rejected unavailable: the history holds only ...").
 // - EventJson: one JSON object without white space. Enduring events are the durable codec's
 //   encoding (EncodeEvent, docs/events.md). Ephemeral events have no durable form, so they get
 //   the same shape without "v": "type", the header members as the codec writes them, then the
@@ -34,6 +38,8 @@ struct LineContext {
 
 std::string EventLine(const Event& event, const LineContext& context);
 std::string EventJson(const Event& event);
+std::string RejectedText(CompactRejectReason reason,
+                         const std::optional<CompactRejectDetail>& detail);
 
 // "unknown", "normal", "compact", "hard_limit"; "" outside the enum.
 std::string_view PressureLevelName(PressureLevel level);

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <optional>
 #include <type_traits>
 #include <unordered_map>
 #include <utility>
@@ -19,13 +20,21 @@ namespace {
 constexpr std::size_t kNoCall = static_cast<std::size_t>(-1);
 
 Failure<TailError> InvalidTranscript(std::size_t index, std::string detail) {
-  return Fail(TailError{TailErrorKind::kInvalidTranscript, index, std::move(detail)});
+  CompactRejectDetail why{RejectDetailKind::kInvalidTranscript, index, {}, {}, {}};
+  return Fail(TailError{TailErrorKind::kInvalidTranscript, index, std::move(detail), why});
 }
 
-// Pairing rules of reference/contracts.md §2.4(a). Fills call_of[i] with the index of the message
-// holding the call that tool message i answers (kNoCall for every other message).
-Status<TailError> ValidatePairing(const std::vector<Message>& transcript,
-                                  std::size_t derived_prefix, std::vector<std::size_t>& call_of) {
+Failure<TailError> NothingToCompact(std::string detail, CompactRejectDetail why) {
+  return Fail(TailError{TailErrorKind::kNothingToCompact, 0, std::move(detail), why});
+}
+
+// Pairing rules of reference/contracts.md §2.4(a), with calls allowed to stay open at the end in
+// one assistant message that only tool results and user messages follow (a step taken mid-turn).
+// Fills call_of[i] with the index of the message holding the call that tool message i answers
+// (kNoCall for every other message) and returns the index of that open step (size() when none).
+Result<std::size_t, TailError> ValidatePairing(const std::vector<Message>& transcript,
+                                               std::size_t derived_prefix,
+                                               std::vector<std::size_t>& call_of) {
   // Outstanding call id -> index of the assistant message that made it. Only calls directly in
   // an assistant message and tool messages pair up; tool_use/tool_result blocks elsewhere are
   // content, as in the reference.
@@ -62,13 +71,23 @@ Status<TailError> ValidatePairing(const std::vector<Message>& transcript,
       outstanding.erase(found);
     }
   }
-  if (!outstanding.empty()) {
-    std::size_t first = transcript.size();
-    for (const auto& [id, index] : outstanding)
-      first = std::min(first, index);
-    return InvalidTranscript(first, "tool call is never answered");
+  std::size_t open = transcript.size();
+  for (const auto& [id, index] : outstanding)
+    open = std::min(open, index);
+  if (open == transcript.size())
+    return open;
+  // Open calls are the newest step's, still running: every one is in the same message, and no
+  // assistant or system message (a later step) comes after it.
+  bool one_step = open >= derived_prefix;
+  for (const auto& [id, index] : outstanding)
+    one_step = one_step && index == open;
+  for (std::size_t i = open + 1; i < transcript.size() && one_step; ++i) {
+    const Role role = transcript[i].role();
+    one_step = role == Role::kUser || role == Role::kTool;
   }
-  return {};
+  if (!one_step)
+    return InvalidTranscript(open, "tool call is never answered");
+  return open;
 }
 
 // Bytes of the rune that starts at `at`; an invalid byte is a rune of its own (Go's utf8 rules).
@@ -233,18 +252,21 @@ Result<TailSelection, TailError> SelectRetainedTail(const std::vector<Message>& 
                                                     std::size_t derived_prefix,
                                                     std::int64_t keep_recent_segments,
                                                     TokenCount keep_recent_tokens) {
+  const CompactRejectDetail invalid_policy{RejectDetailKind::kInvalidPolicy, {}, {}, {}, {}};
   if (keep_recent_segments <= 0) {
-    return Fail(
-        TailError{TailErrorKind::kInvalidPolicy, 0, "keep_recent_segments is not positive"});
+    return Fail(TailError{TailErrorKind::kInvalidPolicy, 0, "keep_recent_segments is not positive",
+                          invalid_policy});
   }
-  if (keep_recent_tokens == 0)
-    return Fail(TailError{TailErrorKind::kInvalidPolicy, 0, "keep_recent_tokens is zero"});
+  if (keep_recent_tokens == 0) {
+    return Fail(
+        TailError{TailErrorKind::kInvalidPolicy, 0, "keep_recent_tokens is zero", invalid_policy});
+  }
   const std::size_t n = transcript.size();
   if (derived_prefix > n)
     return InvalidTranscript(n, "derived prefix is longer than the transcript");
 
   std::vector<std::size_t> call_of(n, kNoCall);
-  HARNESS_CHECK(ValidatePairing(transcript, derived_prefix, call_of));
+  HARNESS_TRY(const std::size_t open_step, ValidatePairing(transcript, derived_prefix, call_of));
 
   // segment_start[i]: the anchor of the segment holding message i (i >= derived_prefix, which
   // validation made an anchor itself when it exists).
@@ -255,56 +277,108 @@ Result<TailSelection, TailError> SelectRetainedTail(const std::vector<Message>& 
       anchors.push_back(i);
     segment_start[i] = anchors.back();
   }
-
-  std::size_t cut = n;  // no segment: everything is head
-  if (!anchors.empty()) {
-    std::vector<TokenCount> estimate(n);
-    for (std::size_t i = derived_prefix; i < n; ++i)
-      estimate[i] = EstimateMessageTokens(transcript[i]);
-    const auto segment_tokens = [&](std::size_t first, std::size_t end) {
-      TokenCount sum = 0;
-      for (std::size_t i = first; i < end; ++i)
-        sum += estimate[i];
-      return sum;
-    };
-    // The newest segment is kept even when it alone exceeds the token target.
-    cut = anchors.back();
-    TokenCount retained_tokens = segment_tokens(cut, n);
-    std::int64_t retained_segments = 1;
-    for (std::size_t k = anchors.size() - 1; k > 0 && retained_segments < keep_recent_segments;
-         --k) {
-      if (retained_tokens > keep_recent_tokens)
-        break;
-      const TokenCount older = segment_tokens(anchors[k - 1], anchors[k]);
-      if (older > keep_recent_tokens - retained_tokens)
-        break;
-      retained_tokens += older;
-      ++retained_segments;
-      cut = anchors[k - 1];
-    }
-    // Move the cut to the segment of the earliest call answered in the tail, until no pair
-    // straddles it. Each round only scans the messages the previous round added, so the whole
-    // fixed point is linear.
-    std::size_t scanned_from = n;
-    std::size_t earliest_call = n;
-    while (true) {
-      for (std::size_t i = cut; i < scanned_from; ++i) {
-        if (call_of[i] != kNoCall)
-          earliest_call = std::min(earliest_call, call_of[i]);
-      }
-      scanned_from = cut;
-      if (earliest_call >= cut)
-        break;
-      cut = segment_start[earliest_call];
-    }
+  if (anchors.empty()) {
+    return NothingToCompact("no message after the derived prefix",
+                            {RejectDetailKind::kNoHistory, {}, {}, {}, {}});
   }
 
-  if (cut <= derived_prefix)
-    return Fail(TailError{TailErrorKind::kNothingToCompact, 0, "no message before the tail"});
+  // suffix[i]: the estimate of transcript[i:].
+  std::vector<TokenCount> estimate(n + 1, 0);
+  std::vector<TokenCount> suffix(n + 1, 0);
+  for (std::size_t i = derived_prefix; i < n; ++i)
+    estimate[i] = EstimateMessageTokens(transcript[i]);
+  for (std::size_t i = n; i-- > derived_prefix;)
+    suffix[i] = suffix[i + 1] + estimate[i];
+
+  // Whole segments, as the reference selects them. The newest segment is kept even when it
+  // alone exceeds the token target.
+  std::size_t cut = anchors.back();
+  std::int64_t retained_segments = 1;
+  for (std::size_t k = anchors.size() - 1; k > 0 && retained_segments < keep_recent_segments; --k) {
+    if (suffix[cut] > keep_recent_tokens)
+      break;
+    if (suffix[anchors[k - 1]] > keep_recent_tokens)
+      break;
+    ++retained_segments;
+    cut = anchors[k - 1];
+  }
+  // Move the cut to the segment of the earliest call answered in the tail (or left open in it),
+  // until no pair straddles it. Each round only scans the messages the previous round added, so
+  // the whole fixed point is linear.
+  std::size_t scanned_from = n;
+  std::size_t earliest_call = open_step;
+  while (true) {
+    for (std::size_t i = cut; i < scanned_from; ++i) {
+      if (call_of[i] != kNoCall)
+        earliest_call = std::min(earliest_call, call_of[i]);
+    }
+    scanned_from = cut;
+    if (earliest_call >= cut)
+      break;
+    cut = segment_start[earliest_call];
+  }
+
+  // Inside the retained segments: a cut at p is a step boundary when no pair straddles it
+  // (crossing[p] == 0) and no open call comes before it (p <= open_step). It keeps the request
+  // that opened p's segment, then transcript[p:]; at a user message it is a plain segment cut.
+  std::vector<std::int64_t> crossing(n + 2, 0);
+  for (std::size_t i = cut; i < n; ++i) {
+    if (call_of[i] != kNoCall) {
+      ++crossing[call_of[i] + 1];
+      --crossing[i + 1];
+    }
+  }
+  struct Candidate {
+    std::size_t cut;
+    bool inside;
+    TokenCount tokens;
+  };
+  std::optional<Candidate> chosen;
+  Candidate last{cut, false, suffix[cut]};
+  if (last.tokens <= keep_recent_tokens)
+    chosen = last;
+  std::int64_t open_pairs = 0;
+  for (std::size_t p = cut + 1; p <= open_step && !chosen; ++p) {
+    open_pairs += crossing[p];
+    if (open_pairs != 0)
+      continue;
+    Candidate candidate{p, false, suffix[p]};
+    if (p == n || transcript[p].role() != Role::kUser) {
+      const std::size_t request = segment_start[p - 1];
+      if (request == p - 1)
+        continue;  // nothing of the segment before p: the same as the cut at its request
+      candidate = {p, true, estimate[request] + suffix[p]};
+    }
+    last = candidate;
+    if (candidate.tokens <= keep_recent_tokens)
+      chosen = candidate;
+  }
+  // Nothing fits the target: keep as little as a valid cut allows (possibly no whole step).
+  if (!chosen)
+    chosen = last;
+
+  if (chosen->cut <= derived_prefix) {
+    if (chosen->tokens <= keep_recent_tokens) {
+      return NothingToCompact(
+          "the whole history fits the retained-tail targets",
+          {RejectDetailKind::kHistoryFitsTailTarget, {}, chosen->tokens, keep_recent_tokens, {}});
+    }
+    if (open_step < n) {
+      return NothingToCompact("no complete step before the open tool calls",
+                              {RejectDetailKind::kOpenToolCall, open_step, {}, {}, {}});
+    }
+    return NothingToCompact("no complete step before the tail",
+                            {RejectDetailKind::kNothingBeforeTail, {}, {}, {}, {}});
+  }
+  const auto at = [&transcript](std::size_t i) {
+    return transcript.begin() + static_cast<std::ptrdiff_t>(i);
+  };
   TailSelection selection;
-  selection.head.assign(transcript.begin(), transcript.begin() + static_cast<std::ptrdiff_t>(cut));
-  selection.retained.assign(transcript.begin() + static_cast<std::ptrdiff_t>(cut),
-                            transcript.end());
+  selection.head.assign(transcript.begin(), at(chosen->cut));
+  selection.inside_segment = chosen->inside;
+  if (chosen->inside)
+    selection.retained.push_back(transcript[segment_start[chosen->cut - 1]]);
+  selection.retained.insert(selection.retained.end(), at(chosen->cut), transcript.end());
   return selection;
 }
 

@@ -1,12 +1,15 @@
-// Property tests of retained-tail selection and projection over random valid transcripts: the
-// split loses nothing, never separates a call from its result, keeps the newest segment, and the
-// projection keeps the shape of the head. The cap keeps exactly 2000 runes of any text.
+// Property tests of retained-tail selection and projection over random valid transcripts (some
+// taken mid-step, with calls still open): the split loses nothing, never separates a call from
+// its result, retains the open step and the current request verbatim, yields a retained list the
+// commit event accepts, and the projection keeps the shape of the head. The cap keeps exactly
+// 2000 runes of any text.
 #include <gtest/gtest.h>
 #include <rapidcheck.h>
 #include <rapidcheck/gtest.h>
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -20,6 +23,7 @@ namespace gen = rc::gen;
 struct RandomTranscript {
   std::vector<Message> messages;
   std::size_t derived_prefix = 0;
+  std::optional<std::size_t> open_step;  // the assistant message whose calls are still open
 };
 
 // Text of 0-80 bytes, so that segments differ in their estimates.
@@ -29,7 +33,8 @@ std::string SomeText() {
 
 // A valid transcript: an optional previous summary, a user message, then any mix of user,
 // system and assistant messages, tool calls (ids reused once answered) and their results in any
-// order; every call is answered by the end.
+// order; every call is answered by the end, or (sometimes) the last step's calls stay open with
+// some of their results and folded user input after them.
 rc::Gen<RandomTranscript> ValidTranscript() {
   return gen::exec([] {
     RandomTranscript out;
@@ -78,6 +83,22 @@ rc::Gen<RandomTranscript> ValidTranscript() {
     }
     for (const auto& id : outstanding)
       out.messages.push_back(ToolResultMessage{{}, id, true});
+    if (*gen::arbitrary<bool>()) {
+      // Taken mid-step: one more step whose calls are partly answered.
+      const int count = *gen::inRange(1, 4);
+      AssistantMessage calls;
+      for (int c = 0; c < count; ++c)
+        calls.blocks.push_back(
+            ToolUseBlock{"open" + std::to_string(c), "tool", std::nullopt, {}, {}});
+      out.messages.push_back(std::move(calls));
+      out.open_step = out.messages.size() - 1;
+      for (int c = 1; c < count; ++c) {
+        if (*gen::arbitrary<bool>())
+          out.messages.push_back(ToolResultMessage{{}, "open" + std::to_string(c), false});
+      }
+      if (*gen::arbitrary<bool>())
+        out.messages.push_back(UserMessage{{TextBlock{SomeText()}}});
+    }
     return out;
   });
 }
@@ -100,34 +121,53 @@ std::map<std::size_t, std::size_t> CallOfResult(const std::vector<Message>& mess
   return call_of;
 }
 
-RC_GTEST_PROP(TailPropertyTest, SplitIsLosslessAndKeepsPairsAndTheNewestSegment, ()) {
+RC_GTEST_PROP(TailPropertyTest, SplitIsLosslessKeepsPairsTheOpenStepAndTheRequest, ()) {
   const RandomTranscript t = *ValidTranscript();
   const auto segments = *gen::inRange<std::int64_t>(1, 6);
   const auto tokens = *gen::inRange<TokenCount>(1, 400);
   const auto selection = SelectRetainedTail(t.messages, t.derived_prefix, segments, tokens);
-  RC_CLASSIFY(selection.ok(), "split");
+  RC_CLASSIFY(selection.ok() && selection->inside_segment, "inside a segment");
+  RC_CLASSIFY(selection.ok() && !selection->inside_segment, "segment cut");
+  RC_CLASSIFY(t.open_step.has_value(), "open step");
   if (!selection.ok()) {
     RC_ASSERT(selection.error().kind == TailErrorKind::kNothingToCompact);
+    RC_ASSERT(IsValid(selection.error().reject_detail));
     return;
   }
-  std::vector<Message> joined = selection->head;
-  joined.insert(joined.end(), selection->retained.begin(), selection->retained.end());
-  RC_ASSERT(joined == t.messages);
-
   const std::size_t cut = selection->head.size();
   RC_ASSERT(cut > t.derived_prefix);
-  for (const auto& [result, call] : CallOfResult(t.messages))
-    RC_ASSERT(!(call < cut && result >= cut));
-
-  std::size_t newest_anchor = t.derived_prefix;
-  for (std::size_t i = t.derived_prefix; i < t.messages.size(); ++i) {
-    if (t.messages[i].role() == Role::kUser)
-      newest_anchor = i;
-  }
-  RC_ASSERT(cut <= newest_anchor);
-  // The tail starts a segment.
   RC_ASSERT(!selection->retained.empty());
   RC_ASSERT(selection->retained.front().role() == Role::kUser);
+
+  // Lossless: head + retained is the transcript, with an inside cut's request once more.
+  std::vector<Message> joined = selection->head;
+  const std::size_t skip = selection->inside_segment ? 1 : 0;
+  joined.insert(joined.end(), selection->retained.begin() + static_cast<std::ptrdiff_t>(skip),
+                selection->retained.end());
+  RC_ASSERT(joined == t.messages);
+
+  // The retained request is verbatim the user message that opened the cut's segment.
+  if (selection->inside_segment) {
+    std::size_t request = cut - 1;
+    while (t.messages[request].role() != Role::kUser)
+      --request;
+    RC_ASSERT(request >= t.derived_prefix);
+    RC_ASSERT(selection->retained.front() == t.messages[request]);
+    RC_ASSERT(request + 1 < cut);  // at least one message of the segment is summarized
+  }
+  // Never a call in the head with its result retained; the open step is retained.
+  for (const auto& [result, call] : CallOfResult(t.messages))
+    RC_ASSERT(!(call < cut && result >= cut));
+  if (t.open_step)
+    RC_ASSERT(cut <= *t.open_step);
+  // What the commit event accepts, whenever the history it comes from obeys the same rule (the
+  // generator also makes assistant messages while calls are outstanding, which selection
+  // tolerates and the event does not).
+  const std::vector<Message> own(t.messages.begin() + static_cast<std::ptrdiff_t>(t.derived_prefix),
+                                 t.messages.end());
+  RC_CLASSIFY(IsValidRetainedHistory(own, kCompactionCommittedVersion), "history obeys the rule");
+  if (IsValidRetainedHistory(own, kCompactionCommittedVersion))
+    RC_ASSERT(IsValidRetainedHistory(selection->retained, kCompactionCommittedVersion));
 }
 
 RC_GTEST_PROP(TailPropertyTest, ProjectionKeepsMessageCountAndRoles, ()) {

@@ -46,13 +46,29 @@ TokenCount Estimate(const std::vector<Message>& messages) {
 
 constexpr TokenCount kManyTokens = 1'000'000;
 
-// Selects and expects success with the cut at `cut`.
+// Selects and expects success with a segment cut at `cut`.
 void ExpectCut(const std::vector<Message>& transcript, std::size_t derived_prefix,
                std::int64_t segments, TokenCount tokens, std::size_t cut) {
   const auto selection = SelectRetainedTail(transcript, derived_prefix, segments, tokens);
   ASSERT_TRUE(selection.ok()) << selection.error().Message();
   EXPECT_EQ(selection->head, Slice(transcript, 0, cut));
   EXPECT_EQ(selection->retained, Slice(transcript, cut, transcript.size()));
+  EXPECT_FALSE(selection->inside_segment);
+}
+
+// Selects and expects a cut inside a segment at step boundary `cut`: the head is everything
+// before it, the retained list the segment's request (message `request`) and then the rest.
+void ExpectInsideCut(const std::vector<Message>& transcript, std::size_t derived_prefix,
+                     std::int64_t segments, TokenCount tokens, std::size_t cut,
+                     std::size_t request) {
+  const auto selection = SelectRetainedTail(transcript, derived_prefix, segments, tokens);
+  ASSERT_TRUE(selection.ok()) << selection.error().Message();
+  EXPECT_EQ(selection->head, Slice(transcript, 0, cut));
+  std::vector<Message> retained = {transcript[request]};
+  for (const Message& m : Slice(transcript, cut, transcript.size()))
+    retained.push_back(m);
+  EXPECT_EQ(selection->retained, retained);
+  EXPECT_TRUE(selection->inside_segment);
 }
 
 void ExpectError(const std::vector<Message>& transcript, std::size_t derived_prefix,
@@ -63,7 +79,24 @@ void ExpectError(const std::vector<Message>& transcript, std::size_t derived_pre
   EXPECT_EQ(selection.error().kind, kind) << selection.error().Message();
   if (kind == TailErrorKind::kInvalidTranscript) {
     EXPECT_EQ(selection.error().index, index) << selection.error().Message();
+    EXPECT_EQ(selection.error().reject_detail,
+              (CompactRejectDetail{RejectDetailKind::kInvalidTranscript, index, {}, {}, {}}));
   }
+}
+
+// Expects kNothingToCompact with this typed detail.
+void ExpectNothing(const std::vector<Message>& transcript, std::size_t derived_prefix,
+                   std::int64_t segments, TokenCount tokens, const CompactRejectDetail& detail) {
+  const auto selection = SelectRetainedTail(transcript, derived_prefix, segments, tokens);
+  ASSERT_FALSE(selection.ok());
+  EXPECT_EQ(selection.error().kind, TailErrorKind::kNothingToCompact)
+      << selection.error().Message();
+  EXPECT_EQ(selection.error().reject_detail, detail) << selection.error().Message();
+  EXPECT_TRUE(IsValid(selection.error().reject_detail));
+}
+
+CompactRejectDetail Fits(TokenCount tail, TokenCount limit) {
+  return {RejectDetailKind::kHistoryFitsTailTarget, {}, tail, limit, {}};
 }
 
 // ---- estimates --------------------------------------------------------------------------------
@@ -88,8 +121,9 @@ TEST(SelectRetainedTailTest, KeepsTheNewestSegments) {
 }
 
 TEST(SelectRetainedTailTest, KeepingEverySegmentLeavesNothingToCompact) {
-  ExpectError(kThreeSegments, 0, 3, kManyTokens, TailErrorKind::kNothingToCompact);
-  ExpectError(kThreeSegments, 0, 100, kManyTokens, TailErrorKind::kNothingToCompact);
+  const TokenCount all = Estimate(kThreeSegments);
+  ExpectNothing(kThreeSegments, 0, 3, kManyTokens, Fits(all, kManyTokens));
+  ExpectNothing(kThreeSegments, 0, 100, kManyTokens, Fits(all, kManyTokens));
 }
 
 TEST(SelectRetainedTailTest, TokenTargetIsInclusive) {
@@ -100,8 +134,9 @@ TEST(SelectRetainedTailTest, TokenTargetIsInclusive) {
   ExpectCut(kThreeSegments, 0, 5, newest, 4);
 }
 
-TEST(SelectRetainedTailTest, NewestSegmentIsKeptEvenAboveTheTokenTarget) {
-  ExpectCut(kThreeSegments, 0, 5, 1, 4);
+TEST(SelectRetainedTailTest, NewestSegmentAboveTheTokenTargetIsCutInside) {
+  // The reference keeps u2 a2 whole; the cut goes after a2 and keeps only the request u2.
+  ExpectInsideCut(kThreeSegments, 0, 5, 1, 6, 4);
 }
 
 TEST(SelectRetainedTailTest, SegmentTargetStopsBeforeTheTokenTarget) {
@@ -138,15 +173,19 @@ TEST(SelectRetainedTailTest, CutMovesToAFixedPoint) {
   ExpectCut(transcript, 0, 1, kManyTokens, 2);
 }
 
-TEST(SelectRetainedTailTest, CutMayExceedBothTargets) {
+TEST(SelectRetainedTailTest, APairAcrossFoldedInputIsNeverSplitInside) {
+  // The pair moves the segment cut to u1; inside, the only boundary is after the result, whose
+  // segment request is the folded u2.
   const std::vector<Message> transcript = {User("u0"), User("u1"), Calls({"x"}), User("u2"),
                                            Answer("x")};
-  ExpectCut(transcript, 0, 1, 1, 1);
+  ExpectInsideCut(transcript, 0, 1, 1, 5, 3);
+  // With room for the segments, the segment cut stands.
+  ExpectCut(transcript, 0, 1, kManyTokens, 1);
 }
 
 TEST(SelectRetainedTailTest, PairReachingTheFirstSegmentLeavesNothingToCompact) {
   const std::vector<Message> transcript = {User("u0"), Calls({"x"}), User("u1"), Answer("x")};
-  ExpectError(transcript, 0, 1, kManyTokens, TailErrorKind::kNothingToCompact);
+  ExpectNothing(transcript, 0, 1, kManyTokens, Fits(Estimate(transcript), kManyTokens));
 }
 
 TEST(SelectRetainedTailTest, CompletedIdsMayBeReused) {
@@ -175,22 +214,115 @@ TEST(SelectRetainedTailTest, PreviousSummaryIsAlwaysHead) {
   const std::vector<Message> transcript = {User("<conversation_summary/>"), User("u1"), Reply("a1"),
                                            User("u2"), Reply("a2")};
   ExpectCut(transcript, 1, 1, kManyTokens, 3);
-  // Small targets keep the newest segment only; the summary never starts a segment.
-  ExpectCut(transcript, 1, 5, 1, 3);
+  // Small targets cut inside the newest segment; the summary never starts a segment.
+  ExpectInsideCut(transcript, 1, 5, 1, 5, 3);
 }
 
 TEST(SelectRetainedTailTest, OnlyThePreviousSummaryBeforeTheCutIsNothingToCompact) {
   const std::vector<Message> transcript = {User("<conversation_summary/>"), User("u1"), Reply("a1"),
                                            User("u2"), Reply("a2")};
-  ExpectError(transcript, 1, 2, kManyTokens, TailErrorKind::kNothingToCompact);
-  ExpectError({User("summary"), User("u1")}, 1, 1, kManyTokens, TailErrorKind::kNothingToCompact);
-  ExpectError({User("summary")}, 1, 1, kManyTokens, TailErrorKind::kNothingToCompact);
+  ExpectNothing(transcript, 1, 2, kManyTokens,
+                Fits(Estimate(Slice(transcript, 1, 5)), kManyTokens));
+  ExpectNothing({User("summary"), User("u1")}, 1, 1, kManyTokens,
+                Fits(EstimateMessageTokens(User("u1")), kManyTokens));
+  ExpectNothing({User("summary")}, 1, 1, kManyTokens,
+                {RejectDetailKind::kNoHistory, {}, {}, {}, {}});
 }
 
-TEST(SelectRetainedTailTest, SingleSegmentIsNothingToCompact) {
-  ExpectError({User("u0"), Reply("a0"), Calls({"x"}), Answer("x")}, 0, 1, kManyTokens,
-              TailErrorKind::kNothingToCompact);
-  ExpectError({}, 0, 1, kManyTokens, TailErrorKind::kNothingToCompact);
+TEST(SelectRetainedTailTest, SingleSegmentThatFitsIsNothingToCompact) {
+  const std::vector<Message> transcript = {User("u0"), Reply("a0"), Calls({"x"}), Answer("x")};
+  ExpectNothing(transcript, 0, 1, kManyTokens, Fits(Estimate(transcript), kManyTokens));
+  ExpectNothing({}, 0, 1, kManyTokens, {RejectDetailKind::kNoHistory, {}, {}, {}, {}});
+}
+
+// ---- cuts inside a segment ----------------------------------------------------------------
+
+// One request, then `steps` rounds of a call and its result, then a final answer.
+std::vector<Message> AutonomousTurn(int steps) {
+  std::vector<Message> out = {User("fix the build")};
+  for (int i = 0; i < steps; ++i) {
+    const std::string id = "c" + std::to_string(i);
+    out.push_back(Calls({id}));
+    out.push_back(Answer(id));
+  }
+  out.push_back(Reply("done"));
+  return out;
+}
+
+TEST(SelectRetainedTailTest, SingleSegmentAboveTheTargetKeepsTheNewestWholeSteps) {
+  const auto turn = AutonomousTurn(5);  // u, (call, result) x5, reply: 12 messages
+  const TokenCount request = EstimateMessageTokens(turn[0]);
+  // Room for the request, the reply and the last two rounds, exactly (the target is inclusive).
+  const TokenCount keep = request + Estimate(Slice(turn, 7, 12));
+  ExpectInsideCut(turn, 0, 1, keep, 7, 0);
+  // One token less: the older of the two rounds no longer fits.
+  ExpectInsideCut(turn, 0, 1, keep - 1, 9, 0);
+}
+
+TEST(SelectRetainedTailTest, RequestAboveTheTargetKeepsNoWholeStep) {
+  ExpectInsideCut(AutonomousTurn(3), 0, 1, 1, 8, 0);
+}
+
+TEST(SelectRetainedTailTest, ParallelCallsAndTheirResultsStayTogether) {
+  // Results in any order after a two-call step: the only boundaries are after both results.
+  const std::vector<Message> transcript = {User("u"),        Calls({"x", "y"}), Answer("y"),
+                                           Answer("x"),      Calls({"z"}),      Answer("z"),
+                                           Reply("finished")};
+  const TokenCount request = EstimateMessageTokens(transcript[0]);
+  ExpectInsideCut(transcript, 0, 1, request + Estimate(Slice(transcript, 4, 7)), 4, 0);
+  ExpectInsideCut(transcript, 0, 1, request + Estimate(Slice(transcript, 4, 7)) - 1, 6, 0);
+}
+
+TEST(SelectRetainedTailTest, OlderSegmentsAndATooLargeNewestSegmentCutInsideTheNewest) {
+  std::vector<Message> transcript = {User("earlier"), Reply("answer")};
+  for (const Message& m : AutonomousTurn(3))
+    transcript.push_back(m);
+  // transcript[2] is the newest request; keep it and the final reply only.
+  const TokenCount keep =
+      EstimateMessageTokens(transcript[2]) + EstimateMessageTokens(Reply("done"));
+  ExpectInsideCut(transcript, 0, 3, keep, transcript.size() - 1, 2);
+}
+
+TEST(SelectRetainedTailTest, ThePreviousSummaryAndTheRequestSurviveRepeatedCuts) {
+  // After a commit the history is [summary, request, steps...]: the next cut keeps the request.
+  std::vector<Message> transcript = {User("<conversation_summary/>")};
+  for (const Message& m : AutonomousTurn(4))
+    transcript.push_back(m);
+  ExpectInsideCut(transcript, 1, 1, 1, transcript.size(), 1);
+}
+
+TEST(SelectRetainedTailTest, AnOpenStepStaysRetainedWithItsResults) {
+  // c1 is answered, c2 is still running: the open step and its present result stay.
+  const std::vector<Message> transcript = {User("u"), Calls({"c0"}), Answer("c0"),
+                                           Calls({"c1", "c2"}), Answer("c1")};
+  ExpectInsideCut(transcript, 0, 1, 1, 3, 0);
+  // Folded user input after the open step is retained too; the cut stays before the step.
+  std::vector<Message> folded = transcript;
+  folded.push_back(User("also check the docs"));
+  ExpectInsideCut(folded, 0, 1, 1, 3, 0);
+}
+
+TEST(SelectRetainedTailTest, AnOpenStepRightAfterTheRequestIsNothingToCompact) {
+  ExpectNothing({User("u"), Calls({"c0"})}, 0, 1, 1,
+                {RejectDetailKind::kOpenToolCall, 1, {}, {}, {}});
+  ExpectNothing({User("u"), Calls({"c0", "c1"}), Answer("c1")}, 0, 1, 1,
+                {RejectDetailKind::kOpenToolCall, 1, {}, {}, {}});
+}
+
+TEST(SelectRetainedTailTest, ARequestAloneIsNothingBeforeTheTail) {
+  ExpectNothing({User(std::string(400, 'x'))}, 0, 1, 1,
+                {RejectDetailKind::kNothingBeforeTail, {}, {}, {}, {}});
+}
+
+TEST(SelectRetainedTailTest, OpenCallsAreValidOnlyInTheNewestStep) {
+  // An assistant message after the open step: the step did not stay open, it was abandoned.
+  ExpectError({User("u"), Calls({"x"}), Reply("later")}, 0, 1, 1, TailErrorKind::kInvalidTranscript,
+              1);
+  // Open calls in two messages.
+  ExpectError({User("u"), Calls({"x"}), Answer("x"), Calls({"y"}), User("v"), Calls({"z"})}, 0, 1,
+              1, TailErrorKind::kInvalidTranscript, 3);
+  // An open call in the previous summary's span.
+  ExpectError({Calls({"x"}), User("u")}, 1, 1, 1, TailErrorKind::kInvalidTranscript, 0);
 }
 
 // ---- invalid input ----------------------------------------------------------------------------
@@ -255,7 +387,7 @@ TEST(TailErrorTest, KindNames) {
   EXPECT_EQ(TailErrorKindName(TailErrorKind::kInvalidTranscript), "invalid_transcript");
   EXPECT_EQ(TailErrorKindName(TailErrorKind::kNothingToCompact), "nothing_to_compact");
   EXPECT_EQ(TailErrorKindName(static_cast<TailErrorKind>(0)), "");
-  EXPECT_EQ((TailError{TailErrorKind::kNothingToCompact, 0, ""}.Message()),
+  EXPECT_EQ((TailError{TailErrorKind::kNothingToCompact, 0, "", {}}.Message()),
             "retained tail selection failed: nothing_to_compact");
 }
 

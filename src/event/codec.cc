@@ -92,6 +92,25 @@ Status<InvalidEventError> WriteBody(WireWriter& w, const CompactionCommitted& e)
   return {};
 }
 
+// Written only when set, so a rejection without one is byte for byte what the codec wrote
+// before the member existed (decisions P10).
+void WriteDetail(WireWriter& w, const std::optional<CompactRejectDetail>& detail) {
+  if (!detail)
+    return;
+  w.Key("detail");
+  WireWriter inner(w.out());
+  inner.String("kind", RejectDetailKindName(detail->kind));
+  if (detail->message)
+    inner.Uint("message", *detail->message);
+  if (detail->tail_tokens)
+    inner.Uint("tail_tokens", *detail->tail_tokens);
+  if (detail->limit)
+    inner.Uint("limit", *detail->limit);
+  if (detail->summary_budget)
+    inner.Uint("summary_budget", *detail->summary_budget);
+  inner.Close();
+}
+
 Status<InvalidEventError> WriteBody(WireWriter& w, const CompactionRejected& e) {
   w.Id("attempt_id", e.attempt_id)
       .Ids("waiter_command_ids", e.waiter_command_ids)
@@ -99,6 +118,7 @@ Status<InvalidEventError> WriteBody(WireWriter& w, const CompactionRejected& e) 
       .Basis("basis", e.basis)
       .Uint("reject_reason", Raw(e.reject_reason))
       .Int("duration", e.duration.count());
+  WriteDetail(w, e.detail);
   return {};
 }
 
@@ -109,6 +129,7 @@ Status<InvalidEventError> WriteBody(WireWriter& w, const CompactWaiterResolved& 
 
 Status<InvalidEventError> WriteBody(WireWriter& w, const CompactWaiterRejected& e) {
   w.Id("attempt_id", e.attempt_id).Uint("reason", Raw(e.reason));
+  WriteDetail(w, e.detail);
   return {};
 }
 
@@ -278,6 +299,36 @@ Status<DecodeCause> ReadBody(JsonObject& top, CompactionCommitted& e) {
   return {};
 }
 
+Result<std::optional<TokenCount>, JsonError> OptionalUintMember(JsonObject& object,
+                                                                std::string_view name) {
+  if (object.Find(name) == nullptr)
+    return std::optional<TokenCount>();
+  HARNESS_TRY(std::uint64_t v, object.RequireUint(name));
+  return std::optional<TokenCount>(v);
+}
+
+// Which numbers a kind needs is the validator's to judge; the reader takes what is there.
+Result<std::optional<CompactRejectDetail>, JsonError> ReadDetail(JsonObject& top) {
+  const Json* member = top.Find("detail");
+  if (member == nullptr)
+    return std::optional<CompactRejectDetail>();
+  HARNESS_TRY(JsonObject object, JsonObject::Open(*member, top.MemberPath("detail")));
+  HARNESS_TRY(std::string name, object.RequireString("kind"));
+  const auto kind = RejectDetailKindFromName(name);
+  if (!kind) {
+    return Fail(
+        JsonError{JsonErrorKind::kRange, object.MemberPath("kind"), 0, "unknown detail kind"});
+  }
+  CompactRejectDetail detail;
+  detail.kind = *kind;
+  HARNESS_TRY(detail.message, OptionalUintMember(object, "message"));
+  HARNESS_TRY(detail.tail_tokens, OptionalUintMember(object, "tail_tokens"));
+  HARNESS_TRY(detail.limit, OptionalUintMember(object, "limit"));
+  HARNESS_TRY(detail.summary_budget, OptionalUintMember(object, "summary_budget"));
+  HARNESS_CHECK(object.RejectUnknown());
+  return std::optional<CompactRejectDetail>(std::move(detail));
+}
+
 Status<DecodeCause> ReadBody(JsonObject& top, CompactionRejected& e) {
   HARNESS_TRY(e.attempt_id, RequireUuidMember(top, "attempt_id"));
   HARNESS_TRY(e.waiter_command_ids,
@@ -287,6 +338,7 @@ Status<DecodeCause> ReadBody(JsonObject& top, CompactionRejected& e) {
   HARNESS_TRY(e.reject_reason, RequireEnumMember<CompactRejectReason>(top, "reject_reason"));
   HARNESS_TRY(std::int64_t duration, RequireInt64Member(top, "duration"));
   e.duration = std::chrono::nanoseconds(duration);
+  HARNESS_TRY(e.detail, ReadDetail(top));
   return {};
 }
 
@@ -299,6 +351,7 @@ Status<DecodeCause> ReadBody(JsonObject& top, CompactWaiterResolved& e) {
 Status<DecodeCause> ReadBody(JsonObject& top, CompactWaiterRejected& e) {
   HARNESS_TRY(e.attempt_id, RequireUuidMember(top, "attempt_id"));
   HARNESS_TRY(e.reason, RequireEnumMember<CompactRejectReason>(top, "reason"));
+  HARNESS_TRY(e.detail, ReadDetail(top));
   return {};
 }
 
@@ -393,11 +446,34 @@ Status<DecodeCause> ReadBody(JsonObject&, E&) {
 }
 
 template <class E>
-Result<Event, EventError> DecodeTyped(JsonObject& top) {
+std::uint32_t PayloadVersionOf(const E& e) {
+  if constexpr (std::is_same_v<E, CompactionCommitted>) {
+    return e.payload_version;
+  } else {
+    return static_cast<std::uint32_t>(kRecordSchemaVersion);
+  }
+}
+
+// The newest payload version of a type; every earlier one is still read.
+template <class E>
+constexpr std::uint64_t MaxPayloadVersion() {
+  if constexpr (std::is_same_v<E, CompactionCommitted>) {
+    return kCompactionCommittedVersion;
+  } else {
+    return kRecordSchemaVersion;
+  }
+}
+
+template <class E>
+Result<Event, EventError> DecodeTyped(JsonObject& top, std::uint64_t version) {
   const auto decode_error = [](DecodeCause cause) {
     return Fail(EventError(EventDecodeError{std::string(E::kType), std::move(cause)}));
   };
+  if (version > MaxPayloadVersion<E>())
+    return Fail(EventError(UnsupportedSchemaError{"event", version}));
   E event{};
+  if constexpr (std::is_same_v<E, CompactionCommitted>)
+    event.payload_version = static_cast<std::uint32_t>(version);
   auto header = ReadHeader(top);
   if (!header.ok())
     return decode_error(std::move(header).error());
@@ -414,22 +490,22 @@ Result<Event, EventError> DecodeTyped(JsonObject& top) {
 }
 
 template <class E>
-bool TryDecode(std::string_view type, JsonObject& top,
+bool TryDecode(std::string_view type, JsonObject& top, std::uint64_t version,
                std::optional<Result<Event, EventError>>& out) {
   if constexpr (!kIsEnduring<E>) {
     return false;
   } else {
     if (type != E::kType)
       return false;
-    out.emplace(DecodeTyped<E>(top));
+    out.emplace(DecodeTyped<E>(top, version));
     return true;
   }
 }
 
-Result<Event, EventError> Dispatch(std::string_view type, JsonObject& top) {
+Result<Event, EventError> Dispatch(std::string_view type, JsonObject& top, std::uint64_t version) {
   std::optional<Result<Event, EventError>> out;
   [&]<std::size_t... I>(std::index_sequence<I...>) {
-    (TryDecode<std::variant_alternative_t<I, Event>>(type, top, out) || ...);
+    (TryDecode<std::variant_alternative_t<I, Event>>(type, top, version, out) || ...);
   }
   (std::make_index_sequence<kEventKindCount>{});
   if (!out.has_value())
@@ -507,7 +583,7 @@ Result<std::string, EventError> EncodeEvent(const Event& event) {
             return Fail(EventError(std::move(body).error()));
           std::string out;
           WireWriter w(out);
-          w.String("type", E::kType).Uint("v", kRecordSchemaVersion);
+          w.String("type", E::kType).Uint("v", PayloadVersionOf(e));
           WriteHeader(w, e.header);
           if (auto body = WriteBody(w, e); !body.ok())
             return Fail(EventError(std::move(body).error()));
@@ -539,7 +615,8 @@ Result<Event, EventError> DecodeEvent(std::string_view bytes) {
   auto version = JsonAsUint(*v, "$.v");
   if (!version.ok())
     return decode_error(std::move(version).error());
-  if (*version != kRecordSchemaVersion)
+  // Each type knows its own versions (DecodeTyped); none is above the newest of any type.
+  if (*version < 1 || *version > kCompactionCommittedVersion)
     return Fail(EventError(UnsupportedSchemaError{"event", *version}));
 
   const Json* type = top->Find("type");
@@ -548,7 +625,11 @@ Result<Event, EventError> DecodeEvent(std::string_view bytes) {
   auto name = JsonAsString(*type, "$.type");
   if (!name.ok())
     return decode_error(std::move(name).error());
-  return Dispatch(*name, *top);
+  return Dispatch(*name, *top, *version);
+}
+
+std::uint32_t EventPayloadVersion(const Event& event) {
+  return std::visit([](const auto& e) { return PayloadVersionOf(e); }, event);
 }
 
 Result<std::vector<Event>, EventError> LoopCreationEvents(LoopCreated created,

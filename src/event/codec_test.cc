@@ -71,7 +71,7 @@ TEST(EncodeEvent, GoldenCompactionCommitted) {
   e.retained = {User("keep")};
   EXPECT_EQ(
       Encoded(e),
-      R"({"type":"CompactionCommitted","v":1,"session_id":"00000000-0000-4000-8000-0000000000a1",)"
+      R"({"type":"CompactionCommitted","v":2,"session_id":"00000000-0000-4000-8000-0000000000a1",)"
       R"("loop_id":"00000000-0000-4000-8000-0000000000a2",)"
       R"("event_id":"00000000-0000-4000-8000-000000000010",)"
       R"("created_at":"2024-05-06T07:08:09.123456789Z",)"
@@ -86,6 +86,59 @@ TEST(EncodeEvent, GoldenCompactionCommitted) {
       R"("model":{"provider":"provider","model":"model"},)"
       R"("request_fingerprint":"0100000000000000000000000000000000000000000000000000000000000000",)"
       R"("input_tokens":2,"input_limit":100,"quality":2},"duration":1500000000})");
+}
+
+// A commit decoded from a version 1 payload keeps its version: it re-encodes with "v":1, byte for
+// byte, and the version 1 rule judges its retained list (calls open at the end are invalid).
+TEST(EncodeEvent, VersionOneCommitKeepsItsVersion) {
+  CompactionCommitted e = ValidCommitted();
+  e.payload_version = 1;
+  const std::string v1 = Encoded(e);
+  EXPECT_EQ(v1.rfind(R"({"type":"CompactionCommitted","v":1,)", 0), 0u) << v1;
+  auto decoded = DecodeEvent(v1);
+  ASSERT_TRUE(decoded.ok()) << DescribeEventError(decoded.error());
+  EXPECT_EQ(std::get<CompactionCommitted>(*decoded).payload_version, 1u);
+  EXPECT_EQ(EventPayloadVersion(*decoded), 1u);
+  EXPECT_EQ(EncodeEvent(*decoded).value(), v1);
+  e.payload_version = 2;
+  EXPECT_EQ(EventPayloadVersion(Event(e)), 2u);
+  for (std::uint32_t bad : {0u, 3u}) {
+    e.payload_version = bad;
+    const auto encoded = EncodeEvent(Event(e));
+    ASSERT_FALSE(encoded.ok());
+    EXPECT_EQ(DescribeEventError(encoded.error()),
+              DescribeEventError(EventError(InvalidEventError{
+                  "CompactionCommitted", "Version", FieldRule::kIsInvalid, std::nullopt})));
+  }
+  EXPECT_EQ(EventPayloadVersion(Event(ValidRejected())), 1u);
+}
+
+// The detail of a rejection is written only when set: without it the bytes are those of the
+// codec before the member existed (decisions P10).
+TEST(EncodeEvent, RejectionDetailIsAdditive) {
+  EXPECT_EQ(Encoded(ValidRejected()).find("detail"), std::string::npos);
+  CompactionRejected e = ValidRejected();
+  e.reject_reason = CompactRejectReason::kRetainedTailTooLarge;
+  e.detail = CompactRejectDetail{RejectDetailKind::kTailTooLarge, {}, 9000, 8000, 1024};
+  const std::string wire = Encoded(e);
+  EXPECT_NE(wire.find(R"("duration":1000000000,"detail":{"kind":"tail_too_large",)"
+                      R"("tail_tokens":9000,"limit":8000,"summary_budget":1024}})"),
+            std::string::npos)
+      << wire;
+  auto decoded = DecodeEvent(wire);
+  ASSERT_TRUE(decoded.ok()) << DescribeEventError(decoded.error());
+  EXPECT_EQ(std::get<CompactionRejected>(*decoded), e);
+
+  CompactWaiterRejected reply = ValidWaiterRejected();
+  reply.reason = CompactRejectReason::kUnavailable;
+  reply.detail = CompactRejectDetail{RejectDetailKind::kOpenToolCall, 7, {}, {}, {}};
+  const std::string reply_wire = Encoded(reply);
+  EXPECT_NE(reply_wire.find(R"("reason":7,"detail":{"kind":"open_tool_call","message":7}})"),
+            std::string::npos)
+      << reply_wire;
+  auto reply_decoded = DecodeEvent(reply_wire);
+  ASSERT_TRUE(reply_decoded.ok()) << DescribeEventError(reply_decoded.error());
+  EXPECT_EQ(std::get<CompactWaiterRejected>(*reply_decoded), reply);
 }
 
 TEST(EncodeEvent, GoldenWaiterReplyWithCause) {
@@ -387,10 +440,41 @@ std::vector<DecodeCase> DecodeCases() {
       {"retained_assistant_anchor",
        with_retained(R"({"role":"assistant","blocks":[],"usage":null})"),
        "invalid: Retained is invalid"},
-      {"retained_unpaired_call",
+      // Version 2 retains a step whose calls are still open; version 1 did not.
+      {"retained_open_call_v2",
        with_retained(
            R"({"role":"user","blocks":[]},{"role":"assistant","blocks":[{"type":"tool_use","id":"c","name":"n","input":null}],"usage":null})"),
+       "ok"},
+      {"retained_open_call_v1",
+       Replace(
+           with_retained(
+               R"({"role":"user","blocks":[]},{"role":"assistant","blocks":[{"type":"tool_use","id":"c","name":"n","input":null}],"usage":null})"),
+           R"("v":2)", R"("v":1)"),
        "invalid: Retained is invalid"},
+      {"committed_v3", Replace(c, R"("v":2)", R"("v":3)"), "unsupported_version"},
+      {"detail_unknown_kind",
+       Replace(r, R"("duration":1000000000)", R"("duration":1000000000,"detail":{"kind":"why"})"),
+       "decode"},
+      {"detail_unknown_member",
+       Replace(r, R"("duration":1000000000)",
+               R"("duration":1000000000,"detail":{"kind":"no_history","x":1})"),
+       "decode"},
+      {"detail_of_another_reason",
+       Replace(r, R"("duration":1000000000)",
+               R"("duration":1000000000,"detail":{"kind":"no_history"})"),
+       "invalid: Detail is invalid"},
+      {"detail_missing_number",
+       Replace(Replace(r, R"("reject_reason":8)", R"("reject_reason":7)"),
+               R"("duration":1000000000)",
+               R"("duration":1000000000,"detail":{"kind":"open_tool_call"})"),
+       "invalid: Detail is invalid"},
+      {"detail_extra_number",
+       Replace(Replace(r, R"("reject_reason":8)", R"("reject_reason":7)"),
+               R"("duration":1000000000)",
+               R"("duration":1000000000,"detail":{"kind":"no_history","limit":3})"),
+       "invalid: Detail is invalid"},
+      {"detail_null",
+       Replace(r, R"("duration":1000000000)", R"("duration":1000000000,"detail":null)"), "decode"},
       {"summary_not_user",
        Replace(c, R"("summary":{"role":"user")", R"("summary":{"role":"system")"), "decode"},
       {"summary_blank", Replace(c, R"("text":"summary")", R"("text":" \n\u3000")"),
@@ -413,7 +497,8 @@ std::vector<DecodeCase> DecodeCases() {
       {"v_float", Replace(r, R"("v":1)", R"("v":1.0)"), "decode"},
       {"v_exponent", Replace(r, R"("v":1)", R"("v":1e0)"), "decode"},
       {"v_null", Replace(r, R"("v":1)", R"("v":null)"), "decode"},
-      {"v_before_type", R"({"type":"Nope","v":2})", "unsupported_version"},
+      {"v_before_type", R"({"type":"Nope","v":3})", "unsupported_version"},
+      {"v_2_of_an_unknown_type", R"({"type":"Nope","v":2})", "unknown_type"},
       {"v_only", R"({"v":1})", "unknown_type"},
       {"type_not_string", Replace(r, R"("type":"CompactionRejected")", R"("type":7)"), "decode"},
       {"type_wrong_case",

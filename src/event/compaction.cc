@@ -33,6 +33,10 @@ bool ValidWaiters(const std::vector<Uuid>& waiters) {
   return true;
 }
 
+bool ValidDetail(const std::optional<CompactRejectDetail>& detail, CompactRejectReason reason) {
+  return !detail || (IsValid(*detail) && DetailBelongsTo(detail->kind, reason));
+}
+
 bool ValidSummary(const UserMessage& summary) {
   if (summary.blocks.size() != 1)
     return false;
@@ -105,7 +109,7 @@ bool IsBlankText(std::string_view text) {
   return true;
 }
 
-bool IsValidRetainedHistory(const std::vector<Message>& retained) {
+bool IsValidRetainedHistory(const std::vector<Message>& retained, std::uint32_t version) {
   if (retained.empty())
     return true;
   if (retained.front().as<UserMessage>() == nullptr)
@@ -139,7 +143,106 @@ bool IsValidRetainedHistory(const std::vector<Message>& retained) {
       }
     }
   }
-  return outstanding.empty();
+  // Version 2: a step whose calls were open when the compaction ran is retained as it was.
+  return version >= 2 || outstanding.empty();
+}
+
+std::string_view RejectDetailKindName(RejectDetailKind kind) {
+  switch (kind) {
+    case RejectDetailKind::kUnspecified:
+      break;
+    case RejectDetailKind::kNoHistory:
+      return "no_history";
+    case RejectDetailKind::kHistoryFitsTailTarget:
+      return "history_fits_tail_target";
+    case RejectDetailKind::kNothingBeforeTail:
+      return "nothing_before_tail";
+    case RejectDetailKind::kOpenToolCall:
+      return "open_tool_call";
+    case RejectDetailKind::kInvalidTranscript:
+      return "invalid_transcript";
+    case RejectDetailKind::kInvalidPolicy:
+      return "invalid_policy";
+    case RejectDetailKind::kTailTooLarge:
+      return "tail_too_large";
+  }
+  return "";
+}
+
+std::optional<RejectDetailKind> RejectDetailKindFromName(std::string_view name) {
+  for (std::uint8_t v = 1; v <= static_cast<std::uint8_t>(RejectDetailKind::kTailTooLarge); ++v) {
+    const auto kind = static_cast<RejectDetailKind>(v);
+    if (RejectDetailKindName(kind) == name)
+      return kind;
+  }
+  return std::nullopt;
+}
+
+bool IsValid(const CompactRejectDetail& d) {
+  // Which numbers each kind carries: message, tail_tokens, limit, summary_budget.
+  if (RejectDetailKindName(d.kind).empty())
+    return false;
+  bool message = false, tail = false, limit = false, budget = false;
+  switch (d.kind) {
+    case RejectDetailKind::kUnspecified:
+    case RejectDetailKind::kNoHistory:
+    case RejectDetailKind::kNothingBeforeTail:
+    case RejectDetailKind::kInvalidPolicy:
+      break;
+    case RejectDetailKind::kHistoryFitsTailTarget:
+      tail = limit = true;
+      break;
+    case RejectDetailKind::kOpenToolCall:
+    case RejectDetailKind::kInvalidTranscript:
+      message = true;
+      break;
+    case RejectDetailKind::kTailTooLarge:
+      tail = limit = budget = true;
+      break;
+  }
+  return d.message.has_value() == message && d.tail_tokens.has_value() == tail &&
+         d.limit.has_value() == limit && d.summary_budget.has_value() == budget;
+}
+
+bool DetailBelongsTo(RejectDetailKind kind, CompactRejectReason reason) {
+  if (kind == RejectDetailKind::kTailTooLarge)
+    return reason == CompactRejectReason::kRetainedTailTooLarge;
+  return reason == CompactRejectReason::kUnavailable;
+}
+
+std::string DescribeRejectDetail(const CompactRejectDetail& d) {
+  const auto number = [](const std::optional<std::uint64_t>& n) {
+    return n ? std::to_string(*n) : std::string("?");
+  };
+  switch (d.kind) {
+    case RejectDetailKind::kNoHistory:
+      return "the loop has no history after its last summary to compact";
+    case RejectDetailKind::kHistoryFitsTailTarget:
+      return "the whole history (about " + number(d.tail_tokens) +
+             " tokens) fits the retained tail (keep_recent_tokens " + number(d.limit) +
+             "), so there is nothing to summarize; lower keep_recent_tokens to compact anyway";
+    case RejectDetailKind::kNothingBeforeTail:
+      return "the history holds only the current request and no complete step before the "
+             "retained tail; compact again after the model has answered";
+    case RejectDetailKind::kOpenToolCall:
+      return "the tool calls of message " + number(d.message) +
+             " have no results yet and stay retained, and no complete step comes before them; "
+             "compact again once the calls are answered";
+    case RejectDetailKind::kInvalidTranscript:
+      return "message " + number(d.message) +
+             " breaks the transcript rules (tool calls and results must pair up); check the "
+             "history with `harness validate-transcript`";
+    case RejectDetailKind::kInvalidPolicy:
+      return "the policy's retained-tail targets are invalid (keep_recent_segments and "
+             "keep_recent_tokens must be positive)";
+    case RejectDetailKind::kTailTooLarge:
+      return "the retained tail (" + number(d.tail_tokens) + " tokens) plus the summary budget (" +
+             number(d.summary_budget) + ") reach the input limit (" + number(d.limit) +
+             "); lower keep_recent_tokens or max_summary_tokens, or use a larger window";
+    case RejectDetailKind::kUnspecified:
+      break;
+  }
+  return "no detail";
 }
 
 Status<InvalidEventError> ValidateBody(const CompactionStarted& e) {
@@ -167,11 +270,13 @@ Status<InvalidEventError> ValidateBody(const CompactionCommitted& e) {
     return Invalid<E>("Basis");
   if (!ValidSummary(e.summary))
     return Invalid<E>("Summary");
+  if (e.payload_version < 1 || e.payload_version > kCompactionCommittedVersion)
+    return Invalid<E>("Version");
   for (const Message& message : e.retained) {
     if (!ValidateMessage(message).ok())
       return Invalid<E>("Retained");
   }
-  if (!IsValidRetainedHistory(e.retained))
+  if (!IsValidRetainedHistory(e.retained, e.payload_version))
     return Invalid<E>("Retained");
   if (auto valid = e.post_context.Validate(); !valid.ok()) {
     return Fail(InvalidEventError{E::kType, "PostContext", FieldRule::kIsInvalid, valid.error()});
@@ -202,6 +307,8 @@ Status<InvalidEventError> ValidateBody(const CompactionRejected& e) {
     return Invalid<E>("RejectReason");
   if (e.duration.count() < 0)
     return Invalid<E>("Duration");
+  if (!ValidDetail(e.detail, e.reject_reason))
+    return Invalid<E>("Detail");
   return {};
 }
 
@@ -228,6 +335,8 @@ Status<InvalidEventError> ValidateBody(const CompactWaiterRejected& e) {
     return Invalid<E>("CommandID");
   if (!IsValid(e.reason))
     return Invalid<E>("RejectReason");
+  if (!ValidDetail(e.detail, e.reason))
+    return Invalid<E>("Detail");
   if (e.header.event_id != CompactWaiterReplyId(e.attempt_id, e.header.cause.command_id, false))
     return Invalid<E>("EventID");
   return {};
@@ -289,9 +398,10 @@ CompactWaiterResolved MakeWaiterResolved(const EventHeader& terminal_header, con
 
 CompactWaiterRejected MakeWaiterRejected(const EventHeader& terminal_header, const Uuid& attempt,
                                          const Uuid& command, Agency agency,
-                                         CompactRejectReason reason) {
+                                         CompactRejectReason reason,
+                                         std::optional<CompactRejectDetail> detail) {
   return CompactWaiterRejected{ReplyHeader(terminal_header, attempt, command, agency, false),
-                               attempt, reason};
+                               attempt, reason, std::move(detail)};
 }
 
 Status<InvalidEventError> StampWaiterReply(CompactWaiterResolved& reply, EventTime now) {

@@ -389,13 +389,98 @@ std::vector<RetainedCase> RetainedCases() {
   };
 }
 
+// The version 1 rule; version 2 differs only where calls are outstanding at the end.
 TEST(RetainedHistory, RuleCases) {
   for (const auto& c : RetainedCases()) {
-    EXPECT_EQ(IsValidRetainedHistory(c.retained), c.valid) << c.name;
+    EXPECT_EQ(IsValidRetainedHistory(c.retained, 1), c.valid) << c.name;
     CompactionCommitted e = ValidCommitted();
+    e.payload_version = 1;
     e.retained = c.retained;
     EXPECT_EQ(Verdict(Validate(e)), c.valid ? "valid" : "Retained is invalid") << c.name;
+    const bool open_at_end = std::string_view(c.name) == "unmatched_call";
+    EXPECT_EQ(IsValidRetainedHistory(c.retained, 2), c.valid || open_at_end) << c.name;
   }
+}
+
+// Version 2: the step whose calls were open when the compaction ran is retained as it was, with
+// the results already present and folded user input; nothing may follow it but those.
+TEST(RetainedHistory, VersionTwoAcceptsAnOpenStepAtTheEnd) {
+  const Message u = User("u");
+  const std::vector<std::pair<std::vector<Message>, bool>> cases = {
+      {{u, Assistant({"a", "b"})}, true},
+      {{u, Assistant({"a", "b"}), Result("b")}, true},
+      {{u, Assistant({"x"}), Result("x"), Assistant({"a"}), u}, true},
+      {{u, Assistant({"a"}), Assistant({})}, false},
+      {{u, Assistant({"a"}), SystemMessage{{Text("s")}}}, false},
+      {{u, Assistant({"a"}), Result("b")}, false},
+  };
+  for (const auto& [retained, valid] : cases) {
+    EXPECT_EQ(IsValidRetainedHistory(retained, 2), valid);
+    EXPECT_FALSE(IsValidRetainedHistory(retained, 1));
+    CompactionCommitted e = ValidCommitted();
+    e.retained = retained;
+    EXPECT_EQ(Verdict(Validate(e)), valid ? "valid" : "Retained is invalid");
+  }
+}
+
+TEST(RejectDetail, KindsNamesNumbersAndReasons) {
+  using K = RejectDetailKind;
+  const std::pair<K, std::string_view> names[] = {
+      {K::kNoHistory, "no_history"},
+      {K::kHistoryFitsTailTarget, "history_fits_tail_target"},
+      {K::kNothingBeforeTail, "nothing_before_tail"},
+      {K::kOpenToolCall, "open_tool_call"},
+      {K::kInvalidTranscript, "invalid_transcript"},
+      {K::kInvalidPolicy, "invalid_policy"},
+      {K::kTailTooLarge, "tail_too_large"},
+  };
+  for (const auto& [kind, name] : names) {
+    EXPECT_EQ(RejectDetailKindName(kind), name);
+    EXPECT_EQ(RejectDetailKindFromName(name), kind);
+    EXPECT_EQ(DetailBelongsTo(kind, CompactRejectReason::kRetainedTailTooLarge),
+              kind == K::kTailTooLarge);
+    EXPECT_EQ(DetailBelongsTo(kind, CompactRejectReason::kUnavailable), kind != K::kTailTooLarge);
+  }
+  EXPECT_EQ(RejectDetailKindName(K::kUnspecified), "");
+  EXPECT_EQ(RejectDetailKindName(static_cast<K>(8)), "");
+  EXPECT_FALSE(RejectDetailKindFromName("").has_value());
+  EXPECT_FALSE(IsValid(CompactRejectDetail{}));
+  EXPECT_FALSE(IsValid(CompactRejectDetail{static_cast<K>(8), {}, {}, {}, {}}));
+  EXPECT_TRUE(IsValid(CompactRejectDetail{K::kNoHistory, {}, {}, {}, {}}));
+  EXPECT_FALSE(IsValid(CompactRejectDetail{K::kNoHistory, 1, {}, {}, {}}));
+  EXPECT_TRUE(IsValid(CompactRejectDetail{K::kOpenToolCall, 3, {}, {}, {}}));
+  EXPECT_FALSE(IsValid(CompactRejectDetail{K::kOpenToolCall, {}, {}, {}, {}}));
+  EXPECT_TRUE(IsValid(CompactRejectDetail{K::kHistoryFitsTailTarget, {}, 10, 20, {}}));
+  EXPECT_FALSE(IsValid(CompactRejectDetail{K::kHistoryFitsTailTarget, {}, 10, 20, 5}));
+  EXPECT_TRUE(IsValid(CompactRejectDetail{K::kTailTooLarge, {}, 10, 20, 5}));
+  EXPECT_FALSE(IsValid(CompactRejectDetail{K::kTailTooLarge, {}, 10, {}, 5}));
+}
+
+TEST(RejectDetail, DescriptionsAreNumbersAndAdvice) {
+  EXPECT_EQ(DescribeRejectDetail({RejectDetailKind::kTailTooLarge, {}, 9000, 8000, 1024}),
+            "the retained tail (9000 tokens) plus the summary budget (1024) reach the input limit "
+            "(8000); lower keep_recent_tokens or max_summary_tokens, or use a larger window");
+  EXPECT_EQ(DescribeRejectDetail({RejectDetailKind::kOpenToolCall, 4, {}, {}, {}}),
+            "the tool calls of message 4 have no results yet and stay retained, and no complete "
+            "step comes before them; compact again once the calls are answered");
+  EXPECT_EQ(DescribeRejectDetail({RejectDetailKind::kHistoryFitsTailTarget, {}, 300, 20000, {}}),
+            "the whole history (about 300 tokens) fits the retained tail (keep_recent_tokens "
+            "20000), so there is nothing to summarize; lower keep_recent_tokens to compact anyway");
+}
+
+TEST(RejectDetail, ARejectionCarriesOnlyADetailOfItsReason) {
+  CompactionRejected e = ValidRejected();
+  e.detail = CompactRejectDetail{RejectDetailKind::kNoHistory, {}, {}, {}, {}};
+  EXPECT_EQ(Verdict(Validate(e)), "Detail is invalid");
+  e.reject_reason = CompactRejectReason::kUnavailable;
+  EXPECT_EQ(Verdict(Validate(e)), "valid");
+  CompactWaiterRejected reply = ValidWaiterRejected();
+  reply.detail = e.detail;
+  EXPECT_EQ(Verdict(Validate(reply)), "Detail is invalid");
+  reply = MakeWaiterRejected(reply.header, reply.attempt_id, reply.header.cause.command_id,
+                             Agency::kUser, CompactRejectReason::kUnavailable, e.detail);
+  reply.header.created_at = T0();
+  EXPECT_EQ(Verdict(Validate(reply)), "valid");
 }
 
 TEST(RetainedHistory, StructuralRulesApplyToo) {

@@ -56,8 +56,14 @@ Result<NewRecord, EventError> EventRecord(const Event& event) {
   // EncodeEvent validates (identity, body) before it encodes.
   HARNESS_TRY(std::string payload, EncodeEvent(event));
   const EventHeader& header = HeaderOf(event);
-  return NewRecord{header.event_id,   RecordKind::kEvent, std::string(EventTypeName(event)), 1,
-                   header.created_at, std::move(payload)};
+  // The record's version is its payload's, so a reader that does not know it stops at the
+  // journal with unsupported_version instead of misreading it.
+  return NewRecord{header.event_id,
+                   RecordKind::kEvent,
+                   std::string(EventTypeName(event)),
+                   EventPayloadVersion(event),
+                   header.created_at,
+                   std::move(payload)};
 }
 
 Result<std::uint64_t, PublishError> Hub::Publish(const Event& event) {

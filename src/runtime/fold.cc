@@ -34,6 +34,25 @@ bool IsOrphanReason(CompactRejectReason reason) {
          reason == CompactRejectReason::kUnavailable;
 }
 
+// A commit retains a suffix of the history; from version 2 on (a cut inside a segment,
+// docs/decisions.md P11) it may instead retain the request that opened the cut's segment
+// followed by a suffix that starts after it, with at least one message summarized between them.
+bool RetainedFromHistory(const CompactionCommitted& c, const std::vector<Message>& history) {
+  const std::size_t kept = c.retained.size();
+  if (kept <= history.size() &&
+      std::equal(c.retained.begin(), c.retained.end(), history.end() - kept))
+    return true;
+  if (c.payload_version < 2 || kept == 0 || kept - 1 > history.size())
+    return false;
+  const std::size_t cut = history.size() - (kept - 1);
+  if (!std::equal(c.retained.begin() + 1, c.retained.end(), history.begin() + cut))
+    return false;
+  std::size_t request = cut;
+  while (request > 0 && history[request - 1].role() != Role::kUser)
+    --request;
+  return request > 0 && request < cut && history[request - 1] == c.retained.front();
+}
+
 bool SameCoordinates(const EventHeader& a, const EventHeader& b) {
   return a.session_id == b.session_id && a.loop_id == b.loop_id;
 }
@@ -197,8 +216,10 @@ Status<RestoreError> SessionFolder::Apply(const JournalRecord& record, DecodedPa
     return Refuse(RestoreErrorKind::kSequenceGap, record, none, {"the seq does not follow"});
   if (record.session != fold_.session)
     return Refuse(RestoreErrorKind::kForeignRecord, record, none, {"a record of another session"});
-  if (record.v != 1)
-    return Refuse(RestoreErrorKind::kUndecodable, record, none, {"record version is not 1"});
+  // A command's version is 1; an event's is its payload's (checked once it is decoded).
+  if (record.v != 1 &&
+      (record.kind != RecordKind::kEvent || record.v > kCompactionCommittedVersion))
+    return Refuse(RestoreErrorKind::kUndecodable, record, none, {"record version is not known"});
   if (continuing_ &&
       (record.kind != RecordKind::kEvent || record.type != LoopHistoryContinued::kType)) {
     return Refuse(RestoreErrorKind::kHistoryContinuation, record, continuing_->loop,
@@ -220,6 +241,9 @@ Status<RestoreError> SessionFolder::Apply(const JournalRecord& record, DecodedPa
       if (EventTypeName(*event) != record.type)
         return Refuse(RestoreErrorKind::kUndecodable, record, none,
                       {"record type is not the payload type ", EventTypeName(*event)});
+      if (EventPayloadVersion(*event) != record.v)
+        return Refuse(RestoreErrorKind::kUndecodable, record, none,
+                      {"record version is not the payload version"});
       return ApplyEvent(record, *event);
     }
     case RecordKind::kCommand: {
@@ -468,8 +492,7 @@ Status<RestoreError> SessionFolder::ApplyLoopEvent(const JournalRecord& record, 
         return Refuse(RestoreErrorKind::kBasisMismatch, record, loop.loop,
                       {"CompactionCommitted at a basis that is not the loop's"});
       const std::size_t kept = c.retained.size();
-      if (kept > loop.history.size() ||
-          !std::equal(c.retained.begin(), c.retained.end(), loop.history.end() - kept))
+      if (!RetainedFromHistory(c, loop.history))
         return Refuse(RestoreErrorKind::kRetainedMismatch, record, loop.loop,
                       {"retained is not the suffix of the loop's history"});
       if (loop.derived_prefix == 1 && kept != 0 && kept == loop.history.size())

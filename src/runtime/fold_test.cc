@@ -533,6 +533,20 @@ TEST(Fold, S66_ACommitWithRetainedKeepsTheTailAfterTheSummary) {
   EXPECT_EQ(l.derived_prefix, 1u);
 }
 
+// A version 2 commit may cut inside a segment: it retains the segment's request and then a suffix
+// that starts after it (docs/decisions.md P11).
+TEST(Fold, AVersionTwoCommitKeepsTheRequestAndASuffix) {
+  JournalBuilder b(kSession);
+  const Uuid loop = b.CreateLoop({UserText("request"), AssistantText("step 1"),
+                                  AssistantText("step 2"), AssistantText("step 3")});
+  CompactionCommitted commit = b.MakeCommit(loop, 1, {});  // [step 3]
+  commit.retained.insert(commit.retained.begin(), UserText("request"));
+  b.Commit(commit);
+  const LoopFold& l = OnlyLoop(MustFold(b));
+  EXPECT_EQ(l.history,
+            (std::vector<Message>{commit.summary, UserText("request"), AssistantText("step 3")}));
+}
+
 TEST(Fold, S67_AnAutomaticRejectionLatchesItsBasisUntilACommit) {
   JournalBuilder b(kSession);
   const Uuid loop = b.CreateLoop(Messages({"u1", "a1"}));
@@ -857,6 +871,23 @@ std::vector<Contradiction> Contradictions() {
     CompactionCommitted c = b.MakeCommit(loop, 2, {});
     const std::vector<Message> twice = c.retained;
     c.retained.insert(c.retained.end(), twice.begin(), twice.end());
+    return b.Append(c);
+  });
+  // Only the request of the suffix's own segment may precede it, with something summarized
+  // between them, and only in a version 2 commit.
+  add("retained_mismatch_request_of_another_segment", K::kRetainedMismatch, [](JournalBuilder& b) {
+    const Uuid loop = b.CreateLoop({UserText("u1"), AssistantText("a1"), UserText("u2"),
+                                    AssistantText("a2"), AssistantText("a3")});
+    CompactionCommitted c = b.MakeCommit(loop, 1, {});
+    c.retained.insert(c.retained.begin(), UserText("u1"));
+    return b.Append(c);
+  });
+  add("retained_mismatch_request_v1", K::kRetainedMismatch, [](JournalBuilder& b) {
+    const Uuid loop = b.CreateLoop({UserText("u1"), AssistantText("a1"), UserText("u2"),
+                                    AssistantText("a2"), AssistantText("a3")});
+    CompactionCommitted c = b.MakeCommit(loop, 1, {});
+    c.retained.insert(c.retained.begin(), UserText("u2"));
+    c.payload_version = 1;
     return b.Append(c);
   });
   add("retained_mismatch_previous_summary", K::kRetainedMismatch, [](JournalBuilder& b) {

@@ -289,7 +289,8 @@ void LoopActor::OnCompact(Compact command) {
     // slot pending (the reference blocks input until an interrupt).
     const Uuid attempt = Uuid::V7();
     CompactWaiterRejected reply = MakeWaiterRejected(
-        LoopHeader(), attempt, waiter.command, waiter.agency, CompactRejectReason::kUnavailable);
+        LoopHeader(), attempt, waiter.command, waiter.agency, CompactRejectReason::kUnavailable,
+        CompactRejectDetail{RejectDetailKind::kNoHistory, {}, {}, {}, {}});
     (void)StampWaiterReply(reply, session_.Now());
     PublishOutcome outcome = Publish(reply);
     if (!outcome.ok()) {
@@ -816,9 +817,11 @@ bool LoopActor::StartAttempt(const ContextMeasurement& candidate, InferenceReque
     session_.Report(std::move(failure));
     return false;
   }
-  auto conclude_now = [&](CompactRejectReason reason) {
+  auto conclude_now = [&](CompactRejectReason reason,
+                          std::optional<CompactRejectDetail> detail = std::nullopt) {
     Proposal proposal;
     proposal.reject = reason;
+    proposal.detail = std::move(detail);
     const bool finalized = Finalize(proposal);
     if (in_turn && turn_) {
       ContinueTurnAfterOutcome(proposal, finalized);
@@ -831,7 +834,7 @@ bool LoopActor::StartAttempt(const ContextMeasurement& candidate, InferenceReque
     return conclude_now(CompactRejectReason::kProgressPublication);
   }
   if (!selection)
-    return conclude_now(CompactRejectReason::kUnavailable);
+    return conclude_now(CompactRejectReason::kUnavailable, selection.error().reject_detail);
   attempt.retained = selection->retained;
 
   CompactionInput input;
@@ -873,7 +876,11 @@ bool LoopActor::StartAttempt(const ContextMeasurement& candidate, InferenceReque
         const TokenCount limit = candidate.input_limit;
         if (tail->input_tokens >= limit ||
             policy.max_summary_tokens >= limit - tail->input_tokens) {
-          return reject(CompactRejectReason::kRetainedTailTooLarge);
+          reject(CompactRejectReason::kRetainedTailTooLarge);
+          proposal.detail =
+              CompactRejectDetail{RejectDetailKind::kTailTooLarge, std::nullopt, tail->input_tokens,
+                                  limit, policy.max_summary_tokens};
+          return;
         }
       }
       auto output = compactor->Compact(input, stop);
@@ -1042,11 +1049,15 @@ bool LoopActor::Finalize(Proposal& proposal) {
     rejected.basis = attempt.basis;
     rejected.reject_reason = *proposal.reject;
     rejected.duration = duration;
+    // A detail only ever explains the reason it was made for (a later stale-basis or internal
+    // verdict replaces the reason, and the detail with it).
+    if (proposal.detail && DetailBelongsTo(proposal.detail->kind, *proposal.reject))
+      rejected.detail = proposal.detail;
     std::vector<Event> batch;
     batch.emplace_back(rejected);
     for (const Waiter& waiter : attempt.waiters) {
-      CompactWaiterRejected reply =
-          MakeWaiterRejected(header, attempt.id, waiter.command, waiter.agency, *proposal.reject);
+      CompactWaiterRejected reply = MakeWaiterRejected(
+          header, attempt.id, waiter.command, waiter.agency, *proposal.reject, rejected.detail);
       (void)StampWaiterReply(reply, session_.Now());
       batch.emplace_back(std::move(reply));
     }

@@ -583,6 +583,24 @@ LoopDefinition Acceptance::NativeLoop(std::vector<Message> history) const {
   return definition;
 }
 
+LoopDefinition Acceptance::LongTurnLoop() const {
+  LoopDefinition definition = NativeLoop({});
+  definition.limits = ModelLimits{16'000, 0, 1'000};
+  definition.counter = std::make_shared<EstimateCounter>();
+  definition.max_steps_per_turn = 400;
+  CompactionPolicy& policy = *definition.compaction;
+  policy.automatic = true;
+  policy.counter_policy = CounterPolicy::kAllowConservative;
+  policy.compact_at = 8'000;
+  policy.rearm_below = 6'000;
+  policy.keep_recent_segments = 2;
+  policy.keep_recent_tokens = 4'000;
+  policy.reserved_output = 1'000;
+  policy.safety_margin = 1'000;  // an estimating counter needs one
+  policy.max_summary_tokens = 1'000;
+  return definition;
+}
+
 Uuid Acceptance::MustCreate(LoopDefinition definition) {
   auto loop = session_->CreateLoop(std::move(definition));
   EXPECT_TRUE(loop.ok()) << loop.error().Message();

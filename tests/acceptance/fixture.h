@@ -459,6 +459,12 @@ class Acceptance : public ::testing::Test {
 
   // The common native loop: H, the test limits and policy, the doubles of this fixture.
   LoopDefinition NativeLoop(std::vector<Message> history = HistoryH()) const;
+  // An autonomous agent's loop: no history, a 16 000-token window (1 000 of output and a safety
+  // margin of 1 000, so an input limit of 14 000), the estimate counter (bytes / 4), automatic
+  // compaction at 80 % re-armed
+  // below 60 %, keep_recent_segments 2, keep_recent_tokens 4 000, max_summary_tokens 1 000, 400
+  // steps per turn; the fixture's scripted model, compactor and echo tool.
+  LoopDefinition LongTurnLoop() const;
   // Creates it; fails the test when the session refuses.
   Uuid MustCreate(LoopDefinition definition);
   Uuid MustCompact(const Uuid& loop);

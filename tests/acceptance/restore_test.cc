@@ -608,6 +608,51 @@ TEST_F(Restore, AnInterruptedToolCallIsAnsweredAndTheLoopCompacts) {
   EXPECT_TRUE(std::holds_alternative<CompactWaiterResolved>(*reply)) << Describe(*reply);
 }
 
+// A long autonomous turn, already compacted inside its segment (version 2 commits), restored from
+// a crash while a tool runs: restore closes the turn and answers the open call as for any turn,
+// and the loop compacts again inside the segment, the request still first (docs/decisions.md
+// P11).
+TEST_F(Restore, ALongTurnRestoredInTheMiddleCompactsInsideItsSegment) {
+  const std::string request = "keep every test green";
+  std::vector<ModelStep> rounds;
+  for (int i = 0; i < 200; ++i) {
+    rounds.push_back(ModelStep::Tool(Numbered("call-", i), "echo",
+                                     "{\"note\":\"" + std::string(400, 'x') + "\"}"));
+  }
+  model_->Script(std::move(rounds));
+  tool_->gates().Gate(120);
+  const Uuid loop = MustCreate(LongTurnLoop());
+  ASSERT_FALSE(loop.IsZero());
+  MustSubmit(loop, request);
+  ASSERT_TRUE(tool_->gates().WaitStarted(120, std::chrono::minutes(2)));
+  const auto before = All<CompactionCommitted>(LoopEvents(loop));
+  ASSERT_GE(before.size(), 2u);
+  const Uuid id = session_->id();
+
+  RestoreOptions restore = Resolver(false);
+  restore.resolve = [this](const RestoredLoopInfo& info) -> Result<LoopDefinition, SessionError> {
+    LoopDefinition definition = LongTurnLoop();
+    definition.system_prompt = info.system_prompt;
+    return definition;
+  };
+  RestoreAsSession(CrashCopy(nullptr), std::move(restore));
+  EXPECT_EQ(session_->id(), id);
+  EXPECT_EQ(session_->restore_report().turns_closed, 1u);
+  const LoopSnapshot restored = MustSnapshot(loop);
+  ASSERT_GE(restored.history.size(), 3u);
+  EXPECT_EQ(restored.derived_prefix, 1u);
+  EXPECT_EQ(restored.history[1], Message(U(request)));
+
+  const Uuid compact = MustCompact(loop);
+  const auto reply = log_->WaitForReply(compact);
+  ASSERT_TRUE(reply.has_value());
+  ASSERT_TRUE(std::holds_alternative<CompactWaiterResolved>(*reply)) << Describe(*reply);
+  const auto after = All<CompactionCommitted>(LoopEvents(loop));
+  ASSERT_EQ(after.size(), 1u);
+  EXPECT_EQ(after[0].retained.front(), Message(U(request)));
+  EXPECT_TRUE(IsValidRetainedHistory(after[0].retained, kCompactionCommittedVersion));
+}
+
 // Model failures during compaction (every scripted error kind, garbage, an invalid summary, an
 // answer cut at max_tokens) each end in a CompactionRejected with the history byte-identical and
 // the basis unchanged, the live state equal to the fold; the last, valid answer commits.

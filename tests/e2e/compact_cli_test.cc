@@ -199,7 +199,8 @@ TEST_F(CompactCli, ExtractiveCommitsTheCodingAgentTranscript) {
   ExpectJournalVerifies();
   const ProcessRun show = Harness({"journal", "show", data()});
   EXPECT_EQ(show.exit_code, 0);
-  EXPECT_NE(Joined(show.lines).find(" CompactionCommitted v1 "), std::string::npos)
+  // Payload version 2 (docs/decisions.md P11), and the record's v is the payload's.
+  EXPECT_NE(Joined(show.lines).find(" CompactionCommitted v2 "), std::string::npos)
       << Joined(show.lines);
 }
 
@@ -304,14 +305,114 @@ TEST_F(CompactCli, ExtractiveOverItsBudgetIsATokenLimitInvalidSummary) {
   EXPECT_TRUE(Has(run.lines, "invalid_summary token_limit")) << Joined(run.lines);
 }
 
-TEST_F(CompactCli, ASingleSegmentIsUnavailable) {
+// A single segment is cut inside when it is too large; one that fits the retained tail has
+// nothing to summarize, and the rejection says so.
+TEST_F(CompactCli, ASingleSegmentThatFitsTheTailIsUnavailableAndSaysWhy) {
   const std::string transcript =
       Write("one.json",
             R"([{"role":"user","blocks":[{"type":"text","text":"Rename foo to bar."}]},)"
             R"({"role":"assistant","blocks":[{"type":"text","text":"Done."}],"usage":null}])");
   const ProcessRun run = Compact({transcript});
   EXPECT_EQ(run.exit_code, 3) << Joined(run.lines);
-  EXPECT_EQ(run.lines.back(), "rejected unavailable") << Joined(run.lines);
+  EXPECT_EQ(run.lines.back().rfind("rejected unavailable: the whole history (about ", 0), 0u)
+      << Joined(run.lines);
+  EXPECT_NE(run.lines.back().find(" tokens) fits the retained tail (keep_recent_tokens 8000), so "
+                                  "there is nothing to summarize"),
+            std::string::npos)
+      << Joined(run.lines);
+  ExpectJournalVerifies();
+}
+
+// One request and sixty tool rounds of ~2 700 tokens each: a single segment of ~165 000 tokens,
+// eight times the input limit of a 32 000-token window. It compacts: the cut goes inside the
+// segment after a complete step, the request is retained verbatim and the pairs stay whole.
+TEST_F(CompactCli, ASingleSegmentOfManyToolRoundsOverTheLimitCommits) {
+  const std::string request = "Make every test in tests/net pass; keep the public API unchanged.";
+  std::string json = R"([{"role":"user","blocks":[{"type":"text","text":")" + request + R"("}]})";
+  for (int i = 0; i < 60; ++i) {
+    const std::string id = "call-" + std::to_string(i);
+    json += R"(,{"role":"assistant","blocks":[{"type":"tool_use","id":")" + id +
+            R"(","name":"run_shell","input":{"command":"ctest"}}],"usage":null})";
+    json += R"(,{"role":"tool","tool_use_id":")" + id + R"(","is_error":false,"blocks":)" +
+            R"([{"type":"text","text":")" + std::string(11'000, 'x') + R"("}]})";
+  }
+  json += R"(,{"role":"assistant","blocks":[{"type":"text","text":"All pass."}],"usage":null}])";
+  const ProcessRun run = Compact({Write("long.json", json), "--context-window", "32000", "--json"});
+  ASSERT_EQ(run.exit_code, 0) << Joined(run.lines);
+  auto result = ParseStrictJson(run.lines.back());
+  ASSERT_TRUE(result.ok());
+  EXPECT_EQ((*result)["outcome"].get<std::string>(), "committed");
+  EXPECT_GT((*result)["context_before"]["input_tokens"].get<std::uint64_t>(),
+            (*result)["input_limit"].get<std::uint64_t>());
+  EXPECT_LT((*result)["context_after"]["input_tokens"].get<std::uint64_t>(),
+            (*result)["input_limit"].get<std::uint64_t>());
+  bool checked = false;
+  for (const std::string& line : run.lines) {
+    if (line.rfind(R"({"type":"CompactionCommitted","v":2,)", 0) != 0)
+      continue;
+    auto committed = ParseStrictJson(line);
+    ASSERT_TRUE(committed.ok());
+    const auto& retained = (*committed)["retained"];
+    ASSERT_GE(retained.size(), 2u);
+    EXPECT_EQ(retained[0]["blocks"][0]["text"].get<std::string>(), request);
+    // After the request: whole steps, each call followed by its result.
+    EXPECT_EQ(retained[1]["role"].get<std::string>(), "assistant");
+    checked = true;
+  }
+  EXPECT_TRUE(checked) << Joined(run.lines);
+  ExpectJournalVerifies();
+}
+
+// A transcript taken mid-step: its open calls stay retained; with nothing complete before them
+// there is nothing to summarize, and the rejection names the message.
+TEST_F(CompactCli, AnOpenStepRightAfterTheRequestIsUnavailableAndSaysWhy) {
+  const std::string transcript =
+      Write("open.json",
+            R"([{"role":"user","blocks":[{"type":"text","text":"Run the tests."}]},)"
+            R"({"role":"assistant","blocks":[{"type":"tool_use","id":"c1","name":"run_shell",)"
+            R"("input":{"command":"ctest"}}],"usage":null}])");
+  const ProcessRun run = Compact({transcript, "--keep-recent-tokens", "10"});
+  EXPECT_EQ(run.exit_code, 3) << Joined(run.lines);
+  EXPECT_EQ(run.lines.back(),
+            "rejected unavailable: the tool calls of message 1 have no results yet and stay "
+            "retained, and no complete step comes before them; compact again once the calls are "
+            "answered")
+      << Joined(run.lines);
+  const ProcessRun json = Compact({transcript, "--keep-recent-tokens", "10", "--json"});
+  auto result = ParseStrictJson(json.lines.back());
+  ASSERT_TRUE(result.ok()) << Joined(json.lines);
+  EXPECT_EQ((*result)["detail_kind"].get<std::string>(), "open_tool_call");
+  ExpectJournalVerifies();
+}
+
+// A journal written when CompactionCommitted was payload v1 (tests/fixtures/journal-v1-suspended)
+// is restored, compacted again (a v2 commit after the v1 one) and restored once more (D11).
+TEST_F(CompactCli, AVersionOneCommitIsRestoredAndCompactedAgain) {
+  const std::string id = "01a23474-ff1f-73b9-9430-229ce5c7afdc";
+  std::filesystem::create_directories(data());
+  std::filesystem::copy_file(std::filesystem::path(::harness::build_paths::SourceDir()) /
+                                 "tests/fixtures/journal-v1-suspended/journal.db",
+                             std::filesystem::path(data()) / "journal.db");
+  const std::vector<std::string> again = {"--session", id, "--keep-recent-segments", "1"};
+  const ProcessRun first = Compact(again, true);
+  ASSERT_EQ(first.exit_code, 0) << Joined(first.lines);
+  EXPECT_NE(LineStarting(first.lines, "session " + id + " restored from "), "")
+      << Joined(first.lines);
+  EXPECT_NE(LineStarting(first.lines, "CompactionCommitted: 12 messages -> summary + "), "")
+      << Joined(first.lines);
+  const ProcessRun show = Harness({"journal", "show", data()});
+  ASSERT_EQ(show.exit_code, 0) << Joined(show.lines);
+  std::size_t v1 = 0, v2 = 0;
+  for (const std::string& line : show.lines) {
+    v1 += line.find(" event CompactionCommitted v1 ") != std::string::npos ? 1 : 0;
+    v2 += line.find(" event CompactionCommitted v2 ") != std::string::npos ? 1 : 0;
+  }
+  EXPECT_EQ(v1, 1u) << Joined(show.lines);
+  EXPECT_EQ(v2, 1u) << Joined(show.lines);
+  // Both versions fold: the session restores again.
+  const ProcessRun second = Compact(again, true);
+  EXPECT_NE(LineStarting(second.lines, "session " + id + " restored from "), "")
+      << Joined(second.lines);
   ExpectJournalVerifies();
 }
 
@@ -325,7 +426,8 @@ TEST_F(CompactCli, OnlySystemMessagesLeaveNoHistoryToCompact) {
   EXPECT_EQ(LineStarting(run.lines, "CompactionStarted"), "");
   EXPECT_NE(LineStarting(run.lines, "CompactWaiterRejected unavailable command "), "");
   EXPECT_TRUE(Has(run.lines, "context before: not measured, 0 messages")) << Joined(run.lines);
-  EXPECT_EQ(run.lines.back(), "rejected unavailable");
+  EXPECT_EQ(run.lines.back(),
+            "rejected unavailable: the loop has no history after its last summary to compact");
   ExpectJournalVerifies();
 }
 

@@ -11,23 +11,41 @@
 //      messages (tool_use/tool_result blocks anywhere else are plain content); call ids are
 //      non-empty and unique among outstanding calls; every result has a non-empty tool_use_id
 //      that answers an outstanding call, which it closes; no call/result pair crosses the
-//      derived-prefix boundary (index: the result); no call is outstanding at the end (index:
-//      the earliest unanswered call); derived_prefix > transcript.size() (index: the size).
-//      Completed ids may be reused.
+//      derived-prefix boundary (index: the result); derived_prefix > transcript.size() (index:
+//      the size). Calls may be outstanding at the end only when they are all in one assistant
+//      message at or after derived_prefix (the open step: a turn taken mid-step) that only tool
+//      messages and user messages follow; otherwise "tool call is never answered" (index: the
+//      earliest unanswered call). Completed ids may be reused.
 //   2. Per-message estimate: EstimateMessageTokens over the unprojected message.
 //   3. Segments start at every user message at index >= derived_prefix and run to the next.
-//      No segment -> everything is head.
-//   4. The newest segment is always retained; walking backwards, whole older segments are added
-//      while fewer than keep_recent_segments are retained, stopping when the retained estimate
-//      already exceeds keep_recent_tokens or adding the segment would exceed it (equal fits).
-//   5. While a call is before the cut and its result after it, the cut moves to the start of the
-//      call's segment (fixed point), so the retained tail always starts with a user message; it
-//      may then exceed both targets.
-//   6. head = transcript[:cut], retained = transcript[cut:]; head.size() <= derived_prefix
-//      (nothing new to summarize: one segment, or only the previous summary) ->
-//      TailError{kNothingToCompact}.
-// TailError::detail names the rule (and for a ValidateMessage failure its kind and path); it and
-// Message() never quote message content.
+//      No segment (nothing after derived_prefix) -> kNothingToCompact{no_history}.
+//   4. Whole segments (the reference's rule): the newest is always retained; walking backwards,
+//      older segments are added while fewer than keep_recent_segments are retained, stopping
+//      when the retained estimate already exceeds keep_recent_tokens or adding the segment would
+//      exceed it (equal fits). While a call is before the cut and its result (or the open step)
+//      after it, the cut moves to the start of the call's segment (fixed point): the segment cut.
+//   5. If the segment cut's retained estimate fits keep_recent_tokens, it is the cut. Otherwise
+//      (the newest segment alone is too large, or it is the only one) the cut goes inside the
+//      retained segments at a step boundary p: no call before p has its result at or after p,
+//      and p is not after the open step. A boundary at a user message is a plain segment cut
+//      (retained = transcript[p:]); any other keeps the request that opened p's segment first:
+//      retained = [transcript[r]] + transcript[p:], r the segment's user message, and the head
+//      is transcript[:p] (the request included, so the compactor sees what the steps it
+//      summarizes were for); inside_segment is set. A boundary right after the request
+//      (nothing of the segment before it) is not a candidate. The chosen cut is the earliest
+//      candidate (the most whole steps kept) whose retained estimate (the request's included)
+//      fits keep_recent_tokens; when none fits, the latest candidate (possibly no whole step).
+//      The open step and everything after it are always retained as they are.
+//   6. A cut that leaves nothing new before it (at or before derived_prefix) ->
+//      kNothingToCompact, whose reject_detail says why: the retained estimate fits the target
+//      (history_fits_tail_target: tail_tokens, limit = keep_recent_tokens); the open step comes
+//      right after the request (open_tool_call: its index); no complete step at all
+//      (nothing_before_tail).
+// So the retained list always starts with a user message, never separates a call from its
+// result, and passes the version 2 retained-history rule of CompactionCommitted
+// (event/compaction.h). TailError::detail names the rule (and for a ValidateMessage failure its
+// kind and path); reject_detail is the typed form the runtime journals; neither, nor Message(),
+// ever quotes message content.
 //
 // ProjectForCompaction(head): the text-only view the compactor sees (contracts.md §4.3 table).
 // Every block becomes one text block: text verbatim; tool_use "[called tool: NAME INPUT]" (INPUT
@@ -61,6 +79,7 @@
 
 #include "harness/content/message.h"
 #include "harness/core/result.h"
+#include "harness/event/compaction.h"
 
 namespace harness {
 
@@ -70,6 +89,9 @@ inline constexpr std::size_t kToolInputProjectionRunes = 1000;
 struct TailSelection {
   std::vector<Message> head;
   std::vector<Message> retained;
+  // The cut is inside a segment: retained.front() is the segment's request, which is also in
+  // the head (so head + retained repeat it once).
+  bool inside_segment = false;
 };
 
 enum class TailErrorKind : std::uint8_t {
@@ -85,6 +107,8 @@ struct TailError {
   TailErrorKind kind = TailErrorKind::kInvalidTranscript;
   std::size_t index = 0;  // kInvalidTranscript: the offending message
   std::string detail;     // the rule; never message content
+  // The typed reason the runtime journals with an `unavailable` rejection.
+  CompactRejectDetail reject_detail;
   std::string Message() const;
 };
 

@@ -6,23 +6,24 @@
 //   3. Validate(event): identity, then body   -> InvalidEventError
 //   4. the encoding is longer than 16 MiB     -> EventLimitError
 // The encoding is one JSON object with no white space and a fixed member order:
-//   "type":"<EventName>","v":1, then the header: session_id, loop_id, turn_id, step_id, event_id
-//   (each omitted when zero), created_at (always), cause (omitted when all zero; inside it
-//   session_id, loop_id, turn_id, step_id, command_id, event_id, tool_execution_id omitted when
-//   zero and agency omitted when Machine), visibility (omitted when Public); then the body
-//   members in declaration order, every one always written (docs/events.md has each type's
-//   members and an example). Messages use the content codec (content/codec.h); enums are their
-//   numeric wire values; durations integer nanoseconds.
+//   "type":"<EventName>","v":<EventPayloadVersion>, then the header: session_id, loop_id, turn_id,
+//   step_id, event_id (each omitted when zero), created_at (always), cause (omitted when all zero;
+//   inside it session_id, loop_id, turn_id, step_id, command_id, event_id, tool_execution_id
+//   omitted when zero and agency omitted when Machine), visibility (omitted when Public); then the
+//   body members in declaration order, every one written but the optional ones P10 allows
+//   (docs/events.md has each type's members and an example). Messages use the content codec
+//   (content/codec.h); enums are their numeric wire values; durations integer nanoseconds.
 //
 // DecodeEvent(bytes), first failure wins:
 //   1. longer than 16 MiB                                         -> EventLimitError
 //   2. not strict JSON (syntax, bad UTF-8, duplicate member at any depth, nesting deeper than a
 //      message can need), or not an object                        -> EventDecodeError
 //   3. "v": absent -> UnsupportedSchemaError{version: none}; not a non-negative integer ->
-//      EventDecodeError; any value but 1 (0 included)              -> UnsupportedSchemaError
+//      EventDecodeError; 0 or above 2                              -> UnsupportedSchemaError
 //   4. "type": absent -> UnknownEventTypeError{""}; not a string -> EventDecodeError; not the
 //      exact (case-sensitive) name of an enduring type — ephemeral names included ->
-//      UnknownEventTypeError
+//      UnknownEventTypeError; a version above the type's newest (2 for CompactionCommitted, 1
+//      for every other type)                                       -> UnsupportedSchemaError
 //   5. the header's members, then the body's members, then no member left unread: a missing
 //      required member, a wrong JSON type (null included), a malformed id, time, fingerprint or
 //      message, a number out of range, an unknown member at any level, more than 10 000 retained
@@ -78,6 +79,10 @@ std::string_view EventErrorKindName(const EventError& error);
 std::string DescribeEventError(const EventError& error);
 
 Result<std::string, EventError> EncodeEvent(const Event& event);
+
+// The payload version an event is written with (its journal record's v): 1, except a
+// CompactionCommitted, whose payload_version says (event/compaction.h).
+std::uint32_t EventPayloadVersion(const Event& event);
 Result<Event, EventError> DecodeEvent(std::string_view bytes);
 
 // The events that journal the creation of a loop whose whole initial history is

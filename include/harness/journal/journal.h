@@ -77,8 +77,9 @@ struct VerifyReport {
 struct JournalOptions {
   // Time for lease expiry; null means a SystemLeaseClock.
   std::shared_ptr<const LeaseClock> clock;
-  // Record versions 1..max_record_version are known; others are kUnsupportedVersion.
-  std::uint32_t max_record_version = 1;
+  // Record versions 1..max_record_version are known; others are kUnsupportedVersion. The
+  // default is the newest payload version the event codec writes (CompactionCommitted v2).
+  std::uint32_t max_record_version = 2;
 };
 
 class Journal {

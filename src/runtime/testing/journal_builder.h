@@ -113,8 +113,8 @@ class JournalBuilder {
       Abort(DescribeEventError(payload.error()));
     const EventHeader& h = HeaderOf(event);
     return AppendRecord(JournalRecord{session_, 0, h.event_id, RecordKind::kEvent,
-                                      std::string(EventTypeName(event)), 1, h.created_at,
-                                      std::move(*payload)});
+                                      std::string(EventTypeName(event)), EventPayloadVersion(event),
+                                      h.created_at, std::move(*payload)});
   }
 
   std::uint64_t AppendCommand(const Command& command) {
