@@ -184,6 +184,8 @@ Status<InvalidEventError> ValidateBody(const CompactionCommitted& e) {
   }
   if (e.duration.count() < 0)
     return Invalid<E>("Duration");
+  if (e.coverage && !IsValid(*e.coverage))
+    return Invalid<E>("Coverage");
   return {};
 }
 
@@ -202,6 +204,10 @@ Status<InvalidEventError> ValidateBody(const CompactionRejected& e) {
     return Invalid<E>("RejectReason");
   if (e.duration.count() < 0)
     return Invalid<E>("Duration");
+  if (e.coverage && (e.reject_reason != CompactRejectReason::kCoverageInsufficient ||
+                     e.coverage->waived || !IsValid(*e.coverage))) {
+    return Invalid<E>("Coverage");
+  }
   return {};
 }
 

@@ -107,7 +107,8 @@ inline CompactionRejected ValidRejected() {
                             CompactionReason::kAutomatic,
                             ContextBasis{1, kThrough},
                             CompactRejectReason::kExecutionFailed,
-                            std::chrono::seconds(1)};
+                            std::chrono::seconds(1),
+                            std::nullopt};
 }
 
 inline CompactWaiterResolved ValidResolved() {

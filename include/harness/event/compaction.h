@@ -6,9 +6,9 @@
 // "is invalid"}:
 //   CompactionStarted (ephemeral):  Visibility -> AttemptID -> Reason -> Basis
 //   CompactionCommitted (enduring): Visibility -> AttemptID -> WaiterCommandIDs -> Reason ->
-//       Basis -> Summary -> Retained -> PostContext -> Duration
+//       Basis -> Summary -> Retained -> PostContext -> Duration -> Coverage
 //   CompactionRejected (enduring):  Visibility -> AttemptID -> WaiterCommandIDs -> Reason ->
-//       Basis -> RejectReason -> Duration
+//       Basis -> RejectReason -> Duration -> Coverage
 //   CompactWaiterResolved (enduring reply): Visibility -> AttemptID -> CommandID (the cause's
 //       command id) -> CommittedEventID -> EventID (must equal CompactWaiterReplyId(attempt,
 //       command, true))
@@ -29,7 +29,11 @@
 //                      InvalidEventError::context) and its basis is {basis.revision + 1, this
 //                      event's event_id} (ours: the reference only promises it)
 //   Duration           >= 0
-//   RejectReason       1..14
+//   RejectReason       1..15
+//   Coverage           optional (absent = no report); when present IsValid(report)
+//                      (event/coverage.h); on a rejection only with RejectReason
+//                      CoverageInsufficient and never waived. An event without it is written
+//                      byte for byte as before the member existed (decisions P10, P11).
 //   CommittedEventID   non-zero
 //
 // ValidateRetainedHistory (contracts §2.4(b)): an empty list is valid; otherwise the first
@@ -54,6 +58,7 @@
 #pragma once
 
 #include <chrono>
+#include <optional>
 #include <string_view>
 #include <vector>
 
@@ -62,6 +67,7 @@
 #include "harness/context/measurement.h"
 #include "harness/core/result.h"
 #include "harness/core/uuid.h"
+#include "harness/event/coverage.h"
 #include "harness/event/header.h"
 #include "harness/event/reasons.h"
 
@@ -97,6 +103,7 @@ struct CompactionCommitted {
   std::vector<Message> retained;
   ContextMeasurement post_context;
   std::chrono::nanoseconds duration{0};
+  std::optional<CoverageReport> coverage;  // additive: absent when coverage is off
 
   friend bool operator==(const CompactionCommitted&, const CompactionCommitted&) = default;
 };
@@ -113,6 +120,7 @@ struct CompactionRejected {
   ContextBasis basis;
   CompactRejectReason reject_reason = CompactRejectReason::kUnspecified;
   std::chrono::nanoseconds duration{0};
+  std::optional<CoverageReport> coverage;  // additive: only with kCoverageInsufficient
 
   friend bool operator==(const CompactionRejected&, const CompactionRejected&) = default;
 };
