@@ -1,0 +1,146 @@
+// The coverage gate (docs/decisions.md P11, docs/runtime.md §5.7): after a compactor answers,
+// the runtime checks which anchors of the compacted span the summary or the retained tail
+// kept. Report records it on the commit; Enforce rejects a short compaction with
+// CoverageInsufficient and leaves the history as it was, except an automatic compaction that a
+// turn needs to continue, which commits with the shortfall recorded as waived.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "acceptance/fixture.h"
+
+namespace harness::acceptance {
+namespace {
+
+using ::testing::ElementsAre;
+
+// The compacted span holds a constraint and a path; the retained tail is the last message.
+std::vector<Message> AnchoredHistory() {
+  return {U("Never touch src/main.cc during this work."), U("committed history")};
+}
+
+// A summary that keeps both anchors.
+constexpr std::string_view kKeepingSummary =
+    "<conversation_summary><goal>fix</goal><constraints>Never touch src/main.cc during this "
+    "work.</constraints><decisions/><state>nothing changed</state><open_items/>"
+    "</conversation_summary>";
+
+CoverageReport ShortReport(bool waived) {
+  return CoverageReport{{{AnchorClass::kConstraint, 0, 1}, {AnchorClass::kPath, 0, 1}},
+                        {{AnchorClass::kConstraint, "Never touch src/main.cc during this work."},
+                         {AnchorClass::kPath, "src/main.cc"}},
+                        waived};
+}
+
+class Coverage : public Acceptance {
+ protected:
+  LoopDefinition Loop(CoverageMode mode, BasisPoints min_ratio = 0) const {
+    LoopDefinition definition = NativeLoop(AnchoredHistory());
+    definition.compaction->coverage.mode = mode;
+    definition.compaction->coverage.min_ratio = min_ratio;
+    return definition;
+  }
+
+  // Automatic: compact at 8000, rearm below 6000 on the input limit 80 (64 triggers).
+  LoopDefinition AutomaticLoop(CoverageMode mode) const {
+    LoopDefinition definition = Loop(mode);
+    definition.compaction->automatic = true;
+    definition.compaction->counter_policy = CounterPolicy::kRequireExact;
+    definition.compaction->compact_at = 8000;
+    definition.compaction->rearm_below = 6000;
+    return definition;
+  }
+};
+
+TEST_F(Coverage, ReportCommitsWithTheReport) {
+  compactor_->Script({CompactStep::Summary()});
+  const IdleCompaction run = CompactWhileIdle(Loop(CoverageMode::kReport));
+  ASSERT_TRUE(run.replied);
+  const Events events = LoopEvents(run.loop);
+  const auto committed = All<CompactionCommitted>(events);
+  ASSERT_EQ(committed.size(), 1u) << Describe(events);
+  EXPECT_EQ(committed[0].coverage, ShortReport(false));
+  EXPECT_EQ(MustSnapshot(run.loop).derived_prefix, 1u);
+}
+
+TEST_F(Coverage, OffRecordsNothing) {
+  compactor_->Script({CompactStep::Summary()});
+  const IdleCompaction run = CompactWhileIdle(Loop(CoverageMode::kOff));
+  ASSERT_TRUE(run.replied);
+  const auto committed = All<CompactionCommitted>(LoopEvents(run.loop));
+  ASSERT_EQ(committed.size(), 1u);
+  EXPECT_EQ(committed[0].coverage, std::nullopt);
+}
+
+TEST_F(Coverage, EnforceRejectsAShortSummaryAndTheHistoryStays) {
+  compactor_->Script({CompactStep::Summary()});
+  const IdleCompaction run = CompactWhileIdle(Loop(CoverageMode::kEnforce));
+  ASSERT_TRUE(run.replied);
+  const Events events = LoopEvents(run.loop);
+  const auto rejected = All<CompactionRejected>(events);
+  ASSERT_EQ(rejected.size(), 1u) << Describe(events);
+  EXPECT_EQ(rejected[0].reject_reason, CompactRejectReason::kCoverageInsufficient);
+  EXPECT_EQ(rejected[0].coverage, ShortReport(false));
+  const auto replies = All<CompactWaiterRejected>(events);
+  ASSERT_EQ(replies.size(), 1u);
+  EXPECT_EQ(replies[0].reason, CompactRejectReason::kCoverageInsufficient);
+  EXPECT_EQ(CountOf<CompactionCommitted>(events), 0u);
+  const LoopSnapshot snapshot = MustSnapshot(run.loop);
+  EXPECT_EQ(snapshot.history, AnchoredHistory());
+  EXPECT_EQ(snapshot.derived_prefix, 0u);
+}
+
+TEST_F(Coverage, EnforceCommitsASummaryThatKeepsTheAnchors) {
+  compactor_->Script({CompactStep::Text(std::string(kKeepingSummary))});
+  const IdleCompaction run = CompactWhileIdle(Loop(CoverageMode::kEnforce, 10'000));
+  ASSERT_TRUE(run.replied);
+  const Events events = LoopEvents(run.loop);
+  const auto committed = All<CompactionCommitted>(events);
+  ASSERT_EQ(committed.size(), 1u) << Describe(events);
+  EXPECT_EQ(
+      committed[0].coverage,
+      (CoverageReport{{{AnchorClass::kConstraint, 1, 1}, {AnchorClass::kPath, 1, 1}}, {}, false}));
+}
+
+// In a turn, the request at the input limit (80 of 80) needs the automatic compaction before
+// its next model call: enforcement gives way, the commit records the shortfall as waived, and
+// the turn runs to its end. Counts: 80 before the first call, 20 preflight, 25 post.
+TEST_F(Coverage, AnAutomaticCompactionATurnNeedsCommitsWaived) {
+  counter_->Script({CountStep::Tokens(80), CountStep::Tokens(20), CountStep::Tokens(25)});
+  compactor_->Script({CompactStep::Summary()});
+  model_->Script({ModelStep::Text("answer")});
+  const Uuid loop = MustCreate(AutomaticLoop(CoverageMode::kEnforce));
+  MustSubmit(loop, "question");
+  ASSERT_TRUE(log_->WaitForCount<TurnCompleted>(1, loop));
+  const Events events = LoopEvents(loop);
+  const auto committed = All<CompactionCommitted>(events);
+  ASSERT_EQ(committed.size(), 1u) << Describe(events);
+  EXPECT_EQ(committed[0].reason, CompactionReason::kAutomatic);
+  EXPECT_EQ(committed[0].coverage, ShortReport(true));
+  EXPECT_EQ(CountOf<TurnFailed>(events), 0u);
+  EXPECT_EQ(model_->calls(), 1u);
+}
+
+// Below the limit (64 of 80) the turn can go on without compacting: enforcement holds, the
+// automatic attempt is rejected CoverageInsufficient and the turn continues with the original
+// request. Counts: 64 before the first call, 20 preflight.
+TEST_F(Coverage, AnAutomaticCompactionBelowTheLimitIsEnforcedAndTheTurnGoesOn) {
+  counter_->Script({CountStep::Tokens(64), CountStep::Tokens(20)});
+  compactor_->Script({CompactStep::Summary()});
+  model_->Script({ModelStep::Text("answer")});
+  const Uuid loop = MustCreate(AutomaticLoop(CoverageMode::kEnforce));
+  MustSubmit(loop, "question");
+  ASSERT_TRUE(log_->WaitForCount<TurnCompleted>(1, loop));
+  const Events events = LoopEvents(loop);
+  const auto rejected = All<CompactionRejected>(events);
+  ASSERT_EQ(rejected.size(), 1u) << Describe(events);
+  EXPECT_EQ(rejected[0].reject_reason, CompactRejectReason::kCoverageInsufficient);
+  EXPECT_EQ(rejected[0].coverage, ShortReport(false));
+  EXPECT_EQ(CountOf<CompactionCommitted>(events), 0u);
+  EXPECT_EQ(CountOf<TurnFailed>(events), 0u);
+  const auto requests = model_->requests();
+  ASSERT_EQ(requests.size(), 1u);
+  EXPECT_EQ(requests[0].messages.size(), 3u);  // H and the question, uncompacted
+}
+
+}  // namespace
+}  // namespace harness::acceptance
