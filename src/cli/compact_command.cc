@@ -200,6 +200,7 @@ std::string SummaryText(const CompactionCommitted& committed) {
 struct Outcome {
   LineContext context;
   std::optional<CompactionCommitted> committed;
+  std::optional<CoverageReport> coverage;  // of the commit, or of a coverage rejection
   std::optional<Event> reply;
 };
 
@@ -208,8 +209,13 @@ void Observe(const Event& event, const Uuid& loop, Outcome& outcome) {
     if (measured->header.loop_id == loop)
       outcome.context.before = measured->measurement;
   } else if (const auto* committed = std::get_if<CompactionCommitted>(&event)) {
-    if (committed->header.loop_id == loop)
+    if (committed->header.loop_id == loop) {
       outcome.committed = *committed;
+      outcome.coverage = committed->coverage;
+    }
+  } else if (const auto* rejected = std::get_if<CompactionRejected>(&event)) {
+    if (rejected->header.loop_id == loop)
+      outcome.coverage = rejected->coverage;
   }
 }
 
@@ -272,6 +278,8 @@ void PrintHumanResult(const Outcome& outcome, const Verdict& verdict) {
                         outcome.context.messages_before));
   if (verdict.rejected) {
     PrintLine("context after: unchanged");
+    if (outcome.coverage)
+      PrintLine(CoverageText(*outcome.coverage));
     PrintLine(fmt::format("rejected {}", CompactRejectReasonName(verdict.rejected->reason)));
     if (verdict.invalid_summary) {
       PrintLine(
@@ -282,6 +290,8 @@ void PrintHumanResult(const Outcome& outcome, const Verdict& verdict) {
   const CompactionCommitted& committed = *outcome.committed;
   PrintLine(fmt::format("context after: {}, summary + {} messages",
                         ContextText(committed.post_context), committed.retained.size()));
+  if (outcome.coverage)
+    PrintLine(CoverageText(*outcome.coverage));
   PrintLine("summary:");
   PrintLine(SummaryText(committed));
   PrintLine("committed");
