@@ -33,6 +33,16 @@ std::string LowerAscii(std::string_view text) {
     c = Lower(c);
   return out;
 }
+bool EqualNoCase(std::string_view text, std::string_view lower) {
+  if (text.size() != lower.size())
+    return false;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    if (Lower(text[i]) != lower[i])
+      return false;
+  }
+  return true;
+}
+
 bool StartsWith(std::string_view text, std::string_view prefix) {
   return text.substr(0, prefix.size()) == prefix;
 }
@@ -194,12 +204,14 @@ class Collector {
                             : c == AnchorClass::kConstraint ? kMaxConstraintAnchorBytes
                                                             : kMaxAnchorBytes;
     const std::string_view text = Trim(CutUtf8(Trim(raw), max));
-    if (text.empty() || LooksLikeSecret(text))
+    if (text.empty())
       return;
+    // A repeat is dropped before the (costlier) secret test.
     std::string key(1, static_cast<char>(index));
     AppendNormal(key, text);
-    if (!seen_.insert(std::move(key)).second)
+    if (seen_.contains(key) || LooksLikeSecret(text))
       return;
+    seen_.insert(std::move(key));
     list.push_back(Entry{message_, Anchor{c, std::string(text)}});
   }
   // The scan moves to the next (older) message.
@@ -307,8 +319,8 @@ constexpr std::string_view kUnits[] = {
 };
 
 bool IsUnit(std::string_view word) {
-  const std::string lower = LowerAscii(word);
-  return std::find(std::begin(kUnits), std::end(kUnits), lower) != std::end(kUnits);
+  return std::any_of(std::begin(kUnits), std::end(kUnits),
+                     [word](std::string_view unit) { return EqualNoCase(word, unit); });
 }
 
 // The length of the number at the start of `word` (digits, optionally . and digits), or 0.
@@ -346,21 +358,27 @@ bool IsRuleWord(std::string_view lower_sentence) {
   return false;
 }
 
+// Called for every line of the head: no allocation. ": error:" is matched as compilers write
+// it (lower case); the first word's ending in any case.
 bool IsErrorLine(std::string_view line) {
   if (StartsWith(line, "Traceback (most recent call last)"))
     return false;
-  const std::string lower = LowerAscii(line.substr(0, std::min<std::size_t>(line.size(), 400)));
-  if (lower.find(": error:") != std::string::npos ||
-      lower.find(": fatal error:") != std::string::npos)
+  const std::string_view start = line.substr(0, 400);
+  if (start.find(": error:") != std::string_view::npos ||
+      start.find(": fatal error:") != std::string_view::npos) {
     return true;
-  const std::size_t colon = lower.find(':');
-  if (colon == std::string::npos || colon == 0)
+  }
+  const std::size_t colon = start.find(':');
+  if (colon == std::string_view::npos || colon == 0)
     return false;
-  const std::string_view first(lower.data(), colon);
-  if (first.find(' ') != std::string_view::npos)
+  const std::string_view first = start.substr(0, colon);
+  if (std::any_of(first.begin(), first.end(), IsSpace))
     return false;
-  return EndsWith(first, "error") || EndsWith(first, "exception") || EndsWith(first, "fatal") ||
-         EndsWith(first, "panic");
+  for (const std::string_view end : {"error", "exception", "fatal", "panic"}) {
+    if (first.size() >= end.size() && EqualNoCase(first.substr(first.size() - end.size()), end))
+      return true;
+  }
+  return false;
 }
 
 // Calls f(line) for each line of `text`.

@@ -142,5 +142,32 @@ TEST_F(Coverage, AnAutomaticCompactionBelowTheLimitIsEnforcedAndTheTurnGoesOn) {
   EXPECT_EQ(requests[0].messages.size(), 3u);  // H and the question, uncompacted
 }
 
+// A manual attempt is always enforced. In a turn whose continuation is at the limit under a
+// policy without automatic compaction, nothing else can free the window: the turn fails with a
+// reason that names coverage. Counts: 40 before the first call, 80 after the tool step, 20
+// preflight.
+TEST_F(Coverage, AManualCompactionShortAtTheLimitFailsTheTurnNamingCoverage) {
+  counter_->Script({CountStep::Tokens(40), CountStep::Tokens(80), CountStep::Tokens(20)});
+  compactor_->Script({CompactStep::Summary()});
+  model_->Script({ModelStep::Tool("t1", "echo"), ModelStep::Text("final")});
+  const Uuid loop = MustCreate(Loop(CoverageMode::kEnforce));
+  model_->gates().Gate(1);
+  MustSubmit(loop, "use the tool");
+  ASSERT_TRUE(model_->gates().WaitStarted(1));
+  MustCompact(loop);
+  model_->gates().Release(1);
+  ASSERT_TRUE(log_->WaitForCount<TurnFailed>(1, loop));
+  const Events events = LoopEvents(loop);
+  const auto rejected = All<CompactionRejected>(events);
+  ASSERT_EQ(rejected.size(), 1u) << Describe(events);
+  EXPECT_EQ(rejected[0].reason, CompactionReason::kManual);
+  EXPECT_EQ(rejected[0].reject_reason, CompactRejectReason::kCoverageInsufficient);
+  const auto failed = All<TurnFailed>(events);
+  ASSERT_EQ(failed.size(), 1u);
+  EXPECT_EQ(failed[0].reason, "coverage_insufficient");
+  EXPECT_NE(failed[0].detail.find("coverage"), std::string::npos) << failed[0].detail;
+  EXPECT_EQ(model_->calls(), 1u);
+}
+
 }  // namespace
 }  // namespace harness::acceptance
