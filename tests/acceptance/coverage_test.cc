@@ -49,6 +49,18 @@ class Coverage : public Acceptance {
     definition.compaction->rearm_below = 6000;
     return definition;
   }
+
+  // One turn ("question", answered "answer") of an automatic enforcing loop with the counts
+  // given, run to its TurnCompleted; the loop's events.
+  Events AutomaticTurn(std::vector<CountStep> counts) {
+    counter_->Script(std::move(counts));
+    compactor_->Script({CompactStep::Summary()});
+    model_->Script({ModelStep::Text("answer")});
+    const Uuid loop = MustCreate(AutomaticLoop(CoverageMode::kEnforce));
+    MustSubmit(loop, "question");
+    EXPECT_TRUE(log_->WaitForCount<TurnCompleted>(1, loop));
+    return LoopEvents(loop);
+  }
 };
 
 TEST_F(Coverage, ReportCommitsWithTheReport) {
@@ -105,13 +117,8 @@ TEST_F(Coverage, EnforceCommitsASummaryThatKeepsTheAnchors) {
 // its next model call: enforcement gives way, the commit records the shortfall as waived, and
 // the turn runs to its end. Counts: 80 before the first call, 20 preflight, 25 post.
 TEST_F(Coverage, AnAutomaticCompactionATurnNeedsCommitsWaived) {
-  counter_->Script({CountStep::Tokens(80), CountStep::Tokens(20), CountStep::Tokens(25)});
-  compactor_->Script({CompactStep::Summary()});
-  model_->Script({ModelStep::Text("answer")});
-  const Uuid loop = MustCreate(AutomaticLoop(CoverageMode::kEnforce));
-  MustSubmit(loop, "question");
-  ASSERT_TRUE(log_->WaitForCount<TurnCompleted>(1, loop));
-  const Events events = LoopEvents(loop);
+  const Events events =
+      AutomaticTurn({CountStep::Tokens(80), CountStep::Tokens(20), CountStep::Tokens(25)});
   const auto committed = All<CompactionCommitted>(events);
   ASSERT_EQ(committed.size(), 1u) << Describe(events);
   EXPECT_EQ(committed[0].reason, CompactionReason::kAutomatic);
@@ -124,13 +131,7 @@ TEST_F(Coverage, AnAutomaticCompactionATurnNeedsCommitsWaived) {
 // automatic attempt is rejected CoverageInsufficient and the turn continues with the original
 // request. Counts: 64 before the first call, 20 preflight.
 TEST_F(Coverage, AnAutomaticCompactionBelowTheLimitIsEnforcedAndTheTurnGoesOn) {
-  counter_->Script({CountStep::Tokens(64), CountStep::Tokens(20)});
-  compactor_->Script({CompactStep::Summary()});
-  model_->Script({ModelStep::Text("answer")});
-  const Uuid loop = MustCreate(AutomaticLoop(CoverageMode::kEnforce));
-  MustSubmit(loop, "question");
-  ASSERT_TRUE(log_->WaitForCount<TurnCompleted>(1, loop));
-  const Events events = LoopEvents(loop);
+  const Events events = AutomaticTurn({CountStep::Tokens(64), CountStep::Tokens(20)});
   const auto rejected = All<CompactionRejected>(events);
   ASSERT_EQ(rejected.size(), 1u) << Describe(events);
   EXPECT_EQ(rejected[0].reject_reason, CompactRejectReason::kCoverageInsufficient);
