@@ -182,9 +182,8 @@ const PolicyCase kPolicyCases[] = {
             p.rearm_below = 0;
           }),
      kExact, Field::kCoverage},
-    {"margin_before_coverage",
-     With(Manual(), [](auto& p) { p.coverage.min_ratio = 10'001; }), kHeuristic,
-     Field::kSafetyMargin},
+    {"margin_before_coverage", With(Manual(), [](auto& p) { p.coverage.min_ratio = 10'001; }),
+     kHeuristic, Field::kSafetyMargin},
 };
 
 class PolicyCaseTest : public ::testing::TestWithParam<PolicyCase> {};
