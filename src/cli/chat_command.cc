@@ -172,16 +172,22 @@ class ChatView {
       outcome_ = fmt::format("compact committed: {} -> {}, summary + {} messages", before,
                              TokensText(e->post_context.input_tokens, e->post_context.input_limit),
                              e->retained.size());
+      if (e->coverage)
+        outcome_.append("; ").append(CoverageText(*e->coverage));
       context_.messages_before = 1 + e->retained.size();
       context_.before = e->post_context;
       return lines;
-    } else if (std::holds_alternative<CompactionRejected>(event)) {
+    } else if (const auto* e = std::get_if<CompactionRejected>(&event)) {
       outstanding_.Compacting(false);
+      rejected_coverage_ = e->coverage;
       return {EventLine(event, context_)};
     } else if (const auto to = ReplyTo(event); to && outstanding_.IsOurCompactLocked(*to)) {
       outstanding_.CompactAnswered(*to);
       if (const auto* rejected = std::get_if<CompactWaiterRejected>(&event)) {
-        return {"compact " + RejectedText(rejected->reason, rejected->detail)};
+        std::string line = "compact " + RejectedText(rejected->reason, rejected->detail);
+        if (rejected->reason == CompactRejectReason::kCoverageInsufficient && rejected_coverage_)
+          line.append("; ").append(CoverageText(*rejected_coverage_));
+        return {line};
       }
       return {outcome_};
     } else if (std::holds_alternative<InputQueued>(event)) {
@@ -233,6 +239,7 @@ class ChatView {
   LineContext context_;  // messages_before: the loop's history size as the events tell it
   std::string answer_;   // the turn's latest assistant text
   std::string outcome_;  // the last commit, for the reply that answers a /compact
+  std::optional<CoverageReport> rejected_coverage_;  // of the last rejection, for its reply
 };
 
 // /context: the latest measurement, and what a compaction now would keep (the compaction

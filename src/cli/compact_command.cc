@@ -136,6 +136,8 @@ void PrintHumanResult(const Outcome& outcome, const Verdict& verdict) {
                         outcome.context.messages_before));
   if (verdict.rejected) {
     PrintLine("context after: unchanged");
+    if (outcome.coverage)
+      PrintLine(CoverageText(*outcome.coverage));
     PrintLine(RejectedText(verdict.rejected->reason, verdict.rejected->detail));
     if (verdict.invalid_summary) {
       PrintLine(
@@ -146,6 +148,8 @@ void PrintHumanResult(const Outcome& outcome, const Verdict& verdict) {
   const CompactionCommitted& committed = *outcome.committed;
   PrintLine(fmt::format("context after: {}, summary + {} messages",
                         ContextText(committed.post_context), committed.retained.size()));
+  if (outcome.coverage)
+    PrintLine(CoverageText(*outcome.coverage));
   PrintLine("summary:");
   PrintLine(SummaryText(committed));
   PrintLine("committed");

@@ -106,8 +106,13 @@ void Observe(const Event& event, const Uuid& loop, Outcome& outcome) {
     if (measured->header.loop_id == loop)
       outcome.context.before = measured->measurement;
   } else if (const auto* committed = std::get_if<CompactionCommitted>(&event)) {
-    if (committed->header.loop_id == loop)
+    if (committed->header.loop_id == loop) {
       outcome.committed = *committed;
+      outcome.coverage = committed->coverage;
+    }
+  } else if (const auto* rejected = std::get_if<CompactionRejected>(&event)) {
+    if (rejected->header.loop_id == loop)
+      outcome.coverage = rejected->coverage;
   }
 }
 

@@ -94,6 +94,7 @@ std::string SummaryText(const CompactionCommitted& committed);
 struct Outcome {
   LineContext context;
   std::optional<CompactionCommitted> committed;
+  std::optional<CoverageReport> coverage;  // of the commit, or of a coverage rejection
   std::optional<Event> reply;
 };
 

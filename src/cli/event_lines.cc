@@ -203,6 +203,23 @@ std::string EventJson(const Event& event) {
 
 // `text` on one line (newlines and tabs as spaces), cut at `limit` bytes on a character
 // boundary.
+std::string CoverageText(const CoverageReport& report) {
+  std::string out = fmt::format("coverage {}/{}", report.found(), report.total());
+  if (report.waived)
+    out.append(" (enforcement waived)");
+  if (report.missing.empty())
+    return out;
+  out.append("; missing: ");
+  for (std::size_t i = 0; i < report.missing.size(); ++i) {
+    if (i > 0)
+      out.append(", ");
+    out.append(Truncated(report.missing[i].text, 60));
+  }
+  if (report.total() - report.found() > report.missing.size())
+    out.append(", \u2026");
+  return out;
+}
+
 std::string Truncated(std::string text, std::size_t limit) {
   std::replace_if(
       text.begin(), text.end(), [](char c) { return c == '\n' || c == '\r' || c == '\t'; }, ' ');

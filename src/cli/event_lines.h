@@ -15,6 +15,11 @@
 //   the same shape without "v": "type", the header members as the codec writes them, then the
 //   body members in declaration order (enums as their numeric wire values).
 // - TokensText: "<used>/<limit> tokens (<percent with one decimal>%)".
+// - CoverageText: "coverage 37/41; missing: src/foo.cc, test_bar, …": found/total over every
+//   class, " (enforcement waived)" after the counts when the report says so, then the missing
+//   anchors the report lists, each on one line and cut at 60 bytes, and "…" when more are
+//   missing than listed; "coverage 41/41" when nothing is missing. The anchors are transcript
+//   text: the caller shows the line through TerminalText.
 // Thread safety: pure functions.
 #pragma once
 
@@ -46,6 +51,7 @@ std::string_view PressureLevelName(PressureLevel level);
 // "unknown", "exact_provider", "exact_local", "heuristic_estimate"; "" outside the enum.
 std::string_view CountQualityName(CountQuality quality);
 std::string TokensText(TokenCount used, TokenCount limit);
+std::string CoverageText(const CoverageReport& report);
 
 // `text` on one line (newlines and tabs as spaces), cut at `limit` bytes on a character
 // boundary, "..." appended when cut.

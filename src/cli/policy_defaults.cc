@@ -105,6 +105,7 @@ Result<LoopContext, LoopContextError> ChooseLoopContext(
   policy.reserved_output = context.limits.max_output_tokens;
   policy.safety_margin = exact ? 0 : context.limits.window_tokens / kEstimateMarginDivisor;
   policy.count_timeout = kDefaultCountTimeout;
+  policy.coverage = flags.coverage;
 
   auto resolved = ResolveContextLimits(context.model, context.limits, policy.reserved_output,
                                        policy.safety_margin);
@@ -122,6 +123,44 @@ Result<LoopContext, LoopContextError> ChooseLoopContext(
   if (auto valid = ValidatePolicy(policy, context.counter->quality()); !valid.ok())
     return Fail(Problem(LoopContextErrorKind::kPolicy, valid.error().Message()));
   return context;
+}
+
+std::optional<CoveragePolicy> ParseCoverageOption(std::string_view text) {
+  CoveragePolicy policy;
+  if (text == "off" || text == "report") {
+    policy.mode = text == "off" ? CoverageMode::kOff : CoverageMode::kReport;
+    return policy;
+  }
+  constexpr std::string_view kEnforce = "enforce";
+  if (text.substr(0, kEnforce.size()) != kEnforce)
+    return std::nullopt;
+  policy.mode = CoverageMode::kEnforce;
+  text.remove_prefix(kEnforce.size());
+  if (text.empty())
+    return policy;
+  if (text.front() != ':')
+    return std::nullopt;
+  text.remove_prefix(1);
+  // 0, 1, 0.d to 0.dddd, 1.0 to 1.0000: basis points without floating point.
+  if (text.empty() || (text.front() != '0' && text.front() != '1'))
+    return std::nullopt;
+  std::uint32_t points = text.front() == '1' ? kFullScaleBasisPoints : 0;
+  text.remove_prefix(1);
+  if (!text.empty()) {
+    if (text.front() != '.' || text.size() < 2 || text.size() > 5)
+      return std::nullopt;
+    std::uint32_t scale = 1000;
+    for (const char c : text.substr(1)) {
+      if (c < '0' || c > '9')
+        return std::nullopt;
+      points += static_cast<std::uint32_t>(c - '0') * scale;
+      scale /= 10;
+    }
+  }
+  if (points > kFullScaleBasisPoints)
+    return std::nullopt;
+  policy.min_ratio = static_cast<BasisPoints>(points);
+  return policy;
 }
 
 void ContextOptions::Register(CLI::App& command) {
@@ -145,6 +184,21 @@ void ContextOptions::Register(CLI::App& command) {
                       "the output a turn may ask for, tokens, reserved in the window (default: "
                       "the model's maximum, at most a quarter of the window)")
           ->default_str("");
+  command
+      .add_option("--coverage", coverage,
+                  "the coverage gate: off, report, enforce or enforce:RATIO (0 to 1); enforce "
+                  "rejects a summary that drops a user constraint or the current request, or "
+                  "keeps fewer anchors than RATIO")
+      ->capture_default_str()
+      ->check(
+          [](const std::string& value) -> std::string {
+            return ParseCoverageOption(value)
+                       ? std::string()
+                       : std::string(
+                             "expected off, report, enforce or enforce:RATIO with RATIO "
+                             "from 0 to 1 (at most four decimals)");
+          },
+          "MODE");
 }
 
 ContextFlags ContextOptions::Flags(std::optional<ModelKey> model) const {
@@ -157,6 +211,8 @@ ContextFlags ContextOptions::Flags(std::optional<ModelKey> model) const {
   flags.keep_recent_segments = keep_recent_segments;
   flags.keep_recent_tokens = keep_recent_tokens;
   flags.max_summary_tokens = max_summary_tokens;
+  // Register's check accepted the text, so it parses.
+  flags.coverage = ParseCoverageOption(coverage).value_or(CoveragePolicy{});
   return flags;
 }
 

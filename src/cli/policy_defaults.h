@@ -25,8 +25,13 @@
 //    kLimitUnknown with its message (e.g. an output that fills the window).
 // 6. The policy: automatic, compact at kDefaultCompactAt (80 %), re-arm below
 //    kDefaultRearmBelow (60 %), the keep-recent and summary budgets from the flags (their
-//    defaults are the constants below), count timeout kDefaultCountTimeout. ValidatePolicy
-//    failing is kPolicy.
+//    defaults are the constants below), count timeout kDefaultCountTimeout, coverage from
+//    --coverage (default report). ValidatePolicy failing is kPolicy.
+//
+// ParseCoverageOption(text): "off", "report", "enforce" (ratio 0: the required classes only)
+// or "enforce:RATIO" with RATIO a fraction from 0 to 1 with at most four decimals ("0.9",
+// "1"); the required classes are the library's default (constraints and the current request).
+// Anything else is nullopt.
 // Thread safety: pure apart from reading the tokenizer files.
 #pragma once
 
@@ -80,7 +85,10 @@ struct ContextFlags {
   std::int64_t keep_recent_segments = kDefaultKeepRecentSegments;
   TokenCount keep_recent_tokens = kDefaultKeepRecentTokens;
   TokenCount max_summary_tokens = kDefaultMaxSummaryTokens;
+  CoveragePolicy coverage;
 };
+
+std::optional<CoveragePolicy> ParseCoverageOption(std::string_view text);
 
 // Where the window came from, for the command's report.
 enum class WindowSource : std::uint8_t { kCatalog, kFlag, kDefault };
@@ -97,7 +105,8 @@ struct LoopContext {
 };
 
 // The context options of every command that runs a loop (compact, chat): --keep-recent-segments,
-// --keep-recent-tokens, --max-summary-tokens, --context-window and --max-output-tokens, with
+// --keep-recent-tokens, --max-summary-tokens, --context-window, --max-output-tokens and
+// --coverage, with
 // the defaults above. Register adds them to a command; Flags reads them after parsing (an
 // option not given stays unset, so that ChooseLoopContext applies the catalog or the default).
 struct ContextOptions {
@@ -106,6 +115,7 @@ struct ContextOptions {
   TokenCount max_summary_tokens = kDefaultMaxSummaryTokens;
   TokenCount context_window = 0;
   TokenCount max_output_tokens = 0;
+  std::string coverage = "report";
   CLI::Option* context_window_option = nullptr;
   CLI::Option* max_output_tokens_option = nullptr;
 

@@ -36,6 +36,8 @@ std::string_view CompactionPolicyFieldName(CompactionPolicyField field) {
       return "CountTimeout";
     case CompactionPolicyField::kSafetyMargin:
       return "SafetyMargin";
+    case CompactionPolicyField::kCoverage:
+      return "Coverage";
     case CompactionPolicyField::kRearmBelow:
       return "RearmBelow";
     case CompactionPolicyField::kCompactAt:
@@ -68,6 +70,13 @@ Status<CompactionPolicyError> ValidatePolicy(const CompactionPolicy& policy,
   // An estimate may undercount; only a margin makes its limit safe (reference §7.2 step 7).
   if (counter_quality == CountQuality::kHeuristicEstimate && policy.safety_margin == 0)
     return fail(CompactionPolicyField::kSafetyMargin);
+  const CoveragePolicy& coverage = policy.coverage;
+  if (coverage.mode != CoverageMode::kOff && coverage.mode != CoverageMode::kReport &&
+      coverage.mode != CoverageMode::kEnforce) {
+    return fail(CompactionPolicyField::kCoverage);
+  }
+  if (coverage.min_ratio > kFullScaleBasisPoints || (coverage.required & ~kAllAnchorClasses) != 0)
+    return fail(CompactionPolicyField::kCoverage);
   // Thresholds and the counter policy only steer automatic attempts; a manual-only policy never
   // reads them, so nonsense there is harmless and accepted as the reference does.
   if (!policy.automatic)

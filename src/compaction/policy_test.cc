@@ -152,6 +152,38 @@ const PolicyCase kPolicyCases[] = {
             p.counter_policy = CounterPolicy::kUnknown;
           }),
      kExact, Field::kCompactAt},
+    // Coverage (decisions P13): three modes, a ratio in basis points, valid required classes.
+    {"coverage_default_is_report", Manual(), kExact, std::nullopt},
+    {"coverage_off", With(Manual(), [](auto& p) { p.coverage.mode = CoverageMode::kOff; }), kExact,
+     std::nullopt},
+    {"coverage_enforce_full_ratio",
+     With(Manual(),
+          [](auto& p) {
+            p.coverage.mode = CoverageMode::kEnforce;
+            p.coverage.min_ratio = 10'000;
+          }),
+     kExact, std::nullopt},
+    {"coverage_unknown_mode",
+     With(Manual(), [](auto& p) { p.coverage.mode = CoverageMode::kUnknown; }), kExact,
+     Field::kCoverage},
+    {"coverage_mode_out_of_range",
+     With(Manual(), [](auto& p) { p.coverage.mode = static_cast<CoverageMode>(4); }), kExact,
+     Field::kCoverage},
+    {"coverage_ratio_over_full_scale",
+     With(Manual(), [](auto& p) { p.coverage.min_ratio = 10'001; }), kExact, Field::kCoverage},
+    {"coverage_required_class_zero", With(Manual(), [](auto& p) { p.coverage.required = 1; }),
+     kExact, Field::kCoverage},
+    {"coverage_required_class_above_nine",
+     With(Manual(), [](auto& p) { p.coverage.required = 1u << 10; }), kExact, Field::kCoverage},
+    {"coverage_before_thresholds",
+     With(Automatic(),
+          [](auto& p) {
+            p.coverage.min_ratio = 20'000;
+            p.rearm_below = 0;
+          }),
+     kExact, Field::kCoverage},
+    {"margin_before_coverage", With(Manual(), [](auto& p) { p.coverage.min_ratio = 10'001; }),
+     kHeuristic, Field::kSafetyMargin},
 };
 
 class PolicyCaseTest : public ::testing::TestWithParam<PolicyCase> {};
@@ -178,6 +210,7 @@ TEST(CompactionPolicyTest, FieldNamesAreTheReferenceNames) {
       {Field::kMaxSummaryTokens, "MaxSummaryTokens"},
       {Field::kCountTimeout, "CountTimeout"},
       {Field::kSafetyMargin, "SafetyMargin"},
+      {Field::kCoverage, "Coverage"},
       {Field::kRearmBelow, "RearmBelow"},
       {Field::kCompactAt, "CompactAt"},
       {Field::kCounterPolicy, "CounterPolicy"},

@@ -79,6 +79,45 @@ std::uint8_t Raw(auto value) {
   return static_cast<std::uint8_t>(value);
 }
 
+// {"classes":[{"class":n,"found":n,"total":n},…],"missing":[{"class":n,"text":"…"},…]} and
+// "waived":true only when set. The member is written only when a report exists, so an event
+// without one is byte for byte what the codec wrote before the member existed (decisions P10).
+void WriteCoverage(WireWriter& w, const std::optional<CoverageReport>& coverage) {
+  if (!coverage)
+    return;
+  w.Key("coverage");
+  std::string& out = w.out();
+  WireWriter report(out);
+  report.Key("classes");
+  out.push_back('[');
+  for (std::size_t i = 0; i < coverage->classes.size(); ++i) {
+    if (i > 0)
+      out.push_back(',');
+    const CoverageCount& c = coverage->classes[i];
+    WireWriter(out)
+        .Uint("class", static_cast<std::uint8_t>(c.anchor_class))
+        .Uint("found", c.found)
+        .Uint("total", c.total)
+        .Close();
+  }
+  out.push_back(']');
+  report.Key("missing");
+  out.push_back('[');
+  for (std::size_t i = 0; i < coverage->missing.size(); ++i) {
+    if (i > 0)
+      out.push_back(',');
+    const MissingAnchor& m = coverage->missing[i];
+    WireWriter(out)
+        .Uint("class", static_cast<std::uint8_t>(m.anchor_class))
+        .String("text", m.text)
+        .Close();
+  }
+  out.push_back(']');
+  if (coverage->waived)
+    report.Bool("waived", true);
+  report.Close();
+}
+
 // One WriteBody per enduring type: its members in declaration order.
 Status<InvalidEventError> WriteBody(WireWriter& w, const CompactionCommitted& e) {
   using E = CompactionCommitted;
@@ -89,6 +128,7 @@ Status<InvalidEventError> WriteBody(WireWriter& w, const CompactionCommitted& e)
   HARNESS_CHECK(WriteMessage<E>(w, "summary", "Summary", e.summary));
   HARNESS_CHECK(WriteMessages<E>(w, "retained", "Retained", e.retained));
   w.Measurement("post_context", e.post_context).Int("duration", e.duration.count());
+  WriteCoverage(w, e.coverage);
   return {};
 }
 
@@ -119,6 +159,7 @@ Status<InvalidEventError> WriteBody(WireWriter& w, const CompactionRejected& e) 
       .Uint("reject_reason", Raw(e.reject_reason))
       .Int("duration", e.duration.count());
   WriteDetail(w, e.detail);
+  WriteCoverage(w, e.coverage);
   return {};
 }
 
@@ -285,6 +326,59 @@ Result<std::vector<Message>, DecodeCause> ReadMessagesMember(JsonObject& object,
   return messages;
 }
 
+// The array member `name` of `object`, with at most `max_elements` elements.
+Result<const Json*, JsonError> RequireArrayMember(JsonObject& object, std::string_view name,
+                                                  std::size_t max_elements) {
+  HARNESS_TRY(const Json* member, object.Require(name));
+  if (!member->is_array())
+    return Fail(JsonError{JsonErrorKind::kType, object.MemberPath(name), 0, "expected an array"});
+  if (member->size() > max_elements) {
+    return Fail(JsonError{JsonErrorKind::kRange, object.MemberPath(name), 0,
+                          fmt::format("more than {} elements", max_elements)});
+  }
+  return member;
+}
+
+// The optional "coverage" member; its rules beyond shape are IsValid's (event/coverage.h).
+Result<std::optional<CoverageReport>, JsonError> ReadCoverage(JsonObject& top) {
+  const Json* member = top.Find("coverage");
+  if (member == nullptr)
+    return std::optional<CoverageReport>();
+  HARNESS_TRY(JsonObject object, JsonObject::Open(*member, top.MemberPath("coverage")));
+  CoverageReport report;
+  HARNESS_TRY(const Json* classes, RequireArrayMember(object, "classes", kMaxAnchorClass));
+  for (std::size_t i = 0; i < classes->size(); ++i) {
+    HARNESS_TRY(JsonObject c, JsonObject::Open((*classes)[i], object.ElementPath("classes", i)));
+    CoverageCount count;
+    HARNESS_TRY(count.anchor_class, RequireEnumMember<AnchorClass>(c, "class"));
+    HARNESS_TRY(const std::uint64_t found, c.RequireUint("found", UINT32_MAX));
+    HARNESS_TRY(const std::uint64_t total, c.RequireUint("total", UINT32_MAX));
+    count.found = static_cast<std::uint32_t>(found);
+    count.total = static_cast<std::uint32_t>(total);
+    HARNESS_CHECK(c.RejectUnknown());
+    report.classes.push_back(count);
+  }
+  HARNESS_TRY(const Json* missing, RequireArrayMember(object, "missing", kMaxReportedMissing));
+  for (std::size_t i = 0; i < missing->size(); ++i) {
+    HARNESS_TRY(JsonObject m, JsonObject::Open((*missing)[i], object.ElementPath("missing", i)));
+    MissingAnchor anchor;
+    HARNESS_TRY(anchor.anchor_class, RequireEnumMember<AnchorClass>(m, "class"));
+    HARNESS_TRY(anchor.text, m.RequireString("text"));
+    HARNESS_CHECK(m.RejectUnknown());
+    report.missing.push_back(std::move(anchor));
+  }
+  if (object.Find("waived") != nullptr) {
+    HARNESS_TRY(report.waived, object.RequireBool("waived"));
+    if (!report.waived) {
+      // Absent is the one encoding of "not waived" (re-encoding is byte-exact).
+      return Fail(JsonError{JsonErrorKind::kRange, object.MemberPath("waived"), 0,
+                            "a false waived is written by omitting it"});
+    }
+  }
+  HARNESS_CHECK(object.RejectUnknown());
+  return std::optional<CoverageReport>(std::move(report));
+}
+
 Status<DecodeCause> ReadBody(JsonObject& top, CompactionCommitted& e) {
   HARNESS_TRY(e.attempt_id, RequireUuidMember(top, "attempt_id"));
   HARNESS_TRY(e.waiter_command_ids,
@@ -296,6 +390,7 @@ Status<DecodeCause> ReadBody(JsonObject& top, CompactionCommitted& e) {
   HARNESS_TRY(e.post_context, RequireMeasurementMember(top, "post_context"));
   HARNESS_TRY(std::int64_t duration, RequireInt64Member(top, "duration"));
   e.duration = std::chrono::nanoseconds(duration);
+  HARNESS_TRY(e.coverage, ReadCoverage(top));
   return {};
 }
 
@@ -339,6 +434,7 @@ Status<DecodeCause> ReadBody(JsonObject& top, CompactionRejected& e) {
   HARNESS_TRY(std::int64_t duration, RequireInt64Member(top, "duration"));
   e.duration = std::chrono::nanoseconds(duration);
   HARNESS_TRY(e.detail, ReadDetail(top));
+  HARNESS_TRY(e.coverage, ReadCoverage(top));
   return {};
 }
 

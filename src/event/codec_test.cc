@@ -139,6 +139,72 @@ TEST(EncodeEvent, RejectionDetailIsAdditive) {
   auto reply_decoded = DecodeEvent(reply_wire);
   ASSERT_TRUE(reply_decoded.ok()) << DescribeEventError(reply_decoded.error());
   EXPECT_EQ(std::get<CompactWaiterRejected>(*reply_decoded), reply);
+// The additive coverage member (decisions P10, P13): written only when set, so an event without
+// it is the bytes above; with it, it comes last and round-trips exactly.
+TEST(EncodeEvent, CoverageIsAnAdditiveLastMember) {
+  CompactionRejected e = ValidRejected();
+  e.reject_reason = CompactRejectReason::kCoverageInsufficient;
+  e.coverage = CoverageReport{
+      {{AnchorClass::kConstraint, 0, 1}, {AnchorClass::kPath, 2, 3}},
+      {{AnchorClass::kConstraint, "never \"push\""}, {AnchorClass::kPath, "src/foo.cc"}},
+      false};
+  const std::string bytes = Encoded(e);
+  EXPECT_EQ(bytes, Replace(Replace(kRejectedWire, R"("reject_reason":8)", R"("reject_reason":15)"),
+                           R"("duration":1000000000})",
+                           R"("duration":1000000000,"coverage":{"classes":[{"class":2,"found":0,)"
+                           R"("total":1},{"class":3,"found":2,"total":3}],"missing":[{"class":2,)"
+                           R"("text":"never \"push\""},{"class":3,"text":"src/foo.cc"}]}})"));
+  auto decoded = DecodeEvent(bytes);
+  ASSERT_TRUE(decoded.ok()) << DescribeEventError(decoded.error());
+  EXPECT_EQ(*decoded, Event(e));
+
+  CompactionCommitted committed = ValidCommitted();
+  committed.coverage = CoverageReport{{}, {}, true};
+  const std::string committed_bytes = Encoded(committed);
+  EXPECT_NE(committed_bytes.find(R"("coverage":{"classes":[],"missing":[],"waived":true}})"),
+            std::string::npos);
+  auto committed_decoded = DecodeEvent(committed_bytes);
+  ASSERT_TRUE(committed_decoded.ok()) << DescribeEventError(committed_decoded.error());
+  EXPECT_EQ(*committed_decoded, Event(committed));
+  EXPECT_EQ(Encoded(*committed_decoded), committed_bytes);
+}
+
+TEST(EncodeEvent, CoverageRules) {
+  CompactionRejected e = ValidRejected();
+  e.coverage = CoverageReport{};
+  // Only a coverage rejection carries a report, and never a waived one.
+  EXPECT_EQ(Verdict(EncodeEvent(e).error()), "invalid: Coverage is invalid");
+  e.reject_reason = CompactRejectReason::kCoverageInsufficient;
+  EXPECT_TRUE(EncodeEvent(e).ok());
+  e.coverage->waived = true;
+  EXPECT_EQ(Verdict(EncodeEvent(e).error()), "invalid: Coverage is invalid");
+  CompactionCommitted c = ValidCommitted();
+  const CoverageReport bad[] = {
+      {{{AnchorClass::kPath, 4, 3}}, {}, false},                             // found > total
+      {{{AnchorClass::kPath, 0, 0}}, {}, false},                             // an empty class
+      {{{AnchorClass::kUrl, 0, 1}, {AnchorClass::kPath, 0, 1}}, {}, false},  // out of order
+      {{{static_cast<AnchorClass>(10), 0, 1}}, {}, false},                   // class 10
+      {{{AnchorClass::kPath, 2, 3}},
+       {{AnchorClass::kPath, "a"}, {AnchorClass::kPath, "b"}},
+       false},                                                            // more than unfound
+      {{{AnchorClass::kPath, 0, 3}}, {{AnchorClass::kUrl, "a"}}, false},  // a class not listed
+      {{{AnchorClass::kPath, 0, 3}}, {{AnchorClass::kPath, ""}}, false},  // empty text
+      {{{AnchorClass::kPath, 0, 3}},
+       {{AnchorClass::kPath, std::string(kMaxReportedAnchorBytes + 1, 'a')}},
+       false},  // text too long
+  };
+  for (const CoverageReport& report : bad) {
+    c.coverage = report;
+    EXPECT_EQ(Verdict(EncodeEvent(c).error()), "invalid: Coverage is invalid");
+  }
+  CoverageReport many{{{AnchorClass::kPath, 0, 20}}, {}, false};
+  for (std::size_t i = 0; i <= kMaxReportedMissing; ++i)
+    many.missing.push_back({AnchorClass::kPath, "p"});
+  c.coverage = many;
+  EXPECT_EQ(Verdict(EncodeEvent(c).error()), "invalid: Coverage is invalid");
+  many.missing.pop_back();
+  c.coverage = many;
+  EXPECT_TRUE(EncodeEvent(c).ok());
 }
 
 TEST(EncodeEvent, GoldenWaiterReplyWithCause) {
@@ -420,7 +486,7 @@ std::vector<DecodeCase> DecodeCases() {
       // Upstream codec tests.
       {"reject_reason_0", Replace(r, R"("reject_reason":8)", R"("reject_reason":0)"),
        "invalid: RejectReason is invalid"},
-      {"reject_reason_15", Replace(r, R"("reject_reason":8)", R"("reject_reason":15)"),
+      {"reject_reason_16", Replace(r, R"("reject_reason":8)", R"("reject_reason":16)"),
        "invalid: RejectReason is invalid"},
       {"reject_reason_256", Replace(r, R"("reject_reason":8)", R"("reject_reason":256)"), "decode"},
       {"reason_0", Replace(r, R"("reason":2)", R"("reason":0)"), "invalid: Reason is invalid"},

@@ -289,6 +289,8 @@ Status<InvalidEventError> ValidateBody(const CompactionCommitted& e) {
   }
   if (e.duration.count() < 0)
     return Invalid<E>("Duration");
+  if (e.coverage && !IsValid(*e.coverage))
+    return Invalid<E>("Coverage");
   return {};
 }
 
@@ -309,6 +311,10 @@ Status<InvalidEventError> ValidateBody(const CompactionRejected& e) {
     return Invalid<E>("Duration");
   if (!ValidDetail(e.detail, e.reject_reason))
     return Invalid<E>("Detail");
+  if (e.coverage && (e.reject_reason != CompactRejectReason::kCoverageInsufficient ||
+                     e.coverage->waived || !IsValid(*e.coverage))) {
+    return Invalid<E>("Coverage");
+  }
   return {};
 }
 

@@ -228,9 +228,12 @@ TEST(CompactionRejected, BodyOrder) {
            "Basis is invalid"},
           {"reject_reason_0", [](E& e) { e.reject_reason = CompactRejectReason::kUnspecified; },
            "RejectReason is invalid"},
-          // §5.9: rejected reject-reason 15.
-          {"reject_reason_15", [](E& e) { e.reject_reason = static_cast<CompactRejectReason>(15); },
+          // §5.9 rejects reject-reason 15; ours is CoverageInsufficient (decisions P13), so the
+          // first invalid value is 16.
+          {"reject_reason_16", [](E& e) { e.reject_reason = static_cast<CompactRejectReason>(16); },
            "RejectReason is invalid"},
+          {"reject_reason_15",
+           [](E& e) { e.reject_reason = CompactRejectReason::kCoverageInsufficient; }, "valid"},
           {"reject_reason_14",
            [](E& e) { e.reject_reason = CompactRejectReason::kRetainedTailTooLarge; }, "valid"},
           {"reject_reason_before_duration",
@@ -309,7 +312,7 @@ TEST(CompactWaiterRejected, BodyOrder) {
           // The member is `reason`, the field RejectReason (§8 point 18).
           {"reason_0", [](E& e) { e.reason = CompactRejectReason::kUnspecified; },
            "RejectReason is invalid"},
-          {"reason_15", [](E& e) { e.reason = static_cast<CompactRejectReason>(15); },
+          {"reason_16", [](E& e) { e.reason = static_cast<CompactRejectReason>(16); },
            "RejectReason is invalid"},
           {"reason_before_event_id",
            [](E& e) {
@@ -632,6 +635,7 @@ TEST(CompactRejectReason, WireValuesAndNamesAreFixed) {
       {CompactRejectReason::kInternal, 12, "internal"},
       {CompactRejectReason::kContextLimitUnknown, 13, "context_limit_unknown"},
       {CompactRejectReason::kRetainedTailTooLarge, 14, "retained_tail_too_large"},
+      {CompactRejectReason::kCoverageInsufficient, 15, "coverage_insufficient"},
   };
   for (const auto& row : rows) {
     EXPECT_EQ(static_cast<int>(row.reason), row.wire) << row.name;
@@ -639,12 +643,12 @@ TEST(CompactRejectReason, WireValuesAndNamesAreFixed) {
     EXPECT_EQ(CompactRejectReasonName(row.reason), row.name);
     EXPECT_EQ(CompactRejectReasonFromName(row.name), row.reason);
   }
-  EXPECT_EQ(kMaxCompactRejectReason, 14);
+  EXPECT_EQ(kMaxCompactRejectReason, 15);
   EXPECT_FALSE(IsValid(CompactRejectReason::kUnspecified));
-  EXPECT_FALSE(IsValid(static_cast<CompactRejectReason>(15)));
+  EXPECT_FALSE(IsValid(static_cast<CompactRejectReason>(16)));
   EXPECT_FALSE(IsValid(static_cast<CompactRejectReason>(255)));
   EXPECT_EQ(CompactRejectReasonName(CompactRejectReason::kUnspecified), "");
-  EXPECT_EQ(CompactRejectReasonName(static_cast<CompactRejectReason>(15)), "");
+  EXPECT_EQ(CompactRejectReasonName(static_cast<CompactRejectReason>(16)), "");
   EXPECT_EQ(CompactRejectReasonFromName(""), std::nullopt);
   EXPECT_EQ(CompactRejectReasonFromName("Interrupted"), std::nullopt);
   EXPECT_EQ(CompactRejectReasonFromName("RetainedTailTooLarge"), std::nullopt);

@@ -259,7 +259,7 @@ CompactionReason Reason() {
 }
 
 CompactRejectReason RejectReason() {
-  return static_cast<CompactRejectReason>(*rc::gen::inRange(1, 15));
+  return static_cast<CompactRejectReason>(*rc::gen::inRange(1, 16));
 }
 
 std::chrono::nanoseconds Duration() {

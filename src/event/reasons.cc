@@ -21,6 +21,7 @@ constexpr std::array<std::string_view, kMaxCompactRejectReason + 1> kRejectNames
     "internal",
     "context_limit_unknown",
     "retained_tail_too_large",
+    "coverage_insufficient",
 };
 
 }  // namespace

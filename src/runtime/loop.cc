@@ -4,6 +4,7 @@
 #include <limits>
 #include <utility>
 
+#include "harness/compaction/anchors.h"
 #include "harness/compaction/tail.h"
 #include "harness/content/transcript.h"
 #include "harness/event/compaction.h"
@@ -843,13 +844,25 @@ bool LoopActor::StartAttempt(const ContextMeasurement& candidate, InferenceReque
   input.request_fingerprint = candidate.request_fingerprint;
   input.transcript = ProjectForCompaction(selection->head);
   input.max_summary_tokens = policy.max_summary_tokens;
+  // The current request is in the compacted span when no user message is retained (the tail
+  // then starts inside the request's own segment, or nothing is retained).
+  const bool request_in_head =
+      std::none_of(attempt.retained.begin(), attempt.retained.end(),
+                   [](const Message& m) { return m.role() == Role::kUser; });
+  // Enforcement never strands a turn: an automatic attempt the turn needs before its next
+  // model call (the request at or over the limit) commits with the shortfall recorded
+  // (decisions P13, runtime.md §5.7).
+  const bool may_waive = attempt.reason == CompactionReason::kAutomatic && in_turn && turn_ &&
+                         turn_->boundary != Boundary::kTerminal &&
+                         candidate.input_tokens >= candidate.input_limit;
 
   const std::uint64_t op = next_op_++;
   attempt.op = op;
   auto execute = [&timers = session_.timers(), input = std::move(input),
                   retained = attempt.retained, shape = attempt.request, candidate,
                   limits = definition_.limits, policy, counter = definition_.counter,
-                  compactor = definition_.compactor, stop = attempt.stop.get_token()]() mutable {
+                  compactor = definition_.compactor, stop = attempt.stop.get_token(),
+                  request_in_head, may_waive]() mutable {
     Proposal proposal;
     auto reject = [&proposal](CompactRejectReason reason,
                               std::optional<std::string> turn_failure = std::nullopt) {
@@ -911,6 +924,21 @@ bool LoopActor::StartAttempt(const ContextMeasurement& candidate, InferenceReque
                                                      "summary grammar"}));
       }
       output->summary = std::move(parsed).value();
+      const CoveragePolicy& coverage = policy.coverage;
+      if (coverage.mode != CoverageMode::kOff) {
+        const auto& summary_text = output->summary.blocks[0].as<TextBlock>()->text;
+        CoverageReport report = CheckCoverage(ExtractAnchors(input.transcript, request_in_head),
+                                              summary_text, retained, coverage.required);
+        if (coverage.mode == CoverageMode::kEnforce &&
+            CoverageShort(report, coverage.min_ratio, coverage.required)) {
+          if (!may_waive) {
+            proposal.coverage = std::move(report);
+            return reject(CompactRejectReason::kCoverageInsufficient);
+          }
+          report.waived = true;
+        }
+        proposal.coverage = std::move(report);
+      }
       std::vector<Message> replaced;
       replaced.reserve(retained.size() + 1);
       replaced.emplace_back(output->summary);
@@ -1002,6 +1030,7 @@ bool LoopActor::Finalize(Proposal& proposal) {
     committed.post_context.request_fingerprint = RequestFingerprint(
         post_request, committed.post_context.basis, committed.post_context.quality);
     committed.duration = duration;
+    committed.coverage = proposal.coverage;
     std::vector<Event> batch;
     batch.emplace_back(committed);
     for (const Waiter& waiter : attempt.waiters) {
@@ -1053,6 +1082,8 @@ bool LoopActor::Finalize(Proposal& proposal) {
     // verdict replaces the reason, and the detail with it).
     if (proposal.detail && DetailBelongsTo(proposal.detail->kind, *proposal.reject))
       rejected.detail = proposal.detail;
+    if (proposal.reject == CompactRejectReason::kCoverageInsufficient)
+      rejected.coverage = proposal.coverage;
     std::vector<Event> batch;
     batch.emplace_back(rejected);
     for (const Waiter& waiter : attempt.waiters) {
@@ -1104,6 +1135,13 @@ void LoopActor::ContinueTurnAfterOutcome(const Proposal& proposal, bool finalize
                         "the compacted request cannot be sent");
     }
     const ContextMeasurement& candidate = *turn_->candidate;
+    if (candidate.input_tokens >= candidate.input_limit &&
+        proposal.reject == CompactRejectReason::kCoverageInsufficient) {
+      // A manual attempt under enforce with no automatic compaction to fall back on.
+      return FinishTurn(TurnEnd::kFailed, "coverage_insufficient",
+                        "the summary kept too few anchors for the coverage policy and the "
+                        "request reaches the input limit");
+    }
     if (candidate.input_tokens >= candidate.input_limit) {
       return FinishTurn(TurnEnd::kFailed, "context_limit",
                         "the compaction was rejected and the request reaches the input limit");

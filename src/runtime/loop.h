@@ -109,6 +109,9 @@ class LoopActor : public std::enable_shared_from_this<LoopActor> {
     ContextMeasurement post;                    // basis is the attempt's; the finalizer moves it
     std::optional<std::string> turn_failure;    // the turn fails with this reason (continuation)
     std::optional<CompactRejectDetail> detail;  // why, for unavailable / retained_tail_too_large
+    // The coverage report (policy coverage not off): journaled with a commit, and with a
+    // CoverageInsufficient rejection.
+    std::optional<CoverageReport> coverage;
     // Filled in by Finalize: what the attempt was, for the turn's decision after it.
     CompactionReason attempt_reason = CompactionReason::kUnspecified;
     ContextBasis attempt_basis;

@@ -140,18 +140,18 @@ Result<ScriptStep, ScriptError> ParseStep(const Json& value, std::string path) {
   return step;
 }
 
-// The text of the last user message: where a compactor puts its input wire.
+// The first text block of the last user message: where a compactor puts its input wire (a
+// model compactor's anchors block follows it).
 std::optional<std::string> LastUserText(const InferenceRequest& request) {
   for (auto it = request.messages.rbegin(); it != request.messages.rend(); ++it) {
     const auto* user = it->as<UserMessage>();
     if (user == nullptr)
       continue;
-    std::string text;
     for (const Block& block : user->blocks) {
       if (const auto* t = block.as<TextBlock>())
-        text.append(t->text);
+        return t->text;
     }
-    return text;
+    return std::string();
   }
   return std::nullopt;
 }

@@ -181,6 +181,29 @@ TEST_F(ChatCli, CompactRejectsAnInvalidSummaryAndLeavesTheHistory) {
   EXPECT_TRUE(dir_.JournalVerifies());
 }
 
+// The coverage gate (docs/cli.md "Coverage"): the report follows the outcome of a /compact.
+TEST_F(ChatCli, CompactPrintsCoverageAndEnforceRejectsADroppedConstraint) {
+  const CliRun report =
+      Chat({Answer("one"), Answer("two"), Summary(kValidSummary)},
+           "Never push to main.\nsecond\n/compact\n/quit\n", "--keep-recent-segments 1");
+  ASSERT_EQ(report.exit_code, 0) << report.out;
+  EXPECT_TRUE(Has(report.out, " messages; coverage 0/1; missing: Never push to main.\n"))
+      << report.out;
+
+  const CliRun enforce = Chat({Answer("one"), Answer("two"), Summary(kValidSummary)},
+                              "Never push to main.\nsecond\n/compact\n/history\n/quit\n",
+                              "--keep-recent-segments 1 --coverage enforce");
+  ASSERT_EQ(enforce.exit_code, 0) << enforce.out;
+  EXPECT_TRUE(Has(enforce.out, "CompactionRejected coverage_insufficient attempt")) << enforce.out;
+  EXPECT_TRUE(Has(enforce.out,
+                  "compact rejected coverage_insufficient; coverage 0/1; missing: "
+                  "Never push to main.\n"))
+      << enforce.out;
+  EXPECT_TRUE(Has(enforce.out, "[0] user: Never push to main.\n[1] assistant: one\n"))
+      << enforce.out;
+  EXPECT_TRUE(dir_.JournalVerifies());
+}
+
 TEST_F(ChatCli, CompactWithNothingToSummarizeIsRejectedUnavailable) {
   const CliRun run = Chat({Answer("one")}, "first\n/compact\n/quit\n");
   ASSERT_EQ(run.exit_code, 0) << run.out;

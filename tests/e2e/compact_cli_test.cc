@@ -261,6 +261,55 @@ TEST_F(CompactCli, ScriptedValidSummaryCommitsThroughTheModelCompactor) {
   ExpectJournalVerifies();
 }
 
+// The coverage gate (docs/cli.md "Coverage"): report by default, a line before the summary.
+TEST_F(CompactCli, CoverageIsReportedOnItsOwnLineByDefault) {
+  const std::string script = SummaryScript("valid.json", kValidSummary);
+  const ProcessRun run =
+      Compact({Example("transcripts/coding-agent.json"), "--compactor", "scripted:" + script});
+  ASSERT_EQ(run.exit_code, 0) << Joined(run.lines);
+  const std::string coverage = LineStarting(run.lines, "coverage ");
+  // The summary keeps "Keep the public API unchanged." but not the user's other constraint.
+  EXPECT_EQ(coverage.rfind("coverage ", 0), 0u) << Joined(run.lines);
+  EXPECT_NE(coverage.find("; missing: "), std::string::npos) << coverage;
+  EXPECT_NE(coverage.find("Do not add new dependencies"), std::string::npos) << coverage;
+  EXPECT_EQ(SummaryOf(run.lines), std::string(kValidSummary) + "\n") << Joined(run.lines);
+  EXPECT_EQ(run.lines.back(), "committed");
+}
+
+TEST_F(CompactCli, CoverageOffPrintsNoCoverage) {
+  const std::string script = SummaryScript("valid.json", kValidSummary);
+  const ProcessRun run = Compact({Example("transcripts/coding-agent.json"), "--compactor",
+                                  "scripted:" + script, "--coverage", "off"});
+  ASSERT_EQ(run.exit_code, 0) << Joined(run.lines);
+  EXPECT_EQ(LineStarting(run.lines, "coverage "), "") << Joined(run.lines);
+}
+
+TEST_F(CompactCli, CoverageEnforceRejectsASummaryThatDropsAConstraint) {
+  const std::string script = SummaryScript("valid.json", kValidSummary);
+  const ProcessRun run = Compact({Example("transcripts/coding-agent.json"), "--compactor",
+                                  "scripted:" + script, "--coverage", "enforce:0.5"});
+  EXPECT_EQ(run.exit_code, 3) << Joined(run.lines);
+  EXPECT_NE(LineStarting(run.lines, "CompactionRejected coverage_insufficient attempt "), "")
+      << Joined(run.lines);
+  EXPECT_TRUE(Has(run.lines, "context after: unchanged"));
+  const std::string coverage = LineStarting(run.lines, "coverage ");
+  // Required classes come first among the missing.
+  EXPECT_NE(coverage.find("; missing: Do not add new dependencies"), std::string::npos) << coverage;
+  EXPECT_EQ(run.lines.back(), "rejected coverage_insufficient") << Joined(run.lines);
+  ExpectJournalVerifies();
+}
+
+TEST_F(CompactCli, CoverageOptionRefusesAnUnknownMode) {
+  for (const char* bad : {"strict", "enforce:1.5", "enforce:0.12345", "enforce:", "enforce0.9"}) {
+    const ProcessRun run = Compact({Example("transcripts/coding-agent.json"), "--coverage", bad},
+                                   /*keep_stderr=*/true);
+    EXPECT_EQ(run.exit_code, 2) << bad << "\n" << Joined(run.lines);
+    EXPECT_NE(Joined(run.lines).find("expected off, report, enforce or enforce:RATIO"),
+              std::string::npos)
+        << Joined(run.lines);
+  }
+}
+
 TEST_F(CompactCli, ScriptedInvalidXmlIsRejectedWithItsReason) {
   const std::string script = SummaryScript("invalid.json", kSummaryWithoutDecisions);
   const ProcessRun run =

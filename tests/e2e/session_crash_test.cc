@@ -148,7 +148,8 @@ std::string Words(std::mt19937_64& rng, int bytes, const std::string& first) {
 
 enum class RequestKind { kTurn, kCompaction, kUnknown };
 
-// The text of the last user message of an OpenAI request body, if it is a string.
+// The text of the last user message of an OpenAI request body: the string, or the first text
+// part (a model compactor's request has two: the input wire, then the anchors to keep).
 std::optional<std::string> LastUserText(const Json& body) {
   if (!body.is_object() || !body.contains("messages") || !body["messages"].is_array())
     return std::nullopt;
@@ -158,6 +159,11 @@ std::optional<std::string> LastUserText(const Json& body) {
       const Json content = it->value("content", Json());
       if (content.is_string())
         return content.get<std::string>();
+      if (content.is_array() && !content.empty() && content[0].is_object() &&
+          content[0].value("type", "") == "text" && content[0].contains("text") &&
+          content[0]["text"].is_string()) {
+        return content[0]["text"].get<std::string>();
+      }
       return std::nullopt;
     }
   }

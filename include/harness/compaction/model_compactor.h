@@ -9,7 +9,8 @@
 //      no model call.
 //   2. One model call through the ModelClient with BuildSummarizerRequest: model = input.model,
 //      system = options.system_prompt (kDefaultSummarizerPrompt unless replaced), one user message
-//      with one text block holding the input wire JSON, no tools, max_output_tokens =
+//      with one text block holding the input wire JSON and, when the transcript has anchors, a
+//      second text block SummarizerAnchorsBlock(input), no tools, max_output_tokens =
 //      input.max_summary_tokens (D5: bounded cost), grammar = the grammar of step 1b when
 //      constrain_output is set and nullopt otherwise (D5: constrained output where the server
 //      supports it; the validation of step 4 is the same either way). A failed call -> kModel with
@@ -45,7 +46,11 @@
 namespace harness {
 
 extern const std::string_view kDefaultSummarizerPrompt;
-inline constexpr std::string_view kDefaultSummarizerPromptRevision = "harness.summarizer.v1";
+inline constexpr std::string_view kDefaultSummarizerPromptRevision = "harness.summarizer.v2";
+// The anchors the summarizer is asked to keep (decisions P13): at most this many, of at most
+// this many bytes in all.
+inline constexpr std::size_t kMaxPromptAnchors = 64;
+inline constexpr std::size_t kMaxPromptAnchorBytes = 8 * 1024;
 
 struct ModelCompactorOptions {
   std::string system_prompt{kDefaultSummarizerPrompt};
@@ -56,6 +61,12 @@ struct ModelCompactorOptions {
   // it). Off by default: only llama.cpp-style servers honour it.
   bool constrain_output = false;
 };
+
+// {"anchors":["…",…]}: the anchors of input.transcript (ExtractAnchors with the head holding
+// the current request), most needed first (request, constraints, paths, errors, tests,
+// commands, identifiers, URLs, quantities), each a JSON string, within kMaxPromptAnchors and
+// kMaxPromptAnchorBytes; "" when there are none.
+std::string SummarizerAnchorsBlock(const CompactionInput& input);
 
 // The exact request Compact sends for an input whose wire is `input_wire` (step 2 above), for
 // display and tests.

@@ -8,11 +8,19 @@
 //   4. max_summary_tokens == 0                           -> kMaxSummaryTokens
 //   5. count_timeout <= 0                                -> kCountTimeout
 //   6. counter_quality HeuristicEstimate and safety_margin == 0 -> kSafetyMargin
-//   7. not automatic: valid (compact_at, rearm_below, counter_policy are not looked at)
-//   8. rearm_below == 0 or rearm_below >= compact_at     -> kRearmBelow
-//   9. compact_at >= 10 000                              -> kCompactAt
-//  10. counter_policy: RequireExact needs ExactProvider or ExactLocal; AllowConservative any of
+//   7. coverage: mode not Off, Report or Enforce, min_ratio > 10 000, or a required class
+//      outside the valid classes                         -> kCoverage
+//   8. not automatic: valid (compact_at, rearm_below, counter_policy are not looked at)
+//   9. rearm_below == 0 or rearm_below >= compact_at     -> kRearmBelow
+//  10. compact_at >= 10 000                              -> kCompactAt
+//  11. counter_policy: RequireExact needs ExactProvider or ExactLocal; AllowConservative any of
 //      the three real qualities; anything else           -> kCounterPolicy
+// Coverage is the one member with a default (Report, ratio 0, constraints and the request
+// required): it came after the others, and a policy written before it keeps its meaning
+// (decisions P13). Off extracts nothing; Report checks and records; Enforce also rejects a
+// compaction whose summary and retained tail fall short (CoverageShort, compaction/anchors.h)
+// with CoverageInsufficient, except an automatic one that a turn needs to continue, which
+// commits with the shortfall recorded (runtime.md §5.7).
 // The reference's step 6 (the hustle name) has no counterpart: a loop is given its Compactor
 // object directly (docs/runtime.md).
 // Thread safety: plain values and pure functions.
@@ -23,6 +31,7 @@
 #include <string>
 #include <string_view>
 
+#include "harness/compaction/anchors.h"
 #include "harness/content/message.h"
 #include "harness/context/limits.h"
 #include "harness/context/measurement.h"
@@ -36,6 +45,21 @@ enum class CounterPolicy : std::uint8_t {
   kAllowConservative = 2,
 };
 
+enum class CoverageMode : std::uint8_t {
+  kUnknown = 0,
+  kOff = 1,
+  kReport = 2,
+  kEnforce = 3,
+};
+
+struct CoveragePolicy {
+  CoverageMode mode = CoverageMode::kReport;
+  BasisPoints min_ratio = 0;  // Enforce: found x 10 000 >= min_ratio x total
+  AnchorClassSet required =   // Enforce: every anchor of these classes must be found
+      AnchorClassBit(AnchorClass::kConstraint) | AnchorClassBit(AnchorClass::kRequest);
+  friend bool operator==(const CoveragePolicy&, const CoveragePolicy&) = default;
+};
+
 struct CompactionPolicy {
   bool automatic = false;
   CounterPolicy counter_policy = CounterPolicy::kUnknown;
@@ -47,6 +71,7 @@ struct CompactionPolicy {
   TokenCount safety_margin = 0;
   TokenCount max_summary_tokens = 0;
   std::chrono::nanoseconds count_timeout{0};
+  CoveragePolicy coverage;
   friend bool operator==(const CompactionPolicy&, const CompactionPolicy&) = default;
 };
 
@@ -57,6 +82,7 @@ enum class CompactionPolicyField {
   kMaxSummaryTokens,
   kCountTimeout,
   kSafetyMargin,
+  kCoverage,
   kRearmBelow,
   kCompactAt,
   kCounterPolicy,

@@ -6,9 +6,9 @@
 // "is invalid"}:
 //   CompactionStarted (ephemeral):  Visibility -> AttemptID -> Reason -> Basis
 //   CompactionCommitted (enduring): Visibility -> AttemptID -> WaiterCommandIDs -> Reason ->
-//       Basis -> Summary -> Retained -> PostContext -> Duration
+//       Basis -> Summary -> Retained -> PostContext -> Duration -> Coverage
 //   CompactionRejected (enduring):  Visibility -> AttemptID -> WaiterCommandIDs -> Reason ->
-//       Basis -> RejectReason -> Duration -> Detail
+//       Basis -> RejectReason -> Duration -> Detail -> Coverage
 //   CompactWaiterResolved (enduring reply): Visibility -> AttemptID -> CommandID (the cause's
 //       command id) -> CommittedEventID -> EventID (must equal CompactWaiterReplyId(attempt,
 //       command, true))
@@ -31,10 +31,14 @@
 //                      InvalidEventError::context) and its basis is {basis.revision + 1, this
 //                      event's event_id} (ours: the reference only promises it)
 //   Duration           >= 0
-//   RejectReason       1..14
 //   Detail             absent, or a CompactRejectDetail whose kind is valid, belongs to the
 //                      reject reason (DetailBelongsTo) and has exactly the numbers its kind
 //                      names (IsValid(CompactRejectDetail))
+//   RejectReason       1..15
+//   Coverage           optional (absent = no report); when present IsValid(report)
+//                      (event/coverage.h); on a rejection only with RejectReason
+//                      CoverageInsufficient and never waived. An event without it is written
+//                      byte for byte as before the member existed (decisions P10, P13).
 //   CommittedEventID   non-zero
 //
 // IsValidRetainedHistory(retained, version) (contracts §2.4(b)): an empty list is valid;
@@ -93,6 +97,7 @@
 #include "harness/context/measurement.h"
 #include "harness/core/result.h"
 #include "harness/core/uuid.h"
+#include "harness/event/coverage.h"
 #include "harness/event/header.h"
 #include "harness/event/reasons.h"
 
@@ -164,6 +169,7 @@ struct CompactionCommitted {
   ContextMeasurement post_context;
   std::chrono::nanoseconds duration{0};
   std::uint32_t payload_version = kCompactionCommittedVersion;  // the "v" it is written with
+  std::optional<CoverageReport> coverage;  // additive: absent when coverage is off
 
   friend bool operator==(const CompactionCommitted&, const CompactionCommitted&) = default;
 };
@@ -181,6 +187,7 @@ struct CompactionRejected {
   CompactRejectReason reject_reason = CompactRejectReason::kUnspecified;
   std::chrono::nanoseconds duration{0};
   std::optional<CompactRejectDetail> detail;  // written only when set
+  std::optional<CoverageReport> coverage;  // additive: only with kCoverageInsufficient
 
   friend bool operator==(const CompactionRejected&, const CompactionRejected&) = default;
 };

@@ -4,8 +4,9 @@
 // Script: a JSON array (strict JSON, core/json.h) of step objects. Exactly one of:
 //   {"summary": "<xml>"}   an envelope (compaction/wire.h EncodeSummaryEnvelope) that echoes
 //                          the identity (basis, model, request fingerprint) of the compaction
-//                          input found in the request's last user message (its text blocks,
-//                          concatenated, must be the input wire), with this summary verbatim.
+//                          input found in the request's last user message (its first text
+//                          block must be the input wire; a model compactor may add the
+//                          anchors after it), with this summary verbatim.
 //                          A request without a decodable compaction input fails the step with
 //                          InferenceError{kInvalidResponse}.
 //   {"raw": "<text>"}      one text block with this text, verbatim.
