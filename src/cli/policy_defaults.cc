@@ -100,8 +100,6 @@ Result<LoopContext, LoopContextError> ChooseLoopContext(
   policy.compact_at = kDefaultCompactAt;
   policy.rearm_below = kDefaultRearmBelow;
   policy.keep_recent_segments = flags.keep_recent_segments;
-  policy.keep_recent_tokens = flags.keep_recent_tokens;
-  policy.max_summary_tokens = flags.max_summary_tokens;
   policy.reserved_output = context.limits.max_output_tokens;
   policy.safety_margin = exact ? 0 : context.limits.window_tokens / kEstimateMarginDivisor;
   policy.count_timeout = kDefaultCountTimeout;
@@ -119,6 +117,11 @@ Result<LoopContext, LoopContextError> ChooseLoopContext(
     return Fail(Problem(LoopContextErrorKind::kLimitUnknown, std::move(message)));
   }
   context.resolved = *resolved;
+  const TokenCount share = std::max<TokenCount>(1, resolved->input_limit / kBudgetShareDivisor);
+  policy.keep_recent_tokens =
+      flags.keep_recent_tokens.value_or(std::min(kDefaultKeepRecentTokens, share));
+  policy.max_summary_tokens =
+      flags.max_summary_tokens.value_or(std::min(kDefaultMaxSummaryTokens, share));
   // After the limits: a zero output (from --max-output-tokens 0) is named by the policy.
   if (auto valid = ValidatePolicy(policy, context.counter->quality()); !valid.ok())
     return Fail(Problem(LoopContextErrorKind::kPolicy, valid.error().Message()));
@@ -168,10 +171,14 @@ void ContextOptions::Register(CLI::App& command) {
   AddNumberOption(command, "--keep-recent-segments", keep_recent_segments,
                   {1, static_cast<std::uint64_t>(kMaxKeepRecentSegments)},
                   "user-started segments a compaction keeps verbatim");
-  AddNumberOption(command, "--keep-recent-tokens", keep_recent_tokens, tokens,
-                  "token target of the verbatim tail");
-  AddNumberOption(command, "--max-summary-tokens", max_summary_tokens, tokens,
-                  "summary token budget");
+  keep_recent_tokens_option =
+      AddNumberOption(command, "--keep-recent-tokens", keep_recent_tokens, tokens,
+                      "token target of the verbatim tail (default 8000, at most a quarter of "
+                      "the input limit)");
+  max_summary_tokens_option =
+      AddNumberOption(command, "--max-summary-tokens", max_summary_tokens, tokens,
+                      "summary token budget (default 4096, at most a quarter of the input "
+                      "limit)");
   // These two have no fixed default (the catalog's, or the offline one): none is shown.
   context_window_option =
       AddNumberOption(command, "--context-window", context_window,
@@ -209,8 +216,10 @@ ContextFlags ContextOptions::Flags(std::optional<ModelKey> model) const {
   if (max_output_tokens_option != nullptr && max_output_tokens_option->count() > 0)
     flags.max_output_tokens = max_output_tokens;
   flags.keep_recent_segments = keep_recent_segments;
-  flags.keep_recent_tokens = keep_recent_tokens;
-  flags.max_summary_tokens = max_summary_tokens;
+  if (keep_recent_tokens_option != nullptr && keep_recent_tokens_option->count() > 0)
+    flags.keep_recent_tokens = keep_recent_tokens;
+  if (max_summary_tokens_option != nullptr && max_summary_tokens_option->count() > 0)
+    flags.max_summary_tokens = max_summary_tokens;
   // Register's check accepted the text, so it parses.
   flags.coverage = ParseCoverageOption(coverage).value_or(CoveragePolicy{});
   return flags;

@@ -24,9 +24,12 @@
 // 5. ResolveContextLimits(model, limits, reserved output, safety margin) failing is
 //    kLimitUnknown with its message (e.g. an output that fills the window).
 // 6. The policy: automatic, compact at kDefaultCompactAt (80 %), re-arm below
-//    kDefaultRearmBelow (60 %), the keep-recent and summary budgets from the flags (their
-//    defaults are the constants below), count timeout kDefaultCountTimeout, coverage from
-//    --coverage (default report). ValidatePolicy failing is kPolicy.
+//    kDefaultRearmBelow (60 %), the keep-recent and summary budgets from the flags, count
+//    timeout kDefaultCountTimeout, coverage from --coverage (default report). A budget the
+//    command line does not give is its default constant below, but at most a quarter of the
+//    resolved input limit (at least 1 token; kBudgetShareDivisor): the defaults were chosen for
+//    windows of 32k tokens and more, and in a smaller one a retained tail of 8,000 tokens plus a
+//    summary of 4,096 would leave no compaction possible. ValidatePolicy failing is kPolicy.
 //
 // ParseCoverageOption(text): "off", "report", "enforce" (ratio 0: the required classes only)
 // or "enforce:RATIO" with RATIO a fraction from 0 to 1 with at most four decimals ("0.9",
@@ -71,6 +74,8 @@ inline constexpr TokenCount kMaxTokensFlag = 100'000'000;
 inline constexpr std::int64_t kMaxKeepRecentSegments = 1'000'000;
 // The turn's output is at most a quarter of the window.
 inline constexpr TokenCount kOutputShareDivisor = 4;
+// A default compaction budget (retained tail, summary) is at most a quarter of the input limit.
+inline constexpr TokenCount kBudgetShareDivisor = 4;
 // An estimate keeps a tenth of the window free: code and non-English text can take more tokens
 // than ceil(bytes / 4).
 inline constexpr TokenCount kEstimateMarginDivisor = 10;
@@ -83,8 +88,9 @@ struct ContextFlags {
   std::optional<TokenCount> context_window;
   std::optional<TokenCount> max_output_tokens;
   std::int64_t keep_recent_segments = kDefaultKeepRecentSegments;
-  TokenCount keep_recent_tokens = kDefaultKeepRecentTokens;
-  TokenCount max_summary_tokens = kDefaultMaxSummaryTokens;
+  // Unset: the default, scaled down to a window too small for it (ChooseLoopContext, 6).
+  std::optional<TokenCount> keep_recent_tokens;
+  std::optional<TokenCount> max_summary_tokens;
   CoveragePolicy coverage;
 };
 
@@ -118,6 +124,8 @@ struct ContextOptions {
   std::string coverage = "report";
   CLI::Option* context_window_option = nullptr;
   CLI::Option* max_output_tokens_option = nullptr;
+  CLI::Option* keep_recent_tokens_option = nullptr;
+  CLI::Option* max_summary_tokens_option = nullptr;
 
   void Register(CLI::App& command);
   ContextFlags Flags(std::optional<ModelKey> model) const;

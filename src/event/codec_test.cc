@@ -139,6 +139,8 @@ TEST(EncodeEvent, RejectionDetailIsAdditive) {
   auto reply_decoded = DecodeEvent(reply_wire);
   ASSERT_TRUE(reply_decoded.ok()) << DescribeEventError(reply_decoded.error());
   EXPECT_EQ(std::get<CompactWaiterRejected>(*reply_decoded), reply);
+}
+
 // The additive coverage member (decisions P10, P13): written only when set, so an event without
 // it is the bytes above; with it, it comes last and round-trips exactly.
 TEST(EncodeEvent, CoverageIsAnAdditiveLastMember) {

@@ -108,6 +108,7 @@ inline CompactionRejected ValidRejected() {
                             ContextBasis{1, kThrough},
                             CompactRejectReason::kExecutionFailed,
                             std::chrono::seconds(1),
+                            std::nullopt,
                             std::nullopt};
 }
 

@@ -412,6 +412,31 @@ TEST_F(CompactCli, ASingleSegmentOfManyToolRoundsOverTheLimitCommits) {
   ExpectJournalVerifies();
 }
 
+// The default budgets (a retained tail of 8000 tokens, a summary of 4096) shrink to a quarter
+// of the input limit in a small window: without that, a 4096-token window (input limit 2662)
+// could never compact (the summary budget alone reaches the limit). A budget given on the
+// command line is taken as given, and is then retained_tail_too_large with its numbers.
+TEST_F(CompactCli, DefaultBudgetsShrinkToASmallWindow) {
+  std::string json = R"([{"role":"user","blocks":[{"type":"text","text":"Fix the parser."}]})";
+  for (int i = 0; i < 12; ++i) {
+    const std::string id = "call-" + std::to_string(i);
+    json += R"(,{"role":"assistant","blocks":[{"type":"tool_use","id":")" + id +
+            R"(","name":"run_shell","input":{"command":"make test"}}],"usage":null})";
+    json += R"(,{"role":"tool","tool_use_id":")" + id + R"(","is_error":false,"blocks":)" +
+            R"([{"type":"text","text":")" + std::string(1'200, 'x') + R"("}]})";
+  }
+  json += R"(,{"role":"assistant","blocks":[{"type":"text","text":"Fixed."}],"usage":null}])";
+  const std::string path = Write("small.json", json);
+  const ProcessRun run = Compact({path, "--context-window", "4096"});
+  ASSERT_EQ(run.exit_code, 0) << Joined(run.lines);
+  EXPECT_EQ(run.lines.back(), "committed");
+  const ProcessRun given =
+      Compact({path, "--context-window", "4096", "--max-summary-tokens", "4096"});
+  EXPECT_EQ(given.exit_code, 3) << Joined(given.lines);
+  EXPECT_EQ(given.lines.back().rfind("rejected retained_tail_too_large: ", 0), 0u)
+      << given.lines.back();
+}
+
 // A transcript taken mid-step: its open calls stay retained; with nothing complete before them
 // there is nothing to summarize, and the rejection names the message.
 TEST_F(CompactCli, AnOpenStepRightAfterTheRequestIsUnavailableAndSaysWhy) {

@@ -187,7 +187,7 @@ struct CompactionRejected {
   CompactRejectReason reject_reason = CompactRejectReason::kUnspecified;
   std::chrono::nanoseconds duration{0};
   std::optional<CompactRejectDetail> detail;  // written only when set
-  std::optional<CoverageReport> coverage;  // additive: only with kCoverageInsufficient
+  std::optional<CoverageReport> coverage;     // additive: only with kCoverageInsufficient
 
   friend bool operator==(const CompactionRejected&, const CompactionRejected&) = default;
 };
