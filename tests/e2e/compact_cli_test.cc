@@ -375,17 +375,24 @@ TEST_F(CompactCli, ASingleSegmentThatFitsTheTailIsUnavailableAndSaysWhy) {
 // One request and sixty tool rounds of ~2 700 tokens each: a single segment of ~165 000 tokens,
 // eight times the input limit of a 32 000-token window. It compacts: the cut goes inside the
 // segment after a complete step, the request is retained verbatim and the pairs stay whole.
-TEST_F(CompactCli, ASingleSegmentOfManyToolRoundsOverTheLimitCommits) {
-  const std::string request = "Make every test in tests/net pass; keep the public API unchanged.";
+// One user request, then `rounds` steps each calling run_shell with `command` and a result of
+// `result_bytes` bytes, then a final answer: one user-started segment.
+std::string ToolRoundsTranscript(const std::string& request, const std::string& command, int rounds,
+                                 std::size_t result_bytes) {
   std::string json = R"([{"role":"user","blocks":[{"type":"text","text":")" + request + R"("}]})";
-  for (int i = 0; i < 60; ++i) {
+  for (int i = 0; i < rounds; ++i) {
     const std::string id = "call-" + std::to_string(i);
     json += R"(,{"role":"assistant","blocks":[{"type":"tool_use","id":")" + id +
-            R"(","name":"run_shell","input":{"command":"ctest"}}],"usage":null})";
+            R"(","name":"run_shell","input":{"command":")" + command + R"("}}],"usage":null})";
     json += R"(,{"role":"tool","tool_use_id":")" + id + R"(","is_error":false,"blocks":)" +
-            R"([{"type":"text","text":")" + std::string(11'000, 'x') + R"("}]})";
+            R"([{"type":"text","text":")" + std::string(result_bytes, 'x') + R"("}]})";
   }
-  json += R"(,{"role":"assistant","blocks":[{"type":"text","text":"All pass."}],"usage":null}])";
+  return json + R"(,{"role":"assistant","blocks":[{"type":"text","text":"Done."}],"usage":null}])";
+}
+
+TEST_F(CompactCli, ASingleSegmentOfManyToolRoundsOverTheLimitCommits) {
+  const std::string request = "Make every test in tests/net pass; keep the public API unchanged.";
+  const std::string json = ToolRoundsTranscript(request, "ctest", 60, 11'000);
   const ProcessRun run = Compact({Write("long.json", json), "--context-window", "32000", "--json"});
   ASSERT_EQ(run.exit_code, 0) << Joined(run.lines);
   auto result = ParseStrictJson(run.lines.back());
@@ -417,16 +424,8 @@ TEST_F(CompactCli, ASingleSegmentOfManyToolRoundsOverTheLimitCommits) {
 // could never compact (the summary budget alone reaches the limit). A budget given on the
 // command line is taken as given, and is then retained_tail_too_large with its numbers.
 TEST_F(CompactCli, DefaultBudgetsShrinkToASmallWindow) {
-  std::string json = R"([{"role":"user","blocks":[{"type":"text","text":"Fix the parser."}]})";
-  for (int i = 0; i < 12; ++i) {
-    const std::string id = "call-" + std::to_string(i);
-    json += R"(,{"role":"assistant","blocks":[{"type":"tool_use","id":")" + id +
-            R"(","name":"run_shell","input":{"command":"make test"}}],"usage":null})";
-    json += R"(,{"role":"tool","tool_use_id":")" + id + R"(","is_error":false,"blocks":)" +
-            R"([{"type":"text","text":")" + std::string(1'200, 'x') + R"("}]})";
-  }
-  json += R"(,{"role":"assistant","blocks":[{"type":"text","text":"Fixed."}],"usage":null}])";
-  const std::string path = Write("small.json", json);
+  const std::string path =
+      Write("small.json", ToolRoundsTranscript("Fix the parser.", "make test", 12, 1'200));
   const ProcessRun run = Compact({path, "--context-window", "4096"});
   ASSERT_EQ(run.exit_code, 0) << Joined(run.lines);
   EXPECT_EQ(run.lines.back(), "committed");
