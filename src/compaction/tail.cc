@@ -28,8 +28,9 @@ Failure<TailError> NothingToCompact(std::string detail, CompactRejectDetail why)
   return Fail(TailError{TailErrorKind::kNothingToCompact, 0, std::move(detail), why});
 }
 
-// Pairing rules of reference/contracts.md §2.4(a), with calls allowed to stay open at the end in
-// one assistant message that only tool results and user messages follow (a step taken mid-turn).
+// The pairing rules of the tail contract (include/harness/compaction/tail.h, step 1), with calls
+// allowed to stay open at the end in one assistant message that only tool results and user
+// messages follow (a step taken mid-turn).
 // Fills call_of[i] with the index of the message holding the call that tool message i answers
 // (kNoCall for every other message) and returns the index of that open step (size() when none).
 Result<std::size_t, TailError> ValidatePairing(const std::vector<Message>& transcript,
