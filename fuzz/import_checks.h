@@ -35,6 +35,11 @@ inline void CheckPairing(const Transcript& transcript) {
     if (!open.empty())
       ImportViolation("a step ends with a call unanswered");
     open.clear();
+    // Calls are the tool_use blocks directly in an assistant message; anywhere else (a user
+    // message of the source may hold one) such a block is content, as in every transcript
+    // (compaction/tail.h, step 1).
+    if (message.role() != Role::kAssistant)
+      continue;
     for (const Block& block : message.blocks()) {
       if (const auto* call = block.as<ToolUseBlock>()) {
         if (call->id.empty() || !open.insert(call->id).second)
