@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <cctype>
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <deque>
@@ -464,8 +465,11 @@ bool IsWrapperLine(std::string_view lower) {
       "[command completed",           "[the command has no new output",
       "[jupyter current working dir", "[jupyter python interpreter",
       "[below is the output"};
+  // SWE-agent's prompt after each observation: "(Open file: …)", "(Current directory: …)",
+  // "bash-$".
   return StartsWithAny(lower, kStarts) || lower == "observation:" || lower == "output:" ||
-         lower.starts_with("wall time:") || lower.starts_with("chunk id:") ||
+         lower.starts_with("(open file:") || lower.starts_with("(current directory:") ||
+         lower == "bash-$" || lower.starts_with("wall time:") || lower.starts_with("chunk id:") ||
          lower.starts_with("original token count:");
 }
 
@@ -883,7 +887,14 @@ struct CommandEntry {
   std::optional<long> exit_code;
   bool failed = false;
   std::string last_error;
+  std::string fixed_error;  // the error of a failed run that a later clean run followed
+  std::string output;       // the latest run's output when it is a line or two
   std::size_t last = 0;
+};
+
+struct EditEntry {
+  std::string path;
+  std::string change;  // what was replaced by what, clean and cut
 };
 
 struct TodoItem {
@@ -899,6 +910,8 @@ struct CallEffect {
   std::vector<std::pair<std::string, FileTouch>> files;
   std::string command;  // a shell command, clean
   bool question = false;
+  std::string change;    // an edit's content, for the file of `files` it edits
+  bool submits = false;  // the agent's submit step: its result is the change it handed in
 };
 
 class Ledger {
@@ -927,15 +940,28 @@ class Ledger {
     }
   }
 
-  void RecordCommand(const std::string& command, const ToolOutput& output, bool is_error) {
+  void RecordCommand(const std::string& command, const ToolOutput& output, bool failed) {
     CommandEntry& entry = commands_[command];
     if (entry.last == 0)
       command_order_.push_back(command);
     entry.last = ++clock_;
     entry.exit_code = output.exit_code;
-    entry.failed = is_error || (output.exit_code && *output.exit_code != 0);
-    entry.last_error = entry.failed ? LastErrorLine(output.lines) : std::string();
+    if (!failed && entry.failed && !entry.last_error.empty())
+      entry.fixed_error = entry.last_error;
+    entry.failed = failed;
+    entry.last_error = failed ? LastErrorLine(output.lines) : std::string();
+    entry.output = ShortOutput(output.lines);
   }
+
+  void RecordEdit(const std::string& path, const std::string& change) {
+    if (change.empty())
+      return;
+    edits_.push_back(EditEntry{path, change});
+    if (edits_.size() > kEditsKept)
+      edits_.erase(edits_.begin());
+  }
+
+  void RecordSubmission(std::vector<std::string> paths) { submitted_ = std::move(paths); }
 
   void RecordToolError(std::string_view name, const ToolOutput& output) {
     std::string line = LastErrorLine(output.lines);
@@ -952,6 +978,8 @@ class Ledger {
   const std::optional<TestRun>& test_run() const { return test_run_; }
   const std::vector<TodoItem>& todos() const { return todos_; }
   const std::vector<std::string>& tool_errors() const { return tool_errors_; }
+  const std::vector<EditEntry>& edits() const { return edits_; }
+  const std::optional<std::vector<std::string>>& submitted() const { return submitted_; }
 
   // Paths with `pick` true, the most recently touched first.
   template <class Pick>
@@ -991,6 +1019,18 @@ class Ledger {
   std::optional<TestRun> test_run_;
   std::vector<TodoItem> todos_;
   std::vector<std::string> tool_errors_;
+  std::vector<EditEntry> edits_;  // the newest last
+  std::optional<std::vector<std::string>> submitted_;
+
+  static constexpr std::size_t kEditsKept = 16;
+
+  // A command's output worth quoting beside it: a line or two ("344", "Result: True").
+  static std::string ShortOutput(const std::vector<std::string>& lines) {
+    if (lines.empty() || lines.size() > 2)
+      return {};
+    std::string joined = Join(lines, " ");
+    return joined.size() <= 160 ? joined : std::string();
+  }
 };
 
 // A path worth recording: clean, short, not an option, a glob, a variable or a URL.
@@ -1253,21 +1293,85 @@ std::vector<TodoItem> TodoItems(const std::vector<Field>& fields) {
   return items;
 }
 
+// An edit's content as one line: "`old` -> `new`" from the fields of the common edit tools.
+std::string EditChange(const std::vector<Field>& fields) {
+  const std::string* before =
+      FieldValue(fields, {"old_str", "old_string", "search", "old_text", "old"});
+  const std::string* after = FieldValue(
+      fields, {"new_str", "new_string", "replace", "new_text", "new", "insert_text", "text"});
+  auto line = [](const std::string* text) {
+    return text == nullptr ? std::string() : CutAt(Join(SafeLines(*text), " "), 240);
+  };
+  const std::string old_line = line(before);
+  const std::string new_line = line(after);
+  if (new_line.empty())
+    return old_line.empty() ? std::string() : "removed `" + old_line + "`";
+  return old_line.empty() ? "`" + new_line + "`" : "`" + old_line + "` -> `" + new_line + "`";
+}
+
+// The lines a patch adds, as one line.
+std::string PatchChange(std::string_view patch) {
+  std::vector<std::string> added;
+  for (const std::string_view line : RawLines(patch)) {
+    if (line.starts_with('+') && !line.starts_with("+++"))
+      added.emplace_back(line.substr(1));
+  }
+  const std::string body = CutAt(Join(SafeLines(Join(added, "\n")), " "), 320);
+  return body.empty() ? std::string() : "added `" + body + "`";
+}
+
+// The body of SWE-agent's "edit N:M" command (up to "end_of_edit"), or the added lines of a
+// patch, as one line.
+std::string ShellEditChange(std::string_view command,
+                            const std::vector<std::pair<std::string, FileTouch>>& files) {
+  if (std::none_of(files.begin(), files.end(),
+                   [](const auto& file) { return file.second == FileTouch::kEdited; })) {
+    return {};
+  }
+  const std::size_t line_end = command.find('\n');
+  if (line_end == std::string_view::npos)
+    return {};
+  const std::string_view first = Trim(command.substr(0, line_end));
+  std::vector<std::string> kept;
+  const bool swe_edit = first.starts_with("edit ");
+  for (const std::string_view line : RawLines(command.substr(line_end + 1))) {
+    if (!swe_edit)
+      break;
+    if (Trim(line) == "end_of_edit")
+      break;
+    kept.emplace_back(line);
+  }
+  if (!swe_edit)
+    return PatchChange(command);
+  const std::string body = CutAt(Join(SafeLines(Join(kept, "\n")), " "), 320);
+  if (body.empty())
+    return {};
+  return "lines " + CutAt(Clean(first.substr(5)), 40) + ": `" + body + "`";
+}
+
 // What a call will record: from its name and input.
 CallEffect EffectOf(std::string id, std::string name, std::string_view input,
                     std::string& swe_open_file, Ledger& ledger) {
-  CallEffect effect{std::move(id), std::move(name), {}, {}, false};
+  CallEffect effect{std::move(id), std::move(name), {}, {}, false, {}, false};
   const std::string key = ToolKey(effect.name);
   const std::string_view trimmed = Trim(input);
   const std::vector<Field> fields =
       trimmed.starts_with('{') ? ReadFields(trimmed) : std::vector<Field>{};
   const std::string* path =
       FieldValue(fields, {"file_path", "path", "filename", "notebook_path", "target_file", "file"});
+  // SWE-agent's editor works on the file it opened last; its calls name no path.
   auto touch = [&](FileTouch kind) {
-    if (path != nullptr) {
-      if (auto clean = PathOf(*path))
-        effect.files.emplace_back(*clean, kind);
-    }
+    std::optional<std::string> clean = path != nullptr ? PathOf(*path)
+                                       : swe_open_file.empty() || kind == FileTouch::kRead
+                                           ? std::nullopt
+                                           : std::optional(swe_open_file);
+    if (!clean)
+      return;
+    if (kind == FileTouch::kEdited)
+      effect.change = EditChange(fields);
+    effect.files.emplace_back(*clean, kind);
+    if (key == "open" || key == "create")
+      swe_open_file = *clean;
   };
   if (IsQuestionTool(key)) {
     effect.question = true;
@@ -1279,15 +1383,21 @@ CallEffect EffectOf(std::string id, std::string name, std::string_view input,
   } else if (key == "applypatch" || key == "patch") {
     const std::string* patch = FieldValue(fields, {"input", "patch", "diff"});
     PatchFiles(patch != nullptr ? std::string_view(*patch) : trimmed, effect.files);
+    effect.change = PatchChange(patch != nullptr ? std::string_view(*patch) : trimmed);
   } else if (key == "strreplaceeditor" || key == "strreplacebasededittool" || key == "fileeditor" ||
              key == "editor" || key == "texteditor") {
     const std::string* command = FieldValue(fields, {"command"});
     const std::string sub = command != nullptr ? *command : std::string();
+    if (sub == "undo_edit")
+      return effect;  // a step back, not a change to report
     touch(sub == "view"     ? FileTouch::kRead
           : sub == "create" ? FileTouch::kCreated
                             : FileTouch::kEdited);
+  } else if (key == "submit") {
+    effect.submits = true;
   } else if (key == "read" || key == "readfile" || key == "view" || key == "viewfile" ||
-             key == "openfile" || key == "cat" || key == "notebookread" || key == "readfiles") {
+             key == "openfile" || key == "cat" || key == "notebookread" || key == "readfiles" ||
+             key == "open") {
     touch(FileTouch::kRead);
   } else if (key == "write" || key == "writefile" || key == "createfile" || key == "create" ||
              key == "writetofile" || key == "savefile") {
@@ -1311,6 +1421,8 @@ CallEffect EffectOf(std::string id, std::string name, std::string_view input,
     }
     if (shell && !text.empty()) {
       ShellFiles(text, swe_open_file, effect.files);
+      effect.change = ShellEditChange(text, effect.files);
+      effect.submits = Trim(text) == "submit";
       // The first line names the command; a heredoc or an edit body after it is content.
       const std::size_t line_end = text.find('\n');
       if (!LooksSecret(text)) {
@@ -1578,10 +1690,19 @@ class Reader {
         }
       }
       if (message.role() == Role::kUser) {
+        // SWE-agent without function calling: the command was the fence that ended the
+        // assistant's message, and this is its observation, not the user's words.
+        if (auto action = std::exchange(fenced_action_, std::nullopt);
+            action && IsSweObservation(text)) {
+          AddPending(EffectOf("", "bash", *action, swe_open_file, extract_.ledger));
+          OnResult("", false, text);
+          continue;
+        }
         OnUser(text, i);
         continue;
       }
       const bool called = next_call_ != calls_before;
+      fenced_action_ = called ? std::nullopt : TrailingFence(text);
       if (OnAssistant(text, i))
         acted_since_text_ = called;
       else
@@ -1594,6 +1715,30 @@ class Reader {
  private:
   static constexpr std::string_view kCalledToolPrefix = "[called tool: ";
   static constexpr std::string_view kInputCutPrefix = "[tool input truncated for compaction:";
+
+  // The body of a code fence that ends the text.
+  static std::optional<std::string> TrailingFence(std::string_view text) {
+    text = Trim(text);
+    if (!text.ends_with("```") || text.size() < 6)
+      return std::nullopt;
+    text.remove_suffix(3);
+    const std::size_t open = text.rfind("```");
+    if (open == std::string_view::npos)
+      return std::nullopt;
+    std::string_view body = text.substr(open + 3);
+    const std::size_t line_end = body.find('\n');
+    if (line_end == std::string_view::npos)
+      return std::nullopt;
+    body = Trim(body.substr(line_end + 1));
+    if (body.empty())
+      return std::nullopt;
+    return std::string(body);
+  }
+
+  static bool IsSweObservation(std::string_view text) {
+    text = Trim(text);
+    return text.ends_with("bash-$") && text.find("(Current directory: ") != std::string_view::npos;
+  }
 
   static bool IsPlaceholder(std::string_view text) {
     return text == kOldToolResultStub ||
@@ -1678,24 +1823,54 @@ class Reader {
       return;
     }
     // An exit status counts for commands only: a file that was read may well say "exit_code 1".
+    // Without one, a command that ends in a traceback failed.
     const bool command = call && !call->command.empty();
-    const bool failed = is_error || (command && output.exit_code && *output.exit_code != 0);
+    const bool failed =
+        is_error || Refused(output) ||
+        (command && (output.exit_code ? *output.exit_code != 0 : EndsInTraceback(output)));
     if (call) {
       // A failed edit changed nothing; what was read is still known.
+      bool change_told = false;  // one change, told with the first file it edits
       for (const auto& [path, touch] : call->files) {
         if (!failed || touch == FileTouch::kRead)
           extract_.ledger.Touch(path, touch);
+        if (!failed && !change_told && touch == FileTouch::kEdited && !call->change.empty()) {
+          extract_.ledger.RecordEdit(path, call->change);
+          change_told = true;
+        }
+      }
+      if (call->submits && !failed) {
+        std::vector<std::pair<std::string, FileTouch>> handed_in;
+        PatchFiles(body, handed_in);
+        std::vector<std::string> paths;
+        for (auto& [path, touch] : handed_in)
+          paths.push_back(std::move(path));
+        extract_.ledger.RecordSubmission(std::move(paths));
       }
     }
     if (command)
-      extract_.ledger.RecordCommand(call->command, output, is_error);
-    else if (failed)
+      extract_.ledger.RecordCommand(call->command, output, failed);
+    if (failed && (!command || Refused(output)))
       extract_.ledger.RecordToolError(call ? std::string_view(call->name) : "tool", output);
     if (auto run = ReadTestRun(output.lines)) {
       if (call)
         run->command = call->command.size() <= 160 ? call->command : std::string();
       extract_.ledger.RecordTestRun(std::move(*run));
     }
+  }
+
+  // A tool that answers in words that it refused the call (SWE-agent's linter refusing an
+  // edit).
+  static bool Refused(const ToolOutput& output) {
+    return !output.lines.empty() &&
+           Lower(output.lines.front()).starts_with("your proposed edit has introduced");
+  }
+
+  static bool EndsInTraceback(const ToolOutput& output) {
+    const bool traceback = std::any_of(output.lines.begin(), output.lines.end(), [](const auto& l) {
+      return Lower(l).starts_with("traceback (most recent call last)");
+    });
+    return traceback && !LastErrorLine(output.lines).empty();
   }
 
   void AddUserAnswer(const ToolOutput& output) {
@@ -1852,6 +2027,7 @@ class Reader {
   std::unordered_map<std::string, std::size_t> decision_index_;
   std::unordered_set<std::string> known_constraints_;
   std::vector<std::string> last_assistant_;
+  std::optional<std::string> fenced_action_;  // the command that ended the assistant's text
   bool acted_since_text_ = false;  // a tool call after (or with) the assistant's last words
 };
 
@@ -1928,7 +2104,36 @@ std::vector<Item> Prioritize(const Extract& extract) {
     add(Section::kGoal, request.at + 1, "Later: " + request.text, 800);
   }
 
-  // 5. Tests, the rest of the files, the latest progress.
+  // 5. What the edits changed, the newest first; what was handed in; errors fixed on the way.
+  // A file deleted since (a reproduction script) no longer matters.
+  const std::unordered_set<std::string> gone(deleted.begin(), deleted.end());
+  const auto& edits = ledger.edits();
+  std::size_t edits_told = 0;
+  for (auto it = edits.rbegin(); it != edits.rend() && edits_told < 8; ++it) {
+    if (gone.contains(it->path))
+      continue;
+    add_state("Edit of " + it->path + ": " + it->change, 480);
+    ++edits_told;
+  }
+  if (const auto& submitted = ledger.submitted()) {
+    add_state(submitted->empty() ? std::string("Submitted the change.")
+                                 : "Submitted a diff of " + Join(*submitted, ", ") + ".",
+              400);
+  }
+  std::size_t fixed_count = 0;
+  for (const auto& [command, entry] : ledger.Commands(false)) {
+    if (entry->fixed_error.empty())
+      continue;
+    std::string item = CutAt(command, 160);
+    item.append(" failed earlier (").append(entry->fixed_error).append("), then ran clean");
+    if (!entry->output.empty())
+      item.append(": ").append(entry->output);
+    add_state(item + ".", 480);
+    if (++fixed_count == 4)
+      break;
+  }
+
+  // 6. Tests, the rest of the files, the latest progress.
   if (const auto& run = ledger.test_run()) {
     add_state(DescribeTestRun(*run), 800);
     if (run->failed.value_or(0) > 0 || !run->failing.empty()) {
@@ -1944,14 +2149,14 @@ std::vector<Item> Prioritize(const Extract& extract) {
   if (!lead.starts_with("Latest progress: ") && !extract.latest_progress.empty())
     add_state("Latest progress: " + extract.latest_progress, 600);
 
-  // 6. Choices made, the newest first.
+  // 7. Choices made, the newest first.
   const std::size_t decisions = std::min<std::size_t>(extract.decisions.size(), 24);
   for (std::size_t k = 0; k < decisions; ++k) {
     const std::size_t index = extract.decisions.size() - 1 - k;
     add(Section::kDecisions, index, extract.decisions[index].text, 320);
   }
 
-  // 7. Commands that failed last time they ran, the newest first.
+  // 8. Commands that failed last time they ran, the newest first.
   std::size_t failed_count = 0;
   for (const auto& [command, entry] : ledger.Commands(true)) {
     if (failed_count++ == 12)
@@ -1965,7 +2170,7 @@ std::vector<Item> Prioritize(const Extract& extract) {
     add_state(std::move(item), 400);
   }
 
-  // 8. The way forward.
+  // 9. The way forward.
   std::size_t open_order = 2;
   for (const std::string& step : extract.next_steps)
     add(Section::kOpenItems, open_order++, "Next: " + step, 320);
@@ -1984,7 +2189,7 @@ std::vector<Item> Prioritize(const Extract& extract) {
   for (const std::string& call : extract.open_calls)
     add(Section::kOpenItems, open_order++, call, 200);
 
-  // 9. The rest of the ledger.
+  // 10. The rest of the ledger.
   if (!todo_all.empty())
     add_state("Todo list: " + Join(todo_all, "; "), 800);
   add_state(files_item("Files read: ", read), 800);
@@ -1996,6 +2201,8 @@ std::vector<Item> Prioritize(const Extract& extract) {
     std::string item = CutAt(command, 120);
     if (entry->exit_code)
       item.append(" (exit ").append(std::to_string(*entry->exit_code)).append(")");
+    if (!entry->output.empty())
+      item.append(" -> ").append(CutAt(entry->output, 80));
     succeeded.push_back(std::move(item));
     if (succeeded.size() == 24)
       break;
@@ -2026,9 +2233,27 @@ struct Chosen {
   std::string escaped;
 };
 
+// The room of a full default budget (4096 tokens), where the caps apply as written.
+constexpr std::size_t kFullRoom = 16000;
+// No cap shrinks below this: a path and an error line still fit.
+constexpr std::size_t kSmallestCap = 120;
+
+// In a smaller room every cap shrinks with the square root of its share of a full one, so
+// that a small budget holds several short items by priority instead of the first one or two
+// at full length (a long task statement alone would fill it).
+std::vector<Item> ScaledToRoom(std::vector<Item> items, std::size_t room) {
+  if (room >= kFullRoom)
+    return items;
+  const double scale = std::sqrt(static_cast<double>(room) / static_cast<double>(kFullRoom));
+  for (Item& item : items) {
+    const auto scaled = static_cast<std::size_t>(static_cast<double>(item.cap) * scale);
+    item.cap = std::max(scaled, std::min(item.cap, kSmallestCap));
+  }
+  return items;
+}
+
 // The first items that fit `room` envelope bytes whole; the first that does not is cut to the
-// room left (when at least a few bytes are) and ends the selection. A larger room never gives
-// a shorter answer.
+// room left (when at least a few bytes are) and ends the selection.
 std::vector<Chosen> Choose(const std::vector<Item>& items, std::size_t room) {
   std::vector<Chosen> chosen;
   std::array<std::vector<std::size_t>, 5> lengths;
@@ -2125,7 +2350,7 @@ Result<CompactionOutput, CompactorError> ExtractiveCompactor::Compact(const Comp
     return Fail(CompactorError{CompactorErrorKind::kInputInvalid, std::nullopt, std::nullopt,
                                valid.error().Message()});
   }
-  const std::vector<Item> items = Prioritize(Reader().Read(input.transcript));
+  std::vector<Item> items = Prioritize(Reader().Read(input.transcript));
 
   // The room is what the budget leaves beside the envelope with five empty sections. The count
   // is exact; should it ever disagree with the encoder, a smaller room is tried.
@@ -2138,6 +2363,7 @@ Result<CompactionOutput, CompactorError> ExtractiveCompactor::Compact(const Comp
                                        : static_cast<std::size_t>(input.max_summary_tokens) * 4;
   std::size_t room =
       std::min(budget_bytes > empty.size() ? budget_bytes - empty.size() : 0, kSummaryByteLimit);
+  items = ScaledToRoom(std::move(items), room);
   std::string envelope;
   for (int attempt = 0; attempt < 8; ++attempt) {
     std::vector<Chosen> chosen = Choose(items, room);

@@ -477,6 +477,116 @@ TEST(ExtractiveCompactor, LedgerFromCodexTools) {
   EXPECT_TRUE(Contains(state, "Failed: cargo test (exit 101)")) << state;
 }
 
+TEST(ExtractiveCompactor, WhatTheEditsChangedIsInTheState) {
+  const std::string summary = SummaryOf({
+      User("Round TimeDelta to the nearest millisecond."),
+      // Claude Code's Edit, OpenHands' str_replace, SWE-agent's editor on its open file.
+      Call(
+          "e1", "Edit",
+          R"j({"file_path":"src/fields.py","old_string":"return int(x / unit)","new_string":"return int(round(x / unit))"})j"),
+      Tool("e1", "The file src/fields.py has been updated."),
+      Call("o1", "open", R"j({"path":"src/units.py"})j"),
+      Tool("o1", "[File: src/units.py (40 lines total)]"),
+      Call("r1", "edit", R"j({"search":"MS = 1","replace":"MS = 1000"})j"),
+      Tool("r1", "Text replaced."),
+      // A refused edit changed nothing; an edit of a file deleted since is not worth telling.
+      Call("b1", "bash", R"j({"command":"edit 3:4\n    broken(\nend_of_edit"})j"),
+      Tool("b1",
+           "Your proposed edit has introduced new syntax error(s).\nERRORS:\n- E999 "
+           "SyntaxError: unmatched ')'"),
+      Call("c1", "Write", R"j({"file_path":"scratch.py","content":"print(1)"})j"),
+      Tool("c1", "File created."),
+      Call("c2", "Edit", R"j({"file_path":"scratch.py","old_string":"1","new_string":"2"})j"),
+      Tool("c2", "The file scratch.py has been updated."),
+      Call("d1", "Bash", R"j({"command":"rm scratch.py"})j"),
+      Tool("d1", ""),
+  });
+  const std::string state = Section(summary, "state");
+  EXPECT_TRUE(Contains(state,
+                       "Edit of src/fields.py: `return int(x / unit)` -&gt; "
+                       "`return int(round(x / unit))`"))
+      << state;
+  EXPECT_TRUE(Contains(state, "Edit of src/units.py: `MS = 1` -&gt; `MS = 1000`")) << state;
+  EXPECT_TRUE(Contains(state, "Files edited: src/units.py, src/fields.py.")) << state;
+  EXPECT_FALSE(Contains(state, "broken(")) << state;
+  EXPECT_FALSE(Contains(state, "Edit of scratch.py")) << state;
+  EXPECT_TRUE(Contains(state, "E999 SyntaxError: unmatched ')'")) << state;
+}
+
+TEST(ExtractiveCompactor, ShortOutputsAFailureFixedOnTheWayAndTheSubmission) {
+  const std::string summary = SummaryOf({
+      User("Fix the pixel handler."),
+      Call("r1", "bash", R"j({"command":"python reproduce.py"})j"),
+      // No exit status: a traceback is the failure.
+      Tool("r1",
+           "Traceback (most recent call last):\n  File \"reproduce.py\", line 3\n"
+           "AttributeError: missing: PixelRepresentation\n(Open file: n/a)\n"
+           "(Current directory: /repo)\nbash-$"),
+      Call("r2", "bash", R"j({"command":"python reproduce.py"})j"),
+      Tool("r2", "Result: True\n(Open file: n/a)\n(Current directory: /repo)\nbash-$"),
+      Call("s1", "submit", "{}"),
+      Tool("s1",
+           "diff --git a/pkg/handler.py b/pkg/handler.py\n--- a/pkg/handler.py\n+++ "
+           "b/pkg/handler.py\n@@ -1 +1 @@\n-a\n+b"),
+  });
+  const std::string state = Section(summary, "state");
+  EXPECT_TRUE(Contains(state,
+                       "python reproduce.py failed earlier (AttributeError: missing: "
+                       "PixelRepresentation), then ran clean: Result: True."))
+      << state;
+  EXPECT_TRUE(Contains(state, "Submitted a diff of pkg/handler.py.")) << state;
+  EXPECT_TRUE(Contains(state, "python reproduce.py -&gt; Result: True")) << state;
+  // SWE-agent's prompt lines are wrappers, not output.
+  EXPECT_FALSE(Contains(summary, "Current directory")) << summary;
+  EXPECT_FALSE(Contains(summary, "bash-$")) << summary;
+}
+
+TEST(ExtractiveCompactor, SweAgentActionsInFencesAndTheirObservationsAreToolSteps) {
+  // SWE-agent without function calling: the command ends the assistant's text in a fence, the
+  // observation comes back as a user message ending in its prompt.
+  const std::string summary = SummaryOf({
+      User("Fix the rounding in TimeDelta."),
+      Assistant("Let me open the file.\n```\nopen src/fields.py 1474\n```"),
+      User("[File: src/fields.py (1997 lines total)]\n(Open file: src/fields.py)\n"
+           "(Current directory: /repo)\nbash-$"),
+      Assistant("The cause is truncation.\n```\nedit 1475:1475\n        return "
+                "int(round(seconds))\nend_of_edit\n```"),
+      User("File updated.\n(Open file: src/fields.py)\n(Current directory: /repo)\nbash-$"),
+      Assistant("Here is an example:\n```python\nprint(1)\n```"),
+      User("Thanks. Keep the public API unchanged."),
+  });
+  EXPECT_TRUE(Contains(Section(summary, "state"), "Files edited: src/fields.py.")) << summary;
+  EXPECT_TRUE(Contains(Section(summary, "state"),
+                       "Edit of src/fields.py: lines 1475:1475: `return int(round(seconds))`"))
+      << summary;
+  // Observations are not the user's requests; a real user message after a fence still is.
+  EXPECT_FALSE(Contains(Section(summary, "goal"), "File updated")) << summary;
+  EXPECT_FALSE(Contains(Section(summary, "open_items"), "File updated")) << summary;
+  EXPECT_TRUE(Contains(Section(summary, "state"), "-&gt; File updated.")) << summary;
+  EXPECT_TRUE(Contains(Section(summary, "constraints"), "Keep the public API unchanged."))
+      << summary;
+}
+
+TEST(ExtractiveCompactor, ASmallBudgetSharesItsRoomInsteadOfSpendingItOnTheTask) {
+  // A long task statement (an issue with instructions) and a fix: a budget smaller than the
+  // statement still tells the fix.
+  std::string task = "Fix the rounding of TimeDelta. ";
+  for (int i = 0; i < 60; ++i)
+    task.append("Background sentence " + std::to_string(i) + " of the issue text. ");
+  const Transcript transcript = {
+      User(task),
+      Call("e1", "Edit",
+           R"j({"file_path":"src/fields.py","old_string":"int(x)","new_string":"int(round(x))"})j"),
+      Tool("e1", "The file src/fields.py has been updated."),
+      Assistant("Done."),
+  };
+  const std::string small = SummaryOf(transcript, 500);
+  EXPECT_TRUE(Contains(Section(small, "goal"), "Fix the rounding of TimeDelta.")) << small;
+  EXPECT_TRUE(Contains(Section(small, "state"), "Edit of src/fields.py")) << small;
+  // A full budget quotes more of the task.
+  EXPECT_GT(Section(SummaryOf(transcript, 4000), "goal").size(), Section(small, "goal").size());
+}
+
 TEST(ExtractiveCompactor, FilesFromShellCommands) {
   const std::string summary = SummaryOf({
       User("Tidy the build scripts."),

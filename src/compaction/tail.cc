@@ -243,10 +243,7 @@ std::string TailError::Message() const {
 }
 
 TokenCount EstimateMessageTokens(const Message& message) {
-  std::string encoded;
-  if (!AppendMessage(encoded, message).ok())
-    return 0;
-  return (encoded.size() + 3) / 4;
+  return (EstimatedMessageBytes(message) + 3) / 4;
 }
 
 Result<TailSelection, TailError> SelectRetainedTail(const std::vector<Message>& transcript,

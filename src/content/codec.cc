@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <iterator>
 #include <optional>
+#include <vector>
 
 #include "content/base64.h"
 #include "content/raw_json.h"
@@ -448,6 +449,29 @@ TranscriptError NoMessages(const std::string& path) {
 }
 
 }  // namespace
+
+std::uint64_t EstimatedMessageBytes(const Message& message) {
+  std::string encoded;
+  if (!AppendMessage(encoded, message).ok())
+    return 0;
+  std::uint64_t bytes = encoded.size();
+  // Iterative: results nest in results (at most 128 deep in a valid message).
+  std::vector<const std::vector<Block>*> lists{&message.blocks()};
+  while (!lists.empty()) {
+    const std::vector<Block>* list = lists.back();
+    lists.pop_back();
+    for (const Block& block : *list) {
+      if (const auto* image = block.as<ImageBlock>()) {
+        const std::uint64_t counted =
+            image->url.size() + (image->data ? (image->data->size() + 2) / 3 * 4 : 0);
+        bytes = bytes - std::min(bytes, counted) + kImageTokenEstimate * 4;
+      } else if (const auto* result = block.as<ToolResultBlock>()) {
+        lists.push_back(&result->content);
+      }
+    }
+  }
+  return bytes;
+}
 
 Status<TranscriptError> AppendMessage(std::string& out, const Message& message) {
   HARNESS_CHECK(ValidateMessage(message, "$"));

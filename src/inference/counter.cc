@@ -30,15 +30,11 @@ std::string CountError::Message() const {
 
 TokenCount EstimateRequestTokens(const InferenceRequest& request) {
   // The estimate only has to be conservative and stable, so it counts the bytes a provider
-  // would at least receive: the system prompt, every message in the one content codec, and the
-  // tool definitions.
+  // would at least receive: the system prompt, every message in the one content codec (an image
+  // at what a provider bills for one, not its bytes), and the tool definitions.
   std::uint64_t bytes = request.system.size();
-  std::string encoded;
-  for (const Message& message : request.messages) {
-    encoded.clear();
-    if (AppendMessage(encoded, message).ok())
-      bytes += encoded.size();
-  }
+  for (const Message& message : request.messages)
+    bytes += EstimatedMessageBytes(message);
   for (const ToolDefinition& tool : request.tools) {
     bytes += tool.name.size() + tool.description.size() + tool.input_schema.size();
   }

@@ -74,6 +74,9 @@ Result<ContextCount, CountError> ExactLocalCounter::Count(const InferenceRequest
       } else if (const auto* refusal = block.as<RefusalBlock>()) {
         HARNESS_TRY(const TokenCount n, count(refusal->text));
         total += n;
+      } else if (block.as<ImageBlock>() != nullptr) {
+        // Billed by its pixels after the provider's downscaling, never by its base64.
+        total += kImageTokenEstimate;
       } else {
         HARNESS_TRY(const std::string json, BlockJson(block, i));
         HARNESS_TRY(const TokenCount n, count(json));

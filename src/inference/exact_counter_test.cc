@@ -5,6 +5,7 @@
 #include <thread>
 #include <vector>
 
+#include "harness/content/codec.h"
 #include "harness/inference/counter.h"
 #include "inference/test_data.h"
 
@@ -77,7 +78,7 @@ TEST(ExactLocalCounterRealData, PinnedCountOfASmallConversation) {
   EXPECT_EQ(CountOf(counter, request), 17u);
 }
 
-TEST(ExactLocalCounterRealData, BlocksAddUpAndNonTextBlocksCountTheirJson) {
+TEST(ExactLocalCounterRealData, BlocksAddUpNonTextBlocksCountTheirJsonAndImagesAFixedCost) {
   const auto t = test::RealTokenizer(Encoding::kCl100kBase);
   ASSERT_NE(t, nullptr);
   ExactLocalCounter counter(t);
@@ -106,13 +107,15 @@ TEST(ExactLocalCounterRealData, BlocksAddUpAndNonTextBlocksCountTheirJson) {
   result.blocks = {TextBlock{"int main() {}"}};
   EXPECT_EQ(CountOf(counter, Request({result})), empty_user + Tokens(*t, "int main() {}"));
 
+  // An image costs what a provider bills for one, not its bytes: a URL and 300 KB of pixels
+  // count the same.
   ImageBlock image;
   image.media_type = "image/png";
   image.url = "https://example.com/a.png";
-  EXPECT_EQ(
-      CountOf(counter, Request({UserMessage{{image}}})),
-      empty_user + Tokens(*t, R"({"type":"image","media_type":"image/png",)"
-                              R"("source":{"url":"https://example.com/a.png","data":null}})"));
+  EXPECT_EQ(CountOf(counter, Request({UserMessage{{image}}})), empty_user + kImageTokenEstimate);
+  image.url.clear();
+  image.data = std::string(300 * 1024, '\x7f');
+  EXPECT_EQ(CountOf(counter, Request({UserMessage{{image}}})), empty_user + kImageTokenEstimate);
 }
 
 TEST(ExactLocalCounterRealData, ToolDefinitionsCountAsFunctionJson) {

@@ -4,6 +4,7 @@
 #include <stop_token>
 #include <string>
 
+#include "harness/content/codec.h"
 #include "harness/inference/counter.h"
 #include "harness/inference/request.h"
 
@@ -129,6 +130,28 @@ TEST(EstimateRequestTokens, GrowsWithEveryPartOfTheRequest) {
   InferenceRequest more_tools = request;
   more_tools.tools.push_back(ToolDefinition{"write_file", "writes a file", "{}"});
   EXPECT_GT(EstimateRequestTokens(more_tools), base);
+}
+
+TEST(EstimateRequestTokens, AnImageCountsWhatAProviderBillsForOneNotItsBase64) {
+  auto asking = [](std::vector<Block> blocks) {
+    InferenceRequest request = EmptyRequest();
+    blocks.insert(blocks.begin(), TextBlock{"what is on this screenshot?"});
+    request.messages.push_back(UserMessage{std::move(blocks)});
+    return EstimateRequestTokens(request);
+  };
+  const TokenCount text_only = asking({});
+  ImageBlock screenshot;
+  screenshot.media_type = "image/png";
+  screenshot.data = std::string(200 * 1024, '\x01');  // 273 KB of base64: 68k tokens as text
+  const TokenCount with_image = asking({screenshot});
+  // The block's JSON framing (type, media type, url) adds a few tokens to the image's own.
+  EXPECT_GE(with_image, text_only + kImageTokenEstimate);
+  EXPECT_LE(with_image, text_only + kImageTokenEstimate + 32);
+  // A URL costs the same as the pixels, however long it is (but for its JSON framing).
+  ImageBlock linked;
+  linked.media_type = "image/png";
+  linked.url = "https://example.com/" + std::string(4000, 'a') + ".png";
+  EXPECT_NEAR(static_cast<double>(asking({linked})), static_cast<double>(with_image), 2.0);
 }
 
 TEST(EstimateCounter, DeclaresAHeuristicQualityAndStampsItOnEveryCount) {

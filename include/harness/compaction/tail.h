@@ -112,7 +112,8 @@ struct TailError {
   std::string Message() const;
 };
 
-// ceil(encoded bytes / 4) of one message (content codec, AppendMessage). Meaningful for messages
+// ceil(EstimatedMessageBytes / 4) of one message: its encoding in the content codec, an image at
+// kImageTokenEstimate tokens. Meaningful for messages
 // that pass ValidateMessage; one that cannot be encoded estimates 0 (SelectRetainedTail validates
 // before it estimates, so it never sees that).
 TokenCount EstimateMessageTokens(const Message& message);

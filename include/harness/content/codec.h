@@ -74,6 +74,7 @@
 // Thread safety: pure functions.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 
@@ -98,6 +99,16 @@ Result<std::string, TranscriptError> EncodeMessage(const Message& message);
 Result<std::string, TranscriptError> EncodeTranscript(const Transcript& transcript);
 // Appends the encoding of `message` to `out`; on failure `out` is unspecified.
 Status<TranscriptError> AppendMessage(std::string& out, const Message& message);
+
+// What a provider bills for one image after its own downscaling, at most: about 1,600 tokens for
+// a picture of 1.15 megapixels (Anthropic's largest; OpenAI's high detail tops out lower). A
+// token estimate counts every image so, whatever the size of its bytes (docs/tokenizer.md).
+inline constexpr std::uint64_t kImageTokenEstimate = 1600;
+
+// The bytes a heuristic token estimate counts for `message` (four to a token): its encoding, in
+// which every image counts kImageTokenEstimate tokens instead of its base64 bytes or its URL.
+// 0 when the message cannot be encoded.
+std::uint64_t EstimatedMessageBytes(const Message& message);
 
 // A transcript file: one JSON array of messages. Every failure is a TranscriptError whose path
 // is relative to the array ("$[2].blocks[0]").
