@@ -1,4 +1,4 @@
-// ExtractiveCompactor (decisions D6): deterministic, valid on a real coding-agent transcript,
+// ExtractiveCompactor (docs/spec/decisions.md D6): deterministic, valid on a real coding-agent transcript,
 // sections filled from the right messages (the user's task and rules, the assistant's choices,
 // an artifact ledger from tool calls and results, what is still open), secrets dropped, XML
 // escaped, the budget filled by priority, and on any text transcript either valid or

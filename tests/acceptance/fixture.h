@@ -1,4 +1,4 @@
-// The acceptance fixture (runtime.md §7): test doubles for every interface a loop calls, an event
+// The acceptance fixture (docs/spec/runtime.md §7): test doubles for every interface a loop calls, an event
 // log that tests synchronize on, and the common loop definition.
 //
 // Rules the doubles keep so that tests never sleep:

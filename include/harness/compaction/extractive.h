@@ -1,4 +1,4 @@
-// ExtractiveCompactor: the offline compactor of decisions D6, the default where no provider is
+// ExtractiveCompactor: the offline compactor of docs/spec/decisions.md D6, the default where no provider is
 // configured.
 //
 // Contract of Compact(input, stop), in order:

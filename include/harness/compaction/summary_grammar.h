@@ -1,4 +1,4 @@
-// SummaryGrammar: a llama.cpp GBNF grammar for the summarizer's answer (decisions D5: a server
+// SummaryGrammar: a llama.cpp GBNF grammar for the summarizer's answer (docs/spec/decisions.md D5: a server
 // that supports constrained output may be sent a grammar matching the envelope and the
 // five-section XML; the strict validator still runs on whatever comes back).
 //

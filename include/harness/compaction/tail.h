@@ -1,4 +1,4 @@
-// Retained-tail selection and the head's text projection (runtime.md §2.8, contracts.md §4.3,
+// Retained-tail selection and the head's text projection (docs/spec/runtime.md §2.8, docs/spec/contracts.md §4.3,
 // §7.5).
 //
 // SelectRetainedTail(transcript, derived_prefix, keep_recent_segments, keep_recent_tokens):
@@ -47,7 +47,7 @@
 // kind and path); reject_detail is the typed form the runtime journals; neither, nor Message(),
 // ever quotes message content.
 //
-// ProjectForCompaction(head): the text-only view the compactor sees (contracts.md §4.3 table).
+// ProjectForCompaction(head): the text-only view the compactor sees (docs/spec/contracts.md §4.3 table).
 // Every block becomes one text block: text verbatim; tool_use "[called tool: NAME INPUT]" (INPUT
 // the call's raw JSON input, its first 1000 runes followed by "[tool input truncated for
 // compaction: omitted K runes]" when it is longer; "[called tool: NAME]" when the input is

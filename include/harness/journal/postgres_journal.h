@@ -1,4 +1,4 @@
-// PostgresJournal: the multi-node durable Journal on PostgreSQL through libpq (decisions D7,
+// PostgresJournal: the multi-node durable Journal on PostgreSQL through libpq (docs/spec/decisions.md D7,
 // docs/restore-design.md §6).
 //
 // Contract: the Journal contract (journal.h), plus:
