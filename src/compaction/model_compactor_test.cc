@@ -1,5 +1,5 @@
-// ModelCompactor (docs/spec/contracts.md §4.2-§4.5 under docs/spec/decisions.md D5): the request it sends, and every
-// failure in the order of its header, against a fake ModelClient.
+// ModelCompactor (docs/spec/contracts.md §4.2-§4.5 under docs/spec/decisions.md D5): the request it
+// sends, and every failure in the order of its header, against a fake ModelClient.
 #include "harness/compaction/model_compactor.h"
 
 #include <gtest/gtest.h>

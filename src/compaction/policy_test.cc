@@ -152,7 +152,8 @@ const PolicyCase kPolicyCases[] = {
             p.counter_policy = CounterPolicy::kUnknown;
           }),
      kExact, Field::kCompactAt},
-    // Coverage (docs/decisions.md P13): three modes, a ratio in basis points, valid required classes.
+    // Coverage (docs/decisions.md P13): three modes, a ratio in basis points, valid required
+    // classes.
     {"coverage_default_is_report", Manual(), kExact, std::nullopt},
     {"coverage_off", With(Manual(), [](auto& p) { p.coverage.mode = CoverageMode::kOff; }), kExact,
      std::nullopt},

@@ -81,7 +81,8 @@ std::uint8_t Raw(auto value) {
 
 // {"classes":[{"class":n,"found":n,"total":n},…],"missing":[{"class":n,"text":"…"},…]} and
 // "waived":true only when set. The member is written only when a report exists, so an event
-// without one is byte for byte what the codec wrote before the member existed (docs/decisions.md P10).
+// without one is byte for byte what the codec wrote before the member existed (docs/decisions.md
+// P10).
 void WriteCoverage(WireWriter& w, const std::optional<CoverageReport>& coverage) {
   if (!coverage)
     return;

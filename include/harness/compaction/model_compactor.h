@@ -1,4 +1,5 @@
-// ModelCompactor: the summarizer adapter (docs/spec/contracts.md §4.2-§4.5 under docs/spec/decisions.md D5).
+// ModelCompactor: the summarizer adapter (docs/spec/contracts.md §4.2-§4.5 under
+// docs/spec/decisions.md D5).
 //
 // Contract of Compact(input, stop), in order; the first failure wins:
 //   0. `stop` already requested -> kCanceled; no model call.
@@ -47,16 +48,18 @@ namespace harness {
 
 extern const std::string_view kDefaultSummarizerPrompt;
 inline constexpr std::string_view kDefaultSummarizerPromptRevision = "harness.summarizer.v2";
-// The anchors the summarizer is asked to keep (docs/decisions.md P13): at most this many, of at most
-// this many bytes in all.
+// The anchors the summarizer is asked to keep (docs/decisions.md P13): at most this many, of at
+// most this many bytes in all.
 inline constexpr std::size_t kMaxPromptAnchors = 64;
 inline constexpr std::size_t kMaxPromptAnchorBytes = 8 * 1024;
 
 struct ModelCompactorOptions {
   std::string system_prompt{kDefaultSummarizerPrompt};
   std::string prompt_revision{kDefaultSummarizerPromptRevision};
-  std::int64_t input_bytes = 2 * 1024 * 1024;  // serialized input limit (docs/spec/contracts.md §4.3)
-  std::size_t output_bytes = 64 * 1024;        // envelope byte limit (docs/spec/contracts.md §4.5 step 1)
+  // The serialized input limit (docs/spec/contracts.md §4.3) and the envelope's byte limit
+  // (§4.5 step 1).
+  std::int64_t input_bytes = 2 * 1024 * 1024;
+  std::size_t output_bytes = 64 * 1024;
   // Send BuildSummaryGrammar's GBNF grammar with the request (servers that cannot use it ignore
   // it). Off by default: only llama.cpp-style servers honour it.
   bool constrain_output = false;

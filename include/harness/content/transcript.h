@@ -1,4 +1,5 @@
-// Transcript validation (docs/spec/contracts.md §2.2 with docs/spec/decisions.md D4) and its typed error.
+// Transcript validation (docs/spec/contracts.md §2.2 with docs/spec/decisions.md D4) and its typed
+// error.
 //
 // Contract of ValidateTranscript, first failure wins, messages and blocks in order:
 // 1. an empty transcript is kEmpty;

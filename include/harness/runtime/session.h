@@ -30,7 +30,8 @@
 //   hands it to the loop and returns the id. Every later outcome is an event: exactly one
 //   CompactWaiterResolved or CompactWaiterRejected answers the id, also after a crash (restore's
 //   waiter repair answers a journaled intent that has no reply).
-// - Intents (docs/spec/decisions.md D10): CompactToLoop, SubmitInputToLoop and Interrupt return an id only
+// - Intents (docs/spec/decisions.md D10): CompactToLoop, SubmitInputToLoop and Interrupt return an
+// id only
 //   once the command's intent is durable in the journal, so every id a caller ever holds
 //   survives a crash at any later moment. An intent the journal refuses fails the call with
 //   kJournal (the detail names the journal's error): nothing was accepted, no id is returned,
