@@ -5,7 +5,7 @@
 // - CompactionReason: Manual 1 (the opening Compact command had Agency User), Automatic 2
 //   (Agency Machine). 0 is the unset sentinel and invalid on every wire.
 // - CompactRejectReason: the 15 reasons with fixed wire values 1-15 (RetainedTailTooLarge, 14,
-//   included although the seed page omits it; CoverageInsufficient, 15, ours: docs/decisions.md
+//   included: docs/spec/decisions.md D4; CoverageInsufficient, 15, ours: docs/decisions.md
 //   P13). 0 is the unset sentinel and invalid, as is every value above 15.
 // - Each valid value has a fixed lower-snake name ("manual", "control_lane_full", …); the CLI
 //   prints them and FromName parses them back. Names of invalid values are "".
