@@ -1,4 +1,4 @@
-// Session: the coordinator of one agent session (docs/spec/runtime.md §1-§2, ARCHITECTURE.md).
+// Session: the coordinator of one agent session (docs/spec/runtime.md §1-§2, docs/architecture.md).
 //
 // A session owns its loops (a registry, the active loop, routing), its journal lease and hub,
 // and a fault latch. Each native loop is an actor: one serial strand on the session's executor
