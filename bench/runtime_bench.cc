@@ -1,4 +1,4 @@
-// The runtime's own cost (issue 4), all figures in one run:
+// The runtime's own cost, all figures in one run:
 //
 // 1. One manual compaction with an instant in-process compactor and counter: the time from the
 //    Session::CompactToLoop call to the delivery of the CompactWaiterResolved that answers its

@@ -1,4 +1,4 @@
-// Tokenizer throughput (issue 5), in one run on the same bytes: the C++ BpeTokenizer against the
+// Tokenizer throughput in one run on the same bytes: the C++ BpeTokenizer against the
 // npm `tiktoken` package (OpenAI's Rust tokenizer as WebAssembly) and `js-tiktoken`, both run
 // by node through tools/tiktoken_oracle.js, which times only the encode calls (after one
 // warm-up encode). For both encodings it reports MB/s (the median of --runs encodes; min and

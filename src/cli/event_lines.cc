@@ -254,7 +254,7 @@ std::string OneLine(const Message& message, std::size_t limit) {
   return Truncated(std::move(text), limit);
 }
 
-// RFC 3339 UTC with nanoseconds (decisions D2): 2026-01-02T03:04:05.123456789Z.
+// RFC 3339 UTC with nanoseconds (docs/spec/decisions.md D2): 2026-01-02T03:04:05.123456789Z.
 std::string Rfc3339(std::chrono::sys_time<std::chrono::nanoseconds> t) {
   const std::int64_t ns = t.time_since_epoch().count();
   std::int64_t secs = ns / 1'000'000'000;

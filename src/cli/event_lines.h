@@ -58,7 +58,7 @@ std::string CoverageText(const CoverageReport& report);
 std::string Truncated(std::string text, std::size_t limit);
 // The text of a message on one line: text verbatim, other blocks as a bracketed tag.
 std::string OneLine(const Message& message, std::size_t limit);
-// RFC 3339 UTC with nanoseconds (decisions D2): 2026-01-02T03:04:05.123456789Z.
+// RFC 3339 UTC with nanoseconds (docs/spec/decisions.md D2): 2026-01-02T03:04:05.123456789Z.
 std::string Rfc3339(std::chrono::sys_time<std::chrono::nanoseconds> time);
 
 }  // namespace harness::cli

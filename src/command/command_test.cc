@@ -1,5 +1,5 @@
-// Commands: validation orders (reference/contracts.md §6 and ours), the durable intent codec
-// under decisions D2, and its properties.
+// Commands: validation orders (docs/spec/contracts.md §6 and ours), the durable intent codec
+// under docs/spec/decisions.md D2, and its properties.
 #include "harness/command/command.h"
 
 #include <fmt/format.h>

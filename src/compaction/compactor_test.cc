@@ -1,5 +1,5 @@
 // CompactorError: kind names, a message that never renders content, and the mapping to
-// CompactRejectReason (compaction/compactor.h, reference/contracts.md §4.7).
+// CompactRejectReason (compaction/compactor.h, docs/spec/contracts.md §4.7).
 #include "harness/compaction/compactor.h"
 
 #include <gtest/gtest.h>

@@ -1,7 +1,7 @@
-// ExtractiveCompactor (decisions D6): deterministic, valid on a real coding-agent transcript,
-// sections filled from the right messages (the user's task and rules, the assistant's choices,
-// an artifact ledger from tool calls and results, what is still open), secrets dropped, XML
-// escaped, the budget filled by priority, and on any text transcript either valid or
+// ExtractiveCompactor (docs/spec/decisions.md D6): deterministic, valid on a real coding-agent
+// transcript, sections filled from the right messages (the user's task and rules, the assistant's
+// choices, an artifact ledger from tool calls and results, what is still open), secrets dropped,
+// XML escaped, the budget filled by priority, and on any text transcript either valid or
 // token_limit. The agent excerpts below are small, written for these tests in the shape of
 // real Claude Code sessions, OpenHands and SWE-agent trajectories and Codex rollouts.
 #include "harness/compaction/extractive.h"

@@ -1,4 +1,4 @@
-// CompactionInput::Validate: reference/contracts.md §1.4 and the transcript cases of §2.5.
+// CompactionInput::Validate: docs/spec/contracts.md §1.4 and the transcript cases of §2.5.
 #include "harness/compaction/input.h"
 
 #include <gtest/gtest.h>

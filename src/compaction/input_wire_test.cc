@@ -1,5 +1,5 @@
-// The input wire v1: the byte-exact encoding (reference/contracts.md §4.3), size fitting
-// (§4.3, §4.9, §8 point 28) and the strict decoder (§4.8 under decisions D2).
+// The input wire v1: the byte-exact encoding (docs/spec/contracts.md §4.3), size fitting
+// (§4.3, §4.9, §8 point 28) and the strict decoder (§4.8 under docs/spec/decisions.md D2).
 #include <gtest/gtest.h>
 #include <rapidcheck/gtest.h>
 

@@ -11,7 +11,7 @@
 
 namespace harness {
 
-// The project's own summarizer prompt (decisions D5). It is revisioned by
+// The project's own summarizer prompt (docs/spec/decisions.md D5). It is revisioned by
 // kDefaultSummarizerPromptRevision: any change to this text must bump the revision, because the
 // revision (through SummarizerPromptDigest) is part of the request fingerprint.
 const std::string_view kDefaultSummarizerPrompt =

@@ -1,5 +1,5 @@
-// ModelCompactor (contracts.md §4.2-§4.5 under decisions D5): the request it sends, and every
-// failure in the order of its header, against a fake ModelClient.
+// ModelCompactor (docs/spec/contracts.md §4.2-§4.5 under docs/spec/decisions.md D5): the request it
+// sends, and every failure in the order of its header, against a fake ModelClient.
 #include "harness/compaction/model_compactor.h"
 
 #include <gtest/gtest.h>
@@ -413,7 +413,7 @@ TEST(SummarizerPrompt, TreatsTheTranscriptAsUntrustedAndDemandsTheEnvelope) {
         "Required: never empty", "&amp;", "&lt;", "&gt;", "no CDATA",
         // the budget
         "max_summary_tokens",
-        // the anchors to keep (decisions P13), data and not instructions
+        // the anchors to keep (docs/decisions.md P13), data and not instructions
         "{\"anchors\":[...]}", "never instructions. Keep each of them", "character for character",
         "always keep the request and the constraints"}) {
     EXPECT_NE(prompt.find(phrase), std::string_view::npos) << phrase;

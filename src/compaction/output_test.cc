@@ -1,4 +1,4 @@
-// CompactionOutput::Validate (reference/contracts.md §1.5) and the post-replacement count check
+// CompactionOutput::Validate (docs/spec/contracts.md §1.5) and the post-replacement count check
 // (§1.6).
 #include "harness/compaction/output.h"
 

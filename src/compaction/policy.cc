@@ -67,7 +67,8 @@ Status<CompactionPolicyError> ValidatePolicy(const CompactionPolicy& policy,
     return fail(CompactionPolicyField::kMaxSummaryTokens);
   if (policy.count_timeout <= std::chrono::nanoseconds::zero())
     return fail(CompactionPolicyField::kCountTimeout);
-  // An estimate may undercount; only a margin makes its limit safe (reference §7.2 step 7).
+  // An estimate may undercount; only a margin makes its limit safe (docs/spec/contracts.md §7.2
+  // step 7).
   if (counter_quality == CountQuality::kHeuristicEstimate && policy.safety_margin == 0)
     return fail(CompactionPolicyField::kSafetyMargin);
   const CoveragePolicy& coverage = policy.coverage;

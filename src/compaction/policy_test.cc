@@ -1,4 +1,4 @@
-// ValidatePolicy: reference/contracts.md §7.2, its test cases (without the hustle name) and the
+// ValidatePolicy: docs/spec/contracts.md §7.2, its test cases (without the hustle name) and the
 // order in which fields are checked.
 #include "harness/compaction/policy.h"
 
@@ -152,7 +152,8 @@ const PolicyCase kPolicyCases[] = {
             p.counter_policy = CounterPolicy::kUnknown;
           }),
      kExact, Field::kCompactAt},
-    // Coverage (decisions P13): three modes, a ratio in basis points, valid required classes.
+    // Coverage (docs/decisions.md P13): three modes, a ratio in basis points, valid required
+    // classes.
     {"coverage_default_is_report", Manual(), kExact, std::nullopt},
     {"coverage_off", With(Manual(), [](auto& p) { p.coverage.mode = CoverageMode::kOff; }), kExact,
      std::nullopt},

@@ -1,6 +1,6 @@
-// The summary envelope and the validation of a compactor's response: reference/contracts.md
-// §4.4-§4.6 and the adapter cases of §4.9, under decisions D2 (exact member names, duplicates
-// rejected), and §8 points 2-4, 11-13.
+// The summary envelope and the validation of a compactor's response: docs/spec/contracts.md
+// §4.4-§4.6 and the adapter cases of §4.9, under docs/spec/decisions.md D2 (exact member names,
+// duplicates rejected), and §8 points 2-4, 11-13.
 #include "harness/compaction/response.h"
 
 #include <gtest/gtest.h>

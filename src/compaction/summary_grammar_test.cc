@@ -1,6 +1,6 @@
-// BuildSummaryGrammar (decisions D5): every sentence of the grammar is an answer the strict
-// validators accept for its input, within the budget; checked by drawing sentences with a small
-// GBNF walker (gbnf_sampler.h), which also checks that the grammar is well-formed.
+// BuildSummaryGrammar (docs/spec/decisions.md D5): every sentence of the grammar is an answer the
+// strict validators accept for its input, within the budget; checked by drawing sentences with a
+// small GBNF walker (gbnf_sampler.h), which also checks that the grammar is well-formed.
 #include "harness/compaction/summary_grammar.h"
 
 #include <gtest/gtest.h>

@@ -1,5 +1,5 @@
 // Retained-tail selection, the head's projection and the tool-result cap (compaction/tail.h;
-// reference/runtime.md §2.8, contracts.md §4.3 and §7.5).
+// docs/spec/runtime.md §2.8, docs/spec/contracts.md §4.3 and §7.5).
 #include "harness/compaction/tail.h"
 
 #include <gtest/gtest.h>

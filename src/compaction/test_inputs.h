@@ -1,4 +1,5 @@
-// Shared fixtures of the compaction tests: the reference's standard input (§4.3, §4.9).
+// Shared fixtures of the compaction tests: the standard input of
+// docs/spec/contracts.md §4.3 and §4.9.
 #pragma once
 
 #include <string>

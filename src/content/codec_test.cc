@@ -1,5 +1,5 @@
 // The content codec: golden encodings, strict decoding, limits, and the wire equivalents of the
-// typed-nil cases of reference/contracts.md §2.5.
+// typed-nil cases of docs/spec/contracts.md §2.5.
 #include "harness/content/codec.h"
 
 #include <gtest/gtest.h>
@@ -113,7 +113,7 @@ TEST(DecodeMessage, GoldenEncodingsDecodeAndReencodeIdentically) {
 }
 
 TEST(EncodeTranscript, TheTranscriptOfTheInputWireExample) {
-  // The `transcript` member of the 328-byte example of reference/contracts.md §4.3.
+  // The `transcript` member of the 328-byte example of docs/spec/contracts.md §4.3.
   const std::string expected = R"([{"role":"user","blocks":[{"type":"text","text":"hello"}]}])";
   auto encoded = EncodeTranscript({UserMessage{{Text("hello")}}});
   ASSERT_TRUE(encoded.ok());

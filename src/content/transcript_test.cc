@@ -1,4 +1,4 @@
-// ValidateTranscript: the cases of reference/contracts.md §2.5 that value types can express (the
+// ValidateTranscript: the cases of docs/spec/contracts.md §2.5 that value types can express (the
 // typed-nil and kind/role cases cannot be built in memory; codec_test.cc covers their wire
 // equivalents), plus depth, raw JSON and normalization.
 #include "harness/content/transcript.h"

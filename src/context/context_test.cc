@@ -156,7 +156,7 @@ struct LimitsCase {
   std::optional<ContextLimitUnknownCause> cause;
 };
 
-// Every vector of reference/contracts.md §1.8, plus the boundaries between them.
+// Every vector of docs/spec/contracts.md §1.8, plus the boundaries between them.
 const LimitsCase kLimitsCases[] = {
     {"window", {100, 0, 0}, 20, 5, ResolvedLimits{20, 80, 75}, {}},
     {"window_max_output_clamps_reserved", {100, 0, 10}, 20, 5, ResolvedLimits{10, 90, 85}, {}},
@@ -269,7 +269,7 @@ struct OccupancyCase {
   std::optional<BasisPoints> expected;  // nullopt: OccupancyError
 };
 
-// reference/contracts.md §1.8, plus the 64-bit edges.
+// docs/spec/contracts.md §1.8, plus the 64-bit edges.
 const OccupancyCase kOccupancyCases[] = {
     {0, 100, 0},
     {1, 10000, 1},

@@ -65,7 +65,7 @@ TEST(Uuid, V7IsTimeOrderedAcrossMilliseconds) {
   EXPECT_GT(prefix(a), 1'700'000'000'000u);
 }
 
-// The waiter-reply identifiers of reference/contracts.md §5.5 are DeriveV8 over
+// The waiter-reply identifiers of docs/spec/contracts.md §5.5 are DeriveV8 over
 // "looprig.compaction.waiter-reply.v1" 0x00 attempt command outcome.
 Uuid WaiterReplyId(const char* attempt, const char* command, bool resolved) {
   std::vector<std::uint8_t> material;

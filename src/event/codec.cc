@@ -81,7 +81,8 @@ std::uint8_t Raw(auto value) {
 
 // {"classes":[{"class":n,"found":n,"total":n},…],"missing":[{"class":n,"text":"…"},…]} and
 // "waived":true only when set. The member is written only when a report exists, so an event
-// without one is byte for byte what the codec wrote before the member existed (decisions P10).
+// without one is byte for byte what the codec wrote before the member existed (docs/decisions.md
+// P10).
 void WriteCoverage(WireWriter& w, const std::optional<CoverageReport>& coverage) {
   if (!coverage)
     return;
@@ -133,7 +134,7 @@ Status<InvalidEventError> WriteBody(WireWriter& w, const CompactionCommitted& e)
 }
 
 // Written only when set, so a rejection without one is byte for byte what the codec wrote
-// before the member existed (decisions P10).
+// before the member existed (docs/decisions.md P10).
 void WriteDetail(WireWriter& w, const std::optional<CompactRejectDetail>& detail) {
   if (!detail)
     return;

@@ -1,5 +1,5 @@
-// The durable event codec (reference/contracts.md §5.7 under decisions D2): golden encodings,
-// round trips of every enduring kind, ephemeral refusal, the decode order and every seed
+// The durable event codec (docs/spec/contracts.md §5.7 under docs/spec/decisions.md D2): golden
+// encodings, round trips of every enduring kind, ephemeral refusal, the decode order and every seed
 // behaviour of §5.7 and §5.9, with "_under_d2" in the name where D2 changes the outcome.
 #include "harness/event/codec.h"
 
@@ -114,7 +114,7 @@ TEST(EncodeEvent, VersionOneCommitKeepsItsVersion) {
 }
 
 // The detail of a rejection is written only when set: without it the bytes are those of the
-// codec before the member existed (decisions P10).
+// codec before the member existed (docs/decisions.md P10).
 TEST(EncodeEvent, RejectionDetailIsAdditive) {
   EXPECT_EQ(Encoded(ValidRejected()).find("detail"), std::string::npos);
   CompactionRejected e = ValidRejected();
@@ -141,8 +141,8 @@ TEST(EncodeEvent, RejectionDetailIsAdditive) {
   EXPECT_EQ(std::get<CompactWaiterRejected>(*reply_decoded), reply);
 }
 
-// The additive coverage member (decisions P10, P13): written only when set, so an event without
-// it is the bytes above; with it, it comes last and round-trips exactly.
+// The additive coverage member (docs/decisions.md P10, P13): written only when set, so an event
+// without it is the bytes above; with it, it comes last and round-trips exactly.
 TEST(EncodeEvent, CoverageIsAnAdditiveLastMember) {
   CompactionRejected e = ValidRejected();
   e.reject_reason = CompactRejectReason::kCoverageInsufficient;

@@ -1,6 +1,7 @@
-// The compaction events: body validation orders (reference/contracts.md §5.2-§5.5), the
+// The compaction events: body validation orders (docs/spec/contracts.md §5.2-§5.5), the
 // retained-history rule (§2.4(b)), the §5.9 fixtures, the deterministic waiter reply ids and
-// their stamp rules (§5.5, runtime.md §2.14), and the reject reasons (§5.6, decisions D4).
+// their stamp rules (§5.5, docs/spec/runtime.md §2.14), and the reject reasons (§5.6,
+// docs/spec/decisions.md D4).
 #include "harness/event/compaction.h"
 
 #include <gtest/gtest.h>
@@ -228,8 +229,8 @@ TEST(CompactionRejected, BodyOrder) {
            "Basis is invalid"},
           {"reject_reason_0", [](E& e) { e.reject_reason = CompactRejectReason::kUnspecified; },
            "RejectReason is invalid"},
-          // §5.9 rejects reject-reason 15; ours is CoverageInsufficient (decisions P13), so the
-          // first invalid value is 16.
+          // §5.9 rejects reject-reason 15; ours is CoverageInsufficient (docs/decisions.md P13), so
+          // the first invalid value is 16.
           {"reject_reason_16", [](E& e) { e.reject_reason = static_cast<CompactRejectReason>(16); },
            "RejectReason is invalid"},
           {"reject_reason_15",

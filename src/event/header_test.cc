@@ -1,5 +1,5 @@
-// The common header: identity profiles and their order (reference/contracts.md §5.1), the
-// error message, and the one time format (decisions D2).
+// The common header: identity profiles and their order (docs/spec/contracts.md §5.1), the
+// error message, and the one time format (docs/spec/decisions.md D2).
 #include "harness/event/header.h"
 
 #include <gtest/gtest.h>

@@ -1,4 +1,4 @@
-// The event union's compile-time properties, the context events (reference/contracts.md §5.8)
+// The event union's compile-time properties, the context events (docs/spec/contracts.md §5.8)
 // and the lifecycle events' body validation (ours; docs/events.md).
 #include <gtest/gtest.h>
 

@@ -83,7 +83,7 @@ inline CompactionStarted ValidStarted() {
                            ContextBasis{1, kThrough}};
 }
 
-// reference/contracts.md §5.9: two distinct waiters, summary "summary", post context
+// docs/spec/contracts.md §5.9: two distinct waiters, summary "summary", post context
 // {basis {2, this event}, 2 tokens, limit 100, ExactLocal}, 1.5 s.
 inline CompactionCommitted ValidCommitted() {
   CompactionCommitted e;

@@ -18,7 +18,7 @@
 namespace harness {
 namespace {
 
-// The patterns and special tokens of tiktoken@1.0.22's encoders/*.json (reference/deps.md §4).
+// The patterns and special tokens of tiktoken@1.0.22's encoders/*.json (docs/tokenizer.md).
 constexpr std::string_view kCl100kPattern =
     R"((?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)";
 constexpr std::string_view kO200kPattern =

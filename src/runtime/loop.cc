@@ -14,7 +14,7 @@
 namespace harness::runtime_detail {
 namespace {
 
-// Waiters one attempt may hold (runtime.md §1.2, the "control lane").
+// Waiters one attempt may hold (docs/spec/runtime.md §1.2, the "control lane").
 constexpr std::size_t kMaxWaiters = 64;
 
 bool WaiterBefore(const auto& a, const auto& b) {
@@ -512,7 +512,7 @@ void LoopActor::OnTurnMeasured(std::uint64_t op, Result<ContextMeasurement, Meas
   turn_->candidate = *result;
   if (slot_ && slot_->phase == AttemptPhase::kPending) {
     // The safe boundary: the turn waits here while the pending compaction runs. A pending
-    // attempt wins over the automatic trigger (runtime.md §3.3 step 1).
+    // attempt wins over the automatic trigger (docs/spec/runtime.md §3.3 step 1).
     StartAttempt(*result, BuildRequest(), true);
     return;
   }
@@ -716,7 +716,7 @@ void LoopActor::OnPreCounted(std::uint64_t op, Result<ContextMeasurement, Measur
     return;
   Attempt& attempt = *slot_;
   // Canonical rejections before the start are finalized at the snapshot basis with a zero
-  // duration (runtime.md §2.5.1 step 5).
+  // duration (docs/spec/runtime.md §2.5.1 step 5).
   auto reject_unstarted = [&](CompactRejectReason reason) {
     attempt.started_at = session_.Now();
     attempt.started_clock = std::chrono::steady_clock::now();
@@ -851,7 +851,7 @@ bool LoopActor::StartAttempt(const ContextMeasurement& candidate, InferenceReque
                    [](const Message& m) { return m.role() == Role::kUser; });
   // Enforcement never strands a turn: an automatic attempt the turn needs before its next
   // model call (the request at or over the limit) commits with the shortfall recorded
-  // (decisions P13, runtime.md §5.7).
+  // (docs/decisions.md P13, docs/runtime.md §5.7).
   const bool may_waive = attempt.reason == CompactionReason::kAutomatic && in_turn && turn_ &&
                          turn_->boundary != Boundary::kTerminal &&
                          candidate.input_tokens >= candidate.input_limit;
@@ -1097,7 +1097,7 @@ bool LoopActor::Finalize(Proposal& proposal) {
       report(InfrastructureFailure::Kind::kTerminalAppend, 0, outcome);
       return false;
     }
-    // Only a durable automatic rejection sets the latch (runtime.md §3.4).
+    // Only a durable automatic rejection sets the latch (docs/spec/runtime.md §3.4).
     if (attempt.reason == CompactionReason::kAutomatic)
       automatic_latch_ = attempt.basis;
   }
@@ -1115,15 +1115,16 @@ void LoopActor::ContinueTurnAfterOutcome(const Proposal& proposal, bool finalize
   }
   const bool continuation = turn_->boundary != Boundary::kTerminal;
   // A manual attempt failed at an unchanged basis under an automatic policy: measure again, so
-  // that the automatic trigger may open its own attempt at the same basis (runtime.md §2.10
-  // step 10, §3.6). Cancellations never retry: the interrupt path ends the turn itself.
+  // that the automatic trigger may open its own attempt at the same basis (docs/spec/runtime.md
+  // §2.10 step 10, §3.6). Cancellations never retry: the interrupt path ends the turn itself.
   if (proposal.reject && definition_.compaction->automatic &&
       proposal.attempt_reason == CompactionReason::kManual && proposal.attempt_basis == basis_) {
     return MeasureInTurn(turn_->boundary);
   }
   // A terminal answer is never rewritten: the turn is complete whatever the outcome, except
   // when the compaction was canceled (the compactor's own stop or timeout): the turn did not
-  // finish its work and ends interrupted, the answer staying committed (runtime.md §2.13).
+  // finish its work and ends interrupted, the answer staying committed (docs/spec/runtime.md
+  // §2.13).
   if (!continuation) {
     if (proposal.reject == CompactRejectReason::kCanceled)
       return FinishTurn(TurnEnd::kCanceled);

@@ -1,4 +1,4 @@
-// Measuring a request (runtime.md §4.3-§4.4): limits, fingerprint, count with a timeout.
+// Measuring a request (docs/spec/runtime.md §4.3-§4.4): limits, fingerprint, count with a timeout.
 //
 // Measure runs on the blocking pool. In order:
 //   1. ResolveContextLimits(model, limits, policy.reserved_output, policy.safety_margin); failure

@@ -416,8 +416,8 @@ Result<std::shared_ptr<LoopActor>, SessionError> FindLoop(SessionCore& core, con
 }
 
 // Journals a command's intent (under the registry lock). When the journal fails, the session is
-// faulted and the target loop stops as if its own append had failed (runtime.md §2): a faulted
-// session writes nothing more for it, so its journal stays restorable as it was.
+// faulted and the target loop stops as if its own append had failed (docs/spec/runtime.md §2): a
+// faulted session writes nothing more for it, so its journal stays restorable as it was.
 Status<SessionError> JournalIntentFor(SessionCore& core, LoopActor& actor, const Command& command) {
   auto journaled = core.JournalIntent(command);
   if (!journaled.ok() && core.faulted())

@@ -51,8 +51,8 @@ class SessionCore {
   // The admission check every command shares: faulted, then suspended.
   std::optional<SessionError> Refusal() const;
   RestoreReport restore_report;
-  // Appends the intent of `command` to the journal (decisions D10): the caller returns the
-  // command's id only once this succeeded, so every id a caller holds is durable. An intent the
+  // Appends the intent of `command` to the journal (docs/spec/decisions.md D10): the caller returns
+  // the command's id only once this succeeded, so every id a caller holds is durable. An intent the
   // codec refuses is kInvalidArgument; a journal failure is kJournal and, like every failed
   // durable append, faults the session. Nothing is accepted when it fails.
   Status<SessionError> JournalIntent(const Command& command);

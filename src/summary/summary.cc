@@ -123,9 +123,9 @@ struct Problem {
   std::size_t offset = 0;
 };
 
-// One pass over the document, token by token, in document order (contracts §3.3 A and B, then C
-// at the end of input). Every member function that returns bool returns false exactly when it
-// has recorded the first problem. Memory: a few scalars; nothing is allocated.
+// One pass over the document, token by token, in document order (docs/spec/grammar.md §3.3 A and B,
+// then C at the end of input). Every member function that returns bool returns false exactly when
+// it has recorded the first problem. Memory: a few scalars; nothing is allocated.
 class Validator {
  public:
   explicit Validator(std::string_view raw)

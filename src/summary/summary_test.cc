@@ -1,5 +1,5 @@
-// The strict summary grammar: every row of the accept/reject corpus of reference/contracts.md
-// §3.7 (with decision D1 applied to row 70), then the boundaries of §3.2–§3.5.
+// The strict summary grammar: every row of the accept/reject corpus of docs/spec/grammar.md
+// §3.7 (with docs/spec/decisions.md D1 applied to row 70), then the boundaries of §3.2–§3.5.
 #include "harness/summary/summary.h"
 
 #include <gtest/gtest.h>

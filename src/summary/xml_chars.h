@@ -4,7 +4,7 @@
 //   and continues with Letters, Digits, '.', '-', '_', ':', CombiningChars and Extenders.
 // - A character of the document (raw or produced by a reference) must be an XML 1.0 Char.
 // - "White space" for the blank test and between sections is Unicode White_Space as Go's
-//   unicode.IsSpace defines it (reference/contracts.md §3.2), not XML's four-character S.
+//   unicode.IsSpace defines it (docs/spec/grammar.md §3.2), not XML's four-character S.
 // - DecodeUtf8 accepts exactly the well-formed UTF-8 of RFC 3629: no overlong forms, no encoded
 //   surrogates, nothing above U+10FFFF.
 // Thread safety: pure functions over constant tables.

@@ -1,4 +1,4 @@
-// Automatic compaction scenarios (runtime.md §7, 38-53; docs/runtime.md §6).
+// Automatic compaction scenarios (docs/spec/runtime.md §7, 38-53; docs/runtime.md §6).
 //
 // Our count sequence differs from the reference's lists, so each test states the counts it
 // scripts: one count per measurement (before the first model call, after each tool step, after
@@ -290,8 +290,8 @@ TEST_F(Automatic, S43_SoftInvalidSummaryAtAContinuationSendsTheOriginalRequest) 
                                   committed[1].message, committed[2].message}));
 }
 
-// 43, the cancellation row of runtime.md §2.13 at a continuation: the compactor gives up on its
-// own (its stop or a timeout, not an interrupt); no special case, the soft/hard rows apply.
+// 43, the cancellation row of docs/spec/runtime.md §2.13 at a continuation: the compactor gives up
+// on its own (its stop or a timeout, not an interrupt); no special case, the soft/hard rows apply.
 // Counts [40, 65 after the tool step, 20 preflight]; 65 is soft, so the original request goes
 // out.
 TEST_F(Automatic, S43_CompactorCancellationAtAContinuationIsSoftBelowTheLimit) {

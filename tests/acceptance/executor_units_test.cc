@@ -1,6 +1,6 @@
-// Executor scenarios (runtime.md §7, 61-62; docs/runtime.md §5.3 step 4), driven through an idle
-// manual compaction of H: the pre-count, then the executor's retained-tail preflight, compactor
-// call and post-replacement count.
+// Executor scenarios (docs/spec/runtime.md §7, 61-62; docs/runtime.md §5.3 step 4), driven through
+// an idle manual compaction of H: the pre-count, then the executor's retained-tail preflight,
+// compactor call and post-replacement count.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 

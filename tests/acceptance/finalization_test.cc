@@ -1,4 +1,4 @@
-// Actor CAS and finalization scenarios (runtime.md §7, 54-57; docs/runtime.md §5.3-§5.4).
+// Actor CAS and finalization scenarios (docs/spec/runtime.md §7, 54-57; docs/runtime.md §5.3-§5.4).
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 

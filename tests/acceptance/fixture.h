@@ -1,5 +1,5 @@
-// The acceptance fixture (runtime.md §7): test doubles for every interface a loop calls, an event
-// log that tests synchronize on, and the common loop definition.
+// The acceptance fixture (docs/spec/runtime.md §7): test doubles for every interface a loop calls,
+// an event log that tests synchronize on, and the common loop definition.
 //
 // Rules the doubles keep so that tests never sleep:
 // - Calls are numbered from 1 in arrival order. Any call can be gated before it happens: it then

@@ -1,4 +1,4 @@
-// Idle manual compaction scenarios (runtime.md §7, 9-24; docs/runtime.md §5.1-§5.5).
+// Idle manual compaction scenarios (docs/spec/runtime.md §7, 9-24; docs/runtime.md §5.1-§5.5).
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 

@@ -1,4 +1,5 @@
-// In-turn manual compaction scenarios (runtime.md §7, 25-37; docs/runtime.md §3, §5.2-§5.5).
+// In-turn manual compaction scenarios (docs/spec/runtime.md §7, 25-37; docs/runtime.md §3,
+// §5.2-§5.5).
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 

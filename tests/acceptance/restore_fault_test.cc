@@ -399,11 +399,11 @@ TEST(RestoreFaults, AFullDiskFaultsTheSessionAndRestoreWaitsForSpace) {
 namespace harness::acceptance {
 namespace {
 
-// What decisions D10 costs (docs/runtime.md §5 "Intents"): every command's intent is one durable
-// append before its id is returned. An idle manual compaction after a turn is two SQLite commits
-// (two WAL fsyncs, synchronous=FULL): the intent, then the terminal with its reply; the pre-count
-// equals the turn's last measurement and is not journaled again. On a loop never measured at its
-// basis (an imported history) the pre-count's ContextMeasured is a third.
+// What docs/spec/decisions.md D10 costs (docs/runtime.md §5 "Intents"): every command's intent is
+// one durable append before its id is returned. An idle manual compaction after a turn is two
+// SQLite commits (two WAL fsyncs, synchronous=FULL): the intent, then the terminal with its reply;
+// the pre-count equals the turn's last measurement and is not journaled again. On a loop never
+// measured at its basis (an imported history) the pre-count's ContextMeasured is a third.
 TEST(JournalCost, AnIdleManualCompactionAfterATurnIsTwoCommits) {
   ScratchDir dir;
   Doubles doubles;

@@ -1,4 +1,4 @@
-// Restore (runtime.md §5, §7 scenarios 53 and 63-65; docs/restore-design.md §1.3 and §2):
+// Restore (docs/spec/runtime.md §5, §7 scenarios 53 and 63-65; docs/restore-design.md §1.3 and §2):
 // a session rebuilt from its journal alone, the waiter repairs appended once, contradictions
 // refused before anything starts, Suspend keeping queued input.
 //

@@ -1,4 +1,4 @@
-// Session API scenarios (runtime.md §7, 1-8; docs/runtime.md §5).
+// Session API scenarios (docs/spec/runtime.md §7, 1-8; docs/runtime.md §5).
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 

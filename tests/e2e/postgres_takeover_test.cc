@@ -1,6 +1,7 @@
-// Many `harness` processes sharing one PostgreSQL journal (decisions D7, docs/restore-design.md
-// §6.2): each session has one writer at a time through a lease with a fencing token. Real
-// processes against the server of HARNESS_PG_URL (scripts/test starts a throwaway cluster):
+// Many `harness` processes sharing one PostgreSQL journal (docs/spec/decisions.md D7,
+// docs/restore-design.md §6.2): each session has one writer at a time through a lease with a
+// fencing token. Real processes against the server of HARNESS_PG_URL (scripts/test starts a
+// throwaway cluster):
 // - two chats contend for one session: the second is refused while the first holds it;
 // - the holder is killed with SIGKILL in the middle of a turn: the lease outlives it, and once
 //   it expires another process takes the session, restores it (the open turn closed) and goes on;

@@ -1135,9 +1135,9 @@ TEST(SessionCrashRegression, AKillDuringAToolCallLeavesAHistoryThatCanStillBeCom
 
 // A `/compact` whose compactor is still working when the process is SIGKILLed: CompactToLoop
 // had returned its id, so after `chat --session --take-over` the command must be in the journal
-// with exactly one reply (decisions D10). The intent used to ride along with the loop's first
-// durable append, which a compaction right after a turn (its measurement unchanged, so no
-// ContextMeasured) reaches only with its terminal: the kill left no record of the command.
+// with exactly one reply (docs/spec/decisions.md D10). The intent used to ride along with the
+// loop's first durable append, which a compaction right after a turn (its measurement unchanged, so
+// no ContextMeasured) reaches only with its terminal: the kill left no record of the command.
 TEST(SessionCrashRegression, AKillWhileTheCompactorRunsLeavesTheCompactAnsweredAfterATakeOver) {
   chat_e2e::ChatDir dir;
   // The summary step waits long enough for the kill; the kill follows CompactionStarted, so the

@@ -285,7 +285,7 @@ TEST_F(SessionsCli, CompactOnASessionJournalsADifferentSystemPromptAsAChange) {
 
 // A journal written before LoopCreated could carry a system prompt or continue its history
 // (tests/fixtures/journal-v1-compact, made by `harness compact` with that code) is still
-// listed, shown and restored by `chat --session` (decision D11).
+// listed, shown and restored by `chat --session` (docs/spec/decisions.md D11).
 TEST_F(SessionsCli, AJournalWrittenByTheVersionOneCodecIsStillRestored) {
   const std::string id = "01a233d9-ae1d-7b1d-85aa-17ed2d9a7f83";
   std::filesystem::create_directories(dir_.data());

@@ -1,5 +1,6 @@
-// The durable command-intent codec, version 1 (reference/contracts.md §6 under decisions D2:
-// strict where the reference is lenient, validated on both sides, versioned).
+// The durable command-intent codec, version 1 (docs/spec/contracts.md §6 under
+// docs/spec/decisions.md D2: strict where the reference is lenient, validated on both sides,
+// versioned).
 //
 // EncodeCommand(command), first failure wins:
 //   1. ValidateCommand fails                  -> CommandValidationError

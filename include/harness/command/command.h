@@ -1,5 +1,5 @@
 // Command: the closed union of what a client asks of a session (architecture: "what was asked"),
-// and its validation (reference/contracts.md §6, under decisions D2).
+// and its validation (docs/spec/contracts.md §6, under docs/spec/decisions.md D2).
 //
 // Contract:
 // - Every command has a CommandHeader: its id (the correlation key its reply cites), the session

@@ -1,6 +1,7 @@
-// Compactor: what a loop calls to summarize the head of its history (runtime.md §2.6,
-// contracts.md §4). Implementations: ModelCompactor (a model through ModelClient, the adapter of
-// contracts.md §4), ExtractiveCompactor (offline, decisions D6), and test doubles.
+// Compactor: what a loop calls to summarize the head of its history (docs/spec/runtime.md §2.6,
+// docs/spec/contracts.md §4). Implementations: ModelCompactor (a model through ModelClient, the
+// adapter of docs/spec/contracts.md §4), ExtractiveCompactor (offline, docs/spec/decisions.md D6),
+// and test doubles.
 //
 // Contract:
 // - Compact(input, stop) blocks until it has a validated CompactionOutput whose identity (basis,

@@ -1,5 +1,5 @@
-// ExtractiveCompactor: the offline compactor of decisions D6, the default where no provider is
-// configured.
+// ExtractiveCompactor: the offline compactor of docs/spec/decisions.md D6, the default where no
+// provider is configured.
 //
 // Contract of Compact(input, stop), in order:
 //   0. `stop` already requested -> kCanceled; input.Validate() fails -> kInputInvalid.

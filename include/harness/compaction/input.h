@@ -1,5 +1,5 @@
 // CompactionInput: what a loop hands its compactor — the exact context to summarize and the
-// transcript of it (reference/contracts.md §1.4).
+// transcript of it (docs/spec/contracts.md §1.4).
 //
 // Contract of Validate, identity first, then content; first failure wins:
 //   1. basis invalid (revision 0 or through_event_id zero)  -> CompactionInputField::kBasis

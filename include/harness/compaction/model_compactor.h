@@ -1,4 +1,5 @@
-// ModelCompactor: the summarizer adapter (contracts.md §4.2-§4.5 under decisions D5).
+// ModelCompactor: the summarizer adapter (docs/spec/contracts.md §4.2-§4.5 under
+// docs/spec/decisions.md D5).
 //
 // Contract of Compact(input, stop), in order; the first failure wins:
 //   0. `stop` already requested -> kCanceled; no model call.
@@ -21,7 +22,7 @@
 //      translate refusals into an invalid summary; they are an execution failure);
 //      kContentFilter the same (a filtered answer is cut short, so no summary comes of it).
 //      kToolUse is not special: the answer then holds a tool_use block, which step 4 rejects.
-//   4. ExtractCompactorText then ValidateCompactionResponse (contracts.md §4.4-§4.5) with
+//   4. ExtractCompactorText then ValidateCompactionResponse (docs/spec/contracts.md §4.4-§4.5) with
 //      options.output_bytes: any failure -> kInvalidSummary with its reason.
 // A null client fails with kFailed. Errors never carry the transcript or the model's answer
 // (details are fixed phrases, or the client's own bounded InferenceError detail).
@@ -47,16 +48,18 @@ namespace harness {
 
 extern const std::string_view kDefaultSummarizerPrompt;
 inline constexpr std::string_view kDefaultSummarizerPromptRevision = "harness.summarizer.v2";
-// The anchors the summarizer is asked to keep (decisions P13): at most this many, of at most
-// this many bytes in all.
+// The anchors the summarizer is asked to keep (docs/decisions.md P13): at most this many, of at
+// most this many bytes in all.
 inline constexpr std::size_t kMaxPromptAnchors = 64;
 inline constexpr std::size_t kMaxPromptAnchorBytes = 8 * 1024;
 
 struct ModelCompactorOptions {
   std::string system_prompt{kDefaultSummarizerPrompt};
   std::string prompt_revision{kDefaultSummarizerPromptRevision};
-  std::int64_t input_bytes = 2 * 1024 * 1024;  // serialized input limit (contracts §4.3)
-  std::size_t output_bytes = 64 * 1024;        // envelope byte limit (contracts §4.5 step 1)
+  // The serialized input limit (docs/spec/contracts.md §4.3) and the envelope's byte limit
+  // (§4.5 step 1).
+  std::int64_t input_bytes = 2 * 1024 * 1024;
+  std::size_t output_bytes = 64 * 1024;
   // Send BuildSummaryGrammar's GBNF grammar with the request (servers that cannot use it ignore
   // it). Off by default: only llama.cpp-style servers honour it.
   bool constrain_output = false;

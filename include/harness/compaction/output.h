@@ -1,5 +1,5 @@
 // CompactionOutput: a validated summary that may replace the history it summarizes
-// (reference/contracts.md §1.5), and SummaryTooLargeError, the verdict on the request the
+// (docs/spec/contracts.md §1.5), and SummaryTooLargeError, the verdict on the request the
 // replacement would produce (§1.6).
 //
 // Contract of CompactionOutput::Validate, first failure wins, every failure an

@@ -1,4 +1,4 @@
-// CompactionPolicy: how a loop compacts (reference/contracts.md §7.1-§7.2). No defaults: every
+// CompactionPolicy: how a loop compacts (docs/spec/contracts.md §7.1-§7.2). No defaults: every
 // value is explicit (the CLI documents its own).
 //
 // Contract of Validate(counter_quality), first failure wins, CompactionPolicyError{field}:
@@ -17,10 +17,10 @@
 //      the three real qualities; anything else           -> kCounterPolicy
 // Coverage is the one member with a default (Report, ratio 0, constraints and the request
 // required): it came after the others, and a policy written before it keeps its meaning
-// (decisions P13). Off extracts nothing; Report checks and records; Enforce also rejects a
+// (docs/decisions.md P13). Off extracts nothing; Report checks and records; Enforce also rejects a
 // compaction whose summary and retained tail fall short (CoverageShort, compaction/anchors.h)
 // with CoverageInsufficient, except an automatic one that a turn needs to continue, which
-// commits with the shortfall recorded (runtime.md §5.7).
+// commits with the shortfall recorded (docs/runtime.md §5.7).
 // The reference's step 6 (the hustle name) has no counterpart: a loop is given its Compactor
 // object directly (docs/runtime.md).
 // Thread safety: plain values and pure functions.

@@ -1,4 +1,4 @@
-// Validating a compactor's answer (reference/contracts.md §4.4 and §4.5).
+// Validating a compactor's answer (docs/spec/contracts.md §4.4 and §4.5).
 //
 // ExtractCompactorText takes the summarizer model's assistant message apart, in this order:
 //   1. not exactly one block                          -> InvalidSummaryError{kOutputShape}

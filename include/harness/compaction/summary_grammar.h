@@ -1,5 +1,5 @@
-// SummaryGrammar: a llama.cpp GBNF grammar for the summarizer's answer (decisions D5: a server
-// that supports constrained output may be sent a grammar matching the envelope and the
+// SummaryGrammar: a llama.cpp GBNF grammar for the summarizer's answer (docs/spec/decisions.md D5:
+// a server that supports constrained output may be sent a grammar matching the envelope and the
 // five-section XML; the strict validator still runs on whatever comes back).
 //
 // Contract of BuildSummaryGrammar(input, options), first failure wins:

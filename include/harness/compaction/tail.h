@@ -1,5 +1,5 @@
-// Retained-tail selection and the head's text projection (runtime.md §2.8, contracts.md §4.3,
-// §7.5).
+// Retained-tail selection and the head's text projection (docs/spec/runtime.md §2.8,
+// docs/spec/contracts.md §4.3, §7.5).
 //
 // SelectRetainedTail(transcript, derived_prefix, keep_recent_segments, keep_recent_tokens):
 //   0. keep_recent_segments <= 0 or keep_recent_tokens == 0 -> TailError{kInvalidPolicy}, before
@@ -47,9 +47,9 @@
 // kind and path); reject_detail is the typed form the runtime journals; neither, nor Message(),
 // ever quotes message content.
 //
-// ProjectForCompaction(head): the text-only view the compactor sees (contracts.md §4.3 table).
-// Every block becomes one text block: text verbatim; tool_use "[called tool: NAME INPUT]" (INPUT
-// the call's raw JSON input, its first 1000 runes followed by "[tool input truncated for
+// ProjectForCompaction(head): the text-only view the compactor sees (docs/spec/contracts.md §4.3
+// table). Every block becomes one text block: text verbatim; tool_use "[called tool: NAME INPUT]"
+// (INPUT the call's raw JSON input, its first 1000 runes followed by "[tool input truncated for
 // compaction: omitted K runes]" when it is longer; "[called tool: NAME]" when the input is
 // absent); refusal
 // "[model refused: TEXT]"; thinking "[thinking omitted for compaction]", image "[image omitted

@@ -1,5 +1,5 @@
 // The compaction wires, version 1: the input a compactor receives and the envelope its answer
-// must come in (reference/contracts.md §4.3, §4.6, §4.8, under decisions D2).
+// must come in (docs/spec/contracts.md §4.3, §4.6, §4.8, under docs/spec/decisions.md D2).
 //
 // Input wire. EncodeCompactionInput validates the input (CompactionInput::Validate) and writes,
 // with no white space and keys in exactly this order:

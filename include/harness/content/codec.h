@@ -1,5 +1,5 @@
-// The single lower-snake JSON codec for messages and blocks (decisions D2; the message
-// encodings of reference/contracts.md §4.3). Transcript files, the compaction wire, events and
+// The single lower-snake JSON codec for messages and blocks (docs/spec/decisions.md D2; the message
+// encodings of docs/spec/contracts.md §4.3). Transcript files, the compaction wire, events and
 // the journal all use it.
 //
 // Encoding (byte-exact, no white space, keys in this order, every key always present unless
@@ -32,7 +32,7 @@
 // present tool_use input is not the text `null`, and a present provider_state is not empty —
 // the encoder maps each of those to the same bytes as a canonical neighbour.
 //
-// Decoding is strict (decisions D2): exact, case-sensitive member names; no unknown or
+// Decoding is strict (docs/spec/decisions.md D2): exact, case-sensitive member names; no unknown or
 // duplicate members at any depth; every member the encoding always writes is required
 // (including all five usage counts); `null` only where the encoding writes it (usage, tool_use
 // input, base64 data) — an optional member that is present must have its type (a
@@ -47,7 +47,7 @@
 // decodes each message as soon as it is read, so decoding never holds more than one message's
 // DOM (besides the text and the transcript it builds); the first error in document order wins,
 // whether the JSON reader's or the decoder's. DecodeTranscriptValue goes message by message too.
-// The decoder does NOT normalize (reference/contracts.md §2.1 constructors do): what it reads is
+// The decoder does NOT normalize (docs/spec/contracts.md §2.1 constructors do): what it reads is
 // what it returns, so decode → encode reproduces compact input byte for byte. Normalized()
 // (content/transcript.h) applies the normalization where a producer wants it.
 //

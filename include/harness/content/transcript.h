@@ -1,4 +1,5 @@
-// Transcript validation (reference/contracts.md §2.2 with decisions D4) and its typed error.
+// Transcript validation (docs/spec/contracts.md §2.2 with docs/spec/decisions.md D4) and its typed
+// error.
 //
 // Contract of ValidateTranscript, first failure wins, messages and blocks in order:
 // 1. an empty transcript is kEmpty;
@@ -12,7 +13,7 @@
 //    kMaxRawJsonDepth deep. The depth bound is ours (the reference has none short of its
 //    parser's): it guarantees that whatever the codec writes, the codec reads back.
 // Per message, rule 2 is checked for all its blocks before rule 3 (so a message with a too-deep
-// block list and bad raw JSON is kBlock), as in reference/contracts.md §2.2.
+// block list and bad raw JSON is kBlock), as in docs/spec/contracts.md §2.2.
 // Kind/role mismatches and null messages or blocks cannot be built in memory (content/message.h);
 // the codec reports them as kMessage / kBlock when it decodes them (content/codec.h).
 // Pairing of tool calls and results, order of roles, empty texts and sizes are NOT checked here.
@@ -55,7 +56,7 @@ Status<TranscriptError> ValidateTranscript(const Transcript& transcript);
 // Rules 2 and 3 for one message; error paths start with `path` ("$[3]" → "$[3].blocks[0]").
 Status<TranscriptError> ValidateMessage(const Message& message, std::string_view path = "$");
 
-// The normalization the reference's constructors apply (reference/contracts.md §2.1), for code
+// The normalization the reference's constructors apply (docs/spec/contracts.md §2.1), for code
 // that builds blocks from provider responses: a signature_format without a signature is
 // cleared; a provider_state that is absent or empty is dropped together with its format label
 // (the label is cleared); a provider_state without a format label is dropped. Neither the codec

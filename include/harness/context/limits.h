@@ -1,4 +1,4 @@
-// Context limits and occupancy (reference/contracts.md §1.8).
+// Context limits and occupancy (docs/spec/contracts.md §1.8).
 //
 // ResolveContextLimits turns what is known about a model (its window, its maximum input and
 // output) and the loop's policy (tokens reserved for the answer, a safety margin) into the hard

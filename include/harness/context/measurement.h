@@ -1,5 +1,5 @@
 // ContextMeasurement: how many input tokens the complete next request of a loop takes, and
-// against which limit (reference/contracts.md §1.3).
+// against which limit (docs/spec/contracts.md §1.3).
 //
 // Contract of Validate, first failure wins:
 //   1. basis.revision == 0                    -> ContextField::kRevision

@@ -1,4 +1,4 @@
-// Strict JSON: the one reader every harness wire goes through (decisions D2).
+// Strict JSON: the one reader every harness wire goes through (docs/spec/decisions.md D2).
 //
 // Contract of ParseStrictJson:
 // - the input is at most limits.max_bytes long (checked before anything is parsed), is exactly

@@ -1,4 +1,4 @@
-// The durable event codec, version 1 (reference/contracts.md §5.7 under decisions D2).
+// The durable event codec, version 1 (docs/spec/contracts.md §5.7 under docs/spec/decisions.md D2).
 //
 // EncodeEvent(event), first failure wins:
 //   1. visibility outside {Public, Internal}  -> InvalidEventError{Visibility, "is invalid"}

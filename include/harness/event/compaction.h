@@ -1,5 +1,5 @@
-// The compaction events (reference/contracts.md §5.2-§5.5) and the deterministic waiter reply
-// ids (§5.5, runtime.md §2.14). All are loop-scoped with the loop identity profile
+// The compaction events (docs/spec/contracts.md §5.2-§5.5) and the deterministic waiter reply
+// ids (§5.5, docs/spec/runtime.md §2.14). All are loop-scoped with the loop identity profile
 // (event/header.h) and must be Public.
 //
 // Body validation, first failure wins, every failure InvalidEventError{<type>, <Field>,
@@ -38,15 +38,15 @@
 //   Coverage           optional (absent = no report); when present IsValid(report)
 //                      (event/coverage.h); on a rejection only with RejectReason
 //                      CoverageInsufficient and never waived. An event without it is written
-//                      byte for byte as before the member existed (decisions P10, P13).
+//                      byte for byte as before the member existed (docs/decisions.md P10, P13).
 //   CommittedEventID   non-zero
 //
-// IsValidRetainedHistory(retained, version) (contracts §2.4(b)): an empty list is valid;
-// otherwise the first message is a user message; assistant and system messages are allowed only
-// while no tool call is outstanding; each tool_use block directly in an assistant message needs a
-// non-empty id that is not outstanding, and becomes outstanding; a tool message needs a non-empty
-// tool_use_id that is outstanding, and closes it; user messages are allowed while calls are
-// outstanding ("folded" input). Version 1: nothing may be outstanding at the end. Version 2
+// IsValidRetainedHistory(retained, version) (docs/spec/contracts.md §2.4(b)): an empty list is
+// valid; otherwise the first message is a user message; assistant and system messages are allowed
+// only while no tool call is outstanding; each tool_use block directly in an assistant message
+// needs a non-empty id that is not outstanding, and becomes outstanding; a tool message needs a
+// non-empty tool_use_id that is outstanding, and closes it; user messages are allowed while calls
+// are outstanding ("folded" input). Version 1: nothing may be outstanding at the end. Version 2
 // (written since compaction cuts inside a segment, docs/decisions.md P11): calls may be
 // outstanding at the end (a step whose calls were still open when the compaction ran stays
 // retained as it was). Results may arrive in any order and an id may be reused once its result
@@ -68,8 +68,8 @@
 //   invalid_policy             unavailable              -
 //   tail_too_large             retained_tail_too_large  tail_tokens (count), limit (input
 //                                                       limit), summary_budget
-// It is written as the member "detail" (omitted when absent; decisions P10: an additive member
-// keeps the payload version) of CompactionRejected and CompactWaiterRejected:
+// It is written as the member "detail" (omitted when absent; docs/decisions.md P10: an additive
+// member keeps the payload version) of CompactionRejected and CompactWaiterRejected:
 // {"kind":"<name>", then message, tail_tokens, limit, summary_budget as present}.
 //
 // CompactWaiterReplyId(attempt, command, resolved): the first 16 bytes of SHA-256 of

@@ -1,4 +1,4 @@
-// ContextMeasured and ContextPressure (reference/contracts.md §5.8). Loop-scoped, loop identity
+// ContextMeasured and ContextPressure (docs/spec/contracts.md §5.8). Loop-scoped, loop identity
 // profile, Public.
 //
 // Body validation, first failure wins:

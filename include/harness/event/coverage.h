@@ -12,7 +12,7 @@
 //   found < total, no more of one class than total - found, with a non-empty text of at most
 //   kMaxReportedAnchorBytes bytes (the checker cuts longer texts at a UTF-8 character). `waived` is
 //   true only on a commit that enforcement would have rejected but that a turn needed to continue
-//   (runtime.md §5.7).
+//   (docs/runtime.md §5.7).
 // - IsValid(report) checks exactly these rules; the event validators call it (field Coverage).
 // Thread safety: plain values and pure functions.
 #pragma once

@@ -1,5 +1,5 @@
 // The common header of every event, its identity profiles and the validation error every event
-// validator reports (reference/contracts.md §5.1, under decisions D2).
+// validator reports (docs/spec/contracts.md §5.1, under docs/spec/decisions.md D2).
 //
 // Contract of ValidateIdentity(event, profile, header), first failure wins:
 //   1. visibility not Public (0) or Internal (1)      -> Visibility  "is invalid"

@@ -1,11 +1,12 @@
-// Why a compaction attempt exists and why it failed (reference/contracts.md §5.6, decisions D4).
+// Why a compaction attempt exists and why it failed (docs/spec/contracts.md §5.6,
+// docs/spec/decisions.md D4).
 //
 // Contract:
 // - CompactionReason: Manual 1 (the opening Compact command had Agency User), Automatic 2
 //   (Agency Machine). 0 is the unset sentinel and invalid on every wire.
 // - CompactRejectReason: the 15 reasons with fixed wire values 1-15 (RetainedTailTooLarge, 14,
-//   included although the seed page omits it; CoverageInsufficient, 15, ours: decisions P13).
-//   0 is the unset sentinel and invalid, as is every value above 15.
+//   included: docs/spec/decisions.md D4; CoverageInsufficient, 15, ours: docs/decisions.md
+//   P13). 0 is the unset sentinel and invalid, as is every value above 15.
 // - Each valid value has a fixed lower-snake name ("manual", "control_lane_full", …); the CLI
 //   prints them and FromName parses them back. Names of invalid values are "".
 // The numeric values are what the durable codecs write; they never change.
@@ -55,7 +56,7 @@ constexpr bool IsValid(CompactRejectReason reason) {
   return v >= 1 && v <= kMaxCompactRejectReason;
 }
 
-// Manual for User, Automatic for Machine (reference/contracts.md §6).
+// Manual for User, Automatic for Machine (docs/spec/contracts.md §6).
 constexpr CompactionReason CompactionReasonFor(Agency agency) {
   return agency == Agency::kUser ? CompactionReason::kManual : CompactionReason::kAutomatic;
 }

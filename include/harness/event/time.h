@@ -1,5 +1,5 @@
 // EventTime: when an event or a command was created, and its one text form on every wire
-// (decisions D2: RFC 3339, UTC, nanoseconds).
+// (docs/spec/decisions.md D2: RFC 3339, UTC, nanoseconds).
 //
 // Contract:
 // - EventTime is nanoseconds since the Unix epoch on the system clock (the same type as the

@@ -1,4 +1,4 @@
-// The strict wire pieces the durable event and command codecs share (decisions D2).
+// The strict wire pieces the durable event and command codecs share (docs/spec/decisions.md D2).
 //
 // Writing: WireWriter appends one JSON object member by member, in the order the caller writes
 // them, with no white space. Strings go through AppendJsonString (core/json.h); ids are canonical

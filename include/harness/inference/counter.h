@@ -1,4 +1,4 @@
-// ContextCounter: how many input tokens a complete request costs (runtime.md §4.3).
+// ContextCounter: how many input tokens a complete request costs (docs/spec/runtime.md §4.3).
 //
 // Contract:
 // - quality() is the counter's declared quality (ExactProvider, ExactLocal or

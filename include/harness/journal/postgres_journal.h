@@ -1,5 +1,5 @@
-// PostgresJournal: the multi-node durable Journal on PostgreSQL through libpq (decisions D7,
-// docs/restore-design.md §6).
+// PostgresJournal: the multi-node durable Journal on PostgreSQL through libpq
+// (docs/spec/decisions.md D7, docs/restore-design.md §6).
 //
 // Contract: the Journal contract (journal.h), plus:
 // - Durability: every write connection runs with synchronous_commit=on (set on connect, not

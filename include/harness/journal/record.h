@@ -7,7 +7,7 @@
 //   already holds writes nothing and reports the existing sequence number.
 // - kind says which stream the record belongs to; type names the payload's schema (for example
 //   "CompactionCommitted"): 1 to kMaxTypeNameBytes bytes of [A-Za-z0-9_.:-]; v is the payload's
-//   schema version (decisions D2), >= 1. The journal accepts and returns versions 1 to
+//   schema version (docs/spec/decisions.md D2), >= 1. The journal accepts and returns versions 1 to
 //   JournalOptions::max_record_version and refuses others with kUnsupportedVersion.
 // - payload is opaque to the journal (JSON text by convention), at most kMaxPayloadBytes.
 // - Every stored record carries a checksum (SHA-256, see ComputeRecordChecksum) over all of its
@@ -29,7 +29,7 @@ namespace harness {
 
 enum class RecordKind : std::uint8_t {
   kEvent = 1,    // an enduring event
-  kCommand = 2,  // a command intent, durable before its id is returned (decisions D10)
+  kCommand = 2,  // a command intent, durable before its id is returned (docs/spec/decisions.md D10)
   kFence = 3,    // a marker written by the runtime (for example a writer change)
 };
 

@@ -1,5 +1,5 @@
 // SqliteJournal: the embedded durable Journal, one SQLite file `journal.db` in a data directory
-// (decisions D7).
+// (docs/spec/decisions.md D7).
 //
 // Contract: the Journal contract (journal.h), plus:
 // - Durability: the database runs in WAL mode with synchronous=FULL, both set explicitly on open;

@@ -8,10 +8,10 @@
 //   error, and nothing more is applied.
 // - Records are decoded by kind: kEvent through DecodeEvent, kCommand through DecodeCommand (the
 //   intents of Compact, SubmitInput and Interrupt, each journaled before its id was returned:
-//   decisions D10), kFence through DecodeSessionRestored (runtime/repair.h; decoded and checked,
-//   otherwise ignored). Each event changes its loop as docs/events.md §4 with the additions of
-//   restore-design §1.2; compaction terminals, waiter replies and Compact intents go to the
-//   CompactLedger, and a SubmitInput intent stays in its loop's `unanswered` until an
+//   docs/spec/decisions.md D10), kFence through DecodeSessionRestored (runtime/repair.h; decoded
+//   and checked, otherwise ignored). Each event changes its loop as docs/events.md §4 with the
+//   additions of restore-design §1.2; compaction terminals, waiter replies and Compact intents go
+//   to the CompactLedger, and a SubmitInput intent stays in its loop's `unanswered` until an
 //   InputAccepted or InputRejected cites it; waiter repair (runtime/repair.h) reads both. An
 //   Interrupt intent is checked (session, id, loop) and changes nothing: it has no reply event.
 // - A contradiction is a RestoreError{kind, seq, record_id, loop, detail}. kind has the fixed wire

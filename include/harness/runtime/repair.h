@@ -1,6 +1,6 @@
 // Waiter repair (docs/restore-design.md §2): what restore appends so that every accepted command
-// has exactly one reply and no turn stays open (decisions D3), and the fence record that marks
-// where a restore started writing.
+// has exactly one reply and no turn stays open (docs/spec/decisions.md D3), and the fence record
+// that marks where a restore started writing.
 //
 // Contract of PlanRepairs(fold, now, owner, token), pure (only created_at comes from `now`):
 // - Per loop, in LoopCreated order:
@@ -47,10 +47,10 @@
 // through_seq), created_at now, payload exactly
 //   {"type":"SessionRestored","v":1,"owner":"<uuid>","token":n,"through_seq":n,"replies":n,
 //    "turns_closed":n}
-// DecodeSessionRestored is strict (decisions D2): strict JSON, an object, "type" exactly
-// "SessionRestored", "v" exactly 1, owner a canonical non-zero uuid, the four counters unsigned
-// 64-bit integers, every member required, no other member. Every failure is a FenceError whose
-// detail names the rule and the member path, never the payload's text; no input crashes it.
+// DecodeSessionRestored is strict (docs/spec/decisions.md D2): strict JSON, an object, "type"
+// exactly "SessionRestored", "v" exactly 1, owner a canonical non-zero uuid, the four counters
+// unsigned 64-bit integers, every member required, no other member. Every failure is a FenceError
+// whose detail names the rule and the member path, never the payload's text; no input crashes it.
 // Thread safety: pure functions.
 #pragma once
 

@@ -1,4 +1,4 @@
-// Session: the coordinator of one agent session (runtime.md §1-§2, ARCHITECTURE.md).
+// Session: the coordinator of one agent session (docs/spec/runtime.md §1-§2, docs/architecture.md).
 //
 // A session owns its loops (a registry, the active loop, routing), its journal lease and hub,
 // and a fault latch. Each native loop is an actor: one serial strand on the session's executor
@@ -30,7 +30,8 @@
 //   hands it to the loop and returns the id. Every later outcome is an event: exactly one
 //   CompactWaiterResolved or CompactWaiterRejected answers the id, also after a crash (restore's
 //   waiter repair answers a journaled intent that has no reply).
-// - Intents (decisions D10): CompactToLoop, SubmitInputToLoop and Interrupt return an id only
+// - Intents (docs/spec/decisions.md D10): CompactToLoop, SubmitInputToLoop and Interrupt return an
+// id only
 //   once the command's intent is durable in the journal, so every id a caller ever holds
 //   survives a crash at any later moment. An intent the journal refuses fails the call with
 //   kJournal (the detail names the journal's error): nothing was accepted, no id is returned,

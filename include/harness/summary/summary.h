@@ -1,4 +1,4 @@
-// The strict <conversation_summary> validator (decisions D1; reference/contracts.md §3;
+// The strict <conversation_summary> validator (docs/spec/decisions.md D1; docs/spec/grammar.md;
 // docs/summary.md).
 //
 // Contract: ParseSummary accepts exactly the five-section document
