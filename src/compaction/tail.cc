@@ -11,7 +11,7 @@
 
 #include "harness/content/codec.h"
 #include "harness/content/transcript.h"
-#include "summary/xml_chars.h"
+#include "harness/core/utf8.h"
 
 namespace harness {
 
@@ -93,13 +93,7 @@ Result<std::size_t, TailError> ValidatePairing(const std::vector<Message>& trans
 
 // Bytes of the rune that starts at `at`; an invalid byte is a rune of its own (Go's utf8 rules).
 std::size_t RuneLength(std::string_view text, std::size_t at) {
-  const auto* p = reinterpret_cast<const unsigned char*>(text.data()) + at;
-  if (*p < 0x80)
-    return 1;
-  char32_t ignored;
-  const std::size_t length = summary_internal::DecodeUtf8(
-      p, reinterpret_cast<const unsigned char*>(text.data()) + text.size(), &ignored);
-  return length == 0 ? 1 : length;
+  return DecodeUtf8OrReplacement(text, at).length;
 }
 
 std::size_t CountRunes(std::string_view text) {

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "harness/content/transcript.h"
+#include "harness/core/utf8.h"
 
 namespace harness {
 namespace {
@@ -44,67 +45,15 @@ bool ValidSummary(const UserMessage& summary) {
   return text != nullptr && !IsBlankText(text->text);
 }
 
-// The code point at the start of `s` and its length, or length 0 for invalid UTF-8.
-std::pair<std::uint32_t, std::size_t> DecodeUtf8(std::string_view s) {
-  const auto b0 = static_cast<unsigned char>(s[0]);
-  if (b0 < 0x80)
-    return {b0, 1};
-  std::size_t len;
-  std::uint32_t min;
-  if (b0 >= 0xC2 && b0 <= 0xDF) {
-    len = 2, min = 0x80;
-  } else if (b0 >= 0xE0 && b0 <= 0xEF) {
-    len = 3, min = 0x800;
-  } else if (b0 >= 0xF0 && b0 <= 0xF4) {
-    len = 4, min = 0x10000;
-  } else {
-    return {0, 0};
-  }
-  if (s.size() < len)
-    return {0, 0};
-  std::uint32_t cp = b0 & (0xFF >> (len + 1));
-  for (std::size_t i = 1; i < len; ++i) {
-    const auto b = static_cast<unsigned char>(s[i]);
-    if ((b & 0xC0) != 0x80)
-      return {0, 0};
-    cp = (cp << 6) | (b & 0x3F);
-  }
-  if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
-    return {0, 0};
-  return {cp, len};
-}
-
-bool IsUnicodeSpace(std::uint32_t cp) {
-  switch (cp) {
-    case '\t':
-    case '\n':
-    case '\v':
-    case '\f':
-    case '\r':
-    case ' ':
-    case 0x85:
-    case 0xA0:
-    case 0x1680:
-    case 0x2028:
-    case 0x2029:
-    case 0x202F:
-    case 0x205F:
-    case 0x3000:
-      return true;
-    default:
-      return cp >= 0x2000 && cp <= 0x200A;
-  }
-}
-
 }  // namespace
 
 bool IsBlankText(std::string_view text) {
   std::size_t i = 0;
   while (i < text.size()) {
-    const auto [cp, len] = DecodeUtf8(text.substr(i));
-    if (len == 0 || !IsUnicodeSpace(cp))
+    const Utf8Char c = DecodeUtf8(text, i);
+    if (c.length == 0 || !IsUnicodeSpace(c.code_point))
       return false;
-    i += len;
+    i += c.length;
   }
   return true;
 }
