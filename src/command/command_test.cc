@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "harness/command/codec.h"
-#include "harness/event/reasons.h"
+#include "harness/compaction/reasons.h"
 
 namespace harness {
 namespace {

@@ -8,7 +8,6 @@
 #include <unordered_set>
 #include <vector>
 
-#include "core/json_reference.h"
 #include "harness/core/chars.h"
 #include "harness/core/utf8.h"
 
@@ -21,7 +20,8 @@ namespace {
 // decoding time. Iterative, with an explicit stack bounded by max_depth, so no input can exhaust
 // the call stack. It accepts and builds exactly what the nlohmann-based reader it replaced did
 // (numbers included: non-negative integers unsigned, negative ones signed, everything else and
-// integers out of range double); src/core/json_reference.h keeps that reader to check it against.
+// integers out of range double); tests/support/json_reference.h keeps that reader to check it
+// against.
 //
 // Error offsets are the offset of the first byte that cannot continue a valid document (the end
 // of the input when it stops short); paths name the innermost open container, as before.
@@ -519,9 +519,7 @@ std::string JsonError::Describe() const {
   return out;
 }
 
-namespace json_reference {
-
-std::optional<JsonError> RefuseBeforeReading(std::string_view text, const JsonLimits& limits) {
+std::optional<JsonError> RefuseJsonBeforeReading(std::string_view text, const JsonLimits& limits) {
   if (text.size() > limits.max_bytes) {
     return JsonError{JsonErrorKind::kTooLarge, "$", limits.max_bytes,
                      fmt::format("{} bytes exceed the limit of {}", text.size(), limits.max_bytes)};
@@ -531,10 +529,8 @@ std::optional<JsonError> RefuseBeforeReading(std::string_view text, const JsonLi
   return std::nullopt;
 }
 
-}  // namespace json_reference
-
 Result<Json, JsonError> ParseStrictJson(std::string_view text, const JsonLimits& limits) {
-  if (auto refused = json_reference::RefuseBeforeReading(text, limits))
+  if (auto refused = RefuseJsonBeforeReading(text, limits))
     return Fail(std::move(*refused));
   return StrictParser(text, limits.max_depth).Parse();
 }
@@ -542,7 +538,7 @@ Result<Json, JsonError> ParseStrictJson(std::string_view text, const JsonLimits&
 Result<JsonArrayRead, JsonError> ParseStrictJsonArray(std::string_view text,
                                                       const JsonLimits& limits,
                                                       const JsonElementSink& element) {
-  if (auto refused = json_reference::RefuseBeforeReading(text, limits))
+  if (auto refused = RefuseJsonBeforeReading(text, limits))
     return Fail(std::move(*refused));
   StrictParser parser(text, limits.max_depth, &element);
   HARNESS_TRY(Json root, parser.Parse());

@@ -40,4 +40,15 @@ void AppendReplacingIllFormedUtf8(std::string& out, std::string_view text) {
   }
 }
 
+bool IsBlankText(std::string_view text) {
+  std::size_t i = 0;
+  while (i < text.size()) {
+    const Utf8Char c = DecodeUtf8(text, i);
+    if (c.length == 0 || !IsUnicodeSpace(c.code_point))
+      return false;
+    i += c.length;
+  }
+  return true;
+}
+
 }  // namespace harness

@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "harness/compaction/reasons.h"
 #include "harness/event/event.h"
-#include "harness/event/reasons.h"
 #include "test_events.h"
 
 namespace harness {

@@ -16,6 +16,8 @@
 // AppendReplacingIllFormedUtf8 appends text with each ill-formed byte written as U+FFFD
 // (EF BF BD) and everything else byte for byte.
 //
+// IsBlankText(text): text is empty or only IsUnicodeSpace characters; ill-formed UTF-8 is not
+// white space.
 // IsUnicodeSpace is Unicode White_Space as Go's unicode.IsSpace defines it: \t \n \v \f \r,
 // space, U+0085, U+00A0, U+1680, U+2000..U+200A, U+2028, U+2029, U+202F, U+205F, U+3000
 // (reference/contracts.md §3.2).
@@ -102,5 +104,7 @@ constexpr bool IsUnicodeSpace(char32_t c) {
   return c == 0x85 || c == 0xA0 || c == 0x1680 || (c >= 0x2000 && c <= 0x200A) || c == 0x2028 ||
          c == 0x2029 || c == 0x202F || c == 0x205F || c == 0x3000;
 }
+
+bool IsBlankText(std::string_view text);
 
 }  // namespace harness
