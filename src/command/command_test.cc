@@ -14,6 +14,7 @@
 
 #include "harness/command/codec.h"
 #include "harness/compaction/reasons.h"
+#include "harness/event/compaction.h"
 
 namespace harness {
 namespace {

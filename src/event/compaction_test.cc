@@ -506,20 +506,6 @@ TEST(RetainedHistory, StructuralRulesApplyToo) {
   EXPECT_EQ(Verdict(Validate(e)), "valid");  // refusal blocks are ordinary output
 }
 
-TEST(IsBlankText, GoWhiteSpaceSet) {
-  EXPECT_TRUE(IsBlankText(""));
-  EXPECT_TRUE(IsBlankText(" \t\n\v\f\r"));
-  for (const char* space : {"\u0085", "\u00a0", "\u1680", "\u2000", "\u2005", "\u200a", "\u2028",
-                            "\u2029", "\u202f", "\u205f", "\u3000"}) {
-    EXPECT_TRUE(IsBlankText(space)) << space;
-  }
-  EXPECT_FALSE(IsBlankText("\u200b"));  // zero width space is not white space
-  EXPECT_FALSE(IsBlankText("\u180e"));
-  EXPECT_FALSE(IsBlankText("\xff"));
-  EXPECT_FALSE(IsBlankText(" a "));
-  EXPECT_FALSE(IsBlankText(std::string(1, '\0')));
-}
-
 // ---------------------------------------------------------------------------------------------
 // Waiter reply ids and stamping
 
