@@ -43,7 +43,6 @@
 #include <thread>
 #include <vector>
 
-#include "core/json_reference.h"
 #include "harness/core/sha256.h"
 #include "harness/journal/memory_journal.h"
 #include "harness/journal/postgres_journal.h"
@@ -51,7 +50,8 @@
 #include "harness/runtime/fold.h"
 #include "harness/runtime/session.h"
 #include "journal/rules.h"
-#include "runtime/testing/journal_builder.h"
+#include "support/journal_builder.h"
+#include "support/json_reference.h"
 
 namespace {
 
@@ -312,7 +312,7 @@ double Checksums(const std::vector<JournalRecord>& records, bool reused) {
 // Decoding and folding alone (no journal, no session), the two ways in alternation, and the
 // checksums alone.
 // Strict JSON of every payload, by the reader restore uses or by the nlohmann-based one it
-// replaced (core/json_reference.h).
+// replaced (support/json_reference.h).
 double ParseAll(const std::vector<JournalRecord>& records, bool reference) {
   const auto start = Clock::now();
   std::size_t members = 0;

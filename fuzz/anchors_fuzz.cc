@@ -7,7 +7,7 @@
 // Invariants checked (abort on violation):
 // - extraction is deterministic, within its bounds (per class count, per anchor bytes), and no
 //   anchor looks like a secret or is empty;
-// - the coverage report against the input as a summary is valid (event/coverage.h), counts
+// - the coverage report against the input as a summary is valid (compaction/coverage.h), counts
 //   every anchor once, and is deterministic.
 // Seeds: fuzz/corpus/anchors/.
 #include <cstddef>

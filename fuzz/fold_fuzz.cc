@@ -30,7 +30,7 @@
 #include "harness/event/codec.h"
 #include "harness/runtime/fold.h"
 #include "harness/runtime/repair.h"
-#include "runtime/testing/journal_builder.h"
+#include "support/journal_builder.h"
 
 namespace {
 

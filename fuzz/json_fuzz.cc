@@ -1,5 +1,5 @@
 // libFuzzer target for the strict JSON reader (core/json.h), differential: ParseStrictJson
-// against the nlohmann-based reader it replaced (core/json_reference.h).
+// against the nlohmann-based reader it replaced (support/json_reference.h).
 //
 // Invariants: neither crashes, throws or recurses without bound. Both accept or both refuse,
 // under the default limits and under a depth limit of 4. When both accept, the documents are
@@ -14,8 +14,8 @@
 #include <cstdlib>
 #include <string_view>
 
-#include "core/json_reference.h"
 #include "harness/core/json.h"
+#include "support/json_reference.h"
 
 namespace {
 

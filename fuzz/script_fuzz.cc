@@ -17,9 +17,9 @@
 #include <string_view>
 #include <vector>
 
-#include "compaction/test_inputs.h"
 #include "harness/compaction/wire.h"
 #include "harness/scripted/model_client.h"
+#include "support/compaction_inputs.h"
 
 namespace {
 

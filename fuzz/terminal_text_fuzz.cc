@@ -9,7 +9,7 @@
 #include <string>
 #include <string_view>
 
-#include "summary/xml_chars.h"
+#include "harness/core/utf8.h"
 #include "terminal_text.h"
 
 namespace {
@@ -32,8 +32,9 @@ bool Inert(std::string_view text) {
       ++p;
       continue;
     }
-    char32_t c = 0;
-    const std::size_t length = harness::summary_internal::DecodeUtf8(p, end, &c);
+    const harness::Utf8Char decoded = harness::DecodeUtf8(p, end);
+    const char32_t c = decoded.code_point;
+    const std::size_t length = decoded.length;
     if (length == 0 || c <= 0x9F || (c >= 0x202A && c <= 0x202E) || (c >= 0x2066 && c <= 0x2069))
       return false;
     p += length;

@@ -2,7 +2,7 @@
 
 #include <fmt/format.h>
 
-#include "summary/xml_chars.h"
+#include "harness/core/utf8.h"
 
 namespace harness::cli {
 namespace {
@@ -28,8 +28,9 @@ std::string TerminalText(std::string_view text) {
       ++p;
       continue;
     }
-    char32_t c = 0;
-    const std::size_t length = summary_internal::DecodeUtf8(p, end, &c);
+    const Utf8Char decoded = DecodeUtf8(p, end);
+    const char32_t c = decoded.code_point;
+    const std::size_t length = decoded.length;
     if (length == 0) {
       out.append(fmt::format("\\x{:02x}", byte));
       ++p;

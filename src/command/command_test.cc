@@ -13,7 +13,8 @@
 #include <vector>
 
 #include "harness/command/codec.h"
-#include "harness/event/reasons.h"
+#include "harness/compaction/reasons.h"
+#include "harness/event/compaction.h"
 
 namespace harness {
 namespace {

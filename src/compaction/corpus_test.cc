@@ -11,7 +11,7 @@
 
 #include "harness/compaction/response.h"
 #include "harness/compaction/wire.h"
-#include "test_inputs.h"
+#include "support/compaction_inputs.h"
 
 namespace harness {
 namespace {

@@ -20,14 +20,13 @@
 #include "harness/compaction/response.h"
 #include "harness/compaction/wire.h"
 #include "harness/core/chars.h"
+#include "harness/core/utf8.h"
 // The summary grammar's own character classes: the text written here must be exactly what the
 // validator calls an XML Char and white space, so the two cannot drift apart.
-#include "summary/xml_chars.h"
+#include "harness/summary/xml_chars.h"
 
 namespace harness {
 namespace {
-
-namespace sx = summary_internal;
 
 // The same envelope limit a model compactor has by default (ModelCompactorOptions). The summary
 // itself is held well below it, so that the identity around it always fits.
@@ -46,42 +45,21 @@ std::string Clean(std::string_view raw) {
   const auto* p = reinterpret_cast<const unsigned char*>(raw.data());
   const auto* end = p + raw.size();
   while (p < end) {
-    char32_t c = *p;
-    std::size_t length = 1;
-    bool valid = true;
-    if (*p >= 0x80) {
-      length = sx::DecodeUtf8(p, end, &c);
-      valid = length != 0;
-      if (!valid) {
-        length = 1;
-        c = 0xFFFD;
-      }
-    }
-    if (!sx::IsXmlChar(c) || sx::IsUnicodeSpace(c)) {
+    const Utf8Char c = DecodeUtf8OrReplacement(p, end);
+    if (!xml::IsXmlChar(c.code_point) || IsUnicodeSpace(c.code_point)) {
       pending_space = true;
     } else {
       if (pending_space && !out.empty())
         out.push_back(' ');
       pending_space = false;
-      if (valid)
-        out.append(reinterpret_cast<const char*>(p), length);
-      else
+      if (c.replaced)
         out.append("\xEF\xBF\xBD");
+      else
+        out.append(reinterpret_cast<const char*>(p), c.length);
     }
-    p += length;
+    p += c.length;
   }
   return out;
-}
-
-std::size_t SequenceLength(char lead) {
-  const auto byte = static_cast<unsigned char>(lead);
-  if (byte < 0x80)
-    return 1;
-  if ((byte >> 5) == 0x6)
-    return 2;
-  if ((byte >> 4) == 0xE)
-    return 3;
-  return 4;
 }
 
 // XML-escapes clean text into at most `cap` bytes; a cut ends with an ellipsis, on a character
@@ -91,7 +69,7 @@ std::string EscapeWithin(std::string_view clean, std::size_t cap) {
   std::string out;
   std::size_t fitting = 0;  // bytes of `out` that leave room for the ellipsis
   for (std::size_t i = 0; i < clean.size();) {
-    const std::size_t length = std::min(SequenceLength(clean[i]), clean.size() - i);
+    const std::size_t length = DecodeUtf8OrReplacement(clean, i).length;
     std::string_view piece = clean.substr(i, length);
     if (clean[i] == '<')
       piece = "&lt;";

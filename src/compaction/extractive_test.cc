@@ -21,7 +21,7 @@
 #include "harness/compaction/wire.h"
 #include "harness/content/codec.h"
 #include "harness/core/json.h"
-#include "test_inputs.h"
+#include "support/compaction_inputs.h"
 
 namespace harness {
 namespace {

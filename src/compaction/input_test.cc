@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "test_inputs.h"
+#include "support/compaction_inputs.h"
 
 namespace harness {
 namespace {

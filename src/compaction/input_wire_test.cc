@@ -9,7 +9,7 @@
 
 #include "harness/compaction/wire.h"
 #include "harness/content/codec.h"
-#include "test_inputs.h"
+#include "support/compaction_inputs.h"
 
 namespace harness {
 namespace {

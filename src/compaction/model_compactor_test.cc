@@ -20,7 +20,7 @@
 #include "gbnf_sampler.h"
 #include "harness/compaction/summary_grammar.h"
 #include "harness/compaction/wire.h"
-#include "test_inputs.h"
+#include "support/compaction_inputs.h"
 
 namespace harness {
 namespace {

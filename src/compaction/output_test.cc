@@ -6,7 +6,7 @@
 
 #include <optional>
 
-#include "test_inputs.h"
+#include "support/compaction_inputs.h"
 
 namespace harness {
 namespace {

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "harness/compaction/wire.h"
-#include "test_inputs.h"
+#include "support/compaction_inputs.h"
 
 namespace harness {
 namespace {

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "harness/compaction/wire.h"
+#include "harness/core/chars.h"
 
 namespace harness {
 namespace {
@@ -38,7 +39,6 @@ constexpr std::string_view kCharClass = R"([ a-zA-Z0-9.,:;!?()/_+=*#%@\x2D])";
 // '"' and '\' are escaped, and any other byte outside printable ASCII (DEL, which JSON leaves
 // raw) as \xHH.
 void AppendGbnfLiteral(std::string& out, std::string_view bytes) {
-  static constexpr char kHex[] = "0123456789ABCDEF";
   out.push_back('"');
   for (const char c : bytes) {
     const auto b = static_cast<unsigned char>(c);
@@ -49,8 +49,7 @@ void AppendGbnfLiteral(std::string& out, std::string_view bytes) {
       out.push_back(c);
     } else {
       out.append("\\x");
-      out.push_back(kHex[b >> 4]);
-      out.push_back(kHex[b & 0xF]);
+      AppendHexByte(out, b, HexCase::kUpper);
     }
   }
   out.push_back('"');

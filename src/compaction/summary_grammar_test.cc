@@ -14,7 +14,7 @@
 #include "harness/compaction/response.h"
 #include "harness/compaction/wire.h"
 #include "harness/summary/summary.h"
-#include "test_inputs.h"
+#include "support/compaction_inputs.h"
 
 namespace harness {
 namespace {

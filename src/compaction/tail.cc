@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <optional>
+#include <set>
+#include <string>
 #include <type_traits>
 #include <unordered_map>
 #include <utility>
@@ -11,7 +13,7 @@
 
 #include "harness/content/codec.h"
 #include "harness/content/transcript.h"
-#include "summary/xml_chars.h"
+#include "harness/core/utf8.h"
 
 namespace harness {
 
@@ -93,13 +95,7 @@ Result<std::size_t, TailError> ValidatePairing(const std::vector<Message>& trans
 
 // Bytes of the rune that starts at `at`; an invalid byte is a rune of its own (Go's utf8 rules).
 std::size_t RuneLength(std::string_view text, std::size_t at) {
-  const auto* p = reinterpret_cast<const unsigned char*>(text.data()) + at;
-  if (*p < 0x80)
-    return 1;
-  char32_t ignored;
-  const std::size_t length = summary_internal::DecodeUtf8(
-      p, reinterpret_cast<const unsigned char*>(text.data()) + text.size(), &ignored);
-  return length == 0 ? 1 : length;
+  return DecodeUtf8OrReplacement(text, at).length;
 }
 
 std::size_t CountRunes(std::string_view text) {
@@ -411,6 +407,44 @@ std::string CapToolResultText(std::string_view text) {
   out.reserve(head_end + marker.size() + (text.size() - tail_begin));
   out.append(text.substr(0, head_end)).append(marker).append(text.substr(tail_begin));
   return out;
+}
+
+bool IsValidRetainedHistory(const std::vector<Message>& retained, std::uint32_t version) {
+  if (retained.empty())
+    return true;
+  if (retained.front().as<UserMessage>() == nullptr)
+    return false;
+  std::set<std::string> outstanding;
+  for (const Message& message : retained) {
+    switch (message.role()) {
+      case Role::kUser:
+        break;
+      case Role::kSystem:
+        if (!outstanding.empty())
+          return false;
+        break;
+      case Role::kAssistant: {
+        if (!outstanding.empty())
+          return false;
+        for (const Block& block : message.blocks()) {
+          const auto* call = block.as<ToolUseBlock>();
+          if (call == nullptr)
+            continue;
+          if (call->id.empty() || !outstanding.insert(call->id).second)
+            return false;
+        }
+        break;
+      }
+      case Role::kTool: {
+        const auto* result = message.as<ToolResultMessage>();
+        if (result->tool_use_id.empty() || outstanding.erase(result->tool_use_id) == 0)
+          return false;
+        break;
+      }
+    }
+  }
+  // Version 2: a step whose calls were open when the compaction ran is retained as it was.
+  return version >= 2 || outstanding.empty();
 }
 
 }  // namespace harness

@@ -7,14 +7,14 @@
 #include <optional>
 #include <vector>
 
-#include "content/base64.h"
-#include "content/raw_json.h"
 #include "content/transcript_internal.h"
+#include "harness/content/raw_json.h"
+#include "harness/core/base64.h"
 
 namespace harness {
 namespace {
 
-using content_internal::RawSpans;
+using raw_json::RawSpans;
 
 // ---------------------------------------------------------------------------------------------
 // Encoding. Every Append* below runs on a message ValidateMessage accepted: raw JSON is valid
@@ -30,7 +30,7 @@ void AppendBytes(std::string& out, const std::optional<std::string>& bytes) {
     return;
   }
   out.push_back('"');
-  content_internal::AppendBase64(out, *bytes);
+  AppendBase64(out, *bytes);
   out.push_back('"');
 }
 
@@ -40,7 +40,7 @@ void AppendProviderState(std::string& out, const std::optional<std::string>& sta
                          const std::string& format) {
   if (state && !state->empty()) {
     out += ",\"provider_state\":";
-    content_internal::AppendCompactJson(out, *state);
+    raw_json::AppendCompactJson(out, *state);
   }
   if (!format.empty()) {
     out += ",\"provider_state_format\":";
@@ -94,7 +94,7 @@ void AppendBlock(std::string& out, const Block& block) {
     AppendJsonString(out, b->name);
     out += ",\"input\":";
     if (b->input) {
-      content_internal::AppendCompactJson(out, *b->input);
+      raw_json::AppendCompactJson(out, *b->input);
     } else {
       out += "null";
     }
@@ -243,7 +243,7 @@ Result<std::optional<std::string>, TranscriptError> RequireBytes(JsonObject& obj
         Error(kBlockError, obj.MemberPath(name),
               fmt::format("expected a base64 string or null, found {}", JsonTypeName(*member))));
   }
-  auto bytes = content_internal::Base64Decode(member->get_ref<const std::string&>());
+  auto bytes = Base64Decode(member->get_ref<const std::string&>());
   if (!bytes) {
     return Fail(Error(kBlockError, obj.MemberPath(name), "not canonical base64"));
   }
@@ -254,14 +254,14 @@ Result<std::string, TranscriptError> Decoder::RawText(const Json& value,
                                                       const std::string& path) const {
   if (spans_ != nullptr) {
     if (auto it = spans_->find(&value); it != spans_->end()) {
-      return content_internal::CompactJson(it->second);
+      return raw_json::CompactJson(it->second);
     }
   }
-  if (content_internal::JsonDepth(value, kMaxRawJsonDepth) > kMaxRawJsonDepth) {
+  if (raw_json::JsonDepth(value, kMaxRawJsonDepth) > kMaxRawJsonDepth) {
     return Fail(Error(TranscriptErrorKind::kEncoding, path,
                       fmt::format("raw JSON nested deeper than {}", kMaxRawJsonDepth)));
   }
-  auto text = content_internal::CompactJsonFromDom(value);
+  auto text = raw_json::CompactJsonFromDom(value);
   if (!text)
     return Fail(Error(TranscriptErrorKind::kEncoding, path, "raw JSON not serializable"));
   return std::move(*text);
@@ -510,7 +510,7 @@ Result<Transcript, TranscriptError> DecodeTranscript(std::string_view json,
   const std::string root = "$";
   const auto element = [&](std::size_t index, Json& value, std::string_view text) {
     RawSpans spans;
-    content_internal::CollectRawSpans(value, text, spans);
+    raw_json::CollectRawSpans(value, text, spans);
     auto appended = AppendDecoded(transcript, value, root, index, limits, &spans);
     if (!appended.ok())
       refused = std::move(appended).error();
@@ -551,7 +551,7 @@ Result<Message, TranscriptError> DecodeMessage(std::string_view json,
   if (!parsed.ok())
     return Fail(ParseError(parsed.error()));
   RawSpans spans;
-  content_internal::CollectRawSpans(*parsed, json, spans);
+  raw_json::CollectRawSpans(*parsed, json, spans);
   return DecodeOne(*parsed, "$", &spans);
 }
 

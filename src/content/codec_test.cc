@@ -11,9 +11,8 @@
 #include <optional>
 #include <sstream>
 
-#include "content/base64.h"
-#include "content/raw_json.h"
 #include "content/test_util.h"
+#include "harness/content/raw_json.h"
 
 namespace harness {
 namespace {
@@ -180,48 +179,10 @@ TEST(DecodeMessage, EscapesDecodeToTheCharacters) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Base64.
-
-TEST(Base64, EncodesCanonically) {
-  using content_internal::Base64Encode;
-  EXPECT_EQ(Base64Encode(""), "");
-  EXPECT_EQ(Base64Encode("f"), "Zg==");
-  EXPECT_EQ(Base64Encode("fo"), "Zm8=");
-  EXPECT_EQ(Base64Encode("foo"), "Zm9v");
-  EXPECT_EQ(Base64Encode("foobar"), "Zm9vYmFy");
-  EXPECT_EQ(Base64Encode(std::string("\xff\xfe\xfd\x00", 4)), "//79AA==");
-}
-
-TEST(Base64, DecodesOnlyCanonicalText) {
-  using content_internal::Base64Decode;
-  EXPECT_EQ(Base64Decode(""), std::string());
-  EXPECT_EQ(Base64Decode("Zg=="), std::string("f"));
-  EXPECT_EQ(Base64Decode("Zm8="), std::string("fo"));
-  EXPECT_EQ(Base64Decode("Zm9vYmFy"), std::string("foobar"));
-  EXPECT_EQ(Base64Decode("//79AA=="), std::string("\xff\xfe\xfd\x00", 4));
-  for (const char* bad :
-       {"Zg", "Zg=", "Zm8", "Zh==", "Zm9=", "Z===", "====", "Zg==Zg==", "Zg=a", "Z=g=", "Zm 9v",
-        "Zm9v\n", " Zm9v", "Zm9-", "Zm9_", "Zm9v=", "Zm9v====", "Zg\x00=", "\xc3\xa9\xc3\xa9"}) {
-    EXPECT_FALSE(Base64Decode(bad).has_value()) << content_internal::CompactJson("\"x\"") << bad;
-  }
-  EXPECT_FALSE(Base64Decode(std::string("Zg\0=", 4)).has_value());
-}
-
-TEST(Base64, EveryLengthRoundTrips) {
-  std::string bytes;
-  for (int n = 0; n < 64; ++n) {
-    auto decoded = content_internal::Base64Decode(content_internal::Base64Encode(bytes));
-    ASSERT_TRUE(decoded.has_value()) << n;
-    EXPECT_EQ(*decoded, bytes);
-    bytes.push_back(static_cast<char>(n * 37 + 11));
-  }
-}
-
-// ---------------------------------------------------------------------------------------------
 // Raw JSON compaction.
 
 TEST(CompactJson, DropsWhiteSpaceOutsideStringsOnly) {
-  using content_internal::CompactJson;
+  using raw_json::CompactJson;
   EXPECT_EQ(CompactJson(" { \"a b\" : [ 1 , -2.50e+3 , \"x \\\" y\" ] ,\n\t\"c\":{} } "),
             "{\"a b\":[1,-2.50e+3,\"x \\\" y\"],\"c\":{}}");
   EXPECT_EQ(CompactJson("\"\\\\\" "), "\"\\\\\"");

@@ -1,9 +1,9 @@
-#include "content/raw_json.h"
+#include "harness/content/raw_json.h"
 
 #include <exception>
 #include <vector>
 
-namespace harness::content_internal {
+namespace harness::raw_json {
 namespace {
 
 bool IsJsonSpace(char c) {
@@ -182,4 +182,4 @@ std::optional<std::string> CompactJsonFromDom(const Json& value) {
   }
 }
 
-}  // namespace harness::content_internal
+}  // namespace harness::raw_json

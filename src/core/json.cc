@@ -8,8 +8,8 @@
 #include <unordered_set>
 #include <vector>
 
-#include "core/json_reference.h"
 #include "harness/core/chars.h"
+#include "harness/core/utf8.h"
 
 namespace harness {
 namespace {
@@ -20,7 +20,8 @@ namespace {
 // decoding time. Iterative, with an explicit stack bounded by max_depth, so no input can exhaust
 // the call stack. It accepts and builds exactly what the nlohmann-based reader it replaced did
 // (numbers included: non-negative integers unsigned, negative ones signed, everything else and
-// integers out of range double); src/core/json_reference.h keeps that reader to check it against.
+// integers out of range double); tests/support/json_reference.h keeps that reader to check it
+// against.
 //
 // Error offsets are the offset of the first byte that cannot continue a valid document (the end
 // of the input when it stops short); paths name the innermost open container, as before.
@@ -313,30 +314,6 @@ class StrictParser {
     return value;
   }
 
-  // The length of the well-formed UTF-8 sequence (RFC 3629) of two or more bytes at `at`, or 0.
-  std::size_t MultiByteLength(std::size_t at) const {
-    auto byte = [&](std::size_t i) -> unsigned {
-      return at + i < text_.size() ? static_cast<unsigned char>(text_[at + i]) : 0u;
-    };
-    auto in = [](unsigned b, unsigned low, unsigned high) { return b >= low && b <= high; };
-    const unsigned b0 = byte(0);
-    if (in(b0, 0xC2, 0xDF))
-      return in(byte(1), 0x80, 0xBF) ? 2 : 0;
-    if (b0 == 0xE0)
-      return in(byte(1), 0xA0, 0xBF) && in(byte(2), 0x80, 0xBF) ? 3 : 0;
-    if (in(b0, 0xE1, 0xEC) || in(b0, 0xEE, 0xEF))
-      return in(byte(1), 0x80, 0xBF) && in(byte(2), 0x80, 0xBF) ? 3 : 0;
-    if (b0 == 0xED)
-      return in(byte(1), 0x80, 0x9F) && in(byte(2), 0x80, 0xBF) ? 3 : 0;
-    if (b0 == 0xF0)
-      return in(byte(1), 0x90, 0xBF) && in(byte(2), 0x80, 0xBF) && in(byte(3), 0x80, 0xBF) ? 4 : 0;
-    if (in(b0, 0xF1, 0xF3))
-      return in(byte(1), 0x80, 0xBF) && in(byte(2), 0x80, 0xBF) && in(byte(3), 0x80, 0xBF) ? 4 : 0;
-    if (b0 == 0xF4)
-      return in(byte(1), 0x80, 0x8F) && in(byte(2), 0x80, 0xBF) && in(byte(3), 0x80, 0xBF) ? 4 : 0;
-    return 0;
-  }
-
   // A string at pos_ (its opening quote) into `out`; pos_ ends after the closing quote.
   bool ParseString(std::string& out) {
     ++pos_;
@@ -357,7 +334,7 @@ class StrictParser {
         continue;
       }
       if (b >= 0x80) {
-        const std::size_t length = MultiByteLength(pos_);
+        const std::size_t length = DecodeUtf8(text_, pos_).length;
         if (length == 0)
           return Syntax("invalid UTF-8");
         pos_ += length;
@@ -542,9 +519,7 @@ std::string JsonError::Describe() const {
   return out;
 }
 
-namespace json_reference {
-
-std::optional<JsonError> RefuseBeforeReading(std::string_view text, const JsonLimits& limits) {
+std::optional<JsonError> RefuseJsonBeforeReading(std::string_view text, const JsonLimits& limits) {
   if (text.size() > limits.max_bytes) {
     return JsonError{JsonErrorKind::kTooLarge, "$", limits.max_bytes,
                      fmt::format("{} bytes exceed the limit of {}", text.size(), limits.max_bytes)};
@@ -554,10 +529,8 @@ std::optional<JsonError> RefuseBeforeReading(std::string_view text, const JsonLi
   return std::nullopt;
 }
 
-}  // namespace json_reference
-
 Result<Json, JsonError> ParseStrictJson(std::string_view text, const JsonLimits& limits) {
-  if (auto refused = json_reference::RefuseBeforeReading(text, limits))
+  if (auto refused = RefuseJsonBeforeReading(text, limits))
     return Fail(std::move(*refused));
   return StrictParser(text, limits.max_depth).Parse();
 }
@@ -565,7 +538,7 @@ Result<Json, JsonError> ParseStrictJson(std::string_view text, const JsonLimits&
 Result<JsonArrayRead, JsonError> ParseStrictJsonArray(std::string_view text,
                                                       const JsonLimits& limits,
                                                       const JsonElementSink& element) {
-  if (auto refused = json_reference::RefuseBeforeReading(text, limits))
+  if (auto refused = RefuseJsonBeforeReading(text, limits))
     return Fail(std::move(*refused));
   StrictParser parser(text, limits.max_depth, &element);
   HARNESS_TRY(Json root, parser.Parse());
@@ -698,55 +671,18 @@ Status<JsonError> JsonObject::RejectUnknown() const {
   return {};
 }
 
-namespace {
-
-// Length of the valid UTF-8 sequence at the start of `s`, or 0 when it is not one.
-std::size_t Utf8SequenceLength(std::string_view s) {
-  const auto b0 = static_cast<unsigned char>(s[0]);
-  if (b0 < 0x80)
-    return 1;
-  std::size_t len;
-  std::uint32_t min;
-  if (b0 >= 0xC2 && b0 <= 0xDF) {
-    len = 2, min = 0x80;
-  } else if (b0 >= 0xE0 && b0 <= 0xEF) {
-    len = 3, min = 0x800;
-  } else if (b0 >= 0xF0 && b0 <= 0xF4) {
-    len = 4, min = 0x10000;
-  } else {
-    return 0;
-  }
-  if (s.size() < len)
-    return 0;
-  std::uint32_t cp = b0 & (0xFF >> (len + 1));
-  for (std::size_t i = 1; i < len; ++i) {
-    const auto b = static_cast<unsigned char>(s[i]);
-    if ((b & 0xC0) != 0x80)
-      return 0;
-    cp = (cp << 6) | (b & 0x3F);
-  }
-  if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
-    return 0;
-  return len;
-}
-
-}  // namespace
-
 void AppendJsonString(std::string& out, std::string_view text) {
-  static constexpr char kHex[] = "0123456789abcdef";
   out.push_back('"');
   std::size_t i = 0;
   while (i < text.size()) {
     const auto c = static_cast<unsigned char>(text[i]);
     if (c >= 0x80) {
-      const std::size_t len = Utf8SequenceLength(text.substr(i));
-      if (len == 0) {
+      const Utf8Char character = DecodeUtf8OrReplacement(text, i);
+      if (character.replaced)
         out += "\xEF\xBF\xBD";  // U+FFFD for each invalid byte
-        ++i;
-      } else {
-        out.append(text.substr(i, len));
-        i += len;
-      }
+      else
+        out.append(text.substr(i, character.length));
+      i += character.length;
       continue;
     }
     switch (c) {
@@ -768,8 +704,7 @@ void AppendJsonString(std::string& out, std::string_view text) {
       default:
         if (c < 0x20) {
           out += "\\u00";
-          out.push_back(kHex[c >> 4]);
-          out.push_back(kHex[c & 0xF]);
+          AppendHexByte(out, c);
         } else {
           out.push_back(static_cast<char>(c));
         }

@@ -1,5 +1,5 @@
 // The purpose-built strict JSON reader (ParseStrictJson) against the nlohmann-based reader it
-// replaced (core/json_reference.h): on every input both accept, they build the same document
+// replaced (support/json_reference.h): on every input both accept, they build the same document
 // (same types, same member order, same bytes), and on every input either refuses, both refuse
 // with the same kind at the same path. Offsets are the new reader's own (the first byte that
 // cannot continue a document) and are checked on their own cases. ParseStrictJsonArray, the
@@ -20,8 +20,8 @@
 #include <string>
 #include <vector>
 
-#include "core/json_reference.h"
 #include "harness/core/json.h"
+#include "support/json_reference.h"
 
 namespace harness {
 namespace {

@@ -4,6 +4,8 @@
 
 #include <cstdlib>
 
+#include "harness/core/chars.h"
+
 namespace harness {
 
 // The digest is fetched once per hasher: given OpenSSL 3's legacy EVP_sha256(), every
@@ -65,13 +67,10 @@ Sha256Digest Sha256(std::string_view bytes) {
 }
 
 std::string ToHex(std::span<const std::uint8_t> bytes) {
-  static constexpr char kHex[] = "0123456789abcdef";
   std::string out;
   out.reserve(bytes.size() * 2);
-  for (auto b : bytes) {
-    out.push_back(kHex[b >> 4]);
-    out.push_back(kHex[b & 0xF]);
-  }
+  for (auto b : bytes)
+    AppendHexByte(out, b);
   return out;
 }
 

@@ -92,14 +92,12 @@ bool Uuid::IsZero() const {
 }
 
 std::string Uuid::ToString() const {
-  static constexpr char kHex[] = "0123456789abcdef";
   std::string out;
   out.reserve(36);
   for (std::size_t i = 0; i < bytes_.size(); ++i) {
     if (i == 4 || i == 6 || i == 8 || i == 10)
       out.push_back('-');
-    out.push_back(kHex[bytes_[i] >> 4]);
-    out.push_back(kHex[bytes_[i] & 0xF]);
+    AppendHexByte(out, bytes_[i]);
   }
   return out;
 }

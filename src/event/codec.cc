@@ -340,7 +340,7 @@ Result<const Json*, JsonError> RequireArrayMember(JsonObject& object, std::strin
   return member;
 }
 
-// The optional "coverage" member; its rules beyond shape are IsValid's (event/coverage.h).
+// The optional "coverage" member; its rules beyond shape are IsValid's (compaction/coverage.h).
 Result<std::optional<CoverageReport>, JsonError> ReadCoverage(JsonObject& top) {
   const Json* member = top.Find("coverage");
   if (member == nullptr)

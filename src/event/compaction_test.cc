@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "harness/compaction/reasons.h"
 #include "harness/event/event.h"
-#include "harness/event/reasons.h"
 #include "test_events.h"
 
 namespace harness {
@@ -505,20 +505,6 @@ TEST(RetainedHistory, StructuralRulesApplyToo) {
   EXPECT_EQ(Verdict(Validate(e)), "valid");  // absent input
   e.retained = {User("u"), AssistantMessage{{RefusalBlock{"declined"}}, {}}};
   EXPECT_EQ(Verdict(Validate(e)), "valid");  // refusal blocks are ordinary output
-}
-
-TEST(IsBlankText, GoWhiteSpaceSet) {
-  EXPECT_TRUE(IsBlankText(""));
-  EXPECT_TRUE(IsBlankText(" \t\n\v\f\r"));
-  for (const char* space : {"\u0085", "\u00a0", "\u1680", "\u2000", "\u2005", "\u200a", "\u2028",
-                            "\u2029", "\u202f", "\u205f", "\u3000"}) {
-    EXPECT_TRUE(IsBlankText(space)) << space;
-  }
-  EXPECT_FALSE(IsBlankText("\u200b"));  // zero width space is not white space
-  EXPECT_FALSE(IsBlankText("\u180e"));
-  EXPECT_FALSE(IsBlankText("\xff"));
-  EXPECT_FALSE(IsBlankText(" a "));
-  EXPECT_FALSE(IsBlankText(std::string(1, '\0')));
 }
 
 // ---------------------------------------------------------------------------------------------

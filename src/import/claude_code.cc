@@ -3,7 +3,7 @@
 
 #include <unordered_set>
 
-#include "content/base64.h"
+#include "harness/core/base64.h"
 #include "harness/provider/anthropic_wire.h"
 #include "import/import_internal.h"
 
@@ -51,7 +51,7 @@ Result<std::optional<Block>, ImportError> MediaBlock(const Json& block, const Wh
   HARNESS_TRY(const auto media_type, OptionalString(*source, at, "media_type"));
   if (kind == "base64") {
     HARNESS_TRY(const std::string data, RequireString(*source, at, "data"));
-    std::optional<std::string> bytes = content_internal::Base64Decode(data);
+    std::optional<std::string> bytes = Base64Decode(data);
     if (!bytes && image) {
       // The codec holds canonical base64 only; the data is kept whole as a data URL instead.
       return std::optional<Block>(ImageBlock{media_type.value_or(""),

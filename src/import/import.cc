@@ -8,9 +8,9 @@
 #include <utility>
 #include <vector>
 
-#include "content/base64.h"
-#include "content/raw_json.h"
+#include "harness/content/raw_json.h"
 #include "harness/content/transcript.h"
+#include "harness/core/base64.h"
 #include "import/import_internal.h"
 
 namespace harness {
@@ -213,13 +213,13 @@ Result<TextParts, ImportError> TextOfContent(const Json& content, const Where& w
 }
 
 Result<std::string, ImportError> ToolInputFromValue(const Json& value, const Where& where) {
-  if (content_internal::JsonDepth(value, kMaxRawJsonDepth) > kMaxRawJsonDepth) {
+  if (raw_json::JsonDepth(value, kMaxRawJsonDepth) > kMaxRawJsonDepth) {
     return Fail(ImportError{ImportErrorKind::kLimit, where.line, where.path,
                             fmt::format("a tool input nested deeper than {} levels, the most a "
                                         "transcript holds",
                                         kMaxRawJsonDepth)});
   }
-  std::optional<std::string> text = content_internal::CompactJsonFromDom(value);
+  std::optional<std::string> text = raw_json::CompactJsonFromDom(value);
   if (!text)
     return RecordError(where, "a tool input that cannot be written as JSON");
   return std::move(*text);
@@ -228,7 +228,7 @@ Result<std::string, ImportError> ToolInputFromValue(const Json& value, const Whe
 std::string ToolInputFromText(std::string_view text) {
   const JsonLimits limits{text.size(), kMaxRawJsonDepth};
   if (ParseStrictJson(text, limits).ok())
-    return content_internal::CompactJson(text);
+    return raw_json::CompactJson(text);
   std::string quoted;
   AppendJsonString(quoted, text);
   return quoted;
@@ -239,8 +239,7 @@ ImageBlock ImageFromUrl(std::string_view url) {
   constexpr std::string_view kBase64 = ";base64,";
   const std::size_t marker = url.find(kBase64);
   if (url.substr(0, kData.size()) == kData && marker != std::string_view::npos) {
-    std::optional<std::string> bytes =
-        content_internal::Base64Decode(url.substr(marker + kBase64.size()));
+    std::optional<std::string> bytes = Base64Decode(url.substr(marker + kBase64.size()));
     if (bytes) {
       return ImageBlock{std::string(url.substr(kData.size(), marker - kData.size())), "",
                         std::move(bytes)};

@@ -5,7 +5,7 @@
 #include <bit>
 #include <cstring>
 
-#include "content/base64.h"
+#include "harness/core/base64.h"
 #include "harness/inference/tokenizer.h"
 #include "inference/bytes_hash.h"
 
@@ -164,7 +164,7 @@ Result<RankTable, RankFileError> ParseRankFile(std::string_view text) {
         row.find('\r') != std::string_view::npos) {
       return LineError(RankFileErrorKind::kLineShape, line);
     }
-    const std::optional<std::string> bytes = content_internal::Base64Decode(row.substr(0, space));
+    const std::optional<std::string> bytes = Base64Decode(row.substr(0, space));
     if (!bytes || bytes->empty())
       return LineError(RankFileErrorKind::kBadBase64, line);
     const std::optional<std::uint32_t> rank = ParseRank(row.substr(space + 1));

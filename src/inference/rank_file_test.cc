@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "content/base64.h"
+#include "harness/core/base64.h"
 #include "harness/inference/tokenizer.h"
 
 namespace harness {
@@ -15,14 +15,14 @@ std::string ByteLines(int count = 256) {
   std::string file;
   for (int b = 0; b < count; ++b) {
     const char c = static_cast<char>(b);
-    content_internal::AppendBase64(file, std::string_view(&c, 1));
+    AppendBase64(file, std::string_view(&c, 1));
     file.append(" ").append(std::to_string(b)).append("\n");
   }
   return file;
 }
 
 std::string Line(std::string_view bytes, TokenId rank) {
-  std::string line = content_internal::Base64Encode(bytes);
+  std::string line = Base64Encode(bytes);
   line.append(" ").append(std::to_string(rank)).append("\n");
   return line;
 }

@@ -13,6 +13,7 @@
 #include <limits>
 
 #include "harness/core/sha256.h"
+#include "harness/core/utf8.h"
 #include "inference/byte_pair.h"
 
 namespace harness {
@@ -101,83 +102,6 @@ std::uint32_t MatchLimitFor(std::size_t size) {
   const std::uint64_t limit = kFloor + kStepsPerByte * static_cast<std::uint64_t>(size);
   return static_cast<std::uint32_t>(
       std::min<std::uint64_t>(limit, std::numeric_limits<std::uint32_t>::max()));
-}
-
-// Length of the well-formed UTF-8 sequence (RFC 3629) at p, or 0.
-std::size_t Utf8Length(const unsigned char* p, const unsigned char* end) {
-  const unsigned b0 = p[0];
-  if (b0 < 0x80)
-    return 1;
-  std::size_t len;
-  unsigned lo = 0x80;
-  unsigned hi = 0xBF;
-  if (b0 >= 0xC2 && b0 <= 0xDF) {
-    len = 2;
-  } else if (b0 >= 0xE0 && b0 <= 0xEF) {
-    len = 3;
-    if (b0 == 0xE0)
-      lo = 0xA0;  // no overlong form
-    if (b0 == 0xED)
-      hi = 0x9F;  // no surrogate
-  } else if (b0 >= 0xF0 && b0 <= 0xF4) {
-    len = 4;
-    if (b0 == 0xF0)
-      lo = 0x90;
-    if (b0 == 0xF4)
-      hi = 0x8F;  // nothing above U+10FFFF
-  } else {
-    return 0;
-  }
-  if (static_cast<std::size_t>(end - p) < len)
-    return 0;
-  if (p[1] < lo || p[1] > hi)
-    return 0;
-  for (std::size_t i = 2; i < len; ++i) {
-    if ((p[i] & 0xC0) != 0x80)
-      return 0;
-  }
-  return len;
-}
-
-// Offset of the first byte that is not part of well-formed UTF-8, or text.size().
-std::size_t FirstIllFormed(std::string_view text) {
-  const auto* p = reinterpret_cast<const unsigned char*>(text.data());
-  const auto* end = p + text.size();
-  const auto* start = p;
-  while (p < end) {
-    if (end - p >= 8) {
-      std::uint64_t word;
-      std::memcpy(&word, p, 8);
-      if ((word & 0x8080808080808080ULL) == 0) {
-        p += 8;
-        continue;
-      }
-    }
-    const std::size_t len = Utf8Length(p, end);
-    if (len == 0)
-      return static_cast<std::size_t>(p - start);
-    p += len;
-  }
-  return text.size();
-}
-
-// Every byte that is not part of well-formed UTF-8 becomes U+FFFD, as AppendJsonString writes it.
-std::string ReplaceIllFormed(std::string_view text, std::size_t first) {
-  std::string out(text.substr(0, first));
-  out.reserve(text.size() + 16);
-  const auto* p = reinterpret_cast<const unsigned char*>(text.data()) + first;
-  const auto* end = reinterpret_cast<const unsigned char*>(text.data()) + text.size();
-  while (p < end) {
-    const std::size_t len = Utf8Length(p, end);
-    if (len == 0) {
-      out.append("\xEF\xBF\xBD");
-      ++p;
-    } else {
-      out.append(reinterpret_cast<const char*>(p), len);
-      p += len;
-    }
-  }
-  return out;
 }
 
 struct MatchDataDeleter {
@@ -395,8 +319,12 @@ Status<TokenizerError> BpeTokenizer::Run(std::string_view text, std::stop_token 
   if (stop.stop_requested())
     return Fail(TokenizerError{TokenizerErrorKind::kCanceled, "", std::nullopt});
   std::string replaced;
-  if (const std::size_t first = FirstIllFormed(text); first != text.size()) {
-    replaced = ReplaceIllFormed(text, first);
+  // Every byte that is not part of well-formed UTF-8 becomes U+FFFD, as AppendJsonString
+  // writes it.
+  if (const std::size_t first = FirstIllFormedUtf8(text); first != text.size()) {
+    replaced.reserve(text.size() + 16);
+    replaced.assign(text.substr(0, first));
+    AppendReplacingIllFormedUtf8(replaced, text.substr(first));
     text = replaced;
   }
   std::unique_ptr<pcre2_match_data, MatchDataDeleter> match(
@@ -437,10 +365,7 @@ Status<TokenizerError> BpeTokenizer::Run(std::string_view text, std::stop_token 
     const std::size_t end = ovector[1];
     if (end <= begin) {
       // Neither pattern matches the empty string; step over one character if one ever did.
-      offset =
-          begin + std::max<std::size_t>(
-                      1, Utf8Length(reinterpret_cast<const unsigned char*>(text.data()) + begin,
-                                    reinterpret_cast<const unsigned char*>(text.data()) + size));
+      offset = begin + std::max<std::size_t>(1, DecodeUtf8(text, begin).length);
       continue;
     }
     if constexpr (Sink::kPiecesOnly)

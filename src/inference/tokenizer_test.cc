@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "content/base64.h"
+#include "harness/core/base64.h"
 #include "inference/byte_pair.h"
 #include "inference/mixed_corpus.h"
 #include "inference/test_data.h"
@@ -30,7 +30,7 @@ std::string SmallRankFile(const std::vector<std::string>& merges) {
   std::string file;
   TokenId rank = 0;
   const auto line = [&](std::string_view bytes) {
-    content_internal::AppendBase64(file, bytes);
+    AppendBase64(file, bytes);
     file.append(" ").append(std::to_string(rank++)).append("\n");
   };
   for (int b = 0; b < 256; ++b) {

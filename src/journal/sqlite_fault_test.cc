@@ -3,8 +3,8 @@
 // acknowledgement); the writer recovers without reopening; a retry of the same record ids is
 // idempotent; and after reopening, every acknowledged record is present and Verify passes.
 #include "harness/journal/sqlite_journal.h"
-#include "journal/fault_injecting_vfs.h"
 #include "journal/journal_test_support.h"
+#include "support/fault_injecting_vfs.h"
 
 namespace harness::journal_testing {
 namespace {

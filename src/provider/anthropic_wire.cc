@@ -4,7 +4,7 @@
 
 #include <utility>
 
-#include "content/base64.h"
+#include "harness/core/base64.h"
 #include "harness/provider/provider_error.h"
 #include "provider/wire_json.h"
 
@@ -23,9 +23,7 @@ InferenceError NoWireForm(std::size_t message, const Block& block, std::string_v
 }
 
 Json Base64Source(std::string_view media_type, std::string_view bytes) {
-  return Json{{"type", "base64"},
-              {"media_type", media_type},
-              {"data", content_internal::Base64Encode(bytes)}};
+  return Json{{"type", "base64"}, {"media_type", media_type}, {"data", Base64Encode(bytes)}};
 }
 
 // text, image and document: the blocks a user message and a tool result share. nullopt for an

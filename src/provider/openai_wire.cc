@@ -3,7 +3,7 @@
 #include <utility>
 #include <vector>
 
-#include "content/base64.h"
+#include "harness/core/base64.h"
 #include "harness/provider/provider_error.h"
 #include "provider/wire_json.h"
 
@@ -28,7 +28,7 @@ std::string DataUrl(std::string_view media_type, std::string_view bytes) {
   std::string url("data:");
   url.append(media_type);
   url.append(";base64,");
-  content_internal::AppendBase64(url, bytes);
+  AppendBase64(url, bytes);
   return url;
 }
 
@@ -57,8 +57,7 @@ Result<std::optional<Json>, InferenceError> UserPart(std::size_t index, const Bl
       return Fail(NoWireForm(index, block, "unless it holds wav or mp3 bytes"));
     return std::optional<Json>(
         Json{{"type", "input_audio"},
-             {"input_audio",
-              Json{{"data", content_internal::Base64Encode(*audio->data)}, {"format", *format}}}});
+             {"input_audio", Json{{"data", Base64Encode(*audio->data)}, {"format", *format}}}});
   }
   if (const auto* document = block.as<DocumentBlock>()) {
     if (!document->data)

@@ -2,7 +2,7 @@
 
 #include <fmt/format.h>
 
-#include "content/raw_json.h"
+#include "harness/content/raw_json.h"
 #include "harness/content/transcript.h"
 
 namespace harness::provider_internal {
@@ -104,15 +104,15 @@ Result<std::string, InferenceError> ToolInputFromText(std::string_view text) {
   auto parsed = ParseStrictJson(text, JsonLimits{text.size(), kMaxRawJsonDepth});
   if (!parsed.ok() || !parsed->is_object())
     return Fail(InvalidResponse("tool call arguments are not a JSON object"));
-  return content_internal::CompactJson(text);
+  return raw_json::CompactJson(text);
 }
 
 Result<std::string, InferenceError> ToolInputFromDom(const Json& value) {
   if (!value.is_object())
     return Fail(InvalidResponse("tool input is not a JSON object"));
-  if (content_internal::JsonDepth(value, kMaxRawJsonDepth) > kMaxRawJsonDepth)
+  if (raw_json::JsonDepth(value, kMaxRawJsonDepth) > kMaxRawJsonDepth)
     return Fail(InvalidResponse("tool input nests too deep"));
-  auto text = content_internal::CompactJsonFromDom(value);
+  auto text = raw_json::CompactJsonFromDom(value);
   if (!text)
     return Fail(InvalidResponse("tool input cannot be written"));
   return std::move(*text);

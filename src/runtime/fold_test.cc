@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "harness/runtime/repair.h"
-#include "runtime/testing/journal_builder.h"
+#include "support/journal_builder.h"
 
 namespace harness {
 namespace {

@@ -7,6 +7,7 @@
 #include "harness/compaction/anchors.h"
 #include "harness/compaction/tail.h"
 #include "harness/content/transcript.h"
+#include "harness/core/utf8.h"
 #include "harness/event/compaction.h"
 #include "harness/summary/summary.h"
 #include "runtime/tool_answers.h"

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "harness/journal/memory_journal.h"
-#include "runtime/testing/journal_builder.h"
+#include "support/journal_builder.h"
 
 namespace harness {
 namespace {

@@ -15,10 +15,10 @@
 #include <thread>
 #include <vector>
 
-#include "compaction/test_inputs.h"
 #include "harness/compaction/response.h"
 #include "harness/compaction/wire.h"
 #include "harness/content/codec.h"
+#include "support/compaction_inputs.h"
 
 namespace harness {
 namespace {

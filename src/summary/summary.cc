@@ -5,17 +5,16 @@
 #include <cstdint>
 #include <string>
 
-#include "summary/xml_chars.h"
+#include "harness/core/utf8.h"
+#include "harness/summary/xml_chars.h"
 
 namespace harness {
 namespace {
 
-using summary_internal::DecodeUtf8;
-using summary_internal::IsNameChar;
-using summary_internal::IsNameStartChar;
-using summary_internal::IsSurrogate;
-using summary_internal::IsUnicodeSpace;
-using summary_internal::IsXmlChar;
+using xml::IsNameChar;
+using xml::IsNameStartChar;
+using xml::IsSurrogate;
+using xml::IsXmlChar;
 
 using Byte = unsigned char;
 
@@ -326,14 +325,13 @@ class Validator {
 
   // A byte >= 0x80 at *cursor: a whole, well-formed UTF-8 sequence of an XML Char.
   bool MultiByte(const Byte** cursor, bool* space) {
-    char32_t c = 0;
-    const std::size_t length = DecodeUtf8(*cursor, end_, &c);
-    if (length == 0)
+    const Utf8Char c = DecodeUtf8(*cursor, end_);
+    if (c.length == 0)
       return Syntax("invalid UTF-8", *cursor);
-    if (!IsXmlChar(c))
+    if (!IsXmlChar(c.code_point))
       return Syntax("character that XML does not allow", *cursor);
-    *space = IsUnicodeSpace(c);
-    *cursor += length;
+    *space = IsUnicodeSpace(c.code_point);
+    *cursor += c.length;
     return true;
   }
 
@@ -358,17 +356,13 @@ class Validator {
   static bool IsXmlName(const Byte* p, const Byte* end) {
     bool first = true;
     while (p < end) {
-      char32_t c = *p;
-      std::size_t length = 1;
-      if (c >= 0x80) {
-        length = DecodeUtf8(p, end, &c);
-        if (length == 0)
-          return false;
-      }
-      if (!(first ? IsNameStartChar(c) : IsNameChar(c)))
+      const Utf8Char c = DecodeUtf8(p, end);
+      if (c.length == 0)
+        return false;
+      if (!(first ? IsNameStartChar(c.code_point) : IsNameChar(c.code_point)))
         return false;
       first = false;
-      p += length;
+      p += c.length;
     }
     return true;
   }

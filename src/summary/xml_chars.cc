@@ -1,10 +1,10 @@
-#include "summary/xml_chars.h"
+#include "harness/summary/xml_chars.h"
 
 #include <algorithm>
 #include <cstddef>
 #include <span>
 
-namespace harness::summary_internal {
+namespace harness::xml {
 namespace {
 
 struct CodePointRange {
@@ -148,4 +148,4 @@ bool IsNameChar(char32_t c) {
          InRanges(kExtender, c);
 }
 
-}  // namespace harness::summary_internal
+}  // namespace harness::xml

@@ -1,6 +1,6 @@
-// The character classes behind the summary grammar: XML 1.0 (fourth edition) Appendix B names,
-// XML Char, Go's unicode.IsSpace and strict UTF-8 decoding.
-#include "summary/xml_chars.h"
+// The character classes behind the summary grammar: XML 1.0 (fourth edition) Appendix B names
+// and XML Char (white space and UTF-8 decoding are core's: src/core/utf8_test.cc).
+#include "harness/summary/xml_chars.h"
 
 #include <gtest/gtest.h>
 
@@ -8,7 +8,7 @@
 #include <string>
 #include <string_view>
 
-namespace harness::summary_internal {
+namespace harness::xml {
 namespace {
 
 TEST(XmlNameClasses, RangeEdgesOfAppendixB) {
@@ -50,38 +50,5 @@ TEST(XmlChar, Boundaries) {
   }
 }
 
-TEST(UnicodeSpace, MatchesGoIsSpace) {
-  int spaces = 0;
-  for (char32_t c = 0; c <= 0x10FFFF; ++c)
-    spaces += IsUnicodeSpace(c) ? 1 : 0;
-  EXPECT_EQ(spaces, 25);  // 9–D (5), 20, 85, A0, 1680, 2000–200A (11), 2028, 2029, 202F, 205F, 3000
-  for (const std::uint32_t not_space : {0x200Bu, 0xFEFFu, 0x180Eu, 0x1Cu, 0x2060u}) {
-    EXPECT_FALSE(IsUnicodeSpace(not_space)) << not_space;
-  }
-}
-
-std::size_t Decode(std::string_view bytes, char32_t* c) {
-  const auto* p = reinterpret_cast<const unsigned char*>(bytes.data());
-  return DecodeUtf8(p, p + bytes.size(), c);
-}
-
-TEST(Utf8, DecodesExactlyTheWellFormedSequences) {
-  char32_t c = 0;
-  EXPECT_EQ(Decode("\xC2\x80", &c), 2u);
-  EXPECT_EQ(static_cast<std::uint32_t>(c), 0x80u);
-  EXPECT_EQ(Decode("\xEF\xBF\xBF", &c), 3u);
-  EXPECT_EQ(static_cast<std::uint32_t>(c), 0xFFFFu);
-  EXPECT_EQ(Decode("\xF4\x8F\xBF\xBF", &c), 4u);
-  EXPECT_EQ(static_cast<std::uint32_t>(c), 0x10FFFFu);
-  EXPECT_EQ(Decode("\xED\x9F\xBF", &c), 3u);
-  EXPECT_EQ(static_cast<std::uint32_t>(c), 0xD7FFu);
-  for (const std::string_view bad :
-       {"\x80", "\xC0\xAF", "\xC1\xBF", "\xC2", "\xC2\xC2", "\xE0\x9F\xBF", "\xED\xA0\x80",
-        "\xED\xBF\xBF", "\xEF\xBF", "\xF0\x8F\xBF\xBF", "\xF4\x90\x80\x80", "\xF5\x80\x80\x80",
-        "\xFF", "\xF0\x90\x80"}) {
-    EXPECT_EQ(Decode(bad, &c), 0u) << testing::PrintToString(std::string(bad));
-  }
-}
-
 }  // namespace
-}  // namespace harness::summary_internal
+}  // namespace harness::xml

@@ -13,7 +13,7 @@
 #include "harness/command/codec.h"
 #include "harness/event/codec.h"
 #include "harness/journal/memory_journal.h"
-#include "runtime/testing/journal_builder.h"
+#include "support/journal_builder.h"
 
 namespace harness::acceptance {
 namespace {

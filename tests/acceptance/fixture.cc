@@ -6,7 +6,7 @@
 
 #include "harness/journal/memory_journal.h"
 #include "harness/summary/summary.h"
-#include "runtime/testing/journal_builder.h"
+#include "support/journal_builder.h"
 
 namespace harness::acceptance {
 

@@ -3,7 +3,7 @@
 // session must fault (stop admitting work, say so with a typed error), must never be ahead of
 // its journal, and, once the fault is gone, restore must bring it back with nothing lost.
 //
-// The SQLite journal runs on the fault-injecting VFS (src/journal/fault_injecting_vfs.h). A dry
+// The SQLite journal runs on the fault-injecting VFS (tests/support/fault_injecting_vfs.h). A dry
 // run counts the writes and syncs the workload makes (K); then for every n in 1..K a fresh
 // session runs the workload with the n-th one failing.
 // g++ 12 reports a false -Wrestrict inside std::string's operator+ ("literal" + string).
@@ -20,7 +20,7 @@
 #include "harness/journal/sqlite_journal.h"
 #include "harness/runtime/fold.h"
 #include "harness/runtime/repair.h"
-#include "journal/fault_injecting_vfs.h"
+#include "support/fault_injecting_vfs.h"
 
 namespace harness::acceptance {
 namespace {

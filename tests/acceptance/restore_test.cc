@@ -14,7 +14,7 @@
 #include "harness/journal/memory_journal.h"
 #include "harness/runtime/fold.h"
 #include "harness/scripted/model_client.h"
-#include "runtime/testing/journal_builder.h"
+#include "support/journal_builder.h"
 
 namespace harness::acceptance {
 namespace {

@@ -5,7 +5,7 @@
 // - Every command has a CommandHeader: its id (the correlation key its reply cites), the session
 //   and loop it targets, its agency (User: a person asked; Machine: the runtime asked) and when
 //   it was created. A Compact with Agency User opens a Manual attempt, with Machine an Automatic
-//   one (CompactionReasonFor, event/reasons.h).
+//   one (CompactionReasonFor, event/compaction.h).
 // - The loop is always concrete: Session::Compact resolves "the active loop" before it builds
 //   the command, so the journaled intent names the loop actually targeted. Only Shutdown may
 //   leave loop_id zero, meaning the whole session.

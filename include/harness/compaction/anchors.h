@@ -83,9 +83,9 @@
 #include <string_view>
 #include <vector>
 
+#include "harness/compaction/coverage.h"
 #include "harness/content/message.h"
 #include "harness/context/limits.h"
-#include "harness/event/coverage.h"
 
 namespace harness {
 

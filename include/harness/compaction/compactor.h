@@ -37,8 +37,8 @@
 
 #include "harness/compaction/input.h"
 #include "harness/compaction/output.h"
+#include "harness/compaction/reasons.h"
 #include "harness/core/result.h"
-#include "harness/event/reasons.h"
 #include "harness/inference/request.h"
 #include "harness/summary/invalid_summary.h"
 

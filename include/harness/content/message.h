@@ -23,9 +23,9 @@
 #include <variant>
 #include <vector>
 
-namespace harness {
+#include "harness/core/tokens.h"
 
-using TokenCount = std::uint64_t;
+namespace harness {
 
 enum class Role { kUser, kAssistant, kSystem, kTool };
 

@@ -27,9 +27,9 @@
 #include <optional>
 #include <string>
 
-#include "harness/content/message.h"
 #include "harness/core/model_key.h"
 #include "harness/core/result.h"
+#include "harness/core/tokens.h"
 
 namespace harness {
 

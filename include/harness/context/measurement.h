@@ -20,11 +20,11 @@
 #include <string>
 #include <string_view>
 
-#include "harness/content/message.h"
 #include "harness/context/basis.h"
 #include "harness/core/model_key.h"
 #include "harness/core/result.h"
 #include "harness/core/sha256.h"
+#include "harness/core/tokens.h"
 
 namespace harness {
 

@@ -3,6 +3,8 @@
 // AppendUtf8 appends the UTF-8 encoding of a code point (1 to 4 bytes). It does not check the
 // code point: callers pass a scalar value (not a surrogate, at most U+10FFFF).
 // HexDigitValue is the value of one hex digit of either case, or -1 for any other character.
+// AppendHexByte appends a byte as two hex digits of the given case (the one hex table: hashes,
+// ids, JSON's \u00XX, percent-encoding and GBNF's \xHH all write through it).
 // AppendPercentEncoded appends `text` with every byte other than RFC 3986's unreserved
 // characters (letters, digits, - . _ ~) and those in `keep` written as %HH, in upper- or
 // lower-case hex digits.
@@ -34,9 +36,16 @@ inline void AppendUtf8(std::string& out, char32_t cp) {
 
 enum class HexCase { kUpper, kLower };
 
+inline void AppendHexByte(std::string& out, unsigned char byte, HexCase hex = HexCase::kLower) {
+  constexpr std::string_view kLower = "0123456789abcdef";
+  constexpr std::string_view kUpper = "0123456789ABCDEF";
+  const std::string_view digits = hex == HexCase::kUpper ? kUpper : kLower;
+  out.push_back(digits[byte >> 4]);
+  out.push_back(digits[byte & 0xF]);
+}
+
 inline void AppendPercentEncoded(std::string& out, std::string_view text,
                                  std::string_view keep = {}, HexCase hex = HexCase::kUpper) {
-  const char* digits = hex == HexCase::kUpper ? "0123456789ABCDEF" : "0123456789abcdef";
   for (const char c : text) {
     const bool unreserved = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
                             (c >= '0' && c <= '9') || c == '-' || c == '.' || c == '_' || c == '~';
@@ -44,10 +53,8 @@ inline void AppendPercentEncoded(std::string& out, std::string_view text,
       out.push_back(c);
       continue;
     }
-    const auto byte = static_cast<unsigned char>(c);
     out.push_back('%');
-    out.push_back(digits[byte >> 4]);
-    out.push_back(digits[byte & 0xf]);
+    AppendHexByte(out, static_cast<unsigned char>(c), hex);
   }
 }
 

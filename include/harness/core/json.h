@@ -73,6 +73,11 @@ struct JsonLimits {
 
 Result<Json, JsonError> ParseStrictJson(std::string_view text, const JsonLimits& limits = {});
 
+// What every reader refuses before it reads a byte: more than limits.max_bytes (kTooLarge), and
+// a leading byte-order mark (kSyntax; RFC 8259 §8.1 does not allow one). The strict readers
+// and the reference reader they are checked against (tests/support/json_reference.h) share it.
+std::optional<JsonError> RefuseJsonBeforeReading(std::string_view text, const JsonLimits& limits);
+
 // Receives element `index` of the root array and its exact text. The element is the caller's to
 // take apart (move from); it is released when the call returns. Returning false stops the parse.
 using JsonElementSink =

@@ -36,41 +36,20 @@
 //                      names (IsValid(CompactRejectDetail))
 //   RejectReason       1..15
 //   Coverage           optional (absent = no report); when present IsValid(report)
-//                      (event/coverage.h); on a rejection only with RejectReason
+//                      (compaction/coverage.h); on a rejection only with RejectReason
 //                      CoverageInsufficient and never waived. An event without it is written
 //                      byte for byte as before the member existed (docs/decisions.md P10, P13).
 //   CommittedEventID   non-zero
 //
-// IsValidRetainedHistory(retained, version) (docs/spec/contracts.md §2.4(b)): an empty list is
-// valid; otherwise the first message is a user message; assistant and system messages are allowed
-// only while no tool call is outstanding; each tool_use block directly in an assistant message
-// needs a non-empty id that is not outstanding, and becomes outstanding; a tool message needs a
-// non-empty tool_use_id that is outstanding, and closes it; user messages are allowed while calls
-// are outstanding ("folded" input). Version 1: nothing may be outstanding at the end. Version 2
-// (written since compaction cuts inside a segment, docs/decisions.md P11): calls may be
-// outstanding at the end (a step whose calls were still open when the compaction ran stays
-// retained as it was). Results may arrive in any order and an id may be reused once its result
-// arrived.
+// IsValidRetainedHistory (compaction/tail.h) is the retained-history rule of a payload version.
 //
 // CompactionCommitted payload versions: a v1 payload (written before P11) decodes to an event
 // with payload_version 1, is validated by the v1 rule and re-encodes byte for byte with "v":1;
 // the runtime writes v2 (payload_version's default). The members are the same in both.
 //
-// CompactRejectDetail: why an `unavailable` or `retained_tail_too_large` rejection happened, in
-// numbers, never message content. Kinds, their wire names, the reason they belong to and the
-// numbers they carry (every other number absent):
-//   no_history                 unavailable              -
-//   history_fits_tail_target   unavailable              tail_tokens (estimate), limit
-//                                                       (keep_recent_tokens)
-//   nothing_before_tail        unavailable              -
-//   open_tool_call             unavailable              message (index in the loop's history)
-//   invalid_transcript         unavailable              message
-//   invalid_policy             unavailable              -
-//   tail_too_large             retained_tail_too_large  tail_tokens (count), limit (input
-//                                                       limit), summary_budget
-// It is written as the member "detail" (omitted when absent; docs/decisions.md P10: an additive
-// member keeps the payload version) of CompactionRejected and CompactWaiterRejected:
-// {"kind":"<name>", then message, tail_tokens, limit, summary_budget as present}.
+// CompactRejectDetail (compaction/reject_detail.h) is written as the member "detail" (omitted
+// when absent; docs/decisions.md P10: an additive member keeps the payload version) of
+// CompactionRejected and CompactWaiterRejected.
 //
 // CompactWaiterReplyId(attempt, command, resolved): the first 16 bytes of SHA-256 of
 // "looprig.compaction.waiter-reply.v1" 0x00 attempt(16 bytes) command(16 bytes) (0x01 resolved |
@@ -92,14 +71,16 @@
 #include <string_view>
 #include <vector>
 
+#include "harness/compaction/coverage.h"
+#include "harness/compaction/reasons.h"
+#include "harness/compaction/reject_detail.h"
+#include "harness/compaction/tail.h"
 #include "harness/content/message.h"
 #include "harness/context/basis.h"
 #include "harness/context/measurement.h"
 #include "harness/core/result.h"
 #include "harness/core/uuid.h"
-#include "harness/event/coverage.h"
 #include "harness/event/header.h"
-#include "harness/event/reasons.h"
 
 namespace harness {
 
@@ -108,38 +89,10 @@ inline constexpr std::size_t kMaxRetainedMessages = 10'000;
 // The payload version the runtime writes for CompactionCommitted (1 is still read).
 inline constexpr std::uint32_t kCompactionCommittedVersion = 2;
 
-enum class RejectDetailKind : std::uint8_t {
-  kUnspecified = 0,
-  kNoHistory = 1,
-  kHistoryFitsTailTarget = 2,
-  kNothingBeforeTail = 3,
-  kOpenToolCall = 4,
-  kInvalidTranscript = 5,
-  kInvalidPolicy = 6,
-  kTailTooLarge = 7,
-};
-
-// "no_history", "history_fits_tail_target", "nothing_before_tail", "open_tool_call",
-// "invalid_transcript", "invalid_policy", "tail_too_large"; "" otherwise.
-std::string_view RejectDetailKindName(RejectDetailKind kind);
-std::optional<RejectDetailKind> RejectDetailKindFromName(std::string_view name);
-
-struct CompactRejectDetail {
-  RejectDetailKind kind = RejectDetailKind::kUnspecified;
-  std::optional<std::uint64_t> message;
-  std::optional<TokenCount> tail_tokens;
-  std::optional<TokenCount> limit;
-  std::optional<TokenCount> summary_budget;
-
-  friend bool operator==(const CompactRejectDetail&, const CompactRejectDetail&) = default;
-};
-
-// The kind is valid and exactly its numbers are present.
-bool IsValid(const CompactRejectDetail& detail);
-// The reject reason a detail of this kind explains.
-bool DetailBelongsTo(RejectDetailKind kind, CompactRejectReason reason);
-// One sentence a person can act on, from the kind and the numbers only.
-std::string DescribeRejectDetail(const CompactRejectDetail& detail);
+// Manual for User, Automatic for Machine (docs/spec/contracts.md §6).
+constexpr CompactionReason CompactionReasonFor(Agency agency) {
+  return agency == Agency::kUser ? CompactionReason::kManual : CompactionReason::kAutomatic;
+}
 
 struct CompactionStarted {
   static constexpr std::string_view kType = "CompactionStarted";
@@ -223,15 +176,6 @@ Status<InvalidEventError> ValidateBody(const CompactionCommitted& event);
 Status<InvalidEventError> ValidateBody(const CompactionRejected& event);
 Status<InvalidEventError> ValidateBody(const CompactWaiterResolved& event);
 Status<InvalidEventError> ValidateBody(const CompactWaiterRejected& event);
-
-// The retained-history rule of payload `version` alone (structural message rules not included).
-bool IsValidRetainedHistory(const std::vector<Message>& retained,
-                            std::uint32_t version = kCompactionCommittedVersion);
-
-// True when `text` is empty or only Unicode white space (Go's unicode.IsSpace set: \t \n \v \f
-// \r, space, U+0085, U+00A0, U+1680, U+2000-U+200A, U+2028, U+2029, U+202F, U+205F, U+3000).
-// Invalid UTF-8 is not white space.
-bool IsBlankText(std::string_view text);
 
 Uuid CompactWaiterReplyId(const Uuid& attempt, const Uuid& command, bool resolved);
 

@@ -1,4 +1,5 @@
-// Standard base64 (RFC 4648 §4, with padding) for the binary payloads of the content codec.
+// Standard base64 (RFC 4648 §4, with padding): the binary payloads of the content codec and the
+// provider wires, the token ranks of tiktoken files.
 //
 // Contract:
 // - Base64Encode writes the canonical encoding: alphabet A–Z a–z 0–9 + /, '=' padding to a
@@ -14,10 +15,10 @@
 #include <string>
 #include <string_view>
 
-namespace harness::content_internal {
+namespace harness {
 
 std::string Base64Encode(std::string_view bytes);
 void AppendBase64(std::string& out, std::string_view bytes);
 std::optional<std::string> Base64Decode(std::string_view text);
 
-}  // namespace harness::content_internal
+}  // namespace harness

@@ -1,4 +1,5 @@
-// Raw JSON fields of the content model (tool_use input, provider_state): their exact text.
+// Raw JSON fields of the content model (tool_use input, provider_state): their exact text, kept
+// by the content codec and written by the provider wires and the importers.
 //
 // Contract:
 // - Every function here works on text that ParseStrictJson has already accepted; none of them
@@ -25,7 +26,7 @@
 
 #include "harness/core/json.h"
 
-namespace harness::content_internal {
+namespace harness::raw_json {
 
 using RawSpans = std::unordered_map<const Json*, std::string_view>;
 
@@ -41,4 +42,4 @@ std::size_t JsonDepth(const Json& value, std::size_t limit);
 // std::nullopt if the serializer fails (it throws only on values no parser produces).
 std::optional<std::string> CompactJsonFromDom(const Json& value);
 
-}  // namespace harness::content_internal
+}  // namespace harness::raw_json

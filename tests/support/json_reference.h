@@ -22,8 +22,4 @@ Result<Json, JsonError> ParseStrictJsonWithNlohmann(std::string_view text,
 // ParseStrictJson refuses as data after the value (`ours`). True for exactly that refusal.
 bool StoppedAtNul(std::string_view input, const JsonError& ours);
 
-// What both readers refuse before they read a byte: more than limits.max_bytes, and a leading
-// byte-order mark (RFC 8259 §8.1 does not allow one; nlohmann skipped it).
-std::optional<JsonError> RefuseBeforeReading(std::string_view text, const JsonLimits& limits);
-
 }  // namespace harness::json_reference

@@ -17,8 +17,6 @@
 #include <optional>
 #include <string_view>
 
-#include "harness/event/header.h"
-
 namespace harness {
 
 enum class CompactionReason : std::uint8_t {
@@ -54,11 +52,6 @@ constexpr bool IsValid(CompactionReason reason) {
 constexpr bool IsValid(CompactRejectReason reason) {
   const auto v = static_cast<std::uint8_t>(reason);
   return v >= 1 && v <= kMaxCompactRejectReason;
-}
-
-// Manual for User, Automatic for Machine (docs/spec/contracts.md §6).
-constexpr CompactionReason CompactionReasonFor(Agency agency) {
-  return agency == Agency::kUser ? CompactionReason::kManual : CompactionReason::kAutomatic;
 }
 
 // "manual", "automatic"; "" otherwise.

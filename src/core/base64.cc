@@ -1,9 +1,9 @@
-#include "content/base64.h"
+#include "harness/core/base64.h"
 
 #include <array>
 #include <cstdint>
 
-namespace harness::content_internal {
+namespace harness {
 namespace {
 
 constexpr char kAlphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
@@ -98,4 +98,4 @@ std::optional<std::string> Base64Decode(std::string_view text) {
   return out;
 }
 
-}  // namespace harness::content_internal
+}  // namespace harness

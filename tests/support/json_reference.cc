@@ -1,4 +1,4 @@
-#include "core/json_reference.h"
+#include "support/json_reference.h"
 
 #include <fmt/format.h>
 
@@ -165,7 +165,7 @@ bool StoppedAtNul(std::string_view input, const JsonError& ours) {
 
 Result<Json, JsonError> ParseStrictJsonWithNlohmann(std::string_view text,
                                                     const JsonLimits& limits) {
-  if (auto refused = RefuseBeforeReading(text, limits))
+  if (auto refused = RefuseJsonBeforeReading(text, limits))
     return Fail(std::move(*refused));
   Json root;
   StrictDomBuilder builder(root, limits.max_depth);

@@ -1,4 +1,4 @@
-#include "harness/event/reasons.h"
+#include "harness/compaction/reasons.h"
 
 #include <array>
 

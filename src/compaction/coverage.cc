@@ -1,4 +1,4 @@
-#include "harness/event/coverage.h"
+#include "harness/compaction/coverage.h"
 
 #include <array>
 

@@ -1,0 +1,66 @@
+// Why a compaction was rejected, in numbers: the detail tail selection and the budget check
+// attach to an `unavailable` or `retained_tail_too_large` rejection.
+//
+// CompactRejectDetail: why an `unavailable` or `retained_tail_too_large` rejection happened, in
+// numbers, never message content. Kinds, their wire names, the reason they belong to and the
+// numbers they carry (every other number absent):
+//   no_history                 unavailable              -
+//   history_fits_tail_target   unavailable              tail_tokens (estimate), limit
+//                                                       (keep_recent_tokens)
+//   nothing_before_tail        unavailable              -
+//   open_tool_call             unavailable              message (index in the loop's history)
+//   invalid_transcript         unavailable              message
+//   invalid_policy             unavailable              -
+//   tail_too_large             retained_tail_too_large  tail_tokens (count), limit (input
+//                                                       limit), summary_budget
+// The event codec writes it as the member "detail" of CompactionRejected and
+// CompactWaiterRejected (event/compaction.h): {"kind":"<name>", then message, tail_tokens,
+// limit, summary_budget as present}.
+// Proof: src/event/compaction_test.cc (validation and wire), src/compaction/tail_test.cc.
+// Thread safety: plain values and pure functions.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "harness/compaction/reasons.h"
+#include "harness/core/tokens.h"
+
+namespace harness {
+
+enum class RejectDetailKind : std::uint8_t {
+  kUnspecified = 0,
+  kNoHistory = 1,
+  kHistoryFitsTailTarget = 2,
+  kNothingBeforeTail = 3,
+  kOpenToolCall = 4,
+  kInvalidTranscript = 5,
+  kInvalidPolicy = 6,
+  kTailTooLarge = 7,
+};
+
+// "no_history", "history_fits_tail_target", "nothing_before_tail", "open_tool_call",
+// "invalid_transcript", "invalid_policy", "tail_too_large"; "" otherwise.
+std::string_view RejectDetailKindName(RejectDetailKind kind);
+std::optional<RejectDetailKind> RejectDetailKindFromName(std::string_view name);
+
+struct CompactRejectDetail {
+  RejectDetailKind kind = RejectDetailKind::kUnspecified;
+  std::optional<std::uint64_t> message;
+  std::optional<TokenCount> tail_tokens;
+  std::optional<TokenCount> limit;
+  std::optional<TokenCount> summary_budget;
+
+  friend bool operator==(const CompactRejectDetail&, const CompactRejectDetail&) = default;
+};
+
+// The kind is valid and exactly its numbers are present.
+bool IsValid(const CompactRejectDetail& detail);
+// The reject reason a detail of this kind explains.
+bool DetailBelongsTo(RejectDetailKind kind, CompactRejectReason reason);
+// One sentence a person can act on, from the kind and the numbers only.
+std::string DescribeRejectDetail(const CompactRejectDetail& detail);
+
+}  // namespace harness

@@ -1,0 +1,103 @@
+#include "harness/compaction/reject_detail.h"
+
+namespace harness {
+
+std::string_view RejectDetailKindName(RejectDetailKind kind) {
+  switch (kind) {
+    case RejectDetailKind::kUnspecified:
+      break;
+    case RejectDetailKind::kNoHistory:
+      return "no_history";
+    case RejectDetailKind::kHistoryFitsTailTarget:
+      return "history_fits_tail_target";
+    case RejectDetailKind::kNothingBeforeTail:
+      return "nothing_before_tail";
+    case RejectDetailKind::kOpenToolCall:
+      return "open_tool_call";
+    case RejectDetailKind::kInvalidTranscript:
+      return "invalid_transcript";
+    case RejectDetailKind::kInvalidPolicy:
+      return "invalid_policy";
+    case RejectDetailKind::kTailTooLarge:
+      return "tail_too_large";
+  }
+  return "";
+}
+
+std::optional<RejectDetailKind> RejectDetailKindFromName(std::string_view name) {
+  for (std::uint8_t v = 1; v <= static_cast<std::uint8_t>(RejectDetailKind::kTailTooLarge); ++v) {
+    const auto kind = static_cast<RejectDetailKind>(v);
+    if (RejectDetailKindName(kind) == name)
+      return kind;
+  }
+  return std::nullopt;
+}
+
+bool IsValid(const CompactRejectDetail& d) {
+  // Which numbers each kind carries: message, tail_tokens, limit, summary_budget.
+  if (RejectDetailKindName(d.kind).empty())
+    return false;
+  bool message = false, tail = false, limit = false, budget = false;
+  switch (d.kind) {
+    case RejectDetailKind::kUnspecified:
+    case RejectDetailKind::kNoHistory:
+    case RejectDetailKind::kNothingBeforeTail:
+    case RejectDetailKind::kInvalidPolicy:
+      break;
+    case RejectDetailKind::kHistoryFitsTailTarget:
+      tail = limit = true;
+      break;
+    case RejectDetailKind::kOpenToolCall:
+    case RejectDetailKind::kInvalidTranscript:
+      message = true;
+      break;
+    case RejectDetailKind::kTailTooLarge:
+      tail = limit = budget = true;
+      break;
+  }
+  return d.message.has_value() == message && d.tail_tokens.has_value() == tail &&
+         d.limit.has_value() == limit && d.summary_budget.has_value() == budget;
+}
+
+bool DetailBelongsTo(RejectDetailKind kind, CompactRejectReason reason) {
+  if (kind == RejectDetailKind::kTailTooLarge)
+    return reason == CompactRejectReason::kRetainedTailTooLarge;
+  return reason == CompactRejectReason::kUnavailable;
+}
+
+std::string DescribeRejectDetail(const CompactRejectDetail& d) {
+  const auto number = [](const std::optional<std::uint64_t>& n) {
+    return n ? std::to_string(*n) : std::string("?");
+  };
+  switch (d.kind) {
+    case RejectDetailKind::kNoHistory:
+      return "the loop has no history after its last summary to compact";
+    case RejectDetailKind::kHistoryFitsTailTarget:
+      return "the whole history (about " + number(d.tail_tokens) +
+             " tokens) fits the retained tail (keep_recent_tokens " + number(d.limit) +
+             "), so there is nothing to summarize; lower keep_recent_tokens to compact anyway";
+    case RejectDetailKind::kNothingBeforeTail:
+      return "the history holds only the current request and no complete step before the "
+             "retained tail; compact again after the model has answered";
+    case RejectDetailKind::kOpenToolCall:
+      return "the tool calls of message " + number(d.message) +
+             " have no results yet and stay retained, and no complete step comes before them; "
+             "compact again once the calls are answered";
+    case RejectDetailKind::kInvalidTranscript:
+      return "message " + number(d.message) +
+             " breaks the transcript rules (tool calls and results must pair up); check the "
+             "history with `harness validate-transcript`";
+    case RejectDetailKind::kInvalidPolicy:
+      return "the policy's retained-tail targets are invalid (keep_recent_segments and "
+             "keep_recent_tokens must be positive)";
+    case RejectDetailKind::kTailTooLarge:
+      return "the retained tail (" + number(d.tail_tokens) + " tokens) plus the summary budget (" +
+             number(d.summary_budget) + ") reach the input limit (" + number(d.limit) +
+             "); lower keep_recent_tokens or max_summary_tokens, or use a larger window";
+    case RejectDetailKind::kUnspecified:
+      break;
+  }
+  return "no detail";
+}
+
+}  // namespace harness
