@@ -506,12 +506,12 @@ void Acceptance::SetUp() {
   OpenSession(journal_.get());
 }
 
-void Acceptance::OpenSession(Journal* journal) {
+void Acceptance::OpenSession(Journal* journal, Env* env) {
   log_.reset();
   session_.reset();
   SessionOptions options;
   options.journal = journal;
-  options.env = &clock_;
+  options.env = env != nullptr ? env : &clock_;
   options.on_failure = [this](const InfrastructureFailure& failure) { failures_.Record(failure); };
   options.publish_interceptor = [this](const Event& event) { return faults_.Check(event); };
   auto session = Session::Open(std::move(options));

@@ -449,8 +449,8 @@ class Acceptance : public ::testing::Test {
   void TearDown() override;
 
   // Opens the session (SetUp does it with a MemoryJournal; tests that need another journal call
-  // it again before acting).
-  void OpenSession(Journal* journal);
+  // it again before acting). `env` null: the fixture's clock_.
+  void OpenSession(Journal* journal, Env* env = nullptr);
   // Closes the session of SetUp and opens one on `journal` (kept until TearDown).
   void ReopenWith(std::unique_ptr<Journal> journal);
   // Every record of the session's journal, in sequence order.
