@@ -475,7 +475,9 @@ int RunChat(const ChatCommandLine& line, SignalWatch& signals) {
   // The chat ends before its input does: on a fault (the session takes no more work) or a
   // signal. It wakes the line reader and the wait between piped lines.
   std::stop_source end;
+  SystemEnv env;  // the session's time and ids; outlives it
   SessionOptions options;
+  options.env = &env;
   options.journal = journal->get();
   options.session_id = session_id;
   options.lease_ttl = std::chrono::seconds(line.lease_ttl_seconds);

@@ -450,7 +450,9 @@ int RunCompaction(const CompactCommandLine& line, SignalWatch& signals) {
   if (!journal.ok())
     return Usage(StoreProblem(*store, journal.error()));
   FailureLog failures;
+  SystemEnv env;  // the session's time and ids; outlives it
   SessionOptions options;
+  options.env = &env;
   options.on_failure = [&failures](const InfrastructureFailure& f) { failures.Add(f); };
   std::optional<Target> target =
       resume ? RestoredTarget(line, std::move(*restore_input), **journal, std::move(options), exit)

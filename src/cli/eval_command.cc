@@ -18,6 +18,7 @@
 #include "compaction_run.h"
 #include "eval_facts.h"
 #include "harness/content/codec.h"
+#include "harness/core/env.h"
 #include "harness/event/compaction.h"
 #include "harness/event/wire.h"
 #include "harness/inference/tokenizer.h"
@@ -182,7 +183,9 @@ Run Compact(const EvalCommandLine& line, const Prepared& prepared, Setting setti
   auto recorder = std::make_shared<RecordingCompactor>(std::move(choice.compactor));
   auto journal = NewMemoryJournal();
   FailureLog failures;
+  SystemEnv env;  // the session's time and ids; outlives it
   SessionOptions options;
+  options.env = &env;
   options.on_failure = [&failures](const InfrastructureFailure& f) { failures.Add(f); };
   CompactionLoopInput input{context, recorder, prepared.history, prepared.system_prompt};
   auto made = NewSessionLoop(std::move(input), *journal, std::move(options));

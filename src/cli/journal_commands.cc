@@ -17,6 +17,7 @@
 
 #include "commands.h"
 #include "event_lines.h"
+#include "harness/core/env.h"
 #include "harness/core/json.h"
 #include "harness/journal/sqlite_journal.h"
 #include "journal_factory.h"
@@ -210,11 +211,22 @@ int Bench(const JournalCommandLine& line) {
     return ExitForJournalError(opened.error());
   }
   SqliteJournal& journal = **opened;
-  const Uuid owner = Uuid::V4();
+  SystemEnv env;  // ids and record stamps; the latencies are measured on the steady clock
+  const auto no_id = [](const EnvError& error) {
+    std::fprintf(stderr, "harness journal bench: no id could be made: %s\n",
+                 DescribeEnvError(error).c_str());
+    return kExitInvalid;
+  };
   const auto n = static_cast<std::size_t>(line.appenders);
+  const auto owner = env.NewId();
+  if (!owner.ok())
+    return no_id(owner.error());
   std::vector<Lease> leases;
   for (std::size_t i = 0; i < n; ++i) {
-    auto lease = journal.AcquireLease(Uuid::V7(), owner, std::chrono::hours(24));
+    const auto session = env.NewId();
+    if (!session.ok())
+      return no_id(session.error());
+    auto lease = journal.AcquireLease(*session, *owner, std::chrono::hours(24));
     if (!lease.ok()) {
       std::fprintf(stderr, "harness journal bench: %s\n", lease.error().Describe().c_str());
       return kExitInvalid;
@@ -246,10 +258,15 @@ int Bench(const JournalCommandLine& line) {
           request.expected_next_seq = next;
           for (std::size_t b = 0; b < line.batch && done + b < mine; ++b) {
             NewRecord r;
-            r.record_id = Uuid::V7();
+            auto id = env.NewId();
+            if (!id.ok()) {
+              (void)no_id(id.error());
+              failed = true;
+              return;
+            }
+            r.record_id = *id;
             r.type = "BenchRecord";
-            r.created_at = std::chrono::time_point_cast<std::chrono::nanoseconds>(
-                std::chrono::system_clock::now());
+            r.created_at = env.WallNow();
             r.payload =
                 fmt::format("{{\"appender\":{},\"n\":{},\"pad\":\"{}\"}}", t, done + b, pad);
             request.records.push_back(std::move(r));

@@ -18,8 +18,9 @@ bool StartsWith(const std::string& text, std::string_view prefix) {
 std::string_view Advice(const SessionError& error) {
   switch (error.kind) {
     case SessionErrorKind::kFaulted:
-      return "a journal write failed, so the session stopped taking work (nothing after the "
-             "failure was written); once the journal is writable again, resume the session with "
+      return "a journal write failed (or no id could be made for an event), so the session "
+             "stopped taking work (nothing after the failure was written); once the journal is "
+             "writable again, resume the session with "
              "--session";
     case SessionErrorKind::kLoopNotFound:
       return "the session has no such loop; `harness sessions show STORE ID` lists its loops";
@@ -58,6 +59,10 @@ std::string_view Advice(const SessionError& error) {
              "more";
     case SessionErrorKind::kSuspended:
       return "the session was suspended while the command ran; resume it with --session";
+    case SessionErrorKind::kIdUnavailable:
+      return "the operating system's random source failed, so no id could be made for the "
+             "command (nothing was written); check the system's entropy source (/dev/urandom), "
+             "then run the command again";
   }
   return "";
 }

@@ -1,23 +1,14 @@
 #include "harness/core/uuid.h"
 
-#include <openssl/rand.h>
-
 #include <algorithm>
-#include <chrono>
 #include <cstdlib>
 
 #include "harness/core/chars.h"
+#include "harness/core/env.h"
 #include "harness/core/sha256.h"
 
 namespace harness {
 namespace {
-
-void RandomBytes(std::uint8_t* out, int n) {
-  // RAND_bytes only fails when the OS entropy source is unusable; an identifier built without
-  // entropy would silently collide, so that is fatal.
-  if (RAND_bytes(out, n) != 1)
-    std::abort();
-}
 
 Uuid WithVersion(Uuid::Bytes b, int version) {
   b[6] = static_cast<std::uint8_t>((b[6] & 0x0F) | (version << 4));
@@ -58,22 +49,33 @@ Result<Uuid, UuidParseError> Uuid::ParseCanonical(std::string_view text) {
   return id;
 }
 
+Uuid Uuid::V4From(const Bytes& random) {
+  return WithVersion(random, 4);
+}
+
+Uuid Uuid::V7From(std::uint64_t unix_ms, const Bytes& random) {
+  Bytes b = random;
+  for (int i = 0; i < 6; ++i)
+    b[i] = static_cast<std::uint8_t>(unix_ms >> (8 * (5 - i)));
+  return WithVersion(b, 7);
+}
+
 Uuid Uuid::V4() {
+  // An identifier built without entropy would silently collide: for the tools and tests that
+  // call this, failing loudly is the right answer (the runtime mints through an Env).
   Bytes b;
-  RandomBytes(b.data(), static_cast<int>(b.size()));
-  return WithVersion(b, 4);
+  SystemEnv env;
+  if (!env.RandomBytes(b))
+    std::abort();
+  return V4From(b);
 }
 
 Uuid Uuid::V7() {
-  Bytes b;
-  RandomBytes(b.data(), static_cast<int>(b.size()));
-  const auto ms =
-      static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::milliseconds>(
-                                     std::chrono::system_clock::now().time_since_epoch())
-                                     .count());
-  for (int i = 0; i < 6; ++i)
-    b[i] = static_cast<std::uint8_t>(ms >> (8 * (5 - i)));
-  return WithVersion(b, 7);
+  SystemEnv env;
+  auto id = env.NewId();
+  if (!id)
+    std::abort();
+  return *id;
 }
 
 Uuid Uuid::DeriveV8(std::span<const std::uint8_t> material) {

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <array>
 #include <optional>
 #include <type_traits>
 #include <utility>
@@ -729,6 +730,26 @@ std::uint32_t EventPayloadVersion(const Event& event) {
   return std::visit([](const auto& e) { return PayloadVersionOf(e); }, event);
 }
 
+namespace {
+
+// Derived rather than minted: the creation is one batch whose ids follow from the one id its
+// caller minted, so it cannot fail half way and is the same on every run.
+Uuid ContinuedEventId(const Uuid& created, std::size_t part) {
+  static constexpr std::string_view kTag = "harness.loop-history-continued.v1";
+  std::array<std::uint8_t, kTag.size() + 1 + 16 + 8> material{};
+  std::size_t n = 0;
+  for (char c : kTag)
+    material[n++] = static_cast<std::uint8_t>(c);
+  material[n++] = 0x00;
+  for (std::uint8_t b : created.bytes())
+    material[n++] = b;
+  for (int shift = 56; shift >= 0; shift -= 8)
+    material[n++] = static_cast<std::uint8_t>(static_cast<std::uint64_t>(part) >> shift);
+  return Uuid::DeriveV8(material);
+}
+
+}  // namespace
+
 Result<std::vector<Event>, EventError> LoopCreationEvents(LoopCreated created,
                                                           std::size_t max_record_bytes) {
   created.continued_history = 0;
@@ -779,7 +800,7 @@ Result<std::vector<Event>, EventError> LoopCreationEvents(LoopCreated created,
   for (std::size_t i = 1; i < parts.size(); ++i) {
     LoopHistoryContinued continued;
     continued.header = header;
-    continued.header.event_id = Uuid::V7();
+    continued.header.event_id = ContinuedEventId(header.event_id, i);
     continued.history = std::move(parts[i]);
     events.emplace_back(std::move(continued));
   }

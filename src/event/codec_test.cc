@@ -377,6 +377,21 @@ TEST(LoopCreationEvents, ALongerHistoryContinuesInRecordsNoneOverTheCap) {
   EXPECT_EQ(std::unique(ids.begin(), ids.end()), ids.end()) << "every record has its own id";
 }
 
+TEST(LoopCreationEvents, TheContinuationIdsFollowFromTheCreatedIdAlone) {
+  LoopCreated created = ValidLoopCreated();
+  created.history = TextMessages(40, 200);
+  auto first = LoopCreationEvents(created, 4096);
+  auto second = LoopCreationEvents(created, 4096);
+  ASSERT_TRUE(first.ok() && second.ok());
+  ASSERT_GE(first->size(), 3u);
+  EXPECT_EQ(*first, *second);  // nothing minted: the same batch on every run
+  created.header.event_id = Uuid::V7();
+  auto other = LoopCreationEvents(created, 4096);
+  ASSERT_TRUE(other.ok());
+  EXPECT_NE(HeaderOf((*other)[1]).event_id, HeaderOf((*first)[1]).event_id);
+  EXPECT_EQ(HeaderOf((*first)[1]).event_id.version(), 8);
+}
+
 TEST(LoopCreationEvents, AMessageThatCannotFitARecordAloneIsTooLarge) {
   LoopCreated created = ValidLoopCreated();
   created.history = TextMessages(3, 100);

@@ -158,7 +158,7 @@ EventHeader LoopActor::LoopHeader() const {
   EventHeader header;
   header.session_id = session_.id();
   header.loop_id = id_;
-  header.event_id = Uuid::V7();
+  header.event_id = session_.MintId();
   header.created_at = session_.Now();
   return header;
 }
@@ -289,7 +289,7 @@ void LoopActor::OnCompact(Compact command) {
   if (!basis_.IsValid()) {
     // D3: a loop without history has nothing to compact; answer now instead of leaving the
     // slot pending (the reference blocks input until an interrupt).
-    const Uuid attempt = Uuid::V7();
+    const Uuid attempt = session_.MintId();
     CompactWaiterRejected reply = MakeWaiterRejected(
         LoopHeader(), attempt, waiter.command, waiter.agency, CompactRejectReason::kUnavailable,
         CompactRejectDetail{RejectDetailKind::kNoHistory, {}, {}, {}, {}});
@@ -304,19 +304,33 @@ void LoopActor::OnCompact(Compact command) {
     }
     return;
   }
-  OpenAttempt(waiter);
+  if (!OpenAttempt(waiter))
+    return;
   // In a turn the attempt waits for the turn's next measurement; idle, it starts now.
   if (!turn_)
     StartIdlePreparation();
 }
 
-void LoopActor::OpenAttempt(const Waiter& opener) {
+bool LoopActor::OpenAttempt(const Waiter& opener) {
   Attempt attempt;
-  attempt.id = Uuid::V7();
+  attempt.id = session_.MintId();
+  if (attempt.id.IsZero() || opener.command.IsZero()) {
+    // No attempt without an id (runtime.md §2.2): no event at all, not even a rejection (it
+    // would need an id too); the opener's id is reported, and MintId faulted the session so
+    // that restore answers it. The loop stops as after a failed append.
+    halted_ = true;
+    session_.Report({InfrastructureFailure::Kind::kAttemptId,
+                     id_,
+                     {},
+                     {opener.command},
+                     "no attempt id could be minted: the environment's random source failed"});
+    return false;
+  }
   // The reason is the opener's agency and never changes, whoever joins later.
   attempt.reason = CompactionReasonFor(opener.agency);
   attempt.waiters.push_back(opener);
   slot_ = std::move(attempt);
+  return true;
 }
 
 bool LoopActor::TriggersAutomatic(const ContextMeasurement& measurement) const {
@@ -464,7 +478,7 @@ void LoopActor::StartTurn() {
   if (turn_ || slot_ || queue_.empty() || shutting_down_ || halted_ || exited_)
     return;
   turn_ = Turn{};  // not emplace(): clang sees the nested type as incomplete there
-  turn_->id = Uuid::V7();
+  turn_->id = session_.MintId();
   TurnStarted started;
   started.header = TurnHeader(false);
   // State changes only after the journal has the event: a halted loop is never ahead of it.
@@ -521,7 +535,8 @@ void LoopActor::OnTurnMeasured(std::uint64_t op, Result<ContextMeasurement, Meas
     // The runtime asks on its own behalf: a machine Compact, never journaled as an intent, that
     // opens an Automatic attempt consumed at this very boundary. While it runs no context-limit
     // failure is raised; the limit is enforced only after it fails.
-    OpenAttempt(Waiter{Uuid::V7(), session_.Now(), Agency::kMachine});
+    if (!OpenAttempt(Waiter{session_.MintId(), session_.Now(), Agency::kMachine}))
+      return;
     StartAttempt(*result, BuildRequest(), true);
     return;
   }
@@ -543,7 +558,7 @@ void LoopActor::Infer() {
     return FinishTurn(TurnEnd::kFailed, "step_limit", "the turn made too many model calls");
   }
   ++turn_->steps;
-  turn_->step = Uuid::V7();
+  turn_->step = session_.MintId();
   const std::uint64_t op = next_op_++;
   turn_->op = op;
   OffActor(
@@ -720,7 +735,7 @@ void LoopActor::OnPreCounted(std::uint64_t op, Result<ContextMeasurement, Measur
   // duration (docs/spec/runtime.md §2.5.1 step 5).
   auto reject_unstarted = [&](CompactRejectReason reason) {
     attempt.started_at = session_.Now();
-    attempt.started_clock = std::chrono::steady_clock::now();
+    attempt.started_clock = session_.env().MonotonicNow();
     Proposal proposal;
     proposal.reject = reason;
     if (Finalize(proposal))
@@ -793,7 +808,7 @@ bool LoopActor::StartAttempt(const ContextMeasurement& candidate, InferenceReque
   attempt.candidate = candidate;
   attempt.request = std::move(request);
   attempt.started_at = session_.Now();
-  attempt.started_clock = std::chrono::steady_clock::now();
+  attempt.started_clock = session_.env().MonotonicNow();
   const CompactionPolicy& policy = *definition_.compaction;
 
   auto selection = SelectRetainedTail(history_, derived_prefix_, policy.keep_recent_segments,
@@ -987,7 +1002,7 @@ bool LoopActor::Finalize(Proposal& proposal) {
   Attempt& attempt = *slot_;
   proposal.attempt_reason = attempt.reason;
   proposal.attempt_basis = attempt.basis;
-  const auto elapsed = std::chrono::steady_clock::now() - attempt.started_clock;
+  const auto elapsed = session_.env().MonotonicNow() - attempt.started_clock;
   const auto duration = std::max(std::chrono::nanoseconds(0),
                                  std::chrono::duration_cast<std::chrono::nanoseconds>(elapsed));
   const EventHeader header = LoopHeader();

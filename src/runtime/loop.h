@@ -191,7 +191,8 @@ class LoopActor : public std::enable_shared_from_this<LoopActor> {
   void AfterTurnOrAttempt();
 
   // --- compaction
-  void OpenAttempt(const Waiter& opener);
+  // False when no attempt id could be minted (reported; the loop stops).
+  bool OpenAttempt(const Waiter& opener);
   bool TriggersAutomatic(const ContextMeasurement& measurement) const;
   void StartIdlePreparation();
   void OnPreCounted(std::uint64_t op, Result<ContextMeasurement, MeasureError> result);

@@ -212,8 +212,7 @@ Result<std::unique_ptr<Session>, SessionError> Session::Restore(SessionOptions o
     return Fail(SessionError{SessionErrorKind::kInvalidDefinition, "restore needs a session id"});
   if (!restore.resolve)
     return Fail(SessionError{SessionErrorKind::kInvalidDefinition, "restore needs a resolver"});
-  if (options.owner.IsZero())
-    options.owner = Uuid::V4();
+  HARNESS_CHECK(runtime_detail::MintSessionIds(options));
   Journal& journal = *options.journal;
   const Uuid session = options.session_id;
 
@@ -254,9 +253,7 @@ Result<std::unique_ptr<Session>, SessionError> Session::Restore(SessionOptions o
   }
 
   // 4. Repairs: one batch, all or nothing, and only if there is something to repair.
-  const EventTime now = options.clock ? options.clock()
-                                      : std::chrono::time_point_cast<std::chrono::nanoseconds>(
-                                            std::chrono::system_clock::now());
+  const EventTime now = options.env != nullptr ? options.env->WallNow() : SystemEnv().WallNow();
   RepairPlan plan = PlanRepairs(*folded, now, guard.lease().owner, guard.lease().token);
   if (!plan.events.empty() || plan.fence) {
     HARNESS_TRY(std::vector<NewRecord> records, RepairRecords(plan));

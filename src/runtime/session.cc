@@ -34,6 +34,8 @@ std::string_view SessionErrorKindName(SessionErrorKind kind) {
       return "restore_refused";
     case SessionErrorKind::kSuspended:
       return "suspended";
+    case SessionErrorKind::kIdUnavailable:
+      return "id_unavailable";
   }
   return "";
 }
@@ -63,14 +65,44 @@ std::string_view InfrastructureFailureKindName(InfrastructureFailure::Kind kind)
       return "pre_start_reply";
     case Kind::kEventAppend:
       return "event_append";
+    case Kind::kAttemptId:
+      return "attempt_id";
   }
   return "";
 }
 
 namespace runtime_detail {
 
+namespace {
+
+SessionError IdUnavailable(const EnvError& error) {
+  return SessionError{SessionErrorKind::kIdUnavailable,
+                      "no id could be minted: " + DescribeEnvError(error)};
+}
+
+}  // namespace
+
+Status<SessionError> MintSessionIds(SessionOptions& options) {
+  SystemEnv system;
+  Env& env = options.env != nullptr ? *options.env : system;
+  if (options.session_id.IsZero()) {
+    auto id = env.NewId();
+    if (!id)
+      return Fail(IdUnavailable(id.error()));
+    options.session_id = *id;
+  }
+  if (options.owner.IsZero()) {
+    Uuid::Bytes random;
+    if (auto drawn = env.RandomBytes(random); !drawn)
+      return Fail(IdUnavailable(drawn.error()));
+    options.owner = Uuid::V4From(random);
+  }
+  return {};
+}
+
 SessionCore::SessionCore(SessionOptions options, Lease lease)
     : options_(std::move(options)),
+      env_(options_.env != nullptr ? *options_.env : own_env_),
       lease_(lease),
       hub_(std::make_unique<Hub>(*options_.journal, lease)),
       actors_(options_.actor_threads) {
@@ -124,10 +156,26 @@ std::optional<SessionError> SessionCore::Refusal() const {
   return std::nullopt;
 }
 
-EventTime SessionCore::Now() const {
-  if (options_.clock)
-    return options_.clock();
-  return std::chrono::time_point_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now());
+Result<Uuid, SessionError> SessionCore::NewId() {
+  auto id = env_.NewId();
+  if (!id)
+    return Fail(IdUnavailable(id.error()));
+  return *id;
+}
+
+Uuid SessionCore::MintId() {
+  auto id = env_.NewId();
+  if (id)
+    return *id;
+  // Nothing can be published without an id: fault, as a failed append does, so that no new
+  // work starts and a restore answers what is left open.
+  Fault();
+  return Uuid();
+}
+
+PublishOutcome SessionCore::Unminted() {
+  // MintId faulted the session already; what cannot be journaled is not acted on.
+  return {Published::kFatal, "the event has no id: the environment's random source failed"};
 }
 
 PublishOutcome SessionCore::Refused(const PublishError& error) {
@@ -139,6 +187,8 @@ PublishOutcome SessionCore::Refused(const PublishError& error) {
 }
 
 PublishOutcome SessionCore::Publish(const Event& event) {
+  if (HeaderOf(event).event_id.IsZero())
+    return Unminted();
   std::optional<PublishError> error;
   if (options_.publish_interceptor)
     error = options_.publish_interceptor(event);
@@ -152,6 +202,10 @@ PublishOutcome SessionCore::Publish(const Event& event) {
 }
 
 PublishOutcome SessionCore::PublishBatch(const std::vector<Event>& events) {
+  for (const Event& event : events) {
+    if (HeaderOf(event).event_id.IsZero())
+      return Unminted();
+  }
   std::optional<PublishError> error;
   if (options_.publish_interceptor) {
     for (const Event& event : events) {
@@ -214,10 +268,7 @@ Result<std::unique_ptr<Session>, SessionError> Session::Open(SessionOptions opti
   if (options.journal == nullptr) {
     return Fail(SessionError{SessionErrorKind::kInvalidDefinition, "a journal is required"});
   }
-  if (options.session_id.IsZero())
-    options.session_id = Uuid::V7();
-  if (options.owner.IsZero())
-    options.owner = Uuid::V4();
+  HARNESS_CHECK(runtime_detail::MintSessionIds(options));
   auto lease = options.journal->AcquireLease(options.session_id, options.owner, options.lease_ttl);
   if (!lease)
     return Fail(SessionError{SessionErrorKind::kJournal, lease.error().Describe()});
@@ -336,11 +387,11 @@ Result<Uuid, SessionError> Session::CreateLoop(LoopDefinition definition) {
     return Fail(std::move(*refused));
   if (auto valid = runtime_detail::ValidateDefinition(definition); !valid.ok())
     return Fail(valid.error());
-  const Uuid loop = Uuid::V7();
+  HARNESS_TRY(const Uuid loop, core_->NewId());
   LoopCreated created;
   created.header.session_id = core_->id();
   created.header.loop_id = loop;
-  created.header.event_id = Uuid::V7();
+  HARNESS_TRY(created.header.event_id, core_->NewId());
   created.header.created_at = core_->Now();
   created.kind = definition.kind;
   created.model = definition.model;
@@ -393,7 +444,7 @@ Result<Uuid, SessionError> Session::SetActiveLoop(const Uuid& loop) {
   }
   ActiveLoopChanged changed;
   changed.header.session_id = core_->id();
-  changed.header.event_id = Uuid::V7();
+  HARNESS_TRY(changed.header.event_id, core_->NewId());
   changed.header.created_at = core_->Now();
   changed.active_loop_id = loop;
   auto published = core_->Publish(changed);
@@ -425,9 +476,9 @@ Status<SessionError> JournalIntentFor(SessionCore& core, LoopActor& actor, const
   return journaled;
 }
 
-CommandHeader NewHeader(SessionCore& core, const Uuid& loop, Agency agency) {
+Result<CommandHeader, SessionError> NewHeader(SessionCore& core, const Uuid& loop, Agency agency) {
   CommandHeader header;
-  header.command_id = Uuid::V7();
+  HARNESS_TRY(header.command_id, core.NewId());
   header.session_id = core.id();
   header.loop_id = loop;
   header.agency = agency;
@@ -466,7 +517,7 @@ Result<Uuid, SessionError> Session::CompactToLoop(const Uuid& loop) {
       return Fail(SessionError{SessionErrorKind::kSuspended, ""});
     if ((*actor)->exiting)
       return Fail(SessionError{SessionErrorKind::kLoopExited, ""});
-    command.header = NewHeader(*core_, loop, Agency::kUser);
+    HARNESS_TRY(command.header, NewHeader(*core_, loop, Agency::kUser));
     // D10: durable before the id leaves, so a crash at any later moment leaves a command that
     // restore answers. Appended under the registry lock: the journal's order of intents is the
     // order commands reach the loops, and no exit or suspension slips in between.
@@ -511,7 +562,7 @@ Result<Uuid, SessionError> Session::SubmitInputToLoop(const Uuid& loop, UserMess
       return Fail(SessionError{SessionErrorKind::kSuspended, ""});
     if (actor->exiting)
       return Fail(SessionError{SessionErrorKind::kLoopExited, ""});
-    command.header = NewHeader(*core_, loop, agency);
+    HARNESS_TRY(command.header, NewHeader(*core_, loop, agency));
     command.message = std::move(message);
     if (auto journaled = JournalIntentFor(*core_, *actor, command); !journaled.ok())
       return Fail(journaled.error());
@@ -534,7 +585,7 @@ Result<Uuid, SessionError> Session::Interrupt(const Uuid& loop) {
   if ((*actor)->exiting)
     return Fail(SessionError{SessionErrorKind::kLoopExited, ""});
   ::harness::Interrupt command;
-  command.header = NewHeader(*core_, loop, Agency::kUser);
+  HARNESS_TRY(command.header, NewHeader(*core_, loop, Agency::kUser));
   if (auto journaled = JournalIntentFor(*core_, **actor, command); !journaled.ok())
     return Fail(journaled.error());
   (*actor)->PostInterrupt(command);
@@ -543,7 +594,7 @@ Result<Uuid, SessionError> Session::Interrupt(const Uuid& loop) {
 
 Result<Uuid, SessionError> Session::ShutdownLoop(const Uuid& loop) {
   std::shared_future<void> exited;
-  const Uuid command = Uuid::V7();
+  HARNESS_TRY(const Uuid command, core_->NewId());
   {
     std::lock_guard lock(core_->registry_mutex);
     auto actor = FindLoop(*core_, loop);
@@ -613,7 +664,7 @@ Result<Uuid, SessionError> Session::ChangeLoopRequest(const Uuid& loop, LoopRequ
     return Fail(std::move(*refused));
   LoopRequestChanged changed;
   changed.system_prompt = std::move(change.system_prompt);
-  changed.header.event_id = Uuid::V7();  // the actor fills in the rest of the header
+  HARNESS_TRY(changed.header.event_id, core_->NewId());  // the actor fills in the rest
   const Uuid id = changed.header.event_id;
   std::future<runtime_detail::PublishOutcome> outcome;
   {

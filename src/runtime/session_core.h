@@ -20,6 +20,10 @@ namespace harness::runtime_detail {
 
 class LoopActor;
 
+// Open's and Restore's ids: a zero session id becomes a fresh UUIDv7 and a zero owner a fresh
+// UUIDv4, both from options.env (a SystemEnv when null); kIdUnavailable when it cannot mint.
+Status<SessionError> MintSessionIds(SessionOptions& options);
+
 // CreateLoop's and Restore's check of a definition (SessionError kInvalidDefinition).
 Status<SessionError> ValidateDefinition(const LoopDefinition& definition);
 
@@ -39,7 +43,15 @@ class SessionCore {
   ~SessionCore();
 
   const Uuid& id() const { return options_.session_id; }
-  EventTime Now() const;
+  EventTime Now() const { return env_.WallNow(); }
+  Env& env() { return env_; }
+  // A fresh id for a command or an event the caller is about to make; kIdUnavailable when the
+  // Env cannot mint one (nothing is faulted: the caller refuses the call).
+  Result<Uuid, SessionError> NewId();
+  // A fresh id for the loops' own events and attempts. When the Env cannot mint one the session
+  // is faulted and the zero Uuid returned: Publish refuses an event with a zero id as fatal, so
+  // the loop stops as after a failed append and restore answers what it left open.
+  Uuid MintId();
   PublishOutcome Publish(const Event& event);
   // Enduring events as one journal append: all durable and delivered, or none.
   PublishOutcome PublishBatch(const std::vector<Event>& events);
@@ -75,8 +87,12 @@ class SessionCore {
   void StopRenewing();
   // The outcome of a refused publication; a journal error faults the session.
   PublishOutcome Refused(const PublishError& error);
+  // The outcome of publishing an event MintId could not give an id.
+  static PublishOutcome Unminted();
 
   SessionOptions options_;
+  SystemEnv own_env_;  // used when options_.env is null
+  Env& env_;
   Lease lease_;
   std::atomic<bool> faulted_{false};
   std::atomic<bool> suspended_{false};

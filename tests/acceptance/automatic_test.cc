@@ -617,7 +617,7 @@ TEST_F(Automatic, S53_RestoredLatchRetriesAtTheNextBasis) {
   SessionOptions options;
   options.journal = journal_.get();
   options.session_id = id;
-  options.clock = [this] { return clock_.Now(); };
+  options.env = &clock_;
   RestoreOptions restore;
   restore.resolve = [this](const RestoredLoopInfo& info) -> Result<LoopDefinition, SessionError> {
     LoopDefinition definition = AutomaticLoop();

@@ -269,18 +269,6 @@ std::size_t RecordingBackend::deliveries() const {
 
 // --- session seams ----------------------------------------------------------------------------
 
-EventTime TestClock::Now() {
-  std::lock_guard lock(mutex_);
-  const EventTime now = now_;
-  now_ += std::chrono::nanoseconds(1);
-  return now;
-}
-
-void TestClock::Set(EventTime time) {
-  std::lock_guard lock(mutex_);
-  now_ = time;
-}
-
 void FailureLog::Record(const InfrastructureFailure& failure) {
   {
     std::lock_guard lock(mutex_);
@@ -518,12 +506,12 @@ void Acceptance::SetUp() {
   OpenSession(journal_.get());
 }
 
-void Acceptance::OpenSession(Journal* journal) {
+void Acceptance::OpenSession(Journal* journal, Env* env) {
   log_.reset();
   session_.reset();
   SessionOptions options;
   options.journal = journal;
-  options.clock = [this] { return clock_.Now(); };
+  options.env = env != nullptr ? env : &clock_;
   options.on_failure = [this](const InfrastructureFailure& failure) { failures_.Record(failure); };
   options.publish_interceptor = [this](const Event& event) { return faults_.Check(event); };
   auto session = Session::Open(std::move(options));

@@ -31,6 +31,7 @@
 #include <thread>
 #include <vector>
 
+#include "core/testing/env.h"
 #include "harness/compaction/compactor.h"
 #include "harness/compaction/policy.h"
 #include "harness/event/event.h"
@@ -290,15 +291,13 @@ class RecordingBackend final : public ForeignBackend {
 // --- session seams ----------------------------------------------------------------------------
 
 // SessionOptions::clock: starts at kT0 and advances 1 ns per read; Set moves it.
-class TestClock {
+// The session's Env: time starts at kT0 and moves 1 ns per reading (distinct stamps), ids are
+// sequential (core/testing/env.h).
+class TestClock : public ManualEnv {
  public:
   static constexpr EventTime kT0 = EventTime(std::chrono::seconds(1'760'000'000));
-  EventTime Now();
-  void Set(EventTime time);
-
- private:
-  std::mutex mutex_;
-  EventTime now_ = kT0;
+  TestClock() : ManualEnv(kT0) { set_tick(std::chrono::nanoseconds(1)); }
+  EventTime Now() { return WallNow(); }
 };
 
 // SessionOptions::on_failure.
@@ -450,8 +449,8 @@ class Acceptance : public ::testing::Test {
   void TearDown() override;
 
   // Opens the session (SetUp does it with a MemoryJournal; tests that need another journal call
-  // it again before acting).
-  void OpenSession(Journal* journal);
+  // it again before acting). `env` null: the fixture's clock_.
+  void OpenSession(Journal* journal, Env* env = nullptr);
   // Closes the session of SetUp and opens one on `journal` (kept until TearDown).
   void ReopenWith(std::unique_ptr<Journal> journal);
   // Every record of the session's journal, in sequence order.

@@ -35,6 +35,30 @@ class InTurnManual : public Acceptance {
     return {first, middle, late};
   }
 
+  // The failure `kind` is reported for `loop` with waiter [c] (and an attempt id when one was
+  // minted), the session is faulted, and the loop published no compaction event at all.
+  void ExpectFaultedWithoutCompactionEvents(InfrastructureFailure::Kind kind, const Uuid& loop,
+                                            const Uuid& c, bool attempt_minted) {
+    const auto failure = failures_.WaitFor(kind);
+    ASSERT_TRUE(failure.has_value());
+    EXPECT_EQ(failure->loop, loop);
+    EXPECT_EQ(failure->attempt.IsZero(), !attempt_minted);
+    EXPECT_THAT(failure->waiters, ElementsAre(c));
+    EXPECT_TRUE(session_->faulted());
+
+    const Events all = LoopEvents(loop);
+    EXPECT_EQ(CountOf<CompactionStarted>(all) + CountOf<CompactionCommitted>(all) +
+                  CountOf<CompactionRejected>(all) + CountOf<CompactWaiterResolved>(all) +
+                  CountOf<CompactWaiterRejected>(all),
+              0u)
+        << Describe(all);
+    EXPECT_EQ(compactor_->calls(), 0u);
+    clock_.Heal();
+    auto again = session_->CompactToLoop(loop);
+    ASSERT_FALSE(again.ok());
+    EXPECT_EQ(again.error().kind, SessionErrorKind::kFaulted);
+  }
+
   // A turn for `text` whose first model call is gated; returns once the call has started.
   Uuid StartBlockedTurn(const Uuid& loop, std::string text) {
     model_->gates().Gate(1);
@@ -466,28 +490,17 @@ TEST_F(InTurnManual, S36_FatalStartedFailurePublishesNothingAndFaults) {
   faults_.Fail(EventKind::kCompactionStarted, /*fatal=*/true);
   const Uuid loop = MustCreate(NativeLoop());
   const Uuid c = MustCompact(loop);
-  const auto failure = failures_.WaitFor(InfrastructureFailure::Kind::kProgressPublication);
-  ASSERT_TRUE(failure.has_value());
-  EXPECT_EQ(failure->loop, loop);
-  EXPECT_FALSE(failure->attempt.IsZero());
-  EXPECT_THAT(failure->waiters, ElementsAre(c));
-  EXPECT_TRUE(session_->faulted());
-
-  const Events all = LoopEvents(loop);
-  EXPECT_EQ(CountOf<CompactionStarted>(all) + CountOf<CompactionCommitted>(all) +
-                CountOf<CompactionRejected>(all) + CountOf<CompactWaiterResolved>(all) +
-                CountOf<CompactWaiterRejected>(all),
-            0u)
-      << Describe(all);
-  EXPECT_EQ(compactor_->calls(), 0u);
-  auto again = session_->CompactToLoop(loop);
-  ASSERT_FALSE(again.ok());
-  EXPECT_EQ(again.error().kind, SessionErrorKind::kFaulted);
+  ExpectFaultedWithoutCompactionEvents(InfrastructureFailure::Kind::kProgressPublication, loop, c,
+                                       /*attempt_minted=*/true);
 }
 
 TEST_F(InTurnManual, S37_AttemptIdMintFailureIsReported) {
-  GTEST_SKIP() << "Attempt ids are minted inside the loop (UUIDv7 from the OS CSPRNG) with no "
-                  "seam to make minting fail; the path cannot be reached from a test.";
+  const Uuid loop = MustCreate(NativeLoop());
+  // The Compact's own id is minted; the next draw, the attempt's id on the loop, fails.
+  clock_.FailAfter(1);
+  const Uuid c = MustCompact(loop);
+  ExpectFaultedWithoutCompactionEvents(InfrastructureFailure::Kind::kAttemptId, loop, c,
+                                       /*attempt_minted=*/false);
 }
 
 }  // namespace

@@ -71,7 +71,7 @@ class Restore : public Acceptance {
     SessionOptions options;
     options.journal = &journal;
     options.session_id = id;
-    options.clock = [this] { return clock_.Now(); };
+    options.env = &clock_;
     options.on_failure = [this](const InfrastructureFailure& f) { failures_.Record(f); };
     return Session::Restore(std::move(options), std::move(restore));
   }

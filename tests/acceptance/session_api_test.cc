@@ -130,6 +130,52 @@ TEST_F(SessionApi, S06_FaultedSessionIsFaultedBeforeAnyOtherCheck) {
   EXPECT_EQ(compactor_->calls(), 0u);
 }
 
+TEST_F(SessionApi, S06_ACommandWithoutAnIdFailsTypedAndTheSessionGoesOn) {
+  enum class Call { kCompact, kSubmitInput, kInterrupt, kChangeRequest, kCreateLoop, kShutdown };
+  const Uuid loop = MustCreate(NativeLoop());
+  MustSnapshot(loop);
+  for (Call call : {Call::kCompact, Call::kSubmitInput, Call::kInterrupt, Call::kChangeRequest,
+                    Call::kCreateLoop, Call::kShutdown}) {
+    SCOPED_TRACE(static_cast<int>(call));
+    const std::uint64_t before = LastSeq();
+    clock_.FailAfter(0);
+    Result<Uuid, SessionError> result =
+        call == Call::kCompact       ? session_->CompactToLoop(loop)
+        : call == Call::kSubmitInput ? session_->SubmitInputToLoop(loop, U("hello"))
+        : call == Call::kInterrupt   ? session_->Interrupt(loop)
+        : call == Call::kChangeRequest
+            ? session_->ChangeLoopRequest(loop, LoopRequestChange{std::string("other")})
+        : call == Call::kCreateLoop ? session_->CreateLoop(NativeLoop())
+                                    : session_->ShutdownLoop(loop);
+    clock_.Heal();
+    ASSERT_FALSE(result.ok());
+    EXPECT_EQ(result.error().kind, SessionErrorKind::kIdUnavailable);
+    EXPECT_EQ(result.error().Message().rfind("session: id_unavailable: no id could be minted: "
+                                             "entropy_unavailable: ",
+                                             0),
+              0u)
+        << result.error().Message();
+    // Nothing was accepted, and nothing is broken: the next command goes through.
+    EXPECT_FALSE(session_->faulted());
+    EXPECT_EQ(LastSeq(), before);
+    const LoopSnapshot snapshot = MustSnapshot(loop);
+    EXPECT_EQ(snapshot.status, LoopStatus::kIdle);
+    EXPECT_EQ(snapshot.queued_inputs, 0u);
+  }
+  EXPECT_EQ(model_->calls(), 0u);
+  EXPECT_TRUE(session_->CompactToLoop(loop).ok());
+}
+
+TEST_F(SessionApi, S06_OpenWithoutAnIdIsIdUnavailable) {
+  FailingEnv env(TestClock::kT0);
+  SessionOptions options;
+  options.journal = journal_.get();
+  options.env = &env;
+  auto opened = Session::Open(std::move(options));
+  ASSERT_FALSE(opened.ok());
+  EXPECT_EQ(opened.error().kind, SessionErrorKind::kIdUnavailable);
+}
+
 TEST_F(SessionApi, S07_CompactMintsTheIdAndJournalsTheIntentBeforeTheLoopActs) {
   const Uuid loop = MustCreate(NativeLoop());
   MustSnapshot(loop);

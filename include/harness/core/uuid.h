@@ -6,9 +6,14 @@
 //   lowercase (the form ToString emits), for wires that must round-trip byte for byte.
 // - ToString always emits lowercase 8-4-4-4-12.
 // - The all-zero Uuid means "absent"; IsZero tells.
-// - V4 is random, V7 is time-ordered (48-bit Unix milliseconds, then random), both from the
-//   OS CSPRNG (OpenSSL RAND_bytes). DeriveV8 is deterministic: the first 16 bytes of SHA-256 of
-//   the given material with the version nibble 8 and the RFC 4122 variant.
+// - V7From(ms, random) is the UUIDv7 of the 48-bit Unix milliseconds `ms` and the random bits
+//   of `random` (its first six bytes are replaced by `ms`), V4From(random) the UUIDv4 of
+//   `random`; both set the version nibble and the RFC 4122 variant. The runtime and the CLI
+//   mint ids only through an Env (core/env.h), whose failure is a typed error.
+// - V4() and V7() draw from a SystemEnv and abort when the OS CSPRNG fails: they are for
+//   tests, benchmarks and tools, where an abort is an acceptable way to fail.
+// - DeriveV8 is deterministic: the first 16 bytes of SHA-256 of the given material with the
+//   version nibble 8 and the RFC 4122 variant.
 // Thread safety: values; the generators are safe to call from any thread.
 #pragma once
 
@@ -36,6 +41,8 @@ class Uuid {
 
   static Result<Uuid, UuidParseError> Parse(std::string_view text);
   static Result<Uuid, UuidParseError> ParseCanonical(std::string_view text);
+  static Uuid V4From(const Bytes& random);
+  static Uuid V7From(std::uint64_t unix_ms, const Bytes& random);
   static Uuid V4();
   static Uuid V7();
   static Uuid DeriveV8(std::span<const std::uint8_t> material);

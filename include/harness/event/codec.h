@@ -88,7 +88,9 @@ Result<Event, EventError> DecodeEvent(std::string_view bytes);
 // The events that journal the creation of a loop whose whole initial history is
 // `created.history` (created.continued_history is ignored): `created` itself with as many
 // leading messages as fit one record of at most `max_record_bytes`, then one
-// LoopHistoryContinued per further part (created's header with a fresh UUIDv7 event id), each
+// LoopHistoryContinued per further part (created's header with the event id
+// DeriveV8("harness.loop-history-continued.v1", 0x00, created's event id, part index as 8
+// big-endian bytes): the same on every run and never failing, as the caller minted one id), each
 // as full as a record allows and at most kMaxHistoryMessages messages, with
 // created.continued_history set to the messages they carry. Just `created` when its history
 // fits. Published as one batch they are durable together or not at all. Fails, first failure

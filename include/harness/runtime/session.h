@@ -84,6 +84,7 @@
 #include "harness/compaction/policy.h"
 #include "harness/context/limits.h"
 #include "harness/context/measurement.h"
+#include "harness/core/env.h"
 #include "harness/core/result.h"
 #include "harness/core/uuid.h"
 #include "harness/event/event.h"
@@ -108,11 +109,12 @@ enum class SessionErrorKind : std::uint8_t {
   kSessionNotFound = 9,    // Restore: the journal holds no record of this session id
   kRestoreRefused = 10,    // Restore: the journal contradicts itself or the definitions
   kSuspended = 11,         // the session was suspended
+  kIdUnavailable = 12,     // the Env could not mint an id (its random source failed)
 };
 
 // "faulted", "loop_not_found", "compaction_unsupported", "loop_exited", "invalid_definition",
 // "invalid_argument", "journal", "session_exists", "session_not_found", "restore_refused",
-// "suspended"
+// "suspended", "id_unavailable"
 std::string_view SessionErrorKindName(SessionErrorKind kind);
 
 struct SessionError {
@@ -139,6 +141,7 @@ struct InfrastructureFailure {
     kLaneFullReply,            // the ControlLaneFull reply could not be appended
     kPreStartReply,            // waiter-only rejections could not be appended
     kEventAppend,              // any other durable event
+    kAttemptId,                // no id for a compaction attempt: its opener gets no reply
   };
   Kind kind = Kind::kEventAppend;
   Uuid loop;
@@ -201,8 +204,9 @@ struct SessionOptions {
   Uuid owner;                  // the lease owner; zero: a fresh UUIDv4
   std::chrono::nanoseconds lease_ttl = std::chrono::minutes(5);
   std::size_t actor_threads = 2;  // threads running loop strands
-  // Time for command and event stamps; null: the system clock.
-  std::function<EventTime()> clock;
+  // Time (command and event stamps, durations) and every id the session mints; outlives the
+  // session. Null: the session's own SystemEnv.
+  Env* env = nullptr;
   // Called for every InfrastructureFailure; null: ignored (the fault latch still applies).
   std::function<void(const InfrastructureFailure&)> on_failure;
   // Test seam for fault injection: called before every publication; a returned error is
