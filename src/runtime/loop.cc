@@ -674,7 +674,9 @@ void LoopActor::OnPreCounted(std::uint64_t op, Result<ContextMeasurement, Measur
     if (Finalize(proposal))
       ResumeQueued();
   };
-  if (!(basis_ == attempt->basis))
+  // What was counted is no longer the loop's request: a message was committed, or the request
+  // changed (LoopRequestChanged: the system prompt is the one part of the shape that can).
+  if (!(basis_ == attempt->basis) || attempt->request.system != definition_.system_prompt)
     return reject_unstarted(CompactRejectReason::kStaleBasis);
   if (!result)
     return reject_unstarted(ReasonForMeasureError(result.error()));
