@@ -58,6 +58,8 @@ std::string_view Advice(const SessionError& error) {
              "more";
     case SessionErrorKind::kSuspended:
       return "the session was suspended while the command ran; resume it with --session";
+    case SessionErrorKind::kCanceled:
+      return "the command was canceled before it was sent; run it again";
   }
   return "";
 }

@@ -47,21 +47,23 @@ Attempt& CompactionSlot::Open(const Uuid& id, const Waiter& opener) {
   return *attempt_;
 }
 
-Withdrawal CompactionSlot::Withdraw(const Uuid& command) {
+Withdrawal CompactionSlot::Withdraw(const Uuid& command) const {
   if (!attempt_)
     return Withdrawal::kNotWaiting;
-  std::vector<Waiter>& waiters = attempt_->waiters;
-  auto it = std::find_if(waiters.begin(), waiters.end(),
-                         [&](const Waiter& w) { return w.command == command; });
-  if (it == waiters.end())
+  const std::vector<Waiter>& waiters = attempt_->waiters;
+  if (std::none_of(waiters.begin(), waiters.end(),
+                   [&](const Waiter& w) { return w.command == command; })) {
     return Withdrawal::kNotWaiting;
-  if (waiters.size() > 1) {
-    waiters.erase(it);
-    return Withdrawal::kLeft;
   }
-  // The last waiter stays in the attempt: the actor ends the attempt and answers it.
+  if (waiters.size() > 1)
+    return Withdrawal::kLeft;
+  // An attempt without waiters has nobody to answer: the actor ends it with this one.
   return attempt_->phase == AttemptPhase::kInProgress ? Withdrawal::kLastInProgress
                                                       : Withdrawal::kLastOfPending;
+}
+
+void CompactionSlot::Leave(const Uuid& command) {
+  std::erase_if(attempt_->waiters, [&](const Waiter& w) { return w.command == command; });
 }
 
 Attempt CompactionSlot::Take() {

@@ -10,8 +10,10 @@
 //   and the loop has nothing to compact: that command alone is refused Unavailable/no_history).
 // - Open(id, opener): the attempt's reason is the opener's agency (User -> Manual, Machine ->
 //   Automatic) and never changes, whoever joins later.
-// - Withdraw(command): a waiter whose caller stopped waiting leaves the attempt; kLastOfPending
-//   and kLastInProgress say the attempt has no waiter left (the actor ends it).
+// - Withdraw(command): what a waiter whose caller stopped waiting means for the attempt:
+//   kNotWaiting (already answered), kLeft (others remain: the actor answers that waiter alone
+//   and then calls Leave), kLastOfPending / kLastInProgress (it is the only waiter: the actor
+//   ends the attempt). Nothing changes until the actor has published the answer.
 // - TriggersAutomatic: the automatic trigger (policy automatic, pressure Compact or HardLimit,
 //   the basis not latched). Concluded(): the attempt is over; a durable automatic rejection
 //   latches its basis, a commit re-arms.
@@ -75,7 +77,9 @@ class CompactionSlot {
 
   Admission Admit(const Waiter& waiter, bool has_history);
   Attempt& Open(const Uuid& id, const Waiter& opener);
-  Withdrawal Withdraw(const Uuid& command);
+  Withdrawal Withdraw(const Uuid& command) const;
+  // Removes a waiter that was answered alone (after Withdraw said kLeft).
+  void Leave(const Uuid& command);
 
   bool occupied() const { return attempt_.has_value(); }
   bool pending() const { return attempt_ && attempt_->phase == AttemptPhase::kPending; }

@@ -172,7 +172,11 @@ TEST(CompactionSlot, AWithdrawnWaiterLeavesUnlessItIsTheLast) {
     for (std::size_t i = 1; i < c.waiters.size(); ++i)
       slot.Admit(c.waiters[i], true);
     slot.attempt()->phase = c.phase;
+    const std::vector<Uuid> before = slot.attempt()->WaiterIds();
     EXPECT_EQ(slot.Withdraw(c.withdrawn), c.expected);
+    EXPECT_EQ(slot.attempt()->WaiterIds(), before);  // a decision only
+    if (c.expected == Withdrawal::kLeft)
+      slot.Leave(c.withdrawn);
     EXPECT_EQ(slot.attempt()->WaiterIds(), c.left);
   }
 }

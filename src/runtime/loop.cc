@@ -50,10 +50,11 @@ LoopActor::LoopActor(SessionCore& session, const Uuid& id, LoopDefinition defini
 
 // --- posting ------------------------------------------------------------------------------
 
-void LoopActor::PostCompact(Compact command) {
-  strand_->Post([self = shared_from_this(), command = std::move(command)]() mutable {
-    self->OnCompact(std::move(command));
-  });
+void LoopActor::PostCompact(Compact command, std::stop_token stop) {
+  strand_->Post(
+      [self = shared_from_this(), command = std::move(command), stop = std::move(stop)]() mutable {
+        self->OnCompact(std::move(command), std::move(stop));
+      });
 }
 
 void LoopActor::PostInput(SubmitInput command) {
@@ -241,12 +242,24 @@ void LoopActor::ApplyMeasurement(const ContextMeasurement& measurement) {
 
 // --- commands -----------------------------------------------------------------------------
 
-void LoopActor::OnCompact(Compact command) {
+void LoopActor::OnCompact(Compact command, std::stop_token stop) {
   if (exited_ || halted_)
     return;
   const Waiter waiter{command.header.command_id, command.header.created_at, command.header.agency};
+  // The command now waits for the attempt's outcome: from here its caller may stop waiting.
+  auto watch = [&] {
+    if (!stop.stop_possible())
+      return;
+    std::function<void()> canceled = [weak = weak_from_this(), command = waiter.command] {
+      if (auto self = weak.lock())
+        self->strand_->Post([self, command] { self->OnWaiterCanceled(command); });
+    };
+    cancellations_[waiter.command] =
+        std::make_unique<std::stop_callback<std::function<void()>>>(stop, std::move(canceled));
+  };
   switch (slot_.Admit(waiter, basis_.IsValid())) {
     case Admission::kJoined:
+      return watch();
     case Admission::kDuplicate:  // its one reply is coming
       return;
     case Admission::kLaneFull: {
@@ -270,9 +283,50 @@ void LoopActor::OnCompact(Compact command) {
       break;
   }
   OpenAttempt(waiter);
+  watch();
   // In a turn the attempt waits for the turn's next measurement; idle, it starts now.
   if (!turn_)
     StartIdlePreparation();
+}
+
+void LoopActor::OnWaiterCanceled(const Uuid& command) {
+  if (exited_ || halted_)
+    return;
+  switch (slot_.Withdraw(command)) {
+    case Withdrawal::kNotWaiting:  // answered meanwhile
+      cancellations_.erase(command);
+      return;
+    case Withdrawal::kLeft: {
+      // That caller alone stops waiting: one waiter-only reply, and the attempt goes on for
+      // the others (its terminal no longer names this command).
+      const Attempt& attempt = *slot_.attempt();
+      std::vector<Waiter> leaving;
+      for (const Waiter& w : attempt.waiters) {
+        if (w.command == command)
+          leaving.push_back(w);
+      }
+      const PublishOutcome outcome = AnswerWaiters(
+          InfrastructureFailure::Kind::kPreStartReply, attempt.id, leaving,
+          WaiterRejections(attempt.id, leaving, LoopHeader(), CompactRejectReason::kCanceled,
+                           std::nullopt, session_.Now()));
+      if (outcome.ok())
+        slot_.Leave(command);
+      return;
+    }
+    case Withdrawal::kLastOfPending:
+      // Nobody waits for it any more: the attempt never starts (waiter-only reply), and input
+      // it held back may run.
+      RejectPreStart(CompactRejectReason::kCanceled);
+      if (!turn_ && !halted_)
+        ResumeQueued();
+      return;
+    case Withdrawal::kLastInProgress: {
+      Attempt& attempt = *slot_.attempt();
+      attempt.stop.request_stop();
+      Conclude(Proposal::Rejected(CompactRejectReason::kCanceled), attempt.in_turn);
+      return;
+    }
+  }
 }
 
 void LoopActor::OpenAttempt(const Waiter& opener) {
@@ -404,6 +458,7 @@ void LoopActor::Exit() {
     turn_->stop.request_stop();
   if (Attempt* attempt = slot_.attempt())
     attempt->stop.request_stop();
+  cancellations_.clear();
   exited_promise_.set_value();
 }
 
@@ -700,8 +755,11 @@ PublishOutcome LoopActor::AnswerWaiters(InfrastructureFailure::Kind kind, const 
   } else {
     outcome = PublishBatch(*batch);
   }
-  if (outcome.ok())
+  if (outcome.ok()) {
+    for (const Waiter& w : waiters)
+      cancellations_.erase(w.command);
     return outcome;
+  }
   InfrastructureFailure failure{kind, id_, attempt, {}, outcome.detail};
   for (const Waiter& w : waiters)
     failure.waiters.push_back(w.command);

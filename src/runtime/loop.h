@@ -9,7 +9,9 @@
 
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <future>
+#include <map>
 #include <memory>
 #include <optional>
 #include <stop_token>
@@ -59,7 +61,9 @@ class LoopActor : public std::enable_shared_from_this<LoopActor> {
   // Decided under the session's registry lock.
   bool exiting = false;
 
-  void PostCompact(Compact command);
+  // `stop`: the caller's cancellation; requested while the command waits in the slot, the
+  // command is answered Canceled (OnWaiterCanceled).
+  void PostCompact(Compact command, std::stop_token stop = {});
   void PostInput(SubmitInput command);
   void PostInterrupt(Interrupt command);
   // The future is ready once the loop has exited.
@@ -98,7 +102,8 @@ class LoopActor : public std::enable_shared_from_this<LoopActor> {
   enum class TurnEnd { kCompleted, kFailed, kInterrupted, kShuttingDown, kCanceled };
 
   // --- commands (on the strand)
-  void OnCompact(Compact command);
+  void OnCompact(Compact command, std::stop_token stop);
+  void OnWaiterCanceled(const Uuid& command);
   void OnInput(SubmitInput command);
   void OnInterrupt();
   void OnShutdown();
@@ -202,6 +207,10 @@ class LoopActor : public std::enable_shared_from_this<LoopActor> {
   std::uint64_t turn_index_ = 0;
   std::deque<QueuedInput> queue_;
   CompactionSlot slot_;
+  // The callers' cancellations of the commands waiting in the slot. A callback only posts
+  // OnWaiterCanceled (it runs on the caller's thread); the entry goes once the command is
+  // answered, or at exit.
+  std::map<Uuid, std::unique_ptr<std::stop_callback<std::function<void()>>>> cancellations_;
   std::optional<Turn> turn_;
   bool interrupting_ = false;
   bool shutting_down_ = false;

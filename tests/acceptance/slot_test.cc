@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <stdexcept>
+#include <stop_token>
 
 #include "acceptance/fixture.h"
 
@@ -123,6 +124,127 @@ TEST_F(Slot, ShutdownDuringAnIdleCompactionInProgressRejectsItThenExits) {
   ASSERT_TRUE(compactor_->gates().WaitReturned(1));
   EXPECT_TRUE(compactor_->gates().SawStop(1));
   EXPECT_EQ(CountOf<CompactionCommitted>(LoopEvents(loop)), 0u);
+}
+
+// --- the caller's cancellation (Compact/CompactToLoop with a stop token) -------------------------
+
+class SlotCancellation : public Acceptance {
+ protected:
+  std::size_t CompactIntents() {
+    std::size_t n = 0;
+    for (const JournalRecord& record : JournalRecords())
+      n += record.kind == RecordKind::kCommand && record.type == "Compact" ? 1 : 0;
+    return n;
+  }
+  Uuid MustCompactWith(const Uuid& loop, std::stop_token stop) {
+    auto id = session_->CompactToLoop(loop, std::move(stop));
+    EXPECT_TRUE(id.ok()) << (id.ok() ? "" : id.error().Message());
+    return id.ok() ? *id : Uuid{};
+  }
+};
+
+TEST_F(SlotCancellation, ATokenAlreadyRequestedIsRefusedAndNothingIsJournaled) {
+  const Uuid loop = MustCreate(NativeLoop());
+  std::stop_source source;
+  source.request_stop();
+  const auto to_loop = session_->CompactToLoop(loop, source.get_token());
+  ASSERT_FALSE(to_loop.ok());
+  EXPECT_EQ(to_loop.error().kind, SessionErrorKind::kCanceled);
+  const auto active = session_->Compact(source.get_token());
+  ASSERT_FALSE(active.ok());
+  EXPECT_EQ(active.error().kind, SessionErrorKind::kCanceled);
+  EXPECT_EQ(CompactIntents(), 0u);
+  // The checks before it still come first: an unknown loop is not found, whatever the token.
+  EXPECT_EQ(session_->CompactToLoop(Uuid::V7(), source.get_token()).error().kind,
+            SessionErrorKind::kLoopNotFound);
+  // Without a token, as before.
+  const Uuid c = MustCompact(loop);
+  ASSERT_TRUE(log_->WaitForReply(c).has_value());
+}
+
+TEST_F(SlotCancellation, TheOnlyWaiterOfAnAttemptInProgressEndsItCanceled) {
+  compactor_->gates().Gate(1);
+  const Uuid loop = MustCreate(NativeLoop());
+  std::stop_source source;
+  const Uuid c = MustCompactWith(loop, source.get_token());
+  ASSERT_TRUE(compactor_->gates().WaitStarted(1));
+  source.request_stop();
+
+  EXPECT_EQ(RejectionOf(log_->WaitForReply(c)), CompactRejectReason::kCanceled);
+  const Events events = From(LoopEvents(loop), IsCompactionStarted);
+  ASSERT_THAT(Names(events),
+              ElementsAre("CompactionStarted", "CompactionRejected", "CompactWaiterRejected"))
+      << Describe(LoopEvents(loop));
+  EXPECT_EQ(std::get<CompactionRejected>(events[1]).reject_reason, CompactRejectReason::kCanceled);
+  ASSERT_TRUE(compactor_->gates().WaitReturned(1));
+  EXPECT_TRUE(compactor_->gates().StoppedBy(1));
+  EXPECT_EQ(MustSnapshot(loop).history, HistoryH());
+}
+
+TEST_F(SlotCancellation, OneCallerStopsWaitingAndTheOthersAttemptCommits) {
+  compactor_->gates().Gate(1);
+  const Uuid loop = MustCreate(NativeLoop());
+  std::stop_source source;
+  const Uuid c1 = MustCompactWith(loop, source.get_token());
+  ASSERT_TRUE(compactor_->gates().WaitStarted(1));
+  const Uuid c2 = MustCompact(loop);
+  ASSERT_TRUE(WaitForSnapshot(
+      loop, [](const LoopSnapshot& s) { return s.attempt_waiters == 2; }, "two waiters"));
+  source.request_stop();
+
+  EXPECT_EQ(RejectionOf(log_->WaitForReply(c1)), CompactRejectReason::kCanceled);
+  ASSERT_TRUE(WaitForSnapshot(
+      loop, [](const LoopSnapshot& s) { return s.attempt_waiters == 1; }, "c1 left"));
+  EXPECT_EQ(CountOf<CompactionRejected>(LoopEvents(loop)), 0u);  // a waiter-only reply
+  compactor_->gates().Release(1);
+
+  const auto second = log_->WaitForReply(c2);
+  ASSERT_TRUE(second.has_value());
+  ASSERT_NE(std::get_if<CompactWaiterResolved>(&*second), nullptr) << Describe(*second);
+  const auto committed = All<CompactionCommitted>(LoopEvents(loop));
+  ASSERT_EQ(committed.size(), 1u);
+  EXPECT_THAT(committed[0].waiter_command_ids, ElementsAre(c2));
+  const auto replies = All<CompactWaiterRejected>(LoopEvents(loop));
+  ASSERT_EQ(replies.size(), 1u);
+  EXPECT_EQ(replies[0].attempt_id, committed[0].attempt_id);
+  // TearDown folds the journal: a reply before its attempt's terminal restores.
+}
+
+TEST_F(SlotCancellation, APendingWaiterInATurnLeavesWithoutAStartAndTheTurnGoesOn) {
+  model_->gates().Gate(1);
+  const Uuid loop = MustCreate(NativeLoop());
+  MustSubmit(loop, "go");
+  ASSERT_TRUE(model_->gates().WaitStarted(1));
+  std::stop_source source;
+  const Uuid c = MustCompactWith(loop, source.get_token());
+  ASSERT_TRUE(WaitForSnapshot(
+      loop, [](const LoopSnapshot& s) { return s.attempt_waiters == 1; }, "the attempt pending"));
+  source.request_stop();
+
+  EXPECT_EQ(RejectionOf(log_->WaitForReply(c)), CompactRejectReason::kCanceled);
+  model_->gates().Release(1);
+  ASSERT_TRUE(log_->WaitForCount<TurnCompleted>(1, loop));
+  const Events events = LoopEvents(loop);
+  EXPECT_EQ(CountOf<CompactionStarted>(events), 0u) << Describe(events);
+  EXPECT_EQ(CountOf<CompactionRejected>(events), 0u);
+  EXPECT_FALSE(MustSnapshot(loop).attempt.has_value());
+}
+
+TEST_F(SlotCancellation, ACancellationAfterTheReplyChangesNothing) {
+  const Uuid loop = MustCreate(NativeLoop());
+  std::stop_source source;
+  const Uuid c1 = MustCompactWith(loop, source.get_token());
+  const auto first = log_->WaitForReply(c1);
+  ASSERT_TRUE(first.has_value());
+  ASSERT_NE(std::get_if<CompactWaiterResolved>(&*first), nullptr) << Describe(*first);
+  source.request_stop();
+  // A later command's reply orders after anything the cancellation could have caused.
+  const Uuid c2 = MustCompact(loop);
+  ASSERT_TRUE(log_->WaitForReply(c2).has_value());
+  std::size_t replies_to_c1 = 0;
+  for (const Event& event : LoopEvents(loop))
+    replies_to_c1 += ReplyTo(event) == c1 ? 1 : 0;
+  EXPECT_EQ(replies_to_c1, 1u);
 }
 
 }  // namespace
