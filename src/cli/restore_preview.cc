@@ -63,6 +63,8 @@ std::string_view Advice(const SessionError& error) {
       return "the operating system's random source failed, so no id could be made for the "
              "command (nothing was written); check the system's entropy source (/dev/urandom), "
              "then run the command again";
+    case SessionErrorKind::kCanceled:
+      return "the command was canceled before it was sent; run it again";
   }
   return "";
 }

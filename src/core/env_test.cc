@@ -1,11 +1,11 @@
-// Env (core/env.h) and the test Envs (core/testing/env.h).
+// Env (core/env.h) and the test Envs (support/env.h).
 #include "harness/core/env.h"
 
 #include <gtest/gtest.h>
 
 #include <set>
 
-#include "core/testing/env.h"
+#include "support/env.h"
 
 namespace harness {
 namespace {

@@ -31,7 +31,15 @@ bool IsOrphanReason(CompactRejectReason reason) {
   return reason == CompactRejectReason::kInterrupted ||
          reason == CompactRejectReason::kShuttingDown ||
          reason == CompactRejectReason::kControlLaneFull ||
-         reason == CompactRejectReason::kUnavailable;
+         reason == CompactRejectReason::kUnavailable || reason == CompactRejectReason::kCanceled;
+}
+
+// A waiter-only reply that answers one command alone while its attempt goes on: the 65th
+// waiter's ControlLaneFull, or Canceled for a caller that stopped waiting (the attempt's
+// terminal, if any, follows without that command).
+bool AnswersOneCommandAlone(CompactRejectReason reason) {
+  return reason == CompactRejectReason::kControlLaneFull ||
+         reason == CompactRejectReason::kCanceled;
 }
 
 // A commit retains a suffix of the history; from version 2 on (a cut inside a segment,
@@ -674,7 +682,7 @@ Status<RestoreError> SessionFolder::ApplyReply(const JournalRecord& record, Comp
     if (!inserted && (!(orphans.loop == loop) || !(orphans.session == header.session_id)))
       return Refuse(RestoreErrorKind::kWaiterMismatch, record, loop,
                     {"waiter-only replies of one attempt in different coordinates"});
-    if (!lane_full) {
+    if (!AnswersOneCommandAlone(reply.reason)) {
       if (orphans.reason != CompactRejectReason::kUnspecified && orphans.reason != reply.reason)
         return Refuse(RestoreErrorKind::kWaiterMismatch, record, loop,
                       {"waiter-only replies of one attempt with different reasons"});

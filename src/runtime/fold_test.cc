@@ -441,6 +441,40 @@ TEST(Fold, LaneFullRepliesMayPrecedeOrFollowTheirTerminal) {
   EXPECT_EQ(MustFold(b).ledger.replies().size(), 3u);
 }
 
+TEST(Fold, ACanceledWaiterMayLeaveBeforeItsAttemptsTerminal) {
+  // A caller stopped waiting (docs/runtime.md §5.1): its command is answered alone, the
+  // attempt goes on and its terminal names only the others; other orphans keep their one reason.
+  JournalBuilder b(kSession);
+  const Uuid loop = b.CreateLoop(Messages({"u1", "a1"}));
+  const Uuid member = b.CompactIntent(loop);
+  const Uuid left = b.CompactIntent(loop);
+  CompactionCommitted commit = b.MakeCommit(loop, 0, {member});
+  b.WaiterOnly(loop, commit.attempt_id, left, CompactRejectReason::kCanceled);
+  const BuiltTerminal t = b.Commit(commit);
+  b.Reply(t, member);
+
+  const Uuid pending = b.NextId();
+  const Uuid canceled = b.CompactIntent(loop);
+  const Uuid interrupted = b.CompactIntent(loop);
+  b.WaiterOnly(loop, pending, canceled, CompactRejectReason::kCanceled);
+  b.WaiterOnly(loop, pending, interrupted, CompactRejectReason::kInterrupted);
+  EXPECT_EQ(MustFold(b).ledger.replies().size(), 4u);
+}
+
+TEST(Fold, ACanceledReplyForANonMemberAfterItsTerminalIsRefused) {
+  JournalBuilder b(kSession);
+  const Uuid loop = b.CreateLoop(Messages({"u1", "a1"}));
+  const Uuid member = b.CompactIntent(loop);
+  const Uuid stranger = b.CompactIntent(loop);
+  CompactionCommitted commit = b.MakeCommit(loop, 0, {member});
+  const BuiltTerminal t = b.Commit(commit);
+  b.Reply(t, member);
+  b.WaiterOnly(loop, commit.attempt_id, stranger, CompactRejectReason::kCanceled);
+  auto fold = FoldAll(b.session(), b.records());
+  ASSERT_FALSE(fold.ok());
+  EXPECT_EQ(fold.error().kind, RestoreErrorKind::kUnknownCommand);
+}
+
 TEST(Fold, WaiterOnlyRejectionsOfOneAttemptMayShareAReason) {
   JournalBuilder b(kSession);
   const Uuid loop = b.CreateLoop(Messages({"u1"}));

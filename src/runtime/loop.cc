@@ -7,7 +7,6 @@
 #include "harness/compaction/anchors.h"
 #include "harness/compaction/tail.h"
 #include "harness/content/transcript.h"
-#include "harness/core/utf8.h"
 #include "harness/event/compaction.h"
 #include "harness/summary/summary.h"
 #include "runtime/tool_answers.h"
@@ -15,24 +14,10 @@
 namespace harness::runtime_detail {
 namespace {
 
-// Waiters one attempt may hold (docs/spec/runtime.md §1.2, the "control lane").
-constexpr std::size_t kMaxWaiters = 64;
-
-bool WaiterBefore(const auto& a, const auto& b) {
-  if (a.created_at != b.created_at)
-    return a.created_at < b.created_at;
-  return a.command < b.command;
-}
-
 std::string Bounded(std::string text) {
   if (text.size() > kMaxTurnFailureDetailBytes)
     text.resize(kMaxTurnFailureDetailBytes);
   return text;
-}
-
-CompactRejectReason ReasonForMeasureError(const MeasureError& error) {
-  return error.kind == MeasureError::Kind::kLimitUnknown ? CompactRejectReason::kContextLimitUnknown
-                                                         : CompactRejectReason::kContextCountFailed;
 }
 
 }  // namespace
@@ -51,7 +36,7 @@ LoopActor::LoopActor(SessionCore& session, const Uuid& id, LoopDefinition defini
       turn_index_(start.turn_index),
       queue_(std::make_move_iterator(start.queue.begin()),
              std::make_move_iterator(start.queue.end())),
-      automatic_latch_(start.automatic_latch),
+      slot_(start.automatic_latch),
       exited_future_(exited_promise_.get_future().share()) {
   definition_.history.clear();  // the actor's history_ is the only copy
   if (start.exited) {
@@ -65,10 +50,11 @@ LoopActor::LoopActor(SessionCore& session, const Uuid& id, LoopDefinition defini
 
 // --- posting ------------------------------------------------------------------------------
 
-void LoopActor::PostCompact(Compact command) {
-  strand_->Post([self = shared_from_this(), command = std::move(command)]() mutable {
-    self->OnCompact(std::move(command));
-  });
+void LoopActor::PostCompact(Compact command, std::stop_token stop) {
+  strand_->Post(
+      [self = shared_from_this(), command = std::move(command), stop = std::move(stop)]() mutable {
+        self->OnCompact(std::move(command), std::move(stop));
+      });
 }
 
 void LoopActor::PostInput(SubmitInput command) {
@@ -117,9 +103,9 @@ std::future<LoopSnapshot> LoopActor::PostSnapshot() {
     snapshot.measurement = self->measurement_;
     snapshot.pressure = self->pressure_;
     snapshot.queued_inputs = self->queue_.size();
-    if (self->slot_) {
-      snapshot.attempt = self->slot_->id;
-      snapshot.attempt_waiters = self->slot_->waiters.size();
+    if (const Attempt* attempt = self->slot_.attempt()) {
+      snapshot.attempt = attempt->id;
+      snapshot.attempt_waiters = attempt->waiters.size();
     }
     snapshot.turn_index = self->turn_index_;
     snapshot.system_prompt = self->definition_.system_prompt;
@@ -256,68 +242,100 @@ void LoopActor::ApplyMeasurement(const ContextMeasurement& measurement) {
 
 // --- commands -----------------------------------------------------------------------------
 
-void LoopActor::OnCompact(Compact command) {
+void LoopActor::OnCompact(Compact command, std::stop_token stop) {
   if (exited_ || halted_)
     return;
-  Waiter waiter{command.header.command_id, command.header.created_at, command.header.agency};
-  if (slot_) {
-    Attempt& attempt = *slot_;
-    for (const Waiter& w : attempt.waiters) {
-      if (w.command == waiter.command)
-        return;  // a duplicate: its one reply is coming
-    }
-    if (attempt.waiters.size() >= kMaxWaiters) {
-      CompactWaiterRejected reply =
-          MakeWaiterRejected(LoopHeader(), attempt.id, waiter.command, waiter.agency,
-                             CompactRejectReason::kControlLaneFull);
-      (void)StampWaiterReply(reply, session_.Now());
-      PublishOutcome outcome = Publish(reply);
-      if (!outcome.ok()) {
-        session_.Report({InfrastructureFailure::Kind::kLaneFullReply,
-                         id_,
-                         attempt.id,
-                         {waiter.command},
-                         std::move(outcome.detail)});
-      }
+  const Waiter waiter{command.header.command_id, command.header.created_at, command.header.agency};
+  // The command now waits for the attempt's outcome: from here its caller may stop waiting.
+  auto watch = [&] {
+    if (!stop.stop_possible())
+      return;
+    std::function<void()> canceled = [weak = weak_from_this(), command = waiter.command] {
+      if (auto self = weak.lock())
+        self->strand_->Post([self, command] { self->OnWaiterCanceled(command); });
+    };
+    cancellations_[waiter.command] =
+        std::make_unique<std::stop_callback<std::function<void()>>>(stop, std::move(canceled));
+  };
+  switch (slot_.Admit(waiter, basis_.IsValid())) {
+    case Admission::kJoined:
+      return watch();
+    case Admission::kDuplicate:  // its one reply is coming
+      return;
+    case Admission::kLaneFull: {
+      const Uuid attempt = slot_.attempt()->id;
+      (void)AnswerWaiters(
+          InfrastructureFailure::Kind::kLaneFullReply, attempt, {waiter},
+          WaiterRejections(attempt, {waiter}, LoopHeader(), CompactRejectReason::kControlLaneFull,
+                           std::nullopt, session_.Now()));
       return;
     }
-    auto at = std::upper_bound(attempt.waiters.begin(), attempt.waiters.end(), waiter,
-                               [](const Waiter& a, const Waiter& b) { return WaiterBefore(a, b); });
-    attempt.waiters.insert(at, waiter);
-    return;
-  }
-  if (!basis_.IsValid()) {
-    // D3: a loop without history has nothing to compact; answer now instead of leaving the
-    // slot pending (the reference blocks input until an interrupt).
-    const Uuid attempt = session_.MintId();
-    CompactWaiterRejected reply = MakeWaiterRejected(
-        LoopHeader(), attempt, waiter.command, waiter.agency, CompactRejectReason::kUnavailable,
-        CompactRejectDetail{RejectDetailKind::kNoHistory, {}, {}, {}, {}});
-    (void)StampWaiterReply(reply, session_.Now());
-    PublishOutcome outcome = Publish(reply);
-    if (!outcome.ok()) {
-      session_.Report({InfrastructureFailure::Kind::kPreStartReply,
-                       id_,
-                       attempt,
-                       {waiter.command},
-                       std::move(outcome.detail)});
+    case Admission::kNoHistory: {
+      const Uuid attempt = session_.MintId();
+      (void)AnswerWaiters(
+          InfrastructureFailure::Kind::kPreStartReply, attempt, {waiter},
+          WaiterRejections(attempt, {waiter}, LoopHeader(), CompactRejectReason::kUnavailable,
+                           CompactRejectDetail{RejectDetailKind::kNoHistory, {}, {}, {}, {}},
+                           session_.Now()));
+      return;
     }
-    return;
+    case Admission::kOpen:
+      break;
   }
   if (!OpenAttempt(waiter))
     return;
+  watch();
   // In a turn the attempt waits for the turn's next measurement; idle, it starts now.
   if (!turn_)
     StartIdlePreparation();
 }
 
+void LoopActor::OnWaiterCanceled(const Uuid& command) {
+  if (exited_ || halted_)
+    return;
+  switch (slot_.Withdraw(command)) {
+    case Withdrawal::kNotWaiting:  // answered meanwhile
+      cancellations_.erase(command);
+      return;
+    case Withdrawal::kLeft: {
+      // That caller alone stops waiting: one waiter-only reply, and the attempt goes on for
+      // the others (its terminal no longer names this command).
+      const Attempt& attempt = *slot_.attempt();
+      std::vector<Waiter> leaving;
+      for (const Waiter& w : attempt.waiters) {
+        if (w.command == command)
+          leaving.push_back(w);
+      }
+      const PublishOutcome outcome = AnswerWaiters(
+          InfrastructureFailure::Kind::kPreStartReply, attempt.id, leaving,
+          WaiterRejections(attempt.id, leaving, LoopHeader(), CompactRejectReason::kCanceled,
+                           std::nullopt, session_.Now()));
+      if (outcome.ok())
+        slot_.Leave(command);
+      return;
+    }
+    case Withdrawal::kLastOfPending:
+      // Nobody waits for it any more: the attempt never starts (waiter-only reply), and input
+      // it held back may run.
+      RejectPreStart(CompactRejectReason::kCanceled);
+      if (!turn_ && !halted_)
+        ResumeQueued();
+      return;
+    case Withdrawal::kLastInProgress: {
+      Attempt& attempt = *slot_.attempt();
+      attempt.stop.request_stop();
+      Conclude(Proposal::Rejected(CompactRejectReason::kCanceled), attempt.in_turn);
+      return;
+    }
+  }
+}
+
 bool LoopActor::OpenAttempt(const Waiter& opener) {
-  Attempt attempt;
-  attempt.id = session_.MintId();
-  if (attempt.id.IsZero() || opener.command.IsZero()) {
-    // No attempt without an id (runtime.md §2.2): no event at all, not even a rejection (it
-    // would need an id too); the opener's id is reported, and MintId faulted the session so
-    // that restore answers it. The loop stops as after a failed append.
+  const Uuid attempt = session_.MintId();
+  if (attempt.IsZero() || opener.command.IsZero()) {
+    // No attempt without an id (docs/spec/runtime.md §2.2): no event at all, not even a
+    // rejection (it would need an id too); the opener's id is reported, and MintId faulted the
+    // session so that restore answers it. The loop stops as after a failed append.
     halted_ = true;
     session_.Report({InfrastructureFailure::Kind::kAttemptId,
                      id_,
@@ -326,22 +344,8 @@ bool LoopActor::OpenAttempt(const Waiter& opener) {
                      "no attempt id could be minted: the environment's random source failed"});
     return false;
   }
-  // The reason is the opener's agency and never changes, whoever joins later.
-  attempt.reason = CompactionReasonFor(opener.agency);
-  attempt.waiters.push_back(opener);
-  slot_ = std::move(attempt);
+  slot_.Open(attempt, opener);
   return true;
-}
-
-bool LoopActor::TriggersAutomatic(const ContextMeasurement& measurement) const {
-  const CompactionPolicy& policy = *definition_.compaction;
-  if (!policy.automatic)
-    return false;
-  if (pressure_ != PressureLevel::kCompact && pressure_ != PressureLevel::kHardLimit)
-    return false;
-  // One durable automatic attempt per basis: after an automatic rejection at this basis the
-  // trigger stays quiet until the context changes.
-  return !automatic_latch_ || !(*automatic_latch_ == measurement.basis);
 }
 
 void LoopActor::OnInput(SubmitInput command) {
@@ -367,7 +371,7 @@ void LoopActor::OnInput(SubmitInput command) {
   if (!PublishOrHalt(accepted, InfrastructureFailure::Kind::kEventAppend))
     return;
   queue_.push_back({command.header.command_id, std::move(command.message), command.header.agency});
-  if (slot_) {
+  if (slot_.occupied()) {
     InputQueued queued;
     queued.header = LoopHeader();
     queued.header.cause.command_id = command.header.command_id;
@@ -390,7 +394,7 @@ std::optional<CompactRejectReason> LoopActor::LatchedCancel() const {
 void LoopActor::OnInterrupt() {
   if (exited_ || halted_ || shutting_down_)
     return;
-  if (slot_) {
+  if (slot_.occupied()) {
     interrupting_ = true;
     CancelAttemptNow(CompactRejectReason::kInterrupted);
     interrupting_ = false;
@@ -421,7 +425,7 @@ void LoopActor::OnInterrupt() {
 
 void LoopActor::EndWorkForShutdown() {
   shutting_down_ = true;
-  if (!halted_ && slot_)
+  if (!halted_ && slot_.occupied())
     CancelAttemptNow(CompactRejectReason::kShuttingDown);
   if (!halted_ && turn_)
     FinishTurn(TurnEnd::kShuttingDown);
@@ -467,15 +471,16 @@ void LoopActor::Exit() {
   exited_ = true;
   if (turn_)
     turn_->stop.request_stop();
-  if (slot_)
-    slot_->stop.request_stop();
+  if (Attempt* attempt = slot_.attempt())
+    attempt->stop.request_stop();
+  cancellations_.clear();
   exited_promise_.set_value();
 }
 
 // --- turns --------------------------------------------------------------------------------
 
 void LoopActor::StartTurn() {
-  if (turn_ || slot_ || queue_.empty() || shutting_down_ || halted_ || exited_)
+  if (turn_ || slot_.occupied() || queue_.empty() || shutting_down_ || halted_ || exited_)
     return;
   turn_ = Turn{};  // not emplace(): clang sees the nested type as incomplete there
   turn_->id = session_.MintId();
@@ -525,13 +530,13 @@ void LoopActor::OnTurnMeasured(std::uint64_t op, Result<ContextMeasurement, Meas
   if (halted_)
     return;
   turn_->candidate = *result;
-  if (slot_ && slot_->phase == AttemptPhase::kPending) {
+  if (slot_.pending()) {
     // The safe boundary: the turn waits here while the pending compaction runs. A pending
     // attempt wins over the automatic trigger (docs/spec/runtime.md §3.3 step 1).
     StartAttempt(*result, BuildRequest(), true);
     return;
   }
-  if (TriggersAutomatic(*result)) {
+  if (slot_.TriggersAutomatic(definition_.compaction->automatic, pressure_, result->basis)) {
     // The runtime asks on its own behalf: a machine Compact, never journaled as an intent, that
     // opens an Automatic attempt consumed at this very boundary. While it runs no context-limit
     // failure is raised; the limit is enforced only after it fails.
@@ -642,7 +647,7 @@ void LoopActor::AfterTools() {
 std::size_t LoopActor::FoldQueued() {
   std::size_t folded = 0;
   // The input barrier: nothing leaves the queue while a compaction holds the slot.
-  while (!slot_ && !queue_.empty() && !halted_) {
+  while (!slot_.occupied() && !queue_.empty() && !halted_) {
     if (!CommitQueuedFront())
       break;
     ++folded;
@@ -703,20 +708,20 @@ void LoopActor::FinishTurn(TurnEnd end, std::string_view reason, std::string det
 
 void LoopActor::AfterTurnOrAttempt() {
   // D3: a Compact that arrived after the turn's last measurement runs on the idle path now.
-  if (slot_ && slot_->phase == AttemptPhase::kPending)
+  if (slot_.pending())
     return StartIdlePreparation();
   ResumeQueued();
 }
 
 void LoopActor::ResumeQueued() {
-  if (!turn_ && !slot_ && !queue_.empty())
+  if (!turn_ && !slot_.occupied() && !queue_.empty())
     StartTurn();
 }
 
 // --- compaction ---------------------------------------------------------------------------
 
 void LoopActor::StartIdlePreparation() {
-  Attempt& attempt = *slot_;
+  Attempt& attempt = *slot_.attempt();
   attempt.phase = AttemptPhase::kPreCounting;
   attempt.basis = basis_;
   attempt.request = BuildRequest();
@@ -726,76 +731,85 @@ void LoopActor::StartIdlePreparation() {
 }
 
 void LoopActor::OnPreCounted(std::uint64_t op, Result<ContextMeasurement, MeasureError> result) {
-  if (!slot_ || slot_->op != op || slot_->phase != AttemptPhase::kPreCounting)
+  Attempt* attempt = slot_.attempt();
+  if (!attempt || attempt->op != op || attempt->phase != AttemptPhase::kPreCounting)
     return;
   if (halted_ || exited_)
     return;
-  Attempt& attempt = *slot_;
   // Canonical rejections before the start are finalized at the snapshot basis with a zero
   // duration (docs/spec/runtime.md §2.5.1 step 5).
   auto reject_unstarted = [&](CompactRejectReason reason) {
-    attempt.started_at = session_.Now();
-    attempt.started_clock = session_.env().MonotonicNow();
-    Proposal proposal;
-    proposal.reject = reason;
+    attempt->started_at = session_.Now();
+    attempt->started_clock = session_.env().MonotonicNow();
+    Proposal proposal = Proposal::Rejected(reason);
     if (Finalize(proposal))
       ResumeQueued();
   };
-  if (!(basis_ == attempt.basis))
+  // What was counted is no longer the loop's request: a message was committed, or the request
+  // changed (LoopRequestChanged: the system prompt is the one part of the shape that can).
+  if (!(basis_ == attempt->basis) || attempt->request.system != definition_.system_prompt)
     return reject_unstarted(CompactRejectReason::kStaleBasis);
   if (!result)
     return reject_unstarted(ReasonForMeasureError(result.error()));
   ApplyMeasurement(*result);
   if (halted_)
     return;
-  StartAttempt(*result, attempt.request, false);
+  StartAttempt(*result, attempt->request, false);
+}
+
+PublishOutcome LoopActor::AnswerWaiters(InfrastructureFailure::Kind kind, const Uuid& attempt,
+                                        const std::vector<Waiter>& waiters,
+                                        Result<std::vector<Event>, InvalidEventError> batch) {
+  PublishOutcome outcome;
+  if (!batch) {
+    // A reply that cannot be stamped names a zero attempt or command: an invariant of the
+    // slot broke. Nothing of the batch is published, and the loop stops as after a journal
+    // failure, so that no waiter is left believing a terminal it never sees.
+    session_.Fault();
+    outcome = PublishOutcome{Published::kFatal,
+                             "a waiter reply could not be built: " + batch.error().Message()};
+  } else {
+    outcome = PublishBatch(*batch);
+  }
+  if (outcome.ok()) {
+    for (const Waiter& w : waiters)
+      cancellations_.erase(w.command);
+    return outcome;
+  }
+  InfrastructureFailure failure{kind, id_, attempt, {}, outcome.detail};
+  for (const Waiter& w : waiters)
+    failure.waiters.push_back(w.command);
+  if (outcome.status == Published::kFatal)
+    halted_ = true;
+  session_.Report(std::move(failure));
+  return outcome;
 }
 
 void LoopActor::RejectPreStart(CompactRejectReason reason) {
-  Attempt attempt = std::move(*slot_);
-  slot_.reset();
+  Attempt attempt = slot_.Take();
   interrupting_ = false;
   attempt.stop.request_stop();
-  const EventHeader terminal = LoopHeader();
-  std::vector<Event> replies;
-  for (const Waiter& waiter : attempt.waiters) {
-    CompactWaiterRejected reply =
-        MakeWaiterRejected(terminal, attempt.id, waiter.command, waiter.agency, reason);
-    (void)StampWaiterReply(reply, session_.Now());
-    replies.emplace_back(std::move(reply));
-  }
   // One append: every waiter is answered, or (on a journal failure) none is and restore
   // has nothing contradictory to repair.
-  PublishOutcome outcome = PublishBatch(replies);
-  if (!outcome.ok()) {
-    InfrastructureFailure failure{InfrastructureFailure::Kind::kPreStartReply,
-                                  id_,
-                                  attempt.id,
-                                  {},
-                                  std::move(outcome.detail)};
-    for (const Waiter& w : attempt.waiters)
-      failure.waiters.push_back(w.command);
-    if (outcome.status == Published::kFatal)
-      halted_ = true;
-    session_.Report(std::move(failure));
-  }
+  (void)AnswerWaiters(InfrastructureFailure::Kind::kPreStartReply, attempt.id, attempt.waiters,
+                      WaiterRejections(attempt.id, attempt.waiters, LoopHeader(), reason,
+                                       std::nullopt, session_.Now()));
 }
 
 void LoopActor::CancelAttemptNow(CompactRejectReason reason) {
-  Attempt& attempt = *slot_;
+  Attempt& attempt = *slot_.attempt();
   attempt.stop.request_stop();
   if (attempt.phase != AttemptPhase::kInProgress)
     return RejectPreStart(reason);
   // Ours: the attempt ends now instead of when the compactor returns; the compactor's stop
   // token is requested and its late result is dropped by the operation number.
-  Proposal proposal;
-  proposal.reject = reason;
+  Proposal proposal = Proposal::Rejected(reason);
   Finalize(proposal);
 }
 
 bool LoopActor::StartAttempt(const ContextMeasurement& candidate, InferenceRequest request,
                              bool in_turn) {
-  Attempt& attempt = *slot_;
+  Attempt& attempt = *slot_.attempt();
   attempt.in_turn = in_turn;
   if (auto cancel = LatchedCancel()) {
     RejectPreStart(*cancel);
@@ -809,10 +823,6 @@ bool LoopActor::StartAttempt(const ContextMeasurement& candidate, InferenceReque
   attempt.request = std::move(request);
   attempt.started_at = session_.Now();
   attempt.started_clock = session_.env().MonotonicNow();
-  const CompactionPolicy& policy = *definition_.compaction;
-
-  auto selection = SelectRetainedTail(history_, derived_prefix_, policy.keep_recent_segments,
-                                      policy.keep_recent_tokens);
 
   CompactionStarted started;
   started.header = LoopHeader();
@@ -822,307 +832,120 @@ bool LoopActor::StartAttempt(const ContextMeasurement& candidate, InferenceReque
   PublishOutcome outcome = Publish(started);
   if (outcome.status == Published::kFatal) {
     // No events at all: the slot is abandoned and the session is faulted.
-    InfrastructureFailure failure{InfrastructureFailure::Kind::kProgressPublication,
-                                  id_,
-                                  attempt.id,
-                                  {},
-                                  std::move(outcome.detail)};
-    for (const Waiter& w : attempt.waiters)
-      failure.waiters.push_back(w.command);
-    slot_.reset();
+    InfrastructureFailure failure{InfrastructureFailure::Kind::kProgressPublication, id_,
+                                  attempt.id, attempt.WaiterIds(), std::move(outcome.detail)};
+    slot_.Take();
     halted_ = true;
     session_.Report(std::move(failure));
     return false;
   }
-  auto conclude_now = [&](CompactRejectReason reason,
-                          std::optional<CompactRejectDetail> detail = std::nullopt) {
-    Proposal proposal;
-    proposal.reject = reason;
-    proposal.detail = std::move(detail);
-    const bool finalized = Finalize(proposal);
-    if (in_turn && turn_) {
-      ContinueTurnAfterOutcome(proposal, finalized);
-    } else if (finalized) {
-      ResumeQueued();
-    }
-    return false;
-  };
   if (outcome.status == Published::kRefused) {
-    return conclude_now(CompactRejectReason::kProgressPublication);
+    Conclude(Proposal::Rejected(CompactRejectReason::kProgressPublication), in_turn);
+    return false;
   }
-  if (!selection)
-    return conclude_now(CompactRejectReason::kUnavailable, selection.error().reject_detail);
-  attempt.retained = selection->retained;
 
-  CompactionInput input;
-  input.basis = attempt.basis;
-  input.model = candidate.model;
-  input.request_fingerprint = candidate.request_fingerprint;
-  input.transcript = ProjectForCompaction(selection->head);
-  input.max_summary_tokens = policy.max_summary_tokens;
-  // The current request is in the compacted span when no user message is retained (the tail
-  // then starts inside the request's own segment, or nothing is retained).
-  const bool request_in_head =
-      std::none_of(attempt.retained.begin(), attempt.retained.end(),
-                   [](const Message& m) { return m.role() == Role::kUser; });
+  AttemptInput input;
+  input.candidate = candidate;
+  input.request = attempt.request;
+  input.derived_prefix = derived_prefix_;
+  input.limits = definition_.limits;
+  input.policy = *definition_.compaction;
+  input.counter = definition_.counter;
+  input.compactor = definition_.compactor;
   // Enforcement never strands a turn: an automatic attempt the turn needs before its next
   // model call (the request at or over the limit) commits with the shortfall recorded
   // (docs/decisions.md P13, docs/runtime.md §5.7).
-  const bool may_waive = attempt.reason == CompactionReason::kAutomatic && in_turn && turn_ &&
-                         turn_->boundary != Boundary::kTerminal &&
-                         candidate.input_tokens >= candidate.input_limit;
-
+  input.may_waive_coverage = attempt.reason == CompactionReason::kAutomatic && in_turn && turn_ &&
+                             turn_->boundary != Boundary::kTerminal &&
+                             candidate.input_tokens >= candidate.input_limit;
   const std::uint64_t op = next_op_++;
   attempt.op = op;
-  auto execute = [&timers = session_.timers(), input = std::move(input),
-                  retained = attempt.retained, shape = attempt.request, candidate,
-                  limits = definition_.limits, policy, counter = definition_.counter,
-                  compactor = definition_.compactor, stop = attempt.stop.get_token(),
-                  request_in_head, may_waive]() mutable {
-    Proposal proposal;
-    auto reject = [&proposal](CompactRejectReason reason,
-                              std::optional<std::string> turn_failure = std::nullopt) {
-      proposal.reject = reason;
-      proposal.turn_failure = std::move(turn_failure);
-    };
-    auto measure = [&](std::vector<Message> messages) {
-      InferenceRequest request = shape;
-      request.messages = std::move(messages);
-      return Measure(request, input.basis, limits, policy, *counter, timers, stop);
-    };
-    auto reject_measure = [&](const MeasureError& error) {
-      const CompactRejectReason reason = ReasonForMeasureError(error);
-      reject(reason, reason == CompactRejectReason::kContextLimitUnknown
-                         ? std::optional<std::string>("context_limit_unknown")
-                         : std::nullopt);
-    };
-    [&] {
-      if (!retained.empty()) {
-        auto tail = measure(retained);
-        if (!tail)
-          return reject_measure(tail.error());
-        // Overflow-safe: tail + budget < limit.
-        const TokenCount limit = candidate.input_limit;
-        if (tail->input_tokens >= limit ||
-            policy.max_summary_tokens >= limit - tail->input_tokens) {
-          reject(CompactRejectReason::kRetainedTailTooLarge);
-          proposal.detail =
-              CompactRejectDetail{RejectDetailKind::kTailTooLarge, std::nullopt, tail->input_tokens,
-                                  limit, policy.max_summary_tokens};
-          return;
-        }
-      }
-      auto output = compactor->Compact(input, stop);
-      if (!output)
-        return reject(RejectReasonFor(output.error()));
-      if (!(output->basis == input.basis) || !(output->model == candidate.model) ||
-          !(output->request_fingerprint == candidate.request_fingerprint)) {
-        return reject(CompactRejectReason::kInvalidSummary);
-      }
-      // Whatever the compactor promises, nothing unvalidated reaches the journal.
-      if (!output->Validate().ok())
-        return reject(CompactRejectReason::kInvalidSummary);
-      // The summary must also be what CompactionCommitted accepts: one non-blank text block.
-      const auto& blocks = output->summary.blocks;
-      const TextBlock* text = blocks.size() == 1 ? blocks[0].as<TextBlock>() : nullptr;
-      if (text == nullptr || IsBlankText(text->text))
-        return reject(CompactRejectReason::kInvalidSummary);
-      // The runtime judges every compactor's summary by the same strict grammar a model
-      // compactor's passes (ValidateCompactionResponse step 9), so an application's Compactor
-      // cannot commit text that is not a <conversation_summary>. The failure maps through
-      // RejectReasonFor exactly as a compactor's own kInvalidSummary does. What is installed is
-      // what ParseSummary returns, as ValidateCompactionResponse installs (the input, byte for
-      // byte).
-      auto parsed = ParseSummary(text->text);
-      if (!parsed) {
-        return reject(RejectReasonFor(CompactorError{CompactorErrorKind::kInvalidSummary,
-                                                     std::move(parsed).error(), std::nullopt,
-                                                     "summary grammar"}));
-      }
-      output->summary = std::move(parsed).value();
-      const CoveragePolicy& coverage = policy.coverage;
-      if (coverage.mode != CoverageMode::kOff) {
-        const auto& summary_text = output->summary.blocks[0].as<TextBlock>()->text;
-        CoverageReport report = CheckCoverage(ExtractAnchors(input.transcript, request_in_head),
-                                              summary_text, retained, coverage.required);
-        if (coverage.mode == CoverageMode::kEnforce &&
-            CoverageShort(report, coverage.min_ratio, coverage.required)) {
-          if (!may_waive) {
-            proposal.coverage = std::move(report);
-            return reject(CompactRejectReason::kCoverageInsufficient);
-          }
-          report.waived = true;
-        }
-        proposal.coverage = std::move(report);
-      }
-      std::vector<Message> replaced;
-      replaced.reserve(retained.size() + 1);
-      replaced.emplace_back(output->summary);
-      replaced.insert(replaced.end(), retained.begin(), retained.end());
-      auto post = measure(std::move(replaced));
-      if (!post)
-        return reject_measure(post.error());
-      if (post->input_tokens >= post->input_limit) {
-        return reject(CompactRejectReason::kSummaryTooLarge, "summary_too_large");
-      }
-      proposal.summary = std::move(output->summary);
-      proposal.post = *post;
-    }();
-    return proposal;
-  };
-  OffActor(op, std::move(execute), &LoopActor::OnOutcome);
+  OffActor(
+      op,
+      [&timers = session_.timers(), input = std::move(input), stop = attempt.stop.get_token()] {
+        return RunAttempt(input, timers, stop);
+      },
+      &LoopActor::OnOutcome);
   return true;
 }
 
 void LoopActor::OnOutcome(std::uint64_t op, Proposal proposal) {
-  if (!slot_ || slot_->op != op || slot_->phase != AttemptPhase::kInProgress)
+  const Attempt* attempt = slot_.attempt();
+  if (!attempt || attempt->op != op || attempt->phase != AttemptPhase::kInProgress)
     return;
   if (halted_ || exited_)
     return;
-  Attempt& attempt = *slot_;
-  if (!proposal.reject) {
-    // The compare-and-swap: the proposal may replace only the exact context it was made for.
-    const ContextMeasurement& candidate = *attempt.candidate;
-    const bool current = measurement_ && measurement_->basis == attempt.basis &&
-                         basis_ == attempt.basis && measurement_->model == candidate.model &&
-                         measurement_->request_fingerprint == candidate.request_fingerprint;
-    if (!current)
-      proposal.reject = CompactRejectReason::kStaleBasis;
-  }
-  const bool in_turn = attempt.in_turn;
+  // The compare-and-swap: the proposal may replace only the exact context it was made for.
+  if (!proposal.reject && IsStale(*attempt, basis_, measurement_))
+    proposal.reject = CompactRejectReason::kStaleBasis;
+  Conclude(std::move(proposal), attempt->in_turn);
+}
+
+void LoopActor::Conclude(Proposal proposal, bool in_turn) {
+  const CompactionReason reason = slot_.attempt()->reason;
+  const ContextBasis basis = slot_.attempt()->basis;
   const bool finalized = Finalize(proposal);
   if (in_turn && turn_) {
-    ContinueTurnAfterOutcome(proposal, finalized);
+    ContinueTurnAfterOutcome(proposal, reason, basis, finalized);
   } else if (finalized) {
     ResumeQueued();
   }
 }
 
 bool LoopActor::Finalize(Proposal& proposal) {
-  Attempt& attempt = *slot_;
-  proposal.attempt_reason = attempt.reason;
-  proposal.attempt_basis = attempt.basis;
+  const Attempt& attempt = *slot_.attempt();
   const auto elapsed = session_.env().MonotonicNow() - attempt.started_clock;
   const auto duration = std::max(std::chrono::nanoseconds(0),
                                  std::chrono::duration_cast<std::chrono::nanoseconds>(elapsed));
   const EventHeader header = LoopHeader();
-  std::vector<Uuid> waiter_ids;
-  for (const Waiter& w : attempt.waiters)
-    waiter_ids.push_back(w.command);
-
-  auto report = [&](InfrastructureFailure::Kind kind, std::size_t first_unanswered,
-                    PublishOutcome& outcome) {
-    InfrastructureFailure failure{kind, id_, attempt.id, {}, std::move(outcome.detail)};
-    for (std::size_t i = first_unanswered; i < waiter_ids.size(); ++i) {
-      failure.waiters.push_back(waiter_ids[i]);
-    }
-    if (outcome.status == Published::kFatal)
-      halted_ = true;
+  const bool commit = !proposal.reject;
+  if (commit && attempt.basis.revision == std::numeric_limits<ContextRevision>::max()) {
+    InfrastructureFailure failure{InfrastructureFailure::Kind::kTerminalAppend, id_, attempt.id,
+                                  attempt.WaiterIds(), "the basis revision cannot advance"};
     session_.Report(std::move(failure));
-  };
-
-  if (!proposal.reject) {
-    if (attempt.basis.revision == std::numeric_limits<ContextRevision>::max()) {
-      PublishOutcome outcome{Published::kRefused, "the basis revision cannot advance"};
-      report(InfrastructureFailure::Kind::kTerminalAppend, 0, outcome);
-      return false;
-    }
-    CompactionCommitted committed;
-    committed.header = header;
-    committed.attempt_id = attempt.id;
-    committed.waiter_command_ids = waiter_ids;
-    committed.reason = attempt.reason;
-    committed.basis = attempt.basis;
-    committed.summary = proposal.summary;
-    committed.retained = attempt.retained;
-    committed.post_context = proposal.post;
-    committed.post_context.basis = ContextBasis{attempt.basis.revision + 1, header.event_id};
-    // The post fingerprint names the replaced request at its own basis.
-    InferenceRequest post_request = attempt.request;
-    post_request.messages.clear();
-    post_request.messages.emplace_back(proposal.summary);
-    post_request.messages.insert(post_request.messages.end(), attempt.retained.begin(),
-                                 attempt.retained.end());
-    committed.post_context.request_fingerprint = RequestFingerprint(
-        post_request, committed.post_context.basis, committed.post_context.quality);
-    committed.duration = duration;
-    committed.coverage = proposal.coverage;
-    std::vector<Event> batch;
-    batch.emplace_back(committed);
-    for (const Waiter& waiter : attempt.waiters) {
-      CompactWaiterResolved reply =
-          MakeWaiterResolved(header, attempt.id, waiter.command, waiter.agency, header.event_id);
-      (void)StampWaiterReply(reply, session_.Now());
-      batch.emplace_back(std::move(reply));
-    }
-    // The terminal and its replies are one append (one fsync): either the commit is durable
-    // with every waiter answered, or nothing of it is.
-    PublishOutcome outcome = PublishBatch(batch);
-    if (outcome.status == Published::kRefused) {
-      // The commit itself is malformed (not a journal failure): an invariant broke, and the
-      // attempt ends as a rejection instead of wedging the slot.
-      report(InfrastructureFailure::Kind::kTerminalAppend, 0, outcome);
-      Proposal internal;
-      internal.reject = CompactRejectReason::kInternal;
-      const bool finalized = Finalize(internal);
-      proposal = std::move(internal);  // the turn decides on what was journaled
-      return finalized;
-    }
-    if (!outcome.ok()) {
-      report(InfrastructureFailure::Kind::kTerminalAppend, 0, outcome);
-      return false;
-    }
+    return false;
+  }
+  auto terminal = TerminalFor(attempt, proposal, header, duration, session_.Now());
+  std::optional<ContextMeasurement> post;
+  auto batch = [&]() -> Result<std::vector<Event>, InvalidEventError> {
+    if (!terminal)
+      return Fail(terminal.error());
+    post = terminal->post_context;
+    return std::move(terminal->batch);
+  }();
+  // The terminal and its replies are one append (one fsync): either the outcome is durable
+  // with every waiter answered, or nothing of it is.
+  PublishOutcome outcome = AnswerWaiters(InfrastructureFailure::Kind::kTerminalAppend, attempt.id,
+                                         attempt.waiters, std::move(batch));
+  if (commit && outcome.status == Published::kRefused) {
+    // The commit itself is malformed (not a journal failure): an invariant broke, and the
+    // attempt ends as a rejection instead of wedging the slot.
+    proposal = Proposal::Rejected(CompactRejectReason::kInternal);
+    return Finalize(proposal);  // the turn decides on what was journaled
+  }
+  if (!outcome.ok())
+    return false;
+  if (commit) {
     // Only now, with the terminal and every reply durable, does the live history change.
     std::vector<Message> history;
-    history.reserve(attempt.retained.size() + 1);
+    history.reserve(proposal.retained.size() + 1);
     history.emplace_back(proposal.summary);
-    for (Message& m : attempt.retained)
+    for (Message& m : proposal.retained)
       history.push_back(std::move(m));
     history_ = std::move(history);
     derived_prefix_ = 1;
-    basis_ = committed.post_context.basis;
-    measurement_ = committed.post_context;
+    basis_ = post->basis;
+    measurement_ = *post;
     pressure_ = PressureLevel::kUnknown;  // no hysteresis carries over a commit
-    pressure_ = LevelFor(committed.post_context);
-    automatic_latch_.reset();  // the basis moved: automatic compaction re-arms
-  } else {
-    CompactionRejected rejected;
-    rejected.header = header;
-    rejected.attempt_id = attempt.id;
-    rejected.waiter_command_ids = waiter_ids;
-    rejected.reason = attempt.reason;
-    rejected.basis = attempt.basis;
-    rejected.reject_reason = *proposal.reject;
-    rejected.duration = duration;
-    // A detail only ever explains the reason it was made for (a later stale-basis or internal
-    // verdict replaces the reason, and the detail with it).
-    if (proposal.detail && DetailBelongsTo(proposal.detail->kind, *proposal.reject))
-      rejected.detail = proposal.detail;
-    if (proposal.reject == CompactRejectReason::kCoverageInsufficient)
-      rejected.coverage = proposal.coverage;
-    std::vector<Event> batch;
-    batch.emplace_back(rejected);
-    for (const Waiter& waiter : attempt.waiters) {
-      CompactWaiterRejected reply = MakeWaiterRejected(
-          header, attempt.id, waiter.command, waiter.agency, *proposal.reject, rejected.detail);
-      (void)StampWaiterReply(reply, session_.Now());
-      batch.emplace_back(std::move(reply));
-    }
-    PublishOutcome outcome = PublishBatch(batch);
-    if (!outcome.ok()) {
-      report(InfrastructureFailure::Kind::kTerminalAppend, 0, outcome);
-      return false;
-    }
-    // Only a durable automatic rejection sets the latch (docs/spec/runtime.md §3.4).
-    if (attempt.reason == CompactionReason::kAutomatic)
-      automatic_latch_ = attempt.basis;
+    pressure_ = LevelFor(*post);
   }
-  slot_.reset();
+  slot_.Concluded(commit);
   interrupting_ = false;
   return true;
 }
 
-void LoopActor::ContinueTurnAfterOutcome(const Proposal& proposal, bool finalized) {
+void LoopActor::ContinueTurnAfterOutcome(const Proposal& proposal, CompactionReason reason,
+                                         const ContextBasis& basis, bool finalized) {
   if (!turn_ || halted_)
     return;
   if (!finalized) {
@@ -1131,16 +954,15 @@ void LoopActor::ContinueTurnAfterOutcome(const Proposal& proposal, bool finalize
   }
   const bool continuation = turn_->boundary != Boundary::kTerminal;
   // A manual attempt failed at an unchanged basis under an automatic policy: measure again, so
-  // that the automatic trigger may open its own attempt at the same basis (docs/spec/runtime.md
-  // §2.10 step 10, §3.6). Cancellations never retry: the interrupt path ends the turn itself.
-  if (proposal.reject && definition_.compaction->automatic &&
-      proposal.attempt_reason == CompactionReason::kManual && proposal.attempt_basis == basis_) {
+  // that the automatic trigger may open its own attempt at the same basis (docs/spec/runtime.md §2.10
+  // step 10, §3.6). Cancellations never retry: the interrupt path ends the turn itself.
+  if (proposal.reject && definition_.compaction->automatic && reason == CompactionReason::kManual &&
+      basis == basis_) {
     return MeasureInTurn(turn_->boundary);
   }
   // A terminal answer is never rewritten: the turn is complete whatever the outcome, except
   // when the compaction was canceled (the compactor's own stop or timeout): the turn did not
-  // finish its work and ends interrupted, the answer staying committed (docs/spec/runtime.md
-  // §2.13).
+  // finish its work and ends interrupted, the answer staying committed (docs/spec/runtime.md §2.13).
   if (!continuation) {
     if (proposal.reject == CompactRejectReason::kCanceled)
       return FinishTurn(TurnEnd::kCanceled);

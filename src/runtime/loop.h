@@ -9,7 +9,9 @@
 
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <future>
+#include <map>
 #include <memory>
 #include <optional>
 #include <stop_token>
@@ -19,6 +21,8 @@
 #include "harness/compaction/compactor.h"
 #include "harness/compaction/output.h"
 #include "harness/runtime/session.h"
+#include "runtime/attempt.h"
+#include "runtime/compaction_slot.h"
 #include "runtime/executor.h"
 #include "runtime/measure.h"
 #include "runtime/session_core.h"
@@ -57,7 +61,9 @@ class LoopActor : public std::enable_shared_from_this<LoopActor> {
   // Decided under the session's registry lock.
   bool exiting = false;
 
-  void PostCompact(Compact command);
+  // `stop`: the caller's cancellation; requested while the command waits in the slot, the
+  // command is answered Canceled (OnWaiterCanceled).
+  void PostCompact(Compact command, std::stop_token stop = {});
   void PostInput(SubmitInput command);
   void PostInterrupt(Interrupt command);
   // The future is ready once the loop has exited.
@@ -81,41 +87,6 @@ class LoopActor : public std::enable_shared_from_this<LoopActor> {
   }
 
  private:
-  struct Waiter {
-    Uuid command;
-    EventTime created_at;
-    Agency agency = Agency::kUser;
-  };
-  enum class AttemptPhase { kPending, kPreCounting, kInProgress };
-  struct Attempt {
-    Uuid id;
-    CompactionReason reason = CompactionReason::kManual;
-    std::vector<Waiter> waiters;  // canonical order
-    AttemptPhase phase = AttemptPhase::kPending;
-    ContextBasis basis;
-    std::optional<ContextMeasurement> candidate;
-    InferenceRequest request;  // the candidate request (its shape is reused for counts)
-    std::vector<Message> retained;
-    EventTime started_at{};
-    std::chrono::steady_clock::time_point started_clock{};
-    std::stop_source stop;
-    std::uint64_t op = 0;
-    bool in_turn = false;
-  };
-  // What the executor hands back.
-  struct Proposal {
-    std::optional<CompactRejectReason> reject;
-    UserMessage summary;
-    ContextMeasurement post;                    // basis is the attempt's; the finalizer moves it
-    std::optional<std::string> turn_failure;    // the turn fails with this reason (continuation)
-    std::optional<CompactRejectDetail> detail;  // why, for unavailable / retained_tail_too_large
-    // The coverage report (policy coverage not off): journaled with a commit, and with a
-    // CoverageInsufficient rejection.
-    std::optional<CoverageReport> coverage;
-    // Filled in by Finalize: what the attempt was, for the turn's decision after it.
-    CompactionReason attempt_reason = CompactionReason::kUnspecified;
-    ContextBasis attempt_basis;
-  };
   enum class Boundary { kPreInference, kContinuation, kTerminal };
   struct Turn {
     Uuid id;
@@ -131,7 +102,8 @@ class LoopActor : public std::enable_shared_from_this<LoopActor> {
   enum class TurnEnd { kCompleted, kFailed, kInterrupted, kShuttingDown, kCanceled };
 
   // --- commands (on the strand)
-  void OnCompact(Compact command);
+  void OnCompact(Compact command, std::stop_token stop);
+  void OnWaiterCanceled(const Uuid& command);
   void OnInput(SubmitInput command);
   void OnInterrupt();
   void OnShutdown();
@@ -190,20 +162,31 @@ class LoopActor : public std::enable_shared_from_this<LoopActor> {
   void FinishTurn(TurnEnd end, std::string_view reason = {}, std::string detail = {});
   void AfterTurnOrAttempt();
 
-  // --- compaction
+  // --- compaction (the decisions are CompactionSlot's and RunAttempt's; this applies them)
   // False when no attempt id could be minted (reported; the loop stops).
   bool OpenAttempt(const Waiter& opener);
-  bool TriggersAutomatic(const ContextMeasurement& measurement) const;
   void StartIdlePreparation();
   void OnPreCounted(std::uint64_t op, Result<ContextMeasurement, MeasureError> result);
   // Returns true when the attempt is now in progress (the caller waits for its outcome).
   bool StartAttempt(const ContextMeasurement& candidate, InferenceRequest request, bool in_turn);
   void OnOutcome(std::uint64_t op, Proposal proposal);
+  // Ends the attempt `proposal` concluded (Finalize) and continues: the turn it ran in, or the
+  // queued input when it ran idle.
+  void Conclude(Proposal proposal, bool in_turn);
   void RejectPreStart(CompactRejectReason reason);
   // Publishes the canonical terminal and the replies; on success applies a commit, clears the
   // slot and returns true. On failure the slot stays occupied and nothing is applied.
+  // `proposal` becomes what was journaled (an Internal rejection replaces a refused commit).
   bool Finalize(Proposal& proposal);
-  void ContinueTurnAfterOutcome(const Proposal& proposal, bool finalized);
+  // Appends `batch` (a terminal and its replies, or replies alone: each answers one of
+  // `waiters`) as one journal append. A batch that could not be built (a reply that cannot be
+  // stamped: an invariant broke) faults the session as a journal failure does; either way the
+  // failure is reported as `kind` naming `waiters` as unanswered, and a fatal one halts the loop.
+  PublishOutcome AnswerWaiters(InfrastructureFailure::Kind kind, const Uuid& attempt,
+                               const std::vector<Waiter>& waiters,
+                               Result<std::vector<Event>, InvalidEventError> batch);
+  void ContinueTurnAfterOutcome(const Proposal& proposal, CompactionReason reason,
+                                const ContextBasis& basis, bool finalized);
   void CancelAttemptNow(CompactRejectReason reason);
   std::optional<CompactRejectReason> LatchedCancel() const;
   void ResumeQueued();
@@ -224,11 +207,13 @@ class LoopActor : public std::enable_shared_from_this<LoopActor> {
   PressureLevel pressure_ = PressureLevel::kUnknown;
   std::uint64_t turn_index_ = 0;
   std::deque<QueuedInput> queue_;
-  std::optional<Attempt> slot_;
+  CompactionSlot slot_;
+  // The callers' cancellations of the commands waiting in the slot. A callback only posts
+  // OnWaiterCanceled (it runs on the caller's thread); the entry goes once the command is
+  // answered, or at exit.
+  std::map<Uuid, std::unique_ptr<std::stop_callback<std::function<void()>>>> cancellations_;
   std::optional<Turn> turn_;
   bool interrupting_ = false;
-  // The basis of the last durable automatic rejection: no new automatic attempt there.
-  std::optional<ContextBasis> automatic_latch_;
   bool shutting_down_ = false;
   bool exited_ = false;
   bool halted_ = false;  // a durable publication failed: do nothing more but exit

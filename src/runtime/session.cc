@@ -36,6 +36,8 @@ std::string_view SessionErrorKindName(SessionErrorKind kind) {
       return "suspended";
     case SessionErrorKind::kIdUnavailable:
       return "id_unavailable";
+    case SessionErrorKind::kCanceled:
+      return "canceled";
   }
   return "";
 }
@@ -488,7 +490,7 @@ Result<CommandHeader, SessionError> NewHeader(SessionCore& core, const Uuid& loo
 
 }  // namespace
 
-Result<Uuid, SessionError> Session::Compact() {
+Result<Uuid, SessionError> Session::Compact(std::stop_token stop) {
   std::optional<Uuid> active;
   {
     std::lock_guard lock(core_->registry_mutex);
@@ -498,10 +500,10 @@ Result<Uuid, SessionError> Session::Compact() {
     return Fail(std::move(*refused));
   if (!active)
     return Fail(SessionError{SessionErrorKind::kLoopNotFound, "no active loop"});
-  return CompactToLoop(*active);
+  return CompactToLoop(*active, std::move(stop));
 }
 
-Result<Uuid, SessionError> Session::CompactToLoop(const Uuid& loop) {
+Result<Uuid, SessionError> Session::CompactToLoop(const Uuid& loop, std::stop_token stop) {
   if (auto refused = core_->Refusal())
     return Fail(std::move(*refused));
   ::harness::Compact command;
@@ -517,13 +519,19 @@ Result<Uuid, SessionError> Session::CompactToLoop(const Uuid& loop) {
       return Fail(SessionError{SessionErrorKind::kSuspended, ""});
     if ((*actor)->exiting)
       return Fail(SessionError{SessionErrorKind::kLoopExited, ""});
+    // Checked before the intent is journaled: a caller that stopped waiting leaves nothing
+    // behind that restore would have to answer.
+    if (stop.stop_requested()) {
+      return Fail(SessionError{SessionErrorKind::kCanceled,
+                               "the caller's stop token was already requested; nothing was sent"});
+    }
     HARNESS_TRY(command.header, NewHeader(*core_, loop, Agency::kUser));
     // D10: durable before the id leaves, so a crash at any later moment leaves a command that
     // restore answers. Appended under the registry lock: the journal's order of intents is the
     // order commands reach the loops, and no exit or suspension slips in between.
     if (auto journaled = JournalIntentFor(*core_, **actor, command); !journaled.ok())
       return Fail(journaled.error());
-    (*actor)->PostCompact(command);
+    (*actor)->PostCompact(command, std::move(stop));
   }
   return command.header.command_id;
 }

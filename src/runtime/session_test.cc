@@ -13,6 +13,7 @@
 #include "harness/event/compaction.h"
 #include "harness/journal/memory_journal.h"
 #include "runtime/executor.h"
+#include "support/test_model.h"
 
 namespace harness {
 namespace {
@@ -51,12 +52,7 @@ class EchoCompactor final : public Compactor {
   Result<CompactionOutput, CompactorError> Compact(const CompactionInput& input,
                                                    std::stop_token) override {
     ++calls;
-    CompactionOutput output;
-    output.basis = input.basis;
-    output.model = input.model;
-    output.request_fingerprint = input.request_fingerprint;
-    output.summary.blocks.push_back(TextBlock{std::string(kSummary)});
-    return output;
+    return runtime_testing::EchoOutput(input, kSummary);
   }
   std::atomic<int> calls{0};
 };

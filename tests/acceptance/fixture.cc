@@ -7,6 +7,7 @@
 #include "harness/journal/memory_journal.h"
 #include "harness/summary/summary.h"
 #include "support/journal_builder.h"
+#include "support/test_model.h"
 
 namespace harness::acceptance {
 
@@ -40,23 +41,15 @@ UserMessage SummaryMessage() {
 }
 
 ModelKey TestModel() {
-  return ModelKey{"test", "model-1"};
+  return runtime_testing::TestModel();
 }
 
 ModelLimits TestLimits() {
-  return ModelLimits{100, 80, 20};
+  return runtime_testing::TestLimits();
 }
 
 CompactionPolicy TestPolicy() {
-  CompactionPolicy policy;
-  policy.automatic = false;
-  policy.keep_recent_segments = 1;
-  policy.keep_recent_tokens = 10'000;
-  policy.reserved_output = 20;
-  policy.safety_margin = 0;
-  policy.max_summary_tokens = 10;
-  policy.count_timeout = std::chrono::seconds(5);
-  return policy;
+  return runtime_testing::TestPolicy();
 }
 
 std::vector<Message> HistoryH() {

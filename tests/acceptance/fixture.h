@@ -31,7 +31,7 @@
 #include <thread>
 #include <vector>
 
-#include "core/testing/env.h"
+#include "support/env.h"
 #include "harness/compaction/compactor.h"
 #include "harness/compaction/policy.h"
 #include "harness/event/event.h"
@@ -292,7 +292,7 @@ class RecordingBackend final : public ForeignBackend {
 
 // SessionOptions::clock: starts at kT0 and advances 1 ns per read; Set moves it.
 // The session's Env: time starts at kT0 and moves 1 ns per reading (distinct stamps), ids are
-// sequential (core/testing/env.h).
+// sequential (support/env.h).
 class TestClock : public ManualEnv {
  public:
   static constexpr EventTime kT0 = EventTime(std::chrono::seconds(1'760'000'000));

@@ -1,4 +1,4 @@
-// Golden journal: a scripted session under a deterministic Env (core/testing/env.h) journals the
+// Golden journal: a scripted session under a deterministic Env (support/env.h) journals the
 // same records, byte for byte, on every run; the expected records are
 // tests/fixtures/golden-journal.jsonl. After an intended change of what is journaled,
 // regenerate it with HARNESS_UPDATE_GOLDEN=1 (docs/runtime.md "Time and ids") and review the

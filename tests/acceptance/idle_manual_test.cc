@@ -218,10 +218,26 @@ TEST_F(IdleManual, S13_UnknownLimitsAreContextLimitUnknownWithoutStarted) {
 }
 
 TEST_F(IdleManual, S14_BasisChangeDuringPreCountIsStaleBasis) {
-  GTEST_SKIP() << "No command changes an idle loop's basis: there are no request-shape changes "
-                  "(mode, model, tools) and input accepted during the pre-count is queued "
-                  "behind the slot (docs/runtime.md §4, §5.6). The StaleBasis path at pre-count "
-                  "or outcome time cannot be reached through the public API.";
+  // The one command that changes what an idle loop's next request is: a system-prompt change
+  // (input during the pre-count is queued behind the slot). The pre-count counted the old
+  // request, so the attempt is stale before it starts.
+  const auto [loop, c] = CompactHeldAt(counter_->gates());
+  ASSERT_TRUE(session_->ChangeLoopRequest(loop, LoopRequestChange{"be brief"}).ok());
+  ASSERT_TRUE(log_->WaitForCount<LoopRequestChanged>(1, loop));
+  counter_->gates().Release(1);
+
+  const auto reply = log_->WaitForReply(c);
+  ASSERT_TRUE(reply.has_value());
+  const auto* waiter = std::get_if<CompactWaiterRejected>(&*reply);
+  ASSERT_NE(waiter, nullptr) << Describe(*reply);
+  EXPECT_EQ(waiter->reason, CompactRejectReason::kStaleBasis);
+  const Events events = LoopEvents(loop);
+  EXPECT_EQ(CountOf<CompactionStarted>(events), 0u) << Describe(events);
+  const auto rejected = All<CompactionRejected>(events);
+  ASSERT_EQ(rejected.size(), 1u);
+  EXPECT_EQ(rejected[0].reject_reason, CompactRejectReason::kStaleBasis);
+  EXPECT_EQ(compactor_->calls(), 0u);
+  EXPECT_EQ(MustSnapshot(loop).history, HistoryH());
 }
 
 TEST_F(IdleManual, S15_InterruptDuringPreCountRejectsTheWaiterOnly) {

@@ -33,8 +33,10 @@
 //   * a second Compact intent for one command id is ignored when it names the same loop and is
 //     `unknown_command` otherwise; an intent after LoopExited is accepted (it is not a loop event,
 //     and repair answers it ShuttingDown);
-//   * the non-ControlLaneFull orphan rejections of one attempt must share one reason (runtime
-//     §5.2), which covers "Interrupted and ShuttingDown orphans in one attempt";
+//   * the orphan rejections of one attempt must share one reason (runtime §5.2), which covers
+//     "Interrupted and ShuttingDown orphans in one attempt", except those that answer one
+//     command alone while the attempt goes on: ControlLaneFull and Canceled (a caller that
+//     stopped waiting, docs/runtime.md §5.1); a terminal may follow them, without that command;
 //   * a LoopCreated announcing continued_history must be followed at once by LoopHistoryContinued
 //     events of its loop carrying exactly that many messages (the runtime appends them in one
 //     batch): any other record before they are complete, a continuation nobody announced or one
@@ -203,7 +205,8 @@ class CompactLedger {
   std::unordered_map<Uuid, std::size_t> reply_by_command_;
   std::unordered_map<Uuid, std::size_t> terminal_by_member_;
   // Per attempt without a terminal: the loop of its first orphan reply and the one reason its
-  // non-ControlLaneFull orphans share (kUnspecified while it has only lane-full ones).
+  // orphans share, leaving out those that answer one command alone, ControlLaneFull and
+  // Canceled (kUnspecified while it has only those: a terminal may still follow).
   struct Orphans {
     Uuid session;
     Uuid loop;

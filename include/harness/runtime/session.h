@@ -30,9 +30,16 @@
 //   hands it to the loop and returns the id. Every later outcome is an event: exactly one
 //   CompactWaiterResolved or CompactWaiterRejected answers the id, also after a crash (restore's
 //   waiter repair answers a journaled intent that has no reply).
+//   Cancellation (as the seed's context): both take an optional std::stop_token. Already
+//   requested -> kCanceled, checked after kLoopExited and before the intent is journaled
+//   (nothing is sent). Requested while the command waits in the loop's compaction slot -> that
+//   command alone is answered CompactWaiterRejected{Canceled} and leaves the attempt; the
+//   attempt goes on for its other waiters. When it was the attempt's last waiter the attempt
+//   ends: a pending one with the waiter-only reply (no Started, no terminal), one in progress
+//   with CompactionRejected{Canceled} and the reply (its compactor's stop token requested).
+//   Requested after the reply, it changes nothing.
 // - Intents (docs/spec/decisions.md D10): CompactToLoop, SubmitInputToLoop and Interrupt return an
-// id only
-//   once the command's intent is durable in the journal, so every id a caller ever holds
+//   id only once the command's intent is durable in the journal, so every id a caller ever holds
 //   survives a crash at any later moment. An intent the journal refuses fails the call with
 //   kJournal (the detail names the journal's error): nothing was accepted, no id is returned,
 //   the loop never sees the command, and the session is faulted (and that loop stopped) as by
@@ -76,6 +83,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <stop_token>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -110,11 +118,12 @@ enum class SessionErrorKind : std::uint8_t {
   kRestoreRefused = 10,    // Restore: the journal contradicts itself or the definitions
   kSuspended = 11,         // the session was suspended
   kIdUnavailable = 12,     // the Env could not mint an id (its random source failed)
+  kCanceled = 13,          // Compact/CompactToLoop: the caller's stop token was already requested
 };
 
 // "faulted", "loop_not_found", "compaction_unsupported", "loop_exited", "invalid_definition",
 // "invalid_argument", "journal", "session_exists", "session_not_found", "restore_refused",
-// "suspended", "id_unavailable"
+// "suspended", "id_unavailable", "canceled"
 std::string_view SessionErrorKindName(SessionErrorKind kind);
 
 struct SessionError {
@@ -286,8 +295,9 @@ class Session {
   Result<Uuid, SessionError> SubmitInputToLoop(const Uuid& loop, UserMessage message,
                                                Agency agency = Agency::kUser);
 
-  Result<Uuid, SessionError> Compact();
-  Result<Uuid, SessionError> CompactToLoop(const Uuid& loop);
+  // `stop`: the caller's cancellation (see the contract above); none by default.
+  Result<Uuid, SessionError> Compact(std::stop_token stop = {});
+  Result<Uuid, SessionError> CompactToLoop(const Uuid& loop, std::stop_token stop = {});
 
   Result<Uuid, SessionError> Interrupt(const Uuid& loop);
   // Journals LoopRequestChanged on the loop's actor and applies it (see the contract above);

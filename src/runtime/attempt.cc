@@ -1,0 +1,240 @@
+#include "runtime/attempt.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "harness/compaction/anchors.h"
+#include "harness/compaction/tail.h"
+#include "harness/content/transcript.h"
+#include "harness/summary/summary.h"
+
+namespace harness::runtime_detail {
+namespace {
+
+// The pipeline proper; RunAttempt turns an exception escaping it into an Internal rejection.
+Proposal Run(const AttemptInput& input, Timers& timers, const std::stop_token& stop) {
+  const CompactionPolicy& policy = input.policy;
+  const ContextMeasurement& candidate = input.candidate;
+  auto measure = [&](std::vector<Message> messages) {
+    InferenceRequest request = input.request;
+    request.messages = std::move(messages);
+    return Measure(request, candidate.basis, input.limits, policy, *input.counter, timers, stop);
+  };
+  auto reject_measure = [](const MeasureError& error) {
+    Proposal proposal = Proposal::Rejected(ReasonForMeasureError(error));
+    if (proposal.reject == CompactRejectReason::kContextLimitUnknown)
+      proposal.turn_failure = "context_limit_unknown";
+    return proposal;
+  };
+
+  auto selection = SelectRetainedTail(input.request.messages, input.derived_prefix,
+                                      policy.keep_recent_segments, policy.keep_recent_tokens);
+  if (!selection)
+    return Proposal::Rejected(CompactRejectReason::kUnavailable, selection.error().reject_detail);
+  std::vector<Message>& retained = selection->retained;
+
+  if (!retained.empty()) {
+    auto tail = measure(retained);
+    if (!tail)
+      return reject_measure(tail.error());
+    // Overflow-safe: tail + budget < limit.
+    const TokenCount limit = candidate.input_limit;
+    if (tail->input_tokens >= limit || policy.max_summary_tokens >= limit - tail->input_tokens) {
+      return Proposal::Rejected(
+          CompactRejectReason::kRetainedTailTooLarge,
+          CompactRejectDetail{RejectDetailKind::kTailTooLarge, std::nullopt, tail->input_tokens,
+                              limit, policy.max_summary_tokens});
+    }
+  }
+
+  CompactionInput compaction;
+  compaction.basis = candidate.basis;
+  compaction.model = candidate.model;
+  compaction.request_fingerprint = candidate.request_fingerprint;
+  compaction.transcript = ProjectForCompaction(selection->head);
+  compaction.max_summary_tokens = policy.max_summary_tokens;
+  auto output = input.compactor->Compact(compaction, stop);
+  if (!output)
+    return Proposal::Rejected(RejectReasonFor(output.error()));
+  if (!(output->basis == compaction.basis) || !(output->model == candidate.model) ||
+      !(output->request_fingerprint == candidate.request_fingerprint)) {
+    return Proposal::Rejected(CompactRejectReason::kInvalidSummary);
+  }
+  // Whatever the compactor promises, nothing unvalidated reaches the journal.
+  if (!output->Validate().ok())
+    return Proposal::Rejected(CompactRejectReason::kInvalidSummary);
+  // The summary must also be what CompactionCommitted accepts: one non-blank text block.
+  const auto& blocks = output->summary.blocks;
+  const TextBlock* text = blocks.size() == 1 ? blocks[0].as<TextBlock>() : nullptr;
+  if (text == nullptr || IsBlankText(text->text))
+    return Proposal::Rejected(CompactRejectReason::kInvalidSummary);
+  // The runtime judges every compactor's summary by the same strict grammar a model
+  // compactor's passes (ValidateCompactionResponse step 9), so an application's Compactor
+  // cannot commit text that is not a <conversation_summary>. The failure maps through
+  // RejectReasonFor exactly as a compactor's own kInvalidSummary does. What is installed is
+  // what ParseSummary returns, as ValidateCompactionResponse installs (the input, byte for
+  // byte).
+  auto parsed = ParseSummary(text->text);
+  if (!parsed) {
+    return Proposal::Rejected(RejectReasonFor(CompactorError{CompactorErrorKind::kInvalidSummary,
+                                                             std::move(parsed).error(),
+                                                             std::nullopt, "summary grammar"}));
+  }
+  output->summary = std::move(parsed).value();
+
+  Proposal proposal;
+  const CoveragePolicy& coverage = policy.coverage;
+  if (coverage.mode != CoverageMode::kOff) {
+    // The current request is in the compacted span when no user message is retained (the tail
+    // then starts inside the request's own segment, or nothing is retained).
+    const bool request_in_head = std::none_of(
+        retained.begin(), retained.end(), [](const Message& m) { return m.role() == Role::kUser; });
+    const auto& summary_text = output->summary.blocks[0].as<TextBlock>()->text;
+    CoverageReport report = CheckCoverage(ExtractAnchors(compaction.transcript, request_in_head),
+                                          summary_text, retained, coverage.required);
+    if (coverage.mode == CoverageMode::kEnforce &&
+        CoverageShort(report, coverage.min_ratio, coverage.required)) {
+      if (!input.may_waive_coverage) {
+        proposal.reject = CompactRejectReason::kCoverageInsufficient;
+        proposal.coverage = std::move(report);
+        return proposal;
+      }
+      report.waived = true;
+    }
+    proposal.coverage = std::move(report);
+  }
+
+  std::vector<Message> replaced;
+  replaced.reserve(retained.size() + 1);
+  replaced.emplace_back(output->summary);
+  replaced.insert(replaced.end(), retained.begin(), retained.end());
+  auto post = measure(std::move(replaced));
+  if (!post)
+    return reject_measure(post.error());
+  if (post->input_tokens >= post->input_limit) {
+    Proposal too_large = Proposal::Rejected(CompactRejectReason::kSummaryTooLarge);
+    too_large.turn_failure = "summary_too_large";
+    return too_large;
+  }
+  proposal.summary = std::move(output->summary);
+  proposal.retained = std::move(retained);
+  proposal.post = *post;
+  return proposal;
+}
+
+// What CompactionCommitted and CompactionRejected share.
+template <class TerminalEvent>
+TerminalEvent TerminalOf(const Attempt& attempt, const EventHeader& header,
+                         std::chrono::nanoseconds duration) {
+  TerminalEvent event;
+  event.header = header;
+  event.attempt_id = attempt.id;
+  event.waiter_command_ids = attempt.WaiterIds();
+  event.reason = attempt.reason;
+  event.basis = attempt.basis;
+  event.duration = duration;
+  return event;
+}
+
+template <class Reply>
+Status<InvalidEventError> StampInto(std::vector<Event>& batch, Reply reply, EventTime now) {
+  if (auto stamped = StampWaiterReply(reply, now); !stamped.ok())
+    return stamped;
+  batch.emplace_back(std::move(reply));
+  return {};
+}
+
+}  // namespace
+
+CompactRejectReason ReasonForMeasureError(const MeasureError& error) {
+  return error.kind == MeasureError::Kind::kLimitUnknown ? CompactRejectReason::kContextLimitUnknown
+                                                         : CompactRejectReason::kContextCountFailed;
+}
+
+Proposal RunAttempt(const AttemptInput& input, Timers& timers, std::stop_token stop) {
+  // The Compactor and ContextCounter interfaces promise not to throw; one that does anyway is
+  // an application's bug, and the attempt ends as an invariant failure instead of taking the
+  // process down from a pool thread.
+  try {
+    return Run(input, timers, stop);
+  } catch (...) {
+    return Proposal::Rejected(CompactRejectReason::kInternal);
+  }
+}
+
+bool IsStale(const Attempt& attempt, const ContextBasis& basis,
+             const std::optional<ContextMeasurement>& measurement) {
+  const ContextMeasurement& candidate = *attempt.candidate;
+  const bool current = measurement && measurement->basis == attempt.basis &&
+                       basis == attempt.basis && measurement->model == candidate.model &&
+                       measurement->request_fingerprint == candidate.request_fingerprint;
+  return !current;
+}
+
+Result<Terminal, InvalidEventError> TerminalFor(const Attempt& attempt, const Proposal& proposal,
+                                                const EventHeader& header,
+                                                std::chrono::nanoseconds duration, EventTime now) {
+  Terminal terminal;
+  std::vector<Event>& batch = terminal.batch;
+  if (!proposal.reject) {
+    auto committed = TerminalOf<CompactionCommitted>(attempt, header, duration);
+    committed.summary = proposal.summary;
+    committed.retained = proposal.retained;
+    committed.post_context = proposal.post;
+    committed.post_context.basis = ContextBasis{attempt.basis.revision + 1, header.event_id};
+    // The post fingerprint names the replaced request at its own basis.
+    InferenceRequest post_request = attempt.request;
+    post_request.messages.clear();
+    post_request.messages.emplace_back(proposal.summary);
+    post_request.messages.insert(post_request.messages.end(), proposal.retained.begin(),
+                                 proposal.retained.end());
+    committed.post_context.request_fingerprint = RequestFingerprint(
+        post_request, committed.post_context.basis, committed.post_context.quality);
+    committed.coverage = proposal.coverage;
+    terminal.post_context = committed.post_context;
+    batch.emplace_back(std::move(committed));
+    for (const Waiter& waiter : attempt.waiters) {
+      auto stamped = StampInto(
+          batch,
+          MakeWaiterResolved(header, attempt.id, waiter.command, waiter.agency, header.event_id),
+          now);
+      if (!stamped.ok())
+        return Fail(stamped.error());
+    }
+    return terminal;
+  }
+  auto rejected = TerminalOf<CompactionRejected>(attempt, header, duration);
+  rejected.reject_reason = *proposal.reject;
+  // A detail only ever explains the reason it was made for (a later stale-basis or internal
+  // verdict replaces the reason, and the detail with it).
+  if (proposal.detail && DetailBelongsTo(proposal.detail->kind, *proposal.reject))
+    rejected.detail = proposal.detail;
+  if (proposal.reject == CompactRejectReason::kCoverageInsufficient)
+    rejected.coverage = proposal.coverage;
+  const std::optional<CompactRejectDetail> detail = rejected.detail;
+  batch.emplace_back(std::move(rejected));
+  auto replies =
+      WaiterRejections(attempt.id, attempt.waiters, header, *proposal.reject, detail, now);
+  if (!replies)
+    return Fail(replies.error());
+  for (Event& reply : *replies)
+    batch.push_back(std::move(reply));
+  return terminal;
+}
+
+Result<std::vector<Event>, InvalidEventError> WaiterRejections(
+    const Uuid& attempt, const std::vector<Waiter>& waiters, const EventHeader& header,
+    CompactRejectReason reason, std::optional<CompactRejectDetail> detail, EventTime now) {
+  std::vector<Event> replies;
+  replies.reserve(waiters.size());
+  for (const Waiter& waiter : waiters) {
+    auto stamped = StampInto(
+        replies, MakeWaiterRejected(header, attempt, waiter.command, waiter.agency, reason, detail),
+        now);
+    if (!stamped.ok())
+      return Fail(stamped.error());
+  }
+  return replies;
+}
+
+}  // namespace harness::runtime_detail

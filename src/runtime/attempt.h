@@ -1,0 +1,106 @@
+// A compaction attempt's work and its terminal, as pure functions (docs/runtime.md §5.3-§5.4).
+//
+// RunAttempt(input, timers, stop) is steps 2 and 4 of the start sequence: tail selection at the
+// attempt's basis, the retained-tail preflight count, the compactor call, the identity, summary
+// grammar and coverage checks, and the post-replacement count. It starts no thread and touches
+// no loop state: the loop actor calls it on the blocking pool, tests call it directly. Whatever
+// goes wrong is a rejection in the returned Proposal, never an exception: a compactor or counter
+// that throws (the interfaces promise not to) is an `Internal` rejection.
+//
+// IsStale(...) is step 5, the compare-and-swap: a proposal replaces only the exact context it was
+// made for.
+//
+// TerminalFor(...) builds the canonical terminal of an attempt (CompactionCommitted or
+// CompactionRejected) and one stamped reply per waiter, in the attempt's canonical order, ready
+// to be appended as one batch. It fails only when a reply cannot be stamped (an invariant of
+// event/compaction.h broke: a zero attempt or command id).
+// Thread safety: plain values and functions; RunAttempt is safe to call from any thread with
+// its own input.
+#pragma once
+
+#include <chrono>
+#include <memory>
+#include <optional>
+#include <stop_token>
+#include <string>
+#include <vector>
+
+#include "harness/compaction/compactor.h"
+#include "harness/compaction/policy.h"
+#include "harness/context/limits.h"
+#include "harness/context/measurement.h"
+#include "harness/event/compaction.h"
+#include "harness/event/event.h"
+#include "harness/inference/counter.h"
+#include "harness/inference/request.h"
+#include "runtime/compaction_slot.h"
+#include "runtime/executor.h"
+#include "runtime/measure.h"
+
+namespace harness::runtime_detail {
+
+// What an attempt is run on.
+struct AttemptInput {
+  ContextMeasurement candidate;  // the measurement at the attempt's basis
+  // The candidate request: its messages are the loop's history at the basis, and its shape
+  // (model, system prompt, tools, output budget) is reused for every count.
+  InferenceRequest request;
+  std::size_t derived_prefix = 0;
+  ModelLimits limits;
+  CompactionPolicy policy;
+  std::shared_ptr<ContextCounter> counter;
+  std::shared_ptr<Compactor> compactor;
+  // An automatic attempt the turn needs before its next model call: an enforced coverage
+  // shortfall commits with the report marked waived (docs/decisions.md P13, docs/runtime.md §5.7).
+  bool may_waive_coverage = false;
+};
+
+// What an attempt proposes.
+struct Proposal {
+  std::optional<CompactRejectReason> reject;
+  UserMessage summary;
+  std::vector<Message> retained;              // the retained tail the summary goes before
+  ContextMeasurement post;                    // basis is the attempt's; TerminalFor moves it
+  std::optional<std::string> turn_failure;    // the turn fails with this reason (continuation)
+  std::optional<CompactRejectDetail> detail;  // why, for unavailable / retained_tail_too_large
+  // The coverage report (policy coverage not off): journaled with a commit, and with a
+  // CoverageInsufficient rejection.
+  std::optional<CoverageReport> coverage;
+
+  static Proposal Rejected(CompactRejectReason reason,
+                           std::optional<CompactRejectDetail> detail = std::nullopt) {
+    Proposal proposal;
+    proposal.reject = reason;
+    proposal.detail = std::move(detail);
+    return proposal;
+  }
+};
+
+Proposal RunAttempt(const AttemptInput& input, Timers& timers, std::stop_token stop);
+
+// The reason a measurement failure rejects an attempt with.
+CompactRejectReason ReasonForMeasureError(const MeasureError& error);
+
+// True when the loop's context is no longer the one `attempt` was made for: its basis, its
+// current measurement's basis, model or request fingerprint differ (or it has none).
+bool IsStale(const Attempt& attempt, const ContextBasis& basis,
+             const std::optional<ContextMeasurement>& measurement);
+
+// The terminal batch of `attempt` concluded by `proposal`, in the coordinates (and with the
+// event id) of `header`, replies stamped at `now`. For a commit the post context is moved to
+// {basis.revision + 1, header.event_id} with its fingerprint at that basis.
+struct Terminal {
+  std::vector<Event> batch;  // the terminal first, then the replies
+  // Set for a commit: the post context the live loop installs once the batch is durable.
+  std::optional<ContextMeasurement> post_context;
+};
+Result<Terminal, InvalidEventError> TerminalFor(const Attempt& attempt, const Proposal& proposal,
+                                                const EventHeader& header,
+                                                std::chrono::nanoseconds duration, EventTime now);
+
+// Waiter-only replies for an attempt that never started (or one waiter leaving it), stamped.
+Result<std::vector<Event>, InvalidEventError> WaiterRejections(
+    const Uuid& attempt, const std::vector<Waiter>& waiters, const EventHeader& header,
+    CompactRejectReason reason, std::optional<CompactRejectDetail> detail, EventTime now);
+
+}  // namespace harness::runtime_detail

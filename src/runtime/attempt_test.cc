@@ -1,0 +1,385 @@
+// RunAttempt, IsStale and TerminalFor called synchronously, without the loop actor or its
+// threads (docs/runtime.md §5.3-§5.4): every rejection reason the pipeline produces, the
+// compare-and-swap, and the terminal batch.
+#include "runtime/attempt.h"
+
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "harness/event/compaction.h"
+#include "support/test_model.h"
+
+namespace harness::runtime_detail {
+namespace {
+
+constexpr std::string_view kSummary =
+    "<conversation_summary><goal>ship it</goal><constraints></constraints>"
+    "<decisions></decisions><state>done</state><open_items></open_items>"
+    "</conversation_summary>";
+
+using runtime_testing::TestLimits;
+using runtime_testing::TestModel;
+using runtime_testing::TestPolicy;
+
+// Answers each call with the next step (a token count, or an error when negative; the last
+// step repeats), or throws when asked to.
+class StepCounter final : public ContextCounter {
+ public:
+  explicit StepCounter(std::vector<std::int64_t> steps, bool throws = false)
+      : steps_(std::move(steps)), throws_(throws) {}
+  CountQuality quality() const override { return CountQuality::kExactLocal; }
+  Result<ContextCount, CountError> Count(const InferenceRequest& request,
+                                         std::stop_token) override {
+    if (throws_)
+      throw std::runtime_error("counter bug");
+    const std::int64_t n = calls < steps_.size() ? steps_[calls] : steps_.back();
+    ++calls;
+    if (n < 0)
+      return Fail(CountError{CountErrorKind::kFailed, "injected"});
+    return ContextCount{request.model, static_cast<TokenCount>(n), CountQuality::kExactLocal};
+  }
+  std::size_t calls = 0;
+
+ private:
+  std::vector<std::int64_t> steps_;
+  bool throws_;
+};
+
+using CompactFn = std::function<Result<CompactionOutput, CompactorError>(const CompactionInput&)>;
+
+class FnCompactor final : public Compactor {
+ public:
+  explicit FnCompactor(CompactFn fn) : fn_(std::move(fn)) {}
+  Result<CompactionOutput, CompactorError> Compact(const CompactionInput& input,
+                                                   std::stop_token) override {
+    ++calls;
+    return fn_(input);
+  }
+  std::size_t calls = 0;
+
+ private:
+  CompactFn fn_;
+};
+
+CompactionOutput Echo(const CompactionInput& input, std::string_view text = kSummary) {
+  return runtime_testing::EchoOutput(input, text);
+}
+
+CompactFn Text(std::string text) {
+  return [text](const CompactionInput& input) { return Echo(input, text); };
+}
+
+CompactFn Error(CompactorErrorKind kind) {
+  return [kind](const CompactionInput&) -> Result<CompactionOutput, CompactorError> {
+    return Fail(CompactorError{kind, std::nullopt, std::nullopt, "injected"});
+  };
+}
+
+Message U(std::string text) {
+  return UserMessage{{TextBlock{std::move(text)}}};
+}
+
+const ContextBasis kBasis{2, Uuid::V7()};
+
+// The input an idle attempt at kBasis runs on: H = [U prior, U committed], the candidate
+// counted at `candidate_tokens`.
+AttemptInput Input(std::shared_ptr<ContextCounter> counter, std::shared_ptr<Compactor> compactor,
+                   std::vector<Message> history = {U("prior history"), U("committed history")}) {
+  AttemptInput input;
+  input.request.model = TestModel();
+  input.request.messages = std::move(history);
+  input.request.max_output_tokens = 20;
+  input.limits = TestLimits();
+  input.policy = TestPolicy();
+  input.counter = std::move(counter);
+  input.compactor = std::move(compactor);
+  input.candidate.basis = kBasis;
+  input.candidate.model = TestModel();
+  input.candidate.request_fingerprint =
+      RequestFingerprint(input.request, kBasis, CountQuality::kExactLocal);
+  input.candidate.input_tokens = 50;
+  input.candidate.input_limit = 80;
+  input.candidate.quality = CountQuality::kExactLocal;
+  return input;
+}
+
+struct Case {
+  std::string name;
+  std::vector<std::int64_t> counts;  // the tail preflight, then the post count
+  CompactFn compact;
+  std::optional<CompactRejectReason> reject;
+  std::size_t compactor_calls = 1;
+  std::optional<std::string> turn_failure = std::nullopt;
+};
+
+TEST(RunAttempt, EachOutcomeOfThePipeline) {
+  auto wrong = [](auto mutate) {
+    return [mutate](const CompactionInput& input) -> Result<CompactionOutput, CompactorError> {
+      CompactionOutput output = Echo(input);
+      mutate(output);
+      return output;
+    };
+  };
+  const std::vector<Case> cases{
+      {"commits", {5, 30}, Text(std::string(kSummary)), std::nullopt},
+      {"tail count fails",
+       {-1},
+       Text(std::string(kSummary)),
+       CompactRejectReason::kContextCountFailed,
+       0},
+      {"tail + budget reaches the limit",
+       {70},
+       Text(std::string(kSummary)),
+       CompactRejectReason::kRetainedTailTooLarge,
+       0},
+      {"tail alone over the limit",
+       {90},
+       Text(std::string(kSummary)),
+       CompactRejectReason::kRetainedTailTooLarge,
+       0},
+      {"tail + budget one below the limit", {69, 30}, Text(std::string(kSummary)), std::nullopt},
+      {"compactor fails",
+       {5},
+       Error(CompactorErrorKind::kFailed),
+       CompactRejectReason::kExecutionFailed},
+      {"compactor canceled",
+       {5},
+       Error(CompactorErrorKind::kCanceled),
+       CompactRejectReason::kCanceled},
+      {"compactor's summary invalid",
+       {5},
+       Error(CompactorErrorKind::kInvalidSummary),
+       CompactRejectReason::kInvalidSummary},
+      {"another basis",
+       {5},
+       wrong([](CompactionOutput& o) { o.basis.revision += 1; }),
+       CompactRejectReason::kInvalidSummary},
+      {"another model",
+       {5},
+       wrong([](CompactionOutput& o) { o.model.model = "other"; }),
+       CompactRejectReason::kInvalidSummary},
+      {"another fingerprint",
+       {5},
+       wrong([](CompactionOutput& o) { o.request_fingerprint = Fingerprint{}; }),
+       CompactRejectReason::kInvalidSummary},
+      {"two blocks",
+       {5},
+       wrong([](CompactionOutput& o) { o.summary.blocks.push_back(TextBlock{"more"}); }),
+       CompactRejectReason::kInvalidSummary},
+      {"blank text", {5}, Text("   "), CompactRejectReason::kInvalidSummary},
+      {"outside the grammar", {5}, Text("a summary"), CompactRejectReason::kInvalidSummary},
+      {"post count fails",
+       {5, -1},
+       Text(std::string(kSummary)),
+       CompactRejectReason::kContextCountFailed},
+      {"post count at the limit",
+       {5, 80},
+       Text(std::string(kSummary)),
+       CompactRejectReason::kSummaryTooLarge,
+       1,
+       "summary_too_large"},
+      {"compactor throws",
+       {5},
+       [](const CompactionInput&) -> Result<CompactionOutput, CompactorError> {
+         throw std::runtime_error("compactor bug");
+       },
+       CompactRejectReason::kInternal},
+  };
+  Timers timers;
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    auto counter = std::make_shared<StepCounter>(c.counts);
+    auto compactor = std::make_shared<FnCompactor>(c.compact);
+    const Proposal proposal = RunAttempt(Input(counter, compactor), timers, {});
+    EXPECT_EQ(proposal.reject, c.reject);
+    EXPECT_EQ(compactor->calls, c.compactor_calls);
+    EXPECT_EQ(proposal.turn_failure, c.turn_failure);
+    if (!c.reject) {
+      EXPECT_EQ(proposal.retained.size(), 1u);
+      EXPECT_EQ(proposal.post.input_tokens, 30u);
+      EXPECT_EQ(proposal.post.basis, kBasis);  // TerminalFor moves it
+    }
+  }
+}
+
+TEST(RunAttempt, ARetainedTailTooLargeCarriesItsNumbers) {
+  Timers timers;
+  auto compactor = std::make_shared<FnCompactor>(Text(std::string(kSummary)));
+  const Proposal proposal = RunAttempt(
+      Input(std::make_shared<StepCounter>(std::vector<std::int64_t>{75}), compactor), timers, {});
+  ASSERT_TRUE(proposal.detail.has_value());
+  EXPECT_EQ(proposal.detail->kind, RejectDetailKind::kTailTooLarge);
+  EXPECT_EQ(proposal.detail->tail_tokens, 75u);
+  EXPECT_EQ(proposal.detail->limit, 80u);
+  EXPECT_EQ(proposal.detail->summary_budget, 10u);
+}
+
+TEST(RunAttempt, NothingToCompactIsUnavailableWithTheSelectionsDetail) {
+  Timers timers;
+  auto compactor = std::make_shared<FnCompactor>(Text(std::string(kSummary)));
+  auto counter = std::make_shared<StepCounter>(std::vector<std::int64_t>{5});
+  const Proposal proposal = RunAttempt(Input(counter, compactor, {U("only")}), timers, {});
+  EXPECT_EQ(proposal.reject, CompactRejectReason::kUnavailable);
+  ASSERT_TRUE(proposal.detail.has_value());
+  EXPECT_EQ(compactor->calls, 0u);
+  EXPECT_EQ(counter->calls, 0u);
+}
+
+TEST(RunAttempt, UnknownLimitsFailTheTurnThatNeedsTheCount) {
+  Timers timers;
+  auto compactor = std::make_shared<FnCompactor>(Text(std::string(kSummary)));
+  AttemptInput input =
+      Input(std::make_shared<StepCounter>(std::vector<std::int64_t>{5}), compactor);
+  input.limits = ModelLimits{};
+  const Proposal proposal = RunAttempt(input, timers, {});
+  EXPECT_EQ(proposal.reject, CompactRejectReason::kContextLimitUnknown);
+  EXPECT_EQ(proposal.turn_failure, "context_limit_unknown");
+}
+
+TEST(RunAttempt, ACounterThatThrowsIsInternal) {
+  Timers timers;
+  auto compactor = std::make_shared<FnCompactor>(Text(std::string(kSummary)));
+  const Proposal proposal = RunAttempt(
+      Input(std::make_shared<StepCounter>(std::vector<std::int64_t>{5}, true), compactor), timers,
+      {});
+  EXPECT_EQ(proposal.reject, CompactRejectReason::kInternal);
+  EXPECT_EQ(compactor->calls, 0u);
+}
+
+Attempt InProgress() {
+  Attempt attempt;
+  attempt.id = Uuid::V7();
+  attempt.phase = AttemptPhase::kInProgress;
+  attempt.basis = kBasis;
+  ContextMeasurement candidate;
+  candidate.basis = kBasis;
+  candidate.model = TestModel();
+  InferenceRequest request;
+  request.model = TestModel();
+  request.messages = {U("prior history")};
+  candidate.request_fingerprint = RequestFingerprint(request, kBasis, CountQuality::kExactLocal);
+  candidate.input_limit = 80;
+  candidate.input_tokens = 50;
+  candidate.quality = CountQuality::kExactLocal;
+  attempt.candidate = candidate;
+  attempt.request = request;
+  attempt.waiters = {Waiter{Uuid::V7(), EventTime{std::chrono::nanoseconds(1)}, Agency::kUser},
+                     Waiter{Uuid::V7(), EventTime{std::chrono::nanoseconds(2)}, Agency::kUser}};
+  return attempt;
+}
+
+TEST(IsStale, OnlyTheExactContextTheAttemptWasMadeForIsCurrent) {
+  const Attempt attempt = InProgress();
+  const ContextMeasurement same = *attempt.candidate;
+  struct Case {
+    std::string name;
+    ContextBasis basis;
+    std::optional<ContextMeasurement> measurement;
+    bool stale;
+  };
+  ContextMeasurement other_model = same;
+  other_model.model.model = "other";
+  ContextMeasurement other_request = same;  // a system-prompt change: same basis, new request
+  other_request.request_fingerprint = Fingerprint{};
+  ContextMeasurement other_basis = same;
+  other_basis.basis.revision += 1;
+  const ContextBasis next{kBasis.revision + 1, Uuid::V7()};
+  const std::vector<Case> cases{
+      {"unchanged", kBasis, same, false},
+      {"a message committed", next, same, true},
+      {"no measurement (a request change forgets it)", kBasis, std::nullopt, true},
+      {"measured at another basis", kBasis, other_basis, true},
+      {"another model", kBasis, other_model, true},
+      {"another request", kBasis, other_request, true},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    EXPECT_EQ(IsStale(attempt, c.basis, c.measurement), c.stale);
+  }
+}
+
+EventHeader Header() {
+  EventHeader header;
+  header.session_id = Uuid::V7();
+  header.loop_id = Uuid::V7();
+  header.event_id = Uuid::V7();
+  header.created_at = EventTime{std::chrono::nanoseconds(100)};
+  return header;
+}
+
+TEST(TerminalFor, ACommitIsTheTerminalThenOneResolvedReplyPerWaiterInOrder) {
+  const Attempt attempt = InProgress();
+  Proposal proposal;
+  proposal.summary = UserMessage{{TextBlock{std::string(kSummary)}}};
+  proposal.retained = {U("committed history")};
+  proposal.post = *attempt.candidate;
+  proposal.post.input_tokens = 30;
+  const EventHeader header = Header();
+  const EventTime now{std::chrono::nanoseconds(200)};
+  auto terminal = TerminalFor(attempt, proposal, header, std::chrono::nanoseconds(7), now);
+  ASSERT_TRUE(static_cast<bool>(terminal));
+  ASSERT_EQ(terminal->batch.size(), 3u);
+  const auto* committed = std::get_if<CompactionCommitted>(&terminal->batch[0]);
+  ASSERT_NE(committed, nullptr);
+  EXPECT_EQ(committed->waiter_command_ids, attempt.WaiterIds());
+  EXPECT_EQ(committed->post_context.basis, (ContextBasis{kBasis.revision + 1, header.event_id}));
+  EXPECT_EQ(committed->duration, std::chrono::nanoseconds(7));
+  ASSERT_TRUE(terminal->post_context.has_value());
+  EXPECT_EQ(*terminal->post_context, committed->post_context);
+  for (std::size_t i = 0; i < 2; ++i) {
+    const auto* reply = std::get_if<CompactWaiterResolved>(&terminal->batch[i + 1]);
+    ASSERT_NE(reply, nullptr);
+    EXPECT_EQ(reply->header.cause.command_id, attempt.waiters[i].command);
+    EXPECT_EQ(reply->header.event_id,
+              CompactWaiterReplyId(attempt.id, attempt.waiters[i].command, true));
+    EXPECT_EQ(reply->header.created_at, now);
+  }
+}
+
+TEST(TerminalFor, ARejectionKeepsOnlyADetailThatExplainsItsReason) {
+  struct Case {
+    std::string name;
+    CompactRejectReason reason;
+    bool keeps_detail;
+  };
+  const CompactRejectDetail tail{RejectDetailKind::kTailTooLarge, std::nullopt, 75, 80, 10};
+  for (const Case& c : std::vector<Case>{
+           {"its own reason", CompactRejectReason::kRetainedTailTooLarge, true},
+           {"replaced by stale_basis", CompactRejectReason::kStaleBasis, false},
+           {"replaced by internal", CompactRejectReason::kInternal, false},
+       }) {
+    SCOPED_TRACE(c.name);
+    Proposal proposal = Proposal::Rejected(c.reason, tail);
+    auto terminal = TerminalFor(InProgress(), proposal, Header(), {}, {});
+    ASSERT_TRUE(static_cast<bool>(terminal));
+    EXPECT_FALSE(terminal->post_context.has_value());
+    const auto* rejected = std::get_if<CompactionRejected>(&terminal->batch[0]);
+    ASSERT_NE(rejected, nullptr);
+    EXPECT_EQ(rejected->reject_reason, c.reason);
+    EXPECT_EQ(rejected->detail.has_value(), c.keeps_detail);
+    const auto* reply = std::get_if<CompactWaiterRejected>(&terminal->batch[1]);
+    ASSERT_NE(reply, nullptr);
+    EXPECT_EQ(reply->reason, c.reason);
+    EXPECT_EQ(reply->detail, rejected->detail);
+  }
+}
+
+TEST(TerminalFor, AReplyThatCannotBeStampedFailsTheWholeBatch) {
+  Attempt attempt = InProgress();
+  attempt.waiters[1].command = Uuid{};  // an invariant broke: a waiter without a command id
+  auto terminal =
+      TerminalFor(attempt, Proposal::Rejected(CompactRejectReason::kInternal), Header(), {}, {});
+  ASSERT_FALSE(static_cast<bool>(terminal));
+  EXPECT_EQ(terminal.error().field, "CommandID");
+  auto replies = WaiterRejections(Uuid{}, {attempt.waiters[0]}, Header(),
+                                  CompactRejectReason::kCanceled, std::nullopt, {});
+  ASSERT_FALSE(static_cast<bool>(replies));
+  EXPECT_EQ(replies.error().field, "AttemptID");
+}
+
+}  // namespace
+}  // namespace harness::runtime_detail

@@ -1,0 +1,95 @@
+#include "runtime/compaction_slot.h"
+
+#include <algorithm>
+
+namespace harness::runtime_detail {
+namespace {
+
+bool WaiterBefore(const Waiter& a, const Waiter& b) {
+  if (a.created_at != b.created_at)
+    return a.created_at < b.created_at;
+  return a.command < b.command;
+}
+
+}  // namespace
+
+std::vector<Uuid> Attempt::WaiterIds() const {
+  std::vector<Uuid> ids;
+  ids.reserve(waiters.size());
+  for (const Waiter& w : waiters)
+    ids.push_back(w.command);
+  return ids;
+}
+
+Admission CompactionSlot::Admit(const Waiter& waiter, bool has_history) {
+  if (!attempt_) {
+    // D3: a loop without history has nothing to compact: the command is answered at once
+    // instead of leaving the slot pending (the reference blocks input until an interrupt).
+    return has_history ? Admission::kOpen : Admission::kNoHistory;
+  }
+  std::vector<Waiter>& waiters = attempt_->waiters;
+  for (const Waiter& w : waiters) {
+    if (w.command == waiter.command)
+      return Admission::kDuplicate;
+  }
+  if (waiters.size() >= kMaxWaiters)
+    return Admission::kLaneFull;
+  waiters.insert(std::upper_bound(waiters.begin(), waiters.end(), waiter, WaiterBefore), waiter);
+  return Admission::kJoined;
+}
+
+Attempt& CompactionSlot::Open(const Uuid& id, const Waiter& opener) {
+  Attempt attempt;
+  attempt.id = id;
+  attempt.reason = CompactionReasonFor(opener.agency);
+  attempt.waiters.push_back(opener);
+  attempt_ = std::move(attempt);
+  return *attempt_;
+}
+
+Withdrawal CompactionSlot::Withdraw(const Uuid& command) const {
+  if (!attempt_)
+    return Withdrawal::kNotWaiting;
+  const std::vector<Waiter>& waiters = attempt_->waiters;
+  if (std::none_of(waiters.begin(), waiters.end(),
+                   [&](const Waiter& w) { return w.command == command; })) {
+    return Withdrawal::kNotWaiting;
+  }
+  if (waiters.size() > 1)
+    return Withdrawal::kLeft;
+  // An attempt without waiters has nobody to answer: the actor ends it with this one.
+  return attempt_->phase == AttemptPhase::kInProgress ? Withdrawal::kLastInProgress
+                                                      : Withdrawal::kLastOfPending;
+}
+
+void CompactionSlot::Leave(const Uuid& command) {
+  std::erase_if(attempt_->waiters, [&](const Waiter& w) { return w.command == command; });
+}
+
+Attempt CompactionSlot::Take() {
+  Attempt attempt = std::move(*attempt_);
+  attempt_.reset();
+  return attempt;
+}
+
+void CompactionSlot::Concluded(bool committed) {
+  if (committed) {
+    latch_.reset();  // the basis moved: automatic compaction re-arms
+  } else if (attempt_->reason == CompactionReason::kAutomatic) {
+    latch_ = attempt_->basis;
+  }
+  attempt_.reset();
+}
+
+bool CompactionSlot::TriggersAutomatic(bool policy_automatic, PressureLevel pressure,
+                                       const ContextBasis& basis) const {
+  if (!policy_automatic)
+    return false;
+  if (pressure != PressureLevel::kCompact && pressure != PressureLevel::kHardLimit)
+    return false;
+  // One durable automatic attempt per basis: after an automatic rejection at this basis the
+  // trigger stays quiet until the context changes.
+  return !latch_ || !(*latch_ == basis);
+}
+
+}  // namespace harness::runtime_detail

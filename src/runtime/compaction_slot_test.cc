@@ -1,0 +1,242 @@
+// CompactionSlot without threads: admission, joining, de-duplication, the 65th waiter, withdrawal
+// and the automatic latch (docs/runtime.md §5.1, §6.2-§6.3). The loop actor applies these
+// decisions; tests/acceptance/ proves the events that follow.
+#include "runtime/compaction_slot.h"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <string>
+#include <vector>
+
+namespace harness::runtime_detail {
+namespace {
+
+Uuid Id(std::uint8_t n) {
+  std::array<std::uint8_t, 16> bytes{};
+  bytes[15] = n;
+  bytes[6] = 0x70;  // any non-zero id; the slot never looks inside
+  return Uuid(bytes);
+}
+
+Waiter W(std::uint8_t id, std::int64_t at, Agency agency = Agency::kUser) {
+  return Waiter{Id(id), EventTime{std::chrono::nanoseconds(at)}, agency};
+}
+
+std::vector<Uuid> Ids(std::initializer_list<std::uint8_t> ids) {
+  std::vector<Uuid> out;
+  for (std::uint8_t id : ids)
+    out.push_back(Id(id));
+  return out;
+}
+
+const ContextBasis kBasis{3, Id(200)};
+const ContextBasis kOther{4, Id(201)};
+
+TEST(CompactionSlot, AnEmptySlotOpensOrRefusesALoopWithoutHistory) {
+  struct Case {
+    std::string name;
+    bool has_history;
+    Admission expected;
+  };
+  for (const Case& c : std::vector<Case>{{"history", true, Admission::kOpen},
+                                         {"no history (D3)", false, Admission::kNoHistory}}) {
+    SCOPED_TRACE(c.name);
+    CompactionSlot slot;
+    EXPECT_EQ(slot.Admit(W(1, 10), c.has_history), c.expected);
+    EXPECT_FALSE(slot.occupied());  // only Open fills it
+  }
+}
+
+TEST(CompactionSlot, TheOpenersAgencyIsTheReasonAndJoinersNeverChangeIt) {
+  struct Case {
+    Agency opener;
+    Agency joiner;
+    CompactionReason reason;
+  };
+  for (const Case& c : std::vector<Case>{
+           {Agency::kUser, Agency::kMachine, CompactionReason::kManual},
+           {Agency::kMachine, Agency::kUser, CompactionReason::kAutomatic},
+       }) {
+    CompactionSlot slot;
+    Attempt& attempt = slot.Open(Id(100), W(1, 10, c.opener));
+    EXPECT_EQ(attempt.id, Id(100));
+    EXPECT_EQ(attempt.phase, AttemptPhase::kPending);
+    EXPECT_TRUE(slot.pending());
+    EXPECT_EQ(slot.Admit(W(2, 20, c.joiner), true), Admission::kJoined);
+    EXPECT_EQ(slot.attempt()->reason, c.reason);
+  }
+}
+
+TEST(CompactionSlot, JoinersAreKeptInCanonicalOrder) {
+  struct Case {
+    std::string name;
+    std::vector<Waiter> joiners;
+    std::vector<Uuid> order;
+  };
+  const std::vector<Case> cases{
+      {"later times after", {W(2, 20), W(3, 30)}, Ids({1, 2, 3})},
+      {"an earlier time goes first", {W(2, 5)}, Ids({2, 1})},
+      {"equal times by id", {W(5, 20), W(3, 20), W(4, 20)}, Ids({1, 3, 4, 5})},
+      {"a joiner older than everyone", {W(9, 30), W(8, 1)}, Ids({8, 1, 9})},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    CompactionSlot slot;
+    slot.Open(Id(100), W(1, 10));
+    for (const Waiter& w : c.joiners)
+      EXPECT_EQ(slot.Admit(w, true), Admission::kJoined);
+    EXPECT_EQ(slot.attempt()->WaiterIds(), c.order);
+  }
+}
+
+TEST(CompactionSlot, ARepeatedCommandIsADuplicateEvenWhenTheLaneIsFull) {
+  CompactionSlot slot;
+  slot.Open(Id(100), W(1, 10));
+  EXPECT_EQ(slot.Admit(W(1, 10), true), Admission::kDuplicate);
+  EXPECT_EQ(slot.Admit(W(1, 99), true), Admission::kDuplicate);  // the id decides
+  for (std::uint8_t n = 2; n <= CompactionSlot::kMaxWaiters; ++n)
+    ASSERT_EQ(slot.Admit(W(n, n), true), Admission::kJoined);
+  EXPECT_EQ(slot.attempt()->waiters.size(), 64u);
+  EXPECT_EQ(slot.Admit(W(1, 10), true), Admission::kDuplicate);
+  EXPECT_EQ(slot.Admit(W(64, 64), true), Admission::kDuplicate);
+}
+
+TEST(CompactionSlot, TheSixtyFifthWaiterIsRefusedAndTheAttemptKeepsItsSixtyFour) {
+  struct Case {
+    std::size_t before;
+    Admission expected;
+  };
+  for (const Case& c : std::vector<Case>{{0, Admission::kJoined},
+                                         {62, Admission::kJoined},
+                                         {63, Admission::kLaneFull},
+                                         {64, Admission::kLaneFull}}) {
+    SCOPED_TRACE(c.before);
+    CompactionSlot slot;
+    slot.Open(Id(100), W(1, 10));
+    for (std::size_t i = 0; i < c.before && slot.attempt()->waiters.size() < 64; ++i)
+      ASSERT_EQ(slot.Admit(W(static_cast<std::uint8_t>(2 + i), 20), true), Admission::kJoined);
+    EXPECT_EQ(slot.Admit(W(250, 1), true), c.expected);
+    EXPECT_LE(slot.attempt()->waiters.size(), CompactionSlot::kMaxWaiters);
+    EXPECT_EQ(slot.attempt()->waiters.front().command,
+              c.expected == Admission::kJoined ? Id(250) : Id(1));
+  }
+}
+
+TEST(CompactionSlot, AWithdrawnWaiterLeavesUnlessItIsTheLast) {
+  struct Case {
+    std::string name;
+    std::vector<Waiter> waiters;
+    AttemptPhase phase;
+    Uuid withdrawn;
+    Withdrawal expected;
+    std::vector<Uuid> left;
+  };
+  const std::vector<Case> cases{
+      {"not a waiter",
+       {W(1, 10)},
+       AttemptPhase::kPending,
+       Id(7),
+       Withdrawal::kNotWaiting,
+       Ids({1})},
+      {"one of two",
+       {W(1, 10), W(2, 20)},
+       AttemptPhase::kInProgress,
+       Id(1),
+       Withdrawal::kLeft,
+       Ids({2})},
+      {"the last, pending",
+       {W(1, 10)},
+       AttemptPhase::kPending,
+       Id(1),
+       Withdrawal::kLastOfPending,
+       Ids({1})},
+      {"the last, pre-counting",
+       {W(1, 10)},
+       AttemptPhase::kPreCounting,
+       Id(1),
+       Withdrawal::kLastOfPending,
+       Ids({1})},
+      {"the last, in progress",
+       {W(1, 10)},
+       AttemptPhase::kInProgress,
+       Id(1),
+       Withdrawal::kLastInProgress,
+       Ids({1})},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    CompactionSlot slot;
+    EXPECT_EQ(slot.Withdraw(c.withdrawn), Withdrawal::kNotWaiting);  // empty slot
+    slot.Open(Id(100), c.waiters.front());
+    for (std::size_t i = 1; i < c.waiters.size(); ++i)
+      slot.Admit(c.waiters[i], true);
+    slot.attempt()->phase = c.phase;
+    const std::vector<Uuid> before = slot.attempt()->WaiterIds();
+    EXPECT_EQ(slot.Withdraw(c.withdrawn), c.expected);
+    EXPECT_EQ(slot.attempt()->WaiterIds(), before);  // a decision only
+    if (c.expected == Withdrawal::kLeft)
+      slot.Leave(c.withdrawn);
+    EXPECT_EQ(slot.attempt()->WaiterIds(), c.left);
+  }
+}
+
+TEST(CompactionSlot, TheAutomaticTriggerAndItsLatch) {
+  struct Case {
+    std::string name;
+    bool automatic;
+    PressureLevel pressure;
+    std::optional<ContextBasis> latch;
+    ContextBasis at;
+    bool triggers;
+  };
+  const std::vector<Case> cases{
+      {"manual policy", false, PressureLevel::kHardLimit, std::nullopt, kBasis, false},
+      {"unknown", true, PressureLevel::kUnknown, std::nullopt, kBasis, false},
+      {"normal", true, PressureLevel::kNormal, std::nullopt, kBasis, false},
+      {"compact", true, PressureLevel::kCompact, std::nullopt, kBasis, true},
+      {"hard limit", true, PressureLevel::kHardLimit, std::nullopt, kBasis, true},
+      {"latched at this basis", true, PressureLevel::kHardLimit, kBasis, kBasis, false},
+      {"latched at another basis", true, PressureLevel::kCompact, kOther, kBasis, true},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    CompactionSlot slot(c.latch);
+    EXPECT_EQ(slot.TriggersAutomatic(c.automatic, c.pressure, c.at), c.triggers);
+  }
+}
+
+TEST(CompactionSlot, OnlyADurableAutomaticRejectionLatchesAndACommitRearms) {
+  struct Case {
+    std::string name;
+    std::optional<ContextBasis> latch_before;
+    Agency opener;
+    bool committed;
+    std::optional<ContextBasis> latch_after;
+  };
+  const std::vector<Case> cases{
+      {"automatic rejected", std::nullopt, Agency::kMachine, false, kBasis},
+      {"manual rejected keeps the latch", kOther, Agency::kUser, false, kOther},
+      {"manual rejected, no latch", std::nullopt, Agency::kUser, false, std::nullopt},
+      {"automatic committed re-arms", kOther, Agency::kMachine, true, std::nullopt},
+      {"manual committed re-arms", kOther, Agency::kUser, true, std::nullopt},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    CompactionSlot slot(c.latch_before);
+    slot.Open(Id(100), W(1, 10, c.opener)).basis = kBasis;
+    slot.Concluded(c.committed);
+    EXPECT_FALSE(slot.occupied());
+    EXPECT_EQ(slot.latch(), c.latch_after);
+  }
+  // A pre-start rejection (Take) never latches: no terminal was journaled.
+  CompactionSlot slot;
+  slot.Open(Id(100), W(1, 10, Agency::kMachine)).basis = kBasis;
+  const Attempt taken = slot.Take();
+  EXPECT_EQ(taken.id, Id(100));
+  EXPECT_FALSE(slot.occupied());
+  EXPECT_FALSE(slot.latch().has_value());
+}
+
+}  // namespace
+}  // namespace harness::runtime_detail
