@@ -1359,9 +1359,17 @@ CallEffect EffectOf(std::string id, std::string name, std::string_view input,
     if (!todos.empty())
       ledger.RecordTodos(std::move(todos));
   } else if (key == "applypatch" || key == "patch") {
-    const std::string* patch = FieldValue(fields, {"input", "patch", "diff"});
-    PatchFiles(patch != nullptr ? std::string_view(*patch) : trimmed, effect.files);
-    effect.change = PatchChange(patch != nullptr ? std::string_view(*patch) : trimmed);
+    // The patch is a member of an object, or (Codex's free-form tool) the whole input as one
+    // JSON string, or the raw text.
+    const std::string* member = FieldValue(fields, {"input", "patch", "diff"});
+    std::string whole;
+    if (member == nullptr && trimmed.starts_with('"'))
+      ReadString(trimmed, 0, whole);
+    const std::string_view patch = member != nullptr ? std::string_view(*member)
+                                   : !whole.empty()  ? std::string_view(whole)
+                                                     : trimmed;
+    PatchFiles(patch, effect.files);
+    effect.change = PatchChange(patch);
   } else if (key == "strreplaceeditor" || key == "strreplacebasededittool" || key == "fileeditor" ||
              key == "editor" || key == "texteditor") {
     const std::string* command = FieldValue(fields, {"command"});
@@ -1608,9 +1616,13 @@ bool IsPointer(std::string_view lower) {
 }
 
 // Text a client injects into the user's turn that the user did not write.
+// Codex's turn context and the project instructions it reads to the model (AGENTS.md) are
+// configuration, like a system message: not a request, not the user's rules.
 bool IsInjected(std::string_view text) {
   return text.starts_with("Caveat: ") || text.starts_with("[Request interrupted") ||
-         text.starts_with("<command-") || text.starts_with("<local-command-");
+         text.starts_with("<command-") || text.starts_with("<local-command-") ||
+         text.starts_with("<environment_context>") || text.starts_with("<user_instructions>") ||
+         text.starts_with("# AGENTS.md instructions for ");
 }
 
 // ---------------------------------------------------------------------------------------------

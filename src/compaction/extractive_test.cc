@@ -587,6 +587,27 @@ TEST(ExtractiveCompactor, ASmallBudgetSharesItsRoomInsteadOfSpendingItOnTheTask)
   EXPECT_GT(Section(SummaryOf(transcript, 4000), "goal").size(), Section(small, "goal").size());
 }
 
+TEST(ExtractiveCompactor, CodexFreeFormPatchesAndInjectedContextAreUnderstood) {
+  // Codex's apply_patch as a custom tool: the input is the patch as one JSON string. Its
+  // AGENTS.md and environment context come as user messages the user did not write.
+  const std::string summary = SummaryOf({
+      User("# AGENTS.md instructions for /repo\n\n<INSTRUCTIONS>\nAlways run npm test.\n"
+           "</INSTRUCTIONS>"),
+      User("<environment_context>\n  <cwd>/repo</cwd>\n</environment_context>"),
+      User("Set the compaction threshold to 0.9."),
+      Call(
+          "p1", "apply_patch",
+          R"j("*** Begin Patch\n*** Update File: src/plugin.ts\n@@\n-  threshold: 0.8,\n+  threshold: 0.9,\n*** End Patch")j"),
+      Tool("p1", "Success. Updated the following files:\nM src/plugin.ts"),
+  });
+  EXPECT_EQ(Section(summary, "goal"), "Set the compaction threshold to 0.9.") << summary;
+  EXPECT_FALSE(Contains(summary, "AGENTS.md")) << summary;
+  EXPECT_FALSE(Contains(summary, "environment_context")) << summary;
+  const std::string state = Section(summary, "state");
+  EXPECT_TRUE(Contains(state, "Files edited: src/plugin.ts.")) << state;
+  EXPECT_TRUE(Contains(state, "Edit of src/plugin.ts: added `threshold: 0.9,`")) << state;
+}
+
 TEST(ExtractiveCompactor, FilesFromShellCommands) {
   const std::string summary = SummaryOf({
       User("Tidy the build scripts."),
