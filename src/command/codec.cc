@@ -1,7 +1,5 @@
 #include "harness/command/codec.h"
 
-#include <fmt/format.h>
-
 #include <optional>
 #include <type_traits>
 #include <utility>
@@ -13,7 +11,6 @@ namespace {
 
 constexpr JsonLimits kCommandJsonLimits{.max_bytes = kMaxRecordBytes,
                                         .max_depth = kTranscriptJsonDepth + 1};
-constexpr std::size_t kMaxTypeNameInError = 128;
 
 using DecodeCause = std::variant<JsonError, TranscriptError>;
 
@@ -66,46 +63,27 @@ Result<Command, CommandError> Dispatch(std::string_view type, JsonObject& top) {
     return DecodeTyped<Interrupt>(top);
   if (type == Shutdown::kType)
     return DecodeTyped<Shutdown>(top);
-  return Fail(
-      CommandError(UnknownCommandTypeError{std::string(type.substr(0, kMaxTypeNameInError))}));
+  return Fail(CommandError(
+      UnknownCommandTypeError{std::string(type.substr(0, kMaxRecordTypeNameInError))}));
 }
 
 }  // namespace
 
 std::string UnknownCommandTypeError::Message() const {
-  if (type.empty())
-    return "command without a type";
-  return "unknown command type " + QuoteForDetail(type, 64);
+  return DescribeUnknownRecordType("command", type);
 }
 
 std::string CommandDecodeError::Message() const {
-  std::string out = "cannot decode command";
-  if (!type.empty()) {
-    out.push_back(' ');
-    out += type;
-  }
-  out += ": ";
-  out += std::visit([](const auto& c) { return c.Describe(); }, cause);
-  return out;
+  return DescribeRecordDecodeError("command", type,
+                                   std::visit([](const auto& c) { return c.Describe(); }, cause));
 }
 
 std::string CommandLimitError::Message() const {
-  return fmt::format("command of {} bytes exceeds the limit of {}", size, limit);
+  return DescribeRecordLimit("command", size, limit);
 }
 
 std::string_view CommandErrorKindName(const CommandError& error) {
-  switch (error.index()) {
-    case 0:
-      return "unknown_type";
-    case 1:
-      return "unsupported_version";
-    case 2:
-      return "decode";
-    case 3:
-      return "too_large";
-    default:
-      return "invalid";
-  }
+  return RecordErrorKindName(error.index()).value_or("invalid");
 }
 
 std::string DescribeCommandError(const CommandError& error) {
@@ -139,34 +117,10 @@ Result<std::string, CommandError> EncodeCommand(const Command& command) {
 }
 
 Result<Command, CommandError> DecodeCommand(std::string_view bytes) {
-  if (bytes.size() > kMaxRecordBytes)
-    return Fail(CommandError(CommandLimitError{bytes.size(), kMaxRecordBytes}));
-  const auto decode_error = [](JsonError error) {
-    return Fail(CommandError(CommandDecodeError{"", std::move(error)}));
-  };
-  auto parsed = ParseStrictJson(bytes, kCommandJsonLimits);
-  if (!parsed.ok())
-    return decode_error(std::move(parsed).error());
-  auto top = JsonObject::Open(*parsed, "$");
-  if (!top.ok())
-    return decode_error(std::move(top).error());
-
-  const Json* v = top->Find("v");
-  if (v == nullptr)
-    return Fail(CommandError(UnsupportedSchemaError{"command", std::nullopt}));
-  auto version = JsonAsUint(*v, "$.v");
-  if (!version.ok())
-    return decode_error(std::move(version).error());
-  if (*version != kRecordSchemaVersion)
-    return Fail(CommandError(UnsupportedSchemaError{"command", *version}));
-
-  const Json* type = top->Find("type");
-  if (type == nullptr)
-    return Fail(CommandError(UnknownCommandTypeError{""}));
-  auto name = JsonAsString(*type, "$.type");
-  if (!name.ok())
-    return decode_error(std::move(name).error());
-  return Dispatch(*name, *top);
+  return DecodeRecord<CommandError, CommandLimitError, CommandDecodeError, UnknownCommandTypeError>(
+      bytes, kCommandJsonLimits, "command",
+      [](std::uint64_t v) { return v == kRecordSchemaVersion; },
+      [](std::string_view type, JsonObject& top, std::uint64_t) { return Dispatch(type, top); });
 }
 
 }  // namespace harness

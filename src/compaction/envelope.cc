@@ -1,5 +1,6 @@
 #include <fmt/format.h>
 
+#include "compaction/wire_head.h"
 #include "harness/compaction/wire.h"
 
 namespace harness {
@@ -38,75 +39,38 @@ Result<SummaryEnvelope, InvalidSummaryError> DecodeSummaryEnvelope(std::string_v
   auto top = JsonObject::Open(*parsed, "$");
   if (!top.ok())
     return wire(top.error());
-  auto version = top->RequireUint("version", UINT8_MAX);
-  if (!version.ok())
-    return wire(version.error());
-  if (*version != kCompactionWireVersion)
-    return Fail(WireRule("envelope version must be 1"));
-  auto basis_value = top->RequireNonNull("basis");
-  if (!basis_value.ok())
-    return wire(basis_value.error());
-  auto model_value = top->RequireNonNull("model");
-  if (!model_value.ok())
-    return wire(model_value.error());
-  auto fingerprint = top->RequireString("request_fingerprint");
-  if (!fingerprint.ok())
-    return wire(fingerprint.error());
+  auto head = ReadWireHead(*top);
+  if (!head.ok()) {
+    if (head.error().wrong_version)
+      return Fail(WireRule("envelope version must be 1"));
+    return wire(head.error().json);
+  }
   auto summary = top->RequireString("summary");
   if (!summary.ok())
     return wire(summary.error());
   if (auto unknown = top->RejectUnknown(); !unknown.ok())
     return wire(unknown.error());
+  auto identity = ReadWireIdentity(*head);
+  if (!identity.ok())
+    return wire(identity.error());
 
-  auto basis = JsonObject::Open(**basis_value, "$.basis");
-  if (!basis.ok())
-    return wire(basis.error());
-  auto revision = basis->RequireUint("revision");
-  if (!revision.ok())
-    return wire(revision.error());
-  auto through = basis->RequireString("through_event_id");
-  if (!through.ok())
-    return wire(through.error());
-  if (auto unknown = basis->RejectUnknown(); !unknown.ok())
-    return wire(unknown.error());
-
-  auto model = JsonObject::Open(**model_value, "$.model");
-  if (!model.ok())
-    return wire(model.error());
-  auto provider = model->RequireString("provider");
-  if (!provider.ok())
-    return wire(provider.error());
-  auto model_name = model->RequireString("model");
-  if (!model_name.ok())
-    return wire(model_name.error());
-  if (auto unknown = model->RejectUnknown(); !unknown.ok())
-    return wire(unknown.error());
-
-  auto event = Uuid::ParseCanonical(*through);
+  auto event = Uuid::ParseCanonical(identity->through_event_id);
   if (!event.ok())
     return Fail(WireRule("through_event_id is not a canonical lowercase UUID"));
-  auto parsed_fingerprint = Fingerprint::ParseHex(*fingerprint);
+  auto parsed_fingerprint = Fingerprint::ParseHex(head->request_fingerprint);
   if (!parsed_fingerprint.ok()) {
     return Fail(WireRule("request_fingerprint is not 64 lowercase hex digits"));
   }
-  return SummaryEnvelope{ContextBasis{*revision, *event},
-                         ModelKey{std::move(provider).value(), std::move(model_name).value()},
+  return SummaryEnvelope{ContextBasis{identity->revision, *event}, std::move(identity->model),
                          *parsed_fingerprint, std::move(summary).value()};
 }
 
 std::string EncodeSummaryEnvelope(const ContextBasis& basis, const ModelKey& model,
                                   const Fingerprint& request_fingerprint,
                                   std::string_view summary_xml) {
-  std::string out = fmt::format(R"({{"version":{},"basis":{{"revision":{},"through_event_id":")",
-                                kCompactionWireVersion, basis.revision);
-  out += basis.through_event_id.ToString();
-  out += R"("},"model":{"provider":)";
-  AppendJsonString(out, model.provider);
-  out += R"(,"model":)";
-  AppendJsonString(out, model.model);
-  out += R"(},"request_fingerprint":")";
-  out += request_fingerprint.ToHex();
-  out += R"(","summary":)";
+  std::string out;
+  AppendWireHead(out, basis, model, request_fingerprint);
+  out += R"("summary":)";
   AppendJsonString(out, summary_xml);
   out.push_back('}');
   return out;

@@ -3,6 +3,7 @@
 #include <numeric>
 #include <vector>
 
+#include "compaction/wire_head.h"
 #include "harness/compaction/wire.h"
 #include "harness/content/codec.h"
 
@@ -20,16 +21,9 @@ CompactionInputError TranscriptEncodingError(TranscriptError error) {
 
 // Everything before the transcript's messages.
 std::string InputHead(const CompactionInput& input) {
-  std::string out = fmt::format(R"({{"version":{},"basis":{{"revision":{},"through_event_id":")",
-                                kCompactionWireVersion, input.basis.revision);
-  out += input.basis.through_event_id.ToString();
-  out += R"("},"model":{"provider":)";
-  AppendJsonString(out, input.model.provider);
-  out += R"(,"model":)";
-  AppendJsonString(out, input.model.model);
-  out += R"(},"request_fingerprint":")";
-  out += input.request_fingerprint.ToHex();
-  out += R"(","transcript":[)";
+  std::string out;
+  AppendWireHead(out, input.basis, input.model, input.request_fingerprint);
+  out += R"("transcript":[)";
   return out;
 }
 
@@ -146,21 +140,9 @@ Result<CompactionInput, CompactionInputDecodeError> DecodeCompactionInput(std::s
   auto top = JsonObject::Open(*parsed, "$");
   if (!top.ok())
     return wire(top.error());
-  auto version = top->RequireUint("version", UINT8_MAX);
-  if (!version.ok())
-    return wire(version.error());
-  if (*version != kCompactionWireVersion) {
-    return wire(JsonError{JsonErrorKind::kRange, "$.version", 0, "version must be 1"});
-  }
-  auto basis_value = top->RequireNonNull("basis");
-  if (!basis_value.ok())
-    return wire(basis_value.error());
-  auto model_value = top->RequireNonNull("model");
-  if (!model_value.ok())
-    return wire(model_value.error());
-  auto fingerprint = top->RequireString("request_fingerprint");
-  if (!fingerprint.ok())
-    return wire(fingerprint.error());
+  auto head = ReadWireHead(*top);
+  if (!head.ok())
+    return wire(std::move(head).error().json);
   auto transcript_value = top->Require("transcript");
   if (!transcript_value.ok())
     return wire(transcript_value.error());
@@ -170,32 +152,12 @@ Result<CompactionInput, CompactionInputDecodeError> DecodeCompactionInput(std::s
   if (auto unknown = top->RejectUnknown(); !unknown.ok())
     return wire(unknown.error());
 
-  auto basis = JsonObject::Open(**basis_value, "$.basis");
-  if (!basis.ok())
-    return wire(basis.error());
-  auto revision = basis->RequireUint("revision");
-  if (!revision.ok())
-    return wire(revision.error());
-  auto through = basis->RequireString("through_event_id");
-  if (!through.ok())
-    return wire(through.error());
-  if (auto unknown = basis->RejectUnknown(); !unknown.ok())
-    return wire(unknown.error());
-
-  auto model = JsonObject::Open(**model_value, "$.model");
-  if (!model.ok())
-    return wire(model.error());
-  auto provider = model->RequireString("provider");
-  if (!provider.ok())
-    return wire(provider.error());
-  auto model_name = model->RequireString("model");
-  if (!model_name.ok())
-    return wire(model_name.error());
-  if (auto unknown = model->RejectUnknown(); !unknown.ok())
-    return wire(unknown.error());
+  auto identity = ReadWireIdentity(*head);
+  if (!identity.ok())
+    return wire(identity.error());
 
   // Steps 4-6: the values, each reported as the input field it belongs to.
-  auto parsed_fingerprint = Fingerprint::ParseHex(*fingerprint);
+  auto parsed_fingerprint = Fingerprint::ParseHex(head->request_fingerprint);
   if (!parsed_fingerprint.ok())
     return field(CompactionInputField::kRequestFingerprint);
 
@@ -211,12 +173,12 @@ Result<CompactionInput, CompactionInputDecodeError> DecodeCompactionInput(std::s
     input.transcript = std::move(messages).value();
   }
 
-  auto event = Uuid::ParseCanonical(*through);
+  auto event = Uuid::ParseCanonical(identity->through_event_id);
   if (!event.ok())
     return field(CompactionInputField::kBasis);
 
-  input.basis = ContextBasis{*revision, *event};
-  input.model = ModelKey{std::move(provider).value(), std::move(model_name).value()};
+  input.basis = ContextBasis{identity->revision, *event};
+  input.model = std::move(identity->model);
   input.request_fingerprint = *parsed_fingerprint;
   input.max_summary_tokens = *budget;
 

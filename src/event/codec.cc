@@ -15,7 +15,6 @@ namespace {
 // The event object, then a message list, then everything a message can nest.
 constexpr JsonLimits kEventJsonLimits{.max_bytes = kMaxRecordBytes,
                                       .max_depth = kTranscriptJsonDepth + 1};
-constexpr std::size_t kMaxTypeNameInError = 128;
 // Waiter ids a terminal may list on the wire (the runtime never exceeds 64).
 constexpr std::size_t kMaxWaiterCommandIds = 10'000;
 
@@ -608,31 +607,23 @@ Result<Event, EventError> Dispatch(std::string_view type, JsonObject& top, std::
   (std::make_index_sequence<kEventKindCount>{});
   if (!out.has_value())
     return Fail(
-        EventError(UnknownEventTypeError{std::string(type.substr(0, kMaxTypeNameInError))}));
+        EventError(UnknownEventTypeError{std::string(type.substr(0, kMaxRecordTypeNameInError))}));
   return std::move(*out);
 }
 
 }  // namespace
 
 std::string UnknownEventTypeError::Message() const {
-  if (type.empty())
-    return "event without a type";
-  return "unknown event type " + QuoteForDetail(type, 64);
+  return DescribeUnknownRecordType("event", type);
 }
 
 std::string EventDecodeError::Message() const {
-  std::string out = "cannot decode event";
-  if (!type.empty()) {
-    out.push_back(' ');
-    out += type;
-  }
-  out += ": ";
-  out += std::visit([](const auto& c) { return c.Describe(); }, cause);
-  return out;
+  return DescribeRecordDecodeError("event", type,
+                                   std::visit([](const auto& c) { return c.Describe(); }, cause));
 }
 
 std::string EventLimitError::Message() const {
-  return fmt::format("event of {} bytes exceeds the limit of {}", size, limit);
+  return DescribeRecordLimit("event", size, limit);
 }
 
 std::string EphemeralNotPersistableError::Message() const {
@@ -643,20 +634,9 @@ std::string EphemeralNotPersistableError::Message() const {
 }
 
 std::string_view EventErrorKindName(const EventError& error) {
-  switch (error.index()) {
-    case 0:
-      return "unknown_type";
-    case 1:
-      return "unsupported_version";
-    case 2:
-      return "decode";
-    case 3:
-      return "too_large";
-    case 4:
-      return "ephemeral";
-    default:
-      return "invalid";
-  }
+  if (std::holds_alternative<EphemeralNotPersistableError>(error))
+    return "ephemeral";
+  return RecordErrorKindName(error.index()).value_or("invalid");
 }
 
 std::string DescribeEventError(const EventError& error) {
@@ -695,35 +675,10 @@ Result<std::string, EventError> EncodeEvent(const Event& event) {
 }
 
 Result<Event, EventError> DecodeEvent(std::string_view bytes) {
-  if (bytes.size() > kMaxRecordBytes)
-    return Fail(EventError(EventLimitError{bytes.size(), kMaxRecordBytes}));
-  const auto decode_error = [](JsonError error) {
-    return Fail(EventError(EventDecodeError{"", std::move(error)}));
-  };
-  auto parsed = ParseStrictJson(bytes, kEventJsonLimits);
-  if (!parsed.ok())
-    return decode_error(std::move(parsed).error());
-  auto top = JsonObject::Open(*parsed, "$");
-  if (!top.ok())
-    return decode_error(std::move(top).error());
-
-  const Json* v = top->Find("v");
-  if (v == nullptr)
-    return Fail(EventError(UnsupportedSchemaError{"event", std::nullopt}));
-  auto version = JsonAsUint(*v, "$.v");
-  if (!version.ok())
-    return decode_error(std::move(version).error());
   // Each type knows its own versions (DecodeTyped); none is above the newest of any type.
-  if (*version < 1 || *version > kCompactionCommittedVersion)
-    return Fail(EventError(UnsupportedSchemaError{"event", *version}));
-
-  const Json* type = top->Find("type");
-  if (type == nullptr)
-    return Fail(EventError(UnknownEventTypeError{""}));
-  auto name = JsonAsString(*type, "$.type");
-  if (!name.ok())
-    return decode_error(std::move(name).error());
-  return Dispatch(*name, *top, *version);
+  return DecodeRecord<EventError, EventLimitError, EventDecodeError, UnknownEventTypeError>(
+      bytes, kEventJsonLimits, "event",
+      [](std::uint64_t v) { return v >= 1 && v <= kCompactionCommittedVersion; }, Dispatch);
 }
 
 std::uint32_t EventPayloadVersion(const Event& event) {

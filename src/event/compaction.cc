@@ -47,11 +47,19 @@ bool ValidSummary(const UserMessage& summary) {
 
 }  // namespace
 
-Status<InvalidEventError> ValidateBody(const CompactionStarted& e) {
-  using E = CompactionStarted;
+namespace {
+
+// The checks an attempt's events open with, first failure wins: Visibility, AttemptID,
+// WaiterCommandIDs (for the terminals, which list their waiters), Reason, Basis.
+template <class E>
+Status<InvalidEventError> CheckAttempt(const E& e) {
   HARNESS_CHECK(CheckPublic(e));
   if (e.attempt_id.IsZero())
     return Invalid<E>("AttemptID");
+  if constexpr (requires { e.waiter_command_ids; }) {
+    if (!ValidWaiters(e.waiter_command_ids))
+      return Invalid<E>("WaiterCommandIDs");
+  }
   if (!IsValid(e.reason))
     return Invalid<E>("Reason");
   if (!e.basis.IsValid())
@@ -59,17 +67,36 @@ Status<InvalidEventError> ValidateBody(const CompactionStarted& e) {
   return {};
 }
 
+// The ids a waiter reply's own id is derived from: AttemptID, then CommandID.
+template <class R>
+Status<InvalidEventError> CheckReplyIds(const R& reply) {
+  if (reply.attempt_id.IsZero())
+    return Invalid<R>("AttemptID");
+  if (reply.header.cause.command_id.IsZero())
+    return Invalid<R>("CommandID");
+  return {};
+}
+
+// A waiter reply's event id is CompactWaiterReplyId of its attempt and command.
+template <class R>
+Status<InvalidEventError> CheckReplyEventId(const R& reply, bool resolved) {
+  if (reply.header.event_id !=
+      CompactWaiterReplyId(reply.attempt_id, reply.header.cause.command_id, resolved)) {
+    return Invalid<R>("EventID");
+  }
+  return {};
+}
+
+}  // namespace
+
+Status<InvalidEventError> ValidateBody(const CompactionStarted& e) {
+  HARNESS_CHECK(CheckAttempt(e));
+  return {};
+}
+
 Status<InvalidEventError> ValidateBody(const CompactionCommitted& e) {
   using E = CompactionCommitted;
-  HARNESS_CHECK(CheckPublic(e));
-  if (e.attempt_id.IsZero())
-    return Invalid<E>("AttemptID");
-  if (!ValidWaiters(e.waiter_command_ids))
-    return Invalid<E>("WaiterCommandIDs");
-  if (!IsValid(e.reason))
-    return Invalid<E>("Reason");
-  if (!e.basis.IsValid())
-    return Invalid<E>("Basis");
+  HARNESS_CHECK(CheckAttempt(e));
   if (!ValidSummary(e.summary))
     return Invalid<E>("Summary");
   if (e.payload_version < 1 || e.payload_version > kCompactionCommittedVersion)
@@ -98,15 +125,7 @@ Status<InvalidEventError> ValidateBody(const CompactionCommitted& e) {
 
 Status<InvalidEventError> ValidateBody(const CompactionRejected& e) {
   using E = CompactionRejected;
-  HARNESS_CHECK(CheckPublic(e));
-  if (e.attempt_id.IsZero())
-    return Invalid<E>("AttemptID");
-  if (!ValidWaiters(e.waiter_command_ids))
-    return Invalid<E>("WaiterCommandIDs");
-  if (!IsValid(e.reason))
-    return Invalid<E>("Reason");
-  if (!e.basis.IsValid())
-    return Invalid<E>("Basis");
+  HARNESS_CHECK(CheckAttempt(e));
   if (!IsValid(e.reject_reason))
     return Invalid<E>("RejectReason");
   if (e.duration.count() < 0)
@@ -123,31 +142,21 @@ Status<InvalidEventError> ValidateBody(const CompactionRejected& e) {
 Status<InvalidEventError> ValidateBody(const CompactWaiterResolved& e) {
   using E = CompactWaiterResolved;
   HARNESS_CHECK(CheckPublic(e));
-  if (e.attempt_id.IsZero())
-    return Invalid<E>("AttemptID");
-  if (e.header.cause.command_id.IsZero())
-    return Invalid<E>("CommandID");
+  HARNESS_CHECK(CheckReplyIds(e));
   if (e.committed_event_id.IsZero())
     return Invalid<E>("CommittedEventID");
-  if (e.header.event_id != CompactWaiterReplyId(e.attempt_id, e.header.cause.command_id, true))
-    return Invalid<E>("EventID");
-  return {};
+  return CheckReplyEventId(e, true);
 }
 
 Status<InvalidEventError> ValidateBody(const CompactWaiterRejected& e) {
   using E = CompactWaiterRejected;
   HARNESS_CHECK(CheckPublic(e));
-  if (e.attempt_id.IsZero())
-    return Invalid<E>("AttemptID");
-  if (e.header.cause.command_id.IsZero())
-    return Invalid<E>("CommandID");
+  HARNESS_CHECK(CheckReplyIds(e));
   if (!IsValid(e.reason))
     return Invalid<E>("RejectReason");
   if (!ValidDetail(e.detail, e.reason))
     return Invalid<E>("Detail");
-  if (e.header.event_id != CompactWaiterReplyId(e.attempt_id, e.header.cause.command_id, false))
-    return Invalid<E>("EventID");
-  return {};
+  return CheckReplyEventId(e, false);
 }
 
 Uuid CompactWaiterReplyId(const Uuid& attempt, const Uuid& command, bool resolved) {
@@ -180,17 +189,11 @@ EventHeader ReplyHeader(const EventHeader& terminal, const Uuid& attempt, const 
 
 template <class R>
 Status<InvalidEventError> Stamp(R& reply, bool resolved, EventTime now) {
-  if (reply.attempt_id.IsZero())
-    return Invalid<R>("AttemptID");
-  if (reply.header.cause.command_id.IsZero())
-    return Invalid<R>("CommandID");
+  HARNESS_CHECK(CheckReplyIds(reply));
   if (reply.header.event_id.IsZero()) {
     return Fail(InvalidEventError{R::kType, "EventID", FieldRule::kMustBeSet, std::nullopt});
   }
-  if (reply.header.event_id !=
-      CompactWaiterReplyId(reply.attempt_id, reply.header.cause.command_id, resolved)) {
-    return Invalid<R>("EventID");
-  }
+  HARNESS_CHECK(CheckReplyEventId(reply, resolved));
   reply.header.created_at = now;
   return {};
 }

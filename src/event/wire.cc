@@ -20,6 +20,43 @@ std::string UnsupportedSchemaError::Message() const {
   return fmt::format("unsupported {} schema version {}", kind, *version);
 }
 
+std::string DescribeUnknownRecordType(std::string_view kind, std::string_view type) {
+  if (type.empty())
+    return fmt::format("{} without a type", kind);
+  return fmt::format("unknown {} type {}", kind, QuoteForDetail(type, 64));
+}
+
+std::string DescribeRecordDecodeError(std::string_view kind, std::string_view type,
+                                      std::string_view cause) {
+  std::string out = fmt::format("cannot decode {}", kind);
+  if (!type.empty()) {
+    out.push_back(' ');
+    out += type;
+  }
+  out += ": ";
+  out += cause;
+  return out;
+}
+
+std::optional<std::string_view> RecordErrorKindName(std::size_t index) {
+  switch (index) {
+    case 0:
+      return "unknown_type";
+    case 1:
+      return "unsupported_version";
+    case 2:
+      return "decode";
+    case 3:
+      return "too_large";
+    default:
+      return std::nullopt;
+  }
+}
+
+std::string DescribeRecordLimit(std::string_view kind, std::size_t size, std::size_t limit) {
+  return fmt::format("{} of {} bytes exceeds the limit of {}", kind, size, limit);
+}
+
 WireWriter& WireWriter::Key(std::string_view name) {
   if (!first_)
     out_.push_back(',');

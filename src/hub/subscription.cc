@@ -143,6 +143,30 @@ std::optional<Delivery> NextReplayed(SubscriberState& s) {
   return std::nullopt;
 }
 
+// Both Next overloads: replay first, then the live queue, waiting with
+// `wait(lock, state, has_news)` (the condition wait bounded by a stop token or a deadline).
+// `unready` is what a wait that ends without news reports.
+template <class Wait>
+Result<Delivery, NextError> WaitForNext(SubscriberState* state, NextError::Kind unready,
+                                        Wait wait) {
+  if (state == nullptr)
+    return ClosedError(std::nullopt);
+  if (auto replayed = NextReplayed(*state))
+    return std::move(*replayed);
+  SubscriberState& s = *state;
+  std::unique_lock lock(s.mu);
+  s.waiting = true;
+  const bool ready = wait(lock, s, [&] { return !s.queue.empty() || s.closed; });
+  s.waiting = false;
+  if (!ready)
+    return Fail(NextError{unready, std::nullopt});
+  if (s.queue.empty())
+    return ClosedError(s.closed);
+  Delivery d = std::move(s.queue.front());
+  s.queue.pop_front();
+  return d;
+}
+
 }  // namespace
 
 std::string_view CloseKindName(CloseKind kind) {
@@ -198,41 +222,17 @@ void Subscription::Unsubscribe() {
 }
 
 Result<Delivery, NextError> Subscription::Next(std::stop_token stop) {
-  if (!state_)
-    return ClosedError(std::nullopt);
-  if (auto replayed = NextReplayed(*state_))
-    return std::move(*replayed);
-  SubscriberState& s = *state_;
-  std::unique_lock lock(s.mu);
-  s.waiting = true;
-  const bool ready = s.cv.wait(lock, stop, [&] { return !s.queue.empty() || s.closed; });
-  s.waiting = false;
-  if (!ready)
-    return Fail(NextError{NextError::Kind::kStopped, std::nullopt});
-  if (s.queue.empty())
-    return ClosedError(s.closed);
-  Delivery d = std::move(s.queue.front());
-  s.queue.pop_front();
-  return d;
+  return WaitForNext(state_.get(), NextError::Kind::kStopped,
+                     [&](std::unique_lock<std::mutex>& lock, SubscriberState& s, auto has_news) {
+                       return s.cv.wait(lock, stop, has_news);
+                     });
 }
 
 Result<Delivery, NextError> Subscription::Next(std::chrono::steady_clock::time_point deadline) {
-  if (!state_)
-    return ClosedError(std::nullopt);
-  if (auto replayed = NextReplayed(*state_))
-    return std::move(*replayed);
-  SubscriberState& s = *state_;
-  std::unique_lock lock(s.mu);
-  s.waiting = true;
-  const bool ready = s.cv.wait_until(lock, deadline, [&] { return !s.queue.empty() || s.closed; });
-  s.waiting = false;
-  if (!ready)
-    return Fail(NextError{NextError::Kind::kTimedOut, std::nullopt});
-  if (s.queue.empty())
-    return ClosedError(s.closed);
-  Delivery d = std::move(s.queue.front());
-  s.queue.pop_front();
-  return d;
+  return WaitForNext(state_.get(), NextError::Kind::kTimedOut,
+                     [&](std::unique_lock<std::mutex>& lock, SubscriberState& s, auto has_news) {
+                       return s.cv.wait_until(lock, deadline, has_news);
+                     });
 }
 
 Result<Delivery, NextError> Subscription::TryNext() {

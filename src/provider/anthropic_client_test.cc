@@ -81,18 +81,8 @@ void ExpectNoSecret(std::string_view text) {
   EXPECT_EQ(text.find(kSecretKey), std::string_view::npos) << text;
 }
 
-class AnthropicClientTest : public test_support::ClientTestBed {
- protected:
-  AnthropicClient Client(bool stream) {
-    AnthropicClientOptions options;
-    options.connection = Connection();
-    options.stream = stream;
-    options.on_text = [this](std::string_view text) { deltas_.emplace_back(text); };
-    return AnthropicClient(http_, std::move(options));
-  }
-
-  std::vector<std::string> deltas_;
-};
+using AnthropicClientTest =
+    test_support::ChatClientTestBed<AnthropicClient, AnthropicClientOptions>;
 
 TEST_F(AnthropicClientTest, ANonStreamingTurnSendsTheRequestAndDecodesTheAnswer) {
   server_.Push(JsonReply(200, std::string(kTextAnswer)));
@@ -138,30 +128,12 @@ TEST_F(AnthropicClientTest, AToolUseGoesOutAndItsResultComesBack) {
        MessageDelta("tool_use"), kStop}));
   server_.Push(ScriptedReply::Sse(TextStream("a.txt holds nothing")));
   AnthropicClient client = Client(true);
-  InferenceRequest request = Hello();
-  request.tools = {ToolDefinition{"sh", "run a command", R"({"type":"object"})"}};
-
-  auto first = client.Complete(request, {});
-  ASSERT_TRUE(first.ok()) << first.error().Message();
-  EXPECT_EQ(first->stop, StopReason::kToolUse);
-  ASSERT_EQ(first->message.blocks.size(), 1u);
-  const auto* call = first->message.blocks[0].as<ToolUseBlock>();
-  ASSERT_NE(call, nullptr);
-  EXPECT_EQ(call->id, "toolu_1");
-  EXPECT_EQ(call->input, R"({"cmd":"ls"})");
-
-  request.messages.emplace_back(first->message);
-  request.messages.emplace_back(ToolResultMessage{{TextBlock{"a.txt"}}, "toolu_1", false});
-  auto second = client.Complete(request, {});
-  ASSERT_TRUE(second.ok()) << second.error().Message();
+  std::optional<InferenceResponse> second;
+  Json body;
+  ASSERT_NO_FATAL_FAILURE(ToolRoundTrip(client, Hello(), "toolu_1", &second, &body));
   EXPECT_EQ(second->message.blocks, (std::vector<Block>{TextBlock{"a.txt holds nothing"}}));
-
-  const auto seen = server_.Requests();
-  ASSERT_EQ(seen.size(), 2u);
-  auto body = ParseStrictJson(seen[1].body);
-  ASSERT_TRUE(body.ok());
-  EXPECT_EQ((*body)["tools"][0]["name"], "sh");
-  const Json& messages = (*body)["messages"];
+  EXPECT_EQ(body["tools"][0]["name"], "sh");
+  const Json& messages = body["messages"];
   ASSERT_EQ(messages.size(), 3u);
   EXPECT_EQ(messages[1]["content"][0]["type"], "tool_use");
   EXPECT_EQ(messages[1]["content"][0]["input"]["cmd"], "ls");

@@ -39,18 +39,7 @@ void ExpectNoSecret(const InferenceError& error) {
   EXPECT_EQ(error.Message().find(kSecretKey), std::string::npos) << error.Message();
 }
 
-class OpenAiChatClientTest : public test_support::ClientTestBed {
- protected:
-  OpenAiChatClient Client(bool stream) {
-    OpenAiClientOptions options;
-    options.connection = Connection();
-    options.stream = stream;
-    options.on_text = [this](std::string_view text) { deltas_.emplace_back(text); };
-    return OpenAiChatClient(http_, std::move(options));
-  }
-
-  std::vector<std::string> deltas_;
-};
+using OpenAiChatClientTest = test_support::ChatClientTestBed<OpenAiChatClient, OpenAiClientOptions>;
 
 TEST_F(OpenAiChatClientTest, ANonStreamingTurnSendsTheRequestAndDecodesTheAnswer) {
   server_.Push(JsonReply(200, std::string(kTextAnswer)));
@@ -105,30 +94,12 @@ TEST_F(OpenAiChatClientTest, AToolCallGoesOutAndItsResultComesBack) {
     "function":{"name":"sh","arguments":"{\"cmd\":\"ls\"}"}}]},"finish_reason":"tool_calls"}]})"));
   server_.Push(JsonReply(200, std::string(kTextAnswer)));
   OpenAiChatClient client = Client(false);
-  InferenceRequest request = Hello();
-  request.tools = {ToolDefinition{"sh", "run a command", R"({"type":"object"})"}};
-
-  auto first = client.Complete(request, {});
-  ASSERT_TRUE(first.ok()) << first.error().Message();
-  EXPECT_EQ(first->stop, StopReason::kToolUse);
-  ASSERT_EQ(first->message.blocks.size(), 1u);
-  const auto* call = first->message.blocks[0].as<ToolUseBlock>();
-  ASSERT_NE(call, nullptr);
-  EXPECT_EQ(call->id, "call_1");
-  EXPECT_EQ(call->input, R"({"cmd":"ls"})");
-
-  request.messages.emplace_back(first->message);
-  request.messages.emplace_back(ToolResultMessage{{TextBlock{"a.txt"}}, "call_1", false});
-  auto second = client.Complete(request, {});
-  ASSERT_TRUE(second.ok()) << second.error().Message();
+  std::optional<InferenceResponse> second;
+  Json body;
+  ASSERT_NO_FATAL_FAILURE(ToolRoundTrip(client, Hello(), "call_1", &second, &body));
   EXPECT_EQ(second->stop, StopReason::kEndTurn);
-
-  const auto seen = server_.Requests();
-  ASSERT_EQ(seen.size(), 2u);
-  auto body = ParseStrictJson(seen[1].body);
-  ASSERT_TRUE(body.ok());
-  EXPECT_EQ((*body)["tools"][0]["function"]["name"], "sh");
-  const Json& messages = (*body)["messages"];
+  EXPECT_EQ(body["tools"][0]["function"]["name"], "sh");
+  const Json& messages = body["messages"];
   ASSERT_EQ(messages.size(), 4u);
   EXPECT_EQ(messages[2]["tool_calls"][0]["id"], "call_1");
   EXPECT_EQ(messages[3]["role"], "tool");

@@ -19,6 +19,16 @@
 //                measurement validator, not the decoder, judges its domain
 // Optional* members may be absent (zero); when present they must be well-formed (null is a type
 // error). Every nested object refuses unknown members.
+//
+// Decoding a record: DecodeRecord is the opening both record decoders share (steps 1-4 of
+// event/codec.h and command/codec.h), first failure wins:
+//   1. longer than kMaxRecordBytes                        -> LimitError{size, kMaxRecordBytes}
+//   2. not strict JSON within `limits`, or not an object  -> DecodeError{"", JsonError}
+//   3. "v": absent -> UnsupportedSchemaError{kind, none}; not a non-negative integer ->
+//      DecodeError{"", JsonError}; refused by accepts_version -> UnsupportedSchemaError{kind, v}
+//   4. "type": absent -> UnknownTypeError{""}; not a string -> DecodeError{"", JsonError}
+// and then returns dispatch(type, top object, version) for the rest. The Describe* functions
+// word the errors of both codecs the same way, with `kind` ("event" or "command") in them.
 // Thread safety: pure functions; a WireWriter writes to one string from one thread.
 #pragma once
 
@@ -27,6 +37,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "harness/context/basis.h"
@@ -44,6 +55,9 @@ namespace harness {
 inline constexpr std::size_t kMaxRecordBytes = 16u * 1024 * 1024;
 // The schema version every durable event and command carries as "v".
 inline constexpr std::uint64_t kRecordSchemaVersion = 1;
+
+// How much of an unknown type name an error keeps.
+inline constexpr std::size_t kMaxRecordTypeNameInError = 128;
 
 // "v" is absent (version nullopt) or not 1. kind is "event" or "command".
 struct UnsupportedSchemaError {
@@ -96,5 +110,52 @@ Result<ModelKey, JsonError> RequireModelMember(JsonObject& object, std::string_v
 Result<Fingerprint, JsonError> RequireFingerprintMember(JsonObject& object, std::string_view name);
 Result<ContextMeasurement, JsonError> RequireMeasurementMember(JsonObject& object,
                                                                std::string_view name);
+
+// "<kind> without a type" when `type` is empty, else "unknown <kind> type <quoted type>".
+std::string DescribeUnknownRecordType(std::string_view kind, std::string_view type);
+// "cannot decode <kind>: <cause>", or "cannot decode <kind> <type>: <cause>" once the type is
+// known.
+std::string DescribeRecordDecodeError(std::string_view kind, std::string_view type,
+                                      std::string_view cause);
+// The names of the error kinds both record codecs have, by their index in the codec's error
+// variant: unknown_type, unsupported_version, decode, too_large; nullopt after them, where each
+// codec names its own.
+std::optional<std::string_view> RecordErrorKindName(std::size_t index);
+// "<kind> of <size> bytes exceeds the limit of <limit>".
+std::string DescribeRecordLimit(std::string_view kind, std::size_t size, std::size_t limit);
+
+template <class Error, class LimitError, class DecodeError, class UnknownTypeError, class Dispatch>
+auto DecodeRecord(std::string_view bytes, const JsonLimits& limits, std::string_view kind,
+                  bool (*accepts_version)(std::uint64_t), Dispatch&& dispatch)
+    -> decltype(dispatch(std::string_view(), std::declval<JsonObject&>(), std::uint64_t{})) {
+  if (bytes.size() > kMaxRecordBytes)
+    return Fail(Error(LimitError{bytes.size(), kMaxRecordBytes}));
+  const auto decode_error = [](JsonError error) {
+    return Fail(Error(DecodeError{"", std::move(error)}));
+  };
+  auto parsed = ParseStrictJson(bytes, limits);
+  if (!parsed.ok())
+    return decode_error(std::move(parsed).error());
+  auto top = JsonObject::Open(*parsed, "$");
+  if (!top.ok())
+    return decode_error(std::move(top).error());
+
+  const Json* v = top->Find("v");
+  if (v == nullptr)
+    return Fail(Error(UnsupportedSchemaError{kind, std::nullopt}));
+  auto version = JsonAsUint(*v, "$.v");
+  if (!version.ok())
+    return decode_error(std::move(version).error());
+  if (!accepts_version(*version))
+    return Fail(Error(UnsupportedSchemaError{kind, *version}));
+
+  const Json* type = top->Find("type");
+  if (type == nullptr)
+    return Fail(Error(UnknownTypeError{""}));
+  auto name = JsonAsString(*type, "$.type");
+  if (!name.ok())
+    return decode_error(std::move(name).error());
+  return dispatch(std::string_view(*name), *top, *version);
+}
 
 }  // namespace harness
