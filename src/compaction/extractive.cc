@@ -1616,13 +1616,19 @@ bool IsPointer(std::string_view lower) {
 }
 
 // Text a client injects into the user's turn that the user did not write.
-// Codex's turn context and the project instructions it reads to the model (AGENTS.md) are
-// configuration, like a system message: not a request, not the user's rules.
+// Text a client injects into the user's turn that the user did not write (Codex's turn context
+// among it).
 bool IsInjected(std::string_view text) {
   return text.starts_with("Caveat: ") || text.starts_with("[Request interrupted") ||
          text.starts_with("<command-") || text.starts_with("<local-command-") ||
-         text.starts_with("<environment_context>") || text.starts_with("<user_instructions>") ||
-         text.starts_with("# AGENTS.md instructions for ");
+         text.starts_with("<environment_context>");
+}
+
+// The project's instructions a client reads to the model as a user message (Codex's AGENTS.md):
+// not a request, but rules the work keeps following.
+bool IsProjectInstructions(std::string_view text) {
+  return text.starts_with("# AGENTS.md instructions for ") ||
+         text.starts_with("<user_instructions>");
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1636,8 +1642,9 @@ struct Dated {
 struct Extract {
   std::optional<Dated> first_request;
   std::vector<Dated> later_requests;
-  std::string pointer;        // a pointer message seen before the first real request
-  std::string fallback_goal;  // any user words at all
+  std::string pointer;               // a pointer message seen before the first real request
+  std::string fallback_goal;         // any user words at all
+  std::string project_instructions;  // the latest AGENTS.md a client read to the model
   std::vector<std::string> constraints;
   std::vector<Dated> decisions;  // a choice stated again moves to its latest place
   std::optional<Dated> unanswered;
@@ -1894,6 +1901,10 @@ class Reader {
     const std::string text = WithoutSpans(raw, "<system-reminder>", "</system-reminder>");
     if (IsInjected(Trim(text)))
       return;
+    if (IsProjectInstructions(Trim(text))) {
+      extract_.project_instructions = Join(SafeLines(text), " ");
+      return;
+    }
     const std::vector<std::string> lines = SafeLines(text);
     if (lines.empty())
       return;
@@ -2092,6 +2103,12 @@ std::vector<Item> Prioritize(const Extract& extract) {
   for (std::size_t k = 0; k < later; ++k) {
     const Dated& request = extract.later_requests[extract.later_requests.size() - 1 - k];
     add(Section::kGoal, request.at + 1, "Later: " + request.text, 800);
+  }
+
+  // The project's instructions, after the user's own rules.
+  if (!extract.project_instructions.empty()) {
+    add(Section::kConstraints, extract.constraints.size(),
+        "Project instructions: " + extract.project_instructions, 600);
   }
 
   // 5. What the edits changed, the newest first; what was handed in; errors fixed on the way.

@@ -601,8 +601,13 @@ TEST(ExtractiveCompactor, CodexFreeFormPatchesAndInjectedContextAreUnderstood) {
       Tool("p1", "Success. Updated the following files:\nM src/plugin.ts"),
   });
   EXPECT_EQ(Section(summary, "goal"), "Set the compaction threshold to 0.9.") << summary;
-  EXPECT_FALSE(Contains(summary, "AGENTS.md")) << summary;
+  // The project's instructions are rules the work keeps following, after the user's own.
+  EXPECT_TRUE(Contains(Section(summary, "constraints"),
+                       "Project instructions: # AGENTS.md instructions for /repo"))
+      << summary;
+  EXPECT_TRUE(Contains(Section(summary, "constraints"), "Always run npm test.")) << summary;
   EXPECT_FALSE(Contains(summary, "environment_context")) << summary;
+  EXPECT_FALSE(Contains(summary, "&lt;cwd&gt;")) << summary;
   const std::string state = Section(summary, "state");
   EXPECT_TRUE(Contains(state, "Files edited: src/plugin.ts.")) << state;
   EXPECT_TRUE(Contains(state, "Edit of src/plugin.ts: added `threshold: 0.9,`")) << state;

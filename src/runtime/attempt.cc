@@ -6,6 +6,7 @@
 #include "harness/compaction/anchors.h"
 #include "harness/compaction/tail.h"
 #include "harness/content/transcript.h"
+#include "harness/core/utf8.h"
 #include "harness/summary/summary.h"
 
 namespace harness::runtime_detail {

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "harness/event/compaction.h"
+
 namespace harness::runtime_detail {
 namespace {
 

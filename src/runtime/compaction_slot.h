@@ -33,7 +33,7 @@
 #include "harness/context/measurement.h"
 #include "harness/core/uuid.h"
 #include "harness/event/header.h"
-#include "harness/event/reasons.h"
+#include "harness/compaction/reasons.h"
 #include "harness/event/time.h"
 #include "harness/inference/request.h"
 
