@@ -28,12 +28,12 @@
 #include <stop_token>
 #include <vector>
 
+#include "harness/compaction/reasons.h"
 #include "harness/context/basis.h"
 #include "harness/context/limits.h"
 #include "harness/context/measurement.h"
 #include "harness/core/uuid.h"
 #include "harness/event/header.h"
-#include "harness/compaction/reasons.h"
 #include "harness/event/time.h"
 #include "harness/inference/request.h"
 

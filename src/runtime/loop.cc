@@ -954,15 +954,16 @@ void LoopActor::ContinueTurnAfterOutcome(const Proposal& proposal, CompactionRea
   }
   const bool continuation = turn_->boundary != Boundary::kTerminal;
   // A manual attempt failed at an unchanged basis under an automatic policy: measure again, so
-  // that the automatic trigger may open its own attempt at the same basis (docs/spec/runtime.md §2.10
-  // step 10, §3.6). Cancellations never retry: the interrupt path ends the turn itself.
+  // that the automatic trigger may open its own attempt at the same basis (docs/spec/runtime.md
+  // §2.10 step 10, §3.6). Cancellations never retry: the interrupt path ends the turn itself.
   if (proposal.reject && definition_.compaction->automatic && reason == CompactionReason::kManual &&
       basis == basis_) {
     return MeasureInTurn(turn_->boundary);
   }
   // A terminal answer is never rewritten: the turn is complete whatever the outcome, except
   // when the compaction was canceled (the compactor's own stop or timeout): the turn did not
-  // finish its work and ends interrupted, the answer staying committed (docs/spec/runtime.md §2.13).
+  // finish its work and ends interrupted, the answer staying committed (docs/spec/runtime.md
+  // §2.13).
   if (!continuation) {
     if (proposal.reject == CompactRejectReason::kCanceled)
       return FinishTurn(TurnEnd::kCanceled);

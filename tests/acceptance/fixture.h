@@ -31,7 +31,6 @@
 #include <thread>
 #include <vector>
 
-#include "support/env.h"
 #include "harness/compaction/compactor.h"
 #include "harness/compaction/policy.h"
 #include "harness/event/event.h"
@@ -41,6 +40,7 @@
 #include "harness/journal/journal.h"
 #include "harness/runtime/session.h"
 #include "harness/runtime/tool.h"
+#include "support/env.h"
 
 namespace harness::acceptance {
 

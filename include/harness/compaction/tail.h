@@ -69,16 +69,16 @@
 // Vectors: N 2001 -> 972/57/972; 5000 -> 971/3058/971; 100 000 -> 970/98 059/971;
 // 10 000 000 -> 969/9 998 061/970.
 // IsValidRetainedHistory(retained, version), the retained-history rule of a CompactionCommitted
-// payload version (docs/spec/contracts.md §2.4(b); the event validator applies it, event/compaction.h): an empty
-// list is valid; otherwise the first message is a user message; assistant and system messages are
-// allowed only while no tool call is outstanding; each tool_use block directly in an assistant
-// message needs a non-empty id that is not outstanding, and becomes outstanding; a tool message
-// needs a non-empty tool_use_id that is outstanding, and closes it; user messages are allowed while
-// calls are outstanding ("folded" input). Version 1: nothing may be outstanding at the end. Version
-// 2 (written since compaction cuts inside a segment, docs/decisions.md P11): calls may be
-// outstanding at the end (a step whose calls were still open when the compaction ran stays
-// retained as it was). Results may arrive in any order and an id may be reused once its result
-// arrived.
+// payload version (docs/spec/contracts.md §2.4(b); the event validator applies it,
+// event/compaction.h): an empty list is valid; otherwise the first message is a user message;
+// assistant and system messages are allowed only while no tool call is outstanding; each tool_use
+// block directly in an assistant message needs a non-empty id that is not outstanding, and becomes
+// outstanding; a tool message needs a non-empty tool_use_id that is outstanding, and closes it;
+// user messages are allowed while calls are outstanding ("folded" input). Version 1: nothing may be
+// outstanding at the end. Version 2 (written since compaction cuts inside a segment,
+// docs/decisions.md P11): calls may be outstanding at the end (a step whose calls were still open
+// when the compaction ran stays retained as it was). Results may arrive in any order and an id may
+// be reused once its result arrived.
 //
 // Thread safety: pure functions.
 #pragma once
