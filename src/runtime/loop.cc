@@ -149,6 +149,13 @@ EventHeader LoopActor::LoopHeader() const {
   return header;
 }
 
+EventHeader LoopActor::InputHeader(const Uuid& command, Agency agency) const {
+  EventHeader header = LoopHeader();
+  header.cause.command_id = command;
+  header.cause.agency = agency;
+  return header;
+}
+
 EventHeader LoopActor::TurnHeader(bool with_step) const {
   EventHeader header = LoopHeader();
   header.turn_id = turn_->id;
@@ -262,23 +269,15 @@ void LoopActor::OnCompact(Compact command, std::stop_token stop) {
       return watch();
     case Admission::kDuplicate:  // its one reply is coming
       return;
-    case Admission::kLaneFull: {
-      const Uuid attempt = slot_.attempt()->id;
-      (void)AnswerWaiters(
-          InfrastructureFailure::Kind::kLaneFullReply, attempt, {waiter},
-          WaiterRejections(attempt, {waiter}, LoopHeader(), CompactRejectReason::kControlLaneFull,
-                           std::nullopt, session_.Now()));
+    case Admission::kLaneFull:
+      (void)RejectWaiters(InfrastructureFailure::Kind::kLaneFullReply, slot_.attempt()->id,
+                          {waiter}, CompactRejectReason::kControlLaneFull);
       return;
-    }
-    case Admission::kNoHistory: {
-      const Uuid attempt = session_.MintId();
-      (void)AnswerWaiters(
-          InfrastructureFailure::Kind::kPreStartReply, attempt, {waiter},
-          WaiterRejections(attempt, {waiter}, LoopHeader(), CompactRejectReason::kUnavailable,
-                           CompactRejectDetail{RejectDetailKind::kNoHistory, {}, {}, {}, {}},
-                           session_.Now()));
+    case Admission::kNoHistory:
+      (void)RejectWaiters(InfrastructureFailure::Kind::kPreStartReply, session_.MintId(), {waiter},
+                          CompactRejectReason::kUnavailable,
+                          CompactRejectDetail{RejectDetailKind::kNoHistory, {}, {}, {}, {}});
       return;
-    }
     case Admission::kOpen:
       break;
   }
@@ -306,10 +305,9 @@ void LoopActor::OnWaiterCanceled(const Uuid& command) {
         if (w.command == command)
           leaving.push_back(w);
       }
-      const PublishOutcome outcome = AnswerWaiters(
-          InfrastructureFailure::Kind::kPreStartReply, attempt.id, leaving,
-          WaiterRejections(attempt.id, leaving, LoopHeader(), CompactRejectReason::kCanceled,
-                           std::nullopt, session_.Now()));
+      const PublishOutcome outcome =
+          RejectWaiters(InfrastructureFailure::Kind::kPreStartReply, attempt.id, leaving,
+                        CompactRejectReason::kCanceled);
       if (outcome.ok())
         slot_.Leave(command);
       return;
@@ -353,9 +351,7 @@ void LoopActor::OnInput(SubmitInput command) {
     return;
   auto reject = [&](InputRejectReason reason) {
     InputRejected event;
-    event.header = LoopHeader();
-    event.header.cause.command_id = command.header.command_id;
-    event.header.cause.agency = command.header.agency;
+    event.header = InputHeader(command.header.command_id, command.header.agency);
     event.reason = reason;
     (void)PublishOrHalt(event, InfrastructureFailure::Kind::kEventAppend);
   };
@@ -364,18 +360,14 @@ void LoopActor::OnInput(SubmitInput command) {
   if (queue_.size() >= kMaxQueuedInputs)
     return reject(InputRejectReason::kQueueFull);
   InputAccepted accepted;
-  accepted.header = LoopHeader();
-  accepted.header.cause.command_id = command.header.command_id;
-  accepted.header.cause.agency = command.header.agency;
+  accepted.header = InputHeader(command.header.command_id, command.header.agency);
   accepted.message = command.message;
   if (!PublishOrHalt(accepted, InfrastructureFailure::Kind::kEventAppend))
     return;
   queue_.push_back({command.header.command_id, std::move(command.message), command.header.agency});
   if (slot_.occupied()) {
     InputQueued queued;
-    queued.header = LoopHeader();
-    queued.header.cause.command_id = command.header.command_id;
-    queued.header.cause.agency = command.header.agency;
+    queued.header = InputHeader(command.header.command_id, command.header.agency);
     (void)Publish(queued);
     return;
   }
@@ -447,9 +439,7 @@ void LoopActor::OnShutdown() {
   if (!halted_) {
     while (!queue_.empty()) {
       InputCancelled event;
-      event.header = LoopHeader();
-      event.header.cause.command_id = queue_.front().command;
-      event.header.cause.agency = queue_.front().agency;
+      event.header = InputHeader(queue_.front().command, queue_.front().agency);
       event.reason = InputCancelReason::kShuttingDown;
       if (!PublishOrHalt(event, InfrastructureFailure::Kind::kEventAppend))
         break;
@@ -754,9 +744,17 @@ void LoopActor::RejectPreStart(CompactRejectReason reason) {
   attempt.stop.request_stop();
   // One append: every waiter is answered, or (on a journal failure) none is and restore
   // has nothing contradictory to repair.
-  (void)AnswerWaiters(InfrastructureFailure::Kind::kPreStartReply, attempt.id, attempt.waiters,
-                      WaiterRejections(attempt.id, attempt.waiters, LoopHeader(), reason,
-                                       std::nullopt, session_.Now()));
+  (void)RejectWaiters(InfrastructureFailure::Kind::kPreStartReply, attempt.id, attempt.waiters,
+                      reason);
+}
+
+PublishOutcome LoopActor::RejectWaiters(InfrastructureFailure::Kind kind, const Uuid& attempt,
+                                        const std::vector<Waiter>& waiters,
+                                        CompactRejectReason reason,
+                                        std::optional<CompactRejectDetail> detail) {
+  return AnswerWaiters(
+      kind, attempt, waiters,
+      WaiterRejections(attempt, waiters, LoopHeader(), reason, std::move(detail), session_.Now()));
 }
 
 void LoopActor::CancelAttemptNow(CompactRejectReason reason) {

@@ -110,6 +110,8 @@ class LoopActor : public std::enable_shared_from_this<LoopActor> {
 
   // --- publication
   EventHeader LoopHeader() const;
+  // A loop event about the input `command` submitted with `agency`.
+  EventHeader InputHeader(const Uuid& command, Agency agency) const;
   EventHeader TurnHeader(bool with_step) const;
   bool PublishOrHalt(const Event& event, InfrastructureFailure::Kind kind);
   PublishOutcome Publish(const Event& event) { return session_.Publish(event); }
@@ -184,6 +186,11 @@ class LoopActor : public std::enable_shared_from_this<LoopActor> {
   PublishOutcome AnswerWaiters(InfrastructureFailure::Kind kind, const Uuid& attempt,
                                const std::vector<Waiter>& waiters,
                                Result<std::vector<Event>, InvalidEventError> batch);
+  // AnswerWaiters with waiter-only rejections (no terminal: the attempt never started, or these
+  // waiters alone leave it or are refused).
+  PublishOutcome RejectWaiters(InfrastructureFailure::Kind kind, const Uuid& attempt,
+                               const std::vector<Waiter>& waiters, CompactRejectReason reason,
+                               std::optional<CompactRejectDetail> detail = std::nullopt);
   void CancelAttemptNow(CompactRejectReason reason);
   std::optional<CompactRejectReason> LatchedCancel() const;
   void ResumeQueued();
