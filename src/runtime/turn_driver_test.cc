@@ -400,61 +400,68 @@ TEST(TurnDriver, DecisionsCarryWhatTheActorJournals) {
 TEST(TurnDriver, FailuresSayWhyInWords) {
   struct Case {
     std::string name;
-    std::function<Decision()> decide;
+    TurnDriver::Config config;
+    std::vector<Happened> happened;  // the last one ends the turn
     std::string reason;
     std::string detail;
   };
   const InferenceError model{InferenceErrorKind::kTransport, "reset"};
+  const TurnDriver::CompactionOutcome unjournaled{false, std::nullopt, std::nullopt, false};
   const std::vector<Case> cases{
       {"model_error carries the client's message",
-       [&] {
-         TurnDriver d(kUnmeasured);
-         (void)d.Start();
-         return d.Answered(Fail(model));
-       },
-       "model_error", model.Message()},
-      {"step_limit",
-       [] {
-         return TurnDriver({0, false}).Start();
-       },
-       "step_limit", "the turn made too many model calls"},
+       kUnmeasured,
+       {Start(), ModelFailed()},
+       "model_error",
+       model.Message()},
+      {"invalid_model_output",
+       kUnmeasured,
+       {Start(), AnsweredInvalid()},
+       "invalid_model_output",
+       "the model's answer is not a valid assistant message"},
+      {"step_limit", {0, false}, {Start()}, "step_limit", "the turn made too many model calls"},
       {"context_limit at a boundary",
-       [] {
-         TurnDriver d(kMeasured);
-         (void)d.Start();
-         return d.Measured(Counted(80), kFree);
-       },
-       "context_limit", "the request reaches the model's input limit"},
+       kMeasured,
+       {Start(), Measured(80)},
+       "context_limit",
+       "the request reaches the model's input limit"},
       {"context_limit after a rejected compaction",
-       [] {
-         TurnDriver d(kMeasured);
-         (void)d.Start();
-         (void)d.Measured(Counted(80), kTriggers);
-         return d.CompactionConcluded(Rejected(CompactRejectReason::kExecutionFailed));
-       },
-       "context_limit", "the compaction was rejected and the request reaches the input limit"},
+       kMeasured,
+       {Start(), Measured(80, kTriggers),
+        Concluded(Rejected(CompactRejectReason::kExecutionFailed))},
+       "context_limit",
+       "the compaction was rejected and the request reaches the input limit"},
+      {"coverage_insufficient",
+       kMeasured,
+       {Start(), Measured(80, kPending),
+        Concluded(Rejected(CompactRejectReason::kCoverageInsufficient))},
+       "coverage_insufficient",
+       "the summary kept too few anchors for the coverage policy and the request reaches the "
+       "input limit"},
       {"a proposal's turn failure",
-       [] {
-         TurnDriver d(kMeasured);
-         (void)d.Start();
-         (void)d.Measured(Counted(65), kTriggers);
-         return d.CompactionConcluded(
-             Rejected(CompactRejectReason::kSummaryTooLarge, "summary_too_large"));
-       },
-       "summary_too_large", "the compacted request cannot be sent"},
+       kMeasured,
+       {Start(), Measured(65, kTriggers),
+        Concluded(Rejected(CompactRejectReason::kSummaryTooLarge, "summary_too_large"))},
+       "summary_too_large",
+       "the compacted request cannot be sent"},
+      {"compaction_finalization",
+       kMeasured,
+       {Start(), Measured(40, kPending), Concluded(unjournaled)},
+       "compaction_finalization",
+       "the compaction's outcome could not be journaled"},
       {"context_count_failed carries the count's message",
-       [] {
-         TurnDriver d(kMeasured);
-         (void)d.Start();
-         return d.MeasureFailed(MeasureError{MeasureError::Kind::kCount, {}, {}});
-       },
-       "context_count_failed", MeasureError{}.Message()},
+       kMeasured,
+       {Start(), MeasureFailed(MeasureError::Kind::kCount)},
+       "context_count_failed",
+       MeasureError{}.Message()},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.name);
-    const Decision decision = c.decide();
-    ASSERT_TRUE(std::holds_alternative<TurnDriver::Finish>(decision)) << Describe(decision);
-    const auto& finish = std::get<TurnDriver::Finish>(decision);
+    TurnDriver driver(c.config);
+    std::optional<Decision> last;
+    for (const Happened& happened : c.happened)
+      last = happened(driver);
+    ASSERT_TRUE(std::holds_alternative<TurnDriver::Finish>(*last)) << Describe(*last);
+    const auto& finish = std::get<TurnDriver::Finish>(*last);
     EXPECT_EQ(finish.end, TurnEnd::kFailed);
     EXPECT_EQ(finish.reason, c.reason);
     EXPECT_EQ(finish.detail, c.detail);
