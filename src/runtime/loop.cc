@@ -537,7 +537,7 @@ void LoopActor::MeasureInTurn() {
 }
 
 void LoopActor::OnTurnMeasured(std::uint64_t op, Result<ContextMeasurement, MeasureError> result) {
-  if (!turn_ || turn_->op != op || halted_ || exited_)
+  if (!TurnAwaits(op))
     return;
   if (!result)
     return ApplyTurn(turn_->driver.MeasureFailed(result.error()));
@@ -563,7 +563,7 @@ void LoopActor::Infer() {
 }
 
 void LoopActor::OnInferred(std::uint64_t op, Result<InferenceResponse, InferenceError> result) {
-  if (!turn_ || turn_->op != op || halted_ || exited_)
+  if (!TurnAwaits(op))
     return;
   ApplyTurn(turn_->driver.Answered(std::move(result)));
 }
@@ -592,7 +592,7 @@ void LoopActor::RunTool(const ToolUseBlock& call) {
 }
 
 void LoopActor::OnToolDone(std::uint64_t op, ToolOutput output) {
-  if (!turn_ || turn_->op != op || halted_ || exited_)
+  if (!TurnAwaits(op))
     return;
   ApplyTurn(turn_->driver.ToolDone(std::move(output)));
 }

@@ -152,6 +152,10 @@ class LoopActor : public std::enable_shared_from_this<LoopActor> {
   // Applies `decision` and the ones that follow it at once (commits, folds), until one waits
   // for work off the actor or ends the turn. Nothing is applied once the loop halted.
   void ApplyTurn(TurnDriver::Decision decision);
+  // True when `op` is the running turn's current operation and the loop may still act on it.
+  bool TurnAwaits(std::uint64_t op) const {
+    return turn_ && turn_->op == op && !halted_ && !exited_;
+  }
   void MeasureInTurn();
   void OnTurnMeasured(std::uint64_t op, Result<ContextMeasurement, MeasureError> result);
   void Infer();
