@@ -15,6 +15,7 @@
 #include <string>
 
 #include "harness/journal/journal.h"
+#include "support/env.h"
 
 namespace harness::journal_testing {
 
@@ -80,9 +81,8 @@ class JournalConformance : public ::testing::TestWithParam<JournalBackend> {
       if (const auto why = GetParam().unavailable())
         GTEST_SKIP() << *why;
     }
-    clock_ = std::make_shared<ManualLeaseClock>(T0());
     JournalOptions options;
-    options.clock = clock_;
+    options.env = &env_;
     journal_ = GetParam().open(dir_.path(), options);
     ASSERT_NE(journal_, nullptr);
   }
@@ -105,7 +105,7 @@ class JournalConformance : public ::testing::TestWithParam<JournalBackend> {
   }
 
   TempDir dir_;
-  std::shared_ptr<ManualLeaseClock> clock_;
+  ManualEnv env_{T0()};  // lease expiry; declared before the journal, which it outlives
   std::unique_ptr<Journal> journal_;
 };
 

@@ -525,7 +525,7 @@ class PostgresJournal::Impl {
         op->error = ready.error();
       return;
     }
-    const bool server_clock = options_.journal.clock == nullptr;
+    const bool server_clock = options_.journal.env == nullptr;
     std::vector<PgStatement> first = {Sql("BEGIN", "begin"), Sql("SAVEPOINT g", "savepoint")};
     if (server_clock)
       first.push_back(Sql(kServerNowSql, "server clock"));
@@ -541,7 +541,7 @@ class PostgresJournal::Impl {
       const PgResult& clock = locked.results[head - 1];
       now = JournalTime(std::chrono::nanoseconds(clock.rows() > 0 ? clock.Int(0, 0) : 0));
     } else {
-      now = options_.journal.clock->Now();
+      now = options_.journal.env->WallNow();
     }
     if (!locked.error) {
       auto write = Decide(group, locked.results.back(), now);

@@ -16,7 +16,8 @@
 //   (`sessions ... FOR UPDATE`) and checks the lease in the same transaction that writes, so two
 //   journals on one schema (two processes, two nodes) never both append under one session.
 // - Time: lease expiry is judged on the server's clock (clock_timestamp(), read once per group)
-//   unless JournalOptions::clock is set, so nodes with skewed clocks still agree.
+//   unless JournalOptions::env is set, so nodes with skewed clocks still agree. A test sets env
+//   to a manual Env to move expiry without sleeping.
 // - A lost connection or a failed COMMIT fails every request of its group with kIo; that is
 //   ambiguous (the group may have committed) and a retry is safe (an all-duplicate batch
 //   succeeds). The writer reconnects at the next group, backing off from 100 ms to 2 s between
@@ -44,7 +45,7 @@ namespace harness {
 inline constexpr std::int64_t kPostgresJournalSchemaVersion = 1;
 
 struct PostgresJournalOptions {
-  // A null clock means the server's clock.
+  // A null env means the server's clock.
   JournalOptions journal;
   // The PostgreSQL schema holding the tables: 1 to 63 bytes of [a-z0-9_], not starting with a
   // digit (anything else is kInvalidArgument, so names never need quoting).
