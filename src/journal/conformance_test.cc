@@ -545,9 +545,8 @@ INSTANTIATE_TEST_SUITE_P(Sqlite, JournalConformance,
 INSTANTIATE_TEST_SUITE_P(Postgres, JournalConformance,
                          ::testing::Values(JournalBackend{
                              "postgres",
-                             [](const std::filesystem::path&,
-                                JournalOptions options) -> std::unique_ptr<Journal> {
-                               return OpenTestPostgres(TestPostgresOptions(std::move(options)));
+                             [](const std::filesystem::path&, JournalOptions options) {
+                               return OpenScratchPostgres(std::move(options));
                              },
                              PgUnavailable}),
                          BackendName);

@@ -56,10 +56,11 @@ inline NewRecord MakeRecord(std::string payload = "{\"n\":1}", std::string type 
   return r;
 }
 
-// Opens a journal of one backend in `dir` (unused by backends that need none).
+// Opens a journal of one backend in `dir` (unused by backends that need none). Shared, so that
+// a backend can keep what the journal lives in (a scratch schema) until the journal is gone.
 struct JournalBackend {
   std::string name;
-  std::function<std::unique_ptr<Journal>(const std::filesystem::path& dir, JournalOptions)> open;
+  std::function<std::shared_ptr<Journal>(const std::filesystem::path& dir, JournalOptions)> open;
   // Why the backend cannot run here (a server that is not configured), or nullopt; unset means
   // always available. An unavailable backend's tests are skipped.
   std::function<std::optional<std::string>()> unavailable;
@@ -106,7 +107,7 @@ class JournalConformance : public ::testing::TestWithParam<JournalBackend> {
 
   TempDir dir_;
   ManualEnv env_{T0()};  // lease expiry; declared before the journal, which it outlives
-  std::unique_ptr<Journal> journal_;
+  std::shared_ptr<Journal> journal_;
 };
 
 }  // namespace harness::journal_testing

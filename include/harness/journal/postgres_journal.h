@@ -23,6 +23,9 @@
 //   succeeds). The writer reconnects at the next group, backing off from 100 ms to 2 s between
 //   failed attempts and failing requests at once in between.
 // - Reads use a pool of at most read_connections connections and see committed state.
+// - The connections name themselves in pg_stat_activity (application_name): the writer's is
+//   "harness-journal writer <schema>", the readers' "harness-journal", so an operator (or a
+//   test that terminates it) finds a journal's writer.
 // - Open creates the schema and its tables when missing (serialized by an advisory lock, so
 //   concurrent first opens do not race); a schema whose version this build does not know is
 //   kUnsupportedVersion; an unreachable server is kIo. Details never show a password.
@@ -59,8 +62,6 @@ struct PostgresJournalOptions {
   // How long a statement waits for a row lock held by another process before its request
   // fails with kIo.
   std::chrono::milliseconds lock_timeout{5000};
-  // Tests only: DROP SCHEMA ... CASCADE when the journal is destroyed.
-  bool drop_schema_on_close = false;
 };
 
 struct PostgresJournalStats {
@@ -94,9 +95,6 @@ class PostgresJournal final : public Journal {
   Result<VerifyReport, JournalError> Verify() override;
 
   PostgresJournalStats stats() const;
-  // The server process id of the writer's connection (0 while disconnected), for tests that
-  // terminate it with pg_terminate_backend.
-  int writer_backend_pid() const;
 
   class Impl;
 
