@@ -67,13 +67,11 @@ void LoopActor::PostInterrupt(Interrupt) {
   strand_->Post([self = shared_from_this()] { self->OnInterrupt(); });
 }
 
-std::shared_future<void> LoopActor::PostShutdown() {
-  strand_->Post([self = shared_from_this()] { self->OnShutdown(); });
-  return exited_future_;
-}
-
-std::shared_future<void> LoopActor::PostSuspend() {
-  strand_->Post([self = shared_from_this()] { self->OnSuspend(); });
+std::shared_future<void> LoopActor::PostEnd(LoopEnd how) {
+  if (!exiting) {
+    exiting = true;
+    strand_->Post([self = shared_from_this(), how] { self->OnEnd(how); });
+  }
   return exited_future_;
 }
 
@@ -415,29 +413,18 @@ void LoopActor::OnInterrupt() {
   }
 }
 
-void LoopActor::EndWorkForShutdown() {
+void LoopActor::OnEnd(LoopEnd how) {
+  if (exited_)
+    return;
   shutting_down_ = true;
   if (!halted_ && slot_.occupied())
     CancelAttemptNow(CompactRejectReason::kShuttingDown);
   if (turn_)
     ApplyTurn(turn_->driver.ShuttingDown());
-}
-
-void LoopActor::OnSuspend() {
-  if (exited_)
-    return;
-  // Queued input is the user's: it stays in the journal as accepted and comes back queued on
-  // restore, so nothing about it is published here.
-  EndWorkForShutdown();
-  Exit();
-}
-
-void LoopActor::OnShutdown() {
-  if (exited_)
-    return;
-  EndWorkForShutdown();
-  if (!halted_) {
-    while (!queue_.empty()) {
+  // A suspended loop's queued input is the user's: it stays in the journal as accepted and
+  // comes back queued on restore, so nothing about it (nor an exit) is published.
+  if (how == LoopEnd::kShutdown) {
+    while (!halted_ && !queue_.empty()) {
       InputCancelled event;
       event.header = InputHeader(queue_.front().command, queue_.front().agency);
       event.reason = InputCancelReason::kShuttingDown;
@@ -445,12 +432,12 @@ void LoopActor::OnShutdown() {
         break;
       queue_.pop_front();
     }
-  }
-  if (!halted_) {
-    LoopExited event;
-    event.header = LoopHeader();
-    event.reason = LoopExitReason::kShutdown;
-    (void)PublishOrHalt(event, InfrastructureFailure::Kind::kEventAppend);
+    if (!halted_) {
+      LoopExited event;
+      event.header = LoopHeader();
+      event.reason = LoopExitReason::kShutdown;
+      (void)PublishOrHalt(event, InfrastructureFailure::Kind::kEventAppend);
+    }
   }
   Exit();
 }

@@ -52,6 +52,13 @@ struct LoopStartState {
   bool exited = false;  // the journal says LoopExited: the actor starts exited
 };
 
+// How a loop ends (LoopActor::PostEnd). Both end the running turn and attempt the same way.
+enum class LoopEnd {
+  kShutdown,  // queued input is cancelled (InputCancelled) and LoopExited is published
+  kSuspend,   // Session::Suspend: queued input stays queued for a restore; nothing more is
+              // published for the loop
+};
+
 class LoopActor : public std::enable_shared_from_this<LoopActor> {
  public:
   LoopActor(SessionCore& session, const Uuid& id, LoopDefinition definition, LoopStartState start);
@@ -67,11 +74,10 @@ class LoopActor : public std::enable_shared_from_this<LoopActor> {
   void PostCompact(Compact command, std::stop_token stop = {});
   void PostInput(SubmitInput command);
   void PostInterrupt(Interrupt command);
-  // The future is ready once the loop has exited.
-  std::shared_future<void> PostShutdown();
-  // Suspends the loop (Session::Suspend): the running turn and attempt end as at shutdown,
-  // but queued input stays queued and no LoopExited is published; then the actor exits.
-  std::shared_future<void> PostSuspend();
+  // Under the session's registry lock: marks the loop exiting and ends it as `how` says, unless
+  // it is already exiting (then it only waits: the first end wins). The future is ready once
+  // the loop has exited.
+  std::shared_future<void> PostEnd(LoopEnd how);
   // Starts the oldest queued input if the loop is idle (after a restore).
   void PostResume();
   // A command for this loop could not be journaled (the session is faulted): the loop stops as
@@ -103,10 +109,7 @@ class LoopActor : public std::enable_shared_from_this<LoopActor> {
   void OnWaiterCanceled(const Uuid& command);
   void OnInput(SubmitInput command);
   void OnInterrupt();
-  void OnShutdown();
-  void OnSuspend();
-  // Ends the running attempt and turn as a shutdown does (no-op parts when halted).
-  void EndWorkForShutdown();
+  void OnEnd(LoopEnd how);
 
   // --- publication
   EventHeader LoopHeader() const;
