@@ -8,7 +8,10 @@
 // - replaying the script (delays skipped) against a compaction request answers each step as
 //   scripted: a summary becomes an envelope that decodes to the input's identity and the
 //   step's XML, raw text comes back verbatim, a usage is always reported (never 0 unless
-//   scripted), and the call after the last step fails with "script exhausted".
+//   scripted), and the call after the last step fails with "script exhausted";
+// - a step that streams (gaps skipped) gives the sink its text blocks' text, whole and in
+//   order, in pieces of at most its byte count or one whole UTF-8 character; a step that does
+//   not stream gives the sink nothing.
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
@@ -46,6 +49,10 @@ InferenceRequest FixedRequest(const CompactionInput& input) {
 
 void CheckStep(const ScriptStep& step) {
   Require(step.delay_ms <= 600000, "delay above the maximum");
+  if (step.stream) {
+    Require(step.stream->bytes >= 1 && step.stream->bytes <= (1u << 20), "stream bytes bound");
+    Require(step.stream->gap_ms <= 600000, "stream gap above the maximum");
+  }
   switch (step.kind) {
     case ScriptStep::Kind::kSummary:
     case ScriptStep::Kind::kRaw:
@@ -54,6 +61,7 @@ void CheckStep(const ScriptStep& step) {
       Require(step.message.has_value(), "message step without a message");
       break;
     case ScriptStep::Kind::kError:
+      Require(!step.stream, "stream on an error step");
       Require(!InferenceErrorKindName(step.error).empty(), "unnamed error kind");
       Require(step.error != InferenceErrorKind::kCanceled, "scripted cancel");
       Require(!step.max_tokens, "stop on an error step");
@@ -96,6 +104,38 @@ void CheckAnswer(const ScriptStep& step, const Result<InferenceResponse, Inferen
   Require(envelope->summary == step.text, "summary xml changed");
 }
 
+// The length of the UTF-8 character that starts with `lead` (1 for anything else).
+std::size_t CharacterLength(unsigned char lead) {
+  if (lead >= 0xF0)
+    return 4;
+  if (lead >= 0xE0)
+    return 3;
+  return lead >= 0xC0 ? 2 : 1;
+}
+
+void CheckPieces(const ScriptStep& step, const Result<InferenceResponse, InferenceError>& answer,
+                 const std::vector<std::string>& pieces) {
+  if (!step.stream || !answer.ok()) {
+    Require(pieces.empty(), "text given to the sink of a step that does not stream");
+    return;
+  }
+  std::string text;
+  for (const Block& block : answer->message.blocks) {
+    if (const auto* t = block.as<TextBlock>())
+      text.append(t->text);
+  }
+  std::string joined;
+  for (const std::string& piece : pieces) {
+    Require(!piece.empty(), "empty piece");
+    Require(piece.size() <= step.stream->bytes ||
+                piece.size() == CharacterLength(static_cast<unsigned char>(piece[0])),
+            "piece longer than its bytes");
+    Require((static_cast<unsigned char>(piece[0]) & 0xC0) != 0x80, "piece cut inside a character");
+    joined.append(piece);
+  }
+  Require(joined == text, "streamed text differs from the answer");
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
@@ -118,10 +158,17 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   for (ScriptStep& step : steps) {
     CheckStep(step);
     step.delay_ms = 0;
+    if (step.stream)
+      step.stream->gap_ms = 0;
   }
-  ScriptedModelClient client(steps);
-  for (const ScriptStep& step : steps)
-    CheckAnswer(step, client.Complete(request, {}), input);
+  std::vector<std::string> pieces;
+  ScriptedModelClient client(steps, [&](std::string_view piece) { pieces.emplace_back(piece); });
+  for (const ScriptStep& step : steps) {
+    pieces.clear();
+    const auto answer = client.Complete(request, {});
+    CheckAnswer(step, answer, input);
+    CheckPieces(step, answer, pieces);
+  }
   const auto after = client.Complete(request, {});
   Require(!after.ok() && after.error().detail == "script exhausted", "script not exhausted");
   Require(client.calls() == steps.size() + 1, "calls miscounted");

@@ -1,7 +1,10 @@
 // libFuzzer target for TerminalText (src/cli/terminal_text.h): any bytes in.
 // Invariants: nothing crashes; the output is well-formed UTF-8 whose characters are printable,
 // \n or \t (no C0 control, DEL, C1 control or bidirectional control); text that is already so
-// comes out unchanged, hence TerminalText is idempotent.
+// comes out unchanged, hence TerminalText is idempotent; TerminalTextStream over the input cut
+// into pieces (of lengths taken from the input's own bytes) shows what TerminalText shows of it
+// whole.
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
@@ -51,5 +54,14 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   if (Inert(input))
     Check(shown == input, "inert text was changed");
   Check(harness::cli::TerminalText(shown) == shown, "not idempotent");
+  harness::cli::TerminalTextStream stream;
+  std::string streamed;
+  for (std::size_t at = 0, i = 0; at < input.size(); ++i) {
+    const std::size_t length = std::min<std::size_t>(input.size() - at, 1 + data[i % size] % 7);
+    streamed.append(stream.Next(input.substr(at, length)));
+    at += length;
+  }
+  streamed.append(stream.Finish());
+  Check(streamed == shown, "the pieces show otherwise than the whole");
   return 0;
 }

@@ -123,6 +123,81 @@ class Outstanding {
   bool ended_ = false;
 };
 
+// What keeps a streamed answer after the events that came before its model call (a pressure
+// change, a compaction's lines): before each call the caller asks the printer thread, which
+// shows the events, to show every event already published, and waits until it has. The
+// answer's pieces are written by the calling thread; the events that end the call are published
+// after it returns, so they follow its pieces.
+class ShownBeforeCall {
+ public:
+  // Printer side. A token stopped when a caller is waiting (now or later) or `Wake` is called.
+  std::stop_token Arm() {
+    std::lock_guard lock(mutex_);
+    wake_ = std::stop_source();
+    if (requested_ > done_)
+      wake_.request_stop();
+    return wake_.get_token();
+  }
+  void Wake() {
+    std::lock_guard lock(mutex_);
+    wake_.request_stop();
+  }
+  // What the waiting callers asked for; pass it to Shown after showing every queued event.
+  std::uint64_t Requested() {
+    std::lock_guard lock(mutex_);
+    return requested_;
+  }
+  void Shown(std::uint64_t requested) {
+    {
+      std::lock_guard lock(mutex_);
+      done_ = std::max(done_, requested);
+    }
+    shown_.notify_all();
+  }
+  // The printer is gone: nobody waits for it any more.
+  void End() {
+    {
+      std::lock_guard lock(mutex_);
+      ended_ = true;
+    }
+    shown_.notify_all();
+  }
+
+  // Caller side: returns once the events published before the call are shown, the printer has
+  // ended, or `stop` is requested (the call then ends canceled on its own).
+  void AwaitShown(std::stop_token stop) {
+    std::unique_lock lock(mutex_);
+    const std::uint64_t ticket = ++requested_;
+    wake_.request_stop();
+    shown_.wait(lock, stop, [&] { return ended_ || done_ >= ticket; });
+  }
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable_any shown_;
+  std::stop_source wake_;
+  std::uint64_t requested_ = 0;
+  std::uint64_t done_ = 0;
+  bool ended_ = false;
+};
+
+// The chat's model: each call first waits for the events before it to be shown.
+class ShownFirstModelClient final : public ModelClient {
+ public:
+  ShownFirstModelClient(std::shared_ptr<ModelClient> inner, ShownBeforeCall& shown)
+      : inner_(std::move(inner)), shown_(shown) {}
+
+  Result<InferenceResponse, InferenceError> Complete(const InferenceRequest& request,
+                                                     std::stop_token stop) override {
+    shown_.AwaitShown(stop);
+    return inner_->Complete(request, stop);
+  }
+
+ private:
+  std::shared_ptr<ModelClient> inner_;
+  ShownBeforeCall& shown_;
+};
+
 // Turns the loop's events into chat output. Called from one thread at a time.
 class ChatView {
  public:
@@ -204,13 +279,18 @@ class ChatView {
       return Committed(*e);
     } else if (std::holds_alternative<TurnCompleted>(event)) {
       outstanding_.TurnRunning(false);
+      // A streamed answer is on the screen already, its line ended when it was committed.
+      if (answer_streamed_)
+        return {};
       return {"assistant: " + answer_};
     } else if (std::holds_alternative<TurnFailed>(event) ||
                std::holds_alternative<TurnInterrupted>(event)) {
       outstanding_.TurnRunning(false);
+      console_.EndStream();  // what streamed of the failed call stays, its line ended
       return {EventLine(event, context_)};
     } else if (std::holds_alternative<LoopExited>(event)) {
       outstanding_.Ended();
+      console_.EndStream();
       return {EventLine(event, context_)};
     }
     return {};
@@ -222,6 +302,9 @@ class ChatView {
       outstanding_.InputTaken(e.input_command_id);
     std::vector<std::string> lines;
     if (const auto* assistant = e.message.as<AssistantMessage>()) {
+      // The model call has returned, so every piece of its answer has been streamed: end the
+      // answer's line before what follows it (a tool call, the next event).
+      answer_streamed_ = console_.EndStream();
       answer_ = AnswerText(*assistant);
       for (const Block& block : assistant->blocks) {
         if (const auto* use = block.as<ToolUseBlock>())
@@ -236,9 +319,10 @@ class ChatView {
   ChatConsole& console_;
   Outstanding& outstanding_;
   const Uuid loop_;
-  LineContext context_;  // messages_before: the loop's history size as the events tell it
-  std::string answer_;   // the turn's latest assistant text
-  std::string outcome_;  // the last commit, for the reply that answers a /compact
+  LineContext context_;           // messages_before: the loop's history size as the events tell it
+  std::string answer_;            // the turn's latest assistant text
+  bool answer_streamed_ = false;  // it was shown as it streamed
+  std::string outcome_;           // the last commit, for the reply that answers a /compact
   std::optional<CoverageReport> rejected_coverage_;  // of the last rejection, for its reply
 };
 
@@ -351,6 +435,12 @@ struct Chat {
   }
 };
 
+// Where the chat's model streams its answer, and what orders it after the events before it.
+struct ChatStreaming {
+  TextDeltaSink on_text;
+  ShownBeforeCall& shown;
+};
+
 // A loop definition made from the command line's flags and a model spec; the context
 // (limits, policy, counter) it was made with is kept for /context.
 struct ChatLoop {
@@ -359,16 +449,30 @@ struct ChatLoop {
 };
 
 Result<ChatLoop, std::string> MakeChatLoop(const ChatCommandLine& line,
-                                           const std::string& model_spec,
-                                           std::string system_prompt) {
-  auto model = MakeModelClient(model_spec);
+                                           const std::string& model_spec, std::string system_prompt,
+                                           const ChatStreaming& streaming) {
+  ModelClientSettings settings;
+  settings.on_text = streaming.on_text;
+  auto model = MakeModelClient(model_spec, settings);
   if (!model.ok())
     return Fail(model.error().Message("--model", "scripted:PATH"));
+  model->client =
+      std::make_shared<ShownFirstModelClient>(std::move(model->client), streaming.shown);
   std::shared_ptr<Compactor> compactor;
   ModelCompactorOptions compactor_options;
   compactor_options.constrain_output = line.constrain_output;
   if (line.compactor == "model") {
-    compactor = std::make_shared<ModelCompactor>(model->client, compactor_options);
+    // A summary is not chat text: a provider model compacts through a client of its own that
+    // streams nowhere. A script is one sequence of steps for the chat and the compactor alike,
+    // so its client is shared; a script's summary step streams only if it says so.
+    std::shared_ptr<ModelClient> client = model->client;
+    if (!model->scripted) {
+      auto quiet = MakeModelClient(model_spec);
+      if (!quiet.ok())
+        return Fail(quiet.error().Message("--model", "scripted:PATH"));
+      client = std::move(quiet->client);
+    }
+    compactor = std::make_shared<ModelCompactor>(std::move(client), compactor_options);
   } else if (line.compactor == "extractive") {
     compactor = std::make_shared<ExtractiveCompactor>();
   } else {
@@ -409,11 +513,11 @@ Result<std::string, std::string> ResumedModelSpec(const ChatCommandLine& line,
                           loop_model.model));
 }
 
-Result<ChatLoop, std::string> ResumedLoop(const ChatCommandLine& line,
-                                          const RestoredLoopInfo& info) {
+Result<ChatLoop, std::string> ResumedLoop(const ChatCommandLine& line, const RestoredLoopInfo& info,
+                                          const ChatStreaming& streaming) {
   HARNESS_TRY(std::string spec, ResumedModelSpec(line, info.model));
   // The journal's system prompt: a different --system is journaled after the restore.
-  HARNESS_TRY(ChatLoop loop, MakeChatLoop(line, spec, info.system_prompt));
+  HARNESS_TRY(ChatLoop loop, MakeChatLoop(line, spec, info.system_prompt, streaming));
   if (!(loop.definition.model == info.model)) {
     return Fail(fmt::format("--model names {}/{} but the session's loop uses {}/{}",
                             loop.definition.model.provider, loop.definition.model.model,
@@ -454,10 +558,15 @@ int RunChat(const ChatCommandLine& line, SignalWatch& signals) {
   if (!system_prompt.ok())
     return Usage(system_prompt.error());
 
+  // Made before the model clients, which stream the answer's text to it; it outlives them.
+  ChatConsole console(isatty(STDOUT_FILENO) == 1);
+  ShownBeforeCall shown;
+  const ChatStreaming streaming{[&console](std::string_view piece) { console.Stream(piece); },
+                                shown};
   // A new session's loop is made before anything is opened, so that a bad flag writes nothing.
   std::optional<ChatLoop> made;
   if (!resume) {
-    auto loop = MakeChatLoop(line, line.model, system_prompt->value_or(""));
+    auto loop = MakeChatLoop(line, line.model, system_prompt->value_or(""), streaming);
     if (!loop.ok())
       return Usage(loop.error());
     made = std::move(*loop);
@@ -470,7 +579,6 @@ int RunChat(const ChatCommandLine& line, SignalWatch& signals) {
   auto journal = OpenJournalStore(store, resume ? StoreAccess::kExisting : StoreAccess::kCreate);
   if (!journal.ok())
     return Usage(StoreProblem(store, journal.error()));
-  ChatConsole console(isatty(STDOUT_FILENO) == 1);
   Outstanding outstanding;
   // The chat ends before its input does: on a fault (the session takes no more work) or a
   // signal. It wakes the line reader and the wait between piped lines.
@@ -500,7 +608,7 @@ int RunChat(const ChatCommandLine& line, SignalWatch& signals) {
     restore.take_over = line.take_over;
     restore.start_queued = false;  // started once the events are subscribed
     restore.resolve = [&](const RestoredLoopInfo& info) -> Result<LoopDefinition, SessionError> {
-      auto loop = ResumedLoop(line, info);
+      auto loop = ResumedLoop(line, info, streaming);
       if (!loop.ok()) {
         usage = loop.error();
         return Fail(SessionError{SessionErrorKind::kInvalidDefinition, usage});
@@ -608,11 +716,24 @@ int RunChat(const ChatCommandLine& line, SignalWatch& signals) {
 
   std::jthread printer([&](std::stop_token stop) {
     for (;;) {
-      auto next = events.Next(stop);
-      if (!next.ok())
+      std::stop_callback wake(stop, [&shown] { shown.Wake(); });
+      auto next = events.Next(shown.Arm());
+      if (next.ok()) {
+        view.Show(*next->event);
+        continue;
+      }
+      if (next.error().kind != NextError::Kind::kStopped || stop.stop_requested())
         break;
-      view.Show(*next->event);
+      // A model call waits for the events published before it to be shown.
+      const std::uint64_t requested = shown.Requested();
+      auto queued = events.TryNext();
+      for (; queued.ok(); queued = events.TryNext())
+        view.Show(*queued->event);
+      shown.Shown(requested);
+      if (queued.error().kind == NextError::Kind::kClosed)
+        break;
     }
+    shown.End();
     if (!stop.stop_requested()) {
       // The hub closed the subscription (lagged): nothing more will be shown.
       if (const auto closed = events.close_reason())

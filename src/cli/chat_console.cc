@@ -2,8 +2,7 @@
 
 #include <chrono>
 #include <cstdio>
-
-#include "terminal_text.h"
+#include <utility>
 
 namespace harness::cli {
 namespace {
@@ -42,9 +41,46 @@ void ChatConsole::EraseIndicatorLocked() {
   drawn_ = false;
 }
 
+void ChatConsole::BreakStreamLocked() {
+  if (!answer_open_)
+    return;
+  // The held-back bytes of a cut character stay held: the next piece may complete them.
+  Write(stdout, "\n");
+  answer_open_ = false;
+  answer_broken_ = true;
+  changed_.notify_all();  // the indicator may be drawn again
+}
+
+void ChatConsole::Stream(std::string_view piece) {
+  std::lock_guard lock(mutex_);
+  EraseIndicatorLocked();
+  if (!answer_open_) {
+    Write(stdout, answer_broken_ ? "assistant (continued): " : "assistant: ");
+    answer_open_ = true;
+  }
+  answer_streamed_ = true;
+  Write(stdout, answer_.Next(piece));
+  std::fflush(stdout);
+}
+
+bool ChatConsole::EndStream() {
+  std::lock_guard lock(mutex_);
+  const std::string rest = answer_.Finish();
+  if (answer_open_) {
+    Write(stdout, rest);
+    Write(stdout, "\n");
+    std::fflush(stdout);
+  }
+  answer_open_ = false;
+  answer_broken_ = false;
+  changed_.notify_all();  // the indicator may be drawn again
+  return std::exchange(answer_streamed_, false);
+}
+
 void ChatConsole::Line(std::string_view text) {
   std::lock_guard lock(mutex_);
   EraseIndicatorLocked();
+  BreakStreamLocked();
   Write(stdout, TerminalText(text));
   Write(stdout, "\n");
   std::fflush(stdout);  // as it happens, also through a pipe
@@ -53,6 +89,7 @@ void ChatConsole::Line(std::string_view text) {
 void ChatConsole::Error(std::string_view text) {
   std::lock_guard lock(mutex_);
   EraseIndicatorLocked();
+  BreakStreamLocked();
   std::fflush(stdout);
   Write(stderr, TerminalText(text));
   Write(stderr, "\n");
@@ -73,9 +110,10 @@ void ChatConsole::SetActivity(std::string_view activity) {
 void ChatConsole::Tick(std::stop_token stop) {
   std::unique_lock lock(mutex_);
   while (!stop.stop_requested()) {
-    if (activity_.empty()) {
-      // Idle: no redraws until there is something to show.
-      changed_.wait(lock, stop, [this] { return !activity_.empty(); });
+    if (activity_.empty() || answer_open_) {
+      // Idle, or an answer line is open: no redraws until there is something to show where it
+      // cannot overwrite output.
+      changed_.wait(lock, stop, [this] { return !activity_.empty() && !answer_open_; });
       continue;
     }
     std::string frame = "\r";

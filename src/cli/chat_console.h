@@ -10,6 +10,13 @@
 //   "<spinner> thinking..." on the current line, redrawn on a timer until SetActivity(""). A
 //   line written meanwhile first erases the indicator, so the indicator never ends up inside
 //   printed output; the next tick draws it again below. Disabled, SetActivity only records.
+// - Stream(piece) writes a piece of the model's answer as it arrives, through TerminalTextStream
+//   (a character cut between pieces is held back, never shown as escaped bytes): the first piece
+//   erases the indicator and opens the line "assistant: ", the next ones continue it. While an
+//   answer line is open the indicator is not drawn (it would overwrite the line). A Line or
+//   Error meanwhile first ends the open line with a newline, so what it prints starts a line of
+//   its own; the next piece opens "assistant (continued): ". EndStream() ends the open line and
+//   says whether any piece came since the last EndStream (the answer was shown as it came).
 // - The destructor stops the timer thread and erases the indicator.
 // Thread safety: every method may be called from any thread.
 #pragma once
@@ -21,6 +28,8 @@
 #include <string>
 #include <string_view>
 #include <thread>
+
+#include "terminal_text.h"
 
 namespace harness::cli {
 
@@ -38,9 +47,12 @@ class ChatConsole {
   void Line(std::string_view text);
   void Error(std::string_view text);
   void SetActivity(std::string_view activity);
+  void Stream(std::string_view piece);
+  bool EndStream();
 
  private:
   void EraseIndicatorLocked();
+  void BreakStreamLocked();
   void Tick(std::stop_token stop);
 
   std::mutex mutex_;
@@ -48,7 +60,11 @@ class ChatConsole {
   std::string activity_;
   bool drawn_ = false;
   std::size_t frame_ = 0;
-  std::jthread timer_;  // last: started after the state it reads, stopped before it goes
+  TerminalTextStream answer_;     // the streamed answer's sanitizing, across pieces
+  bool answer_open_ = false;      // an answer line is on the screen, not ended
+  bool answer_broken_ = false;    // a line interrupted the answer: the next piece says continued
+  bool answer_streamed_ = false;  // a piece came since the last EndStream
+  std::jthread timer_;            // last: started after the state it reads, stopped before it goes
 };
 
 }  // namespace harness::cli

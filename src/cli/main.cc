@@ -17,6 +17,8 @@ int main(int argc, char** argv) {
       "Every subcommand takes --help."};
   app.require_subcommand(1);
   app.set_help_all_flag("--help-all", "show help for every subcommand");
+  // The project's version (CMakeLists.txt project(VERSION), docs/install.md).
+  app.set_version_flag("--version", "harness " HARNESS_VERSION, "print the version and exit");
 
   std::string summary_path = "-";
   auto* validate_summary = app.add_subcommand(
@@ -48,6 +50,8 @@ int main(int argc, char** argv) {
   } catch (const CLI::CallForHelp& e) {
     return app.exit(e);
   } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
     std::fprintf(stderr, "harness: %s\nRun `harness --help` for usage.\n", e.what());

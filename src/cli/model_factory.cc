@@ -109,7 +109,7 @@ Result<ModelChoice, ModelSpecError> MakeModelClient(std::string_view spec,
     if (!text.ok())
       return Fail(
           ModelSpecError{ModelSpecErrorKind::kUnreadableScript, path, text.error().message});
-    auto client = ScriptedModelClient::FromJson(*text);
+    auto client = ScriptedModelClient::FromJson(*text, settings.on_text);
     if (!client.ok()) {
       return Fail(
           ModelSpecError{ModelSpecErrorKind::kInvalidScript, path, client.error().Message()});

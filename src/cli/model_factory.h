@@ -3,7 +3,8 @@
 //
 // Contract of MakeModelClient(spec):
 // - "scripted:PATH": a ScriptedModelClient (docs/scripted.md) read from PATH (at most 16 MiB),
-//   model key {"scripted", PATH's file name}.
+//   model key {"scripted", PATH's file name}; the steps that stream (docs/scripted.md) give
+//   their text to settings.on_text.
 // - "openai:MODEL" and "anthropic:MODEL": the provider's HTTP client (provider_environment.h)
 //   over a CurlHttpClient, configured from settings.environment (the process environment when
 //   empty): OPENAI_API_KEY / OPENAI_BASE_URL, ANTHROPIC_API_KEY / ANTHROPIC_BASE_URL. Every
@@ -57,7 +58,7 @@ struct ModelChoice {
 
 struct ModelClientSettings {
   EnvironmentLookup environment;  // empty: the process environment
-  TextDeltaSink on_text;          // streamed answer text of provider models, for progress display
+  TextDeltaSink on_text;          // streamed answer text (provider models, streaming script steps)
 };
 
 Result<ModelChoice, ModelSpecError> MakeModelClient(std::string_view spec,

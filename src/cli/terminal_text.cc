@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "harness/core/utf8.h"
 
 namespace harness::cli {
@@ -11,7 +13,42 @@ bool IsBidiControl(char32_t c) {
   return (c >= 0x202A && c <= 0x202E) || (c >= 0x2066 && c <= 0x2069);
 }
 
+// The length of the sequence UTF-8 starts with `lead` (only a byte 0xC0 or above is a lead).
+std::size_t SequenceLength(unsigned char lead) {
+  if (lead >= 0xF0)
+    return 4;
+  return lead >= 0xE0 ? 3 : 2;
+}
+
+// Where the character `text` ends inside starts, when it starts in the last 3 bytes; else
+// text.size(). Only then can the next piece change how the end of `text` is shown.
+std::size_t UnfinishedTail(std::string_view text) {
+  for (std::size_t back = 1; back <= std::min<std::size_t>(3, text.size()); ++back) {
+    const auto byte = static_cast<unsigned char>(text[text.size() - back]);
+    if ((byte & 0xC0) == 0x80)
+      continue;  // a continuation byte: look further back for its lead
+    if (byte >= 0xC0 && SequenceLength(byte) > back)
+      return text.size() - back;
+    break;
+  }
+  return text.size();
+}
+
 }  // namespace
+
+std::string TerminalTextStream::Next(std::string_view piece) {
+  held_.append(piece);
+  const std::size_t tail = UnfinishedTail(held_);
+  std::string shown = TerminalText(std::string_view(held_).substr(0, tail));
+  held_.erase(0, tail);
+  return shown;
+}
+
+std::string TerminalTextStream::Finish() {
+  std::string shown = TerminalText(held_);
+  held_.clear();
+  return shown;
+}
 
 std::string TerminalText(std::string_view text) {
   std::string out;

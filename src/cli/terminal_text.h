@@ -16,7 +16,13 @@
 //   reader, not reversible (a literal "\x1b" in the input prints the same as an ESC byte).
 // - Only what is printed for a person goes through it: the journal and --json output keep the
 //   exact bytes (JSON escaping makes control characters inert there).
-// Thread safety: a pure function.
+// TerminalTextStream: TerminalText over text that arrives in pieces (a model's streamed answer).
+// Contract: for any pieces p1..pn, Next(p1) + ... + Next(pn) + Finish() == TerminalText(p1 + ...
+// + pn): a UTF-8 character cut between two pieces is held back (at most 3 bytes) until the piece
+// that completes it, instead of being shown as escaped bytes. Finish shows what is held back and
+// starts over.
+// Thread safety: TerminalText is a pure function; a TerminalTextStream is used by one thread at
+// a time.
 #pragma once
 
 #include <string>
@@ -25,5 +31,14 @@
 namespace harness::cli {
 
 std::string TerminalText(std::string_view text);
+
+class TerminalTextStream {
+ public:
+  std::string Next(std::string_view piece);
+  std::string Finish();
+
+ private:
+  std::string held_;  // the start of a character the next piece may complete
+};
 
 }  // namespace harness::cli

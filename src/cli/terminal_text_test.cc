@@ -68,5 +68,39 @@ TEST(TerminalText, NoByteOfTheOutputIsAControl) {
   }
 }
 
+// A streamed answer cut anywhere shows as the whole answer would: a character split between
+// two pieces is held back, not escaped byte by byte.
+TEST(TerminalTextStream, EveryCutShowsAsTheWholeText) {
+  const std::string texts[] = {
+      "caf\xc3\xa9 \xe4\xb8\xad \xf0\x9f\x98\x80 end",
+      "red \x1b[31mtext\x1b]52;c;AAAA\x07",
+      "bad \xe4\xb8 then \x80 and \xf0\x9f\x98",
+      "\xc2\x9b C1 and \xe2\x80\xae bidi",
+  };
+  for (const std::string& text : texts) {
+    for (std::size_t cut = 0; cut <= text.size(); ++cut) {
+      for (std::size_t second = cut; second <= text.size(); ++second) {
+        TerminalTextStream stream;
+        std::string shown = stream.Next(text.substr(0, cut));
+        shown.append(stream.Next(text.substr(cut, second - cut)));
+        shown.append(stream.Next(text.substr(second)));
+        shown.append(stream.Finish());
+        EXPECT_EQ(shown, TerminalText(text)) << text << " cut at " << cut << ", " << second;
+      }
+    }
+  }
+}
+
+TEST(TerminalTextStream, HoldsBackOnlyAnUnfinishedCharacter) {
+  TerminalTextStream stream;
+  EXPECT_EQ(stream.Next("ab\xe4"), "ab");
+  EXPECT_EQ(stream.Next("\xb8"), "");
+  EXPECT_EQ(stream.Next("\xad!"), "\xe4\xb8\xad!");
+  // The end of the stream shows what is still held as it is: invalid.
+  EXPECT_EQ(stream.Next("\xf0\x9f"), "");
+  EXPECT_EQ(stream.Finish(), "\\xf0\\x9f");
+  EXPECT_EQ(stream.Finish(), "");
+}
+
 }  // namespace
 }  // namespace harness::cli

@@ -16,6 +16,7 @@ namespace harness {
 namespace {
 
 constexpr std::uint64_t kMaxDelayMs = 600'000;
+constexpr std::uint64_t kMaxStreamPiece = 1u << 20;
 constexpr std::array<std::string_view, 4> kStepKinds{"summary", "raw", "message", "error"};
 
 ScriptError FromJsonError(const JsonError& error) {
@@ -52,6 +53,27 @@ Result<std::optional<TokenCount>, ScriptError> ParseUsage(const Json* usage, std
   HARNESS_TRY(const std::uint64_t tokens, Lift(object.RequireUint("output_tokens")));
   HARNESS_CHECK(LiftStatus(object.RejectUnknown()));
   return std::optional<TokenCount>(tokens);
+}
+
+Result<ScriptStream, ScriptError> ParseStream(const Json& value, std::string path) {
+  HARNESS_TRY(JsonObject object, Lift(JsonObject::Open(value, std::move(path))));
+  ScriptStream stream;
+  const Json* bytes = object.Find("bytes");
+  const Json* gap = object.Find("gap_ms");
+  HARNESS_CHECK(LiftStatus(object.RejectUnknown()));
+  if (bytes == nullptr)
+    return Fail(ScriptError{object.path(), "a stream needs \"bytes\", the largest piece"});
+  const std::string bytes_path = object.MemberPath("bytes");
+  HARNESS_TRY(const std::uint64_t piece, Lift(JsonAsUint(*bytes, bytes_path, kMaxStreamPiece)));
+  if (piece == 0)
+    return Fail(ScriptError{bytes_path, "a piece holds at least one byte"});
+  stream.bytes = static_cast<std::size_t>(piece);
+  if (gap != nullptr) {
+    HARNESS_TRY(const std::uint64_t ms,
+                Lift(JsonAsUint(*gap, object.MemberPath("gap_ms"), kMaxDelayMs)));
+    stream.gap_ms = static_cast<std::uint32_t>(ms);
+  }
+  return stream;
 }
 
 Result<InferenceErrorKind, ScriptError> ParseErrorKind(const Json& value, std::string path) {
@@ -95,6 +117,7 @@ Result<ScriptStep, ScriptError> ParseStep(const Json& value, std::string path) {
   const Json* usage = object.Find("usage");
   const Json* delay = object.Find("delay_ms");
   const Json* stop = object.Find("stop");
+  const Json* stream = object.Find("stream");
   HARNESS_CHECK(LiftStatus(object.RejectUnknown()));
   if (kinds != 1) {
     return Fail(ScriptError{object.path(), kinds == 0 ? "a step needs one of summary, raw, "
@@ -136,6 +159,12 @@ Result<ScriptStep, ScriptError> ParseStep(const Json& value, std::string path) {
       return Fail(ScriptError{stop_path, "an error step has no stop reason"});
     }
     step.max_tokens = true;
+  }
+  if (stream != nullptr) {
+    const std::string stream_path = object.MemberPath("stream");
+    if (step.kind == ScriptStep::Kind::kError)
+      return Fail(ScriptError{stream_path, "an error step has no text to stream"});
+    HARNESS_TRY(step.stream, ParseStream(*stream, stream_path));
   }
   return step;
 }
@@ -208,6 +237,45 @@ void InterruptibleWait(std::uint32_t ms, std::stop_token stop) {
   wake.wait_for(lock, stop, std::chrono::milliseconds(ms), [] { return false; });
 }
 
+// The length of the piece of `text` that starts at `at`: at most `bytes`, cut only between UTF-8
+// characters, and never less than one whole character (a script's strings are well-formed UTF-8:
+// the strict JSON reader refuses anything else).
+std::size_t PieceLength(std::string_view text, std::size_t at, std::size_t bytes) {
+  const auto continuation = [&](std::size_t i) {
+    return i < text.size() && (static_cast<unsigned char>(text[i]) & 0xC0) == 0x80;
+  };
+  std::size_t end = std::min(text.size(), at + bytes);
+  while (end > at + 1 && continuation(end))
+    --end;
+  if (end == at + 1) {
+    while (continuation(end))
+      ++end;
+  }
+  return end - at;
+}
+
+// Gives the answer's text to `on_text` as the step's stream says. false: `stop` was requested.
+bool StreamText(const AssistantMessage& message, const ScriptStream& stream,
+                const TextDeltaSink& on_text, std::stop_token stop) {
+  bool first = true;
+  for (const Block& block : message.blocks) {
+    const auto* text = block.as<TextBlock>();
+    if (text == nullptr)
+      continue;
+    for (std::size_t at = 0; at < text->text.size();) {
+      if (!first && stream.gap_ms > 0)
+        InterruptibleWait(stream.gap_ms, stop);
+      if (stop.stop_requested())
+        return false;
+      first = false;
+      const std::size_t length = PieceLength(text->text, at, stream.bytes);
+      on_text(std::string_view(text->text).substr(at, length));
+      at += length;
+    }
+  }
+  return true;
+}
+
 }  // namespace
 
 std::string ScriptError::Message() const {
@@ -235,13 +303,13 @@ Result<std::vector<ScriptStep>, ScriptError> ParseScript(std::string_view json) 
   return steps;
 }
 
-ScriptedModelClient::ScriptedModelClient(std::vector<ScriptStep> steps)
-    : steps_(std::move(steps)) {}
+ScriptedModelClient::ScriptedModelClient(std::vector<ScriptStep> steps, TextDeltaSink on_text)
+    : on_text_(std::move(on_text)), steps_(std::move(steps)) {}
 
 Result<std::unique_ptr<ScriptedModelClient>, ScriptError> ScriptedModelClient::FromJson(
-    std::string_view json) {
+    std::string_view json, TextDeltaSink on_text) {
   HARNESS_TRY(std::vector<ScriptStep> steps, ParseScript(json));
-  return std::make_unique<ScriptedModelClient>(std::move(steps));
+  return std::make_unique<ScriptedModelClient>(std::move(steps), std::move(on_text));
 }
 
 Result<InferenceResponse, InferenceError> ScriptedModelClient::Complete(
@@ -263,6 +331,8 @@ Result<InferenceResponse, InferenceError> ScriptedModelClient::Complete(
     return Fail(InferenceError{InferenceErrorKind::kCanceled, "stop requested"});
 
   HARNESS_TRY(AssistantMessage message, Answer(*step, request));
+  if (step->stream && on_text_ && !StreamText(message, *step->stream, on_text_, stop))
+    return Fail(InferenceError{InferenceErrorKind::kCanceled, "stop requested"});
   if (step->output_tokens) {
     Usage usage = message.usage.value_or(Usage{});
     usage.output_tokens = *step->output_tokens;

@@ -58,7 +58,8 @@ const std::string& OnlyText(const InferenceResponse& response) {
 TEST(ParseScript, ReadsEveryStepKindAndOption) {
   const auto steps = ParseScript(R"([
     {"summary": "<x/>"},
-    {"raw": "verbatim", "usage": {"output_tokens": 7}, "delay_ms": 5, "stop": "max_tokens"},
+    {"raw": "verbatim", "usage": {"output_tokens": 7}, "delay_ms": 5, "stop": "max_tokens",
+     "stream": {"bytes": 4, "gap_ms": 2}},
     {"message": {"role": "assistant", "blocks": [{"type": "text", "text": "hi"}], "usage": null}},
     {"error": "rate_limited", "delay_ms": 0}
   ])");
@@ -70,12 +71,16 @@ TEST(ParseScript, ReadsEveryStepKindAndOption) {
   EXPECT_EQ(summary.output_tokens, std::nullopt);
   EXPECT_EQ(summary.delay_ms, 0u);
   EXPECT_FALSE(summary.max_tokens);
+  EXPECT_FALSE(summary.stream.has_value());
   const ScriptStep& raw = (*steps)[1];
   EXPECT_EQ(raw.kind, ScriptStep::Kind::kRaw);
   EXPECT_EQ(raw.text, "verbatim");
   EXPECT_EQ(raw.output_tokens, 7u);
   EXPECT_EQ(raw.delay_ms, 5u);
   EXPECT_TRUE(raw.max_tokens);
+  ASSERT_TRUE(raw.stream.has_value());
+  EXPECT_EQ(raw.stream->bytes, 4u);
+  EXPECT_EQ(raw.stream->gap_ms, 2u);
   const ScriptStep& message = (*steps)[2];
   EXPECT_EQ(message.kind, ScriptStep::Kind::kMessage);
   ASSERT_TRUE(message.message.has_value());
@@ -100,8 +105,14 @@ TEST(ParseScript, ReadsEveryScriptableErrorKind) {
 
 TEST(ParseScript, AcceptsTheBoundaries) {
   const auto steps = ParseScript(R"([{"raw": "", "delay_ms": 600000, "usage": {"output_tokens": 0}},
-                                     {"raw": "x", "usage": {"output_tokens": 18446744073709551615}}])");
+                                     {"raw": "x", "usage": {"output_tokens": 18446744073709551615}},
+                                     {"raw": "y", "stream": {"bytes": 1048576, "gap_ms": 600000}},
+                                     {"raw": "z", "stream": {"bytes": 1}}])");
   ASSERT_TRUE(steps.ok()) << steps.error().Message();
+  EXPECT_EQ((*steps)[2].stream->bytes, 1048576u);
+  EXPECT_EQ((*steps)[2].stream->gap_ms, 600000u);
+  EXPECT_EQ((*steps)[3].stream->bytes, 1u);
+  EXPECT_EQ((*steps)[3].stream->gap_ms, 0u);
   EXPECT_EQ((*steps)[0].delay_ms, 600000u);
   EXPECT_EQ((*steps)[0].output_tokens, 0u);
   EXPECT_EQ((*steps)[1].output_tokens, UINT64_MAX);
@@ -163,6 +174,18 @@ TEST(ParseScript, RefusesEveryMalformedScriptWithThePathOfTheValue) {
       {"stop on an error step", "[{\"error\": \"timeout\", \"stop\": \"max_tokens\"}]",
        "$[0].stop"},
       {"third step wrong", "[{\"raw\": \"a\"}, {\"raw\": \"b\"}, {\"raw\": 3}]", "$[2].raw"},
+      {"stream not an object", "[{\"raw\": \"x\", \"stream\": 4}]", "$[0].stream"},
+      {"stream without bytes", "[{\"raw\": \"x\", \"stream\": {\"gap_ms\": 1}}]", "$[0].stream"},
+      {"stream of zero bytes", "[{\"raw\": \"x\", \"stream\": {\"bytes\": 0}}]",
+       "$[0].stream.bytes"},
+      {"stream bytes above the maximum", "[{\"raw\": \"x\", \"stream\": {\"bytes\": 1048577}}]",
+       "$[0].stream.bytes"},
+      {"stream gap above the maximum",
+       "[{\"raw\": \"x\", \"stream\": {\"bytes\": 1, \"gap_ms\": 600001}}]", "$[0].stream.gap_ms"},
+      {"stream unknown member", "[{\"raw\": \"x\", \"stream\": {\"bytes\": 1, \"gap\": 1}}]",
+       "$[0].stream"},
+      {"stream on an error step", "[{\"error\": \"timeout\", \"stream\": {\"bytes\": 1}}]",
+       "$[0].stream"},
   };
   for (const auto& c : cases) {
     const auto steps = ParseScript(c.json);
@@ -452,6 +475,67 @@ TEST(ScriptedModelClient, AShortDelayAnswersAfterIt) {
   const auto response = client.Complete(TextRequest("go"), {});
   ASSERT_TRUE(response.ok());
   EXPECT_GE(std::chrono::steady_clock::now() - begin, std::chrono::milliseconds(20));
+}
+
+// ---- Streaming to the text sink ----
+
+struct Pieces {
+  std::vector<std::string> seen;
+  TextDeltaSink Sink() {
+    return [this](std::string_view text) { seen.emplace_back(text); };
+  }
+};
+
+TEST(ScriptedModelClient, StreamGivesEveryTextBlockInPiecesCutBetweenCharacters) {
+  Pieces pieces;
+  auto steps = ParseScript(R"([
+    {"raw": "ab\u00e9cd", "stream": {"bytes": 3}},
+    {"raw": "\u00e9\u00e9", "stream": {"bytes": 1}},
+    {"message": {"role": "assistant", "usage": null, "blocks": [
+       {"type": "text", "text": "one"},
+       {"type": "tool_use", "id": "c", "name": "t", "input": {}},
+       {"type": "text", "text": "two"}]}, "stream": {"bytes": 1048576}}])");
+  ASSERT_TRUE(steps.ok()) << steps.error().Message();
+  ScriptedModelClient client(std::move(steps).value(), pieces.Sink());
+  // "é" is two bytes: a piece of 3 bytes cannot end inside it, and a piece of 1 holds it whole.
+  ASSERT_EQ(OnlyText(client.Complete(TextRequest("go"), {}).value()), "ab\u00e9cd");
+  EXPECT_EQ(pieces.seen, (std::vector<std::string>{"ab", "\u00e9c", "d"}));
+  pieces.seen.clear();
+  ASSERT_TRUE(client.Complete(TextRequest("go"), {}).ok());
+  EXPECT_EQ(pieces.seen, (std::vector<std::string>{"\u00e9", "\u00e9"}));
+  pieces.seen.clear();
+  ASSERT_TRUE(client.Complete(TextRequest("go"), {}).ok());
+  EXPECT_EQ(pieces.seen, (std::vector<std::string>{"one", "two"}));
+}
+
+TEST(ScriptedModelClient, AStepWithoutStreamGivesTheSinkNothing) {
+  Pieces pieces;
+  auto steps = ParseScript(R"([{"raw": "quiet"}, {"error": "timeout"}])");
+  ASSERT_TRUE(steps.ok());
+  ScriptedModelClient client(std::move(steps).value(), pieces.Sink());
+  EXPECT_TRUE(client.Complete(TextRequest("go"), {}).ok());
+  EXPECT_FALSE(client.Complete(TextRequest("go"), {}).ok());
+  EXPECT_TRUE(pieces.seen.empty());
+}
+
+// The sink requests the stop on the first piece: the gap before the second is cut short.
+TEST(ScriptedModelClient, StopDuringAStreamGapCancelsAfterThePiecesGiven) {
+  std::stop_source stop;
+  std::vector<std::string> seen;
+  auto steps = ParseScript(R"([{"raw": "first second", "stream": {"bytes": 6, "gap_ms": 600000}},
+                               {"raw": "next"}])");
+  ASSERT_TRUE(steps.ok());
+  ScriptedModelClient client(std::move(steps).value(), [&](std::string_view text) {
+    seen.emplace_back(text);
+    stop.request_stop();
+  });
+  const auto begin = std::chrono::steady_clock::now();
+  const auto response = client.Complete(TextRequest("go"), stop.get_token());
+  EXPECT_LT(std::chrono::steady_clock::now() - begin, std::chrono::seconds(30));
+  ASSERT_FALSE(response.ok());
+  EXPECT_EQ(response.error().kind, InferenceErrorKind::kCanceled);
+  EXPECT_EQ(seen, (std::vector<std::string>{"first "}));
+  EXPECT_EQ(OnlyText(client.Complete(TextRequest("again"), {}).value()), "next");
 }
 
 // ---- The example scripts of the CLI (examples/scripts) ----

@@ -98,6 +98,20 @@ TEST_F(ChatCli, ALineIsATurnAndItsAnswerIsPrinted) {
   EXPECT_TRUE(dir_.JournalVerifies());
 }
 
+// A streamed answer is shown as it arrives, once (not again at the end of its turn), through the
+// same sanitizing as every other line: an escape sequence in it is shown, not executed.
+TEST_F(ChatCli, AStreamedAnswerIsShownOnceAndSanitized) {
+  const CliRun run = Chat({StreamedAnswer("red \x1b[31mtext caf\xc3\xa9\x07", 1), Answer("plain")},
+                          "one\ntwo\n/quit\n");
+  ASSERT_EQ(run.exit_code, 0) << run.out;
+  const std::string shown = "\nassistant: red \\x1b[31mtext caf\xc3\xa9\\x07\n";
+  EXPECT_TRUE(Has(run.out, shown)) << run.out;
+  EXPECT_EQ(run.out.find("assistant: red"), run.out.rfind("assistant: red")) << run.out;
+  EXPECT_EQ(run.out.find('\x1b'), std::string::npos) << run.out;
+  EXPECT_TRUE(Has(run.out, shown + "assistant: plain\n")) << run.out;
+  EXPECT_TRUE(dir_.JournalVerifies());
+}
+
 TEST_F(ChatCli, EndOfInputEndsTheChatCleanly) {
   const CliRun run = Chat({Answer("one"), Answer("two")}, "first\nsecond");
   EXPECT_EQ(run.exit_code, 0) << run.out;

@@ -28,6 +28,16 @@ inline std::string Answer(const std::string& text) {
   AppendJsonString(step, text);
   return step.append("}");
 }
+// An answer streamed in pieces of at most `bytes` bytes, `gap_ms` apart (docs/scripted.md).
+inline std::string StreamedAnswer(const std::string& text, int bytes, int gap_ms = 0) {
+  std::string step = "{\"raw\":";
+  AppendJsonString(step, text);
+  return step.append(",\"stream\":{\"bytes\":")
+      .append(std::to_string(bytes))
+      .append(",\"gap_ms\":")
+      .append(std::to_string(gap_ms))
+      .append("}}");
+}
 inline std::string Summary(const std::string& xml, int delay_ms = 0) {
   std::string step = "{\"summary\":";
   AppendJsonString(step, xml);

@@ -196,6 +196,69 @@ TEST_F(ChatTmux, CtrlCDuringACompactionErasesTheIndicatorAndSuspends) {
   EXPECT_TRUE(dir_.JournalVerifies());
 }
 
+// The line of the screen that holds `text` (capture-pane ends each line with a newline).
+std::string LineWith(const std::string& screen, const std::string& text) {
+  const auto at = screen.find(text);
+  if (at == std::string::npos)
+    return "";
+  const auto begin = screen.rfind('\n', at);
+  const auto end = screen.find('\n', at);
+  return screen.substr(begin == std::string::npos ? 0 : begin + 1,
+                       end == std::string::npos
+                           ? std::string::npos
+                           : end - (begin == std::string::npos ? 0 : begin + 1));
+}
+
+// The answer shows as it streams: the second turn's first piece is on the screen while the
+// script holds the rest back (a 600 s gap), after the automatic compaction's lines; the
+// indicator is not drawn over the open answer line; a line printed meanwhile (/context's) starts
+// a line of its own. Ctrl-C then interrupts the turn: what streamed stays, nothing more comes.
+TEST_F(ChatTmux, TheAnswerStreamsBeforeTheTurnEndsAndCompactionLinesStillPrint) {
+  // As PressureCompactsAutomaticallyBeforeTheModelCall (chat_cli_test.cc): the first answer
+  // fills most of a 1024-token window, so the second turn compacts before its model call.
+  const std::string big(2200, 'a');
+  TmuxChat tmux(
+      dir_, dir_.ChatCommand(dir_.Script({StreamedAnswer(big, 512), Summary(kValidSummary),
+                                          StreamedAnswer("Partial-one Partial-two", 11, 600000)}),
+                             "--context-window 1024 --keep-recent-segments 1 "
+                             "--max-summary-tokens 200"));
+  ASSERT_TRUE(tmux.started());
+  ASSERT_TRUE(tmux.WaitFor("type a message")) << tmux.Screen();
+  tmux.Type("first");
+  ASSERT_TRUE(tmux.WaitFor("assistant: " + big)) << tmux.Screen();
+  tmux.Type("second");
+  ASSERT_TRUE(tmux.WaitFor("assistant: Partial-one")) << tmux.Screen();
+  std::string screen = tmux.Screen();
+  // The turn is open: the rest of the answer is held back by the script.
+  EXPECT_EQ(screen.find("Partial-two"), std::string::npos) << screen;
+  EXPECT_EQ(LineWith(screen, "assistant: Partial-one"), "assistant: Partial-one") << screen;
+  // The compaction before the model call printed its lines as they happened, before the answer.
+  const auto committed = screen.find("CompactionCommitted: 2 messages -> summary + 1 retained");
+  ASSERT_NE(committed, std::string::npos) << screen;
+  EXPECT_LT(screen.find("ContextPressure normal -> compact at "), committed) << screen;
+  EXPECT_LT(committed, screen.find("assistant: Partial-one")) << screen;
+  // The first answer streamed and was not printed again at the end of its turn.
+  EXPECT_EQ(Count(screen, "assistant: " + big), 1u) << screen;
+
+  EXPECT_EQ(Count(screen, "thinking..."), 0u) << screen;
+
+  // The terminal echoes what is typed where the cursor is, after the open answer; the chat's
+  // own lines start lines of their own.
+  tmux.Type("/context");
+  ASSERT_TRUE(tmux.WaitFor("next compaction: ")) << tmux.Screen();
+  screen = tmux.Screen();
+  EXPECT_EQ(LineWith(screen, "assistant: Partial-one"), "assistant: Partial-one/context") << screen;
+  EXPECT_EQ(LineWith(screen, "context: ").rfind("context: ", 0), 0u) << screen;
+  EXPECT_EQ(LineWith(screen, "next compaction: ").rfind("next compaction: ", 0), 0u) << screen;
+
+  tmux.Key("C-c");
+  ASSERT_TRUE(tmux.WaitFor("chat exited 130")) << tmux.Screen();
+  screen = tmux.Screen();
+  EXPECT_NE(screen.find("TurnInterrupted"), std::string::npos) << screen;
+  EXPECT_EQ(screen.find("Partial-two"), std::string::npos) << screen;
+  EXPECT_TRUE(dir_.JournalVerifies());
+}
+
 TEST_F(ChatTmux, CtrlDEndsTheChatCleanly) {
   TmuxChat tmux(dir_, dir_.ChatCommand(dir_.Script({Answer("x")})));
   ASSERT_TRUE(tmux.started());

@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -38,6 +39,21 @@ std::string Example(const std::string& relative) {
 
 std::string FirstLine(const std::string& s) {
   return s.substr(0, s.find('\n'));
+}
+
+// `harness --version` prints the project's version, the one CMakeLists.txt declares (and the
+// installed package carries, docs/install.md).
+TEST(CliVersion, PrintsTheProjectVersion) {
+  std::ifstream lists(std::string(::harness::build_paths::SourceDir()) + "/CMakeLists.txt");
+  const std::string text((std::istreambuf_iterator<char>(lists)), std::istreambuf_iterator<char>());
+  const std::string declared = "project(harness VERSION ";
+  const auto at = text.find(declared);
+  ASSERT_NE(at, std::string::npos);
+  const auto begin = at + declared.size();
+  const std::string version = text.substr(begin, text.find(' ', begin) - begin);
+  const CliRun run = Harness("--version");
+  EXPECT_EQ(run.exit_code, 0);
+  EXPECT_EQ(run.out, "harness " + version + "\n");
 }
 
 TEST(CliValidateSummary, ValidFilePrintsValid) {

@@ -7,15 +7,22 @@
 // - The runtime never calls Complete on an actor thread: calls run on the session's blocking
 //   pool, and their results are posted back to the loop.
 // - Implementations never log request or response content or credentials.
+// - A TextDeltaSink, where a client takes one, is called with each piece of answer text (not
+//   thinking, not tool arguments) in order, on the thread that runs Complete, before Complete
+//   returns; it is for showing the answer as it arrives and must not throw.
 // Thread safety: Complete may be called concurrently from several threads.
 #pragma once
 
+#include <functional>
 #include <stop_token>
+#include <string_view>
 
 #include "harness/core/result.h"
 #include "harness/inference/request.h"
 
 namespace harness {
+
+using TextDeltaSink = std::function<void(std::string_view text)>;
 
 class ModelClient {
  public:

@@ -15,6 +15,7 @@
 #include <string_view>
 
 #include "harness/core/result.h"
+#include "harness/inference/client.h"  // TextDeltaSink
 #include "harness/inference/request.h"
 
 namespace harness {
@@ -27,8 +28,6 @@ struct StreamLimits {
   std::size_t max_total_bytes = 16u * 1024 * 1024;
   std::size_t max_blocks = 256;
 };
-
-using TextDeltaSink = std::function<void(std::string_view text)>;
 
 class StreamBudget {
  public:

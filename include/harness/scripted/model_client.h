@@ -25,6 +25,13 @@
 //   "delay_ms": n                   wait n ms (0..600000) before answering; the stop token cuts
 //                                   the wait short with kCanceled.
 //   "stop": "max_tokens"            report the answer as cut off (summary/raw/message only).
+//   "stream": {"bytes": n,          give the answer's text (every text block, in order) to the
+//              "gap_ms": m}         client's TextDeltaSink in pieces of at most n bytes (1..2^20;
+//                                   a piece is never less than one whole UTF-8 character), the
+//                                   stop token checked before each piece, waiting m ms
+//                                   (0..600000, default 0) between pieces; the stop token cuts
+//                                   a wait short with kCanceled. Without it, no text is given
+//                                   to the sink (not on an error step).
 // Any other member, a second kind, a wrong type or an empty array is a ScriptError whose path
 // names the offending value ("$[2].usage.output_tokens"); never a crash. Calls beyond the last
 // step fail with InferenceError{kTransport, "script exhausted"}.
@@ -55,6 +62,12 @@ struct ScriptError {
   std::string Message() const;
 };
 
+// How a step's answer text is streamed to the client's TextDeltaSink.
+struct ScriptStream {
+  std::size_t bytes = 1;  // the largest piece, except a single wider UTF-8 character
+  std::uint32_t gap_ms = 0;
+};
+
 struct ScriptStep {
   enum class Kind : std::uint8_t { kSummary, kRaw, kMessage, kError };
   Kind kind = Kind::kRaw;
@@ -64,14 +77,17 @@ struct ScriptStep {
   std::optional<TokenCount> output_tokens;
   std::uint32_t delay_ms = 0;
   bool max_tokens = false;
+  std::optional<ScriptStream> stream;
 };
 
 Result<std::vector<ScriptStep>, ScriptError> ParseScript(std::string_view json);
 
 class ScriptedModelClient final : public ModelClient {
  public:
-  explicit ScriptedModelClient(std::vector<ScriptStep> steps);
-  static Result<std::unique_ptr<ScriptedModelClient>, ScriptError> FromJson(std::string_view json);
+  // `on_text` receives the text of the steps that stream (may be empty).
+  explicit ScriptedModelClient(std::vector<ScriptStep> steps, TextDeltaSink on_text = {});
+  static Result<std::unique_ptr<ScriptedModelClient>, ScriptError> FromJson(
+      std::string_view json, TextDeltaSink on_text = {});
 
   Result<InferenceResponse, InferenceError> Complete(const InferenceRequest& request,
                                                      std::stop_token stop) override;
@@ -80,6 +96,7 @@ class ScriptedModelClient final : public ModelClient {
   std::vector<InferenceRequest> requests() const;  // every request received, in order
 
  private:
+  const TextDeltaSink on_text_;
   mutable std::mutex mutex_;
   std::vector<ScriptStep> steps_;
   std::size_t next_ = 0;
