@@ -34,6 +34,7 @@
 #include "harness/journal/postgres_journal.h"
 #include "harness/journal/sqlite_journal.h"
 #include "journal/pg_conn.h"
+#include "support/postgres_scratch.h"
 
 namespace {
 
@@ -258,8 +259,8 @@ void PostgresGroupCommit(const std::string& url, int cell, int appenders, double
                          std::size_t payload_bytes, Sample& sample) {
   PostgresJournalOptions options;
   options.schema = FreshSchema(cell, "group");
-  options.drop_schema_on_close = true;
   options.read_connections = 1;
+  const ScratchSchema scratch(url, options.schema);  // dropped after the journal closes
   auto journal = PostgresJournal::Open(url, options);
   if (!journal.ok())
     Die(journal.error().Describe());
@@ -275,9 +276,9 @@ void PostgresNaive(const std::string& url, int cell, int appenders, double secon
   using journal_internal::PgParams;
   PostgresJournalOptions options;
   options.schema = FreshSchema(cell, "naive");
-  options.drop_schema_on_close = true;
   options.read_connections = 1;
-  auto tables = PostgresJournal::Open(url, options);  // creates the schema; drops it at the end
+  const ScratchSchema scratch(url, options.schema);   // dropped after the connections close
+  auto tables = PostgresJournal::Open(url, options);  // creates the schema
   if (!tables.ok())
     Die(tables.error().Describe());
   const std::string& s = options.schema;

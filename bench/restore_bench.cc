@@ -39,6 +39,7 @@
 #include <fstream>
 #include <future>
 #include <memory>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -52,6 +53,7 @@
 #include "journal/rules.h"
 #include "support/journal_builder.h"
 #include "support/json_reference.h"
+#include "support/postgres_scratch.h"
 
 namespace {
 
@@ -416,6 +418,7 @@ int main(int argc, char** argv) {
   if (profile_rounds > 0)
     return ProfileFold(session, records, profile_rounds);
 
+  std::optional<ScratchSchema> pg_schema;  // dropped after the journals (columns) close
   std::vector<Column> columns;
   std::filesystem::path dir;
   if (all || backend == "sqlite") {
@@ -442,7 +445,7 @@ int main(int argc, char** argv) {
   } else if (postgres_asked) {
     PostgresJournalOptions options;
     options.schema = "restore_bench_" + std::to_string(getpid());
-    options.drop_schema_on_close = true;
+    pg_schema.emplace(pg_url, options.schema);
     auto journal = PostgresJournal::Open(pg_url, options);
     if (!journal)
       Die("postgres: " + journal.error().Describe());

@@ -52,6 +52,7 @@
 #include "harness/journal/sqlite_journal.h"
 #include "harness/runtime/session.h"
 #include "harness/summary/summary.h"
+#include "support/forwarding_vfs.h"
 
 namespace {
 
@@ -115,108 +116,19 @@ class UnusedClient final : public ModelClient {
 };
 
 // A SQLite VFS that forwards everything to the default VFS and counts xSync calls, per file kind.
-class SyncCountingVfs {
+class SyncCountingVfs final : public journal_testing::ForwardingVfs {
  public:
-  SyncCountingVfs() {
-    real_ = sqlite3_vfs_find(nullptr);
-    vfs_ = *real_;
-    vfs_.pNext = nullptr;
-    vfs_.zName = "runtime_bench_counting";
-    vfs_.pAppData = this;
-    vfs_.szOsFile = static_cast<int>(sizeof(File)) + real_->szOsFile;
-    vfs_.xOpen = &Open;
-    vfs_.xDelete = [](sqlite3_vfs* v, const char* path, int sync) {
-      return Self(v)->real_->xDelete(Self(v)->real_, path, sync);
-    };
-    vfs_.xAccess = [](sqlite3_vfs* v, const char* path, int flags, int* out) {
-      return Self(v)->real_->xAccess(Self(v)->real_, path, flags, out);
-    };
-    vfs_.xFullPathname = [](sqlite3_vfs* v, const char* path, int n, char* out) {
-      return Self(v)->real_->xFullPathname(Self(v)->real_, path, n, out);
-    };
-    sqlite3_vfs_register(&vfs_, 0);
-  }
-  ~SyncCountingVfs() { sqlite3_vfs_unregister(&vfs_); }
-  SyncCountingVfs(const SyncCountingVfs&) = delete;
-  SyncCountingVfs& operator=(const SyncCountingVfs&) = delete;
+  SyncCountingVfs() : ForwardingVfs("runtime_bench_counting") {}
 
-  const char* name() const { return vfs_.zName; }
   std::uint64_t wal_syncs() const { return wal_syncs_.load(); }
   std::uint64_t other_syncs() const { return other_syncs_.load(); }
 
  private:
-  struct File {
-    sqlite3_file base;
-    sqlite3_file* real;
-    SyncCountingVfs* owner;
-    bool wal;
-  };
-
-  static SyncCountingVfs* Self(sqlite3_vfs* v) {
-    return static_cast<SyncCountingVfs*>(v->pAppData);
-  }
-  static sqlite3_file* Real(sqlite3_file* f) { return reinterpret_cast<File*>(f)->real; }
-
-  static int Open(sqlite3_vfs* v, const char* name, sqlite3_file* file, int flags, int* out) {
-    SyncCountingVfs* self = Self(v);
-    File* wrapper = reinterpret_cast<File*>(file);
-    std::memset(wrapper, 0, sizeof(File));
-    wrapper->real = reinterpret_cast<sqlite3_file*>(reinterpret_cast<char*>(file) + sizeof(File));
-    wrapper->owner = self;
-    wrapper->wal = (flags & SQLITE_OPEN_WAL) != 0;
-    const int rc = self->real_->xOpen(self->real_, name, wrapper->real, flags, out);
-    wrapper->base.pMethods = wrapper->real->pMethods != nullptr ? &kMethods : nullptr;
-    return rc;
+  int BeforeSync(bool wal) override {
+    (wal ? wal_syncs_ : other_syncs_).fetch_add(1);
+    return SQLITE_OK;
   }
 
-  static int Sync(sqlite3_file* f, int flags) {
-    File* wrapper = reinterpret_cast<File*>(f);
-    (wrapper->wal ? wrapper->owner->wal_syncs_ : wrapper->owner->other_syncs_).fetch_add(1);
-    return Real(f)->pMethods->xSync(Real(f), flags);
-  }
-
-  static inline const sqlite3_io_methods kMethods = {
-      3,
-      [](sqlite3_file* f) { return Real(f)->pMethods->xClose(Real(f)); },
-      [](sqlite3_file* f, void* buf, int n, sqlite3_int64 off) {
-        return Real(f)->pMethods->xRead(Real(f), buf, n, off);
-      },
-      [](sqlite3_file* f, const void* buf, int n, sqlite3_int64 off) {
-        return Real(f)->pMethods->xWrite(Real(f), buf, n, off);
-      },
-      [](sqlite3_file* f, sqlite3_int64 size) {
-        return Real(f)->pMethods->xTruncate(Real(f), size);
-      },
-      &Sync,
-      [](sqlite3_file* f, sqlite3_int64* size) {
-        return Real(f)->pMethods->xFileSize(Real(f), size);
-      },
-      [](sqlite3_file* f, int lock) { return Real(f)->pMethods->xLock(Real(f), lock); },
-      [](sqlite3_file* f, int lock) { return Real(f)->pMethods->xUnlock(Real(f), lock); },
-      [](sqlite3_file* f, int* out) { return Real(f)->pMethods->xCheckReservedLock(Real(f), out); },
-      [](sqlite3_file* f, int op, void* arg) {
-        return Real(f)->pMethods->xFileControl(Real(f), op, arg);
-      },
-      [](sqlite3_file* f) { return Real(f)->pMethods->xSectorSize(Real(f)); },
-      [](sqlite3_file* f) { return Real(f)->pMethods->xDeviceCharacteristics(Real(f)); },
-      [](sqlite3_file* f, int page, int size, int extend, void volatile** out) {
-        return Real(f)->pMethods->xShmMap(Real(f), page, size, extend, out);
-      },
-      [](sqlite3_file* f, int offset, int n, int flags) {
-        return Real(f)->pMethods->xShmLock(Real(f), offset, n, flags);
-      },
-      [](sqlite3_file* f) { Real(f)->pMethods->xShmBarrier(Real(f)); },
-      [](sqlite3_file* f, int remove) { return Real(f)->pMethods->xShmUnmap(Real(f), remove); },
-      [](sqlite3_file* f, sqlite3_int64 off, int n, void** out) {
-        return Real(f)->pMethods->xFetch(Real(f), off, n, out);
-      },
-      [](sqlite3_file* f, sqlite3_int64 off, void* p) {
-        return Real(f)->pMethods->xUnfetch(Real(f), off, p);
-      },
-  };
-
-  sqlite3_vfs* real_ = nullptr;
-  sqlite3_vfs vfs_{};
   std::atomic<std::uint64_t> wal_syncs_{0};
   std::atomic<std::uint64_t> other_syncs_{0};
 };

@@ -1,54 +1,19 @@
 // The fuzz seeds of fuzz/corpus/event are also regression cases: each file's name starts with
-// the verdict DecodeEvent must give it ("accept_", or the error kind followed by "_").
+// the verdict DecodeEvent must give it ("accept_", or the error kind followed by "_"), and an
+// accepted seed is in canonical form: it re-encodes byte for byte (support/record_corpus.h).
 #include <gtest/gtest.h>
 
-#include <cstdlib>
-#include <filesystem>
-#include <fstream>
-#include <sstream>
-#include <string>
-
 #include "harness/event/codec.h"
+#include "support/record_corpus.h"
 
 namespace harness {
 namespace {
 
-std::filesystem::path CorpusDir() {
-  const char* root = std::getenv("HARNESS_SOURCE_DIR");
-  return root == nullptr ? std::filesystem::path()
-                         : std::filesystem::path(root) / "fuzz/corpus/event";
-}
-
-std::string ReadFile(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream bytes;
-  bytes << in.rdbuf();
-  return bytes.str();
-}
-
 TEST(FuzzCorpus, EventSeedsGetTheVerdictTheirNameSays) {
-  const auto dir = CorpusDir();
-  if (dir.empty())
-    GTEST_SKIP() << "HARNESS_SOURCE_DIR is not set (ctest sets it)";
-  int seen = 0;
-  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
-    const std::string name = entry.path().filename().string();
-    const std::string bytes = ReadFile(entry.path());
-    const auto decoded = DecodeEvent(bytes);
-    const std::string verdict =
-        decoded.ok() ? "accept" : std::string(EventErrorKindName(decoded.error()));
-    EXPECT_EQ(name.rfind(verdict + "_", 0), 0u)
-        << name << " got " << verdict << ": "
-        << (decoded.ok() ? std::string() : DescribeEventError(decoded.error()));
-    if (decoded.ok()) {
-      // An accepted seed is in canonical form: it re-encodes byte for byte.
-      const auto encoded = EncodeEvent(*decoded);
-      ASSERT_TRUE(encoded.ok()) << name;
-      EXPECT_EQ(*encoded, bytes) << name;
-    }
-    ++seen;
-  }
-  EXPECT_GE(seen, 15);
+  ExpectSeedsGetTheVerdictTheirNameSays(
+      "event", [](const std::string& bytes) { return DecodeEvent(bytes); },
+      [](const Event& event) { return EncodeEvent(event); }, &EventErrorKindName,
+      &DescribeEventError);
 }
 
 }  // namespace

@@ -244,10 +244,10 @@ TEST_P(JournalConformance, LeaseIsHeldUntilItExpiresThenAnotherOwnerFencesTheOld
   EXPECT_EQ(held.error().kind, K::kLeaseHeld);
   EXPECT_EQ(journal_->AcquireLease(session, a, seconds(10)).error().kind, K::kLeaseHeld)
       << "the holder renews; it does not acquire twice";
-  clock_->Advance(seconds(9));
+  env_.Advance(seconds(9));
   EXPECT_EQ(journal_->AcquireLease(session, b, seconds(10)).error().kind, K::kLeaseHeld);
 
-  clock_->Advance(seconds(1));  // exactly at expiry: the lease is over
+  env_.Advance(seconds(1));  // exactly at expiry: the lease is over
   auto second = journal_->AcquireLease(session, b, seconds(10));
   ASSERT_TRUE(second.ok()) << second.error().Describe();
   EXPECT_EQ(second->token, 2u);
@@ -268,7 +268,7 @@ TEST_P(JournalConformance, TakeOverFencesTheHolderImmediately) {
   auto first = journal_->AcquireLease(session, Uuid::V4(), minutes(10));
   ASSERT_TRUE(first.ok());
   ASSERT_TRUE(journal_->Append(Request(*first, {MakeRecord()})).ok());
-  clock_->Advance(seconds(1));  // far from expiry: a plain acquire is still refused
+  env_.Advance(seconds(1));  // far from expiry: a plain acquire is still refused
   ASSERT_EQ(journal_->AcquireLease(session, Uuid::V4(), seconds(10)).error().kind, K::kLeaseHeld);
 
   const Uuid taker = Uuid::V4();
@@ -297,7 +297,7 @@ TEST_P(JournalConformance, TakeOverFencesTheHolderImmediately) {
 
 TEST_P(JournalConformance, ExpiredLeaseRefusesAppendsUntilRenewed) {
   const Lease lease = LeaseFor(Uuid::V7(), seconds(5));
-  clock_->Advance(seconds(5));
+  env_.Advance(seconds(5));
   auto expired = journal_->Append(Request(lease, {MakeRecord()}));
   ASSERT_FALSE(expired.ok());
   EXPECT_EQ(expired.error().kind, K::kLeaseExpired);
@@ -314,12 +314,12 @@ TEST_P(JournalConformance, RenewalExtendsTheLease) {
   auto lease = journal_->AcquireLease(session, Uuid::V4(), seconds(10));
   ASSERT_TRUE(lease.ok());
   for (int i = 0; i < 3; ++i) {
-    clock_->Advance(seconds(8));
+    env_.Advance(seconds(8));
     auto renewed = journal_->RenewLease(*lease, seconds(10));
     ASSERT_TRUE(renewed.ok()) << renewed.error().Describe();
     lease = renewed;
   }
-  clock_->Advance(seconds(8));  // 32 s after acquisition, 8 s after the last renewal
+  env_.Advance(seconds(8));  // 32 s after acquisition, 8 s after the last renewal
   EXPECT_TRUE(journal_->Append(Request(*lease, {MakeRecord()})).ok());
   EXPECT_EQ(journal_->AcquireLease(session, Uuid::V4(), seconds(10)).error().kind, K::kLeaseHeld);
   EXPECT_EQ(journal_->RenewLease(*lease, seconds(0)).error().kind, K::kInvalidArgument);
@@ -482,7 +482,7 @@ TEST_P(JournalConformance, ARefusedAppendDoesNotDisturbConcurrentOnes) {
   const Uuid contested = Uuid::V7();
   auto old_lease = journal_->AcquireLease(contested, Uuid::V4(), seconds(1));
   ASSERT_TRUE(old_lease.ok());
-  clock_->Advance(seconds(2));
+  env_.Advance(seconds(2));
   const Lease taken_over = LeaseFor(contested);
   constexpr int kThreads = 8;
   std::barrier start(kThreads);
@@ -545,9 +545,8 @@ INSTANTIATE_TEST_SUITE_P(Sqlite, JournalConformance,
 INSTANTIATE_TEST_SUITE_P(Postgres, JournalConformance,
                          ::testing::Values(JournalBackend{
                              "postgres",
-                             [](const std::filesystem::path&,
-                                JournalOptions options) -> std::unique_ptr<Journal> {
-                               return OpenTestPostgres(TestPostgresOptions(std::move(options)));
+                             [](const std::filesystem::path&, JournalOptions options) {
+                               return OpenScratchPostgres(std::move(options));
                              },
                              PgUnavailable}),
                          BackendName);

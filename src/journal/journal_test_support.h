@@ -15,6 +15,7 @@
 #include <string>
 
 #include "harness/journal/journal.h"
+#include "support/env.h"
 
 namespace harness::journal_testing {
 
@@ -55,10 +56,11 @@ inline NewRecord MakeRecord(std::string payload = "{\"n\":1}", std::string type 
   return r;
 }
 
-// Opens a journal of one backend in `dir` (unused by backends that need none).
+// Opens a journal of one backend in `dir` (unused by backends that need none). Shared, so that
+// a backend can keep what the journal lives in (a scratch schema) until the journal is gone.
 struct JournalBackend {
   std::string name;
-  std::function<std::unique_ptr<Journal>(const std::filesystem::path& dir, JournalOptions)> open;
+  std::function<std::shared_ptr<Journal>(const std::filesystem::path& dir, JournalOptions)> open;
   // Why the backend cannot run here (a server that is not configured), or nullopt; unset means
   // always available. An unavailable backend's tests are skipped.
   std::function<std::optional<std::string>()> unavailable;
@@ -80,9 +82,8 @@ class JournalConformance : public ::testing::TestWithParam<JournalBackend> {
       if (const auto why = GetParam().unavailable())
         GTEST_SKIP() << *why;
     }
-    clock_ = std::make_shared<ManualLeaseClock>(T0());
     JournalOptions options;
-    options.clock = clock_;
+    options.env = &env_;
     journal_ = GetParam().open(dir_.path(), options);
     ASSERT_NE(journal_, nullptr);
   }
@@ -105,8 +106,8 @@ class JournalConformance : public ::testing::TestWithParam<JournalBackend> {
   }
 
   TempDir dir_;
-  std::shared_ptr<ManualLeaseClock> clock_;
-  std::unique_ptr<Journal> journal_;
+  ManualEnv env_{T0()};  // lease expiry; declared before the journal, which it outlives
+  std::shared_ptr<Journal> journal_;
 };
 
 }  // namespace harness::journal_testing

@@ -11,6 +11,7 @@
 namespace harness {
 namespace {
 
+using journal_internal::LeaseNow;
 using journal_internal::LeaseState;
 using journal_internal::StoredRow;
 
@@ -22,17 +23,14 @@ struct SessionLog {
 
 class MemoryJournal final : public Journal {
  public:
-  explicit MemoryJournal(JournalOptions options) : options_(std::move(options)) {
-    if (!options_.clock)
-      options_.clock = std::make_shared<SystemLeaseClock>();
-  }
+  explicit MemoryJournal(JournalOptions options) : options_(std::move(options)) {}
 
   Result<Lease, JournalError> AcquireLease(const Uuid& session, const Uuid& owner,
                                            std::chrono::nanoseconds ttl) override {
     std::lock_guard lock(mu_);
     LeaseState& state = sessions_[session].lease;
     HARNESS_TRY(Lease lease,
-                journal_internal::DecideAcquire(state, session, owner, options_.clock->Now(), ttl));
+                journal_internal::DecideAcquire(state, session, owner, LeaseNow(options_), ttl));
     state = LeaseState{lease.token, owner, lease.expires_at, false};
     return lease;
   }
@@ -41,8 +39,8 @@ class MemoryJournal final : public Journal {
                                             std::chrono::nanoseconds ttl) override {
     std::lock_guard lock(mu_);
     LeaseState& state = sessions_[session].lease;
-    HARNESS_TRY(Lease lease, journal_internal::DecideTakeOver(state, session, owner,
-                                                              options_.clock->Now(), ttl));
+    HARNESS_TRY(Lease lease,
+                journal_internal::DecideTakeOver(state, session, owner, LeaseNow(options_), ttl));
     state = LeaseState{lease.token, owner, lease.expires_at, false};
     return lease;
   }
@@ -52,7 +50,7 @@ class MemoryJournal final : public Journal {
     std::lock_guard lock(mu_);
     LeaseState& state = sessions_[lease.session].lease;
     HARNESS_TRY(Lease renewed,
-                journal_internal::DecideRenew(state, lease, options_.clock->Now(), ttl));
+                journal_internal::DecideRenew(state, lease, LeaseNow(options_), ttl));
     state.expires_at = renewed.expires_at;
     return renewed;
   }
@@ -75,7 +73,7 @@ class MemoryJournal final : public Journal {
     std::lock_guard lock(mu_);
     SessionLog& log = sessions_[request.session];
     HARNESS_CHECK(journal_internal::CheckFence(log.lease, request.session, request.fencing_token,
-                                               options_.clock->Now()));
+                                               LeaseNow(options_)));
     HARNESS_TRY(journal_internal::AppendPlan plan,
                 journal_internal::PlanAppend(
                     request, log.rows.size(),

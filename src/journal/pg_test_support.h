@@ -1,8 +1,9 @@
 // Test support for the PostgreSQL backend: the server under test is HARNESS_PG_URL (scripts/test
-// starts a throwaway cluster with scripts/pg-cluster and exports it), and every journal a test
-// opens gets its own schema t_<uuid hex>, dropped when the journal is destroyed, so tests run in
-// parallel against one server. Without HARNESS_PG_URL the PostgreSQL tests skip, unless
-// HARNESS_REQUIRE_PG=1 (set by scripts/test) makes the missing server a failure.
+// starts a throwaway cluster with scripts/pg-cluster and exports it), and every test gets its own
+// schema t_<uuid hex>, dropped by a ScratchSchema (support/postgres_scratch.h) after the test's
+// journals are closed, so tests run in parallel against one server. Without HARNESS_PG_URL the
+// PostgreSQL tests skip, unless HARNESS_REQUIRE_PG=1 (set by scripts/test) makes the missing server
+// a failure.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -14,6 +15,7 @@
 
 #include "harness/core/uuid.h"
 #include "harness/journal/postgres_journal.h"
+#include "support/postgres_scratch.h"
 
 namespace harness::journal_testing {
 
@@ -41,8 +43,8 @@ inline std::string FreshSchemaName() {
   return name;
 }
 
-// Opens a journal on HARNESS_PG_URL in `options.schema`, a fresh one by default, dropped on
-// close; a failure (no URL, no server) is a test failure and returns nullptr.
+// Opens a journal on HARNESS_PG_URL in `options.schema`; a failure (no URL, no server) is a test
+// failure and returns nullptr.
 inline std::unique_ptr<PostgresJournal> OpenTestPostgres(PostgresJournalOptions options) {
   const std::string url = PgTestUrl();
   if (url.empty()) {
@@ -57,12 +59,29 @@ inline std::unique_ptr<PostgresJournal> OpenTestPostgres(PostgresJournalOptions 
   return std::move(journal).value();
 }
 
-inline PostgresJournalOptions TestPostgresOptions(JournalOptions journal = {}) {
+// Options for a journal in `schema` (a fresh name by default; its ScratchSchema drops it).
+inline PostgresJournalOptions TestPostgresOptions(JournalOptions journal = {},
+                                                  std::string schema = FreshSchemaName()) {
   PostgresJournalOptions options;
   options.journal = std::move(journal);
-  options.schema = FreshSchemaName();
-  options.drop_schema_on_close = true;
+  options.schema = std::move(schema);
   return options;
+}
+
+// A journal in a fresh schema that is dropped once the journal is destroyed: one object for a
+// backend factory that returns one (the conformance suite). Null after a test failure.
+inline std::shared_ptr<Journal> OpenScratchPostgres(JournalOptions journal) {
+  struct Scratch {
+    ScratchSchema schema{PgTestUrl(), FreshSchemaName()};
+    std::unique_ptr<PostgresJournal> journal;  // closed before the schema is dropped
+  };
+  auto scratch = std::make_shared<Scratch>();
+  scratch->journal =
+      OpenTestPostgres(TestPostgresOptions(std::move(journal), scratch->schema.name()));
+  if (scratch->journal == nullptr)
+    return nullptr;
+  Journal* opened = scratch->journal.get();
+  return std::shared_ptr<Journal>(std::move(scratch), opened);
 }
 
 }  // namespace harness::journal_testing

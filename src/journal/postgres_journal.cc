@@ -199,28 +199,13 @@ class PostgresJournal::Impl {
       : url_(std::move(url)),
         options_(std::move(options)),
         writer_(std::move(writer)),
-        queue_(options_.max_group_bytes) {
-    writer_pid_ = writer_.backend_pid();
-  }
+        queue_(options_.max_group_bytes) {}
 
   ~Impl() {
     queue_.Close();
     if (thread_.joinable()) {
       thread_.request_stop();
       thread_.join();
-    }
-    if (options_.drop_schema_on_close) {
-      {
-        std::lock_guard lock(pool_mu_);
-        idle_readers_.clear();
-      }
-      if (writer_.broken()) {
-        auto conn = PgConn::Connect(url_, options_.connect_timeout, options_.lock_timeout);
-        if (conn.ok())
-          writer_ = std::move(*conn);
-      }
-      (void)writer_.Exec(InSchema("DROP SCHEMA IF EXISTS {s} CASCADE", options_.schema),
-                         "drop schema");
     }
   }
 
@@ -392,8 +377,6 @@ class PostgresJournal::Impl {
             reconnects_.load(std::memory_order_relaxed), queue_.queued()};
   }
 
-  int writer_backend_pid() const { return writer_pid_.load(std::memory_order_relaxed); }
-
   const PostgresJournalOptions& options() const { return options_; }
 
  private:
@@ -442,6 +425,9 @@ class PostgresJournal::Impl {
   Status<JournalError> PrepareWriter(PgConn& conn) {
     using namespace journal_internal;
     const std::string& s = options_.schema;
+    // The schema name is [a-z0-9_] (IsValidSchemaName), so it needs no quoting.
+    HARNESS_CHECK(conn.Exec(fmt::format("SET application_name = 'harness-journal writer {}'", s),
+                            "name the writer"));
     HARNESS_CHECK(conn.Prepare("ensure", InSchema(kEnsureSql, s), {kPgUuidArray}));
     HARNESS_CHECK(conn.Prepare("lock", InSchema(kLockSql, s), {kPgUuidArray, kPgUuidArray}));
     HARNESS_CHECK(
@@ -476,7 +462,6 @@ class PostgresJournal::Impl {
     }
     backoff_ = kFirstBackoff;
     writer_ = std::move(*connected);
-    writer_pid_ = writer_.backend_pid();
     reconnects_.fetch_add(1, std::memory_order_relaxed);
     return {};
   }
@@ -497,7 +482,6 @@ class PostgresJournal::Impl {
       writer_ = PgConn();
     if (writer_.broken()) {
       writer_ = PgConn();
-      writer_pid_ = 0;
     }
     const JournalError error =
         Error(K::kIo, fmt::format("the group was not confirmed (it may have committed; a retry "
@@ -525,7 +509,7 @@ class PostgresJournal::Impl {
         op->error = ready.error();
       return;
     }
-    const bool server_clock = options_.journal.clock == nullptr;
+    const bool server_clock = options_.journal.env == nullptr;
     std::vector<PgStatement> first = {Sql("BEGIN", "begin"), Sql("SAVEPOINT g", "savepoint")};
     if (server_clock)
       first.push_back(Sql(kServerNowSql, "server clock"));
@@ -541,7 +525,7 @@ class PostgresJournal::Impl {
       const PgResult& clock = locked.results[head - 1];
       now = JournalTime(std::chrono::nanoseconds(clock.rows() > 0 ? clock.Int(0, 0) : 0));
     } else {
-      now = options_.journal.clock->Now();
+      now = options_.journal.env->WallNow();
     }
     if (!locked.error) {
       auto write = Decide(group, locked.results.back(), now);
@@ -751,7 +735,6 @@ class PostgresJournal::Impl {
   std::atomic<std::uint64_t> commits_{0};
   std::atomic<std::uint64_t> requests_{0};
   std::atomic<std::uint64_t> reconnects_{0};
-  std::atomic<int> writer_pid_{0};
 
   std::jthread thread_;  // last: started after everything above exists
 };
@@ -859,10 +842,6 @@ Result<VerifyReport, JournalError> PostgresJournal::Verify() {
 
 PostgresJournalStats PostgresJournal::stats() const {
   return impl_->stats();
-}
-
-int PostgresJournal::writer_backend_pid() const {
-  return impl_->writer_backend_pid();
 }
 
 }  // namespace harness

@@ -27,7 +27,8 @@ class PostgresJournalTest : public ::testing::Test {
   void SetUp() override {
     if (const auto why = PgUnavailable())
       GTEST_SKIP() << *why;
-    options_ = TestPostgresOptions();  // the server's clock
+    schema_ = std::make_unique<ScratchSchema>(PgTestUrl(), FreshSchemaName());
+    options_ = TestPostgresOptions({}, schema_->name());  // the server's clock
     journal_ = OpenTestPostgres(options_);
     ASSERT_NE(journal_, nullptr);
     auto conn = PgConn::Connect(PgTestUrl(), seconds(10), seconds(5));
@@ -70,6 +71,7 @@ class PostgresJournalTest : public ::testing::Test {
     return AppendRequest{lease.session, lease.token, expected, std::move(records)};
   }
 
+  std::unique_ptr<ScratchSchema> schema_;  // dropped after every journal of the test closed
   PostgresJournalOptions options_;
   std::unique_ptr<PostgresJournal> journal_;
   PgConn sql_;
@@ -116,7 +118,7 @@ TEST_F(PostgresJournalTest, ATerminatedWriterFailsItsGroupAndTheNextAppendReconn
   auto lease = journal_->AcquireLease(Uuid::V7(), Uuid::V4(), hours(1));
   ASSERT_TRUE(lease.ok()) << lease.error().Describe();
   ASSERT_TRUE(journal_->Append(Request(*lease, {MakeRecord()}, 1)).ok());
-  const int pid = journal_->writer_backend_pid();
+  const int pid = WriterBackendPid(PgTestUrl(), options_.schema);
   ASSERT_NE(pid, 0);
   ASSERT_TRUE(TerminateBackend(pid));
 
@@ -133,7 +135,9 @@ TEST_F(PostgresJournalTest, ATerminatedWriterFailsItsGroupAndTheNextAppendReconn
   ASSERT_TRUE(again.ok()) << again.error().Describe();
   EXPECT_EQ(*again, (std::vector<AppendedRecord>{{2, true}, {3, true}}));
   EXPECT_EQ(journal_->stats().reconnects, 1u);
-  EXPECT_NE(journal_->writer_backend_pid(), pid);
+  const int reconnected = WriterBackendPid(PgTestUrl(), options_.schema);
+  EXPECT_NE(reconnected, 0);
+  EXPECT_NE(reconnected, pid);
   EXPECT_EQ(*journal_->LastSequence(lease->session), 3u);
 }
 
@@ -158,7 +162,7 @@ TEST_F(PostgresJournalTest, WhileTheServerRefusesTheWriterFailsFastThenRecovers)
     ASSERT_TRUE(journal.Append(Request(*lease, {MakeRecord()}, 1)).ok());
 
     Sql("ALTER DATABASE " + db + " ALLOW_CONNECTIONS false");
-    ASSERT_TRUE(TerminateBackend(journal.writer_backend_pid()));
+    ASSERT_TRUE(TerminateBackend(WriterBackendPid(PgTestUrl(), options.schema)));
 
     const NewRecord record = MakeRecord();
     auto lost = journal.Append(Request(*lease, {record}, 2));
@@ -201,7 +205,6 @@ TEST_F(PostgresJournalTest, WhileTheServerRefusesTheWriterFailsFastThenRecovers)
 // the append's own transaction keep one writer per session.
 TEST_F(PostgresJournalTest, TwoJournalsOnOneSchemaContendForALease) {
   PostgresJournalOptions other_options = options_;
-  other_options.drop_schema_on_close = false;  // journal_ drops it
   auto other = OpenTestPostgres(other_options);
   ASSERT_NE(other, nullptr);
   const Uuid session = Uuid::V7();
@@ -252,7 +255,6 @@ TEST_F(PostgresJournalTest, TwoJournalsOnOneSchemaContendForALease) {
 // session with io; the rest of their group (redone request by request) still commits.
 TEST_F(PostgresJournalTest, ARowLockedElsewhereFailsOnlyItsOwnRequests) {
   PostgresJournalOptions short_wait = options_;
-  short_wait.drop_schema_on_close = false;  // journal_ drops it
   short_wait.lock_timeout = std::chrono::milliseconds(300);
   auto journal = OpenTestPostgres(short_wait);
   ASSERT_NE(journal, nullptr);
@@ -284,7 +286,6 @@ TEST_F(PostgresJournalTest, ARowLockedElsewhereFailsOnlyItsOwnRequests) {
 TEST_F(PostgresJournalTest, AnUnknownSchemaVersionIsRefused) {
   Sql("UPDATE " + Table("journal_schema") + " SET version = 2");
   PostgresJournalOptions again = options_;
-  again.drop_schema_on_close = false;
   auto refused = PostgresJournal::Open(PgTestUrl(), again);
   ASSERT_FALSE(refused.ok());
   EXPECT_EQ(refused.error().kind, K::kUnsupportedVersion) << refused.error().Describe();

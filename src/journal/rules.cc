@@ -54,6 +54,10 @@ Status<JournalError> ValidateAppendRequest(const AppendRequest& request,
   return {};
 }
 
+JournalTime LeaseNow(const JournalOptions& options) {
+  return options.env != nullptr ? options.env->WallNow() : SystemEnv().WallNow();
+}
+
 namespace {
 
 bool Live(const LeaseState& s, JournalTime now) {

@@ -30,6 +30,9 @@ std::string Where(const Uuid& session, std::uint64_t seq);
 Status<JournalError> ValidateAppendRequest(const AppendRequest& request,
                                            std::uint32_t max_record_version);
 
+// "Now" for lease expiry: options.env's wall clock, or the system clock when it is null.
+JournalTime LeaseNow(const JournalOptions& options);
+
 // The stored lease of a session; token 0 means no lease was ever issued.
 struct LeaseState {
   std::uint64_t token = 0;

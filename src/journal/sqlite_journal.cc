@@ -333,7 +333,7 @@ class SqliteJournal::Impl {
       fail_all(begun.error());
       return;
     }
-    const JournalTime now = options_.journal.clock->Now();
+    const JournalTime now = journal_internal::LeaseNow(options_.journal);
     for (const auto& op : group) {
       if (auto applied = Apply(*op, now); !applied.ok()) {
         (void)Run(rollback_, "rollback");
@@ -560,8 +560,6 @@ Result<std::unique_ptr<SqliteJournal::Impl>, JournalError> OpenReadOnly(
 
 Result<std::unique_ptr<SqliteJournal>, JournalError> SqliteJournal::Open(
     const fs::path& dir, SqliteJournalOptions options) {
-  if (!options.journal.clock)
-    options.journal.clock = std::make_shared<SystemLeaseClock>();
   if (options.read_only) {
     HARNESS_TRY(auto impl, OpenReadOnly(dir, std::move(options)));
     return std::unique_ptr<SqliteJournal>(new SqliteJournal(std::move(impl)));

@@ -24,7 +24,7 @@ class SqliteJournalTest : public ::testing::Test {
   std::filesystem::path data() const { return dir_.path() / "data"; }
 
   std::unique_ptr<SqliteJournal> Open(SqliteJournalOptions options = {}) {
-    options.journal.clock = clock_;
+    options.journal.env = &env_;
     auto journal = SqliteJournal::Open(data(), std::move(options));
     EXPECT_TRUE(journal.ok()) << journal.error().Describe();
     return journal.ok() ? std::move(journal).value() : nullptr;
@@ -82,7 +82,7 @@ class SqliteJournalTest : public ::testing::Test {
   }
 
   TempDir dir_;
-  std::shared_ptr<ManualLeaseClock> clock_ = std::make_shared<ManualLeaseClock>(T0());
+  ManualEnv env_{T0()};
 };
 
 TEST_F(SqliteJournalTest, ReopenKeepsRecordsLeasesAndTokens) {
@@ -106,7 +106,7 @@ TEST_F(SqliteJournalTest, ReopenKeepsRecordsLeasesAndTokens) {
   AppendRequest request{lease.session, lease.token, 6, {MakeRecord()}};
   EXPECT_TRUE(journal->Append(std::move(request)).ok());
   // Tokens keep increasing across reopen.
-  clock_->Advance(minutes(2));
+  env_.Advance(minutes(2));
   auto next = journal->AcquireLease(lease.session, Uuid::V4(), minutes(1));
   ASSERT_TRUE(next.ok());
   EXPECT_EQ(next->token, lease.token + 1);
@@ -114,6 +114,31 @@ TEST_F(SqliteJournalTest, ReopenKeepsRecordsLeasesAndTokens) {
   ASSERT_TRUE(report.ok()) << report.error().Describe();
   EXPECT_EQ(report->records, 9u);
   EXPECT_EQ(report->highest_seq, 6u);
+}
+
+// The journal reads "now" only from its Env: a lease granted at the Env's time expires when
+// the Env is advanced past its term, with no sleep and whatever the system clock says.
+TEST_F(SqliteJournalTest, ALeaseExpiresWhenItsEnvIsAdvancedPastItsTerm) {
+  auto journal = Open();
+  const Uuid session = Uuid::V7();
+  auto lease = journal->AcquireLease(session, Uuid::V4(), seconds(30));
+  ASSERT_TRUE(lease.ok()) << lease.error().Describe();
+  EXPECT_EQ(lease->expires_at, T0() + seconds(30)) << "granted on the Env's clock";
+
+  env_.Advance(seconds(29));
+  AppendRequest live{session, lease->token, std::nullopt, {MakeRecord()}};
+  ASSERT_TRUE(journal->Append(std::move(live)).ok());
+  EXPECT_EQ(journal->AcquireLease(session, Uuid::V4(), seconds(30)).error().kind, K::kLeaseHeld);
+
+  env_.Advance(seconds(1));  // at the term: the lease is over
+  AppendRequest late{session, lease->token, std::nullopt, {MakeRecord()}};
+  auto refused = journal->Append(std::move(late));
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.error().kind, K::kLeaseExpired);
+  auto next = journal->AcquireLease(session, Uuid::V4(), seconds(30));
+  ASSERT_TRUE(next.ok()) << next.error().Describe();
+  EXPECT_EQ(next->token, lease->token + 1);
+  EXPECT_EQ(next->expires_at, T0() + seconds(60));
 }
 
 TEST_F(SqliteJournalTest, RunsInWalModeWithFullSynchronousAndSchemaVersion) {

@@ -67,13 +67,11 @@ void LoopActor::PostInterrupt(Interrupt) {
   strand_->Post([self = shared_from_this()] { self->OnInterrupt(); });
 }
 
-std::shared_future<void> LoopActor::PostShutdown() {
-  strand_->Post([self = shared_from_this()] { self->OnShutdown(); });
-  return exited_future_;
-}
-
-std::shared_future<void> LoopActor::PostSuspend() {
-  strand_->Post([self = shared_from_this()] { self->OnSuspend(); });
+std::shared_future<void> LoopActor::PostEnd(LoopEnd how) {
+  if (!exiting) {
+    exiting = true;
+    strand_->Post([self = shared_from_this(), how] { self->OnEnd(how); });
+  }
   return exited_future_;
 }
 
@@ -146,6 +144,13 @@ EventHeader LoopActor::LoopHeader() const {
   header.loop_id = id_;
   header.event_id = session_.MintId();
   header.created_at = session_.Now();
+  return header;
+}
+
+EventHeader LoopActor::InputHeader(const Uuid& command, Agency agency) const {
+  EventHeader header = LoopHeader();
+  header.cause.command_id = command;
+  header.cause.agency = agency;
   return header;
 }
 
@@ -262,23 +267,15 @@ void LoopActor::OnCompact(Compact command, std::stop_token stop) {
       return watch();
     case Admission::kDuplicate:  // its one reply is coming
       return;
-    case Admission::kLaneFull: {
-      const Uuid attempt = slot_.attempt()->id;
-      (void)AnswerWaiters(
-          InfrastructureFailure::Kind::kLaneFullReply, attempt, {waiter},
-          WaiterRejections(attempt, {waiter}, LoopHeader(), CompactRejectReason::kControlLaneFull,
-                           std::nullopt, session_.Now()));
+    case Admission::kLaneFull:
+      (void)RejectWaiters(InfrastructureFailure::Kind::kLaneFullReply, slot_.attempt()->id,
+                          {waiter}, CompactRejectReason::kControlLaneFull);
       return;
-    }
-    case Admission::kNoHistory: {
-      const Uuid attempt = session_.MintId();
-      (void)AnswerWaiters(
-          InfrastructureFailure::Kind::kPreStartReply, attempt, {waiter},
-          WaiterRejections(attempt, {waiter}, LoopHeader(), CompactRejectReason::kUnavailable,
-                           CompactRejectDetail{RejectDetailKind::kNoHistory, {}, {}, {}, {}},
-                           session_.Now()));
+    case Admission::kNoHistory:
+      (void)RejectWaiters(InfrastructureFailure::Kind::kPreStartReply, session_.MintId(), {waiter},
+                          CompactRejectReason::kUnavailable,
+                          CompactRejectDetail{RejectDetailKind::kNoHistory, {}, {}, {}, {}});
       return;
-    }
     case Admission::kOpen:
       break;
   }
@@ -306,10 +303,9 @@ void LoopActor::OnWaiterCanceled(const Uuid& command) {
         if (w.command == command)
           leaving.push_back(w);
       }
-      const PublishOutcome outcome = AnswerWaiters(
-          InfrastructureFailure::Kind::kPreStartReply, attempt.id, leaving,
-          WaiterRejections(attempt.id, leaving, LoopHeader(), CompactRejectReason::kCanceled,
-                           std::nullopt, session_.Now()));
+      const PublishOutcome outcome =
+          RejectWaiters(InfrastructureFailure::Kind::kPreStartReply, attempt.id, leaving,
+                        CompactRejectReason::kCanceled);
       if (outcome.ok())
         slot_.Leave(command);
       return;
@@ -353,9 +349,7 @@ void LoopActor::OnInput(SubmitInput command) {
     return;
   auto reject = [&](InputRejectReason reason) {
     InputRejected event;
-    event.header = LoopHeader();
-    event.header.cause.command_id = command.header.command_id;
-    event.header.cause.agency = command.header.agency;
+    event.header = InputHeader(command.header.command_id, command.header.agency);
     event.reason = reason;
     (void)PublishOrHalt(event, InfrastructureFailure::Kind::kEventAppend);
   };
@@ -364,18 +358,14 @@ void LoopActor::OnInput(SubmitInput command) {
   if (queue_.size() >= kMaxQueuedInputs)
     return reject(InputRejectReason::kQueueFull);
   InputAccepted accepted;
-  accepted.header = LoopHeader();
-  accepted.header.cause.command_id = command.header.command_id;
-  accepted.header.cause.agency = command.header.agency;
+  accepted.header = InputHeader(command.header.command_id, command.header.agency);
   accepted.message = command.message;
   if (!PublishOrHalt(accepted, InfrastructureFailure::Kind::kEventAppend))
     return;
   queue_.push_back({command.header.command_id, std::move(command.message), command.header.agency});
   if (slot_.occupied()) {
     InputQueued queued;
-    queued.header = LoopHeader();
-    queued.header.cause.command_id = command.header.command_id;
-    queued.header.cause.agency = command.header.agency;
+    queued.header = InputHeader(command.header.command_id, command.header.agency);
     (void)Publish(queued);
     return;
   }
@@ -417,50 +407,37 @@ void LoopActor::OnInterrupt() {
     }
   }
   if (turn_) {
-    FinishTurn(TurnEnd::kInterrupted);
+    ApplyTurn(turn_->driver.Interrupted());
   } else {
     ResumeQueued();
   }
 }
 
-void LoopActor::EndWorkForShutdown() {
+void LoopActor::OnEnd(LoopEnd how) {
+  if (exited_)
+    return;
   shutting_down_ = true;
   if (!halted_ && slot_.occupied())
     CancelAttemptNow(CompactRejectReason::kShuttingDown);
-  if (!halted_ && turn_)
-    FinishTurn(TurnEnd::kShuttingDown);
-}
-
-void LoopActor::OnSuspend() {
-  if (exited_)
-    return;
-  // Queued input is the user's: it stays in the journal as accepted and comes back queued on
-  // restore, so nothing about it is published here.
-  EndWorkForShutdown();
-  Exit();
-}
-
-void LoopActor::OnShutdown() {
-  if (exited_)
-    return;
-  EndWorkForShutdown();
-  if (!halted_) {
-    while (!queue_.empty()) {
+  if (turn_)
+    ApplyTurn(turn_->driver.ShuttingDown());
+  // A suspended loop's queued input is the user's: it stays in the journal as accepted and
+  // comes back queued on restore, so nothing about it (nor an exit) is published.
+  if (how == LoopEnd::kShutdown) {
+    while (!halted_ && !queue_.empty()) {
       InputCancelled event;
-      event.header = LoopHeader();
-      event.header.cause.command_id = queue_.front().command;
-      event.header.cause.agency = queue_.front().agency;
+      event.header = InputHeader(queue_.front().command, queue_.front().agency);
       event.reason = InputCancelReason::kShuttingDown;
       if (!PublishOrHalt(event, InfrastructureFailure::Kind::kEventAppend))
         break;
       queue_.pop_front();
     }
-  }
-  if (!halted_) {
-    LoopExited event;
-    event.header = LoopHeader();
-    event.reason = LoopExitReason::kShutdown;
-    (void)PublishOrHalt(event, InfrastructureFailure::Kind::kEventAppend);
+    if (!halted_) {
+      LoopExited event;
+      event.header = LoopHeader();
+      event.reason = LoopExitReason::kShutdown;
+      (void)PublishOrHalt(event, InfrastructureFailure::Kind::kEventAppend);
+    }
   }
   Exit();
 }
@@ -484,6 +461,7 @@ void LoopActor::StartTurn() {
     return;
   turn_ = Turn{};  // not emplace(): clang sees the nested type as incomplete there
   turn_->id = session_.MintId();
+  turn_->driver = TurnDriver({definition_.max_steps_per_turn, definition_.compaction.has_value()});
   TurnStarted started;
   started.header = TurnHeader(false);
   // State changes only after the journal has the event: a halted loop is never ahead of it.
@@ -494,7 +472,39 @@ void LoopActor::StartTurn() {
   ++turn_index_;
   if (!CommitQueuedFront())
     return;
-  MeasureInTurn(Boundary::kPreInference);
+  ApplyTurn(turn_->driver.Start());
+}
+
+void LoopActor::ApplyTurn(TurnDriver::Decision decision) {
+  while (turn_ && !halted_) {
+    if (auto* commit = std::get_if<TurnDriver::Commit>(&decision)) {
+      if (!CommitMessage(std::move(commit->message), Uuid{}))
+        return;
+      decision = turn_->driver.Committed();
+    } else if (std::holds_alternative<TurnDriver::Fold>(decision)) {
+      const std::size_t folded = FoldQueued();
+      if (halted_)
+        return;
+      decision = turn_->driver.Folded(folded);
+    } else if (std::holds_alternative<TurnDriver::Measure>(decision)) {
+      return MeasureInTurn();
+    } else if (const auto* compact = std::get_if<TurnDriver::Compact>(&decision)) {
+      // The runtime asks on its own behalf: a machine Compact, never journaled as an intent,
+      // that opens an Automatic attempt consumed at this very boundary.
+      if (compact->automatic &&
+          !OpenAttempt(Waiter{session_.MintId(), session_.Now(), Agency::kMachine}))
+        return;
+      (void)StartAttempt(*turn_->driver.candidate(), BuildRequest(), true);
+      return;
+    } else if (std::holds_alternative<TurnDriver::Infer>(decision)) {
+      return Infer();
+    } else if (const auto* run = std::get_if<TurnDriver::RunTool>(&decision)) {
+      return RunTool(run->call);
+    } else {
+      auto& finish = std::get<TurnDriver::Finish>(decision);
+      return FinishTurn(finish.end, finish.reason, std::move(finish.detail));
+    }
+  }
 }
 
 void LoopActor::MeasureOffActor(std::uint64_t op, InferenceRequest request, std::stop_token stop,
@@ -507,62 +517,27 @@ void LoopActor::MeasureOffActor(std::uint64_t op, InferenceRequest request, std:
       handler);
 }
 
-void LoopActor::MeasureInTurn(Boundary boundary) {
-  turn_->boundary = boundary;
-  if (!definition_.compaction) {
-    // A loop without a compaction policy is never measured.
-    return ContinueAfterBoundary();
-  }
+void LoopActor::MeasureInTurn() {
   const std::uint64_t op = next_op_++;
   turn_->op = op;
   MeasureOffActor(op, BuildRequest(), turn_->stop.get_token(), &LoopActor::OnTurnMeasured);
 }
 
 void LoopActor::OnTurnMeasured(std::uint64_t op, Result<ContextMeasurement, MeasureError> result) {
-  if (!turn_ || turn_->op != op || halted_ || exited_)
+  if (!TurnAwaits(op))
     return;
-  if (!result) {
-    const bool unknown = result.error().kind == MeasureError::Kind::kLimitUnknown;
-    return FinishTurn(TurnEnd::kFailed, unknown ? "context_limit_unknown" : "context_count_failed",
-                      result.error().Message());
-  }
+  if (!result)
+    return ApplyTurn(turn_->driver.MeasureFailed(result.error()));
   ApplyMeasurement(*result);
   if (halted_)
     return;
-  turn_->candidate = *result;
-  if (slot_.pending()) {
-    // The safe boundary: the turn waits here while the pending compaction runs. A pending
-    // attempt wins over the automatic trigger (docs/spec/runtime.md §3.3 step 1).
-    StartAttempt(*result, BuildRequest(), true);
-    return;
-  }
-  if (slot_.TriggersAutomatic(definition_.compaction->automatic, pressure_, result->basis)) {
-    // The runtime asks on its own behalf: a machine Compact, never journaled as an intent, that
-    // opens an Automatic attempt consumed at this very boundary. While it runs no context-limit
-    // failure is raised; the limit is enforced only after it fails.
-    if (!OpenAttempt(Waiter{session_.MintId(), session_.Now(), Agency::kMachine}))
-      return;
-    StartAttempt(*result, BuildRequest(), true);
-    return;
-  }
-  if (result->input_tokens >= result->input_limit) {
-    return FinishTurn(TurnEnd::kFailed, "context_limit",
-                      "the request reaches the model's input limit");
-  }
-  ContinueAfterBoundary();
-}
-
-void LoopActor::ContinueAfterBoundary() {
-  if (turn_->boundary == Boundary::kTerminal)
-    return FinishTurn(TurnEnd::kCompleted);
-  Infer();
+  const TurnDriver::SlotAtBoundary slot{
+      slot_.pending(),
+      slot_.TriggersAutomatic(definition_.compaction->automatic, pressure_, result->basis)};
+  ApplyTurn(turn_->driver.Measured(*result, slot));
 }
 
 void LoopActor::Infer() {
-  if (turn_->steps >= definition_.max_steps_per_turn) {
-    return FinishTurn(TurnEnd::kFailed, "step_limit", "the turn made too many model calls");
-  }
-  ++turn_->steps;
   turn_->step = session_.MintId();
   const std::uint64_t op = next_op_++;
   turn_->op = op;
@@ -575,33 +550,12 @@ void LoopActor::Infer() {
 }
 
 void LoopActor::OnInferred(std::uint64_t op, Result<InferenceResponse, InferenceError> result) {
-  if (!turn_ || turn_->op != op || halted_ || exited_)
+  if (!TurnAwaits(op))
     return;
-  if (!result)
-    return FinishTurn(TurnEnd::kFailed, "model_error", result.error().Message());
-  AssistantMessage message = std::move(result->message);
-  if (auto valid = ValidateMessage(message); !valid.ok()) {
-    return FinishTurn(TurnEnd::kFailed, "invalid_model_output",
-                      "the model's answer is not a valid assistant message");
-  }
-  std::vector<ToolUseBlock> calls;
-  for (const Block& block : message.blocks) {
-    if (const auto* call = block.as<ToolUseBlock>())
-      calls.push_back(*call);
-  }
-  if (!CommitMessage(std::move(message), Uuid{}))
-    return;
-  if (calls.empty())
-    return MeasureInTurn(Boundary::kTerminal);
-  turn_->tool_calls = std::move(calls);
-  turn_->next_tool = 0;
-  RunNextTool();
+  ApplyTurn(turn_->driver.Answered(std::move(result)));
 }
 
-void LoopActor::RunNextTool() {
-  if (turn_->next_tool >= turn_->tool_calls.size())
-    return AfterTools();
-  const ToolUseBlock& call = turn_->tool_calls[turn_->next_tool];
+void LoopActor::RunTool(const ToolUseBlock& call) {
   std::shared_ptr<Tool> tool;
   for (const auto& candidate : definition_.tools) {
     if (candidate->definition().name == call.name)
@@ -625,23 +579,9 @@ void LoopActor::RunNextTool() {
 }
 
 void LoopActor::OnToolDone(std::uint64_t op, ToolOutput output) {
-  if (!turn_ || turn_->op != op || halted_ || exited_)
+  if (!TurnAwaits(op))
     return;
-  ToolResultMessage result;
-  result.tool_use_id = turn_->tool_calls[turn_->next_tool].id;
-  result.is_error = output.is_error;
-  result.blocks.push_back(TextBlock{std::move(output.text)});
-  if (!CommitMessage(std::move(result), Uuid{}))
-    return;
-  ++turn_->next_tool;
-  RunNextTool();
-}
-
-void LoopActor::AfterTools() {
-  FoldQueued();
-  if (halted_)
-    return;
-  MeasureInTurn(Boundary::kContinuation);
+  ApplyTurn(turn_->driver.ToolDone(std::move(output)));
 }
 
 std::size_t LoopActor::FoldQueued() {
@@ -791,9 +731,17 @@ void LoopActor::RejectPreStart(CompactRejectReason reason) {
   attempt.stop.request_stop();
   // One append: every waiter is answered, or (on a journal failure) none is and restore
   // has nothing contradictory to repair.
-  (void)AnswerWaiters(InfrastructureFailure::Kind::kPreStartReply, attempt.id, attempt.waiters,
-                      WaiterRejections(attempt.id, attempt.waiters, LoopHeader(), reason,
-                                       std::nullopt, session_.Now()));
+  (void)RejectWaiters(InfrastructureFailure::Kind::kPreStartReply, attempt.id, attempt.waiters,
+                      reason);
+}
+
+PublishOutcome LoopActor::RejectWaiters(InfrastructureFailure::Kind kind, const Uuid& attempt,
+                                        const std::vector<Waiter>& waiters,
+                                        CompactRejectReason reason,
+                                        std::optional<CompactRejectDetail> detail) {
+  return AnswerWaiters(
+      kind, attempt, waiters,
+      WaiterRejections(attempt, waiters, LoopHeader(), reason, std::move(detail), session_.Now()));
 }
 
 void LoopActor::CancelAttemptNow(CompactRejectReason reason) {
@@ -814,7 +762,7 @@ bool LoopActor::StartAttempt(const ContextMeasurement& candidate, InferenceReque
   if (auto cancel = LatchedCancel()) {
     RejectPreStart(*cancel);
     if (in_turn && turn_)
-      ContinueAfterBoundary();
+      ApplyTurn(turn_->driver.CompactionSkipped());
     return false;
   }
   attempt.phase = AttemptPhase::kInProgress;
@@ -856,7 +804,7 @@ bool LoopActor::StartAttempt(const ContextMeasurement& candidate, InferenceReque
   // model call (the request at or over the limit) commits with the shortfall recorded
   // (docs/decisions.md P13, docs/runtime.md §5.7).
   input.may_waive_coverage = attempt.reason == CompactionReason::kAutomatic && in_turn && turn_ &&
-                             turn_->boundary != Boundary::kTerminal &&
+                             turn_->driver.boundary() != TurnBoundary::kTerminal &&
                              candidate.input_tokens >= candidate.input_limit;
   const std::uint64_t op = next_op_++;
   attempt.op = op;
@@ -886,7 +834,12 @@ void LoopActor::Conclude(Proposal proposal, bool in_turn) {
   const ContextBasis basis = slot_.attempt()->basis;
   const bool finalized = Finalize(proposal);
   if (in_turn && turn_) {
-    ContinueTurnAfterOutcome(proposal, reason, basis, finalized);
+    // A manual attempt that failed at an unchanged basis under an automatic policy lets the
+    // automatic trigger open its own attempt at that basis.
+    const bool retry_automatic =
+        definition_.compaction->automatic && reason == CompactionReason::kManual && basis == basis_;
+    ApplyTurn(turn_->driver.CompactionConcluded(
+        {finalized, proposal.reject, proposal.turn_failure, retry_automatic}));
   } else if (finalized) {
     ResumeQueued();
   }
@@ -942,61 +895,6 @@ bool LoopActor::Finalize(Proposal& proposal) {
   slot_.Concluded(commit);
   interrupting_ = false;
   return true;
-}
-
-void LoopActor::ContinueTurnAfterOutcome(const Proposal& proposal, CompactionReason reason,
-                                         const ContextBasis& basis, bool finalized) {
-  if (!turn_ || halted_)
-    return;
-  if (!finalized) {
-    return FinishTurn(TurnEnd::kFailed, "compaction_finalization",
-                      "the compaction's outcome could not be journaled");
-  }
-  const bool continuation = turn_->boundary != Boundary::kTerminal;
-  // A manual attempt failed at an unchanged basis under an automatic policy: measure again, so
-  // that the automatic trigger may open its own attempt at the same basis (docs/spec/runtime.md
-  // §2.10 step 10, §3.6). Cancellations never retry: the interrupt path ends the turn itself.
-  if (proposal.reject && definition_.compaction->automatic && reason == CompactionReason::kManual &&
-      basis == basis_) {
-    return MeasureInTurn(turn_->boundary);
-  }
-  // A terminal answer is never rewritten: the turn is complete whatever the outcome, except
-  // when the compaction was canceled (the compactor's own stop or timeout): the turn did not
-  // finish its work and ends interrupted, the answer staying committed (docs/spec/runtime.md
-  // §2.13).
-  if (!continuation) {
-    if (proposal.reject == CompactRejectReason::kCanceled)
-      return FinishTurn(TurnEnd::kCanceled);
-    return FinishTurn(TurnEnd::kCompleted);
-  }
-  if (proposal.reject) {
-    if (proposal.turn_failure) {
-      return FinishTurn(TurnEnd::kFailed, *proposal.turn_failure,
-                        "the compacted request cannot be sent");
-    }
-    const ContextMeasurement& candidate = *turn_->candidate;
-    if (candidate.input_tokens >= candidate.input_limit &&
-        proposal.reject == CompactRejectReason::kCoverageInsufficient) {
-      // A manual attempt under enforce with no automatic compaction to fall back on.
-      return FinishTurn(TurnEnd::kFailed, "coverage_insufficient",
-                        "the summary kept too few anchors for the coverage policy and the "
-                        "request reaches the input limit");
-    }
-    if (candidate.input_tokens >= candidate.input_limit) {
-      return FinishTurn(TurnEnd::kFailed, "context_limit",
-                        "the compaction was rejected and the request reaches the input limit");
-    }
-  }
-  // Input that waited behind the compaction joins the turn now; the next request then needs
-  // a fresh measurement.
-  if (FoldQueued() > 0) {
-    if (halted_)
-      return;
-    return MeasureInTurn(Boundary::kPreInference);
-  }
-  if (halted_)
-    return;
-  Infer();
 }
 
 }  // namespace harness::runtime_detail

@@ -26,6 +26,7 @@
 #include "runtime/executor.h"
 #include "runtime/measure.h"
 #include "runtime/session_core.h"
+#include "runtime/turn_driver.h"
 
 namespace harness::runtime_detail {
 
@@ -51,6 +52,13 @@ struct LoopStartState {
   bool exited = false;  // the journal says LoopExited: the actor starts exited
 };
 
+// How a loop ends (LoopActor::PostEnd). Both end the running turn and attempt the same way.
+enum class LoopEnd {
+  kShutdown,  // queued input is cancelled (InputCancelled) and LoopExited is published
+  kSuspend,   // Session::Suspend: queued input stays queued for a restore; nothing more is
+              // published for the loop
+};
+
 class LoopActor : public std::enable_shared_from_this<LoopActor> {
  public:
   LoopActor(SessionCore& session, const Uuid& id, LoopDefinition definition, LoopStartState start);
@@ -66,11 +74,10 @@ class LoopActor : public std::enable_shared_from_this<LoopActor> {
   void PostCompact(Compact command, std::stop_token stop = {});
   void PostInput(SubmitInput command);
   void PostInterrupt(Interrupt command);
-  // The future is ready once the loop has exited.
-  std::shared_future<void> PostShutdown();
-  // Suspends the loop (Session::Suspend): the running turn and attempt end as at shutdown,
-  // but queued input stays queued and no LoopExited is published; then the actor exits.
-  std::shared_future<void> PostSuspend();
+  // Under the session's registry lock: marks the loop exiting and ends it as `how` says, unless
+  // it is already exiting (then it only waits: the first end wins). The future is ready once
+  // the loop has exited.
+  std::shared_future<void> PostEnd(LoopEnd how);
   // Starts the oldest queued input if the loop is idle (after a restore).
   void PostResume();
   // A command for this loop could not be journaled (the session is faulted): the loop stops as
@@ -87,32 +94,27 @@ class LoopActor : public std::enable_shared_from_this<LoopActor> {
   }
 
  private:
-  enum class Boundary { kPreInference, kContinuation, kTerminal };
+  // A running turn: its ids, cancellation and current operation; what it does next is its
+  // driver's (runtime/turn_driver.h).
   struct Turn {
     Uuid id;
     Uuid step;
     std::stop_source stop;
     std::uint64_t op = 0;
-    std::size_t steps = 0;
-    Boundary boundary = Boundary::kPreInference;
-    std::optional<ContextMeasurement> candidate;
-    std::vector<ToolUseBlock> tool_calls;
-    std::size_t next_tool = 0;
+    TurnDriver driver;
   };
-  enum class TurnEnd { kCompleted, kFailed, kInterrupted, kShuttingDown, kCanceled };
 
   // --- commands (on the strand)
   void OnCompact(Compact command, std::stop_token stop);
   void OnWaiterCanceled(const Uuid& command);
   void OnInput(SubmitInput command);
   void OnInterrupt();
-  void OnShutdown();
-  void OnSuspend();
-  // Ends the running attempt and turn as a shutdown does (no-op parts when halted).
-  void EndWorkForShutdown();
+  void OnEnd(LoopEnd how);
 
   // --- publication
   EventHeader LoopHeader() const;
+  // A loop event about the input `command` submitted with `agency`.
+  EventHeader InputHeader(const Uuid& command, Agency agency) const;
   EventHeader TurnHeader(bool with_step) const;
   bool PublishOrHalt(const Event& event, InfrastructureFailure::Kind kind);
   PublishOutcome Publish(const Event& event) { return session_.Publish(event); }
@@ -148,17 +150,23 @@ class LoopActor : public std::enable_shared_from_this<LoopActor> {
   void MeasureOffActor(std::uint64_t op, InferenceRequest request, std::stop_token stop,
                        MeasureHandler handler);
 
-  // --- turns
+  // --- turns (the decisions are TurnDriver's; this applies them)
   void StartTurn();
-  void MeasureInTurn(Boundary boundary);
+  // Applies `decision` and the ones that follow it at once (commits, folds), until one waits
+  // for work off the actor or ends the turn. Nothing is applied once the loop halted.
+  void ApplyTurn(TurnDriver::Decision decision);
+  // True when `op` is the running turn's current operation and the loop may still act on it.
+  bool TurnAwaits(std::uint64_t op) const {
+    return turn_ && turn_->op == op && !halted_ && !exited_;
+  }
+  void MeasureInTurn();
   void OnTurnMeasured(std::uint64_t op, Result<ContextMeasurement, MeasureError> result);
   void Infer();
   void OnInferred(std::uint64_t op, Result<InferenceResponse, InferenceError> result);
-  void RunNextTool();
+  void RunTool(const ToolUseBlock& call);
   void OnToolDone(std::uint64_t op, ToolOutput output);
-  void AfterTools();
+  // Commits queued input while the slot is free; returns how many were committed.
   std::size_t FoldQueued();
-  void ContinueAfterBoundary();
   void FinishTurn(TurnEnd end, std::string_view reason = {}, std::string detail = {});
   void AfterTurnOrAttempt();
 
@@ -185,8 +193,11 @@ class LoopActor : public std::enable_shared_from_this<LoopActor> {
   PublishOutcome AnswerWaiters(InfrastructureFailure::Kind kind, const Uuid& attempt,
                                const std::vector<Waiter>& waiters,
                                Result<std::vector<Event>, InvalidEventError> batch);
-  void ContinueTurnAfterOutcome(const Proposal& proposal, CompactionReason reason,
-                                const ContextBasis& basis, bool finalized);
+  // AnswerWaiters with waiter-only rejections (no terminal: the attempt never started, or these
+  // waiters alone leave it or are refused).
+  PublishOutcome RejectWaiters(InfrastructureFailure::Kind kind, const Uuid& attempt,
+                               const std::vector<Waiter>& waiters, CompactRejectReason reason,
+                               std::optional<CompactRejectDetail> detail = std::nullopt);
   void CancelAttemptNow(CompactRejectReason reason);
   std::optional<CompactRejectReason> LatchedCancel() const;
   void ResumeQueued();

@@ -22,7 +22,6 @@ namespace harness {
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
 using runtime_detail::LoopActor;
 using runtime_detail::LoopStartState;
 using runtime_detail::SessionCore;
@@ -97,11 +96,11 @@ DecodedPage DecodePage(std::vector<JournalRecord> records, unsigned workers) {
 // wins (a fold error of page k before a read error of page k+1, which a sequential reader would
 // not have reached), and reading stops at the first short page.
 Status<SessionError> ReadAndFold(Journal& journal, const Uuid& session, unsigned decode_threads,
-                                 SessionFolder& folder, RestoreReport& report) {
+                                 const Env& env, SessionFolder& folder, RestoreReport& report) {
   auto read = [&](std::uint64_t from) {
-    const auto read_start = Clock::now();
+    const auto read_start = env.MonotonicNow();
     auto page = journal.Read(session, from, kReadPage);
-    report.read += Clock::now() - read_start;
+    report.read += env.MonotonicNow() - read_start;
     return page;
   };
   const unsigned workers =
@@ -121,7 +120,7 @@ Status<SessionError> ReadAndFold(Journal& journal, const Uuid& session, unsigned
     std::optional<Result<std::vector<JournalRecord>, JournalError>> following;
     if (more)
       following.emplace(read(next));
-    const auto fold_start = Clock::now();
+    const auto fold_start = env.MonotonicNow();
     DecodedPage page = decoding.get();
     if (following && following->ok()) {
       more = (*following)->size() == kReadPage;
@@ -132,7 +131,7 @@ Status<SessionError> ReadAndFold(Journal& journal, const Uuid& session, unsigned
       if (auto added = folder.Add(page.records[i], std::move(page.payloads[i])); !added.ok())
         return Fail(Refused(added.error()));
     }
-    report.fold += Clock::now() - fold_start;
+    report.fold += env.MonotonicNow() - fold_start;
     report.records += page.records.size();
     if (!following)
       return {};
@@ -213,6 +212,9 @@ Result<std::unique_ptr<Session>, SessionError> Session::Restore(SessionOptions o
   if (!restore.resolve)
     return Fail(SessionError{SessionErrorKind::kInvalidDefinition, "restore needs a resolver"});
   HARNESS_CHECK(runtime_detail::MintSessionIds(options));
+  // The phases are timed and the repairs stamped on the session's Env (core/env.h).
+  SystemEnv system;
+  const Env& env = options.env != nullptr ? *options.env : system;
   Journal& journal = *options.journal;
   const Uuid session = options.session_id;
 
@@ -227,12 +229,12 @@ Result<std::unique_ptr<Session>, SessionError> Session::Restore(SessionOptions o
   // 2. Read and fold.
   RestoreReport report;
   SessionFolder folder(session);
-  HARNESS_CHECK(ReadAndFold(journal, session, restore.decode_threads, folder, report));
+  HARNESS_CHECK(ReadAndFold(journal, session, restore.decode_threads, env, folder, report));
   if (report.records == 0) {
     return Fail(SessionError{SessionErrorKind::kSessionNotFound,
                              "session " + session.ToString() + " has no records"});
   }
-  const auto build_start = Clock::now();
+  const auto build_start = env.MonotonicNow();
   // Finish consumes its folder and the repairs are folded on top later, so the end-of-journal
   // checks run on a copy.
   auto folded = SessionFolder(folder).Finish();
@@ -253,7 +255,7 @@ Result<std::unique_ptr<Session>, SessionError> Session::Restore(SessionOptions o
   }
 
   // 4. Repairs: one batch, all or nothing, and only if there is something to repair.
-  const EventTime now = options.env != nullptr ? options.env->WallNow() : SystemEnv().WallNow();
+  const EventTime now = env.WallNow();
   RepairPlan plan = PlanRepairs(*folded, now, guard.lease().owner, guard.lease().token);
   if (!plan.events.empty() || plan.fence) {
     HARNESS_TRY(std::vector<NewRecord> records, RepairRecords(plan));
@@ -303,7 +305,7 @@ Result<std::unique_ptr<Session>, SessionError> Session::Restore(SessionOptions o
         started.push_back(actor);
     }
     core_ref.active_loop = folded->active_loop;
-    report.build = Clock::now() - build_start;
+    report.build = env.MonotonicNow() - build_start;
     core_ref.restore_report = report;
   }
   if (restore.start_queued) {

@@ -497,6 +497,22 @@ Result<CommandHeader, SessionError> NewHeader(SessionCore& core, const Uuid& loo
   return header;
 }
 
+// Ends every loop as `how` says (Shutdown, Suspend) and waits until all have exited. A suspension
+// marks the session suspended under the registry lock first: every command admitted before that
+// is on its loop's strand ahead of the suspension; every later one sees kSuspended.
+void EndEveryLoop(SessionCore& core, runtime_detail::LoopEnd how) {
+  std::vector<std::shared_future<void>> exits;
+  {
+    std::lock_guard lock(core.registry_mutex);
+    if (how == runtime_detail::LoopEnd::kSuspend)
+      core.Suspend();
+    for (auto& [id, actor] : core.loops)
+      exits.push_back(actor->PostEnd(how));
+  }
+  for (auto& exit : exits)
+    exit.wait();
+}
+
 }  // namespace
 
 Result<Uuid, SessionError> Session::Compact(std::stop_token stop) {
@@ -617,32 +633,14 @@ Result<Uuid, SessionError> Session::ShutdownLoop(const Uuid& loop) {
     auto actor = FindLoop(*core_, loop);
     if (!actor)
       return Fail(actor.error());
-    if ((*actor)->exiting) {
-      exited = (*actor)->exited();
-    } else {
-      (*actor)->exiting = true;
-      exited = (*actor)->PostShutdown();
-    }
+    exited = (*actor)->PostEnd(runtime_detail::LoopEnd::kShutdown);
   }
   exited.wait();
   return command;
 }
 
 void Session::Shutdown() {
-  std::vector<std::shared_future<void>> exits;
-  {
-    std::lock_guard lock(core_->registry_mutex);
-    for (auto& [id, actor] : core_->loops) {
-      if (actor->exiting) {
-        exits.push_back(actor->exited());
-      } else {
-        actor->exiting = true;
-        exits.push_back(actor->PostShutdown());
-      }
-    }
-  }
-  for (auto& exit : exits)
-    exit.wait();
+  EndEveryLoop(*core_, runtime_detail::LoopEnd::kShutdown);
 }
 
 void Session::ResumeQueued() {
@@ -656,23 +654,7 @@ void Session::ResumeQueued() {
 }
 
 void Session::Suspend() {
-  std::vector<std::shared_future<void>> exits;
-  {
-    std::lock_guard lock(core_->registry_mutex);
-    // Under the registry lock: every command admitted before this line is on its loop's
-    // strand ahead of the suspension; every later one sees kSuspended.
-    core_->Suspend();
-    for (auto& [id, actor] : core_->loops) {
-      if (actor->exiting) {
-        exits.push_back(actor->exited());
-      } else {
-        actor->exiting = true;
-        exits.push_back(actor->PostSuspend());
-      }
-    }
-  }
-  for (auto& exit : exits)
-    exit.wait();
+  EndEveryLoop(*core_, runtime_detail::LoopEnd::kSuspend);
   core_->ReleaseLease();
 }
 

@@ -159,6 +159,10 @@ TEST_F(Restore, S63_TheLostReplyOfACommittedAttemptIsAppendedOnce) {
   EXPECT_EQ(report.records, before);
   EXPECT_EQ(report.replies_repaired, 1u);
   EXPECT_EQ(report.turns_closed, 0u);
+  // The phases are timed on the session's Env, whose monotonic clock this test never advances.
+  EXPECT_EQ(report.read, std::chrono::nanoseconds::zero());
+  EXPECT_EQ(report.fold, std::chrono::nanoseconds::zero());
+  EXPECT_EQ(report.build, std::chrono::nanoseconds::zero());
   auto records = Records(journal, id);
   ASSERT_EQ(records.size(), before + 2) << "the fence and the one reply";
   EXPECT_EQ(records[before].kind, RecordKind::kFence);

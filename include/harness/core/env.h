@@ -3,8 +3,8 @@
 //
 // Contract:
 // - WallNow() is wall-clock time (Unix epoch, nanoseconds): what events, commands and journal
-//   records are stamped with and what lease expiry is judged on. It may go backwards (the
-//   system clock is set); nothing orders by it.
+//   records are stamped with and what lease expiry is judged on (JournalOptions::env). It may go
+//   backwards (the system clock is set); nothing orders by it.
 // - MonotonicNow() never goes backwards: durations that are reported (a compaction's
 //   duration) are differences of it. Timeouts are enforced by a thread that sleeps on the
 //   real steady clock (runtime/executor.h Timers), so an Env does not speed them up.
@@ -19,7 +19,7 @@
 //   test Env) and passes it down; an options struct whose env is null gets a SystemEnv of its
 //   own, owned by the object it configures.
 // - Test Envs (a manual clock with sequential ids, one whose ids fail) are in
-//   src/core/testing/env.h, for tests only.
+//   tests/support/env.h, for tests only.
 // Thread safety: every method of every Env may be called from any thread at any time; an Env
 // must outlive every object it was passed to.
 #pragma once

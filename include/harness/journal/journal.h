@@ -33,6 +33,8 @@
 //   ListSessions() every session with at least one record, in ascending id order.
 // - Verify() reads everything and reports the first problem (per session: sequences gap-free
 //   from 1, checksums, kinds, versions, no duplicate record id) as the error, or a summary.
+// - Time: "now" for lease expiry is JournalOptions::env's wall clock, read when a request is
+//   decided, so a test that advances a manual Env past a lease's term sees it expire at once.
 // Thread safety: every method may be called concurrently from any number of threads.
 #pragma once
 
@@ -43,9 +45,9 @@
 #include <optional>
 #include <vector>
 
+#include "harness/core/env.h"
 #include "harness/core/result.h"
 #include "harness/core/uuid.h"
-#include "harness/journal/clock.h"
 #include "harness/journal/error.h"
 #include "harness/journal/lease.h"
 #include "harness/journal/record.h"
@@ -75,8 +77,9 @@ struct VerifyReport {
 
 // Options every backend understands.
 struct JournalOptions {
-  // Time for lease expiry; null means a SystemLeaseClock.
-  std::shared_ptr<const LeaseClock> clock;
+  // The one source of "now" for lease expiry (Env::WallNow); it must outlive the journal. Null:
+  // the system clock (the PostgreSQL journal: the server's clock, postgres_journal.h).
+  Env* env = nullptr;
   // Record versions 1..max_record_version are known; others are kUnsupportedVersion. The
   // default is the newest payload version the event codec writes (CompactionCommitted v2).
   std::uint32_t max_record_version = 2;

@@ -12,7 +12,7 @@
 #include <cstdint>
 
 #include "harness/core/uuid.h"
-#include "harness/journal/clock.h"
+#include "harness/journal/time.h"
 
 namespace harness {
 

@@ -1,4 +1,5 @@
-// The in-memory Journal: for tests only. It is NOT durable: everything is lost with the object.
+// The in-memory Journal: for tests, and for a program that keeps nothing of its sessions (the
+// CLI's `harness eval`). It is NOT durable: everything is lost with the object.
 //
 // Contract: exactly the Journal contract (journal.h) minus durability; it passes the same
 // conformance suite as the SQLite backend. Appends are serialized by one mutex.

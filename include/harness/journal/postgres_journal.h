@@ -16,12 +16,16 @@
 //   (`sessions ... FOR UPDATE`) and checks the lease in the same transaction that writes, so two
 //   journals on one schema (two processes, two nodes) never both append under one session.
 // - Time: lease expiry is judged on the server's clock (clock_timestamp(), read once per group)
-//   unless JournalOptions::clock is set, so nodes with skewed clocks still agree.
+//   unless JournalOptions::env is set, so nodes with skewed clocks still agree. A test sets env
+//   to a manual Env to move expiry without sleeping.
 // - A lost connection or a failed COMMIT fails every request of its group with kIo; that is
 //   ambiguous (the group may have committed) and a retry is safe (an all-duplicate batch
 //   succeeds). The writer reconnects at the next group, backing off from 100 ms to 2 s between
 //   failed attempts and failing requests at once in between.
 // - Reads use a pool of at most read_connections connections and see committed state.
+// - The connections name themselves in pg_stat_activity (application_name): the writer's is
+//   "harness-journal writer <schema>", the readers' "harness-journal", so an operator (or a
+//   test that terminates it) finds a journal's writer.
 // - Open creates the schema and its tables when missing (serialized by an advisory lock, so
 //   concurrent first opens do not race); a schema whose version this build does not know is
 //   kUnsupportedVersion; an unreachable server is kIo. Details never show a password.
@@ -44,7 +48,7 @@ namespace harness {
 inline constexpr std::int64_t kPostgresJournalSchemaVersion = 1;
 
 struct PostgresJournalOptions {
-  // A null clock means the server's clock.
+  // A null env means the server's clock.
   JournalOptions journal;
   // The PostgreSQL schema holding the tables: 1 to 63 bytes of [a-z0-9_], not starting with a
   // digit (anything else is kInvalidArgument, so names never need quoting).
@@ -58,8 +62,6 @@ struct PostgresJournalOptions {
   // How long a statement waits for a row lock held by another process before its request
   // fails with kIo.
   std::chrono::milliseconds lock_timeout{5000};
-  // Tests only: DROP SCHEMA ... CASCADE when the journal is destroyed.
-  bool drop_schema_on_close = false;
 };
 
 struct PostgresJournalStats {
@@ -93,9 +95,6 @@ class PostgresJournal final : public Journal {
   Result<VerifyReport, JournalError> Verify() override;
 
   PostgresJournalStats stats() const;
-  // The server process id of the writer's connection (0 while disconnected), for tests that
-  // terminate it with pg_terminate_backend.
-  int writer_backend_pid() const;
 
   class Impl;
 

@@ -23,7 +23,7 @@
 
 #include "harness/core/sha256.h"
 #include "harness/core/uuid.h"
-#include "harness/journal/clock.h"
+#include "harness/journal/time.h"
 
 namespace harness {
 
