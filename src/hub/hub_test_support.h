@@ -9,6 +9,7 @@
 
 #include "harness/hub/hub.h"
 #include "harness/journal/memory_journal.h"
+#include "support/forwarding_journal.h"
 
 namespace harness::hub_testing {
 
@@ -40,44 +41,18 @@ inline Event MakeInputQueued(const Uuid& session, const Uuid& loop) {
 
 // A Journal that forwards to a MemoryJournal, except that Append fails with kIo while
 // fail_appends is set.
-class FaultyJournal final : public Journal {
+class FaultyJournal final : public testing::ForwardingJournal {
  public:
+  FaultyJournal() : ForwardingJournal(NewMemoryJournal()) {}
   std::atomic<bool> fail_appends{false};
   std::atomic<int> appends{0};
 
-  Result<Lease, JournalError> AcquireLease(const Uuid& session, const Uuid& owner,
-                                           std::chrono::nanoseconds ttl) override {
-    return inner_->AcquireLease(session, owner, ttl);
-  }
-  Result<Lease, JournalError> TakeOverLease(const Uuid& session, const Uuid& owner,
-                                            std::chrono::nanoseconds ttl) override {
-    return inner_->TakeOverLease(session, owner, ttl);
-  }
-  Result<Lease, JournalError> RenewLease(const Lease& lease,
-                                         std::chrono::nanoseconds ttl) override {
-    return inner_->RenewLease(lease, ttl);
-  }
-  Status<JournalError> ReleaseLease(const Lease& lease) override {
-    return inner_->ReleaseLease(lease);
-  }
   Result<std::vector<AppendedRecord>, JournalError> Append(AppendRequest request) override {
     appends.fetch_add(1);
     if (fail_appends.load())
       return Fail(JournalError::Make(JournalErrorKind::kIo, "injected append failure"));
-    return inner_->Append(std::move(request));
+    return ForwardingJournal::Append(std::move(request));
   }
-  Result<std::vector<JournalRecord>, JournalError> Read(const Uuid& session, std::uint64_t from_seq,
-                                                        std::size_t max_count) override {
-    return inner_->Read(session, from_seq, max_count);
-  }
-  Result<std::uint64_t, JournalError> LastSequence(const Uuid& session) override {
-    return inner_->LastSequence(session);
-  }
-  Result<std::vector<Uuid>, JournalError> ListSessions() override { return inner_->ListSessions(); }
-  Result<VerifyReport, JournalError> Verify() override { return inner_->Verify(); }
-
- private:
-  std::unique_ptr<Journal> inner_ = NewMemoryJournal();
 };
 
 // A journal, a lease on a fresh session and a hub holding it.

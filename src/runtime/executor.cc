@@ -1,5 +1,6 @@
 #include "runtime/executor.h"
 
+#include <algorithm>
 #include <utility>
 
 namespace harness::runtime_detail {
@@ -8,7 +9,27 @@ namespace {
 constexpr int kStrandBatch = 64;
 }  // namespace
 
+void WorkGroup::Add() {
+  std::lock_guard lock(mutex_);
+  ++in_flight_;
+}
+
+void WorkGroup::Done() {
+  // Notified under the lock: WaitIdle cannot return, and the group cannot be destroyed, before
+  // this call has let go of it.
+  std::lock_guard lock(mutex_);
+  if (--in_flight_ == 0)
+    idle_.notify_all();
+}
+
+void WorkGroup::WaitIdle() {
+  std::unique_lock lock(mutex_);
+  idle_.wait(lock, [&] { return in_flight_ == 0; });
+}
+
 void Strand::Post(Task task) {
+  if (group_ != nullptr)
+    group_->Add();
   bool schedule = false;
   {
     std::lock_guard lock(mutex_);
@@ -24,17 +45,22 @@ void Strand::Post(Task task) {
 
 void Strand::Drain() {
   for (int i = 0; i < kStrandBatch; ++i) {
-    Task task;
     {
-      std::lock_guard lock(mutex_);
-      if (tasks_.empty()) {
-        scheduled_ = false;
-        return;
+      Task task;
+      {
+        std::lock_guard lock(mutex_);
+        if (tasks_.empty()) {
+          scheduled_ = false;
+          return;
+        }
+        task = std::move(tasks_.front());
+        tasks_.pop_front();
       }
-      task = std::move(tasks_.front());
-      tasks_.pop_front();
+      task();
     }
-    task();
+    // The task and what it captured are gone before the owner hears it is done.
+    if (group_ != nullptr)
+      group_->Done();
   }
   {
     std::lock_guard lock(mutex_);
@@ -176,6 +202,83 @@ void Timers::Work(std::stop_token stop) {
     }
     changed_.wait_until(lock, stop, deadline,
                         [&] { return entries_.empty() || entries_.begin()->first < deadline; });
+  }
+}
+
+LeaseKeeper::LeaseKeeper() : thread_([this](std::stop_token stop) { Work(stop); }) {}
+
+LeaseKeeper::~LeaseKeeper() {
+  thread_.request_stop();
+  changed_.notify_all();
+}
+
+std::uint64_t LeaseKeeper::Keep(Journal& journal, Lease lease, std::chrono::nanoseconds ttl,
+                                FailureHandler on_failure) {
+  const auto period = std::max(ttl / 3, std::chrono::nanoseconds(1'000'000));
+  std::uint64_t id = 0;
+  {
+    std::lock_guard lock(mutex_);
+    id = next_id_++;
+    entries_.emplace(
+        id, Entry{&journal, lease, ttl, std::move(on_failure),
+                  std::chrono::steady_clock::now() +
+                      std::chrono::duration_cast<std::chrono::steady_clock::duration>(period)});
+  }
+  changed_.notify_all();
+  return id;
+}
+
+void LeaseKeeper::Drop(std::uint64_t id) {
+  std::unique_lock lock(mutex_);
+  // A renewal under way holds the entry's journal and handler: wait for it to end.
+  changed_.wait(lock, [&] { return renewing_ != id; });
+  entries_.erase(id);
+  changed_.notify_all();
+}
+
+void LeaseKeeper::Work(std::stop_token stop) {
+  std::unique_lock lock(mutex_);
+  while (!stop.stop_requested()) {
+    if (entries_.empty()) {
+      changed_.wait(lock, stop, [&] { return !entries_.empty(); });
+      continue;
+    }
+    auto next = entries_.begin();
+    for (auto it = entries_.begin(); it != entries_.end(); ++it) {
+      if (it->second.due < next->second.due)
+        next = it;
+    }
+    const auto due = next->second.due;
+    if (std::chrono::steady_clock::now() < due) {
+      const std::size_t count = entries_.size();
+      changed_.wait_until(lock, stop, due, [&] { return entries_.size() != count; });
+      continue;
+    }
+    const std::uint64_t id = next->first;
+    Entry& entry = next->second;
+    renewing_ = id;
+    Journal& journal = *entry.journal;
+    const Lease lease = entry.lease;
+    const auto ttl = entry.ttl;
+    lock.unlock();
+    auto renewed = journal.RenewLease(lease, ttl);
+    lock.lock();
+    // Drop waits while renewing_ names the entry, so it is still there.
+    auto it = entries_.find(id);
+    if (renewed) {
+      it->second.due = std::chrono::steady_clock::now() +
+                       std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                           std::max(ttl / 3, std::chrono::nanoseconds(1'000'000)));
+    } else {
+      FailureHandler handler = std::move(it->second.on_failure);
+      entries_.erase(it);
+      lock.unlock();
+      if (handler)
+        handler(renewed.error());
+      lock.lock();
+    }
+    renewing_ = 0;
+    changed_.notify_all();
   }
 }
 

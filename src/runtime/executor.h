@@ -7,6 +7,9 @@
 //   per call that finds no idle worker, and keeps idle workers for reuse, so a slow model never
 //   delays another loop's call. Destruction joins every worker after its current task.
 // - Timers requests a stop_source at a deadline (count timeouts) from one thread.
+// - WorkGroup counts one session's tasks on pools shared with other sessions, so the session
+//   can wait until none of its tasks is queued or running before its state goes away.
+// - LeaseKeeper renews the journal leases of many sessions from one thread.
 // Lifetime: destroy the blocking pool before the actor pool (its tasks post to strands).
 // Thread safety: every method may be called from any thread.
 #pragma once
@@ -24,15 +27,35 @@
 #include <thread>
 #include <vector>
 
+#include "harness/journal/journal.h"
+
 namespace harness::runtime_detail {
 
 using Task = std::function<void()>;
 
 class ActorPool;
 
+// Tasks in flight for one owner. Add before a task is queued, Done once it ran and its captures
+// are destroyed; WaitIdle returns when the count is zero. A task may queue further tasks while it
+// runs (its own count keeps the total above zero), so zero, once reached with no new work from
+// outside, stays zero.
+class WorkGroup {
+ public:
+  void Add();
+  void Done();
+  void WaitIdle();
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable idle_;
+  std::size_t in_flight_ = 0;
+};
+
 class Strand : public std::enable_shared_from_this<Strand> {
  public:
-  explicit Strand(ActorPool& pool) : pool_(pool) {}
+  // `group`, when given, counts every task posted here until it has run; it outlives the strand's
+  // tasks.
+  explicit Strand(ActorPool& pool, WorkGroup* group = nullptr) : pool_(pool), group_(group) {}
   // Queues the task; it runs after every task posted before it.
   void Post(Task task);
 
@@ -42,6 +65,7 @@ class Strand : public std::enable_shared_from_this<Strand> {
   void Drain();
 
   ActorPool& pool_;
+  WorkGroup* group_;
   std::mutex mutex_;
   std::deque<Task> tasks_;
   bool scheduled_ = false;
@@ -108,6 +132,42 @@ class Timers {
   std::mutex mutex_;
   std::condition_variable_any changed_;
   std::multimap<std::chrono::steady_clock::time_point, Entry> entries_;
+  std::uint64_t next_id_ = 1;
+  std::jthread thread_;
+};
+
+// Renews leases at a third of their lifetime, all from one thread. A renewal the journal refuses
+// is handed to the entry's `on_failure` and the entry is dropped (the session faults: its appends
+// would fail from then on anyway).
+class LeaseKeeper {
+ public:
+  LeaseKeeper();
+  ~LeaseKeeper();
+  LeaseKeeper(const LeaseKeeper&) = delete;
+  LeaseKeeper& operator=(const LeaseKeeper&) = delete;
+
+  using FailureHandler = std::function<void(const JournalError&)>;
+  // Starts renewing `lease` on `journal` (which outlives the entry). Returns the entry's id.
+  std::uint64_t Keep(Journal& journal, Lease lease, std::chrono::nanoseconds ttl,
+                     FailureHandler on_failure);
+  // Stops renewing; once it returns no renewal of the entry runs or will run (a renewal under
+  // way is waited for). Unknown ids are ignored.
+  void Drop(std::uint64_t id);
+
+ private:
+  struct Entry {
+    Journal* journal = nullptr;
+    Lease lease;
+    std::chrono::nanoseconds ttl{};
+    FailureHandler on_failure;
+    std::chrono::steady_clock::time_point due;
+  };
+  void Work(std::stop_token stop);
+
+  std::mutex mutex_;
+  std::condition_variable_any changed_;
+  std::map<std::uint64_t, Entry> entries_;
+  std::uint64_t renewing_ = 0;  // the entry whose renewal runs now, 0 when none
   std::uint64_t next_id_ = 1;
   std::jthread thread_;
 };

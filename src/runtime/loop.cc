@@ -27,7 +27,7 @@ LoopActor::LoopActor(SessionCore& session, const Uuid& id, LoopDefinition defini
     : session_(session),
       id_(id),
       definition_(std::move(definition)),
-      strand_(std::make_shared<Strand>(session.actors())),
+      strand_(session.NewStrand()),
       history_(std::move(start.history)),
       derived_prefix_(start.derived_prefix),
       basis_(start.basis),

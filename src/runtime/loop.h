@@ -136,7 +136,7 @@ class LoopActor : public std::enable_shared_from_this<LoopActor> {
   // longer current (the turn or attempt ended meanwhile).
   template <class Work, class Value>
   void OffActor(std::uint64_t op, Work work, void (LoopActor::*handler)(std::uint64_t, Value)) {
-    session_.blocking().Submit(
+    session_.SubmitBlocking(
         [self = shared_from_this(), op, work = std::move(work), handler]() mutable {
           Value value = work();
           self->strand_->Post([self, op, handler, value = std::move(value)]() mutable {

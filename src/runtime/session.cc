@@ -102,43 +102,52 @@ Status<SessionError> MintSessionIds(SessionOptions& options) {
   return {};
 }
 
+namespace {
+std::unique_ptr<HostCore> OwnHostUnlessShared(const SessionOptions& options) {
+  if (options.host != nullptr)
+    return nullptr;
+  return std::make_unique<HostCore>(SessionHostOptions{options.actor_threads});
+}
+}  // namespace
+
 SessionCore::SessionCore(SessionOptions options, Lease lease)
     : options_(std::move(options)),
       env_(options_.env != nullptr ? *options_.env : own_env_),
       lease_(lease),
       hub_(std::make_unique<Hub>(*options_.journal, lease)),
-      actors_(options_.actor_threads) {
-  // Keep the lease alive: renew at a third of its lifetime. A failed renewal faults the
-  // session, because appends would fail from then on anyway.
-  renewer_ = std::jthread([this](std::stop_token stop) {
-    std::mutex mutex;
-    std::condition_variable_any wake;
-    std::unique_lock lock(mutex);
-    const auto period = std::max(options_.lease_ttl / 3, std::chrono::nanoseconds(1'000'000));
-    // wait_for returns false both on timeout and on a stop request: check which.
-    while (!wake.wait_for(lock, stop, period, [] { return false; }) && !stop.stop_requested()) {
-      auto renewed = options_.journal->RenewLease(lease_, options_.lease_ttl);
-      if (!renewed) {
-        Fault();
-        Report({InfrastructureFailure::Kind::kEventAppend,
-                {},
-                {},
-                {},
-                "lease renewal failed: " + renewed.error().Describe()});
-        return;
-      }
-    }
-  });
+      own_host_(OwnHostUnlessShared(options_)),
+      host_(own_host_ != nullptr ? *own_host_ : *options_.host->core_) {
+  // Keep the lease alive: the keeper renews it at a third of its lifetime. A failed renewal
+  // faults the session, because appends would fail from then on anyway.
+  renewal_ = host_.leases.Keep(*options_.journal, lease_, options_.lease_ttl,
+                               [this](const JournalError& error) {
+                                 Fault();
+                                 Report({InfrastructureFailure::Kind::kEventAppend,
+                                         {},
+                                         {},
+                                         {},
+                                         "lease renewal failed: " + error.Describe()});
+                               });
 }
 
 SessionCore::~SessionCore() {
   StopRenewing();
+  work_.WaitIdle();
 }
 
 void SessionCore::StopRenewing() {
-  renewer_.request_stop();
-  if (renewer_.joinable())
-    renewer_.join();
+  if (const std::uint64_t entry = renewal_.exchange(0); entry != 0)
+    host_.leases.Drop(entry);
+}
+
+void SessionCore::SubmitBlocking(Task task) {
+  work_.Add();
+  host_.blocking.Submit([this, task = std::move(task)]() mutable {
+    task();
+    // What the task captured (the loop actor among it) goes before the session hears it is done.
+    task = nullptr;
+    work_.Done();
+  });
 }
 
 void SessionCore::ReleaseLease() {

@@ -15,6 +15,7 @@
 #include "harness/journal/journal.h"
 #include "harness/runtime/session.h"
 #include "runtime/executor.h"
+#include "runtime/host_core.h"
 
 namespace harness::runtime_detail {
 
@@ -72,9 +73,11 @@ class SessionCore {
   void ReleaseLease();
 
   Hub& hub() { return *hub_; }
-  ActorPool& actors() { return actors_; }
-  BlockingPool& blocking() { return blocking_; }
-  Timers& timers() { return timers_; }
+  // A strand for a loop actor on the host's actor pool; its tasks count in this session's work.
+  std::shared_ptr<Strand> NewStrand() { return std::make_shared<Strand>(host_.actors, &work_); }
+  // Runs `task` on the host's blocking pool, counted in this session's work.
+  void SubmitBlocking(Task task);
+  Timers& timers() { return host_.timers; }
 
   // The registry. Commands are posted under the registry lock so that a loop's exit (also
   // decided under it) orders after every command it admitted.
@@ -98,12 +101,13 @@ class SessionCore {
   std::atomic<bool> suspended_{false};
   std::once_flag released_;
   std::unique_ptr<Hub> hub_;
-  // Declaration order is destruction order reversed: the blocking pool (whose tasks post to
-  // strands) goes before the actor pool, the timers last.
-  Timers timers_;
-  ActorPool actors_;
-  BlockingPool blocking_;
-  std::jthread renewer_;
+  // The threads: the host's (options_.host) or the session's own.
+  std::unique_ptr<HostCore> own_host_;
+  HostCore& host_;
+  // Every task of this session on the host's pools; the destructor waits for it to be idle, so
+  // no task outlives the state it uses.
+  WorkGroup work_;
+  std::atomic<std::uint64_t> renewal_{0};  // the host's lease-keeper entry, 0 once stopped
 };
 
 }  // namespace harness::runtime_detail

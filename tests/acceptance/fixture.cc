@@ -320,24 +320,8 @@ std::size_t PublishFaults::failed() const {
   return failed_;
 }
 
-IntentFaultJournal::IntentFaultJournal() : inner_(NewMemoryJournal()) {}
+IntentFaultJournal::IntentFaultJournal() : ForwardingJournal(NewMemoryJournal()) {}
 
-Result<Lease, JournalError> IntentFaultJournal::AcquireLease(const Uuid& session, const Uuid& owner,
-                                                             std::chrono::nanoseconds ttl) {
-  return inner_->AcquireLease(session, owner, ttl);
-}
-Result<Lease, JournalError> IntentFaultJournal::TakeOverLease(const Uuid& session,
-                                                              const Uuid& owner,
-                                                              std::chrono::nanoseconds ttl) {
-  return inner_->TakeOverLease(session, owner, ttl);
-}
-Result<Lease, JournalError> IntentFaultJournal::RenewLease(const Lease& lease,
-                                                           std::chrono::nanoseconds ttl) {
-  return inner_->RenewLease(lease, ttl);
-}
-Status<JournalError> IntentFaultJournal::ReleaseLease(const Lease& lease) {
-  return inner_->ReleaseLease(lease);
-}
 Result<std::vector<AppendedRecord>, JournalError> IntentFaultJournal::Append(
     AppendRequest request) {
   const bool has_command =
@@ -345,21 +329,7 @@ Result<std::vector<AppendedRecord>, JournalError> IntentFaultJournal::Append(
                   [](const NewRecord& record) { return record.kind == RecordKind::kCommand; });
   if (has_command && fail_commands.load())
     return harness::Fail(JournalError::Make(JournalErrorKind::kIo, "injected intent failure"));
-  return inner_->Append(std::move(request));
-}
-Result<std::vector<JournalRecord>, JournalError> IntentFaultJournal::Read(const Uuid& session,
-                                                                          std::uint64_t from_seq,
-                                                                          std::size_t max_count) {
-  return inner_->Read(session, from_seq, max_count);
-}
-Result<std::uint64_t, JournalError> IntentFaultJournal::LastSequence(const Uuid& session) {
-  return inner_->LastSequence(session);
-}
-Result<std::vector<Uuid>, JournalError> IntentFaultJournal::ListSessions() {
-  return inner_->ListSessions();
-}
-Result<VerifyReport, JournalError> IntentFaultJournal::Verify() {
-  return inner_->Verify();
+  return ForwardingJournal::Append(std::move(request));
 }
 
 // --- the event log ----------------------------------------------------------------------------
@@ -504,6 +474,7 @@ void Acceptance::OpenSession(Journal* journal, Env* env) {
   session_.reset();
   SessionOptions options;
   options.journal = journal;
+  options.host = &host_;
   options.env = env != nullptr ? env : &clock_;
   options.on_failure = [this](const InfrastructureFailure& failure) { failures_.Record(failure); };
   options.publish_interceptor = [this](const Event& event) { return faults_.Check(event); };

@@ -41,6 +41,7 @@
 #include "harness/runtime/session.h"
 #include "harness/runtime/tool.h"
 #include "support/env.h"
+#include "support/forwarding_journal.h"
 
 namespace harness::acceptance {
 
@@ -337,26 +338,12 @@ class PublishFaults {
 
 // A journal that forwards to a MemoryJournal and refuses command records (the intents)
 // while fail_commands is set.
-class IntentFaultJournal final : public Journal {
+class IntentFaultJournal final : public testing::ForwardingJournal {
  public:
   IntentFaultJournal();
   std::atomic<bool> fail_commands{false};
 
-  Result<Lease, JournalError> AcquireLease(const Uuid& session, const Uuid& owner,
-                                           std::chrono::nanoseconds ttl) override;
-  Result<Lease, JournalError> TakeOverLease(const Uuid& session, const Uuid& owner,
-                                            std::chrono::nanoseconds ttl) override;
-  Result<Lease, JournalError> RenewLease(const Lease& lease, std::chrono::nanoseconds ttl) override;
-  Status<JournalError> ReleaseLease(const Lease& lease) override;
   Result<std::vector<AppendedRecord>, JournalError> Append(AppendRequest request) override;
-  Result<std::vector<JournalRecord>, JournalError> Read(const Uuid& session, std::uint64_t from_seq,
-                                                        std::size_t max_count) override;
-  Result<std::uint64_t, JournalError> LastSequence(const Uuid& session) override;
-  Result<std::vector<Uuid>, JournalError> ListSessions() override;
-  Result<VerifyReport, JournalError> Verify() override;
-
- private:
-  std::unique_ptr<Journal> inner_;
 };
 
 // --- the event log ----------------------------------------------------------------------------
@@ -504,6 +491,9 @@ class Acceptance : public ::testing::Test {
   std::shared_ptr<ScriptedCompactor> compactor_ = std::make_shared<ScriptedCompactor>();
   std::shared_ptr<ScriptedModel> model_ = std::make_shared<ScriptedModel>();
   std::shared_ptr<EchoTool> tool_ = std::make_shared<EchoTool>("echo");
+  // Every session of the suite runs on a shared host, as a service's sessions do (the runtime's
+  // own-threads path is the default everywhere else: session_test, the CLI, the benches).
+  SessionHost host_;
   std::unique_ptr<Session> session_;
   std::unique_ptr<EventLog> log_;
   std::vector<std::jthread> helpers_;

@@ -14,6 +14,7 @@
 #include "harness/journal/memory_journal.h"
 #include "harness/runtime/fold.h"
 #include "harness/scripted/model_client.h"
+#include "support/forwarding_journal.h"
 #include "support/journal_builder.h"
 
 namespace harness::acceptance {
@@ -215,43 +216,19 @@ TEST_F(Restore, S64_AnOrphanReplyIsRefusedBeforeAnythingStarts) {
 }
 
 // A journal that refuses the next `fail` appends (kIo), then forwards.
-class RefusingJournal final : public Journal {
+class RefusingJournal final : public testing::ForwardingJournal {
  public:
-  explicit RefusingJournal(std::unique_ptr<Journal> inner) : inner_(std::move(inner)) {}
+  using ForwardingJournal::ForwardingJournal;
   std::atomic<int> fail{0};
   std::atomic<int> appends{0};
-  Result<Lease, JournalError> AcquireLease(const Uuid& s, const Uuid& o,
-                                           std::chrono::nanoseconds ttl) override {
-    return inner_->AcquireLease(s, o, ttl);
-  }
-  Result<Lease, JournalError> TakeOverLease(const Uuid& s, const Uuid& o,
-                                            std::chrono::nanoseconds ttl) override {
-    return inner_->TakeOverLease(s, o, ttl);
-  }
-  Result<Lease, JournalError> RenewLease(const Lease& l, std::chrono::nanoseconds ttl) override {
-    return inner_->RenewLease(l, ttl);
-  }
-  Status<JournalError> ReleaseLease(const Lease& l) override { return inner_->ReleaseLease(l); }
   Result<std::vector<AppendedRecord>, JournalError> Append(AppendRequest request) override {
     appends.fetch_add(1);
     if (fail.load() > 0) {
       fail.fetch_sub(1);
       return Fail(JournalError{JournalErrorKind::kIo, "injected"});
     }
-    return inner_->Append(std::move(request));
+    return ForwardingJournal::Append(std::move(request));
   }
-  Result<std::vector<JournalRecord>, JournalError> Read(const Uuid& s, std::uint64_t from,
-                                                        std::size_t max) override {
-    return inner_->Read(s, from, max);
-  }
-  Result<std::uint64_t, JournalError> LastSequence(const Uuid& s) override {
-    return inner_->LastSequence(s);
-  }
-  Result<std::vector<Uuid>, JournalError> ListSessions() override { return inner_->ListSessions(); }
-  Result<VerifyReport, JournalError> Verify() override { return inner_->Verify(); }
-
- private:
-  std::unique_ptr<Journal> inner_;
 };
 
 // 65: the repair append fails: nothing starts and nothing is written; a retried restore

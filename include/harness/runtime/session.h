@@ -101,6 +101,7 @@
 #include "harness/inference/counter.h"
 #include "harness/journal/journal.h"
 #include "harness/runtime/fold.h"
+#include "harness/runtime/host.h"
 #include "harness/runtime/tool.h"
 
 namespace harness {
@@ -212,7 +213,10 @@ struct SessionOptions {
   Uuid session_id;             // zero: a fresh UUIDv7
   Uuid owner;                  // the lease owner; zero: a fresh UUIDv4
   std::chrono::nanoseconds lease_ttl = std::chrono::minutes(5);
-  std::size_t actor_threads = 2;  // threads running loop strands
+  // The threads the session runs on, shared with other sessions (runtime/host.h); outlives the
+  // session. Null: the session's own, with `actor_threads` threads running its loop strands.
+  SessionHost* host = nullptr;
+  std::size_t actor_threads = 2;
   // Time (command and event stamps, durations) and every id the session mints; outlives the
   // session. Null: the session's own SystemEnv.
   Env* env = nullptr;

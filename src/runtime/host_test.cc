@@ -1,0 +1,227 @@
+// SessionHost: many sessions on one set of threads (include/harness/runtime/host.h).
+#include "harness/runtime/host.h"
+
+#include <dirent.h>
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <future>
+#include <latch>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "harness/journal/memory_journal.h"
+#include "harness/runtime/session.h"
+#include "support/forwarding_journal.h"
+
+namespace harness {
+namespace {
+
+using namespace std::chrono_literals;
+
+// The threads of this process now (Linux: one entry per thread in /proc/self/task).
+std::size_t ThreadCount() {
+  std::size_t count = 0;
+  DIR* dir = opendir("/proc/self/task");
+  if (dir == nullptr)
+    return 0;
+  while (dirent* entry = readdir(dir)) {
+    if (entry->d_name[0] != '.')
+      ++count;
+  }
+  closedir(dir);
+  return count;
+}
+
+// Answers "answer"; while `hold` is set, the first call waits for it after counting `entered`.
+class HoldingClient final : public ModelClient {
+ public:
+  Result<InferenceResponse, InferenceError> Complete(const InferenceRequest&,
+                                                     std::stop_token) override {
+    if (hold != nullptr) {
+      entered.count_down();
+      hold->wait();
+    }
+    InferenceResponse response;
+    response.message.blocks.push_back(TextBlock{"answer"});
+    response.message.usage = Usage{1, 1, 0, 0, 0};
+    return response;
+  }
+  std::latch* hold = nullptr;
+  std::latch entered{1};
+};
+
+UserMessage User(std::string text) {
+  UserMessage m;
+  m.blocks.push_back(TextBlock{std::move(text)});
+  return m;
+}
+
+struct HostedSession {
+  std::unique_ptr<Session> session;
+  Uuid loop;
+};
+
+HostedSession OpenOn(Journal& journal, SessionHost* host, std::shared_ptr<ModelClient> client,
+                     std::chrono::nanoseconds lease_ttl = 5min,
+                     std::function<void(const InfrastructureFailure&)> on_failure = {}) {
+  SessionOptions options;
+  options.journal = &journal;
+  options.host = host;
+  options.lease_ttl = lease_ttl;
+  options.on_failure = std::move(on_failure);
+  HostedSession hosted;
+  auto opened = Session::Open(std::move(options));
+  EXPECT_TRUE(opened.ok()) << opened.error().Message();
+  if (!opened.ok())
+    return hosted;
+  hosted.session = std::move(opened).value();
+  LoopDefinition definition;
+  definition.model = ModelKey{"provider", "model"};
+  definition.limits = ModelLimits{1000, 800, 200};
+  definition.client = std::move(client);
+  auto loop = hosted.session->CreateLoop(std::move(definition));
+  EXPECT_TRUE(loop.ok()) << loop.error().Message();
+  if (loop.ok())
+    hosted.loop = *loop;
+  return hosted;
+}
+
+// Submits one input and reads the session's events until its turn completes.
+void RunTurn(HostedSession& hosted) {
+  auto subscription = hosted.session->Subscribe();
+  ASSERT_TRUE(hosted.session->SubmitInputToLoop(hosted.loop, User("hello")).ok());
+  for (;;) {
+    auto delivery = subscription.Next(std::chrono::steady_clock::now() + 10s);
+    ASSERT_TRUE(delivery) << "no TurnCompleted within 10 s";
+    if (std::holds_alternative<TurnCompleted>(*delivery->event))
+      return;
+  }
+}
+
+// The point of a host: a session adds no threads of its own. Fifty sessions on one host, each
+// with a loop that ran a turn, leave the process with no more threads than the host's (its
+// actor threads, its timer, its lease keeper and the blocking workers calls needed); without a
+// host each session starts at least four (two actor threads, a timer, a lease renewer).
+TEST(SessionHost, SessionsOnAHostStartNoThreadsOfTheirOwn) {
+  std::unique_ptr<Journal> journal = NewMemoryJournal();
+  auto client = std::make_shared<HoldingClient>();
+  SessionHost host(SessionHostOptions{2});
+  // One turn first, so the blocking pool has the worker a sequential turn needs.
+  HostedSession first = OpenOn(*journal, &host, client);
+  RunTurn(first);
+  const std::size_t before = ThreadCount();
+  std::vector<HostedSession> sessions;
+  for (int i = 0; i < 50; ++i) {
+    sessions.push_back(OpenOn(*journal, &host, client));
+    RunTurn(sessions.back());
+  }
+  EXPECT_EQ(ThreadCount(), before);
+  sessions.clear();
+  EXPECT_EQ(ThreadCount(), before);
+
+  // The same sessions with threads of their own, for the figure the test is about.
+  for (int i = 0; i < 5; ++i)
+    sessions.push_back(OpenOn(*journal, nullptr, client));
+  EXPECT_GE(ThreadCount(), before + 5 * 4);
+}
+
+// A session's destruction waits for its own tasks only: closing one session while another
+// session's model call is blocked on the same host returns.
+TEST(SessionHost, ClosingASessionWaitsForItsOwnWorkOnly) {
+  std::latch hold(1);
+  std::unique_ptr<Journal> journal = NewMemoryJournal();
+  SessionHost host;
+  auto blocked_client = std::make_shared<HoldingClient>();
+  blocked_client->hold = &hold;
+  HostedSession blocked = OpenOn(*journal, &host, blocked_client);
+  ASSERT_TRUE(blocked.session->SubmitInputToLoop(blocked.loop, User("wait")).ok());
+  blocked_client->entered.wait();
+
+  auto closing = std::async(std::launch::async, [&] {
+    HostedSession other = OpenOn(*journal, &host, std::make_shared<HoldingClient>());
+    RunTurn(other);
+    other.session.reset();
+  });
+  const bool closed = closing.wait_for(10s) == std::future_status::ready;
+  hold.count_down();
+  EXPECT_TRUE(closed) << "closing a session waited for another session's call";
+  closing.wait();
+  blocked.session.reset();
+}
+
+// Records how often each lease was renewed; RenewLease fails once `refuse` is set.
+class RenewalJournal final : public testing::ForwardingJournal {
+ public:
+  using ForwardingJournal::ForwardingJournal;
+  Result<Lease, JournalError> RenewLease(const Lease& lease,
+                                         std::chrono::nanoseconds ttl) override {
+    {
+      std::lock_guard lock(mutex_);
+      if (++renewals_[lease.session] == 3)
+        renewed_three_times.count_down();
+    }
+    if (refuse.load())
+      return Fail(JournalError::Make(JournalErrorKind::kStaleFence, "refused by the test"));
+    return ForwardingJournal::RenewLease(lease, ttl);
+  }
+
+  std::latch renewed_three_times{2};  // counted down when a lease's third renewal comes
+  std::atomic<bool> refuse{false};
+
+ private:
+  std::mutex mutex_;
+  std::map<Uuid, int> renewals_;
+};
+
+// One keeper thread renews every session's lease on the host; a renewal the journal refuses
+// faults that session and reports it, as a session's own renewer did.
+TEST(SessionHost, OneThreadRenewsEverySessionsLeaseAndARefusalFaultsTheSession) {
+  RenewalJournal journal(NewMemoryJournal());
+  SessionHost host;
+  std::latch failed(2);
+  std::mutex mutex;
+  std::vector<std::string> details;
+  auto on_failure = [&](const InfrastructureFailure& failure) {
+    {
+      std::lock_guard lock(mutex);
+      details.push_back(failure.detail);
+    }
+    failed.count_down();
+  };
+  HostedSession a = OpenOn(journal, &host, std::make_shared<HoldingClient>(), 6ms, on_failure);
+  HostedSession b = OpenOn(journal, &host, std::make_shared<HoldingClient>(), 6ms, on_failure);
+  journal.renewed_three_times.wait();
+  EXPECT_FALSE(a.session->faulted());
+  EXPECT_FALSE(b.session->faulted());
+
+  journal.refuse = true;
+  failed.wait();
+  EXPECT_TRUE(a.session->faulted());
+  EXPECT_TRUE(b.session->faulted());
+  std::lock_guard lock(mutex);
+  for (const std::string& detail : details)
+    EXPECT_NE(detail.find("lease renewal failed"), std::string::npos) << detail;
+}
+
+// Closing sessions whose leases renew every few milliseconds on a shared keeper reports no
+// failure: an entry is dropped before its lease is released.
+TEST(SessionHost, ClosingSessionsOnAHostReportsNoLeaseFailure) {
+  std::unique_ptr<Journal> journal = NewMemoryJournal();
+  SessionHost host;
+  std::atomic<int> failures{0};
+  std::vector<HostedSession> sessions;
+  for (int i = 0; i < 20; ++i) {
+    sessions.push_back(OpenOn(*journal, &host, std::make_shared<HoldingClient>(), 3ms,
+                              [&](const InfrastructureFailure&) { ++failures; }));
+  }
+  for (HostedSession& hosted : sessions)
+    hosted.session.reset();
+  EXPECT_EQ(failures.load(), 0);
+}
+
+}  // namespace
+}  // namespace harness
