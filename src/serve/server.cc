@@ -37,6 +37,8 @@ constexpr std::size_t kCommandBookCapacity = 65'536;
 constexpr std::size_t kExportPage = 256;
 // Bytes an event stream's reader hands MHD at most per call.
 constexpr std::size_t kStreamBlock = 64u * 1024;
+// How long a shutdown waits for the event streams to send their last frames.
+constexpr std::chrono::seconds kStreamDrain{2};
 // Memory MHD may use per connection (headers, buffers).
 constexpr std::size_t kConnectionMemory = 64u * 1024;
 
@@ -145,6 +147,8 @@ struct EventStream {
   bool pending = false;  // woken since the reader last found the queue empty
   bool stopped = false;  // the server is shutting down
 
+  std::function<void()> on_free;  // MHD is done with the stream's response
+
   explicit EventStream(Subscription sub) : subscription(std::move(sub)) {}
 
   void Wake() {
@@ -225,6 +229,8 @@ void FreeStream(void* cls) {
     std::lock_guard lock((*holder)->mu);
     (*holder)->connection = nullptr;
   }
+  if ((*holder)->on_free)
+    (*holder)->on_free();
   delete holder;
 }
 
@@ -340,7 +346,9 @@ struct Server::Impl {
   bool shut_down = false;
 
   std::mutex streams_mu;
+  std::condition_variable streams_done;
   std::vector<std::weak_ptr<EventStream>> streams;  // guarded by streams_mu
+  std::size_t open_streams = 0;                     // guarded by streams_mu: responses not freed
   bool streams_closed = false;                      // guarded by streams_mu
 
   MHD_Result Handle(MHD_Connection* connection, const char* url, const char* method,
@@ -638,7 +646,13 @@ Result<MHD_Response*, ApiError> Server::Impl::Events(MHD_Connection* connection,
       return Fail(ApiError{ApiErrorKind::kShuttingDown, "the server is shutting down"});
     std::erase_if(streams, [](const std::weak_ptr<EventStream>& s) { return s.expired(); });
     streams.push_back(stream);
+    ++open_streams;
   }
+  stream->on_free = [this] {
+    std::lock_guard lock(streams_mu);
+    --open_streams;
+    streams_done.notify_all();
+  };
   std::weak_ptr<EventStream> weak = stream;
   stream->subscription.SetWaker([weak] {
     if (auto s = weak.lock())
@@ -744,6 +758,10 @@ void Server::Impl::StopStreams() {
   }
   for (auto& s : live)
     s->Stop();
+  // Each stream sends what it still holds and its end frame; the listener stops once they are
+  // sent, or after kStreamDrain for a client that does not read.
+  std::unique_lock lock(streams_mu);
+  streams_done.wait_for(lock, kStreamDrain, [this] { return open_streams == 0; });
 }
 
 Result<std::unique_ptr<Server>, ServeError> Server::Start(ServeOptions options) {

@@ -2,7 +2,6 @@
 // a scripted model, driven over HTTP with libcurl: sessions, commands and their waits, the event
 // stream and its resumption, typed errors, the token rule, and a graceful stop whose sessions a
 // restarted server restores.
-#include <curl/curl.h>
 #include <gtest/gtest.h>
 #include <signal.h>
 
@@ -13,48 +12,21 @@
 
 #include "chat_support.h"
 #include "harness/core/json.h"
-#include "harness/http/sse.h"
 #include "piped_process.h"
+#include "support/serve_client.h"
 
 namespace harness::serve_e2e {
 namespace {
 
 using chat_e2e::Answer;
 using chat_e2e::ChatDir;
+using serve_testing::Call;
+using serve_testing::HttpReply;
+using serve_testing::ReadStream;
+using serve_testing::StreamEvent;
 
-struct HttpReply {
-  long status = 0;
-  std::string body;
-};
-
-std::size_t Collect(char* data, std::size_t size, std::size_t n, void* out) {
-  static_cast<std::string*>(out)->append(data, size * n);
-  return size * n;
-}
-
-HttpReply Call(const std::string& method, const std::string& url, const std::string& body = "",
-               const std::vector<std::string>& headers = {}) {
-  HttpReply reply;
-  CURL* curl = curl_easy_init();
-  curl_slist* list = nullptr;
-  for (const std::string& h : headers)
-    list = curl_slist_append(list, h.c_str());
-  list = curl_slist_append(list, "Content-Type: application/json");
-  curl_easy_setopt(curl, CURLOPT_URL, url.c_str());
-  curl_easy_setopt(curl, CURLOPT_CUSTOMREQUEST, method.c_str());
-  if (method == "POST") {
-    curl_easy_setopt(curl, CURLOPT_POSTFIELDS, body.c_str());
-    curl_easy_setopt(curl, CURLOPT_POSTFIELDSIZE, static_cast<long>(body.size()));
-  }
-  curl_easy_setopt(curl, CURLOPT_HTTPHEADER, list);
-  curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, Collect);
-  curl_easy_setopt(curl, CURLOPT_WRITEDATA, &reply.body);
-  curl_easy_setopt(curl, CURLOPT_TIMEOUT, 60L);
-  if (curl_easy_perform(curl) == CURLE_OK)
-    curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &reply.status);
-  curl_slist_free_all(list);
-  curl_easy_cleanup(curl);
-  return reply;
+bool Has(const std::vector<StreamEvent>& events, const std::string& name) {
+  return serve_testing::HasEvent(events, name);
 }
 
 Json Parse(const std::string& text) {
@@ -68,64 +40,9 @@ std::string ErrorKind(const HttpReply& reply) {
   return json.contains("error") ? json["error"]["kind"].get<std::string>() : "";
 }
 
-struct StreamEvent {
-  std::string name;  // the SSE event name: the event type, or lagged / end
-  std::uint64_t seq = 0;
-  Json data;
-};
-
-// Reads an event stream until `done` says so (or the stream ends); returns what it read.
-struct StreamRead {
-  SseDecoder decoder;
-  std::vector<StreamEvent> events;
-  std::function<bool(const std::vector<StreamEvent>&)> done;
-};
-
-std::size_t FeedStream(char* data, std::size_t size, std::size_t n, void* cls) {
-  auto& read = *static_cast<StreamRead*>(cls);
-  std::vector<SseEvent> out;
-  if (!read.decoder.Feed(std::string_view(data, size * n), out).ok())
-    return 0;
-  for (SseEvent& e : out) {
-    StreamEvent event{e.event, 0, Parse(e.data)};
-    if (event.data.contains("seq"))
-      event.seq = event.data["seq"].get<std::uint64_t>();
-    read.events.push_back(std::move(event));
-  }
-  return read.done(read.events) ? 0 : size * n;  // 0 ends the transfer
-}
-
-std::vector<StreamEvent> ReadStream(const std::string& url,
-                                    std::function<bool(const std::vector<StreamEvent>&)> done,
-                                    const std::vector<std::string>& headers = {}) {
-  StreamRead read;
-  read.done = std::move(done);
-  CURL* curl = curl_easy_init();
-  curl_slist* list = nullptr;
-  for (const std::string& h : headers)
-    list = curl_slist_append(list, h.c_str());
-  curl_easy_setopt(curl, CURLOPT_URL, url.c_str());
-  curl_easy_setopt(curl, CURLOPT_HTTPHEADER, list);
-  curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, FeedStream);
-  curl_easy_setopt(curl, CURLOPT_WRITEDATA, &read);
-  curl_easy_setopt(curl, CURLOPT_TIMEOUT, 60L);
-  curl_easy_perform(curl);
-  curl_slist_free_all(list);
-  curl_easy_cleanup(curl);
-  return std::move(read.events);
-}
-
-bool Has(const std::vector<StreamEvent>& events, const std::string& name) {
-  for (const StreamEvent& e : events) {
-    if (e.name == name)
-      return true;
-  }
-  return false;
-}
-
 class ServeCli : public ::testing::Test {
  protected:
-  void SetUp() override { curl_global_init(CURL_GLOBAL_DEFAULT); }
+  static void SetUpTestSuite() { curl_global_init(CURL_GLOBAL_DEFAULT); }
 
   // Starts `harness serve` on 127.0.0.1:0 over the test's data directory with model "m".
   void StartServer(const std::vector<std::string>& extra = {}) {

@@ -1,0 +1,129 @@
+// The server in process, over a memory journal: event streams and command waits that suspend
+// their connection while other threads publish (run under ThreadSanitizer too), and a shutdown
+// that ends the streams still open.
+#include "harness/serve/server.h"
+
+#include <gtest/gtest.h>
+
+#include <thread>
+
+#include "harness/inference/counter.h"
+#include "harness/journal/memory_journal.h"
+#include "harness/scripted/model_client.h"
+#include "support/serve_client.h"
+#include "support/test_model.h"
+
+namespace harness::serve {
+namespace {
+
+using serve_testing::Call;
+using serve_testing::ParseOrNull;
+using serve_testing::ReadStream;
+using serve_testing::StreamEvent;
+
+class ServerTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() { curl_global_init(CURL_GLOBAL_DEFAULT); }
+
+  void SetUp() override {
+    ServeOptions options;
+    options.host = "127.0.0.1";
+    options.port = 0;
+    options.journal = journal_.get();
+    options.threads = 2;
+    // A model that is never called: these tests only compact an empty history, which the
+    // runtime rejects before any compactor runs.
+    options.models["t"] = ConfiguredModel{
+        runtime_testing::TestModel(), []() -> Result<ServedModel, std::string> {
+          ServedModel model;
+          model.client = std::make_shared<ScriptedModelClient>(std::vector<ScriptStep>{});
+          model.model = runtime_testing::TestModel();
+          model.limits = ModelLimits{10'000, 8'000, 100};
+          model.counter = std::make_shared<EstimateCounter>();
+          model.policy = runtime_testing::TestPolicy();
+          // An estimating counter needs room for its error (compaction/policy.h).
+          model.policy.counter_policy = CounterPolicy::kAllowConservative;
+          model.policy.reserved_output = 100;
+          model.policy.safety_margin = 1'000;
+          model.policy.compact_at = 8'000;  // a request may turn automatic compaction on
+          model.policy.rearm_below = 6'000;
+          return model;
+        }};
+    auto server = Server::Start(std::move(options));
+    ASSERT_TRUE(server.ok()) << server.error().Message();
+    server_ = std::move(server).value();
+    base_ = "http://127.0.0.1:" + std::to_string(server_->port());
+    const auto created = Call("POST", base_ + "/v1/sessions", R"({"loops":[{"model":"t"}]})");
+    ASSERT_EQ(created.status, 201) << created.body;
+    const Json json = ParseOrNull(created.body);
+    session_ = json["session_id"].get<std::string>();
+    loop_ = json["loops"][0].get<std::string>();
+  }
+
+  std::string Compact() {
+    const auto reply =
+        Call("POST", base_ + "/v1/sessions/" + session_ + "/loops/" + loop_ + "/compact");
+    EXPECT_EQ(reply.status, 202) << reply.body;
+    return ParseOrNull(reply.body)["command_id"].get<std::string>();
+  }
+
+  std::unique_ptr<Journal> journal_ = NewMemoryJournal();
+  std::unique_ptr<Server> server_;
+  std::string base_;
+  std::string session_;
+  std::string loop_;
+};
+
+TEST_F(ServerTest, AStreamAndCommandWaitsFollowWhatOtherThreadsPublish) {
+  constexpr std::size_t kCompactions = 20;
+  std::vector<StreamEvent> streamed;
+  // From the journal's start, so that replies published before the stream opened are not
+  // missed; the rest arrive live while the stream's connection sleeps in between.
+  std::thread reader([&] {
+    streamed =
+        ReadStream(base_ + "/v1/sessions/" + session_ + "/events?from=1&kind=CompactWaiterRejected",
+                   [&](const auto& events) { return events.size() == kCompactions; });
+  });
+  std::thread waiter([&] {
+    for (std::size_t i = 0; i < kCompactions; ++i) {
+      const std::string id = Compact();
+      const auto answered = Call("GET", base_ + "/v1/commands/" + id + "?wait_ms=10000");
+      EXPECT_EQ(answered.status, 200) << answered.body;
+      EXPECT_EQ(ParseOrNull(answered.body)["reply"]["type"], "CompactWaiterRejected");
+    }
+  });
+  waiter.join();
+  reader.join();
+  ASSERT_EQ(streamed.size(), kCompactions);
+  for (std::size_t i = 1; i < streamed.size(); ++i)
+    EXPECT_GT(streamed[i].seq, streamed[i - 1].seq);
+}
+
+TEST_F(ServerTest, AnUnknownCommandIsNotFoundAndAnAcceptedOneIsAnswered) {
+  const auto unknown = Call("GET", base_ + "/v1/commands/0190a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b");
+  EXPECT_EQ(unknown.status, 404);
+  const std::string id = Compact();
+  const auto answered = Call("GET", base_ + "/v1/commands/" + id + "?wait_ms=10000");
+  EXPECT_EQ(answered.status, 200);
+}
+
+TEST_F(ServerTest, ShutdownEndsAnOpenStreamAfterWhatWasPublished) {
+  std::vector<StreamEvent> streamed;
+  std::thread reader([&] {
+    streamed = ReadStream(base_ + "/v1/sessions/" + session_ + "/events?from=1",
+                          [](const auto&) { return false; });
+  });
+  // The first compaction's reply on the stream shows it is open and suspended in between.
+  const std::string id = Compact();
+  EXPECT_EQ(Call("GET", base_ + "/v1/commands/" + id + "?wait_ms=10000").status, 200);
+  server_->Shutdown();
+  reader.join();
+  ASSERT_FALSE(streamed.empty());
+  EXPECT_EQ(streamed.back().name, "end");
+  EXPECT_EQ(streamed.back().data["reason"], "hub_closed");
+  EXPECT_TRUE(serve_testing::HasEvent(streamed, "CompactWaiterRejected"));
+  EXPECT_EQ(Call("GET", base_ + "/v1/sessions").status, 0);  // the listener is gone
+}
+
+}  // namespace
+}  // namespace harness::serve
