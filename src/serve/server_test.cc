@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <future>
 #include <thread>
 
 #include "harness/inference/counter.h"
@@ -25,7 +26,7 @@ class ServerTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() { curl_global_init(CURL_GLOBAL_DEFAULT); }
 
-  void SetUp() override {
+  ServeOptions Options() {
     ServeOptions options;
     options.host = "127.0.0.1";
     options.port = 0;
@@ -49,7 +50,11 @@ class ServerTest : public ::testing::Test {
           model.policy.rearm_below = 6'000;
           return model;
         }};
-    auto server = Server::Start(std::move(options));
+    return options;
+  }
+
+  void SetUp() override {
+    auto server = Server::Start(Options());
     ASSERT_TRUE(server.ok()) << server.error().Message();
     server_ = std::move(server).value();
     base_ = "http://127.0.0.1:" + std::to_string(server_->port());
@@ -109,13 +114,21 @@ TEST_F(ServerTest, AnUnknownCommandIsNotFoundAndAnAcceptedOneIsAnswered) {
 
 TEST_F(ServerTest, ShutdownEndsAnOpenStreamAfterWhatWasPublished) {
   std::vector<StreamEvent> streamed;
+  std::promise<void> seen_reply;
   std::thread reader([&] {
-    streamed = ReadStream(base_ + "/v1/sessions/" + session_ + "/events?from=1",
-                          [](const auto&) { return false; });
+    bool told = false;
+    streamed =
+        ReadStream(base_ + "/v1/sessions/" + session_ + "/events?from=1", [&](const auto& events) {
+          if (!told && serve_testing::HasEvent(events, "CompactWaiterRejected")) {
+            told = true;
+            seen_reply.set_value();
+          }
+          return false;  // read until the server ends the stream
+        });
   });
-  // The first compaction's reply on the stream shows it is open and suspended in between.
-  const std::string id = Compact();
-  EXPECT_EQ(Call("GET", base_ + "/v1/commands/" + id + "?wait_ms=10000").status, 200);
+  // The compaction's reply on the stream shows that the stream is open.
+  Compact();
+  seen_reply.get_future().wait();
   server_->Shutdown();
   reader.join();
   ASSERT_FALSE(streamed.empty());
@@ -123,6 +136,34 @@ TEST_F(ServerTest, ShutdownEndsAnOpenStreamAfterWhatWasPublished) {
   EXPECT_EQ(streamed.back().data["reason"], "hub_closed");
   EXPECT_TRUE(serve_testing::HasEvent(streamed, "CompactWaiterRejected"));
   EXPECT_EQ(Call("GET", base_ + "/v1/sessions").status, 0);  // the listener is gone
+}
+
+TEST_F(ServerTest, ASecondServerOverTheSameJournalIsRefusedTheSessionWhileTheFirstHoldsIt) {
+  auto second = Server::Start(Options());
+  ASSERT_TRUE(second.ok());
+  const std::string other = "http://127.0.0.1:" + std::to_string((*second)->port());
+  const auto refused = Call("GET", other + "/v1/sessions/" + session_);
+  EXPECT_EQ(refused.status, 409) << refused.body;
+  EXPECT_EQ(ParseOrNull(refused.body)["error"]["kind"], "lease_held");
+  // Once the first server stops (and releases the lease), the second restores the session.
+  server_->Shutdown();
+  const auto restored = Call("GET", other + "/v1/sessions/" + session_);
+  EXPECT_EQ(restored.status, 200) << restored.body;
+  EXPECT_EQ(ParseOrNull(restored.body)["loops"][0]["loop_id"], loop_);
+}
+
+TEST_F(ServerTest, DeleteEndsTheSessionWhoseLoopsTheJournalRecordsAsExited) {
+  const std::string url = base_ + "/v1/sessions/" + session_;
+  const auto interrupt = Call("POST", url + "/loops/" + loop_ + "/interrupt");
+  EXPECT_EQ(interrupt.status, 200) << interrupt.body;
+  EXPECT_EQ(Call("DELETE", url).status, 204);
+  // Restored on demand from the journal, its loop has exited and takes no more work.
+  const auto restored = Call("GET", url);
+  ASSERT_EQ(restored.status, 200) << restored.body;
+  EXPECT_EQ(ParseOrNull(restored.body)["loops"][0]["status"], "exited");
+  const auto refused = Call("POST", url + "/loops/" + loop_ + "/compact");
+  EXPECT_EQ(refused.status, 409);
+  EXPECT_EQ(ParseOrNull(refused.body)["error"]["kind"], "loop_exited");
 }
 
 }  // namespace
