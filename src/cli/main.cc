@@ -1,7 +1,8 @@
 // The harness command line. Exit codes shared by every subcommand: 0 success, 1 the input was
 // read and is invalid (for `compact`: the runtime failed), 2 bad usage or unreadable input (for
 // `count`, also missing tokenizer data); `compact` adds 3, the compaction was rejected; `compact`
-// and `chat` end with 128 + the signal on SIGINT, SIGTERM or SIGHUP (130, 143, 129).
+// and `chat` end with 128 + the signal on SIGINT, SIGTERM or SIGHUP (130, 143, 129); `serve`
+// stops gracefully on them and exits 0.
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <exception>
