@@ -10,7 +10,6 @@
 
 #include "harness/inference/counter.h"
 #include "harness/journal/memory_journal.h"
-#include "harness/scripted/model_client.h"
 #include "support/serve_client.h"
 #include "support/test_model.h"
 
@@ -22,6 +21,17 @@ using serve_testing::ParseOrNull;
 using serve_testing::ReadStream;
 using serve_testing::StreamEvent;
 
+// These tests only compact an empty history, which the runtime rejects before any model or
+// compactor is called.
+class UncalledModel final : public ModelClient {
+ public:
+  Result<InferenceResponse, InferenceError> Complete(const InferenceRequest&,
+                                                     std::stop_token) override {
+    ADD_FAILURE() << "the model was called";
+    return Fail(InferenceError{InferenceErrorKind::kTransport, "not a model"});
+  }
+};
+
 class ServerTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() { curl_global_init(CURL_GLOBAL_DEFAULT); }
@@ -32,12 +42,10 @@ class ServerTest : public ::testing::Test {
     options.port = 0;
     options.journal = journal_.get();
     options.threads = 2;
-    // A model that is never called: these tests only compact an empty history, which the
-    // runtime rejects before any compactor runs.
     options.models["t"] = ConfiguredModel{
         runtime_testing::TestModel(), []() -> Result<ServedModel, std::string> {
           ServedModel model;
-          model.client = std::make_shared<ScriptedModelClient>(std::vector<ScriptStep>{});
+          model.client = std::make_shared<UncalledModel>();
           model.model = runtime_testing::TestModel();
           model.limits = ModelLimits{10'000, 8'000, 100};
           model.counter = std::make_shared<EstimateCounter>();
