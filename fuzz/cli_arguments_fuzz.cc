@@ -6,7 +6,8 @@
 // 128-bit reference that cannot overflow on them) lies within the bounds, and returns that
 // value; ParseSessionId accepts only canonical non-nil UUIDs and returns the same text;
 // ParseJournalStore keeps the text as given, and a store it calls a data directory has no
-// `scheme://` prefix.
+// `scheme://` prefix; ParseListenAddress returns a host that is part of the text and names the
+// port the text ends with.
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
@@ -77,5 +78,12 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const auto url = harness::cli::ParseJournalUrl(text);
   Check(!url.ok() || url->kind == harness::cli::JournalStore::Kind::kPostgres,
         "ParseJournalUrl accepted a store that is not PostgreSQL");
+  const auto listen = harness::cli::ParseListenAddress(text);
+  if (listen.ok()) {
+    Check(!listen->host.empty() && text.find(listen->host) != std::string_view::npos,
+          "ParseListenAddress returned a host the text does not hold");
+    Check(Reference(text.substr(text.rfind(':') + 1)) == listen->port,
+          "ParseListenAddress returned a port the text does not end with");
+  }
   return 0;
 }

@@ -1,5 +1,6 @@
 #include "arguments.h"
 
+#include <arpa/inet.h>
 #include <fmt/format.h>
 
 namespace harness::cli {
@@ -85,6 +86,37 @@ Result<JournalStore, std::string> ParseJournalUrl(std::string_view text) {
   return Fail(std::string(
       "--journal takes a postgres:// or postgresql:// URL; a SQLite journal is given with "
       "--data-dir DIR"));
+}
+
+Result<ListenAddress, std::string> ParseListenAddress(std::string_view text) {
+  constexpr std::string_view kRule =
+      "--listen must be HOST:PORT (an IPv4 address, [an IPv6 address] or localhost, and a port "
+      "from 0 to 65535)";
+  std::string_view host;
+  std::string_view port;
+  if (!text.empty() && text.front() == '[') {
+    const std::size_t close = text.find("]:");
+    if (close == std::string_view::npos)
+      return Fail(std::string(kRule));
+    host = text.substr(1, close - 1);
+    port = text.substr(close + 2);
+    in6_addr v6{};
+    if (inet_pton(AF_INET6, std::string(host).c_str(), &v6) != 1)
+      return Fail(std::string(kRule));
+  } else {
+    const std::size_t colon = text.rfind(':');
+    if (colon == std::string_view::npos)
+      return Fail(std::string(kRule));
+    host = text.substr(0, colon);
+    port = text.substr(colon + 1);
+    in_addr v4{};
+    if (host != "localhost" && inet_pton(AF_INET, std::string(host).c_str(), &v4) != 1)
+      return Fail(std::string(kRule));
+  }
+  auto number = ParseNumber(port, {0, 65535});
+  if (!number.ok())
+    return Fail(std::string(kRule));
+  return ListenAddress{std::string(host), static_cast<std::uint16_t>(*number)};
 }
 
 }  // namespace harness::cli

@@ -47,4 +47,12 @@ Result<JournalStore, std::string> ParseJournalStore(std::string_view text);
 // For --journal URL: only PostgreSQL URLs.
 Result<JournalStore, std::string> ParseJournalUrl(std::string_view text);
 
+// Where `harness serve` listens: HOST:PORT, with an IPv6 host in brackets ([::1]:8420). HOST is
+// an IPv4 or IPv6 address or "localhost"; PORT a number from 0 (any free port) to 65535.
+struct ListenAddress {
+  std::string host;
+  std::uint16_t port = 0;
+};
+Result<ListenAddress, std::string> ParseListenAddress(std::string_view text);
+
 }  // namespace harness::cli

@@ -70,4 +70,11 @@ struct ImportCommandLine;
 std::shared_ptr<ImportCommandLine> AddImportCommand(CLI::App& app);
 std::optional<int> RunImportCommand(const ImportCommandLine& line);
 
+// `harness serve [--listen HOST:PORT] [--data-dir DIR | --journal URL] --model NAME=SPEC...`
+// (serve_command.cc, docs/serve.md): registered on `app` before parsing; RunServeCommand
+// returns its exit code when it was parsed, else nullopt.
+struct ServeCommandLine;
+std::shared_ptr<ServeCommandLine> AddServeCommand(CLI::App& app);
+std::optional<int> RunServeCommand(const ServeCommandLine& line);
+
 }  // namespace harness::cli

@@ -16,24 +16,6 @@ std::string MeasurementText(const ContextMeasurement& m) {
   return fmt::format("{} rev {}", TokensText(m.input_tokens, m.input_limit), m.basis.revision);
 }
 
-// The ephemeral events' JSON: the durable shape without "v" (there is no schema to version).
-template <class E, class Body>
-std::string EphemeralJson(const E& e, Body body) {
-  std::string out;
-  WireWriter w(out);
-  const EventHeader& h = e.header;
-  w.String("type", E::kType)
-      .IdIfSet("session_id", h.session_id)
-      .IdIfSet("loop_id", h.loop_id)
-      .IdIfSet("turn_id", h.turn_id)
-      .IdIfSet("step_id", h.step_id)
-      .IdIfSet("event_id", h.event_id)
-      .Time("created_at", h.created_at);
-  body(w);
-  w.Close();
-  return out;
-}
-
 // ": <why>" for a rejection that says why (numbers and fixed words only), else nothing.
 std::string DetailSuffix(const std::optional<CompactRejectDetail>& detail) {
   return detail ? ": " + DescribeRejectDetail(*detail) : std::string();
@@ -125,20 +107,6 @@ struct LineOf {
 
 }  // namespace
 
-std::string_view PressureLevelName(PressureLevel level) {
-  switch (level) {
-    case PressureLevel::kUnknown:
-      return "unknown";
-    case PressureLevel::kNormal:
-      return "normal";
-    case PressureLevel::kCompact:
-      return "compact";
-    case PressureLevel::kHardLimit:
-      return "hard_limit";
-  }
-  return "";
-}
-
 std::string_view CountQualityName(CountQuality quality) {
   switch (quality) {
     case CountQuality::kUnknown:
@@ -168,37 +136,6 @@ std::string RejectedText(CompactRejectReason reason,
 
 std::string EventLine(const Event& event, const LineContext& context) {
   return std::visit(LineOf{context}, event);
-}
-
-std::string EventJson(const Event& event) {
-  if (const auto* e = std::get_if<CompactionStarted>(&event)) {
-    return EphemeralJson(*e, [e](WireWriter& w) {
-      w.Id("attempt_id", e->attempt_id)
-          .Uint("reason", static_cast<std::uint8_t>(e->reason))
-          .Basis("basis", e->basis);
-    });
-  }
-  if (const auto* e = std::get_if<ContextPressure>(&event)) {
-    return EphemeralJson(*e, [e](WireWriter& w) {
-      w.Measurement("measurement", e->measurement)
-          .Uint("occupancy", e->occupancy)
-          .Uint("previous", static_cast<std::uint8_t>(e->previous))
-          .Uint("current", static_cast<std::uint8_t>(e->current));
-    });
-  }
-  if (const auto* e = std::get_if<InputQueued>(&event))
-    return EphemeralJson(*e, [](WireWriter&) {});
-  auto encoded = EncodeEvent(event);
-  if (encoded.ok())
-    return std::move(encoded).value();
-  // Unreachable for an event the hub delivered (it was encoded to be journaled); still a line
-  // a reader can parse, naming the type and the error kind only.
-  std::string out;
-  WireWriter w(out);
-  w.String("type", EventTypeName(event))
-      .String("encode_error", EventErrorKindName(encoded.error()))
-      .Close();
-  return out;
 }
 
 // `text` on one line (newlines and tabs as spaces), cut at `limit` bytes on a character

@@ -32,6 +32,7 @@
 #include "harness/content/message.h"
 #include "harness/context/limits.h"
 #include "harness/event/event.h"
+#include "harness/event/json.h"
 
 namespace harness::cli {
 
@@ -42,12 +43,9 @@ struct LineContext {
 };
 
 std::string EventLine(const Event& event, const LineContext& context);
-std::string EventJson(const Event& event);
 std::string RejectedText(CompactRejectReason reason,
                          const std::optional<CompactRejectDetail>& detail);
 
-// "unknown", "normal", "compact", "hard_limit"; "" outside the enum.
-std::string_view PressureLevelName(PressureLevel level);
 // "unknown", "exact_provider", "exact_local", "heuristic_estimate"; "" outside the enum.
 std::string_view CountQualityName(CountQuality quality);
 std::string TokensText(TokenCount used, TokenCount limit);

@@ -19,6 +19,7 @@
 #include "event_lines.h"
 #include "harness/core/env.h"
 #include "harness/core/json.h"
+#include "harness/hub/record_json.h"
 #include "harness/journal/sqlite_journal.h"
 #include "journal_factory.h"
 #include "number_option.h"
@@ -51,24 +52,6 @@ constexpr std::uint64_t kMaxBenchAppenders = 256;
 constexpr std::uint64_t kMaxBenchRecords = 10'000'000;
 constexpr std::uint64_t kMaxBenchBatch = 10'000;
 constexpr std::size_t kMaxBenchAppendBytes = 64u * 1024 * 1024;
-
-std::string JsonLine(const JournalRecord& r) {
-  std::string out = fmt::format("{{\"seq\":{},\"session\":\"{}\",\"kind\":\"{}\",\"type\":", r.seq,
-                                r.session.ToString(), RecordKindName(r.kind));
-  AppendJsonString(out, r.type);
-  out += fmt::format(",\"record_id\":\"{}\",\"v\":{},\"created_at\":\"{}\",",
-                     r.record_id.ToString(), r.v, Rfc3339(r.created_at));
-  // The payload is embedded as JSON when it is JSON, else as text under another name.
-  auto parsed = ParseStrictJson(r.payload);
-  if (parsed.ok()) {
-    out += "\"payload\":" + parsed->dump();
-  } else {
-    out += "\"payload_text\":";
-    AppendJsonString(out, r.payload);
-  }
-  out += "}";
-  return out;
-}
 
 std::string TextLine(const JournalRecord& r) {
   return fmt::format("{} {} {} {} v{} {} {} {} bytes", r.seq, r.session.ToString(),
@@ -126,7 +109,7 @@ int Show(const JournalCommandLine& line) {
         return ExitForJournalError(page.error());
       }
       for (const JournalRecord& r : *page) {
-        const std::string text = line.json ? JsonLine(r) : TerminalText(TextLine(r));
+        const std::string text = line.json ? JournalRecordJsonLine(r) : TerminalText(TextLine(r));
         std::fwrite(text.data(), 1, text.size(), stdout);
         std::fputc('\n', stdout);
       }

@@ -1,7 +1,8 @@
 // The harness command line. Exit codes shared by every subcommand: 0 success, 1 the input was
 // read and is invalid (for `compact`: the runtime failed), 2 bad usage or unreadable input (for
 // `count`, also missing tokenizer data); `compact` adds 3, the compaction was rejected; `compact`
-// and `chat` end with 128 + the signal on SIGINT, SIGTERM or SIGHUP (130, 143, 129).
+// and `chat` end with 128 + the signal on SIGINT, SIGTERM or SIGHUP (130, 143, 129); `serve`
+// stops gracefully on them and exits 0.
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <exception>
@@ -44,6 +45,7 @@ int main(int argc, char** argv) {
   const auto chat = harness::cli::AddChatCommand(app);
   const auto sessions = harness::cli::AddSessionsCommands(app);
   const auto import_command = harness::cli::AddImportCommand(app);
+  const auto serve = harness::cli::AddServeCommand(app);
 
   try {
     app.parse(argc, argv);
@@ -62,7 +64,7 @@ int main(int argc, char** argv) {
   // before any thread starts, so that every thread inherits the block and the command's watch
   // takes them. The others keep the default action (the block is never made for them).
   std::optional<harness::cli::TerminationSignalBlock> signals;
-  if (app.got_subcommand("compact") || app.got_subcommand("chat"))
+  if (app.got_subcommand("compact") || app.got_subcommand("chat") || app.got_subcommand("serve"))
     signals.emplace();
 
   // The commands return their failures as values; an exception that still escapes one (a
@@ -84,6 +86,8 @@ int main(int argc, char** argv) {
     if (const auto code = harness::cli::RunSessionsCommand(*sessions))
       return *code;
     if (const auto code = harness::cli::RunImportCommand(*import_command))
+      return *code;
+    if (const auto code = harness::cli::RunServeCommand(*serve))
       return *code;
     if (validate_summary->parsed())
       return harness::cli::ValidateSummaryCommand(summary_path);

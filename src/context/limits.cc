@@ -77,4 +77,18 @@ Result<BasisPoints, OccupancyError> OccupancyBasisPoints(TokenCount used, TokenC
   return static_cast<BasisPoints>(scaled);
 }
 
+std::string_view PressureLevelName(PressureLevel level) {
+  switch (level) {
+    case PressureLevel::kUnknown:
+      return "unknown";
+    case PressureLevel::kNormal:
+      return "normal";
+    case PressureLevel::kCompact:
+      return "compact";
+    case PressureLevel::kHardLimit:
+      return "hard_limit";
+  }
+  return "";
+}
+
 }  // namespace harness

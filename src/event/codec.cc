@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "harness/content/codec.h"
+#include "harness/event/json.h"
 
 namespace harness {
 namespace {
@@ -760,6 +761,51 @@ Result<std::vector<Event>, EventError> LoopCreationEvents(LoopCreated created,
     events.emplace_back(std::move(continued));
   }
   return events;
+}
+
+namespace {
+
+// The durable shape without "v": an ephemeral event has no schema to version.
+template <class E, class Body>
+std::string EphemeralJson(const E& e, Body body) {
+  std::string out;
+  WireWriter w(out);
+  w.String("type", E::kType);
+  WriteHeader(w, e.header);
+  body(w);
+  w.Close();
+  return out;
+}
+
+}  // namespace
+
+std::string EventJson(const Event& event) {
+  if (const auto* e = std::get_if<CompactionStarted>(&event)) {
+    return EphemeralJson(*e, [e](WireWriter& w) {
+      w.Id("attempt_id", e->attempt_id)
+          .Uint("reason", static_cast<std::uint8_t>(e->reason))
+          .Basis("basis", e->basis);
+    });
+  }
+  if (const auto* e = std::get_if<ContextPressure>(&event)) {
+    return EphemeralJson(*e, [e](WireWriter& w) {
+      w.Measurement("measurement", e->measurement)
+          .Uint("occupancy", e->occupancy)
+          .Uint("previous", static_cast<std::uint8_t>(e->previous))
+          .Uint("current", static_cast<std::uint8_t>(e->current));
+    });
+  }
+  if (const auto* e = std::get_if<InputQueued>(&event))
+    return EphemeralJson(*e, [](WireWriter&) {});
+  auto encoded = EncodeEvent(event);
+  if (encoded.ok())
+    return std::move(encoded).value();
+  std::string out;
+  WireWriter w(out);
+  w.String("type", EventTypeName(event))
+      .String("encode_error", EventErrorKindName(encoded.error()))
+      .Close();
+  return out;
 }
 
 }  // namespace harness

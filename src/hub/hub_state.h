@@ -11,6 +11,7 @@
 #include <bitset>
 #include <condition_variable>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -49,6 +50,7 @@ struct SubscriberState {
   std::optional<CloseReason> closed;  // guarded by mu
   std::uint64_t last_seq = 0;         // guarded by mu: last enduring seq queued or replayed
   bool waiting = false;               // guarded by mu: the consumer sleeps on cv
+  std::function<void()> waker;        // guarded by mu: Subscription::SetWaker
   std::atomic<std::uint64_t> dropped{0};
 
   // Replay (SubscribeFrom); touched only by the consumer thread.

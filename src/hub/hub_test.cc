@@ -336,6 +336,29 @@ TEST_F(HubTest, DestroyingTheHubClosesItsSubscriptions) {
   EXPECT_EQ(closed.error().close->last_delivered_seq, 1u);
 }
 
+TEST_F(HubTest, AWakerIsCalledForEveryQueuedDeliveryAndTheCloseButNotForADrop) {
+  Subscription sub = hub_->Subscribe(EventFilter::All(), 1);
+  int wakes = 0;
+  sub.SetWaker([&] { ++wakes; });
+  PublishOk(MakeInputQueued(session_, loop_a_));  // queued
+  EXPECT_EQ(wakes, 1);
+  PublishOk(MakeInputQueued(session_, loop_a_));  // dropped: the queue is full
+  EXPECT_EQ(wakes, 1);
+  PublishOk(MakeLoopIdle(session_, loop_a_));  // closes the subscription as lagged
+  EXPECT_EQ(wakes, 2);
+  ASSERT_TRUE(sub.close_reason().has_value());
+
+  Subscription other = hub_->Subscribe(EventFilter::All());
+  int other_wakes = 0;
+  other.SetWaker([&] { ++other_wakes; });
+  other.SetWaker(nullptr);
+  PublishOk(MakeLoopIdle(session_, loop_a_));
+  EXPECT_EQ(other_wakes, 0);
+  other.SetWaker([&] { ++other_wakes; });
+  hub_.reset();  // the close by the hub's end wakes too
+  EXPECT_EQ(other_wakes, 1);
+}
+
 TEST_F(HubTest, NextWaitsForAPublicationAndHonoursStopAndDeadline) {
   Subscription sub = hub_->Subscribe(EventFilter::All());
   auto timed_out = sub.Next(std::chrono::steady_clock::now() + 1ms);

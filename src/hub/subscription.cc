@@ -54,6 +54,8 @@ void SubscriberState::Offer(const std::shared_ptr<const Event>& event, std::uint
   }
   if (waiting)
     cv.notify_one();
+  if (waker)
+    waker();
 }
 
 void SubscriberState::Close(CloseKind kind, std::string detail) {
@@ -63,6 +65,8 @@ void SubscriberState::Close(CloseKind kind, std::string detail) {
   closed = CloseReason{kind, last_seq, std::move(detail)};
   if (waiting)
     cv.notify_one();
+  if (waker)
+    waker();
 }
 
 }  // namespace hub_detail
@@ -250,6 +254,13 @@ Result<Delivery, NextError> Subscription::TryNext() {
   Delivery d = std::move(s.queue.front());
   s.queue.pop_front();
   return d;
+}
+
+void Subscription::SetWaker(std::function<void()> waker) {
+  if (!state_)
+    return;
+  std::lock_guard lock(state_->mu);
+  state_->waker = std::move(waker);
 }
 
 std::optional<CloseReason> Subscription::close_reason() const {

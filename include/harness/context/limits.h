@@ -26,6 +26,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "harness/core/model_key.h"
 #include "harness/core/result.h"
@@ -42,6 +43,9 @@ enum class PressureLevel : std::uint8_t {
   kCompact = 2,    // at or above the compaction threshold
   kHardLimit = 3,  // at or above 100 %: the request may not be sent
 };
+
+// "unknown", "normal", "compact", "hard_limit"; "" outside the enum.
+std::string_view PressureLevelName(PressureLevel level);
 
 struct ModelLimits {
   TokenCount window_tokens = 0;      // input + output; 0 = unknown

@@ -8,14 +8,22 @@
 //   blocks. Queued deliveries (and, for SubscribeFrom, the remaining replay) come before the
 //   close: kClosed is returned only once nothing is left to deliver, and from then on always.
 // - close_reason() is set once the subscription is closed (lagged, hub gone, replay failure).
-// - Reading (Next/TryNext) is for one consumer thread at a time; close_reason() and dropped()
-//   may be called from any thread.
+// - SetWaker(waker): for a consumer that never blocks in Next (an event loop that polls TryNext
+//   and sleeps in between, as `harness serve` does for its event streams). The waker is called
+//   after each delivery is queued for this subscription and once when it closes; not for an
+//   ephemeral event dropped on a full queue, nor for replay (TryNext reads that itself). It runs
+//   on the publisher's thread under the hub's locks, so it must return at once and never call
+//   into the hub or this subscription. A later SetWaker replaces it; nullptr removes it, and once
+//   SetWaker returns the old waker is never called again.
+// - Reading (Next/TryNext) is for one consumer thread at a time; close_reason(), dropped() and
+//   SetWaker may be called from any thread.
 #pragma once
 
 #include <bitset>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <stop_token>
@@ -99,6 +107,7 @@ class Subscription {
   Result<Delivery, NextError> TryNext();
 
   std::optional<CloseReason> close_reason() const;
+  void SetWaker(std::function<void()> waker);
   // Ephemeral events dropped for this subscriber because its queue was full.
   std::uint64_t dropped() const;
 

@@ -1,0 +1,126 @@
+// libFuzzer target for `harness serve`'s router and request decoders (src/serve/api.h).
+//
+// The first byte picks what the rest is: 0 a POST /v1/sessions body, 1 an input body, 2 an
+// empty-object body, 3 a query string ("a=b&c=d", then an optional Last-Event-ID after a NUL)
+// for the events and wait decoders, anything else a request line "METHOD PATH" for the router.
+// Invariants: nothing crashes or throws; every refusal has a kind with a 4xx status; an accepted
+// session has 1 to kMaxLoopsPerSession loops, each with a non-empty model; an accepted input has
+// a non-empty text; an accepted wait is at most kMaxWait; an accepted events request starts at
+// a sequence from 1; a matched route's ids are canonical (they print as the path spelled them).
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <string_view>
+
+#include "serve/api.h"
+
+namespace {
+
+using namespace harness::serve;
+
+void Check(bool ok, const char* what) {
+  if (!ok) {
+    std::fprintf(stderr, "serve_request_fuzz: %s\n", what);
+    std::abort();
+  }
+}
+
+void CheckRefusal(const ApiError& error) {
+  const unsigned status = HttpStatusOf(error.kind);
+  Check(status >= 400 && status < 500, "a request's refusal is not a 4xx");
+  Check(!ApiErrorKindName(error.kind).empty(), "a refusal kind without a name");
+}
+
+QueryParameters SplitQuery(std::string_view text) {
+  QueryParameters out;
+  std::size_t at = 0;
+  while (at <= text.size() && !text.empty()) {
+    const std::size_t amp = text.find('&', at);
+    const std::string_view pair = text.substr(at, amp == std::string_view::npos ? amp : amp - at);
+    const std::size_t eq = pair.find('=');
+    out.emplace_back(std::string(pair.substr(0, eq)),
+                     eq == std::string_view::npos ? "" : std::string(pair.substr(eq + 1)));
+    if (amp == std::string_view::npos)
+      break;
+    at = amp + 1;
+  }
+  return out;
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  if (size == 0)
+    return 0;
+  const std::uint8_t which = data[0];
+  const std::string_view text(reinterpret_cast<const char*>(data + 1), size - 1);
+  switch (which) {
+    case 0: {
+      auto request = DecodeCreateSession(text);
+      if (!request.ok()) {
+        CheckRefusal(request.error());
+        break;
+      }
+      Check(!request->loops.empty() && request->loops.size() <= kMaxLoopsPerSession,
+            "a session with a loop count out of bounds");
+      for (const LoopRequest& loop : request->loops) {
+        Check(!loop.model.empty(), "a loop without a model");
+        Check(loop.compactor.offline || !loop.compactor.model.empty(), "an empty compactor");
+      }
+      break;
+    }
+    case 1: {
+      auto input = DecodeInput(text);
+      if (!input.ok())
+        CheckRefusal(input.error());
+      else
+        Check(!input->text.empty(), "an empty input was accepted");
+      break;
+    }
+    case 2: {
+      auto empty = DecodeEmptyObject(text);
+      if (!empty.ok())
+        CheckRefusal(empty.error());
+      break;
+    }
+    case 3: {
+      const std::size_t nul = text.find('\0');
+      const QueryParameters query = SplitQuery(text.substr(0, nul));
+      std::optional<std::string_view> last;
+      if (nul != std::string_view::npos)
+        last = text.substr(nul + 1);
+      auto events = DecodeEventsRequest(query, last);
+      if (!events.ok())
+        CheckRefusal(events.error());
+      else
+        Check(!events->from || *events->from >= 1, "an events request from sequence 0");
+      auto wait = DecodeWaitRequest(query);
+      if (!wait.ok())
+        CheckRefusal(wait.error());
+      else
+        Check(*wait <= kMaxWait, "a wait over the cap");
+      break;
+    }
+    default: {
+      const std::size_t space = text.find(' ');
+      if (space == std::string_view::npos)
+        break;
+      const std::string_view path = text.substr(space + 1);
+      auto route = MatchRoute(text.substr(0, space), path);
+      if (!route.ok()) {
+        CheckRefusal(route.error());
+        break;
+      }
+      if (!route->session.IsZero())
+        Check(path.find(route->session.ToString()) != std::string_view::npos,
+              "a session id the path does not spell");
+      if (!route->loop.IsZero())
+        Check(path.find(route->loop.ToString()) != std::string_view::npos,
+              "a loop id the path does not spell");
+      break;
+    }
+  }
+  return 0;
+}

@@ -1,0 +1,108 @@
+// Server: `harness serve`, an HTTP + Server-Sent-Events service over the session runtime
+// (docs/serve.md has the API, its errors and limits, and the tests that prove them).
+//
+// Contract:
+// - Start(options) listens on options.host:options.port (port 0: any free port; port() tells
+//   which) and serves the JSON API under /v1 on a pool of options.threads threads
+//   (libmicrohttpd, epoll). It refuses to start (ServeError) on a host that is not a
+//   loopback address (127.0.0.0/8, ::1, localhost) without a bearer token, on a model table
+//   without models, and when the address cannot be bound.
+// - With a token, every request must carry `Authorization: Bearer <token>`; the comparison
+//   takes the same time whatever the request holds (kUnauthorized otherwise). The token is never
+//   written anywhere.
+// - Sessions are created in, and restored on demand from, options.journal; the server holds the
+//   lease of each session it has in memory (renewed by the session). Models come only from
+//   options.models: a request names one, it never names a file or a provider.
+// - Shutdown() (also run by the destructor) is graceful: new requests are refused
+//   kShuttingDown, every session in memory is suspended (its running turn or compaction is
+//   ended and answered, queued input is kept, the lease released), every event stream ends
+//   once it has sent what was published before, every command wait is answered, then the
+//   listener stops. Idempotent.
+// Lifetime: options.journal and options.env outlive the server.
+// Thread safety: every method may be called from any thread.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "harness/compaction/policy.h"
+#include "harness/context/limits.h"
+#include "harness/core/env.h"
+#include "harness/core/model_key.h"
+#include "harness/core/result.h"
+#include "harness/inference/client.h"
+#include "harness/inference/counter.h"
+#include "harness/journal/journal.h"
+
+namespace harness::serve {
+
+// What a configured model gives each loop made with it: a client of its own, its key, and the
+// context the operator chose for it (limits, counter, compaction policy).
+struct ServedModel {
+  std::shared_ptr<ModelClient> client;
+  ModelKey model;
+  ModelLimits limits;
+  std::shared_ptr<ContextCounter> counter;
+  CompactionPolicy policy;
+};
+
+// One model of the server's table: its key (how a restored loop finds it again: the journal
+// records the key, not the name) and how to make a client for one more loop.
+struct ConfiguredModel {
+  ModelKey model;
+  std::function<Result<ServedModel, std::string>()> make;
+};
+
+struct ServeOptions {
+  std::string host = "127.0.0.1";
+  std::uint16_t port = 8420;
+  std::optional<std::string> token;               // required off loopback
+  Journal* journal = nullptr;                     // required
+  Env* env = nullptr;                             // null: a SystemEnv of the server's own
+  std::map<std::string, ConfiguredModel> models;  // by the name requests use
+  std::size_t threads = 4;                        // HTTP worker threads
+  std::size_t max_connections = 256;
+  std::size_t max_body_bytes = 1u << 20;
+  std::chrono::seconds connection_timeout{60};  // an idle connection is closed
+  std::size_t max_sessions = 256;               // sessions held in memory at once
+  std::chrono::nanoseconds lease_ttl = std::chrono::seconds(30);
+};
+
+struct ServeError {
+  enum class Kind : std::uint8_t {
+    kTokenRequired,  // a non-loopback host without a token
+    kInvalidOptions,
+    kListen,  // the address could not be bound
+  };
+  Kind kind = Kind::kInvalidOptions;
+  std::string detail;
+  std::string Message() const;
+};
+
+// Whether `host` names the loopback interface: 127.0.0.0/8, ::1 or "localhost".
+bool IsLoopbackHost(const std::string& host);
+
+class Server {
+ public:
+  static Result<std::unique_ptr<Server>, ServeError> Start(ServeOptions options);
+  ~Server();
+  Server(const Server&) = delete;
+  Server& operator=(const Server&) = delete;
+
+  std::uint16_t port() const;
+  void Shutdown();
+
+  struct Impl;
+
+ private:
+  explicit Server(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace harness::serve

@@ -1,0 +1,232 @@
+// `harness serve`: the HTTP + Server-Sent-Events service (docs/serve.md) over a journal, with
+// the models the operator configures on its command line.
+#include <fmt/format.h>
+
+#include <CLI/CLI.hpp>
+#include <condition_variable>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <map>
+#include <mutex>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "arguments.h"
+#include "commands.h"
+#include "harness/inference/tokenizer.h"
+#include "harness/serve/server.h"
+#include "journal_factory.h"
+#include "model_factory.h"
+#include "number_option.h"
+#include "policy_defaults.h"
+#include "signals.h"
+#include "terminal_text.h"
+
+namespace harness::cli {
+
+// The defaults are documented in docs/serve.md; change both together.
+struct ServeCommandLine {
+  CLI::App* command = nullptr;
+  std::string listen = "127.0.0.1:8420";
+  std::string data_dir = "./.harness";
+  std::string journal;
+  std::vector<std::string> models;  // NAME=SPEC
+  std::string token_file;
+  std::size_t threads = 4;
+  std::size_t max_connections = 256;
+  std::size_t max_body_bytes = 1u << 20;
+  std::size_t max_sessions = 256;
+  std::int64_t connection_timeout_seconds = 60;
+  std::int64_t lease_ttl_seconds = 30;
+};
+
+namespace {
+
+// A token file holds the token on its first line; larger files are not tokens.
+constexpr std::size_t kMaxTokenFileBytes = 4096;
+
+int Usage(std::string_view message) {
+  std::fprintf(stderr, "harness serve: %s\n", TerminalText(message).c_str());
+  return kExitUsage;
+}
+
+// The bearer token: HARNESS_SERVE_TOKEN or the first line of --token-file (not both).
+Result<std::optional<std::string>, std::string> ReadToken(const ServeCommandLine& line) {
+  const char* env = std::getenv("HARNESS_SERVE_TOKEN");
+  const bool from_env = env != nullptr && *env != '\0';
+  if (from_env && !line.token_file.empty())
+    return Fail(std::string("give the token by HARNESS_SERVE_TOKEN or --token-file, not both"));
+  if (from_env)
+    return std::optional<std::string>(env);
+  if (line.token_file.empty())
+    return std::optional<std::string>();
+  std::ifstream file(line.token_file, std::ios::binary);
+  if (!file)
+    return Fail(std::string("cannot read --token-file"));
+  std::string text(kMaxTokenFileBytes + 1, '\0');
+  file.read(text.data(), static_cast<std::streamsize>(text.size()));
+  text.resize(static_cast<std::size_t>(file.gcount()));
+  if (text.size() > kMaxTokenFileBytes)
+    return Fail(fmt::format("--token-file is larger than {} bytes", kMaxTokenFileBytes));
+  text = text.substr(0, text.find_first_of("\r\n"));
+  if (text.empty())
+    return Fail(std::string("--token-file holds no token on its first line"));
+  return std::optional<std::string>(std::move(text));
+}
+
+// A configured model makes a fresh client (and, for a scripted model, reads its script afresh)
+// for every loop, with the CLI's context defaults (policy_defaults.h).
+Result<serve::ServedModel, std::string> MakeServedModel(const std::string& spec) {
+  auto model = MakeModelClient(spec);
+  if (!model.ok())
+    return Fail(model.error().Message("--model", "scripted:PATH"));
+  ContextFlags flags;
+  if (!model->scripted)
+    flags.model = model->model;
+  auto context = ChooseLoopContext(flags, TokenizerDirFromEnvironment());
+  if (!context.ok())
+    return Fail(context.error().message);
+  serve::ServedModel served;
+  served.client = model->client;
+  served.model = model->model;
+  served.limits = context->limits;
+  served.counter = context->counter;
+  served.policy = context->policy;
+  return served;
+}
+
+Result<std::map<std::string, serve::ConfiguredModel>, std::string> ConfiguredModels(
+    const std::vector<std::string>& specs) {
+  std::map<std::string, serve::ConfiguredModel> models;
+  for (const std::string& text : specs) {
+    const std::size_t equals = text.find('=');
+    if (equals == std::string::npos || equals == 0 || equals + 1 == text.size())
+      return Fail(std::string("--model must be NAME=SPEC (e.g. fast=openai:gpt-4o-mini)"));
+    const std::string name = text.substr(0, equals);
+    const std::string spec = text.substr(equals + 1);
+    if (name == "offline")
+      return Fail(std::string("--model: the name offline is the offline compactor's"));
+    if (models.count(name) != 0)
+      return Fail(fmt::format("--model: the name {} is given twice", name));
+    // Made once now, so that a spec that cannot work refuses to start the server.
+    HARNESS_TRY(serve::ServedModel first, MakeServedModel(spec));
+    for (const auto& [other, configured] : models) {
+      if (configured.model == first.model) {
+        return Fail(
+            fmt::format("--model: {} and {} are the same model {}/{}: a restored loop "
+                        "could not tell them apart",
+                        other, name, first.model.provider, first.model.model));
+      }
+    }
+    models.emplace(name,
+                   serve::ConfiguredModel{first.model, [spec] { return MakeServedModel(spec); }});
+  }
+  return models;
+}
+
+int Run(const ServeCommandLine& line) {
+  SignalWatch signals("harness serve", "");
+  auto listen = ParseListenAddress(line.listen);
+  if (!listen.ok())
+    return Usage(listen.error());
+  auto store = StoreFromOptions(line.data_dir, line.journal);
+  if (!store.ok())
+    return Usage(store.error());
+  auto token = ReadToken(line);
+  if (!token.ok())
+    return Usage(token.error());
+  if (line.models.empty())
+    return Usage("at least one --model NAME=SPEC is required");
+  auto models = ConfiguredModels(line.models);
+  if (!models.ok())
+    return Usage(models.error());
+  if (!*token && !serve::IsLoopbackHost(listen->host)) {
+    return Usage(fmt::format(
+        "--listen {} is not a loopback address: set a bearer token (HARNESS_SERVE_TOKEN or "
+        "--token-file) so that only clients holding it are served",
+        line.listen));
+  }
+  signals.Arm();
+  auto journal = OpenJournalStore(*store, StoreAccess::kCreate);
+  if (!journal.ok())
+    return Usage(StoreProblem(*store, journal.error()));
+  SystemEnv env;
+  serve::ServeOptions options;
+  options.host = listen->host;
+  options.port = listen->port;
+  options.token = std::move(*token);
+  options.journal = journal->get();
+  options.env = &env;
+  options.models = std::move(*models);
+  options.threads = line.threads;
+  options.max_connections = line.max_connections;
+  options.max_body_bytes = line.max_body_bytes;
+  options.max_sessions = line.max_sessions;
+  options.connection_timeout = std::chrono::seconds(line.connection_timeout_seconds);
+  options.lease_ttl = std::chrono::seconds(line.lease_ttl_seconds);
+  auto server = serve::Server::Start(std::move(options));
+  if (!server.ok()) {
+    std::fprintf(stderr, "harness %s\n", TerminalText(server.error().Message()).c_str());
+    return server.error().kind == serve::ServeError::Kind::kListen ? kExitInvalid : kExitUsage;
+  }
+  const std::string host =
+      listen->host.find(':') != std::string::npos ? "[" + listen->host + "]" : listen->host;
+  std::printf("listening on http://%s:%u\n", host.c_str(),
+              static_cast<unsigned>((*server)->port()));
+  std::fflush(stdout);
+  {
+    std::mutex mu;
+    std::condition_variable_any never;
+    std::unique_lock lock(mu);
+    never.wait(lock, signals.token(), [] { return false; });
+  }
+  std::fprintf(stderr, "harness serve: %s: shutting down; sessions are suspended\n",
+               std::string(SignalNameOfExitCode(signals.exit_code())).c_str());
+  (*server)->Shutdown();
+  return kExitOk;
+}
+
+}  // namespace
+
+std::shared_ptr<ServeCommandLine> AddServeCommand(CLI::App& app) {
+  auto line = std::make_shared<ServeCommandLine>();
+  line->command = app.add_subcommand(
+      "serve",
+      "Serve sessions over HTTP: a JSON API under /v1 and their events as Server-Sent Events\n"
+      "(docs/serve.md). Prints `listening on http://HOST:PORT` once ready; SIGINT or SIGTERM\n"
+      "suspends every session and exits 0. Exit 2 bad usage; 1 the address cannot be bound.");
+  auto* c = line->command;
+  c->add_option("--listen", line->listen,
+                "HOST:PORT to listen on; port 0 takes any free port. Off loopback a bearer "
+                "token is required")
+      ->capture_default_str();
+  RegisterStoreOptions(*c, line->data_dir, line->journal);
+  c->add_option("--model", line->models,
+                "NAME=SPEC, repeatable: a model requests may name, SPEC as --model of "
+                "`harness chat` (scripted:PATH or PROVIDER:MODEL)");
+  c->add_option("--token-file", line->token_file,
+                "a file whose first line is the bearer token every request must carry "
+                "(or set HARNESS_SERVE_TOKEN)");
+  AddNumberOption(*c, "--threads", line->threads, {1, 64}, "HTTP worker threads");
+  AddNumberOption(*c, "--max-connections", line->max_connections, {1, 100'000},
+                  "connections served at once");
+  AddNumberOption(*c, "--max-body-bytes", line->max_body_bytes, {1, 64u << 20},
+                  "largest request body");
+  AddNumberOption(*c, "--max-sessions", line->max_sessions, {1, 100'000},
+                  "sessions held in memory at once");
+  AddNumberOption(*c, "--connection-timeout", line->connection_timeout_seconds, {1, 3600},
+                  "seconds an idle connection is kept");
+  AddNumberOption(*c, "--lease-ttl", line->lease_ttl_seconds, {1, 3600},
+                  "seconds a session's lease lasts without renewal (renewed at a third)");
+  return line;
+}
+
+std::optional<int> RunServeCommand(const ServeCommandLine& line) {
+  if (!line.command->parsed())
+    return std::nullopt;
+  return Run(line);
+}
+
+}  // namespace harness::cli

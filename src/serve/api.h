@@ -1,0 +1,175 @@
+// The wire of `harness serve` (docs/serve.md): typed errors, the routes, and the decoders of
+// what a request carries (bodies, query parameters, the Last-Event-ID header). Everything here
+// is a pure function of its input, so the router and the decoders are tested and fuzzed
+// without a server (api_test.cc, fuzz/serve_request_fuzz.cc).
+//
+// Contract:
+// - Every refusal is an ApiError: a kind whose name and HTTP status are part of the wire
+//   (ApiErrorKindName, HttpStatusOf) and a detail for a person, which never quotes more than a
+//   few bytes of the request.
+// - Bodies are strict JSON (core/json.h: one value, UTF-8, no duplicate member) within
+//   kMaxJsonDepth; a body that is not is kInvalidJson. A well-formed body with an unknown member
+//   at any level, a missing member or a wrong type is kInvalidRequest, its detail naming the
+//   JSONPath. An empty body stands for {} where every member is optional.
+// - Query parameters are decoded (percent-escapes undone) by the HTTP layer; a parameter the
+//   route does not define, or one given twice, is kInvalidQuery.
+// Thread safety: pure functions.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "harness/core/result.h"
+#include "harness/core/uuid.h"
+#include "harness/event/event.h"
+
+namespace harness::serve {
+
+enum class ApiErrorKind : std::uint8_t {
+  kInvalidJson,            // 400: the body is not strict JSON
+  kInvalidRequest,         // 400: the body's JSON does not match the request's schema
+  kInvalidQuery,           // 400: a query parameter or header is unknown, repeated or malformed
+  kInvalidId,              // 400: a path segment that must be a UUID is not one
+  kUnknownModel,           // 400: the request names a model the server was not configured with
+  kInvalidArgument,        // 400: the runtime refused the input or the loop definition
+  kUnauthorized,           // 401: the bearer token is missing or wrong
+  kNotFound,               // 404: no such route
+  kSessionNotFound,        // 404
+  kLoopNotFound,           // 404
+  kCommandNotFound,        // 404
+  kMethodNotAllowed,       // 405
+  kLeaseHeld,              // 409: another writer holds the session's lease
+  kLoopExited,             // 409
+  kCompactionUnsupported,  // 409
+  kSessionFaulted,         // 409: the session's journal refused a write; it takes no more work
+  kSessionSuspended,       // 409: the session was suspended while the request ran
+  kRestoreRefused,         // 409: the journal or the configured models contradict the session
+  kTooLarge,               // 413: the body is over the server's limit
+  kJournal,                // 500: the journal failed
+  kInternal,               // 500: the runtime failed in a way the request could not cause
+  kShuttingDown,           // 503: the server is stopping
+  kTooManySessions,        // 503: the server holds its maximum of sessions in memory
+};
+
+// "invalid_json", "invalid_request", "invalid_query", "invalid_id", "unknown_model",
+// "invalid_argument", "unauthorized", "not_found", "session_not_found", "loop_not_found",
+// "command_not_found", "method_not_allowed", "lease_held", "loop_exited",
+// "compaction_unsupported", "session_faulted", "session_suspended", "restore_refused",
+// "too_large", "journal", "internal", "shutting_down", "too_many_sessions".
+std::string_view ApiErrorKindName(ApiErrorKind kind);
+unsigned HttpStatusOf(ApiErrorKind kind);
+
+struct ApiError {
+  ApiErrorKind kind = ApiErrorKind::kInternal;
+  std::string detail;
+};
+
+// {"error":{"kind":"…","detail":"…"}}
+std::string EncodeApiError(const ApiError& error);
+
+// ---- Routes ----
+
+enum class RouteKind : std::uint8_t {
+  kCreateSession,  // POST   /v1/sessions
+  kListSessions,   // GET    /v1/sessions
+  kGetSession,     // GET    /v1/sessions/{session}
+  kDeleteSession,  // DELETE /v1/sessions/{session}
+  kExport,         // GET    /v1/sessions/{session}/export
+  kEvents,         // GET    /v1/sessions/{session}/events
+  kInput,          // POST   /v1/sessions/{session}/loops/{loop}/input
+  kCompact,        // POST   /v1/sessions/{session}/loops/{loop}/compact
+  kInterrupt,      // POST   /v1/sessions/{session}/loops/{loop}/interrupt
+  kHistory,        // GET    /v1/sessions/{session}/loops/{loop}/history
+  kContext,        // GET    /v1/sessions/{session}/loops/{loop}/context
+  kGetCommand,     // GET    /v1/commands/{command}
+};
+
+struct Route {
+  RouteKind kind = RouteKind::kListSessions;
+  Uuid session;
+  Uuid loop;
+  Uuid command;
+};
+
+// The route of `method` and `path` (the path without its query). No route with that path:
+// kNotFound; a path with a route but not for this method: kMethodNotAllowed (the detail lists
+// the methods it has); an id segment that is not a canonical UUID: kInvalidId. A trailing slash
+// or an empty segment is no route.
+Result<Route, ApiError> MatchRoute(std::string_view method, std::string_view path);
+
+// ---- Requests ----
+
+// Bodies are at most this deep; no request needs more than four levels.
+inline constexpr std::size_t kMaxJsonDepth = 16;
+inline constexpr std::uint64_t kMaxKeepRecentSegments = 1'000'000;
+inline constexpr std::uint64_t kMaxKeepRecentTokens = 100'000'000;
+// Loops per POST /v1/sessions.
+inline constexpr std::size_t kMaxLoopsPerSession = 16;
+
+// The compactor of a loop: the offline extractive one, or a model the server was configured
+// with (by its name).
+struct CompactorChoice {
+  bool offline = true;
+  std::string model;  // when !offline
+};
+
+struct LoopRequest {
+  std::string model;  // a configured model's name
+  CompactorChoice compactor;
+  std::string system_prompt;
+  bool automatic_compaction = true;  // policy.automatic
+  // policy.keep_recent_segments / keep_recent_tokens: the retained tail's targets; unset, the
+  // configured model's.
+  std::optional<std::uint64_t> keep_recent_segments;
+  std::optional<std::uint64_t> keep_recent_tokens;
+};
+
+struct CreateSessionRequest {
+  std::vector<LoopRequest> loops;  // 1..kMaxLoopsPerSession; the first is the active loop
+};
+
+// {"loops":[{"model":"NAME","compactor":"offline"|"NAME","system_prompt":"…",
+//            "policy":{"automatic":true,"keep_recent_segments":2,"keep_recent_tokens":8000}}]};
+// model is required, the rest optional (compactor "offline", system prompt none, automatic
+// compaction on, the configured model's tail targets). keep_recent_segments is at most
+// kMaxKeepRecentSegments, keep_recent_tokens at most kMaxKeepRecentTokens; the runtime judges
+// the policy as a whole (kInvalidArgument).
+Result<CreateSessionRequest, ApiError> DecodeCreateSession(std::string_view body);
+
+// {"text":"…"}: a non-empty text, the user's input to a loop.
+struct InputRequest {
+  std::string text;
+};
+Result<InputRequest, ApiError> DecodeInput(std::string_view body);
+
+// An empty body or {} (compact, interrupt).
+Status<ApiError> DecodeEmptyObject(std::string_view body);
+
+using QueryParameters = std::vector<std::pair<std::string, std::string>>;
+
+// GET …/events: `from` (a sequence number, at least 1), `loop` (a loop id), `kind` (event type
+// names separated by commas, e.g. CompactionCommitted,CompactionRejected), and the
+// Last-Event-ID header (a sequence number an earlier stream delivered). Last-Event-ID wins over
+// `from`, as a browser's EventSource repeats the URL it started with when it reconnects; it
+// means from last + 1. Neither: the live stream only.
+struct EventsRequest {
+  std::optional<std::uint64_t> from;
+  std::optional<Uuid> loop;
+  std::optional<std::vector<EventKind>> kinds;
+};
+Result<EventsRequest, ApiError> DecodeEventsRequest(const QueryParameters& query,
+                                                    std::optional<std::string_view> last_event_id);
+
+// GET /v1/commands/{id}: `wait_ms` from 0 to kMaxWait (0 when absent: answer at once).
+inline constexpr std::chrono::milliseconds kMaxWait{30'000};
+Result<std::chrono::milliseconds, ApiError> DecodeWaitRequest(const QueryParameters& query);
+
+// Routes without parameters refuse any.
+Status<ApiError> RefuseQuery(const QueryParameters& query);
+
+}  // namespace harness::serve

@@ -1,0 +1,221 @@
+// The router and the request decoders of `harness serve` (serve/api.h), table by table.
+#include "serve/api.h"
+
+#include <gtest/gtest.h>
+
+namespace harness::serve {
+namespace {
+
+constexpr std::string_view kSession = "0190a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b";
+constexpr std::string_view kLoop = "0190a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5c";
+
+std::string S(std::string_view tail) {
+  return "/v1/sessions/" + std::string(kSession) + std::string(tail);
+}
+
+ApiErrorKind KindOf(const Result<Route, ApiError>& r) {
+  return r.ok() ? ApiErrorKind::kInternal : r.error().kind;
+}
+
+TEST(Router, EveryRouteMatchesItsMethodAndPath) {
+  const std::string loop = "/loops/" + std::string(kLoop);
+  const struct {
+    std::string method, path;
+    RouteKind kind;
+  } cases[] = {
+      {"POST", "/v1/sessions", RouteKind::kCreateSession},
+      {"GET", "/v1/sessions", RouteKind::kListSessions},
+      {"GET", S(""), RouteKind::kGetSession},
+      {"DELETE", S(""), RouteKind::kDeleteSession},
+      {"GET", S("/export"), RouteKind::kExport},
+      {"GET", S("/events"), RouteKind::kEvents},
+      {"POST", S(loop + "/input"), RouteKind::kInput},
+      {"POST", S(loop + "/compact"), RouteKind::kCompact},
+      {"POST", S(loop + "/interrupt"), RouteKind::kInterrupt},
+      {"GET", S(loop + "/history"), RouteKind::kHistory},
+      {"GET", S(loop + "/context"), RouteKind::kContext},
+      {"GET", "/v1/commands/" + std::string(kLoop), RouteKind::kGetCommand},
+  };
+  for (const auto& c : cases) {
+    auto route = MatchRoute(c.method, c.path);
+    ASSERT_TRUE(route.ok()) << c.method << " " << c.path << ": " << route.error().detail;
+    EXPECT_EQ(route->kind, c.kind) << c.path;
+  }
+  auto route = MatchRoute("POST", S(loop + "/compact"));
+  ASSERT_TRUE(route.ok());
+  EXPECT_EQ(route->session.ToString(), kSession);
+  EXPECT_EQ(route->loop.ToString(), kLoop);
+}
+
+TEST(Router, RefusesUnknownPathsMethodsAndIdsWithTheirKinds) {
+  EXPECT_EQ(KindOf(MatchRoute("GET", "/")), ApiErrorKind::kNotFound);
+  EXPECT_EQ(KindOf(MatchRoute("GET", "/v2/sessions")), ApiErrorKind::kNotFound);
+  EXPECT_EQ(KindOf(MatchRoute("GET", "/v1/sessions/")), ApiErrorKind::kInvalidId);
+  EXPECT_EQ(KindOf(MatchRoute("GET", "/v1/sessions//events")), ApiErrorKind::kInvalidId);
+  EXPECT_EQ(KindOf(MatchRoute("GET", S("/events/"))), ApiErrorKind::kNotFound);
+  EXPECT_EQ(KindOf(MatchRoute("GET", S("/loops/") + std::string(kLoop) + "/nope")),
+            ApiErrorKind::kNotFound);
+  EXPECT_EQ(KindOf(MatchRoute("PUT", "/v1/sessions")), ApiErrorKind::kMethodNotAllowed);
+  EXPECT_EQ(KindOf(MatchRoute("GET", S("/loops/") + std::string(kLoop) + "/compact")),
+            ApiErrorKind::kMethodNotAllowed);
+  // Only canonical lowercase UUIDs name a resource.
+  std::string upper(kSession);
+  for (char& c : upper)
+    c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  EXPECT_EQ(KindOf(MatchRoute("GET", "/v1/sessions/" + upper)), ApiErrorKind::kInvalidId);
+  EXPECT_EQ(KindOf(MatchRoute("GET", "/v1/sessions/x")), ApiErrorKind::kInvalidId);
+  EXPECT_EQ(KindOf(MatchRoute("GET", "/v1/commands/x")), ApiErrorKind::kInvalidId);
+}
+
+TEST(ApiErrors, EachKindHasItsNameAndStatus) {
+  EXPECT_EQ(ApiErrorKindName(ApiErrorKind::kLoopNotFound), "loop_not_found");
+  EXPECT_EQ(HttpStatusOf(ApiErrorKind::kInvalidJson), 400u);
+  EXPECT_EQ(HttpStatusOf(ApiErrorKind::kUnauthorized), 401u);
+  EXPECT_EQ(HttpStatusOf(ApiErrorKind::kSessionNotFound), 404u);
+  EXPECT_EQ(HttpStatusOf(ApiErrorKind::kMethodNotAllowed), 405u);
+  EXPECT_EQ(HttpStatusOf(ApiErrorKind::kLeaseHeld), 409u);
+  EXPECT_EQ(HttpStatusOf(ApiErrorKind::kTooLarge), 413u);
+  EXPECT_EQ(HttpStatusOf(ApiErrorKind::kShuttingDown), 503u);
+  EXPECT_EQ(ApiErrorKindName(ApiErrorKind::kTooManySessions), "too_many_sessions");
+  EXPECT_EQ(EncodeApiError({ApiErrorKind::kLoopNotFound, "no \"x\""}),
+            R"({"error":{"kind":"loop_not_found","detail":"no \"x\""}})");
+}
+
+TEST(DecodeCreateSession, ReadsEveryMemberAndTheDefaults) {
+  auto full = DecodeCreateSession(
+      R"({"loops":[{"model":"m","compactor":"c","system_prompt":"be brief",)"
+      R"("policy":{"automatic":false,"keep_recent_segments":1,"keep_recent_tokens":500}},)"
+      R"({"model":"n","compactor":"offline"}]})");
+  ASSERT_TRUE(full.ok()) << full.error().detail;
+  ASSERT_EQ(full->loops.size(), 2u);
+  EXPECT_EQ(full->loops[0].model, "m");
+  EXPECT_FALSE(full->loops[0].compactor.offline);
+  EXPECT_EQ(full->loops[0].compactor.model, "c");
+  EXPECT_EQ(full->loops[0].system_prompt, "be brief");
+  EXPECT_FALSE(full->loops[0].automatic_compaction);
+  EXPECT_EQ(full->loops[0].keep_recent_segments, 1u);
+  EXPECT_EQ(full->loops[0].keep_recent_tokens, 500u);
+  EXPECT_FALSE(full->loops[1].keep_recent_segments);
+  EXPECT_TRUE(full->loops[1].compactor.offline);
+  EXPECT_TRUE(full->loops[1].automatic_compaction);
+  EXPECT_EQ(full->loops[1].system_prompt, "");
+}
+
+TEST(DecodeCreateSession, RefusesWithTheKindAndPath) {
+  const struct {
+    std::string body;
+    ApiErrorKind kind;
+    std::string in_detail;
+  } cases[] = {
+      {"", ApiErrorKind::kInvalidRequest, "$.loops"},
+      {"{", ApiErrorKind::kInvalidJson, ""},
+      {R"({"loops":[],"loops":[]})", ApiErrorKind::kInvalidJson, ""},
+      {"\xEF\xBB\xBF{}", ApiErrorKind::kInvalidJson, ""},
+      {R"({"loops":[]})", ApiErrorKind::kInvalidRequest, "$.loops"},
+      {R"({"loops":{}})", ApiErrorKind::kInvalidRequest, "$.loops"},
+      {R"({"loops":[{}]})", ApiErrorKind::kInvalidRequest, "$.loops[0].model"},
+      {R"({"loops":[{"model":""}]})", ApiErrorKind::kInvalidRequest, "$.loops[0].model"},
+      {R"({"loops":[{"model":1}]})", ApiErrorKind::kInvalidRequest, "$.loops[0].model"},
+      {R"({"loops":[{"model":"m","compactor":""}]})", ApiErrorKind::kInvalidRequest,
+       "$.loops[0].compactor"},
+      {R"({"loops":[{"model":"m","tools":[]}]})", ApiErrorKind::kInvalidRequest,
+       "$.loops[0]: unknown member \"tools\""},
+      {R"({"loops":[{"model":"m","policy":{"automatic":"yes"}}]})", ApiErrorKind::kInvalidRequest,
+       "$.loops[0].policy.automatic"},
+      {R"({"loops":[{"model":"m","policy":{"keep_recent_segments":-1}}]})",
+       ApiErrorKind::kInvalidRequest, "$.loops[0].policy.keep_recent_segments"},
+      {R"({"loops":[{"model":"m","policy":{"keep_recent_tokens":100000001}}]})",
+       ApiErrorKind::kInvalidRequest, "$.loops[0].policy.keep_recent_tokens"},
+      {R"({"loops":[{"model":"m","policy":{"when":1}}]})", ApiErrorKind::kInvalidRequest,
+       "unknown member \"when\""},
+      {R"({"loops":[{"model":"m"}],"path":"/etc/passwd"})", ApiErrorKind::kInvalidRequest,
+       "unknown member \"path\""},
+      {R"({"loops":[{"model":"m","system_prompt":null}]})", ApiErrorKind::kInvalidRequest,
+       "$.loops[0].system_prompt"},
+      {"[[[[[[[[[[[[[[[[[[[[]]]]]]]]]]]]]]]]]]]", ApiErrorKind::kInvalidJson, ""},
+  };
+  for (const auto& c : cases) {
+    auto decoded = DecodeCreateSession(c.body);
+    ASSERT_FALSE(decoded.ok()) << c.body;
+    EXPECT_EQ(decoded.error().kind, c.kind) << c.body << ": " << decoded.error().detail;
+    EXPECT_NE(decoded.error().detail.find(c.in_detail), std::string::npos)
+        << c.body << ": " << decoded.error().detail;
+  }
+  std::string many = R"({"loops":[)";
+  for (std::size_t i = 0; i <= kMaxLoopsPerSession; ++i)
+    many += std::string(i == 0 ? "" : ",") + R"({"model":"m"})";
+  EXPECT_EQ(DecodeCreateSession(many + "]}").error().kind, ApiErrorKind::kInvalidRequest);
+}
+
+TEST(DecodeInput, TakesANonEmptyTextAndNothingElse) {
+  auto ok = DecodeInput(R"({"text":"hello"})");
+  ASSERT_TRUE(ok.ok());
+  EXPECT_EQ(ok->text, "hello");
+  EXPECT_EQ(DecodeInput(R"({"text":""})").error().kind, ApiErrorKind::kInvalidRequest);
+  EXPECT_EQ(DecodeInput(R"({})").error().kind, ApiErrorKind::kInvalidRequest);
+  EXPECT_EQ(DecodeInput(R"({"text":"a","role":"system"})").error().kind,
+            ApiErrorKind::kInvalidRequest);
+  EXPECT_EQ(DecodeInput("{\"text\":\"\xff\"}").error().kind, ApiErrorKind::kInvalidJson);
+  EXPECT_TRUE(DecodeEmptyObject("").ok());
+  EXPECT_TRUE(DecodeEmptyObject("{}").ok());
+  EXPECT_EQ(DecodeEmptyObject(R"({"now":true})").error().kind, ApiErrorKind::kInvalidRequest);
+  EXPECT_EQ(DecodeEmptyObject("[]").error().kind, ApiErrorKind::kInvalidRequest);
+}
+
+TEST(DecodeEventsRequest, ReadsFromLoopKindAndLastEventId) {
+  auto live = DecodeEventsRequest({}, std::nullopt);
+  ASSERT_TRUE(live.ok());
+  EXPECT_FALSE(live->from);
+  auto all = DecodeEventsRequest(
+      {{"from", "3"}, {"loop", std::string(kLoop)}, {"kind", "CompactionCommitted,LoopIdle"}},
+      std::nullopt);
+  ASSERT_TRUE(all.ok()) << all.error().detail;
+  EXPECT_EQ(*all->from, 3u);
+  EXPECT_EQ(all->loop->ToString(), kLoop);
+  ASSERT_TRUE(all->kinds.has_value());
+  EXPECT_EQ(*all->kinds,
+            (std::vector<EventKind>{EventKind::kCompactionCommitted, EventKind::kLoopIdle}));
+  // Last-Event-ID wins over from: a reconnecting EventSource repeats its URL.
+  auto resumed = DecodeEventsRequest({{"from", "1"}}, "41");
+  ASSERT_TRUE(resumed.ok());
+  EXPECT_EQ(*resumed->from, 42u);
+  EXPECT_EQ(*DecodeEventsRequest({{"from", "9223372036854775807"}}, std::nullopt)->from,
+            9223372036854775807u);
+}
+
+TEST(DecodeEventsRequest, RefusesMalformedUnknownAndRepeatedParameters) {
+  const std::pair<QueryParameters, std::optional<std::string_view>> cases[] = {
+      {{{"from", "0"}}, std::nullopt},
+      {{{"from", "-1"}}, std::nullopt},
+      {{{"from", "1x"}}, std::nullopt},
+      {{{"from", ""}}, std::nullopt},
+      {{{"from", "9223372036854775808"}}, std::nullopt},
+      {{{"from", "1"}, {"from", "2"}}, std::nullopt},
+      {{{"loop", "nope"}}, std::nullopt},
+      {{{"kind", "compactioncommitted"}}, std::nullopt},
+      {{{"kind", "LoopIdle,"}}, std::nullopt},
+      {{{"since", "1"}}, std::nullopt},
+      {{}, "abc"},
+      {{}, "0"},
+      {{}, "9223372036854775807"},
+  };
+  for (const auto& [query, last] : cases) {
+    auto decoded = DecodeEventsRequest(query, last);
+    ASSERT_FALSE(decoded.ok());
+    EXPECT_EQ(decoded.error().kind, ApiErrorKind::kInvalidQuery) << decoded.error().detail;
+  }
+}
+
+TEST(DecodeWaitRequest, TakesZeroToTheCapAndNothingElse) {
+  EXPECT_EQ(*DecodeWaitRequest({}), std::chrono::milliseconds(0));
+  EXPECT_EQ(*DecodeWaitRequest({{"wait_ms", "0"}}), std::chrono::milliseconds(0));
+  EXPECT_EQ(*DecodeWaitRequest({{"wait_ms", "30000"}}), kMaxWait);
+  EXPECT_EQ(DecodeWaitRequest({{"wait_ms", "30001"}}).error().kind, ApiErrorKind::kInvalidQuery);
+  EXPECT_EQ(DecodeWaitRequest({{"wait_ms", "-5"}}).error().kind, ApiErrorKind::kInvalidQuery);
+  EXPECT_EQ(DecodeWaitRequest({{"wait", "5"}}).error().kind, ApiErrorKind::kInvalidQuery);
+  EXPECT_EQ(RefuseQuery({{"x", ""}}).error().kind, ApiErrorKind::kInvalidQuery);
+  EXPECT_TRUE(RefuseQuery({}).ok());
+}
+
+}  // namespace
+}  // namespace harness::serve

@@ -1,0 +1,858 @@
+// The HTTP side of `harness serve`: libmicrohttpd's epoll thread pool, one Exchange per request,
+// and two kinds of long-lived request that never hold a thread while they wait: a command wait
+// (GET /v1/commands/{id}?wait_ms=N) and an event stream (GET …/events). Both suspend their
+// connection (MHD_suspend_connection) and are resumed by whoever has news: the command's reply,
+// its deadline, the hub's waker, the shutdown.
+#include "harness/serve/server.h"
+
+#include <arpa/inet.h>
+#include <microhttpd.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+
+#include <algorithm>
+#include <atomic>
+#include <condition_variable>
+#include <cstring>
+#include <map>
+#include <mutex>
+#include <thread>
+
+#include "harness/compaction/tail.h"
+#include "harness/content/codec.h"
+#include "harness/core/sha256.h"
+#include "harness/hub/record_json.h"
+#include "harness/runtime/session.h"
+#include "serve/api.h"
+#include "serve/event_frames.h"
+#include "serve/sessions.h"
+
+namespace harness::serve {
+
+namespace {
+
+// Commands the book remembers; a client that polls an older one gets command_not_found.
+constexpr std::size_t kCommandBookCapacity = 65'536;
+// Records an export reads from the journal at a time.
+constexpr std::size_t kExportPage = 256;
+// Bytes an event stream's reader hands MHD at most per call.
+constexpr std::size_t kStreamBlock = 64u * 1024;
+// How long a shutdown waits for the event streams to send their last frames.
+constexpr std::chrono::seconds kStreamDrain{2};
+// Memory MHD may use per connection (headers, buffers).
+constexpr std::size_t kConnectionMemory = 64u * 1024;
+
+std::string_view StatusName(LoopStatus status) {
+  switch (status) {
+    case LoopStatus::kIdle:
+      return "idle";
+    case LoopStatus::kRunning:
+      return "running";
+    case LoopStatus::kExited:
+      return "exited";
+  }
+  return "idle";
+}
+
+// Deadlines of command waits: one thread for all of them.
+class Alarm {
+ public:
+  Alarm() : thread_([this](std::stop_token stop) { Run(stop); }) {}
+  ~Alarm() {
+    thread_.request_stop();
+    changed_.notify_all();
+  }
+
+  std::uint64_t Schedule(std::chrono::steady_clock::time_point at, std::function<void()> fn) {
+    std::lock_guard lock(mu_);
+    const std::uint64_t id = next_++;
+    due_.emplace(at, std::make_pair(id, std::move(fn)));
+    changed_.notify_all();
+    return id;
+  }
+  void Cancel(std::uint64_t id) {
+    std::lock_guard lock(mu_);
+    for (auto it = due_.begin(); it != due_.end(); ++it) {
+      if (it->second.first == id) {
+        due_.erase(it);
+        return;
+      }
+    }
+  }
+
+ private:
+  void Run(std::stop_token stop) {
+    std::unique_lock lock(mu_);
+    while (!stop.stop_requested()) {
+      if (due_.empty()) {
+        changed_.wait(lock, stop, [&] { return !due_.empty(); });
+        continue;
+      }
+      const auto first = due_.begin()->first;
+      if (std::chrono::steady_clock::now() < first) {
+        changed_.wait_until(lock, stop, first, [&] {
+          return due_.empty() || due_.begin()->first != first ||
+                 std::chrono::steady_clock::now() >= first;
+        });
+        continue;
+      }
+      auto fn = std::move(due_.begin()->second.second);
+      due_.erase(due_.begin());
+      lock.unlock();
+      fn();
+      lock.lock();
+    }
+  }
+
+  std::mutex mu_;
+  std::condition_variable_any changed_;
+  std::multimap<std::chrono::steady_clock::time_point,
+                std::pair<std::uint64_t, std::function<void()>>>
+      due_;
+  std::uint64_t next_ = 1;
+  std::jthread thread_;  // last: started once the state above exists
+};
+
+// A suspended GET /v1/commands/{id}: woken once, by the reply, the deadline or the shutdown.
+struct CommandWait {
+  std::mutex mu;
+  MHD_Connection* connection = nullptr;
+  bool suspended = false;
+  bool woken = false;
+  Uuid command;
+  std::uint64_t watch = 0;
+  std::uint64_t alarm = 0;
+
+  void Wake() {
+    std::lock_guard lock(mu);
+    woken = true;
+    if (suspended) {
+      suspended = false;
+      MHD_resume_connection(connection);
+    }
+  }
+};
+
+// One event stream. The reader runs on MHD's threads, one call at a time; Wake and Stop on
+// any thread.
+struct EventStream {
+  Subscription subscription;
+  std::string out;  // frames not yet handed to MHD
+  std::size_t sent = 0;
+  bool finished = false;
+
+  std::mutex mu;
+  MHD_Connection* connection = nullptr;  // null once MHD is done with the response
+  bool suspended = false;
+  bool pending = false;  // woken since the reader last found the queue empty
+  bool stopped = false;  // the server is shutting down
+
+  std::function<void()> on_free;  // MHD is done with the stream's response
+
+  explicit EventStream(Subscription sub) : subscription(std::move(sub)) {}
+
+  void Wake() {
+    std::lock_guard lock(mu);
+    pending = true;
+    if (suspended && connection != nullptr) {
+      suspended = false;
+      MHD_resume_connection(connection);
+    }
+  }
+  void Stop() {
+    std::lock_guard lock(mu);
+    stopped = true;
+    pending = true;
+    if (suspended && connection != nullptr) {
+      suspended = false;
+      MHD_resume_connection(connection);
+    }
+  }
+};
+
+std::string EndFrame(const CloseReason& reason) {
+  std::string out = "event: end\ndata: {\"reason\":\"";
+  out += CloseKindName(reason.kind);
+  out += "\",\"last_seq\":" + std::to_string(reason.last_delivered_seq) + "}\n\n";
+  return out;
+}
+
+ssize_t ReadStream(void* cls, std::uint64_t /*pos*/, char* buf, std::size_t max) {
+  EventStream& s = **static_cast<std::shared_ptr<EventStream>*>(cls);
+  for (;;) {
+    if (s.sent < s.out.size()) {
+      const std::size_t n = std::min(max, s.out.size() - s.sent);
+      std::memcpy(buf, s.out.data() + s.sent, n);
+      s.sent += n;
+      if (s.sent == s.out.size()) {
+        s.out.clear();
+        s.sent = 0;
+      }
+      return static_cast<ssize_t>(n);
+    }
+    if (s.finished)
+      return MHD_CONTENT_READER_END_OF_STREAM;
+    auto next = s.subscription.TryNext();
+    if (next.ok()) {
+      s.out += DeliveryFrame(*next);
+      continue;
+    }
+    if (next.error().kind == NextError::Kind::kClosed) {
+      const CloseReason reason =
+          next.error().close.value_or(CloseReason{CloseKind::kHubClosed, 0, {}});
+      s.out += reason.kind == CloseKind::kLagged ? LaggedFrame(reason.last_delivered_seq)
+                                                 : EndFrame(reason);
+      s.finished = true;
+      continue;
+    }
+    std::lock_guard lock(s.mu);
+    if (s.pending) {
+      s.pending = false;
+      continue;
+    }
+    if (s.stopped) {
+      s.finished = true;
+      continue;
+    }
+    // Nothing to send: the connection sleeps until the hub's waker (or the shutdown) resumes it.
+    s.suspended = true;
+    MHD_suspend_connection(s.connection);
+    return 0;
+  }
+}
+
+void FreeStream(void* cls) {
+  auto* holder = static_cast<std::shared_ptr<EventStream>*>(cls);
+  // The waker first, outside the stream's lock: the hub calls it under its own lock.
+  (*holder)->subscription.SetWaker(nullptr);
+  {
+    std::lock_guard lock((*holder)->mu);
+    (*holder)->connection = nullptr;
+  }
+  if ((*holder)->on_free)
+    (*holder)->on_free();
+  delete holder;
+}
+
+// An export: the session's journal records, one JSON line each, read a page at a time.
+struct ExportReader {
+  Journal* journal;
+  Uuid session;
+  std::uint64_t next = 1;
+  std::string out;
+  std::size_t sent = 0;
+  bool done = false;
+};
+
+ssize_t ReadExport(void* cls, std::uint64_t /*pos*/, char* buf, std::size_t max) {
+  ExportReader& r = *static_cast<ExportReader*>(cls);
+  while (r.sent == r.out.size()) {
+    if (r.done)
+      return MHD_CONTENT_READER_END_OF_STREAM;
+    r.out.clear();
+    r.sent = 0;
+    auto page = r.journal->Read(r.session, r.next, kExportPage);
+    if (!page.ok())
+      return MHD_CONTENT_READER_END_WITH_ERROR;  // the client sees a cut stream, never a gap
+    for (const JournalRecord& record : *page) {
+      r.out += JournalRecordJsonLine(record);
+      r.out += '\n';
+      r.next = record.seq + 1;
+    }
+    r.done = page->size() < kExportPage;
+  }
+  const std::size_t n = std::min(max, r.out.size() - r.sent);
+  std::memcpy(buf, r.out.data() + r.sent, n);
+  r.sent += n;
+  return static_cast<ssize_t>(n);
+}
+
+void FreeExport(void* cls) {
+  delete static_cast<ExportReader*>(cls);
+}
+
+// What one request accumulates across the access handler's calls.
+struct Exchange {
+  bool authorized = false;
+  std::string body;
+  bool too_large = false;
+  std::shared_ptr<CommandWait> wait;
+};
+
+struct Reply {
+  unsigned status = 200;
+  std::string body;  // JSON
+};
+
+Reply ErrorReply(const ApiError& error) {
+  return Reply{HttpStatusOf(error.kind), EncodeApiError(error)};
+}
+
+// Equal-time comparison: both sides are hashed first, so neither the length nor the first
+// differing byte of the token shows in the time taken.
+bool TokenMatches(std::string_view given, std::string_view expected) {
+  const Sha256Digest a = Sha256(given);
+  const Sha256Digest b = Sha256(expected);
+  unsigned char diff = 0;
+  for (std::size_t i = 0; i < a.size(); ++i)
+    diff |= static_cast<unsigned char>(a[i] ^ b[i]);
+  return diff == 0;
+}
+
+MHD_Result CollectQuery(void* cls, MHD_ValueKind /*kind*/, const char* key, const char* value) {
+  static_cast<QueryParameters*>(cls)->emplace_back(key != nullptr ? key : "",
+                                                   value != nullptr ? value : "");
+  return MHD_YES;
+}
+
+std::string IdsJson(const std::vector<Uuid>& ids) {
+  std::string out = "[";
+  for (std::size_t i = 0; i < ids.size(); ++i)
+    out += (i == 0 ? "\"" : ",\"") + ids[i].ToString() + "\"";
+  return out + "]";
+}
+
+}  // namespace
+
+std::string ServeError::Message() const {
+  switch (kind) {
+    case Kind::kTokenRequired:
+      return "serve: " + detail;
+    case Kind::kInvalidOptions:
+      return "serve: invalid options: " + detail;
+    case Kind::kListen:
+      return "serve: cannot listen: " + detail;
+  }
+  return "serve: " + detail;
+}
+
+bool IsLoopbackHost(const std::string& host) {
+  if (host == "localhost" || host == "::1")
+    return true;
+  in_addr v4{};
+  return inet_pton(AF_INET, host.c_str(), &v4) == 1 && (ntohl(v4.s_addr) >> 24) == 127;
+}
+
+struct Server::Impl {
+  ServeOptions options;
+  SystemEnv own_env;
+  CommandBook book{kCommandBookCapacity};
+  std::unique_ptr<SessionTable> sessions;
+  Alarm alarm;
+  MHD_Daemon* daemon = nullptr;
+  std::uint16_t port = 0;
+  std::atomic<bool> stopping{false};
+  std::mutex shutdown_mu;
+  bool shut_down = false;
+
+  std::mutex streams_mu;
+  std::condition_variable streams_done;
+  std::vector<std::weak_ptr<EventStream>> streams;  // guarded by streams_mu
+  std::size_t open_streams = 0;                     // guarded by streams_mu: responses not freed
+  bool streams_closed = false;                      // guarded by streams_mu
+
+  MHD_Result Handle(MHD_Connection* connection, const char* url, const char* method,
+                    const char* upload_data, std::size_t* upload_data_size, void** req_cls);
+  Reply Dispatch(MHD_Connection* connection, const Route& route, const QueryParameters& query,
+                 Exchange& exchange, bool& suspended, MHD_Response*& streamed);
+  Reply Command(MHD_Connection* connection, const Route& route, const QueryParameters& query,
+                Exchange& exchange, bool& suspended);
+  Result<MHD_Response*, ApiError> Events(MHD_Connection* connection, const Route& route,
+                                         const QueryParameters& query);
+  Result<Reply, ApiError> SessionJson(const Uuid& id);
+  Result<Reply, ApiError> LoopJson(const Route& route, bool history);
+  void StopStreams();
+};
+
+namespace {
+
+MHD_Result Queue(MHD_Connection* connection, const Reply& reply) {
+  MHD_Response* response = MHD_create_response_from_buffer(
+      reply.body.size(), const_cast<char*>(reply.body.data()), MHD_RESPMEM_MUST_COPY);
+  if (response == nullptr)
+    return MHD_NO;
+  if (!reply.body.empty())
+    MHD_add_response_header(response, "Content-Type", "application/json");
+  if (reply.status == 401)
+    MHD_add_response_header(response, "WWW-Authenticate", "Bearer");
+  const MHD_Result queued = MHD_queue_response(connection, reply.status, response);
+  MHD_destroy_response(response);
+  return queued;
+}
+
+MHD_Result HandleRequest(void* cls, MHD_Connection* connection, const char* url, const char* method,
+                         const char* /*version*/, const char* upload_data,
+                         std::size_t* upload_data_size, void** req_cls) {
+  return static_cast<Server::Impl*>(cls)->Handle(connection, url, method, upload_data,
+                                                 upload_data_size, req_cls);
+}
+
+void RequestCompleted(void* /*cls*/, MHD_Connection* /*connection*/, void** req_cls,
+                      MHD_RequestTerminationCode /*code*/) {
+  delete static_cast<Exchange*>(*req_cls);
+  *req_cls = nullptr;
+}
+
+}  // namespace
+
+MHD_Result Server::Impl::Handle(MHD_Connection* connection, const char* url, const char* method,
+                                const char* upload_data, std::size_t* upload_data_size,
+                                void** req_cls) {
+  if (*req_cls == nullptr) {
+    // The first call: the headers are in, the body is not.
+    auto exchange = std::make_unique<Exchange>();
+    if (stopping.load()) {
+      *req_cls = exchange.release();
+      return Queue(connection,
+                   ErrorReply({ApiErrorKind::kShuttingDown, "the server is shutting down"}));
+    }
+    if (options.token) {
+      const char* header =
+          MHD_lookup_connection_value(connection, MHD_HEADER_KIND, "Authorization");
+      constexpr std::string_view kBearer = "Bearer ";
+      const std::string_view given = header != nullptr ? header : "";
+      if (given.substr(0, kBearer.size()) != kBearer ||
+          !TokenMatches(given.substr(kBearer.size()), *options.token)) {
+        *req_cls = exchange.release();
+        return Queue(connection,
+                     ErrorReply({ApiErrorKind::kUnauthorized,
+                                 "this server requires an Authorization: Bearer token"}));
+      }
+    }
+    // A declared length over the limit is refused before a byte of the body is read.
+    if (const char* length =
+            MHD_lookup_connection_value(connection, MHD_HEADER_KIND, "Content-Length")) {
+      char* end = nullptr;
+      const unsigned long long declared = std::strtoull(length, &end, 10);
+      if (declared > options.max_body_bytes) {
+        *req_cls = exchange.release();
+        return Queue(connection,
+                     ErrorReply({ApiErrorKind::kTooLarge,
+                                 "the body is over the server's limit of " +
+                                     std::to_string(options.max_body_bytes) + " bytes"}));
+      }
+    }
+    *req_cls = exchange.release();
+    return MHD_YES;
+  }
+  Exchange& exchange = *static_cast<Exchange*>(*req_cls);
+  if (*upload_data_size != 0) {
+    // A chunked body has no declared length: it is counted as it comes and dropped past the
+    // limit (read to its end, so that the answer is a 413 and not a cut connection).
+    if (!exchange.too_large) {
+      if (exchange.body.size() + *upload_data_size > options.max_body_bytes) {
+        exchange.too_large = true;
+        exchange.body.clear();
+        exchange.body.shrink_to_fit();
+      } else {
+        exchange.body.append(upload_data, *upload_data_size);
+      }
+    }
+    *upload_data_size = 0;
+    return MHD_YES;
+  }
+  if (exchange.too_large) {
+    return Queue(connection, ErrorReply({ApiErrorKind::kTooLarge,
+                                         "the body is over the server's limit of " +
+                                             std::to_string(options.max_body_bytes) + " bytes"}));
+  }
+  if (stopping.load() && !exchange.wait)
+    return Queue(connection,
+                 ErrorReply({ApiErrorKind::kShuttingDown, "the server is shutting down"}));
+  auto route = MatchRoute(method, url);
+  if (!route.ok())
+    return Queue(connection, ErrorReply(route.error()));
+  QueryParameters query;
+  MHD_get_connection_values(connection, MHD_GET_ARGUMENT_KIND, CollectQuery, &query);
+  bool suspended = false;
+  MHD_Response* streamed = nullptr;
+  Reply reply = Dispatch(connection, *route, query, exchange, suspended, streamed);
+  if (suspended)
+    return MHD_YES;
+  if (streamed != nullptr) {
+    const MHD_Result queued = MHD_queue_response(connection, MHD_HTTP_OK, streamed);
+    MHD_destroy_response(streamed);
+    return queued;
+  }
+  return Queue(connection, reply);
+}
+
+Reply Server::Impl::Dispatch(MHD_Connection* connection, const Route& route,
+                             const QueryParameters& query, Exchange& exchange, bool& suspended,
+                             MHD_Response*& streamed) {
+  if (route.kind == RouteKind::kGetCommand)
+    return Command(connection, route, query, exchange, suspended);
+  if (route.kind == RouteKind::kEvents) {
+    auto response = Events(connection, route, query);
+    if (!response.ok())
+      return ErrorReply(response.error());
+    streamed = *response;
+    return {};
+  }
+  if (auto refused = RefuseQuery(query); !refused.ok())
+    return ErrorReply(refused.error());
+  switch (route.kind) {
+    case RouteKind::kCreateSession: {
+      auto request = DecodeCreateSession(exchange.body);
+      if (!request.ok())
+        return ErrorReply(request.error());
+      auto created = sessions->Create(*request);
+      if (!created.ok())
+        return ErrorReply(created.error());
+      return Reply{201, "{\"session_id\":\"" + (*created)->session->id().ToString() +
+                            "\",\"loops\":" + IdsJson((*created)->loops) + "}"};
+    }
+    case RouteKind::kListSessions: {
+      auto list = sessions->ListJson();
+      return list.ok() ? Reply{200, *list} : ErrorReply(list.error());
+    }
+    case RouteKind::kGetSession: {
+      auto json = SessionJson(route.session);
+      return json.ok() ? *json : ErrorReply(json.error());
+    }
+    case RouteKind::kDeleteSession: {
+      auto ended = sessions->End(route.session);
+      return ended.ok() ? Reply{204, ""} : ErrorReply(ended.error());
+    }
+    case RouteKind::kExport: {
+      auto last = options.journal->LastSequence(route.session);
+      if (!last.ok())
+        return ErrorReply({ApiErrorKind::kJournal, last.error().Describe()});
+      if (*last == 0)
+        return ErrorReply({ApiErrorKind::kSessionNotFound, "the journal holds no such session"});
+      auto* reader = new ExportReader{options.journal, route.session, 1, {}, 0, false};
+      streamed = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, kStreamBlock, ReadExport,
+                                                   reader, FreeExport);
+      if (streamed == nullptr) {
+        delete reader;
+        return ErrorReply({ApiErrorKind::kInternal, "cannot make the response"});
+      }
+      MHD_add_response_header(streamed, "Content-Type", "application/x-ndjson");
+      return {};
+    }
+    case RouteKind::kInput:
+    case RouteKind::kCompact:
+    case RouteKind::kInterrupt: {
+      std::optional<InputRequest> input;
+      if (route.kind == RouteKind::kInput) {
+        auto decoded = DecodeInput(exchange.body);
+        if (!decoded.ok())
+          return ErrorReply(decoded.error());
+        input = std::move(*decoded);
+      } else if (auto empty = DecodeEmptyObject(exchange.body); !empty.ok()) {
+        return ErrorReply(empty.error());
+      }
+      auto served = sessions->Get(route.session);
+      if (!served.ok())
+        return ErrorReply(served.error());
+      Session& session = *(*served)->session;
+      Result<Uuid, SessionError> id =
+          route.kind == RouteKind::kInput
+              ? session.SubmitInputToLoop(route.loop, UserMessage{{TextBlock{input->text}}})
+          : route.kind == RouteKind::kCompact ? session.CompactToLoop(route.loop)
+                                              : session.Interrupt(route.loop);
+      if (!id.ok())
+        return ErrorReply(FromSessionError(id.error()));
+      if (route.kind == RouteKind::kInterrupt)
+        return Reply{200, "{\"command_id\":\"" + id->ToString() + "\"}"};
+      book.Accepted(*id, session.id());
+      return Reply{202, "{\"command_id\":\"" + id->ToString() + "\"}"};
+    }
+    case RouteKind::kHistory:
+    case RouteKind::kContext: {
+      auto json = LoopJson(route, route.kind == RouteKind::kHistory);
+      return json.ok() ? *json : ErrorReply(json.error());
+    }
+    case RouteKind::kGetCommand:
+    case RouteKind::kEvents:
+      break;
+  }
+  return ErrorReply({ApiErrorKind::kInternal, "unrouted"});
+}
+
+Reply Server::Impl::Command(MHD_Connection* connection, const Route& route,
+                            const QueryParameters& query, Exchange& exchange, bool& suspended) {
+  const auto answer = [&]() -> Reply {
+    auto entry = book.Find(route.command);
+    if (!entry) {
+      return ErrorReply({ApiErrorKind::kCommandNotFound,
+                         "this server accepted no such command (or has forgotten it)"});
+    }
+    std::string out = "{\"command_id\":\"" + route.command.ToString() + "\",\"session_id\":\"" +
+                      entry->session.ToString() + "\",\"status\":";
+    if (!entry->reply)
+      return Reply{202, out + "\"pending\"}"};
+    return Reply{200, out + "\"answered\",\"reply\":" + *entry->reply + "}"};
+  };
+  if (exchange.wait) {
+    // Resumed (or woken before it slept): the wait is over whatever woke it.
+    book.Unwatch(route.command, exchange.wait->watch);
+    alarm.Cancel(exchange.wait->alarm);
+    return answer();
+  }
+  auto wait_for = DecodeWaitRequest(query);
+  if (!wait_for.ok())
+    return ErrorReply(wait_for.error());
+  Reply now = answer();
+  if (now.status != 202 || wait_for->count() == 0 || stopping.load())
+    return now;
+  auto wait = std::make_shared<CommandWait>();
+  wait->connection = connection;
+  wait->command = route.command;
+  exchange.wait = wait;
+  wait->watch = book.Watch(route.command, [wait] { wait->Wake(); });
+  if (wait->watch == 0)
+    return answer();  // answered in between
+  wait->alarm =
+      alarm.Schedule(std::chrono::steady_clock::now() + *wait_for, [wait] { wait->Wake(); });
+  std::lock_guard lock(wait->mu);
+  if (wait->woken) {
+    book.Unwatch(route.command, wait->watch);
+    alarm.Cancel(wait->alarm);
+    return answer();
+  }
+  wait->suspended = true;
+  MHD_suspend_connection(connection);
+  suspended = true;
+  return {};
+}
+
+Result<MHD_Response*, ApiError> Server::Impl::Events(MHD_Connection* connection, const Route& route,
+                                                     const QueryParameters& query) {
+  const char* last_id = MHD_lookup_connection_value(connection, MHD_HEADER_KIND, "Last-Event-ID");
+  HARNESS_TRY(
+      EventsRequest request,
+      DecodeEventsRequest(
+          query, last_id != nullptr ? std::optional<std::string_view>(last_id) : std::nullopt));
+  HARNESS_TRY(std::shared_ptr<ServedSession> served, sessions->Get(route.session));
+  EventFilter filter;
+  if (request.loop)
+    filter.loops = std::vector<Uuid>{*request.loop};
+  filter.kinds = request.kinds;
+  std::optional<Subscription> sub;
+  if (request.from) {
+    auto from = served->session->hub().SubscribeFrom(filter, *request.from);
+    if (!from.ok())
+      return Fail(ApiError{ApiErrorKind::kJournal, from.error().Describe()});
+    sub.emplace(std::move(from).value());
+  } else {
+    sub.emplace(served->session->Subscribe(filter));
+  }
+  auto stream = std::make_shared<EventStream>(std::move(*sub));
+  stream->connection = connection;
+  {
+    std::lock_guard lock(streams_mu);
+    if (streams_closed)
+      return Fail(ApiError{ApiErrorKind::kShuttingDown, "the server is shutting down"});
+    std::erase_if(streams, [](const std::weak_ptr<EventStream>& s) { return s.expired(); });
+    streams.push_back(stream);
+    ++open_streams;
+  }
+  stream->on_free = [this] {
+    std::lock_guard lock(streams_mu);
+    --open_streams;
+    streams_done.notify_all();
+  };
+  std::weak_ptr<EventStream> weak = stream;
+  stream->subscription.SetWaker([weak] {
+    if (auto s = weak.lock())
+      s->Wake();
+  });
+  auto* holder = new std::shared_ptr<EventStream>(stream);
+  MHD_Response* response = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, kStreamBlock,
+                                                             ReadStream, holder, FreeStream);
+  if (response == nullptr) {
+    FreeStream(holder);
+    return Fail(ApiError{ApiErrorKind::kInternal, "cannot make the response"});
+  }
+  MHD_add_response_header(response, "Content-Type", "text/event-stream");
+  MHD_add_response_header(response, "Cache-Control", "no-cache");
+  return response;
+}
+
+Result<Reply, ApiError> Server::Impl::SessionJson(const Uuid& id) {
+  HARNESS_TRY(std::shared_ptr<ServedSession> served, sessions->Get(id));
+  Session& session = *served->session;
+  std::string out = "{\"session_id\":\"" + id.ToString() + "\",\"active_loop\":";
+  const auto active = session.active_loop();
+  out += active ? "\"" + active->ToString() + "\"" : "null";
+  out += ",\"faulted\":";
+  out += session.faulted() ? "true" : "false";
+  out += ",\"loops\":[";
+  for (std::size_t i = 0; i < served->loops.size(); ++i) {
+    auto snapshot = session.Snapshot(served->loops[i]);
+    if (!snapshot.ok())
+      return Fail(FromSessionError(snapshot.error()));
+    out += i == 0 ? "" : ",";
+    out += "{\"loop_id\":\"" + served->loops[i].ToString() + "\",\"status\":\"";
+    out += StatusName(snapshot->status);
+    out += "\",\"history_messages\":" + std::to_string(snapshot->history.size()) +
+           ",\"queued_inputs\":" + std::to_string(snapshot->queued_inputs) +
+           ",\"compacting\":" + (snapshot->attempt ? "true" : "false") + "}";
+  }
+  out += "]}";
+  return Reply{200, out};
+}
+
+Result<Reply, ApiError> Server::Impl::LoopJson(const Route& route, bool history) {
+  HARNESS_TRY(std::shared_ptr<ServedSession> served, sessions->Get(route.session));
+  auto snapshot = served->session->Snapshot(route.loop);
+  if (!snapshot.ok())
+    return Fail(FromSessionError(snapshot.error()));
+  const LoopSnapshot& s = *snapshot;
+  std::string out = "{\"loop_id\":\"" + route.loop.ToString() +
+                    "\",\"derived_prefix\":" + std::to_string(s.derived_prefix);
+  if (history) {
+    out += ",\"messages\":[";
+    for (std::size_t i = 0; i < s.history.size(); ++i) {
+      auto encoded = EncodeMessage(s.history[i]);
+      if (!encoded.ok())
+        return Fail(ApiError{ApiErrorKind::kInternal, encoded.error().Describe()});
+      out += (i == 0 ? "" : ",") + *encoded;
+    }
+    return Reply{200, out + "]}"};
+  }
+  // The categories a client can act on: the summary, and each role's messages with the
+  // conservative estimate the retained-tail selection uses (compaction/tail.h).
+  struct Category {
+    std::uint64_t messages = 0;
+    std::uint64_t estimated_tokens = 0;
+  };
+  std::map<std::string, Category> categories;
+  for (std::size_t i = 0; i < s.history.size(); ++i) {
+    const std::string name = i < s.derived_prefix ? "summary" : RoleName(s.history[i].role());
+    categories[name].messages += 1;
+    categories[name].estimated_tokens += EstimateMessageTokens(s.history[i]);
+  }
+  out += ",\"status\":\"" + std::string(StatusName(s.status)) +
+         "\",\"history_messages\":" + std::to_string(s.history.size()) +
+         ",\"queued_inputs\":" + std::to_string(s.queued_inputs) +
+         ",\"compacting\":" + (s.attempt ? "true" : "false") + ",\"pressure\":\"" +
+         std::string(PressureLevelName(s.pressure)) + "\",\"measurement\":";
+  if (s.measurement) {
+    out += "{\"input_tokens\":" + std::to_string(s.measurement->input_tokens) +
+           ",\"input_limit\":" + std::to_string(s.measurement->input_limit) + "}";
+  } else {
+    out += "null";
+  }
+  out += ",\"categories\":{";
+  bool first = true;
+  for (const auto& [name, c] : categories) {
+    out += (first ? "\"" : ",\"") + name + "\":{\"messages\":" + std::to_string(c.messages) +
+           ",\"estimated_tokens\":" + std::to_string(c.estimated_tokens) + "}";
+    first = false;
+  }
+  return Reply{200, out + "}}"};
+}
+
+void Server::Impl::StopStreams() {
+  std::vector<std::shared_ptr<EventStream>> live;
+  {
+    std::lock_guard lock(streams_mu);
+    streams_closed = true;
+    for (auto& weak : streams) {
+      if (auto s = weak.lock())
+        live.push_back(std::move(s));
+    }
+    streams.clear();
+  }
+  for (auto& s : live)
+    s->Stop();
+  // Each stream sends what it still holds and its end frame; the listener stops once they are
+  // sent, or after kStreamDrain for a client that does not read.
+  std::unique_lock lock(streams_mu);
+  streams_done.wait_for(lock, kStreamDrain, [this] { return open_streams == 0; });
+}
+
+Result<std::unique_ptr<Server>, ServeError> Server::Start(ServeOptions options) {
+  using Kind = ServeError::Kind;
+  if (options.journal == nullptr)
+    return Fail(ServeError{Kind::kInvalidOptions, "no journal"});
+  if (options.models.empty())
+    return Fail(ServeError{Kind::kInvalidOptions, "no model is configured (--model NAME=SPEC)"});
+  if (options.threads == 0 || options.max_connections == 0 || options.max_sessions == 0)
+    return Fail(ServeError{Kind::kInvalidOptions, "threads, connections and sessions must be > 0"});
+  if (options.token && options.token->empty())
+    return Fail(ServeError{Kind::kInvalidOptions, "the token is empty"});
+  if (!options.token && !IsLoopbackHost(options.host)) {
+    return Fail(ServeError{Kind::kTokenRequired,
+                           "listening on " + options.host +
+                               ", which is not a loopback address, needs a bearer token "
+                               "(HARNESS_SERVE_TOKEN or --token-file)"});
+  }
+  sockaddr_storage address{};
+  socklen_t address_size = 0;
+  unsigned flags = MHD_USE_EPOLL_INTERNAL_THREAD | MHD_ALLOW_SUSPEND_RESUME;
+  const std::string host = options.host == "localhost" ? "127.0.0.1" : options.host;
+  if (auto* v4 = reinterpret_cast<sockaddr_in*>(&address);
+      inet_pton(AF_INET, host.c_str(), &v4->sin_addr) == 1) {
+    v4->sin_family = AF_INET;
+    v4->sin_port = htons(options.port);
+    address_size = sizeof(sockaddr_in);
+  } else if (auto* v6 = reinterpret_cast<sockaddr_in6*>(&address);
+             inet_pton(AF_INET6, host.c_str(), &v6->sin6_addr) == 1) {
+    v6->sin6_family = AF_INET6;
+    v6->sin6_port = htons(options.port);
+    address_size = sizeof(sockaddr_in6);
+    flags |= MHD_USE_IPv6;
+  } else {
+    return Fail(
+        ServeError{Kind::kInvalidOptions, "the listen host must be an IP address or localhost"});
+  }
+  (void)address_size;
+  auto impl = std::make_unique<Impl>();
+  impl->options = std::move(options);
+  Env* env = impl->options.env != nullptr ? impl->options.env : &impl->own_env;
+  SessionTableOptions table;
+  table.journal = impl->options.journal;
+  table.env = env;
+  table.models = &impl->options.models;
+  table.book = &impl->book;
+  table.max_sessions = impl->options.max_sessions;
+  table.lease_ttl = impl->options.lease_ttl;
+  table.owner = Uuid::V4();
+  impl->sessions = std::make_unique<SessionTable>(std::move(table));
+  impl->daemon = MHD_start_daemon(
+      flags, impl->options.port, nullptr, nullptr, &HandleRequest, impl.get(), MHD_OPTION_SOCK_ADDR,
+      reinterpret_cast<sockaddr*>(&address), MHD_OPTION_THREAD_POOL_SIZE,
+      static_cast<unsigned>(impl->options.threads), MHD_OPTION_CONNECTION_LIMIT,
+      static_cast<unsigned>(impl->options.max_connections), MHD_OPTION_CONNECTION_TIMEOUT,
+      static_cast<unsigned>(impl->options.connection_timeout.count()),
+      MHD_OPTION_CONNECTION_MEMORY_LIMIT, kConnectionMemory, MHD_OPTION_NOTIFY_COMPLETED,
+      &RequestCompleted, nullptr, MHD_OPTION_END);
+  if (impl->daemon == nullptr) {
+    return Fail(ServeError{Kind::kListen, impl->options.host + ":" +
+                                              std::to_string(impl->options.port) +
+                                              " (in use, or not an address of this host)"});
+  }
+  const MHD_DaemonInfo* info = MHD_get_daemon_info(impl->daemon, MHD_DAEMON_INFO_BIND_PORT);
+  impl->port = info != nullptr ? info->port : impl->options.port;
+  return std::unique_ptr<Server>(new Server(std::move(impl)));
+}
+
+Server::Server(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+
+Server::~Server() {
+  Shutdown();
+}
+
+std::uint16_t Server::port() const {
+  return impl_->port;
+}
+
+void Server::Shutdown() {
+  std::lock_guard lock(impl_->shutdown_mu);
+  if (impl_->shut_down)
+    return;
+  impl_->shut_down = true;
+  impl_->stopping.store(true);
+  // Sessions first: suspending answers their running work, and the streams still carry what
+  // that published; each stream ends once its hub is gone.
+  impl_->sessions->SuspendAll();
+  impl_->StopStreams();
+  impl_->book.WakeAll();
+  MHD_stop_daemon(impl_->daemon);
+  impl_->daemon = nullptr;
+}
+
+}  // namespace harness::serve

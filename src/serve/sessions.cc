@@ -1,0 +1,362 @@
+#include "serve/sessions.h"
+
+#include <utility>
+
+#include "harness/compaction/extractive.h"
+#include "harness/compaction/model_compactor.h"
+#include "harness/event/json.h"
+
+namespace harness::serve {
+
+namespace {
+
+ApiError Error(ApiErrorKind kind, std::string detail) {
+  return ApiError{kind, std::move(detail)};
+}
+
+// The command a reply event answers: a compaction waiter's reply, or the loop's answer to an
+// input.
+std::optional<Uuid> AnsweredCommand(const Event& event) {
+  if (auto to = ReplyTo(event))
+    return to;
+  if (std::holds_alternative<InputAccepted>(event) ||
+      std::holds_alternative<InputRejected>(event) ||
+      std::holds_alternative<InputCancelled>(event)) {
+    const Uuid& id = HeaderOf(event).cause.command_id;
+    if (!id.IsZero())
+      return id;
+  }
+  return std::nullopt;
+}
+
+const EventFilter& ReplyFilter() {
+  static const EventFilter filter = EventFilter::Kinds(
+      {EventKind::kCompactWaiterResolved, EventKind::kCompactWaiterRejected,
+       EventKind::kInputAccepted, EventKind::kInputRejected, EventKind::kInputCancelled});
+  return filter;
+}
+
+// Records every reply the session publishes. A watcher that lags resubscribes from the journal
+// after the last reply it saw, so no reply is missed.
+void WatchReplies(std::stop_token stop, Session& session, CommandBook& book) {
+  Subscription sub = session.Subscribe(ReplyFilter());
+  for (;;) {
+    auto next = sub.Next(stop);
+    if (next.ok()) {
+      if (auto command = AnsweredCommand(*next->event))
+        book.Answered(*command, session.id(), EventJson(*next->event));
+      continue;
+    }
+    if (next.error().kind != NextError::Kind::kClosed || !next.error().close ||
+        next.error().close->kind != CloseKind::kLagged) {
+      return;  // stopped, or the session's hub is gone
+    }
+    auto again =
+        session.hub().SubscribeFrom(ReplyFilter(), next.error().close->last_delivered_seq + 1);
+    if (!again.ok())
+      return;
+    sub = std::move(again).value();
+  }
+}
+
+}  // namespace
+
+// ---- CommandBook ----
+
+CommandBook::Record& CommandBook::Touch(const Uuid& command) {
+  auto [it, inserted] = records_.try_emplace(command);
+  if (inserted) {
+    order_.push_back(command);
+    while (order_.size() > capacity_) {
+      records_.erase(order_.front());
+      order_.pop_front();
+    }
+  }
+  return records_.at(command);
+}
+
+void CommandBook::Accepted(const Uuid& command, const Uuid& session) {
+  std::lock_guard lock(mu_);
+  Touch(command).entry.session = session;
+}
+
+void CommandBook::Answered(const Uuid& command, const Uuid& session, std::string reply_json) {
+  std::map<std::uint64_t, std::function<void()>> wake;
+  {
+    std::lock_guard lock(mu_);
+    Record& record = Touch(command);
+    if (record.entry.reply)
+      return;  // the first reply answers; a command has exactly one
+    record.entry.session = session;
+    record.entry.reply = std::move(reply_json);
+    wake.swap(record.watchers);
+  }
+  for (auto& [token, fn] : wake)
+    fn();
+}
+
+std::optional<CommandBook::Entry> CommandBook::Find(const Uuid& command) const {
+  std::lock_guard lock(mu_);
+  auto it = records_.find(command);
+  if (it == records_.end())
+    return std::nullopt;
+  return it->second.entry;
+}
+
+std::uint64_t CommandBook::Watch(const Uuid& command, std::function<void()> wake) {
+  std::lock_guard lock(mu_);
+  auto it = records_.find(command);
+  if (it == records_.end() || it->second.entry.reply)
+    return 0;
+  const std::uint64_t token = next_token_++;
+  it->second.watchers.emplace(token, std::move(wake));
+  return token;
+}
+
+void CommandBook::Unwatch(const Uuid& command, std::uint64_t token) {
+  std::lock_guard lock(mu_);
+  if (auto it = records_.find(command); it != records_.end())
+    it->second.watchers.erase(token);
+}
+
+void CommandBook::WakeAll() {
+  std::vector<std::function<void()>> wake;
+  {
+    std::lock_guard lock(mu_);
+    for (auto& [id, record] : records_) {
+      for (auto& [token, fn] : record.watchers)
+        wake.push_back(std::move(fn));
+      record.watchers.clear();
+    }
+  }
+  for (auto& fn : wake)
+    fn();
+}
+
+// ---- SessionTable ----
+
+ApiError FromSessionError(const SessionError& error) {
+  std::string detail = error.Message();
+  switch (error.kind) {
+    case SessionErrorKind::kFaulted:
+      return Error(ApiErrorKind::kSessionFaulted, std::move(detail));
+    case SessionErrorKind::kLoopNotFound:
+      return Error(ApiErrorKind::kLoopNotFound, std::move(detail));
+    case SessionErrorKind::kCompactionUnsupported:
+      return Error(ApiErrorKind::kCompactionUnsupported, std::move(detail));
+    case SessionErrorKind::kLoopExited:
+      return Error(ApiErrorKind::kLoopExited, std::move(detail));
+    case SessionErrorKind::kInvalidDefinition:
+    case SessionErrorKind::kInvalidArgument:
+      return Error(ApiErrorKind::kInvalidArgument, std::move(detail));
+    case SessionErrorKind::kJournal:
+      // The journal's error is "<kind>: <detail>" (journal/error.h); a held lease is the
+      // client's conflict, not the server's failure.
+      if (error.detail.rfind(JournalErrorKindName(JournalErrorKind::kLeaseHeld), 0) == 0)
+        return Error(ApiErrorKind::kLeaseHeld, std::move(detail));
+      return Error(ApiErrorKind::kJournal, std::move(detail));
+    case SessionErrorKind::kSessionNotFound:
+      return Error(ApiErrorKind::kSessionNotFound, std::move(detail));
+    case SessionErrorKind::kRestoreRefused:
+      return Error(ApiErrorKind::kRestoreRefused, std::move(detail));
+    case SessionErrorKind::kSuspended:
+      return Error(ApiErrorKind::kSessionSuspended, std::move(detail));
+    case SessionErrorKind::kSessionExists:
+    case SessionErrorKind::kIdUnavailable:
+    case SessionErrorKind::kCanceled:
+      break;
+  }
+  return Error(ApiErrorKind::kInternal, std::move(detail));
+}
+
+Result<ServedModel, ApiError> SessionTable::Make(const std::string& name,
+                                                 std::string_view role) const {
+  const auto& models = *options_.models;
+  auto it = models.find(name);
+  if (it == models.end()) {
+    return Fail(Error(ApiErrorKind::kUnknownModel, "no " + std::string(role) + " " +
+                                                       QuoteForDetail(name, 64) +
+                                                       " is configured on this server"));
+  }
+  auto served = it->second.make();
+  if (!served.ok()) {
+    return Fail(Error(ApiErrorKind::kInternal, "the configured model " + QuoteForDetail(name, 64) +
+                                                   " cannot be used: " + served.error()));
+  }
+  return std::move(served).value();
+}
+
+Result<LoopDefinition, ApiError> SessionTable::Define(const LoopRequest& loop) const {
+  HARNESS_TRY(ServedModel served, Make(loop.model, "model"));
+  LoopDefinition definition;
+  definition.model = served.model;
+  definition.limits = served.limits;
+  definition.system_prompt = loop.system_prompt;
+  definition.client = served.client;
+  definition.counter = served.counter;
+  definition.compaction = served.policy;
+  definition.compaction->automatic = loop.automatic_compaction;
+  if (loop.keep_recent_segments)
+    definition.compaction->keep_recent_segments =
+        static_cast<std::int64_t>(*loop.keep_recent_segments);
+  if (loop.keep_recent_tokens)
+    definition.compaction->keep_recent_tokens = *loop.keep_recent_tokens;
+  if (loop.compactor.offline) {
+    definition.compactor = std::make_shared<ExtractiveCompactor>();
+  } else {
+    HARNESS_TRY(ServedModel compactor, Make(loop.compactor.model, "compactor model"));
+    definition.compactor = std::make_shared<ModelCompactor>(compactor.client);
+  }
+  return definition;
+}
+
+SessionOptions SessionTable::OptionsFor(const Uuid& id) const {
+  SessionOptions options;
+  options.journal = options_.journal;
+  options.env = options_.env;
+  options.session_id = id;
+  options.owner = options_.owner;
+  options.lease_ttl = options_.lease_ttl;
+  return options;
+}
+
+std::shared_ptr<ServedSession> SessionTable::Keep(std::unique_ptr<Session> session,
+                                                  std::vector<Uuid> loops) {
+  auto served = std::make_shared<ServedSession>();
+  served->session = std::move(session);
+  served->loops = std::move(loops);
+  Session& s = *served->session;
+  CommandBook& book = *options_.book;
+  served->watcher =
+      std::jthread([&s, &book](std::stop_token stop) { WatchReplies(stop, s, book); });
+  sessions_[s.id()] = served;
+  return served;
+}
+
+Status<ApiError> SessionTable::RoomLocked() const {
+  if (closed_)
+    return Fail(Error(ApiErrorKind::kShuttingDown, "the server is shutting down"));
+  if (sessions_.size() >= options_.max_sessions) {
+    return Fail(Error(ApiErrorKind::kTooManySessions,
+                      "the server holds its maximum of " + std::to_string(options_.max_sessions) +
+                          " sessions in memory; end one (DELETE) or try again later"));
+  }
+  return {};
+}
+
+Result<std::shared_ptr<ServedSession>, ApiError> SessionTable::Create(
+    const CreateSessionRequest& request) {
+  std::vector<LoopDefinition> definitions;
+  for (std::size_t i = 0; i < request.loops.size(); ++i) {
+    const LoopRequest& loop = request.loops[i];
+    HARNESS_TRY(LoopDefinition definition, Define(loop));
+    definition.make_active = i == 0;
+    definitions.push_back(std::move(definition));
+  }
+  std::lock_guard lock(mu_);
+  if (auto room = RoomLocked(); !room.ok())
+    return Fail(std::move(room).error());
+  auto opened = Session::Open(OptionsFor(Uuid{}));
+  if (!opened.ok())
+    return Fail(FromSessionError(opened.error()));
+  std::unique_ptr<Session> session = std::move(opened).value();
+  std::vector<Uuid> loops;
+  for (LoopDefinition& definition : definitions) {
+    auto created = session->CreateLoop(std::move(definition));
+    if (!created.ok()) {
+      // What was created stays journaled; the session is ended so that it is not left half made.
+      session->Shutdown();
+      return Fail(FromSessionError(created.error()));
+    }
+    loops.push_back(*created);
+  }
+  return Keep(std::move(session), std::move(loops));
+}
+
+Result<std::shared_ptr<ServedSession>, ApiError> SessionTable::Get(const Uuid& id) {
+  std::lock_guard lock(mu_);
+  if (closed_)
+    return Fail(Error(ApiErrorKind::kShuttingDown, "the server is shutting down"));
+  if (auto it = sessions_.find(id); it != sessions_.end())
+    return it->second;
+  if (auto room = RoomLocked(); !room.ok())
+    return Fail(std::move(room).error());
+  std::vector<Uuid> loops;
+  std::optional<ApiError> refused;  // a loop this server cannot rebuild
+  RestoreOptions restore;
+  restore.resolve = [&](const RestoredLoopInfo& info) -> Result<LoopDefinition, SessionError> {
+    loops.push_back(info.loop);
+    const ConfiguredModel* configured = nullptr;
+    std::string name;
+    for (const auto& [n, m] : *options_.models) {
+      if (m.model == info.model) {
+        configured = &m;
+        name = n;
+        break;
+      }
+    }
+    if (info.kind != LoopKind::kNative || configured == nullptr) {
+      refused = Error(ApiErrorKind::kRestoreRefused,
+                      "loop " + info.loop.ToString() + " uses model " + info.model.provider + "/" +
+                          info.model.model + ", which no configured model of this server is");
+      return Fail(SessionError{SessionErrorKind::kInvalidDefinition, refused->detail});
+    }
+    // What the journal does not record (the compactor, automatic compaction, the tail targets)
+    // is the configured model's default.
+    LoopRequest request;
+    request.model = name;
+    request.system_prompt = info.system_prompt;
+    auto definition = Define(request);
+    if (!definition.ok()) {
+      refused = definition.error();
+      return Fail(SessionError{SessionErrorKind::kInvalidDefinition, refused->detail});
+    }
+    if (!info.compaction_policy)
+      definition->compaction.reset();
+    return std::move(definition).value();
+  };
+  auto restored = Session::Restore(OptionsFor(id), std::move(restore));
+  if (!restored.ok())
+    return Fail(refused ? *refused : FromSessionError(restored.error()));
+  return Keep(std::move(restored).value(), std::move(loops));
+}
+
+Result<std::string, ApiError> SessionTable::ListJson() {
+  auto all = options_.journal->ListSessions();
+  if (!all.ok())
+    return Fail(Error(ApiErrorKind::kJournal, all.error().Describe()));
+  std::lock_guard lock(mu_);
+  std::string out = "{\"sessions\":[";
+  bool first = true;
+  for (const Uuid& id : *all) {
+    if (!first)
+      out += ",";
+    first = false;
+    out += "{\"session_id\":\"" + id.ToString() + "\",\"in_memory\":";
+    out += sessions_.count(id) != 0 ? "true" : "false";
+    out += "}";
+  }
+  out += "]}";
+  return out;
+}
+
+Status<ApiError> SessionTable::End(const Uuid& id) {
+  HARNESS_TRY(std::shared_ptr<ServedSession> served, Get(id));
+  served->session->Shutdown();
+  std::lock_guard lock(mu_);
+  sessions_.erase(id);
+  return {};
+}
+
+void SessionTable::SuspendAll() {
+  std::map<Uuid, std::shared_ptr<ServedSession>> sessions;
+  {
+    std::lock_guard lock(mu_);
+    closed_ = true;
+    sessions.swap(sessions_);
+  }
+  for (auto& [id, served] : sessions)
+    served->session->Suspend();
+}
+
+}  // namespace harness::serve

@@ -1,0 +1,122 @@
+// The sessions `harness serve` holds and the commands it accepted (docs/serve.md).
+//
+// Contract:
+// - CommandBook: every command the server accepted (compact, input), the session it went to,
+//   and its reply once the session publishes one (a CompactWaiterResolved/Rejected, an
+//   InputAccepted/Rejected/Cancelled naming it). A reply may be recorded before the command
+//   (the loop can answer before the request that accepted it returns); the command then reads
+//   as answered. It keeps at most `capacity` commands, forgetting the oldest. Watch registers a
+//   wake-up called once when the command is answered or at WakeAll (shutdown).
+// - SessionTable: the sessions in memory, by id. Create opens a session in the journal and
+//   creates its loops from configured models (every definition is made before anything is
+//   written, so a request naming an unknown model writes nothing). Get returns a session in
+//   memory or restores it from the journal (AcquireLease: a session another live writer holds is
+//   kLeaseHeld); a restored loop finds its model again by the key the journal records, and
+//   compacts with the offline compactor (the choice of compactor is not journaled). End shuts a
+//   session down (its loops exit, which the journal records) and forgets it. SuspendAll
+//   suspends and forgets every session, then refuses every call with kShuttingDown.
+// - Each session in memory has one watcher thread that records its replies in the book.
+// Thread safety: every method may be called from any thread.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+#include "harness/core/env.h"
+#include "harness/journal/journal.h"
+#include "harness/runtime/session.h"
+#include "harness/serve/server.h"
+#include "serve/api.h"
+
+namespace harness::serve {
+
+class CommandBook {
+ public:
+  explicit CommandBook(std::size_t capacity) : capacity_(capacity) {}
+
+  void Accepted(const Uuid& command, const Uuid& session);
+  void Answered(const Uuid& command, const Uuid& session, std::string reply_json);
+
+  struct Entry {
+    Uuid session;
+    std::optional<std::string> reply;  // the reply event's JSON once answered
+  };
+  std::optional<Entry> Find(const Uuid& command) const;
+
+  // Returns 0 (and registers nothing) when the command is already answered or unknown.
+  std::uint64_t Watch(const Uuid& command, std::function<void()> wake);
+  void Unwatch(const Uuid& command, std::uint64_t token);
+  void WakeAll();
+
+ private:
+  struct Record {
+    Entry entry;
+    std::map<std::uint64_t, std::function<void()>> watchers;
+  };
+  Record& Touch(const Uuid& command);  // under mu_
+
+  const std::size_t capacity_;
+  mutable std::mutex mu_;
+  std::unordered_map<Uuid, Record> records_;
+  std::deque<Uuid> order_;
+  std::uint64_t next_token_ = 1;
+};
+
+struct ServedSession {
+  std::unique_ptr<Session> session;
+  std::vector<Uuid> loops;  // in creation order
+  std::jthread watcher;     // last: stopped and joined before the session goes
+};
+
+struct SessionTableOptions {
+  Journal* journal = nullptr;
+  Env* env = nullptr;
+  const std::map<std::string, ConfiguredModel>* models = nullptr;
+  CommandBook* book = nullptr;
+  std::size_t max_sessions = 256;
+  std::chrono::nanoseconds lease_ttl = std::chrono::seconds(30);
+  Uuid owner;  // the lease owner: one per server process
+};
+
+class SessionTable {
+ public:
+  explicit SessionTable(SessionTableOptions options) : options_(std::move(options)) {}
+  ~SessionTable() { SuspendAll(); }
+
+  Result<std::shared_ptr<ServedSession>, ApiError> Create(const CreateSessionRequest& request);
+  Result<std::shared_ptr<ServedSession>, ApiError> Get(const Uuid& id);
+  // {"sessions":[{"session_id":"…","in_memory":bool},…]} in id order.
+  Result<std::string, ApiError> ListJson();
+  Status<ApiError> End(const Uuid& id);
+  void SuspendAll();
+
+ private:
+  // A fresh client of the configured model `name`; `role` names it in the refusal.
+  Result<ServedModel, ApiError> Make(const std::string& name, std::string_view role) const;
+  Result<LoopDefinition, ApiError> Define(const LoopRequest& loop) const;
+  SessionOptions OptionsFor(const Uuid& id) const;
+  // Under mu_: starts the watcher and keeps the session.
+  std::shared_ptr<ServedSession> Keep(std::unique_ptr<Session> session, std::vector<Uuid> loops);
+  Status<ApiError> RoomLocked() const;
+
+  const SessionTableOptions options_;
+  std::mutex mu_;  // held across a restore, so a session is restored once
+  std::map<Uuid, std::shared_ptr<ServedSession>> sessions_;
+  bool closed_ = false;
+};
+
+// What a session refusal means on the wire.
+ApiError FromSessionError(const SessionError& error);
+
+}  // namespace harness::serve

@@ -1,0 +1,248 @@
+// `harness serve` end to end: the real binary on 127.0.0.1 (port 0), a SQLite data directory and
+// a scripted model, driven over HTTP with libcurl: sessions, commands and their waits, the event
+// stream and its resumption, typed errors, the token rule, and a graceful stop whose sessions a
+// restarted server restores.
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "chat_support.h"
+#include "harness/core/json.h"
+#include "piped_process.h"
+#include "support/serve_client.h"
+
+namespace harness::serve_e2e {
+namespace {
+
+using chat_e2e::Answer;
+using chat_e2e::ChatDir;
+using serve_testing::Call;
+using serve_testing::HttpReply;
+using serve_testing::ReadStream;
+using serve_testing::StreamEvent;
+
+bool Has(const std::vector<StreamEvent>& events, const std::string& name) {
+  return serve_testing::HasEvent(events, name);
+}
+
+Json Parse(const std::string& text) {
+  auto parsed = ParseStrictJson(text);
+  EXPECT_TRUE(parsed.ok()) << text;
+  return parsed.ok() ? *parsed : Json();
+}
+
+std::string ErrorKind(const HttpReply& reply) {
+  const Json json = Parse(reply.body);
+  return json.contains("error") ? json["error"]["kind"].get<std::string>() : "";
+}
+
+class ServeCli : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() { curl_global_init(CURL_GLOBAL_DEFAULT); }
+
+  // Starts `harness serve` on 127.0.0.1:0 over the test's data directory with model "m".
+  void StartServer(const std::vector<std::string>& extra = {}) {
+    std::vector<std::string> args = {"serve",     "--listen", "127.0.0.1:0",          "--data-dir",
+                                     dir_.data(), "--model",  "m=scripted:" + script_};
+    args.insert(args.end(), extra.begin(), extra.end());
+    server_ = std::make_unique<e2e::Process>(args);
+    ASSERT_TRUE(server_->WaitForLine("listening on http://127.0.0.1:")) << server_->seen();
+    const std::string& seen = server_->seen();
+    const std::size_t at = seen.rfind("http://127.0.0.1:");
+    base_ = seen.substr(at, seen.find('\n', at) - at);
+  }
+
+  int StopServer() {
+    server_->Signal(SIGTERM);
+    const int code = server_->Wait();
+    return code;
+  }
+
+  // POST /v1/sessions with one loop of model m; returns {session, loop}.
+  // The policy keeps only the newest segment, so that a few short turns leave something to
+  // compact.
+  std::pair<std::string, std::string> CreateSession() {
+    const HttpReply created = Call(
+        "POST", base_ + "/v1/sessions",
+        R"({"loops":[{"model":"m","policy":{"keep_recent_segments":1,"keep_recent_tokens":1}}]})");
+    EXPECT_EQ(created.status, 201) << created.body;
+    const Json json = Parse(created.body);
+    return {json["session_id"].get<std::string>(), json["loops"][0].get<std::string>()};
+  }
+
+  Json WaitCommand(const std::string& id) {
+    const HttpReply reply = Call("GET", base_ + "/v1/commands/" + id + "?wait_ms=20000");
+    EXPECT_EQ(reply.status, 200) << reply.body;
+    return Parse(reply.body);
+  }
+
+  ChatDir dir_;
+  std::string script_ = dir_.Script({Answer("Hello."), Answer("Done."), Answer("Fine.")});
+  std::unique_ptr<e2e::Process> server_;
+  std::string base_;
+};
+
+TEST_F(ServeCli, ACompactionIsAcceptedWaitedForAndStreamedThenResumedWithoutGapOrDuplicate) {
+  StartServer();
+  const auto [session, loop] = CreateSession();
+  const std::string loop_url = base_ + "/v1/sessions/" + session + "/loops/" + loop;
+  for (const char* text : {"Say hello.", "Now edit src/app.cc.", "Run the tests."}) {
+    const HttpReply input =
+        Call("POST", loop_url + "/input", std::string(R"({"text":")") + text + "\"}");
+    ASSERT_EQ(input.status, 202) << input.body;
+    const Json answered = WaitCommand(Parse(input.body)["command_id"].get<std::string>());
+    EXPECT_EQ(answered["status"], "answered");
+    EXPECT_EQ(answered["reply"]["type"], "InputAccepted");
+  }
+  const HttpReply compact = Call("POST", loop_url + "/compact");
+  ASSERT_EQ(compact.status, 202) << compact.body;
+  const std::string command = Parse(compact.body)["command_id"].get<std::string>();
+  const Json reply = WaitCommand(command);
+  EXPECT_EQ(reply["session_id"], session);
+  EXPECT_EQ(reply["reply"]["type"], "CompactWaiterResolved") << reply.dump();
+
+  // The stream from the journal's start holds the compaction, in sequence order.
+  const std::string events_url = base_ + "/v1/sessions/" + session + "/events";
+  const auto all = ReadStream(events_url + "?from=1", [](const auto& events) {
+    return Has(events, "CompactionCommitted");
+  });
+  ASSERT_TRUE(Has(all, "CompactionCommitted"));
+  std::vector<std::uint64_t> seqs;
+  for (const StreamEvent& e : all) {
+    ASSERT_GT(e.seq, 0u) << e.name << ": replayed events are durable";
+    ASSERT_TRUE(seqs.empty() || e.seq > seqs.back());
+    EXPECT_EQ(e.data["event"]["type"], e.name);
+    seqs.push_back(e.seq);
+  }
+  // Every event the journal holds, and nothing else (the command intents are not events).
+  const HttpReply exported = Call("GET", base_ + "/v1/sessions/" + session + "/export");
+  ASSERT_EQ(exported.status, 200);
+  std::vector<std::uint64_t> journal_events;
+  std::size_t at = 0;
+  while (at < exported.body.size()) {
+    const std::size_t nl = exported.body.find('\n', at);
+    const Json record = Parse(exported.body.substr(at, nl - at));
+    if (record["kind"] == "event" && journal_events.size() < seqs.size())
+      journal_events.push_back(record["seq"].get<std::uint64_t>());
+    at = nl + 1;
+  }
+  EXPECT_EQ(seqs, journal_events);
+
+  // Reconnecting after the third event gets the fourth next: no gap, no duplicate.
+  ASSERT_GE(seqs.size(), 5u);
+  const auto resumed = ReadStream(
+      events_url + "?from=1",
+      [&](const auto& events) { return !events.empty() && events.back().seq >= seqs.back(); },
+      {"Last-Event-ID: " + std::to_string(seqs[2])});
+  std::vector<std::uint64_t> again;
+  for (const StreamEvent& e : resumed)
+    again.push_back(e.seq);
+  EXPECT_EQ(again, std::vector<std::uint64_t>(seqs.begin() + 3, seqs.end()));
+
+  // Filters: only the compaction's terminal events of this loop.
+  const auto filtered = ReadStream(
+      events_url + "?from=1&loop=" + loop + "&kind=CompactionCommitted,CompactionRejected",
+      [](const auto& events) { return !events.empty(); });
+  ASSERT_EQ(filtered.size(), 1u);
+  EXPECT_EQ(filtered[0].name, "CompactionCommitted");
+
+  const HttpReply context = Call("GET", loop_url + "/context");
+  ASSERT_EQ(context.status, 200) << context.body;
+  EXPECT_EQ(Parse(context.body)["derived_prefix"], 1);
+  const HttpReply history = Call("GET", loop_url + "/history");
+  ASSERT_EQ(history.status, 200);
+  EXPECT_EQ(Parse(history.body)["messages"][0]["role"], "user");
+  EXPECT_EQ(StopServer(), 0) << server_->seen();
+}
+
+TEST_F(ServeCli, RefusalsAreTypedWithTheirStatus) {
+  StartServer({"--max-body-bytes", "1024"});
+  const std::string unknown = "0190a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b";
+  const HttpReply bad_json = Call("POST", base_ + "/v1/sessions", "{\"loops\":");
+  EXPECT_EQ(bad_json.status, 400);
+  EXPECT_EQ(ErrorKind(bad_json), "invalid_json");
+  const HttpReply unknown_member =
+      Call("POST", base_ + "/v1/sessions", R"({"loops":[{"model":"m","script":"/etc/passwd"}]})");
+  EXPECT_EQ(unknown_member.status, 400);
+  EXPECT_EQ(ErrorKind(unknown_member), "invalid_request");
+  const HttpReply unknown_model =
+      Call("POST", base_ + "/v1/sessions", R"({"loops":[{"model":"scripted:/etc/passwd"}]})");
+  EXPECT_EQ(unknown_model.status, 400);
+  EXPECT_EQ(ErrorKind(unknown_model), "unknown_model");
+  const HttpReply no_session = Call("GET", base_ + "/v1/sessions/" + unknown);
+  EXPECT_EQ(no_session.status, 404);
+  EXPECT_EQ(ErrorKind(no_session), "session_not_found");
+  const HttpReply no_command = Call("GET", base_ + "/v1/commands/" + unknown);
+  EXPECT_EQ(no_command.status, 404);
+  EXPECT_EQ(ErrorKind(no_command), "command_not_found");
+  const HttpReply too_large =
+      Call("POST", base_ + "/v1/sessions", "{\"loops\":[" + std::string(2000, ' ') + "]}");
+  EXPECT_EQ(too_large.status, 413);
+  EXPECT_EQ(ErrorKind(too_large), "too_large");
+  const HttpReply method = Call("PUT", base_ + "/v1/sessions");
+  EXPECT_EQ(method.status, 405);
+  EXPECT_EQ(ErrorKind(method), "method_not_allowed");
+  const auto [session, loop] = CreateSession();
+  const HttpReply no_loop =
+      Call("POST", base_ + "/v1/sessions/" + session + "/loops/" + unknown + "/compact");
+  EXPECT_EQ(no_loop.status, 404);
+  EXPECT_EQ(ErrorKind(no_loop), "loop_not_found");
+  const HttpReply bad_from = Call("GET", base_ + "/v1/sessions/" + session + "/events?from=0");
+  EXPECT_EQ(bad_from.status, 400);
+  EXPECT_EQ(ErrorKind(bad_from), "invalid_query");
+  EXPECT_EQ(StopServer(), 0);
+}
+
+TEST_F(ServeCli, OffLoopbackItRefusesToStartWithoutATokenAndWithOneRequiresIt) {
+  e2e::Process refused({"serve", "--listen", "0.0.0.0:0", "--data-dir", dir_.data(), "--model",
+                        "m=scripted:" + script_});
+  const std::string out = refused.Rest();
+  EXPECT_EQ(refused.Wait(), 2);
+  EXPECT_NE(out.find("not a loopback address"), std::string::npos) << out;
+  EXPECT_EQ(out.find("listening"), std::string::npos);
+
+  const std::string token_file = dir_.Write("token", "s3cret-token\n");
+  StartServer({"--token-file", token_file});
+  EXPECT_EQ(Call("GET", base_ + "/v1/sessions").status, 401);
+  EXPECT_EQ(Call("GET", base_ + "/v1/sessions", "", {"Authorization: Bearer wrong"}).status, 401);
+  EXPECT_EQ(Call("GET", base_ + "/v1/sessions", "", {"Authorization: Bearer s3cret-token"}).status,
+            200);
+  EXPECT_EQ(StopServer(), 0);
+  EXPECT_EQ(server_->seen().find("s3cret"), std::string::npos);
+}
+
+TEST_F(ServeCli, SigtermSuspendsAndARestartedServerRestoresTheSessionOnDemand) {
+  StartServer();
+  const auto [session, loop] = CreateSession();
+  const std::string loop_url = base_ + "/v1/sessions/" + session + "/loops/" + loop;
+  const HttpReply input = Call("POST", loop_url + "/input", R"({"text":"Say hello."})");
+  ASSERT_EQ(input.status, 202);
+  WaitCommand(Parse(input.body)["command_id"].get<std::string>());
+  // The turn's end, seen on the stream, before the server stops.
+  ReadStream(base_ + "/v1/sessions/" + session + "/events?from=1&kind=TurnCompleted",
+             [](const auto& events) { return !events.empty(); });
+  EXPECT_EQ(StopServer(), 0) << server_->seen();
+
+  StartServer();
+  const HttpReply list = Call("GET", base_ + "/v1/sessions");
+  ASSERT_EQ(list.status, 200);
+  EXPECT_EQ(Parse(list.body)["sessions"][0]["in_memory"], false);
+  const HttpReply restored = Call("GET", base_ + "/v1/sessions/" + session);
+  ASSERT_EQ(restored.status, 200) << restored.body;
+  const Json json = Parse(restored.body);
+  EXPECT_EQ(json["loops"][0]["loop_id"], loop);
+  EXPECT_EQ(json["loops"][0]["history_messages"], 2) << restored.body;
+  // The restarted server listens on another port.
+  const HttpReply history =
+      Call("GET", base_ + "/v1/sessions/" + session + "/loops/" + loop + "/history");
+  ASSERT_EQ(history.status, 200);
+  EXPECT_EQ(Parse(history.body)["messages"].size(), 2u);
+  EXPECT_EQ(StopServer(), 0);
+}
+
+}  // namespace
+}  // namespace harness::serve_e2e
