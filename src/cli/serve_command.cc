@@ -169,7 +169,10 @@ int Run(const ServeCommandLine& line) {
   auto server = serve::Server::Start(std::move(options));
   if (!server.ok()) {
     std::fprintf(stderr, "harness %s\n", TerminalText(server.error().Message()).c_str());
-    return server.error().kind == serve::ServeError::Kind::kListen ? kExitInvalid : kExitUsage;
+    return server.error().kind == serve::ServeError::Kind::kListen ||
+                   server.error().kind == serve::ServeError::Kind::kIdUnavailable
+               ? kExitInvalid
+               : kExitUsage;
   }
   const std::string host =
       listen->host.find(':') != std::string::npos ? "[" + listen->host + "]" : listen->host;

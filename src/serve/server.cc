@@ -322,6 +322,8 @@ std::string ServeError::Message() const {
       return "serve: invalid options: " + detail;
     case Kind::kListen:
       return "serve: cannot listen: " + detail;
+    case Kind::kIdUnavailable:
+      return "serve: no id for the server's leases: " + detail;
   }
   return "serve: " + detail;
 }
@@ -810,7 +812,11 @@ Result<std::unique_ptr<Server>, ServeError> Server::Start(ServeOptions options) 
   table.book = &impl->book;
   table.max_sessions = impl->options.max_sessions;
   table.lease_ttl = impl->options.lease_ttl;
-  table.owner = Uuid::V4();
+  // One lease owner for every session of this process: another server is told who holds one.
+  Uuid::Bytes random;
+  if (auto drawn = env->RandomBytes(random); !drawn)
+    return Fail(ServeError{ServeError::Kind::kIdUnavailable, drawn.error().detail});
+  table.owner = Uuid::V4From(random);
   impl->sessions = std::make_unique<SessionTable>(std::move(table));
   impl->daemon = MHD_start_daemon(
       flags, impl->options.port, nullptr, nullptr, &HandleRequest, impl.get(), MHD_OPTION_SOCK_ADDR,

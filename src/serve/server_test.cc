@@ -3,6 +3,7 @@
 // that ends the streams still open.
 #include "harness/serve/server.h"
 
+#include <dirent.h>
 #include <gtest/gtest.h>
 
 #include <future>
@@ -172,6 +173,41 @@ TEST_F(ServerTest, DeleteEndsTheSessionWhoseLoopsTheJournalRecordsAsExited) {
   const auto refused = Call("POST", url + "/loops/" + loop_ + "/compact");
   EXPECT_EQ(refused.status, 409);
   EXPECT_EQ(ParseOrNull(refused.body)["error"]["kind"], "loop_exited");
+}
+
+// The threads of this process now (Linux: one entry per thread in /proc/self/task).
+std::size_t ThreadCount() {
+  std::size_t count = 0;
+  if (DIR* dir = opendir("/proc/self/task")) {
+    while (dirent* entry = readdir(dir)) {
+      if (entry->d_name[0] != '.')
+        ++count;
+    }
+    closedir(dir);
+  }
+  return count;
+}
+
+// Sessions share the server's threads: forty more sessions, each answering a compaction, start
+// none (a session with threads of its own starts at least four, and a reply watcher made five).
+TEST_F(ServerTest, SessionsShareTheServersThreads) {
+  Compact();  // the first compaction grows the blocking pool to what one call needs
+  const auto first = Call("GET", base_ + "/v1/commands/" + Compact() + "?wait_ms=10000");
+  ASSERT_EQ(first.status, 200) << first.body;
+  const std::size_t before = ThreadCount();
+  for (int i = 0; i < 40; ++i) {
+    const auto created = Call("POST", base_ + "/v1/sessions", R"({"loops":[{"model":"t"}]})");
+    ASSERT_EQ(created.status, 201) << created.body;
+    const Json json = ParseOrNull(created.body);
+    const std::string url = base_ + "/v1/sessions/" + json["session_id"].get<std::string>() +
+                            "/loops/" + json["loops"][0].get<std::string>() + "/compact";
+    const auto accepted = Call("POST", url);
+    ASSERT_EQ(accepted.status, 202) << accepted.body;
+    const std::string id = ParseOrNull(accepted.body)["command_id"].get<std::string>();
+    const auto answered = Call("GET", base_ + "/v1/commands/" + id + "?wait_ms=10000");
+    ASSERT_EQ(answered.status, 200) << answered.body;
+  }
+  EXPECT_EQ(ThreadCount(), before);
 }
 
 }  // namespace

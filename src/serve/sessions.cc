@@ -36,30 +36,104 @@ const EventFilter& ReplyFilter() {
   return filter;
 }
 
-// Records every reply the session publishes. A watcher that lags resubscribes from the journal
-// after the last reply it saw, so no reply is missed.
-void WatchReplies(std::stop_token stop, Session& session, CommandBook& book) {
-  Subscription sub = session.Subscribe(ReplyFilter());
-  for (;;) {
-    auto next = sub.Next(stop);
+}  // namespace
+
+// ---- ReplyRecorder ----
+
+ServedSession::~ServedSession() {
+  if (watch == nullptr)
+    return;
+  // The replies published up to now (a suspension answers its waiters) are recorded before the
+  // subscription goes; the recorder never reads it again.
+  recorder->Drain(*watch);
+  std::lock_guard lock(watch->mu);
+  watch->replies.reset();
+  watch->session = nullptr;
+}
+
+ReplyRecorder::ReplyRecorder(CommandBook& book)
+    : book_(book), thread_([this](std::stop_token stop) { Work(stop); }) {}
+
+ReplyRecorder::~ReplyRecorder() {
+  thread_.request_stop();
+  ready_cv_.notify_all();
+}
+
+void ReplyRecorder::Queue(const std::shared_ptr<ReplyWatch>& watch) {
+  if (watch->queued.exchange(true))
+    return;
+  {
+    std::lock_guard lock(mu_);
+    ready_.push_back(watch);
+  }
+  ready_cv_.notify_one();
+}
+
+void ReplyRecorder::Watch(ServedSession& served) {
+  auto watch = std::make_shared<ReplyWatch>();
+  watch->session = served.session.get();
+  served.watch = watch;
+  std::weak_ptr<ReplyWatch> weak = watch;
+  {
+    std::lock_guard lock(watch->mu);
+    // The waker runs on the publisher's thread under the hub's locks: it only queues the watch.
+    // It holds the watch weakly, as the watch's subscription holds the waker.
+    watch->waker = [this, weak] {
+      if (auto held = weak.lock())
+        Queue(held);
+    };
+    watch->replies.emplace(served.session->Subscribe(ReplyFilter()));
+    watch->replies->SetWaker(watch->waker);
+  }
+  // What was published before the waker was set is read once now.
+  Queue(watch);
+}
+
+void ReplyRecorder::Drain(ReplyWatch& watch) {
+  std::lock_guard lock(watch.mu);
+  while (watch.replies) {
+    auto next = watch.replies->TryNext();
     if (next.ok()) {
       if (auto command = AnsweredCommand(*next->event))
-        book.Answered(*command, session.id(), EventJson(*next->event));
+        book_.Answered(*command, watch.session->id(), EventJson(*next->event));
       continue;
     }
-    if (next.error().kind != NextError::Kind::kClosed || !next.error().close ||
-        next.error().close->kind != CloseKind::kLagged) {
-      return;  // stopped, or the session's hub is gone
-    }
-    auto again =
-        session.hub().SubscribeFrom(ReplyFilter(), next.error().close->last_delivered_seq + 1);
-    if (!again.ok())
+    if (next.error().kind == NextError::Kind::kEmpty)
       return;
-    sub = std::move(again).value();
+    // A subscription that lagged is taken up again from the journal after the last reply it
+    // delivered, so no reply is missed; any other close (the hub is gone) ends the watch.
+    if (next.error().kind != NextError::Kind::kClosed || !next.error().close ||
+        next.error().close->kind != CloseKind::kLagged || watch.session == nullptr) {
+      watch.replies.reset();
+      return;
+    }
+    auto again = watch.session->hub().SubscribeFrom(ReplyFilter(),
+                                                    next.error().close->last_delivered_seq + 1);
+    if (!again.ok()) {
+      watch.replies.reset();
+      return;
+    }
+    watch.replies.emplace(std::move(again).value());
+    watch.replies->SetWaker(watch.waker);
   }
 }
 
-}  // namespace
+void ReplyRecorder::Work(std::stop_token stop) {
+  for (;;) {
+    std::shared_ptr<ReplyWatch> watch;
+    {
+      std::unique_lock lock(mu_);
+      ready_cv_.wait(lock, stop, [&] { return !ready_.empty(); });
+      if (ready_.empty())
+        return;  // stopped
+      watch = std::move(ready_.front());
+      ready_.pop_front();
+    }
+    // Cleared before reading, so a delivery queued while this drains queues the watch again.
+    watch->queued.store(false);
+    Drain(*watch);
+  }
+}
 
 // ---- CommandBook ----
 
@@ -210,9 +284,15 @@ Result<LoopDefinition, ApiError> SessionTable::Define(const LoopRequest& loop) c
   return definition;
 }
 
+SessionTable::SessionTable(SessionTableOptions options)
+    : options_(std::move(options)),
+      host_(std::make_shared<SessionHost>(SessionHostOptions{options_.actor_threads})),
+      recorder_(std::make_shared<ReplyRecorder>(*options_.book)) {}
+
 SessionOptions SessionTable::OptionsFor(const Uuid& id) const {
   SessionOptions options;
   options.journal = options_.journal;
+  options.host = host_.get();
   options.env = options_.env;
   options.session_id = id;
   options.owner = options_.owner;
@@ -222,14 +302,11 @@ SessionOptions SessionTable::OptionsFor(const Uuid& id) const {
 
 std::shared_ptr<ServedSession> SessionTable::Keep(std::unique_ptr<Session> session,
                                                   std::vector<Uuid> loops) {
-  auto served = std::make_shared<ServedSession>();
+  auto served = std::make_shared<ServedSession>(host_, recorder_);
   served->session = std::move(session);
   served->loops = std::move(loops);
-  Session& s = *served->session;
-  CommandBook& book = *options_.book;
-  served->watcher =
-      std::jthread([&s, &book](std::stop_token stop) { WatchReplies(stop, s, book); });
-  sessions_[s.id()] = served;
+  recorder_->Watch(*served);
+  sessions_[served->session->id()] = served;
   return served;
 }
 

@@ -15,11 +15,15 @@
 //   compacts with the offline compactor (the choice of compactor is not journaled). End shuts a
 //   session down (its loops exit, which the journal records) and forgets it. SuspendAll
 //   suspends and forgets every session, then refuses every call with kShuttingDown.
-// - Each session in memory has one watcher thread that records its replies in the book.
+// - Every session in memory runs on the table's one SessionHost (the server's threads, whatever
+//   the number of sessions), and one ReplyRecorder thread records every session's replies in
+//   the book: a session's reply subscription wakes it, and it reads what is queued.
 // Thread safety: every method may be called from any thread.
 #pragma once
 
+#include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <cstddef>
 #include <cstdint>
 #include <deque>
@@ -34,7 +38,9 @@
 #include <vector>
 
 #include "harness/core/env.h"
+#include "harness/hub/subscription.h"
 #include "harness/journal/journal.h"
+#include "harness/runtime/host.h"
 #include "harness/runtime/session.h"
 #include "harness/serve/server.h"
 #include "serve/api.h"
@@ -73,10 +79,55 @@ class CommandBook {
   std::uint64_t next_token_ = 1;
 };
 
+class ReplyRecorder;
+
+// A session's reply subscription as the recorder reads it.
+struct ReplyWatch {
+  std::mutex mu;  // one reader of `replies` at a time
+  Session* session = nullptr;
+  std::optional<Subscription> replies;  // reset (under mu) before the session goes
+  std::function<void()> waker;          // queues the watch in the recorder
+  std::atomic<bool> queued{false};      // in the recorder's queue
+};
+
 struct ServedSession {
+  ServedSession(std::shared_ptr<SessionHost> host_in, std::shared_ptr<ReplyRecorder> recorder_in)
+      : host(std::move(host_in)), recorder(std::move(recorder_in)) {}
+  // Records what is still queued, then unsubscribes before the session goes.
+  ~ServedSession();
+  ServedSession(const ServedSession&) = delete;
+  ServedSession& operator=(const ServedSession&) = delete;
+
+  // First: they outlive the session, whoever holds the last reference to it.
+  std::shared_ptr<SessionHost> host;
+  std::shared_ptr<ReplyRecorder> recorder;
   std::unique_ptr<Session> session;
   std::vector<Uuid> loops;  // in creation order
-  std::jthread watcher;     // last: stopped and joined before the session goes
+  std::shared_ptr<ReplyWatch> watch;
+};
+
+// Records the replies of every watched session in the book, from one thread.
+class ReplyRecorder {
+ public:
+  explicit ReplyRecorder(CommandBook& book);
+  ~ReplyRecorder();
+  ReplyRecorder(const ReplyRecorder&) = delete;
+  ReplyRecorder& operator=(const ReplyRecorder&) = delete;
+
+  // Subscribes to `served`'s replies; from now on each is recorded.
+  void Watch(ServedSession& served);
+  // Reads what `watch` has queued now, on the calling thread.
+  void Drain(ReplyWatch& watch);
+
+ private:
+  void Queue(const std::shared_ptr<ReplyWatch>& watch);
+  void Work(std::stop_token stop);
+
+  CommandBook& book_;
+  std::mutex mu_;
+  std::condition_variable_any ready_cv_;
+  std::deque<std::shared_ptr<ReplyWatch>> ready_;
+  std::jthread thread_;  // last: stopped and joined first
 };
 
 struct SessionTableOptions {
@@ -86,12 +137,13 @@ struct SessionTableOptions {
   CommandBook* book = nullptr;
   std::size_t max_sessions = 256;
   std::chrono::nanoseconds lease_ttl = std::chrono::seconds(30);
-  Uuid owner;  // the lease owner: one per server process
+  Uuid owner;                     // the lease owner: one per server process
+  std::size_t actor_threads = 2;  // the sessions' host: threads running every loop strand
 };
 
 class SessionTable {
  public:
-  explicit SessionTable(SessionTableOptions options) : options_(std::move(options)) {}
+  explicit SessionTable(SessionTableOptions options);
   ~SessionTable() { SuspendAll(); }
 
   Result<std::shared_ptr<ServedSession>, ApiError> Create(const CreateSessionRequest& request);
@@ -106,11 +158,13 @@ class SessionTable {
   Result<ServedModel, ApiError> Make(const std::string& name, std::string_view role) const;
   Result<LoopDefinition, ApiError> Define(const LoopRequest& loop) const;
   SessionOptions OptionsFor(const Uuid& id) const;
-  // Under mu_: starts the watcher and keeps the session.
+  // Under mu_: starts recording its replies and keeps the session.
   std::shared_ptr<ServedSession> Keep(std::unique_ptr<Session> session, std::vector<Uuid> loops);
   Status<ApiError> RoomLocked() const;
 
   const SessionTableOptions options_;
+  std::shared_ptr<SessionHost> host_;
+  std::shared_ptr<ReplyRecorder> recorder_;
   std::mutex mu_;  // held across a restore, so a session is restored once
   std::map<Uuid, std::shared_ptr<ServedSession>> sessions_;
   bool closed_ = false;

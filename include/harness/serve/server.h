@@ -78,7 +78,8 @@ struct ServeError {
   enum class Kind : std::uint8_t {
     kTokenRequired,  // a non-loopback host without a token
     kInvalidOptions,
-    kListen,  // the address could not be bound
+    kListen,         // the address could not be bound
+    kIdUnavailable,  // the Env could not draw the server's lease owner id
   };
   Kind kind = Kind::kInvalidOptions;
   std::string detail;
