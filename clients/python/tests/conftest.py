@@ -1,5 +1,5 @@
 """The real `harness serve` for the client's tests: on 127.0.0.1 port 0, over a temporary SQLite
-data directory, with scripted models (docs/scripted.md). The binary is $HARNESS_BIN, else the
+data directory, with scripted models (docs/scripted.md). The binary is $HARNESS_BINARY, else the
 first of the repository's build directories that has one."""
 
 from __future__ import annotations
@@ -27,14 +27,14 @@ STOP_SECONDS = 60
 
 
 def harness_binary() -> str:
-    given = os.environ.get("HARNESS_BIN")
+    given = os.environ.get("HARNESS_BINARY")
     if given:
         return given
     for build in ("build-asan", "build-release", "build"):
         candidate = ROOT / build / "harness"
         if candidate.is_file() and os.access(candidate, os.X_OK):
             return str(candidate)
-    pytest.fail("no harness binary: build one (cmake --build build-asan --target harness) or set HARNESS_BIN")
+    pytest.fail("no harness binary: build one (cmake --build build-asan --target harness) or set HARNESS_BINARY")
 
 
 def answers(*texts: str) -> str:
