@@ -92,7 +92,9 @@ def test_a_compaction_is_waited_for_and_its_events_stream(make_server):
     assert context.derived_prefix == 1 and context.categories["summary"].messages == 1
     assert client.history(sid, loop).messages[0]["role"] == "user"
     state = client.get_session(sid)
-    assert state.active_loop == loop and state.loops[0].status == "idle" and not state.faulted
+    # The loop may still be finishing the compaction's aftermath when its waiter is answered.
+    assert state.active_loop == loop and state.loops[0].status in ("idle", "running")
+    assert state.loops[0].loop_id == loop and not state.faulted
     assert server.stop() == 0, server.output()
 
 

@@ -19,7 +19,7 @@ def test_the_readme_example_runs(make_server, tmp_path):
     script = tmp_path / "example.py"
     script.write_text(example.replace("http://127.0.0.1:8420", server.url), encoding="utf-8")
     env = dict(os.environ, PYTHONPATH=str(ROOT / "clients" / "python"))
-    ran = subprocess.run([sys.executable, str(script)], env=env, capture_output=True, text=True, timeout=60)
+    ran = subprocess.run([sys.executable, str(script)], env=env, capture_output=True, text=True, timeout=120)
     assert ran.returncode == 0, ran.stderr
     lines = ran.stdout.splitlines()
     assert lines[0] == "CompactWaiterResolved"
