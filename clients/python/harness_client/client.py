@@ -1,0 +1,453 @@
+"""The client of `harness serve` (docs/serve.md): one ``Client`` per server, one HTTP
+connection per request (so a Client may be shared between threads), and ``EventStream``, the
+resuming iterator over a session's Server-Sent Events."""
+
+from __future__ import annotations
+
+import http.client
+import json
+import socket
+import time
+import urllib.parse
+from typing import Any, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple, Union
+
+from .errors import (
+    CommandTimeout,
+    ConnectionFailed,
+    HarnessError,
+    ProtocolError,
+    error_from_response,
+)
+from .models import (
+    CommandStatus,
+    Context,
+    CreatedSession,
+    Event,
+    History,
+    Lagged,
+    LoopSpec,
+    Session,
+    SessionSummary,
+    StreamEnd,
+)
+
+# The server's longest command wait (GET /v1/commands/{id}?wait_ms=N, N at most 30000).
+MAX_WAIT_MS = 30_000
+
+
+def _segment(value: str) -> str:
+    """A path segment: every byte that could end it or start another is escaped, so an id from
+    anywhere (a transcript, an event) can only ever name one segment."""
+    return urllib.parse.quote(str(value), safe="")
+
+
+class Client:
+    """A client of one `harness serve`.
+
+    ``base_url`` is ``http://HOST:PORT`` (or https, optionally with a path prefix); ``token``
+    is sent as ``Authorization: Bearer`` on every request; ``timeout`` (seconds) bounds
+    connecting and each read of an ordinary request (a command wait adds its own wait to it).
+    Every failure is a ``HarnessError`` (errors.py)."""
+
+    def __init__(self, base_url: str, token: Optional[str] = None, timeout: float = 30.0) -> None:
+        parts = urllib.parse.urlsplit(base_url)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise ValueError("base_url must be http://HOST:PORT or https://HOST:PORT")
+        if parts.query or parts.fragment:
+            raise ValueError("base_url has no query or fragment")
+        if token is not None and any(c in token for c in "\r\n"):
+            raise ValueError("a token is one line")
+        self._https = parts.scheme == "https"
+        self._host = parts.hostname
+        self._port = parts.port
+        self._prefix = parts.path.rstrip("/")
+        self._token = token
+        self.timeout = timeout
+
+    # ---- transport ----
+
+    def _connection(self, timeout: Optional[float]) -> http.client.HTTPConnection:
+        if self._https:
+            return http.client.HTTPSConnection(self._host, self._port, timeout=timeout)
+        return http.client.HTTPConnection(self._host, self._port, timeout=timeout)
+
+    def _target(self, path: str, query: Optional[Sequence[Tuple[str, str]]] = None) -> str:
+        target = self._prefix + path
+        if query:
+            target += "?" + urllib.parse.urlencode(list(query))
+        return target
+
+    def _headers(self, extra: Optional[Dict[str, str]] = None) -> Dict[str, str]:
+        headers = {"Accept": "application/json"}
+        if self._token is not None:
+            headers["Authorization"] = "Bearer " + self._token
+        if extra:
+            headers.update(extra)
+        return headers
+
+    def _open(
+        self,
+        method: str,
+        target: str,
+        body: Optional[bytes],
+        headers: Dict[str, str],
+        timeout: Optional[float],
+    ) -> Tuple[http.client.HTTPConnection, http.client.HTTPResponse]:
+        """Sends a request and returns its connection and response (status below 400), or
+        raises the typed error of the response or of the transport."""
+        conn = self._connection(timeout)
+        try:
+            try:
+                conn.request(method, target, body=body, headers=headers)
+            except (BrokenPipeError, ConnectionResetError):
+                # The server may answer before it reads a body it refuses (413 on the declared
+                # Content-Length) and close: its answer is still there to read.
+                pass
+            response = conn.getresponse()
+            if response.status >= 400:
+                raise error_from_response(response.status, response.read())
+            return conn, response
+        except HarnessError:
+            conn.close()
+            raise
+        except (OSError, http.client.HTTPException) as e:
+            conn.close()
+            raise ConnectionFailed("connection", None, f"{method} {target}: {e}") from e
+
+    def _call(
+        self,
+        method: str,
+        path: str,
+        payload: Any = None,
+        query: Optional[Sequence[Tuple[str, str]]] = None,
+        timeout: Optional[float] = None,
+    ) -> Tuple[int, bytes]:
+        body = None
+        headers = self._headers()
+        if payload is not None:
+            body = json.dumps(payload).encode("utf-8")
+            headers["Content-Type"] = "application/json"
+        elif method == "POST":
+            body = b""
+        target = self._target(path, query)
+        conn, response = self._open(method, target, body, headers, timeout or self.timeout)
+        try:
+            return response.status, response.read()
+        except (OSError, http.client.HTTPException) as e:
+            raise ConnectionFailed("connection", None, f"{method} {target}: {e}") from e
+        finally:
+            conn.close()
+
+    def _json(self, method: str, path: str, payload: Any = None, **kwargs: Any) -> Tuple[int, Any]:
+        status, body = self._call(method, path, payload, **kwargs)
+        try:
+            return status, json.loads(body)
+        except ValueError as e:
+            raise ProtocolError("protocol", status, f"{method} {path}: the body is not JSON") from e
+
+    # ---- sessions ----
+
+    def create_session(
+        self, loops: Union[str, LoopSpec, Iterable[Union[str, LoopSpec]]]
+    ) -> CreatedSession:
+        """POST /v1/sessions: one loop per model name or LoopSpec (1 to 16), the first active."""
+        if isinstance(loops, (str, LoopSpec)):
+            loops = [loops]
+        specs = [LoopSpec(loop) if isinstance(loop, str) else loop for loop in loops]
+        _, obj = self._json("POST", "/v1/sessions", {"loops": [s.to_json() for s in specs]})
+        return CreatedSession.from_json(obj)
+
+    def list_sessions(self) -> List[SessionSummary]:
+        """GET /v1/sessions: every session of the journal."""
+        _, obj = self._json("GET", "/v1/sessions")
+        sessions = obj.get("sessions") if isinstance(obj, dict) else None
+        if not isinstance(sessions, list):
+            raise ProtocolError("protocol", 200, "$.sessions is not a list")
+        return [SessionSummary.from_json(s) for s in sessions]
+
+    def get_session(self, session_id: str) -> Session:
+        """GET /v1/sessions/{id} (restoring the session from the journal when needed)."""
+        _, obj = self._json("GET", f"/v1/sessions/{_segment(session_id)}")
+        return Session.from_json(obj)
+
+    def delete_session(self, session_id: str) -> None:
+        """DELETE /v1/sessions/{id}: ends every loop; the journal keeps the session."""
+        self._call("DELETE", f"/v1/sessions/{_segment(session_id)}")
+
+    def export(self, session_id: str) -> List[Dict[str, Any]]:
+        """GET /v1/sessions/{id}/export: the journal's records of the session, in order, each
+        as `harness journal show --json` writes it."""
+        _, body = self._call("GET", f"/v1/sessions/{_segment(session_id)}/export")
+        records = []
+        for number, line in enumerate(body.split(b"\n"), 1):
+            if not line:
+                continue
+            try:
+                records.append(json.loads(line))
+            except ValueError as e:
+                raise ProtocolError("protocol", 200, f"export line {number} is not JSON") from e
+        return records
+
+    # ---- loops ----
+
+    def _loop(self, session_id: str, loop_id: str) -> str:
+        return f"/v1/sessions/{_segment(session_id)}/loops/{_segment(loop_id)}"
+
+    def _command_id(self, obj: Any) -> str:
+        command = obj.get("command_id") if isinstance(obj, dict) else None
+        if not isinstance(command, str):
+            raise ProtocolError("protocol", None, "the answer has no command_id")
+        return command
+
+    def submit_input(self, session_id: str, loop_id: str, text: str) -> str:
+        """POST …/input: the user's text to a loop. Returns the command id once its intent is
+        durable; wait() gets its reply."""
+        _, obj = self._json("POST", self._loop(session_id, loop_id) + "/input", {"text": text})
+        return self._command_id(obj)
+
+    def compact(self, session_id: str, loop_id: str) -> str:
+        """POST …/compact: asks the loop for a compaction. Returns the command id."""
+        _, obj = self._json("POST", self._loop(session_id, loop_id) + "/compact")
+        return self._command_id(obj)
+
+    def interrupt(self, session_id: str, loop_id: str) -> str:
+        """POST …/interrupt: done when accepted (what it ended shows in the events); the
+        server does not keep its id for wait()."""
+        _, obj = self._json("POST", self._loop(session_id, loop_id) + "/interrupt")
+        return self._command_id(obj)
+
+    def history(self, session_id: str, loop_id: str) -> History:
+        _, obj = self._json("GET", self._loop(session_id, loop_id) + "/history")
+        return History.from_json(obj)
+
+    def context(self, session_id: str, loop_id: str) -> Context:
+        _, obj = self._json("GET", self._loop(session_id, loop_id) + "/context")
+        return Context.from_json(obj)
+
+    # ---- commands ----
+
+    def command(self, command_id: str, wait_ms: int = 0) -> CommandStatus:
+        """GET /v1/commands/{id}?wait_ms=N: answered, or pending when N ms passed first."""
+        if not 0 <= wait_ms <= MAX_WAIT_MS:
+            raise ValueError(f"wait_ms is from 0 to {MAX_WAIT_MS}")
+        _, obj = self._json(
+            "GET",
+            f"/v1/commands/{_segment(command_id)}",
+            query=[("wait_ms", str(wait_ms))],
+            timeout=self.timeout + wait_ms / 1000.0,
+        )
+        return CommandStatus.from_json(obj)
+
+    def wait(self, command_id: str, timeout: float = 60.0) -> CommandStatus:
+        """The command's reply: the server's bounded wait (at most 30 s a request), asked
+        again until it answers or ``timeout`` seconds passed (CommandTimeout)."""
+        deadline = time.monotonic() + timeout
+        while True:
+            remaining = deadline - time.monotonic()
+            status = self.command(command_id, wait_ms=max(0, min(MAX_WAIT_MS, int(remaining * 1000))))
+            if status.answered:
+                return status
+            if time.monotonic() >= deadline:
+                raise CommandTimeout(command_id, timeout)
+
+    # ---- events ----
+
+    def events(
+        self,
+        session_id: str,
+        loop: Optional[str] = None,
+        kinds: Optional[Iterable[str]] = None,
+        last_event_id: Optional[int] = None,
+        from_seq: Optional[int] = None,
+        max_reconnects: int = 5,
+        read_timeout: Optional[float] = None,
+    ) -> "EventStream":
+        """GET /v1/sessions/{id}/events as an iterator of Event (and Lagged): see EventStream.
+        ``loop`` keeps that loop's events and the session's own, ``kinds`` those event types;
+        ``last_event_id`` resumes after that sequence, ``from_seq`` replays from it; neither:
+        the live stream only."""
+        return EventStream(
+            self, session_id, loop, kinds, last_event_id, from_seq, max_reconnects, read_timeout
+        )
+
+
+class EventStream:
+    """An iterator over a session's events that resumes across dropped connections.
+
+    - Yields ``Event`` in the server's order. ``last_event_id`` is the sequence of the last
+      enduring event yielded (or the one the stream was started after).
+    - When the connection drops (an error, or the body ends without an ``end`` frame), the next
+      ``next()`` reconnects with ``Last-Event-ID: last_event_id``: the server replays from the
+      next sequence, so no enduring event is missed or yielded twice. Ephemeral events
+      (``seq`` 0: CompactionStarted, ContextPressure, InputQueued) live only on live streams;
+      those published while disconnected are not replayed. A live-only stream (neither
+      ``last_event_id`` nor ``from_seq``) that drops before its first enduring event resumes
+      live, and may miss what was published meanwhile: start with ``from_seq`` to rule that out.
+    - A ``lagged`` frame (the server ended the stream because this client fell behind) is
+      yielded as a ``Lagged`` object, then the stream resumes as after a drop: nothing is lost.
+    - An ``end`` frame (the session left the server's memory: deleted, or the server stopping)
+      ends the iteration; ``end`` holds it. To follow a restarted server, open a new stream with
+      ``last_event_id=stream.last_event_id``.
+    - An HTTP refusal (unknown session, bad token…) raises its HarnessError at once. Failing to
+      reconnect ``max_reconnects`` times in a row (with a growing pause between attempts,
+      the first retry immediate) raises ConnectionFailed.
+    """
+
+    def __init__(
+        self,
+        client: Client,
+        session_id: str,
+        loop: Optional[str],
+        kinds: Optional[Iterable[str]],
+        last_event_id: Optional[int],
+        from_seq: Optional[int],
+        max_reconnects: int,
+        read_timeout: Optional[float],
+    ) -> None:
+        self._client = client
+        self._path = f"/v1/sessions/{_segment(session_id)}/events"
+        self._loop = loop
+        self._kinds = list(kinds) if kinds is not None else None
+        self._from = from_seq
+        self.last_event_id = last_event_id
+        self.end: Optional[StreamEnd] = None
+        self.reconnects = 0  # connections opened after the first
+        self._max_reconnects = max_reconnects
+        self._read_timeout = read_timeout
+        self._conn: Optional[http.client.HTTPConnection] = None
+        self._response: Optional[http.client.HTTPResponse] = None
+        self._connected_once = False
+        self._failures = 0  # connection attempts in a row that brought no frame
+        self._closed = False
+
+    def __iter__(self) -> Iterator[Union[Event, Lagged]]:
+        return self
+
+    def __enter__(self) -> "EventStream":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self._closed = True
+        self._disconnect()
+
+    def _disconnect(self) -> None:
+        if self._conn is not None:
+            self._conn.close()
+        self._conn = None
+        self._response = None
+
+    def _connect(self) -> None:
+        query: List[Tuple[str, str]] = []
+        if self._from is not None:
+            query.append(("from", str(self._from)))
+        if self._loop is not None:
+            query.append(("loop", self._loop))
+        if self._kinds is not None:
+            query.append(("kind", ",".join(self._kinds)))
+        extra = {"Accept": "text/event-stream"}
+        if self.last_event_id:
+            extra["Last-Event-ID"] = str(self.last_event_id)
+        elif self.last_event_id == 0:
+            # After nothing (a Lagged before any enduring event): the journal from its start.
+            query = [("from", "1")] + [q for q in query if q[0] != "from"]
+        while True:
+            try:
+                self._conn, self._response = self._client._open(
+                    "GET",
+                    self._client._target(self._path, query),
+                    None,
+                    self._client._headers(extra),
+                    self._client.timeout,
+                )
+                break
+            except ConnectionFailed:
+                self._failures += 1
+                if not self._connected_once or self._failures > self._max_reconnects:
+                    raise
+                # The first retry is immediate; the server may be restarting after that.
+                time.sleep(min(2.0, 0.05 * 2 ** (self._failures - 1)))
+        content_type = self._response.getheader("Content-Type", "")
+        if not content_type.startswith("text/event-stream"):
+            self._disconnect()
+            raise ProtocolError("protocol", 200, "the events answer is not text/event-stream")
+        # Connected: an idle stream may wait for events as long as it likes.
+        if self._conn.sock is not None:
+            self._conn.sock.settimeout(self._read_timeout)
+        if self._connected_once:
+            self.reconnects += 1
+        self._connected_once = True
+
+    def _read_frame(self) -> Optional[Tuple[str, Optional[str], str]]:
+        """The next frame (event name, id, data), or None when the connection ended."""
+        name, frame_id, data = "message", None, []
+        seen = False
+        assert self._response is not None
+        while True:
+            line = self._response.readline()
+            if not line:
+                return None
+            if not line.endswith(b"\n"):
+                return None  # cut off mid-line: a drop
+            text = line.decode("utf-8").rstrip("\r\n")
+            if text == "":
+                if seen:
+                    return name, frame_id, "\n".join(data)
+                continue
+            if text.startswith(":"):
+                continue  # a comment
+            field, _, value = text.partition(":")
+            value = value[1:] if value.startswith(" ") else value
+            seen = True
+            if field == "event":
+                name = value
+            elif field == "data":
+                data.append(value)
+            elif field == "id":
+                frame_id = value
+
+    def __next__(self) -> Union[Event, Lagged]:
+        while True:
+            if self._closed or self.end is not None:
+                raise StopIteration
+            if self._response is None:
+                if self._connected_once and self._failures > self._max_reconnects:
+                    raise ConnectionFailed("connection", None, "the event stream keeps dropping")
+                self._connect()
+            try:
+                frame = self._read_frame()
+            except (OSError, http.client.HTTPException, ValueError):
+                frame = None  # a drop; UnicodeDecodeError is a ValueError of a cut frame
+            if frame is None:
+                self._disconnect()
+                self._failures += 1
+                continue
+            self._failures = 0
+            name, frame_id, data = frame
+            try:
+                payload = json.loads(data)
+            except ValueError as e:
+                raise ProtocolError("protocol", 200, f"an {name!r} frame's data is not JSON") from e
+            if name == "lagged":
+                self._disconnect()
+                return Lagged(_seq(payload, "last_seq"))
+            if name == "end":
+                self._disconnect()
+                reason = payload.get("reason") if isinstance(payload, dict) else None
+                if not isinstance(reason, str):
+                    raise ProtocolError("protocol", 200, "an end frame has no reason")
+                self.end = StreamEnd(reason, _seq(payload, "last_seq"))
+                raise StopIteration
+            event = Event.from_frame(name, frame_id, payload)
+            if event.enduring:
+                self.last_event_id = event.seq
+            return event
+
+
+def _seq(payload: Any, name: str) -> int:
+    value = payload.get(name) if isinstance(payload, dict) else None
+    if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+        raise ProtocolError("protocol", 200, f"a frame's {name} is not a sequence")
+    return value

@@ -1,0 +1,146 @@
+"""Typed errors of the `harness serve` client.
+
+Every refusal of the server is ``{"error":{"kind":"…","detail":"…"}}`` with the HTTP status of
+its kind (docs/serve.md "Errors"). ``error_from_response`` turns one into the most specific class
+below: first by kind, then by status, else ``HarnessError`` itself. The detail is the server's
+text for a person: it is kept as data, never parsed or formatted into anything but a message.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Optional
+
+
+class HarnessError(Exception):
+    """Any failure of a request: ``kind`` (the server's error kind, or ``"connection"`` /
+    ``"protocol"`` for what happened on the client's side), ``status`` (the HTTP status, None
+    when there was no answer) and ``detail`` (text for a person)."""
+
+    def __init__(self, kind: str, status: Optional[int], detail: str) -> None:
+        super().__init__(f"{kind} ({status}): {detail}" if status is not None else f"{kind}: {detail}")
+        self.kind = kind
+        self.status = status
+        self.detail = detail
+
+
+class BadRequest(HarnessError):
+    """400: invalid_json, invalid_request, invalid_query, invalid_id, unknown_model,
+    invalid_argument."""
+
+
+class UnknownModel(BadRequest):
+    """400 unknown_model: the request names a model the server was not configured with."""
+
+
+class Unauthorized(HarnessError):
+    """401: the bearer token is missing or wrong."""
+
+
+class NotFound(HarnessError):
+    """404: not_found (no such route) and the more specific kinds below."""
+
+
+class SessionNotFound(NotFound):
+    """404 session_not_found."""
+
+
+class LoopNotFound(NotFound):
+    """404 loop_not_found."""
+
+
+class CommandNotFound(NotFound):
+    """404 command_not_found: an unknown id, or one older than the server remembers."""
+
+
+class MethodNotAllowed(HarnessError):
+    """405."""
+
+
+class Conflict(HarnessError):
+    """409: loop_exited, compaction_unsupported, session_faulted, session_suspended,
+    restore_refused, and lease_held below."""
+
+
+class LeaseHeld(Conflict):
+    """409 lease_held: another writer holds the session's lease."""
+
+
+class LoopExited(Conflict):
+    """409 loop_exited: the loop takes no more work."""
+
+
+class TooLarge(HarnessError):
+    """413: the body is over the server's --max-body-bytes."""
+
+
+class ServerError(HarnessError):
+    """500: journal, internal."""
+
+
+class Unavailable(HarnessError):
+    """503: shutting_down, too_many_sessions."""
+
+
+class ShuttingDown(Unavailable):
+    """503 shutting_down: the server is stopping."""
+
+
+class ConnectionFailed(HarnessError):
+    """No answer: the server could not be reached or the connection broke (kind
+    ``"connection"``, status None)."""
+
+
+class ProtocolError(HarnessError):
+    """An answer that is not what the API defines (kind ``"protocol"``): a body that is not
+    JSON, or JSON of another shape."""
+
+
+class CommandTimeout(HarnessError, TimeoutError):
+    """Client.wait's timeout passed while the command was still pending (kind ``"timeout"``,
+    status None). ``command_id`` names the command; waiting again may still get its reply."""
+
+    def __init__(self, command_id: str, timeout: float) -> None:
+        super().__init__("timeout", None, f"command {command_id} still pending after {timeout:g}s")
+        self.command_id = command_id
+
+
+_BY_KIND = {
+    "unknown_model": UnknownModel,
+    "session_not_found": SessionNotFound,
+    "loop_not_found": LoopNotFound,
+    "command_not_found": CommandNotFound,
+    "lease_held": LeaseHeld,
+    "loop_exited": LoopExited,
+    "shutting_down": ShuttingDown,
+}
+
+_BY_STATUS = {
+    400: BadRequest,
+    401: Unauthorized,
+    404: NotFound,
+    405: MethodNotAllowed,
+    409: Conflict,
+    413: TooLarge,
+    500: ServerError,
+    503: Unavailable,
+}
+
+# A detail quoted from a body that is not the API's error: enough to recognise, never the lot.
+_MAX_QUOTED = 200
+
+
+def error_from_response(status: int, body: bytes) -> HarnessError:
+    """The typed error of a response with a status of 400 or more."""
+    kind = f"http_{status}"
+    detail = body[:_MAX_QUOTED].decode("utf-8", errors="replace")
+    try:
+        parsed = json.loads(body)
+        error = parsed.get("error") if isinstance(parsed, dict) else None
+        if isinstance(error, dict) and isinstance(error.get("kind"), str):
+            kind = error["kind"]
+            detail = error.get("detail") if isinstance(error.get("detail"), str) else ""
+    except (ValueError, UnicodeDecodeError):
+        pass  # not the API's error (a proxy's page, say): keep the status and a few bytes
+    cls = _BY_KIND.get(kind) or _BY_STATUS.get(status) or HarnessError
+    return cls(kind, status, detail)

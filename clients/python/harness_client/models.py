@@ -1,0 +1,272 @@
+"""The typed objects of the `harness serve` API (docs/serve.md).
+
+Each ``from_json`` checks the shape it reads and raises ``ProtocolError`` on anything else, so a
+caller never meets a half-filled object. Text from the server (ids, event bodies, messages) is
+kept as data: strings and plain ``dict``/``list`` values of ``json.loads``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Dict, List, Optional
+
+from .errors import ProtocolError
+
+
+def _get(obj: Any, name: str, kind: type | tuple, where: str, optional: bool = False) -> Any:
+    if not isinstance(obj, dict):
+        raise ProtocolError("protocol", None, f"{where} is not a JSON object")
+    if name not in obj:
+        if optional:
+            return None
+        raise ProtocolError("protocol", None, f"{where} has no member {name!r}")
+    value = obj[name]
+    if optional and value is None:
+        return None
+    # bool is an int in Python: a count must not be a boolean, nor a flag an integer.
+    if kind is int and isinstance(value, bool) or not isinstance(value, kind):
+        raise ProtocolError("protocol", None, f"{where}.{name} has the wrong type")
+    return value
+
+
+@dataclass(frozen=True)
+class LoopSpec:
+    """One loop of POST /v1/sessions. Only ``model`` (a name the server was configured with) is
+    required; None leaves a member out, so the server's default applies."""
+
+    model: str
+    compactor: str = "offline"  # "offline" (extractive) or a configured model's name
+    system_prompt: Optional[str] = None
+    automatic: Optional[bool] = None  # automatic compaction (the server's default: on)
+    keep_recent_segments: Optional[int] = None
+    keep_recent_tokens: Optional[int] = None
+
+    def to_json(self) -> Dict[str, Any]:
+        out: Dict[str, Any] = {"model": self.model, "compactor": self.compactor}
+        if self.system_prompt is not None:
+            out["system_prompt"] = self.system_prompt
+        policy: Dict[str, Any] = {}
+        if self.automatic is not None:
+            policy["automatic"] = self.automatic
+        if self.keep_recent_segments is not None:
+            policy["keep_recent_segments"] = self.keep_recent_segments
+        if self.keep_recent_tokens is not None:
+            policy["keep_recent_tokens"] = self.keep_recent_tokens
+        if policy:
+            out["policy"] = policy
+        return out
+
+
+@dataclass(frozen=True)
+class CreatedSession:
+    """201 of POST /v1/sessions: the session and its loops' ids, the first the active one."""
+
+    session_id: str
+    loops: List[str]
+
+    @property
+    def active_loop(self) -> str:
+        return self.loops[0]
+
+    @classmethod
+    def from_json(cls, obj: Any) -> "CreatedSession":
+        loops = _get(obj, "loops", list, "$")
+        if not loops or not all(isinstance(loop, str) for loop in loops):
+            raise ProtocolError("protocol", None, "$.loops is not a list of loop ids")
+        return cls(_get(obj, "session_id", str, "$"), list(loops))
+
+
+@dataclass(frozen=True)
+class SessionSummary:
+    """One entry of GET /v1/sessions: a session of the journal, and whether the server holds it
+    in memory now."""
+
+    session_id: str
+    in_memory: bool
+
+    @classmethod
+    def from_json(cls, obj: Any) -> "SessionSummary":
+        return cls(_get(obj, "session_id", str, "$"), _get(obj, "in_memory", bool, "$"))
+
+
+@dataclass(frozen=True)
+class LoopState:
+    loop_id: str
+    status: str  # "idle", "running" or "exited"
+    history_messages: int
+    queued_inputs: int
+    compacting: bool
+
+    @classmethod
+    def from_json(cls, obj: Any, where: str = "$") -> "LoopState":
+        return cls(
+            _get(obj, "loop_id", str, where),
+            _get(obj, "status", str, where),
+            _get(obj, "history_messages", int, where),
+            _get(obj, "queued_inputs", int, where),
+            _get(obj, "compacting", bool, where),
+        )
+
+
+@dataclass(frozen=True)
+class Session:
+    """GET /v1/sessions/{id}."""
+
+    session_id: str
+    active_loop: Optional[str]
+    faulted: bool
+    loops: List[LoopState]
+
+    @classmethod
+    def from_json(cls, obj: Any) -> "Session":
+        loops = _get(obj, "loops", list, "$")
+        return cls(
+            _get(obj, "session_id", str, "$"),
+            _get(obj, "active_loop", str, "$", optional=True),
+            _get(obj, "faulted", bool, "$"),
+            [LoopState.from_json(loop, f"$.loops[{i}]") for i, loop in enumerate(loops)],
+        )
+
+
+@dataclass(frozen=True)
+class History:
+    """GET …/loops/{loop}/history: the messages in the content codec (docs/content.md);
+    ``derived_prefix`` is 1 when the first message is a compaction's summary."""
+
+    loop_id: str
+    derived_prefix: int
+    messages: List[Dict[str, Any]]
+
+    @classmethod
+    def from_json(cls, obj: Any) -> "History":
+        return cls(
+            _get(obj, "loop_id", str, "$"),
+            _get(obj, "derived_prefix", int, "$"),
+            _get(obj, "messages", list, "$"),
+        )
+
+
+@dataclass(frozen=True)
+class Measurement:
+    input_tokens: int
+    input_limit: int
+
+
+@dataclass(frozen=True)
+class Category:
+    messages: int
+    estimated_tokens: int
+
+
+@dataclass(frozen=True)
+class Context:
+    """GET …/loops/{loop}/context: the latest measurement (None before the first) and, per
+    category ("summary", "user", "assistant", "tool"), the messages and their estimate."""
+
+    loop_id: str
+    derived_prefix: int
+    status: str
+    history_messages: int
+    queued_inputs: int
+    compacting: bool
+    pressure: str
+    measurement: Optional[Measurement]
+    categories: Dict[str, Category]
+
+    @classmethod
+    def from_json(cls, obj: Any) -> "Context":
+        m = _get(obj, "measurement", dict, "$", optional=True)
+        measurement = None
+        if m is not None:
+            measurement = Measurement(
+                _get(m, "input_tokens", int, "$.measurement"),
+                _get(m, "input_limit", int, "$.measurement"),
+            )
+        categories = {}
+        for name, c in _get(obj, "categories", dict, "$").items():
+            where = f"$.categories[{name!r}]"
+            categories[name] = Category(
+                _get(c, "messages", int, where), _get(c, "estimated_tokens", int, where)
+            )
+        return cls(
+            _get(obj, "loop_id", str, "$"),
+            _get(obj, "derived_prefix", int, "$"),
+            _get(obj, "status", str, "$"),
+            _get(obj, "history_messages", int, "$"),
+            _get(obj, "queued_inputs", int, "$"),
+            _get(obj, "compacting", bool, "$"),
+            _get(obj, "pressure", str, "$"),
+            measurement,
+            categories,
+        )
+
+
+@dataclass(frozen=True)
+class CommandStatus:
+    """GET /v1/commands/{id}: ``status`` "answered" with ``reply``, the reply event's JSON (a
+    compaction's CompactWaiterResolved or CompactWaiterRejected, an input's InputAccepted,
+    InputRejected or InputCancelled), or "pending" with ``reply`` None."""
+
+    command_id: str
+    session_id: str
+    status: str
+    reply: Optional[Dict[str, Any]] = None
+
+    @property
+    def answered(self) -> bool:
+        return self.status == "answered"
+
+    @property
+    def reply_type(self) -> Optional[str]:
+        """The reply event's type, e.g. "CompactWaiterResolved"; None while pending."""
+        return None if self.reply is None else self.reply.get("type")
+
+    @classmethod
+    def from_json(cls, obj: Any) -> "CommandStatus":
+        status = _get(obj, "status", str, "$")
+        reply = _get(obj, "reply", dict, "$", optional=status != "answered")
+        return cls(_get(obj, "command_id", str, "$"), _get(obj, "session_id", str, "$"), status, reply)
+
+
+@dataclass(frozen=True)
+class Event:
+    """One event of a stream: ``seq`` is its journal sequence (0 for an ephemeral event, which
+    only live streams carry), ``type`` its type name, ``data`` the event's JSON
+    (include/harness/event/json.h: an enduring event's durable encoding)."""
+
+    seq: int
+    type: str
+    data: Dict[str, Any] = field(repr=False)
+
+    @property
+    def enduring(self) -> bool:
+        return self.seq != 0
+
+    @classmethod
+    def from_frame(cls, name: str, frame_id: Optional[str], payload: Any) -> "Event":
+        seq = _get(payload, "seq", int, "data")
+        event = _get(payload, "event", dict, "data")
+        if _get(event, "type", str, "data.event") != name:
+            raise ProtocolError("protocol", None, "an event frame's name is not its event's type")
+        if seq < 0 or (frame_id is None) != (seq == 0) or (frame_id is not None and frame_id != str(seq)):
+            raise ProtocolError("protocol", None, "an event frame's id is not its sequence")
+        return cls(seq, name, event)
+
+
+@dataclass(frozen=True)
+class Lagged:
+    """The server ended the stream because the client fell behind (docs/serve.md "Events"):
+    ``last_seq`` is the last event it delivered. The iterator yields this and then reconnects
+    from the last event it yielded, so nothing is missed; a caller that cannot keep up may stop
+    there instead."""
+
+    last_seq: int
+
+
+@dataclass(frozen=True)
+class StreamEnd:
+    """The server ended the stream because the session left its memory: ``reason``
+    "hub_closed" when the session was deleted or the server is stopping. The iterator stops."""
+
+    reason: str
+    last_seq: int

@@ -1,0 +1,196 @@
+"""harness_client against the real `harness serve` (conftest.py): sessions, a compaction waited
+for and streamed, a stream that resumes after a dropped connection and after a restart with no
+gap and no duplicate, the typed errors, and a clean stop on SIGTERM."""
+
+from __future__ import annotations
+
+import signal
+import socket
+from typing import List
+
+import pytest
+from conftest import answers
+
+from harness_client import (
+    BadRequest,
+    Client,
+    CommandNotFound,
+    HarnessError,
+    LoopNotFound,
+    LoopSpec,
+    NotFound,
+    SessionNotFound,
+    TooLarge,
+    Unauthorized,
+    UnknownModel,
+)
+
+UNKNOWN = "0190a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b"
+# Bounds on command waits: the replies come in milliseconds; these only end a broken run.
+WAIT = 10.0
+# Keeps only the newest segment, so that a few short turns leave something to compact.
+LOOP = LoopSpec("m", keep_recent_segments=1, keep_recent_tokens=1)
+SCRIPT = answers(*(f"Answer {i}." for i in range(1, 9)))
+
+
+def journal_event_seqs(client: Client, session_id: str) -> List[int]:
+    return [r["seq"] for r in client.export(session_id) if r["kind"] == "event"]
+
+
+def take_until(stream, predicate) -> List[Event]:
+    """Events of the stream up to and including the first that satisfies predicate."""
+    taken = []
+    for event in stream:
+        taken.append(event)
+        if predicate(event):
+            return taken
+    raise AssertionError(f"the stream ended first: {stream.end}")
+
+
+def converse(client: Client, session_id: str, loop_id: str, *texts: str) -> None:
+    for text in texts:
+        reply = client.wait(client.submit_input(session_id, loop_id, text), timeout=WAIT)
+        assert reply.reply_type == "InputAccepted", reply
+
+
+def test_a_compaction_is_waited_for_and_its_events_stream(make_server):
+    server = make_server(SCRIPT)
+    client = Client(server.url)
+    created = client.create_session(LOOP)
+    sid, loop = created.session_id, created.active_loop
+    assert [s.session_id for s in client.list_sessions()] == [sid]
+    converse(client, sid, loop, "Say hello.", "Now edit src/app.cc.", "Run the tests.")
+
+    with client.events(sid, from_seq=1) as stream:
+        # The first event replayed: the subscription exists, so what follows arrives live.
+        seen = [next(stream)]
+        command_id = client.compact(sid, loop)
+        assert isinstance(command_id, str)
+        reply = client.wait(command_id, timeout=WAIT)
+        assert reply.answered and reply.session_id == sid
+        assert reply.reply_type == "CompactWaiterResolved", reply.reply
+        seen += take_until(stream, lambda e: e.type == "CompactWaiterResolved")
+
+    types = [e.type for e in seen]
+    assert "CompactionStarted" in types  # ephemeral: on the live stream only
+    assert types.index("CompactionStarted") < types.index("CompactionCommitted")
+    started = seen[types.index("CompactionStarted")]
+    assert started.seq == 0 and not started.enduring
+    committed = seen[types.index("CompactionCommitted")]
+    assert committed.data["loop_id"] == loop
+    assert reply.reply["cause"]["command_id"] == command_id
+    # The enduring ones are the journal's events, in order, none missing.
+    durable = [e.seq for e in seen if e.enduring]
+    assert durable == journal_event_seqs(client, sid)[: len(durable)]
+    assert stream.last_event_id == durable[-1]
+
+    # Filters: the loop's compaction outcome only.
+    with client.events(sid, from_seq=1, loop=loop, kinds=["CompactionCommitted", "CompactionRejected"]) as only:
+        assert next(only).seq == committed.seq
+
+    context = client.context(sid, loop)
+    assert context.derived_prefix == 1 and context.categories["summary"].messages == 1
+    assert client.history(sid, loop).messages[0]["role"] == "user"
+    state = client.get_session(sid)
+    # The loop may still be finishing the compaction's aftermath when its waiter is answered.
+    assert state.active_loop == loop and state.loops[0].status in ("idle", "running")
+    assert state.loops[0].loop_id == loop and not state.faulted
+    assert server.stop() == 0, server.output()
+
+
+def test_a_dropped_connection_resumes_with_no_gap_and_no_duplicate(make_server):
+    server = make_server(SCRIPT)
+    client = Client(server.url)
+    created = client.create_session(LOOP)
+    sid, loop = created.session_id, created.active_loop
+    converse(client, sid, loop, "Say hello.", "Now edit src/app.cc.")
+
+    stream = client.events(sid, from_seq=1)
+    first = [next(stream) for _ in range(3)]
+    # Cut the connection under the iterator, as a network would: what the socket had already
+    # buffered may still be read, then the body ends without an end frame.
+    stream._conn.sock.shutdown(socket.SHUT_RDWR)
+    converse(client, sid, loop, "Run the tests.")
+    # Read on to the third turn's end, which the server published after the cut.
+    turns = sum(e.type == "TurnCompleted" for e in first)
+    rest = []
+    for event in stream:
+        rest.append(event)
+        turns += event.type == "TurnCompleted"
+        if turns == 3:
+            break
+    stream.close()
+
+    assert stream.reconnects == 1
+    seqs = [e.seq for e in first + rest if e.enduring]
+    assert seqs == journal_event_seqs(client, sid)[: len(seqs)]
+    assert len(set(seqs)) == len(seqs)
+    assert server.stop() == 0, server.output()
+
+
+def test_sigterm_stops_the_server_and_a_new_stream_resumes_on_the_restarted_one(make_server):
+    server = make_server(SCRIPT)
+    client = Client(server.url)
+    created = client.create_session(LOOP)
+    sid, loop = created.session_id, created.active_loop
+    converse(client, sid, loop, "Say hello.")
+
+    stream = client.events(sid, from_seq=1)
+    before = take_until(stream, lambda e: e.type == "TurnCompleted")
+    assert server.stop(signal.SIGTERM) == 0, server.output()
+    # The server ends its streams after what was published: the iterator stops, and says why.
+    after_stop = list(stream)
+    assert stream.end is not None and stream.end.reason == "hub_closed"
+    last = stream.last_event_id
+    assert last == max(e.seq for e in before + after_stop if e.enduring)
+
+    restarted = make_server(SCRIPT)  # the same data directory, another port
+    client = Client(restarted.url)
+    with client.events(sid, last_event_id=last) as resumed:
+        converse(client, sid, loop, "Now edit src/app.cc.")
+        rest = take_until(resumed, lambda e: e.type == "TurnCompleted")
+    seqs = [e.seq for e in before + after_stop + rest if e.enduring]
+    assert seqs == journal_event_seqs(client, sid)[: len(seqs)]
+    assert restarted.stop() == 0, restarted.output()
+
+
+def test_refusals_are_typed(make_server):
+    server = make_server(SCRIPT, "--max-body-bytes", "1024")
+    client = Client(server.url)
+    with pytest.raises(SessionNotFound) as unknown:
+        client.get_session(UNKNOWN)
+    assert (unknown.value.kind, unknown.value.status) == ("session_not_found", 404)
+    assert isinstance(unknown.value, NotFound) and isinstance(unknown.value, HarnessError)
+    assert unknown.value.detail
+    with pytest.raises(SessionNotFound):
+        next(client.events(UNKNOWN))
+    with pytest.raises(CommandNotFound):
+        client.wait(UNKNOWN, timeout=WAIT)
+    with pytest.raises(UnknownModel) as model:
+        client.create_session("scripted:/etc/passwd")
+    assert isinstance(model.value, BadRequest) and model.value.status == 400
+    # A path segment stays one segment, whatever its text.
+    with pytest.raises(BadRequest) as bad_id:
+        client.get_session("../sessions?x=1")
+    assert bad_id.value.kind == "invalid_id"
+
+    created = client.create_session("m")
+    with pytest.raises(LoopNotFound):
+        client.compact(created.session_id, UNKNOWN)
+    with pytest.raises(TooLarge) as large:
+        client.submit_input(created.session_id, created.active_loop, "x" * 4000)
+    assert (large.value.kind, large.value.status) == ("too_large", 413)
+    assert server.stop() == 0, server.output()
+
+
+def test_a_wrong_or_missing_token_is_unauthorized(make_server, tmp_path):
+    token = tmp_path / "token"
+    token.write_text("s3cret-token\n", encoding="utf-8")
+    server = make_server(SCRIPT, "--token-file", str(token))
+    for wrong in (None, "wrong"):
+        with pytest.raises(Unauthorized) as refused:
+            Client(server.url, token=wrong).list_sessions()
+        assert (refused.value.kind, refused.value.status) == ("unauthorized", 401)
+    assert Client(server.url, token="s3cret-token").list_sessions() == []
+    assert server.stop() == 0, server.output()
+    assert "s3cret" not in server.output()
