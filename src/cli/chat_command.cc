@@ -716,8 +716,13 @@ int RunChat(const ChatCommandLine& line, SignalWatch& signals) {
 
   std::jthread printer([&](std::stop_token stop) {
     for (;;) {
+      // Armed before the callback is registered: a stop requested before this point runs the
+      // callback at its registration and so stops the armed token. (Registered first, a stop
+      // in between woke the previous token and was lost: the printer slept until the next
+      // event, and a chat whose loop published nothing more never ended.)
+      const std::stop_token armed = shown.Arm();
       std::stop_callback wake(stop, [&shown] { shown.Wake(); });
-      auto next = events.Next(shown.Arm());
+      auto next = events.Next(armed);
       if (next.ok()) {
         view.Show(*next->event);
         continue;
