@@ -15,6 +15,7 @@
 
 #include "harness/journal/memory_journal.h"
 #include "harness/runtime/session.h"
+#include "support/env.h"
 #include "support/forwarding_journal.h"
 
 namespace harness {
@@ -177,10 +178,20 @@ class RenewalJournal final : public testing::ForwardingJournal {
   std::map<Uuid, int> renewals_;
 };
 
+// A journal whose leases are judged on a clock that does not move by itself: a lease of a few
+// milliseconds is renewed every millisecond of real time by the keeper, but never expires
+// because the machine is slow (ThreadSanitizer), so the tests below fail only on the keeper.
+std::unique_ptr<Journal> JournalOnAFixedClock(Env& env) {
+  JournalOptions options;
+  options.env = &env;
+  return NewMemoryJournal(options);
+}
+
 // One keeper thread renews every session's lease on the host; a renewal the journal refuses
 // faults that session and reports it, as a session's own renewer did.
 TEST(SessionHost, OneThreadRenewsEverySessionsLeaseAndARefusalFaultsTheSession) {
-  RenewalJournal journal(NewMemoryJournal());
+  ManualEnv env(WallTime(std::chrono::hours(1)));
+  RenewalJournal journal(JournalOnAFixedClock(env));
   SessionHost host;
   std::latch failed(2);
   std::mutex mutex;
@@ -210,7 +221,8 @@ TEST(SessionHost, OneThreadRenewsEverySessionsLeaseAndARefusalFaultsTheSession) 
 // Closing sessions whose leases renew every few milliseconds on a shared keeper reports no
 // failure: an entry is dropped before its lease is released.
 TEST(SessionHost, ClosingSessionsOnAHostReportsNoLeaseFailure) {
-  std::unique_ptr<Journal> journal = NewMemoryJournal();
+  ManualEnv env(WallTime(std::chrono::hours(1)));
+  std::unique_ptr<Journal> journal = JournalOnAFixedClock(env);
   SessionHost host;
   std::atomic<int> failures{0};
   std::vector<HostedSession> sessions;
