@@ -219,6 +219,7 @@ std::uint64_t LeaseKeeper::Keep(Journal& journal, Lease lease, std::chrono::nano
   {
     std::lock_guard lock(mutex_);
     id = next_id_++;
+    ++changes_;
     entries_.emplace(
         id, Entry{&journal, lease, ttl, std::move(on_failure),
                   std::chrono::steady_clock::now() +
@@ -233,6 +234,7 @@ void LeaseKeeper::Drop(std::uint64_t id) {
   // A renewal under way holds the entry's journal and handler: wait for it to end.
   changed_.wait(lock, [&] { return renewing_ != id; });
   entries_.erase(id);
+  ++changes_;
   changed_.notify_all();
 }
 
@@ -250,8 +252,9 @@ void LeaseKeeper::Work(std::stop_token stop) {
     }
     const auto due = next->second.due;
     if (std::chrono::steady_clock::now() < due) {
-      const std::size_t count = entries_.size();
-      changed_.wait_until(lock, stop, due, [&] { return entries_.size() != count; });
+      // Any Keep or Drop may change which entry is due first: look again after one.
+      const std::uint64_t seen = changes_;
+      changed_.wait_until(lock, stop, due, [&] { return changes_ != seen; });
       continue;
     }
     const std::uint64_t id = next->first;

@@ -168,6 +168,7 @@ class LeaseKeeper {
   std::condition_variable_any changed_;
   std::map<std::uint64_t, Entry> entries_;
   std::uint64_t renewing_ = 0;  // the entry whose renewal runs now, 0 when none
+  std::uint64_t changes_ = 0;   // Keeps and Drops so far
   std::uint64_t next_id_ = 1;
   std::jthread thread_;
 };

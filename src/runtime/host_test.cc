@@ -104,9 +104,9 @@ void RunTurn(HostedSession& hosted) {
 }
 
 // The point of a host: a session adds no threads of its own. Fifty sessions on one host, each
-// with a loop that ran a turn, leave the process with no more threads than the host's (its
-// actor threads, its timer, its lease keeper and the blocking workers calls needed); without a
-// host each session starts at least four (two actor threads, a timer, a lease renewer).
+// with a loop that ran a turn, leave the process with the host's threads (its actor threads, its
+// timer, its lease keeper and the blocking workers calls needed); without a host each session
+// starts at least four (two actor threads, a timer, a lease renewer).
 TEST(SessionHost, SessionsOnAHostStartNoThreadsOfTheirOwn) {
   std::unique_ptr<Journal> journal = NewMemoryJournal();
   auto client = std::make_shared<HoldingClient>();
@@ -120,9 +120,11 @@ TEST(SessionHost, SessionsOnAHostStartNoThreadsOfTheirOwn) {
     sessions.push_back(OpenOn(*journal, &host, client));
     RunTurn(sessions.back());
   }
-  EXPECT_EQ(ThreadCount(), before);
+  // The blocking pool may grow a worker when a call comes before the previous call's worker is
+  // back to idle, so a few threads of slack; a session with threads of its own adds four.
+  EXPECT_LE(ThreadCount(), before + 3);
   sessions.clear();
-  EXPECT_EQ(ThreadCount(), before);
+  EXPECT_LE(ThreadCount(), before + 3);
 
   // The same sessions with threads of their own, for the figure the test is about.
   for (int i = 0; i < 5; ++i)

@@ -189,7 +189,8 @@ std::size_t ThreadCount() {
 }
 
 // Sessions share the server's threads: forty more sessions, each answering a compaction, start
-// none (a session with threads of its own starts at least four, and a reply watcher made five).
+// none of their own (a session with threads of its own starts at least four, and a reply
+// watcher made five: 200 for forty).
 TEST_F(ServerTest, SessionsShareTheServersThreads) {
   Compact();  // the first compaction grows the blocking pool to what one call needs
   const auto first = Call("GET", base_ + "/v1/commands/" + Compact() + "?wait_ms=10000");
@@ -207,7 +208,9 @@ TEST_F(ServerTest, SessionsShareTheServersThreads) {
     const auto answered = Call("GET", base_ + "/v1/commands/" + id + "?wait_ms=10000");
     ASSERT_EQ(answered.status, 200) << answered.body;
   }
-  EXPECT_EQ(ThreadCount(), before);
+  // A few threads of slack: the blocking pool grows a worker when a call comes before the
+  // previous call's worker is back to idle.
+  EXPECT_LE(ThreadCount(), before + 3);
 }
 
 }  // namespace
