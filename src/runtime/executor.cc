@@ -212,18 +212,23 @@ LeaseKeeper::~LeaseKeeper() {
   changed_.notify_all();
 }
 
+namespace {
+// When a lease renewed now is renewed next: at a third of its lifetime, at least 1 ms apart.
+std::chrono::steady_clock::time_point NextRenewal(std::chrono::nanoseconds ttl) {
+  return std::chrono::steady_clock::now() +
+         std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+             std::max(ttl / 3, std::chrono::nanoseconds(1'000'000)));
+}
+}  // namespace
+
 std::uint64_t LeaseKeeper::Keep(Journal& journal, Lease lease, std::chrono::nanoseconds ttl,
                                 FailureHandler on_failure) {
-  const auto period = std::max(ttl / 3, std::chrono::nanoseconds(1'000'000));
   std::uint64_t id = 0;
   {
     std::lock_guard lock(mutex_);
     id = next_id_++;
     ++changes_;
-    entries_.emplace(
-        id, Entry{&journal, lease, ttl, std::move(on_failure),
-                  std::chrono::steady_clock::now() +
-                      std::chrono::duration_cast<std::chrono::steady_clock::duration>(period)});
+    entries_.emplace(id, Entry{&journal, lease, ttl, std::move(on_failure), NextRenewal(ttl)});
   }
   changed_.notify_all();
   return id;
@@ -269,9 +274,7 @@ void LeaseKeeper::Work(std::stop_token stop) {
     // Drop waits while renewing_ names the entry, so it is still there.
     auto it = entries_.find(id);
     if (renewed) {
-      it->second.due = std::chrono::steady_clock::now() +
-                       std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-                           std::max(ttl / 3, std::chrono::nanoseconds(1'000'000)));
+      it->second.due = NextRenewal(ttl);
     } else {
       FailureHandler handler = std::move(it->second.on_failure);
       entries_.erase(it);
