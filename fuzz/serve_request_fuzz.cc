@@ -2,11 +2,14 @@
 //
 // The first byte picks what the rest is: 0 a POST /v1/sessions body, 1 an input body, 2 an
 // empty-object body, 3 a query string ("a=b&c=d", then an optional Last-Event-ID after a NUL)
-// for the events and wait decoders, anything else a request line "METHOD PATH" for the router.
+// for the events and wait decoders, 4 a CORS origin, anything else a request line "METHOD PATH"
+// for the router.
 // Invariants: nothing crashes or throws; every refusal has a kind with a 4xx status; an accepted
 // session has 1 to kMaxLoopsPerSession loops, each with a non-empty model; an accepted input has
 // a non-empty text; an accepted wait is at most kMaxWait; an accepted events request starts at
-// a sequence from 1; a matched route's ids are canonical (they print as the path spelled them).
+// a sequence from 1; a matched route's ids are canonical (they print as the path spelled them);
+// an OPTIONS route is a preflight naming methods; an accepted origin starts with http:// or
+// https:// and has no path.
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
@@ -103,6 +106,14 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         Check(*wait <= kMaxWait, "a wait over the cap");
       break;
     }
+    case 4: {
+      if (IsOrigin(text)) {
+        Check(text.starts_with("http://") || text.starts_with("https://"),
+              "an origin without its scheme");
+        Check(text.find('/', 8) == std::string_view::npos, "an origin with a path");
+      }
+      break;
+    }
     default: {
       const std::size_t space = text.find(' ');
       if (space == std::string_view::npos)
@@ -113,6 +124,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         CheckRefusal(route.error());
         break;
       }
+      if (route->kind == RouteKind::kPreflight)
+        Check(!route->allowed.empty(), "a preflight that names no method");
       if (!route->session.IsZero())
         Check(path.find(route->session.ToString()) != std::string_view::npos,
               "a session id the path does not spell");

@@ -2,6 +2,7 @@
 
 #include <array>
 #include <charconv>
+#include <span>
 
 #include "harness/core/json.h"
 
@@ -14,7 +15,7 @@ struct KindInfo {
   unsigned status;
 };
 
-constexpr std::array<KindInfo, 23> kKinds = {{
+constexpr std::array<KindInfo, kApiErrorKindCount> kKinds = {{
     {"invalid_json", 400},    {"invalid_request", 400},   {"invalid_query", 400},
     {"invalid_id", 400},      {"unknown_model", 400},     {"invalid_argument", 400},
     {"unauthorized", 401},    {"not_found", 404},         {"session_not_found", 404},
@@ -22,8 +23,9 @@ constexpr std::array<KindInfo, 23> kKinds = {{
     {"lease_held", 409},      {"loop_exited", 409},       {"compaction_unsupported", 409},
     {"session_faulted", 409}, {"session_suspended", 409}, {"restore_refused", 409},
     {"too_large", 413},       {"journal", 500},           {"internal", 500},
-    {"shutting_down", 503},   {"too_many_sessions", 503},
+    {"shutting_down", 503},   {"too_many_sessions", 503}, {"origin_not_allowed", 403},
 }};
+static_assert(!kKinds.back().name.empty(), "a kind without its name and status");
 
 ApiError Error(ApiErrorKind kind, std::string detail) {
   return ApiError{kind, std::move(detail)};
@@ -52,29 +54,43 @@ Result<Uuid, ApiError> IdSegment(std::string_view text, std::string_view what) {
   return *id;
 }
 
-struct MethodRoute {
-  std::string_view method;
-  RouteKind kind;
-};
-
-Result<Route, ApiError> Pick(std::string_view method, std::initializer_list<MethodRoute> routes,
-                             Route route) {
-  std::string allowed;
-  for (const MethodRoute& r : routes) {
-    if (r.method == method) {
-      route.kind = r.kind;
-      return route;
-    }
-    if (!allowed.empty())
-      allowed += ", ";
-    allowed += r.method;
-  }
-  return Fail(Error(ApiErrorKind::kMethodNotAllowed, "this path takes " + allowed));
+bool Digit(char c) {
+  return c >= '0' && c <= '9';
 }
 
 ApiError NoRoute() {
-  return Error(ApiErrorKind::kNotFound, "no such resource; every route is under /v1");
+  return Error(ApiErrorKind::kNotFound, "no such resource; the API is under /v1");
 }
+
+// Whether `path`'s segments fit `pattern`'s: the same number, and equal where the pattern's is a
+// literal ({name} fits any segment).
+bool Fits(const std::vector<std::string_view>& path, const std::vector<std::string_view>& pattern) {
+  if (path.size() != pattern.size())
+    return false;
+  for (std::size_t i = 0; i < path.size(); ++i) {
+    const bool placeholder = !pattern[i].empty() && pattern[i].front() == '{';
+    if (!placeholder && pattern[i] != path[i])
+      return false;
+  }
+  return true;
+}
+
+constexpr std::array<RouteSpec, 14> kRoutes = {{
+    {"POST", "/v1/sessions", RouteKind::kCreateSession},
+    {"GET", "/v1/sessions", RouteKind::kListSessions},
+    {"GET", "/v1/sessions/{session}", RouteKind::kGetSession},
+    {"DELETE", "/v1/sessions/{session}", RouteKind::kDeleteSession},
+    {"GET", "/v1/sessions/{session}/export", RouteKind::kExport},
+    {"GET", "/v1/sessions/{session}/events", RouteKind::kEvents},
+    {"POST", "/v1/sessions/{session}/loops/{loop}/input", RouteKind::kInput},
+    {"POST", "/v1/sessions/{session}/loops/{loop}/compact", RouteKind::kCompact},
+    {"POST", "/v1/sessions/{session}/loops/{loop}/interrupt", RouteKind::kInterrupt},
+    {"GET", "/v1/sessions/{session}/loops/{loop}/history", RouteKind::kHistory},
+    {"GET", "/v1/sessions/{session}/loops/{loop}/context", RouteKind::kContext},
+    {"GET", "/v1/commands/{command}", RouteKind::kGetCommand},
+    {"GET", "/v1/openapi.json", RouteKind::kOpenApi},
+    {"GET", "/metrics", RouteKind::kMetrics},
+}};
 
 ApiError FromJson(const JsonError& error) {
   switch (error.kind) {
@@ -224,47 +240,103 @@ std::string EncodeApiError(const ApiError& error) {
   return out;
 }
 
+std::span<const RouteSpec> Routes() {
+  return kRoutes;
+}
+
 Result<Route, ApiError> MatchRoute(std::string_view method, std::string_view path) {
-  const std::vector<std::string_view> s = Segments(path);
-  if (s.size() < 2 || s[0] != "v1")
+  const std::vector<std::string_view> segments = Segments(path);
+  // The routes whose path fits, in table order; the ids come from the first (every route of one
+  // path has the same placeholders), so a malformed id is refused whatever the method.
+  const RouteSpec* first = nullptr;
+  std::string allowed;
+  for (const RouteSpec& spec : Routes()) {
+    if (!Fits(segments, Segments(spec.path)))
+      continue;
+    if (first == nullptr)
+      first = &spec;
+    if (!allowed.empty())
+      allowed += ", ";
+    allowed += spec.method;
+  }
+  if (first == nullptr)
     return Fail(NoRoute());
   Route route;
-  if (s[1] == "commands") {
-    if (s.size() != 3)
-      return Fail(NoRoute());
-    HARNESS_TRY(route.command, IdSegment(s[2], "command"));
-    return Pick(method, {{"GET", RouteKind::kGetCommand}}, route);
+  const std::vector<std::string_view> pattern = Segments(first->path);
+  for (std::size_t i = 0; i < pattern.size(); ++i) {
+    if (pattern[i] == "{session}") {
+      HARNESS_TRY(route.session, IdSegment(segments[i], "session"));
+    } else if (pattern[i] == "{loop}") {
+      HARNESS_TRY(route.loop, IdSegment(segments[i], "loop"));
+    } else if (pattern[i] == "{command}") {
+      HARNESS_TRY(route.command, IdSegment(segments[i], "command"));
+    }
   }
-  if (s[1] != "sessions")
-    return Fail(NoRoute());
-  if (s.size() == 2) {
-    return Pick(method, {{"GET", RouteKind::kListSessions}, {"POST", RouteKind::kCreateSession}},
-                route);
+  // A preflight names the method it asks about; the server answers it only for an allowed
+  // origin (docs/serve.md "CORS").
+  if (method == "OPTIONS") {
+    route.kind = RouteKind::kPreflight;
+    route.allowed = allowed;
+    return route;
   }
-  HARNESS_TRY(route.session, IdSegment(s[2], "session"));
-  if (s.size() == 3) {
-    return Pick(method, {{"GET", RouteKind::kGetSession}, {"DELETE", RouteKind::kDeleteSession}},
-                route);
+  for (const RouteSpec& spec : Routes()) {
+    if (spec.method == method && spec.path == first->path) {
+      route.kind = spec.kind;
+      return route;
+    }
   }
-  if (s.size() == 4 && s[3] == "export")
-    return Pick(method, {{"GET", RouteKind::kExport}}, route);
-  if (s.size() == 4 && s[3] == "events")
-    return Pick(method, {{"GET", RouteKind::kEvents}}, route);
-  if (s.size() != 6 || s[3] != "loops")
-    return Fail(NoRoute());
-  HARNESS_TRY(route.loop, IdSegment(s[4], "loop"));
-  const std::string_view action = s[5];
-  if (action == "input")
-    return Pick(method, {{"POST", RouteKind::kInput}}, route);
-  if (action == "compact")
-    return Pick(method, {{"POST", RouteKind::kCompact}}, route);
-  if (action == "interrupt")
-    return Pick(method, {{"POST", RouteKind::kInterrupt}}, route);
-  if (action == "history")
-    return Pick(method, {{"GET", RouteKind::kHistory}}, route);
-  if (action == "context")
-    return Pick(method, {{"GET", RouteKind::kContext}}, route);
-  return Fail(NoRoute());
+  return Fail(Error(ApiErrorKind::kMethodNotAllowed, "this path takes " + allowed));
+}
+
+bool IsOrigin(std::string_view origin) {
+  std::string_view rest;
+  if (origin.starts_with("http://"))
+    rest = origin.substr(7);
+  else if (origin.starts_with("https://"))
+    rest = origin.substr(8);
+  else
+    return false;
+  std::string_view host = rest;
+  std::string_view port;
+  if (rest.starts_with("[")) {
+    const std::size_t close = rest.find(']');
+    if (close == std::string_view::npos || close == 1)
+      return false;
+    host = rest.substr(1, close - 1);
+    for (char c : host) {
+      if (!(Digit(c) || (c >= 'a' && c <= 'f') || c == ':' || c == '.'))
+        return false;
+    }
+    rest = rest.substr(close + 1);
+    if (!rest.empty() && rest.front() != ':')
+      return false;
+    port = rest.empty() ? rest : rest.substr(1);
+    if (rest.size() == 1)
+      return false;
+  } else {
+    const std::size_t colon = rest.find(':');
+    host = rest.substr(0, colon);
+    if (colon != std::string_view::npos) {
+      port = rest.substr(colon + 1);
+      if (port.empty())
+        return false;
+    }
+    if (host.empty() || host.front() == '.' || host.front() == '-')
+      return false;
+    for (char c : host) {
+      if (!(Digit(c) || (c >= 'a' && c <= 'z') || c == '.' || c == '-'))
+        return false;
+    }
+  }
+  if (port.size() > 5)
+    return false;
+  unsigned number = 0;
+  for (char c : port) {
+    if (!Digit(c))
+      return false;
+    number = number * 10 + static_cast<unsigned>(c - '0');
+  }
+  return port.empty() || (number >= 1 && number <= 65535);
 }
 
 Result<CreateSessionRequest, ApiError> DecodeCreateSession(std::string_view body) {

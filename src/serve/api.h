@@ -19,6 +19,7 @@
 #include <chrono>
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -54,13 +55,17 @@ enum class ApiErrorKind : std::uint8_t {
   kInternal,               // 500: the runtime failed in a way the request could not cause
   kShuttingDown,           // 503: the server is stopping
   kTooManySessions,        // 503: the server holds its maximum of sessions in memory
+  kOriginNotAllowed,       // 403: a CORS preflight from an origin not in the allow-list
 };
+// The kinds are 0 .. kApiErrorKindCount - 1.
+inline constexpr std::size_t kApiErrorKindCount = 24;
 
 // "invalid_json", "invalid_request", "invalid_query", "invalid_id", "unknown_model",
 // "invalid_argument", "unauthorized", "not_found", "session_not_found", "loop_not_found",
 // "command_not_found", "method_not_allowed", "lease_held", "loop_exited",
 // "compaction_unsupported", "session_faulted", "session_suspended", "restore_refused",
-// "too_large", "journal", "internal", "shutting_down", "too_many_sessions".
+// "too_large", "journal", "internal", "shutting_down", "too_many_sessions",
+// "origin_not_allowed".
 std::string_view ApiErrorKindName(ApiErrorKind kind);
 unsigned HttpStatusOf(ApiErrorKind kind);
 
@@ -87,19 +92,35 @@ enum class RouteKind : std::uint8_t {
   kHistory,        // GET    /v1/sessions/{session}/loops/{loop}/history
   kContext,        // GET    /v1/sessions/{session}/loops/{loop}/context
   kGetCommand,     // GET    /v1/commands/{command}
+  kOpenApi,        // GET    /v1/openapi.json
+  kMetrics,        // GET    /metrics
+  kPreflight,      // OPTIONS on any path that has a route (CORS)
 };
+
+// One route: its method, its path with {session}, {loop} and {command} standing for ids (the
+// OpenAPI document's path syntax), and its kind.
+struct RouteSpec {
+  std::string_view method;
+  std::string_view path;
+  RouteKind kind;
+};
+
+// Every route but kPreflight, which any routed path has.
+std::span<const RouteSpec> Routes();
 
 struct Route {
   RouteKind kind = RouteKind::kListSessions;
   Uuid session;
   Uuid loop;
   Uuid command;
+  std::string allowed;  // kPreflight: the path's methods, "GET, DELETE"
 };
 
-// The route of `method` and `path` (the path without its query). No route with that path:
-// kNotFound; a path with a route but not for this method: kMethodNotAllowed (the detail lists
-// the methods it has); an id segment that is not a canonical UUID: kInvalidId. A trailing slash
-// or an empty segment is no route.
+// The route of `method` and `path` (the path without its query), from Routes(). No route with
+// that path: kNotFound; an id segment that is not a canonical UUID: kInvalidId (whatever the
+// method); OPTIONS: kPreflight with the path's methods; a path with a route but not for this
+// method: kMethodNotAllowed (the detail lists the methods it has). A trailing slash or an empty
+// segment is no route.
 Result<Route, ApiError> MatchRoute(std::string_view method, std::string_view path);
 
 // ---- Requests ----
@@ -168,6 +189,11 @@ Result<EventsRequest, ApiError> DecodeEventsRequest(const QueryParameters& query
 // GET /v1/commands/{id}: `wait_ms` from 0 to kMaxWait (0 when absent: answer at once).
 inline constexpr std::chrono::milliseconds kMaxWait{30'000};
 Result<std::chrono::milliseconds, ApiError> DecodeWaitRequest(const QueryParameters& query);
+
+// Whether `origin` is a browser origin as the Origin header carries it: http:// or https://, a
+// lowercase host name, an IPv4 address or [an IPv6 address], an optional :port, and nothing else
+// (no path, no trailing slash). The CORS allow-list takes only such origins.
+bool IsOrigin(std::string_view origin);
 
 // Routes without parameters refuse any.
 Status<ApiError> RefuseQuery(const QueryParameters& query);

@@ -35,7 +35,11 @@ TEST(Router, EveryRouteMatchesItsMethodAndPath) {
       {"GET", S(loop + "/history"), RouteKind::kHistory},
       {"GET", S(loop + "/context"), RouteKind::kContext},
       {"GET", "/v1/commands/" + std::string(kLoop), RouteKind::kGetCommand},
+      {"GET", "/v1/openapi.json", RouteKind::kOpenApi},
+      {"GET", "/metrics", RouteKind::kMetrics},
   };
+  // The table above is the router's table, route for route.
+  EXPECT_EQ(std::size(cases), Routes().size());
   for (const auto& c : cases) {
     auto route = MatchRoute(c.method, c.path);
     ASSERT_TRUE(route.ok()) << c.method << " " << c.path << ": " << route.error().detail;
@@ -45,6 +49,19 @@ TEST(Router, EveryRouteMatchesItsMethodAndPath) {
   ASSERT_TRUE(route.ok());
   EXPECT_EQ(route->session.ToString(), kSession);
   EXPECT_EQ(route->loop.ToString(), kLoop);
+}
+
+TEST(Router, OptionsIsAPreflightNamingThePathsMethods) {
+  auto route = MatchRoute("OPTIONS", S(""));
+  ASSERT_TRUE(route.ok());
+  EXPECT_EQ(route->kind, RouteKind::kPreflight);
+  EXPECT_EQ(route->allowed, "GET, DELETE");
+  route = MatchRoute("OPTIONS", "/v1/sessions");
+  ASSERT_TRUE(route.ok());
+  EXPECT_EQ(route->allowed, "POST, GET");
+  // A preflight of no route, or with a bad id, is refused as any request is.
+  EXPECT_EQ(KindOf(MatchRoute("OPTIONS", "/v1/nothing")), ApiErrorKind::kNotFound);
+  EXPECT_EQ(KindOf(MatchRoute("OPTIONS", "/v1/sessions/x")), ApiErrorKind::kInvalidId);
 }
 
 TEST(Router, RefusesUnknownPathsMethodsAndIdsWithTheirKinds) {
@@ -215,6 +232,36 @@ TEST(DecodeWaitRequest, TakesZeroToTheCapAndNothingElse) {
   EXPECT_EQ(DecodeWaitRequest({{"wait", "5"}}).error().kind, ApiErrorKind::kInvalidQuery);
   EXPECT_EQ(RefuseQuery({{"x", ""}}).error().kind, ApiErrorKind::kInvalidQuery);
   EXPECT_TRUE(RefuseQuery({}).ok());
+}
+
+TEST(IsOrigin, TakesWhatABrowserSendsAndNothingElse) {
+  for (const char* good :
+       {"http://app.example", "https://app.example:8443", "http://127.0.0.1:3000",
+        "http://[::1]:8080", "https://localhost", "http://a-b.c"}) {
+    EXPECT_TRUE(IsOrigin(good)) << good;
+  }
+  for (const char* bad : {"",
+                          "app.example",
+                          "ftp://app.example",
+                          "http://",
+                          "http://App.example",
+                          "http://app.example/",
+                          "http://app.example/path",
+                          "http://app.example:",
+                          "http://app.example:0",
+                          "http://app.example:65536",
+                          "http://app.example:80x",
+                          "http://[::1",
+                          "http://[]",
+                          "http://[::1]x",
+                          "http://[::1]:",
+                          "*",
+                          "null",
+                          "http://app example",
+                          "http://.app",
+                          "http://app.example:123456"}) {
+    EXPECT_FALSE(IsOrigin(bad)) << bad;
+  }
 }
 
 }  // namespace

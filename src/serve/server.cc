@@ -20,11 +20,14 @@
 
 #include "harness/compaction/tail.h"
 #include "harness/content/codec.h"
+#include "harness/core/json.h"
 #include "harness/core/sha256.h"
 #include "harness/hub/record_json.h"
 #include "harness/runtime/session.h"
 #include "serve/api.h"
 #include "serve/event_frames.h"
+#include "serve/metrics.h"
+#include "serve/openapi.h"
 #include "serve/sessions.h"
 
 namespace harness::serve {
@@ -148,6 +151,7 @@ struct EventStream {
   bool stopped = false;  // the server is shutting down
 
   std::function<void()> on_free;  // MHD is done with the stream's response
+  ServeMetrics* metrics = nullptr;
 
   explicit EventStream(Subscription sub) : subscription(std::move(sub)) {}
 
@@ -202,6 +206,8 @@ ssize_t ReadStream(void* cls, std::uint64_t /*pos*/, char* buf, std::size_t max)
           next.error().close.value_or(CloseReason{CloseKind::kHubClosed, 0, {}});
       s.out += reason.kind == CloseKind::kLagged ? LaggedFrame(reason.last_delivered_seq)
                                                  : EndFrame(reason);
+      if (reason.kind == CloseKind::kLagged && s.metrics != nullptr)
+        s.metrics->StreamLagged();
       s.finished = true;
       continue;
     }
@@ -281,7 +287,8 @@ struct Exchange {
 
 struct Reply {
   unsigned status = 200;
-  std::string body;  // JSON
+  std::string body;  // JSON, unless content_type says otherwise
+  std::string_view content_type = "application/json";
 };
 
 Reply ErrorReply(const ApiError& error) {
@@ -338,6 +345,8 @@ bool IsLoopbackHost(const std::string& host) {
 struct Server::Impl {
   ServeOptions options;
   SystemEnv own_env;
+  ServeMetrics metrics;
+  std::unique_ptr<MeteredJournal> journal;  // options.journal, metered
   CommandBook book{kCommandBookCapacity};
   std::unique_ptr<SessionTable> sessions;
   Alarm alarm;
@@ -364,23 +373,15 @@ struct Server::Impl {
   Result<Reply, ApiError> SessionJson(const Uuid& id);
   Result<Reply, ApiError> LoopJson(const Route& route, bool history);
   void StopStreams();
+  MHD_Result Queue(MHD_Connection* connection, const Reply& reply);
+  MHD_Result QueueStreamed(MHD_Connection* connection, MHD_Response* response);
+  // OPTIONS with an allow-list: 204 with the CORS headers of an allowed origin; 403 without.
+  MHD_Result Preflight(MHD_Connection* connection, const char* url);
+  // The CORS headers of an allowed Origin (docs/serve.md "CORS"); none otherwise.
+  void AddCors(MHD_Connection* connection, MHD_Response* response, const std::string* preflight);
 };
 
 namespace {
-
-MHD_Result Queue(MHD_Connection* connection, const Reply& reply) {
-  MHD_Response* response = MHD_create_response_from_buffer(
-      reply.body.size(), const_cast<char*>(reply.body.data()), MHD_RESPMEM_MUST_COPY);
-  if (response == nullptr)
-    return MHD_NO;
-  if (!reply.body.empty())
-    MHD_add_response_header(response, "Content-Type", "application/json");
-  if (reply.status == 401)
-    MHD_add_response_header(response, "WWW-Authenticate", "Bearer");
-  const MHD_Result queued = MHD_queue_response(connection, reply.status, response);
-  MHD_destroy_response(response);
-  return queued;
-}
 
 MHD_Result HandleRequest(void* cls, MHD_Connection* connection, const char* url, const char* method,
                          const char* /*version*/, const char* upload_data,
@@ -397,12 +398,82 @@ void RequestCompleted(void* /*cls*/, MHD_Connection* /*connection*/, void** req_
 
 }  // namespace
 
+MHD_Result Server::Impl::Queue(MHD_Connection* connection, const Reply& reply) {
+  MHD_Response* response = MHD_create_response_from_buffer(
+      reply.body.size(), const_cast<char*>(reply.body.data()), MHD_RESPMEM_MUST_COPY);
+  if (response == nullptr)
+    return MHD_NO;
+  if (!reply.body.empty())
+    MHD_add_response_header(response, "Content-Type", std::string(reply.content_type).c_str());
+  if (reply.status == 401)
+    MHD_add_response_header(response, "WWW-Authenticate", "Bearer");
+  AddCors(connection, response, nullptr);
+  metrics.Response(reply.status);
+  const MHD_Result queued = MHD_queue_response(connection, reply.status, response);
+  MHD_destroy_response(response);
+  return queued;
+}
+
+MHD_Result Server::Impl::QueueStreamed(MHD_Connection* connection, MHD_Response* response) {
+  AddCors(connection, response, nullptr);
+  metrics.Response(MHD_HTTP_OK);
+  const MHD_Result queued = MHD_queue_response(connection, MHD_HTTP_OK, response);
+  MHD_destroy_response(response);
+  return queued;
+}
+
+MHD_Result Server::Impl::Preflight(MHD_Connection* connection, const char* url) {
+  auto route = MatchRoute("OPTIONS", url);
+  if (!route.ok())
+    return Queue(connection, ErrorReply(route.error()));
+  const char* origin = MHD_lookup_connection_value(connection, MHD_HEADER_KIND, "Origin");
+  if (origin == nullptr || std::find(options.cors_origins.begin(), options.cors_origins.end(),
+                                     origin) == options.cors_origins.end()) {
+    return Queue(connection, ErrorReply({ApiErrorKind::kOriginNotAllowed,
+                                         "this origin is not in the server's CORS allow-list"}));
+  }
+  MHD_Response* response = MHD_create_response_from_buffer(0, nullptr, MHD_RESPMEM_PERSISTENT);
+  if (response == nullptr)
+    return MHD_NO;
+  AddCors(connection, response, &route->allowed);
+  metrics.Response(MHD_HTTP_NO_CONTENT);
+  const MHD_Result queued = MHD_queue_response(connection, MHD_HTTP_NO_CONTENT, response);
+  MHD_destroy_response(response);
+  return queued;
+}
+
+void Server::Impl::AddCors(MHD_Connection* connection, MHD_Response* response,
+                           const std::string* preflight) {
+  if (options.cors_origins.empty())
+    return;
+  const char* origin = MHD_lookup_connection_value(connection, MHD_HEADER_KIND, "Origin");
+  // Whatever the answer, it depends on the Origin: a cache must not serve it to another one.
+  MHD_add_response_header(response, "Vary", "Origin");
+  if (origin == nullptr || std::find(options.cors_origins.begin(), options.cors_origins.end(),
+                                     origin) == options.cors_origins.end()) {
+    return;
+  }
+  MHD_add_response_header(response, "Access-Control-Allow-Origin", origin);
+  if (preflight == nullptr) {
+    MHD_add_response_header(response, "Access-Control-Expose-Headers", "WWW-Authenticate");
+    return;
+  }
+  MHD_add_response_header(response, "Access-Control-Allow-Methods", preflight->c_str());
+  MHD_add_response_header(response, "Access-Control-Allow-Headers",
+                          "Authorization, Content-Type, Last-Event-ID");
+  MHD_add_response_header(response, "Access-Control-Max-Age", "600");
+}
+
 MHD_Result Server::Impl::Handle(MHD_Connection* connection, const char* url, const char* method,
                                 const char* upload_data, std::size_t* upload_data_size,
                                 void** req_cls) {
   if (*req_cls == nullptr) {
     // The first call: the headers are in, the body is not.
     auto exchange = std::make_unique<Exchange>();
+    if (std::string_view(method) == "OPTIONS" && !options.cors_origins.empty()) {
+      *req_cls = exchange.release();
+      return Preflight(connection, url);
+    }
     if (stopping.load()) {
       *req_cls = exchange.release();
       return Queue(connection,
@@ -471,11 +542,8 @@ MHD_Result Server::Impl::Handle(MHD_Connection* connection, const char* url, con
   Reply reply = Dispatch(connection, *route, query, exchange, suspended, streamed);
   if (suspended)
     return MHD_YES;
-  if (streamed != nullptr) {
-    const MHD_Result queued = MHD_queue_response(connection, MHD_HTTP_OK, streamed);
-    MHD_destroy_response(streamed);
-    return queued;
-  }
+  if (streamed != nullptr)
+    return QueueStreamed(connection, streamed);
   return Queue(connection, reply);
 }
 
@@ -555,6 +623,10 @@ Reply Server::Impl::Dispatch(MHD_Connection* connection, const Route& route,
                                               : session.Interrupt(route.loop);
       if (!id.ok())
         return ErrorReply(FromSessionError(id.error()));
+      metrics.CommandAccepted(route.kind == RouteKind::kInput ? ServeMetrics::Command::kInput
+                              : route.kind == RouteKind::kCompact
+                                  ? ServeMetrics::Command::kCompact
+                                  : ServeMetrics::Command::kInterrupt);
       if (route.kind == RouteKind::kInterrupt)
         return Reply{200, "{\"command_id\":\"" + id->ToString() + "\"}"};
       book.Accepted(*id, session.id());
@@ -565,6 +637,21 @@ Reply Server::Impl::Dispatch(MHD_Connection* connection, const Route& route,
       auto json = LoopJson(route, route.kind == RouteKind::kHistory);
       return json.ok() ? *json : ErrorReply(json.error());
     }
+    case RouteKind::kOpenApi:
+      return Reply{200, std::string(OpenApiDocument())};
+    case RouteKind::kMetrics: {
+      ServeMetrics::Gauges gauges;
+      gauges.sessions_in_memory = sessions->InMemory();
+      gauges.commands_held = book.Size();
+      {
+        std::lock_guard lock(streams_mu);
+        gauges.open_streams = open_streams;
+      }
+      return Reply{200, metrics.Render(gauges), "text/plain; version=0.0.4; charset=utf-8"};
+    }
+    case RouteKind::kPreflight:
+      // Without an allow-list no origin may call: the path's methods, as any unknown method.
+      return ErrorReply({ApiErrorKind::kMethodNotAllowed, "this path takes " + route.allowed});
     case RouteKind::kGetCommand:
     case RouteKind::kEvents:
       break;
@@ -646,6 +733,7 @@ Result<MHD_Response*, ApiError> Server::Impl::Events(MHD_Connection* connection,
   }
   auto stream = std::make_shared<EventStream>(std::move(*sub));
   stream->connection = connection;
+  stream->metrics = &metrics;
   {
     std::lock_guard lock(streams_mu);
     if (streams_closed)
@@ -654,6 +742,7 @@ Result<MHD_Response*, ApiError> Server::Impl::Events(MHD_Connection* connection,
     streams.push_back(stream);
     ++open_streams;
   }
+  metrics.StreamOpened();
   stream->on_free = [this] {
     std::lock_guard lock(streams_mu);
     --open_streams;
@@ -780,6 +869,15 @@ Result<std::unique_ptr<Server>, ServeError> Server::Start(ServeOptions options) 
     return Fail(ServeError{Kind::kInvalidOptions, "threads, connections and sessions must be > 0"});
   if (options.token && options.token->empty())
     return Fail(ServeError{Kind::kInvalidOptions, "the token is empty"});
+  for (const std::string& origin : options.cors_origins) {
+    if (!IsOrigin(origin)) {
+      return Fail(ServeError{Kind::kInvalidOptions,
+                             "the CORS origin " + QuoteForDetail(origin, 64) +
+                                 " is not an origin such as https://app.example or "
+                                 "http://127.0.0.1:3000 (scheme, lowercase host, optional port, "
+                                 "no path)"});
+    }
+  }
   if (!options.token && !IsLoopbackHost(options.host)) {
     return Fail(ServeError{Kind::kTokenRequired,
                            "listening on " + options.host +
@@ -809,8 +907,10 @@ Result<std::unique_ptr<Server>, ServeError> Server::Start(ServeOptions options) 
   auto impl = std::make_unique<Impl>();
   impl->options = std::move(options);
   Env* env = impl->options.env != nullptr ? impl->options.env : &impl->own_env;
+  impl->journal = std::make_unique<MeteredJournal>(*impl->options.journal, impl->metrics);
   SessionTableOptions table;
-  table.journal = impl->options.journal;
+  table.journal = impl->journal.get();
+  table.metrics = &impl->metrics;
   table.env = env;
   table.models = &impl->options.models;
   table.book = &impl->book;

@@ -11,6 +11,7 @@
 
 #include "harness/inference/counter.h"
 #include "harness/journal/memory_journal.h"
+#include "serve/openapi.h"
 #include "support/serve_client.h"
 #include "support/test_model.h"
 
@@ -211,6 +212,106 @@ TEST_F(ServerTest, SessionsShareTheServersThreads) {
   // A few threads of slack: the blocking pool grows a worker when a call comes before the
   // previous call's worker is back to idle.
   EXPECT_LE(ThreadCount(), before + 3);
+}
+
+// The value of the metric line `name` (with its labels, as written) in a /metrics page; -1 when
+// the page has no such line.
+double Metric(const std::string& page, const std::string& name) {
+  std::size_t at = 0;
+  while ((at = page.find(name + " ", at)) != std::string::npos) {
+    if (at == 0 || page[at - 1] == '\n')
+      return std::stod(page.substr(at + name.size() + 1));
+    at += name.size();
+  }
+  return -1;
+}
+
+TEST_F(ServerTest, MetricsCountWhatTheServerDid) {
+  constexpr int kCompactions = 3;
+  for (int i = 0; i < kCompactions; ++i) {
+    const auto answered = Call("GET", base_ + "/v1/commands/" + Compact() + "?wait_ms=10000");
+    ASSERT_EQ(answered.status, 200) << answered.body;
+  }
+  const auto refused = Call("GET", base_ + "/v1/sessions/nope");
+  ASSERT_EQ(refused.status, 400);
+  const auto page = Call("GET", base_ + "/metrics");
+  ASSERT_EQ(page.status, 200) << page.body;
+  EXPECT_NE(page.headers.find("Content-Type: text/plain; version=0.0.4"), std::string::npos)
+      << page.headers;
+  const std::string& m = page.body;
+  EXPECT_EQ(Metric(m, "harness_serve_sessions_in_memory"), 1);
+  EXPECT_EQ(Metric(m, "harness_serve_sessions_created_total"), 1);
+  EXPECT_EQ(Metric(m, "harness_serve_commands_total{kind=\"compact\"}"), kCompactions);
+  EXPECT_EQ(Metric(m, "harness_serve_commands_total{kind=\"input\"}"), 0);
+  EXPECT_EQ(Metric(m, "harness_serve_commands_held"), kCompactions);
+  // Each compaction of the empty history is refused before an attempt starts; its reply is
+  // counted before the wait is answered (the recorder counts, then records it in the book).
+  EXPECT_EQ(Metric(m, "harness_serve_compact_replies_total{outcome=\"rejected\"}"), kCompactions);
+  EXPECT_EQ(Metric(m, "harness_serve_compact_reply_rejections_total{reason=\"unavailable\"}"),
+            kCompactions)
+      << m;
+  EXPECT_EQ(Metric(m, "harness_serve_compact_replies_total{outcome=\"resolved\"}"), 0);
+  EXPECT_EQ(Metric(m, "harness_serve_compactions_total{outcome=\"rejected\"}"), 0);
+  EXPECT_EQ(Metric(m, "harness_serve_compactions_total{outcome=\"committed\"}"), 0);
+  EXPECT_EQ(Metric(m, "harness_serve_responses_total{code=\"4xx\"}"), 1);
+  // The session's creation and every compaction's intent and end went through the journal.
+  const double appends = Metric(m, "harness_serve_journal_appends_total");
+  EXPECT_GE(appends, 1 + 2 * kCompactions);
+  EXPECT_EQ(Metric(m, "harness_serve_journal_append_seconds_bucket{le=\"+Inf\"}"), appends);
+  EXPECT_EQ(Metric(m, "harness_serve_journal_append_seconds_count"), appends);
+  EXPECT_EQ(Metric(m, "harness_serve_event_streams"), 0);
+}
+
+TEST_F(ServerTest, TheOpenApiDocumentIsServed) {
+  const auto reply = Call("GET", base_ + "/v1/openapi.json");
+  ASSERT_EQ(reply.status, 200);
+  EXPECT_EQ(reply.body, OpenApiDocument());
+}
+
+bool HasHeader(const serve_testing::HttpReply& reply, const std::string& line) {
+  return reply.headers.find(line + "\r\n") != std::string::npos;
+}
+
+TEST_F(ServerTest, WithoutAnAllowListNoOriginGetsCorsHeaders) {
+  const std::string origin = "Origin: http://app.example";
+  const auto preflight = Call("OPTIONS", base_ + "/v1/sessions", "", {origin});
+  EXPECT_EQ(preflight.status, 405) << preflight.body;
+  const auto list = Call("GET", base_ + "/v1/sessions", "", {origin});
+  EXPECT_EQ(list.status, 200);
+  EXPECT_EQ(list.headers.find("Access-Control-Allow-Origin"), std::string::npos) << list.headers;
+}
+
+TEST_F(ServerTest, AnAllowListedOriginMayCallAndNoOtherMay) {
+  ServeOptions options = Options();
+  options.cors_origins = {"http://app.example"};
+  auto started = Server::Start(std::move(options));
+  ASSERT_TRUE(started.ok()) << started.error().Message();
+  const std::string base = "http://127.0.0.1:" + std::to_string((*started)->port());
+
+  const auto preflight =
+      Call("OPTIONS", base + "/v1/sessions/" + session_, "",
+           {"Origin: http://app.example", "Access-Control-Request-Method: DELETE"});
+  EXPECT_EQ(preflight.status, 204) << preflight.body;
+  EXPECT_TRUE(HasHeader(preflight, "Access-Control-Allow-Origin: http://app.example"))
+      << preflight.headers;
+  EXPECT_TRUE(HasHeader(preflight, "Access-Control-Allow-Methods: GET, DELETE"))
+      << preflight.headers;
+  EXPECT_TRUE(HasHeader(preflight,
+                        "Access-Control-Allow-Headers: Authorization, Content-Type, Last-Event-ID"))
+      << preflight.headers;
+
+  const auto list = Call("GET", base + "/v1/sessions", "", {"Origin: http://app.example"});
+  EXPECT_EQ(list.status, 200);
+  EXPECT_TRUE(HasHeader(list, "Access-Control-Allow-Origin: http://app.example")) << list.headers;
+  EXPECT_TRUE(HasHeader(list, "Vary: Origin")) << list.headers;
+
+  // Another origin, even one that only differs by its port, is refused and told nothing.
+  const auto other =
+      Call("OPTIONS", base + "/v1/sessions", "", {"Origin: http://app.example:8080"});
+  EXPECT_EQ(other.status, 403);
+  EXPECT_EQ(ParseOrNull(other.body)["error"]["kind"], "origin_not_allowed");
+  const auto read = Call("GET", base + "/v1/sessions", "", {"Origin: http://evil.example"});
+  EXPECT_EQ(read.headers.find("Access-Control-Allow-Origin"), std::string::npos) << read.headers;
 }
 
 }  // namespace

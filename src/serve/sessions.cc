@@ -32,7 +32,8 @@ std::optional<Uuid> AnsweredCommand(const Event& event) {
 const EventFilter& ReplyFilter() {
   static const EventFilter filter = EventFilter::Kinds(
       {EventKind::kCompactWaiterResolved, EventKind::kCompactWaiterRejected,
-       EventKind::kInputAccepted, EventKind::kInputRejected, EventKind::kInputCancelled});
+       EventKind::kInputAccepted, EventKind::kInputRejected, EventKind::kInputCancelled,
+       EventKind::kCompactionCommitted, EventKind::kCompactionRejected});
   return filter;
 }
 
@@ -51,8 +52,8 @@ ServedSession::~ServedSession() {
   watch->session = nullptr;
 }
 
-ReplyRecorder::ReplyRecorder(CommandBook& book)
-    : book_(book), thread_([this](std::stop_token stop) { Work(stop); }) {}
+ReplyRecorder::ReplyRecorder(CommandBook& book, ServeMetrics& metrics)
+    : book_(book), metrics_(metrics), thread_([this](std::stop_token stop) { Work(stop); }) {}
 
 ReplyRecorder::~ReplyRecorder() {
   thread_.request_stop();
@@ -94,6 +95,14 @@ void ReplyRecorder::Drain(ReplyWatch& watch) {
   while (watch.replies) {
     auto next = watch.replies->TryNext();
     if (next.ok()) {
+      if (std::holds_alternative<CompactionCommitted>(*next->event))
+        metrics_.CompactionCommitted();
+      else if (const auto* rejected = std::get_if<CompactionRejected>(next->event.get()))
+        metrics_.CompactionRejected(CompactRejectReasonName(rejected->reject_reason));
+      else if (std::holds_alternative<CompactWaiterResolved>(*next->event))
+        metrics_.CompactResolved();
+      else if (const auto* refused = std::get_if<CompactWaiterRejected>(next->event.get()))
+        metrics_.CompactRejected(CompactRejectReasonName(refused->reason));
       if (auto command = AnsweredCommand(*next->event))
         book_.Answered(*command, watch.session->id(), EventJson(*next->event));
       continue;
@@ -193,6 +202,11 @@ void CommandBook::Unwatch(const Uuid& command, std::uint64_t token) {
     it->second.watchers.erase(token);
 }
 
+std::size_t CommandBook::Size() const {
+  std::lock_guard lock(mu_);
+  return records_.size();
+}
+
 void CommandBook::WakeAll() {
   std::vector<std::function<void()>> wake;
   {
@@ -287,7 +301,7 @@ Result<LoopDefinition, ApiError> SessionTable::Define(const LoopRequest& loop) c
 SessionTable::SessionTable(SessionTableOptions options)
     : options_(std::move(options)),
       host_(std::make_shared<SessionHost>(SessionHostOptions{options_.actor_threads})),
-      recorder_(std::make_shared<ReplyRecorder>(*options_.book)) {}
+      recorder_(std::make_shared<ReplyRecorder>(*options_.book, *options_.metrics)) {}
 
 SessionOptions SessionTable::OptionsFor(const Uuid& id) const {
   SessionOptions options;
@@ -347,6 +361,7 @@ Result<std::shared_ptr<ServedSession>, ApiError> SessionTable::Create(
     }
     loops.push_back(*created);
   }
+  options_.metrics->SessionCreated();
   return Keep(std::move(session), std::move(loops));
 }
 
@@ -395,6 +410,7 @@ Result<std::shared_ptr<ServedSession>, ApiError> SessionTable::Get(const Uuid& i
   auto restored = Session::Restore(OptionsFor(id), std::move(restore));
   if (!restored.ok())
     return Fail(refused ? *refused : FromSessionError(restored.error()));
+  options_.metrics->SessionRestored();
   return Keep(std::move(restored).value(), std::move(loops));
 }
 
@@ -423,6 +439,11 @@ Status<ApiError> SessionTable::End(const Uuid& id) {
   std::lock_guard lock(mu_);
   sessions_.erase(id);
   return {};
+}
+
+std::size_t SessionTable::InMemory() {
+  std::lock_guard lock(mu_);
+  return sessions_.size();
 }
 
 void SessionTable::SuspendAll() {

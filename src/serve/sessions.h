@@ -1,6 +1,7 @@
 // The sessions `harness serve` holds and the commands it accepted (docs/serve.md).
 //
 // Contract:
+// - ReplyRecorder also counts the compactions the sessions end (ServeMetrics).
 // - CommandBook: every command the server accepted (compact, input), the session it went to,
 //   and its reply once the session publishes one (a CompactWaiterResolved/Rejected, an
 //   InputAccepted/Rejected/Cancelled naming it). A reply may be recorded before the command
@@ -44,6 +45,7 @@
 #include "harness/runtime/session.h"
 #include "harness/serve/server.h"
 #include "serve/api.h"
+#include "serve/metrics.h"
 
 namespace harness::serve {
 
@@ -64,6 +66,7 @@ class CommandBook {
   std::uint64_t Watch(const Uuid& command, std::function<void()> wake);
   void Unwatch(const Uuid& command, std::uint64_t token);
   void WakeAll();
+  std::size_t Size() const;
 
  private:
   struct Record {
@@ -109,7 +112,7 @@ struct ServedSession {
 // Records the replies of every watched session in the book, from one thread.
 class ReplyRecorder {
  public:
-  explicit ReplyRecorder(CommandBook& book);
+  ReplyRecorder(CommandBook& book, ServeMetrics& metrics);
   ~ReplyRecorder();
   ReplyRecorder(const ReplyRecorder&) = delete;
   ReplyRecorder& operator=(const ReplyRecorder&) = delete;
@@ -124,6 +127,7 @@ class ReplyRecorder {
   void Work(std::stop_token stop);
 
   CommandBook& book_;
+  ServeMetrics& metrics_;
   std::mutex mu_;
   std::condition_variable_any ready_cv_;
   std::deque<std::shared_ptr<ReplyWatch>> ready_;
@@ -137,8 +141,9 @@ struct SessionTableOptions {
   CommandBook* book = nullptr;
   std::size_t max_sessions = 256;
   std::chrono::nanoseconds lease_ttl = std::chrono::seconds(30);
-  Uuid owner;                     // the lease owner: one per server process
-  std::size_t actor_threads = 2;  // the sessions' host: threads running every loop strand
+  Uuid owner;                       // the lease owner: one per server process
+  std::size_t actor_threads = 2;    // the sessions' host: threads running every loop strand
+  ServeMetrics* metrics = nullptr;  // required
 };
 
 class SessionTable {
@@ -152,6 +157,7 @@ class SessionTable {
   Result<std::string, ApiError> ListJson();
   Status<ApiError> End(const Uuid& id);
   void SuspendAll();
+  std::size_t InMemory();
 
  private:
   // A fresh client of the configured model `name`; `role` names it in the refusal.

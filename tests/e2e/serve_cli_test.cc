@@ -215,6 +215,15 @@ TEST_F(ServeCli, OffLoopbackItRefusesToStartWithoutATokenAndWithOneRequiresIt) {
   EXPECT_EQ(server_->seen().find("s3cret"), std::string::npos);
 }
 
+TEST_F(ServeCli, AMalformedCorsOriginRefusesToStart) {
+  e2e::Process refused({"serve", "--listen", "127.0.0.1:0", "--data-dir", dir_.data(), "--model",
+                        "m=scripted:" + script_, "--cors-origin", "https://app.example/"});
+  const std::string out = refused.Rest();
+  EXPECT_EQ(refused.Wait(), 2);
+  EXPECT_NE(out.find("is not an origin such as https://app.example"), std::string::npos) << out;
+  EXPECT_EQ(out.find("listening"), std::string::npos);
+}
+
 TEST_F(ServeCli, SigtermSuspendsAndARestartedServerRestoresTheSessionOnDemand) {
   StartServer();
   const auto [session, loop] = CreateSession();

@@ -1,52 +1,23 @@
-// A Journal that forwards every call to another one: the base of the tests' fault-injecting
-// journals, which override only the calls they change.
+// The tests' forwarding journal: harness::ForwardingJournal over a journal it owns, the base of
+// the tests' fault-injecting journals, which override only the calls they change.
 #pragma once
 
 #include <memory>
 #include <utility>
-#include <vector>
 
-#include "harness/journal/journal.h"
+#include "harness/journal/forwarding_journal.h"
 
 namespace harness::testing {
 
-class ForwardingJournal : public Journal {
+class ForwardingJournal : public harness::ForwardingJournal {
  public:
-  explicit ForwardingJournal(std::unique_ptr<Journal> inner) : inner_(std::move(inner)) {}
-
-  Result<Lease, JournalError> AcquireLease(const Uuid& session, const Uuid& owner,
-                                           std::chrono::nanoseconds ttl) override {
-    return inner_->AcquireLease(session, owner, ttl);
-  }
-  Result<Lease, JournalError> TakeOverLease(const Uuid& session, const Uuid& owner,
-                                            std::chrono::nanoseconds ttl) override {
-    return inner_->TakeOverLease(session, owner, ttl);
-  }
-  Result<Lease, JournalError> RenewLease(const Lease& lease,
-                                         std::chrono::nanoseconds ttl) override {
-    return inner_->RenewLease(lease, ttl);
-  }
-  Status<JournalError> ReleaseLease(const Lease& lease) override {
-    return inner_->ReleaseLease(lease);
-  }
-  Result<std::vector<AppendedRecord>, JournalError> Append(AppendRequest request) override {
-    return inner_->Append(std::move(request));
-  }
-  Result<std::vector<JournalRecord>, JournalError> Read(const Uuid& session, std::uint64_t from_seq,
-                                                        std::size_t max_count) override {
-    return inner_->Read(session, from_seq, max_count);
-  }
-  Result<std::uint64_t, JournalError> LastSequence(const Uuid& session) override {
-    return inner_->LastSequence(session);
-  }
-  Result<std::vector<Uuid>, JournalError> ListSessions() override { return inner_->ListSessions(); }
-  Result<VerifyReport, JournalError> Verify() override { return inner_->Verify(); }
-
- protected:
-  Journal& inner() { return *inner_; }
+  // The inner journal is reached through the base's reference, which the move of the pointer
+  // below does not change.
+  explicit ForwardingJournal(std::unique_ptr<Journal> inner)
+      : harness::ForwardingJournal(*inner), owned_(std::move(inner)) {}
 
  private:
-  std::unique_ptr<Journal> inner_;
+  std::unique_ptr<Journal> owned_;
 };
 
 }  // namespace harness::testing

@@ -18,6 +18,7 @@ namespace harness::serve_testing {
 struct HttpReply {
   long status = 0;  // 0: the request failed (no connection)
   std::string body;
+  std::string headers;  // the response's header lines, as received
 };
 
 inline std::size_t CollectBody(char* data, std::size_t size, std::size_t n, void* out) {
@@ -47,6 +48,8 @@ inline HttpReply Call(const std::string& method, const std::string& url,
   curl_easy_setopt(curl, CURLOPT_HTTPHEADER, list);
   curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, CollectBody);
   curl_easy_setopt(curl, CURLOPT_WRITEDATA, &reply.body);
+  curl_easy_setopt(curl, CURLOPT_HEADERFUNCTION, CollectBody);
+  curl_easy_setopt(curl, CURLOPT_HEADERDATA, &reply.headers);
   curl_easy_setopt(curl, CURLOPT_TIMEOUT, 60L);
   if (curl_easy_perform(curl) == CURLE_OK)
     curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &reply.status);

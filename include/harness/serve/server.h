@@ -30,6 +30,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "harness/compaction/policy.h"
 #include "harness/context/limits.h"
@@ -72,6 +73,9 @@ struct ServeOptions {
   std::chrono::seconds connection_timeout{60};  // an idle connection is closed
   std::size_t max_sessions = 256;               // sessions held in memory at once
   std::chrono::nanoseconds lease_ttl = std::chrono::seconds(30);
+  // Origins (scheme://host[:port], compared exactly) whose pages may call the API from a
+  // browser; empty: no CORS headers, and a preflight is refused as any unknown method.
+  std::vector<std::string> cors_origins;
 };
 
 struct ServeError {

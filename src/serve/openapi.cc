@@ -1,0 +1,348 @@
+#include "serve/openapi.h"
+
+namespace harness::serve {
+
+namespace {
+
+// Written by hand so that it says what the decoders accept; the test compares it with the router
+// and the error table.
+constexpr std::string_view kDocument = R"openapi({
+  "openapi": "3.1.0",
+  "info": {
+    "title": "harness serve",
+    "version": "1",
+    "summary": "Agent sessions with durable, validated context compaction, over HTTP and Server-Sent Events.",
+    "description": "Every refusal is an Error with the status of its kind. Bodies are strict JSON: one value, UTF-8, no duplicate member, at most 16 levels deep; an unknown member anywhere is invalid_request. With a token configured every request needs Authorization: Bearer."
+  },
+  "servers": [{"url": "/"}],
+  "security": [{}, {"bearer": []}],
+  "paths": {
+    "/v1/sessions": {
+      "post": {
+        "operationId": "createSession",
+        "summary": "Open a session in the journal and create its loops (the first is the active one).",
+        "requestBody": {"required": true, "content": {"application/json": {"schema": {"$ref": "#/components/schemas/CreateSessionRequest"}}}},
+        "responses": {
+          "201": {"description": "Created.", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/CreatedSession"}}}},
+          "400": {"$ref": "#/components/responses/Error"}, "401": {"$ref": "#/components/responses/Error"}, "413": {"$ref": "#/components/responses/Error"}, "500": {"$ref": "#/components/responses/Error"}, "503": {"$ref": "#/components/responses/Error"}
+        }
+      },
+      "get": {
+        "operationId": "listSessions",
+        "summary": "Every session of the journal.",
+        "responses": {
+          "200": {"description": "The sessions, in id order.", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/SessionList"}}}},
+          "401": {"$ref": "#/components/responses/Error"}, "500": {"$ref": "#/components/responses/Error"}, "503": {"$ref": "#/components/responses/Error"}
+        }
+      }
+    },
+    "/v1/sessions/{session}": {
+      "parameters": [{"$ref": "#/components/parameters/session"}],
+      "get": {
+        "operationId": "getSession",
+        "summary": "A session and its loops (restored from the journal when not in memory).",
+        "responses": {
+          "200": {"description": "The session.", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Session"}}}},
+          "400": {"$ref": "#/components/responses/Error"}, "401": {"$ref": "#/components/responses/Error"}, "404": {"$ref": "#/components/responses/Error"}, "409": {"$ref": "#/components/responses/Error"}, "500": {"$ref": "#/components/responses/Error"}, "503": {"$ref": "#/components/responses/Error"}
+        }
+      },
+      "delete": {
+        "operationId": "deleteSession",
+        "summary": "End the session (its loops exit) and drop it from memory; the journal keeps it.",
+        "responses": {
+          "204": {"description": "Ended."},
+          "400": {"$ref": "#/components/responses/Error"}, "401": {"$ref": "#/components/responses/Error"}, "404": {"$ref": "#/components/responses/Error"}, "409": {"$ref": "#/components/responses/Error"}, "500": {"$ref": "#/components/responses/Error"}, "503": {"$ref": "#/components/responses/Error"}
+        }
+      }
+    },
+    "/v1/sessions/{session}/export": {
+      "parameters": [{"$ref": "#/components/parameters/session"}],
+      "get": {
+        "operationId": "exportSession",
+        "summary": "The session's journal, one record a line, as `harness journal show --json` writes it.",
+        "responses": {
+          "200": {"description": "NDJSON, read from the journal a page at a time.", "content": {"application/x-ndjson": {"schema": {"type": "string"}}}},
+          "400": {"$ref": "#/components/responses/Error"}, "401": {"$ref": "#/components/responses/Error"}, "404": {"$ref": "#/components/responses/Error"}, "500": {"$ref": "#/components/responses/Error"}, "503": {"$ref": "#/components/responses/Error"}
+        }
+      }
+    },
+    "/v1/sessions/{session}/events": {
+      "parameters": [{"$ref": "#/components/parameters/session"}],
+      "get": {
+        "operationId": "streamEvents",
+        "summary": "The session's events as Server-Sent Events: `id` is the journal sequence (none for an ephemeral event), `event` the type, `data` {\"seq\",\"event\"}. A stream that falls behind ends with `event: lagged`, data {\"last_seq\"}; one whose session leaves memory ends with `event: end`, data {\"reason\",\"last_seq\"}.",
+        "parameters": [
+          {"name": "from", "in": "query", "description": "Replay the journal from this sequence, then go live, with no gap and no duplicate.", "schema": {"type": "integer", "minimum": 1}},
+          {"name": "loop", "in": "query", "description": "Keep this loop's events and the session's own.", "schema": {"type": "string", "format": "uuid"}},
+          {"name": "kind", "in": "query", "description": "Keep these event types, separated by commas.", "schema": {"type": "string"}},
+          {"name": "Last-Event-ID", "in": "header", "description": "Resume after this sequence; wins over `from`.", "schema": {"type": "integer", "minimum": 1}}
+        ],
+        "responses": {
+          "200": {"description": "The stream.", "content": {"text/event-stream": {"schema": {"type": "string"}}}},
+          "400": {"$ref": "#/components/responses/Error"}, "401": {"$ref": "#/components/responses/Error"}, "404": {"$ref": "#/components/responses/Error"}, "409": {"$ref": "#/components/responses/Error"}, "500": {"$ref": "#/components/responses/Error"}, "503": {"$ref": "#/components/responses/Error"}
+        }
+      }
+    },
+    "/v1/sessions/{session}/loops/{loop}/input": {
+      "parameters": [{"$ref": "#/components/parameters/session"}, {"$ref": "#/components/parameters/loop"}],
+      "post": {
+        "operationId": "submitInput",
+        "summary": "The user's input to a loop; accepted once its intent is durable, answered by InputAccepted, InputRejected or InputCancelled.",
+        "requestBody": {"required": true, "content": {"application/json": {"schema": {"$ref": "#/components/schemas/InputRequest"}}}},
+        "responses": {
+          "202": {"$ref": "#/components/responses/CommandAccepted"},
+          "400": {"$ref": "#/components/responses/Error"}, "401": {"$ref": "#/components/responses/Error"}, "404": {"$ref": "#/components/responses/Error"}, "409": {"$ref": "#/components/responses/Error"}, "413": {"$ref": "#/components/responses/Error"}, "500": {"$ref": "#/components/responses/Error"}, "503": {"$ref": "#/components/responses/Error"}
+        }
+      }
+    },
+    "/v1/sessions/{session}/loops/{loop}/compact": {
+      "parameters": [{"$ref": "#/components/parameters/session"}, {"$ref": "#/components/parameters/loop"}],
+      "post": {
+        "operationId": "compact",
+        "summary": "Request a compaction of the loop; answered by CompactWaiterResolved or CompactWaiterRejected.",
+        "requestBody": {"required": false, "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Empty"}}}},
+        "responses": {
+          "202": {"$ref": "#/components/responses/CommandAccepted"},
+          "400": {"$ref": "#/components/responses/Error"}, "401": {"$ref": "#/components/responses/Error"}, "404": {"$ref": "#/components/responses/Error"}, "409": {"$ref": "#/components/responses/Error"}, "413": {"$ref": "#/components/responses/Error"}, "500": {"$ref": "#/components/responses/Error"}, "503": {"$ref": "#/components/responses/Error"}
+        }
+      }
+    },
+    "/v1/sessions/{session}/loops/{loop}/interrupt": {
+      "parameters": [{"$ref": "#/components/parameters/session"}, {"$ref": "#/components/parameters/loop"}],
+      "post": {
+        "operationId": "interrupt",
+        "summary": "Interrupt the loop's running turn or compaction; done when accepted (what it ended shows in the events).",
+        "requestBody": {"required": false, "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Empty"}}}},
+        "responses": {
+          "200": {"$ref": "#/components/responses/CommandAccepted"},
+          "400": {"$ref": "#/components/responses/Error"}, "401": {"$ref": "#/components/responses/Error"}, "404": {"$ref": "#/components/responses/Error"}, "409": {"$ref": "#/components/responses/Error"}, "413": {"$ref": "#/components/responses/Error"}, "500": {"$ref": "#/components/responses/Error"}, "503": {"$ref": "#/components/responses/Error"}
+        }
+      }
+    },
+    "/v1/sessions/{session}/loops/{loop}/history": {
+      "parameters": [{"$ref": "#/components/parameters/session"}, {"$ref": "#/components/parameters/loop"}],
+      "get": {
+        "operationId": "getHistory",
+        "summary": "The loop's history in the content codec; derived_prefix is 1 when the first message is a summary.",
+        "responses": {
+          "200": {"description": "The history.", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/History"}}}},
+          "400": {"$ref": "#/components/responses/Error"}, "401": {"$ref": "#/components/responses/Error"}, "404": {"$ref": "#/components/responses/Error"}, "409": {"$ref": "#/components/responses/Error"}, "500": {"$ref": "#/components/responses/Error"}, "503": {"$ref": "#/components/responses/Error"}
+        }
+      }
+    },
+    "/v1/sessions/{session}/loops/{loop}/context": {
+      "parameters": [{"$ref": "#/components/parameters/session"}, {"$ref": "#/components/parameters/loop"}],
+      "get": {
+        "operationId": "getContext",
+        "summary": "The loop's latest measurement and its history by category, with conservative token estimates.",
+        "responses": {
+          "200": {"description": "The context.", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Context"}}}},
+          "400": {"$ref": "#/components/responses/Error"}, "401": {"$ref": "#/components/responses/Error"}, "404": {"$ref": "#/components/responses/Error"}, "409": {"$ref": "#/components/responses/Error"}, "500": {"$ref": "#/components/responses/Error"}, "503": {"$ref": "#/components/responses/Error"}
+        }
+      }
+    },
+    "/v1/commands/{command}": {
+      "parameters": [{"$ref": "#/components/parameters/command"}],
+      "get": {
+        "operationId": "getCommand",
+        "summary": "A command's reply, waiting up to wait_ms for it.",
+        "parameters": [
+          {"name": "wait_ms", "in": "query", "description": "How long to wait for the reply; 0 or absent answers at once.", "schema": {"type": "integer", "minimum": 0, "maximum": 30000}}
+        ],
+        "responses": {
+          "200": {"description": "Answered.", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/CommandStatus"}}}},
+          "202": {"description": "Still pending when the wait ended.", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/CommandStatus"}}}},
+          "400": {"$ref": "#/components/responses/Error"}, "401": {"$ref": "#/components/responses/Error"}, "404": {"$ref": "#/components/responses/Error"}, "503": {"$ref": "#/components/responses/Error"}
+        }
+      }
+    },
+    "/v1/openapi.json": {
+      "get": {
+        "operationId": "getOpenApi",
+        "summary": "This document.",
+        "responses": {
+          "200": {"description": "OpenAPI 3.1.", "content": {"application/json": {"schema": {"type": "object"}}}},
+          "401": {"$ref": "#/components/responses/Error"}, "503": {"$ref": "#/components/responses/Error"}
+        }
+      }
+    },
+    "/metrics": {
+      "get": {
+        "operationId": "getMetrics",
+        "summary": "The server's counters in the Prometheus text format 0.0.4.",
+        "responses": {
+          "200": {"description": "The metrics.", "content": {"text/plain": {"schema": {"type": "string"}}}},
+          "401": {"$ref": "#/components/responses/Error"}, "503": {"$ref": "#/components/responses/Error"}
+        }
+      }
+    }
+  },
+  "components": {
+    "securitySchemes": {
+      "bearer": {"type": "http", "scheme": "bearer", "description": "Required when the server was started with a token (always off loopback)."}
+    },
+    "parameters": {
+      "session": {"name": "session", "in": "path", "required": true, "description": "A canonical lowercase UUID.", "schema": {"type": "string", "format": "uuid"}},
+      "loop": {"name": "loop", "in": "path", "required": true, "description": "A canonical lowercase UUID.", "schema": {"type": "string", "format": "uuid"}},
+      "command": {"name": "command", "in": "path", "required": true, "description": "A canonical lowercase UUID.", "schema": {"type": "string", "format": "uuid"}}
+    },
+    "responses": {
+      "Error": {"description": "A typed refusal.", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}},
+      "CommandAccepted": {"description": "The command's intent is durable; every id returned gets exactly one reply.", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/CommandAccepted"}}}}
+    },
+    "schemas": {
+      "Error": {
+        "type": "object",
+        "required": ["error"],
+        "properties": {
+          "error": {
+            "type": "object",
+            "required": ["kind", "detail"],
+            "properties": {
+              "kind": {"type": "string", "enum": ["invalid_json", "invalid_request", "invalid_query", "invalid_id", "unknown_model", "invalid_argument", "unauthorized", "not_found", "session_not_found", "loop_not_found", "command_not_found", "method_not_allowed", "lease_held", "loop_exited", "compaction_unsupported", "session_faulted", "session_suspended", "restore_refused", "too_large", "journal", "internal", "shutting_down", "too_many_sessions", "origin_not_allowed"]},
+              "detail": {"type": "string", "description": "For a person; quotes at most a few bytes of the request."}
+            }
+          }
+        }
+      },
+      "Empty": {"type": "object", "additionalProperties": false},
+      "CreateSessionRequest": {
+        "type": "object",
+        "additionalProperties": false,
+        "required": ["loops"],
+        "properties": {
+          "loops": {"type": "array", "minItems": 1, "maxItems": 16, "items": {"$ref": "#/components/schemas/LoopRequest"}}
+        }
+      },
+      "LoopRequest": {
+        "type": "object",
+        "additionalProperties": false,
+        "required": ["model"],
+        "properties": {
+          "model": {"type": "string", "minLength": 1, "description": "A model the server was configured with, by name."},
+          "compactor": {"type": "string", "minLength": 1, "default": "offline", "description": "\"offline\" (the extractive compactor) or a configured model's name."},
+          "system_prompt": {"type": "string"},
+          "policy": {
+            "type": "object",
+            "additionalProperties": false,
+            "properties": {
+              "automatic": {"type": "boolean", "default": true},
+              "keep_recent_segments": {"type": "integer", "minimum": 0, "maximum": 1000000},
+              "keep_recent_tokens": {"type": "integer", "minimum": 0, "maximum": 100000000}
+            }
+          }
+        }
+      },
+      "CreatedSession": {
+        "type": "object",
+        "required": ["session_id", "loops"],
+        "properties": {
+          "session_id": {"type": "string", "format": "uuid"},
+          "loops": {"type": "array", "items": {"type": "string", "format": "uuid"}}
+        }
+      },
+      "SessionList": {
+        "type": "object",
+        "required": ["sessions"],
+        "properties": {
+          "sessions": {"type": "array", "items": {"type": "object", "required": ["session_id", "in_memory"], "properties": {"session_id": {"type": "string", "format": "uuid"}, "in_memory": {"type": "boolean"}}}}
+        }
+      },
+      "Session": {
+        "type": "object",
+        "required": ["session_id", "active_loop", "faulted", "loops"],
+        "properties": {
+          "session_id": {"type": "string", "format": "uuid"},
+          "active_loop": {"type": ["string", "null"], "format": "uuid"},
+          "faulted": {"type": "boolean"},
+          "loops": {"type": "array", "items": {"$ref": "#/components/schemas/LoopSummary"}}
+        }
+      },
+      "LoopSummary": {
+        "type": "object",
+        "required": ["loop_id", "status", "history_messages", "queued_inputs", "compacting"],
+        "properties": {
+          "loop_id": {"type": "string", "format": "uuid"},
+          "status": {"$ref": "#/components/schemas/LoopStatus"},
+          "history_messages": {"type": "integer", "minimum": 0},
+          "queued_inputs": {"type": "integer", "minimum": 0},
+          "compacting": {"type": "boolean"}
+        }
+      },
+      "LoopStatus": {"type": "string", "enum": ["idle", "running", "exited"]},
+      "InputRequest": {
+        "type": "object",
+        "additionalProperties": false,
+        "required": ["text"],
+        "properties": {"text": {"type": "string", "minLength": 1}}
+      },
+      "CommandAccepted": {
+        "type": "object",
+        "required": ["command_id"],
+        "properties": {"command_id": {"type": "string", "format": "uuid"}}
+      },
+      "CommandStatus": {
+        "type": "object",
+        "required": ["command_id", "session_id", "status"],
+        "properties": {
+          "command_id": {"type": "string", "format": "uuid"},
+          "session_id": {"type": "string", "format": "uuid"},
+          "status": {"type": "string", "enum": ["answered", "pending"]},
+          "reply": {"$ref": "#/components/schemas/Event"}
+        }
+      },
+      "Event": {
+        "type": "object",
+        "description": "An event as the journal encodes it (docs/events.md): its type, its payload version and its members.",
+        "required": ["type", "v"],
+        "properties": {"type": {"type": "string"}, "v": {"type": "integer", "minimum": 1}}
+      },
+      "Message": {
+        "type": "object",
+        "description": "A message in the content codec (docs/content.md).",
+        "required": ["role"],
+        "properties": {"role": {"type": "string", "enum": ["user", "assistant", "system", "tool"]}}
+      },
+      "History": {
+        "type": "object",
+        "required": ["loop_id", "derived_prefix", "messages"],
+        "properties": {
+          "loop_id": {"type": "string", "format": "uuid"},
+          "derived_prefix": {"type": "integer", "minimum": 0},
+          "messages": {"type": "array", "items": {"$ref": "#/components/schemas/Message"}}
+        }
+      },
+      "Context": {
+        "type": "object",
+        "required": ["loop_id", "derived_prefix", "status", "history_messages", "queued_inputs", "compacting", "pressure", "measurement", "categories"],
+        "properties": {
+          "loop_id": {"type": "string", "format": "uuid"},
+          "derived_prefix": {"type": "integer", "minimum": 0},
+          "status": {"$ref": "#/components/schemas/LoopStatus"},
+          "history_messages": {"type": "integer", "minimum": 0},
+          "queued_inputs": {"type": "integer", "minimum": 0},
+          "compacting": {"type": "boolean"},
+          "pressure": {"type": "string"},
+          "measurement": {
+            "oneOf": [
+              {"type": "null"},
+              {"type": "object", "required": ["input_tokens", "input_limit"], "properties": {"input_tokens": {"type": "integer"}, "input_limit": {"type": "integer"}}}
+            ]
+          },
+          "categories": {
+            "type": "object",
+            "additionalProperties": {"type": "object", "required": ["messages", "estimated_tokens"], "properties": {"messages": {"type": "integer"}, "estimated_tokens": {"type": "integer"}}}
+          }
+        }
+      }
+    }
+  }
+})openapi";
+
+}  // namespace
+
+std::string_view OpenApiDocument() {
+  return kDocument;
+}
+
+}  // namespace harness::serve
