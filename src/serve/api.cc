@@ -4,6 +4,7 @@
 #include <charconv>
 
 #include "harness/core/json.h"
+#include "serve/static_assets.h"
 
 namespace harness::serve {
 
@@ -73,7 +74,8 @@ Result<Route, ApiError> Pick(std::string_view method, std::initializer_list<Meth
 }
 
 ApiError NoRoute() {
-  return Error(ApiErrorKind::kNotFound, "no such resource; every route is under /v1");
+  return Error(ApiErrorKind::kNotFound,
+               "no such resource; the API is under /v1, the inspector at /");
 }
 
 ApiError FromJson(const JsonError& error) {
@@ -225,10 +227,14 @@ std::string EncodeApiError(const ApiError& error) {
 }
 
 Result<Route, ApiError> MatchRoute(std::string_view method, std::string_view path) {
+  Route route;
+  if (const EmbeddedFile* asset = FindAsset(path); asset != nullptr) {
+    route.asset = asset;
+    return Pick(method, {{"GET", RouteKind::kAsset}}, route);
+  }
   const std::vector<std::string_view> s = Segments(path);
   if (s.size() < 2 || s[0] != "v1")
     return Fail(NoRoute());
-  Route route;
   if (s[1] == "commands") {
     if (s.size() != 3)
       return Fail(NoRoute());

@@ -87,19 +87,24 @@ enum class RouteKind : std::uint8_t {
   kHistory,        // GET    /v1/sessions/{session}/loops/{loop}/history
   kContext,        // GET    /v1/sessions/{session}/loops/{loop}/context
   kGetCommand,     // GET    /v1/commands/{command}
+  kAsset,          // GET    / and /<file> of the inspector (serve/static_assets.h)
 };
+
+struct EmbeddedFile;
 
 struct Route {
   RouteKind kind = RouteKind::kListSessions;
   Uuid session;
   Uuid loop;
   Uuid command;
+  const EmbeddedFile* asset = nullptr;  // kAsset: the file
 };
 
 // The route of `method` and `path` (the path without its query). No route with that path:
 // kNotFound; a path with a route but not for this method: kMethodNotAllowed (the detail lists
 // the methods it has); an id segment that is not a canonical UUID: kInvalidId. A trailing slash
-// or an empty segment is no route.
+// or an empty segment is no route. "/" and the inspector's files ("/inspector.js", …) are kAsset
+// (GET only).
 Result<Route, ApiError> MatchRoute(std::string_view method, std::string_view path);
 
 // ---- Requests ----

@@ -26,6 +26,7 @@
 #include "serve/api.h"
 #include "serve/event_frames.h"
 #include "serve/sessions.h"
+#include "serve/static_assets.h"
 
 namespace harness::serve {
 
@@ -312,6 +313,49 @@ std::string IdsJson(const std::vector<Uuid>& ids) {
   return out + "]";
 }
 
+// The context as the inspector's bar draws it (docs/serve.md "The inspector"): the window the
+// loop's limits and policy resolve to, and the estimates (EstimateMessageTokens, the retained-
+// tail selection's own) of what fills it, the next compaction's retained tail apart from the
+// messages it would summarize. Free is the input limit less the measurement when there is one
+// (a real count), else less the estimates.
+std::string ContextBreakdownJson(const LoopSnapshot& s, const LoopContext& context) {
+  TokenCount summary = 0;
+  TokenCount conversation = 0;
+  for (std::size_t i = 0; i < s.history.size(); ++i)
+    (i < s.derived_prefix ? summary : conversation) += EstimateMessageTokens(s.history[i]);
+  TokenCount tail = 0;
+  if (context.policy) {
+    auto selected =
+        SelectRetainedTail(s.history, s.derived_prefix, context.policy->keep_recent_segments,
+                           context.policy->keep_recent_tokens);
+    if (selected.ok()) {
+      for (const Message& m : selected->retained)
+        tail += EstimateMessageTokens(m);
+    } else if (selected.error().kind == TailErrorKind::kNothingToCompact) {
+      tail = conversation;  // nothing before the tail: all of it stays
+    }
+  }
+  tail = std::min(tail, conversation);
+  const TokenCount system_prompt = (s.system_prompt.size() + 3) / 4;  // EstimateRequestTokens' rate
+  const TokenCount estimated = system_prompt + summary + conversation;
+  std::string out = ",\"estimates\":{\"system_prompt\":" + std::to_string(system_prompt) +
+                    ",\"tools\":0,\"summary\":" + std::to_string(summary) +
+                    ",\"messages\":" + std::to_string(conversation - tail) +
+                    ",\"retained_tail\":" + std::to_string(tail) + "},\"window\":";
+  const CompactionPolicy policy = context.policy.value_or(CompactionPolicy{});
+  auto limits = ResolveContextLimits(context.model, context.limits, policy.reserved_output,
+                                     policy.safety_margin);
+  if (!limits.ok())
+    return out + "null";
+  const TokenCount used = s.measurement ? s.measurement->input_tokens : estimated;
+  const TokenCount free = limits->input_limit > used ? limits->input_limit - used : 0;
+  return out + "{\"window_tokens\":" + std::to_string(context.limits.window_tokens) +
+         ",\"input_limit\":" + std::to_string(limits->input_limit) +
+         ",\"reserved_output\":" + std::to_string(limits->reserved_output) +
+         ",\"safety_margin\":" + std::to_string(limits->raw_input_limit - limits->input_limit) +
+         ",\"free\":" + std::to_string(free) + "}";
+}
+
 }  // namespace
 
 std::string ServeError::Message() const {
@@ -377,6 +421,25 @@ MHD_Result Queue(MHD_Connection* connection, const Reply& reply) {
     MHD_add_response_header(response, "Content-Type", "application/json");
   if (reply.status == 401)
     MHD_add_response_header(response, "WWW-Authenticate", "Bearer");
+  for (const auto& [name, value] : kSecurityHeaders)
+    MHD_add_response_header(response, std::string(name).c_str(), std::string(value).c_str());
+  const MHD_Result queued = MHD_queue_response(connection, reply.status, response);
+  MHD_destroy_response(response);
+  return queued;
+}
+
+// An inspector file, served before the token is looked at: it holds no data (the page asks for
+// the token when the API answers 401; docs/serve.md "The inspector").
+MHD_Result QueueAsset(MHD_Connection* connection, const EmbeddedFile& file) {
+  const char* tags = MHD_lookup_connection_value(connection, MHD_HEADER_KIND, "If-None-Match");
+  const AssetResponse reply =
+      AssetReply(file, tags != nullptr ? std::optional<std::string_view>(tags) : std::nullopt);
+  MHD_Response* response = MHD_create_response_from_buffer(
+      reply.body.size(), const_cast<char*>(reply.body.data()), MHD_RESPMEM_PERSISTENT);
+  if (response == nullptr)
+    return MHD_NO;
+  for (const auto& [name, value] : reply.headers)
+    MHD_add_response_header(response, std::string(name).c_str(), std::string(value).c_str());
   const MHD_Result queued = MHD_queue_response(connection, reply.status, response);
   MHD_destroy_response(response);
   return queued;
@@ -407,6 +470,10 @@ MHD_Result Server::Impl::Handle(MHD_Connection* connection, const char* url, con
       *req_cls = exchange.release();
       return Queue(connection,
                    ErrorReply({ApiErrorKind::kShuttingDown, "the server is shutting down"}));
+    }
+    if (auto asset = MatchRoute(method, url); asset.ok() && asset->kind == RouteKind::kAsset) {
+      *req_cls = exchange.release();
+      return QueueAsset(connection, *asset->asset);
     }
     if (options.token) {
       const char* header =
@@ -567,6 +634,7 @@ Reply Server::Impl::Dispatch(MHD_Connection* connection, const Route& route,
     }
     case RouteKind::kGetCommand:
     case RouteKind::kEvents:
+    case RouteKind::kAsset:  // served before the token is looked at (Handle)
       break;
   }
   return ErrorReply({ApiErrorKind::kInternal, "unrouted"});
@@ -748,7 +816,11 @@ Result<Reply, ApiError> Server::Impl::LoopJson(const Route& route, bool history)
            ",\"estimated_tokens\":" + std::to_string(c.estimated_tokens) + "}";
     first = false;
   }
-  return Reply{200, out + "}}"};
+  out += "}";
+  const auto context = served->contexts.find(route.loop);
+  if (context != served->contexts.end())
+    out += ContextBreakdownJson(s, context->second);
+  return Reply{200, out + "}"};
 }
 
 void Server::Impl::StopStreams() {

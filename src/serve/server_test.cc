@@ -213,5 +213,30 @@ TEST_F(ServerTest, SessionsShareTheServersThreads) {
   EXPECT_LE(ThreadCount(), before + 3);
 }
 
+// The inspector's bar (docs/serve.md "The inspector"): the window the loop's limits and policy
+// resolve to (10,000 window, 8,000 max input, 100 reserved output, 1,000 safety margin: an input
+// limit of 7,000) and what fills it, estimated; free is the input limit less the estimates
+// while nothing is measured.
+TEST_F(ServerTest, TheContextHasTheWindowAndTheEstimatesOfEachCategory) {
+  const auto created = Call("POST", base_ + "/v1/sessions",
+                            R"({"loops":[{"model":"t","system_prompt":"Be brief and kind."}]})");
+  ASSERT_EQ(created.status, 201) << created.body;
+  const Json json = ParseOrNull(created.body);
+  const auto context =
+      Call("GET", base_ + "/v1/sessions/" + json["session_id"].get<std::string>() + "/loops/" +
+                      json["loops"][0].get<std::string>() + "/context");
+  ASSERT_EQ(context.status, 200) << context.body;
+  const Json c = ParseOrNull(context.body);
+  EXPECT_EQ(
+      c["estimates"],
+      ParseOrNull(R"({"system_prompt":5,"tools":0,"summary":0,"messages":0,"retained_tail":0})"))
+      << context.body;
+  EXPECT_EQ(c["window"], ParseOrNull(R"({"window_tokens":10000,"input_limit":7000,)"
+                                     R"("reserved_output":100,"safety_margin":1000,"free":6995})"))
+      << context.body;
+  EXPECT_TRUE(c["measurement"].is_null());
+  EXPECT_TRUE(c["categories"].is_object());
+}
+
 }  // namespace
 }  // namespace harness::serve
