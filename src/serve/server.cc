@@ -412,6 +412,12 @@ struct Server::Impl {
 
 namespace {
 
+// Every answer, data or not, carries the inspector's policy (docs/serve.md "The inspector").
+void AddSecurityHeaders(MHD_Response* response) {
+  for (const auto& [name, value] : kSecurityHeaders)
+    MHD_add_response_header(response, std::string(name).c_str(), std::string(value).c_str());
+}
+
 MHD_Result Queue(MHD_Connection* connection, const Reply& reply) {
   MHD_Response* response = MHD_create_response_from_buffer(
       reply.body.size(), const_cast<char*>(reply.body.data()), MHD_RESPMEM_MUST_COPY);
@@ -421,8 +427,7 @@ MHD_Result Queue(MHD_Connection* connection, const Reply& reply) {
     MHD_add_response_header(response, "Content-Type", "application/json");
   if (reply.status == 401)
     MHD_add_response_header(response, "WWW-Authenticate", "Bearer");
-  for (const auto& [name, value] : kSecurityHeaders)
-    MHD_add_response_header(response, std::string(name).c_str(), std::string(value).c_str());
+  AddSecurityHeaders(response);
   const MHD_Result queued = MHD_queue_response(connection, reply.status, response);
   MHD_destroy_response(response);
   return queued;
@@ -539,6 +544,7 @@ MHD_Result Server::Impl::Handle(MHD_Connection* connection, const char* url, con
   if (suspended)
     return MHD_YES;
   if (streamed != nullptr) {
+    AddSecurityHeaders(streamed);
     const MHD_Result queued = MHD_queue_response(connection, MHD_HTTP_OK, streamed);
     MHD_destroy_response(streamed);
     return queued;

@@ -263,6 +263,7 @@ class InspectorTest(unittest.TestCase):
         self.assertEqual(severe, [], "the browser logged errors")
 
     def test_static_files_carry_the_policy_and_revalidate(self):
+        """The three files' types, policy and strong ETag (a 304 for it); the API's too."""
         server = self.start_server()
         for path, kind in (("/", "text/html"), ("/inspector.js", "text/javascript"),
                            ("/inspector.css", "text/css")):
@@ -278,6 +279,12 @@ class InspectorTest(unittest.TestCase):
             self.assertRegex(etag, r'^"[0-9a-f]+"$')
             status, _, body = http("GET", server.base + path, headers={"If-None-Match": etag})
             self.assertEqual((status, body), (304, b""), path)
+        # The API's answers carry the same policy.
+        status, headers, _ = http("GET", server.base + "/v1/sessions")
+        self.assertEqual(status, 200)
+        self.assertEqual(headers["Content-Security-Policy"],
+                         http("GET", server.base + "/")[1]["Content-Security-Policy"])
+        self.assertEqual(headers["X-Content-Type-Options"], "nosniff")
 
     def test_the_inspector_follows_a_session_live_and_renders_its_transcript_as_text(self):
         server = self.start_server()

@@ -330,8 +330,17 @@
     const sections = [];
     const re = /<([a-z_]+)>([\s\S]*?)<\/\1>/g;
     let m;
-    while ((m = re.exec(body)) !== null) sections.push([m[1].replace(/_/g, " "), m[2].trim()]);
+    while ((m = re.exec(body)) !== null) {
+      sections.push([m[1].replace(/_/g, " "), unescapeXml(m[2].trim())]);
+    }
     return sections.length ? sections : [["summary", text]];
+  }
+
+  // A section's text is XML character data: its five entities are undone by string
+  // replacement (the result is still only ever put on the page as text).
+  function unescapeXml(text) {
+    const entities = { lt: "<", gt: ">", quot: '"', apos: "'", amp: "&" };
+    return text.replace(/&(lt|gt|quot|apos|amp);/g, (_, name) => entities[name]);
   }
 
   // What left the context: the messages held before the commit that the retained list does
