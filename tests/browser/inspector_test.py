@@ -66,12 +66,12 @@ def http(method, url, body=None, headers=None):
 class Serve:
     """The real `harness serve` on 127.0.0.1:0 over a data directory, model "m" scripted."""
 
-    def __init__(self, directory, env=None):
+    def __init__(self, directory, env=None, listen="127.0.0.1:0"):
         script = directory / "script.json"
         answers = [{"raw": "Noted: " + " ".join(HOSTILE)}] + [{"raw": "Done."}] * 20
         script.write_text(json.dumps(answers))
         self.process = subprocess.Popen(
-            [str(BINARY), "serve", "--listen", "127.0.0.1:0", "--data-dir",
+            [str(BINARY), "serve", "--listen", listen, "--data-dir",
              str(directory / "data"), "--model", "m=scripted:" + str(script)],
             stdout=subprocess.PIPE, stderr=sys.stderr, text=True,
             env={**os.environ, **(env or {})},
@@ -251,8 +251,13 @@ class InspectorTest(unittest.TestCase):
         self.dir = pathlib.Path(tempfile.mkdtemp(dir=self.tmp))
         self.browser.log()  # what an earlier test left in the console is not this test's
 
-    def start_server(self, env=None):
-        server = Serve(self.dir, env)
+    def tearDown(self):
+        # The page leaves before the server stops, so that its reconnections do not reach into
+        # the next test's console.
+        self.browser.go("about:blank")
+
+    def start_server(self, env=None, listen="127.0.0.1:0"):
+        server = Serve(self.dir, env, listen)
         self.addCleanup(lambda: self.assertEqual(server.stop(), 0, "harness serve's exit"))
         return server
 
@@ -337,6 +342,11 @@ class InspectorTest(unittest.TestCase):
         self.assertIn("Reason: unavailable", rejected)
         self.assertIn("Detail: ", rejected)
 
+        # The interrupt button sends an interrupt (an idle loop has nothing to end).
+        b.click("#interrupt-button")
+        b.wait_for("document.querySelector('#action-status').textContent"
+                   ".startsWith('interrupt: accepted')", "the interrupt accepted")
+
         # The context bar: every category the API estimates, the reserved output and free.
         b.wait_for(f"{count('#context-bar .segment[data-category=reserved_output]')} === 1",
                    "the context bar")
@@ -363,6 +373,45 @@ class InspectorTest(unittest.TestCase):
 
         b.screenshot(SCREENSHOT)
         print(f"\ninspector screenshot: {SCREENSHOT}", file=sys.stderr)
+
+    def test_a_dropped_stream_resumes_after_its_last_event_without_gap_or_duplicate(self):
+        first = Serve(self.dir)
+        self.addCleanup(lambda: first.process.poll() is None and first.stop())
+        session, loop = first.create_session()
+        first.say(session, loop, "Say hello.")
+        b = self.browser
+        b.go(first.base + "/")
+        b.wait_for(f"document.querySelector('#sessions li[data-session=\"{session}\"]')",
+                   "the session in the list")
+        b.click(f'#sessions li[data-session="{session}"] button')
+        b.wait_for(f"{count('#timeline li[data-type=InputAccepted]')} === 1", "the replay")
+        b.wait_for("document.querySelector('#stream-status').textContent === 'live'",
+                   "the live stream")
+
+        # The server stops (its stream ends); a new one on the same address and journal comes
+        # up, and the page's reconnection (Last-Event-ID) restores the session there.
+        self.assertEqual(first.stop(), 0)
+        b.wait_for("document.querySelector('#stream-status').textContent !== 'live'",
+                   "the page noticing the dropped stream")
+        second = self.start_server(listen=first.base.removeprefix("http://"))
+        b.wait_for("document.querySelector('#stream-status').textContent === 'live'",
+                   "the stream, reconnected")
+        second.say(session, loop, "Say it again.")
+        b.wait_for(f"{count('#timeline li[data-type=LoopIdle]')} === 2",
+                   "the new server's turn, to its end, in the same page")
+
+        # Every enduring event of the journal exactly once: no gap, no duplicate.
+        status, _, data = http("GET", f"{second.base}/v1/sessions/{session}/export")
+        self.assertEqual(status, 200)
+        records = [json.loads(line) for line in data.decode().splitlines()]
+        journal = sorted(r["seq"] for r in records if r["kind"] == "event")
+        durable = count("#timeline li[data-seq]:not([data-seq='0'])")
+        b.wait_for(f"{durable} >= {len(journal)}", "every journaled event on the page")
+        shown = b.run("return [...document.querySelectorAll('#timeline li[data-seq]')]"
+                      ".map(li => Number(li.dataset.seq)).filter(n => n > 0);")
+        self.assertEqual(sorted(shown), journal)
+        # What the console may hold: the reconnection's refused attempts while no server ran.
+        self.assert_clean_console(allowed=("ERR_CONNECTION_REFUSED", "status of 503"))
 
     def test_with_a_token_the_page_asks_for_it_then_works(self):
         server = self.start_server({"HARNESS_SERVE_TOKEN": "s3cret-token"})

@@ -59,6 +59,7 @@
     stream: null, // the AbortController of the event stream
     lastSeq: 0, // the last enduring event delivered: a reconnection resumes after it
     histories: new Map(), // loop id -> the messages the events say it holds
+    exited: new Set(), // loop ids whose LoopExited was delivered
     compactions: new Map(), // loop id -> [{event, left}]
     refresh: null, // the pending refresh timer
   };
@@ -216,6 +217,7 @@
     state.lastSeq = 0;
     state.histories = new Map();
     state.compactions = new Map();
+    state.exited = new Set();
     clear($("timeline"));
     $("loop-panel").hidden = true;
     for (const li of document.querySelectorAll("#sessions li")) {
@@ -446,6 +448,10 @@
 
   // ---- Events ----
 
+  function allExited() {
+    return state.histories.size > 0 && [...state.histories.keys()].every((l) => state.exited.has(l));
+  }
+
   function history(loop) {
     if (!state.histories.has(loop)) state.histories.set(loop, []);
     return state.histories.get(loop);
@@ -501,6 +507,9 @@
         state.compactions.get(loop).push({ seq, event, left });
         break;
       }
+      case "LoopExited":
+        state.exited.add(loop);
+        break;
       case "CompactionRejected":
         if (!state.compactions.has(loop)) state.compactions.set(loop, []);
         state.compactions.get(loop).push({ seq, event, left: [] });
@@ -594,8 +603,11 @@
       } catch (error) {
         if (signal.aborted) return;
       }
-      if (ended) {
-        setStreamStatus("ended: the session left the server's memory");
+      // The session left the server's memory (a stop, or a DELETE). A session with a loop
+      // still running is followed again once the server has it back (a request restores it);
+      // one whose loops all exited has nothing more to say.
+      if (ended && allExited()) {
+        setStreamStatus("ended: every loop of the session has exited");
         return;
       }
       setStreamStatus("reconnecting");
