@@ -83,8 +83,9 @@
     node.hidden = !text;
   }
 
+  // The end of an id: UUIDv7s made in the same millisecond share their first 12 digits.
   function short(id) {
-    return typeof id === "string" ? id.slice(0, 8) : "";
+    return typeof id === "string" ? id.slice(-8) : "";
   }
 
   // A message's blocks as plain text: text verbatim, everything else a bracketed mark.
