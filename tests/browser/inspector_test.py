@@ -184,7 +184,8 @@ class Browser:
         again after every DOM mutation; fails after WAIT_MS."""
         script = (
             "const done = arguments[arguments.length - 1];"
-            f"const check = () => {{ try {{ return !!({condition}); }} catch (e) {{ return false; }} }};"
+            f"const check = () => {{ try {{ return !!({condition}); }}"
+            " catch (e) { return false; } };"
             "if (check()) { done(true); return; }"
             "let timer = null;"
             "const observer = new MutationObserver(() => {"

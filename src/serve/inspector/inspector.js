@@ -32,11 +32,13 @@
     nothing_before_tail:
       "the history holds only the current request and no complete step before the retained tail",
     open_tool_call:
-      "the calls of a message have no results yet and stay retained, and no complete step comes before them",
+      "the calls of a message have no results yet and stay retained, and no complete step " +
+      "comes before them",
     invalid_transcript: "a message breaks the transcript rules",
     invalid_policy: "the policy's retained-tail targets are invalid",
     tail_too_large:
-      "tail plus summary budget reach the input limit; lower keep_recent_tokens or max_summary_tokens",
+      "tail plus summary budget reach the input limit; lower keep_recent_tokens or " +
+      "max_summary_tokens",
   };
   // The bar's categories, in the order they fill the window (inspector.css colours them).
   const CATEGORIES = [
@@ -106,7 +108,8 @@
   }
 
   function messageText(message) {
-    return (message && Array.isArray(message.blocks) ? message.blocks : []).map(blockText).join("\n");
+    const blocks = message && Array.isArray(message.blocks) ? message.blocks : [];
+    return blocks.map(blockText).join("\n");
   }
 
   function messageItem(message, label) {
@@ -450,7 +453,8 @@
   // ---- Events ----
 
   function allExited() {
-    return state.histories.size > 0 && [...state.histories.keys()].every((l) => state.exited.has(l));
+    const loops = [...state.histories.keys()];
+    return loops.length > 0 && loops.every((l) => state.exited.has(l));
   }
 
   function history(loop) {
