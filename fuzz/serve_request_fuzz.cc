@@ -2,14 +2,16 @@
 //
 // The first byte picks what the rest is: 0 a POST /v1/sessions body, 1 an input body, 2 an
 // empty-object body, 3 a query string ("a=b&c=d", then an optional Last-Event-ID after a NUL)
-// for the events and wait decoders, 4 a CORS origin, anything else a request line "METHOD PATH"
-// for the router.
+// for the events and wait decoders, 4 a CORS origin, 5 an If-None-Match value for each of the
+// inspector's files (serve/static_assets.h), anything else a request line "METHOD PATH" for the
+// router.
 // Invariants: nothing crashes or throws; every refusal has a kind with a 4xx status; an accepted
 // session has 1 to kMaxLoopsPerSession loops, each with a non-empty model; an accepted input has
 // a non-empty text; an accepted wait is at most kMaxWait; an accepted events request starts at
 // a sequence from 1; a matched route's ids are canonical (they print as the path spelled them);
 // an OPTIONS route is a preflight naming methods; an accepted origin starts with http:// or
-// https:// and has no path.
+// https:// and has no path; an asset route is a GET of a file whose name the path spells; an
+// asset's answer is 200 with its bytes or 304 without a body, with the same headers either way.
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
@@ -18,6 +20,7 @@
 #include <string_view>
 
 #include "serve/api.h"
+#include "serve/static_assets.h"
 
 namespace {
 
@@ -114,6 +117,20 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       }
       break;
     }
+    case 5: {
+      for (const EmbeddedFile& file : InspectorFiles()) {
+        const AssetResponse reply = AssetReply(file, text);
+        const AssetResponse plain = AssetReply(file, std::nullopt);
+        Check(plain.status == 200 && plain.body == file.body, "an asset without its bytes");
+        Check(reply.status == 304 ? reply.body.empty()
+                                  : reply.status == 200 && reply.body == file.body,
+              "an asset answer that is neither its bytes nor not-modified");
+        Check(reply.headers == plain.headers, "a not-modified answer with other headers");
+        if (text == file.etag)
+          Check(reply.status == 304, "the file's own tag did not match");
+      }
+      break;
+    }
     default: {
       const std::size_t space = text.find(' ');
       if (space == std::string_view::npos)
@@ -126,6 +143,13 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       }
       if (route->kind == RouteKind::kPreflight)
         Check(!route->allowed.empty(), "a preflight that names no method");
+      if (route->kind == RouteKind::kAsset) {
+        Check(route->asset != nullptr && text.substr(0, space) == "GET",
+              "an asset route without its file or for another method");
+        Check(
+            path == "/" ? route->asset->name == "index.html" : path.substr(1) == route->asset->name,
+            "an asset whose name the path does not spell");
+      }
       if (!route->session.IsZero())
         Check(path.find(route->session.ToString()) != std::string_view::npos,
               "a session id the path does not spell");

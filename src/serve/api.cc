@@ -5,6 +5,7 @@
 #include <span>
 
 #include "harness/core/json.h"
+#include "serve/static_assets.h"
 
 namespace harness::serve {
 
@@ -59,7 +60,8 @@ bool Digit(char c) {
 }
 
 ApiError NoRoute() {
-  return Error(ApiErrorKind::kNotFound, "no such resource; the API is under /v1");
+  return Error(ApiErrorKind::kNotFound,
+               "no such resource; the API is under /v1, the inspector at /");
 }
 
 // Whether `path`'s segments fit `pattern`'s: the same number, and equal where the pattern's is a
@@ -245,6 +247,18 @@ std::span<const RouteSpec> Routes() {
 }
 
 Result<Route, ApiError> MatchRoute(std::string_view method, std::string_view path) {
+  Route route;
+  if (const EmbeddedFile* asset = FindAsset(path); asset != nullptr) {
+    route.asset = asset;
+    route.allowed = "GET";
+    if (method == "GET")
+      route.kind = RouteKind::kAsset;
+    else if (method == "OPTIONS")
+      route.kind = RouteKind::kPreflight;
+    else
+      return Fail(Error(ApiErrorKind::kMethodNotAllowed, "this path takes GET"));
+    return route;
+  }
   const std::vector<std::string_view> segments = Segments(path);
   // The routes whose path fits, in table order; the ids come from the first (every route of one
   // path has the same placeholders), so a malformed id is refused whatever the method.
@@ -261,7 +275,6 @@ Result<Route, ApiError> MatchRoute(std::string_view method, std::string_view pat
   }
   if (first == nullptr)
     return Fail(NoRoute());
-  Route route;
   const std::vector<std::string_view> pattern = Segments(first->path);
   for (std::size_t i = 0; i < pattern.size(); ++i) {
     if (pattern[i] == "{session}") {

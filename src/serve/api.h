@@ -95,7 +95,10 @@ enum class RouteKind : std::uint8_t {
   kOpenApi,        // GET    /v1/openapi.json
   kMetrics,        // GET    /metrics
   kPreflight,      // OPTIONS on any path that has a route (CORS)
+  kAsset,          // GET    / and /<file> of the inspector (serve/static_assets.h)
 };
+
+struct EmbeddedFile;
 
 // One route: its method, its path with {session}, {loop} and {command} standing for ids (the
 // OpenAPI document's path syntax), and its kind.
@@ -105,7 +108,8 @@ struct RouteSpec {
   RouteKind kind;
 };
 
-// Every route but kPreflight, which any routed path has.
+// Every route of the API: all but kPreflight, which any routed path has, and kAsset, the
+// inspector's files, which are not part of the API.
 std::span<const RouteSpec> Routes();
 
 struct Route {
@@ -113,14 +117,16 @@ struct Route {
   Uuid session;
   Uuid loop;
   Uuid command;
-  std::string allowed;  // kPreflight: the path's methods, "GET, DELETE"
+  std::string allowed;                  // kPreflight: the path's methods, "GET, DELETE"
+  const EmbeddedFile* asset = nullptr;  // kAsset: the file
 };
 
-// The route of `method` and `path` (the path without its query), from Routes(). No route with
-// that path: kNotFound; an id segment that is not a canonical UUID: kInvalidId (whatever the
-// method); OPTIONS: kPreflight with the path's methods; a path with a route but not for this
-// method: kMethodNotAllowed (the detail lists the methods it has). A trailing slash or an empty
-// segment is no route.
+// The route of `method` and `path` (the path without its query). "/" and the inspector's files
+// ("/inspector.js", …) are kAsset (GET only); the rest come from Routes(). No route with that
+// path: kNotFound; an id segment that is not a canonical UUID: kInvalidId (whatever the method);
+// OPTIONS: kPreflight with the path's methods; a path with a route but not for this method:
+// kMethodNotAllowed (the detail lists the methods it has). A trailing slash or an empty segment
+// is no route.
 Result<Route, ApiError> MatchRoute(std::string_view method, std::string_view path);
 
 // ---- Requests ----

@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include "serve/static_assets.h"
+
 namespace harness::serve {
 namespace {
 
@@ -64,8 +66,25 @@ TEST(Router, OptionsIsAPreflightNamingThePathsMethods) {
   EXPECT_EQ(KindOf(MatchRoute("OPTIONS", "/v1/sessions/x")), ApiErrorKind::kInvalidId);
 }
 
+TEST(Router, TheInspectorsFilesAreAssetsForGetOnly) {
+  for (const char* path : {"/", "/index.html", "/inspector.js", "/inspector.css"}) {
+    auto route = MatchRoute("GET", path);
+    ASSERT_TRUE(route.ok()) << path << ": " << route.error().detail;
+    EXPECT_EQ(route->kind, RouteKind::kAsset) << path;
+    ASSERT_NE(route->asset, nullptr) << path;
+    EXPECT_FALSE(route->asset->body.empty()) << path;
+    EXPECT_EQ(KindOf(MatchRoute("POST", path)), ApiErrorKind::kMethodNotAllowed) << path;
+  }
+  EXPECT_EQ(MatchRoute("GET", "/")->asset->name, "index.html");
+  for (const char* path : {"/inspector.js/", "//inspector.js", "/inspector", "/v1/inspector.js",
+                           "/INSPECTOR.JS", "/../inspector.js", "inspector.js"}) {
+    EXPECT_EQ(KindOf(MatchRoute("GET", path)), ApiErrorKind::kNotFound) << path;
+  }
+}
+
 TEST(Router, RefusesUnknownPathsMethodsAndIdsWithTheirKinds) {
-  EXPECT_EQ(KindOf(MatchRoute("GET", "/")), ApiErrorKind::kNotFound);
+  EXPECT_EQ(KindOf(MatchRoute("GET", "/nope.js")), ApiErrorKind::kNotFound);
+  EXPECT_EQ(KindOf(MatchRoute("GET", "/v1")), ApiErrorKind::kNotFound);
   EXPECT_EQ(KindOf(MatchRoute("GET", "/v2/sessions")), ApiErrorKind::kNotFound);
   EXPECT_EQ(KindOf(MatchRoute("GET", "/v1/sessions/")), ApiErrorKind::kInvalidId);
   EXPECT_EQ(KindOf(MatchRoute("GET", "/v1/sessions//events")), ApiErrorKind::kInvalidId);

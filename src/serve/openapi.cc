@@ -314,7 +314,7 @@ constexpr std::string_view kDocument = R"openapi({
       },
       "Context": {
         "type": "object",
-        "required": ["loop_id", "derived_prefix", "status", "history_messages", "queued_inputs", "compacting", "pressure", "measurement", "categories"],
+        "required": ["loop_id", "derived_prefix", "status", "history_messages", "queued_inputs", "compacting", "pressure", "measurement", "categories", "estimates", "window"],
         "properties": {
           "loop_id": {"type": "string", "format": "uuid"},
           "derived_prefix": {"type": "integer", "minimum": 0},
@@ -327,6 +327,18 @@ constexpr std::string_view kDocument = R"openapi({
             "oneOf": [
               {"type": "null"},
               {"type": "object", "required": ["input_tokens", "input_limit"], "properties": {"input_tokens": {"type": "integer"}, "input_limit": {"type": "integer"}}}
+            ]
+          },
+          "estimates": {
+            "type": "object",
+            "description": "Estimated tokens of each part of the context (4 bytes a token).",
+            "required": ["system_prompt", "tools", "summary", "messages", "retained_tail"],
+            "properties": {"system_prompt": {"type": "integer"}, "tools": {"type": "integer"}, "summary": {"type": "integer"}, "messages": {"type": "integer"}, "retained_tail": {"type": "integer"}}
+          },
+          "window": {
+            "oneOf": [
+              {"type": "null"},
+              {"type": "object", "required": ["window_tokens", "input_limit", "reserved_output", "safety_margin", "free"], "properties": {"window_tokens": {"type": "integer"}, "input_limit": {"type": "integer"}, "reserved_output": {"type": "integer"}, "safety_margin": {"type": "integer"}, "free": {"type": "integer"}}}
             ]
           },
           "categories": {

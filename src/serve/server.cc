@@ -25,10 +25,12 @@
 #include "harness/hub/record_json.h"
 #include "harness/runtime/session.h"
 #include "serve/api.h"
+#include "serve/context_breakdown.h"
 #include "serve/event_frames.h"
 #include "serve/metrics.h"
 #include "serve/openapi.h"
 #include "serve/sessions.h"
+#include "serve/static_assets.h"
 
 namespace harness::serve {
 
@@ -383,6 +385,29 @@ struct Server::Impl {
 
 namespace {
 
+// Every answer, data or not, carries the inspector's policy (docs/serve.md "The inspector").
+void AddSecurityHeaders(MHD_Response* response) {
+  for (const auto& [name, value] : kSecurityHeaders)
+    MHD_add_response_header(response, std::string(name).c_str(), std::string(value).c_str());
+}
+
+// An inspector file, served before the token is looked at: it holds no data (the page asks for
+// the token when the API answers 401; docs/serve.md "The inspector").
+MHD_Result QueueAsset(MHD_Connection* connection, const EmbeddedFile& file) {
+  const char* tags = MHD_lookup_connection_value(connection, MHD_HEADER_KIND, "If-None-Match");
+  const AssetResponse reply =
+      AssetReply(file, tags != nullptr ? std::optional<std::string_view>(tags) : std::nullopt);
+  MHD_Response* response = MHD_create_response_from_buffer(
+      reply.body.size(), const_cast<char*>(reply.body.data()), MHD_RESPMEM_PERSISTENT);
+  if (response == nullptr)
+    return MHD_NO;
+  for (const auto& [name, value] : reply.headers)
+    MHD_add_response_header(response, std::string(name).c_str(), std::string(value).c_str());
+  const MHD_Result queued = MHD_queue_response(connection, reply.status, response);
+  MHD_destroy_response(response);
+  return queued;
+}
+
 MHD_Result HandleRequest(void* cls, MHD_Connection* connection, const char* url, const char* method,
                          const char* /*version*/, const char* upload_data,
                          std::size_t* upload_data_size, void** req_cls) {
@@ -407,6 +432,7 @@ MHD_Result Server::Impl::Queue(MHD_Connection* connection, const Reply& reply) {
     MHD_add_response_header(response, "Content-Type", std::string(reply.content_type).c_str());
   if (reply.status == 401)
     MHD_add_response_header(response, "WWW-Authenticate", "Bearer");
+  AddSecurityHeaders(response);
   AddCors(connection, response, nullptr);
   metrics.Response(reply.status);
   const MHD_Result queued = MHD_queue_response(connection, reply.status, response);
@@ -415,6 +441,7 @@ MHD_Result Server::Impl::Queue(MHD_Connection* connection, const Reply& reply) {
 }
 
 MHD_Result Server::Impl::QueueStreamed(MHD_Connection* connection, MHD_Response* response) {
+  AddSecurityHeaders(response);
   AddCors(connection, response, nullptr);
   metrics.Response(MHD_HTTP_OK);
   const MHD_Result queued = MHD_queue_response(connection, MHD_HTTP_OK, response);
@@ -435,6 +462,7 @@ MHD_Result Server::Impl::Preflight(MHD_Connection* connection, const char* url) 
   MHD_Response* response = MHD_create_response_from_buffer(0, nullptr, MHD_RESPMEM_PERSISTENT);
   if (response == nullptr)
     return MHD_NO;
+  AddSecurityHeaders(response);
   AddCors(connection, response, &route->allowed);
   metrics.Response(MHD_HTTP_NO_CONTENT);
   const MHD_Result queued = MHD_queue_response(connection, MHD_HTTP_NO_CONTENT, response);
@@ -478,6 +506,10 @@ MHD_Result Server::Impl::Handle(MHD_Connection* connection, const char* url, con
       *req_cls = exchange.release();
       return Queue(connection,
                    ErrorReply({ApiErrorKind::kShuttingDown, "the server is shutting down"}));
+    }
+    if (auto asset = MatchRoute(method, url); asset.ok() && asset->kind == RouteKind::kAsset) {
+      *req_cls = exchange.release();
+      return QueueAsset(connection, *asset->asset);
     }
     if (options.token) {
       const char* header =
@@ -654,6 +686,7 @@ Reply Server::Impl::Dispatch(MHD_Connection* connection, const Route& route,
       return ErrorReply({ApiErrorKind::kMethodNotAllowed, "this path takes " + route.allowed});
     case RouteKind::kGetCommand:
     case RouteKind::kEvents:
+    case RouteKind::kAsset:  // served before the token is looked at (Handle)
       break;
   }
   return ErrorReply({ApiErrorKind::kInternal, "unrouted"});
@@ -837,7 +870,11 @@ Result<Reply, ApiError> Server::Impl::LoopJson(const Route& route, bool history)
            ",\"estimated_tokens\":" + std::to_string(c.estimated_tokens) + "}";
     first = false;
   }
-  return Reply{200, out + "}}"};
+  out += "}";
+  const auto context = served->contexts.find(route.loop);
+  if (context != served->contexts.end())
+    out += ContextBreakdownJson(s, context->second);
+  return Reply{200, out + "}"};
 }
 
 void Server::Impl::StopStreams() {

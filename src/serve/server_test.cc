@@ -268,6 +268,37 @@ TEST_F(ServerTest, TheOpenApiDocumentIsServed) {
   EXPECT_EQ(reply.body, OpenApiDocument());
 }
 
+// Each answer has the members its schema in the OpenAPI document requires, and no member the
+// schema does not name: the document describes what the server sends.
+TEST_F(ServerTest, AnswersHaveTheMembersTheirSchemasName) {
+  auto doc = ParseStrictJson(OpenApiDocument(), JsonLimits{.max_bytes = 1u << 20});
+  ASSERT_TRUE(doc.ok());
+  const Json& schemas = (*doc)["components"]["schemas"];
+  const std::string loop = base_ + "/v1/sessions/" + session_ + "/loops/" + loop_;
+  const std::string command = Compact();
+  ASSERT_EQ(Call("GET", base_ + "/v1/commands/" + command + "?wait_ms=10000").status, 200);
+  const struct {
+    std::string url, schema;
+  } cases[] = {
+      {base_ + "/v1/sessions", "SessionList"},
+      {base_ + "/v1/sessions/" + session_, "Session"},
+      {loop + "/history", "History"},
+      {loop + "/context", "Context"},
+      {base_ + "/v1/commands/" + command, "CommandStatus"},
+      {base_ + "/v1/sessions/nope", "Error"},
+  };
+  for (const auto& c : cases) {
+    const auto reply = Call("GET", c.url);
+    const Json body = ParseOrNull(reply.body);
+    ASSERT_TRUE(body.is_object()) << c.url << ": " << reply.body;
+    const Json& schema = schemas[c.schema];
+    for (const Json& name : schema["required"])
+      EXPECT_TRUE(body.contains(name.get<std::string>())) << c.schema << " lacks " << name;
+    for (const auto& [name, value] : body.items())
+      EXPECT_TRUE(schema["properties"].contains(name)) << c.schema << " does not name " << name;
+  }
+}
+
 bool HasHeader(const serve_testing::HttpReply& reply, const std::string& line) {
   return reply.headers.find(line + "\r\n") != std::string::npos;
 }
@@ -312,6 +343,31 @@ TEST_F(ServerTest, AnAllowListedOriginMayCallAndNoOtherMay) {
   EXPECT_EQ(ParseOrNull(other.body)["error"]["kind"], "origin_not_allowed");
   const auto read = Call("GET", base + "/v1/sessions", "", {"Origin: http://evil.example"});
   EXPECT_EQ(read.headers.find("Access-Control-Allow-Origin"), std::string::npos) << read.headers;
+}
+
+// The inspector's bar (docs/serve.md "The inspector"): the window the loop's limits and policy
+// resolve to (10,000 window, 8,000 max input, 100 reserved output, 1,000 safety margin: an input
+// limit of 7,000) and what fills it, estimated; free is the input limit less the estimates
+// while nothing is measured.
+TEST_F(ServerTest, TheContextHasTheWindowAndTheEstimatesOfEachCategory) {
+  const auto created = Call("POST", base_ + "/v1/sessions",
+                            R"({"loops":[{"model":"t","system_prompt":"Be brief and kind."}]})");
+  ASSERT_EQ(created.status, 201) << created.body;
+  const Json json = ParseOrNull(created.body);
+  const auto context =
+      Call("GET", base_ + "/v1/sessions/" + json["session_id"].get<std::string>() + "/loops/" +
+                      json["loops"][0].get<std::string>() + "/context");
+  ASSERT_EQ(context.status, 200) << context.body;
+  const Json c = ParseOrNull(context.body);
+  EXPECT_EQ(
+      c["estimates"],
+      ParseOrNull(R"({"system_prompt":5,"tools":0,"summary":0,"messages":0,"retained_tail":0})"))
+      << context.body;
+  EXPECT_EQ(c["window"], ParseOrNull(R"({"window_tokens":10000,"input_limit":7000,)"
+                                     R"("reserved_output":100,"safety_margin":1000,"free":6995})"))
+      << context.body;
+  EXPECT_TRUE(c["measurement"].is_null());
+  EXPECT_TRUE(c["categories"].is_object());
 }
 
 }  // namespace

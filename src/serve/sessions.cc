@@ -315,10 +315,12 @@ SessionOptions SessionTable::OptionsFor(const Uuid& id) const {
 }
 
 std::shared_ptr<ServedSession> SessionTable::Keep(std::unique_ptr<Session> session,
-                                                  std::vector<Uuid> loops) {
+                                                  std::vector<Uuid> loops,
+                                                  std::map<Uuid, LoopContext> contexts) {
   auto served = std::make_shared<ServedSession>(host_, recorder_);
   served->session = std::move(session);
   served->loops = std::move(loops);
+  served->contexts = std::move(contexts);
   recorder_->Watch(*served);
   sessions_[served->session->id()] = served;
   return served;
@@ -352,7 +354,9 @@ Result<std::shared_ptr<ServedSession>, ApiError> SessionTable::Create(
     return Fail(FromSessionError(opened.error()));
   std::unique_ptr<Session> session = std::move(opened).value();
   std::vector<Uuid> loops;
+  std::map<Uuid, LoopContext> contexts;
   for (LoopDefinition& definition : definitions) {
+    LoopContext context{definition.model, definition.limits, definition.compaction};
     auto created = session->CreateLoop(std::move(definition));
     if (!created.ok()) {
       // What was created stays journaled; the session is ended so that it is not left half made.
@@ -360,9 +364,10 @@ Result<std::shared_ptr<ServedSession>, ApiError> SessionTable::Create(
       return Fail(FromSessionError(created.error()));
     }
     loops.push_back(*created);
+    contexts.emplace(*created, std::move(context));
   }
   options_.metrics->SessionCreated();
-  return Keep(std::move(session), std::move(loops));
+  return Keep(std::move(session), std::move(loops), std::move(contexts));
 }
 
 Result<std::shared_ptr<ServedSession>, ApiError> SessionTable::Get(const Uuid& id) {
@@ -374,6 +379,7 @@ Result<std::shared_ptr<ServedSession>, ApiError> SessionTable::Get(const Uuid& i
   if (auto room = RoomLocked(); !room.ok())
     return Fail(std::move(room).error());
   std::vector<Uuid> loops;
+  std::map<Uuid, LoopContext> contexts;
   std::optional<ApiError> refused;  // a loop this server cannot rebuild
   RestoreOptions restore;
   restore.resolve = [&](const RestoredLoopInfo& info) -> Result<LoopDefinition, SessionError> {
@@ -405,13 +411,15 @@ Result<std::shared_ptr<ServedSession>, ApiError> SessionTable::Get(const Uuid& i
     }
     if (!info.compaction_policy)
       definition->compaction.reset();
+    contexts[info.loop] =
+        LoopContext{definition->model, definition->limits, definition->compaction};
     return std::move(definition).value();
   };
   auto restored = Session::Restore(OptionsFor(id), std::move(restore));
   if (!restored.ok())
     return Fail(refused ? *refused : FromSessionError(restored.error()));
   options_.metrics->SessionRestored();
-  return Keep(std::move(restored).value(), std::move(loops));
+  return Keep(std::move(restored).value(), std::move(loops), std::move(contexts));
 }
 
 Result<std::string, ApiError> SessionTable::ListJson() {

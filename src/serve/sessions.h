@@ -93,6 +93,14 @@ struct ReplyWatch {
   std::atomic<bool> queued{false};      // in the recorder's queue
 };
 
+// What a loop was made with that the runtime does not report back: its model's limits and its
+// compaction policy (GET …/context draws the window and the retained tail from them).
+struct LoopContext {
+  ModelKey model;
+  ModelLimits limits;
+  std::optional<CompactionPolicy> policy;
+};
+
 struct ServedSession {
   ServedSession(std::shared_ptr<SessionHost> host_in, std::shared_ptr<ReplyRecorder> recorder_in)
       : host(std::move(host_in)), recorder(std::move(recorder_in)) {}
@@ -105,7 +113,8 @@ struct ServedSession {
   std::shared_ptr<SessionHost> host;
   std::shared_ptr<ReplyRecorder> recorder;
   std::unique_ptr<Session> session;
-  std::vector<Uuid> loops;  // in creation order
+  std::vector<Uuid> loops;               // in creation order
+  std::map<Uuid, LoopContext> contexts;  // by loop; written before the session is served
   std::shared_ptr<ReplyWatch> watch;
 };
 
@@ -165,7 +174,8 @@ class SessionTable {
   Result<LoopDefinition, ApiError> Define(const LoopRequest& loop) const;
   SessionOptions OptionsFor(const Uuid& id) const;
   // Under mu_: starts recording its replies and keeps the session.
-  std::shared_ptr<ServedSession> Keep(std::unique_ptr<Session> session, std::vector<Uuid> loops);
+  std::shared_ptr<ServedSession> Keep(std::unique_ptr<Session> session, std::vector<Uuid> loops,
+                                      std::map<Uuid, LoopContext> contexts);
   Status<ApiError> RoomLocked() const;
 
   const SessionTableOptions options_;

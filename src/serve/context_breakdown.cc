@@ -1,0 +1,48 @@
+#include "serve/context_breakdown.h"
+
+#include <algorithm>
+
+#include "harness/compaction/tail.h"
+#include "harness/context/limits.h"
+
+namespace harness::serve {
+
+std::string ContextBreakdownJson(const LoopSnapshot& s, const LoopContext& context) {
+  TokenCount summary = 0;
+  TokenCount conversation = 0;
+  for (std::size_t i = 0; i < s.history.size(); ++i)
+    (i < s.derived_prefix ? summary : conversation) += EstimateMessageTokens(s.history[i]);
+  TokenCount tail = 0;
+  if (context.policy) {
+    auto selected =
+        SelectRetainedTail(s.history, s.derived_prefix, context.policy->keep_recent_segments,
+                           context.policy->keep_recent_tokens);
+    if (selected.ok()) {
+      for (const Message& m : selected->retained)
+        tail += EstimateMessageTokens(m);
+    } else if (selected.error().kind == TailErrorKind::kNothingToCompact) {
+      tail = conversation;  // nothing before the tail: all of it stays
+    }
+  }
+  tail = std::min(tail, conversation);
+  const TokenCount system_prompt = (s.system_prompt.size() + 3) / 4;
+  const TokenCount estimated = system_prompt + summary + conversation;
+  std::string out = ",\"estimates\":{\"system_prompt\":" + std::to_string(system_prompt) +
+                    ",\"tools\":0,\"summary\":" + std::to_string(summary) +
+                    ",\"messages\":" + std::to_string(conversation - tail) +
+                    ",\"retained_tail\":" + std::to_string(tail) + "},\"window\":";
+  const CompactionPolicy policy = context.policy.value_or(CompactionPolicy{});
+  auto limits = ResolveContextLimits(context.model, context.limits, policy.reserved_output,
+                                     policy.safety_margin);
+  if (!limits.ok())
+    return out + "null";
+  const TokenCount used = s.measurement ? s.measurement->input_tokens : estimated;
+  const TokenCount free = limits->input_limit > used ? limits->input_limit - used : 0;
+  return out + "{\"window_tokens\":" + std::to_string(context.limits.window_tokens) +
+         ",\"input_limit\":" + std::to_string(limits->input_limit) +
+         ",\"reserved_output\":" + std::to_string(limits->reserved_output) +
+         ",\"safety_margin\":" + std::to_string(limits->raw_input_limit - limits->input_limit) +
+         ",\"free\":" + std::to_string(free) + "}";
+}
+
+}  // namespace harness::serve

@@ -1,0 +1,441 @@
+#!/usr/bin/env python3
+"""The inspector of `harness serve` in a real headless Chromium (docs/serve.md "The inspector").
+
+Python 3 standard library only: urllib speaks the W3C WebDriver protocol to `chromedriver`
+(Debian chromium-driver) and the JSON API to the real `harness serve` binary, which runs on
+127.0.0.1 (port 0) with a scripted model. Chromium gets a fresh profile in a temporary directory
+and cannot reach anything but 127.0.0.1 (a dead proxy for everything else, and a host resolver
+that resolves nothing).
+
+Environment: HARNESS_BINARY (the CLI; default build-asan/harness of this checkout),
+HARNESS_INSPECTOR_SCREENSHOT (where the screenshot goes; default inspector.png next to the
+binary), CHROMIUM (default /usr/bin/chromium), CHROMEDRIVER (default /usr/bin/chromedriver).
+
+Waits are on conditions, never on sleeps: the page's DOM is watched by a MutationObserver in an
+async script that returns once the condition holds (the deadline only ends a failed wait).
+"""
+
+import base64
+import json
+import os
+import pathlib
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import unittest
+import urllib.error
+import urllib.request
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+BINARY = pathlib.Path(os.environ.get("HARNESS_BINARY", ROOT / "build-asan" / "harness"))
+CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
+CHROMEDRIVER = os.environ.get("CHROMEDRIVER", "/usr/bin/chromedriver")
+SCREENSHOT = pathlib.Path(
+    os.environ.get("HARNESS_INSPECTOR_SCREENSHOT", BINARY.parent / "inspector.png")
+)
+WAIT_MS = 30000
+
+# What the transcript holds: each would run script or load something if it were ever parsed as
+# HTML or followed as a link.
+HOSTILE = [
+    "<script>window.__pwned=1</script>",
+    '<img src=x onerror="window.__pwned=1">',
+    "[x](javascript:window.__pwned=1)",
+    "javascript:window.__pwned=1",
+]
+
+# No proxy for 127.0.0.1, whatever the environment says.
+_OPENER = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+
+
+def http(method, url, body=None, headers=None):
+    """(status, headers, body bytes) of one request."""
+    data = None if body is None else json.dumps(body).encode()
+    request = urllib.request.Request(url, data=data, method=method, headers=dict(headers or {}))
+    if data is not None:
+        request.add_header("Content-Type", "application/json")
+    try:
+        with _OPENER.open(request, timeout=60) as response:
+            return response.status, response.headers, response.read()
+    except urllib.error.HTTPError as error:
+        return error.code, error.headers, error.read()
+
+
+class Serve:
+    """The real `harness serve` on 127.0.0.1:0 over a data directory, model "m" scripted."""
+
+    def __init__(self, directory, env=None, listen="127.0.0.1:0"):
+        script = directory / "script.json"
+        answers = [{"raw": "Noted: " + " ".join(HOSTILE)}] + [{"raw": "Done."}] * 20
+        script.write_text(json.dumps(answers))
+        self.process = subprocess.Popen(
+            [str(BINARY), "serve", "--listen", listen, "--data-dir",
+             str(directory / "data"), "--model", "m=scripted:" + str(script)],
+            stdout=subprocess.PIPE, stderr=sys.stderr, text=True,
+            env={**os.environ, **(env or {})},
+        )
+        line = self.process.stdout.readline()
+        match = re.match(r"listening on (http://127\.0\.0\.1:\d+)", line)
+        if not match:
+            self.process.kill()
+            raise RuntimeError("harness serve did not start: " + repr(line))
+        self.base = match.group(1)
+        self.headers = {}
+
+    def call(self, method, path, body=None):
+        status, _, data = http(method, self.base + path, body, self.headers)
+        return status, (json.loads(data) if data else None)
+
+    def create_session(self):
+        # Only the newest segment is kept, so that a few turns leave something to compact.
+        status, body = self.call("POST", "/v1/sessions", {"loops": [{
+            "model": "m", "system_prompt": "You are terse.",
+            "policy": {"keep_recent_segments": 1, "keep_recent_tokens": 1}}]})
+        assert status == 201, body
+        return body["session_id"], body["loops"][0]
+
+    def answered(self, command):
+        status, body = self.call("GET", f"/v1/commands/{command}?wait_ms=30000")
+        assert status == 200, body
+        return body["reply"]
+
+    def say(self, session, loop, text):
+        status, body = self.call("POST", f"/v1/sessions/{session}/loops/{loop}/input",
+                                 {"text": text})
+        assert status == 202, body
+        reply = self.answered(body["command_id"])
+        assert reply["type"] == "InputAccepted", reply
+
+    def compact(self, session, loop):
+        status, body = self.call("POST", f"/v1/sessions/{session}/loops/{loop}/compact")
+        assert status == 202, body
+        return body["command_id"]
+
+    def committed(self, session):
+        """The CompactionCommitted records of the session's journal (its export)."""
+        status, _, data = http("GET", f"{self.base}/v1/sessions/{session}/export",
+                               headers=self.headers)
+        assert status == 200, data
+        return [line for line in data.decode().splitlines() if '"CompactionCommitted"' in line]
+
+    def stop(self):
+        """SIGTERM: a graceful stop, exit 0 (under ASan: and no leak)."""
+        self.process.terminate()
+        code = self.process.wait(timeout=30)
+        self.process.stdout.close()
+        return code
+
+
+class WebDriverError(Exception):
+    pass
+
+
+class Browser:
+    """chromedriver and one headless Chromium session, spoken to over W3C WebDriver."""
+
+    def __init__(self, directory):
+        self.driver = subprocess.Popen(
+            [CHROMEDRIVER, "--port=0"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+            text=True,
+        )
+        for line in self.driver.stdout:
+            match = re.search(r"started successfully on port (\d+)", line)
+            if match:
+                self.url = "http://127.0.0.1:" + match.group(1)
+                break
+        else:
+            raise RuntimeError("chromedriver did not start")
+        args = [
+            "--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+            "--user-data-dir=" + str(directory / "profile"), "--window-size=1400,1000",
+            # Nothing but 127.0.0.1: every other host goes to a dead proxy, and resolves nowhere.
+            "--proxy-server=127.0.0.1:9",
+            "--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1",
+            "--no-first-run", "--no-default-browser-check", "--disable-background-networking",
+            "--disable-component-update", "--disable-sync", "--disable-default-apps",
+        ]
+        session = self.command("POST", "/session", {"capabilities": {"alwaysMatch": {
+            "browserName": "chrome",
+            "goog:chromeOptions": {"binary": CHROMIUM, "args": args},
+            "goog:loggingPrefs": {"browser": "ALL"},
+        }}})
+        self.session = "/session/" + session["sessionId"]
+        self.command("POST", self.session + "/timeouts", {"script": WAIT_MS + 5000})
+
+    def command(self, method, path, body=None):
+        status, _, data = http(method, self.url + path, body if body is not None else
+                               ({} if method == "POST" else None))
+        value = json.loads(data)["value"] if data else None
+        if status != 200:
+            raise WebDriverError(f"{method} {path}: {status} {value}")
+        return value
+
+    def go(self, url):
+        self.command("POST", self.session + "/url", {"url": url})
+
+    def run(self, script, *args):
+        return self.command("POST", self.session + "/execute/sync",
+                            {"script": script, "args": list(args)})
+
+    def wait_for(self, condition, what):
+        """Returns once the JavaScript expression `condition` is true on the page, checked
+        again after every DOM mutation; fails after WAIT_MS."""
+        script = (
+            "const done = arguments[arguments.length - 1];"
+            f"const check = () => {{ try {{ return !!({condition}); }}"
+            " catch (e) { return false; } };"
+            "if (check()) { done(true); return; }"
+            "let timer = null;"
+            "const observer = new MutationObserver(() => {"
+            "  if (check()) { observer.disconnect(); clearTimeout(timer); done(true); } });"
+            "observer.observe(document, {subtree: true, childList: true, characterData: true,"
+            "  attributes: true});"
+            f"timer = setTimeout(() => {{ observer.disconnect(); done(false); }}, {WAIT_MS});"
+        )
+        ok = self.command("POST", self.session + "/execute/async", {"script": script, "args": []})
+        if not ok:
+            text = self.run("return document.body.innerText;")
+            raise AssertionError(f"timed out waiting for {what}; the page says:\n{text}")
+
+    def click(self, css):
+        element = self.command("POST", self.session + "/element",
+                               {"using": "css selector", "value": css})
+        element_id = next(iter(element.values()))
+        self.command("POST", f"{self.session}/element/{element_id}/click")
+
+    def type(self, css, text):
+        element = self.command("POST", self.session + "/element",
+                               {"using": "css selector", "value": css})
+        element_id = next(iter(element.values()))
+        self.command("POST", f"{self.session}/element/{element_id}/value", {"text": text})
+
+    def log(self):
+        """The browser's console log since the last call (chromedriver's se/log)."""
+        return self.command("POST", self.session + "/se/log", {"type": "browser"})
+
+    def screenshot(self, path):
+        png = base64.b64decode(self.command("GET", self.session + "/screenshot"))
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(png)
+
+    def close(self):
+        try:
+            self.command("DELETE", self.session)
+        finally:
+            self.driver.terminate()
+            self.driver.wait(timeout=30)
+            self.driver.stdout.close()
+
+
+def count(selector):
+    return f"document.querySelectorAll({json.dumps(selector)}).length"
+
+
+class InspectorTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        for tool in (BINARY, CHROMIUM, CHROMEDRIVER):
+            if not pathlib.Path(tool).exists():
+                raise unittest.SkipTest(f"{tool} is missing (scripts/setup installs chromium "
+                                        "and chromium-driver; build the CLI)")
+        cls.tmp = pathlib.Path(tempfile.mkdtemp(prefix="harness-inspector-"))
+        cls.browser = Browser(cls.tmp)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.browser.close()
+        shutil.rmtree(cls.tmp, ignore_errors=True)
+
+    def setUp(self):
+        self.dir = pathlib.Path(tempfile.mkdtemp(dir=self.tmp))
+        self.browser.log()  # what an earlier test left in the console is not this test's
+
+    def tearDown(self):
+        # The page leaves before the server stops, so that its reconnections do not reach into
+        # the next test's console.
+        self.browser.go("about:blank")
+
+    def start_server(self, env=None, listen="127.0.0.1:0"):
+        server = Serve(self.dir, env, listen)
+        self.addCleanup(lambda: self.assertEqual(server.stop(), 0, "harness serve's exit"))
+        return server
+
+    def assert_clean_console(self, allowed=()):
+        """No console error and no CSP violation (Chromium logs each as SEVERE)."""
+        severe = [entry for entry in self.browser.log() if entry.get("level") == "SEVERE"
+                  and not any(a in entry.get("message", "") for a in allowed)]
+        self.assertEqual(severe, [], "the browser logged errors")
+
+    def test_static_files_carry_the_policy_and_revalidate(self):
+        """The three files' types, policy and strong ETag (a 304 for it); the API's too."""
+        server = self.start_server()
+        for path, kind in (("/", "text/html"), ("/inspector.js", "text/javascript"),
+                           ("/inspector.css", "text/css")):
+            status, headers, body = http("GET", server.base + path)
+            self.assertEqual(status, 200, path)
+            self.assertTrue(headers["Content-Type"].startswith(kind), headers["Content-Type"])
+            csp = headers["Content-Security-Policy"]
+            self.assertIn("script-src 'self'", csp)
+            self.assertNotIn("unsafe-inline", csp)
+            self.assertEqual(headers["X-Content-Type-Options"], "nosniff")
+            self.assertEqual(headers["Referrer-Policy"], "no-referrer")
+            etag = headers["ETag"]
+            self.assertRegex(etag, r'^"[0-9a-f]+"$')
+            status, _, body = http("GET", server.base + path, headers={"If-None-Match": etag})
+            self.assertEqual((status, body), (304, b""), path)
+        # The API's answers carry the same policy.
+        status, headers, _ = http("GET", server.base + "/v1/sessions")
+        self.assertEqual(status, 200)
+        self.assertEqual(headers["Content-Security-Policy"],
+                         http("GET", server.base + "/")[1]["Content-Security-Policy"])
+        self.assertEqual(headers["X-Content-Type-Options"], "nosniff")
+
+    def test_the_inspector_follows_a_session_live_and_renders_its_transcript_as_text(self):
+        server = self.start_server()
+        session, loop = server.create_session()
+        for text in ["Look at this: " + " ".join(HOSTILE), "Now edit src/app.cc.",
+                     "Run the tests."]:
+            server.say(session, loop, text)
+
+        b = self.browser
+        b.go(server.base + "/")
+        b.wait_for(f"document.querySelector('#sessions li[data-session=\"{session}\"]')",
+                   "the session in the list")
+        b.click(f'#sessions li[data-session="{session}"] button')
+        b.wait_for(f"document.querySelector('#loops li[data-loop=\"{loop}\"].selected')",
+                   "the loop, listed and selected")
+        b.wait_for(f"{count('#timeline li[data-type=MessageCommitted]')} >= 3",
+                   "the replayed events in the timeline")
+        b.wait_for("document.querySelector('#stream-status').textContent === 'live'",
+                   "the live stream")
+
+        # A compaction started through the API appears in the open page, without a reload.
+        b.run("window.__sameDocument = true;")
+        reply = server.answered(server.compact(session, loop))
+        self.assertEqual(reply["type"], "CompactWaiterResolved", reply)
+        b.wait_for(f"{count('#timeline li[data-type=CompactionCommitted]')} === 1",
+                   "the compaction in the timeline")
+        b.wait_for(f"{count('#compactions article[data-type=CompactionCommitted]')} === 1",
+                   "the compaction's card")
+        self.assertTrue(b.run("return window.__sameDocument === true;"), "the page reloaded")
+        card = b.run("return document.querySelector('#compactions article').innerText;")
+        self.assertIn("Kept (retained tail)", card)
+        self.assertIn("Left the context", card)
+
+        # The compact button compacts: a second CompactionCommitted, in the page and the journal.
+        server.say(session, loop, "And deploy it.")
+        server.say(session, loop, "Then report.")
+        b.click("#compact-button")
+        b.wait_for(f"{count('#timeline li[data-type=CompactionCommitted]')} === 2",
+                   "the button's compaction in the timeline")
+        b.wait_for("document.querySelector('#action-status').textContent"
+                   ".includes('CompactWaiterResolved')", "the button's command answered")
+        self.assertEqual(len(server.committed(session)), 2)
+
+        # Nothing new to compact: the rejection shows with its reason and detail.
+        b.click("#compact-button")
+        b.wait_for(f"{count('#compactions article[data-type=CompactionRejected]')} === 1",
+                   "the rejected compaction's card")
+        rejected = b.run("return document.querySelector("
+                         "'#compactions article[data-type=CompactionRejected]').innerText;")
+        self.assertIn("Reason: unavailable", rejected)
+        self.assertIn("Detail: ", rejected)
+
+        # The interrupt button sends an interrupt (an idle loop has nothing to end).
+        b.click("#interrupt-button")
+        b.wait_for("document.querySelector('#action-status').textContent"
+                   ".startsWith('interrupt: accepted')", "the interrupt accepted")
+
+        # The context bar: every category the API estimates, the reserved output and free.
+        b.wait_for(f"{count('#context-bar .segment[data-category=reserved_output]')} === 1",
+                   "the context bar")
+        categories = b.run("return [...document.querySelectorAll('#context-legend tr')]"
+                           ".map(r => r.dataset.category).filter(Boolean);")
+        for category in ("system_prompt", "tools", "summary", "messages", "retained_tail",
+                         "free", "reserved_output"):
+            self.assertIn(category, categories)
+
+        # The hostile text is on the page as text, and nothing of it ran or loaded.
+        b.wait_for("document.querySelector('#transcript').textContent.includes('Then report.')",
+                   "the transcript after the second compaction")
+        page = b.run("return document.body.textContent;")
+        for text in HOSTILE:
+            self.assertIn(text, page)
+        self.assertIsNone(b.run("return window.__pwned === undefined ? null : window.__pwned;"))
+        elements = b.run(
+            "return {img: document.querySelectorAll('img').length,"
+            " script: [...document.scripts].map(s => s.getAttribute('src')),"
+            " a: document.querySelectorAll('a').length,"
+            " iframe: document.querySelectorAll('iframe').length};")
+        self.assertEqual(elements, {"img": 0, "script": ["/inspector.js"], "a": 0, "iframe": 0})
+        self.assert_clean_console()
+
+        b.screenshot(SCREENSHOT)
+        print(f"\ninspector screenshot: {SCREENSHOT}", file=sys.stderr)
+
+    def test_a_dropped_stream_resumes_after_its_last_event_without_gap_or_duplicate(self):
+        first = Serve(self.dir)
+        self.addCleanup(lambda: first.process.poll() is None and first.stop())
+        session, loop = first.create_session()
+        first.say(session, loop, "Say hello.")
+        b = self.browser
+        b.go(first.base + "/")
+        b.wait_for(f"document.querySelector('#sessions li[data-session=\"{session}\"]')",
+                   "the session in the list")
+        b.click(f'#sessions li[data-session="{session}"] button')
+        b.wait_for(f"{count('#timeline li[data-type=InputAccepted]')} === 1", "the replay")
+        b.wait_for("document.querySelector('#stream-status').textContent === 'live'",
+                   "the live stream")
+
+        # The server stops (its stream ends); a new one on the same address and journal comes
+        # up, and the page's reconnection (Last-Event-ID) restores the session there.
+        self.assertEqual(first.stop(), 0)
+        b.wait_for("document.querySelector('#stream-status').textContent !== 'live'",
+                   "the page noticing the dropped stream")
+        second = self.start_server(listen=first.base.removeprefix("http://"))
+        b.wait_for("document.querySelector('#stream-status').textContent === 'live'",
+                   "the stream, reconnected")
+        second.say(session, loop, "Say it again.")
+        b.wait_for(f"{count('#timeline li[data-type=LoopIdle]')} === 2",
+                   "the new server's turn, to its end, in the same page")
+
+        # Every enduring event of the journal exactly once: no gap, no duplicate.
+        status, _, data = http("GET", f"{second.base}/v1/sessions/{session}/export")
+        self.assertEqual(status, 200)
+        records = [json.loads(line) for line in data.decode().splitlines()]
+        journal = sorted(r["seq"] for r in records if r["kind"] == "event")
+        durable = count("#timeline li[data-seq]:not([data-seq='0'])")
+        b.wait_for(f"{durable} >= {len(journal)}", "every journaled event on the page")
+        shown = b.run("return [...document.querySelectorAll('#timeline li[data-seq]')]"
+                      ".map(li => Number(li.dataset.seq)).filter(n => n > 0);")
+        self.assertEqual(sorted(shown), journal)
+        # What the console may hold: the reconnection's refused attempts while no server ran.
+        self.assert_clean_console(allowed=("ERR_CONNECTION_REFUSED", "status of 503"))
+
+    def test_with_a_token_the_page_asks_for_it_then_works(self):
+        server = self.start_server({"HARNESS_SERVE_TOKEN": "s3cret-token"})
+        server.headers = {"Authorization": "Bearer s3cret-token"}
+        session, _ = server.create_session()
+        status, _, _ = http("GET", server.base + "/v1/sessions")
+        self.assertEqual(status, 401)
+
+        b = self.browser
+        b.go(server.base + "/")
+        b.wait_for("!document.querySelector('#token-panel').hidden", "the token prompt")
+        b.type("#token-input", "s3cret-token")
+        b.click("#token-submit")
+        b.wait_for(f"document.querySelector('#sessions li[data-session=\"{session}\"]')",
+                   "the session, listed with the token")
+        b.click(f'#sessions li[data-session="{session}"] button')
+        b.wait_for(f"{count('#timeline li[data-type=LoopCreated]')} === 1",
+                   "the event stream, read with the token")
+        self.assertEqual(b.run("return sessionStorage.getItem('harness.inspector.token');"),
+                         "s3cret-token")
+        # The only errors: the API's 401 before the token was given.
+        self.assert_clean_console(allowed=("status of 401",))
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)
