@@ -40,6 +40,7 @@ struct ServeCommandLine {
   std::size_t max_sessions = 256;
   std::int64_t connection_timeout_seconds = 60;
   std::int64_t lease_ttl_seconds = 30;
+  std::int64_t keepalive_seconds = 15;
   std::vector<std::string> cors_origins;
 };
 
@@ -168,6 +169,7 @@ int Run(const ServeCommandLine& line) {
   options.connection_timeout = std::chrono::seconds(line.connection_timeout_seconds);
   options.lease_ttl = std::chrono::seconds(line.lease_ttl_seconds);
   options.cors_origins = line.cors_origins;
+  options.stream_keepalive = std::chrono::seconds(line.keepalive_seconds);
   auto server = serve::Server::Start(std::move(options));
   if (!server.ok()) {
     std::fprintf(stderr, "harness %s\n", TerminalText(server.error().Message()).c_str());
@@ -225,6 +227,8 @@ std::shared_ptr<ServeCommandLine> AddServeCommand(CLI::App& app) {
                   "seconds an idle connection is kept");
   AddNumberOption(*c, "--lease-ttl", line->lease_ttl_seconds, {1, 3600},
                   "seconds a session's lease lasts without renewal (renewed at a third)");
+  AddNumberOption(*c, "--keepalive", line->keepalive_seconds, {0, 3600},
+                  "seconds between keepalive comments on a quiet event stream (0: none)");
   c->add_option("--cors-origin", line->cors_origins,
                 "ORIGIN, repeatable: a browser origin (https://app.example) whose pages may "
                 "call the API; none by default");

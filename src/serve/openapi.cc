@@ -70,7 +70,7 @@ constexpr std::string_view kDocument = R"openapi({
       "parameters": [{"$ref": "#/components/parameters/session"}],
       "get": {
         "operationId": "streamEvents",
-        "summary": "The session's events as Server-Sent Events: `id` is the journal sequence (none for an ephemeral event), `event` the type, `data` {\"seq\",\"event\"}. A stream that falls behind ends with `event: lagged`, data {\"last_seq\"}; one whose session leaves memory ends with `event: end`, data {\"reason\",\"last_seq\"}.",
+        "summary": "The session's events as Server-Sent Events: `id` is the journal sequence (none for an ephemeral event), `event` the type, `data` {\"seq\",\"event\"}. A stream that falls behind ends with `event: lagged`, data {\"last_seq\"}; one whose session leaves memory ends with `event: end`, data {\"reason\",\"last_seq\"}. A quiet stream sends a comment line (`:`) as a keepalive.",
         "parameters": [
           {"name": "from", "in": "query", "description": "Replay the journal from this sequence, then go live, with no gap and no duplicate.", "schema": {"type": "integer", "minimum": 1}},
           {"name": "loop", "in": "query", "description": "Keep this loop's events and the session's own.", "schema": {"type": "string", "format": "uuid"}},

@@ -59,7 +59,7 @@ std::string_view StatusName(LoopStatus status) {
   return "idle";
 }
 
-// Deadlines of command waits: one thread for all of them.
+// Deadlines of command waits and the event streams' keepalives: one thread for all of them.
 class Alarm {
  public:
   Alarm() : thread_([this](std::stop_token stop) { Run(stop); }) {}
@@ -149,8 +149,9 @@ struct EventStream {
   std::mutex mu;
   MHD_Connection* connection = nullptr;  // null once MHD is done with the response
   bool suspended = false;
-  bool pending = false;  // woken since the reader last found the queue empty
-  bool stopped = false;  // the server is shutting down
+  bool pending = false;    // woken since the reader last found the queue empty
+  bool stopped = false;    // the server is shutting down
+  bool keepalive = false;  // a keepalive comment is due
 
   std::function<void()> on_free;  // MHD is done with the stream's response
   ServeMetrics* metrics = nullptr;
@@ -164,6 +165,18 @@ struct EventStream {
       suspended = false;
       MHD_resume_connection(connection);
     }
+  }
+  // Asks the reader for a keepalive comment; false once the stream is over (no more are due).
+  bool Keepalive() {
+    std::lock_guard lock(mu);
+    if (stopped || connection == nullptr)
+      return false;
+    keepalive = true;
+    if (suspended) {
+      suspended = false;
+      MHD_resume_connection(connection);
+    }
+    return true;
   }
   void Stop() {
     std::lock_guard lock(mu);
@@ -216,6 +229,13 @@ ssize_t ReadStream(void* cls, std::uint64_t /*pos*/, char* buf, std::size_t max)
     std::lock_guard lock(s.mu);
     if (s.pending) {
       s.pending = false;
+      continue;
+    }
+    if (s.keepalive) {
+      // An SSE comment, which clients ignore: it keeps proxies and NATs from closing a quiet
+      // stream, and finds a client that is gone.
+      s.keepalive = false;
+      s.out += ":\n\n";
       continue;
     }
     if (s.stopped) {
@@ -375,6 +395,8 @@ struct Server::Impl {
   Result<Reply, ApiError> SessionJson(const Uuid& id);
   Result<Reply, ApiError> LoopJson(const Route& route, bool history);
   void StopStreams();
+  // Every options.stream_keepalive, until the stream is over.
+  void ScheduleKeepalive(std::weak_ptr<EventStream> stream);
   MHD_Result Queue(MHD_Connection* connection, const Reply& reply);
   MHD_Result QueueStreamed(MHD_Connection* connection, MHD_Response* response);
   // OPTIONS with an allow-list: 204 with the CORS headers of an allowed origin; 403 without.
@@ -786,6 +808,8 @@ Result<MHD_Response*, ApiError> Server::Impl::Events(MHD_Connection* connection,
     if (auto s = weak.lock())
       s->Wake();
   });
+  if (options.stream_keepalive.count() > 0)
+    ScheduleKeepalive(weak);
   auto* holder = new std::shared_ptr<EventStream>(stream);
   MHD_Response* response = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, kStreamBlock,
                                                              ReadStream, holder, FreeStream);
@@ -796,6 +820,13 @@ Result<MHD_Response*, ApiError> Server::Impl::Events(MHD_Connection* connection,
   MHD_add_response_header(response, "Content-Type", "text/event-stream");
   MHD_add_response_header(response, "Cache-Control", "no-cache");
   return response;
+}
+
+void Server::Impl::ScheduleKeepalive(std::weak_ptr<EventStream> stream) {
+  alarm.Schedule(std::chrono::steady_clock::now() + options.stream_keepalive, [this, stream] {
+    if (auto s = stream.lock(); s != nullptr && s->Keepalive())
+      ScheduleKeepalive(stream);
+  });
 }
 
 Result<Reply, ApiError> Server::Impl::SessionJson(const Uuid& id) {

@@ -299,6 +299,29 @@ TEST_F(ServerTest, AnswersHaveTheMembersTheirSchemasName) {
   }
 }
 
+// A quiet stream sends keepalive comments, and a client still sees the events between them.
+TEST_F(ServerTest, AQuietStreamSendsKeepaliveComments) {
+  ServeOptions options = Options();
+  options.stream_keepalive = std::chrono::milliseconds(20);
+  auto started = Server::Start(std::move(options));
+  ASSERT_TRUE(started.ok()) << started.error().Message();
+  const std::string base = "http://127.0.0.1:" + std::to_string((*started)->port());
+  const auto created = Call("POST", base + "/v1/sessions", R"({"loops":[{"model":"t"}]})");
+  ASSERT_EQ(created.status, 201);
+  const std::string session = ParseOrNull(created.body)["session_id"].get<std::string>();
+  const std::string raw = serve_testing::ReadRaw(
+      base + "/v1/sessions/" + session + "/events?from=1", [](const std::string& bytes) {
+        std::size_t comments = 0;
+        for (std::size_t at = 0; (at = bytes.find("\n\n:\n\n", at)) != std::string::npos; ++at) {
+          ++comments;
+        }
+        return comments >= 2;
+      });
+  // The replayed events come first, whole, then the comments between frames.
+  EXPECT_EQ(raw.rfind("id: 1\n", 0), 0u) << raw;
+  EXPECT_NE(raw.find("\n\n:\n\n:\n\n"), std::string::npos) << raw;
+}
+
 bool HasHeader(const serve_testing::HttpReply& reply, const std::string& line) {
   return reply.headers.find(line + "\r\n") != std::string::npos;
 }

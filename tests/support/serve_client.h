@@ -106,6 +106,30 @@ inline std::vector<StreamEvent> ReadStream(const std::string& url, StreamDone do
   return std::move(read.events);
 }
 
+struct RawRead {
+  std::string bytes;
+  std::function<bool(const std::string&)> done;
+};
+
+inline std::size_t FeedRaw(char* data, std::size_t size, std::size_t n, void* cls) {
+  auto& read = *static_cast<RawRead*>(cls);
+  read.bytes.append(data, size * n);
+  return read.done(read.bytes) ? 0 : size * n;  // 0 ends the transfer
+}
+
+// The bytes of the response at `url` (comments and all) until `done` says so or it ends.
+inline std::string ReadRaw(const std::string& url, std::function<bool(const std::string&)> done) {
+  RawRead read{{}, std::move(done)};
+  CURL* curl = curl_easy_init();
+  curl_easy_setopt(curl, CURLOPT_URL, url.c_str());
+  curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, FeedRaw);
+  curl_easy_setopt(curl, CURLOPT_WRITEDATA, &read);
+  curl_easy_setopt(curl, CURLOPT_TIMEOUT, 60L);
+  curl_easy_perform(curl);
+  curl_easy_cleanup(curl);
+  return std::move(read.bytes);
+}
+
 inline bool HasEvent(const std::vector<StreamEvent>& events, const std::string& name) {
   for (const StreamEvent& e : events) {
     if (e.name == name)

@@ -71,7 +71,9 @@ struct ServeOptions {
   std::size_t max_connections = 256;
   std::size_t max_body_bytes = 1u << 20;
   std::chrono::seconds connection_timeout{60};  // an idle connection is closed
-  std::size_t max_sessions = 256;               // sessions held in memory at once
+  // An event stream with nothing to send sends an SSE comment (":") this often; 0: never.
+  std::chrono::milliseconds stream_keepalive{15'000};
+  std::size_t max_sessions = 256;  // sessions held in memory at once
   std::chrono::nanoseconds lease_ttl = std::chrono::seconds(30);
   // Origins (scheme://host[:port], compared exactly) whose pages may call the API from a
   // browser; empty: no CORS headers, and a preflight is refused as any unknown method.
