@@ -8,6 +8,7 @@
 
 #include "harness/core/chars.h"
 #include "harness/core/json.h"
+#include "harness/summary/sections.h"
 
 namespace harness {
 namespace {
@@ -638,59 +639,6 @@ std::string UserProse(const Message& message) {
       if (out.size() > kMaxRequestAnchorBytes)
         break;
     }
-  }
-  return out;
-}
-
-// Decodes the five predefined entities and numeric character references of summary text.
-std::string DecodeXmlText(std::string_view text) {
-  std::string out;
-  out.reserve(text.size());
-  for (std::size_t i = 0; i < text.size(); ++i) {
-    if (text[i] != '&') {
-      out.push_back(text[i]);
-      continue;
-    }
-    const std::size_t semi = text.find(';', i);
-    if (semi == std::string_view::npos || semi - i > 12) {
-      out.push_back('&');
-      continue;
-    }
-    const std::string_view name = text.substr(i + 1, semi - i - 1);
-    char32_t cp = 0;
-    bool ok = true;
-    if (name == "lt") {
-      cp = '<';
-    } else if (name == "gt") {
-      cp = '>';
-    } else if (name == "amp") {
-      cp = '&';
-    } else if (name == "quot") {
-      cp = '"';
-    } else if (name == "apos") {
-      cp = '\'';
-    } else if (name.size() > 1 && name[0] == '#') {
-      const bool hex = name[1] == 'x';
-      const std::string_view digits = name.substr(hex ? 2 : 1);
-      ok = !digits.empty();
-      for (const char c : digits) {
-        const int v = hex ? HexDigitValue(c) : (IsDigit(c) ? c - '0' : -1);
-        if (v < 0 || cp > 0x10FFFF) {
-          ok = false;
-          break;
-        }
-        cp = cp * (hex ? 16 : 10) + static_cast<char32_t>(v);
-      }
-      ok = ok && cp <= 0x10FFFF && (cp < 0xD800 || cp > 0xDFFF);
-    } else {
-      ok = false;
-    }
-    if (!ok) {
-      out.push_back('&');
-      continue;
-    }
-    AppendUtf8(out, cp);
-    i = semi;
   }
   return out;
 }

@@ -23,6 +23,7 @@
 #include "harness/core/utf8.h"
 // The summary grammar's own character classes: the text written here must be exactly what the
 // validator calls an XML Char and white space, so the two cannot drift apart.
+#include "harness/summary/sections.h"
 #include "harness/summary/xml_chars.h"
 
 namespace harness {
@@ -364,6 +365,63 @@ std::vector<std::string> Sentences(const std::vector<std::string>& lines) {
 
 // ---------------------------------------------------------------------------------------------
 // Tool output: wrappers stripped, the exit status read where the tool reports one.
+
+// ---- The summary a transcript starts with ----
+//
+// After a compaction the history begins with its summary, so the next compaction reads it as
+// the head's first message. Its sections are carried forward as what they are (the task, the
+// rules, the choices, the state and the open items of everything before), not read as a user's
+// request: the goal stays the original task and nothing is escaped twice.
+
+struct CarriedSummary {
+  std::vector<std::string> goal;  // the task first, then its "Later: …" requests
+  std::vector<std::string> constraints;
+  std::vector<std::string> decisions;
+  std::vector<std::string> state;
+  std::vector<std::string> open_items;
+};
+
+// A section's items: lines starting "- " or "* " each begin one (the extractive compactor writes
+// several items so, and models often do); other lines continue the item before them.
+std::vector<std::string> SectionItems(std::string_view decoded) {
+  std::vector<std::string> items;
+  std::string current;
+  const auto flush = [&] {
+    std::string item = Clean(current);
+    current.clear();
+    if (!Trim(item).empty() && !LooksSecret(item))
+      items.push_back(std::string(Trim(item)));
+  };
+  for (const std::string_view raw : RawLines(decoded)) {
+    std::string_view line = Trim(raw);
+    if (line.starts_with("- ") || line.starts_with("* ")) {
+      flush();
+      line.remove_prefix(2);
+    }
+    if (line.empty())
+      continue;
+    if (!current.empty())
+      current.push_back(' ');
+    current.append(line);
+  }
+  flush();
+  return items;
+}
+
+// The sections of `message` when it is a summary (one text block that ParseSummary accepts).
+std::optional<CarriedSummary> ReadCarriedSummary(const Message& message) {
+  if (message.role() != Role::kUser || message.blocks().size() != 1)
+    return std::nullopt;
+  const auto* block = message.blocks()[0].as<TextBlock>();
+  if (block == nullptr)
+    return std::nullopt;
+  auto sections = ReadSummarySections(block->text);
+  if (!sections)
+    return std::nullopt;
+  return CarriedSummary{SectionItems(sections->goal), SectionItems(sections->constraints),
+                        SectionItems(sections->decisions), SectionItems(sections->state),
+                        SectionItems(sections->open_items)};
+}
 
 struct ToolOutput {
   std::vector<std::string> lines;  // clean, secret-free, wrappers removed
@@ -1640,6 +1698,7 @@ struct Dated {
 };
 
 struct Extract {
+  std::optional<CarriedSummary> carried;  // the summary the transcript starts with
   std::optional<Dated> first_request;
   std::vector<Dated> later_requests;
   std::string pointer;               // a pointer message seen before the first real request
@@ -1663,6 +1722,18 @@ class Reader {
       const Message& message = transcript[i];
       if (message.role() == Role::kSystem)
         continue;  // configuration, not conversation: never summarized
+      if (i == 0) {
+        if (auto carried = ReadCarriedSummary(message)) {
+          for (const std::string& rule : carried->constraints)
+            AddConstraint(rule);
+          for (std::string& decision : carried->decisions) {
+            decision_index_[decision] = extract_.decisions.size();
+            extract_.decisions.push_back(Dated{std::move(decision), 0});
+          }
+          extract_.carried = std::move(carried);
+          continue;
+        }
+      }
       if (const auto* tool = message.as<ToolResultMessage>()) {
         OnResult(tool->tool_use_id, tool->is_error, Flattened(tool->blocks));
         continue;
@@ -2055,9 +2126,12 @@ std::vector<Item> Prioritize(const Extract& extract) {
   };
   const Ledger& ledger = extract.ledger;
 
-  // 1. The task.
+  // 1. The task: the carried summary's, else the first request.
+  const CarriedSummary* carried = extract.carried ? &*extract.carried : nullptr;
   std::string goal;
-  if (extract.first_request)
+  if (carried != nullptr && !carried->goal.empty())
+    goal = carried->goal.front();
+  else if (extract.first_request)
     goal = extract.first_request->text;
   else if (!extract.pointer.empty())
     goal = extract.pointer;
@@ -2098,11 +2172,27 @@ std::vector<Item> Prioritize(const Extract& extract) {
   for (std::size_t i = 0; i < extract.constraints.size() && i < 48; ++i)
     add(Section::kConstraints, i, extract.constraints[i], 400);
 
-  // 4. Later requests and corrections, the newest first.
-  const std::size_t later = std::min<std::size_t>(extract.later_requests.size(), 16);
+  // 4. Later requests and corrections, the newest first; after a carried summary the first
+  // request is a later one too, and the carried ones are older than every new one.
+  std::vector<const Dated*> requests;
+  if (carried != nullptr && !carried->goal.empty() && extract.first_request)
+    requests.push_back(&*extract.first_request);
+  for (const Dated& request : extract.later_requests)
+    requests.push_back(&request);
+  const std::size_t later = std::min<std::size_t>(requests.size(), 16);
   for (std::size_t k = 0; k < later; ++k) {
-    const Dated& request = extract.later_requests[extract.later_requests.size() - 1 - k];
+    const Dated& request = *requests[requests.size() - 1 - k];
     add(Section::kGoal, request.at + 1, "Later: " + request.text, 800);
+  }
+  if (carried != nullptr) {
+    // Order 0 with the goal: they stay after it, in their own order (the sort is stable).
+    const std::size_t told = std::min<std::size_t>(carried->goal.size(), 16);
+    for (std::size_t k = 1; k < told; ++k) {
+      std::string_view text = carried->goal[k];
+      if (text.starts_with("Later: "))
+        text.remove_prefix(7);
+      add(Section::kGoal, 0, "Later: " + std::string(text), 800);
+    }
   }
 
   // The project's instructions, after the user's own rules.
@@ -2156,6 +2246,16 @@ std::vector<Item> Prioritize(const Extract& extract) {
   if (!lead.starts_with("Latest progress: ") && !extract.latest_progress.empty())
     add_state("Latest progress: " + extract.latest_progress, 600);
 
+  // What the state was before the carried summary: work done then must not be redone.
+  if (carried != nullptr) {
+    for (std::size_t k = 0; k < carried->state.size() && k < 12; ++k) {
+      std::string_view text = carried->state[k];
+      if (text.starts_with("Earlier: "))
+        text.remove_prefix(9);
+      add_state("Earlier: " + std::string(text), 480);
+    }
+  }
+
   // 7. Choices made, the newest first.
   const std::size_t decisions = std::min<std::size_t>(extract.decisions.size(), 24);
   for (std::size_t k = 0; k < decisions; ++k) {
@@ -2195,6 +2295,15 @@ std::vector<Item> Prioritize(const Extract& extract) {
     add(Section::kOpenItems, open_order++, "Question awaiting the user: " + extract.awaiting, 400);
   for (const std::string& call : extract.open_calls)
     add(Section::kOpenItems, open_order++, call, 200);
+  // Open before the carried summary: perhaps settled since, so after everything of now.
+  if (carried != nullptr) {
+    for (std::size_t k = 0; k < carried->open_items.size() && k < 8; ++k) {
+      std::string_view text = carried->open_items[k];
+      if (text.starts_with("Earlier: "))
+        text.remove_prefix(9);
+      add(Section::kOpenItems, open_order++, "Earlier: " + std::string(text), 320);
+    }
+  }
 
   // 10. The rest of the ledger.
   if (!todo_all.empty())

@@ -203,6 +203,67 @@ TEST(ExtractiveCompactor, TheSameInputGivesTheSameBytes) {
 
 // ---- goal ---------------------------------------------------------------------------------
 
+// A second compaction reads the first one's summary at the head of its history: its sections
+// are carried forward as sections, not quoted as the user's request.
+TEST(ExtractiveCompactor, ASummaryAtTheHeadIsCarriedForwardSectionBySection) {
+  const Transcript first = {
+      User("Port the parser to C++20. Never use exceptions across the API."),
+      Call("t1", "Edit", R"({"file_path":"src/parser.cc","old_string":"a","new_string":"b"})",
+           "I'll keep the tokenizer table-driven rather than regex based."),
+      Tool("t1", "ok"),
+      Assistant("The lexer is ported; next step: port the grammar."),
+      User("Also handle <b> & \"quoted\" input."),
+      Assistant("Noted."),
+  };
+  const std::string summary = SummaryOf(first);
+  ASSERT_TRUE(Contains(summary, "Port the parser to C++20.")) << summary;
+
+  const Transcript second = {
+      User(summary),
+      User("Now add a fuzz target for it. Keep it under 200 lines."),
+      Call("t2", "Write", R"({"file_path":"fuzz/parser_fuzz.cc","content":"x"})"),
+      Tool("t2", "ok"),
+      Assistant("The fuzz target is written."),
+  };
+  const std::string again = SummaryOf(second);
+  const std::string goal = Section(again, "goal");
+  // The original task stays the goal; the envelope is not quoted into it.
+  EXPECT_TRUE(goal.starts_with("\n- Port the parser to C++20.")) << again;
+  EXPECT_FALSE(Contains(again, "conversation_summary&gt;")) << again;
+  EXPECT_FALSE(Contains(goal, "&lt;goal")) << again;
+  // Earlier later requests once, escaped once; the new request is a later one.
+  EXPECT_TRUE(Contains(goal, "- Later: Also handle &lt;b&gt; &amp; \"quoted\" input.")) << again;
+  EXPECT_FALSE(Contains(goal, "Later: Later:")) << again;
+  EXPECT_TRUE(Contains(goal, "- Later: Now add a fuzz target for it.")) << again;
+  EXPECT_LT(goal.find("Also handle"), goal.find("Now add a fuzz target")) << again;
+  // Rules from both spans, the earlier first.
+  const std::string constraints = Section(again, "constraints");
+  EXPECT_TRUE(Contains(constraints, "Never use exceptions across the API.")) << again;
+  EXPECT_TRUE(Contains(constraints, "Keep it under 200 lines.")) << again;
+  EXPECT_LT(constraints.find("Never use"), constraints.find("Keep it under")) << again;
+  // The earlier choice and the earlier state (its edited file) survive.
+  EXPECT_TRUE(Contains(Section(again, "decisions"), "table-driven")) << again;
+  const std::string state = Section(again, "state");
+  EXPECT_TRUE(Contains(state, "fuzz/parser_fuzz.cc")) << again;
+  EXPECT_TRUE(Contains(state, "Earlier: Files edited: src/parser.cc.")) << again;
+  // A third compaction does not stack "Earlier:" prefixes.
+  const Transcript third = {User(again), User("Run it for a minute."), Assistant("It ran clean.")};
+  const std::string third_summary = SummaryOf(third);
+  EXPECT_TRUE(Section(third_summary, "goal").starts_with("\n- Port the parser to C++20."))
+      << third_summary;
+  EXPECT_FALSE(Contains(third_summary, "Earlier: Earlier:")) << third_summary;
+  EXPECT_TRUE(Contains(third_summary, "Earlier: Files edited: src/parser.cc.")) << third_summary;
+}
+
+// Only a summary that passes the strict grammar is carried: a user who pastes something
+// summary-like is a user.
+TEST(ExtractiveCompactor, TextThatOnlyLooksLikeASummaryIsTheUsersRequest) {
+  const Transcript transcript = {
+      User("<conversation_summary><goal>x</goal></conversation_summary>"), Assistant("Noted.")};
+  const std::string summary = SummaryOf(transcript);
+  EXPECT_TRUE(Contains(Section(summary, "goal"), "&lt;conversation_summary&gt;")) << summary;
+}
+
 TEST(ExtractiveCompactor, TheGoalIsTheFirstRequestVerbatim) {
   // SWE-agent / OpenHands open with a long templated task.
   const std::string task =

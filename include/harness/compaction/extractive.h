@@ -48,6 +48,12 @@
 //                 "still need", …, or an "I'll …" / "let me …" no tool call followed), open
 //                 todo items, the question the
 //                 assistant asked last, tool calls without a result in the head.
+//   A transcript whose first message is a summary (a user message of one text block that
+//   ParseSummary accepts: the previous compaction's) carries it forward section by section: its
+//   first goal item stays the goal, the rest of its goal and every new request are "Later: …"
+//   (carried first), its constraints and decisions come before the new ones, its state items
+//   are "Earlier: …" after the new span's tests, files and progress, its open items "Earlier:
+//   …" at the end of the open items; prefixes never stack (docs/compactors.md).
 // - Every piece of text is cleaned (invalid UTF-8 -> U+FFFD, characters XML forbids and runs of
 //   white space -> one space) and XML-escaped (`<`, `>`, `&`). The answer fills
 //   max_summary_tokens by the counter the usage reports, ceil(envelope bytes / 4), in a fixed
