@@ -40,6 +40,7 @@ struct ServeCommandLine {
   std::size_t max_sessions = 256;
   std::int64_t connection_timeout_seconds = 60;
   std::int64_t lease_ttl_seconds = 30;
+  std::int64_t tool_timeout_seconds = 600;
 };
 
 namespace {
@@ -166,6 +167,7 @@ int Run(const ServeCommandLine& line) {
   options.max_sessions = line.max_sessions;
   options.connection_timeout = std::chrono::seconds(line.connection_timeout_seconds);
   options.lease_ttl = std::chrono::seconds(line.lease_ttl_seconds);
+  options.tool_timeout = std::chrono::seconds(line.tool_timeout_seconds);
   auto server = serve::Server::Start(std::move(options));
   if (!server.ok()) {
     std::fprintf(stderr, "harness %s\n", TerminalText(server.error().Message()).c_str());
@@ -223,6 +225,8 @@ std::shared_ptr<ServeCommandLine> AddServeCommand(CLI::App& app) {
                   "seconds an idle connection is kept");
   AddNumberOption(*c, "--lease-ttl", line->lease_ttl_seconds, {1, 3600},
                   "seconds a session's lease lasts without renewal (renewed at a third)");
+  AddNumberOption(*c, "--tool-timeout", line->tool_timeout_seconds, {1, 86'400},
+                  "seconds a call of a client tool waits for the client's result");
   return line;
 }
 

@@ -260,7 +260,8 @@ Result<ServedModel, ApiError> SessionTable::Make(const std::string& name,
   return std::move(served).value();
 }
 
-Result<LoopDefinition, ApiError> SessionTable::Define(const LoopRequest& loop) const {
+Result<LoopDefinition, ApiError> SessionTable::Define(const LoopRequest& loop,
+                                                      std::shared_ptr<ClientToolBox>* box) const {
   HARNESS_TRY(ServedModel served, Make(loop.model, "model"));
   LoopDefinition definition;
   definition.model = served.model;
@@ -281,6 +282,13 @@ Result<LoopDefinition, ApiError> SessionTable::Define(const LoopRequest& loop) c
     HARNESS_TRY(ServedModel compactor, Make(loop.compactor.model, "compactor model"));
     definition.compactor = std::make_shared<ModelCompactor>(compactor.client);
   }
+  if (!loop.tools.empty()) {
+    std::vector<ToolDefinition> tools;
+    for (const ClientToolRequest& tool : loop.tools)
+      tools.push_back(ToolDefinition{tool.name, tool.description, tool.input_schema});
+    *box = std::make_shared<ClientToolBox>(std::move(tools), options_.tool_timeout);
+    definition.tools = (*box)->MakeTools();
+  }
   return definition;
 }
 
@@ -300,11 +308,13 @@ SessionOptions SessionTable::OptionsFor(const Uuid& id) const {
   return options;
 }
 
-std::shared_ptr<ServedSession> SessionTable::Keep(std::unique_ptr<Session> session,
-                                                  std::vector<Uuid> loops) {
+std::shared_ptr<ServedSession> SessionTable::Keep(
+    std::unique_ptr<Session> session, std::vector<Uuid> loops,
+    std::map<Uuid, std::shared_ptr<ClientToolBox>> boxes) {
   auto served = std::make_shared<ServedSession>(host_, recorder_);
   served->session = std::move(session);
   served->loops = std::move(loops);
+  served->tool_boxes = std::move(boxes);
   recorder_->Watch(*served);
   sessions_[served->session->id()] = served;
   return served;
@@ -324,9 +334,10 @@ Status<ApiError> SessionTable::RoomLocked() const {
 Result<std::shared_ptr<ServedSession>, ApiError> SessionTable::Create(
     const CreateSessionRequest& request) {
   std::vector<LoopDefinition> definitions;
+  std::vector<std::shared_ptr<ClientToolBox>> boxes(request.loops.size());
   for (std::size_t i = 0; i < request.loops.size(); ++i) {
     const LoopRequest& loop = request.loops[i];
-    HARNESS_TRY(LoopDefinition definition, Define(loop));
+    HARNESS_TRY(LoopDefinition definition, Define(loop, &boxes[i]));
     definition.make_active = i == 0;
     definitions.push_back(std::move(definition));
   }
@@ -338,16 +349,19 @@ Result<std::shared_ptr<ServedSession>, ApiError> SessionTable::Create(
     return Fail(FromSessionError(opened.error()));
   std::unique_ptr<Session> session = std::move(opened).value();
   std::vector<Uuid> loops;
-  for (LoopDefinition& definition : definitions) {
-    auto created = session->CreateLoop(std::move(definition));
+  std::map<Uuid, std::shared_ptr<ClientToolBox>> by_loop;
+  for (std::size_t i = 0; i < definitions.size(); ++i) {
+    auto created = session->CreateLoop(std::move(definitions[i]));
     if (!created.ok()) {
       // What was created stays journaled; the session is ended so that it is not left half made.
       session->Shutdown();
       return Fail(FromSessionError(created.error()));
     }
     loops.push_back(*created);
+    if (boxes[i])
+      by_loop[*created] = boxes[i];
   }
-  return Keep(std::move(session), std::move(loops));
+  return Keep(std::move(session), std::move(loops), std::move(by_loop));
 }
 
 Result<std::shared_ptr<ServedSession>, ApiError> SessionTable::Get(const Uuid& id) {
@@ -359,6 +373,7 @@ Result<std::shared_ptr<ServedSession>, ApiError> SessionTable::Get(const Uuid& i
   if (auto room = RoomLocked(); !room.ok())
     return Fail(std::move(room).error());
   std::vector<Uuid> loops;
+  std::map<Uuid, std::shared_ptr<ClientToolBox>> boxes;
   std::optional<ApiError> refused;  // a loop this server cannot rebuild
   RestoreOptions restore;
   restore.resolve = [&](const RestoredLoopInfo& info) -> Result<LoopDefinition, SessionError> {
@@ -383,19 +398,22 @@ Result<std::shared_ptr<ServedSession>, ApiError> SessionTable::Get(const Uuid& i
     LoopRequest request;
     request.model = name;
     request.system_prompt = info.system_prompt;
-    auto definition = Define(request);
+    std::shared_ptr<ClientToolBox> box;
+    auto definition = Define(request, &box);
     if (!definition.ok()) {
       refused = definition.error();
       return Fail(SessionError{SessionErrorKind::kInvalidDefinition, refused->detail});
     }
     if (!info.compaction_policy)
       definition->compaction.reset();
+    if (box)
+      boxes[info.loop] = box;
     return std::move(definition).value();
   };
   auto restored = Session::Restore(OptionsFor(id), std::move(restore));
   if (!restored.ok())
     return Fail(refused ? *refused : FromSessionError(restored.error()));
-  return Keep(std::move(restored).value(), std::move(loops));
+  return Keep(std::move(restored).value(), std::move(loops), std::move(boxes));
 }
 
 Result<std::string, ApiError> SessionTable::ListJson() {

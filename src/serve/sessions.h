@@ -44,6 +44,7 @@
 #include "harness/runtime/session.h"
 #include "harness/serve/server.h"
 #include "serve/api.h"
+#include "serve/client_tools.h"
 
 namespace harness::serve {
 
@@ -102,7 +103,8 @@ struct ServedSession {
   std::shared_ptr<SessionHost> host;
   std::shared_ptr<ReplyRecorder> recorder;
   std::unique_ptr<Session> session;
-  std::vector<Uuid> loops;  // in creation order
+  std::vector<Uuid> loops;                                    // in creation order
+  std::map<Uuid, std::shared_ptr<ClientToolBox>> tool_boxes;  // the loops with client tools
   std::shared_ptr<ReplyWatch> watch;
 };
 
@@ -139,6 +141,7 @@ struct SessionTableOptions {
   std::chrono::nanoseconds lease_ttl = std::chrono::seconds(30);
   Uuid owner;                     // the lease owner: one per server process
   std::size_t actor_threads = 2;  // the sessions' host: threads running every loop strand
+  std::chrono::nanoseconds tool_timeout = std::chrono::seconds(600);  // a client tool's wait
 };
 
 class SessionTable {
@@ -156,10 +159,13 @@ class SessionTable {
  private:
   // A fresh client of the configured model `name`; `role` names it in the refusal.
   Result<ServedModel, ApiError> Make(const std::string& name, std::string_view role) const;
-  Result<LoopDefinition, ApiError> Define(const LoopRequest& loop) const;
+  // `box` receives the loop's client tools, if it has any.
+  Result<LoopDefinition, ApiError> Define(const LoopRequest& loop,
+                                          std::shared_ptr<ClientToolBox>* box) const;
   SessionOptions OptionsFor(const Uuid& id) const;
   // Under mu_: starts recording its replies and keeps the session.
-  std::shared_ptr<ServedSession> Keep(std::unique_ptr<Session> session, std::vector<Uuid> loops);
+  std::shared_ptr<ServedSession> Keep(std::unique_ptr<Session> session, std::vector<Uuid> loops,
+                                      std::map<Uuid, std::shared_ptr<ClientToolBox>> boxes);
   Status<ApiError> RoomLocked() const;
 
   const SessionTableOptions options_;
