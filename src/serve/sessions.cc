@@ -394,7 +394,8 @@ Result<std::shared_ptr<ServedSession>, ApiError> SessionTable::Get(const Uuid& i
       return Fail(SessionError{SessionErrorKind::kInvalidDefinition, refused->detail});
     }
     // What the journal does not record (the compactor, automatic compaction, the tail targets)
-    // is the configured model's default.
+    // is the configured model's default; client tools are not recorded either, so the restored
+    // loop has none (docs/serve.md "Client tools").
     LoopRequest request;
     request.model = name;
     request.system_prompt = info.system_prompt;

@@ -12,7 +12,9 @@
 //   written, so a request naming an unknown model writes nothing). Get returns a session in
 //   memory or restores it from the journal (AcquireLease: a session another live writer holds is
 //   kLeaseHeld); a restored loop finds its model again by the key the journal records, and
-//   compacts with the offline compactor (the choice of compactor is not journaled). End shuts a
+//   compacts with the offline compactor (the choice of compactor is not journaled) and has no
+//   client tools (nor are they). A loop created with client tools has its ClientToolBox in
+//   ServedSession::tool_boxes, whose calls wait at most `tool_timeout`. End shuts a
 //   session down (its loops exit, which the journal records) and forgets it. SuspendAll
 //   suspends and forgets every session, then refuses every call with kShuttingDown.
 // - Every session in memory runs on the table's one SessionHost (the server's threads, whatever
