@@ -47,6 +47,8 @@ ServedModel Served(std::shared_ptr<ModelClient> client) {
   model.policy.counter_policy = CounterPolicy::kAllowConservative;
   model.policy.reserved_output = 100;
   model.policy.safety_margin = 1'000;
+  model.policy.compact_at = 8'000;  // a request may turn automatic compaction on
+  model.policy.rearm_below = 6'000;
   return model;
 }
 
@@ -60,13 +62,10 @@ class ServerTest : public ::testing::Test {
     options.port = 0;
     options.journal = journal_.get();
     options.threads = 2;
-    options.models["t"] = ConfiguredModel{
-        runtime_testing::TestModel(), []() -> Result<ServedModel, std::string> {
-          ServedModel model = Served(std::make_shared<UncalledModel>());
-          model.policy.compact_at = 8'000;  // a request may turn automatic compaction on
-          model.policy.rearm_below = 6'000;
-          return model;
-        }};
+    options.models["t"] =
+        ConfiguredModel{runtime_testing::TestModel(), []() -> Result<ServedModel, std::string> {
+                          return Served(std::make_shared<UncalledModel>());
+                        }};
     return options;
   }
 
@@ -232,6 +231,23 @@ class ClientToolTest : public ::testing::Test {
   static void SetUpTestSuite() { curl_global_init(CURL_GLOBAL_DEFAULT); }
 
   void Start(std::chrono::nanoseconds tool_timeout) {
+    Listen(tool_timeout);
+    const auto created = Call(
+        "POST", base_ + "/v1/sessions",
+        R"({"loops":[{"model":"w","policy":{"automatic":false},"tools":[{"name":"get_weather",)"
+        R"("description":"the weather in a city","input_schema":{"type":"object",)"
+        R"("properties":{"city":{"type":"string"}}}}]}]})");
+    ASSERT_EQ(created.status, 201) << created.body;
+    const Json json = ParseOrNull(created.body);
+    session_ = json["session_id"].get<std::string>();
+    loop_id_ = json["loops"][0].get<std::string>();
+    loop_ = base_ + "/v1/sessions/" + session_ + "/loops/" + loop_id_;
+  }
+
+  // A server over the test's journal (the one before, if any, stopped first).
+  void Listen(std::chrono::nanoseconds tool_timeout) {
+    if (server_)
+      server_->Shutdown();
     ServeOptions options;
     options.host = "127.0.0.1";
     options.port = 0;
@@ -245,15 +261,7 @@ class ClientToolTest : public ::testing::Test {
     ASSERT_TRUE(server.ok()) << server.error().Message();
     server_ = std::move(server).value();
     base_ = "http://127.0.0.1:" + std::to_string(server_->port());
-    const auto created = Call(
-        "POST", base_ + "/v1/sessions",
-        R"({"loops":[{"model":"w","policy":{"automatic":false},"tools":[{"name":"get_weather",)"
-        R"("description":"the weather in a city","input_schema":{"type":"object",)"
-        R"("properties":{"city":{"type":"string"}}}}]}]})");
-    ASSERT_EQ(created.status, 201) << created.body;
-    const Json json = ParseOrNull(created.body);
-    session_ = json["session_id"].get<std::string>();
-    loop_ = base_ + "/v1/sessions/" + session_ + "/loops/" + json["loops"][0].get<std::string>();
+    loop_ = base_ + "/v1/sessions/" + session_ + "/loops/" + loop_id_;
   }
 
   // Posts `text` as input, then reads the session's events until `done`; `on_call` runs once,
@@ -284,7 +292,8 @@ class ClientToolTest : public ::testing::Test {
   std::unique_ptr<Server> server_;
   std::string base_;
   std::string session_;
-  std::string loop_;
+  std::string loop_id_;
+  std::string loop_;        // the loop's URL
   std::uint64_t from_ = 1;  // the next turn's events start after the previous turn's
 };
 
@@ -387,6 +396,25 @@ TEST_F(ClientToolTest, AnInterruptOrAShutdownEndsAWaitingCall) {
   ASSERT_FALSE(waiting.empty());
   EXPECT_EQ(waiting.back().name, "end");
   EXPECT_TRUE(serve_testing::HasEvent(waiting, "TurnInterrupted"));
+}
+
+// The journal does not record a loop's tools: restored by another server, the loop has none, and
+// its model's call of one is answered as a call of an unknown tool.
+TEST_F(ClientToolTest, ARestoredLoopHasNoClientTools) {
+  Start(std::chrono::seconds(600));
+  Listen(std::chrono::seconds(600));
+  const auto events = Turn([&] {
+    EXPECT_EQ(ParseOrNull(Call("GET", loop_ + "/tool_calls").body)["calls"].size(), 0u);
+    const auto refused = Call("POST", loop_ + "/tool_results",
+                              R"({"results":[{"tool_use_id":"call_1","content":"x"}]})");
+    EXPECT_TRUE(refused.status == 404 || refused.status == 409) << refused.body;
+  });
+  ASSERT_FALSE(events.empty());
+  EXPECT_EQ(events.back().name, "TurnCompleted");
+  EXPECT_EQ(model_->tools_offered(), 0u);
+  const Json history = ParseOrNull(Call("GET", loop_ + "/history").body)["messages"];
+  EXPECT_EQ(history.back()["blocks"][0]["text"],
+            "saw call_1!unknown tool: get_weather;call_2!unknown tool: get_weather;");
 }
 
 // The threads of this process now (Linux: one entry per thread in /proc/self/task).
