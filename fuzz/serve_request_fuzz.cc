@@ -3,15 +3,19 @@
 // The first byte picks what the rest is: 0 a POST /v1/sessions body, 1 an input body, 2 an
 // empty-object body, 3 a query string ("a=b&c=d", then an optional Last-Event-ID after a NUL)
 // for the events and wait decoders, 4 a CORS origin, 5 an If-None-Match value for each of the
-// inspector's files (serve/static_assets.h), anything else a request line "METHOD PATH" for the
-// router.
+// inspector's files (serve/static_assets.h), 6 a tool_results body, anything else a request line
+// "METHOD PATH" for the router.
 // Invariants: nothing crashes or throws; every refusal has a kind with a 4xx status; an accepted
-// session has 1 to kMaxLoopsPerSession loops, each with a non-empty model; an accepted input has
+// session has 1 to kMaxLoopsPerSession loops, each with a non-empty model and at most
+// kMaxToolsPerLoop tools of distinct valid names, bounded descriptions and object schemas that
+// are JSON; accepted tool results are 1 to kMaxToolResults with distinct bounded ids; an
+// accepted input has
 // a non-empty text; an accepted wait is at most kMaxWait; an accepted events request starts at
 // a sequence from 1; a matched route's ids are canonical (they print as the path spelled them);
 // an OPTIONS route is a preflight naming methods; an accepted origin starts with http:// or
 // https:// and has no path; an asset route is a GET of a file whose name the path spells; an
 // asset's answer is 200 with its bytes or 304 without a body, with the same headers either way.
+#include <cctype>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
@@ -19,6 +23,7 @@
 #include <string>
 #include <string_view>
 
+#include "harness/core/json.h"
 #include "serve/api.h"
 #include "serve/static_assets.h"
 
@@ -74,6 +79,37 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       for (const LoopRequest& loop : request->loops) {
         Check(!loop.model.empty(), "a loop without a model");
         Check(loop.compactor.offline || !loop.compactor.model.empty(), "an empty compactor");
+        Check(loop.tools.size() <= kMaxToolsPerLoop, "too many tools");
+        for (std::size_t i = 0; i < loop.tools.size(); ++i) {
+          const ClientToolRequest& tool = loop.tools[i];
+          Check(!tool.name.empty() && tool.name.size() <= kMaxToolNameBytes,
+                "a tool name out of bounds");
+          for (char c : tool.name)
+            Check(std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-',
+                  "a tool name with a byte outside [A-Za-z0-9_-]");
+          for (std::size_t j = 0; j < i; ++j)
+            Check(loop.tools[j].name != tool.name, "two tools of one name");
+          Check(tool.description.size() <= kMaxToolDescriptionBytes, "a description too long");
+          Check(tool.input_schema.size() <= kMaxToolSchemaBytes, "a schema too long");
+          auto schema = harness::ParseStrictJson(tool.input_schema);
+          Check(schema.ok() && schema->is_object(), "a schema that is not a JSON object");
+        }
+      }
+      break;
+    }
+    case 6: {
+      auto results = DecodeToolResults(text);
+      if (!results.ok()) {
+        CheckRefusal(results.error());
+        break;
+      }
+      Check(!results->empty() && results->size() <= kMaxToolResults,
+            "a result count out of bounds");
+      for (std::size_t i = 0; i < results->size(); ++i) {
+        const std::string& id = (*results)[i].tool_use_id;
+        Check(!id.empty() && id.size() <= kMaxToolUseIdBytes, "a tool_use_id out of bounds");
+        for (std::size_t j = 0; j < i; ++j)
+          Check((*results)[j].tool_use_id != id, "two results for one call");
       }
       break;
     }

@@ -42,6 +42,7 @@ struct ServeCommandLine {
   std::int64_t lease_ttl_seconds = 30;
   std::int64_t keepalive_seconds = 15;
   std::vector<std::string> cors_origins;
+  std::int64_t tool_timeout_seconds = 600;
 };
 
 namespace {
@@ -170,6 +171,7 @@ int Run(const ServeCommandLine& line) {
   options.lease_ttl = std::chrono::seconds(line.lease_ttl_seconds);
   options.cors_origins = line.cors_origins;
   options.stream_keepalive = std::chrono::seconds(line.keepalive_seconds);
+  options.tool_timeout = std::chrono::seconds(line.tool_timeout_seconds);
   auto server = serve::Server::Start(std::move(options));
   if (!server.ok()) {
     std::fprintf(stderr, "harness %s\n", TerminalText(server.error().Message()).c_str());
@@ -232,6 +234,8 @@ std::shared_ptr<ServeCommandLine> AddServeCommand(CLI::App& app) {
   c->add_option("--cors-origin", line->cors_origins,
                 "ORIGIN, repeatable: a browser origin (https://app.example) whose pages may "
                 "call the API; none by default");
+  AddNumberOption(*c, "--tool-timeout", line->tool_timeout_seconds, {1, 86'400},
+                  "seconds a call of a client tool waits for the client's result");
   return line;
 }
 

@@ -106,6 +106,8 @@ std::future<LoopSnapshot> LoopActor::PostSnapshot() {
       snapshot.attempt_waiters = attempt->waiters.size();
     }
     snapshot.turn_index = self->turn_index_;
+    if (self->turn_)
+      snapshot.turn = self->turn_->id;
     snapshot.system_prompt = self->definition_.system_prompt;
     promise->set_value(std::move(snapshot));
   });
@@ -563,11 +565,11 @@ void LoopActor::RunTool(const ToolUseBlock& call) {
   }
   const std::uint64_t op = next_op_++;
   turn_->op = op;
-  auto run = [tool, name = call.name, input = call.input.value_or("null"),
-              stop = turn_->stop.get_token()] {
+  auto run = [tool, turn = turn_->id, id = call.id, name = call.name,
+              input = call.input.value_or("null"), stop = turn_->stop.get_token()] {
     ToolOutput output;
     if (tool) {
-      output = tool->Run(input, stop);
+      output = tool->Run(ToolCall{turn, id, input}, stop);
     } else {
       output.text = "unknown tool: ";
       output.text.append(name);

@@ -1,5 +1,6 @@
 #include "serve/api.h"
 
+#include <algorithm>
 #include <array>
 #include <charconv>
 #include <span>
@@ -16,15 +17,21 @@ struct KindInfo {
   unsigned status;
 };
 
+// In the order of ApiErrorKind.
 constexpr std::array<KindInfo, kApiErrorKindCount> kKinds = {{
-    {"invalid_json", 400},    {"invalid_request", 400},   {"invalid_query", 400},
-    {"invalid_id", 400},      {"unknown_model", 400},     {"invalid_argument", 400},
-    {"unauthorized", 401},    {"not_found", 404},         {"session_not_found", 404},
-    {"loop_not_found", 404},  {"command_not_found", 404}, {"method_not_allowed", 405},
-    {"lease_held", 409},      {"loop_exited", 409},       {"compaction_unsupported", 409},
-    {"session_faulted", 409}, {"session_suspended", 409}, {"restore_refused", 409},
-    {"too_large", 413},       {"journal", 500},           {"internal", 500},
-    {"shutting_down", 503},   {"too_many_sessions", 503}, {"origin_not_allowed", 403},
+    {"invalid_json", 400},       {"invalid_request", 400},
+    {"invalid_query", 400},      {"invalid_id", 400},
+    {"unknown_model", 400},      {"invalid_argument", 400},
+    {"unauthorized", 401},       {"not_found", 404},
+    {"session_not_found", 404},  {"loop_not_found", 404},
+    {"command_not_found", 404},  {"tool_call_not_found", 404},
+    {"method_not_allowed", 405}, {"lease_held", 409},
+    {"loop_exited", 409},        {"compaction_unsupported", 409},
+    {"session_faulted", 409},    {"session_suspended", 409},
+    {"restore_refused", 409},    {"tool_call_answered", 409},
+    {"too_large", 413},          {"journal", 500},
+    {"internal", 500},           {"shutting_down", 503},
+    {"too_many_sessions", 503},  {"origin_not_allowed", 403},
 }};
 static_assert(!kKinds.back().name.empty(), "a kind without its name and status");
 
@@ -77,7 +84,7 @@ bool Fits(const std::vector<std::string_view>& path, const std::vector<std::stri
   return true;
 }
 
-constexpr std::array<RouteSpec, 14> kRoutes = {{
+constexpr std::array<RouteSpec, 16> kRoutes = {{
     {"POST", "/v1/sessions", RouteKind::kCreateSession},
     {"GET", "/v1/sessions", RouteKind::kListSessions},
     {"GET", "/v1/sessions/{session}", RouteKind::kGetSession},
@@ -89,6 +96,8 @@ constexpr std::array<RouteSpec, 14> kRoutes = {{
     {"POST", "/v1/sessions/{session}/loops/{loop}/interrupt", RouteKind::kInterrupt},
     {"GET", "/v1/sessions/{session}/loops/{loop}/history", RouteKind::kHistory},
     {"GET", "/v1/sessions/{session}/loops/{loop}/context", RouteKind::kContext},
+    {"GET", "/v1/sessions/{session}/loops/{loop}/tool_calls", RouteKind::kToolCalls},
+    {"POST", "/v1/sessions/{session}/loops/{loop}/tool_results", RouteKind::kToolResults},
     {"GET", "/v1/commands/{command}", RouteKind::kGetCommand},
     {"GET", "/v1/openapi.json", RouteKind::kOpenApi},
     {"GET", "/metrics", RouteKind::kMetrics},
@@ -144,6 +153,82 @@ Result<std::optional<std::string>, ApiError> OptionalText(JsonObject& object,
   return std::optional<std::string>(std::move(text));
 }
 
+ApiError Invalid(std::string detail) {
+  return Error(ApiErrorKind::kInvalidRequest, std::move(detail));
+}
+
+Status<ApiError> RejectUnknown(const JsonObject& object) {
+  return FromJsonStatus(object.RejectUnknown());
+}
+
+// The array member `name` of `object`, with at most `max` elements (at least one when `min1`).
+Result<const Json*, ApiError> BoundedArray(JsonObject& object, std::string_view name,
+                                           std::size_t max, bool min1) {
+  HARNESS_TRY(const Json* array, FromJsonResult(object.RequireNonNull(name)));
+  if (!array->is_array()) {
+    return Fail(Invalid(object.MemberPath(name) + ": expected an array, got " +
+                        std::string(JsonTypeName(*array))));
+  }
+  if (array->size() > max || (min1 && array->empty())) {
+    return Fail(Invalid(object.MemberPath(name) + ": from " + (min1 ? "1" : "0") + " to " +
+                        std::to_string(max) + " elements"));
+  }
+  return array;
+}
+
+bool IsToolNameByte(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+         c == '-';
+}
+
+Result<ClientToolRequest, ApiError> DecodeTool(const Json& value, std::string path) {
+  HARNESS_TRY(JsonObject object, FromJsonResult(JsonObject::Open(value, std::move(path))));
+  ClientToolRequest tool;
+  HARNESS_TRY(tool.name, RequireText(object, "name"));
+  if (tool.name.empty() || tool.name.size() > kMaxToolNameBytes ||
+      !std::all_of(tool.name.begin(), tool.name.end(), IsToolNameByte)) {
+    return Fail(Invalid(object.MemberPath("name") + ": " + QuoteForDetail(tool.name, 32) +
+                        " is not 1 to " + std::to_string(kMaxToolNameBytes) +
+                        " characters of A-Z, a-z, 0-9, _ and -"));
+  }
+  HARNESS_TRY(auto description, OptionalText(object, "description"));
+  tool.description = description.value_or("");
+  if (tool.description.size() > kMaxToolDescriptionBytes) {
+    return Fail(Invalid(object.MemberPath("description") + ": over " +
+                        std::to_string(kMaxToolDescriptionBytes) + " bytes"));
+  }
+  if (const Json* schema = object.Find("input_schema")) {
+    if (!schema->is_object()) {
+      return Fail(Invalid(object.MemberPath("input_schema") +
+                          ": expected a JSON Schema object, got " +
+                          std::string(JsonTypeName(*schema))));
+    }
+    tool.input_schema = schema->dump();
+    if (tool.input_schema.size() > kMaxToolSchemaBytes) {
+      return Fail(Invalid(object.MemberPath("input_schema") + ": over " +
+                          std::to_string(kMaxToolSchemaBytes) + " bytes"));
+    }
+  }
+  HARNESS_CHECK(RejectUnknown(object));
+  return tool;
+}
+
+Result<std::vector<ClientToolRequest>, ApiError> DecodeTools(JsonObject& loop) {
+  HARNESS_TRY(const Json* tools, BoundedArray(loop, "tools", kMaxToolsPerLoop, false));
+  std::vector<ClientToolRequest> out;
+  for (std::size_t i = 0; i < tools->size(); ++i) {
+    HARNESS_TRY(ClientToolRequest tool, DecodeTool((*tools)[i], loop.ElementPath("tools", i)));
+    for (const ClientToolRequest& earlier : out) {
+      if (earlier.name == tool.name) {
+        return Fail(Invalid(loop.ElementPath("tools", i) + ".name: " +
+                            QuoteForDetail(tool.name, 32) + " names an earlier tool too"));
+      }
+    }
+    out.push_back(std::move(tool));
+  }
+  return out;
+}
+
 Result<LoopRequest, ApiError> DecodeLoop(const Json& value, std::string path) {
   HARNESS_TRY(JsonObject object, FromJsonResult(JsonObject::Open(value, std::move(path))));
   LoopRequest loop;
@@ -179,6 +264,9 @@ Result<LoopRequest, ApiError> DecodeLoop(const Json& value, std::string path) {
     }
     if (auto unknown = FromJsonStatus(p.RejectUnknown()); !unknown.ok())
       return Fail(std::move(unknown).error());
+  }
+  if (object.Find("tools") != nullptr) {
+    HARNESS_TRY(loop.tools, DecodeTools(object));
   }
   if (auto unknown = FromJsonStatus(object.RejectUnknown()); !unknown.ok())
     return Fail(std::move(unknown).error());
@@ -384,6 +472,38 @@ Result<InputRequest, ApiError> DecodeInput(std::string_view body) {
   if (auto unknown = FromJsonStatus(object.RejectUnknown()); !unknown.ok())
     return Fail(std::move(unknown).error());
   return request;
+}
+
+Result<std::vector<ToolResultRequest>, ApiError> DecodeToolResults(std::string_view body) {
+  HARNESS_TRY(Json root, ParseBody(body));
+  HARNESS_TRY(JsonObject object, FromJsonResult(JsonObject::Open(root, "$")));
+  HARNESS_TRY(const Json* results, BoundedArray(object, "results", kMaxToolResults, true));
+  std::vector<ToolResultRequest> out;
+  for (std::size_t i = 0; i < results->size(); ++i) {
+    HARNESS_TRY(JsonObject r,
+                FromJsonResult(JsonObject::Open((*results)[i], object.ElementPath("results", i))));
+    ToolResultRequest result;
+    HARNESS_TRY(result.tool_use_id, RequireText(r, "tool_use_id"));
+    if (result.tool_use_id.empty() || result.tool_use_id.size() > kMaxToolUseIdBytes) {
+      return Fail(Invalid(r.MemberPath("tool_use_id") + ": from 1 to " +
+                          std::to_string(kMaxToolUseIdBytes) + " bytes"));
+    }
+    for (const ToolResultRequest& earlier : out) {
+      if (earlier.tool_use_id == result.tool_use_id) {
+        return Fail(Invalid(r.MemberPath("tool_use_id") + ": " +
+                            QuoteForDetail(result.tool_use_id, 32) +
+                            " is answered by an earlier result of this request too"));
+      }
+    }
+    HARNESS_TRY(result.content, RequireText(r, "content"));
+    if (const Json* is_error = r.Find("is_error")) {
+      HARNESS_TRY(result.is_error, FromJsonResult(JsonAsBool(*is_error, r.MemberPath("is_error"))));
+    }
+    HARNESS_CHECK(RejectUnknown(r));
+    out.push_back(std::move(result));
+  }
+  HARNESS_CHECK(RejectUnknown(object));
+  return out;
 }
 
 Status<ApiError> DecodeEmptyObject(std::string_view body) {

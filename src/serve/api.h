@@ -43,6 +43,7 @@ enum class ApiErrorKind : std::uint8_t {
   kSessionNotFound,        // 404
   kLoopNotFound,           // 404
   kCommandNotFound,        // 404
+  kToolCallNotFound,       // 404: no call of a client tool with that id waits in the loop
   kMethodNotAllowed,       // 405
   kLeaseHeld,              // 409: another writer holds the session's lease
   kLoopExited,             // 409
@@ -50,6 +51,7 @@ enum class ApiErrorKind : std::uint8_t {
   kSessionFaulted,         // 409: the session's journal refused a write; it takes no more work
   kSessionSuspended,       // 409: the session was suspended while the request ran
   kRestoreRefused,         // 409: the journal or the configured models contradict the session
+  kToolCallAnswered,       // 409: the tool call already has its result
   kTooLarge,               // 413: the body is over the server's limit
   kJournal,                // 500: the journal failed
   kInternal,               // 500: the runtime failed in a way the request could not cause
@@ -58,14 +60,14 @@ enum class ApiErrorKind : std::uint8_t {
   kOriginNotAllowed,       // 403: a CORS preflight from an origin not in the allow-list
 };
 // The kinds are 0 .. kApiErrorKindCount - 1.
-inline constexpr std::size_t kApiErrorKindCount = 24;
+inline constexpr std::size_t kApiErrorKindCount = 26;
 
 // "invalid_json", "invalid_request", "invalid_query", "invalid_id", "unknown_model",
 // "invalid_argument", "unauthorized", "not_found", "session_not_found", "loop_not_found",
-// "command_not_found", "method_not_allowed", "lease_held", "loop_exited",
+// "command_not_found", "tool_call_not_found", "method_not_allowed", "lease_held", "loop_exited",
 // "compaction_unsupported", "session_faulted", "session_suspended", "restore_refused",
-// "too_large", "journal", "internal", "shutting_down", "too_many_sessions",
-// "origin_not_allowed".
+// "tool_call_answered", "too_large", "journal", "internal", "shutting_down",
+// "too_many_sessions", "origin_not_allowed".
 std::string_view ApiErrorKindName(ApiErrorKind kind);
 unsigned HttpStatusOf(ApiErrorKind kind);
 
@@ -91,6 +93,8 @@ enum class RouteKind : std::uint8_t {
   kInterrupt,      // POST   /v1/sessions/{session}/loops/{loop}/interrupt
   kHistory,        // GET    /v1/sessions/{session}/loops/{loop}/history
   kContext,        // GET    /v1/sessions/{session}/loops/{loop}/context
+  kToolCalls,      // GET    /v1/sessions/{session}/loops/{loop}/tool_calls
+  kToolResults,    // POST   /v1/sessions/{session}/loops/{loop}/tool_results
   kGetCommand,     // GET    /v1/commands/{command}
   kOpenApi,        // GET    /v1/openapi.json
   kMetrics,        // GET    /metrics
@@ -131,8 +135,9 @@ Result<Route, ApiError> MatchRoute(std::string_view method, std::string_view pat
 
 // ---- Requests ----
 
-// Bodies are at most this deep; no request needs more than four levels.
-inline constexpr std::size_t kMaxJsonDepth = 16;
+// Bodies are at most this deep: a tool's input schema, five levels down in a create request,
+// may nest 27 levels.
+inline constexpr std::size_t kMaxJsonDepth = 32;
 inline constexpr std::uint64_t kMaxKeepRecentSegments = 1'000'000;
 inline constexpr std::uint64_t kMaxKeepRecentTokens = 100'000'000;
 // Loops per POST /v1/sessions.
@@ -145,6 +150,20 @@ struct CompactorChoice {
   std::string model;  // when !offline
 };
 
+// Tools per loop, and the bounds of each tool's definition.
+inline constexpr std::size_t kMaxToolsPerLoop = 128;
+inline constexpr std::size_t kMaxToolNameBytes = 64;
+inline constexpr std::size_t kMaxToolDescriptionBytes = 16 * 1024;
+inline constexpr std::size_t kMaxToolSchemaBytes = 64 * 1024;  // as the server re-serializes it
+
+// A tool that runs on the client: the model sees its definition; a call of it waits for the
+// client's result (POST …/tool_results).
+struct ClientToolRequest {
+  std::string name;         // 1..kMaxToolNameBytes of [A-Za-z0-9_-], unique in the loop
+  std::string description;  // at most kMaxToolDescriptionBytes; "" when absent
+  std::string input_schema = "{\"type\":\"object\"}";  // compact JSON text of an object
+};
+
 struct LoopRequest {
   std::string model;  // a configured model's name
   CompactorChoice compactor;
@@ -154,6 +173,7 @@ struct LoopRequest {
   // configured model's.
   std::optional<std::uint64_t> keep_recent_segments;
   std::optional<std::uint64_t> keep_recent_tokens;
+  std::vector<ClientToolRequest> tools;  // at most kMaxToolsPerLoop
 };
 
 struct CreateSessionRequest {
@@ -161,9 +181,11 @@ struct CreateSessionRequest {
 };
 
 // {"loops":[{"model":"NAME","compactor":"offline"|"NAME","system_prompt":"…",
-//            "policy":{"automatic":true,"keep_recent_segments":2,"keep_recent_tokens":8000}}]};
+//            "policy":{"automatic":true,"keep_recent_segments":2,"keep_recent_tokens":8000},
+//            "tools":[{"name":"…","description":"…","input_schema":{…}}]}]};
 // model is required, the rest optional (compactor "offline", system prompt none, automatic
-// compaction on, the configured model's tail targets). keep_recent_segments is at most
+// compaction on, the configured model's tail targets, no tools; a tool's description "" and
+// its schema {"type":"object"}). keep_recent_segments is at most
 // kMaxKeepRecentSegments, keep_recent_tokens at most kMaxKeepRecentTokens; the runtime judges
 // the policy as a whole (kInvalidArgument).
 Result<CreateSessionRequest, ApiError> DecodeCreateSession(std::string_view body);
@@ -173,6 +195,18 @@ struct InputRequest {
   std::string text;
 };
 Result<InputRequest, ApiError> DecodeInput(std::string_view body);
+
+// POST …/tool_results: {"results":[{"tool_use_id":"…","content":"…","is_error":false}]}, 1 to
+// kMaxToolResults results with distinct non-empty tool_use_ids of at most kMaxToolUseIdBytes;
+// content is required (it may be empty), is_error optional (false).
+inline constexpr std::size_t kMaxToolResults = 128;
+inline constexpr std::size_t kMaxToolUseIdBytes = 256;
+struct ToolResultRequest {
+  std::string tool_use_id;
+  std::string content;
+  bool is_error = false;
+};
+Result<std::vector<ToolResultRequest>, ApiError> DecodeToolResults(std::string_view body);
 
 // An empty body or {} (compact, interrupt).
 Status<ApiError> DecodeEmptyObject(std::string_view body);

@@ -19,6 +19,24 @@ ApiErrorKind KindOf(const Result<Route, ApiError>& r) {
   return r.ok() ? ApiErrorKind::kInternal : r.error().kind;
 }
 
+// A body a decoder refuses: the kind, and what the detail says (the JSONPath, mostly).
+struct Refusal {
+  std::string body;
+  ApiErrorKind kind;
+  std::string in_detail;
+};
+
+template <class Decode, std::size_t N>
+void ExpectRefusals(Decode decode, const Refusal (&cases)[N]) {
+  for (const Refusal& c : cases) {
+    auto decoded = decode(c.body);
+    ASSERT_FALSE(decoded.ok()) << c.body;
+    EXPECT_EQ(decoded.error().kind, c.kind) << c.body << ": " << decoded.error().detail;
+    EXPECT_NE(decoded.error().detail.find(c.in_detail), std::string::npos)
+        << c.body << ": " << decoded.error().detail;
+  }
+}
+
 TEST(Router, EveryRouteMatchesItsMethodAndPath) {
   const std::string loop = "/loops/" + std::string(kLoop);
   const struct {
@@ -36,6 +54,8 @@ TEST(Router, EveryRouteMatchesItsMethodAndPath) {
       {"POST", S(loop + "/interrupt"), RouteKind::kInterrupt},
       {"GET", S(loop + "/history"), RouteKind::kHistory},
       {"GET", S(loop + "/context"), RouteKind::kContext},
+      {"GET", S(loop + "/tool_calls"), RouteKind::kToolCalls},
+      {"POST", S(loop + "/tool_results"), RouteKind::kToolResults},
       {"GET", "/v1/commands/" + std::string(kLoop), RouteKind::kGetCommand},
       {"GET", "/v1/openapi.json", RouteKind::kOpenApi},
       {"GET", "/metrics", RouteKind::kMetrics},
@@ -113,6 +133,13 @@ TEST(ApiErrors, EachKindHasItsNameAndStatus) {
   EXPECT_EQ(HttpStatusOf(ApiErrorKind::kTooLarge), 413u);
   EXPECT_EQ(HttpStatusOf(ApiErrorKind::kShuttingDown), 503u);
   EXPECT_EQ(ApiErrorKindName(ApiErrorKind::kTooManySessions), "too_many_sessions");
+  EXPECT_EQ(ApiErrorKindName(ApiErrorKind::kToolCallNotFound), "tool_call_not_found");
+  EXPECT_EQ(HttpStatusOf(ApiErrorKind::kToolCallNotFound), 404u);
+  EXPECT_EQ(ApiErrorKindName(ApiErrorKind::kToolCallAnswered), "tool_call_answered");
+  EXPECT_EQ(HttpStatusOf(ApiErrorKind::kToolCallAnswered), 409u);
+  // Every kind has its own name: the table follows the enum.
+  EXPECT_EQ(ApiErrorKindName(ApiErrorKind::kRestoreRefused), "restore_refused");
+  EXPECT_EQ(ApiErrorKindName(ApiErrorKind::kMethodNotAllowed), "method_not_allowed");
   EXPECT_EQ(EncodeApiError({ApiErrorKind::kLoopNotFound, "no \"x\""}),
             R"({"error":{"kind":"loop_not_found","detail":"no \"x\""}})");
 }
@@ -138,11 +165,7 @@ TEST(DecodeCreateSession, ReadsEveryMemberAndTheDefaults) {
 }
 
 TEST(DecodeCreateSession, RefusesWithTheKindAndPath) {
-  const struct {
-    std::string body;
-    ApiErrorKind kind;
-    std::string in_detail;
-  } cases[] = {
+  const Refusal cases[] = {
       {"", ApiErrorKind::kInvalidRequest, "$.loops"},
       {"{", ApiErrorKind::kInvalidJson, ""},
       {R"({"loops":[],"loops":[]})", ApiErrorKind::kInvalidJson, ""},
@@ -154,8 +177,22 @@ TEST(DecodeCreateSession, RefusesWithTheKindAndPath) {
       {R"({"loops":[{"model":1}]})", ApiErrorKind::kInvalidRequest, "$.loops[0].model"},
       {R"({"loops":[{"model":"m","compactor":""}]})", ApiErrorKind::kInvalidRequest,
        "$.loops[0].compactor"},
-      {R"({"loops":[{"model":"m","tools":[]}]})", ApiErrorKind::kInvalidRequest,
-       "$.loops[0]: unknown member \"tools\""},
+      {R"({"loops":[{"model":"m","tools":{}}]})", ApiErrorKind::kInvalidRequest,
+       "$.loops[0].tools: expected an array"},
+      {R"({"loops":[{"model":"m","tools":[{}]}]})", ApiErrorKind::kInvalidRequest,
+       "$.loops[0].tools[0].name"},
+      {R"({"loops":[{"model":"m","tools":[{"name":""}]}]})", ApiErrorKind::kInvalidRequest,
+       "$.loops[0].tools[0].name"},
+      {R"({"loops":[{"model":"m","tools":[{"name":"a b"}]}]})", ApiErrorKind::kInvalidRequest,
+       "$.loops[0].tools[0].name"},
+      {R"({"loops":[{"model":"m","tools":[{"name":"a"},{"name":"a"}]}]})",
+       ApiErrorKind::kInvalidRequest, "$.loops[0].tools[1].name"},
+      {R"({"loops":[{"model":"m","tools":[{"name":"a","input_schema":"{}"}]}]})",
+       ApiErrorKind::kInvalidRequest, "$.loops[0].tools[0].input_schema"},
+      {R"({"loops":[{"model":"m","tools":[{"name":"a","description":7}]}]})",
+       ApiErrorKind::kInvalidRequest, "$.loops[0].tools[0].description"},
+      {R"({"loops":[{"model":"m","tools":[{"name":"a","run":"rm -rf /"}]}]})",
+       ApiErrorKind::kInvalidRequest, "$.loops[0].tools[0]: unknown member \"run\""},
       {R"({"loops":[{"model":"m","policy":{"automatic":"yes"}}]})", ApiErrorKind::kInvalidRequest,
        "$.loops[0].policy.automatic"},
       {R"({"loops":[{"model":"m","policy":{"keep_recent_segments":-1}}]})",
@@ -168,19 +205,107 @@ TEST(DecodeCreateSession, RefusesWithTheKindAndPath) {
        "unknown member \"path\""},
       {R"({"loops":[{"model":"m","system_prompt":null}]})", ApiErrorKind::kInvalidRequest,
        "$.loops[0].system_prompt"},
-      {"[[[[[[[[[[[[[[[[[[[[]]]]]]]]]]]]]]]]]]]", ApiErrorKind::kInvalidJson, ""},
+      {std::string(kMaxJsonDepth + 1, '[') + std::string(kMaxJsonDepth + 1, ']'),
+       ApiErrorKind::kInvalidJson, ""},
   };
-  for (const auto& c : cases) {
-    auto decoded = DecodeCreateSession(c.body);
-    ASSERT_FALSE(decoded.ok()) << c.body;
-    EXPECT_EQ(decoded.error().kind, c.kind) << c.body << ": " << decoded.error().detail;
-    EXPECT_NE(decoded.error().detail.find(c.in_detail), std::string::npos)
-        << c.body << ": " << decoded.error().detail;
-  }
+  ExpectRefusals(DecodeCreateSession, cases);
   std::string many = R"({"loops":[)";
   for (std::size_t i = 0; i <= kMaxLoopsPerSession; ++i)
     many += std::string(i == 0 ? "" : ",") + R"({"model":"m"})";
   EXPECT_EQ(DecodeCreateSession(many + "]}").error().kind, ApiErrorKind::kInvalidRequest);
+}
+
+TEST(DecodeCreateSession, ReadsClientToolsWithinTheirBounds) {
+  auto decoded = DecodeCreateSession(
+      R"({"loops":[{"model":"m","tools":[{"name":"get_weather-2","description":"the weather",)"
+      R"("input_schema":{"type":"object","properties":{"city":{"type":"string"}}}},)"
+      R"({"name":"now"}]}]})");
+  ASSERT_TRUE(decoded.ok()) << decoded.error().detail;
+  const auto& tools = decoded->loops[0].tools;
+  ASSERT_EQ(tools.size(), 2u);
+  EXPECT_EQ(tools[0].name, "get_weather-2");
+  EXPECT_EQ(tools[0].description, "the weather");
+  EXPECT_EQ(tools[0].input_schema, R"({"type":"object","properties":{"city":{"type":"string"}}})");
+  EXPECT_EQ(tools[1].description, "");
+  EXPECT_EQ(tools[1].input_schema, R"({"type":"object"})");
+  EXPECT_TRUE(
+      DecodeCreateSession(R"({"loops":[{"model":"m","tools":[]}]})")->loops[0].tools.empty());
+
+  const auto with_tools = [](std::size_t count, std::string_view tool_json) {
+    std::string body = R"({"loops":[{"model":"m","tools":[)";
+    for (std::size_t i = 0; i < count; ++i) {
+      std::string tool(tool_json);
+      tool.replace(tool.find("NAME"), 4, "t" + std::to_string(i));
+      body += (i == 0 ? "" : ",") + tool;
+    }
+    return body + "]}]}";
+  };
+  EXPECT_TRUE(DecodeCreateSession(with_tools(kMaxToolsPerLoop, R"({"name":"NAME"})")).ok());
+  EXPECT_EQ(
+      DecodeCreateSession(with_tools(kMaxToolsPerLoop + 1, R"({"name":"NAME"})")).error().kind,
+      ApiErrorKind::kInvalidRequest);
+  const std::string name64(kMaxToolNameBytes, 'n');
+  EXPECT_TRUE(
+      DecodeCreateSession(R"({"loops":[{"model":"m","tools":[{"name":")" + name64 + R"("}]}]})")
+          .ok());
+  EXPECT_EQ(
+      DecodeCreateSession(R"({"loops":[{"model":"m","tools":[{"name":")" + name64 + R"(n"}]}]})")
+          .error()
+          .kind,
+      ApiErrorKind::kInvalidRequest);
+  const std::string long_text(kMaxToolDescriptionBytes + 1, 'd');
+  auto long_description =
+      DecodeCreateSession(with_tools(1, R"({"name":"NAME","description":")" + long_text + R"("})"));
+  EXPECT_NE(long_description.error().detail.find("$.loops[0].tools[0].description"),
+            std::string::npos);
+  auto long_schema =
+      DecodeCreateSession(with_tools(1, R"({"name":"NAME","input_schema":{"description":")" +
+                                            std::string(kMaxToolSchemaBytes, 's') + R"("}})"));
+  EXPECT_NE(long_schema.error().detail.find("$.loops[0].tools[0].input_schema: over"),
+            std::string::npos);
+}
+
+TEST(DecodeToolResults, ReadsEachResultAndRefusesWithThePath) {
+  auto decoded = DecodeToolResults(R"({"results":[{"tool_use_id":"call_1","content":"12 C"},)"
+                                   R"({"tool_use_id":"call_2","content":"","is_error":true}]})");
+  ASSERT_TRUE(decoded.ok()) << decoded.error().detail;
+  ASSERT_EQ(decoded->size(), 2u);
+  EXPECT_EQ((*decoded)[0].tool_use_id, "call_1");
+  EXPECT_EQ((*decoded)[0].content, "12 C");
+  EXPECT_FALSE((*decoded)[0].is_error);
+  EXPECT_EQ((*decoded)[1].content, "");
+  EXPECT_TRUE((*decoded)[1].is_error);
+  const Refusal cases[] = {
+      {"", ApiErrorKind::kInvalidRequest, "$.results"},
+      {R"({"results":[]})", ApiErrorKind::kInvalidRequest, "$.results: from 1"},
+      {R"({"results":{}})", ApiErrorKind::kInvalidRequest, "$.results: expected an array"},
+      {R"({"results":[{"content":"x"}]})", ApiErrorKind::kInvalidRequest,
+       "$.results[0].tool_use_id"},
+      {R"({"results":[{"tool_use_id":"","content":"x"}]})", ApiErrorKind::kInvalidRequest,
+       "$.results[0].tool_use_id"},
+      {R"({"results":[{"tool_use_id":"a"}]})", ApiErrorKind::kInvalidRequest,
+       "$.results[0].content"},
+      {R"({"results":[{"tool_use_id":"a","content":"x","is_error":"no"}]})",
+       ApiErrorKind::kInvalidRequest, "$.results[0].is_error"},
+      {R"({"results":[{"tool_use_id":"a","content":"x"},{"tool_use_id":"a","content":"y"}]})",
+       ApiErrorKind::kInvalidRequest, "$.results[1].tool_use_id"},
+      {R"({"results":[{"tool_use_id":"a","content":"x","images":[]}]})",
+       ApiErrorKind::kInvalidRequest, "$.results[0]: unknown member \"images\""},
+      {R"({"results":[{"tool_use_id":"a","content":"x"}],"wait":true})",
+       ApiErrorKind::kInvalidRequest, "unknown member \"wait\""},
+      {R"({"results":[{"tool_use_id":"a","content":"\ud800"}]})", ApiErrorKind::kInvalidJson, ""},
+  };
+  ExpectRefusals(DecodeToolResults, cases);
+  std::string many = R"({"results":[)";
+  for (std::size_t i = 0; i <= kMaxToolResults; ++i)
+    many += std::string(i == 0 ? "" : ",") + R"({"tool_use_id":"c)" + std::to_string(i) +
+            R"(","content":""})";
+  EXPECT_EQ(DecodeToolResults(many + "]}").error().kind, ApiErrorKind::kInvalidRequest);
+  EXPECT_EQ(DecodeToolResults(R"({"results":[{"tool_use_id":")" +
+                              std::string(kMaxToolUseIdBytes + 1, 'i') + R"(","content":""}]})")
+                .error()
+                .kind,
+            ApiErrorKind::kInvalidRequest);
 }
 
 TEST(DecodeInput, TakesANonEmptyTextAndNothingElse) {

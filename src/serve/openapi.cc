@@ -12,7 +12,7 @@ constexpr std::string_view kDocument = R"openapi({
     "title": "harness serve",
     "version": "1",
     "summary": "Agent sessions with durable, validated context compaction, over HTTP and Server-Sent Events.",
-    "description": "Every refusal is an Error with the status of its kind. Bodies are strict JSON: one value, UTF-8, no duplicate member, at most 16 levels deep; an unknown member anywhere is invalid_request. With a token configured every request needs Authorization: Bearer."
+    "description": "Every refusal is an Error with the status of its kind. Bodies are strict JSON: one value, UTF-8, no duplicate member, at most 32 levels deep; an unknown member anywhere is invalid_request. With a token configured every request needs Authorization: Bearer."
   },
   "servers": [{"url": "/"}],
   "security": [{}, {"bearer": []}],
@@ -141,6 +141,29 @@ constexpr std::string_view kDocument = R"openapi({
         }
       }
     },
+    "/v1/sessions/{session}/loops/{loop}/tool_calls": {
+      "parameters": [{"$ref": "#/components/parameters/session"}, {"$ref": "#/components/parameters/loop"}],
+      "get": {
+        "operationId": "getToolCalls",
+        "summary": "The calls of client tools the running turn still waits for, in call order.",
+        "responses": {
+          "200": {"description": "The open calls.", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/ToolCalls"}}}},
+          "400": {"$ref": "#/components/responses/Error"}, "401": {"$ref": "#/components/responses/Error"}, "404": {"$ref": "#/components/responses/Error"}, "409": {"$ref": "#/components/responses/Error"}, "500": {"$ref": "#/components/responses/Error"}, "503": {"$ref": "#/components/responses/Error"}
+        }
+      }
+    },
+    "/v1/sessions/{session}/loops/{loop}/tool_results": {
+      "parameters": [{"$ref": "#/components/parameters/session"}, {"$ref": "#/components/parameters/loop"}],
+      "post": {
+        "operationId": "postToolResults",
+        "summary": "Answer open calls of client tools; all or nothing.",
+        "requestBody": {"required": true, "content": {"application/json": {"schema": {"$ref": "#/components/schemas/ToolResultsRequest"}}}},
+        "responses": {
+          "200": {"description": "Every result was taken.", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/ToolResultsAnswered"}}}},
+          "400": {"$ref": "#/components/responses/Error"}, "401": {"$ref": "#/components/responses/Error"}, "404": {"$ref": "#/components/responses/Error"}, "409": {"$ref": "#/components/responses/Error"}, "413": {"$ref": "#/components/responses/Error"}, "500": {"$ref": "#/components/responses/Error"}, "503": {"$ref": "#/components/responses/Error"}
+        }
+      }
+    },
     "/v1/commands/{command}": {
       "parameters": [{"$ref": "#/components/parameters/command"}],
       "get": {
@@ -199,7 +222,7 @@ constexpr std::string_view kDocument = R"openapi({
             "type": "object",
             "required": ["kind", "detail"],
             "properties": {
-              "kind": {"type": "string", "enum": ["invalid_json", "invalid_request", "invalid_query", "invalid_id", "unknown_model", "invalid_argument", "unauthorized", "not_found", "session_not_found", "loop_not_found", "command_not_found", "method_not_allowed", "lease_held", "loop_exited", "compaction_unsupported", "session_faulted", "session_suspended", "restore_refused", "too_large", "journal", "internal", "shutting_down", "too_many_sessions", "origin_not_allowed"]},
+              "kind": {"type": "string", "enum": ["invalid_json", "invalid_request", "invalid_query", "invalid_id", "unknown_model", "invalid_argument", "unauthorized", "not_found", "session_not_found", "loop_not_found", "command_not_found", "tool_call_not_found", "method_not_allowed", "lease_held", "loop_exited", "compaction_unsupported", "session_faulted", "session_suspended", "restore_refused", "tool_call_answered", "too_large", "journal", "internal", "shutting_down", "too_many_sessions", "origin_not_allowed"]},
               "detail": {"type": "string", "description": "For a person; quotes at most a few bytes of the request."}
             }
           }
@@ -222,6 +245,7 @@ constexpr std::string_view kDocument = R"openapi({
           "model": {"type": "string", "minLength": 1, "description": "A model the server was configured with, by name."},
           "compactor": {"type": "string", "minLength": 1, "default": "offline", "description": "\"offline\" (the extractive compactor) or a configured model's name."},
           "system_prompt": {"type": "string"},
+          "tools": {"type": "array", "maxItems": 128, "items": {"$ref": "#/components/schemas/ClientTool"}},
           "policy": {
             "type": "object",
             "additionalProperties": false,
@@ -232,6 +256,39 @@ constexpr std::string_view kDocument = R"openapi({
             }
           }
         }
+      },
+      "ClientTool": {
+        "type": "object",
+        "additionalProperties": false,
+        "required": ["name"],
+        "description": "A tool the model may call and the client runs.",
+        "properties": {
+          "name": {"type": "string", "pattern": "^[A-Za-z0-9_-]{1,64}$"},
+          "description": {"type": "string", "maxLength": 16384},
+          "input_schema": {"type": "object", "description": "The tool's JSON Schema, at most 64 KiB."}
+        }
+      },
+      "ToolCalls": {
+        "type": "object",
+        "required": ["loop_id", "turn_id", "calls"],
+        "properties": {
+          "loop_id": {"type": "string", "format": "uuid"},
+          "turn_id": {"type": ["string", "null"], "format": "uuid"},
+          "calls": {"type": "array", "items": {"type": "object", "required": ["tool_use_id", "name", "input", "waiting"], "properties": {"tool_use_id": {"type": "string"}, "name": {"type": "string"}, "input": {}, "waiting": {"type": "boolean"}}}}
+        }
+      },
+      "ToolResultsRequest": {
+        "type": "object",
+        "additionalProperties": false,
+        "required": ["results"],
+        "properties": {
+          "results": {"type": "array", "minItems": 1, "maxItems": 128, "items": {"type": "object", "additionalProperties": false, "required": ["tool_use_id", "content"], "properties": {"tool_use_id": {"type": "string", "minLength": 1, "maxLength": 256}, "content": {"type": "string"}, "is_error": {"type": "boolean", "default": false}}}}
+        }
+      },
+      "ToolResultsAnswered": {
+        "type": "object",
+        "required": ["answered"],
+        "properties": {"answered": {"type": "array", "items": {"type": "string"}}}
       },
       "CreatedSession": {
         "type": "object",

@@ -25,6 +25,7 @@
 #include "harness/hub/record_json.h"
 #include "harness/runtime/session.h"
 #include "serve/api.h"
+#include "serve/client_tools.h"
 #include "serve/context_breakdown.h"
 #include "serve/event_frames.h"
 #include "serve/metrics.h"
@@ -706,6 +707,11 @@ Reply Server::Impl::Dispatch(MHD_Connection* connection, const Route& route,
     case RouteKind::kPreflight:
       // Without an allow-list no origin may call: the path's methods, as any unknown method.
       return ErrorReply({ApiErrorKind::kMethodNotAllowed, "this path takes " + route.allowed});
+    case RouteKind::kToolCalls:
+    case RouteKind::kToolResults: {
+      auto json = ServeToolRoute(*sessions, route, exchange.body);
+      return json.ok() ? Reply{200, *json} : ErrorReply(json.error());
+    }
     case RouteKind::kGetCommand:
     case RouteKind::kEvents:
     case RouteKind::kAsset:  // served before the token is looked at (Handle)
@@ -935,6 +941,8 @@ Result<std::unique_ptr<Server>, ServeError> Server::Start(ServeOptions options) 
     return Fail(ServeError{Kind::kInvalidOptions, "no model is configured (--model NAME=SPEC)"});
   if (options.threads == 0 || options.max_connections == 0 || options.max_sessions == 0)
     return Fail(ServeError{Kind::kInvalidOptions, "threads, connections and sessions must be > 0"});
+  if (options.tool_timeout <= std::chrono::nanoseconds::zero())
+    return Fail(ServeError{Kind::kInvalidOptions, "the tool timeout must be > 0"});
   if (options.token && options.token->empty())
     return Fail(ServeError{Kind::kInvalidOptions, "the token is empty"});
   for (const std::string& origin : options.cors_origins) {
@@ -984,6 +992,7 @@ Result<std::unique_ptr<Server>, ServeError> Server::Start(ServeOptions options) 
   table.book = &impl->book;
   table.max_sessions = impl->options.max_sessions;
   table.lease_ttl = impl->options.lease_ttl;
+  table.tool_timeout = impl->options.tool_timeout;
   // One lease owner for every session of this process: another server is told who holds one.
   Uuid::Bytes random;
   if (auto drawn = env->RandomBytes(random); !drawn)

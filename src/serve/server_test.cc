@@ -6,7 +6,9 @@
 #include <dirent.h>
 #include <gtest/gtest.h>
 
+#include <functional>
 #include <future>
+#include <mutex>
 #include <thread>
 
 #include "harness/inference/counter.h"
@@ -34,6 +36,23 @@ class UncalledModel final : public ModelClient {
   }
 };
 
+// The test model with `client`, in a 10,000-token window.
+ServedModel Served(std::shared_ptr<ModelClient> client) {
+  ServedModel model;
+  model.client = std::move(client);
+  model.model = runtime_testing::TestModel();
+  model.limits = ModelLimits{10'000, 8'000, 100};
+  model.counter = std::make_shared<EstimateCounter>();
+  model.policy = runtime_testing::TestPolicy();
+  // An estimating counter needs room for its error (compaction/policy.h).
+  model.policy.counter_policy = CounterPolicy::kAllowConservative;
+  model.policy.reserved_output = 100;
+  model.policy.safety_margin = 1'000;
+  model.policy.compact_at = 8'000;  // a request may turn automatic compaction on
+  model.policy.rearm_below = 6'000;
+  return model;
+}
+
 class ServerTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() { curl_global_init(CURL_GLOBAL_DEFAULT); }
@@ -44,22 +63,10 @@ class ServerTest : public ::testing::Test {
     options.port = 0;
     options.journal = journal_.get();
     options.threads = 2;
-    options.models["t"] = ConfiguredModel{
-        runtime_testing::TestModel(), []() -> Result<ServedModel, std::string> {
-          ServedModel model;
-          model.client = std::make_shared<UncalledModel>();
-          model.model = runtime_testing::TestModel();
-          model.limits = ModelLimits{10'000, 8'000, 100};
-          model.counter = std::make_shared<EstimateCounter>();
-          model.policy = runtime_testing::TestPolicy();
-          // An estimating counter needs room for its error (compaction/policy.h).
-          model.policy.counter_policy = CounterPolicy::kAllowConservative;
-          model.policy.reserved_output = 100;
-          model.policy.safety_margin = 1'000;
-          model.policy.compact_at = 8'000;  // a request may turn automatic compaction on
-          model.policy.rearm_below = 6'000;
-          return model;
-        }};
+    options.models["t"] =
+        ConfiguredModel{runtime_testing::TestModel(), []() -> Result<ServedModel, std::string> {
+                          return Served(std::make_shared<UncalledModel>());
+                        }};
     return options;
   }
 
@@ -176,6 +183,241 @@ TEST_F(ServerTest, DeleteEndsTheSessionWhoseLoopsTheJournalRecordsAsExited) {
   EXPECT_EQ(ParseOrNull(refused.body)["error"]["kind"], "loop_exited");
 }
 
+// A model that calls get_weather twice in one message, then, once it sees the results (since the
+// last input), answers with what they said. It records what each request held.
+class WeatherModel final : public ModelClient {
+ public:
+  Result<InferenceResponse, InferenceError> Complete(const InferenceRequest& request,
+                                                     std::stop_token) override {
+    std::string seen;  // the results since the turn's input
+    for (const Message& message : request.messages) {
+      if (message.as<UserMessage>() != nullptr)
+        seen.clear();
+      if (const auto* result = message.as<ToolResultMessage>()) {
+        seen += result->tool_use_id + (result->is_error ? "!" : "=");
+        for (const Block& block : result->blocks) {
+          if (const auto* text = std::get_if<TextBlock>(&block.value))
+            seen += text->text;
+        }
+        seen += ";";
+      }
+    }
+    {
+      std::lock_guard lock(mu_);
+      tools_offered_ = request.tools.size();
+    }
+    if (seen.empty()) {
+      return InferenceResponse{
+          AssistantMessage{{ToolUseBlock{"call_1", "get_weather", R"({"city":"Oslo"})", {}, {}},
+                            ToolUseBlock{"call_2", "get_weather", R"({"city":"Rome"})", {}, {}}},
+                           {}},
+          StopReason::kToolUse};
+    }
+    return InferenceResponse{AssistantMessage{{TextBlock{"saw " + seen}}, {}},
+                             StopReason::kEndTurn};
+  }
+  std::size_t tools_offered() const {
+    std::lock_guard lock(mu_);
+    return tools_offered_;
+  }
+
+ private:
+  mutable std::mutex mu_;
+  std::size_t tools_offered_ = 0;
+};
+
+// A server whose model "w" calls the client tool get_weather, with a session whose loop has it.
+class ClientToolTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() { curl_global_init(CURL_GLOBAL_DEFAULT); }
+
+  void Start(std::chrono::nanoseconds tool_timeout) {
+    Listen(tool_timeout);
+    const auto created = Call(
+        "POST", base_ + "/v1/sessions",
+        R"({"loops":[{"model":"w","policy":{"automatic":false},"tools":[{"name":"get_weather",)"
+        R"("description":"the weather in a city","input_schema":{"type":"object",)"
+        R"("properties":{"city":{"type":"string"}}}}]}]})");
+    ASSERT_EQ(created.status, 201) << created.body;
+    const Json json = ParseOrNull(created.body);
+    session_ = json["session_id"].get<std::string>();
+    loop_id_ = json["loops"][0].get<std::string>();
+    loop_ = base_ + "/v1/sessions/" + session_ + "/loops/" + loop_id_;
+  }
+
+  // A server over the test's journal (the one before, if any, stopped first).
+  void Listen(std::chrono::nanoseconds tool_timeout) {
+    if (server_)
+      server_->Shutdown();
+    ServeOptions options;
+    options.host = "127.0.0.1";
+    options.port = 0;
+    options.journal = journal_.get();
+    options.threads = 2;
+    options.tool_timeout = tool_timeout;
+    options.models["w"] = ConfiguredModel{
+        runtime_testing::TestModel(),
+        [model = model_]() -> Result<ServedModel, std::string> { return Served(model); }};
+    auto server = Server::Start(std::move(options));
+    ASSERT_TRUE(server.ok()) << server.error().Message();
+    server_ = std::move(server).value();
+    base_ = "http://127.0.0.1:" + std::to_string(server_->port());
+    loop_ = base_ + "/v1/sessions/" + session_ + "/loops/" + loop_id_;
+  }
+
+  // Posts `text` as input, then reads the session's events until `done`; `on_call` runs once,
+  // when the assistant's message with the tool calls is on the stream.
+  std::vector<StreamEvent> Turn(const std::function<void()>& on_call,
+                                const std::string& until = "TurnCompleted") {
+    const auto input = Call("POST", loop_ + "/input", R"({"text":"weather?"})");
+    EXPECT_EQ(input.status, 202) << input.body;
+    bool called = false;
+    auto events =
+        ReadStream(base_ + "/v1/sessions/" + session_ + "/events?from=" + std::to_string(from_),
+                   [&](const std::vector<StreamEvent>& events) {
+                     const StreamEvent& last = events.back();
+                     if (!called && last.name == "MessageCommitted" &&
+                         last.data.dump().find("\"tool_use\"") != std::string::npos) {
+                       called = true;
+                       on_call();
+                     }
+                     return last.name == until;
+                   });
+    for (const StreamEvent& e : events)
+      from_ = std::max(from_, e.seq + 1);
+    return events;
+  }
+
+  std::shared_ptr<WeatherModel> model_ = std::make_shared<WeatherModel>();
+  std::unique_ptr<Journal> journal_ = NewMemoryJournal();
+  std::unique_ptr<Server> server_;
+  std::string base_;
+  std::string session_;
+  std::string loop_id_;
+  std::string loop_;        // the loop's URL
+  std::uint64_t from_ = 1;  // the next turn's events start after the previous turn's
+};
+
+std::string ErrorKind(const serve_testing::HttpReply& reply) {
+  const Json json = ParseOrNull(reply.body);
+  return json.is_object() && json.contains("error") ? json["error"]["kind"].get<std::string>() : "";
+}
+
+TEST_F(ClientToolTest, TheClientAnswersTheCallsOverHttpAndTheModelSeesTheResults) {
+  Start(std::chrono::seconds(600));
+  const auto events = Turn([&] {
+    // Both calls of the message are listed as soon as the client can see the message.
+    const auto listed = Call("GET", loop_ + "/tool_calls");
+    ASSERT_EQ(listed.status, 200) << listed.body;
+    const Json calls = ParseOrNull(listed.body)["calls"];
+    ASSERT_EQ(calls.size(), 2u) << listed.body;
+    EXPECT_EQ(calls[0]["tool_use_id"], "call_1");
+    EXPECT_EQ(calls[0]["name"], "get_weather");
+    EXPECT_EQ(calls[0]["input"]["city"], "Oslo");
+    EXPECT_EQ(calls[1]["tool_use_id"], "call_2");
+    // An id no call of the turn has, and a request naming one with a known id: nothing applied.
+    const auto unknown = Call("POST", loop_ + "/tool_results",
+                              R"({"results":[{"tool_use_id":"call_9","content":"x"}]})");
+    EXPECT_EQ(unknown.status, 404) << unknown.body;
+    EXPECT_EQ(ErrorKind(unknown), "tool_call_not_found");
+    const auto mixed = Call("POST", loop_ + "/tool_results",
+                            R"({"results":[{"tool_use_id":"call_1","content":"x"},)"
+                            R"({"tool_use_id":"call_9","content":"x"}]})");
+    EXPECT_EQ(mixed.status, 404) << mixed.body;
+    // The second call answered before its Run began, the first while it waits (or before).
+    const auto second = Call("POST", loop_ + "/tool_results",
+                             R"({"results":[{"tool_use_id":"call_2","content":"no city",)"
+                             R"("is_error":true}]})");
+    EXPECT_EQ(second.status, 200) << second.body;
+    EXPECT_EQ(ParseOrNull(second.body)["answered"][0], "call_2");
+    const auto again = Call("POST", loop_ + "/tool_results",
+                            R"({"results":[{"tool_use_id":"call_2","content":"again"}]})");
+    EXPECT_EQ(again.status, 409) << again.body;
+    EXPECT_EQ(ErrorKind(again), "tool_call_answered");
+    const auto left = ParseOrNull(Call("GET", loop_ + "/tool_calls").body)["calls"];
+    ASSERT_EQ(left.size(), 1u);
+    EXPECT_EQ(left[0]["tool_use_id"], "call_1");
+    const auto first = Call("POST", loop_ + "/tool_results",
+                            R"({"results":[{"tool_use_id":"call_1","content":"12 C"}]})");
+    EXPECT_EQ(first.status, 200) << first.body;
+  });
+  ASSERT_FALSE(events.empty());
+  EXPECT_EQ(events.back().name, "TurnCompleted");
+  EXPECT_EQ(model_->tools_offered(), 1u);
+  // The model's final answer shows what it saw: both results, the second as an error.
+  const Json history = ParseOrNull(Call("GET", loop_ + "/history").body)["messages"];
+  ASSERT_FALSE(history.empty());
+  EXPECT_EQ(history.back()["blocks"][0]["text"], "saw call_1=12 C;call_2!no city;");
+  // The turn is over: nothing is listed, and an answer to its calls is refused.
+  EXPECT_EQ(ParseOrNull(Call("GET", loop_ + "/tool_calls").body)["calls"].size(), 0u);
+  const auto late = Call("POST", loop_ + "/tool_results",
+                         R"({"results":[{"tool_use_id":"call_1","content":"x"}]})");
+  EXPECT_EQ(late.status, 409) << late.body;
+  EXPECT_EQ(ErrorKind(late), "tool_call_answered");
+}
+
+TEST_F(ClientToolTest, ACallTheClientDoesNotAnswerInTimeIsAnErrorResult) {
+  Start(std::chrono::milliseconds(200));
+  const auto events = Turn([] {});
+  ASSERT_FALSE(events.empty());
+  EXPECT_EQ(events.back().name, "TurnCompleted");
+  const Json history = ParseOrNull(Call("GET", loop_ + "/history").body)["messages"];
+  const std::string last = history.back()["blocks"][0]["text"].get<std::string>();
+  EXPECT_NE(last.find("call_1!the client did not answer this tool call within 200 ms"),
+            std::string::npos)
+      << last;
+  EXPECT_NE(last.find("call_2!the client did not answer"), std::string::npos) << last;
+  const auto late = Call("POST", loop_ + "/tool_results",
+                         R"({"results":[{"tool_use_id":"call_2","content":"x"}]})");
+  EXPECT_EQ(late.status, 409) << late.body;
+}
+
+TEST_F(ClientToolTest, AnInterruptOrAShutdownEndsAWaitingCall) {
+  Start(std::chrono::seconds(600));
+  const auto events = Turn(
+      [&] {
+        const auto interrupted = Call("POST", loop_ + "/interrupt");
+        EXPECT_EQ(interrupted.status, 200) << interrupted.body;
+      },
+      "TurnInterrupted");
+  ASSERT_FALSE(events.empty());
+  EXPECT_EQ(events.back().name, "TurnInterrupted");
+  // The runtime answered the calls the turn left open; none waits for the client.
+  EXPECT_EQ(ParseOrNull(Call("GET", loop_ + "/tool_calls").body)["calls"].size(), 0u);
+  // A call that waits when the server stops is ended with its session: Shutdown returns, and
+  // the stream ends after the turn's end. (Shutdown runs off the stream's reader, which it
+  // waits for.)
+  std::promise<void> called;
+  std::thread stopper([&] {
+    called.get_future().wait();
+    server_->Shutdown();
+  });
+  const auto waiting = Turn([&] { called.set_value(); }, "end");
+  stopper.join();
+  ASSERT_FALSE(waiting.empty());
+  EXPECT_EQ(waiting.back().name, "end");
+  EXPECT_TRUE(serve_testing::HasEvent(waiting, "TurnInterrupted"));
+}
+
+// The journal does not record a loop's tools: restored by another server, the loop has none, and
+// its model's call of one is answered as a call of an unknown tool.
+TEST_F(ClientToolTest, ARestoredLoopHasNoClientTools) {
+  Start(std::chrono::seconds(600));
+  Listen(std::chrono::seconds(600));
+  const auto events = Turn([&] {
+    EXPECT_EQ(ParseOrNull(Call("GET", loop_ + "/tool_calls").body)["calls"].size(), 0u);
+    const auto refused = Call("POST", loop_ + "/tool_results",
+                              R"({"results":[{"tool_use_id":"call_1","content":"x"}]})");
+    EXPECT_TRUE(refused.status == 404 || refused.status == 409) << refused.body;
+  });
+  ASSERT_FALSE(events.empty());
+  EXPECT_EQ(events.back().name, "TurnCompleted");
+  EXPECT_EQ(model_->tools_offered(), 0u);
+  const Json history = ParseOrNull(Call("GET", loop_ + "/history").body)["messages"];
+  EXPECT_EQ(history.back()["blocks"][0]["text"],
+            "saw call_1!unknown tool: get_weather;call_2!unknown tool: get_weather;");
+}
+
 // The threads of this process now (Linux: one entry per thread in /proc/self/task).
 std::size_t ThreadCount() {
   std::size_t count = 0;
@@ -284,6 +526,7 @@ TEST_F(ServerTest, AnswersHaveTheMembersTheirSchemasName) {
       {base_ + "/v1/sessions/" + session_, "Session"},
       {loop + "/history", "History"},
       {loop + "/context", "Context"},
+      {loop + "/tool_calls", "ToolCalls"},
       {base_ + "/v1/commands/" + command, "CommandStatus"},
       {base_ + "/v1/sessions/nope", "Error"},
   };

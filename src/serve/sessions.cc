@@ -274,7 +274,8 @@ Result<ServedModel, ApiError> SessionTable::Make(const std::string& name,
   return std::move(served).value();
 }
 
-Result<LoopDefinition, ApiError> SessionTable::Define(const LoopRequest& loop) const {
+Result<LoopDefinition, ApiError> SessionTable::Define(const LoopRequest& loop,
+                                                      std::shared_ptr<ClientToolBox>* box) const {
   HARNESS_TRY(ServedModel served, Make(loop.model, "model"));
   LoopDefinition definition;
   definition.model = served.model;
@@ -295,6 +296,13 @@ Result<LoopDefinition, ApiError> SessionTable::Define(const LoopRequest& loop) c
     HARNESS_TRY(ServedModel compactor, Make(loop.compactor.model, "compactor model"));
     definition.compactor = std::make_shared<ModelCompactor>(compactor.client);
   }
+  if (!loop.tools.empty()) {
+    std::vector<ToolDefinition> tools;
+    for (const ClientToolRequest& tool : loop.tools)
+      tools.push_back(ToolDefinition{tool.name, tool.description, tool.input_schema});
+    *box = std::make_shared<ClientToolBox>(std::move(tools), options_.tool_timeout);
+    definition.tools = (*box)->MakeTools();
+  }
   return definition;
 }
 
@@ -314,13 +322,14 @@ SessionOptions SessionTable::OptionsFor(const Uuid& id) const {
   return options;
 }
 
-std::shared_ptr<ServedSession> SessionTable::Keep(std::unique_ptr<Session> session,
-                                                  std::vector<Uuid> loops,
-                                                  std::map<Uuid, LoopContext> contexts) {
+std::shared_ptr<ServedSession> SessionTable::Keep(
+    std::unique_ptr<Session> session, std::vector<Uuid> loops, std::map<Uuid, LoopContext> contexts,
+    std::map<Uuid, std::shared_ptr<ClientToolBox>> boxes) {
   auto served = std::make_shared<ServedSession>(host_, recorder_);
   served->session = std::move(session);
   served->loops = std::move(loops);
   served->contexts = std::move(contexts);
+  served->tool_boxes = std::move(boxes);
   recorder_->Watch(*served);
   sessions_[served->session->id()] = served;
   return served;
@@ -340,9 +349,10 @@ Status<ApiError> SessionTable::RoomLocked() const {
 Result<std::shared_ptr<ServedSession>, ApiError> SessionTable::Create(
     const CreateSessionRequest& request) {
   std::vector<LoopDefinition> definitions;
+  std::vector<std::shared_ptr<ClientToolBox>> boxes(request.loops.size());
   for (std::size_t i = 0; i < request.loops.size(); ++i) {
     const LoopRequest& loop = request.loops[i];
-    HARNESS_TRY(LoopDefinition definition, Define(loop));
+    HARNESS_TRY(LoopDefinition definition, Define(loop, &boxes[i]));
     definition.make_active = i == 0;
     definitions.push_back(std::move(definition));
   }
@@ -355,9 +365,10 @@ Result<std::shared_ptr<ServedSession>, ApiError> SessionTable::Create(
   std::unique_ptr<Session> session = std::move(opened).value();
   std::vector<Uuid> loops;
   std::map<Uuid, LoopContext> contexts;
-  for (LoopDefinition& definition : definitions) {
-    LoopContext context{definition.model, definition.limits, definition.compaction};
-    auto created = session->CreateLoop(std::move(definition));
+  std::map<Uuid, std::shared_ptr<ClientToolBox>> by_loop;
+  for (std::size_t i = 0; i < definitions.size(); ++i) {
+    LoopContext context{definitions[i].model, definitions[i].limits, definitions[i].compaction};
+    auto created = session->CreateLoop(std::move(definitions[i]));
     if (!created.ok()) {
       // What was created stays journaled; the session is ended so that it is not left half made.
       session->Shutdown();
@@ -365,9 +376,11 @@ Result<std::shared_ptr<ServedSession>, ApiError> SessionTable::Create(
     }
     loops.push_back(*created);
     contexts.emplace(*created, std::move(context));
+    if (boxes[i])
+      by_loop[*created] = boxes[i];
   }
   options_.metrics->SessionCreated();
-  return Keep(std::move(session), std::move(loops), std::move(contexts));
+  return Keep(std::move(session), std::move(loops), std::move(contexts), std::move(by_loop));
 }
 
 Result<std::shared_ptr<ServedSession>, ApiError> SessionTable::Get(const Uuid& id) {
@@ -380,6 +393,7 @@ Result<std::shared_ptr<ServedSession>, ApiError> SessionTable::Get(const Uuid& i
     return Fail(std::move(room).error());
   std::vector<Uuid> loops;
   std::map<Uuid, LoopContext> contexts;
+  std::map<Uuid, std::shared_ptr<ClientToolBox>> boxes;
   std::optional<ApiError> refused;  // a loop this server cannot rebuild
   RestoreOptions restore;
   restore.resolve = [&](const RestoredLoopInfo& info) -> Result<LoopDefinition, SessionError> {
@@ -400,11 +414,13 @@ Result<std::shared_ptr<ServedSession>, ApiError> SessionTable::Get(const Uuid& i
       return Fail(SessionError{SessionErrorKind::kInvalidDefinition, refused->detail});
     }
     // What the journal does not record (the compactor, automatic compaction, the tail targets)
-    // is the configured model's default.
+    // is the configured model's default; client tools are not recorded either, so the restored
+    // loop has none (docs/serve.md "Client tools").
     LoopRequest request;
     request.model = name;
     request.system_prompt = info.system_prompt;
-    auto definition = Define(request);
+    std::shared_ptr<ClientToolBox> box;
+    auto definition = Define(request, &box);
     if (!definition.ok()) {
       refused = definition.error();
       return Fail(SessionError{SessionErrorKind::kInvalidDefinition, refused->detail});
@@ -413,13 +429,15 @@ Result<std::shared_ptr<ServedSession>, ApiError> SessionTable::Get(const Uuid& i
       definition->compaction.reset();
     contexts[info.loop] =
         LoopContext{definition->model, definition->limits, definition->compaction};
+    if (box)
+      boxes[info.loop] = box;
     return std::move(definition).value();
   };
   auto restored = Session::Restore(OptionsFor(id), std::move(restore));
   if (!restored.ok())
     return Fail(refused ? *refused : FromSessionError(restored.error()));
   options_.metrics->SessionRestored();
-  return Keep(std::move(restored).value(), std::move(loops), std::move(contexts));
+  return Keep(std::move(restored).value(), std::move(loops), std::move(contexts), std::move(boxes));
 }
 
 Result<std::string, ApiError> SessionTable::ListJson() {

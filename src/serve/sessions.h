@@ -13,7 +13,9 @@
 //   written, so a request naming an unknown model writes nothing). Get returns a session in
 //   memory or restores it from the journal (AcquireLease: a session another live writer holds is
 //   kLeaseHeld); a restored loop finds its model again by the key the journal records, and
-//   compacts with the offline compactor (the choice of compactor is not journaled). End shuts a
+//   compacts with the offline compactor (the choice of compactor is not journaled) and has no
+//   client tools (nor are they). A loop created with client tools has its ClientToolBox in
+//   ServedSession::tool_boxes, whose calls wait at most `tool_timeout`. End shuts a
 //   session down (its loops exit, which the journal records) and forgets it. SuspendAll
 //   suspends and forgets every session, then refuses every call with kShuttingDown.
 // - Every session in memory runs on the table's one SessionHost (the server's threads, whatever
@@ -45,6 +47,7 @@
 #include "harness/runtime/session.h"
 #include "harness/serve/server.h"
 #include "serve/api.h"
+#include "serve/client_tools.h"
 #include "serve/metrics.h"
 
 namespace harness::serve {
@@ -115,6 +118,7 @@ struct ServedSession {
   std::unique_ptr<Session> session;
   std::vector<Uuid> loops;               // in creation order
   std::map<Uuid, LoopContext> contexts;  // by loop; written before the session is served
+  std::map<Uuid, std::shared_ptr<ClientToolBox>> tool_boxes;  // the loops with client tools
   std::shared_ptr<ReplyWatch> watch;
 };
 
@@ -153,6 +157,7 @@ struct SessionTableOptions {
   Uuid owner;                       // the lease owner: one per server process
   std::size_t actor_threads = 2;    // the sessions' host: threads running every loop strand
   ServeMetrics* metrics = nullptr;  // required
+  std::chrono::nanoseconds tool_timeout = std::chrono::seconds(600);  // a client tool's wait
 };
 
 class SessionTable {
@@ -171,11 +176,14 @@ class SessionTable {
  private:
   // A fresh client of the configured model `name`; `role` names it in the refusal.
   Result<ServedModel, ApiError> Make(const std::string& name, std::string_view role) const;
-  Result<LoopDefinition, ApiError> Define(const LoopRequest& loop) const;
+  // `box` receives the loop's client tools, if it has any.
+  Result<LoopDefinition, ApiError> Define(const LoopRequest& loop,
+                                          std::shared_ptr<ClientToolBox>* box) const;
   SessionOptions OptionsFor(const Uuid& id) const;
   // Under mu_: starts recording its replies and keeps the session.
   std::shared_ptr<ServedSession> Keep(std::unique_ptr<Session> session, std::vector<Uuid> loops,
-                                      std::map<Uuid, LoopContext> contexts);
+                                      std::map<Uuid, LoopContext> contexts,
+                                      std::map<Uuid, std::shared_ptr<ClientToolBox>> boxes);
   Status<ApiError> RoomLocked() const;
 
   const SessionTableOptions options_;

@@ -239,14 +239,14 @@ EchoTool::EchoTool(std::string name) {
   definition_.description = "echoes its input";
 }
 
-ToolOutput EchoTool::Run(std::string_view input_json, std::stop_token stop) {
+ToolOutput EchoTool::Run(const harness::ToolCall& tool_call, std::stop_token stop) {
   const std::size_t call = gates_.Begin();
   const bool passed = gates_.Pass(call, stop);
   gates_.End(call, !passed, stop.stop_requested());
   if (!passed)
     return ToolOutput{"canceled", true};
   std::string text = "echo: ";
-  text.append(input_json);
+  text.append(tool_call.input_json);
   return ToolOutput{std::move(text), false};
 }
 

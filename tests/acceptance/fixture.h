@@ -269,7 +269,7 @@ class EchoTool final : public Tool {
  public:
   explicit EchoTool(std::string name);
   const ToolDefinition& definition() const override { return definition_; }
-  ToolOutput Run(std::string_view input_json, std::stop_token stop) override;
+  ToolOutput Run(const harness::ToolCall& tool_call, std::stop_token stop) override;
   CallGates& gates() { return gates_; }
   std::size_t calls() const { return gates_.calls(); }
 

@@ -159,6 +159,86 @@ TEST_F(ServeCli, ACompactionIsAcceptedWaitedForAndStreamedThenResumedWithoutGapO
   EXPECT_EQ(StopServer(), 0) << server_->seen();
 }
 
+// A scripted model calls the client tool `lookup`; the test, as the client, finds the call on the
+// event stream and in GET …/tool_calls, answers it over HTTP, and the turn ends with the
+// model's answer after the result. A second turn's call nobody answers gets the timeout's error
+// result.
+TEST_F(ServeCli, AClientToolIsCalledAnsweredOverHttpAndItsResultReachesTheModel) {
+  const std::string call =
+      R"({"message":{"role":"assistant","usage":null,"blocks":[)"
+      R"({"type":"tool_use","id":"call-ID","name":"lookup","input":{"q":"answer"}}]}})";
+  std::string first = call, second = call;
+  first.replace(first.find("ID"), 2, "1");
+  second.replace(second.find("ID"), 2, "2");
+  script_ = dir_.Script({first, Answer("It is 42."), second, Answer("No answer came.")});
+  StartServer({"--tool-timeout", "1"});
+  const HttpReply created =
+      Call("POST", base_ + "/v1/sessions",
+           R"({"loops":[{"model":"m","tools":[{"name":"lookup","description":"looks a thing up",)"
+           R"("input_schema":{"type":"object","properties":{"q":{"type":"string"}}}}]}]})");
+  ASSERT_EQ(created.status, 201) << created.body;
+  const Json ids = Parse(created.body);
+  const std::string session = ids["session_id"].get<std::string>();
+  const std::string loop_url =
+      base_ + "/v1/sessions/" + session + "/loops/" + ids["loops"][0].get<std::string>();
+  const std::string events_url = base_ + "/v1/sessions/" + session + "/events?from=1";
+
+  ASSERT_EQ(Call("POST", loop_url + "/input", R"({"text":"What is it?"})").status, 202);
+  // The call is the assistant's MessageCommitted on the stream.
+  const auto called = ReadStream(events_url, [](const std::vector<StreamEvent>& events) {
+    const StreamEvent& e = events.back();
+    return e.name == "MessageCommitted" && e.data["event"]["message"]["role"] == "assistant";
+  });
+  ASSERT_FALSE(called.empty());
+  const Json use = called.back().data["event"]["message"]["blocks"][0];
+  EXPECT_EQ(use["type"], "tool_use");
+  EXPECT_EQ(use["id"], "call-1");
+  const Json listed = Parse(Call("GET", loop_url + "/tool_calls").body);
+  ASSERT_EQ(listed["calls"].size(), 1u) << listed.dump();
+  EXPECT_EQ(listed["calls"][0]["tool_use_id"], "call-1");
+  EXPECT_EQ(listed["calls"][0]["input"]["q"], "answer");
+
+  const HttpReply unknown = Call("POST", loop_url + "/tool_results",
+                                 R"({"results":[{"tool_use_id":"call-9","content":"x"}]})");
+  EXPECT_EQ(unknown.status, 404);
+  EXPECT_EQ(ErrorKind(unknown), "tool_call_not_found");
+  const HttpReply answered = Call("POST", loop_url + "/tool_results",
+                                  R"({"results":[{"tool_use_id":"call-1","content":"42"}]})");
+  EXPECT_EQ(answered.status, 200) << answered.body;
+  const auto done = ReadStream(events_url, [](const std::vector<StreamEvent>& events) {
+    return events.back().name == "TurnCompleted";
+  });
+  ASSERT_TRUE(Has(done, "TurnCompleted"));
+  const Json history = Parse(Call("GET", loop_url + "/history").body)["messages"];
+  ASSERT_EQ(history.size(), 4u) << history.dump();
+  EXPECT_EQ(history[2]["role"], "tool");
+  EXPECT_EQ(history[2]["tool_use_id"], "call-1");
+  EXPECT_EQ(history[2]["blocks"][0]["text"], "42");
+  EXPECT_EQ(history[3]["blocks"][0]["text"], "It is 42.");
+  const HttpReply again = Call("POST", loop_url + "/tool_results",
+                               R"({"results":[{"tool_use_id":"call-1","content":"43"}]})");
+  EXPECT_EQ(again.status, 409);
+  EXPECT_EQ(ErrorKind(again), "tool_call_answered");
+
+  // Nobody answers the next call: after --tool-timeout the model gets an error result.
+  ASSERT_EQ(Call("POST", loop_url + "/input", R"({"text":"Again?"})").status, 202);
+  const auto timed_out = ReadStream(events_url, [](const std::vector<StreamEvent>& events) {
+    std::size_t completed = 0;
+    for (const StreamEvent& e : events)
+      completed += e.name == "TurnCompleted" ? 1 : 0;
+    return completed == 2;
+  });
+  const Json after = Parse(Call("GET", loop_url + "/history").body)["messages"];
+  ASSERT_EQ(after.size(), 8u) << after.dump();
+  EXPECT_EQ(after[6]["tool_use_id"], "call-2");
+  EXPECT_TRUE(after[6]["is_error"].get<bool>());
+  EXPECT_NE(after[6]["blocks"][0]["text"].get<std::string>().find(
+                "the client did not answer this tool call within 1 second"),
+            std::string::npos)
+      << after[6].dump();
+  EXPECT_EQ(StopServer(), 0);
+}
+
 TEST_F(ServeCli, RefusalsAreTypedWithTheirStatus) {
   StartServer({"--max-body-bytes", "1024"});
   const std::string unknown = "0190a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b";

@@ -1044,7 +1044,7 @@ class ToolCallingModel final : public ModelClient {
 class BlockingTool final : public Tool {
  public:
   const ToolDefinition& definition() const override { return definition_; }
-  ToolOutput Run(std::string_view, std::stop_token stop) override {
+  ToolOutput Run(const ToolCall&, std::stop_token stop) override {
     running_.count_down();
     std::mutex mutex;
     std::condition_variable_any wake;

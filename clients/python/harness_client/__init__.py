@@ -25,6 +25,8 @@ from .errors import (
     SessionNotFound,
     ShuttingDown,
     TooLarge,
+    ToolCallAnswered,
+    ToolCallNotFound,
     Unauthorized,
     Unavailable,
     UnknownModel,
@@ -43,6 +45,8 @@ from .models import (
     Session,
     SessionSummary,
     StreamEnd,
+    ToolCall,
+    ToolSpec,
 )
 
 __all__ = [
@@ -65,6 +69,8 @@ __all__ = [
     "SessionNotFound",
     "ShuttingDown",
     "TooLarge",
+    "ToolCallAnswered",
+    "ToolCallNotFound",
     "Unauthorized",
     "Unavailable",
     "UnknownModel",
@@ -81,4 +87,6 @@ __all__ = [
     "Session",
     "SessionSummary",
     "StreamEnd",
+    "ToolCall",
+    "ToolSpec",
 ]

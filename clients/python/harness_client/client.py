@@ -29,6 +29,7 @@ from .models import (
     Session,
     SessionSummary,
     StreamEnd,
+    ToolCall,
 )
 
 # The server's longest command wait (GET /v1/commands/{id}?wait_ms=N, N at most 30000).
@@ -223,6 +224,38 @@ class Client:
     def context(self, session_id: str, loop_id: str) -> Context:
         _, obj = self._json("GET", self._loop(session_id, loop_id) + "/context")
         return Context.from_json(obj)
+
+    # ---- client tools ----
+
+    def tool_calls(self, session_id: str, loop_id: str) -> List[ToolCall]:
+        """GET …/tool_calls: the calls of the loop's client tools that wait for a result, in
+        call order (what a client that connects late or reconnects answers)."""
+        _, obj = self._json("GET", self._loop(session_id, loop_id) + "/tool_calls")
+        return ToolCall.list_from_json(obj)
+
+    def tool_results(
+        self, session_id: str, loop_id: str, results: Iterable[Tuple[str, str, bool]]
+    ) -> List[str]:
+        """POST …/tool_results: answers calls with (tool_use_id, content, is_error) tuples, all
+        or none. Returns the ids answered. An id with no waiting call raises ToolCallNotFound,
+        one already answered (or timed out) ToolCallAnswered."""
+        payload = {
+            "results": [
+                {"tool_use_id": tool_use_id, "content": content, "is_error": is_error}
+                for tool_use_id, content, is_error in results
+            ]
+        }
+        _, obj = self._json("POST", self._loop(session_id, loop_id) + "/tool_results", payload)
+        answered = obj.get("answered") if isinstance(obj, dict) else None
+        if not isinstance(answered, list) or not all(isinstance(a, str) for a in answered):
+            raise ProtocolError("protocol", 200, "$.answered is not a list of ids")
+        return answered
+
+    def answer_tool(
+        self, session_id: str, loop_id: str, tool_use_id: str, content: str, is_error: bool = False
+    ) -> None:
+        """Answers one call of a client tool (tool_results with one result)."""
+        self.tool_results(session_id, loop_id, [(tool_use_id, content, is_error)])
 
     # ---- commands ----
 

@@ -53,13 +53,17 @@ class CommandNotFound(NotFound):
     """404 command_not_found: an unknown id, or one older than the server remembers."""
 
 
+class ToolCallNotFound(NotFound):
+    """404 tool_call_not_found: no call of a client tool with that id waits in the loop."""
+
+
 class MethodNotAllowed(HarnessError):
     """405."""
 
 
 class Conflict(HarnessError):
     """409: loop_exited, compaction_unsupported, session_faulted, session_suspended,
-    restore_refused, and lease_held below."""
+    restore_refused, and lease_held and tool_call_answered below."""
 
 
 class LeaseHeld(Conflict):
@@ -68,6 +72,11 @@ class LeaseHeld(Conflict):
 
 class LoopExited(Conflict):
     """409 loop_exited: the loop takes no more work."""
+
+
+class ToolCallAnswered(Conflict):
+    """409 tool_call_answered: the call already has its result (the client's, or the error
+    result of its timeout or of its turn's end)."""
 
 
 class TooLarge(HarnessError):
@@ -112,6 +121,8 @@ _BY_KIND = {
     "command_not_found": CommandNotFound,
     "lease_held": LeaseHeld,
     "loop_exited": LoopExited,
+    "tool_call_not_found": ToolCallNotFound,
+    "tool_call_answered": ToolCallAnswered,
     "shutting_down": ShuttingDown,
 }
 

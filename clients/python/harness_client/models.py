@@ -8,7 +8,7 @@ kept as data: strings and plain ``dict``/``list`` values of ``json.loads``.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Tuple
 
 from .errors import ProtocolError
 
@@ -30,6 +30,24 @@ def _get(obj: Any, name: str, kind: type | tuple, where: str, optional: bool = F
 
 
 @dataclass(frozen=True)
+class ToolSpec:
+    """A tool that runs on the client (docs/serve.md "Client tools"): the model is offered it,
+    and each call of it waits for the client's result (Client.answer_tool)."""
+
+    name: str  # 1 to 64 characters of A-Z a-z 0-9 _ -
+    description: Optional[str] = None
+    input_schema: Optional[Dict[str, Any]] = None  # a JSON Schema object; None: {"type":"object"}
+
+    def to_json(self) -> Dict[str, Any]:
+        out: Dict[str, Any] = {"name": self.name}
+        if self.description is not None:
+            out["description"] = self.description
+        if self.input_schema is not None:
+            out["input_schema"] = self.input_schema
+        return out
+
+
+@dataclass(frozen=True)
 class LoopSpec:
     """One loop of POST /v1/sessions. Only ``model`` (a name the server was configured with) is
     required; None leaves a member out, so the server's default applies."""
@@ -40,6 +58,7 @@ class LoopSpec:
     automatic: Optional[bool] = None  # automatic compaction (the server's default: on)
     keep_recent_segments: Optional[int] = None
     keep_recent_tokens: Optional[int] = None
+    tools: Tuple[ToolSpec, ...] = ()  # client tools
 
     def to_json(self) -> Dict[str, Any]:
         out: Dict[str, Any] = {"model": self.model, "compactor": self.compactor}
@@ -54,6 +73,8 @@ class LoopSpec:
             policy["keep_recent_tokens"] = self.keep_recent_tokens
         if policy:
             out["policy"] = policy
+        if self.tools:
+            out["tools"] = [tool.to_json() for tool in self.tools]
         return out
 
 
@@ -226,6 +247,39 @@ class CommandStatus:
         status = _get(obj, "status", str, "$")
         reply = _get(obj, "reply", dict, "$", optional=status != "answered")
         return cls(_get(obj, "command_id", str, "$"), _get(obj, "session_id", str, "$"), status, reply)
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    """A call of a client tool that waits for its result (GET …/tool_calls): ``input`` is the
+    model's JSON input as json.loads reads it; ``waiting`` is True for the call whose wait has
+    begun (a loop runs a message's calls one at a time)."""
+
+    tool_use_id: str
+    name: str
+    input: Any
+    waiting: bool
+    turn_id: str
+
+    @classmethod
+    def list_from_json(cls, obj: Any) -> List["ToolCall"]:
+        calls = _get(obj, "calls", list, "$")
+        turn = _get(obj, "turn_id", str, "$", optional=True)
+        out = []
+        for i, call in enumerate(calls):
+            where = f"$.calls[{i}]"
+            if not isinstance(call, dict) or "input" not in call or turn is None:
+                raise ProtocolError("protocol", None, f"{where} is not a tool call")
+            out.append(
+                cls(
+                    _get(call, "tool_use_id", str, where),
+                    _get(call, "name", str, where),
+                    call["input"],
+                    _get(call, "waiting", bool, where),
+                    turn,
+                )
+            )
+        return out
 
 
 @dataclass(frozen=True)

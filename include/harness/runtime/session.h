@@ -199,6 +199,7 @@ struct LoopSnapshot {
   std::optional<Uuid> attempt;  // the attempt in the compaction slot
   std::size_t attempt_waiters = 0;
   std::uint64_t turn_index = 0;
+  std::optional<Uuid> turn;   // the running turn (the ToolCall::turn of its tool calls)
   std::string system_prompt;  // what the loop's model requests are made with now
 };
 

@@ -13,6 +13,9 @@
 // - Sessions are created in, and restored on demand from, options.journal; the server holds the
 //   lease of each session it has in memory (renewed by the session). Models come only from
 //   options.models: a request names one, it never names a file or a provider.
+// - Tools a request defines run on the client: a call of one waits (on a blocking worker of the
+//   sessions' host) until the client posts its result, the turn ends, or options.tool_timeout
+//   passes (the model then gets an error result).
 // - Shutdown() (also run by the destructor) is graceful: new requests are refused
 //   kShuttingDown, every session in memory is suspended (its running turn or compaction is
 //   ended and answered, queued input is kept, the lease released), every event stream ends
@@ -75,6 +78,9 @@ struct ServeOptions {
   std::chrono::milliseconds stream_keepalive{15'000};
   std::size_t max_sessions = 256;  // sessions held in memory at once
   std::chrono::nanoseconds lease_ttl = std::chrono::seconds(30);
+  // How long a call of a client tool waits for the client's result before the model gets an
+  // error result saying the client did not answer in time.
+  std::chrono::nanoseconds tool_timeout = std::chrono::seconds(600);
   // Origins (scheme://host[:port], compared exactly) whose pages may call the API from a
   // browser; empty: no CORS headers, and a preflight is refused as any unknown method.
   std::vector<std::string> cors_origins;
