@@ -522,12 +522,9 @@ TEST_F(ServerTest, AnswersHaveTheMembersTheirSchemasName) {
   const struct {
     std::string url, schema;
   } cases[] = {
-      {base_ + "/v1/sessions", "SessionList"},
-      {base_ + "/v1/sessions/" + session_, "Session"},
-      {loop + "/history", "History"},
-      {loop + "/context", "Context"},
-      {loop + "/tool_calls", "ToolCalls"},
-      {base_ + "/v1/commands/" + command, "CommandStatus"},
+      {base_ + "/v1/sessions", "SessionList"}, {base_ + "/v1/sessions/" + session_, "Session"},
+      {loop + "/history", "History"},          {loop + "/context", "Context"},
+      {loop + "/tool_calls", "ToolCalls"},     {base_ + "/v1/commands/" + command, "CommandStatus"},
       {base_ + "/v1/sessions/nope", "Error"},
   };
   for (const auto& c : cases) {
