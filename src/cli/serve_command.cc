@@ -40,6 +40,7 @@ struct ServeCommandLine {
   std::size_t max_sessions = 256;
   std::int64_t connection_timeout_seconds = 60;
   std::int64_t lease_ttl_seconds = 30;
+  std::int64_t idle_release_seconds = 300;  // 0: never
 };
 
 namespace {
@@ -166,6 +167,7 @@ int Run(const ServeCommandLine& line) {
   options.max_sessions = line.max_sessions;
   options.connection_timeout = std::chrono::seconds(line.connection_timeout_seconds);
   options.lease_ttl = std::chrono::seconds(line.lease_ttl_seconds);
+  options.idle_release = std::chrono::seconds(line.idle_release_seconds);
   auto server = serve::Server::Start(std::move(options));
   if (!server.ok()) {
     std::fprintf(stderr, "harness %s\n", TerminalText(server.error().Message()).c_str());
@@ -178,6 +180,8 @@ int Run(const ServeCommandLine& line) {
       listen->host.find(':') != std::string::npos ? "[" + listen->host + "]" : listen->host;
   std::printf("listening on http://%s:%u\n", host.c_str(),
               static_cast<unsigned>((*server)->port()));
+  // The id another server's 409 lease_held names when this process holds the session.
+  std::printf("lease owner %s\n", (*server)->owner().ToString().c_str());
   std::fflush(stdout);
   {
     std::mutex mu;
@@ -223,6 +227,9 @@ std::shared_ptr<ServeCommandLine> AddServeCommand(CLI::App& app) {
                   "seconds an idle connection is kept");
   AddNumberOption(*c, "--lease-ttl", line->lease_ttl_seconds, {1, 3600},
                   "seconds a session's lease lasts without renewal (renewed at a third)");
+  AddNumberOption(*c, "--idle-release", line->idle_release_seconds, {0, 86'400},
+                  "seconds a session may sit idle in memory before it is suspended and its "
+                  "lease released, so another process may serve it (0: never)");
   return line;
 }
 

@@ -137,6 +137,7 @@ struct CommandWait {
 // any thread.
 struct EventStream {
   Subscription subscription;
+  Uuid session;
   std::string out;  // frames not yet handed to MHD
   std::size_t sent = 0;
   bool finished = false;
@@ -144,8 +145,9 @@ struct EventStream {
   std::mutex mu;
   MHD_Connection* connection = nullptr;  // null once MHD is done with the response
   bool suspended = false;
-  bool pending = false;  // woken since the reader last found the queue empty
-  bool stopped = false;  // the server is shutting down
+  bool pending = false;        // woken since the reader last found the queue empty
+  bool stopped = false;        // the server is shutting down
+  bool idle_released = false;  // the session left memory idle: the end frame says so
 
   std::function<void()> on_free;  // MHD is done with the stream's response
 
@@ -170,10 +172,10 @@ struct EventStream {
   }
 };
 
-std::string EndFrame(const CloseReason& reason) {
+std::string EndFrame(std::string_view reason, std::uint64_t last_seq) {
   std::string out = "event: end\ndata: {\"reason\":\"";
-  out += CloseKindName(reason.kind);
-  out += "\",\"last_seq\":" + std::to_string(reason.last_delivered_seq) + "}\n\n";
+  out += reason;
+  out += "\",\"last_seq\":" + std::to_string(last_seq) + "}\n\n";
   return out;
 }
 
@@ -200,8 +202,17 @@ ssize_t ReadStream(void* cls, std::uint64_t /*pos*/, char* buf, std::size_t max)
     if (next.error().kind == NextError::Kind::kClosed) {
       const CloseReason reason =
           next.error().close.value_or(CloseReason{CloseKind::kHubClosed, 0, {}});
-      s.out += reason.kind == CloseKind::kLagged ? LaggedFrame(reason.last_delivered_seq)
-                                                 : EndFrame(reason);
+      bool idle_released = false;
+      {
+        std::lock_guard lock(s.mu);
+        idle_released = s.idle_released;
+      }
+      if (reason.kind == CloseKind::kLagged)
+        s.out += LaggedFrame(reason.last_delivered_seq);
+      else if (reason.kind == CloseKind::kHubClosed && idle_released)
+        s.out += EndFrame("idle_released", reason.last_delivered_seq);
+      else
+        s.out += EndFrame(CloseKindName(reason.kind), reason.last_delivered_seq);
       s.finished = true;
       continue;
     }
@@ -339,6 +350,7 @@ struct Server::Impl {
   ServeOptions options;
   SystemEnv own_env;
   CommandBook book{kCommandBookCapacity};
+  Uuid owner;  // the lease owner of every session of this server
   std::unique_ptr<SessionTable> sessions;
   Alarm alarm;
   MHD_Daemon* daemon = nullptr;
@@ -364,6 +376,8 @@ struct Server::Impl {
   Result<Reply, ApiError> SessionJson(const Uuid& id);
   Result<Reply, ApiError> LoopJson(const Route& route, bool history);
   void StopStreams();
+  // The session leaves memory idle: its streams' end frames say so (under the table's lock).
+  void MarkIdleReleased(const Uuid& session);
 };
 
 namespace {
@@ -645,6 +659,7 @@ Result<MHD_Response*, ApiError> Server::Impl::Events(MHD_Connection* connection,
     sub.emplace(served->session->Subscribe(filter));
   }
   auto stream = std::make_shared<EventStream>(std::move(*sub));
+  stream->session = route.session;
   stream->connection = connection;
   {
     std::lock_guard lock(streams_mu);
@@ -751,6 +766,16 @@ Result<Reply, ApiError> Server::Impl::LoopJson(const Route& route, bool history)
   return Reply{200, out + "}}"};
 }
 
+void Server::Impl::MarkIdleReleased(const Uuid& session) {
+  std::lock_guard lock(streams_mu);
+  for (auto& weak : streams) {
+    if (auto s = weak.lock(); s && s->session == session) {
+      std::lock_guard stream_lock(s->mu);
+      s->idle_released = true;
+    }
+  }
+}
+
 void Server::Impl::StopStreams() {
   std::vector<std::shared_ptr<EventStream>> live;
   {
@@ -816,11 +841,14 @@ Result<std::unique_ptr<Server>, ServeError> Server::Start(ServeOptions options) 
   table.book = &impl->book;
   table.max_sessions = impl->options.max_sessions;
   table.lease_ttl = impl->options.lease_ttl;
+  table.idle_release = impl->options.idle_release;
+  table.on_idle_release = [raw = impl.get()](const Uuid& id) { raw->MarkIdleReleased(id); };
   // One lease owner for every session of this process: another server is told who holds one.
   Uuid::Bytes random;
   if (auto drawn = env->RandomBytes(random); !drawn)
     return Fail(ServeError{ServeError::Kind::kIdUnavailable, drawn.error().detail});
   table.owner = Uuid::V4From(random);
+  impl->owner = table.owner;
   impl->sessions = std::make_unique<SessionTable>(std::move(table));
   impl->daemon = MHD_start_daemon(
       flags, impl->options.port, nullptr, nullptr, &HandleRequest, impl.get(), MHD_OPTION_SOCK_ADDR,
@@ -848,6 +876,10 @@ Server::~Server() {
 
 std::uint16_t Server::port() const {
   return impl_->port;
+}
+
+const Uuid& Server::owner() const {
+  return impl_->owner;
 }
 
 void Server::Shutdown() {

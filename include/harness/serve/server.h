@@ -11,8 +11,16 @@
 //   takes the same time whatever the request holds (kUnauthorized otherwise). The token is never
 //   written anywhere.
 // - Sessions are created in, and restored on demand from, options.journal; the server holds the
-//   lease of each session it has in memory (renewed by the session). Models come only from
-//   options.models: a request names one, it never names a file or a provider.
+//   lease of each session it has in memory (renewed by the session), as owner(): one id per
+//   server. A session whose lease another owner holds (another server on the same journal) is
+//   refused kLeaseHeld, and the error body names that holder (its owner id and when its lease
+//   ends). Models come only from options.models: a request names one, it never names a file or
+//   a provider.
+// - Idle release (options.idle_release > 0): a session in memory that no request has used and
+//   whose loops had no running turn, compaction or queued input for idle_release, judged on
+//   options.env's monotonic clock, is suspended (its lease released) and leaves memory; its
+//   event streams end with reason idle_released and their last sequence number. Any server on
+//   the journal restores it on the next request.
 // - Shutdown() (also run by the destructor) is graceful: new requests are refused
 //   kShuttingDown, every session in memory is suspended (its running turn or compaction is
 //   ended and answered, queued input is kept, the lease released), every event stream ends
@@ -72,6 +80,9 @@ struct ServeOptions {
   std::chrono::seconds connection_timeout{60};  // an idle connection is closed
   std::size_t max_sessions = 256;               // sessions held in memory at once
   std::chrono::nanoseconds lease_ttl = std::chrono::seconds(30);
+  // A session in memory idle this long (on env's monotonic clock) is suspended and dropped from
+  // memory, releasing its lease; zero: never.
+  std::chrono::nanoseconds idle_release = std::chrono::seconds(300);
 };
 
 struct ServeError {
@@ -97,6 +108,9 @@ class Server {
   Server& operator=(const Server&) = delete;
 
   std::uint16_t port() const;
+  // The lease owner id of every session this server holds: what another server's 409
+  // lease_held names as the holder.
+  const Uuid& owner() const;
   void Shutdown();
 
   struct Impl;
