@@ -287,23 +287,37 @@ std::vector<std::uint64_t> JournalEventsAfter(const std::string& export_body, st
 // refused it, told A's owner id; A is killed (SIGKILL: no release); once A's lease expires B
 // restores the session, a stream resumed on B with the Last-Event-ID read from A misses nothing
 // and repeats nothing, and B compacts the session.
-TEST_F(ServeCli, ASecondServerOnOnePostgresJournalTakesTheSessionOverWhenItsHolderIsKilled) {
+// The PostgreSQL server of the tests, or empty: the test skips (fails with HARNESS_REQUIRE_PG=1).
+std::string PgUrl() {
   const char* pg = std::getenv("HARNESS_PG_URL");
-  if (pg == nullptr || *pg == '\0') {
-    const char* required = std::getenv("HARNESS_REQUIRE_PG");
-    if (required != nullptr && std::string(required) == "1")
+  return pg != nullptr ? pg : "";
+}
+
+bool PgRequired() {
+  const char* required = std::getenv("HARNESS_REQUIRE_PG");
+  return required != nullptr && std::string(required) == "1";
+}
+
+// `harness serve` on 127.0.0.1:0 over the PostgreSQL journal at `pg` with model m of `script`
+// (the same script for every server: a restored loop finds its model by the key the journal
+// records, which names the script; each process's model starts the script again).
+std::vector<std::string> PgServeArgs(const std::string& pg, const std::string& script,
+                                     const std::vector<std::string>& extra) {
+  std::vector<std::string> args = {"serve", "--listen", "127.0.0.1:0",         "--journal",
+                                   pg,      "--model",  "m=scripted:" + script};
+  args.insert(args.end(), extra.begin(), extra.end());
+  return args;
+}
+
+TEST_F(ServeCli, ASecondServerOnOnePostgresJournalTakesTheSessionOverWhenItsHolderIsKilled) {
+  const std::string pg = PgUrl();
+  if (pg.empty()) {
+    if (PgRequired())
       FAIL() << "HARNESS_PG_URL is not set but HARNESS_REQUIRE_PG=1";
     GTEST_SKIP() << "HARNESS_PG_URL is not set (scripts/pg-cluster start DIR prints one)";
   }
-  const auto args = [&](const std::string& script) {
-    return std::vector<std::string>{"serve", "--listen", "127.0.0.1:0",          "--journal",
-                                    pg,      "--model",  "m=scripted:" + script, "--lease-ttl",
-                                    "2"};
-  };
-  // The same script for both: a restored loop finds its model by the key the journal records,
-  // which names the script (B's model starts the script again, for B's own turn).
-  RunningServer a = StartServe(args(script_));
-  RunningServer b = StartServe(args(script_));
+  RunningServer a = StartServe(PgServeArgs(pg, script_, {"--lease-ttl", "2"}));
+  RunningServer b = StartServe(PgServeArgs(pg, script_, {"--lease-ttl", "2"}));
   ASSERT_FALSE(a.base.empty());
   ASSERT_FALSE(b.base.empty());
   ASSERT_NE(a.owner, b.owner);
@@ -396,6 +410,68 @@ TEST_F(ServeCli, ASecondServerOnOnePostgresJournalTakesTheSessionOverWhenItsHold
                verdict["detail"]["kind"] == "history_fits_tail_target"))
       << compacted.dump();
   b.process->Signal(SIGTERM);
+  EXPECT_EQ(b.process->Wait(), 0) << b.process->seen();
+}
+
+// A live server releases an idle session (--idle-release 1; its leases last 30 s, so only the
+// release can hand the session over within the test): B, refused it while A holds it, serves it
+// once A's stream of it ends idle_released, and a stream resumed on B from A's last event
+// misses nothing.
+TEST_F(ServeCli, AServerReleasesAnIdleSessionAndAnotherServesItWithoutAGap) {
+  const std::string pg = PgUrl();
+  if (pg.empty()) {
+    if (PgRequired())
+      FAIL() << "HARNESS_PG_URL is not set but HARNESS_REQUIRE_PG=1";
+    GTEST_SKIP() << "HARNESS_PG_URL is not set (scripts/pg-cluster start DIR prints one)";
+  }
+  RunningServer a = StartServe(PgServeArgs(pg, script_, {"--idle-release", "1"}));
+  RunningServer b = StartServe(PgServeArgs(pg, script_, {}));
+  ASSERT_FALSE(a.base.empty());
+  ASSERT_FALSE(b.base.empty());
+  base_ = a.base;
+  const auto [session, loop] = CreateSession();
+  const std::string loop_path = "/v1/sessions/" + session + "/loops/" + loop;
+  const HttpReply input = Call("POST", a.base + loop_path + "/input", R"({"text":"Say hello."})");
+  ASSERT_EQ(input.status, 202) << input.body;
+  WaitCommand(Parse(input.body)["command_id"].get<std::string>());
+  const HttpReply refused = Call("GET", b.base + "/v1/sessions/" + session);
+  ASSERT_EQ(ErrorKind(refused), "lease_held") << refused.body;
+  EXPECT_EQ(Parse(refused.body)["error"]["holder"]["owner"], a.owner);
+
+  // A's stream of the session ends once A lets it go.
+  const std::string events = "/v1/sessions/" + session + "/events";
+  const auto on_a = ReadStream(a.base + events + "?from=1", [](const auto&) { return false; });
+  ASSERT_FALSE(on_a.empty());
+  ASSERT_EQ(on_a.back().name, "end");
+  EXPECT_EQ(on_a.back().data["reason"], "idle_released");
+  const std::uint64_t last = on_a.back().data["last_seq"].get<std::uint64_t>();
+
+  base_ = b.base;
+  const HttpReply more = Call("POST", b.base + loop_path + "/input", R"({"text":"Go on."})");
+  ASSERT_EQ(more.status, 202) << more.body;
+  WaitCommand(Parse(more.body)["command_id"].get<std::string>());
+  const HttpReply exported = Call("GET", b.base + "/v1/sessions/" + session + "/export");
+  const std::vector<std::uint64_t> expected = JournalEventsAfter(exported.body, last);
+  ASSERT_FALSE(expected.empty());
+  std::vector<std::uint64_t> resumed;
+  ReadStream(b.base + events,
+             [&](const auto& read) {
+               resumed.clear();
+               for (const StreamEvent& e : read) {
+                 if (e.seq != 0)
+                   resumed.push_back(e.seq);
+               }
+               return !resumed.empty() && resumed.back() >= expected.back();
+             },
+             {"Last-Event-ID: " + std::to_string(last)});
+  EXPECT_EQ(resumed, expected);
+  // A, asked again, is refused it now: B holds it.
+  const HttpReply back = Call("GET", a.base + "/v1/sessions/" + session);
+  EXPECT_EQ(ErrorKind(back), "lease_held") << back.body;
+  EXPECT_EQ(Parse(back.body)["error"]["holder"]["owner"], b.owner);
+  a.process->Signal(SIGTERM);
+  b.process->Signal(SIGTERM);
+  EXPECT_EQ(a.process->Wait(), 0) << a.process->seen();
   EXPECT_EQ(b.process->Wait(), 0) << b.process->seen();
 }
 
