@@ -287,16 +287,41 @@ std::vector<std::uint64_t> JournalEventsAfter(const std::string& export_body, st
 // refused it, told A's owner id; A is killed (SIGKILL: no release); once A's lease expires B
 // restores the session, a stream resumed on B with the Last-Event-ID read from A misses nothing
 // and repeats nothing, and B compacts the session.
-// The PostgreSQL server of the tests, or empty: the test skips (fails with HARNESS_REQUIRE_PG=1).
-std::string PgUrl() {
-  const char* pg = std::getenv("HARNESS_PG_URL");
-  return pg != nullptr ? pg : "";
-}
+// Servers on the PostgreSQL journal of HARNESS_PG_URL; without it the tests skip (and fail with
+// HARNESS_REQUIRE_PG=1).
+class ServeCliPg : public ServeCli {
+ protected:
+  void SetUp() override {
+    const char* pg = std::getenv("HARNESS_PG_URL");
+    pg_ = pg != nullptr ? pg : "";
+    if (pg_.empty()) {
+      const char* required = std::getenv("HARNESS_REQUIRE_PG");
+      if (required != nullptr && std::string(required) == "1")
+        FAIL() << "HARNESS_PG_URL is not set but HARNESS_REQUIRE_PG=1";
+      GTEST_SKIP() << "HARNESS_PG_URL is not set (scripts/pg-cluster start DIR prints one)";
+    }
+  }
 
-bool PgRequired() {
-  const char* required = std::getenv("HARNESS_REQUIRE_PG");
-  return required != nullptr && std::string(required) == "1";
-}
+  // The durable events of the stream at `url` resumed after `last`, read until one at or past
+  // `until`.
+  static std::vector<std::uint64_t> Resumed(const std::string& url, std::uint64_t last,
+                                            std::uint64_t until) {
+    std::vector<std::uint64_t> seqs;
+    ReadStream(url,
+               [&](const auto& read) {
+                 seqs.clear();
+                 for (const StreamEvent& e : read) {
+                   if (e.seq != 0)
+                     seqs.push_back(e.seq);
+                 }
+                 return !seqs.empty() && seqs.back() >= until;
+               },
+               {"Last-Event-ID: " + std::to_string(last)});
+    return seqs;
+  }
+
+  std::string pg_;
+};
 
 // `harness serve` on 127.0.0.1:0 over the PostgreSQL journal at `pg` with model m of `script`
 // (the same script for every server: a restored loop finds its model by the key the journal
@@ -309,15 +334,9 @@ std::vector<std::string> PgServeArgs(const std::string& pg, const std::string& s
   return args;
 }
 
-TEST_F(ServeCli, ASecondServerOnOnePostgresJournalTakesTheSessionOverWhenItsHolderIsKilled) {
-  const std::string pg = PgUrl();
-  if (pg.empty()) {
-    if (PgRequired())
-      FAIL() << "HARNESS_PG_URL is not set but HARNESS_REQUIRE_PG=1";
-    GTEST_SKIP() << "HARNESS_PG_URL is not set (scripts/pg-cluster start DIR prints one)";
-  }
-  RunningServer a = StartServe(PgServeArgs(pg, script_, {"--lease-ttl", "2"}));
-  RunningServer b = StartServe(PgServeArgs(pg, script_, {"--lease-ttl", "2"}));
+TEST_F(ServeCliPg, ASecondServerOnOnePostgresJournalTakesTheSessionOverWhenItsHolderIsKilled) {
+  RunningServer a = StartServe(PgServeArgs(pg_, script_, {"--lease-ttl", "2"}));
+  RunningServer b = StartServe(PgServeArgs(pg_, script_, {"--lease-ttl", "2"}));
   ASSERT_FALSE(a.base.empty());
   ASSERT_FALSE(b.base.empty());
   ASSERT_NE(a.owner, b.owner);
@@ -379,18 +398,7 @@ TEST_F(ServeCli, ASecondServerOnOnePostgresJournalTakesTheSessionOverWhenItsHold
   ASSERT_EQ(exported.status, 200);
   const std::vector<std::uint64_t> expected = JournalEventsAfter(exported.body, last_event_id);
   ASSERT_FALSE(expected.empty());
-  std::vector<std::uint64_t> resumed;
-  ReadStream(b.base + events,
-             [&](const auto& read) {
-               resumed.clear();
-               for (const StreamEvent& e : read) {
-                 if (e.seq != 0)
-                   resumed.push_back(e.seq);
-               }
-               return !resumed.empty() && resumed.back() >= expected.back();
-             },
-             {"Last-Event-ID: " + std::to_string(last_event_id)});
-  EXPECT_EQ(resumed, expected);
+  EXPECT_EQ(Resumed(b.base + events, last_event_id, expected.back()), expected);
 
   // B serves it: a turn, then a compaction.
   base_ = b.base;
@@ -417,15 +425,9 @@ TEST_F(ServeCli, ASecondServerOnOnePostgresJournalTakesTheSessionOverWhenItsHold
 // release can hand the session over within the test): B, refused it while A holds it, serves it
 // once A's stream of it ends idle_released, and a stream resumed on B from A's last event
 // misses nothing.
-TEST_F(ServeCli, AServerReleasesAnIdleSessionAndAnotherServesItWithoutAGap) {
-  const std::string pg = PgUrl();
-  if (pg.empty()) {
-    if (PgRequired())
-      FAIL() << "HARNESS_PG_URL is not set but HARNESS_REQUIRE_PG=1";
-    GTEST_SKIP() << "HARNESS_PG_URL is not set (scripts/pg-cluster start DIR prints one)";
-  }
-  RunningServer a = StartServe(PgServeArgs(pg, script_, {"--idle-release", "1"}));
-  RunningServer b = StartServe(PgServeArgs(pg, script_, {}));
+TEST_F(ServeCliPg, AServerReleasesAnIdleSessionAndAnotherServesItWithoutAGap) {
+  RunningServer a = StartServe(PgServeArgs(pg_, script_, {"--idle-release", "1"}));
+  RunningServer b = StartServe(PgServeArgs(pg_, script_, {}));
   ASSERT_FALSE(a.base.empty());
   ASSERT_FALSE(b.base.empty());
   base_ = a.base;
@@ -453,18 +455,7 @@ TEST_F(ServeCli, AServerReleasesAnIdleSessionAndAnotherServesItWithoutAGap) {
   const HttpReply exported = Call("GET", b.base + "/v1/sessions/" + session + "/export");
   const std::vector<std::uint64_t> expected = JournalEventsAfter(exported.body, last);
   ASSERT_FALSE(expected.empty());
-  std::vector<std::uint64_t> resumed;
-  ReadStream(b.base + events,
-             [&](const auto& read) {
-               resumed.clear();
-               for (const StreamEvent& e : read) {
-                 if (e.seq != 0)
-                   resumed.push_back(e.seq);
-               }
-               return !resumed.empty() && resumed.back() >= expected.back();
-             },
-             {"Last-Event-ID: " + std::to_string(last)});
-  EXPECT_EQ(resumed, expected);
+  EXPECT_EQ(Resumed(b.base + events, last, expected.back()), expected);
   // A, asked again, is refused it now: B holds it.
   const HttpReply back = Call("GET", a.base + "/v1/sessions/" + session);
   EXPECT_EQ(ErrorKind(back), "lease_held") << back.body;
