@@ -43,6 +43,7 @@ struct ServeCommandLine {
   std::int64_t keepalive_seconds = 15;
   std::vector<std::string> cors_origins;
   std::int64_t tool_timeout_seconds = 600;
+  std::int64_t idle_release_seconds = 300;  // 0: never
 };
 
 namespace {
@@ -172,6 +173,7 @@ int Run(const ServeCommandLine& line) {
   options.cors_origins = line.cors_origins;
   options.stream_keepalive = std::chrono::seconds(line.keepalive_seconds);
   options.tool_timeout = std::chrono::seconds(line.tool_timeout_seconds);
+  options.idle_release = std::chrono::seconds(line.idle_release_seconds);
   auto server = serve::Server::Start(std::move(options));
   if (!server.ok()) {
     std::fprintf(stderr, "harness %s\n", TerminalText(server.error().Message()).c_str());
@@ -184,6 +186,8 @@ int Run(const ServeCommandLine& line) {
       listen->host.find(':') != std::string::npos ? "[" + listen->host + "]" : listen->host;
   std::printf("listening on http://%s:%u\n", host.c_str(),
               static_cast<unsigned>((*server)->port()));
+  // The id another server's 409 lease_held names when this process holds the session.
+  std::printf("lease owner %s\n", (*server)->owner().ToString().c_str());
   std::fflush(stdout);
   {
     std::mutex mu;
@@ -236,6 +240,9 @@ std::shared_ptr<ServeCommandLine> AddServeCommand(CLI::App& app) {
                 "call the API; none by default");
   AddNumberOption(*c, "--tool-timeout", line->tool_timeout_seconds, {1, 86'400},
                   "seconds a call of a client tool waits for the client's result");
+  AddNumberOption(*c, "--idle-release", line->idle_release_seconds, {0, 86'400},
+                  "seconds a session may sit idle in memory before it is suspended and its "
+                  "lease released, so another process may serve it (0: never)");
   return line;
 }
 

@@ -242,6 +242,10 @@ TEST_P(JournalConformance, LeaseIsHeldUntilItExpiresThenAnotherOwnerFencesTheOld
   auto held = journal_->AcquireLease(session, b, seconds(10));
   ASSERT_FALSE(held.ok());
   EXPECT_EQ(held.error().kind, K::kLeaseHeld);
+  // The refusal names the holder as a value, so a caller can say who to ask instead.
+  ASSERT_TRUE(held.error().holder.has_value());
+  EXPECT_EQ(held.error().holder->owner, a);
+  EXPECT_EQ(held.error().holder->expires_at, T0() + seconds(10));
   EXPECT_EQ(journal_->AcquireLease(session, a, seconds(10)).error().kind, K::kLeaseHeld)
       << "the holder renews; it does not acquire twice";
   env_.Advance(seconds(9));

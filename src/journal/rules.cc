@@ -94,12 +94,14 @@ Result<Lease, JournalError> DecideAcquire(const LeaseState& state, const Uuid& s
                                           std::chrono::nanoseconds ttl) {
   HARNESS_CHECK(ValidateLeaseArgs(session, owner, ttl));
   if (Live(state, now)) {
-    return Fail(Error(
+    JournalError held = Error(
         JournalErrorKind::kLeaseHeld,
-        fmt::format("session {} is leased to {} (token {}) for another {} ms", session.ToString(),
-                    state.owner.ToString(), state.token,
-                    std::chrono::duration_cast<std::chrono::milliseconds>(state.expires_at - now)
-                        .count())));
+        fmt::format(
+            "session {} is leased to {} (token {}) for another {} ms", session.ToString(),
+            state.owner.ToString(), state.token,
+            std::chrono::duration_cast<std::chrono::milliseconds>(state.expires_at - now).count()));
+    held.holder = LeaseHolder{state.owner, state.expires_at};
+    return Fail(std::move(held));
   }
   return Lease{session, owner, state.token + 1, now + ttl};
 }

@@ -28,10 +28,6 @@ using runtime_detail::SessionCore;
 
 constexpr std::size_t kReadPage = 4096;
 
-SessionError JournalFailure(const JournalError& error) {
-  return SessionError{SessionErrorKind::kJournal, error.Describe()};
-}
-
 SessionError Refused(RestoreError error) {
   SessionError out{SessionErrorKind::kRestoreRefused, error.Message()};
   out.restore = std::move(error);
@@ -112,7 +108,7 @@ Status<SessionError> ReadAndFold(Journal& journal, const Uuid& session, unsigned
   };
   auto first = read(1);
   if (!first)
-    return Fail(JournalFailure(first.error()));
+    return Fail(SessionError::FromJournal(first.error()));
   bool more = first->size() == kReadPage;
   std::uint64_t next = more ? first->back().seq + 1 : 0;
   std::future<DecodedPage> decoding = decode_async(std::move(*first));
@@ -136,7 +132,7 @@ Status<SessionError> ReadAndFold(Journal& journal, const Uuid& session, unsigned
     if (!following)
       return {};
     if (!following->ok())
-      return Fail(JournalFailure(following->error()));
+      return Fail(SessionError::FromJournal(following->error()));
   }
 }
 
@@ -223,7 +219,7 @@ Result<std::unique_ptr<Session>, SessionError> Session::Restore(SessionOptions o
                       ? journal.TakeOverLease(session, options.owner, options.lease_ttl)
                       : journal.AcquireLease(session, options.owner, options.lease_ttl);
   if (!acquired)
-    return Fail(JournalFailure(acquired.error()));
+    return Fail(SessionError::FromJournal(acquired.error()));
   LeaseGuard guard(journal, *acquired);
 
   // 2. Read and fold.
@@ -266,7 +262,7 @@ Result<std::unique_ptr<Session>, SessionError> Session::Restore(SessionOptions o
     request.records = records;
     auto appended = journal.Append(std::move(request));
     if (!appended)
-      return Fail(JournalFailure(appended.error()));
+      return Fail(SessionError::FromJournal(appended.error()));
     // Fold the repairs in, so that the loops start from fold(journal + repairs).
     for (std::size_t i = 0; i < records.size(); ++i) {
       NewRecord& record = records[i];

@@ -42,6 +42,12 @@ std::string_view SessionErrorKindName(SessionErrorKind kind) {
   return "";
 }
 
+SessionError SessionError::FromJournal(const JournalError& error) {
+  SessionError out{SessionErrorKind::kJournal, error.Describe()};
+  out.journal = error;
+  return out;
+}
+
 std::string SessionError::Message() const {
   std::string out("session: ");
   out.append(SessionErrorKindName(kind));
@@ -282,13 +288,13 @@ Result<std::unique_ptr<Session>, SessionError> Session::Open(SessionOptions opti
   HARNESS_CHECK(runtime_detail::MintSessionIds(options));
   auto lease = options.journal->AcquireLease(options.session_id, options.owner, options.lease_ttl);
   if (!lease)
-    return Fail(SessionError{SessionErrorKind::kJournal, lease.error().Describe()});
+    return Fail(SessionError::FromJournal(lease.error()));
   // Under the lease nobody else appends, so the answer stays true while we hold it.
   auto last = options.journal->LastSequence(options.session_id);
   if (!last || *last != 0) {
     (void)options.journal->ReleaseLease(*lease);
     if (!last)
-      return Fail(SessionError{SessionErrorKind::kJournal, last.error().Describe()});
+      return Fail(SessionError::FromJournal(last.error()));
     return Fail(SessionError{
         SessionErrorKind::kSessionExists,
         "session " + options.session_id.ToString() + " has records: restore it instead"});

@@ -326,6 +326,14 @@ std::string EncodeApiError(const ApiError& error) {
   out += ApiErrorKindName(error.kind);
   out += "\",\"detail\":";
   AppendJsonString(out, error.detail);
+  if (error.holder) {
+    out += ",\"holder\":{\"owner\":\"" + error.holder->owner.ToString() +
+           "\",\"lease_expires_at_ms\":" +
+           std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(
+                              error.holder->expires_at.time_since_epoch())
+                              .count()) +
+           "}";
+  }
   out += "}}";
   return out;
 }

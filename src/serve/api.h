@@ -25,6 +25,7 @@
 #include <utility>
 #include <vector>
 
+#include "harness/core/env.h"
 #include "harness/core/result.h"
 #include "harness/core/uuid.h"
 #include "harness/event/event.h"
@@ -71,12 +72,27 @@ inline constexpr std::size_t kApiErrorKindCount = 26;
 std::string_view ApiErrorKindName(ApiErrorKind kind);
 unsigned HttpStatusOf(ApiErrorKind kind);
 
-struct ApiError {
-  ApiErrorKind kind = ApiErrorKind::kInternal;
-  std::string detail;
+// kLeaseHeld: the server process that holds the session (its lease owner id, which that
+// process prints when it starts) and when its lease ends unless it renews it.
+struct ApiLeaseHolder {
+  Uuid owner;
+  WallTime expires_at{};
 };
 
-// {"error":{"kind":"…","detail":"…"}}
+struct ApiError {
+  ApiError() = default;
+  ApiError(ApiErrorKind kind_in, std::string detail_in,
+           std::optional<ApiLeaseHolder> holder_in = std::nullopt)
+      : kind(kind_in), detail(std::move(detail_in)), holder(std::move(holder_in)) {}
+
+  ApiErrorKind kind = ApiErrorKind::kInternal;
+  std::string detail;
+  std::optional<ApiLeaseHolder> holder;  // kLeaseHeld, when the journal named the holder
+};
+
+// {"error":{"kind":"…","detail":"…"}}, and for a held lease whose holder is known
+// {"error":{"kind":"lease_held","detail":"…","holder":{"owner":"<uuid>","lease_expires_at_ms":N}}}
+// with N the end of the holder's lease in Unix milliseconds on the journal's clock.
 std::string EncodeApiError(const ApiError& error);
 
 // ---- Routes ----

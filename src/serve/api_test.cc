@@ -144,6 +144,15 @@ TEST(ApiErrors, EachKindHasItsNameAndStatus) {
             R"({"error":{"kind":"loop_not_found","detail":"no \"x\""}})");
 }
 
+TEST(ApiErrors, AHeldLeaseNamesItsHolder) {
+  ApiError held{ApiErrorKind::kLeaseHeld, "held"};
+  held.holder = ApiLeaseHolder{*Uuid::ParseCanonical("0190a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b"),
+                               WallTime(std::chrono::milliseconds(1'700'000'000'123))};
+  EXPECT_EQ(EncodeApiError(held),
+            R"({"error":{"kind":"lease_held","detail":"held","holder":{"owner":)"
+            R"("0190a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b","lease_expires_at_ms":1700000000123}}})");
+}
+
 TEST(DecodeCreateSession, ReadsEveryMemberAndTheDefaults) {
   auto full = DecodeCreateSession(
       R"({"loops":[{"model":"m","compactor":"c","system_prompt":"be brief",)"

@@ -143,6 +143,7 @@ struct CommandWait {
 // any thread.
 struct EventStream {
   Subscription subscription;
+  Uuid session;
   std::string out;  // frames not yet handed to MHD
   std::size_t sent = 0;
   bool finished = false;
@@ -150,9 +151,10 @@ struct EventStream {
   std::mutex mu;
   MHD_Connection* connection = nullptr;  // null once MHD is done with the response
   bool suspended = false;
-  bool pending = false;    // woken since the reader last found the queue empty
-  bool stopped = false;    // the server is shutting down
-  bool keepalive = false;  // a keepalive comment is due
+  bool pending = false;        // woken since the reader last found the queue empty
+  bool stopped = false;        // the server is shutting down
+  bool keepalive = false;      // a keepalive comment is due
+  bool idle_released = false;  // the session left memory idle: the end frame says so
 
   std::function<void()> on_free;  // MHD is done with the stream's response
   ServeMetrics* metrics = nullptr;
@@ -190,10 +192,10 @@ struct EventStream {
   }
 };
 
-std::string EndFrame(const CloseReason& reason) {
+std::string EndFrame(std::string_view reason, std::uint64_t last_seq) {
   std::string out = "event: end\ndata: {\"reason\":\"";
-  out += CloseKindName(reason.kind);
-  out += "\",\"last_seq\":" + std::to_string(reason.last_delivered_seq) + "}\n\n";
+  out += reason;
+  out += "\",\"last_seq\":" + std::to_string(last_seq) + "}\n\n";
   return out;
 }
 
@@ -220,8 +222,17 @@ ssize_t ReadStream(void* cls, std::uint64_t /*pos*/, char* buf, std::size_t max)
     if (next.error().kind == NextError::Kind::kClosed) {
       const CloseReason reason =
           next.error().close.value_or(CloseReason{CloseKind::kHubClosed, 0, {}});
-      s.out += reason.kind == CloseKind::kLagged ? LaggedFrame(reason.last_delivered_seq)
-                                                 : EndFrame(reason);
+      bool idle_released = false;
+      {
+        std::lock_guard lock(s.mu);
+        idle_released = s.idle_released;
+      }
+      if (reason.kind == CloseKind::kLagged)
+        s.out += LaggedFrame(reason.last_delivered_seq);
+      else if (reason.kind == CloseKind::kHubClosed && idle_released)
+        s.out += EndFrame("idle_released", reason.last_delivered_seq);
+      else
+        s.out += EndFrame(CloseKindName(reason.kind), reason.last_delivered_seq);
       if (reason.kind == CloseKind::kLagged && s.metrics != nullptr)
         s.metrics->StreamLagged();
       s.finished = true;
@@ -371,6 +382,7 @@ struct Server::Impl {
   ServeMetrics metrics;
   std::unique_ptr<MeteredJournal> journal;  // options.journal, metered
   CommandBook book{kCommandBookCapacity};
+  Uuid owner;  // the lease owner of every session of this server
   std::unique_ptr<SessionTable> sessions;
   Alarm alarm;
   MHD_Daemon* daemon = nullptr;
@@ -404,6 +416,8 @@ struct Server::Impl {
   MHD_Result Preflight(MHD_Connection* connection, const char* url);
   // The CORS headers of an allowed Origin (docs/serve.md "CORS"); none otherwise.
   void AddCors(MHD_Connection* connection, MHD_Response* response, const std::string* preflight);
+  // The session leaves memory idle: its streams' end frames say so (under the table's lock).
+  void MarkIdleReleased(const Uuid& session);
 };
 
 namespace {
@@ -793,6 +807,7 @@ Result<MHD_Response*, ApiError> Server::Impl::Events(MHD_Connection* connection,
     sub.emplace(served->session->Subscribe(filter));
   }
   auto stream = std::make_shared<EventStream>(std::move(*sub));
+  stream->session = route.session;
   stream->connection = connection;
   stream->metrics = &metrics;
   {
@@ -914,6 +929,16 @@ Result<Reply, ApiError> Server::Impl::LoopJson(const Route& route, bool history)
   return Reply{200, out + "}"};
 }
 
+void Server::Impl::MarkIdleReleased(const Uuid& session) {
+  std::lock_guard lock(streams_mu);
+  for (auto& weak : streams) {
+    if (auto s = weak.lock(); s && s->session == session) {
+      std::lock_guard stream_lock(s->mu);
+      s->idle_released = true;
+    }
+  }
+}
+
 void Server::Impl::StopStreams() {
   std::vector<std::shared_ptr<EventStream>> live;
   {
@@ -993,11 +1018,14 @@ Result<std::unique_ptr<Server>, ServeError> Server::Start(ServeOptions options) 
   table.max_sessions = impl->options.max_sessions;
   table.lease_ttl = impl->options.lease_ttl;
   table.tool_timeout = impl->options.tool_timeout;
+  table.idle_release = impl->options.idle_release;
+  table.on_idle_release = [raw = impl.get()](const Uuid& id) { raw->MarkIdleReleased(id); };
   // One lease owner for every session of this process: another server is told who holds one.
   Uuid::Bytes random;
   if (auto drawn = env->RandomBytes(random); !drawn)
     return Fail(ServeError{ServeError::Kind::kIdUnavailable, drawn.error().detail});
   table.owner = Uuid::V4From(random);
+  impl->owner = table.owner;
   impl->sessions = std::make_unique<SessionTable>(std::move(table));
   impl->daemon = MHD_start_daemon(
       flags, impl->options.port, nullptr, nullptr, &HandleRequest, impl.get(), MHD_OPTION_SOCK_ADDR,
@@ -1025,6 +1053,10 @@ Server::~Server() {
 
 std::uint16_t Server::port() const {
   return impl_->port;
+}
+
+const Uuid& Server::owner() const {
+  return impl_->owner;
 }
 
 void Server::Shutdown() {

@@ -14,6 +14,7 @@
 #include "harness/inference/counter.h"
 #include "harness/journal/memory_journal.h"
 #include "serve/openapi.h"
+#include "support/env.h"
 #include "support/serve_client.h"
 #include "support/test_model.h"
 
@@ -62,6 +63,7 @@ class ServerTest : public ::testing::Test {
     options.host = "127.0.0.1";
     options.port = 0;
     options.journal = journal_.get();
+    options.env = env_;
     options.threads = 2;
     options.models["t"] =
         ConfiguredModel{runtime_testing::TestModel(), []() -> Result<ServedModel, std::string> {
@@ -70,8 +72,11 @@ class ServerTest : public ::testing::Test {
     return options;
   }
 
-  void SetUp() override {
-    auto server = Server::Start(Options());
+  void SetUp() override { StartWithASession(Options()); }
+
+  // Starts server_ with `options` and creates session_ with one loop_ on it.
+  void StartWithASession(ServeOptions options) {
+    auto server = Server::Start(std::move(options));
     ASSERT_TRUE(server.ok()) << server.error().Message();
     server_ = std::move(server).value();
     base_ = "http://127.0.0.1:" + std::to_string(server_->port());
@@ -89,6 +94,7 @@ class ServerTest : public ::testing::Test {
     return ParseOrNull(reply.body)["command_id"].get<std::string>();
   }
 
+  Env* env_ = nullptr;  // null: the server's own SystemEnv
   std::unique_ptr<Journal> journal_ = NewMemoryJournal();
   std::unique_ptr<Server> server_;
   std::string base_;
@@ -161,7 +167,11 @@ TEST_F(ServerTest, ASecondServerOverTheSameJournalIsRefusedTheSessionWhileTheFir
   const std::string other = "http://127.0.0.1:" + std::to_string((*second)->port());
   const auto refused = Call("GET", other + "/v1/sessions/" + session_);
   EXPECT_EQ(refused.status, 409) << refused.body;
-  EXPECT_EQ(ParseOrNull(refused.body)["error"]["kind"], "lease_held");
+  const Json error = ParseOrNull(refused.body)["error"];
+  EXPECT_EQ(error["kind"], "lease_held");
+  // The refusal names the holder: the first server's lease owner, not the second's.
+  EXPECT_EQ(error["holder"]["owner"], server_->owner().ToString()) << refused.body;
+  EXPECT_NE(server_->owner(), (*second)->owner());
   // Once the first server stops (and releases the lease), the second restores the session.
   server_->Shutdown();
   const auto restored = Call("GET", other + "/v1/sessions/" + session_);
@@ -416,6 +426,142 @@ TEST_F(ClientToolTest, ARestoredLoopHasNoClientTools) {
   const Json history = ParseOrNull(Call("GET", loop_ + "/history").body)["messages"];
   EXPECT_EQ(history.back()["blocks"][0]["text"],
             "saw call_1!unknown tool: get_weather;call_2!unknown tool: get_weather;");
+}
+
+// Idle release on a manual clock: the first server (A) releases a session idle for a minute of
+// its Env's time, and a second server (B) over the same journal, refused it until then, takes
+// it over; a stream open on A ends saying why, and resumed on B with its Last-Event-ID misses
+// nothing.
+class IdleRelease : public ServerTest {
+ protected:
+  IdleRelease() { env_ = &clock_; }
+  ServeOptions IdleOptions(std::chrono::nanoseconds idle) {
+    ServeOptions options = Options();
+    options.idle_release = idle;
+    return options;
+  }
+  void SetUp() override { StartWithASession(IdleOptions(std::chrono::seconds(60))); }
+  // The server goes before the clock it reads.
+  void TearDown() override { server_.reset(); }
+  std::string Answered(const std::string& base, const std::string& command) {
+    const auto reply = Call("GET", base + "/v1/commands/" + command + "?wait_ms=10000");
+    EXPECT_EQ(reply.status, 200) << reply.body;
+    return ParseOrNull(reply.body)["reply"]["type"].get<std::string>();
+  }
+
+  ManualEnv clock_{WallTime(std::chrono::seconds(1'800'000'000))};
+};
+
+// A session whose loops have client tools stays: the journal does not record the tools, so it
+// would come back without them. Its idle neighbour, released in the same sweep, shows when the
+// sweep has looked at both.
+TEST_F(IdleRelease, ASessionWithClientToolsIsNotReleased) {
+  const auto created = Call("POST", base_ + "/v1/sessions",
+                            R"({"loops":[{"model":"t","tools":[{"name":"get_weather"}]}]})");
+  ASSERT_EQ(created.status, 201) << created.body;
+  const std::string with_tools = ParseOrNull(created.body)["session_id"].get<std::string>();
+  std::promise<void> open;
+  std::thread reader([&] {
+    // The stream ends when the sweep releases the session without tools.
+    bool told = false;
+    const auto read =
+        ReadStream(base_ + "/v1/sessions/" + session_ + "/events?from=1", [&](const auto&) {
+          if (!std::exchange(told, true))
+            open.set_value();
+          return false;
+        });
+    ASSERT_FALSE(read.empty());
+    EXPECT_EQ(read.back().data["reason"], "idle_released");
+  });
+  // Both sessions idle for over a minute of A's clock once the stream is open (opening it
+  // stamps the session active: advance only after that).
+  open.get_future().wait();
+  clock_.Advance(std::chrono::seconds(61));
+  reader.join();
+  const Json list = ParseOrNull(Call("GET", base_ + "/v1/sessions").body)["sessions"];
+  for (const Json& entry : list) {
+    EXPECT_EQ(entry["in_memory"], entry["session_id"] == with_tools) << list.dump();
+  }
+}
+
+TEST_F(IdleRelease, AnIdleSessionIsReleasedAndAnotherServerTakesItOverWithoutAGap) {
+  auto b = Server::Start(IdleOptions(std::chrono::nanoseconds::zero()));
+  ASSERT_TRUE(b.ok());
+  const std::string other = "http://127.0.0.1:" + std::to_string((*b)->port());
+  const std::string events = "/v1/sessions/" + session_ + "/events";
+
+  std::vector<StreamEvent> on_a;
+  std::promise<void> seen_reply;
+  std::thread reader([&] {
+    bool told = false;
+    on_a = ReadStream(base_ + events + "?from=1", [&](const auto& read) {
+      if (!told && serve_testing::HasEvent(read, "CompactWaiterRejected")) {
+        told = true;
+        seen_reply.set_value();
+      }
+      return false;  // until the server ends the stream
+    });
+  });
+  EXPECT_EQ(Answered(base_, Compact()), "CompactWaiterRejected");
+  seen_reply.get_future().wait();
+  // Not idle long enough yet: A holds it, and B is told so, naming A.
+  clock_.Advance(std::chrono::seconds(59));
+  const auto refused = Call("GET", other + "/v1/sessions/" + session_);
+  EXPECT_EQ(refused.status, 409) << refused.body;
+  EXPECT_EQ(ParseOrNull(refused.body)["error"]["holder"]["owner"], server_->owner().ToString());
+  // A request (the 409 was B's; this one is A's) keeps it active for another minute.
+  ASSERT_EQ(Call("GET", base_ + "/v1/sessions/" + session_).status, 200);
+  clock_.Advance(std::chrono::seconds(59));
+  EXPECT_EQ(Call("GET", other + "/v1/sessions/" + session_).status, 409);
+
+  clock_.Advance(std::chrono::seconds(2));  // idle for a minute of A's clock: A lets it go
+  reader.join();
+  ASSERT_FALSE(on_a.empty());
+  EXPECT_EQ(on_a.back().name, "end");
+  EXPECT_EQ(on_a.back().data["reason"], "idle_released") << on_a.back().data.dump();
+  const std::uint64_t last = on_a.back().data["last_seq"].get<std::uint64_t>();
+  std::uint64_t delivered = 0;
+  for (const StreamEvent& e : on_a)
+    delivered = std::max(delivered, e.seq);
+  EXPECT_EQ(last, delivered);
+
+  // B restores it on demand; the stream resumed there from A's last event misses nothing.
+  const auto listed = Call("GET", base_ + "/v1/sessions");
+  EXPECT_NE(listed.body.find("\"in_memory\":false"), std::string::npos) << listed.body;
+  ASSERT_EQ(Call("GET", other + "/v1/sessions/" + session_).status, 200);
+  const std::string command = [&] {
+    const auto reply =
+        Call("POST", other + "/v1/sessions/" + session_ + "/loops/" + loop_ + "/compact");
+    EXPECT_EQ(reply.status, 202) << reply.body;
+    return ParseOrNull(reply.body)["command_id"].get<std::string>();
+  }();
+  EXPECT_EQ(Answered(other, command), "CompactWaiterRejected");
+  const auto on_b = ReadStream(
+      other + events,
+      [&](const auto& read) { return serve_testing::HasEvent(read, "CompactWaiterRejected"); },
+      {"Last-Event-ID: " + std::to_string(last)});
+  std::vector<std::uint64_t> resumed;
+  for (const StreamEvent& e : on_b) {
+    if (e.seq != 0)
+      resumed.push_back(e.seq);
+  }
+  // The journal's events after A's last, in order: the resumed stream is their beginning.
+  const auto exported = Call("GET", other + "/v1/sessions/" + session_ + "/export");
+  std::vector<std::uint64_t> journal;
+  for (std::size_t at = 0; at < exported.body.size();) {
+    const std::size_t nl = exported.body.find('\n', at);
+    const Json record = ParseOrNull(exported.body.substr(at, nl - at));
+    if (record["kind"] == "event" && record["seq"].get<std::uint64_t>() > last &&
+        journal.size() < resumed.size())
+      journal.push_back(record["seq"].get<std::uint64_t>());
+    at = nl + 1;
+  }
+  ASSERT_FALSE(resumed.empty());
+  EXPECT_EQ(resumed, journal);
+  // And A, asked again, is refused it: B holds it now.
+  const auto back = Call("GET", base_ + "/v1/sessions/" + session_);
+  EXPECT_EQ(back.status, 409) << back.body;
+  EXPECT_EQ(ParseOrNull(back.body)["error"]["holder"]["owner"], (*b)->owner().ToString());
 }
 
 // The threads of this process now (Linux: one entry per thread in /proc/self/task).

@@ -238,10 +238,15 @@ ApiError FromSessionError(const SessionError& error) {
     case SessionErrorKind::kInvalidArgument:
       return Error(ApiErrorKind::kInvalidArgument, std::move(detail));
     case SessionErrorKind::kJournal:
-      // The journal's error is "<kind>: <detail>" (journal/error.h); a held lease is the
-      // client's conflict, not the server's failure.
-      if (error.detail.rfind(JournalErrorKindName(JournalErrorKind::kLeaseHeld), 0) == 0)
-        return Error(ApiErrorKind::kLeaseHeld, std::move(detail));
+      // A held lease is the client's conflict, not the server's failure: it is told which
+      // server process holds the session.
+      if (error.journal && error.journal->kind == JournalErrorKind::kLeaseHeld) {
+        ApiError held(ApiErrorKind::kLeaseHeld, std::move(detail));
+        if (error.journal->holder)
+          held.holder =
+              ApiLeaseHolder{error.journal->holder->owner, error.journal->holder->expires_at};
+        return held;
+      }
       return Error(ApiErrorKind::kJournal, std::move(detail));
     case SessionErrorKind::kSessionNotFound:
       return Error(ApiErrorKind::kSessionNotFound, std::move(detail));
@@ -309,7 +314,88 @@ Result<LoopDefinition, ApiError> SessionTable::Define(const LoopRequest& loop,
 SessionTable::SessionTable(SessionTableOptions options)
     : options_(std::move(options)),
       host_(std::make_shared<SessionHost>(SessionHostOptions{options_.actor_threads})),
-      recorder_(std::make_shared<ReplyRecorder>(*options_.book, *options_.metrics)) {}
+      recorder_(std::make_shared<ReplyRecorder>(*options_.book, *options_.metrics)) {
+  if (options_.idle_release > std::chrono::nanoseconds::zero())
+    sweeper_ = std::jthread([this](std::stop_token stop) { SweepIdle(stop); });
+}
+
+void SessionTable::SweepIdle(std::stop_token stop) {
+  for (;;) {
+    {
+      std::unique_lock lock(mu_);
+      sweep_cv_.wait_for(lock, stop, kIdleSweep, [] { return false; });
+      if (stop.stop_requested())
+        return;
+    }
+    ReleaseIdle();
+  }
+}
+
+namespace {
+
+// Whether any loop of the session has work that is not done: a running turn, a compaction, a
+// queued input. A loop that cannot be asked (exited meanwhile) has none.
+bool HasWork(ServedSession& served) {
+  for (const Uuid& loop : served.loops) {
+    auto snapshot = served.session->Snapshot(loop);
+    if (snapshot.ok() && (snapshot->status == LoopStatus::kRunning || snapshot->attempt ||
+                          snapshot->queued_inputs != 0))
+      return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+void SessionTable::ReleaseIdle() {
+  // 1. Under the lock: a session some request holds (a reference besides the table's) is in
+  //    use now; the others idle for long enough are candidates.
+  std::vector<std::shared_ptr<ServedSession>> candidates;
+  {
+    std::lock_guard lock(mu_);
+    if (closed_)
+      return;
+    const auto now = options_.env->MonotonicNow();
+    for (auto& [id, served] : sessions_) {
+      // The journal does not record a loop's client tools: released, the session would come
+      // back without them (docs/serve.md "Client tools"), so it stays.
+      if (!served->tool_boxes.empty())
+        continue;
+      if (served.use_count() > 1)
+        served->last_active = now;
+      else if (now - served->last_active >= options_.idle_release)
+        candidates.push_back(served);
+    }
+  }
+  // 2. Outside it (a snapshot waits for the loop's actor): a candidate whose loops have work is
+  //    active now, and looked at again by the next sweep.
+  std::vector<Uuid> idle;
+  for (auto& served : candidates) {
+    if (HasWork(*served)) {
+      std::lock_guard lock(mu_);
+      served->last_active = options_.env->MonotonicNow();
+    } else {
+      idle.push_back(served->session->id());
+    }
+  }
+  candidates.clear();
+  // 3. Under the lock again, so no request can take one meanwhile: a session untouched since
+  //    (no request took it: a Get stamps it) is suspended, its lease released, and forgotten.
+  std::lock_guard lock(mu_);
+  if (closed_)
+    return;
+  const auto now = options_.env->MonotonicNow();
+  for (const Uuid& id : idle) {
+    auto it = sessions_.find(id);
+    if (it == sessions_.end() || it->second.use_count() > 1 ||
+        now - it->second->last_active < options_.idle_release)
+      continue;
+    if (options_.on_idle_release)
+      options_.on_idle_release(id);
+    it->second->session->Suspend();
+    sessions_.erase(it);
+  }
+}
 
 SessionOptions SessionTable::OptionsFor(const Uuid& id) const {
   SessionOptions options;
@@ -331,6 +417,7 @@ std::shared_ptr<ServedSession> SessionTable::Keep(
   served->contexts = std::move(contexts);
   served->tool_boxes = std::move(boxes);
   recorder_->Watch(*served);
+  served->last_active = options_.env->MonotonicNow();
   sessions_[served->session->id()] = served;
   return served;
 }
@@ -387,8 +474,10 @@ Result<std::shared_ptr<ServedSession>, ApiError> SessionTable::Get(const Uuid& i
   std::lock_guard lock(mu_);
   if (closed_)
     return Fail(Error(ApiErrorKind::kShuttingDown, "the server is shutting down"));
-  if (auto it = sessions_.find(id); it != sessions_.end())
+  if (auto it = sessions_.find(id); it != sessions_.end()) {
+    it->second->last_active = options_.env->MonotonicNow();
     return it->second;
+  }
   if (auto room = RoomLocked(); !room.ok())
     return Fail(std::move(room).error());
   std::vector<Uuid> loops;
@@ -473,6 +562,10 @@ std::size_t SessionTable::InMemory() {
 }
 
 void SessionTable::SuspendAll() {
+  if (sweeper_.joinable()) {
+    sweeper_.request_stop();
+    sweeper_.join();
+  }
   std::map<Uuid, std::shared_ptr<ServedSession>> sessions;
   {
     std::lock_guard lock(mu_);

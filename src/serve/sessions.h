@@ -18,6 +18,11 @@
 //   ServedSession::tool_boxes, whose calls wait at most `tool_timeout`. End shuts a
 //   session down (its loops exit, which the journal records) and forgets it. SuspendAll
 //   suspends and forgets every session, then refuses every call with kShuttingDown.
+// - Idle release (options.idle_release > 0): a session in memory that no request has used, whose
+//   loops had no running turn, no compaction and no queued input, for idle_release on the Env's
+//   monotonic clock is suspended (its lease released) and forgotten, so that another process
+//   may serve it; a later Get restores it. One thread looks every kIdleSweep (real time) and
+//   judges by the Env's clock; on_idle_release(id) runs just before such a suspension.
 // - Every session in memory runs on the table's one SessionHost (the server's threads, whatever
 //   the number of sessions), and one ReplyRecorder thread records every session's replies in
 //   the book: a session's reply subscription wakes it, and it reads what is queued.
@@ -120,6 +125,8 @@ struct ServedSession {
   std::map<Uuid, LoopContext> contexts;  // by loop; written before the session is served
   std::map<Uuid, std::shared_ptr<ClientToolBox>> tool_boxes;  // the loops with client tools
   std::shared_ptr<ReplyWatch> watch;
+  // Guarded by the table's lock: when a request or a busy loop was last seen (Env::MonotonicNow).
+  std::chrono::steady_clock::time_point last_active{};
 };
 
 // Records the replies of every watched session in the book, from one thread.
@@ -158,7 +165,13 @@ struct SessionTableOptions {
   std::size_t actor_threads = 2;    // the sessions' host: threads running every loop strand
   ServeMetrics* metrics = nullptr;  // required
   std::chrono::nanoseconds tool_timeout = std::chrono::seconds(600);  // a client tool's wait
+  std::chrono::nanoseconds idle_release{0};          // zero: sessions stay in memory until ended
+  std::function<void(const Uuid&)> on_idle_release;  // under the table's lock; may be empty
 };
+
+// How often (real time) the table looks for idle sessions; the idle time itself is judged on
+// the Env's clock.
+inline constexpr std::chrono::milliseconds kIdleSweep{250};
 
 class SessionTable {
  public:
@@ -185,6 +198,9 @@ class SessionTable {
                                       std::map<Uuid, LoopContext> contexts,
                                       std::map<Uuid, std::shared_ptr<ClientToolBox>> boxes);
   Status<ApiError> RoomLocked() const;
+  // The idle-release thread: one sweep every kIdleSweep until stopped.
+  void SweepIdle(std::stop_token stop);
+  void ReleaseIdle();
 
   const SessionTableOptions options_;
   std::shared_ptr<SessionHost> host_;
@@ -192,6 +208,8 @@ class SessionTable {
   std::mutex mu_;  // held across a restore, so a session is restored once
   std::map<Uuid, std::shared_ptr<ServedSession>> sessions_;
   bool closed_ = false;
+  std::condition_variable_any sweep_cv_;  // with mu_: only the stop wakes it early
+  std::jthread sweeper_;  // last: started once the state above exists, stopped first
 };
 
 // What a session refusal means on the wire.

@@ -1,13 +1,17 @@
 // `harness serve` end to end: the real binary on 127.0.0.1 (port 0), a SQLite data directory and
 // a scripted model, driven over HTTP with libcurl: sessions, commands and their waits, the event
 // stream and its resumption, typed errors, the token rule, and a graceful stop whose sessions a
-// restarted server restores.
+// restarted server restores. With HARNESS_PG_URL: two servers on one PostgreSQL journal, the
+// second refused a session its holder serves, then taking it over once the holder is killed.
 #include <gtest/gtest.h>
 #include <signal.h>
 
+#include <chrono>
+#include <cstdlib>
 #include <functional>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "chat_support.h"
@@ -331,6 +335,224 @@ TEST_F(ServeCli, SigtermSuspendsAndARestartedServerRestoresTheSessionOnDemand) {
   ASSERT_EQ(history.status, 200);
   EXPECT_EQ(Parse(history.body)["messages"].size(), 2u);
   EXPECT_EQ(StopServer(), 0);
+}
+
+// A `harness serve` process started by a test: its base URL and its lease owner id (the two
+// lines it prints when ready).
+struct RunningServer {
+  std::unique_ptr<e2e::Process> process;
+  std::string base;
+  std::string owner;
+};
+
+RunningServer StartServe(const std::vector<std::string>& args) {
+  RunningServer out;
+  out.process = std::make_unique<e2e::Process>(args);
+  EXPECT_TRUE(out.process->WaitForLine("lease owner ")) << out.process->seen();
+  const std::string& seen = out.process->seen();
+  const std::size_t url = seen.rfind("http://127.0.0.1:");
+  const std::size_t owner = seen.rfind("lease owner ");
+  if (url != std::string::npos && owner != std::string::npos) {
+    out.base = seen.substr(url, seen.find('\n', url) - url);
+    out.owner = seen.substr(owner + 12, 36);
+  }
+  return out;
+}
+
+// The sequence numbers of the session's events in the journal after `after`, from an export.
+std::vector<std::uint64_t> JournalEventsAfter(const std::string& export_body, std::uint64_t after) {
+  std::vector<std::uint64_t> out;
+  for (std::size_t at = 0; at < export_body.size();) {
+    const std::size_t nl = export_body.find('\n', at);
+    const Json record = Parse(export_body.substr(at, nl - at));
+    if (record["kind"] == "event" && record["seq"].get<std::uint64_t>() > after)
+      out.push_back(record["seq"].get<std::uint64_t>());
+    at = nl + 1;
+  }
+  return out;
+}
+
+// Two servers, A and B, on one PostgreSQL journal with a 2 s lease: A serves a session and B is
+// refused it, told A's owner id; A is killed (SIGKILL: no release); once A's lease expires B
+// restores the session, a stream resumed on B with the Last-Event-ID read from A misses nothing
+// and repeats nothing, and B compacts the session.
+// Servers on the PostgreSQL journal of HARNESS_PG_URL; without it the tests skip (and fail with
+// HARNESS_REQUIRE_PG=1).
+class ServeCliPg : public ServeCli {
+ protected:
+  void SetUp() override {
+    const char* pg = std::getenv("HARNESS_PG_URL");
+    pg_ = pg != nullptr ? pg : "";
+    if (pg_.empty()) {
+      const char* required = std::getenv("HARNESS_REQUIRE_PG");
+      if (required != nullptr && std::string(required) == "1")
+        FAIL() << "HARNESS_PG_URL is not set but HARNESS_REQUIRE_PG=1";
+      GTEST_SKIP() << "HARNESS_PG_URL is not set (scripts/pg-cluster start DIR prints one)";
+    }
+  }
+
+  // The durable events of the stream at `url` resumed after `last`, read until one at or past
+  // `until`.
+  static std::vector<std::uint64_t> Resumed(const std::string& url, std::uint64_t last,
+                                            std::uint64_t until) {
+    std::vector<std::uint64_t> seqs;
+    ReadStream(url,
+               [&](const auto& read) {
+                 seqs.clear();
+                 for (const StreamEvent& e : read) {
+                   if (e.seq != 0)
+                     seqs.push_back(e.seq);
+                 }
+                 return !seqs.empty() && seqs.back() >= until;
+               },
+               {"Last-Event-ID: " + std::to_string(last)});
+    return seqs;
+  }
+
+  std::string pg_;
+};
+
+// `harness serve` on 127.0.0.1:0 over the PostgreSQL journal at `pg` with model m of `script`
+// (the same script for every server: a restored loop finds its model by the key the journal
+// records, which names the script; each process's model starts the script again).
+std::vector<std::string> PgServeArgs(const std::string& pg, const std::string& script,
+                                     const std::vector<std::string>& extra) {
+  std::vector<std::string> args = {"serve", "--listen", "127.0.0.1:0",         "--journal",
+                                   pg,      "--model",  "m=scripted:" + script};
+  args.insert(args.end(), extra.begin(), extra.end());
+  return args;
+}
+
+TEST_F(ServeCliPg, ASecondServerOnOnePostgresJournalTakesTheSessionOverWhenItsHolderIsKilled) {
+  RunningServer a = StartServe(PgServeArgs(pg_, script_, {"--lease-ttl", "2"}));
+  RunningServer b = StartServe(PgServeArgs(pg_, script_, {"--lease-ttl", "2"}));
+  ASSERT_FALSE(a.base.empty());
+  ASSERT_FALSE(b.base.empty());
+  ASSERT_NE(a.owner, b.owner);
+
+  base_ = a.base;
+  const auto [session, loop] = CreateSession();
+  const std::string loop_path = "/v1/sessions/" + session + "/loops/" + loop;
+  for (const char* text : {"Say hello.", "Now edit src/app.cc."}) {
+    const HttpReply input =
+        Call("POST", a.base + loop_path + "/input", std::string(R"({"text":")") + text + "\"}");
+    ASSERT_EQ(input.status, 202) << input.body;
+    EXPECT_EQ(WaitCommand(Parse(input.body)["command_id"].get<std::string>())["status"],
+              "answered");
+  }
+  const HttpReply compact = Call("POST", a.base + loop_path + "/compact");
+  ASSERT_EQ(compact.status, 202) << compact.body;
+  WaitCommand(Parse(compact.body)["command_id"].get<std::string>());
+
+  // A client reads A's stream part way: three events, and remembers the last id.
+  const std::string events = "/v1/sessions/" + session + "/events";
+  const auto first =
+      ReadStream(a.base + events + "?from=1", [](const auto& read) { return read.size() == 3; });
+  ASSERT_EQ(first.size(), 3u);
+  const std::uint64_t last_event_id = first.back().seq;
+  ASSERT_GT(last_event_id, 0u);
+
+  // B is refused the session, told who holds it.
+  const HttpReply refused = Call("GET", b.base + "/v1/sessions/" + session);
+  ASSERT_EQ(refused.status, 409) << refused.body;
+  const Json held = Parse(refused.body)["error"];
+  EXPECT_EQ(held["kind"], "lease_held");
+  EXPECT_EQ(held["holder"]["owner"], a.owner) << refused.body;
+
+  // A dies without releasing anything.
+  a.process->Signal(SIGKILL);
+  a.process->Wait();
+
+  // B is refused until A's lease expires: each 409 says when, and B is asked again then (the
+  // lease is judged on the PostgreSQL server's clock, this machine's; a few retries absorb the
+  // renewal A may have made before it died). Bounded: 20 attempts.
+  HttpReply restored;
+  for (int attempt = 0; attempt < 20; ++attempt) {
+    restored = Call("GET", b.base + "/v1/sessions/" + session);
+    if (ErrorKind(restored) != "lease_held")
+      break;
+    const Json holder = Parse(restored.body)["error"]["holder"];
+    ASSERT_EQ(holder["owner"], a.owner) << restored.body;
+    const auto until = std::chrono::system_clock::time_point(
+        std::chrono::milliseconds(holder["lease_expires_at_ms"].get<std::int64_t>()));
+    ASSERT_LT(until - std::chrono::system_clock::now(), std::chrono::seconds(3))
+        << "A's lease runs at most --lease-ttl past its last renewal";
+    std::this_thread::sleep_until(until + std::chrono::milliseconds(10));
+  }
+  ASSERT_EQ(restored.status, 200) << restored.body;
+  EXPECT_EQ(Parse(restored.body)["loops"][0]["loop_id"], loop);
+
+  // Resumed on B with A's Last-Event-ID: exactly the journal's events after it, in order.
+  const HttpReply exported = Call("GET", b.base + "/v1/sessions/" + session + "/export");
+  ASSERT_EQ(exported.status, 200);
+  const std::vector<std::uint64_t> expected = JournalEventsAfter(exported.body, last_event_id);
+  ASSERT_FALSE(expected.empty());
+  EXPECT_EQ(Resumed(b.base + events, last_event_id, expected.back()), expected);
+
+  // B serves it: a turn, then a compaction.
+  base_ = b.base;
+  const HttpReply input = Call("POST", b.base + loop_path + "/input", R"({"text":"Go on."})");
+  ASSERT_EQ(input.status, 202) << input.body;
+  EXPECT_EQ(WaitCommand(Parse(input.body)["command_id"].get<std::string>())["reply"]["type"],
+            "InputAccepted");
+  const HttpReply again = Call("POST", b.base + loop_path + "/compact");
+  ASSERT_EQ(again.status, 202) << again.body;
+  // B's loop judges the compaction with the tail targets a restored loop takes (the configured
+  // model's defaults, as the request's are not journaled): it commits, or finds that this short
+  // history fits the tail. Either is B's own verdict on a session it holds.
+  const Json compacted = WaitCommand(Parse(again.body)["command_id"].get<std::string>());
+  const Json& verdict = compacted["reply"];
+  EXPECT_TRUE(verdict["type"] == "CompactWaiterResolved" ||
+              (verdict["type"] == "CompactWaiterRejected" &&
+               verdict["detail"]["kind"] == "history_fits_tail_target"))
+      << compacted.dump();
+  b.process->Signal(SIGTERM);
+  EXPECT_EQ(b.process->Wait(), 0) << b.process->seen();
+}
+
+// A live server releases an idle session (--idle-release 1; its leases last 30 s, so only the
+// release can hand the session over within the test): B, refused it while A holds it, serves it
+// once A's stream of it ends idle_released, and a stream resumed on B from A's last event
+// misses nothing.
+TEST_F(ServeCliPg, AServerReleasesAnIdleSessionAndAnotherServesItWithoutAGap) {
+  RunningServer a = StartServe(PgServeArgs(pg_, script_, {"--idle-release", "1"}));
+  RunningServer b = StartServe(PgServeArgs(pg_, script_, {}));
+  ASSERT_FALSE(a.base.empty());
+  ASSERT_FALSE(b.base.empty());
+  base_ = a.base;
+  const auto [session, loop] = CreateSession();
+  const std::string loop_path = "/v1/sessions/" + session + "/loops/" + loop;
+  const HttpReply input = Call("POST", a.base + loop_path + "/input", R"({"text":"Say hello."})");
+  ASSERT_EQ(input.status, 202) << input.body;
+  WaitCommand(Parse(input.body)["command_id"].get<std::string>());
+  const HttpReply refused = Call("GET", b.base + "/v1/sessions/" + session);
+  ASSERT_EQ(ErrorKind(refused), "lease_held") << refused.body;
+  EXPECT_EQ(Parse(refused.body)["error"]["holder"]["owner"], a.owner);
+
+  // A's stream of the session ends once A lets it go.
+  const std::string events = "/v1/sessions/" + session + "/events";
+  const auto on_a = ReadStream(a.base + events + "?from=1", [](const auto&) { return false; });
+  ASSERT_FALSE(on_a.empty());
+  ASSERT_EQ(on_a.back().name, "end");
+  EXPECT_EQ(on_a.back().data["reason"], "idle_released");
+  const std::uint64_t last = on_a.back().data["last_seq"].get<std::uint64_t>();
+
+  base_ = b.base;
+  const HttpReply more = Call("POST", b.base + loop_path + "/input", R"({"text":"Go on."})");
+  ASSERT_EQ(more.status, 202) << more.body;
+  WaitCommand(Parse(more.body)["command_id"].get<std::string>());
+  const HttpReply exported = Call("GET", b.base + "/v1/sessions/" + session + "/export");
+  const std::vector<std::uint64_t> expected = JournalEventsAfter(exported.body, last);
+  ASSERT_FALSE(expected.empty());
+  EXPECT_EQ(Resumed(b.base + events, last, expected.back()), expected);
+  // A, asked again, is refused it now: B holds it.
+  const HttpReply back = Call("GET", a.base + "/v1/sessions/" + session);
+  EXPECT_EQ(ErrorKind(back), "lease_held") << back.body;
+  EXPECT_EQ(Parse(back.body)["error"]["holder"]["owner"], b.owner);
+  a.process->Signal(SIGTERM);
+  b.process->Signal(SIGTERM);
+  EXPECT_EQ(a.process->Wait(), 0) << a.process->seen();
+  EXPECT_EQ(b.process->Wait(), 0) << b.process->seen();
 }
 
 }  // namespace

@@ -3,13 +3,20 @@
 // Contract: every fallible journal operation returns Result<T, JournalError>. The kind is the
 // decision-relevant part and its wire name (JournalErrorKindName) is fixed; the detail is a short
 // human-readable explanation, bounded to kMaxJournalErrorDetail bytes, that names sessions and
-// sequence numbers but never echoes payload bytes.
+// sequence numbers but never echoes payload bytes. A kLeaseHeld error also names the holder as
+// a value (`holder`: its owner id and when its lease ends), so a caller can say whom to ask
+// instead without reading the detail.
 // Thread safety: a plain value.
 #pragma once
 
 #include <cstddef>
+#include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
+
+#include "harness/core/uuid.h"
+#include "harness/journal/time.h"
 
 namespace harness {
 
@@ -33,9 +40,23 @@ std::string_view JournalErrorKindName(JournalErrorKind kind);
 
 inline constexpr std::size_t kMaxJournalErrorDetail = 256;
 
+// Who holds a lease another owner was refused.
+struct LeaseHolder {
+  Uuid owner;
+  JournalTime expires_at{};  // when the holder's lease ends unless it renews it
+
+  friend bool operator==(const LeaseHolder&, const LeaseHolder&) = default;
+};
+
 struct JournalError {
+  JournalError() = default;
+  JournalError(JournalErrorKind kind_in, std::string detail_in,
+               std::optional<LeaseHolder> holder_in = std::nullopt)
+      : kind(kind_in), detail(std::move(detail_in)), holder(std::move(holder_in)) {}
+
   JournalErrorKind kind = JournalErrorKind::kIo;
-  std::string detail;  // at most kMaxJournalErrorDetail bytes
+  std::string detail;                 // at most kMaxJournalErrorDetail bytes
+  std::optional<LeaseHolder> holder;  // kLeaseHeld: the live lease's holder
 
   // Builds an error, truncating the detail to its bound.
   static JournalError Make(JournalErrorKind kind, std::string_view detail);

@@ -133,9 +133,14 @@ struct SessionError {
                std::optional<RestoreError> restore_in = std::nullopt)
       : kind(kind_in), detail(std::move(detail_in)), restore(std::move(restore_in)) {}
 
+  // kJournal from the journal's own error: its kind and holder stay values (a held lease names
+  // its holder, journal/error.h), the detail is its description.
+  static SessionError FromJournal(const JournalError& error);
+
   SessionErrorKind kind = SessionErrorKind::kFaulted;
   std::string detail;
   std::optional<RestoreError> restore;  // kRestoreRefused: what the fold refused
+  std::optional<JournalError> journal;  // kJournal: the journal's error, when it refused
   std::string Message() const;          // "session: <kind>[: detail]"
 };
 

@@ -11,8 +11,16 @@
 //   takes the same time whatever the request holds (kUnauthorized otherwise). The token is never
 //   written anywhere.
 // - Sessions are created in, and restored on demand from, options.journal; the server holds the
-//   lease of each session it has in memory (renewed by the session). Models come only from
-//   options.models: a request names one, it never names a file or a provider.
+//   lease of each session it has in memory (renewed by the session), as owner(): one id per
+//   server. A session whose lease another owner holds (another server on the same journal) is
+//   refused kLeaseHeld, and the error body names that holder (its owner id and when its lease
+//   ends). Models come only from options.models: a request names one, it never names a file or
+//   a provider.
+// - Idle release (options.idle_release > 0): a session in memory that no request has used and
+//   whose loops had no running turn, compaction or queued input for idle_release, judged on
+//   options.env's monotonic clock, is suspended (its lease released) and leaves memory; its
+//   event streams end with reason idle_released and their last sequence number. Any server on
+//   the journal restores it on the next request.
 // - Tools a request defines run on the client: a call of one waits (on a blocking worker of the
 //   sessions' host) until the client posts its result, the turn ends, or options.tool_timeout
 //   passes (the model then gets an error result).
@@ -84,6 +92,9 @@ struct ServeOptions {
   // Origins (scheme://host[:port], compared exactly) whose pages may call the API from a
   // browser; empty: no CORS headers, and a preflight is refused as any unknown method.
   std::vector<std::string> cors_origins;
+  // A session in memory idle this long (on env's monotonic clock) is suspended and dropped from
+  // memory, releasing its lease; zero: never.
+  std::chrono::nanoseconds idle_release = std::chrono::seconds(300);
 };
 
 struct ServeError {
@@ -109,6 +120,9 @@ class Server {
   Server& operator=(const Server&) = delete;
 
   std::uint16_t port() const;
+  // The lease owner id of every session this server holds: what another server's 409
+  // lease_held names as the holder.
+  const Uuid& owner() const;
   void Shutdown();
 
   struct Impl;
