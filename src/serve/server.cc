@@ -35,8 +35,16 @@ namespace {
 constexpr std::size_t kCommandBookCapacity = 65'536;
 // Records an export reads from the journal at a time.
 constexpr std::size_t kExportPage = 256;
-// Bytes an event stream's reader hands MHD at most per call.
+// Bytes an export's reader hands MHD at most per call.
 constexpr std::size_t kStreamBlock = 64u * 1024;
+// The same for an event stream. MHD allocates a callback response's block with the response,
+// one per stream, and an idle stream is mostly that block: 64 KiB made an idle stream cost
+// 69 KB of heap (docs/benchmarks.md "Serve"). A frame is typically a few hundred bytes; a
+// larger one takes more calls.
+constexpr std::size_t kEventBlock = 2u * 1024;
+// How often an event stream with nothing to send writes an SSE comment at most; at least twice
+// per connection timeout (below).
+constexpr std::chrono::milliseconds kHeartbeatMax{15'000};
 // How long a shutdown waits for the event streams to send their last frames.
 constexpr std::chrono::seconds kStreamDrain{2};
 // Memory MHD may use per connection (headers, buffers).
@@ -146,6 +154,7 @@ struct EventStream {
   bool suspended = false;
   bool pending = false;  // woken since the reader last found the queue empty
   bool stopped = false;  // the server is shutting down
+  bool beat = false;     // a heartbeat is due: a comment is sent if there is nothing else
 
   std::function<void()> on_free;  // MHD is done with the stream's response
 
@@ -158,6 +167,19 @@ struct EventStream {
       suspended = false;
       MHD_resume_connection(connection);
     }
+  }
+  // Returns false once MHD is done with the stream: no more heartbeats.
+  bool Beat() {
+    std::lock_guard lock(mu);
+    if (connection == nullptr)
+      return false;
+    beat = true;
+    pending = true;
+    if (suspended) {
+      suspended = false;
+      MHD_resume_connection(connection);
+    }
+    return true;
   }
   void Stop() {
     std::lock_guard lock(mu);
@@ -212,6 +234,12 @@ ssize_t ReadStream(void* cls, std::uint64_t /*pos*/, char* buf, std::size_t max)
     }
     if (s.stopped) {
       s.finished = true;
+      continue;
+    }
+    if (s.beat) {
+      // A comment, which clients ignore: writing it is how the server finds a client gone.
+      s.beat = false;
+      s.out += ":\n\n";
       continue;
     }
     // Nothing to send: the connection sleeps until the hub's waker (or the shutdown) resumes it.
@@ -364,6 +392,8 @@ struct Server::Impl {
   Result<Reply, ApiError> SessionJson(const Uuid& id);
   Result<Reply, ApiError> LoopJson(const Route& route, bool history);
   void StopStreams();
+  // Beats `weak` every half connection timeout (at most kHeartbeatMax) until MHD is done with it.
+  void ScheduleHeartbeat(std::weak_ptr<EventStream> weak);
 };
 
 namespace {
@@ -665,12 +695,13 @@ Result<MHD_Response*, ApiError> Server::Impl::Events(MHD_Connection* connection,
       s->Wake();
   });
   auto* holder = new std::shared_ptr<EventStream>(stream);
-  MHD_Response* response = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, kStreamBlock,
+  MHD_Response* response = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, kEventBlock,
                                                              ReadStream, holder, FreeStream);
   if (response == nullptr) {
     FreeStream(holder);
     return Fail(ApiError{ApiErrorKind::kInternal, "cannot make the response"});
   }
+  ScheduleHeartbeat(weak);
   MHD_add_response_header(response, "Content-Type", "text/event-stream");
   MHD_add_response_header(response, "Cache-Control", "no-cache");
   return response;
@@ -749,6 +780,22 @@ Result<Reply, ApiError> Server::Impl::LoopJson(const Route& route, bool history)
     first = false;
   }
   return Reply{200, out + "}}"};
+}
+
+// A suspended connection is not polled: without a write now and then, a stream whose client
+// went away while its session was idle would hold its connection forever. Each beat resumes
+// the stream, which writes a comment if it has nothing else; MHD then sees the closed socket
+// and closes the connection.
+void Server::Impl::ScheduleHeartbeat(std::weak_ptr<EventStream> weak) {
+  // No connection timeout (0): MHD never closes an idle connection, and the beat is the longest.
+  const auto half =
+      std::chrono::duration_cast<std::chrono::milliseconds>(options.connection_timeout) / 2;
+  const auto every = half.count() > 0 ? std::min(kHeartbeatMax, half) : kHeartbeatMax;
+  alarm.Schedule(std::chrono::steady_clock::now() + every, [this, weak] {
+    auto s = weak.lock();
+    if (s && s->Beat())
+      ScheduleHeartbeat(weak);
+  });
 }
 
 void Server::Impl::StopStreams() {
