@@ -47,8 +47,11 @@ constexpr std::size_t kEventBlock = 2u * 1024;
 constexpr std::chrono::milliseconds kHeartbeatMax{15'000};
 // How long a shutdown waits for the event streams to send their last frames.
 constexpr std::chrono::seconds kStreamDrain{2};
-// Memory MHD may use per connection (headers, buffers).
-constexpr std::size_t kConnectionMemory = 64u * 1024;
+// Memory MHD may use per connection: the request's headers, its read and write buffers. MHD
+// maps a pool over 32 KiB and zeroes the half it shrinks the read buffer by once the headers
+// are in, so 64 KiB cost an idle stream 42 KB of resident memory; 16 KiB (malloc'd) costs 18 KB
+// and leaves a request about 8 KiB for its headers (docs/benchmarks.md "Serve").
+constexpr std::size_t kConnectionMemory = 16u * 1024;
 
 std::string_view StatusName(LoopStatus status) {
   switch (status) {
@@ -202,6 +205,25 @@ std::string EndFrame(const CloseReason& reason) {
 ssize_t ReadStream(void* cls, std::uint64_t /*pos*/, char* buf, std::size_t max) {
   EventStream& s = **static_cast<std::shared_ptr<EventStream>*>(cls);
   for (;;) {
+    // Every frame already queued, up to what MHD takes in this call, goes out in one write: a
+    // frame a write costs a send(2) per event per subscriber, which bounded the fan-out.
+    bool empty = false;
+    while (!s.finished && !empty && s.out.size() - s.sent < max) {
+      auto next = s.subscription.TryNext();
+      if (next.ok()) {
+        s.out += DeliveryFrame(*next);
+        continue;
+      }
+      if (next.error().kind == NextError::Kind::kClosed) {
+        const CloseReason reason =
+            next.error().close.value_or(CloseReason{CloseKind::kHubClosed, 0, {}});
+        s.out += reason.kind == CloseKind::kLagged ? LaggedFrame(reason.last_delivered_seq)
+                                                   : EndFrame(reason);
+        s.finished = true;
+      } else {
+        empty = true;
+      }
+    }
     if (s.sent < s.out.size()) {
       const std::size_t n = std::min(max, s.out.size() - s.sent);
       std::memcpy(buf, s.out.data() + s.sent, n);
@@ -214,19 +236,8 @@ ssize_t ReadStream(void* cls, std::uint64_t /*pos*/, char* buf, std::size_t max)
     }
     if (s.finished)
       return MHD_CONTENT_READER_END_OF_STREAM;
-    auto next = s.subscription.TryNext();
-    if (next.ok()) {
-      s.out += DeliveryFrame(*next);
+    if (!empty)
       continue;
-    }
-    if (next.error().kind == NextError::Kind::kClosed) {
-      const CloseReason reason =
-          next.error().close.value_or(CloseReason{CloseKind::kHubClosed, 0, {}});
-      s.out += reason.kind == CloseKind::kLagged ? LaggedFrame(reason.last_delivered_seq)
-                                                 : EndFrame(reason);
-      s.finished = true;
-      continue;
-    }
     std::lock_guard lock(s.mu);
     if (s.pending) {
       s.pending = false;
