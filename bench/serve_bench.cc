@@ -19,12 +19,13 @@
 //    alternate (--rounds), so a change of the machine's load hits both alike.
 //
 // The server runs in this process (serve::Server::Start on 127.0.0.1:0) over a SQLite journal in
-// a fresh directory (--dir) with a scripted model that answers every request at once. The
+// a fresh directory (--dir; --memory-journal: the memory journal, to see the service's cost
+// without the disk's) with a scripted model that answers every request at once. The
 // clients are plain sockets and epoll: one keep-alive connection for the requests, and every
 // event stream read from one thread, its chunked transfer encoding and SSE frames decoded here.
 //
 //   serve_bench [--sessions N] [--subscribers S] [--fanout-inputs I] [--latency-sessions L]
-//               [--rounds R] [--threads T] [--dir DIR]
+//               [--rounds R] [--threads T] [--dir DIR] [--memory-journal]
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <malloc.h>
@@ -48,6 +49,7 @@
 
 #include "harness/core/json.h"
 #include "harness/inference/counter.h"
+#include "harness/journal/memory_journal.h"
 #include "harness/journal/sqlite_journal.h"
 #include "harness/serve/server.h"
 #include "serve/sessions.h"
@@ -464,9 +466,14 @@ int main(int argc, char** argv) {
                                                          {"--latency-sessions", &latency_sessions},
                                                          {"--rounds", &rounds},
                                                          {"--threads", &threads}};
+  bool memory_journal = false;
   for (int i = 1; i < argc; ++i) {
-    if (i + 1 >= argc)
+    if (i + 1 >= argc && std::strcmp(argv[i], "--memory-journal") != 0)
       Die(fmt::format("{} needs a value", argv[i]));
+    if (std::strcmp(argv[i], "--memory-journal") == 0) {
+      memory_journal = true;
+      continue;
+    }
     if (std::strcmp(argv[i], "--dir") == 0) {
       root = argv[++i];
       continue;
@@ -492,10 +499,15 @@ int main(int argc, char** argv) {
   if (files.rlim_cur < 2 * subscribers + 256)
     Die(fmt::format("RLIMIT_NOFILE {} is too low for {} subscribers", files.rlim_cur, subscribers));
 
-  auto opened = SqliteJournal::Open(root / "journal");
-  if (!opened)
-    Die(opened.error().Describe());
-  std::unique_ptr<SqliteJournal> journal = std::move(*opened);
+  std::unique_ptr<Journal> journal;
+  if (memory_journal) {
+    journal = NewMemoryJournal();
+  } else {
+    auto opened = SqliteJournal::Open(root / "journal");
+    if (!opened)
+      Die(opened.error().Describe());
+    journal = std::move(*opened);
+  }
   SystemEnv env;
 
   const std::size_t threads_before = Threads();
@@ -514,8 +526,10 @@ int main(int argc, char** argv) {
   std::unique_ptr<serve::Server> server = std::move(*started);
   const std::uint16_t port = server->port();
   const std::size_t server_threads_idle = Threads() - threads_before;
-  std::printf("serve_bench: port %u, %u hardware threads, %zu HTTP threads, SQLite journal in %s\n",
-              port, std::thread::hardware_concurrency(), threads, root.c_str());
+  std::printf("serve_bench: port %u, %u hardware threads, %zu HTTP threads, %s journal in %s\n",
+              port, std::thread::hardware_concurrency(), threads,
+              memory_journal ? "memory" : "SQLite",
+              memory_journal ? "(no directory)" : root.c_str());
   std::fflush(stdout);
 
   Client client(port);
@@ -649,8 +663,8 @@ int main(int argc, char** argv) {
   std::vector<double> local_us;
   std::size_t http_rejected = 0;
   std::size_t local_rejected = 0;
-  for (std::size_t round = 0; round < rounds; ++round) {
-    // In process: one more turn each (all at once), then one compaction at a time.
+  // In process: one more turn each (all at once), then one compaction at a time.
+  const auto local_round = [&](std::size_t round) {
     for (LocalSession& l : locals) {
       if (!l.served->session->SubmitInputToLoop(l.loop, UserMessage{{TextBlock{"Run the tests."}}}))
         Die("an in-process input was refused");
@@ -674,26 +688,37 @@ int main(int argc, char** argv) {
       local_us.push_back(std::chrono::duration<double, std::micro>(Clock::now() - t0).count());
       local_rejected += outcome < 0 ? 1 : 0;
     }
-    // Over HTTP: the same, each reply read off its session's stream.
+  };
+  // Over HTTP: the same, each reply read off its session's stream.
+  const auto http_round = [&] {
     for (std::size_t i = 0; i < latency_sessions; ++i)
       input(refs[i]);
     wait_turns(latency_streams, 1);
     for (std::size_t i = 0; i < latency_sessions; ++i) {
       Stream& s = *latency_streams[i];
-      s.turns = 0;
       s.answered.reset();
       s.awaited.clear();
       const auto t0 = Clock::now();
       const Reply accepted = client.Call("POST", refs[i].path() + "/compact");
+      // The stream is read only once the 202 is in, so its frames are decoded with the id
+      // known (a reply that came first is timed when decoded: never early).
       s.awaited = Member(accepted, "command_id", 202);
-      // A reply parsed before the id was known is found again in the frames decoded next;
-      // none is, since the reply follows the 202's durable intent and the stream is read here.
       streams.Until([&] { return s.answered.has_value(); });
       http_us.push_back(std::chrono::duration<double, std::micro>(*s.answered - t0).count());
       http_rejected += s.rejected ? 1 : 0;
     }
     for (Stream* s : latency_streams)
       s->turns = 0;
+  };
+  // Alternating which goes first, so neither always follows the other's disk writes.
+  for (std::size_t round = 0; round < rounds; ++round) {
+    if (round % 2 == 0) {
+      local_round(round);
+      http_round();
+    } else {
+      http_round();
+      local_round(round);
+    }
   }
   const Percentiles http = Of(http_us);
   const Percentiles local = Of(local_us);
