@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 #include <malloc.h>
 
+#include <cstddef>
 #include <future>
 #include <thread>
 
@@ -23,7 +24,9 @@
 #endif
 #endif
 #ifdef HARNESS_SANITIZED_HEAP
-#include <sanitizer/allocator_interface.h>
+// The sanitizer runtimes' count of the heap in use (sanitizer/allocator_interface.h, which g++
+// 12 does not ship).
+extern "C" std::size_t __sanitizer_get_current_allocated_bytes();
 #endif
 
 namespace harness::serve {
