@@ -49,8 +49,8 @@ constexpr std::chrono::milliseconds kHeartbeatMax{15'000};
 constexpr std::chrono::seconds kStreamDrain{2};
 // Memory MHD may use per connection: the request's headers, its read and write buffers. MHD
 // maps a pool over 32 KiB and zeroes the half it shrinks the read buffer by once the headers
-// are in, so 64 KiB cost an idle stream 42 KB of resident memory; 16 KiB (malloc'd) costs 18 KB
-// and leaves a request about 8 KiB for its headers (docs/benchmarks.md "Serve").
+// are in, so 64 KiB cost an idle stream 42 KB of resident memory; 16 KiB (malloc'd) costs 18 KB.
+// Headers that do not fit are refused 431 (docs/serve.md "Security and limits").
 constexpr std::size_t kConnectionMemory = 16u * 1024;
 
 std::string_view StatusName(LoopStatus status) {
