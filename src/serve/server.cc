@@ -41,12 +41,23 @@ namespace {
 constexpr std::size_t kCommandBookCapacity = 65'536;
 // Records an export reads from the journal at a time.
 constexpr std::size_t kExportPage = 256;
-// Bytes an event stream's reader hands MHD at most per call.
+// Bytes an export's reader hands MHD at most per call.
 constexpr std::size_t kStreamBlock = 64u * 1024;
+// The same for an event stream. MHD allocates a callback response's block with the response,
+// one per stream, and an idle stream is mostly that block: 64 KiB made an idle stream cost
+// 69 KB of heap (docs/benchmarks.md "Serve"). A frame is typically a few hundred bytes; a
+// larger one takes more calls.
+constexpr std::size_t kEventBlock = 2u * 1024;
+// How often an event stream with nothing to send writes an SSE comment when
+// ServeOptions::stream_keepalive is 0; in any case at least twice per connection timeout.
+constexpr std::chrono::milliseconds kHeartbeatMax{15'000};
 // How long a shutdown waits for the event streams to send their last frames.
 constexpr std::chrono::seconds kStreamDrain{2};
-// Memory MHD may use per connection (headers, buffers).
-constexpr std::size_t kConnectionMemory = 64u * 1024;
+// Memory MHD may use per connection: the request's headers, its read and write buffers. MHD
+// maps a pool over 32 KiB and zeroes the half it shrinks the read buffer by once the headers
+// are in, so 64 KiB cost an idle stream 42 KB of resident memory; 16 KiB (malloc'd) costs 18 KB.
+// Headers that do not fit are refused 431 (docs/serve.md "Security and limits").
+constexpr std::size_t kConnectionMemory = 16u * 1024;
 
 std::string_view StatusName(LoopStatus status) {
   switch (status) {
@@ -153,7 +164,7 @@ struct EventStream {
   bool suspended = false;
   bool pending = false;        // woken since the reader last found the queue empty
   bool stopped = false;        // the server is shutting down
-  bool keepalive = false;      // a keepalive comment is due
+  bool beat = false;           // a heartbeat is due: a comment is sent if there is nothing else
   bool idle_released = false;  // the session left memory idle: the end frame says so
 
   std::function<void()> on_free;  // MHD is done with the stream's response
@@ -169,12 +180,13 @@ struct EventStream {
       MHD_resume_connection(connection);
     }
   }
-  // Asks the reader for a keepalive comment; false once the stream is over (no more are due).
-  bool Keepalive() {
+  // Returns false once MHD is done with the stream: no more heartbeats.
+  bool Beat() {
     std::lock_guard lock(mu);
-    if (stopped || connection == nullptr)
+    if (connection == nullptr)
       return false;
-    keepalive = true;
+    beat = true;
+    pending = true;
     if (suspended) {
       suspended = false;
       MHD_resume_connection(connection);
@@ -202,6 +214,36 @@ std::string EndFrame(std::string_view reason, std::uint64_t last_seq) {
 ssize_t ReadStream(void* cls, std::uint64_t /*pos*/, char* buf, std::size_t max) {
   EventStream& s = **static_cast<std::shared_ptr<EventStream>*>(cls);
   for (;;) {
+    // Every frame already queued, up to what MHD takes in this call, goes out in one write: a
+    // frame a write costs a send(2) per event per subscriber, which bounded the fan-out.
+    bool empty = false;
+    while (!s.finished && !empty && s.out.size() - s.sent < max) {
+      auto next = s.subscription.TryNext();
+      if (next.ok()) {
+        s.out += DeliveryFrame(*next);
+        continue;
+      }
+      if (next.error().kind == NextError::Kind::kClosed) {
+        const CloseReason reason =
+            next.error().close.value_or(CloseReason{CloseKind::kHubClosed, 0, {}});
+        bool idle_released = false;
+        {
+          std::lock_guard lock(s.mu);
+          idle_released = s.idle_released;
+        }
+        if (reason.kind == CloseKind::kLagged)
+          s.out += LaggedFrame(reason.last_delivered_seq);
+        else if (reason.kind == CloseKind::kHubClosed && idle_released)
+          s.out += EndFrame("idle_released", reason.last_delivered_seq);
+        else
+          s.out += EndFrame(CloseKindName(reason.kind), reason.last_delivered_seq);
+        if (reason.kind == CloseKind::kLagged && s.metrics != nullptr)
+          s.metrics->StreamLagged();
+        s.finished = true;
+      } else {
+        empty = true;
+      }
+    }
     if (s.sent < s.out.size()) {
       const std::size_t n = std::min(max, s.out.size() - s.sent);
       std::memcpy(buf, s.out.data() + s.sent, n);
@@ -214,44 +256,22 @@ ssize_t ReadStream(void* cls, std::uint64_t /*pos*/, char* buf, std::size_t max)
     }
     if (s.finished)
       return MHD_CONTENT_READER_END_OF_STREAM;
-    auto next = s.subscription.TryNext();
-    if (next.ok()) {
-      s.out += DeliveryFrame(*next);
+    if (!empty)
       continue;
-    }
-    if (next.error().kind == NextError::Kind::kClosed) {
-      const CloseReason reason =
-          next.error().close.value_or(CloseReason{CloseKind::kHubClosed, 0, {}});
-      bool idle_released = false;
-      {
-        std::lock_guard lock(s.mu);
-        idle_released = s.idle_released;
-      }
-      if (reason.kind == CloseKind::kLagged)
-        s.out += LaggedFrame(reason.last_delivered_seq);
-      else if (reason.kind == CloseKind::kHubClosed && idle_released)
-        s.out += EndFrame("idle_released", reason.last_delivered_seq);
-      else
-        s.out += EndFrame(CloseKindName(reason.kind), reason.last_delivered_seq);
-      if (reason.kind == CloseKind::kLagged && s.metrics != nullptr)
-        s.metrics->StreamLagged();
-      s.finished = true;
-      continue;
-    }
     std::lock_guard lock(s.mu);
     if (s.pending) {
       s.pending = false;
       continue;
     }
-    if (s.keepalive) {
-      // An SSE comment, which clients ignore: it keeps proxies and NATs from closing a quiet
-      // stream, and finds a client that is gone.
-      s.keepalive = false;
-      s.out += ":\n\n";
-      continue;
-    }
     if (s.stopped) {
       s.finished = true;
+      continue;
+    }
+    if (s.beat) {
+      // An SSE comment, which clients ignore: it keeps proxies and NATs from closing a quiet
+      // stream, and writing it is how the server finds a client gone.
+      s.beat = false;
+      s.out += ":\n\n";
       continue;
     }
     // Nothing to send: the connection sleeps until the hub's waker (or the shutdown) resumes it.
@@ -408,8 +428,6 @@ struct Server::Impl {
   Result<Reply, ApiError> SessionJson(const Uuid& id);
   Result<Reply, ApiError> LoopJson(const Route& route, bool history);
   void StopStreams();
-  // Every options.stream_keepalive, until the stream is over.
-  void ScheduleKeepalive(std::weak_ptr<EventStream> stream);
   MHD_Result Queue(MHD_Connection* connection, const Reply& reply);
   MHD_Result QueueStreamed(MHD_Connection* connection, MHD_Response* response);
   // OPTIONS with an allow-list: 204 with the CORS headers of an allowed origin; 403 without.
@@ -418,6 +436,9 @@ struct Server::Impl {
   void AddCors(MHD_Connection* connection, MHD_Response* response, const std::string* preflight);
   // The session leaves memory idle: its streams' end frames say so (under the table's lock).
   void MarkIdleReleased(const Uuid& session);
+  // Beats `weak` every options.stream_keepalive, and at least every half connection timeout,
+  // until MHD is done with it.
+  void ScheduleHeartbeat(std::weak_ptr<EventStream> weak);
 };
 
 namespace {
@@ -829,25 +850,17 @@ Result<MHD_Response*, ApiError> Server::Impl::Events(MHD_Connection* connection,
     if (auto s = weak.lock())
       s->Wake();
   });
-  if (options.stream_keepalive.count() > 0)
-    ScheduleKeepalive(weak);
   auto* holder = new std::shared_ptr<EventStream>(stream);
-  MHD_Response* response = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, kStreamBlock,
+  MHD_Response* response = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, kEventBlock,
                                                              ReadStream, holder, FreeStream);
   if (response == nullptr) {
     FreeStream(holder);
     return Fail(ApiError{ApiErrorKind::kInternal, "cannot make the response"});
   }
+  ScheduleHeartbeat(weak);
   MHD_add_response_header(response, "Content-Type", "text/event-stream");
   MHD_add_response_header(response, "Cache-Control", "no-cache");
   return response;
-}
-
-void Server::Impl::ScheduleKeepalive(std::weak_ptr<EventStream> stream) {
-  alarm.Schedule(std::chrono::steady_clock::now() + options.stream_keepalive, [this, stream] {
-    if (auto s = stream.lock(); s != nullptr && s->Keepalive())
-      ScheduleKeepalive(stream);
-  });
 }
 
 Result<Reply, ApiError> Server::Impl::SessionJson(const Uuid& id) {
@@ -937,6 +950,24 @@ void Server::Impl::MarkIdleReleased(const Uuid& session) {
       s->idle_released = true;
     }
   }
+}
+
+// A suspended connection is not polled: without a write now and then, a stream whose client
+// went away while its session was idle would hold its connection forever. Each beat resumes
+// the stream, which writes a comment if it has nothing else; MHD then sees the closed socket
+// and closes the connection.
+void Server::Impl::ScheduleHeartbeat(std::weak_ptr<EventStream> weak) {
+  // No connection timeout (0): MHD never closes an idle connection, and the beat is the longest.
+  const auto half =
+      std::chrono::duration_cast<std::chrono::milliseconds>(options.connection_timeout) / 2;
+  auto every = options.stream_keepalive.count() > 0 ? options.stream_keepalive : kHeartbeatMax;
+  if (half.count() > 0)
+    every = std::min(every, half);
+  alarm.Schedule(std::chrono::steady_clock::now() + every, [this, weak] {
+    auto s = weak.lock();
+    if (s && s->Beat())
+      ScheduleHeartbeat(weak);
+  });
 }
 
 void Server::Impl::StopStreams() {

@@ -4,7 +4,12 @@
 #pragma once
 
 #include <curl/curl.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -77,13 +82,17 @@ inline std::size_t FeedStream(char* data, std::size_t size, std::size_t n, void*
   std::vector<SseEvent> out;
   if (!read.decoder.Feed(std::string_view(data, size * n), out).ok())
     return 0;
+  // `done` is asked after each event, so a read stops at the event it waits for even when the
+  // server sent several in one write.
   for (SseEvent& e : out) {
     StreamEvent event{e.event, 0, ParseOrNull(e.data)};
     if (event.data.is_object() && event.data.contains("seq"))
       event.seq = event.data["seq"].get<std::uint64_t>();
     read.events.push_back(std::move(event));
+    if (read.done(read.events))
+      return 0;  // ends the transfer
   }
-  return read.done(read.events) ? 0 : size * n;  // 0 ends the transfer
+  return size * n;
 }
 
 // Reads the event stream at `url` until `done` says so or the server ends it.
@@ -106,20 +115,20 @@ inline std::vector<StreamEvent> ReadStream(const std::string& url, StreamDone do
   return std::move(read.events);
 }
 
-struct RawRead {
+struct UrlRead {
   std::string bytes;
   std::function<bool(const std::string&)> done;
 };
 
 inline std::size_t FeedRaw(char* data, std::size_t size, std::size_t n, void* cls) {
-  auto& read = *static_cast<RawRead*>(cls);
+  auto& read = *static_cast<UrlRead*>(cls);
   read.bytes.append(data, size * n);
   return read.done(read.bytes) ? 0 : size * n;  // 0 ends the transfer
 }
 
 // The bytes of the response at `url` (comments and all) until `done` says so or it ends.
-inline std::string ReadRaw(const std::string& url, std::function<bool(const std::string&)> done) {
-  RawRead read{{}, std::move(done)};
+inline std::string ReadUrl(const std::string& url, std::function<bool(const std::string&)> done) {
+  UrlRead read{{}, std::move(done)};
   CURL* curl = curl_easy_init();
   curl_easy_setopt(curl, CURLOPT_URL, url.c_str());
   curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, FeedRaw);
@@ -136,6 +145,84 @@ inline bool HasEvent(const std::vector<StreamEvent>& events, const std::string& 
       return true;
   }
   return false;
+}
+
+// A raw TCP connection to 127.0.0.1:port, for what libcurl will not send (half requests,
+// garbage) or will not hold (streams that are never read). -1 when it cannot connect.
+inline int ConnectLoopback(std::uint16_t port) {
+  const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0)
+    return -1;
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_port = htons(port);
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0) {
+    close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+inline bool SendAll(int fd, std::string_view bytes) {
+  while (!bytes.empty()) {
+    const ssize_t n = send(fd, bytes.data(), bytes.size(), MSG_NOSIGNAL);
+    if (n <= 0)
+      return false;
+    bytes.remove_prefix(static_cast<std::size_t>(n));
+  }
+  return true;
+}
+
+// What a raw connection received: its bytes, and whether the server closed it (EOF or reset).
+struct RawRead {
+  std::string bytes;
+  bool closed = false;
+};
+
+// Reads `fd` until `done(bytes)` holds, the server closes it, or `limit` passes (poll: it waits
+// on the socket, never sleeps).
+inline RawRead ReadRaw(int fd, const std::function<bool(const std::string&)>& done,
+                       std::chrono::milliseconds limit) {
+  RawRead read;
+  const auto deadline = std::chrono::steady_clock::now() + limit;
+  while (!done(read.bytes)) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0)
+      break;
+    pollfd p{fd, POLLIN, 0};
+    if (poll(&p, 1, static_cast<int>(left.count())) <= 0)
+      continue;
+    char buf[4096];
+    const ssize_t n = recv(fd, buf, sizeof buf, 0);
+    if (n <= 0) {
+      read.closed = true;
+      break;
+    }
+    read.bytes.append(buf, static_cast<std::size_t>(n));
+  }
+  return read;
+}
+
+// Opens an event stream at `path` on a raw connection and returns once its head is in (the
+// server holds its subscription then), or -1.
+inline int OpenRawStream(std::uint16_t port, const std::string& path,
+                         const std::string& extra_headers = "") {
+  const int fd = ConnectLoopback(port);
+  if (fd < 0)
+    return -1;
+  const RawRead head =
+      SendAll(fd, "GET " + path + " HTTP/1.1\r\nHost: 127.0.0.1\r\n" + extra_headers + "\r\n")
+          ? ReadRaw(
+                fd, [](const std::string& b) { return b.find("\r\n\r\n") != std::string::npos; },
+                std::chrono::seconds(30))
+          : RawRead{};
+  if (head.bytes.rfind("HTTP/1.1 200", 0) != 0) {
+    close(fd);
+    return -1;
+  }
+  return fd;
 }
 
 }  // namespace harness::serve_testing
