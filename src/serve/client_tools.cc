@@ -132,7 +132,14 @@ std::vector<ToolUseBlock> OpenCalls(const LoopSnapshot& snapshot) {
 
 std::string ToolCallsJson(const LoopSnapshot& snapshot, const ClientToolBox* box) {
   std::string out = "{\"loop_id\":\"" + snapshot.loop.ToString() + "\",\"turn_id\":";
-  out += snapshot.turn ? "\"" + snapshot.turn->ToString() + "\"" : "null";
+  // Appended piece by piece: g++ 12 -O3 sees a false overlap (-Wrestrict) in "\"" + id + "\"".
+  if (snapshot.turn) {
+    out += '"';
+    out += snapshot.turn->ToString();
+    out += '"';
+  } else {
+    out += "null";
+  }
   out += ",\"calls\":[";
   bool first = true;
   if (box != nullptr) {
