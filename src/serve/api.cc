@@ -369,8 +369,23 @@ Result<Route, ApiError> MatchRoute(std::string_view method, std::string_view pat
       allowed += ", ";
     allowed += spec.method;
   }
-  if (first == nullptr)
+  if (first == nullptr) {
+    // No route fits; a path that follows one up to an id segment that is no id (a decoded "/"
+    // in it, "..", an empty segment) is told so, which says more than "no route".
+    for (const RouteSpec& spec : Routes()) {
+      const std::vector<std::string_view> pattern = Segments(spec.path);
+      for (std::size_t i = 0; i < pattern.size() && i < segments.size(); ++i) {
+        const bool placeholder = !pattern[i].empty() && pattern[i].front() == '{';
+        if (!placeholder && pattern[i] != segments[i])
+          break;
+        if (placeholder && !Uuid::ParseCanonical(segments[i]).ok()) {
+          const std::string_view what = pattern[i].substr(1, pattern[i].size() - 2);
+          return Fail(IdSegment(segments[i], what).error());
+        }
+      }
+    }
     return Fail(NoRoute());
+  }
   const std::vector<std::string_view> pattern = Segments(first->path);
   for (std::size_t i = 0; i < pattern.size(); ++i) {
     if (pattern[i] == "{session}") {

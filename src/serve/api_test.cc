@@ -108,6 +108,10 @@ TEST(Router, RefusesUnknownPathsMethodsAndIdsWithTheirKinds) {
   EXPECT_EQ(KindOf(MatchRoute("GET", "/v2/sessions")), ApiErrorKind::kNotFound);
   EXPECT_EQ(KindOf(MatchRoute("GET", "/v1/sessions/")), ApiErrorKind::kInvalidId);
   EXPECT_EQ(KindOf(MatchRoute("GET", "/v1/sessions//events")), ApiErrorKind::kInvalidId);
+  // A path that follows a route up to a segment that is no id says so, whatever follows.
+  EXPECT_EQ(KindOf(MatchRoute("GET", "/v1/sessions/../sessions")), ApiErrorKind::kInvalidId);
+  EXPECT_EQ(KindOf(MatchRoute("GET", "/v1/sessions/../../etc")), ApiErrorKind::kInvalidId);
+  EXPECT_EQ(KindOf(MatchRoute("GET", "/v1/commands/x/y")), ApiErrorKind::kInvalidId);
   EXPECT_EQ(KindOf(MatchRoute("GET", S("/events/"))), ApiErrorKind::kNotFound);
   EXPECT_EQ(KindOf(MatchRoute("GET", S("/loops/") + std::string(kLoop) + "/nope")),
             ApiErrorKind::kNotFound);

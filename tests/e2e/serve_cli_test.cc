@@ -711,7 +711,7 @@ TEST_F(ServeCli, HundredHostileConnectionsNeitherStopANormalClientNorLoseAnythin
       {kBodyTooLarge, {"HTTP/1.1 413", "too_large"}},
       {kWrongToken, {"HTTP/1.1 401", "unauthorized"}},
       {kUnknownMember, {"HTTP/1.1 400", "invalid_request"}},
-      {kBadId, {"HTTP/1.1 404", "not_found"}}};  // the decoded path has five segments: no route
+      {kBadId, {"HTTP/1.1 400", "invalid_id"}}};
   for (const Hostile& h : hostile) {
     SCOPED_TRACE("hostile connection kind " + std::to_string(h.kind));
     if (h.kind == kUnreadStream) {
