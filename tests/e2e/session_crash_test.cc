@@ -737,6 +737,14 @@ void SessionCrash::CheckAfterRun(int run, const RunPlan& plan, std::size_t first
     if (before_ && !before_->loops.empty()) {
       const LoopFold& before = before_->loops[0];
       expected = before.history;
+      // The restore closes a turn the crash left open, answering each tool call it left
+      // unanswered with an error result (runtime/repair.h): those come before the input.
+      for (const Event& event : PlanRepairs(*before_, EventTime{}, Uuid::V4(), 1).events) {
+        const auto* committed = std::get_if<MessageCommitted>(&event);
+        if (committed != nullptr && committed->header.loop_id == before.loop &&
+            committed->message.as<ToolResultMessage>() != nullptr)
+          expected.push_back(committed->message);
+      }
       // Queued first: the inputs accepted before the crash, then the SubmitInput intents no
       // answer reached, which the restore accepts in intent order (runtime/repair.h, step 3).
       if (!before.pending.empty()) {
