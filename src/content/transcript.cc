@@ -137,6 +137,29 @@ Status<TranscriptError> ValidateTranscript(const Transcript& transcript) {
   return {};
 }
 
+std::vector<ToolUseBlock> UnansweredToolCalls(const Transcript& transcript) {
+  std::size_t last = transcript.size();
+  for (std::size_t i = transcript.size(); i-- > 0;) {
+    if (transcript[i].as<AssistantMessage>() != nullptr) {
+      last = i;
+      break;
+    }
+  }
+  std::vector<ToolUseBlock> open;
+  if (last == transcript.size())
+    return open;
+  for (const Block& block : transcript[last].as<AssistantMessage>()->blocks) {
+    if (const auto* call = block.as<ToolUseBlock>())
+      open.push_back(*call);
+  }
+  for (std::size_t i = last + 1; i < transcript.size(); ++i) {
+    if (const auto* result = transcript[i].as<ToolResultMessage>()) {
+      std::erase_if(open, [&](const ToolUseBlock& call) { return call.id == result->tool_use_id; });
+    }
+  }
+  return open;
+}
+
 ThinkingBlock Normalized(ThinkingBlock block) {
   if (block.signature.empty())
     block.signature_format.clear();

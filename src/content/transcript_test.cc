@@ -6,6 +6,8 @@
 #include <gtest/gtest.h>
 
 #include <optional>
+#include <string>
+#include <vector>
 
 #include "content/test_util.h"
 
@@ -204,6 +206,36 @@ TEST(Normalized, ToolUseFollowsTheReferenceConstructors) {
             (ToolUseBlock{"i", "n", std::nullopt, std::nullopt, ""}));
   EXPECT_EQ(Normalized(ToolUseBlock{"i", "n", "{}", std::string("[1]"), "label"}),
             (ToolUseBlock{"i", "n", "{}", std::string("[1]"), "label"}));
+}
+
+std::vector<std::string> Ids(const std::vector<ToolUseBlock>& calls) {
+  std::vector<std::string> ids;
+  for (const ToolUseBlock& call : calls)
+    ids.push_back(call.id);
+  return ids;
+}
+
+TEST(UnansweredToolCalls, TheLastAssistantMessagesCallsNoLaterResultAnswers) {
+  const auto call = [](std::string id) {
+    return Block{ToolUseBlock{std::move(id), "lookup", "{}", std::nullopt, ""}};
+  };
+  const auto result = [](std::string id) {
+    return ToolResultMessage{{TextBlock{"ok"}}, std::move(id), false};
+  };
+  EXPECT_TRUE(UnansweredToolCalls({}).empty());
+  EXPECT_TRUE(UnansweredToolCalls({UserMessage{{TextBlock{"hi"}}}}).empty());
+  // An earlier message's unanswered call is not the last assistant message's.
+  const Transcript transcript = {
+      AssistantMessage{{call("old")}, std::nullopt},
+      UserMessage{{TextBlock{"go on"}}},
+      AssistantMessage{{TextBlock{"two calls"}, call("a"), call("b"), call("c")}, std::nullopt},
+      result("b"),
+  };
+  EXPECT_EQ(Ids(UnansweredToolCalls(transcript)), (std::vector<std::string>{"a", "c"}));
+  Transcript answered = transcript;
+  answered.push_back(result("a"));
+  answered.push_back(result("c"));
+  EXPECT_TRUE(UnansweredToolCalls(answered).empty());
 }
 
 }  // namespace

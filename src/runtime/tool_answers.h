@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "harness/content/message.h"
+#include "harness/content/transcript.h"
 
 namespace harness::runtime_detail {
 
@@ -24,29 +25,10 @@ inline constexpr std::string_view kUnansweredToolCallText =
 // tool_result answers, in call order; empty when there are none.
 inline std::vector<ToolResultMessage> AnswersForUnansweredCalls(
     const std::vector<Message>& history) {
-  std::size_t last_assistant = history.size();
-  for (std::size_t i = history.size(); i-- > 0;) {
-    if (history[i].as<AssistantMessage>() != nullptr) {
-      last_assistant = i;
-      break;
-    }
-  }
   std::vector<ToolResultMessage> out;
-  if (last_assistant == history.size())
-    return out;
-  for (const Block& block : history[last_assistant].as<AssistantMessage>()->blocks) {
-    const auto* call = block.as<ToolUseBlock>();
-    if (call == nullptr)
-      continue;
-    bool answered = false;
-    for (std::size_t j = last_assistant + 1; j < history.size() && !answered; ++j) {
-      const auto* result = history[j].as<ToolResultMessage>();
-      answered = result != nullptr && result->tool_use_id == call->id;
-    }
-    if (answered)
-      continue;
+  for (const ToolUseBlock& call : UnansweredToolCalls(history)) {
     ToolResultMessage result;
-    result.tool_use_id = call->id;
+    result.tool_use_id = call.id;
     result.is_error = true;
     result.blocks.push_back(TextBlock{std::string(kUnansweredToolCallText)});
     out.push_back(std::move(result));

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "harness/content/transcript.h"
 #include "harness/core/json.h"
 #include "serve/sessions.h"
 
@@ -105,29 +106,9 @@ ClientToolBox::CallState ClientToolBox::StateOf(const Uuid& turn, const std::str
 }
 
 std::vector<ToolUseBlock> OpenCalls(const LoopSnapshot& snapshot) {
-  std::vector<ToolUseBlock> open;
   if (!snapshot.turn)
-    return open;
-  const std::vector<Message>& history = snapshot.history;
-  std::size_t last = history.size();
-  for (std::size_t i = history.size(); i-- > 0;) {
-    if (history[i].as<AssistantMessage>() != nullptr) {
-      last = i;
-      break;
-    }
-  }
-  if (last == history.size())
-    return open;
-  for (const Block& block : history[last].as<AssistantMessage>()->blocks) {
-    if (const auto* use = std::get_if<ToolUseBlock>(&block.value))
-      open.push_back(*use);
-  }
-  for (std::size_t i = last + 1; i < history.size(); ++i) {
-    if (const auto* result = history[i].as<ToolResultMessage>()) {
-      std::erase_if(open, [&](const ToolUseBlock& use) { return use.id == result->tool_use_id; });
-    }
-  }
-  return open;
+    return {};
+  return UnansweredToolCalls(snapshot.history);
 }
 
 std::string ToolCallsJson(const LoopSnapshot& snapshot, const ClientToolBox* box) {

@@ -429,11 +429,14 @@ struct Server::Impl {
   Result<Reply, ApiError> LoopJson(const Route& route, bool history);
   void StopStreams();
   MHD_Result Queue(MHD_Connection* connection, const Reply& reply);
-  MHD_Result QueueStreamed(MHD_Connection* connection, MHD_Response* response);
+  // Every answer of the API goes out here: the security and CORS headers, the count, the queue.
+  // `preflight`: the path's methods, for a preflight's CORS headers.
+  MHD_Result Send(MHD_Connection* connection, MHD_Response* response, unsigned status,
+                  const std::string* preflight = nullptr);
   // OPTIONS with an allow-list: 204 with the CORS headers of an allowed origin; 403 without.
   MHD_Result Preflight(MHD_Connection* connection, const char* url);
-  // The CORS headers of an allowed Origin (docs/serve.md "CORS"); none otherwise.
-  void AddCors(MHD_Connection* connection, MHD_Response* response, const std::string* preflight);
+  // The request's Origin when the allow-list holds it, else null.
+  const char* AllowedOrigin(MHD_Connection* connection) const;
   // The session leaves memory idle: its streams' end frames say so (under the table's lock).
   void MarkIdleReleased(const Uuid& session);
   // Beats `weak` every options.stream_keepalive, and at least every half connection timeout,
@@ -490,19 +493,29 @@ MHD_Result Server::Impl::Queue(MHD_Connection* connection, const Reply& reply) {
     MHD_add_response_header(response, "Content-Type", std::string(reply.content_type).c_str());
   if (reply.status == 401)
     MHD_add_response_header(response, "WWW-Authenticate", "Bearer");
-  AddSecurityHeaders(response);
-  AddCors(connection, response, nullptr);
-  metrics.Response(reply.status);
-  const MHD_Result queued = MHD_queue_response(connection, reply.status, response);
-  MHD_destroy_response(response);
-  return queued;
+  return Send(connection, response, reply.status);
 }
 
-MHD_Result Server::Impl::QueueStreamed(MHD_Connection* connection, MHD_Response* response) {
+MHD_Result Server::Impl::Send(MHD_Connection* connection, MHD_Response* response, unsigned status,
+                              const std::string* preflight) {
   AddSecurityHeaders(response);
-  AddCors(connection, response, nullptr);
-  metrics.Response(MHD_HTTP_OK);
-  const MHD_Result queued = MHD_queue_response(connection, MHD_HTTP_OK, response);
+  if (!options.cors_origins.empty()) {
+    // Whatever the answer, it depends on the Origin: a cache must not serve it to another one.
+    MHD_add_response_header(response, "Vary", "Origin");
+    if (const char* origin = AllowedOrigin(connection)) {
+      MHD_add_response_header(response, "Access-Control-Allow-Origin", origin);
+      if (preflight == nullptr) {
+        MHD_add_response_header(response, "Access-Control-Expose-Headers", "WWW-Authenticate");
+      } else {
+        MHD_add_response_header(response, "Access-Control-Allow-Methods", preflight->c_str());
+        MHD_add_response_header(response, "Access-Control-Allow-Headers",
+                                "Authorization, Content-Type, Last-Event-ID");
+        MHD_add_response_header(response, "Access-Control-Max-Age", "600");
+      }
+    }
+  }
+  metrics.Response(status);
+  const MHD_Result queued = MHD_queue_response(connection, status, response);
   MHD_destroy_response(response);
   return queued;
 }
@@ -511,43 +524,23 @@ MHD_Result Server::Impl::Preflight(MHD_Connection* connection, const char* url) 
   auto route = MatchRoute("OPTIONS", url);
   if (!route.ok())
     return Queue(connection, ErrorReply(route.error()));
-  const char* origin = MHD_lookup_connection_value(connection, MHD_HEADER_KIND, "Origin");
-  if (origin == nullptr || std::find(options.cors_origins.begin(), options.cors_origins.end(),
-                                     origin) == options.cors_origins.end()) {
+  if (AllowedOrigin(connection) == nullptr) {
     return Queue(connection, ErrorReply({ApiErrorKind::kOriginNotAllowed,
                                          "this origin is not in the server's CORS allow-list"}));
   }
   MHD_Response* response = MHD_create_response_from_buffer(0, nullptr, MHD_RESPMEM_PERSISTENT);
   if (response == nullptr)
     return MHD_NO;
-  AddSecurityHeaders(response);
-  AddCors(connection, response, &route->allowed);
-  metrics.Response(MHD_HTTP_NO_CONTENT);
-  const MHD_Result queued = MHD_queue_response(connection, MHD_HTTP_NO_CONTENT, response);
-  MHD_destroy_response(response);
-  return queued;
+  return Send(connection, response, MHD_HTTP_NO_CONTENT, &route->allowed);
 }
 
-void Server::Impl::AddCors(MHD_Connection* connection, MHD_Response* response,
-                           const std::string* preflight) {
-  if (options.cors_origins.empty())
-    return;
+const char* Server::Impl::AllowedOrigin(MHD_Connection* connection) const {
   const char* origin = MHD_lookup_connection_value(connection, MHD_HEADER_KIND, "Origin");
-  // Whatever the answer, it depends on the Origin: a cache must not serve it to another one.
-  MHD_add_response_header(response, "Vary", "Origin");
   if (origin == nullptr || std::find(options.cors_origins.begin(), options.cors_origins.end(),
                                      origin) == options.cors_origins.end()) {
-    return;
+    return nullptr;
   }
-  MHD_add_response_header(response, "Access-Control-Allow-Origin", origin);
-  if (preflight == nullptr) {
-    MHD_add_response_header(response, "Access-Control-Expose-Headers", "WWW-Authenticate");
-    return;
-  }
-  MHD_add_response_header(response, "Access-Control-Allow-Methods", preflight->c_str());
-  MHD_add_response_header(response, "Access-Control-Allow-Headers",
-                          "Authorization, Content-Type, Last-Event-ID");
-  MHD_add_response_header(response, "Access-Control-Max-Age", "600");
+  return origin;
 }
 
 MHD_Result Server::Impl::Handle(MHD_Connection* connection, const char* url, const char* method,
@@ -565,9 +558,10 @@ MHD_Result Server::Impl::Handle(MHD_Connection* connection, const char* url, con
       return Queue(connection,
                    ErrorReply({ApiErrorKind::kShuttingDown, "the server is shutting down"}));
     }
-    if (auto asset = MatchRoute(method, url); asset.ok() && asset->kind == RouteKind::kAsset) {
+    if (const EmbeddedFile* asset = FindAsset(url);
+        asset != nullptr && std::string_view(method) == "GET") {
       *req_cls = exchange.release();
-      return QueueAsset(connection, *asset->asset);
+      return QueueAsset(connection, *asset);
     }
     if (options.token) {
       const char* header =
@@ -633,7 +627,7 @@ MHD_Result Server::Impl::Handle(MHD_Connection* connection, const char* url, con
   if (suspended)
     return MHD_YES;
   if (streamed != nullptr)
-    return QueueStreamed(connection, streamed);
+    return Send(connection, streamed, MHD_HTTP_OK);
   return Queue(connection, reply);
 }
 

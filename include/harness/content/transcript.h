@@ -23,6 +23,7 @@
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "harness/content/message.h"
 #include "harness/core/result.h"
@@ -55,6 +56,13 @@ struct TranscriptError {
 Status<TranscriptError> ValidateTranscript(const Transcript& transcript);
 // Rules 2 and 3 for one message; error paths start with `path` ("$[3]" → "$[3].blocks[0]").
 Status<TranscriptError> ValidateMessage(const Message& message, std::string_view path = "$");
+
+// The tool calls of the transcript's last assistant message that no later tool result answers,
+// in call order; empty when that message has none or there is no assistant message. A turn that
+// ends with such calls must answer them before the history goes on (providers refuse a tool_use
+// without its result): the runtime's error results and the server's list of calls waiting for a
+// client both start here.
+std::vector<ToolUseBlock> UnansweredToolCalls(const Transcript& transcript);
 
 // The normalization the reference's constructors apply (docs/spec/contracts.md §2.1), for code
 // that builds blocks from provider responses: a signature_format without a signature is
