@@ -7,7 +7,7 @@
 // "METHOD PATH" for the router.
 // Invariants: nothing crashes or throws; every refusal has a kind with a 4xx status; an accepted
 // session has 1 to kMaxLoopsPerSession loops, each with a non-empty model and at most
-// kMaxToolsPerLoop tools of distinct valid names, bounded descriptions and object schemas that
+// kMaxLoopTools tools of distinct valid names, bounded descriptions and object schemas that
 // are JSON; accepted tool results are 1 to kMaxToolResults with distinct bounded ids; an
 // accepted input has
 // a non-empty text; an accepted wait is at most kMaxWait; an accepted events request starts at
@@ -79,7 +79,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       for (const LoopRequest& loop : request->loops) {
         Check(!loop.model.empty(), "a loop without a model");
         Check(loop.compactor.offline || !loop.compactor.model.empty(), "an empty compactor");
-        Check(loop.tools.size() <= kMaxToolsPerLoop, "too many tools");
+        Check(loop.tools.size() <= kMaxLoopTools, "too many tools");
         for (std::size_t i = 0; i < loop.tools.size(); ++i) {
           const ClientToolRequest& tool = loop.tools[i];
           Check(!tool.name.empty() && tool.name.size() <= kMaxToolNameBytes,

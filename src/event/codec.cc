@@ -186,14 +186,34 @@ Status<InvalidEventError> WriteBody(WireWriter& w, const ActiveLoopChanged& e) {
   return {};
 }
 
-// system_prompt and continued_history are written only when set: a LoopCreated without them is
-// byte for byte what the codec wrote before they existed (docs/decisions.md P10).
+// system_prompt, tools, policy, compactor and continued_history are written only when set: a
+// LoopCreated without them is byte for byte what the codec wrote before they existed
+// (docs/decisions.md P10). A tool's input_schema is written as a string holding its JSON text,
+// so that its bytes are kept exactly as the provider is sent them.
 Status<InvalidEventError> WriteBody(WireWriter& w, const LoopCreated& e) {
   w.Uint("kind", Raw(e.kind))
       .Model("model", e.model)
       .Bool("compaction_policy", e.compaction_policy);
   if (!e.system_prompt.empty())
     w.String("system_prompt", e.system_prompt);
+  if (!e.tools.empty()) {
+    w.Key("tools");
+    w.out().push_back('[');
+    for (std::size_t i = 0; i < e.tools.size(); ++i) {
+      if (i > 0)
+        w.out().push_back(',');
+      WireWriter tool(w.out());
+      tool.String("name", e.tools[i].name);
+      if (!e.tools[i].description.empty())
+        tool.String("description", e.tools[i].description);
+      tool.String("input_schema", e.tools[i].input_schema).Close();
+    }
+    w.out().push_back(']');
+  }
+  if (e.policy)
+    w.Policy("policy", *e.policy);
+  if (!e.compactor.empty())
+    w.String("compactor", e.compactor);
   HARNESS_CHECK(WriteMessages<LoopCreated>(w, "history", "History", e.history));
   if (e.continued_history != 0)
     w.Uint("continued_history", e.continued_history);
@@ -473,6 +493,38 @@ Status<DecodeCause> ReadBody(JsonObject& top, LoopCreated& e) {
       // Absent is the one encoding of "no system prompt" (re-encoding is byte-exact).
       return Fail(JsonError{JsonErrorKind::kRange, top.MemberPath("system_prompt"), 0,
                             "an empty system_prompt is written by omitting it"});
+    }
+  }
+  if (top.Find("tools") != nullptr) {
+    HARNESS_TRY(const Json* tools, RequireArrayMember(top, "tools", kMaxLoopTools));
+    if (tools->empty()) {
+      return Fail(JsonError{JsonErrorKind::kRange, top.MemberPath("tools"), 0,
+                            "an empty tools is written by omitting it"});
+    }
+    for (std::size_t i = 0; i < tools->size(); ++i) {
+      HARNESS_TRY(JsonObject tool, JsonObject::Open((*tools)[i], top.ElementPath("tools", i)));
+      ToolDefinition definition;
+      HARNESS_TRY(definition.name, tool.RequireString("name"));
+      if (tool.Find("description") != nullptr) {
+        HARNESS_TRY(definition.description, tool.RequireString("description"));
+        if (definition.description.empty()) {
+          return Fail(JsonError{JsonErrorKind::kRange, tool.MemberPath("description"), 0,
+                                "an empty description is written by omitting it"});
+        }
+      }
+      HARNESS_TRY(definition.input_schema, tool.RequireString("input_schema"));
+      HARNESS_CHECK(tool.RejectUnknown());
+      e.tools.push_back(std::move(definition));
+    }
+  }
+  if (top.Find("policy") != nullptr) {
+    HARNESS_TRY(e.policy, RequirePolicyMember(top, "policy"));
+  }
+  if (top.Find("compactor") != nullptr) {
+    HARNESS_TRY(e.compactor, top.RequireString("compactor"));
+    if (e.compactor.empty()) {
+      return Fail(JsonError{JsonErrorKind::kRange, top.MemberPath("compactor"), 0,
+                            "an empty compactor is written by omitting it"});
     }
   }
   HARNESS_TRY(e.history, ReadMessagesMember(top, "history", kMaxHistoryMessages));

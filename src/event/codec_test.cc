@@ -3,6 +3,7 @@
 // behaviour of §5.7 and §5.9, with "_under_d2" in the name where D2 changes the outcome.
 #include "harness/event/codec.h"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -16,6 +17,7 @@ namespace harness {
 namespace {
 
 using namespace event_testing;
+using ::testing::HasSubstr;
 
 std::string Encoded(const Event& event) {
   auto encoded = EncodeEvent(event);
@@ -325,6 +327,79 @@ TEST(DecodeEvent, EveryEnduringKindRoundTripsExactly) {
     EXPECT_EQ(Encoded(*decoded), bytes) << EventTypeName(event);
   }
   EXPECT_EQ(enduring, 21u);
+}
+
+TEST(DecodeEvent, ALoopCreatedWithToolsPolicyAndCompactorRoundTripsExactly) {
+  const LoopCreated e = ValidLoopCreatedWithEverything();
+  const std::string bytes = Encoded(Event(e));
+  // The schema is kept as its text, the description is left out when empty.
+  EXPECT_NE(bytes.find(R"("tools":[{"name":"read_file","description":"Reads a \"file\".",)"
+                       R"("input_schema":"{\"type\":\"object\",)"),
+            std::string::npos)
+      << bytes;
+  EXPECT_NE(bytes.find(R"({"name":"run-tests_2","input_schema":"{\"type\":\"object\"}"})"),
+            std::string::npos);
+  EXPECT_NE(bytes.find(R"("compactor":"model:summarizer")"), std::string::npos);
+  EXPECT_NE(bytes.find(R"("coverage":{"mode":3,"min_ratio":7500,"required":)"), std::string::npos);
+  auto decoded = DecodeEvent(bytes);
+  ASSERT_TRUE(decoded.ok()) << DescribeEventError(decoded.error());
+  EXPECT_EQ(std::get<LoopCreated>(*decoded), e);
+  EXPECT_EQ(Encoded(*decoded), bytes);
+}
+
+TEST(DecodeEvent, ALoopCreatedWithoutTheNewerMembersIsWhatTheCodecWroteBefore) {
+  // The bytes of a LoopCreated as the codec wrote it before tools, policy and compactor were
+  // recorded: it decodes with none of them and re-encodes to the same bytes.
+  const std::string before =
+      R"({"type":"LoopCreated","v":1,"session_id":"00000000-0000-4000-8000-0000000000a1",)"
+      R"("loop_id":"00000000-0000-4000-8000-0000000000a2",)"
+      R"("event_id":"00000000-0000-4000-8000-000000000011",)"
+      R"("created_at":"2024-05-06T07:08:09.123456789Z","kind":1,)"
+      R"("model":{"provider":"provider","model":"model"},"compaction_policy":true,"history":[]})";
+  auto decoded = DecodeEvent(before);
+  ASSERT_TRUE(decoded.ok()) << DescribeEventError(decoded.error());
+  const auto& created = std::get<LoopCreated>(*decoded);
+  EXPECT_TRUE(created.tools.empty());
+  EXPECT_FALSE(created.policy.has_value());
+  EXPECT_TRUE(created.compactor.empty());
+  EXPECT_EQ(Encoded(*decoded), before);
+}
+
+TEST(DecodeEvent, ALoopCreatedsNewerMembersHaveOneEncodingEach) {
+  const std::string bytes = Encoded(Event(ValidLoopCreatedWithEverything()));
+  // The decode error's description, or "ok" / the verdict of any other outcome.
+  const auto described = [](std::string_view text) {
+    auto decoded = DecodeEvent(text);
+    if (decoded.ok())
+      return std::string("ok");
+    if (!std::holds_alternative<EventDecodeError>(decoded.error()))
+      return Verdict(decoded.error());
+    return DescribeEventError(decoded.error());
+  };
+  const auto tools_at = bytes.find(R"("tools":)");
+  const auto policy_at = bytes.find(R"(,"policy":)");
+  ASSERT_NE(tools_at, std::string::npos);
+  ASSERT_NE(policy_at, std::string::npos);
+  std::string empty_tools = bytes;
+  empty_tools.replace(tools_at, policy_at - tools_at, R"("tools":[])");
+  EXPECT_THAT(described(empty_tools), HasSubstr("an empty tools is written by omitting it"));
+  EXPECT_THAT(described(Replace(bytes, R"("compactor":"model:summarizer")", R"("compactor":"")")),
+              HasSubstr("an empty compactor is written by omitting it"));
+  EXPECT_THAT(described(Replace(bytes, R"("name":"run-tests_2",)",
+                                R"("name":"run-tests_2","description":"",)")),
+              HasSubstr("an empty description is written by omitting it"));
+  EXPECT_THAT(described(Replace(bytes, R"("min_ratio":7500,)", R"("min_ratio":7500,"extra":1,)")),
+              HasSubstr("at $.policy.coverage: unknown member \"extra\""));
+  EXPECT_THAT(described(Replace(bytes, R"("automatic":true,)", "")),
+              HasSubstr("$.policy.automatic"));
+  EXPECT_THAT(described(Replace(bytes, R"("input_schema":"{\"type\":\"object\"}")",
+                                R"("input_schema":{"type":"object"})")),
+              HasSubstr("$.tools[1].input_schema"));
+  EXPECT_EQ(described(Replace(bytes, R"("name":"read_file")", R"("name":"read file")")),
+            "invalid: Tools is invalid");
+  EXPECT_EQ(
+      described(Replace(bytes, R"("compaction_policy":true)", R"("compaction_policy":false)")),
+      "invalid: Policy is invalid");
 }
 
 // --- a loop's creation in several records ----------------------------------------------------

@@ -1,6 +1,11 @@
 #include "harness/event/lifecycle.h"
 
+#include <algorithm>
+#include <set>
+
 #include "harness/content/transcript.h"
+#include "harness/core/json.h"
+#include "harness/core/utf8.h"
 
 namespace harness {
 namespace {
@@ -35,6 +40,22 @@ Status<InvalidEventError> CheckHistory(const std::vector<Message>& history) {
   return {};
 }
 
+bool IsToolNameChar(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+         c == '-';
+}
+
+Status<InvalidEventError> CheckTools(const LoopCreated& e) {
+  if (e.tools.size() > kMaxLoopTools || (e.kind == LoopKind::kForeign && !e.tools.empty()))
+    return Invalid<LoopCreated>("Tools");
+  std::set<std::string_view> names;
+  for (const ToolDefinition& tool : e.tools) {
+    if (ToolDefinitionProblem(tool) || !names.insert(tool.name).second)
+      return Invalid<LoopCreated>("Tools");
+  }
+  return {};
+}
+
 bool ValidFailureReason(std::string_view reason) {
   if (reason.empty() || reason.size() > kMaxTurnFailureReasonBytes)
     return false;
@@ -48,6 +69,32 @@ bool ValidFailureReason(std::string_view reason) {
 }
 
 }  // namespace
+
+bool IsToolName(std::string_view name) {
+  return !name.empty() && name.size() <= kMaxToolNameBytes &&
+         std::all_of(name.begin(), name.end(), IsToolNameChar);
+}
+
+std::optional<std::string> ToolDefinitionProblem(const ToolDefinition& tool) {
+  if (!IsToolName(tool.name)) {
+    return "the name " + QuoteForDetail(tool.name, kMaxToolNameBytes) + " is not 1 to " +
+           std::to_string(kMaxToolNameBytes) + " characters of A-Z a-z 0-9 _ -";
+  }
+  if (tool.description.size() > kMaxToolDescriptionBytes) {
+    return "the description of " + tool.name + " is over " +
+           std::to_string(kMaxToolDescriptionBytes) + " bytes";
+  }
+  if (!IsWellFormedUtf8(tool.description))
+    return "the description of " + tool.name + " is not UTF-8";
+  if (tool.input_schema.size() > kMaxToolSchemaBytes) {
+    return "the input schema of " + tool.name + " is over " + std::to_string(kMaxToolSchemaBytes) +
+           " bytes";
+  }
+  auto schema = ParseStrictJson(tool.input_schema, JsonLimits{kMaxToolSchemaBytes, 512});
+  if (!schema.ok() || !schema->is_object())
+    return "the input schema of " + tool.name + " is not a JSON object";
+  return std::nullopt;
+}
 
 std::string_view LoopKindName(LoopKind kind) {
   switch (kind) {
@@ -140,6 +187,11 @@ Status<InvalidEventError> ValidateBody(const LoopCreated& e) {
     return Invalid<E>("CompactionPolicy");
   if (e.system_prompt.size() > kMaxSystemPromptBytes)
     return Invalid<E>("SystemPrompt");
+  HARNESS_CHECK(CheckTools(e));
+  if (e.policy.has_value() && !e.compaction_policy)
+    return Invalid<E>("Policy");
+  if (e.compactor.size() > kMaxCompactorNameBytes || !IsWellFormedUtf8(e.compactor))
+    return Invalid<E>("Compactor");
   HARNESS_CHECK(CheckHistory<E>(e.history));
   if (e.history.size() > kMaxInitialHistoryMessages ||
       e.continued_history > kMaxInitialHistoryMessages - e.history.size())

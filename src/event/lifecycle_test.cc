@@ -228,6 +228,80 @@ std::vector<Case> BodyCases() {
        Mutated(ValidLoopCreated(),
                [](auto& e) { e.system_prompt = std::string(kMaxSystemPromptBytes + 1, 'p'); }),
        "SystemPrompt is invalid"},
+      {"loop_created_with_everything", ValidLoopCreatedWithEverything(), "valid"},
+      {"loop_created_tools_at_the_limit",
+       Mutated(ValidLoopCreated(),
+               [](auto& e) {
+                 for (std::size_t i = 0; i < kMaxLoopTools; ++i)
+                   e.tools.push_back(ToolDefinition{"t" + std::to_string(i), "", "{}"});
+               }),
+       "valid"},
+      {"loop_created_tools_over_the_limit",
+       Mutated(ValidLoopCreated(),
+               [](auto& e) {
+                 for (std::size_t i = 0; i <= kMaxLoopTools; ++i)
+                   e.tools.push_back(ToolDefinition{"t" + std::to_string(i), "", "{}"});
+               }),
+       "Tools is invalid"},
+      {"loop_created_tool_name_with_a_space",
+       Mutated(ValidLoopCreated(),
+               [](auto& e) {
+                 e.tools = {ToolDefinition{"read file", "", "{}"}};
+               }),
+       "Tools is invalid"},
+      {"loop_created_tool_name_of_65",
+       Mutated(ValidLoopCreated(),
+               [](auto& e) {
+                 e.tools = {ToolDefinition{std::string(65, 'n'), "", "{}"}};
+               }),
+       "Tools is invalid"},
+      {"loop_created_tools_of_one_name",
+       Mutated(ValidLoopCreated(),
+               [](auto& e) {
+                 e.tools = {ToolDefinition{"read", "", "{}"}, ToolDefinition{"read", "", "{}"}};
+               }),
+       "Tools is invalid"},
+      {"loop_created_tool_schema_not_an_object",
+       Mutated(ValidLoopCreated(),
+               [](auto& e) {
+                 e.tools = {ToolDefinition{"t", "", "[]"}};
+               }),
+       "Tools is invalid"},
+      {"loop_created_tool_schema_not_json",
+       Mutated(ValidLoopCreated(),
+               [](auto& e) {
+                 e.tools = {ToolDefinition{"t", "", "{\"a\":1,}"}};
+               }),
+       "Tools is invalid"},
+      {"loop_created_tool_description_not_utf8",
+       Mutated(ValidLoopCreated(),
+               [](auto& e) {
+                 e.tools = {ToolDefinition{"t", "\xff", "{}"}};
+               }),
+       "Tools is invalid"},
+      {"loop_created_foreign_with_tools",
+       Mutated(ValidLoopCreated(),
+               [](auto& e) {
+                 e.kind = LoopKind::kForeign;
+                 e.compaction_policy = false;
+                 e.tools = {ToolDefinition{"t", "", "{}"}};
+               }),
+       "Tools is invalid"},
+      {"loop_created_policy_without_compaction",
+       Mutated(ValidLoopCreated(),
+               [](auto& e) {
+                 e.compaction_policy = false;
+                 e.policy = ValidPolicy();
+               }),
+       "Policy is invalid"},
+      {"loop_created_compactor_over_the_limit",
+       Mutated(ValidLoopCreated(),
+               [](auto& e) { e.compactor = std::string(kMaxCompactorNameBytes + 1, 'c'); }),
+       "Compactor is invalid"},
+      {"loop_created_compactor_at_the_limit",
+       Mutated(ValidLoopCreated(),
+               [](auto& e) { e.compactor = std::string(kMaxCompactorNameBytes, 'c'); }),
+       "valid"},
       {"loop_created_continued_history_at_the_limit",
        Mutated(ValidLoopCreated(),
                [](auto& e) { e.continued_history = kMaxInitialHistoryMessages - 2; }),

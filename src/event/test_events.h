@@ -135,12 +135,43 @@ inline ContextPressure ValidPressure() {
 }
 
 inline LoopCreated ValidLoopCreated() {
-  return LoopCreated{LoopHeader(),
-                     LoopKind::kNative,
-                     ModelKey{"provider", "model"},
-                     true,
-                     "",
-                     {User("hello"), AssistantMessage{{Text("hi")}, std::nullopt}}};
+  LoopCreated e;
+  e.header = LoopHeader();
+  e.kind = LoopKind::kNative;
+  e.model = ModelKey{"provider", "model"};
+  e.compaction_policy = true;
+  e.history = {User("hello"), AssistantMessage{{Text("hi")}, std::nullopt}};
+  return e;
+}
+
+// A valid policy with every member away from its default.
+inline CompactionPolicy ValidPolicy() {
+  CompactionPolicy p;
+  p.automatic = true;
+  p.counter_policy = CounterPolicy::kAllowConservative;
+  p.compact_at = 8000;
+  p.rearm_below = 6000;
+  p.keep_recent_segments = 2;
+  p.keep_recent_tokens = 4096;
+  p.reserved_output = 1024;
+  p.safety_margin = 512;
+  p.max_summary_tokens = 2048;
+  p.count_timeout = std::chrono::seconds(5);
+  p.coverage.mode = CoverageMode::kEnforce;
+  p.coverage.min_ratio = 7500;
+  return p;
+}
+
+// A LoopCreated with every optional member set: tools, policy, compactor name.
+inline LoopCreated ValidLoopCreatedWithEverything() {
+  LoopCreated e = ValidLoopCreated();
+  e.system_prompt = "You review C++ code.";
+  e.tools = {ToolDefinition{"read_file", "Reads a \"file\".",
+                            R"({"type":"object","properties":{"path":{"type":"string"}}})"},
+             ToolDefinition{"run-tests_2", "", R"({"type":"object"})"}};
+  e.policy = ValidPolicy();
+  e.compactor = "model:summarizer";
+  return e;
 }
 
 inline InputAccepted ValidInputAccepted() {

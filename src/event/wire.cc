@@ -162,6 +162,29 @@ WireWriter& WireWriter::Measurement(std::string_view name, const ContextMeasurem
   return *this;
 }
 
+WireWriter& WireWriter::Policy(std::string_view name, const CompactionPolicy& p) {
+  Key(name);
+  WireWriter inner(out_);
+  inner.Bool("automatic", p.automatic)
+      .Uint("counter_policy", static_cast<std::uint8_t>(p.counter_policy))
+      .Uint("compact_at", p.compact_at)
+      .Uint("rearm_below", p.rearm_below)
+      .Int("keep_recent_segments", p.keep_recent_segments)
+      .Uint("keep_recent_tokens", p.keep_recent_tokens)
+      .Uint("reserved_output", p.reserved_output)
+      .Uint("safety_margin", p.safety_margin)
+      .Uint("max_summary_tokens", p.max_summary_tokens)
+      .Int("count_timeout", p.count_timeout.count())
+      .Key("coverage");
+  WireWriter coverage(out_);
+  coverage.Uint("mode", static_cast<std::uint8_t>(p.coverage.mode))
+      .Uint("min_ratio", p.coverage.min_ratio)
+      .Uint("required", p.coverage.required)
+      .Close();
+  inner.Close();
+  return *this;
+}
+
 Result<Uuid, JsonError> ReadCanonicalUuid(const Json& value, std::string_view path) {
   HARNESS_TRY(std::string text, JsonAsString(value, path));
   auto id = Uuid::ParseCanonical(text);
@@ -287,6 +310,33 @@ Result<ContextMeasurement, JsonError> RequireMeasurementMember(JsonObject& objec
   HARNESS_TRY(std::uint64_t quality, m.RequireUint("quality", UINT8_MAX));
   out.quality = static_cast<CountQuality>(quality);
   HARNESS_CHECK(m.RejectUnknown());
+  return out;
+}
+
+Result<CompactionPolicy, JsonError> RequirePolicyMember(JsonObject& object, std::string_view name) {
+  HARNESS_TRY(const Json* member, object.RequireNonNull(name));
+  HARNESS_TRY(JsonObject p, JsonObject::Open(*member, object.MemberPath(name)));
+  CompactionPolicy out;
+  HARNESS_TRY(out.automatic, p.RequireBool("automatic"));
+  HARNESS_TRY(std::uint64_t counter_policy, p.RequireUint("counter_policy", UINT8_MAX));
+  out.counter_policy = static_cast<CounterPolicy>(counter_policy);
+  HARNESS_TRY(out.compact_at, p.RequireUint("compact_at", UINT16_MAX));
+  HARNESS_TRY(out.rearm_below, p.RequireUint("rearm_below", UINT16_MAX));
+  HARNESS_TRY(out.keep_recent_segments, RequireInt64Member(p, "keep_recent_segments"));
+  HARNESS_TRY(out.keep_recent_tokens, p.RequireUint("keep_recent_tokens"));
+  HARNESS_TRY(out.reserved_output, p.RequireUint("reserved_output"));
+  HARNESS_TRY(out.safety_margin, p.RequireUint("safety_margin"));
+  HARNESS_TRY(out.max_summary_tokens, p.RequireUint("max_summary_tokens"));
+  HARNESS_TRY(std::int64_t timeout, RequireInt64Member(p, "count_timeout"));
+  out.count_timeout = std::chrono::nanoseconds(timeout);
+  HARNESS_TRY(const Json* coverage_member, p.RequireNonNull("coverage"));
+  HARNESS_TRY(JsonObject coverage, JsonObject::Open(*coverage_member, p.MemberPath("coverage")));
+  HARNESS_TRY(std::uint64_t mode, coverage.RequireUint("mode", UINT8_MAX));
+  out.coverage.mode = static_cast<CoverageMode>(mode);
+  HARNESS_TRY(out.coverage.min_ratio, coverage.RequireUint("min_ratio", UINT16_MAX));
+  HARNESS_TRY(out.coverage.required, coverage.RequireUint("required", UINT16_MAX));
+  HARNESS_CHECK(coverage.RejectUnknown());
+  HARNESS_CHECK(p.RejectUnknown());
   return out;
 }
 

@@ -391,6 +391,9 @@ Status<RestoreError> SessionFolder::ApplyEvent(const JournalRecord& record, cons
     loop.model = created->model;
     loop.compaction_policy = created->compaction_policy;
     loop.system_prompt = created->system_prompt;
+    loop.tools = created->tools;
+    loop.policy = created->policy;
+    loop.compactor_name = created->compactor;
     loop.history = created->history;
     if (created->continued_history != 0)
       continuing_ = Continuation{h.loop_id, record.seq, h.event_id, created->continued_history};

@@ -1,10 +1,13 @@
 #include "harness/runtime/session.h"
 
+#include <set>
+#include <string_view>
 #include <utility>
 
 #include "harness/command/codec.h"
 #include "harness/content/codec.h"
 #include "harness/content/transcript.h"
+#include "harness/core/utf8.h"
 #include "runtime/loop.h"
 #include "runtime/session_core.h"
 
@@ -379,9 +382,16 @@ Status<SessionError> ValidateDefinition(const LoopDefinition& definition) {
       if (!policy.ok())
         return invalid(policy.error().Message());
     }
+    if (definition.tools.size() > kMaxLoopTools)
+      return invalid("a loop has at most " + std::to_string(kMaxLoopTools) + " tools");
+    std::set<std::string_view> names;
     for (const auto& tool : definition.tools) {
       if (!tool)
         return invalid("a tool is null");
+      if (auto problem = ToolDefinitionProblem(tool->definition()))
+        return invalid("a tool cannot be journaled: " + *problem);
+      if (!names.insert(tool->definition().name).second)
+        return invalid("two tools are named " + tool->definition().name);
     }
   } else {
     return invalid("the loop kind is unspecified");
@@ -390,6 +400,11 @@ Status<SessionError> ValidateDefinition(const LoopDefinition& definition) {
     return invalid("the model is invalid");
   if (auto problem = SystemPromptProblem(definition.system_prompt))
     return invalid(std::move(*problem));
+  if (definition.compactor_name.size() > kMaxCompactorNameBytes ||
+      !IsWellFormedUtf8(definition.compactor_name)) {
+    return invalid("the compactor name is not UTF-8 of at most " +
+                   std::to_string(kMaxCompactorNameBytes) + " bytes");
+  }
   for (std::size_t i = 0; i < definition.history.size(); ++i) {
     if (!Journalable(definition.history[i]))
       return invalid("history message " + std::to_string(i) + " is invalid");
@@ -414,6 +429,10 @@ Result<Uuid, SessionError> Session::CreateLoop(LoopDefinition definition) {
   created.model = definition.model;
   created.compaction_policy = definition.compaction.has_value();
   created.system_prompt = definition.system_prompt;
+  for (const auto& tool : definition.tools)
+    created.tools.push_back(tool->definition());
+  created.policy = definition.compaction;
+  created.compactor = definition.compactor_name;
   created.history = definition.history;
   auto events = LoopCreationEvents(std::move(created));
   if (!events.ok()) {

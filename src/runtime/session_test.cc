@@ -6,7 +6,9 @@
 
 #include <atomic>
 #include <chrono>
+#include <functional>
 #include <latch>
+#include <map>
 #include <mutex>
 #include <vector>
 
@@ -237,6 +239,107 @@ TEST(Session, ClosingASessionReportsNoLeaseFailure) {
     session->reset();
   }
   EXPECT_EQ(failures.load(), 0);
+}
+
+class NamedTool final : public Tool {
+ public:
+  explicit NamedTool(ToolDefinition definition) : definition_(std::move(definition)) {}
+  const ToolDefinition& definition() const override { return definition_; }
+  ToolOutput Run(const ToolCall&, std::stop_token) override { return {"ok"}; }
+
+ private:
+  ToolDefinition definition_;
+};
+
+LoopDefinition RecordedLoop(Harness& h) {
+  LoopDefinition definition;
+  definition.model = ModelKey{"provider", "model"};
+  definition.limits = ModelLimits{100, 80, 20};
+  definition.client = h.client;
+  definition.counter = h.counter;
+  definition.compaction = Policy();
+  definition.compaction->keep_recent_segments = 3;
+  definition.compactor = h.compactor;
+  definition.compactor_name = "summarizer v2";
+  definition.tools = {std::make_shared<NamedTool>(
+                          ToolDefinition{"read_file", "Reads a file.", R"({"type":"object"})"}),
+                      std::make_shared<NamedTool>(ToolDefinition{"run-tests", "", "{}"})};
+  return definition;
+}
+
+// What CreateLoop journals of a loop's making (its tools' definitions, its policy, its
+// compactor's name) is what Restore hands the resolver.
+TEST(Session, ALoopsToolsPolicyAndCompactorNameAreHandedToTheRestoringResolver) {
+  Harness h({30}, {});
+  const Uuid loop = h.session->CreateLoop(RecordedLoop(h)).value();
+  const Uuid id = h.session->id();
+  h.session->Suspend();
+  h.session.reset();
+
+  std::map<Uuid, RestoredLoopInfo> seen;
+  SessionOptions options;
+  options.journal = h.journal.get();
+  options.session_id = id;
+  RestoreOptions restore;
+  restore.resolve = [&](const RestoredLoopInfo& info) -> Result<LoopDefinition, SessionError> {
+    seen[info.loop] = info;
+    LoopDefinition definition = RecordedLoop(h);
+    if (info.loop == h.loop) {
+      definition.compaction = Policy();
+      definition.tools.clear();
+      definition.compactor_name.clear();
+    }
+    return definition;
+  };
+  auto restored = Session::Restore(std::move(options), std::move(restore));
+  ASSERT_TRUE(restored.ok()) << restored.error().Message();
+  ASSERT_EQ(seen.size(), 2u);
+  const RestoredLoopInfo& info = seen[loop];
+  ASSERT_EQ(info.tools.size(), 2u);
+  EXPECT_EQ(info.tools[0], (ToolDefinition{"read_file", "Reads a file.", R"({"type":"object"})"}));
+  EXPECT_EQ(info.tools[1], (ToolDefinition{"run-tests", "", "{}"}));
+  ASSERT_TRUE(info.policy.has_value());
+  EXPECT_EQ(*info.policy, *RecordedLoop(h).compaction);
+  EXPECT_EQ(info.compactor_name, "summarizer v2");
+  // The first loop was made without tools or a compactor name.
+  EXPECT_TRUE(seen[h.loop].tools.empty());
+  EXPECT_EQ(seen[h.loop].policy, Policy());
+  EXPECT_EQ(seen[h.loop].compactor_name, "");
+  (*restored)->Shutdown();
+}
+
+// Tools whose definitions the journal cannot record are refused before anything is written,
+// saying which and why.
+TEST(Session, CreateLoopRefusesToolsThatCannotBeRecorded) {
+  Harness h({30}, {});
+  const std::uint64_t before = h.journal->LastSequence(h.session->id()).value();
+  const auto refused = [&](std::function<void(LoopDefinition&)> change) {
+    LoopDefinition definition = RecordedLoop(h);
+    change(definition);
+    auto created = h.session->CreateLoop(std::move(definition));
+    EXPECT_FALSE(created.ok());
+    if (created.ok())
+      return std::string();
+    EXPECT_EQ(created.error().kind, SessionErrorKind::kInvalidDefinition);
+    return created.error().Message();
+  };
+  EXPECT_NE(refused([](LoopDefinition& d) {
+              d.tools.push_back(std::make_shared<NamedTool>(ToolDefinition{"read file", "", "{}"}));
+            }).find("the name \"read file\" is not 1 to 64 characters"),
+            std::string::npos);
+  EXPECT_NE(refused([](LoopDefinition& d) {
+              d.tools.push_back(std::make_shared<NamedTool>(ToolDefinition{"t", "", "[]"}));
+            }).find("the input schema of t is not a JSON object"),
+            std::string::npos);
+  EXPECT_NE(refused([](LoopDefinition& d) {
+              d.tools.push_back(std::make_shared<NamedTool>(ToolDefinition{"run-tests", "", "{}"}));
+            }).find("two tools are named run-tests"),
+            std::string::npos);
+  EXPECT_NE(refused([](LoopDefinition& d) {
+              d.compactor_name = "\xff";
+            }).find("the compactor name is not UTF-8"),
+            std::string::npos);
+  EXPECT_EQ(h.journal->LastSequence(h.session->id()).value(), before);
 }
 
 TEST(ActorPool, StrandRunsTasksInOrderAndNeverConcurrently) {

@@ -176,17 +176,11 @@ Result<const Json*, ApiError> BoundedArray(JsonObject& object, std::string_view 
   return array;
 }
 
-bool IsToolNameByte(char c) {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
-         c == '-';
-}
-
 Result<ClientToolRequest, ApiError> DecodeTool(const Json& value, std::string path) {
   HARNESS_TRY(JsonObject object, FromJsonResult(JsonObject::Open(value, std::move(path))));
   ClientToolRequest tool;
   HARNESS_TRY(tool.name, RequireText(object, "name"));
-  if (tool.name.empty() || tool.name.size() > kMaxToolNameBytes ||
-      !std::all_of(tool.name.begin(), tool.name.end(), IsToolNameByte)) {
+  if (!IsToolName(tool.name)) {
     return Fail(Invalid(object.MemberPath("name") + ": " + QuoteForDetail(tool.name, 32) +
                         " is not 1 to " + std::to_string(kMaxToolNameBytes) +
                         " characters of A-Z, a-z, 0-9, _ and -"));
@@ -214,7 +208,7 @@ Result<ClientToolRequest, ApiError> DecodeTool(const Json& value, std::string pa
 }
 
 Result<std::vector<ClientToolRequest>, ApiError> DecodeTools(JsonObject& loop) {
-  HARNESS_TRY(const Json* tools, BoundedArray(loop, "tools", kMaxToolsPerLoop, false));
+  HARNESS_TRY(const Json* tools, BoundedArray(loop, "tools", kMaxLoopTools, false));
   std::vector<ClientToolRequest> out;
   for (std::size_t i = 0; i < tools->size(); ++i) {
     HARNESS_TRY(ClientToolRequest tool, DecodeTool((*tools)[i], loop.ElementPath("tools", i)));
@@ -599,6 +593,20 @@ Result<std::chrono::milliseconds, ApiError> DecodeWaitRequest(const QueryParamet
 
 Status<ApiError> RefuseQuery(const QueryParameters& query) {
   return CheckNames(query, {});
+}
+
+std::string CompactorName(const CompactorChoice& choice) {
+  return choice.offline ? std::string("offline") : "model:" + choice.model;
+}
+
+Result<CompactorChoice, std::string> ParseCompactorName(std::string_view name) {
+  constexpr std::string_view kModel = "model:";
+  if (name.empty() || name == "offline")
+    return CompactorChoice{};
+  if (name.size() > kModel.size() && name.substr(0, kModel.size()) == kModel)
+    return CompactorChoice{false, std::string(name.substr(kModel.size()))};
+  return Fail("records the compactor " + QuoteForDetail(name, 64) +
+              ", which is neither \"offline\" nor \"model:NAME\"");
 }
 
 }  // namespace harness::serve

@@ -164,13 +164,15 @@ inline constexpr std::size_t kMaxLoopsPerSession = 16;
 struct CompactorChoice {
   bool offline = true;
   std::string model;  // when !offline
+  friend bool operator==(const CompactorChoice&, const CompactorChoice&) = default;
 };
 
-// Tools per loop, and the bounds of each tool's definition.
-inline constexpr std::size_t kMaxToolsPerLoop = 128;
-inline constexpr std::size_t kMaxToolNameBytes = 64;
-inline constexpr std::size_t kMaxToolDescriptionBytes = 16 * 1024;
-inline constexpr std::size_t kMaxToolSchemaBytes = 64 * 1024;  // as the server re-serializes it
+// The name a loop's LoopCreated records for its compactor (LoopDefinition::compactor_name):
+// "offline", or "model:" and the configured model's name. ParseCompactorName reads it back; ""
+// (a journal written before compactors were recorded) is the offline compactor, and any other
+// text is an error that says so.
+std::string CompactorName(const CompactorChoice& choice);
+Result<CompactorChoice, std::string> ParseCompactorName(std::string_view name);
 
 // A tool that runs on the client: the model sees its definition; a call of it waits for the
 // client's result (POST …/tool_results).
@@ -189,7 +191,8 @@ struct LoopRequest {
   // configured model's.
   std::optional<std::uint64_t> keep_recent_segments;
   std::optional<std::uint64_t> keep_recent_tokens;
-  std::vector<ClientToolRequest> tools;  // at most kMaxToolsPerLoop
+  std::vector<ClientToolRequest>
+      tools;  // at most kMaxLoopTools (event/lifecycle.h, with the bounds of each tool)
 };
 
 struct CreateSessionRequest {

@@ -253,10 +253,9 @@ TEST(DecodeCreateSession, ReadsClientToolsWithinTheirBounds) {
     }
     return body + "]}]}";
   };
-  EXPECT_TRUE(DecodeCreateSession(with_tools(kMaxToolsPerLoop, R"({"name":"NAME"})")).ok());
-  EXPECT_EQ(
-      DecodeCreateSession(with_tools(kMaxToolsPerLoop + 1, R"({"name":"NAME"})")).error().kind,
-      ApiErrorKind::kInvalidRequest);
+  EXPECT_TRUE(DecodeCreateSession(with_tools(kMaxLoopTools, R"({"name":"NAME"})")).ok());
+  EXPECT_EQ(DecodeCreateSession(with_tools(kMaxLoopTools + 1, R"({"name":"NAME"})")).error().kind,
+            ApiErrorKind::kInvalidRequest);
   const std::string name64(kMaxToolNameBytes, 'n');
   EXPECT_TRUE(
       DecodeCreateSession(R"({"loops":[{"model":"m","tools":[{"name":")" + name64 + R"("}]}]})")
@@ -418,6 +417,23 @@ TEST(IsOrigin, TakesWhatABrowserSendsAndNothingElse) {
                           "http://.app",
                           "http://app.example:123456"}) {
     EXPECT_FALSE(IsOrigin(bad)) << bad;
+  }
+}
+
+// The name LoopCreated records for a loop's compactor reads back as the same choice; a journal
+// written before compactors were recorded ("") is the offline one, and anything else is refused.
+TEST(CompactorName, ReadsBackWhatItWrote) {
+  for (const CompactorChoice& choice : {CompactorChoice{}, CompactorChoice{false, "summarizer"}}) {
+    auto parsed = ParseCompactorName(CompactorName(choice));
+    ASSERT_TRUE(parsed.ok()) << CompactorName(choice);
+    EXPECT_EQ(*parsed, choice);
+  }
+  EXPECT_EQ(CompactorName(CompactorChoice{false, "m"}), "model:m");
+  EXPECT_EQ(ParseCompactorName("").value(), CompactorChoice{});
+  for (std::string_view bad : {"model:", "extractive", "Model:m", "offline "}) {
+    auto parsed = ParseCompactorName(bad);
+    ASSERT_FALSE(parsed.ok()) << bad;
+    EXPECT_NE(parsed.error().find("neither \"offline\" nor \"model:NAME\""), std::string::npos);
   }
 }
 

@@ -63,6 +63,18 @@ TEST(ContextBreakdown, TheHistoryIsSplitWhereThePolicyWouldCutIt) {
   EXPECT_EQ(b["window"]["free"], 7'000 - 3 - head - tail);
 }
 
+TEST(ContextBreakdown, TheClientToolsAreEstimatedAsARequestOffersThem) {
+  LoopSnapshot s;
+  s.history = {User("Say hello.")};
+  LoopContext context = Context();
+  // 4 + 5 + 2 and 5 + 0 + 17 bytes: 33 bytes, 9 tokens.
+  context.tools = {ToolDefinition{"read", "reads", "{}"},
+                   ToolDefinition{"write", "", R"({"type":"object"})"}};
+  const Json b = Breakdown(s, context);
+  EXPECT_EQ(b["estimates"]["tools"], 9);
+  EXPECT_EQ(b["window"]["free"], 7'000 - 9 - Estimate(s.history));
+}
+
 TEST(ContextBreakdown, AfterASummaryWithNothingBeforeTheTailAllOfItStays) {
   LoopSnapshot s;
   s.history = {User("<conversation_summary>…</conversation_summary>"), User("Go on."),

@@ -371,7 +371,7 @@ constexpr std::string_view kDocument = R"openapi({
       },
       "Context": {
         "type": "object",
-        "required": ["loop_id", "derived_prefix", "status", "history_messages", "queued_inputs", "compacting", "pressure", "measurement", "categories", "estimates", "window"],
+        "required": ["loop_id", "derived_prefix", "status", "history_messages", "queued_inputs", "compacting", "pressure", "measurement", "categories", "estimates", "window", "compactor", "policy"],
         "properties": {
           "loop_id": {"type": "string", "format": "uuid"},
           "derived_prefix": {"type": "integer", "minimum": 0},
@@ -396,6 +396,13 @@ constexpr std::string_view kDocument = R"openapi({
             "oneOf": [
               {"type": "null"},
               {"type": "object", "required": ["window_tokens", "input_limit", "reserved_output", "safety_margin", "free"], "properties": {"window_tokens": {"type": "integer"}, "input_limit": {"type": "integer"}, "reserved_output": {"type": "integer"}, "safety_margin": {"type": "integer"}, "free": {"type": "integer"}}}
+            ]
+          },
+          "compactor": {"type": "string", "description": "The loop's compactor: offline, or model:NAME; empty when the journal that restored the loop recorded none."},
+          "policy": {
+            "oneOf": [
+              {"type": "null"},
+              {"type": "object", "required": ["automatic", "keep_recent_segments", "keep_recent_tokens"], "properties": {"automatic": {"type": "boolean"}, "keep_recent_segments": {"type": "integer"}, "keep_recent_tokens": {"type": "integer"}}}
             ]
           },
           "categories": {

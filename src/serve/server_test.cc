@@ -425,23 +425,45 @@ TEST_F(ClientToolTest, AnInterruptOrAShutdownEndsAWaitingCall) {
   EXPECT_TRUE(serve_testing::HasEvent(waiting, "TurnInterrupted"));
 }
 
-// The journal does not record a loop's tools: restored by another server, the loop has none, and
-// its model's call of one is answered as a call of an unknown tool.
-TEST_F(ClientToolTest, ARestoredLoopHasNoClientTools) {
-  Start(std::chrono::seconds(600));
+// LoopCreated records a loop's tools, policy and compactor: a server that restores the session
+// (here a new server over the same journal) rebuilds the loop as it was made, and the model is
+// offered the client tools, whose calls the client answers as before.
+TEST_F(ClientToolTest, ARestoredLoopHasItsClientToolsPolicyAndCompactor) {
   Listen(std::chrono::seconds(600));
+  const auto created =
+      Call("POST", base_ + "/v1/sessions",
+           R"({"loops":[{"model":"w","compactor":"w","policy":{"automatic":false,)"
+           R"("keep_recent_segments":3,"keep_recent_tokens":1234},"tools":[{"name":"get_weather",)"
+           R"("description":"the weather in a city","input_schema":{"type":"object"}}]}]})");
+  ASSERT_EQ(created.status, 201) << created.body;
+  session_ = ParseOrNull(created.body)["session_id"].get<std::string>();
+  loop_id_ = ParseOrNull(created.body)["loops"][0].get<std::string>();
+  loop_ = base_ + "/v1/sessions/" + session_ + "/loops/" + loop_id_;
+  const Json before = ParseOrNull(Call("GET", loop_ + "/context").body);
+  EXPECT_EQ(before["compactor"], "model:w");
+  EXPECT_EQ(
+      before["policy"],
+      Json::parse(R"({"automatic":false,"keep_recent_segments":3,"keep_recent_tokens":1234})"));
+  EXPECT_GT(before["estimates"]["tools"].get<int>(), 0);
+
+  Listen(std::chrono::seconds(600));  // a new server: the session is restored from the journal
+  const auto restored = Call("GET", loop_ + "/context");
+  ASSERT_EQ(restored.status, 200) << restored.body;
+  const Json after = ParseOrNull(restored.body);
+  EXPECT_EQ(after["compactor"], before["compactor"]);
+  EXPECT_EQ(after["policy"], before["policy"]);
+  EXPECT_EQ(after["estimates"]["tools"], before["estimates"]["tools"]);
   const auto events = Turn([&] {
-    EXPECT_EQ(ParseOrNull(Call("GET", loop_ + "/tool_calls").body)["calls"].size(), 0u);
-    const auto refused = Call("POST", loop_ + "/tool_results",
-                              R"({"results":[{"tool_use_id":"call_1","content":"x"}]})");
-    EXPECT_TRUE(refused.status == 404 || refused.status == 409) << refused.body;
+    const auto answered = Call("POST", loop_ + "/tool_results",
+                               R"({"results":[{"tool_use_id":"call_1","content":"12 C"},)"
+                               R"({"tool_use_id":"call_2","content":"no city","is_error":true}]})");
+    EXPECT_EQ(answered.status, 200) << answered.body;
   });
   ASSERT_FALSE(events.empty());
   EXPECT_EQ(events.back().name, "TurnCompleted");
-  EXPECT_EQ(model_->tools_offered(), 0u);
+  EXPECT_EQ(model_->tools_offered(), 1u);
   const Json history = ParseOrNull(Call("GET", loop_ + "/history").body)["messages"];
-  EXPECT_EQ(history.back()["blocks"][0]["text"],
-            "saw call_1!unknown tool: get_weather;call_2!unknown tool: get_weather;");
+  EXPECT_EQ(history.back()["blocks"][0]["text"], "saw call_1=12 C;call_2!no city;");
 }
 
 // Idle release on a manual clock: the first server (A) releases a session idle for a minute of
@@ -468,20 +490,23 @@ class IdleRelease : public ServerTest {
   ManualEnv clock_{WallTime(std::chrono::seconds(1'800'000'000))};
 };
 
-// A session whose loops have client tools stays: the journal does not record the tools, so it
-// would come back without them. Its idle neighbour, released in the same sweep, shows when the
-// sweep has looked at both.
-TEST_F(IdleRelease, ASessionWithClientToolsIsNotReleased) {
+// A session whose loops have client tools is released as any other (LoopCreated records the
+// tools), and the next request restores its loop with them.
+TEST_F(IdleRelease, ASessionWithClientToolsIsReleasedAndComesBackWithThem) {
   const auto created = Call("POST", base_ + "/v1/sessions",
                             R"({"loops":[{"model":"t","tools":[{"name":"get_weather"}]}]})");
   ASSERT_EQ(created.status, 201) << created.body;
   const std::string with_tools = ParseOrNull(created.body)["session_id"].get<std::string>();
+  const std::string loop = base_ + "/v1/sessions/" + with_tools + "/loops/" +
+                           ParseOrNull(created.body)["loops"][0].get<std::string>();
+  const Json before = ParseOrNull(Call("GET", loop + "/context").body)["estimates"];
+  ASSERT_GT(before["tools"].get<int>(), 0) << before.dump();
   std::promise<void> open;
   std::thread reader([&] {
-    // The stream ends when the sweep releases the session without tools.
+    // The stream ends when the sweep releases the session with tools.
     bool told = false;
     const auto read =
-        ReadStream(base_ + "/v1/sessions/" + session_ + "/events?from=1", [&](const auto&) {
+        ReadStream(base_ + "/v1/sessions/" + with_tools + "/events?from=1", [&](const auto&) {
           if (!std::exchange(told, true))
             open.set_value();
           return false;
@@ -489,15 +514,19 @@ TEST_F(IdleRelease, ASessionWithClientToolsIsNotReleased) {
     ASSERT_FALSE(read.empty());
     EXPECT_EQ(read.back().data["reason"], "idle_released");
   });
-  // Both sessions idle for over a minute of A's clock once the stream is open (opening it
-  // stamps the session active: advance only after that).
+  // Idle for over a minute of A's clock once the stream is open (opening it stamps the session
+  // active: advance only after that).
   open.get_future().wait();
   clock_.Advance(std::chrono::seconds(61));
   reader.join();
   const Json list = ParseOrNull(Call("GET", base_ + "/v1/sessions").body)["sessions"];
   for (const Json& entry : list) {
-    EXPECT_EQ(entry["in_memory"], entry["session_id"] == with_tools) << list.dump();
+    if (entry["session_id"] == with_tools)
+      EXPECT_EQ(entry["in_memory"], false);
   }
+  const auto restored = Call("GET", loop + "/context");
+  ASSERT_EQ(restored.status, 200) << restored.body;
+  EXPECT_EQ(ParseOrNull(restored.body)["estimates"]["tools"], before["tools"]);
 }
 
 TEST_F(IdleRelease, AnIdleSessionIsReleasedAndAnotherServerTakesItOverWithoutAGap) {

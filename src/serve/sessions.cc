@@ -37,6 +37,14 @@ const EventFilter& ReplyFilter() {
   return filter;
 }
 
+LoopContext ContextOf(const LoopDefinition& definition) {
+  LoopContext context{
+      definition.model, definition.limits, definition.compaction, {}, definition.compactor_name};
+  for (const auto& tool : definition.tools)
+    context.tools.push_back(tool->definition());
+  return context;
+}
+
 }  // namespace
 
 // ---- ReplyRecorder ----
@@ -301,6 +309,7 @@ Result<LoopDefinition, ApiError> SessionTable::Define(const LoopRequest& loop,
     HARNESS_TRY(ServedModel compactor, Make(loop.compactor.model, "compactor model"));
     definition.compactor = std::make_shared<ModelCompactor>(compactor.client);
   }
+  definition.compactor_name = CompactorName(loop.compactor);
   if (!loop.tools.empty()) {
     std::vector<ToolDefinition> tools;
     for (const ClientToolRequest& tool : loop.tools)
@@ -357,10 +366,6 @@ void SessionTable::ReleaseIdle() {
       return;
     const auto now = options_.env->MonotonicNow();
     for (auto& [id, served] : sessions_) {
-      // The journal does not record a loop's client tools: released, the session would come
-      // back without them (docs/serve.md "Client tools"), so it stays.
-      if (!served->tool_boxes.empty())
-        continue;
       if (served.use_count() > 1)
         served->last_active = now;
       else if (now - served->last_active >= options_.idle_release)
@@ -454,7 +459,7 @@ Result<std::shared_ptr<ServedSession>, ApiError> SessionTable::Create(
   std::map<Uuid, LoopContext> contexts;
   std::map<Uuid, std::shared_ptr<ClientToolBox>> by_loop;
   for (std::size_t i = 0; i < definitions.size(); ++i) {
-    LoopContext context{definitions[i].model, definitions[i].limits, definitions[i].compaction};
+    LoopContext context = ContextOf(definitions[i]);
     auto created = session->CreateLoop(std::move(definitions[i]));
     if (!created.ok()) {
       // What was created stays journaled; the session is ended so that it is not left half made.
@@ -502,12 +507,25 @@ Result<std::shared_ptr<ServedSession>, ApiError> SessionTable::Get(const Uuid& i
                           info.model.model + ", which no configured model of this server is");
       return Fail(SessionError{SessionErrorKind::kInvalidDefinition, refused->detail});
     }
-    // What the journal does not record (the compactor, automatic compaction, the tail targets)
-    // is the configured model's default; client tools are not recorded either, so the restored
-    // loop has none (docs/serve.md "Client tools").
+    // The loop as LoopCreated recorded it: its client tools, its compactor and its whole
+    // policy. A journal written before they were recorded has none of them: the configured
+    // model's policy and the offline compactor, and no tools (docs/serve.md "Restore").
     LoopRequest request;
     request.model = name;
     request.system_prompt = info.system_prompt;
+    for (const ToolDefinition& tool : info.tools)
+      request.tools.push_back(ClientToolRequest{tool.name, tool.description, tool.input_schema});
+    auto compactor = ParseCompactorName(info.compactor_name);
+    if (compactor.ok() && !compactor->offline && options_.models->count(compactor->model) == 0) {
+      compactor = Fail("records the compactor model " + compactor->model +
+                       ", which no configured model of this server is");
+    }
+    if (!compactor.ok()) {
+      refused = Error(ApiErrorKind::kRestoreRefused,
+                      "loop " + info.loop.ToString() + " " + compactor.error());
+      return Fail(SessionError{SessionErrorKind::kInvalidDefinition, refused->detail});
+    }
+    request.compactor = *compactor;
     std::shared_ptr<ClientToolBox> box;
     auto definition = Define(request, &box);
     if (!definition.ok()) {
@@ -516,8 +534,9 @@ Result<std::shared_ptr<ServedSession>, ApiError> SessionTable::Get(const Uuid& i
     }
     if (!info.compaction_policy)
       definition->compaction.reset();
-    contexts[info.loop] =
-        LoopContext{definition->model, definition->limits, definition->compaction};
+    else if (info.policy)
+      definition->compaction = *info.policy;
+    contexts[info.loop] = ContextOf(*definition);
     if (box)
       boxes[info.loop] = box;
     return std::move(definition).value();

@@ -12,9 +12,10 @@
 //   creates its loops from configured models (every definition is made before anything is
 //   written, so a request naming an unknown model writes nothing). Get returns a session in
 //   memory or restores it from the journal (AcquireLease: a session another live writer holds is
-//   kLeaseHeld); a restored loop finds its model again by the key the journal records, and
-//   compacts with the offline compactor (the choice of compactor is not journaled) and has no
-//   client tools (nor are they). A loop created with client tools has its ClientToolBox in
+//   kLeaseHeld); a restored loop finds its model again by the key the journal records, and its
+//   client tools, policy and compactor (CompactorName) by what LoopCreated records (a journal
+//   written before they were recorded: no tools, the configured model's policy, the offline
+//   compactor). A loop with client tools has its ClientToolBox in
 //   ServedSession::tool_boxes, whose calls wait at most `tool_timeout`. End shuts a
 //   session down (its loops exit, which the journal records) and forgets it. SuspendAll
 //   suspends and forgets every session, then refuses every call with kShuttingDown.
@@ -107,6 +108,8 @@ struct LoopContext {
   ModelKey model;
   ModelLimits limits;
   std::optional<CompactionPolicy> policy;
+  std::vector<ToolDefinition> tools;  // the client tools' definitions
+  std::string compactor;              // CompactorName (api.h)
 };
 
 struct ServedSession {

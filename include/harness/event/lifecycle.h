@@ -14,8 +14,11 @@
 //   ActiveLoopChanged: ActiveLoopID non-zero
 //   LoopCreated:       Kind (native|foreign) -> Model (ModelKey::Validate) -> CompactionPolicy
 //                      (a foreign loop has none) -> SystemPrompt (at most
-//                      kMaxSystemPromptBytes) -> History (each message ValidateMessage) ->
-//                      ContinuedHistory (at most kMaxInitialHistoryMessages - history size)
+//                      kMaxSystemPromptBytes) -> Tools (ToolDefinitionProblem of each, names
+//                      unique, at most kMaxLoopTools; a foreign loop has none) -> Policy (set only
+//                      with CompactionPolicy) -> Compactor (at most kMaxCompactorNameBytes) ->
+//                      History (each message ValidateMessage) -> ContinuedHistory (at most
+//                      kMaxInitialHistoryMessages - history size)
 //   LoopHistoryContinued: History (1 to kMaxHistoryMessages messages, each ValidateMessage)
 //   LoopRequestChanged: Change (at least one member set) -> SystemPrompt (at most
 //                      kMaxSystemPromptBytes)
@@ -40,11 +43,13 @@
 #include <string_view>
 #include <vector>
 
+#include "harness/compaction/policy.h"
 #include "harness/content/message.h"
 #include "harness/core/model_key.h"
 #include "harness/core/result.h"
 #include "harness/core/uuid.h"
 #include "harness/event/header.h"
+#include "harness/inference/request.h"
 
 namespace harness {
 
@@ -56,6 +61,15 @@ inline constexpr std::size_t kMaxInitialHistoryMessages = 4u * 1024 * 1024;
 // A loop's system prompt; it travels in LoopCreated and LoopRequestChanged, which also carry
 // their header and (LoopCreated) history within one record.
 inline constexpr std::size_t kMaxSystemPromptBytes = 1u * 1024 * 1024;
+// A loop's tools as LoopCreated records them: what every provider accepts (a name of 1 to 64
+// characters of A-Z a-z 0-9 _ -), and room for 128 tools of the largest description and schema
+// in one record with the largest system prompt.
+inline constexpr std::size_t kMaxLoopTools = 128;
+inline constexpr std::size_t kMaxToolNameBytes = 64;
+inline constexpr std::size_t kMaxToolDescriptionBytes = 16 * 1024;
+inline constexpr std::size_t kMaxToolSchemaBytes = 64 * 1024;
+// How the application names a loop's compactor (LoopCreated.compactor).
+inline constexpr std::size_t kMaxCompactorNameBytes = 256;
 inline constexpr std::size_t kMaxTurnFailureReasonBytes = 64;
 inline constexpr std::size_t kMaxTurnFailureDetailBytes = 4096;
 
@@ -96,6 +110,14 @@ std::string_view InputCancelReasonName(InputCancelReason reason);
 std::string_view TurnInterruptReasonName(TurnInterruptReason reason);
 std::string_view LoopExitReasonName(LoopExitReason reason);
 
+// Why `tool` cannot be recorded in a LoopCreated ("the name … is not 1 to 64 characters of
+// A-Z a-z 0-9 _ -", "the input schema is not a JSON object", …), or nullopt when it can. The
+// input schema must be a strict JSON object (core/json.h) of at most kMaxToolSchemaBytes; it is
+// recorded as its text, byte for byte what the provider is sent.
+std::optional<std::string> ToolDefinitionProblem(const ToolDefinition& tool);
+// 1 to kMaxToolNameBytes characters of A-Z a-z 0-9 _ -.
+bool IsToolName(std::string_view name);
+
 // --- session profile -------------------------------------------------------------------------
 
 struct SessionActive {
@@ -132,6 +154,10 @@ struct ActiveLoopChanged {
 // `continued_history` messages' LoopHistoryContinued events, which the runtime appends in the
 // same journal batch right after this event (LoopCreationEvents), so that an initial history is
 // not bounded by one record's size.
+// What a restore needs to rebuild the loop as it was made: its `tools`' definitions, its
+// compaction `policy` (set exactly when compaction_policy is) and `compactor`, the name its
+// application gave the loop's compactor ("" for none). Each is written only when set, so a
+// LoopCreated of a journal written before they existed decodes with none of them.
 struct LoopCreated {
   static constexpr std::string_view kType = "LoopCreated";
   static constexpr EventClass kClass = EventClass::kEnduring;
@@ -141,6 +167,9 @@ struct LoopCreated {
   ModelKey model;
   bool compaction_policy = false;  // a compaction policy is configured
   std::string system_prompt;
+  std::vector<ToolDefinition> tools;
+  std::optional<CompactionPolicy> policy;
+  std::string compactor;
   std::vector<Message> history;
   std::uint64_t continued_history = 0;  // messages in the LoopHistoryContinued events that follow
   friend bool operator==(const LoopCreated&, const LoopCreated&) = default;

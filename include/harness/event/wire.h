@@ -40,6 +40,7 @@
 #include <utility>
 #include <vector>
 
+#include "harness/compaction/policy.h"
 #include "harness/context/basis.h"
 #include "harness/context/measurement.h"
 #include "harness/core/json.h"
@@ -88,6 +89,11 @@ class WireWriter {
   WireWriter& Model(std::string_view name, const ModelKey& model);
   WireWriter& FingerprintHex(std::string_view name, const Fingerprint& fingerprint);
   WireWriter& Measurement(std::string_view name, const ContextMeasurement& measurement);
+  // {"automatic","counter_policy","compact_at","rearm_below","keep_recent_segments",
+  //  "keep_recent_tokens","reserved_output","safety_margin","max_summary_tokens","count_timeout"
+  //  (nanoseconds),"coverage":{"mode","min_ratio","required"}}: every member, enums and the
+  //  anchor class set as their numbers.
+  WireWriter& Policy(std::string_view name, const CompactionPolicy& policy);
   void Close() { out_.push_back('}'); }
 
   std::string& out() { return out_; }
@@ -110,6 +116,9 @@ Result<ModelKey, JsonError> RequireModelMember(JsonObject& object, std::string_v
 Result<Fingerprint, JsonError> RequireFingerprintMember(JsonObject& object, std::string_view name);
 Result<ContextMeasurement, JsonError> RequireMeasurementMember(JsonObject& object,
                                                                std::string_view name);
+// What WireWriter::Policy wrote; every member required, nothing else allowed. The values are
+// read as the types hold them (ranges are the event's validation).
+Result<CompactionPolicy, JsonError> RequirePolicyMember(JsonObject& object, std::string_view name);
 
 // "<kind> without a type" when `type` is empty, else "unknown <kind> type <quoted type>".
 std::string DescribeUnknownRecordType(std::string_view kind, std::string_view type);

@@ -135,7 +135,10 @@ struct LoopFold {
   LoopKind kind = LoopKind::kUnspecified;
   ModelKey model;
   bool compaction_policy = false;
-  std::string system_prompt;  // LoopCreated's, then the latest LoopRequestChanged's
+  std::string system_prompt;               // LoopCreated's, then the latest LoopRequestChanged's
+  std::vector<ToolDefinition> tools;       // LoopCreated's
+  std::optional<CompactionPolicy> policy;  // LoopCreated's
+  std::string compactor_name;              // LoopCreated's compactor
   std::vector<Message> history;
   std::size_t derived_prefix = 0;  // 1 when history[0] is a summary
   ContextBasis basis;

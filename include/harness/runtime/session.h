@@ -9,8 +9,10 @@
 // Contract (docs/runtime.md has the full behaviour and the tests that prove it):
 // - Open(options) acquires the journal lease for the session id (a fresh UUIDv7 when zero) and
 //   builds the hub. Nothing else is written.
-// - CreateLoop(definition) validates the definition (SessionError kInvalidDefinition), publishes
-//   LoopCreated (with the system prompt and the initial history; a history too large for one
+// - CreateLoop(definition) validates the definition (SessionError kInvalidDefinition; its tools
+//   must be recordable, ToolDefinitionProblem in event/lifecycle.h, with distinct names),
+//   publishes LoopCreated (with the system prompt, the tools' definitions, the compaction policy,
+//   the compactor name and the initial history; a history too large for one
 //   record continues in LoopHistoryContinued events of the same journal batch, see
 //   LoopCreationEvents in event/codec.h) and, when the definition asks or no loop is active
 //   yet, ActiveLoopChanged; then the loop starts idle. A single history message too large for a
@@ -67,7 +69,8 @@
 //   kSessionNotFound, a journal failure kJournal, and in each case the lease is released having
 //   written nothing. Then every loop's definition is resolved (kind, model and policy presence
 //   must equal LoopCreated, and the system prompt the journal's: else
-//   kRestoreRefused{definition_mismatch}), the waiter repairs
+//   kRestoreRefused{definition_mismatch}; the recorded tools, policy and compactor name are the
+//   resolver's to use, not checked: an application may restore with newer ones), the waiter repairs
 //   (PlanRepairs) are appended as one batch with the expected next sequence number, and only then
 //   are the loops built from the fold of journal + repairs. Every loop starts idle (an open turn
 //   was closed {restored}); with start_queued, a loop with queued input starts its oldest.
@@ -184,10 +187,14 @@ struct LoopDefinition {
   std::shared_ptr<ContextCounter> counter;     // required with a compaction policy
   std::optional<CompactionPolicy> compaction;  // none: Compact is kCompactionUnsupported
   std::shared_ptr<Compactor> compactor;        // required with a compaction policy
-  std::shared_ptr<ForeignBackend> foreign;     // foreign: required
-  std::vector<Message> history;                // the initial history (an imported transcript)
-  bool make_active = false;             // become the active loop (the first loop always does)
-  std::size_t max_steps_per_turn = 64;  // model calls per turn before TurnFailed{step_limit}
+  // What the application calls the compactor, journaled in LoopCreated (with the tools'
+  // definitions and the policy) so that a restore can rebuild the same one: at most
+  // kMaxCompactorNameBytes of UTF-8; "" records none. The runtime does not interpret it.
+  std::string compactor_name;
+  std::shared_ptr<ForeignBackend> foreign;  // foreign: required
+  std::vector<Message> history;             // the initial history (an imported transcript)
+  bool make_active = false;                 // become the active loop (the first loop always does)
+  std::size_t max_steps_per_turn = 64;      // model calls per turn before TurnFailed{step_limit}
 };
 
 enum class LoopStatus : std::uint8_t { kIdle = 1, kRunning = 2, kExited = 3 };
@@ -243,6 +250,11 @@ struct RestoredLoopInfo {
   std::string system_prompt;  // LoopCreated's, or the latest LoopRequestChanged's
   std::size_t history_size = 0;
   bool exited = false;
+  // What LoopCreated recorded of how the loop was made; a journal written before these were
+  // recorded has none of them (no tools, no policy, no compactor name).
+  std::vector<ToolDefinition> tools;
+  std::optional<CompactionPolicy> policy;
+  std::string compactor_name;
 };
 
 // What Restore tells the resolver about `loop`.
