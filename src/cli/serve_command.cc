@@ -44,6 +44,7 @@ struct ServeCommandLine {
   std::vector<std::string> cors_origins;
   std::int64_t tool_timeout_seconds = 600;
   std::int64_t idle_release_seconds = 300;  // 0: never
+  std::string advertise_url;                // "": none
 };
 
 namespace {
@@ -174,6 +175,7 @@ int Run(const ServeCommandLine& line) {
   options.stream_keepalive = std::chrono::seconds(line.keepalive_seconds);
   options.tool_timeout = std::chrono::seconds(line.tool_timeout_seconds);
   options.idle_release = std::chrono::seconds(line.idle_release_seconds);
+  options.advertise_url = line.advertise_url;
   auto server = serve::Server::Start(std::move(options));
   if (!server.ok()) {
     std::fprintf(stderr, "harness %s\n", TerminalText(server.error().Message()).c_str());
@@ -186,8 +188,13 @@ int Run(const ServeCommandLine& line) {
       listen->host.find(':') != std::string::npos ? "[" + listen->host + "]" : listen->host;
   std::printf("listening on http://%s:%u\n", host.c_str(),
               static_cast<unsigned>((*server)->port()));
-  // The id another server's 409 lease_held names when this process holds the session.
-  std::printf("lease owner %s\n", (*server)->owner().ToString().c_str());
+  // The id (and URL) another server's 409 lease_held names when this process holds the session.
+  if ((*server)->advertise_url().empty()) {
+    std::printf("lease owner %s\n", (*server)->owner().ToString().c_str());
+  } else {
+    std::printf("lease owner %s advertising %s\n", (*server)->owner().ToString().c_str(),
+                TerminalText((*server)->advertise_url()).c_str());
+  }
   std::fflush(stdout);
   {
     std::mutex mu;
@@ -243,6 +250,10 @@ std::shared_ptr<ServeCommandLine> AddServeCommand(CLI::App& app) {
   AddNumberOption(*c, "--idle-release", line->idle_release_seconds, {0, 86'400},
                   "seconds a session may sit idle in memory before it is suspended and its "
                   "lease released, so another process may serve it (0: never)");
+  c->add_option("--advertise-url", line->advertise_url,
+                "URL, such as http://10.0.0.7:8420: where clients reach this server. Stored "
+                "with its leases, so that another server on the journal names it in its 409 "
+                "lease_held (absolute http or https, at most 2048 bytes, no user or password)");
   return line;
 }
 

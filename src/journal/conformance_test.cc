@@ -267,6 +267,68 @@ TEST_P(JournalConformance, LeaseIsHeldUntilItExpiresThenAnotherOwnerFencesTheOld
   EXPECT_EQ(*journal_->LastSequence(session), 2u);
 }
 
+// A lease records the URL its holder advertises, and a refusal names it: through a renewal, a
+// takeover (the taker's URL), and not after a release (an owner without a URL names none).
+TEST_P(JournalConformance, AHeldLeaseNamesTheUrlItsHolderAdvertised) {
+  const Uuid session = Uuid::V7();
+  const Uuid a = Uuid::V4();
+  const std::string a_url = "http://10.0.0.7:8420";
+  auto first = journal_->AcquireLease(session, LeaseOwner{a, a_url}, seconds(10));
+  ASSERT_TRUE(first.ok()) << first.error().Describe();
+  const auto refused_holder = [&]() -> std::optional<LeaseHolder> {
+    auto held = journal_->AcquireLease(session, Uuid::V4(), seconds(10));
+    EXPECT_FALSE(held.ok());
+    if (held.ok())
+      return std::nullopt;
+    EXPECT_EQ(held.error().kind, K::kLeaseHeld);
+    return held.error().holder;
+  };
+  EXPECT_EQ(refused_holder(), (LeaseHolder{a, T0() + seconds(10), a_url}));
+  env_.Advance(seconds(5));
+  auto renewed = journal_->RenewLease(*first, seconds(10));
+  ASSERT_TRUE(renewed.ok()) << renewed.error().Describe();
+  EXPECT_EQ(refused_holder(), (LeaseHolder{a, T0() + seconds(15), a_url})) << "a renewal keeps it";
+
+  const Uuid c = Uuid::V4();
+  const std::string c_url = "https://c.example/harness";
+  auto taken = journal_->TakeOverLease(session, LeaseOwner{c, c_url}, seconds(10));
+  ASSERT_TRUE(taken.ok()) << taken.error().Describe();
+  EXPECT_EQ(refused_holder(), (LeaseHolder{c, T0() + seconds(15), c_url}));
+  ASSERT_TRUE(journal_->ReleaseLease(*taken).ok());
+  const Uuid e = Uuid::V4();
+  ASSERT_TRUE(journal_->AcquireLease(session, e, seconds(10)).ok());
+  EXPECT_EQ(refused_holder(), (LeaseHolder{e, T0() + seconds(15), ""}))
+      << "an owner without a URL does not inherit the previous holder's";
+}
+
+// The advertised URL is bounded: empty, or at most kMaxAdvertisedUrlBytes of printable ASCII
+// starting with http:// or https://; anything else is refused before anything is stored.
+TEST_P(JournalConformance, AnAdvertisedUrlOutsideItsBoundIsRefused) {
+  const std::string prefix = "https://h.example/";
+  const std::string longest = prefix + std::string(kMaxAdvertisedUrlBytes - prefix.size(), 'a');
+  for (const std::string& url : {longest, std::string("http://h"), std::string()}) {
+    auto lease = journal_->AcquireLease(Uuid::V7(), LeaseOwner{Uuid::V4(), url}, seconds(10));
+    ASSERT_TRUE(lease.ok()) << url.size() << ": " << lease.error().Describe();
+  }
+  const std::string refused[] = {longest + "a",           "ftp://h.example/",
+                                 "h.example:8420",        "http://h.example/a b",
+                                 "http://h.example/\x01", "http://h.example/\xc3\xa9"};
+  for (const std::string& url : refused) {
+    const Uuid session = Uuid::V7();
+    auto acquired = journal_->AcquireLease(session, LeaseOwner{Uuid::V4(), url}, seconds(10));
+    ASSERT_FALSE(acquired.ok()) << url;
+    EXPECT_EQ(acquired.error().kind, K::kInvalidArgument) << url;
+    EXPECT_EQ(acquired.error().detail.find(url), std::string::npos) << "never echoed";
+    auto taken = journal_->TakeOverLease(session, LeaseOwner{Uuid::V4(), url}, seconds(10));
+    ASSERT_FALSE(taken.ok()) << url;
+    EXPECT_EQ(taken.error().kind, K::kInvalidArgument) << url;
+    // Nothing was stored: the session's first lease is still token 1.
+    auto fresh = journal_->AcquireLease(session, Uuid::V4(), seconds(10));
+    ASSERT_TRUE(fresh.ok()) << fresh.error().Describe();
+    EXPECT_EQ(fresh->token, 1u);
+  }
+}
+
 TEST_P(JournalConformance, TakeOverFencesTheHolderImmediately) {
   const Uuid session = Uuid::V7();
   auto first = journal_->AcquireLease(session, Uuid::V4(), minutes(10));

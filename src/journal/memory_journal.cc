@@ -25,23 +25,23 @@ class MemoryJournal final : public Journal {
  public:
   explicit MemoryJournal(JournalOptions options) : options_(std::move(options)) {}
 
-  Result<Lease, JournalError> AcquireLease(const Uuid& session, const Uuid& owner,
+  Result<Lease, JournalError> AcquireLease(const Uuid& session, const LeaseOwner& owner,
                                            std::chrono::nanoseconds ttl) override {
     std::lock_guard lock(mu_);
     LeaseState& state = sessions_[session].lease;
     HARNESS_TRY(Lease lease,
                 journal_internal::DecideAcquire(state, session, owner, LeaseNow(options_), ttl));
-    state = LeaseState{lease.token, owner, lease.expires_at, false};
+    state = journal_internal::GrantedLease(lease, owner);
     return lease;
   }
 
-  Result<Lease, JournalError> TakeOverLease(const Uuid& session, const Uuid& owner,
+  Result<Lease, JournalError> TakeOverLease(const Uuid& session, const LeaseOwner& owner,
                                             std::chrono::nanoseconds ttl) override {
     std::lock_guard lock(mu_);
     LeaseState& state = sessions_[session].lease;
     HARNESS_TRY(Lease lease,
                 journal_internal::DecideTakeOver(state, session, owner, LeaseNow(options_), ttl));
-    state = LeaseState{lease.token, owner, lease.expires_at, false};
+    state = journal_internal::GrantedLease(lease, owner);
     return lease;
   }
 

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <atomic>
 #include <condition_variable>
+#include <iterator>
 #include <mutex>
 #include <span>
 #include <stop_token>
@@ -77,7 +78,8 @@ CREATE TABLE {s}.sessions (
   lease_token bigint NOT NULL DEFAULT 0,
   lease_owner uuid,
   lease_expires_ns bigint NOT NULL DEFAULT 0,
-  lease_released boolean NOT NULL DEFAULT true);
+  lease_released boolean NOT NULL DEFAULT true,
+  lease_url text NOT NULL DEFAULT '');
 CREATE TABLE {s}.records (
   session uuid NOT NULL,
   seq bigint NOT NULL CHECK (seq > 0),
@@ -92,6 +94,14 @@ CREATE TABLE {s}.records (
   UNIQUE (session, record_id));
 )sql";
 
+// What takes a schema of version N - 1 to version N, for N = 2 .. kPostgresJournalSchemaVersion
+// (index N - 2); run by PrepareSchema under its lock, in its transaction.
+constexpr std::string_view kUpgrades[] = {
+    // 2: a lease records the URL its holder advertises (journal.h).
+    "ALTER TABLE {s}.sessions ADD COLUMN lease_url text NOT NULL DEFAULT ''",
+};
+static_assert(std::size(kUpgrades) == kPostgresJournalSchemaVersion - 1);
+
 // The writer's statements, each for a whole set of requests at once (docs/journal.md, "The
 // PostgreSQL backend"). `ensure` creates the rows of sessions that are leased for the first time;
 // `lock` locks the rows of every session of the set, in session order (so two writers never
@@ -102,16 +112,16 @@ constexpr std::string_view kEnsureSql =
     "INSERT INTO {s}.sessions(session) SELECT * FROM unnest($1) ON CONFLICT DO NOTHING";
 constexpr std::string_view kLockSql =
     "SELECT s.session, s.last_seq, s.lease_token, s.lease_owner, s.lease_expires_ns, "
-    "s.lease_released, r.record_id, r.seq FROM {s}.sessions s LEFT JOIN {s}.records r "
+    "s.lease_released, s.lease_url, r.record_id, r.seq FROM {s}.sessions s LEFT JOIN {s}.records r "
     "ON r.session = s.session AND r.record_id = ANY($2) WHERE s.session = ANY($1) "
     "ORDER BY s.session FOR UPDATE OF s";
 constexpr std::string_view kWriteSql =
     "WITH written AS (INSERT INTO {s}.records(session, seq, record_id, kind, type, v, "
     "created_at_ns, payload, checksum) SELECT * FROM unnest($1, $2, $3, $4, $5, $6, $7, $8, $9)) "
     "UPDATE {s}.sessions s SET last_seq = u.last_seq, lease_token = u.token, lease_owner = "
-    "u.owner, lease_expires_ns = u.expires_ns, lease_released = u.released FROM unnest($10, $11, "
-    "$12, $13, $14, $15) AS u(session, last_seq, token, owner, expires_ns, released) "
-    "WHERE s.session = u.session";
+    "u.owner, lease_expires_ns = u.expires_ns, lease_released = u.released, lease_url = u.url "
+    "FROM unnest($10, $11, $12, $13, $14, $15, $16) AS u(session, last_seq, token, owner, "
+    "expires_ns, released, url) WHERE s.session = u.session";
 constexpr const char* kServerNowSql =
     "SELECT (extract(epoch FROM clock_timestamp()) * 1000000000)::int8";
 
@@ -167,6 +177,7 @@ class SetWrite {
     owners_.Add(jp::PgUuid(row.lease.owner));
     expiries_.Add(jp::PgInt64(row.lease.expires_at.time_since_epoch().count()));
     released_.Add(std::string(1, row.lease.released ? '\1' : '\0'));
+    urls_.Add(row.lease.url);
     ++rows_;
   }
 
@@ -174,9 +185,9 @@ class SetWrite {
 
   PgParams Finish() {
     PgParams params;
-    for (PgArray* array :
-         {&sessions_, &seqs_, &ids_, &kinds_, &types_, &versions_, &created_, &payloads_,
-          &checksums_, &row_sessions_, &last_seqs_, &tokens_, &owners_, &expiries_, &released_}) {
+    for (PgArray* array : {&sessions_, &seqs_, &ids_, &kinds_, &types_, &versions_, &created_,
+                           &payloads_, &checksums_, &row_sessions_, &last_seqs_, &tokens_, &owners_,
+                           &expiries_, &released_, &urls_}) {
       params.Add(array->Finish());
     }
     return params;
@@ -188,7 +199,7 @@ class SetWrite {
       types_{jp::kPgText}, versions_{jp::kPgInt4}, created_{jp::kPgInt8}, payloads_{jp::kPgBytea},
       checksums_{jp::kPgBytea};
   PgArray row_sessions_{jp::kPgUuid}, last_seqs_{jp::kPgInt8}, tokens_{jp::kPgInt8},
-      owners_{jp::kPgUuid}, expiries_{jp::kPgInt8}, released_{jp::kPgBool};
+      owners_{jp::kPgUuid}, expiries_{jp::kPgInt8}, released_{jp::kPgBool}, urls_{jp::kPgText};
 };
 
 }  // namespace
@@ -430,11 +441,11 @@ class PostgresJournal::Impl {
                             "name the writer"));
     HARNESS_CHECK(conn.Prepare("ensure", InSchema(kEnsureSql, s), {kPgUuidArray}));
     HARNESS_CHECK(conn.Prepare("lock", InSchema(kLockSql, s), {kPgUuidArray, kPgUuidArray}));
-    HARNESS_CHECK(
-        conn.Prepare("write", InSchema(kWriteSql, s),
-                     {kPgUuidArray, kPgInt8Array, kPgUuidArray, kPgInt2Array, kPgTextArray,
-                      kPgInt4Array, kPgInt8Array, kPgByteaArray, kPgByteaArray, kPgUuidArray,
-                      kPgInt8Array, kPgInt8Array, kPgUuidArray, kPgInt8Array, kPgBoolArray}));
+    HARNESS_CHECK(conn.Prepare(
+        "write", InSchema(kWriteSql, s),
+        {kPgUuidArray, kPgInt8Array, kPgUuidArray, kPgInt2Array, kPgTextArray, kPgInt4Array,
+         kPgInt8Array, kPgByteaArray, kPgByteaArray, kPgUuidArray, kPgInt8Array, kPgInt8Array,
+         kPgUuidArray, kPgInt8Array, kPgBoolArray, kPgTextArray}));
     return {};
   }
 
@@ -647,10 +658,11 @@ class PostgresJournal::Impl {
         }
         row.lease.expires_at = JournalTime(std::chrono::nanoseconds(rows.Int(i, 4)));
         row.lease.released = rows.BoolAt(i, 5);
+        row.lease.url = std::string(rows.Bytes(i, 6));
       }
-      if (!rows.IsNull(i, 6)) {
-        HARNESS_TRY(const Uuid id, rows.Id(i, 6, "records.record_id"));
-        row.ids.emplace(id, static_cast<std::uint64_t>(rows.Int(i, 7)));
+      if (!rows.IsNull(i, 7)) {
+        HARNESS_TRY(const Uuid id, rows.Id(i, 7, "records.record_id"));
+        row.ids.emplace(id, static_cast<std::uint64_t>(rows.Int(i, 8)));
       }
     }
     return out;
@@ -762,11 +774,26 @@ Status<JournalError> PrepareSchema(PgConn& conn, const std::string& schema) {
       return {};
     }
     const std::string_view version = locked.Bytes(0, 0);
-    if (locked.rows() != 1 || version != std::to_string(kPostgresJournalSchemaVersion)) {
+    std::int64_t found = 0;
+    for (std::int64_t known = 1; known <= kPostgresJournalSchemaVersion; ++known) {
+      if (locked.rows() == 1 && version == std::to_string(known))
+        found = known;
+    }
+    if (found == 0) {
       return Fail(Error(K::kUnsupportedVersion,
-                        fmt::format("journal schema version {} is not known (this build reads {})",
+                        fmt::format("journal schema version {} is not known (this build reads 1 "
+                                    "to {})",
                                     version.substr(0, 20), kPostgresJournalSchemaVersion)));
     }
+    if (found == kPostgresJournalSchemaVersion)
+      return {};
+    std::string upgrade;
+    for (std::int64_t next = found + 1; next <= kPostgresJournalSchemaVersion; ++next)
+      upgrade += InSchema(kUpgrades[next - 2], schema) + "; ";
+    upgrade += fmt::format("UPDATE {}.journal_schema SET version = {}", schema,
+                           kPostgresJournalSchemaVersion);
+    HARNESS_TRY(const PgResult upgraded, conn.Exec(upgrade, "schema upgrade"));
+    (void)upgraded;
     return {};
   };
   if (auto status = body(); !status.ok()) {
@@ -799,12 +826,14 @@ Result<std::unique_ptr<PostgresJournal>, JournalError> PostgresJournal::Open(
 PostgresJournal::PostgresJournal(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 PostgresJournal::~PostgresJournal() = default;
 
-Result<Lease, JournalError> PostgresJournal::AcquireLease(const Uuid& session, const Uuid& owner,
+Result<Lease, JournalError> PostgresJournal::AcquireLease(const Uuid& session,
+                                                          const LeaseOwner& owner,
                                                           std::chrono::nanoseconds ttl) {
   return impl_->queue().Acquire(session, owner, ttl);
 }
 
-Result<Lease, JournalError> PostgresJournal::TakeOverLease(const Uuid& session, const Uuid& owner,
+Result<Lease, JournalError> PostgresJournal::TakeOverLease(const Uuid& session,
+                                                           const LeaseOwner& owner,
                                                            std::chrono::nanoseconds ttl) {
   return impl_->queue().TakeOver(session, owner, ttl);
 }

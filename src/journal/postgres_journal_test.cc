@@ -208,11 +208,17 @@ TEST_F(PostgresJournalTest, TwoJournalsOnOneSchemaContendForALease) {
   auto other = OpenTestPostgres(other_options);
   ASSERT_NE(other, nullptr);
   const Uuid session = Uuid::V7();
-  auto held = journal_->AcquireLease(session, Uuid::V4(), hours(1));
+  const Uuid holder_id = Uuid::V4();
+  auto held =
+      journal_->AcquireLease(session, LeaseOwner{holder_id, "http://10.0.0.7:8420"}, hours(1));
   ASSERT_TRUE(held.ok()) << held.error().Describe();
   auto refused = other->AcquireLease(session, Uuid::V4(), hours(1));
   ASSERT_FALSE(refused.ok());
   EXPECT_EQ(refused.error().kind, K::kLeaseHeld);
+  // The other process is told who holds the session, and where it serves it.
+  ASSERT_TRUE(refused.error().holder.has_value());
+  EXPECT_EQ(refused.error().holder->owner, holder_id);
+  EXPECT_EQ(refused.error().holder->url, "http://10.0.0.7:8420");
 
   // The holder appends until it is fenced; the other journal takes over mid-stream.
   std::latch appended_some(1);
@@ -284,11 +290,66 @@ TEST_F(PostgresJournalTest, ARowLockedElsewhereFailsOnlyItsOwnRequests) {
 }
 
 TEST_F(PostgresJournalTest, AnUnknownSchemaVersionIsRefused) {
-  Sql("UPDATE " + Table("journal_schema") + " SET version = 2");
-  PostgresJournalOptions again = options_;
-  auto refused = PostgresJournal::Open(PgTestUrl(), again);
+  EXPECT_EQ(Sql("SELECT version FROM " + Table("journal_schema")), "2");
+  for (const char* version : {"3", "0"}) {
+    Sql("UPDATE " + Table("journal_schema") + " SET version = " + version);
+    PostgresJournalOptions again = options_;
+    auto refused = PostgresJournal::Open(PgTestUrl(), again);
+    ASSERT_FALSE(refused.ok()) << version;
+    EXPECT_EQ(refused.error().kind, K::kUnsupportedVersion) << refused.error().Describe();
+  }
+}
+
+// A schema of version 1, as builds before the leases' advertised URL wrote it (the tables of
+// that version, with a session whose live lease was taken then), is upgraded by the first open:
+// the old lease is still held (its holder named, with no URL), its token goes on, and a lease
+// taken with a URL names it in a refusal, also to a second journal on the schema.
+TEST_F(PostgresJournalTest, ASchemaOfVersionOneIsUpgradedAndItsLeasesNameTheirUrl) {
+  ScratchSchema old_schema(PgTestUrl(), FreshSchemaName());
+  const std::string s = old_schema.name();
+  const Uuid session = Uuid::V7();
+  const Uuid old_holder = Uuid::V4();
+  const std::int64_t far = (ServerNow() + hours(1)).time_since_epoch().count();
+  Sql("CREATE SCHEMA " + s + "; CREATE TABLE " + s +
+      ".journal_schema(version integer NOT NULL); INSERT INTO " + s +
+      ".journal_schema(version) VALUES (1); CREATE TABLE " + s +
+      ".sessions (session uuid PRIMARY KEY, last_seq bigint NOT NULL DEFAULT 0, lease_token "
+      "bigint NOT NULL DEFAULT 0, lease_owner uuid, lease_expires_ns bigint NOT NULL DEFAULT 0, "
+      "lease_released boolean NOT NULL DEFAULT true); CREATE TABLE " +
+      s +
+      ".records (session uuid NOT NULL, seq bigint NOT NULL CHECK (seq > 0), record_id uuid NOT "
+      "NULL, kind smallint NOT NULL, type text NOT NULL, v integer NOT NULL, created_at_ns bigint "
+      "NOT NULL, payload bytea NOT NULL, checksum bytea NOT NULL, PRIMARY KEY (session, seq), "
+      "UNIQUE (session, record_id)); INSERT INTO " +
+      s +
+      ".sessions(session, lease_token, lease_owner, lease_expires_ns, lease_released) VALUES ('" +
+      session.ToString() + "', 3, '" + old_holder.ToString() + "', " + std::to_string(far) +
+      ", false)");
+
+  auto journal = OpenTestPostgres(TestPostgresOptions({}, s));
+  ASSERT_NE(journal, nullptr);
+  EXPECT_EQ(Sql("SELECT version FROM " + s + ".journal_schema"), "2");
+  auto held = journal->AcquireLease(session, Uuid::V4(), hours(1));
+  ASSERT_FALSE(held.ok());
+  EXPECT_EQ(held.error().kind, K::kLeaseHeld);
+  ASSERT_TRUE(held.error().holder.has_value());
+  EXPECT_EQ(held.error().holder->owner, old_holder);
+  EXPECT_EQ(held.error().holder->url, "") << "a lease of version 1 advertised nothing";
+
+  const Uuid holder = Uuid::V4();
+  auto taken = journal->TakeOverLease(session, LeaseOwner{holder, "https://b.example/h"}, hours(1));
+  ASSERT_TRUE(taken.ok()) << taken.error().Describe();
+  EXPECT_EQ(taken->token, 4u);
+  ASSERT_TRUE(journal->Append(Request(*taken, {MakeRecord()}, 1)).ok());
+  auto second = OpenTestPostgres(TestPostgresOptions({}, s));
+  ASSERT_NE(second, nullptr);
+  auto refused = second->AcquireLease(session, Uuid::V4(), hours(1));
   ASSERT_FALSE(refused.ok());
-  EXPECT_EQ(refused.error().kind, K::kUnsupportedVersion) << refused.error().Describe();
+  ASSERT_TRUE(refused.error().holder.has_value());
+  EXPECT_EQ(refused.error().holder->owner, holder);
+  EXPECT_EQ(refused.error().holder->url, "https://b.example/h");
+  EXPECT_EQ(*second->LastSequence(session), 1u);
+  EXPECT_EQ(Sql("SELECT version FROM " + s + ".journal_schema"), "2");
 }
 
 TEST_F(PostgresJournalTest, ARowChangedByUpdateReadsCorrupt) {

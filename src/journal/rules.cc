@@ -76,6 +76,19 @@ Status<JournalError> ValidateLeaseArgs(const Uuid& session, const Uuid& owner,
   return {};
 }
 
+// The URL is checked only where it is stored (a grant); its bytes are never echoed in the detail.
+Status<JournalError> ValidateGrantArgs(const Uuid& session, const LeaseOwner& owner,
+                                       std::chrono::nanoseconds ttl) {
+  HARNESS_CHECK(ValidateLeaseArgs(session, owner.id, ttl));
+  if (!IsValidAdvertisedUrl(owner.advertised_url)) {
+    return Fail(Error(JournalErrorKind::kInvalidArgument,
+                      fmt::format("the advertised URL must be at most {} bytes of printable "
+                                  "ASCII starting with http:// or https://",
+                                  kMaxAdvertisedUrlBytes)));
+  }
+  return {};
+}
+
 Status<JournalError> CheckCurrent(const LeaseState& state, const Lease& lease) {
   if (lease.token == 0 || state.token != lease.token || state.released ||
       state.owner != lease.owner) {
@@ -90,9 +103,9 @@ Status<JournalError> CheckCurrent(const LeaseState& state, const Lease& lease) {
 }  // namespace
 
 Result<Lease, JournalError> DecideAcquire(const LeaseState& state, const Uuid& session,
-                                          const Uuid& owner, JournalTime now,
+                                          const LeaseOwner& owner, JournalTime now,
                                           std::chrono::nanoseconds ttl) {
-  HARNESS_CHECK(ValidateLeaseArgs(session, owner, ttl));
+  HARNESS_CHECK(ValidateGrantArgs(session, owner, ttl));
   if (Live(state, now)) {
     JournalError held = Error(
         JournalErrorKind::kLeaseHeld,
@@ -100,17 +113,21 @@ Result<Lease, JournalError> DecideAcquire(const LeaseState& state, const Uuid& s
             "session {} is leased to {} (token {}) for another {} ms", session.ToString(),
             state.owner.ToString(), state.token,
             std::chrono::duration_cast<std::chrono::milliseconds>(state.expires_at - now).count()));
-    held.holder = LeaseHolder{state.owner, state.expires_at};
+    held.holder = LeaseHolder{state.owner, state.expires_at, state.url};
     return Fail(std::move(held));
   }
-  return Lease{session, owner, state.token + 1, now + ttl};
+  return Lease{session, owner.id, state.token + 1, now + ttl};
 }
 
 Result<Lease, JournalError> DecideTakeOver(const LeaseState& state, const Uuid& session,
-                                           const Uuid& owner, JournalTime now,
+                                           const LeaseOwner& owner, JournalTime now,
                                            std::chrono::nanoseconds ttl) {
-  HARNESS_CHECK(ValidateLeaseArgs(session, owner, ttl));
-  return Lease{session, owner, state.token + 1, now + ttl};
+  HARNESS_CHECK(ValidateGrantArgs(session, owner, ttl));
+  return Lease{session, owner.id, state.token + 1, now + ttl};
+}
+
+LeaseState GrantedLease(const Lease& lease, const LeaseOwner& owner) {
+  return LeaseState{lease.token, owner.id, lease.expires_at, false, owner.advertised_url};
 }
 
 Result<Lease, JournalError> DecideRenew(const LeaseState& state, const Lease& lease,

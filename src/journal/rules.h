@@ -39,15 +39,18 @@ struct LeaseState {
   Uuid owner;
   JournalTime expires_at{};
   bool released = true;
+  std::string url;  // the owner's advertised URL; "" when none
 };
 
 Result<Lease, JournalError> DecideAcquire(const LeaseState& state, const Uuid& session,
-                                          const Uuid& owner, JournalTime now,
+                                          const LeaseOwner& owner, JournalTime now,
                                           std::chrono::nanoseconds ttl);
 // A takeover ignores the current holder: it only validates its arguments.
 Result<Lease, JournalError> DecideTakeOver(const LeaseState& state, const Uuid& session,
-                                           const Uuid& owner, JournalTime now,
+                                           const LeaseOwner& owner, JournalTime now,
                                            std::chrono::nanoseconds ttl);
+// The state to store once `lease` was granted to `owner` (by DecideAcquire or DecideTakeOver).
+LeaseState GrantedLease(const Lease& lease, const LeaseOwner& owner);
 Result<Lease, JournalError> DecideRenew(const LeaseState& state, const Lease& lease,
                                         JournalTime now, std::chrono::nanoseconds ttl);
 Status<JournalError> DecideRelease(const LeaseState& state, const Lease& lease);

@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <iterator>
 #include <mutex>
 #include <stop_token>
 #include <thread>
@@ -50,9 +51,18 @@ CREATE TABLE IF NOT EXISTS leases(
   token INTEGER NOT NULL,
   owner BLOB NOT NULL,
   expires_at INTEGER NOT NULL,
-  released INTEGER NOT NULL
+  released INTEGER NOT NULL,
+  url TEXT NOT NULL DEFAULT ''
 ) STRICT;
 )sql";
+
+// What takes a journal of schema version N - 1 to version N, for N = 2 ..
+// kSqliteJournalSchemaVersion (index N - 2); run in the open's transaction before kSchema.
+constexpr const char* kUpgrades[] = {
+    // 2: a lease records the URL its holder advertises (journal.h).
+    "ALTER TABLE leases ADD COLUMN url TEXT NOT NULL DEFAULT ''",
+};
+static_assert(std::size(kUpgrades) == kSqliteJournalSchemaVersion - 1);
 
 constexpr std::string_view kSelectRecordColumns =
     "SELECT session, seq, record_id, kind, type, v, created_at, payload, checksum FROM records ";
@@ -130,12 +140,14 @@ class SqliteJournal::Impl {
     HARNESS_TRY(begin_, SqliteStmt::Prepare(db, "BEGIN IMMEDIATE"));
     HARNESS_TRY(commit_, SqliteStmt::Prepare(db, "COMMIT"));
     HARNESS_TRY(rollback_, SqliteStmt::Prepare(db, "ROLLBACK"));
-    HARNESS_TRY(lease_get_,
-                SqliteStmt::Prepare(
-                    db, "SELECT token, owner, expires_at, released FROM leases WHERE session = ?"));
-    HARNESS_TRY(lease_put_, SqliteStmt::Prepare(db,
-                                                "INSERT OR REPLACE INTO leases(session, token, "
-                                                "owner, expires_at, released) VALUES(?,?,?,?,?)"));
+    HARNESS_TRY(
+        lease_get_,
+        SqliteStmt::Prepare(
+            db, "SELECT token, owner, expires_at, released, url FROM leases WHERE session = ?"));
+    HARNESS_TRY(lease_put_,
+                SqliteStmt::Prepare(db,
+                                    "INSERT OR REPLACE INTO leases(session, token, owner, "
+                                    "expires_at, released, url) VALUES(?,?,?,?,?,?)"));
     HARNESS_TRY(last_seq_, SqliteStmt::Prepare(db,
                                                "SELECT seq FROM records WHERE session = ? "
                                                "ORDER BY seq DESC LIMIT 1"));
@@ -361,6 +373,7 @@ class SqliteJournal::Impl {
     HARNESS_TRY(state.owner, lease_get_.ColumnUuid(1, "leases.owner"));
     state.expires_at = JournalTime(std::chrono::nanoseconds(lease_get_.ColumnInt64(2)));
     state.released = lease_get_.ColumnInt64(3) != 0;
+    state.url = lease_get_.ColumnBytes(4);
     return state;
   }
 
@@ -371,6 +384,7 @@ class SqliteJournal::Impl {
     lease_put_.BindUuid(3, state.owner);
     lease_put_.BindInt64(4, state.expires_at.time_since_epoch().count());
     lease_put_.BindInt64(5, state.released ? 1 : 0);
+    lease_put_.BindText(6, state.url);
     HARNESS_TRY(const bool row, lease_put_.Step("write lease"));
     (void)row;
     return {};
@@ -468,12 +482,15 @@ class SqliteJournal::Impl {
 
 namespace {
 
-// The journal_schema version this build reads, or kUnsupportedVersion.
-Status<JournalError> CheckSchemaVersion(const std::string& version) {
-  if (version == std::to_string(kSqliteJournalSchemaVersion))
-    return {};
+// The journal_schema version, when this build reads it (1 .. kSqliteJournalSchemaVersion), else
+// kUnsupportedVersion.
+Result<std::int64_t, JournalError> CheckSchemaVersion(const std::string& version) {
+  for (std::int64_t known = 1; known <= kSqliteJournalSchemaVersion; ++known) {
+    if (version == std::to_string(known))
+      return known;
+  }
   return Fail(Error(K::kUnsupportedVersion,
-                    fmt::format("journal schema version {} is not known (this build reads {})",
+                    fmt::format("journal schema version {} is not known (this build reads 1 to {})",
                                 version.substr(0, 20), kSqliteJournalSchemaVersion)));
 }
 
@@ -489,7 +506,14 @@ Status<JournalError> PrepareSchema(SqliteDb& db) {
           fmt::format("INSERT INTO journal_schema(version) VALUES({})", kSqliteJournalSchemaVersion)
               .c_str()));
     } else {
-      HARNESS_CHECK(CheckSchemaVersion(version));
+      HARNESS_TRY(const std::int64_t found, CheckSchemaVersion(version));
+      for (std::int64_t next = found + 1; next <= kSqliteJournalSchemaVersion; ++next)
+        HARNESS_CHECK(db.Exec(kUpgrades[next - 2]));
+      if (found != kSqliteJournalSchemaVersion) {
+        HARNESS_CHECK(db.Exec(
+            fmt::format("UPDATE journal_schema SET version = {}", kSqliteJournalSchemaVersion)
+                .c_str()));
+      }
       HARNESS_CHECK(db.Exec(kSchema));
     }
     return {};
@@ -518,7 +542,9 @@ Status<JournalError> CheckExistingSchema(SqliteDb& db) {
                           " holds no journal (the file is empty or lost its schema, for example "
                           "when its -wal file was deleted): its records are lost"));
   }
-  return CheckSchemaVersion(version);
+  HARNESS_TRY(const std::int64_t found, CheckSchemaVersion(version));
+  (void)found;  // an earlier version reads as it is: reads never touch what an upgrade adds
+  return {};
 }
 
 // Read-only media: the directory cannot be written, so SQLite cannot create the -wal and -shm
@@ -617,13 +643,15 @@ Status<JournalError> Writable(const SqliteJournalOptions& options) {
 
 }  // namespace
 
-Result<Lease, JournalError> SqliteJournal::AcquireLease(const Uuid& session, const Uuid& owner,
+Result<Lease, JournalError> SqliteJournal::AcquireLease(const Uuid& session,
+                                                        const LeaseOwner& owner,
                                                         std::chrono::nanoseconds ttl) {
   HARNESS_CHECK(Writable(impl_->options()));
   return impl_->queue().Acquire(session, owner, ttl);
 }
 
-Result<Lease, JournalError> SqliteJournal::TakeOverLease(const Uuid& session, const Uuid& owner,
+Result<Lease, JournalError> SqliteJournal::TakeOverLease(const Uuid& session,
+                                                         const LeaseOwner& owner,
                                                          std::chrono::nanoseconds ttl) {
   HARNESS_CHECK(Writable(impl_->options()));
   return impl_->queue().TakeOver(session, owner, ttl);

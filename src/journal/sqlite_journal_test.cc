@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "journal/journal_test_support.h"
+#include "support/build_paths.h"
 
 namespace harness::journal_testing {
 namespace {
@@ -18,6 +19,12 @@ namespace {
 using std::chrono::minutes;
 using std::chrono::seconds;
 using K = JournalErrorKind;
+
+SqliteJournalOptions ReadOnly() {
+  SqliteJournalOptions options;
+  options.read_only = true;
+  return options;
+}
 
 class SqliteJournalTest : public ::testing::Test {
  protected:
@@ -155,7 +162,7 @@ TEST_F(SqliteJournalTest, RunsInWalModeWithFullSynchronousAndSchemaVersion) {
     return out;
   };
   EXPECT_EQ(text("PRAGMA journal_mode"), "wal");  // persistent in the file
-  EXPECT_EQ(text("SELECT version FROM journal_schema"), "1");
+  EXPECT_EQ(text("SELECT version FROM journal_schema"), "2");
   sqlite3_close(db);
 }
 
@@ -186,21 +193,82 @@ TEST_F(SqliteJournalTest, AFileThatIsNotADatabaseIsCorrupt) {
 
 TEST_F(SqliteJournalTest, AnUnknownSchemaVersionIsUnsupported) {
   { auto journal = Open(); }
-  Raw("UPDATE journal_schema SET version = 2");
-  auto journal = SqliteJournal::Open(data());
-  ASSERT_FALSE(journal.ok());
-  EXPECT_EQ(journal.error().kind, K::kUnsupportedVersion) << journal.error().Describe();
+  for (const char* version : {"3", "0", "-1"}) {
+    Raw(std::string("UPDATE journal_schema SET version = ") + version);
+    for (const SqliteJournalOptions& options : {SqliteJournalOptions{}, ReadOnly()}) {
+      auto journal = SqliteJournal::Open(data(), options);
+      ASSERT_FALSE(journal.ok()) << version;
+      EXPECT_EQ(journal.error().kind, K::kUnsupportedVersion) << journal.error().Describe();
+    }
+  }
+}
+
+// A journal written with schema version 1, before leases recorded an advertised URL
+// (tests/fixtures/journal-v1-suspended, made by `harness compact` at that time), is read as it
+// is by a read-only open, and upgraded by a writable one in its first transaction: its records
+// verify, its lease token goes on from the stored one, and a lease taken with a URL names it in
+// a refusal, also after reopening.
+TEST_F(SqliteJournalTest, ASchemaVersionOneJournalIsUpgradedAndItsLeasesNameTheirUrl) {
+  const Uuid session = *Uuid::ParseCanonical("01a23474-ff1f-73b9-9430-229ce5c7afdc");
+  std::filesystem::create_directories(data());
+  std::filesystem::copy_file(std::filesystem::path(build_paths::SourceDir()) /
+                                 "tests/fixtures/journal-v1-suspended/journal.db",
+                             data() / kSqliteJournalFileName);
+  const auto schema_version = [&] {
+    sqlite3* db = nullptr;
+    EXPECT_EQ(sqlite3_open((data() / kSqliteJournalFileName).string().c_str(), &db), SQLITE_OK);
+    sqlite3_stmt* stmt = nullptr;
+    EXPECT_EQ(sqlite3_prepare_v2(db, "SELECT version FROM journal_schema", -1, &stmt, nullptr),
+              SQLITE_OK);
+    std::string out;
+    if (sqlite3_step(stmt) == SQLITE_ROW)
+      out = reinterpret_cast<const char*>(sqlite3_column_text(stmt, 0));
+    sqlite3_finalize(stmt);
+    sqlite3_close(db);
+    return out;
+  };
+  ASSERT_EQ(schema_version(), "1");
+  {
+    auto read_only = SqliteJournal::Open(data(), ReadOnly());
+    ASSERT_TRUE(read_only.ok()) << read_only.error().Describe();
+    auto report = (*read_only)->Verify();
+    ASSERT_TRUE(report.ok()) << report.error().Describe();
+    EXPECT_EQ(report->records, 6u);
+  }
+  EXPECT_EQ(schema_version(), "1") << "a read-only open does not upgrade";
+
+  const Uuid holder = Uuid::V4();
+  const std::string url = "http://10.0.0.7:8420";
+  {
+    auto journal = Open();
+    ASSERT_NE(journal, nullptr);
+    EXPECT_EQ(schema_version(), "2");
+    auto report = journal->Verify();
+    ASSERT_TRUE(report.ok()) << report.error().Describe();
+    EXPECT_EQ(report->records, 6u);
+    auto lease = journal->AcquireLease(session, LeaseOwner{holder, url}, minutes(1));
+    ASSERT_TRUE(lease.ok()) << lease.error().Describe();
+    EXPECT_EQ(lease->token, 2u) << "the fixture's lease had token 1";
+    ASSERT_TRUE(journal->Append({session, lease->token, 7, {MakeRecord()}}).ok());
+    auto held = journal->AcquireLease(session, Uuid::V4(), minutes(1));
+    ASSERT_FALSE(held.ok());
+    ASSERT_TRUE(held.error().holder.has_value());
+    EXPECT_EQ(held.error().holder->url, url);
+  }
+  auto journal = Open();
+  ASSERT_NE(journal, nullptr);
+  auto held = journal->AcquireLease(session, Uuid::V4(), minutes(1));
+  ASSERT_FALSE(held.ok());
+  EXPECT_EQ(held.error().kind, K::kLeaseHeld);
+  ASSERT_TRUE(held.error().holder.has_value());
+  EXPECT_EQ(held.error().holder->owner, holder);
+  EXPECT_EQ(held.error().holder->url, url);
+  EXPECT_EQ(*journal->LastSequence(session), 7u);
 }
 
 std::string FileBytes(const std::filesystem::path& path) {
   std::ifstream in(path, std::ios::binary);
   return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-}
-
-SqliteJournalOptions ReadOnly() {
-  SqliteJournalOptions options;
-  options.read_only = true;
-  return options;
 }
 
 TEST_F(SqliteJournalTest, ReadOnlyReadsAndVerifiesAndChangesNothing) {

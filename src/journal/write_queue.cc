@@ -4,8 +4,8 @@ namespace harness::journal_internal {
 
 namespace {
 
-std::shared_ptr<WriteOp> MakeLeaseOp(WriteOp::Type type, const Uuid& session, const Uuid& owner,
-                                     std::chrono::nanoseconds ttl) {
+std::shared_ptr<WriteOp> MakeLeaseOp(WriteOp::Type type, const Uuid& session,
+                                     const LeaseOwner& owner, std::chrono::nanoseconds ttl) {
   auto op = std::make_shared<WriteOp>();
   op->type = type;
   op->session = session;
@@ -23,14 +23,14 @@ std::shared_ptr<WriteOp> MakeLeaseOp(WriteOp::Type type, const Lease& lease,
 
 }  // namespace
 
-Result<Lease, JournalError> WriteQueue::Acquire(const Uuid& session, const Uuid& owner,
+Result<Lease, JournalError> WriteQueue::Acquire(const Uuid& session, const LeaseOwner& owner,
                                                 std::chrono::nanoseconds ttl) {
   auto op = MakeLeaseOp(WriteOp::Type::kAcquire, session, owner, ttl);
   HARNESS_CHECK(Submit(op));
   return op->lease_out;
 }
 
-Result<Lease, JournalError> WriteQueue::TakeOver(const Uuid& session, const Uuid& owner,
+Result<Lease, JournalError> WriteQueue::TakeOver(const Uuid& session, const LeaseOwner& owner,
                                                  std::chrono::nanoseconds ttl) {
   auto op = MakeLeaseOp(WriteOp::Type::kTakeOver, session, owner, ttl);
   HARNESS_CHECK(Submit(op));
@@ -77,7 +77,7 @@ std::optional<LeaseState> DecideLeaseOp(WriteOp& op, const LeaseState& state, Jo
       if (!lease.ok())
         return refuse(lease.error());
       op.lease_out = *lease;
-      return LeaseState{lease->token, op.owner, lease->expires_at, false};
+      return GrantedLease(*lease, op.owner);
     }
     case WriteOp::Type::kRenew: {
       auto lease = DecideRenew(state, op.lease, now, op.ttl);

@@ -35,7 +35,7 @@ struct WriteOp {
   AppendRequest append;
   std::vector<Sha256Digest> digests;  // of append.records[i].payload, computed by the caller
   Uuid session;                       // every type: the session the op changes
-  Uuid owner;
+  LeaseOwner owner;
   std::chrono::nanoseconds ttl{};
   Lease lease;
   std::size_t bytes = 0;
@@ -59,9 +59,9 @@ class WriteQueue {
 
   // The Journal's write calls, as ops through this queue. Append validates the request and
   // hashes the payloads on the caller's thread.
-  Result<Lease, JournalError> Acquire(const Uuid& session, const Uuid& owner,
+  Result<Lease, JournalError> Acquire(const Uuid& session, const LeaseOwner& owner,
                                       std::chrono::nanoseconds ttl);
-  Result<Lease, JournalError> TakeOver(const Uuid& session, const Uuid& owner,
+  Result<Lease, JournalError> TakeOver(const Uuid& session, const LeaseOwner& owner,
                                        std::chrono::nanoseconds ttl);
   Result<Lease, JournalError> Renew(const Lease& lease, std::chrono::nanoseconds ttl);
   Status<JournalError> Release(const Lease& lease);

@@ -216,9 +216,9 @@ Result<std::unique_ptr<Session>, SessionError> Session::Restore(SessionOptions o
   const Uuid session = options.session_id;
 
   // 1. The lease, before anything is read: while we hold it nobody appends.
-  auto acquired = restore.take_over
-                      ? journal.TakeOverLease(session, options.owner, options.lease_ttl)
-                      : journal.AcquireLease(session, options.owner, options.lease_ttl);
+  const LeaseOwner owner{options.owner, options.advertised_url};
+  auto acquired = restore.take_over ? journal.TakeOverLease(session, owner, options.lease_ttl)
+                                    : journal.AcquireLease(session, owner, options.lease_ttl);
   if (!acquired)
     return Fail(SessionError::FromJournal(acquired.error()));
   LeaseGuard guard(journal, *acquired);

@@ -289,7 +289,8 @@ Result<std::unique_ptr<Session>, SessionError> Session::Open(SessionOptions opti
     return Fail(SessionError{SessionErrorKind::kInvalidDefinition, "a journal is required"});
   }
   HARNESS_CHECK(runtime_detail::MintSessionIds(options));
-  auto lease = options.journal->AcquireLease(options.session_id, options.owner, options.lease_ttl);
+  auto lease = options.journal->AcquireLease(
+      options.session_id, LeaseOwner{options.owner, options.advertised_url}, options.lease_ttl);
   if (!lease)
     return Fail(SessionError::FromJournal(lease.error()));
   // Under the lease nobody else appends, so the answer stays true while we hold it.

@@ -325,8 +325,12 @@ std::string EncodeApiError(const ApiError& error) {
            "\",\"lease_expires_at_ms\":" +
            std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(
                               error.holder->expires_at.time_since_epoch())
-                              .count()) +
-           "}";
+                              .count());
+    if (!error.holder->url.empty()) {
+      out += ",\"url\":";
+      AppendJsonString(out, error.holder->url);
+    }
+    out += "}";
   }
   out += "}}";
   return out;

@@ -73,10 +73,12 @@ std::string_view ApiErrorKindName(ApiErrorKind kind);
 unsigned HttpStatusOf(ApiErrorKind kind);
 
 // kLeaseHeld: the server process that holds the session (its lease owner id, which that
-// process prints when it starts) and when its lease ends unless it renews it.
+// process prints when it starts), when its lease ends unless it renews it, and the URL it
+// advertises (`harness serve --advertise-url`; "" when none).
 struct ApiLeaseHolder {
   Uuid owner;
   WallTime expires_at{};
+  std::string url;
 };
 
 struct ApiError {
@@ -92,7 +94,8 @@ struct ApiError {
 
 // {"error":{"kind":"…","detail":"…"}}, and for a held lease whose holder is known
 // {"error":{"kind":"lease_held","detail":"…","holder":{"owner":"<uuid>","lease_expires_at_ms":N}}}
-// with N the end of the holder's lease in Unix milliseconds on the journal's clock.
+// with N the end of the holder's lease in Unix milliseconds on the journal's clock, and the
+// holder's member "url" after them when it advertises one.
 std::string EncodeApiError(const ApiError& error);
 
 // ---- Routes ----

@@ -151,10 +151,16 @@ TEST(ApiErrors, EachKindHasItsNameAndStatus) {
 TEST(ApiErrors, AHeldLeaseNamesItsHolder) {
   ApiError held{ApiErrorKind::kLeaseHeld, "held"};
   held.holder = ApiLeaseHolder{*Uuid::ParseCanonical("0190a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b"),
-                               WallTime(std::chrono::milliseconds(1'700'000'000'123))};
+                               WallTime(std::chrono::milliseconds(1'700'000'000'123)), ""};
   EXPECT_EQ(EncodeApiError(held),
             R"({"error":{"kind":"lease_held","detail":"held","holder":{"owner":)"
             R"("0190a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b","lease_expires_at_ms":1700000000123}}})");
+  // The holder's advertised URL follows, as a JSON string, when it has one.
+  held.holder->url = "http://10.0.0.7:8420/a\"b";
+  EXPECT_EQ(EncodeApiError(held),
+            R"({"error":{"kind":"lease_held","detail":"held","holder":{"owner":)"
+            R"("0190a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b","lease_expires_at_ms":1700000000123,)"
+            R"("url":"http://10.0.0.7:8420/a\"b"}}})");
 }
 
 TEST(DecodeCreateSession, ReadsEveryMemberAndTheDefaults) {

@@ -223,7 +223,17 @@ constexpr std::string_view kDocument = R"openapi({
             "required": ["kind", "detail"],
             "properties": {
               "kind": {"type": "string", "enum": ["invalid_json", "invalid_request", "invalid_query", "invalid_id", "unknown_model", "invalid_argument", "unauthorized", "not_found", "session_not_found", "loop_not_found", "command_not_found", "tool_call_not_found", "method_not_allowed", "lease_held", "loop_exited", "compaction_unsupported", "session_faulted", "session_suspended", "restore_refused", "tool_call_answered", "too_large", "journal", "internal", "shutting_down", "too_many_sessions", "origin_not_allowed"]},
-              "detail": {"type": "string", "description": "For a person; quotes at most a few bytes of the request."}
+              "detail": {"type": "string", "description": "For a person; quotes at most a few bytes of the request."},
+              "holder": {
+                "type": "object",
+                "description": "lease_held: the server process that holds the session, when the journal named it.",
+                "required": ["owner", "lease_expires_at_ms"],
+                "properties": {
+                  "owner": {"type": "string", "format": "uuid", "description": "The holder's lease owner id, which it prints when it starts."},
+                  "lease_expires_at_ms": {"type": "integer", "description": "When the holder's lease ends unless it renews it: Unix milliseconds on the journal's clock."},
+                  "url": {"type": "string", "format": "uri", "description": "Where the holder serves the session (its harness serve --advertise-url); absent when it advertises none."}
+                }
+              }
             }
           }
         }

@@ -22,7 +22,9 @@
 #include "harness/content/codec.h"
 #include "harness/core/json.h"
 #include "harness/core/sha256.h"
+#include "harness/http/url.h"
 #include "harness/hub/record_json.h"
+#include "harness/journal/lease.h"
 #include "harness/runtime/session.h"
 #include "serve/api.h"
 #include "serve/client_tools.h"
@@ -388,6 +390,34 @@ std::string ServeError::Message() const {
   }
   return "serve: " + detail;
 }
+
+namespace {
+
+// Why `url` cannot be advertised, or nullopt when it can (server.h). The URL is the operator's,
+// but it is not echoed: it is shown to every client another server refuses a session.
+std::optional<std::string> AdvertiseUrlProblem(const std::string& url) {
+  if (url.size() > kMaxAdvertisedUrlBytes)
+    return "the advertised URL is longer than " + std::to_string(kMaxAdvertisedUrlBytes) + " bytes";
+  if (!url.starts_with("http://") && !url.starts_with("https://"))
+    return std::string("the advertised URL must start with http:// or https:// (in lowercase)");
+  if (!IsValidAdvertisedUrl(url))  // the journal's bound (lease.h): what is left is the bytes
+    return std::string("the advertised URL must be printable ASCII (percent-encode other bytes)");
+  if (auto parsed = ParseBaseUrl(url); !parsed.ok()) {
+    if (parsed.error() == BaseUrlProblem::kHasQuery ||
+        parsed.error() == BaseUrlProblem::kHasFragment)
+      return std::string("the advertised URL must have no query (?...) or fragment (#...)");
+    return std::string(
+        "the advertised URL is not an absolute URL with a host, such as http://10.0.0.7:8420");
+  }
+  if (!UrlCredentials(url).empty()) {
+    return std::string(
+        "the advertised URL must not carry a user or password: clients refused a session are "
+        "shown it");
+  }
+  return std::nullopt;
+}
+
+}  // namespace
 
 bool IsLoopbackHost(const std::string& host) {
   if (host == "localhost" || host == "::1")
@@ -1004,6 +1034,10 @@ Result<std::unique_ptr<Server>, ServeError> Server::Start(ServeOptions options) 
                                  "no path)"});
     }
   }
+  if (!options.advertise_url.empty()) {
+    if (auto problem = AdvertiseUrlProblem(options.advertise_url))
+      return Fail(ServeError{Kind::kInvalidOptions, std::move(*problem)});
+  }
   if (!options.token && !IsLoopbackHost(options.host)) {
     return Fail(ServeError{Kind::kTokenRequired,
                            "listening on " + options.host +
@@ -1050,6 +1084,7 @@ Result<std::unique_ptr<Server>, ServeError> Server::Start(ServeOptions options) 
   if (auto drawn = env->RandomBytes(random); !drawn)
     return Fail(ServeError{ServeError::Kind::kIdUnavailable, drawn.error().detail});
   table.owner = Uuid::V4From(random);
+  table.advertise_url = impl->options.advertise_url;
   impl->owner = table.owner;
   impl->sessions = std::make_unique<SessionTable>(std::move(table));
   impl->daemon = MHD_start_daemon(
@@ -1082,6 +1117,10 @@ std::uint16_t Server::port() const {
 
 const Uuid& Server::owner() const {
   return impl_->owner;
+}
+
+const std::string& Server::advertise_url() const {
+  return impl_->options.advertise_url;
 }
 
 void Server::Shutdown() {

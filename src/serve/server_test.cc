@@ -14,6 +14,7 @@
 #include <thread>
 
 #include "harness/inference/counter.h"
+#include "harness/journal/lease.h"
 #include "harness/journal/memory_journal.h"
 #include "serve/openapi.h"
 #include "support/env.h"
@@ -185,14 +186,93 @@ TEST_F(ServerTest, ASecondServerOverTheSameJournalIsRefusedTheSessionWhileTheFir
   EXPECT_EQ(refused.status, 409) << refused.body;
   const Json error = ParseOrNull(refused.body)["error"];
   EXPECT_EQ(error["kind"], "lease_held");
-  // The refusal names the holder: the first server's lease owner, not the second's.
+  // The refusal names the holder: the first server's lease owner, not the second's. The first
+  // advertises no URL, so the holder has none.
   EXPECT_EQ(error["holder"]["owner"], server_->owner().ToString()) << refused.body;
+  EXPECT_FALSE(error["holder"].contains("url")) << refused.body;
   EXPECT_NE(server_->owner(), (*second)->owner());
   // Once the first server stops (and releases the lease), the second restores the session.
   server_->Shutdown();
   const auto restored = Call("GET", other + "/v1/sessions/" + session_);
   EXPECT_EQ(restored.status, 200) << restored.body;
   EXPECT_EQ(ParseOrNull(restored.body)["loops"][0]["loop_id"], loop_);
+}
+
+// A server started with an advertised URL stores it with the leases it takes, creating or
+// restoring a session: another server on the journal names it in the 409, with the members the
+// OpenAPI document gives the holder.
+TEST_F(ServerTest, ASecondServerNamesTheAdvertisedUrlOfTheServerHoldingTheSession) {
+  server_->Shutdown();
+  ServeOptions first = Options();
+  first.advertise_url = "http://10.0.0.7:8420";
+  StartWithASession(std::move(first));
+  EXPECT_EQ(server_->advertise_url(), "http://10.0.0.7:8420");
+  auto second = Server::Start(Options());
+  ASSERT_TRUE(second.ok());
+  const std::string other = "http://127.0.0.1:" + std::to_string((*second)->port());
+  const auto refused = Call("GET", other + "/v1/sessions/" + session_);
+  ASSERT_EQ(refused.status, 409) << refused.body;
+  const Json holder = ParseOrNull(refused.body)["error"]["holder"];
+  EXPECT_EQ(holder["owner"], server_->owner().ToString()) << refused.body;
+  EXPECT_EQ(holder["url"], "http://10.0.0.7:8420") << refused.body;
+  EXPECT_TRUE(holder["lease_expires_at_ms"].is_number_integer()) << refused.body;
+  auto doc = ParseStrictJson(OpenApiDocument(), JsonLimits{.max_bytes = 1u << 20});
+  ASSERT_TRUE(doc.ok());
+  const Json& schema =
+      (*doc)["components"]["schemas"]["Error"]["properties"]["error"]["properties"]["holder"];
+  for (const auto& [name, value] : holder.items())
+    EXPECT_TRUE(schema["properties"].contains(name)) << "the holder schema does not name " << name;
+  for (const Json& name : schema["required"])
+    EXPECT_TRUE(holder.contains(name.get<std::string>())) << "the holder lacks " << name;
+
+  // A server that restores the session (the first stopped) stores its own URL with the lease.
+  server_->Shutdown();
+  ServeOptions third_options = Options();
+  third_options.advertise_url = "https://c.example/harness";
+  auto third = Server::Start(std::move(third_options));
+  ASSERT_TRUE(third.ok());
+  const std::string third_base = "http://127.0.0.1:" + std::to_string((*third)->port());
+  ASSERT_EQ(Call("GET", third_base + "/v1/sessions/" + session_).status, 200);
+  const auto again = Call("GET", other + "/v1/sessions/" + session_);
+  ASSERT_EQ(again.status, 409) << again.body;
+  EXPECT_EQ(ParseOrNull(again.body)["error"]["holder"]["owner"], (*third)->owner().ToString());
+  EXPECT_EQ(ParseOrNull(again.body)["error"]["holder"]["url"], "https://c.example/harness");
+}
+
+// Start refuses a URL it could not advertise, without echoing it; the bounds are accepted.
+TEST_F(ServerTest, StartRefusesAnAdvertisedUrlThatIsNotAnAbsoluteHttpUrl) {
+  const std::string prefix = "https://h.example/";
+  const std::string longest = prefix + std::string(kMaxAdvertisedUrlBytes - prefix.size(), 'a');
+  for (const std::string& url :
+       {longest, std::string("http://10.0.0.7:8420"), std::string("https://[::1]:8420/base")}) {
+    ServeOptions options = Options();
+    options.advertise_url = url;
+    auto started = Server::Start(std::move(options));
+    EXPECT_TRUE(started.ok()) << url.substr(0, 40) << ": " << started.error().Message();
+  }
+  const struct {
+    std::string url, says;
+  } refused[] = {
+      {longest + "a", "longer than 2048 bytes"},
+      {"ftp://h.example/", "must start with http:// or https://"},
+      {"h.example:8420", "must start with http:// or https://"},
+      {"http://", "not an absolute URL with a host"},
+      {"http://h.example/?q=1", "no query"},
+      {"http://h.example/#f", "or fragment"},
+      {"http://user:secret@h.example/", "must not carry a user or password"},
+      {"HTTP://h.example/", "must start with http:// or https://"},
+      {"http://h.example/caf\xc3\xa9", "must be printable ASCII"},
+  };
+  for (const auto& c : refused) {
+    ServeOptions options = Options();
+    options.advertise_url = c.url;
+    auto started = Server::Start(std::move(options));
+    ASSERT_FALSE(started.ok()) << c.url;
+    EXPECT_EQ(started.error().kind, ServeError::Kind::kInvalidOptions) << c.url;
+    EXPECT_NE(started.error().Message().find(c.says), std::string::npos)
+        << c.url << ": " << started.error().Message();
+    EXPECT_EQ(started.error().Message().find("h.example"), std::string::npos) << "never echoed";
+  }
 }
 
 TEST_F(ServerTest, DeleteEndsTheSessionWhoseLoopsTheJournalRecordsAsExited) {

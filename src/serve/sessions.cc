@@ -252,7 +252,8 @@ ApiError FromSessionError(const SessionError& error) {
         ApiError held(ApiErrorKind::kLeaseHeld, std::move(detail));
         if (error.journal->holder)
           held.holder =
-              ApiLeaseHolder{error.journal->holder->owner, error.journal->holder->expires_at};
+              ApiLeaseHolder{error.journal->holder->owner, error.journal->holder->expires_at,
+                             error.journal->holder->url};
         return held;
       }
       return Error(ApiErrorKind::kJournal, std::move(detail));
@@ -409,6 +410,7 @@ SessionOptions SessionTable::OptionsFor(const Uuid& id) const {
   options.env = options_.env;
   options.session_id = id;
   options.owner = options_.owner;
+  options.advertised_url = options_.advertise_url;
   options.lease_ttl = options_.lease_ttl;
   return options;
 }

@@ -165,6 +165,7 @@ struct SessionTableOptions {
   std::size_t max_sessions = 256;
   std::chrono::nanoseconds lease_ttl = std::chrono::seconds(30);
   Uuid owner;                       // the lease owner: one per server process
+  std::string advertise_url;        // stored with every lease the owner takes; "" for none
   std::size_t actor_threads = 2;    // the sessions' host: threads running every loop strand
   ServeMetrics* metrics = nullptr;  // required
   std::chrono::nanoseconds tool_timeout = std::chrono::seconds(600);  // a client tool's wait

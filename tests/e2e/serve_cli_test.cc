@@ -314,6 +314,19 @@ TEST_F(ServeCli, AMalformedCorsOriginRefusesToStart) {
   EXPECT_EQ(out.find("listening"), std::string::npos);
 }
 
+TEST_F(ServeCli, AnAdvertisedUrlThatIsNotAnAbsoluteHttpUrlRefusesToStart) {
+  for (const std::string url : {"ftp://a.example/", "http://user:pw@a.example/"}) {
+    e2e::Process refused({"serve", "--listen", "127.0.0.1:0", "--data-dir", dir_.data(), "--model",
+                          "m=scripted:" + script_, "--advertise-url", url});
+    const std::string out = refused.Rest();
+    EXPECT_EQ(refused.Wait(), 2) << out;
+    EXPECT_NE(out.find("harness serve: invalid options: the advertised URL "), std::string::npos)
+        << out;
+    EXPECT_EQ(out.find("a.example"), std::string::npos) << out;
+    EXPECT_EQ(out.find("listening"), std::string::npos);
+  }
+}
+
 TEST_F(ServeCli, SigtermSuspendsAndARestartedServerRestoresTheSessionOnDemand) {
   StartServer();
   const auto [session, loop] = CreateSession();
@@ -356,9 +369,10 @@ RunningServer StartServe(const std::vector<std::string>& args) {
   out.process = std::make_unique<e2e::Process>(args);
   EXPECT_TRUE(out.process->WaitForLine("lease owner ")) << out.process->seen();
   const std::string& seen = out.process->seen();
-  const std::size_t url = seen.rfind("http://127.0.0.1:");
+  const std::size_t listening = seen.rfind("listening on ");
   const std::size_t owner = seen.rfind("lease owner ");
-  if (url != std::string::npos && owner != std::string::npos) {
+  if (listening != std::string::npos && owner != std::string::npos) {
+    const std::size_t url = listening + 13;
     out.base = seen.substr(url, seen.find('\n', url) - url);
     out.owner = seen.substr(owner + 12, 36);
   }
@@ -430,7 +444,11 @@ std::vector<std::string> PgServeArgs(const std::string& pg, const std::string& s
 }
 
 TEST_F(ServeCliPg, ASecondServerOnOnePostgresJournalTakesTheSessionOverWhenItsHolderIsKilled) {
-  RunningServer a = StartServe(PgServeArgs(pg_, script_, {"--lease-ttl", "2"}));
+  RunningServer a = StartServe(PgServeArgs(
+      pg_, script_, {"--lease-ttl", "2", "--advertise-url", "http://a.example:8420/harness"}));
+  EXPECT_NE(a.process->seen().find(" advertising http://a.example:8420/harness\n"),
+            std::string::npos)
+      << a.process->seen();
   RunningServer b = StartServe(PgServeArgs(pg_, script_, {"--lease-ttl", "2"}));
   ASSERT_FALSE(a.base.empty());
   ASSERT_FALSE(b.base.empty());
@@ -458,12 +476,13 @@ TEST_F(ServeCliPg, ASecondServerOnOnePostgresJournalTakesTheSessionOverWhenItsHo
   const std::uint64_t last_event_id = first.back().seq;
   ASSERT_GT(last_event_id, 0u);
 
-  // B is refused the session, told who holds it.
+  // B is refused the session, told who holds it and where A serves it.
   const HttpReply refused = Call("GET", b.base + "/v1/sessions/" + session);
   ASSERT_EQ(refused.status, 409) << refused.body;
   const Json held = Parse(refused.body)["error"];
   EXPECT_EQ(held["kind"], "lease_held");
   EXPECT_EQ(held["holder"]["owner"], a.owner) << refused.body;
+  EXPECT_EQ(held["holder"]["url"], "http://a.example:8420/harness") << refused.body;
 
   // A dies without releasing anything.
   a.process->Signal(SIGKILL);

@@ -1,7 +1,7 @@
 """Typed errors of the `harness serve` client.
 
 Every refusal of the server is ``{"error":{"kind":"…","detail":"…"}}`` with the HTTP status of
-its kind (docs/serve.md "Errors"). ``error_from_response`` turns one into the most specific class
+its kind (docs/serve.md "Errors"); a lease_held one may also name the ``holder``. ``error_from_response`` turns one into the most specific class
 below: first by kind, then by status, else ``HarnessError`` itself. The detail is the server's
 text for a person: it is kept as data, never parsed or formatted into anything but a message.
 """
@@ -67,7 +67,23 @@ class Conflict(HarnessError):
 
 
 class LeaseHeld(Conflict):
-    """409 lease_held: another writer holds the session's lease."""
+    """409 lease_held: another writer holds the session's lease. When the server named the
+    holder (another ``harness serve`` on the same journal), ``holder_owner`` is its lease owner
+    id, ``lease_expires_at_ms`` when its lease ends unless renewed (Unix milliseconds on the
+    journal's clock) and ``holder_url`` the URL it advertises (its ``--advertise-url``), where
+    the session is served; each is None when the server did not give it."""
+
+    def __init__(self, kind: str, status: Optional[int], detail: str, holder: Optional[dict] = None) -> None:
+        super().__init__(kind, status, detail)
+        holder = holder if isinstance(holder, dict) else {}
+        owner = holder.get("owner")
+        expires = holder.get("lease_expires_at_ms")
+        url = holder.get("url")
+        self.holder_owner: Optional[str] = owner if isinstance(owner, str) else None
+        self.lease_expires_at_ms: Optional[int] = (
+            expires if isinstance(expires, int) and not isinstance(expires, bool) else None
+        )
+        self.holder_url: Optional[str] = url if isinstance(url, str) else None
 
 
 class LoopExited(Conflict):
@@ -145,13 +161,17 @@ def error_from_response(status: int, body: bytes) -> HarnessError:
     """The typed error of a response with a status of 400 or more."""
     kind = f"http_{status}"
     detail = body[:_MAX_QUOTED].decode("utf-8", errors="replace")
+    holder = None
     try:
         parsed = json.loads(body)
         error = parsed.get("error") if isinstance(parsed, dict) else None
         if isinstance(error, dict) and isinstance(error.get("kind"), str):
             kind = error["kind"]
             detail = error.get("detail") if isinstance(error.get("detail"), str) else ""
+            holder = error.get("holder")
     except (ValueError, UnicodeDecodeError):
         pass  # not the API's error (a proxy's page, say): keep the status and a few bytes
     cls = _BY_KIND.get(kind) or _BY_STATUS.get(status) or HarnessError
+    if cls is LeaseHeld:
+        return LeaseHeld(kind, status, detail, holder)
     return cls(kind, status, detail)

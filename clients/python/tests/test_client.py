@@ -11,11 +11,13 @@ from typing import List
 import pytest
 from conftest import answers
 
+from harness_client.errors import error_from_response
 from harness_client import (
     BadRequest,
     Client,
     CommandNotFound,
     HarnessError,
+    LeaseHeld,
     LoopNotFound,
     LoopSpec,
     NotFound,
@@ -194,3 +196,33 @@ def test_a_wrong_or_missing_token_is_unauthorized(make_server, tmp_path):
     assert Client(server.url, token="s3cret-token").list_sessions() == []
     assert server.stop() == 0, server.output()
     assert "s3cret" not in server.output()
+
+
+def test_a_lease_held_names_the_url_its_holder_advertises(make_server):
+    # Two servers on one journal (the same data directory): the first advertises a URL and holds
+    # the session it created; the second is refused it and told where it is served.
+    first = make_server(SCRIPT, "--advertise-url", "http://10.0.0.7:8420")
+    second = make_server(SCRIPT)
+    created = Client(first.url).create_session("m")
+    with pytest.raises(LeaseHeld) as held:
+        Client(second.url).get_session(created.session_id)
+    assert (held.value.kind, held.value.status) == ("lease_held", 409)
+    assert held.value.holder_url == "http://10.0.0.7:8420"
+    assert isinstance(held.value.holder_owner, str) and len(held.value.holder_owner) == 36
+    assert isinstance(held.value.lease_expires_at_ms, int)
+    # The first server, refused nothing, still serves it.
+    assert Client(first.url).get_session(created.session_id).session_id == created.session_id
+    assert second.stop() == 0, second.output()
+    assert first.stop() == 0, first.output()
+
+
+def test_a_lease_held_without_a_holder_or_a_url_has_none():
+    bare = error_from_response(409, b'{"error":{"kind":"lease_held","detail":"held"}}')
+    assert isinstance(bare, LeaseHeld)
+    assert (bare.holder_owner, bare.lease_expires_at_ms, bare.holder_url) == (None, None, None)
+    no_url = error_from_response(
+        409,
+        b'{"error":{"kind":"lease_held","detail":"held","holder":'
+        b'{"owner":"0190a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b","lease_expires_at_ms":17}}}',
+    )
+    assert (no_url.holder_owner, no_url.lease_expires_at_ms, no_url.holder_url) == (UNKNOWN, 17, None)

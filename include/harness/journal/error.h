@@ -4,8 +4,8 @@
 // decision-relevant part and its wire name (JournalErrorKindName) is fixed; the detail is a short
 // human-readable explanation, bounded to kMaxJournalErrorDetail bytes, that names sessions and
 // sequence numbers but never echoes payload bytes. A kLeaseHeld error also names the holder as
-// a value (`holder`: its owner id and when its lease ends), so a caller can say whom to ask
-// instead without reading the detail.
+// a value (`holder`: its owner id, when its lease ends and the URL it advertises, if any), so a
+// caller can say whom to ask instead without reading the detail.
 // Thread safety: a plain value.
 #pragma once
 
@@ -44,6 +44,7 @@ inline constexpr std::size_t kMaxJournalErrorDetail = 256;
 struct LeaseHolder {
   Uuid owner;
   JournalTime expires_at{};  // when the holder's lease ends unless it renews it
+  std::string url;           // the URL the holder advertised with its lease; "" when none
 
   friend bool operator==(const LeaseHolder&, const LeaseHolder&) = default;
 };

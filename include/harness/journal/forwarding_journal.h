@@ -21,11 +21,11 @@ class ForwardingJournal : public Journal {
  public:
   explicit ForwardingJournal(Journal& inner) : inner_(&inner) {}
 
-  Result<Lease, JournalError> AcquireLease(const Uuid& session, const Uuid& owner,
+  Result<Lease, JournalError> AcquireLease(const Uuid& session, const LeaseOwner& owner,
                                            std::chrono::nanoseconds ttl) override {
     return inner_->AcquireLease(session, owner, ttl);
   }
-  Result<Lease, JournalError> TakeOverLease(const Uuid& session, const Uuid& owner,
+  Result<Lease, JournalError> TakeOverLease(const Uuid& session, const LeaseOwner& owner,
                                             std::chrono::nanoseconds ttl) override {
     return inner_->TakeOverLease(session, owner, ttl);
   }

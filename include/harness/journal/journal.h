@@ -10,7 +10,9 @@
 //   TakeOverLease(session, owner, ttl) grants a new lease with a larger token even while another
 //   lease is unexpired: the explicit recovery of a session whose holder died (the CLI's
 //   --take-over). Fencing makes it safe: from that moment the old holder's appends, renewals
-//   and release are kStaleFence.
+//   and release are kStaleFence. Both store the owner's advertised URL with the lease (lease.h;
+//   kInvalidArgument when it fails IsValidAdvertisedUrl), and a kLeaseHeld error's holder
+//   carries it back ("" when the holder advertised none); a renewal keeps it.
 // - Append(request) appends a batch to one session, all or nothing:
 //   * the fencing token must be the session's current lease token and the lease must not have
 //     been released (else kStaleFence), nor have expired (else kLeaseExpired);
@@ -89,9 +91,9 @@ class Journal {
  public:
   virtual ~Journal() = default;
 
-  virtual Result<Lease, JournalError> AcquireLease(const Uuid& session, const Uuid& owner,
+  virtual Result<Lease, JournalError> AcquireLease(const Uuid& session, const LeaseOwner& owner,
                                                    std::chrono::nanoseconds ttl) = 0;
-  virtual Result<Lease, JournalError> TakeOverLease(const Uuid& session, const Uuid& owner,
+  virtual Result<Lease, JournalError> TakeOverLease(const Uuid& session, const LeaseOwner& owner,
                                                     std::chrono::nanoseconds ttl) = 0;
   virtual Result<Lease, JournalError> RenewLease(const Lease& lease,
                                                  std::chrono::nanoseconds ttl) = 0;

@@ -28,7 +28,8 @@
 //   test that terminates it) finds a journal's writer.
 // - Open creates the schema and its tables when missing (serialized by an advisory lock, so
 //   concurrent first opens do not race); a schema whose version this build does not know is
-//   kUnsupportedVersion; an unreachable server is kIo. Details never show a password.
+//   kUnsupportedVersion; a schema of an earlier version is upgraded to this one under the same
+//   lock, in one transaction; an unreachable server is kIo. Details never show a password.
 // - Destroying the journal lets the writer finish what is queued, then stops and joins it
 //   (a request still reaching it fails with kClosed).
 // Thread safety: every method may be called concurrently.
@@ -44,8 +45,9 @@
 
 namespace harness {
 
-// The schema version this build writes and reads (table journal_schema).
-inline constexpr std::int64_t kPostgresJournalSchemaVersion = 1;
+// The schema version this build writes (table journal_schema); it opens every version from 1,
+// upgrading an earlier one (version 2 added the leases' advertised URL).
+inline constexpr std::int64_t kPostgresJournalSchemaVersion = 2;
 
 struct PostgresJournalOptions {
   // A null env means the server's clock.
@@ -81,9 +83,9 @@ class PostgresJournal final : public Journal {
   PostgresJournal(const PostgresJournal&) = delete;
   PostgresJournal& operator=(const PostgresJournal&) = delete;
 
-  Result<Lease, JournalError> AcquireLease(const Uuid& session, const Uuid& owner,
+  Result<Lease, JournalError> AcquireLease(const Uuid& session, const LeaseOwner& owner,
                                            std::chrono::nanoseconds ttl) override;
-  Result<Lease, JournalError> TakeOverLease(const Uuid& session, const Uuid& owner,
+  Result<Lease, JournalError> TakeOverLease(const Uuid& session, const LeaseOwner& owner,
                                             std::chrono::nanoseconds ttl) override;
   Result<Lease, JournalError> RenewLease(const Lease& lease, std::chrono::nanoseconds ttl) override;
   Status<JournalError> ReleaseLease(const Lease& lease) override;

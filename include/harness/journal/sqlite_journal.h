@@ -15,7 +15,9 @@
 //   wait for the writer.
 // - Open creates the directory and the file when create_if_missing is set, else a missing one is
 //   kNotFound. A file that is not a SQLite database is kCorrupt; a database whose schema version
-//   this build does not know is kUnsupportedVersion.
+//   this build does not know is kUnsupportedVersion. A database of an earlier schema version is
+//   upgraded to this one in the open's first transaction (all or nothing), so journals written
+//   by earlier builds keep working; a read-only open reads it as it is, without upgrading.
 // - The directory is a path, never a URI: SQLite is given a `file:` URI built here with every
 //   byte of the path outside [A-Za-z0-9-._~/] percent-encoded, so no part of the path is read
 //   as a SQLite parameter.
@@ -47,8 +49,9 @@
 namespace harness {
 
 inline constexpr char kSqliteJournalFileName[] = "journal.db";
-// The schema version this build writes and reads (table journal_schema).
-inline constexpr std::int64_t kSqliteJournalSchemaVersion = 1;
+// The schema version this build writes (table journal_schema); it reads every version from 1
+// (version 2 added the leases' advertised URL).
+inline constexpr std::int64_t kSqliteJournalSchemaVersion = 2;
 
 struct SqliteJournalOptions {
   JournalOptions journal;
@@ -79,9 +82,9 @@ class SqliteJournal final : public Journal {
   SqliteJournal(const SqliteJournal&) = delete;
   SqliteJournal& operator=(const SqliteJournal&) = delete;
 
-  Result<Lease, JournalError> AcquireLease(const Uuid& session, const Uuid& owner,
+  Result<Lease, JournalError> AcquireLease(const Uuid& session, const LeaseOwner& owner,
                                            std::chrono::nanoseconds ttl) override;
-  Result<Lease, JournalError> TakeOverLease(const Uuid& session, const Uuid& owner,
+  Result<Lease, JournalError> TakeOverLease(const Uuid& session, const LeaseOwner& owner,
                                             std::chrono::nanoseconds ttl) override;
   Result<Lease, JournalError> RenewLease(const Lease& lease, std::chrono::nanoseconds ttl) override;
   Status<JournalError> ReleaseLease(const Lease& lease) override;

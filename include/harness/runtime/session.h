@@ -225,6 +225,9 @@ struct SessionOptions {
   Journal* journal = nullptr;  // required; outlives the session
   Uuid session_id;             // zero: a fresh UUIDv7
   Uuid owner;                  // the lease owner; zero: a fresh UUIDv4
+  // The URL the owner advertises with the session's lease (journal lease.h): what another
+  // owner refused the session is told. "" when none.
+  std::string advertised_url;
   std::chrono::nanoseconds lease_ttl = std::chrono::minutes(5);
   // The threads the session runs on, shared with other sessions (runtime/host.h); outlives the
   // session. Null: the session's own, with `actor_threads` threads running its loop strands.

@@ -13,9 +13,11 @@
 // - Sessions are created in, and restored on demand from, options.journal; the server holds the
 //   lease of each session it has in memory (renewed by the session), as owner(): one id per
 //   server. A session whose lease another owner holds (another server on the same journal) is
-//   refused kLeaseHeld, and the error body names that holder (its owner id and when its lease
-//   ends). Models come only from options.models: a request names one, it never names a file or
-//   a provider.
+//   refused kLeaseHeld, and the error body names that holder (its owner id, when its lease
+//   ends, and the URL it advertises when it was started with one: options.advertise_url, which
+//   Start refuses unless it is an absolute http or https URL with a host, no user or password,
+//   query or fragment, of at most kMaxAdvertisedUrlBytes printable ASCII bytes). Models come
+//   only from options.models: a request names one, it never names a file or a provider.
 // - Idle release (options.idle_release > 0): a session in memory that no request has used and
 //   whose loops had no running turn, compaction or queued input for idle_release, judged on
 //   options.env's monotonic clock, is suspended (its lease released) and leaves memory; its
@@ -95,6 +97,9 @@ struct ServeOptions {
   // A session in memory idle this long (on env's monotonic clock) is suspended and dropped from
   // memory, releasing its lease; zero: never.
   std::chrono::nanoseconds idle_release = std::chrono::seconds(300);
+  // Where clients reach this server (e.g. "http://10.0.0.7:8420"), stored with every lease it
+  // takes so that another server on the journal names it in its 409 lease_held; "" for none.
+  std::string advertise_url;
 };
 
 struct ServeError {
@@ -123,6 +128,8 @@ class Server {
   // The lease owner id of every session this server holds: what another server's 409
   // lease_held names as the holder.
   const Uuid& owner() const;
+  // options.advertise_url: what is stored with this server's leases ("" for none).
+  const std::string& advertise_url() const;
   void Shutdown();
 
   struct Impl;
