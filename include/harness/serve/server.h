@@ -95,6 +95,10 @@ struct ServeOptions {
   // A session in memory idle this long (on env's monotonic clock) is suspended and dropped from
   // memory, releasing its lease; zero: never.
   std::chrono::nanoseconds idle_release = std::chrono::seconds(300);
+  // Commands whose state the server keeps in memory, the newest ones it accepted: GET
+  // /v1/commands/{id} answers only these; GET /v1/sessions/{session}/commands/{id} reads the
+  // others from the journal.
+  std::size_t command_book = 65'536;
 };
 
 struct ServeError {
