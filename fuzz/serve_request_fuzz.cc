@@ -192,6 +192,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       if (!route->loop.IsZero())
         Check(path.find(route->loop.ToString()) != std::string_view::npos,
               "a loop id the path does not spell");
+      if (!route->command.IsZero())
+        Check(path.find(route->command.ToString()) != std::string_view::npos,
+              "a command id the path does not spell");
       break;
     }
   }

@@ -84,7 +84,7 @@ bool Fits(const std::vector<std::string_view>& path, const std::vector<std::stri
   return true;
 }
 
-constexpr std::array<RouteSpec, 16> kRoutes = {{
+constexpr std::array<RouteSpec, 17> kRoutes = {{
     {"POST", "/v1/sessions", RouteKind::kCreateSession},
     {"GET", "/v1/sessions", RouteKind::kListSessions},
     {"GET", "/v1/sessions/{session}", RouteKind::kGetSession},
@@ -98,6 +98,7 @@ constexpr std::array<RouteSpec, 16> kRoutes = {{
     {"GET", "/v1/sessions/{session}/loops/{loop}/context", RouteKind::kContext},
     {"GET", "/v1/sessions/{session}/loops/{loop}/tool_calls", RouteKind::kToolCalls},
     {"POST", "/v1/sessions/{session}/loops/{loop}/tool_results", RouteKind::kToolResults},
+    {"GET", "/v1/sessions/{session}/commands/{command}", RouteKind::kGetSessionCommand},
     {"GET", "/v1/commands/{command}", RouteKind::kGetCommand},
     {"GET", "/v1/openapi.json", RouteKind::kOpenApi},
     {"GET", "/metrics", RouteKind::kMetrics},

@@ -101,24 +101,25 @@ std::string EncodeApiError(const ApiError& error);
 // ---- Routes ----
 
 enum class RouteKind : std::uint8_t {
-  kCreateSession,  // POST   /v1/sessions
-  kListSessions,   // GET    /v1/sessions
-  kGetSession,     // GET    /v1/sessions/{session}
-  kDeleteSession,  // DELETE /v1/sessions/{session}
-  kExport,         // GET    /v1/sessions/{session}/export
-  kEvents,         // GET    /v1/sessions/{session}/events
-  kInput,          // POST   /v1/sessions/{session}/loops/{loop}/input
-  kCompact,        // POST   /v1/sessions/{session}/loops/{loop}/compact
-  kInterrupt,      // POST   /v1/sessions/{session}/loops/{loop}/interrupt
-  kHistory,        // GET    /v1/sessions/{session}/loops/{loop}/history
-  kContext,        // GET    /v1/sessions/{session}/loops/{loop}/context
-  kToolCalls,      // GET    /v1/sessions/{session}/loops/{loop}/tool_calls
-  kToolResults,    // POST   /v1/sessions/{session}/loops/{loop}/tool_results
-  kGetCommand,     // GET    /v1/commands/{command}
-  kOpenApi,        // GET    /v1/openapi.json
-  kMetrics,        // GET    /metrics
-  kPreflight,      // OPTIONS on any path that has a route (CORS)
-  kAsset,          // GET    / and /<file> of the inspector (serve/static_assets.h)
+  kCreateSession,      // POST   /v1/sessions
+  kListSessions,       // GET    /v1/sessions
+  kGetSession,         // GET    /v1/sessions/{session}
+  kDeleteSession,      // DELETE /v1/sessions/{session}
+  kExport,             // GET    /v1/sessions/{session}/export
+  kEvents,             // GET    /v1/sessions/{session}/events
+  kInput,              // POST   /v1/sessions/{session}/loops/{loop}/input
+  kCompact,            // POST   /v1/sessions/{session}/loops/{loop}/compact
+  kInterrupt,          // POST   /v1/sessions/{session}/loops/{loop}/interrupt
+  kHistory,            // GET    /v1/sessions/{session}/loops/{loop}/history
+  kContext,            // GET    /v1/sessions/{session}/loops/{loop}/context
+  kToolCalls,          // GET    /v1/sessions/{session}/loops/{loop}/tool_calls
+  kToolResults,        // POST   /v1/sessions/{session}/loops/{loop}/tool_results
+  kGetCommand,         // GET    /v1/commands/{command}
+  kGetSessionCommand,  // GET    /v1/sessions/{session}/commands/{command}
+  kOpenApi,            // GET    /v1/openapi.json
+  kMetrics,            // GET    /metrics
+  kPreflight,          // OPTIONS on any path that has a route (CORS)
+  kAsset,              // GET    / and /<file> of the inspector (serve/static_assets.h)
 };
 
 struct EmbeddedFile;
@@ -248,7 +249,8 @@ struct EventsRequest {
 Result<EventsRequest, ApiError> DecodeEventsRequest(const QueryParameters& query,
                                                     std::optional<std::string_view> last_event_id);
 
-// GET /v1/commands/{id}: `wait_ms` from 0 to kMaxWait (0 when absent: answer at once).
+// GET /v1/commands/{id} and /v1/sessions/{session}/commands/{id}: `wait_ms` from 0 to kMaxWait
+// (0 when absent: answer at once).
 inline constexpr std::chrono::milliseconds kMaxWait{30'000};
 Result<std::chrono::milliseconds, ApiError> DecodeWaitRequest(const QueryParameters& query);
 

@@ -56,6 +56,7 @@ TEST(Router, EveryRouteMatchesItsMethodAndPath) {
       {"GET", S(loop + "/context"), RouteKind::kContext},
       {"GET", S(loop + "/tool_calls"), RouteKind::kToolCalls},
       {"POST", S(loop + "/tool_results"), RouteKind::kToolResults},
+      {"GET", S("/commands/" + std::string(kLoop)), RouteKind::kGetSessionCommand},
       {"GET", "/v1/commands/" + std::string(kLoop), RouteKind::kGetCommand},
       {"GET", "/v1/openapi.json", RouteKind::kOpenApi},
       {"GET", "/metrics", RouteKind::kMetrics},
@@ -71,6 +72,11 @@ TEST(Router, EveryRouteMatchesItsMethodAndPath) {
   ASSERT_TRUE(route.ok());
   EXPECT_EQ(route->session.ToString(), kSession);
   EXPECT_EQ(route->loop.ToString(), kLoop);
+  // A session's command names both.
+  auto command = MatchRoute("GET", S("/commands/" + std::string(kLoop)));
+  ASSERT_TRUE(command.ok());
+  EXPECT_EQ(command->session.ToString(), kSession);
+  EXPECT_EQ(command->command.ToString(), kLoop);
 }
 
 TEST(Router, OptionsIsAPreflightNamingThePathsMethods) {
@@ -125,6 +131,9 @@ TEST(Router, RefusesUnknownPathsMethodsAndIdsWithTheirKinds) {
   EXPECT_EQ(KindOf(MatchRoute("GET", "/v1/sessions/" + upper)), ApiErrorKind::kInvalidId);
   EXPECT_EQ(KindOf(MatchRoute("GET", "/v1/sessions/x")), ApiErrorKind::kInvalidId);
   EXPECT_EQ(KindOf(MatchRoute("GET", "/v1/commands/x")), ApiErrorKind::kInvalidId);
+  EXPECT_EQ(KindOf(MatchRoute("GET", S("/commands/x"))), ApiErrorKind::kInvalidId);
+  EXPECT_EQ(KindOf(MatchRoute("POST", S("/commands/") + std::string(kLoop))),
+            ApiErrorKind::kMethodNotAllowed);
 }
 
 TEST(ApiErrors, EachKindHasItsNameAndStatus) {

@@ -164,17 +164,29 @@ constexpr std::string_view kDocument = R"openapi({
         }
       }
     },
+    "/v1/sessions/{session}/commands/{command}": {
+      "parameters": [{"$ref": "#/components/parameters/session"}, {"$ref": "#/components/parameters/command"}],
+      "get": {
+        "operationId": "getSessionCommand",
+        "summary": "A command of the session and its reply, from the server's memory or else from the session's journal (after a restart, or on another server), waiting up to wait_ms for it.",
+        "description": "When the server's book does not hold the command, the session's journal answers: 200 with its reply, 202 while its intent has none, 404 command_not_found when the journal holds no compact or input command with that id. With wait_ms, a pending command's session is restored here on demand (its restore answers what its last holder left open) and the reply waited for; a session another server holds answers at once with what the journal has.",
+        "parameters": [{"$ref": "#/components/parameters/wait_ms"}],
+        "responses": {
+          "200": {"$ref": "#/components/responses/CommandAnswered"},
+          "202": {"$ref": "#/components/responses/CommandPending"},
+          "400": {"$ref": "#/components/responses/Error"}, "401": {"$ref": "#/components/responses/Error"}, "404": {"$ref": "#/components/responses/Error"}, "409": {"$ref": "#/components/responses/Error"}, "500": {"$ref": "#/components/responses/Error"}, "503": {"$ref": "#/components/responses/Error"}
+        }
+      }
+    },
     "/v1/commands/{command}": {
       "parameters": [{"$ref": "#/components/parameters/command"}],
       "get": {
         "operationId": "getCommand",
-        "summary": "A command's reply, waiting up to wait_ms for it.",
-        "parameters": [
-          {"name": "wait_ms", "in": "query", "description": "How long to wait for the reply; 0 or absent answers at once.", "schema": {"type": "integer", "minimum": 0, "maximum": 30000}}
-        ],
+        "summary": "A command's reply, waiting up to wait_ms for it: only the commands this server accepted and still holds (the session's form also reads the journal).",
+        "parameters": [{"$ref": "#/components/parameters/wait_ms"}],
         "responses": {
-          "200": {"description": "Answered.", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/CommandStatus"}}}},
-          "202": {"description": "Still pending when the wait ended.", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/CommandStatus"}}}},
+          "200": {"$ref": "#/components/responses/CommandAnswered"},
+          "202": {"$ref": "#/components/responses/CommandPending"},
           "400": {"$ref": "#/components/responses/Error"}, "401": {"$ref": "#/components/responses/Error"}, "404": {"$ref": "#/components/responses/Error"}, "503": {"$ref": "#/components/responses/Error"}
         }
       }
@@ -207,11 +219,14 @@ constexpr std::string_view kDocument = R"openapi({
     "parameters": {
       "session": {"name": "session", "in": "path", "required": true, "description": "A canonical lowercase UUID.", "schema": {"type": "string", "format": "uuid"}},
       "loop": {"name": "loop", "in": "path", "required": true, "description": "A canonical lowercase UUID.", "schema": {"type": "string", "format": "uuid"}},
-      "command": {"name": "command", "in": "path", "required": true, "description": "A canonical lowercase UUID.", "schema": {"type": "string", "format": "uuid"}}
+      "command": {"name": "command", "in": "path", "required": true, "description": "A canonical lowercase UUID.", "schema": {"type": "string", "format": "uuid"}},
+      "wait_ms": {"name": "wait_ms", "in": "query", "description": "How long to wait for the reply; 0 or absent answers at once.", "schema": {"type": "integer", "minimum": 0, "maximum": 30000}}
     },
     "responses": {
       "Error": {"description": "A typed refusal.", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}},
-      "CommandAccepted": {"description": "The command's intent is durable; every id returned gets exactly one reply.", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/CommandAccepted"}}}}
+      "CommandAccepted": {"description": "The command's intent is durable; every id returned gets exactly one reply.", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/CommandAccepted"}}}},
+      "CommandAnswered": {"description": "Answered: the reply event.", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/CommandStatus"}}}},
+      "CommandPending": {"description": "Still pending when the wait ended (for the session's form, at once when another server holds the session).", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/CommandStatus"}}}}
     },
     "schemas": {
       "Error": {

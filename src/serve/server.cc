@@ -1,8 +1,8 @@
 // The HTTP side of `harness serve`: libmicrohttpd's epoll thread pool, one Exchange per request,
 // and two kinds of long-lived request that never hold a thread while they wait: a command wait
-// (GET /v1/commands/{id}?wait_ms=N) and an event stream (GET …/events). Both suspend their
-// connection (MHD_suspend_connection) and are resumed by whoever has news: the command's reply,
-// its deadline, the hub's waker, the shutdown.
+// (GET /v1/commands/{id}?wait_ms=N, or its session's form) and an event stream (GET …/events).
+// Both suspend their connection (MHD_suspend_connection) and are resumed by whoever has news: the
+// command's reply, its deadline, the hub's waker, the shutdown.
 #include "harness/serve/server.h"
 
 #include <arpa/inet.h>
@@ -30,6 +30,7 @@
 #include "serve/client_tools.h"
 #include "serve/context_breakdown.h"
 #include "serve/event_frames.h"
+#include "serve/journaled_command.h"
 #include "serve/metrics.h"
 #include "serve/openapi.h"
 #include "serve/sessions.h"
@@ -39,8 +40,6 @@ namespace harness::serve {
 
 namespace {
 
-// Commands the book remembers; a client that polls an older one gets command_not_found.
-constexpr std::size_t kCommandBookCapacity = 65'536;
 // Records an export reads from the journal at a time.
 constexpr std::size_t kExportPage = 256;
 // Bytes an export's reader hands MHD at most per call.
@@ -368,6 +367,15 @@ MHD_Result CollectQuery(void* cls, MHD_ValueKind /*kind*/, const char* key, cons
   return MHD_YES;
 }
 
+// {"command_id","session_id","status":"answered","reply":<event>}, or "pending" without a reply.
+Reply CommandStatusReply(const Uuid& command, const Uuid& session, const std::string* reply) {
+  std::string out = "{\"command_id\":\"" + command.ToString() + "\",\"session_id\":\"" +
+                    session.ToString() + "\",\"status\":";
+  if (reply == nullptr)
+    return Reply{202, out + "\"pending\"}"};
+  return Reply{200, out + "\"answered\",\"reply\":" + *reply + "}"};
+}
+
 std::string IdsJson(const std::vector<Uuid>& ids) {
   std::string out = "[";
   for (std::size_t i = 0; i < ids.size(); ++i)
@@ -431,8 +439,8 @@ struct Server::Impl {
   SystemEnv own_env;
   ServeMetrics metrics;
   std::unique_ptr<MeteredJournal> journal;  // options.journal, metered
-  CommandBook book{kCommandBookCapacity};
-  Uuid owner;  // the lease owner of every session of this server
+  std::unique_ptr<CommandBook> book;        // options.command_book commands
+  Uuid owner;                               // the lease owner of every session of this server
   std::unique_ptr<SessionTable> sessions;
   Alarm alarm;
   MHD_Daemon* daemon = nullptr;
@@ -451,8 +459,14 @@ struct Server::Impl {
                     const char* upload_data, std::size_t* upload_data_size, void** req_cls);
   Reply Dispatch(MHD_Connection* connection, const Route& route, const QueryParameters& query,
                  Exchange& exchange, bool& suspended, MHD_Response*& streamed);
+  // GET /v1/commands/{command} and GET /v1/sessions/{session}/commands/{command}, with their
+  // wait (docs/serve.md "Commands and their replies").
   Reply Command(MHD_Connection* connection, const Route& route, const QueryParameters& query,
                 Exchange& exchange, bool& suspended);
+  // The command's state now: the book's; for the session's route, the session's journal's
+  // when the book does not hold the command.
+  Reply CommandAnswer(const Route& route);
+  Reply JournalAnswer(const Route& route, const JournaledCommand& journaled);
   Result<MHD_Response*, ApiError> Events(MHD_Connection* connection, const Route& route,
                                          const QueryParameters& query);
   Result<Reply, ApiError> SessionJson(const Uuid& id);
@@ -664,7 +678,7 @@ MHD_Result Server::Impl::Handle(MHD_Connection* connection, const char* url, con
 Reply Server::Impl::Dispatch(MHD_Connection* connection, const Route& route,
                              const QueryParameters& query, Exchange& exchange, bool& suspended,
                              MHD_Response*& streamed) {
-  if (route.kind == RouteKind::kGetCommand)
+  if (route.kind == RouteKind::kGetCommand || route.kind == RouteKind::kGetSessionCommand)
     return Command(connection, route, query, exchange, suspended);
   if (route.kind == RouteKind::kEvents) {
     auto response = Events(connection, route, query);
@@ -743,7 +757,7 @@ Reply Server::Impl::Dispatch(MHD_Connection* connection, const Route& route,
                                   : ServeMetrics::Command::kInterrupt);
       if (route.kind == RouteKind::kInterrupt)
         return Reply{200, "{\"command_id\":\"" + id->ToString() + "\"}"};
-      book.Accepted(*id, session.id());
+      book->Accepted(*id, session.id());
       return Reply{202, "{\"command_id\":\"" + id->ToString() + "\"}"};
     }
     case RouteKind::kHistory:
@@ -756,7 +770,7 @@ Reply Server::Impl::Dispatch(MHD_Connection* connection, const Route& route,
     case RouteKind::kMetrics: {
       ServeMetrics::Gauges gauges;
       gauges.sessions_in_memory = sessions->InMemory();
-      gauges.commands_held = book.Size();
+      gauges.commands_held = book->Size();
       {
         std::lock_guard lock(streams_mu);
         gauges.open_streams = open_streams;
@@ -772,6 +786,7 @@ Reply Server::Impl::Dispatch(MHD_Connection* connection, const Route& route,
       return json.ok() ? Reply{200, *json} : ErrorReply(json.error());
     }
     case RouteKind::kGetCommand:
+    case RouteKind::kGetSessionCommand:
     case RouteKind::kEvents:
     case RouteKind::kAsset:  // served before the token is looked at (Handle)
       break;
@@ -779,46 +794,99 @@ Reply Server::Impl::Dispatch(MHD_Connection* connection, const Route& route,
   return ErrorReply({ApiErrorKind::kInternal, "unrouted"});
 }
 
+Reply Server::Impl::CommandAnswer(const Route& route) {
+  const bool by_session = route.kind == RouteKind::kGetSessionCommand;
+  if (auto entry = book->Find(route.command)) {
+    if (by_session && !(entry->session == route.session)) {
+      return ErrorReply(
+          {ApiErrorKind::kCommandNotFound, "the command is not one of this session's"});
+    }
+    return CommandStatusReply(route.command, entry->session,
+                              entry->reply ? &*entry->reply : nullptr);
+  }
+  if (!by_session) {
+    return ErrorReply({ApiErrorKind::kCommandNotFound,
+                       "this server accepted no such command (or has forgotten it); "
+                       "GET /v1/sessions/{session}/commands/{command} reads the journal"});
+  }
+  JournaledCommand journaled;
+  if (auto read = ReadJournaledCommand(*journal, route.session, route.command, journaled);
+      !read.ok())
+    return ErrorReply(read.error());
+  return JournalAnswer(route, journaled);
+}
+
+Reply Server::Impl::JournalAnswer(const Route& route, const JournaledCommand& journaled) {
+  switch (journaled.state) {
+    case JournaledCommand::State::kUnknown:
+      if (journaled.read_through == 0)
+        return ErrorReply({ApiErrorKind::kSessionNotFound, "the journal holds no such session"});
+      return ErrorReply({ApiErrorKind::kCommandNotFound,
+                         "the session's journal holds no compact or input command with this id"});
+    case JournaledCommand::State::kPending:
+      return CommandStatusReply(route.command, route.session, nullptr);
+    case JournaledCommand::State::kAnswered:
+      break;
+  }
+  return CommandStatusReply(route.command, route.session, &journaled.reply);
+}
+
 Reply Server::Impl::Command(MHD_Connection* connection, const Route& route,
                             const QueryParameters& query, Exchange& exchange, bool& suspended) {
-  const auto answer = [&]() -> Reply {
-    auto entry = book.Find(route.command);
-    if (!entry) {
-      return ErrorReply({ApiErrorKind::kCommandNotFound,
-                         "this server accepted no such command (or has forgotten it)"});
-    }
-    std::string out = "{\"command_id\":\"" + route.command.ToString() + "\",\"session_id\":\"" +
-                      entry->session.ToString() + "\",\"status\":";
-    if (!entry->reply)
-      return Reply{202, out + "\"pending\"}"};
-    return Reply{200, out + "\"answered\",\"reply\":" + *entry->reply + "}"};
-  };
   if (exchange.wait) {
     // Resumed (or woken before it slept): the wait is over whatever woke it.
-    book.Unwatch(route.command, exchange.wait->watch);
+    book->Unwatch(route.command, exchange.wait->watch);
     alarm.Cancel(exchange.wait->alarm);
-    return answer();
+    return CommandAnswer(route);
   }
   auto wait_for = DecodeWaitRequest(query);
   if (!wait_for.ok())
     return ErrorReply(wait_for.error());
-  Reply now = answer();
+  if (route.kind == RouteKind::kGetSessionCommand && !book->Find(route.command)) {
+    // Accepted before a restart, by another server, or forgotten by the book: the session's
+    // journal has its intent and, once there is one, its reply.
+    JournaledCommand journaled;
+    if (auto read = ReadJournaledCommand(*journal, route.session, route.command, journaled);
+        !read.ok())
+      return ErrorReply(read.error());
+    if (journaled.state != JournaledCommand::State::kPending || wait_for->count() == 0 ||
+        stopping.load())
+      return JournalAnswer(route, journaled);
+    // The reply can only come from the session's loops, so the session is served here for the
+    // wait, restored on demand as for any other request (a restore answers every command the
+    // last holder left open). Another server holding it has the reply to give: this one
+    // answers what the journal says now.
+    auto served = sessions->Get(route.session);
+    if (!served.ok()) {
+      return served.error().kind == ApiErrorKind::kLeaseHeld ? JournalAnswer(route, journaled)
+                                                             : ErrorReply(served.error());
+    }
+    // From here the recorder records the session's replies in the book; what was published
+    // before is in the journal, read on from where the first read stopped.
+    book->Accepted(route.command, route.session);
+    if (auto read = ReadJournaledCommand(*journal, route.session, route.command, journaled);
+        !read.ok())
+      return ErrorReply(read.error());
+    if (journaled.state == JournaledCommand::State::kAnswered)
+      book->Answered(route.command, route.session, journaled.reply);
+  }
+  Reply now = CommandAnswer(route);
   if (now.status != 202 || wait_for->count() == 0 || stopping.load())
     return now;
   auto wait = std::make_shared<CommandWait>();
   wait->connection = connection;
   wait->command = route.command;
   exchange.wait = wait;
-  wait->watch = book.Watch(route.command, [wait] { wait->Wake(); });
+  wait->watch = book->Watch(route.command, [wait] { wait->Wake(); });
   if (wait->watch == 0)
-    return answer();  // answered in between
+    return CommandAnswer(route);  // answered in between
   wait->alarm =
       alarm.Schedule(std::chrono::steady_clock::now() + *wait_for, [wait] { wait->Wake(); });
   std::lock_guard lock(wait->mu);
   if (wait->woken) {
-    book.Unwatch(route.command, wait->watch);
+    book->Unwatch(route.command, wait->watch);
     alarm.Cancel(wait->alarm);
-    return answer();
+    return CommandAnswer(route);
   }
   wait->suspended = true;
   MHD_suspend_connection(connection);
@@ -1019,8 +1087,11 @@ Result<std::unique_ptr<Server>, ServeError> Server::Start(ServeOptions options) 
     return Fail(ServeError{Kind::kInvalidOptions, "no journal"});
   if (options.models.empty())
     return Fail(ServeError{Kind::kInvalidOptions, "no model is configured (--model NAME=SPEC)"});
-  if (options.threads == 0 || options.max_connections == 0 || options.max_sessions == 0)
-    return Fail(ServeError{Kind::kInvalidOptions, "threads, connections and sessions must be > 0"});
+  if (options.threads == 0 || options.max_connections == 0 || options.max_sessions == 0 ||
+      options.command_book == 0) {
+    return Fail(ServeError{Kind::kInvalidOptions,
+                           "threads, connections, sessions and commands must be > 0"});
+  }
   if (options.tool_timeout <= std::chrono::nanoseconds::zero())
     return Fail(ServeError{Kind::kInvalidOptions, "the tool timeout must be > 0"});
   if (options.token && options.token->empty())
@@ -1073,7 +1144,8 @@ Result<std::unique_ptr<Server>, ServeError> Server::Start(ServeOptions options) 
   table.metrics = &impl->metrics;
   table.env = env;
   table.models = &impl->options.models;
-  table.book = &impl->book;
+  impl->book = std::make_unique<CommandBook>(impl->options.command_book);
+  table.book = impl->book.get();
   table.max_sessions = impl->options.max_sessions;
   table.lease_ttl = impl->options.lease_ttl;
   table.tool_timeout = impl->options.tool_timeout;
@@ -1133,7 +1205,7 @@ void Server::Shutdown() {
   // that published; each stream ends once its hub is gone.
   impl_->sessions->SuspendAll();
   impl_->StopStreams();
-  impl_->book.WakeAll();
+  impl_->book->WakeAll();
   MHD_stop_daemon(impl_->daemon);
   impl_->daemon = nullptr;
 }

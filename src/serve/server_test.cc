@@ -7,12 +7,14 @@
 #include <gtest/gtest.h>
 #include <malloc.h>
 
+#include <condition_variable>
 #include <cstddef>
 #include <functional>
 #include <future>
 #include <mutex>
 #include <thread>
 
+#include "harness/command/codec.h"
 #include "harness/inference/counter.h"
 #include "harness/journal/lease.h"
 #include "harness/journal/memory_journal.h"
@@ -689,6 +691,211 @@ TEST_F(IdleRelease, AnIdleSessionIsReleasedAndAnotherServerTakesItOverWithoutAGa
   EXPECT_EQ(ParseOrNull(back.body)["error"]["holder"]["owner"], (*b)->owner().ToString());
 }
 
+// GET /v1/sessions/{session}/commands/{command} on the server at `base`.
+std::string SessionCommand(const std::string& base, const std::string& session,
+                           const std::string& command) {
+  return base + "/v1/sessions/" + session + "/commands/" + command;
+}
+
+// A command one server accepted is answered by another over the same journal, from the
+// journal: while the first holds the session (reading the journal takes no lease), and once
+// the first has gone; the same answer as the first server's book gave.
+TEST_F(ServerTest, AnotherServerAnswersASessionsCommandFromTheJournal) {
+  const std::string command = Compact();
+  const auto on_a = Call("GET", SessionCommand(base_, session_, command) + "?wait_ms=10000");
+  ASSERT_EQ(on_a.status, 200) << on_a.body;
+  EXPECT_EQ(ParseOrNull(on_a.body)["reply"]["type"], "CompactWaiterRejected");
+  auto b = Server::Start(Options());
+  ASSERT_TRUE(b.ok());
+  const std::string other = "http://127.0.0.1:" + std::to_string((*b)->port());
+
+  const auto on_b = Call("GET", SessionCommand(other, session_, command));
+  ASSERT_EQ(on_b.status, 200) << on_b.body;
+  EXPECT_EQ(ParseOrNull(on_b.body), ParseOrNull(on_a.body));
+  // B's memory never held it: the server-wide form does not know it.
+  const auto server_wide = Call("GET", other + "/v1/commands/" + command);
+  EXPECT_EQ(server_wide.status, 404) << server_wide.body;
+  EXPECT_EQ(ErrorKind(server_wide), "command_not_found");
+  // An id the session's journal does not hold; a session the journal does not hold; the
+  // command asked under another session, from the journal (B) and from the book (A).
+  const std::string unknown = "0190a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b";
+  const auto no_command = Call("GET", SessionCommand(other, session_, unknown) + "?wait_ms=10000");
+  EXPECT_EQ(no_command.status, 404) << no_command.body;
+  EXPECT_EQ(ErrorKind(no_command), "command_not_found");
+  const auto no_session = Call("GET", SessionCommand(other, unknown, command));
+  EXPECT_EQ(no_session.status, 404) << no_session.body;
+  EXPECT_EQ(ErrorKind(no_session), "session_not_found");
+  const auto created = Call("POST", base_ + "/v1/sessions", R"({"loops":[{"model":"t"}]})");
+  ASSERT_EQ(created.status, 201) << created.body;
+  const std::string second = ParseOrNull(created.body)["session_id"].get<std::string>();
+  for (const std::string& base : {other, base_}) {
+    const auto elsewhere = Call("GET", SessionCommand(base, second, command));
+    EXPECT_EQ(elsewhere.status, 404) << elsewhere.body;
+    EXPECT_EQ(ErrorKind(elsewhere), "command_not_found");
+  }
+
+  // A is gone: B gives the same answer, with a wait too, and without restoring the session.
+  server_->Shutdown();
+  const auto after = Call("GET", SessionCommand(other, session_, command) + "?wait_ms=10000");
+  ASSERT_EQ(after.status, 200) << after.body;
+  EXPECT_EQ(ParseOrNull(after.body), ParseOrNull(on_a.body));
+  const auto listed = Call("GET", other + "/v1/sessions");
+  EXPECT_EQ(listed.body.find("\"in_memory\":true"), std::string::npos) << listed.body;
+}
+
+// A holder that died after journaling a compaction's intent: its journal has the intent and no
+// reply. While its lease lasts another server answers pending at once, wait or not (the reply
+// is the holder's to give); once the lease has ended, a wait restores the session, whose restore
+// answers the command (rejected interrupted), and the wait returns that reply.
+TEST_F(ServerTest, AnIntentADeadHolderLeftIsPendingUntilARestoreAnswersIt) {
+  server_->Shutdown();
+  const Uuid session = Uuid::ParseCanonical(session_).value();
+  const Uuid command = Uuid::ParseCanonical("0190a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a60").value();
+  const Uuid dead = Uuid::ParseCanonical("0190a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a61").value();
+  auto lease = journal_->AcquireLease(session, dead, std::chrono::seconds(30));
+  ASSERT_TRUE(lease.ok());
+  harness::Compact intent;
+  intent.header = CommandHeader{command, session, Uuid::ParseCanonical(loop_).value(),
+                                Agency::kUser, std::chrono::system_clock::now()};
+  auto payload = EncodeCommand(intent);
+  ASSERT_TRUE(payload.ok());
+  AppendRequest append{session, lease->token, journal_->LastSequence(session).value() + 1, {}};
+  append.records.push_back(NewRecord{command, RecordKind::kCommand,
+                                     std::string(harness::Compact::kType), 1,
+                                     intent.header.created_at, *payload});
+  ASSERT_TRUE(journal_->Append(std::move(append)).ok());
+
+  auto b = Server::Start(Options());
+  ASSERT_TRUE(b.ok());
+  const std::string other = "http://127.0.0.1:" + std::to_string((*b)->port());
+  const std::string url = SessionCommand(other, session_, command.ToString());
+  for (const std::string query : {"", "?wait_ms=20000"}) {
+    const auto started = std::chrono::steady_clock::now();
+    const auto pending = Call("GET", url + query);
+    EXPECT_EQ(pending.status, 202) << pending.body;
+    EXPECT_EQ(ParseOrNull(pending.body)["status"], "pending");
+    EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds(15)) << query;
+  }
+  ASSERT_TRUE(journal_->ReleaseLease(*lease).ok());
+  // Without a wait, the journal's answer: no restore.
+  EXPECT_EQ(Call("GET", url).status, 202);
+  EXPECT_EQ(Call("GET", other + "/v1/sessions").body.find("\"in_memory\":true"), std::string::npos);
+  const auto answered = Call("GET", url + "?wait_ms=20000");
+  ASSERT_EQ(answered.status, 200) << answered.body;
+  const Json reply = ParseOrNull(answered.body)["reply"];
+  EXPECT_EQ(reply["type"], "CompactWaiterRejected") << answered.body;
+  EXPECT_EQ(reply["cause"]["command_id"], command.ToString());
+  EXPECT_NE(Call("GET", other + "/v1/sessions").body.find("\"in_memory\":true"), std::string::npos);
+}
+
+// Answers every call with a line of text.
+class TextModel final : public ModelClient {
+ public:
+  Result<InferenceResponse, InferenceError> Complete(const InferenceRequest&,
+                                                     std::stop_token) override {
+    return InferenceResponse{AssistantMessage{{TextBlock{"fine"}}, {}}, StopReason::kEndTurn};
+  }
+};
+
+// As a compactor: every call waits until the gate is opened (or the call is stopped), then
+// fails, so that the compaction is rejected.
+class GateModel final : public ModelClient {
+ public:
+  Result<InferenceResponse, InferenceError> Complete(const InferenceRequest&,
+                                                     std::stop_token stop) override {
+    std::unique_lock lock(mu_);
+    entered_ = true;
+    changed_.notify_all();
+    changed_.wait(lock, stop, [&] { return open_; });
+    return Fail(InferenceError{InferenceErrorKind::kTransport, "the gate failed the call"});
+  }
+  void WaitEntered() {
+    std::unique_lock lock(mu_);
+    changed_.wait(lock, [&] { return entered_; });
+  }
+  void Open() {
+    std::lock_guard lock(mu_);
+    open_ = true;
+    changed_.notify_all();
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable_any changed_;
+  bool entered_ = false;
+  bool open_ = false;
+};
+
+// A server whose book holds one command forgets a running compaction's command as soon as it
+// accepts another; the session's form of the lookup finds it in the journal, pending, waits
+// for it (a short wait ends pending at its deadline), and answers once the compaction ends.
+TEST_F(ServerTest, AWaitForACommandTheBookForgotEndsWithItsReply) {
+  auto gate = std::make_shared<GateModel>();
+  ServeOptions options = Options();
+  options.command_book = 1;
+  const auto model = [](std::string name, std::shared_ptr<ModelClient> client) {
+    const ModelKey key{"test", std::move(name)};
+    return ConfiguredModel{key, [key, client]() -> Result<ServedModel, std::string> {
+                             ServedModel served = Served(client);
+                             served.model = key;
+                             return served;
+                           }};
+  };
+  options.models["text"] = model("text", std::make_shared<TextModel>());
+  options.models["gate"] = model("gate", gate);
+  auto started = Server::Start(std::move(options));
+  ASSERT_TRUE(started.ok()) << started.error().Message();
+  const std::string base = "http://127.0.0.1:" + std::to_string((*started)->port());
+  const auto create = [&](const std::string& body) {
+    const auto created = Call("POST", base + "/v1/sessions", body);
+    EXPECT_EQ(created.status, 201) << created.body;
+    const Json json = ParseOrNull(created.body);
+    return std::make_pair(json["session_id"].get<std::string>(),
+                          base + "/v1/sessions/" + json["session_id"].get<std::string>() +
+                              "/loops/" + json["loops"][0].get<std::string>());
+  };
+  const auto command_of = [](const serve_testing::HttpReply& reply) {
+    EXPECT_EQ(reply.status, 202) << reply.body;
+    return ParseOrNull(reply.body)["command_id"].get<std::string>();
+  };
+  const auto [session, loop] = create(R"({"loops":[{"model":"text","compactor":"gate"}]})");
+  const std::string other_loop = create(R"({"loops":[{"model":"text"}]})").second;
+  // Two turns, so that the compaction has a segment before the retained one.
+  for (const char* text : {R"({"text":"one"})", R"({"text":"two"})"})
+    command_of(Call("POST", loop + "/input", text));
+  ReadStream(base + "/v1/sessions/" + session + "/events?from=1&kind=TurnCompleted",
+             [](const auto& events) { return events.size() == 2; });
+  const std::string command = command_of(Call("POST", loop + "/compact"));
+  gate->WaitEntered();
+  // Another command (on another session, answered at once) takes the book's one place.
+  const auto forget = [&] { command_of(Call("POST", other_loop + "/compact")); };
+  forget();
+  const auto server_wide = Call("GET", base + "/v1/commands/" + command);
+  EXPECT_EQ(server_wide.status, 404) << server_wide.body;
+
+  const std::string url = SessionCommand(base, session, command);
+  EXPECT_EQ(Call("GET", url).status, 202);
+  const auto short_wait = Call("GET", url + "?wait_ms=100");
+  EXPECT_EQ(short_wait.status, 202) << short_wait.body;
+  EXPECT_EQ(ParseOrNull(short_wait.body)["status"], "pending");
+  forget();  // the short wait put it back in the book; the next wait starts from the journal
+  std::promise<serve_testing::HttpReply> waited;
+  std::future<serve_testing::HttpReply> done = waited.get_future();
+  std::thread waiter([&] { waited.set_value(Call("GET", url + "?wait_ms=20000")); });
+  // The wait puts the command back in the book before it reads the journal on and suspends:
+  // from then on the server-wide form knows it, and the reply can only come after.
+  while (done.wait_for(std::chrono::seconds(0)) != std::future_status::ready &&
+         Call("GET", base + "/v1/commands/" + command).status == 404) {
+  }
+  gate->Open();
+  const auto answered = done.get();
+  waiter.join();
+  ASSERT_EQ(answered.status, 200) << answered.body;
+  const Json reply = ParseOrNull(answered.body)["reply"];
+  EXPECT_EQ(reply["type"], "CompactWaiterRejected") << answered.body;
+  EXPECT_EQ(reply["cause"]["command_id"], command);
+}
+
 // The threads of this process now (Linux: one entry per thread in /proc/self/task).
 std::size_t ThreadCount() {
   std::size_t count = 0;
@@ -793,9 +1000,13 @@ TEST_F(ServerTest, AnswersHaveTheMembersTheirSchemasName) {
   const struct {
     std::string url, schema;
   } cases[] = {
-      {base_ + "/v1/sessions", "SessionList"}, {base_ + "/v1/sessions/" + session_, "Session"},
-      {loop + "/history", "History"},          {loop + "/context", "Context"},
-      {loop + "/tool_calls", "ToolCalls"},     {base_ + "/v1/commands/" + command, "CommandStatus"},
+      {base_ + "/v1/sessions", "SessionList"},
+      {base_ + "/v1/sessions/" + session_, "Session"},
+      {loop + "/history", "History"},
+      {loop + "/context", "Context"},
+      {loop + "/tool_calls", "ToolCalls"},
+      {base_ + "/v1/commands/" + command, "CommandStatus"},
+      {base_ + "/v1/sessions/" + session_ + "/commands/" + command, "CommandStatus"},
       {base_ + "/v1/sessions/nope", "Error"},
   };
   for (const auto& c : cases) {

@@ -5,6 +5,7 @@
 #include "harness/compaction/extractive.h"
 #include "harness/compaction/model_compactor.h"
 #include "harness/event/json.h"
+#include "serve/journaled_command.h"
 
 namespace harness::serve {
 
@@ -12,21 +13,6 @@ namespace {
 
 ApiError Error(ApiErrorKind kind, std::string detail) {
   return ApiError{kind, std::move(detail)};
-}
-
-// The command a reply event answers: a compaction waiter's reply, or the loop's answer to an
-// input.
-std::optional<Uuid> AnsweredCommand(const Event& event) {
-  if (auto to = ReplyTo(event))
-    return to;
-  if (std::holds_alternative<InputAccepted>(event) ||
-      std::holds_alternative<InputRejected>(event) ||
-      std::holds_alternative<InputCancelled>(event)) {
-    const Uuid& id = HeaderOf(event).cause.command_id;
-    if (!id.IsZero())
-      return id;
-  }
-  return std::nullopt;
 }
 
 const EventFilter& ReplyFilter() {

@@ -333,13 +333,24 @@ TEST_F(ServeCli, SigtermSuspendsAndARestartedServerRestoresTheSessionOnDemand) {
   const std::string loop_url = base_ + "/v1/sessions/" + session + "/loops/" + loop;
   const HttpReply input = Call("POST", loop_url + "/input", R"({"text":"Say hello."})");
   ASSERT_EQ(input.status, 202);
-  WaitCommand(Parse(input.body)["command_id"].get<std::string>());
+  const std::string said = Parse(input.body)["command_id"].get<std::string>();
+  const Json before = WaitCommand(said);
   // The turn's end, seen on the stream, before the server stops.
   ReadStream(base_ + "/v1/sessions/" + session + "/events?from=1&kind=TurnCompleted",
              [](const auto& events) { return !events.empty(); });
   EXPECT_EQ(StopServer(), 0) << server_->seen();
 
   StartServer();
+  // The command from before the restart: the new server's memory does not hold it, the
+  // session's journal does, and gives the same answer (read without restoring the session).
+  const HttpReply forgotten = Call("GET", base_ + "/v1/commands/" + said);
+  EXPECT_EQ(forgotten.status, 404) << forgotten.body;
+  EXPECT_EQ(Parse(forgotten.body)["error"]["kind"], "command_not_found");
+  const HttpReply journaled =
+      Call("GET", base_ + "/v1/sessions/" + session + "/commands/" + said + "?wait_ms=20000");
+  ASSERT_EQ(journaled.status, 200) << journaled.body;
+  EXPECT_EQ(Parse(journaled.body), before);
+  EXPECT_EQ(Parse(journaled.body)["reply"]["type"], "InputAccepted");
   const HttpReply list = Call("GET", base_ + "/v1/sessions");
   ASSERT_EQ(list.status, 200);
   EXPECT_EQ(Parse(list.body)["sessions"][0]["in_memory"], false);

@@ -33,6 +33,7 @@ from .errors import (
 )
 from .models import (
     Category,
+    CommandId,
     CommandStatus,
     Context,
     CreatedSession,
@@ -75,6 +76,7 @@ __all__ = [
     "Unavailable",
     "UnknownModel",
     "Category",
+    "CommandId",
     "CommandStatus",
     "Context",
     "CreatedSession",

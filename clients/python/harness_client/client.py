@@ -19,6 +19,7 @@ from .errors import (
     error_from_response,
 )
 from .models import (
+    CommandId,
     CommandStatus,
     Context,
     CreatedSession,
@@ -34,6 +35,10 @@ from .models import (
 
 # The server's longest command wait (GET /v1/commands/{id}?wait_ms=N, N at most 30000).
 MAX_WAIT_MS = 30_000
+# How long wait() pauses before asking again when the server answered "pending" well before the
+# wait it was asked for: it does so when another server holds the session, and then only that
+# server's journal writes change the answer.
+PENDING_PAUSE = 0.5
 
 
 def _segment(value: str) -> str:
@@ -200,16 +205,17 @@ class Client:
             raise ProtocolError("protocol", None, "the answer has no command_id")
         return command
 
-    def submit_input(self, session_id: str, loop_id: str, text: str) -> str:
-        """POST …/input: the user's text to a loop. Returns the command id once its intent is
-        durable; wait() gets its reply."""
+    def submit_input(self, session_id: str, loop_id: str, text: str) -> CommandId:
+        """POST …/input: the user's text to a loop. Returns the command id (a CommandId, which
+        knows its session) once its intent is durable; wait() gets its reply."""
         _, obj = self._json("POST", self._loop(session_id, loop_id) + "/input", {"text": text})
-        return self._command_id(obj)
+        return CommandId(self._command_id(obj), session_id)
 
-    def compact(self, session_id: str, loop_id: str) -> str:
-        """POST …/compact: asks the loop for a compaction. Returns the command id."""
+    def compact(self, session_id: str, loop_id: str) -> CommandId:
+        """POST …/compact: asks the loop for a compaction. Returns the command id (a
+        CommandId)."""
         _, obj = self._json("POST", self._loop(session_id, loop_id) + "/compact")
-        return self._command_id(obj)
+        return CommandId(self._command_id(obj), session_id)
 
     def interrupt(self, session_id: str, loop_id: str) -> str:
         """POST …/interrupt: done when accepted (what it ended shows in the events); the
@@ -259,29 +265,48 @@ class Client:
 
     # ---- commands ----
 
-    def command(self, command_id: str, wait_ms: int = 0) -> CommandStatus:
-        """GET /v1/commands/{id}?wait_ms=N: answered, or pending when N ms passed first."""
+    def command(
+        self, command_id: str, wait_ms: int = 0, session_id: Optional[str] = None
+    ) -> CommandStatus:
+        """The command's state, waiting up to ``wait_ms`` for its reply: answered, or pending.
+        With a session id (``session_id``, else the one a CommandId carries) it asks
+        GET /v1/sessions/{session_id}/commands/{id}, which the server answers from the
+        session's journal too (after a restart, or on another server); without one,
+        GET /v1/commands/{id}, which knows only the commands this server accepted."""
         if not 0 <= wait_ms <= MAX_WAIT_MS:
             raise ValueError(f"wait_ms is from 0 to {MAX_WAIT_MS}")
+        if session_id is None:
+            session_id = getattr(command_id, "session_id", None)
+        path = f"/v1/commands/{_segment(command_id)}"
+        if session_id is not None:
+            path = f"/v1/sessions/{_segment(session_id)}/commands/{_segment(command_id)}"
         _, obj = self._json(
-            "GET",
-            f"/v1/commands/{_segment(command_id)}",
-            query=[("wait_ms", str(wait_ms))],
-            timeout=self.timeout + wait_ms / 1000.0,
+            "GET", path, query=[("wait_ms", str(wait_ms))], timeout=self.timeout + wait_ms / 1000.0
         )
         return CommandStatus.from_json(obj)
 
-    def wait(self, command_id: str, timeout: float = 60.0) -> CommandStatus:
+    def wait(
+        self, command_id: str, timeout: float = 60.0, session_id: Optional[str] = None
+    ) -> CommandStatus:
         """The command's reply: the server's bounded wait (at most 30 s a request), asked
-        again until it answers or ``timeout`` seconds passed (CommandTimeout)."""
+        again until it answers or ``timeout`` seconds passed (CommandTimeout). A CommandId (or
+        ``session_id``) makes it the session's lookup, so the reply is found after a server
+        restart too. When the server answers pending well before the wait it was asked for
+        (another server holds the session), it pauses PENDING_PAUSE seconds before asking
+        again."""
         deadline = time.monotonic() + timeout
         while True:
             remaining = deadline - time.monotonic()
-            status = self.command(command_id, wait_ms=max(0, min(MAX_WAIT_MS, int(remaining * 1000))))
+            wait_ms = max(0, min(MAX_WAIT_MS, int(remaining * 1000)))
+            asked = time.monotonic()
+            status = self.command(command_id, wait_ms=wait_ms, session_id=session_id)
             if status.answered:
                 return status
-            if time.monotonic() >= deadline:
+            now = time.monotonic()
+            if now >= deadline:
                 raise CommandTimeout(command_id, timeout)
+            if now - asked < wait_ms / 2000.0:
+                time.sleep(min(PENDING_PAUSE, deadline - now))
 
     # ---- events ----
 

@@ -222,9 +222,24 @@ class Context:
         )
 
 
+class CommandId(str):
+    """A command's id, as ``submit_input`` and ``compact`` return it: a ``str`` that also
+    carries ``session_id``, its session's id, so that ``wait`` and ``command`` ask the
+    session's form of the lookup (GET /v1/sessions/{id}/commands/{command_id}), which the server
+    answers from the session's journal when its memory does not hold the command: after a
+    restart, or on another server over the same journal."""
+
+    session_id: str
+
+    def __new__(cls, command_id: str, session_id: str) -> "CommandId":
+        made = super().__new__(cls, command_id)
+        made.session_id = session_id
+        return made
+
+
 @dataclass(frozen=True)
 class CommandStatus:
-    """GET /v1/commands/{id}: ``status`` "answered" with ``reply``, the reply event's JSON (a
+    """GET /v1/commands/{id} (or the session's form): ``status`` "answered" with ``reply``, the reply event's JSON (a
     compaction's CompactWaiterResolved or CompactWaiterRejected, an input's InputAccepted,
     InputRejected or InputCancelled), or "pending" with ``reply`` None."""
 

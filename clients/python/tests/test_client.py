@@ -15,6 +15,7 @@ from harness_client.errors import error_from_response
 from harness_client import (
     BadRequest,
     Client,
+    CommandId,
     CommandNotFound,
     HarnessError,
     LeaseHeld,
@@ -131,11 +132,15 @@ def test_a_dropped_connection_resumes_with_no_gap_and_no_duplicate(make_server):
 
 
 def test_sigterm_stops_the_server_and_a_new_stream_resumes_on_the_restarted_one(make_server):
+    """Also: a command accepted before the restart is answered after it (wait() with the
+    CommandId the server returned reads the session's journal)."""
     server = make_server(SCRIPT)
     client = Client(server.url)
     created = client.create_session(LOOP)
     sid, loop = created.session_id, created.active_loop
-    converse(client, sid, loop, "Say hello.")
+    said = client.submit_input(sid, loop, "Say hello.")
+    assert isinstance(said, CommandId) and said.session_id == sid
+    assert client.wait(said, timeout=WAIT).reply_type == "InputAccepted"
 
     stream = client.events(sid, from_seq=1)
     before = take_until(stream, lambda e: e.type == "TurnCompleted")
@@ -148,6 +153,13 @@ def test_sigterm_stops_the_server_and_a_new_stream_resumes_on_the_restarted_one(
 
     restarted = make_server(SCRIPT)  # the same data directory, another port
     client = Client(restarted.url)
+    # The command from before the restart: the new server's memory does not hold it, the
+    # session's journal does, and wait() asks the session's lookup.
+    with pytest.raises(CommandNotFound):
+        client.command(str(said))
+    reply = client.wait(said, timeout=WAIT)
+    assert reply.reply_type == "InputAccepted" and reply.reply["cause"]["command_id"] == said
+    assert reply.session_id == sid
     with client.events(sid, last_event_id=last) as resumed:
         converse(client, sid, loop, "Now edit src/app.cc.")
         rest = take_until(resumed, lambda e: e.type == "TurnCompleted")

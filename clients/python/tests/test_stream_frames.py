@@ -1,20 +1,24 @@
 """What the real server cannot be made to do cheaply, against a scripted HTTP server on
 127.0.0.1 (http.server in a thread): a stream that ends with `lagged` is yielded as Lagged and
 resumed from the last event yielded, with no duplicate; a stream cut mid-frame resumes from the
-last whole event; wait() asks again while the command is pending."""
+last whole event; wait() asks again while the command is pending, pausing when the server said
+pending long before the wait it was asked for; a CommandId asks the session's lookup."""
 
 from __future__ import annotations
 
 import json
 import threading
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Callable, List, Optional
 
 import pytest
 
-from harness_client import Client, CommandTimeout, Event, Lagged
+from harness_client import Client, CommandId, CommandTimeout, Event, Lagged
+from harness_client.client import PENDING_PAUSE
 
 SID = "0190a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b"
+CMD = "0190a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5c"
 
 
 def frame(seq: int, kind: str = "InputAccepted") -> bytes:
@@ -129,3 +133,19 @@ def test_wait_asks_again_while_pending_and_times_out(fake):
     with pytest.raises(CommandTimeout) as timed_out:
         Client(late.url).wait(SID, timeout=0)
     assert timed_out.value.command_id == SID and isinstance(timed_out.value, TimeoutError)
+
+
+def test_a_command_id_that_knows_its_session_asks_the_sessions_lookup_and_pauses_on_early_pending(fake):
+    pending = {"command_id": CMD, "session_id": SID, "status": "pending"}
+    answered = dict(pending, status="answered", reply={"type": "InputAccepted"})
+    server = fake(json_answer(202, pending), json_answer(200, answered), json_answer(200, answered))
+    client = Client(server.url)
+    asked = time.monotonic()
+    # The first answer is pending at once (another server holds the session): wait() pauses
+    # before asking again rather than asking in a busy loop.
+    assert client.wait(CommandId(CMD, SID), timeout=5).reply_type == "InputAccepted"
+    assert time.monotonic() - asked >= PENDING_PAUSE
+    assert client.command(CMD, session_id=SID).answered
+    assert len(server.requests) == 3
+    for request in server.requests:
+        assert request["path"].startswith(f"/v1/sessions/{SID}/commands/{CMD}?wait_ms=")

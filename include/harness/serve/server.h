@@ -100,6 +100,10 @@ struct ServeOptions {
   // Where clients reach this server (e.g. "http://10.0.0.7:8420"), stored with every lease it
   // takes so that another server on the journal names it in its 409 lease_held; "" for none.
   std::string advertise_url;
+  // Commands whose state the server keeps in memory, the newest ones it accepted: GET
+  // /v1/commands/{id} answers only these; GET /v1/sessions/{session}/commands/{id} reads the
+  // others from the journal.
+  std::size_t command_book = 65'536;
 };
 
 struct ServeError {
