@@ -79,18 +79,19 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       for (const LoopRequest& loop : request->loops) {
         Check(!loop.model.empty(), "a loop without a model");
         Check(loop.compactor.offline || !loop.compactor.model.empty(), "an empty compactor");
-        Check(loop.tools.size() <= kMaxLoopTools, "too many tools");
+        Check(loop.tools.size() <= harness::kMaxLoopTools, "too many tools");
         for (std::size_t i = 0; i < loop.tools.size(); ++i) {
           const ClientToolRequest& tool = loop.tools[i];
-          Check(!tool.name.empty() && tool.name.size() <= kMaxToolNameBytes,
+          Check(!tool.name.empty() && tool.name.size() <= harness::kMaxToolNameBytes,
                 "a tool name out of bounds");
           for (char c : tool.name)
             Check(std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-',
                   "a tool name with a byte outside [A-Za-z0-9_-]");
           for (std::size_t j = 0; j < i; ++j)
             Check(loop.tools[j].name != tool.name, "two tools of one name");
-          Check(tool.description.size() <= kMaxToolDescriptionBytes, "a description too long");
-          Check(tool.input_schema.size() <= kMaxToolSchemaBytes, "a schema too long");
+          Check(tool.description.size() <= harness::kMaxToolDescriptionBytes,
+                "a description too long");
+          Check(tool.input_schema.size() <= harness::kMaxToolSchemaBytes, "a schema too long");
           auto schema = harness::ParseStrictJson(tool.input_schema);
           Check(schema.ok() && schema->is_object(), "a schema that is not a JSON object");
         }

@@ -634,14 +634,20 @@
       return;
     }
     status.textContent = `compact: waiting (${short(accepted.command_id)})`;
+    // The session's lookup: it answers from the journal too, after a restart of the server.
+    const session = state.session;
     for (;;) {
-      const reply = await api("GET", `/v1/commands/${accepted.command_id}?wait_ms=30000`);
+      const asked = Date.now();
+      const reply = await api(
+        "GET", `/v1/sessions/${session}/commands/${accepted.command_id}?wait_ms=30000`);
       if (reply.status === "answered") {
         const r = reply.reply || {};
         const why = r.reason ? " " + (REJECT_REASONS[r.reason] || r.reason) : "";
         status.textContent = `compact: ${r.type}${why}`;
         return;
       }
+      // Pending at once (another server holds the session): ask again in a second, not at once.
+      if (Date.now() - asked < 1000) await new Promise((done) => setTimeout(done, 1000));
     }
   }
 
