@@ -44,6 +44,7 @@ struct ServeCommandLine {
   std::vector<std::string> cors_origins;
   std::int64_t tool_timeout_seconds = 600;
   std::int64_t idle_release_seconds = 300;  // 0: never
+  std::int64_t blocking_idle_seconds = 10;  // 0: a worker ends as soon as it has nothing to run
 };
 
 namespace {
@@ -174,6 +175,7 @@ int Run(const ServeCommandLine& line) {
   options.stream_keepalive = std::chrono::seconds(line.keepalive_seconds);
   options.tool_timeout = std::chrono::seconds(line.tool_timeout_seconds);
   options.idle_release = std::chrono::seconds(line.idle_release_seconds);
+  options.blocking_idle = std::chrono::seconds(line.blocking_idle_seconds);
   auto server = serve::Server::Start(std::move(options));
   if (!server.ok()) {
     std::fprintf(stderr, "harness %s\n", TerminalText(server.error().Message()).c_str());
@@ -243,6 +245,9 @@ std::shared_ptr<ServeCommandLine> AddServeCommand(CLI::App& app) {
   AddNumberOption(*c, "--idle-release", line->idle_release_seconds, {0, 86'400},
                   "seconds a session may sit idle in memory before it is suspended and its "
                   "lease released, so another process may serve it (0: never)");
+  AddNumberOption(*c, "--blocking-idle", line->blocking_idle_seconds, {0, 86'400},
+                  "seconds a worker thread of model calls and tools waits idle for the next "
+                  "call before it ends (0: at once)");
   return line;
 }
 

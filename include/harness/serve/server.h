@@ -51,6 +51,7 @@
 #include "harness/inference/client.h"
 #include "harness/inference/counter.h"
 #include "harness/journal/journal.h"
+#include "harness/runtime/host.h"
 
 namespace harness::serve {
 
@@ -95,6 +96,9 @@ struct ServeOptions {
   // A session in memory idle this long (on env's monotonic clock) is suspended and dropped from
   // memory, releasing its lease; zero: never.
   std::chrono::nanoseconds idle_release = std::chrono::seconds(300);
+  // A blocking worker of the sessions' host (model calls, counts, compactions, client tools)
+  // with nothing to run ends after this long (SessionHostOptions::blocking_idle).
+  std::chrono::nanoseconds blocking_idle = SessionHostOptions{}.blocking_idle;
 };
 
 struct ServeError {
