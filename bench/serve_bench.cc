@@ -4,11 +4,13 @@
 //    (mallinfo2 uordblks, the bytes malloc has handed out and not got back) over --sessions
 //    sessions created over HTTP, each with one answered turn, then left idle.
 // 2. 1,000 (--subscribers) concurrent SSE subscribers on one session: the server's threads
-//    (/proc/self/task, the process's count minus the count before Server::Start), the memory
-//    per idle connection (as in 1, the bench's own client state included), then fan-out:
-//    --fanout-inputs inputs sent to the session, every event delivered to every subscriber;
-//    deliveries (frames received by all subscribers) per second, from the first input to the
-//    last delivery.
+//    (/proc/self/task, the process's count minus the count before Server::Start) right after
+//    the turns of 1, once the blocking workers of those turns retired (--blocking-idle-ms, the
+//    server's default unless given; the bench waits for it), with the subscribers and at the
+//    peak of the fan-out; the memory per idle connection (as in 1, the bench's own client state
+//    included), then fan-out: --fanout-inputs inputs sent to the session, every event
+//    delivered to every subscriber; deliveries (frames received by all subscribers) per second,
+//    from the first input to the last delivery.
 // 3. A compaction's latency with --latency-sessions (200) sessions each holding an open event
 //    stream: from `POST …/compact` to its CompactWaiterResolved parsed off that session's SSE
 //    stream, one compaction at a time, p50 and p99, beside the same path in process (a
@@ -25,7 +27,8 @@
 // event stream read from one thread, its chunked transfer encoding and SSE frames decoded here.
 //
 //   serve_bench [--sessions N] [--subscribers S] [--fanout-inputs I] [--latency-sessions L]
-//               [--rounds R] [--threads T] [--dir DIR] [--memory-journal]
+//               [--rounds R] [--threads T] [--blocking-idle-ms MS] [--dir DIR]
+//               [--memory-journal]
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <malloc.h>
@@ -45,6 +48,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "harness/core/json.h"
@@ -52,6 +56,7 @@
 #include "harness/journal/memory_journal.h"
 #include "harness/journal/sqlite_journal.h"
 #include "harness/serve/server.h"
+#include "serve/metrics.h"
 #include "serve/sessions.h"
 #include "support/test_model.h"
 
@@ -459,13 +464,19 @@ int main(int argc, char** argv) {
   std::size_t latency_sessions = 200;
   std::size_t rounds = 3;
   std::size_t threads = 4;
+  // How long an idle blocking worker of the sessions' host waits before it ends: the server's
+  // default unless given.
+  std::size_t blocking_idle_ms = static_cast<std::size_t>(
+      std::chrono::duration_cast<std::chrono::milliseconds>(serve::ServeOptions{}.blocking_idle)
+          .count());
   std::filesystem::path root;
   const std::pair<const char*, std::size_t*> counts[] = {{"--sessions", &sessions},
                                                          {"--subscribers", &subscribers},
                                                          {"--fanout-inputs", &fanout_inputs},
                                                          {"--latency-sessions", &latency_sessions},
                                                          {"--rounds", &rounds},
-                                                         {"--threads", &threads}};
+                                                         {"--threads", &threads},
+                                                         {"--blocking-idle-ms", &blocking_idle_ms}};
   bool memory_journal = false;
   for (int i = 1; i < argc; ++i) {
     if (i + 1 >= argc && std::strcmp(argv[i], "--memory-journal") != 0)
@@ -520,16 +531,18 @@ int main(int argc, char** argv) {
   options.threads = threads;
   options.max_connections = subscribers + 64;
   options.max_sessions = sessions + 64;
+  options.blocking_idle = std::chrono::milliseconds(blocking_idle_ms);
   auto started = serve::Server::Start(options);
   if (!started)
     Die(started.error().Message());
   std::unique_ptr<serve::Server> server = std::move(*started);
   const std::uint16_t port = server->port();
   const std::size_t server_threads_idle = Threads() - threads_before;
-  std::printf("serve_bench: port %u, %u hardware threads, %zu HTTP threads, %s journal in %s\n",
-              port, std::thread::hardware_concurrency(), threads,
-              memory_journal ? "memory" : "SQLite",
-              memory_journal ? "(no directory)" : root.c_str());
+  std::printf(
+      "serve_bench: port %u, %u hardware threads, %zu HTTP threads, blocking workers retire "
+      "after %zu ms idle, %s journal in %s\n",
+      port, std::thread::hardware_concurrency(), threads, blocking_idle_ms,
+      memory_journal ? "memory" : "SQLite", memory_journal ? "(no directory)" : root.c_str());
   std::fflush(stdout);
 
   Client client(port);
@@ -594,7 +607,16 @@ int main(int argc, char** argv) {
   // ---- 2. SSE subscribers: threads, memory, fan-out ----
   std::fprintf(stderr, "serve_bench: %s\n", "phase 2: subscribers");
   const SessionRef& hot = refs[0];
-  // The sessions' blocking pool keeps a worker for every model call that ran at once in phase 1.
+  // The sessions' blocking pool started a worker for every model call that ran at once in
+  // phase 1; each ends once idle for blocking_idle_ms. Waited for by watching the count fall to
+  // what the server had at start (with a deadline, in case some thread never ends).
+  const std::size_t threads_after_turns = Threads() - threads_before;
+  const auto t_retire = Clock::now();
+  const auto retire_deadline =
+      t_retire + std::chrono::milliseconds(blocking_idle_ms) + std::chrono::seconds(10);
+  while (Threads() - threads_before > server_threads_idle && Clock::now() < retire_deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  const double retire_s = std::chrono::duration<double>(Clock::now() - t_retire).count();
   const std::size_t threads_without_subs = Threads() - threads_before;
   const Memory streams_before;
   std::vector<Stream*> subs;
@@ -644,6 +666,9 @@ int main(int argc, char** argv) {
   table_options.book = &local_book;
   table_options.max_sessions = latency_sessions + 1;
   table_options.owner = Uuid::V7();
+  // Required by the table (a null one crashed the first Create).
+  serve::ServeMetrics local_metrics;
+  table_options.metrics = &local_metrics;
   serve::SessionTable local_table(table_options);
   auto request = serve::DecodeCreateSession(kCreateBody);
   if (!request)
@@ -735,10 +760,10 @@ int main(int argc, char** argv) {
               per_session.heap, Verdict(std::max(per_session.rss, per_session.heap) <= 65536));
   std::printf("\n2. %zu concurrent SSE subscribers on one session\n", subscribers);
   std::printf(
-      "   server threads: at start %zu, before the subscribers %zu, with them %zu, "
-      "fan-out peak %zu   target <= 16: %s\n",
-      server_threads_idle, threads_without_subs, threads_with_subs, peak_server_threads,
-      Verdict(peak_server_threads <= 16));
+      "   server threads: at start %zu, after the turns %zu, %.1f s later (workers idle %zu ms "
+      "retired) %zu, with the subscribers %zu, fan-out peak %zu   target <= 16: %s\n",
+      server_threads_idle, threads_after_turns, retire_s, blocking_idle_ms, threads_without_subs,
+      threads_with_subs, peak_server_threads, Verdict(peak_server_threads <= 16));
   std::printf("   RSS growth per idle connection  %10.0f bytes\n", per_stream.rss);
   std::printf("   heap in use growth per idle connection %3.0f bytes   target <= 32768: %s\n",
               per_stream.heap, Verdict(std::max(per_stream.rss, per_stream.heap) <= 32768));

@@ -45,6 +45,7 @@ struct ServeCommandLine {
   std::int64_t tool_timeout_seconds = 600;
   std::int64_t idle_release_seconds = 300;  // 0: never
   std::string advertise_url;                // "": none
+  std::int64_t blocking_idle_seconds = 10;  // 0: a worker ends as soon as it has nothing to run
 };
 
 namespace {
@@ -176,6 +177,7 @@ int Run(const ServeCommandLine& line) {
   options.tool_timeout = std::chrono::seconds(line.tool_timeout_seconds);
   options.idle_release = std::chrono::seconds(line.idle_release_seconds);
   options.advertise_url = line.advertise_url;
+  options.blocking_idle = std::chrono::seconds(line.blocking_idle_seconds);
   auto server = serve::Server::Start(std::move(options));
   if (!server.ok()) {
     std::fprintf(stderr, "harness %s\n", TerminalText(server.error().Message()).c_str());
@@ -254,6 +256,9 @@ std::shared_ptr<ServeCommandLine> AddServeCommand(CLI::App& app) {
                 "URL, such as http://10.0.0.7:8420: where clients reach this server. Stored "
                 "with its leases, so that another server on the journal names it in its 409 "
                 "lease_held (absolute http or https, at most 2048 bytes, no user or password)");
+  AddNumberOption(*c, "--blocking-idle", line->blocking_idle_seconds, {0, 86'400},
+                  "seconds a worker thread of model calls and tools waits idle for the next "
+                  "call before it ends (0: at once)");
   return line;
 }
 

@@ -1,6 +1,7 @@
 #include "runtime/executor.h"
 
 #include <algorithm>
+#include <iterator>
 #include <utility>
 
 namespace harness::runtime_detail {
@@ -114,33 +115,74 @@ void ActorPool::Work() {
   }
 }
 
+BlockingPool::BlockingPool(std::chrono::nanoseconds idle_time)
+    : idle_time_(std::max(idle_time, std::chrono::nanoseconds::zero())) {}
+
 BlockingPool::~BlockingPool() {
-  {
-    std::lock_guard lock(mutex_);
-    stopping_ = true;
+  // A task may submit another while the pool stops (its worker is one of those joined here): the
+  // loop joins whatever was started meanwhile too. Once stopping_ is set no worker retires, so
+  // none touches its entry after it was moved here.
+  for (;;) {
+    Workers joining;
+    {
+      std::lock_guard lock(mutex_);
+      stopping_ = true;
+      joining.splice(joining.end(), workers_);
+      joining.splice(joining.end(), retired_);
+    }
+    if (joining.empty())
+      return;
+    ready_.notify_all();
+    for (std::thread& thread : joining)
+      thread.join();
   }
-  ready_.notify_all();
-  for (std::thread& thread : threads_)
-    thread.join();
 }
 
 void BlockingPool::Submit(Task task) {
   std::lock_guard lock(mutex_);
   tasks_.push_back(std::move(task));
+  // idle_ counts workers that will look at the queue before they retire: a worker whose idle
+  // time ran out takes the lock again and sees this task before it decides to retire.
   if (idle_ >= tasks_.size()) {
     ready_.notify_one();
     return;
   }
-  // Every worker is busy: a blocking call must never wait for another one to finish.
-  threads_.emplace_back([this] { Work(); });
+  // Every worker is busy: a blocking call must never wait for another one to finish. The entry
+  // is in place before the worker can look for it (it needs the lock this call holds).
+  workers_.emplace_back();
+  const Workers::iterator self = std::prev(workers_.end());
+  *self = std::thread([this, self] { Work(self); });
 }
 
-void BlockingPool::Work() {
+std::size_t BlockingPool::workers() {
+  std::lock_guard lock(mutex_);
+  return workers_.size();
+}
+
+void BlockingPool::Work(Workers::iterator self) {
   std::unique_lock lock(mutex_);
   for (;;) {
     ++idle_;
-    ready_.wait(lock, [&] { return stopping_ || !tasks_.empty(); });
+    // The deadline saturates: a pool told to keep its workers for ever waits without one.
+    const auto now = std::chrono::steady_clock::now();
+    const auto deadline =
+        idle_time_ >= std::chrono::steady_clock::time_point::max() - now
+            ? std::chrono::steady_clock::time_point::max()
+            : now + std::chrono::duration_cast<std::chrono::steady_clock::duration>(idle_time_);
+    const bool woken =
+        ready_.wait_until(lock, deadline, [&] { return stopping_ || !tasks_.empty(); });
     --idle_;
+    if (!woken) {
+      // Idle for idle_time_ with nothing queued: retire. A thread cannot join itself, so this
+      // one joins the workers retired before it and leaves itself for the next to retire or
+      // the destructor, which keeps at most one retired thread unjoined.
+      Workers earlier = std::exchange(retired_, Workers());
+      retired_.splice(retired_.end(), workers_, self);
+      lock.unlock();
+      for (std::thread& thread : earlier)
+        thread.join();
+      return;
+    }
     if (tasks_.empty())
       return;  // stopping and nothing left
     Task task = std::move(tasks_.front());

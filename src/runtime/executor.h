@@ -4,8 +4,12 @@
 //   at a time, in order, never concurrently with each other: the serial executor of one loop
 //   actor. An idle strand holds no thread, so thousands of idle loops cost memory only.
 // - BlockingPool runs blocking calls (model calls, counts, tools, compactors). It grows a worker
-//   per call that finds no idle worker, and keeps idle workers for reuse, so a slow model never
-//   delays another loop's call. Destruction joins every worker after its current task.
+//   per call that finds no idle worker, so a slow model never delays another loop's call, and
+//   reuses idle workers; a worker idle for the pool's idle time retires, so the threads follow
+//   the calls in flight, not the most that ever ran at once. A retired worker is joined by the
+//   next worker to retire or by the destructor, never by itself and never detached.
+//   Destruction runs what is queued (and what its tasks submit meanwhile) and joins every
+//   worker after its current task.
 // - Timers requests a stop_source at a deadline (count timeouts) from one thread.
 // - WorkGroup counts one session's tasks on pools shared with other sessions, so the session
 //   can wait until none of its tasks is queued or running before its state goes away.
@@ -20,6 +24,7 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <list>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -93,22 +98,31 @@ class ActorPool {
 
 class BlockingPool {
  public:
-  BlockingPool() = default;
+  // How long a worker waits for a task before it retires; zero or less: it retires as soon as
+  // it finds the queue empty; nanoseconds::max(): never.
+  explicit BlockingPool(std::chrono::nanoseconds idle_time);
   ~BlockingPool();
   BlockingPool(const BlockingPool&) = delete;
   BlockingPool& operator=(const BlockingPool&) = delete;
 
   void Submit(Task task);
+  // Workers started and not retired: busy ones and idle ones. A retired worker's thread may
+  // still be ending (it is joined later), but it takes no task.
+  std::size_t workers();
 
  private:
-  void Work();
+  using Workers = std::list<std::thread>;
+  // `self` is this worker's own entry of workers_, which it moves to retired_ when it retires.
+  void Work(Workers::iterator self);
 
+  const std::chrono::nanoseconds idle_time_;
   std::mutex mutex_;
   std::condition_variable ready_;
   std::deque<Task> tasks_;
   std::size_t idle_ = 0;
   bool stopping_ = false;
-  std::vector<std::thread> threads_;
+  Workers workers_;  // live: each entry's thread is inside Work
+  Workers retired_;  // left Work (or about to), not joined yet
 };
 
 class Timers {

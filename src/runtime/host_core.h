@@ -10,7 +10,8 @@ namespace harness::runtime_detail {
 
 class HostCore {
  public:
-  explicit HostCore(const SessionHostOptions& options) : actors(options.actor_threads) {}
+  explicit HostCore(const SessionHostOptions& options)
+      : actors(options.actor_threads), blocking(options.blocking_idle) {}
 
   Timers timers;
   LeaseKeeper leases;

@@ -1,49 +1,40 @@
 // SessionHost: many sessions on one set of threads (include/harness/runtime/host.h).
 #include "harness/runtime/host.h"
 
-#include <dirent.h>
 #include <gtest/gtest.h>
 
 #include <atomic>
 #include <chrono>
+#include <cstddef>
 #include <future>
 #include <latch>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <thread>
 #include <vector>
 
 #include "harness/journal/memory_journal.h"
 #include "harness/runtime/session.h"
 #include "support/env.h"
 #include "support/forwarding_journal.h"
+#include "support/threads.h"
 
 namespace harness {
 namespace {
 
 using namespace std::chrono_literals;
 
-// The threads of this process now (Linux: one entry per thread in /proc/self/task).
-std::size_t ThreadCount() {
-  std::size_t count = 0;
-  DIR* dir = opendir("/proc/self/task");
-  if (dir == nullptr)
-    return 0;
-  while (dirent* entry = readdir(dir)) {
-    if (entry->d_name[0] != '.')
-      ++count;
-  }
-  closedir(dir);
-  return count;
-}
-
-// Answers "answer"; while `hold` is set, the first call waits for it after counting `entered`.
+// Answers "answer"; while `hold` is set, each call waits for it, and the first `waiters` calls
+// count `entered` down before they wait.
 class HoldingClient final : public ModelClient {
  public:
+  explicit HoldingClient(std::ptrdiff_t waiters = 1) : entered(waiters), waiters_(waiters) {}
   Result<InferenceResponse, InferenceError> Complete(const InferenceRequest&,
                                                      std::stop_token) override {
     if (hold != nullptr) {
-      entered.count_down();
+      if (calls_.fetch_add(1) < waiters_)
+        entered.count_down();
       hold->wait();
     }
     InferenceResponse response;
@@ -52,7 +43,11 @@ class HoldingClient final : public ModelClient {
     return response;
   }
   std::latch* hold = nullptr;
-  std::latch entered{1};
+  std::latch entered;
+
+ private:
+  const std::ptrdiff_t waiters_;
+  std::atomic<std::ptrdiff_t> calls_{0};
 };
 
 UserMessage User(std::string text) {
@@ -110,7 +105,10 @@ void RunTurn(HostedSession& hosted) {
 TEST(SessionHost, SessionsOnAHostStartNoThreadsOfTheirOwn) {
   std::unique_ptr<Journal> journal = NewMemoryJournal();
   auto client = std::make_shared<HoldingClient>();
-  SessionHost host(SessionHostOptions{2});
+  // Blocking workers kept for the whole test, so that none retiring lowers the count the
+  // sessions without a host are compared with.
+  SessionHost host(
+      SessionHostOptions{.actor_threads = 2, .blocking_idle = std::chrono::nanoseconds::max()});
   // One turn first, so the blocking pool has the worker a sequential turn needs.
   HostedSession first = OpenOn(*journal, &host, client);
   RunTurn(first);
@@ -130,6 +128,40 @@ TEST(SessionHost, SessionsOnAHostStartNoThreadsOfTheirOwn) {
   for (int i = 0; i < 5; ++i)
     sessions.push_back(OpenOn(*journal, nullptr, client));
   EXPECT_GE(ThreadCount(), before + 5 * 4);
+}
+
+// The host's blocking workers end once idle for SessionHostOptions::blocking_idle: after the
+// sessions' turns the process is back to the threads it had before them.
+TEST(SessionHost, IdleBlockingWorkersEndAfterTheHostsIdleTime) {
+  constexpr int kSessions = 5;
+  std::latch hold(1);
+  std::unique_ptr<Journal> journal = NewMemoryJournal();
+  auto client = std::make_shared<HoldingClient>(kSessions);
+  SessionHost host(SessionHostOptions{.actor_threads = 2, .blocking_idle = 20ms});
+  // The host's own threads: sessions on it start none.
+  const std::size_t before = ThreadCount();
+  std::vector<HostedSession> sessions;
+  for (int i = 0; i < kSessions; ++i)
+    sessions.push_back(OpenOn(*journal, &host, client));
+  // Five turns whose model calls all wait at once: five blocking workers.
+  client->hold = &hold;
+  std::vector<Subscription> subscriptions;
+  for (HostedSession& hosted : sessions) {
+    subscriptions.push_back(hosted.session->Subscribe());
+    ASSERT_TRUE(hosted.session->SubmitInputToLoop(hosted.loop, User("hello")).ok());
+  }
+  client->entered.wait();
+  EXPECT_GE(ThreadCount(), before + kSessions);
+  hold.count_down();
+  for (Subscription& subscription : subscriptions) {
+    for (;;) {
+      auto delivery = subscription.Next(std::chrono::steady_clock::now() + 10s);
+      ASSERT_TRUE(delivery) << "no TurnCompleted within 10 s";
+      if (std::holds_alternative<TurnCompleted>(*delivery->event))
+        break;
+    }
+  }
+  EXPECT_TRUE(ThreadCountFallsTo(before)) << ThreadCount() << " threads, " << before << " before";
 }
 
 // A session's destruction waits for its own tasks only: closing one session while another

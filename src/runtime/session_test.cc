@@ -369,7 +369,7 @@ TEST(BlockingPool, ABlockedCallNeverDelaysAnother) {
   // latch when they were declared after the pool).
   std::latch release(1);
   std::latch second_ran(1);
-  runtime_detail::BlockingPool pool;
+  runtime_detail::BlockingPool pool(std::chrono::seconds(10));
   pool.Submit([&] { release.wait(); });
   pool.Submit([&] { second_ran.count_down(); });
   second_ran.wait();  // would hang if the second call waited for the first

@@ -1150,6 +1150,7 @@ Result<std::unique_ptr<Server>, ServeError> Server::Start(ServeOptions options) 
   table.lease_ttl = impl->options.lease_ttl;
   table.tool_timeout = impl->options.tool_timeout;
   table.idle_release = impl->options.idle_release;
+  table.blocking_idle = impl->options.blocking_idle;
   table.on_idle_release = [raw = impl.get()](const Uuid& id) { raw->MarkIdleReleased(id); };
   // One lease owner for every session of this process: another server is told who holds one.
   Uuid::Bytes random;

@@ -3,7 +3,6 @@
 // that ends the streams still open.
 #include "harness/serve/server.h"
 
-#include <dirent.h>
 #include <gtest/gtest.h>
 #include <malloc.h>
 
@@ -22,6 +21,7 @@
 #include "support/env.h"
 #include "support/serve_client.h"
 #include "support/test_model.h"
+#include "support/threads.h"
 
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
 #define HARNESS_SANITIZED_HEAP 1
@@ -932,6 +932,31 @@ TEST_F(ServerTest, SessionsShareTheServersThreads) {
   // A few threads of slack: the blocking pool grows a worker when a call comes before the
   // previous call's worker is back to idle.
   EXPECT_LE(ThreadCount(), before + 3);
+}
+
+// The sessions' blocking workers end once idle for ServeOptions::blocking_idle: after the
+// session's compactions the process is back to the threads the server had before its first
+// session (without retirement it would keep a worker for the compactions).
+TEST_F(ServerTest, BlockingWorkersEndOnceIdleForBlockingIdle) {
+  server_.reset();
+  ServeOptions options = Options();
+  options.blocking_idle = std::chrono::milliseconds(20);
+  auto server = Server::Start(std::move(options));
+  ASSERT_TRUE(server.ok()) << server.error().Message();
+  server_ = std::move(server).value();
+  base_ = "http://127.0.0.1:" + std::to_string(server_->port());
+  // No session has run anything yet, so no blocking worker is counted here.
+  const std::size_t before = ThreadCount();
+  const auto created = Call("POST", base_ + "/v1/sessions", R"({"loops":[{"model":"t"}]})");
+  ASSERT_EQ(created.status, 201) << created.body;
+  const Json json = ParseOrNull(created.body);
+  session_ = json["session_id"].get<std::string>();
+  loop_ = json["loops"][0].get<std::string>();
+  for (int i = 0; i < 3; ++i) {
+    const auto answered = Call("GET", base_ + "/v1/commands/" + Compact() + "?wait_ms=10000");
+    ASSERT_EQ(answered.status, 200) << answered.body;
+  }
+  EXPECT_TRUE(ThreadCountFallsTo(before)) << ThreadCount() << " threads, " << before << " before";
 }
 
 // The value of the metric line `name` (with its labels, as written) in a /metrics page; -1 when

@@ -309,7 +309,8 @@ Result<LoopDefinition, ApiError> SessionTable::Define(const LoopRequest& loop,
 
 SessionTable::SessionTable(SessionTableOptions options)
     : options_(std::move(options)),
-      host_(std::make_shared<SessionHost>(SessionHostOptions{options_.actor_threads})),
+      host_(std::make_shared<SessionHost>(SessionHostOptions{
+          .actor_threads = options_.actor_threads, .blocking_idle = options_.blocking_idle})),
       recorder_(std::make_shared<ReplyRecorder>(*options_.book, *options_.metrics)) {
   if (options_.idle_release > std::chrono::nanoseconds::zero())
     sweeper_ = std::jthread([this](std::stop_token stop) { SweepIdle(stop); });

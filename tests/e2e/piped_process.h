@@ -89,6 +89,7 @@ class Process {
     return all;
   }
   const std::string& seen() const { return seen_; }
+  pid_t pid() const { return pid_; }
   void Signal(int signal) {
     if (pid_ > 0)
       kill(pid_, signal);

@@ -20,6 +20,7 @@
 #include "harness/core/json.h"
 #include "piped_process.h"
 #include "support/serve_client.h"
+#include "support/threads.h"
 
 namespace harness::serve_e2e {
 namespace {
@@ -365,6 +366,25 @@ TEST_F(ServeCli, SigtermSuspendsAndARestartedServerRestoresTheSessionOnDemand) {
   ASSERT_EQ(history.status, 200);
   EXPECT_EQ(Parse(history.body)["messages"].size(), 2u);
   EXPECT_EQ(StopServer(), 0);
+}
+
+// --blocking-idle reaches the sessions' host: with 0 a blocking worker ends as soon as it has
+// nothing to run, so once a turn is over the server is back to the threads it had before its
+// first session (it would keep the turn's worker otherwise).
+TEST_F(ServeCli, BlockingWorkersEndAfterBlockingIdle) {
+  StartServer({"--blocking-idle", "0"});
+  const std::string process = std::to_string(server_->pid());
+  const std::size_t before = ThreadCount(process);
+  ASSERT_GT(before, 0u);
+  const auto [session, loop] = CreateSession();
+  const std::string loop_url = base_ + "/v1/sessions/" + session + "/loops/" + loop;
+  const HttpReply input = Call("POST", loop_url + "/input", R"({"text":"Say hello."})");
+  ASSERT_EQ(input.status, 202);
+  ReadStream(base_ + "/v1/sessions/" + session + "/events?from=1&kind=TurnCompleted",
+             [](const auto& events) { return !events.empty(); });
+  EXPECT_TRUE(ThreadCountFallsTo(before, process))
+      << ThreadCount(process) << " threads, " << before << " before";
+  EXPECT_EQ(StopServer(), 0) << server_->seen();
 }
 
 // A `harness serve` process started by a test: its base URL and its lease owner id (the two

@@ -6,7 +6,8 @@
 // threads, a timer thread and a renewer thread each, plus blocking workers). A service that
 // holds hundreds of sessions gives each the same SessionHost (SessionOptions::host) instead:
 // then the threads are the host's, whatever the number of sessions — its actor threads, one
-// timer thread, one lease-renewing thread, and blocking workers as many as calls run at once.
+// timer thread, one lease-renewing thread, and blocking workers as many as calls run at once
+// (an idle worker ends after SessionHostOptions::blocking_idle).
 //
 // Contract:
 // - A session given a host posts every task to the host's pools and has its lease renewed by
@@ -19,6 +20,7 @@
 // Thread safety: a host may be given to sessions on any thread, concurrently.
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 #include <memory>
 
@@ -31,6 +33,10 @@ class SessionCore;
 
 struct SessionHostOptions {
   std::size_t actor_threads = 2;  // threads running every session's loop strands (0 counts as 1)
+  // How long a blocking worker with nothing to run waits for the next call before its thread
+  // ends (zero: at once; nanoseconds::max(): never). Workers are started per call that finds
+  // none idle, so after a burst of calls the threads fall back to the calls in flight.
+  std::chrono::nanoseconds blocking_idle = std::chrono::seconds(10);
 };
 
 class SessionHost {

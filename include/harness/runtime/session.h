@@ -230,7 +230,8 @@ struct SessionOptions {
   std::string advertised_url;
   std::chrono::nanoseconds lease_ttl = std::chrono::minutes(5);
   // The threads the session runs on, shared with other sessions (runtime/host.h); outlives the
-  // session. Null: the session's own, with `actor_threads` threads running its loop strands.
+  // session. Null: the session's own, with `actor_threads` threads running its loop strands
+  // (its other SessionHostOptions at their defaults).
   SessionHost* host = nullptr;
   std::size_t actor_threads = 2;
   // Time (command and event stamps, durations) and every id the session mints; outlives the

@@ -53,6 +53,7 @@
 #include "harness/inference/client.h"
 #include "harness/inference/counter.h"
 #include "harness/journal/journal.h"
+#include "harness/runtime/host.h"
 
 namespace harness::serve {
 
@@ -104,6 +105,9 @@ struct ServeOptions {
   // /v1/commands/{id} answers only these; GET /v1/sessions/{session}/commands/{id} reads the
   // others from the journal.
   std::size_t command_book = 65'536;
+  // A blocking worker of the sessions' host (model calls, counts, compactions, client tools)
+  // with nothing to run ends after this long (SessionHostOptions::blocking_idle).
+  std::chrono::nanoseconds blocking_idle = SessionHostOptions{}.blocking_idle;
 };
 
 struct ServeError {
