@@ -603,8 +603,9 @@ TEST_F(IdleRelease, ASessionWithClientToolsIsReleasedAndComesBackWithThem) {
   reader.join();
   const Json list = ParseOrNull(Call("GET", base_ + "/v1/sessions").body)["sessions"];
   for (const Json& entry : list) {
-    if (entry["session_id"] == with_tools)
+    if (entry["session_id"] == with_tools) {
       EXPECT_EQ(entry["in_memory"], false);
+    }
   }
   const auto restored = Call("GET", loop + "/context");
   ASSERT_EQ(restored.status, 200) << restored.body;
