@@ -65,6 +65,12 @@ std::string_view Advice(const SessionError& error) {
              "then run the command again";
     case SessionErrorKind::kCanceled:
       return "the command was canceled before it was sent; run it again";
+    case SessionErrorKind::kMessageNotFound:
+      return "no message of the loop's history has that id (a summarized message is gone); "
+             "`/history` lists the messages that are there";
+    case SessionErrorKind::kNotPinnable:
+      return "that message cannot be pinned: it is the summary, or the loop holds the most pins "
+             "it may; unpin one first";
   }
   return "";
 }

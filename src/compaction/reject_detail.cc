@@ -20,12 +20,16 @@ std::string_view RejectDetailKindName(RejectDetailKind kind) {
       return "invalid_policy";
     case RejectDetailKind::kTailTooLarge:
       return "tail_too_large";
+    case RejectDetailKind::kPinnedTooLarge:
+      return "pinned_too_large";
+    case RejectDetailKind::kAllPinned:
+      return "all_pinned";
   }
   return "";
 }
 
 std::optional<RejectDetailKind> RejectDetailKindFromName(std::string_view name) {
-  for (std::uint8_t v = 1; v <= static_cast<std::uint8_t>(RejectDetailKind::kTailTooLarge); ++v) {
+  for (std::uint8_t v = 1; v <= static_cast<std::uint8_t>(RejectDetailKind::kAllPinned); ++v) {
     const auto kind = static_cast<RejectDetailKind>(v);
     if (RejectDetailKindName(kind) == name)
       return kind;
@@ -43,6 +47,7 @@ bool IsValid(const CompactRejectDetail& d) {
     case RejectDetailKind::kNoHistory:
     case RejectDetailKind::kNothingBeforeTail:
     case RejectDetailKind::kInvalidPolicy:
+    case RejectDetailKind::kAllPinned:
       break;
     case RejectDetailKind::kHistoryFitsTailTarget:
       tail = limit = true;
@@ -52,6 +57,7 @@ bool IsValid(const CompactRejectDetail& d) {
       message = true;
       break;
     case RejectDetailKind::kTailTooLarge:
+    case RejectDetailKind::kPinnedTooLarge:
       tail = limit = budget = true;
       break;
   }
@@ -62,6 +68,8 @@ bool IsValid(const CompactRejectDetail& d) {
 bool DetailBelongsTo(RejectDetailKind kind, CompactRejectReason reason) {
   if (kind == RejectDetailKind::kTailTooLarge)
     return reason == CompactRejectReason::kRetainedTailTooLarge;
+  if (kind == RejectDetailKind::kPinnedTooLarge)
+    return reason == CompactRejectReason::kPinnedTooLarge;
   return reason == CompactRejectReason::kUnavailable;
 }
 
@@ -94,6 +102,14 @@ std::string DescribeRejectDetail(const CompactRejectDetail& d) {
       return "the retained tail (" + number(d.tail_tokens) + " tokens) plus the summary budget (" +
              number(d.summary_budget) + ") reach the input limit (" + number(d.limit) +
              "); lower keep_recent_tokens or max_summary_tokens, or use a larger window";
+    case RejectDetailKind::kPinnedTooLarge:
+      return "the pinned messages and the retained tail (" + number(d.tail_tokens) +
+             " tokens) plus the summary budget (" + number(d.summary_budget) +
+             ") reach the input limit (" + number(d.limit) +
+             "); unpin messages (see /history), or lower keep_recent_tokens or max_summary_tokens";
+    case RejectDetailKind::kAllPinned:
+      return "every message before the retained tail is pinned or belongs to a pinned step, so "
+             "there is nothing to summarize; unpin messages to compact";
     case RejectDetailKind::kUnspecified:
       break;
   }

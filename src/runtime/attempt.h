@@ -21,6 +21,7 @@
 #include <chrono>
 #include <memory>
 #include <optional>
+#include <set>
 #include <stop_token>
 #include <string>
 #include <vector>
@@ -46,6 +47,10 @@ struct AttemptInput {
   // (model, system prompt, tools, output budget) is reused for every count.
   InferenceRequest request;
   std::size_t derived_prefix = 0;
+  // The ids of request.messages, parallel to them (event/pins.h), and the pinned ones among
+  // them. Without ids (a size that differs) nothing is pinned.
+  std::vector<Uuid> history_ids;
+  std::set<Uuid> pinned;
   ModelLimits limits;
   CompactionPolicy policy;
   std::shared_ptr<ContextCounter> counter;
@@ -59,7 +64,12 @@ struct AttemptInput {
 struct Proposal {
   std::optional<CompactRejectReason> reject;
   UserMessage summary;
-  std::vector<Message> retained;              // the retained tail the summary goes before
+  std::vector<Message> retained;  // the retained tail the summary goes before
+  // The pinned messages (and their tool-call partners) kept between the summary and the tail.
+  std::vector<PinnedMessage> pinned;
+  // The indices into the attempt's history of the messages the commit keeps, in their new order
+  // after the summary (the pinned ones, then the retained tail): the live loop maps them to ids.
+  std::vector<std::size_t> survivors;
   ContextMeasurement post;                    // basis is the attempt's; TerminalFor moves it
   std::optional<std::string> turn_failure;    // the turn fails with this reason (continuation)
   std::optional<CompactRejectDetail> detail;  // why, for unavailable / retained_tail_too_large

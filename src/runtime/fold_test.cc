@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -581,6 +582,121 @@ TEST(Fold, AVersionTwoCommitKeepsTheRequestAndASuffix) {
             (std::vector<Message>{commit.summary, UserText("request"), AssistantText("step 3")}));
 }
 
+// --- message ids and pins (docs/pins.md) --------------------------------------------------------
+
+TEST(Fold, MessageIdsFollowFromTheEventsThatCommittedThem) {
+  JournalBuilder b(kSession);
+  const Uuid loop = b.CreateLoop(Messages({"u1", "a1", "u2", "a2"}));
+  Uuid created;
+  for (const JournalRecord& record : b.records()) {
+    if (record.type == LoopCreated::kType)
+      created = record.record_id;
+  }
+  const Uuid turn_input = b.AcceptInput(loop, "u3");
+  b.StartTurn(loop);
+  const Uuid input_id = b.CommitInput(loop, turn_input);
+  const Uuid answer_id = b.CommitMessage(loop, AssistantText("a3"));
+  LoopFold l = OnlyLoop(MustFold(b));
+  ASSERT_EQ(l.history_ids.size(), 6u);
+  for (std::uint64_t i = 0; i < 4; ++i)
+    EXPECT_EQ(l.history_ids[i], InitialMessageId(created, i));
+  EXPECT_EQ(l.history_ids[4], input_id);
+  EXPECT_EQ(l.history_ids[5], answer_id);
+  // A commit gives the summary its own id and keeps the retained messages' ids.
+  b.CompleteTurn(loop);
+  const CompactionCommitted commit = b.MakeCommit(loop, 2, {});
+  b.Commit(commit);
+  l = OnlyLoop(MustFold(b));
+  EXPECT_EQ(l.history_ids, (std::vector<Uuid>{commit.header.event_id, input_id, answer_id}));
+}
+
+TEST(Fold, PinsFoldAndACommitKeepsThePinnedMessagesAfterTheSummary) {
+  JournalBuilder b(kSession);
+  const Uuid loop = b.CreateLoop(Messages({"u1", "a1", "u2", "a2", "u3", "a3"}));
+  const std::vector<Uuid> ids = OnlyLoop(MustFold(b)).history_ids;
+  b.Pin(loop, ids[1]);
+  b.Pin(loop, ids[3]);
+  b.Pin(loop, ids[3], false);
+  LoopFold l = OnlyLoop(MustFold(b));
+  EXPECT_EQ(l.pinned, (std::set<Uuid>{ids[1]}));
+  CompactionCommitted commit = b.MakeCommit(loop, 2, {});
+  commit.pinned = {PinnedMessage{ids[1], AssistantText("a1")}};
+  b.Commit(commit);
+  l = OnlyLoop(MustFold(b));
+  EXPECT_EQ(l.history, (std::vector<Message>{commit.summary, AssistantText("a1"), UserText("u3"),
+                                             AssistantText("a3")}));
+  EXPECT_EQ(l.history_ids, (std::vector<Uuid>{commit.header.event_id, ids[1], ids[4], ids[5]}));
+  EXPECT_EQ(l.derived_prefix, 2u);
+  EXPECT_EQ(l.pinned, (std::set<Uuid>{ids[1]}));
+  // The next commit may keep it again; the summary itself cannot be pinned.
+  b.Pin(loop, commit.header.event_id);
+  auto refused = FoldAll(b.session(), b.records());
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.error().kind, RestoreErrorKind::kPinMismatch);
+  EXPECT_EQ(refused.error().detail, "MessagePinned names the summary");
+}
+
+TEST(Fold, PinsAndPinnedListsThatContradictTheHistoryAreRefused) {
+  struct Case {
+    std::string name;
+    std::function<void(JournalBuilder&, const Uuid&, const std::vector<Uuid>&)> write;
+    std::string detail;
+  };
+  const std::vector<Case> cases = {
+      {"an unknown id",
+       [](JournalBuilder& b, const Uuid& loop, const std::vector<Uuid>&) {
+         b.Pin(loop, Uuid::Parse("00000000-0000-4000-8000-0000000000ff").value());
+       },
+       "MessagePinned names no message of the loop's history"},
+      {"a second pin",
+       [](JournalBuilder& b, const Uuid& loop, const std::vector<Uuid>& ids) {
+         b.Pin(loop, ids[0]);
+         b.Pin(loop, ids[0]);
+       },
+       "MessagePinned names a message already pinned"},
+      {"an unpin of no pin",
+       [](JournalBuilder& b, const Uuid& loop, const std::vector<Uuid>& ids) {
+         b.Pin(loop, ids[0], false);
+       },
+       "MessageUnpinned names no pinned message"},
+      {"a pinned message that differs",
+       [](JournalBuilder& b, const Uuid& loop, const std::vector<Uuid>& ids) {
+         CompactionCommitted commit = b.MakeCommit(loop, 2, {});
+         commit.pinned = {PinnedMessage{ids[1], AssistantText("not a1")}};
+         b.Commit(commit);
+       },
+       "a pinned message of the commit is not a message of the history before its retained "
+       "tail, in order"},
+      {"pinned messages out of order",
+       [](JournalBuilder& b, const Uuid& loop, const std::vector<Uuid>& ids) {
+         CompactionCommitted commit = b.MakeCommit(loop, 2, {});
+         commit.pinned = {PinnedMessage{ids[1], AssistantText("a1")},
+                          PinnedMessage{ids[0], UserText("u1")}};
+         b.Commit(commit);
+       },
+       "a pinned message of the commit is not a message of the history before its retained "
+       "tail, in order"},
+      {"a pinned message that is also retained",
+       [](JournalBuilder& b, const Uuid& loop, const std::vector<Uuid>& ids) {
+         CompactionCommitted commit = b.MakeCommit(loop, 2, {});
+         commit.pinned = {PinnedMessage{ids[3], AssistantText("a2")}};
+         b.Commit(commit);
+       },
+       "a pinned message of the commit is not a message of the history before its retained "
+       "tail, in order"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    JournalBuilder b(kSession);
+    const Uuid loop = b.CreateLoop(Messages({"u1", "a1", "u2", "a2"}));
+    c.write(b, loop, OnlyLoop(MustFold(b)).history_ids);
+    auto fold = FoldAll(b.session(), b.records());
+    ASSERT_FALSE(fold.ok());
+    EXPECT_EQ(fold.error().kind, RestoreErrorKind::kPinMismatch);
+    EXPECT_EQ(fold.error().detail, c.detail);
+  }
+}
+
 TEST(Fold, S67_AnAutomaticRejectionLatchesItsBasisUntilACommit) {
   JournalBuilder b(kSession);
   const Uuid loop = b.CreateLoop(Messages({"u1", "a1"}));
@@ -1124,6 +1240,7 @@ TEST(Fold, EveryKindHasItsWireName) {
       {RestoreErrorKind::kDuplicateReply, "duplicate_reply"},
       {RestoreErrorKind::kDefinitionMismatch, "definition_mismatch"},
       {RestoreErrorKind::kHistoryContinuation, "history_continuation"},
+      {RestoreErrorKind::kPinMismatch, "pin_mismatch"},
   };
   for (const auto& [kind, name] : names)
     EXPECT_EQ(RestoreErrorKindName(kind), name);

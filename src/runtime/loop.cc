@@ -29,6 +29,8 @@ LoopActor::LoopActor(SessionCore& session, const Uuid& id, LoopDefinition defini
       definition_(std::move(definition)),
       strand_(session.NewStrand()),
       history_(std::move(start.history)),
+      history_ids_(std::move(start.history_ids)),
+      pinned_(std::move(start.pinned)),
       derived_prefix_(start.derived_prefix),
       basis_(start.basis),
       measurement_(std::move(start.measurement)),
@@ -96,6 +98,12 @@ std::future<LoopSnapshot> LoopActor::PostSnapshot() {
                       : self->turn_ ? LoopStatus::kRunning
                                     : LoopStatus::kIdle;
     snapshot.history = self->history_;
+    snapshot.history_ids = self->history_ids_;
+    for (const Uuid& id : self->history_ids_) {
+      if (self->pinned_.contains(id))
+        snapshot.pinned.push_back(id);
+    }
+    snapshot.deferred_pins = self->deferred_pins_.size();
     snapshot.derived_prefix = self->derived_prefix_;
     snapshot.basis = self->basis_;
     snapshot.measurement = self->measurement_;
@@ -136,6 +144,98 @@ std::future<PublishOutcome> LoopActor::PostRequestChange(LoopRequestChanged chan
     promise->set_value(PublishOutcome{});
   });
   return future;
+}
+
+std::future<Result<bool, SessionError>> LoopActor::PostPin(const Uuid& message, bool pin) {
+  PinRequest request{message, pin, std::make_shared<std::promise<Result<bool, SessionError>>>()};
+  auto future = request.reply->get_future();
+  strand_->Post([self = shared_from_this(), request = std::move(request)]() mutable {
+    self->OnPin(std::move(request));
+  });
+  return future;
+}
+
+// --- pins ---------------------------------------------------------------------------------
+
+void LoopActor::OnPin(PinRequest request) {
+  if (exited_ || halted_ || shutting_down_) {
+    request.reply->set_value(Fail(SessionError{SessionErrorKind::kLoopExited, ""}));
+    return;
+  }
+  // An attempt chose what it keeps when it started; a pin that changed under it could be
+  // summarized away, so the change waits for the attempt's end (docs/pins.md).
+  const Attempt* attempt = slot_.attempt();
+  if (attempt != nullptr && attempt->phase == AttemptPhase::kInProgress) {
+    deferred_pins_.push_back(std::move(request));
+    return;
+  }
+  ApplyPin(request);
+}
+
+void LoopActor::ApplyPin(PinRequest& request) {
+  auto refuse = [&](SessionErrorKind kind, std::string detail) {
+    request.reply->set_value(Fail(SessionError{kind, std::move(detail)}));
+  };
+  const auto at = std::find(history_ids_.begin(), history_ids_.end(), request.message);
+  if (at == history_ids_.end()) {
+    return refuse(SessionErrorKind::kMessageNotFound,
+                  "no message of the loop's history has the id " + request.message.ToString() +
+                      " (a message that was summarized is gone from the history)");
+  }
+  const bool pinned = pinned_.contains(request.message);
+  if (pinned == request.pin) {
+    request.reply->set_value(false);
+    return;
+  }
+  if (request.pin && derived_prefix_ > 0 && at == history_ids_.begin()) {
+    return refuse(SessionErrorKind::kNotPinnable,
+                  "the summary cannot be pinned: the next compaction carries it forward in the "
+                  "new summary");
+  }
+  if (request.pin && pinned_.size() >= kMaxPinnedMessages) {
+    return refuse(SessionErrorKind::kNotPinnable, "the loop already has " +
+                                                      std::to_string(kMaxPinnedMessages) +
+                                                      " pinned messages; unpin one first");
+  }
+  PublishOutcome outcome;
+  if (request.pin) {
+    MessagePinned event;
+    event.header = LoopHeader();
+    event.message_id = request.message;
+    outcome = Publish(event);
+  } else {
+    MessageUnpinned event;
+    event.header = LoopHeader();
+    event.message_id = request.message;
+    outcome = Publish(event);
+  }
+  if (!outcome.ok()) {
+    if (outcome.status == Published::kFatal)
+      halted_ = true;
+    return refuse(outcome.status == Published::kFatal ? SessionErrorKind::kJournal
+                                                      : SessionErrorKind::kInvalidArgument,
+                  std::move(outcome.detail));
+  }
+  if (request.pin)
+    pinned_.insert(request.message);
+  else
+    pinned_.erase(request.message);
+  request.reply->set_value(true);
+}
+
+void LoopActor::ApplyDeferredPins() {
+  const Attempt* attempt = slot_.attempt();
+  if (!halted_ && !exited_ && attempt != nullptr && attempt->phase == AttemptPhase::kInProgress)
+    return;
+  std::vector<PinRequest> deferred = std::move(deferred_pins_);
+  deferred_pins_.clear();
+  for (PinRequest& request : deferred) {
+    if (halted_ || exited_) {
+      request.reply->set_value(Fail(SessionError{SessionErrorKind::kLoopExited, ""}));
+      continue;
+    }
+    ApplyPin(request);
+  }
 }
 
 // --- publication --------------------------------------------------------------------------
@@ -191,6 +291,7 @@ bool LoopActor::CommitMessage(Message message, const Uuid& input_command) {
   if (!PublishOrHalt(event, InfrastructureFailure::Kind::kEventAppend))
     return false;
   history_.push_back(std::move(message));
+  history_ids_.push_back(event_id);
   measurement_.reset();
   basis_ = ContextBasis{basis_.revision + 1, event_id};
   return true;
@@ -453,6 +554,7 @@ void LoopActor::Exit() {
   if (Attempt* attempt = slot_.attempt())
     attempt->stop.request_stop();
   cancellations_.clear();
+  ApplyDeferredPins();  // answered: the loop has exited
   exited_promise_.set_value();
 }
 
@@ -798,6 +900,8 @@ bool LoopActor::StartAttempt(const ContextMeasurement& candidate, InferenceReque
   input.candidate = candidate;
   input.request = attempt.request;
   input.derived_prefix = derived_prefix_;
+  input.history_ids = history_ids_;
+  input.pinned = pinned_;
   input.limits = definition_.limits;
   input.policy = *definition_.compaction;
   input.counter = definition_.counter;
@@ -878,17 +982,30 @@ bool LoopActor::Finalize(Proposal& proposal) {
     proposal = Proposal::Rejected(CompactRejectReason::kInternal);
     return Finalize(proposal);  // the turn decides on what was journaled
   }
-  if (!outcome.ok())
+  if (!outcome.ok()) {
+    ApplyDeferredPins();  // a halted loop answers them
     return false;
+  }
   if (commit) {
     // Only now, with the terminal and every reply durable, does the live history change.
     std::vector<Message> history;
-    history.reserve(proposal.retained.size() + 1);
+    history.reserve(proposal.pinned.size() + proposal.retained.size() + 1);
     history.emplace_back(proposal.summary);
+    for (PinnedMessage& kept : proposal.pinned)
+      history.push_back(std::move(kept.message));
     for (Message& m : proposal.retained)
       history.push_back(std::move(m));
+    std::vector<Uuid> ids;
+    ids.reserve(history.size());
+    ids.push_back(header.event_id);
+    for (std::size_t i : proposal.survivors)
+      ids.push_back(history_ids_[i]);
     history_ = std::move(history);
-    derived_prefix_ = 1;
+    history_ids_ = std::move(ids);
+    std::erase_if(pinned_, [this](const Uuid& id) {
+      return std::find(history_ids_.begin(), history_ids_.end(), id) == history_ids_.end();
+    });
+    derived_prefix_ = 1 + proposal.pinned.size();
     basis_ = post->basis;
     measurement_ = *post;
     pressure_ = PressureLevel::kUnknown;  // no hysteresis carries over a commit
@@ -896,6 +1013,7 @@ bool LoopActor::Finalize(Proposal& proposal) {
   }
   slot_.Concluded(commit);
   interrupting_ = false;
+  ApplyDeferredPins();
   return true;
 }
 

@@ -14,6 +14,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <stop_token>
 #include <vector>
 
@@ -42,6 +43,8 @@ struct QueuedInput {
 // through this one struct, so a restored loop is built exactly as a fresh one is.
 struct LoopStartState {
   std::vector<Message> history;
+  std::vector<Uuid> history_ids;  // parallel to history (event/pins.h)
+  std::set<Uuid> pinned;
   std::size_t derived_prefix = 0;
   ContextBasis basis;
   std::optional<ContextMeasurement> measurement;
@@ -87,6 +90,8 @@ class LoopActor : public std::enable_shared_from_this<LoopActor> {
   // Journals `changed` (LoopRequestChanged) and then applies it: the loop's next model request
   // is made with it. A failed append halts the loop as any durable publication does.
   std::future<PublishOutcome> PostRequestChange(LoopRequestChanged changed);
+  // Session::PinMessage on the strand: applied at once, or when the running attempt ends.
+  std::future<Result<bool, SessionError>> PostPin(const Uuid& message, bool pin);
   std::shared_future<void> exited() const { return exited_future_; }
   // A foreign loop's input goes straight to its engine (from the caller's thread).
   void DeliverForeign(const Uuid& command, const UserMessage& message) {
@@ -121,6 +126,18 @@ class LoopActor : public std::enable_shared_from_this<LoopActor> {
   PublishOutcome PublishBatch(const std::vector<Event>& events) {
     return session_.PublishBatch(events);
   }
+
+  // --- pins
+  struct PinRequest {
+    Uuid message;
+    bool pin = true;
+    std::shared_ptr<std::promise<Result<bool, SessionError>>> reply;
+  };
+  void OnPin(PinRequest request);
+  void ApplyPin(PinRequest& request);
+  // Applies the pin changes that waited for the attempt, once none is running; answers them
+  // with an error when the loop stopped.
+  void ApplyDeferredPins();
 
   // --- history
   bool CommitMessage(Message message, const Uuid& input_command);
@@ -212,6 +229,9 @@ class LoopActor : public std::enable_shared_from_this<LoopActor> {
 
   // state (strand only)
   std::vector<Message> history_;
+  std::vector<Uuid> history_ids_;  // parallel to history_
+  std::set<Uuid> pinned_;
+  std::vector<PinRequest> deferred_pins_;  // arrived while an attempt was running
   std::size_t derived_prefix_ = 0;
   ContextBasis basis_;
   std::optional<ContextMeasurement> measurement_;

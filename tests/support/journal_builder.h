@@ -161,6 +161,16 @@ class JournalBuilder {
     return loop;
   }
 
+  // MessagePinned (or MessageUnpinned) of `message` in `loop`; returns the event id.
+  Uuid Pin(const Uuid& loop, const Uuid& message, bool pin = true) {
+    EventHeader header = Header(loop);
+    if (pin)
+      Append(MessagePinned{header, message});
+    else
+      Append(MessageUnpinned{header, message});
+    return header.event_id;
+  }
+
   void ActiveLoop(const Uuid& loop) {
     ActiveLoopChanged changed;
     changed.header = Header();
@@ -360,10 +370,12 @@ class JournalBuilder {
     Track& track = loops_[c.header.loop_id];
     std::vector<Message> history;
     history.emplace_back(c.summary);
+    for (const PinnedMessage& kept : c.pinned)
+      history.push_back(kept.message);
     history.insert(history.end(), c.retained.begin(), c.retained.end());
     track.history = std::move(history);
     track.basis = c.post_context.basis;
-    track.derived_prefix = 1;
+    track.derived_prefix = 1 + c.pinned.size();
     return BuiltTerminal{c.attempt_id, c.header, true, CompactRejectReason::kUnspecified};
   }
 

@@ -4,9 +4,10 @@
 // Contract:
 // - CompactionReason: Manual 1 (the opening Compact command had Agency User), Automatic 2
 //   (Agency Machine). 0 is the unset sentinel and invalid on every wire.
-// - CompactRejectReason: the 15 reasons with fixed wire values 1-15 (RetainedTailTooLarge, 14,
+// - CompactRejectReason: the 16 reasons with fixed wire values 1-16 (RetainedTailTooLarge, 14,
 //   included: docs/spec/decisions.md D4; CoverageInsufficient, 15, ours: docs/decisions.md
-//   P13). 0 is the unset sentinel and invalid, as is every value above 15.
+//   P13; PinnedTooLarge, 16, ours: docs/pins.md). 0 is the unset sentinel and invalid, as is
+//   every value above 16.
 // - Each valid value has a fixed lower-snake name ("manual", "control_lane_full", …); the CLI
 //   prints them and FromName parses them back. Names of invalid values are "".
 // The numeric values are what the durable codecs write; they never change.
@@ -42,9 +43,10 @@ enum class CompactRejectReason : std::uint8_t {
   kContextLimitUnknown = 13,   // the input limit could not be resolved
   kRetainedTailTooLarge = 14,  // retained tail + summary budget reach the input limit
   kCoverageInsufficient = 15,  // enforced coverage: the summary and tail lost required anchors
+  kPinnedTooLarge = 16,        // pinned messages + retained tail + summary budget reach the limit
 };
 
-inline constexpr std::uint8_t kMaxCompactRejectReason = 15;
+inline constexpr std::uint8_t kMaxCompactRejectReason = 16;
 
 constexpr bool IsValid(CompactionReason reason) {
   return reason == CompactionReason::kManual || reason == CompactionReason::kAutomatic;
@@ -61,7 +63,7 @@ std::optional<CompactionReason> CompactionReasonFromName(std::string_view name);
 // "control_lane_full", "shutting_down", "interrupted", "canceled", "stale_basis",
 // "progress_publication", "unavailable", "execution_failed", "invalid_summary",
 // "context_count_failed", "summary_too_large", "internal", "context_limit_unknown",
-// "retained_tail_too_large", "coverage_insufficient"; "" otherwise.
+// "retained_tail_too_large", "coverage_insufficient", "pinned_too_large"; "" otherwise.
 std::string_view CompactRejectReasonName(CompactRejectReason reason);
 std::optional<CompactRejectReason> CompactRejectReasonFromName(std::string_view name);
 

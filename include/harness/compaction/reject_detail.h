@@ -1,9 +1,9 @@
-// Why a compaction was rejected, in numbers: the detail tail selection and the budget check
-// attach to an `unavailable` or `retained_tail_too_large` rejection.
+// Why a compaction was rejected, in numbers: the detail tail selection and the budget checks
+// attach to an `unavailable`, `retained_tail_too_large` or `pinned_too_large` rejection.
 //
-// CompactRejectDetail: why an `unavailable` or `retained_tail_too_large` rejection happened, in
-// numbers, never message content. Kinds, their wire names, the reason they belong to and the
-// numbers they carry (every other number absent):
+// CompactRejectDetail: why such a rejection happened, in numbers, never message content. Kinds,
+// their wire names, the reason they belong to and the numbers they carry (every other number
+// absent):
 //   no_history                 unavailable              -
 //   history_fits_tail_target   unavailable              tail_tokens (estimate), limit
 //                                                       (keep_recent_tokens)
@@ -13,6 +13,10 @@
 //   invalid_policy             unavailable              -
 //   tail_too_large             retained_tail_too_large  tail_tokens (count), limit (input
 //                                                       limit), summary_budget
+//   pinned_too_large           pinned_too_large         tail_tokens (count of the pinned
+//                                                       messages and the tail), limit (input
+//                                                       limit), summary_budget
+//   all_pinned                 unavailable              -
 // The event codec writes it as the member "detail" of CompactionRejected and
 // CompactWaiterRejected (event/compaction.h): {"kind":"<name>", then message, tail_tokens,
 // limit, summary_budget as present}.
@@ -39,10 +43,13 @@ enum class RejectDetailKind : std::uint8_t {
   kInvalidTranscript = 5,
   kInvalidPolicy = 6,
   kTailTooLarge = 7,
+  kPinnedTooLarge = 8,
+  kAllPinned = 9,
 };
 
 // "no_history", "history_fits_tail_target", "nothing_before_tail", "open_tool_call",
-// "invalid_transcript", "invalid_policy", "tail_too_large"; "" otherwise.
+// "invalid_transcript", "invalid_policy", "tail_too_large", "pinned_too_large", "all_pinned"; ""
+// otherwise.
 std::string_view RejectDetailKindName(RejectDetailKind kind);
 std::optional<RejectDetailKind> RejectDetailKindFromName(std::string_view name);
 

@@ -25,15 +25,17 @@
 #include "harness/event/context_events.h"
 #include "harness/event/header.h"
 #include "harness/event/lifecycle.h"
+#include "harness/event/pins.h"
 
 namespace harness {
 
-using Event = std::variant<CompactionStarted, CompactionCommitted, CompactionRejected,
-                           CompactWaiterResolved, CompactWaiterRejected, ContextMeasured,
-                           ContextPressure, SessionActive, SessionIdle, ActiveLoopChanged,
-                           LoopCreated, InputAccepted, InputQueued, InputRejected, InputCancelled,
-                           LoopIdle, LoopExited, TurnStarted, MessageCommitted, TurnCompleted,
-                           TurnFailed, TurnInterrupted, LoopHistoryContinued, LoopRequestChanged>;
+using Event =
+    std::variant<CompactionStarted, CompactionCommitted, CompactionRejected, CompactWaiterResolved,
+                 CompactWaiterRejected, ContextMeasured, ContextPressure, SessionActive,
+                 SessionIdle, ActiveLoopChanged, LoopCreated, InputAccepted, InputQueued,
+                 InputRejected, InputCancelled, LoopIdle, LoopExited, TurnStarted, MessageCommitted,
+                 TurnCompleted, TurnFailed, TurnInterrupted, LoopHistoryContinued,
+                 LoopRequestChanged, MessagePinned, MessageUnpinned>;
 
 enum class EventKind : std::uint8_t {
   kCompactionStarted,
@@ -60,6 +62,8 @@ enum class EventKind : std::uint8_t {
   kTurnInterrupted,
   kLoopHistoryContinued,
   kLoopRequestChanged,
+  kMessagePinned,
+  kMessageUnpinned,
 };
 
 inline constexpr std::size_t kEventKindCount = std::variant_size_v<Event>;

@@ -54,6 +54,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -95,10 +96,12 @@ enum class RestoreErrorKind : std::uint8_t {
   kDuplicateReply,
   kDefinitionMismatch,   // restore step 4 (Session::Restore); the folder never reports it
   kHistoryContinuation,  // a LoopCreated's announced continuation is missing or out of place
+  kPinMismatch,          // a pin names no message of the history, or a commit's pinned list
+                         // is not made of the history's messages in order
 };
 
-// "sequence_gap", "undecodable", …, "definition_mismatch", "history_continuation"; "" outside
-// the enum.
+// "sequence_gap", "undecodable", …, "definition_mismatch", "history_continuation",
+// "pin_mismatch"; "" outside the enum.
 std::string_view RestoreErrorKindName(RestoreErrorKind kind);
 
 inline constexpr std::size_t kMaxRestoreDetailBytes = 256;
@@ -140,7 +143,10 @@ struct LoopFold {
   std::optional<CompactionPolicy> policy;  // LoopCreated's
   std::string compactor_name;              // LoopCreated's compactor
   std::vector<Message> history;
-  std::size_t derived_prefix = 0;  // 1 when history[0] is a summary
+  std::vector<Uuid> history_ids;  // parallel to history (event/pins.h)
+  std::set<Uuid> pinned;
+  // The summary (history[0]) and the messages the last commit kept with it; 0 before any commit.
+  std::size_t derived_prefix = 0;
   ContextBasis basis;
   std::optional<ContextMeasurement> measurement;
   std::vector<BasisPoints> occupancies;  // since the last commit, for RestoredPressure
