@@ -753,7 +753,7 @@ int RunChat(const ChatCommandLine& line, SignalWatch& signals) {
         "session {} restored: {} records; loop {}: {} messages{}, {} queued, repaired {} "
         "replies, closed {} turns",
         session.id().ToString(), report.records, loop.ToString(), history,
-        snapshot->derived_prefix == 1 ? fmt::format(" (summary + {})", history - 1) : "",
+        snapshot->derived_prefix > 0 ? fmt::format(" (summary + {})", history - 1) : "",
         snapshot->queued_inputs, report.replies_repaired, report.turns_closed));
     if (snapshot->status == LoopStatus::kExited)
       console.Line(

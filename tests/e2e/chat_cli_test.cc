@@ -187,7 +187,7 @@ TEST_F(ChatCli, CompactCommitsTheScriptedSummaryAndHistoryShowsIt) {
 TEST_F(ChatCli, APinnedMessageStaysAfterTheSummaryAndHistoryMarksIt) {
   const CliRun run = Chat({Answer("one"), Answer("two"), Answer("three"), Summary(kValidSummary)},
                           "first\nsecond\nthird\n/pin 1\n/pin 1\n/pin 9\n/pin x\n/context\n"
-                          "/compact\n/history\n/unpin 1\n/unpin 1\n/history\n/quit\n",
+                          "/compact\n/history\n/unpin 1\n/unpin 1\n/history\n/pin 2\n/quit\n",
                           "--keep-recent-segments 1");
   ASSERT_EQ(run.exit_code, 0) << run.out;
   EXPECT_TRUE(Has(run.out, "pinned [1]\n")) << run.out;
@@ -208,6 +208,13 @@ TEST_F(ChatCli, APinnedMessageStaysAfterTheSummaryAndHistoryMarksIt) {
   EXPECT_TRUE(Has(run.out, "unpinned [1] (it was not pinned)\n")) << run.out;
   EXPECT_TRUE(Has(run.out, "[1] assistant [kept with a pin]: one\n")) << run.out;
   EXPECT_TRUE(dir_.JournalVerifies());
+  // `harness sessions show` reads the pins from the journal.
+  const std::string show = "'" + std::string(build_paths::HarnessBinary()) + "' sessions show '" +
+                           dir_.data() + "' " + SessionOf(run.out);
+  const CliRun text = Shell(show);
+  EXPECT_TRUE(Has(text.out, "summary + 3, 1 pinned")) << text.out;
+  const CliRun json = Shell(show + " --json");
+  EXPECT_TRUE(Has(json.out, "\"pinned\":1")) << json.out;
 }
 
 TEST_F(ChatCli, CompactRejectsAnInvalidSummaryAndLeavesTheHistory) {
