@@ -61,7 +61,7 @@ namespace {
 constexpr std::size_t kMaxLineBytes = 1u << 20;
 // What /history shows of each message.
 constexpr std::size_t kHistoryLineBytes = 100;
-constexpr std::string_view kCommands = "/compact /context /history /pin /unpin /quit";
+constexpr std::string_view kCommands = "/compact /context /history /pin /unpin /undo /quit";
 
 // The message may quote a server or the input: shown, never executed.
 int Usage(std::string_view message) {
@@ -433,6 +433,28 @@ struct Chat {
     console.SetActivity(outstanding.ActivityLocked());
   }
 
+  // /undo: the last compaction is reverted (docs/undo.md).
+  void Undo() {
+    auto undone = session.Undo(loop);
+    if (!undone.ok()) {
+      Refused(undone.error());
+      return;
+    }
+    auto snapshot = session.Snapshot(loop);
+    if (!snapshot.ok()) {
+      Refused(snapshot.error());
+      return;
+    }
+    std::string context;
+    if (snapshot->measurement) {
+      context = ", " +
+                TokensText(snapshot->measurement->input_tokens, snapshot->measurement->input_limit);
+    }
+    console.Line(fmt::format("undone: the history is back to {} messages{}; {} more undo{}",
+                             snapshot->history.size(), context, snapshot->undoable,
+                             snapshot->undoable == 1 ? "" : "s"));
+  }
+
   // /pin N, /unpin N: N is /history's number of the message.
   void Pin(const std::string& line, bool pin) {
     const std::string_view usage =
@@ -476,6 +498,8 @@ struct Chat {
       Compact();
     } else if (name == "/pin" || name == "/unpin") {
       Pin(line, name == "/pin");
+    } else if (name == "/undo") {
+      Undo();
     } else if (name == "/context" || name == "/history") {
       auto snapshot = session.Snapshot(loop);
       if (!snapshot.ok()) {

@@ -78,6 +78,11 @@ struct LineOf {
     return fmt::format("MessagePinned loop {} message {}", e.header.loop_id.ToString(),
                        e.message_id.ToString());
   }
+  std::string operator()(const HistoryReverted& e) const {
+    return fmt::format("HistoryReverted: the replacement {} undone, {} tokens, rev {} -> {}",
+                       e.reverted_event_id.ToString(), e.post_context.input_tokens,
+                       e.basis.revision, e.post_context.basis.revision);
+  }
   std::string operator()(const MessageUnpinned& e) const {
     return fmt::format("MessageUnpinned loop {} message {}", e.header.loop_id.ToString(),
                        e.message_id.ToString());

@@ -71,6 +71,12 @@ std::string_view Advice(const SessionError& error) {
     case SessionErrorKind::kNotPinnable:
       return "that message cannot be pinned: it is the summary, or the loop holds the most pins "
              "it may; unpin one first";
+    case SessionErrorKind::kNothingToUndo:
+      return "there is no compaction left to undo";
+    case SessionErrorKind::kLoopBusy:
+      return "the loop is busy (a turn or a compaction is running); try again once it is idle";
+    case SessionErrorKind::kUndoRefused:
+      return "the compaction stays in place";
   }
   return "";
 }

@@ -163,6 +163,13 @@ Status<InvalidEventError> WriteBody(WireWriter& w, const MessageUnpinned& e) {
   return {};
 }
 
+Status<InvalidEventError> WriteBody(WireWriter& w, const HistoryReverted& e) {
+  w.Id("reverted_event_id", e.reverted_event_id)
+      .Basis("basis", e.basis)
+      .Measurement("post_context", e.post_context);
+  return {};
+}
+
 // Written only when set, so a rejection without one is byte for byte what the codec wrote
 // before the member existed (docs/decisions.md P10).
 void WriteDetail(WireWriter& w, const std::optional<CompactRejectDetail>& detail) {
@@ -474,6 +481,13 @@ Status<DecodeCause> ReadBody(JsonObject& top, MessagePinned& e) {
 
 Status<DecodeCause> ReadBody(JsonObject& top, MessageUnpinned& e) {
   HARNESS_TRY(e.message_id, RequireUuidMember(top, "message_id"));
+  return {};
+}
+
+Status<DecodeCause> ReadBody(JsonObject& top, HistoryReverted& e) {
+  HARNESS_TRY(e.reverted_event_id, RequireUuidMember(top, "reverted_event_id"));
+  HARNESS_TRY(e.basis, RequireBasisMember(top, "basis"));
+  HARNESS_TRY(e.post_context, RequireMeasurementMember(top, "post_context"));
   return {};
 }
 

@@ -283,6 +283,29 @@ TEST(EncodeEvent, PinEventsCarryTheMessageId) {
             "invalid: TurnID must be zero");
 }
 
+TEST(EncodeEvent, HistoryRevertedNamesTheReplacementAndMeasuresTheRestoredRequest) {
+  HistoryReverted reverted{LoopHeader(), Id(0x61), ContextBasis{3, kThrough},
+                           Measurement(ContextBasis{4, kEventId})};
+  const std::string bytes = Encoded(reverted);
+  EXPECT_NE(bytes.find(R"("type":"HistoryReverted","v":1,)"), std::string::npos) << bytes;
+  EXPECT_NE(bytes.find(R"("reverted_event_id":"00000000-0000-4000-8000-000000000061","basis":)"
+                       R"({"revision":3,)"),
+            std::string::npos)
+      << bytes;
+  auto decoded = DecodeEvent(bytes);
+  ASSERT_TRUE(decoded.ok()) << DescribeEventError(decoded.error());
+  EXPECT_EQ(*decoded, Event(reverted));
+  HistoryReverted bad = reverted;
+  bad.reverted_event_id = Uuid{};
+  EXPECT_EQ(Verdict(EncodeEvent(bad).error()), "invalid: RevertedEventID is invalid");
+  bad = reverted;
+  bad.basis = ContextBasis{};
+  EXPECT_EQ(Verdict(EncodeEvent(bad).error()), "invalid: Basis is invalid");
+  bad = reverted;
+  bad.post_context.basis = ContextBasis{3, kEventId};  // not the successor of the basis
+  EXPECT_EQ(Verdict(EncodeEvent(bad).error()), "invalid: PostContext is invalid");
+}
+
 TEST(InitialMessageId, IsDerivedFromTheCreatedEventAndTheIndexAlone) {
   const Uuid created = Id(0x11);
   EXPECT_EQ(InitialMessageId(created, 0), InitialMessageId(created, 0));
@@ -409,7 +432,7 @@ TEST(DecodeEvent, EveryEnduringKindRoundTripsExactly) {
     EXPECT_EQ(*decoded, event) << EventTypeName(event);
     EXPECT_EQ(Encoded(*decoded), bytes) << EventTypeName(event);
   }
-  EXPECT_EQ(enduring, 23u);
+  EXPECT_EQ(enduring, 24u);
 }
 
 TEST(DecodeEvent, ALoopCreatedWithToolsPolicyAndCompactorRoundTripsExactly) {

@@ -64,6 +64,7 @@ TEST(EventKinds, ClassProfileAndNameOfEveryKind) {
       {"LoopRequestChanged", D, L},
       {"MessagePinned", D, L},
       {"MessageUnpinned", D, L},
+      {"HistoryReverted", D, L},
   };
   ASSERT_EQ(std::size(rows), kEventKindCount);
   const auto events = AllValidEvents();

@@ -372,6 +372,13 @@ Event EnduringEvent(EventKind kind) {
       e.message_id = *NonZeroId();
       return e;
     }
+    case EventKind::kHistoryReverted: {
+      auto e = WithHeader<HistoryReverted>();
+      e.reverted_event_id = *NonZeroId();
+      e.basis = ContextBasis{*rc::gen::inRange<std::uint64_t>(1, UINT64_MAX - 1), *NonZeroId()};
+      e.post_context = Measurement(ContextBasis{e.basis.revision + 1, e.header.event_id});
+      return e;
+    }
     case EventKind::kInputAccepted: {
       auto e = WithHeader<InputAccepted>();
       e.header.cause.command_id = *NonZeroId();
@@ -449,7 +456,7 @@ std::string Describe(const Result<std::string, EventError>& r) {
 // Properties
 
 TEST(EventProperties, GeneratorsCoverEveryEnduringKind) {
-  EXPECT_EQ(EnduringKinds().size(), 23u);
+  EXPECT_EQ(EnduringKinds().size(), 24u);
 }
 
 RC_GTEST_PROP(EventProperties, EveryValidEnduringEventRoundTripsExactly, ()) {

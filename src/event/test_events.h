@@ -213,6 +213,8 @@ inline std::vector<Event> AllValidEvents() {
       LoopRequestChanged{LoopHeader(), "be brief"},
       MessagePinned{LoopHeader(), kPinnedMessageId},
       MessageUnpinned{LoopHeader(), kPinnedMessageId},
+      HistoryReverted{LoopHeader(), kPinnedMessageId, ContextBasis{3, kThrough},
+                      Measurement(ContextBasis{4, kEventId})},
   };
 }
 

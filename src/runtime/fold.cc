@@ -128,6 +128,8 @@ std::string_view RestoreErrorKindName(RestoreErrorKind kind) {
       return "history_continuation";
     case RestoreErrorKind::kPinMismatch:
       return "pin_mismatch";
+    case RestoreErrorKind::kRevertMismatch:
+      return "revert_mismatch";
   }
   return "";
 }
@@ -548,6 +550,10 @@ Status<RestoreError> SessionFolder::ApplyLoopEvent(const JournalRecord& record, 
         return Refuse(RestoreErrorKind::kModelMismatch, record, loop.loop,
                       {"post_context for another model than LoopCreated's"});
       RecordTerminal(std::move(terminal));
+      loop.replaced.push_back(ReplacedHistory{h.event_id, loop.history, loop.history_ids,
+                                              loop.derived_prefix, 1 + c.pinned.size() + kept});
+      if (loop.replaced.size() > kMaxUndoDepth)
+        loop.replaced.erase(loop.replaced.begin());
       std::vector<Message> history;
       std::vector<Uuid> ids;
       history.reserve(kept + c.pinned.size() + 1);
@@ -628,6 +634,35 @@ Status<RestoreError> SessionFolder::ApplyLoopEvent(const JournalRecord& record, 
         continuing_.reset();
       return {};
     }
+    case EventKind::kHistoryReverted: {
+      const auto& r = std::get<HistoryReverted>(event);
+      if (loop.replaced.empty() || !(loop.replaced.back().replacement == r.reverted_event_id))
+        return Refuse(RestoreErrorKind::kRevertMismatch, record, loop.loop,
+                      {"HistoryReverted names a replacement that is not the loop's latest "
+                       "undoable one"});
+      if (!(r.basis == loop.basis))
+        return Refuse(RestoreErrorKind::kBasisMismatch, record, loop.loop,
+                      {"HistoryReverted at a basis that is not the loop's"});
+      if (!(r.post_context.model == loop.model))
+        return Refuse(RestoreErrorKind::kModelMismatch, record, loop.loop,
+                      {"post_context for another model than LoopCreated's"});
+      auto reverted = RevertHistory(loop.history, loop.history_ids, loop.replaced.back());
+      if (!reverted)
+        return Refuse(RestoreErrorKind::kRevertMismatch, record, loop.loop,
+                      {"the history is shorter than what the reverted replacement installed"});
+      loop.replaced.pop_back();
+      loop.history = std::move(reverted->history);
+      loop.history_ids = std::move(reverted->history_ids);
+      loop.derived_prefix = reverted->derived_prefix;
+      loop.measurement = r.post_context;
+      loop.basis = r.post_context.basis;
+      loop.occupancies.clear();  // as after a commit: a new history carries no hysteresis
+      if (auto occupancy =
+              OccupancyBasisPoints(r.post_context.input_tokens, r.post_context.input_limit))
+        loop.occupancies.push_back(*occupancy);
+      loop.automatic_latch.reset();
+      return {};
+    }
     case EventKind::kMessagePinned:
     case EventKind::kMessageUnpinned: {
       const bool pin = KindOf(event) == EventKind::kMessagePinned;
@@ -655,6 +690,18 @@ Status<RestoreError> SessionFolder::ApplyLoopEvent(const JournalRecord& record, 
     default:
       return {};  // LoopIdle: status only
   }
+}
+
+std::optional<RevertedHistory> RevertHistory(const std::vector<Message>& history,
+                                             const std::vector<Uuid>& history_ids,
+                                             const ReplacedHistory& replaced) {
+  if (history.size() < replaced.installed || history_ids.size() != history.size())
+    return std::nullopt;
+  RevertedHistory out{replaced.history, replaced.history_ids, replaced.derived_prefix};
+  const auto since = static_cast<std::ptrdiff_t>(replaced.installed);
+  out.history.insert(out.history.end(), history.begin() + since, history.end());
+  out.history_ids.insert(out.history_ids.end(), history_ids.begin() + since, history_ids.end());
+  return out;
 }
 
 Status<RestoreError> SessionFolder::CheckTerminal(const JournalRecord& record,

@@ -697,6 +697,88 @@ TEST(Fold, PinsAndPinnedListsThatContradictTheHistoryAreRefused) {
   }
 }
 
+// --- undo (docs/undo.md) ------------------------------------------------------------------------
+
+TEST(Fold, HistoryRevertedPutsBackTheHistoryBeforeTheCommitAndTheMessagesSince) {
+  JournalBuilder b(kSession);
+  const Uuid loop = b.CreateLoop(Messages({"u1", "a1", "u2", "a2"}));
+  const std::vector<Uuid> created = OnlyLoop(MustFold(b)).history_ids;
+  const CompactionCommitted commit = b.MakeCommit(loop, 2, {});
+  b.Commit(commit);
+  b.StartTurn(loop);
+  const Uuid since = b.CommitMessage(loop, UserText("u3"));
+  b.CompleteTurn(loop);
+  EXPECT_EQ(OnlyLoop(MustFold(b)).replaced.size(), 1u);
+  const HistoryReverted reverted = b.Revert(loop, commit.header.event_id);
+  const LoopFold l = OnlyLoop(MustFold(b));
+  EXPECT_EQ(l.history, (std::vector<Message>{UserText("u1"), AssistantText("a1"), UserText("u2"),
+                                             AssistantText("a2"), UserText("u3")}));
+  EXPECT_EQ(l.history_ids,
+            (std::vector<Uuid>{created[0], created[1], created[2], created[3], since}));
+  EXPECT_EQ(l.derived_prefix, 0u);
+  EXPECT_EQ(l.basis, reverted.post_context.basis);
+  ASSERT_TRUE(l.measurement);
+  EXPECT_EQ(*l.measurement, reverted.post_context);
+  EXPECT_TRUE(l.replaced.empty());
+}
+
+TEST(Fold, TheUndoStackKeepsTheLatestReplacementsAndARevertMustNameTheTopOne) {
+  JournalBuilder b(kSession);
+  const Uuid loop = b.CreateLoop(Messages({"u1", "a1"}));
+  std::vector<Uuid> commits;
+  for (std::size_t i = 0; i < kMaxUndoDepth + 1; ++i) {
+    const CompactionCommitted commit = b.MakeCommit(loop, 2, {});
+    b.Commit(commit);
+    commits.push_back(commit.header.event_id);
+  }
+  LoopFold l = OnlyLoop(MustFold(b));
+  ASSERT_EQ(l.replaced.size(), kMaxUndoDepth);
+  EXPECT_EQ(l.replaced.front().replacement, commits[1]);  // the oldest left the stack
+  EXPECT_EQ(l.replaced.back().replacement, commits.back());
+
+  JournalBuilder wrong = b;
+  wrong.Revert(loop, commits[0]);
+  auto refused = FoldAll(wrong.session(), wrong.records());
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.error().kind, RestoreErrorKind::kRevertMismatch);
+  EXPECT_EQ(refused.error().detail,
+            "HistoryReverted names a replacement that is not the loop's latest undoable one");
+
+  for (std::size_t i = commits.size(); i-- > 1;)
+    b.Revert(loop, commits[i]);
+  l = OnlyLoop(MustFold(b));
+  EXPECT_TRUE(l.replaced.empty());
+  b.Revert(loop, commits[0]);  // evicted: no longer undoable
+  refused = FoldAll(b.session(), b.records());
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.error().kind, RestoreErrorKind::kRevertMismatch);
+}
+
+TEST(Fold, ARevertAtAnotherBasisIsRefused) {
+  JournalBuilder b(kSession);
+  const Uuid loop = b.CreateLoop(Messages({"u1", "a1", "u2", "a2"}));
+  const CompactionCommitted commit = b.MakeCommit(loop, 2, {});
+  b.Commit(commit);
+  const ContextBasis at_commit = b.basis(loop);
+  b.StartTurn(loop);
+  b.CommitMessage(loop, UserText("u3"));  // the basis moves on
+  HistoryReverted r;
+  r.header = b.Header(loop);
+  r.reverted_event_id = commit.header.event_id;
+  r.basis = at_commit;
+  r.post_context = ContextMeasurement{ContextBasis{at_commit.revision + 1, r.header.event_id},
+                                      testing::TestModel(),
+                                      Fingerprint(Sha256("stale")),
+                                      100,
+                                      1000,
+                                      CountQuality::kExactLocal};
+  b.Append(r);
+  auto refused = FoldAll(b.session(), b.records());
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.error().kind, RestoreErrorKind::kBasisMismatch);
+  EXPECT_EQ(refused.error().detail, "HistoryReverted at a basis that is not the loop's");
+}
+
 TEST(Fold, S67_AnAutomaticRejectionLatchesItsBasisUntilACommit) {
   JournalBuilder b(kSession);
   const Uuid loop = b.CreateLoop(Messages({"u1", "a1"}));
@@ -1241,6 +1323,7 @@ TEST(Fold, EveryKindHasItsWireName) {
       {RestoreErrorKind::kDefinitionMismatch, "definition_mismatch"},
       {RestoreErrorKind::kHistoryContinuation, "history_continuation"},
       {RestoreErrorKind::kPinMismatch, "pin_mismatch"},
+      {RestoreErrorKind::kRevertMismatch, "revert_mismatch"},
   };
   for (const auto& [kind, name] : names)
     EXPECT_EQ(RestoreErrorKindName(kind), name);

@@ -31,6 +31,7 @@ LoopActor::LoopActor(SessionCore& session, const Uuid& id, LoopDefinition defini
       history_(std::move(start.history)),
       history_ids_(std::move(start.history_ids)),
       pinned_(std::move(start.pinned)),
+      replaced_(std::move(start.replaced)),
       derived_prefix_(start.derived_prefix),
       basis_(start.basis),
       measurement_(std::move(start.measurement)),
@@ -104,6 +105,7 @@ std::future<LoopSnapshot> LoopActor::PostSnapshot() {
         snapshot.pinned.push_back(id);
     }
     snapshot.deferred_pins = self->deferred_pins_.size();
+    snapshot.undoable = self->replaced_.size();
     snapshot.derived_prefix = self->derived_prefix_;
     snapshot.basis = self->basis_;
     snapshot.measurement = self->measurement_;
@@ -153,6 +155,98 @@ std::future<Result<bool, SessionError>> LoopActor::PostPin(const Uuid& message, 
     self->OnPin(std::move(request));
   });
   return future;
+}
+
+std::future<Result<Uuid, SessionError>> LoopActor::PostUndo(const Uuid& event_id) {
+  auto reply = std::make_shared<std::promise<Result<Uuid, SessionError>>>();
+  auto future = reply->get_future();
+  strand_->Post([self = shared_from_this(), event_id, reply]() mutable {
+    self->OnUndo(event_id, std::move(reply));
+  });
+  return future;
+}
+
+// --- undo ---------------------------------------------------------------------------------
+
+void LoopActor::OnUndo(const Uuid& event_id,
+                       std::shared_ptr<std::promise<Result<Uuid, SessionError>>> reply) {
+  auto refuse = [&](SessionErrorKind kind, std::string detail) {
+    reply->set_value(Fail(SessionError{kind, std::move(detail)}));
+  };
+  if (exited_ || halted_ || shutting_down_)
+    return refuse(SessionErrorKind::kLoopExited, "");
+  if (replaced_.empty()) {
+    return refuse(SessionErrorKind::kNothingToUndo,
+                  "the loop has no compaction left to undo (an undo reaches back " +
+                      std::to_string(kMaxUndoDepth) + " compactions)");
+  }
+  if (turn_ || slot_.occupied() || undo_) {
+    return refuse(SessionErrorKind::kLoopBusy,
+                  "the loop is running a turn, a compaction or an undo; undo once it is idle");
+  }
+  auto reverted = RevertHistory(history_, history_ids_, replaced_.back());
+  if (!reverted) {
+    return refuse(SessionErrorKind::kUndoRefused,
+                  "the history is not the one the last compaction left");
+  }
+  InferenceRequest request = BuildRequest();
+  request.messages = reverted->history;
+  const ContextBasis after{basis_.revision + 1, event_id};
+  const std::uint64_t op = next_op_++;
+  undo_ = PendingUndo{event_id, op, basis_, std::move(*reverted), std::move(reply)};
+  // The restored request is counted at the basis it would have, so its measurement is the
+  // post context the event carries. Turns wait meanwhile (StartTurn), so nothing moves the basis.
+  MeasureOffActor(op, std::move(request), {}, &LoopActor::OnUndoCounted, after);
+}
+
+void LoopActor::OnUndoCounted(std::uint64_t op, Result<ContextMeasurement, MeasureError> result) {
+  if (!undo_ || undo_->op != op)
+    return;
+  PendingUndo undo = std::move(*undo_);
+  undo_.reset();
+  auto refuse = [&](SessionErrorKind kind, std::string detail) {
+    undo.reply->set_value(Fail(SessionError{kind, std::move(detail)}));
+    ResumeQueued();
+  };
+  if (exited_ || halted_ || shutting_down_)
+    return refuse(SessionErrorKind::kLoopExited, "");
+  if (!result) {
+    return refuse(SessionErrorKind::kUndoRefused,
+                  "the restored history could not be counted: " + result.error().Message());
+  }
+  if (result->input_tokens >= result->input_limit) {
+    return refuse(SessionErrorKind::kUndoRefused,
+                  "the history before the last compaction and the messages since (" +
+                      std::to_string(undo.reverted.history.size()) + " messages, " +
+                      std::to_string(result->input_tokens) + " tokens) reach the input limit (" +
+                      std::to_string(result->input_limit) + "); the compaction stays");
+  }
+  HistoryReverted event;
+  event.header = LoopHeader();
+  event.header.event_id = undo.event_id;
+  event.header.cause.agency = Agency::kUser;
+  event.reverted_event_id = replaced_.back().replacement;
+  event.basis = basis_;
+  event.post_context = *result;
+  PublishOutcome outcome = Publish(event);
+  if (!outcome.ok()) {
+    if (outcome.status == Published::kFatal)
+      halted_ = true;
+    return refuse(outcome.status == Published::kFatal ? SessionErrorKind::kJournal
+                                                      : SessionErrorKind::kUndoRefused,
+                  std::move(outcome.detail));
+  }
+  // Only now, durable, does the live history change.
+  replaced_.pop_back();
+  history_ = std::move(undo.reverted.history);
+  history_ids_ = std::move(undo.reverted.history_ids);
+  derived_prefix_ = undo.reverted.derived_prefix;
+  basis_ = result->basis;
+  measurement_ = *result;
+  pressure_ = PressureLevel::kUnknown;  // a new history carries no hysteresis, as after a commit
+  pressure_ = LevelFor(*result);
+  undo.reply->set_value(undo.event_id);
+  ResumeQueued();
 }
 
 // --- pins ---------------------------------------------------------------------------------
@@ -555,13 +649,17 @@ void LoopActor::Exit() {
     attempt->stop.request_stop();
   cancellations_.clear();
   ApplyDeferredPins();  // answered: the loop has exited
+  if (undo_) {
+    undo_->reply->set_value(Fail(SessionError{SessionErrorKind::kLoopExited, ""}));
+    undo_.reset();
+  }
   exited_promise_.set_value();
 }
 
 // --- turns --------------------------------------------------------------------------------
 
 void LoopActor::StartTurn() {
-  if (turn_ || slot_.occupied() || queue_.empty() || shutting_down_ || halted_ || exited_)
+  if (turn_ || slot_.occupied() || undo_ || queue_.empty() || shutting_down_ || halted_ || exited_)
     return;
   turn_ = Turn{};  // not emplace(): clang sees the nested type as incomplete there
   turn_->id = session_.MintId();
@@ -612,10 +710,10 @@ void LoopActor::ApplyTurn(TurnDriver::Decision decision) {
 }
 
 void LoopActor::MeasureOffActor(std::uint64_t op, InferenceRequest request, std::stop_token stop,
-                                MeasureHandler handler) {
+                                MeasureHandler handler, std::optional<ContextBasis> at) {
   OffActor(
       op,
-      [request = std::move(request), basis = basis_, limits = definition_.limits,
+      [request = std::move(request), basis = at.value_or(basis_), limits = definition_.limits,
        policy = *definition_.compaction, counter = definition_.counter, &timers = session_.timers(),
        stop] { return Measure(request, basis, limits, policy, *counter, timers, stop); },
       handler);
@@ -995,11 +1093,16 @@ bool LoopActor::Finalize(Proposal& proposal) {
       history.push_back(std::move(kept.message));
     for (Message& m : proposal.retained)
       history.push_back(std::move(m));
+    replaced_.push_back(ReplacedHistory{header.event_id, std::move(history_),
+                                        std::move(history_ids_), derived_prefix_, history.size()});
+    if (replaced_.size() > kMaxUndoDepth)
+      replaced_.erase(replaced_.begin());
+    const std::vector<Uuid>& before_ids = replaced_.back().history_ids;
     std::vector<Uuid> ids;
     ids.reserve(history.size());
     ids.push_back(header.event_id);
     for (std::size_t i : proposal.survivors)
-      ids.push_back(history_ids_[i]);
+      ids.push_back(before_ids[i]);
     history_ = std::move(history);
     history_ids_ = std::move(ids);
     std::erase_if(pinned_, [this](const Uuid& id) {

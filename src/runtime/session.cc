@@ -45,6 +45,12 @@ std::string_view SessionErrorKindName(SessionErrorKind kind) {
       return "message_not_found";
     case SessionErrorKind::kNotPinnable:
       return "not_pinnable";
+    case SessionErrorKind::kNothingToUndo:
+      return "nothing_to_undo";
+    case SessionErrorKind::kLoopBusy:
+      return "loop_busy";
+    case SessionErrorKind::kUndoRefused:
+      return "undo_refused";
   }
   return "";
 }
@@ -739,6 +745,26 @@ Result<bool, SessionError> Session::PinMessage(const Uuid& loop, const Uuid& mes
     if ((*actor)->exiting)
       return Fail(SessionError{SessionErrorKind::kLoopExited, ""});
     outcome = (*actor)->PostPin(message, pin);
+  }
+  return outcome.get();
+}
+
+Result<Uuid, SessionError> Session::Undo(const Uuid& loop) {
+  if (auto refused = core_->Refusal())
+    return Fail(std::move(*refused));
+  HARNESS_TRY(const Uuid event_id, core_->NewId());
+  std::future<Result<Uuid, SessionError>> outcome;
+  {
+    std::lock_guard lock(core_->registry_mutex);
+    auto actor = FindLoop(*core_, loop);
+    if (!actor)
+      return Fail(actor.error());
+    if (!(*actor)->compactable())
+      return Fail(SessionError{SessionErrorKind::kCompactionUnsupported,
+                               "the loop has no compaction policy, so nothing to undo"});
+    if ((*actor)->exiting)
+      return Fail(SessionError{SessionErrorKind::kLoopExited, ""});
+    outcome = (*actor)->PostUndo(event_id);
   }
   return outcome.get();
 }

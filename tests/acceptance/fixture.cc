@@ -497,6 +497,41 @@ std::vector<JournalRecord> Acceptance::JournalRecords() {
   return records.ok() ? *records : std::vector<JournalRecord>{};
 }
 
+void ExpectSameLoopState(const LoopSnapshot& restored, const LoopSnapshot& live) {
+  EXPECT_EQ(restored.history, live.history);
+  EXPECT_EQ(restored.history_ids, live.history_ids);
+  EXPECT_EQ(restored.pinned, live.pinned);
+  EXPECT_EQ(restored.derived_prefix, live.derived_prefix);
+  EXPECT_EQ(restored.undoable, live.undoable);
+}
+
+Result<std::unique_ptr<Session>, SessionError> Acceptance::RestoreCopy(
+    std::unique_ptr<Journal>& copy, const std::function<bool(const JournalRecord&)>& keep) {
+  copy = NewMemoryJournal();
+  std::vector<NewRecord> records;
+  for (const JournalRecord& r : JournalRecords()) {
+    if (!keep || keep(r))
+      records.push_back({r.record_id, r.kind, r.type, r.v, r.created_at, r.payload});
+  }
+  const Uuid id = session_->id();
+  auto lease = copy->AcquireLease(id, Uuid::V4(), std::chrono::seconds(60));
+  EXPECT_TRUE(lease.ok());
+  if (lease.ok()) {
+    if (!records.empty())
+      EXPECT_TRUE(copy->Append({id, lease->token, 1, std::move(records)}).ok());
+    EXPECT_TRUE(copy->ReleaseLease(*lease).ok());
+  }
+  SessionOptions options;
+  options.journal = copy.get();
+  options.session_id = id;
+  options.env = &clock_;
+  RestoreOptions restore;
+  restore.resolve = [this](const RestoredLoopInfo&) -> Result<LoopDefinition, SessionError> {
+    return NativeLoop({});
+  };
+  return Session::Restore(std::move(options), std::move(restore));
+}
+
 void Acceptance::ReleaseAllGates() {
   counter_->gates().ReleaseAll();
   compactor_->gates().ReleaseAll();

@@ -428,6 +428,10 @@ bool EventLog::WaitForCount(std::size_t count, std::optional<Uuid> loop) const {
       what);
 }
 
+// A restored loop's snapshot against the live one's: the history, its ids, the pins, the
+// derived prefix and the undo stack's depth are the same.
+void ExpectSameLoopState(const LoopSnapshot& restored, const LoopSnapshot& live);
+
 // --- the fixture ------------------------------------------------------------------------------
 
 class Acceptance : public ::testing::Test {
@@ -442,6 +446,12 @@ class Acceptance : public ::testing::Test {
   void ReopenWith(std::unique_ptr<Journal> journal);
   // Every record of the session's journal, in sequence order.
   std::vector<JournalRecord> JournalRecords();
+  // A crash, in the small: the session's records for which `keep` holds (all when null) are
+  // copied into a fresh memory journal (kept in `copy`), and a second session restores it with
+  // the common loop's definition. The live session goes on untouched.
+  Result<std::unique_ptr<Session>, SessionError> RestoreCopy(
+      std::unique_ptr<Journal>& copy,
+      const std::function<bool(const JournalRecord&)>& keep = nullptr);
 
   // The common native loop: H, the test limits and policy, the doubles of this fixture.
   LoopDefinition NativeLoop(std::vector<Message> history = HistoryH()) const;

@@ -111,33 +111,12 @@ TEST_F(Pins, RestoreBringsBackTheIdsAndThePins) {
   ASSERT_EQ(live.pinned.size(), 2u);
 
   // A fresh journal holding every record, restored as a new session.
-  auto copy = NewMemoryJournal();
-  std::vector<NewRecord> records;
-  for (const JournalRecord& r : JournalRecords())
-    records.push_back({r.record_id, r.kind, r.type, r.v, r.created_at, r.payload});
-  const Uuid id = session_->id();
-  {
-    auto lease = copy->AcquireLease(id, Uuid::V4(), std::chrono::seconds(60));
-    ASSERT_TRUE(lease.ok());
-    ASSERT_TRUE(copy->Append({id, lease->token, 1, std::move(records)}).ok());
-    ASSERT_TRUE(copy->ReleaseLease(*lease).ok());
-  }
-  SessionOptions options;
-  options.journal = copy.get();
-  options.session_id = id;
-  options.env = &clock_;
-  RestoreOptions restore;
-  restore.resolve = [this](const RestoredLoopInfo&) -> Result<LoopDefinition, SessionError> {
-    return NativeLoop({});
-  };
-  auto restored = Session::Restore(std::move(options), std::move(restore));
+  std::unique_ptr<Journal> copy;
+  auto restored = RestoreCopy(copy);
   ASSERT_TRUE(restored.ok()) << restored.error().Message();
   auto snapshot = (*restored)->Snapshot(loop);
   ASSERT_TRUE(snapshot.ok());
-  EXPECT_EQ(snapshot->history, live.history);
-  EXPECT_EQ(snapshot->history_ids, live.history_ids);
-  EXPECT_EQ(snapshot->pinned, live.pinned);
-  EXPECT_EQ(snapshot->derived_prefix, live.derived_prefix);
+  ExpectSameLoopState(*snapshot, live);
   // The restored loop pins and unpins as the live one did.
   auto unpinned = (*restored)->PinMessage(loop, live.pinned[0], false);
   ASSERT_TRUE(unpinned.ok()) << unpinned.error().Message();

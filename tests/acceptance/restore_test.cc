@@ -692,6 +692,7 @@ TEST_F(Restore, ModelFailuresDuringCompactionLeaveTheHistory) {
 TEST_F(Restore, LiveStateIsTheFold) {
   std::mt19937_64 random(20261130);
   std::size_t pinned_commits = 0;
+  std::size_t reverts = 0;
   for (int round = 0; round < 6; ++round) {
     SCOPED_TRACE(Numbered("round ", round));
     if (round > 0) {
@@ -701,7 +702,7 @@ TEST_F(Restore, LiveStateIsTheFold) {
     const Uuid loop = MustCreate(NativeLoop());
     std::size_t replies = 0, inputs = 0;
     for (int step = 0; step < 12; ++step) {
-      switch (random() % 5) {
+      switch (random() % 6) {
         case 0:
           MustCompact(loop);
           ++replies;
@@ -730,6 +731,15 @@ TEST_F(Restore, LiveStateIsTheFold) {
           EXPECT_TRUE(*changed);
           break;
         }
+        case 5: {
+          // Undoes the last compaction when there is one (docs/undo.md).
+          auto undone = session_->Undo(loop);
+          if (!undone.ok()) {
+            EXPECT_EQ(undone.error().kind, SessionErrorKind::kNothingToUndo)
+                << undone.error().Message();
+          }
+          break;
+        }
       }
       ASSERT_TRUE(WaitForSnapshot(
           loop,
@@ -750,6 +760,7 @@ TEST_F(Restore, LiveStateIsTheFold) {
         return sorted;
       }());
       EXPECT_EQ(folded.derived_prefix, live.derived_prefix);
+      EXPECT_EQ(folded.replaced.size(), live.undoable);
       EXPECT_EQ(folded.basis, live.basis);
       EXPECT_EQ(folded.measurement, live.measurement);
       EXPECT_EQ(folded.turn_index, live.turn_index);
@@ -763,10 +774,13 @@ TEST_F(Restore, LiveStateIsTheFold) {
       if (record.type == CompactionCommitted::kType &&
           record.payload.find("\"pinned\":[") != std::string::npos)
         ++pinned_commits;
+      if (record.type == HistoryReverted::kType)
+        ++reverts;
     }
   }
   // The random walk reached commits that kept pinned messages (docs/pins.md).
   EXPECT_GT(pinned_commits, 0u);
+  EXPECT_GT(reverts, 0u);
 }
 
 }  // namespace

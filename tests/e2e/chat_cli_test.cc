@@ -217,6 +217,23 @@ TEST_F(ChatCli, APinnedMessageStaysAfterTheSummaryAndHistoryMarksIt) {
   EXPECT_TRUE(Has(json.out, "\"pinned\":1")) << json.out;
 }
 
+// Undo (docs/undo.md): /undo puts back the history the compaction replaced.
+TEST_F(ChatCli, UndoPutsBackTheHistoryBeforeTheCompaction) {
+  const CliRun run = Chat({Answer("one"), Answer("two"), Summary(kValidSummary)},
+                          "first\n/undo\nsecond\n/compact\n/undo\n/history\n/undo\n/quit\n",
+                          "--keep-recent-segments 1 2>&1");
+  ASSERT_EQ(run.exit_code, 0) << run.out;
+  EXPECT_TRUE(Has(run.out, "nothing_to_undo: the loop has no compaction left to undo")) << run.out;
+  EXPECT_TRUE(Has(run.out, "compact committed: ")) << run.out;
+  EXPECT_TRUE(Has(run.out, "undone: the history is back to 4 messages, ")) << run.out;
+  EXPECT_TRUE(Has(run.out, "; 0 more undos\n")) << run.out;
+  EXPECT_TRUE(Has(run.out,
+                  "[0] user: first\n[1] assistant: one\n[2] user: second\n[3] "
+                  "assistant: two\n"))
+      << run.out;
+  EXPECT_TRUE(dir_.JournalVerifies());
+}
+
 TEST_F(ChatCli, CompactRejectsAnInvalidSummaryAndLeavesTheHistory) {
   const CliRun run = Chat({Answer("one"), Answer("two"), Summary(kSummaryWithoutDecisions)},
                           "first\nsecond\n/compact\n/history\n/quit\n", "--keep-recent-segments 1");
@@ -265,9 +282,9 @@ TEST_F(ChatCli, AnUnknownCommandPrintsHelpAndSendsNothing) {
   // The script would answer a turn; the command must not start one.
   const CliRun run = Chat({Answer("never")}, "/frobnicate now\n/\n/quit\n");
   ASSERT_EQ(run.exit_code, 0) << run.out;
-  EXPECT_TRUE(
-      Has(run.out,
-          "unknown command /frobnicate; commands: /compact /context /history /pin /unpin /quit\n"))
+  EXPECT_TRUE(Has(run.out,
+                  "unknown command /frobnicate; commands: /compact /context /history /pin /unpin "
+                  "/undo /quit\n"))
       << run.out;
   EXPECT_TRUE(Has(run.out, "unknown command /; commands: ")) << run.out;
   EXPECT_FALSE(Has(run.out, "assistant:")) << run.out;

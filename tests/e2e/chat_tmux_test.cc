@@ -93,7 +93,7 @@ class ChatTmux : public ::testing::Test {
 TEST_F(ChatTmux, ATurnContextHistoryUnknownCommandAndQuit) {
   TmuxChat tmux(dir_, dir_.ChatCommand(dir_.Script({Answer("Hello from the script")})));
   ASSERT_TRUE(tmux.started());
-  ASSERT_TRUE(tmux.WaitFor("type a message, or /compact /context /history /pin /unpin /quit"))
+  ASSERT_TRUE(tmux.WaitFor("type a message, or /compact /context /history /pin /unpin /undo /quit"))
       << tmux.Screen();
   tmux.Type("hello there");
   ASSERT_TRUE(tmux.WaitFor("assistant: Hello from the script")) << tmux.Screen();
@@ -106,7 +106,7 @@ TEST_F(ChatTmux, ATurnContextHistoryUnknownCommandAndQuit) {
   tmux.Type("/frobnicate");
   ASSERT_TRUE(
       tmux.WaitFor("unknown command /frobnicate; commands: /compact /context /history /pin "
-                   "/unpin /quit"))
+                   "/unpin /undo /quit"))
       << tmux.Screen();
   tmux.Type("/history");
   ASSERT_TRUE(tmux.WaitFor("[1] assistant: Hello from the script")) << tmux.Screen();
@@ -139,8 +139,8 @@ TEST_F(ChatTmux, CompactCommitsAndHistoryShowsTheSummary) {
 }
 
 // Pins at a terminal (docs/pins.md): /pin takes /history's number, the compaction keeps the
-// message after the summary, /history marks it.
-TEST_F(ChatTmux, APinnedMessageIsKeptByTheCompactionAndMarked) {
+// message after the summary, /history marks it; /undo then reverts the compaction.
+TEST_F(ChatTmux, APinnedMessageIsKeptByTheCompactionAndMarkedAndUndoRevertsIt) {
   TmuxChat tmux(
       dir_, dir_.ChatCommand(dir_.Script({Answer("one"), Answer("two"), Summary(kValidSummary)}),
                              "--keep-recent-segments 1"));
@@ -160,6 +160,9 @@ TEST_F(ChatTmux, APinnedMessageIsKeptByTheCompactionAndMarked) {
   tmux.Type("/history");
   ASSERT_TRUE(tmux.WaitFor("[3] assistant: two")) << tmux.Screen();
   EXPECT_NE(tmux.Screen().find("[1] assistant [pinned]: one"), std::string::npos) << tmux.Screen();
+  // /undo puts the history before the compaction back (docs/undo.md).
+  tmux.Type("/undo");
+  ASSERT_TRUE(tmux.WaitFor("undone: the history is back to 4 messages")) << tmux.Screen();
   tmux.Type("/quit");
   ASSERT_TRUE(tmux.WaitFor("chat exited 0")) << tmux.Screen();
   EXPECT_TRUE(dir_.JournalVerifies());

@@ -161,6 +161,26 @@ class JournalBuilder {
     return loop;
   }
 
+  // HistoryReverted of `loop`'s replacement `reverted` at its tracked basis; returns the event.
+  // Only the basis is tracked after it (the reverted history is the fold's to rebuild), so a
+  // test makes no commit after a revert.
+  HistoryReverted Revert(const Uuid& loop, const Uuid& reverted, TokenCount post_tokens = 300) {
+    Track& track = loops_[loop];
+    HistoryReverted r;
+    r.header = Header(loop);
+    r.reverted_event_id = reverted;
+    r.basis = track.basis;
+    r.post_context = ContextMeasurement{ContextBasis{track.basis.revision + 1, r.header.event_id},
+                                        track.model,
+                                        Fingerprint(Sha256(r.header.event_id.ToString())),
+                                        post_tokens,
+                                        1000,
+                                        CountQuality::kExactLocal};
+    Append(r);
+    track.basis = r.post_context.basis;
+    return r;
+  }
+
   // MessagePinned (or MessageUnpinned) of `message` in `loop`; returns the event id.
   Uuid Pin(const Uuid& loop, const Uuid& message, bool pin = true) {
     EventHeader header = Header(loop);
