@@ -105,7 +105,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const CompactionInput input{
       ContextBasis{1, Uuid::Parse("00000000-0000-4000-8000-000000000001").value()},
       ModelKey{"harness", "offline"}, Fingerprint(digest), ProjectForCompaction(transcript),
-      budget};
+      budget, ""};
   ExtractiveCompactor compactor;
   const auto output = compactor.Compact(input, std::stop_token());
   const auto again = compactor.Compact(input, std::stop_token());

@@ -25,6 +25,7 @@
 #include "harness/compaction/extractive.h"
 #include "harness/compaction/model_compactor.h"
 #include "harness/compaction/tail.h"
+#include "harness/core/utf8.h"
 #include "harness/inference/counter.h"
 #include "harness/runtime/session.h"
 #include "input.h"
@@ -422,9 +423,21 @@ struct Chat {
     console.SetActivity(outstanding.ActivityLocked());
   }
 
-  void Compact() {
+  // /compact, or /compact focus TEXT: TEXT goes to the summarizer (docs/compact-focus.md).
+  void Compact(const std::string& line) {
+    const std::size_t start = line.find_first_not_of(' ', 8);
+    std::string rest = start == std::string::npos ? std::string() : line.substr(start);
+    std::string instructions;
+    if (!IsBlankText(rest)) {
+      constexpr std::string_view kFocus = "focus ";
+      if (rest.rfind(kFocus, 0) != 0 || IsBlankText(rest.substr(kFocus.size()))) {
+        console.Line("usage: /compact, or /compact focus TEXT (what the summary should favour)");
+        return;
+      }
+      instructions = rest.substr(kFocus.size());
+    }
     std::lock_guard lock(outstanding.mutex());
-    auto id = session.CompactToLoop(loop);
+    auto id = session.CompactToLoop(loop, std::move(instructions));
     if (!id.ok()) {
       Refused(id.error());
       return;
@@ -495,7 +508,7 @@ struct Chat {
     if (name == "/quit")
       return false;
     if (name == "/compact") {
-      Compact();
+      Compact(line);
     } else if (name == "/pin" || name == "/unpin") {
       Pin(line, name == "/pin");
     } else if (name == "/undo") {

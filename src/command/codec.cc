@@ -46,6 +46,19 @@ Result<Command, CommandError> DecodeTyped(JsonObject& top) {
     }
     command.message = std::move(*user);
   }
+  if constexpr (std::is_same_v<C, Compact>) {
+    // Absent is the one encoding of "no instructions" (an intent written before they existed).
+    if (top.Find("instructions") != nullptr) {
+      auto instructions = top.RequireString("instructions");
+      if (!instructions.ok())
+        return decode_error(std::move(instructions).error());
+      if (instructions->empty()) {
+        return decode_error(JsonError{JsonErrorKind::kRange, top.MemberPath("instructions"), 0,
+                                      "empty instructions are written by omitting them"});
+      }
+      command.instructions = std::move(*instructions);
+    }
+  }
   if (auto unknown = top.RejectUnknown(); !unknown.ok())
     return decode_error(std::move(unknown).error());
   Command out(std::move(command));
@@ -110,6 +123,9 @@ Result<std::string, CommandError> EncodeCommand(const Command& command) {
           CommandValidationError{SubmitInput::kType, "Message", FieldRule::kIsInvalid}));
     }
   }
+  if (const auto* compact = std::get_if<Compact>(&command);
+      compact && !compact->instructions.empty())
+    w.String("instructions", compact->instructions);
   w.Close();
   if (out.size() > kMaxRecordBytes)
     return Fail(CommandError(CommandLimitError{out.size(), kMaxRecordBytes}));

@@ -1,6 +1,7 @@
 #include "harness/command/command.h"
 
 #include "harness/content/transcript.h"
+#include "harness/core/utf8.h"
 
 namespace harness {
 namespace {
@@ -26,7 +27,10 @@ Status<CommandValidationError> ValidateHeader(const CommandHeader& h, bool loop_
 }
 
 Status<CommandValidationError> ValidateOne(const Compact& c) {
-  return ValidateHeader<Compact>(c.header, true);
+  HARNESS_CHECK(ValidateHeader<Compact>(c.header, true));
+  if (CompactInstructionsProblem(c.instructions))
+    return Broken<Compact>("Instructions", FieldRule::kIsInvalid);
+  return {};
 }
 
 Status<CommandValidationError> ValidateOne(const SubmitInput& c) {
@@ -45,6 +49,25 @@ Status<CommandValidationError> ValidateOne(const Shutdown& c) {
 }
 
 }  // namespace
+
+std::optional<std::string> CompactInstructionsProblem(std::string_view instructions) {
+  if (instructions.empty())
+    return std::nullopt;
+  if (instructions.size() > kMaxCompactInstructionsBytes) {
+    return "instructions are at most " + std::to_string(kMaxCompactInstructionsBytes) +
+           " bytes (these are " + std::to_string(instructions.size()) + ")";
+  }
+  if (!IsWellFormedUtf8(instructions))
+    return std::string("instructions must be UTF-8");
+  for (char c : instructions) {
+    const auto byte = static_cast<unsigned char>(c);
+    if ((byte < 0x20 && c != '\n' && c != '\t') || byte == 0x7f)
+      return std::string("instructions may not hold control characters other than tab and newline");
+  }
+  if (IsBlankText(instructions))
+    return std::string("instructions may not be blank");
+  return std::nullopt;
+}
 
 std::string CommandValidationError::Message() const {
   std::string out = "command: invalid ";

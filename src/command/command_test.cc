@@ -92,14 +92,14 @@ Command With(void (*mutate)(CommandHeader&), C command) {
 }
 
 std::vector<ValidationCase> ValidationCases() {
-  const Compact compact{Header()};
+  const Compact compact{Header(), ""};
   const SubmitInput input{Header(), Hello()};
   const Interrupt interrupt{Header()};
   const Shutdown shutdown{Header()};
   return {
       // §6 upstream cases.
       {"compact_manual", compact, "valid"},
-      {"compact_automatic", Compact{Header(Agency::kMachine)}, "valid"},
+      {"compact_automatic", Compact{Header(Agency::kMachine), ""}, "valid"},
       {"compact_command_missing", With([](CommandHeader& h) { h.command_id = Uuid(); }, compact),
        "CommandID must be set"},
       {"compact_session_missing", With([](CommandHeader& h) { h.session_id = Uuid(); }, compact),
@@ -199,16 +199,16 @@ TEST(ValidateCommand, Orders) {
 }
 
 TEST(ValidateCommand, MessageNamesCommandFieldAndRule) {
-  const auto status = ValidateCommand(Compact{CommandHeader{}});
+  const auto status = ValidateCommand(Compact{CommandHeader{}, ""});
   ASSERT_FALSE(status.ok());
   EXPECT_EQ(status.error().Message(), "command: invalid Compact: CommandID must be set");
-  const auto agency =
-      ValidateCommand(Compact{CommandHeader{Id(1), Id(2), Id(3), static_cast<Agency>(2), T0()}});
+  const auto agency = ValidateCommand(
+      Compact{CommandHeader{Id(1), Id(2), Id(3), static_cast<Agency>(2), T0()}, ""});
   EXPECT_EQ(agency.error().Message(), "command: invalid Compact: Agency is invalid");
 }
 
 TEST(Command, AgencyDecidesTheAttemptReason) {
-  EXPECT_EQ(CompactionReasonFor(Compact{Header(Agency::kUser)}.header.agency),
+  EXPECT_EQ(CompactionReasonFor(Compact{Header(Agency::kUser), ""}.header.agency),
             CompactionReason::kManual);
   // §8 point 21: Machine is the zero value, and it means Automatic.
   EXPECT_EQ(CompactionReasonFor(Compact{}.header.agency), CompactionReason::kAutomatic);
@@ -233,8 +233,51 @@ const std::string kCompactWire =
     R"("loop_id":"00000000-0000-4000-8000-0000000000a2","agency":1,)"
     R"("created_at":"2024-05-06T07:08:09.123456789Z"})";
 
+// Instructions for the summarizer (docs/compact-focus.md): an additive member, written only when
+// set, so an intent without them is byte for byte what the codec wrote before.
+TEST(EncodeCommand, CompactInstructionsAreAnAdditiveLastMember) {
+  const Compact focused{Header(), "focus on the \"API\" design\nand its tests"};
+  const std::string bytes = Encoded(focused);
+  EXPECT_EQ(bytes, kCompactWire.substr(0, kCompactWire.size() - 1) +
+                       R"(,"instructions":"focus on the \"API\" design\nand its tests"})");
+  auto decoded = DecodeCommand(bytes);
+  ASSERT_TRUE(decoded.ok()) << DescribeCommandError(decoded.error());
+  EXPECT_EQ(*decoded, Command(focused));
+  // An empty member has no encoding: "none" is its absence.
+  const std::string empty =
+      kCompactWire.substr(0, kCompactWire.size() - 1) + R"(,"instructions":""})";
+  auto refused = DecodeCommand(empty);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(DescribeCommandError(refused.error())
+                .find("empty instructions are written by "
+                      "omitting them"),
+            std::string::npos);
+}
+
+TEST(ValidateCommand, CompactInstructionsRules) {
+  const std::pair<std::string, bool> cases[] = {
+      {"", true},
+      {"focus on the API", true},
+      {"line one\n\tline two", true},
+      {std::string(kMaxCompactInstructionsBytes, 'a'), true},
+      {std::string(kMaxCompactInstructionsBytes + 1, 'a'), false},
+      {"bell\a", false},
+      {"del\x7f", false},
+      {"\xff\xfe", false},  // not UTF-8
+      {"  \n ", false},     // blank
+  };
+  for (const auto& [text, valid] : cases) {
+    SCOPED_TRACE(text.substr(0, 20));
+    EXPECT_EQ(!CompactInstructionsProblem(text).has_value(), valid);
+    const auto status = ValidateCommand(Compact{Header(), text});
+    EXPECT_EQ(status.ok(), valid);
+    if (!status.ok())
+      EXPECT_EQ(status.error().field, "Instructions");
+  }
+}
+
 TEST(EncodeCommand, Golden) {
-  EXPECT_EQ(Encoded(Compact{Header()}), kCompactWire);
+  EXPECT_EQ(Encoded(Compact{Header(), ""}), kCompactWire);
   EXPECT_EQ(Encoded(SubmitInput{Header(), Hello()}),
             R"({"type":"SubmitInput","v":1,"command_id":"00000000-0000-4000-8000-0000000000c1",)"
             R"("session_id":"00000000-0000-4000-8000-0000000000a1",)"
@@ -251,7 +294,7 @@ TEST(EncodeCommand, Golden) {
 
 TEST(EncodeCommand, ValidatesFirst) {
   // The reference's MarshalCommand does not validate; ours refuses what it could not read back.
-  auto encoded = EncodeCommand(Compact{CommandHeader{}});
+  auto encoded = EncodeCommand(Compact{CommandHeader{}, ""});
   ASSERT_FALSE(encoded.ok());
   EXPECT_EQ(Verdict(encoded.error()), "invalid: CommandID must be set");
   encoded = EncodeCommand(
@@ -263,8 +306,8 @@ TEST(EncodeCommand, ValidatesFirst) {
 TEST(DecodeCommand, EveryCommandRoundTrips) {
   CommandHeader session_wide = Header(Agency::kMachine);
   session_wide.loop_id = Uuid();
-  const std::vector<Command> commands = {Compact{Header()},
-                                         Compact{Header(Agency::kMachine)},
+  const std::vector<Command> commands = {Compact{Header(), ""},
+                                         Compact{Header(Agency::kMachine), ""},
                                          SubmitInput{Header(), Hello()},
                                          SubmitInput{Header(), UserMessage{}},
                                          Interrupt{Header()},
@@ -427,7 +470,7 @@ rc::Gen<Command> ValidCommand() {
         EventTime(std::chrono::nanoseconds(*rc::gen::inRange<std::int64_t>(1, INT64_MAX)))};
     switch (*rc::gen::inRange(0, 4)) {
       case 0:
-        return Compact{h};
+        return Compact{h, ""};
       case 1: {
         UserMessage message;
         const int n = *rc::gen::inRange(0, 3);

@@ -30,8 +30,12 @@ using testing::FingerprintOneToThirtyTwo;
 using testing::StandardBasis;
 
 CompactionInput InputOf(Transcript transcript, TokenCount budget = 4000) {
-  return CompactionInput{StandardBasis(), ModelKey{"provider", "model"},
-                         FingerprintOneToThirtyTwo(), std::move(transcript), budget};
+  return CompactionInput{StandardBasis(),
+                         ModelKey{"provider", "model"},
+                         FingerprintOneToThirtyTwo(),
+                         std::move(transcript),
+                         budget,
+                         ""};
 }
 
 Result<CompactionOutput, CompactorError> Summarize(const CompactionInput& input) {

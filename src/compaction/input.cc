@@ -2,6 +2,10 @@
 
 #include <fmt/format.h>
 
+#include <span>
+
+#include "harness/core/utf8.h"
+
 namespace harness {
 
 std::string_view CompactionInputFieldName(CompactionInputField field) {
@@ -16,6 +20,8 @@ std::string_view CompactionInputFieldName(CompactionInputField field) {
       return "transcript";
     case CompactionInputField::kMaxSummaryTokens:
       return "max_summary_tokens";
+    case CompactionInputField::kInstructions:
+      return "instructions";
   }
   return "unknown";
 }
@@ -39,7 +45,22 @@ Status<CompactionInputError> CompactionInput::Validate() const {
   if (max_summary_tokens == 0) {
     return Fail(CompactionInputError{CompactionInputField::kMaxSummaryTokens, {}, {}});
   }
+  if (instructions.size() > kMaxCompactionInstructionsBytes || !IsWellFormedUtf8(instructions))
+    return Fail(CompactionInputError{CompactionInputField::kInstructions, {}, {}});
   return {};
+}
+
+Fingerprint CompactionRequestFingerprint(const Fingerprint& context,
+                                         std::string_view instructions) {
+  if (instructions.empty())
+    return context;
+  static constexpr std::string_view kTag = "harness.compaction-instructions.v1";
+  Sha256Hasher hasher;
+  hasher.Update(kTag);
+  hasher.Update(std::string_view("\0", 1));
+  hasher.Update(std::span<const std::uint8_t>(context.bytes()));
+  hasher.Update(instructions);
+  return Fingerprint(hasher.Finish());
 }
 
 }  // namespace harness

@@ -21,8 +21,11 @@ CompactionInput TranscriptBase() {
   fp[0] = 1;
   return CompactionInput{
       ContextBasis{3, Uuid::Parse("01000000-0000-0000-0000-000000000000").value()},
-      ModelKey{"provider", "model"}, Fingerprint(fp), Transcript{UserMessage{{TextBlock{"work"}}}},
-      128};
+      ModelKey{"provider", "model"},
+      Fingerprint(fp),
+      Transcript{UserMessage{{TextBlock{"work"}}}},
+      128,
+      ""};
 }
 
 // `depth` tool_result blocks, each holding the next; the innermost holds `innermost`.
@@ -172,13 +175,26 @@ TEST(CompactionInput, StandardInputIsValid) {
   EXPECT_TRUE(StandardInput().Validate().ok());
 }
 
+TEST(CompactionInput, InstructionsAreBoundedUtf8) {
+  CompactionInput input = StandardInput();
+  input.instructions = std::string(kMaxCompactionInstructionsBytes, 'a');
+  EXPECT_TRUE(input.Validate().ok());
+  input.instructions.push_back('a');
+  ASSERT_FALSE(input.Validate().ok());
+  EXPECT_EQ(input.Validate().error().field, CompactionInputField::kInstructions);
+  input.instructions = "\xff";
+  ASSERT_FALSE(input.Validate().ok());
+  EXPECT_EQ(input.Validate().error().field, CompactionInputField::kInstructions);
+}
+
 TEST(CompactionInput, FieldNamesAndMessagesAreFixed) {
   const std::vector<std::pair<CompactionInputField, const char*>> names = {
       {CompactionInputField::kBasis, "basis"},
       {CompactionInputField::kModel, "model"},
       {CompactionInputField::kRequestFingerprint, "request_fingerprint"},
       {CompactionInputField::kTranscript, "transcript"},
-      {CompactionInputField::kMaxSummaryTokens, "max_summary_tokens"}};
+      {CompactionInputField::kMaxSummaryTokens, "max_summary_tokens"},
+      {CompactionInputField::kInstructions, "instructions"}};
   for (const auto& [field, name] : names)
     EXPECT_EQ(CompactionInputFieldName(field), name);
 

@@ -98,7 +98,10 @@ Proposal Run(const AttemptInput& input, Timers& timers, const std::stop_token& s
   CompactionInput compaction;
   compaction.basis = candidate.basis;
   compaction.model = candidate.model;
-  compaction.request_fingerprint = candidate.request_fingerprint;
+  // The instructions are part of what is asked: an answer for other ones fails the identity.
+  compaction.request_fingerprint =
+      CompactionRequestFingerprint(candidate.request_fingerprint, input.instructions);
+  compaction.instructions = input.instructions;
   if (kept.empty()) {
     compaction.transcript = ProjectForCompaction(selection->head);
   } else {
@@ -115,7 +118,7 @@ Proposal Run(const AttemptInput& input, Timers& timers, const std::stop_token& s
   if (!output)
     return Proposal::Rejected(RejectReasonFor(output.error()));
   if (!(output->basis == compaction.basis) || !(output->model == candidate.model) ||
-      !(output->request_fingerprint == candidate.request_fingerprint)) {
+      !(output->request_fingerprint == compaction.request_fingerprint)) {
     return Proposal::Rejected(CompactRejectReason::kInvalidSummary);
   }
   // Whatever the compactor promises, nothing unvalidated reaches the journal.

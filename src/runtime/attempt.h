@@ -58,6 +58,8 @@ struct AttemptInput {
   // An automatic attempt the turn needs before its next model call: an enforced coverage
   // shortfall commits with the report marked waived (docs/decisions.md P13, docs/runtime.md §5.7).
   bool may_waive_coverage = false;
+  // The opener's instructions for the summarizer (docs/compact-focus.md); empty: none.
+  std::string instructions;
 };
 
 // What an attempt proposes.

@@ -512,5 +512,34 @@ TEST(TerminalFor, ACommitCarriesItsPinnedMessagesAndCountsThemInItsFingerprint) 
       RequestFingerprint(replaced, committed->post_context.basis, committed->post_context.quality));
 }
 
+// Instructions (docs/compact-focus.md) are part of the compaction's request fingerprint: the
+// compactor is asked with it, and an answer made for the context alone fails the identity check.
+TEST(RunAttempt, InstructionsAreAskedForAndAnAnswerWithoutThemIsInvalid) {
+  auto counter = std::make_shared<StepCounter>(std::vector<std::int64_t>{10, 30});
+  CompactionInput asked;
+  auto echo = std::make_shared<FnCompactor>([&asked](const CompactionInput& input) {
+    asked = input;
+    return Echo(input);
+  });
+  AttemptInput input = Input(counter, echo);
+  input.instructions = "focus on the parser";
+  Timers timers;
+  Proposal proposal = RunAttempt(input, timers, {});
+  ASSERT_FALSE(proposal.reject.has_value());
+  EXPECT_EQ(asked.instructions, "focus on the parser");
+  EXPECT_EQ(
+      asked.request_fingerprint,
+      CompactionRequestFingerprint(input.candidate.request_fingerprint, "focus on the parser"));
+
+  auto stale = std::make_shared<FnCompactor>([](const CompactionInput& in) {
+    CompactionInput context = in;
+    context.request_fingerprint = Input(nullptr, nullptr).candidate.request_fingerprint;
+    return Echo(context);
+  });
+  input = Input(std::make_shared<StepCounter>(std::vector<std::int64_t>{10, 30}), stale);
+  input.instructions = "focus on the parser";
+  EXPECT_EQ(RunAttempt(input, timers, {}).reject, CompactRejectReason::kInvalidSummary);
+}
+
 }  // namespace
 }  // namespace harness::runtime_detail

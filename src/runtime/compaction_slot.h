@@ -26,6 +26,7 @@
 #include <cstdint>
 #include <optional>
 #include <stop_token>
+#include <string>
 #include <vector>
 
 #include "harness/compaction/reasons.h"
@@ -60,6 +61,7 @@ struct Attempt {
   std::stop_source stop;
   std::uint64_t op = 0;
   bool in_turn = false;
+  std::string instructions;  // for the summarizer: the opener's, or a person's who joined early
 
   std::vector<Uuid> WaiterIds() const;
 };

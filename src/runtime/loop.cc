@@ -460,8 +460,14 @@ void LoopActor::OnCompact(Compact command, std::stop_token stop) {
         std::make_unique<std::stop_callback<std::function<void()>>>(stop, std::move(canceled));
   };
   switch (slot_.Admit(waiter, basis_.IsValid())) {
-    case Admission::kJoined:
+    case Admission::kJoined: {
+      // A person's instructions join an attempt that has none while it has not started (an
+      // automatic one, say); once started, the attempt keeps what it was asked with.
+      Attempt& attempt = *slot_.attempt();
+      if (attempt.instructions.empty() && attempt.phase != AttemptPhase::kInProgress)
+        attempt.instructions = command.instructions;
       return watch();
+    }
     case Admission::kDuplicate:  // its one reply is coming
       return;
     case Admission::kLaneFull:
@@ -478,6 +484,7 @@ void LoopActor::OnCompact(Compact command, std::stop_token stop) {
   }
   if (!OpenAttempt(waiter))
     return;
+  slot_.attempt()->instructions = command.instructions;
   watch();
   // In a turn the attempt waits for the turn's next measurement; idle, it starts now.
   if (!turn_)
@@ -1004,6 +1011,7 @@ bool LoopActor::StartAttempt(const ContextMeasurement& candidate, InferenceReque
   input.policy = *definition_.compaction;
   input.counter = definition_.counter;
   input.compactor = definition_.compactor;
+  input.instructions = attempt.instructions;
   // Enforcement never strands a turn: an automatic attempt the turn needs before its next
   // model call (the request at or over the limit) commits with the shortfall recorded
   // (docs/decisions.md P13, docs/runtime.md §5.7).

@@ -567,9 +567,15 @@ Result<Uuid, SessionError> Session::Compact(std::stop_token stop) {
 }
 
 Result<Uuid, SessionError> Session::CompactToLoop(const Uuid& loop, std::stop_token stop) {
+  return CompactToLoop(loop, std::string(), std::move(stop));
+}
+
+Result<Uuid, SessionError> Session::CompactToLoop(const Uuid& loop, std::string instructions,
+                                                  std::stop_token stop) {
   if (auto refused = core_->Refusal())
     return Fail(std::move(*refused));
   ::harness::Compact command;
+  command.instructions = std::move(instructions);
   {
     std::lock_guard lock(core_->registry_mutex);
     auto actor = FindLoop(*core_, loop);
@@ -582,6 +588,8 @@ Result<Uuid, SessionError> Session::CompactToLoop(const Uuid& loop, std::stop_to
       return Fail(SessionError{SessionErrorKind::kSuspended, ""});
     if ((*actor)->exiting)
       return Fail(SessionError{SessionErrorKind::kLoopExited, ""});
+    if (auto problem = CompactInstructionsProblem(command.instructions))
+      return Fail(SessionError{SessionErrorKind::kInvalidArgument, std::move(*problem)});
     // Checked before the intent is journaled: a caller that stopped waiting leaves nothing
     // behind that restore would have to answer.
     if (stop.stop_requested()) {

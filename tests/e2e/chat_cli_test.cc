@@ -234,6 +234,23 @@ TEST_F(ChatCli, UndoPutsBackTheHistoryBeforeTheCompaction) {
   EXPECT_TRUE(dir_.JournalVerifies());
 }
 
+// Instructions (docs/compact-focus.md): /compact focus TEXT is journaled with the intent.
+TEST_F(ChatCli, CompactFocusJournalsTheInstructions) {
+  const CliRun run = Chat({Answer("one"), Answer("two"), Summary(kValidSummary)},
+                          "first\nsecond\n/compact focus\n/compact later\n"
+                          "/compact focus the greeting\n/quit\n",
+                          "--keep-recent-segments 1");
+  ASSERT_EQ(run.exit_code, 0) << run.out;
+  EXPECT_TRUE(Has(run.out, "usage: /compact, or /compact focus TEXT (what the summary should "
+                           "favour)\n"))
+      << run.out;
+  EXPECT_TRUE(Has(run.out, "compact committed: ")) << run.out;
+  const CliRun journal = Shell("'" + std::string(build_paths::HarnessBinary()) +
+                               "' journal show --json '" + dir_.data() + "' --session " +
+                               SessionOf(run.out));
+  EXPECT_TRUE(Has(journal.out, R"("instructions":"the greeting")")) << journal.out;
+}
+
 TEST_F(ChatCli, CompactRejectsAnInvalidSummaryAndLeavesTheHistory) {
   const CliRun run = Chat({Answer("one"), Answer("two"), Summary(kSummaryWithoutDecisions)},
                           "first\nsecond\n/compact\n/history\n/quit\n", "--keep-recent-segments 1");

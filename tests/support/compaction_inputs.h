@@ -32,7 +32,7 @@ inline ContextBasis StandardBasis() {
 inline CompactionInput StandardInput() {
   return CompactionInput{StandardBasis(), ModelKey{"provider", "model"},
                          FingerprintOneToThirtyTwo(), Transcript{UserMessage{{TextBlock{"hello"}}}},
-                         32};
+                         32, ""};
 }
 
 }  // namespace harness::testing

@@ -14,16 +14,21 @@
 //                         set" -> Agency "is invalid" (not Machine or User) -> CreatedAt "must
 //                         be set"
 //     SubmitInput:        the same, then Message "is invalid" (ValidateMessage fails)
+//     Compact also:       Instructions "is invalid" when set and CompactInstructionsProblem
+//                         names a problem
 //     Shutdown:           CommandID -> SessionID -> Agency -> CreatedAt (loop_id free)
 //   Steps CommandID..Agency are the reference's order for Compact; CreatedAt and the other
 //   commands are ours.
 // Thread safety: plain values and pure functions.
 #pragma once
 
+#include <cstddef>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <variant>
 
+#include "harness/compaction/input.h"
 #include "harness/content/message.h"
 #include "harness/core/result.h"
 #include "harness/core/uuid.h"
@@ -41,12 +46,21 @@ struct CommandHeader {
   friend bool operator==(const CommandHeader&, const CommandHeader&) = default;
 };
 
-// Compact the loop's context (manual when Agency User).
+// Compact the loop's context (manual when Agency User). `instructions` (docs/compact-focus.md):
+// what the person asking wants the summary to favour ("focus on the API design"); empty: none.
 struct Compact {
   static constexpr std::string_view kType = "Compact";
   CommandHeader header;
+  std::string instructions;
   friend bool operator==(const Compact&, const Compact&) = default;
 };
+
+inline constexpr std::size_t kMaxCompactInstructionsBytes = kMaxCompactionInstructionsBytes;
+
+// Why `instructions` cannot be a Compact's: empty is fine (none); otherwise at most
+// kMaxCompactInstructionsBytes of well-formed UTF-8 without control characters other than tab
+// and newline, and not blank. nullopt when they can.
+std::optional<std::string> CompactInstructionsProblem(std::string_view instructions);
 
 // A user input for the loop.
 struct SubmitInput {

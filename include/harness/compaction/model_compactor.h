@@ -11,12 +11,14 @@
 //   2. One model call through the ModelClient with BuildSummarizerRequest: model = input.model,
 //      system = options.system_prompt (kDefaultSummarizerPrompt unless replaced), one user message
 //      with one text block holding the input wire JSON and, when the transcript has anchors, a
-//      second text block SummarizerAnchorsBlock(input), no tools, max_output_tokens =
-//      input.max_summary_tokens (D5: bounded cost), grammar = the grammar of step 1b when
-//      constrain_output is set and nullopt otherwise (D5: constrained output where the server
-//      supports it; the validation of step 4 is the same either way). A failed call -> kModel with
-//      the InferenceError; kCanceled instead when `stop` was requested by the time the call
-//      returned (whether it failed or answered: a caller that asked to stop gets no summary).
+//      second text block SummarizerAnchorsBlock(input), then, when the input has instructions,
+//      a text block SummarizerFocusBlock(input) ({"focus":"<instructions, JSON-quoted>"}), no
+//      tools, max_output_tokens = input.max_summary_tokens (D5: bounded cost), grammar = the
+//      grammar of step 1b when constrain_output is set and nullopt otherwise (D5: constrained
+//      output where the server supports it; the validation of step 4 is the same either way). A
+//      failed call -> kModel with the InferenceError; kCanceled instead when `stop` was requested
+//      by the time the call returned (whether it failed or answered: a caller that asked to stop
+//      gets no summary).
 //   3. StopReason kMaxTokens -> kInvalidSummary{token_limit} (D5: a cut-off answer);
 //      StopReason kRefusal -> kModel with InferenceError{kRefused} (the reference does not
 //      translate refusals into an invalid summary; they are an execution failure);
@@ -47,7 +49,7 @@
 namespace harness {
 
 extern const std::string_view kDefaultSummarizerPrompt;
-inline constexpr std::string_view kDefaultSummarizerPromptRevision = "harness.summarizer.v2";
+inline constexpr std::string_view kDefaultSummarizerPromptRevision = "harness.summarizer.v3";
 // The anchors the summarizer is asked to keep (docs/decisions.md P13): at most this many, of at
 // most this many bytes in all.
 inline constexpr std::size_t kMaxPromptAnchors = 64;
@@ -70,6 +72,8 @@ struct ModelCompactorOptions {
 // commands, identifiers, URLs, quantities), each a JSON string, within kMaxPromptAnchors and
 // kMaxPromptAnchorBytes; "" when there are none.
 std::string SummarizerAnchorsBlock(const CompactionInput& input);
+// {"focus":"<the input's instructions>"}; "" when it has none.
+std::string SummarizerFocusBlock(const CompactionInput& input);
 
 // The exact request Compact sends for an input whose wire is `input_wire` (step 2 above), for
 // display and tests.

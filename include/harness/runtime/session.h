@@ -336,6 +336,11 @@ class Session {
   // `stop`: the caller's cancellation (see the contract above); none by default.
   Result<Uuid, SessionError> Compact(std::stop_token stop = {});
   Result<Uuid, SessionError> CompactToLoop(const Uuid& loop, std::stop_token stop = {});
+  // CompactToLoop with instructions for the summarizer (docs/compact-focus.md), journaled with
+  // the intent; instructions CompactInstructionsProblem refuses -> kInvalidArgument (checked
+  // after kLoopExited, before anything is journaled).
+  Result<Uuid, SessionError> CompactToLoop(const Uuid& loop, std::string instructions,
+                                           std::stop_token stop = {});
 
   Result<Uuid, SessionError> Interrupt(const Uuid& loop);
   // Journals LoopRequestChanged on the loop's actor and applies it (see the contract above);
