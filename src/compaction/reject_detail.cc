@@ -1,5 +1,7 @@
 #include "harness/compaction/reject_detail.h"
 
+#include "harness/core/utf8.h"
+
 namespace harness {
 
 std::string_view RejectDetailKindName(RejectDetailKind kind) {
@@ -24,12 +26,14 @@ std::string_view RejectDetailKindName(RejectDetailKind kind) {
       return "pinned_too_large";
     case RejectDetailKind::kAllPinned:
       return "all_pinned";
+    case RejectDetailKind::kVetoed:
+      return "vetoed";
   }
   return "";
 }
 
 std::optional<RejectDetailKind> RejectDetailKindFromName(std::string_view name) {
-  for (std::uint8_t v = 1; v <= static_cast<std::uint8_t>(RejectDetailKind::kAllPinned); ++v) {
+  for (std::uint8_t v = 1; v <= static_cast<std::uint8_t>(RejectDetailKind::kVetoed); ++v) {
     const auto kind = static_cast<RejectDetailKind>(v);
     if (RejectDetailKindName(kind) == name)
       return kind;
@@ -48,6 +52,7 @@ bool IsValid(const CompactRejectDetail& d) {
     case RejectDetailKind::kNothingBeforeTail:
     case RejectDetailKind::kInvalidPolicy:
     case RejectDetailKind::kAllPinned:
+    case RejectDetailKind::kVetoed:
       break;
     case RejectDetailKind::kHistoryFitsTailTarget:
       tail = limit = true;
@@ -61,6 +66,9 @@ bool IsValid(const CompactRejectDetail& d) {
       tail = limit = budget = true;
       break;
   }
+  const bool note = d.kind == RejectDetailKind::kVetoed;
+  if (d.note.has_value() != note || (note && !IsValidDetailNote(*d.note)))
+    return false;
   return d.message.has_value() == message && d.tail_tokens.has_value() == tail &&
          d.limit.has_value() == limit && d.summary_budget.has_value() == budget;
 }
@@ -71,6 +79,21 @@ bool DetailBelongsTo(RejectDetailKind kind, CompactRejectReason reason) {
   if (kind == RejectDetailKind::kPinnedTooLarge)
     return reason == CompactRejectReason::kPinnedTooLarge;
   return reason == CompactRejectReason::kUnavailable;
+}
+
+bool IsValidDetailNote(std::string_view note) {
+  if (note.empty() || note.size() > kMaxDetailNoteBytes || !IsWellFormedUtf8(note) ||
+      IsBlankText(note))
+    return false;
+  for (std::size_t i = 0; i < note.size(); ++i) {
+    const auto byte = static_cast<unsigned char>(note[i]);
+    if (byte < 0x20 || byte == 0x7f)
+      return false;
+    // C1 controls, U+0080..U+009F, are 0xC2 0x80..0x9F in UTF-8.
+    if (byte == 0xc2 && i + 1 < note.size() && static_cast<unsigned char>(note[i + 1]) < 0xa0)
+      return false;
+  }
+  return true;
 }
 
 std::string DescribeRejectDetail(const CompactRejectDetail& d) {
@@ -110,6 +133,8 @@ std::string DescribeRejectDetail(const CompactRejectDetail& d) {
     case RejectDetailKind::kAllPinned:
       return "every message before the retained tail is pinned or belongs to a pinned step, so "
              "there is nothing to summarize; unpin messages to compact";
+    case RejectDetailKind::kVetoed:
+      return "the application's compaction hook vetoed it: " + d.note.value_or("?");
     case RejectDetailKind::kUnspecified:
       break;
   }

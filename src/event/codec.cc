@@ -186,6 +186,8 @@ void WriteDetail(WireWriter& w, const std::optional<CompactRejectDetail>& detail
     inner.Uint("limit", *detail->limit);
   if (detail->summary_budget)
     inner.Uint("summary_budget", *detail->summary_budget);
+  if (detail->note)
+    inner.String("note", *detail->note);
   inner.Close();
 }
 
@@ -517,6 +519,10 @@ Result<std::optional<CompactRejectDetail>, JsonError> ReadDetail(JsonObject& top
   HARNESS_TRY(detail.tail_tokens, OptionalUintMember(object, "tail_tokens"));
   HARNESS_TRY(detail.limit, OptionalUintMember(object, "limit"));
   HARNESS_TRY(detail.summary_budget, OptionalUintMember(object, "summary_budget"));
+  if (object.Find("note") != nullptr) {
+    HARNESS_TRY(std::string note, object.RequireString("note"));
+    detail.note = std::move(note);
+  }
   HARNESS_CHECK(object.RejectUnknown());
   return std::optional<CompactRejectDetail>(std::move(detail));
 }

@@ -141,6 +141,18 @@ TEST(EncodeEvent, RejectionDetailIsAdditive) {
   auto reply_decoded = DecodeEvent(reply_wire);
   ASSERT_TRUE(reply_decoded.ok()) << DescribeEventError(reply_decoded.error());
   EXPECT_EQ(std::get<CompactWaiterRejected>(*reply_decoded), reply);
+
+  // A veto's note is the last member of its detail (runtime/hook.h).
+  CompactionRejected vetoed = ValidRejected();
+  vetoed.reject_reason = CompactRejectReason::kUnavailable;
+  vetoed.detail = CompactRejectDetail{RejectDetailKind::kVetoed, {}, {}, {}, {}, "freeze \"v2\""};
+  const std::string vetoed_wire = Encoded(vetoed);
+  EXPECT_NE(vetoed_wire.find(R"("detail":{"kind":"vetoed","note":"freeze \"v2\""}})"),
+            std::string::npos)
+      << vetoed_wire;
+  auto vetoed_decoded = DecodeEvent(vetoed_wire);
+  ASSERT_TRUE(vetoed_decoded.ok()) << DescribeEventError(vetoed_decoded.error());
+  EXPECT_EQ(std::get<CompactionRejected>(*vetoed_decoded), vetoed);
 }
 
 // The additive coverage member (docs/decisions.md P10, P13): written only when set, so an event

@@ -445,6 +445,7 @@ TEST(RejectDetail, KindsNamesNumbersAndReasons) {
       {K::kTailTooLarge, "tail_too_large"},
       {K::kPinnedTooLarge, "pinned_too_large"},
       {K::kAllPinned, "all_pinned"},
+      {K::kVetoed, "vetoed"},
   };
   for (const auto& [kind, name] : names) {
     EXPECT_EQ(RejectDetailKindName(kind), name);
@@ -457,14 +458,27 @@ TEST(RejectDetail, KindsNamesNumbersAndReasons) {
               kind != K::kTailTooLarge && kind != K::kPinnedTooLarge);
   }
   EXPECT_EQ(RejectDetailKindName(K::kUnspecified), "");
-  EXPECT_EQ(RejectDetailKindName(static_cast<K>(10)), "");
+  EXPECT_EQ(RejectDetailKindName(static_cast<K>(11)), "");
   EXPECT_FALSE(RejectDetailKindFromName("").has_value());
   EXPECT_FALSE(IsValid(CompactRejectDetail{}));
-  EXPECT_FALSE(IsValid(CompactRejectDetail{static_cast<K>(10), {}, {}, {}, {}}));
+  EXPECT_FALSE(IsValid(CompactRejectDetail{static_cast<K>(11), {}, {}, {}, {}}));
   EXPECT_TRUE(IsValid(CompactRejectDetail{K::kPinnedTooLarge, {}, 10, 20, 5}));
   EXPECT_FALSE(IsValid(CompactRejectDetail{K::kPinnedTooLarge, 1, 10, 20, 5}));
   EXPECT_TRUE(IsValid(CompactRejectDetail{K::kAllPinned, {}, {}, {}, {}}));
   EXPECT_FALSE(IsValid(CompactRejectDetail{K::kAllPinned, {}, 10, {}, {}}));
+  // A veto carries the hook's reason as its note, and only a veto does (runtime/hook.h).
+  EXPECT_TRUE(IsValid(CompactRejectDetail{K::kVetoed, {}, {}, {}, {}, "release freeze"}));
+  EXPECT_FALSE(IsValid(CompactRejectDetail{K::kVetoed, {}, {}, {}, {}}));
+  EXPECT_FALSE(IsValid(CompactRejectDetail{K::kVetoed, 1, {}, {}, {}, "release freeze"}));
+  EXPECT_FALSE(IsValid(CompactRejectDetail{K::kNoHistory, {}, {}, {}, {}, "a note"}));
+  for (const std::string& bad :
+       {std::string(), std::string("  "), std::string("bell\a"), std::string("c1 \xc2\x9b"),
+        std::string("\xff"), std::string(kMaxDetailNoteBytes + 1, 'a')}) {
+    EXPECT_FALSE(IsValidDetailNote(bad)) << bad;
+  }
+  EXPECT_TRUE(IsValidDetailNote(std::string(kMaxDetailNoteBytes, 'a')));
+  EXPECT_TRUE(IsValidDetailNote("gel\xc3\xa9" "e: no compaction before 18:00"));
+  EXPECT_TRUE(DetailBelongsTo(K::kVetoed, CompactRejectReason::kUnavailable));
   EXPECT_TRUE(IsValid(CompactRejectDetail{K::kNoHistory, {}, {}, {}, {}}));
   EXPECT_FALSE(IsValid(CompactRejectDetail{K::kNoHistory, 1, {}, {}, {}}));
   EXPECT_TRUE(IsValid(CompactRejectDetail{K::kOpenToolCall, 3, {}, {}, {}}));

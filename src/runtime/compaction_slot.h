@@ -62,6 +62,7 @@ struct Attempt {
   std::uint64_t op = 0;
   bool in_turn = false;
   std::string instructions;  // for the summarizer: the opener's, or a person's who joined early
+  bool hooked = false;       // the loop's hook let it start: AfterCompaction is owed
 
   std::vector<Uuid> WaiterIds() const;
 };

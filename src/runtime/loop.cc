@@ -981,6 +981,31 @@ bool LoopActor::StartAttempt(const ContextMeasurement& candidate, InferenceReque
   attempt.started_at = session_.Now();
   attempt.started_clock = session_.env().MonotonicNow();
 
+  // The application's hook (runtime/hook.h) decides before anything is published: a veto or a
+  // failure ends the attempt without a start.
+  if (definition_.compaction_hook) {
+    std::optional<Proposal> refused;
+    try {
+      auto verdict = definition_.compaction_hook->BeforeCompaction(AboutAttempt(attempt));
+      if (!verdict) {
+        refused = Proposal::Rejected(CompactRejectReason::kInternal);
+      } else if (*verdict && !IsValidDetailNote((*verdict)->reason)) {
+        refused = Proposal::Rejected(CompactRejectReason::kInternal);  // unjournalable reason
+      } else if (*verdict) {
+        CompactRejectDetail detail{RejectDetailKind::kVetoed, {}, {}, {}, {}};
+        detail.note = (*verdict)->reason;
+        refused = Proposal::Rejected(CompactRejectReason::kUnavailable, std::move(detail));
+      }
+    } catch (...) {
+      refused = Proposal::Rejected(CompactRejectReason::kInternal);
+    }
+    if (refused) {
+      Conclude(std::move(*refused), in_turn);
+      return false;
+    }
+    attempt.hooked = true;
+  }
+
   CompactionStarted started;
   started.header = LoopHeader();
   started.attempt_id = attempt.id;
@@ -1122,10 +1147,34 @@ bool LoopActor::Finalize(Proposal& proposal) {
     pressure_ = PressureLevel::kUnknown;  // no hysteresis carries over a commit
     pressure_ = LevelFor(*post);
   }
+  if (attempt.hooked) {
+    CompactionOutcome outcome_of;
+    outcome_of.committed = commit;
+    if (!commit)
+      outcome_of.reject = proposal.reject;
+    outcome_of.terminal_event_id = header.event_id;
+    if (commit)
+      outcome_of.post_tokens = post->input_tokens;
+    definition_.compaction_hook->AfterCompaction(AboutAttempt(attempt), outcome_of);
+  }
   slot_.Concluded(commit);
   interrupting_ = false;
   ApplyDeferredPins();
   return true;
+}
+
+CompactionAbout LoopActor::AboutAttempt(const Attempt& attempt) const {
+  CompactionAbout about;
+  about.loop = id_;
+  about.attempt = attempt.id;
+  about.reason = attempt.reason;
+  about.basis = attempt.basis;
+  if (attempt.candidate) {
+    about.input_tokens = attempt.candidate->input_tokens;
+    about.input_limit = attempt.candidate->input_limit;
+  }
+  about.instructions = attempt.instructions;
+  return about;
 }
 
 }  // namespace harness::runtime_detail

@@ -215,6 +215,8 @@ class LoopActor : public std::enable_shared_from_this<LoopActor> {
   // queued input when it ran idle.
   void Conclude(Proposal proposal, bool in_turn);
   void RejectPreStart(CompactRejectReason reason);
+  // What the loop's hook is told of `attempt` (runtime/hook.h).
+  CompactionAbout AboutAttempt(const Attempt& attempt) const;
   // Publishes the canonical terminal and the replies; on success applies a commit, clears the
   // slot and returns true. On failure the slot stays occupied and nothing is applied.
   // `proposal` becomes what was journaled (an Internal rejection replaces a refused commit).

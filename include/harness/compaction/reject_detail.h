@@ -17,13 +17,16 @@
 //                                                       messages and the tail), limit (input
 //                                                       limit), summary_budget
 //   all_pinned                 unavailable              -
+//   vetoed                     unavailable              - (and the note: the application
+//                                                       hook's reason, runtime/hook.h)
 // The event codec writes it as the member "detail" of CompactionRejected and
 // CompactWaiterRejected (event/compaction.h): {"kind":"<name>", then message, tail_tokens,
-// limit, summary_budget as present}.
+// limit, summary_budget, note as present}.
 // Proof: src/event/compaction_test.cc (validation and wire), src/compaction/tail_test.cc.
 // Thread safety: plain values and pure functions.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -45,11 +48,18 @@ enum class RejectDetailKind : std::uint8_t {
   kTailTooLarge = 7,
   kPinnedTooLarge = 8,
   kAllPinned = 9,
+  kVetoed = 10,
 };
 
+inline constexpr std::size_t kMaxDetailNoteBytes = 256;
+
+// A note is an application's words shown to people and journaled: 1 to kMaxDetailNoteBytes of
+// well-formed UTF-8, not blank, without control characters (no C0, DEL or C1 code points).
+bool IsValidDetailNote(std::string_view note);
+
 // "no_history", "history_fits_tail_target", "nothing_before_tail", "open_tool_call",
-// "invalid_transcript", "invalid_policy", "tail_too_large", "pinned_too_large", "all_pinned"; ""
-// otherwise.
+// "invalid_transcript", "invalid_policy", "tail_too_large", "pinned_too_large", "all_pinned",
+// "vetoed"; "" otherwise.
 std::string_view RejectDetailKindName(RejectDetailKind kind);
 std::optional<RejectDetailKind> RejectDetailKindFromName(std::string_view name);
 
@@ -59,11 +69,12 @@ struct CompactRejectDetail {
   std::optional<TokenCount> tail_tokens;
   std::optional<TokenCount> limit;
   std::optional<TokenCount> summary_budget;
+  std::optional<std::string> note = std::nullopt;  // vetoed only: the hook's reason
 
   friend bool operator==(const CompactRejectDetail&, const CompactRejectDetail&) = default;
 };
 
-// The kind is valid and exactly its numbers are present.
+// The kind is valid, exactly its numbers are present, and a note exactly for `vetoed` (valid).
 bool IsValid(const CompactRejectDetail& detail);
 // The reject reason a detail of this kind explains.
 bool DetailBelongsTo(RejectDetailKind kind, CompactRejectReason reason);

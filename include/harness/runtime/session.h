@@ -104,6 +104,7 @@
 #include "harness/inference/counter.h"
 #include "harness/journal/journal.h"
 #include "harness/runtime/fold.h"
+#include "harness/runtime/hook.h"
 #include "harness/runtime/host.h"
 #include "harness/runtime/tool.h"
 
@@ -197,6 +198,9 @@ struct LoopDefinition {
   // definitions and the policy) so that a restore can rebuild the same one: at most
   // kMaxCompactorNameBytes of UTF-8; "" records none. The runtime does not interpret it.
   std::string compactor_name;
+  // Optional: told of each compaction before it starts (and may veto it) and after it ends
+  // (runtime/hook.h, docs/hooks.md). Not journaled: a restoring application supplies it again.
+  std::shared_ptr<CompactionHook> compaction_hook;
   std::shared_ptr<ForeignBackend> foreign;  // foreign: required
   std::vector<Message> history;             // the initial history (an imported transcript)
   bool make_active = false;                 // become the active loop (the first loop always does)
