@@ -20,12 +20,14 @@ std::string_view RejectDetailKindName(RejectDetailKind kind) {
       return "invalid_policy";
     case RejectDetailKind::kTailTooLarge:
       return "tail_too_large";
+    case RejectDetailKind::kWouldNotShrink:
+      return "would_not_shrink";
   }
   return "";
 }
 
 std::optional<RejectDetailKind> RejectDetailKindFromName(std::string_view name) {
-  for (std::uint8_t v = 1; v <= static_cast<std::uint8_t>(RejectDetailKind::kTailTooLarge); ++v) {
+  for (std::uint8_t v = 1; v <= static_cast<std::uint8_t>(RejectDetailKind::kWouldNotShrink); ++v) {
     const auto kind = static_cast<RejectDetailKind>(v);
     if (RejectDetailKindName(kind) == name)
       return kind;
@@ -34,10 +36,11 @@ std::optional<RejectDetailKind> RejectDetailKindFromName(std::string_view name) 
 }
 
 bool IsValid(const CompactRejectDetail& d) {
-  // Which numbers each kind carries: message, tail_tokens, limit, summary_budget.
+  // Which numbers each kind carries: message, tail_tokens, limit, summary_budget, estimate,
+  // context_tokens.
   if (RejectDetailKindName(d.kind).empty())
     return false;
-  bool message = false, tail = false, limit = false, budget = false;
+  bool message = false, tail = false, limit = false, budget = false, shrink = false;
   switch (d.kind) {
     case RejectDetailKind::kUnspecified:
     case RejectDetailKind::kNoHistory:
@@ -54,14 +57,20 @@ bool IsValid(const CompactRejectDetail& d) {
     case RejectDetailKind::kTailTooLarge:
       tail = limit = budget = true;
       break;
+    case RejectDetailKind::kWouldNotShrink:
+      tail = limit = budget = shrink = true;
+      break;
   }
   return d.message.has_value() == message && d.tail_tokens.has_value() == tail &&
-         d.limit.has_value() == limit && d.summary_budget.has_value() == budget;
+         d.limit.has_value() == limit && d.summary_budget.has_value() == budget &&
+         d.estimate.has_value() == shrink && d.context_tokens.has_value() == shrink;
 }
 
 bool DetailBelongsTo(RejectDetailKind kind, CompactRejectReason reason) {
   if (kind == RejectDetailKind::kTailTooLarge)
     return reason == CompactRejectReason::kRetainedTailTooLarge;
+  if (kind == RejectDetailKind::kWouldNotShrink)
+    return reason == CompactRejectReason::kIneffective;
   return reason == CompactRejectReason::kUnavailable;
 }
 
@@ -94,6 +103,12 @@ std::string DescribeRejectDetail(const CompactRejectDetail& d) {
       return "the retained tail (" + number(d.tail_tokens) + " tokens) plus the summary budget (" +
              number(d.summary_budget) + ") reach the input limit (" + number(d.limit) +
              "); lower keep_recent_tokens or max_summary_tokens, or use a larger window";
+    case RejectDetailKind::kWouldNotShrink:
+      return "the context after the commit would be about " + number(d.estimate) +
+             " tokens (retained tail " + number(d.tail_tokens) + " + summary budget " +
+             number(d.summary_budget) + "), not less than the " + number(d.context_tokens) +
+             " it holds now (input limit " + number(d.limit) +
+             "); lower keep_recent_tokens or max_summary_tokens, or compact later";
     case RejectDetailKind::kUnspecified:
       break;
   }

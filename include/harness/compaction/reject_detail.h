@@ -1,9 +1,9 @@
-// Why a compaction was rejected, in numbers: the detail tail selection and the budget check
-// attach to an `unavailable` or `retained_tail_too_large` rejection.
+// Why a compaction was rejected, in numbers: the detail tail selection and the pre-flight
+// attach to an `unavailable`, `retained_tail_too_large` or `ineffective` rejection.
 //
-// CompactRejectDetail: why an `unavailable` or `retained_tail_too_large` rejection happened, in
-// numbers, never message content. Kinds, their wire names, the reason they belong to and the
-// numbers they carry (every other number absent):
+// CompactRejectDetail: why an `unavailable`, `retained_tail_too_large` or `ineffective`
+// rejection happened, in numbers, never message content. Kinds, their wire names, the reason
+// they belong to and the numbers they carry (every other number absent):
 //   no_history                 unavailable              -
 //   history_fits_tail_target   unavailable              tail_tokens (estimate), limit
 //                                                       (keep_recent_tokens)
@@ -13,9 +13,15 @@
 //   invalid_policy             unavailable              -
 //   tail_too_large             retained_tail_too_large  tail_tokens (count), limit (input
 //                                                       limit), summary_budget
+//   would_not_shrink           ineffective              tail_tokens (count), limit (input
+//                                                       limit), summary_budget, estimate (the
+//                                                       context after the commit: tail_tokens +
+//                                                       summary_budget), context_tokens (the
+//                                                       context now, the attempt's candidate)
 // The event codec writes it as the member "detail" of CompactionRejected and
 // CompactWaiterRejected (event/compaction.h): {"kind":"<name>", then message, tail_tokens,
-// limit, summary_budget as present}.
+// limit, summary_budget, estimate, context_tokens as present}. estimate and context_tokens came
+// after the others: they default to absent, so a detail written before them reads the same.
 // Proof: src/event/compaction_test.cc (validation and wire), src/compaction/tail_test.cc.
 // Thread safety: plain values and pure functions.
 #pragma once
@@ -39,10 +45,11 @@ enum class RejectDetailKind : std::uint8_t {
   kInvalidTranscript = 5,
   kInvalidPolicy = 6,
   kTailTooLarge = 7,
+  kWouldNotShrink = 8,
 };
 
 // "no_history", "history_fits_tail_target", "nothing_before_tail", "open_tool_call",
-// "invalid_transcript", "invalid_policy", "tail_too_large"; "" otherwise.
+// "invalid_transcript", "invalid_policy", "tail_too_large", "would_not_shrink"; "" otherwise.
 std::string_view RejectDetailKindName(RejectDetailKind kind);
 std::optional<RejectDetailKind> RejectDetailKindFromName(std::string_view name);
 
@@ -52,6 +59,8 @@ struct CompactRejectDetail {
   std::optional<TokenCount> tail_tokens;
   std::optional<TokenCount> limit;
   std::optional<TokenCount> summary_budget;
+  std::optional<TokenCount> estimate{};        // would_not_shrink
+  std::optional<TokenCount> context_tokens{};  // would_not_shrink
 
   friend bool operator==(const CompactRejectDetail&, const CompactRejectDetail&) = default;
 };
