@@ -12,47 +12,81 @@
 namespace harness::runtime_detail {
 namespace {
 
-// The pipeline proper; RunAttempt turns an exception escaping it into an Internal rejection.
-Proposal Run(const AttemptInput& input, Timers& timers, const std::stop_token& stop) {
+Proposal RejectMeasure(const MeasureError& error) {
+  Proposal proposal = Proposal::Rejected(ReasonForMeasureError(error));
+  if (proposal.reject == CompactRejectReason::kContextLimitUnknown)
+    proposal.turn_failure = "context_limit_unknown";
+  return proposal;
+}
+
+Result<ContextMeasurement, MeasureError> MeasureWith(const AttemptInput& input,
+                                                     std::vector<Message> messages, Timers& timers,
+                                                     const std::stop_token& stop) {
+  InferenceRequest request = input.request;
+  request.messages = std::move(messages);
+  return Measure(request, input.candidate.basis, input.limits, input.policy, *input.counter, timers,
+                 stop);
+}
+
+// The pre-flight proper; RunPreflight turns an exception escaping it into an Internal rejection.
+void Preflight(AttemptPreflight& pre, Timers& timers, const std::stop_token& stop) {
+  const AttemptInput& input = pre.input;
   const CompactionPolicy& policy = input.policy;
   const ContextMeasurement& candidate = input.candidate;
-  auto measure = [&](std::vector<Message> messages) {
-    InferenceRequest request = input.request;
-    request.messages = std::move(messages);
-    return Measure(request, candidate.basis, input.limits, policy, *input.counter, timers, stop);
-  };
-  auto reject_measure = [](const MeasureError& error) {
-    Proposal proposal = Proposal::Rejected(ReasonForMeasureError(error));
-    if (proposal.reject == CompactRejectReason::kContextLimitUnknown)
-      proposal.turn_failure = "context_limit_unknown";
-    return proposal;
-  };
 
   auto selection = SelectRetainedTail(input.request.messages, input.derived_prefix,
                                       policy.keep_recent_segments, policy.keep_recent_tokens);
-  if (!selection)
-    return Proposal::Rejected(CompactRejectReason::kUnavailable, selection.error().reject_detail);
-  std::vector<Message>& retained = selection->retained;
-
-  if (!retained.empty()) {
-    auto tail = measure(retained);
-    if (!tail)
-      return reject_measure(tail.error());
-    // Overflow-safe: tail + budget < limit.
-    const TokenCount limit = candidate.input_limit;
-    if (tail->input_tokens >= limit || policy.max_summary_tokens >= limit - tail->input_tokens) {
-      return Proposal::Rejected(
-          CompactRejectReason::kRetainedTailTooLarge,
-          CompactRejectDetail{RejectDetailKind::kTailTooLarge, std::nullopt, tail->input_tokens,
-                              limit, policy.max_summary_tokens});
-    }
+  if (!selection) {
+    pre.rejected =
+        Proposal::Rejected(CompactRejectReason::kUnavailable, selection.error().reject_detail);
+    return;
   }
+  pre.selection = std::move(selection).value();
+  // Tail selection always retains the newest segment; an empty tail (none today) has nothing
+  // to count and no estimate.
+  if (pre.selection.retained.empty())
+    return;
+  auto tail = MeasureWith(input, pre.selection.retained, timers, stop);
+  if (!tail) {
+    pre.rejected = RejectMeasure(tail.error());
+    return;
+  }
+  // Overflow-safe: tail + budget < limit.
+  const TokenCount limit = candidate.input_limit;
+  if (tail->input_tokens >= limit || policy.max_summary_tokens >= limit - tail->input_tokens) {
+    pre.rejected = Proposal::Rejected(
+        CompactRejectReason::kRetainedTailTooLarge,
+        CompactRejectDetail{RejectDetailKind::kTailTooLarge, std::nullopt, tail->input_tokens,
+                            limit, policy.max_summary_tokens});
+    return;
+  }
+  // The context after the commit (docs/decisions.md P15): what is kept verbatim, counted in the
+  // request's own shape (system prompt, tools), plus the summary at its whole budget.
+  const TokenCount kept_tokens = tail->input_tokens;
+  const TokenCount estimate = kept_tokens + policy.max_summary_tokens;
+  pre.estimate = estimate;
+  if (estimate >= candidate.input_tokens) {
+    CompactRejectDetail detail{RejectDetailKind::kWouldNotShrink, std::nullopt, kept_tokens, limit,
+                               policy.max_summary_tokens};
+    detail.estimate = estimate;
+    detail.context_tokens = candidate.input_tokens;
+    pre.rejected = Proposal::Rejected(CompactRejectReason::kIneffective, std::move(detail));
+  }
+}
+
+// The pipeline from the compactor on; RunCompaction turns an exception escaping it into an
+// Internal rejection.
+Proposal Run(AttemptPreflight& pre, Timers& timers, const std::stop_token& stop) {
+  const AttemptInput& input = pre.input;
+  const CompactionPolicy& policy = input.policy;
+  const ContextMeasurement& candidate = input.candidate;
+  std::vector<Message>& retained = pre.selection.retained;
 
   CompactionInput compaction;
   compaction.basis = candidate.basis;
   compaction.model = candidate.model;
   compaction.request_fingerprint = candidate.request_fingerprint;
-  compaction.transcript = ProjectForCompaction(selection->head);
+  compaction.transcript = ProjectForCompaction(pre.selection.head);
   compaction.max_summary_tokens = policy.max_summary_tokens;
   auto output = input.compactor->Compact(compaction, stop);
   if (!output)
@@ -109,9 +143,9 @@ Proposal Run(const AttemptInput& input, Timers& timers, const std::stop_token& s
   replaced.reserve(retained.size() + 1);
   replaced.emplace_back(output->summary);
   replaced.insert(replaced.end(), retained.begin(), retained.end());
-  auto post = measure(std::move(replaced));
+  auto post = MeasureWith(input, std::move(replaced), timers, stop);
   if (!post)
-    return reject_measure(post.error());
+    return RejectMeasure(post.error());
   if (post->input_tokens >= post->input_limit) {
     Proposal too_large = Proposal::Rejected(CompactRejectReason::kSummaryTooLarge);
     too_large.turn_failure = "summary_too_large";
@@ -152,15 +186,32 @@ CompactRejectReason ReasonForMeasureError(const MeasureError& error) {
                                                          : CompactRejectReason::kContextCountFailed;
 }
 
-Proposal RunAttempt(const AttemptInput& input, Timers& timers, std::stop_token stop) {
-  // The Compactor and ContextCounter interfaces promise not to throw; one that does anyway is
-  // an application's bug, and the attempt ends as an invariant failure instead of taking the
-  // process down from a pool thread.
+// The Compactor and ContextCounter interfaces promise not to throw; one that does anyway is an
+// application's bug, and the attempt ends as an invariant failure instead of taking the process
+// down from a pool thread.
+AttemptPreflight RunPreflight(AttemptInput input, Timers& timers, std::stop_token stop) {
+  AttemptPreflight pre;
+  pre.input = std::move(input);
   try {
-    return Run(input, timers, stop);
+    Preflight(pre, timers, stop);
+  } catch (...) {
+    pre.rejected = Proposal::Rejected(CompactRejectReason::kInternal);
+  }
+  return pre;
+}
+
+Proposal RunCompaction(AttemptPreflight pre, Timers& timers, std::stop_token stop) {
+  if (pre.rejected)
+    return std::move(*pre.rejected);
+  try {
+    return Run(pre, timers, stop);
   } catch (...) {
     return Proposal::Rejected(CompactRejectReason::kInternal);
   }
+}
+
+Proposal RunAttempt(const AttemptInput& input, Timers& timers, std::stop_token stop) {
+  return RunCompaction(RunPreflight(input, timers, stop), timers, stop);
 }
 
 bool IsStale(const Attempt& attempt, const ContextBasis& basis,

@@ -160,6 +160,12 @@ void ScriptedCounter::Script(std::vector<CountStep> steps, TokenCount fallback) 
 Result<ContextCount, CountError> ScriptedCounter::Count(const InferenceRequest& request,
                                                         std::stop_token stop) {
   const auto call = script_.Enter(request, stop);
+  bool part = false;
+  {
+    std::lock_guard lock(previous_mutex_);
+    part = request.messages.size() < previous_messages_;
+    previous_messages_ = request.messages.size();
+  }
   if (call.stopped)
     return Fail(CountError{CountErrorKind::kCanceled, "stop requested"});
   switch (call.step.kind) {
@@ -170,7 +176,8 @@ Result<ContextCount, CountError> ScriptedCounter::Count(const InferenceRequest& 
     case CountStep::Kind::kTokens:
       break;
   }
-  return ContextCount{request.model, call.step.tokens, CountQuality::kExactProvider};
+  const TokenCount tokens = call.fallback && part ? call.step.tokens / 2 : call.step.tokens;
+  return ContextCount{request.model, tokens, CountQuality::kExactProvider};
 }
 
 // --- the compactor ----------------------------------------------------------------------------

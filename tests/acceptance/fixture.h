@@ -122,15 +122,17 @@ class CallScript {
   struct Call {
     std::size_t number = 0;
     Step step;
-    bool stopped = false;  // the gate was left because of the stop token
+    bool stopped = false;   // the gate was left because of the stop token
+    bool fallback = false;  // the script was used up: the step is the fallback
   };
   // Records a call, waits at its gate, and returns its step.
   Call Enter(const Given& given, const std::stop_token& stop) {
-    Call call{gates_.Begin(), fallback_, false};
+    Call call{gates_.Begin(), fallback_, false, false};
     {
       std::lock_guard lock(mutex_);
       given_[call.number] = given;
-      call.step = call.number <= steps_.size() ? steps_[call.number - 1] : fallback_;
+      call.fallback = call.number > steps_.size();
+      call.step = call.fallback ? fallback_ : steps_[call.number - 1];
     }
     call.stopped = !gates_.Pass(call.number, stop);
     gates_.End(call.number, call.stopped, stop.stop_requested());
@@ -171,7 +173,11 @@ struct CountStep {
   static CountStep WrongQuality(TokenCount n) { return {Kind::kWrongQuality, n, {}}; }
 };
 
-// Quality ExactProvider. Answers its script in call order, then `fallback` tokens.
+// Quality ExactProvider. Answers its script in call order, then `fallback` tokens; a fallback
+// answer for a request of fewer messages than the request counted just before it is half the
+// fallback. That request is an attempt's retained tail (its pre-flight always follows a count of
+// the whole request), and a tail that counted as much as the whole would make every unscripted
+// compaction Ineffective (docs/decisions.md P15).
 class ScriptedCounter final : public ContextCounter {
  public:
   void Script(std::vector<CountStep> steps, TokenCount fallback = 30);
@@ -185,6 +191,8 @@ class ScriptedCounter final : public ContextCounter {
 
  private:
   CallScript<CountStep, InferenceRequest> script_{CountStep::Tokens(30)};
+  std::mutex previous_mutex_;
+  std::size_t previous_messages_ = 0;  // of the request counted last
 };
 
 // --- the compactor ----------------------------------------------------------------------------
