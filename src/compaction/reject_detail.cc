@@ -29,7 +29,8 @@ std::string_view RejectDetailKindName(RejectDetailKind kind) {
 std::optional<RejectDetailKind> RejectDetailKindFromName(std::string_view name) {
   for (std::uint8_t v = 1; v <= static_cast<std::uint8_t>(RejectDetailKind::kWouldNotShrink); ++v) {
     const auto kind = static_cast<RejectDetailKind>(v);
-    if (RejectDetailKindName(kind) == name)
+    // A value no kind has (8 and 9 here) is named "" and matches nothing.
+    if (!RejectDetailKindName(kind).empty() && RejectDetailKindName(kind) == name)
       return kind;
   }
   return std::nullopt;

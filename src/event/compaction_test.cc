@@ -449,10 +449,10 @@ TEST(RejectDetail, KindsNamesNumbersAndReasons) {
               kind != K::kTailTooLarge && kind != K::kWouldNotShrink);
   }
   EXPECT_EQ(RejectDetailKindName(K::kUnspecified), "");
-  EXPECT_EQ(RejectDetailKindName(static_cast<K>(9)), "");
+  EXPECT_EQ(RejectDetailKindName(static_cast<K>(11)), "");
   EXPECT_FALSE(RejectDetailKindFromName("").has_value());
   EXPECT_FALSE(IsValid(CompactRejectDetail{}));
-  EXPECT_FALSE(IsValid(CompactRejectDetail{static_cast<K>(9), {}, {}, {}, {}}));
+  EXPECT_FALSE(IsValid(CompactRejectDetail{static_cast<K>(11), {}, {}, {}, {}}));
   EXPECT_TRUE(IsValid(CompactRejectDetail{K::kNoHistory, {}, {}, {}, {}}));
   EXPECT_FALSE(IsValid(CompactRejectDetail{K::kNoHistory, 1, {}, {}, {}}));
   EXPECT_TRUE(IsValid(CompactRejectDetail{K::kOpenToolCall, 3, {}, {}, {}}));

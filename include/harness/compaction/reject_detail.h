@@ -45,7 +45,9 @@ enum class RejectDetailKind : std::uint8_t {
   kInvalidTranscript = 5,
   kInvalidPolicy = 6,
   kTailTooLarge = 7,
-  kWouldNotShrink = 8,
+  // 8 and 9 are taken by another change (the kinds of pinned messages): the names are the wire,
+  // the numbers only have to differ.
+  kWouldNotShrink = 10,
 };
 
 // "no_history", "history_fits_tail_target", "nothing_before_tail", "open_tool_call",
