@@ -7,6 +7,7 @@
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <atomic>
+#include <charconv>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
@@ -60,7 +61,7 @@ namespace {
 constexpr std::size_t kMaxLineBytes = 1u << 20;
 // What /history shows of each message.
 constexpr std::size_t kHistoryLineBytes = 100;
-constexpr std::string_view kCommands = "/compact /context /history /quit";
+constexpr std::string_view kCommands = "/compact /context /history /pin /unpin /undo /quit";
 
 // The message may quote a server or the input: shown, never executed.
 int Usage(std::string_view message) {
@@ -354,19 +355,39 @@ void ShowContext(ChatConsole& console, const LoopSnapshot& snapshot, const Compa
     tokens += EstimateMessageTokens(message);
     segments += message.as<UserMessage>() != nullptr ? 1 : 0;
   }
+  std::vector<bool> pinned(snapshot.history.size(), false);
+  for (std::size_t i = 0; i < snapshot.history_ids.size() && i < pinned.size(); ++i) {
+    pinned[i] = std::find(snapshot.pinned.begin(), snapshot.pinned.end(),
+                          snapshot.history_ids[i]) != snapshot.pinned.end();
+  }
+  const std::size_t kept =
+      KeptForPins(snapshot.history, *tail, snapshot.derived_prefix, pinned).size();
   console.Line(fmt::format(
-      "next compaction: summarizes {} messages, keeps {} messages in {} segments (~{} tokens){}",
-      tail->head.size(), tail->retained.size(), segments, tokens,
+      "next compaction: summarizes {} messages, keeps {} messages in {} segments (~{} tokens){}{}",
+      tail->head.size() - kept, tail->retained.size(), segments, tokens,
+      kept > 0 ? fmt::format(" and {} pinned messages", kept) : std::string(),
       tail->inside_segment ? ", cut inside the newest segment (its request kept)" : ""));
 }
 
+bool IsPinned(const LoopSnapshot& snapshot, std::size_t i) {
+  return i < snapshot.history_ids.size() &&
+         std::find(snapshot.pinned.begin(), snapshot.pinned.end(), snapshot.history_ids[i]) !=
+             snapshot.pinned.end();
+}
+
+// A pinned message is marked "[pinned]"; a message the last commit kept only because it belongs
+// to a pinned step "[kept with a pin]" (docs/pins.md).
 void ShowHistory(ChatConsole& console, const LoopSnapshot& snapshot) {
   if (snapshot.history.empty())
     console.Line("history: empty");
   for (std::size_t i = 0; i < snapshot.history.size(); ++i) {
     const Message& message = snapshot.history[i];
-    const char* role = i < snapshot.derived_prefix ? "summary" : RoleName(message.role());
-    console.Line(fmt::format("[{}] {}: {}", i, role, OneLine(message, kHistoryLineBytes)));
+    const bool summary = i == 0 && snapshot.derived_prefix > 0;
+    const char* role = summary ? "summary" : RoleName(message.role());
+    const char* mark = IsPinned(snapshot, i)                     ? " [pinned]"
+                       : !summary && i < snapshot.derived_prefix ? " [kept with a pin]"
+                                                                 : "";
+    console.Line(fmt::format("[{}] {}{}: {}", i, role, mark, OneLine(message, kHistoryLineBytes)));
   }
 }
 
@@ -412,6 +433,62 @@ struct Chat {
     console.SetActivity(outstanding.ActivityLocked());
   }
 
+  // /undo: the last compaction is reverted (docs/undo.md).
+  void Undo() {
+    auto undone = session.Undo(loop);
+    if (!undone.ok()) {
+      Refused(undone.error());
+      return;
+    }
+    auto snapshot = session.Snapshot(loop);
+    if (!snapshot.ok()) {
+      Refused(snapshot.error());
+      return;
+    }
+    std::string context;
+    if (snapshot->measurement) {
+      context = ", " +
+                TokensText(snapshot->measurement->input_tokens, snapshot->measurement->input_limit);
+    }
+    console.Line(fmt::format("undone: the history is back to {} messages{}; {} more undo{}",
+                             snapshot->history.size(), context, snapshot->undoable,
+                             snapshot->undoable == 1 ? "" : "s"));
+  }
+
+  // /pin N, /unpin N: N is /history's number of the message.
+  void Pin(const std::string& line, bool pin) {
+    const std::string_view usage =
+        pin ? "usage: /pin N (N from /history)" : "usage: /unpin N (N from /history)";
+    const std::size_t space = line.find(' ');
+    const std::string argument = space == std::string::npos ? "" : line.substr(space + 1);
+    std::size_t index = 0;
+    const auto [end, error] =
+        std::from_chars(argument.data(), argument.data() + argument.size(), index);
+    if (argument.empty() || error != std::errc() || end != argument.data() + argument.size()) {
+      console.Line(std::string(usage));
+      return;
+    }
+    auto snapshot = session.Snapshot(loop);
+    if (!snapshot.ok()) {
+      Refused(snapshot.error());
+      return;
+    }
+    if (index >= snapshot->history_ids.size()) {
+      console.Line(fmt::format("no message [{}]: the history has {} messages (/history lists them)",
+                               index, snapshot->history_ids.size()));
+      return;
+    }
+    auto changed = session.PinMessage(loop, snapshot->history_ids[index], pin);
+    if (!changed.ok()) {
+      Refused(changed.error());
+      return;
+    }
+    console.Line(fmt::format("{} [{}]{}", pin ? "pinned" : "unpinned", index,
+                             *changed ? ""
+                             : pin    ? " (it already was)"
+                                      : " (it was not pinned)"));
+  }
+
   // false: the chat ends.
   bool Command(const std::string& line) {
     const std::string name = line.substr(0, line.find(' '));
@@ -419,6 +496,10 @@ struct Chat {
       return false;
     if (name == "/compact") {
       Compact();
+    } else if (name == "/pin" || name == "/unpin") {
+      Pin(line, name == "/pin");
+    } else if (name == "/undo") {
+      Undo();
     } else if (name == "/context" || name == "/history") {
       auto snapshot = session.Snapshot(loop);
       if (!snapshot.ok()) {
@@ -696,7 +777,7 @@ int RunChat(const ChatCommandLine& line, SignalWatch& signals) {
         "session {} restored: {} records; loop {}: {} messages{}, {} queued, repaired {} "
         "replies, closed {} turns",
         session.id().ToString(), report.records, loop.ToString(), history,
-        snapshot->derived_prefix == 1 ? fmt::format(" (summary + {})", history - 1) : "",
+        snapshot->derived_prefix > 0 ? fmt::format(" (summary + {})", history - 1) : "",
         snapshot->queued_inputs, report.replies_repaired, report.turns_closed));
     if (snapshot->status == LoopStatus::kExited)
       console.Line(

@@ -70,11 +70,26 @@ struct LineOf {
     if (context.before && context.before->basis == e.basis)
       before = std::to_string(context.before->input_tokens);
     return fmt::format(
-        "CompactionCommitted: {} messages -> summary + {} retained, {} -> {} tokens, rev {} -> {}, "
-        "{} ms",
-        context.messages_before, e.retained.size(), before, e.post_context.input_tokens,
-        e.basis.revision, e.post_context.basis.revision,
+        "CompactionCommitted: {} messages -> summary + {}{} retained, {} -> {} tokens, rev {} -> "
+        "{}, {} ms",
+        context.messages_before,
+        e.pinned.empty() ? std::string() : fmt::format("{} pinned + ", e.pinned.size()),
+        e.retained.size(), before, e.post_context.input_tokens, e.basis.revision,
+        e.post_context.basis.revision,
         std::chrono::duration_cast<std::chrono::milliseconds>(e.duration).count());
+  }
+  std::string operator()(const MessagePinned& e) const {
+    return fmt::format("MessagePinned loop {} message {}", e.header.loop_id.ToString(),
+                       e.message_id.ToString());
+  }
+  std::string operator()(const HistoryReverted& e) const {
+    return fmt::format("HistoryReverted: the replacement {} undone, {} tokens, rev {} -> {}",
+                       e.reverted_event_id.ToString(), e.post_context.input_tokens,
+                       e.basis.revision, e.post_context.basis.revision);
+  }
+  std::string operator()(const MessageUnpinned& e) const {
+    return fmt::format("MessageUnpinned loop {} message {}", e.header.loop_id.ToString(),
+                       e.message_id.ToString());
   }
   std::string operator()(const CompactionRejected& e) const {
     return fmt::format("CompactionRejected {} attempt {} at rev {}{}",

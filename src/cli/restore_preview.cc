@@ -65,6 +65,18 @@ std::string_view Advice(const SessionError& error) {
              "then run the command again";
     case SessionErrorKind::kCanceled:
       return "the command was canceled before it was sent; run it again";
+    case SessionErrorKind::kMessageNotFound:
+      return "no message of the loop's history has that id (a summarized message is gone); "
+             "`/history` lists the messages that are there";
+    case SessionErrorKind::kNotPinnable:
+      return "that message cannot be pinned: it is the summary, or the loop holds the most pins "
+             "it may; unpin one first";
+    case SessionErrorKind::kNothingToUndo:
+      return "there is no compaction left to undo";
+    case SessionErrorKind::kLoopBusy:
+      return "the loop is busy (a turn or a compaction is running); try again once it is idle";
+    case SessionErrorKind::kUndoRefused:
+      return "the compaction stays in place";
   }
   return "";
 }

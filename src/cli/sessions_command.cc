@@ -45,9 +45,11 @@ std::string LoopStatusText(const LoopFold& loop) {
 }
 
 std::string HistoryText(const LoopFold& loop) {
-  if (loop.derived_prefix == 1)
-    return fmt::format("summary + {}", loop.history.size() - 1);
-  return std::to_string(loop.history.size());
+  std::string text = loop.derived_prefix > 0 ? fmt::format("summary + {}", loop.history.size() - 1)
+                                             : std::to_string(loop.history.size());
+  if (!loop.pinned.empty())
+    text += fmt::format(", {} pinned", loop.pinned.size());
+  return text;
 }
 
 std::string BasisText(const ContextBasis& basis) {
@@ -86,7 +88,8 @@ Json LoopJson(const LoopFold& loop, const std::vector<PlannedReply>& replies) {
   out["compaction_policy"] = loop.compaction_policy;
   out["status"] = LoopStatusText(loop);
   out["history"] = loop.history.size();
-  out["summary"] = loop.derived_prefix == 1;
+  out["summary"] = loop.derived_prefix > 0;
+  out["pinned"] = loop.pinned.size();
   out["basis_revision"] = loop.basis.revision;
   out["basis_through"] = loop.basis.through_event_id.ToString();
   if (loop.measurement) {

@@ -22,7 +22,7 @@ constexpr std::array<std::string_view, kMaxCompactRejectReason + 1> kRejectNames
     "context_limit_unknown",
     "retained_tail_too_large",
     "coverage_insufficient",
-    "",  // 16: reserved
+    "pinned_too_large",
     "ineffective",
 };
 

@@ -20,6 +20,10 @@ std::string_view RejectDetailKindName(RejectDetailKind kind) {
       return "invalid_policy";
     case RejectDetailKind::kTailTooLarge:
       return "tail_too_large";
+    case RejectDetailKind::kPinnedTooLarge:
+      return "pinned_too_large";
+    case RejectDetailKind::kAllPinned:
+      return "all_pinned";
     case RejectDetailKind::kWouldNotShrink:
       return "would_not_shrink";
   }
@@ -29,7 +33,7 @@ std::string_view RejectDetailKindName(RejectDetailKind kind) {
 std::optional<RejectDetailKind> RejectDetailKindFromName(std::string_view name) {
   for (std::uint8_t v = 1; v <= static_cast<std::uint8_t>(RejectDetailKind::kWouldNotShrink); ++v) {
     const auto kind = static_cast<RejectDetailKind>(v);
-    // A value no kind has (8 and 9 here) is named "" and matches nothing.
+    // A value no kind has is named "" and matches nothing.
     if (!RejectDetailKindName(kind).empty() && RejectDetailKindName(kind) == name)
       return kind;
   }
@@ -47,6 +51,7 @@ bool IsValid(const CompactRejectDetail& d) {
     case RejectDetailKind::kNoHistory:
     case RejectDetailKind::kNothingBeforeTail:
     case RejectDetailKind::kInvalidPolicy:
+    case RejectDetailKind::kAllPinned:
       break;
     case RejectDetailKind::kHistoryFitsTailTarget:
       tail = limit = true;
@@ -56,6 +61,7 @@ bool IsValid(const CompactRejectDetail& d) {
       message = true;
       break;
     case RejectDetailKind::kTailTooLarge:
+    case RejectDetailKind::kPinnedTooLarge:
       tail = limit = budget = true;
       break;
     case RejectDetailKind::kWouldNotShrink:
@@ -70,6 +76,8 @@ bool IsValid(const CompactRejectDetail& d) {
 bool DetailBelongsTo(RejectDetailKind kind, CompactRejectReason reason) {
   if (kind == RejectDetailKind::kTailTooLarge)
     return reason == CompactRejectReason::kRetainedTailTooLarge;
+  if (kind == RejectDetailKind::kPinnedTooLarge)
+    return reason == CompactRejectReason::kPinnedTooLarge;
   if (kind == RejectDetailKind::kWouldNotShrink)
     return reason == CompactRejectReason::kIneffective;
   return reason == CompactRejectReason::kUnavailable;
@@ -104,6 +112,14 @@ std::string DescribeRejectDetail(const CompactRejectDetail& d) {
       return "the retained tail (" + number(d.tail_tokens) + " tokens) plus the summary budget (" +
              number(d.summary_budget) + ") reach the input limit (" + number(d.limit) +
              "); lower keep_recent_tokens or max_summary_tokens, or use a larger window";
+    case RejectDetailKind::kPinnedTooLarge:
+      return "the pinned messages and the retained tail (" + number(d.tail_tokens) +
+             " tokens) plus the summary budget (" + number(d.summary_budget) +
+             ") reach the input limit (" + number(d.limit) +
+             "); unpin messages (see /history), or lower keep_recent_tokens or max_summary_tokens";
+    case RejectDetailKind::kAllPinned:
+      return "every message before the retained tail is pinned or belongs to a pinned step, so "
+             "there is nothing to summarize; unpin messages to compact";
     case RejectDetailKind::kWouldNotShrink:
       return "the context after the commit would be about " + number(d.estimate) +
              " tokens (retained tail " + number(d.tail_tokens) + " + summary budget " +

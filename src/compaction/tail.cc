@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <map>
 #include <optional>
 #include <set>
 #include <string>
@@ -370,6 +371,8 @@ Result<TailSelection, TailError> SelectRetainedTail(const std::vector<Message>& 
   TailSelection selection;
   selection.head.assign(transcript.begin(), at(chosen->cut));
   selection.inside_segment = chosen->inside;
+  selection.cut = chosen->cut;
+  selection.request = chosen->inside ? segment_start[chosen->cut - 1] : chosen->cut;
   if (chosen->inside)
     selection.retained.push_back(transcript[segment_start[chosen->cut - 1]]);
   selection.retained.insert(selection.retained.end(), at(chosen->cut), transcript.end());
@@ -409,13 +412,14 @@ std::string CapToolResultText(std::string_view text) {
   return out;
 }
 
-bool IsValidRetainedHistory(const std::vector<Message>& retained, std::uint32_t version) {
-  if (retained.empty())
-    return true;
-  if (retained.front().as<UserMessage>() == nullptr)
-    return false;
+namespace {
+
+// The call/result rule the retained history and a pinned run share: assistant and system
+// messages only while no call is outstanding, every call id fresh, every result answering an
+// outstanding call; calls may stay outstanding at the end only when `open_end`.
+bool PairsCalls(const std::vector<Message>& messages, bool open_end) {
   std::set<std::string> outstanding;
-  for (const Message& message : retained) {
+  for (const Message& message : messages) {
     switch (message.role()) {
       case Role::kUser:
         break;
@@ -443,8 +447,64 @@ bool IsValidRetainedHistory(const std::vector<Message>& retained, std::uint32_t 
       }
     }
   }
+  return open_end || outstanding.empty();
+}
+
+}  // namespace
+
+bool IsValidRetainedHistory(const std::vector<Message>& retained, std::uint32_t version) {
+  if (retained.empty())
+    return true;
+  if (retained.front().as<UserMessage>() == nullptr)
+    return false;
   // Version 2: a step whose calls were open when the compaction ran is retained as it was.
-  return version >= 2 || outstanding.empty();
+  return PairsCalls(retained, version >= 2);
+}
+
+bool IsValidPinnedRun(const std::vector<Message>& pinned) {
+  return PairsCalls(pinned, false);
+}
+
+std::vector<std::size_t> KeptForPins(const std::vector<Message>& transcript,
+                                     const TailSelection& selection, std::size_t derived_prefix,
+                                     const std::vector<bool>& pinned) {
+  const std::size_t end = std::min({selection.cut, transcript.size(), pinned.size()});
+  // step[i]: the index of the assistant message whose calls message i belongs to (itself for
+  // that message, its call's message for a result), or npos for a message outside any step.
+  constexpr std::size_t kNone = static_cast<std::size_t>(-1);
+  std::vector<std::size_t> step(end, kNone);
+  std::map<std::string, std::size_t> open;  // call id -> its assistant message
+  for (std::size_t i = 0; i < end; ++i) {
+    const Message& message = transcript[i];
+    if (message.role() == Role::kAssistant) {
+      for (const Block& block : message.blocks()) {
+        if (const auto* call = block.as<ToolUseBlock>(); call != nullptr) {
+          open[call->id] = i;
+          step[i] = i;
+        }
+      }
+    } else if (const auto* result = message.as<ToolResultMessage>(); result != nullptr) {
+      if (auto it = open.find(result->tool_use_id); it != open.end()) {
+        step[i] = it->second;
+        open.erase(it);
+      }
+    }
+  }
+  std::vector<bool> kept_step(end, false);
+  for (std::size_t i = 0; i < end; ++i) {
+    if (pinned[i] && step[i] != kNone)
+      kept_step[step[i]] = true;
+  }
+  std::vector<std::size_t> kept;
+  // The summary (index 0 of a derived prefix) is never kept: the new summary carries it forward.
+  const std::size_t first = derived_prefix > 0 ? 1 : 0;
+  for (std::size_t i = first; i < end; ++i) {
+    if (selection.inside_segment && i == selection.request)
+      continue;  // retained already, as the tail's first message
+    if (pinned[i] || (step[i] != kNone && kept_step[step[i]]))
+      kept.push_back(i);
+  }
+  return kept;
 }
 
 }  // namespace harness

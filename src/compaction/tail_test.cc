@@ -618,5 +618,66 @@ TEST(CapToolResultTextTest, InvalidBytesCountAsOneRuneEachAndAreKept) {
             std::string(1998, 'a') + "\xC3\xA9");  // 1999 runes
 }
 
+// KeptForPins (docs/pins.md): [S summary, U1, C2 calls a b, Ra, U4 folded, Rb, X6 reply, U7,
+// X8]; one segment retained (U7, X8), derived prefix 1.
+std::vector<Message> PinHistory() {
+  return {User("summary"), User("request"), Calls({"a", "b"}), Answer("a"),   User("folded"),
+          Answer("b"),     Reply("done"),   User("next"),      Reply("later")};
+}
+
+std::vector<std::size_t> Kept(const std::vector<Message>& h, std::vector<std::size_t> pins,
+                              std::size_t derived_prefix = 1) {
+  auto selection = SelectRetainedTail(h, derived_prefix, 1, kManyTokens);
+  EXPECT_TRUE(selection.ok());
+  if (!selection.ok())
+    return {};
+  EXPECT_EQ(selection->cut, 7u);
+  std::vector<bool> pinned(h.size(), false);
+  for (std::size_t i : pins)
+    pinned[i] = true;
+  return KeptForPins(h, *selection, derived_prefix, pinned);
+}
+
+TEST(KeptForPins, APinnedResultKeepsItsCallAndEverySiblingResultButNotTheFoldedInput) {
+  const auto h = PinHistory();
+  EXPECT_EQ(Kept(h, {3}), (std::vector<std::size_t>{2, 3, 5}));
+  EXPECT_EQ(Kept(h, {2}), (std::vector<std::size_t>{2, 3, 5}));
+  EXPECT_EQ(Kept(h, {4}), (std::vector<std::size_t>{4}));
+  EXPECT_EQ(Kept(h, {1, 6}), (std::vector<std::size_t>{1, 6}));
+  EXPECT_TRUE(Kept(h, {}).empty());
+  std::vector<Message> run;
+  for (std::size_t i : Kept(h, {2, 4}))
+    run.push_back(h[i]);
+  EXPECT_TRUE(IsValidPinnedRun(run));
+}
+
+TEST(KeptForPins, NeverTheSummaryNorTheTailNorTheInSegmentRequest) {
+  const auto h = PinHistory();
+  EXPECT_TRUE(Kept(h, {0}).empty());     // the summary is carried by the next one
+  EXPECT_TRUE(Kept(h, {7, 8}).empty());  // retained anyway
+  EXPECT_EQ(Kept(h, {0}, 0), (std::vector<std::size_t>{0}));  // no summary: a plain message
+  // A cut inside the last segment: its request is retained first, so it is not kept again.
+  const std::vector<Message> one{User("request"), Calls({"a"}), Answer("a"),
+                                 Calls({"b"}),    Answer("b"),  Reply("done")};
+  auto selection = SelectRetainedTail(
+      one, 0, 1, EstimateMessageTokens(one[0]) + EstimateMessageTokens(one[5]) + 1);
+  ASSERT_TRUE(selection.ok()) << selection.error().Message();
+  ASSERT_TRUE(selection->inside_segment);
+  EXPECT_EQ(selection->request, 0u);
+  std::vector<bool> pinned(one.size(), false);
+  pinned[0] = pinned[1] = true;
+  const auto kept = KeptForPins(one, *selection, 0, pinned);
+  EXPECT_EQ(kept, (std::vector<std::size_t>{1, 2}));
+}
+
+TEST(IsValidPinnedRun, EveryKeptCallKeepsItsResultsAndEveryResultItsCall) {
+  EXPECT_TRUE(IsValidPinnedRun({}));
+  EXPECT_TRUE(IsValidPinnedRun({Reply("x")}));  // need not start with a user message
+  EXPECT_TRUE(IsValidPinnedRun({Calls({"a"}), User("folded"), Answer("a")}));
+  EXPECT_FALSE(IsValidPinnedRun({Calls({"a"})}));
+  EXPECT_FALSE(IsValidPinnedRun({Answer("a")}));
+  EXPECT_FALSE(IsValidPinnedRun({Calls({"a", "b"}), Answer("a")}));
+}
+
 }  // namespace
 }  // namespace harness

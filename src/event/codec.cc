@@ -7,6 +7,7 @@
 #include <type_traits>
 #include <utility>
 
+#include "event/derived_id.h"
 #include "harness/content/codec.h"
 #include "harness/event/json.h"
 
@@ -131,6 +132,41 @@ Status<InvalidEventError> WriteBody(WireWriter& w, const CompactionCommitted& e)
   HARNESS_CHECK(WriteMessages<E>(w, "retained", "Retained", e.retained));
   w.Measurement("post_context", e.post_context).Int("duration", e.duration.count());
   WriteCoverage(w, e.coverage);
+  // [{"id":…,"message":{…}},…], written only when a commit keeps pinned messages, so a commit
+  // without pins is byte for byte what the codec wrote before the member existed
+  // (docs/decisions.md P10).
+  if (!e.pinned.empty()) {
+    w.Key("pinned");
+    std::string& out = w.out();
+    out.push_back('[');
+    for (std::size_t i = 0; i < e.pinned.size(); ++i) {
+      if (i > 0)
+        out.push_back(',');
+      WireWriter kept(out);
+      kept.Id("id", e.pinned[i].id).Key("message");
+      if (!AppendMessage(out, e.pinned[i].message).ok())
+        return Fail(InvalidEventError{E::kType, "Pinned", FieldRule::kIsInvalid, std::nullopt});
+      kept.Close();
+    }
+    out.push_back(']');
+  }
+  return {};
+}
+
+Status<InvalidEventError> WriteBody(WireWriter& w, const MessagePinned& e) {
+  w.Id("message_id", e.message_id);
+  return {};
+}
+
+Status<InvalidEventError> WriteBody(WireWriter& w, const MessageUnpinned& e) {
+  w.Id("message_id", e.message_id);
+  return {};
+}
+
+Status<InvalidEventError> WriteBody(WireWriter& w, const HistoryReverted& e) {
+  w.Id("reverted_event_id", e.reverted_event_id)
+      .Basis("basis", e.basis)
+      .Measurement("post_context", e.post_context);
   return {};
 }
 
@@ -405,6 +441,27 @@ Result<std::optional<CoverageReport>, JsonError> ReadCoverage(JsonObject& top) {
   return std::optional<CoverageReport>(std::move(report));
 }
 
+// Absent is the one encoding of "no pinned messages" (re-encoding is byte-exact).
+Result<std::vector<PinnedMessage>, DecodeCause> ReadPinned(JsonObject& top) {
+  if (top.Find("pinned") == nullptr)
+    return std::vector<PinnedMessage>();
+  HARNESS_TRY(const Json* member, RequireArrayMember(top, "pinned", kMaxRetainedMessages));
+  if (member->size() == 0) {
+    return Fail(JsonError{JsonErrorKind::kRange, top.MemberPath("pinned"), 0,
+                          "an empty pinned list is written by omitting it"});
+  }
+  std::vector<PinnedMessage> pinned;
+  pinned.reserve(member->size());
+  for (std::size_t i = 0; i < member->size(); ++i) {
+    HARNESS_TRY(JsonObject object, JsonObject::Open((*member)[i], top.ElementPath("pinned", i)));
+    HARNESS_TRY(Uuid id, RequireUuidMember(object, "id"));
+    HARNESS_TRY(Message message, ReadMessageMember(object, "message"));
+    HARNESS_CHECK(object.RejectUnknown());
+    pinned.push_back(PinnedMessage{id, std::move(message)});
+  }
+  return pinned;
+}
+
 Status<DecodeCause> ReadBody(JsonObject& top, CompactionCommitted& e) {
   HARNESS_TRY(e.attempt_id, RequireUuidMember(top, "attempt_id"));
   HARNESS_TRY(e.waiter_command_ids,
@@ -417,6 +474,24 @@ Status<DecodeCause> ReadBody(JsonObject& top, CompactionCommitted& e) {
   HARNESS_TRY(std::int64_t duration, RequireInt64Member(top, "duration"));
   e.duration = std::chrono::nanoseconds(duration);
   HARNESS_TRY(e.coverage, ReadCoverage(top));
+  HARNESS_TRY(e.pinned, ReadPinned(top));
+  return {};
+}
+
+Status<DecodeCause> ReadBody(JsonObject& top, MessagePinned& e) {
+  HARNESS_TRY(e.message_id, RequireUuidMember(top, "message_id"));
+  return {};
+}
+
+Status<DecodeCause> ReadBody(JsonObject& top, MessageUnpinned& e) {
+  HARNESS_TRY(e.message_id, RequireUuidMember(top, "message_id"));
+  return {};
+}
+
+Status<DecodeCause> ReadBody(JsonObject& top, HistoryReverted& e) {
+  HARNESS_TRY(e.reverted_event_id, RequireUuidMember(top, "reverted_event_id"));
+  HARNESS_TRY(e.basis, RequireBasisMember(top, "basis"));
+  HARNESS_TRY(e.post_context, RequireMeasurementMember(top, "post_context"));
   return {};
 }
 
@@ -749,17 +824,7 @@ namespace {
 // Derived rather than minted: the creation is one batch whose ids follow from the one id its
 // caller minted, so it cannot fail half way and is the same on every run.
 Uuid ContinuedEventId(const Uuid& created, std::size_t part) {
-  static constexpr std::string_view kTag = "harness.loop-history-continued.v1";
-  std::array<std::uint8_t, kTag.size() + 1 + 16 + 8> material{};
-  std::size_t n = 0;
-  for (char c : kTag)
-    material[n++] = static_cast<std::uint8_t>(c);
-  material[n++] = 0x00;
-  for (std::uint8_t b : created.bytes())
-    material[n++] = b;
-  for (int shift = 56; shift >= 0; shift -= 8)
-    material[n++] = static_cast<std::uint8_t>(static_cast<std::uint64_t>(part) >> shift);
-  return Uuid::DeriveV8(material);
+  return event_detail::DeriveIndexedId("harness.loop-history-continued.v1", created, part);
 }
 
 }  // namespace

@@ -120,6 +120,20 @@ Status<InvalidEventError> ValidateBody(const CompactionCommitted& e) {
     return Invalid<E>("Duration");
   if (e.coverage && !IsValid(*e.coverage))
     return Invalid<E>("Coverage");
+  if (!e.pinned.empty()) {
+    if (e.pinned.size() + e.retained.size() > kMaxRetainedMessages)
+      return Invalid<E>("Pinned");
+    std::set<Uuid> ids;
+    std::vector<Message> run;
+    run.reserve(e.pinned.size());
+    for (const PinnedMessage& kept : e.pinned) {
+      if (kept.id.IsZero() || !ids.insert(kept.id).second || !ValidateMessage(kept.message).ok())
+        return Invalid<E>("Pinned");
+      run.push_back(kept.message);
+    }
+    if (!IsValidPinnedRun(run))
+      return Invalid<E>("Pinned");
+  }
   return {};
 }
 

@@ -229,10 +229,15 @@ TEST(CompactionRejected, BodyOrder) {
            "Basis is invalid"},
           {"reject_reason_0", [](E& e) { e.reject_reason = CompactRejectReason::kUnspecified; },
            "RejectReason is invalid"},
-          // §5.9 rejects reject-reason 15; ours is CoverageInsufficient (docs/decisions.md P13), so
-          // the first invalid value is 16.
-          {"reject_reason_16", [](E& e) { e.reject_reason = static_cast<CompactRejectReason>(16); },
+          // §5.9 rejects reject-reason 15; ours are CoverageInsufficient and PinnedTooLarge
+          // (docs/decisions.md P13, P16), so the first invalid value is one past the last.
+          {"reject_reason_past_the_last",
+           [](E& e) {
+             e.reject_reason = static_cast<CompactRejectReason>(kMaxCompactRejectReason + 1);
+           },
            "RejectReason is invalid"},
+          {"reject_reason_16", [](E& e) { e.reject_reason = CompactRejectReason::kPinnedTooLarge; },
+           "valid"},
           {"reject_reason_15",
            [](E& e) { e.reject_reason = CompactRejectReason::kCoverageInsufficient; }, "valid"},
           {"reject_reason_14",
@@ -313,7 +318,8 @@ TEST(CompactWaiterRejected, BodyOrder) {
           // The member is `reason`, the field RejectReason (§8 point 18).
           {"reason_0", [](E& e) { e.reason = CompactRejectReason::kUnspecified; },
            "RejectReason is invalid"},
-          {"reason_16", [](E& e) { e.reason = static_cast<CompactRejectReason>(16); },
+          {"reason_past_the_last",
+           [](E& e) { e.reason = static_cast<CompactRejectReason>(kMaxCompactRejectReason + 1); },
            "RejectReason is invalid"},
           {"reason_before_event_id",
            [](E& e) {
@@ -437,6 +443,8 @@ TEST(RejectDetail, KindsNamesNumbersAndReasons) {
       {K::kInvalidTranscript, "invalid_transcript"},
       {K::kInvalidPolicy, "invalid_policy"},
       {K::kTailTooLarge, "tail_too_large"},
+      {K::kPinnedTooLarge, "pinned_too_large"},
+      {K::kAllPinned, "all_pinned"},
       {K::kWouldNotShrink, "would_not_shrink"},
   };
   for (const auto& [kind, name] : names) {
@@ -444,15 +452,21 @@ TEST(RejectDetail, KindsNamesNumbersAndReasons) {
     EXPECT_EQ(RejectDetailKindFromName(name), kind);
     EXPECT_EQ(DetailBelongsTo(kind, CompactRejectReason::kRetainedTailTooLarge),
               kind == K::kTailTooLarge);
+    EXPECT_EQ(DetailBelongsTo(kind, CompactRejectReason::kPinnedTooLarge),
+              kind == K::kPinnedTooLarge);
     EXPECT_EQ(DetailBelongsTo(kind, CompactRejectReason::kIneffective), kind == K::kWouldNotShrink);
     EXPECT_EQ(DetailBelongsTo(kind, CompactRejectReason::kUnavailable),
-              kind != K::kTailTooLarge && kind != K::kWouldNotShrink);
+              kind != K::kTailTooLarge && kind != K::kPinnedTooLarge && kind != K::kWouldNotShrink);
   }
   EXPECT_EQ(RejectDetailKindName(K::kUnspecified), "");
   EXPECT_EQ(RejectDetailKindName(static_cast<K>(11)), "");
   EXPECT_FALSE(RejectDetailKindFromName("").has_value());
   EXPECT_FALSE(IsValid(CompactRejectDetail{}));
   EXPECT_FALSE(IsValid(CompactRejectDetail{static_cast<K>(11), {}, {}, {}, {}}));
+  EXPECT_TRUE(IsValid(CompactRejectDetail{K::kPinnedTooLarge, {}, 10, 20, 5}));
+  EXPECT_FALSE(IsValid(CompactRejectDetail{K::kPinnedTooLarge, 1, 10, 20, 5}));
+  EXPECT_TRUE(IsValid(CompactRejectDetail{K::kAllPinned, {}, {}, {}, {}}));
+  EXPECT_FALSE(IsValid(CompactRejectDetail{K::kAllPinned, {}, 10, {}, {}}));
   EXPECT_TRUE(IsValid(CompactRejectDetail{K::kNoHistory, {}, {}, {}, {}}));
   EXPECT_FALSE(IsValid(CompactRejectDetail{K::kNoHistory, 1, {}, {}, {}}));
   EXPECT_TRUE(IsValid(CompactRejectDetail{K::kOpenToolCall, 3, {}, {}, {}}));
@@ -648,6 +662,7 @@ TEST(CompactRejectReason, WireValuesAndNamesAreFixed) {
       {CompactRejectReason::kContextLimitUnknown, 13, "context_limit_unknown"},
       {CompactRejectReason::kRetainedTailTooLarge, 14, "retained_tail_too_large"},
       {CompactRejectReason::kCoverageInsufficient, 15, "coverage_insufficient"},
+      {CompactRejectReason::kPinnedTooLarge, 16, "pinned_too_large"},
       {CompactRejectReason::kIneffective, 17, "ineffective"},
   };
   for (const auto& row : rows) {
@@ -658,13 +673,11 @@ TEST(CompactRejectReason, WireValuesAndNamesAreFixed) {
   }
   EXPECT_EQ(kMaxCompactRejectReason, 17);
   EXPECT_FALSE(IsValid(CompactRejectReason::kUnspecified));
-  EXPECT_FALSE(IsValid(static_cast<CompactRejectReason>(16))) << "reserved";
   EXPECT_FALSE(IsValid(static_cast<CompactRejectReason>(18)));
   EXPECT_FALSE(IsValid(static_cast<CompactRejectReason>(255)));
   EXPECT_EQ(CompactRejectReasonName(CompactRejectReason::kUnspecified), "");
-  EXPECT_EQ(CompactRejectReasonName(static_cast<CompactRejectReason>(16)), "");
   EXPECT_EQ(CompactRejectReasonName(static_cast<CompactRejectReason>(18)), "");
-  EXPECT_EQ(CompactRejectReasonFromName(""), std::nullopt) << "the reserved slot names nothing";
+  EXPECT_EQ(CompactRejectReasonFromName(""), std::nullopt);
   EXPECT_EQ(CompactRejectReasonFromName("Ineffective"), std::nullopt);
   EXPECT_EQ(CompactRejectReasonFromName("Interrupted"), std::nullopt);
   EXPECT_EQ(CompactRejectReasonFromName("RetainedTailTooLarge"), std::nullopt);

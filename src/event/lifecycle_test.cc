@@ -62,6 +62,9 @@ TEST(EventKinds, ClassProfileAndNameOfEveryKind) {
       {"TurnInterrupted", D, T},
       {"LoopHistoryContinued", D, L},
       {"LoopRequestChanged", D, L},
+      {"MessagePinned", D, L},
+      {"MessageUnpinned", D, L},
+      {"HistoryReverted", D, L},
   };
   ASSERT_EQ(std::size(rows), kEventKindCount);
   const auto events = AllValidEvents();

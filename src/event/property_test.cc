@@ -292,6 +292,11 @@ Event EnduringEvent(EventKind kind) {
       e.retained = *RetainedHistory();
       e.post_context = Measurement(ContextBasis{e.basis.revision + 1, e.header.event_id});
       e.duration = Duration();
+      // Pinned: a run of plain messages (a whole step or none), each with a distinct id.
+      const int pinned = *rc::gen::inRange(0, 3);
+      for (int i = 0; i < pinned; ++i)
+        e.pinned.push_back(
+            PinnedMessage{*NonZeroId(), Message{UserMessage{{TextBlock{Prefixed('p')}}}}});
       return e;
     }
     case EventKind::kCompactionRejected: {
@@ -355,6 +360,23 @@ Event EnduringEvent(EventKind kind) {
     case EventKind::kLoopRequestChanged: {
       auto e = WithHeader<LoopRequestChanged>();
       e.system_prompt = *Utf8();
+      return e;
+    }
+    case EventKind::kMessagePinned: {
+      auto e = WithHeader<MessagePinned>();
+      e.message_id = *NonZeroId();
+      return e;
+    }
+    case EventKind::kMessageUnpinned: {
+      auto e = WithHeader<MessageUnpinned>();
+      e.message_id = *NonZeroId();
+      return e;
+    }
+    case EventKind::kHistoryReverted: {
+      auto e = WithHeader<HistoryReverted>();
+      e.reverted_event_id = *NonZeroId();
+      e.basis = ContextBasis{*rc::gen::inRange<std::uint64_t>(1, UINT64_MAX - 1), *NonZeroId()};
+      e.post_context = Measurement(ContextBasis{e.basis.revision + 1, e.header.event_id});
       return e;
     }
     case EventKind::kInputAccepted: {
@@ -434,7 +456,7 @@ std::string Describe(const Result<std::string, EventError>& r) {
 // Properties
 
 TEST(EventProperties, GeneratorsCoverEveryEnduringKind) {
-  EXPECT_EQ(EnduringKinds().size(), 21u);
+  EXPECT_EQ(EnduringKinds().size(), 24u);
 }
 
 RC_GTEST_PROP(EventProperties, EveryValidEnduringEventRoundTripsExactly, ()) {

@@ -24,6 +24,7 @@ inline const Uuid kAttempt = Id(0x20);
 inline const Uuid kWaiter1 = Id(0x31);
 inline const Uuid kWaiter2 = Id(0x32);
 inline const Uuid kThrough = Id(0x01);
+inline const Uuid kPinnedMessageId = Id(0x41);
 
 // 2024-05-06T07:08:09.123456789Z
 inline EventTime T0() {
@@ -210,6 +211,10 @@ inline std::vector<Event> AllValidEvents() {
       TurnInterrupted{TurnHeader(), TurnInterruptReason::kInterrupted},
       LoopHistoryContinued{LoopHeader(), {User("more")}},
       LoopRequestChanged{LoopHeader(), "be brief"},
+      MessagePinned{LoopHeader(), kPinnedMessageId},
+      MessageUnpinned{LoopHeader(), kPinnedMessageId},
+      HistoryReverted{LoopHeader(), kPinnedMessageId, ContextBasis{3, kThrough},
+                      Measurement(ContextBasis{4, kEventId})},
   };
 }
 

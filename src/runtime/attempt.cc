@@ -34,35 +34,92 @@ void Preflight(AttemptPreflight& pre, Timers& timers, const std::stop_token& sto
   const CompactionPolicy& policy = input.policy;
   const ContextMeasurement& candidate = input.candidate;
 
-  auto selection = SelectRetainedTail(input.request.messages, input.derived_prefix,
-                                      policy.keep_recent_segments, policy.keep_recent_tokens);
+  const std::vector<Message>& history = input.request.messages;
+  auto selection = SelectRetainedTail(history, input.derived_prefix, policy.keep_recent_segments,
+                                      policy.keep_recent_tokens);
   if (!selection) {
     pre.rejected =
         Proposal::Rejected(CompactRejectReason::kUnavailable, selection.error().reject_detail);
     return;
   }
   pre.selection = std::move(selection).value();
+  const TailSelection& tail_selection = pre.selection;
+  const std::vector<Message>& retained = tail_selection.retained;
+
+  // Pinned messages of the head stay as they are (docs/pins.md): they leave the compactor's
+  // input and are kept between the summary and the tail.
+  const bool with_ids = input.history_ids.size() == history.size();
+  std::vector<bool> pinned_flags(history.size(), false);
+  if (with_ids && !input.pinned.empty()) {
+    for (std::size_t i = 0; i < history.size(); ++i)
+      pinned_flags[i] = input.pinned.contains(input.history_ids[i]);
+  }
+  pre.kept = KeptForPins(history, tail_selection, input.derived_prefix, pinned_flags);
+  const std::vector<std::size_t>& kept = pre.kept;
+  std::vector<bool> is_kept(history.size(), false);
+  for (std::size_t i : kept)
+    is_kept[i] = true;
+  if (!kept.empty()) {
+    // Something new must be left to summarize besides the pins (and the in-segment request,
+    // which is retained).
+    bool summarizable = false;
+    for (std::size_t i = input.derived_prefix; i < tail_selection.cut && !summarizable; ++i)
+      summarizable = !is_kept[i] && !(tail_selection.inside_segment && i == tail_selection.request);
+    if (!summarizable) {
+      pre.rejected =
+          Proposal::Rejected(CompactRejectReason::kUnavailable,
+                             CompactRejectDetail{RejectDetailKind::kAllPinned, std::nullopt,
+                                                 std::nullopt, std::nullopt, std::nullopt});
+      return;
+    }
+  }
+
+  // Overflow-safe: count + budget < limit.
+  const TokenCount limit = candidate.input_limit;
+  auto leaves_no_room = [&](TokenCount count) {
+    return count >= limit || policy.max_summary_tokens >= limit - count;
+  };
   // Tail selection always retains the newest segment; an empty tail (none today) has nothing
   // to count and no estimate.
-  if (pre.selection.retained.empty())
+  if (retained.empty())
     return;
-  auto tail = MeasureWith(input, pre.selection.retained, timers, stop);
+  auto tail = MeasureWith(input, retained, timers, stop);
   if (!tail) {
     pre.rejected = RejectMeasure(tail.error());
     return;
   }
-  // Overflow-safe: tail + budget < limit.
-  const TokenCount limit = candidate.input_limit;
-  if (tail->input_tokens >= limit || policy.max_summary_tokens >= limit - tail->input_tokens) {
+  if (leaves_no_room(tail->input_tokens)) {
     pre.rejected = Proposal::Rejected(
         CompactRejectReason::kRetainedTailTooLarge,
         CompactRejectDetail{RejectDetailKind::kTailTooLarge, std::nullopt, tail->input_tokens,
                             limit, policy.max_summary_tokens});
     return;
   }
-  // The context after the commit (docs/decisions.md P15): what is kept verbatim, counted in the
-  // request's own shape (system prompt, tools), plus the summary at its whole budget.
-  const TokenCount kept_tokens = tail->input_tokens;
+  // What the commit keeps verbatim, counted in the request's own shape (system prompt, tools):
+  // the tail, and the pinned messages with it when there are any.
+  TokenCount kept_tokens = tail->input_tokens;
+  if (!kept.empty()) {
+    std::vector<Message> kept_and_retained;
+    kept_and_retained.reserve(kept.size() + retained.size());
+    for (std::size_t i : kept)
+      kept_and_retained.push_back(history[i]);
+    kept_and_retained.insert(kept_and_retained.end(), retained.begin(), retained.end());
+    auto with_pins = MeasureWith(input, std::move(kept_and_retained), timers, stop);
+    if (!with_pins) {
+      pre.rejected = RejectMeasure(with_pins.error());
+      return;
+    }
+    if (leaves_no_room(with_pins->input_tokens)) {
+      pre.rejected = Proposal::Rejected(
+          CompactRejectReason::kPinnedTooLarge,
+          CompactRejectDetail{RejectDetailKind::kPinnedTooLarge, std::nullopt,
+                              with_pins->input_tokens, limit, policy.max_summary_tokens});
+      return;
+    }
+    kept_tokens = with_pins->input_tokens;
+  }
+  // The context after the commit (docs/decisions.md P15): what is kept verbatim plus the summary
+  // at its whole budget (below the limit: checked above).
   const TokenCount estimate = kept_tokens + policy.max_summary_tokens;
   pre.estimate = estimate;
   if (estimate >= candidate.input_tokens) {
@@ -80,13 +137,35 @@ Proposal Run(AttemptPreflight& pre, Timers& timers, const std::stop_token& stop)
   const AttemptInput& input = pre.input;
   const CompactionPolicy& policy = input.policy;
   const ContextMeasurement& candidate = input.candidate;
+  const std::vector<Message>& history = input.request.messages;
+  const TailSelection* selection = &pre.selection;
   std::vector<Message>& retained = pre.selection.retained;
+  const std::vector<std::size_t>& kept = pre.kept;
+  std::vector<bool> is_kept(history.size(), false);
+  for (std::size_t i : kept)
+    is_kept[i] = true;
+  std::vector<Message> kept_messages;
+  kept_messages.reserve(kept.size());
+  for (std::size_t i : kept)
+    kept_messages.push_back(history[i]);
+  std::vector<Message> kept_and_retained = kept_messages;
+  kept_and_retained.insert(kept_and_retained.end(), retained.begin(), retained.end());
 
   CompactionInput compaction;
   compaction.basis = candidate.basis;
   compaction.model = candidate.model;
   compaction.request_fingerprint = candidate.request_fingerprint;
-  compaction.transcript = ProjectForCompaction(pre.selection.head);
+  if (kept.empty()) {
+    compaction.transcript = ProjectForCompaction(selection->head);
+  } else {
+    std::vector<Message> head;
+    head.reserve(selection->head.size() - kept.size());
+    for (std::size_t i = 0; i < selection->head.size(); ++i) {
+      if (!is_kept[i])
+        head.push_back(selection->head[i]);
+    }
+    compaction.transcript = ProjectForCompaction(head);
+  }
   compaction.max_summary_tokens = policy.max_summary_tokens;
   auto output = input.compactor->Compact(compaction, stop);
   if (!output)
@@ -125,8 +204,9 @@ Proposal Run(AttemptPreflight& pre, Timers& timers, const std::stop_token& stop)
     const bool request_in_head = std::none_of(
         retained.begin(), retained.end(), [](const Message& m) { return m.role() == Role::kUser; });
     const auto& summary_text = output->summary.blocks[0].as<TextBlock>()->text;
+    // What stays verbatim (the pins and the tail) covers its own anchors.
     CoverageReport report = CheckCoverage(ExtractAnchors(compaction.transcript, request_in_head),
-                                          summary_text, retained, coverage.required);
+                                          summary_text, kept_and_retained, coverage.required);
     if (coverage.mode == CoverageMode::kEnforce &&
         CoverageShort(report, coverage.min_ratio, coverage.required)) {
       if (!input.may_waive_coverage) {
@@ -140,9 +220,9 @@ Proposal Run(AttemptPreflight& pre, Timers& timers, const std::stop_token& stop)
   }
 
   std::vector<Message> replaced;
-  replaced.reserve(retained.size() + 1);
+  replaced.reserve(kept_and_retained.size() + 1);
   replaced.emplace_back(output->summary);
-  replaced.insert(replaced.end(), retained.begin(), retained.end());
+  replaced.insert(replaced.end(), kept_and_retained.begin(), kept_and_retained.end());
   auto post = MeasureWith(input, std::move(replaced), timers, stop);
   if (!post)
     return RejectMeasure(post.error());
@@ -154,6 +234,14 @@ Proposal Run(AttemptPreflight& pre, Timers& timers, const std::stop_token& stop)
   proposal.summary = std::move(output->summary);
   proposal.retained = std::move(retained);
   proposal.post = *post;
+  proposal.survivors = kept;
+  for (std::size_t k = 0; k < kept.size(); ++k)
+    proposal.pinned.push_back(
+        PinnedMessage{input.history_ids[kept[k]], std::move(kept_messages[k])});
+  if (selection->inside_segment)
+    proposal.survivors.push_back(selection->request);
+  for (std::size_t i = selection->cut; i < history.size(); ++i)
+    proposal.survivors.push_back(i);
   return proposal;
 }
 
@@ -238,11 +326,14 @@ Result<Terminal, InvalidEventError> TerminalFor(const Attempt& attempt, const Pr
     InferenceRequest post_request = attempt.request;
     post_request.messages.clear();
     post_request.messages.emplace_back(proposal.summary);
+    for (const PinnedMessage& kept : proposal.pinned)
+      post_request.messages.push_back(kept.message);
     post_request.messages.insert(post_request.messages.end(), proposal.retained.begin(),
                                  proposal.retained.end());
     committed.post_context.request_fingerprint = RequestFingerprint(
         post_request, committed.post_context.basis, committed.post_context.quality);
     committed.coverage = proposal.coverage;
+    committed.pinned = proposal.pinned;
     terminal.post_context = committed.post_context;
     batch.emplace_back(std::move(committed));
     for (const Waiter& waiter : attempt.waiters) {

@@ -26,6 +26,7 @@
 #include <chrono>
 #include <memory>
 #include <optional>
+#include <set>
 #include <stop_token>
 #include <string>
 #include <vector>
@@ -52,6 +53,10 @@ struct AttemptInput {
   // (model, system prompt, tools, output budget) is reused for every count.
   InferenceRequest request;
   std::size_t derived_prefix = 0;
+  // The ids of request.messages, parallel to them (event/pins.h), and the pinned ones among
+  // them. Without ids (a size that differs) nothing is pinned.
+  std::vector<Uuid> history_ids;
+  std::set<Uuid> pinned;
   ModelLimits limits;
   CompactionPolicy policy;
   std::shared_ptr<ContextCounter> counter;
@@ -65,10 +70,15 @@ struct AttemptInput {
 struct Proposal {
   std::optional<CompactRejectReason> reject;
   UserMessage summary;
-  std::vector<Message> retained;            // the retained tail the summary goes before
+  std::vector<Message> retained;  // the retained tail the summary goes before
+  // The pinned messages (and their tool-call partners) kept between the summary and the tail.
+  std::vector<PinnedMessage> pinned;
+  // The indices into the attempt's history of the messages the commit keeps, in their new order
+  // after the summary (the pinned ones, then the retained tail): the live loop maps them to ids.
+  std::vector<std::size_t> survivors;
   ContextMeasurement post;                  // basis is the attempt's; TerminalFor moves it
   std::optional<std::string> turn_failure;  // the turn fails with this reason (continuation)
-  // why, for unavailable / retained_tail_too_large / ineffective
+  // why, for unavailable / retained_tail_too_large / pinned_too_large / ineffective
   std::optional<CompactRejectDetail> detail;
   // The coverage report (policy coverage not off): journaled with a commit, and with a
   // CoverageInsufficient rejection.
@@ -88,9 +98,12 @@ struct AttemptPreflight {
   AttemptInput input;
   std::optional<Proposal> rejected;  // set: the compactor is not called
   TailSelection selection;
-  // The context after the commit, estimated: the retained messages counted with the request's
-  // shape + max_summary_tokens. Set once the budget check passed (then also on an Ineffective
-  // rejection); absent when nothing is retained.
+  // The indices into the history of the pinned messages (with their tool-call partners) the
+  // commit keeps between the summary and the tail (KeptForPins).
+  std::vector<std::size_t> kept;
+  // The context after the commit, estimated: what is kept verbatim (the pinned messages and the
+  // retained tail) counted with the request's shape + max_summary_tokens. Set once the budget
+  // checks passed (then also on an Ineffective rejection); absent when nothing is retained.
   std::optional<TokenCount> estimate;
 };
 

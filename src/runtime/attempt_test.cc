@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <functional>
+#include <set>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -490,6 +491,136 @@ TEST(TerminalFor, AReplyThatCannotBeStampedFailsTheWholeBatch) {
                                   CompactRejectReason::kCanceled, std::nullopt, {});
   ASSERT_FALSE(static_cast<bool>(replies));
   EXPECT_EQ(replies.error().field, "AttemptID");
+}
+
+// Pins (docs/pins.md): H = [U0 request, A1 call c1, T2 result c1, A3 answer, U4 request,
+// A5 answer]; one segment is retained (U4, A5), the head is U0..A3.
+struct PinnedHistory {
+  std::vector<Message> messages{
+      U("first request"),
+      AssistantMessage{{ToolUseBlock{"c1", "read", "{}", std::nullopt, ""}}, std::nullopt},
+      ToolResultMessage{{TextBlock{"file contents"}}, "c1", false},
+      AssistantMessage{{TextBlock{"answer one"}}, std::nullopt},
+      U("second request"),
+      AssistantMessage{{TextBlock{"answer two"}}, std::nullopt},
+  };
+  std::vector<Uuid> ids{Uuid::V7(), Uuid::V7(), Uuid::V7(), Uuid::V7(), Uuid::V7(), Uuid::V7()};
+};
+
+AttemptInput PinnedInput(const PinnedHistory& h, std::shared_ptr<ContextCounter> counter,
+                         std::shared_ptr<Compactor> compactor, std::set<std::size_t> pinned) {
+  AttemptInput input = Input(std::move(counter), std::move(compactor), h.messages);
+  input.history_ids = h.ids;
+  for (std::size_t i : pinned)
+    input.pinned.insert(h.ids[i]);
+  return input;
+}
+
+TEST(RunAttemptPins, APinnedResultKeepsItsWholeStepOutOfTheCompactorsInput) {
+  PinnedHistory h;
+  auto counter = std::make_shared<StepCounter>(std::vector<std::int64_t>{10, 20, 30});
+  std::vector<Message> seen;
+  auto compactor = std::make_shared<FnCompactor>([&seen](const CompactionInput& input) {
+    seen = input.transcript;
+    return Echo(input);
+  });
+  Timers timers;
+  Proposal proposal = RunAttempt(PinnedInput(h, counter, compactor, {2}), timers, {});
+  ASSERT_FALSE(proposal.reject.has_value()) << CompactRejectReasonName(*proposal.reject);
+  // The compactor saw the two messages that are not kept: the request and the answer.
+  ASSERT_EQ(seen.size(), 2u);
+  EXPECT_EQ(seen[0], h.messages[0]);
+  EXPECT_EQ(seen[1], h.messages[3]);
+  // The call and its result are kept verbatim with their ids, the tail after them.
+  ASSERT_EQ(proposal.pinned.size(), 2u);
+  EXPECT_EQ(proposal.pinned[0], (PinnedMessage{h.ids[1], h.messages[1]}));
+  EXPECT_EQ(proposal.pinned[1], (PinnedMessage{h.ids[2], h.messages[2]}));
+  EXPECT_EQ(proposal.retained, (std::vector<Message>{h.messages[4], h.messages[5]}));
+  EXPECT_EQ(proposal.survivors, (std::vector<std::size_t>{1, 2, 4, 5}));
+  // Three counts: the tail alone, the tail with the pins, the replaced request.
+  EXPECT_EQ(counter->calls, 3u);
+  EXPECT_EQ(proposal.post.input_tokens, 30u);
+}
+
+TEST(RunAttemptPins, WithoutPinsNothingIsKeptAndTheCompactorSeesTheWholeHead) {
+  PinnedHistory h;
+  auto counter = std::make_shared<StepCounter>(std::vector<std::int64_t>{10, 30});
+  std::size_t seen = 0;
+  auto compactor = std::make_shared<FnCompactor>([&seen](const CompactionInput& input) {
+    seen = input.transcript.size();
+    return Echo(input);
+  });
+  Timers timers;
+  Proposal proposal = RunAttempt(PinnedInput(h, counter, compactor, {}), timers, {});
+  ASSERT_FALSE(proposal.reject.has_value());
+  EXPECT_EQ(seen, 4u);
+  EXPECT_TRUE(proposal.pinned.empty());
+  EXPECT_EQ(proposal.survivors, (std::vector<std::size_t>{4, 5}));
+  EXPECT_EQ(counter->calls, 2u);
+}
+
+TEST(RunAttemptPins, PinsThatLeaveNoRoomForTheSummaryArePinnedTooLarge) {
+  PinnedHistory h;
+  // The tail alone fits (10 + budget 10 < 80); with the pins 75 + 10 reaches the limit 80.
+  auto counter = std::make_shared<StepCounter>(std::vector<std::int64_t>{10, 75});
+  auto compactor = std::make_shared<FnCompactor>(Text(std::string(kSummary)));
+  Timers timers;
+  Proposal proposal = RunAttempt(PinnedInput(h, counter, compactor, {0}), timers, {});
+  ASSERT_EQ(proposal.reject, CompactRejectReason::kPinnedTooLarge);
+  ASSERT_TRUE(proposal.detail.has_value());
+  EXPECT_EQ(*proposal.detail,
+            (CompactRejectDetail{RejectDetailKind::kPinnedTooLarge, std::nullopt, 75, 80, 10}));
+  EXPECT_TRUE(IsValid(*proposal.detail));
+  EXPECT_EQ(compactor->calls, 0u);
+}
+
+TEST(RunAttemptPins, AHeadThatIsAllPinnedIsUnavailableWithoutCallingTheCompactor) {
+  PinnedHistory h;
+  auto counter = std::make_shared<StepCounter>(std::vector<std::int64_t>{10});
+  auto compactor = std::make_shared<FnCompactor>(Text(std::string(kSummary)));
+  Timers timers;
+  Proposal proposal = RunAttempt(PinnedInput(h, counter, compactor, {0, 1, 3}), timers, {});
+  ASSERT_EQ(proposal.reject, CompactRejectReason::kUnavailable);
+  ASSERT_TRUE(proposal.detail.has_value());
+  EXPECT_EQ(proposal.detail->kind, RejectDetailKind::kAllPinned);
+  EXPECT_EQ(compactor->calls, 0u);
+  EXPECT_EQ(counter->calls, 0u);
+}
+
+TEST(RunAttemptPins, IdsOfAnotherLengthPinNothing) {
+  PinnedHistory h;
+  auto counter = std::make_shared<StepCounter>(std::vector<std::int64_t>{10, 30});
+  auto compactor = std::make_shared<FnCompactor>(Text(std::string(kSummary)));
+  AttemptInput input = PinnedInput(h, counter, compactor, {2});
+  input.history_ids.pop_back();
+  Timers timers;
+  Proposal proposal = RunAttempt(input, timers, {});
+  ASSERT_FALSE(proposal.reject.has_value());
+  EXPECT_TRUE(proposal.pinned.empty());
+}
+
+TEST(TerminalFor, ACommitCarriesItsPinnedMessagesAndCountsThemInItsFingerprint) {
+  PinnedHistory h;
+  Proposal proposal;
+  proposal.summary = UserMessage{{TextBlock{std::string(kSummary)}}};
+  proposal.pinned = {PinnedMessage{h.ids[3], h.messages[3]}};
+  proposal.retained = {h.messages[4], h.messages[5]};
+  proposal.post.model = TestModel();
+  proposal.post.input_tokens = 30;
+  proposal.post.input_limit = 80;
+  proposal.post.quality = CountQuality::kExactLocal;
+  Attempt attempt = InProgress();
+  auto terminal = TerminalFor(attempt, proposal, Header(), {}, {});
+  ASSERT_TRUE(static_cast<bool>(terminal));
+  const auto* committed = std::get_if<CompactionCommitted>(&terminal->batch[0]);
+  ASSERT_NE(committed, nullptr);
+  EXPECT_EQ(committed->pinned, proposal.pinned);
+  EXPECT_TRUE(Validate(terminal->batch[0]).ok());
+  InferenceRequest replaced = attempt.request;
+  replaced.messages = {proposal.summary, h.messages[3], h.messages[4], h.messages[5]};
+  EXPECT_EQ(
+      committed->post_context.request_fingerprint,
+      RequestFingerprint(replaced, committed->post_context.basis, committed->post_context.quality));
 }
 
 }  // namespace

@@ -46,20 +46,32 @@ bool AnswersOneCommandAlone(CompactRejectReason reason) {
 // A commit retains a suffix of the history; from version 2 on (a cut inside a segment,
 // docs/decisions.md P11) it may instead retain the request that opened the cut's segment
 // followed by a suffix that starts after it, with at least one message summarized between them.
-bool RetainedFromHistory(const CompactionCommitted& c, const std::vector<Message>& history) {
+// Returns the retained messages' ids (their history ids, event/pins.h), or nullopt when the
+// retained list is neither.
+std::optional<std::vector<Uuid>> RetainedFromHistory(const CompactionCommitted& c,
+                                                     const std::vector<Message>& history,
+                                                     const std::vector<Uuid>& ids) {
   const std::size_t kept = c.retained.size();
+  const auto suffix_ids = [&ids](std::size_t from) {
+    return std::vector<Uuid>(ids.begin() + static_cast<std::ptrdiff_t>(from), ids.end());
+  };
   if (kept <= history.size() &&
       std::equal(c.retained.begin(), c.retained.end(), history.end() - kept))
-    return true;
+    return suffix_ids(history.size() - kept);
   if (c.payload_version < 2 || kept == 0 || kept - 1 > history.size())
-    return false;
+    return std::nullopt;
   const std::size_t cut = history.size() - (kept - 1);
   if (!std::equal(c.retained.begin() + 1, c.retained.end(), history.begin() + cut))
-    return false;
+    return std::nullopt;
   std::size_t request = cut;
   while (request > 0 && history[request - 1].role() != Role::kUser)
     --request;
-  return request > 0 && request < cut && history[request - 1] == c.retained.front();
+  if (!(request > 0 && request < cut && history[request - 1] == c.retained.front()))
+    return std::nullopt;
+  std::vector<Uuid> out{ids[request - 1]};
+  for (std::size_t i = cut; i < ids.size(); ++i)
+    out.push_back(ids[i]);
+  return out;
 }
 
 bool SameCoordinates(const EventHeader& a, const EventHeader& b) {
@@ -115,6 +127,10 @@ std::string_view RestoreErrorKindName(RestoreErrorKind kind) {
       return "definition_mismatch";
     case RestoreErrorKind::kHistoryContinuation:
       return "history_continuation";
+    case RestoreErrorKind::kPinMismatch:
+      return "pin_mismatch";
+    case RestoreErrorKind::kRevertMismatch:
+      return "revert_mismatch";
   }
   return "";
 }
@@ -396,6 +412,8 @@ Status<RestoreError> SessionFolder::ApplyEvent(const JournalRecord& record, cons
     loop.policy = created->policy;
     loop.compactor_name = created->compactor;
     loop.history = created->history;
+    for (std::size_t i = 0; i < loop.history.size(); ++i)
+      loop.history_ids.push_back(InitialMessageId(h.event_id, i));
     if (created->continued_history != 0)
       continuing_ = Continuation{h.loop_id, record.seq, h.event_id, created->continued_history};
     if (!loop.history.empty())
@@ -471,6 +489,7 @@ Status<RestoreError> SessionFolder::ApplyLoopEvent(const JournalRecord& record, 
       if (input != loop.pending.end())
         loop.pending.erase(input);
       loop.history.push_back(committed.message);
+      loop.history_ids.push_back(h.event_id);
       loop.measurement.reset();
       loop.basis = ContextBasis{loop.basis.revision + 1, h.event_id};
       return {};
@@ -504,22 +523,57 @@ Status<RestoreError> SessionFolder::ApplyLoopEvent(const JournalRecord& record, 
         return Refuse(RestoreErrorKind::kBasisMismatch, record, loop.loop,
                       {"CompactionCommitted at a basis that is not the loop's"});
       const std::size_t kept = c.retained.size();
-      if (!RetainedFromHistory(c, loop.history))
+      auto retained_ids = RetainedFromHistory(c, loop.history, loop.history_ids);
+      if (!retained_ids)
         return Refuse(RestoreErrorKind::kRetainedMismatch, record, loop.loop,
                       {"retained is not the suffix of the loop's history"});
-      if (loop.derived_prefix == 1 && kept != 0 && kept == loop.history.size())
+      const auto prefix_end =
+          loop.history_ids.begin() + static_cast<std::ptrdiff_t>(loop.derived_prefix);
+      if (std::any_of(retained_ids->begin(), retained_ids->end(), [&](const Uuid& id) {
+            return std::find(loop.history_ids.begin(), prefix_end, id) != prefix_end;
+          }))
         return Refuse(RestoreErrorKind::kRetainedMismatch, record, loop.loop,
                       {"retained includes the previous summary"});
+      // The pinned messages are messages of the history, in its order, before the tail.
+      std::size_t next = 0;
+      for (const PinnedMessage& pinned : c.pinned) {
+        auto at = std::find(loop.history_ids.begin() + static_cast<std::ptrdiff_t>(next),
+                            loop.history_ids.end(), pinned.id);
+        const auto index = static_cast<std::size_t>(at - loop.history_ids.begin());
+        if (at == loop.history_ids.end() || !(loop.history[index] == pinned.message) ||
+            std::find(retained_ids->begin(), retained_ids->end(), pinned.id) != retained_ids->end())
+          return Refuse(RestoreErrorKind::kPinMismatch, record, loop.loop,
+                        {"a pinned message of the commit is not a message of the history before "
+                         "its retained tail, in order"});
+        next = index + 1;
+      }
       if (!(c.post_context.model == loop.model))
         return Refuse(RestoreErrorKind::kModelMismatch, record, loop.loop,
                       {"post_context for another model than LoopCreated's"});
       RecordTerminal(std::move(terminal));
+      loop.replaced.push_back(ReplacedHistory{h.event_id, loop.history, loop.history_ids,
+                                              loop.derived_prefix, 1 + c.pinned.size() + kept});
+      if (loop.replaced.size() > kMaxUndoDepth)
+        loop.replaced.erase(loop.replaced.begin());
       std::vector<Message> history;
-      history.reserve(kept + 1);
+      std::vector<Uuid> ids;
+      history.reserve(kept + c.pinned.size() + 1);
+      ids.reserve(kept + c.pinned.size() + 1);
       history.emplace_back(c.summary);
+      ids.push_back(h.event_id);
+      for (const PinnedMessage& pinned : c.pinned) {
+        history.push_back(pinned.message);
+        ids.push_back(pinned.id);
+      }
       history.insert(history.end(), c.retained.begin(), c.retained.end());
+      ids.insert(ids.end(), retained_ids->begin(), retained_ids->end());
       loop.history = std::move(history);
-      loop.derived_prefix = 1;
+      loop.history_ids = std::move(ids);
+      std::erase_if(loop.pinned, [&loop](const Uuid& id) {
+        return std::find(loop.history_ids.begin(), loop.history_ids.end(), id) ==
+               loop.history_ids.end();
+      });
+      loop.derived_prefix = 1 + c.pinned.size();
       loop.measurement = c.post_context;
       loop.basis = c.post_context.basis;
       loop.occupancies.clear();  // a commit carries no hysteresis over (LoopActor::Finalize)
@@ -579,10 +633,59 @@ Status<RestoreError> SessionFolder::ApplyLoopEvent(const JournalRecord& record, 
       if (continued.history.size() > continuing_->awaited)
         return Refuse(RestoreErrorKind::kHistoryContinuation, record, loop.loop,
                       {"LoopHistoryContinued carries more messages than LoopCreated announced"});
+      for (std::size_t i = 0; i < continued.history.size(); ++i)
+        loop.history_ids.push_back(
+            InitialMessageId(continuing_->created_id, loop.history.size() + i));
       loop.history.insert(loop.history.end(), continued.history.begin(), continued.history.end());
       continuing_->awaited -= continued.history.size();
       if (continuing_->awaited == 0)
         continuing_.reset();
+      return {};
+    }
+    case EventKind::kHistoryReverted: {
+      const auto& r = std::get<HistoryReverted>(event);
+      if (loop.replaced.empty() || !(loop.replaced.back().replacement == r.reverted_event_id))
+        return Refuse(RestoreErrorKind::kRevertMismatch, record, loop.loop,
+                      {"HistoryReverted names a replacement that is not the loop's latest "
+                       "undoable one"});
+      if (!(r.basis == loop.basis))
+        return Refuse(RestoreErrorKind::kBasisMismatch, record, loop.loop,
+                      {"HistoryReverted at a basis that is not the loop's"});
+      if (!(r.post_context.model == loop.model))
+        return Refuse(RestoreErrorKind::kModelMismatch, record, loop.loop,
+                      {"post_context for another model than LoopCreated's"});
+      auto reverted = RevertHistory(loop.history, loop.history_ids, loop.replaced.back());
+      if (!reverted)
+        return Refuse(RestoreErrorKind::kRevertMismatch, record, loop.loop,
+                      {"the history is shorter than what the reverted replacement installed"});
+      loop.replaced.pop_back();
+      loop.history = std::move(reverted->history);
+      loop.history_ids = std::move(reverted->history_ids);
+      loop.derived_prefix = reverted->derived_prefix;
+      loop.measurement = r.post_context;
+      loop.basis = r.post_context.basis;
+      loop.occupancies.clear();  // as after a commit: a new history carries no hysteresis
+      if (auto occupancy =
+              OccupancyBasisPoints(r.post_context.input_tokens, r.post_context.input_limit))
+        loop.occupancies.push_back(*occupancy);
+      loop.automatic_latch.reset();
+      return {};
+    }
+    case EventKind::kMessagePinned:
+    case EventKind::kMessageUnpinned: {
+      const bool pin = KindOf(event) == EventKind::kMessagePinned;
+      const Uuid& message = pin ? std::get<MessagePinned>(event).message_id
+                                : std::get<MessageUnpinned>(event).message_id;
+      auto at = std::find(loop.history_ids.begin(), loop.history_ids.end(), message);
+      if (at == loop.history_ids.end())
+        return Refuse(RestoreErrorKind::kPinMismatch, record, loop.loop,
+                      {type, " names no message of the loop's history"});
+      if (pin && loop.derived_prefix > 0 && at == loop.history_ids.begin())
+        return Refuse(RestoreErrorKind::kPinMismatch, record, loop.loop,
+                      {"MessagePinned names the summary"});
+      if (pin ? !loop.pinned.insert(message).second : loop.pinned.erase(message) == 0)
+        return Refuse(RestoreErrorKind::kPinMismatch, record, loop.loop,
+                      {type, pin ? " names a message already pinned" : " names no pinned message"});
       return {};
     }
     case EventKind::kLoopRequestChanged: {
@@ -595,6 +698,18 @@ Status<RestoreError> SessionFolder::ApplyLoopEvent(const JournalRecord& record, 
     default:
       return {};  // LoopIdle: status only
   }
+}
+
+std::optional<RevertedHistory> RevertHistory(const std::vector<Message>& history,
+                                             const std::vector<Uuid>& history_ids,
+                                             const ReplacedHistory& replaced) {
+  if (history.size() < replaced.installed || history_ids.size() != history.size())
+    return std::nullopt;
+  RevertedHistory out{replaced.history, replaced.history_ids, replaced.derived_prefix};
+  const auto since = static_cast<std::ptrdiff_t>(replaced.installed);
+  out.history.insert(out.history.end(), history.begin() + since, history.end());
+  out.history_ids.insert(out.history_ids.end(), history_ids.begin() + since, history_ids.end());
+  return out;
 }
 
 Status<RestoreError> SessionFolder::CheckTerminal(const JournalRecord& record,

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -639,6 +640,203 @@ TEST(Fold, AVersionTwoCommitKeepsTheRequestAndASuffix) {
             (std::vector<Message>{commit.summary, UserText("request"), AssistantText("step 3")}));
 }
 
+// --- message ids and pins (docs/pins.md) --------------------------------------------------------
+
+TEST(Fold, MessageIdsFollowFromTheEventsThatCommittedThem) {
+  JournalBuilder b(kSession);
+  const Uuid loop = b.CreateLoop(Messages({"u1", "a1", "u2", "a2"}));
+  Uuid created;
+  for (const JournalRecord& record : b.records()) {
+    if (record.type == LoopCreated::kType)
+      created = record.record_id;
+  }
+  const Uuid turn_input = b.AcceptInput(loop, "u3");
+  b.StartTurn(loop);
+  const Uuid input_id = b.CommitInput(loop, turn_input);
+  const Uuid answer_id = b.CommitMessage(loop, AssistantText("a3"));
+  LoopFold l = OnlyLoop(MustFold(b));
+  ASSERT_EQ(l.history_ids.size(), 6u);
+  for (std::uint64_t i = 0; i < 4; ++i)
+    EXPECT_EQ(l.history_ids[i], InitialMessageId(created, i));
+  EXPECT_EQ(l.history_ids[4], input_id);
+  EXPECT_EQ(l.history_ids[5], answer_id);
+  // A commit gives the summary its own id and keeps the retained messages' ids.
+  b.CompleteTurn(loop);
+  const CompactionCommitted commit = b.MakeCommit(loop, 2, {});
+  b.Commit(commit);
+  l = OnlyLoop(MustFold(b));
+  EXPECT_EQ(l.history_ids, (std::vector<Uuid>{commit.header.event_id, input_id, answer_id}));
+}
+
+TEST(Fold, PinsFoldAndACommitKeepsThePinnedMessagesAfterTheSummary) {
+  JournalBuilder b(kSession);
+  const Uuid loop = b.CreateLoop(Messages({"u1", "a1", "u2", "a2", "u3", "a3"}));
+  const std::vector<Uuid> ids = OnlyLoop(MustFold(b)).history_ids;
+  b.Pin(loop, ids[1]);
+  b.Pin(loop, ids[3]);
+  b.Pin(loop, ids[3], false);
+  LoopFold l = OnlyLoop(MustFold(b));
+  EXPECT_EQ(l.pinned, (std::set<Uuid>{ids[1]}));
+  CompactionCommitted commit = b.MakeCommit(loop, 2, {});
+  commit.pinned = {PinnedMessage{ids[1], AssistantText("a1")}};
+  b.Commit(commit);
+  l = OnlyLoop(MustFold(b));
+  EXPECT_EQ(l.history, (std::vector<Message>{commit.summary, AssistantText("a1"), UserText("u3"),
+                                             AssistantText("a3")}));
+  EXPECT_EQ(l.history_ids, (std::vector<Uuid>{commit.header.event_id, ids[1], ids[4], ids[5]}));
+  EXPECT_EQ(l.derived_prefix, 2u);
+  EXPECT_EQ(l.pinned, (std::set<Uuid>{ids[1]}));
+  // The next commit may keep it again; the summary itself cannot be pinned.
+  b.Pin(loop, commit.header.event_id);
+  auto refused = FoldAll(b.session(), b.records());
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.error().kind, RestoreErrorKind::kPinMismatch);
+  EXPECT_EQ(refused.error().detail, "MessagePinned names the summary");
+}
+
+TEST(Fold, PinsAndPinnedListsThatContradictTheHistoryAreRefused) {
+  struct Case {
+    std::string name;
+    std::function<void(JournalBuilder&, const Uuid&, const std::vector<Uuid>&)> write;
+    std::string detail;
+  };
+  const std::vector<Case> cases = {
+      {"an unknown id",
+       [](JournalBuilder& b, const Uuid& loop, const std::vector<Uuid>&) {
+         b.Pin(loop, Uuid::Parse("00000000-0000-4000-8000-0000000000ff").value());
+       },
+       "MessagePinned names no message of the loop's history"},
+      {"a second pin",
+       [](JournalBuilder& b, const Uuid& loop, const std::vector<Uuid>& ids) {
+         b.Pin(loop, ids[0]);
+         b.Pin(loop, ids[0]);
+       },
+       "MessagePinned names a message already pinned"},
+      {"an unpin of no pin",
+       [](JournalBuilder& b, const Uuid& loop, const std::vector<Uuid>& ids) {
+         b.Pin(loop, ids[0], false);
+       },
+       "MessageUnpinned names no pinned message"},
+      {"a pinned message that differs",
+       [](JournalBuilder& b, const Uuid& loop, const std::vector<Uuid>& ids) {
+         CompactionCommitted commit = b.MakeCommit(loop, 2, {});
+         commit.pinned = {PinnedMessage{ids[1], AssistantText("not a1")}};
+         b.Commit(commit);
+       },
+       "a pinned message of the commit is not a message of the history before its retained "
+       "tail, in order"},
+      {"pinned messages out of order",
+       [](JournalBuilder& b, const Uuid& loop, const std::vector<Uuid>& ids) {
+         CompactionCommitted commit = b.MakeCommit(loop, 2, {});
+         commit.pinned = {PinnedMessage{ids[1], AssistantText("a1")},
+                          PinnedMessage{ids[0], UserText("u1")}};
+         b.Commit(commit);
+       },
+       "a pinned message of the commit is not a message of the history before its retained "
+       "tail, in order"},
+      {"a pinned message that is also retained",
+       [](JournalBuilder& b, const Uuid& loop, const std::vector<Uuid>& ids) {
+         CompactionCommitted commit = b.MakeCommit(loop, 2, {});
+         commit.pinned = {PinnedMessage{ids[3], AssistantText("a2")}};
+         b.Commit(commit);
+       },
+       "a pinned message of the commit is not a message of the history before its retained "
+       "tail, in order"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    JournalBuilder b(kSession);
+    const Uuid loop = b.CreateLoop(Messages({"u1", "a1", "u2", "a2"}));
+    c.write(b, loop, OnlyLoop(MustFold(b)).history_ids);
+    auto fold = FoldAll(b.session(), b.records());
+    ASSERT_FALSE(fold.ok());
+    EXPECT_EQ(fold.error().kind, RestoreErrorKind::kPinMismatch);
+    EXPECT_EQ(fold.error().detail, c.detail);
+  }
+}
+
+// --- undo (docs/undo.md) ------------------------------------------------------------------------
+
+TEST(Fold, HistoryRevertedPutsBackTheHistoryBeforeTheCommitAndTheMessagesSince) {
+  JournalBuilder b(kSession);
+  const Uuid loop = b.CreateLoop(Messages({"u1", "a1", "u2", "a2"}));
+  const std::vector<Uuid> created = OnlyLoop(MustFold(b)).history_ids;
+  const CompactionCommitted commit = b.MakeCommit(loop, 2, {});
+  b.Commit(commit);
+  b.StartTurn(loop);
+  const Uuid since = b.CommitMessage(loop, UserText("u3"));
+  b.CompleteTurn(loop);
+  EXPECT_EQ(OnlyLoop(MustFold(b)).replaced.size(), 1u);
+  const HistoryReverted reverted = b.Revert(loop, commit.header.event_id);
+  const LoopFold l = OnlyLoop(MustFold(b));
+  EXPECT_EQ(l.history, (std::vector<Message>{UserText("u1"), AssistantText("a1"), UserText("u2"),
+                                             AssistantText("a2"), UserText("u3")}));
+  EXPECT_EQ(l.history_ids,
+            (std::vector<Uuid>{created[0], created[1], created[2], created[3], since}));
+  EXPECT_EQ(l.derived_prefix, 0u);
+  EXPECT_EQ(l.basis, reverted.post_context.basis);
+  ASSERT_TRUE(l.measurement);
+  EXPECT_EQ(*l.measurement, reverted.post_context);
+  EXPECT_TRUE(l.replaced.empty());
+}
+
+TEST(Fold, TheUndoStackKeepsTheLatestReplacementsAndARevertMustNameTheTopOne) {
+  JournalBuilder b(kSession);
+  const Uuid loop = b.CreateLoop(Messages({"u1", "a1"}));
+  std::vector<Uuid> commits;
+  for (std::size_t i = 0; i < kMaxUndoDepth + 1; ++i) {
+    const CompactionCommitted commit = b.MakeCommit(loop, 2, {});
+    b.Commit(commit);
+    commits.push_back(commit.header.event_id);
+  }
+  LoopFold l = OnlyLoop(MustFold(b));
+  ASSERT_EQ(l.replaced.size(), kMaxUndoDepth);
+  EXPECT_EQ(l.replaced.front().replacement, commits[1]);  // the oldest left the stack
+  EXPECT_EQ(l.replaced.back().replacement, commits.back());
+
+  JournalBuilder wrong = b;
+  wrong.Revert(loop, commits[0]);
+  auto refused = FoldAll(wrong.session(), wrong.records());
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.error().kind, RestoreErrorKind::kRevertMismatch);
+  EXPECT_EQ(refused.error().detail,
+            "HistoryReverted names a replacement that is not the loop's latest undoable one");
+
+  for (std::size_t i = commits.size(); i-- > 1;)
+    b.Revert(loop, commits[i]);
+  l = OnlyLoop(MustFold(b));
+  EXPECT_TRUE(l.replaced.empty());
+  b.Revert(loop, commits[0]);  // evicted: no longer undoable
+  refused = FoldAll(b.session(), b.records());
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.error().kind, RestoreErrorKind::kRevertMismatch);
+}
+
+TEST(Fold, ARevertAtAnotherBasisIsRefused) {
+  JournalBuilder b(kSession);
+  const Uuid loop = b.CreateLoop(Messages({"u1", "a1", "u2", "a2"}));
+  const CompactionCommitted commit = b.MakeCommit(loop, 2, {});
+  b.Commit(commit);
+  const ContextBasis at_commit = b.basis(loop);
+  b.StartTurn(loop);
+  b.CommitMessage(loop, UserText("u3"));  // the basis moves on
+  HistoryReverted r;
+  r.header = b.Header(loop);
+  r.reverted_event_id = commit.header.event_id;
+  r.basis = at_commit;
+  r.post_context = ContextMeasurement{ContextBasis{at_commit.revision + 1, r.header.event_id},
+                                      testing::TestModel(),
+                                      Fingerprint(Sha256("stale")),
+                                      100,
+                                      1000,
+                                      CountQuality::kExactLocal};
+  b.Append(r);
+  auto refused = FoldAll(b.session(), b.records());
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.error().kind, RestoreErrorKind::kBasisMismatch);
+  EXPECT_EQ(refused.error().detail, "HistoryReverted at a basis that is not the loop's");
+}
+
 TEST(Fold, S67_AnAutomaticRejectionLatchesItsBasisUntilACommit) {
   JournalBuilder b(kSession);
   const Uuid loop = b.CreateLoop(Messages({"u1", "a1"}));
@@ -1182,6 +1380,8 @@ TEST(Fold, EveryKindHasItsWireName) {
       {RestoreErrorKind::kDuplicateReply, "duplicate_reply"},
       {RestoreErrorKind::kDefinitionMismatch, "definition_mismatch"},
       {RestoreErrorKind::kHistoryContinuation, "history_continuation"},
+      {RestoreErrorKind::kPinMismatch, "pin_mismatch"},
+      {RestoreErrorKind::kRevertMismatch, "revert_mismatch"},
   };
   for (const auto& [kind, name] : names)
     EXPECT_EQ(RestoreErrorKindName(kind), name);

@@ -29,6 +29,9 @@ LoopActor::LoopActor(SessionCore& session, const Uuid& id, LoopDefinition defini
       definition_(std::move(definition)),
       strand_(session.NewStrand()),
       history_(std::move(start.history)),
+      history_ids_(std::move(start.history_ids)),
+      pinned_(std::move(start.pinned)),
+      replaced_(std::move(start.replaced)),
       derived_prefix_(start.derived_prefix),
       basis_(start.basis),
       measurement_(std::move(start.measurement)),
@@ -96,6 +99,13 @@ std::future<LoopSnapshot> LoopActor::PostSnapshot() {
                       : self->turn_ ? LoopStatus::kRunning
                                     : LoopStatus::kIdle;
     snapshot.history = self->history_;
+    snapshot.history_ids = self->history_ids_;
+    for (const Uuid& id : self->history_ids_) {
+      if (self->pinned_.contains(id))
+        snapshot.pinned.push_back(id);
+    }
+    snapshot.deferred_pins = self->deferred_pins_.size();
+    snapshot.undoable = self->replaced_.size();
     snapshot.derived_prefix = self->derived_prefix_;
     snapshot.basis = self->basis_;
     snapshot.measurement = self->measurement_;
@@ -136,6 +146,190 @@ std::future<PublishOutcome> LoopActor::PostRequestChange(LoopRequestChanged chan
     promise->set_value(PublishOutcome{});
   });
   return future;
+}
+
+std::future<Result<bool, SessionError>> LoopActor::PostPin(const Uuid& message, bool pin) {
+  PinRequest request{message, pin, std::make_shared<std::promise<Result<bool, SessionError>>>()};
+  auto future = request.reply->get_future();
+  strand_->Post([self = shared_from_this(), request = std::move(request)]() mutable {
+    self->OnPin(std::move(request));
+  });
+  return future;
+}
+
+std::future<Result<Uuid, SessionError>> LoopActor::PostUndo(const Uuid& event_id) {
+  auto reply = std::make_shared<std::promise<Result<Uuid, SessionError>>>();
+  auto future = reply->get_future();
+  strand_->Post([self = shared_from_this(), event_id, reply]() mutable {
+    self->OnUndo(event_id, std::move(reply));
+  });
+  return future;
+}
+
+// --- undo ---------------------------------------------------------------------------------
+
+void LoopActor::OnUndo(const Uuid& event_id,
+                       std::shared_ptr<std::promise<Result<Uuid, SessionError>>> reply) {
+  auto refuse = [&](SessionErrorKind kind, std::string detail) {
+    reply->set_value(Fail(SessionError{kind, std::move(detail)}));
+  };
+  if (exited_ || halted_ || shutting_down_)
+    return refuse(SessionErrorKind::kLoopExited, "");
+  if (replaced_.empty()) {
+    return refuse(SessionErrorKind::kNothingToUndo,
+                  "the loop has no compaction left to undo (an undo reaches back " +
+                      std::to_string(kMaxUndoDepth) + " compactions)");
+  }
+  if (turn_ || slot_.occupied() || undo_) {
+    return refuse(SessionErrorKind::kLoopBusy,
+                  "the loop is running a turn, a compaction or an undo; undo once it is idle");
+  }
+  auto reverted = RevertHistory(history_, history_ids_, replaced_.back());
+  if (!reverted) {
+    return refuse(SessionErrorKind::kUndoRefused,
+                  "the history is not the one the last compaction left");
+  }
+  InferenceRequest request = BuildRequest();
+  request.messages = reverted->history;
+  const ContextBasis after{basis_.revision + 1, event_id};
+  const std::uint64_t op = next_op_++;
+  undo_ = PendingUndo{event_id, op, basis_, std::move(*reverted), std::move(reply)};
+  // The restored request is counted at the basis it would have, so its measurement is the
+  // post context the event carries. Turns wait meanwhile (StartTurn), so nothing moves the basis.
+  MeasureOffActor(op, std::move(request), {}, &LoopActor::OnUndoCounted, after);
+}
+
+void LoopActor::OnUndoCounted(std::uint64_t op, Result<ContextMeasurement, MeasureError> result) {
+  if (!undo_ || undo_->op != op)
+    return;
+  PendingUndo undo = std::move(*undo_);
+  undo_.reset();
+  auto refuse = [&](SessionErrorKind kind, std::string detail) {
+    undo.reply->set_value(Fail(SessionError{kind, std::move(detail)}));
+    ResumeQueued();
+  };
+  if (exited_ || halted_ || shutting_down_)
+    return refuse(SessionErrorKind::kLoopExited, "");
+  if (!result) {
+    return refuse(SessionErrorKind::kUndoRefused,
+                  "the restored history could not be counted: " + result.error().Message());
+  }
+  if (result->input_tokens >= result->input_limit) {
+    return refuse(SessionErrorKind::kUndoRefused,
+                  "the history before the last compaction and the messages since (" +
+                      std::to_string(undo.reverted.history.size()) + " messages, " +
+                      std::to_string(result->input_tokens) + " tokens) reach the input limit (" +
+                      std::to_string(result->input_limit) + "); the compaction stays");
+  }
+  HistoryReverted event;
+  event.header = LoopHeader();
+  event.header.event_id = undo.event_id;
+  event.header.cause.agency = Agency::kUser;
+  event.reverted_event_id = replaced_.back().replacement;
+  event.basis = basis_;
+  event.post_context = *result;
+  PublishOutcome outcome = Publish(event);
+  if (!outcome.ok()) {
+    if (outcome.status == Published::kFatal)
+      halted_ = true;
+    return refuse(outcome.status == Published::kFatal ? SessionErrorKind::kJournal
+                                                      : SessionErrorKind::kUndoRefused,
+                  std::move(outcome.detail));
+  }
+  // Only now, durable, does the live history change.
+  replaced_.pop_back();
+  history_ = std::move(undo.reverted.history);
+  history_ids_ = std::move(undo.reverted.history_ids);
+  derived_prefix_ = undo.reverted.derived_prefix;
+  basis_ = result->basis;
+  measurement_ = *result;
+  pressure_ = PressureLevel::kUnknown;  // a new history carries no hysteresis, as after a commit
+  pressure_ = LevelFor(*result);
+  undo.reply->set_value(undo.event_id);
+  ResumeQueued();
+}
+
+// --- pins ---------------------------------------------------------------------------------
+
+void LoopActor::OnPin(PinRequest request) {
+  if (exited_ || halted_ || shutting_down_) {
+    request.reply->set_value(Fail(SessionError{SessionErrorKind::kLoopExited, ""}));
+    return;
+  }
+  // An attempt chose what it keeps when it started; a pin that changed under it could be
+  // summarized away, so the change waits for the attempt's end (docs/pins.md).
+  const Attempt* attempt = slot_.attempt();
+  if (attempt != nullptr && attempt->phase == AttemptPhase::kInProgress) {
+    deferred_pins_.push_back(std::move(request));
+    return;
+  }
+  ApplyPin(request);
+}
+
+void LoopActor::ApplyPin(PinRequest& request) {
+  auto refuse = [&](SessionErrorKind kind, std::string detail) {
+    request.reply->set_value(Fail(SessionError{kind, std::move(detail)}));
+  };
+  const auto at = std::find(history_ids_.begin(), history_ids_.end(), request.message);
+  if (at == history_ids_.end()) {
+    return refuse(SessionErrorKind::kMessageNotFound,
+                  "no message of the loop's history has the id " + request.message.ToString() +
+                      " (a message that was summarized is gone from the history)");
+  }
+  const bool pinned = pinned_.contains(request.message);
+  if (pinned == request.pin) {
+    request.reply->set_value(false);
+    return;
+  }
+  if (request.pin && derived_prefix_ > 0 && at == history_ids_.begin()) {
+    return refuse(SessionErrorKind::kNotPinnable,
+                  "the summary cannot be pinned: the next compaction carries it forward in the "
+                  "new summary");
+  }
+  if (request.pin && pinned_.size() >= kMaxPinnedMessages) {
+    return refuse(SessionErrorKind::kNotPinnable, "the loop already has " +
+                                                      std::to_string(kMaxPinnedMessages) +
+                                                      " pinned messages; unpin one first");
+  }
+  PublishOutcome outcome;
+  if (request.pin) {
+    MessagePinned event;
+    event.header = LoopHeader();
+    event.message_id = request.message;
+    outcome = Publish(event);
+  } else {
+    MessageUnpinned event;
+    event.header = LoopHeader();
+    event.message_id = request.message;
+    outcome = Publish(event);
+  }
+  if (!outcome.ok()) {
+    if (outcome.status == Published::kFatal)
+      halted_ = true;
+    return refuse(outcome.status == Published::kFatal ? SessionErrorKind::kJournal
+                                                      : SessionErrorKind::kInvalidArgument,
+                  std::move(outcome.detail));
+  }
+  if (request.pin)
+    pinned_.insert(request.message);
+  else
+    pinned_.erase(request.message);
+  request.reply->set_value(true);
+}
+
+void LoopActor::ApplyDeferredPins() {
+  const Attempt* attempt = slot_.attempt();
+  if (!halted_ && !exited_ && attempt != nullptr && attempt->phase == AttemptPhase::kInProgress)
+    return;
+  std::vector<PinRequest> deferred = std::move(deferred_pins_);
+  deferred_pins_.clear();
+  for (PinRequest& request : deferred) {
+    if (halted_ || exited_) {
+      request.reply->set_value(Fail(SessionError{SessionErrorKind::kLoopExited, ""}));
+      continue;
+    }
+    ApplyPin(request);
+  }
 }
 
 // --- publication --------------------------------------------------------------------------
@@ -191,6 +385,7 @@ bool LoopActor::CommitMessage(Message message, const Uuid& input_command) {
   if (!PublishOrHalt(event, InfrastructureFailure::Kind::kEventAppend))
     return false;
   history_.push_back(std::move(message));
+  history_ids_.push_back(event_id);
   measurement_.reset();
   basis_ = ContextBasis{basis_.revision + 1, event_id};
   return true;
@@ -453,13 +648,18 @@ void LoopActor::Exit() {
   if (Attempt* attempt = slot_.attempt())
     attempt->stop.request_stop();
   cancellations_.clear();
+  ApplyDeferredPins();  // answered: the loop has exited
+  if (undo_) {
+    undo_->reply->set_value(Fail(SessionError{SessionErrorKind::kLoopExited, ""}));
+    undo_.reset();
+  }
   exited_promise_.set_value();
 }
 
 // --- turns --------------------------------------------------------------------------------
 
 void LoopActor::StartTurn() {
-  if (turn_ || slot_.occupied() || queue_.empty() || shutting_down_ || halted_ || exited_)
+  if (turn_ || slot_.occupied() || undo_ || queue_.empty() || shutting_down_ || halted_ || exited_)
     return;
   turn_ = Turn{};  // not emplace(): clang sees the nested type as incomplete there
   turn_->id = session_.MintId();
@@ -510,10 +710,10 @@ void LoopActor::ApplyTurn(TurnDriver::Decision decision) {
 }
 
 void LoopActor::MeasureOffActor(std::uint64_t op, InferenceRequest request, std::stop_token stop,
-                                MeasureHandler handler) {
+                                MeasureHandler handler, std::optional<ContextBasis> at) {
   OffActor(
       op,
-      [request = std::move(request), basis = basis_, limits = definition_.limits,
+      [request = std::move(request), basis = at.value_or(basis_), limits = definition_.limits,
        policy = *definition_.compaction, counter = definition_.counter, &timers = session_.timers(),
        stop] { return Measure(request, basis, limits, policy, *counter, timers, stop); },
       handler);
@@ -778,6 +978,8 @@ bool LoopActor::StartAttempt(const ContextMeasurement& candidate, InferenceReque
   input.candidate = candidate;
   input.request = attempt.request;
   input.derived_prefix = derived_prefix_;
+  input.history_ids = history_ids_;
+  input.pinned = pinned_;
   input.limits = definition_.limits;
   input.policy = *definition_.compaction;
   input.counter = definition_.counter;
@@ -902,17 +1104,35 @@ bool LoopActor::Finalize(Proposal& proposal) {
     proposal = Proposal::Rejected(CompactRejectReason::kInternal);
     return Finalize(proposal);  // the turn decides on what was journaled
   }
-  if (!outcome.ok())
+  if (!outcome.ok()) {
+    ApplyDeferredPins();  // a halted loop answers them
     return false;
+  }
   if (commit) {
     // Only now, with the terminal and every reply durable, does the live history change.
     std::vector<Message> history;
-    history.reserve(proposal.retained.size() + 1);
+    history.reserve(proposal.pinned.size() + proposal.retained.size() + 1);
     history.emplace_back(proposal.summary);
+    for (PinnedMessage& kept : proposal.pinned)
+      history.push_back(std::move(kept.message));
     for (Message& m : proposal.retained)
       history.push_back(std::move(m));
+    replaced_.push_back(ReplacedHistory{header.event_id, std::move(history_),
+                                        std::move(history_ids_), derived_prefix_, history.size()});
+    if (replaced_.size() > kMaxUndoDepth)
+      replaced_.erase(replaced_.begin());
+    const std::vector<Uuid>& before_ids = replaced_.back().history_ids;
+    std::vector<Uuid> ids;
+    ids.reserve(history.size());
+    ids.push_back(header.event_id);
+    for (std::size_t i : proposal.survivors)
+      ids.push_back(before_ids[i]);
     history_ = std::move(history);
-    derived_prefix_ = 1;
+    history_ids_ = std::move(ids);
+    std::erase_if(pinned_, [this](const Uuid& id) {
+      return std::find(history_ids_.begin(), history_ids_.end(), id) == history_ids_.end();
+    });
+    derived_prefix_ = 1 + proposal.pinned.size();
     basis_ = post->basis;
     measurement_ = *post;
     pressure_ = PressureLevel::kUnknown;  // no hysteresis carries over a commit
@@ -927,6 +1147,7 @@ bool LoopActor::Finalize(Proposal& proposal) {
     hold = HoldAfterIneffective(*proposal.detail);
   slot_.Concluded(commit, hold);
   interrupting_ = false;
+  ApplyDeferredPins();
   return true;
 }
 

@@ -14,12 +14,14 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <stop_token>
 #include <vector>
 
 #include "harness/command/command.h"
 #include "harness/compaction/compactor.h"
 #include "harness/compaction/output.h"
+#include "harness/runtime/fold.h"
 #include "harness/runtime/session.h"
 #include "runtime/attempt.h"
 #include "runtime/compaction_slot.h"
@@ -42,6 +44,9 @@ struct QueuedInput {
 // through this one struct, so a restored loop is built exactly as a fresh one is.
 struct LoopStartState {
   std::vector<Message> history;
+  std::vector<Uuid> history_ids;  // parallel to history (event/pins.h)
+  std::set<Uuid> pinned;
+  std::vector<ReplacedHistory> replaced;  // undoable replacements, oldest first
   std::size_t derived_prefix = 0;
   ContextBasis basis;
   std::optional<ContextMeasurement> measurement;
@@ -88,6 +93,10 @@ class LoopActor : public std::enable_shared_from_this<LoopActor> {
   // Journals `changed` (LoopRequestChanged) and then applies it: the loop's next model request
   // is made with it. A failed append halts the loop as any durable publication does.
   std::future<PublishOutcome> PostRequestChange(LoopRequestChanged changed);
+  // Session::PinMessage on the strand: applied at once, or when the running attempt ends.
+  std::future<Result<bool, SessionError>> PostPin(const Uuid& message, bool pin);
+  // Session::Undo on the strand; `event_id` is the HistoryReverted's.
+  std::future<Result<Uuid, SessionError>> PostUndo(const Uuid& event_id);
   std::shared_future<void> exited() const { return exited_future_; }
   // A foreign loop's input goes straight to its engine (from the caller's thread).
   void DeliverForeign(const Uuid& command, const UserMessage& message) {
@@ -123,6 +132,30 @@ class LoopActor : public std::enable_shared_from_this<LoopActor> {
     return session_.PublishBatch(events);
   }
 
+  // --- pins
+  struct PinRequest {
+    Uuid message;
+    bool pin = true;
+    std::shared_ptr<std::promise<Result<bool, SessionError>>> reply;
+  };
+  void OnPin(PinRequest request);
+  void ApplyPin(PinRequest& request);
+  // Applies the pin changes that waited for the attempt, once none is running; answers them
+  // with an error when the loop stopped.
+  void ApplyDeferredPins();
+
+  // --- undo (docs/undo.md)
+  struct PendingUndo {
+    Uuid event_id;
+    std::uint64_t op = 0;
+    ContextBasis basis;  // the basis it was asked at
+    RevertedHistory reverted;
+    std::shared_ptr<std::promise<Result<Uuid, SessionError>>> reply;
+  };
+  void OnUndo(const Uuid& event_id,
+              std::shared_ptr<std::promise<Result<Uuid, SessionError>>> reply);
+  void OnUndoCounted(std::uint64_t op, Result<ContextMeasurement, MeasureError> result);
+
   // --- history
   bool CommitMessage(Message message, const Uuid& input_command);
   // Commits the oldest queued input and pops it; false (nothing popped) when the append failed.
@@ -147,9 +180,9 @@ class LoopActor : public std::enable_shared_from_this<LoopActor> {
   }
   using MeasureHandler = void (LoopActor::*)(std::uint64_t,
                                              Result<ContextMeasurement, MeasureError>);
-  // Measures `request` at the current basis off the actor.
+  // Measures `request` at the current basis (or at `at`) off the actor.
   void MeasureOffActor(std::uint64_t op, InferenceRequest request, std::stop_token stop,
-                       MeasureHandler handler);
+                       MeasureHandler handler, std::optional<ContextBasis> at = std::nullopt);
 
   // --- turns (the decisions are TurnDriver's; this applies them)
   void StartTurn();
@@ -216,6 +249,11 @@ class LoopActor : public std::enable_shared_from_this<LoopActor> {
 
   // state (strand only)
   std::vector<Message> history_;
+  std::vector<Uuid> history_ids_;  // parallel to history_
+  std::set<Uuid> pinned_;
+  std::vector<PinRequest> deferred_pins_;  // arrived while an attempt was running
+  std::vector<ReplacedHistory> replaced_;  // undoable replacements, oldest first
+  std::optional<PendingUndo> undo_;        // an undo being counted: turns wait for it
   std::size_t derived_prefix_ = 0;
   ContextBasis basis_;
   std::optional<ContextMeasurement> measurement_;

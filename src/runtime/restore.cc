@@ -156,6 +156,9 @@ Result<std::vector<NewRecord>, SessionError> RepairRecords(const RepairPlan& pla
 LoopStartState StartStateOf(const LoopFold& loop, const LoopDefinition& definition) {
   LoopStartState start;
   start.history = loop.history;
+  start.history_ids = loop.history_ids;
+  start.pinned = loop.pinned;
+  start.replaced = loop.replaced;
   start.derived_prefix = loop.derived_prefix;
   start.basis = loop.basis;
   start.measurement = loop.measurement;

@@ -41,6 +41,16 @@ std::string_view SessionErrorKindName(SessionErrorKind kind) {
       return "id_unavailable";
     case SessionErrorKind::kCanceled:
       return "canceled";
+    case SessionErrorKind::kMessageNotFound:
+      return "message_not_found";
+    case SessionErrorKind::kNotPinnable:
+      return "not_pinnable";
+    case SessionErrorKind::kNothingToUndo:
+      return "nothing_to_undo";
+    case SessionErrorKind::kLoopBusy:
+      return "loop_busy";
+    case SessionErrorKind::kUndoRefused:
+      return "undo_refused";
   }
   return "";
 }
@@ -452,6 +462,8 @@ Result<Uuid, SessionError> Session::CreateLoop(LoopDefinition definition) {
   runtime_detail::LoopStartState start;
   start.basis = definition.history.empty() ? ContextBasis{} : ContextBasis{1, created_id};
   start.history = std::move(definition.history);
+  for (std::size_t i = 0; i < start.history.size(); ++i)
+    start.history_ids.push_back(InitialMessageId(created_id, i));
   const bool make_active = definition.make_active;
   auto actor = std::make_shared<LoopActor>(*core_, loop, std::move(definition), std::move(start));
   bool activate = false;
@@ -716,6 +728,45 @@ Result<Uuid, SessionError> Session::ChangeLoopRequest(const Uuid& loop, LoopRequ
                              published.detail});
   }
   return id;
+}
+
+Result<bool, SessionError> Session::PinMessage(const Uuid& loop, const Uuid& message, bool pin) {
+  if (auto refused = core_->Refusal())
+    return Fail(std::move(*refused));
+  std::future<Result<bool, SessionError>> outcome;
+  {
+    std::lock_guard lock(core_->registry_mutex);
+    auto actor = FindLoop(*core_, loop);
+    if (!actor)
+      return Fail(actor.error());
+    if ((*actor)->kind() != LoopKind::kNative)
+      return Fail(SessionError{SessionErrorKind::kInvalidArgument,
+                               "a foreign loop's history is not the runtime's"});
+    if ((*actor)->exiting)
+      return Fail(SessionError{SessionErrorKind::kLoopExited, ""});
+    outcome = (*actor)->PostPin(message, pin);
+  }
+  return outcome.get();
+}
+
+Result<Uuid, SessionError> Session::Undo(const Uuid& loop) {
+  if (auto refused = core_->Refusal())
+    return Fail(std::move(*refused));
+  HARNESS_TRY(const Uuid event_id, core_->NewId());
+  std::future<Result<Uuid, SessionError>> outcome;
+  {
+    std::lock_guard lock(core_->registry_mutex);
+    auto actor = FindLoop(*core_, loop);
+    if (!actor)
+      return Fail(actor.error());
+    if (!(*actor)->compactable())
+      return Fail(SessionError{SessionErrorKind::kCompactionUnsupported,
+                               "the loop has no compaction policy, so nothing to undo"});
+    if ((*actor)->exiting)
+      return Fail(SessionError{SessionErrorKind::kLoopExited, ""});
+    outcome = (*actor)->PostUndo(event_id);
+  }
+  return outcome.get();
 }
 
 Result<LoopSnapshot, SessionError> Session::Snapshot(const Uuid& loop) {

@@ -104,6 +104,11 @@ TurnDriver::Decision TurnDriver::CompactionConcluded(const CompactionOutcome& ou
                         "the summary kept too few anchors for the coverage policy and the "
                         "request reaches the input limit");
       }
+      if (outcome.reject == CompactRejectReason::kPinnedTooLarge) {
+        return FailTurn("pinned_too_large",
+                        "the pinned messages leave no room for a summary and the request "
+                        "reaches the input limit; unpin messages");
+      }
       return FailTurn("context_limit",
                       "the compaction was rejected and the request reaches the input limit");
     }

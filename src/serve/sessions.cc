@@ -230,6 +230,11 @@ ApiError FromSessionError(const SessionError& error) {
       return Error(ApiErrorKind::kLoopExited, std::move(detail));
     case SessionErrorKind::kInvalidDefinition:
     case SessionErrorKind::kInvalidArgument:
+    case SessionErrorKind::kMessageNotFound:
+    case SessionErrorKind::kNotPinnable:
+    case SessionErrorKind::kNothingToUndo:
+    case SessionErrorKind::kLoopBusy:
+    case SessionErrorKind::kUndoRefused:
       return Error(ApiErrorKind::kInvalidArgument, std::move(detail));
     case SessionErrorKind::kJournal:
       // A held lease is the client's conflict, not the server's failure: it is told which

@@ -162,9 +162,21 @@ Result<ContextCount, CountError> ScriptedCounter::Count(const InferenceRequest& 
   const auto call = script_.Enter(request, stop);
   bool part = false;
   {
-    std::lock_guard lock(previous_mutex_);
-    part = request.messages.size() < previous_messages_;
-    previous_messages_ = request.messages.size();
+    std::lock_guard lock(whole_mutex_);
+    // A part: fewer messages than the whole request counted last, each of them in it, in order,
+    // and not its beginning (what a pre-flight counts starts after the compacted head; a post
+    // count starts with the summary, which a scripted compactor may repeat word for word).
+    const std::vector<Message>& messages = request.messages;
+    if (messages.size() < whole_.size() && !messages.empty() && !(messages[0] == whole_[0])) {
+      std::size_t at = 0;
+      for (const Message& m : whole_) {
+        if (at < messages.size() && messages[at] == m)
+          ++at;
+      }
+      part = at == messages.size();
+    }
+    if (!part)
+      whole_ = messages;
   }
   if (call.stopped)
     return Fail(CountError{CountErrorKind::kCanceled, "stop requested"});
@@ -502,6 +514,41 @@ std::vector<JournalRecord> Acceptance::JournalRecords() {
   auto records = journal_->Read(session_->id(), 1, 1'000'000);
   EXPECT_TRUE(records.ok());
   return records.ok() ? *records : std::vector<JournalRecord>{};
+}
+
+void ExpectSameLoopState(const LoopSnapshot& restored, const LoopSnapshot& live) {
+  EXPECT_EQ(restored.history, live.history);
+  EXPECT_EQ(restored.history_ids, live.history_ids);
+  EXPECT_EQ(restored.pinned, live.pinned);
+  EXPECT_EQ(restored.derived_prefix, live.derived_prefix);
+  EXPECT_EQ(restored.undoable, live.undoable);
+}
+
+Result<std::unique_ptr<Session>, SessionError> Acceptance::RestoreCopy(
+    std::unique_ptr<Journal>& copy, const std::function<bool(const JournalRecord&)>& keep) {
+  copy = NewMemoryJournal();
+  std::vector<NewRecord> records;
+  for (const JournalRecord& r : JournalRecords()) {
+    if (!keep || keep(r))
+      records.push_back({r.record_id, r.kind, r.type, r.v, r.created_at, r.payload});
+  }
+  const Uuid id = session_->id();
+  auto lease = copy->AcquireLease(id, Uuid::V4(), std::chrono::seconds(60));
+  EXPECT_TRUE(lease.ok());
+  if (lease.ok()) {
+    if (!records.empty())
+      EXPECT_TRUE(copy->Append({id, lease->token, 1, std::move(records)}).ok());
+    EXPECT_TRUE(copy->ReleaseLease(*lease).ok());
+  }
+  SessionOptions options;
+  options.journal = copy.get();
+  options.session_id = id;
+  options.env = &clock_;
+  RestoreOptions restore;
+  restore.resolve = [this](const RestoredLoopInfo&) -> Result<LoopDefinition, SessionError> {
+    return NativeLoop({});
+  };
+  return Session::Restore(std::move(options), std::move(restore));
 }
 
 void Acceptance::ReleaseAllGates() {

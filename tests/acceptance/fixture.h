@@ -174,10 +174,11 @@ struct CountStep {
 };
 
 // Quality ExactProvider. Answers its script in call order, then `fallback` tokens; a fallback
-// answer for a request of fewer messages than the request counted just before it is half the
-// fallback. That request is an attempt's retained tail (its pre-flight always follows a count of
-// the whole request), and a tail that counted as much as the whole would make every unscripted
-// compaction Ineffective (docs/decisions.md P15).
+// answer for a part of the last whole request counted (fewer messages, each of them in it, in
+// order, not starting with its first) is half the fallback. Such a request is what an attempt's
+// pre-flight counts (the retained tail, the pins with it: it always follows a count of the whole
+// request), and a part that counted as much as the whole would make every unscripted compaction
+// Ineffective (docs/decisions.md P15).
 class ScriptedCounter final : public ContextCounter {
  public:
   void Script(std::vector<CountStep> steps, TokenCount fallback = 30);
@@ -191,8 +192,8 @@ class ScriptedCounter final : public ContextCounter {
 
  private:
   CallScript<CountStep, InferenceRequest> script_{CountStep::Tokens(30)};
-  std::mutex previous_mutex_;
-  std::size_t previous_messages_ = 0;  // of the request counted last
+  std::mutex whole_mutex_;
+  std::vector<Message> whole_;  // the messages of the last request that was not a part
 };
 
 // --- the compactor ----------------------------------------------------------------------------
@@ -436,6 +437,10 @@ bool EventLog::WaitForCount(std::size_t count, std::optional<Uuid> loop) const {
       what);
 }
 
+// A restored loop's snapshot against the live one's: the history, its ids, the pins, the
+// derived prefix and the undo stack's depth are the same.
+void ExpectSameLoopState(const LoopSnapshot& restored, const LoopSnapshot& live);
+
 // --- the fixture ------------------------------------------------------------------------------
 
 class Acceptance : public ::testing::Test {
@@ -450,6 +455,12 @@ class Acceptance : public ::testing::Test {
   void ReopenWith(std::unique_ptr<Journal> journal);
   // Every record of the session's journal, in sequence order.
   std::vector<JournalRecord> JournalRecords();
+  // A crash, in the small: the session's records for which `keep` holds (all when null) are
+  // copied into a fresh memory journal (kept in `copy`), and a second session restores it with
+  // the common loop's definition. The live session goes on untouched.
+  Result<std::unique_ptr<Session>, SessionError> RestoreCopy(
+      std::unique_ptr<Journal>& copy,
+      const std::function<bool(const JournalRecord&)>& keep = nullptr);
 
   // The common native loop: H, the test limits and policy, the doubles of this fixture.
   LoopDefinition NativeLoop(std::vector<Message> history = HistoryH()) const;

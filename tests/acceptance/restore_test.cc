@@ -7,6 +7,7 @@
 // after its k-th durable append leaves behind (appends are atomic batches; the copy is taken
 // at batch boundaries, or a test drops chosen records to build a window the live runtime
 // closes too fast to hit).
+#include <algorithm>
 #include <random>
 
 #include "acceptance/fixture.h"
@@ -750,6 +751,8 @@ TEST_F(Restore, ModelFailuresDuringCompactionLeaveTheHistory) {
 // point the live state equals the fold of what it journaled.
 TEST_F(Restore, LiveStateIsTheFold) {
   std::mt19937_64 random(20261130);
+  std::size_t pinned_commits = 0;
+  std::size_t reverts = 0;
   for (int round = 0; round < 6; ++round) {
     SCOPED_TRACE(Numbered("round ", round));
     if (round > 0) {
@@ -759,7 +762,7 @@ TEST_F(Restore, LiveStateIsTheFold) {
     const Uuid loop = MustCreate(NativeLoop());
     std::size_t replies = 0, inputs = 0;
     for (int step = 0; step < 12; ++step) {
-      switch (random() % 4) {
+      switch (random() % 6) {
         case 0:
           MustCompact(loop);
           ++replies;
@@ -775,6 +778,28 @@ TEST_F(Restore, LiveStateIsTheFold) {
           MustSubmit(loop, Numbered("tool ", step));
           ++inputs;
           break;
+        case 4: {
+          // Toggles the pin of a message that is not the summary (docs/pins.md).
+          const LoopSnapshot s = MustSnapshot(loop);
+          const std::size_t first = s.derived_prefix > 0 ? 1 : 0;
+          if (s.history_ids.size() <= first)
+            break;
+          const Uuid& id = s.history_ids[first + random() % (s.history_ids.size() - first)];
+          const bool pinned = std::find(s.pinned.begin(), s.pinned.end(), id) != s.pinned.end();
+          auto changed = session_->PinMessage(loop, id, !pinned);
+          ASSERT_TRUE(changed.ok()) << changed.error().Message();
+          EXPECT_TRUE(*changed);
+          break;
+        }
+        case 5: {
+          // Undoes the last compaction when there is one (docs/undo.md).
+          auto undone = session_->Undo(loop);
+          if (!undone.ok()) {
+            EXPECT_EQ(undone.error().kind, SessionErrorKind::kNothingToUndo)
+                << undone.error().Message();
+          }
+          break;
+        }
       }
       ASSERT_TRUE(WaitForSnapshot(
           loop,
@@ -788,7 +813,14 @@ TEST_F(Restore, LiveStateIsTheFold) {
       ASSERT_EQ(fold->loops.size(), 1u);
       const LoopFold& folded = fold->loops[0];
       EXPECT_EQ(folded.history, live.history);
+      EXPECT_EQ(folded.history_ids, live.history_ids);
+      EXPECT_EQ(std::vector<Uuid>(folded.pinned.begin(), folded.pinned.end()), [&] {
+        std::vector<Uuid> sorted = live.pinned;
+        std::sort(sorted.begin(), sorted.end());
+        return sorted;
+      }());
       EXPECT_EQ(folded.derived_prefix, live.derived_prefix);
+      EXPECT_EQ(folded.replaced.size(), live.undoable);
       EXPECT_EQ(folded.basis, live.basis);
       EXPECT_EQ(folded.measurement, live.measurement);
       EXPECT_EQ(folded.turn_index, live.turn_index);
@@ -798,7 +830,17 @@ TEST_F(Restore, LiveStateIsTheFold) {
     }
     (void)replies;
     (void)inputs;
+    for (const JournalRecord& record : JournalRecords()) {
+      if (record.type == CompactionCommitted::kType &&
+          record.payload.find("\"pinned\":[") != std::string::npos)
+        ++pinned_commits;
+      if (record.type == HistoryReverted::kType)
+        ++reverts;
+    }
   }
+  // The random walk reached commits that kept pinned messages (docs/pins.md).
+  EXPECT_GT(pinned_commits, 0u);
+  EXPECT_GT(reverts, 0u);
 }
 
 }  // namespace

@@ -182,6 +182,58 @@ TEST_F(ChatCli, CompactCommitsTheScriptedSummaryAndHistoryShowsIt) {
   EXPECT_TRUE(dir_.JournalVerifies());
 }
 
+// Pins (docs/pins.md): /pin N takes /history's number; the pinned message stays verbatim after
+// the summary, and /history marks it.
+TEST_F(ChatCli, APinnedMessageStaysAfterTheSummaryAndHistoryMarksIt) {
+  const CliRun run = Chat({Answer("one"), Answer("two"), Answer("three"), Summary(kValidSummary)},
+                          "first\nsecond\nthird\n/pin 1\n/pin 1\n/pin 9\n/pin x\n/context\n"
+                          "/compact\n/history\n/unpin 1\n/unpin 1\n/history\n/pin 2\n/quit\n",
+                          "--keep-recent-segments 1");
+  ASSERT_EQ(run.exit_code, 0) << run.out;
+  EXPECT_TRUE(Has(run.out, "pinned [1]\n")) << run.out;
+  EXPECT_TRUE(Has(run.out, "pinned [1] (it already was)\n")) << run.out;
+  EXPECT_TRUE(Has(run.out, "no message [9]: the history has 6 messages (/history lists them)\n"))
+      << run.out;
+  EXPECT_TRUE(Has(run.out, "usage: /pin N (N from /history)\n")) << run.out;
+  EXPECT_TRUE(Has(run.out,
+                  "next compaction: summarizes 3 messages, keeps 2 messages in 1 "
+                  "segments (~"))
+      << run.out;
+  EXPECT_TRUE(Has(run.out, " and 1 pinned messages")) << run.out;
+  EXPECT_TRUE(Has(run.out, "CompactionCommitted: 6 messages -> summary + 1 pinned + 2 retained, "))
+      << run.out;
+  EXPECT_TRUE(Has(run.out, "[1] assistant [pinned]: one\n[2] user: third\n[3] assistant: three\n"))
+      << run.out;
+  EXPECT_TRUE(Has(run.out, "unpinned [1]\n")) << run.out;
+  EXPECT_TRUE(Has(run.out, "unpinned [1] (it was not pinned)\n")) << run.out;
+  EXPECT_TRUE(Has(run.out, "[1] assistant [kept with a pin]: one\n")) << run.out;
+  EXPECT_TRUE(dir_.JournalVerifies());
+  // `harness sessions show` reads the pins from the journal.
+  const std::string show = "'" + std::string(build_paths::HarnessBinary()) + "' sessions show '" +
+                           dir_.data() + "' " + SessionOf(run.out);
+  const CliRun text = Shell(show);
+  EXPECT_TRUE(Has(text.out, "summary + 3, 1 pinned")) << text.out;
+  const CliRun json = Shell(show + " --json");
+  EXPECT_TRUE(Has(json.out, "\"pinned\":1")) << json.out;
+}
+
+// Undo (docs/undo.md): /undo puts back the history the compaction replaced.
+TEST_F(ChatCli, UndoPutsBackTheHistoryBeforeTheCompaction) {
+  const CliRun run = Chat({Answer("one"), Answer("two"), Summary(kValidSummary)},
+                          "first\n/undo\nsecond\n/compact\n/undo\n/history\n/undo\n/quit\n",
+                          "--keep-recent-segments 1 2>&1");
+  ASSERT_EQ(run.exit_code, 0) << run.out;
+  EXPECT_TRUE(Has(run.out, "nothing_to_undo: the loop has no compaction left to undo")) << run.out;
+  EXPECT_TRUE(Has(run.out, "compact committed: ")) << run.out;
+  EXPECT_TRUE(Has(run.out, "undone: the history is back to 4 messages, ")) << run.out;
+  EXPECT_TRUE(Has(run.out, "; 0 more undos\n")) << run.out;
+  EXPECT_TRUE(Has(run.out,
+                  "[0] user: first\n[1] assistant: one\n[2] user: second\n[3] "
+                  "assistant: two\n"))
+      << run.out;
+  EXPECT_TRUE(dir_.JournalVerifies());
+}
+
 TEST_F(ChatCli, CompactRejectsAnInvalidSummaryAndLeavesTheHistory) {
   const CliRun run = Chat({Answer("one"), Answer("two"), Summary(kSummaryWithoutDecisions)},
                           "first\nsecond\n/compact\n/history\n/quit\n", "--keep-recent-segments 1");
@@ -230,8 +282,9 @@ TEST_F(ChatCli, AnUnknownCommandPrintsHelpAndSendsNothing) {
   // The script would answer a turn; the command must not start one.
   const CliRun run = Chat({Answer("never")}, "/frobnicate now\n/\n/quit\n");
   ASSERT_EQ(run.exit_code, 0) << run.out;
-  EXPECT_TRUE(
-      Has(run.out, "unknown command /frobnicate; commands: /compact /context /history /quit\n"))
+  EXPECT_TRUE(Has(run.out,
+                  "unknown command /frobnicate; commands: /compact /context /history /pin /unpin "
+                  "/undo /quit\n"))
       << run.out;
   EXPECT_TRUE(Has(run.out, "unknown command /; commands: ")) << run.out;
   EXPECT_FALSE(Has(run.out, "assistant:")) << run.out;

@@ -93,7 +93,8 @@ class ChatTmux : public ::testing::Test {
 TEST_F(ChatTmux, ATurnContextHistoryUnknownCommandAndQuit) {
   TmuxChat tmux(dir_, dir_.ChatCommand(dir_.Script({Answer("Hello from the script")})));
   ASSERT_TRUE(tmux.started());
-  ASSERT_TRUE(tmux.WaitFor("type a message, or /compact /context /history /quit")) << tmux.Screen();
+  ASSERT_TRUE(tmux.WaitFor("type a message, or /compact /context /history /pin /unpin /undo /quit"))
+      << tmux.Screen();
   tmux.Type("hello there");
   ASSERT_TRUE(tmux.WaitFor("assistant: Hello from the script")) << tmux.Screen();
   tmux.Type("/context");
@@ -104,8 +105,8 @@ TEST_F(ChatTmux, ATurnContextHistoryUnknownCommandAndQuit) {
   ASSERT_TRUE(tmux.WaitFor("next compaction: nothing_to_compact (2 messages)")) << tmux.Screen();
   tmux.Type("/frobnicate");
   ASSERT_TRUE(
-      tmux.WaitFor("unknown command /frobnicate; commands: /compact /context /history "
-                   "/quit"))
+      tmux.WaitFor("unknown command /frobnicate; commands: /compact /context /history /pin "
+                   "/unpin /undo /quit"))
       << tmux.Screen();
   tmux.Type("/history");
   ASSERT_TRUE(tmux.WaitFor("[1] assistant: Hello from the script")) << tmux.Screen();
@@ -132,6 +133,36 @@ TEST_F(ChatTmux, CompactCommitsAndHistoryShowsTheSummary) {
   EXPECT_NE(tmux.Screen().find("[0] summary: <conversation_summary><goal>Say hello."),
             std::string::npos)
       << tmux.Screen();
+  tmux.Type("/quit");
+  ASSERT_TRUE(tmux.WaitFor("chat exited 0")) << tmux.Screen();
+  EXPECT_TRUE(dir_.JournalVerifies());
+}
+
+// Pins at a terminal (docs/pins.md): /pin takes /history's number, the compaction keeps the
+// message after the summary, /history marks it; /undo then reverts the compaction.
+TEST_F(ChatTmux, APinnedMessageIsKeptByTheCompactionAndMarkedAndUndoRevertsIt) {
+  TmuxChat tmux(
+      dir_, dir_.ChatCommand(dir_.Script({Answer("one"), Answer("two"), Summary(kValidSummary)}),
+                             "--keep-recent-segments 1"));
+  ASSERT_TRUE(tmux.started());
+  tmux.Type("first");
+  ASSERT_TRUE(tmux.WaitFor("assistant: one")) << tmux.Screen();
+  tmux.Type("second");
+  ASSERT_TRUE(tmux.WaitFor("assistant: two")) << tmux.Screen();
+  tmux.Type("/pin 1");
+  ASSERT_TRUE(tmux.WaitFor("pinned [1]")) << tmux.Screen();
+  tmux.Type("/compact");
+  ASSERT_TRUE(tmux.WaitFor("compact committed: ")) << tmux.Screen();
+  EXPECT_NE(tmux.Screen().find("CompactionCommitted: 4 messages -> summary + 1 pinned + 2 "
+                               "retained"),
+            std::string::npos)
+      << tmux.Screen();
+  tmux.Type("/history");
+  ASSERT_TRUE(tmux.WaitFor("[3] assistant: two")) << tmux.Screen();
+  EXPECT_NE(tmux.Screen().find("[1] assistant [pinned]: one"), std::string::npos) << tmux.Screen();
+  // /undo puts the history before the compaction back (docs/undo.md).
+  tmux.Type("/undo");
+  ASSERT_TRUE(tmux.WaitFor("undone: the history is back to 4 messages")) << tmux.Screen();
   tmux.Type("/quit");
   ASSERT_TRUE(tmux.WaitFor("chat exited 0")) << tmux.Screen();
   EXPECT_TRUE(dir_.JournalVerifies());

@@ -161,6 +161,36 @@ class JournalBuilder {
     return loop;
   }
 
+  // HistoryReverted of `loop`'s replacement `reverted` at its tracked basis; returns the event.
+  // Only the basis is tracked after it (the reverted history is the fold's to rebuild), so a
+  // test makes no commit after a revert.
+  HistoryReverted Revert(const Uuid& loop, const Uuid& reverted, TokenCount post_tokens = 300) {
+    Track& track = loops_[loop];
+    HistoryReverted r;
+    r.header = Header(loop);
+    r.reverted_event_id = reverted;
+    r.basis = track.basis;
+    r.post_context = ContextMeasurement{ContextBasis{track.basis.revision + 1, r.header.event_id},
+                                        track.model,
+                                        Fingerprint(Sha256(r.header.event_id.ToString())),
+                                        post_tokens,
+                                        1000,
+                                        CountQuality::kExactLocal};
+    Append(r);
+    track.basis = r.post_context.basis;
+    return r;
+  }
+
+  // MessagePinned (or MessageUnpinned) of `message` in `loop`; returns the event id.
+  Uuid Pin(const Uuid& loop, const Uuid& message, bool pin = true) {
+    EventHeader header = Header(loop);
+    if (pin)
+      Append(MessagePinned{header, message});
+    else
+      Append(MessageUnpinned{header, message});
+    return header.event_id;
+  }
+
   void ActiveLoop(const Uuid& loop) {
     ActiveLoopChanged changed;
     changed.header = Header();
@@ -360,10 +390,12 @@ class JournalBuilder {
     Track& track = loops_[c.header.loop_id];
     std::vector<Message> history;
     history.emplace_back(c.summary);
+    for (const PinnedMessage& kept : c.pinned)
+      history.push_back(kept.message);
     history.insert(history.end(), c.retained.begin(), c.retained.end());
     track.history = std::move(history);
     track.basis = c.post_context.basis;
-    track.derived_prefix = 1;
+    track.derived_prefix = 1 + c.pinned.size();
     return BuiltTerminal{c.attempt_id, c.header, true, CompactRejectReason::kUnspecified};
   }
 

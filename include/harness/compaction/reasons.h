@@ -4,10 +4,10 @@
 // Contract:
 // - CompactionReason: Manual 1 (the opening Compact command had Agency User), Automatic 2
 //   (Agency Machine). 0 is the unset sentinel and invalid on every wire.
-// - CompactRejectReason: the reasons with fixed wire values 1-15 and 17 (RetainedTailTooLarge, 14,
+// - CompactRejectReason: the 17 reasons with fixed wire values 1-17 (RetainedTailTooLarge, 14,
 //   included: docs/spec/decisions.md D4; CoverageInsufficient, 15, ours: docs/decisions.md
-//   P13; Ineffective, 17, ours: docs/decisions.md P15). 0 is the unset sentinel and invalid, as
-//   are 16 (reserved, not yet assigned) and every value above kMaxCompactRejectReason.
+//   P13; PinnedTooLarge, 16, ours: docs/pins.md; Ineffective, 17, ours: docs/decisions.md
+//   P15). 0 is the unset sentinel and invalid, as is every value above 17.
 // - Each valid value has a fixed lower-snake name ("manual", "control_lane_full", …); the CLI
 //   prints them and FromName parses them back. Names of invalid values are "".
 // The numeric values are what the durable codecs write; they never change.
@@ -43,19 +43,18 @@ enum class CompactRejectReason : std::uint8_t {
   kContextLimitUnknown = 13,   // the input limit could not be resolved
   kRetainedTailTooLarge = 14,  // retained tail + summary budget reach the input limit
   kCoverageInsufficient = 15,  // enforced coverage: the summary and tail lost required anchors
-  // 16 is reserved (assigned by a later change; invalid until then).
-  kIneffective = 17,  // the estimated context after the commit would not be smaller
+  kPinnedTooLarge = 16,        // pinned messages + retained tail + summary budget reach the limit
+  kIneffective = 17,           // the estimated context after the commit would not be smaller
 };
 
 inline constexpr std::uint8_t kMaxCompactRejectReason = 17;
-inline constexpr std::uint8_t kReservedCompactRejectReason = 16;
 
 constexpr bool IsValid(CompactionReason reason) {
   return reason == CompactionReason::kManual || reason == CompactionReason::kAutomatic;
 }
 constexpr bool IsValid(CompactRejectReason reason) {
   const auto v = static_cast<std::uint8_t>(reason);
-  return v >= 1 && v <= kMaxCompactRejectReason && v != kReservedCompactRejectReason;
+  return v >= 1 && v <= kMaxCompactRejectReason;
 }
 
 // "manual", "automatic"; "" otherwise.
@@ -65,7 +64,8 @@ std::optional<CompactionReason> CompactionReasonFromName(std::string_view name);
 // "control_lane_full", "shutting_down", "interrupted", "canceled", "stale_basis",
 // "progress_publication", "unavailable", "execution_failed", "invalid_summary",
 // "context_count_failed", "summary_too_large", "internal", "context_limit_unknown",
-// "retained_tail_too_large", "coverage_insufficient", "ineffective"; "" otherwise.
+// "retained_tail_too_large", "coverage_insufficient", "pinned_too_large", "ineffective"; ""
+// otherwise.
 std::string_view CompactRejectReasonName(CompactRejectReason reason);
 std::optional<CompactRejectReason> CompactRejectReasonFromName(std::string_view name);
 

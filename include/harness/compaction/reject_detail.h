@@ -1,9 +1,10 @@
-// Why a compaction was rejected, in numbers: the detail tail selection and the pre-flight
-// attach to an `unavailable`, `retained_tail_too_large` or `ineffective` rejection.
+// Why a compaction was rejected, in numbers: the detail tail selection and the budget checks
+// attach to an `unavailable`, `retained_tail_too_large`, `pinned_too_large` or `ineffective`
+// rejection.
 //
-// CompactRejectDetail: why an `unavailable`, `retained_tail_too_large` or `ineffective`
-// rejection happened, in numbers, never message content. Kinds, their wire names, the reason
-// they belong to and the numbers they carry (every other number absent):
+// CompactRejectDetail: why such a rejection happened, in numbers, never message content. Kinds,
+// their wire names, the reason they belong to and the numbers they carry (every other number
+// absent):
 //   no_history                 unavailable              -
 //   history_fits_tail_target   unavailable              tail_tokens (estimate), limit
 //                                                       (keep_recent_tokens)
@@ -13,11 +14,17 @@
 //   invalid_policy             unavailable              -
 //   tail_too_large             retained_tail_too_large  tail_tokens (count), limit (input
 //                                                       limit), summary_budget
-//   would_not_shrink           ineffective              tail_tokens (count), limit (input
-//                                                       limit), summary_budget, estimate (the
-//                                                       context after the commit: tail_tokens +
-//                                                       summary_budget), context_tokens (the
-//                                                       context now, the attempt's candidate)
+//   pinned_too_large           pinned_too_large         tail_tokens (count of the pinned
+//                                                       messages and the tail), limit (input
+//                                                       limit), summary_budget
+//   all_pinned                 unavailable              -
+//   would_not_shrink           ineffective              tail_tokens (count of what is kept
+//                                                       verbatim: pinned messages and the tail),
+//                                                       limit (input limit), summary_budget,
+//                                                       estimate (the context after the commit:
+//                                                       tail_tokens + summary_budget),
+//                                                       context_tokens (the context now, the
+//                                                       attempt's candidate)
 // The event codec writes it as the member "detail" of CompactionRejected and
 // CompactWaiterRejected (event/compaction.h): {"kind":"<name>", then message, tail_tokens,
 // limit, summary_budget, estimate, context_tokens as present}. estimate and context_tokens came
@@ -45,13 +52,14 @@ enum class RejectDetailKind : std::uint8_t {
   kInvalidTranscript = 5,
   kInvalidPolicy = 6,
   kTailTooLarge = 7,
-  // 8 and 9 are taken by another change (the kinds of pinned messages): the names are the wire,
-  // the numbers only have to differ.
+  kPinnedTooLarge = 8,
+  kAllPinned = 9,
   kWouldNotShrink = 10,
 };
 
 // "no_history", "history_fits_tail_target", "nothing_before_tail", "open_tool_call",
-// "invalid_transcript", "invalid_policy", "tail_too_large", "would_not_shrink"; "" otherwise.
+// "invalid_transcript", "invalid_policy", "tail_too_large", "pinned_too_large", "all_pinned",
+// "would_not_shrink"; "" otherwise.
 std::string_view RejectDetailKindName(RejectDetailKind kind);
 std::optional<RejectDetailKind> RejectDetailKindFromName(std::string_view name);
 

@@ -104,6 +104,8 @@ struct TailSelection {
   // The cut is inside a segment: retained.front() is the segment's request, which is also in
   // the head (so head + retained repeat it once).
   bool inside_segment = false;
+  std::size_t cut = 0;      // head == transcript[:cut]
+  std::size_t request = 0;  // inside_segment: the index of retained.front(); else cut
 };
 
 enum class TailErrorKind : std::uint8_t {
@@ -143,5 +145,21 @@ std::string CapToolResultText(std::string_view text);
 // The retained-history rule of CompactionCommitted payload `version` alone (structural message
 // rules not included): contract above, IsValidRetainedHistory.
 bool IsValidRetainedHistory(const std::vector<Message>& retained, std::uint32_t version);
+
+// The rule of CompactionCommitted's pinned run: the retained-history rule without its first
+// message's role, and with nothing outstanding at the end (every kept call keeps its results,
+// every kept result its call).
+bool IsValidPinnedRun(const std::vector<Message>& pinned);
+
+// The head messages a commit keeps verbatim (docs/pins.md), as ascending indices into
+// `transcript`: every index i < selection.cut with pinned[i], and with it the rest of its step
+// (the assistant message whose tool calls it made or answers, and every result of that message's
+// calls that lies in the head). Never the summary (index 0 when derived_prefix > 0), and never
+// the in-segment request (selection.request when inside_segment: it is retained). `pinned` is
+// parallel to `transcript` (missing entries are unpinned). On a transcript SelectRetainedTail
+// accepted, the kept messages in order pass IsValidPinnedRun.
+std::vector<std::size_t> KeptForPins(const std::vector<Message>& transcript,
+                                     const TailSelection& selection, std::size_t derived_prefix,
+                                     const std::vector<bool>& pinned);
 
 }  // namespace harness

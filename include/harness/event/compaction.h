@@ -6,7 +6,7 @@
 // "is invalid"}:
 //   CompactionStarted (ephemeral):  Visibility -> AttemptID -> Reason -> Basis
 //   CompactionCommitted (enduring): Visibility -> AttemptID -> WaiterCommandIDs -> Reason ->
-//       Basis -> Summary -> Retained -> PostContext -> Duration -> Coverage
+//       Basis -> Summary -> Retained -> PostContext -> Duration -> Coverage -> Pinned
 //   CompactionRejected (enduring):  Visibility -> AttemptID -> WaiterCommandIDs -> Reason ->
 //       Basis -> RejectReason -> Duration -> Detail -> Coverage
 //   CompactWaiterResolved (enduring reply): Visibility -> AttemptID -> CommandID (the cause's
@@ -40,6 +40,11 @@
 //                      CoverageInsufficient and never waived. An event without it is written
 //                      byte for byte as before the member existed (docs/decisions.md P10, P13).
 //   CommittedEventID   non-zero
+//   Pinned             at most kMaxRetainedMessages entries together with retained; ids non-zero
+//                      and distinct; every message passes ValidateMessage; the list closes its
+//                      own tool calls (IsValidPinnedRun, compaction/tail.h). Absent when empty:
+//                      an event without it is written byte for byte as before the member
+//                      existed (docs/decisions.md P10).
 //
 // IsValidRetainedHistory (compaction/tail.h) is the retained-history rule of a payload version.
 //
@@ -82,6 +87,7 @@
 #include "harness/core/tokens.h"
 #include "harness/core/uuid.h"
 #include "harness/event/header.h"
+#include "harness/event/pins.h"
 
 namespace harness {
 
@@ -127,6 +133,9 @@ struct CompactionCommitted {
   std::chrono::nanoseconds duration{0};
   std::uint32_t payload_version = kCompactionCommittedVersion;  // the "v" it is written with
   std::optional<CoverageReport> coverage;  // additive: absent when coverage is off
+  // Additive: the messages kept verbatim between the summary and the retained tail because they
+  // are pinned or a pinned message's tool-call partners, in history order (event/pins.h).
+  std::vector<PinnedMessage> pinned;
 
   friend bool operator==(const CompactionCommitted&, const CompactionCommitted&) = default;
 };

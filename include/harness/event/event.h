@@ -9,8 +9,8 @@
 // - EventKind mirrors the variant's alternatives in order (KindOf(event) == event.index()), for
 //   filters that name kinds without holding an event. New kinds are added at the end.
 // - Validate(event) runs ValidateIdentity (event/header.h) with the type's profile, then the
-//   type's body validator (event/compaction.h, context_events.h, lifecycle.h): identity first,
-//   then body, first failure wins.
+//   type's body validator (event/compaction.h, context_events.h, lifecycle.h, pins.h, revert.h):
+//   identity first, then body, first failure wins.
 // Thread safety: plain values and pure functions.
 #pragma once
 
@@ -25,15 +25,18 @@
 #include "harness/event/context_events.h"
 #include "harness/event/header.h"
 #include "harness/event/lifecycle.h"
+#include "harness/event/pins.h"
+#include "harness/event/revert.h"
 
 namespace harness {
 
-using Event = std::variant<CompactionStarted, CompactionCommitted, CompactionRejected,
-                           CompactWaiterResolved, CompactWaiterRejected, ContextMeasured,
-                           ContextPressure, SessionActive, SessionIdle, ActiveLoopChanged,
-                           LoopCreated, InputAccepted, InputQueued, InputRejected, InputCancelled,
-                           LoopIdle, LoopExited, TurnStarted, MessageCommitted, TurnCompleted,
-                           TurnFailed, TurnInterrupted, LoopHistoryContinued, LoopRequestChanged>;
+using Event =
+    std::variant<CompactionStarted, CompactionCommitted, CompactionRejected, CompactWaiterResolved,
+                 CompactWaiterRejected, ContextMeasured, ContextPressure, SessionActive,
+                 SessionIdle, ActiveLoopChanged, LoopCreated, InputAccepted, InputQueued,
+                 InputRejected, InputCancelled, LoopIdle, LoopExited, TurnStarted, MessageCommitted,
+                 TurnCompleted, TurnFailed, TurnInterrupted, LoopHistoryContinued,
+                 LoopRequestChanged, MessagePinned, MessageUnpinned, HistoryReverted>;
 
 enum class EventKind : std::uint8_t {
   kCompactionStarted,
@@ -60,6 +63,9 @@ enum class EventKind : std::uint8_t {
   kTurnInterrupted,
   kLoopHistoryContinued,
   kLoopRequestChanged,
+  kMessagePinned,
+  kMessageUnpinned,
+  kHistoryReverted,
 };
 
 inline constexpr std::size_t kEventKindCount = std::variant_size_v<Event>;

@@ -56,6 +56,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -97,10 +98,13 @@ enum class RestoreErrorKind : std::uint8_t {
   kDuplicateReply,
   kDefinitionMismatch,   // restore step 4 (Session::Restore); the folder never reports it
   kHistoryContinuation,  // a LoopCreated's announced continuation is missing or out of place
+  kPinMismatch,          // a pin names no message of the history, or a commit's pinned list
+                         // is not made of the history's messages in order
+  kRevertMismatch,       // a HistoryReverted names no undoable replacement of the loop
 };
 
-// "sequence_gap", "undecodable", …, "definition_mismatch", "history_continuation"; "" outside
-// the enum.
+// "sequence_gap", "undecodable", …, "definition_mismatch", "history_continuation",
+// "pin_mismatch", "revert_mismatch"; "" outside the enum.
 std::string_view RestoreErrorKindName(RestoreErrorKind kind);
 
 inline constexpr std::size_t kMaxRestoreDetailBytes = 256;
@@ -132,6 +136,32 @@ struct PendingInput {
   friend bool operator==(const PendingInput&, const PendingInput&) = default;
 };
 
+// What a history replacement replaced, so that an undo can put it back (docs/undo.md).
+struct ReplacedHistory {
+  Uuid replacement;              // the CompactionCommitted's event id
+  std::vector<Message> history;  // the history just before it
+  std::vector<Uuid> history_ids;
+  std::size_t derived_prefix = 0;
+  std::size_t installed = 0;  // the messages it installed: the summary, the pinned, the retained
+  friend bool operator==(const ReplacedHistory&, const ReplacedHistory&) = default;
+};
+
+// How many replacements back an undo reaches; an older one leaves the stack.
+inline constexpr std::size_t kMaxUndoDepth = 8;
+
+// The history an undo of `replaced` makes of the current one: replaced.history followed by
+// every message the current history holds after the replacement's installed ones (ids alike);
+// nullopt when the current history is shorter than what the replacement installed (it is not
+// the history that replacement left).
+struct RevertedHistory {
+  std::vector<Message> history;
+  std::vector<Uuid> history_ids;
+  std::size_t derived_prefix = 0;
+};
+std::optional<RevertedHistory> RevertHistory(const std::vector<Message>& history,
+                                             const std::vector<Uuid>& history_ids,
+                                             const ReplacedHistory& replaced);
+
 struct LoopFold {
   Uuid loop;
   LoopKind kind = LoopKind::kUnspecified;
@@ -142,7 +172,11 @@ struct LoopFold {
   std::optional<CompactionPolicy> policy;  // LoopCreated's
   std::string compactor_name;              // LoopCreated's compactor
   std::vector<Message> history;
-  std::size_t derived_prefix = 0;  // 1 when history[0] is a summary
+  std::vector<Uuid> history_ids;  // parallel to history (event/pins.h)
+  std::set<Uuid> pinned;
+  // The summary (history[0]) and the messages the last commit kept with it; 0 before any commit.
+  std::size_t derived_prefix = 0;
+  std::vector<ReplacedHistory> replaced;  // undoable replacements, oldest first
   ContextBasis basis;
   std::optional<ContextMeasurement> measurement;
   std::vector<BasisPoints> occupancies;  // since the last commit, for RestoredPressure

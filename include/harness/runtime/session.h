@@ -123,11 +123,17 @@ enum class SessionErrorKind : std::uint8_t {
   kSuspended = 11,         // the session was suspended
   kIdUnavailable = 12,     // the Env could not mint an id (its random source failed)
   kCanceled = 13,          // Compact/CompactToLoop: the caller's stop token was already requested
+  kMessageNotFound = 14,   // PinMessage: no message of the loop's history has this id
+  kNotPinnable = 15,       // PinMessage: the summary, or one pin more than kMaxPinnedMessages
+  kNothingToUndo = 16,     // Undo: no replacement to undo (none, or all undone)
+  kLoopBusy = 17,          // Undo: a turn or a compaction is running
+  kUndoRefused = 18,       // Undo: the restored history does not fit, or could not be counted
 };
 
 // "faulted", "loop_not_found", "compaction_unsupported", "loop_exited", "invalid_definition",
 // "invalid_argument", "journal", "session_exists", "session_not_found", "restore_refused",
-// "suspended", "id_unavailable", "canceled"
+// "suspended", "id_unavailable", "canceled", "message_not_found", "not_pinnable",
+// "nothing_to_undo", "loop_busy", "undo_refused"
 std::string_view SessionErrorKindName(SessionErrorKind kind);
 
 struct SessionError {
@@ -203,7 +209,13 @@ struct LoopSnapshot {
   Uuid loop;
   LoopStatus status = LoopStatus::kIdle;
   std::vector<Message> history;
-  std::size_t derived_prefix = 0;  // 1 when history[0] is a summary
+  std::vector<Uuid> history_ids;  // parallel to history (event/pins.h)
+  std::vector<Uuid> pinned;       // the pinned messages' ids, in history order
+  std::size_t deferred_pins = 0;  // pin changes waiting for the running attempt's end
+  std::size_t undoable = 0;       // replacements an Undo can still revert, at most kMaxUndoDepth
+  // The messages before the conversation proper: the summary (history[0]) and the messages a
+  // commit kept with it (pinned, with their tool-call partners); 0 before the first commit.
+  std::size_t derived_prefix = 0;
   ContextBasis basis;
   std::optional<ContextMeasurement> measurement;
   PressureLevel pressure = PressureLevel::kUnknown;
@@ -329,6 +341,22 @@ class Session {
   // Journals LoopRequestChanged on the loop's actor and applies it (see the contract above);
   // returns the event's id.
   Result<Uuid, SessionError> ChangeLoopRequest(const Uuid& loop, LoopRequestChange change);
+  // Pins (`pin`) or unpins message `message` of loop `loop` (docs/pins.md): journals
+  // MessagePinned / MessageUnpinned on the loop's actor and only then changes the loop's pins.
+  // Returns true when an event was journaled, false when the message already was as asked.
+  // Refused: kMessageNotFound (no message of the history has the id: never, or summarized
+  // since), kNotPinnable (the summary, or a pin over kMaxPinnedMessages), kLoopExited,
+  // kInvalidArgument (a foreign loop), kJournal. While a compaction attempt is running the change
+  // waits for its end, so an attempt never sees pins change under it.
+  Result<bool, SessionError> PinMessage(const Uuid& loop, const Uuid& message, bool pin);
+  // Undoes loop `loop`'s latest history replacement (docs/undo.md): counts the history as it
+  // was before it followed by every message appended since, and when that fits the input
+  // limit journals HistoryReverted and installs it as a new basis revision; returns the event's
+  // id. Input that arrives meanwhile is queued. Refused: kNothingToUndo (no replacement left:
+  // none, all undone, or older than kMaxUndoDepth), kLoopBusy (a turn or a compaction is
+  // running), kUndoRefused (the restored history reaches the input limit, with the figures, or
+  // could not be counted), kCompactionUnsupported, kLoopExited, kJournal.
+  Result<Uuid, SessionError> Undo(const Uuid& loop);
   // Shuts every loop down and waits for them to exit.
   void Shutdown();
   // Ends running work, keeps queued input, releases the lease (see the contract above).

@@ -13,13 +13,12 @@
   const RECONNECT_MAX_MS = 10000;
   const TIMELINE_MAX = 500;
 
-  // docs/events.md: the reject reasons 1..15 and 17 (16 reserved), the compaction reasons, the
-  // coverage classes.
+  // docs/events.md: the reject reasons 1..17, the compaction reasons, the coverage classes.
   const REJECT_REASONS = [
     "", "control_lane_full", "shutting_down", "interrupted", "canceled", "stale_basis",
     "progress_publication", "unavailable", "execution_failed", "invalid_summary",
     "context_count_failed", "summary_too_large", "internal", "context_limit_unknown",
-    "retained_tail_too_large", "coverage_insufficient", "", "ineffective",
+    "retained_tail_too_large", "coverage_insufficient", "pinned_too_large", "ineffective",
   ];
   const COMPACTION_REASONS = { 1: "manual", 2: "automatic" };
   const COVERAGE_CLASSES = [
@@ -511,7 +510,8 @@
       case "CompactionCommitted": {
         const before = history(loop);
         const left = leftOut(before, event.retained || []);
-        state.histories.set(loop, [event.summary, ...(event.retained || [])]);
+        const pinned = (event.pinned || []).map((kept) => kept.message);
+        state.histories.set(loop, [event.summary, ...pinned, ...(event.retained || [])]);
         if (!state.compactions.has(loop)) state.compactions.set(loop, []);
         state.compactions.get(loop).push({ seq, event, left });
         break;
