@@ -58,8 +58,12 @@ struct LineOf {
                        PressureLevelName(e.current), MeasurementText(e.measurement));
   }
   std::string operator()(const CompactionStarted& e) const {
-    return fmt::format("CompactionStarted {} attempt {} at rev {}", CompactionReasonName(e.reason),
-                       e.attempt_id.ToString(), e.basis.revision);
+    std::string line =
+        fmt::format("CompactionStarted {} attempt {} at rev {}", CompactionReasonName(e.reason),
+                    e.attempt_id.ToString(), e.basis.revision);
+    if (e.estimate)
+      line += fmt::format(", about {} tokens after", *e.estimate);
+    return line;
   }
   std::string operator()(const CompactionCommitted& e) const {
     std::string before = "?";

@@ -23,6 +23,7 @@ constexpr std::array<std::string_view, kMaxCompactRejectReason + 1> kRejectNames
     "retained_tail_too_large",
     "coverage_insufficient",
     "pinned_too_large",
+    "ineffective",
 };
 
 }  // namespace
@@ -55,7 +56,7 @@ std::string_view CompactRejectReasonName(CompactRejectReason reason) {
 
 std::optional<CompactRejectReason> CompactRejectReasonFromName(std::string_view name) {
   for (std::uint8_t v = 1; v <= kMaxCompactRejectReason; ++v) {
-    if (kRejectNames[v] == name)
+    if (!kRejectNames[v].empty() && kRejectNames[v] == name)
       return static_cast<CompactRejectReason>(v);
   }
   return std::nullopt;

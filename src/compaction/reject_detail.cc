@@ -26,6 +26,8 @@ std::string_view RejectDetailKindName(RejectDetailKind kind) {
       return "pinned_too_large";
     case RejectDetailKind::kAllPinned:
       return "all_pinned";
+    case RejectDetailKind::kWouldNotShrink:
+      return "would_not_shrink";
     case RejectDetailKind::kVetoed:
       return "vetoed";
   }
@@ -35,17 +37,19 @@ std::string_view RejectDetailKindName(RejectDetailKind kind) {
 std::optional<RejectDetailKind> RejectDetailKindFromName(std::string_view name) {
   for (std::uint8_t v = 1; v <= static_cast<std::uint8_t>(RejectDetailKind::kVetoed); ++v) {
     const auto kind = static_cast<RejectDetailKind>(v);
-    if (RejectDetailKindName(kind) == name)
+    // A value no kind has is named "" and matches nothing.
+    if (!RejectDetailKindName(kind).empty() && RejectDetailKindName(kind) == name)
       return kind;
   }
   return std::nullopt;
 }
 
 bool IsValid(const CompactRejectDetail& d) {
-  // Which numbers each kind carries: message, tail_tokens, limit, summary_budget.
+  // Which numbers each kind carries: message, tail_tokens, limit, summary_budget, estimate,
+  // context_tokens.
   if (RejectDetailKindName(d.kind).empty())
     return false;
-  bool message = false, tail = false, limit = false, budget = false;
+  bool message = false, tail = false, limit = false, budget = false, shrink = false;
   switch (d.kind) {
     case RejectDetailKind::kUnspecified:
     case RejectDetailKind::kNoHistory:
@@ -65,12 +69,16 @@ bool IsValid(const CompactRejectDetail& d) {
     case RejectDetailKind::kPinnedTooLarge:
       tail = limit = budget = true;
       break;
+    case RejectDetailKind::kWouldNotShrink:
+      tail = limit = budget = shrink = true;
+      break;
   }
   const bool note = d.kind == RejectDetailKind::kVetoed;
   if (d.note.has_value() != note || (note && !IsValidDetailNote(*d.note)))
     return false;
   return d.message.has_value() == message && d.tail_tokens.has_value() == tail &&
-         d.limit.has_value() == limit && d.summary_budget.has_value() == budget;
+         d.limit.has_value() == limit && d.summary_budget.has_value() == budget &&
+         d.estimate.has_value() == shrink && d.context_tokens.has_value() == shrink;
 }
 
 bool DetailBelongsTo(RejectDetailKind kind, CompactRejectReason reason) {
@@ -78,6 +86,8 @@ bool DetailBelongsTo(RejectDetailKind kind, CompactRejectReason reason) {
     return reason == CompactRejectReason::kRetainedTailTooLarge;
   if (kind == RejectDetailKind::kPinnedTooLarge)
     return reason == CompactRejectReason::kPinnedTooLarge;
+  if (kind == RejectDetailKind::kWouldNotShrink)
+    return reason == CompactRejectReason::kIneffective;
   return reason == CompactRejectReason::kUnavailable;
 }
 
@@ -133,6 +143,12 @@ std::string DescribeRejectDetail(const CompactRejectDetail& d) {
     case RejectDetailKind::kAllPinned:
       return "every message before the retained tail is pinned or belongs to a pinned step, so "
              "there is nothing to summarize; unpin messages to compact";
+    case RejectDetailKind::kWouldNotShrink:
+      return "the context after the commit would be about " + number(d.estimate) +
+             " tokens (retained tail " + number(d.tail_tokens) + " + summary budget " +
+             number(d.summary_budget) + "), not less than the " + number(d.context_tokens) +
+             " it holds now (input limit " + number(d.limit) +
+             "); lower keep_recent_tokens or max_summary_tokens, or compact later";
     case RejectDetailKind::kVetoed:
       return "the application's compaction hook vetoed it: " + d.note.value_or("?");
     case RejectDetailKind::kUnspecified:

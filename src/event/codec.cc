@@ -186,6 +186,10 @@ void WriteDetail(WireWriter& w, const std::optional<CompactRejectDetail>& detail
     inner.Uint("limit", *detail->limit);
   if (detail->summary_budget)
     inner.Uint("summary_budget", *detail->summary_budget);
+  if (detail->estimate)
+    inner.Uint("estimate", *detail->estimate);
+  if (detail->context_tokens)
+    inner.Uint("context_tokens", *detail->context_tokens);
   if (detail->note)
     inner.String("note", *detail->note);
   inner.Close();
@@ -519,6 +523,8 @@ Result<std::optional<CompactRejectDetail>, JsonError> ReadDetail(JsonObject& top
   HARNESS_TRY(detail.tail_tokens, OptionalUintMember(object, "tail_tokens"));
   HARNESS_TRY(detail.limit, OptionalUintMember(object, "limit"));
   HARNESS_TRY(detail.summary_budget, OptionalUintMember(object, "summary_budget"));
+  HARNESS_TRY(detail.estimate, OptionalUintMember(object, "estimate"));
+  HARNESS_TRY(detail.context_tokens, OptionalUintMember(object, "context_tokens"));
   if (object.Find("note") != nullptr) {
     HARNESS_TRY(std::string note, object.RequireString("note"));
     detail.note = std::move(note);
@@ -908,6 +914,8 @@ std::string EventJson(const Event& event) {
       w.Id("attempt_id", e->attempt_id)
           .Uint("reason", static_cast<std::uint8_t>(e->reason))
           .Basis("basis", e->basis);
+      if (e->estimate)
+        w.Uint("estimate", *e->estimate);
     });
   }
   if (const auto* e = std::get_if<ContextPressure>(&event)) {

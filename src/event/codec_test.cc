@@ -11,6 +11,7 @@
 #include <variant>
 #include <vector>
 
+#include "harness/event/json.h"
 #include "test_events.h"
 
 namespace harness {
@@ -153,6 +154,59 @@ TEST(EncodeEvent, RejectionDetailIsAdditive) {
   auto vetoed_decoded = DecodeEvent(vetoed_wire);
   ASSERT_TRUE(vetoed_decoded.ok()) << DescribeEventError(vetoed_decoded.error());
   EXPECT_EQ(std::get<CompactionRejected>(*vetoed_decoded), vetoed);
+}
+
+// `e` encodes with `fragment` in its bytes and decodes back to itself.
+template <class E>
+void ExpectRoundTripWith(const E& e, std::string_view fragment) {
+  const std::string wire = Encoded(e);
+  EXPECT_NE(wire.find(fragment), std::string::npos) << wire;
+  auto decoded = DecodeEvent(wire);
+  ASSERT_TRUE(decoded.ok()) << DescribeEventError(decoded.error());
+  EXPECT_EQ(std::get<E>(*decoded), e);
+}
+
+// The would_not_shrink detail of an ineffective rejection: its two numbers are additive members
+// written after the older ones, and the event round-trips exactly (docs/decisions.md P15).
+TEST(EncodeEvent, AnIneffectiveRejectionCarriesItsFigures) {
+  CompactionRejected e = ValidRejected();
+  e.reject_reason = CompactRejectReason::kIneffective;
+  CompactRejectDetail detail{RejectDetailKind::kWouldNotShrink, {}, 5200, 8000, 1024};
+  detail.estimate = 6224;
+  detail.context_tokens = 6000;
+  e.detail = detail;
+  const std::string figures = R"("detail":{"kind":"would_not_shrink","tail_tokens":5200,)"
+                              R"("limit":8000,"summary_budget":1024,"estimate":6224,)"
+                              R"("context_tokens":6000}})";
+  ExpectRoundTripWith(e, R"("reject_reason":17,"duration":1000000000,)" + figures);
+  CompactWaiterRejected reply = ValidWaiterRejected();
+  reply.reason = CompactRejectReason::kIneffective;
+  reply.detail = detail;
+  ExpectRoundTripWith(reply, R"("reason":17,)" + figures);
+
+  // A detail written before the two members existed reads as it did.
+  CompactionRejected tail = ValidRejected();
+  tail.reject_reason = CompactRejectReason::kRetainedTailTooLarge;
+  tail.detail = CompactRejectDetail{RejectDetailKind::kTailTooLarge, {}, 9000, 8000, 1024};
+  EXPECT_EQ(Encoded(tail).find("estimate"), std::string::npos);
+}
+
+// CompactionStarted is ephemeral: EventJson writes it, with the pre-flight's estimate only when
+// it is set, so a start without one is the shape it had before the member existed.
+TEST(EventJson, CompactionStartedCarriesTheEstimateWhenSet) {
+  CompactionStarted started = ValidStarted();
+  const std::string without = EventJson(started);
+  EXPECT_EQ(without.find("estimate"), std::string::npos) << without;
+  EXPECT_EQ(without.find(R"({"type":"CompactionStarted",)"), 0u) << without;
+  started.estimate = 4321;
+  const std::string with = EventJson(started);
+  EXPECT_NE(with.find(R"("reason":1,"basis":{"revision":1,"through_event_id":")"),
+            std::string::npos)
+      << with;
+  EXPECT_EQ(with.size() - without.size(), std::string(R"(,"estimate":4321)").size());
+  EXPECT_NE(with.find(R"("},"estimate":4321})"), std::string::npos) << with;
+  started.estimate = 0;
+  EXPECT_NE(EventJson(started).find(R"("estimate":0})"), std::string::npos);
 }
 
 // The additive coverage member (docs/decisions.md P10, P13): written only when set, so an event
@@ -663,6 +717,15 @@ std::string CommittedWire() {
 
 std::vector<DecodeCase> DecodeCases() {
   const std::string r = kRejectedWire;
+  // A rejection with reject reason `reason` and the detail `detail` (its JSON object).
+  const auto with_detail = [&r](int reason, const std::string& detail) {
+    return Replace(
+        Replace(r, R"("reject_reason":8)", "\"reject_reason\":" + std::to_string(reason)),
+        R"("duration":1000000000)", R"("duration":1000000000,"detail":)" + detail);
+  };
+  const std::string kShrink =
+      R"({"kind":"would_not_shrink","tail_tokens":5,"limit":80,"summary_budget":10,)"
+      R"("estimate":15,"context_tokens":12})";
   const std::string c = CommittedWire();
   const std::string retained_key = R"("retained":[)";
   const auto with_retained = [&](const std::string& elements) {
@@ -751,6 +814,18 @@ std::vector<DecodeCase> DecodeCases() {
        "invalid: Detail is invalid"},
       {"detail_null",
        Replace(r, R"("duration":1000000000)", R"("duration":1000000000,"detail":null)"), "decode"},
+      {"detail_would_not_shrink", with_detail(17, kShrink), "ok"},
+      {"detail_would_not_shrink_without_estimate",
+       with_detail(17, Replace(kShrink, R"("estimate":15,)", "")), "invalid: Detail is invalid"},
+      {"detail_would_not_shrink_of_another_reason", with_detail(14, kShrink),
+       "invalid: Detail is invalid"},
+      {"detail_estimate_on_another_kind",
+       with_detail(14, Replace(Replace(kShrink, "would_not_shrink", "tail_too_large"),
+                               R"(,"context_tokens":12)", "")),
+       "invalid: Detail is invalid"},
+      {"detail_estimate_negative", with_detail(17, Replace(kShrink, "15", "-1")), "decode"},
+      {"reject_reason_18", Replace(r, R"("reject_reason":8)", R"("reject_reason":18)"),
+       "invalid: RejectReason is invalid"},
       {"summary_not_user",
        Replace(c, R"("summary":{"role":"user")", R"("summary":{"role":"system")"), "decode"},
       {"summary_blank", Replace(c, R"("text":"summary")", R"("text":" \n\u3000")"),

@@ -445,6 +445,7 @@ TEST(RejectDetail, KindsNamesNumbersAndReasons) {
       {K::kTailTooLarge, "tail_too_large"},
       {K::kPinnedTooLarge, "pinned_too_large"},
       {K::kAllPinned, "all_pinned"},
+      {K::kWouldNotShrink, "would_not_shrink"},
       {K::kVetoed, "vetoed"},
   };
   for (const auto& [kind, name] : names) {
@@ -454,14 +455,15 @@ TEST(RejectDetail, KindsNamesNumbersAndReasons) {
               kind == K::kTailTooLarge);
     EXPECT_EQ(DetailBelongsTo(kind, CompactRejectReason::kPinnedTooLarge),
               kind == K::kPinnedTooLarge);
+    EXPECT_EQ(DetailBelongsTo(kind, CompactRejectReason::kIneffective), kind == K::kWouldNotShrink);
     EXPECT_EQ(DetailBelongsTo(kind, CompactRejectReason::kUnavailable),
-              kind != K::kTailTooLarge && kind != K::kPinnedTooLarge);
+              kind != K::kTailTooLarge && kind != K::kPinnedTooLarge && kind != K::kWouldNotShrink);
   }
   EXPECT_EQ(RejectDetailKindName(K::kUnspecified), "");
-  EXPECT_EQ(RejectDetailKindName(static_cast<K>(11)), "");
+  EXPECT_EQ(RejectDetailKindName(static_cast<K>(12)), "");
   EXPECT_FALSE(RejectDetailKindFromName("").has_value());
   EXPECT_FALSE(IsValid(CompactRejectDetail{}));
-  EXPECT_FALSE(IsValid(CompactRejectDetail{static_cast<K>(11), {}, {}, {}, {}}));
+  EXPECT_FALSE(IsValid(CompactRejectDetail{static_cast<K>(12), {}, {}, {}, {}}));
   EXPECT_TRUE(IsValid(CompactRejectDetail{K::kPinnedTooLarge, {}, 10, 20, 5}));
   EXPECT_FALSE(IsValid(CompactRejectDetail{K::kPinnedTooLarge, 1, 10, 20, 5}));
   EXPECT_TRUE(IsValid(CompactRejectDetail{K::kAllPinned, {}, {}, {}, {}}));
@@ -487,6 +489,18 @@ TEST(RejectDetail, KindsNamesNumbersAndReasons) {
   EXPECT_FALSE(IsValid(CompactRejectDetail{K::kHistoryFitsTailTarget, {}, 10, 20, 5}));
   EXPECT_TRUE(IsValid(CompactRejectDetail{K::kTailTooLarge, {}, 10, 20, 5}));
   EXPECT_FALSE(IsValid(CompactRejectDetail{K::kTailTooLarge, {}, 10, {}, 5}));
+  // would_not_shrink: the tail_too_large numbers plus the estimate and the context now.
+  CompactRejectDetail shrink{K::kWouldNotShrink, {}, 10, 20, 5};
+  EXPECT_FALSE(IsValid(shrink)) << "without its two numbers";
+  shrink.estimate = 15;
+  EXPECT_FALSE(IsValid(shrink)) << "without context_tokens";
+  shrink.context_tokens = 12;
+  EXPECT_TRUE(IsValid(shrink));
+  shrink.message = 1;
+  EXPECT_FALSE(IsValid(shrink)) << "a number it does not name";
+  CompactRejectDetail tail{K::kTailTooLarge, {}, 10, 20, 5};
+  tail.estimate = 15;
+  EXPECT_FALSE(IsValid(tail)) << "an estimate on another kind";
 }
 
 TEST(RejectDetail, DescriptionsAreNumbersAndAdvice) {
@@ -499,6 +513,16 @@ TEST(RejectDetail, DescriptionsAreNumbersAndAdvice) {
   EXPECT_EQ(DescribeRejectDetail({RejectDetailKind::kHistoryFitsTailTarget, {}, 300, 20000, {}}),
             "the whole history (about 300 tokens) fits the retained tail (keep_recent_tokens "
             "20000), so there is nothing to summarize; lower keep_recent_tokens to compact anyway");
+}
+
+TEST(RejectDetail, WouldNotShrinkSaysItInNumbers) {
+  CompactRejectDetail d{RejectDetailKind::kWouldNotShrink, {}, 5200, 8000, 1024};
+  d.estimate = 6224;
+  d.context_tokens = 6000;
+  EXPECT_EQ(DescribeRejectDetail(d),
+            "the context after the commit would be about 6224 tokens (retained tail 5200 + "
+            "summary budget 1024), not less than the 6000 it holds now (input limit 8000); lower "
+            "keep_recent_tokens or max_summary_tokens, or compact later");
 }
 
 TEST(RejectDetail, ARejectionCarriesOnlyADetailOfItsReason) {
@@ -653,6 +677,7 @@ TEST(CompactRejectReason, WireValuesAndNamesAreFixed) {
       {CompactRejectReason::kRetainedTailTooLarge, 14, "retained_tail_too_large"},
       {CompactRejectReason::kCoverageInsufficient, 15, "coverage_insufficient"},
       {CompactRejectReason::kPinnedTooLarge, 16, "pinned_too_large"},
+      {CompactRejectReason::kIneffective, 17, "ineffective"},
   };
   for (const auto& row : rows) {
     EXPECT_EQ(static_cast<int>(row.reason), row.wire) << row.name;
@@ -660,13 +685,14 @@ TEST(CompactRejectReason, WireValuesAndNamesAreFixed) {
     EXPECT_EQ(CompactRejectReasonName(row.reason), row.name);
     EXPECT_EQ(CompactRejectReasonFromName(row.name), row.reason);
   }
-  EXPECT_EQ(kMaxCompactRejectReason, 16);
+  EXPECT_EQ(kMaxCompactRejectReason, 17);
   EXPECT_FALSE(IsValid(CompactRejectReason::kUnspecified));
-  EXPECT_FALSE(IsValid(static_cast<CompactRejectReason>(17)));
+  EXPECT_FALSE(IsValid(static_cast<CompactRejectReason>(18)));
   EXPECT_FALSE(IsValid(static_cast<CompactRejectReason>(255)));
   EXPECT_EQ(CompactRejectReasonName(CompactRejectReason::kUnspecified), "");
-  EXPECT_EQ(CompactRejectReasonName(static_cast<CompactRejectReason>(17)), "");
+  EXPECT_EQ(CompactRejectReasonName(static_cast<CompactRejectReason>(18)), "");
   EXPECT_EQ(CompactRejectReasonFromName(""), std::nullopt);
+  EXPECT_EQ(CompactRejectReasonFromName("Ineffective"), std::nullopt);
   EXPECT_EQ(CompactRejectReasonFromName("Interrupted"), std::nullopt);
   EXPECT_EQ(CompactRejectReasonFromName("RetainedTailTooLarge"), std::nullopt);
 }

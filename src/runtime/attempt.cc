@@ -12,28 +12,39 @@
 namespace harness::runtime_detail {
 namespace {
 
-// The pipeline proper; RunAttempt turns an exception escaping it into an Internal rejection.
-Proposal Run(const AttemptInput& input, Timers& timers, const std::stop_token& stop) {
+Proposal RejectMeasure(const MeasureError& error) {
+  Proposal proposal = Proposal::Rejected(ReasonForMeasureError(error));
+  if (proposal.reject == CompactRejectReason::kContextLimitUnknown)
+    proposal.turn_failure = "context_limit_unknown";
+  return proposal;
+}
+
+Result<ContextMeasurement, MeasureError> MeasureWith(const AttemptInput& input,
+                                                     std::vector<Message> messages, Timers& timers,
+                                                     const std::stop_token& stop) {
+  InferenceRequest request = input.request;
+  request.messages = std::move(messages);
+  return Measure(request, input.candidate.basis, input.limits, input.policy, *input.counter, timers,
+                 stop);
+}
+
+// The pre-flight proper; RunPreflight turns an exception escaping it into an Internal rejection.
+void Preflight(AttemptPreflight& pre, Timers& timers, const std::stop_token& stop) {
+  const AttemptInput& input = pre.input;
   const CompactionPolicy& policy = input.policy;
   const ContextMeasurement& candidate = input.candidate;
-  auto measure = [&](std::vector<Message> messages) {
-    InferenceRequest request = input.request;
-    request.messages = std::move(messages);
-    return Measure(request, candidate.basis, input.limits, policy, *input.counter, timers, stop);
-  };
-  auto reject_measure = [](const MeasureError& error) {
-    Proposal proposal = Proposal::Rejected(ReasonForMeasureError(error));
-    if (proposal.reject == CompactRejectReason::kContextLimitUnknown)
-      proposal.turn_failure = "context_limit_unknown";
-    return proposal;
-  };
 
   const std::vector<Message>& history = input.request.messages;
   auto selection = SelectRetainedTail(history, input.derived_prefix, policy.keep_recent_segments,
                                       policy.keep_recent_tokens);
-  if (!selection)
-    return Proposal::Rejected(CompactRejectReason::kUnavailable, selection.error().reject_detail);
-  std::vector<Message>& retained = selection->retained;
+  if (!selection) {
+    pre.rejected =
+        Proposal::Rejected(CompactRejectReason::kUnavailable, selection.error().reject_detail);
+    return;
+  }
+  pre.selection = std::move(selection).value();
+  const TailSelection& tail_selection = pre.selection;
+  const std::vector<Message>& retained = tail_selection.retained;
 
   // Pinned messages of the head stay as they are (docs/pins.md): they leave the compactor's
   // input and are kept between the summary and the tail.
@@ -43,25 +54,23 @@ Proposal Run(const AttemptInput& input, Timers& timers, const std::stop_token& s
     for (std::size_t i = 0; i < history.size(); ++i)
       pinned_flags[i] = input.pinned.contains(input.history_ids[i]);
   }
-  const std::vector<std::size_t> kept =
-      KeptForPins(history, *selection, input.derived_prefix, pinned_flags);
+  pre.kept = KeptForPins(history, tail_selection, input.derived_prefix, pinned_flags);
+  const std::vector<std::size_t>& kept = pre.kept;
   std::vector<bool> is_kept(history.size(), false);
   for (std::size_t i : kept)
     is_kept[i] = true;
-  std::vector<Message> kept_messages;
-  kept_messages.reserve(kept.size());
-  for (std::size_t i : kept)
-    kept_messages.push_back(history[i]);
   if (!kept.empty()) {
     // Something new must be left to summarize besides the pins (and the in-segment request,
     // which is retained).
     bool summarizable = false;
-    for (std::size_t i = input.derived_prefix; i < selection->cut && !summarizable; ++i)
-      summarizable = !is_kept[i] && !(selection->inside_segment && i == selection->request);
+    for (std::size_t i = input.derived_prefix; i < tail_selection.cut && !summarizable; ++i)
+      summarizable = !is_kept[i] && !(tail_selection.inside_segment && i == tail_selection.request);
     if (!summarizable) {
-      return Proposal::Rejected(CompactRejectReason::kUnavailable,
-                                CompactRejectDetail{RejectDetailKind::kAllPinned, std::nullopt,
-                                                    std::nullopt, std::nullopt, std::nullopt});
+      pre.rejected =
+          Proposal::Rejected(CompactRejectReason::kUnavailable,
+                             CompactRejectDetail{RejectDetailKind::kAllPinned, std::nullopt,
+                                                 std::nullopt, std::nullopt, std::nullopt});
+      return;
     }
   }
 
@@ -70,30 +79,77 @@ Proposal Run(const AttemptInput& input, Timers& timers, const std::stop_token& s
   auto leaves_no_room = [&](TokenCount count) {
     return count >= limit || policy.max_summary_tokens >= limit - count;
   };
-  if (!retained.empty()) {
-    auto tail = measure(retained);
-    if (!tail)
-      return reject_measure(tail.error());
-    if (leaves_no_room(tail->input_tokens)) {
-      return Proposal::Rejected(
-          CompactRejectReason::kRetainedTailTooLarge,
-          CompactRejectDetail{RejectDetailKind::kTailTooLarge, std::nullopt, tail->input_tokens,
-                              limit, policy.max_summary_tokens});
-    }
+  // Tail selection always retains the newest segment; an empty tail (none today) has nothing
+  // to count and no estimate.
+  if (retained.empty())
+    return;
+  auto tail = MeasureWith(input, retained, timers, stop);
+  if (!tail) {
+    pre.rejected = RejectMeasure(tail.error());
+    return;
   }
-  std::vector<Message> kept_and_retained = kept_messages;
-  kept_and_retained.insert(kept_and_retained.end(), retained.begin(), retained.end());
+  if (leaves_no_room(tail->input_tokens)) {
+    pre.rejected = Proposal::Rejected(
+        CompactRejectReason::kRetainedTailTooLarge,
+        CompactRejectDetail{RejectDetailKind::kTailTooLarge, std::nullopt, tail->input_tokens,
+                            limit, policy.max_summary_tokens});
+    return;
+  }
+  // What the commit keeps verbatim, counted in the request's own shape (system prompt, tools):
+  // the tail, and the pinned messages with it when there are any.
+  TokenCount kept_tokens = tail->input_tokens;
   if (!kept.empty()) {
-    auto with_pins = measure(kept_and_retained);
-    if (!with_pins)
-      return reject_measure(with_pins.error());
+    std::vector<Message> kept_and_retained;
+    kept_and_retained.reserve(kept.size() + retained.size());
+    for (std::size_t i : kept)
+      kept_and_retained.push_back(history[i]);
+    kept_and_retained.insert(kept_and_retained.end(), retained.begin(), retained.end());
+    auto with_pins = MeasureWith(input, std::move(kept_and_retained), timers, stop);
+    if (!with_pins) {
+      pre.rejected = RejectMeasure(with_pins.error());
+      return;
+    }
     if (leaves_no_room(with_pins->input_tokens)) {
-      return Proposal::Rejected(
+      pre.rejected = Proposal::Rejected(
           CompactRejectReason::kPinnedTooLarge,
           CompactRejectDetail{RejectDetailKind::kPinnedTooLarge, std::nullopt,
                               with_pins->input_tokens, limit, policy.max_summary_tokens});
+      return;
     }
+    kept_tokens = with_pins->input_tokens;
   }
+  // The context after the commit (docs/decisions.md P15): what is kept verbatim plus the summary
+  // at its whole budget (below the limit: checked above).
+  const TokenCount estimate = kept_tokens + policy.max_summary_tokens;
+  pre.estimate = estimate;
+  if (estimate >= candidate.input_tokens) {
+    CompactRejectDetail detail{RejectDetailKind::kWouldNotShrink, std::nullopt, kept_tokens, limit,
+                               policy.max_summary_tokens};
+    detail.estimate = estimate;
+    detail.context_tokens = candidate.input_tokens;
+    pre.rejected = Proposal::Rejected(CompactRejectReason::kIneffective, std::move(detail));
+  }
+}
+
+// The pipeline from the compactor on; RunCompaction turns an exception escaping it into an
+// Internal rejection.
+Proposal Run(AttemptPreflight& pre, Timers& timers, const std::stop_token& stop) {
+  const AttemptInput& input = pre.input;
+  const CompactionPolicy& policy = input.policy;
+  const ContextMeasurement& candidate = input.candidate;
+  const std::vector<Message>& history = input.request.messages;
+  const TailSelection* selection = &pre.selection;
+  std::vector<Message>& retained = pre.selection.retained;
+  const std::vector<std::size_t>& kept = pre.kept;
+  std::vector<bool> is_kept(history.size(), false);
+  for (std::size_t i : kept)
+    is_kept[i] = true;
+  std::vector<Message> kept_messages;
+  kept_messages.reserve(kept.size());
+  for (std::size_t i : kept)
+    kept_messages.push_back(history[i]);
+  std::vector<Message> kept_and_retained = kept_messages;
+  kept_and_retained.insert(kept_and_retained.end(), retained.begin(), retained.end());
 
   CompactionInput compaction;
   compaction.basis = candidate.basis;
@@ -170,9 +226,9 @@ Proposal Run(const AttemptInput& input, Timers& timers, const std::stop_token& s
   replaced.reserve(kept_and_retained.size() + 1);
   replaced.emplace_back(output->summary);
   replaced.insert(replaced.end(), kept_and_retained.begin(), kept_and_retained.end());
-  auto post = measure(std::move(replaced));
+  auto post = MeasureWith(input, std::move(replaced), timers, stop);
   if (!post)
-    return reject_measure(post.error());
+    return RejectMeasure(post.error());
   if (post->input_tokens >= post->input_limit) {
     Proposal too_large = Proposal::Rejected(CompactRejectReason::kSummaryTooLarge);
     too_large.turn_failure = "summary_too_large";
@@ -221,15 +277,32 @@ CompactRejectReason ReasonForMeasureError(const MeasureError& error) {
                                                          : CompactRejectReason::kContextCountFailed;
 }
 
-Proposal RunAttempt(const AttemptInput& input, Timers& timers, std::stop_token stop) {
-  // The Compactor and ContextCounter interfaces promise not to throw; one that does anyway is
-  // an application's bug, and the attempt ends as an invariant failure instead of taking the
-  // process down from a pool thread.
+// The Compactor and ContextCounter interfaces promise not to throw; one that does anyway is an
+// application's bug, and the attempt ends as an invariant failure instead of taking the process
+// down from a pool thread.
+AttemptPreflight RunPreflight(AttemptInput input, Timers& timers, std::stop_token stop) {
+  AttemptPreflight pre;
+  pre.input = std::move(input);
   try {
-    return Run(input, timers, stop);
+    Preflight(pre, timers, stop);
+  } catch (...) {
+    pre.rejected = Proposal::Rejected(CompactRejectReason::kInternal);
+  }
+  return pre;
+}
+
+Proposal RunCompaction(AttemptPreflight pre, Timers& timers, std::stop_token stop) {
+  if (pre.rejected)
+    return std::move(*pre.rejected);
+  try {
+    return Run(pre, timers, stop);
   } catch (...) {
     return Proposal::Rejected(CompactRejectReason::kInternal);
   }
+}
+
+Proposal RunAttempt(const AttemptInput& input, Timers& timers, std::stop_token stop) {
+  return RunCompaction(RunPreflight(input, timers, stop), timers, stop);
 }
 
 bool IsStale(const Attempt& attempt, const ContextBasis& basis,

@@ -1,10 +1,15 @@
 // A compaction attempt's work and its terminal, as pure functions (docs/runtime.md §5.3-§5.4).
 //
-// RunAttempt(input, timers, stop) is steps 2 and 4 of the start sequence: tail selection at the
-// attempt's basis, the retained-tail preflight count, the compactor call, the identity, summary
-// grammar and coverage checks, and the post-replacement count. It starts no thread and touches
-// no loop state: the loop actor calls it on the blocking pool, tests call it directly. Whatever
-// goes wrong is a rejection in the returned Proposal, never an exception: a compactor or counter
+// RunPreflight(input, timers, stop) is step 2 of the start sequence, the pre-flight: tail
+// selection at the attempt's basis, the retained-tail count, the budget check
+// (RetainedTailTooLarge: tail + max_summary_tokens reach the input limit) and the estimate of the
+// context after the commit, estimate = tail count + max_summary_tokens (Ineffective when it is
+// not below the candidate's input_tokens; docs/decisions.md P15). RunCompaction(preflight, ...)
+// is step 4: the compactor call, the identity, summary grammar and coverage checks, and the
+// post-replacement count (a pre-flight that rejected is returned as it is). RunAttempt is both
+// in one call. They start no thread and touch no loop state: the loop actor calls the two halves
+// on the blocking pool, publishing CompactionStarted with the estimate between them; tests call
+// them directly. Whatever goes wrong is a rejection, never an exception: a compactor or counter
 // that throws (the interfaces promise not to) is an `Internal` rejection.
 //
 // IsStale(...) is step 5, the compare-and-swap: a proposal replaces only the exact context it was
@@ -28,6 +33,7 @@
 
 #include "harness/compaction/compactor.h"
 #include "harness/compaction/policy.h"
+#include "harness/compaction/tail.h"
 #include "harness/context/limits.h"
 #include "harness/context/measurement.h"
 #include "harness/event/compaction.h"
@@ -72,9 +78,10 @@ struct Proposal {
   // The indices into the attempt's history of the messages the commit keeps, in their new order
   // after the summary (the pinned ones, then the retained tail): the live loop maps them to ids.
   std::vector<std::size_t> survivors;
-  ContextMeasurement post;                    // basis is the attempt's; TerminalFor moves it
-  std::optional<std::string> turn_failure;    // the turn fails with this reason (continuation)
-  std::optional<CompactRejectDetail> detail;  // why, for unavailable / retained_tail_too_large
+  ContextMeasurement post;                  // basis is the attempt's; TerminalFor moves it
+  std::optional<std::string> turn_failure;  // the turn fails with this reason (continuation)
+  // why, for unavailable / retained_tail_too_large / pinned_too_large / ineffective
+  std::optional<CompactRejectDetail> detail;
   // The coverage report (policy coverage not off): journaled with a commit, and with a
   // CoverageInsufficient rejection.
   std::optional<CoverageReport> coverage;
@@ -88,6 +95,22 @@ struct Proposal {
   }
 };
 
+// What the pre-flight leaves for the compactor, or the rejection that ends the attempt before it.
+struct AttemptPreflight {
+  AttemptInput input;
+  std::optional<Proposal> rejected;  // set: the compactor is not called
+  TailSelection selection;
+  // The indices into the history of the pinned messages (with their tool-call partners) the
+  // commit keeps between the summary and the tail (KeptForPins).
+  std::vector<std::size_t> kept;
+  // The context after the commit, estimated: what is kept verbatim (the pinned messages and the
+  // retained tail) counted with the request's shape + max_summary_tokens. Set once the budget
+  // checks passed (then also on an Ineffective rejection); absent when nothing is retained.
+  std::optional<TokenCount> estimate;
+};
+
+AttemptPreflight RunPreflight(AttemptInput input, Timers& timers, std::stop_token stop);
+Proposal RunCompaction(AttemptPreflight preflight, Timers& timers, std::stop_token stop);
 Proposal RunAttempt(const AttemptInput& input, Timers& timers, std::stop_token stop);
 
 // The reason a measurement failure rejects an attempt with.

@@ -1,6 +1,6 @@
-// RunAttempt, IsStale and TerminalFor called synchronously, without the loop actor or its
-// threads (docs/runtime.md §5.3-§5.4): every rejection reason the pipeline produces, the
-// compare-and-swap, and the terminal batch.
+// RunPreflight, RunAttempt, IsStale and TerminalFor called synchronously, without the loop actor
+// or its threads (docs/runtime.md §5.3-§5.4): the pre-flight's estimate and its rejections, every
+// rejection reason the pipeline produces, the compare-and-swap, and the terminal batch.
 #include "runtime/attempt.h"
 
 #include <gtest/gtest.h>
@@ -115,6 +115,7 @@ struct Case {
   std::optional<CompactRejectReason> reject;
   std::size_t compactor_calls = 1;
   std::optional<std::string> turn_failure = std::nullopt;
+  TokenCount candidate_tokens = 50;
 };
 
 TEST(RunAttempt, EachOutcomeOfThePipeline) {
@@ -142,7 +143,18 @@ TEST(RunAttempt, EachOutcomeOfThePipeline) {
        Text(std::string(kSummary)),
        CompactRejectReason::kRetainedTailTooLarge,
        0},
-      {"tail + budget one below the limit", {69, 30}, Text(std::string(kSummary)), std::nullopt},
+      {"tail + budget one below the limit, the candidate at it",
+       {69, 30},
+       Text(std::string(kSummary)),
+       std::nullopt,
+       1,
+       std::nullopt,
+       80},
+      {"the estimate not below the candidate",
+       {40},
+       Text(std::string(kSummary)),
+       CompactRejectReason::kIneffective,
+       0},
       {"compactor fails",
        {5},
        Error(CompactorErrorKind::kFailed),
@@ -195,7 +207,9 @@ TEST(RunAttempt, EachOutcomeOfThePipeline) {
     SCOPED_TRACE(c.name);
     auto counter = std::make_shared<StepCounter>(c.counts);
     auto compactor = std::make_shared<FnCompactor>(c.compact);
-    const Proposal proposal = RunAttempt(Input(counter, compactor), timers, {});
+    AttemptInput input = Input(counter, compactor);
+    input.candidate.input_tokens = c.candidate_tokens;
+    const Proposal proposal = RunAttempt(input, timers, {});
     EXPECT_EQ(proposal.reject, c.reject);
     EXPECT_EQ(compactor->calls, c.compactor_calls);
     EXPECT_EQ(proposal.turn_failure, c.turn_failure);
@@ -205,6 +219,92 @@ TEST(RunAttempt, EachOutcomeOfThePipeline) {
       EXPECT_EQ(proposal.post.basis, kBasis);  // TerminalFor moves it
     }
   }
+}
+
+// The pre-flight alone (candidate 50 of 80 tokens unless the case says otherwise, budget 10):
+// the estimate is the tail's count + the budget; not below the candidate it is Ineffective with
+// its figures; tail + budget at the limit stays RetainedTailTooLarge (its meaning is journaled),
+// with no estimate.
+TEST(RunPreflight, TheEstimateAndWhatItRefuses) {
+  struct PreflightCase {
+    std::string name;
+    std::int64_t tail;
+    TokenCount candidate;
+    std::optional<CompactRejectReason> reject;
+    std::optional<TokenCount> estimate;
+  };
+  const std::vector<PreflightCase> cases{
+      {"well below", 5, 50, std::nullopt, 15},
+      {"one below the context", 39, 50, std::nullopt, 49},
+      {"equal to the context", 40, 50, CompactRejectReason::kIneffective, 50},
+      {"above the context", 45, 50, CompactRejectReason::kIneffective, 55},
+      {"an empty context", 0, 0, CompactRejectReason::kIneffective, 10},
+      {"the candidate over the limit is never ineffective", 69, 95, std::nullopt, 79},
+      {"tail + budget at the limit", 70, 95, CompactRejectReason::kRetainedTailTooLarge,
+       std::nullopt},
+      {"tail + budget at the limit, candidate below", 70, 50,
+       CompactRejectReason::kRetainedTailTooLarge, std::nullopt},
+  };
+  Timers timers;
+  for (const PreflightCase& c : cases) {
+    SCOPED_TRACE(c.name);
+    auto counter = std::make_shared<StepCounter>(std::vector<std::int64_t>{c.tail});
+    auto compactor = std::make_shared<FnCompactor>(Text(std::string(kSummary)));
+    AttemptInput input = Input(counter, compactor);
+    input.candidate.input_tokens = c.candidate;
+    const AttemptPreflight pre = RunPreflight(input, timers, {});
+    EXPECT_EQ(counter->calls, 1u) << "one count: the retained tail";
+    EXPECT_EQ(compactor->calls, 0u);
+    EXPECT_EQ(pre.estimate, c.estimate);
+    EXPECT_EQ(pre.rejected.has_value(), c.reject.has_value());
+    if (pre.rejected) {
+      EXPECT_EQ(pre.rejected->reject, c.reject);
+      EXPECT_FALSE(pre.rejected->turn_failure.has_value()) << "below the limit: soft";
+    } else {
+      EXPECT_EQ(pre.selection.retained.size(), 1u);
+      EXPECT_EQ(pre.selection.head.size(), 1u);
+    }
+  }
+}
+
+TEST(RunPreflight, AnIneffectiveRejectionCarriesItsFigures) {
+  Timers timers;
+  auto compactor = std::make_shared<FnCompactor>(Text(std::string(kSummary)));
+  AttemptInput input =
+      Input(std::make_shared<StepCounter>(std::vector<std::int64_t>{45}), compactor);
+  input.candidate.input_tokens = 52;
+  const Proposal proposal = RunAttempt(input, timers, {});
+  EXPECT_EQ(proposal.reject, CompactRejectReason::kIneffective);
+  EXPECT_EQ(compactor->calls, 0u);
+  ASSERT_TRUE(proposal.detail.has_value());
+  CompactRejectDetail expected{RejectDetailKind::kWouldNotShrink, std::nullopt, 45, 80, 10};
+  expected.estimate = 55;
+  expected.context_tokens = 52;
+  EXPECT_EQ(*proposal.detail, expected);
+  EXPECT_TRUE(IsValid(*proposal.detail));
+  EXPECT_TRUE(DetailBelongsTo(proposal.detail->kind, CompactRejectReason::kIneffective));
+}
+
+TEST(RunPreflight, ARejectedPreflightIsWhatRunCompactionReturns) {
+  Timers timers;
+  auto counter = std::make_shared<StepCounter>(std::vector<std::int64_t>{45, 30});
+  auto compactor = std::make_shared<FnCompactor>(Text(std::string(kSummary)));
+  AttemptPreflight pre = RunPreflight(Input(counter, compactor), timers, {});
+  ASSERT_TRUE(pre.rejected.has_value());
+  const Proposal proposal = RunCompaction(std::move(pre), timers, {});
+  EXPECT_EQ(proposal.reject, CompactRejectReason::kIneffective);
+  EXPECT_EQ(compactor->calls, 0u);
+  EXPECT_EQ(counter->calls, 1u);
+  // An accepted pre-flight goes on to the compactor and the post count.
+  AttemptPreflight accepted = RunPreflight(
+      Input(std::make_shared<StepCounter>(std::vector<std::int64_t>{5, 30}), compactor), timers,
+      {});
+  ASSERT_FALSE(accepted.rejected.has_value());
+  EXPECT_EQ(accepted.estimate, 15u);
+  const Proposal committed = RunCompaction(std::move(accepted), timers, {});
+  EXPECT_FALSE(committed.reject.has_value());
+  EXPECT_EQ(committed.post.input_tokens, 30u);
+  EXPECT_EQ(compactor->calls, 1u);
 }
 
 TEST(RunAttempt, ARetainedTailTooLargeCarriesItsNumbers) {
@@ -348,13 +448,24 @@ TEST(TerminalFor, ARejectionKeepsOnlyADetailThatExplainsItsReason) {
     bool keeps_detail;
   };
   const CompactRejectDetail tail{RejectDetailKind::kTailTooLarge, std::nullopt, 75, 80, 10};
-  for (const Case& c : std::vector<Case>{
-           {"its own reason", CompactRejectReason::kRetainedTailTooLarge, true},
-           {"replaced by stale_basis", CompactRejectReason::kStaleBasis, false},
-           {"replaced by internal", CompactRejectReason::kInternal, false},
+  CompactRejectDetail shrink{RejectDetailKind::kWouldNotShrink, std::nullopt, 45, 80, 10};
+  shrink.estimate = 55;
+  shrink.context_tokens = 50;
+  struct DetailCase {
+    Case c;
+    CompactRejectDetail detail;
+  };
+  for (const auto& [c, detail] : std::vector<DetailCase>{
+           {{"its own reason", CompactRejectReason::kRetainedTailTooLarge, true}, tail},
+           {{"replaced by stale_basis", CompactRejectReason::kStaleBasis, false}, tail},
+           {{"replaced by internal", CompactRejectReason::kInternal, false}, tail},
+           {{"ineffective's own", CompactRejectReason::kIneffective, true}, shrink},
+           {{"ineffective's under another reason", CompactRejectReason::kRetainedTailTooLarge,
+             false},
+            shrink},
        }) {
     SCOPED_TRACE(c.name);
-    Proposal proposal = Proposal::Rejected(c.reason, tail);
+    Proposal proposal = Proposal::Rejected(c.reason, detail);
     auto terminal = TerminalFor(InProgress(), proposal, Header(), {}, {});
     ASSERT_TRUE(static_cast<bool>(terminal));
     EXPECT_FALSE(terminal->post_context.has_value());

@@ -74,24 +74,59 @@ Attempt CompactionSlot::Take() {
   return attempt;
 }
 
-void CompactionSlot::Concluded(bool committed) {
+std::optional<BasisPoints> HoldAfterCommit(const ContextMeasurement& post,
+                                           const CompactionPolicy& policy) {
+  if (!policy.automatic)
+    return std::nullopt;
+  const auto occupancy = OccupancyBasisPoints(post.input_tokens, post.input_limit);
+  if (!occupancy || *occupancy < policy.rearm_below)
+    return std::nullopt;
+  // A commit that lands where the trigger could fire again after a step or two waits for the
+  // growth the policy's own gap stands for (at least kMinHoldMargin).
+  const std::uint32_t gap =
+      policy.compact_at > policy.rearm_below ? policy.compact_at - policy.rearm_below : 0;
+  const std::uint32_t hold =
+      std::uint32_t{*occupancy} + std::max<std::uint32_t>(gap, kMinHoldMargin);
+  return static_cast<BasisPoints>(std::min<std::uint32_t>(hold, kFullScaleBasisPoints));
+}
+
+std::optional<BasisPoints> HoldAfterIneffective(const CompactRejectDetail& detail) {
+  if (detail.kind != RejectDetailKind::kWouldNotShrink || !detail.estimate || !detail.limit)
+    return std::nullopt;
+  const auto occupancy = OccupancyBasisPoints(*detail.estimate, *detail.limit);
+  if (!occupancy)
+    return std::nullopt;
+  // The compaction becomes worth trying once the context has outgrown what it would leave.
+  const std::uint32_t hold = std::uint32_t{*occupancy} + 1;
+  return static_cast<BasisPoints>(std::min<std::uint32_t>(hold, kFullScaleBasisPoints));
+}
+
+void CompactionSlot::Concluded(bool committed, std::optional<BasisPoints> hold) {
   if (committed) {
     latch_.reset();  // the basis moved: automatic compaction re-arms
+    hold_ = hold;    // ... unless the commit landed high
   } else if (attempt_->reason == CompactionReason::kAutomatic) {
     latch_ = attempt_->basis;
+    if (hold)
+      hold_ = hold;
   }
   attempt_.reset();
 }
 
 bool CompactionSlot::TriggersAutomatic(bool policy_automatic, PressureLevel pressure,
-                                       const ContextBasis& basis) const {
+                                       const ContextMeasurement& measurement) const {
   if (!policy_automatic)
     return false;
   if (pressure != PressureLevel::kCompact && pressure != PressureLevel::kHardLimit)
     return false;
   // One durable automatic attempt per basis: after an automatic rejection at this basis the
   // trigger stays quiet until the context changes.
-  return !latch_ || !(*latch_ == basis);
+  if (latch_ && *latch_ == measurement.basis)
+    return false;
+  if (!hold_)
+    return true;
+  const auto occupancy = OccupancyBasisPoints(measurement.input_tokens, measurement.input_limit);
+  return occupancy && *occupancy >= *hold_;
 }
 
 }  // namespace harness::runtime_detail

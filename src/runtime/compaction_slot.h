@@ -1,8 +1,10 @@
 // CompactionSlot: a loop's one compaction slot (docs/runtime.md §5.1, §6.2-§6.3).
 //
 // It holds the attempt in progress or pending, if any, with its waiters in canonical order
-// (command created_at ascending, ties by id bytes), and the automatic latch (the basis of the
-// last durable automatic rejection). It decides; the loop actor applies:
+// (command created_at ascending, ties by id bytes), the automatic latch (the basis of the last
+// durable automatic rejection) and the automatic hold (the occupancy automatic compaction must
+// reach again after a commit that landed high or an ineffective automatic rejection). It
+// decides; the loop actor applies:
 // - Admit(waiter, has_history) says what a Compact does: kOpen (the slot is empty; the actor
 //   mints an attempt id and calls Open), kJoined (the waiter is now in the attempt), kDuplicate
 //   (the command is already a waiter: its one reply is coming), kLaneFull (the attempt holds
@@ -15,8 +17,19 @@
 //   and then calls Leave), kLastOfPending / kLastInProgress (it is the only waiter: the actor
 //   ends the attempt). Nothing changes until the actor has published the answer.
 // - TriggersAutomatic: the automatic trigger (policy automatic, pressure Compact or HardLimit,
-//   the basis not latched). Concluded(): the attempt is over; a durable automatic rejection
-//   latches its basis, a commit re-arms.
+//   the basis not latched, the occupancy at or above the hold if there is one). Concluded(): the
+//   attempt is over; a durable automatic rejection latches its basis, a commit re-arms; the
+//   hold becomes the one the outcome leaves (below).
+// - The hold (docs/decisions.md P15, docs/runtime.md §6.6), a pure function of journaled facts
+//   so that restore derives the same one (runtime/fold.cc):
+//   HoldAfterCommit(post, policy): a commit whose post context's occupancy P is at or above
+//   policy.rearm_below (automatic policies only) holds automatic compaction until the occupancy
+//   reaches min(10 000, P + max(compact_at - rearm_below, kMinHoldMargin)); below rearm_below,
+//   no hold. HoldAfterIneffective(detail): an automatic attempt rejected Ineffective holds it
+//   until the occupancy passes the estimate's, min(10 000, floor(estimate x 10 000 / limit) +
+//   1). The hold is never above 10 000, so it never stops a compaction at the hard limit. A
+//   commit replaces the hold (with none when it landed low); an automatic Ineffective rejection
+//   replaces it; nothing else changes it. A manual request is never held.
 // No threads, no clock, no id generation: ids and dates come in as arguments.
 // Thread safety: none; owned by one strand.
 #pragma once
@@ -29,7 +42,9 @@
 #include <string>
 #include <vector>
 
+#include "harness/compaction/policy.h"
 #include "harness/compaction/reasons.h"
+#include "harness/compaction/reject_detail.h"
 #include "harness/context/basis.h"
 #include "harness/context/limits.h"
 #include "harness/context/measurement.h"
@@ -68,6 +83,13 @@ struct Attempt {
 };
 
 enum class Admission { kOpen, kJoined, kDuplicate, kLaneFull, kNoHistory };
+
+// The least growth, in basis points of occupancy, a hold after a commit asks for.
+inline constexpr BasisPoints kMinHoldMargin = 500;
+
+std::optional<BasisPoints> HoldAfterCommit(const ContextMeasurement& post,
+                                           const CompactionPolicy& policy);
+std::optional<BasisPoints> HoldAfterIneffective(const CompactRejectDetail& detail);
 enum class Withdrawal { kNotWaiting, kLeft, kLastOfPending, kLastInProgress };
 
 class CompactionSlot {
@@ -75,8 +97,9 @@ class CompactionSlot {
   // Waiters one attempt may hold (docs/runtime.md §5.1).
   static constexpr std::size_t kMaxWaiters = 64;
 
-  explicit CompactionSlot(std::optional<ContextBasis> automatic_latch = std::nullopt)
-      : latch_(automatic_latch) {}
+  explicit CompactionSlot(std::optional<ContextBasis> automatic_latch = std::nullopt,
+                          std::optional<BasisPoints> automatic_hold = std::nullopt)
+      : latch_(automatic_latch), hold_(automatic_hold) {}
 
   Admission Admit(const Waiter& waiter, bool has_history);
   Attempt& Open(const Uuid& id, const Waiter& opener);
@@ -92,15 +115,20 @@ class CompactionSlot {
   Attempt Take();
   // The attempt's terminal is durable: the slot empties; an automatic rejection latches the
   // attempt's basis (only a durable one: docs/runtime.md §6.3), a commit re-arms the trigger.
-  void Concluded(bool committed);
+  // `hold` is the hold the outcome leaves (HoldAfterCommit for a commit, HoldAfterIneffective
+  // for an Ineffective rejection): a commit sets it (none: no hold), an automatic rejection with
+  // one replaces the hold, a manual rejection leaves the hold as it was.
+  void Concluded(bool committed, std::optional<BasisPoints> hold = std::nullopt);
 
   bool TriggersAutomatic(bool policy_automatic, PressureLevel pressure,
-                         const ContextBasis& basis) const;
+                         const ContextMeasurement& measurement) const;
   const std::optional<ContextBasis>& latch() const { return latch_; }
+  const std::optional<BasisPoints>& hold() const { return hold_; }
 
  private:
   std::optional<Attempt> attempt_;
   std::optional<ContextBasis> latch_;
+  std::optional<BasisPoints> hold_;
 };
 
 }  // namespace harness::runtime_detail

@@ -1,6 +1,6 @@
-// CompactionSlot without threads: admission, joining, de-duplication, the 65th waiter, withdrawal
-// and the automatic latch (docs/runtime.md §5.1, §6.2-§6.3). The loop actor applies these
-// decisions; tests/acceptance/ proves the events that follow.
+// CompactionSlot without threads: admission, joining, de-duplication, the 65th waiter, withdrawal,
+// the automatic latch and the hold (docs/runtime.md §5.1, §6.2-§6.3, §6.6). The loop actor applies
+// these decisions; tests/acceptance/ proves the events that follow.
 #include "runtime/compaction_slot.h"
 
 #include <gtest/gtest.h>
@@ -21,6 +21,15 @@ Uuid Id(std::uint8_t n) {
 
 Waiter W(std::uint8_t id, std::int64_t at, Agency agency = Agency::kUser) {
   return Waiter{Id(id), EventTime{std::chrono::nanoseconds(at)}, agency};
+}
+
+// A measurement at `basis` whose occupancy is `tokens` basis points (limit 10 000).
+ContextMeasurement At(const ContextBasis& basis, TokenCount tokens) {
+  ContextMeasurement m;
+  m.basis = basis;
+  m.input_tokens = tokens;
+  m.input_limit = kFullScaleBasisPoints;
+  return m;
 }
 
 std::vector<Uuid> Ids(std::initializer_list<std::uint8_t> ids) {
@@ -202,7 +211,111 @@ TEST(CompactionSlot, TheAutomaticTriggerAndItsLatch) {
   for (const Case& c : cases) {
     SCOPED_TRACE(c.name);
     CompactionSlot slot(c.latch);
-    EXPECT_EQ(slot.TriggersAutomatic(c.automatic, c.pressure, c.at), c.triggers);
+    EXPECT_EQ(slot.TriggersAutomatic(c.automatic, c.pressure, At(c.at, 9'000)), c.triggers);
+  }
+}
+
+// Policy 80 % / 60 %: the gap is 2 000 basis points, above kMinHoldMargin.
+CompactionPolicy AutomaticPolicy(BasisPoints compact_at = 8'000, BasisPoints rearm_below = 6'000) {
+  CompactionPolicy policy;
+  policy.automatic = true;
+  policy.compact_at = compact_at;
+  policy.rearm_below = rearm_below;
+  return policy;
+}
+
+TEST(CompactionSlot, HoldAfterACommitFromItsPostOccupancyAndThePolicy) {
+  struct Case {
+    std::string name;
+    CompactionPolicy policy;
+    TokenCount post_tokens;  // of 10 000: the occupancy in basis points
+    std::optional<BasisPoints> hold;
+  };
+  const std::vector<Case> cases{
+      {"below rearm_below: no hold", AutomaticPolicy(), 5'999, std::nullopt},
+      {"zero: no hold", AutomaticPolicy(), 0, std::nullopt},
+      {"at rearm_below: the gap on top", AutomaticPolicy(), 6'000, 8'000},
+      {"between the thresholds", AutomaticPolicy(), 7'900, 9'900},
+      {"above compact_at", AutomaticPolicy(), 8'500, 10'000},
+      {"capped at the hard limit", AutomaticPolicy(), 9'999, 10'000},
+      {"at the limit", AutomaticPolicy(), 10'000, 10'000},
+      {"a narrow gap takes the least margin", AutomaticPolicy(8'000, 7'999), 8'000, 8'500},
+      {"gap equal to the least margin", AutomaticPolicy(8'000, 7'500), 7'500, 8'000},
+      {"manual policy: never held", CompactionPolicy{}, 9'000, std::nullopt},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    EXPECT_EQ(HoldAfterCommit(At(kBasis, c.post_tokens), c.policy), c.hold);
+  }
+}
+
+TEST(CompactionSlot, HoldAfterAnIneffectiveRejectionFromItsEstimate) {
+  auto detail = [](TokenCount estimate, TokenCount limit) {
+    CompactRejectDetail d{RejectDetailKind::kWouldNotShrink, std::nullopt, 10, limit, 5};
+    d.estimate = estimate;
+    d.context_tokens = 12;
+    return d;
+  };
+  EXPECT_EQ(HoldAfterIneffective(detail(70, 100)), BasisPoints{7'001});
+  EXPECT_EQ(HoldAfterIneffective(detail(0, 100)), BasisPoints{1});
+  EXPECT_EQ(HoldAfterIneffective(detail(99, 100)), BasisPoints{9'901});
+  EXPECT_EQ(HoldAfterIneffective(detail(100, 100)), BasisPoints{10'000}) << "capped";
+  EXPECT_EQ(HoldAfterIneffective(detail(5, 0)), std::nullopt) << "no limit, no occupancy";
+  EXPECT_EQ(HoldAfterIneffective(
+                CompactRejectDetail{RejectDetailKind::kTailTooLarge, std::nullopt, 10, 100, 5}),
+            std::nullopt)
+      << "another kind";
+}
+
+TEST(CompactionSlot, TheHoldQuietsTheTriggerUntilTheOccupancyReachesIt) {
+  struct Case {
+    std::string name;
+    std::optional<BasisPoints> hold;
+    PressureLevel pressure;
+    TokenCount tokens;  // of 10 000
+    bool triggers;
+  };
+  const std::vector<Case> cases{
+      {"no hold", std::nullopt, PressureLevel::kCompact, 8'000, true},
+      {"below the hold", 9'000, PressureLevel::kCompact, 8'999, false},
+      {"at the hold", 9'000, PressureLevel::kCompact, 9'000, true},
+      {"above the hold", 9'000, PressureLevel::kCompact, 9'500, true},
+      {"a hold of 10 000 yields at the hard limit", 10'000, PressureLevel::kHardLimit, 10'000,
+       true},
+      {"over the limit", 10'000, PressureLevel::kHardLimit, 12'000, true},
+      {"at the hold but normal pressure", 8'000, PressureLevel::kNormal, 8'000, false},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    CompactionSlot slot(std::nullopt, c.hold);
+    EXPECT_EQ(slot.hold(), c.hold);
+    EXPECT_EQ(slot.TriggersAutomatic(true, c.pressure, At(kBasis, c.tokens)), c.triggers);
+  }
+}
+
+TEST(CompactionSlot, ACommitSetsTheHoldAnAutomaticIneffectiveRejectionReplacesIt) {
+  struct Case {
+    std::string name;
+    std::optional<BasisPoints> before;
+    Agency opener;
+    bool committed;
+    std::optional<BasisPoints> given;  // what the actor computed for the outcome
+    std::optional<BasisPoints> after;
+  };
+  const std::vector<Case> cases{
+      {"a commit that landed high holds", std::nullopt, Agency::kUser, true, 9'000, 9'000},
+      {"a commit that landed low releases", 9'000, Agency::kMachine, true, std::nullopt,
+       std::nullopt},
+      {"an automatic ineffective rejection replaces", 9'000, Agency::kMachine, false, 9'500, 9'500},
+      {"another automatic rejection keeps it", 9'000, Agency::kMachine, false, std::nullopt, 9'000},
+      {"a manual rejection keeps it", 9'000, Agency::kUser, false, 9'500, 9'000},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    CompactionSlot slot(std::nullopt, c.before);
+    slot.Open(Id(100), W(1, 10, c.opener)).basis = kBasis;
+    slot.Concluded(c.committed, c.given);
+    EXPECT_EQ(slot.hold(), c.after);
   }
 }
 

@@ -7,6 +7,7 @@
 #include "harness/command/codec.h"
 #include "harness/event/codec.h"
 #include "harness/runtime/repair.h"
+#include "runtime/compaction_slot.h"
 #include "runtime/measure.h"
 
 namespace harness {
@@ -580,6 +581,8 @@ Status<RestoreError> SessionFolder::ApplyLoopEvent(const JournalRecord& record, 
               OccupancyBasisPoints(c.post_context.input_tokens, c.post_context.input_limit))
         loop.occupancies.push_back(*occupancy);
       loop.automatic_latch.reset();
+      loop.committed_post = c.post_context;
+      loop.ineffective_hold.reset();
       return {};
     }
     case EventKind::kCompactionRejected: {
@@ -595,8 +598,13 @@ Status<RestoreError> SessionFolder::ApplyLoopEvent(const JournalRecord& record, 
       RecordTerminal(std::move(terminal));
       if (adopt)
         loop.basis = r.basis;
-      if (r.reason == CompactionReason::kAutomatic)
+      if (r.reason == CompactionReason::kAutomatic) {
         loop.automatic_latch = r.basis;
+        if (r.reject_reason == CompactRejectReason::kIneffective && r.detail) {
+          if (auto hold = runtime_detail::HoldAfterIneffective(*r.detail))
+            loop.ineffective_hold = hold;
+        }
+      }
       return {};
     }
     case EventKind::kCompactWaiterResolved: {
@@ -822,6 +830,14 @@ PressureLevel RestoredPressure(const LoopFold& loop, const CompactionPolicy* pol
     level = runtime_detail::PressureLevelFor(m, level, policy);
   }
   return level;
+}
+
+std::optional<BasisPoints> RestoredHold(const LoopFold& loop, const CompactionPolicy* policy) {
+  if (loop.ineffective_hold)
+    return loop.ineffective_hold;
+  if (!loop.committed_post || policy == nullptr)
+    return std::nullopt;
+  return runtime_detail::HoldAfterCommit(*loop.committed_post, *policy);
 }
 
 }  // namespace harness

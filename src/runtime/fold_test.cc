@@ -516,6 +516,64 @@ TEST(Fold, RestoredPressureReplaysTheLiveRuleWithHysteresis) {
   EXPECT_EQ(RestoredPressure(loop, &manual), PressureLevel::kNormal) << "manual policy";
 }
 
+// --- RestoredHold (docs/decisions.md P15) ---------------------------------------------------
+
+CompactRejectDetail WouldNotShrink(TokenCount estimate, TokenCount context, TokenCount limit) {
+  CompactRejectDetail detail{RejectDetailKind::kWouldNotShrink, std::nullopt, estimate - 10, limit,
+                             10};
+  detail.estimate = estimate;
+  detail.context_tokens = context;
+  return detail;
+}
+
+TEST(Fold, TheHoldIsDerivedFromTheLastCommitsPostContextAndThePolicy) {
+  const CompactionPolicy policy = AutomaticPolicy();  // 80 % / 60 %: a gap of 2000
+  JournalBuilder b(kSession);
+  const Uuid loop = b.CreateLoop(Messages({"u1", "a1", "u2", "a2"}));
+  EXPECT_EQ(RestoredHold(OnlyLoop(MustFold(b)), &policy), std::nullopt) << "no commit";
+  b.Commit(b.MakeCommit(loop, 2, {}, CompactionReason::kAutomatic, 850, 1000));
+  b.Measure(loop, 870, 1000);  // later measurements do not move it
+  const LoopFold l = OnlyLoop(MustFold(b));
+  ASSERT_TRUE(l.committed_post.has_value());
+  EXPECT_EQ(l.committed_post->input_tokens, 850u);
+  EXPECT_EQ(RestoredHold(l, &policy), BasisPoints{10'000}) << "8500 + 2000, capped";
+  EXPECT_EQ(RestoredHold(l, nullptr), std::nullopt) << "no policy";
+  CompactionPolicy manual = policy;
+  manual.automatic = false;
+  EXPECT_EQ(RestoredHold(l, &manual), std::nullopt) << "a manual policy is never held";
+  // A later commit that lands low releases it; one between the thresholds holds again.
+  b.Turn(loop, "u3", "a3");
+  b.Commit(b.MakeCommit(loop, 2, {}, CompactionReason::kManual, 500, 1000));
+  EXPECT_EQ(RestoredHold(OnlyLoop(MustFold(b)), &policy), std::nullopt);
+  b.Turn(loop, "u4", "a4");
+  b.Commit(b.MakeCommit(loop, 2, {}, CompactionReason::kManual, 700, 1000));
+  EXPECT_EQ(RestoredHold(OnlyLoop(MustFold(b)), &policy), BasisPoints{9'000});
+}
+
+TEST(Fold, AnAutomaticIneffectiveRejectionHoldsUntilTheNextCommit) {
+  const CompactionPolicy policy = AutomaticPolicy();
+  JournalBuilder b(kSession);
+  const Uuid loop = b.CreateLoop(Messages({"u1", "a1", "u2", "a2"}));
+  b.Measure(loop, 820, 1000);
+  CompactionRejected manual =
+      b.MakeReject(loop, {}, CompactRejectReason::kIneffective, CompactionReason::kManual);
+  manual.detail = WouldNotShrink(830, 820, 1000);
+  b.Reject(manual);
+  EXPECT_EQ(OnlyLoop(MustFold(b)).ineffective_hold, std::nullopt) << "a manual one does not";
+  CompactionRejected automatic =
+      b.MakeReject(loop, {}, CompactRejectReason::kIneffective, CompactionReason::kAutomatic);
+  automatic.detail = WouldNotShrink(830, 820, 1000);
+  b.Reject(automatic);
+  const LoopFold held = OnlyLoop(MustFold(b));
+  EXPECT_EQ(held.ineffective_hold, BasisPoints{8'301});
+  EXPECT_EQ(RestoredHold(held, &policy), BasisPoints{8'301});
+  EXPECT_EQ(held.automatic_latch, automatic.basis);
+  b.Commit(b.MakeCommit(loop, 2, {}, CompactionReason::kManual, 100, 1000));
+  const LoopFold released = OnlyLoop(MustFold(b));
+  EXPECT_EQ(released.ineffective_hold, std::nullopt);
+  EXPECT_EQ(RestoredHold(released, &policy), std::nullopt) << "the commit landed at 10 %";
+}
+
 TEST(Fold, ACommitCarriesNoHysteresisIntoRestoredPressure) {
   const CompactionPolicy policy = AutomaticPolicy();
   JournalBuilder b(kSession);

@@ -39,7 +39,7 @@ LoopActor::LoopActor(SessionCore& session, const Uuid& id, LoopDefinition defini
       turn_index_(start.turn_index),
       queue_(std::make_move_iterator(start.queue.begin()),
              std::make_move_iterator(start.queue.end())),
-      slot_(start.automatic_latch),
+      slot_(start.automatic_latch, start.automatic_hold),
       exited_future_(exited_promise_.get_future().share()) {
   definition_.history.clear();  // the actor's history_ is the only copy
   if (start.exited) {
@@ -742,7 +742,7 @@ void LoopActor::OnTurnMeasured(std::uint64_t op, Result<ContextMeasurement, Meas
     return;
   const TurnDriver::SlotAtBoundary slot{
       slot_.pending(),
-      slot_.TriggersAutomatic(definition_.compaction->automatic, pressure_, result->basis)};
+      slot_.TriggersAutomatic(definition_.compaction->automatic, pressure_, *result)};
   ApplyTurn(turn_->driver.Measured(*result, slot));
 }
 
@@ -1006,26 +1006,6 @@ bool LoopActor::StartAttempt(const ContextMeasurement& candidate, InferenceReque
     attempt.hooked = true;
   }
 
-  CompactionStarted started;
-  started.header = LoopHeader();
-  started.attempt_id = attempt.id;
-  started.reason = attempt.reason;
-  started.basis = attempt.basis;
-  PublishOutcome outcome = Publish(started);
-  if (outcome.status == Published::kFatal) {
-    // No events at all: the slot is abandoned and the session is faulted.
-    InfrastructureFailure failure{InfrastructureFailure::Kind::kProgressPublication, id_,
-                                  attempt.id, attempt.WaiterIds(), std::move(outcome.detail)};
-    slot_.Take();
-    halted_ = true;
-    session_.Report(std::move(failure));
-    return false;
-  }
-  if (outcome.status == Published::kRefused) {
-    Conclude(Proposal::Rejected(CompactRejectReason::kProgressPublication), in_turn);
-    return false;
-  }
-
   AttemptInput input;
   input.candidate = candidate;
   input.request = attempt.request;
@@ -1045,13 +1025,57 @@ bool LoopActor::StartAttempt(const ContextMeasurement& candidate, InferenceReque
                              candidate.input_tokens >= candidate.input_limit;
   const std::uint64_t op = next_op_++;
   attempt.op = op;
+  // The pre-flight runs before CompactionStarted, which carries its estimate (docs/runtime.md
+  // §5.3, docs/decisions.md P15).
   OffActor(
       op,
-      [&timers = session_.timers(), input = std::move(input), stop = attempt.stop.get_token()] {
-        return RunAttempt(input, timers, stop);
+      [&timers = session_.timers(), input = std::move(input),
+       stop = attempt.stop.get_token()]() mutable {
+        return RunPreflight(std::move(input), timers, stop);
+      },
+      &LoopActor::OnPreflight);
+  return true;
+}
+
+void LoopActor::OnPreflight(std::uint64_t op, AttemptPreflight preflight) {
+  Attempt* attempt = slot_.attempt();
+  if (!attempt || attempt->op != op || attempt->phase != AttemptPhase::kInProgress)
+    return;
+  if (halted_ || exited_)
+    return;
+  const bool in_turn = attempt->in_turn;
+  // A pre-flight rejection ends the attempt before the compactor, without CompactionStarted.
+  if (preflight.rejected)
+    return Conclude(std::move(*preflight.rejected), in_turn);
+
+  CompactionStarted started;
+  started.header = LoopHeader();
+  started.attempt_id = attempt->id;
+  started.reason = attempt->reason;
+  started.basis = attempt->basis;
+  started.estimate = preflight.estimate;
+  PublishOutcome outcome = Publish(started);
+  if (outcome.status == Published::kFatal) {
+    // No events at all: the slot is abandoned and the session is faulted.
+    InfrastructureFailure failure{InfrastructureFailure::Kind::kProgressPublication, id_,
+                                  attempt->id, attempt->WaiterIds(), std::move(outcome.detail)};
+    slot_.Take();
+    halted_ = true;
+    session_.Report(std::move(failure));
+    return;
+  }
+  if (outcome.status == Published::kRefused)
+    return Conclude(Proposal::Rejected(CompactRejectReason::kProgressPublication), in_turn);
+
+  const std::uint64_t next = next_op_++;
+  attempt->op = next;
+  OffActor(
+      next,
+      [&timers = session_.timers(), preflight = std::move(preflight),
+       stop = attempt->stop.get_token()]() mutable {
+        return RunCompaction(std::move(preflight), timers, stop);
       },
       &LoopActor::OnOutcome);
-  return true;
 }
 
 void LoopActor::OnOutcome(std::uint64_t op, Proposal proposal) {
@@ -1157,7 +1181,14 @@ bool LoopActor::Finalize(Proposal& proposal) {
       outcome_of.post_tokens = post->input_tokens;
     definition_.compaction_hook->AfterCompaction(AboutAttempt(attempt), outcome_of);
   }
-  slot_.Concluded(commit);
+  // The hold this outcome leaves (docs/decisions.md P15); restore derives the same from the
+  // journaled terminal (runtime/fold.cc).
+  std::optional<BasisPoints> hold;
+  if (commit)
+    hold = HoldAfterCommit(*post, *definition_.compaction);
+  else if (proposal.reject == CompactRejectReason::kIneffective && proposal.detail)
+    hold = HoldAfterIneffective(*proposal.detail);
+  slot_.Concluded(commit, hold);
   interrupting_ = false;
   ApplyDeferredPins();
   return true;

@@ -52,6 +52,7 @@ struct LoopStartState {
   std::optional<ContextMeasurement> measurement;
   PressureLevel pressure = PressureLevel::kUnknown;
   std::optional<ContextBasis> automatic_latch;
+  std::optional<BasisPoints> automatic_hold;
   std::uint64_t turn_index = 0;
   std::vector<QueuedInput> queue;
   bool exited = false;  // the journal says LoopExited: the actor starts exited
@@ -210,6 +211,9 @@ class LoopActor : public std::enable_shared_from_this<LoopActor> {
   void OnPreCounted(std::uint64_t op, Result<ContextMeasurement, MeasureError> result);
   // Returns true when the attempt is now in progress (the caller waits for its outcome).
   bool StartAttempt(const ContextMeasurement& candidate, InferenceRequest request, bool in_turn);
+  // The pre-flight's result: its rejection concludes the attempt; otherwise CompactionStarted
+  // (with the estimate) and then the compactor.
+  void OnPreflight(std::uint64_t op, AttemptPreflight preflight);
   void OnOutcome(std::uint64_t op, Proposal proposal);
   // Ends the attempt `proposal` concluded (Finalize) and continues: the turn it ran in, or the
   // queued input when it ran idle.

@@ -165,6 +165,8 @@ LoopStartState StartStateOf(const LoopFold& loop, const LoopDefinition& definiti
   start.pressure =
       RestoredPressure(loop, definition.compaction ? &*definition.compaction : nullptr);
   start.automatic_latch = loop.automatic_latch;
+  start.automatic_hold =
+      RestoredHold(loop, definition.compaction ? &*definition.compaction : nullptr);
   start.turn_index = loop.turn_index;
   for (const PendingInput& input : loop.pending)
     start.queue.push_back({input.command, input.message, input.agency});

@@ -692,6 +692,70 @@ TEST_F(Automatic, Latch_RejectionAtOneBasisDoesNotSilenceTheNext) {
   EXPECT_EQ(model_->calls(), 2u);
 }
 
+// The hold after a commit that lands high (docs/runtime.md §6.6, docs/decisions.md P15). Counts
+// [40 before the first call, 65 after tool 1 → attempt: 20 preflight, 60 post (7500, at or above
+// RearmBelow: held until 7500 + 2000 = 9500, 76 tokens), 66 after tool 2 (8250: Compact, but
+// held), 77 after tool 3 (9625: the hold is reached, an automatic attempt opens; the turn's one
+// segment after the summary fits the retained tail, so it is Unavailable), then the fallback].
+// Without the hold the measurement of 66 would compact again at once.
+TEST_F(Automatic, Hold_ACommitThatLandsAboveRearmBelowDoesNotTriggerAgainAtOnce) {
+  const auto [loop, all] =
+      RunTurn<TurnCompleted>({CountStep::Tokens(40), CountStep::Tokens(65), CountStep::Tokens(20),
+                              CountStep::Tokens(60), CountStep::Tokens(66), CountStep::Tokens(77)},
+                             {ModelStep::Tool("t1", "echo"), ModelStep::Tool("t2", "echo"),
+                              ModelStep::Tool("t3", "echo"), ModelStep::Text("final")},
+                             {}, "use the tools");
+  const Events flow = TurnFlow(all);
+  ASSERT_THAT(
+      Names(flow),
+      ElementsAre("MessageCommitted", "MessageCommitted", "MessageCommitted", "CompactionStarted",
+                  "CompactionCommitted", "CompactWaiterResolved", "MessageCommitted",
+                  "MessageCommitted", "MessageCommitted", "MessageCommitted", "CompactionRejected",
+                  "CompactWaiterRejected", "MessageCommitted", "TurnCompleted"))
+      << Describe(all);
+  const auto& started = std::get<CompactionStarted>(flow[3]);
+  EXPECT_EQ(started.estimate, 30u) << "the tail's 20 + the budget's 10";
+  const auto& committed = std::get<CompactionCommitted>(flow[4]);
+  EXPECT_EQ(committed.post_context.input_tokens, 60u);
+  const auto& second = std::get<CompactionRejected>(flow[10]);
+  EXPECT_EQ(second.reason, CompactionReason::kAutomatic) << "the trigger fired at 77";
+  // The level did rise to Compact at 66 tokens: only the hold kept the trigger quiet there.
+  const auto pressure = All<ContextPressure>(all);
+  ASSERT_GE(pressure.size(), 3u) << Describe(all);
+  const ContextPressure& held = pressure[2];
+  ExpectPressure(held, PressureLevel::kNormal, PressureLevel::kCompact);
+  EXPECT_EQ(held.occupancy, 8250u);
+  EXPECT_EQ(model_->calls(), 4u);
+}
+
+// An automatic attempt whose estimate would not shrink the context is refused Ineffective before
+// the compactor (no CompactionStarted); below the limit the turn goes on with its request, and the
+// trigger stays quiet until the context outgrows the estimate. Counts [65 before the first call
+// → attempt: 58 preflight (58 + 10 = 68 ≥ 65: held until 8501, 68.01 tokens), 66 after the tool
+// step (held), 69 after the answer → attempt: 20 preflight, 25 post].
+TEST_F(Automatic, Hold_AnIneffectiveAutomaticAttemptContinuesTheTurnAndHoldsTheTrigger) {
+  const auto [loop, all] =
+      RunTurn<TurnCompleted>({CountStep::Tokens(65), CountStep::Tokens(58), CountStep::Tokens(66),
+                              CountStep::Tokens(69), CountStep::Tokens(20), CountStep::Tokens(25)},
+                             {ModelStep::Tool("t1", "echo"), ModelStep::Text("final")});
+  const Events flow = TurnFlow(all);
+  ASSERT_THAT(
+      Names(flow),
+      ElementsAre("MessageCommitted", "CompactionRejected", "CompactWaiterRejected",
+                  "MessageCommitted", "MessageCommitted", "MessageCommitted", "CompactionStarted",
+                  "CompactionCommitted", "CompactWaiterResolved", "TurnCompleted"))
+      << Describe(all);
+  const auto& rejected = std::get<CompactionRejected>(flow[1]);
+  EXPECT_EQ(rejected.reason, CompactionReason::kAutomatic);
+  EXPECT_EQ(rejected.reject_reason, CompactRejectReason::kIneffective);
+  ASSERT_TRUE(rejected.detail.has_value());
+  EXPECT_EQ(rejected.detail->estimate, 68u);
+  EXPECT_EQ(rejected.detail->context_tokens, 65u);
+  EXPECT_EQ(rejected.detail->limit, 80u);
+  EXPECT_EQ(compactor_->calls(), 1u) << "only the second attempt reached the compactor";
+  EXPECT_EQ(model_->calls(), 2u) << "the turn went on with its uncompacted request";
+}
+
 TEST_F(Automatic, Latch_SecondMeasurementAtARejectedBasisDoesNotTrigger) {
   GTEST_SKIP() << "Unreachable, also with restore: in a live loop every re-measurement at an "
                   "unchanged basis is the retry after a manual rejection, which always comes "

@@ -1,6 +1,6 @@
-// Executor scenarios (docs/spec/runtime.md §7, 61-62; docs/runtime.md §5.3 step 4), driven through
-// an idle manual compaction of H: the pre-count, then the executor's retained-tail preflight,
-// compactor call and post-replacement count.
+// Executor scenarios (docs/spec/runtime.md §7, 61-62; docs/runtime.md §5.3 steps 2-4), driven
+// through an idle manual compaction of H: the pre-count, then the pre-flight (the retained-tail
+// count, before CompactionStarted), the compactor call and the post-replacement count.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -33,6 +33,19 @@ class ExecutorUnits : public Acceptance {
     EXPECT_EQ(MustSnapshot(run.loop).history, HistoryH());  // nothing installed
   }
 
+  // A pre-flight rejection: Rejected{reason} and the waiter's rejection, no CompactionStarted.
+  void ExpectRejectedBeforeStarted(const IdleCompaction& run, CompactRejectReason reason) {
+    ASSERT_TRUE(run.replied);
+    const Events all = LoopEvents(run.loop);
+    const Events events = Only(all, {EventKind::kCompactionStarted, EventKind::kCompactionRejected,
+                                     EventKind::kCompactWaiterRejected});
+    ASSERT_THAT(Names(events), ElementsAre("CompactionRejected", "CompactWaiterRejected"))
+        << Describe(all);
+    EXPECT_EQ(std::get<CompactionRejected>(events[0]).reject_reason, reason);
+    EXPECT_EQ(std::get<CompactWaiterRejected>(events[1]).reason, reason);
+    EXPECT_EQ(MustSnapshot(run.loop).history, HistoryH());  // nothing installed
+  }
+
   LoopDefinition WithInputLimit(TokenCount limit) const {
     LoopDefinition definition = NativeLoop();
     definition.limits = ModelLimits{limit + 20, limit, 20};
@@ -44,14 +57,14 @@ TEST_F(ExecutorUnits, S61_RetainedTailThatLeavesNoRoomForTheSummaryIsRefused) {
   // 100 + MaxSummaryTokens 10 >= InputLimit 110.
   counter_->Script({CountStep::Tokens(40), CountStep::Tokens(100)});
   const IdleCompaction run = CompactWhileIdle(WithInputLimit(110));
-  ExpectRejectedAfterStarted(run, CompactRejectReason::kRetainedTailTooLarge);
+  ExpectRejectedBeforeStarted(run, CompactRejectReason::kRetainedTailTooLarge);
   EXPECT_EQ(compactor_->calls(), 0u);
   EXPECT_EQ(counter_->calls(), 2u);  // the pre-count and the preflight
 }
 
 TEST_F(ExecutorUnits, S61_RetainedTailThatFitsCompacts) {
-  // 100 + 10 < 111.
-  counter_->Script({CountStep::Tokens(40), CountStep::Tokens(100), CountStep::Tokens(30)});
+  // 100 + 10 < 111, and the context (111, at the limit) is larger than that estimate.
+  counter_->Script({CountStep::Tokens(111), CountStep::Tokens(100), CountStep::Tokens(30)});
   const IdleCompaction run = CompactWhileIdle(WithInputLimit(111));
   ASSERT_TRUE(run.replied);
   const auto committed = All<CompactionCommitted>(LoopEvents(run.loop));
@@ -88,7 +101,7 @@ TEST_F(ExecutorUnits, S62_PostCountErrorIsContextCountFailed) {
 TEST_F(ExecutorUnits, S62_PreflightCountErrorIsContextCountFailed) {
   counter_->Script({CountStep::Tokens(40), CountStep::Error()});
   const IdleCompaction run = CompactWhileIdle(NativeLoop());
-  ExpectRejectedAfterStarted(run, CompactRejectReason::kContextCountFailed);
+  ExpectRejectedBeforeStarted(run, CompactRejectReason::kContextCountFailed);
   EXPECT_EQ(compactor_->calls(), 0u);
 }
 

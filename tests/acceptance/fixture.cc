@@ -160,6 +160,24 @@ void ScriptedCounter::Script(std::vector<CountStep> steps, TokenCount fallback) 
 Result<ContextCount, CountError> ScriptedCounter::Count(const InferenceRequest& request,
                                                         std::stop_token stop) {
   const auto call = script_.Enter(request, stop);
+  bool part = false;
+  {
+    std::lock_guard lock(whole_mutex_);
+    // A part: fewer messages than the whole request counted last, each of them in it, in order,
+    // and not its beginning (what a pre-flight counts starts after the compacted head; a post
+    // count starts with the summary, which a scripted compactor may repeat word for word).
+    const std::vector<Message>& messages = request.messages;
+    if (messages.size() < whole_.size() && !messages.empty() && !(messages[0] == whole_[0])) {
+      std::size_t at = 0;
+      for (const Message& m : whole_) {
+        if (at < messages.size() && messages[at] == m)
+          ++at;
+      }
+      part = at == messages.size();
+    }
+    if (!part)
+      whole_ = messages;
+  }
   if (call.stopped)
     return Fail(CountError{CountErrorKind::kCanceled, "stop requested"});
   switch (call.step.kind) {
@@ -170,7 +188,8 @@ Result<ContextCount, CountError> ScriptedCounter::Count(const InferenceRequest& 
     case CountStep::Kind::kTokens:
       break;
   }
-  return ContextCount{request.model, call.step.tokens, CountQuality::kExactProvider};
+  const TokenCount tokens = call.fallback && part ? call.step.tokens / 2 : call.step.tokens;
+  return ContextCount{request.model, tokens, CountQuality::kExactProvider};
 }
 
 // --- the compactor ----------------------------------------------------------------------------

@@ -122,15 +122,17 @@ class CallScript {
   struct Call {
     std::size_t number = 0;
     Step step;
-    bool stopped = false;  // the gate was left because of the stop token
+    bool stopped = false;   // the gate was left because of the stop token
+    bool fallback = false;  // the script was used up: the step is the fallback
   };
   // Records a call, waits at its gate, and returns its step.
   Call Enter(const Given& given, const std::stop_token& stop) {
-    Call call{gates_.Begin(), fallback_, false};
+    Call call{gates_.Begin(), fallback_, false, false};
     {
       std::lock_guard lock(mutex_);
       given_[call.number] = given;
-      call.step = call.number <= steps_.size() ? steps_[call.number - 1] : fallback_;
+      call.fallback = call.number > steps_.size();
+      call.step = call.fallback ? fallback_ : steps_[call.number - 1];
     }
     call.stopped = !gates_.Pass(call.number, stop);
     gates_.End(call.number, call.stopped, stop.stop_requested());
@@ -171,7 +173,12 @@ struct CountStep {
   static CountStep WrongQuality(TokenCount n) { return {Kind::kWrongQuality, n, {}}; }
 };
 
-// Quality ExactProvider. Answers its script in call order, then `fallback` tokens.
+// Quality ExactProvider. Answers its script in call order, then `fallback` tokens; a fallback
+// answer for a part of the last whole request counted (fewer messages, each of them in it, in
+// order, not starting with its first) is half the fallback. Such a request is what an attempt's
+// pre-flight counts (the retained tail, the pins with it: it always follows a count of the whole
+// request), and a part that counted as much as the whole would make every unscripted compaction
+// Ineffective (docs/decisions.md P15).
 class ScriptedCounter final : public ContextCounter {
  public:
   void Script(std::vector<CountStep> steps, TokenCount fallback = 30);
@@ -185,6 +192,8 @@ class ScriptedCounter final : public ContextCounter {
 
  private:
   CallScript<CountStep, InferenceRequest> script_{CountStep::Tokens(30)};
+  std::mutex whole_mutex_;
+  std::vector<Message> whole_;  // the messages of the last request that was not a part
 };
 
 // --- the compactor ----------------------------------------------------------------------------

@@ -11,11 +11,22 @@ namespace {
 using ::testing::ElementsAre;
 using ::testing::ElementsAreArray;
 
-class IdleManual : public Acceptance {};
-
 bool IsContextMeasured(const Event& event) {
   return std::holds_alternative<ContextMeasured>(event);
 }
+
+class IdleManual : public Acceptance {
+ protected:
+  // The loop's events from its pre-count on when the pre-flight refused the attempt: measured,
+  // pressure, the canonical rejection and the waiter's, no CompactionStarted.
+  static Events RefusedBeforeStart(const Events& all) {
+    const Events events = From(all, IsContextMeasured);
+    EXPECT_THAT(Names(events), ElementsAre("ContextMeasured", "ContextPressure",
+                                           "CompactionRejected", "CompactWaiterRejected"))
+        << Describe(all);
+    return events;
+  }
+};
 
 TEST_F(IdleManual, S09_CommitsSummaryAndRetainedTail) {
   counter_->Script({CountStep::Tokens(40), CountStep::Tokens(20), CountStep::Tokens(20)});
@@ -47,6 +58,7 @@ TEST_F(IdleManual, S09_CommitsSummaryAndRetainedTail) {
   EXPECT_FALSE(a.IsZero());
   EXPECT_EQ(started.reason, CompactionReason::kManual);
   EXPECT_EQ(started.basis, b);
+  EXPECT_EQ(started.estimate, 30u) << "the retained tail's 20 + the summary budget's 10";
 
   const auto& committed = std::get<CompactionCommitted>(events[3]);
   EXPECT_EQ(committed.attempt_id, a);
@@ -137,25 +149,69 @@ TEST_F(IdleManual, S10_NextTurnStartsFromTheSummary) {
   EXPECT_EQ(primary[0].messages, request);
 }
 
+// Tail selection is the pre-flight's first step: its rejection comes without CompactionStarted
+// (docs/runtime.md §5.3).
 TEST_F(IdleManual, S11_SingleSegmentIsUnavailable) {
   const std::vector<Message> history{U("only"), A("answer")};
   const auto [loop, b, c, replied] = CompactWhileIdle(NativeLoop(history));
   ASSERT_TRUE(replied);
 
-  const Events events = From(LoopEvents(loop), IsContextMeasured);
-  ASSERT_THAT(Names(events), ElementsAre("ContextMeasured", "ContextPressure", "CompactionStarted",
-                                         "CompactionRejected", "CompactWaiterRejected"))
-      << Describe(LoopEvents(loop));
-  const auto& rejected = std::get<CompactionRejected>(events[3]);
+  const Events events = RefusedBeforeStart(LoopEvents(loop));
+  ASSERT_EQ(events.size(), 4u);
+  const auto& rejected = std::get<CompactionRejected>(events[2]);
   EXPECT_EQ(rejected.reject_reason, CompactRejectReason::kUnavailable);
   EXPECT_EQ(rejected.basis, b);
   EXPECT_THAT(rejected.waiter_command_ids, ElementsAre(c));
-  const auto& waiter = std::get<CompactWaiterRejected>(events[4]);
+  const auto& waiter = std::get<CompactWaiterRejected>(events[3]);
   EXPECT_EQ(waiter.reason, CompactRejectReason::kUnavailable);
   EXPECT_EQ(waiter.header.event_id, CompactWaiterReplyId(rejected.attempt_id, c, false));
   EXPECT_EQ(compactor_->calls(), 0u);
   EXPECT_EQ(counter_->calls(), 1u);
   EXPECT_EQ(MustSnapshot(loop).history, history);
+}
+
+// Ineffective (docs/decisions.md P15): the pre-count says 40 tokens, the retained tail 35, so the
+// context after the commit would be about 35 + 10 (the summary budget) = 45, not less than now.
+// The request is refused before the compactor, without CompactionStarted, with the figures in
+// the terminal and the reply; the history is untouched.
+TEST_F(IdleManual, AnIneffectiveRequestIsRejectedWithItsFigures) {
+  // The second loop's counts follow: its pre-count, its tail, its post count.
+  counter_->Script({CountStep::Tokens(40), CountStep::Tokens(35), CountStep::Tokens(40),
+                    CountStep::Tokens(29), CountStep::Tokens(30)});
+  const auto [loop, b, c, replied] = CompactWhileIdle(NativeLoop());
+  ASSERT_TRUE(replied);
+
+  const Events events = RefusedBeforeStart(LoopEvents(loop));
+  ASSERT_EQ(events.size(), 4u);
+  const auto& rejected = std::get<CompactionRejected>(events[2]);
+  EXPECT_EQ(rejected.reject_reason, CompactRejectReason::kIneffective);
+  EXPECT_EQ(rejected.reason, CompactionReason::kManual);
+  EXPECT_EQ(rejected.basis, b);
+  CompactRejectDetail expected{RejectDetailKind::kWouldNotShrink, std::nullopt, 35, 80, 10};
+  expected.estimate = 45;
+  expected.context_tokens = 40;
+  ASSERT_TRUE(rejected.detail.has_value());
+  EXPECT_EQ(*rejected.detail, expected);
+  EXPECT_EQ(DescribeRejectDetail(*rejected.detail),
+            "the context after the commit would be about 45 tokens (retained tail 35 + summary "
+            "budget 10), not less than the 40 it holds now (input limit 80); lower "
+            "keep_recent_tokens or max_summary_tokens, or compact later");
+  const auto& waiter = std::get<CompactWaiterRejected>(events[3]);
+  EXPECT_EQ(waiter.header.cause.command_id, c);
+  EXPECT_EQ(waiter.reason, CompactRejectReason::kIneffective);
+  EXPECT_EQ(waiter.detail, rejected.detail);
+  EXPECT_EQ(compactor_->calls(), 0u);
+  EXPECT_EQ(counter_->calls(), 2u) << "the pre-count and the retained tail";
+  EXPECT_EQ(MustSnapshot(loop).history, HistoryH());
+
+  // With a tail of 29 the estimate, 39, is below the context: the same request commits, and its
+  // start carries the estimate.
+  const auto [loop2, b2, c2, replied2] = CompactWhileIdle(NativeLoop());
+  ASSERT_TRUE(replied2);
+  const auto started = All<CompactionStarted>(LoopEvents(loop2));
+  ASSERT_EQ(started.size(), 1u) << Describe(LoopEvents(loop2));
+  EXPECT_EQ(started[0].estimate, 39u);
+  EXPECT_EQ(CountOf<CompactionCommitted>(LoopEvents(loop2)), 1u);
 }
 
 // A pre-count failure is a canonical rejection without CompactionStarted.
@@ -453,7 +509,10 @@ TEST_F(IdleManual, S23_EveryCommandIsAnsweredExactlyOnce) {
     if (const auto command = ReplyTo(event))
       ++replies[*command];
   EXPECT_EQ(replies, (std::map<Uuid, int>{{c1, 1}, {c2, 1}, {c3, 1}}));
-  EXPECT_EQ(CountOf<CompactionStarted>(LoopEvents(loop)), 2u);
+  // The fresh attempt finds one segment after the summary: its pre-flight refuses it
+  // (Unavailable) before any CompactionStarted.
+  EXPECT_EQ(CountOf<CompactionStarted>(LoopEvents(loop)), 1u);
+  EXPECT_EQ(CountOf<CompactionRejected>(LoopEvents(loop)), 1u);
 }
 
 TEST_F(IdleManual, S24_SixtyFifthWaiterIsControlLaneFull) {

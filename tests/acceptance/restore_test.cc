@@ -635,6 +635,66 @@ TEST_F(Restore, ALongTurnRestoredInTheMiddleCompactsInsideItsSegment) {
   EXPECT_TRUE(IsValidRetainedHistory(after[0].retained, kCompactionCommittedVersion));
 }
 
+// The hold after a commit that landed high survives a restore (docs/decisions.md P15): it is
+// derived from the journaled CompactionCommitted's post context and the loop's policy. Policy
+// 80 % / 60 % on an input limit of 80. Turn 1: 65 before the first call → automatic attempt (20
+// preflight, 60 post: 7500, held until 9500), 66 after the answer (held). Restored, turn 2: 70
+// before the first call and after the answer (8750: Compact, still held: no attempt). Turn 3:
+// 77 (9625) → an attempt (20 preflight, 25 post), 30 after the answer.
+TEST_F(Restore, TheHoldAfterACommitThatLandedHighSurvivesRestore) {
+  auto automatic = [this] {
+    LoopDefinition definition = NativeLoop();
+    CompactionPolicy& policy = *definition.compaction;
+    policy.automatic = true;
+    policy.counter_policy = CounterPolicy::kRequireExact;
+    policy.compact_at = 8'000;
+    policy.rearm_below = 6'000;
+    return definition;
+  };
+  counter_->Script({CountStep::Tokens(65), CountStep::Tokens(20), CountStep::Tokens(60),
+                    CountStep::Tokens(66), CountStep::Tokens(70), CountStep::Tokens(70),
+                    CountStep::Tokens(77), CountStep::Tokens(20), CountStep::Tokens(25),
+                    CountStep::Tokens(30)});
+  model_->Script({ModelStep::Text("a1"), ModelStep::Text("a2"), ModelStep::Text("a3")});
+  const Uuid loop = MustCreate(automatic());
+  MustSubmit(loop, "first");
+  ASSERT_TRUE(log_->WaitForCount<TurnCompleted>(1, loop));
+  ASSERT_TRUE(log_->WaitForCount<LoopIdle>(1, loop));
+  const auto first = All<CompactionCommitted>(LoopEvents(loop));
+  ASSERT_EQ(first.size(), 1u) << Describe(LoopEvents(loop));
+  EXPECT_EQ(first[0].post_context.input_tokens, 60u);
+  EXPECT_EQ(All<CompactionStarted>(LoopEvents(loop)).size(), 1u) << "66 was held";
+  session_->Suspend();
+
+  RestoreOptions restore = Resolver();
+  restore.resolve = [&](const RestoredLoopInfo& info) -> Result<LoopDefinition, SessionError> {
+    LoopDefinition definition = automatic();
+    definition.system_prompt = info.system_prompt;
+    return definition;
+  };
+  RestoreAsSession(CrashCopy(nullptr), std::move(restore));
+  MustSubmit(loop, "second");
+  ASSERT_TRUE(WaitForSnapshot(
+      loop,
+      [](const LoopSnapshot& s) { return s.turn_index == 2 && s.status == LoopStatus::kIdle; },
+      "the second turn is over"));
+  EXPECT_EQ(MustSnapshot(loop).pressure, PressureLevel::kCompact);
+  EXPECT_TRUE(All<CompactionStarted>(LoopEvents(loop)).empty())
+      << "restored without its hold, the loop would compact at 70 tokens\n"
+      << Describe(LoopEvents(loop));
+
+  MustSubmit(loop, "third");
+  ASSERT_TRUE(WaitForSnapshot(
+      loop,
+      [](const LoopSnapshot& s) { return s.turn_index == 3 && s.status == LoopStatus::kIdle; },
+      "the third turn is over"));
+  const auto started = All<CompactionStarted>(LoopEvents(loop));
+  ASSERT_EQ(started.size(), 1u) << Describe(LoopEvents(loop));
+  EXPECT_EQ(started[0].reason, CompactionReason::kAutomatic);
+  EXPECT_EQ(started[0].estimate, 30u);
+  EXPECT_EQ(model_->calls(), 3u);
+}
+
 // Model failures during compaction (every scripted error kind, garbage, an invalid summary, an
 // answer cut at max_tokens) each end in a CompactionRejected with the history byte-identical and
 // the basis unchanged, the live state equal to the fold; the last, valid answer commits.

@@ -137,12 +137,16 @@ class CompactCli : public ::testing::Test {
         Write("slow.json", "[{\"summary\":\"<conversation_summary/>\",\"delay_ms\":600000}]");
     auto child = std::make_unique<Child>(
         std::vector<std::string>{"compact", Example("transcripts/coding-agent.json"), "--compactor",
-                                 "scripted:" + script, "--data-dir", data_dir},
+                                 "scripted:" + script, "--max-summary-tokens", kExampleBudget,
+                                 "--data-dir", data_dir},
         true);
     EXPECT_TRUE(ReadUntil(*child, "CompactionStarted manual attempt ", lines)) << Joined(lines);
     return child;
   }
 
+  // Without a budget on the command line, a summary budget of kExampleBudget: the CLI's default
+  // (4096) is larger than what coding-agent.json would summarize (about 2600 of its 3709
+  // tokens), so a compaction at that budget is refused `ineffective` (docs/decisions.md P15).
   ProcessRun Compact(const std::vector<std::string>& extra, bool keep_stderr = false) {
     std::vector<std::string> args = {"compact"};
     args.insert(args.end(), extra.begin(), extra.end());
@@ -150,8 +154,13 @@ class CompactCli : public ::testing::Test {
       args.push_back("--data-dir");
       args.push_back(data());
     }
+    if (std::find(extra.begin(), extra.end(), "--max-summary-tokens") == extra.end()) {
+      args.push_back("--max-summary-tokens");
+      args.push_back(kExampleBudget);
+    }
     return Harness(args, keep_stderr);
   }
+  static constexpr const char* kExampleBudget = "1000";
 
   void ExpectJournalVerifies(const std::string& data_dir = "") {
     const ProcessRun verify = Harness({"journal", "verify", data_dir.empty() ? data() : data_dir});
@@ -593,7 +602,8 @@ TEST_F(CompactCli, ADataDirectoryIsAPathAndAnUnknownJournalSchemeIsUsage) {
   const std::string transcript = Example("transcripts/coding-agent.json");
   const e2e::CliRun uri =
       e2e::Shell("cd '" + dir_.path().string() + "' && '" + binary + "' compact '" + transcript +
-                 "' --data-dir 'file:x?psow=0&nolock=1' > /dev/null 2>&1");
+                 "' --max-summary-tokens " + kExampleBudget +
+                 " --data-dir 'file:x?psow=0&nolock=1' > /dev/null 2>&1");
   EXPECT_EQ(uri.exit_code, 0);
   EXPECT_TRUE(std::filesystem::exists(dir_.path() / "file:x?psow=0&nolock=1" / "journal.db"));
   EXPECT_FALSE(std::filesystem::exists(dir_.path() / "x"));
@@ -636,7 +646,8 @@ TEST_F(CompactCli, AProviderCompactorAsksTheServerAndValidatesItsAnswer) {
       e2e::Shell("env -u OPENAI_API_KEY OPENAI_BASE_URL='" + server.Url("/v1") + "' '" +
                  ::harness::build_paths::HarnessBinary() + "' compact '" +
                  Example("transcripts/coding-agent.json") +
-                 "' --compactor openai:tiny --constrain-output --data-dir '" + data() + "'");
+                 "' --compactor openai:tiny --constrain-output --max-summary-tokens " +
+                 kExampleBudget + " --data-dir '" + data() + "'");
   EXPECT_EQ(run.exit_code, 3) << run.out;
   EXPECT_NE(run.out.find("\nrejected invalid_summary\n"), std::string::npos) << run.out;
   const auto requests = server.Requests();
@@ -807,6 +818,7 @@ TEST_F(CompactCli, MissingTokenizerDataForAnExactModelIsUsage) {
         .append(::harness::build_paths::HarnessBinary())
         .append("' compact '");
     command.append(Example("transcripts/coding-agent.json")).append("' --model ").append(model);
+    command.append(" --max-summary-tokens ").append(kExampleBudget);
     command.append(" --data-dir '").append(data()).append("' 2>&1");
     return e2e::Shell(command);
   };

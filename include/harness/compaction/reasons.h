@@ -4,10 +4,10 @@
 // Contract:
 // - CompactionReason: Manual 1 (the opening Compact command had Agency User), Automatic 2
 //   (Agency Machine). 0 is the unset sentinel and invalid on every wire.
-// - CompactRejectReason: the 16 reasons with fixed wire values 1-16 (RetainedTailTooLarge, 14,
+// - CompactRejectReason: the 17 reasons with fixed wire values 1-17 (RetainedTailTooLarge, 14,
 //   included: docs/spec/decisions.md D4; CoverageInsufficient, 15, ours: docs/decisions.md
-//   P13; PinnedTooLarge, 16, ours: docs/pins.md). 0 is the unset sentinel and invalid, as is
-//   every value above 16.
+//   P13; PinnedTooLarge, 16, ours: docs/pins.md; Ineffective, 17, ours: docs/decisions.md
+//   P15). 0 is the unset sentinel and invalid, as is every value above 17.
 // - Each valid value has a fixed lower-snake name ("manual", "control_lane_full", …); the CLI
 //   prints them and FromName parses them back. Names of invalid values are "".
 // The numeric values are what the durable codecs write; they never change.
@@ -44,9 +44,10 @@ enum class CompactRejectReason : std::uint8_t {
   kRetainedTailTooLarge = 14,  // retained tail + summary budget reach the input limit
   kCoverageInsufficient = 15,  // enforced coverage: the summary and tail lost required anchors
   kPinnedTooLarge = 16,        // pinned messages + retained tail + summary budget reach the limit
+  kIneffective = 17,           // the estimated context after the commit would not be smaller
 };
 
-inline constexpr std::uint8_t kMaxCompactRejectReason = 16;
+inline constexpr std::uint8_t kMaxCompactRejectReason = 17;
 
 constexpr bool IsValid(CompactionReason reason) {
   return reason == CompactionReason::kManual || reason == CompactionReason::kAutomatic;
@@ -63,7 +64,8 @@ std::optional<CompactionReason> CompactionReasonFromName(std::string_view name);
 // "control_lane_full", "shutting_down", "interrupted", "canceled", "stale_basis",
 // "progress_publication", "unavailable", "execution_failed", "invalid_summary",
 // "context_count_failed", "summary_too_large", "internal", "context_limit_unknown",
-// "retained_tail_too_large", "coverage_insufficient", "pinned_too_large"; "" otherwise.
+// "retained_tail_too_large", "coverage_insufficient", "pinned_too_large", "ineffective"; ""
+// otherwise.
 std::string_view CompactRejectReasonName(CompactRejectReason reason);
 std::optional<CompactRejectReason> CompactRejectReasonFromName(std::string_view name);
 

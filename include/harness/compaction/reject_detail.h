@@ -1,5 +1,6 @@
 // Why a compaction was rejected, in numbers: the detail tail selection and the budget checks
-// attach to an `unavailable`, `retained_tail_too_large` or `pinned_too_large` rejection.
+// attach to an `unavailable`, `retained_tail_too_large`, `pinned_too_large` or `ineffective`
+// rejection.
 //
 // CompactRejectDetail: why such a rejection happened, in numbers, never message content. Kinds,
 // their wire names, the reason they belong to and the numbers they carry (every other number
@@ -17,11 +18,20 @@
 //                                                       messages and the tail), limit (input
 //                                                       limit), summary_budget
 //   all_pinned                 unavailable              -
+//   would_not_shrink           ineffective              tail_tokens (count of what is kept
+//                                                       verbatim: pinned messages and the tail),
+//                                                       limit (input limit), summary_budget,
+//                                                       estimate (the context after the commit:
+//                                                       tail_tokens + summary_budget),
+//                                                       context_tokens (the context now, the
+//                                                       attempt's candidate)
 //   vetoed                     unavailable              - (and the note: the application
 //                                                       hook's reason, runtime/hook.h)
 // The event codec writes it as the member "detail" of CompactionRejected and
 // CompactWaiterRejected (event/compaction.h): {"kind":"<name>", then message, tail_tokens,
-// limit, summary_budget, note as present}.
+// limit, summary_budget, estimate, context_tokens, note as present}. estimate, context_tokens
+// and note came after the others: they default to absent, so a detail written before them reads
+// the same.
 // Proof: src/event/compaction_test.cc (validation and wire), src/compaction/tail_test.cc.
 // Thread safety: plain values and pure functions.
 #pragma once
@@ -48,7 +58,8 @@ enum class RejectDetailKind : std::uint8_t {
   kTailTooLarge = 7,
   kPinnedTooLarge = 8,
   kAllPinned = 9,
-  kVetoed = 10,
+  kWouldNotShrink = 10,
+  kVetoed = 11,
 };
 
 inline constexpr std::size_t kMaxDetailNoteBytes = 256;
@@ -59,7 +70,7 @@ bool IsValidDetailNote(std::string_view note);
 
 // "no_history", "history_fits_tail_target", "nothing_before_tail", "open_tool_call",
 // "invalid_transcript", "invalid_policy", "tail_too_large", "pinned_too_large", "all_pinned",
-// "vetoed"; "" otherwise.
+// "would_not_shrink", "vetoed"; "" otherwise.
 std::string_view RejectDetailKindName(RejectDetailKind kind);
 std::optional<RejectDetailKind> RejectDetailKindFromName(std::string_view name);
 
@@ -69,6 +80,8 @@ struct CompactRejectDetail {
   std::optional<TokenCount> tail_tokens;
   std::optional<TokenCount> limit;
   std::optional<TokenCount> summary_budget;
+  std::optional<TokenCount> estimate{};        // would_not_shrink
+  std::optional<TokenCount> context_tokens{};  // would_not_shrink
   std::optional<std::string> note = std::nullopt;  // vetoed only: the hook's reason
 
   friend bool operator==(const CompactRejectDetail&, const CompactRejectDetail&) = default;

@@ -34,7 +34,7 @@
 //   Detail             absent, or a CompactRejectDetail whose kind is valid, belongs to the
 //                      reject reason (DetailBelongsTo) and has exactly the numbers its kind
 //                      names (IsValid(CompactRejectDetail))
-//   RejectReason       1..15
+//   RejectReason       a valid CompactRejectReason (1..15, 17; compaction/reasons.h)
 //   Coverage           optional (absent = no report); when present IsValid(report)
 //                      (compaction/coverage.h); on a rejection only with RejectReason
 //                      CoverageInsufficient and never waived. An event without it is written
@@ -84,6 +84,7 @@
 #include "harness/context/basis.h"
 #include "harness/context/measurement.h"
 #include "harness/core/result.h"
+#include "harness/core/tokens.h"
 #include "harness/core/uuid.h"
 #include "harness/event/header.h"
 #include "harness/event/pins.h"
@@ -109,6 +110,9 @@ struct CompactionStarted {
   Uuid attempt_id;
   CompactionReason reason = CompactionReason::kUnspecified;
   ContextBasis basis;
+  // The pre-flight's estimate of the context after the commit, in tokens (the retained tail's
+  // count plus the summary budget, docs/runtime.md §5.3); additive, absent when not estimated.
+  std::optional<TokenCount> estimate{};
 
   friend bool operator==(const CompactionStarted&, const CompactionStarted&) = default;
 };

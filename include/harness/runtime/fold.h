@@ -47,7 +47,9 @@
 // - Beyond §1.1: SessionFold::records (how many records were folded) and FindLoop; the ledger
 //   is a class with lookups by id (restore and `sessions show` query it per command).
 // - RestoredPressure replays PressureLevelFor (the live actor's rule) over a loop's occupancies
-//   since its last commit, starting from Unknown, so live and restored pressure cannot differ.
+//   since its last commit, starting from Unknown, so live and restored pressure cannot differ;
+//   RestoredHold applies the live hold rule (runtime/compaction_slot.h) to the journaled commit
+//   and Ineffective rejection, so live and restored holds cannot differ either.
 // Thread safety: plain values; a SessionFolder is used by one thread.
 #pragma once
 
@@ -179,6 +181,10 @@ struct LoopFold {
   std::optional<ContextMeasurement> measurement;
   std::vector<BasisPoints> occupancies;  // since the last commit, for RestoredPressure
   std::optional<ContextBasis> automatic_latch;
+  // The facts the automatic hold is derived from (RestoredHold): the last CompactionCommitted's
+  // post_context, and the hold of the latest automatic Ineffective rejection after it.
+  std::optional<ContextMeasurement> committed_post;
+  std::optional<BasisPoints> ineffective_hold;
   std::uint64_t turn_index = 0;
   std::optional<Uuid> open_turn;
   std::vector<PendingInput> pending;     // FIFO by InputAccepted order
@@ -327,5 +333,10 @@ class SessionFolder {
 // The pressure level of a restored loop: PressureLevelFor replayed over loop.occupancies from
 // Unknown. `policy` null: the loop has no compaction policy.
 PressureLevel RestoredPressure(const LoopFold& loop, const CompactionPolicy* policy);
+
+// The automatic hold of a restored loop (docs/decisions.md P15): the live actor's rule over the
+// journaled facts, loop.ineffective_hold when set, else the hold the last commit's post context
+// leaves under `policy` (none without a commit or a policy).
+std::optional<BasisPoints> RestoredHold(const LoopFold& loop, const CompactionPolicy* policy);
 
 }  // namespace harness

@@ -13,12 +13,12 @@
   const RECONNECT_MAX_MS = 10000;
   const TIMELINE_MAX = 500;
 
-  // docs/events.md: the reject reasons 1..16, the compaction reasons, the coverage classes.
+  // docs/events.md: the reject reasons 1..17, the compaction reasons, the coverage classes.
   const REJECT_REASONS = [
     "", "control_lane_full", "shutting_down", "interrupted", "canceled", "stale_basis",
     "progress_publication", "unavailable", "execution_failed", "invalid_summary",
     "context_count_failed", "summary_too_large", "internal", "context_limit_unknown",
-    "retained_tail_too_large", "coverage_insufficient", "pinned_too_large",
+    "retained_tail_too_large", "coverage_insufficient", "pinned_too_large", "ineffective",
   ];
   const COMPACTION_REASONS = { 1: "manual", 2: "automatic" };
   const COVERAGE_CLASSES = [
@@ -39,6 +39,9 @@
     tail_too_large:
       "tail plus summary budget reach the input limit; lower keep_recent_tokens or " +
       "max_summary_tokens",
+    would_not_shrink:
+      "tail plus summary budget would not be smaller than the context now; lower " +
+      "keep_recent_tokens or max_summary_tokens, or compact later",
   };
   // The bar's categories, in the order they fill the window (inspector.css colours them).
   const CATEGORIES = [
