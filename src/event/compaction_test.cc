@@ -469,10 +469,10 @@ TEST(RejectDetail, KindsNamesNumbersAndReasons) {
   EXPECT_TRUE(IsValid(CompactRejectDetail{K::kAllPinned, {}, {}, {}, {}}));
   EXPECT_FALSE(IsValid(CompactRejectDetail{K::kAllPinned, {}, 10, {}, {}}));
   // A veto carries the hook's reason as its note, and only a veto does (runtime/hook.h).
-  EXPECT_TRUE(IsValid(CompactRejectDetail{K::kVetoed, {}, {}, {}, {}, "release freeze"}));
+  EXPECT_TRUE(IsValid(CompactRejectDetail{K::kVetoed, {}, {}, {}, {}, {}, {}, "release freeze"}));
   EXPECT_FALSE(IsValid(CompactRejectDetail{K::kVetoed, {}, {}, {}, {}}));
-  EXPECT_FALSE(IsValid(CompactRejectDetail{K::kVetoed, 1, {}, {}, {}, "release freeze"}));
-  EXPECT_FALSE(IsValid(CompactRejectDetail{K::kNoHistory, {}, {}, {}, {}, "a note"}));
+  EXPECT_FALSE(IsValid(CompactRejectDetail{K::kVetoed, 1, {}, {}, {}, {}, {}, "release freeze"}));
+  EXPECT_FALSE(IsValid(CompactRejectDetail{K::kNoHistory, {}, {}, {}, {}, {}, {}, "a note"}));
   for (const std::string& bad :
        {std::string(), std::string("  "), std::string("bell\a"), std::string("c1 \xc2\x9b"),
         std::string("\xff"), std::string(kMaxDetailNoteBytes + 1, 'a')}) {

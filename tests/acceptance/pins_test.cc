@@ -147,6 +147,7 @@ TEST_F(Pins, APinChangeWaitsForTheRunningAttemptAndTheSummarizedMessageIsGone) {
   ASSERT_TRUE(kept.ok()) << kept.error().Message();
   EXPECT_TRUE(*kept);
   // The pin was journaled after the commit it waited for.
+  ASSERT_TRUE(log_->WaitForCount<MessagePinned>(1, loop));
   const Events events = LoopEvents(loop);
   EXPECT_LT(IndexOf<CompactionCommitted>(events), IndexOf<MessagePinned>(events))
       << Describe(events);
@@ -168,11 +169,13 @@ TEST_F(Pins, RefusalsSayWhy) {
   auto not_pinned = session_->PinMessage(loop, created.history_ids[2], false);
   ASSERT_TRUE(not_pinned.ok());
   EXPECT_FALSE(*not_pinned);
+  // The one pin that changed something is journaled (and delivered after it is durable); the
+  // commit below is delivered after it, so once it is here nothing else can still arrive.
+  auto commit = CompactAndWait(loop);
+  ASSERT_TRUE(commit);
   EXPECT_EQ(CountOf<MessagePinned>(LoopEvents(loop)), 1u);
   EXPECT_EQ(CountOf<MessageUnpinned>(LoopEvents(loop)), 0u);
   // The summary cannot be pinned.
-  auto commit = CompactAndWait(loop);
-  ASSERT_TRUE(commit);
   auto summary = session_->PinMessage(loop, commit->header.event_id, true);
   ASSERT_FALSE(summary.ok());
   EXPECT_EQ(summary.error().kind, SessionErrorKind::kNotPinnable);

@@ -49,6 +49,7 @@ TEST_F(Undo, TheHistoryBeforeTheCompactionComesBackWithEveryMessageSince) {
 
   auto undone = session_->Undo(loop);
   ASSERT_TRUE(undone.ok()) << undone.error().Message();
+  ASSERT_TRUE(log_->WaitForCount<HistoryReverted>(1, loop));  // durable first, delivered after
   const auto reverted = All<HistoryReverted>(LoopEvents(loop));
   ASSERT_EQ(reverted.size(), 1u);
   EXPECT_EQ(reverted[0].header.event_id, *undone);
@@ -89,6 +90,7 @@ TEST_F(Undo, TwoCompactionsUndoneInTurnReachTheOriginalHistory) {
 
   ASSERT_TRUE(session_->Undo(loop).ok());
   ASSERT_TRUE(session_->Undo(loop).ok());
+  ASSERT_TRUE(log_->WaitForCount<HistoryReverted>(2, loop));
   const auto reverted = All<HistoryReverted>(LoopEvents(loop));
   ASSERT_EQ(reverted.size(), 2u);
   EXPECT_EQ(reverted[0].reverted_event_id, second);  // the latest first
