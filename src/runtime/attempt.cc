@@ -122,7 +122,7 @@ void Preflight(AttemptPreflight& pre, Timers& timers, const std::stop_token& sto
   // at its whole budget (below the limit: checked above).
   const TokenCount estimate = kept_tokens + policy.max_summary_tokens;
   pre.estimate = estimate;
-  if (estimate >= candidate.input_tokens) {
+  if (input.automatic && estimate >= candidate.input_tokens) {
     CompactRejectDetail detail{RejectDetailKind::kWouldNotShrink, std::nullopt, kept_tokens, limit,
                                policy.max_summary_tokens};
     detail.estimate = estimate;

@@ -66,6 +66,9 @@ struct AttemptInput {
   bool may_waive_coverage = false;
   // The opener's instructions for the summarizer (docs/compact-focus.md); empty: none.
   std::string instructions;
+  // Only an automatic attempt is refused Ineffective on the pre-flight's estimate (a summary at
+  // its whole budget); a person who asks gets the compaction (docs/decisions.md P15).
+  bool automatic = false;
 };
 
 // What an attempt proposes.

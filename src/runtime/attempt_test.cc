@@ -105,6 +105,7 @@ AttemptInput Input(std::shared_ptr<ContextCounter> counter, std::shared_ptr<Comp
   input.candidate.input_tokens = 50;
   input.candidate.input_limit = 80;
   input.candidate.quality = CountQuality::kExactLocal;
+  input.automatic = true;  // the pre-flight's Ineffective refusal is an automatic attempt's
   return input;
 }
 
@@ -650,6 +651,24 @@ TEST(RunAttempt, InstructionsAreAskedForAndAnAnswerWithoutThemIsInvalid) {
   input = Input(std::make_shared<StepCounter>(std::vector<std::int64_t>{10, 30}), stale);
   input.instructions = "focus on the parser";
   EXPECT_EQ(RunAttempt(input, timers, {}).reject, CompactRejectReason::kInvalidSummary);
+}
+
+// A person's request is not refused on the estimate (docs/decisions.md P15): the same figures
+// that refuse an automatic attempt let a manual one run to its commit.
+TEST(RunPreflight, AManualRequestIsNotRefusedOnTheEstimate) {
+  auto compactor = std::make_shared<FnCompactor>(Text(std::string(kSummary)));
+  Timers timers;
+  AttemptInput automatic =
+      Input(std::make_shared<StepCounter>(std::vector<std::int64_t>{45}), compactor);
+  EXPECT_EQ(RunPreflight(automatic, timers, {}).rejected.value_or(Proposal{}).reject,
+            CompactRejectReason::kIneffective);
+  AttemptInput manual =
+      Input(std::make_shared<StepCounter>(std::vector<std::int64_t>{45, 30}), compactor);
+  manual.automatic = false;
+  const AttemptPreflight pre = RunPreflight(manual, timers, {});
+  EXPECT_FALSE(pre.rejected.has_value());
+  EXPECT_EQ(pre.estimate, 55u);  // still estimated, and carried by CompactionStarted
+  EXPECT_FALSE(RunCompaction(pre, timers, {}).reject.has_value());
 }
 
 }  // namespace

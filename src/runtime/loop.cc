@@ -1017,6 +1017,7 @@ bool LoopActor::StartAttempt(const ContextMeasurement& candidate, InferenceReque
   input.counter = definition_.counter;
   input.compactor = definition_.compactor;
   input.instructions = attempt.instructions;
+  input.automatic = attempt.reason == CompactionReason::kAutomatic;
   // Enforcement never strands a turn: an automatic attempt the turn needs before its next
   // model call (the request at or over the limit) commits with the shortfall recorded
   // (docs/decisions.md P13, docs/runtime.md §5.7).
