@@ -113,6 +113,11 @@ void CompactionSlot::Concluded(bool committed, std::optional<BasisPoints> hold) 
   attempt_.reset();
 }
 
+void CompactionSlot::HistoryReverted(std::optional<BasisPoints> hold) {
+  latch_.reset();
+  hold_ = hold;
+}
+
 bool CompactionSlot::TriggersAutomatic(bool policy_automatic, PressureLevel pressure,
                                        const ContextMeasurement& measurement) const {
   if (!policy_automatic)

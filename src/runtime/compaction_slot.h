@@ -119,6 +119,10 @@ class CompactionSlot {
   // for an Ineffective rejection): a commit sets it (none: no hold), an automatic rejection with
   // one replaces the hold, a manual rejection leaves the hold as it was.
   void Concluded(bool committed, std::optional<BasisPoints> hold = std::nullopt);
+  // An undo replaced the history (docs/undo.md): as after a commit, the latch goes and `hold`
+  // (HoldAfterCommit of the restored history's count) becomes the hold. No attempt is in the
+  // slot (an undo refuses a busy loop).
+  void HistoryReverted(std::optional<BasisPoints> hold);
 
   bool TriggersAutomatic(bool policy_automatic, PressureLevel pressure,
                          const ContextMeasurement& measurement) const;

@@ -664,6 +664,8 @@ Status<RestoreError> SessionFolder::ApplyLoopEvent(const JournalRecord& record, 
       loop.derived_prefix = reverted->derived_prefix;
       loop.measurement = r.post_context;
       loop.basis = r.post_context.basis;
+      loop.committed_post = r.post_context;  // the hold follows it as a commit's (RestoredHold)
+      loop.ineffective_hold.reset();
       loop.occupancies.clear();  // as after a commit: a new history carries no hysteresis
       if (auto occupancy =
               OccupancyBasisPoints(r.post_context.input_tokens, r.post_context.input_limit))

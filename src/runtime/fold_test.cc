@@ -778,6 +778,8 @@ TEST(Fold, HistoryRevertedPutsBackTheHistoryBeforeTheCommitAndTheMessagesSince) 
   ASSERT_TRUE(l.measurement);
   EXPECT_EQ(*l.measurement, reverted.post_context);
   EXPECT_TRUE(l.replaced.empty());
+  // The hold follows the restored history's count as a commit's post context (P15).
+  EXPECT_EQ(l.committed_post, reverted.post_context);
 }
 
 TEST(Fold, TheUndoStackKeepsTheLatestReplacementsAndARevertMustNameTheTopOne) {

@@ -245,6 +245,10 @@ void LoopActor::OnUndoCounted(std::uint64_t op, Result<ContextMeasurement, Measu
   measurement_ = *result;
   pressure_ = PressureLevel::kUnknown;  // a new history carries no hysteresis, as after a commit
   pressure_ = LevelFor(*result);
+  // The restored history is as large as it was before the compaction: automatic compaction holds
+  // until it has grown, by the rule a commit that lands high follows (P15), so it is not undone
+  // at once by the trigger.
+  slot_.HistoryReverted(HoldAfterCommit(*result, *definition_.compaction));
   undo.reply->set_value(undo.event_id);
   ResumeQueued();
 }
