@@ -64,6 +64,7 @@
     stream: null, // the AbortController of the event stream
     lastSeq: 0, // the last enduring event delivered: a reconnection resumes after it
     histories: new Map(), // loop id -> the messages the events say it holds
+    replaced: new Map(), // loop id -> [{history, installed}]: what each commit replaced (undo)
     exited: new Set(), // loop ids whose LoopExited was delivered
     compactions: new Map(), // loop id -> [{event, left}]
     refresh: null, // the pending refresh timer
@@ -223,6 +224,7 @@
     state.loop = null;
     state.lastSeq = 0;
     state.histories = new Map();
+    state.replaced = new Map();
     state.compactions = new Map();
     state.exited = new Set();
     clear($("timeline"));
@@ -509,11 +511,24 @@
         break;
       case "CompactionCommitted": {
         const before = history(loop);
-        const left = leftOut(before, event.retained || []);
         const pinned = (event.pinned || []).map((kept) => kept.message);
-        state.histories.set(loop, [event.summary, ...pinned, ...(event.retained || [])]);
+        const kept = [...pinned, ...(event.retained || [])];
+        const left = leftOut(before, kept);
+        // docs/undo.md: an undo puts back the history a commit replaced, then what came since.
+        if (!state.replaced.has(loop)) state.replaced.set(loop, []);
+        state.replaced.get(loop).push({ history: before.slice(), installed: 1 + kept.length });
+        state.histories.set(loop, [event.summary, ...kept]);
         if (!state.compactions.has(loop)) state.compactions.set(loop, []);
         state.compactions.get(loop).push({ seq, event, left });
+        break;
+      }
+      case "HistoryReverted": {
+        const stack = state.replaced.get(loop) || [];
+        const entry = stack.pop();
+        if (entry) {
+          const since = history(loop).slice(entry.installed);
+          state.histories.set(loop, [...entry.history, ...since]);
+        }
         break;
       }
       case "LoopExited":
