@@ -227,8 +227,11 @@ harness::CompactionInput InputOf(std::vector<Message> head) {
   return harness::CompactionInput{
       harness::ContextBasis{3,
                             harness::Uuid::Parse("00000000-0000-4000-8000-000000000001").value()},
-      harness::ModelKey{"harness", "offline"}, harness::Fingerprint(digest),
-      harness::ProjectForCompaction(head), 4000, ""};
+      harness::ModelKey{"harness", "offline"},
+      harness::Fingerprint(digest),
+      harness::ProjectForCompaction(head),
+      4000,
+      ""};
 }
 
 // One compaction as the runtime does it: projection, then the compactor. Returns the summary's

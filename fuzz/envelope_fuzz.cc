@@ -37,8 +37,11 @@ CompactionInput FixedInput() {
   }
   return CompactionInput{
       ContextBasis{3, Uuid::Parse("00000000-0000-4000-8000-000000000001").value()},
-      ModelKey{"provider", "model"}, Fingerprint(fingerprint),
-      Transcript{UserMessage{{TextBlock{"hello"}}}}, 32, ""};
+      ModelKey{"provider", "model"},
+      Fingerprint(fingerprint),
+      Transcript{UserMessage{{TextBlock{"hello"}}}},
+      32,
+      ""};
 }
 
 }  // namespace

@@ -104,8 +104,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   digest.fill(1);
   const CompactionInput input{
       ContextBasis{1, Uuid::Parse("00000000-0000-4000-8000-000000000001").value()},
-      ModelKey{"harness", "offline"}, Fingerprint(digest), ProjectForCompaction(transcript),
-      budget, ""};
+      ModelKey{"harness", "offline"},
+      Fingerprint(digest),
+      ProjectForCompaction(transcript),
+      budget,
+      ""};
   ExtractiveCompactor compactor;
   const auto output = compactor.Compact(input, std::stop_token());
   const auto again = compactor.Compact(input, std::stop_token());

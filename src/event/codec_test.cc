@@ -146,7 +146,8 @@ TEST(EncodeEvent, RejectionDetailIsAdditive) {
   // A veto's note is the last member of its detail (runtime/hook.h).
   CompactionRejected vetoed = ValidRejected();
   vetoed.reject_reason = CompactRejectReason::kUnavailable;
-  vetoed.detail = CompactRejectDetail{RejectDetailKind::kVetoed, {}, {}, {}, {}, {}, {}, "freeze \"v2\""};
+  vetoed.detail =
+      CompactRejectDetail{RejectDetailKind::kVetoed, {}, {}, {}, {}, {}, {}, "freeze \"v2\""};
   const std::string vetoed_wire = Encoded(vetoed);
   EXPECT_NE(vetoed_wire.find(R"("detail":{"kind":"vetoed","note":"freeze \"v2\""}})"),
             std::string::npos)

@@ -479,7 +479,9 @@ TEST(RejectDetail, KindsNamesNumbersAndReasons) {
     EXPECT_FALSE(IsValidDetailNote(bad)) << bad;
   }
   EXPECT_TRUE(IsValidDetailNote(std::string(kMaxDetailNoteBytes, 'a')));
-  EXPECT_TRUE(IsValidDetailNote("gel\xc3\xa9" "e: no compaction before 18:00"));
+  EXPECT_TRUE(
+      IsValidDetailNote("gel\xc3\xa9"
+                        "e: no compaction before 18:00"));
   EXPECT_TRUE(DetailBelongsTo(K::kVetoed, CompactRejectReason::kUnavailable));
   EXPECT_TRUE(IsValid(CompactRejectDetail{K::kNoHistory, {}, {}, {}, {}}));
   EXPECT_FALSE(IsValid(CompactRejectDetail{K::kNoHistory, 1, {}, {}, {}}));

@@ -516,6 +516,16 @@ std::vector<JournalRecord> Acceptance::JournalRecords() {
   return records.ok() ? *records : std::vector<JournalRecord>{};
 }
 
+LoopDefinition Acceptance::AutomaticNativeLoop() const {
+  LoopDefinition definition = NativeLoop();
+  CompactionPolicy& policy = *definition.compaction;
+  policy.automatic = true;
+  policy.counter_policy = CounterPolicy::kRequireExact;
+  policy.compact_at = 8'000;
+  policy.rearm_below = 6'000;
+  return definition;
+}
+
 void ExpectSameLoopState(const LoopSnapshot& restored, const LoopSnapshot& live) {
   EXPECT_EQ(restored.history, live.history);
   EXPECT_EQ(restored.history_ids, live.history_ids);

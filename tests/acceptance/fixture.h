@@ -464,6 +464,8 @@ class Acceptance : public ::testing::Test {
 
   // The common native loop: H, the test limits and policy, the doubles of this fixture.
   LoopDefinition NativeLoop(std::vector<Message> history = HistoryH()) const;
+  // NativeLoop with automatic compaction at 80 % re-armed below 60 % (exact counts required).
+  LoopDefinition AutomaticNativeLoop() const;
   // An autonomous agent's loop: no history, a 16 000-token window (1 000 of output and a safety
   // margin of 1 000, so an input limit of 14 000), the estimate counter (bytes / 4), automatic
   // compaction at 80 % re-armed

@@ -642,15 +642,7 @@ TEST_F(Restore, ALongTurnRestoredInTheMiddleCompactsInsideItsSegment) {
 // before the first call and after the answer (8750: Compact, still held: no attempt). Turn 3:
 // 77 (9625) → an attempt (20 preflight, 25 post), 30 after the answer.
 TEST_F(Restore, TheHoldAfterACommitThatLandedHighSurvivesRestore) {
-  auto automatic = [this] {
-    LoopDefinition definition = NativeLoop();
-    CompactionPolicy& policy = *definition.compaction;
-    policy.automatic = true;
-    policy.counter_policy = CounterPolicy::kRequireExact;
-    policy.compact_at = 8'000;
-    policy.rearm_below = 6'000;
-    return definition;
-  };
+  auto automatic = [this] { return AutomaticNativeLoop(); };
   counter_->Script({CountStep::Tokens(65), CountStep::Tokens(20), CountStep::Tokens(60),
                     CountStep::Tokens(66), CountStep::Tokens(70), CountStep::Tokens(70),
                     CountStep::Tokens(77), CountStep::Tokens(20), CountStep::Tokens(25),

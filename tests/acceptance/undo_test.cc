@@ -218,15 +218,9 @@ TEST_F(Undo, AKillBeforeOrAfterTheRevertRestoresOneOrTheOther) {
 // undo at once. 80 % / 60 % on an input limit of 80: the manual commit lands at 20; the undo's
 // count is 70 (8750: held until 10 000); the next turn measures 72 and 74 and is not compacted.
 TEST_F(Undo, AutomaticCompactionHoldsAfterAnUndo) {
-  LoopDefinition definition = NativeLoop();
-  CompactionPolicy& policy = *definition.compaction;
-  policy.automatic = true;
-  policy.counter_policy = CounterPolicy::kRequireExact;
-  policy.compact_at = 8'000;
-  policy.rearm_below = 6'000;
   counter_->Script({CountStep::Tokens(40), CountStep::Tokens(20), CountStep::Tokens(20),
                     CountStep::Tokens(70), CountStep::Tokens(72), CountStep::Tokens(74)});
-  const Uuid loop = MustCreate(std::move(definition));
+  const Uuid loop = MustCreate(AutomaticNativeLoop());
   CompactAndWait(loop);
   ASSERT_TRUE(session_->Undo(loop).ok());
   Turn(loop, "next");

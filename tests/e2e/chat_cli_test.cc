@@ -241,13 +241,14 @@ TEST_F(ChatCli, CompactFocusJournalsTheInstructions) {
                           "/compact focus the greeting\n/quit\n",
                           "--keep-recent-segments 1");
   ASSERT_EQ(run.exit_code, 0) << run.out;
-  EXPECT_TRUE(Has(run.out, "usage: /compact, or /compact focus TEXT (what the summary should "
-                           "favour)\n"))
+  EXPECT_TRUE(Has(run.out,
+                  "usage: /compact, or /compact focus TEXT (what the summary should "
+                  "favour)\n"))
       << run.out;
   EXPECT_TRUE(Has(run.out, "compact committed: ")) << run.out;
-  const CliRun journal = Shell("'" + std::string(build_paths::HarnessBinary()) +
-                               "' journal show --json '" + dir_.data() + "' --session " +
-                               SessionOf(run.out));
+  const CliRun journal =
+      Shell("'" + std::string(build_paths::HarnessBinary()) + "' journal show --json '" +
+            dir_.data() + "' --session " + SessionOf(run.out));
   EXPECT_TRUE(Has(journal.out, R"("instructions":"the greeting")")) << journal.out;
 }
 

@@ -30,9 +30,12 @@ inline ContextBasis StandardBasis() {
 
 // basis {3, …0001}, provider/model, fingerprint 1..32, [user "hello"], budget 32.
 inline CompactionInput StandardInput() {
-  return CompactionInput{StandardBasis(), ModelKey{"provider", "model"},
-                         FingerprintOneToThirtyTwo(), Transcript{UserMessage{{TextBlock{"hello"}}}},
-                         32, ""};
+  return CompactionInput{StandardBasis(),
+                         ModelKey{"provider", "model"},
+                         FingerprintOneToThirtyTwo(),
+                         Transcript{UserMessage{{TextBlock{"hello"}}}},
+                         32,
+                         ""};
 }
 
 }  // namespace harness::testing

@@ -80,8 +80,8 @@ struct CompactRejectDetail {
   std::optional<TokenCount> tail_tokens;
   std::optional<TokenCount> limit;
   std::optional<TokenCount> summary_budget;
-  std::optional<TokenCount> estimate{};        // would_not_shrink
-  std::optional<TokenCount> context_tokens{};  // would_not_shrink
+  std::optional<TokenCount> estimate{};            // would_not_shrink
+  std::optional<TokenCount> context_tokens{};      // would_not_shrink
   std::optional<std::string> note = std::nullopt;  // vetoed only: the hook's reason
 
   friend bool operator==(const CompactRejectDetail&, const CompactRejectDetail&) = default;
