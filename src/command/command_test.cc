@@ -271,8 +271,9 @@ TEST(ValidateCommand, CompactInstructionsRules) {
     EXPECT_EQ(!CompactInstructionsProblem(text).has_value(), valid);
     const auto status = ValidateCommand(Compact{Header(), text});
     EXPECT_EQ(status.ok(), valid);
-    if (!status.ok())
+    if (!status.ok()) {
       EXPECT_EQ(status.error().field, "Instructions");
+    }
   }
 }
 

@@ -609,8 +609,9 @@ TEST(LoopCreationEvents, ALongerHistoryContinuesInRecordsNoneOverTheCap) {
   for (std::size_t i = 0; i < events->size(); ++i) {
     const std::string bytes = Encoded((*events)[i]);
     EXPECT_LE(bytes.size(), kCap) << i;
-    if (i + 1 < events->size())
+    if (i + 1 < events->size()) {
       EXPECT_GT(bytes.size(), kCap / 2) << i << ": every record but the last is nearly full";
+    }
     if (i == 0)
       continue;
     const auto& continued = std::get<LoopHistoryContinued>((*events)[i]);

@@ -546,8 +546,9 @@ Result<std::unique_ptr<Session>, SessionError> Acceptance::RestoreCopy(
   auto lease = copy->AcquireLease(id, Uuid::V4(), std::chrono::seconds(60));
   EXPECT_TRUE(lease.ok());
   if (lease.ok()) {
-    if (!records.empty())
+    if (!records.empty()) {
       EXPECT_TRUE(copy->Append({id, lease->token, 1, std::move(records)}).ok());
+    }
     EXPECT_TRUE(copy->ReleaseLease(*lease).ok());
   }
   SessionOptions options;
