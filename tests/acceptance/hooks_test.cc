@@ -4,6 +4,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <condition_variable>
 #include <mutex>
 #include <stdexcept>
 
@@ -39,8 +40,17 @@ class RecordingHook final : public CompactionHook {
   }
   void AfterCompaction(const CompactionAbout& about,
                        const CompactionOutcome& outcome) noexcept override {
-    std::lock_guard lock(mutex_);
-    after_.emplace_back(about, outcome);
+    {
+      std::lock_guard lock(mutex_);
+      after_.emplace_back(about, outcome);
+    }
+    told_.notify_all();
+  }
+  // The hook is told after the terminal and its replies are durable, so after a waiter may have
+  // seen its reply: tests wait for the call itself.
+  bool WaitAfter(std::size_t calls) const {
+    std::unique_lock lock(mutex_);
+    return told_.wait_for(lock, kWait, [&] { return after_.size() >= calls; });
   }
 
   std::vector<CompactionAbout> before() const {
@@ -54,6 +64,7 @@ class RecordingHook final : public CompactionHook {
 
  private:
   mutable std::mutex mutex_;
+  mutable std::condition_variable told_;
   Answer answer_;
   std::string reason_;
   std::vector<CompactionAbout> before_;
@@ -95,6 +106,7 @@ TEST_F(Hooks, S58_AVetoIsUnavailableWithoutAStartAndTheHooksReason) {
   EXPECT_EQ(before[0].reason, CompactionReason::kManual);
   EXPECT_EQ(before[0].instructions, "the parser");
   EXPECT_EQ(before[0].input_limit, 80u);
+  MustSnapshot(loop);  // a round trip through the strand: an After call would have been made
   EXPECT_TRUE(hook->after().empty());
 }
 
@@ -108,6 +120,7 @@ TEST_F(Hooks, S59_AFailingOrThrowingHookIsInternalWithoutAStart) {
     ASSERT_NE(rejected, nullptr);
     EXPECT_EQ(rejected->reason, CompactRejectReason::kInternal);
     EXPECT_EQ(CountOf<CompactionStarted>(LoopEvents(loop)), 0u);
+    MustSnapshot(loop);  // a round trip through the strand, as above
     EXPECT_TRUE(hook->after().empty());
   }
   EXPECT_EQ(compactor_->calls(), 0u);
@@ -132,6 +145,7 @@ TEST_F(Hooks, S60_TheHookIsToldOnceOfEachOutcome) {
   const Uuid command = MustCompact(loop);
   auto committed = log_->WaitForReply(command);
   ASSERT_TRUE(committed && std::holds_alternative<CompactWaiterResolved>(*committed));
+  ASSERT_TRUE(hook->WaitAfter(2));
   const auto after = hook->after();
   ASSERT_EQ(after.size(), 2u);
   EXPECT_FALSE(after[0].second.committed);
