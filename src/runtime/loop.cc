@@ -193,7 +193,7 @@ void LoopActor::OnUndo(const Uuid& event_id,
   request.messages = reverted->history;
   const ContextBasis after{basis_.revision + 1, event_id};
   const std::uint64_t op = next_op_++;
-  undo_ = PendingUndo{event_id, op, basis_, std::move(*reverted), std::move(reply)};
+  undo_ = PendingUndo{event_id, op, std::move(*reverted), std::move(reply)};
   // The restored request is counted at the basis it would have, so its measurement is the
   // post context the event carries. Turns wait meanwhile (StartTurn), so nothing moves the basis.
   MeasureOffActor(op, std::move(request), {}, &LoopActor::OnUndoCounted, after);

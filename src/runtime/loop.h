@@ -148,7 +148,6 @@ class LoopActor : public std::enable_shared_from_this<LoopActor> {
   struct PendingUndo {
     Uuid event_id;
     std::uint64_t op = 0;
-    ContextBasis basis;  // the basis it was asked at
     RevertedHistory reverted;
     std::shared_ptr<std::promise<Result<Uuid, SessionError>>> reply;
   };
