@@ -58,6 +58,17 @@ Result<Command, CommandError> DecodeTyped(JsonObject& top) {
       }
       command.instructions = std::move(*instructions);
     }
+    // Absent is the one encoding of "no preview asked" (docs/preview.md).
+    if (top.Find("preview") != nullptr) {
+      auto preview = top.RequireBool("preview");
+      if (!preview.ok())
+        return decode_error(std::move(preview).error());
+      if (!*preview) {
+        return decode_error(JsonError{JsonErrorKind::kRange, top.MemberPath("preview"), 0,
+                                      "no preview is written by omitting it"});
+      }
+      command.preview = true;
+    }
   }
   if (auto unknown = top.RejectUnknown(); !unknown.ok())
     return decode_error(std::move(unknown).error());
@@ -123,9 +134,12 @@ Result<std::string, CommandError> EncodeCommand(const Command& command) {
           CommandValidationError{SubmitInput::kType, "Message", FieldRule::kIsInvalid}));
     }
   }
-  if (const auto* compact = std::get_if<Compact>(&command);
-      compact && !compact->instructions.empty())
-    w.String("instructions", compact->instructions);
+  if (const auto* compact = std::get_if<Compact>(&command)) {
+    if (!compact->instructions.empty())
+      w.String("instructions", compact->instructions);
+    if (compact->preview)
+      w.Bool("preview", true);
+  }
   w.Close();
   if (out.size() > kMaxRecordBytes)
     return Fail(CommandError(CommandLimitError{out.size(), kMaxRecordBytes}));

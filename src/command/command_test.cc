@@ -254,6 +254,27 @@ TEST(EncodeCommand, CompactInstructionsAreAnAdditiveLastMember) {
             std::string::npos);
 }
 
+// A preview (docs/preview.md): an additive member, written only when asked, after the
+// instructions; "false" has no encoding.
+TEST(EncodeCommand, CompactPreviewIsAnAdditiveLastMember) {
+  const Compact preview{Header(), "keep the API", true};
+  const std::string bytes = Encoded(preview);
+  EXPECT_EQ(bytes, kCompactWire.substr(0, kCompactWire.size() - 1) +
+                       R"(,"instructions":"keep the API","preview":true})");
+  auto decoded = DecodeCommand(bytes);
+  ASSERT_TRUE(decoded.ok()) << DescribeCommandError(decoded.error());
+  EXPECT_EQ(*decoded, Command(preview));
+  EXPECT_EQ(Encoded(Compact{Header(), "", false}), kCompactWire);
+  auto refused = DecodeCommand(kCompactWire.substr(0, kCompactWire.size() - 1) +
+                               R"(,"preview":false})");
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(DescribeCommandError(refused.error()).find("no preview is written by omitting it"),
+            std::string::npos);
+  EXPECT_FALSE(DecodeCommand(kCompactWire.substr(0, kCompactWire.size() - 1) +
+                             R"(,"preview":1})")
+                   .ok());
+}
+
 TEST(ValidateCommand, CompactInstructionsRules) {
   const std::pair<std::string, bool> cases[] = {
       {"", true},

@@ -38,6 +38,8 @@ std::string_view CompactionPolicyFieldName(CompactionPolicyField field) {
       return "SafetyMargin";
     case CompactionPolicyField::kCoverage:
       return "Coverage";
+    case CompactionPolicyField::kApproval:
+      return "Approval";
     case CompactionPolicyField::kRearmBelow:
       return "RearmBelow";
     case CompactionPolicyField::kCompactAt:
@@ -78,6 +80,11 @@ Status<CompactionPolicyError> ValidatePolicy(const CompactionPolicy& policy,
   }
   if (coverage.min_ratio > kFullScaleBasisPoints || (coverage.required & ~kAllAnchorClasses) != 0)
     return fail(CompactionPolicyField::kCoverage);
+  if ((policy.approval != CompactionApproval::kAuto &&
+       policy.approval != CompactionApproval::kManual) ||
+      policy.approval_timeout <= std::chrono::nanoseconds::zero()) {
+    return fail(CompactionPolicyField::kApproval);
+  }
   // Thresholds and the counter policy only steer automatic attempts; a manual-only policy never
   // reads them, so nonsense there is harmless and accepted as the reference does.
   if (!policy.automatic)

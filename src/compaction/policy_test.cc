@@ -183,6 +183,27 @@ const PolicyCase kPolicyCases[] = {
             p.rearm_below = 0;
           }),
      kExact, Field::kCoverage},
+    // Approval (docs/preview.md): auto by default, manual accepted, a positive timeout.
+    {"approval_default_is_auto", Manual(), kExact, std::nullopt},
+    {"approval_manual",
+     With(Manual(), [](auto& p) { p.approval = CompactionApproval::kManual; }), kExact,
+     std::nullopt},
+    {"approval_unknown",
+     With(Manual(), [](auto& p) { p.approval = CompactionApproval::kUnknown; }), kExact,
+     Field::kApproval},
+    {"approval_out_of_range",
+     With(Manual(), [](auto& p) { p.approval = static_cast<CompactionApproval>(3); }), kExact,
+     Field::kApproval},
+    {"approval_timeout_zero",
+     With(Manual(), [](auto& p) { p.approval_timeout = std::chrono::nanoseconds(0); }), kExact,
+     Field::kApproval},
+    {"approval_before_thresholds",
+     With(Automatic(),
+          [](auto& p) {
+            p.approval_timeout = std::chrono::nanoseconds(-1);
+            p.rearm_below = 0;
+          }),
+     kExact, Field::kApproval},
     {"margin_before_coverage", With(Manual(), [](auto& p) { p.coverage.min_ratio = 10'001; }),
      kHeuristic, Field::kSafetyMargin},
 };
@@ -212,6 +233,7 @@ TEST(CompactionPolicyTest, FieldNamesAreTheReferenceNames) {
       {Field::kCountTimeout, "CountTimeout"},
       {Field::kSafetyMargin, "SafetyMargin"},
       {Field::kCoverage, "Coverage"},
+      {Field::kApproval, "Approval"},
       {Field::kRearmBelow, "RearmBelow"},
       {Field::kCompactAt, "CompactAt"},
       {Field::kCounterPolicy, "CounterPolicy"},

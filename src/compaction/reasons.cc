@@ -24,6 +24,8 @@ constexpr std::array<std::string_view, kMaxCompactRejectReason + 1> kRejectNames
     "coverage_insufficient",
     "pinned_too_large",
     "ineffective",
+    "discarded",
+    "proposal_expired",
 };
 
 }  // namespace

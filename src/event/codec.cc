@@ -153,6 +153,21 @@ Status<InvalidEventError> WriteBody(WireWriter& w, const CompactionCommitted& e)
   return {};
 }
 
+Status<InvalidEventError> WriteBody(WireWriter& w, const CompactionProposed& e) {
+  using E = CompactionProposed;
+  w.Id("attempt_id", e.attempt_id)
+      .Ids("waiter_command_ids", e.waiter_command_ids)
+      .Uint("reason", Raw(e.reason))
+      .Basis("basis", e.basis);
+  HARNESS_CHECK(WriteMessage<E>(w, "summary", "Summary", e.summary));
+  w.Uint("replaced", e.replaced)
+      .Ids("kept", e.kept)
+      .Measurement("post_context", e.post_context)
+      .Time("expires_at", e.expires_at);
+  WriteCoverage(w, e.coverage);
+  return {};
+}
+
 Status<InvalidEventError> WriteBody(WireWriter& w, const MessagePinned& e) {
   w.Id("message_id", e.message_id);
   return {};
@@ -477,6 +492,21 @@ Status<DecodeCause> ReadBody(JsonObject& top, CompactionCommitted& e) {
   e.duration = std::chrono::nanoseconds(duration);
   HARNESS_TRY(e.coverage, ReadCoverage(top));
   HARNESS_TRY(e.pinned, ReadPinned(top));
+  return {};
+}
+
+Status<DecodeCause> ReadBody(JsonObject& top, CompactionProposed& e) {
+  HARNESS_TRY(e.attempt_id, RequireUuidMember(top, "attempt_id"));
+  HARNESS_TRY(e.waiter_command_ids,
+              RequireUuidArrayMember(top, "waiter_command_ids", kMaxWaiterCommandIds));
+  HARNESS_TRY(e.reason, RequireEnumMember<CompactionReason>(top, "reason"));
+  HARNESS_TRY(e.basis, RequireBasisMember(top, "basis"));
+  HARNESS_TRY(e.summary, ReadUserMessageMember(top, "summary"));
+  HARNESS_TRY(e.replaced, top.RequireUint("replaced"));
+  HARNESS_TRY(e.kept, RequireUuidArrayMember(top, "kept", kMaxRetainedMessages));
+  HARNESS_TRY(e.post_context, RequireMeasurementMember(top, "post_context"));
+  HARNESS_TRY(e.expires_at, RequireTimeMember(top, "expires_at"));
+  HARNESS_TRY(e.coverage, ReadCoverage(top));
   return {};
 }
 

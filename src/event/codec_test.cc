@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <functional>
 #include <string>
 #include <variant>
 #include <vector>
@@ -373,6 +374,65 @@ TEST(EncodeEvent, HistoryRevertedNamesTheReplacementAndMeasuresTheRestoredReques
   EXPECT_EQ(Verdict(EncodeEvent(bad).error()), "invalid: PostContext is invalid");
 }
 
+// docs/preview.md: a proposal carries what the commit would install and what it would leave out,
+// and round-trips byte for byte; its validation order is the header's contract.
+TEST(EncodeEvent, CompactionProposedCarriesTheSummaryTheKeptIdsAndTheCountAfter) {
+  const CompactionProposed proposed = ValidProposed();
+  const std::string bytes = Encoded(proposed);
+  EXPECT_NE(bytes.find(R"("type":"CompactionProposed","v":1,)"), std::string::npos) << bytes;
+  EXPECT_NE(bytes.find(R"("replaced":2,"kept":["00000000-0000-4000-8000-000000000041"],)"),
+            std::string::npos)
+      << bytes;
+  EXPECT_NE(bytes.find(R"("expires_at":"2024-05-06T07:18:09.123456789Z")"), std::string::npos)
+      << bytes;
+  EXPECT_EQ(bytes.find("coverage"), std::string::npos) << bytes;
+  auto decoded = DecodeEvent(bytes);
+  ASSERT_TRUE(decoded.ok()) << DescribeEventError(decoded.error());
+  EXPECT_EQ(*decoded, Event(proposed));
+  EXPECT_EQ(Encoded(std::get<CompactionProposed>(*decoded)), bytes);
+
+  const std::pair<std::function<void(CompactionProposed&)>, std::string> cases[] = {
+      {[](CompactionProposed& e) { e.waiter_command_ids.clear(); },
+       "invalid: WaiterCommandIDs is invalid"},
+      {[](CompactionProposed& e) { e.reason = CompactionReason::kAutomatic; },
+       "invalid: Reason is invalid"},
+      {[](CompactionProposed& e) { e.summary = User("  "); }, "invalid: Summary is invalid"},
+      {[](CompactionProposed& e) { e.replaced = 0; }, "invalid: Replaced is invalid"},
+      {[](CompactionProposed& e) { e.kept = {kPinnedMessageId, kPinnedMessageId}; },
+       "invalid: Kept is invalid"},
+      {[](CompactionProposed& e) { e.kept = {Uuid{}}; }, "invalid: Kept is invalid"},
+      {[](CompactionProposed& e) { e.post_context.basis = ContextBasis{2, kEventId}; },
+       "invalid: PostContext is invalid"},
+      {[](CompactionProposed& e) { e.expires_at = T0() - std::chrono::seconds(1); },
+       "invalid: ExpiresAt is invalid"},
+  };
+  for (const auto& [mutate, verdict] : cases) {
+    CompactionProposed bad = proposed;
+    mutate(bad);
+    auto encoded = EncodeEvent(bad);
+    ASSERT_FALSE(encoded.ok()) << verdict;
+    EXPECT_EQ(Verdict(encoded.error()), verdict);
+  }
+}
+
+// The approval members of a policy (docs/preview.md) are additive: absent for the defaults.
+TEST(EncodeEvent, APolicysApprovalIsWrittenOnlyWhenNotTheDefault) {
+  LoopCreated created = ValidLoopCreatedWithEverything();
+  const std::string plain = Encoded(created);
+  EXPECT_EQ(plain.find("approval"), std::string::npos) << plain;
+  created.policy->approval = CompactionApproval::kManual;
+  created.policy->approval_timeout = std::chrono::seconds(30);
+  const std::string manual = Encoded(created);
+  EXPECT_NE(manual.find(R"(,"approval":2,"approval_timeout":30000000000})"), std::string::npos)
+      << manual;
+  auto decoded = DecodeEvent(manual);
+  ASSERT_TRUE(decoded.ok()) << DescribeEventError(decoded.error());
+  EXPECT_EQ(*decoded, Event(created));
+  std::string explicit_auto = manual;
+  explicit_auto.replace(explicit_auto.find(R"("approval":2)"), 12, R"("approval":1)");
+  EXPECT_FALSE(DecodeEvent(explicit_auto).ok());
+}
+
 TEST(InitialMessageId, IsDerivedFromTheCreatedEventAndTheIndexAlone) {
   const Uuid created = Id(0x11);
   EXPECT_EQ(InitialMessageId(created, 0), InitialMessageId(created, 0));
@@ -499,7 +559,7 @@ TEST(DecodeEvent, EveryEnduringKindRoundTripsExactly) {
     EXPECT_EQ(*decoded, event) << EventTypeName(event);
     EXPECT_EQ(Encoded(*decoded), bytes) << EventTypeName(event);
   }
-  EXPECT_EQ(enduring, 24u);
+  EXPECT_EQ(enduring, 25u);
 }
 
 TEST(DecodeEvent, ALoopCreatedWithToolsPolicyAndCompactorRoundTripsExactly) {
@@ -826,7 +886,7 @@ std::vector<DecodeCase> DecodeCases() {
                                R"(,"context_tokens":12)", "")),
        "invalid: Detail is invalid"},
       {"detail_estimate_negative", with_detail(17, Replace(kShrink, "15", "-1")), "decode"},
-      {"reject_reason_18", Replace(r, R"("reject_reason":8)", R"("reject_reason":18)"),
+      {"reject_reason_20", Replace(r, R"("reject_reason":8)", R"("reject_reason":20)"),
        "invalid: RejectReason is invalid"},
       {"summary_not_user",
        Replace(c, R"("summary":{"role":"user")", R"("summary":{"role":"system")"), "decode"},

@@ -137,6 +137,33 @@ Status<InvalidEventError> ValidateBody(const CompactionCommitted& e) {
   return {};
 }
 
+Status<InvalidEventError> ValidateBody(const CompactionProposed& e) {
+  using E = CompactionProposed;
+  HARNESS_CHECK(CheckAttempt(e));
+  if (e.reason != CompactionReason::kManual)
+    return Invalid<E>("Reason");
+  if (!ValidSummary(e.summary))
+    return Invalid<E>("Summary");
+  if (e.replaced == 0)
+    return Invalid<E>("Replaced");
+  if (e.kept.size() > kMaxRetainedMessages)
+    return Invalid<E>("Kept");
+  std::set<Uuid> kept;
+  for (const Uuid& id : e.kept) {
+    if (id.IsZero() || !kept.insert(id).second)
+      return Invalid<E>("Kept");
+  }
+  if (auto valid = e.post_context.Validate(); !valid.ok())
+    return Fail(InvalidEventError{E::kType, "PostContext", FieldRule::kIsInvalid, valid.error()});
+  if (e.post_context.basis != e.basis)
+    return Invalid<E>("PostContext");
+  if (e.coverage && !IsValid(*e.coverage))
+    return Invalid<E>("Coverage");
+  if (e.expires_at < e.header.created_at)
+    return Invalid<E>("ExpiresAt");
+  return {};
+}
+
 Status<InvalidEventError> ValidateBody(const CompactionRejected& e) {
   using E = CompactionRejected;
   HARNESS_CHECK(CheckAttempt(e));

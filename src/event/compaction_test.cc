@@ -680,6 +680,8 @@ TEST(CompactRejectReason, WireValuesAndNamesAreFixed) {
       {CompactRejectReason::kCoverageInsufficient, 15, "coverage_insufficient"},
       {CompactRejectReason::kPinnedTooLarge, 16, "pinned_too_large"},
       {CompactRejectReason::kIneffective, 17, "ineffective"},
+      {CompactRejectReason::kDiscarded, 18, "discarded"},
+      {CompactRejectReason::kProposalExpired, 19, "proposal_expired"},
   };
   for (const auto& row : rows) {
     EXPECT_EQ(static_cast<int>(row.reason), row.wire) << row.name;
@@ -687,12 +689,12 @@ TEST(CompactRejectReason, WireValuesAndNamesAreFixed) {
     EXPECT_EQ(CompactRejectReasonName(row.reason), row.name);
     EXPECT_EQ(CompactRejectReasonFromName(row.name), row.reason);
   }
-  EXPECT_EQ(kMaxCompactRejectReason, 17);
+  EXPECT_EQ(kMaxCompactRejectReason, 19);
   EXPECT_FALSE(IsValid(CompactRejectReason::kUnspecified));
-  EXPECT_FALSE(IsValid(static_cast<CompactRejectReason>(18)));
+  EXPECT_FALSE(IsValid(static_cast<CompactRejectReason>(20)));
   EXPECT_FALSE(IsValid(static_cast<CompactRejectReason>(255)));
   EXPECT_EQ(CompactRejectReasonName(CompactRejectReason::kUnspecified), "");
-  EXPECT_EQ(CompactRejectReasonName(static_cast<CompactRejectReason>(18)), "");
+  EXPECT_EQ(CompactRejectReasonName(static_cast<CompactRejectReason>(20)), "");
   EXPECT_EQ(CompactRejectReasonFromName(""), std::nullopt);
   EXPECT_EQ(CompactRejectReasonFromName("Ineffective"), std::nullopt);
   EXPECT_EQ(CompactRejectReasonFromName("Interrupted"), std::nullopt);

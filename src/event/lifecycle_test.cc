@@ -65,6 +65,7 @@ TEST(EventKinds, ClassProfileAndNameOfEveryKind) {
       {"MessagePinned", D, L},
       {"MessageUnpinned", D, L},
       {"HistoryReverted", D, L},
+      {"CompactionProposed", D, L},
   };
   ASSERT_EQ(std::size(rows), kEventKindCount);
   const auto events = AllValidEvents();

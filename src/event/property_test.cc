@@ -379,6 +379,23 @@ Event EnduringEvent(EventKind kind) {
       e.post_context = Measurement(ContextBasis{e.basis.revision + 1, e.header.event_id});
       return e;
     }
+    case EventKind::kCompactionProposed: {
+      auto e = WithHeader<CompactionProposed>();
+      e.attempt_id = *NonZeroId();
+      e.waiter_command_ids = Waiters();
+      e.reason = CompactionReason::kManual;
+      e.basis = Basis();
+      e.summary = UserMessage{{TextBlock{Prefixed('s')}}};
+      e.replaced = *rc::gen::inRange<std::uint64_t>(1, UINT64_MAX);
+      const int kept = *rc::gen::inRange(0, 4);
+      for (int i = 0; i < kept; ++i)
+        e.kept.push_back(*NonZeroId());
+      std::sort(e.kept.begin(), e.kept.end());
+      e.kept.erase(std::unique(e.kept.begin(), e.kept.end()), e.kept.end());
+      e.post_context = Measurement(e.basis);
+      e.expires_at = e.header.created_at + std::chrono::seconds(*rc::gen::inRange(0, 3600));
+      return e;
+    }
     case EventKind::kInputAccepted: {
       auto e = WithHeader<InputAccepted>();
       e.header.cause.command_id = *NonZeroId();
@@ -456,7 +473,7 @@ std::string Describe(const Result<std::string, EventError>& r) {
 // Properties
 
 TEST(EventProperties, GeneratorsCoverEveryEnduringKind) {
-  EXPECT_EQ(EnduringKinds().size(), 24u);
+  EXPECT_EQ(EnduringKinds().size(), 25u);
 }
 
 RC_GTEST_PROP(EventProperties, EveryValidEnduringEventRoundTripsExactly, ()) {

@@ -113,6 +113,22 @@ inline CompactionRejected ValidRejected() {
                             std::nullopt};
 }
 
+// A manual proposal (docs/preview.md): two messages replaced, one kept, ten minutes to decide.
+inline CompactionProposed ValidProposed() {
+  CompactionProposed e;
+  e.header = LoopHeader();
+  e.attempt_id = kAttempt;
+  e.waiter_command_ids = {kWaiter1};
+  e.reason = CompactionReason::kManual;
+  e.basis = ContextBasis{1, kThrough};
+  e.summary = User("summary");
+  e.replaced = 2;
+  e.kept = {kPinnedMessageId};
+  e.post_context = Measurement(ContextBasis{1, kThrough});
+  e.expires_at = T0() + std::chrono::minutes(10);
+  return e;
+}
+
 inline CompactWaiterResolved ValidResolved() {
   auto e = MakeWaiterResolved(LoopHeader(), kAttempt, kWaiter1, Agency::kUser, kEventId);
   e.header.created_at = T0();
@@ -215,6 +231,7 @@ inline std::vector<Event> AllValidEvents() {
       MessageUnpinned{LoopHeader(), kPinnedMessageId},
       HistoryReverted{LoopHeader(), kPinnedMessageId, ContextBasis{3, kThrough},
                       Measurement(ContextBasis{4, kEventId})},
+      ValidProposed(),
   };
 }
 

@@ -181,6 +181,12 @@ WireWriter& WireWriter::Policy(std::string_view name, const CompactionPolicy& p)
       .Uint("min_ratio", p.coverage.min_ratio)
       .Uint("required", p.coverage.required)
       .Close();
+  // Additive (docs/preview.md): written only when not the default, so a policy without them is
+  // byte for byte what the codec wrote before they existed (docs/decisions.md P10).
+  if (p.approval != CompactionApproval::kAuto)
+    inner.Uint("approval", static_cast<std::uint8_t>(p.approval));
+  if (p.approval_timeout != kDefaultApprovalTimeout)
+    inner.Int("approval_timeout", p.approval_timeout.count());
   inner.Close();
   return *this;
 }
@@ -336,6 +342,21 @@ Result<CompactionPolicy, JsonError> RequirePolicyMember(JsonObject& object, std:
   HARNESS_TRY(out.coverage.min_ratio, coverage.RequireUint("min_ratio", UINT16_MAX));
   HARNESS_TRY(out.coverage.required, coverage.RequireUint("required", UINT16_MAX));
   HARNESS_CHECK(coverage.RejectUnknown());
+  // Absent is the one encoding of each default.
+  if (p.Find("approval") != nullptr) {
+    HARNESS_TRY(std::uint64_t approval, p.RequireUint("approval", UINT8_MAX));
+    out.approval = static_cast<CompactionApproval>(approval);
+    if (out.approval == CompactionApproval::kAuto)
+      return Fail(RangeError(p.MemberPath("approval"), "auto approval is written by omitting it"));
+  }
+  if (p.Find("approval_timeout") != nullptr) {
+    HARNESS_TRY(std::int64_t approval_timeout, RequireInt64Member(p, "approval_timeout"));
+    out.approval_timeout = std::chrono::nanoseconds(approval_timeout);
+    if (out.approval_timeout == kDefaultApprovalTimeout) {
+      return Fail(RangeError(p.MemberPath("approval_timeout"),
+                             "the default approval timeout is written by omitting it"));
+    }
+  }
   HARNESS_CHECK(p.RejectUnknown());
   return out;
 }

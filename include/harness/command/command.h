@@ -48,10 +48,14 @@ struct CommandHeader {
 
 // Compact the loop's context (manual when Agency User). `instructions` (docs/compact-focus.md):
 // what the person asking wants the summary to favour ("focus on the API design"); empty: none.
+// `preview` (docs/preview.md): the attempt, if it passes every check, is proposed and waits for
+// an approve or a discard instead of committing (a manual attempt only; whatever the policy's
+// approval says).
 struct Compact {
   static constexpr std::string_view kType = "Compact";
   CommandHeader header;
   std::string instructions;
+  bool preview = false;
   friend bool operator==(const Compact&, const Compact&) = default;
 };
 

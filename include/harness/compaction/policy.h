@@ -10,14 +10,18 @@
 //   6. counter_quality HeuristicEstimate and safety_margin == 0 -> kSafetyMargin
 //   7. coverage: mode not Off, Report or Enforce, min_ratio > 10 000, or a required class
 //      outside the valid classes                         -> kCoverage
+//   7b. approval not Auto or Manual, or approval_timeout <= 0 -> kApproval
 //   8. not automatic: valid (compact_at, rearm_below, counter_policy are not looked at)
 //   9. rearm_below == 0 or rearm_below >= compact_at     -> kRearmBelow
 //  10. compact_at >= 10 000                              -> kCompactAt
 //  11. counter_policy: RequireExact needs ExactProvider or ExactLocal; AllowConservative any of
 //      the three real qualities; anything else           -> kCounterPolicy
-// Coverage is the one member with a default (Report, ratio 0, constraints and the request
-// required): it came after the others, and a policy written before it keeps its meaning
-// (docs/decisions.md P13). Off extracts nothing; Report checks and records; Enforce also rejects a
+// Coverage (Report, ratio 0, constraints and the request required) and approval (Auto, a
+// proposal waiting 10 minutes) are the members with defaults: they came after the others, and a
+// policy written before them keeps its meaning (docs/decisions.md P13, P18).
+// Approval (docs/preview.md): Manual makes every manual request end in a CompactionProposed that
+// waits for a person's approve or discard (at most approval_timeout); automatic attempts never
+// wait. A Compact may ask for a preview itself whatever the policy says. Off extracts nothing; Report checks and records; Enforce also rejects a
 // compaction whose summary and retained tail fall short (CoverageShort, compaction/anchors.h)
 // with CoverageInsufficient, except an automatic one that a turn needs to continue, which
 // commits with the shortfall recorded (docs/runtime.md §5.7).
@@ -60,6 +64,15 @@ struct CoveragePolicy {
   friend bool operator==(const CoveragePolicy&, const CoveragePolicy&) = default;
 };
 
+enum class CompactionApproval : std::uint8_t {
+  kUnknown = 0,
+  kAuto = 1,    // a manual attempt that passes every check commits at once
+  kManual = 2,  // it is proposed and waits for a person (docs/preview.md)
+};
+
+// The default time a proposal waits for a person.
+inline constexpr std::chrono::nanoseconds kDefaultApprovalTimeout = std::chrono::minutes(10);
+
 struct CompactionPolicy {
   bool automatic = false;
   CounterPolicy counter_policy = CounterPolicy::kUnknown;
@@ -72,6 +85,8 @@ struct CompactionPolicy {
   TokenCount max_summary_tokens = 0;
   std::chrono::nanoseconds count_timeout{0};
   CoveragePolicy coverage;
+  CompactionApproval approval = CompactionApproval::kAuto;
+  std::chrono::nanoseconds approval_timeout = kDefaultApprovalTimeout;
   friend bool operator==(const CompactionPolicy&, const CompactionPolicy&) = default;
 };
 
@@ -83,6 +98,7 @@ enum class CompactionPolicyField {
   kCountTimeout,
   kSafetyMargin,
   kCoverage,
+  kApproval,
   kRearmBelow,
   kCompactAt,
   kCounterPolicy,

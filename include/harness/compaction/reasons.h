@@ -4,10 +4,11 @@
 // Contract:
 // - CompactionReason: Manual 1 (the opening Compact command had Agency User), Automatic 2
 //   (Agency Machine). 0 is the unset sentinel and invalid on every wire.
-// - CompactRejectReason: the 17 reasons with fixed wire values 1-17 (RetainedTailTooLarge, 14,
+// - CompactRejectReason: the 19 reasons with fixed wire values 1-19 (RetainedTailTooLarge, 14,
 //   included: docs/spec/decisions.md D4; CoverageInsufficient, 15, ours: docs/decisions.md
 //   P13; PinnedTooLarge, 16, ours: docs/pins.md; Ineffective, 17, ours: docs/decisions.md
-//   P15). 0 is the unset sentinel and invalid, as is every value above 17.
+//   P15; Discarded, 18, and ProposalExpired, 19, ours: docs/preview.md). 0 is the unset
+//   sentinel and invalid, as is every value above 19.
 // - Each valid value has a fixed lower-snake name ("manual", "control_lane_full", …); the CLI
 //   prints them and FromName parses them back. Names of invalid values are "".
 // The numeric values are what the durable codecs write; they never change.
@@ -45,9 +46,11 @@ enum class CompactRejectReason : std::uint8_t {
   kCoverageInsufficient = 15,  // enforced coverage: the summary and tail lost required anchors
   kPinnedTooLarge = 16,        // pinned messages + retained tail + summary budget reach the limit
   kIneffective = 17,           // the estimated context after the commit would not be smaller
+  kDiscarded = 18,             // a person discarded the proposal instead of approving it
+  kProposalExpired = 19,       // nobody approved or discarded the proposal in time
 };
 
-inline constexpr std::uint8_t kMaxCompactRejectReason = 17;
+inline constexpr std::uint8_t kMaxCompactRejectReason = 19;
 
 constexpr bool IsValid(CompactionReason reason) {
   return reason == CompactionReason::kManual || reason == CompactionReason::kAutomatic;

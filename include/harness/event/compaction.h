@@ -9,6 +9,11 @@
 //       Basis -> Summary -> Retained -> PostContext -> Duration -> Coverage -> Pinned
 //   CompactionRejected (enduring):  Visibility -> AttemptID -> WaiterCommandIDs -> Reason ->
 //       Basis -> RejectReason -> Duration -> Detail -> Coverage
+//   CompactionProposed (enduring, docs/preview.md): Visibility -> AttemptID -> WaiterCommandIDs
+//       -> Reason (Manual only: an automatic attempt never waits for a person) -> Basis ->
+//       Summary -> Replaced (at least 1) -> Kept (at most kMaxRetainedMessages ids, non-zero,
+//       distinct) -> PostContext (Validate, and its basis is the proposal's basis: nothing is
+//       installed yet) -> Coverage -> ExpiresAt (not before the header's created_at)
 //   CompactWaiterResolved (enduring reply): Visibility -> AttemptID -> CommandID (the cause's
 //       command id) -> CommittedEventID -> EventID (must equal CompactWaiterReplyId(attempt,
 //       command, true))
@@ -140,6 +145,31 @@ struct CompactionCommitted {
   friend bool operator==(const CompactionCommitted&, const CompactionCommitted&) = default;
 };
 
+// A compaction that passed every check and waits for a person (docs/preview.md): what the
+// commit would install and what it would leave out. Its attempt's terminal follows it:
+// CompactionCommitted (approved) or CompactionRejected (discarded, expired, interrupted, …).
+struct CompactionProposed {
+  static constexpr std::string_view kType = "CompactionProposed";
+  static constexpr EventClass kClass = EventClass::kEnduring;
+  static constexpr IdentityProfile kProfile = IdentityProfile::kLoop;
+
+  EventHeader header;
+  Uuid attempt_id;
+  std::vector<Uuid> waiter_command_ids;
+  CompactionReason reason = CompactionReason::kUnspecified;
+  ContextBasis basis;  // the basis the summary was made for (the loop's, unchanged while it waits)
+  UserMessage summary;
+  std::uint64_t replaced = 0;  // how many messages of the history the summary would replace
+  // The ids of the messages that would stay after the summary, in their new order: the pinned
+  // ones (with their tool-call partners), then the retained tail (event/pins.h).
+  std::vector<Uuid> kept;
+  ContextMeasurement post_context;  // the count after, at `basis` (the commit moves it)
+  std::optional<CoverageReport> coverage;
+  EventTime expires_at{};  // when it is rejected ProposalExpired unless decided before
+
+  friend bool operator==(const CompactionProposed&, const CompactionProposed&) = default;
+};
+
 struct CompactionRejected {
   static constexpr std::string_view kType = "CompactionRejected";
   static constexpr EventClass kClass = EventClass::kEnduring;
@@ -186,6 +216,7 @@ struct CompactWaiterRejected {
 
 Status<InvalidEventError> ValidateBody(const CompactionStarted& event);
 Status<InvalidEventError> ValidateBody(const CompactionCommitted& event);
+Status<InvalidEventError> ValidateBody(const CompactionProposed& event);
 Status<InvalidEventError> ValidateBody(const CompactionRejected& event);
 Status<InvalidEventError> ValidateBody(const CompactWaiterResolved& event);
 Status<InvalidEventError> ValidateBody(const CompactWaiterRejected& event);

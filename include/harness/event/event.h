@@ -36,7 +36,8 @@ using Event =
                  SessionIdle, ActiveLoopChanged, LoopCreated, InputAccepted, InputQueued,
                  InputRejected, InputCancelled, LoopIdle, LoopExited, TurnStarted, MessageCommitted,
                  TurnCompleted, TurnFailed, TurnInterrupted, LoopHistoryContinued,
-                 LoopRequestChanged, MessagePinned, MessageUnpinned, HistoryReverted>;
+                 LoopRequestChanged, MessagePinned, MessageUnpinned, HistoryReverted,
+                 CompactionProposed>;
 
 enum class EventKind : std::uint8_t {
   kCompactionStarted,
@@ -66,6 +67,7 @@ enum class EventKind : std::uint8_t {
   kMessagePinned,
   kMessageUnpinned,
   kHistoryReverted,
+  kCompactionProposed,
 };
 
 inline constexpr std::size_t kEventKindCount = std::variant_size_v<Event>;
