@@ -62,7 +62,8 @@ namespace {
 constexpr std::size_t kMaxLineBytes = 1u << 20;
 // What /history shows of each message.
 constexpr std::size_t kHistoryLineBytes = 100;
-constexpr std::string_view kCommands = "/compact /context /history /pin /unpin /undo /quit";
+constexpr std::string_view kCommands =
+    "/compact /approve /discard /context /history /pin /unpin /undo /quit";
 
 // The message may quote a server or the input: shown, never executed.
 int Usage(std::string_view message) {
@@ -88,10 +89,29 @@ class Outstanding {
   // reply can be handled before its command is known.
   void AddInputLocked(const Uuid& id) { inputs_.insert(id); }
   void AddCompactLocked(const Uuid& id) { compacts_.insert(id); }
-  bool IsOurCompactLocked(const Uuid& id) const { return compacts_.count(id) != 0; }
+  bool IsOurCompactLocked(const Uuid& id) const {
+    return compacts_.count(id) != 0 || awaiting_.count(id) != 0;
+  }
+  // A proposal names these commands: they wait for the person, not the runtime, so scripted
+  // input goes on (the next line is the /approve or /discard).
+  void ProposedLocked(const std::vector<Uuid>& waiters) {
+    for (const Uuid& id : waiters) {
+      if (compacts_.erase(id) != 0)
+        awaiting_.insert(id);
+    }
+  }
 
   void InputTaken(const Uuid& id) { inputs_.erase(id); }
-  void CompactAnswered(const Uuid& id) { compacts_.erase(id); }
+  // A decision is on its way: the commands wait for their replies again (each proposal's command
+  // is answered, whatever the decision meets: it commits, is rejected, or expired meanwhile).
+  void DecidingLocked() {
+    compacts_.insert(awaiting_.begin(), awaiting_.end());
+    awaiting_.clear();
+  }
+  void CompactAnswered(const Uuid& id) {
+    compacts_.erase(id);
+    awaiting_.erase(id);
+  }
   void TurnRunning(bool running) { turn_running_ = running; }
   void Compacting(bool compacting) { compacting_ = compacting; }
   // The loop exited, the session faulted or the events stopped: nothing more will arrive.
@@ -103,8 +123,10 @@ class Outstanding {
   std::string_view ActivityLocked() const {
     if (compacting_)
       return "compacting";
-    if (ended_ || (inputs_.empty() && compacts_.empty() && !turn_running_))
+    if (ended_)
       return "";
+    if (inputs_.empty() && compacts_.empty() && !turn_running_)
+      return awaiting_.empty() ? "" : "waiting for /approve or /discard";
     return "thinking";
   }
 
@@ -120,6 +142,7 @@ class Outstanding {
   std::condition_variable changed_;
   std::set<Uuid> inputs_;
   std::set<Uuid> compacts_;
+  std::set<Uuid> awaiting_;  // our compacts whose proposal waits for /approve or /discard
   bool turn_running_ = false;
   bool compacting_ = false;
   bool ended_ = false;
@@ -254,6 +277,10 @@ class ChatView {
       context_.messages_before = 1 + e->retained.size();
       context_.before = e->post_context;
       return lines;
+    } else if (const auto* e = std::get_if<CompactionProposed>(&event)) {
+      outstanding_.Compacting(false);
+      outstanding_.ProposedLocked(e->waiter_command_ids);
+      return ProposalLines(*e);
     } else if (const auto* e = std::get_if<CompactionRejected>(&event)) {
       outstanding_.Compacting(false);
       rejected_coverage_ = e->coverage;
@@ -296,6 +323,36 @@ class ChatView {
       return {EventLine(event, context_)};
     }
     return {};
+  }
+
+  // The proposal as a person reads it (docs/preview.md): the counts, what would go and stay, the
+  // coverage, then the summary itself, each of its lines indented (the console makes the
+  // untrusted text safe for the terminal).
+  std::vector<std::string> ProposalLines(const CompactionProposed& e) {
+    std::string before = "?";
+    if (context_.before && context_.before->basis == e.basis)
+      before = TokensText(context_.before->input_tokens, context_.before->input_limit);
+    const auto seconds =
+        std::chrono::duration_cast<std::chrono::seconds>(e.expires_at - e.header.created_at);
+    std::vector<std::string> lines{fmt::format(
+        "proposed compaction: {} -> {}; {} messages would be summarized, {} kept after the "
+        "summary{}",
+        before, TokensText(e.post_context.input_tokens, e.post_context.input_limit), e.replaced,
+        e.kept.size(), e.coverage ? "; " + CoverageText(*e.coverage) : std::string())};
+    lines.emplace_back("summary:");
+    std::string_view text;
+    if (!e.summary.blocks.empty()) {
+      if (const auto* block = e.summary.blocks[0].as<TextBlock>())
+        text = block->text;
+    }
+    while (!text.empty()) {
+      const std::size_t end = text.find('\n');
+      lines.push_back("  | " + std::string(text.substr(0, end)));
+      text = end == std::string_view::npos ? std::string_view() : text.substr(end + 1);
+    }
+    lines.push_back(fmt::format("/approve installs it, /discard drops it (it expires in {} s)",
+                                seconds.count()));
+    return lines;
   }
 
   std::vector<std::string> Committed(const MessageCommitted& e) {
@@ -423,27 +480,59 @@ struct Chat {
     console.SetActivity(outstanding.ActivityLocked());
   }
 
-  // /compact, or /compact focus TEXT: TEXT goes to the summarizer (docs/compact-focus.md).
+  // /compact [preview] [focus TEXT]: TEXT goes to the summarizer (docs/compact-focus.md);
+  // preview shows the summary and waits for /approve or /discard (docs/preview.md).
   void Compact(const std::string& line) {
     const std::size_t start = line.find_first_not_of(' ', 8);
     std::string rest = start == std::string::npos ? std::string() : line.substr(start);
+    constexpr std::string_view kPreview = "preview";
+    bool preview = false;
+    if (rest.rfind(kPreview, 0) == 0 && (rest.size() == kPreview.size() || rest[7] == ' ')) {
+      preview = true;
+      const std::size_t next = rest.find_first_not_of(' ', kPreview.size());
+      rest = next == std::string::npos ? std::string() : rest.substr(next);
+    }
     std::string instructions;
     if (!IsBlankText(rest)) {
       constexpr std::string_view kFocus = "focus ";
       if (rest.rfind(kFocus, 0) != 0 || IsBlankText(rest.substr(kFocus.size()))) {
-        console.Line("usage: /compact, or /compact focus TEXT (what the summary should favour)");
+        console.Line(
+            "usage: /compact [preview] [focus TEXT] (preview: see the summary before it is "
+            "installed; TEXT: what the summary should favour)");
         return;
       }
       instructions = rest.substr(kFocus.size());
     }
     std::lock_guard lock(outstanding.mutex());
-    auto id = session.CompactToLoop(loop, std::move(instructions));
+    auto id = preview ? session.PreviewCompaction(loop, std::move(instructions))
+                      : session.CompactToLoop(loop, std::move(instructions));
     if (!id.ok()) {
       Refused(id.error());
       return;
     }
     outstanding.AddCompactLocked(*id);
     console.SetActivity(outstanding.ActivityLocked());
+  }
+
+  // /approve, /discard: the pending proposal (docs/preview.md); its outcome is shown as the
+  // reply to the /compact that asked for it.
+  void Decide(bool approve) {
+    auto snapshot = session.Snapshot(loop);
+    if (!snapshot.ok()) {
+      Refused(snapshot.error());
+      return;
+    }
+    if (!snapshot->proposal) {
+      console.Line("no compaction waits for approval; /compact preview proposes one");
+      return;
+    }
+    {
+      std::lock_guard lock(outstanding.mutex());
+      outstanding.DecidingLocked();
+    }
+    auto decided = session.DecideProposal(loop, snapshot->proposal->attempt_id, approve);
+    if (!decided.ok())
+      Refused(decided.error());
   }
 
   // /undo: the last compaction is reverted (docs/undo.md).
@@ -513,6 +602,8 @@ struct Chat {
       Pin(line, name == "/pin");
     } else if (name == "/undo") {
       Undo();
+    } else if (name == "/approve" || name == "/discard") {
+      Decide(name == "/approve");
     } else if (name == "/context" || name == "/history") {
       auto snapshot = session.Snapshot(loop);
       if (!snapshot.ok()) {
@@ -926,7 +1017,8 @@ std::shared_ptr<ChatCommandLine> AddChatCommand(CLI::App& app) {
   line->command = app.add_subcommand(
       "chat",
       "Chat with a model on a new session in the data directory (or resume one with\n"
-      "--session). Each line is a message; /compact compacts now, /context shows the occupancy\n"
+      "--session). Each line is a message; /compact compacts now (/compact preview shows the\n"
+      "summary first: /approve installs it, /discard drops it), /context shows the occupancy\n"
       "and what a compaction would keep, /history lists the loop's messages, /quit (or end of\n"
       "input) suspends the session: --session resumes it.\n"
       "Exit 0 after a clean end; 2 bad usage; 1 the runtime failed.");

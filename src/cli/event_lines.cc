@@ -78,6 +78,13 @@ struct LineOf {
         e.post_context.basis.revision,
         std::chrono::duration_cast<std::chrono::milliseconds>(e.duration).count());
   }
+  std::string operator()(const CompactionProposed& e) const {
+    return fmt::format(
+        "CompactionProposed attempt {} at rev {}: {} messages -> summary + {} kept, {} tokens "
+        "after; waits for approval",
+        e.attempt_id.ToString(), e.basis.revision, e.replaced, e.kept.size(),
+        e.post_context.input_tokens);
+  }
   std::string operator()(const MessagePinned& e) const {
     return fmt::format("MessagePinned loop {} message {}", e.header.loop_id.ToString(),
                        e.message_id.ToString());

@@ -77,6 +77,9 @@ std::string_view Advice(const SessionError& error) {
       return "the loop is busy (a turn or a compaction is running); try again once it is idle";
     case SessionErrorKind::kUndoRefused:
       return "the compaction stays in place";
+    case SessionErrorKind::kNoProposal:
+      return "there is no compaction waiting for approval (it was decided, it expired, or none "
+             "was proposed); `/compact preview` proposes one";
   }
   return "";
 }

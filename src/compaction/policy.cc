@@ -82,7 +82,8 @@ Status<CompactionPolicyError> ValidatePolicy(const CompactionPolicy& policy,
     return fail(CompactionPolicyField::kCoverage);
   if ((policy.approval != CompactionApproval::kAuto &&
        policy.approval != CompactionApproval::kManual) ||
-      policy.approval_timeout <= std::chrono::nanoseconds::zero()) {
+      policy.approval_timeout <= std::chrono::nanoseconds::zero() ||
+      policy.approval_timeout > kMaxApprovalTimeout) {
     return fail(CompactionPolicyField::kApproval);
   }
   // Thresholds and the counter policy only steer automatic attempts; a manual-only policy never

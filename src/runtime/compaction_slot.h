@@ -78,6 +78,7 @@ struct Attempt {
   bool in_turn = false;
   std::string instructions;  // for the summarizer: the opener's, or a person's who joined early
   bool hooked = false;       // the loop's hook let it start: AfterCompaction is owed
+  bool preview = false;      // a person asked to see it before it commits (docs/preview.md)
 
   std::vector<Uuid> WaiterIds() const;
 };

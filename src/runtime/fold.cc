@@ -607,6 +607,15 @@ Status<RestoreError> SessionFolder::ApplyLoopEvent(const JournalRecord& record, 
       }
       return {};
     }
+    case EventKind::kCompactionProposed: {
+      // A proposal changes nothing (docs/preview.md): its attempt's terminal decides. One the
+      // process ended with is answered by waiter repair as any unfinished attempt is.
+      const auto& p = std::get<CompactionProposed>(event);
+      if (loop.basis.revision != 0 && p.basis.revision > loop.basis.revision)
+        return Refuse(RestoreErrorKind::kBasisMismatch, record, loop.loop,
+                      {"CompactionProposed at a basis newer than the loop's"});
+      return {};
+    }
     case EventKind::kCompactWaiterResolved: {
       const auto& w = std::get<CompactWaiterResolved>(event);
       return ApplyReply(

@@ -115,6 +115,8 @@ std::future<LoopSnapshot> LoopActor::PostSnapshot() {
       snapshot.attempt = attempt->id;
       snapshot.attempt_waiters = attempt->waiters.size();
     }
+    if (self->proposal_)
+      snapshot.proposal = self->proposal_->event;
     snapshot.turn_index = self->turn_index_;
     if (self->turn_)
       snapshot.turn = self->turn_->id;
@@ -164,6 +166,113 @@ std::future<Result<Uuid, SessionError>> LoopActor::PostUndo(const Uuid& event_id
     self->OnUndo(event_id, std::move(reply));
   });
   return future;
+}
+
+std::future<Result<Uuid, SessionError>> LoopActor::PostDecision(const Uuid& attempt, bool approve) {
+  auto reply = std::make_shared<std::promise<Result<Uuid, SessionError>>>();
+  auto future = reply->get_future();
+  strand_->Post([self = shared_from_this(), attempt, approve, reply]() mutable {
+    self->OnDecision(attempt, approve, std::move(reply));
+  });
+  return future;
+}
+
+// --- preview ------------------------------------------------------------------------------
+
+LoopActor::ProposalTimer::ProposalTimer(Timers& timers, std::chrono::nanoseconds after,
+                                        std::function<void()> expired)
+    : timers_(timers), callback_(source_.get_token(), std::move(expired)) {
+  id_ = timers_.At(std::chrono::steady_clock::now() + after, source_);
+}
+
+LoopActor::ProposalTimer::~ProposalTimer() {
+  timers_.Cancel(id_);
+}
+
+bool LoopActor::NeedsApproval(const Attempt& attempt) const {
+  // An automatic attempt never waits for a person: a turn may need it to go on.
+  return attempt.reason == CompactionReason::kManual &&
+         (attempt.preview || definition_.compaction->approval == CompactionApproval::kManual);
+}
+
+void LoopActor::Propose(Proposal proposal) {
+  Attempt& attempt = *slot_.attempt();
+  CompactionProposed event;
+  event.header = LoopHeader();
+  event.attempt_id = attempt.id;
+  event.waiter_command_ids = attempt.WaiterIds();
+  event.reason = attempt.reason;
+  event.basis = attempt.basis;
+  event.summary = proposal.summary;
+  event.replaced = history_.size() - std::min(history_.size(), proposal.survivors.size());
+  for (std::size_t i : proposal.survivors) {
+    if (i < history_ids_.size())
+      event.kept.push_back(history_ids_[i]);
+  }
+  event.post_context = proposal.post;
+  event.coverage = proposal.coverage;
+  const std::chrono::nanoseconds timeout = definition_.compaction->approval_timeout;
+  event.expires_at = event.header.created_at + timeout;
+  PublishOutcome outcome = Publish(event);
+  if (outcome.status == Published::kFatal) {
+    // Nothing more is journaled for the attempt: restore answers its waiters.
+    InfrastructureFailure failure{InfrastructureFailure::Kind::kTerminalAppend, id_, attempt.id,
+                                  attempt.WaiterIds(), std::move(outcome.detail)};
+    slot_.Take();
+    halted_ = true;
+    session_.Report(std::move(failure));
+    return;
+  }
+  if (outcome.status == Published::kRefused)
+    return Conclude(Proposal::Rejected(CompactRejectReason::kInternal), attempt.in_turn);
+  // Nothing off the actor answers this attempt any more: only a decision or the timer.
+  attempt.op = next_op_++;
+  const Uuid id = attempt.id;
+  auto expired = [weak = weak_from_this(), id] {
+    if (auto self = weak.lock())
+      self->strand_->Post([self, id] { self->OnProposalExpired(id); });
+  };
+  proposal_ = PendingProposal{id, std::move(proposal), std::move(event), nullptr};
+  proposal_->timer =
+      std::make_unique<ProposalTimer>(session_.timers(), timeout, std::move(expired));
+}
+
+void LoopActor::OnDecision(const Uuid& attempt, bool approve,
+                           std::shared_ptr<std::promise<Result<Uuid, SessionError>>> reply) {
+  auto refuse = [&](SessionErrorKind kind, std::string detail) {
+    reply->set_value(Fail(SessionError{kind, std::move(detail)}));
+  };
+  if (exited_ || halted_ || shutting_down_)
+    return refuse(SessionErrorKind::kLoopExited, "");
+  if (!proposal_ || proposal_->attempt != attempt || slot_.attempt() == nullptr) {
+    return refuse(SessionErrorKind::kNoProposal,
+                  "no compaction of that attempt waits for approval: it was decided, it expired, "
+                  "or none was proposed");
+  }
+  PendingProposal pending = std::move(*proposal_);
+  proposal_.reset();
+  pending.timer.reset();
+  const Attempt& current = *slot_.attempt();
+  Proposal outcome =
+      approve ? std::move(pending.proposal) : Proposal::Rejected(CompactRejectReason::kDiscarded);
+  // The compare-and-swap again: an approval commits only onto the context it was made for.
+  if (approve && IsStale(current, basis_, measurement_))
+    outcome = Proposal::Rejected(CompactRejectReason::kStaleBasis);
+  last_terminal_ = Uuid{};
+  Conclude(std::move(outcome), current.in_turn);
+  if (last_terminal_.IsZero()) {
+    return refuse(SessionErrorKind::kJournal,
+                  "the outcome could not be journaled; the session stops and a restore answers "
+                  "the compaction");
+  }
+  reply->set_value(last_terminal_);
+}
+
+void LoopActor::OnProposalExpired(const Uuid& attempt) {
+  if (exited_ || halted_ || !proposal_ || proposal_->attempt != attempt || !slot_.attempt())
+    return;
+  proposal_.reset();
+  Conclude(Proposal::Rejected(CompactRejectReason::kProposalExpired), slot_.attempt()->in_turn);
 }
 
 // --- undo ---------------------------------------------------------------------------------
@@ -470,6 +579,9 @@ void LoopActor::OnCompact(Compact command, std::stop_token stop) {
       Attempt& attempt = *slot_.attempt();
       if (attempt.instructions.empty() && attempt.phase != AttemptPhase::kInProgress)
         attempt.instructions = command.instructions;
+      // A person who asks to see it first is shown it, whoever opened it (NeedsApproval).
+      if (command.preview)
+        attempt.preview = true;
       return watch();
     }
     case Admission::kDuplicate:  // its one reply is coming
@@ -489,6 +601,7 @@ void LoopActor::OnCompact(Compact command, std::stop_token stop) {
   if (!OpenAttempt(waiter))
     return;
   slot_.attempt()->instructions = command.instructions;
+  slot_.attempt()->preview = command.preview;
   watch();
   // In a turn the attempt waits for the turn's next measurement; idle, it starts now.
   if (!turn_)
@@ -659,6 +772,7 @@ void LoopActor::Exit() {
   if (Attempt* attempt = slot_.attempt())
     attempt->stop.request_stop();
   cancellations_.clear();
+  proposal_.reset();
   ApplyDeferredPins();  // answered: the loop has exited
   if (undo_) {
     undo_->reply->set_value(Fail(SessionError{SessionErrorKind::kLoopExited, ""}));
@@ -1092,6 +1206,9 @@ void LoopActor::OnOutcome(std::uint64_t op, Proposal proposal) {
   // The compare-and-swap: the proposal may replace only the exact context it was made for.
   if (!proposal.reject && IsStale(*attempt, basis_, measurement_))
     proposal.reject = CompactRejectReason::kStaleBasis;
+  // A person asked to see it first: it waits, proposed, for an approve, a discard or its time.
+  if (!proposal.reject && NeedsApproval(*attempt))
+    return Propose(std::move(proposal));
   Conclude(std::move(proposal), attempt->in_turn);
 }
 
@@ -1146,6 +1263,8 @@ bool LoopActor::Finalize(Proposal& proposal) {
     ApplyDeferredPins();  // a halted loop answers them
     return false;
   }
+  last_terminal_ = header.event_id;
+  proposal_.reset();  // a proposal ends with its attempt (interrupted, canceled, shut down)
   if (commit) {
     // Only now, with the terminal and every reply durable, does the live history change.
     std::vector<Message> history;

@@ -97,6 +97,8 @@ class LoopActor : public std::enable_shared_from_this<LoopActor> {
   std::future<Result<bool, SessionError>> PostPin(const Uuid& message, bool pin);
   // Session::Undo on the strand; `event_id` is the HistoryReverted's.
   std::future<Result<Uuid, SessionError>> PostUndo(const Uuid& event_id);
+  // Session::DecideProposal on the strand: the terminal's event id once it is durable.
+  std::future<Result<Uuid, SessionError>> PostDecision(const Uuid& attempt, bool approve);
   std::shared_future<void> exited() const { return exited_future_; }
   // A foreign loop's input goes straight to its engine (from the caller's thread).
   void DeliverForeign(const Uuid& command, const UserMessage& message) {
@@ -154,6 +156,38 @@ class LoopActor : public std::enable_shared_from_this<LoopActor> {
   void OnUndo(const Uuid& event_id,
               std::shared_ptr<std::promise<Result<Uuid, SessionError>>> reply);
   void OnUndoCounted(std::uint64_t op, Result<ContextMeasurement, MeasureError> result);
+
+  // --- preview (docs/preview.md)
+  // Requests a stop source when a proposal's time is up, through the session's timers; the
+  // timer is cancelled when this is destroyed (the proposal was decided or the loop exited).
+  class ProposalTimer {
+   public:
+    ProposalTimer(Timers& timers, std::chrono::nanoseconds after, std::function<void()> expired);
+    ~ProposalTimer();
+    ProposalTimer(const ProposalTimer&) = delete;
+    ProposalTimer& operator=(const ProposalTimer&) = delete;
+
+   private:
+    Timers& timers_;
+    std::stop_source source_;
+    std::stop_callback<std::function<void()>> callback_;
+    std::uint64_t id_ = 0;
+  };
+  // The attempt's proposal while it waits: what the commit installs, the event that showed it.
+  struct PendingProposal {
+    Uuid attempt;
+    Proposal proposal;
+    CompactionProposed event;
+    std::unique_ptr<ProposalTimer> timer;
+  };
+  // True when the attempt in the slot waits for a person once it passes every check.
+  bool NeedsApproval(const Attempt& attempt) const;
+  // Journals CompactionProposed for the attempt in the slot and waits; a failed append concludes
+  // the attempt (kInternal) or halts the loop (fatal), as a failed CompactionStarted does.
+  void Propose(Proposal proposal);
+  void OnDecision(const Uuid& attempt, bool approve,
+                  std::shared_ptr<std::promise<Result<Uuid, SessionError>>> reply);
+  void OnProposalExpired(const Uuid& attempt);
 
   // --- history
   bool CommitMessage(Message message, const Uuid& input_command);
@@ -252,9 +286,11 @@ class LoopActor : public std::enable_shared_from_this<LoopActor> {
   std::vector<Message> history_;
   std::vector<Uuid> history_ids_;  // parallel to history_
   std::set<Uuid> pinned_;
-  std::vector<PinRequest> deferred_pins_;  // arrived while an attempt was running
-  std::vector<ReplacedHistory> replaced_;  // undoable replacements, oldest first
-  std::optional<PendingUndo> undo_;        // an undo being counted: turns wait for it
+  std::vector<PinRequest> deferred_pins_;    // arrived while an attempt was running
+  std::vector<ReplacedHistory> replaced_;    // undoable replacements, oldest first
+  std::optional<PendingUndo> undo_;          // an undo being counted: turns wait for it
+  std::optional<PendingProposal> proposal_;  // the slot's attempt waits for a person
+  Uuid last_terminal_;                       // the event id of the latest durable terminal
   std::size_t derived_prefix_ = 0;
   ContextBasis basis_;
   std::optional<ContextMeasurement> measurement_;

@@ -51,6 +51,8 @@ std::string_view SessionErrorKindName(SessionErrorKind kind) {
       return "loop_busy";
     case SessionErrorKind::kUndoRefused:
       return "undo_refused";
+    case SessionErrorKind::kNoProposal:
+      return "no_proposal";
   }
   return "";
 }
@@ -515,6 +517,30 @@ Result<std::shared_ptr<LoopActor>, SessionError> FindLoop(SessionCore& core, con
   return it->second;
 }
 
+// Posts `post` to loop `loop`'s actor once the checks the compaction controls share pass (found,
+// a compaction policy, not exiting; under the registry lock), and waits for its reply. `what`
+// names the control in the refusal of a loop without a policy.
+template <class Post>
+Result<Uuid, SessionError> OnCompactableLoop(SessionCore& core, const Uuid& loop,
+                                             std::string_view what, Post post) {
+  std::future<Result<Uuid, SessionError>> outcome;
+  {
+    std::lock_guard lock(core.registry_mutex);
+    auto actor = FindLoop(core, loop);
+    if (!actor)
+      return Fail(actor.error());
+    if (!(*actor)->compactable()) {
+      return Fail(
+          SessionError{SessionErrorKind::kCompactionUnsupported,
+                       "the loop has no compaction policy, so nothing to " + std::string(what)});
+    }
+    if ((*actor)->exiting)
+      return Fail(SessionError{SessionErrorKind::kLoopExited, ""});
+    outcome = post(**actor);
+  }
+  return outcome.get();
+}
+
 // Journals a command's intent (under the registry lock). When the journal fails, the session is
 // faulted and the target loop stops as if its own append had failed (docs/spec/runtime.md §2): a
 // faulted session writes nothing more for it, so its journal stays restorable as it was.
@@ -572,10 +598,31 @@ Result<Uuid, SessionError> Session::CompactToLoop(const Uuid& loop, std::stop_to
 
 Result<Uuid, SessionError> Session::CompactToLoop(const Uuid& loop, std::string instructions,
                                                   std::stop_token stop) {
-  if (auto refused = core_->Refusal())
-    return Fail(std::move(*refused));
   ::harness::Compact command;
   command.instructions = std::move(instructions);
+  return SendCompact(loop, std::move(command), std::move(stop));
+}
+
+Result<Uuid, SessionError> Session::PreviewCompaction(const Uuid& loop, std::string instructions,
+                                                      std::stop_token stop) {
+  ::harness::Compact command;
+  command.instructions = std::move(instructions);
+  command.preview = true;
+  return SendCompact(loop, std::move(command), std::move(stop));
+}
+
+Result<Uuid, SessionError> Session::DecideProposal(const Uuid& loop, const Uuid& attempt,
+                                                   bool approve) {
+  if (auto refused = core_->Refusal())
+    return Fail(std::move(*refused));
+  return OnCompactableLoop(*core_, loop, "decide",
+                           [&](LoopActor& actor) { return actor.PostDecision(attempt, approve); });
+}
+
+Result<Uuid, SessionError> Session::SendCompact(const Uuid& loop, ::harness::Compact command,
+                                                std::stop_token stop) {
+  if (auto refused = core_->Refusal())
+    return Fail(std::move(*refused));
   {
     std::lock_guard lock(core_->registry_mutex);
     auto actor = FindLoop(*core_, loop);
@@ -761,20 +808,8 @@ Result<Uuid, SessionError> Session::Undo(const Uuid& loop) {
   if (auto refused = core_->Refusal())
     return Fail(std::move(*refused));
   HARNESS_TRY(const Uuid event_id, core_->NewId());
-  std::future<Result<Uuid, SessionError>> outcome;
-  {
-    std::lock_guard lock(core_->registry_mutex);
-    auto actor = FindLoop(*core_, loop);
-    if (!actor)
-      return Fail(actor.error());
-    if (!(*actor)->compactable())
-      return Fail(SessionError{SessionErrorKind::kCompactionUnsupported,
-                               "the loop has no compaction policy, so nothing to undo"});
-    if ((*actor)->exiting)
-      return Fail(SessionError{SessionErrorKind::kLoopExited, ""});
-    outcome = (*actor)->PostUndo(event_id);
-  }
-  return outcome.get();
+  return OnCompactableLoop(*core_, loop, "undo",
+                           [&](LoopActor& actor) { return actor.PostUndo(event_id); });
 }
 
 Result<LoopSnapshot, SessionError> Session::Snapshot(const Uuid& loop) {

@@ -235,6 +235,7 @@ ApiError FromSessionError(const SessionError& error) {
     case SessionErrorKind::kNothingToUndo:
     case SessionErrorKind::kLoopBusy:
     case SessionErrorKind::kUndoRefused:
+    case SessionErrorKind::kNoProposal:
       return Error(ApiErrorKind::kInvalidArgument, std::move(detail));
     case SessionErrorKind::kJournal:
       // A held lease is the client's conflict, not the server's failure: it is told which

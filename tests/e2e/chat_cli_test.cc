@@ -242,14 +242,49 @@ TEST_F(ChatCli, CompactFocusJournalsTheInstructions) {
                           "--keep-recent-segments 1");
   ASSERT_EQ(run.exit_code, 0) << run.out;
   EXPECT_TRUE(Has(run.out,
-                  "usage: /compact, or /compact focus TEXT (what the summary should "
-                  "favour)\n"))
+                  "usage: /compact [preview] [focus TEXT] (preview: see the summary before it "
+                  "is installed; TEXT: what the summary should favour)\n"))
       << run.out;
   EXPECT_TRUE(Has(run.out, "compact committed: ")) << run.out;
   const CliRun journal =
       Shell("'" + std::string(build_paths::HarnessBinary()) + "' journal show --json '" +
             dir_.data() + "' --session " + SessionOf(run.out));
   EXPECT_TRUE(Has(journal.out, R"("instructions":"the greeting")")) << journal.out;
+}
+
+// Preview (docs/preview.md): /compact preview shows the summary and the counts and waits;
+// /discard leaves the history, /approve installs the summary it showed.
+TEST_F(ChatCli, CompactPreviewWaitsForApproveOrDiscard) {
+  const CliRun run =
+      Chat({Answer("one"), Answer("two"), Summary(kValidSummary), Summary(kValidSummary)},
+           "first\n/approve\nsecond\n/compact preview\n/history\n/discard\n/history\n"
+           "/compact preview focus the greeting\n/approve\n/history\n/quit\n",
+           "--keep-recent-segments 1 2>&1");
+  ASSERT_EQ(run.exit_code, 0) << run.out;
+  EXPECT_TRUE(Has(run.out, "no compaction waits for approval; /compact preview proposes one\n"))
+      << run.out;
+  EXPECT_TRUE(Has(run.out, "proposed compaction: ")) << run.out;
+  EXPECT_TRUE(Has(run.out, "; 2 messages would be summarized, 2 kept after the summary"))
+      << run.out;
+  EXPECT_TRUE(Has(run.out, "summary:\n  | <conversation_summary>")) << run.out;
+  EXPECT_TRUE(Has(run.out, "/approve installs it, /discard drops it (it expires in 600 s)\n"))
+      << run.out;
+  // While it waits, and after the discard, the history is the one before it.
+  const std::string before =
+      "[0] user: first\n[1] assistant: one\n[2] user: second\n[3] "
+      "assistant: two\n";
+  const std::size_t first = run.out.find(before);
+  ASSERT_NE(first, std::string::npos) << run.out;
+  EXPECT_NE(run.out.find(before, first + 1), std::string::npos) << run.out;
+  EXPECT_TRUE(Has(run.out, "compact rejected discarded\n")) << run.out;
+  EXPECT_TRUE(Has(run.out, "compact committed: ")) << run.out;
+  EXPECT_TRUE(Has(run.out, "[0] summary: ")) << run.out;
+  EXPECT_TRUE(dir_.JournalVerifies());
+  const CliRun journal =
+      Shell("'" + std::string(build_paths::HarnessBinary()) + "' journal show --json '" +
+            dir_.data() + "' --session " + SessionOf(run.out));
+  EXPECT_TRUE(Has(journal.out, R"("type":"CompactionProposed")")) << journal.out;
+  EXPECT_TRUE(Has(journal.out, R"("preview":true)")) << journal.out;
 }
 
 TEST_F(ChatCli, CompactRejectsAnInvalidSummaryAndLeavesTheHistory) {

@@ -10,7 +10,7 @@
 //   6. counter_quality HeuristicEstimate and safety_margin == 0 -> kSafetyMargin
 //   7. coverage: mode not Off, Report or Enforce, min_ratio > 10 000, or a required class
 //      outside the valid classes                         -> kCoverage
-//   7b. approval not Auto or Manual, or approval_timeout <= 0 -> kApproval
+//   7b. approval not Auto or Manual, or approval_timeout not in (0, 7 days] -> kApproval
 //   8. not automatic: valid (compact_at, rearm_below, counter_policy are not looked at)
 //   9. rearm_below == 0 or rearm_below >= compact_at     -> kRearmBelow
 //  10. compact_at >= 10 000                              -> kCompactAt
@@ -21,10 +21,10 @@
 // policy written before them keeps its meaning (docs/decisions.md P13, P18).
 // Approval (docs/preview.md): Manual makes every manual request end in a CompactionProposed that
 // waits for a person's approve or discard (at most approval_timeout); automatic attempts never
-// wait. A Compact may ask for a preview itself whatever the policy says. Off extracts nothing; Report checks and records; Enforce also rejects a
-// compaction whose summary and retained tail fall short (CoverageShort, compaction/anchors.h)
-// with CoverageInsufficient, except an automatic one that a turn needs to continue, which
-// commits with the shortfall recorded (docs/runtime.md §5.7).
+// wait. A Compact may ask for a preview itself whatever the policy says. Off extracts nothing;
+// Report checks and records; Enforce also rejects a compaction whose summary and retained tail fall
+// short (CoverageShort, compaction/anchors.h) with CoverageInsufficient, except an automatic one
+// that a turn needs to continue, which commits with the shortfall recorded (docs/runtime.md §5.7).
 // The reference's step 6 (the hustle name) has no counterpart: a loop is given its Compactor
 // object directly (docs/runtime.md).
 // Thread safety: plain values and pure functions.
@@ -72,6 +72,8 @@ enum class CompactionApproval : std::uint8_t {
 
 // The default time a proposal waits for a person.
 inline constexpr std::chrono::nanoseconds kDefaultApprovalTimeout = std::chrono::minutes(10);
+// The longest a proposal may wait (a person who is away a week asks again).
+inline constexpr std::chrono::nanoseconds kMaxApprovalTimeout = std::chrono::hours(24 * 7);
 
 struct CompactionPolicy {
   bool automatic = false;

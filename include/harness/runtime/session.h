@@ -91,6 +91,7 @@
 #include <string_view>
 #include <vector>
 
+#include "harness/command/command.h"
 #include "harness/compaction/compactor.h"
 #include "harness/compaction/policy.h"
 #include "harness/context/limits.h"
@@ -129,12 +130,13 @@ enum class SessionErrorKind : std::uint8_t {
   kNothingToUndo = 16,     // Undo: no replacement to undo (none, or all undone)
   kLoopBusy = 17,          // Undo: a turn or a compaction is running
   kUndoRefused = 18,       // Undo: the restored history does not fit, or could not be counted
+  kNoProposal = 19,        // DecideProposal: the loop has no pending proposal of this attempt
 };
 
 // "faulted", "loop_not_found", "compaction_unsupported", "loop_exited", "invalid_definition",
 // "invalid_argument", "journal", "session_exists", "session_not_found", "restore_refused",
 // "suspended", "id_unavailable", "canceled", "message_not_found", "not_pinnable",
-// "nothing_to_undo", "loop_busy", "undo_refused"
+// "nothing_to_undo", "loop_busy", "undo_refused", "no_proposal"
 std::string_view SessionErrorKindName(SessionErrorKind kind);
 
 struct SessionError {
@@ -226,6 +228,8 @@ struct LoopSnapshot {
   std::size_t queued_inputs = 0;
   std::optional<Uuid> attempt;  // the attempt in the compaction slot
   std::size_t attempt_waiters = 0;
+  // The attempt's proposal while it waits for a person's approve or discard (docs/preview.md).
+  std::optional<CompactionProposed> proposal;
   std::uint64_t turn_index = 0;
   std::optional<Uuid> turn;   // the running turn (the ToolCall::turn of its tool calls)
   std::string system_prompt;  // what the loop's model requests are made with now
@@ -345,6 +349,20 @@ class Session {
   // after kLoopExited, before anything is journaled).
   Result<Uuid, SessionError> CompactToLoop(const Uuid& loop, std::string instructions,
                                            std::stop_token stop = {});
+  // CompactToLoop with a request for a preview (docs/preview.md): the attempt, if it passes every
+  // check, ends in CompactionProposed and waits for DecideProposal (or its policy's
+  // approval_timeout) instead of committing. The reply to the command comes with the attempt's
+  // terminal, as for any Compact.
+  Result<Uuid, SessionError> PreviewCompaction(const Uuid& loop, std::string instructions = {},
+                                               std::stop_token stop = {});
+  // Approves (`approve`) or discards the pending proposal of attempt `attempt` on loop `loop`
+  // (docs/preview.md). An approval commits exactly as an attempt without a preview does (the
+  // stale-basis check applies again); a discard rejects it Discarded. Returns the id of the
+  // attempt's terminal (CompactionCommitted, or CompactionRejected) once it and every waiter's
+  // reply are durable. Refused: kNoProposal (no proposal of that attempt is waiting: none, it was
+  // decided, it expired), kCompactionUnsupported, kLoopExited, kJournal (the terminal could not
+  // be journaled).
+  Result<Uuid, SessionError> DecideProposal(const Uuid& loop, const Uuid& attempt, bool approve);
 
   Result<Uuid, SessionError> Interrupt(const Uuid& loop);
   // Journals LoopRequestChanged on the loop's actor and applies it (see the contract above);
@@ -387,6 +405,9 @@ class Session {
 
  private:
   explicit Session(std::unique_ptr<runtime_detail::SessionCore> core);
+  // The checks and the journaled intent every Compact shares (the contract above).
+  Result<Uuid, SessionError> SendCompact(const Uuid& loop, ::harness::Compact command,
+                                         std::stop_token stop);
   std::unique_ptr<runtime_detail::SessionCore> core_;
 };
 
