@@ -280,7 +280,7 @@ class ChatView {
     } else if (const auto* e = std::get_if<CompactionProposed>(&event)) {
       outstanding_.Compacting(false);
       outstanding_.ProposedLocked(e->waiter_command_ids);
-      return ProposalLines(*e);
+      return ProposalLinesOf(*e);
     } else if (const auto* e = std::get_if<CompactionRejected>(&event)) {
       outstanding_.Compacting(false);
       rejected_coverage_ = e->coverage;
@@ -325,31 +325,11 @@ class ChatView {
     return {};
   }
 
-  // The proposal as a person reads it (docs/preview.md): the counts, what would go and stay, the
-  // coverage, then the summary itself, each of its lines indented (the console makes the
-  // untrusted text safe for the terminal).
-  std::vector<std::string> ProposalLines(const CompactionProposed& e) {
-    std::string before = "?";
-    if (context_.before && context_.before->basis == e.basis)
-      before = TokensText(context_.before->input_tokens, context_.before->input_limit);
+  // The proposal (docs/preview.md), and what the person may do with it.
+  std::vector<std::string> ProposalLinesOf(const CompactionProposed& e) {
+    std::vector<std::string> lines = ProposalLines(e, context_);
     const auto seconds =
         std::chrono::duration_cast<std::chrono::seconds>(e.expires_at - e.header.created_at);
-    std::vector<std::string> lines{fmt::format(
-        "proposed compaction: {} -> {}; {} messages would be summarized, {} kept after the "
-        "summary{}",
-        before, TokensText(e.post_context.input_tokens, e.post_context.input_limit), e.replaced,
-        e.kept.size(), e.coverage ? "; " + CoverageText(*e.coverage) : std::string())};
-    lines.emplace_back("summary:");
-    std::string_view text;
-    if (!e.summary.blocks.empty()) {
-      if (const auto* block = e.summary.blocks[0].as<TextBlock>())
-        text = block->text;
-    }
-    while (!text.empty()) {
-      const std::size_t end = text.find('\n');
-      lines.push_back("  | " + std::string(text.substr(0, end)));
-      text = end == std::string_view::npos ? std::string_view() : text.substr(end + 1);
-    }
     lines.push_back(fmt::format("/approve installs it, /discard drops it (it expires in {} s)",
                                 seconds.count()));
     return lines;

@@ -51,6 +51,7 @@ struct CompactCommandLine {
   CLI::Option* model_option = nullptr;
   bool json = false;
   bool constrain_output = false;
+  bool preview = false;  // show the proposal, install nothing (docs/preview.md)
 };
 
 namespace {
@@ -480,7 +481,7 @@ int RunCompaction(const CompactCommandLine& line, SignalWatch& signals) {
     }
     PrintLine(ContextReport(context));
   }
-  auto command = session.CompactToLoop(*loop);
+  auto command = line.preview ? session.PreviewCompaction(*loop) : session.CompactToLoop(*loop);
   if (!command.ok()) {
     PrintError(SessionRefusal(command.error()));
     session.Suspend();  // the other loops go on with the next chat, as after a compaction
@@ -502,6 +503,17 @@ int RunCompaction(const CompactCommandLine& line, SignalWatch& signals) {
       PrintJson(EventJson(event));
     else
       PrintLine(EventLine(event, outcome.context));
+    // --preview: the proposal is shown, then discarded, so the history stays as it was; the
+    // journal keeps both (docs/preview.md).
+    const auto* proposed = std::get_if<CompactionProposed>(&event);
+    if (line.preview && proposed != nullptr && !outcome.proposed &&
+        std::find(proposed->waiter_command_ids.begin(), proposed->waiter_command_ids.end(),
+                  *command) != proposed->waiter_command_ids.end()) {
+      outcome.proposed = *proposed;
+      if (auto discarded = session.DecideProposal(*loop, proposed->attempt_id, false);
+          !discarded.ok())
+        PrintError(SessionRefusal(discarded.error()));
+    }
   });
 
   if (!outcome.reply) {
@@ -513,6 +525,16 @@ int RunCompaction(const CompactCommandLine& line, SignalWatch& signals) {
     return kExitInvalid;
   }
 
+  if (outcome.proposed) {
+    if (!line.json) {
+      PrintLine(fmt::format("context before: {}, {} messages", ContextText(outcome.context.before),
+                            outcome.context.messages_before));
+      for (const std::string& text : ProposalLines(*outcome.proposed, outcome.context))
+        PrintLine(text);
+      PrintLine("preview: nothing was installed; run without --preview to compact");
+    }
+    return kExitOk;
+  }
   const Verdict verdict = VerdictOf(outcome, *recorder);
   if (verdict.unanswered) {
     std::fprintf(stderr, "harness compact: resolved without a CompactionCommitted event\n");
@@ -565,6 +587,9 @@ std::shared_ptr<CompactCommandLine> AddCompactCommand(CLI::App& app) {
       "the conversation's model, PROVIDER:MODEL (e.g. openai:gpt-4o): its catalog entry gives the "
       "window, the output and the counter (exact for OpenAI models); default harness:offline");
   c->add_flag("--json", line->json, "NDJSON: one JSON object per event, then a CompactResult");
+  c->add_flag("--preview", line->preview,
+              "show the summary and what it would replace, then discard it: the history stays "
+              "as it was (exit 0 when a summary was shown, 3 when the attempt was rejected)");
   c->add_flag("--constrain-output", line->constrain_output,
               "send the model compactor's GBNF grammar of the summary envelope with the request "
               "(for llama.cpp servers; the Anthropic client drops it, OpenAI's API refuses it)");

@@ -96,6 +96,7 @@ struct Outcome {
   std::optional<CompactionCommitted> committed;
   std::optional<CoverageReport> coverage;  // of the commit, or of a coverage rejection
   std::optional<Event> reply;
+  std::optional<CompactionProposed> proposed;  // --preview: the proposal that was shown
 };
 
 // How the attempt ended, beyond its events.

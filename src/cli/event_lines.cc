@@ -160,6 +160,29 @@ std::string RejectedText(CompactRejectReason reason,
   return fmt::format("rejected {}{}", CompactRejectReasonName(reason), DetailSuffix(detail));
 }
 
+std::vector<std::string> ProposalLines(const CompactionProposed& e, const LineContext& context) {
+  std::string before = "?";
+  if (context.before && context.before->basis == e.basis)
+    before = TokensText(context.before->input_tokens, context.before->input_limit);
+  std::vector<std::string> lines{fmt::format(
+      "proposed compaction: {} -> {}; {} messages would be summarized, {} kept after the "
+      "summary{}",
+      before, TokensText(e.post_context.input_tokens, e.post_context.input_limit), e.replaced,
+      e.kept.size(), e.coverage ? "; " + CoverageText(*e.coverage) : std::string())};
+  lines.emplace_back("summary:");
+  std::string_view text;
+  if (!e.summary.blocks.empty()) {
+    if (const auto* block = e.summary.blocks[0].as<TextBlock>())
+      text = block->text;
+  }
+  while (!text.empty()) {
+    const std::size_t end = text.find('\n');
+    lines.push_back("  | " + std::string(text.substr(0, end)));
+    text = end == std::string_view::npos ? std::string_view() : text.substr(end + 1);
+  }
+  return lines;
+}
+
 std::string EventLine(const Event& event, const LineContext& context) {
   return std::visit(LineOf{context}, event);
 }

@@ -28,6 +28,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "harness/content/message.h"
 #include "harness/context/limits.h"
@@ -49,6 +50,12 @@ std::string RejectedText(CompactRejectReason reason,
 // "unknown", "exact_provider", "exact_local", "heuristic_estimate"; "" outside the enum.
 std::string_view CountQualityName(CountQuality quality);
 std::string TokensText(TokenCount used, TokenCount limit);
+// A proposal as a person reads it (docs/preview.md): the counts before (from `context` when it
+// measured the proposal's basis) and after, what would go and stay, the coverage, then
+// "summary:" and each line of the summary indented by "  | ". Untrusted text: the caller's
+// output makes it safe for the terminal.
+std::vector<std::string> ProposalLines(const CompactionProposed& proposal,
+                                       const LineContext& context);
 std::string CoverageText(const CoverageReport& report);
 
 // `text` on one line (newlines and tabs as spaces), cut at `limit` bytes on a character

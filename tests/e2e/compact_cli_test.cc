@@ -213,6 +213,35 @@ TEST_F(CompactCli, ExtractiveCommitsTheCodingAgentTranscript) {
       << Joined(show.lines);
 }
 
+// --preview (docs/preview.md): the summary and what it would replace are shown, then the
+// proposal is discarded: the journal holds it and its rejection, and the history is unchanged,
+// so a compaction of the same session afterwards starts from all 11 messages.
+TEST_F(CompactCli, PreviewShowsTheSummaryAndInstallsNothing) {
+  const ProcessRun run = Compact({Example("transcripts/coding-agent.json"), "--preview"});
+  ASSERT_EQ(run.exit_code, 0) << Joined(run.lines);
+  const std::string all = Joined(run.lines);
+  EXPECT_NE(LineStarting(run.lines, "CompactionProposed attempt ")
+                .find(": 6 messages -> summary + 5 kept, "),
+            std::string::npos)
+      << all;
+  EXPECT_EQ(LineStarting(run.lines, "CompactionCommitted"), "") << all;
+  EXPECT_NE(LineStarting(run.lines, "CompactionRejected discarded attempt "), "") << all;
+  EXPECT_NE(LineStarting(run.lines, "proposed compaction: ")
+                .find("; 6 messages would be summarized, 5 kept after the summary"),
+            std::string::npos)
+      << all;
+  EXPECT_NE(LineStarting(run.lines, "  | <conversation_summary><goal>Add retry"), "") << all;
+  EXPECT_EQ(run.lines.back(), "preview: nothing was installed; run without --preview to compact");
+  ExpectJournalVerifies();
+  const std::string session = run.lines.at(0).substr(8, 36);
+  const ProcessRun again = Compact({"--session", session});
+  ASSERT_EQ(again.exit_code, 0) << Joined(again.lines);
+  EXPECT_EQ(LineStarting(again.lines, "CompactionCommitted: ")
+                .rfind("CompactionCommitted: 11 messages -> summary + 5 retained, ", 0),
+            0u)
+      << Joined(again.lines);
+}
+
 TEST_F(CompactCli, EveryHumanEventLineStartsWithTheEventType) {
   const ProcessRun run = Compact({Example("transcripts/coding-agent.json")});
   ASSERT_EQ(run.exit_code, 0);
