@@ -336,8 +336,8 @@ TEST_F(ChatCli, AnUnknownCommandPrintsHelpAndSendsNothing) {
   const CliRun run = Chat({Answer("never")}, "/frobnicate now\n/\n/quit\n");
   ASSERT_EQ(run.exit_code, 0) << run.out;
   EXPECT_TRUE(Has(run.out,
-                  "unknown command /frobnicate; commands: /compact /context /history /pin /unpin "
-                  "/undo /quit\n"))
+                  "unknown command /frobnicate; commands: /compact /approve /discard /context "
+                  "/history /pin /unpin /undo /quit\n"))
       << run.out;
   EXPECT_TRUE(Has(run.out, "unknown command /; commands: ")) << run.out;
   EXPECT_FALSE(Has(run.out, "assistant:")) << run.out;

@@ -93,7 +93,7 @@ class ChatTmux : public ::testing::Test {
 TEST_F(ChatTmux, ATurnContextHistoryUnknownCommandAndQuit) {
   TmuxChat tmux(dir_, dir_.ChatCommand(dir_.Script({Answer("Hello from the script")})));
   ASSERT_TRUE(tmux.started());
-  ASSERT_TRUE(tmux.WaitFor("type a message, or /compact /context /history /pin /unpin /undo /quit"))
+  ASSERT_TRUE(tmux.WaitFor("type a message, or /compact /approve /discard /context /history"))
       << tmux.Screen();
   tmux.Type("hello there");
   ASSERT_TRUE(tmux.WaitFor("assistant: Hello from the script")) << tmux.Screen();
@@ -104,9 +104,7 @@ TEST_F(ChatTmux, ATurnContextHistoryUnknownCommandAndQuit) {
       << tmux.Screen();
   ASSERT_TRUE(tmux.WaitFor("next compaction: nothing_to_compact (2 messages)")) << tmux.Screen();
   tmux.Type("/frobnicate");
-  ASSERT_TRUE(
-      tmux.WaitFor("unknown command /frobnicate; commands: /compact /context /history /pin "
-                   "/unpin /undo /quit"))
+  ASSERT_TRUE(tmux.WaitFor("unknown command /frobnicate; commands: /compact /approve /discard"))
       << tmux.Screen();
   tmux.Type("/history");
   ASSERT_TRUE(tmux.WaitFor("[1] assistant: Hello from the script")) << tmux.Screen();
@@ -163,6 +161,31 @@ TEST_F(ChatTmux, APinnedMessageIsKeptByTheCompactionAndMarkedAndUndoRevertsIt) {
   // /undo puts the history before the compaction back (docs/undo.md).
   tmux.Type("/undo");
   ASSERT_TRUE(tmux.WaitFor("undone: the history is back to 4 messages")) << tmux.Screen();
+  tmux.Type("/quit");
+  ASSERT_TRUE(tmux.WaitFor("chat exited 0")) << tmux.Screen();
+  EXPECT_TRUE(dir_.JournalVerifies());
+}
+
+// Preview (docs/preview.md): at a terminal, /compact preview shows the summary and waits; input
+// typed meanwhile is queued; /approve installs it and the queued input runs after.
+TEST_F(ChatTmux, APreviewedCompactionWaitsForApproveWhileInputQueues) {
+  TmuxChat tmux(dir_, dir_.ChatCommand(dir_.Script({Answer("one"), Answer("two"),
+                                                    Summary(kValidSummary), Answer("three")}),
+                                       "--keep-recent-segments 1"));
+  ASSERT_TRUE(tmux.started());
+  tmux.Type("first");
+  ASSERT_TRUE(tmux.WaitFor("assistant: one")) << tmux.Screen();
+  tmux.Type("second");
+  ASSERT_TRUE(tmux.WaitFor("assistant: two")) << tmux.Screen();
+  tmux.Type("/compact preview");
+  ASSERT_TRUE(tmux.WaitFor("/approve installs it, /discard drops it")) << tmux.Screen();
+  EXPECT_NE(tmux.Screen().find("proposed compaction: "), std::string::npos) << tmux.Screen();
+  EXPECT_NE(tmux.Screen().find("  | <conversation_summary>"), std::string::npos) << tmux.Screen();
+  tmux.Type("third");
+  ASSERT_TRUE(tmux.WaitFor("queued: the input waits for the compaction to end")) << tmux.Screen();
+  tmux.Type("/approve");
+  ASSERT_TRUE(tmux.WaitFor("compact committed: ")) << tmux.Screen();
+  ASSERT_TRUE(tmux.WaitFor("assistant: three")) << tmux.Screen();
   tmux.Type("/quit");
   ASSERT_TRUE(tmux.WaitFor("chat exited 0")) << tmux.Screen();
   EXPECT_TRUE(dir_.JournalVerifies());
