@@ -78,12 +78,16 @@ class TmuxChat {
 
 class ChatTmux : public ::testing::Test {
  protected:
-  // Two turns answered "one" and "two", then /compact typed.
-  static void TwoTurnsThenCompact(TmuxChat& tmux) {
+  // Two turns answered "one" and "two".
+  static void TwoTurns(TmuxChat& tmux) {
     tmux.Type("first");
     ASSERT_TRUE(tmux.WaitFor("assistant: one")) << tmux.Screen();
     tmux.Type("second");
     ASSERT_TRUE(tmux.WaitFor("assistant: two")) << tmux.Screen();
+  }
+  // TwoTurns, then /compact typed.
+  static void TwoTurnsThenCompact(TmuxChat& tmux) {
+    ASSERT_NO_FATAL_FAILURE(TwoTurns(tmux));
     tmux.Type("/compact");
   }
 
@@ -143,10 +147,7 @@ TEST_F(ChatTmux, APinnedMessageIsKeptByTheCompactionAndMarkedAndUndoRevertsIt) {
       dir_, dir_.ChatCommand(dir_.Script({Answer("one"), Answer("two"), Summary(kValidSummary)}),
                              "--keep-recent-segments 1"));
   ASSERT_TRUE(tmux.started());
-  tmux.Type("first");
-  ASSERT_TRUE(tmux.WaitFor("assistant: one")) << tmux.Screen();
-  tmux.Type("second");
-  ASSERT_TRUE(tmux.WaitFor("assistant: two")) << tmux.Screen();
+  ASSERT_NO_FATAL_FAILURE(TwoTurns(tmux));
   tmux.Type("/pin 1");
   ASSERT_TRUE(tmux.WaitFor("pinned [1]")) << tmux.Screen();
   tmux.Type("/compact");
@@ -173,10 +174,7 @@ TEST_F(ChatTmux, APreviewedCompactionWaitsForApproveWhileInputQueues) {
                                                     Summary(kValidSummary), Answer("three")}),
                                        "--keep-recent-segments 1"));
   ASSERT_TRUE(tmux.started());
-  tmux.Type("first");
-  ASSERT_TRUE(tmux.WaitFor("assistant: one")) << tmux.Screen();
-  tmux.Type("second");
-  ASSERT_TRUE(tmux.WaitFor("assistant: two")) << tmux.Screen();
+  ASSERT_NO_FATAL_FAILURE(TwoTurns(tmux));
   tmux.Type("/compact preview");
   ASSERT_TRUE(tmux.WaitFor("/approve installs it, /discard drops it")) << tmux.Screen();
   EXPECT_NE(tmux.Screen().find("proposed compaction: "), std::string::npos) << tmux.Screen();
