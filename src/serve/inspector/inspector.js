@@ -13,12 +13,13 @@
   const RECONNECT_MAX_MS = 10000;
   const TIMELINE_MAX = 500;
 
-  // docs/events.md: the reject reasons 1..17, the compaction reasons, the coverage classes.
+  // docs/events.md: the reject reasons 1..19, the compaction reasons, the coverage classes.
   const REJECT_REASONS = [
     "", "control_lane_full", "shutting_down", "interrupted", "canceled", "stale_basis",
     "progress_publication", "unavailable", "execution_failed", "invalid_summary",
     "context_count_failed", "summary_too_large", "internal", "context_limit_unknown",
     "retained_tail_too_large", "coverage_insufficient", "pinned_too_large", "ineffective",
+    "discarded", "proposal_expired",
   ];
   const COMPACTION_REASONS = { 1: "manual", 2: "automatic" };
   const COVERAGE_CLASSES = [
@@ -405,7 +406,34 @@
     return box;
   }
 
+  // docs/preview.md: a proposal waits for a person; its terminal follows it in the list.
+  function proposalCard({ seq, event }) {
+    const card = el("article", "compaction proposed");
+    card.dataset.type = event.type;
+    card.dataset.seq = String(seq);
+    const until = String(event.expires_at);
+    card.appendChild(el("h4", "", `#${seq} Proposed (waits for approval until ${until})`));
+    const post = event.post_context || {};
+    card.appendChild(
+      el(
+        "p",
+        "note",
+        `${event.replaced} messages would be summarized, ${(event.kept || []).length} kept; ` +
+          `after: ${post.input_tokens} of ${post.input_limit} input tokens.`
+      )
+    );
+    const sections = el("dl", "summary");
+    for (const [name, text] of summarySections(messageText(event.summary))) {
+      sections.appendChild(el("dt", "", name));
+      sections.appendChild(el("dd", "", text));
+    }
+    card.appendChild(sections);
+    if (event.coverage) card.appendChild(coverageBlock(event.coverage));
+    return card;
+  }
+
   function compactionCard({ seq, event, left }) {
+    if (event.type === "CompactionProposed") return proposalCard({ seq, event });
     const committed = event.type === "CompactionCommitted";
     const card = el("article", "compaction " + (committed ? "committed" : "rejected"));
     card.dataset.type = event.type;
@@ -476,6 +504,8 @@
         return `${COMPACTION_REASONS[event.reason] || ""}, ${(event.retained || []).length} kept`;
       case "CompactionRejected":
         return REJECT_REASONS[event.reject_reason] || "";
+      case "CompactionProposed":
+        return `${event.replaced} would be summarized, ${(event.kept || []).length} kept; waits`;
       case "TurnFailed":
       case "TurnInterrupted":
       case "InputRejected":
@@ -534,6 +564,7 @@
       case "LoopExited":
         state.exited.add(loop);
         break;
+      case "CompactionProposed":
       case "CompactionRejected":
         if (!state.compactions.has(loop)) state.compactions.set(loop, []);
         state.compactions.get(loop).push({ seq, event, left: [] });
@@ -552,7 +583,8 @@
     const ol = $("timeline");
     ol.insertBefore(li, ol.firstChild);
     while (ol.childNodes.length > TIMELINE_MAX) ol.removeChild(ol.lastChild);
-    if (event.type === "CompactionCommitted" || event.type === "CompactionRejected") {
+    const kind = String(event.type);
+    if (kind.startsWith("Compaction") && kind !== "CompactionStarted") {
       if (loop === state.loop) renderCompactions();
     }
     scheduleRefresh();
