@@ -32,6 +32,9 @@ constexpr std::array<KindInfo, kApiErrorKindCount> kKinds = {{
     {"too_large", 413},          {"journal", 500},
     {"internal", 500},           {"shutting_down", 503},
     {"too_many_sessions", 503},  {"origin_not_allowed", 403},
+    {"message_not_found", 404},  {"not_pinnable", 409},
+    {"nothing_to_undo", 409},    {"loop_busy", 409},
+    {"undo_refused", 409},       {"no_proposal", 404},
 }};
 static_assert(!kKinds.back().name.empty(), "a kind without its name and status");
 
@@ -84,7 +87,7 @@ bool Fits(const std::vector<std::string_view>& path, const std::vector<std::stri
   return true;
 }
 
-constexpr std::array<RouteSpec, 17> kRoutes = {{
+constexpr std::array<RouteSpec, 22> kRoutes = {{
     {"POST", "/v1/sessions", RouteKind::kCreateSession},
     {"GET", "/v1/sessions", RouteKind::kListSessions},
     {"GET", "/v1/sessions/{session}", RouteKind::kGetSession},
@@ -94,6 +97,13 @@ constexpr std::array<RouteSpec, 17> kRoutes = {{
     {"POST", "/v1/sessions/{session}/loops/{loop}/input", RouteKind::kInput},
     {"POST", "/v1/sessions/{session}/loops/{loop}/compact", RouteKind::kCompact},
     {"POST", "/v1/sessions/{session}/loops/{loop}/interrupt", RouteKind::kInterrupt},
+    {"POST", "/v1/sessions/{session}/loops/{loop}/undo", RouteKind::kUndo},
+    {"PUT", "/v1/sessions/{session}/loops/{loop}/pins/{message}", RouteKind::kPin},
+    {"DELETE", "/v1/sessions/{session}/loops/{loop}/pins/{message}", RouteKind::kUnpin},
+    {"POST", "/v1/sessions/{session}/loops/{loop}/proposals/{attempt}/approve",
+     RouteKind::kApprove},
+    {"POST", "/v1/sessions/{session}/loops/{loop}/proposals/{attempt}/discard",
+     RouteKind::kDiscard},
     {"GET", "/v1/sessions/{session}/loops/{loop}/history", RouteKind::kHistory},
     {"GET", "/v1/sessions/{session}/loops/{loop}/context", RouteKind::kContext},
     {"GET", "/v1/sessions/{session}/loops/{loop}/tool_calls", RouteKind::kToolCalls},
@@ -393,6 +403,10 @@ Result<Route, ApiError> MatchRoute(std::string_view method, std::string_view pat
       HARNESS_TRY(route.loop, IdSegment(segments[i], "loop"));
     } else if (pattern[i] == "{command}") {
       HARNESS_TRY(route.command, IdSegment(segments[i], "command"));
+    } else if (pattern[i] == "{message}") {
+      HARNESS_TRY(route.item, IdSegment(segments[i], "message"));
+    } else if (pattern[i] == "{attempt}") {
+      HARNESS_TRY(route.item, IdSegment(segments[i], "attempt"));
     }
   }
   // A preflight names the method it asks about; the server answers it only for an allowed
@@ -532,6 +546,21 @@ Status<ApiError> DecodeEmptyObject(std::string_view body) {
   HARNESS_TRY(Json root, ParseBody(body));
   HARNESS_TRY(JsonObject object, FromJsonResult(JsonObject::Open(root, "$")));
   return FromJsonStatus(object.RejectUnknown());
+}
+
+Result<CompactRequest, ApiError> DecodeCompact(std::string_view body) {
+  HARNESS_TRY(Json root, ParseBody(body));
+  HARNESS_TRY(JsonObject object, FromJsonResult(JsonObject::Open(root, "$")));
+  CompactRequest request;
+  if (object.Find("instructions") != nullptr) {
+    HARNESS_TRY(request.instructions, RequireText(object, "instructions"));
+  }
+  if (object.Find("preview") != nullptr) {
+    HARNESS_TRY(request.preview, FromJsonResult(object.RequireBool("preview")));
+  }
+  if (auto unknown = FromJsonStatus(object.RejectUnknown()); !unknown.ok())
+    return Fail(std::move(unknown).error());
+  return request;
 }
 
 Result<EventsRequest, ApiError> DecodeEventsRequest(const QueryParameters& query,

@@ -59,16 +59,23 @@ enum class ApiErrorKind : std::uint8_t {
   kShuttingDown,           // 503: the server is stopping
   kTooManySessions,        // 503: the server holds its maximum of sessions in memory
   kOriginNotAllowed,       // 403: a CORS preflight from an origin not in the allow-list
+  kMessageNotFound,        // 404: no message of the loop's history has that id (docs/pins.md)
+  kNotPinnable,            // 409: the summary, or one pin more than a loop may hold
+  kNothingToUndo,          // 409: no compaction left to undo (docs/undo.md)
+  kLoopBusy,               // 409: a turn or a compaction is running; undo once the loop is idle
+  kUndoRefused,            // 409: the restored history would not fit (with the figures)
+  kNoProposal,             // 404: no proposal of that attempt waits (docs/preview.md)
 };
 // The kinds are 0 .. kApiErrorKindCount - 1.
-inline constexpr std::size_t kApiErrorKindCount = 26;
+inline constexpr std::size_t kApiErrorKindCount = 32;
 
 // "invalid_json", "invalid_request", "invalid_query", "invalid_id", "unknown_model",
 // "invalid_argument", "unauthorized", "not_found", "session_not_found", "loop_not_found",
 // "command_not_found", "tool_call_not_found", "method_not_allowed", "lease_held", "loop_exited",
 // "compaction_unsupported", "session_faulted", "session_suspended", "restore_refused",
 // "tool_call_answered", "too_large", "journal", "internal", "shutting_down",
-// "too_many_sessions", "origin_not_allowed".
+// "too_many_sessions", "origin_not_allowed", "message_not_found", "not_pinnable",
+// "nothing_to_undo", "loop_busy", "undo_refused", "no_proposal".
 std::string_view ApiErrorKindName(ApiErrorKind kind);
 unsigned HttpStatusOf(ApiErrorKind kind);
 
@@ -114,6 +121,11 @@ enum class RouteKind : std::uint8_t {
   kContext,            // GET    /v1/sessions/{session}/loops/{loop}/context
   kToolCalls,          // GET    /v1/sessions/{session}/loops/{loop}/tool_calls
   kToolResults,        // POST   /v1/sessions/{session}/loops/{loop}/tool_results
+  kPin,                // PUT    /v1/sessions/{session}/loops/{loop}/pins/{message}
+  kUnpin,              // DELETE /v1/sessions/{session}/loops/{loop}/pins/{message}
+  kUndo,               // POST   /v1/sessions/{session}/loops/{loop}/undo
+  kApprove,            // POST   /v1/sessions/{session}/loops/{loop}/proposals/{attempt}/approve
+  kDiscard,            // POST   /v1/sessions/{session}/loops/{loop}/proposals/{attempt}/discard
   kGetCommand,         // GET    /v1/commands/{command}
   kGetSessionCommand,  // GET    /v1/sessions/{session}/commands/{command}
   kOpenApi,            // GET    /v1/openapi.json
@@ -124,8 +136,8 @@ enum class RouteKind : std::uint8_t {
 
 struct EmbeddedFile;
 
-// One route: its method, its path with {session}, {loop} and {command} standing for ids (the
-// OpenAPI document's path syntax), and its kind.
+// One route: its method, its path with {session}, {loop}, {command}, {message} and {attempt}
+// standing for ids (the OpenAPI document's path syntax), and its kind.
 struct RouteSpec {
   std::string_view method;
   std::string_view path;
@@ -141,6 +153,7 @@ struct Route {
   Uuid session;
   Uuid loop;
   Uuid command;
+  Uuid item;                            // {message} or {attempt}
   std::string allowed;                  // kPreflight: the path's methods, "GET, DELETE"
   const EmbeddedFile* asset = nullptr;  // kAsset: the file
 };
@@ -233,6 +246,14 @@ Result<std::vector<ToolResultRequest>, ApiError> DecodeToolResults(std::string_v
 
 // An empty body or {} (compact, interrupt).
 Status<ApiError> DecodeEmptyObject(std::string_view body);
+
+// POST …/compact: {} or {"instructions":"…","preview":true}, both optional (docs/preview.md,
+// docs/compact-focus.md); the instructions' own rules are the runtime's (invalid_argument).
+struct CompactRequest {
+  std::string instructions;
+  bool preview = false;
+};
+Result<CompactRequest, ApiError> DecodeCompact(std::string_view body);
 
 using QueryParameters = std::vector<std::pair<std::string, std::string>>;
 

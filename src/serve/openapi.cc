@@ -99,8 +99,8 @@ constexpr std::string_view kDocument = R"openapi({
       "parameters": [{"$ref": "#/components/parameters/session"}, {"$ref": "#/components/parameters/loop"}],
       "post": {
         "operationId": "compact",
-        "summary": "Request a compaction of the loop; answered by CompactWaiterResolved or CompactWaiterRejected.",
-        "requestBody": {"required": false, "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Empty"}}}},
+        "summary": "Request a compaction of the loop, with instructions for the summarizer, or a preview that waits for approve or discard; answered by CompactWaiterResolved or CompactWaiterRejected.",
+        "requestBody": {"required": false, "content": {"application/json": {"schema": {"$ref": "#/components/schemas/CompactRequest"}}}},
         "responses": {
           "202": {"$ref": "#/components/responses/CommandAccepted"},
           "400": {"$ref": "#/components/responses/Error"}, "401": {"$ref": "#/components/responses/Error"}, "404": {"$ref": "#/components/responses/Error"}, "409": {"$ref": "#/components/responses/Error"}, "413": {"$ref": "#/components/responses/Error"}, "500": {"$ref": "#/components/responses/Error"}, "503": {"$ref": "#/components/responses/Error"}
@@ -115,6 +115,62 @@ constexpr std::string_view kDocument = R"openapi({
         "requestBody": {"required": false, "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Empty"}}}},
         "responses": {
           "200": {"$ref": "#/components/responses/CommandAccepted"},
+          "400": {"$ref": "#/components/responses/Error"}, "401": {"$ref": "#/components/responses/Error"}, "404": {"$ref": "#/components/responses/Error"}, "409": {"$ref": "#/components/responses/Error"}, "413": {"$ref": "#/components/responses/Error"}, "500": {"$ref": "#/components/responses/Error"}, "503": {"$ref": "#/components/responses/Error"}
+        }
+      }
+    },
+    "/v1/sessions/{session}/loops/{loop}/undo": {
+      "parameters": [{"$ref": "#/components/parameters/session"}, {"$ref": "#/components/parameters/loop"}],
+      "post": {
+        "operationId": "undo",
+        "summary": "Revert the loop's latest compaction: the history before it and every message since (HistoryReverted).",
+        "requestBody": {"required": false, "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Empty"}}}},
+        "responses": {
+          "200": {"description": "Undone.", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Undone"}}}},
+          "400": {"$ref": "#/components/responses/Error"}, "401": {"$ref": "#/components/responses/Error"}, "404": {"$ref": "#/components/responses/Error"}, "409": {"$ref": "#/components/responses/Error"}, "413": {"$ref": "#/components/responses/Error"}, "500": {"$ref": "#/components/responses/Error"}, "503": {"$ref": "#/components/responses/Error"}
+        }
+      }
+    },
+    "/v1/sessions/{session}/loops/{loop}/pins/{message}": {
+      "parameters": [{"$ref": "#/components/parameters/session"}, {"$ref": "#/components/parameters/loop"}, {"$ref": "#/components/parameters/message"}],
+      "put": {
+        "operationId": "pin",
+        "summary": "Pin a message of the loop's history (its id from GET history): no compaction summarizes it.",
+        "requestBody": {"required": false, "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Empty"}}}},
+        "responses": {
+          "200": {"description": "Pinned.", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/PinChanged"}}}},
+          "400": {"$ref": "#/components/responses/Error"}, "401": {"$ref": "#/components/responses/Error"}, "404": {"$ref": "#/components/responses/Error"}, "409": {"$ref": "#/components/responses/Error"}, "413": {"$ref": "#/components/responses/Error"}, "500": {"$ref": "#/components/responses/Error"}, "503": {"$ref": "#/components/responses/Error"}
+        }
+      },
+      "delete": {
+        "operationId": "unpin",
+        "summary": "Unpin a message of the loop's history.",
+        "responses": {
+          "200": {"description": "Unpinned.", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/PinChanged"}}}},
+          "400": {"$ref": "#/components/responses/Error"}, "401": {"$ref": "#/components/responses/Error"}, "404": {"$ref": "#/components/responses/Error"}, "409": {"$ref": "#/components/responses/Error"}, "413": {"$ref": "#/components/responses/Error"}, "500": {"$ref": "#/components/responses/Error"}, "503": {"$ref": "#/components/responses/Error"}
+        }
+      }
+    },
+    "/v1/sessions/{session}/loops/{loop}/proposals/{attempt}/approve": {
+      "parameters": [{"$ref": "#/components/parameters/session"}, {"$ref": "#/components/parameters/loop"}, {"$ref": "#/components/parameters/attempt"}],
+      "post": {
+        "operationId": "approveProposal",
+        "summary": "Commit the proposed compaction of this attempt (CompactionProposed); done when its terminal is durable.",
+        "requestBody": {"required": false, "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Empty"}}}},
+        "responses": {
+          "200": {"description": "Decided.", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/ProposalDecided"}}}},
+          "400": {"$ref": "#/components/responses/Error"}, "401": {"$ref": "#/components/responses/Error"}, "404": {"$ref": "#/components/responses/Error"}, "409": {"$ref": "#/components/responses/Error"}, "413": {"$ref": "#/components/responses/Error"}, "500": {"$ref": "#/components/responses/Error"}, "503": {"$ref": "#/components/responses/Error"}
+        }
+      }
+    },
+    "/v1/sessions/{session}/loops/{loop}/proposals/{attempt}/discard": {
+      "parameters": [{"$ref": "#/components/parameters/session"}, {"$ref": "#/components/parameters/loop"}, {"$ref": "#/components/parameters/attempt"}],
+      "post": {
+        "operationId": "discardProposal",
+        "summary": "Reject the proposed compaction of this attempt (discarded); the history stays.",
+        "requestBody": {"required": false, "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Empty"}}}},
+        "responses": {
+          "200": {"description": "Decided.", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/ProposalDecided"}}}},
           "400": {"$ref": "#/components/responses/Error"}, "401": {"$ref": "#/components/responses/Error"}, "404": {"$ref": "#/components/responses/Error"}, "409": {"$ref": "#/components/responses/Error"}, "413": {"$ref": "#/components/responses/Error"}, "500": {"$ref": "#/components/responses/Error"}, "503": {"$ref": "#/components/responses/Error"}
         }
       }
@@ -220,6 +276,8 @@ constexpr std::string_view kDocument = R"openapi({
       "session": {"name": "session", "in": "path", "required": true, "description": "A canonical lowercase UUID.", "schema": {"type": "string", "format": "uuid"}},
       "loop": {"name": "loop", "in": "path", "required": true, "description": "A canonical lowercase UUID.", "schema": {"type": "string", "format": "uuid"}},
       "command": {"name": "command", "in": "path", "required": true, "description": "A canonical lowercase UUID.", "schema": {"type": "string", "format": "uuid"}},
+      "message": {"name": "message", "in": "path", "required": true, "description": "A message id (GET history's message_ids), a canonical lowercase UUID.", "schema": {"type": "string", "format": "uuid"}},
+      "attempt": {"name": "attempt", "in": "path", "required": true, "description": "The attempt id of the proposal (GET history's proposal), a canonical lowercase UUID.", "schema": {"type": "string", "format": "uuid"}},
       "wait_ms": {"name": "wait_ms", "in": "query", "description": "How long to wait for the reply; 0 or absent answers at once.", "schema": {"type": "integer", "minimum": 0, "maximum": 30000}}
     },
     "responses": {
@@ -237,7 +295,7 @@ constexpr std::string_view kDocument = R"openapi({
             "type": "object",
             "required": ["kind", "detail"],
             "properties": {
-              "kind": {"type": "string", "enum": ["invalid_json", "invalid_request", "invalid_query", "invalid_id", "unknown_model", "invalid_argument", "unauthorized", "not_found", "session_not_found", "loop_not_found", "command_not_found", "tool_call_not_found", "method_not_allowed", "lease_held", "loop_exited", "compaction_unsupported", "session_faulted", "session_suspended", "restore_refused", "tool_call_answered", "too_large", "journal", "internal", "shutting_down", "too_many_sessions", "origin_not_allowed"]},
+              "kind": {"type": "string", "enum": ["invalid_json", "invalid_request", "invalid_query", "invalid_id", "unknown_model", "invalid_argument", "unauthorized", "not_found", "session_not_found", "loop_not_found", "command_not_found", "tool_call_not_found", "method_not_allowed", "lease_held", "loop_exited", "compaction_unsupported", "session_faulted", "session_suspended", "restore_refused", "tool_call_answered", "too_large", "journal", "internal", "shutting_down", "too_many_sessions", "origin_not_allowed", "message_not_found", "not_pinnable", "nothing_to_undo", "loop_busy", "undo_refused", "no_proposal"]},
               "detail": {"type": "string", "description": "For a person; quotes at most a few bytes of the request."},
               "holder": {
                 "type": "object",
@@ -254,6 +312,17 @@ constexpr std::string_view kDocument = R"openapi({
         }
       },
       "Empty": {"type": "object", "additionalProperties": false},
+      "CompactRequest": {
+        "type": "object",
+        "additionalProperties": false,
+        "properties": {
+          "instructions": {"type": "string", "description": "What the summary should favour; at most 2048 bytes of UTF-8, no control characters but tab and newline."},
+          "preview": {"type": "boolean", "description": "Propose instead of committing: the attempt waits for approve or discard (CompactionProposed)."}
+        }
+      },
+      "Undone": {"type": "object", "required": ["event_id"], "properties": {"event_id": {"type": "string", "format": "uuid"}}},
+      "PinChanged": {"type": "object", "required": ["pinned", "changed"], "properties": {"pinned": {"type": "boolean"}, "changed": {"type": "boolean"}}},
+      "ProposalDecided": {"type": "object", "required": ["terminal_event_id"], "properties": {"terminal_event_id": {"type": "string", "format": "uuid"}}},
       "CreateSessionRequest": {
         "type": "object",
         "additionalProperties": false,
@@ -387,11 +456,15 @@ constexpr std::string_view kDocument = R"openapi({
       },
       "History": {
         "type": "object",
-        "required": ["loop_id", "derived_prefix", "messages"],
+        "required": ["loop_id", "derived_prefix", "messages", "message_ids", "pinned", "undoable", "proposal"],
         "properties": {
           "loop_id": {"type": "string", "format": "uuid"},
           "derived_prefix": {"type": "integer", "minimum": 0},
-          "messages": {"type": "array", "items": {"$ref": "#/components/schemas/Message"}}
+          "messages": {"type": "array", "items": {"$ref": "#/components/schemas/Message"}},
+          "message_ids": {"type": "array", "items": {"type": "string", "format": "uuid"}, "description": "The messages' ids, parallel to messages."},
+          "pinned": {"type": "array", "items": {"type": "string", "format": "uuid"}},
+          "undoable": {"type": "integer", "minimum": 0, "description": "How many compactions an undo can still revert."},
+          "proposal": {"description": "The CompactionProposed event waiting for approve or discard, or null.", "oneOf": [{"type": "null"}, {"type": "object"}]}
         }
       },
       "Context": {

@@ -53,7 +53,8 @@ TEST(OpenApi, EachDocumentedOperationReachesItsRoute) {
   std::set<std::string> operation_ids;
   for (const auto& [path, item] : doc.at("paths").items()) {
     std::string concrete = path;
-    for (const std::string_view name : {"{session}", "{loop}", "{command}"}) {
+    for (const std::string_view name :
+         {"{session}", "{loop}", "{command}", "{message}", "{attempt}"}) {
       const auto at = concrete.find(name);
       if (at != std::string::npos)
         concrete.replace(at, name.size(), "0190a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b");

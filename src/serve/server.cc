@@ -22,6 +22,7 @@
 #include "harness/content/codec.h"
 #include "harness/core/json.h"
 #include "harness/core/sha256.h"
+#include "harness/event/json.h"
 #include "harness/http/url.h"
 #include "harness/hub/record_json.h"
 #include "harness/journal/lease.h"
@@ -471,6 +472,9 @@ struct Server::Impl {
                                          const QueryParameters& query);
   Result<Reply, ApiError> SessionJson(const Uuid& id);
   Result<Reply, ApiError> LoopJson(const Route& route, bool history);
+  // Undo, pin, unpin, approve, discard: a loop's history controls (docs/serve.md), each with an
+  // empty JSON object as its body and answered once its event is durable.
+  Reply HistoryControl(const Route& route, std::string_view body);
   void StopStreams();
   MHD_Result Queue(MHD_Connection* connection, const Reply& reply);
   // Every answer of the API goes out here: the security and CORS headers, the count, the queue.
@@ -732,11 +736,17 @@ Reply Server::Impl::Dispatch(MHD_Connection* connection, const Route& route,
     case RouteKind::kCompact:
     case RouteKind::kInterrupt: {
       std::optional<InputRequest> input;
+      std::optional<CompactRequest> compact;
       if (route.kind == RouteKind::kInput) {
         auto decoded = DecodeInput(exchange.body);
         if (!decoded.ok())
           return ErrorReply(decoded.error());
         input = std::move(*decoded);
+      } else if (route.kind == RouteKind::kCompact) {
+        auto decoded = DecodeCompact(exchange.body);
+        if (!decoded.ok())
+          return ErrorReply(decoded.error());
+        compact = std::move(*decoded);
       } else if (auto empty = DecodeEmptyObject(exchange.body); !empty.ok()) {
         return ErrorReply(empty.error());
       }
@@ -747,8 +757,10 @@ Reply Server::Impl::Dispatch(MHD_Connection* connection, const Route& route,
       Result<Uuid, SessionError> id =
           route.kind == RouteKind::kInput
               ? session.SubmitInputToLoop(route.loop, UserMessage{{TextBlock{input->text}}})
-          : route.kind == RouteKind::kCompact ? session.CompactToLoop(route.loop)
-                                              : session.Interrupt(route.loop);
+          : route.kind == RouteKind::kCompact
+              ? (compact->preview ? session.PreviewCompaction(route.loop, compact->instructions)
+                                  : session.CompactToLoop(route.loop, compact->instructions))
+              : session.Interrupt(route.loop);
       if (!id.ok())
         return ErrorReply(FromSessionError(id.error()));
       metrics.CommandAccepted(route.kind == RouteKind::kInput ? ServeMetrics::Command::kInput
@@ -760,6 +772,12 @@ Reply Server::Impl::Dispatch(MHD_Connection* connection, const Route& route,
       book->Accepted(*id, session.id());
       return Reply{202, "{\"command_id\":\"" + id->ToString() + "\"}"};
     }
+    case RouteKind::kUndo:
+    case RouteKind::kPin:
+    case RouteKind::kUnpin:
+    case RouteKind::kApprove:
+    case RouteKind::kDiscard:
+      return HistoryControl(route, exchange.body);
     case RouteKind::kHistory:
     case RouteKind::kContext: {
       auto json = LoopJson(route, route.kind == RouteKind::kHistory);
@@ -995,7 +1013,18 @@ Result<Reply, ApiError> Server::Impl::LoopJson(const Route& route, bool history)
         return Fail(ApiError{ApiErrorKind::kInternal, encoded.error().Describe()});
       out += (i == 0 ? "" : ",") + *encoded;
     }
-    return Reply{200, out + "]}"};
+    // The ids pins and proposals name (docs/pins.md), parallel to the messages; what an undo can
+    // still revert; the proposal waiting for approval, as its event (docs/preview.md).
+    const auto ids = [](const std::vector<Uuid>& list) {
+      std::string json = "[";
+      for (std::size_t i = 0; i < list.size(); ++i)
+        json += (i == 0 ? "\"" : ",\"") + list[i].ToString() + "\"";
+      return json + "]";
+    };
+    out += "],\"message_ids\":" + ids(s.history_ids) + ",\"pinned\":" + ids(s.pinned) +
+           ",\"undoable\":" + std::to_string(s.undoable) + ",\"proposal\":" +
+           (s.proposal ? EventJson(Event(*s.proposal)) : std::string("null"));
+    return Reply{200, out + "}"};
   }
   // The categories a client can act on: the summary, and each role's messages with the
   // conservative estimate the retained-tail selection uses (compaction/tail.h).
@@ -1032,6 +1061,39 @@ Result<Reply, ApiError> Server::Impl::LoopJson(const Route& route, bool history)
   if (context != served->contexts.end())
     out += ContextBreakdownJson(s, context->second);
   return Reply{200, out + "}"};
+}
+
+Reply Server::Impl::HistoryControl(const Route& route, std::string_view body) {
+  if (auto empty = DecodeEmptyObject(body); !empty.ok())
+    return ErrorReply(empty.error());
+  auto served = sessions->Get(route.session);
+  if (!served.ok())
+    return ErrorReply(served.error());
+  Session& session = *(*served)->session;
+  switch (route.kind) {
+    case RouteKind::kPin:
+    case RouteKind::kUnpin: {
+      const bool pin = route.kind == RouteKind::kPin;
+      auto changed = session.PinMessage(route.loop, route.item, pin);
+      if (!changed.ok())
+        return ErrorReply(FromSessionError(changed.error()));
+      return Reply{200, std::string("{\"pinned\":") + (pin ? "true" : "false") +
+                            ",\"changed\":" + (*changed ? "true" : "false") + "}"};
+    }
+    case RouteKind::kUndo: {
+      auto undone = session.Undo(route.loop);
+      if (!undone.ok())
+        return ErrorReply(FromSessionError(undone.error()));
+      return Reply{200, "{\"event_id\":\"" + undone->ToString() + "\"}"};
+    }
+    default: {
+      auto decided =
+          session.DecideProposal(route.loop, route.item, route.kind == RouteKind::kApprove);
+      if (!decided.ok())
+        return ErrorReply(FromSessionError(decided.error()));
+      return Reply{200, "{\"terminal_event_id\":\"" + decided->ToString() + "\"}"};
+    }
+  }
 }
 
 void Server::Impl::MarkIdleReleased(const Uuid& session) {

@@ -230,13 +230,19 @@ ApiError FromSessionError(const SessionError& error) {
       return Error(ApiErrorKind::kLoopExited, std::move(detail));
     case SessionErrorKind::kInvalidDefinition:
     case SessionErrorKind::kInvalidArgument:
-    case SessionErrorKind::kMessageNotFound:
-    case SessionErrorKind::kNotPinnable:
-    case SessionErrorKind::kNothingToUndo:
-    case SessionErrorKind::kLoopBusy:
-    case SessionErrorKind::kUndoRefused:
-    case SessionErrorKind::kNoProposal:
       return Error(ApiErrorKind::kInvalidArgument, std::move(detail));
+    case SessionErrorKind::kMessageNotFound:
+      return Error(ApiErrorKind::kMessageNotFound, std::move(detail));
+    case SessionErrorKind::kNotPinnable:
+      return Error(ApiErrorKind::kNotPinnable, std::move(detail));
+    case SessionErrorKind::kNothingToUndo:
+      return Error(ApiErrorKind::kNothingToUndo, std::move(detail));
+    case SessionErrorKind::kLoopBusy:
+      return Error(ApiErrorKind::kLoopBusy, std::move(detail));
+    case SessionErrorKind::kUndoRefused:
+      return Error(ApiErrorKind::kUndoRefused, std::move(detail));
+    case SessionErrorKind::kNoProposal:
+      return Error(ApiErrorKind::kNoProposal, std::move(detail));
     case SessionErrorKind::kJournal:
       // A held lease is the client's conflict, not the server's failure: it is told which
       // server process holds the session.
