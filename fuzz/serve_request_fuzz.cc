@@ -3,8 +3,8 @@
 // The first byte picks what the rest is: 0 a POST /v1/sessions body, 1 an input body, 2 an
 // empty-object body, 3 a query string ("a=b&c=d", then an optional Last-Event-ID after a NUL)
 // for the events and wait decoders, 4 a CORS origin, 5 an If-None-Match value for each of the
-// inspector's files (serve/static_assets.h), 6 a tool_results body, anything else a request line
-// "METHOD PATH" for the router.
+// inspector's files (serve/static_assets.h), 6 a tool_results body, 8 a compact body, anything
+// else a request line "METHOD PATH" for the router.
 // Invariants: nothing crashes or throws; every refusal has a kind with a 4xx status; an accepted
 // session has 1 to kMaxLoopsPerSession loops, each with a non-empty model and at most
 // kMaxLoopTools tools of distinct valid names, bounded descriptions and object schemas that
@@ -122,6 +122,12 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         Check(!input->text.empty(), "an empty input was accepted");
       break;
     }
+    case 8: {
+      auto compact = DecodeCompact(text);
+      if (!compact.ok())
+        CheckRefusal(compact.error());
+      break;
+    }
     case 2: {
       auto empty = DecodeEmptyObject(text);
       if (!empty.ok())
@@ -196,6 +202,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       if (!route->command.IsZero())
         Check(path.find(route->command.ToString()) != std::string_view::npos,
               "a command id the path does not spell");
+      if (!route->item.IsZero())
+        Check(path.find(route->item.ToString()) != std::string_view::npos,
+              "a message or attempt id the path does not spell");
       break;
     }
   }

@@ -1022,8 +1022,8 @@ Result<Reply, ApiError> Server::Impl::LoopJson(const Route& route, bool history)
       return json + "]";
     };
     out += "],\"message_ids\":" + ids(s.history_ids) + ",\"pinned\":" + ids(s.pinned) +
-           ",\"undoable\":" + std::to_string(s.undoable) + ",\"proposal\":" +
-           (s.proposal ? EventJson(Event(*s.proposal)) : std::string("null"));
+           ",\"undoable\":" + std::to_string(s.undoable) +
+           ",\"proposal\":" + (s.proposal ? EventJson(Event(*s.proposal)) : std::string("null"));
     return Reply{200, out + "}"};
   }
   // The categories a client can act on: the summary, and each role's messages with the

@@ -798,6 +798,96 @@ class TextModel final : public ModelClient {
   }
 };
 
+// The history controls (docs/serve.md "Pins, undo and preview"): a pin survives a previewed
+// compaction that is approved, an undo puts the history back, and each refusal has its kind.
+TEST_F(ServerTest, PinsAPreviewAnApprovalAndAnUndoOverHttp) {
+  ServeOptions options = Options();
+  options.models["text"] = ConfiguredModel{
+      runtime_testing::TestModel(), []() -> Result<ServedModel, std::string> {
+        ServedModel model = Served(std::make_shared<TextModel>());
+        model.policy.max_summary_tokens = 2'000;  // room for the offline compactor's summary
+        return model;
+      }};
+  server_->Shutdown();
+  StartWithASession(std::move(options));
+  const auto created = Call("POST", base_ + "/v1/sessions",
+                            R"({"loops":[{"model":"text","compactor":"offline",)"
+                            R"("policy":{"keep_recent_segments":1}}]})");
+  ASSERT_EQ(created.status, 201) << created.body;
+  const std::string session = ParseOrNull(created.body)["session_id"].get<std::string>();
+  const std::string loop = base_ + "/v1/sessions/" + session + "/loops/" +
+                           ParseOrNull(created.body)["loops"][0].get<std::string>();
+  const auto answered = [&](const std::string& command) {
+    const auto reply = Call("GET", base_ + "/v1/commands/" + command + "?wait_ms=10000");
+    return ParseOrNull(reply.body)["reply"]["type"].get<std::string>();
+  };
+  for (const char* text : {R"({"text":"first"})", R"({"text":"second"})"}) {
+    const auto input = Call("POST", loop + "/input", text);
+    ASSERT_EQ(input.status, 202) << input.body;
+    ASSERT_TRUE(ParseOrNull(input.body)["command_id"].is_string());
+    // The turn ends before the next input is taken: wait for its commit.
+    for (int i = 0; i < 1000; ++i) {
+      const Json context = ParseOrNull(Call("GET", loop + "/context").body);
+      if (context["status"] == "idle" && context["queued_inputs"] == 0 &&
+          context["history_messages"].get<int>() >= (text[9] == 'f' ? 2 : 4))
+        break;
+    }
+  }
+  Json history = ParseOrNull(Call("GET", loop + "/history").body);
+  ASSERT_EQ(history["message_ids"].size(), 4u) << history;
+  EXPECT_EQ(history["undoable"], 0);
+  EXPECT_TRUE(history["proposal"].is_null());
+  const std::string pinned = history["message_ids"][1].get<std::string>();
+
+  auto pin = Call("PUT", loop + "/pins/" + pinned);
+  ASSERT_EQ(pin.status, 200) << pin.body;
+  EXPECT_EQ(ParseOrNull(pin.body)["changed"], true);
+  EXPECT_EQ(ParseOrNull(Call("PUT", loop + "/pins/" + pinned).body)["changed"], false);
+  const auto missing = Call("PUT", loop + "/pins/0190a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b");
+  EXPECT_EQ(missing.status, 404);
+  EXPECT_EQ(ParseOrNull(missing.body)["error"]["kind"], "message_not_found");
+  const auto nothing = Call("POST", loop + "/undo");
+  EXPECT_EQ(nothing.status, 409);
+  EXPECT_EQ(ParseOrNull(nothing.body)["error"]["kind"], "nothing_to_undo");
+  const auto bad = Call("POST", loop + "/compact", R"({"instructions":"a\u0007b"})");
+  EXPECT_EQ(bad.status, 400) << bad.body;
+  EXPECT_EQ(ParseOrNull(bad.body)["error"]["kind"], "invalid_argument");
+  EXPECT_EQ(Call("POST", loop + "/compact", R"({"preview":"yes"})").status, 400);
+
+  const auto compact = Call("POST", loop + "/compact", R"({"preview":true,"instructions":"x"})");
+  ASSERT_EQ(compact.status, 202) << compact.body;
+  const std::string command = ParseOrNull(compact.body)["command_id"].get<std::string>();
+  for (int i = 0; i < 1000 && history["proposal"].is_null(); ++i)
+    history = ParseOrNull(Call("GET", loop + "/history").body);
+  ASSERT_TRUE(history["proposal"].is_object()) << history;
+  EXPECT_EQ(history["proposal"]["type"], "CompactionProposed");
+  EXPECT_EQ(history["message_ids"].size(), 4u);  // nothing replaced while it waits
+  const std::string attempt = history["proposal"]["attempt_id"].get<std::string>();
+  const auto other = Call("POST", loop + "/proposals/0190a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b/approve");
+  EXPECT_EQ(other.status, 404);
+  EXPECT_EQ(ParseOrNull(other.body)["error"]["kind"], "no_proposal");
+  const auto approved = Call("POST", loop + "/proposals/" + attempt + "/approve");
+  ASSERT_EQ(approved.status, 200) << approved.body;
+  EXPECT_TRUE(ParseOrNull(approved.body)["terminal_event_id"].is_string());
+  EXPECT_EQ(answered(command), "CompactWaiterResolved");
+  history = ParseOrNull(Call("GET", loop + "/history").body);
+  EXPECT_EQ(history["derived_prefix"], 2) << history;  // the summary and the pinned answer
+  EXPECT_EQ(history["message_ids"][1], pinned);
+  EXPECT_EQ(history["pinned"][0], pinned);
+  EXPECT_EQ(history["undoable"], 1);
+
+  const auto undone = Call("POST", loop + "/undo");
+  ASSERT_EQ(undone.status, 200) << undone.body;
+  EXPECT_TRUE(ParseOrNull(undone.body)["event_id"].is_string());
+  history = ParseOrNull(Call("GET", loop + "/history").body);
+  EXPECT_EQ(history["message_ids"].size(), 4u);
+  EXPECT_EQ(history["derived_prefix"], 0);
+  const auto unpin = Call("DELETE", loop + "/pins/" + pinned);
+  ASSERT_EQ(unpin.status, 200) << unpin.body;
+  EXPECT_EQ(ParseOrNull(unpin.body)["pinned"], false);
+  EXPECT_EQ(ParseOrNull(unpin.body)["changed"], true);
+}
+
 // As a compactor: every call waits until the gate is opened (or the call is stopped), then
 // fails, so that the compaction is rejected.
 class GateModel final : public ModelClient {
