@@ -211,11 +211,68 @@ class Client:
         _, obj = self._json("POST", self._loop(session_id, loop_id) + "/input", {"text": text})
         return CommandId(self._command_id(obj), session_id)
 
-    def compact(self, session_id: str, loop_id: str) -> CommandId:
-        """POST …/compact: asks the loop for a compaction. Returns the command id (a
-        CommandId)."""
-        _, obj = self._json("POST", self._loop(session_id, loop_id) + "/compact")
+    def compact(
+        self,
+        session_id: str,
+        loop_id: str,
+        instructions: Optional[str] = None,
+        preview: bool = False,
+    ) -> CommandId:
+        """POST …/compact: asks the loop for a compaction, with ``instructions`` for the
+        summarizer (docs/compact-focus.md) and, with ``preview``, a proposal that waits for
+        approve() or discard() instead of a commit (docs/preview.md; the proposal shows in
+        history().proposal). Returns the command id (a CommandId)."""
+        body: Dict[str, Any] = {}
+        if instructions is not None:
+            body["instructions"] = instructions
+        if preview:
+            body["preview"] = True
+        _, obj = self._json("POST", self._loop(session_id, loop_id) + "/compact", body or None)
         return CommandId(self._command_id(obj), session_id)
+
+    def pin(self, session_id: str, loop_id: str, message_id: str) -> bool:
+        """PUT …/pins/{message}: no compaction summarizes the message (docs/pins.md). Returns
+        whether anything changed (False: it was pinned already)."""
+        _, obj = self._json("PUT", self._loop(session_id, loop_id) + "/pins/" + message_id)
+        return self._changed(obj)
+
+    def unpin(self, session_id: str, loop_id: str, message_id: str) -> bool:
+        """DELETE …/pins/{message}. Returns whether anything changed."""
+        _, obj = self._json("DELETE", self._loop(session_id, loop_id) + "/pins/" + message_id)
+        return self._changed(obj)
+
+    def undo(self, session_id: str, loop_id: str) -> str:
+        """POST …/undo: reverts the latest compaction (docs/undo.md). Returns the
+        HistoryReverted event's id; NothingToUndo, LoopBusy or UndoRefused otherwise."""
+        _, obj = self._json("POST", self._loop(session_id, loop_id) + "/undo")
+        return self._member_id(obj, "event_id")
+
+    def approve(self, session_id: str, loop_id: str, attempt_id: str) -> str:
+        """POST …/proposals/{attempt}/approve: commits the proposal. Returns its terminal
+        event's id; NoProposal when none of that attempt waits."""
+        path = self._loop(session_id, loop_id) + "/proposals/" + attempt_id + "/approve"
+        _, obj = self._json("POST", path)
+        return self._member_id(obj, "terminal_event_id")
+
+    def discard(self, session_id: str, loop_id: str, attempt_id: str) -> str:
+        """POST …/proposals/{attempt}/discard: rejects the proposal; the history stays."""
+        path = self._loop(session_id, loop_id) + "/proposals/" + attempt_id + "/discard"
+        _, obj = self._json("POST", path)
+        return self._member_id(obj, "terminal_event_id")
+
+    @staticmethod
+    def _changed(obj: Any) -> bool:
+        changed = obj.get("changed") if isinstance(obj, dict) else None
+        if not isinstance(changed, bool):
+            raise ProtocolError("protocol", 200, "$.changed is not a boolean")
+        return changed
+
+    @staticmethod
+    def _member_id(obj: Any, name: str) -> str:
+        value = obj.get(name) if isinstance(obj, dict) else None
+        if not isinstance(value, str):
+            raise ProtocolError("protocol", 200, f"$.{name} is not a string")
+        return value
 
     def interrupt(self, session_id: str, loop_id: str) -> str:
         """POST …/interrupt: done when accepted (what it ended shows in the events); the

@@ -95,6 +95,33 @@ class ToolCallAnswered(Conflict):
     result of its timeout or of its turn's end)."""
 
 
+class MessageNotFound(NotFound):
+    """404 message_not_found: no message of the loop's history has that id (a summarized
+    message is gone)."""
+
+
+class NoProposal(NotFound):
+    """404 no_proposal: no proposal of that attempt waits (none was made, it was decided, or
+    it expired)."""
+
+
+class NotPinnable(Conflict):
+    """409 not_pinnable: the summary, or one pin more than a loop may hold."""
+
+
+class NothingToUndo(Conflict):
+    """409 nothing_to_undo: no compaction left to undo."""
+
+
+class LoopBusy(Conflict):
+    """409 loop_busy: a turn or a compaction runs; undo once the loop is idle."""
+
+
+class UndoRefused(Conflict):
+    """409 undo_refused: the history before the compaction would not fit (the detail has the
+    figures)."""
+
+
 class TooLarge(HarnessError):
     """413: the body is over the server's --max-body-bytes."""
 
@@ -140,6 +167,12 @@ _BY_KIND = {
     "tool_call_not_found": ToolCallNotFound,
     "tool_call_answered": ToolCallAnswered,
     "shutting_down": ShuttingDown,
+    "message_not_found": MessageNotFound,
+    "no_proposal": NoProposal,
+    "not_pinnable": NotPinnable,
+    "nothing_to_undo": NothingToUndo,
+    "loop_busy": LoopBusy,
+    "undo_refused": UndoRefused,
 }
 
 _BY_STATUS = {

@@ -157,13 +157,27 @@ class History:
     loop_id: str
     derived_prefix: int
     messages: List[Dict[str, Any]]
+    # The messages' ids (parallel to ``messages``), the pinned ones, how many compactions an
+    # undo can still revert, and the CompactionProposed event waiting for a decision (or None):
+    # docs/pins.md, docs/undo.md, docs/preview.md.
+    message_ids: List[str] = field(default_factory=list)
+    pinned: List[str] = field(default_factory=list)
+    undoable: int = 0
+    proposal: Optional[Dict[str, Any]] = None
 
     @classmethod
     def from_json(cls, obj: Any) -> "History":
+        proposal = obj.get("proposal") if isinstance(obj, dict) else None
+        if proposal is not None and not isinstance(proposal, dict):
+            raise ProtocolError("protocol", 200, "$.proposal is neither an object nor null")
         return cls(
             _get(obj, "loop_id", str, "$"),
             _get(obj, "derived_prefix", int, "$"),
             _get(obj, "messages", list, "$"),
+            _get(obj, "message_ids", list, "$"),
+            _get(obj, "pinned", list, "$"),
+            _get(obj, "undoable", int, "$"),
+            proposal,
         )
 
 

@@ -13,6 +13,9 @@ from conftest import answers
 
 from harness_client.errors import error_from_response
 from harness_client import (
+    MessageNotFound,
+    NoProposal,
+    NothingToUndo,
     BadRequest,
     Client,
     CommandId,
@@ -238,3 +241,47 @@ def test_a_lease_held_without_a_holder_or_a_url_has_none():
         b'{"owner":"0190a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b","lease_expires_at_ms":17}}}',
     )
     assert (no_url.holder_owner, no_url.lease_expires_at_ms, no_url.holder_url) == (UNKNOWN, 17, None)
+
+
+def test_a_previewed_compaction_is_approved_undone_and_messages_pinned(make_server):
+    """docs/preview.md, docs/undo.md, docs/pins.md through the client: the proposal shows in the
+    history until approved, the commit is undone, pins change, and each refusal is typed."""
+    server = make_server(SCRIPT)
+    client = Client(server.url)
+    created = client.create_session(LOOP)
+    sid, loop = created.session_id, created.active_loop
+    converse(client, sid, loop, "Say hello.", "Now edit src/app.cc.", "Run the tests.")
+    with client.events(sid, from_seq=1) as stream:
+        # The three turns end first (input is accepted before its turn runs), so that the
+        # compaction runs on an idle loop.
+        turns = []
+        take_until(stream, lambda e: e.type == "TurnCompleted" and turns.append(e) is None and len(turns) == 3)
+        command_id = client.compact(sid, loop, instructions="keep the file names", preview=True)
+        take_until(stream, lambda e: e.type == "CompactionProposed")
+    history = client.history(sid, loop)
+    assert history.proposal is not None and history.proposal["type"] == "CompactionProposed"
+    assert len(history.message_ids) == len(history.messages) == 6
+    attempt = history.proposal["attempt_id"]
+    with pytest.raises(NoProposal):
+        client.discard(sid, loop, history.message_ids[0])
+    terminal = client.approve(sid, loop, attempt)
+    reply = client.wait(command_id, timeout=WAIT)
+    assert reply.reply_type == "CompactWaiterResolved", reply.reply
+    assert reply.reply["committed_event_id"] == terminal
+    compacted = client.history(sid, loop)
+    assert compacted.proposal is None and compacted.undoable == 1 and compacted.derived_prefix == 1
+    with pytest.raises(NoProposal):
+        client.approve(sid, loop, attempt)
+
+    assert isinstance(client.undo(sid, loop), str)
+    assert client.history(sid, loop).message_ids == history.message_ids
+    with pytest.raises(NothingToUndo):
+        client.undo(sid, loop)
+
+    last = history.message_ids[-1]
+    assert client.pin(sid, loop, last) is True
+    assert client.pin(sid, loop, last) is False
+    assert client.history(sid, loop).pinned == [last]
+    assert client.unpin(sid, loop, last) is True
+    with pytest.raises(MessageNotFound):
+        client.pin(sid, loop, "0190a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b")
