@@ -15,6 +15,12 @@
 // 3. Memory per idle loop: RSS growth over --loops native loops in one session (memory
 //    journal), the history and the journal records those loops hold, and the process's thread
 //    count before and after.
+// 4. The controls over compaction on the memory journal, in alternating rounds beside the plain
+//    compaction of 1: a compaction of a history with a pinned message (PinMessage, then
+//    CompactToLoop -> reply), a previewed one approved at once (PreviewCompaction ->
+//    CompactionProposed delivered -> DecideProposal -> reply: what the runtime adds besides the
+//    person), and an undo of a commit (the Session::Undo call, which returns once its event is
+//    durable and the history installed).
 //
 //   runtime_bench [--compactions N] [--sqlite-compactions M] [--loops L] [--rounds R]
 //                 [--dir DIR] [--skip-sqlite]
@@ -273,6 +279,92 @@ void CompactOnce(CompactionRun& run, const Doubles& doubles) {
   if (run.vfs) {
     run.wal_syncs += run.vfs->wal_syncs() - wal_before;
     run.other_syncs += run.vfs->other_syncs() - other_before;
+  }
+}
+
+// Section 4: one control of each kind on a fresh loop, timed as the header says.
+struct ControlRun {
+  std::vector<double> plain_us, pinned_us, preview_us, undo_us;
+};
+
+// Waits for the delivery `done` accepts on `events`; dies after 10 s or on a rejection.
+template <class Done>
+void AwaitDelivery(Subscription& events, Done done) {
+  for (;;) {
+    auto delivery = events.Next(Clock::now() + 10s);
+    if (!delivery)
+      Die("no awaited event within 10 s");
+    const Event& event = *delivery->event;
+    if (std::holds_alternative<CompactWaiterRejected>(event))
+      Die("a compaction was rejected");
+    if (done(event))
+      return;
+  }
+}
+
+void ControlsOnce(Session& session, const Doubles& doubles, ControlRun& run) {
+  const auto fresh = [&] {
+    auto loop = session.CreateLoop(Definition(doubles, CompactionHistory()));
+    if (!loop)
+      Die(loop.error().Message());
+    return *loop;
+  };
+  const auto replied = [](const Uuid& command) {
+    return [command](const Event& event) {
+      const auto* resolved = std::get_if<CompactWaiterResolved>(&event);
+      return resolved != nullptr && resolved->header.cause.command_id == command;
+    };
+  };
+  const std::vector<EventKind> kinds{EventKind::kCompactWaiterResolved,
+                                     EventKind::kCompactWaiterRejected,
+                                     EventKind::kCompactionProposed};
+  {  // plain, as in 1, for the ratio in the same rounds
+    const Uuid loop = fresh();
+    Subscription events = session.Subscribe(EventFilter{std::vector<Uuid>{loop}, kinds});
+    const auto t0 = Clock::now();
+    auto command = session.CompactToLoop(loop);
+    if (!command)
+      Die(command.error().Message());
+    AwaitDelivery(events, replied(*command));
+    run.plain_us.push_back(MicrosSince(t0));
+  }
+  {  // with a pinned message (the second answer stays after the summary)
+    const Uuid loop = fresh();
+    Subscription events = session.Subscribe(EventFilter{std::vector<Uuid>{loop}, kinds});
+    auto snapshot = session.Snapshot(loop);
+    if (!snapshot)
+      Die(snapshot.error().Message());
+    const auto t0 = Clock::now();
+    if (auto pinned = session.PinMessage(loop, snapshot->history_ids[3], true); !pinned)
+      Die(pinned.error().Message());
+    auto command = session.CompactToLoop(loop);
+    if (!command)
+      Die(command.error().Message());
+    AwaitDelivery(events, replied(*command));
+    run.pinned_us.push_back(MicrosSince(t0));
+  }
+  {  // previewed, approved as soon as the proposal is delivered; then undone
+    const Uuid loop = fresh();
+    Subscription events = session.Subscribe(EventFilter{std::vector<Uuid>{loop}, kinds});
+    const auto t0 = Clock::now();
+    auto command = session.PreviewCompaction(loop);
+    if (!command)
+      Die(command.error().Message());
+    Uuid attempt;
+    AwaitDelivery(events, [&](const Event& event) {
+      const auto* proposed = std::get_if<CompactionProposed>(&event);
+      if (proposed != nullptr)
+        attempt = proposed->attempt_id;
+      return proposed != nullptr;
+    });
+    if (auto decided = session.DecideProposal(loop, attempt, true); !decided)
+      Die(decided.error().Message());
+    AwaitDelivery(events, replied(*command));
+    run.preview_us.push_back(MicrosSince(t0));
+    const auto t1 = Clock::now();
+    if (auto undone = session.Undo(loop); !undone)
+      Die(undone.error().Message());
+    run.undo_us.push_back(MicrosSince(t1));
   }
 }
 
@@ -592,6 +684,13 @@ int main(int argc, char** argv) {
       static_cast<double>(doubles.counter->calls.load() - counts_before) / total_compactions;
   const double compactor_per_compaction =
       static_cast<double>(doubles.compactor->calls.load() - compactor_before) / total_compactions;
+  // 4, in rounds of its own on a session of its own (after 1's counts, which it would change).
+  std::unique_ptr<Journal> controls_journal = NewMemoryJournal();
+  std::unique_ptr<Session> controls_session = OpenSession(*controls_journal);
+  ControlRun controls;
+  const int control_n = std::max(1, compactions / 4);
+  for (int i = 0; i < control_n; ++i)
+    ControlsOnce(*controls_session, doubles, controls);
 
   // The pieces alone.
   const int piece_n = std::max(compactions, 1000);
@@ -673,6 +772,24 @@ int main(int argc, char** argv) {
               static_cast<unsigned long long>(idle.threads_before),
               static_cast<unsigned long long>(idle.threads_after));
 
+  {
+    const Percentiles plain = Summarize(controls.plain_us);
+    const Percentiles pinned = Summarize(controls.pinned_us);
+    const Percentiles preview = Summarize(controls.preview_us);
+    const Percentiles undo = Summarize(controls.undo_us);
+    std::printf("\n4. controls over compaction, memory journal (%d of each, interleaved)\n",
+                control_n);
+    std::printf("  %-52s %10s %10s %8s\n", "", "p50 us", "p99 us", "/ plain");
+    const auto row = [&](const char* what, const Percentiles& p) {
+      std::printf("  %-52s %10.1f %10.1f %7.2fx\n", what, p.p50_us, p.p99_us,
+                  p.p50_us / plain.p50_us);
+    };
+    row("plain compaction (as in 1)", plain);
+    row("pin one message, then compact", pinned);
+    row("preview -> proposal delivered -> approve -> reply", preview);
+    row("undo of that commit (Session::Undo returns)", undo);
+  }
+
   std::string conclusion = fmt::format(
       "\nconclusion: one idle manual compaction costs p50 {:.0f} us on the memory journal ({:.0f}x "
       "the instant compactor call)",
@@ -691,6 +808,7 @@ int main(int argc, char** argv) {
       static_cast<long long>(idle.threads_after) - static_cast<long long>(idle.threads_before)));
   std::printf("%s\n", conclusion.c_str());
 
+  controls_session->Shutdown();
   if (sqlite.session)
     sqlite.session->Shutdown();
   memory.session->Shutdown();
