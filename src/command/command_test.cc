@@ -265,14 +265,13 @@ TEST(EncodeCommand, CompactPreviewIsAnAdditiveLastMember) {
   ASSERT_TRUE(decoded.ok()) << DescribeCommandError(decoded.error());
   EXPECT_EQ(*decoded, Command(preview));
   EXPECT_EQ(Encoded(Compact{Header(), "", false}), kCompactWire);
-  auto refused = DecodeCommand(kCompactWire.substr(0, kCompactWire.size() - 1) +
-                               R"(,"preview":false})");
+  auto refused =
+      DecodeCommand(kCompactWire.substr(0, kCompactWire.size() - 1) + R"(,"preview":false})");
   ASSERT_FALSE(refused.ok());
   EXPECT_NE(DescribeCommandError(refused.error()).find("no preview is written by omitting it"),
             std::string::npos);
-  EXPECT_FALSE(DecodeCommand(kCompactWire.substr(0, kCompactWire.size() - 1) +
-                             R"(,"preview":1})")
-                   .ok());
+  EXPECT_FALSE(
+      DecodeCommand(kCompactWire.substr(0, kCompactWire.size() - 1) + R"(,"preview":1})").ok());
 }
 
 TEST(ValidateCommand, CompactInstructionsRules) {

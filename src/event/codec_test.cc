@@ -398,10 +398,14 @@ TEST(EncodeEvent, CompactionProposedCarriesTheSummaryTheKeptIdsAndTheCountAfter)
        "invalid: Reason is invalid"},
       {[](CompactionProposed& e) { e.summary = User("  "); }, "invalid: Summary is invalid"},
       {[](CompactionProposed& e) { e.replaced = 0; }, "invalid: Replaced is invalid"},
-      {[](CompactionProposed& e) { e.kept = {kPinnedMessageId, kPinnedMessageId}; },
+      {[](CompactionProposed& e) {
+         e.kept = {kPinnedMessageId, kPinnedMessageId};
+       },
        "invalid: Kept is invalid"},
       {[](CompactionProposed& e) { e.kept = {Uuid{}}; }, "invalid: Kept is invalid"},
-      {[](CompactionProposed& e) { e.post_context.basis = ContextBasis{2, kEventId}; },
+      {[](CompactionProposed& e) {
+         e.post_context.basis = ContextBasis{2, kEventId};
+       },
        "invalid: PostContext is invalid"},
       {[](CompactionProposed& e) { e.expires_at = T0() - std::chrono::seconds(1); },
        "invalid: ExpiresAt is invalid"},

@@ -30,14 +30,13 @@
 
 namespace harness {
 
-using Event =
-    std::variant<CompactionStarted, CompactionCommitted, CompactionRejected, CompactWaiterResolved,
-                 CompactWaiterRejected, ContextMeasured, ContextPressure, SessionActive,
-                 SessionIdle, ActiveLoopChanged, LoopCreated, InputAccepted, InputQueued,
-                 InputRejected, InputCancelled, LoopIdle, LoopExited, TurnStarted, MessageCommitted,
-                 TurnCompleted, TurnFailed, TurnInterrupted, LoopHistoryContinued,
-                 LoopRequestChanged, MessagePinned, MessageUnpinned, HistoryReverted,
-                 CompactionProposed>;
+using Event = std::variant<CompactionStarted, CompactionCommitted, CompactionRejected,
+                           CompactWaiterResolved, CompactWaiterRejected, ContextMeasured,
+                           ContextPressure, SessionActive, SessionIdle, ActiveLoopChanged,
+                           LoopCreated, InputAccepted, InputQueued, InputRejected, InputCancelled,
+                           LoopIdle, LoopExited, TurnStarted, MessageCommitted, TurnCompleted,
+                           TurnFailed, TurnInterrupted, LoopHistoryContinued, LoopRequestChanged,
+                           MessagePinned, MessageUnpinned, HistoryReverted, CompactionProposed>;
 
 enum class EventKind : std::uint8_t {
   kCompactionStarted,
