@@ -375,6 +375,57 @@ class InspectorTest(unittest.TestCase):
         b.screenshot(SCREENSHOT)
         print(f"\ninspector screenshot: {SCREENSHOT}", file=sys.stderr)
 
+    def test_a_pin_a_previewed_compaction_and_an_undo_from_the_page(self):
+        """docs/pins.md, docs/preview.md, docs/undo.md: the page's controls call the service and
+        follow what its events say."""
+        server = self.start_server()
+        session, loop = server.create_session()
+        for text in ["Say hello.", "Now edit src/app.cc.", "Run the tests."]:
+            server.say(session, loop, text)
+
+        b = self.browser
+        b.go(server.base + "/")
+        b.wait_for(f"document.querySelector('#sessions li[data-session=\"{session}\"]')",
+                   "the session in the list")
+        b.click(f'#sessions li[data-session="{session}"] button')
+        b.wait_for(f"{count('#timeline li[data-type=TurnCompleted]')} >= 3", "the three turns")
+        b.wait_for(f"{count('#transcript button.pin')} === 6", "a pin button on each message")
+        self.assertTrue(b.run("return document.querySelector('#undo-button').disabled;"))
+
+        # Pin the first answer: it stays, verbatim, after the summary.
+        # The transcript is drawn anew on every refresh: found and clicked in one script.
+        b.run("document.querySelector('#transcript li:nth-child(2) button.pin').click();")
+        b.wait_for("document.querySelector('#transcript li:nth-child(2)').dataset.pinned"
+                   " === 'true'", "the answer pinned")
+        b.click("#preview-button")
+        b.wait_for("!document.querySelector('#proposal-actions').hidden",
+                   "the approve and discard buttons")
+        b.wait_for(f"{count('#compactions article[data-type=CompactionProposed]')} === 1",
+                   "the proposal's card")
+        card = b.run("return document.querySelector("
+                     "'#compactions article[data-type=CompactionProposed]').innerText;")
+        self.assertIn("messages would be summarized", card)
+        self.assertEqual(len(server.committed(session)), 0)
+        b.click("#approve-button")
+        b.wait_for(f"{count('#timeline li[data-type=CompactionCommitted]')} === 1",
+                   "the approved compaction in the timeline")
+        b.wait_for("document.querySelector('#proposal-actions').hidden", "no proposal left")
+        b.wait_for("!document.querySelector('#undo-button').disabled", "something to undo")
+        b.wait_for("document.querySelector('#transcript li:nth-child(2)').dataset.pinned"
+                   " === 'true'", "the pinned answer right after the summary")
+        self.assertEqual(len(server.committed(session)), 1)
+
+        b.click("#undo-button")
+        b.wait_for(f"{count('#timeline li[data-type=HistoryReverted]')} === 1",
+                   "the undo in the timeline")
+        b.wait_for("document.querySelector('#undo-button').disabled", "nothing left to undo")
+        b.wait_for(f"{count('#transcript li')} === 6", "the history before the compaction")
+        # The transcript is drawn anew on every refresh: found and clicked in one script.
+        b.run("document.querySelector('#transcript li:nth-child(2) button.pin').click();")
+        b.wait_for("document.querySelector('#transcript li:nth-child(2)').dataset.pinned"
+                   " === 'false'", "the answer unpinned")
+        self.assert_clean_console()
+
     def test_a_dropped_stream_resumes_after_its_last_event_without_gap_or_duplicate(self):
         first = Serve(self.dir)
         self.addCleanup(lambda: first.process.poll() is None and first.stop())

@@ -62,6 +62,7 @@
   const state = {
     session: null, // the selected session's id
     loop: null, // the selected loop's id
+    proposal: null, // the selected loop's CompactionProposed waiting for a decision
     stream: null, // the AbortController of the event stream
     lastSeq: 0, // the last enduring event delivered: a reconnection resumes after it
     histories: new Map(), // loop id -> the messages the events say it holds
@@ -258,9 +259,26 @@
     ]);
     const ol = $("transcript");
     clear(ol);
+    const ids = history.message_ids || [];
+    const pinned = new Set(history.pinned || []);
     (history.messages || []).forEach((m, i) => {
-      ol.appendChild(messageItem(m, i < history.derived_prefix ? "summary" : undefined));
+      const item = messageItem(m, i < history.derived_prefix ? "summary" : undefined);
+      // docs/pins.md: a pinned message is never summarized; the summary itself cannot be pinned.
+      const id = ids[i];
+      if (id && !(i === 0 && history.derived_prefix > 0)) {
+        const on = pinned.has(id);
+        item.dataset.pinned = String(on);
+        const pin = el("button", "pin", on ? "unpin" : "pin");
+        pin.type = "button";
+        pin.addEventListener("click", () => togglePin(id, on).catch(report));
+        item.insertBefore(pin, item.firstChild);
+      }
+      ol.appendChild(item);
     });
+    // docs/undo.md, docs/preview.md: what the controls may do now.
+    state.proposal = history.proposal || null;
+    $("undo-button").disabled = !(history.undoable > 0);
+    $("proposal-actions").hidden = state.proposal === null;
     renderContext(context);
   }
 
@@ -674,8 +692,40 @@
 
   // ---- Actions ----
 
+  async function togglePin(id, pinned) {
+    const base = `/v1/sessions/${state.session}/loops/${state.loop}`;
+    const answer = await api(pinned ? "DELETE" : "PUT", `${base}/pins/${id}`);
+    $("action-status").textContent =
+      `${answer.pinned ? "pinned" : "unpinned"} ${short(id)}${answer.changed ? "" : " (no change)"}`;
+    await loadLoop();
+  }
+
+  // Undo, approve, discard: answered once their event is durable (docs/serve.md).
+  async function control(action) {
+    if (!state.session || !state.loop) return;
+    const base = `/v1/sessions/${state.session}/loops/${state.loop}`;
+    const status = $("action-status");
+    if (action === "undo") {
+      const answer = await api("POST", base + "/undo", {});
+      status.textContent = `undo: done (${short(answer.event_id)})`;
+    } else {
+      if (!state.proposal) return;
+      const attempt = state.proposal.attempt_id;
+      const answer = await api("POST", `${base}/proposals/${attempt}/${action}`, {});
+      status.textContent = `${action}: done (${short(answer.terminal_event_id)})`;
+    }
+    await loadLoop();
+  }
+
   async function act(action) {
     if (!state.session || !state.loop) return;
+    if (action === "preview") {
+      const path = `/v1/sessions/${state.session}/loops/${state.loop}/compact`;
+      const accepted = await api("POST", path, { preview: true });
+      $("action-status").textContent =
+        `preview: asked (${short(accepted.command_id)}); approve or discard the proposal`;
+      return;
+    }
     const status = $("action-status");
     const path = `/v1/sessions/${state.session}/loops/${state.loop}/${action}`;
     status.textContent = action + ": sending";
@@ -706,6 +756,10 @@
     $("refresh-sessions").addEventListener("click", () => loadSessions().catch(report));
     $("compact-button").addEventListener("click", () => act("compact").catch(report));
     $("interrupt-button").addEventListener("click", () => act("interrupt").catch(report));
+    $("preview-button").addEventListener("click", () => act("preview").catch(report));
+    $("undo-button").addEventListener("click", () => control("undo").catch(report));
+    $("approve-button").addEventListener("click", () => control("approve").catch(report));
+    $("discard-button").addEventListener("click", () => control("discard").catch(report));
     $("token-submit").addEventListener("click", () => {
       const token = $("token-input").value.trim();
       if (!token) return;
