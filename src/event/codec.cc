@@ -121,13 +121,19 @@ void WriteCoverage(WireWriter& w, const std::optional<CoverageReport>& coverage)
   report.Close();
 }
 
-// One WriteBody per enduring type: its members in declaration order.
-Status<InvalidEventError> WriteBody(WireWriter& w, const CompactionCommitted& e) {
-  using E = CompactionCommitted;
+// The members a terminal or a proposal opens with: its attempt, waiters, reason and basis.
+template <class E>
+void WriteAttemptHead(WireWriter& w, const E& e) {
   w.Id("attempt_id", e.attempt_id)
       .Ids("waiter_command_ids", e.waiter_command_ids)
       .Uint("reason", Raw(e.reason))
       .Basis("basis", e.basis);
+}
+
+// One WriteBody per enduring type: its members in declaration order.
+Status<InvalidEventError> WriteBody(WireWriter& w, const CompactionCommitted& e) {
+  using E = CompactionCommitted;
+  WriteAttemptHead(w, e);
   HARNESS_CHECK(WriteMessage<E>(w, "summary", "Summary", e.summary));
   HARNESS_CHECK(WriteMessages<E>(w, "retained", "Retained", e.retained));
   w.Measurement("post_context", e.post_context).Int("duration", e.duration.count());
@@ -155,10 +161,7 @@ Status<InvalidEventError> WriteBody(WireWriter& w, const CompactionCommitted& e)
 
 Status<InvalidEventError> WriteBody(WireWriter& w, const CompactionProposed& e) {
   using E = CompactionProposed;
-  w.Id("attempt_id", e.attempt_id)
-      .Ids("waiter_command_ids", e.waiter_command_ids)
-      .Uint("reason", Raw(e.reason))
-      .Basis("basis", e.basis);
+  WriteAttemptHead(w, e);
   HARNESS_CHECK(WriteMessage<E>(w, "summary", "Summary", e.summary));
   w.Uint("replaced", e.replaced)
       .Ids("kept", e.kept)
@@ -211,12 +214,8 @@ void WriteDetail(WireWriter& w, const std::optional<CompactRejectDetail>& detail
 }
 
 Status<InvalidEventError> WriteBody(WireWriter& w, const CompactionRejected& e) {
-  w.Id("attempt_id", e.attempt_id)
-      .Ids("waiter_command_ids", e.waiter_command_ids)
-      .Uint("reason", Raw(e.reason))
-      .Basis("basis", e.basis)
-      .Uint("reject_reason", Raw(e.reject_reason))
-      .Int("duration", e.duration.count());
+  WriteAttemptHead(w, e);
+  w.Uint("reject_reason", Raw(e.reject_reason)).Int("duration", e.duration.count());
   WriteDetail(w, e.detail);
   WriteCoverage(w, e.coverage);
   return {};
@@ -479,12 +478,19 @@ Result<std::vector<PinnedMessage>, DecodeCause> ReadPinned(JsonObject& top) {
   return pinned;
 }
 
-Status<DecodeCause> ReadBody(JsonObject& top, CompactionCommitted& e) {
+// The members WriteAttemptHead writes.
+template <class E>
+Status<DecodeCause> ReadAttemptHead(JsonObject& top, E& e) {
   HARNESS_TRY(e.attempt_id, RequireUuidMember(top, "attempt_id"));
   HARNESS_TRY(e.waiter_command_ids,
               RequireUuidArrayMember(top, "waiter_command_ids", kMaxWaiterCommandIds));
   HARNESS_TRY(e.reason, RequireEnumMember<CompactionReason>(top, "reason"));
   HARNESS_TRY(e.basis, RequireBasisMember(top, "basis"));
+  return {};
+}
+
+Status<DecodeCause> ReadBody(JsonObject& top, CompactionCommitted& e) {
+  HARNESS_CHECK(ReadAttemptHead(top, e));
   HARNESS_TRY(e.summary, ReadUserMessageMember(top, "summary"));
   HARNESS_TRY(e.retained, ReadMessagesMember(top, "retained", kMaxRetainedMessages));
   HARNESS_TRY(e.post_context, RequireMeasurementMember(top, "post_context"));
@@ -496,11 +502,7 @@ Status<DecodeCause> ReadBody(JsonObject& top, CompactionCommitted& e) {
 }
 
 Status<DecodeCause> ReadBody(JsonObject& top, CompactionProposed& e) {
-  HARNESS_TRY(e.attempt_id, RequireUuidMember(top, "attempt_id"));
-  HARNESS_TRY(e.waiter_command_ids,
-              RequireUuidArrayMember(top, "waiter_command_ids", kMaxWaiterCommandIds));
-  HARNESS_TRY(e.reason, RequireEnumMember<CompactionReason>(top, "reason"));
-  HARNESS_TRY(e.basis, RequireBasisMember(top, "basis"));
+  HARNESS_CHECK(ReadAttemptHead(top, e));
   HARNESS_TRY(e.summary, ReadUserMessageMember(top, "summary"));
   HARNESS_TRY(e.replaced, top.RequireUint("replaced"));
   HARNESS_TRY(e.kept, RequireUuidArrayMember(top, "kept", kMaxRetainedMessages));
@@ -564,11 +566,7 @@ Result<std::optional<CompactRejectDetail>, JsonError> ReadDetail(JsonObject& top
 }
 
 Status<DecodeCause> ReadBody(JsonObject& top, CompactionRejected& e) {
-  HARNESS_TRY(e.attempt_id, RequireUuidMember(top, "attempt_id"));
-  HARNESS_TRY(e.waiter_command_ids,
-              RequireUuidArrayMember(top, "waiter_command_ids", kMaxWaiterCommandIds));
-  HARNESS_TRY(e.reason, RequireEnumMember<CompactionReason>(top, "reason"));
-  HARNESS_TRY(e.basis, RequireBasisMember(top, "basis"));
+  HARNESS_CHECK(ReadAttemptHead(top, e));
   HARNESS_TRY(e.reject_reason, RequireEnumMember<CompactRejectReason>(top, "reject_reason"));
   HARNESS_TRY(std::int64_t duration, RequireInt64Member(top, "duration"));
   e.duration = std::chrono::nanoseconds(duration);

@@ -257,6 +257,15 @@ class InspectorTest(unittest.TestCase):
         # the next test's console.
         self.browser.go("about:blank")
 
+    def open_session(self, server, session):
+        """Opens the inspector and selects `session` in its list; returns the browser."""
+        b = self.browser
+        b.go(server.base + "/")
+        b.wait_for(f"document.querySelector('#sessions li[data-session=\"{session}\"]')",
+                   "the session in the list")
+        b.click(f'#sessions li[data-session="{session}"] button')
+        return b
+
     def start_server(self, env=None, listen="127.0.0.1:0"):
         server = Serve(self.dir, env, listen)
         self.addCleanup(lambda: self.assertEqual(server.stop(), 0, "harness serve's exit"))
@@ -299,11 +308,7 @@ class InspectorTest(unittest.TestCase):
                      "Run the tests."]:
             server.say(session, loop, text)
 
-        b = self.browser
-        b.go(server.base + "/")
-        b.wait_for(f"document.querySelector('#sessions li[data-session=\"{session}\"]')",
-                   "the session in the list")
-        b.click(f'#sessions li[data-session="{session}"] button')
+        b = self.open_session(server, session)
         b.wait_for(f"document.querySelector('#loops li[data-loop=\"{loop}\"].selected')",
                    "the loop, listed and selected")
         b.wait_for(f"{count('#timeline li[data-type=MessageCommitted]')} >= 3",
@@ -383,11 +388,7 @@ class InspectorTest(unittest.TestCase):
         for text in ["Say hello.", "Now edit src/app.cc.", "Run the tests."]:
             server.say(session, loop, text)
 
-        b = self.browser
-        b.go(server.base + "/")
-        b.wait_for(f"document.querySelector('#sessions li[data-session=\"{session}\"]')",
-                   "the session in the list")
-        b.click(f'#sessions li[data-session="{session}"] button')
+        b = self.open_session(server, session)
         b.wait_for(f"{count('#timeline li[data-type=TurnCompleted]')} >= 3", "the three turns")
         b.wait_for(f"{count('#transcript button.pin')} === 6", "a pin button on each message")
         self.assertTrue(b.run("return document.querySelector('#undo-button').disabled;"))
