@@ -18,6 +18,7 @@
 #include "harness/journal/lease.h"
 #include "harness/journal/memory_journal.h"
 #include "serve/openapi.h"
+#include "serve/sessions.h"
 #include "support/env.h"
 #include "support/serve_client.h"
 #include "support/test_model.h"
@@ -789,6 +790,28 @@ TEST_F(ServerTest, AnIntentADeadHolderLeftIsPendingUntilARestoreAnswersIt) {
   EXPECT_NE(Call("GET", other + "/v1/sessions").body.find("\"in_memory\":true"), std::string::npos);
 }
 
+// The book forgets its oldest command when over capacity, but never one a request waits on: the
+// wait would sleep to its deadline although the reply came.
+TEST(CommandBook, AWatchedCommandIsNotForgottenAndTheOldestUnwatchedOneIs) {
+  CommandBook book(1);
+  const Uuid session = Uuid::V4();
+  const Uuid watched = Uuid::V4();
+  const Uuid other = Uuid::V4();
+  const Uuid third = Uuid::V4();
+  book.Accepted(watched, session);
+  bool woken = false;
+  ASSERT_NE(book.Watch(watched, [&] { woken = true; }), 0u);
+  book.Accepted(other, session);  // over capacity, but the only other record is watched
+  EXPECT_TRUE(book.Find(watched).has_value());
+  EXPECT_TRUE(book.Find(other).has_value());
+  book.Accepted(third, session);  // the oldest unwatched record goes
+  EXPECT_FALSE(book.Find(other).has_value());
+  EXPECT_TRUE(book.Find(third).has_value());
+  book.Answered(watched, session, "{}");
+  EXPECT_TRUE(woken);
+  EXPECT_EQ(book.Find(watched)->reply, std::optional<std::string>("{}"));
+}
+
 // Answers every call with a line of text.
 class TextModel final : public ModelClient {
  public:
@@ -958,8 +981,12 @@ TEST_F(ServerTest, AWaitForACommandTheBookForgotEndsWithItsReply) {
              [](const auto& events) { return events.size() == 2; });
   const std::string command = command_of(Call("POST", loop + "/compact"));
   gate->WaitEntered();
-  // Another command (on another session, answered at once) takes the book's one place.
-  const auto forget = [&] { command_of(Call("POST", other_loop + "/compact")); };
+  // Another command (on another session, answered at once) takes the book's one place. Its
+  // reply is waited for, so that no late reply of it touches the book afterwards.
+  const auto forget = [&] {
+    const std::string other = command_of(Call("POST", other_loop + "/compact"));
+    EXPECT_EQ(Call("GET", base + "/v1/commands/" + other + "?wait_ms=10000").status, 200);
+  };
   forget();
   const auto server_wide = Call("GET", base + "/v1/commands/" + command);
   EXPECT_EQ(server_wide.status, 404) << server_wide.body;

@@ -1,5 +1,6 @@
 #include "serve/sessions.h"
 
+#include <algorithm>
 #include <utility>
 
 #include "harness/compaction/extractive.h"
@@ -144,9 +145,17 @@ CommandBook::Record& CommandBook::Touch(const Uuid& command) {
   auto [it, inserted] = records_.try_emplace(command);
   if (inserted) {
     order_.push_back(command);
+    // The oldest record goes, unless a request waits on it: forgetting a watched command would
+    // leave that wait asleep until its deadline although the reply came. Watched records are
+    // bounded by the suspended connections, so the book stays bounded.
     while (order_.size() > capacity_) {
-      records_.erase(order_.front());
-      order_.pop_front();
+      const auto victim = std::find_if(order_.begin(), order_.end(), [&](const Uuid& id) {
+        return id != command && records_.at(id).watchers.empty();
+      });
+      if (victim == order_.end())
+        break;
+      records_.erase(*victim);
+      order_.erase(victim);
     }
   }
   return records_.at(command);
