@@ -848,14 +848,10 @@ TEST_F(ServerTest, PinsAPreviewAnApprovalAndAnUndoOverHttp) {
     const auto input = Call("POST", loop + "/input", text);
     ASSERT_EQ(input.status, 202) << input.body;
     ASSERT_TRUE(ParseOrNull(input.body)["command_id"].is_string());
-    // The turn ends before the next input is taken: wait for its commit.
-    for (int i = 0; i < 1000; ++i) {
-      const Json context = ParseOrNull(Call("GET", loop + "/context").body);
-      if (context["status"] == "idle" && context["queued_inputs"] == 0 &&
-          context["history_messages"].get<int>() >= (text[9] == 'f' ? 2 : 4))
-        break;
-    }
   }
+  // Synchronized on the events: both turns have ended.
+  ReadStream(base_ + "/v1/sessions/" + session + "/events?from=1&kind=TurnCompleted",
+             [](const auto& events) { return events.size() == 2; });
   Json history = ParseOrNull(Call("GET", loop + "/history").body);
   ASSERT_EQ(history["message_ids"].size(), 4u) << history;
   EXPECT_EQ(history["undoable"], 0);
@@ -880,8 +876,9 @@ TEST_F(ServerTest, PinsAPreviewAnApprovalAndAnUndoOverHttp) {
   const auto compact = Call("POST", loop + "/compact", R"({"preview":true,"instructions":"x"})");
   ASSERT_EQ(compact.status, 202) << compact.body;
   const std::string command = ParseOrNull(compact.body)["command_id"].get<std::string>();
-  for (int i = 0; i < 1000 && history["proposal"].is_null(); ++i)
-    history = ParseOrNull(Call("GET", loop + "/history").body);
+  ReadStream(base_ + "/v1/sessions/" + session + "/events?from=1&kind=CompactionProposed",
+             [](const auto& events) { return events.size() == 1; });
+  history = ParseOrNull(Call("GET", loop + "/history").body);
   ASSERT_TRUE(history["proposal"].is_object()) << history;
   EXPECT_EQ(history["proposal"]["type"], "CompactionProposed");
   EXPECT_EQ(history["message_ids"].size(), 4u);  // nothing replaced while it waits
