@@ -85,6 +85,10 @@ Result<BaseUrl, BaseUrlProblem> ParseBaseUrl(std::string_view text) {
     return Fail(BaseUrlProblem::kMalformed);
   while (!root->empty() && root->back() == '/')
     root->pop_back();
+  // libcurl decodes some percent-escapes in a host ("http:/%7f:8" gives a raw DEL) into a URL it
+  // then refuses to parse; such a root could never be requested, so the text is not a URL.
+  if (!Parse(*root))
+    return Fail(BaseUrlProblem::kMalformed);
   return BaseUrl{std::move(*root)};
 }
 

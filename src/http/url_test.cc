@@ -32,6 +32,8 @@ TEST(ParseBaseUrl, RefusesWhatCannotBeABase) {
       {"http://h/v1 x", BaseUrlProblem::kMalformed},
       {"http://h:99999/v1", BaseUrlProblem::kMalformed},
       {std::string("http://h/v1\0x", 13), BaseUrlProblem::kMalformed},
+      // libcurl decodes the escape into a raw DEL in the host, which it then cannot parse.
+      {"http:/%7f:8", BaseUrlProblem::kMalformed},
       {"ftp://h/v1", BaseUrlProblem::kNotHttp},
       {"file:///etc/passwd", BaseUrlProblem::kNotHttp},
       {"http://h/v1?token=x", BaseUrlProblem::kHasQuery},
