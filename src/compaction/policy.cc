@@ -40,6 +40,8 @@ std::string_view CompactionPolicyFieldName(CompactionPolicyField field) {
       return "Coverage";
     case CompactionPolicyField::kApproval:
       return "Approval";
+    case CompactionPolicyField::kMasking:
+      return "Masking";
     case CompactionPolicyField::kRearmBelow:
       return "RearmBelow";
     case CompactionPolicyField::kCompactAt:
@@ -86,6 +88,8 @@ Status<CompactionPolicyError> ValidatePolicy(const CompactionPolicy& policy,
       policy.approval_timeout > kMaxApprovalTimeout) {
     return fail(CompactionPolicyField::kApproval);
   }
+  if (policy.masking != CompactionMasking::kOff && policy.masking != CompactionMasking::kFirst)
+    return fail(CompactionPolicyField::kMasking);
   // Thresholds and the counter policy only steer automatic attempts; a manual-only policy never
   // reads them, so nonsense there is harmless and accepted as the reference does.
   if (!policy.automatic)

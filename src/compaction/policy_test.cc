@@ -185,6 +185,14 @@ const PolicyCase kPolicyCases[] = {
      kExact, Field::kCoverage},
     // Approval (docs/preview.md): auto by default, manual accepted, a positive timeout.
     {"approval_default_is_auto", Manual(), kExact, std::nullopt},
+    // Masking (docs/masking.md): off by default, first accepted, nothing else.
+    {"masking_first", With(Automatic(), [](auto& p) { p.masking = CompactionMasking::kFirst; }),
+     kExact, std::nullopt},
+    {"masking_unknown", With(Automatic(), [](auto& p) { p.masking = CompactionMasking::kUnknown; }),
+     kExact, Field::kMasking},
+    {"masking_out_of_range",
+     With(Manual(), [](auto& p) { p.masking = static_cast<CompactionMasking>(3); }), kExact,
+     Field::kMasking},
     {"approval_manual", With(Manual(), [](auto& p) { p.approval = CompactionApproval::kManual; }),
      kExact, std::nullopt},
     {"approval_unknown", With(Manual(), [](auto& p) { p.approval = CompactionApproval::kUnknown; }),

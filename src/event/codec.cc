@@ -181,6 +181,22 @@ Status<InvalidEventError> WriteBody(WireWriter& w, const MessageUnpinned& e) {
   return {};
 }
 
+template <class E>
+Status<InvalidEventError> WriteMaskChange(WireWriter& w, const E& e) {
+  w.Basis("basis", e.basis)
+      .Ids("message_ids", e.message_ids)
+      .Measurement("post_context", e.post_context);
+  return {};
+}
+
+Status<InvalidEventError> WriteBody(WireWriter& w, const ToolOutputsMasked& e) {
+  return WriteMaskChange(w, e);
+}
+
+Status<InvalidEventError> WriteBody(WireWriter& w, const ToolOutputsUnmasked& e) {
+  return WriteMaskChange(w, e);
+}
+
 Status<InvalidEventError> WriteBody(WireWriter& w, const HistoryReverted& e) {
   w.Id("reverted_event_id", e.reverted_event_id)
       .Basis("basis", e.basis)
@@ -520,6 +536,22 @@ Status<DecodeCause> ReadBody(JsonObject& top, MessagePinned& e) {
 Status<DecodeCause> ReadBody(JsonObject& top, MessageUnpinned& e) {
   HARNESS_TRY(e.message_id, RequireUuidMember(top, "message_id"));
   return {};
+}
+
+template <class E>
+Status<DecodeCause> ReadMaskChange(JsonObject& top, E& e) {
+  HARNESS_TRY(e.basis, RequireBasisMember(top, "basis"));
+  HARNESS_TRY(e.message_ids, RequireUuidArrayMember(top, "message_ids", kMaxMaskedOutputs));
+  HARNESS_TRY(e.post_context, RequireMeasurementMember(top, "post_context"));
+  return {};
+}
+
+Status<DecodeCause> ReadBody(JsonObject& top, ToolOutputsMasked& e) {
+  return ReadMaskChange(top, e);
+}
+
+Status<DecodeCause> ReadBody(JsonObject& top, ToolOutputsUnmasked& e) {
+  return ReadMaskChange(top, e);
 }
 
 Status<DecodeCause> ReadBody(JsonObject& top, HistoryReverted& e) {

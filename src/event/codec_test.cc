@@ -374,6 +374,48 @@ TEST(EncodeEvent, HistoryRevertedNamesTheReplacementAndMeasuresTheRestoredReques
   EXPECT_EQ(Verdict(EncodeEvent(bad).error()), "invalid: PostContext is invalid");
 }
 
+// docs/masking.md: a masking names the tool results it changed and measures the changed request
+// at the next revision; its validation order is the header's contract.
+TEST(EncodeEvent, ToolOutputsMaskedNamesTheResultsAndMeasuresTheMaskedRequest) {
+  ToolOutputsMasked masked{LoopHeader(),
+                           ContextBasis{3, kThrough},
+                           {Id(0x61), Id(0x62)},
+                           Measurement(ContextBasis{4, kEventId})};
+  const std::string bytes = Encoded(masked);
+  EXPECT_NE(bytes.find(R"("type":"ToolOutputsMasked","v":1,)"), std::string::npos) << bytes;
+  EXPECT_NE(bytes.find(R"("message_ids":["00000000-0000-4000-8000-000000000061",)"
+                       R"("00000000-0000-4000-8000-000000000062"],"post_context":)"),
+            std::string::npos)
+      << bytes;
+  auto decoded = DecodeEvent(bytes);
+  ASSERT_TRUE(decoded.ok()) << DescribeEventError(decoded.error());
+  EXPECT_EQ(*decoded, Event(masked));
+  ToolOutputsMasked bad = masked;
+  bad.header.visibility = Visibility::kInternal;
+  EXPECT_EQ(Verdict(EncodeEvent(bad).error()), "invalid: Visibility is invalid");
+  bad = masked;
+  bad.basis = ContextBasis{};
+  EXPECT_EQ(Verdict(EncodeEvent(bad).error()), "invalid: Basis is invalid");
+  bad = masked;
+  bad.message_ids.clear();
+  EXPECT_EQ(Verdict(EncodeEvent(bad).error()), "invalid: MessageIDs is invalid");
+  bad.message_ids = {Id(0x61), Id(0x61)};
+  EXPECT_EQ(Verdict(EncodeEvent(bad).error()), "invalid: MessageIDs is invalid");
+  bad.message_ids = {Id(0x61), Uuid{}};
+  EXPECT_EQ(Verdict(EncodeEvent(bad).error()), "invalid: MessageIDs is invalid");
+  bad = masked;
+  bad.post_context.basis = ContextBasis{3, kEventId};  // not the successor of the basis
+  EXPECT_EQ(Verdict(EncodeEvent(bad).error()), "invalid: PostContext is invalid");
+
+  ToolOutputsUnmasked unmasked{
+      LoopHeader(), ContextBasis{4, kThrough}, {Id(0x62)}, Measurement(ContextBasis{5, kEventId})};
+  const std::string unmasked_bytes = Encoded(unmasked);
+  EXPECT_NE(unmasked_bytes.find(R"("type":"ToolOutputsUnmasked","v":1,)"), std::string::npos);
+  auto back = DecodeEvent(unmasked_bytes);
+  ASSERT_TRUE(back.ok()) << DescribeEventError(back.error());
+  EXPECT_EQ(*back, Event(unmasked));
+}
+
 // docs/preview.md: a proposal carries what the commit would install and what it would leave out,
 // and round-trips byte for byte; its validation order is the header's contract.
 TEST(EncodeEvent, CompactionProposedCarriesTheSummaryTheKeptIdsAndTheCountAfter) {
@@ -435,6 +477,21 @@ TEST(EncodeEvent, APolicysApprovalIsWrittenOnlyWhenNotTheDefault) {
   std::string explicit_auto = manual;
   explicit_auto.replace(explicit_auto.find(R"("approval":2)"), 12, R"("approval":1)");
   EXPECT_FALSE(DecodeEvent(explicit_auto).ok());
+}
+
+// Masking in a policy (docs/masking.md) is additive too: absent when off.
+TEST(EncodeEvent, APolicysMaskingIsWrittenOnlyWhenFirst) {
+  LoopCreated created = ValidLoopCreatedWithEverything();
+  EXPECT_EQ(Encoded(created).find("masking"), std::string::npos);
+  created.policy->masking = CompactionMasking::kFirst;
+  const std::string first = Encoded(created);
+  EXPECT_NE(first.find(R"(,"masking":2})"), std::string::npos) << first;
+  auto decoded = DecodeEvent(first);
+  ASSERT_TRUE(decoded.ok()) << DescribeEventError(decoded.error());
+  EXPECT_EQ(*decoded, Event(created));
+  std::string explicit_off = first;
+  explicit_off.replace(explicit_off.find(R"("masking":2)"), 11, R"("masking":1)");
+  EXPECT_FALSE(DecodeEvent(explicit_off).ok());
 }
 
 TEST(InitialMessageId, IsDerivedFromTheCreatedEventAndTheIndexAlone) {
@@ -563,7 +620,7 @@ TEST(DecodeEvent, EveryEnduringKindRoundTripsExactly) {
     EXPECT_EQ(*decoded, event) << EventTypeName(event);
     EXPECT_EQ(Encoded(*decoded), bytes) << EventTypeName(event);
   }
-  EXPECT_EQ(enduring, 25u);
+  EXPECT_EQ(enduring, 27u);
 }
 
 TEST(DecodeEvent, ALoopCreatedWithToolsPolicyAndCompactorRoundTripsExactly) {

@@ -66,6 +66,8 @@ TEST(EventKinds, ClassProfileAndNameOfEveryKind) {
       {"MessageUnpinned", D, L},
       {"HistoryReverted", D, L},
       {"CompactionProposed", D, L},
+      {"ToolOutputsMasked", D, L},
+      {"ToolOutputsUnmasked", D, L},
   };
   ASSERT_EQ(std::size(rows), kEventKindCount);
   const auto events = AllValidEvents();

@@ -379,6 +379,25 @@ Event EnduringEvent(EventKind kind) {
       e.post_context = Measurement(ContextBasis{e.basis.revision + 1, e.header.event_id});
       return e;
     }
+    case EventKind::kToolOutputsMasked:
+    case EventKind::kToolOutputsUnmasked: {
+      ContextBasis basis{*rc::gen::inRange<std::uint64_t>(1, UINT64_MAX - 1), *NonZeroId()};
+      std::vector<Uuid> ids;
+      const int count = *rc::gen::inRange(1, 5);
+      for (int i = 0; i < count; ++i)
+        ids.push_back(*NonZeroId());
+      std::sort(ids.begin(), ids.end());
+      ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+      auto fill = [&](auto e) -> Event {
+        e.basis = basis;
+        e.message_ids = ids;
+        e.post_context = Measurement(ContextBasis{basis.revision + 1, e.header.event_id});
+        return e;
+      };
+      if (kind == EventKind::kToolOutputsMasked)
+        return fill(WithHeader<ToolOutputsMasked>());
+      return fill(WithHeader<ToolOutputsUnmasked>());
+    }
     case EventKind::kCompactionProposed: {
       auto e = WithHeader<CompactionProposed>();
       e.attempt_id = *NonZeroId();
@@ -473,7 +492,7 @@ std::string Describe(const Result<std::string, EventError>& r) {
 // Properties
 
 TEST(EventProperties, GeneratorsCoverEveryEnduringKind) {
-  EXPECT_EQ(EnduringKinds().size(), 25u);
+  EXPECT_EQ(EnduringKinds().size(), 27u);
 }
 
 RC_GTEST_PROP(EventProperties, EveryValidEnduringEventRoundTripsExactly, ()) {

@@ -232,6 +232,14 @@ inline std::vector<Event> AllValidEvents() {
       HistoryReverted{LoopHeader(), kPinnedMessageId, ContextBasis{3, kThrough},
                       Measurement(ContextBasis{4, kEventId})},
       ValidProposed(),
+      ToolOutputsMasked{LoopHeader(),
+                        ContextBasis{3, kThrough},
+                        {kPinnedMessageId},
+                        Measurement(ContextBasis{4, kEventId})},
+      ToolOutputsUnmasked{LoopHeader(),
+                          ContextBasis{4, kThrough},
+                          {kPinnedMessageId},
+                          Measurement(ContextBasis{5, kEventId})},
   };
 }
 

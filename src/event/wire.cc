@@ -187,6 +187,8 @@ WireWriter& WireWriter::Policy(std::string_view name, const CompactionPolicy& p)
     inner.Uint("approval", static_cast<std::uint8_t>(p.approval));
   if (p.approval_timeout != kDefaultApprovalTimeout)
     inner.Int("approval_timeout", p.approval_timeout.count());
+  if (p.masking != CompactionMasking::kOff)  // docs/masking.md, additive as approval is
+    inner.Uint("masking", static_cast<std::uint8_t>(p.masking));
   inner.Close();
   return *this;
 }
@@ -356,6 +358,12 @@ Result<CompactionPolicy, JsonError> RequirePolicyMember(JsonObject& object, std:
       return Fail(RangeError(p.MemberPath("approval_timeout"),
                              "the default approval timeout is written by omitting it"));
     }
+  }
+  if (p.Find("masking") != nullptr) {
+    HARNESS_TRY(std::uint64_t masking, p.RequireUint("masking", UINT8_MAX));
+    out.masking = static_cast<CompactionMasking>(masking);
+    if (out.masking == CompactionMasking::kOff)
+      return Fail(RangeError(p.MemberPath("masking"), "masking off is written by omitting it"));
   }
   HARNESS_CHECK(p.RejectUnknown());
   return out;

@@ -11,14 +11,18 @@
 //   7. coverage: mode not Off, Report or Enforce, min_ratio > 10 000, or a required class
 //      outside the valid classes                         -> kCoverage
 //   7b. approval not Auto or Manual, or approval_timeout not in (0, 7 days] -> kApproval
+//   7c. masking not Off or First                       -> kMasking
 //   8. not automatic: valid (compact_at, rearm_below, counter_policy are not looked at)
 //   9. rearm_below == 0 or rearm_below >= compact_at     -> kRearmBelow
 //  10. compact_at >= 10 000                              -> kCompactAt
 //  11. counter_policy: RequireExact needs ExactProvider or ExactLocal; AllowConservative any of
 //      the three real qualities; anything else           -> kCounterPolicy
-// Coverage (Report, ratio 0, constraints and the request required) and approval (Auto, a
-// proposal waiting 10 minutes) are the members with defaults: they came after the others, and a
-// policy written before them keeps its meaning (docs/decisions.md P13, P18).
+// Coverage (Report, ratio 0, constraints and the request required), approval (Auto, a proposal
+// waiting 10 minutes) and masking (Off) are the members with defaults: they came after the
+// others, and a policy written before them keeps its meaning (docs/decisions.md P13, P18, P19).
+// Masking (docs/masking.md): First makes an automatic attempt's trigger mask old tool output
+// (ToolOutputsMasked) before it summarizes, and summarize only when the masked context is still
+// at or above rearm_below.
 // Approval (docs/preview.md): Manual makes every manual request end in a CompactionProposed that
 // waits for a person's approve or discard (at most approval_timeout); automatic attempts never
 // wait. A Compact may ask for a preview itself whatever the policy says. Off extracts nothing;
@@ -70,6 +74,12 @@ enum class CompactionApproval : std::uint8_t {
   kManual = 2,  // it is proposed and waits for a person (docs/preview.md)
 };
 
+enum class CompactionMasking : std::uint8_t {
+  kUnknown = 0,
+  kOff = 1,    // automatic compaction summarizes at once
+  kFirst = 2,  // it masks old tool output first and summarizes only when that is not enough
+};
+
 // The default time a proposal waits for a person.
 inline constexpr std::chrono::nanoseconds kDefaultApprovalTimeout = std::chrono::minutes(10);
 // The longest a proposal may wait (a person who is away a week asks again).
@@ -89,6 +99,7 @@ struct CompactionPolicy {
   CoveragePolicy coverage;
   CompactionApproval approval = CompactionApproval::kAuto;
   std::chrono::nanoseconds approval_timeout = kDefaultApprovalTimeout;
+  CompactionMasking masking = CompactionMasking::kOff;
   friend bool operator==(const CompactionPolicy&, const CompactionPolicy&) = default;
 };
 
@@ -101,6 +112,7 @@ enum class CompactionPolicyField {
   kSafetyMargin,
   kCoverage,
   kApproval,
+  kMasking,
   kRearmBelow,
   kCompactAt,
   kCounterPolicy,

@@ -25,18 +25,20 @@
 #include "harness/event/context_events.h"
 #include "harness/event/header.h"
 #include "harness/event/lifecycle.h"
+#include "harness/event/masking.h"
 #include "harness/event/pins.h"
 #include "harness/event/revert.h"
 
 namespace harness {
 
-using Event = std::variant<CompactionStarted, CompactionCommitted, CompactionRejected,
-                           CompactWaiterResolved, CompactWaiterRejected, ContextMeasured,
-                           ContextPressure, SessionActive, SessionIdle, ActiveLoopChanged,
-                           LoopCreated, InputAccepted, InputQueued, InputRejected, InputCancelled,
-                           LoopIdle, LoopExited, TurnStarted, MessageCommitted, TurnCompleted,
-                           TurnFailed, TurnInterrupted, LoopHistoryContinued, LoopRequestChanged,
-                           MessagePinned, MessageUnpinned, HistoryReverted, CompactionProposed>;
+using Event =
+    std::variant<CompactionStarted, CompactionCommitted, CompactionRejected, CompactWaiterResolved,
+                 CompactWaiterRejected, ContextMeasured, ContextPressure, SessionActive,
+                 SessionIdle, ActiveLoopChanged, LoopCreated, InputAccepted, InputQueued,
+                 InputRejected, InputCancelled, LoopIdle, LoopExited, TurnStarted, MessageCommitted,
+                 TurnCompleted, TurnFailed, TurnInterrupted, LoopHistoryContinued,
+                 LoopRequestChanged, MessagePinned, MessageUnpinned, HistoryReverted,
+                 CompactionProposed, ToolOutputsMasked, ToolOutputsUnmasked>;
 
 enum class EventKind : std::uint8_t {
   kCompactionStarted,
@@ -67,6 +69,8 @@ enum class EventKind : std::uint8_t {
   kMessageUnpinned,
   kHistoryReverted,
   kCompactionProposed,
+  kToolOutputsMasked,
+  kToolOutputsUnmasked,
 };
 
 inline constexpr std::size_t kEventKindCount = std::variant_size_v<Event>;
