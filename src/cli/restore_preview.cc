@@ -72,11 +72,17 @@ std::string_view Advice(const SessionError& error) {
       return "that message cannot be pinned: it is the summary, or the loop holds the most pins "
              "it may; unpin one first";
     case SessionErrorKind::kNothingToUndo:
-      return "there is no compaction left to undo";
+      return "there is no compaction or masking left to undo";
     case SessionErrorKind::kLoopBusy:
       return "the loop is busy (a turn or a compaction is running); try again once it is idle";
     case SessionErrorKind::kUndoRefused:
       return "the compaction stays in place";
+    case SessionErrorKind::kNothingToMask:
+      return "no old tool output is large enough and still unmasked; nothing to mask";
+    case SessionErrorKind::kNotMasked:
+      return "that tool output is not masked; `/history` marks the masked ones";
+    case SessionErrorKind::kMaskRefused:
+      return "the history stays as it is";
     case SessionErrorKind::kNoProposal:
       return "there is no compaction waiting for approval (it was decided, it expired, or none "
              "was proposed); `/compact preview` proposes one";

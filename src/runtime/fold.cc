@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "harness/command/codec.h"
+#include "harness/compaction/masking.h"
 #include "harness/event/codec.h"
 #include "harness/runtime/repair.h"
 #include "runtime/compaction_slot.h"
@@ -131,6 +132,8 @@ std::string_view RestoreErrorKindName(RestoreErrorKind kind) {
       return "pin_mismatch";
     case RestoreErrorKind::kRevertMismatch:
       return "revert_mismatch";
+    case RestoreErrorKind::kMaskMismatch:
+      return "mask_mismatch";
   }
   return "";
 }
@@ -552,7 +555,8 @@ Status<RestoreError> SessionFolder::ApplyLoopEvent(const JournalRecord& record, 
                       {"post_context for another model than LoopCreated's"});
       RecordTerminal(std::move(terminal));
       loop.replaced.push_back(ReplacedHistory{h.event_id, loop.history, loop.history_ids,
-                                              loop.derived_prefix, 1 + c.pinned.size() + kept});
+                                              loop.derived_prefix, 1 + c.pinned.size() + kept,
+                                              loop.masked});
       if (loop.replaced.size() > kMaxUndoDepth)
         loop.replaced.erase(loop.replaced.begin());
       std::vector<Message> history;
@@ -573,6 +577,7 @@ Status<RestoreError> SessionFolder::ApplyLoopEvent(const JournalRecord& record, 
         return std::find(loop.history_ids.begin(), loop.history_ids.end(), id) ==
                loop.history_ids.end();
       });
+      loop.masked = MaskedStillIn(loop.masked, loop.history_ids);
       loop.derived_prefix = 1 + c.pinned.size();
       loop.measurement = c.post_context;
       loop.basis = c.post_context.basis;
@@ -671,6 +676,7 @@ Status<RestoreError> SessionFolder::ApplyLoopEvent(const JournalRecord& record, 
       loop.history = std::move(reverted->history);
       loop.history_ids = std::move(reverted->history_ids);
       loop.derived_prefix = reverted->derived_prefix;
+      loop.masked = std::move(reverted->masked);
       loop.measurement = r.post_context;
       loop.basis = r.post_context.basis;
       loop.committed_post = r.post_context;  // the hold follows it as a commit's (RestoredHold)
@@ -680,6 +686,44 @@ Status<RestoreError> SessionFolder::ApplyLoopEvent(const JournalRecord& record, 
               OccupancyBasisPoints(r.post_context.input_tokens, r.post_context.input_limit))
         loop.occupancies.push_back(*occupancy);
       loop.automatic_latch.reset();
+      return {};
+    }
+    case EventKind::kToolOutputsMasked:
+    case EventKind::kToolOutputsUnmasked: {
+      // docs/masking.md: a new basis revision, as a commit makes, but the pressure's hysteresis
+      // carries over (the live loop keeps it: the history is the same conversation).
+      const bool mask = KindOf(event) == EventKind::kToolOutputsMasked;
+      const ContextBasis& basis = mask ? std::get<ToolOutputsMasked>(event).basis
+                                       : std::get<ToolOutputsUnmasked>(event).basis;
+      const std::vector<Uuid>& ids = mask ? std::get<ToolOutputsMasked>(event).message_ids
+                                          : std::get<ToolOutputsUnmasked>(event).message_ids;
+      const ContextMeasurement& post = mask ? std::get<ToolOutputsMasked>(event).post_context
+                                            : std::get<ToolOutputsUnmasked>(event).post_context;
+      if (!(basis == loop.basis))
+        return Refuse(RestoreErrorKind::kBasisMismatch, record, loop.loop,
+                      {type, " at a basis that is not the loop's"});
+      if (!(post.model == loop.model))
+        return Refuse(RestoreErrorKind::kModelMismatch, record, loop.loop,
+                      {"post_context for another model than LoopCreated's"});
+      auto changed = mask ? MaskHistory(loop.history, loop.history_ids, loop.derived_prefix,
+                                        loop.pinned, loop.masked, ids)
+                          : UnmaskHistory(loop.history, loop.history_ids, loop.masked, ids);
+      if (!changed)
+        return Refuse(RestoreErrorKind::kMaskMismatch, record, loop.loop,
+                      {type, ": ", changed.error()});
+      if (mask) {
+        loop.replaced.push_back(ReplacedHistory{h.event_id, std::move(loop.history),
+                                                loop.history_ids, loop.derived_prefix,
+                                                changed->history.size(), std::move(loop.masked)});
+        if (loop.replaced.size() > kMaxUndoDepth)
+          loop.replaced.erase(loop.replaced.begin());
+      }
+      loop.history = std::move(changed->history);
+      loop.masked = std::move(changed->masked);
+      loop.measurement = post;
+      loop.basis = post.basis;
+      if (auto occupancy = OccupancyBasisPoints(post.input_tokens, post.input_limit))
+        loop.occupancies.push_back(*occupancy);
       return {};
     }
     case EventKind::kMessagePinned:
@@ -716,10 +760,66 @@ std::optional<RevertedHistory> RevertHistory(const std::vector<Message>& history
                                              const ReplacedHistory& replaced) {
   if (history.size() < replaced.installed || history_ids.size() != history.size())
     return std::nullopt;
-  RevertedHistory out{replaced.history, replaced.history_ids, replaced.derived_prefix};
+  RevertedHistory out{replaced.history, replaced.history_ids, replaced.derived_prefix,
+                      replaced.masked};
   const auto since = static_cast<std::ptrdiff_t>(replaced.installed);
   out.history.insert(out.history.end(), history.begin() + since, history.end());
   out.history_ids.insert(out.history_ids.end(), history_ids.begin() + since, history_ids.end());
+  return out;
+}
+
+Result<MaskedHistory, std::string> MaskHistory(const std::vector<Message>& history,
+                                               const std::vector<Uuid>& history_ids,
+                                               std::size_t derived_prefix,
+                                               const std::set<Uuid>& pinned,
+                                               const MaskedOriginals& masked,
+                                               const std::vector<Uuid>& message_ids) {
+  if (history_ids.size() != history.size())
+    return Fail(std::string("the history and its ids differ in length"));
+  MaskedHistory out{history, masked};
+  for (const Uuid& id : message_ids) {
+    const auto at = std::find(history_ids.begin(), history_ids.end(), id);
+    if (at == history_ids.end())
+      return Fail("names no message of the history: " + id.ToString());
+    const auto index = static_cast<std::size_t>(at - history_ids.begin());
+    const auto* original = history[index].as<ToolResultMessage>();
+    if (original == nullptr)
+      return Fail("names a message that is not a tool result: " + id.ToString());
+    if (index < derived_prefix)
+      return Fail("names a message of the summary's prefix: " + id.ToString());
+    if (pinned.contains(id))
+      return Fail("names a pinned message: " + id.ToString());
+    if (!out.masked.emplace(id, history[index]).second)
+      return Fail("names a message already masked: " + id.ToString());
+    out.history[index] = MaskedToolResult(*original, ToolNameFor(history, index), id);
+  }
+  return out;
+}
+
+Result<MaskedHistory, std::string> UnmaskHistory(const std::vector<Message>& history,
+                                                 const std::vector<Uuid>& history_ids,
+                                                 const MaskedOriginals& masked,
+                                                 const std::vector<Uuid>& message_ids) {
+  if (history_ids.size() != history.size())
+    return Fail(std::string("the history and its ids differ in length"));
+  MaskedHistory out{history, masked};
+  for (const Uuid& id : message_ids) {
+    const auto original = out.masked.find(id);
+    const auto at = std::find(history_ids.begin(), history_ids.end(), id);
+    if (original == out.masked.end() || at == history_ids.end())
+      return Fail("names no masked message of the history: " + id.ToString());
+    out.history[static_cast<std::size_t>(at - history_ids.begin())] = std::move(original->second);
+    out.masked.erase(original);
+  }
+  return out;
+}
+
+MaskedOriginals MaskedStillIn(const MaskedOriginals& masked, const std::vector<Uuid>& history_ids) {
+  MaskedOriginals out;
+  for (const Uuid& id : history_ids) {
+    if (auto it = masked.find(id); it != masked.end())
+      out.emplace(id, it->second);
+  }
   return out;
 }
 

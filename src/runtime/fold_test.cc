@@ -13,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "harness/compaction/masking.h"
 #include "harness/runtime/repair.h"
 #include "support/journal_builder.h"
 
@@ -812,6 +813,123 @@ TEST(Fold, TheUndoStackKeepsTheLatestReplacementsAndARevertMustNameTheTopOne) {
   refused = FoldAll(b.session(), b.records());
   ASSERT_FALSE(refused.ok());
   EXPECT_EQ(refused.error().kind, RestoreErrorKind::kRevertMismatch);
+}
+
+// --- masking (docs/masking.md) ------------------------------------------------------------------
+
+std::vector<Message> WithToolOutput() {
+  AssistantMessage call;
+  call.blocks.emplace_back(ToolUseBlock{"c1", "bash", "{}", {}, {}});
+  return {UserText("u1"),
+          call,
+          ToolResultMessage{{TextBlock{std::string(2000, 'o')}}, "c1", false},
+          AssistantText("a1"),
+          UserText("u2"),
+          AssistantText("a2")};
+}
+
+TEST(Fold, AMaskingStubsTheOutputsAndAnUnmaskOrARevertPutsThemBack) {
+  JournalBuilder b(kSession);
+  const Uuid loop = b.CreateLoop(WithToolOutput());
+  const LoopFold created = OnlyLoop(MustFold(b));
+  const Uuid output = created.history_ids[2];
+  const auto masked = b.MaskChange<ToolOutputsMasked>(loop, {output});
+  LoopFold l = OnlyLoop(MustFold(b));
+  EXPECT_EQ(l.history[2],
+            Message(MaskedToolResult(*created.history[2].as<ToolResultMessage>(), "bash", output)));
+  EXPECT_EQ(l.history_ids, created.history_ids);
+  ASSERT_EQ(l.masked.size(), 1u);
+  EXPECT_EQ(l.masked.at(output), created.history[2]);
+  EXPECT_EQ(l.basis, masked.post_context.basis);
+  ASSERT_EQ(l.replaced.size(), 1u);  // undoable
+  EXPECT_EQ(l.replaced.back().replacement, masked.header.event_id);
+
+  JournalBuilder unmask = b;
+  unmask.MaskChange<ToolOutputsUnmasked>(loop, {output});
+  l = OnlyLoop(MustFold(unmask));
+  EXPECT_EQ(l.history, created.history);
+  EXPECT_TRUE(l.masked.empty());
+  EXPECT_EQ(l.replaced.size(), 1u);  // an unmask is not a replacement
+
+  b.StartTurn(loop);
+  const Uuid since = b.CommitMessage(loop, UserText("u3"));
+  b.CompleteTurn(loop);
+  b.Revert(loop, masked.header.event_id);
+  l = OnlyLoop(MustFold(b));
+  std::vector<Message> expected = created.history;
+  expected.push_back(UserText("u3"));
+  EXPECT_EQ(l.history, expected);
+  EXPECT_EQ(l.history_ids.back(), since);
+  EXPECT_TRUE(l.masked.empty());
+}
+
+TEST(Fold, AMaskingOfWhatItCannotChangeIsRefused) {
+  struct Case {
+    std::string name;
+    std::function<void(JournalBuilder&, const Uuid&, const std::vector<Uuid>&)> write;
+    RestoreErrorKind kind;
+    std::string detail;
+  };
+  const std::vector<Case> cases = {
+      {"not a tool result",
+       [](JournalBuilder& b, const Uuid& loop, const std::vector<Uuid>& ids) {
+         b.MaskChange<ToolOutputsMasked>(loop, {ids[0]});
+       },
+       RestoreErrorKind::kMaskMismatch,
+       "ToolOutputsMasked: names a message that is not a tool result: "},
+      {"a pinned result",
+       [](JournalBuilder& b, const Uuid& loop, const std::vector<Uuid>& ids) {
+         b.Pin(loop, ids[2]);
+         b.MaskChange<ToolOutputsMasked>(loop, {ids[2]});
+       },
+       RestoreErrorKind::kMaskMismatch, "ToolOutputsMasked: names a pinned message: "},
+      {"masked twice",
+       [](JournalBuilder& b, const Uuid& loop, const std::vector<Uuid>& ids) {
+         b.MaskChange<ToolOutputsMasked>(loop, {ids[2]});
+         b.MaskChange<ToolOutputsMasked>(loop, {ids[2]});
+       },
+       RestoreErrorKind::kMaskMismatch, "ToolOutputsMasked: names a message already masked: "},
+      {"an unmask of what is not masked",
+       [](JournalBuilder& b, const Uuid& loop, const std::vector<Uuid>& ids) {
+         b.MaskChange<ToolOutputsUnmasked>(loop, {ids[2]});
+       },
+       RestoreErrorKind::kMaskMismatch,
+       "ToolOutputsUnmasked: names no masked message of the history: "},
+      {"an unknown id",
+       [](JournalBuilder& b, const Uuid& loop, const std::vector<Uuid>&) {
+         b.MaskChange<ToolOutputsMasked>(
+             loop, {Uuid::Parse("00000000-0000-4000-8000-0000000000ff").value()});
+       },
+       RestoreErrorKind::kMaskMismatch, "ToolOutputsMasked: names no message of the history: "},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    JournalBuilder b(kSession);
+    const Uuid loop = b.CreateLoop(WithToolOutput());
+    c.write(b, loop, OnlyLoop(MustFold(b)).history_ids);
+    auto fold = FoldAll(b.session(), b.records());
+    ASSERT_FALSE(fold.ok());
+    EXPECT_EQ(fold.error().kind, c.kind);
+    EXPECT_EQ(fold.error().detail.substr(0, c.detail.size()), c.detail);
+  }
+  // At a basis that is not the loop's.
+  JournalBuilder b(kSession);
+  const Uuid loop = b.CreateLoop(WithToolOutput());
+  const std::vector<Uuid> ids = OnlyLoop(MustFold(b)).history_ids;
+  ToolOutputsMasked stale;
+  stale.header = b.Header(loop);
+  stale.basis = ContextBasis{7, ids[0]};
+  stale.message_ids = {ids[2]};
+  stale.post_context = ContextMeasurement{ContextBasis{8, stale.header.event_id},
+                                          testing::TestModel(),
+                                          Fingerprint(Sha256("x")),
+                                          10,
+                                          1000,
+                                          CountQuality::kExactLocal};
+  b.Append(stale);
+  auto fold = FoldAll(b.session(), b.records());
+  ASSERT_FALSE(fold.ok());
+  EXPECT_EQ(fold.error().kind, RestoreErrorKind::kBasisMismatch);
 }
 
 TEST(Fold, ARevertAtAnotherBasisIsRefused) {

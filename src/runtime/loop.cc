@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "harness/compaction/anchors.h"
+#include "harness/compaction/masking.h"
 #include "harness/compaction/tail.h"
 #include "harness/content/transcript.h"
 #include "harness/event/compaction.h"
@@ -32,6 +33,7 @@ LoopActor::LoopActor(SessionCore& session, const Uuid& id, LoopDefinition defini
       history_ids_(std::move(start.history_ids)),
       pinned_(std::move(start.pinned)),
       replaced_(std::move(start.replaced)),
+      masked_(std::move(start.masked)),
       derived_prefix_(start.derived_prefix),
       basis_(start.basis),
       measurement_(std::move(start.measurement)),
@@ -106,6 +108,10 @@ std::future<LoopSnapshot> LoopActor::PostSnapshot() {
     }
     snapshot.deferred_pins = self->deferred_pins_.size();
     snapshot.undoable = self->replaced_.size();
+    for (const Uuid& id : self->history_ids_) {
+      if (self->masked_.contains(id))
+        snapshot.masked.push_back(id);
+    }
     snapshot.derived_prefix = self->derived_prefix_;
     snapshot.basis = self->basis_;
     snapshot.measurement = self->measurement_;
@@ -175,6 +181,226 @@ std::future<Result<Uuid, SessionError>> LoopActor::PostDecision(const Uuid& atte
     self->OnDecision(attempt, approve, std::move(reply));
   });
   return future;
+}
+
+std::future<Result<Uuid, SessionError>> LoopActor::PostMask(bool mask, const Uuid& event_id,
+                                                            std::vector<Uuid> messages) {
+  auto reply = std::make_shared<std::promise<Result<Uuid, SessionError>>>();
+  auto future = reply->get_future();
+  strand_->Post(
+      [self = shared_from_this(), mask, event_id, messages = std::move(messages), reply]() mutable {
+        self->OnMask(mask, event_id, std::move(messages), std::move(reply));
+      });
+  return future;
+}
+
+std::future<Result<Message, SessionError>> LoopActor::PostMaskedOriginal(const Uuid& message) {
+  auto reply = std::make_shared<std::promise<Result<Message, SessionError>>>();
+  auto future = reply->get_future();
+  strand_->Post([self = shared_from_this(), message, reply] {
+    auto it = self->masked_.find(message);
+    if (it == self->masked_.end()) {
+      reply->set_value(Fail(SessionError{
+          SessionErrorKind::kNotMasked,
+          "no masked tool output of the loop's history has the id " + message.ToString()}));
+      return;
+    }
+    reply->set_value(it->second);
+  });
+  return future;
+}
+
+// --- masking ------------------------------------------------------------------------------
+
+std::vector<bool> LoopActor::Flags(const std::set<Uuid>& ids) const {
+  std::vector<bool> flags(history_ids_.size(), false);
+  for (std::size_t i = 0; i < history_ids_.size(); ++i)
+    flags[i] = ids.contains(history_ids_[i]);
+  return flags;
+}
+
+std::vector<bool> LoopActor::MaskedFlags() const {
+  std::vector<bool> flags(history_ids_.size(), false);
+  for (std::size_t i = 0; i < history_ids_.size(); ++i)
+    flags[i] = masked_.contains(history_ids_[i]);
+  return flags;
+}
+
+void LoopActor::OnMask(bool mask, const Uuid& event_id, std::vector<Uuid> messages,
+                       std::shared_ptr<std::promise<Result<Uuid, SessionError>>> reply) {
+  auto refuse = [&](SessionErrorKind kind, std::string detail) {
+    reply->set_value(Fail(SessionError{kind, std::move(detail)}));
+  };
+  if (exited_ || halted_ || shutting_down_)
+    return refuse(SessionErrorKind::kLoopExited, "");
+  if (turn_ || slot_.occupied() || undo_ || mask_) {
+    return refuse(SessionErrorKind::kLoopBusy,
+                  std::string("the loop is running a turn, a compaction, an undo or a masking; ") +
+                      (mask ? "mask" : "unmask") + " once it is idle");
+  }
+  std::vector<Uuid> ids;
+  Result<MaskedHistory, std::string> changed = Fail(std::string());
+  if (mask) {
+    auto plan = PlanMasking(history_, derived_prefix_, *definition_.compaction, Flags(pinned_),
+                            MaskedFlags());
+    if (!plan) {
+      return refuse(SessionErrorKind::kMaskRefused,
+                    "the history cannot be masked: " + plan.error().Message());
+    }
+    if (plan->empty()) {
+      return refuse(SessionErrorKind::kNothingToMask,
+                    "no tool output before the retained tail is at least " +
+                        std::to_string(kMinMaskedOutputBytes) +
+                        " bytes and not masked yet; nothing to mask");
+    }
+    for (std::size_t i : *plan)
+      ids.push_back(history_ids_[i]);
+    changed = MaskHistory(history_, history_ids_, derived_prefix_, pinned_, masked_, ids);
+  } else {
+    if (messages.empty()) {
+      for (const Uuid& id : history_ids_) {
+        if (masked_.contains(id))
+          ids.push_back(id);
+      }
+      if (ids.empty())
+        return refuse(SessionErrorKind::kNotMasked, "no tool output of the loop is masked");
+    } else {
+      for (const Uuid& id : messages) {
+        if (!masked_.contains(id)) {
+          return refuse(SessionErrorKind::kNotMasked,
+                        "no masked tool output of the loop's history has the id " + id.ToString());
+        }
+        if (std::find(ids.begin(), ids.end(), id) == ids.end())
+          ids.push_back(id);
+      }
+    }
+    changed = UnmaskHistory(history_, history_ids_, masked_, ids);
+  }
+  if (!changed)
+    return refuse(SessionErrorKind::kMaskRefused, changed.error());
+  InferenceRequest request = BuildRequest();
+  request.messages = std::move(changed->history);
+  const std::uint64_t op = next_op_++;
+  mask_ = PendingMask{mask, event_id, op, basis_, std::move(ids), std::move(reply), std::nullopt};
+  // Counted at the basis it will have, as an undo is; turns wait meanwhile (StartTurn).
+  MeasureOffActor(op, std::move(request), {}, &LoopActor::OnMaskCounted,
+                  ContextBasis{basis_.revision + 1, event_id});
+}
+
+bool LoopActor::StartAutomaticMask(const ContextMeasurement& measured) {
+  if (definition_.compaction->masking != CompactionMasking::kFirst || mask_ || undo_)
+    return false;
+  auto plan = PlanMasking(history_, derived_prefix_, *definition_.compaction, Flags(pinned_),
+                          MaskedFlags());
+  if (!plan || plan->empty())
+    return false;  // nothing to mask: the trigger goes on to summarize
+  std::vector<Uuid> ids;
+  for (std::size_t i : *plan)
+    ids.push_back(history_ids_[i]);
+  auto changed = MaskHistory(history_, history_ids_, derived_prefix_, pinned_, masked_, ids);
+  const Uuid event_id = session_.MintId();
+  if (!changed || event_id.IsZero())
+    return false;
+  InferenceRequest request = BuildRequest();
+  request.messages = std::move(changed->history);
+  const std::uint64_t op = next_op_++;
+  turn_->op = op;
+  mask_ = PendingMask{true, event_id, op, basis_, std::move(ids), nullptr, measured};
+  MeasureOffActor(op, std::move(request), turn_->stop.get_token(), &LoopActor::OnMaskCounted,
+                  ContextBasis{basis_.revision + 1, event_id});
+  return true;
+}
+
+void LoopActor::OnMaskCounted(std::uint64_t op, Result<ContextMeasurement, MeasureError> result) {
+  if (!mask_ || mask_->op != op)
+    return;
+  PendingMask pending = std::move(*mask_);
+  mask_.reset();
+  if (!pending.reply) {
+    // The automatic policy's masking in a turn: masked, the boundary goes on with the masked
+    // measurement (it summarizes only when that still triggers); not masked, as it would have
+    // without masking.
+    if (!TurnAwaits(op))
+      return;
+    ContextMeasurement measured = *pending.measured;
+    if (result && InstallMask(pending, *result).ok())
+      measured = *result;
+    if (halted_ || !turn_)
+      return;
+    const TurnDriver::SlotAtBoundary slot{
+        slot_.pending(),
+        slot_.TriggersAutomatic(definition_.compaction->automatic, pressure_, measured)};
+    return ApplyTurn(turn_->driver.Measured(measured, slot));
+  }
+  auto refuse = [&](SessionErrorKind kind, std::string detail) {
+    pending.reply->set_value(Fail(SessionError{kind, std::move(detail)}));
+    ResumeQueued();
+  };
+  if (exited_ || halted_ || shutting_down_)
+    return refuse(SessionErrorKind::kLoopExited, "");
+  if (!result) {
+    return refuse(SessionErrorKind::kMaskRefused,
+                  "the changed history could not be counted: " + result.error().Message());
+  }
+  if (!pending.mask && result->input_tokens >= result->input_limit) {
+    return refuse(SessionErrorKind::kMaskRefused,
+                  "with the originals back the request (" + std::to_string(result->input_tokens) +
+                      " tokens) reaches the input limit (" + std::to_string(result->input_limit) +
+                      "); unmask fewer outputs, or keep them masked");
+  }
+  if (auto installed = InstallMask(pending, *result); !installed.ok())
+    return refuse(installed.error().kind, std::move(installed.error().detail));
+  pending.reply->set_value(pending.event_id);
+  ResumeQueued();
+}
+
+Status<SessionError> LoopActor::InstallMask(const PendingMask& pending,
+                                            const ContextMeasurement& post) {
+  // Checked again now: a pin may have changed, or a compaction come, while it was counted.
+  if (!(basis_ == pending.basis) ||
+      (slot_.attempt() != nullptr && slot_.attempt()->phase != AttemptPhase::kPending)) {
+    return Fail(SessionError{SessionErrorKind::kLoopBusy,
+                             "the history changed while the masking was counted; try again"});
+  }
+  auto changed = pending.mask ? MaskHistory(history_, history_ids_, derived_prefix_, pinned_,
+                                            masked_, pending.message_ids)
+                              : UnmaskHistory(history_, history_ids_, masked_, pending.message_ids);
+  if (!changed) {
+    return Fail(SessionError{
+        SessionErrorKind::kLoopBusy,
+        "the history changed while the masking was counted (" + changed.error() + "); try again"});
+  }
+  EventHeader header = LoopHeader();
+  header.event_id = pending.event_id;
+  header.cause.agency = pending.reply ? Agency::kUser : Agency::kMachine;
+  PublishOutcome outcome;
+  if (pending.mask) {
+    outcome = Publish(ToolOutputsMasked{header, basis_, pending.message_ids, post});
+  } else {
+    outcome = Publish(ToolOutputsUnmasked{header, basis_, pending.message_ids, post});
+  }
+  if (!outcome.ok()) {
+    if (outcome.status == Published::kFatal)
+      halted_ = true;
+    return Fail(SessionError{outcome.status == Published::kFatal ? SessionErrorKind::kJournal
+                                                                 : SessionErrorKind::kMaskRefused,
+                             std::move(outcome.detail)});
+  }
+  // Only now, durable, does the live history change. A masking is undoable as a commit is.
+  if (pending.mask) {
+    replaced_.push_back(ReplacedHistory{pending.event_id, std::move(history_), history_ids_,
+                                        derived_prefix_, changed->history.size(),
+                                        std::move(masked_)});
+    if (replaced_.size() > kMaxUndoDepth)
+      replaced_.erase(replaced_.begin());
+  }
+  history_ = std::move(changed->history);
+  masked_ = std::move(changed->masked);
+  basis_ = post.basis;
+  measurement_ = post;
+  // The pressure keeps its hysteresis: the same conversation, smaller (the fold does the same).
+  ApplyMeasurement(post);
+  return {};
 }
 
 // --- preview ------------------------------------------------------------------------------
@@ -286,12 +512,13 @@ void LoopActor::OnUndo(const Uuid& event_id,
     return refuse(SessionErrorKind::kLoopExited, "");
   if (replaced_.empty()) {
     return refuse(SessionErrorKind::kNothingToUndo,
-                  "the loop has no compaction left to undo (an undo reaches back " +
-                      std::to_string(kMaxUndoDepth) + " compactions)");
+                  "the loop has no compaction or masking left to undo (an undo reaches back " +
+                      std::to_string(kMaxUndoDepth) + " of them)");
   }
-  if (turn_ || slot_.occupied() || undo_) {
+  if (turn_ || slot_.occupied() || undo_ || mask_) {
     return refuse(SessionErrorKind::kLoopBusy,
-                  "the loop is running a turn, a compaction or an undo; undo once it is idle");
+                  "the loop is running a turn, a compaction, an undo or a masking; undo once it "
+                  "is idle");
   }
   auto reverted = RevertHistory(history_, history_ids_, replaced_.back());
   if (!reverted) {
@@ -350,6 +577,7 @@ void LoopActor::OnUndoCounted(std::uint64_t op, Result<ContextMeasurement, Measu
   history_ = std::move(undo.reverted.history);
   history_ids_ = std::move(undo.reverted.history_ids);
   derived_prefix_ = undo.reverted.derived_prefix;
+  masked_ = std::move(undo.reverted.masked);
   basis_ = result->basis;
   measurement_ = *result;
   pressure_ = PressureLevel::kUnknown;  // a new history carries no hysteresis, as after a commit
@@ -778,13 +1006,19 @@ void LoopActor::Exit() {
     undo_->reply->set_value(Fail(SessionError{SessionErrorKind::kLoopExited, ""}));
     undo_.reset();
   }
+  if (mask_) {
+    if (mask_->reply)
+      mask_->reply->set_value(Fail(SessionError{SessionErrorKind::kLoopExited, ""}));
+    mask_.reset();
+  }
   exited_promise_.set_value();
 }
 
 // --- turns --------------------------------------------------------------------------------
 
 void LoopActor::StartTurn() {
-  if (turn_ || slot_.occupied() || undo_ || queue_.empty() || shutting_down_ || halted_ || exited_)
+  if (turn_ || slot_.occupied() || undo_ || mask_ || queue_.empty() || shutting_down_ || halted_ ||
+      exited_)
     return;
   turn_ = Turn{};  // not emplace(): clang sees the nested type as incomplete there
   turn_->id = session_.MintId();
@@ -861,6 +1095,10 @@ void LoopActor::OnTurnMeasured(std::uint64_t op, Result<ContextMeasurement, Meas
   const TurnDriver::SlotAtBoundary slot{
       slot_.pending(),
       slot_.TriggersAutomatic(definition_.compaction->automatic, pressure_, *result)};
+  // The automatic policy masks old tool output first (docs/masking.md); a person's pending
+  // request is for a summary, and is served as it asked.
+  if (slot.triggers_automatic && !slot.pending && StartAutomaticMask(*result))
+    return;
   ApplyTurn(turn_->driver.Measured(*result, slot));
 }
 
@@ -1275,7 +1513,8 @@ bool LoopActor::Finalize(Proposal& proposal) {
     for (Message& m : proposal.retained)
       history.push_back(std::move(m));
     replaced_.push_back(ReplacedHistory{header.event_id, std::move(history_),
-                                        std::move(history_ids_), derived_prefix_, history.size()});
+                                        std::move(history_ids_), derived_prefix_, history.size(),
+                                        masked_});
     if (replaced_.size() > kMaxUndoDepth)
       replaced_.erase(replaced_.begin());
     const std::vector<Uuid>& before_ids = replaced_.back().history_ids;
@@ -1289,6 +1528,7 @@ bool LoopActor::Finalize(Proposal& proposal) {
     std::erase_if(pinned_, [this](const Uuid& id) {
       return std::find(history_ids_.begin(), history_ids_.end(), id) == history_ids_.end();
     });
+    masked_ = MaskedStillIn(masked_, history_ids_);
     derived_prefix_ = 1 + proposal.pinned.size();
     basis_ = post->basis;
     measurement_ = *post;

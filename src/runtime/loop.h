@@ -47,6 +47,7 @@ struct LoopStartState {
   std::vector<Uuid> history_ids;  // parallel to history (event/pins.h)
   std::set<Uuid> pinned;
   std::vector<ReplacedHistory> replaced;  // undoable replacements, oldest first
+  MaskedOriginals masked;                 // docs/masking.md
   std::size_t derived_prefix = 0;
   ContextBasis basis;
   std::optional<ContextMeasurement> measurement;
@@ -99,6 +100,11 @@ class LoopActor : public std::enable_shared_from_this<LoopActor> {
   std::future<Result<Uuid, SessionError>> PostUndo(const Uuid& event_id);
   // Session::DecideProposal on the strand: the terminal's event id once it is durable.
   std::future<Result<Uuid, SessionError>> PostDecision(const Uuid& attempt, bool approve);
+  // Session::MaskToolOutputs (`mask`) and UnmaskToolOutputs on the strand; `event_id` is the
+  // event's. `messages`: what to unmask (empty: every masked result).
+  std::future<Result<Uuid, SessionError>> PostMask(bool mask, const Uuid& event_id,
+                                                   std::vector<Uuid> messages);
+  std::future<Result<Message, SessionError>> PostMaskedOriginal(const Uuid& message);
   std::shared_future<void> exited() const { return exited_future_; }
   // A foreign loop's input goes straight to its engine (from the caller's thread).
   void DeliverForeign(const Uuid& command, const UserMessage& message) {
@@ -156,6 +162,30 @@ class LoopActor : public std::enable_shared_from_this<LoopActor> {
   void OnUndo(const Uuid& event_id,
               std::shared_ptr<std::promise<Result<Uuid, SessionError>>> reply);
   void OnUndoCounted(std::uint64_t op, Result<ContextMeasurement, MeasureError> result);
+
+  // --- masking (docs/masking.md)
+  struct PendingMask {
+    bool mask = true;
+    Uuid event_id;
+    std::uint64_t op = 0;
+    ContextBasis basis;  // the basis it was planned at
+    std::vector<Uuid> message_ids;
+    // A person's request; null for the automatic policy's masking in a turn, which goes on with
+    // `measured` (the boundary's measurement) when the masking does not happen.
+    std::shared_ptr<std::promise<Result<Uuid, SessionError>>> reply;
+    std::optional<ContextMeasurement> measured;
+  };
+  void OnMask(bool mask, const Uuid& event_id, std::vector<Uuid> messages,
+              std::shared_ptr<std::promise<Result<Uuid, SessionError>>> reply);
+  // The automatic policy's first stage at a boundary whose measurement triggers compaction:
+  // true when a masking is being counted (the turn waits for OnMaskCounted).
+  bool StartAutomaticMask(const ContextMeasurement& measured);
+  void OnMaskCounted(std::uint64_t op, Result<ContextMeasurement, MeasureError> result);
+  // Journals the change of `pending` with `post` as its post context and installs it; an error
+  // says why it did not happen (the loop halts on a fatal journal failure).
+  Status<SessionError> InstallMask(const PendingMask& pending, const ContextMeasurement& post);
+  std::vector<bool> Flags(const std::set<Uuid>& ids) const;
+  std::vector<bool> MaskedFlags() const;
 
   // --- preview (docs/preview.md)
   // Requests a stop source when a proposal's time is up, through the session's timers; the
@@ -289,6 +319,8 @@ class LoopActor : public std::enable_shared_from_this<LoopActor> {
   std::vector<PinRequest> deferred_pins_;    // arrived while an attempt was running
   std::vector<ReplacedHistory> replaced_;    // undoable replacements, oldest first
   std::optional<PendingUndo> undo_;          // an undo being counted: turns wait for it
+  std::optional<PendingMask> mask_;          // a masking being counted: turns wait for it
+  MaskedOriginals masked_;                   // the originals of the history's masked results
   std::optional<PendingProposal> proposal_;  // the slot's attempt waits for a person
   Uuid last_terminal_;                       // the event id of the latest durable terminal
   std::size_t derived_prefix_ = 0;

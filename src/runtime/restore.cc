@@ -159,6 +159,7 @@ LoopStartState StartStateOf(const LoopFold& loop, const LoopDefinition& definiti
   start.history_ids = loop.history_ids;
   start.pinned = loop.pinned;
   start.replaced = loop.replaced;
+  start.masked = loop.masked;
   start.derived_prefix = loop.derived_prefix;
   start.basis = loop.basis;
   start.measurement = loop.measurement;

@@ -51,6 +51,12 @@ std::string_view SessionErrorKindName(SessionErrorKind kind) {
       return "loop_busy";
     case SessionErrorKind::kUndoRefused:
       return "undo_refused";
+    case SessionErrorKind::kNothingToMask:
+      return "nothing_to_mask";
+    case SessionErrorKind::kNotMasked:
+      return "not_masked";
+    case SessionErrorKind::kMaskRefused:
+      return "mask_refused";
     case SessionErrorKind::kNoProposal:
       return "no_proposal";
   }
@@ -810,6 +816,36 @@ Result<Uuid, SessionError> Session::Undo(const Uuid& loop) {
   HARNESS_TRY(const Uuid event_id, core_->NewId());
   return OnCompactableLoop(*core_, loop, "undo",
                            [&](LoopActor& actor) { return actor.PostUndo(event_id); });
+}
+
+Result<Uuid, SessionError> Session::MaskToolOutputs(const Uuid& loop) {
+  if (auto refused = core_->Refusal())
+    return Fail(std::move(*refused));
+  HARNESS_TRY(const Uuid event_id, core_->NewId());
+  return OnCompactableLoop(*core_, loop, "mask",
+                           [&](LoopActor& actor) { return actor.PostMask(true, event_id, {}); });
+}
+
+Result<Uuid, SessionError> Session::UnmaskToolOutputs(const Uuid& loop,
+                                                      std::vector<Uuid> messages) {
+  if (auto refused = core_->Refusal())
+    return Fail(std::move(*refused));
+  HARNESS_TRY(const Uuid event_id, core_->NewId());
+  return OnCompactableLoop(*core_, loop, "unmask", [&](LoopActor& actor) {
+    return actor.PostMask(false, event_id, std::move(messages));
+  });
+}
+
+Result<Message, SessionError> Session::MaskedOriginal(const Uuid& loop, const Uuid& message) {
+  std::future<Result<Message, SessionError>> original;
+  {
+    std::lock_guard lock(core_->registry_mutex);
+    auto actor = FindLoop(*core_, loop);
+    if (!actor)
+      return Fail(actor.error());
+    original = (*actor)->PostMaskedOriginal(message);
+  }
+  return original.get();
 }
 
 Result<LoopSnapshot, SessionError> Session::Snapshot(const Uuid& loop) {

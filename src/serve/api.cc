@@ -35,6 +35,8 @@ constexpr std::array<KindInfo, kApiErrorKindCount> kKinds = {{
     {"message_not_found", 404},  {"not_pinnable", 409},
     {"nothing_to_undo", 409},    {"loop_busy", 409},
     {"undo_refused", 409},       {"no_proposal", 404},
+    {"nothing_to_mask", 409},    {"not_masked", 404},
+    {"mask_refused", 409},
 }};
 static_assert(!kKinds.back().name.empty(), "a kind without its name and status");
 

@@ -65,9 +65,12 @@ enum class ApiErrorKind : std::uint8_t {
   kLoopBusy,               // 409: a turn or a compaction is running; undo once the loop is idle
   kUndoRefused,            // 409: the restored history would not fit (with the figures)
   kNoProposal,             // 404: no proposal of that attempt waits (docs/preview.md)
+  kNothingToMask,          // 409: no old tool output is large enough and unmasked (masking.md)
+  kNotMasked,              // 404: that message is not a masked tool output
+  kMaskRefused,            // 409: the changed history would not fit or could not be counted
 };
 // The kinds are 0 .. kApiErrorKindCount - 1.
-inline constexpr std::size_t kApiErrorKindCount = 32;
+inline constexpr std::size_t kApiErrorKindCount = 35;
 
 // "invalid_json", "invalid_request", "invalid_query", "invalid_id", "unknown_model",
 // "invalid_argument", "unauthorized", "not_found", "session_not_found", "loop_not_found",
@@ -75,7 +78,8 @@ inline constexpr std::size_t kApiErrorKindCount = 32;
 // "compaction_unsupported", "session_faulted", "session_suspended", "restore_refused",
 // "tool_call_answered", "too_large", "journal", "internal", "shutting_down",
 // "too_many_sessions", "origin_not_allowed", "message_not_found", "not_pinnable",
-// "nothing_to_undo", "loop_busy", "undo_refused", "no_proposal".
+// "nothing_to_undo", "loop_busy", "undo_refused", "no_proposal", "nothing_to_mask", "not_masked",
+// "mask_refused".
 std::string_view ApiErrorKindName(ApiErrorKind kind);
 unsigned HttpStatusOf(ApiErrorKind kind);
 

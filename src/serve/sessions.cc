@@ -252,6 +252,12 @@ ApiError FromSessionError(const SessionError& error) {
       return Error(ApiErrorKind::kUndoRefused, std::move(detail));
     case SessionErrorKind::kNoProposal:
       return Error(ApiErrorKind::kNoProposal, std::move(detail));
+    case SessionErrorKind::kNothingToMask:
+      return Error(ApiErrorKind::kNothingToMask, std::move(detail));
+    case SessionErrorKind::kNotMasked:
+      return Error(ApiErrorKind::kNotMasked, std::move(detail));
+    case SessionErrorKind::kMaskRefused:
+      return Error(ApiErrorKind::kMaskRefused, std::move(detail));
     case SessionErrorKind::kJournal:
       // A held lease is the client's conflict, not the server's failure: it is told which
       // server process holds the session.

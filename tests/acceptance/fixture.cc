@@ -532,6 +532,7 @@ void ExpectSameLoopState(const LoopSnapshot& restored, const LoopSnapshot& live)
   EXPECT_EQ(restored.pinned, live.pinned);
   EXPECT_EQ(restored.derived_prefix, live.derived_prefix);
   EXPECT_EQ(restored.undoable, live.undoable);
+  EXPECT_EQ(restored.masked, live.masked);
 }
 
 Result<std::unique_ptr<Session>, SessionError> Acceptance::RestoreCopy(

@@ -745,6 +745,8 @@ TEST_F(Restore, LiveStateIsTheFold) {
   std::mt19937_64 random(20261130);
   std::size_t pinned_commits = 0;
   std::size_t reverts = 0;
+  std::size_t masks = 0;
+  std::size_t unmasks = 0;
   for (int round = 0; round < 6; ++round) {
     SCOPED_TRACE(Numbered("round ", round));
     if (round > 0) {
@@ -754,7 +756,7 @@ TEST_F(Restore, LiveStateIsTheFold) {
     const Uuid loop = MustCreate(NativeLoop());
     std::size_t replies = 0, inputs = 0;
     for (int step = 0; step < 12; ++step) {
-      switch (random() % 6) {
+      switch (random() % 8) {
         case 0:
           MustCompact(loop);
           ++replies;
@@ -765,8 +767,15 @@ TEST_F(Restore, LiveStateIsTheFold) {
           ++inputs;
           break;
         case 3:
-          model_->Script(
-              {ModelStep::Tool(Numbered("t", step), "echo"), ModelStep::Text("after tool")});
+          // A tool call whose output is large enough to mask (docs/masking.md); the model's
+          // script is numbered by call, so the steps so far are padded.
+          {
+            std::vector<ModelStep> steps(model_->calls(), ModelStep::Text("done"));
+            steps.push_back(
+                ModelStep::Tool(Numbered("t", step), "echo", "\"" + std::string(1100, 'x') + "\""));
+            steps.push_back(ModelStep::Text("after tool"));
+            model_->Script(std::move(steps));
+          }
           MustSubmit(loop, Numbered("tool ", step));
           ++inputs;
           break;
@@ -792,6 +801,24 @@ TEST_F(Restore, LiveStateIsTheFold) {
           }
           break;
         }
+        case 6: {
+          // Masks old tool output when there is some (docs/masking.md).
+          auto masked = session_->MaskToolOutputs(loop);
+          if (!masked.ok()) {
+            EXPECT_EQ(masked.error().kind, SessionErrorKind::kNothingToMask)
+                << masked.error().Message();
+          }
+          break;
+        }
+        case 7: {
+          // Unmasks one masked output when there is one.
+          const LoopSnapshot s = MustSnapshot(loop);
+          if (s.masked.empty())
+            break;
+          auto unmasked = session_->UnmaskToolOutputs(loop, {s.masked[random() % s.masked.size()]});
+          ASSERT_TRUE(unmasked.ok()) << unmasked.error().Message();
+          break;
+        }
       }
       ASSERT_TRUE(WaitForSnapshot(
           loop,
@@ -813,6 +840,12 @@ TEST_F(Restore, LiveStateIsTheFold) {
       }());
       EXPECT_EQ(folded.derived_prefix, live.derived_prefix);
       EXPECT_EQ(folded.replaced.size(), live.undoable);
+      std::vector<Uuid> folded_masked;
+      for (const Uuid& id : folded.history_ids) {
+        if (folded.masked.contains(id))
+          folded_masked.push_back(id);
+      }
+      EXPECT_EQ(folded_masked, live.masked);
       EXPECT_EQ(folded.basis, live.basis);
       EXPECT_EQ(folded.measurement, live.measurement);
       EXPECT_EQ(folded.turn_index, live.turn_index);
@@ -828,11 +861,17 @@ TEST_F(Restore, LiveStateIsTheFold) {
         ++pinned_commits;
       if (record.type == HistoryReverted::kType)
         ++reverts;
+      if (record.type == ToolOutputsMasked::kType)
+        ++masks;
+      if (record.type == ToolOutputsUnmasked::kType)
+        ++unmasks;
     }
   }
   // The random walk reached commits that kept pinned messages (docs/pins.md).
   EXPECT_GT(pinned_commits, 0u);
   EXPECT_GT(reverts, 0u);
+  EXPECT_GT(masks, 0u);
+  EXPECT_GT(unmasks, 0u);
 }
 
 }  // namespace

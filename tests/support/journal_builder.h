@@ -181,6 +181,25 @@ class JournalBuilder {
     return r;
   }
 
+  // ToolOutputsMasked (or ToolOutputsUnmasked) of `messages` in `loop` at its basis.
+  template <class E>
+  E MaskChange(const Uuid& loop, std::vector<Uuid> messages, TokenCount post_tokens = 200) {
+    Track& track = loops_[loop];
+    E e;
+    e.header = Header(loop);
+    e.basis = track.basis;
+    e.message_ids = std::move(messages);
+    e.post_context = ContextMeasurement{ContextBasis{track.basis.revision + 1, e.header.event_id},
+                                        track.model,
+                                        Fingerprint(Sha256(e.header.event_id.ToString())),
+                                        post_tokens,
+                                        1000,
+                                        CountQuality::kExactLocal};
+    Append(e);
+    track.basis = e.post_context.basis;
+    return e;
+  }
+
   // MessagePinned (or MessageUnpinned) of `message` in `loop`; returns the event id.
   Uuid Pin(const Uuid& loop, const Uuid& message, bool pin = true) {
     EventHeader header = Header(loop);

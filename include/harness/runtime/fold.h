@@ -55,6 +55,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <set>
 #include <string>
@@ -101,10 +102,11 @@ enum class RestoreErrorKind : std::uint8_t {
   kPinMismatch,          // a pin names no message of the history, or a commit's pinned list
                          // is not made of the history's messages in order
   kRevertMismatch,       // a HistoryReverted names no undoable replacement of the loop
+  kMaskMismatch,         // a ToolOutputsMasked/Unmasked names a message it cannot change
 };
 
 // "sequence_gap", "undecodable", …, "definition_mismatch", "history_continuation",
-// "pin_mismatch", "revert_mismatch"; "" outside the enum.
+// "pin_mismatch", "revert_mismatch", "mask_mismatch"; "" outside the enum.
 std::string_view RestoreErrorKindName(RestoreErrorKind kind);
 
 inline constexpr std::size_t kMaxRestoreDetailBytes = 256;
@@ -136,13 +138,19 @@ struct PendingInput {
   friend bool operator==(const PendingInput&, const PendingInput&) = default;
 };
 
+// The originals of a history's masked tool results (docs/masking.md), by message id: exactly
+// the ids whose message in the history is a stub (MaskedToolResult).
+using MaskedOriginals = std::map<Uuid, Message>;
+
 // What a history replacement replaced, so that an undo can put it back (docs/undo.md).
 struct ReplacedHistory {
-  Uuid replacement;              // the CompactionCommitted's event id
+  Uuid replacement;              // the CompactionCommitted's or ToolOutputsMasked's event id
   std::vector<Message> history;  // the history just before it
   std::vector<Uuid> history_ids;
   std::size_t derived_prefix = 0;
-  std::size_t installed = 0;  // the messages it installed: the summary, the pinned, the retained
+  // The messages it installed: a commit's summary, pinned and retained; a masking's whole history.
+  std::size_t installed = 0;
+  MaskedOriginals masked;  // the masked originals of `history`
   friend bool operator==(const ReplacedHistory&, const ReplacedHistory&) = default;
 };
 
@@ -157,7 +165,30 @@ struct RevertedHistory {
   std::vector<Message> history;
   std::vector<Uuid> history_ids;
   std::size_t derived_prefix = 0;
+  MaskedOriginals masked;
 };
+
+// A masking or an unmasking of `message_ids` applied to a history (docs/masking.md), the one
+// function the live loop and the fold use. MaskHistory: each id names a tool result at or after
+// `derived_prefix` that is neither masked nor pinned; it becomes MaskedToolResult(original, the
+// name of the tool it answers, id) and its original goes into `masked`. UnmaskHistory: each id is
+// in `masked`; its original comes back. A failure names the rule broken (never content).
+struct MaskedHistory {
+  std::vector<Message> history;
+  MaskedOriginals masked;
+};
+Result<MaskedHistory, std::string> MaskHistory(const std::vector<Message>& history,
+                                               const std::vector<Uuid>& history_ids,
+                                               std::size_t derived_prefix,
+                                               const std::set<Uuid>& pinned,
+                                               const MaskedOriginals& masked,
+                                               const std::vector<Uuid>& message_ids);
+Result<MaskedHistory, std::string> UnmaskHistory(const std::vector<Message>& history,
+                                                 const std::vector<Uuid>& history_ids,
+                                                 const MaskedOriginals& masked,
+                                                 const std::vector<Uuid>& message_ids);
+// The entries of `masked` whose id is still in `history_ids` (after a commit dropped some).
+MaskedOriginals MaskedStillIn(const MaskedOriginals& masked, const std::vector<Uuid>& history_ids);
 std::optional<RevertedHistory> RevertHistory(const std::vector<Message>& history,
                                              const std::vector<Uuid>& history_ids,
                                              const ReplacedHistory& replaced);
@@ -177,6 +208,7 @@ struct LoopFold {
   // The summary (history[0]) and the messages the last commit kept with it; 0 before any commit.
   std::size_t derived_prefix = 0;
   std::vector<ReplacedHistory> replaced;  // undoable replacements, oldest first
+  MaskedOriginals masked;                 // docs/masking.md
   ContextBasis basis;
   std::optional<ContextMeasurement> measurement;
   std::vector<BasisPoints> occupancies;  // since the last commit, for RestoredPressure

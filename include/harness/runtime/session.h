@@ -131,12 +131,16 @@ enum class SessionErrorKind : std::uint8_t {
   kLoopBusy = 17,          // Undo: a turn or a compaction is running
   kUndoRefused = 18,       // Undo: the restored history does not fit, or could not be counted
   kNoProposal = 19,        // DecideProposal: the loop has no pending proposal of this attempt
+  kNothingToMask = 20,     // MaskToolOutputs: no old tool output is large enough and unmasked
+  kNotMasked = 21,         // UnmaskToolOutputs/MaskedOriginal: the message is not masked
+  kMaskRefused = 22,       // the changed history could not be counted, or would not fit
 };
 
 // "faulted", "loop_not_found", "compaction_unsupported", "loop_exited", "invalid_definition",
 // "invalid_argument", "journal", "session_exists", "session_not_found", "restore_refused",
 // "suspended", "id_unavailable", "canceled", "message_not_found", "not_pinnable",
-// "nothing_to_undo", "loop_busy", "undo_refused", "no_proposal"
+// "nothing_to_undo", "loop_busy", "undo_refused", "no_proposal", "nothing_to_mask", "not_masked",
+// "mask_refused"
 std::string_view SessionErrorKindName(SessionErrorKind kind);
 
 struct SessionError {
@@ -219,6 +223,7 @@ struct LoopSnapshot {
   std::vector<Uuid> pinned;       // the pinned messages' ids, in history order
   std::size_t deferred_pins = 0;  // pin changes waiting for the running attempt's end
   std::size_t undoable = 0;       // replacements an Undo can still revert, at most kMaxUndoDepth
+  std::vector<Uuid> masked;       // the masked tool results' ids, in history order (masking.md)
   // The messages before the conversation proper: the summary (history[0]) and the messages a
   // commit kept with it (pinned, with their tool-call partners); 0 before the first commit.
   std::size_t derived_prefix = 0;
@@ -384,6 +389,23 @@ class Session {
   // running), kUndoRefused (the restored history reaches the input limit, with the figures, or
   // could not be counted), kCompactionUnsupported, kLoopExited, kJournal.
   Result<Uuid, SessionError> Undo(const Uuid& loop);
+  // Masks loop `loop`'s old tool output now (docs/masking.md): the results PlanMasking picks
+  // with the loop's policy become stubs, journaled as ToolOutputsMasked at a new basis revision
+  // once the masked request is counted; returns the event's id. Undo reverts it as it reverts a
+  // compaction. Refused: kNothingToMask (no tool result before the retained tail is large enough
+  // and unmasked), kLoopBusy (a turn, a compaction, an undo or a masking is running),
+  // kMaskRefused (the masked request could not be counted), kCompactionUnsupported,
+  // kLoopExited, kJournal.
+  Result<Uuid, SessionError> MaskToolOutputs(const Uuid& loop);
+  // Puts back the originals of the masked tool results `messages` (all of them when empty):
+  // ToolOutputsUnmasked at a new basis revision. Refused: kNotMasked (a message that is not a
+  // masked result of the history; nothing masked, for an empty list), kMaskRefused (the request
+  // with the originals back reaches the input limit, with the figures, or could not be counted),
+  // kLoopBusy, kCompactionUnsupported, kLoopExited, kJournal.
+  Result<Uuid, SessionError> UnmaskToolOutputs(const Uuid& loop, std::vector<Uuid> messages = {});
+  // The original of masked tool result `message` (what the stub replaced). Refused: kNotMasked,
+  // kLoopNotFound.
+  Result<Message, SessionError> MaskedOriginal(const Uuid& loop, const Uuid& message);
   // Shuts every loop down and waits for them to exit.
   void Shutdown();
   // Ends running work, keeps queued input, releases the lease (see the contract above).
