@@ -49,6 +49,7 @@ struct ChatCommandLine {
   SystemPromptFlags system;
   ContextOptions context;
   bool no_auto_compact = false;
+  bool no_mask = false;
   bool constrain_output = false;
   std::string session;  // resume this session instead of starting one
   std::string journal;  // a postgres:// URL instead of --data-dir
@@ -63,7 +64,7 @@ constexpr std::size_t kMaxLineBytes = 1u << 20;
 // What /history shows of each message.
 constexpr std::size_t kHistoryLineBytes = 100;
 constexpr std::string_view kCommands =
-    "/compact /approve /discard /context /history /pin /unpin /undo /quit";
+    "/compact /approve /discard /context /history /pin /unpin /undo /mask /unmask /output /quit";
 
 // The message may quote a server or the input: shown, never executed.
 int Usage(std::string_view message) {
@@ -277,6 +278,10 @@ class ChatView {
       context_.messages_before = 1 + e->retained.size();
       context_.before = e->post_context;
       return lines;
+    } else if (const auto* e = std::get_if<ToolOutputsMasked>(&event)) {
+      return {MaskLine("masked", e->message_ids.size(), e->basis, e->post_context)};
+    } else if (const auto* e = std::get_if<ToolOutputsUnmasked>(&event)) {
+      return {MaskLine("unmasked", e->message_ids.size(), e->basis, e->post_context)};
     } else if (const auto* e = std::get_if<CompactionProposed>(&event)) {
       outstanding_.Compacting(false);
       outstanding_.ProposedLocked(e->waiter_command_ids);
@@ -323,6 +328,17 @@ class ChatView {
       return {EventLine(event, context_)};
     }
     return {};
+  }
+
+  // A masking or unmasking (docs/masking.md), with the context before and after it.
+  std::string MaskLine(std::string_view what, std::size_t count, const ContextBasis& basis,
+                       const ContextMeasurement& post) {
+    std::string before = "?";
+    if (context_.before && context_.before->basis == basis)
+      before = TokensText(context_.before->input_tokens, context_.before->input_limit);
+    context_.before = post;
+    return fmt::format("{} {} old tool output{}: {} -> {}", what, count, count == 1 ? "" : "s",
+                       before, TokensText(post.input_tokens, post.input_limit));
   }
 
   // The proposal (docs/preview.md), and what the person may do with it.
@@ -422,8 +438,11 @@ void ShowHistory(ChatConsole& console, const LoopSnapshot& snapshot) {
     const Message& message = snapshot.history[i];
     const bool summary = i == 0 && snapshot.derived_prefix > 0;
     const char* role = summary ? "summary" : RoleName(message.role());
+    const bool masked = std::find(snapshot.masked.begin(), snapshot.masked.end(),
+                                  snapshot.history_ids[i]) != snapshot.masked.end();
     const char* mark = IsPinned(snapshot, i)                     ? " [pinned]"
                        : !summary && i < snapshot.derived_prefix ? " [kept with a pin]"
+                       : masked                                  ? " [masked]"
                                                                  : "";
     console.Line(fmt::format("[{}] {}{}: {}", i, role, mark, OneLine(message, kHistoryLineBytes)));
   }
@@ -537,10 +556,10 @@ struct Chat {
                              snapshot->undoable == 1 ? "" : "s"));
   }
 
-  // /pin N, /unpin N: N is /history's number of the message.
-  void Pin(const std::string& line, bool pin) {
-    const std::string_view usage =
-        pin ? "usage: /pin N (N from /history)" : "usage: /unpin N (N from /history)";
+  // /history's number N of a message from "/command N"; nullopt (usage or the range said) when
+  // there is none.
+  std::optional<std::size_t> MessageNumber(const std::string& line, std::string_view usage,
+                                           const LoopSnapshot& snapshot) {
     const std::size_t space = line.find(' ');
     const std::string argument = space == std::string::npos ? "" : line.substr(space + 1);
     std::size_t index = 0;
@@ -548,18 +567,88 @@ struct Chat {
         std::from_chars(argument.data(), argument.data() + argument.size(), index);
     if (argument.empty() || error != std::errc() || end != argument.data() + argument.size()) {
       console.Line(std::string(usage));
-      return;
+      return std::nullopt;
     }
+    if (index >= snapshot.history_ids.size()) {
+      console.Line(fmt::format("no message [{}]: the history has {} messages (/history lists them)",
+                               index, snapshot.history_ids.size()));
+      return std::nullopt;
+    }
+    return index;
+  }
+
+  // /mask: old tool output becomes stubs now (docs/masking.md); the event's line says how much.
+  void Mask() {
+    auto masked = session.MaskToolOutputs(loop);
+    if (!masked.ok())
+      Refused(masked.error());
+  }
+
+  // /unmask [N]: puts back the original of message N, or of every masked output.
+  void Unmask(const std::string& line) {
+    std::vector<Uuid> messages;
+    if (line.find(' ') != std::string::npos) {
+      auto snapshot = session.Snapshot(loop);
+      if (!snapshot.ok()) {
+        Refused(snapshot.error());
+        return;
+      }
+      auto index =
+          MessageNumber(line, "usage: /unmask [N] (N from /history; none: all)", *snapshot);
+      if (!index)
+        return;
+      messages.push_back(snapshot->history_ids[*index]);
+    }
+    auto unmasked = session.UnmaskToolOutputs(loop, std::move(messages));
+    if (!unmasked.ok())
+      Refused(unmasked.error());
+  }
+
+  // /output N: the original of masked tool output N, as it was (terminal-safe).
+  void Output(const std::string& line) {
     auto snapshot = session.Snapshot(loop);
     if (!snapshot.ok()) {
       Refused(snapshot.error());
       return;
     }
-    if (index >= snapshot->history_ids.size()) {
-      console.Line(fmt::format("no message [{}]: the history has {} messages (/history lists them)",
-                               index, snapshot->history_ids.size()));
+    auto index =
+        MessageNumber(line, "usage: /output N (N from /history, a [masked] message)", *snapshot);
+    if (!index)
+      return;
+    auto original = session.MaskedOriginal(loop, snapshot->history_ids[*index]);
+    if (!original.ok()) {
+      Refused(original.error());
       return;
     }
+    console.Line(fmt::format("[{}] original tool output:", *index));
+    std::string text;
+    for (const Block& block : original->blocks()) {
+      if (const auto* t = block.as<TextBlock>())
+        text.append(t->text);
+    }
+    std::size_t start = 0;
+    while (start <= text.size()) {
+      const std::size_t end = text.find('\n', start);
+      console.Line(text.substr(start, end == std::string::npos ? std::string::npos : end - start));
+      if (end == std::string::npos)
+        break;
+      start = end + 1;
+    }
+  }
+
+  // /pin N, /unpin N: N is /history's number of the message.
+  void Pin(const std::string& line, bool pin) {
+    const std::string_view usage =
+        pin ? "usage: /pin N (N from /history)" : "usage: /unpin N (N from /history)";
+    auto snapshot = session.Snapshot(loop);
+    if (!snapshot.ok()) {
+      Refused(snapshot.error());
+      return;
+    }
+    const auto number = MessageNumber(line, usage, *snapshot);
+    if (!number)
+      return;
+    const std::size_t index = *number;
     auto changed = session.PinMessage(loop, snapshot->history_ids[index], pin);
     if (!changed.ok()) {
       Refused(changed.error());
@@ -582,6 +671,12 @@ struct Chat {
       Pin(line, name == "/pin");
     } else if (name == "/undo") {
       Undo();
+    } else if (name == "/mask") {
+      Mask();
+    } else if (name == "/unmask") {
+      Unmask(line);
+    } else if (name == "/output") {
+      Output(line);
     } else if (name == "/approve" || name == "/discard") {
       Decide(name == "/approve");
     } else if (name == "/context" || name == "/history") {
@@ -655,6 +750,8 @@ Result<ChatLoop, std::string> MakeChatLoop(const ChatCommandLine& line,
   ChatLoop out;
   out.context = std::move(*chosen);
   out.context.policy.automatic = !line.no_auto_compact;
+  // Automatic compaction masks old tool output first (docs/masking.md) unless told not to.
+  out.context.policy.masking = line.no_mask ? CompactionMasking::kOff : CompactionMasking::kFirst;
   LoopDefinition& definition = out.definition;
   definition.model = model->model;
   definition.limits = out.context.limits;
@@ -999,7 +1096,9 @@ std::shared_ptr<ChatCommandLine> AddChatCommand(CLI::App& app) {
       "Chat with a model on a new session in the data directory (or resume one with\n"
       "--session). Each line is a message; /compact compacts now (/compact preview shows the\n"
       "summary first: /approve installs it, /discard drops it), /context shows the occupancy\n"
-      "and what a compaction would keep, /history lists the loop's messages, /quit (or end of\n"
+      "and what a compaction would keep, /history lists the loop's messages, /pin N keeps one\n"
+      "verbatim, /undo reverts the last compaction or masking, /mask replaces old tool output\n"
+      "with stubs (/output N shows an original, /unmask [N] puts it back), /quit (or end of\n"
       "input) suspends the session: --session resumes it.\n"
       "Exit 0 after a clean end; 2 bad usage; 1 the runtime failed.");
   auto* c = line->command;
@@ -1021,6 +1120,8 @@ std::shared_ptr<ChatCommandLine> AddChatCommand(CLI::App& app) {
   line->context.Register(*c);
   c->add_flag("--no-auto-compact", line->no_auto_compact,
               "never compact on its own (measure and show pressure only)");
+  c->add_flag("--no-mask", line->no_mask,
+              "automatic compaction summarizes at once, without masking old tool output first");
   c->add_flag("--constrain-output", line->constrain_output,
               "send the model compactor's GBNF grammar of the summary envelope with its request "
               "(for llama.cpp servers; the Anthropic client drops it, OpenAI's API refuses it)");

@@ -94,6 +94,18 @@ struct LineOf {
                        e.reverted_event_id.ToString(), e.post_context.input_tokens,
                        e.basis.revision, e.post_context.basis.revision);
   }
+  std::string operator()(const ToolOutputsMasked& e) const {
+    return fmt::format("ToolOutputsMasked: {} tool output{} masked, {} tokens, rev {} -> {}",
+                       e.message_ids.size(), e.message_ids.size() == 1 ? "" : "s",
+                       e.post_context.input_tokens, e.basis.revision,
+                       e.post_context.basis.revision);
+  }
+  std::string operator()(const ToolOutputsUnmasked& e) const {
+    return fmt::format("ToolOutputsUnmasked: {} tool output{} back, {} tokens, rev {} -> {}",
+                       e.message_ids.size(), e.message_ids.size() == 1 ? "" : "s",
+                       e.post_context.input_tokens, e.basis.revision,
+                       e.post_context.basis.revision);
+  }
   std::string operator()(const MessageUnpinned& e) const {
     return fmt::format("MessageUnpinned loop {} message {}", e.header.loop_id.ToString(),
                        e.message_id.ToString());

@@ -89,7 +89,7 @@ bool Fits(const std::vector<std::string_view>& path, const std::vector<std::stri
   return true;
 }
 
-constexpr std::array<RouteSpec, 22> kRoutes = {{
+constexpr std::array<RouteSpec, 26> kRoutes = {{
     {"POST", "/v1/sessions", RouteKind::kCreateSession},
     {"GET", "/v1/sessions", RouteKind::kListSessions},
     {"GET", "/v1/sessions/{session}", RouteKind::kGetSession},
@@ -106,6 +106,10 @@ constexpr std::array<RouteSpec, 22> kRoutes = {{
      RouteKind::kApprove},
     {"POST", "/v1/sessions/{session}/loops/{loop}/proposals/{attempt}/discard",
      RouteKind::kDiscard},
+    {"POST", "/v1/sessions/{session}/loops/{loop}/mask", RouteKind::kMask},
+    {"POST", "/v1/sessions/{session}/loops/{loop}/unmask", RouteKind::kUnmaskAll},
+    {"GET", "/v1/sessions/{session}/loops/{loop}/masked/{message}", RouteKind::kMaskedOriginal},
+    {"DELETE", "/v1/sessions/{session}/loops/{loop}/masked/{message}", RouteKind::kUnmask},
     {"GET", "/v1/sessions/{session}/loops/{loop}/history", RouteKind::kHistory},
     {"GET", "/v1/sessions/{session}/loops/{loop}/context", RouteKind::kContext},
     {"GET", "/v1/sessions/{session}/loops/{loop}/tool_calls", RouteKind::kToolCalls},
@@ -259,6 +263,12 @@ Result<LoopRequest, ApiError> DecodeLoop(const Json& value, std::string path) {
       HARNESS_TRY(loop.automatic_compaction,
                   FromJsonResult(JsonAsBool(*automatic, p.MemberPath("automatic"))));
     }
+    HARNESS_TRY(auto masking, OptionalText(p, "masking"));
+    if (masking && *masking != "first" && *masking != "off") {
+      return Fail(Error(ApiErrorKind::kInvalidRequest,
+                        p.MemberPath("masking") + " must be \"first\" or \"off\""));
+    }
+    loop.mask_first = !masking || *masking == "first";
     if (const Json* segments = p.Find("keep_recent_segments")) {
       HARNESS_TRY(loop.keep_recent_segments,
                   FromJsonResult(JsonAsUint(*segments, p.MemberPath("keep_recent_segments"),

@@ -130,6 +130,10 @@ enum class RouteKind : std::uint8_t {
   kUndo,               // POST   /v1/sessions/{session}/loops/{loop}/undo
   kApprove,            // POST   /v1/sessions/{session}/loops/{loop}/proposals/{attempt}/approve
   kDiscard,            // POST   /v1/sessions/{session}/loops/{loop}/proposals/{attempt}/discard
+  kMask,               // POST   /v1/sessions/{session}/loops/{loop}/mask
+  kUnmaskAll,          // POST   /v1/sessions/{session}/loops/{loop}/unmask
+  kMaskedOriginal,     // GET    /v1/sessions/{session}/loops/{loop}/masked/{message}
+  kUnmask,             // DELETE /v1/sessions/{session}/loops/{loop}/masked/{message}
   kGetCommand,         // GET    /v1/commands/{command}
   kGetSessionCommand,  // GET    /v1/sessions/{session}/commands/{command}
   kOpenApi,            // GET    /v1/openapi.json
@@ -208,6 +212,7 @@ struct LoopRequest {
   CompactorChoice compactor;
   std::string system_prompt;
   bool automatic_compaction = true;  // policy.automatic
+  bool mask_first = true;            // policy.masking "first" (docs/masking.md) or "off"
   // policy.keep_recent_segments / keep_recent_tokens: the retained tail's targets; unset, the
   // configured model's.
   std::optional<std::uint64_t> keep_recent_segments;
@@ -221,13 +226,14 @@ struct CreateSessionRequest {
 };
 
 // {"loops":[{"model":"NAME","compactor":"offline"|"NAME","system_prompt":"…",
-//            "policy":{"automatic":true,"keep_recent_segments":2,"keep_recent_tokens":8000},
+//            "policy":{"automatic":true,"masking":"first"|"off","keep_recent_segments":2,
+//                      "keep_recent_tokens":8000},
 //            "tools":[{"name":"…","description":"…","input_schema":{…}}]}]};
 // model is required, the rest optional (compactor "offline", system prompt none, automatic
-// compaction on, the configured model's tail targets, no tools; a tool's description "" and
-// its schema {"type":"object"}). keep_recent_segments is at most
-// kMaxKeepRecentSegments, keep_recent_tokens at most kMaxKeepRecentTokens; the runtime judges
-// the policy as a whole (kInvalidArgument).
+// compaction on, masking first, the configured model's tail targets, no tools; a tool's description
+// "" and its schema {"type":"object"}). keep_recent_segments is at most kMaxKeepRecentSegments,
+// keep_recent_tokens at most kMaxKeepRecentTokens; the runtime judges the policy as a whole
+// (kInvalidArgument).
 Result<CreateSessionRequest, ApiError> DecodeCreateSession(std::string_view body);
 
 // {"text":"…"}: a non-empty text, the user's input to a loop.

@@ -131,6 +131,49 @@ constexpr std::string_view kDocument = R"openapi({
         }
       }
     },
+    "/v1/sessions/{session}/loops/{loop}/mask": {
+      "parameters": [{"$ref": "#/components/parameters/session"}, {"$ref": "#/components/parameters/loop"}],
+      "post": {
+        "operationId": "mask",
+        "summary": "Replace the loop's old tool output (before the retained tail, not pinned, at least 1024 bytes) with stubs (ToolOutputsMasked); undo reverts it.",
+        "requestBody": {"required": false, "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Empty"}}}},
+        "responses": {
+          "200": {"description": "Masked.", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Undone"}}}},
+          "400": {"$ref": "#/components/responses/Error"}, "401": {"$ref": "#/components/responses/Error"}, "404": {"$ref": "#/components/responses/Error"}, "409": {"$ref": "#/components/responses/Error"}, "413": {"$ref": "#/components/responses/Error"}, "500": {"$ref": "#/components/responses/Error"}, "503": {"$ref": "#/components/responses/Error"}
+        }
+      }
+    },
+    "/v1/sessions/{session}/loops/{loop}/unmask": {
+      "parameters": [{"$ref": "#/components/parameters/session"}, {"$ref": "#/components/parameters/loop"}],
+      "post": {
+        "operationId": "unmaskAll",
+        "summary": "Put back the originals of every masked tool output (ToolOutputsUnmasked).",
+        "requestBody": {"required": false, "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Empty"}}}},
+        "responses": {
+          "200": {"description": "Unmasked.", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Undone"}}}},
+          "400": {"$ref": "#/components/responses/Error"}, "401": {"$ref": "#/components/responses/Error"}, "404": {"$ref": "#/components/responses/Error"}, "409": {"$ref": "#/components/responses/Error"}, "413": {"$ref": "#/components/responses/Error"}, "500": {"$ref": "#/components/responses/Error"}, "503": {"$ref": "#/components/responses/Error"}
+        }
+      }
+    },
+    "/v1/sessions/{session}/loops/{loop}/masked/{message}": {
+      "parameters": [{"$ref": "#/components/parameters/session"}, {"$ref": "#/components/parameters/loop"}, {"$ref": "#/components/parameters/message"}],
+      "get": {
+        "operationId": "maskedOriginal",
+        "summary": "The original of a masked tool output (what its stub replaced).",
+        "responses": {
+          "200": {"description": "The original.", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/MaskedOriginal"}}}},
+          "400": {"$ref": "#/components/responses/Error"}, "401": {"$ref": "#/components/responses/Error"}, "404": {"$ref": "#/components/responses/Error"}, "409": {"$ref": "#/components/responses/Error"}, "413": {"$ref": "#/components/responses/Error"}, "500": {"$ref": "#/components/responses/Error"}, "503": {"$ref": "#/components/responses/Error"}
+        }
+      },
+      "delete": {
+        "operationId": "unmask",
+        "summary": "Put back the original of one masked tool output (ToolOutputsUnmasked).",
+        "responses": {
+          "200": {"description": "Unmasked.", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Undone"}}}},
+          "400": {"$ref": "#/components/responses/Error"}, "401": {"$ref": "#/components/responses/Error"}, "404": {"$ref": "#/components/responses/Error"}, "409": {"$ref": "#/components/responses/Error"}, "413": {"$ref": "#/components/responses/Error"}, "500": {"$ref": "#/components/responses/Error"}, "503": {"$ref": "#/components/responses/Error"}
+        }
+      }
+    },
     "/v1/sessions/{session}/loops/{loop}/pins/{message}": {
       "parameters": [{"$ref": "#/components/parameters/session"}, {"$ref": "#/components/parameters/loop"}, {"$ref": "#/components/parameters/message"}],
       "put": {
@@ -321,6 +364,7 @@ constexpr std::string_view kDocument = R"openapi({
         }
       },
       "Undone": {"type": "object", "required": ["event_id"], "properties": {"event_id": {"type": "string", "format": "uuid"}}},
+      "MaskedOriginal": {"type": "object", "required": ["message_id", "message"], "properties": {"message_id": {"type": "string", "format": "uuid"}, "message": {"$ref": "#/components/schemas/Message"}}},
       "PinChanged": {"type": "object", "required": ["pinned", "changed"], "properties": {"pinned": {"type": "boolean"}, "changed": {"type": "boolean"}}},
       "ProposalDecided": {"type": "object", "required": ["terminal_event_id"], "properties": {"terminal_event_id": {"type": "string", "format": "uuid"}}},
       "CreateSessionRequest": {
@@ -345,6 +389,7 @@ constexpr std::string_view kDocument = R"openapi({
             "additionalProperties": false,
             "properties": {
               "automatic": {"type": "boolean", "default": true},
+              "masking": {"type": "string", "enum": ["first", "off"], "default": "first", "description": "first: automatic compaction masks old tool output before it summarizes."},
               "keep_recent_segments": {"type": "integer", "minimum": 0, "maximum": 1000000},
               "keep_recent_tokens": {"type": "integer", "minimum": 0, "maximum": 100000000}
             }
@@ -456,14 +501,15 @@ constexpr std::string_view kDocument = R"openapi({
       },
       "History": {
         "type": "object",
-        "required": ["loop_id", "derived_prefix", "messages", "message_ids", "pinned", "undoable", "proposal"],
+        "required": ["loop_id", "derived_prefix", "messages", "message_ids", "pinned", "masked", "undoable", "proposal"],
         "properties": {
           "loop_id": {"type": "string", "format": "uuid"},
           "derived_prefix": {"type": "integer", "minimum": 0},
           "messages": {"type": "array", "items": {"$ref": "#/components/schemas/Message"}},
           "message_ids": {"type": "array", "items": {"type": "string", "format": "uuid"}, "description": "The messages' ids, parallel to messages."},
           "pinned": {"type": "array", "items": {"type": "string", "format": "uuid"}},
-          "undoable": {"type": "integer", "minimum": 0, "description": "How many compactions an undo can still revert."},
+          "masked": {"type": "array", "items": {"type": "string", "format": "uuid"}, "description": "The masked tool outputs' ids; GET masked/{message} shows an original."},
+          "undoable": {"type": "integer", "minimum": 0, "description": "How many compactions and maskings an undo can still revert."},
           "proposal": {"description": "The CompactionProposed event waiting for approve or discard, or null.", "oneOf": [{"type": "null"}, {"type": "object"}]}
         }
       },

@@ -472,7 +472,8 @@ struct Server::Impl {
                                          const QueryParameters& query);
   Result<Reply, ApiError> SessionJson(const Uuid& id);
   Result<Reply, ApiError> LoopJson(const Route& route, bool history);
-  // Undo, pin, unpin, approve, discard: a loop's history controls (docs/serve.md), each with an
+  // Undo, pin, unpin, approve, discard, mask, unmask: a loop's history controls (docs/serve.md),
+  // each with an
   // empty JSON object as its body and answered once its event is durable.
   Reply HistoryControl(const Route& route, std::string_view body);
   void StopStreams();
@@ -777,7 +778,23 @@ Reply Server::Impl::Dispatch(MHD_Connection* connection, const Route& route,
     case RouteKind::kUnpin:
     case RouteKind::kApprove:
     case RouteKind::kDiscard:
+    case RouteKind::kMask:
+    case RouteKind::kUnmaskAll:
+    case RouteKind::kUnmask:
       return HistoryControl(route, exchange.body);
+    case RouteKind::kMaskedOriginal: {
+      auto served = sessions->Get(route.session);
+      if (!served.ok())
+        return ErrorReply(served.error());
+      auto original = (*served)->session->MaskedOriginal(route.loop, route.item);
+      if (!original.ok())
+        return ErrorReply(FromSessionError(original.error()));
+      auto encoded = EncodeMessage(*original);
+      if (!encoded.ok())
+        return ErrorReply({ApiErrorKind::kInternal, encoded.error().Describe()});
+      return Reply{
+          200, "{\"message_id\":\"" + route.item.ToString() + "\",\"message\":" + *encoded + "}"};
+    }
     case RouteKind::kHistory:
     case RouteKind::kContext: {
       auto json = LoopJson(route, route.kind == RouteKind::kHistory);
@@ -1022,7 +1039,7 @@ Result<Reply, ApiError> Server::Impl::LoopJson(const Route& route, bool history)
       return json + "]";
     };
     out += "],\"message_ids\":" + ids(s.history_ids) + ",\"pinned\":" + ids(s.pinned) +
-           ",\"undoable\":" + std::to_string(s.undoable) +
+           ",\"masked\":" + ids(s.masked) + ",\"undoable\":" + std::to_string(s.undoable) +
            ",\"proposal\":" + (s.proposal ? EventJson(Event(*s.proposal)) : std::string("null"));
     return Reply{200, out + "}"};
   }
@@ -1080,11 +1097,19 @@ Reply Server::Impl::HistoryControl(const Route& route, std::string_view body) {
       return Reply{200, std::string("{\"pinned\":") + (pin ? "true" : "false") +
                             ",\"changed\":" + (*changed ? "true" : "false") + "}"};
     }
-    case RouteKind::kUndo: {
-      auto undone = session.Undo(route.loop);
-      if (!undone.ok())
-        return ErrorReply(FromSessionError(undone.error()));
-      return Reply{200, "{\"event_id\":\"" + undone->ToString() + "\"}"};
+    case RouteKind::kUndo:
+    case RouteKind::kMask:
+    case RouteKind::kUnmaskAll:
+    case RouteKind::kUnmask: {
+      auto done = route.kind == RouteKind::kUndo ? session.Undo(route.loop)
+                  : route.kind == RouteKind::kMask
+                      ? session.MaskToolOutputs(route.loop)
+                      : session.UnmaskToolOutputs(route.loop, route.kind == RouteKind::kUnmask
+                                                                  ? std::vector<Uuid>{route.item}
+                                                                  : std::vector<Uuid>{});
+      if (!done.ok())
+        return ErrorReply(FromSessionError(done.error()));
+      return Reply{200, "{\"event_id\":\"" + done->ToString() + "\"}"};
     }
     default: {
       auto decided =

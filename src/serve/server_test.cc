@@ -412,6 +412,65 @@ std::string ErrorKind(const serve_testing::HttpReply& reply) {
   return json.is_object() && json.contains("error") ? json["error"]["kind"].get<std::string>() : "";
 }
 
+// docs/masking.md over HTTP: a large client tool result of an earlier turn is masked, its
+// original read back, unmasked one by one or all at once; refusals have their kinds.
+TEST_F(ClientToolTest, OldToolOutputIsMaskedReadAndUnmaskedOverHttp) {
+  Listen(std::chrono::seconds(600));
+  const auto created = Call("POST", base_ + "/v1/sessions",
+                            R"({"loops":[{"model":"w","policy":{"automatic":false,"masking":"off",)"
+                            R"("keep_recent_segments":1},"tools":[{"name":"get_weather"}]}]})");
+  ASSERT_EQ(created.status, 201) << created.body;
+  session_ = ParseOrNull(created.body)["session_id"].get<std::string>();
+  loop_id_ = ParseOrNull(created.body)["loops"][0].get<std::string>();
+  loop_ = base_ + "/v1/sessions/" + session_ + "/loops/" + loop_id_;
+  const std::string big(3000, 'r');
+  const auto answer = [&] {
+    const auto posted = Call("POST", loop_ + "/tool_results",
+                             R"({"results":[{"tool_use_id":"call_1","content":")" + big +
+                                 R"("},{"tool_use_id":"call_2","content":"small"}]})");
+    EXPECT_EQ(posted.status, 200) << posted.body;
+  };
+  const auto nothing = Call("POST", loop_ + "/mask");
+  EXPECT_EQ(nothing.status, 409) << nothing.body;
+  EXPECT_EQ(ErrorKind(nothing), "nothing_to_mask");
+  Turn(answer);
+  Turn(answer);  // the first turn's output is now before the retained tail
+
+  const auto masked = Call("POST", loop_ + "/mask");
+  ASSERT_EQ(masked.status, 200) << masked.body;
+  EXPECT_TRUE(ParseOrNull(masked.body)["event_id"].is_string());
+  Json history = ParseOrNull(Call("GET", loop_ + "/history").body);
+  ASSERT_EQ(history["masked"].size(), 1u) << history;
+  const std::string id = history["masked"][0].get<std::string>();
+  EXPECT_EQ(history["message_ids"][2], id);  // input, calls, the first result
+  EXPECT_NE(history["messages"][2].dump().find("masked to save context"), std::string::npos);
+  EXPECT_EQ(history["undoable"], 1);
+  const auto original = Call("GET", loop_ + "/masked/" + id);
+  ASSERT_EQ(original.status, 200) << original.body;
+  EXPECT_NE(original.body.find(big), std::string::npos);
+  EXPECT_EQ(ParseOrNull(original.body)["message_id"], id);
+
+  const auto one = Call("DELETE", loop_ + "/masked/" + id);
+  ASSERT_EQ(one.status, 200) << one.body;
+  history = ParseOrNull(Call("GET", loop_ + "/history").body);
+  EXPECT_TRUE(history["masked"].empty());
+  EXPECT_NE(history["messages"][2].dump().find(big), std::string::npos);
+  const auto gone = Call("GET", loop_ + "/masked/" + id);
+  EXPECT_EQ(gone.status, 404);
+  EXPECT_EQ(ErrorKind(gone), "not_masked");
+  EXPECT_EQ(ErrorKind(Call("DELETE", loop_ + "/masked/" + id)), "not_masked");
+  EXPECT_EQ(ErrorKind(Call("POST", loop_ + "/unmask")), "not_masked");
+
+  ASSERT_EQ(Call("POST", loop_ + "/mask").status, 200);
+  const auto all = Call("POST", loop_ + "/unmask");
+  ASSERT_EQ(all.status, 200) << all.body;
+  EXPECT_TRUE(ParseOrNull(Call("GET", loop_ + "/history").body)["masked"].empty());
+  EXPECT_EQ(Call("POST", loop_ + "/mask", R"({"x":1})").status, 400);
+  const auto bad = Call("POST", base_ + "/v1/sessions",
+                        R"({"loops":[{"model":"w","policy":{"masking":"later"}}]})");
+  EXPECT_EQ(bad.status, 400) << bad.body;
+}
+
 TEST_F(ClientToolTest, TheClientAnswersTheCallsOverHttpAndTheModelSeesTheResults) {
   Start(std::chrono::seconds(600));
   const auto events = Turn([&] {

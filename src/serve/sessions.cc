@@ -312,6 +312,8 @@ Result<LoopDefinition, ApiError> SessionTable::Define(const LoopRequest& loop,
   definition.counter = served.counter;
   definition.compaction = served.policy;
   definition.compaction->automatic = loop.automatic_compaction;
+  definition.compaction->masking =
+      loop.mask_first ? CompactionMasking::kFirst : CompactionMasking::kOff;
   if (loop.keep_recent_segments)
     definition.compaction->keep_recent_segments =
         static_cast<std::int64_t>(*loop.keep_recent_segments);
