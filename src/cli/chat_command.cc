@@ -21,10 +21,12 @@
 
 #include "chat_console.h"
 #include "commands.h"
+#include "compaction_run.h"
 #include "event_lines.h"
 #include "harness/compaction/extractive.h"
 #include "harness/compaction/model_compactor.h"
 #include "harness/compaction/tail.h"
+#include "harness/content/codec.h"
 #include "harness/core/utf8.h"
 #include "harness/inference/counter.h"
 #include "harness/runtime/session.h"
@@ -52,6 +54,7 @@ struct ChatCommandLine {
   bool no_mask = false;
   bool constrain_output = false;
   std::string session;  // resume this session instead of starting one
+  std::string history;  // a new session's loop starts from this transcript (docs/cli.md)
   std::string journal;  // a postgres:// URL instead of --data-dir
   bool take_over = false;
   std::int64_t lease_ttl_seconds = 30;
@@ -804,6 +807,8 @@ int RunChat(const ChatCommandLine& line, SignalWatch& signals) {
   const bool resume = !line.session.empty();
   if (!resume && line.model.empty())
     return Usage("--model is required for a new session");
+  if (resume && !line.history.empty())
+    return Usage("--history starts a new session; a resumed one (--session) has its history");
   Uuid session_id;
   if (resume) {
     auto parsed = ParseSessionId(line.session, "--session");
@@ -828,10 +833,29 @@ int RunChat(const ChatCommandLine& line, SignalWatch& signals) {
   // A new session's loop is made before anything is opened, so that a bad flag writes nothing.
   std::optional<ChatLoop> made;
   if (!resume) {
-    auto loop = MakeChatLoop(line, line.model, system_prompt->value_or(""), streaming);
+    // --history: another agent's session (harness import) continues here; its leading system
+    // messages become the system prompt, before the flag's, as `harness compact` does.
+    Transcript history;
+    std::string prompt;
+    if (line.history == "-")
+      return Usage("--history takes a file: standard input is the chat's");
+    if (!line.history.empty()) {
+      auto input = ReadInput(line.history, TranscriptLimits{}.max_bytes);
+      if (!input.ok())
+        return Usage(input.error().message);
+      auto decoded = DecodeTranscript(*input);
+      if (!decoded.ok())
+        return Usage("--history: invalid transcript " + decoded.error().Describe());
+      history = std::move(decoded).value();
+      prompt = LiftSystemPrompt(history);
+    }
+    if (system_prompt->has_value() && !(*system_prompt)->empty())
+      prompt.append(prompt.empty() ? "" : "\n\n").append(**system_prompt);
+    auto loop = MakeChatLoop(line, line.model, std::move(prompt), streaming);
     if (!loop.ok())
       return Usage(loop.error());
     made = std::move(*loop);
+    made->definition.history = std::move(history);
   }
 
   // From here on a signal is cleaned up after (the journal, the lease); before, only the flags
@@ -1109,6 +1133,9 @@ std::shared_ptr<ChatCommandLine> AddChatCommand(CLI::App& app) {
                 "model (the chat model), extractive (offline), scripted:PATH or PROVIDER:MODEL")
       ->capture_default_str();
   RegisterStoreOptions(*c, line->data_dir, line->journal);
+  c->add_option("--history", line->history,
+                "start the new session's loop from this transcript file (what `harness import` "
+                "writes), to go on with another agent's session");
   c->add_option("--session", line->session,
                 "resume this session (restored from the journal) instead of starting one");
   c->add_flag("--take-over", line->take_over,

@@ -8,6 +8,7 @@
 
 #include "harness/compaction/extractive.h"
 #include "harness/compaction/model_compactor.h"
+#include "harness/compaction/tail.h"
 #include "model_factory.h"
 
 namespace harness::cli {
@@ -19,8 +20,12 @@ Result<InferenceResponse, InferenceError> NoTurnModelClient::Complete(const Infe
 
 Result<CompactionOutput, CompactorError> RecordingCompactor::Compact(const CompactionInput& input,
                                                                      std::stop_token stop) {
+  TokenCount read = 0;
+  for (const Message& message : input.transcript)
+    read += EstimateMessageTokens(message);
   auto result = inner_->Compact(input, stop);
   std::lock_guard lock(mutex_);
+  last_input_tokens_ = read;
   if (!result.ok()) {
     last_error_ = result.error();
   } else if (result->basis != input.basis || result->model != input.model ||
@@ -39,6 +44,11 @@ Result<CompactionOutput, CompactorError> RecordingCompactor::Compact(const Compa
 std::optional<CompactorError> RecordingCompactor::last_error() const {
   std::lock_guard lock(mutex_);
   return last_error_;
+}
+
+std::optional<TokenCount> RecordingCompactor::last_input_tokens() const {
+  std::lock_guard lock(mutex_);
+  return last_input_tokens_;
 }
 
 void FailureLog::Add(const InfrastructureFailure& failure) {

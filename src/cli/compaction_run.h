@@ -57,11 +57,15 @@ class RecordingCompactor final : public Compactor {
   Result<CompactionOutput, CompactorError> Compact(const CompactionInput& input,
                                                    std::stop_token stop) override;
   std::optional<CompactorError> last_error() const;
+  // The estimated tokens (EstimateMessageTokens) of the last transcript the compactor was given:
+  // what the summarizer had to read.
+  std::optional<TokenCount> last_input_tokens() const;
 
  private:
   std::shared_ptr<Compactor> inner_;
   mutable std::mutex mutex_;
   std::optional<CompactorError> last_error_;
+  std::optional<TokenCount> last_input_tokens_;
 };
 
 // What the runtime could not report as an event; it also wakes the reader, since a failed

@@ -12,14 +12,17 @@
 #include <set>
 #include <string>
 #include <system_error>
+#include <tuple>
 #include <vector>
 
 #include "commands.h"
 #include "compaction_run.h"
 #include "eval_facts.h"
+#include "harness/compaction/masking.h"
 #include "harness/content/codec.h"
 #include "harness/core/env.h"
 #include "harness/event/compaction.h"
+#include "harness/event/pins.h"
 #include "harness/event/wire.h"
 #include "harness/inference/tokenizer.h"
 #include "harness/journal/memory_journal.h"
@@ -36,6 +39,7 @@ struct EvalCommandLine {
   std::string compactor = "extractive";
   bool json = false;
   bool constrain_output = false;
+  bool masking = false;
   std::vector<std::string> must_commit;
 };
 
@@ -162,7 +166,8 @@ struct Run {
   std::optional<TokenCount> tokens_before;
   std::optional<TokenCount> tokens_after;
   std::size_t retained = 0;
-  std::vector<std::size_t> lost;  // indexes of the facts not kept
+  std::optional<TokenCount> summarizer_read;  // the compactor's input, estimated
+  std::vector<std::size_t> lost;              // indexes of the facts not kept
   std::size_t kept = 0;
   double milliseconds = 0;
   bool committed() const { return outcome == "committed"; }
@@ -231,6 +236,7 @@ Run Compact(const EvalCommandLine& line, const Prepared& prepared, Setting setti
     return run;
   }
   run.outcome = "committed";
+  run.summarizer_read = recorder->last_input_tokens();
   run.tokens_after = outcome.committed->post_context.input_tokens;
   run.retained = outcome.committed->retained.size();
   if (prepared.facts) {
@@ -366,6 +372,100 @@ void PrintTotals(Setting setting, const Totals& t, bool json) {
   PrintLine(line);
 }
 
+// --masking (docs/masking.md, docs/compactors.md): the transcript with its old tool output masked
+// as the runtime would mask it (PlanMasking with the window's policy, the stubs of
+// MaskedToolResult with the message ids a loop made from it would have), and how many outputs.
+std::pair<Transcript, std::size_t> Masked(const Transcript& history, const LoopContext& context) {
+  auto plan = PlanMasking(history, 0, context.policy, {}, {});
+  if (!plan.ok())
+    return {history, 0};
+  Transcript masked = history;
+  const Uuid created = Uuid::V4();
+  for (std::size_t i : *plan) {
+    masked[i] = MaskedToolResult(*history[i].as<ToolResultMessage>(), ToolNameFor(history, i),
+                                 InitialMessageId(created, i));
+  }
+  return {std::move(masked), plan->size()};
+}
+
+// The savings of the first stage beside the summary's, in the default window: masking alone
+// (the masked transcript's count), the summary alone (the full run), both (the masked
+// transcript compacted).
+void PrintMasking(const EvalCommandLine& line, const Entry& entry, const Prepared& prepared,
+                  const Run& full, std::size_t outputs, const Run& both) {
+  // The facts the masked transcript alone still holds (it is the whole next request).
+  std::size_t masked_kept = 0;
+  if (prepared.facts) {
+    std::string text;
+    for (const Message& message : prepared.history) {
+      for (const Block& block : message.blocks())
+        AppendBlockText(block, text);
+    }
+    const FactMatcher matcher(text);
+    for (const Fact& fact : *prepared.facts)
+      masked_kept += matcher.Kept(fact) ? 1 : 0;
+  }
+  const auto percent = [&](const std::optional<TokenCount>& after) -> std::string {
+    if (!after || !full.tokens_before || *full.tokens_before == 0)
+      return "?";
+    return fmt::format(
+        "{:.1f}%", 100.0 * static_cast<double>(*after) / static_cast<double>(*full.tokens_before));
+  };
+  // Not std::optional: g++ -O3 sees a copy of one as maybe uninitialized.
+  const bool has_summary = full.committed() && full.tokens_after.has_value();
+  const bool has_both = both.committed() && both.tokens_after.has_value();
+  const TokenCount summary_tokens = full.tokens_after.value_or(0);
+  const TokenCount both_tokens = both.tokens_after.value_or(0);
+  const auto shown = [](bool has, TokenCount tokens) {
+    return has ? std::to_string(tokens) : std::string("?");
+  };
+  const auto share = [&](bool has, TokenCount tokens) {
+    return has ? percent(tokens) : std::string("?");
+  };
+  if (line.json) {
+    std::string out;
+    WireWriter w(out);
+    w.String("type", "EvalMasking").String("name", entry.name).Uint("outputs_masked", outputs);
+    if (full.tokens_before)
+      w.Uint("tokens_before", *full.tokens_before);
+    if (both.tokens_before)
+      w.Uint("tokens_masked", *both.tokens_before);
+    if (has_summary)
+      w.Uint("tokens_summary", summary_tokens);
+    if (has_both)
+      w.Uint("tokens_both", both_tokens);
+    if (full.summarizer_read)
+      w.Uint("summarizer_read_summary", *full.summarizer_read);
+    if (both.summarizer_read)
+      w.Uint("summarizer_read_both", *both.summarizer_read);
+    if (prepared.facts) {
+      w.Uint("facts", prepared.facts->size()).Uint("facts_kept_masked", masked_kept);
+      if (both.committed())
+        w.Uint("facts_kept_both", both.kept);
+    }
+    w.Close();
+    PrintJson(out);
+    return;
+  }
+  std::string row = fmt::format(
+      "{} masking: {} tokens; masked alone {} ({}, {} outputs), summary alone {} ({}), both {} "
+      "({})",
+      entry.name, Tokens(full.tokens_before), Tokens(both.tokens_before),
+      percent(both.tokens_before), outputs, shown(has_summary, summary_tokens),
+      share(has_summary, summary_tokens), shown(has_both, both_tokens),
+      share(has_both, both_tokens));
+  if (full.summarizer_read && both.summarizer_read) {
+    row.append(fmt::format("; the summarizer read {} -> {} tokens", *full.summarizer_read,
+                           *both.summarizer_read));
+  }
+  if (prepared.facts) {
+    row.append(fmt::format(", facts kept masked alone {}/{}", masked_kept, prepared.facts->size()));
+    if (both.committed())
+      row.append(fmt::format(", both {}/{}", both.kept, prepared.facts->size()));
+  }
+  PrintLine(row);
+}
+
 // NAME (both settings) or NAME:full / NAME:half.
 struct Requirement {
   std::string name;
@@ -485,6 +585,15 @@ int RunEval(const EvalCommandLine& line) {
       else
         PrintHuman(entry, *prepared, run);
     }
+    if (line.masking && full) {
+      if (auto context = ContextFor(Setting::kFull, full); context.ok()) {
+        Prepared masked = *prepared;
+        std::size_t outputs = 0;
+        std::tie(masked.history, outputs) = Masked(prepared->history, *context);
+        const Run both = Compact(line, masked, Setting::kFull, *context);
+        PrintMasking(line, entry, masked, *full, outputs, both);
+      }
+    }
   }
   for (const Setting setting : kSettings)
     PrintTotals(setting, totals[setting], line.json);
@@ -531,6 +640,9 @@ std::shared_ptr<EvalCommandLine> AddEvalCommand(CLI::App& app) {
               "one EvalTotals per window");
   c->add_flag("--constrain-output", line->constrain_output,
               "send the model compactor's GBNF grammar with the request (llama.cpp servers)");
+  c->add_flag("--masking", line->masking,
+              "also report, in the default window, the tokens old tool output masking saves "
+              "alone, the summary alone, and both (docs/compactors.md)");
   c->add_option("--must-commit", line->must_commit,
                 "NAME, NAME:full or NAME:half: only these decide the exit status (repeatable); "
                 "without it, every transcript must commit in both windows");

@@ -223,7 +223,8 @@ TEST_F(ChatCli, UndoPutsBackTheHistoryBeforeTheCompaction) {
                           "first\n/undo\nsecond\n/compact\n/undo\n/history\n/undo\n/quit\n",
                           "--keep-recent-segments 1 2>&1");
   ASSERT_EQ(run.exit_code, 0) << run.out;
-  EXPECT_TRUE(Has(run.out, "nothing_to_undo: the loop has no compaction left to undo")) << run.out;
+  EXPECT_TRUE(Has(run.out, "nothing_to_undo: the loop has no compaction or masking left to undo"))
+      << run.out;
   EXPECT_TRUE(Has(run.out, "compact committed: ")) << run.out;
   EXPECT_TRUE(Has(run.out, "undone: the history is back to 4 messages, ")) << run.out;
   EXPECT_TRUE(Has(run.out, "; 0 more undos\n")) << run.out;
@@ -231,6 +232,39 @@ TEST_F(ChatCli, UndoPutsBackTheHistoryBeforeTheCompaction) {
                   "[0] user: first\n[1] assistant: one\n[2] user: second\n[3] "
                   "assistant: two\n"))
       << run.out;
+  EXPECT_TRUE(dir_.JournalVerifies());
+}
+
+// Masking (docs/masking.md): a chat that goes on from another agent's transcript (--history)
+// masks the old tool output, shows an original, puts them back and undoes the masking.
+TEST_F(ChatCli, MaskShowsUnmasksAndUndoesOldToolOutput) {
+  const std::string big(3000, 'o');
+  const std::string history = dir_.Write(
+      "history.json",
+      R"([{"role":"user","blocks":[{"type":"text","text":"read the log"}]},)"
+      R"({"role":"assistant","blocks":[{"type":"tool_use","id":"c1","name":"read","input":{}}],"usage":null},)"
+      R"({"role":"tool","tool_use_id":"c1","is_error":false,"blocks":[{"type":"text","text":")" +
+          big +
+          R"("}]},)"
+          R"({"role":"assistant","blocks":[{"type":"text","text":"read it"}],"usage":null},)"
+          R"({"role":"user","blocks":[{"type":"text","text":"now the tests"}]},)"
+          R"({"role":"assistant","blocks":[{"type":"text","text":"they pass"}],"usage":null}])");
+  const CliRun run = Chat({Answer("unused")},
+                          "/output 2\n/mask\n/history\n/output 2\n/mask\n/unmask 2\n/unmask\n"
+                          "/mask\n/undo\n/history\n/quit\n",
+                          "--keep-recent-segments 1 --history '" + history + "' 2>&1");
+  ASSERT_EQ(run.exit_code, 0) << run.out;
+  EXPECT_TRUE(Has(run.out, "not_masked: no masked tool output of the loop's history has the id"))
+      << run.out;
+  EXPECT_TRUE(Has(run.out, "masked 1 old tool output: ")) << run.out;
+  EXPECT_TRUE(Has(run.out, "[2] tool [masked]: [tool output masked to save context: tool \"read\""))
+      << run.out;
+  EXPECT_TRUE(Has(run.out, "[2] original tool output:\n" + big + "\n")) << run.out;
+  EXPECT_TRUE(Has(run.out, "nothing_to_mask: no tool output before the retained tail")) << run.out;
+  EXPECT_TRUE(Has(run.out, "unmasked 1 old tool output: ")) << run.out;
+  EXPECT_TRUE(Has(run.out, "not_masked: no tool output of the loop is masked")) << run.out;
+  EXPECT_TRUE(Has(run.out, "undone: the history is back to 6 messages")) << run.out;
+  EXPECT_TRUE(Has(run.out, "[2] tool: " + big.substr(0, 50))) << run.out;
   EXPECT_TRUE(dir_.JournalVerifies());
 }
 

@@ -95,6 +95,33 @@ TEST_F(EvalCli, ScoresTheFactsOfACommittedTranscriptAndNamesTheLostOnes) {
   EXPECT_NE(LineStarting(run.lines, "total half: "), "") << all;
 }
 
+// --masking (docs/compactors.md): on the real Codex rollout of eval/, masking old tool output
+// alone saves tokens and keeps every fact; the summary of the masked transcript reads less.
+TEST_F(EvalCli, MaskingReportsWhatTheFirstStageSavesOnARealTranscript) {
+  const std::string eval = std::string(::harness::build_paths::SourceDir()) + "/eval/";
+  Write("codex.json", ReadFile(eval + "codex-opencode-compaction.json"));
+  Write("codex.facts.json", ReadFile(eval + "codex-opencode-compaction.facts.json"));
+  const ProcessRun run = Eval({"--masking", "--json"});
+  const std::string all = Joined(run.lines);
+  ASSERT_EQ(run.exit_code, 0) << all;
+  const std::string line = LineStarting(run.lines, R"({"type":"EvalMasking","name":"codex",)");
+  ASSERT_NE(line, "") << all;
+  const auto json = nlohmann::json::parse(line);
+  EXPECT_GT(json["outputs_masked"].get<int>(), 10) << line;
+  const auto before = json["tokens_before"].get<std::uint64_t>();
+  EXPECT_LT(json["tokens_masked"].get<std::uint64_t>(), before / 2) << line;
+  EXPECT_LT(json["tokens_both"].get<std::uint64_t>(), before) << line;
+  EXPECT_LT(json["summarizer_read_both"].get<std::uint64_t>(),
+            json["summarizer_read_summary"].get<std::uint64_t>())
+      << line;
+  EXPECT_EQ(json["facts_kept_masked"], json["facts"]) << line;
+
+  const ProcessRun human = Eval({"--masking"});
+  EXPECT_NE(LineStarting(human.lines, "codex masking: "), "") << Joined(human.lines);
+  // Without the flag nothing of it is printed.
+  EXPECT_EQ(LineStarting(Eval({}).lines, "codex masking: "), "");
+}
+
 TEST_F(EvalCli, ATranscriptThatDoesNotCommitFailsTheGateWithItsReason) {
   WriteAgent();
   Write("single.json", kSingleSegment);
