@@ -167,6 +167,27 @@ TEST_F(ChatTmux, APinnedMessageIsKeptByTheCompactionAndMarkedAndUndoRevertsIt) {
   EXPECT_TRUE(dir_.JournalVerifies());
 }
 
+// Masking (docs/masking.md) at a terminal, on a real public OpenHands run (eval/): the chat goes
+// on from it, /mask turns its old tool outputs into stubs, /history marks them, /undo puts them
+// all back.
+TEST_F(ChatTmux, MaskOnARealTranscriptMarksTheStubsAndUndoPutsThemBack) {
+  const std::string transcript =
+      std::string(::harness::build_paths::SourceDir()) + "/eval/openhands-resolver-dark-mode.json";
+  TmuxChat tmux(
+      dir_, dir_.ChatCommand(dir_.Script({Answer("unused")}), "--history '" + transcript + "'"));
+  ASSERT_TRUE(tmux.started());
+  tmux.Type("/mask");
+  ASSERT_TRUE(tmux.WaitFor("old tool outputs: ")) << tmux.Screen();
+  EXPECT_NE(tmux.Screen().find("masked 13 old tool outputs: "), std::string::npos) << tmux.Screen();
+  tmux.Type("/history");
+  ASSERT_TRUE(tmux.WaitFor("[masked]: [tool output masked to save context: ")) << tmux.Screen();
+  tmux.Type("/undo");
+  ASSERT_TRUE(tmux.WaitFor("undone: the history is back to ")) << tmux.Screen();
+  tmux.Type("/quit");
+  ASSERT_TRUE(tmux.WaitFor("chat exited 0")) << tmux.Screen();
+  EXPECT_TRUE(dir_.JournalVerifies());
+}
+
 // Preview (docs/preview.md): at a terminal, /compact preview shows the summary and waits; input
 // typed meanwhile is queued; /approve installs it and the queued input runs after.
 TEST_F(ChatTmux, APreviewedCompactionWaitsForApproveWhileInputQueues) {
