@@ -247,6 +247,33 @@ class Client:
         _, obj = self._json("POST", self._loop(session_id, loop_id) + "/undo")
         return self._member_id(obj, "event_id")
 
+    def mask(self, session_id: str, loop_id: str) -> str:
+        """POST …/mask: old tool output becomes stubs (docs/masking.md). Returns the
+        ToolOutputsMasked event's id; NothingToMask or LoopBusy otherwise."""
+        _, obj = self._json("POST", self._loop(session_id, loop_id) + "/mask")
+        return self._member_id(obj, "event_id")
+
+    def unmask(self, session_id: str, loop_id: str, message_id: Optional[str] = None) -> str:
+        """Puts back the original of masked tool output ``message_id`` (DELETE
+        …/masked/{message}), or of every one (POST …/unmask). Returns the ToolOutputsUnmasked
+        event's id; NotMasked or MaskRefused otherwise."""
+        if message_id is None:
+            _, obj = self._json("POST", self._loop(session_id, loop_id) + "/unmask")
+        else:
+            path = self._loop(session_id, loop_id) + "/masked/" + _segment(message_id)
+            _, obj = self._json("DELETE", path)
+        return self._member_id(obj, "event_id")
+
+    def masked_original(self, session_id: str, loop_id: str, message_id: str) -> Dict[str, Any]:
+        """GET …/masked/{message}: the original tool result a stub replaced, in the content
+        codec (docs/content.md); NotMasked otherwise."""
+        path = self._loop(session_id, loop_id) + "/masked/" + _segment(message_id)
+        _, obj = self._json("GET", path)
+        message = obj.get("message") if isinstance(obj, dict) else None
+        if not isinstance(message, dict):
+            raise ProtocolError("protocol", 200, "$.message is not an object")
+        return message
+
     def approve(self, session_id: str, loop_id: str, attempt_id: str) -> str:
         """POST …/proposals/{attempt}/approve: commits the proposal. Returns its terminal
         event's id; NoProposal when none of that attempt waits."""

@@ -110,7 +110,7 @@ class NotPinnable(Conflict):
 
 
 class NothingToUndo(Conflict):
-    """409 nothing_to_undo: no compaction left to undo."""
+    """409 nothing_to_undo: no compaction or masking left to undo."""
 
 
 class LoopBusy(Conflict):
@@ -120,6 +120,19 @@ class LoopBusy(Conflict):
 class UndoRefused(Conflict):
     """409 undo_refused: the history before the compaction would not fit (the detail has the
     figures)."""
+
+
+class NothingToMask(Conflict):
+    """409 nothing_to_mask: no old tool output is large enough and still unmasked."""
+
+
+class NotMasked(NotFound):
+    """404 not_masked: that message is not a masked tool output (or nothing is masked)."""
+
+
+class MaskRefused(Conflict):
+    """409 mask_refused: the changed history could not be counted, or the originals back would
+    reach the input limit (the detail has the figures)."""
 
 
 class TooLarge(HarnessError):
@@ -173,6 +186,9 @@ _BY_KIND = {
     "nothing_to_undo": NothingToUndo,
     "loop_busy": LoopBusy,
     "undo_refused": UndoRefused,
+    "nothing_to_mask": NothingToMask,
+    "not_masked": NotMasked,
+    "mask_refused": MaskRefused,
 }
 
 _BY_STATUS = {

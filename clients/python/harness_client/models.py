@@ -56,6 +56,9 @@ class LoopSpec:
     compactor: str = "offline"  # "offline" (extractive) or a configured model's name
     system_prompt: Optional[str] = None
     automatic: Optional[bool] = None  # automatic compaction (the server's default: on)
+    # "first": automatic compaction masks old tool output first (the server's default), "off"
+    # (docs/masking.md)
+    masking: Optional[str] = None
     keep_recent_segments: Optional[int] = None
     keep_recent_tokens: Optional[int] = None
     tools: Tuple[ToolSpec, ...] = ()  # client tools
@@ -67,6 +70,8 @@ class LoopSpec:
         policy: Dict[str, Any] = {}
         if self.automatic is not None:
             policy["automatic"] = self.automatic
+        if self.masking is not None:
+            policy["masking"] = self.masking
         if self.keep_recent_segments is not None:
             policy["keep_recent_segments"] = self.keep_recent_segments
         if self.keep_recent_tokens is not None:
@@ -157,13 +162,15 @@ class History:
     loop_id: str
     derived_prefix: int
     messages: List[Dict[str, Any]]
-    # The messages' ids (parallel to ``messages``), the pinned ones, how many compactions an
-    # undo can still revert, and the CompactionProposed event waiting for a decision (or None):
-    # docs/pins.md, docs/undo.md, docs/preview.md.
+    # The messages' ids (parallel to ``messages``), the pinned ones, how many compactions and
+    # maskings an undo can still revert, the CompactionProposed event waiting for a decision (or
+    # None), and the masked tool outputs' ids: docs/pins.md, docs/undo.md, docs/preview.md,
+    # docs/masking.md.
     message_ids: List[str] = field(default_factory=list)
     pinned: List[str] = field(default_factory=list)
     undoable: int = 0
     proposal: Optional[Dict[str, Any]] = None
+    masked: List[str] = field(default_factory=list)
 
     @classmethod
     def from_json(cls, obj: Any) -> "History":
@@ -178,6 +185,7 @@ class History:
             _get(obj, "pinned", list, "$"),
             _get(obj, "undoable", int, "$"),
             proposal,
+            _get(obj, "masked", list, "$"),
         )
 
 
