@@ -70,9 +70,15 @@ class Serve:
         script = directory / "script.json"
         answers = [{"raw": "Noted: " + " ".join(HOSTILE)}] + [{"raw": "Done."}] * 20
         script.write_text(json.dumps(answers))
+        # Model "t" calls the client tool "lookup" once, then answers (docs/masking.md).
+        tools = directory / "tools.json"
+        tools.write_text(json.dumps([{"message": {"role": "assistant", "usage": None, "blocks": [
+            {"type": "tool_use", "id": "call-1", "name": "lookup", "input": {"q": "log"}}]}}]
+            + [{"raw": "Read it."}] * 10))
         self.process = subprocess.Popen(
             [str(BINARY), "serve", "--listen", listen, "--data-dir",
-             str(directory / "data"), "--model", "m=scripted:" + str(script)],
+             str(directory / "data"), "--model", "m=scripted:" + str(script),
+             "--model", "t=scripted:" + str(tools)],
             stdout=subprocess.PIPE, stderr=sys.stderr, text=True,
             env={**os.environ, **(env or {})},
         )
@@ -95,6 +101,29 @@ class Serve:
             "policy": {"keep_recent_segments": 1, "keep_recent_tokens": 1}}]})
         assert status == 201, body
         return body["session_id"], body["loops"][0]
+
+    def tool_session(self):
+        """A session of model "t" whose first turn's tool result is a 3 000-byte log."""
+        status, body = self.call("POST", "/v1/sessions", {"loops": [{
+            "model": "t", "tools": [{"name": "lookup"}],
+            "policy": {"masking": "off", "keep_recent_segments": 1}}]})
+        assert status == 201, body
+        session, loop = body["session_id"], body["loops"][0]
+        base = f"/v1/sessions/{session}/loops/{loop}"
+        status, body = self.call("POST", base + "/input", {"text": "Read the log."})
+        assert status == 202, body
+        # Synchronized on the event stream: the call is answered once its message is committed.
+        request = urllib.request.Request(
+            f"{self.base}/v1/sessions/{session}/events?from=1&kind=MessageCommitted",
+            headers=self.headers)
+        with _OPENER.open(request, timeout=60) as stream:
+            for line in stream:
+                if line.startswith(b"data:") and b'"tool_use"' in line:
+                    break
+        status, body = self.call("POST", base + "/tool_results", {"results": [
+            {"tool_use_id": "call-1", "content": "log line\n" * 333}]})
+        assert status == 200, body
+        return session, loop
 
     def answered(self, command):
         status, body = self.call("GET", f"/v1/commands/{command}?wait_ms=30000")
@@ -379,6 +408,39 @@ class InspectorTest(unittest.TestCase):
 
         b.screenshot(SCREENSHOT)
         print(f"\ninspector screenshot: {SCREENSHOT}", file=sys.stderr)
+
+    def test_old_tool_output_is_masked_shown_and_put_back_from_the_page(self):
+        """docs/masking.md: the page masks a session's old tool output, marks it, shows the
+        original as text, unmasks it, and undo reverts a masking."""
+        server = self.start_server()
+        session, loop = server.tool_session()
+        server.say(session, loop, "Now the tests.")
+
+        b = self.open_session(server, session)
+        b.wait_for(f"{count('#timeline li[data-type=TurnCompleted]')} >= 2", "the two turns")
+        self.assertTrue(b.run("return document.querySelector('#unmask-button').disabled;"))
+        b.click("#mask-button")
+        b.wait_for(f"{count('#transcript li[data-masked=true]')} === 1", "the masked output")
+        b.wait_for(f"{count('#timeline li[data-type=ToolOutputsMasked]')} === 1",
+                   "the masking in the timeline")
+        text = b.run("return document.querySelector('#transcript li[data-masked=true]').innerText;")
+        self.assertIn("masked to save context", text)
+        self.assertFalse(b.run("return document.querySelector('#unmask-button').disabled;"))
+        # The transcript is drawn anew on every refresh: found and clicked in one script.
+        b.run("document.querySelector('#transcript li[data-masked=true] button.original').click();")
+        b.wait_for("document.querySelector('#transcript li.original') !== null", "the original")
+        self.assertIn("log line", b.run(
+            "return document.querySelector('#transcript li.original').innerText;"))
+        b.run("document.querySelector('#transcript li[data-masked=true] button.unmask').click();")
+        b.wait_for(f"{count('#timeline li[data-type=ToolOutputsUnmasked]')} === 1", "the unmask")
+        b.wait_for(f"{count('#transcript li[data-masked=true]')} === 0", "nothing masked")
+
+        b.click("#mask-button")
+        b.wait_for(f"{count('#transcript li[data-masked=true]')} === 1", "masked again")
+        b.click("#undo-button")
+        b.wait_for(f"{count('#timeline li[data-type=HistoryReverted]')} === 1", "the undo")
+        b.wait_for(f"{count('#transcript li[data-masked=true]')} === 0", "the masking undone")
+        self.assert_clean_console()
 
     def test_a_pin_a_previewed_compaction_and_an_undo_from_the_page(self):
         """docs/pins.md, docs/preview.md, docs/undo.md: the page's controls call the service and

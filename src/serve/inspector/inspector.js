@@ -261,6 +261,7 @@
     clear(ol);
     const ids = history.message_ids || [];
     const pinned = new Set(history.pinned || []);
+    const masked = new Set(history.masked || []);
     (history.messages || []).forEach((m, i) => {
       const item = messageItem(m, i < history.derived_prefix ? "summary" : undefined);
       // docs/pins.md: a pinned message is never summarized; the summary itself cannot be pinned.
@@ -273,8 +274,22 @@
         pin.addEventListener("click", () => togglePin(id, on).catch(report));
         item.insertBefore(pin, item.firstChild);
       }
+      // docs/masking.md: a masked tool output shows its stub; its original can be read here
+      // (as text, like every message) or put back.
+      if (id && masked.has(id)) {
+        item.dataset.masked = "true";
+        const show = el("button", "original", "show original");
+        show.type = "button";
+        show.addEventListener("click", () => showOriginal(item, id).catch(report));
+        const unmask = el("button", "unmask", "unmask");
+        unmask.type = "button";
+        unmask.addEventListener("click", () => maskControl("unmask-one", id).catch(report));
+        item.appendChild(show);
+        item.appendChild(unmask);
+      }
       ol.appendChild(item);
     });
+    $("unmask-button").disabled = masked.size === 0;
     // docs/undo.md, docs/preview.md: what the controls may do now.
     state.proposal = history.proposal || null;
     $("undo-button").disabled = !(history.undoable > 0);
@@ -524,6 +539,9 @@
         return REJECT_REASONS[event.reject_reason] || "";
       case "CompactionProposed":
         return `${event.replaced} would be summarized, ${(event.kept || []).length} kept; waits`;
+      case "ToolOutputsMasked":
+      case "ToolOutputsUnmasked":
+        return `${(event.message_ids || []).length} tool outputs, ${event.post_context?.input_tokens ?? "?"} tokens after`;
       case "TurnFailed":
       case "TurnInterrupted":
       case "InputRejected":
@@ -570,6 +588,12 @@
         state.compactions.get(loop).push({ seq, event, left });
         break;
       }
+      case "ToolOutputsMasked":
+        // docs/masking.md: undoable as a commit is; the mirror keeps the originals' text, only
+        // the stack needs the entry so that an undo pops the right one.
+        if (!state.replaced.has(loop)) state.replaced.set(loop, []);
+        state.replaced.get(loop).push({ history: history(loop).slice(), installed: history(loop).length });
+        break;
       case "HistoryReverted": {
         const stack = state.replaced.get(loop) || [];
         const entry = stack.pop();
@@ -700,6 +724,27 @@
     await loadLoop();
   }
 
+  // docs/masking.md: the original a stub replaced, shown under it.
+  async function showOriginal(item, id) {
+    const base = `/v1/sessions/${state.session}/loops/${state.loop}`;
+    const answer = await api("GET", `${base}/masked/${id}`);
+    const shown = messageItem(answer.message, "original");
+    shown.classList.add("original");
+    item.appendChild(shown);
+  }
+
+  // Mask, unmask all, unmask one: answered once their event is durable (docs/serve.md).
+  async function maskControl(action, id) {
+    if (!state.session || !state.loop) return;
+    const base = `/v1/sessions/${state.session}/loops/${state.loop}`;
+    const answer =
+      action === "mask" ? await api("POST", base + "/mask", {})
+      : action === "unmask" ? await api("POST", base + "/unmask", {})
+      : await api("DELETE", `${base}/masked/${id}`);
+    $("action-status").textContent = `${action === "mask" ? "mask" : "unmask"}: done (${short(answer.event_id)})`;
+    await loadLoop();
+  }
+
   // Undo, approve, discard: answered once their event is durable (docs/serve.md).
   async function control(action) {
     if (!state.session || !state.loop) return;
@@ -758,6 +803,8 @@
     $("interrupt-button").addEventListener("click", () => act("interrupt").catch(report));
     $("preview-button").addEventListener("click", () => act("preview").catch(report));
     $("undo-button").addEventListener("click", () => control("undo").catch(report));
+    $("mask-button").addEventListener("click", () => maskControl("mask").catch(report));
+    $("unmask-button").addEventListener("click", () => maskControl("unmask").catch(report));
     $("approve-button").addEventListener("click", () => control("approve").catch(report));
     $("discard-button").addEventListener("click", () => control("discard").catch(report));
     $("token-submit").addEventListener("click", () => {
