@@ -20,7 +20,9 @@
 //    CompactToLoop -> reply), a previewed one approved at once (PreviewCompaction ->
 //    CompactionProposed delivered -> DecideProposal -> reply: what the runtime adds besides the
 //    person), and an undo of a commit (the Session::Undo call, which returns once its event is
-//    durable and the history installed).
+//    durable and the history installed). Masking (docs/masking.md) beside a compaction of the
+//    same history with three 4 KiB tool outputs: the Session::MaskToolOutputs call (it returns
+//    once ToolOutputsMasked is durable and installed), then the unmask of all of them.
 //
 //   runtime_bench [--compactions N] [--sqlite-compactions M] [--loops L] [--rounds R]
 //                 [--dir DIR] [--skip-sqlite]
@@ -180,6 +182,22 @@ std::vector<Message> CompactionHistory() {
   return history;
 }
 
+// CompactionHistory with a 4 KiB tool output in each of its three answered questions.
+std::vector<Message> ToolOutputHistory() {
+  std::vector<Message> history;
+  for (int i = 0; i < 3; ++i) {
+    history.emplace_back(User(fmt::format("question {}: why does the retry test fail?", i)));
+    AssistantMessage call;
+    call.blocks.emplace_back(ToolUseBlock{fmt::format("c{}", i), "bash", "{}", {}, {}});
+    history.emplace_back(std::move(call));
+    history.emplace_back(
+        ToolResultMessage{{TextBlock{std::string(4096, 'l')}}, fmt::format("c{}", i), false});
+    history.emplace_back(Assistant(fmt::format("answer {}: the fake server closes early.", i)));
+  }
+  history.emplace_back(User("and now?"));
+  return history;
+}
+
 CompactionPolicy Policy() {
   CompactionPolicy policy;
   policy.keep_recent_segments = 1;
@@ -285,6 +303,7 @@ void CompactOnce(CompactionRun& run, const Doubles& doubles) {
 // Section 4: one control of each kind on a fresh loop, timed as the header says.
 struct ControlRun {
   std::vector<double> plain_us, pinned_us, preview_us, undo_us;
+  std::vector<double> tool_compact_us, mask_us, unmask_us;
 };
 
 // Waits for the delivery `done` accepts on `events`; dies after 10 s or on a rejection.
@@ -365,6 +384,33 @@ void ControlsOnce(Session& session, const Doubles& doubles, ControlRun& run) {
     if (auto undone = session.Undo(loop); !undone)
       Die(undone.error().Message());
     run.undo_us.push_back(MicrosSince(t1));
+  }
+  const auto fresh_tools = [&] {
+    auto loop = session.CreateLoop(Definition(doubles, ToolOutputHistory()));
+    if (!loop)
+      Die(loop.error().Message());
+    return *loop;
+  };
+  {  // the history with tool output, compacted
+    const Uuid loop = fresh_tools();
+    Subscription events = session.Subscribe(EventFilter{std::vector<Uuid>{loop}, kinds});
+    const auto t0 = Clock::now();
+    auto command = session.CompactToLoop(loop);
+    if (!command)
+      Die(command.error().Message());
+    AwaitDelivery(events, replied(*command));
+    run.tool_compact_us.push_back(MicrosSince(t0));
+  }
+  {  // the same history, masked; then unmasked
+    const Uuid loop = fresh_tools();
+    const auto t0 = Clock::now();
+    if (auto masked = session.MaskToolOutputs(loop); !masked)
+      Die(masked.error().Message());
+    run.mask_us.push_back(MicrosSince(t0));
+    const auto t1 = Clock::now();
+    if (auto unmasked = session.UnmaskToolOutputs(loop); !unmasked)
+      Die(unmasked.error().Message());
+    run.unmask_us.push_back(MicrosSince(t1));
   }
 }
 
@@ -788,6 +834,14 @@ int main(int argc, char** argv) {
     row("pin one message, then compact", pinned);
     row("preview -> proposal delivered -> approve -> reply", preview);
     row("undo of that commit (Session::Undo returns)", undo);
+    const Percentiles tool_compact = Summarize(controls.tool_compact_us);
+    const Percentiles mask = Summarize(controls.mask_us);
+    const Percentiles unmask = Summarize(controls.unmask_us);
+    row("compaction of a history with 3 tool outputs of 4 KiB", tool_compact);
+    row("masking of those outputs (MaskToolOutputs returns)", mask);
+    row("unmask of all of them (UnmaskToolOutputs returns)", unmask);
+    std::printf("  masking / compaction of the same history: %.2fx\n",
+                mask.p50_us / tool_compact.p50_us);
   }
 
   std::string conclusion = fmt::format(
