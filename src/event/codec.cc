@@ -124,10 +124,10 @@ void WriteCoverage(WireWriter& w, const std::optional<CoverageReport>& coverage)
 // The members a terminal or a proposal opens with: its attempt, waiters, reason and basis.
 template <class E>
 void WriteAttemptHead(WireWriter& w, const E& e) {
-  w.Id("attempt_id", e.attempt_id)
-      .Ids("waiter_command_ids", e.waiter_command_ids)
-      .Uint("reason", Raw(e.reason))
-      .Basis("basis", e.basis);
+  w.Id("attempt_id", e.attempt_id);
+  if constexpr (requires { e.waiter_command_ids; })  // a chunk's progress names no waiters
+    w.Ids("waiter_command_ids", e.waiter_command_ids);
+  w.Uint("reason", Raw(e.reason)).Basis("basis", e.basis);
 }
 
 // One WriteBody per enduring type: its members in declaration order.
@@ -168,6 +168,17 @@ Status<InvalidEventError> WriteBody(WireWriter& w, const CompactionProposed& e) 
       .Measurement("post_context", e.post_context)
       .Time("expires_at", e.expires_at);
   WriteCoverage(w, e.coverage);
+  return {};
+}
+
+Status<InvalidEventError> WriteBody(WireWriter& w, const CompactionChunkSummarized& e) {
+  using E = CompactionChunkSummarized;
+  WriteAttemptHead(w, e);
+  w.FingerprintHex("request_fingerprint", e.request_fingerprint)
+      .Uint("chunk", e.chunk)
+      .Uint("chunks", e.chunks)
+      .FingerprintHex("digest", e.digest);
+  HARNESS_CHECK(WriteMessage<E>(w, "summary", "Summary", e.summary));
   return {};
 }
 
@@ -498,8 +509,10 @@ Result<std::vector<PinnedMessage>, DecodeCause> ReadPinned(JsonObject& top) {
 template <class E>
 Status<DecodeCause> ReadAttemptHead(JsonObject& top, E& e) {
   HARNESS_TRY(e.attempt_id, RequireUuidMember(top, "attempt_id"));
-  HARNESS_TRY(e.waiter_command_ids,
-              RequireUuidArrayMember(top, "waiter_command_ids", kMaxWaiterCommandIds));
+  if constexpr (requires { e.waiter_command_ids; }) {
+    HARNESS_TRY(e.waiter_command_ids,
+                RequireUuidArrayMember(top, "waiter_command_ids", kMaxWaiterCommandIds));
+  }
   HARNESS_TRY(e.reason, RequireEnumMember<CompactionReason>(top, "reason"));
   HARNESS_TRY(e.basis, RequireBasisMember(top, "basis"));
   return {};
@@ -525,6 +538,16 @@ Status<DecodeCause> ReadBody(JsonObject& top, CompactionProposed& e) {
   HARNESS_TRY(e.post_context, RequireMeasurementMember(top, "post_context"));
   HARNESS_TRY(e.expires_at, RequireTimeMember(top, "expires_at"));
   HARNESS_TRY(e.coverage, ReadCoverage(top));
+  return {};
+}
+
+Status<DecodeCause> ReadBody(JsonObject& top, CompactionChunkSummarized& e) {
+  HARNESS_CHECK(ReadAttemptHead(top, e));
+  HARNESS_TRY(e.request_fingerprint, RequireFingerprintMember(top, "request_fingerprint"));
+  HARNESS_TRY(e.chunk, top.RequireUint("chunk", UINT32_MAX));
+  HARNESS_TRY(e.chunks, top.RequireUint("chunks", UINT32_MAX));
+  HARNESS_TRY(e.digest, RequireFingerprintMember(top, "digest"));
+  HARNESS_TRY(e.summary, ReadUserMessageMember(top, "summary"));
   return {};
 }
 

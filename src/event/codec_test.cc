@@ -416,6 +416,38 @@ TEST(EncodeEvent, ToolOutputsMaskedNamesTheResultsAndMeasuresTheMaskedRequest) {
   EXPECT_EQ(*back, Event(unmasked));
 }
 
+// docs/chunked.md: a chunk's summary names its attempt, its place and its content's digest, and
+// round-trips byte for byte; its validation order is the header's contract.
+TEST(EncodeEvent, CompactionChunkSummarizedNamesItsPlaceAndContent) {
+  const CompactionChunkSummarized chunk = ValidChunk();
+  const std::string bytes = Encoded(chunk);
+  EXPECT_NE(bytes.find(R"("type":"CompactionChunkSummarized","v":1,)"), std::string::npos);
+  EXPECT_EQ(bytes.find("waiter_command_ids"), std::string::npos) << bytes;
+  EXPECT_NE(bytes.find(R"("chunk":1,"chunks":3,"digest":")"), std::string::npos) << bytes;
+  auto decoded = DecodeEvent(bytes);
+  ASSERT_TRUE(decoded.ok()) << DescribeEventError(decoded.error());
+  EXPECT_EQ(*decoded, Event(chunk));
+  const std::vector<std::pair<std::function<void(CompactionChunkSummarized&)>, std::string>> cases =
+      {
+          {[](auto& e) { e.attempt_id = Uuid{}; }, "invalid: AttemptID is invalid"},
+          {[](auto& e) { e.basis = ContextBasis{}; }, "invalid: Basis is invalid"},
+          {[](auto& e) { e.request_fingerprint = Fingerprint{}; },
+           "invalid: RequestFingerprint is invalid"},
+          {[](auto& e) { e.chunks = 1; }, "invalid: Chunks is invalid"},
+          {[](auto& e) { e.chunks = kMaxChunks + 1; }, "invalid: Chunks is invalid"},
+          {[](auto& e) { e.chunk = 3; }, "invalid: Chunk is invalid"},
+          {[](auto& e) { e.digest = Fingerprint{}; }, "invalid: Digest is invalid"},
+          {[](auto& e) { e.summary = UserMessage{}; }, "invalid: Summary is invalid"},
+      };
+  for (const auto& [mutate, verdict] : cases) {
+    CompactionChunkSummarized bad = chunk;
+    mutate(bad);
+    auto encoded = EncodeEvent(bad);
+    ASSERT_FALSE(encoded.ok()) << verdict;
+    EXPECT_EQ(Verdict(encoded.error()), verdict);
+  }
+}
+
 // docs/preview.md: a proposal carries what the commit would install and what it would leave out,
 // and round-trips byte for byte; its validation order is the header's contract.
 TEST(EncodeEvent, CompactionProposedCarriesTheSummaryTheKeptIdsAndTheCountAfter) {
@@ -620,7 +652,7 @@ TEST(DecodeEvent, EveryEnduringKindRoundTripsExactly) {
     EXPECT_EQ(*decoded, event) << EventTypeName(event);
     EXPECT_EQ(Encoded(*decoded), bytes) << EventTypeName(event);
   }
-  EXPECT_EQ(enduring, 27u);
+  EXPECT_EQ(enduring, 28u);
 }
 
 TEST(DecodeEvent, ALoopCreatedWithToolsPolicyAndCompactorRoundTripsExactly) {

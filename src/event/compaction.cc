@@ -137,6 +137,22 @@ Status<InvalidEventError> ValidateBody(const CompactionCommitted& e) {
   return {};
 }
 
+Status<InvalidEventError> ValidateBody(const CompactionChunkSummarized& e) {
+  using E = CompactionChunkSummarized;
+  HARNESS_CHECK(CheckAttempt(e));
+  if (e.request_fingerprint.IsZero())
+    return Invalid<E>("RequestFingerprint");
+  if (e.chunks < 2 || e.chunks > kMaxChunks)
+    return Invalid<E>("Chunks");
+  if (e.chunk >= e.chunks)
+    return Invalid<E>("Chunk");
+  if (e.digest.IsZero())
+    return Invalid<E>("Digest");
+  if (!ValidSummary(e.summary))
+    return Invalid<E>("Summary");
+  return {};
+}
+
 Status<InvalidEventError> ValidateBody(const CompactionProposed& e) {
   using E = CompactionProposed;
   HARNESS_CHECK(CheckAttempt(e));

@@ -25,7 +25,8 @@ static_assert(kKindOf<TurnInterrupted> == EventKind::kTurnInterrupted);
 static_assert(kKinds[static_cast<std::size_t>(EventKind::kMessageCommitted)].name ==
               "MessageCommitted");
 static_assert(kKinds[static_cast<std::size_t>(EventKind::kInputQueued)].name == "InputQueued");
-static_assert(static_cast<std::size_t>(EventKind::kToolOutputsUnmasked) + 1 == kEventKindCount);
+static_assert(static_cast<std::size_t>(EventKind::kCompactionChunkSummarized) + 1 ==
+              kEventKindCount);
 
 }  // namespace
 

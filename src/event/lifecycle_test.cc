@@ -68,6 +68,7 @@ TEST(EventKinds, ClassProfileAndNameOfEveryKind) {
       {"CompactionProposed", D, L},
       {"ToolOutputsMasked", D, L},
       {"ToolOutputsUnmasked", D, L},
+      {"CompactionChunkSummarized", D, L},
   };
   ASSERT_EQ(std::size(rows), kEventKindCount);
   const auto events = AllValidEvents();

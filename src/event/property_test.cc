@@ -398,6 +398,18 @@ Event EnduringEvent(EventKind kind) {
         return fill(WithHeader<ToolOutputsMasked>());
       return fill(WithHeader<ToolOutputsUnmasked>());
     }
+    case EventKind::kCompactionChunkSummarized: {
+      auto e = WithHeader<CompactionChunkSummarized>();
+      e.attempt_id = *NonZeroId();
+      e.reason = *rc::gen::element(CompactionReason::kManual, CompactionReason::kAutomatic);
+      e.basis = Basis();
+      e.request_fingerprint = Fingerprint(Sha256(Prefixed('r')));
+      e.chunks = *rc::gen::inRange<std::uint32_t>(2, kMaxChunks + 1);
+      e.chunk = *rc::gen::inRange<std::uint32_t>(0, e.chunks);
+      e.digest = Fingerprint(Sha256(Prefixed('d')));
+      e.summary = UserMessage{{TextBlock{Prefixed('s')}}};
+      return e;
+    }
     case EventKind::kCompactionProposed: {
       auto e = WithHeader<CompactionProposed>();
       e.attempt_id = *NonZeroId();
@@ -492,7 +504,7 @@ std::string Describe(const Result<std::string, EventError>& r) {
 // Properties
 
 TEST(EventProperties, GeneratorsCoverEveryEnduringKind) {
-  EXPECT_EQ(EnduringKinds().size(), 27u);
+  EXPECT_EQ(EnduringKinds().size(), 28u);
 }
 
 RC_GTEST_PROP(EventProperties, EveryValidEnduringEventRoundTripsExactly, ()) {

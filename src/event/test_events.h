@@ -129,6 +129,21 @@ inline CompactionProposed ValidProposed() {
   return e;
 }
 
+// The second of three chunks of a manual attempt (docs/chunked.md).
+inline CompactionChunkSummarized ValidChunk() {
+  CompactionChunkSummarized e;
+  e.header = LoopHeader();
+  e.attempt_id = kAttempt;
+  e.reason = CompactionReason::kManual;
+  e.basis = ContextBasis{1, kThrough};
+  e.request_fingerprint = Fingerprint(Sha256("request"));
+  e.chunk = 1;
+  e.chunks = 3;
+  e.digest = Fingerprint(Sha256("chunk"));
+  e.summary = User("summary of a part");
+  return e;
+}
+
 inline CompactWaiterResolved ValidResolved() {
   auto e = MakeWaiterResolved(LoopHeader(), kAttempt, kWaiter1, Agency::kUser, kEventId);
   e.header.created_at = T0();
@@ -240,6 +255,7 @@ inline std::vector<Event> AllValidEvents() {
                           ContextBasis{4, kThrough},
                           {kPinnedMessageId},
                           Measurement(ContextBasis{5, kEventId})},
+      ValidChunk(),
   };
 }
 

@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "harness/compaction/anchors.h"
+#include "harness/compaction/chunks.h"
 #include "harness/compaction/tail.h"
 #include "harness/content/transcript.h"
 #include "harness/core/utf8.h"
@@ -131,6 +132,121 @@ void Preflight(AttemptPreflight& pre, Timers& timers, const std::stop_token& sto
   }
 }
 
+TokenCount EstimateTokens(const std::vector<Message>& messages) {
+  TokenCount sum = 0;
+  for (const Message& message : messages)
+    sum += EstimateMessageTokens(message);
+  return sum;
+}
+
+// One call of a chunked compaction: `transcript` summarized under `base`'s identity, and the
+// summary checked as the final one is (identity, the output's own rules, one non-blank text
+// block, the strict grammar). A failure is the CompactorError the attempt is rejected with.
+Result<UserMessage, CompactorError> SummarizePart(Compactor& compactor, const CompactionInput& base,
+                                                  std::vector<Message> transcript,
+                                                  const std::stop_token& stop) {
+  CompactionInput part = base;
+  part.transcript = std::move(transcript);
+  auto output = compactor.Compact(part, stop);
+  if (!output)
+    return Fail(std::move(output).error());
+  const auto invalid = [](std::string detail) {
+    return Fail(
+        CompactorError{CompactorErrorKind::kInvalidSummary,
+                       InvalidSummaryError{InvalidSummaryReason::kIdentity, detail, std::nullopt},
+                       std::nullopt, std::move(detail)});
+  };
+  if (!(output->basis == part.basis) || !(output->model == part.model) ||
+      !(output->request_fingerprint == part.request_fingerprint))
+    return invalid("identity differs");
+  if (!output->Validate().ok())
+    return invalid("output invalid");
+  const auto& blocks = output->summary.blocks;
+  const TextBlock* text = blocks.size() == 1 ? blocks[0].as<TextBlock>() : nullptr;
+  if (text == nullptr || IsBlankText(text->text))
+    return invalid("not one text block");
+  auto parsed = ParseSummary(text->text);
+  if (!parsed) {
+    return Fail(CompactorError{CompactorErrorKind::kInvalidSummary, std::move(parsed).error(),
+                               std::nullopt, "summary grammar"});
+  }
+  return std::move(parsed).value();
+}
+
+// docs/chunked.md: a transcript larger than the compactor's budget is cut at step boundaries,
+// each chunk summarized (or its journaled summary reused) and journaled, then the summaries are
+// merged, in groups that fit the budget, until one call merges them all; that last call's output
+// is what the attempt validates as any compactor's.
+Result<CompactionOutput, CompactorError> CompactInChunks(const AttemptInput& input,
+                                                         const CompactionInput& compaction,
+                                                         TokenCount budget,
+                                                         const std::stop_token& stop) {
+  const auto too_large = [](std::string detail) {
+    return Fail(CompactorError{CompactorErrorKind::kInputTooLarge, std::nullopt, std::nullopt,
+                               std::move(detail)});
+  };
+  const std::vector<ChunkRange> ranges = PlanChunks(compaction.transcript, budget);
+  if (ranges.size() < 2 || ranges.size() > kMaxChunks)
+    return too_large("the span cannot be cut into chunks the summarizer takes");
+  std::vector<UserMessage> summaries;
+  summaries.reserve(ranges.size());
+  for (std::size_t k = 0; k < ranges.size(); ++k) {
+    const ChunkRange range = ranges[k];
+    const ChunkKey key{compaction.basis, compaction.request_fingerprint,
+                       static_cast<std::uint32_t>(k), static_cast<std::uint32_t>(ranges.size()),
+                       Fingerprint(ChunkDigest(compaction.transcript, range))};
+    if (input.cached_chunk) {
+      if (auto cached = input.cached_chunk(key)) {
+        summaries.push_back(std::move(*cached));
+        continue;
+      }
+    }
+    const auto first = compaction.transcript.begin() + static_cast<std::ptrdiff_t>(range.first);
+    const auto end = compaction.transcript.begin() + static_cast<std::ptrdiff_t>(range.end);
+    auto summary =
+        SummarizePart(*input.compactor, compaction, std::vector<Message>(first, end), stop);
+    if (!summary)
+      return Fail(std::move(summary).error());
+    if (input.chunk_done && !input.chunk_done(key, *summary))
+      return Fail(CompactorError{CompactorErrorKind::kCanceled, std::nullopt, std::nullopt,
+                                 "the attempt ended between chunks"});
+    summaries.push_back(std::move(*summary));
+  }
+  // Merge in groups until one call can take them all.
+  while (EstimateTokens(MergeTranscript(summaries)) > budget) {
+    std::vector<UserMessage> merged;
+    std::vector<UserMessage> group;
+    const auto flush = [&]() -> Status<CompactorError> {
+      if (group.size() == 1) {
+        merged.push_back(std::move(group.front()));
+      } else if (!group.empty()) {
+        auto summary = SummarizePart(*input.compactor, compaction, MergeTranscript(group), stop);
+        if (!summary)
+          return Fail(std::move(summary).error());
+        merged.push_back(std::move(*summary));
+      }
+      group.clear();
+      return {};
+    };
+    for (UserMessage& summary : summaries) {
+      group.push_back(summary);
+      if (group.size() > 1 && EstimateTokens(MergeTranscript(group)) > budget) {
+        UserMessage last = std::move(group.back());
+        group.pop_back();
+        HARNESS_CHECK(flush());
+        group.push_back(std::move(last));
+      }
+    }
+    HARNESS_CHECK(flush());
+    if (merged.size() >= summaries.size())
+      return too_large("the chunks' summaries do not fit the summarizer together, two at a time");
+    summaries = std::move(merged);
+  }
+  CompactionInput merge = compaction;
+  merge.transcript = MergeTranscript(summaries);
+  return input.compactor->Compact(merge, stop);
+}
+
 // The pipeline from the compactor on; RunCompaction turns an exception escaping it into an
 // Internal rejection.
 Proposal Run(AttemptPreflight& pre, Timers& timers, const std::stop_token& stop) {
@@ -170,7 +286,10 @@ Proposal Run(AttemptPreflight& pre, Timers& timers, const std::stop_token& stop)
     compaction.transcript = ProjectForCompaction(head);
   }
   compaction.max_summary_tokens = policy.max_summary_tokens;
-  auto output = input.compactor->Compact(compaction, stop);
+  const std::optional<TokenCount> budget = input.compactor->InputBudget();
+  auto output = budget && EstimateTokens(compaction.transcript) > *budget
+                    ? CompactInChunks(input, compaction, *budget, stop)
+                    : input.compactor->Compact(compaction, stop);
   if (!output)
     return Proposal::Rejected(RejectReasonFor(output.error()));
   if (!(output->basis == compaction.basis) || !(output->model == candidate.model) ||

@@ -24,6 +24,7 @@
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <set>
@@ -45,6 +46,17 @@
 #include "runtime/measure.h"
 
 namespace harness::runtime_detail {
+
+// One chunk of a span larger than the compactor's InputBudget (docs/chunked.md): a journaled
+// summary is reused only under the same key.
+struct ChunkKey {
+  ContextBasis basis;
+  Fingerprint request;  // the compaction input's request fingerprint
+  std::uint32_t chunk = 0;
+  std::uint32_t chunks = 0;
+  Fingerprint digest;  // ChunkDigest
+  friend bool operator==(const ChunkKey&, const ChunkKey&) = default;
+};
 
 // What an attempt is run on.
 struct AttemptInput {
@@ -69,6 +81,12 @@ struct AttemptInput {
   // Only an automatic attempt is refused Ineffective on the pre-flight's estimate (a summary at
   // its whole budget); a person who asks gets the compaction (docs/decisions.md P15).
   bool automatic = false;
+  // docs/chunked.md. `cached_chunk`: a summary of that chunk journaled earlier at the same basis
+  // (reused instead of a compactor call), or nullopt. `chunk_done`: journals a chunk's summary
+  // before the next chunk is asked for; false stops the attempt (it was canceled, or the journal
+  // refused). Either may be empty (nothing cached; nothing journaled).
+  std::function<std::optional<UserMessage>(const ChunkKey&)> cached_chunk;
+  std::function<bool(const ChunkKey&, const UserMessage&)> chunk_done;
 };
 
 // What an attempt proposes.

@@ -688,6 +688,21 @@ Status<RestoreError> SessionFolder::ApplyLoopEvent(const JournalRecord& record, 
       loop.automatic_latch.reset();
       return {};
     }
+    case EventKind::kCompactionChunkSummarized: {
+      // Progress of an attempt (docs/chunked.md): kept for reuse while the basis is the same.
+      const auto& chunk = std::get<CompactionChunkSummarized>(event);
+      if (loop.basis.revision != 0 && chunk.basis.revision > loop.basis.revision)
+        return Refuse(RestoreErrorKind::kBasisMismatch, record, loop.loop,
+                      {"CompactionChunkSummarized at a basis newer than the loop's"});
+      std::erase_if(loop.chunks, [&](const CompactionChunkSummarized& kept) {
+        return !(kept.basis == chunk.basis) ||
+               (kept.request_fingerprint == chunk.request_fingerprint &&
+                kept.chunk == chunk.chunk && kept.chunks == chunk.chunks &&
+                kept.digest == chunk.digest);
+      });
+      loop.chunks.push_back(chunk);
+      return {};
+    }
     case EventKind::kToolOutputsMasked:
     case EventKind::kToolOutputsUnmasked: {
       // docs/masking.md: a new basis revision, as a commit makes, but the pressure's hysteresis

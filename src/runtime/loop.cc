@@ -40,6 +40,7 @@ LoopActor::LoopActor(SessionCore& session, const Uuid& id, LoopDefinition defini
       pinned_(std::move(start.pinned)),
       replaced_(std::move(start.replaced)),
       masked_(std::move(start.masked)),
+      chunks_(std::move(start.chunks)),
       derived_prefix_(start.derived_prefix),
       basis_(start.basis),
       measurement_(std::move(start.measurement)),
@@ -407,6 +408,44 @@ Status<SessionError> LoopActor::InstallMask(const PendingMask& pending,
   // The pressure keeps its hysteresis: the same conversation, smaller (the fold does the same).
   ApplyMeasurement(post);
   return {};
+}
+
+// --- chunked compaction -------------------------------------------------------------------
+
+bool LoopActor::JournalChunk(const Uuid& attempt, const ChunkKey& key, const UserMessage& summary) {
+  const Attempt* current = slot_.attempt();
+  if (halted_ || exited_ || current == nullptr || !(current->id == attempt) ||
+      current->phase != AttemptPhase::kInProgress || current->stop.stop_requested())
+    return false;
+  CompactionChunkSummarized event;
+  event.header = LoopHeader();
+  event.attempt_id = attempt;
+  event.reason = current->reason;
+  event.basis = key.basis;
+  event.request_fingerprint = key.request;
+  event.chunk = key.chunk;
+  event.chunks = key.chunks;
+  event.digest = key.digest;
+  event.summary = summary;
+  PublishOutcome outcome = Publish(event);
+  if (outcome.status == Published::kFatal) {
+    // As a failed CompactionStarted: the slot is abandoned and restore answers the waiters.
+    InfrastructureFailure failure{InfrastructureFailure::Kind::kProgressPublication, id_, attempt,
+                                  current->WaiterIds(), std::move(outcome.detail)};
+    slot_.Take();
+    halted_ = true;
+    session_.Report(std::move(failure));
+    return false;
+  }
+  if (!outcome.ok())
+    return false;
+  std::erase_if(chunks_, [&](const CompactionChunkSummarized& kept) {
+    return !(kept.basis == event.basis) ||
+           (kept.request_fingerprint == event.request_fingerprint && kept.chunk == event.chunk &&
+            kept.chunks == event.chunks && kept.digest == event.digest);
+  });
+  chunks_.push_back(std::move(event));
+  return true;
 }
 
 // --- preview ------------------------------------------------------------------------------
@@ -1380,6 +1419,28 @@ bool LoopActor::StartAttempt(const ContextMeasurement& candidate, InferenceReque
   input.compactor = definition_.compactor;
   input.instructions = attempt.instructions;
   input.automatic = attempt.reason == CompactionReason::kAutomatic;
+  // docs/chunked.md: journaled chunks of this basis are reused; new ones are journaled on the
+  // strand, one by one, before the next is asked for.
+  input.cached_chunk = [chunks = chunks_](const ChunkKey& key) -> std::optional<UserMessage> {
+    for (const CompactionChunkSummarized& c : chunks) {
+      if (c.basis == key.basis && c.request_fingerprint == key.request && c.chunk == key.chunk &&
+          c.chunks == key.chunks && c.digest == key.digest)
+        return c.summary;
+    }
+    return std::nullopt;
+  };
+  input.chunk_done = [weak = weak_from_this(), id = attempt.id](const ChunkKey& key,
+                                                                const UserMessage& summary) {
+    auto self = weak.lock();
+    if (!self)
+      return false;
+    auto done = std::make_shared<std::promise<bool>>();
+    auto journaled = done->get_future();
+    self->strand_->Post(
+        [self, done, id, key, summary] { done->set_value(self->JournalChunk(id, key, summary)); });
+    self.reset();
+    return journaled.get();
+  };
   // Enforcement never strands a turn: an automatic attempt the turn needs before its next
   // model call (the request at or over the limit) commits with the shortfall recorded
   // (docs/decisions.md P13, docs/runtime.md §5.7).

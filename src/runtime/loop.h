@@ -46,8 +46,9 @@ struct LoopStartState {
   std::vector<Message> history;
   std::vector<Uuid> history_ids;  // parallel to history (event/pins.h)
   std::set<Uuid> pinned;
-  std::vector<ReplacedHistory> replaced;  // undoable replacements, oldest first
-  MaskedOriginals masked;                 // docs/masking.md
+  std::vector<ReplacedHistory> replaced;          // undoable replacements, oldest first
+  MaskedOriginals masked;                         // docs/masking.md
+  std::vector<CompactionChunkSummarized> chunks;  // docs/chunked.md, at `basis`
   std::size_t derived_prefix = 0;
   ContextBasis basis;
   std::optional<ContextMeasurement> measurement;
@@ -187,6 +188,11 @@ class LoopActor : public std::enable_shared_from_this<LoopActor> {
   std::vector<bool> Flags(const std::set<Uuid>& ids) const;
   std::vector<bool> MaskedFlags() const;
 
+  // --- chunked compaction (docs/chunked.md)
+  // Journals one chunk's summary of the attempt `attempt` (still running) and remembers it for
+  // reuse; false when the attempt ended or the append failed.
+  bool JournalChunk(const Uuid& attempt, const ChunkKey& key, const UserMessage& summary);
+
   // --- preview (docs/preview.md)
   // Requests a stop source when a proposal's time is up, through the session's timers; the
   // timer is cancelled when this is destroyed (the proposal was decided or the loop exited).
@@ -316,13 +322,14 @@ class LoopActor : public std::enable_shared_from_this<LoopActor> {
   std::vector<Message> history_;
   std::vector<Uuid> history_ids_;  // parallel to history_
   std::set<Uuid> pinned_;
-  std::vector<PinRequest> deferred_pins_;    // arrived while an attempt was running
-  std::vector<ReplacedHistory> replaced_;    // undoable replacements, oldest first
-  std::optional<PendingUndo> undo_;          // an undo being counted: turns wait for it
-  std::optional<PendingMask> mask_;          // a masking being counted: turns wait for it
-  MaskedOriginals masked_;                   // the originals of the history's masked results
-  std::optional<PendingProposal> proposal_;  // the slot's attempt waits for a person
-  Uuid last_terminal_;                       // the event id of the latest durable terminal
+  std::vector<PinRequest> deferred_pins_;          // arrived while an attempt was running
+  std::vector<ReplacedHistory> replaced_;          // undoable replacements, oldest first
+  std::optional<PendingUndo> undo_;                // an undo being counted: turns wait for it
+  std::optional<PendingMask> mask_;                // a masking being counted: turns wait for it
+  MaskedOriginals masked_;                         // the originals of the history's masked results
+  std::vector<CompactionChunkSummarized> chunks_;  // journaled chunk summaries, at one basis
+  std::optional<PendingProposal> proposal_;        // the slot's attempt waits for a person
+  Uuid last_terminal_;                             // the event id of the latest durable terminal
   std::size_t derived_prefix_ = 0;
   ContextBasis basis_;
   std::optional<ContextMeasurement> measurement_;

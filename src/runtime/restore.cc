@@ -160,6 +160,10 @@ LoopStartState StartStateOf(const LoopFold& loop, const LoopDefinition& definiti
   start.pinned = loop.pinned;
   start.replaced = loop.replaced;
   start.masked = loop.masked;
+  for (const CompactionChunkSummarized& chunk : loop.chunks) {
+    if (chunk.basis == loop.basis)
+      start.chunks.push_back(chunk);
+  }
   start.derived_prefix = loop.derived_prefix;
   start.basis = loop.basis;
   start.measurement = loop.measurement;

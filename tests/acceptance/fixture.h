@@ -238,9 +238,16 @@ class ScriptedCompactor final : public Compactor {
   CallGates& gates() { return script_.gates(); }
   std::size_t calls() const { return script_.calls(); }
   std::vector<CompactionInput> inputs() const { return script_.given(); }
+  // Compactor::InputBudget (docs/chunked.md); none by default.
+  void SetInputBudget(std::optional<TokenCount> budget) { budget_ = budget.value_or(0); }
+  std::optional<TokenCount> InputBudget() const override {
+    const TokenCount budget = budget_.load();
+    return budget == 0 ? std::nullopt : std::optional<TokenCount>(budget);
+  }
 
  private:
   CallScript<CompactStep, CompactionInput> script_{CompactStep::Summary()};
+  std::atomic<TokenCount> budget_{0};  // 0: none
 };
 
 // --- the model of turns -----------------------------------------------------------------------

@@ -371,7 +371,7 @@ TEST_F(ChatCli, AnUnknownCommandPrintsHelpAndSendsNothing) {
   ASSERT_EQ(run.exit_code, 0) << run.out;
   EXPECT_TRUE(Has(run.out,
                   "unknown command /frobnicate; commands: /compact /approve /discard /context "
-                  "/history /pin /unpin /undo /quit\n"))
+                  "/history /pin /unpin /undo /mask /unmask /output /quit\n"))
       << run.out;
   EXPECT_TRUE(Has(run.out, "unknown command /; commands: ")) << run.out;
   EXPECT_FALSE(Has(run.out, "assistant:")) << run.out;

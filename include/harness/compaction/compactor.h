@@ -39,6 +39,7 @@
 #include "harness/compaction/output.h"
 #include "harness/compaction/reasons.h"
 #include "harness/core/result.h"
+#include "harness/core/tokens.h"
 #include "harness/inference/request.h"
 #include "harness/summary/invalid_summary.h"
 
@@ -71,6 +72,10 @@ class Compactor {
   virtual ~Compactor() = default;
   virtual Result<CompactionOutput, CompactorError> Compact(const CompactionInput& input,
                                                            std::stop_token stop) = 0;
+  // The most transcript one call may be given, in estimated tokens (EstimateMessageTokens of
+  // its messages); nullopt: no limit. The runtime summarizes a larger span chunk by chunk and
+  // merges the chunks' summaries (docs/chunked.md).
+  virtual std::optional<TokenCount> InputBudget() const { return std::nullopt; }
 };
 
 }  // namespace harness

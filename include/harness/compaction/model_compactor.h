@@ -65,6 +65,9 @@ struct ModelCompactorOptions {
   // Send BuildSummaryGrammar's GBNF grammar with the request (servers that cannot use it ignore
   // it). Off by default: only llama.cpp-style servers honour it.
   bool constrain_output = false;
+  // The transcript one call may take, in estimated tokens (Compactor::InputBudget): what the
+  // summarizer's window leaves for it. Unset: no limit but input_bytes.
+  std::optional<TokenCount> input_tokens;
 };
 
 // {"anchors":["…",…]}: the anchors of input.transcript (ExtractAnchors with the head holding
@@ -91,6 +94,7 @@ class ModelCompactor final : public Compactor {
   Result<CompactionOutput, CompactorError> Compact(const CompactionInput& input,
                                                    std::stop_token stop) override;
   const ModelCompactorOptions& options() const { return options_; }
+  std::optional<TokenCount> InputBudget() const override { return options_.input_tokens; }
 
  private:
   std::shared_ptr<ModelClient> client_;

@@ -170,6 +170,31 @@ struct CompactionProposed {
   friend bool operator==(const CompactionProposed&, const CompactionProposed&) = default;
 };
 
+// One chunk of a span larger than the summarizer's window, summarized (docs/chunked.md): progress
+// of its attempt, and what a later attempt at the same basis reuses instead of asking again.
+// Validation, first failure wins: Visibility -> AttemptID -> Reason -> Basis -> RequestFingerprint
+// (non-zero) -> Chunks (2 ..= kMaxChunks) -> Chunk (< Chunks) -> Digest (non-zero) -> Summary
+// (one non-blank text block).
+inline constexpr std::uint32_t kMaxChunks = 4096;
+struct CompactionChunkSummarized {
+  static constexpr std::string_view kType = "CompactionChunkSummarized";
+  static constexpr EventClass kClass = EventClass::kEnduring;
+  static constexpr IdentityProfile kProfile = IdentityProfile::kLoop;
+
+  EventHeader header;
+  Uuid attempt_id;
+  CompactionReason reason = CompactionReason::kUnspecified;
+  ContextBasis basis;               // the attempt's
+  Fingerprint request_fingerprint;  // the compaction input's (its instructions included)
+  std::uint32_t chunk = 0;          // 0-based
+  std::uint32_t chunks = 0;         // how many the span was cut into
+  Fingerprint digest;               // ChunkDigest of the chunk (compaction/chunks.h)
+  UserMessage summary;              // the chunk's validated <conversation_summary>
+
+  friend bool operator==(const CompactionChunkSummarized&,
+                         const CompactionChunkSummarized&) = default;
+};
+
 struct CompactionRejected {
   static constexpr std::string_view kType = "CompactionRejected";
   static constexpr EventClass kClass = EventClass::kEnduring;
@@ -218,6 +243,7 @@ Status<InvalidEventError> ValidateBody(const CompactionStarted& event);
 Status<InvalidEventError> ValidateBody(const CompactionCommitted& event);
 Status<InvalidEventError> ValidateBody(const CompactionProposed& event);
 Status<InvalidEventError> ValidateBody(const CompactionRejected& event);
+Status<InvalidEventError> ValidateBody(const CompactionChunkSummarized& event);
 Status<InvalidEventError> ValidateBody(const CompactWaiterResolved& event);
 Status<InvalidEventError> ValidateBody(const CompactWaiterRejected& event);
 

@@ -31,14 +31,13 @@
 
 namespace harness {
 
-using Event =
-    std::variant<CompactionStarted, CompactionCommitted, CompactionRejected, CompactWaiterResolved,
-                 CompactWaiterRejected, ContextMeasured, ContextPressure, SessionActive,
-                 SessionIdle, ActiveLoopChanged, LoopCreated, InputAccepted, InputQueued,
-                 InputRejected, InputCancelled, LoopIdle, LoopExited, TurnStarted, MessageCommitted,
-                 TurnCompleted, TurnFailed, TurnInterrupted, LoopHistoryContinued,
-                 LoopRequestChanged, MessagePinned, MessageUnpinned, HistoryReverted,
-                 CompactionProposed, ToolOutputsMasked, ToolOutputsUnmasked>;
+using Event = std::variant<
+    CompactionStarted, CompactionCommitted, CompactionRejected, CompactWaiterResolved,
+    CompactWaiterRejected, ContextMeasured, ContextPressure, SessionActive, SessionIdle,
+    ActiveLoopChanged, LoopCreated, InputAccepted, InputQueued, InputRejected, InputCancelled,
+    LoopIdle, LoopExited, TurnStarted, MessageCommitted, TurnCompleted, TurnFailed, TurnInterrupted,
+    LoopHistoryContinued, LoopRequestChanged, MessagePinned, MessageUnpinned, HistoryReverted,
+    CompactionProposed, ToolOutputsMasked, ToolOutputsUnmasked, CompactionChunkSummarized>;
 
 enum class EventKind : std::uint8_t {
   kCompactionStarted,
@@ -71,6 +70,7 @@ enum class EventKind : std::uint8_t {
   kCompactionProposed,
   kToolOutputsMasked,
   kToolOutputsUnmasked,
+  kCompactionChunkSummarized,
 };
 
 inline constexpr std::size_t kEventKindCount = std::variant_size_v<Event>;

@@ -209,6 +209,9 @@ struct LoopFold {
   std::size_t derived_prefix = 0;
   std::vector<ReplacedHistory> replaced;  // undoable replacements, oldest first
   MaskedOriginals masked;                 // docs/masking.md
+  // The chunk summaries journaled at the loop's latest chunked basis (docs/chunked.md): a later
+  // attempt at that basis reuses them.
+  std::vector<CompactionChunkSummarized> chunks;
   ContextBasis basis;
   std::optional<ContextMeasurement> measurement;
   std::vector<BasisPoints> occupancies;  // since the last commit, for RestoredPressure
