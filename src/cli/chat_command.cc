@@ -721,10 +721,20 @@ Result<ChatLoop, std::string> MakeChatLoop(const ChatCommandLine& line,
     return Fail(model.error().Message("--model", "scripted:PATH"));
   model->client =
       std::make_shared<ShownFirstModelClient>(std::move(model->client), streaming.shown);
+  // A scripted model has no catalog entry: it takes the CLI's offline window and output.
+  auto chosen = ChooseLoopContext(
+      line.context.Flags(model->scripted ? std::nullopt : std::optional<ModelKey>(model->model)),
+      TokenizerDirFromEnvironment());
+  if (!chosen.ok())
+    return Fail(chosen.error().message);
   std::shared_ptr<Compactor> compactor;
   ModelCompactorOptions compactor_options;
   compactor_options.constrain_output = line.constrain_output;
   if (line.compactor == "model") {
+    // The chat's own model summarizes: a span larger than its window leaves is summarized in
+    // chunks (docs/chunked.md).
+    compactor_options.input_tokens =
+        SummarizerBudget(chosen->limits.window_tokens, chosen->policy.max_summary_tokens);
     // A summary is not chat text: a provider model compacts through a client of its own that
     // streams nowhere. A script is one sequence of steps for the chat and the compactor alike,
     // so its client is shared; a script's summary step streams only if it says so.
@@ -744,12 +754,6 @@ Result<ChatLoop, std::string> MakeChatLoop(const ChatCommandLine& line,
       return Fail(other.error().Message("--compactor", "model, extractive or scripted:PATH"));
     compactor = std::make_shared<ModelCompactor>(std::move(other->client), compactor_options);
   }
-  // A scripted model has no catalog entry: it takes the CLI's offline window and output.
-  auto chosen = ChooseLoopContext(
-      line.context.Flags(model->scripted ? std::nullopt : std::optional<ModelKey>(model->model)),
-      TokenizerDirFromEnvironment());
-  if (!chosen.ok())
-    return Fail(chosen.error().message);
   ChatLoop out;
   out.context = std::move(*chosen);
   out.context.policy.automatic = !line.no_auto_compact;

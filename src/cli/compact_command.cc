@@ -26,6 +26,7 @@
 #include "input.h"
 #include "journal_factory.h"
 #include "model_factory.h"
+#include "number_option.h"
 #include "policy_defaults.h"
 #include "restore_preview.h"
 #include "signals.h"
@@ -51,7 +52,8 @@ struct CompactCommandLine {
   CLI::Option* model_option = nullptr;
   bool json = false;
   bool constrain_output = false;
-  bool preview = false;  // show the proposal, install nothing (docs/preview.md)
+  TokenCount compactor_window = 0;  // 0: not given
+  bool preview = false;             // show the proposal, install nothing (docs/preview.md)
 };
 
 namespace {
@@ -213,7 +215,11 @@ std::optional<NewSessionInput> PrepareNewSession(const CompactCommandLine& line,
     exit = Usage(chosen.error().message);
     return std::nullopt;
   }
-  CompactorChoice choice = ChooseCompactor(line.compactor, line.constrain_output);
+  // docs/chunked.md: a span larger than the summarizer's window is summarized in chunks.
+  std::optional<TokenCount> budget;
+  if (line.compactor_window > 0)
+    budget = SummarizerBudget(line.compactor_window, chosen->policy.max_summary_tokens);
+  CompactorChoice choice = ChooseCompactor(line.compactor, line.constrain_output, budget);
   if (!choice.compactor) {
     exit = Usage(choice.problem);
     return std::nullopt;
@@ -593,6 +599,10 @@ std::shared_ptr<CompactCommandLine> AddCompactCommand(CLI::App& app) {
   c->add_flag("--constrain-output", line->constrain_output,
               "send the model compactor's GBNF grammar of the summary envelope with the request "
               "(for llama.cpp servers; the Anthropic client drops it, OpenAI's API refuses it)");
+  AddNumberOption(*c, "--compactor-window", line->compactor_window,
+                  {kMinContextWindow, 100'000'000},
+                  "the model compactor's window in tokens: a span larger than it leaves is "
+                  "summarized in chunks, then merged (docs/chunked.md)");
   return line;
 }
 

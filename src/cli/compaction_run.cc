@@ -65,7 +65,8 @@ std::vector<std::string> FailureLog::lines() const {
   return lines_;
 }
 
-CompactorChoice ChooseCompactor(const std::string& spec, bool constrain_output) {
+CompactorChoice ChooseCompactor(const std::string& spec, bool constrain_output,
+                                std::optional<TokenCount> input_tokens) {
   if (spec == "extractive")
     return {std::make_shared<ExtractiveCompactor>(), ""};
   auto model = MakeModelClient(spec);
@@ -74,6 +75,7 @@ CompactorChoice ChooseCompactor(const std::string& spec, bool constrain_output) 
   // The same adapter validation path as a real model: envelope, identity, grammar.
   ModelCompactorOptions options;
   options.constrain_output = constrain_output;
+  options.input_tokens = input_tokens;
   return {std::make_shared<ModelCompactor>(std::move(model->client), std::move(options)), ""};
 }
 

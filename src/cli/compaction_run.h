@@ -57,6 +57,7 @@ class RecordingCompactor final : public Compactor {
   Result<CompactionOutput, CompactorError> Compact(const CompactionInput& input,
                                                    std::stop_token stop) override;
   std::optional<CompactorError> last_error() const;
+  std::optional<TokenCount> InputBudget() const override { return inner_->InputBudget(); }
   // The estimated tokens (EstimateMessageTokens) of the last transcript the compactor was given:
   // what the summarizer had to read.
   std::optional<TokenCount> last_input_tokens() const;
@@ -87,7 +88,9 @@ struct CompactorChoice {
   std::string problem;  // set when the choice is unusable (exit 2)
 };
 
-CompactorChoice ChooseCompactor(const std::string& spec, bool constrain_output);
+// `input_tokens`: the model compactor's InputBudget (docs/chunked.md); unset: none.
+CompactorChoice ChooseCompactor(const std::string& spec, bool constrain_output,
+                                std::optional<TokenCount> input_tokens = std::nullopt);
 
 std::string LiftSystemPrompt(Transcript& history);
 

@@ -82,6 +82,12 @@ inline constexpr TokenCount kEstimateMarginDivisor = 10;
 
 ModelKey OfflineModel();  // {"harness", "offline"}
 
+// What one summarizer call may read (Compactor::InputBudget, docs/chunked.md) when the
+// summarizer's window is `window`: the window less the summary's budget and 4 096 tokens for the
+// prompt, the anchors and the envelope, at three quarters (the estimate counts four bytes a token;
+// code and JSON are nearer three), and at least 256.
+TokenCount SummarizerBudget(TokenCount window, TokenCount max_summary_tokens);
+
 // What the command line says; unset optionals take the defaults above.
 struct ContextFlags {
   std::optional<ModelKey> model;

@@ -299,6 +299,29 @@ TEST_F(CompactCli, ScriptedValidSummaryCommitsThroughTheModelCompactor) {
   ExpectJournalVerifies();
 }
 
+// docs/chunked.md on a real transcript: the Codex rollout of eval/ (its span about 21 000
+// estimated tokens) through a summarizer window of 8 192 (a budget of about 2 300): the span is
+// summarized in chunks, each journaled, then merged, and the merged summary commits.
+TEST_F(CompactCli, ARealSpanLargerThanTheSummarizersWindowIsSummarizedInChunks) {
+  std::string steps = "[";
+  for (int i = 0; i < 40; ++i)
+    steps.append(i == 0 ? "" : ",")
+        .append("{\"summary\":")
+        .append(Json(kValidSummary).dump())
+        .append("}");
+  const std::string script = Write("many.json", steps + "]");
+  const ProcessRun run = Compact(
+      {std::string(::harness::build_paths::SourceDir()) + "/eval/codex-opencode-compaction.json",
+       "--compactor", "scripted:" + script, "--compactor-window", "8192"});
+  ASSERT_EQ(run.exit_code, 0) << Joined(run.lines);
+  std::size_t chunks = 0;
+  for (const std::string& line : run.lines)
+    chunks += line.rfind("CompactionChunkSummarized", 0) == 0 ? 1 : 0;
+  EXPECT_GE(chunks, 5u) << Joined(run.lines);
+  EXPECT_EQ(run.lines.back(), "committed");
+  ExpectJournalVerifies();
+}
+
 // The coverage gate (docs/cli.md "Coverage"): report by default, a line before the summary.
 TEST_F(CompactCli, CoverageIsReportedOnItsOwnLineByDefault) {
   const std::string script = SummaryScript("valid.json", kValidSummary);

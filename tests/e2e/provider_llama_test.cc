@@ -19,6 +19,8 @@
 #include "cli_support.h"
 #include "harness/compaction/compactor.h"
 #include "harness/compaction/model_compactor.h"
+#include "harness/compaction/tail.h"
+#include "harness/event/compaction.h"
 #include "harness/event/event.h"
 #include "harness/http/curl_client.h"
 #include "harness/inference/counter.h"
@@ -365,6 +367,40 @@ TEST_F(LlamaSuite, AutomaticCompactionInASmallWindow) {
                                 << (rejected ? CompactRejectReasonName(rejected->reject_reason)
                                              : std::string_view());
   EXPECT_EQ(committed->reason, CompactionReason::kAutomatic);
+  auto snapshot = chat.session->Snapshot(chat.loop);
+  ASSERT_TRUE(snapshot.ok());
+  EXPECT_EQ(snapshot->derived_prefix, 1u);
+}
+
+// docs/chunked.md against the real server: a span about five times the summarizer's budget is
+// summarized in chunks (each journaled), then merged by the same model into one summary that
+// passes the strict validator (its weights are random, so coverage is only reported).
+TEST_F(LlamaSuite, ASpanFiveTimesTheSummarizersBudgetIsSummarizedInChunks) {
+  const ProviderModel model = Provider("openai", true);
+  ModelCompactorOptions options;
+  options.constrain_output = true;
+  std::vector<Message> history = Conversation(60);
+  history.push_back(UserMessage{{TextBlock{"Go on."}}});
+  TokenCount head = 0;
+  for (std::size_t i = 0; i + 1 < history.size(); ++i)
+    head += EstimateMessageTokens(history[i]);
+  options.input_tokens = head / 5;
+  Chat chat = Open(model, std::make_shared<ModelCompactor>(model.client, options),
+                   std::move(history), ModelLimits{16'000, 0, 64}, Policy(false, 400));
+  ASSERT_TRUE(chat.session->CompactToLoop(chat.loop).ok());
+  const auto seen = Until(*chat.events, [](const Event& e) {
+    return Is<CompactionCommitted>(e) || Is<CompactionRejected>(e);
+  });
+  std::size_t chunks = 0;
+  for (const Event& e : seen)
+    chunks += Is<CompactionChunkSummarized>(e) ? 1 : 0;
+  const auto* committed = Find<CompactionCommitted>(seen);
+  ASSERT_NE(committed, nullptr) << "rejected: "
+                                << CompactRejectReasonName(
+                                       Find<CompactionRejected>(seen)->reject_reason);
+  EXPECT_GE(chunks, 5u);
+  EXPECT_LE(chunks, 7u);
+  EXPECT_TRUE(committed->coverage.has_value());
   auto snapshot = chat.session->Snapshot(chat.loop);
   ASSERT_TRUE(snapshot.ok());
   EXPECT_EQ(snapshot->derived_prefix, 1u);
