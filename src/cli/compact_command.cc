@@ -217,8 +217,16 @@ std::optional<NewSessionInput> PrepareNewSession(const CompactCommandLine& line,
   }
   // docs/chunked.md: a span larger than the summarizer's window is summarized in chunks.
   std::optional<TokenCount> budget;
-  if (line.compactor_window > 0)
+  if (line.compactor_window > 0) {
     budget = SummarizerBudget(line.compactor_window, chosen->policy.max_summary_tokens);
+    if (!budget) {
+      exit = Usage(fmt::format(
+          "--compactor-window {} leaves no room for a chunk beside the summary budget ({}) and "
+          "the summarizer's prompt (4096); give a larger window or a smaller --max-summary-tokens",
+          line.compactor_window, chosen->policy.max_summary_tokens));
+      return std::nullopt;
+    }
+  }
   CompactorChoice choice = ChooseCompactor(line.compactor, line.constrain_output, budget);
   if (!choice.compactor) {
     exit = Usage(choice.problem);

@@ -14,13 +14,12 @@ ModelKey OfflineModel() {
   return ModelKey{"harness", "offline"};
 }
 
-TokenCount SummarizerBudget(TokenCount window, TokenCount max_summary_tokens) {
+std::optional<TokenCount> SummarizerBudget(TokenCount window, TokenCount max_summary_tokens) {
   constexpr TokenCount kPromptAndEnvelope = 4'096;
-  constexpr TokenCount kLeast = 256;
   const TokenCount reserved = max_summary_tokens + kPromptAndEnvelope;
-  if (window <= reserved)
-    return kLeast;
-  return std::max(kLeast, (window - reserved) / 4 * 3);
+  if (window <= reserved || (window - reserved) / 4 * 3 < max_summary_tokens)
+    return std::nullopt;
+  return (window - reserved) / 4 * 3;
 }
 
 std::string_view WindowSourceName(WindowSource source) {

@@ -85,8 +85,9 @@ ModelKey OfflineModel();  // {"harness", "offline"}
 // What one summarizer call may read (Compactor::InputBudget, docs/chunked.md) when the
 // summarizer's window is `window`: the window less the summary's budget and 4 096 tokens for the
 // prompt, the anchors and the envelope, at three quarters (the estimate counts four bytes a token;
-// code and JSON are nearer three), and at least 256.
-TokenCount SummarizerBudget(TokenCount window, TokenCount max_summary_tokens);
+// code and JSON are nearer three). nullopt when that leaves less than the summary's budget: such
+// a window cannot take a chunk and a summary of it, and chunking would not help.
+std::optional<TokenCount> SummarizerBudget(TokenCount window, TokenCount max_summary_tokens);
 
 // What the command line says; unset optionals take the defaults above.
 struct ContextFlags {
