@@ -932,6 +932,51 @@ TEST(Fold, AMaskingOfWhatItCannotChangeIsRefused) {
   EXPECT_EQ(fold.error().kind, RestoreErrorKind::kBasisMismatch);
 }
 
+// --- chunked compaction (docs/chunked.md) --------------------------------------------------
+
+CompactionChunkSummarized ChunkAt(JournalBuilder& b, const Uuid& loop, const ContextBasis& basis,
+                                  std::uint32_t chunk) {
+  CompactionChunkSummarized e;
+  e.header = b.Header(loop);
+  e.attempt_id = Uuid::Parse("00000000-0000-4000-8000-0000000000c1").value();
+  e.reason = CompactionReason::kManual;
+  e.basis = basis;
+  e.request_fingerprint = Fingerprint(Sha256("request"));
+  e.chunk = chunk;
+  e.chunks = 3;
+  e.digest = Fingerprint(Sha256("chunk " + std::to_string(chunk)));
+  e.summary = UserText("<conversation_summary/>");
+  b.Append(e);
+  return e;
+}
+
+TEST(Fold, ChunkSummariesOfTheLoopsBasisAreKeptOnceAndANewBasisReplacesThem) {
+  JournalBuilder b(kSession);
+  const Uuid loop = b.CreateLoop(Messages({"u1", "a1", "u2", "a2"}));
+  const ContextBasis first = b.basis(loop);
+  ChunkAt(b, loop, first, 0);
+  ChunkAt(b, loop, first, 1);
+  ChunkAt(b, loop, first, 1);  // a later attempt journaled the same chunk again
+  LoopFold l = OnlyLoop(MustFold(b));
+  ASSERT_EQ(l.chunks.size(), 2u);
+  EXPECT_EQ(l.chunks[0].chunk, 0u);
+  EXPECT_EQ(l.chunks[1].chunk, 1u);
+
+  b.StartTurn(loop);
+  b.CommitMessage(loop, UserText("u3"));  // a new basis: a chunk of it replaces the old ones
+  ChunkAt(b, loop, b.basis(loop), 2);
+  l = OnlyLoop(MustFold(b));
+  ASSERT_EQ(l.chunks.size(), 1u);
+  EXPECT_EQ(l.chunks[0].chunk, 2u);
+
+  JournalBuilder newer(kSession);
+  const Uuid other = newer.CreateLoop(Messages({"u1", "a1"}));
+  ChunkAt(newer, other, ContextBasis{9, newer.basis(other).through_event_id}, 0);
+  auto refused = FoldAll(newer.session(), newer.records());
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.error().kind, RestoreErrorKind::kBasisMismatch);
+}
+
 TEST(Fold, ARevertAtAnotherBasisIsRefused) {
   JournalBuilder b(kSession);
   const Uuid loop = b.CreateLoop(Messages({"u1", "a1", "u2", "a2"}));
