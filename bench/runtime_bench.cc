@@ -22,7 +22,9 @@
 //    person), and an undo of a commit (the Session::Undo call, which returns once its event is
 //    durable and the history installed). Masking (docs/masking.md) beside a compaction of the
 //    same history with three 4 KiB tool outputs: the Session::MaskToolOutputs call (it returns
-//    once ToolOutputsMasked is durable and installed), then the unmask of all of them.
+//    once ToolOutputsMasked is durable and installed), then the unmask of all of them. A chunked
+//    compaction (docs/chunked.md) of a 40-question history through a budget of a fifth of its
+//    span (five journaled chunks and a merge) beside the same compaction in one call.
 //
 //   runtime_bench [--compactions N] [--sqlite-compactions M] [--loops L] [--rounds R]
 //                 [--dir DIR] [--skip-sqlite]
@@ -109,6 +111,12 @@ class InstantCompactor final : public Compactor {
     return output;
   }
   std::atomic<std::uint64_t> calls{0};
+  // Compactor::InputBudget (docs/chunked.md): 0 for none.
+  std::atomic<TokenCount> budget{0};
+  std::optional<TokenCount> InputBudget() const override {
+    const TokenCount b = budget.load();
+    return b == 0 ? std::nullopt : std::optional<TokenCount>(b);
+  }
 
  private:
   UserMessage summary_;
@@ -177,6 +185,17 @@ std::vector<Message> CompactionHistory() {
   for (int i = 0; i < 3; ++i) {
     history.emplace_back(User(fmt::format("question {}: why does the retry test fail?", i)));
     history.emplace_back(Assistant(fmt::format("answer {}: the fake server closes early.", i)));
+  }
+  history.emplace_back(User("and now?"));
+  return history;
+}
+
+// 40 answered questions of about 250 estimated tokens each, then the newest (the tail).
+std::vector<Message> LongHistory() {
+  std::vector<Message> history;
+  for (int i = 0; i < 40; ++i) {
+    history.emplace_back(User(fmt::format("question {}: {}", i, std::string(400, 'q'))));
+    history.emplace_back(Assistant(fmt::format("answer {}: {}", i, std::string(400, 'a'))));
   }
   history.emplace_back(User("and now?"));
   return history;
@@ -304,6 +323,7 @@ void CompactOnce(CompactionRun& run, const Doubles& doubles) {
 struct ControlRun {
   std::vector<double> plain_us, pinned_us, preview_us, undo_us;
   std::vector<double> tool_compact_us, mask_us, unmask_us;
+  std::vector<double> long_us, chunked_us;
 };
 
 // Waits for the delivery `done` accepts on `events`; dies after 10 s or on a rejection.
@@ -401,7 +421,33 @@ void ControlsOnce(Session& session, const Doubles& doubles, ControlRun& run) {
     AwaitDelivery(events, replied(*command));
     run.tool_compact_us.push_back(MicrosSince(t0));
   }
-  {  // the same history, masked; then unmasked
+  const auto long_compaction = [&](TokenCount budget, std::vector<double>& into) {
+    auto created = session.CreateLoop(Definition(doubles, LongHistory()));
+    if (!created)
+      Die(created.error().Message());
+    const Uuid loop = *created;
+    std::vector<EventKind> with_chunks = kinds;
+    with_chunks.push_back(EventKind::kCompactionChunkSummarized);
+    Subscription events = session.Subscribe(EventFilter{std::vector<Uuid>{loop}, with_chunks});
+    doubles.compactor->budget = budget;
+    const auto t0 = Clock::now();
+    auto command = session.CompactToLoop(loop);
+    if (!command)
+      Die(command.error().Message());
+    std::size_t chunks = 0;
+    const auto done = replied(*command);
+    AwaitDelivery(events, [&](const Event& event) {
+      chunks += std::holds_alternative<CompactionChunkSummarized>(event) ? 1 : 0;
+      return done(event);
+    });
+    into.push_back(MicrosSince(t0));
+    doubles.compactor->budget = 0;
+    if (chunks != (budget == 0 ? 0u : 5u))
+      Die(fmt::format("a compaction of the long history made {} chunks", chunks));
+  };
+  long_compaction(0, run.long_us);         // in one call
+  long_compaction(2'200, run.chunked_us);  // five chunks of the ~9 200-token span, and a merge
+  {                                        // the same history, masked; then unmasked
     const Uuid loop = fresh_tools();
     const auto t0 = Clock::now();
     if (auto masked = session.MaskToolOutputs(loop); !masked)
@@ -842,6 +888,11 @@ int main(int argc, char** argv) {
     row("unmask of all of them (UnmaskToolOutputs returns)", unmask);
     std::printf("  masking / compaction of the same history: %.2fx\n",
                 mask.p50_us / tool_compact.p50_us);
+    const Percentiles long_one = Summarize(controls.long_us);
+    const Percentiles chunked = Summarize(controls.chunked_us);
+    row("compaction of 40 questions in one call", long_one);
+    row("the same in 5 journaled chunks and a merge", chunked);
+    std::printf("  chunked / one call: %.2fx\n", chunked.p50_us / long_one.p50_us);
   }
 
   std::string conclusion = fmt::format(
