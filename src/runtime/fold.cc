@@ -694,13 +694,7 @@ Status<RestoreError> SessionFolder::ApplyLoopEvent(const JournalRecord& record, 
       if (loop.basis.revision != 0 && chunk.basis.revision > loop.basis.revision)
         return Refuse(RestoreErrorKind::kBasisMismatch, record, loop.loop,
                       {"CompactionChunkSummarized at a basis newer than the loop's"});
-      std::erase_if(loop.chunks, [&](const CompactionChunkSummarized& kept) {
-        return !(kept.basis == chunk.basis) ||
-               (kept.request_fingerprint == chunk.request_fingerprint &&
-                kept.chunk == chunk.chunk && kept.chunks == chunk.chunks &&
-                kept.digest == chunk.digest);
-      });
-      loop.chunks.push_back(chunk);
+      KeepChunk(loop.chunks, chunk);
       return {};
     }
     case EventKind::kToolOutputsMasked:
@@ -827,6 +821,15 @@ Result<MaskedHistory, std::string> UnmaskHistory(const std::vector<Message>& his
     out.masked.erase(original);
   }
   return out;
+}
+
+void KeepChunk(std::vector<CompactionChunkSummarized>& chunks, CompactionChunkSummarized chunk) {
+  std::erase_if(chunks, [&](const CompactionChunkSummarized& kept) {
+    return !(kept.basis == chunk.basis) ||
+           (kept.request_fingerprint == chunk.request_fingerprint && kept.chunk == chunk.chunk &&
+            kept.chunks == chunk.chunks && kept.digest == chunk.digest);
+  });
+  chunks.push_back(std::move(chunk));
 }
 
 MaskedOriginals MaskedStillIn(const MaskedOriginals& masked, const std::vector<Uuid>& history_ids) {

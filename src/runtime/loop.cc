@@ -439,12 +439,7 @@ bool LoopActor::JournalChunk(const Uuid& attempt, const ChunkKey& key, const Use
   }
   if (!outcome.ok())
     return false;
-  std::erase_if(chunks_, [&](const CompactionChunkSummarized& kept) {
-    return !(kept.basis == event.basis) ||
-           (kept.request_fingerprint == event.request_fingerprint && kept.chunk == event.chunk &&
-            kept.chunks == event.chunks && kept.digest == event.digest);
-  });
-  chunks_.push_back(std::move(event));
+  KeepChunk(chunks_, std::move(event));
   return true;
 }
 

@@ -187,6 +187,11 @@ Result<MaskedHistory, std::string> UnmaskHistory(const std::vector<Message>& his
                                                  const std::vector<Uuid>& history_ids,
                                                  const MaskedOriginals& masked,
                                                  const std::vector<Uuid>& message_ids);
+// Adds `chunk` to the chunk summaries kept for reuse (docs/chunked.md), the one rule the live
+// loop and the fold share: those of another basis leave, and one of the same key (request,
+// position, digest) is replaced.
+void KeepChunk(std::vector<CompactionChunkSummarized>& chunks, CompactionChunkSummarized chunk);
+
 // The entries of `masked` whose id is still in `history_ids` (after a commit dropped some).
 MaskedOriginals MaskedStillIn(const MaskedOriginals& masked, const std::vector<Uuid>& history_ids);
 std::optional<RevertedHistory> RevertHistory(const std::vector<Message>& history,
