@@ -610,7 +610,7 @@ std::shared_ptr<CompactCommandLine> AddCompactCommand(CLI::App& app) {
   AddNumberOption(*c, "--compactor-window", line->compactor_window,
                   {kMinContextWindow, 100'000'000},
                   "the model compactor's window in tokens: a span larger than it leaves is "
-                  "summarized in chunks, then merged (docs/chunked.md)");
+                  "summarized in chunks, then merged (docs/chunked.md); without it, no limit");
   return line;
 }
 
