@@ -281,6 +281,9 @@ class ChatView {
       context_.messages_before = 1 + e->retained.size();
       context_.before = e->post_context;
       return lines;
+    } else if (const auto* e = std::get_if<CompactionChunkSummarized>(&event)) {
+      // docs/chunked.md: a long span's progress, one line per chunk.
+      return {fmt::format("compacting in chunks: {}/{} summarized", e->chunk + 1, e->chunks)};
     } else if (const auto* e = std::get_if<ToolOutputsMasked>(&event)) {
       return {MaskLine("masked", e->message_ids.size(), e->basis, e->post_context)};
     } else if (const auto* e = std::get_if<ToolOutputsUnmasked>(&event)) {

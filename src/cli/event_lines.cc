@@ -94,6 +94,10 @@ struct LineOf {
                        e.reverted_event_id.ToString(), e.post_context.input_tokens,
                        e.basis.revision, e.post_context.basis.revision);
   }
+  std::string operator()(const CompactionChunkSummarized& e) const {
+    return fmt::format("CompactionChunkSummarized attempt {} at rev {}: chunk {}/{} summarized",
+                       e.attempt_id.ToString(), e.basis.revision, e.chunk + 1, e.chunks);
+  }
   std::string operator()(const ToolOutputsMasked& e) const {
     return fmt::format("ToolOutputsMasked: {} tool output{} masked, {} tokens, rev {} -> {}",
                        e.message_ids.size(), e.message_ids.size() == 1 ? "" : "s",

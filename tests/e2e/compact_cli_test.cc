@@ -316,8 +316,14 @@ TEST_F(CompactCli, ARealSpanLargerThanTheSummarizersWindowIsSummarizedInChunks) 
   ASSERT_EQ(run.exit_code, 0) << Joined(run.lines);
   std::size_t chunks = 0;
   for (const std::string& line : run.lines)
-    chunks += line.rfind("CompactionChunkSummarized", 0) == 0 ? 1 : 0;
+    chunks += line.rfind("CompactionChunkSummarized attempt ", 0) == 0 ? 1 : 0;
   EXPECT_GE(chunks, 5u) << Joined(run.lines);
+  // Each line says which chunk of how many: the first is 1/N, the last N/N.
+  const std::string first = "chunk 1/" + std::to_string(chunks) + " summarized";
+  const std::string last =
+      "chunk " + std::to_string(chunks) + "/" + std::to_string(chunks) + " summarized";
+  EXPECT_NE(Joined(run.lines).find(first), std::string::npos) << Joined(run.lines);
+  EXPECT_NE(Joined(run.lines).find(last), std::string::npos) << Joined(run.lines);
   EXPECT_EQ(run.lines.back(), "committed");
   ExpectJournalVerifies();
 }

@@ -542,6 +542,8 @@
       case "ToolOutputsMasked":
       case "ToolOutputsUnmasked":
         return `${(event.message_ids || []).length} tool outputs, ${event.post_context?.input_tokens ?? "?"} tokens after`;
+      case "CompactionChunkSummarized":
+        return `chunk ${Number(event.chunk) + 1}/${event.chunks} summarized`;
       case "TurnFailed":
       case "TurnInterrupted":
       case "InputRejected":
