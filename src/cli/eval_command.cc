@@ -26,6 +26,7 @@
 #include "harness/event/wire.h"
 #include "harness/inference/tokenizer.h"
 #include "harness/journal/memory_journal.h"
+#include "harness/runtime/fold.h"
 #include "input.h"
 #include "policy_defaults.h"
 #include "restore_preview.h"
@@ -373,19 +374,22 @@ void PrintTotals(Setting setting, const Totals& t, bool json) {
 }
 
 // --masking (docs/masking.md, docs/compactors.md): the transcript with its old tool output masked
-// as the runtime would mask it (PlanMasking with the window's policy, the stubs of
-// MaskedToolResult with the message ids a loop made from it would have), and how many outputs.
+// as the runtime masks it (PlanMasking with the window's policy, then the runtime's MaskHistory
+// over the message ids a loop made from it would have), and how many outputs.
 std::pair<Transcript, std::size_t> Masked(const Transcript& history, const LoopContext& context) {
   auto plan = PlanMasking(history, 0, context.policy, {}, {});
   if (!plan.ok())
     return {history, 0};
-  Transcript masked = history;
   const Uuid created = Uuid::V4();
-  for (std::size_t i : *plan) {
-    masked[i] = MaskedToolResult(*history[i].as<ToolResultMessage>(), ToolNameFor(history, i),
-                                 InitialMessageId(created, i));
-  }
-  return {std::move(masked), plan->size()};
+  std::vector<Uuid> history_ids, picked;
+  for (std::size_t i = 0; i < history.size(); ++i)
+    history_ids.push_back(InitialMessageId(created, i));
+  for (std::size_t i : *plan)
+    picked.push_back(history_ids[i]);
+  auto masked = MaskHistory(history, history_ids, 0, {}, {}, picked);
+  if (!masked.ok())
+    return {history, 0};
+  return {std::move(masked->history), plan->size()};
 }
 
 // The savings of the first stage beside the summary's, in the default window: masking alone

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstdint>
 
+#include "event/next_revision.h"
+
 namespace harness {
 namespace {
 
@@ -21,13 +23,7 @@ Status<InvalidEventError> ValidateMaskChange(const E& e) {
   std::sort(sorted.begin(), sorted.end());
   if (sorted.front().IsZero() || std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end())
     return invalid("MessageIDs");
-  if (auto valid = e.post_context.Validate(); !valid.ok())
-    return Fail(InvalidEventError{E::kType, "PostContext", FieldRule::kIsInvalid, valid.error()});
-  if (e.basis.revision == UINT64_MAX ||
-      e.post_context.basis != ContextBasis{e.basis.revision + 1, e.header.event_id}) {
-    return invalid("PostContext");
-  }
-  return {};
+  return event_detail::CheckPostAtNextRevision(e);
 }
 
 }  // namespace

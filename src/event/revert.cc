@@ -2,6 +2,8 @@
 
 #include <cstdint>
 
+#include "event/next_revision.h"
+
 namespace harness {
 
 Status<InvalidEventError> ValidateBody(const HistoryReverted& e) {
@@ -15,13 +17,7 @@ Status<InvalidEventError> ValidateBody(const HistoryReverted& e) {
     return invalid("RevertedEventID");
   if (!e.basis.IsValid())
     return invalid("Basis");
-  if (auto valid = e.post_context.Validate(); !valid.ok())
-    return Fail(InvalidEventError{E::kType, "PostContext", FieldRule::kIsInvalid, valid.error()});
-  if (e.basis.revision == UINT64_MAX ||
-      e.post_context.basis != ContextBasis{e.basis.revision + 1, e.header.event_id}) {
-    return invalid("PostContext");
-  }
-  return {};
+  return event_detail::CheckPostAtNextRevision(e);
 }
 
 }  // namespace harness

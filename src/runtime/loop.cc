@@ -219,18 +219,27 @@ std::future<Result<Message, SessionError>> LoopActor::PostMaskedOriginal(const U
 
 // --- masking ------------------------------------------------------------------------------
 
-std::vector<bool> LoopActor::Flags(const std::set<Uuid>& ids) const {
-  std::vector<bool> flags(history_ids_.size(), false);
-  for (std::size_t i = 0; i < history_ids_.size(); ++i)
-    flags[i] = ids.contains(history_ids_[i]);
-  return flags;
+Result<std::vector<Uuid>, TailError> LoopActor::PlannedMask() const {
+  HARNESS_TRY(const std::vector<std::size_t> plan,
+              PlanMasking(history_, derived_prefix_, *definition_.compaction, Flags(pinned_),
+                          Flags(masked_)));
+  std::vector<Uuid> ids;
+  ids.reserve(plan.size());
+  for (std::size_t i : plan)
+    ids.push_back(history_ids_[i]);
+  return ids;
 }
 
-std::vector<bool> LoopActor::MaskedFlags() const {
-  std::vector<bool> flags(history_ids_.size(), false);
-  for (std::size_t i = 0; i < history_ids_.size(); ++i)
-    flags[i] = masked_.contains(history_ids_[i]);
-  return flags;
+void LoopActor::CountMask(PendingMask pending, std::vector<Message> history, std::stop_token stop) {
+  InferenceRequest request = BuildRequest();
+  request.messages = std::move(history);
+  pending.op = next_op_++;
+  pending.basis = basis_;
+  const std::uint64_t op = pending.op;
+  const ContextBasis after{basis_.revision + 1, pending.event_id};
+  mask_ = std::move(pending);
+  // Counted at the basis it will have, as an undo is; turns wait meanwhile (StartTurn).
+  MeasureOffActor(op, std::move(request), std::move(stop), &LoopActor::OnMaskCounted, after);
 }
 
 void LoopActor::OnMask(bool mask, const Uuid& event_id, std::vector<Uuid> messages,
@@ -248,8 +257,7 @@ void LoopActor::OnMask(bool mask, const Uuid& event_id, std::vector<Uuid> messag
   std::vector<Uuid> ids;
   Result<MaskedHistory, std::string> changed = Fail(std::string());
   if (mask) {
-    auto plan = PlanMasking(history_, derived_prefix_, *definition_.compaction, Flags(pinned_),
-                            MaskedFlags());
+    auto plan = PlannedMask();
     if (!plan) {
       return refuse(SessionErrorKind::kMaskRefused,
                     "the history cannot be masked: " + plan.error().Message());
@@ -260,8 +268,7 @@ void LoopActor::OnMask(bool mask, const Uuid& event_id, std::vector<Uuid> messag
                         std::to_string(kMinMaskedOutputBytes) +
                         " bytes and not masked yet; nothing to mask");
     }
-    for (std::size_t i : *plan)
-      ids.push_back(history_ids_[i]);
+    ids = std::move(*plan);
     changed = MaskHistory(history_, history_ids_, derived_prefix_, pinned_, masked_, ids);
   } else {
     if (messages.empty()) {
@@ -285,36 +292,23 @@ void LoopActor::OnMask(bool mask, const Uuid& event_id, std::vector<Uuid> messag
   }
   if (!changed)
     return refuse(SessionErrorKind::kMaskRefused, changed.error());
-  InferenceRequest request = BuildRequest();
-  request.messages = std::move(changed->history);
-  const std::uint64_t op = next_op_++;
-  mask_ = PendingMask{mask, event_id, op, basis_, std::move(ids), std::move(reply), std::nullopt};
-  // Counted at the basis it will have, as an undo is; turns wait meanwhile (StartTurn).
-  MeasureOffActor(op, std::move(request), {}, &LoopActor::OnMaskCounted,
-                  ContextBasis{basis_.revision + 1, event_id});
+  CountMask(PendingMask{mask, event_id, 0, {}, std::move(ids), std::move(reply), std::nullopt},
+            std::move(changed->history), {});
 }
 
 bool LoopActor::StartAutomaticMask(const ContextMeasurement& measured) {
   if (definition_.compaction->masking != CompactionMasking::kFirst || mask_ || undo_)
     return false;
-  auto plan = PlanMasking(history_, derived_prefix_, *definition_.compaction, Flags(pinned_),
-                          MaskedFlags());
-  if (!plan || plan->empty())
+  auto ids = PlannedMask();
+  if (!ids || ids->empty())
     return false;  // nothing to mask: the trigger goes on to summarize
-  std::vector<Uuid> ids;
-  for (std::size_t i : *plan)
-    ids.push_back(history_ids_[i]);
-  auto changed = MaskHistory(history_, history_ids_, derived_prefix_, pinned_, masked_, ids);
+  auto changed = MaskHistory(history_, history_ids_, derived_prefix_, pinned_, masked_, *ids);
   const Uuid event_id = session_.MintId();
   if (!changed || event_id.IsZero())
     return false;
-  InferenceRequest request = BuildRequest();
-  request.messages = std::move(changed->history);
-  const std::uint64_t op = next_op_++;
-  turn_->op = op;
-  mask_ = PendingMask{true, event_id, op, basis_, std::move(ids), nullptr, measured};
-  MeasureOffActor(op, std::move(request), turn_->stop.get_token(), &LoopActor::OnMaskCounted,
-                  ContextBasis{basis_.revision + 1, event_id});
+  CountMask(PendingMask{true, event_id, 0, {}, std::move(*ids), nullptr, measured},
+            std::move(changed->history), turn_->stop.get_token());
+  turn_->op = mask_->op;  // the turn waits for this count
   return true;
 }
 

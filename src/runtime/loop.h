@@ -185,8 +185,19 @@ class LoopActor : public std::enable_shared_from_this<LoopActor> {
   // Journals the change of `pending` with `post` as its post context and installs it; an error
   // says why it did not happen (the loop halts on a fatal journal failure).
   Status<SessionError> InstallMask(const PendingMask& pending, const ContextMeasurement& post);
-  std::vector<bool> Flags(const std::set<Uuid>& ids) const;
-  std::vector<bool> MaskedFlags() const;
+  // The ids of the results PlanMasking picks now, in history order.
+  Result<std::vector<Uuid>, TailError> PlannedMask() const;
+  // Counts `history` (the changed one) at the basis `pending` will make, off the actor, with a
+  // fresh operation number; OnMaskCounted takes it from there.
+  void CountMask(PendingMask pending, std::vector<Message> history, std::stop_token stop);
+  // Parallel to history_ids_: whether each id is in `ids` (a set or a map keyed by id).
+  template <class Ids>
+  std::vector<bool> Flags(const Ids& ids) const {
+    std::vector<bool> flags(history_ids_.size(), false);
+    for (std::size_t i = 0; i < history_ids_.size(); ++i)
+      flags[i] = ids.contains(history_ids_[i]);
+    return flags;
+  }
 
   // --- chunked compaction (docs/chunked.md)
   // Journals one chunk's summary of the attempt `attempt` (still running) and remembers it for
