@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import http.client
 import json
-import socket
 import time
 import urllib.parse
 from typing import Any, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple, Union
@@ -16,6 +15,7 @@ from .errors import (
     ConnectionFailed,
     HarnessError,
     ProtocolError,
+    ResponseTooLarge,
     error_from_response,
 )
 from .models import (
@@ -40,6 +40,60 @@ MAX_WAIT_MS = 30_000
 # server's journal writes change the answer.
 PENDING_PAUSE = 0.5
 
+# What the client reads of an answer at most (each a Client argument, to raise or lower it); one
+# more byte is ResponseTooLarge and the connection is closed, so a hostile or broken server
+# cannot make the client's memory grow without bound.
+#
+# An event of the event stream: the server's largest is 16 MiB (a journal record's limit); its
+# frame adds an id, a name and {"seq":N,"event":…} around it, which 4 KiB holds with room. One
+# line holds at most as much (a data line may be the whole event).
+MAX_EVENT_BYTES = 16 * 1024 * 1024 + 4 * 1024
+# An error body: the server's is {"error":{"kind","detail"[,"holder"]}} with a detail of at most
+# a few KiB; 64 KiB is what the project's own HTTP client keeps of one too.
+MAX_ERROR_BYTES = 64 * 1024
+# Any other answer, read whole before it is parsed: the largest the server legitimately sends
+# are a loop's history (its messages, which a transcript of up to 64 MiB may have started,
+# JSON-escaped) and a session's export (every record of its journal). 256 MiB holds either for
+# any session short of an extreme one; a client that has one raises it.
+MAX_BODY_BYTES = 256 * 1024 * 1024
+# How much of an answer is read at once: a small allocation per step whatever the cap.
+_READ_STEP = 64 * 1024
+
+
+def _read_capped(response: http.client.HTTPResponse, limit: int, setting: str, what: str) -> bytes:
+    """The whole body of ``response``, or ResponseTooLarge (naming ``what`` and the Client
+    ``setting`` that raises ``limit``) once it is over ``limit`` bytes: at once when its
+    Content-Length says so, else as soon as one byte more came. Read a step at a time, so that
+    nothing is allocated for bytes that never come."""
+    if response.length is not None and response.length > limit:
+        raise ResponseTooLarge(what, limit, setting, response.status)
+    body = bytearray()
+    while True:
+        step = response.read(min(_READ_STEP, limit + 1 - len(body)))
+        if not step:
+            return bytes(body)
+        body += step
+        if len(body) > limit:
+            raise ResponseTooLarge(what, limit, setting, response.status)
+
+
+def _parse_json(text: Union[bytes, str], status: Optional[int], what: str) -> Any:
+    """The JSON value of an answer, or ProtocolError: not JSON, not UTF-8, or nested deeper
+    than Python's parser recurses (RecursionError, which is no ValueError)."""
+    try:
+        return json.loads(text)
+    except (ValueError, RecursionError) as e:
+        raise ProtocolError("protocol", status, f"{what} is not JSON") from e
+
+
+def _close(conn: http.client.HTTPConnection, response: Optional[http.client.HTTPResponse]) -> None:
+    """Closes the connection. The response holds the socket as well (http.client hands it over
+    when the answer ends with the connection), so it is closed too: the server sees the close
+    now, not whenever the response is collected."""
+    conn.close()
+    if response is not None:
+        response.close()
+
 
 def _segment(value: str) -> str:
     """A path segment: every byte that could end it or start another is escaped, so an id from
@@ -53,9 +107,21 @@ class Client:
     ``base_url`` is ``http://HOST:PORT`` (or https, optionally with a path prefix); ``token``
     is sent as ``Authorization: Bearer`` on every request; ``timeout`` (seconds) bounds
     connecting and each read of an ordinary request (a command wait adds its own wait to it).
+    ``max_body_bytes``, ``max_error_bytes`` and ``max_event_bytes`` cap what is read of an
+    answer, an error body, and a line or an event of an event stream (MAX_BODY_BYTES and the
+    others above say why they are what they are); over one is ResponseTooLarge.
     Every failure is a ``HarnessError`` (errors.py)."""
 
-    def __init__(self, base_url: str, token: Optional[str] = None, timeout: float = 30.0) -> None:
+    def __init__(
+        self,
+        base_url: str,
+        token: Optional[str] = None,
+        timeout: float = 30.0,
+        *,
+        max_body_bytes: int = MAX_BODY_BYTES,
+        max_error_bytes: int = MAX_ERROR_BYTES,
+        max_event_bytes: int = MAX_EVENT_BYTES,
+    ) -> None:
         parts = urllib.parse.urlsplit(base_url)
         if parts.scheme not in ("http", "https") or not parts.hostname:
             raise ValueError("base_url must be http://HOST:PORT or https://HOST:PORT")
@@ -63,12 +129,22 @@ class Client:
             raise ValueError("base_url has no query or fragment")
         if token is not None and any(c in token for c in "\r\n"):
             raise ValueError("a token is one line")
+        for name, cap in (
+            ("max_body_bytes", max_body_bytes),
+            ("max_error_bytes", max_error_bytes),
+            ("max_event_bytes", max_event_bytes),
+        ):
+            if isinstance(cap, bool) or not isinstance(cap, int) or cap < 1:
+                raise ValueError(f"{name} is a number of bytes, at least 1")
         self._https = parts.scheme == "https"
         self._host = parts.hostname
         self._port = parts.port
         self._prefix = parts.path.rstrip("/")
         self._token = token
         self.timeout = timeout
+        self.max_body_bytes = max_body_bytes
+        self.max_error_bytes = max_error_bytes
+        self.max_event_bytes = max_event_bytes
 
     # ---- transport ----
 
@@ -84,6 +160,7 @@ class Client:
         return target
 
     def _headers(self, extra: Optional[Dict[str, str]] = None) -> Dict[str, str]:
+        """Every request says what it accepts (JSON, unless ``extra`` says otherwise)."""
         headers = {"Accept": "application/json"}
         if self._token is not None:
             headers["Authorization"] = "Bearer " + self._token
@@ -102,6 +179,7 @@ class Client:
         """Sends a request and returns its connection and response (status below 400), or
         raises the typed error of the response or of the transport."""
         conn = self._connection(timeout)
+        response: Optional[http.client.HTTPResponse] = None
         try:
             try:
                 conn.request(method, target, body=body, headers=headers)
@@ -111,13 +189,19 @@ class Client:
                 pass
             response = conn.getresponse()
             if response.status >= 400:
-                raise error_from_response(response.status, response.read())
+                body = _read_capped(
+                    response,
+                    self.max_error_bytes,
+                    "max_error_bytes",
+                    f"the body of a {response.status} answer",
+                )
+                raise error_from_response(response.status, body)
             return conn, response
         except HarnessError:
-            conn.close()
+            _close(conn, response)
             raise
         except (OSError, http.client.HTTPException) as e:
-            conn.close()
+            _close(conn, response)
             raise ConnectionFailed("connection", None, f"{method} {target}: {e}") from e
 
     def _call(
@@ -127,29 +211,30 @@ class Client:
         payload: Any = None,
         query: Optional[Sequence[Tuple[str, str]]] = None,
         timeout: Optional[float] = None,
+        accept: str = "application/json",
     ) -> Tuple[int, bytes]:
         body = None
-        headers = self._headers()
+        headers = self._headers({"Accept": accept})
         if payload is not None:
             body = json.dumps(payload).encode("utf-8")
+        elif method in ("POST", "PUT", "PATCH"):
+            body = b""  # these always send a body, if an empty one: say what it is too
+        if body is not None:
             headers["Content-Type"] = "application/json"
-        elif method == "POST":
-            body = b""
         target = self._target(path, query)
         conn, response = self._open(method, target, body, headers, timeout or self.timeout)
         try:
-            return response.status, response.read()
+            what = f"the body of the answer to {method} {self._prefix + path}"
+            body = _read_capped(response, self.max_body_bytes, "max_body_bytes", what)
+            return response.status, body
         except (OSError, http.client.HTTPException) as e:
             raise ConnectionFailed("connection", None, f"{method} {target}: {e}") from e
         finally:
-            conn.close()
+            _close(conn, response)
 
     def _json(self, method: str, path: str, payload: Any = None, **kwargs: Any) -> Tuple[int, Any]:
         status, body = self._call(method, path, payload, **kwargs)
-        try:
-            return status, json.loads(body)
-        except ValueError as e:
-            raise ProtocolError("protocol", status, f"{method} {path}: the body is not JSON") from e
+        return status, _parse_json(body, status, f"{method} {path}: the body")
 
     # ---- sessions ----
 
@@ -183,16 +268,13 @@ class Client:
     def export(self, session_id: str) -> List[Dict[str, Any]]:
         """GET /v1/sessions/{id}/export: the journal's records of the session, in order, each
         as `harness journal show --json` writes it."""
-        _, body = self._call("GET", f"/v1/sessions/{_segment(session_id)}/export")
-        records = []
-        for number, line in enumerate(body.split(b"\n"), 1):
-            if not line:
-                continue
-            try:
-                records.append(json.loads(line))
-            except ValueError as e:
-                raise ProtocolError("protocol", 200, f"export line {number} is not JSON") from e
-        return records
+        path = f"/v1/sessions/{_segment(session_id)}/export"
+        _, body = self._call("GET", path, accept="application/x-ndjson")
+        return [
+            _parse_json(line, 200, f"export line {number}")
+            for number, line in enumerate(body.split(b"\n"), 1)
+            if line
+        ]
 
     # ---- loops ----
 
@@ -477,7 +559,7 @@ class EventStream:
 
     def _disconnect(self) -> None:
         if self._conn is not None:
-            self._conn.close()
+            _close(self._conn, self._response)
         self._conn = None
         self._response = None
 
@@ -523,32 +605,47 @@ class EventStream:
         self._connected_once = True
 
     def _read_frame(self) -> Optional[Tuple[str, Optional[str], str]]:
-        """The next frame (event name, id, data), or None when the connection ended."""
-        name, frame_id, data = "message", None, []
-        seen = False
+        """The next frame (event name, id, data), or None when the connection ended. A line
+        (its end included), or the lines of one frame together (comments and the blank line
+        that ends it not counted), over the client's max_event_bytes are ResponseTooLarge:
+        each line is read with that limit, and the frame is kept as bytes, so that what it
+        holds is what it counts."""
+        limit = self._client.max_event_bytes
+        name, frame_id, data = b"message", None, bytearray()
+        seen = has_data = False
+        size = 0
         assert self._response is not None
         while True:
-            line = self._response.readline()
-            if not line:
-                return None
+            line = self._response.readline(limit)
             if not line.endswith(b"\n"):
-                return None  # cut off mid-line: a drop
-            text = line.decode("utf-8").rstrip("\r\n")
-            if text == "":
+                if len(line) == limit:
+                    raise self._too_large("a line of the event stream")
+                return None  # the end, or cut off mid-line: a drop
+            text = line.rstrip(b"\r\n")
+            if not text:
                 if seen:
-                    return name, frame_id, "\n".join(data)
+                    return name.decode("utf-8"), frame_id, data.decode("utf-8")
                 continue
-            if text.startswith(":"):
+            if text.startswith(b":"):
                 continue  # a comment
-            field, _, value = text.partition(":")
-            value = value[1:] if value.startswith(" ") else value
+            size += len(line)
+            if size > limit:
+                raise self._too_large("an event of the event stream")
+            field, _, value = text.partition(b":")
+            value = value[1:] if value.startswith(b" ") else value
             seen = True
-            if field == "event":
+            if field == b"event":
                 name = value
-            elif field == "data":
-                data.append(value)
-            elif field == "id":
-                frame_id = value
+            elif field == b"data":
+                if has_data:
+                    data += b"\n"
+                data += value
+                has_data = True
+            elif field == b"id":
+                frame_id = value.decode("utf-8")
+
+    def _too_large(self, what: str) -> ResponseTooLarge:
+        return ResponseTooLarge(what, self._client.max_event_bytes, "max_event_bytes", 200)
 
     def __next__(self) -> Union[Event, Lagged]:
         while True:
@@ -560,6 +657,9 @@ class EventStream:
                 self._connect()
             try:
                 frame = self._read_frame()
+            except ResponseTooLarge:
+                self.close()  # reading on (or again, after a reconnect) would meet it again
+                raise
             except (OSError, http.client.HTTPException, ValueError):
                 frame = None  # a drop; UnicodeDecodeError is a ValueError of a cut frame
             if frame is None:
@@ -568,10 +668,7 @@ class EventStream:
                 continue
             self._failures = 0
             name, frame_id, data = frame
-            try:
-                payload = json.loads(data)
-            except ValueError as e:
-                raise ProtocolError("protocol", 200, f"an {name!r} frame's data is not JSON") from e
+            payload = _parse_json(data, 200, f"an {name!r} frame's data")
             if name == "lagged":
                 self._disconnect()
                 return Lagged(_seq(payload, "last_seq"))

@@ -161,6 +161,35 @@ class ProtocolError(HarnessError):
     JSON, or JSON of another shape."""
 
 
+class ResponseTooLarge(HarnessError):
+    """An answer larger than the client reads (kind ``"response_too_large"``, ``status`` the
+    answer's HTTP status): a line or an event of an event stream, an error body, or any other
+    body, over its cap (``Client``'s ``max_event_bytes``, ``max_error_bytes``,
+    ``max_body_bytes``). ``what`` says which, ``limit`` is the cap in bytes. The client read at
+    most the cap and closed the connection; the message names the setting that raises it."""
+
+    def __init__(self, what: str, limit: int, setting: str, status: Optional[int]) -> None:
+        super().__init__(
+            "response_too_large",
+            status,
+            f"{what} is over the client's limit of {format_bytes(limit)} (Client({setting}=…)"
+            " raises it); the connection is closed",
+        )
+        self.what = what
+        self.limit = limit
+
+
+def format_bytes(n: int) -> str:
+    """A size as a person reads it and exactly: "16 MiB + 4 KiB", "64 KiB", "100 bytes"."""
+    parts = []
+    for unit, size in (("MiB", 1 << 20), ("KiB", 1 << 10), ("bytes", 1)):
+        if n >= size or (size == 1 and not parts):
+            count = n // size
+            parts.append(f"{count} {'byte' if size == 1 and count == 1 else unit}")
+            n %= size
+    return " + ".join(parts)
+
+
 class CommandTimeout(HarnessError, TimeoutError):
     """Client.wait's timeout passed while the command was still pending (kind ``"timeout"``,
     status None). ``command_id`` names the command; waiting again may still get its reply."""
@@ -218,8 +247,10 @@ def error_from_response(status: int, body: bytes) -> HarnessError:
             kind = error["kind"]
             detail = error.get("detail") if isinstance(error.get("detail"), str) else ""
             holder = error.get("holder")
-    except (ValueError, UnicodeDecodeError):
-        pass  # not the API's error (a proxy's page, say): keep the status and a few bytes
+    except (ValueError, RecursionError):
+        # Not the API's error (a proxy's page, say, or JSON nested deeper than Python's parser
+        # recurses): keep the status and a few bytes.
+        pass
     cls = _BY_KIND.get(kind) or _BY_STATUS.get(status) or HarnessError
     if cls is LeaseHeld:
         return LeaseHeld(kind, status, detail, holder)
