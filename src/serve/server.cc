@@ -14,6 +14,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <cstring>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <thread>
@@ -34,6 +35,7 @@
 #include "serve/journaled_command.h"
 #include "serve/metrics.h"
 #include "serve/openapi.h"
+#include "serve/request_guard.h"
 #include "serve/sessions.h"
 #include "serve/static_assets.h"
 
@@ -362,6 +364,53 @@ bool TokenMatches(std::string_view given, std::string_view expected) {
   return diff == 0;
 }
 
+MHD_Result CollectHeader(void* cls, MHD_ValueKind kind, const char* key, std::size_t key_size,
+                         const char* value, std::size_t value_size) {
+  auto& head = *static_cast<RequestHead*>(cls);
+  const std::string_view name(key != nullptr ? key : "", key != nullptr ? key_size : 0);
+  const std::string_view text(value != nullptr ? value : "", value != nullptr ? value_size : 0);
+  if (kind == MHD_HEADER_KIND)
+    head.headers.push_back(HeaderField{name, text});
+  head.parsed.push_back(name);
+  head.parsed.push_back(text);
+  return MHD_YES;
+}
+
+// The request's head: its headers, and the buffer libmicrohttpd parsed them in with every string
+// it made of it, for the guard to find the bytes a NUL hid (request_guard.h, HiddenBytes).
+RequestHead ReadHead(MHD_Connection* connection, const char* url, const char* method,
+                     const char* version) {
+  RequestHead head{method, version != nullptr ? version : "", {}, {}, {}};
+  MHD_get_connection_values_n(connection, MHD_HEADER_KIND, CollectHeader, &head);
+  MHD_get_connection_values_n(connection, MHD_GET_ARGUMENT_KIND, CollectHeader, &head);
+  const MHD_ConnectionInfo* size =
+      MHD_get_connection_info(connection, MHD_CONNECTION_INFO_REQUEST_HEADER_SIZE);
+  if (size != nullptr && version != nullptr) {
+    // The head starts at the method (libmicrohttpd 0.9.75 parses it in place): when the path
+    // and the version are not inside, this is not that layout, and nothing is judged.
+    const std::string_view raw(method, size->header_size);
+    head.parsed.insert(head.parsed.end(), {head.method, url, head.version});
+    const auto inside = [&](const char* p) {
+      return std::less_equal<const char*>()(raw.data(), p) &&
+             std::less<const char*>()(p, raw.data() + raw.size());
+    };
+    if (inside(url) && inside(version))
+      head.raw = raw;
+  }
+  return head;
+}
+
+// libmicrohttpd's unescape callback, for the path and the query parameters: DecodePercent keeps
+// %00 and %2F as they are, so that neither cuts or splits a path; the bytes decoding freed are
+// zeroed, as the separators are (request_guard.h).
+std::size_t UnescapeRequestText(void* /*cls*/, MHD_Connection* /*connection*/, char* text) {
+  const std::size_t size = std::strlen(text);
+  const std::string decoded = DecodePercent(std::string_view(text, size));
+  std::memcpy(text, decoded.data(), decoded.size());
+  std::memset(text + decoded.size(), 0, size - decoded.size() + 1);
+  return decoded.size();
+}
+
 MHD_Result CollectQuery(void* cls, MHD_ValueKind /*kind*/, const char* key, const char* value) {
   static_cast<QueryParameters*>(cls)->emplace_back(key != nullptr ? key : "",
                                                    value != nullptr ? value : "");
@@ -444,8 +493,9 @@ struct Server::Impl {
   Uuid owner;                               // the lease owner of every session of this server
   std::unique_ptr<SessionTable> sessions;
   Alarm alarm;
+  std::unique_ptr<RequestGuard> guard;  // made before the daemon starts
   MHD_Daemon* daemon = nullptr;
-  std::uint16_t port = 0;
+  std::atomic<std::uint16_t> port{0};  // read by the guard on MHD's threads
   std::atomic<bool> stopping{false};
   std::mutex shutdown_mu;
   bool shut_down = false;
@@ -457,7 +507,8 @@ struct Server::Impl {
   bool streams_closed = false;                      // guarded by streams_mu
 
   MHD_Result Handle(MHD_Connection* connection, const char* url, const char* method,
-                    const char* upload_data, std::size_t* upload_data_size, void** req_cls);
+                    const char* version, const char* upload_data, std::size_t* upload_data_size,
+                    void** req_cls);
   Reply Dispatch(MHD_Connection* connection, const Route& route, const QueryParameters& query,
                  Exchange& exchange, bool& suspended, MHD_Response*& streamed);
   // GET /v1/commands/{command} and GET /v1/sessions/{session}/commands/{command}, with their
@@ -519,9 +570,9 @@ MHD_Result QueueAsset(MHD_Connection* connection, const EmbeddedFile& file) {
 }
 
 MHD_Result HandleRequest(void* cls, MHD_Connection* connection, const char* url, const char* method,
-                         const char* /*version*/, const char* upload_data,
+                         const char* version, const char* upload_data,
                          std::size_t* upload_data_size, void** req_cls) {
-  return static_cast<Server::Impl*>(cls)->Handle(connection, url, method, upload_data,
+  return static_cast<Server::Impl*>(cls)->Handle(connection, url, method, version, upload_data,
                                                  upload_data_size, req_cls);
 }
 
@@ -593,11 +644,16 @@ const char* Server::Impl::AllowedOrigin(MHD_Connection* connection) const {
 }
 
 MHD_Result Server::Impl::Handle(MHD_Connection* connection, const char* url, const char* method,
-                                const char* upload_data, std::size_t* upload_data_size,
-                                void** req_cls) {
+                                const char* version, const char* upload_data,
+                                std::size_t* upload_data_size, void** req_cls) {
   if (*req_cls == nullptr) {
     // The first call: the headers are in, the body is not.
     auto exchange = std::make_unique<Exchange>();
+    const RequestHead head = ReadHead(connection, url, method, version);
+    if (auto refused = guard->Check(head, port.load()); !refused.ok()) {
+      *req_cls = exchange.release();
+      return Queue(connection, ErrorReply(refused.error()));
+    }
     if (std::string_view(method) == "OPTIONS" && !options.cors_origins.empty()) {
       *req_cls = exchange.release();
       return Preflight(connection, url);
@@ -608,17 +664,13 @@ MHD_Result Server::Impl::Handle(MHD_Connection* connection, const char* url, con
                    ErrorReply({ApiErrorKind::kShuttingDown, "the server is shutting down"}));
     }
     if (const EmbeddedFile* asset = FindAsset(url);
-        asset != nullptr && std::string_view(method) == "GET") {
+        asset != nullptr && (head.method == "GET" || head.method == "HEAD")) {
       *req_cls = exchange.release();
       return QueueAsset(connection, *asset);
     }
     if (options.token) {
-      const char* header =
-          MHD_lookup_connection_value(connection, MHD_HEADER_KIND, "Authorization");
-      constexpr std::string_view kBearer = "Bearer ";
-      const std::string_view given = header != nullptr ? header : "";
-      if (given.substr(0, kBearer.size()) != kBearer ||
-          !TokenMatches(given.substr(kBearer.size()), *options.token)) {
+      const auto given = BearerCredentials(head.Find("Authorization").value_or(""));
+      if (!given || !TokenMatches(*given, *options.token)) {
         *req_cls = exchange.release();
         return Queue(connection,
                      ErrorReply({ApiErrorKind::kUnauthorized,
@@ -1247,14 +1299,18 @@ Result<std::unique_ptr<Server>, ServeError> Server::Start(ServeOptions options) 
   table.advertise_url = impl->options.advertise_url;
   impl->owner = table.owner;
   impl->sessions = std::make_unique<SessionTable>(std::move(table));
+  impl->guard = std::make_unique<RequestGuard>(GuardOptions{
+      impl->options.token.has_value(), impl->options.cors_origins, impl->options.advertise_url});
+  impl->port = impl->options.port;  // port 0: the one MHD takes, once it has taken it
   impl->daemon = MHD_start_daemon(
       flags, impl->options.port, nullptr, nullptr, &HandleRequest, impl.get(), MHD_OPTION_SOCK_ADDR,
       reinterpret_cast<sockaddr*>(&address), MHD_OPTION_THREAD_POOL_SIZE,
       static_cast<unsigned>(impl->options.threads), MHD_OPTION_CONNECTION_LIMIT,
       static_cast<unsigned>(impl->options.max_connections), MHD_OPTION_CONNECTION_TIMEOUT,
       static_cast<unsigned>(impl->options.connection_timeout.count()),
-      MHD_OPTION_CONNECTION_MEMORY_LIMIT, kConnectionMemory, MHD_OPTION_NOTIFY_COMPLETED,
-      &RequestCompleted, nullptr, MHD_OPTION_END);
+      MHD_OPTION_CONNECTION_MEMORY_LIMIT, kConnectionMemory, MHD_OPTION_UNESCAPE_CALLBACK,
+      &UnescapeRequestText, nullptr, MHD_OPTION_NOTIFY_COMPLETED, &RequestCompleted, nullptr,
+      MHD_OPTION_END);
   if (impl->daemon == nullptr) {
     return Fail(ServeError{Kind::kListen, impl->options.host + ":" +
                                               std::to_string(impl->options.port) +
