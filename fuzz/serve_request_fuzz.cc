@@ -6,8 +6,8 @@
 // inspector's files (serve/static_assets.h), 6 a tool_results body, 8 a compact body, 9 a
 // request head for the guard (serve/request_guard.h: a flags byte, then lines "METHOD",
 // "VERSION" and "Name: value" headers, a value holding any byte but a newline), 10 a path for
-// the percent-decoding and then the router, anything else a request line "METHOD PATH" for the
-// router.
+// the percent-decoding and then the router, 12 a raw head for HiddenBytes (split at its NULs),
+// anything else a request line "METHOD PATH" for the router.
 // Invariants: nothing crashes or throws; every refusal has a kind with a 4xx status; an accepted
 // session has 1 to kMaxLoopsPerSession loops, each with a non-empty model and at most
 // kMaxLoopTools tools of distinct valid names, bounded descriptions and object schemas that
@@ -242,6 +242,26 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     case 9:
       CheckGuard(text);
       break;
+    case 12: {
+      // A head whose every byte is a separator or inside a parsed string hides nothing; one
+      // whose parsed strings end early at a NUL hides what followed it.
+      std::vector<std::string_view> parsed;
+      std::size_t at = 0;
+      while (at < text.size()) {
+        const std::size_t nul = text.find('\0', at);
+        const std::size_t end = nul == std::string_view::npos ? text.size() : nul;
+        parsed.push_back(text.substr(at, end - at));
+        at = end + 1;
+      }
+      Check(!HiddenBytes(text, parsed), "a head split at its NULs hides bytes");
+      if (!parsed.empty() && parsed.front().size() > 1) {
+        const char last = parsed.front().back();
+        parsed.front().remove_suffix(1);
+        Check(HiddenBytes(text, parsed) == (last != ' ' && last != '\t'),
+              "a byte no parsed string covers was not found");
+      }
+      break;
+    }
     case 10: {
       const std::string decoded = DecodePercent(text);
       Check(decoded.size() <= text.size(), "decoding lengthened the text");
