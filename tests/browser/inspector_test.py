@@ -410,6 +410,9 @@ class InspectorTest(unittest.TestCase):
         # The compact button compacts: a second CompactionCommitted, in the page and the journal.
         server.say(session, loop, "And deploy it.")
         server.say(session, loop, "Then report.")
+        # Every turn ended first: a turn still running when the button's compaction commits
+        # would leave the second click something to compact, and no rejection.
+        b.wait_for(f"{count('#timeline li[data-type=LoopIdle]')} >= 5", "the five turns' ends")
         b.click("#compact-button")
         b.wait_for(f"{count('#timeline li[data-type=CompactionCommitted]')} === 2",
                    "the button's compaction in the timeline")
