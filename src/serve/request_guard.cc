@@ -95,7 +95,7 @@ std::optional<std::pair<std::string_view, std::string_view>> SplitOrigin(std::st
 std::optional<std::string_view> RequestHead::Find(std::string_view name) const {
   for (const HeaderField& field : headers) {
     if (EqualsNoCase(field.name, name))
-      return field.value;
+      return TrimSpace(field.value);  // the OWS around a field value is not part of it
   }
   return std::nullopt;
 }

@@ -52,7 +52,8 @@ struct RequestHead {
   std::string_view raw;
   std::vector<std::string_view> parsed;
 
-  // The first header of that name (case-insensitive), or nullopt.
+  // The value of the first header of that name (case-insensitive) without the spaces and tabs
+  // around it, or nullopt.
   std::optional<std::string_view> Find(std::string_view name) const;
 };
 

@@ -27,7 +27,7 @@ const RequestGuard& Loopback() {
 }
 
 TEST(RequestGuard, WithoutATokenOnlyLoopbackHostsOnTheServersPortOrNoneAreServed) {
-  for (std::string_view host : {"127.0.0.1:8420", "127.0.0.1", "127.1.2.3:8420", "localhost:8420",
+  for (std::string_view host : {"127.0.0.1:8420", "127.0.0.1 ", "127.1.2.3:8420", "localhost:8420",
                                 "LOCALHOST", "[::1]:8420", "[::1]", "[0:0:0:0:0:0:0:1]:8420"}) {
     EXPECT_EQ(Verdict(Loopback(), Head("GET", {{"Host", host}})), "") << host;
   }
@@ -137,6 +137,10 @@ TEST(RequestGuard, ABodyMustBeSentAsJson) {
 
 TEST(RequestGuard, TheBearerSchemeIsMatchedInAnyCase) {
   EXPECT_EQ(BearerCredentials("Bearer abc"), "abc");
+  EXPECT_EQ(RequestHead({"GET", "HTTP/1.1", {{"Authorization", "bearer abc \t"}}, {}, {}})
+                .Find("authorization"),
+            "bearer abc")
+      << "the value without the spaces around it";
   EXPECT_EQ(BearerCredentials("bearer abc"), "abc");
   EXPECT_EQ(BearerCredentials("BEARER  abc"), "abc");
   EXPECT_EQ(BearerCredentials("Basic abc"), std::nullopt);
