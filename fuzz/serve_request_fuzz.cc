@@ -3,8 +3,11 @@
 // The first byte picks what the rest is: 0 a POST /v1/sessions body, 1 an input body, 2 an
 // empty-object body, 3 a query string ("a=b&c=d", then an optional Last-Event-ID after a NUL)
 // for the events and wait decoders, 4 a CORS origin, 5 an If-None-Match value for each of the
-// inspector's files (serve/static_assets.h), 6 a tool_results body, 8 a compact body, anything
-// else a request line "METHOD PATH" for the router.
+// inspector's files (serve/static_assets.h), 6 a tool_results body, 8 a compact body, 9 a
+// request head for the guard (serve/request_guard.h: a flags byte, then lines "METHOD",
+// "VERSION" and "Name: value" headers, a value holding any byte but a newline), 10 a path for
+// the percent-decoding and then the router, 12 a raw head for HiddenBytes (split at its NULs),
+// anything else a request line "METHOD PATH" for the router.
 // Invariants: nothing crashes or throws; every refusal has a kind with a 4xx status; an accepted
 // session has 1 to kMaxLoopsPerSession loops, each with a non-empty model and at most
 // kMaxLoopTools tools of distinct valid names, bounded descriptions and object schemas that
@@ -14,7 +17,11 @@
 // a sequence from 1; a matched route's ids are canonical (they print as the path spelled them);
 // an OPTIONS route is a preflight naming methods; an accepted origin starts with http:// or
 // https:// and has no path; an asset route is a GET of a file whose name the path spells; an
-// asset's answer is 200 with its bytes or 304 without a body, with the same headers either way.
+// asset's answer is 200 with its bytes or 304 without a body, with the same headers either way;
+// a head the guard lets through has no control byte in a header, a Host when it is HTTP/1.1, a
+// loopback Host without a token, an Origin of its own Host or the allow-list on a change, and
+// JSON as the type of a body; decoding a path never lengthens it, and adds no NUL and no slash.
+#include <algorithm>
 #include <cctype>
 #include <cstddef>
 #include <cstdint>
@@ -22,9 +29,11 @@
 #include <cstdlib>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "harness/core/json.h"
 #include "serve/api.h"
+#include "serve/request_guard.h"
 #include "serve/static_assets.h"
 
 namespace {
@@ -58,6 +67,76 @@ QueryParameters SplitQuery(std::string_view text) {
     at = amp + 1;
   }
   return out;
+}
+
+std::string Lowercase(std::string_view text) {
+  std::string out(text);
+  for (char& c : out)
+    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+void CheckGuard(std::string_view text) {
+  if (text.empty())
+    return;
+  const std::uint8_t flags = static_cast<std::uint8_t>(text.front());
+  std::vector<std::string_view> lines;
+  for (std::string_view rest = text.substr(1);;) {
+    const std::size_t nl = rest.find('\n');
+    lines.push_back(rest.substr(0, nl));
+    if (nl == std::string_view::npos)
+      break;
+    rest = rest.substr(nl + 1);
+  }
+  if (lines.size() < 2)
+    return;
+  RequestHead head{lines[0], lines[1], {}, {}, {}};
+  for (std::size_t i = 2; i < lines.size(); ++i) {
+    const std::size_t colon = lines[i].find(": ");
+    if (colon != std::string_view::npos)
+      head.headers.push_back({lines[i].substr(0, colon), lines[i].substr(colon + 2)});
+  }
+  GuardOptions options;
+  options.token = (flags & 1) != 0;
+  if ((flags & 2) != 0)
+    options.cors_origins = {"http://127.0.0.1:3000"};
+  if ((flags & 4) != 0)
+    options.advertise_url = "https://harness.example";
+  const RequestGuard guard(options);
+  auto checked = guard.Check(head, 8420);
+  if (!checked.ok()) {
+    CheckRefusal(checked.error());
+    return;
+  }
+  for (const HeaderField& field : head.headers) {
+    for (char c : std::string(field.name) + std::string(field.value))
+      Check(static_cast<unsigned char>(c) >= 0x20 || c == '\t', "a control byte let through");
+  }
+  const auto host = head.Find("Host");
+  Check(host || head.version == "HTTP/1.0", "an HTTP/1.1 request without Host let through");
+  if (host && !options.token) {
+    const std::string h = Lowercase(*host);
+    Check(h.starts_with("localhost") || h.starts_with("127.") || h.starts_with("[") ||
+              h.starts_with("harness.example"),
+          "without a token, a Host that is not loopback let through");
+  }
+  const bool changes = head.method != "GET" && head.method != "HEAD" && head.method != "OPTIONS";
+  if (const auto origin = head.Find("Origin"); changes && origin) {
+    // The guard compares hosts and ports as parsed: here only the host's name is looked for.
+    const std::string o = Lowercase(*origin);
+    std::string name = host ? Lowercase(*host) : "";
+    name = name.starts_with("[") ? "[" : name.substr(0, name.find(':'));
+    Check(*origin == "http://127.0.0.1:3000" || o.starts_with("https://harness.example") ||
+              (host && o.find(name) != std::string::npos),
+          "a change from a foreign origin let through");
+  }
+  const auto length = head.Find("Content-Length");
+  if (head.Find("Transfer-Encoding") ||
+      (length && length->find_first_not_of("0 \t") != std::string_view::npos)) {
+    const auto type = head.Find("Content-Type");
+    Check(type && Lowercase(*type).find("application/json") != std::string::npos,
+          "a body that is not JSON let through");
+  }
 }
 
 }  // namespace
@@ -160,6 +239,43 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       }
       break;
     }
+    case 9:
+      CheckGuard(text);
+      break;
+    case 12: {
+      // A head whose every byte is a separator or inside a parsed string hides nothing; one
+      // whose parsed strings end early at a NUL hides what followed it.
+      std::vector<std::string_view> parsed;
+      std::size_t at = 0;
+      while (at < text.size()) {
+        const std::size_t nul = text.find('\0', at);
+        const std::size_t end = nul == std::string_view::npos ? text.size() : nul;
+        parsed.push_back(text.substr(at, end - at));
+        at = end + 1;
+      }
+      Check(!HiddenBytes(text, parsed), "a head split at its NULs hides bytes");
+      if (!parsed.empty() && parsed.front().size() > 1) {
+        const char last = parsed.front().back();
+        parsed.front().remove_suffix(1);
+        Check(HiddenBytes(text, parsed) == (last != ' ' && last != '\t'),
+              "a byte no parsed string covers was not found");
+      }
+      break;
+    }
+    case 10: {
+      const std::string decoded = DecodePercent(text);
+      Check(decoded.size() <= text.size(), "decoding lengthened the text");
+      Check(std::count(decoded.begin(), decoded.end(), '\0') ==
+                std::count(text.begin(), text.end(), '\0'),
+            "decoding made a NUL");
+      Check(std::count(decoded.begin(), decoded.end(), '/') ==
+                std::count(text.begin(), text.end(), '/'),
+            "decoding made a slash");
+      if (auto route = MatchRoute("GET", decoded); route.ok() && !route->session.IsZero())
+        Check(decoded.find(route->session.ToString()) != std::string::npos,
+              "a session id the decoded path does not spell");
+      break;
+    }
     case 5: {
       for (const EmbeddedFile& file : InspectorFiles()) {
         const AssetResponse reply = AssetReply(file, text);
@@ -187,7 +303,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       if (route->kind == RouteKind::kPreflight)
         Check(!route->allowed.empty(), "a preflight that names no method");
       if (route->kind == RouteKind::kAsset) {
-        Check(route->asset != nullptr && text.substr(0, space) == "GET",
+        Check(route->asset != nullptr &&
+                  (text.substr(0, space) == "GET" || text.substr(0, space) == "HEAD"),
               "an asset route without its file or for another method");
         Check(
             path == "/" ? route->asset->name == "index.html" : path.substr(1) == route->asset->name,

@@ -246,7 +246,7 @@ std::shared_ptr<ServeCommandLine> AddServeCommand(CLI::App& app) {
                   "seconds between keepalive comments on a quiet event stream (0: none)");
   c->add_option("--cors-origin", line->cors_origins,
                 "ORIGIN, repeatable: a browser origin (https://app.example) whose pages may "
-                "call the API; none by default");
+                "call the API; none by default (a change from another page's origin is 403)");
   AddNumberOption(*c, "--tool-timeout", line->tool_timeout_seconds, {1, 86'400},
                   "seconds a call of a client tool waits for the client's result");
   AddNumberOption(*c, "--idle-release", line->idle_release_seconds, {0, 86'400},

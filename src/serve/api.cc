@@ -36,7 +36,8 @@ constexpr std::array<KindInfo, kApiErrorKindCount> kKinds = {{
     {"nothing_to_undo", 409},    {"loop_busy", 409},
     {"undo_refused", 409},       {"no_proposal", 404},
     {"nothing_to_mask", 409},    {"not_masked", 404},
-    {"mask_refused", 409},
+    {"mask_refused", 409},       {"invalid_header", 400},
+    {"host_not_allowed", 421},   {"unsupported_media_type", 415},
 }};
 static_assert(!kKinds.back().name.empty(), "a kind without its name and status");
 
@@ -63,6 +64,13 @@ Result<Uuid, ApiError> IdSegment(std::string_view text, std::string_view what) {
   if (!id.ok()) {
     return Fail(Error(ApiErrorKind::kInvalidId, std::string(what) + " id " + QuoteForDetail(text) +
                                                     " is not a canonical lowercase UUID"));
+  }
+  // The nil UUID is well formed but names nothing: the runtime never mints it (the CLI refuses
+  // it the same way, cli/arguments.cc).
+  if (id->IsZero()) {
+    return Fail(Error(ApiErrorKind::kInvalidId, std::string(what) + " id " + id->ToString() +
+                                                    " is the nil UUID, which no " +
+                                                    std::string(what) + " has"));
   }
   return *id;
 }
@@ -367,13 +375,13 @@ Result<Route, ApiError> MatchRoute(std::string_view method, std::string_view pat
   Route route;
   if (const EmbeddedFile* asset = FindAsset(path); asset != nullptr) {
     route.asset = asset;
-    route.allowed = "GET";
-    if (method == "GET")
+    route.allowed = "GET, HEAD";
+    if (method == "GET" || method == "HEAD")
       route.kind = RouteKind::kAsset;
     else if (method == "OPTIONS")
       route.kind = RouteKind::kPreflight;
     else
-      return Fail(Error(ApiErrorKind::kMethodNotAllowed, "this path takes GET"));
+      return Fail(Error(ApiErrorKind::kMethodNotAllowed, "this path takes GET and HEAD"));
     return route;
   }
   const std::vector<std::string_view> segments = Segments(path);
@@ -399,7 +407,7 @@ Result<Route, ApiError> MatchRoute(std::string_view method, std::string_view pat
         const bool placeholder = !pattern[i].empty() && pattern[i].front() == '{';
         if (!placeholder && pattern[i] != segments[i])
           break;
-        if (placeholder && !Uuid::ParseCanonical(segments[i]).ok()) {
+        if (placeholder && !IdSegment(segments[i], "").ok()) {
           const std::string_view what = pattern[i].substr(1, pattern[i].size() - 2);
           return Fail(IdSegment(segments[i], what).error());
         }

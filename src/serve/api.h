@@ -58,7 +58,7 @@ enum class ApiErrorKind : std::uint8_t {
   kInternal,               // 500: the runtime failed in a way the request could not cause
   kShuttingDown,           // 503: the server is stopping
   kTooManySessions,        // 503: the server holds its maximum of sessions in memory
-  kOriginNotAllowed,       // 403: a CORS preflight from an origin not in the allow-list
+  kOriginNotAllowed,       // 403: a preflight or a change from an origin not allowed
   kMessageNotFound,        // 404: no message of the loop's history has that id (docs/pins.md)
   kNotPinnable,            // 409: the summary, or one pin more than a loop may hold
   kNothingToUndo,          // 409: no compaction left to undo (docs/undo.md)
@@ -68,9 +68,12 @@ enum class ApiErrorKind : std::uint8_t {
   kNothingToMask,          // 409: no old tool output is large enough and unmasked (masking.md)
   kNotMasked,              // 404: that message is not a masked tool output
   kMaskRefused,            // 409: the changed history would not fit or could not be counted
+  kInvalidHeader,          // 400: a header with a control byte, repeated, or Host missing
+  kHostNotAllowed,         // 421: without a token, a Host that is not the server's own
+  kUnsupportedMediaType,   // 415: a body that is not sent as application/json
 };
 // The kinds are 0 .. kApiErrorKindCount - 1.
-inline constexpr std::size_t kApiErrorKindCount = 35;
+inline constexpr std::size_t kApiErrorKindCount = 38;
 
 // "invalid_json", "invalid_request", "invalid_query", "invalid_id", "unknown_model",
 // "invalid_argument", "unauthorized", "not_found", "session_not_found", "loop_not_found",
@@ -79,7 +82,7 @@ inline constexpr std::size_t kApiErrorKindCount = 35;
 // "tool_call_answered", "too_large", "journal", "internal", "shutting_down",
 // "too_many_sessions", "origin_not_allowed", "message_not_found", "not_pinnable",
 // "nothing_to_undo", "loop_busy", "undo_refused", "no_proposal", "nothing_to_mask", "not_masked",
-// "mask_refused".
+// "mask_refused", "invalid_header", "host_not_allowed", "unsupported_media_type".
 std::string_view ApiErrorKindName(ApiErrorKind kind);
 unsigned HttpStatusOf(ApiErrorKind kind);
 
@@ -139,7 +142,7 @@ enum class RouteKind : std::uint8_t {
   kOpenApi,            // GET    /v1/openapi.json
   kMetrics,            // GET    /metrics
   kPreflight,          // OPTIONS on any path that has a route (CORS)
-  kAsset,              // GET    / and /<file> of the inspector (serve/static_assets.h)
+  kAsset,              // GET, HEAD / and /<file> of the inspector (serve/static_assets.h)
 };
 
 struct EmbeddedFile;
@@ -167,8 +170,9 @@ struct Route {
 };
 
 // The route of `method` and `path` (the path without its query). "/" and the inspector's files
-// ("/inspector.js", …) are kAsset (GET only); the rest come from Routes(). No route with that
-// path: kNotFound; an id segment that is not a canonical UUID: kInvalidId (whatever the method);
+// ("/inspector.js", …) are kAsset (GET and HEAD); the rest come from Routes(). No route with that
+// path: kNotFound; an id segment that is not a canonical UUID, or is the nil UUID: kInvalidId
+// (whatever the method);
 // OPTIONS: kPreflight with the path's methods; a path with a route but not for this method:
 // kMethodNotAllowed (the detail lists the methods it has). A trailing slash or an empty segment
 // is no route.

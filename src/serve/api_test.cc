@@ -101,13 +101,17 @@ TEST(Router, OptionsIsAPreflightNamingThePathsMethods) {
   EXPECT_EQ(KindOf(MatchRoute("OPTIONS", "/v1/sessions/x")), ApiErrorKind::kInvalidId);
 }
 
-TEST(Router, TheInspectorsFilesAreAssetsForGetOnly) {
+TEST(Router, TheInspectorsFilesAreAssetsForGetAndHeadOnly) {
   for (const char* path : {"/", "/index.html", "/inspector.js", "/inspector.css"}) {
     auto route = MatchRoute("GET", path);
     ASSERT_TRUE(route.ok()) << path << ": " << route.error().detail;
     EXPECT_EQ(route->kind, RouteKind::kAsset) << path;
     ASSERT_NE(route->asset, nullptr) << path;
     EXPECT_FALSE(route->asset->body.empty()) << path;
+    auto head = MatchRoute("HEAD", path);
+    ASSERT_TRUE(head.ok()) << path;
+    EXPECT_EQ(head->kind, RouteKind::kAsset) << path;
+    EXPECT_EQ(head->asset, route->asset) << path;
     EXPECT_EQ(KindOf(MatchRoute("POST", path)), ApiErrorKind::kMethodNotAllowed) << path;
   }
   EXPECT_EQ(MatchRoute("GET", "/")->asset->name, "index.html");
@@ -143,6 +147,18 @@ TEST(Router, RefusesUnknownPathsMethodsAndIdsWithTheirKinds) {
   EXPECT_EQ(KindOf(MatchRoute("GET", S("/commands/x"))), ApiErrorKind::kInvalidId);
   EXPECT_EQ(KindOf(MatchRoute("POST", S("/commands/") + std::string(kLoop))),
             ApiErrorKind::kMethodNotAllowed);
+  // The nil UUID is canonical but names nothing: no session, loop, command or message has it.
+  const std::string nil = "00000000-0000-0000-0000-000000000000";
+  for (const std::string& path : std::vector<std::string>{
+           "/v1/sessions/" + nil, "/v1/commands/" + nil, S("/loops/") + nil + "/history",
+           S("/commands/") + nil, S("/loops/") + std::string(kLoop) + "/pins/" + nil,
+           "/v1/sessions/" + nil + "/nope"}) {
+    auto route = MatchRoute(path.find("/pins/") != std::string::npos ? "PUT" : "GET", path);
+    ASSERT_FALSE(route.ok()) << path;
+    EXPECT_EQ(route.error().kind, ApiErrorKind::kInvalidId) << path;
+    EXPECT_NE(route.error().detail.find("is the nil UUID"), std::string::npos)
+        << route.error().detail;
+  }
 }
 
 TEST(ApiErrors, EachKindHasItsNameAndStatus) {
@@ -154,6 +170,12 @@ TEST(ApiErrors, EachKindHasItsNameAndStatus) {
   EXPECT_EQ(HttpStatusOf(ApiErrorKind::kLeaseHeld), 409u);
   EXPECT_EQ(HttpStatusOf(ApiErrorKind::kTooLarge), 413u);
   EXPECT_EQ(HttpStatusOf(ApiErrorKind::kShuttingDown), 503u);
+  EXPECT_EQ(ApiErrorKindName(ApiErrorKind::kInvalidHeader), "invalid_header");
+  EXPECT_EQ(HttpStatusOf(ApiErrorKind::kInvalidHeader), 400u);
+  EXPECT_EQ(ApiErrorKindName(ApiErrorKind::kHostNotAllowed), "host_not_allowed");
+  EXPECT_EQ(HttpStatusOf(ApiErrorKind::kHostNotAllowed), 421u);
+  EXPECT_EQ(ApiErrorKindName(ApiErrorKind::kUnsupportedMediaType), "unsupported_media_type");
+  EXPECT_EQ(HttpStatusOf(ApiErrorKind::kUnsupportedMediaType), 415u);
   EXPECT_EQ(ApiErrorKindName(ApiErrorKind::kTooManySessions), "too_many_sessions");
   EXPECT_EQ(ApiErrorKindName(ApiErrorKind::kToolCallNotFound), "tool_call_not_found");
   EXPECT_EQ(HttpStatusOf(ApiErrorKind::kToolCallNotFound), 404u);

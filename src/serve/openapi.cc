@@ -12,7 +12,7 @@ constexpr std::string_view kDocument = R"openapi({
     "title": "harness serve",
     "version": "1",
     "summary": "Agent sessions with durable, validated context compaction, over HTTP and Server-Sent Events.",
-    "description": "Every refusal is an Error with the status of its kind. Bodies are strict JSON: one value, UTF-8, no duplicate member, at most 32 levels deep; an unknown member anywhere is invalid_request. With a token configured every request needs Authorization: Bearer."
+    "description": "Every refusal is an Error with the status of its kind. Bodies are strict JSON: one value, UTF-8, no duplicate member, at most 32 levels deep; an unknown member anywhere is invalid_request. A request with a body sends it as Content-Type: application/json (else 415 unsupported_media_type). A change (POST, PUT, DELETE) whose Origin is neither the server's own nor in its CORS allow-list is 403 origin_not_allowed. Without a token, a Host that is not a loopback address on the server's port (or the advertised URL's host) is 421 host_not_allowed. A header with a NUL or another control byte, a repeated Host, or an HTTP/1.1 request without Host is 400 invalid_header. With a token configured every request needs Authorization: Bearer (the scheme in any case)."
   },
   "servers": [{"url": "/"}],
   "security": [{}, {"bearer": []}],
@@ -24,7 +24,7 @@ constexpr std::string_view kDocument = R"openapi({
         "requestBody": {"required": true, "content": {"application/json": {"schema": {"$ref": "#/components/schemas/CreateSessionRequest"}}}},
         "responses": {
           "201": {"description": "Created.", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/CreatedSession"}}}},
-          "400": {"$ref": "#/components/responses/Error"}, "401": {"$ref": "#/components/responses/Error"}, "413": {"$ref": "#/components/responses/Error"}, "500": {"$ref": "#/components/responses/Error"}, "503": {"$ref": "#/components/responses/Error"}
+          "400": {"$ref": "#/components/responses/Error"}, "401": {"$ref": "#/components/responses/Error"}, "403": {"$ref": "#/components/responses/Error"}, "415": {"$ref": "#/components/responses/Error"}, "421": {"$ref": "#/components/responses/Error"}, "413": {"$ref": "#/components/responses/Error"}, "500": {"$ref": "#/components/responses/Error"}, "503": {"$ref": "#/components/responses/Error"}
         }
       },
       "get": {
@@ -32,7 +32,7 @@ constexpr std::string_view kDocument = R"openapi({
         "summary": "Every session of the journal.",
         "responses": {
           "200": {"description": "The sessions, in id order.", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/SessionList"}}}},
-          "401": {"$ref": "#/components/responses/Error"}, "500": {"$ref": "#/components/responses/Error"}, "503": {"$ref": "#/components/responses/Error"}
+          "401": {"$ref": "#/components/responses/Error"}, "421": {"$ref": "#/components/responses/Error"}, "500": {"$ref": "#/components/responses/Error"}, "503": {"$ref": "#/components/responses/Error"}
         }
       }
     },
@@ -43,7 +43,7 @@ constexpr std::string_view kDocument = R"openapi({
         "summary": "A session and its loops (restored from the journal when not in memory).",
         "responses": {
           "200": {"description": "The session.", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Session"}}}},
-          "400": {"$ref": "#/components/responses/Error"}, "401": {"$ref": "#/components/responses/Error"}, "404": {"$ref": "#/components/responses/Error"}, "409": {"$ref": "#/components/responses/Error"}, "500": {"$ref": "#/components/responses/Error"}, "503": {"$ref": "#/components/responses/Error"}
+          "400": {"$ref": "#/components/responses/Error"}, "401": {"$ref": "#/components/responses/Error"}, "421": {"$ref": "#/components/responses/Error"}, "404": {"$ref": "#/components/responses/Error"}, "409": {"$ref": "#/components/responses/Error"}, "500": {"$ref": "#/components/responses/Error"}, "503": {"$ref": "#/components/responses/Error"}
         }
       },
       "delete": {
@@ -51,7 +51,7 @@ constexpr std::string_view kDocument = R"openapi({
         "summary": "End the session (its loops exit) and drop it from memory; the journal keeps it.",
         "responses": {
           "204": {"description": "Ended."},
-          "400": {"$ref": "#/components/responses/Error"}, "401": {"$ref": "#/components/responses/Error"}, "404": {"$ref": "#/components/responses/Error"}, "409": {"$ref": "#/components/responses/Error"}, "500": {"$ref": "#/components/responses/Error"}, "503": {"$ref": "#/components/responses/Error"}
+          "400": {"$ref": "#/components/responses/Error"}, "401": {"$ref": "#/components/responses/Error"}, "403": {"$ref": "#/components/responses/Error"}, "421": {"$ref": "#/components/responses/Error"}, "404": {"$ref": "#/components/responses/Error"}, "409": {"$ref": "#/components/responses/Error"}, "500": {"$ref": "#/components/responses/Error"}, "503": {"$ref": "#/components/responses/Error"}
         }
       }
     },
@@ -62,7 +62,7 @@ constexpr std::string_view kDocument = R"openapi({
         "summary": "The session's journal, one record a line, as `harness journal show --json` writes it.",
         "responses": {
           "200": {"description": "NDJSON, read from the journal a page at a time.", "content": {"application/x-ndjson": {"schema": {"type": "string"}}}},
-          "400": {"$ref": "#/components/responses/Error"}, "401": {"$ref": "#/components/responses/Error"}, "404": {"$ref": "#/components/responses/Error"}, "500": {"$ref": "#/components/responses/Error"}, "503": {"$ref": "#/components/responses/Error"}
+          "400": {"$ref": "#/components/responses/Error"}, "401": {"$ref": "#/components/responses/Error"}, "421": {"$ref": "#/components/responses/Error"}, "404": {"$ref": "#/components/responses/Error"}, "500": {"$ref": "#/components/responses/Error"}, "503": {"$ref": "#/components/responses/Error"}
         }
       }
     },
@@ -79,7 +79,7 @@ constexpr std::string_view kDocument = R"openapi({
         ],
         "responses": {
           "200": {"description": "The stream.", "content": {"text/event-stream": {"schema": {"type": "string"}}}},
-          "400": {"$ref": "#/components/responses/Error"}, "401": {"$ref": "#/components/responses/Error"}, "404": {"$ref": "#/components/responses/Error"}, "409": {"$ref": "#/components/responses/Error"}, "500": {"$ref": "#/components/responses/Error"}, "503": {"$ref": "#/components/responses/Error"}
+          "400": {"$ref": "#/components/responses/Error"}, "401": {"$ref": "#/components/responses/Error"}, "421": {"$ref": "#/components/responses/Error"}, "404": {"$ref": "#/components/responses/Error"}, "409": {"$ref": "#/components/responses/Error"}, "500": {"$ref": "#/components/responses/Error"}, "503": {"$ref": "#/components/responses/Error"}
         }
       }
     },
@@ -91,7 +91,7 @@ constexpr std::string_view kDocument = R"openapi({
         "requestBody": {"required": true, "content": {"application/json": {"schema": {"$ref": "#/components/schemas/InputRequest"}}}},
         "responses": {
           "202": {"$ref": "#/components/responses/CommandAccepted"},
-          "400": {"$ref": "#/components/responses/Error"}, "401": {"$ref": "#/components/responses/Error"}, "404": {"$ref": "#/components/responses/Error"}, "409": {"$ref": "#/components/responses/Error"}, "413": {"$ref": "#/components/responses/Error"}, "500": {"$ref": "#/components/responses/Error"}, "503": {"$ref": "#/components/responses/Error"}
+          "400": {"$ref": "#/components/responses/Error"}, "401": {"$ref": "#/components/responses/Error"}, "403": {"$ref": "#/components/responses/Error"}, "415": {"$ref": "#/components/responses/Error"}, "421": {"$ref": "#/components/responses/Error"}, "404": {"$ref": "#/components/responses/Error"}, "409": {"$ref": "#/components/responses/Error"}, "413": {"$ref": "#/components/responses/Error"}, "500": {"$ref": "#/components/responses/Error"}, "503": {"$ref": "#/components/responses/Error"}
         }
       }
     },
@@ -103,7 +103,7 @@ constexpr std::string_view kDocument = R"openapi({
         "requestBody": {"required": false, "content": {"application/json": {"schema": {"$ref": "#/components/schemas/CompactRequest"}}}},
         "responses": {
           "202": {"$ref": "#/components/responses/CommandAccepted"},
-          "400": {"$ref": "#/components/responses/Error"}, "401": {"$ref": "#/components/responses/Error"}, "404": {"$ref": "#/components/responses/Error"}, "409": {"$ref": "#/components/responses/Error"}, "413": {"$ref": "#/components/responses/Error"}, "500": {"$ref": "#/components/responses/Error"}, "503": {"$ref": "#/components/responses/Error"}
+          "400": {"$ref": "#/components/responses/Error"}, "401": {"$ref": "#/components/responses/Error"}, "403": {"$ref": "#/components/responses/Error"}, "415": {"$ref": "#/components/responses/Error"}, "421": {"$ref": "#/components/responses/Error"}, "404": {"$ref": "#/components/responses/Error"}, "409": {"$ref": "#/components/responses/Error"}, "413": {"$ref": "#/components/responses/Error"}, "500": {"$ref": "#/components/responses/Error"}, "503": {"$ref": "#/components/responses/Error"}
         }
       }
     },
@@ -115,7 +115,7 @@ constexpr std::string_view kDocument = R"openapi({
         "requestBody": {"required": false, "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Empty"}}}},
         "responses": {
           "200": {"$ref": "#/components/responses/CommandAccepted"},
-          "400": {"$ref": "#/components/responses/Error"}, "401": {"$ref": "#/components/responses/Error"}, "404": {"$ref": "#/components/responses/Error"}, "409": {"$ref": "#/components/responses/Error"}, "413": {"$ref": "#/components/responses/Error"}, "500": {"$ref": "#/components/responses/Error"}, "503": {"$ref": "#/components/responses/Error"}
+          "400": {"$ref": "#/components/responses/Error"}, "401": {"$ref": "#/components/responses/Error"}, "403": {"$ref": "#/components/responses/Error"}, "415": {"$ref": "#/components/responses/Error"}, "421": {"$ref": "#/components/responses/Error"}, "404": {"$ref": "#/components/responses/Error"}, "409": {"$ref": "#/components/responses/Error"}, "413": {"$ref": "#/components/responses/Error"}, "500": {"$ref": "#/components/responses/Error"}, "503": {"$ref": "#/components/responses/Error"}
         }
       }
     },
@@ -127,7 +127,7 @@ constexpr std::string_view kDocument = R"openapi({
         "requestBody": {"required": false, "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Empty"}}}},
         "responses": {
           "200": {"description": "Undone.", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Undone"}}}},
-          "400": {"$ref": "#/components/responses/Error"}, "401": {"$ref": "#/components/responses/Error"}, "404": {"$ref": "#/components/responses/Error"}, "409": {"$ref": "#/components/responses/Error"}, "413": {"$ref": "#/components/responses/Error"}, "500": {"$ref": "#/components/responses/Error"}, "503": {"$ref": "#/components/responses/Error"}
+          "400": {"$ref": "#/components/responses/Error"}, "401": {"$ref": "#/components/responses/Error"}, "403": {"$ref": "#/components/responses/Error"}, "415": {"$ref": "#/components/responses/Error"}, "421": {"$ref": "#/components/responses/Error"}, "404": {"$ref": "#/components/responses/Error"}, "409": {"$ref": "#/components/responses/Error"}, "413": {"$ref": "#/components/responses/Error"}, "500": {"$ref": "#/components/responses/Error"}, "503": {"$ref": "#/components/responses/Error"}
         }
       }
     },
@@ -139,7 +139,7 @@ constexpr std::string_view kDocument = R"openapi({
         "requestBody": {"required": false, "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Empty"}}}},
         "responses": {
           "200": {"description": "Masked.", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Undone"}}}},
-          "400": {"$ref": "#/components/responses/Error"}, "401": {"$ref": "#/components/responses/Error"}, "404": {"$ref": "#/components/responses/Error"}, "409": {"$ref": "#/components/responses/Error"}, "413": {"$ref": "#/components/responses/Error"}, "500": {"$ref": "#/components/responses/Error"}, "503": {"$ref": "#/components/responses/Error"}
+          "400": {"$ref": "#/components/responses/Error"}, "401": {"$ref": "#/components/responses/Error"}, "403": {"$ref": "#/components/responses/Error"}, "415": {"$ref": "#/components/responses/Error"}, "421": {"$ref": "#/components/responses/Error"}, "404": {"$ref": "#/components/responses/Error"}, "409": {"$ref": "#/components/responses/Error"}, "413": {"$ref": "#/components/responses/Error"}, "500": {"$ref": "#/components/responses/Error"}, "503": {"$ref": "#/components/responses/Error"}
         }
       }
     },
@@ -151,7 +151,7 @@ constexpr std::string_view kDocument = R"openapi({
         "requestBody": {"required": false, "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Empty"}}}},
         "responses": {
           "200": {"description": "Unmasked.", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Undone"}}}},
-          "400": {"$ref": "#/components/responses/Error"}, "401": {"$ref": "#/components/responses/Error"}, "404": {"$ref": "#/components/responses/Error"}, "409": {"$ref": "#/components/responses/Error"}, "413": {"$ref": "#/components/responses/Error"}, "500": {"$ref": "#/components/responses/Error"}, "503": {"$ref": "#/components/responses/Error"}
+          "400": {"$ref": "#/components/responses/Error"}, "401": {"$ref": "#/components/responses/Error"}, "403": {"$ref": "#/components/responses/Error"}, "415": {"$ref": "#/components/responses/Error"}, "421": {"$ref": "#/components/responses/Error"}, "404": {"$ref": "#/components/responses/Error"}, "409": {"$ref": "#/components/responses/Error"}, "413": {"$ref": "#/components/responses/Error"}, "500": {"$ref": "#/components/responses/Error"}, "503": {"$ref": "#/components/responses/Error"}
         }
       }
     },
@@ -162,7 +162,7 @@ constexpr std::string_view kDocument = R"openapi({
         "summary": "The original of a masked tool output (what its stub replaced).",
         "responses": {
           "200": {"description": "The original.", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/MaskedOriginal"}}}},
-          "400": {"$ref": "#/components/responses/Error"}, "401": {"$ref": "#/components/responses/Error"}, "404": {"$ref": "#/components/responses/Error"}, "409": {"$ref": "#/components/responses/Error"}, "413": {"$ref": "#/components/responses/Error"}, "500": {"$ref": "#/components/responses/Error"}, "503": {"$ref": "#/components/responses/Error"}
+          "400": {"$ref": "#/components/responses/Error"}, "401": {"$ref": "#/components/responses/Error"}, "421": {"$ref": "#/components/responses/Error"}, "404": {"$ref": "#/components/responses/Error"}, "409": {"$ref": "#/components/responses/Error"}, "413": {"$ref": "#/components/responses/Error"}, "500": {"$ref": "#/components/responses/Error"}, "503": {"$ref": "#/components/responses/Error"}
         }
       },
       "delete": {
@@ -170,7 +170,7 @@ constexpr std::string_view kDocument = R"openapi({
         "summary": "Put back the original of one masked tool output (ToolOutputsUnmasked).",
         "responses": {
           "200": {"description": "Unmasked.", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Undone"}}}},
-          "400": {"$ref": "#/components/responses/Error"}, "401": {"$ref": "#/components/responses/Error"}, "404": {"$ref": "#/components/responses/Error"}, "409": {"$ref": "#/components/responses/Error"}, "413": {"$ref": "#/components/responses/Error"}, "500": {"$ref": "#/components/responses/Error"}, "503": {"$ref": "#/components/responses/Error"}
+          "400": {"$ref": "#/components/responses/Error"}, "401": {"$ref": "#/components/responses/Error"}, "403": {"$ref": "#/components/responses/Error"}, "421": {"$ref": "#/components/responses/Error"}, "404": {"$ref": "#/components/responses/Error"}, "409": {"$ref": "#/components/responses/Error"}, "413": {"$ref": "#/components/responses/Error"}, "500": {"$ref": "#/components/responses/Error"}, "503": {"$ref": "#/components/responses/Error"}
         }
       }
     },
@@ -182,7 +182,7 @@ constexpr std::string_view kDocument = R"openapi({
         "requestBody": {"required": false, "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Empty"}}}},
         "responses": {
           "200": {"description": "Pinned.", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/PinChanged"}}}},
-          "400": {"$ref": "#/components/responses/Error"}, "401": {"$ref": "#/components/responses/Error"}, "404": {"$ref": "#/components/responses/Error"}, "409": {"$ref": "#/components/responses/Error"}, "413": {"$ref": "#/components/responses/Error"}, "500": {"$ref": "#/components/responses/Error"}, "503": {"$ref": "#/components/responses/Error"}
+          "400": {"$ref": "#/components/responses/Error"}, "401": {"$ref": "#/components/responses/Error"}, "403": {"$ref": "#/components/responses/Error"}, "421": {"$ref": "#/components/responses/Error"}, "404": {"$ref": "#/components/responses/Error"}, "409": {"$ref": "#/components/responses/Error"}, "413": {"$ref": "#/components/responses/Error"}, "500": {"$ref": "#/components/responses/Error"}, "503": {"$ref": "#/components/responses/Error"}
         }
       },
       "delete": {
@@ -190,7 +190,7 @@ constexpr std::string_view kDocument = R"openapi({
         "summary": "Unpin a message of the loop's history.",
         "responses": {
           "200": {"description": "Unpinned.", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/PinChanged"}}}},
-          "400": {"$ref": "#/components/responses/Error"}, "401": {"$ref": "#/components/responses/Error"}, "404": {"$ref": "#/components/responses/Error"}, "409": {"$ref": "#/components/responses/Error"}, "413": {"$ref": "#/components/responses/Error"}, "500": {"$ref": "#/components/responses/Error"}, "503": {"$ref": "#/components/responses/Error"}
+          "400": {"$ref": "#/components/responses/Error"}, "401": {"$ref": "#/components/responses/Error"}, "403": {"$ref": "#/components/responses/Error"}, "421": {"$ref": "#/components/responses/Error"}, "404": {"$ref": "#/components/responses/Error"}, "409": {"$ref": "#/components/responses/Error"}, "413": {"$ref": "#/components/responses/Error"}, "500": {"$ref": "#/components/responses/Error"}, "503": {"$ref": "#/components/responses/Error"}
         }
       }
     },
@@ -202,7 +202,7 @@ constexpr std::string_view kDocument = R"openapi({
         "requestBody": {"required": false, "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Empty"}}}},
         "responses": {
           "200": {"description": "Decided.", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/ProposalDecided"}}}},
-          "400": {"$ref": "#/components/responses/Error"}, "401": {"$ref": "#/components/responses/Error"}, "404": {"$ref": "#/components/responses/Error"}, "409": {"$ref": "#/components/responses/Error"}, "413": {"$ref": "#/components/responses/Error"}, "500": {"$ref": "#/components/responses/Error"}, "503": {"$ref": "#/components/responses/Error"}
+          "400": {"$ref": "#/components/responses/Error"}, "401": {"$ref": "#/components/responses/Error"}, "403": {"$ref": "#/components/responses/Error"}, "415": {"$ref": "#/components/responses/Error"}, "421": {"$ref": "#/components/responses/Error"}, "404": {"$ref": "#/components/responses/Error"}, "409": {"$ref": "#/components/responses/Error"}, "413": {"$ref": "#/components/responses/Error"}, "500": {"$ref": "#/components/responses/Error"}, "503": {"$ref": "#/components/responses/Error"}
         }
       }
     },
@@ -214,7 +214,7 @@ constexpr std::string_view kDocument = R"openapi({
         "requestBody": {"required": false, "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Empty"}}}},
         "responses": {
           "200": {"description": "Decided.", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/ProposalDecided"}}}},
-          "400": {"$ref": "#/components/responses/Error"}, "401": {"$ref": "#/components/responses/Error"}, "404": {"$ref": "#/components/responses/Error"}, "409": {"$ref": "#/components/responses/Error"}, "413": {"$ref": "#/components/responses/Error"}, "500": {"$ref": "#/components/responses/Error"}, "503": {"$ref": "#/components/responses/Error"}
+          "400": {"$ref": "#/components/responses/Error"}, "401": {"$ref": "#/components/responses/Error"}, "403": {"$ref": "#/components/responses/Error"}, "415": {"$ref": "#/components/responses/Error"}, "421": {"$ref": "#/components/responses/Error"}, "404": {"$ref": "#/components/responses/Error"}, "409": {"$ref": "#/components/responses/Error"}, "413": {"$ref": "#/components/responses/Error"}, "500": {"$ref": "#/components/responses/Error"}, "503": {"$ref": "#/components/responses/Error"}
         }
       }
     },
@@ -225,7 +225,7 @@ constexpr std::string_view kDocument = R"openapi({
         "summary": "The loop's history in the content codec; derived_prefix is 1 when the first message is a summary.",
         "responses": {
           "200": {"description": "The history.", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/History"}}}},
-          "400": {"$ref": "#/components/responses/Error"}, "401": {"$ref": "#/components/responses/Error"}, "404": {"$ref": "#/components/responses/Error"}, "409": {"$ref": "#/components/responses/Error"}, "500": {"$ref": "#/components/responses/Error"}, "503": {"$ref": "#/components/responses/Error"}
+          "400": {"$ref": "#/components/responses/Error"}, "401": {"$ref": "#/components/responses/Error"}, "421": {"$ref": "#/components/responses/Error"}, "404": {"$ref": "#/components/responses/Error"}, "409": {"$ref": "#/components/responses/Error"}, "500": {"$ref": "#/components/responses/Error"}, "503": {"$ref": "#/components/responses/Error"}
         }
       }
     },
@@ -236,7 +236,7 @@ constexpr std::string_view kDocument = R"openapi({
         "summary": "The loop's latest measurement and its history by category, with conservative token estimates.",
         "responses": {
           "200": {"description": "The context.", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Context"}}}},
-          "400": {"$ref": "#/components/responses/Error"}, "401": {"$ref": "#/components/responses/Error"}, "404": {"$ref": "#/components/responses/Error"}, "409": {"$ref": "#/components/responses/Error"}, "500": {"$ref": "#/components/responses/Error"}, "503": {"$ref": "#/components/responses/Error"}
+          "400": {"$ref": "#/components/responses/Error"}, "401": {"$ref": "#/components/responses/Error"}, "421": {"$ref": "#/components/responses/Error"}, "404": {"$ref": "#/components/responses/Error"}, "409": {"$ref": "#/components/responses/Error"}, "500": {"$ref": "#/components/responses/Error"}, "503": {"$ref": "#/components/responses/Error"}
         }
       }
     },
@@ -247,7 +247,7 @@ constexpr std::string_view kDocument = R"openapi({
         "summary": "The calls of client tools the running turn still waits for, in call order.",
         "responses": {
           "200": {"description": "The open calls.", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/ToolCalls"}}}},
-          "400": {"$ref": "#/components/responses/Error"}, "401": {"$ref": "#/components/responses/Error"}, "404": {"$ref": "#/components/responses/Error"}, "409": {"$ref": "#/components/responses/Error"}, "500": {"$ref": "#/components/responses/Error"}, "503": {"$ref": "#/components/responses/Error"}
+          "400": {"$ref": "#/components/responses/Error"}, "401": {"$ref": "#/components/responses/Error"}, "421": {"$ref": "#/components/responses/Error"}, "404": {"$ref": "#/components/responses/Error"}, "409": {"$ref": "#/components/responses/Error"}, "500": {"$ref": "#/components/responses/Error"}, "503": {"$ref": "#/components/responses/Error"}
         }
       }
     },
@@ -259,7 +259,7 @@ constexpr std::string_view kDocument = R"openapi({
         "requestBody": {"required": true, "content": {"application/json": {"schema": {"$ref": "#/components/schemas/ToolResultsRequest"}}}},
         "responses": {
           "200": {"description": "Every result was taken.", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/ToolResultsAnswered"}}}},
-          "400": {"$ref": "#/components/responses/Error"}, "401": {"$ref": "#/components/responses/Error"}, "404": {"$ref": "#/components/responses/Error"}, "409": {"$ref": "#/components/responses/Error"}, "413": {"$ref": "#/components/responses/Error"}, "500": {"$ref": "#/components/responses/Error"}, "503": {"$ref": "#/components/responses/Error"}
+          "400": {"$ref": "#/components/responses/Error"}, "401": {"$ref": "#/components/responses/Error"}, "403": {"$ref": "#/components/responses/Error"}, "415": {"$ref": "#/components/responses/Error"}, "421": {"$ref": "#/components/responses/Error"}, "404": {"$ref": "#/components/responses/Error"}, "409": {"$ref": "#/components/responses/Error"}, "413": {"$ref": "#/components/responses/Error"}, "500": {"$ref": "#/components/responses/Error"}, "503": {"$ref": "#/components/responses/Error"}
         }
       }
     },
@@ -273,7 +273,7 @@ constexpr std::string_view kDocument = R"openapi({
         "responses": {
           "200": {"$ref": "#/components/responses/CommandAnswered"},
           "202": {"$ref": "#/components/responses/CommandPending"},
-          "400": {"$ref": "#/components/responses/Error"}, "401": {"$ref": "#/components/responses/Error"}, "404": {"$ref": "#/components/responses/Error"}, "409": {"$ref": "#/components/responses/Error"}, "500": {"$ref": "#/components/responses/Error"}, "503": {"$ref": "#/components/responses/Error"}
+          "400": {"$ref": "#/components/responses/Error"}, "401": {"$ref": "#/components/responses/Error"}, "421": {"$ref": "#/components/responses/Error"}, "404": {"$ref": "#/components/responses/Error"}, "409": {"$ref": "#/components/responses/Error"}, "500": {"$ref": "#/components/responses/Error"}, "503": {"$ref": "#/components/responses/Error"}
         }
       }
     },
@@ -286,7 +286,7 @@ constexpr std::string_view kDocument = R"openapi({
         "responses": {
           "200": {"$ref": "#/components/responses/CommandAnswered"},
           "202": {"$ref": "#/components/responses/CommandPending"},
-          "400": {"$ref": "#/components/responses/Error"}, "401": {"$ref": "#/components/responses/Error"}, "404": {"$ref": "#/components/responses/Error"}, "503": {"$ref": "#/components/responses/Error"}
+          "400": {"$ref": "#/components/responses/Error"}, "401": {"$ref": "#/components/responses/Error"}, "421": {"$ref": "#/components/responses/Error"}, "404": {"$ref": "#/components/responses/Error"}, "503": {"$ref": "#/components/responses/Error"}
         }
       }
     },
@@ -296,7 +296,7 @@ constexpr std::string_view kDocument = R"openapi({
         "summary": "This document.",
         "responses": {
           "200": {"description": "OpenAPI 3.1.", "content": {"application/json": {"schema": {"type": "object"}}}},
-          "401": {"$ref": "#/components/responses/Error"}, "503": {"$ref": "#/components/responses/Error"}
+          "401": {"$ref": "#/components/responses/Error"}, "421": {"$ref": "#/components/responses/Error"}, "503": {"$ref": "#/components/responses/Error"}
         }
       }
     },
@@ -306,7 +306,7 @@ constexpr std::string_view kDocument = R"openapi({
         "summary": "The server's counters in the Prometheus text format 0.0.4.",
         "responses": {
           "200": {"description": "The metrics.", "content": {"text/plain": {"schema": {"type": "string"}}}},
-          "401": {"$ref": "#/components/responses/Error"}, "503": {"$ref": "#/components/responses/Error"}
+          "401": {"$ref": "#/components/responses/Error"}, "421": {"$ref": "#/components/responses/Error"}, "503": {"$ref": "#/components/responses/Error"}
         }
       }
     }
@@ -338,7 +338,7 @@ constexpr std::string_view kDocument = R"openapi({
             "type": "object",
             "required": ["kind", "detail"],
             "properties": {
-              "kind": {"type": "string", "enum": ["invalid_json", "invalid_request", "invalid_query", "invalid_id", "unknown_model", "invalid_argument", "unauthorized", "not_found", "session_not_found", "loop_not_found", "command_not_found", "tool_call_not_found", "method_not_allowed", "lease_held", "loop_exited", "compaction_unsupported", "session_faulted", "session_suspended", "restore_refused", "tool_call_answered", "too_large", "journal", "internal", "shutting_down", "too_many_sessions", "origin_not_allowed", "message_not_found", "not_pinnable", "nothing_to_undo", "loop_busy", "undo_refused", "no_proposal", "nothing_to_mask", "not_masked", "mask_refused"]},
+              "kind": {"type": "string", "enum": ["invalid_json", "invalid_request", "invalid_query", "invalid_id", "unknown_model", "invalid_argument", "unauthorized", "not_found", "session_not_found", "loop_not_found", "command_not_found", "tool_call_not_found", "method_not_allowed", "lease_held", "loop_exited", "compaction_unsupported", "session_faulted", "session_suspended", "restore_refused", "tool_call_answered", "too_large", "journal", "internal", "shutting_down", "too_many_sessions", "origin_not_allowed", "message_not_found", "not_pinnable", "nothing_to_undo", "loop_busy", "undo_refused", "no_proposal", "nothing_to_mask", "not_masked", "mask_refused", "invalid_header", "host_not_allowed", "unsupported_media_type"]},
               "detail": {"type": "string", "description": "For a person; quotes at most a few bytes of the request."},
               "holder": {
                 "type": "object",

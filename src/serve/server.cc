@@ -34,6 +34,8 @@
 #include "serve/journaled_command.h"
 #include "serve/metrics.h"
 #include "serve/openapi.h"
+#include "serve/request_guard.h"
+#include "serve/request_head.h"
 #include "serve/sessions.h"
 #include "serve/static_assets.h"
 
@@ -444,8 +446,9 @@ struct Server::Impl {
   Uuid owner;                               // the lease owner of every session of this server
   std::unique_ptr<SessionTable> sessions;
   Alarm alarm;
+  std::unique_ptr<RequestGuard> guard;  // made before the daemon starts
   MHD_Daemon* daemon = nullptr;
-  std::uint16_t port = 0;
+  std::atomic<std::uint16_t> port{0};  // read by the guard on MHD's threads
   std::atomic<bool> stopping{false};
   std::mutex shutdown_mu;
   bool shut_down = false;
@@ -457,7 +460,8 @@ struct Server::Impl {
   bool streams_closed = false;                      // guarded by streams_mu
 
   MHD_Result Handle(MHD_Connection* connection, const char* url, const char* method,
-                    const char* upload_data, std::size_t* upload_data_size, void** req_cls);
+                    const char* version, const char* upload_data, std::size_t* upload_data_size,
+                    void** req_cls);
   Reply Dispatch(MHD_Connection* connection, const Route& route, const QueryParameters& query,
                  Exchange& exchange, bool& suspended, MHD_Response*& streamed);
   // GET /v1/commands/{command} and GET /v1/sessions/{session}/commands/{command}, with their
@@ -519,9 +523,9 @@ MHD_Result QueueAsset(MHD_Connection* connection, const EmbeddedFile& file) {
 }
 
 MHD_Result HandleRequest(void* cls, MHD_Connection* connection, const char* url, const char* method,
-                         const char* /*version*/, const char* upload_data,
+                         const char* version, const char* upload_data,
                          std::size_t* upload_data_size, void** req_cls) {
-  return static_cast<Server::Impl*>(cls)->Handle(connection, url, method, upload_data,
+  return static_cast<Server::Impl*>(cls)->Handle(connection, url, method, version, upload_data,
                                                  upload_data_size, req_cls);
 }
 
@@ -593,11 +597,16 @@ const char* Server::Impl::AllowedOrigin(MHD_Connection* connection) const {
 }
 
 MHD_Result Server::Impl::Handle(MHD_Connection* connection, const char* url, const char* method,
-                                const char* upload_data, std::size_t* upload_data_size,
-                                void** req_cls) {
+                                const char* version, const char* upload_data,
+                                std::size_t* upload_data_size, void** req_cls) {
   if (*req_cls == nullptr) {
     // The first call: the headers are in, the body is not.
     auto exchange = std::make_unique<Exchange>();
+    const RequestHead head = ReadHead(connection, url, method, version);
+    if (auto refused = guard->Check(head, port.load()); !refused.ok()) {
+      *req_cls = exchange.release();
+      return Queue(connection, ErrorReply(refused.error()));
+    }
     if (std::string_view(method) == "OPTIONS" && !options.cors_origins.empty()) {
       *req_cls = exchange.release();
       return Preflight(connection, url);
@@ -608,17 +617,13 @@ MHD_Result Server::Impl::Handle(MHD_Connection* connection, const char* url, con
                    ErrorReply({ApiErrorKind::kShuttingDown, "the server is shutting down"}));
     }
     if (const EmbeddedFile* asset = FindAsset(url);
-        asset != nullptr && std::string_view(method) == "GET") {
+        asset != nullptr && (head.method == "GET" || head.method == "HEAD")) {
       *req_cls = exchange.release();
       return QueueAsset(connection, *asset);
     }
     if (options.token) {
-      const char* header =
-          MHD_lookup_connection_value(connection, MHD_HEADER_KIND, "Authorization");
-      constexpr std::string_view kBearer = "Bearer ";
-      const std::string_view given = header != nullptr ? header : "";
-      if (given.substr(0, kBearer.size()) != kBearer ||
-          !TokenMatches(given.substr(kBearer.size()), *options.token)) {
+      const auto given = BearerCredentials(head.Find("Authorization").value_or(""));
+      if (!given || !TokenMatches(*given, *options.token)) {
         *req_cls = exchange.release();
         return Queue(connection,
                      ErrorReply({ApiErrorKind::kUnauthorized,
@@ -1247,14 +1252,18 @@ Result<std::unique_ptr<Server>, ServeError> Server::Start(ServeOptions options) 
   table.advertise_url = impl->options.advertise_url;
   impl->owner = table.owner;
   impl->sessions = std::make_unique<SessionTable>(std::move(table));
+  impl->guard = std::make_unique<RequestGuard>(GuardOptions{
+      impl->options.token.has_value(), impl->options.cors_origins, impl->options.advertise_url});
+  impl->port = impl->options.port;  // port 0: the one MHD takes, once it has taken it
   impl->daemon = MHD_start_daemon(
       flags, impl->options.port, nullptr, nullptr, &HandleRequest, impl.get(), MHD_OPTION_SOCK_ADDR,
       reinterpret_cast<sockaddr*>(&address), MHD_OPTION_THREAD_POOL_SIZE,
       static_cast<unsigned>(impl->options.threads), MHD_OPTION_CONNECTION_LIMIT,
       static_cast<unsigned>(impl->options.max_connections), MHD_OPTION_CONNECTION_TIMEOUT,
       static_cast<unsigned>(impl->options.connection_timeout.count()),
-      MHD_OPTION_CONNECTION_MEMORY_LIMIT, kConnectionMemory, MHD_OPTION_NOTIFY_COMPLETED,
-      &RequestCompleted, nullptr, MHD_OPTION_END);
+      MHD_OPTION_CONNECTION_MEMORY_LIMIT, kConnectionMemory, MHD_OPTION_UNESCAPE_CALLBACK,
+      &UnescapeRequestText, nullptr, MHD_OPTION_NOTIFY_COMPLETED, &RequestCompleted, nullptr,
+      MHD_OPTION_END);
   if (impl->daemon == nullptr) {
     return Fail(ServeError{Kind::kListen, impl->options.host + ":" +
                                               std::to_string(impl->options.port) +

@@ -1289,6 +1289,197 @@ TEST_F(ServerTest, AnAllowListedOriginMayCallAndNoOtherMay) {
   EXPECT_EQ(read.headers.find("Access-Control-Allow-Origin"), std::string::npos) << read.headers;
 }
 
+// docs/serve.md "Security": what a web page the user opens can make a browser send. The requests
+// are sent raw, as a browser would: Host, Origin and Content-Type exactly as given.
+class RequestGuardOverHttp : public ServerTest {
+ protected:
+  serve_testing::HttpReply Send(const std::string& method, const std::string& path,
+                                const std::string& headers, const std::string& body = "") {
+    std::string request = method + " " + path + " HTTP/1.1\r\n" + headers;
+    if (!body.empty())
+      request += "Content-Length: " + std::to_string(body.size()) + "\r\n";
+    return serve_testing::RawExchange(server_->port(),
+                                      request + "Connection: close\r\n\r\n" + body);
+  }
+  std::string Own() const { return "Host: 127.0.0.1:" + std::to_string(server_->port()) + "\r\n"; }
+  static std::string Kind(const serve_testing::HttpReply& reply) {
+    const Json json = ParseOrNull(reply.body);
+    return json.is_object() && json.contains("error") ? json["error"]["kind"].get<std::string>()
+                                                      : "";
+  }
+  std::size_t Sessions() { return journal_->ListSessions().value().size(); }
+  // server_ again, with the token "TOKEN".
+  void RestartWithAToken() {
+    server_->Shutdown();
+    ServeOptions options = Options();
+    options.token = "TOKEN";
+    auto started = Server::Start(std::move(options));
+    ASSERT_TRUE(started.ok()) << started.error().Message();
+    server_ = std::move(started).value();
+  }
+};
+
+TEST_F(RequestGuardOverHttp, WithoutATokenARequestForAnotherHostIsRefusedAsDnsRebinding) {
+  const std::string port = std::to_string(server_->port());
+  const std::string create = R"({"loops":[{"model":"t","system_prompt":"planted"}]})";
+  for (const std::string& host :
+       std::vector<std::string>{"rebind.attacker.example", "rebind.attacker.example:" + port,
+                                "127.0.0.1:" + std::to_string(server_->port() + 1)}) {
+    const auto read = Send("GET", "/v1/sessions", "Host: " + host + "\r\n");
+    EXPECT_EQ(read.status, 421) << host << ": " << read.body;
+    EXPECT_EQ(Kind(read), "host_not_allowed") << read.body;
+    const auto created = Send("POST", "/v1/sessions",
+                              "Host: " + host + "\r\nContent-Type: application/json\r\n", create);
+    EXPECT_EQ(created.status, 421) << host << ": " << created.body;
+    EXPECT_EQ(Send("GET", "/", "Host: " + host + "\r\n").status, 421) << "the inspector too";
+  }
+  EXPECT_EQ(Sessions(), 1u) << "nothing was created";
+  for (const std::string& host : std::vector<std::string>{"127.0.0.1:" + port, "127.0.0.1",
+                                                          "localhost:" + port, "[::1]:" + port}) {
+    EXPECT_EQ(Send("GET", "/v1/sessions", "Host: " + host + "\r\n").status, 200) << host;
+  }
+}
+
+TEST_F(RequestGuardOverHttp, ACrossSiteRequestIsRefusedAndChangesNothing) {
+  const std::string loop = "/v1/sessions/" + session_ + "/loops/" + loop_;
+  const std::uint64_t journaled = journal_->LastSequence(Uuid::Parse(session_).value()).value();
+  const std::string evil = Own() + "Origin: http://evil.example\r\n";
+  // A "simple" request (no preflight): text/plain, from another origin.
+  const std::string create = R"({"loops":[{"model":"t","system_prompt":"planted"}]})";
+  const auto plain = Send("POST", "/v1/sessions", evil + "Content-Type: text/plain\r\n", create);
+  EXPECT_EQ(plain.status, 403) << plain.body;
+  EXPECT_EQ(Kind(plain), "origin_not_allowed");
+  for (const std::string& action :
+       std::vector<std::string>{"/input", "/compact", "/undo", "/mask", "/interrupt"}) {
+    const auto refused = Send("POST", loop + action, evil + "Content-Type: text/plain\r\n",
+                              action == "/input" ? R"({"text":"hi"})" : "");
+    EXPECT_EQ(refused.status, 403) << action << ": " << refused.body;
+  }
+  EXPECT_EQ(Send("DELETE", "/v1/sessions/" + session_, evil).status, 403);
+  EXPECT_EQ(Send("POST", "/v1/sessions",
+                 Own() + "Origin: null\r\nContent-Type: application/json\r\n", create)
+                .status,
+            403);
+  // Without an Origin (not a browser), a body must still say it is JSON.
+  for (const std::string type :
+       {"text/plain", "application/x-www-form-urlencoded", "multipart/form-data; boundary=x"}) {
+    const auto untyped =
+        Send("POST", "/v1/sessions", Own() + "Content-Type: " + type + "\r\n", create);
+    EXPECT_EQ(untyped.status, 415) << type << ": " << untyped.body;
+    EXPECT_EQ(Kind(untyped), "unsupported_media_type");
+  }
+  EXPECT_EQ(Send("POST", "/v1/sessions", Own(), create).status, 415) << "no Content-Type";
+  EXPECT_EQ(Sessions(), 1u) << "nothing was created";
+  EXPECT_EQ(journal_->LastSequence(Uuid::Parse(session_).value()).value(), journaled)
+      << "nothing was journaled";
+
+  // The server's own origin (the inspector's page), JSON with a charset, and no body at all.
+  const std::string own_origin =
+      Own() + "Origin: http://127.0.0.1:" + std::to_string(server_->port()) + "\r\n";
+  EXPECT_EQ(Send("POST", "/v1/sessions",
+                 own_origin + "Content-Type: application/json; charset=utf-8\r\n", create)
+                .status,
+            201);
+  EXPECT_EQ(Send("POST", loop + "/interrupt", own_origin).status, 200);
+}
+
+TEST_F(RequestGuardOverHttp, ANulOrAnEncodedSlashNeverCutsOrSplitsWhatTheServerReads) {
+  using namespace std::string_literals;
+  const auto sessions = Send("GET", "/v1/sessions%00x", Own());
+  EXPECT_EQ(sessions.status, 404) << sessions.body;
+  EXPECT_EQ(Kind(sessions), "not_found");
+  EXPECT_NE(Send("GET", "/v1/sessions\0x"s, Own()).status, 200) << "a raw NUL in the path";
+  const auto split = Send("GET", "/v1/sessions/" + session_ + "%2Fevents", Own());
+  EXPECT_EQ(split.status, 400) << split.body;
+  EXPECT_EQ(Kind(split), "invalid_id");
+  EXPECT_EQ(Send("GET", "/v1%2Fsessions", Own()).status, 404);
+  const auto nul_query = Send("GET", "/v1/commands/" + session_ + "?wait_ms=1%00x", Own());
+  EXPECT_EQ(nul_query.status, 400) << nul_query.body;
+  EXPECT_EQ(Kind(nul_query), "invalid_query");
+
+  RestartWithAToken();
+  const auto cut = Send("GET", "/v1/sessions", Own() + "Authorization: Bearer TOKEN\0x\r\n"s);
+  EXPECT_EQ(cut.status, 400) << cut.body;
+  EXPECT_EQ(Kind(cut), "invalid_header");
+  for (const std::string& scheme : std::vector<std::string>{"Bearer", "bearer", "BEARER"}) {
+    EXPECT_EQ(Send("GET", "/v1/sessions", Own() + "Authorization: " + scheme + " TOKEN\r\n").status,
+              200)
+        << scheme;
+  }
+  EXPECT_EQ(Send("GET", "/v1/sessions", Own() + "Authorization: Bearer TOKENx\r\n").status, 401);
+}
+
+TEST_F(RequestGuardOverHttp, AnHttp11RequestNeedsItsHostAndHeadOfTheInspectorIsItsGet) {
+  const auto hostless = Send("GET", "/v1/sessions", "");
+  EXPECT_EQ(hostless.status, 400) << hostless.body;
+  EXPECT_EQ(Kind(hostless), "invalid_header");
+  EXPECT_EQ(Send("GET", "/v1/sessions", Own() + Own()).status, 400) << "two Hosts";
+  const auto old = serve_testing::RawExchange(server_->port(), "GET /v1/sessions HTTP/1.0\r\n\r\n");
+  EXPECT_EQ(old.status, 200) << "HTTP/1.0 has no Host to require";
+
+  RestartWithAToken();
+  for (const std::string& path : std::vector<std::string>{"/", "/inspector.js", "/inspector.css"}) {
+    const auto get = Send("GET", path, Own());
+    const auto head = Send("HEAD", path, Own());
+    EXPECT_EQ(get.status, 200) << path;
+    EXPECT_EQ(head.status, 200) << path << ": " << head.body;
+    EXPECT_TRUE(head.body.empty()) << path;
+    EXPECT_NE(head.headers.find("ETag: "), std::string::npos) << head.headers;
+  }
+  EXPECT_EQ(Send("HEAD", "/v1/sessions", Own()).status, 401) << "the API still needs the token";
+}
+
+TEST_F(ServerTest, TheNilUuidIsAnInvalidIdOnEveryRoute) {
+  const std::string nil = "00000000-0000-0000-0000-000000000000";
+  const std::string loop = "/v1/sessions/" + session_ + "/loops/";
+  for (const std::string& path :
+       std::vector<std::string>{"/v1/sessions/" + nil, "/v1/sessions/" + nil + "/events",
+                                "/v1/sessions/" + nil + "/export", "/v1/commands/" + nil,
+                                "/v1/sessions/" + session_ + "/commands/" + nil,
+                                loop + nil + "/history", loop + loop_ + "/masked/" + nil}) {
+    const auto reply = Call("GET", base_ + path);
+    EXPECT_EQ(reply.status, 400) << path << ": " << reply.body;
+    const Json error = ParseOrNull(reply.body)["error"];
+    EXPECT_EQ(error["kind"], "invalid_id") << reply.body;
+    EXPECT_NE(error["detail"].get<std::string>().find("is the nil UUID"), std::string::npos)
+        << reply.body;
+  }
+  EXPECT_EQ(Call("POST", base_ + loop + nil + "/input", R"({"text":"hi"})").status, 400);
+  EXPECT_EQ(Call("DELETE", base_ + "/v1/sessions/" + nil).status, 400);
+}
+
+// No error detail passes the runtime's own wording through: its kind names ("session:
+// invalid_definition:"), its field names ("KeepRecentSegments"), its internals ("restore needs").
+TEST_F(ServerTest, ErrorsSpeakInTheRequestsNamesNotTheRuntimes) {
+  const auto expect_clean = [](const serve_testing::HttpReply& reply) {
+    const std::string detail = ParseOrNull(reply.body)["error"]["detail"].get<std::string>();
+    for (const char* internal : {"session:", "invalid_definition", "KeepRecent", "Keep", "restore"})
+      EXPECT_EQ(detail.find(internal), std::string::npos) << internal << " in " << reply.body;
+  };
+  for (const std::string& member :
+       std::vector<std::string>{"keep_recent_segments", "keep_recent_tokens"}) {
+    const auto refused =
+        Call("POST", base_ + "/v1/sessions",
+             R"({"loops":[{"model":"t"},{"model":"t","policy":{")" + member + R"(":0}}]})");
+    EXPECT_EQ(refused.status, 400) << refused.body;
+    EXPECT_EQ(ParseOrNull(refused.body)["error"]["kind"], "invalid_argument");
+    EXPECT_NE(refused.body.find("$.loops[1].policy." + member), std::string::npos) << refused.body;
+    expect_clean(refused);
+  }
+  const std::string unknown = "0190a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b";
+  const auto no_loop =
+      Call("POST", base_ + "/v1/sessions/" + session_ + "/loops/" + unknown + "/compact");
+  EXPECT_EQ(no_loop.status, 404) << no_loop.body;
+  expect_clean(no_loop);
+  const auto no_session = Call("GET", base_ + "/v1/sessions/" + unknown);
+  EXPECT_EQ(no_session.status, 404) << no_session.body;
+  expect_clean(no_session);
+  const auto nothing =
+      Call("POST", base_ + "/v1/sessions/" + session_ + "/loops/" + loop_ + "/undo");
+  EXPECT_EQ(nothing.status, 409) << nothing.body;
+  expect_clean(nothing);
+}
+
 // The inspector's bar (docs/serve.md "The inspector"): the window the loop's limits and policy
 // resolve to (10,000 window, 8,000 max input, 100 reserved output, 1,000 safety margin: an input
 // limit of 7,000) and what fills it, estimated; free is the input limit less the estimates

@@ -5,6 +5,7 @@
 
 #include "harness/compaction/extractive.h"
 #include "harness/compaction/model_compactor.h"
+#include "harness/compaction/policy.h"
 #include "harness/event/json.h"
 #include "serve/journaled_command.h"
 
@@ -226,8 +227,34 @@ void CommandBook::WakeAll() {
 
 // ---- SessionTable ----
 
+namespace {
+
+// What a refusal the runtime gave without a detail means to a client.
+std::string_view DefaultDetail(SessionErrorKind kind) {
+  switch (kind) {
+    case SessionErrorKind::kFaulted:
+      return "the session's journal refused a write; the session takes no more work";
+    case SessionErrorKind::kLoopNotFound:
+      return "the session has no loop of that id";
+    case SessionErrorKind::kCompactionUnsupported:
+      return "this loop cannot be compacted";
+    case SessionErrorKind::kLoopExited:
+      return "the loop has exited";
+    case SessionErrorKind::kSuspended:
+      return "the session was suspended while the request ran (the server is stopping)";
+    case SessionErrorKind::kSessionNotFound:
+      return "the journal holds no such session";
+    default:
+      return "the runtime refused the request";
+  }
+}
+
+}  // namespace
+
 ApiError FromSessionError(const SessionError& error) {
-  std::string detail = error.Message();
+  // The detail alone: the runtime's "session: <its kind>:" is not the API's wording, and the
+  // API's kind already says what it is.
+  std::string detail = error.detail.empty() ? std::string(DefaultDetail(error.kind)) : error.detail;
   switch (error.kind) {
     case SessionErrorKind::kFaulted:
       return Error(ApiErrorKind::kSessionFaulted, std::move(detail));
@@ -271,7 +298,8 @@ ApiError FromSessionError(const SessionError& error) {
       }
       return Error(ApiErrorKind::kJournal, std::move(detail));
     case SessionErrorKind::kSessionNotFound:
-      return Error(ApiErrorKind::kSessionNotFound, std::move(detail));
+      // The runtime's detail speaks of the journal's records; the client asked for a session.
+      return Error(ApiErrorKind::kSessionNotFound, "the journal holds no such session");
     case SessionErrorKind::kRestoreRefused:
       return Error(ApiErrorKind::kRestoreRefused, std::move(detail));
     case SessionErrorKind::kSuspended:
@@ -300,6 +328,52 @@ Result<ServedModel, ApiError> SessionTable::Make(const std::string& name,
   }
   return std::move(served).value();
 }
+
+namespace {
+
+// The runtime judges a policy in its own field names (compaction/policy.h, "KeepRecentSegments");
+// a request is told in its own: the member it sent at `path`, or the configured model it named
+// when the policy is the operator's.
+Status<ApiError> CheckPolicy(const LoopDefinition& definition, const LoopRequest& loop,
+                             const std::string& path) {
+  if (!definition.compaction || !definition.counter)
+    return {};
+  auto valid = ValidatePolicy(*definition.compaction, definition.counter->quality());
+  if (valid.ok())
+    return {};
+  const std::string policy = path + ".policy.";
+  switch (valid.error().field) {
+    case CompactionPolicyField::kKeepRecentSegments:
+      if (loop.keep_recent_segments)
+        return Fail(Error(ApiErrorKind::kInvalidArgument,
+                          policy + "keep_recent_segments: must be at least 1"));
+      break;
+    case CompactionPolicyField::kKeepRecentTokens:
+      if (loop.keep_recent_tokens)
+        return Fail(Error(ApiErrorKind::kInvalidArgument,
+                          policy + "keep_recent_tokens: must be at least 1"));
+      break;
+    case CompactionPolicyField::kRearmBelow:
+    case CompactionPolicyField::kCompactAt:
+    case CompactionPolicyField::kCounterPolicy:
+      if (loop.automatic_compaction) {
+        return Fail(Error(ApiErrorKind::kInvalidArgument,
+                          policy + "automatic: the model " + QuoteForDetail(loop.model, 64) +
+                              " is configured without the thresholds automatic compaction "
+                              "needs; send false"));
+      }
+      break;
+    default:
+      break;
+  }
+  return Fail(Error(ApiErrorKind::kInternal,
+                    "the configured model " + QuoteForDetail(loop.model, 64) +
+                        " has a compaction policy the runtime cannot run (" +
+                        std::string(CompactionPolicyFieldName(valid.error().field)) +
+                        "); the operator must fix the server's --model"));
+}
+
+}  // namespace
 
 Result<LoopDefinition, ApiError> SessionTable::Define(const LoopRequest& loop,
                                                       std::shared_ptr<ClientToolBox>* box) const {
@@ -463,6 +537,7 @@ Result<std::shared_ptr<ServedSession>, ApiError> SessionTable::Create(
   for (std::size_t i = 0; i < request.loops.size(); ++i) {
     const LoopRequest& loop = request.loops[i];
     HARNESS_TRY(LoopDefinition definition, Define(loop, &boxes[i]));
+    HARNESS_CHECK(CheckPolicy(definition, loop, "$.loops[" + std::to_string(i) + "]"));
     definition.make_active = i == 0;
     definitions.push_back(std::move(definition));
   }
@@ -482,7 +557,10 @@ Result<std::shared_ptr<ServedSession>, ApiError> SessionTable::Create(
     if (!created.ok()) {
       // What was created stays journaled; the session is ended so that it is not left half made.
       session->Shutdown();
-      return Fail(FromSessionError(created.error()));
+      ApiError refused = FromSessionError(created.error());
+      if (created.error().kind == SessionErrorKind::kInvalidDefinition)
+        refused.detail = "$.loops[" + std::to_string(i) + "]: " + refused.detail;
+      return Fail(std::move(refused));
     }
     loops.push_back(*created);
     contexts.emplace(*created, std::move(context));

@@ -24,9 +24,11 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import unittest
 import urllib.error
 import urllib.request
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 BINARY = pathlib.Path(os.environ.get("HARNESS_BINARY", ROOT / "build-asan" / "harness"))
@@ -45,6 +47,44 @@ HOSTILE = [
     "[x](javascript:window.__pwned=1)",
     "javascript:window.__pwned=1",
 ]
+
+# A name an attacker's DNS would re-resolve to 127.0.0.1 (DNS rebinding): Chromium maps it there.
+REBOUND = "rebind.attacker.test"
+
+# A page of another origin, as any site the user opens: a form whose text/plain body is the JSON
+# of a session with a planted system prompt ("name=value" makes `..."planted` + `=` + `"}]}`),
+# posted into a frame. The test points it at the server and submits it.
+HOSTILE_PAGE = b"""<!doctype html><title>another site</title>
+<form id="csrf" method="POST" enctype="text/plain" target="sink">
+<input name='{"loops":[{"model":"m","system_prompt":"planted' value='"}]}'></form>
+<iframe name="sink" id="sink"></iframe>"""
+
+
+class HostileSite:
+    """A second HTTP server on 127.0.0.1 (another port: another origin) serving HOSTILE_PAGE."""
+
+    def __init__(self):
+        class Handler(BaseHTTPRequestHandler):
+            def do_GET(self):
+                self.send_response(200)
+                self.send_header("Content-Type", "text/html")
+                self.send_header("Content-Length", str(len(HOSTILE_PAGE)))
+                self.end_headers()
+                self.wfile.write(HOSTILE_PAGE)
+
+            def log_message(self, *args):
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.base = f"http://127.0.0.1:{self.server.server_address[1]}"
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread.start()
+
+    def close(self):
+        self.server.shutdown()
+        self.server.server_close()
+        self.thread.join()
+
 
 # No proxy for 127.0.0.1, whatever the environment says.
 _OPENER = urllib.request.build_opener(urllib.request.ProxyHandler({}))
@@ -179,9 +219,10 @@ class Browser:
         args = [
             "--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
             "--user-data-dir=" + str(directory / "profile"), "--window-size=1400,1000",
-            # Nothing but 127.0.0.1: every other host goes to a dead proxy, and resolves nowhere.
-            "--proxy-server=127.0.0.1:9",
-            "--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1",
+            # Nothing but 127.0.0.1: every other host goes to a dead proxy, and resolves nowhere,
+            # but the rebound name, which resolves to 127.0.0.1 as an attacker's DNS would.
+            "--proxy-server=127.0.0.1:9", "--proxy-bypass-list=" + REBOUND,
+            f"--host-resolver-rules=MAP {REBOUND} 127.0.0.1 , MAP * ~NOTFOUND , EXCLUDE 127.0.0.1",
             "--no-first-run", "--no-default-browser-check", "--disable-background-networking",
             "--disable-component-update", "--disable-sync", "--disable-default-apps",
         ]
@@ -207,6 +248,14 @@ class Browser:
     def run(self, script, *args):
         return self.command("POST", self.session + "/execute/sync",
                             {"script": script, "args": list(args)})
+
+    def run_async(self, script, *args):
+        """Runs `script`, an async function's body, and returns what it returns."""
+        wrapped = ("const done = arguments[arguments.length - 1];"
+                   f"(async (...args) => {{ {script} }})(...arguments).then(done,"
+                   " e => done('threw: ' + e));")
+        return self.command("POST", self.session + "/execute/async",
+                            {"script": wrapped, "args": list(args)})
 
     def wait_for(self, condition, what):
         """Returns once the JavaScript expression `condition` is true on the page, checked
@@ -361,6 +410,9 @@ class InspectorTest(unittest.TestCase):
         # The compact button compacts: a second CompactionCommitted, in the page and the journal.
         server.say(session, loop, "And deploy it.")
         server.say(session, loop, "Then report.")
+        # Every turn ended first: a turn still running when the button's compaction commits
+        # would leave the second click something to compact, and no rejection.
+        b.wait_for(f"{count('#timeline li[data-type=LoopIdle]')} >= 5", "the five turns' ends")
         b.click("#compact-button")
         b.wait_for(f"{count('#timeline li[data-type=CompactionCommitted]')} === 2",
                    "the button's compaction in the timeline")
@@ -428,9 +480,9 @@ class InspectorTest(unittest.TestCase):
         self.assertFalse(b.run("return document.querySelector('#unmask-button').disabled;"))
         # The transcript is drawn anew on every refresh: found and clicked in one script.
         b.run("document.querySelector('#transcript li[data-masked=true] button.original').click();")
-        b.wait_for("document.querySelector('#transcript li.original') !== null", "the original")
-        self.assertIn("log line", b.run(
-            "return document.querySelector('#transcript li.original').innerText;"))
+        # Judged as it appears: a refresh may draw the transcript anew between two scripts.
+        b.wait_for("document.querySelector('#transcript li.original').innerText"
+                   ".includes('log line')", "the original, as text")
         b.run("document.querySelector('#transcript li[data-masked=true] button.unmask').click();")
         b.wait_for(f"{count('#timeline li[data-type=ToolOutputsUnmasked]')} === 1", "the unmask")
         b.wait_for(f"{count('#transcript li[data-masked=true]')} === 0", "nothing masked")
@@ -527,6 +579,78 @@ class InspectorTest(unittest.TestCase):
         self.assertEqual(sorted(shown), journal)
         # What the console may hold: the reconnection's refused attempts while no server ran.
         self.assert_clean_console(allowed=("ERR_CONNECTION_REFUSED", "status of 503"))
+
+    def test_a_page_of_another_origin_or_a_rebound_name_can_neither_drive_nor_read_the_api(self):
+        """docs/serve.md "Security": without a token (the default on loopback), a site the user
+        opens posts "simple" requests (text/plain, no preflight) and a form to the API, and a
+        page whose name re-resolves to 127.0.0.1 asks it as its own origin: every one is
+        refused, and nothing is created or journaled."""
+        server = self.start_server()
+        session, loop = server.create_session()
+        server.say(session, loop, "Say hello.")
+        # The turn's end, so that the journal holds all it will hold before the attacks.
+        with _OPENER.open(f"{server.base}/v1/sessions/{session}/events?from=1&kind=LoopIdle",
+                          timeout=60) as stream:
+            next(line for line in stream if line.startswith(b"data:"))
+        sessions_before = server.call("GET", "/v1/sessions")[1]
+        exported_before = http("GET", f"{server.base}/v1/sessions/{session}/export")[2]
+        site = HostileSite()
+        self.addCleanup(site.close)
+
+        b = self.browser
+        b.go(site.base + "/")
+        answers = b.run_async("""
+            const [api, session, loop] = args;
+            const base = `${api}/v1/sessions/${session}/loops/${loop}`;
+            const attempts = [
+              [api + "/v1/sessions", '{"loops":[{"model":"m","system_prompt":"planted"}]}'],
+              [base + "/input", '{"text":"planted input"}'],
+              [base + "/compact", ""], [base + "/undo", ""], [base + "/mask", ""],
+              [base + "/proposals/0190a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b/approve", ""],
+            ];
+            const out = [];
+            for (const [url, body] of attempts) {
+              const r = await fetch(url, {method: "POST", mode: "no-cors", body,
+                                          headers: {"Content-Type": "text/plain"}});
+              out.push(r.type);
+            }
+            try {
+              const r = await fetch(api + "/v1/sessions/" + session + "/export");
+              out.push("read " + r.status);
+            } catch (e) {
+              out.push("read refused");
+            }
+            return out;""", server.base, session, loop)
+        # Sent and answered (an opaque answer: the page cannot see it), and nothing readable.
+        self.assertEqual(answers, ["opaque"] * 6 + ["read refused"])
+        b.run("const sink = document.getElementById('sink');"
+              "sink.onload = () => { document.body.dataset.posted = 'true'; };"
+              "const form = document.getElementById('csrf');"
+              "form.action = arguments[0] + '/v1/sessions'; form.submit();", server.base)
+        b.wait_for("document.body.dataset.posted === 'true'", "the form's answer in its frame")
+
+        # A page whose name was rebound to 127.0.0.1: the server's origin to the browser, so it
+        # could read every answer, but the server refuses the name.
+        port = server.base.rsplit(":", 1)[1]
+        b.go(f"http://{REBOUND}:{port}/")
+        self.assertIn("host_not_allowed", b.run("return document.body.innerText;"))
+        rebound = b.run_async("""
+            const list = await fetch("/v1/sessions");
+            const created = await fetch("/v1/sessions", {method: "POST",
+              headers: {"Content-Type": "application/json"},
+              body: '{"loops":[{"model":"m","system_prompt":"planted"}]}'});
+            return [list.status, (await list.json()).error.kind, created.status];""")
+        self.assertEqual(rebound, [421, "host_not_allowed", 421])
+
+        # Nothing created, nothing journaled; the server answered each attempt with a refusal.
+        self.assertEqual(server.call("GET", "/v1/sessions")[1], sessions_before)
+        self.assertEqual(http("GET", f"{server.base}/v1/sessions/{session}/export")[2],
+                         exported_before)
+        self.assertNotIn(b"planted", exported_before)
+        metrics = http("GET", server.base + "/metrics")[2].decode()
+        refused = re.search(r'harness_serve_responses_total\{code="4xx"\} (\d+)', metrics)
+        self.assertIsNotNone(refused, metrics)
+        self.assertGreaterEqual(int(refused.group(1)), 6 + 1 + 3)
 
     def test_with_a_token_the_page_asks_for_it_then_works(self):
         server = self.start_server({"HARNESS_SERVE_TOKEN": "s3cret-token"})

@@ -288,6 +288,38 @@ TEST_F(ServeCli, RefusalsAreTypedWithTheirStatus) {
   EXPECT_EQ(StopServer(), 0);
 }
 
+// docs/serve.md "Security": a web page's cross-site request, and one of a page whose name was
+// rebound to 127.0.0.1, against the real binary without a token (the default on loopback).
+TEST_F(ServeCli, ACrossSiteOrRebindingRequestIsRefusedAndCreatesNothing) {
+  StartServer();
+  const std::string create = R"({"loops":[{"model":"m","system_prompt":"planted"}]})";
+  // The reproduction: curl -X POST -H 'Host: rebind.attacker.example' -H 'Origin:
+  // http://evil.example' -H 'Content-Type: text/plain' --data '…' …/v1/sessions
+  const HttpReply rebound = Call(
+      "POST", base_ + "/v1/sessions", create,
+      {"Host: rebind.attacker.example", "Origin: http://evil.example", "Content-Type: text/plain"});
+  EXPECT_EQ(rebound.status, 421) << rebound.body;
+  EXPECT_EQ(ErrorKind(rebound), "host_not_allowed");
+  EXPECT_EQ(Call("GET", base_ + "/v1/sessions", "", {"Host: rebind.attacker.example"}).status, 421);
+  const HttpReply cross_site = Call("POST", base_ + "/v1/sessions", create,
+                                    {"Origin: http://evil.example", "Content-Type: text/plain"});
+  EXPECT_EQ(cross_site.status, 403) << cross_site.body;
+  EXPECT_EQ(ErrorKind(cross_site), "origin_not_allowed");
+  const HttpReply plain =
+      Call("POST", base_ + "/v1/sessions", create, {"Content-Type: text/plain"});
+  EXPECT_EQ(plain.status, 415) << plain.body;
+  EXPECT_EQ(ErrorKind(plain), "unsupported_media_type");
+  const HttpReply list = Call("GET", base_ + "/v1/sessions");
+  ASSERT_EQ(list.status, 200);
+  EXPECT_EQ(Parse(list.body)["sessions"].size(), 0u) << list.body;
+  // The nil UUID is refused as the CLI refuses it, in the API's words.
+  const HttpReply nil = Call("GET", base_ + "/v1/sessions/00000000-0000-0000-0000-000000000000");
+  EXPECT_EQ(nil.status, 400) << nil.body;
+  EXPECT_EQ(ErrorKind(nil), "invalid_id");
+  EXPECT_EQ(nil.body.find("restore"), std::string::npos) << nil.body;
+  EXPECT_EQ(StopServer(), 0);
+}
+
 TEST_F(ServeCli, OffLoopbackItRefusesToStartWithoutATokenAndWithOneRequiresIt) {
   e2e::Process refused({"serve", "--listen", "0.0.0.0:0", "--data-dir", dir_.data(), "--model",
                         "m=scripted:" + script_});
@@ -649,8 +681,10 @@ TEST_F(ServeCli, HundredHostileConnectionsNeitherStopANormalClientNorLoseAnythin
     kBadId,
     kKinds
   };
+  // A body is sent as JSON: the guard refuses another type before anything else is looked at.
+  const std::string kJson = "Content-Type: application/json\r\n";
   const auto request = [&](const std::string& head, const std::string& body = "") {
-    return head + "Host: 127.0.0.1\r\n" + bearer +
+    return head + "Host: 127.0.0.1\r\n" + bearer + kJson +
            "Content-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body;
   };
   struct Hostile {
@@ -674,11 +708,11 @@ TEST_F(ServeCli, HundredHostileConnectionsNeitherStopANormalClientNorLoseAnythin
         bytes = "GET /v1/sessions HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ";
         break;
       case kBodyNeverSent:
-        bytes = "POST /v1/sessions HTTP/1.1\r\nHost: 127.0.0.1\r\n" + bearer +
+        bytes = "POST /v1/sessions HTTP/1.1\r\nHost: 127.0.0.1\r\n" + bearer + kJson +
                 "Content-Length: 100\r\n\r\n{\"loops\":";
         break;
       case kBodyTooLarge:
-        bytes = "POST /v1/sessions HTTP/1.1\r\nHost: 127.0.0.1\r\n" + bearer +
+        bytes = "POST /v1/sessions HTTP/1.1\r\nHost: 127.0.0.1\r\n" + bearer + kJson +
                 "Content-Length: 1000000\r\n\r\n";
         break;
       case kHeadersTooLarge:
@@ -694,7 +728,7 @@ TEST_F(ServeCli, HundredHostileConnectionsNeitherStopANormalClientNorLoseAnythin
       }
       case kDropped:
         bytes = "POST " + session_path + "/loops/" + loop +
-                "/input HTTP/1.1\r\nHost: 127.0.0.1\r\n" + bearer +
+                "/input HTTP/1.1\r\nHost: 127.0.0.1\r\n" + bearer + kJson +
                 "Content-Length: 40\r\n\r\n{\"text\":\"never ";
         break;
       case kWrongToken:

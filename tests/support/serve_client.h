@@ -11,6 +11,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <cstdlib>
 #include <functional>
 #include <string>
 #include <vector>
@@ -41,9 +42,13 @@ inline HttpReply Call(const std::string& method, const std::string& url,
   HttpReply reply;
   CURL* curl = curl_easy_init();
   curl_slist* list = nullptr;
-  for (const std::string& h : headers)
+  bool typed = false;  // the caller chose the body's type (a test of a refused one)
+  for (const std::string& h : headers) {
     list = curl_slist_append(list, h.c_str());
-  list = curl_slist_append(list, "Content-Type: application/json");
+    typed = typed || h.rfind("Content-Type:", 0) == 0;
+  }
+  if (!typed)
+    list = curl_slist_append(list, "Content-Type: application/json");
   curl_easy_setopt(curl, CURLOPT_URL, url.c_str());
   curl_easy_setopt(curl, CURLOPT_CUSTOMREQUEST, method.c_str());
   if (method == "POST") {
@@ -203,6 +208,28 @@ inline RawRead ReadRaw(int fd, const std::function<bool(const std::string&)>& do
     read.bytes.append(buf, static_cast<std::size_t>(n));
   }
   return read;
+}
+
+// The answer to `request`, sent as it is on a raw connection (what libcurl will not send: a NUL
+// in a header or the path, no Host): its status (0 when none came) and its body. The request
+// should ask for Connection: close; the answer is read until the server closes.
+inline HttpReply RawExchange(std::uint16_t port, std::string_view request) {
+  HttpReply reply;
+  const int fd = ConnectLoopback(port);
+  if (fd < 0)
+    return reply;
+  RawRead read;
+  if (SendAll(fd, request))
+    read = ReadRaw(
+        fd, [](const std::string&) { return false; }, std::chrono::seconds(30));
+  close(fd);
+  const std::size_t end = read.bytes.find("\r\n\r\n");
+  if (read.bytes.rfind("HTTP/1.", 0) != 0 || read.bytes.size() < 12 || end == std::string::npos)
+    return reply;
+  reply.status = std::strtol(read.bytes.c_str() + 9, nullptr, 10);
+  reply.headers = read.bytes.substr(0, end + 2);
+  reply.body = read.bytes.substr(end + 4);
+  return reply;
 }
 
 // Opens an event stream at `path` on a raw connection and returns once its head is in (the

@@ -10,6 +10,10 @@
 // - With a token, every request must carry `Authorization: Bearer <token>`; the comparison
 //   takes the same time whatever the request holds (kUnauthorized otherwise). The token is never
 //   written anywhere.
+// - Before any route, every request passes the guard (serve/request_guard.h): without a token a
+//   Host that is not loopback is refused (DNS rebinding), a change from a foreign Origin is
+//   refused, a body must be application/json, and a head that hides bytes behind a NUL, lacks
+//   its Host or repeats one is refused.
 // - Sessions are created in, and restored on demand from, options.journal; the server holds the
 //   lease of each session it has in memory (renewed by the session), as owner(): one id per
 //   server. A session whose lease another owner holds (another server on the same journal) is
