@@ -182,8 +182,17 @@ void SessionCore::ReleaseLease() {
     // Renewing stops first: a renewal after the release would find the lease gone and fault a
     // session that is closing normally.
     StopRenewing();
-    (void)options_.journal->ReleaseLease(lease_);
+    auto released = options_.journal->ReleaseLease(lease_);
+    if (!released.ok()) {
+      std::lock_guard lock(release_mutex_);
+      release_failure_ = std::move(released).error();
+    }
   });
+}
+
+std::optional<JournalError> SessionCore::release_failure() const {
+  std::lock_guard lock(release_mutex_);
+  return release_failure_;
 }
 
 std::optional<SessionError> SessionCore::Refusal() const {
@@ -755,6 +764,10 @@ void Session::ResumeQueued() {
 void Session::Suspend() {
   EndEveryLoop(*core_, runtime_detail::LoopEnd::kSuspend);
   core_->ReleaseLease();
+}
+
+std::optional<JournalError> Session::LeaseReleaseFailure() const {
+  return core_->release_failure();
 }
 
 Result<Uuid, SessionError> Session::ChangeLoopRequest(const Uuid& loop, LoopRequestChange change) {

@@ -12,7 +12,9 @@
 #include <mutex>
 #include <vector>
 
+#include "harness/event/codec.h"
 #include "harness/event/compaction.h"
+#include "harness/journal/forwarding_journal.h"
 #include "harness/journal/memory_journal.h"
 #include "runtime/executor.h"
 #include "support/test_model.h"
@@ -239,6 +241,51 @@ TEST(Session, ClosingASessionReportsNoLeaseFailure) {
     session->reset();
   }
   EXPECT_EQ(failures.load(), 0);
+}
+
+// A journal whose lease releases fail while `refuse_release` is set (as a full disk refuses
+// that small write too); everything else is the inner journal's.
+class ReleaseRefusingJournal final : public ForwardingJournal {
+ public:
+  using ForwardingJournal::ForwardingJournal;
+  Status<JournalError> ReleaseLease(const Lease& lease) override {
+    if (refuse_release)
+      return Fail(JournalError(JournalErrorKind::kIo, "database or disk is full"));
+    return ForwardingJournal::ReleaseLease(lease);
+  }
+
+  std::atomic<bool> refuse_release{false};
+};
+
+// Suspend releases the lease, and says when the journal refused that release: the lease is then
+// still held (another owner is refused it until it expires or is taken over). A release the
+// journal takes is no failure, and the lease is free at once.
+TEST(Session, ALeaseReleaseTheJournalRefusesIsReportedAfterSuspend) {
+  const std::unique_ptr<Journal> memory = NewMemoryJournal();
+  ReleaseRefusingJournal journal(*memory);
+  for (const bool refuse : {true, false}) {
+    SCOPED_TRACE(refuse);
+    SessionOptions options;
+    options.journal = &journal;
+    auto session = Session::Open(std::move(options));
+    ASSERT_TRUE(session.ok()) << session.error().Message();
+    const Uuid id = (*session)->id();
+    EXPECT_FALSE((*session)->LeaseReleaseFailure().has_value());
+    journal.refuse_release = refuse;
+    (*session)->Suspend();
+    const auto failure = (*session)->LeaseReleaseFailure();
+    journal.refuse_release = false;
+    const auto other = journal.AcquireLease(id, Uuid::V4(), std::chrono::seconds(30));
+    if (refuse) {
+      ASSERT_TRUE(failure.has_value());
+      EXPECT_EQ(failure->kind, JournalErrorKind::kIo);
+      ASSERT_FALSE(other.ok());
+      EXPECT_EQ(other.error().kind, JournalErrorKind::kLeaseHeld);
+    } else {
+      EXPECT_FALSE(failure.has_value()) << failure->Describe();
+      EXPECT_TRUE(other.ok()) << other.error().Describe();
+    }
+  }
 }
 
 class NamedTool final : public Tool {

@@ -77,7 +77,8 @@
 //   A second Restore of the same journal appends nothing.
 // - Suspend() ends the running turns and attempts as Shutdown does (their waiters are answered)
 //   but keeps queued input and publishes no LoopExited, then releases the lease: the session
-//   can be restored later. Afterwards every command is kSuspended. Idempotent.
+//   can be restored later. Afterwards every command is kSuspended. Idempotent. A release the
+//   journal refuses is reported by LeaseReleaseFailure.
 // Thread safety: every method may be called from any thread, concurrently.
 #pragma once
 
@@ -410,6 +411,11 @@ class Session {
   void Shutdown();
   // Ends running work, keeps queued input, releases the lease (see the contract above).
   void Suspend();
+  // After Suspend (or the shutdown of a destroyed session): the journal's refusal of the lease's
+  // release, when it refused. The journal that faulted the session (a full disk) may refuse this
+  // small write too; the lease then stays held until it expires (SessionOptions::lease_ttl), and
+  // a restore before that needs RestoreOptions::take_over. nullopt: released, or not yet asked.
+  std::optional<JournalError> LeaseReleaseFailure() const;
   // Starts the oldest queued input of every idle loop: after a Restore with start_queued
   // false, once the caller has subscribed. A no-op for a loop that is busy or has no queue.
   void ResumeQueued();
