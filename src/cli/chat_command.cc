@@ -859,6 +859,7 @@ int RunChat(const ChatCommandLine& line, SignalWatch& signals) {
     // messages become the system prompt, before the flag's, as `harness compact` does.
     Transcript history;
     std::string prompt;
+    std::size_t lifted = 0;
     if (line.history == "-")
       return Usage("--history takes a file: standard input is the chat's");
     if (!line.history.empty()) {
@@ -869,7 +870,9 @@ int RunChat(const ChatCommandLine& line, SignalWatch& signals) {
       if (!decoded.ok())
         return Usage("--history: invalid transcript " + decoded.error().Describe());
       history = std::move(decoded).value();
+      const std::size_t messages = history.size();
       prompt = LiftSystemPrompt(history);
+      lifted = messages - history.size();
     }
     if (system_prompt->has_value() && !(*system_prompt)->empty())
       prompt.append(prompt.empty() ? "" : "\n\n").append(**system_prompt);
@@ -878,6 +881,10 @@ int RunChat(const ChatCommandLine& line, SignalWatch& signals) {
       return Usage(loop.error());
     made = std::move(*loop);
     made->definition.history = std::move(history);
+    // What CreateLoop would refuse (a --history message too large for a journal record) is
+    // refused before the journal and its directory exist.
+    if (auto problem = DefinitionProblem(made->definition, lifted))
+      return Usage(line.history.empty() ? *problem : "--history: " + *problem);
   }
 
   // From here on a signal is cleaned up after (the journal, the lease); before, only the flags

@@ -355,6 +355,43 @@ TEST(Session, ALoopsToolsPolicyAndCompactorNameAreHandedToTheRestoringResolver) 
   (*restored)->Shutdown();
 }
 
+// CheckLoopDefinition refuses, without a session, exactly what CreateLoop refuses before it
+// writes: an invalid definition, and a history message no journal record can hold (the error's
+// `event` names the message); a definition that passes is created. Nothing is written for a
+// refusal.
+TEST(Session, CheckLoopDefinitionRefusesWhatCreateLoopRefusesWithoutASession) {
+  Harness h({30}, {});
+  const std::uint64_t before = h.journal->LastSequence(h.session->id()).value();
+  LoopDefinition invalid = RecordedLoop(h);
+  invalid.compactor_name = "\xff";
+  ASSERT_FALSE(CheckLoopDefinition(invalid).ok());
+  EXPECT_EQ(CheckLoopDefinition(invalid).error().Message(),
+            h.session->CreateLoop(invalid).error().Message());
+
+  LoopDefinition oversized = RecordedLoop(h);
+  oversized.history = {User("first"), Message{AssistantMessage{{TextBlock{"ok"}}, std::nullopt}},
+                       User(std::string(kMaxRecordBytes, 'x'))};
+  const auto checked = CheckLoopDefinition(oversized);
+  ASSERT_FALSE(checked.ok());
+  EXPECT_EQ(checked.error().kind, SessionErrorKind::kInvalidDefinition);
+  ASSERT_TRUE(checked.error().event.has_value());
+  const auto* limit = std::get_if<EventLimitError>(&*checked.error().event);
+  ASSERT_NE(limit, nullptr);
+  ASSERT_TRUE(limit->message.has_value());
+  EXPECT_EQ(limit->message->index, 2u);
+  EXPECT_EQ(limit->message->role, Role::kUser);
+  EXPECT_GT(limit->message->bytes, kMaxRecordBytes);
+  const auto created = h.session->CreateLoop(oversized);
+  ASSERT_FALSE(created.ok());
+  EXPECT_EQ(created.error().Message(), checked.error().Message());
+  EXPECT_EQ(h.journal->LastSequence(h.session->id()).value(), before);
+
+  LoopDefinition fine = RecordedLoop(h);
+  fine.history = {User("first")};
+  EXPECT_TRUE(CheckLoopDefinition(fine).ok());
+  EXPECT_TRUE(h.session->CreateLoop(std::move(fine)).ok());
+}
+
 // Tools whose definitions the journal cannot record are refused before anything is written,
 // saying which and why.
 TEST(Session, CreateLoopRefusesToolsThatCannotBeRecorded) {

@@ -461,6 +461,25 @@ TEST_F(ChatCli, AFaultedSessionEndsTheChatWithOneMessage) {
       << "both ways out were taken: released " << released << ", refused " << refused;
 }
 
+// --history with a message larger than one journal record is refused before anything is
+// created (no data directory), exit 2, naming the message, its size and the limit.
+TEST_F(ChatCli, AHistoryMessageOverARecordIsRefusedBeforeAnythingIsCreated) {
+  const std::string history =
+      dir_.Write("huge-history.json",
+                 std::string(R"([{"role":"user","blocks":[{"type":"text","text":"first"}]},)") +
+                     R"({"role":"assistant","blocks":[{"type":"text","text":")" +
+                     std::string(17u << 20, 'x') + R"("}],"usage":null}])");
+  const CliRun run = Chat({Answer("never")}, "hello\n", "--history '" + history + "' 2>&1");
+  EXPECT_EQ(run.exit_code, 2) << run.out.substr(0, 2000);
+  EXPECT_EQ(
+      run.out.rfind("harness chat: --history: message 1 of the transcript (assistant) is ", 0), 0u)
+      << run.out.substr(0, 2000);
+  EXPECT_TRUE(
+      Has(run.out, " bytes encoded; a journal record holds at most 16777216 bytes (16 MiB)"))
+      << run.out.substr(0, 2000);
+  EXPECT_FALSE(std::filesystem::exists(dir_.data()));
+}
+
 // A signal during a compaction interrupts it through the runtime (rejected {interrupted}, its
 // /compact answered), suspends the session and exits 128 + the signal; an immediate resume
 // without --take-over gets the lease.

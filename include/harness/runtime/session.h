@@ -16,7 +16,8 @@
 //   record continues in LoopHistoryContinued events of the same journal batch, see
 //   LoopCreationEvents in event/codec.h) and, when the definition asks or no loop is active
 //   yet, ActiveLoopChanged; then the loop starts idle. A single history message too large for a
-//   record is kInvalidDefinition.
+//   record is kInvalidDefinition (its `event` names the message). CheckLoopDefinition makes the
+//   same checks without a session.
 // - ChangeLoopRequest(loop, change): faulted or suspended as every command; not registered ->
 //   kLoopNotFound; an empty change, a foreign loop or a system prompt over
 //   kMaxSystemPromptBytes -> kInvalidArgument; exited (or exiting) -> kLoopExited. Otherwise,
@@ -158,7 +159,10 @@ struct SessionError {
   std::string detail;
   std::optional<RestoreError> restore;  // kRestoreRefused: what the fold refused
   std::optional<JournalError> journal;  // kJournal: the journal's error, when it refused
-  std::string Message() const;          // "session: <kind>[: detail]"
+  // kInvalidDefinition: the event codec's refusal of the loop's creation, when it refused (a
+  // history message too large for a record: EventLimitError names it).
+  std::optional<EventError> event;
+  std::string Message() const;  // "session: <kind>[: detail]"
 };
 
 // What the runtime could not do and could not report as an event (a journal append failed, an
@@ -298,6 +302,14 @@ RestoredLoopInfo RestoredLoopInfoOf(const LoopFold& loop);
 // never takes the lease; Restore still checks, as the journal may change in between.
 Status<SessionError> CheckRestoredDefinition(const RestoredLoopInfo& info,
                                              const LoopDefinition& definition);
+
+// Everything CreateLoop checks of a definition before it writes, without a session or a journal:
+// the definition's validation and that its creation events can be journaled (each message of
+// the initial history fits a record, CheckLoopCreation in event/codec.h), the same errors
+// (kInvalidDefinition, with `event` set for the codec's refusal). A caller that creates a
+// journal, or a session, only for the loop checks first, so that a definition CreateLoop would
+// refuse creates nothing.
+Status<SessionError> CheckLoopDefinition(const LoopDefinition& definition);
 
 struct RestoreOptions {
   // Returns the definition of each loop (exited loops too). Its history is ignored: the fold's
