@@ -921,10 +921,6 @@ Uuid ContinuedEventId(const Uuid& created, std::size_t part) {
   return event_detail::DeriveIndexedId("harness.loop-history-continued.v1", created, part);
 }
 
-}  // namespace
-
-namespace {
-
 // How a loop's creation is cut into records: what a record holds besides its messages, and
 // each message's share of a record. One rule for LoopCreationEvents and CheckLoopCreation.
 class CreationRecords {
