@@ -801,13 +801,28 @@ Result<ChatLoop, std::string> ResumedLoop(const ChatCommandLine& line, const Res
 }
 
 // The one message of a chat that ends because its session faulted: what happened, and what
-// the user can do about it.
-std::string FaultedMessage(const Uuid& session) {
-  return fmt::format(
+// the user can do about it. The session's lease was released on the way out when the journal
+// took that small write; when it refused it too, the lease stays held (by this process, which is
+// ending) until it expires, so the resume that works at once is the one with --take-over.
+std::string FaultedMessage(const Uuid& session, const std::optional<JournalError>& release_failure,
+                           std::int64_t lease_ttl_seconds) {
+  std::string message = fmt::format(
       "harness chat: the session faulted: its journal refused a write (the runtime failure above "
       "says why), so it takes no more input. What the journal holds is kept: once it can be "
-      "written again (a full disk: once it has room), resume it with `harness chat --session {}`",
+      "written again (a full disk: once it has room), resume it with `harness chat --session {}",
       session.ToString());
+  if (!release_failure)
+    return message.append("`");
+  if (release_failure->kind == JournalErrorKind::kStaleFence) {
+    return message.append(
+        "` once the process that took the session over (its lease is no longer this chat's) has "
+        "ended");
+  }
+  return message.append(fmt::format(
+      " --take-over`: the journal refused the release of the session's lease too ({}), so the "
+      "lease stays held by this chat, which has ended, until it expires ({} s after its last "
+      "renewal); no other process holds it, so taking it over is safe",
+      release_failure->Describe(), lease_ttl_seconds));
 }
 
 int RunChat(const ChatCommandLine& line, SignalWatch& signals) {
@@ -844,6 +859,7 @@ int RunChat(const ChatCommandLine& line, SignalWatch& signals) {
     // messages become the system prompt, before the flag's, as `harness compact` does.
     Transcript history;
     std::string prompt;
+    std::size_t lifted = 0;
     if (line.history == "-")
       return Usage("--history takes a file: standard input is the chat's");
     if (!line.history.empty()) {
@@ -854,7 +870,9 @@ int RunChat(const ChatCommandLine& line, SignalWatch& signals) {
       if (!decoded.ok())
         return Usage("--history: invalid transcript " + decoded.error().Describe());
       history = std::move(decoded).value();
+      const std::size_t messages = history.size();
       prompt = LiftSystemPrompt(history);
+      lifted = messages - history.size();
     }
     if (system_prompt->has_value() && !(*system_prompt)->empty())
       prompt.append(prompt.empty() ? "" : "\n\n").append(**system_prompt);
@@ -863,6 +881,10 @@ int RunChat(const ChatCommandLine& line, SignalWatch& signals) {
       return Usage(loop.error());
     made = std::move(*loop);
     made->definition.history = std::move(history);
+    // What CreateLoop would refuse (a --history message too large for a journal record) is
+    // refused before the journal and its directory exist.
+    if (auto problem = DefinitionProblem(made->definition, lifted))
+      return Usage(line.history.empty() ? *problem : "--history: " + *problem);
   }
 
   // From here on a signal is cleaned up after (the journal, the lease); before, only the flags
@@ -1101,7 +1123,8 @@ int RunChat(const ChatCommandLine& line, SignalWatch& signals) {
     view.Show(*next->event);
   console.SetActivity("");
   if (session.faulted()) {
-    console.Error(FaultedMessage(session.id()));
+    console.Error(
+        FaultedMessage(session.id(), session.LeaseReleaseFailure(), line.lease_ttl_seconds));
     return kExitInvalid;
   }
   console.Line(fmt::format("session {} suspended; resume with --session {}",

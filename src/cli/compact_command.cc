@@ -200,9 +200,35 @@ struct Target {
   std::optional<Subscription> events;
 };
 
+// The compactor of a loop whose compaction policy is `policy`: --compactor, with the input
+// budget --compactor-window leaves beside the policy's summary budget (docs/chunked.md). A new
+// session and a restored loop both take their compactor from here, so the window is applied
+// and checked the same way for both. The error is a usage message (exit 2).
+Result<std::shared_ptr<RecordingCompactor>, std::string> CompactorFor(
+    const CompactCommandLine& line, const CompactionPolicy& policy) {
+  std::optional<TokenCount> budget;
+  if (line.compactor_window > 0) {
+    budget = SummarizerBudget(line.compactor_window, policy.max_summary_tokens);
+    if (!budget) {
+      return Fail(fmt::format(
+          "--compactor-window {} leaves no room for a chunk beside the summary budget ({}) and "
+          "the summarizer's prompt (4096); give a larger window or a smaller --max-summary-tokens",
+          line.compactor_window, policy.max_summary_tokens));
+    }
+  }
+  CompactorChoice choice = ChooseCompactor(line.compactor, line.constrain_output, budget);
+  if (!choice.compactor)
+    return Fail(std::move(choice.problem));
+  return std::make_shared<RecordingCompactor>(std::move(choice.compactor));
+}
+
 // What a fresh session needs from the flags and the transcript, all checked before the journal
 // is opened, so that bad input creates nothing. nullopt: `exit` says how it ended.
-using NewSessionInput = CompactionLoopInput;
+struct NewSessionInput {
+  LoopContext context;
+  std::shared_ptr<RecordingCompactor> recorder;
+  LoopDefinition definition;  // checked: CreateLoop takes it
+};
 
 std::optional<NewSessionInput> PrepareNewSession(const CompactCommandLine& line, int& exit) {
   auto flags = FlagsOf(line);
@@ -215,21 +241,9 @@ std::optional<NewSessionInput> PrepareNewSession(const CompactCommandLine& line,
     exit = Usage(chosen.error().message);
     return std::nullopt;
   }
-  // docs/chunked.md: a span larger than the summarizer's window is summarized in chunks.
-  std::optional<TokenCount> budget;
-  if (line.compactor_window > 0) {
-    budget = SummarizerBudget(line.compactor_window, chosen->policy.max_summary_tokens);
-    if (!budget) {
-      exit = Usage(fmt::format(
-          "--compactor-window {} leaves no room for a chunk beside the summary budget ({}) and "
-          "the summarizer's prompt (4096); give a larger window or a smaller --max-summary-tokens",
-          line.compactor_window, chosen->policy.max_summary_tokens));
-      return std::nullopt;
-    }
-  }
-  CompactorChoice choice = ChooseCompactor(line.compactor, line.constrain_output, budget);
-  if (!choice.compactor) {
-    exit = Usage(choice.problem);
+  auto recorder = CompactorFor(line, chosen->policy);
+  if (!recorder.ok()) {
+    exit = Usage(recorder.error());
     return std::nullopt;
   }
   auto input = ReadInput(line.transcript, kMaxTranscriptBytes);
@@ -247,17 +261,27 @@ std::optional<NewSessionInput> PrepareNewSession(const CompactCommandLine& line,
     exit = Usage(given.error());
     return std::nullopt;
   }
-  NewSessionInput prepared;
-  prepared.history = std::move(decoded).value();
+  CompactionLoopInput loop;
+  loop.history = std::move(decoded).value();
+  const std::size_t messages = loop.history.size();
   // The flag's text goes after the lifted system messages, as one more of them would.
-  prepared.system_prompt = LiftSystemPrompt(prepared.history);
+  loop.system_prompt = LiftSystemPrompt(loop.history);
+  const std::size_t lifted = messages - loop.history.size();
   if (given->has_value() && !(*given)->empty()) {
-    if (!prepared.system_prompt.empty())
-      prepared.system_prompt.append("\n\n");
-    prepared.system_prompt.append(**given);
+    if (!loop.system_prompt.empty())
+      loop.system_prompt.append("\n\n");
+    loop.system_prompt.append(**given);
   }
-  prepared.context = std::move(*chosen);
-  prepared.recorder = std::make_shared<RecordingCompactor>(std::move(choice.compactor));
+  loop.context = *chosen;
+  loop.recorder = *recorder;
+  NewSessionInput prepared{std::move(*chosen), std::move(recorder).value(),
+                           CompactionLoopDefinition(std::move(loop))};
+  // What the runtime would refuse (a message too large for a journal record, a prompt that is
+  // not UTF-8) is bad input, refused before the journal and its directory exist.
+  if (auto problem = DefinitionProblem(prepared.definition, lifted)) {
+    exit = Usage(*problem);
+    return std::nullopt;
+  }
   return prepared;
 }
 
@@ -265,10 +289,10 @@ std::optional<NewSessionInput> PrepareNewSession(const CompactCommandLine& line,
 std::optional<Target> NewSessionTarget(NewSessionInput input, Journal& journal,
                                        SessionOptions options, int& exit) {
   Target target;
-  target.context = input.context;
-  target.recorder = input.recorder;
-  target.messages_before = input.history.size();
-  auto made = NewSessionLoop(std::move(input), journal, std::move(options));
+  target.context = std::move(input.context);
+  target.recorder = std::move(input.recorder);
+  target.messages_before = input.definition.history.size();
+  auto made = NewSessionLoop(std::move(input.definition), journal, std::move(options));
   if (!made.ok()) {
     PrintError(SessionRefusal(made.error()));
     // The definition is made of the input (transcript, system prompt, flags): one the runtime
@@ -301,8 +325,7 @@ Result<LoopContext, std::string> RestoredContext(const CompactCommandLine& line,
 // What a restore needs from the flags, checked before the journal is opened.
 struct RestoreInput {
   Uuid session;
-  std::optional<Uuid> loop;  // --loop, else the active loop
-  std::shared_ptr<RecordingCompactor> recorder;
+  std::optional<Uuid> loop;                  // --loop, else the active loop
   std::optional<std::string> system_prompt;  // --system / --system-file
 };
 
@@ -322,12 +345,9 @@ std::optional<RestoreInput> PrepareRestore(const CompactCommandLine& line, int& 
     }
     prepared.loop = *parsed;
   }
-  CompactorChoice choice = ChooseCompactor(line.compactor, line.constrain_output);
-  if (!choice.compactor) {
-    exit = Usage(choice.problem);
-    return std::nullopt;
-  }
-  prepared.recorder = std::make_shared<RecordingCompactor>(std::move(choice.compactor));
+  // The compactor depends on the loop's policy (--compactor-window beside its summary budget):
+  // each loop's is made, and checked, when the journal names the loop (RestoredTarget), still
+  // before the lease is taken.
   auto given = line.system.Given();
   if (!given.ok()) {
     exit = Usage(given.error());
@@ -341,10 +361,10 @@ std::optional<Target> RestoredTarget(const CompactCommandLine& line, RestoreInpu
                                      Journal& journal, SessionOptions options, int& exit) {
   const std::optional<Uuid> wanted = input.loop;
   Target target;
-  target.recorder = std::move(input.recorder);
   target.restored = true;
   std::string usage;
   std::map<Uuid, LoopContext> contexts;
+  std::map<Uuid, std::shared_ptr<RecordingCompactor>> recorders;
   RestoreOptions restore;
   restore.start_queued = false;
   restore.take_over = line.take_over;
@@ -361,9 +381,15 @@ std::optional<Target> RestoredTarget(const CompactCommandLine& line, RestoreInpu
     definition.system_prompt = info.system_prompt;  // a different --system is journaled below
     definition.client = std::make_shared<NoTurnModelClient>();
     if (info.compaction_policy) {
+      auto recorder = CompactorFor(line, context->policy);
+      if (!recorder.ok()) {
+        usage = recorder.error();
+        return Fail(SessionError{SessionErrorKind::kInvalidDefinition, usage});
+      }
       definition.counter = context->counter;
       definition.compaction = context->policy;
-      definition.compactor = target.recorder;
+      definition.compactor = *recorder;
+      recorders.insert_or_assign(info.loop, std::move(recorder).value());
     }
     contexts.emplace(info.loop, std::move(*context));
     return definition;
@@ -398,6 +424,7 @@ std::optional<Target> RestoredTarget(const CompactCommandLine& line, RestoreInpu
   if (previewed_loop->exited)
     return refused(SessionError{SessionErrorKind::kLoopExited, "loop " + previewed->ToString()});
   contexts.clear();  // made again by Restore's own resolve
+  recorders.clear();
   options.journal = &journal;
   options.session_id = input.session;
   auto restored = Session::Restore(std::move(options), std::move(restore));
@@ -415,6 +442,12 @@ std::optional<Target> RestoredTarget(const CompactCommandLine& line, RestoreInpu
     target.session->Suspend();
     return no_loop(loop);
   }
+  // A loop without a compaction policy was given no compactor: refused as CompactToLoop would.
+  const auto recorder = recorders.find(*loop);
+  if (recorder == recorders.end()) {
+    target.session->Suspend();
+    return refused(SessionError{SessionErrorKind::kCompactionUnsupported, ""});
+  }
   auto changed =
       ResumeSystemPrompt(*target.session, *loop, input.system_prompt, snapshot->system_prompt);
   if (!changed.ok()) {
@@ -423,6 +456,7 @@ std::optional<Target> RestoredTarget(const CompactCommandLine& line, RestoreInpu
     exit = kExitInvalid;
     return std::nullopt;
   }
+  target.recorder = recorder->second;
   target.loop = *loop;
   target.context = std::move(contexts.at(*loop));
   target.messages_before = snapshot->history.size();

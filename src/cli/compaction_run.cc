@@ -9,7 +9,9 @@
 #include "harness/compaction/extractive.h"
 #include "harness/compaction/model_compactor.h"
 #include "harness/compaction/tail.h"
+#include "harness/event/codec.h"
 #include "model_factory.h"
+#include "restore_preview.h"
 
 namespace harness::cli {
 
@@ -147,15 +149,7 @@ Verdict VerdictOf(const Outcome& outcome, const RecordingCompactor& recorder) {
   return verdict;
 }
 
-Result<CompactionLoop, SessionError> NewSessionLoop(CompactionLoopInput input, Journal& journal,
-                                                    SessionOptions options) {
-  options.journal = &journal;
-  auto opened = Session::Open(std::move(options));
-  if (!opened.ok())
-    return Fail(opened.error());
-  CompactionLoop made;
-  made.session = std::move(opened).value();
-  made.events = made.session->Subscribe();
+LoopDefinition CompactionLoopDefinition(CompactionLoopInput input) {
   LoopDefinition definition;
   definition.model = input.context.model;
   definition.limits = input.context.limits;
@@ -165,6 +159,41 @@ Result<CompactionLoop, SessionError> NewSessionLoop(CompactionLoopInput input, J
   definition.compaction = input.context.policy;
   definition.compactor = std::move(input.recorder);
   definition.history = std::move(input.history);
+  return definition;
+}
+
+std::optional<std::string> DefinitionProblem(const LoopDefinition& definition, std::size_t lifted) {
+  auto checked = CheckLoopDefinition(definition);
+  if (checked.ok())
+    return std::nullopt;
+  const SessionError& error = checked.error();
+  const auto* limit = error.event ? std::get_if<EventLimitError>(&*error.event) : nullptr;
+  if (limit == nullptr || !limit->message)
+    return SessionRefusal(error);
+  // Not the flags' fault: the transcript holds a message no journal record can hold.
+  const EventLimitError::HistoryMessage& message = *limit->message;
+  return fmt::format(
+      "message {} of the transcript ({}) is {} bytes encoded; a journal record holds at most {} "
+      "bytes ({} MiB) and this one's would be {} bytes, so the loop cannot be journaled: shorten "
+      "or split that message",
+      message.index + lifted, RoleName(message.role), message.bytes, limit->limit,
+      limit->limit / (1024 * 1024), limit->size);
+}
+
+Result<CompactionLoop, SessionError> NewSessionLoop(CompactionLoopInput input, Journal& journal,
+                                                    SessionOptions options) {
+  return NewSessionLoop(CompactionLoopDefinition(std::move(input)), journal, std::move(options));
+}
+
+Result<CompactionLoop, SessionError> NewSessionLoop(LoopDefinition definition, Journal& journal,
+                                                    SessionOptions options) {
+  options.journal = &journal;
+  auto opened = Session::Open(std::move(options));
+  if (!opened.ok())
+    return Fail(opened.error());
+  CompactionLoop made;
+  made.session = std::move(opened).value();
+  made.events = made.session->Subscribe();
   auto loop = made.session->CreateLoop(std::move(definition));
   if (!loop.ok())
     return Fail(loop.error());

@@ -10,8 +10,10 @@
 // - LiftSystemPrompt removes the leading all-text system messages of `history` and returns their
 //   text joined by blank lines; any other system message stays (tail selection then refuses it).
 // - NewSessionLoop opens a session on `journal`, subscribes to it before the loop's first event,
-//   and creates one loop with the definition a manual compaction needs (no turn ever runs: its
-//   model client refuses). A refusal is returned as the SessionError.
+//   and creates one loop with the definition a manual compaction needs
+//   (CompactionLoopDefinition: no turn ever runs, its model client refuses). A refusal is
+//   returned as the SessionError. DefinitionProblem says beforehand whether the runtime will
+//   refuse the definition, so that the caller creates nothing for it.
 // - AwaitCompaction waits until the reply to `command` arrives (or a runtime failure, or the hub
 //   closes the subscription), then suspends the session and drains what is left; `show` sees
 //   every delivery in order; the outcome records the loop's ContextMeasured, its
@@ -130,6 +132,18 @@ struct CompactionLoop {
   std::optional<Subscription> events;  // subscribed before the loop's first event
 };
 
+// The definition of the loop NewSessionLoop creates.
+LoopDefinition CompactionLoopDefinition(CompactionLoopInput input);
+
+// Whether the runtime can create a loop of `definition`, checked before anything (a journal, a
+// data directory, a session) is created for it: CheckLoopDefinition. nullopt when it can; else
+// the message for the user. A message of the history too large for a journal record is named by
+// its index in the transcript as the user gave it (`lifted`: the leading system messages
+// LiftSystemPrompt took from it), its role, its size and the limit.
+std::optional<std::string> DefinitionProblem(const LoopDefinition& definition, std::size_t lifted);
+
+Result<CompactionLoop, SessionError> NewSessionLoop(LoopDefinition definition, Journal& journal,
+                                                    SessionOptions options);
 Result<CompactionLoop, SessionError> NewSessionLoop(CompactionLoopInput input, Journal& journal,
                                                     SessionOptions options);
 

@@ -71,13 +71,14 @@ void PrintJson(std::string_view json) {
   std::fflush(stdout);
 }
 
-// Names, facts and details come from the files: shown, never executed.
+// Names, facts and details come from the files: shown, never executed, and each on the one line
+// it is printed on (a file name with a newline cannot forge a result line).
 void PrintLine(std::string_view text) {
-  PrintJson(TerminalText(text));
+  PrintJson(TerminalLine(text));
 }
 
 int Usage(std::string_view message) {
-  std::fprintf(stderr, "harness eval: %s\n", TerminalText(message).c_str());
+  std::fprintf(stderr, "harness eval: %s\n", TerminalLine(message).c_str());
   return kExitUsage;
 }
 
@@ -98,9 +99,10 @@ Result<std::vector<Entry>, std::string> ListCorpus(const std::string& dir) {
     return Fail(fmt::format("{} is not a directory", dir));
   std::map<std::string, Entry> entries;
   std::set<std::string> facts;
+  // Every entry is listed by its name, whatever its type: a NAME.json or NAME.facts.json that is
+  // a directory, a FIFO or a device is reported invalid when it is read (ReadInput refuses it
+  // by its type), never skipped, so a facts file cannot be dropped without a word.
   for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
-    if (!it->is_regular_file(ec))
-      continue;
     const std::string file = it->path().filename().string();
     if (EndsWith(file, kFactsSuffix)) {
       facts.insert(file.substr(0, file.size() - kFactsSuffix.size()));
@@ -498,7 +500,7 @@ Result<std::vector<Requirement>, std::string> Requirements(const std::vector<std
 
 // The transcript and its facts, or why they cannot be used.
 Result<Prepared, std::string> Prepare(const Entry& entry) {
-  auto text = ReadInput(entry.transcript.string(), kMaxTranscriptBytes);
+  auto text = ReadInput(entry.transcript.string(), kMaxTranscriptBytes, InputFile::kRegularOnly);
   if (!text.ok())
     return Fail(text.error().message);
   auto decoded = DecodeTranscript(*text);
@@ -509,7 +511,7 @@ Result<Prepared, std::string> Prepare(const Entry& entry) {
   prepared.system_prompt = LiftSystemPrompt(prepared.history);
   if (entry.facts) {
     const FactsLimits limits;
-    auto facts_text = ReadInput(entry.facts->string(), limits.max_bytes);
+    auto facts_text = ReadInput(entry.facts->string(), limits.max_bytes, InputFile::kRegularOnly);
     if (!facts_text.ok())
       return Fail(facts_text.error().message);
     auto facts = ParseFacts(*facts_text, limits);
@@ -614,7 +616,7 @@ int RunEval(const EvalCommandLine& line) {
         if ((!r.setting || *r.setting == setting) && not_committed.contains({r.name, setting})) {
           failed = true;
           std::fprintf(stderr, "harness eval: %s did not commit in the %s window\n",
-                       TerminalText(r.name).c_str(), std::string(SettingName(setting)).c_str());
+                       TerminalLine(r.name).c_str(), std::string(SettingName(setting)).c_str());
         }
       }
     }

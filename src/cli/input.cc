@@ -1,5 +1,6 @@
 #include "input.h"
 
+#include <fcntl.h>
 #include <fmt/format.h>
 #include <poll.h>
 #include <sys/eventfd.h>
@@ -23,16 +24,69 @@ std::string LimitText(std::size_t max_bytes) {
   return fmt::format("{} bytes", max_bytes);
 }
 
+// What a file of this mode is, for a message: "a directory", "a FIFO".
+std::string_view FileKindText(mode_t mode) {
+  if (S_ISDIR(mode))
+    return "a directory";
+  if (S_ISFIFO(mode))
+    return "a FIFO";
+  if (S_ISCHR(mode))
+    return "a character device";
+  if (S_ISBLK(mode))
+    return "a block device";
+  if (S_ISSOCK(mode))
+    return "a socket";
+  return "not a regular file";
+}
+
+using InputStream = std::unique_ptr<std::FILE, int (*)(std::FILE*)>;
+
+// `path` opened for reading. For kRegularOnly, opened without blocking (a FIFO without a writer
+// would block the open itself) and checked by its type before anything is read.
+Result<InputStream, InputError> OpenInput(const std::string& path, const std::string& name,
+                                          InputFile accept) {
+  if (accept == InputFile::kAny) {
+    InputStream file(std::fopen(path.c_str(), "rb"), &std::fclose);
+    if (!file)
+      return Fail(InputError{fmt::format("cannot open {}: {}", name, std::strerror(errno))});
+    return file;
+  }
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+  if (fd < 0)
+    return Fail(InputError{fmt::format("cannot open {}: {}", name, std::strerror(errno))});
+  struct stat status {};
+  if (::fstat(fd, &status) != 0) {
+    const int saved = errno;
+    ::close(fd);
+    return Fail(InputError{fmt::format("cannot read {}: {}", name, std::strerror(saved))});
+  }
+  if (!S_ISREG(status.st_mode)) {
+    ::close(fd);
+    return Fail(InputError{
+        fmt::format("{} is {}, not a regular file", name, FileKindText(status.st_mode))});
+  }
+  InputStream file(::fdopen(fd, "rb"), &std::fclose);
+  if (!file) {
+    const int saved = errno;
+    ::close(fd);
+    return Fail(InputError{fmt::format("cannot open {}: {}", name, std::strerror(saved))});
+  }
+  return file;
+}
+
 }  // namespace
 
-Result<std::string, InputError> ReadInput(std::string_view path, std::size_t max_bytes) {
+Result<std::string, InputError> ReadInput(std::string_view path, std::size_t max_bytes,
+                                          InputFile accept) {
   const bool from_stdin = path == "-";
   const std::string name = from_stdin ? "standard input" : std::string(path);
-  std::unique_ptr<std::FILE, int (*)(std::FILE*)> file(
-      from_stdin ? stdin : std::fopen(std::string(path).c_str(), "rb"),
-      from_stdin ? +[](std::FILE*) { return 0; } : &std::fclose);
-  if (!file) {
-    return Fail(InputError{fmt::format("cannot open {}: {}", name, std::strerror(errno))});
+  InputStream file(
+      stdin, +[](std::FILE*) { return 0; });
+  if (!from_stdin) {
+    auto opened = OpenInput(std::string(path), name, accept);
+    if (!opened.ok())
+      return Fail(std::move(opened).error());
+    file = std::move(opened).value();
   }
   std::string data;
   // A regular file (standard input redirected from one included) says its size: one over the

@@ -16,11 +16,23 @@ struct InputError {
   std::string message;  // names the file, never its contents
 };
 
+// What ReadInput takes at a path.
+enum class InputFile : std::uint8_t {
+  // Whatever the user named: a regular file, a pipe (`<(…)`), a terminal, a device.
+  kAny,
+  // A regular file only (standard input, "-", is taken as it is). Anything else (a directory, a
+  // FIFO, a device, a socket) is refused by its type, named in the message, before a byte is
+  // read; the file is opened without blocking, so a FIFO nobody writes to cannot hang the
+  // command.
+  kRegularOnly,
+};
+
 // Reads all of `path` ("-" is standard input). Inputs longer than max_bytes are refused
 // without reading past the limit, so a huge or endless stream cannot exhaust memory; a regular
 // file over the limit is refused by its size before any of it is read, and the message names
 // both the size and the limit.
-Result<std::string, InputError> ReadInput(std::string_view path, std::size_t max_bytes);
+Result<std::string, InputError> ReadInput(std::string_view path, std::size_t max_bytes,
+                                          InputFile accept = InputFile::kAny);
 
 // The lines of a file descriptor (`harness chat`'s standard input), each without its newline
 // and a trailing carriage return; a last line without a newline is a line too. A line over

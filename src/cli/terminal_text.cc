@@ -34,23 +34,10 @@ std::size_t UnfinishedTail(std::string_view text) {
   return text.size();
 }
 
-}  // namespace
+// Whether a newline and a tab are shown as they are (TerminalText) or escaped (TerminalLine).
+enum class Breaks { kKept, kEscaped };
 
-std::string TerminalTextStream::Next(std::string_view piece) {
-  held_.append(piece);
-  const std::size_t tail = UnfinishedTail(held_);
-  std::string shown = TerminalText(std::string_view(held_).substr(0, tail));
-  held_.erase(0, tail);
-  return shown;
-}
-
-std::string TerminalTextStream::Finish() {
-  std::string shown = TerminalText(held_);
-  held_.clear();
-  return shown;
-}
-
-std::string TerminalText(std::string_view text) {
+std::string Shown(std::string_view text, Breaks breaks) {
   std::string out;
   out.reserve(text.size());
   const auto* p = reinterpret_cast<const unsigned char*>(text.data());
@@ -58,7 +45,8 @@ std::string TerminalText(std::string_view text) {
   while (p < end) {
     const unsigned char byte = *p;
     if (byte < 0x80) {
-      if ((byte < 0x20 && byte != '\n' && byte != '\t') || byte == 0x7F)
+      const bool layout = byte == '\n' || byte == '\t';
+      if ((byte < 0x20 && (!layout || breaks == Breaks::kEscaped)) || byte == 0x7F)
         out.append(fmt::format("\\x{:02x}", byte));
       else
         out.push_back(static_cast<char>(byte));
@@ -80,6 +68,30 @@ std::string TerminalText(std::string_view text) {
     p += length;
   }
   return out;
+}
+
+}  // namespace
+
+std::string TerminalTextStream::Next(std::string_view piece) {
+  held_.append(piece);
+  const std::size_t tail = UnfinishedTail(held_);
+  std::string shown = TerminalText(std::string_view(held_).substr(0, tail));
+  held_.erase(0, tail);
+  return shown;
+}
+
+std::string TerminalTextStream::Finish() {
+  std::string shown = TerminalText(held_);
+  held_.clear();
+  return shown;
+}
+
+std::string TerminalText(std::string_view text) {
+  return Shown(text, Breaks::kKept);
+}
+
+std::string TerminalLine(std::string_view text) {
+  return Shown(text, Breaks::kEscaped);
 }
 
 }  // namespace harness::cli

@@ -16,6 +16,9 @@
 //   reader, not reversible (a literal "\x1b" in the input prints the same as an ESC byte).
 // - Only what is printed for a person goes through it: the journal and --json output keep the
 //   exact bytes (JSON escaping makes control characters inert there).
+// TerminalLine: TerminalText for text printed as (part of) one line of a line-oriented output
+// (names of files, facts, reasons): a newline and a tab are written as `\x0a` and `\x09` too, so
+// the text can neither end its line nor start one that looks like another result.
 // TerminalTextStream: TerminalText over text that arrives in pieces (a model's streamed answer).
 // Contract: for any pieces p1..pn, Next(p1) + ... + Next(pn) + Finish() == TerminalText(p1 + ...
 // + pn): a UTF-8 character cut between two pieces is held back (at most 3 bytes) until the piece
@@ -31,6 +34,7 @@
 namespace harness::cli {
 
 std::string TerminalText(std::string_view text);
+std::string TerminalLine(std::string_view text);
 
 class TerminalTextStream {
  public:

@@ -68,6 +68,22 @@ TEST(TerminalText, NoByteOfTheOutputIsAControl) {
   }
 }
 
+// TerminalLine keeps its text on one line: a newline or a tab is escaped as well, so a name
+// cannot forge a line of its own; everything else reads as TerminalText shows it.
+TEST(TerminalLine, NewlinesAndTabsAreEscapedTooSoTheTextStaysOnItsLine) {
+  EXPECT_EQ(TerminalLine("evil\nagent full (window 200000): committed"),
+            "evil\\x0aagent full (window 200000): committed");
+  EXPECT_EQ(TerminalLine("a\tb\rc\x1b[2J"), "a\\x09b\\x0dc\\x1b[2J");
+  EXPECT_EQ(TerminalLine("caf\xc3\xa9 \xe2\x80\xae"), "caf\xc3\xa9 \\u202e");
+  std::string every;
+  for (int b = 0; b < 256; ++b)
+    every.push_back(static_cast<char>(b));
+  for (const char c : TerminalLine(every)) {
+    const auto byte = static_cast<unsigned char>(c);
+    EXPECT_TRUE(byte >= 0x20 && byte != 0x7F && byte < 0x80) << static_cast<int>(byte);
+  }
+}
+
 // A streamed answer cut anywhere shows as the whole answer would: a character split between
 // two pieces is held back, not escaped byte by byte.
 TEST(TerminalTextStream, EveryCutShowsAsTheWholeText) {

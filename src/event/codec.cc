@@ -846,7 +846,12 @@ std::string EventDecodeError::Message() const {
 }
 
 std::string EventLimitError::Message() const {
-  return DescribeRecordLimit("event", size, limit);
+  std::string out = DescribeRecordLimit("event", size, limit);
+  if (message) {
+    out.append(fmt::format(": history message {} ({}) alone is {} bytes encoded", message->index,
+                           RoleName(message->role), message->bytes));
+  }
+  return out;
 }
 
 std::string EphemeralNotPersistableError::Message() const {
@@ -916,46 +921,88 @@ Uuid ContinuedEventId(const Uuid& created, std::size_t part) {
   return event_detail::DeriveIndexedId("harness.loop-history-continued.v1", created, part);
 }
 
+// How a loop's creation is cut into records: what a record holds besides its messages, and
+// each message's share of a record. One rule for LoopCreationEvents and CheckLoopCreation.
+class CreationRecords {
+ public:
+  // `bare`: the LoopCreated without its history.
+  static Result<CreationRecords, EventError> Of(LoopCreated bare, std::size_t max_record_bytes) {
+    // Validate(Event(created)) without copying the history into an Event.
+    if (auto identity = ValidateIdentity(LoopCreated::kType, LoopCreated::kProfile, bare.header);
+        !identity.ok())
+      return Fail(EventError(std::move(identity).error()));
+    if (auto body = ValidateBody(bare); !body.ok())
+      return Fail(EventError(std::move(body).error()));
+    // The bytes of a record besides its messages: LoopCreated's members with the widest
+    // continued_history, plus slack for a continuation's longer type name (its body is a subset
+    // of LoopCreated's, its header the same size).
+    bare.continued_history = kMaxInitialHistoryMessages;
+    HARNESS_TRY(std::string encoded, EncodeEvent(bare));
+    CreationRecords records;
+    records.overhead_ = encoded.size() + 64;
+    records.budget_ =
+        max_record_bytes > records.overhead_ ? max_record_bytes - records.overhead_ : 0;
+    records.max_record_bytes_ = max_record_bytes;
+    return records;
+  }
+
+  std::size_t budget() const { return budget_; }
+
+  // The bytes `message` (the history's `index`-th) takes in a record, with its separator; a
+  // message that cannot fit a record even alone is EventLimitError naming it.
+  Result<std::size_t, EventError> Share(const Message& message, std::size_t index) {
+    scratch_.clear();
+    if (!AppendMessage(scratch_, message).ok()) {
+      return Fail(EventError(
+          InvalidEventError{LoopCreated::kType, "History", FieldRule::kIsInvalid, std::nullopt}));
+    }
+    const std::size_t size = scratch_.size() + 1;
+    if (size > budget_) {
+      return Fail(EventError(EventLimitError{
+          overhead_ + size, max_record_bytes_,
+          EventLimitError::HistoryMessage{index, message.role(), scratch_.size()}}));
+    }
+    return size;
+  }
+
+ private:
+  std::size_t overhead_ = 0;
+  std::size_t budget_ = 0;
+  std::size_t max_record_bytes_ = 0;
+  std::string scratch_;
+};
+
 }  // namespace
+
+Status<EventError> CheckLoopCreation(LoopCreated created, std::span<const Message> history,
+                                     std::size_t max_record_bytes) {
+  created.history.clear();
+  created.continued_history = 0;
+  HARNESS_TRY(CreationRecords records, CreationRecords::Of(std::move(created), max_record_bytes));
+  for (std::size_t i = 0; i < history.size(); ++i) {
+    if (auto share = records.Share(history[i], i); !share.ok())
+      return Fail(std::move(share).error());
+  }
+  return {};
+}
 
 Result<std::vector<Event>, EventError> LoopCreationEvents(LoopCreated created,
                                                           std::size_t max_record_bytes) {
   created.continued_history = 0;
-  // Validate(Event(created)) without copying the history into an Event.
-  if (auto identity = ValidateIdentity(LoopCreated::kType, LoopCreated::kProfile, created.header);
-      !identity.ok())
-    return Fail(EventError(std::move(identity).error()));
-  if (auto body = ValidateBody(created); !body.ok())
-    return Fail(EventError(std::move(body).error()));
   std::vector<Message> history = std::move(created.history);
   created.history.clear();
-  // The bytes of a record besides its messages: LoopCreated's members with the widest
-  // continued_history, plus slack for a continuation's longer type name (its body is a subset of
-  // LoopCreated's, its header the same size).
-  created.continued_history = kMaxInitialHistoryMessages;
-  HARNESS_TRY(std::string bare, EncodeEvent(created));
-  created.continued_history = 0;
-  const std::size_t overhead = bare.size() + 64;
-  const std::size_t budget = max_record_bytes > overhead ? max_record_bytes - overhead : 0;
+  HARNESS_TRY(CreationRecords records, CreationRecords::Of(created, max_record_bytes));
 
   std::vector<std::vector<Message>> parts(1);
   std::size_t used = 0;
-  std::string scratch;
-  for (Message& message : history) {
-    scratch.clear();
-    if (!AppendMessage(scratch, message).ok()) {
-      return Fail(EventError(
-          InvalidEventError{LoopCreated::kType, "History", FieldRule::kIsInvalid, std::nullopt}));
-    }
-    const std::size_t size = scratch.size() + 1;  // and its separator
-    if (size > budget)
-      return Fail(EventError(EventLimitError{overhead + size, max_record_bytes}));
-    if (used + size > budget || parts.back().size() == kMaxHistoryMessages) {
+  for (std::size_t i = 0; i < history.size(); ++i) {
+    HARNESS_TRY(const std::size_t size, records.Share(history[i], i));
+    if (used + size > records.budget() || parts.back().size() == kMaxHistoryMessages) {
       parts.emplace_back();
       used = 0;
     }
     used += size;
-    parts.back().push_back(std::move(message));
+    parts.back().push_back(std::move(history[i]));
   }
 
   std::vector<Event> events;

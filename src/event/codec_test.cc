@@ -805,6 +805,39 @@ TEST(LoopCreationEvents, AMessageThatCannotFitARecordAloneIsTooLarge) {
   EXPECT_EQ(EventErrorKindName(LoopCreationEvents(created, 4096).error()), "invalid");
 }
 
+// The refusal names the message (its index, role and encoded size), and CheckLoopCreation, which
+// builds nothing, refuses exactly what LoopCreationEvents refuses and accepts what it accepts.
+TEST(LoopCreationEvents, ATooLargeMessageIsNamedAndCheckLoopCreationAgrees) {
+  LoopCreated created = ValidLoopCreated();
+  created.history = TextMessages(3, 100);
+  created.history.push_back(User(std::string(5000, 'y')));
+  created.history.push_back(User("after"));
+  auto events = LoopCreationEvents(created, 4096);
+  ASSERT_FALSE(events.ok());
+  const auto* limit = std::get_if<EventLimitError>(&events.error());
+  ASSERT_NE(limit, nullptr) << DescribeEventError(events.error());
+  ASSERT_TRUE(limit->message.has_value());
+  EXPECT_EQ(limit->message->index, 3u);
+  EXPECT_EQ(limit->message->role, Role::kUser);
+  EXPECT_GT(limit->message->bytes, 5000u);
+  EXPECT_GT(limit->size, limit->message->bytes);
+  EXPECT_EQ(limit->limit, 4096u);
+  EXPECT_THAT(limit->Message(), HasSubstr(": history message 3 (user) alone is "));
+
+  LoopCreated bare = created;
+  bare.history.clear();
+  auto checked = CheckLoopCreation(bare, created.history, 4096);
+  ASSERT_FALSE(checked.ok());
+  EXPECT_EQ(DescribeEventError(checked.error()), DescribeEventError(events.error()));
+
+  created.history = TextMessages(40, 200);
+  ASSERT_TRUE(LoopCreationEvents(created, 4096).ok());
+  EXPECT_TRUE(CheckLoopCreation(bare, created.history, 4096).ok());
+  bare.header.loop_id = Uuid{};
+  ASSERT_FALSE(CheckLoopCreation(bare, created.history, 4096).ok());
+  EXPECT_EQ(EventErrorKindName(CheckLoopCreation(bare, created.history, 4096).error()), "invalid");
+}
+
 TEST(DecodeEvent, RoundTripsRichContent) {
   CompactionCommitted e = ValidCommitted();
   e.duration = std::chrono::nanoseconds(1'500'000'001);  // upstream codec test

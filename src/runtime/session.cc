@@ -1,5 +1,6 @@
 #include "harness/runtime/session.h"
 
+#include <chrono>
 #include <set>
 #include <string_view>
 #include <utility>
@@ -8,6 +9,7 @@
 #include "harness/content/codec.h"
 #include "harness/content/transcript.h"
 #include "harness/core/utf8.h"
+#include "harness/event/codec.h"
 #include "runtime/loop.h"
 #include "runtime/session_core.h"
 
@@ -182,8 +184,17 @@ void SessionCore::ReleaseLease() {
     // Renewing stops first: a renewal after the release would find the lease gone and fault a
     // session that is closing normally.
     StopRenewing();
-    (void)options_.journal->ReleaseLease(lease_);
+    auto released = options_.journal->ReleaseLease(lease_);
+    if (!released.ok()) {
+      std::lock_guard lock(release_mutex_);
+      release_failure_ = std::move(released).error();
+    }
   });
+}
+
+std::optional<JournalError> SessionCore::release_failure() const {
+  std::lock_guard lock(release_mutex_);
+  return release_failure_;
 }
 
 std::optional<SessionError> SessionCore::Refusal() const {
@@ -431,19 +442,12 @@ Status<SessionError> ValidateDefinition(const LoopDefinition& definition) {
   return {};
 }
 
-}  // namespace runtime_detail
+namespace {
 
-Result<Uuid, SessionError> Session::CreateLoop(LoopDefinition definition) {
-  if (auto refused = core_->Refusal())
-    return Fail(std::move(*refused));
-  if (auto valid = runtime_detail::ValidateDefinition(definition); !valid.ok())
-    return Fail(valid.error());
-  HARNESS_TRY(const Uuid loop, core_->NewId());
+// The LoopCreated of `definition` under `header`, without its initial history.
+LoopCreated BareCreation(const LoopDefinition& definition, const EventHeader& header) {
   LoopCreated created;
-  created.header.session_id = core_->id();
-  created.header.loop_id = loop;
-  HARNESS_TRY(created.header.event_id, core_->NewId());
-  created.header.created_at = core_->Now();
+  created.header = header;
   created.kind = definition.kind;
   created.model = definition.model;
   created.compaction_policy = definition.compaction.has_value();
@@ -452,13 +456,53 @@ Result<Uuid, SessionError> Session::CreateLoop(LoopDefinition definition) {
     created.tools.push_back(tool->definition());
   created.policy = definition.compaction;
   created.compactor = definition.compactor_name;
+  return created;
+}
+
+SessionError CannotBeJournaled(EventError error) {
+  SessionError out{SessionErrorKind::kInvalidDefinition,
+                   "the loop cannot be journaled: " + DescribeEventError(error)};
+  out.event = std::move(error);
+  return out;
+}
+
+}  // namespace
+
+}  // namespace runtime_detail
+
+Status<SessionError> CheckLoopDefinition(const LoopDefinition& definition) {
+  HARNESS_CHECK(runtime_detail::ValidateDefinition(definition));
+  // Stand-ins for the ids and time CreateLoop mints: each is encoded at a fixed width, so the
+  // records are the size the real ones will be.
+  const Uuid stand_in = Uuid::V7From(1, Uuid::Bytes{});
+  EventHeader header;
+  header.session_id = stand_in;
+  header.loop_id = stand_in;
+  header.event_id = stand_in;
+  header.created_at = EventTime(std::chrono::nanoseconds(1));
+  if (auto fits =
+          CheckLoopCreation(runtime_detail::BareCreation(definition, header), definition.history);
+      !fits.ok())
+    return Fail(runtime_detail::CannotBeJournaled(std::move(fits).error()));
+  return {};
+}
+
+Result<Uuid, SessionError> Session::CreateLoop(LoopDefinition definition) {
+  if (auto refused = core_->Refusal())
+    return Fail(std::move(*refused));
+  if (auto valid = runtime_detail::ValidateDefinition(definition); !valid.ok())
+    return Fail(valid.error());
+  HARNESS_TRY(const Uuid loop, core_->NewId());
+  EventHeader header;
+  header.session_id = core_->id();
+  header.loop_id = loop;
+  HARNESS_TRY(header.event_id, core_->NewId());
+  header.created_at = core_->Now();
+  LoopCreated created = runtime_detail::BareCreation(definition, header);
   created.history = definition.history;
   auto events = LoopCreationEvents(std::move(created));
-  if (!events.ok()) {
-    return Fail(
-        SessionError{SessionErrorKind::kInvalidDefinition,
-                     "the loop cannot be journaled: " + DescribeEventError(events.error())});
-  }
+  if (!events.ok())
+    return Fail(runtime_detail::CannotBeJournaled(std::move(events).error()));
   const Uuid created_id = HeaderOf(events->front()).event_id;
   auto published = core_->PublishBatch(*events);
   if (!published.ok()) {
@@ -755,6 +799,10 @@ void Session::ResumeQueued() {
 void Session::Suspend() {
   EndEveryLoop(*core_, runtime_detail::LoopEnd::kSuspend);
   core_->ReleaseLease();
+}
+
+std::optional<JournalError> Session::LeaseReleaseFailure() const {
+  return core_->release_failure();
 }
 
 Result<Uuid, SessionError> Session::ChangeLoopRequest(const Uuid& loop, LoopRequestChange change) {

@@ -71,6 +71,8 @@ class SessionCore {
   Status<SessionError> JournalIntent(const Command& command);
   // Idempotent: the first call stops renewing and releases.
   void ReleaseLease();
+  // The journal's refusal of that release, when it refused.
+  std::optional<JournalError> release_failure() const;
 
   Hub& hub() { return *hub_; }
   // A strand for a loop actor on the host's actor pool; its tasks count in this session's work.
@@ -100,6 +102,8 @@ class SessionCore {
   std::atomic<bool> faulted_{false};
   std::atomic<bool> suspended_{false};
   std::once_flag released_;
+  mutable std::mutex release_mutex_;
+  std::optional<JournalError> release_failure_;  // guarded by release_mutex_
   std::unique_ptr<Hub> hub_;
   // The threads: the host's (options_.host) or the session's own.
   std::unique_ptr<HostCore> own_host_;

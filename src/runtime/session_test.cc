@@ -12,7 +12,9 @@
 #include <mutex>
 #include <vector>
 
+#include "harness/event/codec.h"
 #include "harness/event/compaction.h"
+#include "harness/journal/forwarding_journal.h"
 #include "harness/journal/memory_journal.h"
 #include "runtime/executor.h"
 #include "support/test_model.h"
@@ -241,6 +243,51 @@ TEST(Session, ClosingASessionReportsNoLeaseFailure) {
   EXPECT_EQ(failures.load(), 0);
 }
 
+// A journal whose lease releases fail while `refuse_release` is set (as a full disk refuses
+// that small write too); everything else is the inner journal's.
+class ReleaseRefusingJournal final : public ForwardingJournal {
+ public:
+  using ForwardingJournal::ForwardingJournal;
+  Status<JournalError> ReleaseLease(const Lease& lease) override {
+    if (refuse_release)
+      return Fail(JournalError(JournalErrorKind::kIo, "database or disk is full"));
+    return ForwardingJournal::ReleaseLease(lease);
+  }
+
+  std::atomic<bool> refuse_release{false};
+};
+
+// Suspend releases the lease, and says when the journal refused that release: the lease is then
+// still held (another owner is refused it until it expires or is taken over). A release the
+// journal takes is no failure, and the lease is free at once.
+TEST(Session, ALeaseReleaseTheJournalRefusesIsReportedAfterSuspend) {
+  const std::unique_ptr<Journal> memory = NewMemoryJournal();
+  ReleaseRefusingJournal journal(*memory);
+  for (const bool refuse : {true, false}) {
+    SCOPED_TRACE(refuse);
+    SessionOptions options;
+    options.journal = &journal;
+    auto session = Session::Open(std::move(options));
+    ASSERT_TRUE(session.ok()) << session.error().Message();
+    const Uuid id = (*session)->id();
+    EXPECT_FALSE((*session)->LeaseReleaseFailure().has_value());
+    journal.refuse_release = refuse;
+    (*session)->Suspend();
+    const auto failure = (*session)->LeaseReleaseFailure();
+    journal.refuse_release = false;
+    const auto other = journal.AcquireLease(id, Uuid::V4(), std::chrono::seconds(30));
+    if (refuse) {
+      ASSERT_TRUE(failure.has_value());
+      EXPECT_EQ(failure->kind, JournalErrorKind::kIo);
+      ASSERT_FALSE(other.ok());
+      EXPECT_EQ(other.error().kind, JournalErrorKind::kLeaseHeld);
+    } else {
+      EXPECT_FALSE(failure.has_value()) << failure->Describe();
+      EXPECT_TRUE(other.ok()) << other.error().Describe();
+    }
+  }
+}
+
 class NamedTool final : public Tool {
  public:
   explicit NamedTool(ToolDefinition definition) : definition_(std::move(definition)) {}
@@ -306,6 +353,43 @@ TEST(Session, ALoopsToolsPolicyAndCompactorNameAreHandedToTheRestoringResolver) 
   EXPECT_EQ(seen[h.loop].policy, Policy());
   EXPECT_EQ(seen[h.loop].compactor_name, "");
   (*restored)->Shutdown();
+}
+
+// CheckLoopDefinition refuses, without a session, exactly what CreateLoop refuses before it
+// writes: an invalid definition, and a history message no journal record can hold (the error's
+// `event` names the message); a definition that passes is created. Nothing is written for a
+// refusal.
+TEST(Session, CheckLoopDefinitionRefusesWhatCreateLoopRefusesWithoutASession) {
+  Harness h({30}, {});
+  const std::uint64_t before = h.journal->LastSequence(h.session->id()).value();
+  LoopDefinition invalid = RecordedLoop(h);
+  invalid.compactor_name = "\xff";
+  ASSERT_FALSE(CheckLoopDefinition(invalid).ok());
+  EXPECT_EQ(CheckLoopDefinition(invalid).error().Message(),
+            h.session->CreateLoop(invalid).error().Message());
+
+  LoopDefinition oversized = RecordedLoop(h);
+  oversized.history = {User("first"), Message{AssistantMessage{{TextBlock{"ok"}}, std::nullopt}},
+                       User(std::string(kMaxRecordBytes, 'x'))};
+  const auto checked = CheckLoopDefinition(oversized);
+  ASSERT_FALSE(checked.ok());
+  EXPECT_EQ(checked.error().kind, SessionErrorKind::kInvalidDefinition);
+  ASSERT_TRUE(checked.error().event.has_value());
+  const auto* limit = std::get_if<EventLimitError>(&*checked.error().event);
+  ASSERT_NE(limit, nullptr);
+  ASSERT_TRUE(limit->message.has_value());
+  EXPECT_EQ(limit->message->index, 2u);
+  EXPECT_EQ(limit->message->role, Role::kUser);
+  EXPECT_GT(limit->message->bytes, kMaxRecordBytes);
+  const auto created = h.session->CreateLoop(oversized);
+  ASSERT_FALSE(created.ok());
+  EXPECT_EQ(created.error().Message(), checked.error().Message());
+  EXPECT_EQ(h.journal->LastSequence(h.session->id()).value(), before);
+
+  LoopDefinition fine = RecordedLoop(h);
+  fine.history = {User("first")};
+  EXPECT_TRUE(CheckLoopDefinition(fine).ok());
+  EXPECT_TRUE(h.session->CreateLoop(std::move(fine)).ok());
 }
 
 // Tools whose definitions the journal cannot record are refused before anything is written,

@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <filesystem>
 #include <memory>
 #include <string>
 #include <vector>
@@ -399,9 +400,10 @@ TEST_F(ChatCli, PressureCompactsAutomaticallyBeforeTheModelCall) {
 }
 
 // A journal that refuses a write faults the session: the chat ends with one message that says
-// what happened and how to resume, instead of refusing every remaining line. The disk fills up
-// as a file size limit (ulimit -f, SIGXFSZ ignored so that the write fails with EFBIG instead
-// of killing the process): SQLite's write of the journal fails part-way through the script.
+// what happened and how to resume, instead of refusing every remaining line, and that resume
+// works right away. The disk fills up as a file size limit (ulimit -f, SIGXFSZ ignored so that
+// the write fails with EFBIG instead of killing the process): SQLite's write of the journal
+// fails part-way through the script.
 TEST_F(ChatCli, AFaultedSessionEndsTheChatWithOneMessage) {
   std::vector<std::string> steps;
   std::string input;
@@ -411,18 +413,71 @@ TEST_F(ChatCli, AFaultedSessionEndsTheChatWithOneMessage) {
   }
   const std::string script = dir_.Script(steps);
   const std::string in = dir_.Write("full-disk-input.txt", input);
-  const CliRun run =
-      Shell("(trap '' XFSZ; ulimit -f 400; " + dir_.ChatCommand(script) + ") < '" + in + "' 2>&1");
-  EXPECT_EQ(run.exit_code, 1) << run.out;
-  EXPECT_TRUE(Has(run.out, "runtime failure: ")) << run.out;
-  EXPECT_FALSE(Has(run.out, "assistant: answer 99")) << "the journal never filled up";
-  std::size_t faulted = 0;
-  for (auto at = run.out.find("faulted"); at != std::string::npos;
-       at = run.out.find("faulted", at + 1))
-    ++faulted;
-  EXPECT_EQ(faulted, 1u) << run.out;
-  EXPECT_TRUE(Has(run.out, "harness chat: the session faulted: ")) << run.out;
-  EXPECT_TRUE(Has(run.out, "resume it with `harness chat --session ")) << run.out;
+  const std::string quit = dir_.Write("resume-input.txt", "after\n/quit\n");
+  // Two sizes of the disk, found by trying: at 300 KiB the journal refuses the lease's release
+  // too, at 400 KiB the release still fits (SQLite writes it where the failed write began).
+  bool released = false, refused = false;
+  for (const int kib : {300, 400}) {
+    SCOPED_TRACE(kib);
+    std::filesystem::remove_all(dir_.data());
+    const CliRun run = Shell("(trap '' XFSZ; ulimit -f " + std::to_string(kib) + "; " +
+                             dir_.ChatCommand(script) + ") < '" + in + "' 2>&1");
+    EXPECT_EQ(run.exit_code, 1) << run.out;
+    EXPECT_TRUE(Has(run.out, "runtime failure: ")) << run.out;
+    EXPECT_FALSE(Has(run.out, "assistant: answer 99")) << "the journal never filled up";
+    std::size_t faulted = 0;
+    for (auto at = run.out.find("faulted"); at != std::string::npos;
+         at = run.out.find("faulted", at + 1))
+      ++faulted;
+    EXPECT_EQ(faulted, 1u) << run.out;
+    EXPECT_TRUE(Has(run.out, "harness chat: the session faulted: ")) << run.out;
+
+    // The resume the message suggests works at once, not only once the lease has expired (its
+    // TTL is the default 30 s, far longer than the test): the chat released its lease on the way
+    // out, or, when the journal refused that write too, the message says so and suggests
+    // --take-over. It runs without the limit: the disk has room again.
+    const std::string lead = "resume it with `harness chat --session ";
+    const auto at = run.out.find(lead);
+    ASSERT_NE(at, std::string::npos) << run.out;
+    const auto end = run.out.find('`', at + lead.size());
+    ASSERT_NE(end, std::string::npos) << run.out;
+    const auto from = at + lead.size() - std::string("--session ").size();
+    const std::string suggested = run.out.substr(from, end - from);  // "--session ID[ --take-over]"
+    if (Has(suggested, " --take-over")) {
+      refused = true;
+      EXPECT_TRUE(Has(run.out, "the journal refused the release of the session's lease too (io: "))
+          << run.out;
+    } else {
+      released = true;
+    }
+    // The same script (its model key is the loop's): a new process starts at its first step.
+    const CliRun resumed = Shell(dir_.ChatCommand(script, suggested) + " < '" + quit + "' 2>&1");
+    EXPECT_EQ(resumed.exit_code, 0) << suggested << "\n" << resumed.out;
+    EXPECT_TRUE(Has(resumed.out, "assistant: answer 0")) << resumed.out;
+    EXPECT_FALSE(Has(resumed.out, "lease_held")) << resumed.out;
+    EXPECT_TRUE(dir_.JournalVerifies());
+  }
+  EXPECT_TRUE(released && refused)
+      << "both ways out were taken: released " << released << ", refused " << refused;
+}
+
+// --history with a message larger than one journal record is refused before anything is
+// created (no data directory), exit 2, naming the message, its size and the limit.
+TEST_F(ChatCli, AHistoryMessageOverARecordIsRefusedBeforeAnythingIsCreated) {
+  const std::string history =
+      dir_.Write("huge-history.json",
+                 std::string(R"([{"role":"user","blocks":[{"type":"text","text":"first"}]},)") +
+                     R"({"role":"assistant","blocks":[{"type":"text","text":")" +
+                     std::string(17u << 20, 'x') + R"("}],"usage":null}])");
+  const CliRun run = Chat({Answer("never")}, "hello\n", "--history '" + history + "' 2>&1");
+  EXPECT_EQ(run.exit_code, 2) << run.out.substr(0, 2000);
+  EXPECT_EQ(
+      run.out.rfind("harness chat: --history: message 1 of the transcript (assistant) is ", 0), 0u)
+      << run.out.substr(0, 2000);
+  EXPECT_TRUE(
+      Has(run.out, " bytes encoded; a journal record holds at most 16777216 bytes (16 MiB)"))
+      << run.out.substr(0, 2000);
+  EXPECT_FALSE(std::filesystem::exists(dir_.data()));
 }
 
 // A signal during a compaction interrupts it through the runtime (rejected {interrupted}, its

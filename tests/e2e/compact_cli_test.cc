@@ -14,6 +14,8 @@
 #include <filesystem>
 #include <fstream>
 #include <memory>
+#include <mutex>
+#include <optional>
 #include <set>
 #include <string>
 #include <thread>
@@ -21,9 +23,12 @@
 #include <vector>
 
 #include "cli_support.h"
+#include "harness/compaction/tail.h"
+#include "harness/compaction/wire.h"
 #include "harness/core/json.h"
 #include "harness/event/event.h"
 #include "journal_process.h"
+#include "openai_answers.h"
 #include "support/build_paths.h"
 #include "support/scripted_http_server.h"
 
@@ -326,6 +331,172 @@ TEST_F(CompactCli, ARealSpanLargerThanTheSummarizersWindowIsSummarizedInChunks) 
   EXPECT_NE(Joined(run.lines).find(last), std::string::npos) << Joined(run.lines);
   EXPECT_EQ(run.lines.back(), "committed");
   ExpectJournalVerifies();
+}
+
+// An OpenAI-compatible summarizer on 127.0.0.1 that a `--compactor openai:tiny` run reaches
+// through OPENAI_BASE_URL: it answers each compaction request with a valid summary envelope of
+// its input, records the estimated tokens (EstimateMessageTokens) of the transcript each call
+// was given, and holds the call numbered `hold_call` (0-based, counted over the summarizer's
+// life) before its headers, until the server is released or stopped.
+class RecordingSummarizer {
+ public:
+  explicit RecordingSummarizer(std::optional<std::size_t> hold_call) : hold_call_(hold_call) {}
+
+  test_support::ScriptedReply operator()(const test_support::RecordedRequest& request) {
+    const auto body = e2e::ParseBody(request.body);
+    const auto text = body ? e2e::LastUserText(*body) : std::nullopt;
+    if (!text)
+      return test_support::ScriptedReply::Text(400, "not a chat completions request");
+    const auto input = DecodeCompactionInput(*text);
+    if (!input.ok())
+      return test_support::ScriptedReply::Text(400, "not a compaction request");
+    TokenCount tokens = 0;
+    for (const Message& message : input->transcript)
+      tokens += EstimateMessageTokens(message);
+    std::lock_guard lock(mutex_);
+    const std::size_t call = inputs_.size();
+    inputs_.push_back(tokens);
+    test_support::ScriptedReply reply =
+        e2e::AnswerReply(body->value("stream", false),
+                         EncodeSummaryEnvelope(input->basis, input->model,
+                                               input->request_fingerprint, kValidSummary),
+                         std::nullopt, request.body.size());
+    if (hold_call_ && call == *hold_call_)
+      reply.stall = test_support::ScriptedReply::Stall::kBeforeHeaders;
+    return reply;
+  }
+
+  // The estimated transcript tokens of every call so far, in call order.
+  std::vector<TokenCount> inputs() const {
+    std::lock_guard lock(mutex_);
+    return inputs_;
+  }
+
+ private:
+  const std::optional<std::size_t> hold_call_;
+  mutable std::mutex mutex_;
+  std::vector<TokenCount> inputs_;
+};
+
+// The environment of a run against `server`: this process's, with OPENAI_BASE_URL at the
+// server and no OPENAI_API_KEY.
+std::vector<std::string> SummarizerEnvironment(const test_support::ScriptedHttpServer& server) {
+  std::vector<std::string> env;
+  for (char** e = environ; *e != nullptr; ++e) {
+    const std::string entry = *e;
+    if (entry.rfind("OPENAI_API_KEY=", 0) != 0 && entry.rfind("OPENAI_BASE_URL=", 0) != 0)
+      env.push_back(entry);
+  }
+  env.push_back("OPENAI_BASE_URL=" + server.Url("/v1"));
+  return env;
+}
+
+// The "chunk k/n summarized" numbers k of a run's CompactionChunkSummarized lines, and n.
+std::pair<std::vector<std::size_t>, std::size_t> ChunksSummarized(
+    const std::vector<std::string>& lines) {
+  std::vector<std::size_t> chunks;
+  std::size_t of = 0;
+  for (const std::string& line : lines) {
+    if (line.rfind("CompactionChunkSummarized attempt ", 0) != 0)
+      continue;
+    const auto at = line.rfind(": chunk ");
+    const auto slash = line.find('/', at);
+    chunks.push_back(std::stoul(line.substr(at + 8, slash - at - 8)));
+    of = std::stoul(line.substr(slash + 1));
+  }
+  return {chunks, of};
+}
+
+// docs/chunked.md "A restart between chunks", through the CLI: a compaction of the Codex
+// rollout through an 8 192-token summarizer window is killed (SIGKILL) while its third chunk's
+// call is held by the summarizer; `compact --session ID --take-over` with the same window then
+// reuses the two journaled chunks, asks only for the chunks left and the merge, and no call of
+// either run is given more than the window. (The kill leaves the lease to the dead process, so
+// the resume takes it over.)
+TEST_F(CompactCli, AKillBetweenChunksResumesThroughTheCliWithTheSameWindow) {
+  test_support::ScriptedHttpServer server;
+  auto summarizer = std::make_shared<RecordingSummarizer>(2);
+  server.SetResponder([summarizer](const auto& request) { return (*summarizer)(request); });
+  ASSERT_TRUE(server.Start());
+  const std::vector<std::string> env = SummarizerEnvironment(server);
+  const std::vector<std::string> flags = {
+      "--compactor",          "openai:tiny",  "--compactor-window", "8192",
+      "--max-summary-tokens", kExampleBudget, "--data-dir",         data()};
+  std::vector<std::string> args = {"compact", std::string(::harness::build_paths::SourceDir()) +
+                                                  "/eval/codex-opencode-compaction.json"};
+  args.insert(args.end(), flags.begin(), flags.end());
+  std::vector<std::string> first;
+  {
+    Child child(args, journal_e2e::ChildIo{true, {}, env});
+    ASSERT_TRUE(child.started());
+    server.WaitForStalls(1);  // the third call is held: two chunks are journaled
+    child.Kill();
+    std::string line;
+    while (child.ReadLine(line))
+      first.push_back(line);
+    child.Wait();
+  }
+  server.ReleaseStalls();  // the held call's connection is gone with the process
+  ASSERT_EQ(summarizer->inputs().size(), 3u) << Joined(first);
+  const auto [before_kill, chunks] = ChunksSummarized(first);
+  ASSERT_EQ(before_kill, (std::vector<std::size_t>{1, 2})) << Joined(first);
+  ASSERT_GE(chunks, 5u) << Joined(first);
+  ASSERT_EQ(first.at(0).rfind("session ", 0), 0u) << Joined(first);
+  const std::string session = first[0].substr(8, 36);
+
+  std::vector<std::string> resume = {"compact", "--session", session, "--take-over"};
+  resume.insert(resume.end(), flags.begin(), flags.end());
+  ProcessRun resumed;
+  {
+    Child child(resume, journal_e2e::ChildIo{true, {}, env});
+    std::string line;
+    while (child.ReadLine(line))
+      resumed.lines.push_back(line);
+    const int status = child.Wait();
+    resumed.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  }
+  const std::string all = Joined(resumed.lines);
+  EXPECT_EQ(resumed.exit_code, 0) << all;
+  EXPECT_EQ(resumed.lines.back(), "committed") << all;
+  // Chunks 1 and 2 were reused: only the rest were asked for and journaled, then one merge.
+  const auto [after, resumed_of] = ChunksSummarized(resumed.lines);
+  std::vector<std::size_t> rest;
+  for (std::size_t k = 3; k <= chunks; ++k)
+    rest.push_back(k);
+  EXPECT_EQ(after, rest) << all;
+  EXPECT_EQ(resumed_of, chunks) << all;
+  const std::vector<TokenCount> inputs = summarizer->inputs();
+  EXPECT_EQ(inputs.size(), 3 + (chunks - 2) + 1) << all;
+  for (std::size_t call = 0; call < inputs.size(); ++call)
+    EXPECT_LE(inputs[call], 8192u) << "call " << call << "\n" << all;
+  ExpectJournalVerifies();
+}
+
+// --compactor-window is checked the same way with --session as for a new session: a window
+// that cannot hold a chunk beside the summary budget is usage (exit 2), before the lease.
+TEST_F(CompactCli, ACompactorWindowTooSmallForAChunkIsUsageWithSessionToo) {
+  const ProcessRun made = Compact({Example("transcripts/coding-agent.json")});
+  ASSERT_EQ(made.exit_code, 0) << Joined(made.lines);
+  const std::string session = made.lines.at(0).substr(8, 36);
+  const std::string script = SummaryScript("summary.json", kValidSummary);
+  for (const bool resume : {false, true}) {
+    SCOPED_TRACE(resume);
+    std::vector<std::string> args = {"--compactor", "scripted:" + script, "--compactor-window",
+                                     "1024"};
+    if (resume) {
+      args.insert(args.end(), {"--session", session});
+    } else {
+      args.push_back(Example("transcripts/coding-agent.json"));
+    }
+    const ProcessRun run = Compact(args, true);
+    EXPECT_EQ(run.exit_code, 2) << Joined(run.lines);
+    EXPECT_NE(Joined(run.lines).find("--compactor-window 1024 leaves no room for a chunk"),
+              std::string::npos)
+        << Joined(run.lines);
+  }
+  // Nothing was taken: the session resumes without --take-over.
+  const ProcessRun again = Compact({"--session", session, "--keep-recent-segments", "1"}, true);
+  EXPECT_EQ(again.exit_code, 0) << Joined(again.lines);
 }
 
 // The coverage gate (docs/cli.md "Coverage"): report by default, a line before the summary.
@@ -1071,6 +1242,35 @@ TEST_F(CompactCli, SystemFlagsThatCannotBeUsedAreUsage) {
   EXPECT_EQ(not_text.exit_code, 2) << Joined(not_text.lines);
   EXPECT_NE(Joined(not_text.lines).find("invalid_definition"), std::string::npos)
       << Joined(not_text.lines);
+}
+
+// A transcript whose message 3 (after a leading system message, which becomes the system
+// prompt) is over 16 MiB: no journal record can hold it.
+std::string TranscriptWithAMessageOverARecord() {
+  return std::string(R"([{"role":"system","blocks":[{"type":"text","text":"Be brief."}]},)") +
+         R"({"role":"user","blocks":[{"type":"text","text":"first"}]},)" +
+         R"({"role":"assistant","blocks":[{"type":"text","text":"ok"}],"usage":null},)" +
+         R"({"role":"user","blocks":[{"type":"text","text":")" + std::string(17u << 20, 'x') +
+         R"("}]}])";
+}
+
+// A message larger than one journal record is refused before anything is created (no data
+// directory, no journal), exit 2, with a message that names the message (its index in the
+// transcript as given, its role), its size and the limit, and does not blame the flags.
+TEST_F(CompactCli, AMessageOverARecordIsRefusedBeforeAnythingIsCreated) {
+  const ProcessRun run = Compact({Write("huge-message.json", TranscriptWithAMessageOverARecord())},
+                                 /*keep_stderr=*/true);
+  EXPECT_EQ(run.exit_code, 2) << Joined(run.lines);
+  ASSERT_EQ(run.lines.size(), 1u) << Joined(run.lines);
+  EXPECT_EQ(run.lines[0].rfind("harness compact: message 3 of the transcript (user) is 17825", 0),
+            0u)
+      << run.lines[0];
+  EXPECT_NE(run.lines[0].find(" bytes encoded; a journal record holds at most 16777216 bytes "
+                              "(16 MiB)"),
+            std::string::npos)
+      << run.lines[0];
+  EXPECT_EQ(run.lines[0].find("flags"), std::string::npos) << run.lines[0];
+  EXPECT_FALSE(std::filesystem::exists(data()));
 }
 
 // A transcript larger than one journal record (16 MiB) is compacted like any other: LoopCreated

@@ -2,10 +2,12 @@
 // window and in a window of half its size, scored against NAME.facts.json, then totals; exit 0
 // when every required transcript committed, 3 when one did not, 2 for bad usage or input.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -206,6 +208,72 @@ TEST_F(EvalCli, AnInvalidFactsFileIsBadInputNamingThePath) {
   const std::string line = LineStarting(run.lines, "agent: invalid: invalid facts file ");
   EXPECT_NE(line.find("agent.facts.json"), std::string::npos) << Joined(run.lines);
   EXPECT_NE(line.find("$[0].keywords[1]"), std::string::npos) << line;
+}
+
+// A NAME.facts.json (or a NAME.json) that is not a regular file is never skipped: it is an
+// invalid input, exit 2, its line naming the file and what it is. A FIFO nobody writes to is
+// refused by its type, not waited on.
+TEST_F(EvalCli, AFactsFileThatIsADirectoryAFifoOrADeviceIsInvalidAndNamed) {
+  struct Case {
+    const char* what;
+    std::function<void(const std::filesystem::path&)> make;
+  };
+  const Case cases[] = {
+      {"a directory", [](const auto& path) { std::filesystem::create_directory(path); }},
+      {"a FIFO", [](const auto& path) { ASSERT_EQ(::mkfifo(path.c_str(), 0600), 0); }},
+      {"a character device",
+       [](const auto& path) { std::filesystem::create_symlink("/dev/null", path); }},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.what);
+    WriteAgent();
+    const std::filesystem::path facts = dir_.path() / "agent.facts.json";
+    std::filesystem::remove(facts);
+    c.make(facts);
+    const ProcessRun run = Eval({});
+    EXPECT_EQ(run.exit_code, 2) << Joined(run.lines);
+    EXPECT_EQ(LineStarting(run.lines, "agent: invalid: "),
+              "agent: invalid: " + facts.string() + " is " + c.what + ", not a regular file")
+        << Joined(run.lines);
+    EXPECT_EQ(LineStarting(run.lines, "agent full"), "") << Joined(run.lines);
+    const ProcessRun json = Eval({"--json"});
+    EXPECT_EQ(json.exit_code, 2) << Joined(json.lines);
+    EXPECT_NE(
+        LineStarting(json.lines, R"({"type":"EvalResult","name":"agent","outcome":"invalid",)"), "")
+        << Joined(json.lines);
+    std::filesystem::remove(facts);
+  }
+  // A transcript that is a FIFO is refused the same way.
+  ASSERT_EQ(::mkfifo((dir_.path() / "pipe.json").c_str(), 0600), 0);
+  const ProcessRun run = Eval({"--must-commit", "agent:full"});
+  EXPECT_EQ(run.exit_code, 2) << Joined(run.lines);
+  EXPECT_EQ(
+      LineStarting(run.lines, "pipe: invalid: "),
+      "pipe: invalid: " + (dir_.path() / "pipe.json").string() + " is a FIFO, not a regular file")
+      << Joined(run.lines);
+}
+
+// A name is shown on its own line: a transcript named with a newline cannot forge a result line
+// (its newline is written as \x0a), and --json keeps the exact name in a JSON string.
+TEST_F(EvalCli, ATranscriptNameWithANewlineCannotForgeAResultLine) {
+  const std::string name = "x\nforged full (window 200000): committed, 1 -> 1 tokens";
+  Write(name + ".json", kSingleSegment);
+  const ProcessRun run = Eval({"--must-commit", name}, true);
+  EXPECT_EQ(run.exit_code, 3) << Joined(run.lines);
+  for (const std::string& line : run.lines)
+    EXPECT_NE(line.rfind("forged", 0), 0u) << Joined(run.lines);
+  EXPECT_NE(LineStarting(run.lines,
+                         "x\\x0aforged full (window 200000): committed, 1 -> 1 tokens "
+                         "full (window 200000): rejected "),
+            "")
+      << Joined(run.lines);
+  EXPECT_NE(Joined(run.lines).find("harness eval: x\\x0aforged "), std::string::npos)
+      << Joined(run.lines);
+  const ProcessRun json = Eval({"--json"});
+  ASSERT_FALSE(json.lines.empty());
+  auto first = ParseStrictJson(json.lines[0]);
+  ASSERT_TRUE(first.ok()) << json.lines[0];
+  EXPECT_EQ(first->at("name"), name);
 }
 
 TEST_F(EvalCli, BadUsageIsExitTwo) {

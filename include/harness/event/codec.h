@@ -37,6 +37,8 @@
 #pragma once
 
 #include <cstddef>
+#include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <variant>
@@ -61,8 +63,17 @@ struct EventDecodeError {
 };
 
 struct EventLimitError {
-  std::size_t size = 0;
+  // A message of a loop's initial history that cannot fit a record even alone
+  // (LoopCreationEvents, CheckLoopCreation): where it is and how large it is.
+  struct HistoryMessage {
+    std::size_t index = 0;  // in the initial history
+    Role role = Role::kUser;
+    std::size_t bytes = 0;  // its own encoding
+    friend bool operator==(const HistoryMessage&, const HistoryMessage&) = default;
+  };
+  std::size_t size = 0;  // the record's (for a history message: the record it would need)
   std::size_t limit = kMaxRecordBytes;
+  std::optional<HistoryMessage> message = std::nullopt;
   std::string Message() const;
 };
 
@@ -95,9 +106,16 @@ Result<Event, EventError> DecodeEvent(std::string_view bytes);
 // created.continued_history set to the messages they carry. Just `created` when its history
 // fits. Published as one batch they are durable together or not at all. Fails, first failure
 // wins: Validate(created) -> InvalidEventError; a message that cannot fit a record even alone
-// -> EventLimitError{the size its record would have}. (The parameter exists for tests; the
-// runtime passes kMaxRecordBytes.)
+// -> EventLimitError{the size its record would have, the message: its index, role and encoded
+// size}. (The parameter exists for tests; the runtime passes kMaxRecordBytes.)
 Result<std::vector<Event>, EventError> LoopCreationEvents(
     LoopCreated created, std::size_t max_record_bytes = kMaxRecordBytes);
+
+// LoopCreationEvents' checks without building the events or copying the history: `created`
+// (whose own history must be empty: it is the rest of the record) with `history` as its initial
+// history. Fails exactly as LoopCreationEvents(created with that history) would; so a caller can
+// refuse a history before it creates anything for it.
+Status<EventError> CheckLoopCreation(LoopCreated created, std::span<const Message> history,
+                                     std::size_t max_record_bytes = kMaxRecordBytes);
 
 }  // namespace harness

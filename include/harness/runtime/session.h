@@ -16,7 +16,8 @@
 //   record continues in LoopHistoryContinued events of the same journal batch, see
 //   LoopCreationEvents in event/codec.h) and, when the definition asks or no loop is active
 //   yet, ActiveLoopChanged; then the loop starts idle. A single history message too large for a
-//   record is kInvalidDefinition.
+//   record is kInvalidDefinition (its `event` names the message). CheckLoopDefinition makes the
+//   same checks without a session.
 // - ChangeLoopRequest(loop, change): faulted or suspended as every command; not registered ->
 //   kLoopNotFound; an empty change, a foreign loop or a system prompt over
 //   kMaxSystemPromptBytes -> kInvalidArgument; exited (or exiting) -> kLoopExited. Otherwise,
@@ -77,7 +78,8 @@
 //   A second Restore of the same journal appends nothing.
 // - Suspend() ends the running turns and attempts as Shutdown does (their waiters are answered)
 //   but keeps queued input and publishes no LoopExited, then releases the lease: the session
-//   can be restored later. Afterwards every command is kSuspended. Idempotent.
+//   can be restored later. Afterwards every command is kSuspended. Idempotent. A release the
+//   journal refuses is reported by LeaseReleaseFailure.
 // Thread safety: every method may be called from any thread, concurrently.
 #pragma once
 
@@ -157,7 +159,10 @@ struct SessionError {
   std::string detail;
   std::optional<RestoreError> restore;  // kRestoreRefused: what the fold refused
   std::optional<JournalError> journal;  // kJournal: the journal's error, when it refused
-  std::string Message() const;          // "session: <kind>[: detail]"
+  // kInvalidDefinition: the event codec's refusal of the loop's creation, when it refused (a
+  // history message too large for a record: EventLimitError names it).
+  std::optional<EventError> event;
+  std::string Message() const;  // "session: <kind>[: detail]"
 };
 
 // What the runtime could not do and could not report as an event (a journal append failed, an
@@ -298,6 +303,14 @@ RestoredLoopInfo RestoredLoopInfoOf(const LoopFold& loop);
 Status<SessionError> CheckRestoredDefinition(const RestoredLoopInfo& info,
                                              const LoopDefinition& definition);
 
+// Everything CreateLoop checks of a definition before it writes, without a session or a journal:
+// the definition's validation and that its creation events can be journaled (each message of
+// the initial history fits a record, CheckLoopCreation in event/codec.h), the same errors
+// (kInvalidDefinition, with `event` set for the codec's refusal). A caller that creates a
+// journal, or a session, only for the loop checks first, so that a definition CreateLoop would
+// refuse creates nothing.
+Status<SessionError> CheckLoopDefinition(const LoopDefinition& definition);
+
 struct RestoreOptions {
   // Returns the definition of each loop (exited loops too). Its history is ignored: the fold's
   // is used. Required.
@@ -410,6 +423,11 @@ class Session {
   void Shutdown();
   // Ends running work, keeps queued input, releases the lease (see the contract above).
   void Suspend();
+  // After Suspend (or the shutdown of a destroyed session): the journal's refusal of the lease's
+  // release, when it refused. The journal that faulted the session (a full disk) may refuse this
+  // small write too; the lease then stays held until it expires (SessionOptions::lease_ttl), and
+  // a restore before that needs RestoreOptions::take_over. nullopt: released, or not yet asked.
+  std::optional<JournalError> LeaseReleaseFailure() const;
   // Starts the oldest queued input of every idle loop: after a Restore with start_queued
   // false, once the caller has subscribed. A no-op for a loop that is busy or has no queue.
   void ResumeQueued();
