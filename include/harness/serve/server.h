@@ -35,8 +35,8 @@
 // - Shutdown() (also run by the destructor) is graceful: new requests are refused
 //   kShuttingDown, every session in memory is suspended (its running turn or compaction is
 //   ended and answered, queued input is kept, the lease released), every event stream ends
-//   once it has sent what was published before, every command wait is answered, then the
-//   listener stops. Idempotent.
+//   once it has sent what was published before, every command wait is answered and every
+//   request a loop was to answer (a waiting pin) is woken, then the listener stops. Idempotent.
 // Lifetime: options.journal and options.env outlive the server.
 // Thread safety: every method may be called from any thread.
 #pragma once
