@@ -39,6 +39,11 @@ struct ServeCommandLine {
   std::size_t max_body_bytes = 1u << 20;
   std::size_t max_sessions = 256;
   std::int64_t connection_timeout_seconds = 60;
+  std::int64_t request_timeout_seconds = 30;
+  // Given on the command line only when --max-connections-per-address was (else the rule of
+  // ServeOptions::max_connections_per_address).
+  std::size_t max_connections_per_address = 0;
+  CLI::Option* per_address_option = nullptr;
   std::int64_t lease_ttl_seconds = 30;
   std::int64_t keepalive_seconds = 15;
   std::vector<std::string> cors_origins;
@@ -171,6 +176,9 @@ int Run(const ServeCommandLine& line) {
   options.max_body_bytes = line.max_body_bytes;
   options.max_sessions = line.max_sessions;
   options.connection_timeout = std::chrono::seconds(line.connection_timeout_seconds);
+  options.request_timeout = std::chrono::seconds(line.request_timeout_seconds);
+  if (line.per_address_option->count() > 0)
+    options.max_connections_per_address = line.max_connections_per_address;
   options.lease_ttl = std::chrono::seconds(line.lease_ttl_seconds);
   options.cors_origins = line.cors_origins;
   options.stream_keepalive = std::chrono::seconds(line.keepalive_seconds);
@@ -240,6 +248,16 @@ std::shared_ptr<ServeCommandLine> AddServeCommand(CLI::App& app) {
                   "sessions held in memory at once");
   AddNumberOption(*c, "--connection-timeout", line->connection_timeout_seconds, {1, 3600},
                   "seconds an idle connection is kept");
+  AddNumberOption(*c, "--request-timeout", line->request_timeout_seconds, {1, 3600},
+                  "seconds a request's headers and body may take to arrive, however slowly they "
+                  "trickle in, counted from the accept or the previous response");
+  line->per_address_option =
+      AddNumberOption(*c, "--max-connections-per-address", line->max_connections_per_address,
+                      {0, 100'000},
+                      "connections one client address may hold at once (0: no limit); by "
+                      "default half of --max-connections off loopback, no limit on loopback "
+                      "(where every client has the same address)")
+          ->default_str("auto");
   AddNumberOption(*c, "--lease-ttl", line->lease_ttl_seconds, {1, 3600},
                   "seconds a session's lease lasts without renewal (renewed at a third)");
   AddNumberOption(*c, "--keepalive", line->keepalive_seconds, {0, 3600},

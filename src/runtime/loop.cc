@@ -98,10 +98,8 @@ void LoopActor::PostHalt() {
   strand_->Post([self = shared_from_this()] { self->halted_ = true; });
 }
 
-std::future<LoopSnapshot> LoopActor::PostSnapshot() {
-  auto promise = std::make_shared<std::promise<LoopSnapshot>>();
-  auto future = promise->get_future();
-  strand_->Post([self = shared_from_this(), promise] {
+void LoopActor::PostSnapshot(SessionDone<LoopSnapshot> done) {
+  strand_->Post([self = shared_from_this(), reply = AnswerTo(std::move(done))] {
     LoopSnapshot snapshot;
     snapshot.loop = self->id_;
     snapshot.status = self->exited_ ? LoopStatus::kExited
@@ -134,9 +132,8 @@ std::future<LoopSnapshot> LoopActor::PostSnapshot() {
     if (self->turn_)
       snapshot.turn = self->turn_->id;
     snapshot.system_prompt = self->definition_.system_prompt;
-    promise->set_value(std::move(snapshot));
+    reply->set_value(std::move(snapshot));
   });
-  return future;
 }
 
 std::future<PublishOutcome> LoopActor::PostRequestChange(LoopRequestChanged changed) {
@@ -163,48 +160,36 @@ std::future<PublishOutcome> LoopActor::PostRequestChange(LoopRequestChanged chan
   return future;
 }
 
-std::future<Result<bool, SessionError>> LoopActor::PostPin(const Uuid& message, bool pin) {
-  PinRequest request{message, pin, std::make_shared<std::promise<Result<bool, SessionError>>>()};
-  auto future = request.reply->get_future();
+void LoopActor::PostPin(const Uuid& message, bool pin, SessionDone<bool> done) {
+  PinRequest request{message, pin, AnswerTo(std::move(done))};
   strand_->Post([self = shared_from_this(), request = std::move(request)]() mutable {
     self->OnPin(std::move(request));
   });
-  return future;
 }
 
-std::future<Result<Uuid, SessionError>> LoopActor::PostUndo(const Uuid& event_id) {
-  auto reply = std::make_shared<std::promise<Result<Uuid, SessionError>>>();
-  auto future = reply->get_future();
-  strand_->Post([self = shared_from_this(), event_id, reply]() mutable {
+void LoopActor::PostUndo(const Uuid& event_id, SessionDone<Uuid> done) {
+  strand_->Post([self = shared_from_this(), event_id, reply = AnswerTo(std::move(done))]() mutable {
     self->OnUndo(event_id, std::move(reply));
   });
-  return future;
 }
 
-std::future<Result<Uuid, SessionError>> LoopActor::PostDecision(const Uuid& attempt, bool approve) {
-  auto reply = std::make_shared<std::promise<Result<Uuid, SessionError>>>();
-  auto future = reply->get_future();
-  strand_->Post([self = shared_from_this(), attempt, approve, reply]() mutable {
-    self->OnDecision(attempt, approve, std::move(reply));
-  });
-  return future;
-}
-
-std::future<Result<Uuid, SessionError>> LoopActor::PostMask(bool mask, const Uuid& event_id,
-                                                            std::vector<Uuid> messages) {
-  auto reply = std::make_shared<std::promise<Result<Uuid, SessionError>>>();
-  auto future = reply->get_future();
+void LoopActor::PostDecision(const Uuid& attempt, bool approve, SessionDone<Uuid> done) {
   strand_->Post(
-      [self = shared_from_this(), mask, event_id, messages = std::move(messages), reply]() mutable {
-        self->OnMask(mask, event_id, std::move(messages), std::move(reply));
+      [self = shared_from_this(), attempt, approve, reply = AnswerTo(std::move(done))]() mutable {
+        self->OnDecision(attempt, approve, std::move(reply));
       });
-  return future;
 }
 
-std::future<Result<Message, SessionError>> LoopActor::PostMaskedOriginal(const Uuid& message) {
-  auto reply = std::make_shared<std::promise<Result<Message, SessionError>>>();
-  auto future = reply->get_future();
-  strand_->Post([self = shared_from_this(), message, reply] {
+void LoopActor::PostMask(bool mask, const Uuid& event_id, std::vector<Uuid> messages,
+                         SessionDone<Uuid> done) {
+  strand_->Post([self = shared_from_this(), mask, event_id, messages = std::move(messages),
+                 reply = AnswerTo(std::move(done))]() mutable {
+    self->OnMask(mask, event_id, std::move(messages), std::move(reply));
+  });
+}
+
+void LoopActor::PostMaskedOriginal(const Uuid& message, SessionDone<Message> done) {
+  strand_->Post([self = shared_from_this(), message, reply = AnswerTo(std::move(done))] {
     auto it = self->masked_.find(message);
     if (it == self->masked_.end()) {
       reply->set_value(Fail(SessionError{
@@ -214,7 +199,6 @@ std::future<Result<Message, SessionError>> LoopActor::PostMaskedOriginal(const U
     }
     reply->set_value(it->second);
   });
-  return future;
 }
 
 // --- masking ------------------------------------------------------------------------------
@@ -243,7 +227,7 @@ void LoopActor::CountMask(PendingMask pending, std::vector<Message> history, std
 }
 
 void LoopActor::OnMask(bool mask, const Uuid& event_id, std::vector<Uuid> messages,
-                       std::shared_ptr<std::promise<Result<Uuid, SessionError>>> reply) {
+                       std::shared_ptr<ControlAnswer<Uuid>> reply) {
   auto refuse = [&](SessionErrorKind kind, std::string detail) {
     reply->set_value(Fail(SessionError{kind, std::move(detail)}));
   };
@@ -498,7 +482,7 @@ void LoopActor::Propose(Proposal proposal) {
 }
 
 void LoopActor::OnDecision(const Uuid& attempt, bool approve,
-                           std::shared_ptr<std::promise<Result<Uuid, SessionError>>> reply) {
+                           std::shared_ptr<ControlAnswer<Uuid>> reply) {
   auto refuse = [&](SessionErrorKind kind, std::string detail) {
     reply->set_value(Fail(SessionError{kind, std::move(detail)}));
   };
@@ -537,8 +521,7 @@ void LoopActor::OnProposalExpired(const Uuid& attempt) {
 
 // --- undo ---------------------------------------------------------------------------------
 
-void LoopActor::OnUndo(const Uuid& event_id,
-                       std::shared_ptr<std::promise<Result<Uuid, SessionError>>> reply) {
+void LoopActor::OnUndo(const Uuid& event_id, std::shared_ptr<ControlAnswer<Uuid>> reply) {
   auto refuse = [&](SessionErrorKind kind, std::string detail) {
     reply->set_value(Fail(SessionError{kind, std::move(detail)}));
   };

@@ -16,6 +16,7 @@
 #include <optional>
 #include <set>
 #include <stop_token>
+#include <utility>
 #include <vector>
 
 #include "harness/command/command.h"
@@ -60,6 +61,34 @@ struct LoopStartState {
   bool exited = false;  // the journal says LoopExited: the actor starts exited
 };
 
+// Where the outcome of a control the actor answers goes: the SessionDone of the Session call that
+// posted it (its blocking form waits on a promise behind it), called once. An answer dropped
+// unanswered (a task the strand never ran) answers kLoopExited, so that no caller waits forever.
+template <class T>
+class ControlAnswer {
+ public:
+  explicit ControlAnswer(SessionDone<T> done) : done_(std::move(done)) {}
+  ~ControlAnswer() {
+    if (done_)
+      done_(Fail(SessionError{SessionErrorKind::kLoopExited, "the loop ended before it answered"}));
+  }
+  ControlAnswer(const ControlAnswer&) = delete;
+  ControlAnswer& operator=(const ControlAnswer&) = delete;
+
+  void set_value(Result<T, SessionError> value) {
+    if (auto done = std::exchange(done_, nullptr))
+      done(std::move(value));
+  }
+
+ private:
+  SessionDone<T> done_;
+};
+
+template <class T>
+std::shared_ptr<ControlAnswer<T>> AnswerTo(SessionDone<T> done) {
+  return std::make_shared<ControlAnswer<T>>(std::move(done));
+}
+
 // How a loop ends (LoopActor::PostEnd). Both end the running turn and attempt the same way.
 enum class LoopEnd {
   kShutdown,  // queued input is cancelled (InputCancelled) and LoopExited is published
@@ -91,21 +120,21 @@ class LoopActor : public std::enable_shared_from_this<LoopActor> {
   // A command for this loop could not be journaled (the session is faulted): the loop stops as
   // one whose own append failed, so that a later shutdown writes nothing more for it.
   void PostHalt();
-  std::future<LoopSnapshot> PostSnapshot();
+  void PostSnapshot(SessionDone<LoopSnapshot> done);
   // Journals `changed` (LoopRequestChanged) and then applies it: the loop's next model request
   // is made with it. A failed append halts the loop as any durable publication does.
   std::future<PublishOutcome> PostRequestChange(LoopRequestChanged changed);
   // Session::PinMessage on the strand: applied at once, or when the running attempt ends.
-  std::future<Result<bool, SessionError>> PostPin(const Uuid& message, bool pin);
+  void PostPin(const Uuid& message, bool pin, SessionDone<bool> done);
   // Session::Undo on the strand; `event_id` is the HistoryReverted's.
-  std::future<Result<Uuid, SessionError>> PostUndo(const Uuid& event_id);
+  void PostUndo(const Uuid& event_id, SessionDone<Uuid> done);
   // Session::DecideProposal on the strand: the terminal's event id once it is durable.
-  std::future<Result<Uuid, SessionError>> PostDecision(const Uuid& attempt, bool approve);
+  void PostDecision(const Uuid& attempt, bool approve, SessionDone<Uuid> done);
   // Session::MaskToolOutputs (`mask`) and UnmaskToolOutputs on the strand; `event_id` is the
   // event's. `messages`: what to unmask (empty: every masked result).
-  std::future<Result<Uuid, SessionError>> PostMask(bool mask, const Uuid& event_id,
-                                                   std::vector<Uuid> messages);
-  std::future<Result<Message, SessionError>> PostMaskedOriginal(const Uuid& message);
+  void PostMask(bool mask, const Uuid& event_id, std::vector<Uuid> messages,
+                SessionDone<Uuid> done);
+  void PostMaskedOriginal(const Uuid& message, SessionDone<Message> done);
   std::shared_future<void> exited() const { return exited_future_; }
   // A foreign loop's input goes straight to its engine (from the caller's thread).
   void DeliverForeign(const Uuid& command, const UserMessage& message) {
@@ -145,7 +174,7 @@ class LoopActor : public std::enable_shared_from_this<LoopActor> {
   struct PinRequest {
     Uuid message;
     bool pin = true;
-    std::shared_ptr<std::promise<Result<bool, SessionError>>> reply;
+    std::shared_ptr<ControlAnswer<bool>> reply;
   };
   void OnPin(PinRequest request);
   void ApplyPin(PinRequest& request);
@@ -158,10 +187,9 @@ class LoopActor : public std::enable_shared_from_this<LoopActor> {
     Uuid event_id;
     std::uint64_t op = 0;
     RevertedHistory reverted;
-    std::shared_ptr<std::promise<Result<Uuid, SessionError>>> reply;
+    std::shared_ptr<ControlAnswer<Uuid>> reply;
   };
-  void OnUndo(const Uuid& event_id,
-              std::shared_ptr<std::promise<Result<Uuid, SessionError>>> reply);
+  void OnUndo(const Uuid& event_id, std::shared_ptr<ControlAnswer<Uuid>> reply);
   void OnUndoCounted(std::uint64_t op, Result<ContextMeasurement, MeasureError> result);
 
   // --- masking (docs/masking.md)
@@ -173,11 +201,11 @@ class LoopActor : public std::enable_shared_from_this<LoopActor> {
     std::vector<Uuid> message_ids;
     // A person's request; null for the automatic policy's masking in a turn, which goes on with
     // `measured` (the boundary's measurement) when the masking does not happen.
-    std::shared_ptr<std::promise<Result<Uuid, SessionError>>> reply;
+    std::shared_ptr<ControlAnswer<Uuid>> reply;
     std::optional<ContextMeasurement> measured;
   };
   void OnMask(bool mask, const Uuid& event_id, std::vector<Uuid> messages,
-              std::shared_ptr<std::promise<Result<Uuid, SessionError>>> reply);
+              std::shared_ptr<ControlAnswer<Uuid>> reply);
   // The automatic policy's first stage at a boundary whose measurement triggers compaction:
   // true when a masking is being counted (the turn waits for OnMaskCounted).
   bool StartAutomaticMask(const ContextMeasurement& measured);
@@ -232,8 +260,7 @@ class LoopActor : public std::enable_shared_from_this<LoopActor> {
   // Journals CompactionProposed for the attempt in the slot and waits; a failed append concludes
   // the attempt (kInternal) or halts the loop (fatal), as a failed CompactionStarted does.
   void Propose(Proposal proposal);
-  void OnDecision(const Uuid& attempt, bool approve,
-                  std::shared_ptr<std::promise<Result<Uuid, SessionError>>> reply);
+  void OnDecision(const Uuid& attempt, bool approve, std::shared_ptr<ControlAnswer<Uuid>> reply);
   void OnProposalExpired(const Uuid& attempt);
 
   // --- history

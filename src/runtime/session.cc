@@ -567,28 +567,40 @@ Result<std::shared_ptr<LoopActor>, SessionError> FindLoop(SessionCore& core, con
   return it->second;
 }
 
-// Posts `post` to loop `loop`'s actor once the checks the compaction controls share pass (found,
-// a compaction policy, not exiting; under the registry lock), and waits for its reply. `what`
-// names the control in the refusal of a loop without a policy.
-template <class Post>
-Result<Uuid, SessionError> OnCompactableLoop(SessionCore& core, const Uuid& loop,
-                                             std::string_view what, Post post) {
-  std::future<Result<Uuid, SessionError>> outcome;
+// Hands `post` loop `loop`'s actor once the checks the compaction controls share pass (found, a
+// compaction policy, not exiting; under the registry lock); a refusal goes to `done` outside the
+// lock. `what` names the control in the refusal of a loop without a policy.
+template <class T, class Post>
+void OnCompactableLoop(SessionCore& core, const Uuid& loop, std::string_view what,
+                       SessionDone<T>& done, Post post) {
+  std::optional<SessionError> refused;
   {
     std::lock_guard lock(core.registry_mutex);
     auto actor = FindLoop(core, loop);
-    if (!actor)
-      return Fail(actor.error());
-    if (!(*actor)->compactable()) {
-      return Fail(
+    if (!actor) {
+      refused = actor.error();
+    } else if (!(*actor)->compactable()) {
+      refused =
           SessionError{SessionErrorKind::kCompactionUnsupported,
-                       "the loop has no compaction policy, so nothing to " + std::string(what)});
+                       "the loop has no compaction policy, so nothing to " + std::string(what)};
+    } else if ((*actor)->exiting) {
+      refused = SessionError{SessionErrorKind::kLoopExited, ""};
+    } else {
+      post(**actor);
+      return;
     }
-    if ((*actor)->exiting)
-      return Fail(SessionError{SessionErrorKind::kLoopExited, ""});
-    outcome = post(**actor);
   }
-  return outcome.get();
+  done(Fail(std::move(*refused)));
+}
+
+// The blocking form of an asynchronous control: starts it with a callback that fulfils a promise,
+// and waits for it.
+template <class T, class Start>
+Result<T, SessionError> Await(Start start) {
+  auto promise = std::make_shared<std::promise<Result<T, SessionError>>>();
+  auto future = promise->get_future();
+  start([promise](Result<T, SessionError> outcome) { promise->set_value(std::move(outcome)); });
+  return future.get();
 }
 
 // Journals a command's intent (under the registry lock). When the journal fails, the session is
@@ -663,10 +675,17 @@ Result<Uuid, SessionError> Session::PreviewCompaction(const Uuid& loop, std::str
 
 Result<Uuid, SessionError> Session::DecideProposal(const Uuid& loop, const Uuid& attempt,
                                                    bool approve) {
+  return Await<Uuid>(
+      [&](SessionDone<Uuid> done) { DecideProposal(loop, attempt, approve, std::move(done)); });
+}
+
+void Session::DecideProposal(const Uuid& loop, const Uuid& attempt, bool approve,
+                             SessionDone<Uuid> done) {
   if (auto refused = core_->Refusal())
-    return Fail(std::move(*refused));
-  return OnCompactableLoop(*core_, loop, "decide",
-                           [&](LoopActor& actor) { return actor.PostDecision(attempt, approve); });
+    return done(Fail(std::move(*refused)));
+  OnCompactableLoop(*core_, loop, "decide", done, [&](LoopActor& actor) {
+    actor.PostDecision(attempt, approve, std::move(done));
+  });
 }
 
 Result<Uuid, SessionError> Session::SendCompact(const Uuid& loop, ::harness::Compact command,
@@ -840,72 +859,114 @@ Result<Uuid, SessionError> Session::ChangeLoopRequest(const Uuid& loop, LoopRequ
 }
 
 Result<bool, SessionError> Session::PinMessage(const Uuid& loop, const Uuid& message, bool pin) {
-  if (auto refused = core_->Refusal())
-    return Fail(std::move(*refused));
-  std::future<Result<bool, SessionError>> outcome;
-  {
+  return Await<bool>(
+      [&](SessionDone<bool> done) { PinMessage(loop, message, pin, std::move(done)); });
+}
+
+void Session::PinMessage(const Uuid& loop, const Uuid& message, bool pin, SessionDone<bool> done) {
+  std::optional<SessionError> refused = core_->Refusal();
+  if (!refused) {
     std::lock_guard lock(core_->registry_mutex);
     auto actor = FindLoop(*core_, loop);
-    if (!actor)
-      return Fail(actor.error());
-    if ((*actor)->kind() != LoopKind::kNative)
-      return Fail(SessionError{SessionErrorKind::kInvalidArgument,
-                               "a foreign loop's history is not the runtime's"});
-    if ((*actor)->exiting)
-      return Fail(SessionError{SessionErrorKind::kLoopExited, ""});
-    outcome = (*actor)->PostPin(message, pin);
+    if (!actor) {
+      refused = actor.error();
+    } else if ((*actor)->kind() != LoopKind::kNative) {
+      refused = SessionError{SessionErrorKind::kInvalidArgument,
+                             "a foreign loop's history is not the runtime's"};
+    } else if ((*actor)->exiting) {
+      refused = SessionError{SessionErrorKind::kLoopExited, ""};
+    } else {
+      (*actor)->PostPin(message, pin, std::move(done));
+      return;
+    }
   }
-  return outcome.get();
+  done(Fail(std::move(*refused)));
 }
 
 Result<Uuid, SessionError> Session::Undo(const Uuid& loop) {
+  return Await<Uuid>([&](SessionDone<Uuid> done) { Undo(loop, std::move(done)); });
+}
+
+void Session::Undo(const Uuid& loop, SessionDone<Uuid> done) {
   if (auto refused = core_->Refusal())
-    return Fail(std::move(*refused));
-  HARNESS_TRY(const Uuid event_id, core_->NewId());
-  return OnCompactableLoop(*core_, loop, "undo",
-                           [&](LoopActor& actor) { return actor.PostUndo(event_id); });
+    return done(Fail(std::move(*refused)));
+  auto event_id = core_->NewId();
+  if (!event_id)
+    return done(Fail(event_id.error()));
+  OnCompactableLoop(*core_, loop, "undo", done,
+                    [&](LoopActor& actor) { actor.PostUndo(*event_id, std::move(done)); });
 }
 
 Result<Uuid, SessionError> Session::MaskToolOutputs(const Uuid& loop) {
+  return Await<Uuid>([&](SessionDone<Uuid> done) { MaskToolOutputs(loop, std::move(done)); });
+}
+
+void Session::MaskToolOutputs(const Uuid& loop, SessionDone<Uuid> done) {
   if (auto refused = core_->Refusal())
-    return Fail(std::move(*refused));
-  HARNESS_TRY(const Uuid event_id, core_->NewId());
-  return OnCompactableLoop(*core_, loop, "mask",
-                           [&](LoopActor& actor) { return actor.PostMask(true, event_id, {}); });
+    return done(Fail(std::move(*refused)));
+  auto event_id = core_->NewId();
+  if (!event_id)
+    return done(Fail(event_id.error()));
+  OnCompactableLoop(*core_, loop, "mask", done, [&](LoopActor& actor) {
+    actor.PostMask(true, *event_id, {}, std::move(done));
+  });
 }
 
 Result<Uuid, SessionError> Session::UnmaskToolOutputs(const Uuid& loop,
                                                       std::vector<Uuid> messages) {
+  return Await<Uuid>([&](SessionDone<Uuid> done) {
+    UnmaskToolOutputs(loop, std::move(messages), std::move(done));
+  });
+}
+
+void Session::UnmaskToolOutputs(const Uuid& loop, std::vector<Uuid> messages,
+                                SessionDone<Uuid> done) {
   if (auto refused = core_->Refusal())
-    return Fail(std::move(*refused));
-  HARNESS_TRY(const Uuid event_id, core_->NewId());
-  return OnCompactableLoop(*core_, loop, "unmask", [&](LoopActor& actor) {
-    return actor.PostMask(false, event_id, std::move(messages));
+    return done(Fail(std::move(*refused)));
+  auto event_id = core_->NewId();
+  if (!event_id)
+    return done(Fail(event_id.error()));
+  OnCompactableLoop(*core_, loop, "unmask", done, [&](LoopActor& actor) {
+    actor.PostMask(false, *event_id, std::move(messages), std::move(done));
   });
 }
 
 Result<Message, SessionError> Session::MaskedOriginal(const Uuid& loop, const Uuid& message) {
-  std::future<Result<Message, SessionError>> original;
+  return Await<Message>(
+      [&](SessionDone<Message> done) { MaskedOriginal(loop, message, std::move(done)); });
+}
+
+void Session::MaskedOriginal(const Uuid& loop, const Uuid& message, SessionDone<Message> done) {
+  std::optional<SessionError> refused;
   {
     std::lock_guard lock(core_->registry_mutex);
     auto actor = FindLoop(*core_, loop);
-    if (!actor)
-      return Fail(actor.error());
-    original = (*actor)->PostMaskedOriginal(message);
+    if (actor) {
+      (*actor)->PostMaskedOriginal(message, std::move(done));
+      return;
+    }
+    refused = actor.error();
   }
-  return original.get();
+  done(Fail(std::move(*refused)));
 }
 
 Result<LoopSnapshot, SessionError> Session::Snapshot(const Uuid& loop) {
-  std::future<LoopSnapshot> snapshot;
+  return Await<LoopSnapshot>(
+      [&](SessionDone<LoopSnapshot> done) { Snapshot(loop, std::move(done)); });
+}
+
+void Session::Snapshot(const Uuid& loop, SessionDone<LoopSnapshot> done) {
+  std::optional<SessionError> refused;
   {
     std::lock_guard lock(core_->registry_mutex);
     auto actor = FindLoop(*core_, loop);
-    if (!actor)
-      return Fail(actor.error());
-    snapshot = (*actor)->PostSnapshot();
+    if (actor) {
+      (*actor)->PostSnapshot(std::move(done));
+      return;
+    }
+    refused = actor.error();
   }
-  return snapshot.get();
+  done(Fail(std::move(*refused)));
 }
 
 }  // namespace harness

@@ -4,7 +4,6 @@
 
 #include "harness/content/transcript.h"
 #include "harness/core/json.h"
-#include "serve/sessions.h"
 
 namespace harness::serve {
 
@@ -189,25 +188,6 @@ Result<std::string, ApiError> AnswerToolCalls(const LoopSnapshot& snapshot, Clie
                           " already has its result (answered, or its wait ended)"));
   }
   return answered + "]}";
-}
-
-Result<std::string, ApiError> ServeToolRoute(SessionTable& sessions, const Route& route,
-                                             std::string_view body) {
-  std::optional<std::vector<ToolResultRequest>> results;
-  if (route.kind == RouteKind::kToolResults) {
-    HARNESS_TRY(results, DecodeToolResults(body));
-  }
-  HARNESS_TRY(std::shared_ptr<ServedSession> served, sessions.Get(route.session));
-  // The snapshot is taken on the loop's strand after everything the client saw was published:
-  // a call the event stream showed is in its history.
-  auto snapshot = served->session->Snapshot(route.loop);
-  if (!snapshot.ok())
-    return Fail(FromSessionError(snapshot.error()));
-  auto it = served->tool_boxes.find(route.loop);
-  ClientToolBox* box = it != served->tool_boxes.end() ? it->second.get() : nullptr;
-  if (!results)
-    return ToolCallsJson(*snapshot, box);
-  return AnswerToolCalls(*snapshot, box, std::move(*results));
 }
 
 }  // namespace harness::serve

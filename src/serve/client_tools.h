@@ -33,8 +33,6 @@
 
 namespace harness::serve {
 
-class SessionTable;
-
 class ClientToolBox : public std::enable_shared_from_this<ClientToolBox> {
  public:
   ClientToolBox(std::vector<ToolDefinition> tools, std::chrono::nanoseconds timeout);
@@ -83,10 +81,5 @@ std::string ToolCallsJson(const LoopSnapshot& snapshot, const ClientToolBox* box
 // Returns {"answered":["id",…]}.
 Result<std::string, ApiError> AnswerToolCalls(const LoopSnapshot& snapshot, ClientToolBox* box,
                                               std::vector<ToolResultRequest> results);
-
-// The two routes, 200 with their JSON: GET …/tool_calls (kToolCalls) and POST …/tool_results
-// (kToolResults, `body` its request).
-Result<std::string, ApiError> ServeToolRoute(SessionTable& sessions, const Route& route,
-                                             std::string_view body);
 
 }  // namespace harness::serve

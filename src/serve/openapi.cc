@@ -501,7 +501,7 @@ constexpr std::string_view kDocument = R"openapi({
       },
       "History": {
         "type": "object",
-        "required": ["loop_id", "derived_prefix", "messages", "message_ids", "pinned", "masked", "undoable", "proposal"],
+        "required": ["loop_id", "derived_prefix", "messages", "message_ids", "pinned", "masked", "undoable", "deferred_pins", "proposal"],
         "properties": {
           "loop_id": {"type": "string", "format": "uuid"},
           "derived_prefix": {"type": "integer", "minimum": 0},
@@ -510,6 +510,7 @@ constexpr std::string_view kDocument = R"openapi({
           "pinned": {"type": "array", "items": {"type": "string", "format": "uuid"}},
           "masked": {"type": "array", "items": {"type": "string", "format": "uuid"}, "description": "The masked tool outputs' ids; GET masked/{message} shows an original."},
           "undoable": {"type": "integer", "minimum": 0, "description": "How many compactions and maskings an undo can still revert."},
+          "deferred_pins": {"type": "integer", "minimum": 0, "description": "Pin and unpin requests waiting for the running compaction to end (docs/pins.md); each is answered once applied."},
           "proposal": {"description": "The CompactionProposed event waiting for approve or discard, or null.", "oneOf": [{"type": "null"}, {"type": "object"}]}
         }
       },

@@ -1,8 +1,10 @@
 // The HTTP side of `harness serve`: libmicrohttpd's epoll thread pool, one Exchange per request,
-// and two kinds of long-lived request that never hold a thread while they wait: a command wait
-// (GET /v1/commands/{id}?wait_ms=N, or its session's form) and an event stream (GET …/events).
-// Both suspend their connection (MHD_suspend_connection) and are resumed by whoever has news: the
-// command's reply, its deadline, the hub's waker, the shutdown.
+// and three kinds of request that never hold a thread while they wait: a command wait (GET
+// /v1/commands/{id}?wait_ms=N, or its session's form), an event stream (GET …/events), and a
+// request a loop answers (loop_routes.h: a pin waiting for a compaction's end, a snapshot). Each
+// suspends its connection (MHD_suspend_connection) and is resumed by whoever has news: the
+// command's reply, its deadline, the hub's waker, the loop's actor, the shutdown. Every request
+// must arrive whole within options.request_timeout (request_deadlines.h).
 #include "harness/serve/server.h"
 
 #include <arpa/inet.h>
@@ -27,17 +29,21 @@
 #include "harness/hub/record_json.h"
 #include "harness/journal/lease.h"
 #include "harness/runtime/session.h"
+#include "serve/alarm.h"
 #include "serve/api.h"
 #include "serve/client_tools.h"
 #include "serve/context_breakdown.h"
 #include "serve/event_frames.h"
 #include "serve/journaled_command.h"
+#include "serve/loop_routes.h"
 #include "serve/metrics.h"
 #include "serve/openapi.h"
+#include "serve/request_deadlines.h"
 #include "serve/request_guard.h"
 #include "serve/request_head.h"
 #include "serve/sessions.h"
 #include "serve/static_assets.h"
+#include "serve/suspended_request.h"
 
 namespace harness::serve {
 
@@ -62,77 +68,6 @@ constexpr std::chrono::seconds kStreamDrain{2};
 // are in, so 64 KiB cost an idle stream 42 KB of resident memory; 16 KiB (malloc'd) costs 18 KB.
 // Headers that do not fit are refused 431 (docs/serve.md "Security and limits").
 constexpr std::size_t kConnectionMemory = 16u * 1024;
-
-std::string_view StatusName(LoopStatus status) {
-  switch (status) {
-    case LoopStatus::kIdle:
-      return "idle";
-    case LoopStatus::kRunning:
-      return "running";
-    case LoopStatus::kExited:
-      return "exited";
-  }
-  return "idle";
-}
-
-// Deadlines of command waits and the event streams' keepalives: one thread for all of them.
-class Alarm {
- public:
-  Alarm() : thread_([this](std::stop_token stop) { Run(stop); }) {}
-  ~Alarm() {
-    thread_.request_stop();
-    changed_.notify_all();
-  }
-
-  std::uint64_t Schedule(std::chrono::steady_clock::time_point at, std::function<void()> fn) {
-    std::lock_guard lock(mu_);
-    const std::uint64_t id = next_++;
-    due_.emplace(at, std::make_pair(id, std::move(fn)));
-    changed_.notify_all();
-    return id;
-  }
-  void Cancel(std::uint64_t id) {
-    std::lock_guard lock(mu_);
-    for (auto it = due_.begin(); it != due_.end(); ++it) {
-      if (it->second.first == id) {
-        due_.erase(it);
-        return;
-      }
-    }
-  }
-
- private:
-  void Run(std::stop_token stop) {
-    std::unique_lock lock(mu_);
-    while (!stop.stop_requested()) {
-      if (due_.empty()) {
-        changed_.wait(lock, stop, [&] { return !due_.empty(); });
-        continue;
-      }
-      const auto first = due_.begin()->first;
-      if (std::chrono::steady_clock::now() < first) {
-        changed_.wait_until(lock, stop, first, [&] {
-          return due_.empty() || due_.begin()->first != first ||
-                 std::chrono::steady_clock::now() >= first;
-        });
-        continue;
-      }
-      auto fn = std::move(due_.begin()->second.second);
-      due_.erase(due_.begin());
-      lock.unlock();
-      fn();
-      lock.lock();
-    }
-  }
-
-  std::mutex mu_;
-  std::condition_variable_any changed_;
-  std::multimap<std::chrono::steady_clock::time_point,
-                std::pair<std::uint64_t, std::function<void()>>>
-      due_;
-  std::uint64_t next_ = 1;
-  std::jthread thread_;  // last: started once the state above exists
-};
 
 // A suspended GET /v1/commands/{id}: woken once, by the reply, the deadline or the shutdown.
 struct CommandWait {
@@ -337,21 +272,13 @@ void FreeExport(void* cls) {
 
 // What one request accumulates across the access handler's calls.
 struct Exchange {
+  RequestDeadlines::Connection* deadline = nullptr;  // its connection's, when it has one
   bool authorized = false;
   std::string body;
   bool too_large = false;
   std::shared_ptr<CommandWait> wait;
+  std::shared_ptr<SuspendedRequest> later;  // answered by a loop (Server::Impl::Later)
 };
-
-struct Reply {
-  unsigned status = 200;
-  std::string body;  // JSON, unless content_type says otherwise
-  std::string_view content_type = "application/json";
-};
-
-Reply ErrorReply(const ApiError& error) {
-  return Reply{HttpStatusOf(error.kind), EncodeApiError(error)};
-}
 
 // Equal-time comparison: both sides are hashed first, so neither the length nor the first
 // differing byte of the token shows in the time taken.
@@ -445,6 +372,8 @@ struct Server::Impl {
   std::unique_ptr<CommandBook> book;        // options.command_book commands
   Uuid owner;                               // the lease owner of every session of this server
   std::unique_ptr<SessionTable> sessions;
+  // Outlives the daemon (it hears of every close) and the alarm its deadlines run on.
+  std::unique_ptr<RequestDeadlines> deadlines;
   Alarm alarm;
   std::unique_ptr<RequestGuard> guard;  // made before the daemon starts
   MHD_Daemon* daemon = nullptr;
@@ -458,6 +387,7 @@ struct Server::Impl {
   std::vector<std::weak_ptr<EventStream>> streams;  // guarded by streams_mu
   std::size_t open_streams = 0;                     // guarded by streams_mu: responses not freed
   bool streams_closed = false;                      // guarded by streams_mu
+  SuspendedRequests later_requests;                 // the requests a loop answers
 
   MHD_Result Handle(MHD_Connection* connection, const char* url, const char* method,
                     const char* version, const char* upload_data, std::size_t* upload_data_size,
@@ -474,14 +404,19 @@ struct Server::Impl {
   Reply JournalAnswer(const Route& route, const JournaledCommand& journaled);
   Result<MHD_Response*, ApiError> Events(MHD_Connection* connection, const Route& route,
                                          const QueryParameters& query);
-  Result<Reply, ApiError> SessionJson(const Uuid& id);
-  Result<Reply, ApiError> LoopJson(const Route& route, bool history);
-  // Undo, pin, unpin, approve, discard, mask, unmask: a loop's history controls (docs/serve.md),
-  // each with an
-  // empty JSON object as its body and answered once its event is durable.
-  Reply HistoryControl(const Route& route, std::string_view body);
+  // The requests a session's loops answer: each starts the asynchronous call and puts the
+  // connection to sleep (Later) until the loop's actor has answered, so no thread of the server
+  // waits for a loop (a pin waits for a running compaction to end).
+  Reply LoopRequest(MHD_Connection* connection, const Route& route, Exchange& exchange,
+                    bool& suspended);
+  // Starts `start` with a request the reply is given to, then sleeps unless it came at once.
+  Reply Later(MHD_Connection* connection, Exchange& exchange, bool& suspended,
+              const std::function<void(const std::shared_ptr<SuspendedRequest>&)>& start);
   void StopStreams();
   MHD_Result Queue(MHD_Connection* connection, const Reply& reply);
+  // A response is queued, maybe before the whole request was read (a refusal: libmicrohttpd
+  // then reads no more of it): its deadline no longer applies (RequestDeadlines).
+  void Answering(MHD_Connection* connection);
   // Every answer of the API goes out here: the security and CORS headers, the count, the queue.
   // `preflight`: the path's methods, for a preflight's CORS headers.
   MHD_Result Send(MHD_Connection* connection, MHD_Response* response, unsigned status,
@@ -529,10 +464,37 @@ MHD_Result HandleRequest(void* cls, MHD_Connection* connection, const char* url,
                                                  upload_data_size, req_cls);
 }
 
-void RequestCompleted(void* /*cls*/, MHD_Connection* /*connection*/, void** req_cls,
+// The connection's entry in the deadlines (socket_context), or null.
+RequestDeadlines::Connection* DeadlineOf(MHD_Connection* connection) {
+  const MHD_ConnectionInfo* info =
+      MHD_get_connection_info(connection, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+  return info != nullptr ? static_cast<RequestDeadlines::Connection*>(info->socket_context)
+                         : nullptr;
+}
+
+void RequestCompleted(void* cls, MHD_Connection* connection, void** req_cls,
                       MHD_RequestTerminationCode /*code*/) {
   delete static_cast<Exchange*>(*req_cls);
   *req_cls = nullptr;
+  // Its response is sent (or the connection is closing, which Closed then forgets): the next
+  // request has its own deadline.
+  if (RequestDeadlines::Connection* deadline = DeadlineOf(connection))
+    static_cast<RequestDeadlines*>(cls)->Answered(deadline);
+}
+
+// libmicrohttpd's connection notifications: each connection has a deadline from its accept
+// until it is closed (before libmicrohttpd closes its socket).
+void ConnectionNotified(void* cls, MHD_Connection* connection, void** socket_context,
+                        MHD_ConnectionNotificationCode code) {
+  auto& deadlines = *static_cast<RequestDeadlines*>(cls);
+  if (code == MHD_CONNECTION_NOTIFY_STARTED) {
+    const MHD_ConnectionInfo* info =
+        MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CONNECTION_FD);
+    *socket_context = info != nullptr ? deadlines.Opened(info->connect_fd) : nullptr;
+  } else if (*socket_context != nullptr) {
+    deadlines.Closed(static_cast<RequestDeadlines::Connection*>(*socket_context));
+    *socket_context = nullptr;
+  }
 }
 
 }  // namespace
@@ -549,8 +511,14 @@ MHD_Result Server::Impl::Queue(MHD_Connection* connection, const Reply& reply) {
   return Send(connection, response, reply.status);
 }
 
+void Server::Impl::Answering(MHD_Connection* connection) {
+  if (RequestDeadlines::Connection* deadline = DeadlineOf(connection))
+    deadlines->Arrived(deadline);
+}
+
 MHD_Result Server::Impl::Send(MHD_Connection* connection, MHD_Response* response, unsigned status,
                               const std::string* preflight) {
+  Answering(connection);
   AddSecurityHeaders(response);
   if (!options.cors_origins.empty()) {
     // Whatever the answer, it depends on the Origin: a cache must not serve it to another one.
@@ -602,6 +570,7 @@ MHD_Result Server::Impl::Handle(MHD_Connection* connection, const char* url, con
   if (*req_cls == nullptr) {
     // The first call: the headers are in, the body is not.
     auto exchange = std::make_unique<Exchange>();
+    exchange->deadline = DeadlineOf(connection);
     const RequestHead head = ReadHead(connection, url, method, version);
     if (auto refused = guard->Check(head, port.load()); !refused.ok()) {
       *req_cls = exchange.release();
@@ -619,6 +588,7 @@ MHD_Result Server::Impl::Handle(MHD_Connection* connection, const char* url, con
     if (const EmbeddedFile* asset = FindAsset(url);
         asset != nullptr && (head.method == "GET" || head.method == "HEAD")) {
       *req_cls = exchange.release();
+      Answering(connection);
       return QueueAsset(connection, *asset);
     }
     if (options.token) {
@@ -662,6 +632,11 @@ MHD_Result Server::Impl::Handle(MHD_Connection* connection, const char* url, con
     *upload_data_size = 0;
     return MHD_YES;
   }
+  // The request is whole: what follows (an answer, a wait, a stream) is the server's.
+  if (exchange.deadline != nullptr)
+    deadlines->Arrived(exchange.deadline);
+  if (exchange.later)  // resumed: the loop has answered
+    return Queue(connection, exchange.later->Take());
   if (exchange.too_large) {
     return Queue(connection, ErrorReply({ApiErrorKind::kTooLarge,
                                          "the body is over the server's limit of " +
@@ -714,10 +689,8 @@ Reply Server::Impl::Dispatch(MHD_Connection* connection, const Route& route,
       auto list = sessions->ListJson();
       return list.ok() ? Reply{200, *list} : ErrorReply(list.error());
     }
-    case RouteKind::kGetSession: {
-      auto json = SessionJson(route.session);
-      return json.ok() ? *json : ErrorReply(json.error());
-    }
+    case RouteKind::kGetSession:
+      return LoopRequest(connection, route, exchange, suspended);
     case RouteKind::kDeleteSession: {
       auto ended = sessions->End(route.session);
       return ended.ok() ? Reply{204, ""} : ErrorReply(ended.error());
@@ -786,25 +759,12 @@ Reply Server::Impl::Dispatch(MHD_Connection* connection, const Route& route,
     case RouteKind::kMask:
     case RouteKind::kUnmaskAll:
     case RouteKind::kUnmask:
-      return HistoryControl(route, exchange.body);
-    case RouteKind::kMaskedOriginal: {
-      auto served = sessions->Get(route.session);
-      if (!served.ok())
-        return ErrorReply(served.error());
-      auto original = (*served)->session->MaskedOriginal(route.loop, route.item);
-      if (!original.ok())
-        return ErrorReply(FromSessionError(original.error()));
-      auto encoded = EncodeMessage(*original);
-      if (!encoded.ok())
-        return ErrorReply({ApiErrorKind::kInternal, encoded.error().Describe()});
-      return Reply{
-          200, "{\"message_id\":\"" + route.item.ToString() + "\",\"message\":" + *encoded + "}"};
-    }
+    case RouteKind::kMaskedOriginal:
     case RouteKind::kHistory:
-    case RouteKind::kContext: {
-      auto json = LoopJson(route, route.kind == RouteKind::kHistory);
-      return json.ok() ? *json : ErrorReply(json.error());
-    }
+    case RouteKind::kContext:
+    case RouteKind::kToolCalls:
+    case RouteKind::kToolResults:
+      return LoopRequest(connection, route, exchange, suspended);
     case RouteKind::kOpenApi:
       return Reply{200, std::string(OpenApiDocument())};
     case RouteKind::kMetrics: {
@@ -820,11 +780,6 @@ Reply Server::Impl::Dispatch(MHD_Connection* connection, const Route& route,
     case RouteKind::kPreflight:
       // Without an allow-list no origin may call: the path's methods, as any unknown method.
       return ErrorReply({ApiErrorKind::kMethodNotAllowed, "this path takes " + route.allowed});
-    case RouteKind::kToolCalls:
-    case RouteKind::kToolResults: {
-      auto json = ServeToolRoute(*sessions, route, exchange.body);
-      return json.ok() ? Reply{200, *json} : ErrorReply(json.error());
-    }
     case RouteKind::kGetCommand:
     case RouteKind::kGetSessionCommand:
     case RouteKind::kEvents:
@@ -995,135 +950,32 @@ Result<MHD_Response*, ApiError> Server::Impl::Events(MHD_Connection* connection,
   return response;
 }
 
-Result<Reply, ApiError> Server::Impl::SessionJson(const Uuid& id) {
-  HARNESS_TRY(std::shared_ptr<ServedSession> served, sessions->Get(id));
-  Session& session = *served->session;
-  std::string out = "{\"session_id\":\"" + id.ToString() + "\",\"active_loop\":";
-  const auto active = session.active_loop();
-  out += active ? "\"" + active->ToString() + "\"" : "null";
-  out += ",\"faulted\":";
-  out += session.faulted() ? "true" : "false";
-  out += ",\"loops\":[";
-  for (std::size_t i = 0; i < served->loops.size(); ++i) {
-    auto snapshot = session.Snapshot(served->loops[i]);
-    if (!snapshot.ok())
-      return Fail(FromSessionError(snapshot.error()));
-    out += i == 0 ? "" : ",";
-    out += "{\"loop_id\":\"" + served->loops[i].ToString() + "\",\"status\":\"";
-    out += StatusName(snapshot->status);
-    out += "\",\"history_messages\":" + std::to_string(snapshot->history.size()) +
-           ",\"queued_inputs\":" + std::to_string(snapshot->queued_inputs) +
-           ",\"compacting\":" + (snapshot->attempt ? "true" : "false") + "}";
-  }
-  out += "]}";
-  return Reply{200, out};
+Reply Server::Impl::Later(
+    MHD_Connection* connection, Exchange& exchange, bool& suspended,
+    const std::function<void(const std::shared_ptr<SuspendedRequest>&)>& start) {
+  auto later = later_requests.Start(connection);
+  if (!later)
+    return ErrorReply({ApiErrorKind::kShuttingDown, "the server is shutting down"});
+  exchange.later = later;
+  start(later);
+  if (!later->Sleep())
+    return later->Take();  // answered at once: a refusal, or a loop quicker than this thread
+  suspended = true;
+  return {};
 }
 
-Result<Reply, ApiError> Server::Impl::LoopJson(const Route& route, bool history) {
-  HARNESS_TRY(std::shared_ptr<ServedSession> served, sessions->Get(route.session));
-  auto snapshot = served->session->Snapshot(route.loop);
-  if (!snapshot.ok())
-    return Fail(FromSessionError(snapshot.error()));
-  const LoopSnapshot& s = *snapshot;
-  std::string out = "{\"loop_id\":\"" + route.loop.ToString() +
-                    "\",\"derived_prefix\":" + std::to_string(s.derived_prefix);
-  if (history) {
-    out += ",\"messages\":[";
-    for (std::size_t i = 0; i < s.history.size(); ++i) {
-      auto encoded = EncodeMessage(s.history[i]);
-      if (!encoded.ok())
-        return Fail(ApiError{ApiErrorKind::kInternal, encoded.error().Describe()});
-      out += (i == 0 ? "" : ",") + *encoded;
-    }
-    // The ids pins and proposals name (docs/pins.md), parallel to the messages; what an undo can
-    // still revert; the proposal waiting for approval, as its event (docs/preview.md).
-    const auto ids = [](const std::vector<Uuid>& list) {
-      std::string json = "[";
-      for (std::size_t i = 0; i < list.size(); ++i)
-        json += (i == 0 ? "\"" : ",\"") + list[i].ToString() + "\"";
-      return json + "]";
-    };
-    out += "],\"message_ids\":" + ids(s.history_ids) + ",\"pinned\":" + ids(s.pinned) +
-           ",\"masked\":" + ids(s.masked) + ",\"undoable\":" + std::to_string(s.undoable) +
-           ",\"proposal\":" + (s.proposal ? EventJson(Event(*s.proposal)) : std::string("null"));
-    return Reply{200, out + "}"};
-  }
-  // The categories a client can act on: the summary, and each role's messages with the
-  // conservative estimate the retained-tail selection uses (compaction/tail.h).
-  struct Category {
-    std::uint64_t messages = 0;
-    std::uint64_t estimated_tokens = 0;
-  };
-  std::map<std::string, Category> categories;
-  for (std::size_t i = 0; i < s.history.size(); ++i) {
-    const std::string name = i < s.derived_prefix ? "summary" : RoleName(s.history[i].role());
-    categories[name].messages += 1;
-    categories[name].estimated_tokens += EstimateMessageTokens(s.history[i]);
-  }
-  out += ",\"status\":\"" + std::string(StatusName(s.status)) +
-         "\",\"history_messages\":" + std::to_string(s.history.size()) +
-         ",\"queued_inputs\":" + std::to_string(s.queued_inputs) +
-         ",\"compacting\":" + (s.attempt ? "true" : "false") + ",\"pressure\":\"" +
-         std::string(PressureLevelName(s.pressure)) + "\",\"measurement\":";
-  if (s.measurement) {
-    out += "{\"input_tokens\":" + std::to_string(s.measurement->input_tokens) +
-           ",\"input_limit\":" + std::to_string(s.measurement->input_limit) + "}";
-  } else {
-    out += "null";
-  }
-  out += ",\"categories\":{";
-  bool first = true;
-  for (const auto& [name, c] : categories) {
-    out += (first ? "\"" : ",\"") + name + "\":{\"messages\":" + std::to_string(c.messages) +
-           ",\"estimated_tokens\":" + std::to_string(c.estimated_tokens) + "}";
-    first = false;
-  }
-  out += "}";
-  const auto context = served->contexts.find(route.loop);
-  if (context != served->contexts.end())
-    out += ContextBreakdownJson(s, context->second);
-  return Reply{200, out + "}"};
-}
-
-Reply Server::Impl::HistoryControl(const Route& route, std::string_view body) {
-  if (auto empty = DecodeEmptyObject(body); !empty.ok())
-    return ErrorReply(empty.error());
+Reply Server::Impl::LoopRequest(MHD_Connection* connection, const Route& route, Exchange& exchange,
+                                bool& suspended) {
+  auto body = DecodeLoopRequest(route, exchange.body);
+  if (!body.ok())
+    return ErrorReply(body.error());
   auto served = sessions->Get(route.session);
   if (!served.ok())
     return ErrorReply(served.error());
-  Session& session = *(*served)->session;
-  switch (route.kind) {
-    case RouteKind::kPin:
-    case RouteKind::kUnpin: {
-      const bool pin = route.kind == RouteKind::kPin;
-      auto changed = session.PinMessage(route.loop, route.item, pin);
-      if (!changed.ok())
-        return ErrorReply(FromSessionError(changed.error()));
-      return Reply{200, std::string("{\"pinned\":") + (pin ? "true" : "false") +
-                            ",\"changed\":" + (*changed ? "true" : "false") + "}"};
-    }
-    case RouteKind::kUndo:
-    case RouteKind::kMask:
-    case RouteKind::kUnmaskAll:
-    case RouteKind::kUnmask: {
-      auto done = route.kind == RouteKind::kUndo ? session.Undo(route.loop)
-                  : route.kind == RouteKind::kMask
-                      ? session.MaskToolOutputs(route.loop)
-                      : session.UnmaskToolOutputs(route.loop, route.kind == RouteKind::kUnmask
-                                                                  ? std::vector<Uuid>{route.item}
-                                                                  : std::vector<Uuid>{});
-      if (!done.ok())
-        return ErrorReply(FromSessionError(done.error()));
-      return Reply{200, "{\"event_id\":\"" + done->ToString() + "\"}"};
-    }
-    default: {
-      auto decided =
-          session.DecideProposal(route.loop, route.item, route.kind == RouteKind::kApprove);
-      if (!decided.ok())
-        return ErrorReply(FromSessionError(decided.error()));
-      return Reply{200, "{\"terminal_event_id\":\"" + decided->ToString() + "\"}"};
-    }
-  }
+  return Later(connection, exchange, suspended,
+               [&](const std::shared_ptr<SuspendedRequest>& later) {
+                 StartLoopRequest(route, std::move(body).value(), std::move(served).value(), later);
+               });
 }
 
 void Server::Impl::MarkIdleReleased(const Uuid& session) {
@@ -1186,6 +1038,8 @@ Result<std::unique_ptr<Server>, ServeError> Server::Start(ServeOptions options) 
   }
   if (options.tool_timeout <= std::chrono::nanoseconds::zero())
     return Fail(ServeError{Kind::kInvalidOptions, "the tool timeout must be > 0"});
+  if (options.request_timeout <= std::chrono::milliseconds::zero())
+    return Fail(ServeError{Kind::kInvalidOptions, "the request timeout must be > 0"});
   if (options.token && options.token->empty())
     return Fail(ServeError{Kind::kInvalidOptions, "the token is empty"});
   for (const std::string& origin : options.cors_origins) {
@@ -1255,15 +1109,24 @@ Result<std::unique_ptr<Server>, ServeError> Server::Start(ServeOptions options) 
   impl->guard = std::make_unique<RequestGuard>(GuardOptions{
       impl->options.token.has_value(), impl->options.cors_origins, impl->options.advertise_url});
   impl->port = impl->options.port;  // port 0: the one MHD takes, once it has taken it
+  impl->deadlines = std::make_unique<RequestDeadlines>(impl->alarm, impl->options.request_timeout);
+  // Off loopback one address may hold at most half the connections by default: the rest stay
+  // for everyone else. On loopback every client is the same address, so no such limit.
+  const std::size_t per_address = impl->options.max_connections_per_address.value_or(
+      IsLoopbackHost(impl->options.host)
+          ? 0
+          : std::max<std::size_t>(1, impl->options.max_connections / 2));
   impl->daemon = MHD_start_daemon(
       flags, impl->options.port, nullptr, nullptr, &HandleRequest, impl.get(), MHD_OPTION_SOCK_ADDR,
       reinterpret_cast<sockaddr*>(&address), MHD_OPTION_THREAD_POOL_SIZE,
       static_cast<unsigned>(impl->options.threads), MHD_OPTION_CONNECTION_LIMIT,
       static_cast<unsigned>(impl->options.max_connections), MHD_OPTION_CONNECTION_TIMEOUT,
       static_cast<unsigned>(impl->options.connection_timeout.count()),
+      MHD_OPTION_PER_IP_CONNECTION_LIMIT, static_cast<unsigned>(per_address),
       MHD_OPTION_CONNECTION_MEMORY_LIMIT, kConnectionMemory, MHD_OPTION_UNESCAPE_CALLBACK,
-      &UnescapeRequestText, nullptr, MHD_OPTION_NOTIFY_COMPLETED, &RequestCompleted, nullptr,
-      MHD_OPTION_END);
+      &UnescapeRequestText, nullptr, MHD_OPTION_NOTIFY_COMPLETED, &RequestCompleted,
+      impl->deadlines.get(), MHD_OPTION_NOTIFY_CONNECTION, &ConnectionNotified,
+      impl->deadlines.get(), MHD_OPTION_END);
   if (impl->daemon == nullptr) {
     return Fail(ServeError{Kind::kListen, impl->options.host + ":" +
                                               std::to_string(impl->options.port) +
@@ -1303,6 +1166,11 @@ void Server::Shutdown() {
   impl_->sessions->SuspendAll();
   impl_->StopStreams();
   impl_->book->WakeAll();
+  // The suspension above answered what the loops held; a request that slipped in meanwhile is
+  // answered here, so that no connection sleeps when the listener stops.
+  impl_->later_requests.FinishAll([] {
+    return ErrorReply({ApiErrorKind::kShuttingDown, "the server is shutting down"});
+  });
   MHD_stop_daemon(impl_->daemon);
   impl_->daemon = nullptr;
 }

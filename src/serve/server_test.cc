@@ -107,6 +107,10 @@ class ServerTest : public ::testing::Test {
     loop_ = json["loops"][0].get<std::string>();
   }
 
+  // Restarts server_ with `options` and the model "text" (TextModel), and creates a session
+  // with one loop of it (CreateTextLoop): returns the loop's URL and sets `session`.
+  std::string RestartWithATextLoop(ServeOptions options, std::string& session);
+
   std::string Compact() {
     const auto reply =
         Call("POST", base_ + "/v1/sessions/" + session_ + "/loops/" + loop_ + "/compact");
@@ -880,25 +884,43 @@ class TextModel final : public ModelClient {
   }
 };
 
+// The text model, with room for the offline compactor's summary.
+ConfiguredModel SummarizedTextModel() {
+  return ConfiguredModel{runtime_testing::TestModel(), []() -> Result<ServedModel, std::string> {
+                           ServedModel model = Served(std::make_shared<TextModel>());
+                           model.policy.max_summary_tokens = 2'000;
+                           return model;
+                         }};
+}
+
+// Creates a session on the server at `base` whose one loop has the text model and the offline
+// compactor and keeps the newest segment; returns the loop's URL ("" when refused) and sets
+// `session`.
+std::string CreateTextLoop(const std::string& base, std::string& session) {
+  const auto created = Call("POST", base + "/v1/sessions",
+                            R"({"loops":[{"model":"text","compactor":"offline",)"
+                            R"("policy":{"keep_recent_segments":1}}]})");
+  EXPECT_EQ(created.status, 201) << created.body;
+  if (created.status != 201)
+    return "";
+  session = ParseOrNull(created.body)["session_id"].get<std::string>();
+  return base + "/v1/sessions/" + session + "/loops/" +
+         ParseOrNull(created.body)["loops"][0].get<std::string>();
+}
+
+std::string ServerTest::RestartWithATextLoop(ServeOptions options, std::string& session) {
+  options.models["text"] = SummarizedTextModel();
+  server_->Shutdown();
+  StartWithASession(std::move(options));
+  return CreateTextLoop(base_, session);
+}
+
 // The history controls (docs/serve.md "Pins, undo and preview"): a pin survives a previewed
 // compaction that is approved, an undo puts the history back, and each refusal has its kind.
 TEST_F(ServerTest, PinsAPreviewAnApprovalAndAnUndoOverHttp) {
-  ServeOptions options = Options();
-  options.models["text"] = ConfiguredModel{
-      runtime_testing::TestModel(), []() -> Result<ServedModel, std::string> {
-        ServedModel model = Served(std::make_shared<TextModel>());
-        model.policy.max_summary_tokens = 2'000;  // room for the offline compactor's summary
-        return model;
-      }};
-  server_->Shutdown();
-  StartWithASession(std::move(options));
-  const auto created = Call("POST", base_ + "/v1/sessions",
-                            R"({"loops":[{"model":"text","compactor":"offline",)"
-                            R"("policy":{"keep_recent_segments":1}}]})");
-  ASSERT_EQ(created.status, 201) << created.body;
-  const std::string session = ParseOrNull(created.body)["session_id"].get<std::string>();
-  const std::string loop = base_ + "/v1/sessions/" + session + "/loops/" +
-                           ParseOrNull(created.body)["loops"][0].get<std::string>();
+  std::string session;
+  const std::string loop = RestartWithATextLoop(Options(), session);
+  ASSERT_FALSE(loop.empty());
   const auto answered = [&](const std::string& command) {
     const auto reply = Call("GET", base_ + "/v1/commands/" + command + "?wait_ms=10000");
     return ParseOrNull(reply.body)["reply"]["type"].get<std::string>();
@@ -965,6 +987,68 @@ TEST_F(ServerTest, PinsAPreviewAnApprovalAndAnUndoOverHttp) {
   ASSERT_EQ(unpin.status, 200) << unpin.body;
   EXPECT_EQ(ParseOrNull(unpin.body)["pinned"], false);
   EXPECT_EQ(ParseOrNull(unpin.body)["changed"], true);
+}
+
+// A pin sent while a preview waits for approval waits in the loop for the attempt's end
+// (docs/pins.md), and its connection sleeps meanwhile: it holds no thread of the server. Twice as
+// many such pins as the server has threads leave it serving: the history that counts them is
+// answered, then the approve that releases them, then each pin, once applied.
+TEST_F(ServerTest, PinsThatWaitForAPreviewHoldNoThreadAndTheApproveIsServed) {
+  ServeOptions options = Options();
+  options.threads = 2;
+  std::string session;
+  const std::string loop = RestartWithATextLoop(std::move(options), session);
+  ASSERT_FALSE(loop.empty());
+  for (const char* text : {R"({"text":"first"})", R"({"text":"second"})"})
+    ASSERT_EQ(Call("POST", loop + "/input", text).status, 202);
+  ReadStream(base_ + "/v1/sessions/" + session + "/events?from=1&kind=TurnCompleted",
+             [](const auto& events) { return events.size() == 2; });
+  Json history = ParseOrNull(Call("GET", loop + "/history").body);
+  ASSERT_EQ(history["message_ids"].size(), 4u) << history;
+  const std::string kept = history["message_ids"][3].get<std::string>();  // in the retained tail
+  ASSERT_EQ(Call("POST", loop + "/compact", R"({"preview":true})").status, 202);
+  ReadStream(base_ + "/v1/sessions/" + session + "/events?from=1&kind=CompactionProposed",
+             [](const auto& events) { return events.size() == 1; });
+  history = ParseOrNull(Call("GET", loop + "/history").body);
+  ASSERT_TRUE(history["proposal"].is_object()) << history;
+  const std::string attempt = history["proposal"]["attempt_id"].get<std::string>();
+
+  constexpr std::size_t kPins = 4;
+  std::vector<serve_testing::HttpReply> pins(kPins);
+  std::vector<std::jthread> senders;
+  // Destroyed before the senders: whatever happens below, the shutdown answers every pin still
+  // waiting, so the senders end.
+  struct ShutdownFirst {
+    Server* server;
+    ~ShutdownFirst() { server->Shutdown(); }
+  } shutdown_first{server_.get()};
+  for (std::size_t i = 0; i < kPins; ++i)
+    senders.emplace_back([&, i] { pins[i] = Call("PUT", loop + "/pins/" + kept); });
+  // Every pin has reached the loop (the history counts them) and none holds a thread: each
+  // probe is answered. A server whose threads the pins held would leave it unanswered.
+  constexpr std::chrono::seconds kAnswerWithin{10};
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  for (;;) {
+    const auto probe = Call("GET", loop + "/history", "", {}, kAnswerWithin);
+    ASSERT_EQ(probe.status, 200) << "the server did not answer within 10 s: " << probe.body;
+    if (ParseOrNull(probe.body)["deferred_pins"] == kPins)
+      break;
+    ASSERT_LT(std::chrono::steady_clock::now(), deadline) << probe.body;
+  }
+  const auto approved =
+      Call("POST", loop + "/proposals/" + attempt + "/approve", "", {}, kAnswerWithin);
+  ASSERT_EQ(approved.status, 200) << approved.body;
+  senders.clear();  // joined: every pin was answered once applied
+  std::size_t changed = 0;
+  for (const auto& pin : pins) {
+    ASSERT_EQ(pin.status, 200) << pin.body;
+    changed += ParseOrNull(pin.body)["changed"] == true ? 1 : 0;
+  }
+  EXPECT_EQ(changed, 1u);  // the first pinned it; the others found it pinned
+  history = ParseOrNull(Call("GET", loop + "/history").body);
+  EXPECT_EQ(history["deferred_pins"], 0);
+  ASSERT_EQ(history["pinned"].size(), 1u) << history;
+  EXPECT_EQ(history["pinned"][0], kept);
 }
 
 // As a compactor: every call waits until the gate is opened (or the call is stopped), then
@@ -1532,6 +1616,41 @@ TEST_F(ServerTest, StreamsWhoseClientsWentAwayAreClosedAndFreeTheirConnections) 
   const std::string base = "http://127.0.0.1:" + std::to_string(server->port());
   const auto reply = Call("GET", base + "/v1/sessions/" + session_);
   EXPECT_EQ(reply.status, 200) << reply.body;
+}
+
+// One client address holds at most max_connections_per_address connections: two are served
+// (and kept open, HTTP/1.1), a third from the same address is closed unanswered.
+TEST_F(ServerTest, OneAddressHoldsAtMostItsShareOfTheConnections) {
+  server_->Shutdown();
+  ServeOptions options = Options();
+  options.max_connections_per_address = 2;
+  auto started = Server::Start(std::move(options));
+  ASSERT_TRUE(started.ok()) << started.error().Message();
+  const std::unique_ptr<Server> server = std::move(started).value();
+  const std::string request = "GET /v1/openapi.json HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n";
+  const auto answered = [](const std::string& b) {
+    return b.find("\r\n\r\n") != std::string::npos;
+  };
+  // One at a time: each is counted before the next connects.
+  std::vector<int> fds;
+  for (int i = 0; i < 3; ++i) {
+    fds.push_back(serve_testing::ConnectLoopback(server->port()));
+    ASSERT_GE(fds.back(), 0);
+    // The third may be closed before its request is sent.
+    const bool sent = serve_testing::SendAll(fds.back(), request);
+    if (i == 2)
+      break;
+    ASSERT_TRUE(sent);
+    const auto read = serve_testing::ReadRaw(fds.back(), answered, std::chrono::seconds(30));
+    EXPECT_EQ(read.bytes.rfind("HTTP/1.1 200", 0), 0u) << read.bytes;
+    EXPECT_FALSE(read.closed);
+  }
+  const auto refused = serve_testing::ReadRaw(
+      fds[2], [](const std::string&) { return false; }, std::chrono::seconds(30));
+  EXPECT_TRUE(refused.closed);
+  EXPECT_EQ(refused.bytes, "");
+  for (const int fd : fds)
+    close(fd);
 }
 
 // The heap bytes in use now: malloc's count, or the sanitizer allocator's under ASan and TSan.

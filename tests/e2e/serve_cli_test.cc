@@ -4,9 +4,13 @@
 // restarted server restores. With HARNESS_PG_URL: two servers on one PostgreSQL journal, the
 // second refused a session its holder serves, then taking it over once the holder is killed.
 #include <gtest/gtest.h>
+#include <poll.h>
 #include <signal.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cstdlib>
 #include <functional>
@@ -46,6 +50,107 @@ Json Parse(const std::string& text) {
 std::string ErrorKind(const HttpReply& reply) {
   const Json json = Parse(reply.body);
   return json.contains("error") ? json["error"]["kind"].get<std::string>() : "";
+}
+
+// Connections that send a request's head a byte at a time, a byte every kTrickleEvery (well
+// within any idle timeout), until the server ends them.
+class Tricklers {
+ public:
+  static constexpr std::chrono::milliseconds kTrickleEvery{500};
+
+  // `count` connections to 127.0.0.1:`port`, each sent `head` (a request's first lines) at once.
+  Tricklers(std::uint16_t port, std::size_t count, const std::string& head) {
+    for (std::size_t i = 0; i < count; ++i) {
+      Connection c;
+      c.opened = std::chrono::steady_clock::now();
+      c.fd = serve_testing::ConnectLoopback(port);
+      EXPECT_GE(c.fd, 0);
+      if (c.fd >= 0)
+        serve_testing::SendAll(c.fd, head);
+      connections_.push_back(c);
+    }
+  }
+  ~Tricklers() {
+    for (const Connection& c : connections_)
+      if (c.fd >= 0)
+        close(c.fd);
+  }
+  Tricklers(const Tricklers&) = delete;
+  Tricklers& operator=(const Tricklers&) = delete;
+
+  // One more byte of a header line to every open connection each kTrickleEvery, until the server
+  // has ended every one (its end of stream, or a reset, is what this waits on, with poll) or
+  // `limit` passes.
+  void TrickleUntilEnded(std::chrono::seconds limit) {
+    const auto deadline = std::chrono::steady_clock::now() + limit;
+    auto next_byte = std::chrono::steady_clock::now() + kTrickleEvery;
+    for (;;) {
+      std::vector<pollfd> polled;
+      std::vector<Connection*> open;
+      for (Connection& c : connections_) {
+        if (c.fd >= 0 && !c.lived) {
+          polled.push_back(pollfd{c.fd, POLLIN, 0});
+          open.push_back(&c);
+        }
+      }
+      const auto now = std::chrono::steady_clock::now();
+      if (open.empty() || now >= deadline)
+        return;
+      const auto wait = std::chrono::duration_cast<std::chrono::milliseconds>(
+          std::min(next_byte, deadline) - now);
+      poll(polled.data(), polled.size(), static_cast<int>(std::max<std::int64_t>(0, wait.count())));
+      for (std::size_t i = 0; i < polled.size(); ++i) {
+        if (polled[i].revents == 0)
+          continue;
+        char buf[512];
+        const ssize_t n = recv(polled[i].fd, buf, sizeof buf, MSG_DONTWAIT);
+        if (n > 0) {
+          open[i]->answered.append(buf, static_cast<std::size_t>(n));
+        } else if (n == 0 || (errno != EAGAIN && errno != EWOULDBLOCK)) {
+          open[i]->lived = std::chrono::duration_cast<std::chrono::milliseconds>(
+              std::chrono::steady_clock::now() - open[i]->opened);
+        }
+      }
+      if (std::chrono::steady_clock::now() >= next_byte) {
+        for (Connection* c : open) {
+          if (!c->lived && send(c->fd, "a", 1, MSG_NOSIGNAL) == 1)
+            ++c->trickled;
+        }
+        next_byte += kTrickleEvery;
+      }
+    }
+  }
+
+  struct Connection {
+    int fd = -1;
+    std::chrono::steady_clock::time_point opened;
+    std::optional<std::chrono::milliseconds> lived;  // until the server ended it
+    std::size_t trickled = 0;                        // bytes sent after the head
+    std::string answered;                            // what the server sent
+  };
+  const std::vector<Connection>& connections() const { return connections_; }
+
+ private:
+  std::vector<Connection> connections_;
+};
+
+// The head of a request whose header line never ends, for Tricklers.
+std::string TrickledHead(const std::string& extra_headers = "") {
+  return "GET /v1/sessions HTTP/1.1\r\nHost: 127.0.0.1\r\n" + extra_headers + "X-Slow: ";
+}
+
+// Each trickling connection was ended by the server, nothing answered, no sooner than the
+// request timeout after it was opened (its bytes kept coming faster than the idle timeout) and
+// within `slack` after it.
+void ExpectEndedAtTheDeadline(const Tricklers& tricklers, std::chrono::seconds request_timeout,
+                              std::chrono::seconds slack) {
+  for (const auto& c : tricklers.connections()) {
+    ASSERT_TRUE(c.lived.has_value()) << "still open after " << c.trickled << " trickled bytes";
+    EXPECT_GE(*c.lived, request_timeout);
+    EXPECT_LE(*c.lived, request_timeout + slack);
+    EXPECT_GE(c.trickled, 2u);
+    EXPECT_EQ(c.answered, "");
+  }
 }
 
 class ServeCli : public ::testing::Test {
@@ -646,15 +751,18 @@ TEST_F(ServeCliPg, AServerReleasesAnIdleSessionAndAnotherServesItWithoutAGap) {
 // 100 hostile connections held open while a normal client works: ten each of headers that never
 // end (slowloris), a declared body never sent, a body over --max-body-bytes, headers over what a
 // connection may hold, bytes that are not HTTP, event streams that are never read, requests
-// dropped half-sent, a wrong token, an unknown member and an id that is not a UUID. The normal
+// dropped half-sent, a wrong token, an unknown member and an id that is not a UUID; and ten more
+// whose headers trickle in a byte every half second, well within the idle timeout. The normal
 // client's whole session (create, three inputs, a compaction, its reply, the events) is served
 // while they are open; then each hostile connection shows a typed error or a close within the
-// connection timeout (2 s here), the streams nobody read hold every event, and the journal holds
-// everything the normal client did and nothing the hostile ones sent.
+// connection timeout (2 s here), each trickling one was closed at the request timeout (3 s), the
+// streams nobody read hold every event, and the journal holds everything the normal client did
+// and nothing the hostile ones sent.
 TEST_F(ServeCli, HundredHostileConnectionsNeitherStopANormalClientNorLoseAnything) {
   const std::string token_file = dir_.Write("token", "s3cret-token\n");
-  StartServer(
-      {"--token-file", token_file, "--connection-timeout", "2", "--max-body-bytes", "1024"});
+  constexpr std::chrono::seconds kRequestTimeout{3};
+  StartServer({"--token-file", token_file, "--connection-timeout", "2", "--request-timeout",
+               std::to_string(kRequestTimeout.count()), "--max-body-bytes", "1024"});
   const std::uint16_t port =
       static_cast<std::uint16_t>(std::stoi(base_.substr(base_.rfind(':') + 1)));
   const std::vector<std::string> auth = {"Authorization: Bearer s3cret-token"};
@@ -755,6 +863,10 @@ TEST_F(ServeCli, HundredHostileConnectionsNeitherStopANormalClientNorLoseAnythin
     hostile.push_back({kind, fd});
   }
 
+  // Trickling all along, until the server ends them (a bounded loop).
+  Tricklers tricklers(port, 10, TrickledHead(bearer));
+  std::jthread trickle([&] { tricklers.TrickleUntilEnded(std::chrono::seconds(20)); });
+
   // The normal client, while all of them are open.
   const auto started = std::chrono::steady_clock::now();
   const std::string loop_url = base_ + session_path + "/loops/" + loop;
@@ -782,6 +894,9 @@ TEST_F(ServeCli, HundredHostileConnectionsNeitherStopANormalClientNorLoseAnythin
   ASSERT_TRUE(Has(events, "CompactWaiterResolved"));
   // Well inside the curl timeouts: nothing waited for a hostile connection to go.
   EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds(15));
+  trickle.join();
+  // Alive past the idle timeout (2 s), closed at the request timeout.
+  ExpectEndedAtTheDeadline(tricklers, kRequestTimeout, std::chrono::seconds(5));
 
   // Each hostile connection: a typed error, or closed by the server within the connection
   // timeout (2 s; the bound below leaves room for a loaded machine).
@@ -858,6 +973,24 @@ TEST_F(ServeCli, HundredHostileConnectionsNeitherStopANormalClientNorLoseAnythin
   EXPECT_EQ(streamed, std::vector<std::uint64_t>(
                           journal_events.begin(),
                           journal_events.begin() + static_cast<std::ptrdiff_t>(streamed.size())));
+  EXPECT_EQ(StopServer(), 0) << server_->seen();
+}
+
+// As many connections as --max-connections, each trickling its headers a byte every half second
+// (well within the idle timeout), lock every other client out while they are open (a connection
+// over the limit waits in the listen queue); the request timeout closes them (2 s here), and the
+// next client is served.
+TEST_F(ServeCli, TricklingConnectionsAsManyAsTheLimitAreClosedAtTheRequestTimeout) {
+  constexpr std::chrono::seconds kRequestTimeout{2};
+  constexpr std::size_t kLimit = 20;
+  StartServer({"--max-connections", std::to_string(kLimit), "--connection-timeout", "60",
+               "--request-timeout", std::to_string(kRequestTimeout.count())});
+  Tricklers tricklers(static_cast<std::uint16_t>(std::stoi(base_.substr(base_.rfind(':') + 1))),
+                      kLimit, TrickledHead());
+  tricklers.TrickleUntilEnded(std::chrono::seconds(20));
+  ExpectEndedAtTheDeadline(tricklers, kRequestTimeout, std::chrono::seconds(5));
+  const HttpReply served = Call("GET", base_ + "/v1/sessions");
+  EXPECT_EQ(served.status, 200) << served.body;
   EXPECT_EQ(StopServer(), 0) << server_->seen();
 }
 

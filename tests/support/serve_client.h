@@ -37,8 +37,10 @@ inline Json ParseOrNull(const std::string& text) {
   return parsed.ok() ? *parsed : Json();
 }
 
+// `timeout`: how long the whole exchange may take before it fails (status 0).
 inline HttpReply Call(const std::string& method, const std::string& url,
-                      const std::string& body = "", const std::vector<std::string>& headers = {}) {
+                      const std::string& body = "", const std::vector<std::string>& headers = {},
+                      std::chrono::seconds timeout = std::chrono::seconds(60)) {
   HttpReply reply;
   CURL* curl = curl_easy_init();
   curl_slist* list = nullptr;
@@ -60,7 +62,7 @@ inline HttpReply Call(const std::string& method, const std::string& url,
   curl_easy_setopt(curl, CURLOPT_WRITEDATA, &reply.body);
   curl_easy_setopt(curl, CURLOPT_HEADERFUNCTION, CollectBody);
   curl_easy_setopt(curl, CURLOPT_HEADERDATA, &reply.headers);
-  curl_easy_setopt(curl, CURLOPT_TIMEOUT, 60L);
+  curl_easy_setopt(curl, CURLOPT_TIMEOUT, static_cast<long>(timeout.count()));
   if (curl_easy_perform(curl) == CURLE_OK)
     curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &reply.status);
   curl_slist_free_all(list);

@@ -62,6 +62,13 @@
 // - A failed durable publication (a journal append) latches the session faulted: it admits no
 //   new work (kFaulted) and reports an InfrastructureFailure; the loop that hit it stops.
 // - Snapshot(loop) is a consistent copy of the loop's state taken on its actor.
+// - The controls that the loop's actor answers (PinMessage, Undo, MaskToolOutputs,
+//   UnmaskToolOutputs, DecideProposal, MaskedOriginal, Snapshot) each have an asynchronous form
+//   taking a SessionDone: it returns at once and the callback receives exactly what the blocking
+//   form would have returned, exactly once: on the calling thread when the control is refused
+//   before it reaches the loop, else on the loop's actor (so it must be quick and must not call
+//   the blocking forms). A pin that waits for a running attempt therefore holds no caller's
+//   thread (a server answers it when it is applied).
 // - Open refuses a session id the journal already holds (kSessionExists): a session that has
 //   records is resumed with Restore, never written over.
 // - Restore(options, restore) (docs/restore-design.md, docs/runtime.md "Restore") takes the
@@ -338,6 +345,11 @@ namespace runtime_detail {
 class SessionCore;
 }
 
+// What the asynchronous form of a call (see the contract above) receives: the outcome its
+// blocking form returns.
+template <class T>
+using SessionDone = std::function<void(Result<T, SessionError>)>;
+
 class Session {
  public:
   static Result<std::unique_ptr<Session>, SessionError> Open(SessionOptions options);
@@ -381,6 +393,7 @@ class Session {
   // decided, it expired), kCompactionUnsupported, kLoopExited, kJournal (the terminal could not
   // be journaled).
   Result<Uuid, SessionError> DecideProposal(const Uuid& loop, const Uuid& attempt, bool approve);
+  void DecideProposal(const Uuid& loop, const Uuid& attempt, bool approve, SessionDone<Uuid> done);
 
   Result<Uuid, SessionError> Interrupt(const Uuid& loop);
   // Journals LoopRequestChanged on the loop's actor and applies it (see the contract above);
@@ -394,6 +407,7 @@ class Session {
   // kInvalidArgument (a foreign loop), kJournal. While a compaction attempt is running the change
   // waits for its end, so an attempt never sees pins change under it.
   Result<bool, SessionError> PinMessage(const Uuid& loop, const Uuid& message, bool pin);
+  void PinMessage(const Uuid& loop, const Uuid& message, bool pin, SessionDone<bool> done);
   // Undoes loop `loop`'s latest history replacement (docs/undo.md): counts the history as it
   // was before it followed by every message appended since, and when that fits the input
   // limit journals HistoryReverted and installs it as a new basis revision; returns the event's
@@ -402,6 +416,7 @@ class Session {
   // running), kUndoRefused (the restored history reaches the input limit, with the figures, or
   // could not be counted), kCompactionUnsupported, kLoopExited, kJournal.
   Result<Uuid, SessionError> Undo(const Uuid& loop);
+  void Undo(const Uuid& loop, SessionDone<Uuid> done);
   // Masks loop `loop`'s old tool output now (docs/masking.md): the results PlanMasking picks
   // with the loop's policy become stubs, journaled as ToolOutputsMasked at a new basis revision
   // once the masked request is counted; returns the event's id. Undo reverts it as it reverts a
@@ -410,15 +425,18 @@ class Session {
   // kMaskRefused (the masked request could not be counted), kCompactionUnsupported,
   // kLoopExited, kJournal.
   Result<Uuid, SessionError> MaskToolOutputs(const Uuid& loop);
+  void MaskToolOutputs(const Uuid& loop, SessionDone<Uuid> done);
   // Puts back the originals of the masked tool results `messages` (all of them when empty):
   // ToolOutputsUnmasked at a new basis revision. Refused: kNotMasked (a message that is not a
   // masked result of the history; nothing masked, for an empty list), kMaskRefused (the request
   // with the originals back reaches the input limit, with the figures, or could not be counted),
   // kLoopBusy, kCompactionUnsupported, kLoopExited, kJournal.
   Result<Uuid, SessionError> UnmaskToolOutputs(const Uuid& loop, std::vector<Uuid> messages = {});
+  void UnmaskToolOutputs(const Uuid& loop, std::vector<Uuid> messages, SessionDone<Uuid> done);
   // The original of masked tool result `message` (what the stub replaced). Refused: kNotMasked,
   // kLoopNotFound.
   Result<Message, SessionError> MaskedOriginal(const Uuid& loop, const Uuid& message);
+  void MaskedOriginal(const Uuid& loop, const Uuid& message, SessionDone<Message> done);
   // Shuts every loop down and waits for them to exit.
   void Shutdown();
   // Ends running work, keeps queued input, releases the lease (see the contract above).
@@ -442,6 +460,7 @@ class Session {
 
   bool faulted() const;
   Result<LoopSnapshot, SessionError> Snapshot(const Uuid& loop);
+  void Snapshot(const Uuid& loop, SessionDone<LoopSnapshot> done);
 
  private:
   explicit Session(std::unique_ptr<runtime_detail::SessionCore> core);

@@ -30,11 +30,17 @@
 // - Tools a request defines run on the client: a call of one waits (on a blocking worker of the
 //   sessions' host) until the client posts its result, the turn ends, or options.tool_timeout
 //   passes (the model then gets an error result).
+// - Connections: at most options.max_connections at once, at most
+//   options.max_connections_per_address of them from one client address; one idle for
+//   options.connection_timeout is closed, and so is one whose request (head and body) has not
+//   arrived within options.request_timeout of the moment it could be sent, however slowly it
+//   trickles in. A request that arrived is never cut by that deadline (an event stream, a command
+//   wait, a request a loop answers later: their connections sleep, holding no thread).
 // - Shutdown() (also run by the destructor) is graceful: new requests are refused
 //   kShuttingDown, every session in memory is suspended (its running turn or compaction is
 //   ended and answered, queued input is kept, the lease released), every event stream ends
-//   once it has sent what was published before, every command wait is answered, then the
-//   listener stops. Idempotent.
+//   once it has sent what was published before, every command wait is answered and every
+//   request a loop was to answer (a waiting pin) is woken, then the listener stops. Idempotent.
 // Lifetime: options.journal and options.env outlive the server.
 // Thread safety: every method may be called from any thread.
 #pragma once
@@ -89,6 +95,14 @@ struct ServeOptions {
   std::size_t max_connections = 256;
   std::size_t max_body_bytes = 1u << 20;
   std::chrono::seconds connection_timeout{60};  // an idle connection is closed
+  // A request's head and body must arrive within this of the moment its connection could send
+  // it (accepted, or its previous response sent), however slowly it trickles in; else the
+  // connection is closed. A request that arrived is not cut by it (an event stream, a wait).
+  std::chrono::milliseconds request_timeout{30'000};
+  // Connections one client address may hold at once; 0: no limit. Unset: half of
+  // max_connections (at least 1) off loopback, and no limit on a loopback host, where every
+  // client has the same address.
+  std::optional<std::size_t> max_connections_per_address;
   // An event stream with nothing to send sends an SSE comment (":") this often; 0: never.
   std::chrono::milliseconds stream_keepalive{15'000};
   std::size_t max_sessions = 256;  // sessions held in memory at once
