@@ -8,6 +8,7 @@
 
 #include <atomic>
 #include <cstddef>
+#include <cstdio>
 #include <cstdlib>
 #include <new>
 #include <string>
@@ -110,6 +111,34 @@ std::string CodingSession(std::size_t bytes, bool indent) {
   return out;
 }
 
+// The worst shapes for the objects around the text: about `bytes` bytes of user and assistant
+// messages of one short text block each ("many messages"), or of messages of a thousand short
+// text blocks each ("many blocks").
+std::string ManyMessages(std::size_t bytes) {
+  std::string out = "[";
+  for (std::size_t i = 0; out.size() < bytes; ++i) {
+    const std::string n = std::to_string(i);
+    out += (i == 0 ? "" : ",") +
+           std::string(R"({"role":"user","blocks":[{"type":"text","text":"q)") + n +
+           R"("}]},{"role":"assistant","blocks":[{"type":"text","text":"a)" + n +
+           R"("}],"usage":null})";
+  }
+  return out + "]";
+}
+
+std::string ManyBlocks(std::size_t bytes) {
+  std::string blocks;
+  for (int i = 0; i < 1000; ++i)
+    blocks += (i == 0 ? "" : ",") + std::string(R"({"type":"text","text":"b)") + std::to_string(i) +
+              "\"}";
+  std::string out = "[";
+  for (std::size_t i = 0; out.size() < bytes; ++i) {
+    out += (i == 0 ? "" : ",") + std::string(R"({"role":"user","blocks":[)") + blocks +
+           R"(]},{"role":"assistant","blocks":[)" + blocks + R"(],"usage":null})";
+  }
+  return out + "]";
+}
+
 // The peak of the bytes allocated while decoding `text`, beyond those live before.
 std::size_t PeakOfDecoding(const std::string& text, std::size_t& messages) {
   const std::size_t before = live_bytes.load();
@@ -134,6 +163,42 @@ TEST(TranscriptMemory, DecodingPeaksWithinTwiceTheText) {
     RecordProperty(indent ? "indented_ratio" : "compact_ratio", std::to_string(ratio));
     EXPECT_LT(ratio, 2.0) << "indent " << indent << ": " << peak << " bytes at the peak for "
                           << text.size() << " bytes of text";
+  }
+}
+
+// A transcript costs about its text whatever its shape: a block is the size of a text block
+// (the other kinds are boxed, content/message.h) and the transcript is allocated once at its
+// number of messages. Many messages of one short block each: 1.8 times the text, many short
+// blocks: 1.5 times (4.0 and 6.3 times when every block was as large as the largest kind and the
+// transcript grew by doubling).
+TEST(TranscriptMemory, ShortMessagesAndBlocksPeakWithinThreeTimesTheText) {
+  for (const bool blocks : {false, true}) {
+    const std::string text = blocks ? ManyBlocks(2u << 20) : ManyMessages(2u << 20);
+    std::size_t messages = 0;
+    const std::size_t peak = PeakOfDecoding(text, messages);
+    const double ratio = static_cast<double>(peak) / static_cast<double>(text.size());
+    RecordProperty(blocks ? "many_blocks_ratio" : "many_messages_ratio", std::to_string(ratio));
+    std::printf("%s: %zu messages, peak %.2f times the text\n",
+                blocks ? "many blocks" : "many messages", messages, ratio);
+    EXPECT_LT(ratio, 3.0) << (blocks ? "many blocks" : "many messages") << ": " << peak
+                          << " bytes at the peak for " << text.size() << " bytes of text";
+  }
+}
+
+// Validating (ForEachTranscriptMessage, as `harness validate-transcript` does) keeps no message:
+// its peak is one message and its DOM, whatever the length of the transcript.
+TEST(TranscriptMemory, ValidatingHoldsOneMessageAtATime) {
+  for (const bool blocks : {false, true}) {
+    const std::string text = blocks ? ManyBlocks(4u << 20) : ManyMessages(4u << 20);
+    const std::size_t before = live_bytes.load();
+    peak_bytes = before;
+    auto counted = ForEachTranscriptMessage(text, [](Message) {});
+    ASSERT_TRUE(counted.ok()) << counted.error().Describe();
+    const std::size_t peak = peak_bytes.load() - before;
+    std::printf("%s: validating %zu bytes peaks at %zu bytes\n",
+                blocks ? "many blocks" : "many messages", text.size(), peak);
+    // One message of a thousand blocks and its DOM is well under 1 MiB.
+    EXPECT_LT(peak, std::size_t{1} << 20) << (blocks ? "many blocks" : "many messages");
   }
 }
 

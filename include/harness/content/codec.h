@@ -75,6 +75,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
 
@@ -114,6 +115,12 @@ std::uint64_t EstimatedMessageBytes(const Message& message);
 // is relative to the array ("$[2].blocks[0]").
 Result<Transcript, TranscriptError> DecodeTranscript(std::string_view json,
                                                      const TranscriptLimits& limits = {});
+// DecodeTranscript without the transcript: each message is handed to `each` as soon as it is
+// decoded and validated, so memory holds the text and one message (with its DOM) at a time.
+// The same checks and errors; returns how many messages there were.
+Result<std::size_t, TranscriptError> ForEachTranscriptMessage(
+    std::string_view json, const std::function<void(Message)>& each,
+    const TranscriptLimits& limits = {});
 // Decodes an already parsed array or message; `path` prefixes error paths. limits.max_bytes does
 // not apply (the caller parsed the bytes); max_messages does.
 Result<Transcript, TranscriptError> DecodeTranscriptValue(const Json& array, std::string path,
