@@ -276,13 +276,17 @@ Proposal Run(AttemptPreflight& pre, Timers& timers, const std::stop_token& stop)
   // Projected from the history in place (the head is a view of it), run by run between the
   // kept messages: a copy of the head first would hold the history twice.
   const std::span<const Message> head = selection->head;
-  compaction.transcript.reserve(head.size() - kept.size());
-  for (std::size_t run = 0, i = 0; i <= head.size(); ++i) {
-    if (i < head.size() && !is_kept[i])
-      continue;
-    for (Message& message : ProjectForCompaction(head.subspan(run, i - run)))
-      compaction.transcript.push_back(std::move(message));
-    run = i + 1;
+  if (kept.empty()) {
+    compaction.transcript = ProjectForCompaction(head);
+  } else {
+    compaction.transcript.reserve(head.size() - kept.size());
+    for (std::size_t run = 0, i = 0; i <= head.size(); ++i) {
+      if (i < head.size() && !is_kept[i])
+        continue;
+      for (Message& message : ProjectForCompaction(head.subspan(run, i - run)))
+        compaction.transcript.push_back(std::move(message));
+      run = i + 1;
+    }
   }
   compaction.max_summary_tokens = policy.max_summary_tokens;
   const std::optional<TokenCount> budget = input.compactor->InputBudget();
