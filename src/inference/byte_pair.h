@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <cstring>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <queue>
 #include <string_view>
@@ -168,7 +169,7 @@ void HeapMerge(const RankTable& ranks, std::string_view piece, Sink& sink) {
 
 // --- A long piece, window by window (WindowedMerge) ------------------------------------------
 
-// One merge of a window merged alone, in the piece's positions: the pair's rank and start, and
+// One merge of a window merged alone, in the window's positions: the pair's rank and start, and
 // the window's last part's start and first part's end once it is done.
 struct MergeStep {
   TokenId rank;
@@ -181,41 +182,53 @@ struct MergeStep {
 // of the window before it, nearest first.
 inline constexpr std::size_t kCutShifts = 8;
 
-// A window [begin, end) of a piece merged alone: its merges in order, and its parts.
+// A window [begin, end) of a piece merged alone: its merges in order, and its parts. What is
+// merged depends only on the window's bytes, so a window with the bytes of the one before it
+// (the next 64 KiB of a run of spaces) takes that one's merge instead of doing it again.
 struct WindowRun {
   std::size_t begin = 0;
   std::size_t end = 0;
-  std::vector<MergeStep> steps;
+  std::shared_ptr<const std::vector<MergeStep>> steps;
   TokenCount parts = 0;
   std::vector<TokenId> ids;              // when wanted
-  std::vector<std::size_t> last_starts;  // of its last kCutShifts parts, in order
+  std::vector<std::size_t> last_starts;  // of its last kCutShifts parts, in order (relative)
+  bool same_as_before = false;           // the bytes of the window before it
 };
 
 inline WindowRun MergeWindow(const RankTable& ranks, std::string_view piece, std::size_t begin,
-                             std::size_t end, bool want_ids) {
+                             std::size_t end, bool want_ids, const WindowRun* before = nullptr) {
+  const std::string_view window = piece.substr(begin, end - begin);
+  if (before != nullptr && before->end - before->begin == window.size() &&
+      piece.substr(before->begin, window.size()) == window) {
+    WindowRun run = *before;
+    run.begin = begin;
+    run.end = end;
+    run.same_as_before = true;
+    return run;
+  }
   WindowRun run;
   run.begin = begin;
   run.end = end;
-  const std::string_view window = piece.substr(begin, end - begin);
   const auto n = static_cast<std::uint32_t>(window.size());
   std::uint32_t last = n - 1;
   std::uint32_t first_end = 1;
-  const auto base = static_cast<std::uint32_t>(begin);
+  std::vector<MergeStep> steps;
   const std::vector<MergeNode> nodes =
       MergeParts(ranks, window, [&](TokenId rank, std::uint32_t at, std::uint32_t next) {
         if (next == n)
           last = at;
         if (at == 0)
           first_end = next;
-        run.steps.push_back(MergeStep{rank, base + at, base + last, base + first_end});
+        steps.push_back(MergeStep{rank, at, last, first_end});
       });
+  run.steps = std::make_shared<const std::vector<MergeStep>>(std::move(steps));
   for (std::uint32_t at = 0; at < n; at = nodes[at].next) {
     ++run.parts;
     if (want_ids)
       run.ids.push_back(RankOf(ranks, window, at, nodes[at].next));
     if (run.last_starts.size() == kCutShifts)
       run.last_starts.erase(run.last_starts.begin());
-    run.last_starts.push_back(begin + at);
+    run.last_starts.push_back(at);
   }
   return run;
 }
@@ -234,31 +247,33 @@ inline bool CutHolds(const RankTable& ranks, std::string_view piece, const Windo
   const auto key = [](TokenId rank, std::size_t start) {
     return static_cast<std::uint64_t>(rank) << 32 | start;
   };
+  const std::vector<MergeStep>& lefts = *left.steps;
+  const std::vector<MergeStep>& rights = *right.steps;
   std::size_t i = 0;
   std::size_t j = 0;
   std::size_t last = left.end - 1;
   std::size_t first_end = right.begin + 1;
   TokenId across = RankOf(ranks, piece, last, first_end);
   while (true) {
-    const bool has_left = i < left.steps.size();
-    const bool has_right = j < right.steps.size();
+    const bool has_left = i < lefts.size();
+    const bool has_right = j < rights.size();
     const std::uint64_t left_key =
-        has_left ? key(left.steps[i].rank, left.steps[i].at) : UINT64_MAX;
+        has_left ? key(lefts[i].rank, left.begin + lefts[i].at) : UINT64_MAX;
     const std::uint64_t right_key =
-        has_right ? key(right.steps[j].rank, right.steps[j].at) : UINT64_MAX;
+        has_right ? key(rights[j].rank, right.begin + rights[j].at) : UINT64_MAX;
     if (across != kNoRank && key(across, last) < left_key && key(across, last) < right_key)
       return false;
     if (!has_left && !has_right)
       return true;
     if (left_key < right_key) {
-      if (left.steps[i].last != last) {
-        last = left.steps[i].last;
+      if (left.begin + lefts[i].last != last) {
+        last = left.begin + lefts[i].last;
         across = RankOf(ranks, piece, last, first_end);
       }
       ++i;
     } else {
-      if (right.steps[j].first_end != first_end) {
-        first_end = right.steps[j].first_end;
+      if (right.begin + rights[j].first_end != first_end) {
+        first_end = right.begin + rights[j].first_end;
         across = RankOf(ranks, piece, last, first_end);
       }
       ++j;
@@ -299,12 +314,15 @@ bool WindowedMerge(const RankTable& ranks, std::string_view piece, Sink& sink, s
   std::optional<WindowRun> left;
   for (std::size_t begin = 0; begin < n;) {
     const std::size_t end = n - begin < 2 * window ? n : CharacterStart(piece, begin + window);
-    WindowRun right = MergeWindow(ranks, piece, begin, end, Sink::kWantsIds);
-    if (left && !CutHolds(ranks, piece, *left, right)) {
+    WindowRun right =
+        MergeWindow(ranks, piece, begin, end, Sink::kWantsIds, left ? &*left : nullptr);
+    // A cut between the bytes of the cut before it is that cut again: it holds.
+    const bool repeated = right.same_as_before && left && left->same_as_before;
+    if (left && !repeated && !CutHolds(ranks, piece, *left, right)) {
       bool held = false;
       const std::vector<std::size_t> cuts = left->last_starts;
       for (auto at = cuts.rbegin(); at != cuts.rend() && !held; ++at) {
-        const std::size_t cut = *at;
+        const std::size_t cut = left->begin + *at;
         if (cut < left->begin + 2)
           break;
         WindowRun moved = MergeWindow(ranks, piece, left->begin, cut, Sink::kWantsIds);
