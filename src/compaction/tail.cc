@@ -385,6 +385,10 @@ std::vector<Message> ProjectForCompaction(std::span<const Message> head) {
   return out;
 }
 
+std::vector<Message> ProjectForCompaction(const std::vector<Message>& head) {
+  return ProjectForCompaction(std::span<const Message>(head));
+}
+
 std::string CapToolResultText(std::string_view text) {
   const std::size_t runes = CountRunes(text);
   if (runes <= kToolResultProjectionRunes)

@@ -533,7 +533,7 @@ TEST(ProjectForCompactionTest, NestingBeyondValidationIsFlattened) {
 }
 
 TEST(ProjectForCompactionTest, EmptyHead) {
-  EXPECT_TRUE(ProjectForCompaction({}).empty());
+  EXPECT_TRUE(ProjectForCompaction(std::vector<Message>{}).empty());
 }
 
 // ---- cap --------------------------------------------------------------------------------------

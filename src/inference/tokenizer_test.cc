@@ -122,16 +122,22 @@ TEST(BpeTokenizer, CountEqualsTheNumberOfIds) {
   }
 }
 
-// The two merges agree on every piece: random pieces over a small alphabet and a table with
-// many overlapping merges, so ties and re-ranks happen constantly.
-TEST(BytePairMerge, LinearAndHeapAgreeOnASmallTable) {
+// A table of many overlapping merges over "abc", ranked in no order of length, so that ties and
+// re-ranks happen constantly.
+BpeTokenizer OverlappingMerges() {
   std::vector<std::string> merges;
   for (const char* m :
        {"ab",  "ba",   "aa",   "bb",   "aab",  "abb",    "bab", "aba", "abab", "baba",
         "bbb", "aaaa", "abba", "aabb", "bbaa", "ababab", "ca",  "ac",  "cab",  "abc"}) {
     merges.emplace_back(m);
   }
-  const BpeTokenizer t = SmallTokenizer(merges);
+  return SmallTokenizer(merges);
+}
+
+// The two merges agree on every piece: random pieces over a small alphabet and a table with
+// many overlapping merges, so ties and re-ranks happen constantly.
+TEST(BytePairMerge, LinearAndHeapAgreeOnASmallTable) {
+  const BpeTokenizer t = OverlappingMerges();
   std::mt19937_64 rng(5);
   for (int round = 0; round < 3000; ++round) {
     std::string piece(2 + rng() % (kLinearMergeMax - 1), 'a');
@@ -149,13 +155,7 @@ TEST(BytePairMerge, LinearAndHeapAgreeOnASmallTable) {
 // order of length (so merges re-rank below the one just made), with windows of 2 to 9 bytes: a
 // cut that a merge crosses must be found, and the whole piece merged instead.
 TEST(BytePairMerge, WindowedAndHeapAgreeOnASmallTable) {
-  std::vector<std::string> merges;
-  for (const char* m :
-       {"ab",  "ba",   "aa",   "bb",   "aab",  "abb",    "bab", "aba", "abab", "baba",
-        "bbb", "aaaa", "abba", "aabb", "bbaa", "ababab", "ca",  "ac",  "cab",  "abc"}) {
-    merges.emplace_back(m);
-  }
-  const BpeTokenizer t = SmallTokenizer(merges);
+  const BpeTokenizer t = OverlappingMerges();
   std::mt19937_64 rng(6);
   std::size_t windowed = 0;
   for (int round = 0; round < 3000; ++round) {

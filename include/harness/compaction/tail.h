@@ -141,6 +141,7 @@ Result<TailSelection, TailError> SelectRetainedTail(const std::vector<Message>& 
                                                     TokenCount keep_recent_tokens);
 
 std::vector<Message> ProjectForCompaction(std::span<const Message> head);
+std::vector<Message> ProjectForCompaction(const std::vector<Message>& head);
 
 // The 2000-rune cap alone (exposed for its vectors).
 std::string CapToolResultText(std::string_view text);
