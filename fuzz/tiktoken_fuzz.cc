@@ -8,7 +8,9 @@
 //   every id, and holds all 256 single bytes;
 // - a tokenizer over an accepted table encodes the input's first bytes into ids below the
 //   table's size, Count equals the number of ids, and Decode gives back the text when it is
-//   well-formed UTF-8.
+//   well-formed UTF-8;
+// - merged as one piece, those bytes give the same ids window by window (WindowedMerge, windows
+//   of 2 to 6 bytes) as whole (HeapMerge), whatever the table's ranks.
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
@@ -17,6 +19,7 @@
 #include <string_view>
 
 #include "harness/inference/tokenizer.h"
+#include "inference/byte_pair.h"
 
 namespace {
 
@@ -55,6 +58,14 @@ void CheckTokenizer(RankTable table, std::string_view text) {
   // Ill-formed UTF-8 is encoded as U+FFFD, so only well-formed text must come back as it was.
   if (decoded->size() == sample.size())
     Check(*decoded == sample, "decode does not give the text back");
+  const std::size_t window = 2 + sample.size() % 5;
+  if (sample.size() > 2 * window) {
+    inference_internal::IdSink whole;
+    inference_internal::IdSink windows;
+    inference_internal::HeapMerge(tokenizer->ranks(), sample, whole);
+    inference_internal::WindowedMerge(tokenizer->ranks(), sample, windows, window);
+    Check(windows.ids == whole.ids, "the windowed merge differs from the whole one");
+  }
 }
 
 }  // namespace

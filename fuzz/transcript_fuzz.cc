@@ -2,12 +2,15 @@
 //
 // Invariants: DecodeTranscript never crashes; on success the transcript encodes, the encoding
 // decodes to an equal transcript and re-encodes to the same bytes; on failure the error kind is
-// one of the enum values and the error has a path and a rule.
+// one of the enum values and the error has a path and a rule. ForEachTranscriptMessage gives
+// the same verdict: the same error, or the same messages in order.
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "harness/content/codec.h"
 
@@ -38,6 +41,17 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   harness::TranscriptLimits limits;
   limits.max_bytes = 1u << 20;
   const auto decoded = harness::DecodeTranscript(input, limits);
+  std::vector<harness::Message> handed;
+  const auto each = harness::ForEachTranscriptMessage(
+      input, [&handed](harness::Message m) { handed.push_back(std::move(m)); }, limits);
+  if (each.ok() != decoded.ok())
+    Violation("ForEachTranscriptMessage and DecodeTranscript disagree");
+  if (!each.ok() && !(each.error().kind == decoded.error().kind &&
+                      each.error().path == decoded.error().path &&
+                      each.error().rule == decoded.error().rule))
+    Violation("ForEachTranscriptMessage fails with another error");
+  if (each.ok() && (*each != handed.size() || handed != *decoded))
+    Violation("ForEachTranscriptMessage hands over other messages");
   if (!decoded.ok()) {
     const auto& e = decoded.error();
     if (!KnownKind(e.kind))

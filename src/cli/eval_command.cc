@@ -182,8 +182,10 @@ struct Prepared {
   std::optional<std::vector<Fact>> facts;
 };
 
-Run Compact(const EvalCommandLine& line, const Prepared& prepared, Setting setting,
-            const LoopContext& context) {
+// `history` is the loop's own: the caller copies prepared.history for every run but the last,
+// which takes it, so that a transcript is held twice at most (eval's and the loop's).
+Run Compact(const EvalCommandLine& line, const Prepared& prepared, Transcript history,
+            Setting setting, const LoopContext& context) {
   Run run;
   run.setting = setting;
   run.window = context.limits.window_tokens;
@@ -195,7 +197,7 @@ Run Compact(const EvalCommandLine& line, const Prepared& prepared, Setting setti
   SessionOptions options;
   options.env = &env;
   options.on_failure = [&failures](const InfrastructureFailure& f) { failures.Add(f); };
-  CompactionLoopInput input{context, recorder, prepared.history, prepared.system_prompt};
+  CompactionLoopInput input{context, recorder, std::move(history), prepared.system_prompt};
   auto made = NewSessionLoop(std::move(input), *journal, std::move(options));
   if (!made.ok()) {
     run.outcome = "failed";
@@ -394,23 +396,25 @@ std::pair<Transcript, std::size_t> Masked(const Transcript& history, const LoopC
   return {std::move(masked->history), plan->size()};
 }
 
-// The savings of the first stage beside the summary's, in the default window: masking alone
-// (the masked transcript's count), the summary alone (the full run), both (the masked
-// transcript compacted).
-void PrintMasking(const EvalCommandLine& line, const Entry& entry, const Prepared& prepared,
-                  const Run& full, std::size_t outputs, const Run& both) {
-  // The facts the masked transcript alone still holds (it is the whole next request).
-  std::size_t masked_kept = 0;
-  if (prepared.facts) {
-    std::string text;
-    for (const Message& message : prepared.history) {
-      for (const Block& block : message.blocks())
-        AppendBlockText(block, text);
-    }
-    const FactMatcher matcher(text);
-    for (const Fact& fact : *prepared.facts)
-      masked_kept += matcher.Kept(fact) ? 1 : 0;
+// The facts `history` alone holds (a masked transcript is the whole next request).
+std::size_t FactsKeptIn(const Transcript& history, const std::vector<Fact>& facts) {
+  std::string text;
+  for (const Message& message : history) {
+    for (const Block& block : message.blocks())
+      AppendBlockText(block, text);
   }
+  const FactMatcher matcher(text);
+  std::size_t kept = 0;
+  for (const Fact& fact : facts)
+    kept += matcher.Kept(fact) ? 1 : 0;
+  return kept;
+}
+
+// The savings of the first stage beside the summary's, in the default window: masking alone
+// (the masked transcript's count, and `masked_kept` facts), the summary alone (the full run),
+// both (the masked transcript compacted).
+void PrintMasking(const EvalCommandLine& line, const Entry& entry, const Prepared& prepared,
+                  const Run& full, std::size_t outputs, std::size_t masked_kept, const Run& both) {
   const auto percent = [&](const std::optional<TokenCount>& after) -> std::string {
     if (!after || !full.tokens_before || *full.tokens_before == 0)
       return "?";
@@ -568,7 +572,11 @@ int RunEval(const EvalCommandLine& line) {
         run.outcome = "failed";
         run.reason = context.error();
       } else {
-        run = Compact(line, *prepared, setting, *context);
+        // The last run takes the transcript; --masking masks it after the runs.
+        const bool last = setting == Setting::kHalf && !line.masking;
+        run = Compact(line, *prepared,
+                      last ? std::move(prepared->history) : Transcript(prepared->history), setting,
+                      *context);
       }
       if (setting == Setting::kFull)
         full = run;
@@ -593,11 +601,14 @@ int RunEval(const EvalCommandLine& line) {
     }
     if (line.masking && full) {
       if (auto context = ContextFor(Setting::kFull, full); context.ok()) {
-        Prepared masked = *prepared;
+        Prepared masked{{}, prepared->system_prompt, prepared->facts};
         std::size_t outputs = 0;
         std::tie(masked.history, outputs) = Masked(prepared->history, *context);
-        const Run both = Compact(line, masked, Setting::kFull, *context);
-        PrintMasking(line, entry, masked, *full, outputs, both);
+        prepared->history = {};
+        const std::size_t masked_kept =
+            masked.facts ? FactsKeptIn(masked.history, *masked.facts) : 0;
+        const Run both = Compact(line, masked, std::move(masked.history), Setting::kFull, *context);
+        PrintMasking(line, entry, masked, *full, outputs, masked_kept, both);
       }
     }
   }

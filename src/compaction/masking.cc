@@ -16,25 +16,23 @@ std::uint64_t BlockBytes(const Block& top) {
   while (!pending.empty()) {
     const Block* block = pending.back();
     pending.pop_back();
-    std::visit(
-        [&](const auto& b) {
-          using B = std::decay_t<decltype(b)>;
-          if constexpr (std::is_same_v<B, TextBlock> || std::is_same_v<B, RefusalBlock>) {
-            bytes += b.text.size();
-          } else if constexpr (std::is_same_v<B, ThinkingBlock>) {
-            bytes += b.thinking.size();
-          } else if constexpr (std::is_same_v<B, ImageBlock> || std::is_same_v<B, AudioBlock>) {
-            bytes += b.data ? b.data->size() : 0;
-          } else if constexpr (std::is_same_v<B, DocumentBlock>) {
-            bytes += b.text.size() + (b.data ? b.data->size() : 0);
-          } else if constexpr (std::is_same_v<B, ToolUseBlock>) {
-            bytes += b.input ? b.input->size() : 0;
-          } else {
-            for (const Block& inner : b.content)
-              pending.push_back(&inner);
-          }
-        },
-        block->value);
+    block->Visit([&](const auto& b) {
+      using B = std::decay_t<decltype(b)>;
+      if constexpr (std::is_same_v<B, TextBlock> || std::is_same_v<B, RefusalBlock>) {
+        bytes += b.text.size();
+      } else if constexpr (std::is_same_v<B, ThinkingBlock>) {
+        bytes += b.thinking.size();
+      } else if constexpr (std::is_same_v<B, ImageBlock> || std::is_same_v<B, AudioBlock>) {
+        bytes += b.data ? b.data->size() : 0;
+      } else if constexpr (std::is_same_v<B, DocumentBlock>) {
+        bytes += b.text.size() + (b.data ? b.data->size() : 0);
+      } else if constexpr (std::is_same_v<B, ToolUseBlock>) {
+        bytes += b.input ? b.input->size() : 0;
+      } else {
+        for (const Block& inner : b.content)
+          pending.push_back(&inner);
+      }
+    });
   }
   return bytes;
 }

@@ -132,30 +132,28 @@ std::string CapToolInputText(std::string_view input) {
 
 // The text of one block that is not a tool_result.
 void AppendLeafText(std::string& out, const Block& block) {
-  std::visit(
-      [&out](const auto& b) {
-        using B = std::decay_t<decltype(b)>;
-        if constexpr (std::is_same_v<B, TextBlock>) {
-          out.append(b.text);
-        } else if constexpr (std::is_same_v<B, ToolUseBlock>) {
-          // The input says which file was edited or which command ran: a compactor needs it.
-          out.append("[called tool: ").append(b.name);
-          if (b.input)
-            out.append(" ").append(CapToolInputText(*b.input));
-          out.append("]");
-        } else if constexpr (std::is_same_v<B, RefusalBlock>) {
-          out.append("[model refused: ").append(b.text).append("]");
-        } else if constexpr (std::is_same_v<B, ThinkingBlock>) {
-          out.append("[thinking omitted for compaction]");
-        } else if constexpr (std::is_same_v<B, ImageBlock>) {
-          out.append("[image omitted for compaction]");
-        } else if constexpr (std::is_same_v<B, AudioBlock>) {
-          out.append("[audio omitted for compaction]");
-        } else if constexpr (std::is_same_v<B, DocumentBlock>) {
-          out.append("[document omitted for compaction]");
-        }
-      },
-      block.value);
+  block.Visit([&out](const auto& b) {
+    using B = std::decay_t<decltype(b)>;
+    if constexpr (std::is_same_v<B, TextBlock>) {
+      out.append(b.text);
+    } else if constexpr (std::is_same_v<B, ToolUseBlock>) {
+      // The input says which file was edited or which command ran: a compactor needs it.
+      out.append("[called tool: ").append(b.name);
+      if (b.input)
+        out.append(" ").append(CapToolInputText(*b.input));
+      out.append("]");
+    } else if constexpr (std::is_same_v<B, RefusalBlock>) {
+      out.append("[model refused: ").append(b.text).append("]");
+    } else if constexpr (std::is_same_v<B, ThinkingBlock>) {
+      out.append("[thinking omitted for compaction]");
+    } else if constexpr (std::is_same_v<B, ImageBlock>) {
+      out.append("[image omitted for compaction]");
+    } else if constexpr (std::is_same_v<B, AudioBlock>) {
+      out.append("[audio omitted for compaction]");
+    } else if constexpr (std::is_same_v<B, DocumentBlock>) {
+      out.append("[document omitted for compaction]");
+    }
+  });
 }
 
 // All blocks concatenated in order, nested tool_result content in place. Iterative, so that a
@@ -369,7 +367,7 @@ Result<TailSelection, TailError> SelectRetainedTail(const std::vector<Message>& 
     return transcript.begin() + static_cast<std::ptrdiff_t>(i);
   };
   TailSelection selection;
-  selection.head.assign(transcript.begin(), at(chosen->cut));
+  selection.head = std::span<const Message>(transcript.data(), chosen->cut);
   selection.inside_segment = chosen->inside;
   selection.cut = chosen->cut;
   selection.request = chosen->inside ? segment_start[chosen->cut - 1] : chosen->cut;
@@ -379,8 +377,16 @@ Result<TailSelection, TailError> SelectRetainedTail(const std::vector<Message>& 
   return selection;
 }
 
+std::vector<Message> ProjectForCompaction(std::span<const Message> head) {
+  std::vector<Message> out;
+  out.reserve(head.size());
+  for (const Message& message : head)
+    out.push_back(ProjectMessage(message));
+  return out;
+}
+
 std::vector<Message> ProjectForCompaction(const std::vector<Message>& head) {
-  return ProjectEach(head, &ProjectMessage);
+  return ProjectForCompaction(std::span<const Message>(head));
 }
 
 std::string CapToolResultText(std::string_view text) {

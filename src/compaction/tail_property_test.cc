@@ -140,7 +140,7 @@ RC_GTEST_PROP(TailPropertyTest, SplitIsLosslessKeepsPairsTheOpenStepAndTheReques
   RC_ASSERT(selection->retained.front().role() == Role::kUser);
 
   // Lossless: head + retained is the transcript, with an inside cut's request once more.
-  std::vector<Message> joined = selection->head;
+  std::vector<Message> joined(selection->head.begin(), selection->head.end());
   const std::size_t skip = selection->inside_segment ? 1 : 0;
   joined.insert(joined.end(), selection->retained.begin() + static_cast<std::ptrdiff_t>(skip),
                 selection->retained.end());

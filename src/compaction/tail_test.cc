@@ -51,7 +51,8 @@ void ExpectCut(const std::vector<Message>& transcript, std::size_t derived_prefi
                std::int64_t segments, TokenCount tokens, std::size_t cut) {
   const auto selection = SelectRetainedTail(transcript, derived_prefix, segments, tokens);
   ASSERT_TRUE(selection.ok()) << selection.error().Message();
-  EXPECT_EQ(selection->head, Slice(transcript, 0, cut));
+  EXPECT_EQ(std::vector<Message>(selection->head.begin(), selection->head.end()),
+            Slice(transcript, 0, cut));
   EXPECT_EQ(selection->retained, Slice(transcript, cut, transcript.size()));
   EXPECT_FALSE(selection->inside_segment);
 }
@@ -63,7 +64,8 @@ void ExpectInsideCut(const std::vector<Message>& transcript, std::size_t derived
                      std::size_t request) {
   const auto selection = SelectRetainedTail(transcript, derived_prefix, segments, tokens);
   ASSERT_TRUE(selection.ok()) << selection.error().Message();
-  EXPECT_EQ(selection->head, Slice(transcript, 0, cut));
+  EXPECT_EQ(std::vector<Message>(selection->head.begin(), selection->head.end()),
+            Slice(transcript, 0, cut));
   std::vector<Message> retained = {transcript[request]};
   for (const Message& m : Slice(transcript, cut, transcript.size()))
     retained.push_back(m);
@@ -531,7 +533,7 @@ TEST(ProjectForCompactionTest, NestingBeyondValidationIsFlattened) {
 }
 
 TEST(ProjectForCompactionTest, EmptyHead) {
-  EXPECT_TRUE(ProjectForCompaction({}).empty());
+  EXPECT_TRUE(ProjectForCompaction(std::vector<Message>{}).empty());
 }
 
 // ---- cap --------------------------------------------------------------------------------------

@@ -448,6 +448,52 @@ TranscriptError NoMessages(const std::string& path) {
   return Error(TranscriptErrorKind::kEmpty, path, "transcript has no messages");
 }
 
+// The shortest message and its separator: {"role":"user","blocks":[]}, so that a text of
+// commas cannot reserve more slots than a transcript of its size could fill.
+constexpr std::size_t kMinMessageBytes = 28;
+
+// How many elements the root array of `json` has, if it is one: the commas outside strings at
+// depth one, plus one. Only a capacity hint: a text that is not an array, or not JSON, gives a
+// number the parse then ignores (it refuses the text).
+std::size_t CountRootArrayElements(std::string_view json) {
+  std::size_t depth = 0;
+  std::size_t commas = 0;
+  bool any = false;
+  bool in_string = false;
+  for (std::size_t i = 0; i < json.size(); ++i) {
+    const char c = json[i];
+    if (in_string) {
+      if (c == '\\')
+        ++i;
+      else if (c == '"')
+        in_string = false;
+      continue;
+    }
+    switch (c) {
+      case '"':
+        in_string = true;
+        any = any || depth == 1;
+        break;
+      case '[':
+      case '{':
+        any = any || depth == 1;
+        ++depth;
+        break;
+      case ']':
+      case '}':
+        depth -= depth > 0 ? 1 : 0;
+        break;
+      case ',':
+        commas += depth == 1 ? 1 : 0;
+        break;
+      default:
+        any = any || (depth == 1 && c != ' ' && c != '\n' && c != '\r' && c != '\t');
+        break;
+    }
+  }
+  return any ? commas + 1 : 0;
+}
+
 }  // namespace
 
 std::uint64_t EstimatedMessageBytes(const Message& message) {
@@ -500,21 +546,26 @@ Result<std::string, TranscriptError> EncodeTranscript(const Transcript& transcri
   return out;
 }
 
-// The text is read one message at a time (ParseStrictJsonArray): each message's DOM is released
-// once the message is decoded, so decoding holds the text, the transcript and one message's DOM,
-// never the whole document's.
-Result<Transcript, TranscriptError> DecodeTranscript(std::string_view json,
-                                                     const TranscriptLimits& limits) {
-  Transcript transcript;
+Result<std::size_t, TranscriptError> ForEachTranscriptMessage(
+    std::string_view json, const std::function<void(Message)>& each,
+    const TranscriptLimits& limits) {
   std::optional<TranscriptError> refused;
   const std::string root = "$";
   const auto element = [&](std::size_t index, Json& value, std::string_view text) {
     RawSpans spans;
     raw_json::CollectRawSpans(value, text, spans);
-    auto appended = AppendDecoded(transcript, value, root, index, limits, &spans);
-    if (!appended.ok())
-      refused = std::move(appended).error();
-    return appended.ok();
+    if (index >= limits.max_messages) {
+      refused = Error(TranscriptErrorKind::kJson, root,
+                      fmt::format("more than {} messages, the limit", limits.max_messages));
+      return false;
+    }
+    auto message = DecodeOne(value, fmt::format("{}[{}]", root, index), &spans);
+    if (!message.ok()) {
+      refused = std::move(message).error();
+      return false;
+    }
+    each(std::move(message).value());
+    return true;
   };
   auto read = ParseStrictJsonArray(json, ParseLimits(limits), element);
   if (!read.ok())
@@ -523,8 +574,22 @@ Result<Transcript, TranscriptError> DecodeTranscript(std::string_view json,
     return Fail(std::move(*refused));
   if (read->root)
     return Fail(NotAnArray(root, *read->root));
-  if (transcript.empty())
+  if (read->elements == 0)
     return Fail(NoMessages(root));
+  return read->elements;
+}
+
+// The messages are counted first by a scan of the text (the commas between the root array's
+// elements), so that the transcript is allocated once at its size: grown by doubling it would
+// hold up to twice the messages' slots, and three times while it moves them.
+Result<Transcript, TranscriptError> DecodeTranscript(std::string_view json,
+                                                     const TranscriptLimits& limits) {
+  Transcript transcript;
+  if (json.size() <= limits.max_bytes)
+    transcript.reserve(std::min(
+        {CountRootArrayElements(json), json.size() / kMinMessageBytes + 1, limits.max_messages}));
+  HARNESS_CHECK(ForEachTranscriptMessage(
+      json, [&transcript](Message message) { transcript.push_back(std::move(message)); }, limits));
   return transcript;
 }
 

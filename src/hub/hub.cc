@@ -112,7 +112,6 @@ Result<std::vector<std::uint64_t>, PublishError> Hub::PublishBatch(
   request.fencing_token = core_->lease.token;
   const std::size_t first_event = records_before.size();
   request.records = std::move(records_before);
-  std::vector<std::shared_ptr<const Event>> shared;
   for (const Event& event : events) {
     const EventHeader& header = HeaderOf(event);
     if (header.session_id != core_->lease.session)
@@ -125,7 +124,6 @@ Result<std::vector<std::uint64_t>, PublishError> Hub::PublishBatch(
     if (!encoded.ok())
       return Fail(PublishError(std::move(encoded).error()));
     request.records.push_back(std::move(*encoded));
-    shared.push_back(std::make_shared<const Event>(event));
   }
   std::vector<std::uint64_t> seqs;
   if (request.records.empty())
@@ -134,15 +132,21 @@ Result<std::vector<std::uint64_t>, PublishError> Hub::PublishBatch(
   auto appended = core_->journal.Append(std::move(request));
   if (!appended.ok())
     return Fail(PublishError(std::move(appended).error()));
-  for (std::size_t i = 0; i < shared.size(); ++i) {
+  for (std::size_t i = 0; i < events.size(); ++i) {
     const AppendedRecord& record = (*appended)[first_event + i];
     seqs.push_back(record.seq);
     if (record.duplicate)
       continue;  // already journaled, and delivered when it was
     core_->last_seq = std::max(core_->last_seq, record.seq);
+    // Copied for the subscribers only when one wants it: a loop's initial history can be tens
+    // of megabytes.
+    std::shared_ptr<const Event> shared;
     for (const auto& subscriber : core_->subscribers) {
-      if (subscriber->filter.Matches(*shared[i]))
-        subscriber->Offer(shared[i], record.seq);
+      if (!subscriber->filter.Matches(events[i]))
+        continue;
+      if (!shared)
+        shared = std::make_shared<const Event>(events[i]);
+      subscriber->Offer(shared, record.seq);
     }
   }
   return seqs;

@@ -346,7 +346,7 @@ class CallPairing {
     CloseStep();
     if (auto* assistant = std::get_if<AssistantMessage>(&message.value)) {
       for (Block& block : assistant->blocks) {
-        if (auto* call = std::get_if<ToolUseBlock>(&block.value))
+        if (auto* call = block.as<ToolUseBlock>())
           Open(*call);
       }
     }

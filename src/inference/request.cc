@@ -18,6 +18,18 @@ constexpr std::array<std::pair<InferenceErrorKind, std::string_view>, 7> kErrorK
 
 }  // namespace
 
+InferenceRequest WithMessages(const InferenceRequest& shape, std::vector<Message> messages) {
+  InferenceRequest request;
+  request.model = shape.model;
+  request.system = shape.system;
+  request.messages = std::move(messages);
+  request.transient_messages = shape.transient_messages;
+  request.tools = shape.tools;
+  request.max_output_tokens = shape.max_output_tokens;
+  request.grammar = shape.grammar;
+  return request;
+}
+
 std::string_view StopReasonName(StopReason reason) {
   switch (reason) {
     case StopReason::kEndTurn:

@@ -308,8 +308,10 @@ void BpeTokenizer::MergePiece(std::string_view piece, Sink& sink) const {
     sink.Id(*whole);
   } else if (piece.size() <= kLinearMergeMax) {
     inference_internal::LinearMerge(ranks_, piece, sink);
-  } else {
+  } else if (piece.size() <= 2 * kMergeWindow) {
     inference_internal::HeapMerge(ranks_, piece, sink);
+  } else {
+    inference_internal::WindowedMerge(ranks_, piece, sink, kMergeWindow);
   }
 }
 

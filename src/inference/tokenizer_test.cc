@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <random>
@@ -21,9 +22,11 @@
 namespace harness {
 namespace {
 
+using inference_internal::CountSink;
 using inference_internal::HeapMerge;
 using inference_internal::IdSink;
 using inference_internal::LinearMerge;
+using inference_internal::WindowedMerge;
 
 // A rank file: the 256 single bytes (rank = byte value), then `merges` in order.
 std::string SmallRankFile(const std::vector<std::string>& merges) {
@@ -119,16 +122,22 @@ TEST(BpeTokenizer, CountEqualsTheNumberOfIds) {
   }
 }
 
-// The two merges agree on every piece: random pieces over a small alphabet and a table with
-// many overlapping merges, so ties and re-ranks happen constantly.
-TEST(BytePairMerge, LinearAndHeapAgreeOnASmallTable) {
+// A table of many overlapping merges over "abc", ranked in no order of length, so that ties and
+// re-ranks happen constantly.
+BpeTokenizer OverlappingMerges() {
   std::vector<std::string> merges;
   for (const char* m :
        {"ab",  "ba",   "aa",   "bb",   "aab",  "abb",    "bab", "aba", "abab", "baba",
         "bbb", "aaaa", "abba", "aabb", "bbaa", "ababab", "ca",  "ac",  "cab",  "abc"}) {
     merges.emplace_back(m);
   }
-  const BpeTokenizer t = SmallTokenizer(merges);
+  return SmallTokenizer(merges);
+}
+
+// The two merges agree on every piece: random pieces over a small alphabet and a table with
+// many overlapping merges, so ties and re-ranks happen constantly.
+TEST(BytePairMerge, LinearAndHeapAgreeOnASmallTable) {
+  const BpeTokenizer t = OverlappingMerges();
   std::mt19937_64 rng(5);
   for (int round = 0; round < 3000; ++round) {
     std::string piece(2 + rng() % (kLinearMergeMax - 1), 'a');
@@ -140,6 +149,31 @@ TEST(BytePairMerge, LinearAndHeapAgreeOnASmallTable) {
     HeapMerge(t.ranks(), piece, heap);
     ASSERT_EQ(linear.ids, heap.ids) << piece;
   }
+}
+
+// Windowed and whole merges agree on every piece over the same table, whose ranks are in no
+// order of length (so merges re-rank below the one just made), with windows of 2 to 9 bytes: a
+// cut that a merge crosses must be found, and the whole piece merged instead.
+TEST(BytePairMerge, WindowedAndHeapAgreeOnASmallTable) {
+  const BpeTokenizer t = OverlappingMerges();
+  std::mt19937_64 rng(6);
+  std::size_t windowed = 0;
+  for (int round = 0; round < 3000; ++round) {
+    const std::size_t window = 2 + rng() % 8;
+    std::string piece(2 * window + 1 + rng() % 200, 'a');
+    const char* alphabet = round % 3 == 0 ? "a" : round % 3 == 1 ? "ab" : "abc";
+    const std::size_t letters = std::strlen(alphabet);
+    for (char& c : piece)
+      c = alphabet[rng() % letters];
+    IdSink heap;
+    IdSink windows;
+    HeapMerge(t.ranks(), piece, heap);
+    windowed += WindowedMerge(t.ranks(), piece, windows, window) ? 1 : 0;
+    ASSERT_EQ(windows.ids, heap.ids) << piece << ", window " << window;
+  }
+  // Both ways are taken: the cuts of most runs of "a" hold, those of mixes often do not.
+  EXPECT_GT(windowed, 100u);
+  EXPECT_LT(windowed, 2900u);
 }
 
 TEST(BpeTokenizer, IllFormedUtf8CountsAsReplacementCharacters) {
@@ -323,6 +357,54 @@ TEST(BpeTokenizerRealData, LinearAndHeapMergeAgreeOnRealPieces) {
       LinearMerge(t->ranks(), piece, linear);
       HeapMerge(t->ranks(), piece, heap);
       ASSERT_EQ(linear.ids, heap.ids) << EncodingName(encoding) << " at " << at;
+    }
+  }
+}
+
+// A long piece merged window by window gives HeapMerge's tokens, whether its cuts hold or one
+// does not and the whole piece is merged at once (random mixes of a few characters): small
+// windows put hundreds of cuts through pieces of a few kilobytes, with the real ranks. The cuts
+// through runs of one character or one short pattern hold (moved back to the run's own period
+// where the window's end is not on it: 16 ideographic spaces in o200k_base), so the bounded
+// path is the one such runs take.
+TEST(BpeTokenizerRealData, WindowedAndWholeMergeAgreeOnLongPieces) {
+  std::vector<std::pair<std::string, bool>> pieces;  // the piece, and whether its cuts hold
+  for (const std::string unit :
+       {" ", "\t", "\n", "a", "A", "-", "=", "\r\n", " \n", "\xE3\x80\x80"}) {
+    std::string run;
+    while (run.size() < 6000)
+      run += unit;
+    pieces.emplace_back(run, true);
+  }
+  std::mt19937_64 rng(14);
+  for (const std::string alphabet : {" \t", " \n\r", "ab", "abc ", " -=", "  \t", "     \n"}) {
+    for (int k = 0; k < 4; ++k) {
+      std::string mix;
+      const std::size_t length = 3000 + rng() % 3000;
+      while (mix.size() < length)
+        mix += alphabet[rng() % alphabet.size()];
+      pieces.emplace_back(mix, false);
+    }
+  }
+  for (const Encoding encoding : {Encoding::kCl100kBase, Encoding::kO200kBase}) {
+    const auto t = test::RealTokenizer(encoding);
+    ASSERT_NE(t, nullptr);
+    for (const auto& [piece, holds] : pieces) {
+      IdSink whole;
+      HeapMerge(t->ranks(), piece, whole);
+      for (const std::size_t window : {256u, 300u, 1024u}) {
+        IdSink ids;
+        CountSink count;
+        const bool windowed = WindowedMerge(t->ranks(), piece, ids, window);
+        EXPECT_EQ(WindowedMerge(t->ranks(), piece, count, window), windowed);
+        ASSERT_EQ(ids.ids, whole.ids)
+            << EncodingName(encoding) << ", window " << window << ", " << piece.substr(0, 8);
+        EXPECT_EQ(count.count, whole.ids.size());
+        if (holds) {
+          EXPECT_TRUE(windowed) << EncodingName(encoding) << ", window " << window << ", "
+                                << piece.substr(0, 8);
+        }
+      }
     }
   }
 }

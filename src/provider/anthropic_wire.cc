@@ -453,13 +453,13 @@ Status<InferenceError> AnthropicStreamAccumulator::ApplyDelta(const Json& event)
   std::string* sink = nullptr;
   const char* member = nullptr;
   if (*type == "text_delta") {
-    sink = block.is<TextBlock>() ? &std::get<TextBlock>(block.value).text : nullptr;
+    sink = block.is<TextBlock>() ? &block.as<TextBlock>()->text : nullptr;
     member = "text";
   } else if (*type == "thinking_delta") {
-    sink = block.is<ThinkingBlock>() ? &std::get<ThinkingBlock>(block.value).thinking : nullptr;
+    sink = block.is<ThinkingBlock>() ? &block.as<ThinkingBlock>()->thinking : nullptr;
     member = "thinking";
   } else if (*type == "signature_delta") {
-    sink = block.is<ThinkingBlock>() ? &std::get<ThinkingBlock>(block.value).signature : nullptr;
+    sink = block.is<ThinkingBlock>() ? &block.as<ThinkingBlock>()->signature : nullptr;
     member = "signature";
   } else if (*type == "input_json_delta") {
     sink = block.is<ToolUseBlock>() ? &target->input_json : nullptr;
@@ -484,7 +484,7 @@ Status<InferenceError> AnthropicStreamAccumulator::StopBlock(const Json& event) 
   target->open = false;
   if (target->block && target->block->is<ToolUseBlock>() && !target->input_json.empty()) {
     HARNESS_TRY(std::string input, provider_internal::ToolInputFromText(target->input_json));
-    std::get<ToolUseBlock>(target->block->value).input = std::move(input);
+    target->block->as<ToolUseBlock>()->input = std::move(input);
     target->input_json.clear();
   }
   return {};

@@ -23,8 +23,7 @@ Proposal RejectMeasure(const MeasureError& error) {
 Result<ContextMeasurement, MeasureError> MeasureWith(const AttemptInput& input,
                                                      std::vector<Message> messages, Timers& timers,
                                                      const std::stop_token& stop) {
-  InferenceRequest request = input.request;
-  request.messages = std::move(messages);
+  const InferenceRequest request = WithMessages(*input.request, std::move(messages));
   return Measure(request, input.candidate.basis, input.limits, input.policy, *input.counter, timers,
                  stop);
 }
@@ -35,7 +34,7 @@ void Preflight(AttemptPreflight& pre, Timers& timers, const std::stop_token& sto
   const CompactionPolicy& policy = input.policy;
   const ContextMeasurement& candidate = input.candidate;
 
-  const std::vector<Message>& history = input.request.messages;
+  const std::vector<Message>& history = input.request->messages;
   auto selection = SelectRetainedTail(history, input.derived_prefix, policy.keep_recent_segments,
                                       policy.keep_recent_tokens);
   if (!selection) {
@@ -253,7 +252,7 @@ Proposal Run(AttemptPreflight& pre, Timers& timers, const std::stop_token& stop)
   const AttemptInput& input = pre.input;
   const CompactionPolicy& policy = input.policy;
   const ContextMeasurement& candidate = input.candidate;
-  const std::vector<Message>& history = input.request.messages;
+  const std::vector<Message>& history = input.request->messages;
   const TailSelection* selection = &pre.selection;
   std::vector<Message>& retained = pre.selection.retained;
   const std::vector<std::size_t>& kept = pre.kept;
@@ -274,16 +273,20 @@ Proposal Run(AttemptPreflight& pre, Timers& timers, const std::stop_token& stop)
   compaction.request_fingerprint =
       CompactionRequestFingerprint(candidate.request_fingerprint, input.instructions);
   compaction.instructions = input.instructions;
+  // Projected from the history in place (the head is a view of it), run by run between the
+  // kept messages: a copy of the head first would hold the history twice.
+  const std::span<const Message> head = selection->head;
   if (kept.empty()) {
-    compaction.transcript = ProjectForCompaction(selection->head);
-  } else {
-    std::vector<Message> head;
-    head.reserve(selection->head.size() - kept.size());
-    for (std::size_t i = 0; i < selection->head.size(); ++i) {
-      if (!is_kept[i])
-        head.push_back(selection->head[i]);
-    }
     compaction.transcript = ProjectForCompaction(head);
+  } else {
+    compaction.transcript.reserve(head.size() - kept.size());
+    for (std::size_t run = 0, i = 0; i <= head.size(); ++i) {
+      if (i < head.size() && !is_kept[i])
+        continue;
+      for (Message& message : ProjectForCompaction(head.subspan(run, i - run)))
+        compaction.transcript.push_back(std::move(message));
+      run = i + 1;
+    }
   }
   compaction.max_summary_tokens = policy.max_summary_tokens;
   const std::optional<TokenCount> budget = input.compactor->InputBudget();
@@ -445,8 +448,7 @@ Result<Terminal, InvalidEventError> TerminalFor(const Attempt& attempt, const Pr
     committed.post_context = proposal.post;
     committed.post_context.basis = ContextBasis{attempt.basis.revision + 1, header.event_id};
     // The post fingerprint names the replaced request at its own basis.
-    InferenceRequest post_request = attempt.request;
-    post_request.messages.clear();
+    InferenceRequest post_request = WithMessages(*attempt.request, {});
     post_request.messages.emplace_back(proposal.summary);
     for (const PinnedMessage& kept : proposal.pinned)
       post_request.messages.push_back(kept.message);

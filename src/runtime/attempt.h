@@ -62,8 +62,9 @@ struct ChunkKey {
 struct AttemptInput {
   ContextMeasurement candidate;  // the measurement at the attempt's basis
   // The candidate request: its messages are the loop's history at the basis, and its shape
-  // (model, system prompt, tools, output budget) is reused for every count.
-  InferenceRequest request;
+  // (model, system prompt, tools, output budget) is reused for every count. Shared with the
+  // Attempt, never copied: its messages are the whole history.
+  std::shared_ptr<const InferenceRequest> request;
   std::size_t derived_prefix = 0;
   // The ids of request.messages, parallel to them (event/pins.h), and the pinned ones among
   // them. Without ids (a size that differs) nothing is pinned.

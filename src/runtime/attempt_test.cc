@@ -91,9 +91,11 @@ const ContextBasis kBasis{2, Uuid::V7()};
 AttemptInput Input(std::shared_ptr<ContextCounter> counter, std::shared_ptr<Compactor> compactor,
                    std::vector<Message> history = {U("prior history"), U("committed history")}) {
   AttemptInput input;
-  input.request.model = TestModel();
-  input.request.messages = std::move(history);
-  input.request.max_output_tokens = 20;
+  InferenceRequest request;
+  request.model = TestModel();
+  request.messages = std::move(history);
+  request.max_output_tokens = 20;
+  input.request = std::make_shared<const InferenceRequest>(std::move(request));
   input.limits = TestLimits();
   input.policy = TestPolicy();
   input.counter = std::move(counter);
@@ -101,7 +103,7 @@ AttemptInput Input(std::shared_ptr<ContextCounter> counter, std::shared_ptr<Comp
   input.candidate.basis = kBasis;
   input.candidate.model = TestModel();
   input.candidate.request_fingerprint =
-      RequestFingerprint(input.request, kBasis, CountQuality::kExactLocal);
+      RequestFingerprint(*input.request, kBasis, CountQuality::kExactLocal);
   input.candidate.input_tokens = 50;
   input.candidate.input_limit = 80;
   input.candidate.quality = CountQuality::kExactLocal;
@@ -368,7 +370,7 @@ Attempt InProgress() {
   candidate.input_tokens = 50;
   candidate.quality = CountQuality::kExactLocal;
   attempt.candidate = candidate;
-  attempt.request = request;
+  attempt.request = std::make_shared<const InferenceRequest>(request);
   attempt.waiters = {Waiter{Uuid::V7(), EventTime{std::chrono::nanoseconds(1)}, Agency::kUser},
                      Waiter{Uuid::V7(), EventTime{std::chrono::nanoseconds(2)}, Agency::kUser}};
   return attempt;
@@ -617,7 +619,7 @@ TEST(TerminalFor, ACommitCarriesItsPinnedMessagesAndCountsThemInItsFingerprint) 
   ASSERT_NE(committed, nullptr);
   EXPECT_EQ(committed->pinned, proposal.pinned);
   EXPECT_TRUE(Validate(terminal->batch[0]).ok());
-  InferenceRequest replaced = attempt.request;
+  InferenceRequest replaced = *attempt.request;
   replaced.messages = {proposal.summary, h.messages[3], h.messages[4], h.messages[5]};
   EXPECT_EQ(
       committed->post_context.request_fingerprint,

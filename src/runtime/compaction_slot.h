@@ -70,7 +70,9 @@ struct Attempt {
   AttemptPhase phase = AttemptPhase::kPending;
   ContextBasis basis;
   std::optional<ContextMeasurement> candidate;
-  InferenceRequest request;  // the candidate request (its shape is reused for counts)
+  // The candidate request (its shape is reused for counts); shared with the measurement and the
+  // attempt's run, not copied: its messages are the whole history.
+  std::shared_ptr<const InferenceRequest> request;
   EventTime started_at{};
   std::chrono::steady_clock::time_point started_clock{};
   std::stop_source stop;

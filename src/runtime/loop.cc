@@ -1072,7 +1072,8 @@ void LoopActor::ApplyTurn(TurnDriver::Decision decision) {
       if (compact->automatic &&
           !OpenAttempt(Waiter{session_.MintId(), session_.Now(), Agency::kMachine}))
         return;
-      (void)StartAttempt(*turn_->driver.candidate(), BuildRequest(), true);
+      (void)StartAttempt(*turn_->driver.candidate(),
+                         std::make_shared<const InferenceRequest>(BuildRequest()), true);
       return;
     } else if (std::holds_alternative<TurnDriver::Infer>(decision)) {
       return Infer();
@@ -1087,11 +1088,18 @@ void LoopActor::ApplyTurn(TurnDriver::Decision decision) {
 
 void LoopActor::MeasureOffActor(std::uint64_t op, InferenceRequest request, std::stop_token stop,
                                 MeasureHandler handler, std::optional<ContextBasis> at) {
+  MeasureOffActor(op, std::make_shared<const InferenceRequest>(std::move(request)), std::move(stop),
+                  handler, at);
+}
+
+void LoopActor::MeasureOffActor(std::uint64_t op, std::shared_ptr<const InferenceRequest> request,
+                                std::stop_token stop, MeasureHandler handler,
+                                std::optional<ContextBasis> at) {
   OffActor(
       op,
       [request = std::move(request), basis = at.value_or(basis_), limits = definition_.limits,
        policy = *definition_.compaction, counter = definition_.counter, &timers = session_.timers(),
-       stop] { return Measure(request, basis, limits, policy, *counter, timers, stop); },
+       stop] { return Measure(*request, basis, limits, policy, *counter, timers, stop); },
       handler);
 }
 
@@ -1246,7 +1254,7 @@ void LoopActor::StartIdlePreparation() {
   Attempt& attempt = *slot_.attempt();
   attempt.phase = AttemptPhase::kPreCounting;
   attempt.basis = basis_;
-  attempt.request = BuildRequest();
+  attempt.request = std::make_shared<const InferenceRequest>(BuildRequest());
   const std::uint64_t op = next_op_++;
   attempt.op = op;
   MeasureOffActor(op, attempt.request, attempt.stop.get_token(), &LoopActor::OnPreCounted);
@@ -1269,7 +1277,7 @@ void LoopActor::OnPreCounted(std::uint64_t op, Result<ContextMeasurement, Measur
   };
   // What was counted is no longer the loop's request: a message was committed, or the request
   // changed (LoopRequestChanged: the system prompt is the one part of the shape that can).
-  if (!(basis_ == attempt->basis) || attempt->request.system != definition_.system_prompt)
+  if (!(basis_ == attempt->basis) || attempt->request->system != definition_.system_prompt)
     return reject_unstarted(CompactRejectReason::kStaleBasis);
   if (!result)
     return reject_unstarted(ReasonForMeasureError(result.error()));
@@ -1337,8 +1345,8 @@ void LoopActor::CancelAttemptNow(CompactRejectReason reason) {
   Finalize(proposal);
 }
 
-bool LoopActor::StartAttempt(const ContextMeasurement& candidate, InferenceRequest request,
-                             bool in_turn) {
+bool LoopActor::StartAttempt(const ContextMeasurement& candidate,
+                             std::shared_ptr<const InferenceRequest> request, bool in_turn) {
   Attempt& attempt = *slot_.attempt();
   attempt.in_turn = in_turn;
   if (auto cancel = LatchedCancel()) {

@@ -288,6 +288,9 @@ class LoopActor : public std::enable_shared_from_this<LoopActor> {
   using MeasureHandler = void (LoopActor::*)(std::uint64_t,
                                              Result<ContextMeasurement, MeasureError>);
   // Measures `request` at the current basis (or at `at`) off the actor.
+  void MeasureOffActor(std::uint64_t op, std::shared_ptr<const InferenceRequest> request,
+                       std::stop_token stop, MeasureHandler handler,
+                       std::optional<ContextBasis> at = std::nullopt);
   void MeasureOffActor(std::uint64_t op, InferenceRequest request, std::stop_token stop,
                        MeasureHandler handler, std::optional<ContextBasis> at = std::nullopt);
 
@@ -317,7 +320,8 @@ class LoopActor : public std::enable_shared_from_this<LoopActor> {
   void StartIdlePreparation();
   void OnPreCounted(std::uint64_t op, Result<ContextMeasurement, MeasureError> result);
   // Returns true when the attempt is now in progress (the caller waits for its outcome).
-  bool StartAttempt(const ContextMeasurement& candidate, InferenceRequest request, bool in_turn);
+  bool StartAttempt(const ContextMeasurement& candidate,
+                    std::shared_ptr<const InferenceRequest> request, bool in_turn);
   // The pre-flight's result: its rejection concludes the attempt; otherwise CompactionStarted
   // (with the estimate) and then the compactor.
   void OnPreflight(std::uint64_t op, AttemptPreflight preflight);

@@ -1,6 +1,7 @@
 #include "harness/runtime/session.h"
 
 #include <chrono>
+#include <iterator>
 #include <set>
 #include <string_view>
 #include <utility>
@@ -499,7 +500,11 @@ Result<Uuid, SessionError> Session::CreateLoop(LoopDefinition definition) {
   HARNESS_TRY(header.event_id, core_->NewId());
   header.created_at = core_->Now();
   LoopCreated created = runtime_detail::BareCreation(definition, header);
-  created.history = definition.history;
+  // The history moves into the events and, once they are published, on into the loop: a
+  // transcript of tens of megabytes is held once here, besides the copy the hub hands its
+  // subscribers and the journal records being written.
+  const bool has_history = !definition.history.empty();
+  created.history = std::move(definition.history);
   auto events = LoopCreationEvents(std::move(created));
   if (!events.ok())
     return Fail(runtime_detail::CannotBeJournaled(std::move(events).error()));
@@ -512,8 +517,23 @@ Result<Uuid, SessionError> Session::CreateLoop(LoopDefinition definition) {
                              published.detail});
   }
   runtime_detail::LoopStartState start;
-  start.basis = definition.history.empty() ? ContextBasis{} : ContextBasis{1, created_id};
-  start.history = std::move(definition.history);
+  start.basis = has_history ? ContextBasis{1, created_id} : ContextBasis{};
+  if (events->size() == 1) {
+    start.history = std::move(std::get<LoopCreated>(events->front()).history);
+  } else {
+    std::size_t messages = std::get<LoopCreated>(events->front()).history.size();
+    for (std::size_t i = 1; i < events->size(); ++i)
+      messages += std::get<LoopHistoryContinued>((*events)[i]).history.size();
+    start.history.reserve(messages);
+    for (Event& event : *events) {
+      auto& part = std::holds_alternative<LoopCreated>(event)
+                       ? std::get<LoopCreated>(event).history
+                       : std::get<LoopHistoryContinued>(event).history;
+      start.history.insert(start.history.end(), std::make_move_iterator(part.begin()),
+                           std::make_move_iterator(part.end()));
+      part = {};
+    }
+  }
   for (std::size_t i = 0; i < start.history.size(); ++i)
     start.history_ids.push_back(InitialMessageId(created_id, i));
   const bool make_active = definition.make_active;

@@ -158,7 +158,7 @@ Result<std::string, ApiError> AnswerToolCalls(const LoopSnapshot& snapshot, Clie
       for (const Message& message : snapshot.history) {
         if (const auto* assistant = message.as<AssistantMessage>()) {
           for (const Block& block : assistant->blocks) {
-            const auto* use = std::get_if<ToolUseBlock>(&block.value);
+            const auto* use = block.as<ToolUseBlock>();
             seen = seen || (use != nullptr && use->id == result.tool_use_id);
           }
         }

@@ -309,7 +309,7 @@ class WeatherModel final : public ModelClient {
       if (const auto* result = message.as<ToolResultMessage>()) {
         seen += result->tool_use_id + (result->is_error ? "!" : "=");
         for (const Block& block : result->blocks) {
-          if (const auto* text = std::get_if<TextBlock>(&block.value))
+          if (const auto* text = block.as<TextBlock>())
             seen += text->text;
         }
         seen += ";";

@@ -85,6 +85,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -99,7 +100,9 @@ inline constexpr std::size_t kToolResultProjectionRunes = 2000;
 inline constexpr std::size_t kToolInputProjectionRunes = 1000;
 
 struct TailSelection {
-  std::vector<Message> head;
+  // A view of transcript[:cut], not a copy (the head is most of a long history): valid while
+  // the transcript given to SelectRetainedTail is alive and unchanged.
+  std::span<const Message> head;
   std::vector<Message> retained;
   // The cut is inside a segment: retained.front() is the segment's request, which is also in
   // the head (so head + retained repeat it once).
@@ -137,6 +140,7 @@ Result<TailSelection, TailError> SelectRetainedTail(const std::vector<Message>& 
                                                     std::int64_t keep_recent_segments,
                                                     TokenCount keep_recent_tokens);
 
+std::vector<Message> ProjectForCompaction(std::span<const Message> head);
 std::vector<Message> ProjectForCompaction(const std::vector<Message>& head);
 
 // The 2000-rune cap alone (exposed for its vectors).

@@ -46,7 +46,10 @@
 // DecodeTranscript reads the text one message at a time (ParseStrictJsonArray, core/json.h) and
 // decodes each message as soon as it is read, so decoding never holds more than one message's
 // DOM (besides the text and the transcript it builds); the first error in document order wins,
-// whether the JSON reader's or the decoder's. DecodeTranscriptValue goes message by message too.
+// whether the JSON reader's or the decoder's. The transcript is allocated once, at the number of
+// messages a scan of the text counts (at most one per 28 bytes, the shortest message), so it
+// never holds the spare slots of a vector grown by doubling. ForEachTranscriptMessage hands each
+// message over instead of keeping it. DecodeTranscriptValue goes message by message too.
 // The decoder does NOT normalize (docs/spec/contracts.md §2.1 constructors do): what it reads is
 // what it returns, so decode → encode reproduces compact input byte for byte. Normalized()
 // (content/transcript.h) applies the normalization where a producer wants it.
@@ -75,6 +78,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
 
@@ -114,6 +118,12 @@ std::uint64_t EstimatedMessageBytes(const Message& message);
 // is relative to the array ("$[2].blocks[0]").
 Result<Transcript, TranscriptError> DecodeTranscript(std::string_view json,
                                                      const TranscriptLimits& limits = {});
+// DecodeTranscript without the transcript: each message is handed to `each` as soon as it is
+// decoded and validated, so memory holds the text and one message (with its DOM) at a time.
+// The same checks and errors; returns how many messages there were.
+Result<std::size_t, TranscriptError> ForEachTranscriptMessage(
+    std::string_view json, const std::function<void(Message)>& each,
+    const TranscriptLimits& limits = {});
 // Decodes an already parsed array or message; `path` prefixes error paths. limits.max_bytes does
 // not apply (the caller parsed the bytes); max_messages does.
 Result<Transcript, TranscriptError> DecodeTranscriptValue(const Json& array, std::string path,

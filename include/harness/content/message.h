@@ -17,6 +17,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <type_traits>
@@ -96,23 +97,108 @@ struct ToolResultBlock {
   friend bool operator==(const ToolResultBlock&, const ToolResultBlock&);
 };
 
+// One block of a kind that is rarely short, on the heap, as a value: copies copy it, == compares
+// it. A transcript holds many small text blocks, so a Block is only as large as a text block
+// (a string and the variant's index) instead of as large as its largest kind; see Block.
+// A moved-from box reads as an empty block (as a moved-from string reads empty).
+template <class B>
+class Boxed {
+ public:
+  Boxed(B block) : owned_(std::make_unique<B>(std::move(block))) {}  // NOLINT: implicit
+  Boxed(const Boxed& other) : owned_(std::make_unique<B>(other.get())) {}
+  Boxed(Boxed&&) noexcept = default;
+  Boxed& operator=(const Boxed& other) {
+    if (this != &other)
+      owned_ = std::make_unique<B>(other.get());
+    return *this;
+  }
+  Boxed& operator=(Boxed&&) noexcept = default;
+  ~Boxed() = default;
+
+  const B& get() const {
+    if (owned_)
+      return *owned_;
+    static const B kEmpty{};
+    return kEmpty;
+  }
+  B& get() {
+    if (!owned_)
+      owned_ = std::make_unique<B>();
+    return *owned_;
+  }
+  friend bool operator==(const Boxed& a, const Boxed& b) { return a.get() == b.get(); }
+
+ private:
+  std::unique_ptr<B> owned_;
+};
+
+// How Block stores each kind: text and refusal inline (a string each), every other kind boxed.
+template <class B>
+struct BlockStorage {
+  using type = Boxed<B>;
+};
+template <>
+struct BlockStorage<TextBlock> {
+  using type = TextBlock;
+};
+template <>
+struct BlockStorage<RefusalBlock> {
+  using type = RefusalBlock;
+};
+template <class B>
+using BlockStorageOf = typename BlockStorage<B>::type;
+
+inline const TextBlock& Unboxed(const TextBlock& b) {
+  return b;
+}
+inline const RefusalBlock& Unboxed(const RefusalBlock& b) {
+  return b;
+}
+template <class B>
+const B& Unboxed(const Boxed<B>& b) {
+  return b.get();
+}
+
+// A block of any kind. 40 bytes whatever its kind (the kinds other than text and refusal are
+// boxed), so that a transcript of many short blocks costs about its text, not five times it
+// (docs/content.md "Limits"). Read it with is/as, or Visit for all kinds; `value` is the
+// storage, in the kinds' order (value.index() is the kind).
 struct Block {
-  using Variant = std::variant<TextBlock, RefusalBlock, ImageBlock, AudioBlock, DocumentBlock,
-                               ThinkingBlock, ToolUseBlock, ToolResultBlock>;
+  using Variant = std::variant<TextBlock, RefusalBlock, Boxed<ImageBlock>, Boxed<AudioBlock>,
+                               Boxed<DocumentBlock>, Boxed<ThinkingBlock>, Boxed<ToolUseBlock>,
+                               Boxed<ToolResultBlock>>;
   Variant value;
 
   template <class B>
-  requires(!std::is_same_v<std::decay_t<B>, Block> && std::is_constructible_v<Variant, B>)
-      Block(B block)
-      : value(std::move(block)) {}  // NOLINT: a block converts to Block implicitly
+  requires(!std::is_same_v<std::decay_t<B>, Block> &&
+           std::is_constructible_v<Variant, BlockStorageOf<std::decay_t<B>>>) Block(B block)
+      : value(std::in_place_type<BlockStorageOf<std::decay_t<B>>>, std::move(block)) {
+  }  // NOLINT: a block converts to Block implicitly
 
   template <class B>
   bool is() const {
-    return std::holds_alternative<B>(value);
+    return std::holds_alternative<BlockStorageOf<B>>(value);
   }
   template <class B>
   const B* as() const {
-    return std::get_if<B>(&value);
+    const auto* stored = std::get_if<BlockStorageOf<B>>(&value);
+    return stored == nullptr ? nullptr : &Unboxed(*stored);
+  }
+  template <class B>
+  B* as() {
+    auto* stored = std::get_if<BlockStorageOf<B>>(&value);
+    if (stored == nullptr)
+      return nullptr;
+    if constexpr (std::is_same_v<BlockStorageOf<B>, B>)
+      return stored;
+    else
+      return &stored->get();
+  }
+  // f(const B&) for the block's kind B.
+  template <class F>
+  decltype(auto) Visit(F&& f) const {
+    return std::visit([&f](const auto& stored) -> decltype(auto) { return f(Unboxed(stored)); },
+                      value);
   }
   friend bool operator==(const Block&, const Block&) = default;
 };

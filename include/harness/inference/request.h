@@ -45,6 +45,10 @@ struct InferenceRequest {
   friend bool operator==(const InferenceRequest&, const InferenceRequest&) = default;
 };
 
+// `shape` with `messages` instead of its own, which are not copied (they may be a long
+// history): the same model, system prompt, tools, output budget, grammar and transient count.
+InferenceRequest WithMessages(const InferenceRequest& shape, std::vector<Message> messages);
+
 enum class StopReason : std::uint8_t {
   kEndTurn = 1,        // the model finished its answer
   kToolUse = 2,        // the model asks for tool calls

@@ -22,8 +22,10 @@
 // - Text is UTF-8. Each byte that is not part of well-formed UTF-8 counts as U+FFFD, as the
 //   content codec writes it on the wire (AppendJsonString).
 // - The merge is O(n log n) in a piece's length (a heap over a linked list of parts above
-//   kLinearMergeMax bytes, tiktoken's own scan below), so no input is quadratic. Nothing is
-//   cached across calls.
+//   kLinearMergeMax bytes, tiktoken's own scan below), so no input is quadratic. A piece longer
+//   than two kMergeWindow is merged window by window where every cut between windows is proved
+//   never to be crossed (a run of one character: megabytes of spaces), in memory for two
+//   windows; otherwise whole. Nothing is cached across calls.
 // - Encode/Count fail only if PCRE2 refuses a match (TokenizerErrorKind::kMatch; not observed
 //   with the two patterns, whatever the input) or, with a stop token, when it is requested
 //   (kCanceled; checked every few thousand pieces).
@@ -159,6 +161,9 @@ struct TokenizerError {
 
 // Pieces up to this many bytes merge with tiktoken's linear scan; longer ones with a heap.
 inline constexpr std::size_t kLinearMergeMax = 96;
+// Pieces longer than twice this merge window by window where that gives the same tokens
+// (docs/tokenizer.md "The merge"), so that the memory a piece needs does not grow with it.
+inline constexpr std::size_t kMergeWindow = 64 * 1024;
 
 class BpeTokenizer {
  public:
