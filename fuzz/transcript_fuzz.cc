@@ -46,9 +46,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       input, [&handed](harness::Message m) { handed.push_back(std::move(m)); }, limits);
   if (each.ok() != decoded.ok())
     Violation("ForEachTranscriptMessage and DecodeTranscript disagree");
-  if (!each.ok() && !(each.error().kind == decoded.error().kind &&
-                      each.error().path == decoded.error().path &&
-                      each.error().rule == decoded.error().rule))
+  if (!each.ok() &&
+      !(each.error().kind == decoded.error().kind && each.error().path == decoded.error().path &&
+        each.error().rule == decoded.error().rule))
     Violation("ForEachTranscriptMessage fails with another error");
   if (each.ok() && (*each != handed.size() || handed != *decoded))
     Violation("ForEachTranscriptMessage hands over other messages");
