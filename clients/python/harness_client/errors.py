@@ -135,6 +135,24 @@ class MaskRefused(Conflict):
     reach the input limit (the detail has the figures)."""
 
 
+class Forbidden(HarnessError):
+    """403: origin_not_allowed and any other refusal of who asks rather than what."""
+
+
+class OriginNotAllowed(Forbidden):
+    """403 origin_not_allowed: a state-changing request whose Origin is neither the server's own
+    nor one of its --cors-origin (docs/serve.md "Security: what a browser can do")."""
+
+
+class UnsupportedMediaType(HarnessError):
+    """415 unsupported_media_type: a body sent as something other than application/json."""
+
+
+class HostNotAllowed(HarnessError):
+    """421 host_not_allowed: a server without a token refused a Host that names neither a
+    loopback address nor its advertised URL (the DNS rebinding defence)."""
+
+
 class TooLarge(HarnessError):
     """413: the body is over the server's --max-body-bytes."""
 
@@ -218,15 +236,21 @@ _BY_KIND = {
     "nothing_to_mask": NothingToMask,
     "not_masked": NotMasked,
     "mask_refused": MaskRefused,
+    "origin_not_allowed": OriginNotAllowed,
+    "unsupported_media_type": UnsupportedMediaType,
+    "host_not_allowed": HostNotAllowed,
 }
 
 _BY_STATUS = {
     400: BadRequest,
     401: Unauthorized,
+    403: Forbidden,
     404: NotFound,
     405: MethodNotAllowed,
     409: Conflict,
     413: TooLarge,
+    415: UnsupportedMediaType,
+    421: HostNotAllowed,
     500: ServerError,
     503: Unavailable,
 }

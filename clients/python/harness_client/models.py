@@ -171,6 +171,9 @@ class History:
     undoable: int = 0
     proposal: Optional[Dict[str, Any]] = None
     masked: List[str] = field(default_factory=list)
+    # Pin changes sent while a compaction ran or a proposal waited, applied when it ends
+    # (docs/pins.md).
+    deferred_pins: int = 0
 
     @classmethod
     def from_json(cls, obj: Any) -> "History":
@@ -186,6 +189,7 @@ class History:
             _get(obj, "undoable", int, "$"),
             proposal,
             _get(obj, "masked", list, "$"),
+            _get(obj, "deferred_pins", int, "$"),
         )
 
 

@@ -285,3 +285,35 @@ def test_a_previewed_compaction_is_approved_undone_and_messages_pinned(make_serv
     assert client.unpin(sid, loop, last) is True
     with pytest.raises(MessageNotFound):
         client.pin(sid, loop, "0190a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b")
+
+
+def test_the_servers_browser_refusals_are_their_own_classes(make_server):
+    """docs/serve.md "Security: what a browser can do": a foreign Origin, a rebinding Host and a
+    body that is not JSON are refused by the real server, and each refusal becomes its class."""
+    import http.client
+    from urllib.parse import urlsplit
+
+    from harness_client import HostNotAllowed, OriginNotAllowed, UnsupportedMediaType
+
+    server = make_server(SCRIPT)
+    port = urlsplit(server.url).port
+    body = b'{"loops":[{"model":"m"}]}'
+    cases = [
+        ({"Origin": "http://evil.example", "Content-Type": "application/json"}, OriginNotAllowed, 403),
+        ({"Host": f"rebind.attacker.example:{port}", "Content-Type": "application/json"}, HostNotAllowed, 421),
+        ({"Content-Type": "text/plain"}, UnsupportedMediaType, 415),
+    ]
+    for headers, cls, status in cases:
+        connection = http.client.HTTPConnection("127.0.0.1", port, timeout=WAIT)
+        try:
+            connection.request("POST", "/v1/sessions", body=body, headers=headers)
+            response = connection.getresponse()
+            error = error_from_response(response.status, response.read())
+        finally:
+            connection.close()
+        assert response.status == status and isinstance(error, cls), (headers, error)
+    # Nothing was created, and the client itself (same origin, JSON) is served.
+    client = Client(server.url)
+    assert client.list_sessions() == []
+    created = client.create_session(LOOP)
+    assert client.history(created.session_id, created.active_loop).deferred_pins == 0
