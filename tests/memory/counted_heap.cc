@@ -45,6 +45,35 @@ void* operator new(std::size_t size, std::align_val_t align) {
 void* operator new[](std::size_t size, std::align_val_t align) {
   return operator new(size, align);
 }
+// The nothrow forms too (std::stable_sort's temporary buffer takes one): left to the
+// sanitizer's runtime, its block would reach the free() above, an alloc-dealloc mismatch.
+void* operator new(std::size_t size, const std::nothrow_t&) noexcept {
+  void* p = std::malloc(size == 0 ? 1 : size);
+  return p != nullptr ? Counted(p) : nullptr;
+}
+void* operator new[](std::size_t size, const std::nothrow_t& tag) noexcept {
+  return operator new(size, tag);
+}
+void* operator new(std::size_t size, std::align_val_t align, const std::nothrow_t&) noexcept {
+  const auto a = static_cast<std::size_t>(align);
+  void* p = std::aligned_alloc(a, (size + a - 1) & ~(a - 1));
+  return p != nullptr ? Counted(p) : nullptr;
+}
+void* operator new[](std::size_t size, std::align_val_t align, const std::nothrow_t& tag) noexcept {
+  return operator new(size, align, tag);
+}
+void operator delete(void* p, const std::nothrow_t&) noexcept {
+  Uncounted(p);
+}
+void operator delete[](void* p, const std::nothrow_t&) noexcept {
+  Uncounted(p);
+}
+void operator delete(void* p, std::align_val_t, const std::nothrow_t&) noexcept {
+  Uncounted(p);
+}
+void operator delete[](void* p, std::align_val_t, const std::nothrow_t&) noexcept {
+  Uncounted(p);
+}
 void operator delete(void* p) noexcept {
   Uncounted(p);
 }
