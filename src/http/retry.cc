@@ -9,6 +9,8 @@
 #include <string>
 #include <utility>
 
+#include "harness/core/chars.h"
+
 namespace harness {
 
 namespace {
@@ -17,14 +19,6 @@ using std::chrono::milliseconds;
 
 // A Retry-After longer than this is not a date or a number anyone means; parsing stops there.
 constexpr std::size_t kMaxRetryAfterLength = 64;
-
-std::string_view TrimSpaces(std::string_view text) {
-  while (!text.empty() && (text.front() == ' ' || text.front() == '\t'))
-    text.remove_prefix(1);
-  while (!text.empty() && (text.back() == ' ' || text.back() == '\t'))
-    text.remove_suffix(1);
-  return text;
-}
 
 bool RetryableError(const HttpError& error) {
   if (error.bytes_delivered != 0)
@@ -42,7 +36,7 @@ bool IsRetryableStatus(int status) {
 
 std::optional<milliseconds> ParseRetryAfter(std::string_view value,
                                             std::chrono::system_clock::time_point now) {
-  value = TrimSpaces(value);
+  value = TrimOptionalWhitespace(value);
   if (value.empty() || value.size() > kMaxRetryAfterLength)
     return std::nullopt;
   // Saturate instead of overflowing: any caller caps the wait far below this.

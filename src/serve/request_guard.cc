@@ -27,14 +27,6 @@ bool EqualsNoCase(std::string_view a, std::string_view b) {
   return true;
 }
 
-std::string_view TrimSpace(std::string_view text) {
-  while (!text.empty() && (text.front() == ' ' || text.front() == '\t'))
-    text.remove_prefix(1);
-  while (!text.empty() && (text.back() == ' ' || text.back() == '\t'))
-    text.remove_suffix(1);
-  return text;
-}
-
 // RFC 9110 field values are visible ASCII, obs-text, SP and HTAB; a name is a token.
 bool ControlByte(char c) {
   const auto byte = static_cast<unsigned char>(c);
@@ -95,7 +87,7 @@ std::optional<std::pair<std::string_view, std::string_view>> SplitOrigin(std::st
 std::optional<std::string_view> RequestHead::Find(std::string_view name) const {
   for (const HeaderField& field : headers) {
     if (EqualsNoCase(field.name, name))
-      return TrimSpace(field.value);  // the OWS around a field value is not part of it
+      return TrimOptionalWhitespace(field.value);  // the OWS around a field value is not part of it
   }
   return std::nullopt;
 }
@@ -226,8 +218,9 @@ Status<ApiError> RequestGuard::Check(const RequestHead& head, std::uint16_t port
     }
   }
   const auto length = head.Find("Content-Length");
-  const bool body = head.Find("Transfer-Encoding").has_value() ||
-                    (length && TrimSpace(*length).find_first_not_of('0') != std::string_view::npos);
+  const bool body =
+      head.Find("Transfer-Encoding").has_value() ||
+      (length && TrimOptionalWhitespace(*length).find_first_not_of('0') != std::string_view::npos);
   if (body) {
     const auto type = head.Find("Content-Type");
     if (!type || !IsJsonMediaType(*type)) {
@@ -272,19 +265,20 @@ std::optional<std::string_view> BearerCredentials(std::string_view authorization
 
 bool IsJsonMediaType(std::string_view content_type) {
   const std::size_t semicolon = content_type.find(';');
-  if (!EqualsNoCase(TrimSpace(content_type.substr(0, semicolon)), "application/json"))
+  if (!EqualsNoCase(TrimOptionalWhitespace(content_type.substr(0, semicolon)), "application/json"))
     return false;
   std::string_view params =
       semicolon == std::string_view::npos ? std::string_view() : content_type.substr(semicolon);
   while (!params.empty()) {
     params.remove_prefix(1);  // the ';'
     const std::size_t next = params.find(';');
-    const std::string_view param = TrimSpace(params.substr(0, next));
+    const std::string_view param = TrimOptionalWhitespace(params.substr(0, next));
     params = next == std::string_view::npos ? std::string_view() : params.substr(next);
     const std::size_t eq = param.find('=');
-    if (eq == std::string_view::npos || !EqualsNoCase(TrimSpace(param.substr(0, eq)), "charset"))
+    if (eq == std::string_view::npos ||
+        !EqualsNoCase(TrimOptionalWhitespace(param.substr(0, eq)), "charset"))
       continue;
-    std::string_view value = TrimSpace(param.substr(eq + 1));
+    std::string_view value = TrimOptionalWhitespace(param.substr(eq + 1));
     if (value.size() >= 2 && value.front() == '"' && value.back() == '"')
       value = value.substr(1, value.size() - 2);
     if (!EqualsNoCase(value, "utf-8"))

@@ -8,6 +8,8 @@
 // AppendPercentEncoded appends `text` with every byte other than RFC 3986's unreserved
 // characters (letters, digits, - . _ ~) and those in `keep` written as %HH, in upper- or
 // lower-case hex digits.
+// TrimOptionalWhitespace drops the spaces and tabs at both ends (HTTP's OWS, RFC 9110 5.6.3:
+// what surrounds a header value or a parameter and is not part of it).
 // Thread safety: pure functions.
 #pragma once
 
@@ -66,6 +68,14 @@ inline int HexDigitValue(char c) {
   if (c >= 'A' && c <= 'F')
     return c - 'A' + 10;
   return -1;
+}
+
+inline std::string_view TrimOptionalWhitespace(std::string_view text) {
+  while (!text.empty() && (text.front() == ' ' || text.front() == '\t'))
+    text.remove_prefix(1);
+  while (!text.empty() && (text.back() == ' ' || text.back() == '\t'))
+    text.remove_suffix(1);
+  return text;
 }
 
 }  // namespace harness
