@@ -17,12 +17,15 @@
 #include <utility>
 #include <vector>
 
+#include "compaction/salience.h"
 #include "harness/compaction/response.h"
 #include "harness/compaction/wire.h"
+#include "harness/content/user_text.h"
 #include "harness/core/chars.h"
 #include "harness/core/utf8.h"
 // The summary grammar's own character classes: the text written here must be exactly what the
 // validator calls an XML Char and white space, so the two cannot drift apart.
+#include "harness/summary/foreign.h"
 #include "harness/summary/sections.h"
 #include "harness/summary/xml_chars.h"
 
@@ -404,6 +407,20 @@ std::vector<std::string> SectionItems(std::string_view decoded) {
   return items;
 }
 
+CarriedSummary CarriedOf(const SummarySections& sections) {
+  return CarriedSummary{SectionItems(sections.goal), SectionItems(sections.constraints),
+                        SectionItems(sections.decisions), SectionItems(sections.state),
+                        SectionItems(sections.open_items)};
+}
+
+// A carried summary's text (docs/spec/user-text.md §3): harness's own when ParseSummary accepts
+// it, else another agent's, read by its headings (docs/spec/foreign-summary.md).
+CarriedSummary ReadAnyCarriedSummary(std::string_view text) {
+  if (auto sections = ReadSummarySections(text))
+    return CarriedOf(*sections);
+  return CarriedOf(ReadForeignSummary(text));
+}
+
 // The sections of `message` when it is a summary (one text block that ParseSummary accepts).
 std::optional<CarriedSummary> ReadCarriedSummary(const Message& message) {
   if (message.role() != Role::kUser || message.blocks().size() != 1)
@@ -414,9 +431,7 @@ std::optional<CarriedSummary> ReadCarriedSummary(const Message& message) {
   auto sections = ReadSummarySections(block->text);
   if (!sections)
     return std::nullopt;
-  return CarriedSummary{SectionItems(sections->goal), SectionItems(sections->constraints),
-                        SectionItems(sections->decisions), SectionItems(sections->state),
-                        SectionItems(sections->open_items)};
+  return CarriedOf(*sections);
 }
 
 struct ToolOutput {
@@ -918,6 +933,7 @@ struct FileEntry {
 struct CommandEntry {
   std::optional<long> exit_code;
   bool failed = false;
+  bool superseded = false;  // failed, and a later run of the same program and step succeeded
   std::string last_error;
   std::string fixed_error;  // the error of a failed run that a later clean run followed
   std::string output;       // the latest run's output when it is a line or two
@@ -945,6 +961,8 @@ struct CallEffect {
   std::string change;    // an edit's content, for the file of `files` it edits
   bool submits = false;  // the agent's submit step: its result is the change it handed in
 };
+
+std::vector<std::string_view> Words(std::string_view text);
 
 class Ledger {
  public:
@@ -981,13 +999,35 @@ class Ledger {
     if (!failed && entry.failed && !entry.last_error.empty())
       entry.fixed_error = entry.last_error;
     entry.failed = failed;
+    entry.superseded = false;
     entry.last_error = failed ? LastErrorLine(output.lines) : std::string();
     entry.output = ShortOutput(output.lines);
+    // "git push" failed, then "git push -u origin main" went through: the push is done.
+    const std::string key = CommandKey(command);
+    if (key.empty())
+      return;
+    std::vector<std::string>& failing = failing_by_key_[key];
+    if (failed) {
+      if (std::find(failing.begin(), failing.end(), command) == failing.end())
+        failing.push_back(command);
+      return;
+    }
+    for (const std::string& other : failing) {
+      CommandEntry& earlier = commands_.at(other);
+      if (other == command || !earlier.failed)
+        continue;
+      earlier.superseded = true;
+      if (entry.fixed_error.empty())
+        entry.fixed_error = earlier.last_error;
+    }
+    failing.clear();
   }
 
   void RecordEdit(const std::string& path, const std::string& change) {
     if (change.empty())
       return;
+    // The same change again (a retried edit) is told once, at its latest place.
+    std::erase_if(edits_, [&](const EditEntry& e) { return e.path == path && e.change == change; });
     edits_.push_back(EditEntry{path, change});
     if (edits_.size() > kEditsKept)
       edits_.erase(edits_.begin());
@@ -1001,13 +1041,22 @@ class Ledger {
       line = output.lines.front();
     std::string item = "Error from ";
     item.append(SafeName(name)).append(": ").append(line);
+    std::erase(tool_errors_, item);  // a repeated error is told once, as the newest
     tool_errors_.push_back(std::move(item));
   }
 
-  void RecordTestRun(TestRun run) { test_run_ = std::move(run); }
+  // The latest run of each test command, the newest last.
+  void RecordTestRun(TestRun run) {
+    std::erase_if(test_runs_, [&](const TestRun& r) { return r.command == run.command; });
+    test_runs_.push_back(run);
+    if (test_runs_.size() > kTestCommandsKept)
+      test_runs_.erase(test_runs_.begin());
+    test_run_ = std::move(run);
+  }
   void RecordTodos(std::vector<TodoItem> todos) { todos_ = std::move(todos); }
 
   const std::optional<TestRun>& test_run() const { return test_run_; }
+  const std::vector<TestRun>& test_runs() const { return test_runs_; }
   const std::vector<TodoItem>& todos() const { return todos_; }
   const std::vector<std::string>& tool_errors() const { return tool_errors_; }
   const std::vector<EditEntry>& edits() const { return edits_; }
@@ -1034,7 +1083,7 @@ class Ledger {
     std::vector<std::pair<std::string, const CommandEntry*>> out;
     for (const std::string& command : command_order_) {
       const CommandEntry& entry = commands_.at(command);
-      if (entry.failed == failed)
+      if (entry.failed == failed && !entry.superseded)
         out.emplace_back(command, &entry);
     }
     std::sort(out.begin(), out.end(),
@@ -1048,13 +1097,41 @@ class Ledger {
   std::vector<std::string> file_order_;
   std::unordered_map<std::string, CommandEntry> commands_;
   std::vector<std::string> command_order_;
+  // Commands that failed, by CommandKey, until a run with that key succeeds.
+  std::unordered_map<std::string, std::vector<std::string>> failing_by_key_;
   std::optional<TestRun> test_run_;
+  std::vector<TestRun> test_runs_;
   std::vector<TodoItem> todos_;
   std::vector<std::string> tool_errors_;
   std::vector<EditEntry> edits_;  // the newest last
   std::optional<std::vector<std::string>> submitted_;
 
   static constexpr std::size_t kEditsKept = 16;
+  static constexpr std::size_t kTestCommandsKept = 8;
+
+  // A command's program and its first argument, after a leading "cd DIR &&" or "VAR=x": what
+  // it does, whatever its flags ("git push", "npm test", "pytest tests/a.py").
+  static std::string CommandKey(std::string_view command) {
+    std::vector<std::string_view> words = Words(command);
+    std::size_t at = 0;
+    while (at < words.size()) {
+      if (words[at] == "cd" && at + 2 < words.size() &&
+          (words[at + 2] == "&&" || words[at + 2] == ";")) {
+        at += 3;
+      } else if (words[at].find('=') != std::string_view::npos && !words[at].starts_with('-')) {
+        ++at;
+      } else {
+        break;
+      }
+    }
+    std::string key;
+    for (std::size_t k = at; k < words.size() && k < at + 2; ++k) {
+      if (k > at && words[k].starts_with('-'))
+        break;
+      key.append(words[k]).push_back(' ');
+    }
+    return key;
+  }
 
   // A command's output worth quoting beside it: a line or two ("344", "Result: True").
   static std::string ShortOutput(const std::vector<std::string>& lines) {
@@ -1612,6 +1689,23 @@ bool IsDecision(std::string_view lower) {
   return HasAnyPhrase(lower, kChoices) || lower.find(", not ") != std::string_view::npos;
 }
 
+// A sentence that announces what follows (ends with ':') or was cut off, or a few words
+// without content: never a decision worth keeping.
+bool IsFiller(std::string_view sentence) {
+  sentence = Trim(sentence);
+  if (sentence.ends_with(':') || sentence.ends_with("...") || sentence.ends_with(kEllipsis))
+    return true;
+  std::size_t words = 0;
+  bool in_word = false;
+  for (const char c : sentence) {
+    const bool space = c == ' ';
+    if (!space && !in_word)
+      ++words;
+    in_word = !space;
+  }
+  return words < 4;
+}
+
 bool IsNextStep(std::string_view lower) {
   constexpr std::array<std::string_view, 12> kMarkers = {
       "next, i'll",   "next i'll",  "next step",       "next, i will",
@@ -1669,22 +1763,6 @@ bool IsPointer(std::string_view lower) {
   return pointer && words < 3;
 }
 
-// Text a client injects into the user's turn that the user did not write.
-// Text a client injects into the user's turn that the user did not write (Codex's turn context
-// among it).
-bool IsInjected(std::string_view text) {
-  return text.starts_with("Caveat: ") || text.starts_with("[Request interrupted") ||
-         text.starts_with("<command-") || text.starts_with("<local-command-") ||
-         text.starts_with("<environment_context>");
-}
-
-// The project's instructions a client reads to the model as a user message (Codex's AGENTS.md):
-// not a request, but rules the work keeps following.
-bool IsProjectInstructions(std::string_view text) {
-  return text.starts_with("# AGENTS.md instructions for ") ||
-         text.starts_with("<user_instructions>");
-}
-
 // ---------------------------------------------------------------------------------------------
 // What the transcript says, as clean (unescaped, unbounded) items.
 
@@ -1708,6 +1786,7 @@ struct Extract {
   std::string latest_progress;
   std::vector<std::string> open_calls;
   Ledger ledger;
+  SalienceLedger salience;
 };
 
 class Reader {
@@ -1720,32 +1799,32 @@ class Reader {
         continue;  // configuration, not conversation: never summarized
       if (i == 0) {
         if (auto carried = ReadCarriedSummary(message)) {
-          for (const std::string& rule : carried->constraints)
-            AddConstraint(rule);
-          for (std::string& decision : carried->decisions) {
-            decision_index_[decision] = extract_.decisions.size();
-            extract_.decisions.push_back(Dated{std::move(decision), 0});
-          }
-          extract_.carried = std::move(carried);
+          Carry(std::move(*carried), i);
           continue;
         }
       }
       if (const auto* tool = message.as<ToolResultMessage>()) {
-        OnResult(tool->tool_use_id, tool->is_error, Flattened(tool->blocks));
+        const std::string body = Flattened(tool->blocks);
+        extract_.salience.Observe(body, kReadWeight);
+        OnResult(tool->tool_use_id, tool->is_error, body);
         continue;
       }
       std::string text;
       const std::size_t calls_before = next_call_;
       for (const Block& block : message.blocks()) {
         if (const auto* call = block.as<ToolUseBlock>()) {
+          extract_.salience.Observe(call->input.value_or(""), kWrittenWeight);
           AddPending(EffectOf(call->id, call->name, call->input.value_or(""), swe_open_file,
                               extract_.ledger));
         } else if (const auto* result = block.as<ToolResultBlock>()) {
-          OnResult(result->tool_use_id, result->is_error, Flattened(result->content));
+          const std::string body = Flattened(result->content);
+          extract_.salience.Observe(body, kReadWeight);
+          OnResult(result->tool_use_id, result->is_error, body);
         } else if (const auto* piece = block.as<TextBlock>()) {
           const std::string_view value = piece->text;
           if (value.starts_with(kCalledToolPrefix) && value.ends_with(']')) {
             auto [name, input] = SplitProjectedCall(value);
+            extract_.salience.Observe(input, kWrittenWeight);
             AddPending(EffectOf("", std::string(name), input, swe_open_file, extract_.ledger));
           } else if (!IsPlaceholder(value)) {
             text.append(value);
@@ -1765,6 +1844,7 @@ class Reader {
         OnUser(text, i);
         continue;
       }
+      extract_.salience.Observe(text, kWrittenWeight);
       const bool called = next_call_ != calls_before;
       fenced_action_ = called ? std::nullopt : TrailingFence(text);
       if (OnAssistant(text, i))
@@ -1778,6 +1858,37 @@ class Reader {
 
  private:
   static constexpr std::string_view kCalledToolPrefix = "[called tool: ";
+  // Salience weights (compaction/salience.h): what the run only read, what the agent wrote
+  // (its words and its tool inputs), what the user named.
+  static constexpr std::size_t kReadWeight = 1;
+  static constexpr std::size_t kWrittenWeight = 2;
+  static constexpr std::size_t kUserWeight = 3;
+  // A user message of rules alone at most this long is kept as its rules only.
+  static constexpr std::size_t kShortRuleBytes = 160;
+
+  // A summary of earlier work, at the head or later (another agent's continuation summary in
+  // an imported session): its rules and choices are this run's too; the first one gives the
+  // task, a later one adds its items to the carried ones.
+  void Carry(CarriedSummary carried, std::size_t at) {
+    for (const std::string& rule : carried.constraints)
+      AddConstraint(rule);
+    for (std::string& decision : carried.decisions) {
+      decision_index_[decision] = extract_.decisions.size();
+      extract_.decisions.push_back(Dated{std::move(decision), at});
+    }
+    carried.decisions.clear();
+    if (!extract_.carried) {
+      extract_.carried = std::move(carried);
+      return;
+    }
+    CarriedSummary& known = *extract_.carried;
+    for (std::string& item : carried.goal)
+      known.goal.push_back(item.starts_with("Later: ") ? std::move(item) : "Later: " + item);
+    for (std::string& item : carried.state)
+      known.state.push_back(std::move(item));
+    for (std::string& item : carried.open_items)
+      known.open_items.push_back(std::move(item));
+  }
   static constexpr std::string_view kInputCutPrefix = "[tool input truncated for compaction:";
 
   // The body of a code fence that ends the text.
@@ -1965,13 +2076,21 @@ class Reader {
   }
 
   void OnUser(const std::string& raw, std::size_t at) {
-    const std::string text = WithoutSpans(raw, "<system-reminder>", "</system-reminder>");
-    if (IsInjected(Trim(text)))
-      return;
-    if (IsProjectInstructions(Trim(text))) {
-      extract_.project_instructions = Join(SafeLines(text), " ");
-      return;
+    UserText read = ReadUserText(raw);
+    switch (read.kind) {
+      case UserTextKind::kNotice:
+        return;
+      case UserTextKind::kProjectInstructions:
+        extract_.project_instructions = Join(SafeLines(read.words), " ");
+        return;
+      case UserTextKind::kCarriedSummary:
+        Carry(ReadAnyCarriedSummary(read.words), at);
+        return;
+      case UserTextKind::kRequest:
+        break;
     }
+    const std::string text = std::move(read.words);
+    extract_.salience.Observe(text, kUserWeight);
     const std::vector<std::string> lines = SafeLines(text);
     if (lines.empty())
       return;
@@ -2021,8 +2140,9 @@ class Reader {
       extract_.first_request = Dated{std::move(goal), at};
       return;
     }
-    // A message of constraints alone is already in constraints.
-    if (!all_constraints)
+    // A short message of constraints alone is already in constraints; a longer one is a
+    // request that also sets rules, and is kept whole.
+    if (!all_constraints || whole.size() > kShortRuleBytes)
       extract_.later_requests.push_back(Dated{whole, at});
   }
 
@@ -2036,7 +2156,7 @@ class Reader {
     const std::vector<std::string> sentences = Sentences(lines);
     for (const std::string& sentence : sentences) {
       const std::string lower = Lower(sentence);
-      if (!IsDecision(lower) || IsNextStep(lower))
+      if (!IsDecision(lower) || IsNextStep(lower) || IsFiller(sentence))
         continue;  // a next step is open, not decided
       const auto known = decision_index_.find(sentence);
       if (known != decision_index_.end())
@@ -2112,6 +2232,10 @@ struct Item {
   std::string text;   // clean, unescaped
   std::size_t cap;    // escaped bytes at most
 };
+
+// Test commands told beside the latest one, and names told in "Names in play".
+constexpr std::size_t kTestRunsTold = 4;
+constexpr std::size_t kNamesTold = 32;
 
 // Items in priority order: what a continuation needs most comes first.
 std::vector<Item> Prioritize(const Extract& extract) {
@@ -2226,7 +2350,11 @@ std::vector<Item> Prioritize(const Extract& extract) {
       break;
   }
 
-  // 6. Tests, the rest of the files, the latest progress.
+  // 6. Tests (the latest run of each test command, the newest first), the names the run keeps
+  // coming back to, the rest of the files, the latest progress.
+  const auto& runs = ledger.test_runs();
+  for (std::size_t k = 1; k < runs.size() && k < kTestRunsTold; ++k)
+    add_state(DescribeTestRun(runs[runs.size() - 1 - k]), 400);
   if (const auto& run = ledger.test_run()) {
     add_state(DescribeTestRun(*run), 800);
     if (run->failed.value_or(0) > 0 || !run->failing.empty()) {
@@ -2236,6 +2364,9 @@ std::vector<Item> Prioritize(const Extract& extract) {
       add(Section::kOpenItems, 1, failing + ".", 600);
     }
   }
+  const std::vector<std::string> names = extract.salience.Top(kNamesTold);
+  if (!names.empty())
+    add_state("Names in play: " + Join(names, ", ") + ".", 900);
   if (lead.starts_with("Files edited: "))
     add_state(files_item("Files created: ", created), 800);
   add_state(files_item("Files deleted: ", deleted), 400);
@@ -2244,11 +2375,16 @@ std::vector<Item> Prioritize(const Extract& extract) {
 
   // What the state was before the carried summary: work done then must not be redone.
   if (carried != nullptr) {
-    for (std::size_t k = 0; k < carried->state.size() && k < 12; ++k) {
+    std::size_t told = 0;
+    for (std::size_t k = 0; k < carried->state.size() && told < 12; ++k) {
       std::string_view text = carried->state[k];
-      if (text.starts_with("Earlier: "))
+      while (text.starts_with("Earlier: "))
         text.remove_prefix(9);
+      // Progress told before is superseded by progress told since.
+      if (text.starts_with("Latest progress: ") && !extract.latest_progress.empty())
+        continue;
       add_state("Earlier: " + std::string(text), 480);
+      ++told;
     }
   }
 

@@ -30,10 +30,10 @@ constexpr std::array<std::string_view, 4> kNoticeStarts = {
     "<local-command-",
 };
 
-// Summaries of the work before this context (§3): harness's own, Claude Code's continuation,
-// Gemini CLI's state snapshot, Codex's compaction summary and its history bridge.
-constexpr std::array<std::string_view, 5> kSummaryStarts = {
-    "<conversation_summary",
+// Other agents' summaries of the work before this context (§3): Claude Code's continuation,
+// Gemini CLI's state snapshot, Codex's compaction summary and its history bridge. harness's own
+// summary is not among them: it is the history's derived prefix, recognised by the grammar.
+constexpr std::array<std::string_view, 4> kSummaryStarts = {
     "This session is being continued from a previous conversation",
     "<state_snapshot>",
     "Another language model started to solve this problem and produced a summary",
