@@ -16,6 +16,8 @@ import sys
 
 HOME = re.compile(r'/(?:Users|home)/(?!user\b)([A-Za-z0-9._-]+)')
 HOME_ENCODED = re.compile(r'-(?:Users|home)-(?!user-)([A-Za-z0-9._]+)-')
+# the same path with its slashes turned into double underscores (SWE-agent EnIGMA's working dirs)
+HOME_UNDERSCORED = re.compile(r'__(?:Users|home)__(?!user__)([A-Za-z0-9.-]+)__')
 EMAIL = re.compile(r'(?<![A-Za-z0-9._%+-])([A-Za-z0-9][A-Za-z0-9._%+-]*)@([A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,})(?![A-Za-z0-9-])')
 SECRETS = [
     ('sk- key', re.compile(r'\bsk-(?:ant-|proj-)?[A-Za-z0-9_-]{16,}')),
@@ -58,6 +60,11 @@ def scrub(text):
 
     text = HOME.sub(home, text)
     text = HOME_ENCODED.sub(home_encoded, text)
+
+    def home_underscored(m):
+        note('encoded home directory', m.group(0))
+        return '__home__user__'
+    text = HOME_UNDERSCORED.sub(home_underscored, text)
     text = EMAIL.sub(email, text)
     for rule, pattern in SECRETS:
         def secret(m, rule=rule):
