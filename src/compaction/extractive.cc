@@ -520,6 +520,19 @@ bool IsWrapperLine(std::string_view lower) {
          lower.starts_with("original token count:");
 }
 
+// A runner's prefix on every line of a job's log: "[CI/test-2]   | …" (act), "web-1  | …"
+// (docker compose). The text after it is the line.
+std::string_view WithoutLogPrefix(std::string_view line) {
+  const std::size_t bar = line.find("| ");
+  if (bar == std::string_view::npos || bar == 0 || bar > 48)
+    return line;
+  const std::string_view prefix = Trim(line.substr(0, bar));
+  const bool bracketed = prefix.starts_with('[') && prefix.ends_with(']');
+  const bool one_word = !prefix.empty() && prefix.find(' ') == std::string_view::npos &&
+                        prefix.find('|') == std::string_view::npos;
+  return bracketed || one_word ? Trim(line.substr(bar + 2)) : line;
+}
+
 ToolOutput ReadToolOutput(std::string_view raw) {
   std::string text = WithoutAnsi(raw);
   text = WithoutSpans(text, "<system-reminder>", "</system-reminder>");
@@ -534,7 +547,7 @@ ToolOutput ReadToolOutput(std::string_view raw) {
       out.exit_code = code;
     if (IsWrapperLine(lower))
       continue;
-    std::string_view body = Trim(line);
+    std::string_view body = WithoutLogPrefix(Trim(line));
     for (const std::string_view wrapper :
          {std::string_view("OBSERVATION:"), std::string_view("<response clipped>"),
           std::string_view("<tool_use_error>"), std::string_view("</tool_use_error>"),
@@ -587,6 +600,15 @@ std::string LastErrorLine(const std::vector<std::string>& lines) {
       return *it;
   }
   return {};
+}
+
+// What a failed command said: its last error line, else its last line (a checker's verdict such
+// as "6 files would be reformatted" names no error).
+std::string FailureLine(const std::vector<std::string>& lines) {
+  std::string line = LastErrorLine(lines);
+  if (line.empty() && !lines.empty())
+    line = CutAt(lines.back(), 200);
+  return line;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1000,7 +1022,7 @@ class Ledger {
       entry.fixed_error = entry.last_error;
     entry.failed = failed;
     entry.superseded = false;
-    entry.last_error = failed ? LastErrorLine(output.lines) : std::string();
+    entry.last_error = failed ? FailureLine(output.lines) : std::string();
     entry.output = ShortOutput(output.lines);
     // "git push" failed, then "git push -u origin main" went through: the push is done.
     const std::string key = CommandKey(command);
@@ -1034,6 +1056,30 @@ class Ledger {
   }
 
   void RecordSubmission(std::vector<std::string> paths) { submitted_ = std::move(paths); }
+
+  // git's report of a commit, "[branch abc1234] message" (or "[branch (root-commit) abc1234]").
+  void RecordCommits(const std::vector<std::string>& lines) {
+    for (const std::string& line : lines) {
+      if (!line.starts_with('[') || line.find("] ") == std::string::npos)
+        continue;
+      const std::string head = line.substr(1, line.find("] ") - 1);
+      const std::size_t space = head.rfind(' ');
+      if (space == std::string::npos)
+        continue;
+      const std::string hash = head.substr(space + 1);
+      if (hash.size() < 7 || hash.size() > 40 || !std::all_of(hash.begin(), hash.end(), [](char c) {
+            return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
+          }))
+        continue;
+      std::string item = "Committed ";
+      item.append(hash).append(" on ").append(head.substr(0, head.find(' ')));
+      item.append(": ").append(CutAt(line.substr(line.find("] ") + 2), 160));
+      commits_.push_back(std::move(item));
+      if (commits_.size() > kCommitsKept)
+        commits_.erase(commits_.begin());
+    }
+  }
+  const std::vector<std::string>& commits() const { return commits_; }
 
   void RecordToolError(std::string_view name, const ToolOutput& output) {
     std::string line = LastErrorLine(output.lines);
@@ -1103,11 +1149,13 @@ class Ledger {
   std::vector<TestRun> test_runs_;
   std::vector<TodoItem> todos_;
   std::vector<std::string> tool_errors_;
-  std::vector<EditEntry> edits_;  // the newest last
+  std::vector<EditEntry> edits_;      // the newest last
+  std::vector<std::string> commits_;  // the newest last
   std::optional<std::vector<std::string>> submitted_;
 
   static constexpr std::size_t kEditsKept = 16;
   static constexpr std::size_t kTestCommandsKept = 8;
+  static constexpr std::size_t kCommitsKept = 8;
 
   // A command's program and its first argument, after a leading "cd DIR &&" or "VAR=x": what
   // it does, whatever its flags ("git push", "npm test", "pytest tests/a.py").
@@ -1542,7 +1590,9 @@ CallEffect EffectOf(std::string id, std::string name, std::string_view input,
       effect.submits = Trim(text) == "submit";
       // The first line names the command; a heredoc or an edit body after it is content.
       const std::size_t line_end = text.find('\n');
-      if (!LooksSecret(text)) {
+      // Only the first line is recorded, so only it must be free of secrets (a commit
+      // message's "Co-Authored-By:" trailer looks like a credential's name).
+      if (!LooksSecret(text.substr(0, line_end))) {
         effect.command = Clean(text.substr(0, line_end));
         if (line_end != std::string::npos && !effect.command.empty())
           effect.command.append(" ").append(kEllipsis);
@@ -1693,6 +1743,13 @@ bool IsDecision(std::string_view lower) {
 // without content: never a decision worth keeping.
 bool IsFiller(std::string_view sentence) {
   sentence = Trim(sentence);
+  // Thinking aloud ("But wait, …", "Maybe the issue is …", "I think …") decides nothing.
+  const std::string lower = Lower(sentence.substr(0, 24));
+  constexpr std::array<std::string_view, 11> kHedges = {
+      "but ", "actually", "maybe",   "or maybe",  "so maybe", "hmm",
+      "wait", "perhaps",  "i think", "i believe", "it seems"};
+  if (StartsWithAny(lower, kHedges))
+    return true;
   if (sentence.ends_with(':') || sentence.ends_with("...") || sentence.ends_with(kEllipsis))
     return true;
   std::size_t words = 0;
@@ -1771,6 +1828,13 @@ struct Dated {
   std::size_t at = 0;  // message index
 };
 
+// One user request and what the assistant said at its end: a subtask and what it established.
+struct Step {
+  std::string request;
+  std::size_t at = 0;
+  std::vector<std::string> answers;  // the assistant's last two texts of the step, oldest first
+};
+
 struct Extract {
   std::optional<CarriedSummary> carried;  // the summary the transcript starts with
   std::optional<Dated> first_request;
@@ -1787,6 +1851,7 @@ struct Extract {
   std::vector<std::string> open_calls;
   Ledger ledger;
   SalienceLedger salience;
+  std::vector<Step> steps;
 };
 
 class Reader {
@@ -1865,6 +1930,8 @@ class Reader {
   static constexpr std::size_t kUserWeight = 3;
   // A user message of rules alone at most this long is kept as its rules only.
   static constexpr std::size_t kShortRuleBytes = 160;
+  // Rules taken from one source of the task.
+  static constexpr std::size_t kObligationsPerSource = 16;
 
   // A summary of earlier work, at the head or later (another agent's continuation summary in
   // an imported session): its rules and choices are this run's too; the first one gives the
@@ -2023,14 +2090,79 @@ class Reader {
         extract_.ledger.RecordSubmission(std::move(paths));
       }
     }
-    if (command)
+    if (command) {
       extract_.ledger.RecordCommand(call->command, output, failed);
+      if (!failed && call->command.find("git commit") != std::string::npos)
+        extract_.ledger.RecordCommits(output.lines);
+    }
+    if (call && !failed && IsTaskSource(*call))
+      AddObligations(*call, output);
     if (failed && (!command || Refused(output)))
       extract_.ledger.RecordToolError(call ? std::string_view(call->name) : "tool", output);
     if (auto run = ReadTestRun(output.lines)) {
       if (call)
         run->command = call->command.size() <= 160 ? call->command : std::string();
       extract_.ledger.RecordTestRun(std::move(*run));
+    }
+  }
+
+  // A call that read what the task is: a spec, ticket or plan file, an issue tracker's view of
+  // a ticket. Its rules are the task's rules.
+  static bool IsTaskSource(const CallEffect& call) {
+    constexpr std::array<std::string_view, 14> kFileWords = {
+        "spec", "requirement", "ticket", "issue", "task",      "todo",      "plan",
+        "prd",  "design",      "story",  "brief", "agents.md", "claude.md", "instructions"};
+    for (const auto& [path, touch] : call.files) {
+      if (touch != FileTouch::kRead)
+        continue;
+      const std::string lower = Lower(path.substr(path.rfind('/') + 1));
+      const std::size_t dot = lower.rfind('.');
+      const std::string_view extension =
+          dot == std::string::npos ? std::string_view() : std::string_view(lower).substr(dot);
+      const bool text = extension.empty() || extension == ".md" || extension == ".txt" ||
+                        extension == ".rst" || extension == ".adoc" || extension == ".org";
+      if (text && std::any_of(kFileWords.begin(), kFileWords.end(), [&](std::string_view w) {
+            return lower.find(w) != std::string::npos;
+          }))
+        return true;
+    }
+    const std::string command = Lower(call.command);
+    constexpr std::array<std::string_view, 7> kTrackers = {
+        "gh issue view", "gh pr view",   "glab issue view", "issues show",
+        "jira issue",    "linear issue", "bd show"};
+    if (std::any_of(kTrackers.begin(), kTrackers.end(),
+                    [&](std::string_view t) { return command.find(t) != std::string::npos; }))
+      return true;
+    // An issue tool (a tracker's MCP server: get_issue, issue_read); a fetched web page is
+    // research, not the task, unless it is a ticket, which such a tool reads.
+    return ToolKey(call.name).find("issue") != std::string::npos;
+  }
+
+  // The rules a task's source sets ("must", "never", "only", …), as constraints naming it.
+  void AddObligations(const CallEffect& call, const ToolOutput& output) {
+    std::string source = call.files.empty() ? std::string() : call.files.front().first;
+    if (source.empty())
+      source = !call.command.empty() ? CutAt(call.command, 80) : SafeName(call.name);
+    std::string text;
+    for (const std::string& line : output.lines) {
+      text.append(line).push_back('\n');
+    }
+    extract_.salience.Observe(text, kReadWeight);  // its names count as the task's
+    std::size_t added = 0;
+    for (const std::string& line : output.lines) {
+      if (LooksLikeCode(line))
+        continue;
+      std::string_view words = Trim(line);
+      while (words.starts_with("- ") || words.starts_with("* ") || words.starts_with("#"))
+        words = Trim(words.substr(words.starts_with('#') ? 1 : 2));
+      for (std::string& sentence : Sentences({Clean(words)})) {
+        if (added == kObligationsPerSource || sentence.size() < 12)
+          continue;
+        if (IsConstraint(Lower(sentence)) && !IsFiller(sentence)) {
+          AddConstraint("From " + source + ": " + sentence);
+          ++added;
+        }
+      }
     }
   }
 
@@ -2102,6 +2234,7 @@ class Reader {
     if (IsContinuation(lower) || IsGreeting(lower))
       return;
     extract_.unanswered = Dated{whole, at};
+    extract_.steps.push_back(Step{whole, at, {}});
     // Constraints: the user's own lines, outside code fences and not code or logs.
     bool all_constraints = true;
     bool in_fence = false;
@@ -2117,7 +2250,8 @@ class Reader {
         words.remove_prefix(2);
       for (std::string& sentence : Sentences({Clean(words)})) {
         const std::string sentence_lower = Lower(sentence);
-        if (IsConstraint(sentence_lower))
+        // A question asks; it sets no rule ("does it only run on main?").
+        if (IsConstraint(sentence_lower) && !sentence_lower.ends_with('?'))
           AddConstraint(std::move(sentence));
         else if (!IsGreeting(sentence_lower))
           all_constraints = false;
@@ -2167,6 +2301,12 @@ class Reader {
     if (!sentences.empty() && sentences.back().ends_with('?'))
       extract_.awaiting = sentences.back();
     extract_.latest_progress = Join(sentences, " ");
+    if (!extract_.steps.empty()) {
+      std::vector<std::string>& answers = extract_.steps.back().answers;
+      answers.push_back(extract_.latest_progress);
+      if (answers.size() > 2)
+        answers.erase(answers.begin());
+    }
     last_assistant_ = sentences;
     return true;
   }
@@ -2236,6 +2376,9 @@ struct Item {
 // Test commands told beside the latest one, and names told in "Names in play".
 constexpr std::size_t kTestRunsTold = 4;
 constexpr std::size_t kNamesTold = 32;
+// Steps told, and an answer short enough to bring the one before it.
+constexpr std::size_t kStepsTold = 12;
+constexpr std::size_t kShortAnswerBytes = 200;
 
 // Items in priority order: what a continuation needs most comes first.
 std::vector<Item> Prioritize(const Extract& extract) {
@@ -2326,8 +2469,10 @@ std::vector<Item> Prioritize(const Extract& extract) {
   const std::unordered_set<std::string> gone(deleted.begin(), deleted.end());
   const auto& edits = ledger.edits();
   std::size_t edits_told = 0;
+  std::unordered_map<std::string, std::size_t> edits_of_file;
   for (auto it = edits.rbegin(); it != edits.rend() && edits_told < 8; ++it) {
-    if (gone.contains(it->path))
+    // A file's newest two changes say what it became; older ones were rewritten since.
+    if (gone.contains(it->path) || ++edits_of_file[it->path] > 2)
       continue;
     add_state("Edit of " + it->path + ": " + it->change, 480);
     ++edits_told;
@@ -2337,6 +2482,9 @@ std::vector<Item> Prioritize(const Extract& extract) {
                                  : "Submitted a diff of " + Join(*submitted, ", ") + ".",
               400);
   }
+  const auto& commits = ledger.commits();
+  for (auto it = commits.rbegin(); it != commits.rend(); ++it)
+    add_state(*it, 240);
   std::size_t fixed_count = 0;
   for (const auto& [command, entry] : ledger.Commands(false)) {
     if (entry->fixed_error.empty())
@@ -2346,8 +2494,26 @@ std::vector<Item> Prioritize(const Extract& extract) {
     if (!entry->output.empty())
       item.append(": ").append(entry->output);
     add_state(item + ".", 480);
-    if (++fixed_count == 4)
+    if (++fixed_count == 6)
       break;
+  }
+
+  // What each earlier request came to: the assistant's words at the end of its step, the
+  // newest first. A short last word ("Done.") brings the words before it.
+  std::size_t steps_told = 0;
+  for (auto it = extract.steps.rbegin(); it != extract.steps.rend() && steps_told < kStepsTold;
+       ++it) {
+    if (it->answers.empty())
+      continue;
+    std::string answer = it->answers.back();
+    if (answer.size() < kShortAnswerBytes && it->answers.size() > 1)
+      answer = it->answers.front() + " " + answer;
+    if (answer == extract.latest_progress)
+      continue;  // told as the latest progress
+    std::string item = "Step (";
+    item.append(CutAt(it->request, 100)).append("): ").append(answer);
+    add_state(std::move(item), 700);
+    ++steps_told;
   }
 
   // 6. Tests (the latest run of each test command, the newest first), the names the run keeps

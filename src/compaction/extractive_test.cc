@@ -397,6 +397,59 @@ TEST(ExtractiveCompactor, ALongLaterMessageOfRulesIsKeptWhole) {
   EXPECT_TRUE(Contains(Section(summary, "goal"), "Later: " + rules)) << summary;
 }
 
+// Each request's step is told by what the assistant said at its end; git's commit report is a
+// commit; a runner's log prefix does not hide a test count; a question sets no rule.
+TEST(ExtractiveCompactor, StepsCommitsAndPrefixedTestCounts) {
+  const std::string summary = SummaryOf({
+      User("Add the CI workflow. Does it only run on main?"),
+      Call("a1", "Bash", R"j({"command":"act -j test"})j"),
+      Tool("a1",
+           "[CI/test-1]   | ============ 63 passed in 1.00s ============\n"
+           "[CI/test-1]   ✅  Success"),
+      Assistant("The workflow runs pytest and ruff on Python 3.12 and 3.13; all 63 tests pass."),
+      User("Commit it."),
+      Call("c1", "Bash",
+           "{\"command\":\"git commit -m \\\"$(cat <<'EOF'\\nAdd CI\\n\\nCo-Authored-By: A "
+           "<a@example.com>\\nEOF\\n)\\\"\"}"),
+      Tool("c1", "[main f0bf20a] Add CI\n 1 file changed, 30 insertions(+)"),
+      Assistant("Committed."),
+      User("Thanks, what next?"),
+      Assistant("Nothing else is pending."),
+  });
+  const std::string state = Section(summary, "state");
+  EXPECT_TRUE(Contains(state,
+                       "Step (Add the CI workflow. Does it only run on main?): The workflow "
+                       "runs pytest and ruff on Python 3.12 and 3.13; all 63 tests pass."))
+      << state;
+  EXPECT_TRUE(Contains(state, "Committed f0bf20a on main: Add CI")) << state;
+  EXPECT_TRUE(Contains(state, "63 passed")) << state;
+  EXPECT_FALSE(Contains(Section(summary, "constraints"), "only run on main")) << summary;
+}
+
+// The rules of a spec or ticket the agent read are the task's rules; a document that is not
+// the task's (a library's README) sets none.
+TEST(ExtractiveCompactor, RulesFromTheTasksSpecAreConstraints) {
+  const std::string summary = SummaryOf({
+      User("Work on the ticket in docs/SPEC.md."),
+      Call("r1", "Read", R"j({"file_path":"docs/SPEC.md"})j"),
+      Tool("r1",
+           "# Export\nThe export must stream rows; never load the table in memory.\n"
+           "Only CSV and JSON Lines are supported.\n```\nconst x = must_not_be_read;\n```"),
+      Call("r2", "Read", R"j({"file_path":"node_modules/csv/README.md"})j"),
+      Tool("r2", "You must call end() when done."),
+      Assistant("Streaming the rows with a cursor."),
+  });
+  const std::string constraints = Section(summary, "constraints");
+  EXPECT_TRUE(Contains(constraints,
+                       "From docs/SPEC.md: The export must stream rows; never load "
+                       "the table in memory."))
+      << constraints;
+  EXPECT_TRUE(Contains(constraints, "From docs/SPEC.md: Only CSV and JSON Lines are supported."))
+      << constraints;
+  EXPECT_FALSE(Contains(constraints, "must_not_be_read")) << constraints;
+  EXPECT_FALSE(Contains(constraints, "end()")) << constraints;
+}
+
 TEST(ExtractiveCompactor, TheGoalIsTheFirstRequestVerbatim) {
   // SWE-agent / OpenHands open with a long templated task.
   const std::string task =

@@ -80,6 +80,15 @@ std::string_view Stripped(std::string_view token) {
   return token;
 }
 
+// Product names spelled in camel case: a run mentions them without naming anything.
+bool IsWellKnownWord(std::string_view token) {
+  constexpr std::array<std::string_view, 20> kWords = {
+      "GitHub",     "GitLab",    "JavaScript", "TypeScript", "PostgreSQL", "MySQL",  "MongoDB",
+      "YouTube",    "LinkedIn",  "iPhone",     "macOS",      "iOS",        "OpenAI", "ChatGPT",
+      "PowerShell", "WordPress", "DevOps",     "NodeJS",     "VSCode",     "OAuth"};
+  return std::find(kWords.begin(), kWords.end(), token) != kWords.end();
+}
+
 }  // namespace
 
 bool IsNameShaped(std::string_view token) {
@@ -149,8 +158,15 @@ void SalienceLedger::Observe(std::string_view text, std::size_t weight) {
     const std::size_t start = at;
     while (at < text.size() && IsTokenChar(text[at]))
       ++at;
-    const std::string_view token = Stripped(text.substr(start, at - start));
-    if (!IsNameShaped(token))
+    std::string_view token = Stripped(text.substr(start, at - start));
+    // Inside JSON text: "\nCreate" is a line break then a word, and a member's name
+    // ("file_path": …) is the tool's vocabulary, not the run's.
+    if (start > 0 && text[start - 1] == '\\' && !token.empty() &&
+        (token.front() == 'n' || token.front() == 't' || token.front() == 'r'))
+      token.remove_prefix(1);
+    if (at + 1 < text.size() && text[at] == '"' && text[at + 1] == ':')
+      continue;
+    if (!IsNameShaped(token) || IsWellKnownWord(token))
       continue;
     auto found = names_.find(std::string(token));
     if (found == names_.end()) {
