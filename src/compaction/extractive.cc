@@ -1860,6 +1860,7 @@ class Reader {
     std::string swe_open_file;
     for (std::size_t i = 0; i < transcript.size(); ++i) {
       const Message& message = transcript[i];
+      at_ = i;
       if (message.role() == Role::kSystem)
         continue;  // configuration, not conversation: never summarized
       if (i == 0) {
@@ -2049,7 +2050,15 @@ class Reader {
     std::optional<CallEffect> call = Resolve(tool_use_id);
     if (body == kOldToolResultStub)
       return;
+    // The user refused the call and said how to go on instead: those are the user's words.
+    if (const std::size_t said = Lower(body).find(kUserSaid);
+        said != std::string::npos && Lower(body.substr(0, 80)).starts_with(kRefusal)) {
+      OnUser(body.substr(said + kUserSaid.size()), at_);
+      return;
+    }
     ToolOutput output = ReadToolOutput(body);
+    if (NeverRan(output))
+      return;  // nothing happened: neither a failure nor a result
     // Codex reports {"output": "…", "metadata": {"exit_code": 1}}.
     if (Trim(body).starts_with("{\"output\"")) {
       const std::vector<Field> fields = ReadFields(Trim(body));
@@ -2164,6 +2173,20 @@ class Reader {
         }
       }
     }
+  }
+
+  // A result that says the call was never run: cancelled because a call beside it failed
+  // ("Sibling tool call errored"), or refused by the user before it ran.
+  static constexpr std::string_view kRefusal = "the user doesn't want to proceed";
+  static constexpr std::string_view kUserSaid = "the user said:";
+
+  static bool NeverRan(const ToolOutput& output) {
+    if (output.lines.empty())
+      return false;
+    const std::string first = Lower(output.lines.front());
+    return first.starts_with("sibling tool call errored") ||
+           first.starts_with("the user doesn't want to proceed with this tool use") ||
+           first.starts_with("the user doesn't want to take this action");
   }
 
   // A tool that answers in words that it refused the call (SWE-agent's linter refusing an
@@ -2356,6 +2379,7 @@ class Reader {
   std::unordered_set<std::string> known_constraints_;
   std::vector<std::string> last_assistant_;
   std::optional<std::string> fenced_action_;  // the command that ended the assistant's text
+  std::size_t at_ = 0;                        // the message being read
   bool acted_since_text_ = false;  // a tool call after (or with) the assistant's last words
 };
 
@@ -2373,19 +2397,56 @@ struct Item {
   std::size_t cap;    // escaped bytes at most
 };
 
+// The deepest directory (two levels at least: "/home/user", not "/home") that holds at least
+// three of the absolute paths and three fifths of them; "" when there is none.
+std::string WorkspaceRoot(const std::vector<std::string>& paths) {
+  std::unordered_map<std::string, std::size_t> under;
+  std::size_t absolute = 0;
+  for (const std::string& path : paths) {
+    if (!path.starts_with('/'))
+      continue;
+    ++absolute;
+    std::size_t depth = 0;
+    for (std::size_t at = path.find('/', 1); at != std::string::npos; at = path.find('/', at + 1)) {
+      if (++depth >= 2)
+        ++under[path.substr(0, at)];
+    }
+  }
+  std::string best;
+  for (const auto& [directory, count] : under) {
+    if (count < 3 || count * 5 < absolute * 3)
+      continue;
+    if (directory.size() > best.size() || (directory.size() == best.size() && directory < best))
+      best = directory;
+  }
+  return best;
+}
+
 // Test commands told beside the latest one, and names told in "Names in play".
 constexpr std::size_t kTestRunsTold = 4;
 constexpr std::size_t kNamesTold = 32;
 // Steps told, and an answer short enough to bring the one before it.
-constexpr std::size_t kStepsTold = 12;
+constexpr std::size_t kStepsTold = 10;
 constexpr std::size_t kShortAnswerBytes = 200;
 
 // Items in priority order: what a continuation needs most comes first.
 std::vector<Item> Prioritize(const Extract& extract) {
   std::vector<Item> items;
-  auto add = [&items](Section section, std::size_t order, std::string text, std::size_t cap) {
-    if (!text.empty())
-      items.push_back(Item{section, order, std::move(text), cap});
+  // Each distinct item once: the same words carried from an earlier summary ("Earlier: …") and
+  // found again in the new span, or found twice, are told at their first (highest) priority.
+  std::unordered_set<std::string> told;
+  auto add = [&items, &told](Section section, std::size_t order, std::string text,
+                             std::size_t cap) {
+    if (text.empty())
+      return;
+    std::string_view bare = text;
+    while (bare.starts_with("Earlier: ") || bare.starts_with("Later: "))
+      bare.remove_prefix(bare.starts_with("Earlier: ") ? 9 : 7);
+    std::string key(1, static_cast<char>(section));
+    key.append(Lower(bare));
+    if (!told.insert(std::move(key)).second)
+      return;
+    items.push_back(Item{section, order, std::move(text), cap});
   };
   const Ledger& ledger = extract.ledger;
 
@@ -2405,8 +2466,21 @@ std::vector<Item> Prioritize(const Extract& extract) {
   add(Section::kGoal, 0, goal, 2400);
 
   // 2. The state's lead: the files changed, else the latest progress.
-  auto files_item = [](std::string label, const std::vector<std::string>& paths) {
-    return paths.empty() ? std::string() : label.append(Join(paths, ", ")).append(".");
+  // The workspace root is told once; the files under it are named relative to it.
+  const std::string root = WorkspaceRoot(ledger.Files([](const FileEntry&) { return true; }));
+  auto relative = [&root](const std::string& path) {
+    return !root.empty() && path.size() > root.size() + 1 && path.starts_with(root) &&
+                   path[root.size()] == '/'
+               ? path.substr(root.size() + 1)
+               : path;
+  };
+  auto files_item = [&relative](std::string label, const std::vector<std::string>& paths) {
+    if (paths.empty())
+      return std::string();
+    std::vector<std::string> shown;
+    for (const std::string& path : paths)
+      shown.push_back(relative(path));
+    return label.append(Join(shown, ", ")).append(".");
   };
   const std::vector<std::string> edited =
       ledger.Files([](const FileEntry& f) { return f.edited && !f.deleted; });
@@ -2428,6 +2502,8 @@ std::vector<Item> Prioritize(const Extract& extract) {
   if (lead.empty())
     lead = "No assistant progress is recorded in the compacted conversation.";
   add_state(lead, 800);
+  if (!root.empty())
+    add_state("Workspace root: " + root + " (file paths here are relative to it).", 300);
 
   // 3. What the user is waiting for, and the rules.
   if (extract.unanswered)
@@ -2474,7 +2550,7 @@ std::vector<Item> Prioritize(const Extract& extract) {
     // A file's newest two changes say what it became; older ones were rewritten since.
     if (gone.contains(it->path) || ++edits_of_file[it->path] > 2)
       continue;
-    add_state("Edit of " + it->path + ": " + it->change, 480);
+    add_state("Edit of " + relative(it->path) + ": " + it->change, 480);
     ++edits_told;
   }
   if (const auto& submitted = ledger.submitted()) {
@@ -2512,7 +2588,7 @@ std::vector<Item> Prioritize(const Extract& extract) {
       continue;  // told as the latest progress
     std::string item = "Step (";
     item.append(CutAt(it->request, 100)).append("): ").append(answer);
-    add_state(std::move(item), 700);
+    add_state(std::move(item), 520);
     ++steps_told;
   }
 
@@ -2554,17 +2630,11 @@ std::vector<Item> Prioritize(const Extract& extract) {
     }
   }
 
-  // 7. Choices made, the newest first.
-  const std::size_t decisions = std::min<std::size_t>(extract.decisions.size(), 24);
-  for (std::size_t k = 0; k < decisions; ++k) {
-    const std::size_t index = extract.decisions.size() - 1 - k;
-    add(Section::kDecisions, index, extract.decisions[index].text, 320);
-  }
-
-  // 8. Commands that failed last time they ran, the newest first.
+  // 7. Commands that failed last time they ran, the newest first: the errors the work still
+  // faces come before the choices made.
   std::size_t failed_count = 0;
   for (const auto& [command, entry] : ledger.Commands(true)) {
-    if (failed_count++ == 12)
+    if (failed_count++ == 10)
       break;
     std::string item = "Failed: ";
     item.append(CutAt(command, 200));
@@ -2573,6 +2643,13 @@ std::vector<Item> Prioritize(const Extract& extract) {
     if (!entry->last_error.empty())
       item.append(": ").append(entry->last_error);
     add_state(std::move(item), 400);
+  }
+
+  // 8. Choices made, the newest first.
+  const std::size_t decisions = std::min<std::size_t>(extract.decisions.size(), 24);
+  for (std::size_t k = 0; k < decisions; ++k) {
+    const std::size_t index = extract.decisions.size() - 1 - k;
+    add(Section::kDecisions, index, extract.decisions[index].text, 320);
   }
 
   // 9. The way forward.

@@ -450,6 +450,71 @@ TEST(ExtractiveCompactor, RulesFromTheTasksSpecAreConstraints) {
   EXPECT_FALSE(Contains(constraints, "end()")) << constraints;
 }
 
+// Each distinct item once, and the workspace root once: the same error carried from an earlier
+// summary and met again is one item; files under the root are named relative to it.
+TEST(ExtractiveCompactor, EachItemOnceAndTheWorkspaceRootOnce) {
+  const std::string carried =
+      "<conversation_summary><goal>Fix the importer.</goal><constraints/><decisions/><state>\n"
+      "- Error from Edit: String to replace not found in file.\n"
+      "- Latest progress: Looking at the parser.\n</state><open_items/></conversation_summary>";
+  const std::string summary = SummaryOf({
+      User(carried),
+      User("Go on with the importer."),
+      Call("e1", "Edit",
+           R"j({"file_path":"/home/user/ws/app/src/a.py","old_string":"x","new_string":"y"})j"),
+      Tool("e1", "String to replace not found in file.", true),
+      Call(
+          "e2", "Edit",
+          R"j({"file_path":"/home/user/ws/app/src/a.py","old_string":"a = 1","new_string":"a = 2"})j"),
+      Tool("e2", "ok"),
+      Call("r1", "Read", R"j({"file_path":"/home/user/ws/app/src/b.py"})j"),
+      Tool("r1", "b"),
+      Call("r2", "Read", R"j({"file_path":"/home/user/ws/app/tests/test_a.py"})j"),
+      Tool("r2", "t"),
+      Assistant("Fixed the assignment in a.py."),
+  });
+  const std::string state = Section(summary, "state");
+  std::size_t errors = 0;
+  for (std::size_t at = state.find("String to replace not found"); at != std::string::npos;
+       at = state.find("String to replace not found", at + 1))
+    ++errors;
+  EXPECT_EQ(errors, 1u) << state;
+  EXPECT_FALSE(Contains(state, "Looking at the parser")) << state;  // superseded progress
+  EXPECT_TRUE(Contains(state,
+                       "Workspace root: /home/user/ws/app (file paths here are relative "
+                       "to it)."))
+      << state;
+  EXPECT_TRUE(Contains(state, "Files edited: src/a.py.")) << state;
+  EXPECT_TRUE(Contains(state, "Edit of src/a.py: `a = 1` -&gt; `a = 2`")) << state;
+  EXPECT_TRUE(Contains(state, "src/b.py")) << state;
+}
+
+// A call cancelled beside a failing one never ran: no failure is told. A call the user refused
+// with words carries the user's words: they are a request and its rules.
+TEST(ExtractiveCompactor, CallsThatNeverRanAndTheWordsOfARefusal) {
+  const std::string summary = SummaryOf({
+      User("Publish the plugin."),
+      Call("b1", "Bash", R"j({"command":"ls missing"})j"),
+      Tool("b1", "ls: missing: No such file or directory\nExit code: 1", true),
+      Call("b2", "Bash", R"j({"command":"git status"})j"),
+      Tool("b2", "<tool_use_error>Sibling tool call errored</tool_use_error>", true),
+      Call("p1", "ExitPlanMode", R"j({"plan":"x"})j"),
+      Tool("p1",
+           "The user doesn't want to proceed with this tool use. The tool use was rejected (eg. "
+           "if it was a file edit, the new_string was NOT written to the file). To tell you how "
+           "to proceed, the user said:\nname the command /session-share:publish and never ask "
+           "for a token",
+           true),
+      Assistant("Renaming the command."),
+  });
+  EXPECT_TRUE(Contains(summary, "Failed: ls missing")) << summary;
+  EXPECT_FALSE(Contains(summary, "git status")) << summary;
+  EXPECT_FALSE(Contains(summary, "Sibling")) << summary;
+  EXPECT_TRUE(Contains(Section(summary, "constraints"),
+                       "name the command /session-share:publish and never ask for a token"))
+      << summary;
+}
+
 TEST(ExtractiveCompactor, TheGoalIsTheFirstRequestVerbatim) {
   // SWE-agent / OpenHands open with a long templated task.
   const std::string task =
