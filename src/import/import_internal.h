@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <deque>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -106,6 +107,29 @@ class TranscriptBuilder {
   std::string last_step_;
 };
 
+// Anthropic Messages content, as Claude Code and Cline write it (anthropic_blocks.cc).
+// The message's usage (input, output, cache read and creation tokens), or nullopt without one.
+Result<std::optional<Usage>, ImportError> AnthropicUsage(const Json& message, const Where& where);
+// A content block: text, thinking, redacted_thinking, tool_use, image, document; nullopt (and
+// counted in `out`) for the types the transcript has no place for and for empty text.
+// tool_result blocks are the caller's (AnthropicToolResult).
+Result<std::optional<Block>, ImportError> AnthropicBlock(const Json& block, const Where& where,
+                                                         TranscriptBuilder& out);
+// A tool_result block as a tool message: its content (a string or blocks) directly.
+Result<Message, ImportError> AnthropicToolResult(const Json& block, const Where& where,
+                                                 TranscriptBuilder& out);
+
+// One tool call a Codex code-mode program makes, `tools.NAME(ARGUMENT)` in code (not in a
+// string or a comment): the name, and the argument as compact JSON when it is a literal
+// (objects with bare or quoted keys, arrays, strings, numbers, true, false, null), else the
+// argument's source text as a JSON string. A call inside another call's argument is part of
+// that argument's text. At most `max_calls` calls, in program order (codex_code_mode.cc).
+struct CodeModeCall {
+  std::string name;
+  std::string input;
+};
+std::vector<CodeModeCall> CodeModeCalls(std::string_view program, std::size_t max_calls);
+
 // Splits `text` into lines (LF, an optional CR before it dropped) and parses each non-blank
 // one; `line` receives the 1-based number and the object. A line that is not strict JSON or not
 // an object is an error.
@@ -138,13 +162,28 @@ Status<ImportError> ForEachJsonLine(std::string_view text, Sink&& sink) {
   return {};
 }
 
-// A JSONL import: `Import` takes each line (Take(line, object)) and then finishes (Finish()).
+// Receives one record of a file of records and where it is.
+using RecordSink = std::function<Status<ImportError>(const Where& where, const Json& record)>;
+
+// The records of a file that holds JSON objects one a line (JSONL), as one JSON array of them,
+// or as a stream of pretty-printed objects (`jq .` of a JSONL file): by the first byte that is
+// not white space ('[': an array, read one element at a time) and whether the first non-blank
+// line is a whole JSON value (JSONL). A JSONL record is at Where{line, "$"}; an array element at
+// Where{0, "$[i]"}; a pretty-printed object at Where{its first line, "$"}. Every record must be
+// an object. Splitting the stream counts brackets outside strings (no recursion); each value is
+// then parsed strictly, so a malformed one is a kJson error at its first line.
+Status<ImportError> ForEachJsonRecord(std::string_view text, const ImportLimits& limits,
+                                      const RecordSink& sink);
+
+// A records import: `Import` takes each record (Take(where, object)) and then finishes
+// (Finish()).
 template <class Import>
-Result<ImportedTranscript, ImportError> ImportJsonLines(std::string_view text,
-                                                        const ImportLimits& limits) {
+Result<ImportedTranscript, ImportError> ImportJsonRecords(std::string_view text,
+                                                          const ImportLimits& limits) {
   Import import(limits);
-  HARNESS_CHECK(ForEachJsonLine(
-      text, [&](std::size_t line, const Json& record) { return import.Take(line, record); }));
+  HARNESS_CHECK(ForEachJsonRecord(text, limits, [&](const Where& where, const Json& record) {
+    return import.Take(where, record);
+  }));
   return import.Finish();
 }
 
@@ -154,6 +193,10 @@ Result<ImportedTranscript, ImportError> ImportCodex(std::string_view text,
                                                     const ImportLimits& limits);
 Result<ImportedTranscript, ImportError> ImportOpenHands(std::string_view text,
                                                         const ImportLimits& limits);
+Result<ImportedTranscript, ImportError> ImportGemini(std::string_view text,
+                                                     const ImportLimits& limits);
+Result<ImportedTranscript, ImportError> ImportCline(std::string_view text,
+                                                    const ImportLimits& limits);
 Result<ImportedTranscript, ImportError> ImportSweAgent(std::string_view text,
                                                        const ImportLimits& limits);
 

@@ -39,9 +39,9 @@
 
 namespace harness {
 
-enum class ImportFormat { kClaudeCode, kCodex, kOpenHands, kSweAgent };
+enum class ImportFormat { kClaudeCode, kCodex, kOpenHands, kSweAgent, kGemini, kCline };
 
-// Wire names: "claude-code", "codex", "openhands", "swe-agent".
+// Wire names: "claude-code", "codex", "openhands", "swe-agent", "gemini", "cline".
 std::string_view ImportFormatName(ImportFormat format);
 std::optional<ImportFormat> ImportFormatFromName(std::string_view name);
 

@@ -1,0 +1,296 @@
+// Cline's and Roo Code's api_conversation_history.json (the Anthropic Messages array the
+// extension sends, one file per task): docs/import.md.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+
+#include "import/import_internal.h"
+
+namespace harness::import_internal {
+namespace {
+
+// The tools that Cline and Roo Code prompt the model to write as XML in its text (before they
+// used the provider's tool calls). A tag of another name is text.
+constexpr std::array<std::string_view, 28> kXmlTools = {
+    "access_mcp_resource",
+    "apply_diff",
+    "ask_followup_question",
+    "attempt_completion",
+    "browser_action",
+    "codebase_search",
+    "condense",
+    "execute_command",
+    "fetch_instructions",
+    "insert_content",
+    "list_code_definition_names",
+    "list_files",
+    "load_mcp_documentation",
+    "new_rule",
+    "new_task",
+    "plan_mode_respond",
+    "read_file",
+    "replace_in_file",
+    "report_bug",
+    "search_and_replace",
+    "search_files",
+    "summarize_task",
+    "switch_mode",
+    "update_todo_list",
+    "use_mcp_tool",
+    "web_fetch",
+    "write_to_file",
+    "generate_image",
+};
+
+bool IsXmlTool(std::string_view name) {
+  return std::find(kXmlTools.begin(), kXmlTools.end(), name) != kXmlTools.end();
+}
+
+std::string_view Trim(std::string_view text) {
+  const std::size_t first = text.find_first_not_of(" \t\r\n");
+  if (first == std::string_view::npos)
+    return {};
+  return text.substr(first, text.find_last_not_of(" \t\r\n") - first + 1);
+}
+
+// A tag `<name>` at `at` whose name is lower case letters and underscores: the name, else empty.
+std::string_view TagAt(std::string_view text, std::size_t at) {
+  if (at >= text.size() || text[at] != '<')
+    return {};
+  std::size_t end = at + 1;
+  while (end < text.size() && ((text[end] >= 'a' && text[end] <= 'z') || text[end] == '_'))
+    ++end;
+  if (end == at + 1 || end >= text.size() || text[end] != '>')
+    return {};
+  return text.substr(at + 1, end - at - 1);
+}
+
+// The parameters of an XML tool call, `<param>value</param>` one after another, as a JSON
+// object of trimmed strings. A file's content or a diff may hold tags of its own, so its value
+// ends at the last closing tag of its name.
+std::string XmlParameters(std::string_view inner) {
+  std::string object = "{";
+  std::size_t at = 0;
+  bool first = true;
+  while ((at = inner.find('<', at)) != std::string_view::npos) {
+    const std::string_view name = TagAt(inner, at);
+    if (name.empty()) {
+      ++at;
+      continue;
+    }
+    const std::string close = "</" + std::string(name) + ">";
+    const std::size_t start = at + name.size() + 2;
+    const bool greedy = name == "content" || name == "diff";
+    const std::size_t end = greedy ? inner.rfind(close) : inner.find(close, start);
+    if (end == std::string_view::npos || end < start) {
+      ++at;
+      continue;
+    }
+    if (!first)
+      object.push_back(',');
+    first = false;
+    AppendJsonString(object, name);
+    object.push_back(':');
+    AppendJsonString(object, Trim(inner.substr(start, end - start)));
+    at = end + close.size();
+  }
+  if (first && !Trim(inner).empty()) {  // no parameters: the body is kept as it is
+    object.append("\"text\":");
+    AppendJsonString(object, Trim(inner));
+  }
+  object.push_back('}');
+  return object;
+}
+
+class ClineImport {
+ public:
+  explicit ClineImport(const ImportLimits& limits) : out_(limits) {}
+
+  Status<ImportError> Take(const Json& message, const Where& where) {
+    ++out_.report().records;
+    HARNESS_TRY(const std::string role, RequireString(message, where, "role"));
+    HARNESS_TRY(const Json* content, Find(message, where, "content"));
+    if (content == nullptr)
+      return RecordError(where.Member("content"), "missing member \"content\"");
+    const Where at = where.Member("content");
+    if (content->is_string()) {
+      Json blocks = Json::array({Json{{"type", "text"}, {"text", *content}}});
+      return Blocks(role, blocks, at, where, true);
+    }
+    if (!content->is_array())
+      return RecordError(at, "expected a string or an array of blocks");
+    return Blocks(role, *content, at, where, false);
+  }
+
+  Result<ImportedTranscript, ImportError> Finish() {
+    return out_.Finish("no message (is this a Cline api_conversation_history.json?)");
+  }
+
+ private:
+  Status<ImportError> Blocks(const std::string& role, const Json& content, const Where& at,
+                             const Where& where, bool from_string) {
+    if (role == "assistant")
+      return Assistant(content, at, where, from_string);
+    if (role != "user") {
+      return RecordError(where.Member("role"),
+                         fmt::format("unknown role {} (expected \"user\" or \"assistant\")",
+                                     QuoteForDetail(role, 16)));
+    }
+    std::vector<Message> results;
+    std::vector<Block> blocks;
+    ToolResultMessage* xml_result = nullptr;  // the result whose blocks follow its header
+    for (std::size_t i = 0; i < content.size(); ++i) {
+      const Where block_at = from_string ? at : at.Element(i);
+      const Json& block = content[i];
+      HARNESS_TRY(const std::string type, RequireString(block, block_at, "type"));
+      if (type == "tool_result") {
+        HARNESS_TRY(Message result, AnthropicToolResult(block, block_at, out_));
+        results.push_back(std::move(result));
+        xml_result = nullptr;
+        continue;
+      }
+      if (type == "text") {
+        HARNESS_TRY(const std::string text, RequireString(block, block_at, "text"));
+        std::string rest;
+        if (std::optional<std::string> id = ResultHeader(text, rest)) {
+          results.push_back(ToolResultMessage{{}, std::move(*id), false});
+          xml_result = &std::get<ToolResultMessage>(results.back().value);
+          if (!Trim(rest).empty())
+            xml_result->blocks.push_back(TextBlock{std::move(rest)});
+          continue;
+        }
+        if (text.starts_with("<environment_details>"))
+          xml_result = nullptr;
+      }
+      HARNESS_TRY(std::optional<Block> converted, AnthropicBlock(block, block_at, out_));
+      if (!converted)
+        continue;
+      if (xml_result != nullptr)
+        xml_result->blocks.push_back(std::move(*converted));
+      else
+        blocks.push_back(std::move(*converted));
+    }
+    for (Message& result : results) {
+      if (result.blocks().empty())
+        std::get<ToolResultMessage>(result.value).blocks.push_back(TextBlock{""});
+      HARNESS_CHECK(out_.Add(std::move(result), where));
+    }
+    if (!blocks.empty())
+      return out_.Add(UserMessage{std::move(blocks)}, where);
+    return {};
+  }
+
+  // "[read_file for 'src/a.ts'] Result:" at the start of a user text block: the id of the
+  // first unanswered XML call of that tool in the last assistant message, and the text after
+  // the header line in `rest`. nullopt for any other text (kept as the user's).
+  std::optional<std::string> ResultHeader(std::string_view text, std::string& rest) {
+    if (open_.empty() || !text.starts_with("["))
+      return std::nullopt;
+    const std::size_t line_end = std::min(text.find('\n'), text.size());
+    const std::string_view header = Trim(text.substr(0, line_end));
+    if (!header.ends_with("] Result:"))
+      return std::nullopt;
+    const std::size_t name_end = header.find_first_of(" ]");
+    const std::string_view name = header.substr(1, name_end - 1);
+    for (auto& [call_name, id, answered] : open_) {
+      if (!answered && call_name == name) {
+        answered = true;
+        rest = std::string(line_end < text.size() ? text.substr(line_end + 1) : "");
+        return id;
+      }
+    }
+    return std::nullopt;
+  }
+
+  Status<ImportError> Assistant(const Json& content, const Where& at, const Where& where,
+                                bool from_string) {
+    open_.clear();
+    const bool has_tool_use = std::any_of(content.begin(), content.end(), [](const Json& block) {
+      if (!block.is_object())
+        return false;
+      const auto type = block.find("type");
+      return type != block.end() && type->is_string() && *type == "tool_use";
+    });
+    std::vector<Block> blocks;
+    for (std::size_t i = 0; i < content.size(); ++i) {
+      const Where block_at = from_string ? at : at.Element(i);
+      HARNESS_TRY(std::optional<Block> converted, AnthropicBlock(content[i], block_at, out_));
+      if (!converted)
+        continue;
+      const auto* text = converted->as<TextBlock>();
+      if (text != nullptr && !has_tool_use) {
+        SplitXmlCalls(text->text, blocks);
+        continue;
+      }
+      blocks.push_back(std::move(*converted));
+    }
+    return out_.AddAssistant(fmt::format("message-{}", ++messages_), std::move(blocks),
+                             std::nullopt, where);
+  }
+
+  // The model's text with its XML tool calls taken out as tool_use blocks (ids cline-call-N),
+  // the text around them kept in order.
+  void SplitXmlCalls(std::string_view text, std::vector<Block>& blocks) {
+    std::size_t kept = 0;
+    std::size_t at = 0;
+    while ((at = text.find('<', at)) != std::string_view::npos) {
+      const std::string_view name = TagAt(text, at);
+      const std::string close = "</" + std::string(name) + ">";
+      const std::size_t end = IsXmlTool(name) ? text.find(close, at) : std::string_view::npos;
+      if (end == std::string_view::npos) {
+        ++at;
+        continue;
+      }
+      if (const std::string_view before = Trim(text.substr(kept, at - kept)); !before.empty())
+        blocks.push_back(TextBlock{std::string(before)});
+      const std::size_t inner = at + name.size() + 2;
+      std::string id = fmt::format("cline-call-{}", ++generated_);
+      open_.push_back({std::string(name), id, false});
+      blocks.push_back(ToolUseBlock{std::move(id), std::string(name),
+                                    XmlParameters(text.substr(inner, end - inner)), std::nullopt,
+                                    ""});
+      at = kept = end + close.size();
+    }
+    if (const std::string_view after = Trim(text.substr(kept)); !after.empty())
+      blocks.push_back(TextBlock{std::string(after)});
+  }
+
+  struct XmlCall {
+    std::string name;
+    std::string id;
+    bool answered;
+  };
+
+  TranscriptBuilder out_;
+  std::vector<XmlCall> open_;  // the XML calls of the last assistant message
+  std::size_t generated_ = 0;
+  std::size_t messages_ = 0;
+};
+
+}  // namespace
+
+Result<ImportedTranscript, ImportError> ImportCline(std::string_view text,
+                                                    const ImportLimits& limits) {
+  ClineImport import(limits);
+  std::optional<ImportError> failed;
+  const JsonLimits json_limits{limits.max_bytes, kRecordJsonDepth};
+  auto read = ParseStrictJsonArray(
+      text, json_limits, [&](std::size_t index, Json& message, std::string_view) {
+        auto taken = import.Take(message, Where{0, "$"}.Element(index));
+        if (!taken.ok())
+          failed = std::move(taken).error();
+        return taken.ok();
+      });
+  if (failed)
+    return Fail(std::move(*failed));
+  if (!read.ok())
+    return FromDocumentJsonError(text, read.error());
+  if (read->root) {
+    return RecordError(Where{0, "$"},
+                       "expected an array of messages: not a Cline api_conversation_history.json");
+  }
+  return import.Finish();
+}
+
+}  // namespace harness::import_internal
