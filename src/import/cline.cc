@@ -182,25 +182,39 @@ class ClineImport {
   }
 
   // "[read_file for 'src/a.ts'] Result:" at the start of a user text block: the id of the
-  // first unanswered XML call of that tool in the last assistant message, and the text after
-  // the header line in `rest`. nullopt for any other text (kept as the user's).
+  // call of the last assistant message it answers, and the text after the header line in
+  // `rest`. nullopt for any other text (kept as the user's).
   std::optional<std::string> ResultHeader(std::string_view text, std::string& rest) {
+    constexpr std::string_view kEnd = "] Result:";
     if (open_.empty() || !text.starts_with("["))
       return std::nullopt;
-    const std::size_t line_end = std::min(text.find('\n'), text.size());
-    const std::string_view header = Trim(text.substr(0, line_end));
-    if (!header.ends_with("] Result:"))
+    // The header names the tool, then what it acted on (which may span lines: a question).
+    const std::size_t name_end = std::min(text.find_first_of(" ]"), text.size());
+    const std::string_view name = text.substr(1, name_end - 1);
+    const std::size_t end = text.find(kEnd);
+    const std::string_view between = end == std::string_view::npos || end < name_end
+                                         ? ""
+                                         : text.substr(name_end, end - name_end);
+    if (end == std::string_view::npos || end < name_end ||
+        (!between.empty() && !between.starts_with(" for ")))
       return std::nullopt;
-    const std::size_t name_end = header.find_first_of(" ]");
-    const std::string_view name = header.substr(1, name_end - 1);
-    for (auto& [call_name, id, answered] : open_) {
-      if (!answered && call_name == name) {
-        answered = true;
-        rest = std::string(line_end < text.size() ? text.substr(line_end + 1) : "");
-        return id;
-      }
+    std::size_t after = end + kEnd.size();
+    if (after < text.size() && text[after] == '\n')
+      ++after;
+    // By name; else the first unanswered call, since the results come in call order and a
+    // header may name the tool otherwise ("[subagents]" answers use_subagents).
+    auto call = std::find_if(open_.begin(), open_.end(), [&](const XmlCall& open) {
+      return !open.answered && open.name == name;
+    });
+    if (call == open_.end()) {
+      call = std::find_if(open_.begin(), open_.end(),
+                          [](const XmlCall& open) { return !open.answered; });
     }
-    return std::nullopt;
+    if (call == open_.end())
+      return std::nullopt;
+    call->answered = true;
+    rest = std::string(text.substr(after));
+    return call->id;
   }
 
   Status<ImportError> Assistant(const Json& content, const Where& at, const Where& where,
@@ -223,6 +237,10 @@ class ClineImport {
         SplitXmlCalls(text->text, blocks);
         continue;
       }
+      // Cline writes the results of its provider tool calls as text too, headed like the XML
+      // calls' ("[read_file for 'a.ts'] Result:").
+      if (const auto* call = converted->as<ToolUseBlock>())
+        open_.push_back({call->name, call->id, false});
       blocks.push_back(std::move(*converted));
     }
     return out_.AddAssistant(fmt::format("message-{}", ++messages_), std::move(blocks),
@@ -263,7 +281,7 @@ class ClineImport {
   };
 
   TranscriptBuilder out_;
-  std::vector<XmlCall> open_;  // the XML calls of the last assistant message
+  std::vector<XmlCall> open_;  // the calls of the last assistant message
   std::size_t generated_ = 0;
   std::size_t messages_ = 0;
 };

@@ -1084,7 +1084,7 @@ TEST(ImportGemini, BadInputIsATypedErrorWithPath) {
 
 // --- Cline and Roo Code ------------------------------------------------------------------
 
-TEST(ImportCline, NativeToolCallsAreAnthropicBlocks) {
+TEST(ImportCline, NativeToolCallsAreAnthropicBlocksAnsweredByBlocksOrHeadedText) {
   const std::string history = R"([
     {"role": "user", "content": [{"type": "text", "text": "<task>\nRename foo\n</task>"}], "ts": 1},
     {"role": "assistant", "content": [
@@ -1093,14 +1093,27 @@ TEST(ImportCline, NativeToolCallsAreAnthropicBlocks) {
      "modelInfo": {"modelId": "claude"}, "metrics": {"tokens": {"prompt": 1}}},
     {"role": "user", "content": [
       {"type": "tool_result", "tool_use_id": "toolu_1", "content": "const foo = 1;"},
-      {"type": "text", "text": "<environment_details>\n# Current Time\n</environment_details>"}]}
+      {"type": "text", "text": "<environment_details>\n# Current Time\n</environment_details>"}]},
+    {"role": "assistant", "content": [
+      {"type": "tool_use", "id": "toolu_2", "name": "use_subagents", "input": {"prompt_1": "a"}},
+      {"type": "tool_use", "id": "toolu_3", "name": "ask_followup_question", "input": {"question": "Q"}}]},
+    {"role": "user", "content": [
+      {"type": "text", "text": "[subagents] Result:\nTotal: 1"},
+      {"type": "text", "text": "[ask_followup_question for 'Which one?\n1. a\n2. b'] Result:\n<answer>\na\n</answer>"}]}
   ])";
   const ImportedTranscript imported = Import(ImportFormat::kCline, history);
   const Transcript& t = imported.transcript;
-  ASSERT_EQ(t.size(), 4u) << Encoded(t);
+  ASSERT_EQ(t.size(), 7u) << Encoded(t);
   EXPECT_EQ(t[1].as<AssistantMessage>()->blocks[1].as<ToolUseBlock>()->id, "toolu_1");
   EXPECT_EQ(TextOf(t[2]), "const foo = 1;");
   EXPECT_EQ(TextOf(t[3]).substr(0, 21), "<environment_details>");
+  // Cline writes the results of provider tool calls as headed text too: by name, else in call
+  // order ("[subagents]" answers use_subagents); a header may span lines.
+  EXPECT_EQ(t[5].as<ToolResultMessage>()->tool_use_id, "toolu_2");
+  EXPECT_EQ(TextOf(t[5]), "Total: 1");
+  EXPECT_EQ(t[6].as<ToolResultMessage>()->tool_use_id, "toolu_3");
+  EXPECT_EQ(TextOf(t[6]), "<answer>\na\n</answer>");
+  EXPECT_EQ(imported.report.results_added, 0u);
 }
 
 TEST(ImportCline, XmlToolCallsInTheTextAndTheirResultTextsPairUp) {
