@@ -12,14 +12,7 @@ Result<std::optional<Usage>, ImportError> AnthropicUsage(const Json& message, co
   if (usage == nullptr)
     return std::optional<Usage>();
   const Where at = where.Member("usage");
-  const auto count = [&](std::string_view name) -> Result<TokenCount, ImportError> {
-    HARNESS_TRY(const Json* value, Find(*usage, at, name));
-    if (value == nullptr)
-      return TokenCount{0};
-    if (!value->is_number_unsigned())
-      return RecordError(at.Member(name), "expected a whole number of tokens");
-    return value->get<TokenCount>();
-  };
+  const auto count = [&](std::string_view name) { return TokenCountMember(*usage, at, name); };
   Usage out;
   HARNESS_TRY(out.input_tokens, count("input_tokens"));
   HARNESS_TRY(out.output_tokens, count("output_tokens"));

@@ -291,20 +291,13 @@ class ClineImport {
 Result<ImportedTranscript, ImportError> ImportCline(std::string_view text,
                                                     const ImportLimits& limits) {
   ClineImport import(limits);
-  std::optional<ImportError> failed;
-  const JsonLimits json_limits{limits.max_bytes, kRecordJsonDepth};
-  auto read = ParseStrictJsonArray(
-      text, json_limits, [&](std::size_t index, Json& message, std::string_view) {
-        auto taken = import.Take(message, Where{0, "$"}.Element(index));
-        if (!taken.ok())
-          failed = std::move(taken).error();
-        return taken.ok();
-      });
-  if (failed)
-    return Fail(std::move(*failed));
-  if (!read.ok())
-    return FromDocumentJsonError(text, read.error());
-  if (read->root) {
+  HARNESS_TRY(const ArrayDocument document,
+              ReadArrayDocument(text, limits, [&](const Where& where, Json& message) {
+                return import.Take(message, where);
+              }));
+  if (document.json_error)
+    return FromDocumentJsonError(text, *document.json_error);
+  if (document.root) {
     return RecordError(Where{0, "$"},
                        "expected an array of messages: not a Cline api_conversation_history.json");
   }

@@ -321,14 +321,7 @@ class GeminiImport {
     if (tokens == nullptr)
       return std::optional<Usage>();
     const Where at = where.Member("tokens");
-    const auto count = [&](std::string_view name) -> Result<TokenCount, ImportError> {
-      HARNESS_TRY(const Json* value, Find(*tokens, at, name));
-      if (value == nullptr)
-        return TokenCount{0};
-      if (!value->is_number_unsigned())
-        return RecordError(at.Member(name), "expected a whole number of tokens");
-      return value->get<TokenCount>();
-    };
+    const auto count = [&](std::string_view name) { return TokenCountMember(*tokens, at, name); };
     HARNESS_TRY(const TokenCount input, count("input"));
     HARNESS_TRY(const TokenCount output, count("output"));
     HARNESS_TRY(const TokenCount cached, count("cached"));
@@ -387,22 +380,15 @@ class RecordedLines {
 Result<ImportedTranscript, ImportError> ImportGemini(std::string_view text,
                                                      const ImportLimits& limits) {
   GeminiImport import(limits);
-  std::optional<ImportError> failed;
-  const JsonLimits json_limits{limits.max_bytes, kRecordJsonDepth};
-  auto read = ParseStrictJsonArray(
-      text, json_limits, [&](std::size_t index, Json& content, std::string_view) {
-        auto taken = import.Content(content, Where{0, "$"}.Element(index));
-        if (!taken.ok())
-          failed = std::move(taken).error();
-        return taken.ok();
-      });
-  if (failed)
-    return Fail(std::move(*failed));
-  if (!read.ok()) {
+  HARNESS_TRY(const ArrayDocument document,
+              ReadArrayDocument(text, limits, [&](const Where& where, Json& content) {
+                return import.Content(content, where);
+              }));
+  if (document.json_error) {
     const std::size_t first = text.find_first_not_of(" \t\r\n");
-    if (read.error().kind != JsonErrorKind::kSyntax || first == std::string_view::npos ||
+    if (document.json_error->kind != JsonErrorKind::kSyntax || first == std::string_view::npos ||
         text[first] != '{') {
-      return FromJsonError(0, read.error());
+      return FromJsonError(0, *document.json_error);
     }
     RecordedLines lines;
     HARNESS_CHECK(ForEachJsonRecord(text, limits, [&](const Where& where, const Json& record) {
@@ -411,8 +397,8 @@ Result<ImportedTranscript, ImportError> ImportGemini(std::string_view text,
     HARNESS_CHECK(lines.Replay(import));
     return import.Finish();
   }
-  if (read->root) {
-    const Json& root = *read->root;
+  if (document.root) {
+    const Json& root = *document.root;
     const Where where{0, "$"};
     const auto array_member = [&](const char* name) -> const Json* {
       if (!root.is_object())

@@ -325,30 +325,55 @@ bool FirstLineIsWholeJson(std::string_view text) {
 
 }  // namespace
 
+Result<TokenCount, ImportError> TokenCountMember(const Json& object, const Where& where,
+                                                 std::string_view name) {
+  HARNESS_TRY(const Json* value, Find(object, where, name));
+  if (value == nullptr)
+    return TokenCount{0};
+  if (!value->is_number_unsigned())
+    return RecordError(where.Member(name), "expected a whole number of tokens");
+  return value->get<TokenCount>();
+}
+
+Result<ArrayDocument, ImportError> ReadArrayDocument(std::string_view text,
+                                                     const ImportLimits& limits,
+                                                     const ElementSink& element) {
+  std::optional<ImportError> failed;
+  const JsonLimits json_limits{limits.max_bytes, kRecordJsonDepth};
+  auto read = ParseStrictJsonArray(text, json_limits,
+                                   [&](std::size_t index, Json& value, std::string_view) {
+                                     auto taken = element(Where{0, "$"}.Element(index), value);
+                                     if (!taken.ok())
+                                       failed = std::move(taken).error();
+                                     return taken.ok();
+                                   });
+  if (failed)
+    return Fail(std::move(*failed));
+  ArrayDocument document;
+  if (!read.ok())
+    document.json_error = std::move(read).error();
+  else
+    document.root = std::move(read->root);
+  return document;
+}
+
 Status<ImportError> ForEachJsonRecord(std::string_view text, const ImportLimits& limits,
                                       const RecordSink& sink) {
   std::size_t first = 0;
   while (first < text.size() && IsJsonSpace(text[first]))
     ++first;
   if (first < text.size() && text[first] == '[') {
-    std::optional<ImportError> failed;
-    const JsonLimits json_limits{limits.max_bytes, kRecordJsonDepth};
-    auto read = ParseStrictJsonArray(
-        text, json_limits, [&](std::size_t index, Json& record, std::string_view) {
-          const Where where = Where{0, "$"}.Element(index);
-          Status<ImportError> taken =
-              record.is_object() ? sink(where, record)
-                                 : Status<ImportError>(RecordError(
-                                       where, fmt::format("expected an object (a record), found {}",
-                                                          JsonTypeName(record))));
-          if (!taken.ok())
-            failed = std::move(taken).error();
-          return taken.ok();
-        });
-    if (failed)
-      return Fail(std::move(*failed));
-    if (!read.ok())
-      return FromJsonError(0, read.error());
+    HARNESS_TRY(const ArrayDocument document,
+                ReadArrayDocument(text, limits, [&](const Where& where, Json& record) {
+                  if (!record.is_object()) {
+                    return Status<ImportError>(
+                        RecordError(where, fmt::format("expected an object (a record), found {}",
+                                                       JsonTypeName(record))));
+                  }
+                  return sink(where, record);
+                }));
+    if (document.json_error)
+      return FromJsonError(0, *document.json_error);
     return {};
   }
   if (FirstLineIsWholeJson(text)) {

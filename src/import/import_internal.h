@@ -162,6 +162,23 @@ Status<ImportError> ForEachJsonLine(std::string_view text, Sink&& sink) {
   return {};
 }
 
+// A member that is a count of tokens: absent or null is 0, anything but a whole number kRecord.
+Result<TokenCount, ImportError> TokenCountMember(const Json& object, const Where& where,
+                                                 std::string_view name);
+
+// Receives an element of a document's root array and where it is ($[i]); it may move from it.
+using ElementSink = std::function<Status<ImportError>(const Where& where, Json& element)>;
+
+// A document whose root is expected to be an array, read one element at a time
+// (ParseStrictJsonArray); a sink's error stops the read and is returned.
+struct ArrayDocument {
+  std::optional<Json> root;             // the whole document when its root is not an array
+  std::optional<JsonError> json_error;  // the document is not strict JSON (the caller words it)
+};
+Result<ArrayDocument, ImportError> ReadArrayDocument(std::string_view text,
+                                                     const ImportLimits& limits,
+                                                     const ElementSink& element);
+
 // Receives one record of a file of records and where it is.
 using RecordSink = std::function<Status<ImportError>(const Where& where, const Json& record)>;
 

@@ -765,28 +765,9 @@ TEST(ImportClaudeCode, AnArrayOrPrettyPrintedRecordsImportAsTheJsonlDoes) {
     const std::string line = kClaudeSession.substr(at, end - at);
     at = end + 1;
     array.append(array.size() > 1 ? ",\n  " : "\n  ").append(line);
-    // A crude pretty-printer that is enough here: a line break after every top-level comma.
-    std::string spread;
-    int depth = 0;
-    bool in_string = false;
-    for (std::size_t i = 0; i < line.size(); ++i) {
-      const char c = line[i];
-      spread.push_back(c);
-      if (in_string) {
-        if (c == '\\')
-          spread.push_back(line[++i]);
-        else if (c == '"')
-          in_string = false;
-      } else if (c == '"') {
-        in_string = true;
-      } else if (c == '{' || c == '[') {
-        ++depth;
-      } else if (c == '}' || c == ']') {
-        --depth;
-      } else if (c == ',' && depth == 1) {
-        spread.append("\n  ");
-      }
-    }
+    auto record = ParseStrictJson(line);
+    ASSERT_TRUE(record.ok());
+    const std::string spread = record->dump(2);
     pretty.append(spread).append("\n");
   }
   array.append("\n]\n");
