@@ -43,8 +43,10 @@ constexpr std::array<std::string_view, 28> kXmlTools = {
     "generate_image",
 };
 
-bool IsXmlTool(std::string_view name) {
-  return std::find(kXmlTools.begin(), kXmlTools.end(), name) != kXmlTools.end();
+// The tool's index in kXmlTools, or kXmlTools.size() for a name that is not one.
+std::size_t XmlToolIndex(std::string_view name) {
+  return static_cast<std::size_t>(std::find(kXmlTools.begin(), kXmlTools.end(), name) -
+                                  kXmlTools.begin());
 }
 
 std::string_view Trim(std::string_view text) {
@@ -83,10 +85,8 @@ std::string XmlParameters(std::string_view inner) {
     const std::size_t start = at + name.size() + 2;
     const bool greedy = name == "content" || name == "diff";
     const std::size_t end = greedy ? inner.rfind(close) : inner.find(close, start);
-    if (end == std::string_view::npos || end < start) {
-      ++at;
-      continue;
-    }
+    if (end == std::string_view::npos || end < start)
+      break;  // no parameter structure past here (and no search again: linear time)
     if (!first)
       object.push_back(',');
     first = false;
@@ -186,7 +186,7 @@ class ClineImport {
   // `rest`. nullopt for any other text (kept as the user's).
   std::optional<std::string> ResultHeader(std::string_view text, std::string& rest) {
     constexpr std::string_view kEnd = "] Result:";
-    if (open_.empty() || !text.starts_with("["))
+    if (!text.starts_with("["))
       return std::nullopt;
     // The header names the tool, then what it acted on (which may span lines: a question).
     const std::size_t name_end = std::min(text.find_first_of(" ]"), text.size());
@@ -203,23 +203,17 @@ class ClineImport {
       ++after;
     // By name; else the first unanswered call, since the results come in call order and a
     // header may name the tool otherwise ("[subagents]" answers use_subagents).
-    auto call = std::find_if(open_.begin(), open_.end(), [&](const XmlCall& open) {
-      return !open.answered && open.name == name;
-    });
-    if (call == open_.end()) {
-      call = std::find_if(open_.begin(), open_.end(),
-                          [](const XmlCall& open) { return !open.answered; });
-    }
-    if (call == open_.end())
-      return std::nullopt;
-    call->answered = true;
-    rest = std::string(text.substr(after));
-    return call->id;
+    std::optional<std::string> id = open_.AnswerByName(std::string(name));
+    if (!id)
+      id = open_.AnswerFirst();
+    if (id)
+      rest = std::string(text.substr(after));
+    return id;
   }
 
   Status<ImportError> Assistant(const Json& content, const Where& at, const Where& where,
                                 bool from_string) {
-    open_.clear();
+    open_.Clear();
     const bool has_tool_use = std::any_of(content.begin(), content.end(), [](const Json& block) {
       if (!block.is_object())
         return false;
@@ -240,7 +234,7 @@ class ClineImport {
       // Cline writes the results of its provider tool calls as text too, headed like the XML
       // calls' ("[read_file for 'a.ts'] Result:").
       if (const auto* call = converted->as<ToolUseBlock>())
-        open_.push_back({call->name, call->id, false});
+        open_.Add(call->id, call->name);
       blocks.push_back(std::move(*converted));
     }
     return out_.AddAssistant(fmt::format("message-{}", ++messages_), std::move(blocks),
@@ -252,11 +246,18 @@ class ClineImport {
   void SplitXmlCalls(std::string_view text, std::vector<Block>& blocks) {
     std::size_t kept = 0;
     std::size_t at = 0;
+    // A tool whose closing tag is missing past one point is missing past every later one: each
+    // is searched for once at most, so the text is read in linear time.
+    std::array<bool, kXmlTools.size()> unclosed{};
     while ((at = text.find('<', at)) != std::string_view::npos) {
       const std::string_view name = TagAt(text, at);
+      const std::size_t tool = XmlToolIndex(name);
       const std::string close = "</" + std::string(name) + ">";
-      const std::size_t end = IsXmlTool(name) ? text.find(close, at) : std::string_view::npos;
+      const std::size_t end = tool < kXmlTools.size() && !unclosed[tool] ? text.find(close, at)
+                                                                         : std::string_view::npos;
       if (end == std::string_view::npos) {
+        if (tool < kXmlTools.size())
+          unclosed[tool] = true;
         ++at;
         continue;
       }
@@ -264,7 +265,7 @@ class ClineImport {
         blocks.push_back(TextBlock{std::string(before)});
       const std::size_t inner = at + name.size() + 2;
       std::string id = fmt::format("cline-call-{}", ++generated_);
-      open_.push_back({std::string(name), id, false});
+      open_.Add(id, std::string(name));
       blocks.push_back(ToolUseBlock{std::move(id), std::string(name),
                                     XmlParameters(text.substr(inner, end - inner)), std::nullopt,
                                     ""});
@@ -274,14 +275,8 @@ class ClineImport {
       blocks.push_back(TextBlock{std::string(after)});
   }
 
-  struct XmlCall {
-    std::string name;
-    std::string id;
-    bool answered;
-  };
-
   TranscriptBuilder out_;
-  std::vector<XmlCall> open_;  // the calls of the last assistant message
+  OpenCalls open_;  // the calls of the last assistant message
   std::size_t generated_ = 0;
   std::size_t messages_ = 0;
 };

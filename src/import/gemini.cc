@@ -11,13 +11,6 @@
 namespace harness::import_internal {
 namespace {
 
-// A call of the current model turn that a functionResponse may answer.
-struct OpenCall {
-  std::string id;
-  std::string name;
-  bool answered = false;
-};
-
 // inlineData (base64 bytes: an image or a document by its MIME type) or fileData (a URI: an
 // image's URL); nullopt, counted, for a file that is not an image.
 Result<std::optional<Block>, ImportError> DataPart(const Json& part, const Where& where,
@@ -183,7 +176,7 @@ class GeminiImport {
   Status<ImportError> ModelParts(const Json* parts, const Where& where, const std::string& step,
                                  std::optional<Usage> usage, const Where& message_at) {
     if (step != open_step_) {
-      open_.clear();
+      open_.Clear();
       open_step_ = step;
     }
     std::vector<Block> blocks;
@@ -203,7 +196,7 @@ class GeminiImport {
           HARNESS_TRY(raw, ToolInputFromValue(*args, call_at.Member("args")));
         }
         const std::string call_id = CallId(id);
-        open_.push_back(OpenCall{call_id, name});
+        open_.Add(call_id, name);
         blocks.push_back(ToolUseBlock{call_id, name, std::move(raw), std::nullopt, ""});
       } else if (text && thought.value_or(false)) {
         if (!text->empty())
@@ -224,13 +217,11 @@ class GeminiImport {
   // of the turn with its name. One that answers nothing keeps an id no call has, so the
   // pairing drops and counts it.
   std::string Answered(const std::optional<std::string>& id, const std::string& name) {
-    const auto open = std::find_if(open_.begin(), open_.end(), [&](const OpenCall& call) {
-      return !call.answered && (id && !id->empty() ? call.id == *id : call.name == name);
-    });
-    if (open == open_.end())
-      return id && !id->empty() ? *id : "gemini-unanswered:" + name;
-    open->answered = true;
-    return open->id;
+    const bool has_id = id && !id->empty();
+    std::optional<std::string> answered = has_id ? open_.AnswerById(*id) : open_.AnswerByName(name);
+    if (answered)
+      return std::move(*answered);
+    return has_id ? *id : "gemini-unanswered:" + name;
   }
 
   Result<Message, ImportError> FunctionResponse(const Json& response, const Where& where) {
@@ -335,7 +326,7 @@ class GeminiImport {
   }
 
   TranscriptBuilder out_;
-  std::vector<OpenCall> open_;  // the calls of the model turn `open_step_`
+  OpenCalls open_;  // the calls of the model turn `open_step_`
   std::string open_step_;
   std::size_t generated_ = 0;
   std::size_t turn_ = 0;

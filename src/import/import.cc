@@ -402,6 +402,49 @@ Status<ImportError> ForEachJsonRecord(std::string_view text, const ImportLimits&
   }
 }
 
+void OpenCalls::Clear() {
+  calls_.clear();
+  by_id_.clear();
+  by_name_.clear();
+  in_order_.clear();
+}
+
+void OpenCalls::Add(std::string id, std::string name) {
+  const std::size_t index = calls_.size();
+  by_id_[id].push_back(index);
+  by_name_[std::move(name)].push_back(index);
+  in_order_.push_back(index);
+  calls_.push_back(Call{std::move(id), false});
+}
+
+std::optional<std::string> OpenCalls::Answer(std::deque<std::size_t>* queue) {
+  // Calls answered through another queue are skipped here once, so each is popped at most once
+  // from each queue.
+  while (queue != nullptr && !queue->empty()) {
+    Call& call = calls_[queue->front()];
+    queue->pop_front();
+    if (!call.answered) {
+      call.answered = true;
+      return call.id;
+    }
+  }
+  return std::nullopt;
+}
+
+std::optional<std::string> OpenCalls::AnswerById(const std::string& id) {
+  const auto found = by_id_.find(id);
+  return Answer(found == by_id_.end() ? nullptr : &found->second);
+}
+
+std::optional<std::string> OpenCalls::AnswerByName(const std::string& name) {
+  const auto found = by_name_.find(name);
+  return Answer(found == by_name_.end() ? nullptr : &found->second);
+}
+
+std::optional<std::string> OpenCalls::AnswerFirst() {
+  return Answer(&in_order_);
+}
+
 void TranscriptBuilder::Drop(std::string_view what, std::size_t count) {
   auto found = report_.dropped.find(std::string(what));
   if (found == report_.dropped.end() && report_.dropped.size() >= kMaxDroppedKinds)

@@ -76,6 +76,31 @@ std::string ToolInputFromText(std::string_view text);
 // "data:image/png;base64,AAAA" as an image block with the bytes; any other URL as a URL.
 ImageBlock ImageFromUrl(std::string_view url);
 
+// The calls of one step that results may answer, for the formats whose results name their call
+// by id, by tool name or only by order: each answer takes the first unanswered call that fits,
+// in amortized constant time (a step may hold very many calls).
+class OpenCalls {
+ public:
+  void Clear();
+  void Add(std::string id, std::string name);
+  // The id of the call answered, or nullopt when no unanswered call fits.
+  std::optional<std::string> AnswerById(const std::string& id);
+  std::optional<std::string> AnswerByName(const std::string& name);
+  std::optional<std::string> AnswerFirst();
+
+ private:
+  std::optional<std::string> Answer(std::deque<std::size_t>* queue);
+
+  struct Call {
+    std::string id;
+    bool answered = false;
+  };
+  std::vector<Call> calls_;
+  std::unordered_map<std::string, std::deque<std::size_t>> by_id_;
+  std::unordered_map<std::string, std::deque<std::size_t>> by_name_;
+  std::deque<std::size_t> in_order_;
+};
+
 // Builds the transcript record by record, then pairs tool calls (Finish).
 class TranscriptBuilder {
  public:

@@ -1150,5 +1150,37 @@ TEST(ImportCline, BadInputIsATypedErrorWithPath) {
   ExpectBadInput(ImportFormat::kCline, cases);
 }
 
+// Inputs that would take quadratic time if every tag or response searched the whole text or
+// turn again: a text of 100,000 unclosed tool tags, a turn of 20,000 calls answered by name.
+TEST(ImportCline, ManyUnclosedTagsAndManyCallsAreReadInLinearTime) {
+  std::string text;
+  for (int i = 0; i < 100'000; ++i)
+    text.append("<read_file><path>a</path>\n");
+  std::string history = R"([{"role": "user", "content": "go"}, {"role": "assistant", "content": )";
+  AppendJsonString(history, text);
+  history.append("}]");
+  const ImportedTranscript imported = Import(ImportFormat::kCline, history);
+  ASSERT_EQ(imported.transcript.size(), 2u);
+  EXPECT_EQ(TextOf(imported.transcript[1]), text.substr(0, text.size() - 1));
+}
+
+TEST(ImportGemini, ATurnOfManyCallsIsPairedInLinearTime) {
+  constexpr int kCalls = 20'000;
+  std::string calls;
+  std::string responses;
+  for (int i = 0; i < kCalls; ++i) {
+    calls.append(i == 0 ? "" : ",").append(R"({"functionCall": {"name": "t", "args": {}}})");
+    responses.append(i == 0 ? "" : ",")
+        .append(R"({"functionResponse": {"name": "t", "response": {"output": "r"}}})");
+  }
+  const std::string chat =
+      R"([{"role": "user", "parts": [{"text": "go"}]}, {"role": "model", "parts": [)" + calls +
+      R"(]}, {"role": "user", "parts": [)" + responses + "]}]";
+  const ImportedTranscript imported = Import(ImportFormat::kGemini, chat);
+  ASSERT_EQ(imported.transcript.size(), 2u + kCalls);
+  EXPECT_EQ(imported.transcript.back().as<ToolResultMessage>()->tool_use_id,
+            "gemini-call-" + std::to_string(kCalls));
+}
+
 }  // namespace
 }  // namespace harness
