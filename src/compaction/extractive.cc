@@ -980,8 +980,9 @@ struct CallEffect {
   std::vector<std::pair<std::string, FileTouch>> files;
   std::string command;  // a shell command, clean
   bool question = false;
-  std::string change;    // an edit's content, for the file of `files` it edits
-  bool submits = false;  // the agent's submit step: its result is the change it handed in
+  std::string change;     // an edit's content, for the file of `files` it edits
+  bool submits = false;   // the agent's submit step: its result is the change it handed in
+  std::string delegated;  // a sub-agent's task (its description): its result is its report
 };
 
 std::vector<std::string_view> Words(std::string_view text);
@@ -1509,7 +1510,7 @@ std::string ShellEditChange(std::string_view command,
 // What a call will record: from its name and input.
 CallEffect EffectOf(std::string id, std::string name, std::string_view input,
                     std::string& swe_open_file, Ledger& ledger) {
-  CallEffect effect{std::move(id), std::move(name), {}, {}, false, {}, false};
+  CallEffect effect{std::move(id), std::move(name), {}, {}, false, {}, false, {}};
   const std::string key = ToolKey(effect.name);
   const std::string_view trimmed = Trim(input);
   const std::vector<Field> fields =
@@ -1560,6 +1561,12 @@ CallEffect EffectOf(std::string id, std::string name, std::string_view input,
                             : FileTouch::kEdited);
   } else if (key == "submit") {
     effect.submits = true;
+  } else if (key == "task" || key == "agent" || key == "delegate" || key == "subagent" ||
+             key == "spawnagent" || key == "dispatchagent") {
+    // A sub-agent: what it was asked is its description (else the start of its prompt).
+    const std::string* what = FieldValue(fields, {"description", "task", "prompt"});
+    if (what != nullptr && !LooksSecret(*what))
+      effect.delegated = CutAt(Clean(*what), 120);
   } else if (key == "read" || key == "readfile" || key == "view" || key == "viewfile" ||
              key == "openfile" || key == "cat" || key == "notebookread" || key == "readfiles" ||
              key == "open") {
@@ -1852,6 +1859,7 @@ struct Extract {
   Ledger ledger;
   SalienceLedger salience;
   std::vector<Step> steps;
+  std::vector<Dated> reports;  // what sub-agents reported back, the newest last
 };
 
 class Reader {
@@ -2106,6 +2114,10 @@ class Reader {
     }
     if (call && !failed && IsTaskSource(*call))
       AddObligations(*call, output);
+    if (call && !failed && !call->delegated.empty() && !output.lines.empty()) {
+      extract_.reports.push_back(
+          Dated{"Sub-agent (" + call->delegated + "): " + Join(output.lines, " "), at_});
+    }
     if (failed && (!command || Refused(output)))
       extract_.ledger.RecordToolError(call ? std::string_view(call->name) : "tool", output);
     if (auto run = ReadTestRun(output.lines)) {
@@ -2427,6 +2439,7 @@ constexpr std::size_t kTestRunsTold = 4;
 constexpr std::size_t kNamesTold = 32;
 // Steps told, and an answer short enough to bring the one before it.
 constexpr std::size_t kStepsTold = 10;
+constexpr std::size_t kReportsTold = 6;
 constexpr std::size_t kShortAnswerBytes = 200;
 
 // Items in priority order: what a continuation needs most comes first.
@@ -2591,6 +2604,10 @@ std::vector<Item> Prioritize(const Extract& extract) {
     add_state(std::move(item), 520);
     ++steps_told;
   }
+
+  // What sub-agents reported, the newest first.
+  for (std::size_t k = 0; k < extract.reports.size() && k < kReportsTold; ++k)
+    add_state(extract.reports[extract.reports.size() - 1 - k].text, 520);
 
   // 6. Tests (the latest run of each test command, the newest first), the names the run keeps
   // coming back to, the rest of the files, the latest progress.

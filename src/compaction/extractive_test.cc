@@ -515,6 +515,23 @@ TEST(ExtractiveCompactor, CallsThatNeverRanAndTheWordsOfARefusal) {
       << summary;
 }
 
+// A sub-agent's report is what its step established.
+TEST(ExtractiveCompactor, ASubAgentsReportIsKept) {
+  const std::string summary = SummaryOf({
+      User("Have a teammate research plan mode."),
+      Call(
+          "a1", "Agent",
+          R"j({"description":"Research plan mode","subagent_type":"general-purpose","prompt":"You are alice"})j"),
+      Tool("a1", "Done: wrote work/research-plan-mode.md (873 words), committed ad2d134."),
+      Assistant("Alice finished."),
+  });
+  EXPECT_TRUE(
+      Contains(Section(summary, "state"),
+               "Sub-agent (Research plan mode): Done: wrote work/research-plan-mode.md (873 "
+               "words), committed ad2d134."))
+      << summary;
+}
+
 TEST(ExtractiveCompactor, TheGoalIsTheFirstRequestVerbatim) {
   // SWE-agent / OpenHands open with a long templated task.
   const std::string task =
