@@ -5,21 +5,17 @@
 // within the limit, without a control byte or `/`, listed once, found on its line in the text.
 #include <cstddef>
 #include <cstdint>
-#include <cstdio>
-#include <cstdlib>
 #include <set>
 #include <string>
 #include <string_view>
 
 #include "eval_split.h"
+#include "fuzz_check.h"
 
 namespace {
 
 void Check(bool ok, const char* what) {
-  if (!ok) {
-    std::fprintf(stderr, "eval_split_fuzz: %s\n", what);
-    std::abort();
-  }
+  FuzzCheck(ok, "eval_split_fuzz", what);
 }
 
 }  // namespace

@@ -6,26 +6,15 @@
 #include <vector>
 
 #include "eval_facts.h"
+#include "harness/core/chars.h"
 #include "harness/summary/sections.h"
 
 namespace harness::cli {
 
 namespace {
 
-bool IsSpace(char c) {
-  return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v';
-}
-
-std::string_view Trim(std::string_view text) {
-  while (!text.empty() && IsSpace(text.front()))
-    text.remove_prefix(1);
-  while (!text.empty() && IsSpace(text.back()))
-    text.remove_suffix(1);
-  return text;
-}
-
 std::string_view TrimFront(std::string_view text) {
-  while (!text.empty() && IsSpace(text.front()))
+  while (!text.empty() && IsAsciiSpace(text.front()))
     text.remove_prefix(1);
   return text;
 }
@@ -39,7 +28,7 @@ std::string_view Core(std::string_view line) {
   std::string_view core = TrimFront(line);
   if (core.starts_with("- "))
     core.remove_prefix(2);
-  return Trim(core);
+  return TrimAsciiSpace(core);
 }
 
 // Calls `each` with every line of `text` (split at LF; the last one even without it).
@@ -177,7 +166,7 @@ std::optional<std::string> PersonText(const Message& message) {
     if (block.as<ToolResultBlock>() != nullptr)
       return std::nullopt;
     const auto* part = block.as<TextBlock>();
-    if (part == nullptr || IsClientNotice(part->text) || Trim(part->text).empty())
+    if (part == nullptr || IsClientNotice(part->text) || TrimAsciiSpace(part->text).empty())
       continue;
     if (person)
       text.push_back('\n');
@@ -186,11 +175,11 @@ std::optional<std::string> PersonText(const Message& message) {
   }
   if (!person)
     return std::nullopt;
-  return std::string(Trim(text));
+  return std::string(TrimAsciiSpace(text));
 }
 
 std::string UserProbe(std::string_view text) {
-  text = Trim(text);
+  text = TrimAsciiSpace(text);
   if (text.size() <= kMaxProbeBytes)
     return std::string(text);
   std::size_t end = text.size();
@@ -200,7 +189,7 @@ std::string UserProbe(std::string_view text) {
       break;
     }
     if ((text[i] == '.' || text[i] == '!' || text[i] == '?') &&
-        (i + 1 == text.size() || IsSpace(text[i + 1]))) {
+        (i + 1 == text.size() || IsAsciiSpace(text[i + 1]))) {
       end = i + 1;
       break;
     }
@@ -210,7 +199,7 @@ std::string UserProbe(std::string_view text) {
     while (end > 0 && IsUtf8Continuation(text[end]))
       --end;
   }
-  return std::string(Trim(text.substr(0, end)));
+  return std::string(TrimAsciiSpace(text.substr(0, end)));
 }
 
 SummaryQuality MeasureSummary(std::string_view summary, std::span<const Message> span,
@@ -236,7 +225,7 @@ SummaryQuality MeasureSummary(std::string_view summary, std::span<const Message>
   if (!cores.empty()) {
     ForEachToolResult(span, [&](std::string_view output) {
       ForEachLine(output, [&](std::string_view line) {
-        const auto found = cores.find(Trim(line));
+        const auto found = cores.find(TrimAsciiSpace(line));
         if (found != cores.end())
           copied.insert(*found);
       });
