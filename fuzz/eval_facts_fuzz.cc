@@ -62,16 +62,19 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       harness::UserMessage{{harness::TextBlock{text}}},
       harness::ToolResultMessage{{harness::TextBlock{text}}, "call", false},
   };
+  // What stays verbatim: the person's words when there are some.
+  const auto person = PersonText(span[0]);
+  const std::string verbatim = person ? *person : text;
   for (const std::string& summary :
        {text, "<conversation_summary><goal>g</goal><constraints/><decisions/><state>" + text +
                   "</state><open_items/></conversation_summary>"}) {
-    const SummaryQuality q = MeasureSummary(summary, span, text);
+    const SummaryQuality q = MeasureSummary(summary, span, verbatim);
     Check(q.raw_bytes <= q.summary_bytes, "more raw bytes than the summary holds");
     Check(q.repeated < q.items || q.items == 0, "every item repeated");
-    Check(q.user_messages <= 1 && q.user_messages_kept <= q.user_messages, "user messages");
+    Check(q.user_messages == (person ? 1 : 0), "the person's messages miscounted");
     Check(q.user_messages_kept == q.user_messages, "a message in what stayed verbatim not kept");
   }
-  if (const auto person = PersonText(span[0])) {
+  if (person) {
     const std::string probe = UserProbe(*person);
     Check(probe.size() <= kMaxProbeBytes || probe == *person, "a probe over the cap");
     Check(probe.empty() || FactMatcher(*person).Present(probe), "a probe not in its message");

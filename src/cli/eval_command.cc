@@ -673,10 +673,10 @@ int RunEval(const EvalCommandLine& line) {
       if (line.json) {
         std::string out;
         WireWriter w(out);
-        w.String("type", "EvalResult")
-            .String("name", entry.name)
-            .String("outcome", "invalid")
-            .String("reason", prepared.error());
+        w.String("type", "EvalResult").String("name", entry.name);
+        if (*split)
+          w.String("split", SplitName(entry.split));
+        w.String("outcome", "invalid").String("reason", prepared.error());
         w.Close();
         PrintJson(out);
       } else {

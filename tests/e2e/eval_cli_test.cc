@@ -484,6 +484,15 @@ TEST_F(EvalCli, ASplitFileGivesTotalsPerSplitAndWindow) {
   }
   EXPECT_EQ(splits, (std::vector<std::string>{" full", " half", " 16k", "test full", "test half",
                                               "test 16k", "dev full", "dev half", "dev 16k"}));
+  // An input that cannot be used names its split too.
+  Write("broken.json", "[");
+  const ProcessRun invalid = Eval({"--json", "--must-commit", "agent:full"});
+  EXPECT_EQ(invalid.exit_code, 2) << Joined(invalid.lines);
+  EXPECT_NE(
+      LineStarting(invalid.lines,
+                   R"({"type":"EvalResult","name":"broken","split":"dev","outcome":"invalid",)"),
+      "")
+      << Joined(invalid.lines);
 }
 
 // A split file naming an absent transcript, naming one twice or holding a bad line is bad
