@@ -17,13 +17,7 @@
 #include "eval_quality.h"
 #include "fuzz_check.h"
 
-namespace {
-
-void Check(bool ok, const char* what) {
-  FuzzCheck(ok, "eval_facts_fuzz", what);
-}
-
-}  // namespace
+constexpr FuzzCheck Check{"eval_facts_fuzz"};
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace harness::cli;

@@ -12,13 +12,7 @@
 #include "eval_split.h"
 #include "fuzz_check.h"
 
-namespace {
-
-void Check(bool ok, const char* what) {
-  FuzzCheck(ok, "eval_split_fuzz", what);
-}
-
-}  // namespace
+constexpr FuzzCheck Check{"eval_split_fuzz"};
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace harness::cli;

@@ -28,10 +28,10 @@
 //   block and ReadUserMessage (content/user_text.h, docs/spec/user-text.md) reads it as a
 //   request with words that are not blank: not a client's notice, not project instructions, not
 //   another agent's carried summary, not an image alone. Its text is those words. Its probe
-//   (UserProbe) is
-//   that text when it is at most kMaxProbeBytes long, else its first sentence: up to and
-//   including the first `.`, `!` or `?` followed by white space, or up to the first line break,
-//   whichever comes first, then cut to kMaxProbeBytes (at a UTF-8 character boundary). It is
+//   (UserProbe) is that text when it is at most kMaxProbeBytes long, else its first sentence:
+//   up to and including the first `.`, `!` or `?` followed by white space, or up to the first
+//   line break, whichever comes first, then cut to kMaxProbeBytes (at a UTF-8 character
+//   boundary). It is
 //   kept when its probe is present (FactMatcher, eval_facts.h: case and white space do not
 //   matter) in the summary's content followed by `verbatim`: the visible text
 //   (AppendVisibleText) of the messages the commit kept verbatim, pinned and retained.
