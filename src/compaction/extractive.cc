@@ -1953,6 +1953,8 @@ class Reader {
   static constexpr std::size_t kUserWeight = 3;
   // A user message of rules alone at most this long is kept as its rules only.
   static constexpr std::size_t kShortRuleBytes = 160;
+  // Steps and sub-agents' reports kept while reading: more than are ever told.
+  static constexpr std::size_t kStepsKept = 16;
   // Rules taken from one source of the task.
   static constexpr std::size_t kObligationsPerSource = 16;
 
@@ -2129,8 +2131,10 @@ class Reader {
     if (call && !failed && IsTaskSource(*call))
       AddObligations(*call, output);
     if (call && !failed && !call->delegated.empty() && !output.lines.empty()) {
-      extract_.reports.push_back(
-          Dated{"Sub-agent (" + call->delegated + "): " + Join(output.lines, " "), at_});
+      extract_.reports.push_back(Dated{
+          "Sub-agent (" + call->delegated + "): " + CutAt(Join(output.lines, " "), 4096), at_});
+      if (extract_.reports.size() > kStepsKept)
+        extract_.reports.erase(extract_.reports.begin());
     }
     if (failed && (!command || Refused(output)))
       extract_.ledger.RecordToolError(call ? std::string_view(call->name) : "tool", output);
@@ -2284,6 +2288,10 @@ class Reader {
       return;
     extract_.unanswered = Dated{whole, at};
     extract_.steps.push_back(Step{whole, at, {}});
+    // Only the newest steps are ever told: the older ones are not kept (a transcript of many
+    // short requests would otherwise be held twice).
+    if (extract_.steps.size() > kStepsKept)
+      extract_.steps.erase(extract_.steps.begin());
     // Constraints: the user's own lines, outside code fences and not code or logs.
     bool all_constraints = true;
     bool in_fence = false;
