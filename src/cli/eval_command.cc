@@ -38,6 +38,7 @@ struct EvalCommandLine {
   CLI::App* command = nullptr;
   std::string dir;
   std::string compactor = "extractive";
+  std::string coverage;  // "": DefaultCoverage for the compactor
   bool json = false;
   bool constrain_output = false;
   bool masking = false;
@@ -172,6 +173,7 @@ struct Run {
   std::optional<TokenCount> summarizer_read;  // the compactor's input, estimated
   std::vector<std::size_t> lost;              // indexes of the facts not kept
   std::size_t kept = 0;
+  std::optional<std::uint32_t> repaired;  // anchors coverage repair wrote (a coverage report)
   double milliseconds = 0;
   bool committed() const { return outcome == "committed"; }
 };
@@ -244,6 +246,8 @@ Run Compact(const EvalCommandLine& line, const Prepared& prepared, Transcript hi
   run.summarizer_read = recorder->last_input_tokens();
   run.tokens_after = outcome.committed->post_context.input_tokens;
   run.retained = outcome.committed->retained.size();
+  if (outcome.committed->coverage)
+    run.repaired = outcome.committed->coverage->repaired_count;
   if (prepared.facts) {
     const FactMatcher matcher(KeptText(*outcome.committed));
     for (std::size_t i = 0; i < prepared.facts->size(); ++i) {
@@ -258,8 +262,12 @@ Run Compact(const EvalCommandLine& line, const Prepared& prepared, Transcript hi
 
 // The context of a setting: the CLI's defaults, and for "half" a window of half the tokens the
 // full run measured (never below the smallest window the CLI takes).
-Result<LoopContext, std::string> ContextFor(Setting setting, const std::optional<Run>& full) {
+Result<LoopContext, std::string> ContextFor(const EvalCommandLine& line, Setting setting,
+                                            const std::optional<Run>& full) {
   ContextFlags flags;
+  flags.model_compactor = line.compactor != "extractive";
+  if (!line.coverage.empty())
+    flags.coverage = ParseCoverageOption(line.coverage);
   if (setting == Setting::kHalf) {
     if (!full || !full->tokens_before)
       return Fail(std::string("the transcript was not measured in the full window"));
@@ -296,6 +304,8 @@ void PrintHuman(const Entry& entry, const Prepared& prepared, const Run& run) {
                            run.retained));
     if (prepared.facts)
       row.append(fmt::format(", facts kept {}/{}", run.kept, prepared.facts->size()));
+    if (run.repaired.value_or(0) > 0)
+      row.append(fmt::format(", repaired {}", *run.repaired));
   }
   row.append(fmt::format(", {:.1f} ms", run.milliseconds));
   PrintLine(row);
@@ -319,6 +329,8 @@ void PrintJsonRun(const Entry& entry, const Prepared& prepared, const Run& run) 
     w.Uint("tokens_before", *run.tokens_before);
   if (run.tokens_after)
     w.Uint("tokens_after", *run.tokens_after).Uint("retained", run.retained);
+  if (run.repaired)
+    w.Uint("repaired", *run.repaired);
   if (prepared.facts) {
     w.Uint("facts", prepared.facts->size());
     if (run.committed()) {
@@ -565,7 +577,7 @@ int RunEval(const EvalCommandLine& line) {
     }
     std::optional<Run> full;
     for (const Setting setting : kSettings) {
-      auto context = ContextFor(setting, full);
+      auto context = ContextFor(line, setting, full);
       Run run;
       if (!context.ok()) {
         run.setting = setting;
@@ -600,7 +612,7 @@ int RunEval(const EvalCommandLine& line) {
         PrintHuman(entry, *prepared, run);
     }
     if (line.masking && full) {
-      if (auto context = ContextFor(Setting::kFull, full); context.ok()) {
+      if (auto context = ContextFor(line, Setting::kFull, full); context.ok()) {
         Prepared masked{{}, prepared->system_prompt, prepared->facts};
         std::size_t outputs = 0;
         std::tie(masked.history, outputs) = Masked(prepared->history, *context);
@@ -652,6 +664,16 @@ std::shared_ptr<EvalCommandLine> AddEvalCommand(CLI::App& app) {
   c->add_option("--compactor", line->compactor,
                 "extractive (offline), scripted:PATH, or PROVIDER:MODEL")
       ->capture_default_str();
+  c->add_option("--coverage", line->coverage,
+                "the coverage gate: off, report, repair, enforce or enforce:RATIO (default: "
+                "repair for a model compactor, report for the extractive one)")
+      ->check(
+          [](const std::string& value) -> std::string {
+            return ParseCoverageOption(value) ? std::string()
+                                              : std::string("expected off, report, repair, "
+                                                            "enforce or enforce:RATIO");
+          },
+          "MODE");
   c->add_flag("--json", line->json,
               "NDJSON: one EvalResult per transcript and window, then "
               "one EvalTotals per window");

@@ -729,6 +729,10 @@ std::vector<Anchor> ExtractAnchors(const std::vector<Message>& head, bool curren
   return out.Take();
 }
 
+std::string ReportedAnchorText(std::string_view text) {
+  return std::string(CutUtf8(text, kMaxReportedAnchorBytes));
+}
+
 CoverageReport CheckCoverage(const std::vector<Anchor>& anchors, std::string_view summary_text,
                              const std::vector<Message>& retained, AnchorClassSet required,
                              std::vector<Anchor>* all_missing) {
@@ -785,8 +789,7 @@ CoverageReport CheckCoverage(const std::vector<Anchor>& anchors, std::string_vie
   for (const Anchor* anchor : missing) {
     if (report.missing.size() == kMaxReportedMissing)
       break;
-    report.missing.push_back(MissingAnchor{
-        anchor->anchor_class, std::string(CutUtf8(anchor->text, kMaxReportedAnchorBytes))});
+    report.missing.push_back(MissingAnchor{anchor->anchor_class, ReportedAnchorText(anchor->text)});
   }
   return report;
 }

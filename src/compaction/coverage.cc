@@ -1,5 +1,6 @@
 #include "harness/compaction/coverage.h"
 
+#include <algorithm>
 #include <array>
 
 namespace harness {
@@ -43,6 +44,7 @@ std::uint64_t CoverageReport::total() const {
 bool IsValid(const CoverageReport& report) {
   // Room left per class for missing anchors: total - found of a listed class, 0 otherwise.
   std::array<std::uint64_t, kMaxAnchorClass + 1> unfound{};
+  std::array<std::uint64_t, kMaxAnchorClass + 1> found{};
   std::uint8_t previous = 0;
   for (const CoverageCount& c : report.classes) {
     const auto v = static_cast<std::uint8_t>(c.anchor_class);
@@ -50,6 +52,7 @@ bool IsValid(const CoverageReport& report) {
       return false;
     previous = v;
     unfound[v] = c.total - c.found;
+    found[v] = c.found;
   }
   if (report.missing.size() > kMaxReportedMissing)
     return false;
@@ -57,6 +60,17 @@ bool IsValid(const CoverageReport& report) {
     if (!IsValid(m.anchor_class) || m.text.empty() || m.text.size() > kMaxReportedAnchorBytes)
       return false;
     auto& room = unfound[static_cast<std::uint8_t>(m.anchor_class)];
+    if (room == 0)
+      return false;
+    --room;
+  }
+  const std::size_t listed = std::min<std::size_t>(report.repaired_count, kMaxReportedMissing);
+  if (report.repaired.size() != listed || report.repaired_count > report.found())
+    return false;
+  for (const MissingAnchor& r : report.repaired) {
+    if (!IsValid(r.anchor_class) || r.text.empty() || r.text.size() > kMaxReportedAnchorBytes)
+      return false;
+    auto& room = found[static_cast<std::uint8_t>(r.anchor_class)];
     if (room == 0)
       return false;
     --room;

@@ -1,5 +1,6 @@
 #include "harness/compaction/repair.h"
 
+#include <algorithm>
 #include <array>
 #include <cstddef>
 #include <utility>
@@ -199,6 +200,20 @@ Result<SummaryRepair, RepairError> RepairSummary(std::string_view summary,
   if (auto parsed = ParseSummary(doc); !parsed)
     return Fail(RepairError{RepairErrorKind::kInvalidResult, std::move(parsed).error()});
   return out;
+}
+
+void RecordRepaired(CoverageReport& report, const std::vector<Anchor>& added,
+                    const std::vector<Anchor>& still_missing) {
+  report.repaired.clear();
+  report.repaired_count = 0;
+  for (const Anchor& anchor : added) {
+    if (std::find(still_missing.begin(), still_missing.end(), anchor) != still_missing.end())
+      continue;
+    ++report.repaired_count;
+    if (report.repaired.size() < kMaxReportedMissing)
+      report.repaired.push_back(
+          MissingAnchor{anchor.anchor_class, ReportedAnchorText(anchor.text)});
+  }
 }
 
 }  // namespace harness

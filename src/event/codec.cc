@@ -81,8 +81,9 @@ std::uint8_t Raw(auto value) {
   return static_cast<std::uint8_t>(value);
 }
 
-// {"classes":[{"class":n,"found":n,"total":n},…],"missing":[{"class":n,"text":"…"},…]} and
-// "waived":true only when set. The member is written only when a report exists, so an event
+// {"classes":[{"class":n,"found":n,"total":n},…],"missing":[{"class":n,"text":"…"},…]},
+// "waived":true only when set, and "repaired":[{"class":n,"text":"…"},…],"repaired_count":n only
+// when repair wrote an anchor. The member is written only when a report exists, so an event
 // without one is byte for byte what the codec wrote before the member existed (docs/decisions.md
 // P10).
 void WriteCoverage(WireWriter& w, const std::optional<CoverageReport>& coverage) {
@@ -118,6 +119,22 @@ void WriteCoverage(WireWriter& w, const std::optional<CoverageReport>& coverage)
   out.push_back(']');
   if (coverage->waived)
     report.Bool("waived", true);
+  // Written only when repair wrote something, so every earlier report is byte for byte as it was.
+  if (coverage->repaired_count > 0) {
+    report.Key("repaired");
+    out.push_back('[');
+    for (std::size_t i = 0; i < coverage->repaired.size(); ++i) {
+      if (i > 0)
+        out.push_back(',');
+      const MissingAnchor& r = coverage->repaired[i];
+      WireWriter(out)
+          .Uint("class", static_cast<std::uint8_t>(r.anchor_class))
+          .String("text", r.text)
+          .Close();
+    }
+    out.push_back(']');
+    report.Uint("repaired_count", coverage->repaired_count);
+  }
   report.Close();
 }
 
@@ -479,6 +496,27 @@ Result<std::optional<CoverageReport>, JsonError> ReadCoverage(JsonObject& top) {
       return Fail(JsonError{JsonErrorKind::kRange, object.MemberPath("waived"), 0,
                             "a false waived is written by omitting it"});
     }
+  }
+  const bool has_repaired = object.Find("repaired") != nullptr;
+  if (has_repaired || object.Find("repaired_count") != nullptr) {
+    HARNESS_TRY(const Json* repaired,
+                RequireArrayMember(object, "repaired", kMaxReportedMissing));
+    for (std::size_t i = 0; i < repaired->size(); ++i) {
+      HARNESS_TRY(JsonObject r,
+                  JsonObject::Open((*repaired)[i], object.ElementPath("repaired", i)));
+      MissingAnchor anchor;
+      HARNESS_TRY(anchor.anchor_class, RequireEnumMember<AnchorClass>(r, "class"));
+      HARNESS_TRY(anchor.text, r.RequireString("text"));
+      HARNESS_CHECK(r.RejectUnknown());
+      report.repaired.push_back(std::move(anchor));
+    }
+    HARNESS_TRY(const std::uint64_t count, object.RequireUint("repaired_count", UINT32_MAX));
+    if (count == 0) {
+      // Absent is the one encoding of "nothing repaired" (re-encoding is byte-exact).
+      return Fail(JsonError{JsonErrorKind::kRange, object.MemberPath("repaired_count"), 0,
+                            "nothing repaired is written by omitting repaired"});
+    }
+    report.repaired_count = static_cast<std::uint32_t>(count);
   }
   HARNESS_CHECK(object.RejectUnknown());
   return std::optional<CoverageReport>(std::move(report));

@@ -190,7 +190,8 @@ Status<InvalidEventError> ValidateBody(const CompactionRejected& e) {
   if (!ValidDetail(e.detail, e.reject_reason))
     return Invalid<E>("Detail");
   if (e.coverage && (e.reject_reason != CompactRejectReason::kCoverageInsufficient ||
-                     e.coverage->waived || !IsValid(*e.coverage))) {
+                     e.coverage->waived || e.coverage->repaired_count > 0 ||
+                     !IsValid(*e.coverage))) {
     return Invalid<E>("Coverage");
   }
   return {};

@@ -118,6 +118,9 @@ std::vector<Anchor> ExtractAnchors(const std::vector<Message>& head, bool curren
 
 bool LooksLikeSecret(std::string_view text);
 
+// The text a report lists for an anchor: cut to kMaxReportedAnchorBytes at a UTF-8 character.
+std::string ReportedAnchorText(std::string_view text);
+
 CoverageReport CheckCoverage(const std::vector<Anchor>& anchors, std::string_view summary_text,
                              const std::vector<Message>& retained, AnchorClassSet required,
                              std::vector<Anchor>* all_missing = nullptr);

@@ -25,6 +25,11 @@
 // - The result: `text`, whose SummaryTokenEstimate is at most max(budget, the input's), and
 //   `added`, the anchors written, in the order given (their original, unfolded text).
 // Cost: O(summary + anchors' text); no recursion.
+//
+// RecordRepaired(report, added, still_missing): sets report.repaired and repaired_count from the
+// anchors of `added` that are not in `still_missing` (those the checker finds in the repaired
+// summary), in order; the first kMaxReportedMissing listed, by ReportedAnchorText. With
+// `report` the checker's report of the repaired summary, the result passes IsValid.
 // Proof: src/compaction/repair_test.cc; fuzz/repair_fuzz.cc (any summary, any anchors: a typed
 // error, or a result ParseSummary accepts within the budget).
 // Thread safety: a pure function.
@@ -64,5 +69,8 @@ TokenCount SummaryTokenEstimate(std::string_view text);
 Result<SummaryRepair, RepairError> RepairSummary(std::string_view summary,
                                                  const std::vector<Anchor>& missing,
                                                  TokenCount budget);
+
+void RecordRepaired(CoverageReport& report, const std::vector<Anchor>& added,
+                    const std::vector<Anchor>& still_missing);
 
 }  // namespace harness
