@@ -670,8 +670,9 @@ std::shared_ptr<EvalCommandLine> AddEvalCommand(CLI::App& app) {
       ->check(
           [](const std::string& value) -> std::string {
             return ParseCoverageOption(value) ? std::string()
-                                              : std::string("expected off, report, repair, "
-                                                            "enforce or enforce:RATIO");
+                                              : std::string(
+                                                    "expected off, report, repair, "
+                                                    "enforce or enforce:RATIO");
           },
           "MODE");
   c->add_flag("--json", line->json,

@@ -25,14 +25,14 @@
 //    kLimitUnknown with its message (e.g. an output that fills the window).
 // 6. The policy: automatic, compact at kDefaultCompactAt (80 %), re-arm below
 //    kDefaultRearmBelow (60 %), the keep-recent and summary budgets from the flags, count
-//    timeout kDefaultCountTimeout, coverage from --coverage (default: DefaultCoverage). A budget the
-//    command line does not give is its default constant below, but at most a quarter of the
+//    timeout kDefaultCountTimeout, coverage from --coverage (default: DefaultCoverage). A budget
+//    the command line does not give is its default constant below, but at most a quarter of the
 //    resolved input limit (at least 1 token; kBudgetShareDivisor): the defaults were chosen for
 //    windows of 32k tokens and more, and in a smaller one a retained tail of 8,000 tokens plus a
 //    summary of 4,096 would leave no compaction possible. ValidatePolicy failing is kPolicy.
 //
-// ParseCoverageOption(text): "off", "report", "repair", "enforce" (ratio 0: the required classes only)
-// or "enforce:RATIO" with RATIO a fraction from 0 to 1 with at most four decimals ("0.9",
+// ParseCoverageOption(text): "off", "report", "repair", "enforce" (ratio 0: the required classes
+// only) or "enforce:RATIO" with RATIO a fraction from 0 to 1 with at most four decimals ("0.9",
 // "1"); the required classes are the library's default (constraints and the current request).
 // Anything else is nullopt.
 // Thread safety: pure apart from reading the tokenizer files.

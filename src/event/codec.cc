@@ -499,8 +499,7 @@ Result<std::optional<CoverageReport>, JsonError> ReadCoverage(JsonObject& top) {
   }
   const bool has_repaired = object.Find("repaired") != nullptr;
   if (has_repaired || object.Find("repaired_count") != nullptr) {
-    HARNESS_TRY(const Json* repaired,
-                RequireArrayMember(object, "repaired", kMaxReportedMissing));
+    HARNESS_TRY(const Json* repaired, RequireArrayMember(object, "repaired", kMaxReportedMissing));
     for (std::size_t i = 0; i < repaired->size(); ++i) {
       HARNESS_TRY(JsonObject r,
                   JsonObject::Open((*repaired)[i], object.ElementPath("repaired", i)));

@@ -219,7 +219,9 @@ TEST(EncodeEvent, CoverageIsAnAdditiveLastMember) {
   e.coverage = CoverageReport{
       {{AnchorClass::kConstraint, 0, 1}, {AnchorClass::kPath, 2, 3}},
       {{AnchorClass::kConstraint, "never \"push\""}, {AnchorClass::kPath, "src/foo.cc"}},
-      false, {}, 0};
+      false,
+      {},
+      0};
   const std::string bytes = Encoded(e);
   EXPECT_EQ(bytes, Replace(Replace(kRejectedWire, R"("reject_reason":8)", R"("reject_reason":15)"),
                            R"("duration":1000000000})",
@@ -252,18 +254,26 @@ TEST(EncodeEvent, CoverageRules) {
   EXPECT_EQ(Verdict(EncodeEvent(e).error()), "invalid: Coverage is invalid");
   CompactionCommitted c = ValidCommitted();
   const CoverageReport bad[] = {
-      {{{AnchorClass::kPath, 4, 3}}, {}, false, {}, 0},                             // found > total
-      {{{AnchorClass::kPath, 0, 0}}, {}, false, {}, 0},                             // an empty class
+      {{{AnchorClass::kPath, 4, 3}}, {}, false, {}, 0},  // found > total
+      {{{AnchorClass::kPath, 0, 0}}, {}, false, {}, 0},  // an empty class
       {{{AnchorClass::kUrl, 0, 1}, {AnchorClass::kPath, 0, 1}}, {}, false, {}, 0},  // out of order
       {{{static_cast<AnchorClass>(10), 0, 1}}, {}, false, {}, 0},                   // class 10
       {{{AnchorClass::kPath, 2, 3}},
        {{AnchorClass::kPath, "a"}, {AnchorClass::kPath, "b"}},
-       false, {}, 0},                                                            // more than unfound
-      {{{AnchorClass::kPath, 0, 3}}, {{AnchorClass::kUrl, "a"}}, false, {}, 0},  // a class not listed
+       false,
+       {},
+       0},  // more than unfound
+      {{{AnchorClass::kPath, 0, 3}},
+       {{AnchorClass::kUrl, "a"}},
+       false,
+       {},
+       0},  // a class not listed
       {{{AnchorClass::kPath, 0, 3}}, {{AnchorClass::kPath, ""}}, false, {}, 0},  // empty text
       {{{AnchorClass::kPath, 0, 3}},
        {{AnchorClass::kPath, std::string(kMaxReportedAnchorBytes + 1, 'a')}},
-       false, {}, 0},  // text too long
+       false,
+       {},
+       0},  // text too long
   };
   for (const CoverageReport& report : bad) {
     c.coverage = report;
@@ -284,9 +294,12 @@ TEST(EncodeEvent, CoverageRules) {
 // was before. They round-trip exactly; a zero count and a stray member are refused.
 TEST(EncodeEvent, CoverageRepairedIsAnAdditiveMember) {
   CompactionCommitted committed = ValidCommitted();
-  committed.coverage = CoverageReport{{{AnchorClass::kConstraint, 1, 1}, {AnchorClass::kPath, 2, 3}},
-                                      {{AnchorClass::kPath, "src/b.cc"}},
-                                      false, {}, 0};
+  committed.coverage =
+      CoverageReport{{{AnchorClass::kConstraint, 1, 1}, {AnchorClass::kPath, 2, 3}},
+                     {{AnchorClass::kPath, "src/b.cc"}},
+                     false,
+                     {},
+                     0};
   const std::string without = Encoded(committed);
   EXPECT_NE(without.find(R"("missing":[{"class":3,"text":"src/b.cc"}]}})"), std::string::npos)
       << without;
@@ -354,7 +367,8 @@ TEST(EncodeEvent, CoverageRepairedRules) {
   // A rejection never carries repaired anchors: repair does not reject for coverage.
   CompactionRejected r = ValidRejected();
   r.reject_reason = CompactRejectReason::kCoverageInsufficient;
-  r.coverage = CoverageReport{{{AnchorClass::kPath, 1, 2}}, {}, false, {{AnchorClass::kPath, "a"}}, 1};
+  r.coverage =
+      CoverageReport{{{AnchorClass::kPath, 1, 2}}, {}, false, {{AnchorClass::kPath, "a"}}, 1};
   EXPECT_EQ(Verdict(EncodeEvent(r).error()), "invalid: Coverage is invalid");
   r.coverage->repaired.clear();
   r.coverage->repaired_count = 0;

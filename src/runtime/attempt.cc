@@ -339,9 +339,9 @@ Proposal Run(AttemptPreflight& pre, Timers& timers, const std::stop_token& stop)
       // docs/decisions.md P21: the missing anchors are written in, within the summary's budget,
       // and the result is judged by the grammar again before it may replace anything.
       const auto invalid = [](std::optional<InvalidSummaryError> grammar) {
-        return Proposal::Rejected(RejectReasonFor(CompactorError{
-            CompactorErrorKind::kInvalidSummary, std::move(grammar), std::nullopt,
-            "repaired summary grammar"}));
+        return Proposal::Rejected(
+            RejectReasonFor(CompactorError{CompactorErrorKind::kInvalidSummary, std::move(grammar),
+                                           std::nullopt, "repaired summary grammar"}));
       };
       auto repaired = RepairSummary(summary_text, missing, policy.max_summary_tokens);
       if (!repaired)

@@ -288,9 +288,9 @@ Result<LoopRequest, ApiError> DecodeLoop(const Json& value, std::string path) {
       else if (*coverage == "enforce")
         loop.coverage = CoverageMode::kEnforce;
       else
-        return Fail(Error(ApiErrorKind::kInvalidRequest,
-                          p.MemberPath("coverage") +
-                              " must be \"off\", \"report\", \"repair\" or \"enforce\""));
+        return Fail(Error(
+            ApiErrorKind::kInvalidRequest,
+            p.MemberPath("coverage") + " must be \"off\", \"report\", \"repair\" or \"enforce\""));
     }
     if (const Json* segments = p.Find("keep_recent_segments")) {
       HARNESS_TRY(loop.keep_recent_segments,

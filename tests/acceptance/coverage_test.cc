@@ -111,9 +111,9 @@ TEST_F(Coverage, EnforceCommitsASummaryThatKeepsTheAnchors) {
   const Events events = LoopEvents(run.loop);
   const auto committed = All<CompactionCommitted>(events);
   ASSERT_EQ(committed.size(), 1u) << Describe(events);
-  EXPECT_EQ(
-      committed[0].coverage,
-      (CoverageReport{{{AnchorClass::kConstraint, 1, 1}, {AnchorClass::kPath, 1, 1}}, {}, false, {}, 0}));
+  EXPECT_EQ(committed[0].coverage,
+            (CoverageReport{
+                {{AnchorClass::kConstraint, 1, 1}, {AnchorClass::kPath, 1, 1}}, {}, false, {}, 0}));
 }
 
 // In a turn, the request at the input limit (80 of 80) needs the automatic compaction before
@@ -190,7 +190,8 @@ TEST_F(Coverage, RepairWritesTheMissingAnchorsIntoTheSummary) {
   const Events events = LoopEvents(run.loop);
   const auto committed = All<CompactionCommitted>(events);
   ASSERT_EQ(committed.size(), 1u) << Describe(events);
-  CoverageReport expected{{{AnchorClass::kConstraint, 1, 1}, {AnchorClass::kPath, 1, 1}}, {}, false, {}, 0};
+  CoverageReport expected{
+      {{AnchorClass::kConstraint, 1, 1}, {AnchorClass::kPath, 1, 1}}, {}, false, {}, 0};
   expected.repaired = {{AnchorClass::kConstraint, "Never touch src/main.cc during this work."},
                        {AnchorClass::kPath, "src/main.cc"}};
   expected.repaired_count = 2;
@@ -232,7 +233,9 @@ TEST_F(Coverage, RepairWritesTheMissingAnchorsIntoTheSummary) {
 TEST_F(Coverage, RepairStaysWithinTheSummaryBudget) {
   const std::vector<Message> history = {U("Never push on Fridays. Edit src/main.cc now."),
                                         U("committed history")};
-  compactor_->Script({CompactStep::Text(std::string(kNoiseSummary))});
+  // One noise summary for each of the two compactions below.
+  compactor_->Script({CompactStep::Text(std::string(kNoiseSummary)),
+                      CompactStep::Text(std::string(kNoiseSummary))});
   LoopDefinition definition = Loop(CoverageMode::kRepair);
   definition.history = history;
   definition.compaction->max_summary_tokens = 41;
@@ -242,13 +245,14 @@ TEST_F(Coverage, RepairStaysWithinTheSummaryBudget) {
   ASSERT_EQ(committed.size(), 1u);
   CoverageReport expected{{{AnchorClass::kConstraint, 1, 1}, {AnchorClass::kPath, 0, 1}},
                           {{AnchorClass::kPath, "src/main.cc"}},
-                          false, {}, 0};
+                          false,
+                          {},
+                          0};
   expected.repaired = {{AnchorClass::kConstraint, "Never push on Fridays."}};
   expected.repaired_count = 1;
   EXPECT_EQ(committed[0].coverage, expected);
   EXPECT_LE(committed[0].summary.blocks[0].as<TextBlock>()->text.size(), 41u * 4);
 
-  compactor_->Script({CompactStep::Text(std::string(kNoiseSummary))});
   LoopDefinition tight = Loop(CoverageMode::kRepair);
   tight.history = history;
   tight.compaction->max_summary_tokens = 31;  // 124 bytes: the summary alone
@@ -260,7 +264,9 @@ TEST_F(Coverage, RepairStaysWithinTheSummaryBudget) {
             (CoverageReport{{{AnchorClass::kConstraint, 0, 1}, {AnchorClass::kPath, 0, 1}},
                             {{AnchorClass::kConstraint, "Never push on Fridays."},
                              {AnchorClass::kPath, "src/main.cc"}},
-                            false, {}, 0}));
+                            false,
+                            {},
+                            0}));
   EXPECT_EQ(unrepaired[0].summary.blocks[0].as<TextBlock>()->text, kNoiseSummary);
 }
 

@@ -533,8 +533,8 @@ TEST_F(CompactCli, CoverageRepairIsTheDefaultForAModelCompactor) {
   ExpectJournalVerifies();
 
   const std::string again = SummaryScript("again.json", kValidSummary);
-  const ProcessRun json = Compact({Example("transcripts/coding-agent.json"), "--compactor",
-                                   "scripted:" + again, "--json"});
+  const ProcessRun json = Compact(
+      {Example("transcripts/coding-agent.json"), "--compactor", "scripted:" + again, "--json"});
   ASSERT_EQ(json.exit_code, 0) << Joined(json.lines);
   const Json result = *ParseStrictJson(json.lines.back());
   ASSERT_TRUE(result.contains("repaired")) << json.lines.back();

@@ -213,13 +213,15 @@ TEST_F(EvalCli, CoverageRepairIsCountedOnAModelCompactorsLine) {
   const ProcessRun report =
       Eval({"--compactor", compactor, "--coverage", "report", "--must-commit", "agent:full"});
   EXPECT_EQ(report.exit_code, 0) << Joined(report.lines);
-  const std::string reported = LineStarting(report.lines, "agent full (window 200000): committed, ");
+  const std::string reported =
+      LineStarting(report.lines, "agent full (window 200000): committed, ");
   ASSERT_NE(reported, "") << Joined(report.lines);
   EXPECT_EQ(reported.find("repaired"), std::string::npos) << reported;
 
   const ProcessRun repair = Eval({"--compactor", compactor, "--must-commit", "agent:full"});
   EXPECT_EQ(repair.exit_code, 0) << Joined(repair.lines);
-  const std::string repaired = LineStarting(repair.lines, "agent full (window 200000): committed, ");
+  const std::string repaired =
+      LineStarting(repair.lines, "agent full (window 200000): committed, ");
   EXPECT_NE(repaired.find(", repaired "), std::string::npos) << Joined(repair.lines);
 
   const ProcessRun bad = Eval({"--coverage", "sometimes"}, /*keep_stderr=*/true);
