@@ -211,6 +211,12 @@ TEST(EventJson, CompactionStartedCarriesTheEstimateWhenSet) {
   EXPECT_NE(EventJson(started).find(R"("estimate":0})"), std::string::npos);
 }
 
+// DecodeEvent's verdict on `text`: "ok", or the error's description.
+std::string DecodeVerdict(const std::string& text) {
+  auto result = DecodeEvent(text);
+  return result.ok() ? std::string("ok") : DescribeEventError(result.error());
+}
+
 // The additive coverage member (docs/decisions.md P10, P13): written only when set, so an event
 // without it is the bytes above; with it, it comes last and round-trips exactly.
 TEST(EncodeEvent, CoverageIsAnAdditiveLastMember) {
@@ -315,15 +321,11 @@ TEST(EncodeEvent, CoverageRepairedIsAnAdditiveMember) {
   EXPECT_EQ(*decoded, Event(committed));
   EXPECT_EQ(Encoded(*decoded), bytes);
 
-  auto decode_error = [](const std::string& text) {
-    auto result = DecodeEvent(text);
-    return result.ok() ? std::string("ok") : DescribeEventError(result.error());
-  };
-  EXPECT_THAT(decode_error(Replace(bytes, R"("repaired_count":2)", R"("repaired_count":0)")),
+  EXPECT_THAT(DecodeVerdict(Replace(bytes, R"("repaired_count":2)", R"("repaired_count":0)")),
               HasSubstr("nothing repaired is written by omitting repaired"));
-  EXPECT_THAT(decode_error(Replace(bytes, R"(,"repaired_count":2)", "")),
+  EXPECT_THAT(DecodeVerdict(Replace(bytes, R"(,"repaired_count":2)", "")),
               HasSubstr("repaired_count"));
-  EXPECT_THAT(decode_error(Replace(bytes, R"("text":"src/a.cc"})", R"("text":"src/a.cc","x":1})")),
+  EXPECT_THAT(DecodeVerdict(Replace(bytes, R"("text":"src/a.cc"})", R"("text":"src/a.cc","x":1})")),
               HasSubstr("unknown member \"x\""));
   // More written than listed: the count says so, the list holds the first eight.
   committed.coverage->classes = {{AnchorClass::kPath, 12, 12}};
@@ -397,15 +399,11 @@ TEST(EncodeEvent, PinnedIsAnAdditiveLastMember) {
   EXPECT_EQ(*decoded, Event(committed));
   EXPECT_EQ(Encoded(*decoded), bytes);
 
-  auto decode_error = [](const std::string& text) {
-    auto result = DecodeEvent(text);
-    return result.ok() ? std::string("ok") : DescribeEventError(result.error());
-  };
-  EXPECT_THAT(decode_error(Replace(without, R"("duration":1500000000})",
-                                   R"("duration":1500000000,"pinned":[]})")),
+  EXPECT_THAT(DecodeVerdict(Replace(without, R"("duration":1500000000})",
+                                    R"("duration":1500000000,"pinned":[]})")),
               HasSubstr("an empty pinned list is written by omitting it"));
   EXPECT_THAT(
-      decode_error(Replace(bytes, R"("is_error":false}}]})", R"("is_error":false},"extra":1}]})")),
+      DecodeVerdict(Replace(bytes, R"("is_error":false}}]})", R"("is_error":false},"extra":1}]})")),
       HasSubstr("unknown member \"extra\""));
 }
 
