@@ -211,8 +211,8 @@ TEST(EventJson, CompactionStartedCarriesTheEstimateWhenSet) {
   EXPECT_NE(EventJson(started).find(R"("estimate":0})"), std::string::npos);
 }
 
-// DecodeEvent's verdict on `text`: "ok", or the error's description.
-std::string DecodeVerdict(const std::string& text) {
+// DecodeEvent on `text`: "ok", or the error's whole description.
+std::string DecodeDescription(const std::string& text) {
   auto result = DecodeEvent(text);
   return result.ok() ? std::string("ok") : DescribeEventError(result.error());
 }
@@ -321,12 +321,13 @@ TEST(EncodeEvent, CoverageRepairedIsAnAdditiveMember) {
   EXPECT_EQ(*decoded, Event(committed));
   EXPECT_EQ(Encoded(*decoded), bytes);
 
-  EXPECT_THAT(DecodeVerdict(Replace(bytes, R"("repaired_count":2)", R"("repaired_count":0)")),
+  EXPECT_THAT(DecodeDescription(Replace(bytes, R"("repaired_count":2)", R"("repaired_count":0)")),
               HasSubstr("nothing repaired is written by omitting repaired"));
-  EXPECT_THAT(DecodeVerdict(Replace(bytes, R"(,"repaired_count":2)", "")),
+  EXPECT_THAT(DecodeDescription(Replace(bytes, R"(,"repaired_count":2)", "")),
               HasSubstr("repaired_count"));
-  EXPECT_THAT(DecodeVerdict(Replace(bytes, R"("text":"src/a.cc"})", R"("text":"src/a.cc","x":1})")),
-              HasSubstr("unknown member \"x\""));
+  EXPECT_THAT(
+      DecodeDescription(Replace(bytes, R"("text":"src/a.cc"})", R"("text":"src/a.cc","x":1})")),
+      HasSubstr("unknown member \"x\""));
   // More written than listed: the count says so, the list holds the first eight.
   committed.coverage->classes = {{AnchorClass::kPath, 12, 12}};
   committed.coverage->missing.clear();
@@ -399,12 +400,12 @@ TEST(EncodeEvent, PinnedIsAnAdditiveLastMember) {
   EXPECT_EQ(*decoded, Event(committed));
   EXPECT_EQ(Encoded(*decoded), bytes);
 
-  EXPECT_THAT(DecodeVerdict(Replace(without, R"("duration":1500000000})",
-                                    R"("duration":1500000000,"pinned":[]})")),
+  EXPECT_THAT(DecodeDescription(Replace(without, R"("duration":1500000000})",
+                                        R"("duration":1500000000,"pinned":[]})")),
               HasSubstr("an empty pinned list is written by omitting it"));
-  EXPECT_THAT(
-      DecodeVerdict(Replace(bytes, R"("is_error":false}}]})", R"("is_error":false},"extra":1}]})")),
-      HasSubstr("unknown member \"extra\""));
+  EXPECT_THAT(DecodeDescription(
+                  Replace(bytes, R"("is_error":false}}]})", R"("is_error":false},"extra":1}]})")),
+              HasSubstr("unknown member \"extra\""));
 }
 
 TEST(EncodeEvent, PinnedRules) {

@@ -338,18 +338,14 @@ Proposal Run(AttemptPreflight& pre, Timers& timers, const std::stop_token& stop)
     if (coverage.mode == CoverageMode::kRepair && !missing.empty()) {
       // docs/decisions.md P21: the missing anchors are written in, within the summary's budget,
       // and the result is judged by the grammar again before it may replace anything.
-      const auto invalid = [](std::optional<InvalidSummaryError> grammar) {
-        return Proposal::Rejected(
-            RejectReasonFor(CompactorError{CompactorErrorKind::kInvalidSummary, std::move(grammar),
-                                           std::nullopt, "repaired summary grammar"}));
-      };
+      // A repair the grammar refuses is an invalid summary like any other: nothing installed.
       auto repaired = RepairSummary(summary_text, missing, policy.max_summary_tokens);
       if (!repaired)
-        return invalid(std::move(repaired).error().grammar);
+        return Proposal::Rejected(CompactRejectReason::kInvalidSummary);
       if (!repaired->added.empty()) {
         auto parsed = ParseSummary(repaired->text);
         if (!parsed)
-          return invalid(std::move(parsed).error());
+          return Proposal::Rejected(CompactRejectReason::kInvalidSummary);
         std::vector<Anchor> still_missing;
         report = CheckCoverage(anchors, repaired->text, kept_and_retained, coverage.required,
                                &still_missing);
