@@ -726,7 +726,8 @@ Result<ChatLoop, std::string> MakeChatLoop(const ChatCommandLine& line,
       std::make_shared<ShownFirstModelClient>(std::move(model->client), streaming.shown);
   // A scripted model has no catalog entry: it takes the CLI's offline window and output.
   auto chosen = ChooseLoopContext(
-      line.context.Flags(model->scripted ? std::nullopt : std::optional<ModelKey>(model->model)),
+      line.context.Flags(model->scripted ? std::nullopt : std::optional<ModelKey>(model->model),
+                         line.compactor != "extractive"),
       TokenizerDirFromEnvironment());
   if (!chosen.ok())
     return Fail(chosen.error().message);

@@ -128,6 +128,9 @@ void PrintJsonResult(const RunIds& ids, const LoopContext& context, const Outcom
   if (!verdict.rejected) {
     w.Uint("retained", outcome.committed->retained.size());
     w.Measurement("context_after", outcome.committed->post_context);
+    // How many anchors coverage repair wrote into the summary: present with a coverage report.
+    if (outcome.committed->coverage)
+      w.Uint("repaired", outcome.committed->coverage->repaired_count);
     w.String("summary", SummaryText(*outcome.committed));
   }
   w.Close();
@@ -170,7 +173,7 @@ Result<ContextFlags, std::string> FlagsOf(const CompactCommandLine& line) {
     }
     model = std::move(parsed).value();
   }
-  return line.context.Flags(std::move(model));
+  return line.context.Flags(std::move(model), line.compactor != "extractive");
 }
 
 // "model openai/gpt-4o: window 128000 (catalog), output 16384, input limit 111616, counter
@@ -314,7 +317,8 @@ Result<LoopContext, std::string> RestoredContext(const CompactCommandLine& line,
   std::optional<ModelKey> known;
   if (model.provider == "openai" || model.provider == "anthropic")
     known = model;
-  auto chosen = ChooseLoopContext(line.context.Flags(known), TokenizerDirFromEnvironment());
+  auto chosen = ChooseLoopContext(line.context.Flags(known, line.compactor != "extractive"),
+                                  TokenizerDirFromEnvironment());
   if (!chosen.ok())
     return Fail(chosen.error().message);
   return std::move(*chosen);

@@ -43,6 +43,7 @@ struct EvalCommandLine {
   CLI::App* command = nullptr;
   std::string dir;
   std::string compactor = "extractive";
+  std::string coverage;  // "": DefaultCoverage for the compactor
   bool json = false;
   bool constrain_output = false;
   bool masking = false;
@@ -170,9 +171,10 @@ struct Run {
   std::optional<TokenCount> summarizer_read;  // the compactor's input, estimated
   std::vector<std::size_t> lost;              // indexes of the facts not kept
   std::size_t kept = 0;
-  SummaryQuality quality;         // committed only
-  TokenCount summary_tokens = 0;  // the summary's estimate (EstimateMessageTokens)
-  TokenCount summary_budget = 0;  // the policy's max_summary_tokens
+  SummaryQuality quality;                 // committed only
+  TokenCount summary_tokens = 0;          // the summary's estimate (EstimateMessageTokens)
+  TokenCount summary_budget = 0;          // the policy's max_summary_tokens
+  std::optional<std::uint32_t> repaired;  // anchors coverage repair wrote (a coverage report)
   double milliseconds = 0;
   bool committed() const { return outcome == "committed"; }
 };
@@ -256,6 +258,8 @@ Run Compact(const EvalCommandLine& line, const Prepared& prepared, Transcript hi
   run.quality = MeasureSummary(summary, span, verbatim);
   run.summary_tokens = EstimateMessageTokens(Message(committed.summary));
   run.summary_budget = context.policy.max_summary_tokens;
+  if (committed.coverage)
+    run.repaired = committed.coverage->repaired_count;
   if (prepared.facts) {
     // The summary plus what stayed verbatim: what the next request holds of the history.
     const FactMatcher matcher(summary + "\n" + verbatim);
@@ -269,10 +273,15 @@ Run Compact(const EvalCommandLine& line, const Prepared& prepared, Transcript hi
   return run;
 }
 
-// The context of a setting: the CLI's defaults, for "half" a window of half the tokens the full
-// run measured (never below the smallest window the CLI takes), for "16k" 16384 tokens.
-Result<LoopContext, std::string> ContextFor(Setting setting, const std::optional<Run>& full) {
+// The context of a setting: the CLI's defaults (the coverage mode as the line chose it), for
+// "half" a window of half the tokens the full run measured (never below the smallest window the
+// CLI takes), for "16k" 16384 tokens.
+Result<LoopContext, std::string> ContextFor(const EvalCommandLine& line, Setting setting,
+                                            const std::optional<Run>& full) {
   ContextFlags flags;
+  flags.model_compactor = line.compactor != "extractive";
+  if (!line.coverage.empty())
+    flags.coverage = ParseCoverageOption(line.coverage);
   if (setting == Setting::kHalf) {
     if (!full || !full->tokens_before)
       return Fail(std::string("the transcript was not measured in the full window"));
@@ -341,6 +350,8 @@ void PrintHuman(const Entry& entry, const Prepared& prepared, const Run& run) {
                            run.retained));
     if (prepared.facts)
       row.append(fmt::format(", facts kept {}/{}", run.kept, prepared.facts->size()));
+    if (run.repaired.value_or(0) > 0)
+      row.append(fmt::format(", repaired {}", *run.repaired));
   }
   row.append(fmt::format(", {:.1f} ms", run.milliseconds));
   if (run.committed())
@@ -367,6 +378,8 @@ void PrintJsonRun(const Entry& entry, const Prepared& prepared, const Run& run, 
     w.Uint("tokens_before", *run.tokens_before);
   if (run.tokens_after)
     w.Uint("tokens_after", *run.tokens_after).Uint("retained", run.retained);
+  if (run.repaired)
+    w.Uint("repaired", *run.repaired);
   if (prepared.facts) {
     w.Uint("facts", prepared.facts->size());
     if (run.committed()) {
@@ -689,7 +702,7 @@ int RunEval(const EvalCommandLine& line) {
     }
     std::optional<Run> full;
     for (const Setting setting : kSettings) {
-      auto context = ContextFor(setting, full);
+      auto context = ContextFor(line, setting, full);
       Run run;
       if (!context.ok()) {
         run.setting = setting;
@@ -710,7 +723,7 @@ int RunEval(const EvalCommandLine& line) {
         PrintHuman(entry, *prepared, run);
     }
     if (line.masking && full) {
-      if (auto context = ContextFor(Setting::kFull, full); context.ok()) {
+      if (auto context = ContextFor(line, Setting::kFull, full); context.ok()) {
         Prepared masked{{}, prepared->system_prompt, prepared->facts};
         std::size_t outputs = 0;
         std::tie(masked.history, outputs) = Masked(prepared->history, *context);
@@ -773,6 +786,17 @@ std::shared_ptr<EvalCommandLine> AddEvalCommand(CLI::App& app) {
   c->add_option("--compactor", line->compactor,
                 "extractive (offline), scripted:PATH, or PROVIDER:MODEL")
       ->capture_default_str();
+  c->add_option("--coverage", line->coverage,
+                "the coverage gate: off, report, repair, enforce or enforce:RATIO (default: "
+                "repair for a model compactor, report for the extractive one)")
+      ->check(
+          [](const std::string& value) -> std::string {
+            return ParseCoverageOption(value) ? std::string()
+                                              : std::string(
+                                                    "expected off, report, repair, "
+                                                    "enforce or enforce:RATIO");
+          },
+          "MODE");
   c->add_flag("--json", line->json,
               "NDJSON: one EvalResult per transcript and window, then "
               "one EvalTotals per window");

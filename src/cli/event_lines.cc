@@ -209,6 +209,8 @@ std::string CoverageText(const CoverageReport& report) {
   std::string out = fmt::format("coverage {}/{}", report.found(), report.total());
   if (report.waived)
     out.append(" (enforcement waived)");
+  if (report.repaired_count > 0)
+    out.append(fmt::format("; repaired {}", report.repaired_count));
   if (report.missing.empty())
     return out;
   out.append("; missing: ");

@@ -16,7 +16,8 @@
 //   body members in declaration order (enums as their numeric wire values).
 // - TokensText: "<used>/<limit> tokens (<percent with one decimal>%)".
 // - CoverageText: "coverage 37/41; missing: src/foo.cc, test_bar, …": found/total over every
-//   class, " (enforcement waived)" after the counts when the report says so, then the missing
+//   class, " (enforcement waived)" after the counts when the report says so, "; repaired N"
+//   when coverage repair wrote N anchors into the summary, then the missing
 //   anchors the report lists, each on one line and cut at 60 bytes, and "…" when more are
 //   missing than listed; "coverage 41/41" when nothing is missing. The anchors are transcript
 //   text: the caller shows the line through TerminalText.

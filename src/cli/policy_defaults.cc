@@ -111,7 +111,7 @@ Result<LoopContext, LoopContextError> ChooseLoopContext(
   policy.reserved_output = context.limits.max_output_tokens;
   policy.safety_margin = exact ? 0 : context.limits.window_tokens / kEstimateMarginDivisor;
   policy.count_timeout = kDefaultCountTimeout;
-  policy.coverage = flags.coverage;
+  policy.coverage = flags.coverage ? *flags.coverage : DefaultCoverage(flags.model_compactor);
 
   auto resolved = ResolveContextLimits(context.model, context.limits, policy.reserved_output,
                                        policy.safety_margin);
@@ -136,10 +136,19 @@ Result<LoopContext, LoopContextError> ChooseLoopContext(
   return context;
 }
 
+CoveragePolicy DefaultCoverage(bool model_compactor) {
+  CoveragePolicy policy;
+  if (model_compactor)
+    policy.mode = CoverageMode::kRepair;
+  return policy;
+}
+
 std::optional<CoveragePolicy> ParseCoverageOption(std::string_view text) {
   CoveragePolicy policy;
-  if (text == "off" || text == "report") {
-    policy.mode = text == "off" ? CoverageMode::kOff : CoverageMode::kReport;
+  if (text == "off" || text == "report" || text == "repair") {
+    policy.mode = text == "off"      ? CoverageMode::kOff
+                  : text == "report" ? CoverageMode::kReport
+                                     : CoverageMode::kRepair;
     return policy;
   }
   constexpr std::string_view kEnforce = "enforce";
@@ -201,24 +210,26 @@ void ContextOptions::Register(CLI::App& command) {
           ->default_str("");
   command
       .add_option("--coverage", coverage,
-                  "the coverage gate: off, report, enforce or enforce:RATIO (0 to 1); enforce "
-                  "rejects a summary that drops a user constraint or the current request, or "
-                  "keeps fewer anchors than RATIO")
-      ->capture_default_str()
+                  "the coverage gate: off, report, repair, enforce or enforce:RATIO (0 to 1); "
+                  "repair writes the anchors a summary misses into it; enforce rejects a "
+                  "summary that drops a user constraint or the current request, or keeps fewer "
+                  "anchors than RATIO (default: repair for a model compactor, report for the "
+                  "extractive one)")
       ->check(
           [](const std::string& value) -> std::string {
             return ParseCoverageOption(value)
                        ? std::string()
                        : std::string(
-                             "expected off, report, enforce or enforce:RATIO with RATIO "
-                             "from 0 to 1 (at most four decimals)");
+                             "expected off, report, repair, enforce or enforce:RATIO with "
+                             "RATIO from 0 to 1 (at most four decimals)");
           },
           "MODE");
 }
 
-ContextFlags ContextOptions::Flags(std::optional<ModelKey> model) const {
+ContextFlags ContextOptions::Flags(std::optional<ModelKey> model, bool model_compactor) const {
   ContextFlags flags;
   flags.model = std::move(model);
+  flags.model_compactor = model_compactor;
   if (context_window_option != nullptr && context_window_option->count() > 0)
     flags.context_window = context_window;
   if (max_output_tokens_option != nullptr && max_output_tokens_option->count() > 0)
@@ -228,8 +239,9 @@ ContextFlags ContextOptions::Flags(std::optional<ModelKey> model) const {
     flags.keep_recent_tokens = keep_recent_tokens;
   if (max_summary_tokens_option != nullptr && max_summary_tokens_option->count() > 0)
     flags.max_summary_tokens = max_summary_tokens;
-  // Register's check accepted the text, so it parses.
-  flags.coverage = ParseCoverageOption(coverage).value_or(CoveragePolicy{});
+  // Register's check accepted the text, so it parses; "" is not given.
+  if (!coverage.empty())
+    flags.coverage = ParseCoverageOption(coverage);
   return flags;
 }
 

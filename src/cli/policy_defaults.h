@@ -25,14 +25,14 @@
 //    kLimitUnknown with its message (e.g. an output that fills the window).
 // 6. The policy: automatic, compact at kDefaultCompactAt (80 %), re-arm below
 //    kDefaultRearmBelow (60 %), the keep-recent and summary budgets from the flags, count
-//    timeout kDefaultCountTimeout, coverage from --coverage (default report). A budget the
-//    command line does not give is its default constant below, but at most a quarter of the
+//    timeout kDefaultCountTimeout, coverage from --coverage (default: DefaultCoverage). A budget
+//    the command line does not give is its default constant below, but at most a quarter of the
 //    resolved input limit (at least 1 token; kBudgetShareDivisor): the defaults were chosen for
 //    windows of 32k tokens and more, and in a smaller one a retained tail of 8,000 tokens plus a
 //    summary of 4,096 would leave no compaction possible. ValidatePolicy failing is kPolicy.
 //
-// ParseCoverageOption(text): "off", "report", "enforce" (ratio 0: the required classes only)
-// or "enforce:RATIO" with RATIO a fraction from 0 to 1 with at most four decimals ("0.9",
+// ParseCoverageOption(text): "off", "report", "repair", "enforce" (ratio 0: the required classes
+// only) or "enforce:RATIO" with RATIO a fraction from 0 to 1 with at most four decimals ("0.9",
 // "1"); the required classes are the library's default (constraints and the current request).
 // Anything else is nullopt.
 // Thread safety: pure apart from reading the tokenizer files.
@@ -98,8 +98,14 @@ struct ContextFlags {
   // Unset: the default, scaled down to a window too small for it (ChooseLoopContext, 6).
   std::optional<TokenCount> keep_recent_tokens;
   std::optional<TokenCount> max_summary_tokens;
-  CoveragePolicy coverage;
+  // Unset: DefaultCoverage(model_compactor).
+  std::optional<CoveragePolicy> coverage;
+  bool model_compactor = false;  // the loop's compactor is a model (or a script of one)
 };
+
+// The coverage a loop gets without --coverage: repair for a model compactor (a model's summary
+// may drop what the extractive compactor never does: docs/decisions.md P21), report otherwise.
+CoveragePolicy DefaultCoverage(bool model_compactor);
 
 std::optional<CoveragePolicy> ParseCoverageOption(std::string_view text);
 
@@ -128,14 +134,14 @@ struct ContextOptions {
   TokenCount max_summary_tokens = kDefaultMaxSummaryTokens;
   TokenCount context_window = 0;
   TokenCount max_output_tokens = 0;
-  std::string coverage = "report";
+  std::string coverage;  // "": not given (DefaultCoverage)
   CLI::Option* context_window_option = nullptr;
   CLI::Option* max_output_tokens_option = nullptr;
   CLI::Option* keep_recent_tokens_option = nullptr;
   CLI::Option* max_summary_tokens_option = nullptr;
 
   void Register(CLI::App& command);
-  ContextFlags Flags(std::optional<ModelKey> model) const;
+  ContextFlags Flags(std::optional<ModelKey> model, bool model_compactor) const;
 };
 
 enum class LoopContextErrorKind : std::uint8_t {

@@ -725,8 +725,13 @@ std::vector<Anchor> ExtractAnchors(const std::vector<Message>& head, bool curren
   return out.Take();
 }
 
+std::string ReportedAnchorText(std::string_view text) {
+  return std::string(CutUtf8(text, kMaxReportedAnchorBytes));
+}
+
 CoverageReport CheckCoverage(const std::vector<Anchor>& anchors, std::string_view summary_text,
-                             const std::vector<Message>& retained, AnchorClassSet required) {
+                             const std::vector<Message>& retained, AnchorClassSet required,
+                             std::vector<Anchor>* all_missing) {
   // One string: the summary and each retained message, separated by 0x1f so that no match
   // spans two of them.
   std::string haystack;
@@ -772,11 +777,15 @@ CoverageReport CheckCoverage(const std::vector<Anchor>& anchors, std::string_vie
       return ra;
     return a->anchor_class < b->anchor_class;
   });
+  if (all_missing != nullptr) {
+    all_missing->clear();
+    for (const Anchor* anchor : missing)
+      all_missing->push_back(*anchor);
+  }
   for (const Anchor* anchor : missing) {
     if (report.missing.size() == kMaxReportedMissing)
       break;
-    report.missing.push_back(MissingAnchor{
-        anchor->anchor_class, std::string(CutUtf8(anchor->text, kMaxReportedAnchorBytes))});
+    report.missing.push_back(MissingAnchor{anchor->anchor_class, ReportedAnchorText(anchor->text)});
   }
   return report;
 }

@@ -1,5 +1,6 @@
 #include "harness/compaction/coverage.h"
 
+#include <algorithm>
 #include <array>
 
 namespace harness {
@@ -40,9 +41,30 @@ std::uint64_t CoverageReport::total() const {
   return sum;
 }
 
+namespace {
+
+// Each entry of a report's anchor list has a valid class, a text of 1 to kMaxReportedAnchorBytes
+// bytes, and room left in `room` (per class), which it takes.
+bool TakeRoom(const std::vector<MissingAnchor>& anchors,
+              std::array<std::uint64_t, kMaxAnchorClass + 1>& room) {
+  for (const MissingAnchor& a : anchors) {
+    if (!IsValid(a.anchor_class) || a.text.empty() || a.text.size() > kMaxReportedAnchorBytes)
+      return false;
+    auto& left = room[static_cast<std::uint8_t>(a.anchor_class)];
+    if (left == 0)
+      return false;
+    --left;
+  }
+  return true;
+}
+
+}  // namespace
+
 bool IsValid(const CoverageReport& report) {
-  // Room left per class for missing anchors: total - found of a listed class, 0 otherwise.
+  // Room per class: for missing anchors total - found of a listed class, for repaired ones
+  // found (a repaired anchor is found); 0 for a class not listed.
   std::array<std::uint64_t, kMaxAnchorClass + 1> unfound{};
+  std::array<std::uint64_t, kMaxAnchorClass + 1> found{};
   std::uint8_t previous = 0;
   for (const CoverageCount& c : report.classes) {
     const auto v = static_cast<std::uint8_t>(c.anchor_class);
@@ -50,18 +72,13 @@ bool IsValid(const CoverageReport& report) {
       return false;
     previous = v;
     unfound[v] = c.total - c.found;
+    found[v] = c.found;
   }
-  if (report.missing.size() > kMaxReportedMissing)
+  if (report.missing.size() > kMaxReportedMissing || !TakeRoom(report.missing, unfound))
     return false;
-  for (const MissingAnchor& m : report.missing) {
-    if (!IsValid(m.anchor_class) || m.text.empty() || m.text.size() > kMaxReportedAnchorBytes)
-      return false;
-    auto& room = unfound[static_cast<std::uint8_t>(m.anchor_class)];
-    if (room == 0)
-      return false;
-    --room;
-  }
-  return true;
+  const std::size_t listed = std::min<std::size_t>(report.repaired_count, kMaxReportedMissing);
+  return report.repaired.size() == listed && report.repaired_count <= report.found() &&
+         TakeRoom(report.repaired, found);
 }
 
 }  // namespace harness

@@ -77,7 +77,7 @@ Status<CompactionPolicyError> ValidatePolicy(const CompactionPolicy& policy,
     return fail(CompactionPolicyField::kSafetyMargin);
   const CoveragePolicy& coverage = policy.coverage;
   if (coverage.mode != CoverageMode::kOff && coverage.mode != CoverageMode::kReport &&
-      coverage.mode != CoverageMode::kEnforce) {
+      coverage.mode != CoverageMode::kEnforce && coverage.mode != CoverageMode::kRepair) {
     return fail(CompactionPolicyField::kCoverage);
   }
   if (coverage.min_ratio > kFullScaleBasisPoints || (coverage.required & ~kAllAnchorClasses) != 0)

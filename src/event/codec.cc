@@ -81,8 +81,23 @@ std::uint8_t Raw(auto value) {
   return static_cast<std::uint8_t>(value);
 }
 
-// {"classes":[{"class":n,"found":n,"total":n},…],"missing":[{"class":n,"text":"…"},…]} and
-// "waived":true only when set. The member is written only when a report exists, so an event
+// [{"class":n,"text":"…"},…]: a report's missing or repaired anchors.
+void WriteAnchorList(std::string& out, const std::vector<MissingAnchor>& anchors) {
+  out.push_back('[');
+  for (std::size_t i = 0; i < anchors.size(); ++i) {
+    if (i > 0)
+      out.push_back(',');
+    WireWriter(out)
+        .Uint("class", static_cast<std::uint8_t>(anchors[i].anchor_class))
+        .String("text", anchors[i].text)
+        .Close();
+  }
+  out.push_back(']');
+}
+
+// {"classes":[{"class":n,"found":n,"total":n},…],"missing":[{"class":n,"text":"…"},…]},
+// "waived":true only when set, and "repaired":[{"class":n,"text":"…"},…],"repaired_count":n only
+// when repair wrote an anchor. The member is written only when a report exists, so an event
 // without one is byte for byte what the codec wrote before the member existed (docs/decisions.md
 // P10).
 void WriteCoverage(WireWriter& w, const std::optional<CoverageReport>& coverage) {
@@ -105,19 +120,15 @@ void WriteCoverage(WireWriter& w, const std::optional<CoverageReport>& coverage)
   }
   out.push_back(']');
   report.Key("missing");
-  out.push_back('[');
-  for (std::size_t i = 0; i < coverage->missing.size(); ++i) {
-    if (i > 0)
-      out.push_back(',');
-    const MissingAnchor& m = coverage->missing[i];
-    WireWriter(out)
-        .Uint("class", static_cast<std::uint8_t>(m.anchor_class))
-        .String("text", m.text)
-        .Close();
-  }
-  out.push_back(']');
+  WriteAnchorList(out, coverage->missing);
   if (coverage->waived)
     report.Bool("waived", true);
+  // Written only when repair wrote something, so every earlier report is byte for byte as it was.
+  if (coverage->repaired_count > 0) {
+    report.Key("repaired");
+    WriteAnchorList(out, coverage->repaired);
+    report.Uint("repaired_count", coverage->repaired_count);
+  }
   report.Close();
 }
 
@@ -444,6 +455,22 @@ Result<const Json*, JsonError> RequireArrayMember(JsonObject& object, std::strin
   return member;
 }
 
+// A report's list of anchors (missing or repaired): at most kMaxReportedMissing {class, text}.
+Result<std::vector<MissingAnchor>, JsonError> ReadAnchorList(JsonObject& object,
+                                                             std::string_view name) {
+  HARNESS_TRY(const Json* list, RequireArrayMember(object, name, kMaxReportedMissing));
+  std::vector<MissingAnchor> out;
+  for (std::size_t i = 0; i < list->size(); ++i) {
+    HARNESS_TRY(JsonObject m, JsonObject::Open((*list)[i], object.ElementPath(name, i)));
+    MissingAnchor anchor;
+    HARNESS_TRY(anchor.anchor_class, RequireEnumMember<AnchorClass>(m, "class"));
+    HARNESS_TRY(anchor.text, m.RequireString("text"));
+    HARNESS_CHECK(m.RejectUnknown());
+    out.push_back(std::move(anchor));
+  }
+  return out;
+}
+
 // The optional "coverage" member; its rules beyond shape are IsValid's (compaction/coverage.h).
 Result<std::optional<CoverageReport>, JsonError> ReadCoverage(JsonObject& top) {
   const Json* member = top.Find("coverage");
@@ -463,15 +490,7 @@ Result<std::optional<CoverageReport>, JsonError> ReadCoverage(JsonObject& top) {
     HARNESS_CHECK(c.RejectUnknown());
     report.classes.push_back(count);
   }
-  HARNESS_TRY(const Json* missing, RequireArrayMember(object, "missing", kMaxReportedMissing));
-  for (std::size_t i = 0; i < missing->size(); ++i) {
-    HARNESS_TRY(JsonObject m, JsonObject::Open((*missing)[i], object.ElementPath("missing", i)));
-    MissingAnchor anchor;
-    HARNESS_TRY(anchor.anchor_class, RequireEnumMember<AnchorClass>(m, "class"));
-    HARNESS_TRY(anchor.text, m.RequireString("text"));
-    HARNESS_CHECK(m.RejectUnknown());
-    report.missing.push_back(std::move(anchor));
-  }
+  HARNESS_TRY(report.missing, ReadAnchorList(object, "missing"));
   if (object.Find("waived") != nullptr) {
     HARNESS_TRY(report.waived, object.RequireBool("waived"));
     if (!report.waived) {
@@ -479,6 +498,16 @@ Result<std::optional<CoverageReport>, JsonError> ReadCoverage(JsonObject& top) {
       return Fail(JsonError{JsonErrorKind::kRange, object.MemberPath("waived"), 0,
                             "a false waived is written by omitting it"});
     }
+  }
+  if (object.Find("repaired") != nullptr || object.Find("repaired_count") != nullptr) {
+    HARNESS_TRY(report.repaired, ReadAnchorList(object, "repaired"));
+    HARNESS_TRY(const std::uint64_t count, object.RequireUint("repaired_count", UINT32_MAX));
+    if (count == 0) {
+      // Absent is the one encoding of "nothing repaired" (re-encoding is byte-exact).
+      return Fail(JsonError{JsonErrorKind::kRange, object.MemberPath("repaired_count"), 0,
+                            "nothing repaired is written by omitting repaired"});
+    }
+    report.repaired_count = static_cast<std::uint32_t>(count);
   }
   HARNESS_CHECK(object.RejectUnknown());
   return std::optional<CoverageReport>(std::move(report));

@@ -211,6 +211,12 @@ TEST(EventJson, CompactionStartedCarriesTheEstimateWhenSet) {
   EXPECT_NE(EventJson(started).find(R"("estimate":0})"), std::string::npos);
 }
 
+// DecodeEvent on `text`: "ok", or the error's whole description.
+std::string DecodeDescription(const std::string& text) {
+  auto result = DecodeEvent(text);
+  return result.ok() ? std::string("ok") : DescribeEventError(result.error());
+}
+
 // The additive coverage member (docs/decisions.md P10, P13): written only when set, so an event
 // without it is the bytes above; with it, it comes last and round-trips exactly.
 TEST(EncodeEvent, CoverageIsAnAdditiveLastMember) {
@@ -219,7 +225,9 @@ TEST(EncodeEvent, CoverageIsAnAdditiveLastMember) {
   e.coverage = CoverageReport{
       {{AnchorClass::kConstraint, 0, 1}, {AnchorClass::kPath, 2, 3}},
       {{AnchorClass::kConstraint, "never \"push\""}, {AnchorClass::kPath, "src/foo.cc"}},
-      false};
+      false,
+      {},
+      0};
   const std::string bytes = Encoded(e);
   EXPECT_EQ(bytes, Replace(Replace(kRejectedWire, R"("reject_reason":8)", R"("reject_reason":15)"),
                            R"("duration":1000000000})",
@@ -231,7 +239,7 @@ TEST(EncodeEvent, CoverageIsAnAdditiveLastMember) {
   EXPECT_EQ(*decoded, Event(e));
 
   CompactionCommitted committed = ValidCommitted();
-  committed.coverage = CoverageReport{{}, {}, true};
+  committed.coverage = CoverageReport{{}, {}, true, {}, 0};
   const std::string committed_bytes = Encoded(committed);
   EXPECT_NE(committed_bytes.find(R"("coverage":{"classes":[],"missing":[],"waived":true}})"),
             std::string::npos);
@@ -252,24 +260,32 @@ TEST(EncodeEvent, CoverageRules) {
   EXPECT_EQ(Verdict(EncodeEvent(e).error()), "invalid: Coverage is invalid");
   CompactionCommitted c = ValidCommitted();
   const CoverageReport bad[] = {
-      {{{AnchorClass::kPath, 4, 3}}, {}, false},                             // found > total
-      {{{AnchorClass::kPath, 0, 0}}, {}, false},                             // an empty class
-      {{{AnchorClass::kUrl, 0, 1}, {AnchorClass::kPath, 0, 1}}, {}, false},  // out of order
-      {{{static_cast<AnchorClass>(10), 0, 1}}, {}, false},                   // class 10
+      {{{AnchorClass::kPath, 4, 3}}, {}, false, {}, 0},  // found > total
+      {{{AnchorClass::kPath, 0, 0}}, {}, false, {}, 0},  // an empty class
+      {{{AnchorClass::kUrl, 0, 1}, {AnchorClass::kPath, 0, 1}}, {}, false, {}, 0},  // out of order
+      {{{static_cast<AnchorClass>(10), 0, 1}}, {}, false, {}, 0},                   // class 10
       {{{AnchorClass::kPath, 2, 3}},
        {{AnchorClass::kPath, "a"}, {AnchorClass::kPath, "b"}},
-       false},                                                            // more than unfound
-      {{{AnchorClass::kPath, 0, 3}}, {{AnchorClass::kUrl, "a"}}, false},  // a class not listed
-      {{{AnchorClass::kPath, 0, 3}}, {{AnchorClass::kPath, ""}}, false},  // empty text
+       false,
+       {},
+       0},  // more than unfound
+      {{{AnchorClass::kPath, 0, 3}},
+       {{AnchorClass::kUrl, "a"}},
+       false,
+       {},
+       0},  // a class not listed
+      {{{AnchorClass::kPath, 0, 3}}, {{AnchorClass::kPath, ""}}, false, {}, 0},  // empty text
       {{{AnchorClass::kPath, 0, 3}},
        {{AnchorClass::kPath, std::string(kMaxReportedAnchorBytes + 1, 'a')}},
-       false},  // text too long
+       false,
+       {},
+       0},  // text too long
   };
   for (const CoverageReport& report : bad) {
     c.coverage = report;
     EXPECT_EQ(Verdict(EncodeEvent(c).error()), "invalid: Coverage is invalid");
   }
-  CoverageReport many{{{AnchorClass::kPath, 0, 20}}, {}, false};
+  CoverageReport many{{{AnchorClass::kPath, 0, 20}}, {}, false, {}, 0};
   for (std::size_t i = 0; i <= kMaxReportedMissing; ++i)
     many.missing.push_back({AnchorClass::kPath, "p"});
   c.coverage = many;
@@ -277,6 +293,89 @@ TEST(EncodeEvent, CoverageRules) {
   many.missing.pop_back();
   c.coverage = many;
   EXPECT_TRUE(EncodeEvent(c).ok());
+}
+
+// The repaired anchors (coverage mode repair, docs/decisions.md P21): inside the coverage
+// object, after waived, only when repair wrote something; a report without them is the bytes it
+// was before. They round-trip exactly; a zero count and a stray member are refused.
+TEST(EncodeEvent, CoverageRepairedIsAnAdditiveMember) {
+  CompactionCommitted committed = ValidCommitted();
+  committed.coverage =
+      CoverageReport{{{AnchorClass::kConstraint, 1, 1}, {AnchorClass::kPath, 2, 3}},
+                     {{AnchorClass::kPath, "src/b.cc"}},
+                     false,
+                     {},
+                     0};
+  const std::string without = Encoded(committed);
+  EXPECT_NE(without.find(R"("missing":[{"class":3,"text":"src/b.cc"}]}})"), std::string::npos)
+      << without;
+  committed.coverage->repaired = {{AnchorClass::kConstraint, "never \"push\""},
+                                  {AnchorClass::kPath, "src/a.cc"}};
+  committed.coverage->repaired_count = 2;
+  const std::string bytes = Encoded(committed);
+  EXPECT_EQ(bytes, Replace(without, R"("text":"src/b.cc"}]}})",
+                           R"("text":"src/b.cc"}],"repaired":[{"class":2,"text":"never \"push\""},)"
+                           R"({"class":3,"text":"src/a.cc"}],"repaired_count":2}})"));
+  auto decoded = DecodeEvent(bytes);
+  ASSERT_TRUE(decoded.ok()) << DescribeEventError(decoded.error());
+  EXPECT_EQ(*decoded, Event(committed));
+  EXPECT_EQ(Encoded(*decoded), bytes);
+
+  EXPECT_THAT(DecodeDescription(Replace(bytes, R"("repaired_count":2)", R"("repaired_count":0)")),
+              HasSubstr("nothing repaired is written by omitting repaired"));
+  EXPECT_THAT(DecodeDescription(Replace(bytes, R"(,"repaired_count":2)", "")),
+              HasSubstr("repaired_count"));
+  EXPECT_THAT(
+      DecodeDescription(Replace(bytes, R"("text":"src/a.cc"})", R"("text":"src/a.cc","x":1})")),
+      HasSubstr("unknown member \"x\""));
+  // More written than listed: the count says so, the list holds the first eight.
+  committed.coverage->classes = {{AnchorClass::kPath, 12, 12}};
+  committed.coverage->missing.clear();
+  committed.coverage->repaired.assign(kMaxReportedMissing, {AnchorClass::kPath, "p.cc"});
+  committed.coverage->repaired_count = 12;
+  const std::string many = Encoded(committed);
+  auto many_decoded = DecodeEvent(many);
+  ASSERT_TRUE(many_decoded.ok()) << DescribeEventError(many_decoded.error());
+  EXPECT_EQ(*many_decoded, Event(committed));
+}
+
+TEST(EncodeEvent, CoverageRepairedRules) {
+  CompactionCommitted c = ValidCommitted();
+  const CoverageReport bad[] = {
+      // listed without a count, and a count without the list
+      {{{AnchorClass::kPath, 1, 1}}, {}, false, {{AnchorClass::kPath, "a"}}, 0},
+      {{{AnchorClass::kPath, 1, 1}}, {}, false, {}, 1},
+      // more than found, in all or of one class
+      {{{AnchorClass::kPath, 1, 2}}, {}, false, {{AnchorClass::kPath, "a"}}, 2},
+      {{{AnchorClass::kPath, 1, 1}, {AnchorClass::kUrl, 1, 1}},
+       {},
+       false,
+       {{AnchorClass::kPath, "a"}, {AnchorClass::kPath, "b"}},
+       2},
+      // a class not listed, empty text, text too long, class 0
+      {{{AnchorClass::kPath, 1, 1}}, {}, false, {{AnchorClass::kUrl, "a"}}, 1},
+      {{{AnchorClass::kPath, 1, 1}}, {}, false, {{AnchorClass::kPath, ""}}, 1},
+      {{{AnchorClass::kPath, 1, 1}},
+       {},
+       false,
+       {{AnchorClass::kPath, std::string(kMaxReportedAnchorBytes + 1, 'a')}},
+       1},
+      {{{AnchorClass::kPath, 1, 1}}, {}, false, {{AnchorClass::kUnspecified, "a"}}, 1},
+  };
+  for (std::size_t i = 0; i < std::size(bad); ++i) {
+    SCOPED_TRACE(i);
+    c.coverage = bad[i];
+    EXPECT_EQ(Verdict(EncodeEvent(c).error()), "invalid: Coverage is invalid");
+  }
+  // A rejection never carries repaired anchors: repair does not reject for coverage.
+  CompactionRejected r = ValidRejected();
+  r.reject_reason = CompactRejectReason::kCoverageInsufficient;
+  r.coverage =
+      CoverageReport{{{AnchorClass::kPath, 1, 2}}, {}, false, {{AnchorClass::kPath, "a"}}, 1};
+  EXPECT_EQ(Verdict(EncodeEvent(r).error()), "invalid: Coverage is invalid");
+  r.coverage->repaired.clear();
+  r.coverage->repaired_count = 0;
+  EXPECT_TRUE(EncodeEvent(r).ok());
 }
 
 // The additive pinned member (docs/pins.md, docs/decisions.md P10): written last and only when
@@ -301,16 +400,12 @@ TEST(EncodeEvent, PinnedIsAnAdditiveLastMember) {
   EXPECT_EQ(*decoded, Event(committed));
   EXPECT_EQ(Encoded(*decoded), bytes);
 
-  auto decode_error = [](const std::string& text) {
-    auto result = DecodeEvent(text);
-    return result.ok() ? std::string("ok") : DescribeEventError(result.error());
-  };
-  EXPECT_THAT(decode_error(Replace(without, R"("duration":1500000000})",
-                                   R"("duration":1500000000,"pinned":[]})")),
+  EXPECT_THAT(DecodeDescription(Replace(without, R"("duration":1500000000})",
+                                        R"("duration":1500000000,"pinned":[]})")),
               HasSubstr("an empty pinned list is written by omitting it"));
-  EXPECT_THAT(
-      decode_error(Replace(bytes, R"("is_error":false}}]})", R"("is_error":false},"extra":1}]})")),
-      HasSubstr("unknown member \"extra\""));
+  EXPECT_THAT(DecodeDescription(
+                  Replace(bytes, R"("is_error":false}}]})", R"("is_error":false},"extra":1}]})")),
+              HasSubstr("unknown member \"extra\""));
 }
 
 TEST(EncodeEvent, PinnedRules) {
@@ -670,6 +765,20 @@ TEST(DecodeEvent, ALoopCreatedWithToolsPolicyAndCompactorRoundTripsExactly) {
   auto decoded = DecodeEvent(bytes);
   ASSERT_TRUE(decoded.ok()) << DescribeEventError(decoded.error());
   EXPECT_EQ(std::get<LoopCreated>(*decoded), e);
+  EXPECT_EQ(Encoded(*decoded), bytes);
+}
+
+// Coverage mode repair (4, docs/decisions.md P21) is journaled with the loop like the others and
+// decodes back to itself; the modes written before it (here enforce, 3) are unchanged above.
+TEST(DecodeEvent, ALoopCreatedWithCoverageRepairRoundTripsExactly) {
+  LoopCreated e = ValidLoopCreatedWithEverything();
+  e.policy->coverage.mode = CoverageMode::kRepair;
+  const std::string bytes = Encoded(Event(e));
+  EXPECT_NE(bytes.find(R"("coverage":{"mode":4,"min_ratio":7500,"required":)"), std::string::npos)
+      << bytes;
+  auto decoded = DecodeEvent(bytes);
+  ASSERT_TRUE(decoded.ok()) << DescribeEventError(decoded.error());
+  EXPECT_EQ(std::get<LoopCreated>(*decoded).policy->coverage.mode, CoverageMode::kRepair);
   EXPECT_EQ(Encoded(*decoded), bytes);
 }
 

@@ -189,8 +189,9 @@ Status<InvalidEventError> ValidateBody(const CompactionRejected& e) {
     return Invalid<E>("Duration");
   if (!ValidDetail(e.detail, e.reject_reason))
     return Invalid<E>("Detail");
-  if (e.coverage && (e.reject_reason != CompactRejectReason::kCoverageInsufficient ||
-                     e.coverage->waived || !IsValid(*e.coverage))) {
+  if (e.coverage &&
+      (e.reject_reason != CompactRejectReason::kCoverageInsufficient || e.coverage->waived ||
+       e.coverage->repaired_count > 0 || !IsValid(*e.coverage))) {
     return Invalid<E>("Coverage");
   }
   return {};

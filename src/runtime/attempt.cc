@@ -5,6 +5,7 @@
 
 #include "harness/compaction/anchors.h"
 #include "harness/compaction/chunks.h"
+#include "harness/compaction/repair.h"
 #include "harness/compaction/tail.h"
 #include "harness/content/transcript.h"
 #include "harness/core/utf8.h"
@@ -328,10 +329,30 @@ Proposal Run(AttemptPreflight& pre, Timers& timers, const std::stop_token& stop)
     // then starts inside the request's own segment, or nothing is retained).
     const bool request_in_head = std::none_of(
         retained.begin(), retained.end(), [](const Message& m) { return m.role() == Role::kUser; });
-    const auto& summary_text = output->summary.blocks[0].as<TextBlock>()->text;
+    const std::string& summary_text = output->summary.blocks[0].as<TextBlock>()->text;
+    const std::vector<Anchor> anchors = ExtractAnchors(compaction.transcript, request_in_head);
     // What stays verbatim (the pins and the tail) covers its own anchors.
-    CoverageReport report = CheckCoverage(ExtractAnchors(compaction.transcript, request_in_head),
-                                          summary_text, kept_and_retained, coverage.required);
+    std::vector<Anchor> missing;
+    CoverageReport report =
+        CheckCoverage(anchors, summary_text, kept_and_retained, coverage.required, &missing);
+    if (coverage.mode == CoverageMode::kRepair && !missing.empty()) {
+      // docs/decisions.md P21: the missing anchors are written in, within the summary's budget,
+      // and the result is judged by the grammar again before it may replace anything.
+      // A repair the grammar refuses is an invalid summary like any other: nothing installed.
+      auto repaired = RepairSummary(summary_text, missing, policy.max_summary_tokens);
+      if (!repaired)
+        return Proposal::Rejected(CompactRejectReason::kInvalidSummary);
+      if (!repaired->added.empty()) {
+        auto parsed = ParseSummary(repaired->text);
+        if (!parsed)
+          return Proposal::Rejected(CompactRejectReason::kInvalidSummary);
+        std::vector<Anchor> still_missing;
+        report = CheckCoverage(anchors, repaired->text, kept_and_retained, coverage.required,
+                               &still_missing);
+        RecordRepaired(report, repaired->added, still_missing);
+        output->summary = std::move(parsed).value();
+      }
+    }
     if (coverage.mode == CoverageMode::kEnforce &&
         CoverageShort(report, coverage.min_ratio, coverage.required)) {
       if (!input.may_waive_coverage) {

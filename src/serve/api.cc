@@ -277,6 +277,21 @@ Result<LoopRequest, ApiError> DecodeLoop(const Json& value, std::string path) {
                         p.MemberPath("masking") + " must be \"first\" or \"off\""));
     }
     loop.mask_first = !masking || *masking == "first";
+    HARNESS_TRY(auto coverage, OptionalText(p, "coverage"));
+    if (coverage) {
+      if (*coverage == "off")
+        loop.coverage = CoverageMode::kOff;
+      else if (*coverage == "report")
+        loop.coverage = CoverageMode::kReport;
+      else if (*coverage == "repair")
+        loop.coverage = CoverageMode::kRepair;
+      else if (*coverage == "enforce")
+        loop.coverage = CoverageMode::kEnforce;
+      else
+        return Fail(Error(
+            ApiErrorKind::kInvalidRequest,
+            p.MemberPath("coverage") + " must be \"off\", \"report\", \"repair\" or \"enforce\""));
+    }
     if (const Json* segments = p.Find("keep_recent_segments")) {
       HARNESS_TRY(loop.keep_recent_segments,
                   FromJsonResult(JsonAsUint(*segments, p.MemberPath("keep_recent_segments"),

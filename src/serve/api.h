@@ -217,6 +217,9 @@ struct LoopRequest {
   std::string system_prompt;
   bool automatic_compaction = true;  // policy.automatic
   bool mask_first = true;            // policy.masking "first" (docs/masking.md) or "off"
+  // policy.coverage "off", "report", "repair" or "enforce"; unset, repair for a model compactor
+  // and the configured model's (report) for the offline one (docs/decisions.md P21).
+  std::optional<CoverageMode> coverage;
   // policy.keep_recent_segments / keep_recent_tokens: the retained tail's targets; unset, the
   // configured model's.
   std::optional<std::uint64_t> keep_recent_segments;
@@ -231,10 +234,11 @@ struct CreateSessionRequest {
 
 // {"loops":[{"model":"NAME","compactor":"offline"|"NAME","system_prompt":"…",
 //            "policy":{"automatic":true,"masking":"first"|"off","keep_recent_segments":2,
-//                      "keep_recent_tokens":8000},
+//                      "keep_recent_tokens":8000,"coverage":"off"|"report"|"repair"|"enforce"},
 //            "tools":[{"name":"…","description":"…","input_schema":{…}}]}]};
 // model is required, the rest optional (compactor "offline", system prompt none, automatic
-// compaction on, masking first, the configured model's tail targets, no tools; a tool's description
+// compaction on, masking first, the configured model's tail targets, coverage repair for a model
+// compactor and report for the offline one, no tools; a tool's description
 // "" and its schema {"type":"object"}). keep_recent_segments is at most kMaxKeepRecentSegments,
 // keep_recent_tokens at most kMaxKeepRecentTokens; the runtime judges the policy as a whole
 // (kInvalidArgument).

@@ -206,7 +206,8 @@ TEST(ApiErrors, AHeldLeaseNamesItsHolder) {
 TEST(DecodeCreateSession, ReadsEveryMemberAndTheDefaults) {
   auto full = DecodeCreateSession(
       R"({"loops":[{"model":"m","compactor":"c","system_prompt":"be brief",)"
-      R"("policy":{"automatic":false,"keep_recent_segments":1,"keep_recent_tokens":500}},)"
+      R"("policy":{"automatic":false,"keep_recent_segments":1,"keep_recent_tokens":500,)"
+      R"("coverage":"repair"}},)"
       R"({"model":"n","compactor":"offline"}]})");
   ASSERT_TRUE(full.ok()) << full.error().detail;
   ASSERT_EQ(full->loops.size(), 2u);
@@ -221,6 +222,16 @@ TEST(DecodeCreateSession, ReadsEveryMemberAndTheDefaults) {
   EXPECT_TRUE(full->loops[1].compactor.offline);
   EXPECT_TRUE(full->loops[1].automatic_compaction);
   EXPECT_EQ(full->loops[1].system_prompt, "");
+  EXPECT_EQ(full->loops[0].coverage, CoverageMode::kRepair);
+  EXPECT_EQ(full->loops[1].coverage, std::nullopt);  // the compactor's default (Define)
+  for (const auto& [text, mode] :
+       {std::pair{"off", CoverageMode::kOff}, std::pair{"report", CoverageMode::kReport},
+        std::pair{"enforce", CoverageMode::kEnforce}}) {
+    auto one = DecodeCreateSession(std::string(R"({"loops":[{"model":"m","policy":{"coverage":")") +
+                                   text + R"("}}]})");
+    ASSERT_TRUE(one.ok()) << text;
+    EXPECT_EQ(one->loops[0].coverage, mode) << text;
+  }
 }
 
 TEST(DecodeCreateSession, RefusesWithTheKindAndPath) {
@@ -258,6 +269,10 @@ TEST(DecodeCreateSession, RefusesWithTheKindAndPath) {
        ApiErrorKind::kInvalidRequest, "$.loops[0].policy.keep_recent_segments"},
       {R"({"loops":[{"model":"m","policy":{"keep_recent_tokens":100000001}}]})",
        ApiErrorKind::kInvalidRequest, "$.loops[0].policy.keep_recent_tokens"},
+      {R"({"loops":[{"model":"m","policy":{"coverage":"strict"}}]})", ApiErrorKind::kInvalidRequest,
+       "$.loops[0].policy.coverage must be \"off\", \"report\", \"repair\" or \"enforce\""},
+      {R"({"loops":[{"model":"m","policy":{"coverage":4}}]})", ApiErrorKind::kInvalidRequest,
+       "$.loops[0].policy.coverage"},
       {R"({"loops":[{"model":"m","policy":{"when":1}}]})", ApiErrorKind::kInvalidRequest,
        "unknown member \"when\""},
       {R"({"loops":[{"model":"m"}],"path":"/etc/passwd"})", ApiErrorKind::kInvalidRequest,

@@ -393,6 +393,11 @@ Result<LoopDefinition, ApiError> SessionTable::Define(const LoopRequest& loop,
         static_cast<std::int64_t>(*loop.keep_recent_segments);
   if (loop.keep_recent_tokens)
     definition.compaction->keep_recent_tokens = *loop.keep_recent_tokens;
+  // A model's summary may drop what a continuation needs; repair writes it back (P21).
+  if (loop.coverage)
+    definition.compaction->coverage.mode = *loop.coverage;
+  else if (!loop.compactor.offline)
+    definition.compaction->coverage.mode = CoverageMode::kRepair;
   if (loop.compactor.offline) {
     definition.compactor = std::make_shared<ExtractiveCompactor>();
   } else {

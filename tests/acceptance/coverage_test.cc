@@ -2,7 +2,8 @@
 // the runtime checks which anchors of the compacted span the summary or the retained tail
 // kept. Report records it on the commit; Enforce rejects a short compaction with
 // CoverageInsufficient and leaves the history as it was, except an automatic compaction that a
-// turn needs to continue, which commits with the shortfall recorded as waived.
+// turn needs to continue, which commits with the shortfall recorded as waived. Repair (P21)
+// writes the missing anchors into the summary within its budget and records what it wrote.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -28,7 +29,9 @@ CoverageReport ShortReport(bool waived) {
   return CoverageReport{{{AnchorClass::kConstraint, 0, 1}, {AnchorClass::kPath, 0, 1}},
                         {{AnchorClass::kConstraint, "Never touch src/main.cc during this work."},
                          {AnchorClass::kPath, "src/main.cc"}},
-                        waived};
+                        waived,
+                        {},
+                        0};
 }
 
 class Coverage : public Acceptance {
@@ -108,9 +111,9 @@ TEST_F(Coverage, EnforceCommitsASummaryThatKeepsTheAnchors) {
   const Events events = LoopEvents(run.loop);
   const auto committed = All<CompactionCommitted>(events);
   ASSERT_EQ(committed.size(), 1u) << Describe(events);
-  EXPECT_EQ(
-      committed[0].coverage,
-      (CoverageReport{{{AnchorClass::kConstraint, 1, 1}, {AnchorClass::kPath, 1, 1}}, {}, false}));
+  EXPECT_EQ(committed[0].coverage,
+            (CoverageReport{
+                {{AnchorClass::kConstraint, 1, 1}, {AnchorClass::kPath, 1, 1}}, {}, false, {}, 0}));
 }
 
 // In a turn, the request at the input limit (80 of 80) needs the automatic compaction before
@@ -168,6 +171,118 @@ TEST_F(Coverage, AManualCompactionShortAtTheLimitFailsTheTurnNamingCoverage) {
   EXPECT_EQ(failed[0].reason, "coverage_insufficient");
   EXPECT_NE(failed[0].detail.find("coverage"), std::string::npos) << failed[0].detail;
   EXPECT_EQ(model_->calls(), 1u);
+}
+
+// A grammar-valid summary of noise: it keeps no anchor.
+constexpr std::string_view kNoiseSummary =
+    "<conversation_summary><goal>noise</goal><constraints/><decisions/><state>noise</state>"
+    "<open_items/></conversation_summary>";
+
+// Repair: the constraint and the path are written into the noise summary, verbatim, in their
+// sections; the commit records them as repaired with full coverage; the journaled commit
+// carries them, and a restore from the journal gives the same history.
+TEST_F(Coverage, RepairWritesTheMissingAnchorsIntoTheSummary) {
+  compactor_->Script({CompactStep::Text(std::string(kNoiseSummary))});
+  LoopDefinition definition = Loop(CoverageMode::kRepair);
+  definition.compaction->max_summary_tokens = 50;  // 195 bytes needed, 200 allowed
+  const IdleCompaction run = CompactWhileIdle(std::move(definition));
+  ASSERT_TRUE(run.replied);
+  const Events events = LoopEvents(run.loop);
+  const auto committed = All<CompactionCommitted>(events);
+  ASSERT_EQ(committed.size(), 1u) << Describe(events);
+  CoverageReport expected{
+      {{AnchorClass::kConstraint, 1, 1}, {AnchorClass::kPath, 1, 1}}, {}, false, {}, 0};
+  expected.repaired = {{AnchorClass::kConstraint, "Never touch src/main.cc during this work."},
+                       {AnchorClass::kPath, "src/main.cc"}};
+  expected.repaired_count = 2;
+  EXPECT_EQ(committed[0].coverage, expected);
+  const std::string repaired_summary =
+      "<conversation_summary><goal>noise</goal><constraints>\n- Never touch src/main.cc during "
+      "this work.\n</constraints><decisions/><state>noise\n- src/main.cc\n</state><open_items/>"
+      "</conversation_summary>";
+  ASSERT_EQ(committed[0].summary.blocks.size(), 1u);
+  EXPECT_EQ(committed[0].summary.blocks[0].as<TextBlock>()->text, repaired_summary);
+  const LoopSnapshot live = MustSnapshot(run.loop);
+  ASSERT_FALSE(live.history.empty());
+  EXPECT_EQ(live.history[0], Message(UserMessage{{TextBlock{repaired_summary}}}));
+
+  std::size_t journaled = 0;
+  for (const JournalRecord& record : JournalRecords()) {
+    if (record.type != CompactionCommitted::kType)
+      continue;
+    ++journaled;
+    EXPECT_NE(record.payload.find(R"("repaired":[{"class":2,"text":"Never touch src/main.cc )"
+                                  R"(during this work."},{"class":3,"text":"src/main.cc"}],)"
+                                  R"("repaired_count":2})"),
+              std::string::npos)
+        << record.payload;
+  }
+  EXPECT_EQ(journaled, 1u);
+  std::unique_ptr<Journal> copy;
+  auto restored = RestoreCopy(copy);
+  ASSERT_TRUE(restored.ok()) << restored.error().Message();
+  auto snapshot = (*restored)->Snapshot(run.loop);
+  ASSERT_TRUE(snapshot.ok());
+  ExpectSameLoopState(*snapshot, live);
+  (*restored)->Shutdown();
+}
+
+// The budget decides what fits, required classes first: room for the constraint alone leaves the
+// path missing (161 bytes with the constraint, 176 with both; 41 tokens allow 164). No room at
+// all repairs nothing, and the report is the one report mode would write.
+TEST_F(Coverage, RepairStaysWithinTheSummaryBudget) {
+  const std::vector<Message> history = {U("Never push on Fridays. Edit src/main.cc now."),
+                                        U("committed history")};
+  // One noise summary for each of the two compactions below.
+  compactor_->Script({CompactStep::Text(std::string(kNoiseSummary)),
+                      CompactStep::Text(std::string(kNoiseSummary))});
+  LoopDefinition definition = Loop(CoverageMode::kRepair);
+  definition.history = history;
+  definition.compaction->max_summary_tokens = 41;
+  const IdleCompaction run = CompactWhileIdle(std::move(definition));
+  ASSERT_TRUE(run.replied);
+  const auto committed = All<CompactionCommitted>(LoopEvents(run.loop));
+  ASSERT_EQ(committed.size(), 1u);
+  CoverageReport expected{{{AnchorClass::kConstraint, 1, 1}, {AnchorClass::kPath, 0, 1}},
+                          {{AnchorClass::kPath, "src/main.cc"}},
+                          false,
+                          {},
+                          0};
+  expected.repaired = {{AnchorClass::kConstraint, "Never push on Fridays."}};
+  expected.repaired_count = 1;
+  EXPECT_EQ(committed[0].coverage, expected);
+  EXPECT_LE(committed[0].summary.blocks[0].as<TextBlock>()->text.size(), 41u * 4);
+
+  LoopDefinition tight = Loop(CoverageMode::kRepair);
+  tight.history = history;
+  tight.compaction->max_summary_tokens = 31;  // 124 bytes: the summary alone
+  const IdleCompaction none = CompactWhileIdle(std::move(tight));
+  ASSERT_TRUE(none.replied);
+  const auto unrepaired = All<CompactionCommitted>(LoopEvents(none.loop));
+  ASSERT_EQ(unrepaired.size(), 1u);
+  EXPECT_EQ(unrepaired[0].coverage,
+            (CoverageReport{{{AnchorClass::kConstraint, 0, 1}, {AnchorClass::kPath, 0, 1}},
+                            {{AnchorClass::kConstraint, "Never push on Fridays."},
+                             {AnchorClass::kPath, "src/main.cc"}},
+                            false,
+                            {},
+                            0}));
+  EXPECT_EQ(unrepaired[0].summary.blocks[0].as<TextBlock>()->text, kNoiseSummary);
+}
+
+// Enforce does not repair: the same noise summary is rejected, the history unchanged.
+TEST_F(Coverage, EnforceStillRejectsWhatRepairWouldMend) {
+  compactor_->Script({CompactStep::Text(std::string(kNoiseSummary))});
+  LoopDefinition definition = Loop(CoverageMode::kEnforce);
+  definition.compaction->max_summary_tokens = 50;
+  const IdleCompaction run = CompactWhileIdle(std::move(definition));
+  ASSERT_TRUE(run.replied);
+  const auto rejected = All<CompactionRejected>(LoopEvents(run.loop));
+  ASSERT_EQ(rejected.size(), 1u);
+  EXPECT_EQ(rejected[0].reject_reason, CompactRejectReason::kCoverageInsufficient);
+  ASSERT_TRUE(rejected[0].coverage.has_value());
+  EXPECT_EQ(rejected[0].coverage->repaired_count, 0u);
+  EXPECT_EQ(MustSnapshot(run.loop).history, AnchoredHistory());
 }
 
 }  // namespace

@@ -335,14 +335,23 @@ TEST_F(ChatCli, CompactRejectsAnInvalidSummaryAndLeavesTheHistory) {
   EXPECT_TRUE(dir_.JournalVerifies());
 }
 
-// The coverage gate (docs/cli.md "Coverage"): the report follows the outcome of a /compact.
+// The coverage gate (docs/cli.md "Coverage"): the report follows the outcome of a /compact;
+// report, repair (the default with the chat's model as compactor) and enforce.
 TEST_F(ChatCli, CompactPrintsCoverageAndEnforceRejectsADroppedConstraint) {
-  const CliRun report =
-      Chat({Answer("one"), Answer("two"), Summary(kValidSummary)},
-           "Never push to main.\nsecond\n/compact\n/quit\n", "--keep-recent-segments 1");
+  const CliRun report = Chat({Answer("one"), Answer("two"), Summary(kValidSummary)},
+                             "Never push to main.\nsecond\n/compact\n/quit\n",
+                             "--keep-recent-segments 1 --coverage report");
   ASSERT_EQ(report.exit_code, 0) << report.out;
   EXPECT_TRUE(Has(report.out, " messages; coverage 0/1; missing: Never push to main.\n"))
       << report.out;
+
+  // The chat's model compacts: repair is the default, and the constraint is written back.
+  const CliRun repair =
+      Chat({Answer("one"), Answer("two"), Summary(kValidSummary)},
+           "Never push to main.\nsecond\n/compact\n/history\n/quit\n", "--keep-recent-segments 1");
+  ASSERT_EQ(repair.exit_code, 0) << repair.out;
+  EXPECT_TRUE(Has(repair.out, " messages; coverage 1/1; repaired 1\n")) << repair.out;
+  EXPECT_TRUE(Has(repair.out, "- Never push to main.")) << repair.out;
 
   const CliRun enforce = Chat({Answer("one"), Answer("two"), Summary(kValidSummary)},
                               "Never push to main.\nsecond\n/compact\n/history\n/quit\n",

@@ -296,8 +296,9 @@ TEST_F(CompactCli, JsonLinesAreEventObjectsThenTheResult) {
 
 TEST_F(CompactCli, ScriptedValidSummaryCommitsThroughTheModelCompactor) {
   const std::string script = SummaryScript("valid.json", kValidSummary);
-  const ProcessRun run =
-      Compact({Example("transcripts/coding-agent.json"), "--compactor", "scripted:" + script});
+  // Report: the summary is installed as the model wrote it (repair, the default, would add to it).
+  const ProcessRun run = Compact({Example("transcripts/coding-agent.json"), "--compactor",
+                                  "scripted:" + script, "--coverage", "report"});
   ASSERT_EQ(run.exit_code, 0) << Joined(run.lines);
   EXPECT_EQ(SummaryOf(run.lines), std::string(kValidSummary) + "\n") << Joined(run.lines);
   EXPECT_EQ(run.lines.back(), "committed");
@@ -499,11 +500,11 @@ TEST_F(CompactCli, ACompactorWindowTooSmallForAChunkIsUsageWithSessionToo) {
   EXPECT_EQ(again.exit_code, 0) << Joined(again.lines);
 }
 
-// The coverage gate (docs/cli.md "Coverage"): report by default, a line before the summary.
+// The coverage gate (docs/cli.md "Coverage"): with report, a line before the summary.
 TEST_F(CompactCli, CoverageIsReportedOnItsOwnLineByDefault) {
   const std::string script = SummaryScript("valid.json", kValidSummary);
-  const ProcessRun run =
-      Compact({Example("transcripts/coding-agent.json"), "--compactor", "scripted:" + script});
+  const ProcessRun run = Compact({Example("transcripts/coding-agent.json"), "--compactor",
+                                  "scripted:" + script, "--coverage", "report"});
   ASSERT_EQ(run.exit_code, 0) << Joined(run.lines);
   const std::string coverage = LineStarting(run.lines, "coverage ");
   // The summary keeps "Keep the public API unchanged." but not the user's other constraint.
@@ -512,6 +513,50 @@ TEST_F(CompactCli, CoverageIsReportedOnItsOwnLineByDefault) {
   EXPECT_NE(coverage.find("Do not add new dependencies"), std::string::npos) << coverage;
   EXPECT_EQ(SummaryOf(run.lines), std::string(kValidSummary) + "\n") << Joined(run.lines);
   EXPECT_EQ(run.lines.back(), "committed");
+}
+
+// A model compactor's default is repair (docs/decisions.md P21): the constraint the summary
+// dropped is written into its constraints section, the line and --json say how many anchors were
+// repaired, and the journaled commit carries them.
+TEST_F(CompactCli, CoverageRepairIsTheDefaultForAModelCompactor) {
+  const std::string script = SummaryScript("valid.json", kValidSummary);
+  const ProcessRun run =
+      Compact({Example("transcripts/coding-agent.json"), "--compactor", "scripted:" + script});
+  ASSERT_EQ(run.exit_code, 0) << Joined(run.lines);
+  const std::string coverage = LineStarting(run.lines, "coverage ");
+  EXPECT_NE(coverage.find("; repaired "), std::string::npos) << coverage;
+  EXPECT_EQ(coverage.find("Do not add new dependencies"), std::string::npos) << coverage;
+  const std::string summary = SummaryOf(run.lines);
+  EXPECT_NE(summary, std::string(kValidSummary) + "\n");
+  EXPECT_NE(summary.find("\n- Do not add new dependencies"), std::string::npos) << summary;
+  EXPECT_EQ(run.lines.back(), "committed");
+  ExpectJournalVerifies();
+
+  const std::string again = SummaryScript("again.json", kValidSummary);
+  const ProcessRun json = Compact(
+      {Example("transcripts/coding-agent.json"), "--compactor", "scripted:" + again, "--json"});
+  ASSERT_EQ(json.exit_code, 0) << Joined(json.lines);
+  const Json result = *ParseStrictJson(json.lines.back());
+  ASSERT_TRUE(result.contains("repaired")) << json.lines.back();
+  EXPECT_GT(result["repaired"].get<std::uint64_t>(), 0u);
+  bool journaled = false;
+  for (const std::string& line : json.lines) {
+    if (line.find("\"type\":\"CompactionCommitted\"") != std::string::npos)
+      journaled = line.find("\"repaired\":[{\"class\":") != std::string::npos;
+  }
+  EXPECT_TRUE(journaled) << Joined(json.lines);
+}
+
+// The extractive compactor keeps report: nothing is repaired, and --json says 0; repair is
+// there when asked for.
+TEST_F(CompactCli, CoverageRepairIsOptInForTheExtractiveCompactor) {
+  const ProcessRun run = Compact({Example("transcripts/coding-agent.json"), "--json"});
+  ASSERT_EQ(run.exit_code, 0) << Joined(run.lines);
+  const Json result = *ParseStrictJson(run.lines.back());
+  EXPECT_EQ(result["repaired"], 0) << run.lines.back();
+  const ProcessRun repair =
+      Compact({Example("transcripts/coding-agent.json"), "--coverage", "repair"});
+  EXPECT_EQ(repair.exit_code, 0) << Joined(repair.lines);
 }
 
 TEST_F(CompactCli, CoverageOffPrintsNoCoverage) {
@@ -542,7 +587,7 @@ TEST_F(CompactCli, CoverageOptionRefusesAnUnknownMode) {
     const ProcessRun run = Compact({Example("transcripts/coding-agent.json"), "--coverage", bad},
                                    /*keep_stderr=*/true);
     EXPECT_EQ(run.exit_code, 2) << bad << "\n" << Joined(run.lines);
-    EXPECT_NE(Joined(run.lines).find("expected off, report, enforce or enforce:RATIO"),
+    EXPECT_NE(Joined(run.lines).find("expected off, report, repair, enforce or enforce:RATIO"),
               std::string::npos)
         << Joined(run.lines);
   }
@@ -1078,8 +1123,8 @@ TEST_F(CompactCli, TerminalControlsInASummaryAreShownAndKeptExactInJson) {
   EXPECT_NE(out.find("<decisions>\\u009b2J \\u202ex Retry on"), std::string::npos) << out;
 
   const std::string again = SummaryScript("hostile-again.json", xml);
-  const ProcessRun json = Compact(
-      {Example("transcripts/coding-agent.json"), "--compactor", "scripted:" + again, "--json"});
+  const ProcessRun json = Compact({Example("transcripts/coding-agent.json"), "--compactor",
+                                   "scripted:" + again, "--json", "--coverage", "report"});
   ASSERT_EQ(json.exit_code, 0) << Joined(json.lines);
   const Json result = Json::parse(json.lines.back());
   EXPECT_EQ(result["summary"].get<std::string>(), xml);

@@ -244,6 +244,34 @@ TEST_F(EvalCli, AModelCompactorIsScoredOnItsOwnSummaryAndItsRejectionSaysWhy) {
       << Joined(invalid.lines);
 }
 
+// A model's summary of noise: under report it is installed as it is; under repair (the default
+// for a model compactor, docs/decisions.md P21) the anchors are written back and the line says
+// how many.
+TEST_F(EvalCli, CoverageRepairIsCountedOnAModelCompactorsLine) {
+  WriteAgent();
+  const TempDir script;  // outside the corpus directory, which eval reads whole
+  std::ofstream(script.path() / "noise.json", std::ios::binary)
+      << R"([{"summary":"<conversation_summary><goal>noise</goal><constraints/><decisions/>)"
+         R"(<state>noise</state><open_items/></conversation_summary>"}])";
+  const std::string compactor = "scripted:" + (script.path() / "noise.json").string();
+  const ProcessRun report =
+      Eval({"--compactor", compactor, "--coverage", "report", "--must-commit", "agent:full"});
+  EXPECT_EQ(report.exit_code, 0) << Joined(report.lines);
+  const std::string reported =
+      LineStarting(report.lines, "agent full (window 200000): committed, ");
+  ASSERT_NE(reported, "") << Joined(report.lines);
+  EXPECT_EQ(reported.find("repaired"), std::string::npos) << reported;
+
+  const ProcessRun repair = Eval({"--compactor", compactor, "--must-commit", "agent:full"});
+  EXPECT_EQ(repair.exit_code, 0) << Joined(repair.lines);
+  const std::string repaired =
+      LineStarting(repair.lines, "agent full (window 200000): committed, ");
+  EXPECT_NE(repaired.find(", repaired "), std::string::npos) << Joined(repair.lines);
+
+  const ProcessRun bad = Eval({"--coverage", "sometimes"}, /*keep_stderr=*/true);
+  EXPECT_EQ(bad.exit_code, 2) << Joined(bad.lines);
+}
+
 TEST_F(EvalCli, AnInvalidFactsFileIsBadInputNamingThePath) {
   WriteAgent();
   Write("agent.facts.json", R"([{"fact":"x","keywords":["a",7]}])");

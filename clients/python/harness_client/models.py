@@ -59,6 +59,9 @@ class LoopSpec:
     # "first": automatic compaction masks old tool output first (the server's default), "off"
     # (docs/masking.md)
     masking: Optional[str] = None
+    # "off", "report", "repair" or "enforce" (docs/compactors.md); the server's default: "repair"
+    # for a model compactor, "report" for the offline one
+    coverage: Optional[str] = None
     keep_recent_segments: Optional[int] = None
     keep_recent_tokens: Optional[int] = None
     tools: Tuple[ToolSpec, ...] = ()  # client tools
@@ -72,6 +75,8 @@ class LoopSpec:
             policy["automatic"] = self.automatic
         if self.masking is not None:
             policy["masking"] = self.masking
+        if self.coverage is not None:
+            policy["coverage"] = self.coverage
         if self.keep_recent_segments is not None:
             policy["keep_recent_segments"] = self.keep_recent_segments
         if self.keep_recent_tokens is not None:

@@ -317,3 +317,35 @@ def test_the_servers_browser_refusals_are_their_own_classes(make_server):
     assert client.list_sessions() == []
     created = client.create_session(LOOP)
     assert client.history(created.session_id, created.active_loop).deferred_pins == 0
+
+
+def test_a_loops_coverage_mode_is_journaled_and_a_wrong_one_refused(make_server):
+    """LoopSpec.coverage reaches the loop's journaled policy (mode 4 is repair, 2 report; repair is
+    the default with a model compactor), and a mode the server does not know is a 400
+    invalid_request."""
+    import json
+    import re
+
+    server = make_server(SCRIPT)
+    client = Client(server.url)
+    assert LoopSpec("m", coverage="repair").to_json()["policy"] == {"coverage": "repair"}
+
+    def journaled_mode(session_id: str) -> int:
+        for record in client.export(session_id):
+            text = json.dumps(record)
+            if "LoopCreated" in text:
+                found = re.search(r'\\*"mode\\*"\s*:\s*(\d+)', text)
+                assert found, text
+                return int(found.group(1))
+        raise AssertionError("no LoopCreated")
+
+    assert journaled_mode(client.create_session(LoopSpec("m", coverage="repair")).session_id) == 4
+    assert journaled_mode(client.create_session(LoopSpec("m")).session_id) == 2
+    # A model compactor's loop gets repair unless its policy says otherwise.
+    assert journaled_mode(client.create_session(LoopSpec("m", compactor="m")).session_id) == 4
+    spec = LoopSpec("m", compactor="m", coverage="report")
+    assert journaled_mode(client.create_session(spec).session_id) == 2
+    with pytest.raises(BadRequest) as bad:
+        client.create_session(LoopSpec("m", coverage="sometimes"))
+    assert bad.value.kind == "invalid_request"
+    assert server.stop() == 0, server.output()

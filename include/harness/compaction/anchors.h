@@ -66,7 +66,9 @@
 //   with or without the space between number and unit.
 // - The report counts found/total per class (classes with no anchor omitted) and lists the
 //   first kMaxReportedMissing missing anchors: required classes first, then by class, each in
-//   anchor order, cut to kMaxReportedAnchorBytes at a UTF-8 character.
+//   anchor order, cut to kMaxReportedAnchorBytes at a UTF-8 character. With `all_missing`,
+//   every missing anchor is also stored there, whole, in that same order (what coverage repair
+//   writes into the summary, compaction/repair.h).
 // - Cost: O(haystack + anchors x haystack) with the anchor count bounded (256): linear in the
 //   text.
 //
@@ -116,8 +118,12 @@ std::vector<Anchor> ExtractAnchors(const std::vector<Message>& head, bool curren
 
 bool LooksLikeSecret(std::string_view text);
 
+// The text a report lists for an anchor: cut to kMaxReportedAnchorBytes at a UTF-8 character.
+std::string ReportedAnchorText(std::string_view text);
+
 CoverageReport CheckCoverage(const std::vector<Anchor>& anchors, std::string_view summary_text,
-                             const std::vector<Message>& retained, AnchorClassSet required);
+                             const std::vector<Message>& retained, AnchorClassSet required,
+                             std::vector<Anchor>* all_missing = nullptr);
 
 bool CoverageShort(const CoverageReport& report, BasisPoints min_ratio, AnchorClassSet required);
 

@@ -13,6 +13,11 @@
 //   kMaxReportedAnchorBytes bytes (the checker cuts longer texts at a UTF-8 character). `waived` is
 //   true only on a commit that enforcement would have rejected but that a turn needed to continue
 //   (docs/runtime.md §5.7).
+// - repaired (coverage mode repair, compaction/repair.h): the anchors written into the summary,
+//   repaired_count of them in all, the first min(repaired_count, kMaxReportedMissing) listed in
+//   the order written, each with the rules of a missing entry except that its class is listed
+//   with found >= the entries of that class (a repaired anchor is found); repaired_count <=
+//   found(). Both empty/0 when nothing was repaired.
 // - IsValid(report) checks exactly these rules; the event validators call it (field Coverage).
 // Thread safety: plain values and pure functions.
 #pragma once
@@ -71,6 +76,8 @@ struct CoverageReport {
   std::vector<CoverageCount> classes;
   std::vector<MissingAnchor> missing;
   bool waived = false;
+  std::vector<MissingAnchor> repaired;  // the first anchors repair wrote (MissingAnchor's shape)
+  std::uint32_t repaired_count = 0;     // every anchor repair wrote
 
   std::uint64_t found() const;
   std::uint64_t total() const;

@@ -8,7 +8,7 @@
 //   4. max_summary_tokens == 0                           -> kMaxSummaryTokens
 //   5. count_timeout <= 0                                -> kCountTimeout
 //   6. counter_quality HeuristicEstimate and safety_margin == 0 -> kSafetyMargin
-//   7. coverage: mode not Off, Report or Enforce, min_ratio > 10 000, or a required class
+//   7. coverage: mode not Off, Report, Enforce or Repair, min_ratio > 10 000, or a required class
 //      outside the valid classes                         -> kCoverage
 //   7b. approval not Auto or Manual, or approval_timeout not in (0, 7 days] -> kApproval
 //   7c. masking not Off or First                       -> kMasking
@@ -29,6 +29,9 @@
 // Report checks and records; Enforce also rejects a compaction whose summary and retained tail fall
 // short (CoverageShort, compaction/anchors.h) with CoverageInsufficient, except an automatic one
 // that a turn needs to continue, which commits with the shortfall recorded (docs/runtime.md §5.7).
+// Repair writes the anchors the summary misses into it (RepairSummary, compaction/repair.h)
+// within max_summary_tokens, re-checks the grammar, and reports the coverage of the repaired
+// summary with what was written; it never rejects for coverage (docs/decisions.md P21).
 // The reference's step 6 (the hustle name) has no counterpart: a loop is given its Compactor
 // object directly (docs/runtime.md).
 // Thread safety: plain values and pure functions.
@@ -58,6 +61,7 @@ enum class CoverageMode : std::uint8_t {
   kOff = 1,
   kReport = 2,
   kEnforce = 3,
+  kRepair = 4,  // missing anchors are written into the summary (compaction/repair.h), then reported
 };
 
 struct CoveragePolicy {

@@ -42,7 +42,8 @@
 //   RejectReason       a valid CompactRejectReason (1..15, 17; compaction/reasons.h)
 //   Coverage           optional (absent = no report); when present IsValid(report)
 //                      (compaction/coverage.h); on a rejection only with RejectReason
-//                      CoverageInsufficient and never waived. An event without it is written
+//                      CoverageInsufficient, never waived or repaired. An event without it,
+//                      or a report without repaired anchors, is written
 //                      byte for byte as before the member existed (docs/decisions.md P10, P13).
 //   CommittedEventID   non-zero
 //   Pinned             at most kMaxRetainedMessages entries together with retained; ids non-zero

@@ -427,6 +427,15 @@
       }
       box.appendChild(ul);
     }
+    // Coverage repair (docs/decisions.md P21): what the runtime wrote into the summary.
+    if (coverage.repaired_count) {
+      box.appendChild(el("p", "", `Repaired anchors (${coverage.repaired_count}):`));
+      const ul = el("ul");
+      for (const r of coverage.repaired || []) {
+        ul.appendChild(el("li", "", `${COVERAGE_CLASSES[r.class] || r.class}: ${r.text}`));
+      }
+      box.appendChild(ul);
+    }
     return box;
   }
 
