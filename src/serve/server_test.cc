@@ -7,6 +7,7 @@
 #include <malloc.h>
 
 #include <algorithm>
+#include <atomic>
 #include <condition_variable>
 #include <cstddef>
 #include <functional>
@@ -298,28 +299,15 @@ TEST_F(ServerTest, DeleteEndsTheSessionWhoseLoopsTheJournalRecordsAsExited) {
   EXPECT_EQ(ParseOrNull(refused.body)["error"]["kind"], "loop_exited");
 }
 
-// A journal whose appends of a LoopExited wait, once armed, until the gate opens: a loop held in
-// its exit, as a slow journal holds it.
-class ExitGateJournal final : public ForwardingJournal {
+// Where a test holds a thread: Pass says it has entered, then waits until Open (or until `stop`
+// is requested).
+class Gate {
  public:
-  using ForwardingJournal::ForwardingJournal;
-
-  Result<std::vector<AppendedRecord>, JournalError> Append(AppendRequest request) override {
-    const bool exits = std::any_of(request.records.begin(), request.records.end(),
-                                   [](const NewRecord& r) { return r.type == "LoopExited"; });
-    if (exits) {
-      std::unique_lock lock(mu_);
-      if (armed_) {
-        entered_ = true;
-        changed_.notify_all();
-        changed_.wait(lock, [&] { return open_; });
-      }
-    }
-    return inner().Append(std::move(request));
-  }
-  void Arm() {
-    std::lock_guard lock(mu_);
-    armed_ = true;
+  void Pass(std::stop_token stop = {}) {
+    std::unique_lock lock(mu_);
+    entered_ = true;
+    changed_.notify_all();
+    changed_.wait(lock, stop, [&] { return open_; });
   }
   void WaitEntered() {
     std::unique_lock lock(mu_);
@@ -333,10 +321,27 @@ class ExitGateJournal final : public ForwardingJournal {
 
  private:
   std::mutex mu_;
-  std::condition_variable changed_;
-  bool armed_ = false;
+  std::condition_variable_any changed_;
   bool entered_ = false;
   bool open_ = false;
+};
+
+// A journal whose appends of a LoopExited pass `gate`, once armed: a loop held in its exit, as a
+// slow journal holds it.
+class ExitGateJournal final : public ForwardingJournal {
+ public:
+  using ForwardingJournal::ForwardingJournal;
+
+  Result<std::vector<AppendedRecord>, JournalError> Append(AppendRequest request) override {
+    const bool exits = std::any_of(request.records.begin(), request.records.end(),
+                                   [](const NewRecord& r) { return r.type == "LoopExited"; });
+    if (exits && armed.load())
+      gate.Pass();
+    return inner().Append(std::move(request));
+  }
+
+  std::atomic<bool> armed{false};
+  Gate gate;
 };
 
 // A DELETE waits for the session's loops to exit with its connection asleep: on a server with one
@@ -350,7 +355,7 @@ TEST_F(ServerTest, ADeleteWaitingForItsLoopsToExitHoldsNoThread) {
   options.threads = 1;
   server_->Shutdown();
   StartWithASession(std::move(options));
-  gated.Arm();
+  gated.armed = true;
   const std::string url = base_ + "/v1/sessions/" + session_;
   std::promise<serve_testing::HttpReply> deleted;
   auto answer = deleted.get_future();
@@ -360,11 +365,11 @@ TEST_F(ServerTest, ADeleteWaitingForItsLoopsToExitHoldsNoThread) {
     ExitGateJournal* gate;
     Server* server;
     ~OpenThenShutdown() {
-      gate->Open();
+      gate->gate.Open();
       server->Shutdown();
     }
   } open_then_shutdown{&gated, server_.get()};
-  gated.WaitEntered();  // the delete has reached the loop, whose exit now waits
+  gated.gate.WaitEntered();  // the delete has reached the loop, whose exit now waits
   // Whether the listing `body` (GET /v1/sessions) has the session in memory.
   const auto in_memory = [&](const std::string& body) {
     const Json listing = ParseOrNull(body);
@@ -379,7 +384,7 @@ TEST_F(ServerTest, ADeleteWaitingForItsLoopsToExitHoldsNoThread) {
   EXPECT_TRUE(in_memory(probe.body)) << probe.body;
   EXPECT_EQ(answer.wait_for(std::chrono::seconds(0)), std::future_status::timeout)
       << "the delete was answered before its loop exited";
-  gated.Open();
+  gated.gate.Open();
   const auto reply = answer.get();
   EXPECT_EQ(reply.status, 204) << reply.body;
   const auto listed = Call("GET", base_ + "/v1/sessions");
@@ -1150,27 +1155,14 @@ class GateModel final : public ModelClient {
  public:
   Result<InferenceResponse, InferenceError> Complete(const InferenceRequest&,
                                                      std::stop_token stop) override {
-    std::unique_lock lock(mu_);
-    entered_ = true;
-    changed_.notify_all();
-    changed_.wait(lock, stop, [&] { return open_; });
+    gate_.Pass(stop);
     return Fail(InferenceError{InferenceErrorKind::kTransport, "the gate failed the call"});
   }
-  void WaitEntered() {
-    std::unique_lock lock(mu_);
-    changed_.wait(lock, [&] { return entered_; });
-  }
-  void Open() {
-    std::lock_guard lock(mu_);
-    open_ = true;
-    changed_.notify_all();
-  }
+  void WaitEntered() { gate_.WaitEntered(); }
+  void Open() { gate_.Open(); }
 
  private:
-  std::mutex mu_;
-  std::condition_variable_any changed_;
-  bool entered_ = false;
-  bool open_ = false;
+  Gate gate_;
 };
 
 // A server whose book holds one command forgets a running compaction's command as soon as it
