@@ -1036,7 +1036,27 @@ void LoopActor::Exit() {
       mask_->reply->set_value(Exited());
     mask_.reset();
   }
+  std::vector<std::function<void()>> when_exited;
+  {
+    std::lock_guard lock(exit_mu_);
+    exit_done_ = true;
+    when_exited.swap(when_exited_);
+  }
+  for (auto& done : when_exited)
+    done();
+  when_exited.clear();  // destroyed before exited() is ready (WhenExited)
   exited_promise_.set_value();
+}
+
+void LoopActor::WhenExited(std::function<void()> done) {
+  {
+    std::lock_guard lock(exit_mu_);
+    if (!exit_done_) {
+      when_exited_.push_back(std::move(done));
+      return;
+    }
+  }
+  done();
 }
 
 // --- turns --------------------------------------------------------------------------------

@@ -13,6 +13,7 @@
 #include <future>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <set>
 #include <stop_token>
@@ -137,6 +138,10 @@ class LoopActor : public std::enable_shared_from_this<LoopActor> {
                 SessionDone<Uuid> done);
   void PostMaskedOriginal(const Uuid& message, SessionDone<Message> done);
   std::shared_future<void> exited() const { return exited_future_; }
+  // Runs `done` once the loop has exited: now, on the calling thread, if it has; else on the
+  // strand as it exits, before exited() is ready (so a waiter on exited() knows that `done` has
+  // run and been destroyed). `done` must be quick and must not wait for a loop.
+  void WhenExited(std::function<void()> done);
   // A foreign loop's input goes straight to its engine (from the caller's thread).
   void DeliverForeign(const Uuid& command, const UserMessage& message) {
     definition_.foreign->Deliver(command, message);
@@ -401,6 +406,9 @@ class LoopActor : public std::enable_shared_from_this<LoopActor> {
   bool halted_ = false;  // a durable publication failed: do nothing more but exit
   std::uint64_t next_op_ = 1;
 
+  std::mutex exit_mu_;  // guards the two below: WhenExited is called from any thread
+  bool exit_done_ = false;
+  std::vector<std::function<void()>> when_exited_;
   std::promise<void> exited_promise_;
   std::shared_future<void> exited_future_;
 };

@@ -824,6 +824,42 @@ void Session::Shutdown() {
   EndEveryLoop(*core_, runtime_detail::LoopEnd::kShutdown);
 }
 
+void Session::Shutdown(std::function<void()> done) {
+  // Counted down by each loop as it exits; the last one runs `done` (moved out, so that it is
+  // destroyed where it ran, before that loop's exited() is ready).
+  struct Countdown {
+    std::mutex mu;
+    std::size_t left = 0;
+    std::function<void()> done;
+  };
+  auto countdown = std::make_shared<Countdown>();
+  countdown->done = std::move(done);
+  std::vector<std::shared_ptr<LoopActor>> actors;
+  {
+    std::lock_guard lock(core_->registry_mutex);
+    for (auto& [id, actor] : core_->loops) {
+      (void)actor->PostEnd(runtime_detail::LoopEnd::kShutdown);
+      actors.push_back(actor);
+    }
+  }
+  // One more than the loops: this thread's own count, so that `done` cannot run before every
+  // loop is watched.
+  countdown->left = actors.size() + 1;
+  const auto count = [countdown] {
+    std::function<void()> run;
+    {
+      std::lock_guard lock(countdown->mu);
+      if (--countdown->left != 0)
+        return;
+      run = std::move(countdown->done);
+    }
+    run();
+  };
+  for (auto& actor : actors)
+    actor->WhenExited(count);
+  count();
+}
+
 void Session::ResumeQueued() {
   std::lock_guard lock(core_->registry_mutex);
   if (core_->suspended())

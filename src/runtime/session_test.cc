@@ -7,9 +7,12 @@
 #include <atomic>
 #include <chrono>
 #include <functional>
+#include <future>
 #include <latch>
 #include <map>
 #include <mutex>
+#include <optional>
+#include <thread>
 #include <vector>
 
 #include "harness/event/codec.h"
@@ -203,6 +206,25 @@ TEST(Session, ShutdownExitsEveryLoopAndRefusesLaterCommands) {
   ASSERT_FALSE(compact);
   EXPECT_EQ(compact.error().kind, SessionErrorKind::kLoopExited);
   EXPECT_EQ(h.session->Snapshot(h.loop).value().status, LoopStatus::kExited);
+}
+
+// The callback form runs its callback once, when the loops have exited; on a session whose loops
+// have all exited it runs on the calling thread before the call returns.
+TEST(Session, ShutdownWithACallbackRunsItOnceTheLoopsHaveExited) {
+  Harness h({30}, {User("a"), User("b")});
+  std::promise<void> ended;
+  std::atomic<int> calls{0};
+  h.session->Shutdown([&] {
+    ++calls;
+    ended.set_value();
+  });
+  ended.get_future().wait();
+  EXPECT_EQ(h.session->Snapshot(h.loop).value().status, LoopStatus::kExited);
+  h.session->Shutdown();  // every callback has run before the blocking form returns
+  EXPECT_EQ(calls.load(), 1);
+  std::optional<std::thread::id> ran_on;
+  h.session->Shutdown([&] { ran_on = std::this_thread::get_id(); });
+  EXPECT_EQ(ran_on, std::this_thread::get_id());
 }
 
 // Input the journal cannot carry unchanged is refused before it reaches the loop: the live

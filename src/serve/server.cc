@@ -692,8 +692,21 @@ Reply Server::Impl::Dispatch(MHD_Connection* connection, const Route& route,
     case RouteKind::kGetSession:
       return LoopRequest(connection, route, exchange, suspended);
     case RouteKind::kDeleteSession: {
-      auto ended = sessions->End(route.session);
-      return ended.ok() ? Reply{204, ""} : ErrorReply(ended.error());
+      auto served = sessions->Get(route.session);
+      if (!served.ok())
+        return ErrorReply(served.error());
+      // The connection sleeps while the loops exit. The reply, made on the server's thread that
+      // answers it, forgets the session there: the session must not end on a loop's actor (its
+      // destructor waits for that loop), so the wake-up hands its reference on to the reply.
+      return Later(
+          connection, exchange, suspended, [&](const std::shared_ptr<SuspendedRequest>& later) {
+            sessions->End(*served, [later, table = sessions.get(), held = *served]() mutable {
+              later->Finish([table, held = std::move(held)] {
+                table->Forget(held);
+                return Reply{204, ""};
+              });
+            });
+          });
     }
     case RouteKind::kExport: {
       auto last = options.journal->LastSequence(route.session);

@@ -6,6 +6,8 @@
 #include <gtest/gtest.h>
 #include <malloc.h>
 
+#include <algorithm>
+#include <atomic>
 #include <condition_variable>
 #include <cstddef>
 #include <functional>
@@ -15,6 +17,7 @@
 
 #include "harness/command/codec.h"
 #include "harness/inference/counter.h"
+#include "harness/journal/forwarding_journal.h"
 #include "harness/journal/lease.h"
 #include "harness/journal/memory_journal.h"
 #include "serve/openapi.h"
@@ -294,6 +297,101 @@ TEST_F(ServerTest, DeleteEndsTheSessionWhoseLoopsTheJournalRecordsAsExited) {
   const auto refused = Call("POST", url + "/loops/" + loop_ + "/compact");
   EXPECT_EQ(refused.status, 409);
   EXPECT_EQ(ParseOrNull(refused.body)["error"]["kind"], "loop_exited");
+}
+
+// Where a test holds a thread: Pass says it has entered, then waits until Open (or until `stop`
+// is requested).
+class Gate {
+ public:
+  void Pass(std::stop_token stop = {}) {
+    std::unique_lock lock(mu_);
+    entered_ = true;
+    changed_.notify_all();
+    changed_.wait(lock, stop, [&] { return open_; });
+  }
+  void WaitEntered() {
+    std::unique_lock lock(mu_);
+    changed_.wait(lock, [&] { return entered_; });
+  }
+  void Open() {
+    std::lock_guard lock(mu_);
+    open_ = true;
+    changed_.notify_all();
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable_any changed_;
+  bool entered_ = false;
+  bool open_ = false;
+};
+
+// A journal whose appends of a LoopExited pass `gate`, once armed: a loop held in its exit, as a
+// slow journal holds it.
+class ExitGateJournal final : public ForwardingJournal {
+ public:
+  using ForwardingJournal::ForwardingJournal;
+
+  Result<std::vector<AppendedRecord>, JournalError> Append(AppendRequest request) override {
+    const bool exits = std::any_of(request.records.begin(), request.records.end(),
+                                   [](const NewRecord& r) { return r.type == "LoopExited"; });
+    if (exits && armed.load())
+      gate.Pass();
+    return inner().Append(std::move(request));
+  }
+
+  std::atomic<bool> armed{false};
+  Gate gate;
+};
+
+// A DELETE waits for the session's loops to exit with its connection asleep: on a server with one
+// thread, a delete whose loop is held in its exit leaves the server serving, and it is answered
+// 204 once the loop has exited. A server whose thread the delete held would leave the probe
+// unanswered.
+TEST_F(ServerTest, ADeleteWaitingForItsLoopsToExitHoldsNoThread) {
+  ExitGateJournal gated(*journal_);
+  ServeOptions options = Options();
+  options.journal = &gated;
+  options.threads = 1;
+  server_->Shutdown();
+  StartWithASession(std::move(options));
+  gated.armed = true;
+  const std::string url = base_ + "/v1/sessions/" + session_;
+  std::promise<serve_testing::HttpReply> deleted;
+  auto answer = deleted.get_future();
+  std::jthread deleter([&] { deleted.set_value(Call("DELETE", url)); });
+  // Destroyed before the deleter: whatever happens below, the loop exits and the server stops.
+  struct OpenThenShutdown {
+    ExitGateJournal* gate;
+    Server* server;
+    ~OpenThenShutdown() {
+      gate->gate.Open();
+      server->Shutdown();
+    }
+  } open_then_shutdown{&gated, server_.get()};
+  gated.gate.WaitEntered();  // the delete has reached the loop, whose exit now waits
+  // Whether the listing `body` (GET /v1/sessions) has the session in memory.
+  const auto in_memory = [&](const std::string& body) {
+    const Json listing = ParseOrNull(body);
+    for (const Json& s : listing["sessions"]) {
+      if (s["session_id"] == session_)
+        return s["in_memory"] == true;
+    }
+    return false;
+  };
+  const auto probe = Call("GET", base_ + "/v1/sessions", "", {}, std::chrono::seconds(10));
+  ASSERT_EQ(probe.status, 200) << "the server did not answer within 10 s: " << probe.body;
+  EXPECT_TRUE(in_memory(probe.body)) << probe.body;
+  EXPECT_EQ(answer.wait_for(std::chrono::seconds(0)), std::future_status::timeout)
+      << "the delete was answered before its loop exited";
+  gated.gate.Open();
+  const auto reply = answer.get();
+  EXPECT_EQ(reply.status, 204) << reply.body;
+  const auto listed = Call("GET", base_ + "/v1/sessions");
+  EXPECT_FALSE(in_memory(listed.body)) << listed.body;
+  const auto restored = Call("GET", url);
+  ASSERT_EQ(restored.status, 200) << restored.body;
+  EXPECT_EQ(ParseOrNull(restored.body)["loops"][0]["status"], "exited");
 }
 
 // A model that calls get_weather twice in one message, then, once it sees the results (since the
@@ -1057,27 +1155,14 @@ class GateModel final : public ModelClient {
  public:
   Result<InferenceResponse, InferenceError> Complete(const InferenceRequest&,
                                                      std::stop_token stop) override {
-    std::unique_lock lock(mu_);
-    entered_ = true;
-    changed_.notify_all();
-    changed_.wait(lock, stop, [&] { return open_; });
+    gate_.Pass(stop);
     return Fail(InferenceError{InferenceErrorKind::kTransport, "the gate failed the call"});
   }
-  void WaitEntered() {
-    std::unique_lock lock(mu_);
-    changed_.wait(lock, [&] { return entered_; });
-  }
-  void Open() {
-    std::lock_guard lock(mu_);
-    open_ = true;
-    changed_.notify_all();
-  }
+  void WaitEntered() { gate_.WaitEntered(); }
+  void Open() { gate_.Open(); }
 
  private:
-  std::mutex mu_;
-  std::condition_variable_any changed_;
-  bool entered_ = false;
-  bool open_ = false;
+  Gate gate_;
 };
 
 // A server whose book holds one command forgets a running compaction's command as soon as it

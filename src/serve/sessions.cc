@@ -668,12 +668,15 @@ Result<std::string, ApiError> SessionTable::ListJson() {
   return out;
 }
 
-Status<ApiError> SessionTable::End(const Uuid& id) {
-  HARNESS_TRY(std::shared_ptr<ServedSession> served, Get(id));
-  served->session->Shutdown();
+void SessionTable::End(const std::shared_ptr<ServedSession>& served, std::function<void()> ended) {
+  served->session->Shutdown(std::move(ended));
+}
+
+void SessionTable::Forget(const std::shared_ptr<ServedSession>& served) {
   std::lock_guard lock(mu_);
-  sessions_.erase(id);
-  return {};
+  const auto it = sessions_.find(served->session->id());
+  if (it != sessions_.end() && it->second == served)
+    sessions_.erase(it);
 }
 
 std::size_t SessionTable::InMemory() {

@@ -17,8 +17,11 @@
 //   written before they were recorded: no tools, the configured model's policy, the offline
 //   compactor). A loop with client tools has its ClientToolBox in
 //   ServedSession::tool_boxes, whose calls wait at most `tool_timeout`. End shuts a
-//   session down (its loops exit, which the journal records) and forgets it. SuspendAll
-//   suspends and forgets every session, then refuses every call with kShuttingDown.
+//   session down without waiting (its loops exit, which the journal records) and runs `ended`
+//   once they have: on the calling thread or on a loop's actor, so `ended` is quick and the
+//   session stays in the table until Forget, which the caller runs on a thread of its own (the
+//   session may be destroyed there). SuspendAll suspends and forgets every session, then refuses
+//   every call with kShuttingDown.
 // - Idle release (options.idle_release > 0): a session in memory that no request has used, whose
 //   loops had no running turn, no compaction and no queued input, for idle_release on the Env's
 //   monotonic clock is suspended (its lease released) and forgotten, so that another process
@@ -188,7 +191,9 @@ class SessionTable {
   Result<std::shared_ptr<ServedSession>, ApiError> Get(const Uuid& id);
   // {"sessions":[{"session_id":"…","in_memory":bool},…]} in id order.
   Result<std::string, ApiError> ListJson();
-  Status<ApiError> End(const Uuid& id);
+  void End(const std::shared_ptr<ServedSession>& served, std::function<void()> ended);
+  // Forgets `served` if the table still holds it (never on a loop's actor).
+  void Forget(const std::shared_ptr<ServedSession>& served);
   void SuspendAll();
   std::size_t InMemory();
 

@@ -59,6 +59,10 @@
 // - Shutdown(): every loop shuts down (ShuttingDown outranks Interrupted; a running compaction
 //   ends CompactionRejected{ShuttingDown} with its replies; queued input is cancelled), publishes
 //   LoopExited, and waits until every loop has exited. Idempotent. The destructor shuts down.
+//   Its asynchronous form Shutdown(done) ends the loops the same way and returns at once; `done`
+//   runs exactly once, when every loop has exited: on the calling thread when every loop had
+//   already exited (or there is none), else on the actor of the last loop to exit, before that
+//   loop's blocking Shutdown waiters wake (so it must be quick and must not wait for a loop).
 // - A failed durable publication (a journal append) latches the session faulted: it admits no
 //   new work (kFaulted) and reports an InfrastructureFailure; the loop that hit it stops.
 // - Snapshot(loop) is a consistent copy of the loop's state taken on its actor.
@@ -439,6 +443,8 @@ class Session {
   void MaskedOriginal(const Uuid& loop, const Uuid& message, SessionDone<Message> done);
   // Shuts every loop down and waits for them to exit.
   void Shutdown();
+  // Shuts every loop down; `done` runs once all have exited (see the contract above).
+  void Shutdown(std::function<void()> done);
   // Ends running work, keeps queued input, releases the lease (see the contract above).
   void Suspend();
   // After Suspend (or the shutdown of a destroyed session): the journal's refusal of the lease's
