@@ -335,6 +335,80 @@ TEST(EncodeEvent, PinnedRules) {
   }
 }
 
+// The additive shortened member (docs/events.md, docs/spec/runtime.md §2.8.1): written last and
+// only when a commit shortened tool output, so every commit without it is byte for byte what the
+// codec wrote before; with it, it round-trips exactly, and an empty list has no encoding.
+CompactionCommitted CommittedWithShortenedOutput() {
+  CompactionCommitted committed = ValidCommitted();
+  committed.retained = {
+      User("build it"), AssistantMessage{{ToolUseBlock{"c1", "bash", "{}", {}, {}}}, {}},
+      ToolResultMessage{{TextBlock{"head\n[harness shortened …]\ntail"}}, "c1", false}};
+  committed.shortened = {ShortenedBlock{2, 0, 240'000, 2'048}};
+  return committed;
+}
+
+TEST(EncodeEvent, ShortenedIsAnAdditiveLastMember) {
+  CompactionCommitted plain = CommittedWithShortenedOutput();
+  plain.shortened.clear();
+  const std::string without = Encoded(plain);
+  EXPECT_EQ(without.find("shortened\":"), std::string::npos);
+  CompactionCommitted committed = CommittedWithShortenedOutput();
+  committed.pinned = {PinnedMessage{Id(0x51), AssistantMessage{{TextBlock{"kept"}}, {}}}};
+  const std::string with_pin = [&] {
+    CompactionCommitted pinned_only = committed;
+    pinned_only.shortened.clear();
+    return Encoded(pinned_only);
+  }();
+  const std::string bytes = Encoded(committed);
+  ASSERT_EQ(bytes.substr(0, with_pin.size() - 1), with_pin.substr(0, with_pin.size() - 1));
+  EXPECT_EQ(bytes.substr(with_pin.size() - 1),
+            R"(,"shortened":[{"message":2,"block":0,"original_bytes":240000,"kept_bytes":2048}]})");
+  auto decoded = DecodeEvent(bytes);
+  ASSERT_TRUE(decoded.ok()) << DescribeEventError(decoded.error());
+  EXPECT_EQ(*decoded, Event(committed));
+  EXPECT_EQ(Encoded(*decoded), bytes);
+
+  auto decode_error = [](const std::string& text) {
+    auto result = DecodeEvent(text);
+    return result.ok() ? std::string("ok") : DescribeEventError(result.error());
+  };
+  EXPECT_THAT(decode_error(Replace(without, R"("duration":1500000000})",
+                                   R"("duration":1500000000,"shortened":[]})")),
+              HasSubstr("an empty shortened list is written by omitting it"));
+  EXPECT_THAT(decode_error(Replace(bytes, R"("kept_bytes":2048})", R"("kept_bytes":2048,"x":1})")),
+              HasSubstr("unknown member \"x\""));
+  EXPECT_THAT(decode_error(Replace(bytes, R"("message":2,)", R"("message":4294967296,)")),
+              HasSubstr("message"));
+  EXPECT_THAT(decode_error(Replace(bytes, R"("kept_bytes":2048)", R"("kept_bytes":-1)")),
+              HasSubstr("kept_bytes"));
+}
+
+TEST(EncodeEvent, ShortenedRules) {
+  CompactionCommitted c = CommittedWithShortenedOutput();
+  EXPECT_TRUE(EncodeEvent(c).ok());
+  const std::vector<std::vector<ShortenedBlock>> bad = {
+      {ShortenedBlock{0, 0, 10, 5}},                               // a user message's text
+      {ShortenedBlock{3, 0, 10, 5}},                               // no such message
+      {ShortenedBlock{2, 1, 10, 5}},                               // no such block
+      {ShortenedBlock{2, 0, 10, 10}},                              // nothing cut
+      {ShortenedBlock{2, 0, 10, 0}},                               // nothing kept
+      {ShortenedBlock{2, 0, 10, 5}, ShortenedBlock{2, 0, 10, 5}},  // twice
+      {ShortenedBlock{2, 0, 10, 5}, ShortenedBlock{1, 0, 10, 5}},  // out of order
+  };
+  for (std::size_t i = 0; i < bad.size(); ++i) {
+    SCOPED_TRACE(i);
+    c.shortened = bad[i];
+    auto encoded = EncodeEvent(c);
+    ASSERT_FALSE(encoded.ok());
+    EXPECT_EQ(Verdict(encoded.error()), "invalid: Shortened is invalid");
+  }
+  // A call's input is shortenable too; the ascending order is by message, then block.
+  c.shortened = {ShortenedBlock{1, 0, 10, 5}, ShortenedBlock{2, 0, 10, 5}};
+  EXPECT_TRUE(EncodeEvent(c).ok());
+  c.shortened.assign(kMaxShortenedBlocks + 1, ShortenedBlock{2, 0, 10, 5});
+  EXPECT_EQ(Verdict(EncodeEvent(c).error()), "invalid: Shortened is invalid");
+}
+
 TEST(EncodeEvent, PinEventsCarryTheMessageId) {
   MessagePinned pinned{LoopHeader(), Id(0x51)};
   const std::string bytes = Encoded(pinned);
