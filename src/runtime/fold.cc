@@ -6,6 +6,7 @@
 
 #include "harness/command/codec.h"
 #include "harness/compaction/masking.h"
+#include "harness/compaction/shorten.h"
 #include "harness/event/codec.h"
 #include "harness/runtime/repair.h"
 #include "runtime/compaction_slot.h"
@@ -53,21 +54,39 @@ std::optional<std::vector<Uuid>> RetainedFromHistory(const CompactionCommitted& 
                                                      const std::vector<Message>& history,
                                                      const std::vector<Uuid>& ids) {
   const std::size_t kept = c.retained.size();
+  // c.retained against [history[request]] (when set) + history[from:]: equal, or, where the commit
+  // shortened blocks, equal to those messages shortened as its records say (compaction/shorten.h:
+  // the live loop built them with the same function).
+  const auto same = [&](std::optional<std::size_t> request, std::size_t from) {
+    const auto at = [&history](std::size_t i) {
+      return history.begin() + static_cast<std::ptrdiff_t>(i);
+    };
+    if (c.shortened.empty()) {
+      const std::size_t offset = request ? 1 : 0;
+      return (!request || history[*request] == c.retained.front()) &&
+             std::equal(c.retained.begin() + static_cast<std::ptrdiff_t>(offset), c.retained.end(),
+                        at(from), history.end());
+    }
+    std::vector<Message> original;
+    original.reserve(kept);
+    if (request)
+      original.push_back(history[*request]);
+    original.insert(original.end(), at(from), history.end());
+    const auto shortened = ApplyShortening(std::move(original), c.shortened);
+    return shortened && *shortened == c.retained;
+  };
   const auto suffix_ids = [&ids](std::size_t from) {
     return std::vector<Uuid>(ids.begin() + static_cast<std::ptrdiff_t>(from), ids.end());
   };
-  if (kept <= history.size() &&
-      std::equal(c.retained.begin(), c.retained.end(), history.end() - kept))
+  if (kept <= history.size() && same(std::nullopt, history.size() - kept))
     return suffix_ids(history.size() - kept);
   if (c.payload_version < 2 || kept == 0 || kept - 1 > history.size())
     return std::nullopt;
   const std::size_t cut = history.size() - (kept - 1);
-  if (!std::equal(c.retained.begin() + 1, c.retained.end(), history.begin() + cut))
-    return std::nullopt;
   std::size_t request = cut;
   while (request > 0 && history[request - 1].role() != Role::kUser)
     --request;
-  if (!(request > 0 && request < cut && history[request - 1] == c.retained.front()))
+  if (!(request > 0 && request < cut && same(request - 1, cut)))
     return std::nullopt;
   std::vector<Uuid> out{ids[request - 1]};
   for (std::size_t i = cut; i < ids.size(); ++i)
