@@ -14,7 +14,7 @@ namespace harness {
 namespace {
 
 bool IsSpace(char c) {
-  return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f';
+  return IsAsciiSpace(c);
 }
 bool IsDigit(char c) {
   return c >= '0' && c <= '9';
@@ -51,11 +51,7 @@ bool EndsWith(std::string_view text, std::string_view suffix) {
   return text.size() >= suffix.size() && text.substr(text.size() - suffix.size()) == suffix;
 }
 std::string_view Trim(std::string_view text) {
-  while (!text.empty() && IsSpace(text.front()))
-    text.remove_prefix(1);
-  while (!text.empty() && IsSpace(text.back()))
-    text.remove_suffix(1);
-  return text;
+  return TrimAsciiSpace(text);
 }
 
 // At most `max` bytes, never ending inside a UTF-8 sequence.

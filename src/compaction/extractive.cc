@@ -155,11 +155,7 @@ bool StartsWithAny(std::string_view text, const std::array<std::string_view, N>&
 }
 
 std::string_view Trim(std::string_view text) {
-  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.front())) != 0)
-    text.remove_prefix(1);
-  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back())) != 0)
-    text.remove_suffix(1);
-  return text;
+  return TrimAsciiSpace(text);
 }
 
 // Splits on '\n' and '\r'; every piece, blank ones included.

@@ -78,4 +78,18 @@ inline std::string_view TrimOptionalWhitespace(std::string_view text) {
   return text;
 }
 
+// C's white space in the "C" locale: space, tab, line feed, carriage return, vertical tab and
+// form feed.
+constexpr bool IsAsciiSpace(char c) {
+  return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f';
+}
+
+inline std::string_view TrimAsciiSpace(std::string_view text) {
+  while (!text.empty() && IsAsciiSpace(text.front()))
+    text.remove_prefix(1);
+  while (!text.empty() && IsAsciiSpace(text.back()))
+    text.remove_suffix(1);
+  return text;
+}
+
 }  // namespace harness
