@@ -9,6 +9,7 @@
 #include "harness/compaction/shorten.h"
 #include "harness/compaction/tail.h"
 #include "harness/content/transcript.h"
+#include "harness/content/user_text.h"
 #include "harness/core/utf8.h"
 #include "harness/summary/summary.h"
 
@@ -445,10 +446,11 @@ Proposal Run(AttemptPreflight& pre, Timers& timers, const std::stop_token& stop)
   Proposal proposal;
   const CoveragePolicy& coverage = policy.coverage;
   if (coverage.mode != CoverageMode::kOff) {
-    // The current request is in the compacted span when no user message is retained (the tail
-    // then starts inside the request's own segment, or nothing is retained).
+    // The current request is in the compacted span when no request is retained (the tail then
+    // starts inside the request's own segment, or nothing is retained); a client's notice in the
+    // tail is no request (content/user_text.h).
     const bool request_in_head = std::none_of(
-        retained.begin(), retained.end(), [](const Message& m) { return m.role() == Role::kUser; });
+        retained.begin(), retained.end(), [](const Message& m) { return StartsUserSegment(m); });
     const auto& summary_text = output->summary.blocks[0].as<TextBlock>()->text;
     // What stays verbatim (the pins and the tail) covers its own anchors.
     CoverageReport report = CheckCoverage(ExtractAnchors(compaction.transcript, request_in_head),

@@ -677,6 +677,32 @@ TEST(Fold, ACommitThatShortenedOutputInstallsTheShortenedTail) {
   }
 }
 
+// The in-segment request of a commit is the user message that opened the cut's segment, past a
+// client's notices (content/user_text.h); a commit written before notices were told apart
+// named the nearest user message, and restores as written.
+TEST(Fold, AnInSegmentRequestMayStandBeforeNoticesAndTheNearestUserMessageStillRestores) {
+  const std::vector<Message> history = {
+      UserText("u1"),
+      AssistantText("a1"),
+      UserText("write the report"),
+      AssistantText("step"),
+      UserText("<system-reminder>a file changed</system-reminder>"),
+      AssistantText("more"),
+      AssistantText("the answer")};
+  for (const char* request :
+       {"write the report", "<system-reminder>a file changed</system-reminder>"}) {
+    SCOPED_TRACE(request);
+    JournalBuilder b(kSession);
+    const Uuid loop = b.CreateLoop(history);
+    CompactionCommitted commit = b.MakeCommit(loop, 1, {});  // [the answer]
+    commit.retained.insert(commit.retained.begin(), UserText(request));
+    b.Commit(commit);
+    const LoopFold& l = OnlyLoop(MustFold(b));
+    EXPECT_EQ(l.history, (std::vector<Message>{commit.summary, UserText(request),
+                                               AssistantText("the answer")}));
+  }
+}
+
 // --- message ids and pins (docs/pins.md) --------------------------------------------------------
 
 TEST(Fold, MessageIdsFollowFromTheEventsThatCommittedThem) {
