@@ -279,6 +279,19 @@ TEST(EncodeEvent, CoverageRules) {
   EXPECT_TRUE(EncodeEvent(c).ok());
 }
 
+// An additive member's bytes decode to the event and re-encode to the same bytes.
+void ExpectRoundTrip(const std::string& bytes, const Event& event) {
+  auto decoded = DecodeEvent(bytes);
+  ASSERT_TRUE(decoded.ok()) << DescribeEventError(decoded.error());
+  EXPECT_EQ(*decoded, event);
+  EXPECT_EQ(Encoded(*decoded), bytes);
+}
+
+std::string DecodeError(const std::string& text) {
+  auto result = DecodeEvent(text);
+  return result.ok() ? std::string("ok") : DescribeEventError(result.error());
+}
+
 // The additive pinned member (docs/pins.md, docs/decisions.md P10): written last and only when
 // a commit keeps pinned messages, so a commit without any is byte for byte what the codec wrote
 // before; with them it round-trips exactly, and an empty list has no encoding.
@@ -296,20 +309,12 @@ TEST(EncodeEvent, PinnedIsAnAdditiveLastMember) {
       R"("assistant","blocks":[{"type":"tool_use","id":"c1","name":"grep","input":{}}],"usage":null}},)"
       R"({"id":"00000000-0000-4000-8000-000000000052","message":{"role":"tool","blocks":)"
       R"([{"type":"text","text":"found"}],"tool_use_id":"c1","is_error":false}}]})");
-  auto decoded = DecodeEvent(bytes);
-  ASSERT_TRUE(decoded.ok()) << DescribeEventError(decoded.error());
-  EXPECT_EQ(*decoded, Event(committed));
-  EXPECT_EQ(Encoded(*decoded), bytes);
-
-  auto decode_error = [](const std::string& text) {
-    auto result = DecodeEvent(text);
-    return result.ok() ? std::string("ok") : DescribeEventError(result.error());
-  };
-  EXPECT_THAT(decode_error(Replace(without, R"("duration":1500000000})",
-                                   R"("duration":1500000000,"pinned":[]})")),
+  ExpectRoundTrip(bytes, Event(committed));
+  EXPECT_THAT(DecodeError(Replace(without, R"("duration":1500000000})",
+                                  R"("duration":1500000000,"pinned":[]})")),
               HasSubstr("an empty pinned list is written by omitting it"));
   EXPECT_THAT(
-      decode_error(Replace(bytes, R"("is_error":false}}]})", R"("is_error":false},"extra":1}]})")),
+      DecodeError(Replace(bytes, R"("is_error":false}}]})", R"("is_error":false},"extra":1}]})")),
       HasSubstr("unknown member \"extra\""));
 }
 
@@ -363,23 +368,15 @@ TEST(EncodeEvent, ShortenedIsAnAdditiveLastMember) {
   ASSERT_EQ(bytes.substr(0, with_pin.size() - 1), with_pin.substr(0, with_pin.size() - 1));
   EXPECT_EQ(bytes.substr(with_pin.size() - 1),
             R"(,"shortened":[{"message":2,"block":0,"original_bytes":240000,"kept_bytes":2048}]})");
-  auto decoded = DecodeEvent(bytes);
-  ASSERT_TRUE(decoded.ok()) << DescribeEventError(decoded.error());
-  EXPECT_EQ(*decoded, Event(committed));
-  EXPECT_EQ(Encoded(*decoded), bytes);
-
-  auto decode_error = [](const std::string& text) {
-    auto result = DecodeEvent(text);
-    return result.ok() ? std::string("ok") : DescribeEventError(result.error());
-  };
-  EXPECT_THAT(decode_error(Replace(without, R"("duration":1500000000})",
-                                   R"("duration":1500000000,"shortened":[]})")),
+  ExpectRoundTrip(bytes, Event(committed));
+  EXPECT_THAT(DecodeError(Replace(without, R"("duration":1500000000})",
+                                  R"("duration":1500000000,"shortened":[]})")),
               HasSubstr("an empty shortened list is written by omitting it"));
-  EXPECT_THAT(decode_error(Replace(bytes, R"("kept_bytes":2048})", R"("kept_bytes":2048,"x":1})")),
+  EXPECT_THAT(DecodeError(Replace(bytes, R"("kept_bytes":2048})", R"("kept_bytes":2048,"x":1})")),
               HasSubstr("unknown member \"x\""));
-  EXPECT_THAT(decode_error(Replace(bytes, R"("message":2,)", R"("message":4294967296,)")),
+  EXPECT_THAT(DecodeError(Replace(bytes, R"("message":2,)", R"("message":4294967296,)")),
               HasSubstr("message"));
-  EXPECT_THAT(decode_error(Replace(bytes, R"("kept_bytes":2048)", R"("kept_bytes":-1)")),
+  EXPECT_THAT(DecodeError(Replace(bytes, R"("kept_bytes":2048)", R"("kept_bytes":-1)")),
               HasSubstr("kept_bytes"));
 }
 

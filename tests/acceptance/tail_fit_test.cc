@@ -77,12 +77,16 @@ TEST_F(TailFit, A60kTokenOutputInA16kWindowCommitsShortenedRestoresAndUndoes) {
   const std::vector<Message> original = MidTurnHistory();
   const Uuid loop = MustCreate(SixteenKLoop());
   const LoopSnapshot created = MustSnapshot(loop);
-  ASSERT_GT(created.measurement->input_tokens, 60'000u);
 
   const Uuid command = MustCompact(loop);
   auto reply = log_->WaitForReply(command);
   ASSERT_TRUE(reply && std::holds_alternative<CompactWaiterResolved>(*reply))
       << Describe(LoopEvents(loop));
+  // The history the compaction was asked for is about four windows large.
+  const auto measured = All<ContextMeasured>(LoopEvents(loop));
+  ASSERT_FALSE(measured.empty());
+  EXPECT_GT(measured.front().measurement.input_tokens, 60'000u);
+  EXPECT_EQ(measured.front().measurement.input_limit, 15'384u);
   const auto commits = All<CompactionCommitted>(LoopEvents(loop));
   ASSERT_EQ(commits.size(), 1u);
   const CompactionCommitted& commit = commits[0];
@@ -119,10 +123,10 @@ TEST_F(TailFit, A60kTokenOutputInA16kWindowCommitsShortenedRestoresAndUndoes) {
   std::unique_ptr<Journal> copy;
   auto restored = RestoreCopy(copy);
   ASSERT_TRUE(restored.ok()) << restored.error().Message();
-  auto snapshot = (*restored)->Snapshot(loop);
+  const auto snapshot = (*restored)->Snapshot(loop);
+  (*restored)->Shutdown();
   ASSERT_TRUE(snapshot.ok());
   ExpectSameLoopState(*snapshot, live);
-  (*restored)->Shutdown();
 
   // Undo puts the whole log back (in a window where it fits again: at 16k it is refused with the
   // figures, as any undo whose history does not fit).
