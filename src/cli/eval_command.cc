@@ -1,6 +1,8 @@
-// `harness eval DIR`: one manual compaction of every transcript of a directory, in two windows,
+// `harness eval DIR`: one manual compaction of every transcript of a directory, in three windows,
 // through the same path as `harness compact` (compaction_run.h), each scored against its facts
-// file where there is one (docs/eval.md, docs/cli.md).
+// file where there is one and measured for its summary's quality (eval_quality.h), with totals
+// per window and, when the directory holds a split file (eval_split.h), per split and window
+// (docs/eval.md, docs/cli.md).
 #include <fmt/format.h>
 
 #include <CLI/CLI.hpp>
@@ -18,8 +20,11 @@
 #include "commands.h"
 #include "compaction_run.h"
 #include "eval_facts.h"
+#include "eval_quality.h"
+#include "eval_split.h"
 #include "harness/compaction/masking.h"
 #include "harness/compaction/shorten.h"
+#include "harness/compaction/tail.h"
 #include "harness/content/codec.h"
 #include "harness/core/env.h"
 #include "harness/event/compaction.h"
@@ -56,14 +61,26 @@ constexpr std::size_t kMaxTranscripts = 1000;
 constexpr std::string_view kFactsSuffix = ".facts.json";
 constexpr std::string_view kTranscriptSuffix = ".json";
 
-// The two windows every transcript is compacted in: the CLI's default window ("full") and a
+constexpr std::string_view kSplitFile = "split";
+
+// The three windows every transcript is compacted in: the CLI's default window ("full"), a
 // window of half the transcript's own measured size ("half"), where the transcript alone is
-// about twice what the loop may send.
-enum class Setting { kFull, kHalf };
-constexpr Setting kSettings[] = {Setting::kFull, Setting::kHalf};
+// about twice what the loop may send, and a fixed 16384-token window ("16k"), the window small
+// local models run with, where a retained tail may not fit at all.
+enum class Setting { kFull, kHalf, k16k };
+constexpr Setting kSettings[] = {Setting::kFull, Setting::kHalf, Setting::k16k};
+constexpr TokenCount k16kWindow = 16384;
 
 std::string_view SettingName(Setting setting) {
-  return setting == Setting::kFull ? "full" : "half";
+  switch (setting) {
+    case Setting::kFull:
+      return "full";
+    case Setting::kHalf:
+      return "half";
+    case Setting::k16k:
+      return "16k";
+  }
+  return "";
 }
 
 void PrintJson(std::string_view json) {
@@ -92,6 +109,7 @@ struct Entry {
   std::string name;  // the file name without ".json"
   fs::path transcript;
   std::optional<fs::path> facts;
+  Split split = Split::kDev;  // a transcript the split file does not name is dev
 };
 
 Result<std::vector<Entry>, std::string> ListCorpus(const std::string& dir) {
@@ -125,37 +143,17 @@ Result<std::vector<Entry>, std::string> ListCorpus(const std::string& dir) {
   return listed;
 }
 
-// Everything a continuation sees of a block, for the facts: text, reasoning, tool names with
-// their input, tool results with what they hold.
-void AppendBlockText(const Block& block, std::string& out) {
-  if (const auto* text = block.as<TextBlock>()) {
-    out.append(text->text);
-  } else if (const auto* refusal = block.as<RefusalBlock>()) {
-    out.append(refusal->text);
-  } else if (const auto* thinking = block.as<ThinkingBlock>()) {
-    out.append(thinking->thinking);
-  } else if (const auto* document = block.as<DocumentBlock>()) {
-    out.append(document->name).append("\n").append(document->text);
-  } else if (const auto* use = block.as<ToolUseBlock>()) {
-    out.append(use->name);
-    if (use->input)
-      out.append(" ").append(*use->input);
-  } else if (const auto* result = block.as<ToolResultBlock>()) {
-    for (const Block& inner : result->content) {
-      AppendBlockText(inner, out);
-      out.push_back('\n');
-    }
+// What the commit kept verbatim, as it recorded it: the pinned messages, then the retained tail
+// (for a cut inside the newest segment, that segment's request and the newest messages).
+std::string VerbatimText(const CompactionCommitted& committed) {
+  std::string text;
+  for (const PinnedMessage& pinned : committed.pinned) {
+    for (const Block& block : pinned.message.blocks())
+      AppendVisibleText(block, text);
   }
-  out.push_back('\n');
-}
-
-// The summary plus the retained tail: what the next request holds of the compacted history.
-std::string KeptText(const CompactionCommitted& committed) {
-  std::string text = SummaryText(committed);
-  text.push_back('\n');
   for (const Message& message : committed.retained) {
     for (const Block& block : message.blocks())
-      AppendBlockText(block, text);
+      AppendVisibleText(block, text);
   }
   return text;
 }
@@ -175,6 +173,9 @@ struct Run {
   std::optional<TokenCount> summarizer_read;  // the compactor's input, estimated
   std::vector<std::size_t> lost;              // indexes of the facts not kept
   std::size_t kept = 0;
+  SummaryQuality quality;         // committed only
+  TokenCount summary_tokens = 0;  // the summary's estimate (EstimateMessageTokens)
+  TokenCount summary_budget = 0;  // the policy's max_summary_tokens
   double milliseconds = 0;
   bool committed() const { return outcome == "committed"; }
 };
@@ -185,8 +186,8 @@ struct Prepared {
   std::optional<std::vector<Fact>> facts;
 };
 
-// `history` is the loop's own: the caller copies prepared.history for every run but the last,
-// which takes it, so that a transcript is held twice at most (eval's and the loop's).
+// `history` is the loop's own, a copy of prepared.history, which stays whole for the summary's
+// measures (the span they read): a transcript is held twice at most (eval's and the loop's).
 Run Compact(const EvalCommandLine& line, const Prepared& prepared, Transcript history,
             Setting setting, const LoopContext& context) {
   Run run;
@@ -249,8 +250,17 @@ Run Compact(const EvalCommandLine& line, const Prepared& prepared, Transcript hi
   run.retained = outcome.committed->retained.size();
   run.shortened = outcome.committed->shortened.size();
   run.shortened_bytes = ShortenedBytes(outcome.committed->shortened);
+  const CompactionCommitted& committed = *outcome.committed;
+  const std::string summary = SummaryText(committed);
+  const std::string verbatim = VerbatimText(committed);
+  const std::span<const Message> span(prepared.history.data(),
+                                      SummarizedCount(prepared.history, committed.retained));
+  run.quality = MeasureSummary(summary, span, verbatim);
+  run.summary_tokens = EstimateMessageTokens(Message(committed.summary));
+  run.summary_budget = context.policy.max_summary_tokens;
   if (prepared.facts) {
-    const FactMatcher matcher(KeptText(*outcome.committed));
+    // The summary plus what stayed verbatim: what the next request holds of the history.
+    const FactMatcher matcher(summary + "\n" + verbatim);
     for (std::size_t i = 0; i < prepared.facts->size(); ++i) {
       if (matcher.Kept((*prepared.facts)[i]))
         ++run.kept;
@@ -261,14 +271,16 @@ Run Compact(const EvalCommandLine& line, const Prepared& prepared, Transcript hi
   return run;
 }
 
-// The context of a setting: the CLI's defaults, and for "half" a window of half the tokens the
-// full run measured (never below the smallest window the CLI takes).
+// The context of a setting: the CLI's defaults, for "half" a window of half the tokens the full
+// run measured (never below the smallest window the CLI takes), for "16k" 16384 tokens.
 Result<LoopContext, std::string> ContextFor(Setting setting, const std::optional<Run>& full) {
   ContextFlags flags;
   if (setting == Setting::kHalf) {
     if (!full || !full->tokens_before)
       return Fail(std::string("the transcript was not measured in the full window"));
     flags.context_window = std::max(kMinContextWindow, *full->tokens_before / 2);
+  } else if (setting == Setting::k16k) {
+    flags.context_window = k16kWindow;
   }
   auto chosen = ChooseLoopContext(flags, TokenizerDirFromEnvironment());
   if (!chosen.ok())
@@ -285,6 +297,36 @@ std::string Ratio(const Run& run) {
 
 std::string Tokens(const std::optional<TokenCount>& count) {
   return count ? std::to_string(*count) : std::string("?");
+}
+
+std::string Percent(std::size_t part, std::size_t whole) {
+  return fmt::format(
+      "{:.1f}%", whole == 0 ? 0.0 : 100.0 * static_cast<double>(part) / static_cast<double>(whole));
+}
+
+// The summary's measures, at the end of a result or totals line.
+std::string QualityText(const SummaryQuality& q, TokenCount tokens, TokenCount budget) {
+  return fmt::format(
+      "; summary {}/{} tokens, raw {}, repeated {}/{} items, user messages kept {}/{}", tokens,
+      budget, Percent(q.raw_bytes, q.summary_bytes), q.repeated, q.items, q.user_messages_kept,
+      q.user_messages);
+}
+
+void WriteQuality(WireWriter& w, std::string& out, const SummaryQuality& q, TokenCount tokens,
+                  TokenCount budget) {
+  w.Uint("summary_tokens", tokens)
+      .Uint("summary_budget", budget)
+      .Uint("summary_bytes", q.summary_bytes)
+      .Uint("raw_bytes", q.raw_bytes);
+  w.Key("raw_share");
+  out.append(fmt::format(
+      "{:.4f}", q.summary_bytes == 0
+                    ? 0.0
+                    : static_cast<double>(q.raw_bytes) / static_cast<double>(q.summary_bytes)));
+  w.Uint("items", q.items)
+      .Uint("repeated", q.repeated)
+      .Uint("user_messages", q.user_messages)
+      .Uint("user_messages_kept", q.user_messages_kept);
 }
 
 void PrintHuman(const Entry& entry, const Prepared& prepared, const Run& run) {
@@ -307,6 +349,8 @@ void PrintHuman(const Entry& entry, const Prepared& prepared, const Run& run) {
       row.append(fmt::format(", facts kept {}/{}", run.kept, prepared.facts->size()));
   }
   row.append(fmt::format(", {:.1f} ms", run.milliseconds));
+  if (run.committed())
+    row.append(QualityText(run.quality, run.summary_tokens, run.summary_budget));
   PrintLine(row);
   if (prepared.facts) {
     for (const std::size_t i : run.lost)
@@ -314,12 +358,13 @@ void PrintHuman(const Entry& entry, const Prepared& prepared, const Run& run) {
   }
 }
 
-void PrintJsonRun(const Entry& entry, const Prepared& prepared, const Run& run) {
+void PrintJsonRun(const Entry& entry, const Prepared& prepared, const Run& run, bool split) {
   std::string out;
   WireWriter w(out);
-  w.String("type", "EvalResult")
-      .String("name", entry.name)
-      .String("setting", SettingName(run.setting))
+  w.String("type", "EvalResult").String("name", entry.name);
+  if (split)
+    w.String("split", SplitName(entry.split));
+  w.String("setting", SettingName(run.setting))
       .Uint("context_window", run.window)
       .String("outcome", run.outcome);
   if (!run.committed())
@@ -344,6 +389,8 @@ void PrintJsonRun(const Entry& entry, const Prepared& prepared, const Run& run) 
       out.push_back(']');
     }
   }
+  if (run.committed())
+    WriteQuality(w, out, run.quality, run.summary_tokens, run.summary_budget);
   w.Uint("microseconds", static_cast<std::uint64_t>(run.milliseconds * 1000));
   w.Close();
   PrintJson(out);
@@ -356,28 +403,58 @@ struct Totals {
   TokenCount tokens_after = 0;
   std::size_t facts = 0;  // over the committed runs with facts
   std::size_t kept = 0;
+  SummaryQuality quality;         // summed over the committed runs
+  TokenCount summary_tokens = 0;  // likewise
+  TokenCount summary_budget = 0;
   double milliseconds = 0;
+
+  void Add(const Run& run, const Prepared& prepared) {
+    ++runs;
+    milliseconds += run.milliseconds;
+    if (!run.committed())
+      return;
+    ++committed;
+    tokens_before += run.tokens_before.value_or(0);
+    tokens_after += run.tokens_after.value_or(0);
+    if (prepared.facts) {
+      facts += prepared.facts->size();
+      kept += run.kept;
+    }
+    quality.summary_bytes += run.quality.summary_bytes;
+    quality.raw_bytes += run.quality.raw_bytes;
+    quality.items += run.quality.items;
+    quality.repeated += run.quality.repeated;
+    quality.user_messages += run.quality.user_messages;
+    quality.user_messages_kept += run.quality.user_messages_kept;
+    summary_tokens += run.summary_tokens;
+    summary_budget += run.summary_budget;
+  }
 };
 
-void PrintTotals(Setting setting, const Totals& t, bool json) {
+// The totals of a window, over every transcript (no split) or over one split's.
+void PrintTotals(Setting setting, std::optional<Split> split, const Totals& t, bool json) {
   if (json) {
     std::string out;
     WireWriter w(out);
-    w.String("type", "EvalTotals")
-        .String("setting", SettingName(setting))
+    w.String("type", "EvalTotals");
+    if (split)
+      w.String("split", SplitName(*split));
+    w.String("setting", SettingName(setting))
         .Uint("transcripts", t.runs)
         .Uint("committed", t.committed)
         .Uint("tokens_before", t.tokens_before)
         .Uint("tokens_after", t.tokens_after)
         .Uint("facts", t.facts)
-        .Uint("facts_kept", t.kept)
-        .Uint("microseconds", static_cast<std::uint64_t>(t.milliseconds * 1000));
+        .Uint("facts_kept", t.kept);
+    WriteQuality(w, out, t.quality, t.summary_tokens, t.summary_budget);
+    w.Uint("microseconds", static_cast<std::uint64_t>(t.milliseconds * 1000));
     w.Close();
     PrintJson(out);
     return;
   }
-  std::string line =
-      fmt::format("total {}: {}/{} committed", SettingName(setting), t.committed, t.runs);
+  std::string line = fmt::format("total {}{}: {}/{} committed",
+                                 split ? std::string(SplitName(*split)) + " " : std::string(),
+                                 SettingName(setting), t.committed, t.runs);
   if (t.committed > 0)
     line.append(fmt::format(", {} -> {} tokens", t.tokens_before, t.tokens_after));
   if (t.facts > 0) {
@@ -385,6 +462,8 @@ void PrintTotals(Setting setting, const Totals& t, bool json) {
                             100.0 * static_cast<double>(t.kept) / static_cast<double>(t.facts)));
   }
   line.append(fmt::format(", {:.1f} ms", t.milliseconds));
+  if (t.committed > 0)
+    line.append(QualityText(t.quality, t.summary_tokens, t.summary_budget));
   PrintLine(line);
 }
 
@@ -412,7 +491,7 @@ std::size_t FactsKeptIn(const Transcript& history, const std::vector<Fact>& fact
   std::string text;
   for (const Message& message : history) {
     for (const Block& block : message.blocks())
-      AppendBlockText(block, text);
+      AppendVisibleText(block, text);
   }
   const FactMatcher matcher(text);
   std::size_t kept = 0;
@@ -487,11 +566,18 @@ void PrintMasking(const EvalCommandLine& line, const Entry& entry, const Prepare
   PrintLine(row);
 }
 
-// NAME (both settings) or NAME:full / NAME:half.
+// NAME (the full and half windows) or NAME:full / NAME:half / NAME:16k.
 struct Requirement {
   std::string name;
   std::optional<Setting> setting;
 };
+
+// Whether a requirement of `named` (none: a bare NAME, or no --must-commit at all) is one in
+// `setting`. The 16k window is measured for every transcript but required only by NAME:16k: a
+// long step's tail does not fit it, and that is what it is there to show.
+bool RequiredIn(const std::optional<Setting>& named, Setting setting) {
+  return named ? *named == setting : setting != Setting::k16k;
+}
 
 Result<std::vector<Requirement>, std::string> Requirements(const std::vector<std::string>& given,
                                                            const std::vector<Entry>& entries) {
@@ -499,9 +585,13 @@ Result<std::vector<Requirement>, std::string> Requirements(const std::vector<std
   for (const std::string& spec : given) {
     Requirement r;
     r.name = spec;
-    if (EndsWith(spec, ":full") || EndsWith(spec, ":half")) {
-      r.name = spec.substr(0, spec.size() - 5);
-      r.setting = EndsWith(spec, ":full") ? Setting::kFull : Setting::kHalf;
+    for (const Setting setting : kSettings) {
+      const std::string suffix = ":" + std::string(SettingName(setting));
+      if (EndsWith(spec, suffix)) {
+        r.name = spec.substr(0, spec.size() - suffix.size());
+        r.setting = setting;
+        break;
+      }
     }
     if (std::none_of(entries.begin(), entries.end(),
                      [&](const Entry& e) { return e.name == r.name; })) {
@@ -538,6 +628,33 @@ Result<Prepared, std::string> Prepare(const Entry& entry) {
   return prepared;
 }
 
+// DIR/split, when there is one: each entry's split set from it (dev when it names none). True
+// when the directory has a split file; an unusable one is why, naming its line.
+Result<bool, std::string> ReadSplit(const std::string& dir, std::vector<Entry>& entries) {
+  const fs::path path = fs::path(dir) / kSplitFile;
+  std::error_code ec;
+  const fs::file_status status = fs::symlink_status(path, ec);
+  if (ec || !fs::exists(status))
+    return false;
+  const SplitLimits limits;
+  auto text = ReadInput(path.string(), limits.max_bytes, InputFile::kRegularOnly);
+  if (!text.ok())
+    return Fail(text.error().message);
+  auto parsed = ParseSplit(*text, limits);
+  if (!parsed.ok())
+    return Fail(fmt::format("{} {}", path.string(), parsed.error().Describe()));
+  for (const SplitEntry& listed : *parsed) {
+    const auto entry = std::find_if(entries.begin(), entries.end(),
+                                    [&](const Entry& e) { return e.name == listed.name; });
+    if (entry == entries.end()) {
+      return Fail(fmt::format("{} line {}: no transcript {}.json in the directory", path.string(),
+                              listed.line, listed.name));
+    }
+    entry->split = listed.split;
+  }
+  return true;
+}
+
 int RunEval(const EvalCommandLine& line) {
   CompactorChoice choice = ChooseCompactor(line.compactor, line.constrain_output);
   if (!choice.compactor)
@@ -550,10 +667,14 @@ int RunEval(const EvalCommandLine& line) {
   auto required = Requirements(line.must_commit, *entries);
   if (!required.ok())
     return Usage(required.error());
+  const auto split = ReadSplit(line.dir, *entries);
+  if (!split.ok())
+    return Usage(split.error());
 
   bool invalid_input = false;
   std::set<std::pair<std::string, Setting>> not_committed;
   std::map<Setting, Totals> totals;
+  std::map<std::pair<Split, Setting>, Totals> split_totals;
   for (const Entry& entry : *entries) {
     auto prepared = Prepare(entry);
     if (!prepared.ok()) {
@@ -563,10 +684,10 @@ int RunEval(const EvalCommandLine& line) {
       if (line.json) {
         std::string out;
         WireWriter w(out);
-        w.String("type", "EvalResult")
-            .String("name", entry.name)
-            .String("outcome", "invalid")
-            .String("reason", prepared.error());
+        w.String("type", "EvalResult").String("name", entry.name);
+        if (*split)
+          w.String("split", SplitName(entry.split));
+        w.String("outcome", "invalid").String("reason", prepared.error());
         w.Close();
         PrintJson(out);
       } else {
@@ -583,30 +704,16 @@ int RunEval(const EvalCommandLine& line) {
         run.outcome = "failed";
         run.reason = context.error();
       } else {
-        // The last run takes the transcript; --masking masks it after the runs.
-        const bool last = setting == Setting::kHalf && !line.masking;
-        run = Compact(line, *prepared,
-                      last ? std::move(prepared->history) : Transcript(prepared->history), setting,
-                      *context);
+        run = Compact(line, *prepared, Transcript(prepared->history), setting, *context);
       }
       if (setting == Setting::kFull)
         full = run;
-      Totals& t = totals[setting];
-      ++t.runs;
-      t.milliseconds += run.milliseconds;
-      if (run.committed()) {
-        ++t.committed;
-        t.tokens_before += run.tokens_before.value_or(0);
-        t.tokens_after += run.tokens_after.value_or(0);
-        if (prepared->facts) {
-          t.facts += prepared->facts->size();
-          t.kept += run.kept;
-        }
-      } else {
+      totals[setting].Add(run, *prepared);
+      split_totals[{entry.split, setting}].Add(run, *prepared);
+      if (!run.committed())
         not_committed.insert({entry.name, setting});
-      }
       if (line.json)
-        PrintJsonRun(entry, *prepared, run);
+        PrintJsonRun(entry, *prepared, run, *split);
       else
         PrintHuman(entry, *prepared, run);
     }
@@ -624,18 +731,25 @@ int RunEval(const EvalCommandLine& line) {
     }
   }
   for (const Setting setting : kSettings)
-    PrintTotals(setting, totals[setting], line.json);
+    PrintTotals(setting, std::nullopt, totals[setting], line.json);
+  if (*split) {
+    for (const Split part : {Split::kTest, Split::kDev}) {
+      for (const Setting setting : kSettings)
+        PrintTotals(setting, part, split_totals[{part, setting}], line.json);
+    }
+  }
 
   if (invalid_input)
     return kExitUsage;
-  // Without --must-commit every transcript must commit in both windows.
+  // Without --must-commit every transcript must commit in the full and half windows.
   bool failed = false;
   if (required->empty()) {
-    failed = !not_committed.empty();
+    failed = std::any_of(not_committed.begin(), not_committed.end(),
+                         [](const auto& run) { return RequiredIn(std::nullopt, run.second); });
   } else {
     for (const Requirement& r : *required) {
       for (const Setting setting : kSettings) {
-        if ((!r.setting || *r.setting == setting) && not_committed.contains({r.name, setting})) {
+        if (RequiredIn(r.setting, setting) && not_committed.contains({r.name, setting})) {
           failed = true;
           std::fprintf(stderr, "harness eval: %s did not commit in the %s window\n",
                        TerminalLine(r.name).c_str(), std::string(SettingName(setting)).c_str());
@@ -653,11 +767,15 @@ std::shared_ptr<EvalCommandLine> AddEvalCommand(CLI::App& app) {
   line->command = app.add_subcommand(
       "eval",
       "Compact every NAME.json transcript of DIR (a fresh in-memory session each, the same path\n"
-      "as `harness compact`) twice: in the default window and in a window of half the\n"
-      "transcript's measured size. Where NAME.facts.json exists, count the facts the summary\n"
-      "plus the retained tail keep. Prints one line per transcript and window, then totals.\n"
-      "Exit 0 every required transcript committed (all of them, or those named by\n"
-      "--must-commit); 3 one did not; 2 bad usage, an invalid transcript or facts file.");
+      "as `harness compact`) three times: in the default window, in a window of half the\n"
+      "transcript's measured size and in a 16384-token window. Where NAME.facts.json exists,\n"
+      "count the facts the summary plus the retained tail keep; measure each summary (raw\n"
+      "output, repeated items, the user's messages kept, tokens). Prints one line per\n"
+      "transcript and window, then totals per window, and per split (test, dev) when DIR\n"
+      "holds a split file.\n"
+      "Exit 0 every required transcript committed (all of them in the full and half windows,\n"
+      "or those named by --must-commit); 3 one did not; 2 bad usage, an invalid transcript,\n"
+      "facts or split file.");
   auto* c = line->command;
   c->add_option("DIR", line->dir, "the corpus directory")->required();
   c->add_option("--compactor", line->compactor,
@@ -672,8 +790,9 @@ std::shared_ptr<EvalCommandLine> AddEvalCommand(CLI::App& app) {
               "also report, in the default window, the tokens old tool output masking saves "
               "alone, the summary alone, and both (docs/compactors.md)");
   c->add_option("--must-commit", line->must_commit,
-                "NAME, NAME:full or NAME:half: only these decide the exit status (repeatable); "
-                "without it, every transcript must commit in both windows");
+                "NAME (the full and half windows), NAME:full, NAME:half or NAME:16k: only these "
+                "decide the exit status (repeatable); without it, every transcript must commit in "
+                "the full and half windows");
   return line;
 }
 

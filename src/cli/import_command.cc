@@ -132,15 +132,17 @@ std::shared_ptr<ImportCommandLine> AddImportCommand(CLI::App& app) {
   line->command = app.add_subcommand(
       "import",
       "Convert another agent's session file into a harness transcript (docs/import.md):\n"
-      "Claude Code session JSONL, Codex rollout JSONL, an OpenHands trajectory or a SWE-agent\n"
-      ".traj. Writes the transcript to standard output or -o OUT and one line on stderr saying\n"
+      "Claude Code session JSONL, Codex rollout JSONL, an OpenHands trajectory, a SWE-agent\n"
+      ".traj, a Gemini CLI saved chat or session recording, or a Cline / Roo Code\n"
+      "api_conversation_history.json. Writes the transcript to standard output or -o OUT and one "
+      "line on stderr saying\n"
       "what was read and dropped (exit 0); 1 the file is not of that format (the line, the\n"
       "JSONPath and why on stderr); 2 bad usage, an unreadable input, one over 64 MiB, or an\n"
       "output that cannot be written.");
   auto* c = line->command;
   c->add_option("--from", line->from, "the source format")
       ->required()
-      ->check(CLI::IsMember({"claude-code", "codex", "openhands", "swe-agent"}));
+      ->check(CLI::IsMember({"claude-code", "codex", "openhands", "swe-agent", "gemini", "cline"}));
   c->add_option("FILE", line->path, "the session file, or - for standard input")
       ->capture_default_str();
   c->add_option("-o,--output", line->output, "where to write the transcript (- for stdout)")

@@ -17,12 +17,15 @@
 #include <utility>
 #include <vector>
 
+#include "compaction/salience.h"
 #include "harness/compaction/response.h"
 #include "harness/compaction/wire.h"
+#include "harness/content/user_text.h"
 #include "harness/core/chars.h"
 #include "harness/core/utf8.h"
 // The summary grammar's own character classes: the text written here must be exactly what the
 // validator calls an XML Char and white space, so the two cannot drift apart.
+#include "harness/summary/foreign.h"
 #include "harness/summary/sections.h"
 #include "harness/summary/xml_chars.h"
 
@@ -404,6 +407,20 @@ std::vector<std::string> SectionItems(std::string_view decoded) {
   return items;
 }
 
+CarriedSummary CarriedOf(const SummarySections& sections) {
+  return CarriedSummary{SectionItems(sections.goal), SectionItems(sections.constraints),
+                        SectionItems(sections.decisions), SectionItems(sections.state),
+                        SectionItems(sections.open_items)};
+}
+
+// A carried summary's text (docs/spec/user-text.md §3): harness's own when ParseSummary accepts
+// it, else another agent's, read by its headings (docs/spec/foreign-summary.md).
+CarriedSummary ReadAnyCarriedSummary(std::string_view text) {
+  if (auto sections = ReadSummarySections(text))
+    return CarriedOf(*sections);
+  return CarriedOf(ReadForeignSummary(text));
+}
+
 // The sections of `message` when it is a summary (one text block that ParseSummary accepts).
 std::optional<CarriedSummary> ReadCarriedSummary(const Message& message) {
   if (message.role() != Role::kUser || message.blocks().size() != 1)
@@ -414,9 +431,7 @@ std::optional<CarriedSummary> ReadCarriedSummary(const Message& message) {
   auto sections = ReadSummarySections(block->text);
   if (!sections)
     return std::nullopt;
-  return CarriedSummary{SectionItems(sections->goal), SectionItems(sections->constraints),
-                        SectionItems(sections->decisions), SectionItems(sections->state),
-                        SectionItems(sections->open_items)};
+  return CarriedOf(*sections);
 }
 
 struct ToolOutput {
@@ -505,6 +520,19 @@ bool IsWrapperLine(std::string_view lower) {
          lower.starts_with("original token count:");
 }
 
+// A runner's prefix on every line of a job's log: "[CI/test-2]   | …" (act), "web-1  | …"
+// (docker compose). The text after it is the line.
+std::string_view WithoutLogPrefix(std::string_view line) {
+  const std::size_t bar = line.find("| ");
+  if (bar == std::string_view::npos || bar == 0 || bar > 48)
+    return line;
+  const std::string_view prefix = Trim(line.substr(0, bar));
+  const bool bracketed = prefix.starts_with('[') && prefix.ends_with(']');
+  const bool one_word = !prefix.empty() && prefix.find(' ') == std::string_view::npos &&
+                        prefix.find('|') == std::string_view::npos;
+  return bracketed || one_word ? Trim(line.substr(bar + 2)) : line;
+}
+
 ToolOutput ReadToolOutput(std::string_view raw) {
   std::string text = WithoutAnsi(raw);
   text = WithoutSpans(text, "<system-reminder>", "</system-reminder>");
@@ -519,7 +547,7 @@ ToolOutput ReadToolOutput(std::string_view raw) {
       out.exit_code = code;
     if (IsWrapperLine(lower))
       continue;
-    std::string_view body = Trim(line);
+    std::string_view body = WithoutLogPrefix(Trim(line));
     for (const std::string_view wrapper :
          {std::string_view("OBSERVATION:"), std::string_view("<response clipped>"),
           std::string_view("<tool_use_error>"), std::string_view("</tool_use_error>"),
@@ -572,6 +600,15 @@ std::string LastErrorLine(const std::vector<std::string>& lines) {
       return *it;
   }
   return {};
+}
+
+// What a failed command said: its last error line, else its last line (a checker's verdict such
+// as "6 files would be reformatted" names no error).
+std::string FailureLine(const std::vector<std::string>& lines) {
+  std::string line = LastErrorLine(lines);
+  if (line.empty() && !lines.empty())
+    line = CutAt(lines.back(), 200);
+  return line;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -918,6 +955,7 @@ struct FileEntry {
 struct CommandEntry {
   std::optional<long> exit_code;
   bool failed = false;
+  bool superseded = false;  // failed, and a later run of the same program and step succeeded
   std::string last_error;
   std::string fixed_error;  // the error of a failed run that a later clean run followed
   std::string output;       // the latest run's output when it is a line or two
@@ -942,9 +980,12 @@ struct CallEffect {
   std::vector<std::pair<std::string, FileTouch>> files;
   std::string command;  // a shell command, clean
   bool question = false;
-  std::string change;    // an edit's content, for the file of `files` it edits
-  bool submits = false;  // the agent's submit step: its result is the change it handed in
+  std::string change;     // an edit's content, for the file of `files` it edits
+  bool submits = false;   // the agent's submit step: its result is the change it handed in
+  std::string delegated;  // a sub-agent's task (its description): its result is its report
 };
+
+std::vector<std::string_view> Words(std::string_view text);
 
 class Ledger {
  public:
@@ -981,13 +1022,35 @@ class Ledger {
     if (!failed && entry.failed && !entry.last_error.empty())
       entry.fixed_error = entry.last_error;
     entry.failed = failed;
-    entry.last_error = failed ? LastErrorLine(output.lines) : std::string();
+    entry.superseded = false;
+    entry.last_error = failed ? FailureLine(output.lines) : std::string();
     entry.output = ShortOutput(output.lines);
+    // "git push" failed, then "git push -u origin main" went through: the push is done.
+    const std::string key = CommandKey(command);
+    if (key.empty())
+      return;
+    std::vector<std::string>& failing = failing_by_key_[key];
+    if (failed) {
+      if (std::find(failing.begin(), failing.end(), command) == failing.end())
+        failing.push_back(command);
+      return;
+    }
+    for (const std::string& other : failing) {
+      CommandEntry& earlier = commands_.at(other);
+      if (other == command || !earlier.failed)
+        continue;
+      earlier.superseded = true;
+      if (entry.fixed_error.empty())
+        entry.fixed_error = earlier.last_error;
+    }
+    failing.clear();
   }
 
   void RecordEdit(const std::string& path, const std::string& change) {
     if (change.empty())
       return;
+    // The same change again (a retried edit) is told once, at its latest place.
+    std::erase_if(edits_, [&](const EditEntry& e) { return e.path == path && e.change == change; });
     edits_.push_back(EditEntry{path, change});
     if (edits_.size() > kEditsKept)
       edits_.erase(edits_.begin());
@@ -995,19 +1058,52 @@ class Ledger {
 
   void RecordSubmission(std::vector<std::string> paths) { submitted_ = std::move(paths); }
 
+  // git's report of a commit, "[branch abc1234] message" (or "[branch (root-commit) abc1234]").
+  void RecordCommits(const std::vector<std::string>& lines) {
+    for (const std::string& line : lines) {
+      if (!line.starts_with('[') || line.find("] ") == std::string::npos)
+        continue;
+      const std::string head = line.substr(1, line.find("] ") - 1);
+      const std::size_t space = head.rfind(' ');
+      if (space == std::string::npos)
+        continue;
+      const std::string hash = head.substr(space + 1);
+      if (hash.size() < 7 || hash.size() > 40 || !std::all_of(hash.begin(), hash.end(), [](char c) {
+            return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
+          }))
+        continue;
+      std::string item = "Committed ";
+      item.append(hash).append(" on ").append(head.substr(0, head.find(' ')));
+      item.append(": ").append(CutAt(line.substr(line.find("] ") + 2), 160));
+      commits_.push_back(std::move(item));
+      if (commits_.size() > kCommitsKept)
+        commits_.erase(commits_.begin());
+    }
+  }
+  const std::vector<std::string>& commits() const { return commits_; }
+
   void RecordToolError(std::string_view name, const ToolOutput& output) {
     std::string line = LastErrorLine(output.lines);
     if (line.empty() && !output.lines.empty())
       line = output.lines.front();
     std::string item = "Error from ";
     item.append(SafeName(name)).append(": ").append(line);
+    std::erase(tool_errors_, item);  // a repeated error is told once, as the newest
     tool_errors_.push_back(std::move(item));
   }
 
-  void RecordTestRun(TestRun run) { test_run_ = std::move(run); }
+  // The latest run of each test command, the newest last.
+  void RecordTestRun(TestRun run) {
+    std::erase_if(test_runs_, [&](const TestRun& r) { return r.command == run.command; });
+    test_runs_.push_back(run);
+    if (test_runs_.size() > kTestCommandsKept)
+      test_runs_.erase(test_runs_.begin());
+    test_run_ = std::move(run);
+  }
   void RecordTodos(std::vector<TodoItem> todos) { todos_ = std::move(todos); }
 
   const std::optional<TestRun>& test_run() const { return test_run_; }
+  const std::vector<TestRun>& test_runs() const { return test_runs_; }
   const std::vector<TodoItem>& todos() const { return todos_; }
   const std::vector<std::string>& tool_errors() const { return tool_errors_; }
   const std::vector<EditEntry>& edits() const { return edits_; }
@@ -1034,7 +1130,7 @@ class Ledger {
     std::vector<std::pair<std::string, const CommandEntry*>> out;
     for (const std::string& command : command_order_) {
       const CommandEntry& entry = commands_.at(command);
-      if (entry.failed == failed)
+      if (entry.failed == failed && !entry.superseded)
         out.emplace_back(command, &entry);
     }
     std::sort(out.begin(), out.end(),
@@ -1048,13 +1144,43 @@ class Ledger {
   std::vector<std::string> file_order_;
   std::unordered_map<std::string, CommandEntry> commands_;
   std::vector<std::string> command_order_;
+  // Commands that failed, by CommandKey, until a run with that key succeeds.
+  std::unordered_map<std::string, std::vector<std::string>> failing_by_key_;
   std::optional<TestRun> test_run_;
+  std::vector<TestRun> test_runs_;
   std::vector<TodoItem> todos_;
   std::vector<std::string> tool_errors_;
-  std::vector<EditEntry> edits_;  // the newest last
+  std::vector<EditEntry> edits_;      // the newest last
+  std::vector<std::string> commits_;  // the newest last
   std::optional<std::vector<std::string>> submitted_;
 
   static constexpr std::size_t kEditsKept = 16;
+  static constexpr std::size_t kTestCommandsKept = 8;
+  static constexpr std::size_t kCommitsKept = 8;
+
+  // A command's program and its first argument, after a leading "cd DIR &&" or "VAR=x": what
+  // it does, whatever its flags ("git push", "npm test", "pytest tests/a.py").
+  static std::string CommandKey(std::string_view command) {
+    std::vector<std::string_view> words = Words(command);
+    std::size_t at = 0;
+    while (at < words.size()) {
+      if (words[at] == "cd" && at + 2 < words.size() &&
+          (words[at + 2] == "&&" || words[at + 2] == ";")) {
+        at += 3;
+      } else if (words[at].find('=') != std::string_view::npos && !words[at].starts_with('-')) {
+        ++at;
+      } else {
+        break;
+      }
+    }
+    std::string key;
+    for (std::size_t k = at; k < words.size() && k < at + 2; ++k) {
+      if (k > at && words[k].starts_with('-'))
+        break;
+      key.append(words[k]).push_back(' ');
+    }
+    return key;
+  }
 
   // A command's output worth quoting beside it: a line or two ("344", "Result: True").
   static std::string ShortOutput(const std::vector<std::string>& lines) {
@@ -1384,7 +1510,7 @@ std::string ShellEditChange(std::string_view command,
 // What a call will record: from its name and input.
 CallEffect EffectOf(std::string id, std::string name, std::string_view input,
                     std::string& swe_open_file, Ledger& ledger) {
-  CallEffect effect{std::move(id), std::move(name), {}, {}, false, {}, false};
+  CallEffect effect{std::move(id), std::move(name), {}, {}, false, {}, false, {}};
   const std::string key = ToolKey(effect.name);
   const std::string_view trimmed = Trim(input);
   const std::vector<Field> fields =
@@ -1435,6 +1561,12 @@ CallEffect EffectOf(std::string id, std::string name, std::string_view input,
                             : FileTouch::kEdited);
   } else if (key == "submit") {
     effect.submits = true;
+  } else if (key == "task" || key == "agent" || key == "delegate" || key == "subagent" ||
+             key == "spawnagent" || key == "dispatchagent") {
+    // A sub-agent: what it was asked is its description (else the start of its prompt).
+    const std::string* what = FieldValue(fields, {"description", "task", "prompt"});
+    if (what != nullptr && !LooksSecret(*what))
+      effect.delegated = CutAt(Clean(*what), 120);
   } else if (key == "read" || key == "readfile" || key == "view" || key == "viewfile" ||
              key == "openfile" || key == "cat" || key == "notebookread" || key == "readfiles" ||
              key == "open") {
@@ -1465,7 +1597,9 @@ CallEffect EffectOf(std::string id, std::string name, std::string_view input,
       effect.submits = Trim(text) == "submit";
       // The first line names the command; a heredoc or an edit body after it is content.
       const std::size_t line_end = text.find('\n');
-      if (!LooksSecret(text)) {
+      // Only the first line is recorded, so only it must be free of secrets (a commit
+      // message's "Co-Authored-By:" trailer looks like a credential's name).
+      if (!LooksSecret(text.substr(0, line_end))) {
         effect.command = Clean(text.substr(0, line_end));
         if (line_end != std::string::npos && !effect.command.empty())
           effect.command.append(" ").append(kEllipsis);
@@ -1612,6 +1746,30 @@ bool IsDecision(std::string_view lower) {
   return HasAnyPhrase(lower, kChoices) || lower.find(", not ") != std::string_view::npos;
 }
 
+// A sentence that announces what follows (ends with ':') or was cut off, or a few words
+// without content: never a decision worth keeping.
+bool IsFiller(std::string_view sentence) {
+  sentence = Trim(sentence);
+  // Thinking aloud ("But wait, …", "Maybe the issue is …", "I think …") decides nothing.
+  const std::string lower = Lower(sentence.substr(0, 24));
+  constexpr std::array<std::string_view, 11> kHedges = {
+      "but ", "actually", "maybe",   "or maybe",  "so maybe", "hmm",
+      "wait", "perhaps",  "i think", "i believe", "it seems"};
+  if (StartsWithAny(lower, kHedges))
+    return true;
+  if (sentence.ends_with(':') || sentence.ends_with("...") || sentence.ends_with(kEllipsis))
+    return true;
+  std::size_t words = 0;
+  bool in_word = false;
+  for (const char c : sentence) {
+    const bool space = c == ' ';
+    if (!space && !in_word)
+      ++words;
+    in_word = !space;
+  }
+  return words < 4;
+}
+
 bool IsNextStep(std::string_view lower) {
   constexpr std::array<std::string_view, 12> kMarkers = {
       "next, i'll",   "next i'll",  "next step",       "next, i will",
@@ -1669,28 +1827,19 @@ bool IsPointer(std::string_view lower) {
   return pointer && words < 3;
 }
 
-// Text a client injects into the user's turn that the user did not write.
-// Text a client injects into the user's turn that the user did not write (Codex's turn context
-// among it).
-bool IsInjected(std::string_view text) {
-  return text.starts_with("Caveat: ") || text.starts_with("[Request interrupted") ||
-         text.starts_with("<command-") || text.starts_with("<local-command-") ||
-         text.starts_with("<environment_context>");
-}
-
-// The project's instructions a client reads to the model as a user message (Codex's AGENTS.md):
-// not a request, but rules the work keeps following.
-bool IsProjectInstructions(std::string_view text) {
-  return text.starts_with("# AGENTS.md instructions for ") ||
-         text.starts_with("<user_instructions>");
-}
-
 // ---------------------------------------------------------------------------------------------
 // What the transcript says, as clean (unescaped, unbounded) items.
 
 struct Dated {
   std::string text;
   std::size_t at = 0;  // message index
+};
+
+// One user request and what the assistant said at its end: a subtask and what it established.
+struct Step {
+  std::string request;
+  std::size_t at = 0;
+  std::vector<std::string> answers;  // the assistant's last two texts of the step, oldest first
 };
 
 struct Extract {
@@ -1708,6 +1857,9 @@ struct Extract {
   std::string latest_progress;
   std::vector<std::string> open_calls;
   Ledger ledger;
+  SalienceLedger salience;
+  std::vector<Step> steps;
+  std::vector<Dated> reports;  // what sub-agents reported back, the newest last
 };
 
 class Reader {
@@ -1716,36 +1868,37 @@ class Reader {
     std::string swe_open_file;
     for (std::size_t i = 0; i < transcript.size(); ++i) {
       const Message& message = transcript[i];
+      at_ = i;
       if (message.role() == Role::kSystem)
         continue;  // configuration, not conversation: never summarized
       if (i == 0) {
         if (auto carried = ReadCarriedSummary(message)) {
-          for (const std::string& rule : carried->constraints)
-            AddConstraint(rule);
-          for (std::string& decision : carried->decisions) {
-            decision_index_[decision] = extract_.decisions.size();
-            extract_.decisions.push_back(Dated{std::move(decision), 0});
-          }
-          extract_.carried = std::move(carried);
+          Carry(std::move(*carried), i);
           continue;
         }
       }
       if (const auto* tool = message.as<ToolResultMessage>()) {
-        OnResult(tool->tool_use_id, tool->is_error, Flattened(tool->blocks));
+        const std::string body = Flattened(tool->blocks);
+        extract_.salience.Observe(body, kReadWeight);
+        OnResult(tool->tool_use_id, tool->is_error, body);
         continue;
       }
       std::string text;
       const std::size_t calls_before = next_call_;
       for (const Block& block : message.blocks()) {
         if (const auto* call = block.as<ToolUseBlock>()) {
+          extract_.salience.Observe(call->input.value_or(""), kWrittenWeight);
           AddPending(EffectOf(call->id, call->name, call->input.value_or(""), swe_open_file,
                               extract_.ledger));
         } else if (const auto* result = block.as<ToolResultBlock>()) {
-          OnResult(result->tool_use_id, result->is_error, Flattened(result->content));
+          const std::string body = Flattened(result->content);
+          extract_.salience.Observe(body, kReadWeight);
+          OnResult(result->tool_use_id, result->is_error, body);
         } else if (const auto* piece = block.as<TextBlock>()) {
           const std::string_view value = piece->text;
           if (value.starts_with(kCalledToolPrefix) && value.ends_with(']')) {
             auto [name, input] = SplitProjectedCall(value);
+            extract_.salience.Observe(input, kWrittenWeight);
             AddPending(EffectOf("", std::string(name), input, swe_open_file, extract_.ledger));
           } else if (!IsPlaceholder(value)) {
             text.append(value);
@@ -1765,6 +1918,7 @@ class Reader {
         OnUser(text, i);
         continue;
       }
+      extract_.salience.Observe(text, kWrittenWeight);
       const bool called = next_call_ != calls_before;
       fenced_action_ = called ? std::nullopt : TrailingFence(text);
       if (OnAssistant(text, i))
@@ -1778,6 +1932,39 @@ class Reader {
 
  private:
   static constexpr std::string_view kCalledToolPrefix = "[called tool: ";
+  // Salience weights (compaction/salience.h): what the run only read, what the agent wrote
+  // (its words and its tool inputs), what the user named.
+  static constexpr std::size_t kReadWeight = 1;
+  static constexpr std::size_t kWrittenWeight = 2;
+  static constexpr std::size_t kUserWeight = 3;
+  // A user message of rules alone at most this long is kept as its rules only.
+  static constexpr std::size_t kShortRuleBytes = 160;
+  // Rules taken from one source of the task.
+  static constexpr std::size_t kObligationsPerSource = 16;
+
+  // A summary of earlier work, at the head or later (another agent's continuation summary in
+  // an imported session): its rules and choices are this run's too; the first one gives the
+  // task, a later one adds its items to the carried ones.
+  void Carry(CarriedSummary carried, std::size_t at) {
+    for (const std::string& rule : carried.constraints)
+      AddConstraint(rule);
+    for (std::string& decision : carried.decisions) {
+      decision_index_[decision] = extract_.decisions.size();
+      extract_.decisions.push_back(Dated{std::move(decision), at});
+    }
+    carried.decisions.clear();
+    if (!extract_.carried) {
+      extract_.carried = std::move(carried);
+      return;
+    }
+    CarriedSummary& known = *extract_.carried;
+    for (std::string& item : carried.goal)
+      known.goal.push_back(item.starts_with("Later: ") ? std::move(item) : "Later: " + item);
+    for (std::string& item : carried.state)
+      known.state.push_back(std::move(item));
+    for (std::string& item : carried.open_items)
+      known.open_items.push_back(std::move(item));
+  }
   static constexpr std::string_view kInputCutPrefix = "[tool input truncated for compaction:";
 
   // The body of a code fence that ends the text.
@@ -1871,7 +2058,15 @@ class Reader {
     std::optional<CallEffect> call = Resolve(tool_use_id);
     if (body == kOldToolResultStub)
       return;
+    // The user refused the call and said how to go on instead: those are the user's words.
+    if (const std::size_t said = Lower(body).find(kUserSaid);
+        said != std::string::npos && Lower(body.substr(0, 80)).starts_with(kRefusal)) {
+      OnUser(body.substr(said + kUserSaid.size()), at_);
+      return;
+    }
     ToolOutput output = ReadToolOutput(body);
+    if (NeverRan(output))
+      return;  // nothing happened: neither a failure nor a result
     // Codex reports {"output": "…", "metadata": {"exit_code": 1}}.
     if (Trim(body).starts_with("{\"output\"")) {
       const std::vector<Field> fields = ReadFields(Trim(body));
@@ -1912,8 +2107,17 @@ class Reader {
         extract_.ledger.RecordSubmission(std::move(paths));
       }
     }
-    if (command)
+    if (command) {
       extract_.ledger.RecordCommand(call->command, output, failed);
+      if (!failed && call->command.find("git commit") != std::string::npos)
+        extract_.ledger.RecordCommits(output.lines);
+    }
+    if (call && !failed && IsTaskSource(*call))
+      AddObligations(*call, output);
+    if (call && !failed && !call->delegated.empty() && !output.lines.empty()) {
+      extract_.reports.push_back(
+          Dated{"Sub-agent (" + call->delegated + "): " + Join(output.lines, " "), at_});
+    }
     if (failed && (!command || Refused(output)))
       extract_.ledger.RecordToolError(call ? std::string_view(call->name) : "tool", output);
     if (auto run = ReadTestRun(output.lines)) {
@@ -1921,6 +2125,80 @@ class Reader {
         run->command = call->command.size() <= 160 ? call->command : std::string();
       extract_.ledger.RecordTestRun(std::move(*run));
     }
+  }
+
+  // A call that read what the task is: a spec, ticket or plan file, an issue tracker's view of
+  // a ticket. Its rules are the task's rules.
+  static bool IsTaskSource(const CallEffect& call) {
+    constexpr std::array<std::string_view, 14> kFileWords = {
+        "spec", "requirement", "ticket", "issue", "task",      "todo",      "plan",
+        "prd",  "design",      "story",  "brief", "agents.md", "claude.md", "instructions"};
+    for (const auto& [path, touch] : call.files) {
+      if (touch != FileTouch::kRead)
+        continue;
+      const std::string lower = Lower(path.substr(path.rfind('/') + 1));
+      const std::size_t dot = lower.rfind('.');
+      const std::string_view extension =
+          dot == std::string::npos ? std::string_view() : std::string_view(lower).substr(dot);
+      const bool text = extension.empty() || extension == ".md" || extension == ".txt" ||
+                        extension == ".rst" || extension == ".adoc" || extension == ".org";
+      if (text && std::any_of(kFileWords.begin(), kFileWords.end(), [&](std::string_view w) {
+            return lower.find(w) != std::string::npos;
+          }))
+        return true;
+    }
+    const std::string command = Lower(call.command);
+    constexpr std::array<std::string_view, 7> kTrackers = {
+        "gh issue view", "gh pr view",   "glab issue view", "issues show",
+        "jira issue",    "linear issue", "bd show"};
+    if (std::any_of(kTrackers.begin(), kTrackers.end(),
+                    [&](std::string_view t) { return command.find(t) != std::string::npos; }))
+      return true;
+    // An issue tool (a tracker's MCP server: get_issue, issue_read); a fetched web page is
+    // research, not the task, unless it is a ticket, which such a tool reads.
+    return ToolKey(call.name).find("issue") != std::string::npos;
+  }
+
+  // The rules a task's source sets ("must", "never", "only", …), as constraints naming it.
+  void AddObligations(const CallEffect& call, const ToolOutput& output) {
+    std::string source = call.files.empty() ? std::string() : call.files.front().first;
+    if (source.empty())
+      source = !call.command.empty() ? CutAt(call.command, 80) : SafeName(call.name);
+    std::string text;
+    for (const std::string& line : output.lines) {
+      text.append(line).push_back('\n');
+    }
+    extract_.salience.Observe(text, kReadWeight);  // its names count as the task's
+    std::size_t added = 0;
+    for (const std::string& line : output.lines) {
+      if (LooksLikeCode(line))
+        continue;
+      std::string_view words = Trim(line);
+      while (words.starts_with("- ") || words.starts_with("* ") || words.starts_with("#"))
+        words = Trim(words.substr(words.starts_with('#') ? 1 : 2));
+      for (std::string& sentence : Sentences({Clean(words)})) {
+        if (added == kObligationsPerSource || sentence.size() < 12)
+          continue;
+        if (IsConstraint(Lower(sentence)) && !IsFiller(sentence)) {
+          AddConstraint("From " + source + ": " + sentence);
+          ++added;
+        }
+      }
+    }
+  }
+
+  // A result that says the call was never run: cancelled because a call beside it failed
+  // ("Sibling tool call errored"), or refused by the user before it ran.
+  static constexpr std::string_view kRefusal = "the user doesn't want to proceed";
+  static constexpr std::string_view kUserSaid = "the user said:";
+
+  static bool NeverRan(const ToolOutput& output) {
+    if (output.lines.empty())
+      return false;
+    const std::string first = Lower(output.lines.front());
+    return first.starts_with("sibling tool call errored") ||
+           first.starts_with("the user doesn't want to proceed with this tool use") ||
+           first.starts_with("the user doesn't want to take this action");
   }
 
   // A tool that answers in words that it refused the call (SWE-agent's linter refusing an
@@ -1965,13 +2243,21 @@ class Reader {
   }
 
   void OnUser(const std::string& raw, std::size_t at) {
-    const std::string text = WithoutSpans(raw, "<system-reminder>", "</system-reminder>");
-    if (IsInjected(Trim(text)))
-      return;
-    if (IsProjectInstructions(Trim(text))) {
-      extract_.project_instructions = Join(SafeLines(text), " ");
-      return;
+    UserText read = ReadUserText(raw);
+    switch (read.kind) {
+      case UserTextKind::kNotice:
+        return;
+      case UserTextKind::kProjectInstructions:
+        extract_.project_instructions = Join(SafeLines(read.words), " ");
+        return;
+      case UserTextKind::kCarriedSummary:
+        Carry(ReadAnyCarriedSummary(read.words), at);
+        return;
+      case UserTextKind::kRequest:
+        break;
     }
+    const std::string text = std::move(read.words);
+    extract_.salience.Observe(text, kUserWeight);
     const std::vector<std::string> lines = SafeLines(text);
     if (lines.empty())
       return;
@@ -1983,6 +2269,7 @@ class Reader {
     if (IsContinuation(lower) || IsGreeting(lower))
       return;
     extract_.unanswered = Dated{whole, at};
+    extract_.steps.push_back(Step{whole, at, {}});
     // Constraints: the user's own lines, outside code fences and not code or logs.
     bool all_constraints = true;
     bool in_fence = false;
@@ -1998,7 +2285,8 @@ class Reader {
         words.remove_prefix(2);
       for (std::string& sentence : Sentences({Clean(words)})) {
         const std::string sentence_lower = Lower(sentence);
-        if (IsConstraint(sentence_lower))
+        // A question asks; it sets no rule ("does it only run on main?").
+        if (IsConstraint(sentence_lower) && !sentence_lower.ends_with('?'))
           AddConstraint(std::move(sentence));
         else if (!IsGreeting(sentence_lower))
           all_constraints = false;
@@ -2021,8 +2309,9 @@ class Reader {
       extract_.first_request = Dated{std::move(goal), at};
       return;
     }
-    // A message of constraints alone is already in constraints.
-    if (!all_constraints)
+    // A short message of constraints alone is already in constraints; a longer one is a
+    // request that also sets rules, and is kept whole.
+    if (!all_constraints || whole.size() > kShortRuleBytes)
       extract_.later_requests.push_back(Dated{whole, at});
   }
 
@@ -2036,7 +2325,7 @@ class Reader {
     const std::vector<std::string> sentences = Sentences(lines);
     for (const std::string& sentence : sentences) {
       const std::string lower = Lower(sentence);
-      if (!IsDecision(lower) || IsNextStep(lower))
+      if (!IsDecision(lower) || IsNextStep(lower) || IsFiller(sentence))
         continue;  // a next step is open, not decided
       const auto known = decision_index_.find(sentence);
       if (known != decision_index_.end())
@@ -2047,6 +2336,12 @@ class Reader {
     if (!sentences.empty() && sentences.back().ends_with('?'))
       extract_.awaiting = sentences.back();
     extract_.latest_progress = Join(sentences, " ");
+    if (!extract_.steps.empty()) {
+      std::vector<std::string>& answers = extract_.steps.back().answers;
+      answers.push_back(extract_.latest_progress);
+      if (answers.size() > 2)
+        answers.erase(answers.begin());
+    }
     last_assistant_ = sentences;
     return true;
   }
@@ -2096,6 +2391,7 @@ class Reader {
   std::unordered_set<std::string> known_constraints_;
   std::vector<std::string> last_assistant_;
   std::optional<std::string> fenced_action_;  // the command that ended the assistant's text
+  std::size_t at_ = 0;                        // the message being read
   bool acted_since_text_ = false;  // a tool call after (or with) the assistant's last words
 };
 
@@ -2113,12 +2409,57 @@ struct Item {
   std::size_t cap;    // escaped bytes at most
 };
 
+// The deepest directory (two levels at least: "/home/user", not "/home") that holds at least
+// three of the absolute paths and three fifths of them; "" when there is none.
+std::string WorkspaceRoot(const std::vector<std::string>& paths) {
+  std::unordered_map<std::string, std::size_t> under;
+  std::size_t absolute = 0;
+  for (const std::string& path : paths) {
+    if (!path.starts_with('/'))
+      continue;
+    ++absolute;
+    std::size_t depth = 0;
+    for (std::size_t at = path.find('/', 1); at != std::string::npos; at = path.find('/', at + 1)) {
+      if (++depth >= 2)
+        ++under[path.substr(0, at)];
+    }
+  }
+  std::string best;
+  for (const auto& [directory, count] : under) {
+    if (count < 3 || count * 5 < absolute * 3)
+      continue;
+    if (directory.size() > best.size() || (directory.size() == best.size() && directory < best))
+      best = directory;
+  }
+  return best;
+}
+
+// Test commands told beside the latest one, and names told in "Names in play".
+constexpr std::size_t kTestRunsTold = 4;
+constexpr std::size_t kNamesTold = 32;
+// Steps told, and an answer short enough to bring the one before it.
+constexpr std::size_t kStepsTold = 10;
+constexpr std::size_t kReportsTold = 6;
+constexpr std::size_t kShortAnswerBytes = 200;
+
 // Items in priority order: what a continuation needs most comes first.
 std::vector<Item> Prioritize(const Extract& extract) {
   std::vector<Item> items;
-  auto add = [&items](Section section, std::size_t order, std::string text, std::size_t cap) {
-    if (!text.empty())
-      items.push_back(Item{section, order, std::move(text), cap});
+  // Each distinct item once: the same words carried from an earlier summary ("Earlier: …") and
+  // found again in the new span, or found twice, are told at their first (highest) priority.
+  std::unordered_set<std::string> told;
+  auto add = [&items, &told](Section section, std::size_t order, std::string text,
+                             std::size_t cap) {
+    if (text.empty())
+      return;
+    std::string_view bare = text;
+    while (bare.starts_with("Earlier: ") || bare.starts_with("Later: "))
+      bare.remove_prefix(bare.starts_with("Earlier: ") ? 9 : 7);
+    std::string key(1, static_cast<char>(section));
+    key.append(Lower(bare));
+    if (!told.insert(std::move(key)).second)
+      return;
+    items.push_back(Item{section, order, std::move(text), cap});
   };
   const Ledger& ledger = extract.ledger;
 
@@ -2138,8 +2479,21 @@ std::vector<Item> Prioritize(const Extract& extract) {
   add(Section::kGoal, 0, goal, 2400);
 
   // 2. The state's lead: the files changed, else the latest progress.
-  auto files_item = [](std::string label, const std::vector<std::string>& paths) {
-    return paths.empty() ? std::string() : label.append(Join(paths, ", ")).append(".");
+  // The workspace root is told once; the files under it are named relative to it.
+  const std::string root = WorkspaceRoot(ledger.Files([](const FileEntry&) { return true; }));
+  auto relative = [&root](const std::string& path) {
+    return !root.empty() && path.size() > root.size() + 1 && path.starts_with(root) &&
+                   path[root.size()] == '/'
+               ? path.substr(root.size() + 1)
+               : path;
+  };
+  auto files_item = [&relative](std::string label, const std::vector<std::string>& paths) {
+    if (paths.empty())
+      return std::string();
+    std::vector<std::string> shown;
+    for (const std::string& path : paths)
+      shown.push_back(relative(path));
+    return label.append(Join(shown, ", ")).append(".");
   };
   const std::vector<std::string> edited =
       ledger.Files([](const FileEntry& f) { return f.edited && !f.deleted; });
@@ -2161,6 +2515,8 @@ std::vector<Item> Prioritize(const Extract& extract) {
   if (lead.empty())
     lead = "No assistant progress is recorded in the compacted conversation.";
   add_state(lead, 800);
+  if (!root.empty())
+    add_state("Workspace root: " + root + " (file paths here are relative to it).", 300);
 
   // 3. What the user is waiting for, and the rules.
   if (extract.unanswered)
@@ -2202,10 +2558,12 @@ std::vector<Item> Prioritize(const Extract& extract) {
   const std::unordered_set<std::string> gone(deleted.begin(), deleted.end());
   const auto& edits = ledger.edits();
   std::size_t edits_told = 0;
+  std::unordered_map<std::string, std::size_t> edits_of_file;
   for (auto it = edits.rbegin(); it != edits.rend() && edits_told < 8; ++it) {
-    if (gone.contains(it->path))
+    // A file's newest two changes say what it became; older ones were rewritten since.
+    if (gone.contains(it->path) || ++edits_of_file[it->path] > 2)
       continue;
-    add_state("Edit of " + it->path + ": " + it->change, 480);
+    add_state("Edit of " + relative(it->path) + ": " + it->change, 480);
     ++edits_told;
   }
   if (const auto& submitted = ledger.submitted()) {
@@ -2213,6 +2571,9 @@ std::vector<Item> Prioritize(const Extract& extract) {
                                  : "Submitted a diff of " + Join(*submitted, ", ") + ".",
               400);
   }
+  const auto& commits = ledger.commits();
+  for (auto it = commits.rbegin(); it != commits.rend(); ++it)
+    add_state(*it, 240);
   std::size_t fixed_count = 0;
   for (const auto& [command, entry] : ledger.Commands(false)) {
     if (entry->fixed_error.empty())
@@ -2222,11 +2583,37 @@ std::vector<Item> Prioritize(const Extract& extract) {
     if (!entry->output.empty())
       item.append(": ").append(entry->output);
     add_state(item + ".", 480);
-    if (++fixed_count == 4)
+    if (++fixed_count == 6)
       break;
   }
 
-  // 6. Tests, the rest of the files, the latest progress.
+  // What each earlier request came to: the assistant's words at the end of its step, the
+  // newest first. A short last word ("Done.") brings the words before it.
+  std::size_t steps_told = 0;
+  for (auto it = extract.steps.rbegin(); it != extract.steps.rend() && steps_told < kStepsTold;
+       ++it) {
+    if (it->answers.empty())
+      continue;
+    std::string answer = it->answers.back();
+    if (answer.size() < kShortAnswerBytes && it->answers.size() > 1)
+      answer = it->answers.front() + " " + answer;
+    if (answer == extract.latest_progress)
+      continue;  // told as the latest progress
+    std::string item = "Step (";
+    item.append(CutAt(it->request, 100)).append("): ").append(answer);
+    add_state(std::move(item), 520);
+    ++steps_told;
+  }
+
+  // What sub-agents reported, the newest first.
+  for (std::size_t k = 0; k < extract.reports.size() && k < kReportsTold; ++k)
+    add_state(extract.reports[extract.reports.size() - 1 - k].text, 520);
+
+  // 6. Tests (the latest run of each test command, the newest first), the names the run keeps
+  // coming back to, the rest of the files, the latest progress.
+  const auto& runs = ledger.test_runs();
+  for (std::size_t k = 1; k < runs.size() && k < kTestRunsTold; ++k)
+    add_state(DescribeTestRun(runs[runs.size() - 1 - k]), 400);
   if (const auto& run = ledger.test_run()) {
     add_state(DescribeTestRun(*run), 800);
     if (run->failed.value_or(0) > 0 || !run->failing.empty()) {
@@ -2236,6 +2623,9 @@ std::vector<Item> Prioritize(const Extract& extract) {
       add(Section::kOpenItems, 1, failing + ".", 600);
     }
   }
+  const std::vector<std::string> names = extract.salience.Top(kNamesTold);
+  if (!names.empty())
+    add_state("Names in play: " + Join(names, ", ") + ".", 900);
   if (lead.starts_with("Files edited: "))
     add_state(files_item("Files created: ", created), 800);
   add_state(files_item("Files deleted: ", deleted), 400);
@@ -2244,25 +2634,24 @@ std::vector<Item> Prioritize(const Extract& extract) {
 
   // What the state was before the carried summary: work done then must not be redone.
   if (carried != nullptr) {
-    for (std::size_t k = 0; k < carried->state.size() && k < 12; ++k) {
+    std::size_t told = 0;
+    for (std::size_t k = 0; k < carried->state.size() && told < 12; ++k) {
       std::string_view text = carried->state[k];
-      if (text.starts_with("Earlier: "))
+      while (text.starts_with("Earlier: "))
         text.remove_prefix(9);
+      // Progress told before is superseded by progress told since.
+      if (text.starts_with("Latest progress: ") && !extract.latest_progress.empty())
+        continue;
       add_state("Earlier: " + std::string(text), 480);
+      ++told;
     }
   }
 
-  // 7. Choices made, the newest first.
-  const std::size_t decisions = std::min<std::size_t>(extract.decisions.size(), 24);
-  for (std::size_t k = 0; k < decisions; ++k) {
-    const std::size_t index = extract.decisions.size() - 1 - k;
-    add(Section::kDecisions, index, extract.decisions[index].text, 320);
-  }
-
-  // 8. Commands that failed last time they ran, the newest first.
+  // 7. Commands that failed last time they ran, the newest first: the errors the work still
+  // faces come before the choices made.
   std::size_t failed_count = 0;
   for (const auto& [command, entry] : ledger.Commands(true)) {
-    if (failed_count++ == 12)
+    if (failed_count++ == 10)
       break;
     std::string item = "Failed: ";
     item.append(CutAt(command, 200));
@@ -2271,6 +2660,13 @@ std::vector<Item> Prioritize(const Extract& extract) {
     if (!entry->last_error.empty())
       item.append(": ").append(entry->last_error);
     add_state(std::move(item), 400);
+  }
+
+  // 8. Choices made, the newest first.
+  const std::size_t decisions = std::min<std::size_t>(extract.decisions.size(), 24);
+  for (std::size_t k = 0; k < decisions; ++k) {
+    const std::size_t index = extract.decisions.size() - 1 - k;
+    add(Section::kDecisions, index, extract.decisions[index].text, 320);
   }
 
   // 9. The way forward.

@@ -268,6 +268,270 @@ TEST(ExtractiveCompactor, TextThatOnlyLooksLikeASummaryIsTheUsersRequest) {
   EXPECT_TRUE(Contains(Section(summary, "goal"), "&lt;conversation_summary&gt;")) << summary;
 }
 
+// Clients' notices (docs/spec/user-text.md) are not the user's words: a reminder, a local
+// command and its output, an interrupted turn never become the goal or a later request.
+TEST(ExtractiveCompactor, NoticesAreNeitherTheGoalNorARequest) {
+  const std::string summary = SummaryOf({
+      User("<system-reminder>The todo list is empty.</system-reminder>"),
+      User("<command-name>/model</command-name>\n<command-message>model</command-message>\n"
+           "<command-args></command-args>"),
+      User("<local-command-stdout>Set model to opus</local-command-stdout>"),
+      User("Add a --json flag to the export command."),
+      Assistant("Adding it now."),
+      User("<turn_aborted>\nThe user interrupted.\n</turn_aborted>"),
+      User("[Request interrupted by user]"),
+      Assistant("Stopped."),
+  });
+  const std::string goal = Section(summary, "goal");
+  EXPECT_EQ(goal, "Add a --json flag to the export command.") << summary;
+  EXPECT_FALSE(Contains(summary, "todo list is empty")) << summary;
+  EXPECT_FALSE(Contains(summary, "Set model to opus")) << summary;
+  EXPECT_FALSE(Contains(summary, "interrupted")) << summary;
+}
+
+// Another agent's continuation summary at the head (docs/spec/foreign-summary.md) carries its
+// task, rules, state and open items forward; it is not one long request.
+TEST(ExtractiveCompactor, AnotherAgentsSummaryIsCarriedForward) {
+  const std::string summary = SummaryOf({
+      User("This session is being continued from a previous conversation that ran out of "
+           "context. The conversation is summarized below:\nSummary:\n"
+           "1. Primary Request and Intent:\n   Add rate limiting to the upload endpoint.\n"
+           "   Never change the public API.\n"
+           "3. Files and Code Sections:\n   - src/limits.py: RateLimiter class added\n"
+           "7. Pending Tasks:\n   - Write tests for RateLimiter\n"),
+      User("Now wire it into upload_view."),
+      Assistant("Wiring RateLimiter into upload_view."),
+  });
+  EXPECT_TRUE(Section(summary, "goal").starts_with("\n- Add rate limiting to the upload endpoint."))
+      << summary;
+  EXPECT_TRUE(Contains(Section(summary, "goal"), "Later: Now wire it into upload_view."))
+      << summary;
+  EXPECT_TRUE(Contains(Section(summary, "constraints"), "Never change the public API.")) << summary;
+  EXPECT_TRUE(
+      Contains(Section(summary, "state"), "Earlier: src/limits.py: RateLimiter class added"))
+      << summary;
+  EXPECT_TRUE(Contains(Section(summary, "open_items"), "Earlier: Write tests for RateLimiter"))
+      << summary;
+  EXPECT_FALSE(Contains(summary, "continued from a previous conversation")) << summary;
+}
+
+// A command that failed and then went through (with other flags) is done, not failed; the
+// same edit made twice is told once; an announcement is not a decision.
+TEST(ExtractiveCompactor, SupersededFailuresRepeatsAndFillerAreLeftOut) {
+  const std::string summary = SummaryOf({
+      User("Push the fix."),
+      Call("e1", "Edit", R"j({"file_path":"a.py","old_string":"x = 1","new_string":"x = 2"})j"),
+      Tool("e1", "ok"),
+      Call("e2", "Edit", R"j({"file_path":"a.py","old_string":"x = 1","new_string":"x = 2"})j"),
+      Tool("e2", "ok"),
+      Call("p1", "Bash", R"j({"command":"git push"})j"),
+      Tool("p1", "fatal: The current branch fix has no upstream branch.\nExit code: 128", true),
+      Call("p2", "Bash", R"j({"command":"git push -u origin fix"})j",
+           "I'll create the files in order:"),
+      Tool("p2", "branch 'fix' set up to track 'origin/fix'.\nExit code: 0"),
+      Assistant("The issue is that..."),
+  });
+  const std::string state = Section(summary, "state");
+  EXPECT_FALSE(Contains(state, "Failed: git push")) << state;
+  EXPECT_TRUE(Contains(state,
+                       "git push -u origin fix failed earlier (fatal: The current branch "
+                       "fix has no upstream branch.), then ran clean"))
+      << state;
+  std::size_t edits = 0;
+  for (std::size_t at = state.find("Edit of a.py"); at != std::string::npos;
+       at = state.find("Edit of a.py", at + 1))
+    ++edits;
+  EXPECT_EQ(edits, 1u) << state;
+  EXPECT_FALSE(Contains(Section(summary, "decisions"), "in order:")) << summary;
+  EXPECT_FALSE(Contains(Section(summary, "decisions"), "The issue is that")) << summary;
+}
+
+// The names a run creates and keeps using (a class, an environment variable, a setting, an
+// endpoint) are kept even when no file list or edit holds them; plain words and one-off
+// tokens are not names.
+TEST(ExtractiveCompactor, NamesTheRunKeepsComingBackToAreInPlay) {
+  const std::string summary = SummaryOf({
+      User("Add an upload size limit, configurable."),
+      Assistant("I'll read the limit from UPLOAD_MAX_BYTES in a new UploadGuard class."),
+      Call(
+          "w1", "Write",
+          R"j({"file_path":"guard.py","content":"class UploadGuard:\n  limit = os.environ['UPLOAD_MAX_BYTES']\n  route = '/api/v2/upload'\n"})j"),
+      Tool("w1", "ok"),
+      Assistant("UploadGuard now guards /api/v2/upload; settings.upload_timeout stays as is."),
+      Call("b1", "Bash", R"j({"command":"grep -rn settings.upload_timeout ."})j"),
+      Tool("b1", "app.py:3: settings.upload_timeout = 30\nrandom_token_once here"),
+  });
+  std::string state = Section(summary, "state");
+  ASSERT_TRUE(Contains(state, "Names in play: ")) << state;
+  state = state.substr(state.find("Names in play: "));
+  state = state.substr(0, state.find('\n'));
+  for (const std::string_view name :
+       {"UploadGuard", "UPLOAD_MAX_BYTES", "/api/v2/upload", "settings.upload_timeout"})
+    EXPECT_TRUE(Contains(state, name)) << name << "\n" << state;
+  EXPECT_FALSE(Contains(state, "random_token_once")) << state;
+}
+
+// Each test command's latest count is told, not only the last command's.
+TEST(ExtractiveCompactor, TheLatestRunOfEachTestCommandIsTold) {
+  const std::string summary = SummaryOf({
+      User("Make both suites pass."),
+      Call("t1", "Bash", R"j({"command":"pytest tests/unit"})j"),
+      Tool("t1", "============ 41 passed in 2.10s ============"),
+      Call("t2", "Bash", R"j({"command":"npm test"})j"),
+      Tool("t2", "Tests:       3 failed, 120 passed, 123 total"),
+  });
+  const std::string state = Section(summary, "state");
+  EXPECT_TRUE(Contains(state, "41 passed")) << state;
+  EXPECT_TRUE(Contains(state, "120 passed")) << state;
+}
+
+// A later message that sets rules at length is a request as well: kept whole, not only as
+// its sentences among the constraints.
+TEST(ExtractiveCompactor, ALongLaterMessageOfRulesIsKeptWhole) {
+  const std::string rules =
+      "You should keep the old endpoint working for the mobile client, and the new one should "
+      "accept both JSON and form bodies. Make sure the migration runs in a transaction and "
+      "never drops the legacy column until the backfill is verified.";
+  const std::string summary = SummaryOf(
+      {User("Add the v2 endpoint."), Assistant("On it."), User(rules), Assistant("Understood.")});
+  EXPECT_TRUE(Contains(Section(summary, "goal"), "Later: " + rules)) << summary;
+}
+
+// Each request's step is told by what the assistant said at its end; git's commit report is a
+// commit; a runner's log prefix does not hide a test count; a question sets no rule.
+TEST(ExtractiveCompactor, StepsCommitsAndPrefixedTestCounts) {
+  const std::string summary = SummaryOf({
+      User("Add the CI workflow. Does it only run on main?"),
+      Call("a1", "Bash", R"j({"command":"act -j test"})j"),
+      Tool("a1",
+           "[CI/test-1]   | ============ 63 passed in 1.00s ============\n"
+           "[CI/test-1]   ✅  Success"),
+      Assistant("The workflow runs pytest and ruff on Python 3.12 and 3.13; all 63 tests pass."),
+      User("Commit it."),
+      Call("c1", "Bash",
+           "{\"command\":\"git commit -m \\\"$(cat <<'EOF'\\nAdd CI\\n\\nCo-Authored-By: A "
+           "<a@example.com>\\nEOF\\n)\\\"\"}"),
+      Tool("c1", "[main f0bf20a] Add CI\n 1 file changed, 30 insertions(+)"),
+      Assistant("Committed."),
+      User("Thanks, what next?"),
+      Assistant("Nothing else is pending."),
+  });
+  const std::string state = Section(summary, "state");
+  EXPECT_TRUE(Contains(state,
+                       "Step (Add the CI workflow. Does it only run on main?): The workflow "
+                       "runs pytest and ruff on Python 3.12 and 3.13; all 63 tests pass."))
+      << state;
+  EXPECT_TRUE(Contains(state, "Committed f0bf20a on main: Add CI")) << state;
+  EXPECT_TRUE(Contains(state, "63 passed")) << state;
+  EXPECT_FALSE(Contains(Section(summary, "constraints"), "only run on main")) << summary;
+}
+
+// The rules of a spec or ticket the agent read are the task's rules; a document that is not
+// the task's (a library's README) sets none.
+TEST(ExtractiveCompactor, RulesFromTheTasksSpecAreConstraints) {
+  const std::string summary = SummaryOf({
+      User("Work on the ticket in docs/SPEC.md."),
+      Call("r1", "Read", R"j({"file_path":"docs/SPEC.md"})j"),
+      Tool("r1",
+           "# Export\nThe export must stream rows; never load the table in memory.\n"
+           "Only CSV and JSON Lines are supported.\n```\nconst x = must_not_be_read;\n```"),
+      Call("r2", "Read", R"j({"file_path":"node_modules/csv/README.md"})j"),
+      Tool("r2", "You must call end() when done."),
+      Assistant("Streaming the rows with a cursor."),
+  });
+  const std::string constraints = Section(summary, "constraints");
+  EXPECT_TRUE(Contains(constraints,
+                       "From docs/SPEC.md: The export must stream rows; never load "
+                       "the table in memory."))
+      << constraints;
+  EXPECT_TRUE(Contains(constraints, "From docs/SPEC.md: Only CSV and JSON Lines are supported."))
+      << constraints;
+  EXPECT_FALSE(Contains(constraints, "must_not_be_read")) << constraints;
+  EXPECT_FALSE(Contains(constraints, "end()")) << constraints;
+}
+
+// Each distinct item once, and the workspace root once: the same error carried from an earlier
+// summary and met again is one item; files under the root are named relative to it.
+TEST(ExtractiveCompactor, EachItemOnceAndTheWorkspaceRootOnce) {
+  const std::string carried =
+      "<conversation_summary><goal>Fix the importer.</goal><constraints/><decisions/><state>\n"
+      "- Error from Edit: String to replace not found in file.\n"
+      "- Latest progress: Looking at the parser.\n</state><open_items/></conversation_summary>";
+  const std::string summary = SummaryOf({
+      User(carried),
+      User("Go on with the importer."),
+      Call("e1", "Edit",
+           R"j({"file_path":"/home/user/ws/app/src/a.py","old_string":"x","new_string":"y"})j"),
+      Tool("e1", "String to replace not found in file.", true),
+      Call(
+          "e2", "Edit",
+          R"j({"file_path":"/home/user/ws/app/src/a.py","old_string":"a = 1","new_string":"a = 2"})j"),
+      Tool("e2", "ok"),
+      Call("r1", "Read", R"j({"file_path":"/home/user/ws/app/src/b.py"})j"),
+      Tool("r1", "b"),
+      Call("r2", "Read", R"j({"file_path":"/home/user/ws/app/tests/test_a.py"})j"),
+      Tool("r2", "t"),
+      Assistant("Fixed the assignment in a.py."),
+  });
+  const std::string state = Section(summary, "state");
+  std::size_t errors = 0;
+  for (std::size_t at = state.find("String to replace not found"); at != std::string::npos;
+       at = state.find("String to replace not found", at + 1))
+    ++errors;
+  EXPECT_EQ(errors, 1u) << state;
+  EXPECT_FALSE(Contains(state, "Looking at the parser")) << state;  // superseded progress
+  EXPECT_TRUE(Contains(state,
+                       "Workspace root: /home/user/ws/app (file paths here are relative "
+                       "to it)."))
+      << state;
+  EXPECT_TRUE(Contains(state, "Files edited: src/a.py.")) << state;
+  EXPECT_TRUE(Contains(state, "Edit of src/a.py: `a = 1` -&gt; `a = 2`")) << state;
+  EXPECT_TRUE(Contains(state, "src/b.py")) << state;
+}
+
+// A call cancelled beside a failing one never ran: no failure is told. A call the user refused
+// with words carries the user's words: they are a request and its rules.
+TEST(ExtractiveCompactor, CallsThatNeverRanAndTheWordsOfARefusal) {
+  const std::string summary = SummaryOf({
+      User("Publish the plugin."),
+      Call("b1", "Bash", R"j({"command":"ls missing"})j"),
+      Tool("b1", "ls: missing: No such file or directory\nExit code: 1", true),
+      Call("b2", "Bash", R"j({"command":"git status"})j"),
+      Tool("b2", "<tool_use_error>Sibling tool call errored</tool_use_error>", true),
+      Call("p1", "ExitPlanMode", R"j({"plan":"x"})j"),
+      Tool("p1",
+           "The user doesn't want to proceed with this tool use. The tool use was rejected (eg. "
+           "if it was a file edit, the new_string was NOT written to the file). To tell you how "
+           "to proceed, the user said:\nname the command /session-share:publish and never ask "
+           "for a token",
+           true),
+      Assistant("Renaming the command."),
+  });
+  EXPECT_TRUE(Contains(summary, "Failed: ls missing")) << summary;
+  EXPECT_FALSE(Contains(summary, "git status")) << summary;
+  EXPECT_FALSE(Contains(summary, "Sibling")) << summary;
+  EXPECT_TRUE(Contains(Section(summary, "constraints"),
+                       "name the command /session-share:publish and never ask for a token"))
+      << summary;
+}
+
+// A sub-agent's report is what its step established.
+TEST(ExtractiveCompactor, ASubAgentsReportIsKept) {
+  const std::string summary = SummaryOf({
+      User("Have a teammate research plan mode."),
+      Call(
+          "a1", "Agent",
+          R"j({"description":"Research plan mode","subagent_type":"general-purpose","prompt":"You are alice"})j"),
+      Tool("a1", "Done: wrote work/research-plan-mode.md (873 words), committed ad2d134."),
+      Assistant("Alice finished."),
+  });
+  EXPECT_TRUE(
+      Contains(Section(summary, "state"),
+               "Sub-agent (Research plan mode): Done: wrote work/research-plan-mode.md (873 "
+               "words), committed ad2d134."))
+      << summary;
+}
+
 TEST(ExtractiveCompactor, TheGoalIsTheFirstRequestVerbatim) {
   // SWE-agent / OpenHands open with a long templated task.
   const std::string task =

@@ -30,10 +30,10 @@ constexpr std::array<std::string_view, 4> kNoticeStarts = {
     "<local-command-",
 };
 
-// Summaries of the work before this context (§3): harness's own, Claude Code's continuation,
-// Gemini CLI's state snapshot, Codex's compaction summary and its history bridge.
-constexpr std::array<std::string_view, 5> kSummaryStarts = {
-    "<conversation_summary",
+// Other agents' summaries of the work before this context (§3): Claude Code's continuation,
+// Gemini CLI's state snapshot, Codex's compaction summary and its history bridge. harness's own
+// summary is not among them: it is the history's derived prefix, recognised by the grammar.
+constexpr std::array<std::string_view, 4> kSummaryStarts = {
     "This session is being continued from a previous conversation",
     "<state_snapshot>",
     "Another language model started to solve this problem and produced a summary",
@@ -63,8 +63,11 @@ bool StartsWithAny(std::string_view text, const std::array<std::string_view, N>&
 // Removes every `<name>` … `</name>` span (an unclosed one runs to the end) and returns what
 // the last removed span held, trimmed (the argument of `<command-args>`).
 std::string RemoveElement(std::string_view text, std::string_view name, std::string* held) {
-  const std::string open = "<" + std::string(name) + ">";
-  const std::string close = "</" + std::string(name) + ">";
+  // Built by appending: g++ 12 at -O3 warns falsely (-Wrestrict) on "<" + std::string(…).
+  std::string open("<");
+  open.append(name).push_back('>');
+  std::string close("</");
+  close.append(name).push_back('>');
   std::string out;
   std::size_t at = 0;
   while (true) {

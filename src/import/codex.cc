@@ -1,6 +1,8 @@
 // Codex's rollout JSONL (~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl): docs/import.md.
 #include <fmt/format.h>
 
+#include <unordered_map>
+
 #include "import/import_internal.h"
 
 namespace harness::import_internal {
@@ -40,11 +42,13 @@ Result<std::vector<Block>, ImportError> ContentParts(const Json& content, const 
 
 class CodexImport {
  public:
-  explicit CodexImport(const ImportLimits& limits) : out_(limits) {}
+  // `search_items`: whether the rollout has web_search_call items (then the web search events
+  // are the UI's copy of them; without them, the events are all there is).
+  CodexImport(const ImportLimits& limits, bool search_items)
+      : out_(limits), search_items_(search_items) {}
 
-  Status<ImportError> Take(std::size_t line, const Json& record) {
+  Status<ImportError> Take(const Where& where, const Json& record) {
     ++out_.report().records;
-    const Where where{line, "$"};
     HARNESS_TRY(const auto type, OptionalString(record, where, "type"));
     HARNESS_TRY(const Json* payload, OptionalObject(record, where, "payload"));
     if (type && payload != nullptr) {
@@ -52,6 +56,8 @@ class CodexImport {
         return Item(*payload, where.Member("payload"));
       if (*type == "session_meta")
         return SessionMeta(*payload, where.Member("payload"));
+      if (*type == "event_msg" && !search_items_)
+        return WebSearchEvent(*payload, where.Member("payload"));
       out_.Drop(fmt::format("line type {}", QuoteForDetail(*type, 24)));
       return {};
     }
@@ -120,11 +126,16 @@ class CodexImport {
                   RequireString(item, where, custom ? "input" : "arguments"));
       std::string input;
       if (custom)
-        AppendJsonString(input, arguments);  // free text (a patch), not JSON
+        AppendJsonString(input, arguments);  // free text (a patch, a program), not JSON
       else
         input = ToolInputFromText(arguments);
-      return Assistant({ToolUseBlock{call_id, name, std::move(input), std::nullopt, ""}}, where);
+      std::vector<Block> blocks{ToolUseBlock{call_id, name, std::move(input), std::nullopt, ""}};
+      if (custom && name == "exec")
+        ProgramCalls(arguments, call_id, blocks);
+      return Assistant(std::move(blocks), where);
     }
+    if (type == "web_search_call")
+      return WebSearch(item, where);
     if (type == "local_shell_call") {
       HARNESS_TRY(auto call_id, OptionalString(item, where, "call_id"));
       if (!call_id) {
@@ -194,10 +205,87 @@ class CodexImport {
     if (tool.blocks.empty())
       tool.blocks.push_back(TextBlock{""});
     ++step_;
-    return out_.Add(std::move(tool), where);
+    HARNESS_CHECK(out_.Add(std::move(tool), where));
+    const auto program = program_calls_.find(call_id);
+    if (program == program_calls_.end())
+      return {};
+    for (const std::string& id : program->second) {
+      std::string note = fmt::format(
+          "harness import: called by the code-mode program of call {}; that call's result is the "
+          "program's whole output",
+          call_id);
+      HARNESS_CHECK(out_.Add(ToolResultMessage{{TextBlock{std::move(note)}}, id, false}, where));
+    }
+    program_calls_.erase(program);
+    return {};
   }
 
+  // Code mode: the model's `exec` program calls the tools (tools.exec_command({...}),
+  // tools.apply_patch(`...`)); each call becomes a tool_use after the program's own, with the id
+  // "<call_id>/<n>", so that a reader sees the commands and the patches. Their results are the
+  // program's output, which the rollout records only as a whole (Output).
+  void ProgramCalls(std::string_view program, const std::string& call_id,
+                    std::vector<Block>& blocks) {
+    std::vector<CodeModeCall> calls = CodeModeCalls(program, kMaxProgramCalls);
+    if (calls.size() == kMaxProgramCalls)
+      out_.Drop("code-mode calls past the first 256 of a program (kept in its text)");
+    std::vector<std::string>& ids = program_calls_[call_id];
+    for (std::size_t i = 0; i < calls.size(); ++i) {
+      ids.push_back(fmt::format("{}/{}", call_id, i + 1));
+      blocks.push_back(
+          ToolUseBlock{ids.back(), std::move(calls[i].name), std::move(calls[i].input), {}, ""});
+    }
+  }
+
+  // A web search the model ran on the provider's side: a web_search call with the item's
+  // action (the query) as input, answered by the status the rollout records (it keeps no
+  // results).
+  Status<ImportError> WebSearch(const Json& item, const Where& where) {
+    HARNESS_TRY(const auto id, OptionalString(item, where, "id"));
+    HARNESS_TRY(const auto status, OptionalString(item, where, "status"));
+    HARNESS_TRY(const Json* action, OptionalObject(item, where, "action"));
+    std::string input = "{}";
+    if (action != nullptr) {
+      HARNESS_TRY(input, ToolInputFromValue(*action, where.Member("action")));
+    }
+    return SearchStep(id.value_or(""), std::move(input), status, where);
+  }
+
+  // A rollout without web_search_call items: the web_search_end event (its call_id and query).
+  Status<ImportError> WebSearchEvent(const Json& event, const Where& where) {
+    HARNESS_TRY(const auto type, OptionalString(event, where, "type"));
+    if (type != "web_search_end") {
+      out_.Drop(fmt::format("line type {}", QuoteForDetail("event_msg", 24)));
+      return {};
+    }
+    HARNESS_TRY(const auto call_id, OptionalString(event, where, "call_id"));
+    HARNESS_TRY(const auto query, OptionalString(event, where, "query"));
+    std::string input = "{\"query\":";
+    AppendJsonString(input, query.value_or(""));
+    input.push_back('}');
+    return SearchStep(call_id.value_or(""), std::move(input), "completed", where);
+  }
+
+  Status<ImportError> SearchStep(std::string id, std::string input,
+                                 const std::optional<std::string>& status, const Where& where) {
+    if (id.empty())
+      id = fmt::format("web-search-{}", ++searches_);
+    HARNESS_CHECK(Assistant({ToolUseBlock{id, "web_search", std::move(input), {}, ""}}, where));
+    std::string note = fmt::format(
+        "harness import: the rollout records this web search's status, {}, not its results",
+        status ? QuoteForDetail(*status, 24) : "none");
+    ++step_;
+    return out_.Add(
+        ToolResultMessage{{TextBlock{std::move(note)}}, std::move(id), status == "failed"}, where);
+  }
+
+  static constexpr std::size_t kMaxProgramCalls = 256;
+
   TranscriptBuilder out_;
+  bool search_items_;
+  std::size_t searches_ = 0;
+  // The ids of the calls each code-mode program made, until its output answers them.
+  std::unordered_map<std::string, std::vector<std::string>> program_calls_;
   // Consecutive assistant items (reasoning, message, calls) are one assistant message; any
   // other item starts the next step.
   std::size_t step_ = 0;
@@ -207,7 +295,11 @@ class CodexImport {
 
 Result<ImportedTranscript, ImportError> ImportCodex(std::string_view text,
                                                     const ImportLimits& limits) {
-  return ImportJsonLines<CodexImport>(text, limits);
+  CodexImport import(limits, text.find("\"web_search_call\"") != std::string_view::npos);
+  HARNESS_CHECK(ForEachJsonRecord(text, limits, [&](const Where& where, const Json& record) {
+    return import.Take(where, record);
+  }));
+  return import.Finish();
 }
 
 }  // namespace harness::import_internal

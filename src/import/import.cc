@@ -25,13 +25,18 @@ std::string_view ImportFormatName(ImportFormat format) {
       return "openhands";
     case ImportFormat::kSweAgent:
       return "swe-agent";
+    case ImportFormat::kGemini:
+      return "gemini";
+    case ImportFormat::kCline:
+      return "cline";
   }
   return "unknown";
 }
 
 std::optional<ImportFormat> ImportFormatFromName(std::string_view name) {
-  for (const ImportFormat format : {ImportFormat::kClaudeCode, ImportFormat::kCodex,
-                                    ImportFormat::kOpenHands, ImportFormat::kSweAgent}) {
+  for (const ImportFormat format :
+       {ImportFormat::kClaudeCode, ImportFormat::kCodex, ImportFormat::kOpenHands,
+        ImportFormat::kSweAgent, ImportFormat::kGemini, ImportFormat::kCline}) {
     if (ImportFormatName(format) == name)
       return format;
   }
@@ -74,6 +79,10 @@ Result<ImportedTranscript, ImportError> ImportTranscript(ImportFormat format, st
       return import_internal::ImportOpenHands(text, limits);
     case ImportFormat::kSweAgent:
       return import_internal::ImportSweAgent(text, limits);
+    case ImportFormat::kGemini:
+      return import_internal::ImportGemini(text, limits);
+    case ImportFormat::kCline:
+      return import_internal::ImportCline(text, limits);
   }
   return Fail(ImportError{ImportErrorKind::kRecord, 0, "$", "unknown format"});
 }
@@ -258,6 +267,182 @@ Status<ImportError> ParseJsonLine(std::string_view line_text, std::size_t line, 
   }
   out = std::move(*parsed);
   return {};
+}
+
+namespace {
+
+// The end of the JSON value that starts at `at` (an object or array: where its brackets close,
+// counted outside strings; else the end of the line), and how many line feeds it spans.
+std::size_t EndOfValue(std::string_view text, std::size_t at, std::size_t& line_feeds) {
+  if (text[at] != '{' && text[at] != '[') {
+    const std::size_t end = text.find('\n', at);
+    return end == std::string_view::npos ? text.size() : end;
+  }
+  std::size_t depth = 0;
+  bool in_string = false;
+  bool escaped = false;
+  for (; at < text.size(); ++at) {
+    const char c = text[at];
+    if (c == '\n')
+      ++line_feeds;
+    if (in_string) {
+      if (escaped)
+        escaped = false;
+      else if (c == '\\')
+        escaped = true;
+      else if (c == '"')
+        in_string = false;
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '{' || c == '[') {
+      ++depth;
+    } else if ((c == '}' || c == ']') && --depth == 0) {
+      return at + 1;
+    }
+  }
+  return text.size();
+}
+
+bool IsJsonSpace(char c) {
+  return c == ' ' || c == '\t' || c == '\n' || c == '\r';
+}
+
+// Whether the first non-blank line of `text` is one whole JSON value (a JSONL file).
+bool FirstLineIsWholeJson(std::string_view text) {
+  std::size_t at = 0;
+  while (at < text.size()) {
+    std::size_t end = text.find('\n', at);
+    if (end == std::string_view::npos)
+      end = text.size();
+    const std::string_view line = text.substr(at, end - at);
+    at = end + 1;
+    if (line.find_first_not_of(" \t\r") == std::string_view::npos)
+      continue;
+    return ParseStrictJson(line, JsonLimits{line.size(), kRecordJsonDepth}).ok();
+  }
+  return true;
+}
+
+}  // namespace
+
+Result<TokenCount, ImportError> TokenCountMember(const Json& object, const Where& where,
+                                                 std::string_view name) {
+  HARNESS_TRY(const Json* value, Find(object, where, name));
+  if (value == nullptr)
+    return TokenCount{0};
+  if (!value->is_number_unsigned())
+    return RecordError(where.Member(name), "expected a whole number of tokens");
+  return value->get<TokenCount>();
+}
+
+Result<ArrayDocument, ImportError> ReadArrayDocument(std::string_view text,
+                                                     const ImportLimits& limits,
+                                                     const ElementSink& element) {
+  std::optional<ImportError> failed;
+  const JsonLimits json_limits{limits.max_bytes, kRecordJsonDepth};
+  auto read = ParseStrictJsonArray(text, json_limits,
+                                   [&](std::size_t index, Json& value, std::string_view) {
+                                     auto taken = element(Where{0, "$"}.Element(index), value);
+                                     if (!taken.ok())
+                                       failed = std::move(taken).error();
+                                     return taken.ok();
+                                   });
+  if (failed)
+    return Fail(std::move(*failed));
+  ArrayDocument document;
+  if (!read.ok())
+    document.json_error = std::move(read).error();
+  else
+    document.root = std::move(read->root);
+  return document;
+}
+
+Status<ImportError> ForEachJsonRecord(std::string_view text, const ImportLimits& limits,
+                                      const RecordSink& sink) {
+  std::size_t first = 0;
+  while (first < text.size() && IsJsonSpace(text[first]))
+    ++first;
+  if (first < text.size() && text[first] == '[') {
+    HARNESS_TRY(const ArrayDocument document,
+                ReadArrayDocument(text, limits, [&](const Where& where, Json& record) {
+                  if (!record.is_object()) {
+                    return Status<ImportError>(
+                        RecordError(where, fmt::format("expected an object (a record), found {}",
+                                                       JsonTypeName(record))));
+                  }
+                  return sink(where, record);
+                }));
+    if (document.json_error)
+      return FromJsonError(0, *document.json_error);
+    return {};
+  }
+  if (FirstLineIsWholeJson(text)) {
+    return ForEachJsonLine(text, [&](std::size_t line, const Json& record) {
+      return sink(Where{line, "$"}, record);
+    });
+  }
+  // Pretty-printed objects one after another.
+  std::size_t line = 1;
+  std::size_t at = 0;
+  while (true) {
+    while (at < text.size() && IsJsonSpace(text[at])) {
+      if (text[at] == '\n')
+        ++line;
+      ++at;
+    }
+    if (at == text.size())
+      return {};
+    std::size_t line_feeds = 0;
+    const std::size_t end = EndOfValue(text, at, line_feeds);
+    Json record;
+    HARNESS_CHECK(ParseJsonLine(text.substr(at, end - at), line, record));
+    HARNESS_CHECK(sink(Where{line, "$"}, record));
+    line += line_feeds;
+    at = end;
+  }
+}
+
+void OpenCalls::Clear() {
+  calls_.clear();
+  by_id_.clear();
+  by_name_.clear();
+  in_order_.clear();
+}
+
+void OpenCalls::Add(std::string id, std::string name) {
+  const std::size_t index = calls_.size();
+  by_id_[id].push_back(index);
+  by_name_[std::move(name)].push_back(index);
+  in_order_.push_back(index);
+  calls_.push_back(Call{std::move(id), false});
+}
+
+std::optional<std::string> OpenCalls::Answer(std::deque<std::size_t>* queue) {
+  // Calls answered through another queue are skipped here once, so each is popped at most once
+  // from each queue.
+  while (queue != nullptr && !queue->empty()) {
+    Call& call = calls_[queue->front()];
+    queue->pop_front();
+    if (!call.answered) {
+      call.answered = true;
+      return call.id;
+    }
+  }
+  return std::nullopt;
+}
+
+std::optional<std::string> OpenCalls::AnswerById(const std::string& id) {
+  const auto found = by_id_.find(id);
+  return Answer(found == by_id_.end() ? nullptr : &found->second);
+}
+
+std::optional<std::string> OpenCalls::AnswerByName(const std::string& name) {
+  const auto found = by_name_.find(name);
+  return Answer(found == by_name_.end() ? nullptr : &found->second);
+}
+
+std::optional<std::string> OpenCalls::AnswerFirst() {
+  return Answer(&in_order_);
 }
 
 void TranscriptBuilder::Drop(std::string_view what, std::size_t count) {

@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <deque>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -75,6 +76,31 @@ std::string ToolInputFromText(std::string_view text);
 // "data:image/png;base64,AAAA" as an image block with the bytes; any other URL as a URL.
 ImageBlock ImageFromUrl(std::string_view url);
 
+// The calls of one step that results may answer, for the formats whose results name their call
+// by id, by tool name or only by order: each answer takes the first unanswered call that fits,
+// in amortized constant time (a step may hold very many calls).
+class OpenCalls {
+ public:
+  void Clear();
+  void Add(std::string id, std::string name);
+  // The id of the call answered, or nullopt when no unanswered call fits.
+  std::optional<std::string> AnswerById(const std::string& id);
+  std::optional<std::string> AnswerByName(const std::string& name);
+  std::optional<std::string> AnswerFirst();
+
+ private:
+  std::optional<std::string> Answer(std::deque<std::size_t>* queue);
+
+  struct Call {
+    std::string id;
+    bool answered = false;
+  };
+  std::vector<Call> calls_;
+  std::unordered_map<std::string, std::deque<std::size_t>> by_id_;
+  std::unordered_map<std::string, std::deque<std::size_t>> by_name_;
+  std::deque<std::size_t> in_order_;
+};
+
 // Builds the transcript record by record, then pairs tool calls (Finish).
 class TranscriptBuilder {
  public:
@@ -105,6 +131,29 @@ class TranscriptBuilder {
   std::size_t last_assistant_ = 0;  // index + 1 of the last assistant message; 0 for none
   std::string last_step_;
 };
+
+// Anthropic Messages content, as Claude Code and Cline write it (anthropic_blocks.cc).
+// The message's usage (input, output, cache read and creation tokens), or nullopt without one.
+Result<std::optional<Usage>, ImportError> AnthropicUsage(const Json& message, const Where& where);
+// A content block: text, thinking, redacted_thinking, tool_use, image, document; nullopt (and
+// counted in `out`) for the types the transcript has no place for and for empty text.
+// tool_result blocks are the caller's (AnthropicToolResult).
+Result<std::optional<Block>, ImportError> AnthropicBlock(const Json& block, const Where& where,
+                                                         TranscriptBuilder& out);
+// A tool_result block as a tool message: its content (a string or blocks) directly.
+Result<Message, ImportError> AnthropicToolResult(const Json& block, const Where& where,
+                                                 TranscriptBuilder& out);
+
+// One tool call a Codex code-mode program makes, `tools.NAME(ARGUMENT)` in code (not in a
+// string or a comment): the name, and the argument as compact JSON when it is a literal
+// (objects with bare or quoted keys, arrays, strings, numbers, true, false, null), else the
+// argument's source text as a JSON string. A call inside another call's argument is part of
+// that argument's text. At most `max_calls` calls, in program order (codex_code_mode.cc).
+struct CodeModeCall {
+  std::string name;
+  std::string input;
+};
+std::vector<CodeModeCall> CodeModeCalls(std::string_view program, std::size_t max_calls);
 
 // Splits `text` into lines (LF, an optional CR before it dropped) and parses each non-blank
 // one; `line` receives the 1-based number and the object. A line that is not strict JSON or not
@@ -138,13 +187,45 @@ Status<ImportError> ForEachJsonLine(std::string_view text, Sink&& sink) {
   return {};
 }
 
-// A JSONL import: `Import` takes each line (Take(line, object)) and then finishes (Finish()).
+// A member that is a count of tokens: absent or null is 0, anything but a whole number kRecord.
+Result<TokenCount, ImportError> TokenCountMember(const Json& object, const Where& where,
+                                                 std::string_view name);
+
+// Receives an element of a document's root array and where it is ($[i]); it may move from it.
+using ElementSink = std::function<Status<ImportError>(const Where& where, Json& element)>;
+
+// A document whose root is expected to be an array, read one element at a time
+// (ParseStrictJsonArray); a sink's error stops the read and is returned.
+struct ArrayDocument {
+  std::optional<Json> root;             // the whole document when its root is not an array
+  std::optional<JsonError> json_error;  // the document is not strict JSON (the caller words it)
+};
+Result<ArrayDocument, ImportError> ReadArrayDocument(std::string_view text,
+                                                     const ImportLimits& limits,
+                                                     const ElementSink& element);
+
+// Receives one record of a file of records and where it is.
+using RecordSink = std::function<Status<ImportError>(const Where& where, const Json& record)>;
+
+// The records of a file that holds JSON objects one a line (JSONL), as one JSON array of them,
+// or as a stream of pretty-printed objects (`jq .` of a JSONL file): by the first byte that is
+// not white space ('[': an array, read one element at a time) and whether the first non-blank
+// line is a whole JSON value (JSONL). A JSONL record is at Where{line, "$"}; an array element at
+// Where{0, "$[i]"}; a pretty-printed object at Where{its first line, "$"}. Every record must be
+// an object. Splitting the stream counts brackets outside strings (no recursion); each value is
+// then parsed strictly, so a malformed one is a kJson error at its first line.
+Status<ImportError> ForEachJsonRecord(std::string_view text, const ImportLimits& limits,
+                                      const RecordSink& sink);
+
+// A records import: `Import` takes each record (Take(where, object)) and then finishes
+// (Finish()).
 template <class Import>
-Result<ImportedTranscript, ImportError> ImportJsonLines(std::string_view text,
-                                                        const ImportLimits& limits) {
+Result<ImportedTranscript, ImportError> ImportJsonRecords(std::string_view text,
+                                                          const ImportLimits& limits) {
   Import import(limits);
-  HARNESS_CHECK(ForEachJsonLine(
-      text, [&](std::size_t line, const Json& record) { return import.Take(line, record); }));
+  HARNESS_CHECK(ForEachJsonRecord(text, limits, [&](const Where& where, const Json& record) {
+    return import.Take(where, record);
+  }));
   return import.Finish();
 }
 
@@ -154,6 +235,10 @@ Result<ImportedTranscript, ImportError> ImportCodex(std::string_view text,
                                                     const ImportLimits& limits);
 Result<ImportedTranscript, ImportError> ImportOpenHands(std::string_view text,
                                                         const ImportLimits& limits);
+Result<ImportedTranscript, ImportError> ImportGemini(std::string_view text,
+                                                     const ImportLimits& limits);
+Result<ImportedTranscript, ImportError> ImportCline(std::string_view text,
+                                                    const ImportLimits& limits);
 Result<ImportedTranscript, ImportError> ImportSweAgent(std::string_view text,
                                                        const ImportLimits& limits);
 

@@ -5,10 +5,12 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
 
 #include "harness/content/codec.h"
 #include "harness/content/transcript.h"
+#include "harness/core/json.h"
 
 namespace harness {
 namespace {
@@ -105,7 +107,7 @@ TEST(ImportClaudeCode, MergesLinesOfOneMessageAndTurnsResultsIntoToolMessages) {
   EXPECT_EQ(dropped.at("line type \"file-history-snapshot\""), 1u);
   EXPECT_EQ(dropped.at("line type \"progress\""), 1u);
   EXPECT_EQ(dropped.at("line type \"system\""), 1u);
-  EXPECT_EQ(dropped.at("meta message (isMeta)"), 1u);
+  EXPECT_EQ(dropped.at("meta notice before local commands (isMeta)"), 1u);
   EXPECT_EQ(dropped.at("sidechain message (a subagent's)"), 1u);
   EXPECT_EQ(imported.report.records, 14u);
   EXPECT_EQ(imported.report.results_added, 0u);
@@ -128,7 +130,7 @@ TEST(ImportClaudeCode, ASubagentFileOfSidechainLinesIsKept) {
   EXPECT_EQ(TextOf(imported.transcript[1]), "Two calls.");
 }
 
-TEST(ImportClaudeCode, RepeatedLinesCompactSummariesAndUnknownBlocksAreDropped) {
+TEST(ImportClaudeCode, RepeatedLinesAndUnknownBlocksAreDroppedACompactSummaryIsKept) {
   const std::string line =
       R"({"type":"user","message":{"role":"user","content":[{"type":"text","text":"go"},{"type":"server_tool_use","id":"s"}]},"uuid":"u1"})";
   const std::string text =
@@ -136,9 +138,12 @@ TEST(ImportClaudeCode, RepeatedLinesCompactSummariesAndUnknownBlocksAreDropped) 
       R"({"type":"user","isCompactSummary":true,"message":{"role":"user","content":"This session is being continued from a previous conversation."},"uuid":"u2"})" +
       "\r\n";
   const ImportedTranscript imported = Import(ImportFormat::kClaudeCode, text);
-  ASSERT_EQ(imported.transcript.size(), 1u);
+  ASSERT_EQ(imported.transcript.size(), 2u);
   EXPECT_EQ(imported.report.dropped.at("line repeated with the same uuid"), 1u);
-  EXPECT_EQ(imported.report.dropped.at("summary of an earlier compaction"), 1u);
+  // The continuation summary is what the model read after Claude Code compacted: kept.
+  EXPECT_EQ(imported.transcript[1].role(), Role::kUser);
+  EXPECT_EQ(TextOf(imported.transcript[1]),
+            "This session is being continued from a previous conversation.");
   EXPECT_EQ(imported.report.dropped.at("block type \"server_tool_use\""), 1u);
 }
 
@@ -221,7 +226,11 @@ void ExpectBadInput(ImportFormat format, const BadInput (&cases)[N]) {
 TEST(ImportClaudeCode, BadInputIsATypedErrorWithLineAndPath) {
   const BadInput cases[] = {
       {"not JSON", "{\"type\":\"summary\"}\n{oops\n", ImportErrorKind::kJson, 2, "$", ""},
-      {"not an object", "[1]\n", ImportErrorKind::kRecord, 1, "$", "an object"},
+      {"not an object", "7\n", ImportErrorKind::kRecord, 1, "$", "an object"},
+      {"an array of records with one that is not an object", "[{\"type\":\"summary\"}, 1]",
+       ImportErrorKind::kRecord, 0, "$[1]", "an object"},
+      {"a pretty-printed record that is not JSON", "{\n  \"type\": \"user\",\n  oops\n}\n",
+       ImportErrorKind::kJson, 1, "$", ""},
       {"no type", "{\"message\":{}}\n", ImportErrorKind::kRecord, 1, "$.type",
        "not a Claude Code session line"},
       {"content of the wrong type",
@@ -326,7 +335,7 @@ const std::string kCodexRollout =
 TEST(ImportCodex, MapsRolloutItemsToMessages) {
   const ImportedTranscript imported = Import(ImportFormat::kCodex, kCodexRollout);
   const Transcript& t = imported.transcript;
-  ASSERT_EQ(t.size(), 10u) << Encoded(t);
+  ASSERT_EQ(t.size(), 11u) << Encoded(t);
   EXPECT_EQ(t[0].role(), Role::kSystem);
   EXPECT_EQ(TextOf(t[0]), "Follow AGENTS.md.");
   EXPECT_EQ(t[1].role(), Role::kSystem);  // developer
@@ -356,7 +365,16 @@ TEST(ImportCodex, MapsRolloutItemsToMessages) {
   EXPECT_EQ(dropped.at("line type \"turn_context\""), 1u);
   EXPECT_EQ(dropped.at("line type \"compacted\""), 1u);
   EXPECT_EQ(dropped.at("encrypted reasoning"), 1u);
-  EXPECT_EQ(dropped.at("response item \"web_search_call\""), 1u);
+  // The web search is a step: a call with the query, answered by the status the rollout has.
+  const auto* search = t[9].as<AssistantMessage>()->blocks[1].as<ToolUseBlock>();
+  ASSERT_NE(search, nullptr);
+  EXPECT_EQ(search->name, "web_search");
+  EXPECT_EQ(search->input, R"({"type":"search","query":"serde trailing comma"})");
+  EXPECT_EQ(t[10].as<ToolResultMessage>()->tool_use_id, search->id);
+  EXPECT_EQ(TextOf(t[10]),
+            "harness import: the rollout records this web search's status, \"completed\", not "
+            "its results");
+  EXPECT_EQ(dropped.count("response item \"web_search_call\""), 0u);
 }
 
 TEST(ImportCodex, ReadsRolloutsWrittenBeforeTheEnvelope) {
@@ -732,6 +750,436 @@ TEST(ImportPairing, CallsWithoutIdsOrWithRepeatedIdsStillPairInOrder) {
   EXPECT_EQ(t[4].as<ToolResultMessage>()->tool_use_id, generated);
   EXPECT_TRUE(t[4].as<ToolResultMessage>()->is_error);
   EXPECT_EQ(t[5].role(), Role::kUser);
+}
+
+// --- Claude Code: other shapes of the file, meta lines -----------------------------------
+
+TEST(ImportClaudeCode, AnArrayOrPrettyPrintedRecordsImportAsTheJsonlDoes) {
+  // The session as one JSON array of its records, and as `jq .` writes it: each record
+  // pretty-printed, one after another.
+  std::string array = "[";
+  std::string pretty;
+  std::size_t at = 0;
+  while (at < kClaudeSession.size()) {
+    const std::size_t end = kClaudeSession.find('\n', at);
+    const std::string line = kClaudeSession.substr(at, end - at);
+    at = end + 1;
+    array.append(array.size() > 1 ? ",\n  " : "\n  ").append(line);
+    auto record = ParseStrictJson(line);
+    ASSERT_TRUE(record.ok());
+    const std::string spread = record->dump(2);
+    pretty.append(spread).append("\n");
+  }
+  array.append("\n]\n");
+  const std::string jsonl = Encoded(Import(ImportFormat::kClaudeCode, kClaudeSession).transcript);
+  EXPECT_EQ(Encoded(Import(ImportFormat::kClaudeCode, array).transcript), jsonl);
+  EXPECT_EQ(Encoded(Import(ImportFormat::kClaudeCode, pretty).transcript), jsonl);
+  EXPECT_NE(pretty.find("\n  \"isSidechain\""), std::string::npos);  // it is spread over lines
+  // An error in a pretty-printed record names the line the record starts on.
+  const ImportError error = ImportFails(ImportFormat::kClaudeCode,
+                                        pretty + "{\n  \"type\": \"user\",\n  \"message\": 7\n}\n");
+  EXPECT_EQ(error.kind, ImportErrorKind::kRecord);
+  EXPECT_EQ(error.line, std::size_t(std::count(pretty.begin(), pretty.end(), '\n') + 1));
+  EXPECT_EQ(error.path, "$.message");
+}
+
+TEST(ImportClaudeCode, MetaLinesTheModelReadAreKeptTheLocalCommandNoticeIsDropped) {
+  const std::string text =
+      R"({"type":"user","isMeta":true,"message":{"role":"user","content":[{"type":"text","text":"Caveat: The messages below were generated by the user while running local commands. DO NOT respond to these messages."}]},"uuid":"u0"})"
+      "\n"
+      R"({"type":"user","message":{"role":"user","content":"<command-name>/review</command-name>"},"uuid":"u1"})"
+      "\n"
+      R"({"type":"user","isMeta":true,"message":{"role":"user","content":[{"type":"text","text":"Review the diff on this branch and list the risky changes."}]},"uuid":"u2"})"
+      "\n"
+      R"({"type":"assistant","message":{"id":"m1","role":"assistant","content":[{"type":"tool_use","id":"t1","name":"Skill","input":{"skill":"pdf"}}]},"uuid":"a1"})"
+      "\n"
+      R"({"type":"user","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"t1","content":"Launching skill: pdf"}]},"uuid":"u3"})"
+      "\n"
+      R"({"type":"user","isMeta":true,"message":{"role":"user","content":[{"type":"text","text":"Base directory for this skill: /skills/pdf\n\n# PDF\nUse pdftotext."}]},"uuid":"u4"})"
+      "\n"
+      R"({"type":"user","isVisibleInTranscriptOnly":true,"message":{"role":"user","content":"shown to the user only"},"uuid":"u5"})"
+      "\n";
+  const ImportedTranscript imported = Import(ImportFormat::kClaudeCode, text);
+  const Transcript& t = imported.transcript;
+  ASSERT_EQ(t.size(), 5u) << Encoded(t);
+  EXPECT_EQ(TextOf(t[0]), "<command-name>/review</command-name>");
+  EXPECT_EQ(TextOf(t[1]), "Review the diff on this branch and list the risky changes.");
+  EXPECT_EQ(t[3].role(), Role::kTool);
+  EXPECT_EQ(t[4].role(), Role::kUser);
+  EXPECT_NE(TextOf(t[4]).find("Use pdftotext."), std::string::npos);
+  EXPECT_EQ(imported.report.dropped.at("meta notice before local commands (isMeta)"), 1u);
+  EXPECT_EQ(imported.report.dropped.at("transcript-only line (isVisibleInTranscriptOnly)"), 1u);
+}
+
+// --- Codex: code mode and web search events ----------------------------------------------
+
+TEST(ImportCodex, ACodeModeProgramShowsItsToolCallsAndKeepsItsOutputWhole) {
+  const std::string program =
+      "// @exec: {\"max_output_tokens\": 4000}\n"
+      "const r = await tools.exec_command({cmd: \"rg -n 'parse(' src\", workdir: '/repo', "
+      "yield_time_ms: 10000,});\n"
+      "text(r.output); // tools.not_a_call() in a comment\n"
+      "const note = \"tools.not_a_call_either()\";\n"
+      "await tools.apply_patch(`*** Begin Patch\n*** Update File: a.rs\n@@\n-x\n+y\n*** End "
+      "Patch`);\n"
+      "const t = await tools.exec_command({cmd: files[0]});\n"
+      "text(t.output);";
+  std::string input;
+  AppendJsonString(input, program);
+  const std::string text =
+      R"({"type":"response_item","payload":{"type":"message","role":"user","content":[{"type":"input_text","text":"fix parse"}]}})"
+      "\n"
+      R"({"type":"response_item","payload":{"type":"custom_tool_call","status":"completed","call_id":"call_X","name":"exec","input":)" +
+      input +
+      R"(}})"
+      "\n"
+      R"({"type":"response_item","payload":{"type":"custom_tool_call_output","call_id":"call_X","output":[{"type":"input_text","text":"src/p.rs:3: fn parse(\nSuccess. Updated a.rs\nexit 2: no such file"}]}})"
+      "\n";
+  const ImportedTranscript imported = Import(ImportFormat::kCodex, text);
+  const Transcript& t = imported.transcript;
+  ASSERT_EQ(t.size(), 6u) << Encoded(t);
+  const auto* step = t[1].as<AssistantMessage>();
+  ASSERT_NE(step, nullptr);
+  ASSERT_EQ(step->blocks.size(), 4u) << Encoded(t);
+  const auto* exec = step->blocks[0].as<ToolUseBlock>();
+  EXPECT_EQ(exec->name, "exec");
+  EXPECT_EQ(exec->input, input);  // the program itself, as the model wrote it
+  const auto* command = step->blocks[1].as<ToolUseBlock>();
+  EXPECT_EQ(command->id, "call_X/1");
+  EXPECT_EQ(command->name, "exec_command");
+  EXPECT_EQ(command->input,
+            R"({"cmd":"rg -n 'parse(' src","workdir":"/repo","yield_time_ms":10000})");
+  const auto* patch = step->blocks[2].as<ToolUseBlock>();
+  EXPECT_EQ(patch->name, "apply_patch");
+  EXPECT_EQ(patch->input,
+            "\"*** Begin Patch\\n*** Update File: a.rs\\n@@\\n-x\\n+y\\n*** End Patch\"");
+  // An argument that is not a literal is kept as its source text.
+  EXPECT_EQ(step->blocks[3].as<ToolUseBlock>()->input, "\"{cmd: files[0]}\"");
+  // The program's output answers the program; each inner call says where its output is.
+  EXPECT_EQ(t[2].as<ToolResultMessage>()->tool_use_id, "call_X");
+  EXPECT_NE(TextOf(t[2]).find("no such file"), std::string::npos);
+  for (std::size_t i = 3; i < 6; ++i) {
+    const auto* note = t[i].as<ToolResultMessage>();
+    EXPECT_EQ(note->tool_use_id, "call_X/" + std::to_string(i - 2));
+    EXPECT_FALSE(note->is_error);
+    EXPECT_EQ(TextOf(t[i]),
+              "harness import: called by the code-mode program of call call_X; that call's "
+              "result is the program's whole output");
+  }
+}
+
+TEST(ImportCodex, AProgramWithoutOutputLeavesEveryCallUnansweredAlike) {
+  const std::string text =
+      R"j({"type":"response_item","payload":{"type":"custom_tool_call","call_id":"c1","name":"exec","input":"await tools.exec_command({cmd:'make'})"}})j"
+      "\n"
+      R"({"type":"response_item","payload":{"type":"message","role":"user","content":[{"type":"input_text","text":"stop"}]}})"
+      "\n";
+  const ImportedTranscript imported = Import(ImportFormat::kCodex, text);
+  ASSERT_EQ(imported.transcript.size(), 4u) << Encoded(imported.transcript);
+  EXPECT_EQ(TextOf(imported.transcript[1]), kNoResultRecordedText);
+  EXPECT_EQ(TextOf(imported.transcript[2]), kNoResultRecordedText);
+  EXPECT_EQ(imported.report.results_added, 2u);
+}
+
+TEST(ImportCodex, WebSearchEventsAreStepsOnlyWhenTheRolloutHasNoSearchItems) {
+  const std::string events =
+      R"({"type":"response_item","payload":{"type":"message","role":"user","content":[{"type":"input_text","text":"what is new in C++26"}]}})"
+      "\n"
+      R"({"type":"event_msg","payload":{"type":"web_search_begin","call_id":"ws_1"}})"
+      "\n"
+      R"({"type":"event_msg","payload":{"type":"web_search_end","call_id":"ws_1","query":"C++26 features"}})"
+      "\n"
+      R"({"type":"response_item","payload":{"type":"message","role":"assistant","content":[{"type":"output_text","text":"Reflection."}]}})"
+      "\n";
+  const ImportedTranscript imported = Import(ImportFormat::kCodex, events);
+  const Transcript& t = imported.transcript;
+  ASSERT_EQ(t.size(), 4u) << Encoded(t);
+  const auto* search = t[1].as<AssistantMessage>()->blocks[0].as<ToolUseBlock>();
+  EXPECT_EQ(search->id, "ws_1");
+  EXPECT_EQ(search->input, R"({"query":"C++26 features"})");
+  EXPECT_EQ(t[2].as<ToolResultMessage>()->tool_use_id, "ws_1");
+  EXPECT_EQ(TextOf(t[3]), "Reflection.");
+  // With the item present, the events are the UI's copy and are dropped.
+  const std::string both =
+      events +
+      R"({"type":"response_item","payload":{"type":"web_search_call","id":"ws_2","status":"failed","action":{"type":"search","query":"q"}}})"
+      "\n";
+  const ImportedTranscript with_item = Import(ImportFormat::kCodex, both);
+  ASSERT_EQ(with_item.transcript.size(), 3u) << Encoded(with_item.transcript);
+  EXPECT_EQ(with_item.transcript[1].as<AssistantMessage>()->blocks[1].as<ToolUseBlock>()->id,
+            "ws_2");
+  EXPECT_TRUE(with_item.transcript[2].as<ToolResultMessage>()->is_error);  // status "failed"
+  EXPECT_EQ(with_item.report.dropped.at("line type \"event_msg\""), 2u);
+}
+
+// --- Gemini CLI --------------------------------------------------------------------------
+
+// A saved chat (/chat save): the context preamble, a request, a turn with a thought and two
+// calls (one with an id, one without), their responses (by id; by name), a final answer.
+const std::string kGeminiChat = R"([
+  {"role": "user", "parts": [{"text": "This is the Gemini CLI. We are setting up the context for our chat."}]},
+  {"role": "model", "parts": [{"text": "Got it. Thanks for the context!"}]},
+  {"role": "user", "parts": [{"text": "Why does make test fail?"}]},
+  {"role": "model", "parts": [
+    {"text": "**Reading the Makefile**", "thought": true},
+    {"text": "I'll look at the Makefile and run the tests."},
+    {"functionCall": {"id": "read-1", "name": "read_file", "args": {"absolute_path": "/repo/Makefile"}}},
+    {"functionCall": {"name": "run_shell_command", "args": {"command": "make test"}}}
+  ]},
+  {"role": "user", "parts": [
+    {"functionResponse": {"name": "run_shell_command", "response": {"output": "Exit Code: 2"}}},
+    {"functionResponse": {"id": "read-1", "name": "read_file", "response": {"output": "test:\n\tpytest"}}}
+  ]},
+  {"role": "model", "parts": [{"text": "pytest is not installed."}]}
+]
+)";
+
+TEST(ImportGemini, ASavedChatPairsResponsesByIdElseByName) {
+  const ImportedTranscript imported = Import(ImportFormat::kGemini, kGeminiChat);
+  const Transcript& t = imported.transcript;
+  ASSERT_EQ(t.size(), 7u) << Encoded(t);
+  EXPECT_EQ(TextOf(t[0]), "This is the Gemini CLI. We are setting up the context for our chat.");
+  const auto* turn = t[3].as<AssistantMessage>();
+  ASSERT_NE(turn, nullptr);
+  ASSERT_EQ(turn->blocks.size(), 4u);
+  EXPECT_EQ(turn->blocks[0].as<ThinkingBlock>()->thinking, "**Reading the Makefile**");
+  EXPECT_EQ(turn->blocks[2].as<ToolUseBlock>()->id, "read-1");
+  EXPECT_EQ(turn->blocks[2].as<ToolUseBlock>()->input, R"({"absolute_path":"/repo/Makefile"})");
+  EXPECT_EQ(turn->blocks[3].as<ToolUseBlock>()->id, "gemini-call-1");
+  EXPECT_EQ(t[4].as<ToolResultMessage>()->tool_use_id, "gemini-call-1");
+  EXPECT_EQ(TextOf(t[4]), "Exit Code: 2");
+  EXPECT_EQ(t[5].as<ToolResultMessage>()->tool_use_id, "read-1");
+  EXPECT_EQ(TextOf(t[6]), "pytest is not installed.");
+  EXPECT_EQ(imported.report.records, 6u);
+  // The checkpoint form {"history": [...]} is the same chat.
+  EXPECT_EQ(Encoded(Import(ImportFormat::kGemini,
+                           "{\"history\": " + kGeminiChat + ", \"authType\": \"oauth\"}")
+                        .transcript),
+            Encoded(t));
+}
+
+TEST(ImportGemini, ResponsesThatAreErrorsOrObjectsAndOnesThatAnswerNothing) {
+  const std::string chat = R"([
+    {"role": "user", "parts": [{"text": "go"}]},
+    {"role": "model", "parts": [{"functionCall": {"name": "a", "args": {}}}, {"functionCall": {"name": "b"}}]},
+    {"role": "user", "parts": [
+      {"functionResponse": {"name": "a", "response": {"error": "denied"}}},
+      {"functionResponse": {"name": "b", "response": {"output": "x", "llmContent": 1}}},
+      {"functionResponse": {"name": "zzz", "response": {"output": "stray"}}},
+      {"inlineData": {"mimeType": "image/png", "data": "iVBORw=="}},
+      {"executableCode": {"code": "print 1"}}
+    ]}
+  ])";
+  const ImportedTranscript imported = Import(ImportFormat::kGemini, chat);
+  const Transcript& t = imported.transcript;
+  ASSERT_EQ(t.size(), 5u) << Encoded(t);
+  EXPECT_TRUE(t[2].as<ToolResultMessage>()->is_error);
+  EXPECT_EQ(TextOf(t[2]), "denied");
+  EXPECT_EQ(TextOf(t[3]), R"({"output":"x","llmContent":1})");
+  ASSERT_NE(t[4].blocks()[0].as<ImageBlock>(), nullptr);
+  EXPECT_EQ(imported.report.dropped.at("tool result that answers no call"), 1u);
+  EXPECT_EQ(imported.report.dropped.at("part \"executableCode\""), 1u);
+}
+
+// A session recording: a request, a turn with thoughts, text, tokens and two recorded calls
+// (one successful, one cancelled without a result), an info notice, the next request.
+const std::string kGeminiSession = R"({
+  "sessionId": "5f1c", "projectHash": "ab12", "startTime": "2025-10-18T14:57:28.974Z",
+  "messages": [
+    {"id": "m1", "timestamp": "2025-10-18T14:57:28.974Z", "type": "user", "content": "List the files"},
+    {"id": "m2", "type": "gemini", "content": "Listing them.", "model": "gemini-2.5-pro",
+     "thoughts": [{"subject": "Listing", "description": "Use ls.", "timestamp": "x"}],
+     "tokens": {"input": 900, "output": 20, "cached": 600, "thoughts": 30, "tool": 0, "total": 950},
+     "toolCalls": [
+       {"id": "list_directory-1", "name": "list_directory", "args": {"path": "/repo"}, "status": "success",
+        "result": [{"functionResponse": {"id": "list_directory-1", "name": "list_directory", "response": {"output": "a.txt\nb.txt"}}}],
+        "resultDisplay": "Listed 2 item(s)."},
+       {"id": "run-2", "name": "run_shell_command", "args": {"command": "rm -rf /"}, "status": "cancelled"}
+     ]},
+    {"id": "m3", "type": "info", "content": "Request cancelled."},
+    {"id": "m4", "type": "user", "content": [{"text": "thanks"}]}
+  ]
+})";
+
+TEST(ImportGemini, ASessionRecordingKeepsThoughtsCallsAndResults) {
+  const ImportedTranscript imported = Import(ImportFormat::kGemini, kGeminiSession);
+  const Transcript& t = imported.transcript;
+  ASSERT_EQ(t.size(), 5u) << Encoded(t);
+  const auto* turn = t[1].as<AssistantMessage>();
+  ASSERT_NE(turn, nullptr);
+  ASSERT_EQ(turn->blocks.size(), 4u);
+  EXPECT_EQ(turn->blocks[0].as<ThinkingBlock>()->thinking, "Listing\nUse ls.");
+  EXPECT_EQ(turn->blocks[1].as<TextBlock>()->text, "Listing them.");
+  EXPECT_EQ(turn->blocks[3].as<ToolUseBlock>()->input, R"({"command":"rm -rf /"})");
+  ASSERT_TRUE(turn->usage.has_value());
+  EXPECT_EQ(turn->usage->input_tokens, 300u);
+  EXPECT_EQ(turn->usage->cache_read_tokens, 600u);
+  EXPECT_EQ(turn->usage->output_tokens, 50u);
+  EXPECT_EQ(turn->usage->reasoning_tokens, 30u);
+  EXPECT_EQ(TextOf(t[2]), "a.txt\nb.txt");
+  // The cancelled call has no recorded result: the pairing says so where the turn ends.
+  EXPECT_EQ(t[3].as<ToolResultMessage>()->tool_use_id, "run-2");
+  EXPECT_EQ(TextOf(t[3]), kNoResultRecordedText);
+  EXPECT_EQ(TextOf(t[4]), "thanks");
+  EXPECT_EQ(imported.report.dropped.at("message type \"info\""), 1u);
+}
+
+TEST(ImportGemini, TheJsonlRecordingKeepsTheLastCopyOfAMessage) {
+  const std::string jsonl =
+      R"({"sessionId":"s","projectHash":"p","startTime":"t","lastUpdated":"t","kind":"main"})"
+      "\n"
+      R"({"id":"u1","type":"user","content":[{"text":"fix the typo"}]})"
+      "\n"
+      R"({"$set":{"lastUpdated":"t2"}})"
+      "\n"
+      R"({"id":"g1","type":"gemini","content":""})"
+      "\n"
+      R"({"id":"g1","type":"gemini","content":"","toolCalls":[{"id":"t1","name":"replace","args":{"file_path":"README.md"},"status":"success","result":[{"functionResponse":{"id":"t1","name":"replace","response":{"output":"ok"}}}]}]})"
+      "\n";
+  const ImportedTranscript imported = Import(ImportFormat::kGemini, jsonl);
+  const Transcript& t = imported.transcript;
+  ASSERT_EQ(t.size(), 3u) << Encoded(t);
+  EXPECT_EQ(t[1].as<AssistantMessage>()->blocks[0].as<ToolUseBlock>()->name, "replace");
+  EXPECT_EQ(TextOf(t[2]), "ok");
+  EXPECT_EQ(imported.report.dropped.at("session metadata"), 1u);
+  EXPECT_EQ(imported.report.dropped.at("update line ($set)"), 1u);
+}
+
+TEST(ImportGemini, BadInputIsATypedErrorWithPath) {
+  const BadInput cases[] = {
+      {"not JSON", "[{\"role\": \"user\"", ImportErrorKind::kJson, 0, "$[0]", ""},
+      {"unknown role", R"([{"role": "robot", "parts": []}])", ImportErrorKind::kRecord, 0,
+       "$[0].role", "unknown role"},
+      {"call without a name", R"([{"role": "model", "parts": [{"functionCall": {"args": {}}}]}])",
+       ImportErrorKind::kRecord, 0, "$[0].parts[0].functionCall.name", "missing member"},
+      {"message without a type", R"({"messages": [{"content": "x"}]})", ImportErrorKind::kRecord, 0,
+       "$.messages[0].type", "missing member"},
+      {"another document", R"({"foo": 1})", ImportErrorKind::kRecord, 0, "$",
+       "not a Gemini CLI file"},
+      {"a bad JSONL line", "{\"sessionId\":\"s\"}\n{\"type\":\"user\",\n", ImportErrorKind::kJson,
+       2, "$", ""},
+      {"nothing to import", "[]", ImportErrorKind::kEmpty, 0, "$", "Gemini CLI"},
+  };
+  ExpectBadInput(ImportFormat::kGemini, cases);
+}
+
+// --- Cline and Roo Code ------------------------------------------------------------------
+
+TEST(ImportCline, NativeToolCallsAreAnthropicBlocksAnsweredByBlocksOrHeadedText) {
+  const std::string history = R"([
+    {"role": "user", "content": [{"type": "text", "text": "<task>\nRename foo\n</task>"}], "ts": 1},
+    {"role": "assistant", "content": [
+      {"type": "text", "text": "Reading it first."},
+      {"type": "tool_use", "id": "toolu_1", "name": "read_file", "input": {"path": "a.ts"}, "call_id": "toolu_1"}],
+     "modelInfo": {"modelId": "claude"}, "metrics": {"tokens": {"prompt": 1}}},
+    {"role": "user", "content": [
+      {"type": "tool_result", "tool_use_id": "toolu_1", "content": "const foo = 1;"},
+      {"type": "text", "text": "<environment_details>\n# Current Time\n</environment_details>"}]},
+    {"role": "assistant", "content": [
+      {"type": "tool_use", "id": "toolu_2", "name": "use_subagents", "input": {"prompt_1": "a"}},
+      {"type": "tool_use", "id": "toolu_3", "name": "ask_followup_question", "input": {"question": "Q"}}]},
+    {"role": "user", "content": [
+      {"type": "text", "text": "[subagents] Result:\nTotal: 1"},
+      {"type": "text", "text": "[ask_followup_question for 'Which one?\n1. a\n2. b'] Result:\n<answer>\na\n</answer>"}]}
+  ])";
+  const ImportedTranscript imported = Import(ImportFormat::kCline, history);
+  const Transcript& t = imported.transcript;
+  ASSERT_EQ(t.size(), 7u) << Encoded(t);
+  EXPECT_EQ(t[1].as<AssistantMessage>()->blocks[1].as<ToolUseBlock>()->id, "toolu_1");
+  EXPECT_EQ(TextOf(t[2]), "const foo = 1;");
+  EXPECT_EQ(TextOf(t[3]).substr(0, 21), "<environment_details>");
+  // Cline writes the results of provider tool calls as headed text too: by name, else in call
+  // order ("[subagents]" answers use_subagents); a header may span lines.
+  EXPECT_EQ(t[5].as<ToolResultMessage>()->tool_use_id, "toolu_2");
+  EXPECT_EQ(TextOf(t[5]), "Total: 1");
+  EXPECT_EQ(t[6].as<ToolResultMessage>()->tool_use_id, "toolu_3");
+  EXPECT_EQ(TextOf(t[6]), "<answer>\na\n</answer>");
+  EXPECT_EQ(imported.report.results_added, 0u);
+}
+
+TEST(ImportCline, XmlToolCallsInTheTextAndTheirResultTextsPairUp) {
+  const std::string history = R"x([
+    {"role": "user", "content": [{"type": "text", "text": "<task>\nFix the test\n</task>"}]},
+    {"role": "assistant", "content": "<thinking>\nRead the test.\n</thinking>\n\n<read_file>\n<path>test/a.test.ts</path>\n</read_file>"},
+    {"role": "user", "content": [
+      {"type": "text", "text": "[read_file for 'test/a.test.ts'] Result:"},
+      {"type": "text", "text": "expect(add(1, 2)).toBe(3)"},
+      {"type": "text", "text": "<environment_details>\nVS Code\n</environment_details>"}]},
+    {"role": "assistant", "content": [{"type": "text", "text": "<write_to_file>\n<path>src/a.ts</path>\n<content>\nconst s = '<b>x</b>';\n</content>\n</write_to_file>"}]},
+    {"role": "user", "content": [{"type": "text", "text": "[write_to_file for 'src/a.ts'] Result:\nThe user denied this operation."}]},
+    {"role": "assistant", "content": [{"type": "text", "text": "<attempt_completion>\n<result>\nDone.\n</result>\n</attempt_completion>"}]},
+    {"role": "user", "content": [{"type": "text", "text": "[ERROR] You did not use a tool in your previous response!"}]}
+  ])x";
+  const ImportedTranscript imported = Import(ImportFormat::kCline, history);
+  const Transcript& t = imported.transcript;
+  ASSERT_EQ(t.size(), 9u) << Encoded(t);
+  const auto* first = t[1].as<AssistantMessage>();
+  ASSERT_EQ(first->blocks.size(), 2u);
+  EXPECT_EQ(first->blocks[0].as<TextBlock>()->text, "<thinking>\nRead the test.\n</thinking>");
+  const auto* read = first->blocks[1].as<ToolUseBlock>();
+  EXPECT_EQ(read->name, "read_file");
+  EXPECT_EQ(read->id, "cline-call-1");
+  EXPECT_EQ(read->input, R"({"path":"test/a.test.ts"})");
+  EXPECT_EQ(t[2].as<ToolResultMessage>()->tool_use_id, "cline-call-1");
+  EXPECT_EQ(TextOf(t[2]), "expect(add(1, 2)).toBe(3)");
+  EXPECT_EQ(t[3].role(), Role::kUser);  // the environment details the model read
+  const auto* write = t[4].as<AssistantMessage>()->blocks[0].as<ToolUseBlock>();
+  EXPECT_EQ(write->input, R"({"path":"src/a.ts","content":"const s = '<b>x</b>';"})");
+  EXPECT_EQ(TextOf(t[5]), "The user denied this operation.");
+  // attempt_completion has no result text: the user's next message ends the step.
+  EXPECT_EQ(t[7].as<ToolResultMessage>()->tool_use_id, "cline-call-3");
+  EXPECT_EQ(TextOf(t[7]), kNoResultRecordedText);
+  EXPECT_EQ(TextOf(t[8]), "[ERROR] You did not use a tool in your previous response!");
+}
+
+TEST(ImportCline, BadInputIsATypedErrorWithPath) {
+  const BadInput cases[] = {
+      {"not JSON", "[{", ImportErrorKind::kJson, 0, "$[0]", ""},
+      {"not an array", R"({"role": "user"})", ImportErrorKind::kRecord, 0, "$",
+       "api_conversation_history"},
+      {"no role", R"([{"content": "x"}])", ImportErrorKind::kRecord, 0, "$[0].role",
+       "missing member"},
+      {"unknown role", R"([{"role": "system", "content": "x"}])", ImportErrorKind::kRecord, 0,
+       "$[0].role", "unknown role"},
+      {"content of the wrong type", R"([{"role": "user", "content": 7}])", ImportErrorKind::kRecord,
+       0, "$[0].content", "a string or an array"},
+      {"a JSONL file", "{\"type\":\"user\"}\n{\"type\":\"user\"}\n", ImportErrorKind::kJson, 0, "$",
+       "one JSON object a line"},
+      {"nothing to import", "[]", ImportErrorKind::kEmpty, 0, "$", "Cline"},
+  };
+  ExpectBadInput(ImportFormat::kCline, cases);
+}
+
+// Inputs that would take quadratic time if every tag or response searched the whole text or
+// turn again: a text of 100,000 unclosed tool tags, a turn of 20,000 calls answered by name.
+TEST(ImportCline, ManyUnclosedTagsAreReadInLinearTime) {
+  std::string text;
+  for (int i = 0; i < 100'000; ++i)
+    text.append("<read_file><path>a</path>\n");
+  std::string history = R"([{"role": "user", "content": "go"}, {"role": "assistant", "content": )";
+  AppendJsonString(history, text);
+  history.append("}]");
+  const ImportedTranscript imported = Import(ImportFormat::kCline, history);
+  ASSERT_EQ(imported.transcript.size(), 2u);
+  EXPECT_EQ(TextOf(imported.transcript[1]), text.substr(0, text.size() - 1));
+}
+
+TEST(ImportGemini, ATurnOfManyCallsIsPairedInLinearTime) {
+  constexpr int kCalls = 20'000;
+  std::string calls;
+  std::string responses;
+  for (int i = 0; i < kCalls; ++i) {
+    calls.append(i == 0 ? "" : ",").append(R"({"functionCall": {"name": "t", "args": {}}})");
+    responses.append(i == 0 ? "" : ",")
+        .append(R"({"functionResponse": {"name": "t", "response": {"output": "r"}}})");
+  }
+  const std::string chat =
+      R"([{"role": "user", "parts": [{"text": "go"}]}, {"role": "model", "parts": [)" + calls +
+      R"(]}, {"role": "user", "parts": [)" + responses + "]}]";
+  const ImportedTranscript imported = Import(ImportFormat::kGemini, chat);
+  ASSERT_EQ(imported.transcript.size(), 2u + kCalls);
+  EXPECT_EQ(imported.transcript.back().as<ToolResultMessage>()->tool_use_id,
+            "gemini-call-" + std::to_string(kCalls));
 }
 
 }  // namespace

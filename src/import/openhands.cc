@@ -246,22 +246,15 @@ class OpenHandsImport {
 Result<ImportedTranscript, ImportError> ImportOpenHands(std::string_view text,
                                                         const ImportLimits& limits) {
   OpenHandsImport import(limits);
-  std::optional<ImportError> failed;
-  const JsonLimits json_limits{limits.max_bytes, kRecordJsonDepth};
-  auto read = ParseStrictJsonArray(text, json_limits,
-                                   [&](std::size_t index, Json& event, std::string_view) {
-                                     auto taken = import.Take(event, Where{0, "$"}.Element(index));
-                                     if (!taken.ok())
-                                       failed = std::move(taken).error();
-                                     return taken.ok();
-                                   });
-  if (failed)
-    return Fail(std::move(*failed));
-  if (!read.ok())
-    return FromDocumentJsonError(text, read.error());
-  if (read->root) {
+  HARNESS_TRY(const ArrayDocument document,
+              ReadArrayDocument(text, limits, [&](const Where& where, Json& event) {
+                return import.Take(event, where);
+              }));
+  if (document.json_error)
+    return FromDocumentJsonError(text, *document.json_error);
+  if (document.root) {
     // The evaluation harness's output record: {"instance_id": …, "history": [events], …}.
-    const Json& root = *read->root;
+    const Json& root = *document.root;
     const Where where{0, "$"};
     if (!root.is_object() || !root.contains("history") || !root["history"].is_array()) {
       return RecordError(where,

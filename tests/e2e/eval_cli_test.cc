@@ -1,6 +1,8 @@
 // `harness eval DIR` as a user runs it: every NAME.json of a directory compacted in the default
-// window and in a window of half its size, scored against NAME.facts.json, then totals; exit 0
-// when every required transcript committed, 3 when one did not, 2 for bad usage or input.
+// window, in a window of half its size and in a 16384-token window, scored against
+// NAME.facts.json and measured for its summary's quality, then totals per window (and per split
+// with a split file); exit 0 when every required transcript committed, 3 when one did not, 2 for
+// bad usage or input.
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
@@ -53,6 +55,40 @@ constexpr char kAgentFacts[] =
 constexpr char kSingleSegment[] =
     R"([{"role":"user","blocks":[{"type":"text","text":"fix the bug"}]},)"
     R"({"role":"assistant","blocks":[{"type":"text","text":"done"}],"usage":null}])";
+
+// One user request worked on in 20 steps (a tool call and its ~1.6 KB result each), then a last
+// answer: one user-started segment of about 8400 tokens, so in the 16k window (a retained target
+// of a quarter of its 10650-token input limit) the cut goes inside it. Every step's output names
+// the step; the request, step 3 and the answer carry markers a fact looks for.
+std::string LongSingleSegment() {
+  std::string out =
+      R"([{"role":"user","blocks":[{"type":"text","text":"REQUEST-MARKER-7 please make the )"
+      R"(parser accept empty input"}]})";
+  for (int step = 1; step <= 20; ++step) {
+    const std::string id = "call-" + std::to_string(step);
+    out += R"(,{"role":"assistant","blocks":[{"type":"tool_use","id":")" + id +
+           R"(","name":"bash","input":{"cmd":"run step )" + std::to_string(step) +
+           R"("}}],"usage":null})";
+    // The step's output, its line breaks written as JSON escapes.
+    std::string output =
+        "output of step " + std::to_string(step) + " STEP-MARKER-" + std::to_string(step) + "-END ";
+    while (output.size() < 1600)
+      output += "\\nlog line of the parser run with nothing unusual in it";
+    out += R"(,{"role":"tool","blocks":[{"type":"text","text":")" + output +
+           R"("}],"tool_use_id":")" + id + R"(","is_error":false})";
+  }
+  out += R"(,{"role":"assistant","blocks":[{"type":"text","text":"NEWEST-MARKER the parser )"
+         R"(accepts empty input now"}],"usage":null}])";
+  return out;
+}
+
+// A scripted model's answer: a summary in the grammar, the given sections.
+std::string ScriptedSummary(const std::string& goal, const std::string& state) {
+  const std::string summary = "<conversation_summary><goal>" + goal +
+                              "</goal><constraints/><decisions/><state>" + state +
+                              "</state><open_items/></conversation_summary>";
+  return Json::array({Json{{"summary", summary}}}).dump();
+}
 
 class EvalCli : public ::testing::Test {
  protected:
@@ -157,8 +193,8 @@ TEST_F(EvalCli, JsonGivesOneResultPerTranscriptAndWindowThenTotals) {
     ASSERT_TRUE(parsed.ok()) << line;
     (parsed->at("type") == "EvalResult" ? results : totals).push_back(*parsed);
   }
-  ASSERT_EQ(results.size(), 4u) << Joined(run.lines);  // agent, single; full, half each
-  ASSERT_EQ(totals.size(), 2u);
+  ASSERT_EQ(results.size(), 6u) << Joined(run.lines);  // agent, single; full, half, 16k each
+  ASSERT_EQ(totals.size(), 3u);
   const Json& agent = results[0];
   EXPECT_EQ(agent.at("name"), "agent");
   EXPECT_EQ(agent.at("setting"), "full");
@@ -168,13 +204,21 @@ TEST_F(EvalCli, JsonGivesOneResultPerTranscriptAndWindowThenTotals) {
   EXPECT_EQ(agent.at("facts_lost"), Json::array({"a fact the transcript never states"}));
   EXPECT_LT(agent.at("tokens_after").get<std::uint64_t>(),
             agent.at("tokens_before").get<std::uint64_t>());
-  const Json& single = results[2];
+  EXPECT_EQ(results[1].at("setting"), "half");
+  EXPECT_EQ(results[2].at("setting"), "16k");
+  EXPECT_EQ(results[2].at("context_window"), 16384);
+  // Without a split file, no result or total names one.
+  for (const Json& json : results)
+    EXPECT_FALSE(json.contains("split")) << json.dump();
+  const Json& single = results[3];
   EXPECT_EQ(single.at("name"), "single");
   EXPECT_EQ(single.at("outcome"), "rejected");
   EXPECT_EQ(single.at("reason"), "unavailable");
   EXPECT_EQ(totals[0].at("setting"), "full");
   EXPECT_EQ(totals[0].at("transcripts"), 2);
   EXPECT_EQ(totals[0].at("committed"), 1);
+  EXPECT_EQ(totals[2].at("setting"), "16k");
+  EXPECT_FALSE(totals[0].contains("split"));
 }
 
 TEST_F(EvalCli, AModelCompactorIsScoredOnItsOwnSummaryAndItsRejectionSaysWhy) {
@@ -274,6 +318,213 @@ TEST_F(EvalCli, ATranscriptNameWithANewlineCannotForgeAResultLine) {
   auto first = ParseStrictJson(json.lines[0]);
   ASSERT_TRUE(first.ok()) << json.lines[0];
   EXPECT_EQ(first->at("name"), name);
+}
+
+// The third window: a fixed 16384 tokens, after full and half, required by NAME:16k.
+TEST_F(EvalCli, ASixteenThousandTokenWindowIsTheThirdSetting) {
+  WriteAgent();
+  const ProcessRun run = Eval({"--must-commit", "agent:16k"});
+  const std::string all = Joined(run.lines);
+  ASSERT_EQ(run.exit_code, 0) << all;
+  const std::string line = LineStarting(run.lines, "agent 16k (window 16384): committed, ");
+  ASSERT_NE(line, "") << all;
+  EXPECT_NE(line.find(", facts kept 1/2, "), std::string::npos) << line;
+  // Per transcript full, half, 16k; then the totals in the same order.
+  std::vector<std::string> order;
+  for (const std::string& l : run.lines) {
+    if (l.rfind("agent ", 0) == 0 || l.rfind("total ", 0) == 0)
+      order.push_back(l.substr(0, l.find_first_of("(:")));
+  }
+  EXPECT_EQ(order, (std::vector<std::string>{"agent full ", "agent half ", "agent 16k ",
+                                             "total full", "total half", "total 16k"}))
+      << all;
+  EXPECT_NE(LineStarting(run.lines, "total 16k: 1/1 committed, "), "") << all;
+  // A transcript that does not commit there fails a NAME:16k requirement, named.
+  Write("single.json", kSingleSegment);
+  const ProcessRun single = Eval({"--must-commit", "single:16k"}, true);
+  EXPECT_EQ(single.exit_code, 3) << Joined(single.lines);
+  EXPECT_NE(Joined(single.lines).find("harness eval: single did not commit in the 16k window"),
+            std::string::npos)
+      << Joined(single.lines);
+  EXPECT_EQ(Joined(single.lines).find("did not commit in the full window"), std::string::npos);
+}
+
+// The 16k window is measured for every transcript but required only by NAME:16k: the real Codex
+// rollout of eval/ commits in the full and half windows, and its newest step alone is more than
+// the 16k window's tail may hold.
+TEST_F(EvalCli, ABareNameOrNoRequirementDoesNotRequireThe16kWindow) {
+  const std::string eval = std::string(::harness::build_paths::SourceDir()) + "/eval/";
+  Write("codex.json", ReadFile(eval + "codex-opencode-compaction.json"));
+  const ProcessRun run = Eval({"--must-commit", "codex"});
+  EXPECT_EQ(run.exit_code, 0) << Joined(run.lines);
+  EXPECT_NE(LineStarting(run.lines, "codex 16k (window 16384): rejected retained_tail_too_large "),
+            "")
+      << Joined(run.lines);
+  EXPECT_EQ(Eval({}).exit_code, 0);
+  EXPECT_EQ(Eval({"--must-commit", "codex:16k"}).exit_code, 3);
+}
+
+// What the facts are looked for in is the history the commit recorded: for a cut inside the one
+// segment, the summary, the segment's request and the newest steps; not the last N messages of
+// the transcript (they would hold the step before the cut and not the request). The scripted
+// summary names no marker, so every fact kept was kept by what stayed verbatim.
+TEST_F(EvalCli, TheTextScoredIsTheCommittedHistoryWhenTheCutIsInsideTheSegment) {
+  Write("long.json", LongSingleSegment());
+  Json facts = Json::array();
+  facts.push_back({{"fact", "the request"}, {"keywords", {"REQUEST-MARKER-7"}}});
+  for (int step = 1; step <= 20; ++step) {
+    facts.push_back({{"fact", "step " + std::to_string(step)},
+                     {"keywords", {"STEP-MARKER-" + std::to_string(step) + "-END"}}});
+  }
+  facts.push_back({{"fact", "the answer"}, {"keywords", {"NEWEST-MARKER"}}});
+  Write("long.facts.json", facts.dump());
+  Write("answer.script", ScriptedSummary("Make the parser take empty input.", "Work goes on."));
+  const ProcessRun run =
+      Eval({"--json", "--compactor", "scripted:" + (dir_.path() / "answer.script").string(),
+            "--must-commit", "long:16k"});
+  ASSERT_EQ(run.exit_code, 0) << Joined(run.lines);
+  const std::string line =
+      LineStarting(run.lines, R"({"type":"EvalResult","name":"long","setting":"16k",)");
+  ASSERT_NE(line, "") << Joined(run.lines);
+  const auto json = nlohmann::json::parse(line);
+  ASSERT_EQ(json["outcome"], "committed") << line;
+  // The request, k whole steps (a call and its result each) and the answer are retained.
+  const auto retained = json["retained"].get<std::size_t>();
+  ASSERT_GE(retained, 4u) << line;
+  ASSERT_EQ(retained % 2, 0u) << line;
+  const std::size_t steps = (retained - 2) / 2;
+  ASSERT_LT(steps, 19u) << line;  // the cut is inside the segment, past its first steps
+  Json lost = Json::array();
+  for (std::size_t step = 1; step <= 20 - steps; ++step)
+    lost.push_back("step " + std::to_string(step));
+  EXPECT_EQ(json["facts_lost"], lost) << line;
+  EXPECT_EQ(json["facts_kept"], steps + 2) << line;
+  // The request a person wrote is in the span and kept (verbatim).
+  EXPECT_EQ(json["user_messages"], 1) << line;
+  EXPECT_EQ(json["user_messages_kept"], 1) << line;
+}
+
+// The summary's measures (docs/eval.md): a scripted summary whose goal is the user's request,
+// with one line copied from a tool result and one item held in another.
+TEST_F(EvalCli, EachCommittedResultMeasuresItsSummary) {
+  WriteAgent();
+  const std::string request =
+      "Add retry with exponential backoff to the HTTP client in src/net/client.cc. Keep the "
+      "public API unchanged. Do not add new dependencies, and never log the API key. All tests "
+      "must pass under ASan.";
+  Write("answer.script",
+        ScriptedSummary(request,
+                        "\n- Result&lt;Response&gt; Client::Send(const Request&amp; request) {\n"
+                        "- Retry added to the client\n- retry added\n"));
+  const std::string script = "scripted:" + (dir_.path() / "answer.script").string();
+  const ProcessRun run = Eval({"--compactor", script, "--must-commit", "agent:full"});
+  ASSERT_EQ(run.exit_code, 0) << Joined(run.lines);
+  const std::string full = LineStarting(run.lines, "agent full (window 200000): committed, ");
+  ASSERT_NE(full, "") << Joined(run.lines);
+  // 57 raw bytes of 194 + 57 + 27 + 13; the request (the only user message of the span) kept.
+  const std::string tail = " tokens, raw 19.6%, repeated 1/3 items, user messages kept 1/1";
+  ASSERT_GT(full.size(), tail.size());
+  EXPECT_EQ(full.substr(full.size() - tail.size()), tail) << full;
+  EXPECT_NE(full.find(" ms; summary "), std::string::npos) << full;
+  EXPECT_NE(full.find("/4096 tokens, raw "), std::string::npos) << full;
+  EXPECT_NE(LineStarting(run.lines, "total full: ").find(tail), std::string::npos)
+      << Joined(run.lines);
+
+  const ProcessRun json = Eval({"--json", "--compactor", script, "--must-commit", "agent:full"});
+  ASSERT_EQ(json.exit_code, 0) << Joined(json.lines);
+  const auto result = nlohmann::json::parse(
+      LineStarting(json.lines, R"({"type":"EvalResult","name":"agent","setting":"full",)"));
+  EXPECT_EQ(result["summary_bytes"], 291);
+  EXPECT_EQ(result["raw_bytes"], 57);
+  EXPECT_NEAR(result["raw_share"].get<double>(), 57.0 / 291.0, 1e-4);
+  EXPECT_EQ(result["items"], 3);
+  EXPECT_EQ(result["repeated"], 1);
+  EXPECT_EQ(result["user_messages"], 1);
+  EXPECT_EQ(result["user_messages_kept"], 1);
+  EXPECT_EQ(result["summary_budget"], 4096);
+  EXPECT_GT(result["summary_tokens"].get<int>(), 291 / 4);
+  EXPECT_LT(result["summary_tokens"].get<int>(), 4096);
+  const auto totals =
+      nlohmann::json::parse(LineStarting(json.lines, R"({"type":"EvalTotals","setting":"full",)"));
+  EXPECT_EQ(totals["raw_bytes"], 57);
+  EXPECT_EQ(totals["summary_tokens"], result["summary_tokens"]);
+}
+
+// A split file: totals per split and window after the overall ones; a transcript it does not
+// name is dev.
+TEST_F(EvalCli, ASplitFileGivesTotalsPerSplitAndWindow) {
+  WriteAgent();
+  Write("single.json", kSingleSegment);
+  Write("split", "# held out\ntest agent\n");
+  const ProcessRun run = Eval({"--must-commit", "agent:full"});
+  const std::string all = Joined(run.lines);
+  ASSERT_EQ(run.exit_code, 0) << all;
+  EXPECT_NE(LineStarting(run.lines, "total full: 1/2 committed, "), "") << all;
+  EXPECT_NE(
+      LineStarting(run.lines, "total test full: 1/1 committed, ").find("facts kept 1/2 (50.0%)"),
+      std::string::npos)
+      << all;
+  EXPECT_NE(LineStarting(run.lines, "total dev full: 0/1 committed, "), "") << all;
+  for (const char* split : {"test", "dev"}) {
+    for (const char* setting : {"full", "half", "16k"})
+      EXPECT_NE(LineStarting(run.lines, std::string("total ") + split + " " + setting + ": "), "")
+          << all;
+  }
+
+  const ProcessRun json = Eval({"--json", "--must-commit", "agent:full"});
+  ASSERT_EQ(json.exit_code, 0) << Joined(json.lines);
+  std::vector<std::string> splits;
+  for (const std::string& line : json.lines) {
+    const auto parsed = nlohmann::json::parse(line);
+    if (parsed["type"] == "EvalResult") {
+      EXPECT_EQ(parsed["split"], parsed["name"] == "agent" ? "test" : "dev") << line;
+    } else {
+      splits.push_back(parsed.value("split", "") + " " + parsed["setting"].get<std::string>());
+    }
+  }
+  EXPECT_EQ(splits, (std::vector<std::string>{" full", " half", " 16k", "test full", "test half",
+                                              "test 16k", "dev full", "dev half", "dev 16k"}));
+  // An input that cannot be used names its split too.
+  Write("broken.json", "[");
+  const ProcessRun invalid = Eval({"--json", "--must-commit", "agent:full"});
+  EXPECT_EQ(invalid.exit_code, 2) << Joined(invalid.lines);
+  EXPECT_NE(
+      LineStarting(invalid.lines,
+                   R"({"type":"EvalResult","name":"broken","split":"dev","outcome":"invalid",)"),
+      "")
+      << Joined(invalid.lines);
+}
+
+// A split file naming an absent transcript, naming one twice or holding a bad line is bad
+// input: exit 2 before anything runs, the message naming the file and the line.
+TEST_F(EvalCli, AnUnusableSplitFileIsBadInputNamingItsLine) {
+  WriteAgent();
+  const std::string path = (dir_.path() / "split").string();
+  struct Case {
+    const char* text;
+    std::string message;
+  };
+  const Case cases[] = {
+      {"test agent\ndev nosuch\n",
+       "harness eval: " + path + " line 2: no transcript nosuch.json in the directory"},
+      {"test agent\ndev agent\n",
+       "harness eval: " + path + " line 2: `agent` is listed again (first on line 1)"},
+      {"# c\ntrain agent\n",
+       "harness eval: " + path + " line 2: expected `test NAME` or `dev NAME`, found `train`"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.text);
+    Write("split", c.text);
+    const ProcessRun run = Eval({}, true);
+    EXPECT_EQ(run.exit_code, 2) << Joined(run.lines);
+    EXPECT_EQ(run.lines, std::vector<std::string>{c.message});
+  }
+  std::filesystem::remove(path);
+  std::filesystem::create_directory(path);
+  const ProcessRun directory = Eval({}, true);
+  EXPECT_EQ(directory.exit_code, 2);
+  EXPECT_EQ(directory.lines, std::vector<std::string>{"harness eval: " + path +
+                                                      " is a directory, not a regular file"});
 }
 
 TEST_F(EvalCli, BadUsageIsExitTwo) {

@@ -64,6 +64,9 @@ constexpr ExampleFile kExamples[] = {
     {"codex", "codex-rollout.jsonl", true},
     {"openhands", "openhands-trajectory.json", false},
     {"swe-agent", "swe-agent.traj", false},
+    {"gemini", "gemini-chat.json", true},
+    {"gemini", "gemini-session.json", true},
+    {"cline", "cline-api-conversation-history.json", true},
 };
 
 TEST(ImportCli, EachFormatImportsValidatesAndCompacts) {
@@ -108,6 +111,28 @@ TEST(ImportCli, StandardOutputByDefaultAndTheSameBytesEveryRun) {
   const std::string file = dir.File("out.json");
   ASSERT_EQ(Shell(command + " -o " + ShellQuoted(file) + " 2>/dev/null").exit_code, 0);
   EXPECT_EQ(ReadFile(file), first.out);
+}
+
+// Claude Code's records as one JSON array (how some tools export a session) import to the same
+// bytes as the JSONL file.
+TEST(ImportCli, ClaudeCodeRecordsInAnArrayImportAsTheirJsonl) {
+  const std::string jsonl = ReadFile(std::string(::harness::build_paths::SourceDir()) +
+                                     "/examples/import/claude-code-session.jsonl");
+  std::string array = "[";
+  std::istringstream lines(jsonl);
+  for (std::string line; std::getline(lines, line);) {
+    if (!line.empty())
+      array.append(array.size() > 1 ? ",\n" : "\n").append(line);
+  }
+  array.append("\n]\n");
+  const TempFile file(array);
+  const CliRun from_array =
+      Shell(Binary() + " import --from claude-code " + file.quoted() + " 2>/dev/null");
+  const CliRun from_jsonl = Shell(Binary() + " import --from claude-code " +
+                                  Example("claude-code-session.jsonl") + " 2>/dev/null");
+  ASSERT_EQ(from_array.exit_code, 0);
+  ASSERT_EQ(from_jsonl.exit_code, 0);
+  EXPECT_EQ(from_array.out, from_jsonl.out);
 }
 
 TEST(ImportCli, BadInputExitsOneWithTheLineAndThePath) {

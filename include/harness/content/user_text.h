@@ -13,8 +13,8 @@
 //   removed first; an unclosed one runs to the end. What remains decides:
 //   * nothing but white space, a local command without arguments (`<command-name>/exit…`), an
 //     interruption or caveat marker → kNotice, words empty;
-//   * a summary of earlier work (harness's own `<conversation_summary>`, another agent's
-//     continuation summary) → kCarriedSummary, words the whole text as written;
+//   * another agent's summary of earlier work (its continuation summary; harness's own is the
+//     derived prefix, read by the grammar, not here) → kCarriedSummary, words the whole text;
 //   * a project instruction file a client read to the model → kProjectInstructions, words the
 //     whole text;
 //   * anything else → kRequest, words the remaining text trimmed (a slash command with

@@ -1,9 +1,11 @@
 // Importing other agents' session files as harness transcripts (docs/import.md).
 //
 // Contract of ImportTranscript:
-// - It reads one session file of a known format: Claude Code's session JSONL, Codex's rollout
-//   JSONL, an OpenHands trajectory (a JSON array of events) or a SWE-agent trajectory (.traj, one
-//   JSON object), and returns the conversation as harness messages in the order the source
+// - It reads one session file of a known format: Claude Code's session JSONL (or its records as
+//   one JSON array, or pretty-printed one after another), Codex's rollout JSONL, an OpenHands
+//   trajectory (a JSON array of events), a SWE-agent trajectory (.traj, one JSON object), a
+//   Gemini CLI saved chat or session recording, or a Cline / Roo Code
+//   api_conversation_history.json, and returns the conversation as harness messages in the order the source
 //   records them, with a report of what it left out. docs/import.md says, format by format, what
 //   becomes which message and what is dropped.
 // - The result is a valid transcript (ValidateTranscript passes) whose tool calls pair up as the
@@ -21,9 +23,10 @@
 //   dropped and counted in the report. A file in which nothing is a message of the format is
 //   kEmpty.
 // - Limits: limits.max_bytes is checked before anything is parsed; a JSONL file is parsed one
-//   line at a time (memory: the text, one line's DOM and the transcript being built); an
-//   OpenHands array one event at a time; a SWE-agent document as a whole (so its DOM, a few
-//   times the text, bounded by max_bytes). Nesting is bounded while parsing; no code path
+//   line at a time (memory: the text, one line's DOM and the transcript being built); a JSON
+//   array (OpenHands, Cline, a Gemini saved chat, Claude Code records) one element at a time; a
+//   SWE-agent document, a Gemini session recording, and the messages of its JSONL form as a
+//   whole (so their DOM, a few times the text, bounded by max_bytes). Nesting is bounded while parsing; no code path
 //   recurses with the input's depth. More than limits.max_messages messages is kLimit.
 // Thread safety: pure functions.
 #pragma once
@@ -39,9 +42,9 @@
 
 namespace harness {
 
-enum class ImportFormat { kClaudeCode, kCodex, kOpenHands, kSweAgent };
+enum class ImportFormat { kClaudeCode, kCodex, kOpenHands, kSweAgent, kGemini, kCline };
 
-// Wire names: "claude-code", "codex", "openhands", "swe-agent".
+// Wire names: "claude-code", "codex", "openhands", "swe-agent", "gemini", "cline".
 std::string_view ImportFormatName(ImportFormat format);
 std::optional<ImportFormat> ImportFormatFromName(std::string_view name);
 
