@@ -180,20 +180,31 @@ std::optional<std::string> DefinitionProblem(const LoopDefinition& definition, s
       limit->limit / (1024 * 1024), limit->size);
 }
 
+EventFilter WithoutInitialHistory() {
+  std::vector<EventKind> kinds;
+  for (std::size_t i = 0; i < std::variant_size_v<Event>; ++i) {
+    const auto kind = static_cast<EventKind>(i);
+    if (kind != EventKind::kLoopCreated && kind != EventKind::kLoopHistoryContinued)
+      kinds.push_back(kind);
+  }
+  return EventFilter::Kinds(std::move(kinds));
+}
+
 Result<CompactionLoop, SessionError> NewSessionLoop(CompactionLoopInput input, Journal& journal,
-                                                    SessionOptions options) {
-  return NewSessionLoop(CompactionLoopDefinition(std::move(input)), journal, std::move(options));
+                                                    SessionOptions options, EventFilter filter) {
+  return NewSessionLoop(CompactionLoopDefinition(std::move(input)), journal, std::move(options),
+                        std::move(filter));
 }
 
 Result<CompactionLoop, SessionError> NewSessionLoop(LoopDefinition definition, Journal& journal,
-                                                    SessionOptions options) {
+                                                    SessionOptions options, EventFilter filter) {
   options.journal = &journal;
   auto opened = Session::Open(std::move(options));
   if (!opened.ok())
     return Fail(opened.error());
   CompactionLoop made;
   made.session = std::move(opened).value();
-  made.events = made.session->Subscribe();
+  made.events = made.session->Subscribe(std::move(filter));
   auto loop = made.session->CreateLoop(std::move(definition));
   if (!loop.ok())
     return Fail(loop.error());

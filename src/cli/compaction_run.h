@@ -12,7 +12,10 @@
 // - NewSessionLoop opens a session on `journal`, subscribes to it before the loop's first event,
 //   and creates one loop with the definition a manual compaction needs
 //   (CompactionLoopDefinition: no turn ever runs, its model client refuses). A refusal is
-//   returned as the SessionError. DefinitionProblem says beforehand whether the runtime will
+//   returned as the SessionError. The subscription takes `filter`: WithoutInitialHistory leaves
+//   out the LoopCreated and LoopHistoryContinued events, which carry the whole transcript and
+//   which the hub copies for every subscriber that takes them (eval reads none of them).
+//   DefinitionProblem says beforehand whether the runtime will
 //   refuse the definition, so that the caller creates nothing for it.
 // - AwaitCompaction waits until the reply to `command` arrives (or a runtime failure, or the hub
 //   closes the subscription), then suspends the session and drains what is left; `show` sees
@@ -142,10 +145,13 @@ LoopDefinition CompactionLoopDefinition(CompactionLoopInput input);
 // LiftSystemPrompt took from it), its role, its size and the limit.
 std::optional<std::string> DefinitionProblem(const LoopDefinition& definition, std::size_t lifted);
 
+EventFilter WithoutInitialHistory();
 Result<CompactionLoop, SessionError> NewSessionLoop(LoopDefinition definition, Journal& journal,
-                                                    SessionOptions options);
+                                                    SessionOptions options,
+                                                    EventFilter filter = EventFilter::All());
 Result<CompactionLoop, SessionError> NewSessionLoop(CompactionLoopInput input, Journal& journal,
-                                                    SessionOptions options);
+                                                    SessionOptions options,
+                                                    EventFilter filter = EventFilter::All());
 
 void AwaitCompaction(Session& session, Subscription& events, const Uuid& loop, const Uuid& command,
                      const FailureLog& failures, Outcome& outcome,

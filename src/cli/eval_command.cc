@@ -202,7 +202,10 @@ Run Compact(const EvalCommandLine& line, const Prepared& prepared, Transcript hi
   options.env = &env;
   options.on_failure = [&failures](const InfrastructureFailure& f) { failures.Add(f); };
   CompactionLoopInput input{context, recorder, std::move(history), prepared.system_prompt};
-  auto made = NewSessionLoop(std::move(input), *journal, std::move(options));
+  // Nothing of the loop's creation is read: a copy of the transcript for the subscription would
+  // be a third one beside eval's and the loop's.
+  auto made =
+      NewSessionLoop(std::move(input), *journal, std::move(options), WithoutInitialHistory());
   if (!made.ok()) {
     run.outcome = "failed";
     run.reason = SessionRefusal(made.error());

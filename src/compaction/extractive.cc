@@ -218,13 +218,27 @@ std::string WithoutSpans(std::string_view text, std::string_view open, std::stri
 // ("https://user:pass@host"), or belongs to a PEM private key block. Dropping too much is the
 // safe direction.
 
+// A name whose last part names a credential: "api_key", "x-auth-token", "apikey", "password",
+// "session_id". The last part decides ("session-share" names a plugin, "keyboard" a device), so
+// that a command or a path that merely begins with such a word is not taken for a secret.
 bool IsCredentialName(std::string_view word) {
-  constexpr std::array<std::string_view, 10> kParts = {"key",    "token",  "secret",     "password",
-                                                       "passwd", "pwd",    "credential", "auth",
-                                                       "cookie", "session"};
-  return std::any_of(kParts.begin(), kParts.end(), [word](std::string_view part) {
-    return word.find(part) != std::string_view::npos;
-  });
+  constexpr std::array<std::string_view, 11> kParts = {
+      "key",  "token",  "secret",  "password",   "passwd",       "pwd",
+      "auth", "cookie", "session", "credential", "authorization"};
+  const auto ends_with_part = [&](std::string_view text) {
+    return std::any_of(kParts.begin(), kParts.end(),
+                       [text](std::string_view part) { return text.ends_with(part); });
+  };
+  while (!word.empty() && (word.front() == '-'))
+    word.remove_prefix(1);  // "--token"
+  const std::size_t cut = word.find_last_of("-_.");
+  const std::string_view last = cut == std::string_view::npos ? word : word.substr(cut + 1);
+  if (ends_with_part(last) || last == "credentials" || last == "secrets")
+    return true;
+  // "session_id", "auth-id": an id of a session or a login is one too.
+  if ((last == "id" || last == "sid") && cut != std::string_view::npos)
+    return ends_with_part(word.substr(0, cut));
+  return false;
 }
 
 bool IsNameChar(char c) {

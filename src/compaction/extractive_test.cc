@@ -532,6 +532,21 @@ TEST(ExtractiveCompactor, ASubAgentsReportIsKept) {
       << summary;
 }
 
+// A credential is named by the last part of a name: "session_id: …" and "X-Api-Key: …" are
+// left out, a command that only begins with such a word ("/session-share:publish") is kept.
+TEST(ExtractiveCompactor, ACredentialIsNamedByTheLastPartOfAName) {
+  const std::string summary = SummaryOf({
+      User("Run /session-share:publish when done. Use keyboard: us."),
+      Assistant("Sending session_id: 9f8e7d6c5b4a and X-Api-Key: abcdef0123456789 now."),
+      User("ok"),
+      Assistant("Done."),
+  });
+  EXPECT_TRUE(Contains(summary, "/session-share:publish")) << summary;
+  EXPECT_TRUE(Contains(summary, "keyboard: us")) << summary;
+  EXPECT_FALSE(Contains(summary, "9f8e7d6c5b4a")) << summary;
+  EXPECT_FALSE(Contains(summary, "abcdef0123456789")) << summary;
+}
+
 TEST(ExtractiveCompactor, TheGoalIsTheFirstRequestVerbatim) {
   // SWE-agent / OpenHands open with a long templated task.
   const std::string task =

@@ -1039,17 +1039,32 @@ Result<std::vector<Event>, EventError> LoopCreationEvents(LoopCreated created,
   created.history.clear();
   HARNESS_TRY(CreationRecords records, CreationRecords::Of(created, max_record_bytes));
 
-  std::vector<std::vector<Message>> parts(1);
+  // Where each part starts, then the parts: the first is the history itself, cut to its share
+  // (it keeps its capacity, so the loop that gets the parts back appends the others to it without
+  // a reallocation), the others sized exactly. A transcript of many short messages is mostly
+  // the messages' own objects: parts grown one message at a time held them about twice.
+  std::vector<std::size_t> starts{0};
   std::size_t used = 0;
   for (std::size_t i = 0; i < history.size(); ++i) {
     HARNESS_TRY(const std::size_t size, records.Share(history[i], i));
-    if (used + size > records.budget() || parts.back().size() == kMaxHistoryMessages) {
-      parts.emplace_back();
+    if (used + size > records.budget() || i - starts.back() == kMaxHistoryMessages) {
+      starts.push_back(i);
       used = 0;
     }
     used += size;
-    parts.back().push_back(std::move(history[i]));
   }
+  std::vector<std::vector<Message>> parts(starts.size());
+  for (std::size_t p = 1; p < starts.size(); ++p) {
+    const std::size_t end = p + 1 < starts.size() ? starts[p + 1] : history.size();
+    parts[p].reserve(end - starts[p]);
+    parts[p].insert(
+        parts[p].end(),
+        std::make_move_iterator(history.begin() + static_cast<std::ptrdiff_t>(starts[p])),
+        std::make_move_iterator(history.begin() + static_cast<std::ptrdiff_t>(end)));
+  }
+  if (starts.size() > 1)
+    history.erase(history.begin() + static_cast<std::ptrdiff_t>(starts[1]), history.end());
+  parts[0] = std::move(history);
 
   std::vector<Event> events;
   events.reserve(parts.size());

@@ -67,7 +67,8 @@ struct AttemptInput {
   std::shared_ptr<const InferenceRequest> request;
   std::size_t derived_prefix = 0;
   // The ids of request.messages, parallel to them (event/pins.h), and the pinned ones among
-  // them. Without ids (a size that differs) nothing is pinned.
+  // them. Without ids (a size that differs) nothing is pinned: the loop leaves them out when
+  // nothing is.
   std::vector<Uuid> history_ids;
   std::set<Uuid> pinned;
   ModelLimits limits;

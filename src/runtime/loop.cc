@@ -105,7 +105,7 @@ void LoopActor::PostSnapshot(SessionDone<LoopSnapshot> done) {
     snapshot.status = self->exited_ ? LoopStatus::kExited
                       : self->turn_ ? LoopStatus::kRunning
                                     : LoopStatus::kIdle;
-    snapshot.history = self->history_;
+    snapshot.history = self->history_.messages();
     snapshot.history_ids = self->history_ids_;
     for (const Uuid& id : self->history_ids_) {
       if (self->pinned_.contains(id))
@@ -205,8 +205,8 @@ void LoopActor::PostMaskedOriginal(const Uuid& message, SessionDone<Message> don
 
 Result<std::vector<Uuid>, TailError> LoopActor::PlannedMask() const {
   HARNESS_TRY(const std::vector<std::size_t> plan,
-              PlanMasking(history_, derived_prefix_, *definition_.compaction, Flags(pinned_),
-                          Flags(masked_)));
+              PlanMasking(history_.messages(), derived_prefix_, *definition_.compaction,
+                          Flags(pinned_), Flags(masked_)));
   std::vector<Uuid> ids;
   ids.reserve(plan.size());
   for (std::size_t i : plan)
@@ -215,8 +215,7 @@ Result<std::vector<Uuid>, TailError> LoopActor::PlannedMask() const {
 }
 
 void LoopActor::CountMask(PendingMask pending, std::vector<Message> history, std::stop_token stop) {
-  InferenceRequest request = BuildRequest();
-  request.messages = std::move(history);
+  InferenceRequest request = WithMessages(RequestShape(), std::move(history));
   pending.op = next_op_++;
   pending.basis = basis_;
   const std::uint64_t op = pending.op;
@@ -253,7 +252,8 @@ void LoopActor::OnMask(bool mask, const Uuid& event_id, std::vector<Uuid> messag
                         " bytes and not masked yet; nothing to mask");
     }
     ids = std::move(*plan);
-    changed = MaskHistory(history_, history_ids_, derived_prefix_, pinned_, masked_, ids);
+    changed =
+        MaskHistory(history_.messages(), history_ids_, derived_prefix_, pinned_, masked_, ids);
   } else {
     if (messages.empty()) {
       for (const Uuid& id : history_ids_) {
@@ -272,7 +272,7 @@ void LoopActor::OnMask(bool mask, const Uuid& event_id, std::vector<Uuid> messag
           ids.push_back(id);
       }
     }
-    changed = UnmaskHistory(history_, history_ids_, masked_, ids);
+    changed = UnmaskHistory(history_.messages(), history_ids_, masked_, ids);
   }
   if (!changed)
     return refuse(SessionErrorKind::kMaskRefused, changed.error());
@@ -286,7 +286,8 @@ bool LoopActor::StartAutomaticMask(const ContextMeasurement& measured) {
   auto ids = PlannedMask();
   if (!ids || ids->empty())
     return false;  // nothing to mask: the trigger goes on to summarize
-  auto changed = MaskHistory(history_, history_ids_, derived_prefix_, pinned_, masked_, *ids);
+  auto changed =
+      MaskHistory(history_.messages(), history_ids_, derived_prefix_, pinned_, masked_, *ids);
   const Uuid event_id = session_.MintId();
   if (!changed || event_id.IsZero())
     return false;
@@ -347,9 +348,10 @@ Status<SessionError> LoopActor::InstallMask(const PendingMask& pending,
     return Fail(SessionError{SessionErrorKind::kLoopBusy,
                              "the history changed while the masking was counted; try again"});
   }
-  auto changed = pending.mask ? MaskHistory(history_, history_ids_, derived_prefix_, pinned_,
-                                            masked_, pending.message_ids)
-                              : UnmaskHistory(history_, history_ids_, masked_, pending.message_ids);
+  auto changed =
+      pending.mask ? MaskHistory(history_.messages(), history_ids_, derived_prefix_, pinned_,
+                                 masked_, pending.message_ids)
+                   : UnmaskHistory(history_.messages(), history_ids_, masked_, pending.message_ids);
   if (!changed) {
     return Fail(SessionError{
         SessionErrorKind::kLoopBusy,
@@ -373,13 +375,13 @@ Status<SessionError> LoopActor::InstallMask(const PendingMask& pending,
   }
   // Only now, durable, does the live history change. A masking is undoable as a commit is.
   if (pending.mask) {
-    replaced_.push_back(ReplacedHistory{pending.event_id, std::move(history_), history_ids_,
+    replaced_.push_back(ReplacedHistory{pending.event_id, history_.Take(), history_ids_,
                                         derived_prefix_, changed->history.size(),
                                         std::move(masked_)});
     if (replaced_.size() > kMaxUndoDepth)
       replaced_.erase(replaced_.begin());
   }
-  history_ = std::move(changed->history);
+  history_.Replace(std::move(changed->history));
   masked_ = std::move(changed->masked);
   basis_ = post.basis;
   measurement_ = post;
@@ -537,13 +539,12 @@ void LoopActor::OnUndo(const Uuid& event_id, std::shared_ptr<ControlAnswer<Uuid>
                   "the loop is running a turn, a compaction, an undo or a masking; undo once it "
                   "is idle");
   }
-  auto reverted = RevertHistory(history_, history_ids_, replaced_.back());
+  auto reverted = RevertHistory(history_.messages(), history_ids_, replaced_.back());
   if (!reverted) {
     return refuse(SessionErrorKind::kUndoRefused,
                   "the history is not the one the last compaction left");
   }
-  InferenceRequest request = BuildRequest();
-  request.messages = reverted->history;
+  InferenceRequest request = WithMessages(RequestShape(), reverted->history);
   const ContextBasis after{basis_.revision + 1, event_id};
   const std::uint64_t op = next_op_++;
   undo_ = PendingUndo{event_id, op, std::move(*reverted), std::move(reply)};
@@ -591,7 +592,7 @@ void LoopActor::OnUndoCounted(std::uint64_t op, Result<ContextMeasurement, Measu
   }
   // Only now, durable, does the live history change.
   replaced_.pop_back();
-  history_ = std::move(undo.reverted.history);
+  history_.Replace(std::move(undo.reverted.history));
   history_ids_ = std::move(undo.reverted.history_ids);
   derived_prefix_ = undo.reverted.derived_prefix;
   masked_ = std::move(undo.reverted.masked);
@@ -742,7 +743,7 @@ bool LoopActor::CommitMessage(Message message, const Uuid& input_command) {
   const Uuid event_id = event.header.event_id;
   if (!PublishOrHalt(event, InfrastructureFailure::Kind::kEventAppend))
     return false;
-  history_.push_back(std::move(message));
+  history_.Mutable().push_back(std::move(message));
   history_ids_.push_back(event_id);
   measurement_.reset();
   basis_ = ContextBasis{basis_.revision + 1, event_id};
@@ -758,16 +759,23 @@ bool LoopActor::CommitQueuedFront() {
   return true;
 }
 
-InferenceRequest LoopActor::BuildRequest() const {
+InferenceRequest LoopActor::RequestShape() const {
   InferenceRequest request;
   request.model = definition_.model;
   request.system = definition_.system_prompt;
-  request.messages = history_;
   request.tools = tool_definitions_;
   if (definition_.limits.max_output_tokens != 0) {
     request.max_output_tokens = definition_.limits.max_output_tokens;
   }
   return request;
+}
+
+InferenceRequest LoopActor::BuildRequest() const {
+  return WithMessages(RequestShape(), history_.messages());
+}
+
+std::shared_ptr<const InferenceRequest> LoopActor::LeaseRequest() {
+  return history_.Lease(RequestShape());
 }
 
 PressureLevel LoopActor::LevelFor(const ContextMeasurement& measurement) const {
@@ -1072,8 +1080,7 @@ void LoopActor::ApplyTurn(TurnDriver::Decision decision) {
       if (compact->automatic &&
           !OpenAttempt(Waiter{session_.MintId(), session_.Now(), Agency::kMachine}))
         return;
-      (void)StartAttempt(*turn_->driver.candidate(),
-                         std::make_shared<const InferenceRequest>(BuildRequest()), true);
+      (void)StartAttempt(*turn_->driver.candidate(), LeaseRequest(), true);
       return;
     } else if (std::holds_alternative<TurnDriver::Infer>(decision)) {
       return Infer();
@@ -1189,7 +1196,7 @@ void LoopActor::FinishTurn(TurnEnd end, std::string_view reason, std::string det
   if (end != TurnEnd::kCompleted) {
     // A turn that ends early answers the tool calls it leaves open (tool_answers.h), so the
     // history stays a valid transcript: compactable, and acceptable to providers.
-    for (ToolResultMessage& answer : AnswersForUnansweredCalls(history_)) {
+    for (ToolResultMessage& answer : AnswersForUnansweredCalls(history_.messages())) {
       if (!CommitMessage(std::move(answer), Uuid{}))
         return;
     }
@@ -1254,7 +1261,7 @@ void LoopActor::StartIdlePreparation() {
   Attempt& attempt = *slot_.attempt();
   attempt.phase = AttemptPhase::kPreCounting;
   attempt.basis = basis_;
-  attempt.request = std::make_shared<const InferenceRequest>(BuildRequest());
+  attempt.request = LeaseRequest();
   const std::uint64_t op = next_op_++;
   attempt.op = op;
   MeasureOffActor(op, attempt.request, attempt.stop.get_token(), &LoopActor::OnPreCounted);
@@ -1391,7 +1398,9 @@ bool LoopActor::StartAttempt(const ContextMeasurement& candidate,
   input.candidate = candidate;
   input.request = attempt.request;
   input.derived_prefix = derived_prefix_;
-  input.history_ids = history_ids_;
+  // The ids only name the pinned messages: without pins they are not copied (16 bytes a message).
+  if (!pinned_.empty())
+    input.history_ids = history_ids_;
   input.pinned = pinned_;
   input.limits = definition_.limits;
   input.policy = *definition_.compaction;
@@ -1559,9 +1568,10 @@ bool LoopActor::Finalize(Proposal& proposal) {
       history.push_back(std::move(kept.message));
     for (Message& m : proposal.retained)
       history.push_back(std::move(m));
-    replaced_.push_back(ReplacedHistory{header.event_id, std::move(history_),
-                                        std::move(history_ids_), derived_prefix_, history.size(),
-                                        masked_});
+    // The attempt's lease ends first, so that the history moves to the undo stack uncopied.
+    slot_.attempt()->request.reset();
+    replaced_.push_back(ReplacedHistory{header.event_id, history_.Take(), std::move(history_ids_),
+                                        derived_prefix_, history.size(), masked_});
     if (replaced_.size() > kMaxUndoDepth)
       replaced_.erase(replaced_.begin());
     const std::vector<Uuid>& before_ids = replaced_.back().history_ids;
@@ -1570,7 +1580,7 @@ bool LoopActor::Finalize(Proposal& proposal) {
     ids.push_back(header.event_id);
     for (std::size_t i : proposal.survivors)
       ids.push_back(before_ids[i]);
-    history_ = std::move(history);
+    history_.Replace(std::move(history));
     history_ids_ = std::move(ids);
     std::erase_if(pinned_, [this](const Uuid& id) {
       return std::find(history_ids_.begin(), history_ids_.end(), id) == history_ids_.end();

@@ -29,6 +29,7 @@
 #include "runtime/executor.h"
 #include "runtime/measure.h"
 #include "runtime/session_core.h"
+#include "runtime/shared_history.h"
 #include "runtime/turn_driver.h"
 
 namespace harness::runtime_detail {
@@ -267,7 +268,11 @@ class LoopActor : public std::enable_shared_from_this<LoopActor> {
   bool CommitMessage(Message message, const Uuid& input_command);
   // Commits the oldest queued input and pops it; false (nothing popped) when the append failed.
   bool CommitQueuedFront();
+  // The request of the history: a copy (BuildRequest), the shape alone (RequestShape: no
+  // messages) or the history lent (LeaseRequest: not copied, read-only, for an attempt).
   InferenceRequest BuildRequest() const;
+  InferenceRequest RequestShape() const;
+  std::shared_ptr<const InferenceRequest> LeaseRequest();
   void ApplyMeasurement(const ContextMeasurement& measurement);
   PressureLevel LevelFor(const ContextMeasurement& measurement) const;
 
@@ -279,7 +284,12 @@ class LoopActor : public std::enable_shared_from_this<LoopActor> {
   void OffActor(std::uint64_t op, Work work, void (LoopActor::*handler)(std::uint64_t, Value)) {
     session_.SubmitBlocking(
         [self = shared_from_this(), op, work = std::move(work), handler]() mutable {
-          Value value = work();
+          // The work, and what it holds (a lease of the history), ends before its result is
+          // handed over: the actor may then change the history in place (shared_history.h).
+          Value value = [&work] {
+            Work done = std::move(work);
+            return done();
+          }();
           self->strand_->Post([self, op, handler, value = std::move(value)]() mutable {
             ((*self).*handler)(op, std::move(value));
           });
@@ -361,7 +371,8 @@ class LoopActor : public std::enable_shared_from_this<LoopActor> {
   std::vector<ToolDefinition> tool_definitions_;
 
   // state (strand only)
-  std::vector<Message> history_;
+  // Lent to an attempt's work off the actor rather than copied (shared_history.h).
+  SharedHistory history_;
   std::vector<Uuid> history_ids_;  // parallel to history_
   std::set<Uuid> pinned_;
   std::vector<PinRequest> deferred_pins_;          // arrived while an attempt was running

@@ -518,17 +518,16 @@ Result<Uuid, SessionError> Session::CreateLoop(LoopDefinition definition) {
   }
   runtime_detail::LoopStartState start;
   start.basis = has_history ? ContextBasis{1, created_id} : ContextBasis{};
-  if (events->size() == 1) {
-    start.history = std::move(std::get<LoopCreated>(events->front()).history);
-  } else {
-    std::size_t messages = std::get<LoopCreated>(events->front()).history.size();
+  // The first part is the history's own storage, with room for the rest (LoopCreationEvents):
+  // the others are appended to it in place.
+  start.history = std::move(std::get<LoopCreated>(events->front()).history);
+  if (events->size() > 1) {
+    std::size_t messages = start.history.size();
     for (std::size_t i = 1; i < events->size(); ++i)
       messages += std::get<LoopHistoryContinued>((*events)[i]).history.size();
     start.history.reserve(messages);
-    for (Event& event : *events) {
-      auto& part = std::holds_alternative<LoopCreated>(event)
-                       ? std::get<LoopCreated>(event).history
-                       : std::get<LoopHistoryContinued>(event).history;
+    for (std::size_t i = 1; i < events->size(); ++i) {
+      auto& part = std::get<LoopHistoryContinued>((*events)[i]).history;
       start.history.insert(start.history.end(), std::make_move_iterator(part.begin()),
                            std::make_move_iterator(part.end()));
       part = {};

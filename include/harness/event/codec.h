@@ -107,7 +107,10 @@ Result<Event, EventError> DecodeEvent(std::string_view bytes);
 // fits. Published as one batch they are durable together or not at all. Fails, first failure
 // wins: Validate(created) -> InvalidEventError; a message that cannot fit a record even alone
 // -> EventLimitError{the size its record would have, the message: its index, role and encoded
-// size}. (The parameter exists for tests; the runtime passes kMaxRecordBytes.)
+// size}. (The parameter exists for tests; the runtime passes kMaxRecordBytes.) No message is
+// copied: `created`'s history is the history's own vector, cut to its part (its capacity kept, so
+// the parts appended back to it need no reallocation), and the other parts are moved into
+// vectors of their exact size.
 Result<std::vector<Event>, EventError> LoopCreationEvents(
     LoopCreated created, std::size_t max_record_bytes = kMaxRecordBytes);
 
