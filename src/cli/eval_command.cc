@@ -23,6 +23,7 @@
 #include "eval_quality.h"
 #include "eval_split.h"
 #include "harness/compaction/masking.h"
+#include "harness/compaction/shorten.h"
 #include "harness/compaction/tail.h"
 #include "harness/content/codec.h"
 #include "harness/core/env.h"
@@ -168,6 +169,8 @@ struct Run {
   std::optional<TokenCount> tokens_before;
   std::optional<TokenCount> tokens_after;
   std::size_t retained = 0;
+  std::size_t shortened = 0;  // tool outputs (and inputs) of the tail shortened to fit
+  std::uint64_t shortened_bytes = 0;
   std::optional<TokenCount> summarizer_read;  // the compactor's input, estimated
   std::vector<std::size_t> lost;              // indexes of the facts not kept
   std::size_t kept = 0;
@@ -250,6 +253,8 @@ Run Compact(const EvalCommandLine& line, const Prepared& prepared, Transcript hi
   run.summarizer_read = recorder->last_input_tokens();
   run.tokens_after = outcome.committed->post_context.input_tokens;
   run.retained = outcome.committed->retained.size();
+  run.shortened = outcome.committed->shortened.size();
+  run.shortened_bytes = ShortenedBytes(outcome.committed->shortened);
   const CompactionCommitted& committed = *outcome.committed;
   const std::string summary = SummaryText(committed);
   const std::string verbatim = VerbatimText(committed);
@@ -348,6 +353,10 @@ void PrintHuman(const Entry& entry, const Prepared& prepared, const Run& run) {
     row.append(fmt::format(", {} -> {} tokens ({}), summary + {} messages",
                            Tokens(run.tokens_before), Tokens(run.tokens_after), Ratio(run),
                            run.retained));
+    if (run.shortened > 0) {
+      row.append(fmt::format(" ({} tool outputs shortened, {} bytes cut)", run.shortened,
+                             run.shortened_bytes));
+    }
     if (prepared.facts)
       row.append(fmt::format(", facts kept {}/{}", run.kept, prepared.facts->size()));
     if (run.repaired.value_or(0) > 0)
@@ -380,6 +389,8 @@ void PrintJsonRun(const Entry& entry, const Prepared& prepared, const Run& run, 
     w.Uint("tokens_after", *run.tokens_after).Uint("retained", run.retained);
   if (run.repaired)
     w.Uint("repaired", *run.repaired);
+  if (run.shortened > 0)
+    w.Uint("shortened", run.shortened).Uint("shortened_bytes", run.shortened_bytes);
   if (prepared.facts) {
     w.Uint("facts", prepared.facts->size());
     if (run.committed()) {

@@ -6,6 +6,7 @@
 #include <ctime>
 #include <type_traits>
 
+#include "harness/compaction/shorten.h"
 #include "harness/event/codec.h"
 #include "harness/event/wire.h"
 
@@ -71,12 +72,17 @@ struct LineOf {
       before = std::to_string(context.before->input_tokens);
     return fmt::format(
         "CompactionCommitted: {} messages -> summary + {}{} retained, {} -> {} tokens, rev {} -> "
-        "{}, {} ms",
+        "{}, {} ms{}",
         context.messages_before,
         e.pinned.empty() ? std::string() : fmt::format("{} pinned + ", e.pinned.size()),
         e.retained.size(), before, e.post_context.input_tokens, e.basis.revision,
         e.post_context.basis.revision,
-        std::chrono::duration_cast<std::chrono::milliseconds>(e.duration).count());
+        std::chrono::duration_cast<std::chrono::milliseconds>(e.duration).count(),
+        e.shortened.empty()
+            ? std::string()
+            : fmt::format("; {} tool outputs shortened to fit, {} bytes cut (the originals stay "
+                          "in the journal: undo restores them)",
+                          e.shortened.size(), ShortenedBytes(e.shortened)));
   }
   std::string operator()(const CompactionProposed& e) const {
     return fmt::format(

@@ -14,6 +14,7 @@
 
 #include "harness/content/codec.h"
 #include "harness/content/transcript.h"
+#include "harness/content/user_text.h"
 #include "harness/core/utf8.h"
 
 namespace harness {
@@ -266,7 +267,11 @@ Result<TailSelection, TailError> SelectRetainedTail(const std::vector<Message>& 
   std::vector<std::size_t> anchors;
   std::vector<std::size_t> segment_start(n, 0);
   for (std::size_t i = derived_prefix; i < n; ++i) {
-    if (transcript[i].role() == Role::kUser)
+    // A client's notice or local command (`/exit`, a reminder, an interruption marker) is no
+    // request: it belongs to the segment before it (content/user_text.h). The first message after
+    // the derived prefix starts a segment whatever it is: nothing is before it to belong to.
+    if (transcript[i].role() == Role::kUser &&
+        (i == derived_prefix || StartsUserSegment(transcript[i])))
       anchors.push_back(i);
     segment_start[i] = anchors.back();
   }
@@ -336,7 +341,7 @@ Result<TailSelection, TailError> SelectRetainedTail(const std::vector<Message>& 
     if (open_pairs != 0)
       continue;
     Candidate candidate{p, false, suffix[p]};
-    if (p == n || transcript[p].role() != Role::kUser) {
+    if (p == n || segment_start[p] != p) {
       const std::size_t request = segment_start[p - 1];
       if (request == p - 1)
         continue;  // nothing of the segment before p: the same as the cut at its request

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "harness/compaction/tail.h"
+#include "harness/content/user_text.h"
 
 namespace harness {
 namespace {
@@ -146,10 +147,13 @@ RC_GTEST_PROP(TailPropertyTest, SplitIsLosslessKeepsPairsTheOpenStepAndTheReques
                 selection->retained.end());
   RC_ASSERT(joined == t.messages);
 
-  // The retained request is verbatim the user message that opened the cut's segment.
+  // The retained request is verbatim the user message that opened the cut's segment: the nearest
+  // one that starts a segment (a client's notice does not, content/user_text.h; an empty text
+  // is one), or the first after the derived prefix.
   if (selection->inside_segment) {
     std::size_t request = cut - 1;
-    while (t.messages[request].role() != Role::kUser)
+    while (t.messages[request].role() != Role::kUser ||
+           (request > t.derived_prefix && !StartsUserSegment(t.messages[request])))
       --request;
     RC_ASSERT(request >= t.derived_prefix);
     RC_ASSERT(selection->retained.front() == t.messages[request]);

@@ -329,6 +329,55 @@ TEST(SelectRetainedTailTest, OpenCallsAreValidOnlyInTheNewestStep) {
 
 // ---- invalid input ----------------------------------------------------------------------------
 
+// A client's notice or local command is no request (content/user_text.h): it belongs to the
+// segment before it, so a session that ends with `/exit` keeps the answer it ended on.
+TEST(SelectRetainedTailTest, ASessionEndingWithExitKeepsItsLastAnswerInTheTail) {
+  const std::string answer(4'000, 'a');
+  const std::vector<Message> transcript = {
+      User("first task"),
+      Reply("done"),
+      User("write the report"),
+      Reply(answer),
+      User("<command-name>/exit</command-name>\n<command-message>exit</command-message>\n"
+           "<command-args></command-args>"),
+      User("<local-command-stdout>Goodbye!</local-command-stdout>"),
+  };
+  // One segment kept: the report's, with the answer and the two notices after it.
+  ExpectCut(transcript, 0, 1, kManyTokens, 2);
+  // Each kind of notice the classifier knows is folded the same way.
+  for (const std::string notice :
+       {"<system-reminder>the file changed</system-reminder>", "[Request interrupted by user]",
+        "<environment_context><cwd>/repo</cwd></environment_context>",
+        "<turn_aborted>interrupted</turn_aborted>"}) {
+    SCOPED_TRACE(notice);
+    ExpectCut(
+        {User("first task"), Reply("done"), User("write the report"), Reply(answer), User(notice)},
+        0, 1, kManyTokens, 2);
+  }
+  // A request after the notices starts its own segment as before.
+  const std::vector<Message> goes_on = {User("first task"), Reply("done"),
+                                        User("<local-command-stdout>ok</local-command-stdout>"),
+                                        User("now the tests"), Reply("passed")};
+  ExpectCut(goes_on, 0, 1, kManyTokens, 3);
+}
+
+TEST(SelectRetainedTailTest, ANoticeIsNoSegmentCutInsideItsSegmentKeepsTheRequest) {
+  // The report's segment alone is over the target: the cut goes inside it, at the notice, and the
+  // segment's request (not the notice) comes first.
+  const std::vector<Message> transcript = {
+      User("first task"),
+      Reply("done"),
+      User("write the report"),
+      Reply(std::string(4'000, 'x')),
+      User("<system-reminder>a file changed</system-reminder>"),
+      Reply("the answer")};
+  ExpectInsideCut(transcript, 0, 1, 100, 4, 2);
+  // The first message after the derived prefix starts a segment even when it is a notice.
+  const std::vector<Message> leading = {User("<local-command-stdout>hi</local-command-stdout>"),
+                                        Reply("a"), User("task"), Reply("b")};
+  ExpectCut(leading, 0, 1, kManyTokens, 2);
+}
+
 TEST(SelectRetainedTailTest, InvalidPolicy) {
   ExpectError(kThreeSegments, 0, 0, kManyTokens, TailErrorKind::kInvalidPolicy);
   ExpectError(kThreeSegments, 0, -1, kManyTokens, TailErrorKind::kInvalidPolicy);

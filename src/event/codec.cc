@@ -167,6 +167,25 @@ Status<InvalidEventError> WriteBody(WireWriter& w, const CompactionCommitted& e)
     }
     out.push_back(']');
   }
+  // [{"message":i,"block":j,"original_bytes":n,"kept_bytes":m},…], written last and only when a
+  // commit shortened something, for the same reason.
+  if (!e.shortened.empty()) {
+    w.Key("shortened");
+    std::string& out = w.out();
+    out.push_back('[');
+    for (std::size_t i = 0; i < e.shortened.size(); ++i) {
+      if (i > 0)
+        out.push_back(',');
+      const ShortenedBlock& s = e.shortened[i];
+      WireWriter(out)
+          .Uint("message", s.message)
+          .Uint("block", s.block)
+          .Uint("original_bytes", s.original_bytes)
+          .Uint("kept_bytes", s.kept_bytes)
+          .Close();
+    }
+    out.push_back(']');
+  }
   return {};
 }
 
@@ -534,6 +553,32 @@ Result<std::vector<PinnedMessage>, DecodeCause> ReadPinned(JsonObject& top) {
   return pinned;
 }
 
+// Absent is the one encoding of "nothing shortened" (re-encoding is byte-exact).
+Result<std::vector<ShortenedBlock>, DecodeCause> ReadShortened(JsonObject& top) {
+  if (top.Find("shortened") == nullptr)
+    return std::vector<ShortenedBlock>();
+  HARNESS_TRY(const Json* member, RequireArrayMember(top, "shortened", kMaxShortenedBlocks));
+  if (member->size() == 0) {
+    return Fail(JsonError{JsonErrorKind::kRange, top.MemberPath("shortened"), 0,
+                          "an empty shortened list is written by omitting it"});
+  }
+  std::vector<ShortenedBlock> shortened;
+  shortened.reserve(member->size());
+  for (std::size_t i = 0; i < member->size(); ++i) {
+    HARNESS_TRY(JsonObject object, JsonObject::Open((*member)[i], top.ElementPath("shortened", i)));
+    ShortenedBlock s;
+    HARNESS_TRY(const std::uint64_t message, object.RequireUint("message", UINT32_MAX));
+    HARNESS_TRY(const std::uint64_t block, object.RequireUint("block", UINT32_MAX));
+    HARNESS_TRY(s.original_bytes, object.RequireUint("original_bytes", UINT64_MAX));
+    HARNESS_TRY(s.kept_bytes, object.RequireUint("kept_bytes", UINT64_MAX));
+    s.message = static_cast<std::uint32_t>(message);
+    s.block = static_cast<std::uint32_t>(block);
+    HARNESS_CHECK(object.RejectUnknown());
+    shortened.push_back(s);
+  }
+  return shortened;
+}
+
 // The members WriteAttemptHead writes.
 template <class E>
 Status<DecodeCause> ReadAttemptHead(JsonObject& top, E& e) {
@@ -556,6 +601,7 @@ Status<DecodeCause> ReadBody(JsonObject& top, CompactionCommitted& e) {
   e.duration = std::chrono::nanoseconds(duration);
   HARNESS_TRY(e.coverage, ReadCoverage(top));
   HARNESS_TRY(e.pinned, ReadPinned(top));
+  HARNESS_TRY(e.shortened, ReadShortened(top));
   return {};
 }
 

@@ -134,6 +134,8 @@ Status<InvalidEventError> ValidateBody(const CompactionCommitted& e) {
     if (!IsValidPinnedRun(run))
       return Invalid<E>("Pinned");
   }
+  if (e.shortened.size() > kMaxShortenedBlocks || !IsValidShortening(e.retained, e.shortened))
+    return Invalid<E>("Shortened");
   return {};
 }
 

@@ -1,13 +1,16 @@
 #include "runtime/attempt.h"
 
 #include <algorithm>
+#include <functional>
 #include <utility>
 
 #include "harness/compaction/anchors.h"
 #include "harness/compaction/chunks.h"
 #include "harness/compaction/repair.h"
+#include "harness/compaction/shorten.h"
 #include "harness/compaction/tail.h"
 #include "harness/content/transcript.h"
+#include "harness/content/user_text.h"
 #include "harness/core/utf8.h"
 #include "harness/summary/summary.h"
 
@@ -29,6 +32,68 @@ Result<ContextMeasurement, MeasureError> MeasureWith(const AttemptInput& input,
                  stop);
 }
 
+TokenCount EstimateTokens(const std::vector<Message>& messages) {
+  TokenCount sum = 0;
+  for (const Message& message : messages)
+    sum += EstimateMessageTokens(message);
+  return sum;
+}
+
+// docs/spec/runtime.md §2.8.1: the tail's tool outputs shortened (PlanShortening, largest first)
+// until `before` + the tail, counted in the request's shape, leaves room. The byte goal starts
+// at what the last fit saved plus 4 bytes per token over, and learns the bytes a token took from
+// each count; it ends when a count fits, nothing more can be cut, or after
+// kMaxShorteningRounds counts. `plan` is the last one counted (absent: nothing to shorten).
+constexpr int kMaxShorteningRounds = 8;
+// Selections of a later cut before a tail that leaves no room is shortened.
+constexpr int kMaxReselections = 4;
+
+struct Fitted {
+  TokenCount tokens = 0;
+  std::optional<ShorteningPlan> plan;
+};
+
+Result<Fitted, MeasureError> ShortenToFit(const AttemptInput& input,
+                                          const std::vector<Message>& before,
+                                          const std::vector<Message>& retained, TokenCount count,
+                                          std::uint64_t saved_before,
+                                          const std::function<bool(TokenCount)>& leaves_no_room,
+                                          Timers& timers, const std::stop_token& stop) {
+  Fitted fitted{count, std::nullopt};
+  const TokenCount first = count;
+  std::uint64_t bytes_per_token = 4;
+  std::uint64_t goal = saved_before;
+  for (int round = 0; round < kMaxShorteningRounds && leaves_no_room(fitted.tokens); ++round) {
+    // The tokens over: what must go for the summary budget to fit below the limit.
+    const TokenCount limit = input.candidate.input_limit;
+    const TokenCount room =
+        limit > input.policy.max_summary_tokens ? limit - input.policy.max_summary_tokens - 1 : 0;
+    const std::uint64_t over = fitted.tokens > room ? fitted.tokens - room : 1;
+    const std::uint64_t step =
+        over > UINT64_MAX / bytes_per_token ? UINT64_MAX : over * bytes_per_token;
+    const std::uint64_t next = goal > UINT64_MAX - step ? UINT64_MAX : goal + step;
+    ShorteningPlan plan = PlanShortening(retained, next);
+    if (plan.shortened.empty() || (fitted.plan && plan.saved_bytes <= fitted.plan->saved_bytes))
+      break;  // nothing (more) to cut
+    std::vector<Message> counted = before;
+    counted.insert(counted.end(), plan.messages.begin(), plan.messages.end());
+    HARNESS_TRY(const ContextMeasurement measured,
+                MeasureWith(input, std::move(counted), timers, stop));
+    goal = plan.saved_bytes;
+    if (measured.input_tokens < first && plan.saved_bytes > saved_before) {
+      const std::uint64_t dropped = first - measured.input_tokens;
+      const std::uint64_t cut = plan.saved_bytes - saved_before;
+      bytes_per_token = std::max<std::uint64_t>(1, (cut + dropped - 1) / dropped);
+    }
+    fitted.tokens = measured.input_tokens;
+    const bool exhausted = plan.exhausted;
+    fitted.plan = std::move(plan);
+    if (exhausted)
+      break;
+  }
+  return fitted;
+}
+
 // The pre-flight proper; RunPreflight turns an exception escaping it into an Internal rejection.
 void Preflight(AttemptPreflight& pre, Timers& timers, const std::stop_token& stop) {
   const AttemptInput& input = pre.input;
@@ -48,19 +113,21 @@ void Preflight(AttemptPreflight& pre, Timers& timers, const std::stop_token& sto
   const std::vector<Message>& retained = tail_selection.retained;
 
   // Pinned messages of the head stay as they are (docs/pins.md): they leave the compactor's
-  // input and are kept between the summary and the tail.
+  // input and are kept between the summary and the tail. Judged on the selection before anything
+  // is counted, and again when a later cut changed it.
   const bool with_ids = input.history_ids.size() == history.size();
   std::vector<bool> pinned_flags(history.size(), false);
   if (with_ids && !input.pinned.empty()) {
     for (std::size_t i = 0; i < history.size(); ++i)
       pinned_flags[i] = input.pinned.contains(input.history_ids[i]);
   }
-  pre.kept = KeptForPins(history, tail_selection, input.derived_prefix, pinned_flags);
-  const std::vector<std::size_t>& kept = pre.kept;
-  std::vector<bool> is_kept(history.size(), false);
-  for (std::size_t i : kept)
-    is_kept[i] = true;
-  if (!kept.empty()) {
+  const auto keep_pins = [&]() -> bool {
+    pre.kept = KeptForPins(history, tail_selection, input.derived_prefix, pinned_flags);
+    if (pre.kept.empty())
+      return true;
+    std::vector<bool> is_kept(history.size(), false);
+    for (std::size_t i : pre.kept)
+      is_kept[i] = true;
     // Something new must be left to summarize besides the pins (and the in-segment request,
     // which is retained).
     bool summarizable = false;
@@ -71,53 +138,115 @@ void Preflight(AttemptPreflight& pre, Timers& timers, const std::stop_token& sto
           Proposal::Rejected(CompactRejectReason::kUnavailable,
                              CompactRejectDetail{RejectDetailKind::kAllPinned, std::nullopt,
                                                  std::nullopt, std::nullopt, std::nullopt});
-      return;
     }
-  }
+    return summarizable;
+  };
+  if (!keep_pins())
+    return;
 
   // Overflow-safe: count + budget < limit.
   const TokenCount limit = candidate.input_limit;
   auto leaves_no_room = [&](TokenCount count) {
     return count >= limit || policy.max_summary_tokens >= limit - count;
   };
-  // Tail selection always retains the newest segment; an empty tail (none today) has nothing
-  // to count and no estimate.
-  if (retained.empty())
-    return;
-  auto tail = MeasureWith(input, retained, timers, stop);
-  if (!tail) {
-    pre.rejected = RejectMeasure(tail.error());
-    return;
+  // The tail counted in the request's shape (system prompt, tools). One that leaves no room for
+  // the summary is selected again with its token target lowered by the excess, so that older
+  // whole steps go to the summary instead (docs/spec/runtime.md §2.8.1), until a count fits or
+  // the cut can move no later. Tail selection always retains the newest segment; an empty tail
+  // (none today) has nothing to count.
+  std::optional<ContextMeasurement> tail;
+  TokenCount target = policy.keep_recent_tokens;
+  bool moved = false;
+  for (int round = 0; !retained.empty(); ++round) {
+    auto counted = MeasureWith(input, retained, timers, stop);
+    if (!counted) {
+      pre.rejected = RejectMeasure(counted.error());
+      return;
+    }
+    tail = *counted;
+    if (!leaves_no_room(tail->input_tokens) || round == kMaxReselections)
+      break;
+    const TokenCount room =
+        limit > policy.max_summary_tokens ? limit - policy.max_summary_tokens - 1 : 0;
+    const TokenCount over = tail->input_tokens - std::min(tail->input_tokens, room);
+    const TokenCount estimate = EstimateTokens(retained);
+    target = std::max<TokenCount>(1, std::min(target, estimate > over ? estimate - over : 1));
+    auto again =
+        SelectRetainedTail(history, input.derived_prefix, policy.keep_recent_segments, target);
+    if (!again || again->cut < tail_selection.cut ||
+        (again->cut == tail_selection.cut &&
+         again->inside_segment == tail_selection.inside_segment))
+      break;  // no later cut
+    pre.selection = std::move(again).value();
+    moved = true;
   }
-  if (leaves_no_room(tail->input_tokens)) {
-    pre.rejected = Proposal::Rejected(
-        CompactRejectReason::kRetainedTailTooLarge,
-        CompactRejectDetail{RejectDetailKind::kTailTooLarge, std::nullopt, tail->input_tokens,
-                            limit, policy.max_summary_tokens});
+  if (moved && !keep_pins())
+    return;
+  const std::vector<std::size_t>& kept = pre.kept;
+
+  if (!tail)
+    return;  // nothing retained: nothing to count, no estimate
+  // A tail too large for the window has its largest tool outputs shortened until it fits
+  // (docs/spec/runtime.md §2.8.1); only one that cannot fit even so is rejected. `before` is what
+  // is counted ahead of the tail (the pinned messages); each fit plans from the tail as selected.
+  std::optional<std::vector<Message>> selected;  // copied only when something must be cut
+  std::uint64_t saved_bytes = 0;
+  const auto fit = [&](const std::vector<Message>& before, TokenCount& count) -> bool {
+    if (!leaves_no_room(count))
+      return true;
+    if (!selected)
+      selected = retained;
+    auto fitted =
+        ShortenToFit(input, before, *selected, count, saved_bytes, leaves_no_room, timers, stop);
+    if (!fitted) {
+      pre.rejected = RejectMeasure(fitted.error());
+      return false;
+    }
+    count = fitted->tokens;
+    if (fitted->plan) {
+      saved_bytes = fitted->plan->saved_bytes;
+      pre.selection.retained = std::move(fitted->plan->messages);
+      pre.shortened = std::move(fitted->plan->shortened);
+    }
+    return true;
+  };
+  TokenCount tail_tokens = tail->input_tokens;
+  if (!fit({}, tail_tokens))
+    return;
+  if (leaves_no_room(tail_tokens)) {
+    pre.rejected =
+        Proposal::Rejected(CompactRejectReason::kRetainedTailTooLarge,
+                           CompactRejectDetail{RejectDetailKind::kTailTooLarge, std::nullopt,
+                                               tail_tokens, limit, policy.max_summary_tokens});
     return;
   }
   // What the commit keeps verbatim, counted in the request's own shape (system prompt, tools):
-  // the tail, and the pinned messages with it when there are any.
-  TokenCount kept_tokens = tail->input_tokens;
+  // the tail, and the pinned messages with it when there are any. The pins stay verbatim; the
+  // tail's output is what gives way.
+  TokenCount kept_tokens = tail_tokens;
   if (!kept.empty()) {
-    std::vector<Message> kept_and_retained;
-    kept_and_retained.reserve(kept.size() + retained.size());
+    std::vector<Message> pinned_messages;
+    pinned_messages.reserve(kept.size());
     for (std::size_t i : kept)
-      kept_and_retained.push_back(history[i]);
-    kept_and_retained.insert(kept_and_retained.end(), retained.begin(), retained.end());
+      pinned_messages.push_back(history[i]);
+    std::vector<Message> kept_and_retained = pinned_messages;
+    kept_and_retained.insert(kept_and_retained.end(), pre.selection.retained.begin(),
+                             pre.selection.retained.end());
     auto with_pins = MeasureWith(input, std::move(kept_and_retained), timers, stop);
     if (!with_pins) {
       pre.rejected = RejectMeasure(with_pins.error());
       return;
     }
-    if (leaves_no_room(with_pins->input_tokens)) {
-      pre.rejected = Proposal::Rejected(
-          CompactRejectReason::kPinnedTooLarge,
-          CompactRejectDetail{RejectDetailKind::kPinnedTooLarge, std::nullopt,
-                              with_pins->input_tokens, limit, policy.max_summary_tokens});
+    kept_tokens = with_pins->input_tokens;
+    if (!fit(pinned_messages, kept_tokens))
+      return;
+    if (leaves_no_room(kept_tokens)) {
+      pre.rejected =
+          Proposal::Rejected(CompactRejectReason::kPinnedTooLarge,
+                             CompactRejectDetail{RejectDetailKind::kPinnedTooLarge, std::nullopt,
+                                                 kept_tokens, limit, policy.max_summary_tokens});
       return;
     }
-    kept_tokens = with_pins->input_tokens;
   }
   // The context after the commit (docs/decisions.md P15): what is kept verbatim plus the summary
   // at its whole budget (below the limit: checked above).
@@ -130,13 +259,6 @@ void Preflight(AttemptPreflight& pre, Timers& timers, const std::stop_token& sto
     detail.context_tokens = candidate.input_tokens;
     pre.rejected = Proposal::Rejected(CompactRejectReason::kIneffective, std::move(detail));
   }
-}
-
-TokenCount EstimateTokens(const std::vector<Message>& messages) {
-  TokenCount sum = 0;
-  for (const Message& message : messages)
-    sum += EstimateMessageTokens(message);
-  return sum;
 }
 
 // One call of a chunked compaction: `transcript` summarized under `base`'s identity, and the
@@ -325,10 +447,11 @@ Proposal Run(AttemptPreflight& pre, Timers& timers, const std::stop_token& stop)
   Proposal proposal;
   const CoveragePolicy& coverage = policy.coverage;
   if (coverage.mode != CoverageMode::kOff) {
-    // The current request is in the compacted span when no user message is retained (the tail
-    // then starts inside the request's own segment, or nothing is retained).
+    // The current request is in the compacted span when no request is retained (the tail then
+    // starts inside the request's own segment, or nothing is retained); a client's notice in the
+    // tail is no request (content/user_text.h).
     const bool request_in_head = std::none_of(
-        retained.begin(), retained.end(), [](const Message& m) { return m.role() == Role::kUser; });
+        retained.begin(), retained.end(), [](const Message& m) { return StartsUserSegment(m); });
     const std::string& summary_text = output->summary.blocks[0].as<TextBlock>()->text;
     const std::vector<Anchor> anchors = ExtractAnchors(compaction.transcript, request_in_head);
     // What stays verbatim (the pins and the tail) covers its own anchors.
@@ -379,6 +502,7 @@ Proposal Run(AttemptPreflight& pre, Timers& timers, const std::stop_token& stop)
   }
   proposal.summary = std::move(output->summary);
   proposal.retained = std::move(retained);
+  proposal.shortened = pre.shortened;
   proposal.post = *post;
   proposal.survivors = kept;
   for (std::size_t k = 0; k < kept.size(); ++k)
@@ -479,6 +603,7 @@ Result<Terminal, InvalidEventError> TerminalFor(const Attempt& attempt, const Pr
         post_request, committed.post_context.basis, committed.post_context.quality);
     committed.coverage = proposal.coverage;
     committed.pinned = proposal.pinned;
+    committed.shortened = proposal.shortened;
     terminal.post_context = committed.post_context;
     batch.emplace_back(std::move(committed));
     for (const Waiter& waiter : attempt.waiters) {

@@ -108,6 +108,8 @@ struct Proposal {
   // The coverage report (policy coverage not off): journaled with a commit, and with a
   // CoverageInsufficient rejection.
   std::optional<CoverageReport> coverage;
+  // The blocks of `retained` shortened to make the tail fit (compaction/shorten.h).
+  std::vector<ShortenedBlock> shortened;
 
   static Proposal Rejected(CompactRejectReason reason,
                            std::optional<CompactRejectDetail> detail = std::nullopt) {
@@ -130,6 +132,10 @@ struct AttemptPreflight {
   // retained tail) counted with the request's shape + max_summary_tokens. Set once the budget
   // checks passed (then also on an Ineffective rejection); absent when nothing is retained.
   std::optional<TokenCount> estimate;
+  // The tool outputs (and call inputs) of selection.retained shortened so that what the commit
+  // keeps verbatim fits beside the summary budget (docs/spec/runtime.md §2.8.1);
+  // selection.retained holds them shortened.
+  std::vector<ShortenedBlock> shortened;
 };
 
 AttemptPreflight RunPreflight(AttemptInput input, Timers& timers, std::stop_token stop);

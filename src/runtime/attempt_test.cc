@@ -673,5 +673,118 @@ TEST(RunPreflight, AManualRequestIsNotRefusedOnTheEstimate) {
   EXPECT_FALSE(RunCompaction(pre, timers, {}).reject.has_value());
 }
 
+// --- a tail that always fits (docs/spec/runtime.md §2.8.1) --------------------------------------
+
+// Counts a request as `overhead` (its system prompt and tools) plus each message's estimate.
+class ShapeCounter final : public ContextCounter {
+ public:
+  explicit ShapeCounter(TokenCount overhead) : overhead_(overhead) {}
+  CountQuality quality() const override { return CountQuality::kExactLocal; }
+  Result<ContextCount, CountError> Count(const InferenceRequest& request,
+                                         std::stop_token) override {
+    ++calls;
+    TokenCount tokens = overhead_;
+    for (const Message& message : request.messages)
+      tokens += EstimateMessageTokens(message);
+    return ContextCount{request.model, tokens, CountQuality::kExactLocal};
+  }
+  std::size_t calls = 0;
+
+ private:
+  TokenCount overhead_;
+};
+
+Message A(std::string text) {
+  return AssistantMessage{{TextBlock{std::move(text)}}, std::nullopt};
+}
+
+// Taken mid-step: the newest step's first call answered with `output_bytes` of output, the
+// second still open, so the step cannot leave the tail.
+std::vector<Message> OpenStepWithOutput(std::size_t output_bytes) {
+  return {U("set up"), A("done"), U("run the suite"),
+          AssistantMessage{
+              {ToolUseBlock{"c1", "sh", "{}", {}, {}}, ToolUseBlock{"c2", "sh", "{}", {}, {}}},
+              std::nullopt},
+          ToolResultMessage{{TextBlock{std::string(output_bytes, 'o')}}, "c1", false}};
+}
+
+AttemptInput WindowInput(std::shared_ptr<ContextCounter> counter, std::vector<Message> history,
+                         TokenCount limit) {
+  AttemptInput input =
+      Input(std::move(counter), std::make_shared<FnCompactor>(Text(std::string(kSummary))),
+            std::move(history));
+  input.candidate.input_tokens = 100'000;
+  input.candidate.input_limit = limit;
+  input.limits = ModelLimits{limit + 20, limit, 20};  // every count's limit is the candidate's
+  input.policy.max_summary_tokens = 100;  // room for the test's summary
+  input.automatic = false;
+  return input;
+}
+
+TEST(RunPreflight, ATailTooLargeForTheWindowHasItsLargestOutputShortenedUntilItFits) {
+  Timers timers;
+  auto counter = std::make_shared<ShapeCounter>(500);
+  const std::vector<Message> history = OpenStepWithOutput(40'000);  // ~10 000 tokens
+  const AttemptPreflight pre = RunPreflight(WindowInput(counter, history, 2'000), timers, {});
+  ASSERT_FALSE(pre.rejected.has_value()) << static_cast<int>(*pre.rejected->reject);
+  ASSERT_EQ(pre.shortened.size(), 1u);
+  EXPECT_EQ(pre.shortened[0].message, 2u);
+  EXPECT_EQ(pre.shortened[0].original_bytes, 40'000u);
+  ASSERT_EQ(pre.selection.retained.size(), 3u);
+  EXPECT_EQ(pre.selection.retained[0], history[2]);
+  EXPECT_EQ(pre.selection.retained[1], history[3]);
+  // It fits with the summary budget (100) below the limit, and keeps most of what fits.
+  ASSERT_TRUE(pre.estimate.has_value());
+  EXPECT_LT(*pre.estimate, 2'000u);
+  EXPECT_GT(*pre.estimate, 1'500u);
+  EXPECT_LE(counter->calls, 1u + 8u);  // the tail, then at most eight shortened counts
+  // The proposal carries the shortened tail and its records.
+  const Proposal proposal = RunCompaction(pre, timers, {});
+  ASSERT_FALSE(proposal.reject.has_value()) << CompactRejectReasonName(*proposal.reject);
+  EXPECT_EQ(proposal.retained, pre.selection.retained);
+  EXPECT_EQ(proposal.shortened, pre.shortened);
+}
+
+TEST(RunPreflight, ATailThatCannotFitEvenShortenedIsStillRetainedTailTooLarge) {
+  Timers timers;
+  // The system prompt alone leaves no room: shortened to the least, the tail does not fit.
+  const AttemptPreflight pre = RunPreflight(
+      WindowInput(std::make_shared<ShapeCounter>(1'900), OpenStepWithOutput(40'000), 2'000), timers,
+      {});
+  ASSERT_TRUE(pre.rejected.has_value());
+  EXPECT_EQ(pre.rejected->reject, CompactRejectReason::kRetainedTailTooLarge);
+  ASSERT_TRUE(pre.rejected->detail.has_value());
+  EXPECT_GT(pre.rejected->detail->tail_tokens.value_or(0), 1'900u);
+  EXPECT_LT(pre.rejected->detail->tail_tokens.value_or(UINT64_MAX), 3'000u);  // as short as it got
+  // A tail with no tool output to shorten is refused as before.
+  const AttemptPreflight request =
+      RunPreflight(WindowInput(std::make_shared<ShapeCounter>(0),
+                               {U("old"), A("done"), U(std::string(40'000, 'r'))}, 2'000),
+                   timers, {});
+  ASSERT_TRUE(request.rejected.has_value());
+  EXPECT_EQ(request.rejected->reject, CompactRejectReason::kRetainedTailTooLarge);
+}
+
+TEST(RunPreflight, ATailThatLeavesNoRoomGivesUpWholeStepsBeforeAnyOutputIsShortened) {
+  Timers timers;
+  // The request's segment: three steps of 2 000 bytes and the answer; the system prompt takes
+  // 1 000 of a 2 000-token limit, so the whole segment (~1 600 tokens) leaves no room.
+  const std::vector<Message> history = {U("old"),
+                                        A("done"),
+                                        U("do it"),
+                                        A(std::string(2'000, '1')),
+                                        A(std::string(2'000, '2')),
+                                        A(std::string(2'000, '3')),
+                                        A("the answer")};
+  const AttemptPreflight pre =
+      RunPreflight(WindowInput(std::make_shared<ShapeCounter>(1'000), history, 2'000), timers, {});
+  ASSERT_FALSE(pre.rejected.has_value());
+  EXPECT_TRUE(pre.shortened.empty());
+  EXPECT_TRUE(pre.selection.inside_segment);
+  EXPECT_EQ(pre.selection.retained.front(), history[2]);  // the request stays first
+  EXPECT_EQ(pre.selection.retained.back(), history[6]);
+  EXPECT_LT(pre.selection.retained.size(), 5u);
+}
+
 }  // namespace
 }  // namespace harness::runtime_detail

@@ -6,6 +6,8 @@
 
 #include "harness/command/codec.h"
 #include "harness/compaction/masking.h"
+#include "harness/compaction/shorten.h"
+#include "harness/content/user_text.h"
 #include "harness/event/codec.h"
 #include "harness/runtime/repair.h"
 #include "runtime/compaction_slot.h"
@@ -53,23 +55,55 @@ std::optional<std::vector<Uuid>> RetainedFromHistory(const CompactionCommitted& 
                                                      const std::vector<Message>& history,
                                                      const std::vector<Uuid>& ids) {
   const std::size_t kept = c.retained.size();
+  const auto at = [&history](std::size_t i) {
+    return history.begin() + static_cast<std::ptrdiff_t>(i);
+  };
+  // c.retained against `front` (when set: the in-segment request, a user message, which is never
+  // shortened) + history[from:]: equal, or, where the commit shortened blocks, equal to those
+  // messages shortened as its records say (compaction/shorten.h: the live loop built them with
+  // the same function).
+  const auto same = [&](const Message* front, std::size_t from) {
+    if (c.shortened.empty()) {
+      const std::size_t offset = front != nullptr ? 1 : 0;
+      return std::equal(c.retained.begin() + static_cast<std::ptrdiff_t>(offset), c.retained.end(),
+                        at(from), history.end());
+    }
+    std::vector<Message> original;
+    original.reserve(kept);
+    if (front != nullptr)
+      original.push_back(*front);
+    original.insert(original.end(), at(from), history.end());
+    const auto shortened = ApplyShortening(std::move(original), c.shortened);
+    return shortened && *shortened == c.retained;
+  };
   const auto suffix_ids = [&ids](std::size_t from) {
     return std::vector<Uuid>(ids.begin() + static_cast<std::ptrdiff_t>(from), ids.end());
   };
-  if (kept <= history.size() &&
-      std::equal(c.retained.begin(), c.retained.end(), history.end() - kept))
+  if (kept <= history.size() && same(nullptr, history.size() - kept))
     return suffix_ids(history.size() - kept);
   if (c.payload_version < 2 || kept == 0 || kept - 1 > history.size())
     return std::nullopt;
   const std::size_t cut = history.size() - (kept - 1);
-  if (!std::equal(c.retained.begin() + 1, c.retained.end(), history.begin() + cut))
+  if (!same(&c.retained.front(), cut))
     return std::nullopt;
-  std::size_t request = cut;
-  while (request > 0 && history[request - 1].role() != Role::kUser)
-    --request;
-  if (!(request > 0 && request < cut && history[request - 1] == c.retained.front()))
+  // The request is the user message that opened the cut's segment: the nearest one before the
+  // cut that starts a segment, past any client notices (content/user_text.h); a commit written
+  // before notices were told apart named the nearest user message of any kind, and is accepted
+  // as it was written. Something is summarized between it and the cut.
+  std::optional<std::size_t> request;
+  for (std::size_t j = cut; j-- > 0;) {
+    if (history[j].role() != Role::kUser)
+      continue;
+    if (j + 1 < cut && history[j] == c.retained.front()) {
+      request = j;
+      break;
+    }
+    if (StartsUserSegment(history[j]))
+      break;
+  }
+  if (!request)
     return std::nullopt;
-  std::vector<Uuid> out{ids[request - 1]};
+  std::vector<Uuid> out{ids[*request]};
   for (std::size_t i = cut; i < ids.size(); ++i)
     out.push_back(ids[i]);
   return out;

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "harness/compaction/masking.h"
+#include "harness/compaction/shorten.h"
 #include "harness/runtime/repair.h"
 #include "support/journal_builder.h"
 
@@ -639,6 +640,67 @@ TEST(Fold, AVersionTwoCommitKeepsTheRequestAndASuffix) {
   const LoopFold& l = OnlyLoop(MustFold(b));
   EXPECT_EQ(l.history,
             (std::vector<Message>{commit.summary, UserText("request"), AssistantText("step 3")}));
+}
+
+// A commit that shortened tool output (docs/spec/runtime.md §2.8.1) retains the shortened
+// messages; the fold rebuilds them from the originals it holds and the records, and installs the
+// event's. In both retained forms: a suffix, and the request followed by a suffix.
+std::vector<Message> WithLongOutput() {
+  return {UserText("u1"),
+          AssistantText("a1"),
+          UserText("run it"),
+          AssistantText("thinking"),
+          AssistantMessage{{ToolUseBlock{"c1", "sh", "{}", {}, {}}}, std::nullopt},
+          ToolResultMessage{{TextBlock{std::string(9'000, 'o')}}, "c1", false},
+          AssistantText("done")};
+}
+
+TEST(Fold, ACommitThatShortenedOutputInstallsTheShortenedTail) {
+  for (const bool inside : {false, true}) {
+    SCOPED_TRACE(inside);
+    JournalBuilder b(kSession);
+    const Uuid loop = b.CreateLoop(WithLongOutput());
+    CompactionCommitted commit = b.MakeCommit(loop, inside ? 3 : 5, {});
+    if (inside)
+      commit.retained.insert(commit.retained.begin(), UserText("run it"));
+    const std::uint32_t at = inside ? 2 : 3;
+    const ShorteningPlan plan = PlanShortening(commit.retained, 5'000);
+    ASSERT_EQ(plan.shortened.size(), 1u);
+    ASSERT_EQ(plan.shortened[0].message, at);
+    commit.retained = plan.messages;
+    commit.shortened = plan.shortened;
+    b.Commit(commit);
+    const LoopFold& l = OnlyLoop(MustFold(b));
+    std::vector<Message> expected{commit.summary};
+    expected.insert(expected.end(), plan.messages.begin(), plan.messages.end());
+    EXPECT_EQ(l.history, expected);
+  }
+}
+
+// The in-segment request of a commit is the user message that opened the cut's segment, past a
+// client's notices (content/user_text.h); a commit written before notices were told apart
+// named the nearest user message, and restores as written.
+TEST(Fold, AnInSegmentRequestMayStandBeforeNoticesAndTheNearestUserMessageStillRestores) {
+  const std::vector<Message> history = {
+      UserText("u1"),
+      AssistantText("a1"),
+      UserText("write the report"),
+      AssistantText("step"),
+      UserText("<system-reminder>a file changed</system-reminder>"),
+      AssistantText("more"),
+      AssistantText("the answer")};
+  for (const char* request :
+       {"write the report", "<system-reminder>a file changed</system-reminder>"}) {
+    SCOPED_TRACE(request);
+    JournalBuilder b(kSession);
+    const Uuid loop = b.CreateLoop(history);
+    CompactionCommitted commit = b.MakeCommit(loop, 1, {});  // [the answer]
+    commit.retained.insert(commit.retained.begin(), UserText(request));
+    b.Commit(commit);
+    const LoopFold& l = OnlyLoop(MustFold(b));
+    EXPECT_EQ(l.history, (std::vector<Message>{commit.summary, UserText(request),
+                                               AssistantText("the answer")}));
+  }
 }
 
 // --- message ids and pins (docs/pins.md) --------------------------------------------------------
@@ -1343,6 +1405,26 @@ std::vector<Contradiction> Contradictions() {
     CompactionCommitted c = b.MakeCommit(loop, 1, {});
     c.retained.insert(c.retained.begin(), UserText("u2"));
     c.payload_version = 1;
+    return b.Append(c);
+  });
+  // A shortened record is checked against the original it names: its size, and the text the
+  // shortening makes of it.
+  add("retained_mismatch_shortened_other_size", K::kRetainedMismatch, [](JournalBuilder& b) {
+    const Uuid loop = b.CreateLoop(WithLongOutput());
+    CompactionCommitted c = b.MakeCommit(loop, 5, {});
+    const ShorteningPlan plan = PlanShortening(c.retained, 5'000);
+    c.retained = plan.messages;
+    c.shortened = plan.shortened;
+    c.shortened[0].original_bytes -= 1;
+    return b.Append(c);
+  });
+  add("retained_mismatch_shortened_text_edited", K::kRetainedMismatch, [](JournalBuilder& b) {
+    const Uuid loop = b.CreateLoop(WithLongOutput());
+    CompactionCommitted c = b.MakeCommit(loop, 5, {});
+    const ShorteningPlan plan = PlanShortening(c.retained, 5'000);
+    c.retained = plan.messages;
+    c.retained[3] = ToolResultMessage{{TextBlock{"o[harness shortened]o"}}, "c1", false};
+    c.shortened = plan.shortened;
     return b.Append(c);
   });
   add("retained_mismatch_previous_summary", K::kRetainedMismatch, [](JournalBuilder& b) {

@@ -702,6 +702,52 @@ TEST_F(CompactCli, ASingleSegmentOfManyToolRoundsOverTheLimitCommits) {
   ExpectJournalVerifies();
 }
 
+// The Codex CLI rollout of eval/ in a 16 384-token window: its 24 067-byte system prompt with
+// the newest steps left no room for the summary (retained_tail_too_large). The tail is made to fit
+// (docs/spec/runtime.md §2.8.1): a later cut, and the compaction commits below the limit.
+TEST_F(CompactCli, ARealCodexRolloutCommitsInA16kWindow) {
+  const std::string transcript =
+      std::string(::harness::build_paths::SourceDir()) + "/eval/codex-opencode-compaction.json";
+  const ProcessRun run = Compact({transcript, "--context-window", "16384", "--json"});
+  ASSERT_EQ(run.exit_code, 0) << Joined(run.lines);
+  auto result = ParseStrictJson(run.lines.back());
+  ASSERT_TRUE(result.ok()) << run.lines.back();
+  EXPECT_EQ((*result)["outcome"].get<std::string>(), "committed");
+  EXPECT_GT((*result)["context_before"]["input_tokens"].get<std::uint64_t>(), 100'000u);
+  EXPECT_LT((*result)["context_after"]["input_tokens"].get<std::uint64_t>(),
+            (*result)["input_limit"].get<std::uint64_t>());
+  ExpectJournalVerifies();
+}
+
+// A transcript whose newest step is one huge tool output, taken while the step's second call was
+// still running: the step stays retained, and its output is shortened to fit a 16k window. The
+// commit line says so, and the journal still verifies.
+TEST_F(CompactCli, AnOutputLargerThanTheWindowIsShortenedAndTheCommitSaysSo) {
+  std::string log;
+  for (int i = 0; log.size() < 240'000; ++i)
+    log += "test_case_" + std::to_string(i) + " ....................................... ok\n";
+  std::string escaped;
+  AppendJsonString(escaped, log);
+  const std::string json =
+      R"([{"role":"user","blocks":[{"type":"text","text":"Set up the repository."}]},)"
+      R"({"role":"assistant","blocks":[{"type":"text","text":"Done."}],"usage":null},)"
+      R"({"role":"user","blocks":[{"type":"text","text":"Run the whole suite."}]},)"
+      R"({"role":"assistant","blocks":[{"type":"tool_use","id":"c1","name":"run_shell",)"
+      R"("input":{"command":"make test"}},{"type":"tool_use","id":"c2","name":"run_shell",)"
+      R"("input":{"command":"make lint"}}],"usage":null},)"
+      R"({"role":"tool","blocks":[{"type":"text","text":)" +
+      escaped + R"(}],"tool_use_id":"c1","is_error":false}])";
+  const ProcessRun run = Compact({Write("log.json", json), "--context-window", "16384"});
+  ASSERT_EQ(run.exit_code, 0) << Joined(run.lines);
+  const std::string line = LineStarting(run.lines, "CompactionCommitted");
+  EXPECT_NE(line.find("; 1 tool outputs shortened to fit, "), std::string::npos) << line;
+  EXPECT_NE(line.find(" bytes cut (the originals stay in the journal: undo restores them)"),
+            std::string::npos)
+      << line;
+  EXPECT_EQ(run.lines.back(), "committed");
+  ExpectJournalVerifies();
+}
+
 // The default budgets (a retained tail of 8000 tokens, a summary of 4096) shrink to a quarter
 // of the input limit in a small window: without that, a 4096-token window (input limit 2662)
 // could never compact (the summary budget alone reaches the limit). A budget given on the

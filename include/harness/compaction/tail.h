@@ -17,7 +17,10 @@
 //      messages and user messages follow; otherwise "tool call is never answered" (index: the
 //      earliest unanswered call). Completed ids may be reused.
 //   2. Per-message estimate: EstimateMessageTokens over the unprojected message.
-//   3. Segments start at every user message at index >= derived_prefix and run to the next.
+//   3. Segments start at the first message at index >= derived_prefix and at every later user
+//      message that StartsUserSegment (content/user_text.h): a client's notice or local command
+//      (`/exit` and its output, a reminder, an interruption marker, an environment block) is no
+//      request and belongs to the segment before it. Each runs to the next start.
 //      No segment (nothing after derived_prefix) -> kNothingToCompact{no_history}.
 //   4. Whole segments (the reference's rule): the newest is always retained; walking backwards,
 //      older segments are added while fewer than keep_recent_segments are retained, stopping
@@ -27,7 +30,7 @@
 //   5. If the segment cut's retained estimate fits keep_recent_tokens, it is the cut. Otherwise
 //      (the newest segment alone is too large, or it is the only one) the cut goes inside the
 //      retained segments at a step boundary p: no call before p has its result at or after p,
-//      and p is not after the open step. A boundary at a user message is a plain segment cut
+//      and p is not after the open step. A boundary at a segment's start is a plain segment cut
 //      (retained = transcript[p:]); any other keeps the request that opened p's segment first:
 //      retained = [transcript[r]] + transcript[p:], r the segment's user message, and the head
 //      is transcript[:p] (the request included, so the compactor sees what the steps it

@@ -6,7 +6,8 @@
 // "is invalid"}:
 //   CompactionStarted (ephemeral):  Visibility -> AttemptID -> Reason -> Basis
 //   CompactionCommitted (enduring): Visibility -> AttemptID -> WaiterCommandIDs -> Reason ->
-//       Basis -> Summary -> Retained -> PostContext -> Duration -> Coverage -> Pinned
+//       Basis -> Summary -> Retained -> PostContext -> Duration -> Coverage -> Pinned ->
+//       Shortened
 //   CompactionRejected (enduring):  Visibility -> AttemptID -> WaiterCommandIDs -> Reason ->
 //       Basis -> RejectReason -> Duration -> Detail -> Coverage
 //   CompactionProposed (enduring, docs/preview.md): Visibility -> AttemptID -> WaiterCommandIDs
@@ -51,6 +52,12 @@
 //                      own tool calls (IsValidPinnedRun, compaction/tail.h). Absent when empty:
 //                      an event without it is written byte for byte as before the member
 //                      existed (docs/decisions.md P10).
+//   Shortened          at most kMaxShortenedBlocks records in strictly ascending (message, block)
+//                      order, each naming a shortenable block of `retained` (a text block of a
+//                      tool message, or a tool_use block with an input of an assistant message)
+//                      with 0 < kept_bytes < original_bytes (IsValidShortening,
+//                      compaction/shorten.h). Absent when empty: an event without it is written
+//                      byte for byte as before the member existed (docs/decisions.md P10).
 //
 // IsValidRetainedHistory (compaction/tail.h) is the retained-history rule of a payload version.
 //
@@ -85,6 +92,7 @@
 #include "harness/compaction/coverage.h"
 #include "harness/compaction/reasons.h"
 #include "harness/compaction/reject_detail.h"
+#include "harness/compaction/shorten.h"
 #include "harness/compaction/tail.h"
 #include "harness/content/message.h"
 #include "harness/context/basis.h"
@@ -101,6 +109,8 @@ namespace harness {
 inline constexpr std::size_t kMaxRetainedMessages = 10'000;
 // The payload version the runtime writes for CompactionCommitted (1 is still read).
 inline constexpr std::uint32_t kCompactionCommittedVersion = 2;
+// Shortened blocks per CompactionCommitted the decoder accepts.
+inline constexpr std::size_t kMaxShortenedBlocks = 10'000;
 
 // Manual for User, Automatic for Machine (docs/spec/contracts.md §6).
 constexpr CompactionReason CompactionReasonFor(Agency agency) {
@@ -142,6 +152,10 @@ struct CompactionCommitted {
   // Additive: the messages kept verbatim between the summary and the retained tail because they
   // are pinned or a pinned message's tool-call partners, in history order (event/pins.h).
   std::vector<PinnedMessage> pinned;
+  // Additive: the blocks of `retained` shortened so that the tail fits the window
+  // (compaction/shorten.h), in (message, block) order; `retained` holds them shortened. The fold
+  // rebuilds them from the history's originals and compares.
+  std::vector<ShortenedBlock> shortened;
 
   friend bool operator==(const CompactionCommitted&, const CompactionCommitted&) = default;
 };
