@@ -9,9 +9,15 @@ themselves": NAME, the index its compaction came before, and NAME.span.facts.jso
   2. scores the agent's own summary (SUMMARY_DIR/NAME.cc-summary.txt) alone against the same
      facts, by eval's rule (docs/eval.md "Facts files": every keyword, or every keyword of one
      alternative, found case-insensitively with white space collapsed).
+  3. with --agent-summary-as-compactor, also has the agent's summary stand in for the compactor's
+     answer on the span: harness converts it to its grammar (the extractive compactor carries
+     a leading foreign summary forward: docs/spec/foreign-summary.md), a scripted compactor
+     answers with that, and `harness eval` scores it with the retained tail under coverage
+     `report` (the agent's summary as it is) and `repair` (its missing anchors written in).
 Prints one line per span and window, and the totals.
 
 Usage: tools/span_eval.py HARNESS SUMMARY_DIR [--compactor SPEC] [--eval-dir eval]
+                          [--agent-summary-as-compactor]
 """
 import argparse
 import json
@@ -46,7 +52,10 @@ def main():
     parser.add_argument("summary_dir")
     parser.add_argument("--compactor", default=None)
     parser.add_argument("--eval-dir", default="eval")
+    parser.add_argument("--agent-summary-as-compactor", action="store_true")
     args = parser.parse_args()
+    if args.agent_summary_as_compactor:
+        return agent_summary_as_compactor(args)
     totals = {}
     with tempfile.TemporaryDirectory() as scratch:
         for name, index in SPANS.items():
@@ -90,6 +99,75 @@ def main():
             t[1] += r["facts"]
     for key, (k, n) in totals.items():
         print(f"total {key}: {k}/{n} ({100.0 * k / n:.1f}%)")
+    return 0
+
+
+def converted(harness, summary, scratch):
+    """The agent's summary in harness's grammar: what the extractive compactor makes of a
+    history that begins with it."""
+    user = lambda text: {"role": "user", "blocks": [{"type": "text", "text": text}]}
+    usage = {"input_tokens": 0, "output_tokens": 0, "cache_read_tokens": 0,
+             "cache_creation_tokens": 0, "reasoning_tokens": 0}
+    said = lambda text: {"role": "assistant", "usage": usage,
+                         "blocks": [{"type": "text", "text": text}]}
+    path = os.path.join(scratch, "carried.json")
+    with open(path, "w", encoding="utf-8") as f:
+        json.dump([user(summary), said("Noted."), user("Go on."), said("Going on.")], f)
+    run = subprocess.run([harness, "compact", path, "--json", "--data-dir",
+                          os.path.join(scratch, "data"), "--keep-recent-segments", "1",
+                          "--keep-recent-tokens", "1", "--max-summary-tokens", "8192"],
+                         capture_output=True, text=True)
+    for line in run.stdout.splitlines():
+        try:
+            record = json.loads(line)
+        except ValueError:
+            continue
+        if record.get("type") == "CompactionCommitted":
+            return record["summary"]["blocks"][0]["text"]
+    raise SystemExit("converting the agent's summary failed: " + run.stdout + run.stderr)
+
+
+def agent_summary_as_compactor(args):
+    totals = {}
+    for name, index in SPANS.items():
+        path = os.path.join(args.summary_dir, name + ".cc-summary.txt")
+        if not os.path.exists(path):
+            continue
+        with open(path, encoding="utf-8") as f:
+            summary = f.read()
+        with tempfile.TemporaryDirectory() as scratch:
+            xml = converted(args.harness, summary, scratch)
+            script = os.path.join(scratch, "script.json")
+            with open(script, "w", encoding="utf-8") as f:
+                json.dump([{"summary": xml}] * 64, f)
+            spans = os.path.join(scratch, "spans")
+            os.mkdir(spans)
+            with open(os.path.join(args.eval_dir, name + ".json"), encoding="utf-8") as f:
+                messages = json.load(f)
+            with open(os.path.join(spans, name + ".json"), "w", encoding="utf-8") as f:
+                json.dump(messages[:index], f, ensure_ascii=False)
+            with open(os.path.join(args.eval_dir, name + ".span.facts.json"), "rb") as src, \
+                    open(os.path.join(spans, name + ".facts.json"), "wb") as dst:
+                dst.write(src.read())
+            for mode in ("report", "repair"):
+                run = subprocess.run([args.harness, "eval", spans, "--json", "--compactor",
+                                      "scripted:" + script, "--coverage", mode],
+                                     capture_output=True, text=True)
+                for line in run.stdout.splitlines():
+                    r = json.loads(line)
+                    if r.get("type") != "EvalResult" or r.get("setting") != "full":
+                        continue
+                    if r.get("outcome") != "committed":
+                        print(f"{name} agent's summary, {mode}: {r.get('outcome')} "
+                              f"{r.get('reason', '')} {r.get('detail', '')}")
+                        continue
+                    print(f"{name} agent's summary + tail, {mode}: {r['facts_kept']}/{r['facts']}"
+                          f" facts, repaired {r.get('repaired', 0)}, {r['tokens_after']} tokens")
+                    t = totals.setdefault(mode, [0, 0])
+                    t[0] += r["facts_kept"]
+                    t[1] += r["facts"]
+    for key, (k, n) in totals.items():
+        print(f"total agent's summary + tail, {key}: {k}/{n} ({100.0 * k / n:.1f}%)")
     return 0
 
 
