@@ -16,7 +16,7 @@ themselves": NAME, the index its compaction came before, and NAME.span.facts.jso
      `report` (the agent's summary as it is) and `repair` (its missing anchors written in).
 Prints one line per span and window, and the totals.
 
-Usage: tools/span_eval.py HARNESS SUMMARY_DIR [--compactor SPEC] [--eval-dir eval]
+Usage: tools/span_eval.py HARNESS SUMMARY_DIR (eval/ holds them) [--compactor SPEC] [--eval-dir eval]
                           [--agent-summary-as-compactor]
 """
 import argparse
