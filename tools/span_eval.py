@@ -46,6 +46,17 @@ def kept(fact, text):
     return any(all(normalize(k) in text for k in keys) for keys in lists if keys)
 
 
+def write_span(eval_dir, name, index, directory):
+    """NAME's first INDEX messages as DIRECTORY/NAME.json, with the span's facts as its facts."""
+    with open(os.path.join(eval_dir, name + ".json"), encoding="utf-8") as f:
+        messages = json.load(f)
+    with open(os.path.join(directory, name + ".json"), "w", encoding="utf-8") as f:
+        json.dump(messages[:index], f, ensure_ascii=False)
+    with open(os.path.join(eval_dir, name + ".span.facts.json"), "rb") as src, \
+            open(os.path.join(directory, name + ".facts.json"), "wb") as dst:
+        dst.write(src.read())
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("harness")
@@ -59,13 +70,7 @@ def main():
     totals = {}
     with tempfile.TemporaryDirectory() as scratch:
         for name, index in SPANS.items():
-            with open(os.path.join(args.eval_dir, name + ".json"), encoding="utf-8") as f:
-                messages = json.load(f)
-            with open(os.path.join(scratch, name + ".json"), "w", encoding="utf-8") as f:
-                json.dump(messages[:index], f, ensure_ascii=False)
-            with open(os.path.join(args.eval_dir, name + ".span.facts.json"), "rb") as src, \
-                    open(os.path.join(scratch, name + ".facts.json"), "wb") as dst:
-                dst.write(src.read())
+            write_span(args.eval_dir, name, index, scratch)
         command = [args.harness, "eval", scratch, "--json"]
         if args.compactor:
             command += ["--compactor", args.compactor]
@@ -142,13 +147,7 @@ def agent_summary_as_compactor(args):
                 json.dump([{"summary": xml}] * 64, f)
             spans = os.path.join(scratch, "spans")
             os.mkdir(spans)
-            with open(os.path.join(args.eval_dir, name + ".json"), encoding="utf-8") as f:
-                messages = json.load(f)
-            with open(os.path.join(spans, name + ".json"), "w", encoding="utf-8") as f:
-                json.dump(messages[:index], f, ensure_ascii=False)
-            with open(os.path.join(args.eval_dir, name + ".span.facts.json"), "rb") as src, \
-                    open(os.path.join(spans, name + ".facts.json"), "wb") as dst:
-                dst.write(src.read())
+            write_span(args.eval_dir, name, index, spans)
             for mode in ("report", "repair"):
                 run = subprocess.run([args.harness, "eval", spans, "--json", "--compactor",
                                       "scripted:" + script, "--coverage", mode],
