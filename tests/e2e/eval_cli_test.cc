@@ -377,19 +377,42 @@ TEST_F(EvalCli, ASixteenThousandTokenWindowIsTheThirdSetting) {
   EXPECT_EQ(Joined(single.lines).find("did not commit in the full window"), std::string::npos);
 }
 
-// The 16k window is measured for every transcript but required only by NAME:16k: the real Codex
-// rollout of eval/ commits in the full and half windows, and its newest step alone is more than
-// the 16k window's tail may hold.
+// A run whose newest request alone is larger than a 16k window's input limit: 60 steps of
+// tool output, then a request of about 14,000 tokens of text, which no shortening may cut (only
+// tool output is shortened), answered in a word.
+std::string NewestRequestTooLargeFor16k() {
+  std::string out = R"([{"role":"user","blocks":[{"type":"text","text":"Start the audit."}]})";
+  for (int step = 1; step <= 60; ++step) {
+    const std::string id = "call-" + std::to_string(step);
+    out += R"(,{"role":"assistant","blocks":[{"type":"tool_use","id":")" + id +
+           R"(","name":"bash","input":{"cmd":"audit part )" + std::to_string(step) +
+           R"("}}],"usage":null})";
+    std::string output = "audit part " + std::to_string(step);
+    while (output.size() < 6000)
+      output += "\\nan audit line that says nothing unusual about this part of the code";
+    out += R"(,{"role":"tool","blocks":[{"type":"text","text":")" + output +
+           R"("}],"tool_use_id":")" + id + R"(","is_error":false})";
+  }
+  std::string request = "Here is the whole policy to check the code against:";
+  while (request.size() < 56000)
+    request += " every handler validates its input before it touches the store;";
+  out += R"(,{"role":"user","blocks":[{"type":"text","text":")" + request + R"("}]})";
+  out += R"(,{"role":"assistant","blocks":[{"type":"text","text":"Checking."}],"usage":null}])";
+  return out;
+}
+
+// The 16k window is measured for every transcript but required only by NAME:16k: a run that
+// commits in the full and half windows, and whose newest request alone is more than the 16k
+// window's tail may hold.
 TEST_F(EvalCli, ABareNameOrNoRequirementDoesNotRequireThe16kWindow) {
-  const std::string eval = std::string(::harness::build_paths::SourceDir()) + "/eval/";
-  Write("codex.json", ReadFile(eval + "codex-opencode-compaction.json"));
-  const ProcessRun run = Eval({"--must-commit", "codex"});
+  Write("audit.json", NewestRequestTooLargeFor16k());
+  const ProcessRun run = Eval({"--must-commit", "audit"});
   EXPECT_EQ(run.exit_code, 0) << Joined(run.lines);
-  EXPECT_NE(LineStarting(run.lines, "codex 16k (window 16384): rejected retained_tail_too_large "),
+  EXPECT_NE(LineStarting(run.lines, "audit 16k (window 16384): rejected retained_tail_too_large "),
             "")
       << Joined(run.lines);
   EXPECT_EQ(Eval({}).exit_code, 0);
-  EXPECT_EQ(Eval({"--must-commit", "codex:16k"}).exit_code, 3);
+  EXPECT_EQ(Eval({"--must-commit", "audit:16k"}).exit_code, 3);
 }
 
 // What the facts are looked for in is the history the commit recorded: for a cut inside the one
