@@ -716,7 +716,7 @@ AttemptInput WindowInput(std::shared_ptr<ContextCounter> counter, std::vector<Me
   input.candidate.input_tokens = 100'000;
   input.candidate.input_limit = limit;
   input.limits = ModelLimits{limit + 20, limit, 20};  // every count's limit is the candidate's
-  input.policy.max_summary_tokens = 100;  // room for the test's summary
+  input.policy.max_summary_tokens = 100;              // room for the test's summary
   input.automatic = false;
   return input;
 }

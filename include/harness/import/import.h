@@ -5,9 +5,9 @@
 //   one JSON array, or pretty-printed one after another), Codex's rollout JSONL, an OpenHands
 //   trajectory (a JSON array of events), a SWE-agent trajectory (.traj, one JSON object), a
 //   Gemini CLI saved chat or session recording, or a Cline / Roo Code
-//   api_conversation_history.json, and returns the conversation as harness messages in the order the source
-//   records them, with a report of what it left out. docs/import.md says, format by format, what
-//   becomes which message and what is dropped.
+//   api_conversation_history.json, and returns the conversation as harness messages in the order
+//   the source records them, with a report of what it left out. docs/import.md says, format by
+//   format, what becomes which message and what is dropped.
 // - The result is a valid transcript (ValidateTranscript passes) whose tool calls pair up as the
 //   compaction's tail selection requires: every tool message answers a call of an earlier
 //   assistant message that no other tool message answered; no two outstanding calls share an
@@ -26,8 +26,9 @@
 //   line at a time (memory: the text, one line's DOM and the transcript being built); a JSON
 //   array (OpenHands, Cline, a Gemini saved chat, Claude Code records) one element at a time; a
 //   SWE-agent document, a Gemini session recording, and the messages of its JSONL form as a
-//   whole (so their DOM, a few times the text, bounded by max_bytes). Nesting is bounded while parsing; no code path
-//   recurses with the input's depth. More than limits.max_messages messages is kLimit.
+//   whole (so their DOM, a few times the text, bounded by max_bytes). Nesting is bounded while
+//   parsing; no code path recurses with the input's depth. More than limits.max_messages messages
+//   is kLimit.
 // Thread safety: pure functions.
 #pragma once
 
