@@ -2075,10 +2075,12 @@ class Reader {
     if (body == kOldToolResultStub)
       return;
     // The user refused the call and said how to go on instead: those are the user's words.
-    if (const std::size_t said = Lower(body).find(kUserSaid);
-        said != std::string::npos && Lower(body.substr(0, 80)).starts_with(kRefusal)) {
-      OnUser(body.substr(said + kUserSaid.size()), at_);
-      return;
+    // Only a result that begins as a refusal is lowered whole, not every tool output.
+    if (Lower(std::string_view(body).substr(0, kRefusal.size())) == kRefusal) {
+      if (const std::size_t said = Lower(body).find(kUserSaid); said != std::string::npos) {
+        OnUser(body.substr(said + kUserSaid.size()), at_);
+        return;
+      }
     }
     ToolOutput output = ReadToolOutput(body);
     if (NeverRan(output))

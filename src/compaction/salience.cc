@@ -168,7 +168,7 @@ void SalienceLedger::Observe(std::string_view text, std::size_t weight) {
       continue;
     if (!IsNameShaped(token) || IsWellKnownWord(token))
       continue;
-    auto found = names_.find(std::string(token));
+    auto found = names_.find(token);
     if (found == names_.end()) {
       if (names_.size() >= kMaxTrackedNames)
         continue;

@@ -26,6 +26,7 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -47,7 +48,14 @@ class SalienceLedger {
     std::size_t first = 0;
     std::size_t seen_in = 0;  // the message it was last counted for
   };
-  std::unordered_map<std::string, Entry> names_;
+  // Looked up by a view of the text: no string is built for a name already counted.
+  struct NameHash {
+    using is_transparent = void;
+    std::size_t operator()(std::string_view name) const {
+      return std::hash<std::string_view>{}(name);
+    }
+  };
+  std::unordered_map<std::string, Entry, NameHash, std::equal_to<>> names_;
   std::size_t messages_ = 0;
 };
 
