@@ -4,7 +4,9 @@
 
 #include <gtest/gtest.h>
 
+#include <cstddef>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace harness::extractive_detail {
@@ -14,6 +16,12 @@ struct Case {
   const char* text;
   bool expected;
 };
+
+template <std::size_t N>
+void ExpectEach(const Case (&cases)[N], bool (*classify)(std::string_view)) {
+  for (const Case& c : cases)
+    EXPECT_EQ(classify(c.text), c.expected) << c.text;
+}
 
 TEST(ExtractiveSentences, SentencesEndAtStopsFollowedBySpaceAndAtLineEnds) {
   EXPECT_EQ(Sentences({"Use tabs. Never spaces! Why? ok", "v1.2 is out. next line"}),
@@ -29,8 +37,7 @@ TEST(ExtractiveSentences, ConstraintsByRuleWordsAndRuleOpenings) {
       {"at most 3 retries.", true},         {"the build is green.", false},
       {"this is commonly used.", false},  // "only" inside a word is no rule
   };
-  for (const Case& c : cases)
-    EXPECT_EQ(IsConstraint(c.text), c.expected) << c.text;
+  ExpectEach(cases, IsConstraint);
 }
 
 TEST(ExtractiveSentences, CodeAndLogLinesAreNotAPersonsWords) {
@@ -44,8 +51,7 @@ TEST(ExtractiveSentences, CodeAndLogLinesAreNotAPersonsWords) {
       {"Keep the API unchanged.", false},
       {"Never log the key", false},
   };
-  for (const Case& c : cases)
-    EXPECT_EQ(LooksLikeCode(c.text), c.expected) << c.text;
+  ExpectEach(cases, LooksLikeCode);
 }
 
 TEST(ExtractiveSentences, DecisionsChooseOrConcludeExplorationAndQuestionsDoNot) {
@@ -59,8 +65,7 @@ TEST(ExtractiveSentences, DecisionsChooseOrConcludeExplorationAndQuestionsDoNot)
       {"should i use a mutex?", false},
       {"the tests pass.", false},
   };
-  for (const Case& c : cases)
-    EXPECT_EQ(IsDecision(c.text), c.expected) << c.text;
+  ExpectEach(cases, IsDecision);
 }
 
 TEST(ExtractiveSentences, FillerHedgesAnnouncesOrSaysTooLittle) {
@@ -71,8 +76,7 @@ TEST(ExtractiveSentences, FillerHedgesAnnouncesOrSaysTooLittle) {
       {"I was about to say...", true},
       {"I'll put the cache in front of Render.", false},
   };
-  for (const Case& c : cases)
-    EXPECT_EQ(IsFiller(c.text), c.expected) << c.text;
+  ExpectEach(cases, IsFiller);
 }
 
 TEST(ExtractiveSentences, NextStepsGreetingsNudgesAndPointers) {
