@@ -1,6 +1,7 @@
 #include "compaction/extractive_ledger.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cstddef>
 #include <string>
 #include <string_view>
@@ -18,8 +19,12 @@ namespace {
 // as "6 files would be reformatted" names no error).
 std::string FailureLine(const std::vector<std::string>& lines) {
   std::string line = LastErrorLine(lines);
-  if (line.empty() && !lines.empty())
-    line = CutAt(lines.back(), 200);
+  // Else the last line that says something: a separator ("---") is no reason.
+  for (auto it = lines.rbegin(); line.empty() && it != lines.rend(); ++it) {
+    if (std::any_of(it->begin(), it->end(),
+                    [](char c) { return std::isalnum(static_cast<unsigned char>(c)); }))
+      line = CutAt(*it, 200);
+  }
   return line;
 }
 

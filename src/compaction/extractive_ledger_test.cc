@@ -48,6 +48,19 @@ TEST(ExtractiveLedger, ACleanRunOfTheSameStepSupersedesItsFailures) {
   EXPECT_EQ(succeeded[0].second->output, "done");
 }
 
+// A failure whose output names no error is told by its last line that says something, never by
+// a separator a script printed.
+TEST(ExtractiveLedger, AFailureIsToldByALineThatSaysSomething) {
+  Ledger ledger;
+  ledger.RecordCommand("ls .git/gc.log; echo ---", Output({"ls: gc.log: No such file", "---"}),
+                       true);
+  ledger.RecordCommand("./check.sh", Output({"checked 3 files", "---", ""}), true);
+  const auto failed = ledger.Commands(true);
+  ASSERT_EQ(failed.size(), 2U);
+  EXPECT_EQ(failed[1].second->last_error, "ls: gc.log: No such file");
+  EXPECT_EQ(failed[0].second->last_error, "checked 3 files");
+}
+
 TEST(ExtractiveLedger, CommitsEditsAndErrorsAreToldOnceAtTheirLatestPlace) {
   Ledger ledger;
   ledger.RecordCommits({"[main abc1234] Add the cache", "[main] not a commit", "[x zz] no hash"});

@@ -58,8 +58,14 @@ std::string WorkspaceRoot(const std::vector<std::string>& paths) {
 // Test commands told beside the latest one, and names told in "Names in play".
 constexpr std::size_t kTestRunsTold = 4;
 constexpr std::size_t kNamesTold = 32;
-// Steps told, and an answer short enough to bring the one before it.
+// Steps told in full, and an answer short enough to bring the one before it. Older steps are
+// told too, shorter and after everything else of the state but the rest of the ledger.
 constexpr std::size_t kStepsTold = 10;
+constexpr std::size_t kStepCap = 440;
+constexpr std::size_t kOlderStepCap = 240;
+// Later requests told in full; older ones are told shorter, late.
+constexpr std::size_t kRequestsTold = 16;
+constexpr std::size_t kOlderRequestCap = 320;
 constexpr std::size_t kReportsTold = 6;
 constexpr std::size_t kShortAnswerBytes = 200;
 
@@ -154,7 +160,7 @@ std::vector<Item> Prioritize(const Extract& extract) {
     requests.push_back(&*extract.first_request);
   for (const Dated& request : extract.later_requests)
     requests.push_back(&request);
-  const std::size_t later = std::min<std::size_t>(requests.size(), 16);
+  const std::size_t later = std::min<std::size_t>(requests.size(), kRequestsTold);
   for (std::size_t k = 0; k < later; ++k) {
     const Dated& request = *requests[requests.size() - 1 - k];
     add(Section::kGoal, request.at + 1, "Later: " + request.text, 800);
@@ -211,21 +217,27 @@ std::vector<Item> Prioritize(const Extract& extract) {
   }
 
   // What each earlier request came to: the assistant's words at the end of its step, the
-  // newest first. A short last word ("Done.") brings the words before it.
+  // newest first by priority, told in the order they happened. A short last word ("Done.")
+  // brings the words before it.
+  const std::size_t steps_order = state_order;
+  state_order += extract.steps.size();
+  std::vector<std::pair<std::size_t, std::string>> older_steps;
   std::size_t steps_told = 0;
-  for (auto it = extract.steps.rbegin(); it != extract.steps.rend() && steps_told < kStepsTold;
-       ++it) {
-    if (it->answers.empty())
+  for (std::size_t k = extract.steps.size(); k-- > 0;) {
+    const Step& step = extract.steps[k];
+    if (step.answers.empty())
       continue;
-    std::string answer = it->answers.back();
-    if (answer.size() < kShortAnswerBytes && it->answers.size() > 1)
-      answer = it->answers.front() + " " + answer;
-    if (answer == extract.latest_progress)
+    std::string answer = step.answers.back();
+    if (answer.size() < kShortAnswerBytes && step.answers.size() > 1)
+      answer = step.answers.front() + " " + answer;
+    else if (step.answered_at == extract.latest_progress_at)
       continue;  // told as the latest progress
     std::string item = "Step (";
-    item.append(CutAt(it->request, 100)).append("): ").append(answer);
-    add_state(std::move(item), 520);
-    ++steps_told;
+    item.append(CutAt(step.request, 100)).append("): ").append(answer);
+    if (steps_told++ < kStepsTold)
+      add(Section::kState, steps_order + k, std::move(item), kStepCap);
+    else
+      older_steps.emplace_back(steps_order + k, std::move(item));
   }
 
   // What sub-agents reported, the newest first.
@@ -318,6 +330,15 @@ std::vector<Item> Prioritize(const Extract& extract) {
         text.remove_prefix(9);
       add(Section::kOpenItems, open_order++, "Earlier: " + std::string(text), 320);
     }
+  }
+
+  // What the older steps came to and what the older requests were: the history of the run,
+  // shorter, before the rest of the ledger.
+  for (auto& [order, item] : older_steps)
+    add(Section::kState, order, std::move(item), kOlderStepCap);
+  for (std::size_t k = later; k < requests.size(); ++k) {
+    const Dated& request = *requests[requests.size() - 1 - k];
+    add(Section::kGoal, request.at + 1, "Later: " + request.text, kOlderRequestCap);
   }
 
   // 10. The rest of the ledger.

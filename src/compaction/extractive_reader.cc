@@ -102,8 +102,13 @@ class Reader {
   static constexpr std::size_t kUserWeight = 3;
   // A user message of rules alone at most this long is kept as its rules only.
   static constexpr std::size_t kShortRuleBytes = 160;
-  // Steps and sub-agents' reports kept while reading: more than are ever told.
-  static constexpr std::size_t kStepsKept = 16;
+  // Steps and sub-agents' reports kept while reading, and the words of a step's answer kept:
+  // more than are ever told, bounded so that a transcript of many short requests is not held
+  // twice.
+  static constexpr std::size_t kStepsKept = 64;
+  static constexpr std::size_t kAnswerBytes = 1024;
+  // A user message at most this long right after the assistant asked something answers it.
+  static constexpr std::size_t kShortReplyBytes = 200;
   // Rules taken from one source of the task.
   static constexpr std::size_t kObligationsPerSource = 16;
 
@@ -434,13 +439,16 @@ class Reader {
     const std::string lower = Lower(whole);
     if (extract_.fallback_goal.empty())
       extract_.fallback_goal = whole;
-    extract_.awaiting.clear();
+    // A short reply to the assistant's question ("no, don't set it") means nothing without the
+    // question: its rules and its request are told with it.
+    const std::string question = std::exchange(extract_.awaiting, {});
+    const std::string answering = !question.empty() && whole.size() <= kShortReplyBytes
+                                      ? "Answering \"" + CutAt(question, 200) + "\": "
+                                      : std::string();
     if (IsContinuation(lower) || IsGreeting(lower))
       return;
     extract_.unanswered = Dated{whole, at};
     extract_.steps.push_back(Step{whole, at, {}});
-    // Only the newest steps are ever told: the older ones are not kept (a transcript of many
-    // short requests would otherwise be held twice).
     if (extract_.steps.size() > kStepsKept)
       extract_.steps.erase(extract_.steps.begin());
     // Constraints: the user's own lines, outside code fences and not code or logs.
@@ -460,7 +468,7 @@ class Reader {
         const std::string sentence_lower = Lower(sentence);
         // A question asks; it sets no rule ("does it only run on main?").
         if (IsConstraint(sentence_lower) && !sentence_lower.ends_with('?'))
-          AddConstraint(std::move(sentence));
+          AddConstraint(answering + sentence);
         else if (!IsGreeting(sentence_lower))
           all_constraints = false;
       }
@@ -485,7 +493,7 @@ class Reader {
     // A short message of constraints alone is already in constraints; a longer one is a
     // request that also sets rules, and is kept whole.
     if (!all_constraints || whole.size() > kShortRuleBytes)
-      extract_.later_requests.push_back(Dated{whole, at});
+      extract_.later_requests.push_back(Dated{answering + whole, at});
   }
 
   // Whether the message said anything.
@@ -509,11 +517,23 @@ class Reader {
     if (!sentences.empty() && sentences.back().ends_with('?'))
       extract_.awaiting = sentences.back();
     extract_.latest_progress = Join(sentences, " ");
+    extract_.latest_progress_at = at;
     if (!extract_.steps.empty()) {
-      std::vector<std::string>& answers = extract_.steps.back().answers;
-      answers.push_back(extract_.latest_progress);
-      if (answers.size() > 2)
-        answers.erase(answers.begin());
+      Step& step = extract_.steps.back();
+      std::string said;
+      for (const std::string& sentence : sentences) {
+        if (IsFiller(sentence))
+          continue;  // a lead-in, a hedge, a few words: nothing the step came to
+        if (!said.empty())
+          said.push_back(' ');
+        said.append(sentence);
+        if (said.size() > kAnswerBytes)
+          break;
+      }
+      step.answers.push_back(CutAt(said.empty() ? extract_.latest_progress : said, kAnswerBytes));
+      step.answered_at = at;
+      if (step.answers.size() > 2)
+        step.answers.erase(step.answers.begin());
     }
     last_assistant_ = sentences;
     return true;

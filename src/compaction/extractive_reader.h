@@ -42,7 +42,10 @@ struct Dated {
 struct Step {
   std::string request;
   std::size_t at = 0;
-  std::vector<std::string> answers;  // the assistant's last two texts of the step, oldest first
+  // The assistant's last two texts of the step, oldest first, without the sentences that say
+  // nothing (IsFiller: lead-ins, hedges, a few words), cut to a bound.
+  std::vector<std::string> answers;
+  std::size_t answered_at = 0;  // the message of the last answer
 };
 
 struct Extract {
@@ -58,6 +61,7 @@ struct Extract {
   std::vector<std::string> next_steps;
   std::string awaiting;  // the assistant's question, when it spoke last
   std::string latest_progress;
+  std::size_t latest_progress_at = 0;  // its message
   std::vector<std::string> open_calls;
   Ledger ledger;
   SalienceLedger salience;

@@ -145,6 +145,10 @@ bool IsErrorLine(std::string_view lower) {
                                                         "undefined reference",
                                                         "aborted",
                                                         "refused"};
+  // A report of no error ("Error: (none)", "errors: 0", as some shells' wrappers print) is none.
+  const std::string_view trimmed = Trim(lower);
+  if (trimmed.ends_with("(none)") || trimmed.ends_with(": none") || trimmed.ends_with(": 0"))
+    return false;
   return HasAnyPhrase(lower, kErrors) || lower.find("error:") != std::string_view::npos ||
          lower.find("error[") != std::string_view::npos;
 }
@@ -168,7 +172,8 @@ std::optional<long> CountBefore(std::string_view lower, std::string_view word) {
 
 void AddFailing(TestRun& run, std::string_view name) {
   name = Trim(name);
-  if (name.empty() || name.size() > 300 || run.failing.size() >= 64)
+  if (name.empty() || name.size() > 300 || run.failing.size() >= 64 || name == "(none)" ||
+      name == "none")
     return;
   if (std::find(run.failing.begin(), run.failing.end(), name) == run.failing.end())
     run.failing.emplace_back(name);

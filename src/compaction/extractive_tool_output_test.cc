@@ -39,6 +39,14 @@ TEST(ExtractiveToolOutput, TheLastErrorIsATracebacksFinalLineNotEchoedSource) {
   EXPECT_EQ(LastErrorLine({"compiling", "done"}), "");
 }
 
+// Gemini CLI ends every shell result with "Error: (none)" and "Exit Code: 0": no error.
+TEST(ExtractiveToolOutput, AReportOfNoErrorIsNoError) {
+  EXPECT_EQ(LastErrorLine({"listening on 8080", "Error: (none)", "Exit Code: 0"}), "");
+  EXPECT_EQ(LastErrorLine({"errors: 0"}), "");
+  EXPECT_EQ(LastErrorLine({"Error: (none)", "fatal: not a git repository"}),
+            "fatal: not a git repository");
+}
+
 TEST(ExtractiveTestRun, PytestSummaryAndShortSummary) {
   const auto run = ReadTestRun({"FAILED tests/test_a.py::test_x - AssertionError: boom",
                                 "==== 1 failed, 10 passed, 1 error in 0.50s ===="});
@@ -52,6 +60,13 @@ TEST(ExtractiveTestRun, PytestSummaryAndShortSummary) {
   ASSERT_TRUE(quiet.has_value());
   EXPECT_EQ(quiet->passed, 3);
   EXPECT_EQ(quiet->failed, std::nullopt);
+}
+
+TEST(ExtractiveTestRun, NoneIsNoFailingTest) {
+  const auto run = ReadTestRun({"FAILED (none)", "==== 1 failed, 2 passed in 0.20s ===="});
+  ASSERT_TRUE(run.has_value());
+  EXPECT_EQ(run->failed, 1);
+  EXPECT_TRUE(run->failing.empty());
 }
 
 TEST(ExtractiveTestRun, JestCountsAndFailingNames) {
