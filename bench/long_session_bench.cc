@@ -25,9 +25,12 @@
 //   max_summary_tokens, and the context after the last commit;
 // - the per-step cost: the wall time of the first 1,000 tool steps beside the last 1,000 (from
 //   the steady clock at each tool call, so compactions and turn boundaries in between count), the
-//   ratio last/first; the compactions' time (CompactionCommitted::duration, the attempt from its
-//   start to its commit) of the first 10 beside the last 10, and the compactor's own time
-//   (ExtractiveCompactor::Compact) likewise;
+//   ratio last/first, and the same for the process's CPU time (every thread; what a loaded
+//   machine's preemptions do not inflate); the compactions' time (CompactionCommitted::duration,
+//   the attempt from its start to its commit) of the first 10 beside the last 10, and the
+//   compactor's own time (ExtractiveCompactor::Compact) likewise;
+// - by tenth of the steps: wall and CPU time per step, compactions, the compactor's mean time and
+//   the summaries' mean size, to show whether the cost levels off and where;
 // - the total wall time, the number of compactions (and rejections), peak RSS (ru_maxrss).
 //
 // Usage: long_session_bench [--steps N] [--window TOKENS] [--print]
@@ -180,6 +183,16 @@ int main(int argc, char** argv) {
         "per step: first 1,000 steps {:.3f} s ({:.3f} ms/step), last 1,000 {:.3f} s "
         "({:.3f} ms/step): last/first {:.2f}\n",
         first, first, last_k, last_k, last_k / first);
+    const std::vector<std::chrono::nanoseconds>& c = result.step_cpu;
+    const auto cpu = [&](std::size_t from, std::size_t to) {
+      return std::chrono::duration<double>(c[to] - c[from]).count();
+    };
+    const double cpu_first = cpu(0, 1'000);
+    const double cpu_last = cpu(c.size() - 1'001, c.size() - 1);
+    fmt::print(
+        "per step, CPU time of the process: first 1,000 steps {:.3f} s, last 1,000 {:.3f} "
+        "s: last/first {:.2f}\n",
+        cpu_first, cpu_last, cpu_last / cpu_first);
   } else {
     fmt::print("per step: fewer than 2,001 steps, first and last 1,000 not compared\n");
   }
@@ -202,8 +215,8 @@ int main(int argc, char** argv) {
       own.empty() ? 0.0 : *std::max_element(own.begin(), own.end()), own.size());
   // By tenth of the run: does the cost level off, and where?
   fmt::print(
-      "by tenth of the steps: ms/step, compactions, compactor ms (mean), summary bytes "
-      "(mean)\n");
+      "by tenth of the steps: ms/step (wall, CPU), compactions, compactor ms (mean), summary "
+      "bytes (mean)\n");
   for (std::size_t tenth = 0; tenth < 10 && t.size() >= 10; ++tenth) {
     const std::size_t from = t.size() * tenth / 10;
     const std::size_t to = t.size() * (tenth + 1) / 10;
@@ -218,9 +231,11 @@ int main(int argc, char** argv) {
       }
     }
     const double denominator = compactions == 0 ? 1.0 : static_cast<double>(compactions);
-    fmt::print("  {:>2}: {:.3f} ms/step, {:>3} compactions, {:.2f} ms, {:.0f} bytes\n", tenth + 1,
-               1e3 * Seconds(t[from], t[to - 1]) / static_cast<double>(to - 1 - from), compactions,
-               millis / denominator, bytes / denominator);
+    const double span = static_cast<double>(to - 1 - from);
+    const std::chrono::duration<double> cpu = result.step_cpu[to - 1] - result.step_cpu[from];
+    fmt::print("  {:>2}: {:.3f}, {:.3f} ms/step, {:>3} compactions, {:.2f} ms, {:.0f} bytes\n",
+               tenth + 1, 1e3 * Seconds(t[from], t[to - 1]) / span, 1e3 * cpu.count() / span,
+               compactions, millis / denominator, bytes / denominator);
   }
   rusage usage{};
   getrusage(RUSAGE_SELF, &usage);

@@ -29,6 +29,8 @@
 // called by the session's threads and lock what they share.
 #pragma once
 
+#include <time.h>
+
 #include <algorithm>
 #include <array>
 #include <chrono>
@@ -466,6 +468,7 @@ class ToolDesk {
   ToolOutput Take(std::string_view id) {
     std::lock_guard lock(mutex_);
     ran_.push_back(Clock::now());
+    cpu_.push_back(ProcessCpu());
     auto it = outputs_.find(std::string(id));
     if (it == outputs_.end())
       return ToolOutput{"no such call", true};
@@ -481,11 +484,23 @@ class ToolDesk {
     std::lock_guard lock(mutex_);
     return ran_;
   }
+  std::vector<std::chrono::nanoseconds> cpu() const {
+    std::lock_guard lock(mutex_);
+    return cpu_;
+  }
+  // The CPU time of the whole process (every thread) so far: the work of the steps, which a
+  // loaded machine's preemptions do not inflate as they do the wall time.
+  static std::chrono::nanoseconds ProcessCpu() {
+    timespec now{};
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &now);
+    return std::chrono::seconds(now.tv_sec) + std::chrono::nanoseconds(now.tv_nsec);
+  }
 
  private:
   mutable std::mutex mutex_;
   std::map<std::string, ToolOutput> outputs_;
   std::vector<Clock::time_point> ran_;
+  std::vector<std::chrono::nanoseconds> cpu_;
 };
 
 class DeskTool final : public Tool {
@@ -580,7 +595,8 @@ struct LongSessionResult {
   std::size_t steps = 0;  // tool calls run
   std::size_t turns = 0;
   std::size_t distinct_paths = 0;
-  std::vector<Clock::time_point> step_times;  // when each tool call ran
+  std::vector<Clock::time_point> step_times;       // when each tool call ran
+  std::vector<std::chrono::nanoseconds> step_cpu;  // the process's CPU time then
   std::vector<CommitFigures> commits;
   std::size_t rejected = 0;  // CompactionRejected
   std::vector<double> compactor_millis;
@@ -649,6 +665,7 @@ class LongSession {
         on_turn(result);
     }
     result.step_times = desk_->ran();
+    result.step_cpu = desk_->cpu();
     result.steps = result.step_times.size();
     result.distinct_paths = script.paths().size();
     result.compactor_millis = compactor_->millis();
