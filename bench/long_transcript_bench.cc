@@ -14,14 +14,12 @@
 // Time: the median (p50) and the maximum of --runs compactions in this process (steady clock).
 // Heap: the counted operator new of tests/memory/counted_heap.h: the peak of the bytes the
 // compaction allocated beyond those live before it (the transcript), measured on one more run.
-// Peak RSS: like compaction_bench, a child (fork) that builds the transcript and compacts it once,
-// beside a child that only builds it; the difference is what compaction adds.
+// Peak RSS: this process's high-water mark (ru_maxrss) once the transcript is built, beside the
+// same at the end, after every compaction; the difference is what compaction adds.
 //
 // Usage: long_transcript_bench [--tokens N] [--runs N] [--write PATH] [--print]
 #include <fmt/format.h>
 #include <sys/resource.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -90,23 +88,9 @@ std::optional<std::string> CompactOnce(const std::vector<Message>& head) {
   return output->summary.blocks.front().as<TextBlock>()->text;
 }
 
-// Peak RSS (KiB) of a child that builds the transcript and compacts it `compactions` times.
-long ChildPeakKib(TokenCount tokens, int compactions) {
-  const pid_t pid = fork();
-  if (pid == 0) {
-    const std::vector<Message> head = LongTranscript(tokens);
-    for (int i = 0; i < compactions; ++i) {
-      if (!CompactOnce(head))
-        _exit(1);
-    }
-    _exit(0);
-  }
-  int status = 0;
+long PeakRssKib() {
   rusage usage{};
-  if (pid < 0 || wait4(pid, &status, 0, &usage) != pid || !WIFEXITED(status) ||
-      WEXITSTATUS(status) != 0) {
-    return -1;
-  }
+  getrusage(RUSAGE_SELF, &usage);
   return usage.ru_maxrss;
 }
 
@@ -134,6 +118,7 @@ int main(int argc, char** argv) {
     }
   }
   const std::vector<Message> head = LongTranscript(tokens);
+  const long baseline = PeakRssKib();
   TokenCount estimated = 0;
   std::size_t bytes = 0;
   for (const Message& message : head) {
@@ -183,12 +168,9 @@ int main(int argc, char** argv) {
       "64 MB: {:.2f}x of it)\n",
       static_cast<double>(heap_peak) / (1024.0 * 1024.0), static_cast<double>(heap_peak) / 64e6);
 
-  const long baseline = ChildPeakKib(tokens, 0);
-  const long compacted = ChildPeakKib(tokens, 1);
-  if (baseline < 0 || compacted < 0)
-    return 1;
+  const long compacted = PeakRssKib();
   fmt::print(
-      "peak RSS: transcript built {:.1f} MiB, with one compaction {:.1f} MiB (+{:.1f} MiB)\n",
+      "peak RSS: transcript built {:.1f} MiB, after the compactions {:.1f} MiB (+{:.1f} MiB)\n",
       static_cast<double>(baseline) / 1024.0, static_cast<double>(compacted) / 1024.0,
       static_cast<double>(compacted - baseline) / 1024.0);
   if (print)

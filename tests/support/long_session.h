@@ -40,6 +40,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <random>
 #include <set>
 #include <string>
 #include <string_view>
@@ -106,18 +107,15 @@ struct ScriptedTurn {
   std::string answer;
 };
 
-// A deterministic pseudo-random sequence: the same session on every run and machine.
-class Lcg {
+// A deterministic pseudo-random sequence: the same session on every run and machine
+// (std::mt19937's sequence is fixed by the standard; its distributions are not, so none is used).
+class Dealer {
  public:
-  std::uint32_t Next() {
-    state_ = state_ * 6364136223846793005ULL + 1442695040888963407ULL;
-    return static_cast<std::uint32_t>(state_ >> 33);
-  }
-  std::size_t Below(std::size_t n) { return Next() % n; }
+  std::size_t Below(std::size_t n) { return engine_() % n; }
   bool Chance(std::size_t percent) { return Below(100) < percent; }
 
  private:
-  std::uint64_t state_ = 2026;
+  std::mt19937 engine_{2026};
 };
 
 class LongSessionScript {
@@ -419,7 +417,7 @@ class LongSessionScript {
   }
 
   const std::size_t total_;
-  Lcg rng_;
+  Dealer rng_;
   std::size_t dealt_ = 0;
   std::size_t turns_ = 0;
   std::size_t given_ = 0;
@@ -557,19 +555,21 @@ inline LoopDefinition LongSessionLoop(TokenCount window) {
   definition.counter = std::make_shared<EstimateCounter>();
   definition.max_steps_per_turn = 64;
   definition.compactor_name = "extractive";
-  CompactionPolicy policy;
-  policy.automatic = true;
-  policy.counter_policy = CounterPolicy::kAllowConservative;
-  policy.compact_at = 8'000;
-  policy.rearm_below = 6'000;
-  policy.keep_recent_segments = 2;
-  policy.reserved_output = output;
-  policy.safety_margin = margin;
   const TokenCount share = (window - output - margin) / 4;
-  policy.keep_recent_tokens = std::min<TokenCount>(8'000, share);
-  policy.max_summary_tokens = std::min<TokenCount>(4'096, share);
-  policy.count_timeout = std::chrono::seconds(10);
-  definition.compaction = policy;
+  definition.compaction = CompactionPolicy{.automatic = true,
+                                           .counter_policy = CounterPolicy::kAllowConservative,
+                                           .compact_at = 8'000,
+                                           .rearm_below = 6'000,
+                                           .keep_recent_segments = 2,
+                                           .keep_recent_tokens = std::min<TokenCount>(8'000, share),
+                                           .reserved_output = output,
+                                           .safety_margin = margin,
+                                           .max_summary_tokens = std::min<TokenCount>(4'096, share),
+                                           .count_timeout = std::chrono::seconds(10),
+                                           .coverage = CoveragePolicy{},
+                                           .approval = CompactionApproval::kAuto,
+                                           .approval_timeout = kDefaultApprovalTimeout,
+                                           .masking = CompactionMasking::kOff};
   return definition;
 }
 
