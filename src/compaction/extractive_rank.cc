@@ -55,6 +55,8 @@ std::string WorkspaceRoot(const std::vector<std::string>& paths) {
   return best;
 }
 
+// The user's rules told: every one a long run gathers, bounded against a hostile transcript.
+constexpr std::size_t kConstraintsTold = 256;
 // Test commands told beside the latest one, and names told in "Names in play".
 constexpr std::size_t kTestRunsTold = 4;
 constexpr std::size_t kNamesTold = 32;
@@ -68,6 +70,20 @@ constexpr std::size_t kRequestsTold = 16;
 constexpr std::size_t kOlderRequestCap = 320;
 constexpr std::size_t kReportsTold = 6;
 constexpr std::size_t kShortAnswerBytes = 200;
+
+// Whether a carried "Last test run (COMMAND): …" item's command has run again in the span.
+bool RunAgainSince(std::string_view carried, const std::vector<TestRun>& runs) {
+  constexpr std::string_view kPrefix = "Last test run (";
+  if (!carried.starts_with(kPrefix))
+    return false;
+  carried.remove_prefix(kPrefix.size());
+  const std::size_t end = carried.find("):");
+  if (end == std::string_view::npos)
+    return false;
+  const std::string_view command = carried.substr(0, end);
+  return std::any_of(runs.begin(), runs.end(),
+                     [&](const TestRun& run) { return run.command == command; });
+}
 
 }  // namespace
 
@@ -150,7 +166,7 @@ std::vector<Item> Prioritize(const Extract& extract) {
   // 3. What the user is waiting for, and the rules.
   if (extract.unanswered)
     add(Section::kOpenItems, 0, "Unanswered user request: " + extract.unanswered->text, 800);
-  for (std::size_t i = 0; i < extract.constraints.size() && i < 48; ++i)
+  for (std::size_t i = 0; i < extract.constraints.size() && i < kConstraintsTold; ++i)
     add(Section::kConstraints, i, extract.constraints[i], 400);
 
   // 4. Later requests and corrections, the newest first; after a carried summary the first
@@ -274,8 +290,11 @@ std::vector<Item> Prioritize(const Extract& extract) {
       std::string_view text = carried->state[k];
       while (text.starts_with("Earlier: "))
         text.remove_prefix(9);
-      // Progress told before is superseded by progress told since.
+      // Progress told before is superseded by progress told since, and a test command's run by
+      // its run since.
       if (text.starts_with("Latest progress: ") && !extract.latest_progress.empty())
+        continue;
+      if (RunAgainSince(text, runs))
         continue;
       add_state("Earlier: " + std::string(text), 480);
       ++told;
@@ -328,6 +347,9 @@ std::vector<Item> Prioritize(const Extract& extract) {
       std::string_view text = carried->open_items[k];
       if (text.starts_with("Earlier: "))
         text.remove_prefix(9);
+      // The tests that failed then: the runs since say which fail now.
+      if (text.starts_with("Failing tests: ") && !runs.empty())
+        continue;
       add(Section::kOpenItems, open_order++, "Earlier: " + std::string(text), 320);
     }
   }

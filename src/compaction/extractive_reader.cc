@@ -411,8 +411,22 @@ class Reader {
     AddConstraint("User answered: " + answer);
   }
 
+  // A rule said again is the same rule: compared without case, a final period, or a one-word
+  // label before it ("Again: never touch vendor/." is "Never touch vendor/").
+  static std::string RuleKey(std::string_view rule) {
+    std::string key = Lower(Trim(rule));
+    const std::size_t colon = key.find(": ");
+    if (colon != std::string::npos && colon <= 12 &&
+        std::all_of(key.begin(), key.begin() + static_cast<std::ptrdiff_t>(colon),
+                    [](char c) { return c >= 'a' && c <= 'z'; }))
+      key.erase(0, colon + 2);
+    while (!key.empty() && (key.back() == '.' || key.back() == ' '))
+      key.pop_back();
+    return key;
+  }
+
   void AddConstraint(std::string constraint) {
-    if (known_constraints_.insert(constraint).second)
+    if (known_constraints_.insert(RuleKey(constraint)).second)
       extract_.constraints.push_back(std::move(constraint));
   }
 

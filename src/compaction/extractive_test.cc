@@ -1242,6 +1242,43 @@ TEST(ExtractiveCompactor, AShortReplyToAQuestionIsToldWithTheQuestion) {
   EXPECT_TRUE(Contains(Section(summary, "goal"), "Later: Also, look at the stop hook")) << summary;
 }
 
+// A long run: every rule the user gave is told, however many requests say "at most" before it,
+// and a rule said again ("Again: …") is told once.
+TEST(ExtractiveCompactor, EveryRuleIsToldAndARuleSaidAgainOnce) {
+  Transcript transcript;
+  for (int i = 0; i < 60; ++i) {
+    transcript.push_back(User("Add a retry budget to module " + std::to_string(i) + ": at most " +
+                              std::to_string(i + 100) + " retries per minute."));
+    transcript.push_back(Assistant("Added."));
+  }
+  transcript.push_back(User("Fix the parser. Never touch vendor/."));
+  transcript.push_back(Assistant("Fixed."));
+  transcript.push_back(User("Fix the server. Again: never touch vendor/."));
+  transcript.push_back(Assistant("Fixed."));
+  const std::string constraints = Section(SummaryOf(transcript, 16000), "constraints");
+  EXPECT_TRUE(Contains(constraints, "Never touch vendor/.")) << constraints;
+  EXPECT_FALSE(Contains(constraints, "Again: never touch vendor/.")) << constraints;
+}
+
+// Carried forward from an earlier summary, a test run and the tests failing then are superseded
+// by the runs since.
+TEST(ExtractiveCompactor, ACarriedTestRunIsSupersededByTheRunsSince) {
+  const std::string carried =
+      "<conversation_summary><goal>Fix the http tests.</goal><constraints/><decisions/>"
+      "<state>\n- Last test run (ctest -R http): 2 failed, 11 passed; failing: io.Server.\n"
+      "- Files edited: src/io.cc.\n</state><open_items>Failing tests: io.Server.</open_items>"
+      "</conversation_summary>";
+  Transcript transcript = {User(carried), Assistant("Running the http tests again.")};
+  transcript.push_back(Call("t1", "Bash", R"({"command":"ctest -R http"})"));
+  transcript.push_back(Tool("t1", "100% tests passed, 0 tests failed out of 13"));
+  transcript.push_back(Assistant("All 13 http tests pass."));
+  const std::string summary = SummaryOf(transcript, 4000);
+  EXPECT_FALSE(Contains(summary, "2 failed, 11 passed")) << summary;
+  EXPECT_FALSE(Contains(summary, "Failing tests: io.Server")) << summary;
+  EXPECT_TRUE(Contains(summary, "Last test run (ctest -R http): 0 failed, 13 passed")) << summary;
+  EXPECT_TRUE(Contains(summary, "Earlier: Files edited: src/io.cc.")) << summary;
+}
+
 TEST(ExtractiveCompactor, TinyBudgetsAreTokenLimit) {
   for (TokenCount budget : {TokenCount{1}, TokenCount{10}, TokenCount{50}}) {
     auto output = Summarize(InputOf({User("Do it."), Assistant("Done.")}, budget));
