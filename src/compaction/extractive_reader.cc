@@ -109,6 +109,10 @@ class Reader {
   static constexpr std::size_t kAnswerBytes = 1024;
   // A user message at most this long right after the assistant asked something answers it.
   static constexpr std::size_t kShortReplyBytes = 200;
+  // A later request at most this long is told verbatim, its rules too.
+  static constexpr std::size_t kVerbatimRequestBytes = 200;
+  // A request shorter than this, once its rules are told apart, was made of rules alone.
+  static constexpr std::size_t kShortestRequestBytes = 12;
   // Rules taken from one source of the task.
   static constexpr std::size_t kObligationsPerSource = 16;
 
@@ -467,6 +471,7 @@ class Reader {
       extract_.steps.erase(extract_.steps.begin());
     // Constraints: the user's own lines, outside code fences and not code or logs.
     bool all_constraints = true;
+    std::vector<std::string> rules;  // this message's rule sentences
     bool in_fence = false;
     for (const std::string_view line : RawLines(text)) {
       if (Trim(line).starts_with("```")) {
@@ -481,10 +486,12 @@ class Reader {
       for (std::string& sentence : Sentences({Clean(words)})) {
         const std::string sentence_lower = Lower(sentence);
         // A question asks; it sets no rule ("does it only run on main?").
-        if (IsConstraint(sentence_lower) && !sentence_lower.ends_with('?'))
+        if (IsConstraint(sentence_lower) && !sentence_lower.ends_with('?')) {
+          rules.push_back(sentence);
           AddConstraint(answering + sentence);
-        else if (!IsGreeting(sentence_lower))
+        } else if (!IsGreeting(sentence_lower)) {
           all_constraints = false;
+        }
       }
     }
     if (IsPointer(lower)) {
@@ -506,8 +513,33 @@ class Reader {
     }
     // A short message of constraints alone is already in constraints; a longer one is a
     // request that also sets rules, and is kept whole.
-    if (!all_constraints || whole.size() > kShortRuleBytes)
-      extract_.later_requests.push_back(Dated{answering + whole, at});
+    // A short later request is told verbatim; a long one without its rules, which the
+    // constraints tell (each item once), unless it is made of rules alone: then the rules are
+    // what it asks for ("the endpoint should accept both JSON and form bodies"), told whole.
+    if (!all_constraints || whole.size() > kShortRuleBytes) {
+      std::string request =
+          whole.size() <= kVerbatimRequestBytes ? whole : WithoutSentences(whole, rules);
+      if (request.size() < kShortestRequestBytes)
+        request = whole;
+      extract_.later_requests.push_back(Dated{answering + request, at});
+    }
+  }
+
+  // `text` without the first occurrence of each of `sentences`, white space collapsed where
+  // they were.
+  static std::string WithoutSentences(const std::string& text,
+                                      const std::vector<std::string>& sentences) {
+    std::string out = text;
+    for (const std::string& sentence : sentences) {
+      const std::size_t at = out.find(sentence);
+      if (at == std::string::npos || sentence.empty())
+        continue;
+      std::size_t end = at + sentence.size();
+      while (end < out.size() && out[end] == ' ')
+        ++end;
+      out.erase(at, end - at);
+    }
+    return std::string(Trim(out));
   }
 
   // Whether the message said anything.

@@ -1260,6 +1260,24 @@ TEST(ExtractiveCompactor, EveryRuleIsToldAndARuleSaidAgainOnce) {
   EXPECT_FALSE(Contains(constraints, "Again: never touch vendor/.")) << constraints;
 }
 
+// A long later request is told by its request, its rules among the constraints only; a short one
+// is told verbatim.
+TEST(ExtractiveCompactor, ALongRequestsRulesAreToldOnceAmongTheConstraints) {
+  const std::string summary = SummaryOf(
+      {User("Set up the project."), Assistant("Done."),
+       User("Now port the HTTP layer to the new client library, starting with the retry logic "
+            "and the connection pool, then the TLS settings and the proxy support. Never change "
+            "the public headers. Keep every existing test passing as you go."),
+       Assistant("Porting."), User("Then the CLI. Never print secrets."), Assistant("OK.")},
+      4000);
+  const std::string goal = Section(summary, "goal");
+  const std::string constraints = Section(summary, "constraints");
+  EXPECT_TRUE(Contains(goal, "Later: Now port the HTTP layer")) << summary;
+  EXPECT_FALSE(Contains(goal, "Never change the public headers.")) << summary;
+  EXPECT_TRUE(Contains(constraints, "Never change the public headers.")) << summary;
+  EXPECT_TRUE(Contains(goal, "Later: Then the CLI. Never print secrets.")) << summary;
+}
+
 // Carried forward from an earlier summary, a test run and the tests failing then are superseded
 // by the runs since.
 TEST(ExtractiveCompactor, ACarriedTestRunIsSupersededByTheRunsSince) {
