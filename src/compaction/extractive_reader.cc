@@ -109,6 +109,8 @@ class Reader {
   static constexpr std::size_t kAnswerBytes = 1024;
   // A user message at most this long right after the assistant asked something answers it.
   static constexpr std::size_t kShortReplyBytes = 200;
+  // Later requests kept while reading: more than a summary's budget ever holds.
+  static constexpr std::size_t kLaterRequestsKept = 128;
   // A later request at most this long is told verbatim, its rules too.
   static constexpr std::size_t kVerbatimRequestBytes = 200;
   // A request shorter than this, once its rules are told apart, was made of rules alone.
@@ -461,7 +463,7 @@ class Reader {
     // question: its rules and its request are told with it.
     const std::string question = std::exchange(extract_.awaiting, {});
     const std::string answering = !question.empty() && whole.size() <= kShortReplyBytes
-                                      ? "Answering \"" + CutAt(question, 200) + "\": "
+                                      ? "Answering \"" + CutAt(question, 160) + "\": "
                                       : std::string();
     if (IsContinuation(lower) || IsGreeting(lower))
       return;
@@ -501,7 +503,7 @@ class Reader {
         extract_.pointer.append(whole);
         return;
       }
-      extract_.later_requests.push_back(Dated{whole, at});
+      AddLaterRequest(Dated{whole, at});
       return;
     }
     if (!extract_.first_request) {
@@ -521,8 +523,18 @@ class Reader {
           whole.size() <= kVerbatimRequestBytes ? whole : WithoutSentences(whole, rules);
       if (request.size() < kShortestRequestBytes)
         request = whole;
-      extract_.later_requests.push_back(Dated{answering + request, at});
+      AddLaterRequest(Dated{answering + request, at});
     }
+  }
+
+  // Only the newest later requests can ever be told: a transcript of many short requests keeps
+  // the newest kLaterRequestsKept (to 2x that between trims), not all of them.
+  void AddLaterRequest(Dated request) {
+    std::vector<Dated>& requests = extract_.later_requests;
+    requests.push_back(std::move(request));
+    if (requests.size() >= 2 * kLaterRequestsKept)
+      requests.erase(requests.begin(),
+                     requests.end() - static_cast<std::ptrdiff_t>(kLaterRequestsKept));
   }
 
   // `text` without the first occurrence of each of `sentences`, white space collapsed where
