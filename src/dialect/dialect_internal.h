@@ -1,0 +1,113 @@
+// What the three dialects share (module-private): where a value is, typed reads of untrusted
+// members that fail with a DialectError at that place, the split of a request into its
+// elements' exact texts, and the writer of a dialect's array.
+// Thread safety: pure functions; a ConversationBuilder is used by one thread.
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "harness/core/json.h"
+#include "harness/dialect/dialect.h"
+
+namespace harness::dialect_internal {
+
+// Where a value is: the element it belongs to and its JSONPath from the input's root.
+struct At {
+  std::size_t element = DialectError::kNoElement;
+  std::string path = "$";
+
+  At Member(std::string_view name) const;
+  At Element(std::size_t index) const;
+};
+
+Failure<DialectError> Error(DialectErrorKind kind, const At& at, std::string rule);
+Failure<DialectError> ShapeError(const At& at, std::string rule);
+// "<what> of type \"<type>\" is not supported: <why>"
+Failure<DialectError> Unsupported(const At& at, std::string_view what, std::string_view type,
+                                  std::string_view why);
+
+// Member `name` of `object` (an object), or nullptr when absent; `null` counts as absent.
+const Json* Find(const Json& object, std::string_view name);
+Result<std::string, DialectError> RequireString(const Json& object, const At& at,
+                                                std::string_view name);
+Result<std::optional<std::string>, DialectError> OptionalString(const Json& object, const At& at,
+                                                                std::string_view name);
+Result<const Json*, DialectError> RequireMember(const Json& object, const At& at,
+                                                std::string_view name);
+Result<const Json*, DialectError> OptionalArray(const Json& object, const At& at,
+                                                std::string_view name);
+Result<bool, DialectError> OptionalBool(const Json& object, const At& at, std::string_view name);
+// `value` must be an object (the dialects' elements, parts and blocks all are).
+Status<DialectError> RequireObject(const Json& value, const At& at, std::string_view what);
+
+// A tool input sent as a JSON value (Anthropic): compact text, no deeper than kMaxRawJsonDepth.
+Result<std::string, DialectError> ToolInputFromValue(const Json& value, const At& at);
+// A tool input sent as text (OpenAI "arguments"): compact JSON when the text is strict JSON no
+// deeper than kMaxRawJsonDepth, else the text as a JSON string, so nothing of it is lost.
+std::string ToolInputFromText(std::string_view text);
+
+// "data:<media type>;base64,<canonical base64>" as an image of bytes; any other URL as a URL.
+ImageBlock ImageFromUrl(std::string_view url);
+
+// The request read: the document's DOM, the array of elements and each element's exact text.
+struct Request {
+  Json document;
+  const Json* member = nullptr;  // the array when it is a member of the body; nullptr: the root
+  const Json& array() const { return member != nullptr ? *member : document; }
+  std::string array_path;                  // "$" or "$.messages"
+  std::vector<std::string_view> elements;  // into the caller's text
+  const Json* system = nullptr;            // the body's `system` member, when asked for
+  std::string_view system_text;
+};
+
+// Parses `text` within `limits`: the array itself, or an object with the array as member
+// `member` (and, when `system_member` is not empty, that member's value and text).
+Result<Request, DialectError> ReadRequest(std::string_view text, const DialectLimits& limits,
+                                          std::string_view member,
+                                          std::string_view system_member = {});
+
+// Builds a conversation element by element.
+class ConversationBuilder {
+ public:
+  ConversationBuilder(Dialect dialect, std::string array_path)
+      : array_path_(std::move(array_path)) {
+    out_.dialect = dialect;
+  }
+
+  DialectConversation& conversation() { return out_; }
+  // Starts element `index` of kind `kind` with its exact text.
+  void Begin(std::string_view json, std::string kind);
+  // Adds a message to the current element.
+  void Add(Message message);
+  // Adds blocks to the assistant message of the current step (started by an earlier element of
+  // the same step, or now), so that one step of several elements is one assistant message.
+  void AddToStep(std::vector<Block> blocks);
+  // The current element becomes part of the open step without adding to it (opaque items
+  // between the items of a step).
+  void JoinStep();
+  // Ends the current assistant step: the next AddToStep starts a new message.
+  void EndStep() { step_open_ = false; }
+  void CountOpaquePart() { ++out_.elements.back().opaque_parts; }
+
+  Result<DialectConversation, DialectError> Finish();
+
+ private:
+  std::string array_path_;
+  DialectConversation out_;
+  bool step_open_ = false;
+};
+
+// The exact text of member `member` (an array) of a request body a provider encoder wrote;
+// "[]" when it has none.
+std::string ArrayOfBody(std::string_view body, std::string_view member);
+
+// `[` head written by `write_head` (a JSON array's text, may be "[]"), then every retained
+// element's exact text, `]`.
+std::string JoinArray(std::string_view head_array, std::span<const DialectElement> retained);
+
+}  // namespace harness::dialect_internal

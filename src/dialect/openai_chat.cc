@@ -1,0 +1,217 @@
+// OpenAI Chat Completions `messages` (docs/spec/dialects.md, "Chat Completions").
+#include <fmt/format.h>
+
+#include "dialect/dialect_internal.h"
+#include "harness/core/base64.h"
+#include "harness/provider/openai_wire.h"
+
+namespace harness {
+namespace {
+
+using dialect_internal::At;
+using dialect_internal::ConversationBuilder;
+using dialect_internal::Find;
+using dialect_internal::OptionalArray;
+using dialect_internal::OptionalString;
+using dialect_internal::RequireMember;
+using dialect_internal::RequireObject;
+using dialect_internal::RequireString;
+using dialect_internal::ShapeError;
+using dialect_internal::Unsupported;
+
+// "data:<media type>;base64,<bytes>": the media type and the bytes, or nullopt.
+std::optional<std::pair<std::string, std::string>> DataUrl(std::string_view url) {
+  const ImageBlock image = dialect_internal::ImageFromUrl(url);
+  if (!image.data)
+    return std::nullopt;
+  return std::pair{image.media_type, *image.data};
+}
+
+Result<Block, DialectError> AudioPart(const Json& part, const At& at) {
+  HARNESS_TRY(const Json* audio, RequireMember(part, at, "input_audio"));
+  const At in = at.Member("input_audio");
+  HARNESS_CHECK(RequireObject(*audio, in, "input_audio"));
+  HARNESS_TRY(const std::string data, RequireString(*audio, in, "data"));
+  HARNESS_TRY(const std::string format, RequireString(*audio, in, "format"));
+  std::optional<std::string> bytes = Base64Decode(data);
+  if (!bytes)
+    return ShapeError(in.Member("data"), "\"data\" must be canonical standard base64");
+  if (format != "wav" && format != "mp3")
+    return ShapeError(in.Member("format"), "\"format\" must be \"wav\" or \"mp3\"");
+  return Block(AudioBlock{format == "wav" ? "audio/wav" : "audio/mpeg", std::move(bytes)});
+}
+
+// A file part: its bytes when file_data is a data URL, else a document of its name only (the
+// file itself stays with the provider; the part is counted opaque).
+Result<Block, DialectError> FilePart(const Json& part, const At& at, ConversationBuilder& out) {
+  HARNESS_TRY(const Json* file, RequireMember(part, at, "file"));
+  const At in = at.Member("file");
+  HARNESS_CHECK(RequireObject(*file, in, "file"));
+  HARNESS_TRY(const auto data, OptionalString(*file, in, "file_data"));
+  HARNESS_TRY(const auto name, OptionalString(*file, in, "filename"));
+  HARNESS_TRY(const auto id, OptionalString(*file, in, "file_id"));
+  if (data) {
+    if (auto decoded = DataUrl(*data))
+      return Block(DocumentBlock{decoded->first, name.value_or(""), decoded->second, ""});
+  }
+  out.CountOpaquePart();
+  return Block(DocumentBlock{"", name.value_or(id.value_or("")), std::nullopt, ""});
+}
+
+// The content of a message: a string, or parts. `user` admits media parts; the others only
+// text (and refusal in an assistant message).
+Result<std::vector<Block>, DialectError> Content(const Json& content, const At& at,
+                                                 std::string_view role, ConversationBuilder& out) {
+  std::vector<Block> blocks;
+  if (content.is_string()) {
+    blocks.push_back(TextBlock{content.get<std::string>()});
+    return blocks;
+  }
+  if (!content.is_array())
+    return ShapeError(at, fmt::format("\"content\" must be a string or an array of content "
+                                      "parts, not {}",
+                                      JsonTypeName(content)));
+  for (std::size_t i = 0; i < content.size(); ++i) {
+    const At part_at = at.Element(i);
+    const Json& part = content[i];
+    HARNESS_CHECK(RequireObject(part, part_at, "a content part"));
+    HARNESS_TRY(const std::string type, RequireString(part, part_at, "type"));
+    if (type == "text") {
+      HARNESS_TRY(std::string text, RequireString(part, part_at, "text"));
+      blocks.push_back(TextBlock{std::move(text)});
+    } else if (type == "refusal" && role == "assistant") {
+      HARNESS_TRY(std::string text, RequireString(part, part_at, "refusal"));
+      blocks.push_back(RefusalBlock{std::move(text)});
+    } else if (type == "image_url" && role == "user") {
+      HARNESS_TRY(const Json* image, RequireMember(part, part_at, "image_url"));
+      HARNESS_CHECK(RequireObject(*image, part_at.Member("image_url"), "image_url"));
+      HARNESS_TRY(const std::string url, RequireString(*image, part_at.Member("image_url"), "url"));
+      blocks.push_back(dialect_internal::ImageFromUrl(url));
+    } else if (type == "input_audio" && role == "user") {
+      HARNESS_TRY(Block audio, AudioPart(part, part_at));
+      blocks.push_back(std::move(audio));
+    } else if (type == "file" && role == "user") {
+      HARNESS_TRY(Block file, FilePart(part, part_at, out));
+      blocks.push_back(std::move(file));
+    } else {
+      return Unsupported(part_at, fmt::format("a content part of a {} message", role), type,
+                         "Chat Completions defines no such part for this role");
+    }
+  }
+  return blocks;
+}
+
+Result<ToolUseBlock, DialectError> ToolCall(const Json& call, const At& at) {
+  HARNESS_CHECK(RequireObject(call, at, "a tool call"));
+  HARNESS_TRY(std::string id, RequireString(call, at, "id"));
+  HARNESS_TRY(const auto type, OptionalString(call, at, "type"));
+  if (type.value_or("function") == "function") {
+    HARNESS_TRY(const Json* function, RequireMember(call, at, "function"));
+    const At in = at.Member("function");
+    HARNESS_CHECK(RequireObject(*function, in, "function"));
+    HARNESS_TRY(std::string name, RequireString(*function, in, "name"));
+    HARNESS_TRY(const std::string arguments, RequireString(*function, in, "arguments"));
+    return ToolUseBlock{std::move(id), std::move(name),
+                        dialect_internal::ToolInputFromText(arguments), std::nullopt, ""};
+  }
+  if (*type == "custom") {
+    HARNESS_TRY(const Json* custom, RequireMember(call, at, "custom"));
+    const At in = at.Member("custom");
+    HARNESS_CHECK(RequireObject(*custom, in, "custom"));
+    HARNESS_TRY(std::string name, RequireString(*custom, in, "name"));
+    HARNESS_TRY(const std::string input, RequireString(*custom, in, "input"));
+    std::string quoted;
+    AppendJsonString(quoted, input);  // free text, not JSON
+    return ToolUseBlock{std::move(id), std::move(name), std::move(quoted), std::nullopt, ""};
+  }
+  return Unsupported(at.Member("type"), "a tool call", *type,
+                     "Chat Completions defines \"function\" and \"custom\" tool calls");
+}
+
+Status<DialectError> Assistant(const Json& message, const At& at, ConversationBuilder& out) {
+  if (Find(message, "function_call") != nullptr) {
+    return Unsupported(at.Member("function_call"), "an assistant's call", "function_call",
+                       "the legacy single function call has no id to pair its result with; send "
+                       "it as \"tool_calls\"");
+  }
+  AssistantMessage assistant;
+  if (const Json* content = Find(message, "content")) {
+    HARNESS_TRY(assistant.blocks, Content(*content, at.Member("content"), "assistant", out));
+  }
+  HARNESS_TRY(const auto refusal, OptionalString(message, at, "refusal"));
+  if (refusal)
+    assistant.blocks.push_back(RefusalBlock{*refusal});
+  HARNESS_TRY(const Json* calls, OptionalArray(message, at, "tool_calls"));
+  for (std::size_t i = 0; calls != nullptr && i < calls->size(); ++i) {
+    HARNESS_TRY(ToolUseBlock call, ToolCall((*calls)[i], at.Member("tool_calls").Element(i)));
+    assistant.blocks.push_back(std::move(call));
+  }
+  if (Find(message, "audio") != nullptr)
+    out.CountOpaquePart();  // a reference to audio the provider keeps
+  out.Add(std::move(assistant));
+  return {};
+}
+
+Status<DialectError> Element(const Json& message, std::string_view text, const At& at,
+                             ConversationBuilder& out) {
+  HARNESS_CHECK(RequireObject(message, at, "a message"));
+  HARNESS_TRY(const std::string role, RequireString(message, at, "role"));
+  out.Begin(text, role);
+  if (role == "assistant")
+    return Assistant(message, at, out);
+  if (role == "function") {
+    return Unsupported(at.Member("role"), "a message", "function",
+                       "the legacy function role names no call; send the result as a \"tool\" "
+                       "message with the call's \"tool_call_id\"");
+  }
+  if (role != "system" && role != "developer" && role != "user" && role != "tool") {
+    return ShapeError(at.Member("role"),
+                      fmt::format("unknown role {}: Chat Completions roles are system, developer, "
+                                  "user, assistant and tool",
+                                  QuoteForDetail(role, 16)));
+  }
+  HARNESS_TRY(const Json* content, RequireMember(message, at, "content"));
+  HARNESS_TRY(std::vector<Block> blocks, Content(*content, at.Member("content"), role, out));
+  if (role == "user") {
+    out.Add(UserMessage{std::move(blocks)});
+  } else if (role == "tool") {
+    HARNESS_TRY(std::string id, RequireString(message, at, "tool_call_id"));
+    out.Add(ToolResultMessage{std::move(blocks), std::move(id), false});
+  } else {
+    out.Add(SystemMessage{std::move(blocks)});
+  }
+  return {};
+}
+
+}  // namespace
+
+Result<DialectConversation, DialectError> ReadOpenAiChat(std::string_view json,
+                                                         const DialectLimits& limits) {
+  HARNESS_TRY(const dialect_internal::Request request,
+              dialect_internal::ReadRequest(json, limits, "messages"));
+  ConversationBuilder out(Dialect::kOpenAiChat, request.array_path);
+  const At array{DialectError::kNoElement, request.array_path};
+  for (std::size_t i = 0; i < request.array().size(); ++i) {
+    At at = array.Element(i);
+    at.element = i;
+    HARNESS_CHECK(Element(request.array()[i], request.elements[i], at, out));
+  }
+  return out.Finish();
+}
+
+Result<std::string, DialectError> WriteOpenAiChat(std::string_view system, const Transcript& head,
+                                                  std::span<const DialectElement> retained) {
+  InferenceRequest request;
+  request.system = std::string(system);
+  request.messages = head;
+  auto body = EncodeOpenAiChatRequest(request);
+  if (!body.ok()) {
+    return dialect_internal::Error(DialectErrorKind::kUnsupported, At{},
+                                   fmt::format("the head cannot be written as Chat Completions "
+                                               "messages: {}",
+                                               body.error().detail));
+  }
+  return dialect_internal::JoinArray(dialect_internal::ArrayOfBody(*body, "messages"), retained);
+}
+
+}  // namespace harness

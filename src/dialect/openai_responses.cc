@@ -1,0 +1,369 @@
+// OpenAI Responses `input` items (docs/spec/dialects.md, "Responses").
+#include <fmt/format.h>
+
+#include "dialect/dialect_internal.h"
+#include "harness/core/base64.h"
+#include "harness/inference/request.h"
+
+namespace harness {
+namespace {
+
+using dialect_internal::At;
+using dialect_internal::ConversationBuilder;
+using dialect_internal::Find;
+using dialect_internal::OptionalArray;
+using dialect_internal::OptionalString;
+using dialect_internal::RequireMember;
+using dialect_internal::RequireObject;
+using dialect_internal::RequireString;
+using dialect_internal::ShapeError;
+using dialect_internal::Unsupported;
+
+// Items the provider made and keeps meaning of (its own tools, encrypted state, references to
+// stored items): read as opaque, written back as sent.
+bool IsOpaqueItem(std::string_view type) {
+  constexpr std::string_view kOpaque[] = {"web_search_call",
+                                          "file_search_call",
+                                          "image_generation_call",
+                                          "code_interpreter_call",
+                                          "mcp_call",
+                                          "mcp_list_tools",
+                                          "compaction",
+                                          "item_reference"};
+  for (std::string_view opaque : kOpaque) {
+    if (type == opaque)
+      return true;
+  }
+  return false;
+}
+
+// Calls answered by an item of their own that the harness does not read: kept opaque, a cut
+// could separate a call from its output, so they are refused instead.
+bool IsRefusedPair(std::string_view type) {
+  constexpr std::string_view kRefused[] = {
+      "computer_call",        "computer_call_output", "local_shell_call", "local_shell_call_output",
+      "shell_call",           "shell_call_output",    "apply_patch_call", "apply_patch_call_output",
+      "mcp_approval_request", "mcp_approval_response"};
+  for (std::string_view refused : kRefused) {
+    if (type == refused)
+      return true;
+  }
+  return false;
+}
+
+Result<Block, DialectError> FilePart(const Json& part, const At& at, ConversationBuilder& out) {
+  HARNESS_TRY(const auto data, OptionalString(part, at, "file_data"));
+  HARNESS_TRY(const auto name, OptionalString(part, at, "filename"));
+  HARNESS_TRY(const auto url, OptionalString(part, at, "file_url"));
+  HARNESS_TRY(const auto id, OptionalString(part, at, "file_id"));
+  if (data) {
+    ImageBlock decoded = dialect_internal::ImageFromUrl(*data);
+    if (decoded.data) {
+      return Block(DocumentBlock{std::move(decoded.media_type), name.value_or(""),
+                                 std::move(decoded.data), ""});
+    }
+  }
+  out.CountOpaquePart();  // the file stays with the provider (an id, a URL, undecodable data)
+  return Block(DocumentBlock{"", name.value_or(url.value_or(id.value_or(""))), std::nullopt, ""});
+}
+
+// A message's content (or a function_call_output's output): a string, or parts.
+Result<std::vector<Block>, DialectError> Content(const Json& content, const At& at, bool assistant,
+                                                 ConversationBuilder& out) {
+  std::vector<Block> blocks;
+  if (content.is_string()) {
+    blocks.push_back(TextBlock{content.get<std::string>()});
+    return blocks;
+  }
+  if (!content.is_array()) {
+    return ShapeError(at, fmt::format("must be a string or an array of content parts, not {}",
+                                      JsonTypeName(content)));
+  }
+  for (std::size_t i = 0; i < content.size(); ++i) {
+    const At part_at = at.Element(i);
+    const Json& part = content[i];
+    HARNESS_CHECK(RequireObject(part, part_at, "a content part"));
+    HARNESS_TRY(const std::string type, RequireString(part, part_at, "type"));
+    if (type == "input_text" || type == "output_text") {
+      HARNESS_TRY(std::string text, RequireString(part, part_at, "text"));
+      blocks.push_back(TextBlock{std::move(text)});
+    } else if (type == "refusal" && assistant) {
+      HARNESS_TRY(std::string text, RequireString(part, part_at, "refusal"));
+      blocks.push_back(RefusalBlock{std::move(text)});
+    } else if (type == "input_image" && !assistant) {
+      HARNESS_TRY(const auto url, OptionalString(part, part_at, "image_url"));
+      if (url) {
+        blocks.push_back(dialect_internal::ImageFromUrl(*url));
+      } else {
+        out.CountOpaquePart();  // a file_id the provider keeps
+        blocks.push_back(ImageBlock{"", "", std::nullopt});
+      }
+    } else if (type == "input_file" && !assistant) {
+      HARNESS_TRY(Block file, FilePart(part, part_at, out));
+      blocks.push_back(std::move(file));
+    } else {
+      return Unsupported(part_at.Member("type"), "a content part", type,
+                         assistant ? "an assistant message holds output_text and refusal parts"
+                                   : "this item holds input_text, input_image and input_file "
+                                     "parts");
+    }
+  }
+  return blocks;
+}
+
+Status<DialectError> MessageItem(const Json& item, const At& at, ConversationBuilder& out) {
+  HARNESS_TRY(const std::string role, RequireString(item, at, "role"));
+  const bool assistant = role == "assistant";
+  if (!assistant && role != "user" && role != "system" && role != "developer") {
+    return ShapeError(at.Member("role"),
+                      fmt::format("unknown role {}: Responses message roles are user, assistant, "
+                                  "system and developer",
+                                  QuoteForDetail(role, 16)));
+  }
+  HARNESS_TRY(const Json* content, RequireMember(item, at, "content"));
+  HARNESS_TRY(std::vector<Block> blocks, Content(*content, at.Member("content"), assistant, out));
+  if (assistant)
+    out.AddToStep(std::move(blocks));
+  else if (role == "user")
+    out.Add(UserMessage{std::move(blocks)});
+  else
+    out.Add(SystemMessage{std::move(blocks)});
+  return {};
+}
+
+// Readable reasoning (its content, else its summary) as thinking in the step; reasoning with
+// nothing readable (encrypted only) is opaque.
+Status<DialectError> Reasoning(const Json& item, const At& at, ConversationBuilder& out) {
+  std::string text;
+  for (const char* member : {"content", "summary"}) {
+    HARNESS_TRY(const Json* parts, OptionalArray(item, at, member));
+    for (std::size_t i = 0; parts != nullptr && i < parts->size(); ++i) {
+      const At part_at = at.Member(member).Element(i);
+      HARNESS_CHECK(RequireObject((*parts)[i], part_at, "a reasoning part"));
+      HARNESS_TRY(const std::string part, RequireString((*parts)[i], part_at, "text"));
+      if (part.empty())
+        continue;
+      if (!text.empty())
+        text.append("\n\n");
+      text.append(part);
+    }
+    if (!text.empty())
+      break;
+  }
+  HARNESS_TRY(const auto encrypted, OptionalString(item, at, "encrypted_content"));
+  if (encrypted)
+    out.CountOpaquePart();
+  if (text.empty()) {
+    out.JoinStep();
+    return {};
+  }
+  out.AddToStep({ThinkingBlock{std::move(text), "", "", std::nullopt, ""}});
+  return {};
+}
+
+Status<DialectError> Element(const Json& item, std::string_view text, const At& at,
+                             ConversationBuilder& out) {
+  HARNESS_CHECK(RequireObject(item, at, "an input item"));
+  HARNESS_TRY(const auto type_member, OptionalString(item, at, "type"));
+  // An item without a type is a message ({"role", "content"}, the short form).
+  const std::string type = type_member.value_or("message");
+  out.Begin(text, type);
+  if (type == "message")
+    return MessageItem(item, at, out);
+  if (type == "function_call" || type == "custom_tool_call") {
+    const bool custom = type == "custom_tool_call";
+    HARNESS_TRY(std::string call_id, RequireString(item, at, "call_id"));
+    HARNESS_TRY(std::string name, RequireString(item, at, "name"));
+    HARNESS_TRY(const std::string input, RequireString(item, at, custom ? "input" : "arguments"));
+    std::string raw;
+    if (custom)
+      AppendJsonString(raw, input);  // free text, not JSON
+    else
+      raw = dialect_internal::ToolInputFromText(input);
+    out.AddToStep({ToolUseBlock{std::move(call_id), std::move(name), std::move(raw), {}, ""}});
+    return {};
+  }
+  if (type == "function_call_output" || type == "custom_tool_call_output") {
+    HARNESS_TRY(std::string call_id, RequireString(item, at, "call_id"));
+    HARNESS_TRY(const Json* output, RequireMember(item, at, "output"));
+    HARNESS_TRY(std::vector<Block> blocks, Content(*output, at.Member("output"), false, out));
+    out.Add(ToolResultMessage{std::move(blocks), std::move(call_id), false});
+    return {};
+  }
+  if (type == "reasoning")
+    return Reasoning(item, at, out);
+  if (IsOpaqueItem(type)) {
+    out.JoinStep();
+    return {};
+  }
+  if (IsRefusedPair(type)) {
+    return Unsupported(at.Member("type"), "an input item", type,
+                       "its call and its output are separate items the harness cannot read, so "
+                       "a compaction could keep one without the other");
+  }
+  return Unsupported(at.Member("type"), "an input item", type,
+                     "the harness does not know this item type and will not drop it");
+}
+
+// ---- writing ----
+
+InferenceError NoForm(std::size_t index, std::string_view block, std::string_view where) {
+  return InferenceError{
+      InferenceErrorKind::kInvalidRequest,
+      fmt::format("message {}: a {} block has no Responses form {}", index, block, where)};
+}
+
+std::string DataUrl(std::string_view media_type, std::string_view bytes) {
+  std::string url = fmt::format("data:{};base64,", media_type);
+  AppendBase64(url, bytes);
+  return url;
+}
+
+Json TextMessage(std::string_view role, std::string_view text) {
+  return Json{{"type", "message"},
+              {"role", role},
+              {"content", Json::array({Json{{"type", "input_text"}, {"text", text}}})}};
+}
+
+// The text blocks of `blocks`, concatenated; thinking dropped; any other block has no form.
+Result<std::string, InferenceError> JoinedText(std::size_t index, const std::vector<Block>& blocks,
+                                               std::string_view where) {
+  std::string text;
+  for (const Block& block : blocks) {
+    if (const auto* t = block.as<TextBlock>())
+      text.append(t->text);
+    else if (!block.is<ThinkingBlock>())
+      return Fail(NoForm(index, "non-text", where));
+  }
+  return text;
+}
+
+Json Output(std::string_view call_id, std::string text) {
+  return Json{{"type", "function_call_output"}, {"call_id", call_id}, {"output", std::move(text)}};
+}
+
+Status<InferenceError> UserItems(std::size_t index, const std::vector<Block>& blocks,
+                                 std::string_view role, Json& items) {
+  Json parts = Json::array();
+  for (const Block& block : blocks) {
+    if (const auto* result = block.as<ToolResultBlock>()) {
+      HARNESS_TRY(std::string text, JoinedText(index, result->content, "inside a tool result"));
+      items.push_back(Output(result->tool_use_id, std::move(text)));
+    } else if (const auto* text = block.as<TextBlock>()) {
+      parts.push_back(Json{{"type", "input_text"}, {"text", text->text}});
+    } else if (const auto* image = block.as<ImageBlock>(); image != nullptr && role == "user") {
+      if (image->url.empty() && !image->data)
+        return Fail(NoForm(index, "image", "without a url or bytes"));
+      parts.push_back(
+          Json{{"type", "input_image"},
+               {"image_url",
+                image->url.empty() ? DataUrl(image->media_type, *image->data) : image->url}});
+    } else if (const auto* doc = block.as<DocumentBlock>(); doc != nullptr && role == "user") {
+      if (doc->data) {
+        parts.push_back(Json{{"type", "input_file"},
+                             {"filename", doc->name},
+                             {"file_data", DataUrl(doc->media_type, *doc->data)}});
+      } else {
+        parts.push_back(Json{{"type", "input_text"}, {"text", doc->text}});
+      }
+    } else if (!block.is<ThinkingBlock>()) {
+      return Fail(NoForm(index, "non-text", fmt::format("in a {} message", role)));
+    }
+  }
+  if (!parts.empty() || blocks.empty())
+    items.push_back(Json{{"type", "message"}, {"role", role}, {"content", std::move(parts)}});
+  return {};
+}
+
+Status<InferenceError> AssistantItems(std::size_t index, const AssistantMessage& assistant,
+                                      Json& items) {
+  Json parts = Json::array();
+  const auto flush = [&] {
+    if (!parts.empty()) {
+      items.push_back(
+          Json{{"type", "message"}, {"role", "assistant"}, {"content", std::move(parts)}});
+      parts = Json::array();
+    }
+  };
+  for (const Block& block : assistant.blocks) {
+    if (const auto* text = block.as<TextBlock>()) {
+      parts.push_back(Json{{"type", "output_text"}, {"text", text->text}});
+    } else if (const auto* refusal = block.as<RefusalBlock>()) {
+      parts.push_back(Json{{"type", "refusal"}, {"refusal", refusal->text}});
+    } else if (const auto* call = block.as<ToolUseBlock>()) {
+      flush();
+      items.push_back(Json{{"type", "function_call"},
+                           {"call_id", call->id},
+                           {"name", call->name},
+                           {"arguments", call->input.value_or("{}")}});
+    } else if (!block.is<ThinkingBlock>()) {
+      // Reasoning goes back to the provider only with its encrypted state, which a harness
+      // thinking block does not hold: dropped, as the Chat Completions wire drops it.
+      return Fail(NoForm(index, "non-text", "in an assistant message"));
+    }
+  }
+  flush();
+  return {};
+}
+
+Status<InferenceError> AppendItems(std::size_t index, const Message& message, Json& items) {
+  if (const auto* user = message.as<UserMessage>())
+    return UserItems(index, user->blocks, "user", items);
+  if (const auto* system = message.as<SystemMessage>())
+    return UserItems(index, system->blocks, "system", items);
+  if (const auto* assistant = message.as<AssistantMessage>())
+    return AssistantItems(index, *assistant, items);
+  const auto& tool = *message.as<ToolResultMessage>();
+  std::vector<Block> direct;
+  const std::size_t before = items.size();
+  for (const Block& block : tool.blocks) {
+    if (const auto* result = block.as<ToolResultBlock>()) {
+      HARNESS_TRY(std::string text, JoinedText(index, result->content, "inside a tool result"));
+      items.push_back(Output(result->tool_use_id, std::move(text)));
+    } else {
+      direct.push_back(block);
+    }
+  }
+  if (!direct.empty() || items.size() == before) {
+    HARNESS_TRY(std::string text, JoinedText(index, direct, "in a tool message"));
+    items.push_back(Output(tool.tool_use_id, std::move(text)));
+  }
+  return {};
+}
+
+}  // namespace
+
+Result<DialectConversation, DialectError> ReadOpenAiResponses(std::string_view json,
+                                                              const DialectLimits& limits) {
+  HARNESS_TRY(const dialect_internal::Request request,
+              dialect_internal::ReadRequest(json, limits, "input"));
+  ConversationBuilder out(Dialect::kOpenAiResponses, request.array_path);
+  const At array{DialectError::kNoElement, request.array_path};
+  for (std::size_t i = 0; i < request.array().size(); ++i) {
+    At at = array.Element(i);
+    at.element = i;
+    HARNESS_CHECK(Element(request.array()[i], request.elements[i], at, out));
+  }
+  return out.Finish();
+}
+
+Result<std::string, DialectError> WriteOpenAiResponses(std::string_view system,
+                                                       const Transcript& head,
+                                                       std::span<const DialectElement> retained) {
+  Json items = Json::array();
+  if (!system.empty())
+    items.push_back(TextMessage("system", system));
+  for (std::size_t i = 0; i < head.size(); ++i) {
+    auto appended = AppendItems(i, head[i], items);
+    if (!appended.ok()) {
+      return dialect_internal::Error(DialectErrorKind::kUnsupported, At{},
+                                     fmt::format("the head cannot be written as Responses input "
+                                                 "items: {}",
+                                                 appended.error().detail));
+    }
+  }
+  return dialect_internal::JoinArray(items.dump(-1, ' ', false, Json::error_handler_t::replace),
+                                     retained);
+}
+
+}  // namespace harness
