@@ -224,9 +224,7 @@ Status<DialectError> Assistant(const Json& content, const At& at, ConversationBu
   return {};
 }
 
-Status<DialectError> Element(const Json& message, std::string_view text, const At& at,
-                             ConversationBuilder& out) {
-  HARNESS_CHECK(RequireObject(message, at, "a message"));
+Status<DialectError> Element(const Json& message, const At& at, ConversationBuilder& out) {
   HARNESS_TRY(const std::string role, RequireString(message, at, "role"));
   if (role != "user" && role != "assistant") {
     return ShapeError(at.Member("role"),
@@ -240,7 +238,7 @@ Status<DialectError> Element(const Json& message, std::string_view text, const A
                                                         "of blocks, not {}",
                                                         JsonTypeName(*content)));
   }
-  out.Begin(text, role);
+  out.Name(role);
   if (role == "user")
     return User(*content, at.Member("content"), out);
   return Assistant(*content, at.Member("content"), out);
@@ -273,20 +271,14 @@ Result<std::string, DialectError> System(const Json& system, const At& at) {
 
 Result<DialectConversation, DialectError> ReadAnthropicMessages(std::string_view json,
                                                                 const DialectLimits& limits) {
-  HARNESS_TRY(const dialect_internal::Request request,
-              dialect_internal::ReadRequest(json, limits, "messages", "system"));
-  ConversationBuilder out(Dialect::kAnthropicMessages, request.array_path);
-  if (request.system != nullptr) {
-    HARNESS_TRY(out.conversation().system, System(*request.system, At{}.Member("system")));
-    out.conversation().system_json = std::string(request.system_text);
-  }
-  const At array{DialectError::kNoElement, request.array_path};
-  for (std::size_t i = 0; i < request.array().size(); ++i) {
-    At at = array.Element(i);
-    at.element = i;
-    HARNESS_CHECK(Element(request.array()[i], request.elements[i], at, out));
-  }
-  return out.Finish();
+  const auto system = [](const Json& value, std::string_view text,
+                         DialectConversation& out) -> Status<DialectError> {
+    HARNESS_TRY(out.system, System(value, At{}.Member("system")));
+    out.system_json = std::string(text);
+    return {};
+  };
+  return dialect_internal::ReadConversation(Dialect::kAnthropicMessages, json, limits, "messages",
+                                            Element, "system", system);
 }
 
 Result<std::string, DialectError> WriteAnthropicMessages(const Transcript& head,

@@ -3,7 +3,6 @@
 
 #include "dialect/dialect_internal.h"
 #include "harness/content/raw_json.h"
-#include "harness/core/base64.h"
 
 namespace harness {
 
@@ -260,20 +259,6 @@ std::string ToolInputFromText(std::string_view text) {
   return quoted;
 }
 
-ImageBlock ImageFromUrl(std::string_view url) {
-  constexpr std::string_view kData = "data:";
-  constexpr std::string_view kBase64 = ";base64,";
-  const std::size_t marker = url.find(kBase64);
-  if (url.substr(0, kData.size()) == kData && marker != std::string_view::npos) {
-    std::optional<std::string> bytes = Base64Decode(url.substr(marker + kBase64.size()));
-    if (bytes) {
-      return ImageBlock{std::string(url.substr(kData.size(), marker - kData.size())), "",
-                        std::move(bytes)};
-    }
-  }
-  return ImageBlock{"", std::string(url), std::nullopt};
-}
-
 Result<Request, DialectError> ReadRequest(std::string_view text, const DialectLimits& limits,
                                           std::string_view member, std::string_view system_member) {
   const At root;
@@ -326,9 +311,8 @@ Result<Request, DialectError> ReadRequest(std::string_view text, const DialectLi
   return out;
 }
 
-void ConversationBuilder::Begin(std::string_view json, std::string kind) {
-  out_.elements.push_back(
-      DialectElement{std::string(json), std::move(kind), out_.transcript.size(), 0, 0});
+void ConversationBuilder::Begin(std::string_view json) {
+  out_.elements.push_back(DialectElement{std::string(json), "", out_.transcript.size(), 0, 0});
 }
 
 void ConversationBuilder::Add(Message message) {
@@ -372,6 +356,23 @@ Result<DialectConversation, DialectError> ConversationBuilder::Finish() {
     }
   }
   return std::move(out_);
+}
+
+Result<DialectConversation, DialectError> ReadConversation(
+    Dialect dialect, std::string_view text, const DialectLimits& limits, std::string_view member,
+    const ElementReader& element, std::string_view system_member, const SystemReader& system) {
+  HARNESS_TRY(const Request request, ReadRequest(text, limits, member, system_member));
+  ConversationBuilder out(dialect, request.array_path);
+  if (request.system != nullptr && system)
+    HARNESS_CHECK(system(*request.system, request.system_text, out.conversation()));
+  const Json& array = request.array();
+  for (std::size_t i = 0; i < array.size(); ++i) {
+    const At at{i, fmt::format("{}[{}]", request.array_path, i)};
+    HARNESS_CHECK(RequireObject(array[i], at, "an element of the conversation"));
+    out.Begin(request.elements[i]);
+    HARNESS_CHECK(element(array[i], at, out));
+  }
+  return out.Finish();
 }
 
 std::string ArrayOfBody(std::string_view body, std::string_view member) {

@@ -5,12 +5,14 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <optional>
 #include <span>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "harness/content/data_url.h"
 #include "harness/core/json.h"
 #include "harness/dialect/dialect.h"
 
@@ -51,9 +53,6 @@ Result<std::string, DialectError> ToolInputFromValue(const Json& value, const At
 // deeper than kMaxRawJsonDepth, else the text as a JSON string, so nothing of it is lost.
 std::string ToolInputFromText(std::string_view text);
 
-// "data:<media type>;base64,<canonical base64>" as an image of bytes; any other URL as a URL.
-ImageBlock ImageFromUrl(std::string_view url);
-
 // The request read: the document's DOM, the array of elements and each element's exact text.
 struct Request {
   Json document;
@@ -80,8 +79,10 @@ class ConversationBuilder {
   }
 
   DialectConversation& conversation() { return out_; }
-  // Starts element `index` of kind `kind` with its exact text.
-  void Begin(std::string_view json, std::string kind);
+  // Starts the next element with its exact text.
+  void Begin(std::string_view json);
+  // What the current element was read as (its role or item type).
+  void Name(std::string kind) { out_.elements.back().kind = std::move(kind); }
   // Adds a message to the current element.
   void Add(Message message);
   // Adds blocks to the assistant message of the current step (started by an earlier element of
@@ -105,6 +106,21 @@ class ConversationBuilder {
 // The exact text of member `member` (an array) of a request body a provider encoder wrote;
 // "[]" when it has none.
 std::string ArrayOfBody(std::string_view body, std::string_view member);
+
+// Reads one element (an object) at `at` into `out`, whose current element it is.
+using ElementReader = std::function<Status<DialectError>(const Json& element, const At& at,
+                                                         ConversationBuilder& out)>;
+// Reads the system member of a request body (`system_member` of ReadConversation).
+using SystemReader = std::function<Status<DialectError>(const Json& system, std::string_view text,
+                                                        DialectConversation& out)>;
+
+// A dialect's reader: the request (ReadRequest), then every element in order.
+Result<DialectConversation, DialectError> ReadConversation(Dialect dialect, std::string_view text,
+                                                           const DialectLimits& limits,
+                                                           std::string_view member,
+                                                           const ElementReader& element,
+                                                           std::string_view system_member = {},
+                                                           const SystemReader& system = {});
 
 // `[` head written by `write_head` (a JSON array's text, may be "[]"), then every retained
 // element's exact text, `]`.

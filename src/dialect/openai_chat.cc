@@ -19,14 +19,6 @@ using dialect_internal::RequireString;
 using dialect_internal::ShapeError;
 using dialect_internal::Unsupported;
 
-// "data:<media type>;base64,<bytes>": the media type and the bytes, or nullopt.
-std::optional<std::pair<std::string, std::string>> DataUrl(std::string_view url) {
-  const ImageBlock image = dialect_internal::ImageFromUrl(url);
-  if (!image.data)
-    return std::nullopt;
-  return std::pair{image.media_type, *image.data};
-}
-
 Result<Block, DialectError> AudioPart(const Json& part, const At& at) {
   HARNESS_TRY(const Json* audio, RequireMember(part, at, "input_audio"));
   const At in = at.Member("input_audio");
@@ -51,8 +43,11 @@ Result<Block, DialectError> FilePart(const Json& part, const At& at, Conversatio
   HARNESS_TRY(const auto name, OptionalString(*file, in, "filename"));
   HARNESS_TRY(const auto id, OptionalString(*file, in, "file_id"));
   if (data) {
-    if (auto decoded = DataUrl(*data))
-      return Block(DocumentBlock{decoded->first, name.value_or(""), decoded->second, ""});
+    ImageBlock decoded = ImageFromUrl(*data);
+    if (decoded.data) {
+      return Block(DocumentBlock{std::move(decoded.media_type), name.value_or(""),
+                                 std::move(decoded.data), ""});
+    }
   }
   out.CountOpaquePart();
   return Block(DocumentBlock{"", name.value_or(id.value_or("")), std::nullopt, ""});
@@ -86,7 +81,7 @@ Result<std::vector<Block>, DialectError> Content(const Json& content, const At& 
       HARNESS_TRY(const Json* image, RequireMember(part, part_at, "image_url"));
       HARNESS_CHECK(RequireObject(*image, part_at.Member("image_url"), "image_url"));
       HARNESS_TRY(const std::string url, RequireString(*image, part_at.Member("image_url"), "url"));
-      blocks.push_back(dialect_internal::ImageFromUrl(url));
+      blocks.push_back(ImageFromUrl(url));
     } else if (type == "input_audio" && role == "user") {
       HARNESS_TRY(Block audio, AudioPart(part, part_at));
       blocks.push_back(std::move(audio));
@@ -152,11 +147,9 @@ Status<DialectError> Assistant(const Json& message, const At& at, ConversationBu
   return {};
 }
 
-Status<DialectError> Element(const Json& message, std::string_view text, const At& at,
-                             ConversationBuilder& out) {
-  HARNESS_CHECK(RequireObject(message, at, "a message"));
+Status<DialectError> Element(const Json& message, const At& at, ConversationBuilder& out) {
   HARNESS_TRY(const std::string role, RequireString(message, at, "role"));
-  out.Begin(text, role);
+  out.Name(role);
   if (role == "assistant")
     return Assistant(message, at, out);
   if (role == "function") {
@@ -187,16 +180,8 @@ Status<DialectError> Element(const Json& message, std::string_view text, const A
 
 Result<DialectConversation, DialectError> ReadOpenAiChat(std::string_view json,
                                                          const DialectLimits& limits) {
-  HARNESS_TRY(const dialect_internal::Request request,
-              dialect_internal::ReadRequest(json, limits, "messages"));
-  ConversationBuilder out(Dialect::kOpenAiChat, request.array_path);
-  const At array{DialectError::kNoElement, request.array_path};
-  for (std::size_t i = 0; i < request.array().size(); ++i) {
-    At at = array.Element(i);
-    at.element = i;
-    HARNESS_CHECK(Element(request.array()[i], request.elements[i], at, out));
-  }
-  return out.Finish();
+  return dialect_internal::ReadConversation(Dialect::kOpenAiChat, json, limits, "messages",
+                                            Element);
 }
 
 Result<std::string, DialectError> WriteOpenAiChat(std::string_view system, const Transcript& head,

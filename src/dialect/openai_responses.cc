@@ -57,7 +57,7 @@ Result<Block, DialectError> FilePart(const Json& part, const At& at, Conversatio
   HARNESS_TRY(const auto url, OptionalString(part, at, "file_url"));
   HARNESS_TRY(const auto id, OptionalString(part, at, "file_id"));
   if (data) {
-    ImageBlock decoded = dialect_internal::ImageFromUrl(*data);
+    ImageBlock decoded = ImageFromUrl(*data);
     if (decoded.data) {
       return Block(DocumentBlock{std::move(decoded.media_type), name.value_or(""),
                                  std::move(decoded.data), ""});
@@ -93,7 +93,7 @@ Result<std::vector<Block>, DialectError> Content(const Json& content, const At& 
     } else if (type == "input_image" && !assistant) {
       HARNESS_TRY(const auto url, OptionalString(part, part_at, "image_url"));
       if (url) {
-        blocks.push_back(dialect_internal::ImageFromUrl(*url));
+        blocks.push_back(ImageFromUrl(*url));
       } else {
         out.CountOpaquePart();  // a file_id the provider keeps
         blocks.push_back(ImageBlock{"", "", std::nullopt});
@@ -161,13 +161,11 @@ Status<DialectError> Reasoning(const Json& item, const At& at, ConversationBuild
   return {};
 }
 
-Status<DialectError> Element(const Json& item, std::string_view text, const At& at,
-                             ConversationBuilder& out) {
-  HARNESS_CHECK(RequireObject(item, at, "an input item"));
+Status<DialectError> Element(const Json& item, const At& at, ConversationBuilder& out) {
   HARNESS_TRY(const auto type_member, OptionalString(item, at, "type"));
   // An item without a type is a message ({"role", "content"}, the short form).
   const std::string type = type_member.value_or("message");
-  out.Begin(text, type);
+  out.Name(type);
   if (type == "message")
     return MessageItem(item, at, out);
   if (type == "function_call" || type == "custom_tool_call") {
@@ -211,12 +209,6 @@ InferenceError NoForm(std::size_t index, std::string_view block, std::string_vie
   return InferenceError{
       InferenceErrorKind::kInvalidRequest,
       fmt::format("message {}: a {} block has no Responses form {}", index, block, where)};
-}
-
-std::string DataUrl(std::string_view media_type, std::string_view bytes) {
-  std::string url = fmt::format("data:{};base64,", media_type);
-  AppendBase64(url, bytes);
-  return url;
 }
 
 Json TextMessage(std::string_view role, std::string_view text) {
@@ -335,16 +327,8 @@ Status<InferenceError> AppendItems(std::size_t index, const Message& message, Js
 
 Result<DialectConversation, DialectError> ReadOpenAiResponses(std::string_view json,
                                                               const DialectLimits& limits) {
-  HARNESS_TRY(const dialect_internal::Request request,
-              dialect_internal::ReadRequest(json, limits, "input"));
-  ConversationBuilder out(Dialect::kOpenAiResponses, request.array_path);
-  const At array{DialectError::kNoElement, request.array_path};
-  for (std::size_t i = 0; i < request.array().size(); ++i) {
-    At at = array.Element(i);
-    at.element = i;
-    HARNESS_CHECK(Element(request.array()[i], request.elements[i], at, out));
-  }
-  return out.Finish();
+  return dialect_internal::ReadConversation(Dialect::kOpenAiResponses, json, limits, "input",
+                                            Element);
 }
 
 Result<std::string, DialectError> WriteOpenAiResponses(std::string_view system,
