@@ -5,19 +5,8 @@
 #include "harness/core/base64.h"
 #include "harness/provider/anthropic_wire.h"
 
-namespace harness {
+namespace harness::dialect_internal {
 namespace {
-
-using dialect_internal::At;
-using dialect_internal::ConversationBuilder;
-using dialect_internal::Find;
-using dialect_internal::OptionalBool;
-using dialect_internal::OptionalString;
-using dialect_internal::RequireMember;
-using dialect_internal::RequireObject;
-using dialect_internal::RequireString;
-using dialect_internal::ShapeError;
-using dialect_internal::Unsupported;
 
 // Assistant blocks of the provider's own tools (server tools, MCP connectors, code execution's
 // uploads): the provider ran them, so they have no harness tool step; they travel verbatim.
@@ -268,17 +257,21 @@ Result<std::string, DialectError> System(const Json& system, const At& at) {
 }
 
 }  // namespace
+}  // namespace harness::dialect_internal
+
+namespace harness {
 
 Result<DialectConversation, DialectError> ReadAnthropicMessages(std::string_view json,
                                                                 const DialectLimits& limits) {
   const auto system = [](const Json& value, std::string_view text,
                          DialectConversation& out) -> Status<DialectError> {
-    HARNESS_TRY(out.system, System(value, At{}.Member("system")));
+    HARNESS_TRY(out.system,
+                dialect_internal::System(value, dialect_internal::At{}.Member("system")));
     out.system_json = std::string(text);
     return {};
   };
   return dialect_internal::ReadConversation(Dialect::kAnthropicMessages, json, limits, "messages",
-                                            Element, "system", system);
+                                            dialect_internal::Element, "system", system);
 }
 
 Result<std::string, DialectError> WriteAnthropicMessages(const Transcript& head,
@@ -288,7 +281,7 @@ Result<std::string, DialectError> WriteAnthropicMessages(const Transcript& head,
   auto body = EncodeAnthropicRequest(request);
   if (!body.ok()) {
     return dialect_internal::Error(
-        DialectErrorKind::kUnsupported, At{},
+        DialectErrorKind::kUnsupported, dialect_internal::At{},
         fmt::format("the head cannot be written as Messages: {}", body.error().detail));
   }
   return dialect_internal::JoinArray(dialect_internal::ArrayOfBody(*body, "messages"), retained);

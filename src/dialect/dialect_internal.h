@@ -103,6 +103,11 @@ class ConversationBuilder {
   bool step_open_ = false;
 };
 
+// The head as the Chat Completions wire writes it (EncodeOpenAiChatRequest): its "messages",
+// `system` first. A block with no form is kUnsupported, the rule naming `target`.
+Result<Json, DialectError> EncodeChatMessages(std::string_view system, const Transcript& head,
+                                              std::string_view target);
+
 // The exact text of member `member` (an array) of a request body a provider encoder wrote;
 // "[]" when it has none.
 std::string ArrayOfBody(std::string_view body, std::string_view member);

@@ -5,19 +5,8 @@
 #include "harness/core/base64.h"
 #include "harness/provider/openai_wire.h"
 
-namespace harness {
+namespace harness::dialect_internal {
 namespace {
-
-using dialect_internal::At;
-using dialect_internal::ConversationBuilder;
-using dialect_internal::Find;
-using dialect_internal::OptionalArray;
-using dialect_internal::OptionalString;
-using dialect_internal::RequireMember;
-using dialect_internal::RequireObject;
-using dialect_internal::RequireString;
-using dialect_internal::ShapeError;
-using dialect_internal::Unsupported;
 
 Result<Block, DialectError> AudioPart(const Json& part, const At& at) {
   HARNESS_TRY(const Json* audio, RequireMember(part, at, "input_audio"));
@@ -177,26 +166,44 @@ Status<DialectError> Element(const Json& message, const At& at, ConversationBuil
 }
 
 }  // namespace
+}  // namespace harness::dialect_internal
+
+namespace harness {
 
 Result<DialectConversation, DialectError> ReadOpenAiChat(std::string_view json,
                                                          const DialectLimits& limits) {
   return dialect_internal::ReadConversation(Dialect::kOpenAiChat, json, limits, "messages",
-                                            Element);
+                                            dialect_internal::Element);
 }
 
-Result<std::string, DialectError> WriteOpenAiChat(std::string_view system, const Transcript& head,
-                                                  std::span<const DialectElement> retained) {
+namespace dialect_internal {
+
+Result<Json, DialectError> EncodeChatMessages(std::string_view system, const Transcript& head,
+                                              std::string_view target) {
   InferenceRequest request;
   request.system = std::string(system);
   request.messages = head;
   auto body = EncodeOpenAiChatRequest(request);
   if (!body.ok()) {
-    return dialect_internal::Error(DialectErrorKind::kUnsupported, At{},
-                                   fmt::format("the head cannot be written as Chat Completions "
-                                               "messages: {}",
-                                               body.error().detail));
+    return Error(DialectErrorKind::kUnsupported, At{},
+                 fmt::format("the head cannot be written as {}: {}", target, body.error().detail));
   }
-  return dialect_internal::JoinArray(dialect_internal::ArrayOfBody(*body, "messages"), retained);
+  // The wire's own output: strict JSON with "messages".
+  auto parsed = ParseStrictJson(*body);
+  if (!parsed.ok() || !parsed->contains("messages"))
+    return Error(DialectErrorKind::kUnsupported, At{},
+                 "the Chat Completions wire wrote no messages");
+  return (*parsed)["messages"];
+}
+
+}  // namespace dialect_internal
+
+Result<std::string, DialectError> WriteOpenAiChat(std::string_view system, const Transcript& head,
+                                                  std::span<const DialectElement> retained) {
+  HARNESS_TRY(const Json messages,
+              dialect_internal::EncodeChatMessages(system, head, "Chat Completions messages"));
+  return dialect_internal::JoinArray(messages.dump(-1, ' ', false, Json::error_handler_t::replace),
+                                     retained);
 }
 
 }  // namespace harness

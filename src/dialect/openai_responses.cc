@@ -3,21 +3,9 @@
 
 #include "dialect/dialect_internal.h"
 #include "harness/core/base64.h"
-#include "harness/inference/request.h"
 
-namespace harness {
+namespace harness::dialect_internal {
 namespace {
-
-using dialect_internal::At;
-using dialect_internal::ConversationBuilder;
-using dialect_internal::Find;
-using dialect_internal::OptionalArray;
-using dialect_internal::OptionalString;
-using dialect_internal::RequireMember;
-using dialect_internal::RequireObject;
-using dialect_internal::RequireString;
-using dialect_internal::ShapeError;
-using dialect_internal::Unsupported;
 
 // Items the provider made and keeps meaning of (its own tools, encrypted state, references to
 // stored items): read as opaque, written back as sent.
@@ -205,147 +193,80 @@ Status<DialectError> Element(const Json& item, const At& at, ConversationBuilder
 
 // ---- writing ----
 
-InferenceError NoForm(std::size_t index, std::string_view block, std::string_view where) {
-  return InferenceError{
-      InferenceErrorKind::kInvalidRequest,
-      fmt::format("message {}: a {} block has no Responses form {}", index, block, where)};
+// The head is encoded by the Chat Completions wire's block rules, and each Chat message is
+// then the Responses item(s) of the same content.
+Json InputText(const Json& text) {
+  return Json{{"type", "input_text"}, {"text", text}};
 }
 
-Json TextMessage(std::string_view role, std::string_view text) {
-  return Json{{"type", "message"},
-              {"role", role},
-              {"content", Json::array({Json{{"type", "input_text"}, {"text", text}}})}};
-}
-
-// The text blocks of `blocks`, concatenated; thinking dropped; any other block has no form.
-Result<std::string, InferenceError> JoinedText(std::size_t index, const std::vector<Block>& blocks,
-                                               std::string_view where) {
-  std::string text;
-  for (const Block& block : blocks) {
-    if (const auto* t = block.as<TextBlock>())
-      text.append(t->text);
-    else if (!block.is<ThinkingBlock>())
-      return Fail(NoForm(index, "non-text", where));
+Status<DialectError> AppendItems(const Json& message, Json& items) {
+  const std::string role = message.value("role", "");
+  const Json& content = message.contains("content") ? message["content"] : Json();
+  if (role == "tool") {
+    items.push_back(Json{{"type", "function_call_output"},
+                         {"call_id", message["tool_call_id"]},
+                         {"output", content}});
+    return {};
   }
-  return text;
-}
-
-Json Output(std::string_view call_id, std::string text) {
-  return Json{{"type", "function_call_output"}, {"call_id", call_id}, {"output", std::move(text)}};
-}
-
-Status<InferenceError> UserItems(std::size_t index, const std::vector<Block>& blocks,
-                                 std::string_view role, Json& items) {
   Json parts = Json::array();
-  for (const Block& block : blocks) {
-    if (const auto* result = block.as<ToolResultBlock>()) {
-      HARNESS_TRY(std::string text, JoinedText(index, result->content, "inside a tool result"));
-      items.push_back(Output(result->tool_use_id, std::move(text)));
-    } else if (const auto* text = block.as<TextBlock>()) {
-      parts.push_back(Json{{"type", "input_text"}, {"text", text->text}});
-    } else if (const auto* image = block.as<ImageBlock>(); image != nullptr && role == "user") {
-      if (image->url.empty() && !image->data)
-        return Fail(NoForm(index, "image", "without a url or bytes"));
-      parts.push_back(
-          Json{{"type", "input_image"},
-               {"image_url",
-                image->url.empty() ? DataUrl(image->media_type, *image->data) : image->url}});
-    } else if (const auto* doc = block.as<DocumentBlock>(); doc != nullptr && role == "user") {
-      if (doc->data) {
-        parts.push_back(Json{{"type", "input_file"},
-                             {"filename", doc->name},
-                             {"file_data", DataUrl(doc->media_type, *doc->data)}});
-      } else {
-        parts.push_back(Json{{"type", "input_text"}, {"text", doc->text}});
-      }
-    } else if (!block.is<ThinkingBlock>()) {
-      return Fail(NoForm(index, "non-text", fmt::format("in a {} message", role)));
-    }
-  }
-  if (!parts.empty() || blocks.empty())
-    items.push_back(Json{{"type", "message"}, {"role", role}, {"content", std::move(parts)}});
-  return {};
-}
-
-Status<InferenceError> AssistantItems(std::size_t index, const AssistantMessage& assistant,
-                                      Json& items) {
-  Json parts = Json::array();
-  const auto flush = [&] {
-    if (!parts.empty()) {
-      items.push_back(
-          Json{{"type", "message"}, {"role", "assistant"}, {"content", std::move(parts)}});
-      parts = Json::array();
-    }
-  };
-  for (const Block& block : assistant.blocks) {
-    if (const auto* text = block.as<TextBlock>()) {
-      parts.push_back(Json{{"type", "output_text"}, {"text", text->text}});
-    } else if (const auto* refusal = block.as<RefusalBlock>()) {
-      parts.push_back(Json{{"type", "refusal"}, {"refusal", refusal->text}});
-    } else if (const auto* call = block.as<ToolUseBlock>()) {
-      flush();
+  if (role == "assistant") {
+    if (content.is_string())
+      parts.push_back(Json{{"type", "output_text"}, {"text", content}});
+    if (message.contains("refusal"))
+      parts.push_back(Json{{"type", "refusal"}, {"refusal", message["refusal"]}});
+    if (!parts.empty())
+      items.push_back(Json{{"type", "message"}, {"role", role}, {"content", std::move(parts)}});
+    for (const Json& call : message.value("tool_calls", Json::array())) {
       items.push_back(Json{{"type", "function_call"},
-                           {"call_id", call->id},
-                           {"name", call->name},
-                           {"arguments", call->input.value_or("{}")}});
-    } else if (!block.is<ThinkingBlock>()) {
-      // Reasoning goes back to the provider only with its encrypted state, which a harness
-      // thinking block does not hold: dropped, as the Chat Completions wire drops it.
-      return Fail(NoForm(index, "non-text", "in an assistant message"));
+                           {"call_id", call["id"]},
+                           {"name", call["function"]["name"]},
+                           {"arguments", call["function"]["arguments"]}});
     }
+    return {};
   }
-  flush();
-  return {};
-}
-
-Status<InferenceError> AppendItems(std::size_t index, const Message& message, Json& items) {
-  if (const auto* user = message.as<UserMessage>())
-    return UserItems(index, user->blocks, "user", items);
-  if (const auto* system = message.as<SystemMessage>())
-    return UserItems(index, system->blocks, "system", items);
-  if (const auto* assistant = message.as<AssistantMessage>())
-    return AssistantItems(index, *assistant, items);
-  const auto& tool = *message.as<ToolResultMessage>();
-  std::vector<Block> direct;
-  const std::size_t before = items.size();
-  for (const Block& block : tool.blocks) {
-    if (const auto* result = block.as<ToolResultBlock>()) {
-      HARNESS_TRY(std::string text, JoinedText(index, result->content, "inside a tool result"));
-      items.push_back(Output(result->tool_use_id, std::move(text)));
+  if (content.is_string())
+    parts.push_back(InputText(content));
+  for (const Json& part : content.is_array() ? content : Json::array()) {
+    const std::string type = part.value("type", "");
+    if (type == "text") {
+      parts.push_back(InputText(part["text"]));
+    } else if (type == "image_url") {
+      parts.push_back(Json{{"type", "input_image"}, {"image_url", part["image_url"]["url"]}});
+    } else if (type == "file") {
+      parts.push_back(Json{{"type", "input_file"},
+                           {"filename", part["file"]["filename"]},
+                           {"file_data", part["file"]["file_data"]}});
     } else {
-      direct.push_back(block);
+      return dialect_internal::Error(
+          DialectErrorKind::kUnsupported, At{},
+          fmt::format("the head cannot be written as Responses input items: a {} part of a {} "
+                      "message has no Responses form",
+                      QuoteForDetail(type, 16), role));
     }
   }
-  if (!direct.empty() || items.size() == before) {
-    HARNESS_TRY(std::string text, JoinedText(index, direct, "in a tool message"));
-    items.push_back(Output(tool.tool_use_id, std::move(text)));
-  }
+  items.push_back(Json{{"type", "message"}, {"role", role}, {"content", std::move(parts)}});
   return {};
 }
 
 }  // namespace
+}  // namespace harness::dialect_internal
+
+namespace harness {
 
 Result<DialectConversation, DialectError> ReadOpenAiResponses(std::string_view json,
                                                               const DialectLimits& limits) {
   return dialect_internal::ReadConversation(Dialect::kOpenAiResponses, json, limits, "input",
-                                            Element);
+                                            dialect_internal::Element);
 }
 
 Result<std::string, DialectError> WriteOpenAiResponses(std::string_view system,
                                                        const Transcript& head,
                                                        std::span<const DialectElement> retained) {
+  HARNESS_TRY(const Json messages,
+              dialect_internal::EncodeChatMessages(system, head, "Responses input items"));
   Json items = Json::array();
-  if (!system.empty())
-    items.push_back(TextMessage("system", system));
-  for (std::size_t i = 0; i < head.size(); ++i) {
-    auto appended = AppendItems(i, head[i], items);
-    if (!appended.ok()) {
-      return dialect_internal::Error(DialectErrorKind::kUnsupported, At{},
-                                     fmt::format("the head cannot be written as Responses input "
-                                                 "items: {}",
-                                                 appended.error().detail));
-    }
-  }
+  for (const Json& message : messages)
+    HARNESS_CHECK(dialect_internal::AppendItems(message, items));
   return dialect_internal::JoinArray(items.dump(-1, ' ', false, Json::error_handler_t::replace),
                                      retained);
 }
