@@ -15,8 +15,9 @@
 //   first_message the message it sits before or within, and it travels verbatim. Parts of a
 //   read element that the transcript has no place for are counted in opaque_parts.
 //   docs/spec/dialects.md has the table of what becomes what, what is opaque and what is refused.
-// - The transcript is valid (ValidateTranscript); it holds no system prompt of Anthropic's
-//   `system` member, which is DialectConversation::system (its text) and system_json (as sent).
+// - Every message of the transcript passes ValidateMessage (content/transcript.h); an input
+//   with no readable element gives an empty transcript. Anthropic's `system` member is not in
+//   the transcript: it is DialectConversation::system (its text) and system_json (as sent).
 // - Bad input is a DialectError, never a crash or an exception: the element index, the JSONPath
 //   of the offending value and a rule in words a user can act on, quoting at most a few bytes of
 //   the input. Strict JSON (core/json.h: no duplicate members, valid UTF-8); at most
