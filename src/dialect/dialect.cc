@@ -293,8 +293,6 @@ Result<Request, DialectError> ReadRequest(std::string_view text, const DialectLi
       if (out.system != nullptr)
         out.system_text = MemberText(out.document, text, system_member);
     }
-  } else {
-    out.array_path = "$";
   }
   if (!out.array().is_array()) {
     return ShapeError(At{DialectError::kNoElement, out.array_path},

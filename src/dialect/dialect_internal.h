@@ -58,7 +58,7 @@ struct Request {
   Json document;
   const Json* member = nullptr;  // the array when it is a member of the body; nullptr: the root
   const Json& array() const { return member != nullptr ? *member : document; }
-  std::string array_path;                  // "$" or "$.messages"
+  std::string array_path = "$";            // "$" or "$.messages"
   std::vector<std::string_view> elements;  // into the caller's text
   const Json* system = nullptr;            // the body's `system` member, when asked for
   std::string_view system_text;
