@@ -169,6 +169,28 @@ TEST(DialectChat, AHarnessTranscriptWritesAndReadsBack) {
   EXPECT_EQ(WriteOpenAiChat("", audio).error().kind, DialectErrorKind::kUnsupported);
 }
 
+TEST(DialectChat, UserPartsOfEveryKindAreReadAndUnknownMembersStayInTheText) {
+  const DialectConversation read = Read(Dialect::kOpenAiChat, R"([
+    {"role":"user","name":"ann","content":[
+      {"type":"input_audio","input_audio":{"data":"YWJj","format":"mp3"}},
+      {"type":"file","file":{"filename":"a.pdf","file_data":"data:application/pdf;base64,YWJj"}},
+      {"type":"file","file":{"file_id":"file-123"}}]},
+    {"role":"assistant","content":[{"type":"text","text":"a"},{"type":"refusal","refusal":"b"}],
+     "audio":{"id":"audio_1"}}])");
+  ASSERT_EQ(read.transcript.size(), 2u);
+  const auto& parts = read.transcript[0].blocks();
+  ASSERT_EQ(parts.size(), 3u);
+  EXPECT_EQ(parts[0].as<AudioBlock>()->media_type, "audio/mpeg");
+  EXPECT_EQ(parts[0].as<AudioBlock>()->data, "abc");
+  EXPECT_EQ(parts[1].as<DocumentBlock>()->data, "abc");
+  EXPECT_EQ(parts[1].as<DocumentBlock>()->name, "a.pdf");
+  EXPECT_EQ(parts[2].as<DocumentBlock>()->name, "file-123");
+  EXPECT_EQ(read.elements[0].opaque_parts, 1u);  // the file only the provider has
+  EXPECT_NE(read.elements[0].json.find(R"("name":"ann")"), std::string::npos);
+  EXPECT_EQ(read.transcript[1].blocks()[1].as<RefusalBlock>()->text, "b");
+  EXPECT_EQ(read.elements[1].opaque_parts, 1u);  // the audio the provider keeps
+}
+
 // ---- Responses ----
 
 constexpr const char* kResponses = R"({"model":"o4-mini","input":[
@@ -302,6 +324,33 @@ TEST(DialectAnthropic, ToolResultsBecomeToolMessagesAndTheSystemIsKept) {
   EXPECT_EQ(read.elements[3].opaque_parts, 2u);  // the provider's own web search
   EXPECT_EQ(read.transcript[5].blocks().size(), 1u);
   EXPECT_TRUE(ValidateTranscript(read.transcript).ok());
+}
+
+TEST(DialectAnthropic, MediaSourcesAreReadOrCountedOpaque) {
+  const DialectConversation read = Read(Dialect::kAnthropicMessages, R"({"system":"Be brief.",
+    "messages":[{"role":"user","content":[
+      {"type":"image","source":{"type":"url","url":"https://example.com/a.png"}},
+      {"type":"image","source":{"type":"file","file_id":"file_1"}},
+      {"type":"document","source":{"type":"base64","media_type":"application/pdf","data":"YWJj"},
+       "title":"spec"},
+      {"type":"document","source":{"type":"content","content":[{"type":"text","text":"x"},
+                                                               {"type":"text","text":"y"}]}},
+      {"type":"document","source":{"type":"text","media_type":"text/plain","data":"plain"}}]}]})");
+  EXPECT_EQ(read.system, "Be brief.");
+  EXPECT_EQ(read.system_json, R"("Be brief.")");
+  ASSERT_EQ(read.transcript.size(), 1u);
+  const auto& blocks = read.transcript[0].blocks();
+  ASSERT_EQ(blocks.size(), 5u);
+  EXPECT_EQ(blocks[0].as<ImageBlock>()->url, "https://example.com/a.png");
+  EXPECT_EQ(blocks[2].as<DocumentBlock>()->data, "abc");
+  EXPECT_EQ(blocks[2].as<DocumentBlock>()->name, "spec");
+  EXPECT_EQ(blocks[3].as<DocumentBlock>()->text, "x\ny");
+  EXPECT_EQ(blocks[4].as<DocumentBlock>()->text, "plain");
+  EXPECT_EQ(read.elements[0].opaque_parts, 1u);  // the image only the provider has
+  const DialectError error = Refused(
+      Dialect::kAnthropicMessages,
+      R"([{"role":"user","content":[{"type":"image","source":{"type":"base64","data":"YW=j"}}]}])");
+  EXPECT_EQ(error.path, "$[0].content[0].source.data");
 }
 
 TEST(DialectAnthropic, RefusalsNameTheElementAndTheBlock) {
