@@ -68,6 +68,17 @@ std::optional<std::size_t> ElementStartingAt(const DialectConversation& conversa
   return index;
 }
 
+std::optional<std::size_t> ElementHolding(const DialectConversation& conversation,
+                                          std::size_t message) {
+  const auto& elements = conversation.elements;
+  for (std::size_t i = 0; i < elements.size(); ++i) {
+    if (elements[i].first_message <= message &&
+        message < elements[i].first_message + elements[i].message_count)
+      return i;
+  }
+  return std::nullopt;
+}
+
 std::string WriteAnthropicSystem(std::string_view system) {
   std::string out;
   AppendJsonString(out, system);

@@ -243,6 +243,9 @@ TEST(DialectResponses, ACutInsideAStepCannotBeWrittenVerbatim) {
   EXPECT_EQ(ElementStartingAt(read, 5), std::optional<std::size_t>(7));
   EXPECT_EQ(ElementStartingAt(read, 6), std::optional<std::size_t>(11));
   EXPECT_EQ(ElementStartingAt(read, 7), std::nullopt);
+  EXPECT_EQ(ElementHolding(read, 2), std::optional<std::size_t>(2));  // the step's first item
+  EXPECT_EQ(ElementHolding(read, 4), std::optional<std::size_t>(6));
+  EXPECT_EQ(ElementHolding(read, 6), std::nullopt);
   const DialectConversation chat = Read(Dialect::kAnthropicMessages, R"([
     {"role":"assistant","content":[{"type":"tool_use","id":"t","name":"n","input":{}}]},
     {"role":"user","content":[{"type":"tool_result","tool_use_id":"t","content":"r"},
@@ -250,6 +253,7 @@ TEST(DialectResponses, ACutInsideAStepCannotBeWrittenVerbatim) {
   ASSERT_EQ(chat.transcript.size(), 3u);
   EXPECT_EQ(ElementStartingAt(chat, 2), std::nullopt);  // inside the user message
   EXPECT_EQ(ElementStartingAt(chat, 1), std::optional<std::size_t>(1));
+  EXPECT_EQ(ElementHolding(chat, 2), std::optional<std::size_t>(1));
 }
 
 TEST(DialectResponses, ItemsThatCannotBeKeptFaithfullyAreRefusedByIndexAndType) {

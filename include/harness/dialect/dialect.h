@@ -115,8 +115,13 @@ Result<DialectConversation, DialectError> ReadDialect(Dialect dialect, std::stri
 // that elements [index, end) hold exactly the messages [message, end) (and the opaque elements
 // among them); nullopt when `message` falls inside an element (a cut there cannot be written
 // verbatim). `message` == transcript.size() gives the index of the trailing opaque elements.
+// Elements [ElementStartingAt(a), ElementStartingAt(b)) hold exactly the messages [a, b).
 std::optional<std::size_t> ElementStartingAt(const DialectConversation& conversation,
                                              std::size_t message);
+// The index of the first element that became transcript message `message` (for an error that
+// names a message: the element to name to the user); nullopt when there is no such message.
+std::optional<std::size_t> ElementHolding(const DialectConversation& conversation,
+                                          std::size_t message);
 
 // `system` (when not empty) is written first as a system message (Chat) or a system message
 // item (Responses); Anthropic's system prompt is a member of its own (WriteAnthropicSystem).
