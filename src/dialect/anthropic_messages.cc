@@ -94,22 +94,14 @@ Result<Message, DialectError> ToolResult(const Json& block, const At& at,
   HARNESS_TRY(const bool is_error, OptionalBool(block, at, "is_error"));
   ToolResultMessage tool{{}, std::move(id), is_error};
   const Json* content = Find(block, "content");
-  const At in = at.Member("content");
   if (content == nullptr)
     return Message(std::move(tool));
-  if (content->is_string()) {
-    tool.blocks.push_back(TextBlock{content->get<std::string>()});
-    return Message(std::move(tool));
-  }
-  if (!content->is_array())
-    return ShapeError(in, "\"content\" must be a string or an array of blocks");
-  for (std::size_t i = 0; i < content->size(); ++i) {
-    const Json& part = (*content)[i];
-    HARNESS_CHECK(RequireObject(part, in.Element(i), "a block"));
-    HARNESS_TRY(const std::string type, RequireString(part, in.Element(i), "type"));
-    HARNESS_TRY(Block inner, MediaOrText(part, in.Element(i), type, "inside a tool result", out));
-    tool.blocks.push_back(std::move(inner));
-  }
+  HARNESS_TRY(tool.blocks, dialect_internal::ReadParts(
+                               *content, at.Member("content"),
+                               [&](const Json& part, const At& part_at, const std::string& type) {
+                                 return MediaOrText(part, part_at, type, "inside a tool result",
+                                                    out);
+                               }));
   return Message(std::move(tool));
 }
 
@@ -213,13 +205,14 @@ Status<DialectError> Assistant(const Json& content, const At& at, ConversationBu
   return {};
 }
 
-Status<DialectError> Element(const Json& message, const At& at, ConversationBuilder& out) {
+}  // namespace
+
+Status<DialectError> AnthropicElement(const Json& message, const At& at, ConversationBuilder& out) {
   HARNESS_TRY(const std::string role, RequireString(message, at, "role"));
   if (role != "user" && role != "assistant") {
-    return ShapeError(at.Member("role"),
-                      fmt::format("unknown role {}: Messages roles are user and assistant (the "
-                                  "system prompt is the request's \"system\")",
-                                  QuoteForDetail(role, 16)));
+    return UnknownRole(at, role,
+                       "Messages roles are user and assistant (the system prompt is the "
+                       "request's \"system\")");
   }
   HARNESS_TRY(const Json* content, RequireMember(message, at, "content"));
   if (!content->is_string() && !content->is_array()) {
@@ -234,7 +227,7 @@ Status<DialectError> Element(const Json& message, const At& at, ConversationBuil
 }
 
 // `system`: a string, or text blocks joined by "\n".
-Result<std::string, DialectError> System(const Json& system, const At& at) {
+Result<std::string, DialectError> AnthropicSystem(const Json& system, const At& at) {
   if (system.is_string())
     return system.get<std::string>();
   if (!system.is_array())
@@ -256,23 +249,9 @@ Result<std::string, DialectError> System(const Json& system, const At& at) {
   return text;
 }
 
-}  // namespace
 }  // namespace harness::dialect_internal
 
 namespace harness {
-
-Result<DialectConversation, DialectError> ReadAnthropicMessages(std::string_view json,
-                                                                const DialectLimits& limits) {
-  const auto system = [](const Json& value, std::string_view text,
-                         DialectConversation& out) -> Status<DialectError> {
-    HARNESS_TRY(out.system,
-                dialect_internal::System(value, dialect_internal::At{}.Member("system")));
-    out.system_json = std::string(text);
-    return {};
-  };
-  return dialect_internal::ReadConversation(Dialect::kAnthropicMessages, json, limits, "messages",
-                                            dialect_internal::Element, "system", system);
-}
 
 Result<std::string, DialectError> WriteAnthropicMessages(const Transcript& head,
                                                          std::span<const DialectElement> retained) {

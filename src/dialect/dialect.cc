@@ -38,6 +38,31 @@ std::string DialectError::Describe() const {
   return fmt::format("element {}: {}: {}", element, path, rule);
 }
 
+Result<DialectConversation, DialectError> ReadOpenAiChat(std::string_view json,
+                                                         const DialectLimits& limits) {
+  return dialect_internal::ReadConversation(Dialect::kOpenAiChat, json, limits, "messages",
+                                            dialect_internal::ChatElement);
+}
+
+Result<DialectConversation, DialectError> ReadOpenAiResponses(std::string_view json,
+                                                              const DialectLimits& limits) {
+  return dialect_internal::ReadConversation(Dialect::kOpenAiResponses, json, limits, "input",
+                                            dialect_internal::ResponsesElement);
+}
+
+Result<DialectConversation, DialectError> ReadAnthropicMessages(std::string_view json,
+                                                                const DialectLimits& limits) {
+  const auto system = [](const Json& value, std::string_view text,
+                         DialectConversation& out) -> Status<DialectError> {
+    HARNESS_TRY(out.system,
+                dialect_internal::AnthropicSystem(value, dialect_internal::At{}.Member("system")));
+    out.system_json = std::string(text);
+    return {};
+  };
+  return dialect_internal::ReadConversation(Dialect::kAnthropicMessages, json, limits, "messages",
+                                            dialect_internal::AnthropicElement, "system", system);
+}
+
 Result<DialectConversation, DialectError> ReadDialect(Dialect dialect, std::string_view json,
                                                       const DialectLimits& limits) {
   switch (dialect) {
@@ -193,6 +218,11 @@ Failure<DialectError> Unsupported(const At& at, std::string_view what, std::stri
       fmt::format("{} of type {} is not supported: {}", what, QuoteForDetail(type, 32), why));
 }
 
+Failure<DialectError> UnknownRole(const At& at, std::string_view role, std::string_view roles) {
+  return ShapeError(at.Member("role"),
+                    fmt::format("unknown role {}: {}", QuoteForDetail(role, 16), roles));
+}
+
 const Json* Find(const Json& object, std::string_view name) {
   if (!object.is_object())
     return nullptr;
@@ -249,6 +279,27 @@ Status<DialectError> RequireObject(const Json& value, const At& at, std::string_
   if (!value.is_object())
     return ShapeError(at, fmt::format("{} must be an object, not {}", what, JsonTypeName(value)));
   return {};
+}
+
+Result<std::vector<Block>, DialectError> ReadParts(const Json& content, const At& at,
+                                                   const PartReader& read) {
+  std::vector<Block> blocks;
+  if (content.is_string()) {
+    blocks.push_back(TextBlock{content.get<std::string>()});
+    return blocks;
+  }
+  if (!content.is_array()) {
+    return ShapeError(at, fmt::format("must be a string or an array of content parts, not {}",
+                                      JsonTypeName(content)));
+  }
+  for (std::size_t i = 0; i < content.size(); ++i) {
+    const At part_at = at.Element(i);
+    HARNESS_CHECK(RequireObject(content[i], part_at, "a content part"));
+    HARNESS_TRY(const std::string type, RequireString(content[i], part_at, "type"));
+    HARNESS_TRY(Block block, read(content[i], part_at, type));
+    blocks.push_back(std::move(block));
+  }
+  return blocks;
 }
 
 Result<std::string, DialectError> ToolInputFromValue(const Json& value, const At& at) {

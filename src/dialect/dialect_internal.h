@@ -33,6 +33,9 @@ Failure<DialectError> ShapeError(const At& at, std::string rule);
 Failure<DialectError> Unsupported(const At& at, std::string_view what, std::string_view type,
                                   std::string_view why);
 
+// "unknown role <role>: <which roles the dialect has>", at the role member of `at`.
+Failure<DialectError> UnknownRole(const At& at, std::string_view role, std::string_view roles);
+
 // Member `name` of `object` (an object), or nullptr when absent; `null` counts as absent.
 const Json* Find(const Json& object, std::string_view name);
 Result<std::string, DialectError> RequireString(const Json& object, const At& at,
@@ -46,6 +49,13 @@ Result<const Json*, DialectError> OptionalArray(const Json& object, const At& at
 Result<bool, DialectError> OptionalBool(const Json& object, const At& at, std::string_view name);
 // `value` must be an object (the dialects' elements, parts and blocks all are).
 Status<DialectError> RequireObject(const Json& value, const At& at, std::string_view what);
+
+// Content that is a string (one text block) or an array of parts, each an object with a
+// "type": `read` turns each part into a block.
+using PartReader = std::function<Result<Block, DialectError>(const Json& part, const At& at,
+                                                             const std::string& type)>;
+Result<std::vector<Block>, DialectError> ReadParts(const Json& content, const At& at,
+                                                   const PartReader& read);
 
 // A tool input sent as a JSON value (Anthropic): compact text, no deeper than kMaxRawJsonDepth.
 Result<std::string, DialectError> ToolInputFromValue(const Json& value, const At& at);
@@ -102,6 +112,13 @@ class ConversationBuilder {
   DialectConversation out_;
   bool step_open_ = false;
 };
+
+// One element of each dialect (openai_chat.cc, openai_responses.cc, anthropic_messages.cc), and
+// Messages' `system` as text.
+Status<DialectError> ChatElement(const Json& message, const At& at, ConversationBuilder& out);
+Status<DialectError> ResponsesElement(const Json& item, const At& at, ConversationBuilder& out);
+Status<DialectError> AnthropicElement(const Json& message, const At& at, ConversationBuilder& out);
+Result<std::string, DialectError> AnthropicSystem(const Json& system, const At& at);
 
 // The head as the Chat Completions wire writes it (EncodeOpenAiChatRequest): its "messages",
 // `system` first. A block with no form is kUnsupported, the rule naming `target`.

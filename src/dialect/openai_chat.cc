@@ -46,43 +46,32 @@ Result<Block, DialectError> FilePart(const Json& part, const At& at, Conversatio
 // text (and refusal in an assistant message).
 Result<std::vector<Block>, DialectError> Content(const Json& content, const At& at,
                                                  std::string_view role, ConversationBuilder& out) {
-  std::vector<Block> blocks;
-  if (content.is_string()) {
-    blocks.push_back(TextBlock{content.get<std::string>()});
-    return blocks;
-  }
-  if (!content.is_array())
-    return ShapeError(at, fmt::format("\"content\" must be a string or an array of content "
-                                      "parts, not {}",
-                                      JsonTypeName(content)));
-  for (std::size_t i = 0; i < content.size(); ++i) {
-    const At part_at = at.Element(i);
-    const Json& part = content[i];
-    HARNESS_CHECK(RequireObject(part, part_at, "a content part"));
-    HARNESS_TRY(const std::string type, RequireString(part, part_at, "type"));
-    if (type == "text") {
-      HARNESS_TRY(std::string text, RequireString(part, part_at, "text"));
-      blocks.push_back(TextBlock{std::move(text)});
-    } else if (type == "refusal" && role == "assistant") {
-      HARNESS_TRY(std::string text, RequireString(part, part_at, "refusal"));
-      blocks.push_back(RefusalBlock{std::move(text)});
-    } else if (type == "image_url" && role == "user") {
-      HARNESS_TRY(const Json* image, RequireMember(part, part_at, "image_url"));
-      HARNESS_CHECK(RequireObject(*image, part_at.Member("image_url"), "image_url"));
-      HARNESS_TRY(const std::string url, RequireString(*image, part_at.Member("image_url"), "url"));
-      blocks.push_back(ImageFromUrl(url));
-    } else if (type == "input_audio" && role == "user") {
-      HARNESS_TRY(Block audio, AudioPart(part, part_at));
-      blocks.push_back(std::move(audio));
-    } else if (type == "file" && role == "user") {
-      HARNESS_TRY(Block file, FilePart(part, part_at, out));
-      blocks.push_back(std::move(file));
-    } else {
-      return Unsupported(part_at, fmt::format("a content part of a {} message", role), type,
-                         "Chat Completions defines no such part for this role");
-    }
-  }
-  return blocks;
+  return dialect_internal::ReadParts(
+      content, at,
+      [&](const Json& part, const At& part_at,
+          const std::string& type) -> Result<Block, DialectError> {
+        if (type == "text") {
+          HARNESS_TRY(std::string text, RequireString(part, part_at, "text"));
+          return Block(TextBlock{std::move(text)});
+        }
+        if (type == "refusal" && role == "assistant") {
+          HARNESS_TRY(std::string text, RequireString(part, part_at, "refusal"));
+          return Block(RefusalBlock{std::move(text)});
+        }
+        if (type == "image_url" && role == "user") {
+          HARNESS_TRY(const Json* image, RequireMember(part, part_at, "image_url"));
+          HARNESS_CHECK(RequireObject(*image, part_at.Member("image_url"), "image_url"));
+          HARNESS_TRY(const std::string url,
+                      RequireString(*image, part_at.Member("image_url"), "url"));
+          return Block(ImageFromUrl(url));
+        }
+        if (type == "input_audio" && role == "user")
+          return AudioPart(part, part_at);
+        if (type == "file" && role == "user")
+          return FilePart(part, part_at, out);
+        return Unsupported(part_at, fmt::format("a content part of a {} message", role), type,
+                           "Chat Completions defines no such part for this role");
+      });
 }
 
 Result<ToolUseBlock, DialectError> ToolCall(const Json& call, const At& at) {
@@ -136,7 +125,9 @@ Status<DialectError> Assistant(const Json& message, const At& at, ConversationBu
   return {};
 }
 
-Status<DialectError> Element(const Json& message, const At& at, ConversationBuilder& out) {
+}  // namespace
+
+Status<DialectError> ChatElement(const Json& message, const At& at, ConversationBuilder& out) {
   HARNESS_TRY(const std::string role, RequireString(message, at, "role"));
   out.Name(role);
   if (role == "assistant")
@@ -147,10 +138,8 @@ Status<DialectError> Element(const Json& message, const At& at, ConversationBuil
                        "message with the call's \"tool_call_id\"");
   }
   if (role != "system" && role != "developer" && role != "user" && role != "tool") {
-    return ShapeError(at.Member("role"),
-                      fmt::format("unknown role {}: Chat Completions roles are system, developer, "
-                                  "user, assistant and tool",
-                                  QuoteForDetail(role, 16)));
+    return UnknownRole(at, role,
+                       "Chat Completions roles are system, developer, user, assistant and tool");
   }
   HARNESS_TRY(const Json* content, RequireMember(message, at, "content"));
   HARNESS_TRY(std::vector<Block> blocks, Content(*content, at.Member("content"), role, out));
@@ -164,19 +153,6 @@ Status<DialectError> Element(const Json& message, const At& at, ConversationBuil
   }
   return {};
 }
-
-}  // namespace
-}  // namespace harness::dialect_internal
-
-namespace harness {
-
-Result<DialectConversation, DialectError> ReadOpenAiChat(std::string_view json,
-                                                         const DialectLimits& limits) {
-  return dialect_internal::ReadConversation(Dialect::kOpenAiChat, json, limits, "messages",
-                                            dialect_internal::Element);
-}
-
-namespace dialect_internal {
 
 Result<Json, DialectError> EncodeChatMessages(std::string_view system, const Transcript& head,
                                               std::string_view target) {
@@ -196,7 +172,9 @@ Result<Json, DialectError> EncodeChatMessages(std::string_view system, const Tra
   return (*parsed)["messages"];
 }
 
-}  // namespace dialect_internal
+}  // namespace harness::dialect_internal
+
+namespace harness {
 
 Result<std::string, DialectError> WriteOpenAiChat(std::string_view system, const Transcript& head,
                                                   std::span<const DialectElement> retained) {

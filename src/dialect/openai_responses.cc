@@ -58,55 +58,40 @@ Result<Block, DialectError> FilePart(const Json& part, const At& at, Conversatio
 // A message's content (or a function_call_output's output): a string, or parts.
 Result<std::vector<Block>, DialectError> Content(const Json& content, const At& at, bool assistant,
                                                  ConversationBuilder& out) {
-  std::vector<Block> blocks;
-  if (content.is_string()) {
-    blocks.push_back(TextBlock{content.get<std::string>()});
-    return blocks;
-  }
-  if (!content.is_array()) {
-    return ShapeError(at, fmt::format("must be a string or an array of content parts, not {}",
-                                      JsonTypeName(content)));
-  }
-  for (std::size_t i = 0; i < content.size(); ++i) {
-    const At part_at = at.Element(i);
-    const Json& part = content[i];
-    HARNESS_CHECK(RequireObject(part, part_at, "a content part"));
-    HARNESS_TRY(const std::string type, RequireString(part, part_at, "type"));
-    if (type == "input_text" || type == "output_text") {
-      HARNESS_TRY(std::string text, RequireString(part, part_at, "text"));
-      blocks.push_back(TextBlock{std::move(text)});
-    } else if (type == "refusal" && assistant) {
-      HARNESS_TRY(std::string text, RequireString(part, part_at, "refusal"));
-      blocks.push_back(RefusalBlock{std::move(text)});
-    } else if (type == "input_image" && !assistant) {
-      HARNESS_TRY(const auto url, OptionalString(part, part_at, "image_url"));
-      if (url) {
-        blocks.push_back(ImageFromUrl(*url));
-      } else {
-        out.CountOpaquePart();  // a file_id the provider keeps
-        blocks.push_back(ImageBlock{"", "", std::nullopt});
-      }
-    } else if (type == "input_file" && !assistant) {
-      HARNESS_TRY(Block file, FilePart(part, part_at, out));
-      blocks.push_back(std::move(file));
-    } else {
-      return Unsupported(part_at.Member("type"), "a content part", type,
-                         assistant ? "an assistant message holds output_text and refusal parts"
-                                   : "this item holds input_text, input_image and input_file "
-                                     "parts");
-    }
-  }
-  return blocks;
+  return dialect_internal::ReadParts(
+      content, at,
+      [&](const Json& part, const At& part_at,
+          const std::string& type) -> Result<Block, DialectError> {
+        if (type == "input_text" || type == "output_text") {
+          HARNESS_TRY(std::string text, RequireString(part, part_at, "text"));
+          return Block(TextBlock{std::move(text)});
+        }
+        if (type == "refusal" && assistant) {
+          HARNESS_TRY(std::string text, RequireString(part, part_at, "refusal"));
+          return Block(RefusalBlock{std::move(text)});
+        }
+        if (type == "input_image" && !assistant) {
+          HARNESS_TRY(const auto url, OptionalString(part, part_at, "image_url"));
+          if (url)
+            return Block(ImageFromUrl(*url));
+          out.CountOpaquePart();  // a file_id the provider keeps
+          return Block(ImageBlock{"", "", std::nullopt});
+        }
+        if (type == "input_file" && !assistant)
+          return FilePart(part, part_at, out);
+        return Unsupported(part_at.Member("type"), "a content part", type,
+                           assistant ? "an assistant message holds output_text and refusal parts"
+                                     : "this item holds input_text, input_image and input_file "
+                                       "parts");
+      });
 }
 
 Status<DialectError> MessageItem(const Json& item, const At& at, ConversationBuilder& out) {
   HARNESS_TRY(const std::string role, RequireString(item, at, "role"));
   const bool assistant = role == "assistant";
   if (!assistant && role != "user" && role != "system" && role != "developer") {
-    return ShapeError(at.Member("role"),
-                      fmt::format("unknown role {}: Responses message roles are user, assistant, "
-                                  "system and developer",
-                                  QuoteForDetail(role, 16)));
+    return UnknownRole(at, role,
+                       "Responses message roles are user, assistant, system and developer");
   }
   HARNESS_TRY(const Json* content, RequireMember(item, at, "content"));
   HARNESS_TRY(std::vector<Block> blocks, Content(*content, at.Member("content"), assistant, out));
@@ -149,7 +134,9 @@ Status<DialectError> Reasoning(const Json& item, const At& at, ConversationBuild
   return {};
 }
 
-Status<DialectError> Element(const Json& item, const At& at, ConversationBuilder& out) {
+}  // namespace
+
+Status<DialectError> ResponsesElement(const Json& item, const At& at, ConversationBuilder& out) {
   HARNESS_TRY(const auto type_member, OptionalString(item, at, "type"));
   // An item without a type is a message ({"role", "content"}, the short form).
   const std::string type = type_member.value_or("message");
@@ -190,6 +177,8 @@ Status<DialectError> Element(const Json& item, const At& at, ConversationBuilder
   return Unsupported(at.Member("type"), "an input item", type,
                      "the harness does not know this item type and will not drop it");
 }
+
+namespace {
 
 // ---- writing ----
 
@@ -252,12 +241,6 @@ Status<DialectError> AppendItems(const Json& message, Json& items) {
 }  // namespace harness::dialect_internal
 
 namespace harness {
-
-Result<DialectConversation, DialectError> ReadOpenAiResponses(std::string_view json,
-                                                              const DialectLimits& limits) {
-  return dialect_internal::ReadConversation(Dialect::kOpenAiResponses, json, limits, "input",
-                                            dialect_internal::Element);
-}
 
 Result<std::string, DialectError> WriteOpenAiResponses(std::string_view system,
                                                        const Transcript& head,
