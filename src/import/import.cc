@@ -10,7 +10,6 @@
 
 #include "harness/content/raw_json.h"
 #include "harness/content/transcript.h"
-#include "harness/core/base64.h"
 #include "import/import_internal.h"
 
 namespace harness {
@@ -241,20 +240,6 @@ std::string ToolInputFromText(std::string_view text) {
   std::string quoted;
   AppendJsonString(quoted, text);
   return quoted;
-}
-
-ImageBlock ImageFromUrl(std::string_view url) {
-  constexpr std::string_view kData = "data:";
-  constexpr std::string_view kBase64 = ";base64,";
-  const std::size_t marker = url.find(kBase64);
-  if (url.substr(0, kData.size()) == kData && marker != std::string_view::npos) {
-    std::optional<std::string> bytes = Base64Decode(url.substr(marker + kBase64.size()));
-    if (bytes) {
-      return ImageBlock{std::string(url.substr(kData.size(), marker - kData.size())), "",
-                        std::move(bytes)};
-    }
-  }
-  return ImageBlock{"", std::string(url), std::nullopt};
 }
 
 Status<ImportError> ParseJsonLine(std::string_view line_text, std::size_t line, Json& out) {

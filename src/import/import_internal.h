@@ -13,6 +13,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "harness/content/data_url.h"  // ImageFromUrl
 #include "harness/content/transcript.h"
 #include "harness/core/json.h"
 #include "harness/import/import.h"
@@ -72,9 +73,6 @@ Result<std::string, ImportError> ToolInputFromValue(const Json& value, const Whe
 // A tool input given as text (OpenAI's "arguments"): the text compacted when it is strict JSON
 // no deeper than kMaxRawJsonDepth, else the text as a JSON string, so nothing is lost.
 std::string ToolInputFromText(std::string_view text);
-
-// "data:image/png;base64,AAAA" as an image block with the bytes; any other URL as a URL.
-ImageBlock ImageFromUrl(std::string_view url);
 
 // The calls of one step that results may answer, for the formats whose results name their call
 // by id, by tool name or only by order: each answer takes the first unanswered call that fits,

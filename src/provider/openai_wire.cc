@@ -3,6 +3,7 @@
 #include <utility>
 #include <vector>
 
+#include "harness/content/data_url.h"
 #include "harness/core/base64.h"
 #include "harness/provider/provider_error.h"
 #include "provider/wire_json.h"
@@ -22,14 +23,6 @@ constexpr std::string_view kDone = "[DONE]";
 
 InferenceError NoWireForm(std::size_t message, const Block& block, std::string_view where) {
   return provider_internal::NoWireForm("Chat Completions", message, block, where);
-}
-
-std::string DataUrl(std::string_view media_type, std::string_view bytes) {
-  std::string url("data:");
-  url.append(media_type);
-  url.append(";base64,");
-  AppendBase64(url, bytes);
-  return url;
 }
 
 std::optional<std::string_view> AudioFormat(std::string_view media_type) {

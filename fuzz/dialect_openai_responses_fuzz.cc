@@ -1,0 +1,8 @@
+// libFuzzer target for the openai responses dialect reader and writers (dialect.h); the
+// invariants are dialect_checks.h's.
+#include "dialect_checks.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  return harness::fuzz::CheckDialect(harness::Dialect::kOpenAiResponses,
+                                     "dialect_openai_responses_fuzz", data, size);
+}
