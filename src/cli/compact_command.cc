@@ -195,7 +195,7 @@ struct Target {
   std::unique_ptr<Session> session;
   Uuid loop;
   LoopContext context;
-  std::shared_ptr<RecordingCompactor> recorder;
+  std::shared_ptr<ObservedCompactor> recorder;
   std::size_t messages_before = 0;
   std::optional<ContextMeasurement> measured;  // a restored loop's last measurement
   bool restored = false;
@@ -207,7 +207,7 @@ struct Target {
 // budget --compactor-window leaves beside the policy's summary budget (docs/chunked.md). A new
 // session and a restored loop both take their compactor from here, so the window is applied
 // and checked the same way for both. The error is a usage message (exit 2).
-Result<std::shared_ptr<RecordingCompactor>, std::string> CompactorFor(
+Result<std::shared_ptr<ObservedCompactor>, std::string> CompactorFor(
     const CompactCommandLine& line, const CompactionPolicy& policy) {
   std::optional<TokenCount> budget;
   if (line.compactor_window > 0) {
@@ -222,14 +222,14 @@ Result<std::shared_ptr<RecordingCompactor>, std::string> CompactorFor(
   CompactorChoice choice = ChooseCompactor(line.compactor, line.constrain_output, budget);
   if (!choice.compactor)
     return Fail(std::move(choice.problem));
-  return std::make_shared<RecordingCompactor>(std::move(choice.compactor));
+  return std::make_shared<ObservedCompactor>(std::move(choice.compactor));
 }
 
 // What a fresh session needs from the flags and the transcript, all checked before the journal
 // is opened, so that bad input creates nothing. nullopt: `exit` says how it ended.
 struct NewSessionInput {
   LoopContext context;
-  std::shared_ptr<RecordingCompactor> recorder;
+  std::shared_ptr<ObservedCompactor> recorder;
   LoopDefinition definition;  // checked: CreateLoop takes it
 };
 
@@ -368,7 +368,7 @@ std::optional<Target> RestoredTarget(const CompactCommandLine& line, RestoreInpu
   target.restored = true;
   std::string usage;
   std::map<Uuid, LoopContext> contexts;
-  std::map<Uuid, std::shared_ptr<RecordingCompactor>> recorders;
+  std::map<Uuid, std::shared_ptr<ObservedCompactor>> recorders;
   RestoreOptions restore;
   restore.start_queued = false;
   restore.take_over = line.take_over;
@@ -383,7 +383,7 @@ std::optional<Target> RestoredTarget(const CompactCommandLine& line, RestoreInpu
     definition.model = info.model;
     definition.limits = context->limits;
     definition.system_prompt = info.system_prompt;  // a different --system is journaled below
-    definition.client = std::make_shared<NoTurnModelClient>();
+    definition.client = std::make_shared<CompactOnlyModelClient>();
     if (info.compaction_policy) {
       auto recorder = CompactorFor(line, context->policy);
       if (!recorder.ok()) {

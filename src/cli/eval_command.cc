@@ -196,67 +196,57 @@ Run Compact(const EvalCommandLine& line, const Prepared& prepared, Transcript hi
   run.setting = setting;
   run.window = context.limits.window_tokens;
   CompactorChoice choice = ChooseCompactor(line.compactor, line.constrain_output);
-  auto recorder = std::make_shared<RecordingCompactor>(std::move(choice.compactor));
-  auto journal = NewMemoryJournal();
-  FailureLog failures;
-  SystemEnv env;  // the session's time and ids; outlives it
-  SessionOptions options;
-  options.env = &env;
-  options.on_failure = [&failures](const InfrastructureFailure& f) { failures.Add(f); };
-  CompactionLoopInput input{context, recorder, std::move(history), prepared.system_prompt};
-  // Nothing of the loop's creation is read: a copy of the transcript for the subscription would
-  // be a third one beside eval's and the loop's.
-  auto made =
-      NewSessionLoop(std::move(input), *journal, std::move(options), WithoutInitialHistory());
-  if (!made.ok()) {
-    run.outcome = "failed";
-    run.reason = SessionRefusal(made.error());
+  CompactRequest request;
+  request.messages = std::move(history);
+  request.system_prompt = prepared.system_prompt;
+  request.model = context.model;
+  request.limits = context.limits;
+  request.policy = context.policy;
+  request.counter = context.counter;
+  request.compactor = std::move(choice.compactor);
+  auto done = CompactConversation(std::move(request));  // in memory: nothing is left behind
+  run.milliseconds = std::chrono::duration<double, std::milli>(
+                         done.ok() ? done->report.waited : done.error().waited)
+                         .count();
+  if (!done.ok()) {
+    const CompactFailure& failure = done.error();
+    if (failure.before)
+      run.tokens_before = failure.before->input_tokens;
+    switch (failure.kind) {
+      case CompactFailureKind::kInvalidRequest:
+      case CompactFailureKind::kRefused:
+        run.outcome = "failed";
+        run.reason = failure.session ? SessionRefusal(*failure.session) : failure.message;
+        break;
+      case CompactFailureKind::kUnanswered:
+        run.outcome = "failed";
+        run.reason = "the compaction was not answered";
+        run.detail = failure.runtime_failures;
+        break;
+      case CompactFailureKind::kRejected:
+        run.outcome = "rejected";
+        run.reason = CompactRejectReasonName(*failure.reason);
+        if (failure.detail)
+          run.detail = DescribeRejectDetail(*failure.detail);
+        else if (failure.invalid_summary)
+          run.detail =
+              fmt::format("invalid_summary {}", InvalidSummaryReasonName(*failure.invalid_summary));
+        else if (failure.compactor_error)
+          run.detail = failure.compactor_error->Message();
+        break;
+    }
     return run;
   }
-  Session& session = *made->session;
-  Outcome outcome;
-  const auto started = std::chrono::steady_clock::now();
-  auto command = session.CompactToLoop(made->loop);
-  if (!command.ok()) {
-    session.Suspend();
-    run.outcome = "failed";
-    run.reason = SessionRefusal(command.error());
-    return run;
-  }
-  AwaitCompaction(session, *made->events, made->loop, *command, failures, outcome,
-                  [](const Event&) {});
-  run.milliseconds =
-      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
-  if (outcome.context.before)
-    run.tokens_before = outcome.context.before->input_tokens;
-  const Verdict verdict = VerdictOf(outcome, *recorder);
-  if (!outcome.reply || verdict.unanswered) {
-    run.outcome = "failed";
-    run.reason = "the compaction was not answered";
-    for (const std::string& failure : failures.lines())
-      run.detail.append(run.detail.empty() ? "" : "; ").append(failure);
-    return run;
-  }
-  if (verdict.rejected != nullptr) {
-    run.outcome = "rejected";
-    run.reason = CompactRejectReasonName(verdict.rejected->reason);
-    if (verdict.rejected->detail)
-      run.detail = DescribeRejectDetail(*verdict.rejected->detail);
-    else if (verdict.invalid_summary)
-      run.detail =
-          fmt::format("invalid_summary {}", InvalidSummaryReasonName(*verdict.invalid_summary));
-    else if (verdict.compactor_error)
-      run.detail = verdict.compactor_error->Message();
-    return run;
-  }
+  if (done->report.before)
+    run.tokens_before = done->report.before->input_tokens;
   run.outcome = "committed";
-  run.summarizer_read = recorder->last_input_tokens();
-  run.tokens_after = outcome.committed->post_context.input_tokens;
-  run.retained = outcome.committed->retained.size();
-  run.shortened = outcome.committed->shortened.size();
-  run.shortened_bytes = ShortenedBytes(outcome.committed->shortened);
-  const CompactionCommitted& committed = *outcome.committed;
-  const std::string summary = SummaryText(committed);
+  run.summarizer_read = done->report.summarizer_input_tokens;
+  run.tokens_after = done->report.after.input_tokens;
+  run.retained = done->report.retained;
+  run.shortened = done->report.shortened;
+  const CompactionCommitted& committed = done->committed;
+  run.shortened_bytes = ShortenedBytes(committed.shortened);
+  const std::string& summary = done->summary;
   const std::string verbatim = VerbatimText(committed);
   const std::span<const Message> span(prepared.history.data(),
                                       SummarizedCount(prepared.history, committed.retained));
