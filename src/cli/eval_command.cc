@@ -205,8 +205,8 @@ Run Compact(const EvalCommandLine& line, const Prepared& prepared, Transcript hi
   request.counter = context.counter;
   request.compactor = std::move(choice.compactor);
   auto done = CompactConversation(std::move(request));  // in memory: nothing is left behind
-  run.milliseconds = std::chrono::duration<double, std::milli>(
-                         done.ok() ? done->report.waited : done.error().waited)
+  run.milliseconds = std::chrono::duration<double, std::milli>(done.ok() ? done->report.waited
+                                                                         : done.error().waited)
                          .count();
   if (!done.ok()) {
     const CompactFailure& failure = done.error();

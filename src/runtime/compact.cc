@@ -187,14 +187,15 @@ CompactFailure SessionFailure(CompactFailureKind kind, std::string_view step,
 std::optional<CompactFailure> RequestProblem(const CompactRequest& request) {
   const std::set<std::size_t> pins(request.pins.begin(), request.pins.end());
   if (!pins.empty() && *pins.rbegin() >= request.messages.size()) {
-    return MakeFailure(CompactFailureKind::kInvalidRequest,
-                   fmt::format("pin {} names no message: there are {} messages (indexes from 0)",
-                               *pins.rbegin(), request.messages.size()));
+    return MakeFailure(
+        CompactFailureKind::kInvalidRequest,
+        fmt::format("pin {} names no message: there are {} messages (indexes from 0)",
+                    *pins.rbegin(), request.messages.size()));
   }
   if (pins.size() > kMaxPinnedMessages) {
-    return MakeFailure(CompactFailureKind::kInvalidRequest,
-                   fmt::format("{} pins; at most {} messages can be pinned", pins.size(),
-                               kMaxPinnedMessages));
+    return MakeFailure(
+        CompactFailureKind::kInvalidRequest,
+        fmt::format("{} pins; at most {} messages can be pinned", pins.size(), kMaxPinnedMessages));
   }
   if (auto problem = CompactInstructionsProblem(request.instructions))
     return MakeFailure(CompactFailureKind::kInvalidRequest, "instructions: " + *problem);
@@ -233,14 +234,15 @@ CompactFailure Rejection(const CompactWaiterRejected& rejected, const Observed& 
   failure.before = seen.before;
   failure.coverage = seen.rejected_coverage;
   failure.compactor_error = compactor.last_error();
-  std::string message = fmt::format("compaction rejected: {}", CompactRejectReasonName(rejected.reason));
+  std::string message =
+      fmt::format("compaction rejected: {}", CompactRejectReasonName(rejected.reason));
   if (rejected.detail)
     message.append(": ").append(DescribeRejectDetail(*rejected.detail));
   if (rejected.reason == CompactRejectReason::kInvalidSummary && failure.compactor_error &&
       failure.compactor_error->invalid_summary) {
     failure.invalid_summary = failure.compactor_error->invalid_summary->reason;
-    message.append(fmt::format(" (invalid_summary {})",
-                               InvalidSummaryReasonName(*failure.invalid_summary)));
+    message.append(
+        fmt::format(" (invalid_summary {})", InvalidSummaryReasonName(*failure.invalid_summary)));
   } else if (failure.compactor_error && !rejected.detail) {
     // Fixed names only (CompactorError::Message), never model output.
     message.append(" (").append(failure.compactor_error->Message()).append(")");
@@ -309,7 +311,8 @@ Result<CompactedConversation, CompactFailure> CompactConversation(CompactRequest
     auto snapshot = session.Snapshot(*loop);
     if (!snapshot.ok())
       return Fail(refused("the loop", snapshot.error()));
-    for (const std::size_t index : std::set<std::size_t>(request.pins.begin(), request.pins.end())) {
+    for (const std::size_t index :
+         std::set<std::size_t>(request.pins.begin(), request.pins.end())) {
       auto pinned = session.PinMessage(*loop, snapshot->history_ids[index], true);
       if (!pinned.ok())
         return Fail(refused(fmt::format("pin {}", index), pinned.error()));
@@ -347,10 +350,10 @@ Result<CompactedConversation, CompactFailure> CompactConversation(CompactRequest
 
   if (!seen.reply) {
     std::string why = failures.text();
-    CompactFailure failure = MakeFailure(
-        CompactFailureKind::kUnanswered,
-        "the compaction was not answered: " +
-            (why.empty() ? std::string("the events ended before the reply") : why));
+    CompactFailure failure =
+        MakeFailure(CompactFailureKind::kUnanswered,
+                    "the compaction was not answered: " +
+                        (why.empty() ? std::string("the events ended before the reply") : why));
     failure.stored = ids;
     failure.before = seen.before;
     failure.runtime_failures = std::move(why);
@@ -365,7 +368,7 @@ Result<CompactedConversation, CompactFailure> CompactConversation(CompactRequest
   }
   if (!seen.committed) {
     CompactFailure failure = MakeFailure(CompactFailureKind::kUnanswered,
-                                     "the compaction was resolved without a commit");
+                                         "the compaction was resolved without a commit");
     failure.stored = ids;
     failure.runtime_failures = failures.text();
     failure.waited = waited;

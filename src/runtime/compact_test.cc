@@ -290,8 +290,8 @@ TEST(CompactConversation, RequestsThatCannotRunAreRefusedBeforeAnythingIsStored)
 TEST(CompactConversation, TwoCallsAtOnceAreIndependent) {
   auto journal = NewMemoryJournal();
   std::latch start(2);
-  Result<CompactedConversation, CompactFailure> results[2] = {
-      Fail(CompactFailure{}), Fail(CompactFailure{})};
+  Result<CompactedConversation, CompactFailure> results[2] = {Fail(CompactFailure{}),
+                                                              Fail(CompactFailure{})};
   std::vector<std::jthread> threads;
   for (int i = 0; i < 2; ++i) {
     threads.emplace_back([&, i] {

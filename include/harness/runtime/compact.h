@@ -89,8 +89,8 @@ struct CompactRequest {
   std::string compactor_name;               // journaled with the loop ("" none)
   std::string instructions;                 // for the summarizer (docs/compact-focus.md)
   std::vector<std::size_t> pins;            // indexes into `messages` kept verbatim (pins.md)
-  Journal* journal = nullptr;  // where the session is stored; null: in memory, dropped after
-  Env* env = nullptr;          // time and ids; null: a SystemEnv of the call's own
+  Journal* journal = nullptr;   // where the session is stored; null: in memory, dropped after
+  Env* env = nullptr;           // time and ids; null: a SystemEnv of the call's own
   SessionHost* host = nullptr;  // threads shared with other sessions; null: the session's own
   std::stop_token stop;         // requested: the compaction is interrupted
   std::function<void(const Event&)> on_event;  // optional: every event, as it is delivered
