@@ -226,6 +226,15 @@ TEST(CompactConversation, NothingBeforeTheTailIsUnavailable) {
       << done.error().message;
 }
 
+TEST(CompactConversation, ASystemMessageInTheHistoryIsUnavailable) {
+  CompactRequest request = Request();
+  request.messages.insert(request.messages.begin(),
+                          SystemMessage{{TextBlock{"You are a careful coding agent."}}});
+  auto done = CompactConversation(std::move(request));
+  ASSERT_FALSE(done.ok());
+  EXPECT_EQ(done.error().reason, CompactRejectReason::kUnavailable) << done.error().message;
+}
+
 TEST(CompactConversation, ATailThatCannotFitIsRetainedTailTooLarge) {
   CompactRequest request = Request();
   request.limits = ModelLimits{8'000, 0, 1'000};
