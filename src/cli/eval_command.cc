@@ -592,7 +592,8 @@ Result<std::vector<Requirement>, std::string> Requirements(const std::vector<std
     Requirement r;
     r.name = spec;
     for (const Setting setting : kSettings) {
-      const std::string suffix = ":" + std::string(SettingName(setting));
+      // fmt, not ":" + std::string: g++ 12 -O3 warns a false -Wrestrict on that concatenation.
+      const std::string suffix = fmt::format(":{}", SettingName(setting));
       if (EndsWith(spec, suffix)) {
         r.name = spec.substr(0, spec.size() - suffix.size());
         r.setting = setting;

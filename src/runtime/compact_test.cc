@@ -27,12 +27,13 @@ Message Assistant(std::string text) {
 
 std::vector<Message> Conversation() {
   return {
-      User("Fix the failing test in parser_test.cc. Never change the public API."),
-      Assistant("The test fails because Parse() drops a trailing comma. I will fix Parse()."),
-      User("Good. Keep the fix small."),
-      Assistant("Done: Parse() now accepts the trailing comma; parser_test.cc passes."),
-      User("Now update the changelog."),
-      Assistant("The changelog has a new entry under Fixed."),
+      User("The lexer drops the last token of a file without a newline. Do not touch lexer.h."),
+      Assistant(
+          "Next() returns early at end of input before it emits the token. I will fix Next()."),
+      User("Go ahead, and add a test."),
+      Assistant("Done: Next() emits the last token; lexer_test.cc has a case without a newline."),
+      User("Now run the whole suite."),
+      Assistant("All 214 tests pass."),
   };
 }
 
@@ -60,7 +61,7 @@ class ProseCompactor final : public Compactor {
     output.basis = input.basis;
     output.model = input.model;
     output.request_fingerprint = input.request_fingerprint;
-    output.summary.blocks.push_back(TextBlock{"<notes>the user fixed a parser</notes>"});
+    output.summary.blocks.push_back(TextBlock{"<notes>the user fixed a lexer</notes>"});
     return output;
   }
 };
@@ -201,7 +202,7 @@ TEST(CompactConversation, AnInvalidSummaryIsRejectedWithTheRuleItBroke) {
   ASSERT_TRUE(failure.invalid_summary.has_value());
   EXPECT_EQ(*failure.invalid_summary, InvalidSummaryReason::kXmlRoot);
   EXPECT_NE(failure.message.find("invalid_summary xml_root"), std::string::npos) << failure.message;
-  EXPECT_EQ(failure.message.find("parser"), std::string::npos);  // never the model's text
+  EXPECT_EQ(failure.message.find("lexer"), std::string::npos);  // never the model's text
 }
 
 TEST(CompactConversation, AFailingCompactorIsExecutionFailed) {
