@@ -405,6 +405,7 @@ Result<LoopDefinition, ApiError> SessionTable::Define(const LoopRequest& loop,
     definition.compactor = std::make_shared<ModelCompactor>(compactor.client);
   }
   definition.compactor_name = CompactorName(loop.compactor);
+  definition.history = loop.history;
   if (!loop.tools.empty()) {
     std::vector<ToolDefinition> tools;
     for (const ClientToolRequest& tool : loop.tools)
