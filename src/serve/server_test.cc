@@ -200,6 +200,36 @@ TEST_F(ServerTest, ASessionStartsFromAnInitialHistory) {
   EXPECT_EQ(ParseOrNull(Call("GET", base_ + "/v1/sessions").body)["sessions"].size(), sessions);
 }
 
+// A configured model without a client runs no turns: its loops compact and refuse input saying
+// why, and it cannot be a loop's compactor.
+TEST_F(ServerTest, AModelWithoutAClientOnlyCompacts) {
+  ServeOptions options = Options();
+  options.models["quiet"] =
+      ConfiguredModel{ModelKey{"test", "quiet"}, []() -> Result<ServedModel, std::string> {
+                        ServedModel served = Served(nullptr);
+                        served.model = ModelKey{"test", "quiet"};
+                        return served;
+                      }};
+  server_->Shutdown();
+  StartWithASession(std::move(options));
+  const auto created = Call("POST", base_ + "/v1/sessions", R"({"loops":[{"model":"quiet"}]})");
+  ASSERT_EQ(created.status, 201) << created.body;
+  const Json json = ParseOrNull(created.body);
+  const std::string loop = base_ + "/v1/sessions/" + json["session_id"].get<std::string>() +
+                           "/loops/" + json["loops"][0].get<std::string>();
+  const auto input = Call("POST", loop + "/input", R"({"text":"hello"})");
+  EXPECT_EQ(input.status, 400) << input.body;
+  EXPECT_EQ(ParseOrNull(input.body)["error"]["kind"], "invalid_argument");
+  EXPECT_NE(input.body.find("has no conversation model (test/quiet only compacts)"),
+            std::string::npos)
+      << input.body;
+  EXPECT_EQ(Call("POST", loop + "/compact").status, 202);
+  const auto compactor =
+      Call("POST", base_ + "/v1/sessions", R"({"loops":[{"model":"t","compactor":"quiet"}]})");
+  EXPECT_EQ(compactor.status, 400) << compactor.body;
+  EXPECT_NE(compactor.body.find("cannot summarize"), std::string::npos) << compactor.body;
+}
+
 TEST_F(ServerTest, ShutdownEndsAnOpenStreamAfterWhatWasPublished) {
   std::vector<StreamEvent> streamed;
   std::promise<void> seen_reply;
