@@ -26,12 +26,11 @@
 #include "harness/compaction/shorten.h"
 #include "harness/compaction/tail.h"
 #include "harness/content/codec.h"
-#include "harness/core/env.h"
+#include "harness/core/sha256.h"
 #include "harness/event/compaction.h"
 #include "harness/event/pins.h"
 #include "harness/event/wire.h"
 #include "harness/inference/tokenizer.h"
-#include "harness/journal/memory_journal.h"
 #include "harness/runtime/fold.h"
 #include "input.h"
 #include "policy_defaults.h"
@@ -182,29 +181,61 @@ struct Run {
   bool committed() const { return outcome == "committed"; }
 };
 
+// A transcript of the corpus, checked once. Its decoded messages are not kept between runs: each
+// run decodes the file again (Load), so that while a compaction runs the loop's history is the
+// only decoded copy of it (a short message's object is larger than its text: a second copy
+// would cost more than the file). The digest makes a file changed during eval an error instead
+// of a run of another transcript.
 struct Prepared {
-  Transcript history;
+  fs::path path;
+  Sha256Digest digest{};
+  std::optional<Transcript> held;  // a transcript made in memory (--masking), not read from path
   std::string system_prompt;
   std::optional<std::vector<Fact>> facts;
+
+  // The transcript's messages (the system prompt lifted), or why they cannot be had.
+  Result<Transcript, std::string> Load() const {
+    if (held)
+      return Transcript(*held);
+    auto text = ReadInput(path.string(), kMaxTranscriptBytes, InputFile::kRegularOnly);
+    if (!text.ok())
+      return Fail(text.error().message);
+    if (Sha256(*text) != digest)
+      return Fail(fmt::format("{} changed while eval read it", path.filename().string()));
+    auto decoded = DecodeTranscript(*text);
+    if (!decoded.ok())
+      return Fail("invalid transcript " + decoded.error().Describe());
+    Transcript history = std::move(decoded).value();
+    LiftSystemPrompt(history);
+    return history;
+  }
 };
 
-// `history` is the loop's own, a copy of prepared.history, which stays whole for the summary's
-// measures (the span they read): a transcript is held twice at most (eval's and the loop's).
-Run Compact(const EvalCommandLine& line, const Prepared& prepared, Transcript history,
-            Setting setting, const LoopContext& context) {
+// The loop's history is loaded for it and moved into it; the summary's measures (the span they
+// read) load the transcript again once the session, its journal and the loop's history are gone,
+// so the transcript is decoded once at a time.
+Run Compact(const EvalCommandLine& line, const Prepared& prepared, Setting setting,
+            const LoopContext& context) {
   Run run;
   run.setting = setting;
   run.window = context.limits.window_tokens;
   CompactorChoice choice = ChooseCompactor(line.compactor, line.constrain_output);
+  auto history = prepared.Load();
+  if (!history.ok()) {
+    run.outcome = "failed";
+    run.reason = history.error();
+    return run;
+  }
   CompactRequest request;
-  request.messages = std::move(history);
+  request.messages = std::move(history).value();
   request.system_prompt = prepared.system_prompt;
   request.model = context.model;
   request.limits = context.limits;
   request.policy = context.policy;
   request.counter = context.counter;
   request.compactor = std::move(choice.compactor);
-  auto done = CompactConversation(std::move(request));  // in memory: nothing is left behind
+  // In memory: the session, its journal and the loop's history are gone when it returns.
+  auto done = CompactConversation(std::move(request));
   run.milliseconds = std::chrono::duration<double, std::milli>(done.ok() ? done->report.waited
                                                                          : done.error().waited)
                          .count();
@@ -248,9 +279,17 @@ Run Compact(const EvalCommandLine& line, const Prepared& prepared, Transcript hi
   run.shortened_bytes = ShortenedBytes(committed.shortened);
   const std::string& summary = done->summary;
   const std::string verbatim = VerbatimText(committed);
-  const std::span<const Message> span(prepared.history.data(),
-                                      SummarizedCount(prepared.history, committed.retained));
-  run.quality = MeasureSummary(summary, span, verbatim);
+  {
+    auto history = prepared.Load();
+    if (!history.ok()) {
+      run.outcome = "failed";
+      run.reason = history.error();
+      return run;
+    }
+    const std::span<const Message> span(history->data(),
+                                        SummarizedCount(*history, committed.retained));
+    run.quality = MeasureSummary(summary, span, verbatim);
+  }
   run.summary_tokens = EstimateMessageTokens(Message(committed.summary));
   run.summary_budget = context.policy.max_summary_tokens;
   if (committed.coverage)
@@ -619,8 +658,10 @@ Result<Prepared, std::string> Prepare(const Entry& entry) {
   if (!decoded.ok())
     return Fail("invalid transcript " + decoded.error().Describe());
   Prepared prepared;
-  prepared.history = std::move(decoded).value();
-  prepared.system_prompt = LiftSystemPrompt(prepared.history);
+  prepared.path = entry.transcript;
+  prepared.digest = Sha256(*text);
+  Transcript history = std::move(decoded).value();
+  prepared.system_prompt = LiftSystemPrompt(history);
   if (entry.facts) {
     const FactsLimits limits;
     auto facts_text = ReadInput(entry.facts->string(), limits.max_bytes, InputFile::kRegularOnly);
@@ -711,7 +752,7 @@ int RunEval(const EvalCommandLine& line) {
         run.outcome = "failed";
         run.reason = context.error();
       } else {
-        run = Compact(line, *prepared, Transcript(prepared->history), setting, *context);
+        run = Compact(line, *prepared, setting, *context);
       }
       if (setting == Setting::kFull)
         full = run;
@@ -726,13 +767,19 @@ int RunEval(const EvalCommandLine& line) {
     }
     if (line.masking && full) {
       if (auto context = ContextFor(line, Setting::kFull, full); context.ok()) {
-        Prepared masked{{}, prepared->system_prompt, prepared->facts};
+        auto history = prepared->Load();
+        if (!history.ok()) {
+          PrintLine(fmt::format("{}: masking: {}", entry.name, history.error()));
+          continue;
+        }
+        Prepared masked;
+        masked.system_prompt = prepared->system_prompt;
+        masked.facts = prepared->facts;
         std::size_t outputs = 0;
-        std::tie(masked.history, outputs) = Masked(prepared->history, *context);
-        prepared->history = {};
-        const std::size_t masked_kept =
-            masked.facts ? FactsKeptIn(masked.history, *masked.facts) : 0;
-        const Run both = Compact(line, masked, std::move(masked.history), Setting::kFull, *context);
+        std::tie(masked.held, outputs) = Masked(*history, *context);
+        history->clear();
+        const std::size_t masked_kept = masked.facts ? FactsKeptIn(*masked.held, *masked.facts) : 0;
+        const Run both = Compact(line, masked, Setting::kFull, *context);
         PrintMasking(line, entry, masked, *full, outputs, masked_kept, both);
       }
     }

@@ -456,7 +456,10 @@ void ScanConstraints(std::string_view text, Collector& out) {
     if (!end)
       continue;
     const std::size_t stop = i < text.size() && text[i] != '\n' ? i + 1 : i;
-    const std::string_view sentence = Trim(text.substr(start, stop - start));
+    std::string_view sentence = Trim(text.substr(start, stop - start));
+    // A list item's marker is not the rule's ("- Never touch vendor/." of a carried summary).
+    if (sentence.starts_with("- ") || sentence.starts_with("* "))
+      sentence = Trim(sentence.substr(2));
     start = i + 1;
     if (sentence.size() < 4 || out.Full(AnchorClass::kConstraint))
       continue;

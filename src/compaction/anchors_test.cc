@@ -88,6 +88,17 @@ TEST(ExtractAnchors, ConstraintsComeOnlyFromUserProse) {
   EXPECT_EQ(constraints, std::vector<std::string>{"Never push to main."});
 }
 
+// A rule listed in a carried summary is the rule, without its list marker: a summary that tells
+// it as a section's only item (no marker) keeps it.
+TEST(ExtractAnchors, AListItemsMarkerIsNotPartOfTheRule) {
+  const std::vector<Message> head = {
+      User("<constraints>\n- Never touch vendor/.\n* Only use "
+           "the standard library.\n</constraints>")};
+  const auto constraints = TextsOf(ExtractAnchors(head, false), AnchorClass::kConstraint);
+  EXPECT_THAT(constraints, Contains("Never touch vendor/."));
+  EXPECT_THAT(constraints, Contains("Only use the standard library."));
+}
+
 TEST(ExtractAnchors, TheRequestIsTheLastUserProseWhenTheHeadHoldsIt) {
   const std::vector<Message> head = {User("first ask"), Assistant("ok"),
                                      User("now port it to Rust"), Call("bash", R"({"cmd":"ls"})"),

@@ -1194,6 +1194,91 @@ TEST(ExtractiveCompactor, FillsTheBudgetByPriority) {
   EXPECT_FALSE(Contains(Section(small, "constraints"), "option 29 ")) << small;
 }
 
+// A long run of subtasks: what every step came to is told, the newest ten in full and the older
+// ones shorter and after the rest of the state, all in the order they happened; every later
+// request is kept.
+TEST(ExtractiveCompactor, EveryStepIsToldTheOlderOnesShorterInTheOrderTheyHappened) {
+  Transcript transcript;
+  for (int i = 0; i < 14; ++i) {
+    const std::string n = std::to_string(i);
+    transcript.push_back(User("Investigate symptom " + n + " of the cache layer."));
+    transcript.push_back(Assistant("Found it: symptom " + n + " comes from setting CACHE_KNOB_" +
+                                   n + ", which the loader reads twice."));
+  }
+  transcript.push_back(User("Now write it all up."));
+  const std::string summary = SummaryOf(transcript, 4000);
+  const std::string state = Section(summary, "state");
+  // The newest step's words are the latest progress, which leads the state.
+  EXPECT_TRUE(Contains(state, "Latest progress: Found it: symptom 13 ")) << summary;
+  std::size_t previous = 0;
+  for (int i = 0; i < 13; ++i) {
+    const std::size_t at = state.find("CACHE_KNOB_" + std::to_string(i) + ",");
+    ASSERT_NE(at, std::string::npos) << i << "\n" << summary;
+    EXPECT_GT(at, previous) << i;
+    previous = at;
+  }
+  for (int i = 1; i < 14; ++i)
+    EXPECT_TRUE(Contains(Section(summary, "goal"), "symptom " + std::to_string(i) + " ")) << i;
+}
+
+// "no, don't set it" means nothing without the question it answers.
+TEST(ExtractiveCompactor, AShortReplyToAQuestionIsToldWithTheQuestion) {
+  const std::string summary = SummaryOf(
+      {User("Find out why git status breaks in the worktree."),
+       Assistant("The worktree index is corrupted; git read-tree HEAD rebuilt it. Want me to set "
+                 "gc.auto 0 on the repo?"),
+       User("no don't set it, let's see if it keeps happening"),
+       Assistant("Fair enough. Anything else?"),
+       User("Also, look at the stop hook when you can; it has been failing since Monday and "
+            "the logs are in /tmp/hook.log, so start there, compare them with the logs of the "
+            "pre-push hook, and tell me what you find before you change anything."),
+       Assistant("Looking.")},
+      4000);
+  EXPECT_TRUE(Contains(Section(summary, "constraints"),
+                       "Answering \"Want me to set gc.auto 0 on the repo?\": no don't set it"))
+      << summary;
+  // A longer message is a request of its own, not an answer.
+  EXPECT_FALSE(Contains(summary, "Answering \"Anything else?\"")) << summary;
+  EXPECT_TRUE(Contains(Section(summary, "goal"), "Later: Also, look at the stop hook")) << summary;
+}
+
+// A long run: every rule the user gave is told, however many requests say "at most" before it,
+// and a rule said again ("Again: …") is told once.
+TEST(ExtractiveCompactor, EveryRuleIsToldAndARuleSaidAgainOnce) {
+  Transcript transcript;
+  for (int i = 0; i < 60; ++i) {
+    transcript.push_back(User("Add a retry budget to module " + std::to_string(i) + ": at most " +
+                              std::to_string(i + 100) + " retries per minute."));
+    transcript.push_back(Assistant("Added."));
+  }
+  transcript.push_back(User("Fix the parser. Never touch vendor/."));
+  transcript.push_back(Assistant("Fixed."));
+  transcript.push_back(User("Fix the server. Again: never touch vendor/."));
+  transcript.push_back(Assistant("Fixed."));
+  const std::string constraints = Section(SummaryOf(transcript, 16000), "constraints");
+  EXPECT_TRUE(Contains(constraints, "Never touch vendor/.")) << constraints;
+  EXPECT_FALSE(Contains(constraints, "Again: never touch vendor/.")) << constraints;
+}
+
+// Carried forward from an earlier summary, a test run and the tests failing then are superseded
+// by the runs since.
+TEST(ExtractiveCompactor, ACarriedTestRunIsSupersededByTheRunsSince) {
+  const std::string carried =
+      "<conversation_summary><goal>Fix the http tests.</goal><constraints/><decisions/>"
+      "<state>\n- Last test run (ctest -R http): 2 failed, 11 passed; failing: io.Server.\n"
+      "- Files edited: src/io.cc.\n</state><open_items>Failing tests: io.Server.</open_items>"
+      "</conversation_summary>";
+  Transcript transcript = {User(carried), Assistant("Running the http tests again.")};
+  transcript.push_back(Call("t1", "Bash", R"({"command":"ctest -R http"})"));
+  transcript.push_back(Tool("t1", "100% tests passed, 0 tests failed out of 13"));
+  transcript.push_back(Assistant("All 13 http tests pass."));
+  const std::string summary = SummaryOf(transcript, 4000);
+  EXPECT_FALSE(Contains(summary, "2 failed, 11 passed")) << summary;
+  EXPECT_FALSE(Contains(summary, "Failing tests: io.Server")) << summary;
+  EXPECT_TRUE(Contains(summary, "Last test run (ctest -R http): 0 failed, 13 passed")) << summary;
+  EXPECT_TRUE(Contains(summary, "Earlier: Files edited: src/io.cc.")) << summary;
+}
+
 TEST(ExtractiveCompactor, TinyBudgetsAreTokenLimit) {
   for (TokenCount budget : {TokenCount{1}, TokenCount{10}, TokenCount{50}}) {
     auto output = Summarize(InputOf({User("Do it."), Assistant("Done.")}, budget));

@@ -1,0 +1,246 @@
+// The extractive compactor over a long session: a 10,000-step scripted coding session in a
+// 32,768-token window, automatic compaction all the way (docs/benchmarks.md, "A 10,000-step
+// session").
+//
+// The session (tests/support/long_session.h): one native loop driven by the scripted model client
+// (a ScriptedModelClient per turn), turns of 30 to 63 tool steps and a text answer, each turn a
+// user request about a module of a fictional C++ project, twenty distinct constraints given over
+// the first 70 % of the steps and some repeated later, tool calls that read, grep, edit (some
+// edits miss and are retried), create files, build (some builds fail with a compile error, then
+// are fixed) and run tests (ctest or pytest output with counts, some failing, then fixed), a few
+// hundred distinct paths. The loop's limits and policy are those `harness chat --compactor
+// extractive --context-window 32768` chooses offline (estimate counter, compaction at 80 %,
+// keep_recent_tokens 5,325, max_summary_tokens 4,096), the ExtractiveCompactor, the memory
+// journal, the session's own threads.
+//
+// What it prints, from one run:
+// - the constraints in the LAST committed summary (kept / given, the lost ones named; a
+//   constraint is kept when its sentence, without the final period, is in the summary's five
+//   sections decoded, case and white space not mattering: NormalizeForMatch of `harness eval`),
+//   and the first commit that lost a constraint given in an earlier turn, if any;
+// - the last summary's items and how many repeat another (MeasureSummary of `harness eval`,
+//   src/cli/eval_quality.h, with the compactor's input of that commit as the span and the
+//   retained messages as what stayed verbatim), and its raw bytes;
+// - the last summary's size in estimated tokens (ceil(bytes / 4), the loop's counter) against
+//   max_summary_tokens, and the context after the last commit;
+// - the per-step cost: the wall time of the first 1,000 tool steps beside the last 1,000 (from
+//   the steady clock at each tool call, so compactions and turn boundaries in between count), the
+//   ratio last/first, and the same for the process's CPU time (every thread; what a loaded
+//   machine's preemptions do not inflate); the compactions' time (CompactionCommitted::duration,
+//   the attempt from its start to its commit) of the first 10 beside the last 10, and the
+//   compactor's own time (ExtractiveCompactor::Compact) likewise;
+// - by tenth of the steps: wall and CPU time per step, compactions, the compactor's mean time and
+//   the summaries' mean size, to show whether the cost levels off and where;
+// - the total wall time, the number of compactions (and rejections), peak RSS (ru_maxrss).
+//
+// Usage: long_session_bench [--steps N] [--window TOKENS] [--print]
+//   (default 10,000 steps in 32,768 tokens; --print writes the last committed summary)
+#include <fmt/format.h>
+#include <sys/resource.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <numeric>
+#include <string>
+#include <vector>
+
+#include "cli/eval_quality.h"
+#include "harness/journal/memory_journal.h"
+#include "harness/runtime/session.h"
+#include "support/long_session.h"
+
+namespace {
+
+using namespace harness;
+using long_session::Clock;
+
+[[noreturn]] void Die(const std::string& what) {
+  std::fprintf(stderr, "long_session_bench: %s\n", what.c_str());
+  std::exit(1);
+}
+
+double Mean(const std::vector<double>& values, std::size_t from, std::size_t count) {
+  if (from >= values.size() || count == 0)
+    return 0;
+  const std::size_t to = std::min(values.size(), from + count);
+  return std::accumulate(values.begin() + static_cast<std::ptrdiff_t>(from),
+                         values.begin() + static_cast<std::ptrdiff_t>(to), 0.0) /
+         static_cast<double>(to - from);
+}
+
+double Seconds(Clock::time_point from, Clock::time_point to) {
+  return std::chrono::duration<double>(to - from).count();
+}
+
+std::string Verbatim(const std::vector<Message>& retained) {
+  std::string out;
+  for (const Message& message : retained) {
+    for (const Block& block : message.blocks())
+      cli::AppendVisibleText(block, out);
+  }
+  return out;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::size_t steps = 10'000;
+  TokenCount window = 32'768;
+  bool print = false;
+  for (int i = 1; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--steps") == 0 && i + 1 < argc) {
+      steps = static_cast<std::size_t>(std::max(1L, std::atol(argv[++i])));
+    } else if (std::strcmp(argv[i], "--window") == 0 && i + 1 < argc) {
+      window = static_cast<TokenCount>(std::max(4'096L, std::atol(argv[++i])));
+    } else if (std::strcmp(argv[i], "--print") == 0) {
+      print = true;
+    } else {
+      std::fprintf(stderr, "usage: long_session_bench [--steps N] [--window TOKENS] [--print]\n");
+      return 2;
+    }
+  }
+
+  std::unique_ptr<Journal> journal = NewMemoryJournal();
+  SessionOptions options;
+  options.journal = journal.get();
+  auto session = Session::Open(std::move(options));
+  if (!session)
+    Die(session.error().Message());
+
+  long_session::LongSession run;
+  const auto start = Clock::now();
+  std::size_t reported = 0;
+  const long_session::LongSessionResult result =
+      run.Run(**session, steps, window, std::chrono::seconds(120),
+              [&](const long_session::LongSessionResult& so_far) {
+                if (so_far.steps / 1'000 > reported) {
+                  reported = so_far.steps / 1'000;
+                  std::fprintf(stderr, "  %zu steps, %zu compactions, %.1f s\n", so_far.steps,
+                               so_far.commits.size(), Seconds(start, Clock::now()));
+                }
+              });
+  const auto stop = Clock::now();
+  (*session)->Shutdown();
+  if (!result.error.empty())
+    Die(result.error);
+  if (!result.last_commit)
+    Die("no compaction committed");
+
+  const LoopDefinition loop = long_session::LongSessionLoop(window);
+  const CompactionCommitted& last = *result.last_commit;
+  const std::string& summary = last.summary.blocks.front().as<TextBlock>()->text;
+
+  fmt::print(
+      "session: {} tool steps in {} turns, {} distinct paths, window {} tokens "
+      "(keep_recent_tokens {}, max_summary_tokens {})\n",
+      result.steps, result.turns, result.distinct_paths, window,
+      loop.compaction->keep_recent_tokens, loop.compaction->max_summary_tokens);
+  fmt::print("compactions: {} committed, {} rejected; total wall time {:.1f} s\n",
+             result.commits.size(), result.rejected, Seconds(start, stop));
+
+  // Constraints.
+  const auto lost = long_session::LongSession::Lost(last.summary, result.constraints_given);
+  fmt::print("constraints in the last summary: {} / {} kept\n",
+             result.constraints_given.size() - lost.size(), result.constraints_given.size());
+  for (const std::size_t index : lost)
+    fmt::print("  lost: {}\n", long_session::kConstraints[index]);
+  if (result.first_loss) {
+    fmt::print("  first lost at compaction {} of {} (after {} steps): {}\n",
+               result.first_loss->first + 1, result.commits.size(),
+               result.commits[result.first_loss->first].step,
+               long_session::kConstraints[result.first_loss->second]);
+  } else {
+    fmt::print("  no summary lost a constraint given in an earlier turn\n");
+  }
+
+  // Items, repeats, raw lines.
+  if (result.last_input && result.last_input->basis == last.basis) {
+    const cli::SummaryQuality quality =
+        cli::MeasureSummary(summary, result.last_input->transcript, Verbatim(last.retained));
+    fmt::print("last summary: {} items, {} repeated; {} of {} content bytes raw tool output\n",
+               quality.items, quality.repeated, quality.raw_bytes, quality.summary_bytes);
+  } else {
+    fmt::print("last summary: its compactor input is not the last one seen (not measured)\n");
+  }
+  const TokenCount summary_tokens = (summary.size() + 3) / 4;
+  fmt::print(
+      "last summary: {} bytes, {} estimated tokens of a budget of {} ({:.0f} %); "
+      "context after the commit {} tokens\n",
+      summary.size(), summary_tokens, loop.compaction->max_summary_tokens,
+      100.0 * static_cast<double>(summary_tokens) /
+          static_cast<double>(loop.compaction->max_summary_tokens),
+      last.post_context.input_tokens);
+
+  // Cost over the run.
+  const std::vector<Clock::time_point>& t = result.step_times;
+  if (t.size() >= 2'001) {
+    const double first = Seconds(t[0], t[1'000]);
+    const double last_k = Seconds(t[t.size() - 1'001], t.back());
+    fmt::print(
+        "per step: first 1,000 steps {:.3f} s ({:.3f} ms/step), last 1,000 {:.3f} s "
+        "({:.3f} ms/step): last/first {:.2f}\n",
+        first, first, last_k, last_k, last_k / first);
+    const std::vector<std::chrono::nanoseconds>& c = result.step_cpu;
+    const auto cpu = [&](std::size_t from, std::size_t to) {
+      return std::chrono::duration<double>(c[to] - c[from]).count();
+    };
+    const double cpu_first = cpu(0, 1'000);
+    const double cpu_last = cpu(c.size() - 1'001, c.size() - 1);
+    fmt::print(
+        "per step, CPU time of the process: first 1,000 steps {:.3f} s, last 1,000 {:.3f} "
+        "s: last/first {:.2f}\n",
+        cpu_first, cpu_last, cpu_last / cpu_first);
+  } else {
+    fmt::print("per step: fewer than 2,001 steps, first and last 1,000 not compared\n");
+  }
+  std::vector<double> attempt_ms;
+  for (const long_session::CommitFigures& commit : result.commits)
+    attempt_ms.push_back(std::chrono::duration<double, std::milli>(commit.duration).count());
+  const std::size_t n = attempt_ms.size();
+  const std::size_t tail = n >= 10 ? n - 10 : 0;
+  fmt::print(
+      "compaction (CompactionCommitted::duration): first 10 mean {:.2f} ms, last 10 mean "
+      "{:.2f} ms: last/first {:.2f}\n",
+      Mean(attempt_ms, 0, 10), Mean(attempt_ms, tail, 10),
+      Mean(attempt_ms, tail, 10) / Mean(attempt_ms, 0, 10));
+  const std::vector<double>& own = result.compactor_millis;
+  const std::size_t own_tail = own.size() >= 10 ? own.size() - 10 : 0;
+  fmt::print(
+      "compactor alone (ExtractiveCompactor::Compact): first 10 mean {:.2f} ms, last 10 "
+      "mean {:.2f} ms: last/first {:.2f}; max {:.2f} ms over {} calls\n",
+      Mean(own, 0, 10), Mean(own, own_tail, 10), Mean(own, own_tail, 10) / Mean(own, 0, 10),
+      own.empty() ? 0.0 : *std::max_element(own.begin(), own.end()), own.size());
+  // By tenth of the run: does the cost level off, and where?
+  fmt::print(
+      "by tenth of the steps: ms/step (wall, CPU), compactions, compactor ms (mean), summary "
+      "bytes (mean)\n");
+  for (std::size_t tenth = 0; tenth < 10 && t.size() >= 10; ++tenth) {
+    const std::size_t from = t.size() * tenth / 10;
+    const std::size_t to = t.size() * (tenth + 1) / 10;
+    std::size_t compactions = 0;
+    double millis = 0;
+    double bytes = 0;
+    for (std::size_t i = 0; i < result.commits.size(); ++i) {
+      if (result.commits[i].step > from && result.commits[i].step <= to) {
+        ++compactions;
+        millis += i < own.size() ? own[i] : 0;
+        bytes += static_cast<double>(result.commits[i].summary_bytes);
+      }
+    }
+    const double denominator = compactions == 0 ? 1.0 : static_cast<double>(compactions);
+    const double span = static_cast<double>(to - 1 - from);
+    const std::chrono::duration<double> cpu = result.step_cpu[to - 1] - result.step_cpu[from];
+    fmt::print("  {:>2}: {:.3f}, {:.3f} ms/step, {:>3} compactions, {:.2f} ms, {:.0f} bytes\n",
+               tenth + 1, 1e3 * Seconds(t[from], t[to - 1]) / span, 1e3 * cpu.count() / span,
+               compactions, millis / denominator, bytes / denominator);
+  }
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  fmt::print("peak RSS {:.1f} MiB\n", static_cast<double>(usage.ru_maxrss) / 1024.0);
+  if (print)
+    fmt::print("\nthe last committed summary:\n{}\n", summary);
+  return 0;
+}

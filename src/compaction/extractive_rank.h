@@ -1,0 +1,41 @@
+// The extractive compactor's ranking: an Extract (extractive_reader.h) as Items, each a section's
+// piece of text with its place in the section and its own byte cap, in priority order.
+//
+// Contract of Prioritize(extract):
+// - The order is the one compaction/extractive.h states: the goal's first request (the carried
+//   summary's task first), the state's lead (files edited, else created, else the latest
+//   progress), the unanswered request, every constraint, the later requests newest first, the
+//   edits, commits, steps, reports, test runs and failing tests, names in play, the other
+//   files, the latest progress, the carried state, failed commands, decisions newest first,
+//   next steps, todo items, open calls, the carried open items, then the rest of the ledger.
+// - The first item is always the goal and the second always the state's lead (a fixed
+//   sentence when there is none), so that two items always exist.
+// - Each distinct text is told once per section, at its first place ("Earlier: " and "Later: "
+//   prefixes aside, case aside). File paths under a workspace root held by most absolute paths
+//   are told relative to it.
+// - Texts are clean and unescaped; `cap` bounds the escaped bytes; `order` sorts within a
+//   section when rendered (extractive_render.h).
+// Thread safety: pure function.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "compaction/extractive_reader.h"
+
+namespace harness::extractive_detail {
+
+enum class Section : std::uint8_t { kGoal, kConstraints, kDecisions, kState, kOpenItems };
+
+struct Item {
+  Section section;
+  std::size_t order;  // place within its section
+  std::string text;   // clean, unescaped
+  std::size_t cap;    // escaped bytes at most
+};
+
+std::vector<Item> Prioritize(const Extract& extract);
+
+}  // namespace harness::extractive_detail

@@ -1,0 +1,64 @@
+// The extractive compactor's rendering (compaction/extractive_render.h): escaping within a cap,
+// choosing by priority within a room, writing the five sections in grammar order.
+#include "compaction/extractive_render.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+namespace harness::extractive_detail {
+namespace {
+
+TEST(ExtractiveRender, EscapingCutsOnACharacterAndNeverShrinksAsTheCapGrows) {
+  EXPECT_EQ(EscapeWithin("a<b>&c", 100), "a&lt;b&gt;&amp;c");
+  EXPECT_EQ(EscapeWithin("abcdef", 2), "");  // below the ellipsis
+  const std::string text = "h\xC3\xA9llo <w\xC3\xB6rld> & more words";
+  std::size_t previous = 0;
+  for (std::size_t cap = 0; cap <= 60; ++cap) {
+    const std::string escaped = EscapeWithin(text, cap);
+    EXPECT_LE(escaped.size(), cap) << cap;
+    EXPECT_GE(escaped.size(), previous) << cap;
+    previous = escaped.size();
+  }
+  EXPECT_EQ(EscapeWithin(text, 6), "h\xC3\xA9\xE2\x80\xA6");
+}
+
+TEST(ExtractiveRender, SectionsInGrammarOrderOneItemInlineSeveralAsLines) {
+  const std::vector<Item> items = {Item{Section::kState, 0, "state one", 100},
+                                   Item{Section::kGoal, 0, "the goal", 100},
+                                   Item{Section::kState, 1, "state two", 100}};
+  EXPECT_EQ(Render(Choose(items, 10000)),
+            "<conversation_summary><goal>the goal</goal><constraints/><decisions/><state>\n"
+            "- state one\n- state two\n</state><open_items/></conversation_summary>");
+}
+
+TEST(ExtractiveRender, ChoosingTakesAPrefixAndCutsTheFirstItemThatDoesNotFit) {
+  const std::vector<Item> items = {Item{Section::kGoal, 0, std::string(40, 'g'), 100},
+                                   Item{Section::kState, 0, std::string(60, 's'), 100},
+                                   Item{Section::kState, 1, std::string(60, 't'), 100}};
+  const auto all = Choose(items, 10000);
+  ASSERT_EQ(all.size(), 3U);
+  // The goal (40 + its tags' 6) and the first state item whole, the second cut to what is left.
+  const auto some = Choose(items, 46 + 7 + 60 + 40);
+  ASSERT_EQ(some.size(), 3U);
+  EXPECT_EQ(some[1].escaped, std::string(60, 's'));
+  EXPECT_LT(some[2].escaped.size(), 60U);
+  EXPECT_TRUE(some[2].escaped.ends_with("\xE2\x80\xA6"));
+  // Too little room for even a short cut of the second item ends the selection after the goal.
+  EXPECT_EQ(Choose(items, 46 + 10).size(), 1U);
+  EXPECT_TRUE(Choose(items, 0).empty());
+}
+
+TEST(ExtractiveRender, ASmallRoomShrinksCapsButNotBelowTheSmallestCap) {
+  const std::vector<Item> items = {Item{Section::kGoal, 0, "g", 2400},
+                                   Item{Section::kState, 0, "s", 100}};
+  EXPECT_EQ(ScaledToRoom(items, 16000)[0].cap, 2400U);
+  EXPECT_EQ(ScaledToRoom(items, 4000)[0].cap, 1200U);  // sqrt(1/4) of 2400
+  EXPECT_EQ(ScaledToRoom(items, 100)[0].cap, 189U);    // sqrt(100/16000) of 2400
+  EXPECT_EQ(ScaledToRoom(items, 1)[0].cap, 120U);
+  EXPECT_EQ(ScaledToRoom(items, 1)[1].cap, 100U);  // a cap below the floor stays
+}
+
+}  // namespace
+}  // namespace harness::extractive_detail

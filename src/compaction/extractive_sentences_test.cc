@@ -1,0 +1,101 @@
+// The extractive compactor's sentence classifiers (compaction/extractive_sentences.h), each on
+// sentences it must take and sentences it must leave.
+#include "compaction/extractive_sentences.h"
+
+#include <gtest/gtest.h>
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace harness::extractive_detail {
+namespace {
+
+struct Case {
+  const char* text;
+  bool expected;
+};
+
+template <std::size_t N>
+void ExpectEach(const Case (&cases)[N], bool (*classify)(std::string_view)) {
+  for (const Case& c : cases)
+    EXPECT_EQ(classify(c.text), c.expected) << c.text;
+}
+
+TEST(ExtractiveSentences, SentencesEndAtStopsFollowedBySpaceAndAtLineEnds) {
+  EXPECT_EQ(Sentences({"Use tabs. Never spaces! Why? ok", "v1.2 is out. next line"}),
+            (std::vector<std::string>{"Use tabs.", "Never spaces!", "Why?", "ok", "v1.2 is out.",
+                                      "next line"}));
+}
+
+TEST(ExtractiveSentences, ConstraintsByRuleWordsAndRuleOpenings) {
+  const Case cases[] = {
+      {"never log the api key.", true},     {"use only the standard library.", true},
+      {"please use spaces.", true},  // a lead-in does not hide the rule's opening
+      {"and leave the tests alone.", true}, {"prefer composition.", true},
+      {"at most 3 retries.", true},         {"the build is green.", false},
+      {"this is commonly used.", false},  // "only" inside a word is no rule
+  };
+  ExpectEach(cases, IsConstraint);
+}
+
+TEST(ExtractiveSentences, CodeAndLogLinesAreNotAPersonsWords) {
+  const Case cases[] = {
+      {"    return x;", true},
+      {"ValueError: bad input", true},
+      {"# heading", true},
+      {"at com.acme.Main.run(Main.java:12)", true},
+      {"int main() {", true},
+      {"", true},
+      {"Keep the API unchanged.", false},
+      {"Never log the key", false},
+  };
+  ExpectEach(cases, LooksLikeCode);
+}
+
+TEST(ExtractiveSentences, DecisionsChooseOrConcludeExplorationAndQuestionsDoNot) {
+  const Case cases[] = {
+      {"i'll put the cache in front of render.", true},
+      {"the fix is to evict first.", true},
+      {"we use postgres, not sqlite.", true},
+      {"turns out the lock was never released.", true},
+      {"let me look at the file.", false},
+      {"i'll check the logs.", false},
+      {"should i use a mutex?", false},
+      {"the tests pass.", false},
+  };
+  ExpectEach(cases, IsDecision);
+}
+
+TEST(ExtractiveSentences, FillerHedgesAnnouncesOrSaysTooLittle) {
+  const Case cases[] = {
+      {"Maybe the issue is the cache.", true},
+      {"Here is the plan:", true},
+      {"Done.", true},
+      {"I was about to say...", true},
+      {"I'll put the cache in front of Render.", false},
+  };
+  ExpectEach(cases, IsFiller);
+}
+
+TEST(ExtractiveSentences, NextStepsGreetingsNudgesAndPointers) {
+  EXPECT_TRUE(IsNextStep("next, i'll add metrics."));
+  EXPECT_TRUE(IsNextStep("i still need to wire the flag."));
+  EXPECT_FALSE(IsNextStep("i'll add metrics."));
+
+  EXPECT_TRUE(IsGreeting("thanks!"));
+  EXPECT_FALSE(IsGreeting("thanks for the fix, now add metrics"));
+
+  EXPECT_TRUE(IsContinuation("continue."));
+  EXPECT_TRUE(IsContinuation("keep going"));
+  EXPECT_FALSE(IsContinuation("continue with the parser"));
+
+  EXPECT_TRUE(IsPointer("@prompt.md do this"));
+  EXPECT_TRUE(IsPointer("follow @task.md"));
+  EXPECT_FALSE(IsPointer("@prompt.md but make the cache smaller"));
+  EXPECT_FALSE(IsPointer("do this"));
+}
+
+}  // namespace
+}  // namespace harness::extractive_detail
