@@ -87,8 +87,25 @@ Result<std::optional<std::string>, std::string> ReadToken(const ServeCommandLine
   return std::optional<std::string>(std::move(text));
 }
 
+// A served model with the CLI's context for `flags` (policy_defaults.h): `client` (null: it runs
+// no turns) under `key`, or under the context's own model key when none is given.
+Result<serve::ServedModel, std::string> ServedWithContext(const ContextFlags& flags,
+                                                          std::shared_ptr<ModelClient> client,
+                                                          std::optional<ModelKey> key) {
+  auto context = ChooseLoopContext(flags, TokenizerDirFromEnvironment());
+  if (!context.ok())
+    return Fail(context.error().message);
+  serve::ServedModel served;
+  served.client = std::move(client);
+  served.model = key ? std::move(*key) : context->model;
+  served.limits = context->limits;
+  served.counter = context->counter;
+  served.policy = context->policy;
+  return served;
+}
+
 // A configured model makes a fresh client (and, for a scripted model, reads its script afresh)
-// for every loop, with the CLI's context defaults (policy_defaults.h).
+// for every loop, with the CLI's context defaults.
 Result<serve::ServedModel, std::string> MakeServedModel(const std::string& spec) {
   auto model = MakeModelClient(spec);
   if (!model.ok())
@@ -96,30 +113,13 @@ Result<serve::ServedModel, std::string> MakeServedModel(const std::string& spec)
   ContextFlags flags;
   if (!model->scripted)
     flags.model = model->model;
-  auto context = ChooseLoopContext(flags, TokenizerDirFromEnvironment());
-  if (!context.ok())
-    return Fail(context.error().message);
-  serve::ServedModel served;
-  served.client = model->client;
-  served.model = model->model;
-  served.limits = context->limits;
-  served.counter = context->counter;
-  served.policy = context->policy;
-  return served;
+  return ServedWithContext(flags, model->client, model->model);
 }
 
 // The offline model (harness/offline) with the CLI's context defaults, as `harness compact`
 // without --model has it; no client: it runs no turns.
 Result<serve::ServedModel, std::string> MakeOfflineServedModel() {
-  auto context = ChooseLoopContext(ContextFlags{}, TokenizerDirFromEnvironment());
-  if (!context.ok())
-    return Fail(context.error().message);
-  serve::ServedModel served;
-  served.model = context->model;
-  served.limits = context->limits;
-  served.counter = context->counter;
-  served.policy = context->policy;
-  return served;
+  return ServedWithContext(ContextFlags{}, nullptr, std::nullopt);
 }
 
 Result<std::map<std::string, serve::ConfiguredModel>, std::string> ConfiguredModels(
