@@ -25,6 +25,7 @@ Result<CompactionOutput, CompactorError> ObservedCompactor::Compact(const Compac
   auto result = inner_->Compact(input, stop);
   std::lock_guard lock(mutex_);
   last_input_tokens_ = read;
+  last_summary_.reset();
   if (!result.ok()) {
     last_error_ = result.error();
   } else if (result->basis != input.basis || result->model != input.model ||
@@ -34,25 +35,28 @@ Result<CompactionOutput, CompactorError> ObservedCompactor::Compact(const Compac
         CompactorErrorKind::kInvalidSummary,
         InvalidSummaryError{InvalidSummaryReason::kIdentity, "identity differs", std::nullopt},
         std::nullopt, ""};
-  } else if (const auto* text = result->summary.blocks.size() == 1
-                                    ? result->summary.blocks[0].as<TextBlock>()
-                                    : nullptr) {
-    // The runtime judges the summary by the strict grammar (a model compactor's own validation
-    // does the same before it answers); the rule it broke is only known here.
-    if (auto parsed = ParseSummary(text->text); !parsed.ok()) {
-      last_error_ = CompactorError{CompactorErrorKind::kInvalidSummary, parsed.error(),
-                                   std::nullopt, "summary grammar"};
-    } else {
-      last_error_.reset();
-    }
   } else {
     last_error_.reset();
+    // The runtime judges the summary by the strict grammar (a model compactor's own validation
+    // does the same before it answers). Kept, and parsed only when last_error() is asked for:
+    // a parse here would add its allocations to the attempt's peak, while the compactor's
+    // input is still held.
+    if (result->summary.blocks.size() == 1) {
+      if (const auto* text = result->summary.blocks[0].as<TextBlock>())
+        last_summary_ = text->text;
+    }
   }
   return result;
 }
 
 std::optional<CompactorError> ObservedCompactor::last_error() const {
   std::lock_guard lock(mutex_);
+  if (!last_error_ && last_summary_) {
+    if (auto parsed = ParseSummary(*last_summary_); !parsed.ok()) {
+      return CompactorError{CompactorErrorKind::kInvalidSummary, parsed.error(), std::nullopt,
+                            "summary grammar"};
+    }
+  }
   return last_error_;
 }
 

@@ -163,6 +163,7 @@ class ObservedCompactor final : public Compactor {
   std::shared_ptr<Compactor> inner_;
   mutable std::mutex mutex_;
   std::optional<CompactorError> last_error_;
+  std::optional<std::string> last_summary_;  // a summary returned, parsed by last_error()
   std::optional<TokenCount> last_input_tokens_;
 };
 
