@@ -26,17 +26,17 @@
 //   kRejected: the compaction ran and was rejected: `reason` (the reply's CompactRejectReason),
 //     `detail` when the runtime said why, `invalid_summary` for an invalid summary,
 //     `compactor_error` when the compactor failed, `coverage` for coverage_insufficient.
-//   kUnanswered: the runtime failed before the command's reply (its failures in `message`).
+//   kUnanswered: the runtime failed before the command's reply (`runtime_failures`).
 //   `message` is one line a user can act on; it never holds message content.
 // - `request.stop` interrupts the compaction (Session::Interrupt): rejected `interrupted`.
-// - `request.on_event` sees every event of the session in journal order, on the calling
+// - `request.on_event` sees every event of the session in the order published, on the calling
 //   thread, before the call returns; the loop's creation events (which carry the whole
 //   history) only when it is set.
 // - ObservedCompactor wraps a compactor and remembers what its last call failed with (the rule an
 //   invalid summary broke, which CompactionRejected does not carry; an output whose identity
 //   differs from the input's counts as invalid_summary identity, and a summary that fails the
-//   grammar as the rule it broke, as the runtime rejects both) and
-//   the estimated tokens (EstimateMessageTokens) of the last transcript it was given.
+//   grammar as the rule it broke, as the runtime rejects both) and the estimated tokens
+//   (EstimateMessageTokens) of the last transcript it was given.
 // - CompactOnlyModelClient is the model client of a loop that only compacts: a manual
 //   compaction runs no turn, and a turn asked of it is refused.
 // Thread safety: concurrent calls are independent (each has its own session; two calls on one
