@@ -6,6 +6,7 @@
 #                                           harness::<module> and harness::harness (all of them)
 #   lib/pkgconfig/harness.pc                the same libraries for pkg-config
 #   bin/harness                             the CLI
+#   share/doc/harness/LICENSE, NOTICE       the licence (Apache-2.0) and the third-party notices
 include(CMakePackageConfigHelpers)
 
 # harness::harness: every library, for a program that does not want to choose.
@@ -19,6 +20,8 @@ install(TARGETS ${HARNESS_LIBS} harness_all EXPORT harnessTargets
         INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/harness DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 install(TARGETS harness RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+install(FILES ${PROJECT_SOURCE_DIR}/LICENSE ${PROJECT_SOURCE_DIR}/NOTICE
+        DESTINATION ${CMAKE_INSTALL_DOCDIR})
 install(EXPORT harnessTargets NAMESPACE harness:: DESTINATION ${harness_cmake_dir})
 configure_package_config_file(${CMAKE_CURRENT_LIST_DIR}/harnessConfig.cmake.in
                               ${PROJECT_BINARY_DIR}/harnessConfig.cmake

@@ -31,6 +31,7 @@
 #include <string_view>
 #include <vector>
 
+#include "harness/content/codec.h"
 #include "harness/core/json.h"
 #include "serve/api.h"
 #include "serve/request_guard.h"
@@ -159,6 +160,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         Check(!loop.model.empty(), "a loop without a model");
         Check(loop.compactor.offline || !loop.compactor.model.empty(), "an empty compactor");
         Check(loop.tools.size() <= harness::kMaxLoopTools, "too many tools");
+        // A history is a transcript the codec accepted: it encodes again.
+        if (!loop.history.empty())
+          Check(harness::EncodeTranscript(loop.history).ok(), "a history that does not encode");
         for (std::size_t i = 0; i < loop.tools.size(); ++i) {
           const ClientToolRequest& tool = loop.tools[i];
           Check(!tool.name.empty() && tool.name.size() <= harness::kMaxToolNameBytes,

@@ -54,6 +54,10 @@ struct CompactCommandLine {
   bool constrain_output = false;
   TokenCount compactor_window = 0;  // 0: not given
   bool preview = false;             // show the proposal, install nothing (docs/preview.md)
+  std::string emit;                 // --emit FORMAT: write the replacement messages
+  CLI::Option* emit_option = nullptr;
+  std::string output = "-";  // --output: where --emit writes ("-" standard output)
+  CLI::Option* output_option = nullptr;
 };
 
 namespace {
@@ -61,15 +65,59 @@ namespace {
 constexpr std::size_t kMaxTranscriptBytes = TranscriptLimits{}.max_bytes;
 
 // One NDJSON line, exactly as encoded: JSON escaping keeps its control characters inert.
-void PrintJson(std::string_view json) {
-  std::fwrite(json.data(), 1, json.size(), stdout);
-  std::fputc('\n', stdout);
-  std::fflush(stdout);  // as it happens, also through a pipe
+void PrintJson(std::string_view json, std::FILE* to = stdout) {
+  std::fwrite(json.data(), 1, json.size(), to);
+  std::fputc('\n', to);
+  std::fflush(to);  // as it happens, also through a pipe
 }
 
 // One line for a person: the summary and the events hold model output, shown, never executed.
-void PrintLine(std::string_view text) {
-  PrintJson(TerminalText(text));
+// `to` is standard error when --emit writes the messages to standard output.
+void PrintLine(std::string_view text, std::FILE* to = stdout) {
+  PrintJson(TerminalText(text), to);
+}
+
+// The formats --emit writes the replacement messages in. Each has a name and one writer
+// (EmitMessages); a format is added to both.
+enum class EmitFormat : std::uint8_t {
+  kTranscript,  // the harness transcript codec (docs/content.md), as `validate-transcript` reads
+};
+
+struct EmitFormatName {
+  std::string_view name;
+  EmitFormat format;
+};
+
+constexpr EmitFormatName kEmitFormats[] = {{"transcript", EmitFormat::kTranscript}};
+
+std::optional<EmitFormat> ParseEmitFormat(std::string_view name) {
+  for (const EmitFormatName& known : kEmitFormats) {
+    if (known.name == name)
+      return known.format;
+  }
+  return std::nullopt;
+}
+
+std::string EmitFormatNames() {
+  std::string names;
+  for (const EmitFormatName& known : kEmitFormats)
+    names.append(names.empty() ? "" : ", ").append(known.name);
+  return names;
+}
+
+// The messages in `format`, ending with a newline; the error says why they cannot be written.
+Result<std::string, std::string> EmitMessages(EmitFormat format,
+                                              const std::vector<Message>& messages) {
+  switch (format) {
+    case EmitFormat::kTranscript: {
+      auto encoded = EncodeTranscript(messages);
+      if (!encoded.ok())
+        return Fail("the replacement messages cannot be encoded: " + encoded.error().Describe());
+      encoded->push_back('\n');
+      return std::move(encoded).value();
+    }
+  }
+  return Fail(std::string("unknown --emit format"));
 }
 
 void PrintError(std::string_view text) {
@@ -137,28 +185,31 @@ void PrintJsonResult(const RunIds& ids, const LoopContext& context, const Outcom
   PrintJson(out);
 }
 
-void PrintHumanResult(const Outcome& outcome, const Verdict& verdict) {
+void PrintHumanResult(const Outcome& outcome, const Verdict& verdict, std::FILE* to) {
   PrintLine(fmt::format("context before: {}, {} messages", ContextText(outcome.context.before),
-                        outcome.context.messages_before));
+                        outcome.context.messages_before),
+            to);
   if (verdict.rejected) {
-    PrintLine("context after: unchanged");
+    PrintLine("context after: unchanged", to);
     if (outcome.coverage)
-      PrintLine(CoverageText(*outcome.coverage));
-    PrintLine(RejectedText(verdict.rejected->reason, verdict.rejected->detail));
+      PrintLine(CoverageText(*outcome.coverage), to);
+    PrintLine(RejectedText(verdict.rejected->reason, verdict.rejected->detail), to);
     if (verdict.invalid_summary) {
       PrintLine(
-          fmt::format("invalid_summary {}", InvalidSummaryReasonName(*verdict.invalid_summary)));
+          fmt::format("invalid_summary {}", InvalidSummaryReasonName(*verdict.invalid_summary)),
+          to);
     }
     return;
   }
   const CompactionCommitted& committed = *outcome.committed;
   PrintLine(fmt::format("context after: {}, summary + {} messages",
-                        ContextText(committed.post_context), committed.retained.size()));
+                        ContextText(committed.post_context), committed.retained.size()),
+            to);
   if (outcome.coverage)
-    PrintLine(CoverageText(*outcome.coverage));
-  PrintLine("summary:");
-  PrintLine(SummaryText(committed));
-  PrintLine("committed");
+    PrintLine(CoverageText(*outcome.coverage), to);
+  PrintLine("summary:", to);
+  PrintLine(SummaryText(committed), to);
+  PrintLine("committed", to);
 }
 
 // What the flags say about the context; unset options take policy_defaults.h's defaults.
@@ -195,7 +246,7 @@ struct Target {
   std::unique_ptr<Session> session;
   Uuid loop;
   LoopContext context;
-  std::shared_ptr<RecordingCompactor> recorder;
+  std::shared_ptr<ObservedCompactor> recorder;
   std::size_t messages_before = 0;
   std::optional<ContextMeasurement> measured;  // a restored loop's last measurement
   bool restored = false;
@@ -207,7 +258,7 @@ struct Target {
 // budget --compactor-window leaves beside the policy's summary budget (docs/chunked.md). A new
 // session and a restored loop both take their compactor from here, so the window is applied
 // and checked the same way for both. The error is a usage message (exit 2).
-Result<std::shared_ptr<RecordingCompactor>, std::string> CompactorFor(
+Result<std::shared_ptr<ObservedCompactor>, std::string> CompactorFor(
     const CompactCommandLine& line, const CompactionPolicy& policy) {
   std::optional<TokenCount> budget;
   if (line.compactor_window > 0) {
@@ -222,14 +273,14 @@ Result<std::shared_ptr<RecordingCompactor>, std::string> CompactorFor(
   CompactorChoice choice = ChooseCompactor(line.compactor, line.constrain_output, budget);
   if (!choice.compactor)
     return Fail(std::move(choice.problem));
-  return std::make_shared<RecordingCompactor>(std::move(choice.compactor));
+  return std::make_shared<ObservedCompactor>(std::move(choice.compactor));
 }
 
 // What a fresh session needs from the flags and the transcript, all checked before the journal
 // is opened, so that bad input creates nothing. nullopt: `exit` says how it ended.
 struct NewSessionInput {
   LoopContext context;
-  std::shared_ptr<RecordingCompactor> recorder;
+  std::shared_ptr<ObservedCompactor> recorder;
   LoopDefinition definition;  // checked: CreateLoop takes it
 };
 
@@ -368,7 +419,7 @@ std::optional<Target> RestoredTarget(const CompactCommandLine& line, RestoreInpu
   target.restored = true;
   std::string usage;
   std::map<Uuid, LoopContext> contexts;
-  std::map<Uuid, std::shared_ptr<RecordingCompactor>> recorders;
+  std::map<Uuid, std::shared_ptr<ObservedCompactor>> recorders;
   RestoreOptions restore;
   restore.start_queued = false;
   restore.take_over = line.take_over;
@@ -383,7 +434,7 @@ std::optional<Target> RestoredTarget(const CompactCommandLine& line, RestoreInpu
     definition.model = info.model;
     definition.limits = context->limits;
     definition.system_prompt = info.system_prompt;  // a different --system is journaled below
-    definition.client = std::make_shared<NoTurnModelClient>();
+    definition.client = std::make_shared<CompactOnlyModelClient>();
     if (info.compaction_policy) {
       auto recorder = CompactorFor(line, context->policy);
       if (!recorder.ok()) {
@@ -478,6 +529,25 @@ int RunCompaction(const CompactCommandLine& line, SignalWatch& signals) {
     return Usage("--loop needs --session");
   if (resume && line.model_option->count() > 0)
     return Usage("--model is the session's own with --session");
+  std::optional<EmitFormat> emit;
+  if (line.emit_option->count() > 0) {
+    emit = ParseEmitFormat(line.emit);
+    if (!emit) {
+      return Usage(fmt::format("--emit: unknown format \"{}\"; the formats are: {}", line.emit,
+                               EmitFormatNames()));
+    }
+    if (line.preview)
+      return Usage("--emit writes what a commit installs and --preview installs nothing; drop one");
+    if (line.json && line.output == "-") {
+      return Usage(
+          "--emit with --json needs --output FILE: standard output holds the NDJSON "
+          "events and result");
+    }
+  } else if (line.output_option->count() > 0) {
+    return Usage("--output is where --emit writes; give --emit FORMAT too");
+  }
+  // Standard output holds the emitted messages alone: the lines for a person go to stderr.
+  std::FILE* const human = emit && line.output == "-" ? stderr : stdout;
   auto store = StoreFromOptions(line.data_dir, line.journal);
   if (!store.ok())
     return Usage(store.error());
@@ -527,11 +597,13 @@ int RunCompaction(const CompactCommandLine& line, SignalWatch& signals) {
           fmt::format("session {} restored from {}: {} records, loop {}, repaired {} replies, "
                       "closed {} turns",
                       session.id().ToString(), StoreForDisplay(*store), report.records,
-                      loop->ToString(), report.replies_repaired, report.turns_closed));
+                      loop->ToString(), report.replies_repaired, report.turns_closed),
+          human);
     } else {
-      PrintLine(fmt::format("session {} in {}", session.id().ToString(), StoreForDisplay(*store)));
+      PrintLine(fmt::format("session {} in {}", session.id().ToString(), StoreForDisplay(*store)),
+                human);
     }
-    PrintLine(ContextReport(context));
+    PrintLine(ContextReport(context), human);
   }
   auto command = line.preview ? session.PreviewCompaction(*loop) : session.CompactToLoop(*loop);
   if (!command.ok()) {
@@ -554,7 +626,7 @@ int RunCompaction(const CompactCommandLine& line, SignalWatch& signals) {
     if (line.json)
       PrintJson(EventJson(event));
     else
-      PrintLine(EventLine(event, outcome.context));
+      PrintLine(EventLine(event, outcome.context), human);
     // --preview: the proposal is shown, then discarded, so the history stays as it was; the
     // journal keeps both (docs/preview.md).
     const auto* proposed = std::get_if<CompactionProposed>(&event);
@@ -580,10 +652,11 @@ int RunCompaction(const CompactCommandLine& line, SignalWatch& signals) {
   if (outcome.proposed) {
     if (!line.json) {
       PrintLine(fmt::format("context before: {}, {} messages", ContextText(outcome.context.before),
-                            outcome.context.messages_before));
+                            outcome.context.messages_before),
+                human);
       for (const std::string& text : ProposalLines(*outcome.proposed, outcome.context))
-        PrintLine(text);
-      PrintLine("preview: nothing was installed; run without --preview to compact");
+        PrintLine(text, human);
+      PrintLine("preview: nothing was installed; run without --preview to compact", human);
     }
     return kExitOk;
   }
@@ -600,9 +673,24 @@ int RunCompaction(const CompactCommandLine& line, SignalWatch& signals) {
   if (line.json) {
     PrintJsonResult({session.id(), *loop, *command}, context, outcome, verdict);
   } else {
-    PrintHumanResult(outcome, verdict);
+    PrintHumanResult(outcome, verdict, human);
   }
-  return verdict.rejected ? kExitRejected : kExitOk;
+  if (verdict.rejected)
+    return kExitRejected;
+  if (emit) {
+    // The history the commit installed: nothing is written for a rejection.
+    auto text = EmitMessages(*emit, ReplacementMessages(*outcome.committed));
+    std::string problem;
+    if (!text.ok()) {
+      PrintError(text.error());
+      return kExitInvalid;
+    }
+    if (!WriteOutput(line.output, *text, ".compact-tmp", problem)) {
+      PrintError(problem);
+      return kExitUsage;
+    }
+  }
+  return kExitOk;
 }
 
 }  // namespace
@@ -639,6 +727,16 @@ std::shared_ptr<CompactCommandLine> AddCompactCommand(CLI::App& app) {
       "the conversation's model, PROVIDER:MODEL (e.g. openai:gpt-4o): its catalog entry gives the "
       "window, the output and the counter (exact for OpenAI models); default harness:offline");
   c->add_flag("--json", line->json, "NDJSON: one JSON object per event, then a CompactResult");
+  line->emit_option = c->add_option(
+      "--emit", line->emit,
+      "write the messages that replace the transcript once the compaction commits (the "
+      "summary, the pinned and the retained messages) in FORMAT: transcript (the "
+      "harness codec); to standard output, whose lines for a person then go to "
+      "standard error, or to --output");
+  line->output_option = c->add_option(
+      "--output", line->output,
+      "with --emit: the file to write (written whole, then renamed into place; required with "
+      "--json); - for standard output");
   c->add_flag("--preview", line->preview,
               "show the summary and what it would replace, then discard it: the history stays "
               "as it was (exit 0 when a summary was shown, 3 when the attempt was rejected)");

@@ -15,44 +15,6 @@
 
 namespace harness::cli {
 
-Result<InferenceResponse, InferenceError> NoTurnModelClient::Complete(const InferenceRequest&,
-                                                                      std::stop_token) {
-  return Fail(InferenceError{InferenceErrorKind::kRefused, "a manual compaction runs no turns"});
-}
-
-Result<CompactionOutput, CompactorError> RecordingCompactor::Compact(const CompactionInput& input,
-                                                                     std::stop_token stop) {
-  TokenCount read = 0;
-  for (const Message& message : input.transcript)
-    read += EstimateMessageTokens(message);
-  auto result = inner_->Compact(input, stop);
-  std::lock_guard lock(mutex_);
-  last_input_tokens_ = read;
-  if (!result.ok()) {
-    last_error_ = result.error();
-  } else if (result->basis != input.basis || result->model != input.model ||
-             result->request_fingerprint != input.request_fingerprint) {
-    // The runtime rejects this as invalid_summary too (its identity check).
-    last_error_ = CompactorError{
-        CompactorErrorKind::kInvalidSummary,
-        InvalidSummaryError{InvalidSummaryReason::kIdentity, "identity differs", std::nullopt},
-        std::nullopt, ""};
-  } else {
-    last_error_.reset();
-  }
-  return result;
-}
-
-std::optional<CompactorError> RecordingCompactor::last_error() const {
-  std::lock_guard lock(mutex_);
-  return last_error_;
-}
-
-std::optional<TokenCount> RecordingCompactor::last_input_tokens() const {
-  std::lock_guard lock(mutex_);
-  return last_input_tokens_;
-}
-
 void FailureLog::Add(const InfrastructureFailure& failure) {
   {
     std::lock_guard lock(mutex_);
@@ -132,7 +94,7 @@ void Observe(const Event& event, const Uuid& loop, Outcome& outcome) {
 
 }  // namespace
 
-Verdict VerdictOf(const Outcome& outcome, const RecordingCompactor& recorder) {
+Verdict VerdictOf(const Outcome& outcome, const ObservedCompactor& recorder) {
   Verdict verdict;
   if (!outcome.reply)
     return verdict;
@@ -154,7 +116,7 @@ LoopDefinition CompactionLoopDefinition(CompactionLoopInput input) {
   definition.model = input.context.model;
   definition.limits = input.context.limits;
   definition.system_prompt = std::move(input.system_prompt);
-  definition.client = std::make_shared<NoTurnModelClient>();
+  definition.client = std::make_shared<CompactOnlyModelClient>();
   definition.counter = input.context.counter;
   definition.compaction = input.context.policy;
   definition.compactor = std::move(input.recorder);
@@ -178,16 +140,6 @@ std::optional<std::string> DefinitionProblem(const LoopDefinition& definition, s
       "or split that message",
       message.index + lifted, RoleName(message.role), message.bytes, limit->limit,
       limit->limit / (1024 * 1024), limit->size);
-}
-
-EventFilter WithoutInitialHistory() {
-  std::vector<EventKind> kinds;
-  for (std::size_t i = 0; i < std::variant_size_v<Event>; ++i) {
-    const auto kind = static_cast<EventKind>(i);
-    if (kind != EventKind::kLoopCreated && kind != EventKind::kLoopHistoryContinued)
-      kinds.push_back(kind);
-  }
-  return EventFilter::Kinds(std::move(kinds));
 }
 
 Result<CompactionLoop, SessionError> NewSessionLoop(CompactionLoopInput input, Journal& journal,

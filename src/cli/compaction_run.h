@@ -1,7 +1,8 @@
-// One manual compaction of a loop, the pieces `harness compact` and `harness eval` share, so that
-// both go through the same path: the compactor chosen by name, the transcript's leading system
-// messages lifted into the system prompt, a fresh session whose one loop holds the history, the
-// CompactToLoop request and the wait for its reply, and the verdict read from the reply.
+// One manual compaction of a loop as `harness compact` runs it, event by event: the compactor
+// chosen by name, the transcript's leading system messages lifted into the system prompt, a
+// fresh session whose one loop holds the history, the CompactToLoop request and the wait for its
+// reply, and the verdict read from the reply. `harness eval` shares the compactor choice and the
+// lifting.
 //
 // Contract:
 // - ChooseCompactor: "extractive" is the offline ExtractiveCompactor; anything else is a model
@@ -12,9 +13,7 @@
 // - NewSessionLoop opens a session on `journal`, subscribes to it before the loop's first event,
 //   and creates one loop with the definition a manual compaction needs
 //   (CompactionLoopDefinition: no turn ever runs, its model client refuses). A refusal is
-//   returned as the SessionError. The subscription takes `filter`: WithoutInitialHistory leaves
-//   out the LoopCreated and LoopHistoryContinued events, which carry the whole transcript and
-//   which the hub copies for every subscriber that takes them (eval reads none of them).
+//   returned as the SessionError. The subscription takes `filter`.
 //   DefinitionProblem says beforehand whether the runtime will
 //   refuse the definition, so that the caller creates nothing for it.
 // - AwaitCompaction waits until the reply to `command` arrives (or a runtime failure, or the hub
@@ -24,7 +23,10 @@
 // - VerdictOf: a CompactWaiterRejected reply is a rejection (with the summary rule the recording
 //   compactor saw broken, for invalid_summary); any other reply with a CompactionCommitted is a
 //   commit; a reply without either is `unanswered`.
-// Thread safety: RecordingCompactor and FailureLog are thread-safe (the runtime calls them from
+// `harness eval`, which shows no event and keeps no session, runs CompactConversation
+// (runtime/compact.h) instead; the compactor recorder and the loop's model client are that
+// header's ObservedCompactor and CompactOnlyModelClient.
+// Thread safety: ObservedCompactor and FailureLog are thread-safe (the runtime calls them from
 // its threads); the functions are called from one thread.
 #pragma once
 
@@ -40,39 +42,11 @@
 #include "harness/compaction/compactor.h"
 #include "harness/content/message.h"
 #include "harness/hub/subscription.h"
+#include "harness/runtime/compact.h"
 #include "harness/runtime/session.h"
 #include "policy_defaults.h"
 
 namespace harness::cli {
-
-// A native loop needs a model client, but a manual compaction submits no input, so no turn ever
-// calls it.
-class NoTurnModelClient final : public ModelClient {
- public:
-  Result<InferenceResponse, InferenceError> Complete(const InferenceRequest&,
-                                                     std::stop_token) override;
-};
-
-// CompactionRejected only says invalid_summary; this remembers which rule the summary broke
-// (and any other compactor failure) so the command can tell the user.
-class RecordingCompactor final : public Compactor {
- public:
-  explicit RecordingCompactor(std::shared_ptr<Compactor> inner) : inner_(std::move(inner)) {}
-
-  Result<CompactionOutput, CompactorError> Compact(const CompactionInput& input,
-                                                   std::stop_token stop) override;
-  std::optional<CompactorError> last_error() const;
-  std::optional<TokenCount> InputBudget() const override { return inner_->InputBudget(); }
-  // The estimated tokens (EstimateMessageTokens) of the last transcript the compactor was given:
-  // what the summarizer had to read.
-  std::optional<TokenCount> last_input_tokens() const;
-
- private:
-  std::shared_ptr<Compactor> inner_;
-  mutable std::mutex mutex_;
-  std::optional<CompactorError> last_error_;
-  std::optional<TokenCount> last_input_tokens_;
-};
 
 // What the runtime could not report as an event; it also wakes the reader, since a failed
 // append can leave the command without a reply.
@@ -119,12 +93,12 @@ struct Verdict {
   bool unanswered = false;  // the reply is neither a rejection nor backed by a commit
 };
 
-Verdict VerdictOf(const Outcome& outcome, const RecordingCompactor& recorder);
+Verdict VerdictOf(const Outcome& outcome, const ObservedCompactor& recorder);
 
 // What a loop that only compacts is made of.
 struct CompactionLoopInput {
   LoopContext context;
-  std::shared_ptr<RecordingCompactor> recorder;
+  std::shared_ptr<ObservedCompactor> recorder;
   Transcript history;
   std::string system_prompt;
 };
@@ -145,7 +119,6 @@ LoopDefinition CompactionLoopDefinition(CompactionLoopInput input);
 // LiftSystemPrompt took from it), its role, its size and the limit.
 std::optional<std::string> DefinitionProblem(const LoopDefinition& definition, std::size_t lifted);
 
-EventFilter WithoutInitialHistory();
 Result<CompactionLoop, SessionError> NewSessionLoop(LoopDefinition definition, Journal& journal,
                                                     SessionOptions options,
                                                     EventFilter filter = EventFilter::All());

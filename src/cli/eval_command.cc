@@ -26,13 +26,11 @@
 #include "harness/compaction/shorten.h"
 #include "harness/compaction/tail.h"
 #include "harness/content/codec.h"
-#include "harness/core/env.h"
 #include "harness/core/sha256.h"
 #include "harness/event/compaction.h"
 #include "harness/event/pins.h"
 #include "harness/event/wire.h"
 #include "harness/inference/tokenizer.h"
-#include "harness/journal/memory_journal.h"
 #include "harness/runtime/fold.h"
 #include "input.h"
 #include "policy_defaults.h"
@@ -222,77 +220,64 @@ Run Compact(const EvalCommandLine& line, const Prepared& prepared, Setting setti
   run.setting = setting;
   run.window = context.limits.window_tokens;
   CompactorChoice choice = ChooseCompactor(line.compactor, line.constrain_output);
-  auto recorder = std::make_shared<RecordingCompactor>(std::move(choice.compactor));
-  FailureLog failures;
-  Outcome outcome;
-  {
-    auto history = prepared.Load();
-    if (!history.ok()) {
-      run.outcome = "failed";
-      run.reason = history.error();
-      return run;
-    }
-    auto journal = NewMemoryJournal();
-    SystemEnv env;  // the session's time and ids; outlives it
-    SessionOptions options;
-    options.env = &env;
-    options.on_failure = [&failures](const InfrastructureFailure& f) { failures.Add(f); };
-    CompactionLoopInput input{context, recorder, std::move(history).value(),
-                              prepared.system_prompt};
-    // Nothing of the loop's creation is read: a copy of the transcript for the subscription
-    // would be a second one beside the loop's.
-    auto made =
-        NewSessionLoop(std::move(input), *journal, std::move(options), WithoutInitialHistory());
-    if (!made.ok()) {
-      run.outcome = "failed";
-      run.reason = SessionRefusal(made.error());
-      return run;
-    }
-    Session& session = *made->session;
-    const auto started = std::chrono::steady_clock::now();
-    auto command = session.CompactToLoop(made->loop);
-    if (!command.ok()) {
-      session.Suspend();
-      run.outcome = "failed";
-      run.reason = SessionRefusal(command.error());
-      return run;
-    }
-    AwaitCompaction(session, *made->events, made->loop, *command, failures, outcome,
-                    [](const Event&) {});
-    run.milliseconds =
-        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started)
-            .count();
-  }
-  if (outcome.context.before)
-    run.tokens_before = outcome.context.before->input_tokens;
-  const Verdict verdict = VerdictOf(outcome, *recorder);
-  if (!outcome.reply || verdict.unanswered) {
+  auto history = prepared.Load();
+  if (!history.ok()) {
     run.outcome = "failed";
-    run.reason = "the compaction was not answered";
-    for (const std::string& failure : failures.lines())
-      run.detail.append(run.detail.empty() ? "" : "; ").append(failure);
+    run.reason = history.error();
     return run;
   }
-  if (verdict.rejected != nullptr) {
-    run.outcome = "rejected";
-    run.reason = CompactRejectReasonName(verdict.rejected->reason);
-    if (verdict.rejected->detail)
-      run.detail = DescribeRejectDetail(*verdict.rejected->detail);
-    else if (verdict.invalid_summary)
-      run.detail =
-          fmt::format("invalid_summary {}", InvalidSummaryReasonName(*verdict.invalid_summary));
-    else if (verdict.compactor_error)
-      run.detail = verdict.compactor_error->Message();
+  CompactRequest request;
+  request.messages = std::move(history).value();
+  request.system_prompt = prepared.system_prompt;
+  request.model = context.model;
+  request.limits = context.limits;
+  request.policy = context.policy;
+  request.counter = context.counter;
+  request.compactor = std::move(choice.compactor);
+  // In memory: the session, its journal and the loop's history are gone when it returns.
+  auto done = CompactConversation(std::move(request));
+  run.milliseconds = std::chrono::duration<double, std::milli>(done.ok() ? done->report.waited
+                                                                         : done.error().waited)
+                         .count();
+  if (!done.ok()) {
+    const CompactFailure& failure = done.error();
+    if (failure.before)
+      run.tokens_before = failure.before->input_tokens;
+    switch (failure.kind) {
+      case CompactFailureKind::kInvalidRequest:
+      case CompactFailureKind::kRefused:
+        run.outcome = "failed";
+        run.reason = failure.session ? SessionRefusal(*failure.session) : failure.message;
+        break;
+      case CompactFailureKind::kUnanswered:
+        run.outcome = "failed";
+        run.reason = "the compaction was not answered";
+        run.detail = failure.runtime_failures;
+        break;
+      case CompactFailureKind::kRejected:
+        run.outcome = "rejected";
+        run.reason = CompactRejectReasonName(*failure.reason);
+        if (failure.detail)
+          run.detail = DescribeRejectDetail(*failure.detail);
+        else if (failure.invalid_summary)
+          run.detail =
+              fmt::format("invalid_summary {}", InvalidSummaryReasonName(*failure.invalid_summary));
+        else if (failure.compactor_error)
+          run.detail = failure.compactor_error->Message();
+        break;
+    }
     return run;
   }
+  if (done->report.before)
+    run.tokens_before = done->report.before->input_tokens;
   run.outcome = "committed";
-  run.summarizer_read = recorder->last_input_tokens();
-  run.tokens_after = outcome.committed->post_context.input_tokens;
-  run.retained = outcome.committed->retained.size();
-  run.shortened = outcome.committed->shortened.size();
-  run.shortened_bytes = ShortenedBytes(outcome.committed->shortened);
-  const CompactionCommitted& committed = *outcome.committed;
-  const std::string summary = SummaryText(committed);
+  run.summarizer_read = done->report.summarizer_input_tokens;
+  run.tokens_after = done->report.after.input_tokens;
+  run.retained = done->report.retained;
+  run.shortened = done->report.shortened;
+  const CompactionCommitted& committed = done->committed;
+  run.shortened_bytes = ShortenedBytes(committed.shortened);
+  const std::string& summary = done->summary;
   const std::string verbatim = VerbatimText(committed);
   {
     auto history = prepared.Load();
@@ -646,7 +631,8 @@ Result<std::vector<Requirement>, std::string> Requirements(const std::vector<std
     Requirement r;
     r.name = spec;
     for (const Setting setting : kSettings) {
-      const std::string suffix = ":" + std::string(SettingName(setting));
+      // fmt, not ":" + std::string: g++ 12 -O3 warns a false -Wrestrict on that concatenation.
+      const std::string suffix = fmt::format(":{}", SettingName(setting));
       if (EndsWith(spec, suffix)) {
         r.name = spec.substr(0, spec.size() - suffix.size());
         r.setting = setting;

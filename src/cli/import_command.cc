@@ -45,40 +45,6 @@ std::string ReportLine(const ImportedTranscript& imported) {
   return line;
 }
 
-// Writes `text` to `path` through a temporary file renamed over it, so that a failed write
-// leaves no partial transcript behind.
-bool WriteOutput(const std::string& path, const std::string& text, std::string& problem) {
-  if (path == "-") {
-    if (std::fwrite(text.data(), 1, text.size(), stdout) != text.size() ||
-        std::fflush(stdout) != 0) {
-      problem = std::string("cannot write standard output: ") + std::strerror(errno);
-      return false;
-    }
-    return true;
-  }
-  const std::string temporary = path + ".import-tmp";
-  std::FILE* file = std::fopen(temporary.c_str(), "wb");
-  if (file == nullptr) {
-    problem = "cannot create " + temporary + ": " + std::strerror(errno);
-    return false;
-  }
-  const bool written = std::fwrite(text.data(), 1, text.size(), file) == text.size();
-  const int saved = errno;
-  if (std::fclose(file) != 0 || !written) {
-    problem = "cannot write " + temporary + ": " + std::strerror(written ? errno : saved);
-    std::remove(temporary.c_str());
-    return false;
-  }
-  std::error_code error;
-  std::filesystem::rename(temporary, path, error);
-  if (error) {
-    problem = "cannot rename " + temporary + " to " + path + ": " + error.message();
-    std::remove(temporary.c_str());
-    return false;
-  }
-  return true;
-}
-
 int Run(const ImportCommandLine& line) {
   const std::optional<ImportFormat> format = ImportFormatFromName(line.from);
   if (!format) {  // CLI11 checks the name; this keeps the two lists honest
@@ -116,7 +82,7 @@ int Run(const ImportCommandLine& line) {
   }
   encoded->push_back('\n');
   std::string problem;
-  if (!WriteOutput(line.output, *encoded, problem)) {
+  if (!WriteOutput(line.output, *encoded, ".import-tmp", problem)) {
     std::fprintf(stderr, "harness import: %s\n", TerminalText(problem).c_str());
     return kExitUsage;
   }

@@ -10,6 +10,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <memory>
 #include <utility>
 
@@ -203,6 +204,39 @@ LineReader::Read LineReader::Next(std::string& line) {
     if (!Fill())
       return Read::kStopped;
   }
+}
+
+bool WriteOutput(const std::string& path, std::string_view text, std::string_view temporary_suffix,
+                 std::string& problem) {
+  if (path == "-") {
+    if (std::fwrite(text.data(), 1, text.size(), stdout) != text.size() ||
+        std::fflush(stdout) != 0) {
+      problem = std::string("cannot write standard output: ") + std::strerror(errno);
+      return false;
+    }
+    return true;
+  }
+  const std::string temporary = path + std::string(temporary_suffix);
+  std::FILE* file = std::fopen(temporary.c_str(), "wb");
+  if (file == nullptr) {
+    problem = "cannot create " + temporary + ": " + std::strerror(errno);
+    return false;
+  }
+  const bool written = std::fwrite(text.data(), 1, text.size(), file) == text.size();
+  const int saved = errno;
+  if (std::fclose(file) != 0 || !written) {
+    problem = "cannot write " + temporary + ": " + std::strerror(written ? errno : saved);
+    std::remove(temporary.c_str());
+    return false;
+  }
+  std::error_code error;
+  std::filesystem::rename(temporary, path, error);
+  if (error) {
+    problem = "cannot rename " + temporary + " to " + path + ": " + error.message();
+    std::remove(temporary.c_str());
+    return false;
+  }
+  return true;
 }
 
 }  // namespace harness::cli

@@ -1,4 +1,4 @@
-// Reading a command's input: a named file, or standard input for "-".
+// Reading a command's input: a named file, or standard input for "-"; and writing its output.
 #pragma once
 
 #include <cstddef>
@@ -71,5 +71,11 @@ class LineReader {
   bool too_long_ = false;
   bool end_ = false;
 };
+
+// Writes `text` to `path` ("-" is standard output) through `path` + `temporary_suffix`, renamed
+// over `path` once written whole, so that a failed write leaves no partial file behind. false:
+// `problem` says what failed (the path and the system's reason).
+bool WriteOutput(const std::string& path, std::string_view text, std::string_view temporary_suffix,
+                 std::string& problem);
 
 }  // namespace harness::cli

@@ -87,8 +87,25 @@ Result<std::optional<std::string>, std::string> ReadToken(const ServeCommandLine
   return std::optional<std::string>(std::move(text));
 }
 
+// A served model with the CLI's context for `flags` (policy_defaults.h): `client` (null: it runs
+// no turns) under `key`, or under the context's own model key when none is given.
+Result<serve::ServedModel, std::string> ServedWithContext(const ContextFlags& flags,
+                                                          std::shared_ptr<ModelClient> client,
+                                                          std::optional<ModelKey> key) {
+  auto context = ChooseLoopContext(flags, TokenizerDirFromEnvironment());
+  if (!context.ok())
+    return Fail(context.error().message);
+  serve::ServedModel served;
+  served.client = std::move(client);
+  served.model = key ? std::move(*key) : context->model;
+  served.limits = context->limits;
+  served.counter = context->counter;
+  served.policy = context->policy;
+  return served;
+}
+
 // A configured model makes a fresh client (and, for a scripted model, reads its script afresh)
-// for every loop, with the CLI's context defaults (policy_defaults.h).
+// for every loop, with the CLI's context defaults.
 Result<serve::ServedModel, std::string> MakeServedModel(const std::string& spec) {
   auto model = MakeModelClient(spec);
   if (!model.ok())
@@ -96,16 +113,13 @@ Result<serve::ServedModel, std::string> MakeServedModel(const std::string& spec)
   ContextFlags flags;
   if (!model->scripted)
     flags.model = model->model;
-  auto context = ChooseLoopContext(flags, TokenizerDirFromEnvironment());
-  if (!context.ok())
-    return Fail(context.error().message);
-  serve::ServedModel served;
-  served.client = model->client;
-  served.model = model->model;
-  served.limits = context->limits;
-  served.counter = context->counter;
-  served.policy = context->policy;
-  return served;
+  return ServedWithContext(flags, model->client, model->model);
+}
+
+// The offline model (harness/offline) with the CLI's context defaults, as `harness compact`
+// without --model has it; no client: it runs no turns.
+Result<serve::ServedModel, std::string> MakeOfflineServedModel() {
+  return ServedWithContext(ContextFlags{}, nullptr, std::nullopt);
 }
 
 Result<std::map<std::string, serve::ConfiguredModel>, std::string> ConfiguredModels(
@@ -117,8 +131,11 @@ Result<std::map<std::string, serve::ConfiguredModel>, std::string> ConfiguredMod
       return Fail(std::string("--model must be NAME=SPEC (e.g. fast=openai:gpt-4o-mini)"));
     const std::string name = text.substr(0, equals);
     const std::string spec = text.substr(equals + 1);
-    if (name == "offline")
-      return Fail(std::string("--model: the name offline is the offline compactor's"));
+    if (name == "offline") {
+      return Fail(std::string(
+          "--model: the name offline is the server's own model that only compacts (and the "
+          "offline compactor's)"));
+    }
     if (models.count(name) != 0)
       return Fail(fmt::format("--model: the name {} is given twice", name));
     // Made once now, so that a spec that cannot work refuses to start the server.
@@ -134,6 +151,11 @@ Result<std::map<std::string, serve::ConfiguredModel>, std::string> ConfiguredMod
     models.emplace(name,
                    serve::ConfiguredModel{first.model, [spec] { return MakeServedModel(spec); }});
   }
+  // "offline": a loop that only compacts needs no conversation model, so a server started
+  // without --model still serves them (docs/serve.md). Its model runs no turns (no client).
+  HARNESS_TRY(serve::ServedModel offline, MakeOfflineServedModel());
+  models.emplace("offline",
+                 serve::ConfiguredModel{offline.model, [] { return MakeOfflineServedModel(); }});
   return models;
 }
 
@@ -148,8 +170,6 @@ int Run(const ServeCommandLine& line) {
   auto token = ReadToken(line);
   if (!token.ok())
     return Usage(token.error());
-  if (line.models.empty())
-    return Usage("at least one --model NAME=SPEC is required");
   auto models = ConfiguredModels(line.models);
   if (!models.ok())
     return Usage(models.error());
@@ -235,7 +255,8 @@ std::shared_ptr<ServeCommandLine> AddServeCommand(CLI::App& app) {
   RegisterStoreOptions(*c, line->data_dir, line->journal);
   c->add_option("--model", line->models,
                 "NAME=SPEC, repeatable: a model requests may name, SPEC as --model of "
-                "`harness chat` (scripted:PATH or PROVIDER:MODEL)");
+                "`harness chat` (scripted:PATH or PROVIDER:MODEL). Without any, loops of the "
+                "model \"offline\" (always there) compact and refuse input");
   c->add_option("--token-file", line->token_file,
                 "a file whose first line is the bearer token every request must carry "
                 "(or set HARNESS_SERVE_TOKEN)");

@@ -5,6 +5,7 @@
 #include <charconv>
 #include <span>
 
+#include "harness/content/codec.h"
 #include "harness/core/json.h"
 #include "serve/static_assets.h"
 
@@ -307,6 +308,13 @@ Result<LoopRequest, ApiError> DecodeLoop(const Json& value, std::string path) {
   }
   if (object.Find("tools") != nullptr) {
     HARNESS_TRY(loop.tools, DecodeTools(object));
+  }
+  if (const Json* history = object.Find("history")) {
+    // The transcript codec's own rules; its error names the path and the rule, never content.
+    auto decoded = DecodeTranscriptValue(*history, object.MemberPath("history"));
+    if (!decoded.ok())
+      return Fail(Error(ApiErrorKind::kInvalidRequest, decoded.error().Describe()));
+    loop.history = std::move(decoded).value();
   }
   if (auto unknown = FromJsonStatus(object.RejectUnknown()); !unknown.ok())
     return Fail(std::move(unknown).error());

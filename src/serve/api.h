@@ -226,6 +226,9 @@ struct LoopRequest {
   std::optional<std::uint64_t> keep_recent_tokens;
   std::vector<ClientToolRequest>
       tools;  // at most kMaxLoopTools (event/lifecycle.h, with the bounds of each tool)
+  // The loop's initial history, a transcript in the harness codec (docs/content.md): what
+  // `harness chat --history` starts from, for a conversation held elsewhere until now.
+  std::vector<Message> history;
 };
 
 struct CreateSessionRequest {
@@ -235,10 +238,12 @@ struct CreateSessionRequest {
 // {"loops":[{"model":"NAME","compactor":"offline"|"NAME","system_prompt":"…",
 //            "policy":{"automatic":true,"masking":"first"|"off","keep_recent_segments":2,
 //                      "keep_recent_tokens":8000,"coverage":"off"|"report"|"repair"|"enforce"},
-//            "tools":[{"name":"…","description":"…","input_schema":{…}}]}]};
-// model is required, the rest optional (compactor "offline", system prompt none, automatic
-// compaction on, masking first, the configured model's tail targets, coverage repair for a model
-// compactor and report for the offline one, no tools; a tool's description
+//            "tools":[{"name":"…","description":"…","input_schema":{…}}],
+//            "history":[MESSAGE,…]}]};
+// model is required, the rest optional (history none: DecodeTranscriptValue's rules, its
+// refusal as invalid_request with the message's path; compactor "offline", system prompt none,
+// automatic compaction on, masking first, the configured model's tail targets, coverage repair for
+// a model compactor and report for the offline one, no tools; a tool's description
 // "" and its schema {"type":"object"}). keep_recent_segments is at most kMaxKeepRecentSegments,
 // keep_recent_tokens at most kMaxKeepRecentTokens; the runtime judges the policy as a whole
 // (kInvalidArgument).

@@ -234,6 +234,33 @@ TEST(DecodeCreateSession, ReadsEveryMemberAndTheDefaults) {
   }
 }
 
+TEST(DecodeCreateSession, ReadsAnInitialHistoryAndRefusesABadMessageByItsPath) {
+  auto with = DecodeCreateSession(
+      R"({"loops":[{"model":"m","history":[)"
+      R"({"role":"user","blocks":[{"type":"text","text":"Fix the build."}]},)"
+      R"({"role":"assistant","blocks":[{"type":"text","text":"Fixed."}],"usage":null}]}]})");
+  ASSERT_TRUE(with.ok()) << with.error().detail;
+  ASSERT_EQ(with->loops[0].history.size(), 2u);
+  ASSERT_NE(with->loops[0].history[1].as<AssistantMessage>(), nullptr);
+  EXPECT_TRUE(DecodeCreateSession(R"({"loops":[{"model":"m"}]})")->loops[0].history.empty());
+  // The codec's rule: a transcript has messages (leave the member out for none).
+  auto empty = DecodeCreateSession(R"({"loops":[{"model":"m","history":[]}]})");
+  ASSERT_FALSE(empty.ok());
+  EXPECT_EQ(empty.error().detail, "$.loops[0].history: transcript has no messages");
+  auto bad =
+      DecodeCreateSession(R"({"loops":[{"model":"m","history":[)"
+                          R"({"role":"user","blocks":[{"type":"text","text":"Fix the build."}]},)"
+                          R"({"role":"user","blocks":[{"type":"secret","text":"hunter2"}]}]}]})");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.error().kind, ApiErrorKind::kInvalidRequest);
+  EXPECT_EQ(bad.error().detail.rfind("$.loops[0].history[1].blocks[0]", 0), 0u)
+      << bad.error().detail;
+  EXPECT_EQ(bad.error().detail.find("hunter2"), std::string::npos);
+  auto object = DecodeCreateSession(R"({"loops":[{"model":"m","history":{}}]})");
+  ASSERT_FALSE(object.ok());
+  EXPECT_EQ(object.error().kind, ApiErrorKind::kInvalidRequest);
+}
+
 TEST(DecodeCreateSession, RefusesWithTheKindAndPath) {
   const Refusal cases[] = {
       {"", ApiErrorKind::kInvalidRequest, "$.loops"},

@@ -380,10 +380,11 @@ constexpr std::string_view kDocument = R"openapi({
         "additionalProperties": false,
         "required": ["model"],
         "properties": {
-          "model": {"type": "string", "minLength": 1, "description": "A model the server was configured with, by name."},
+          "model": {"type": "string", "minLength": 1, "description": "A model the server was configured with, by name, or \"offline\": the offline model, which only compacts (its loops refuse input)."},
           "compactor": {"type": "string", "minLength": 1, "default": "offline", "description": "\"offline\" (the extractive compactor) or a configured model's name."},
           "system_prompt": {"type": "string"},
           "tools": {"type": "array", "maxItems": 128, "items": {"$ref": "#/components/schemas/ClientTool"}},
+          "history": {"type": "array", "items": {"$ref": "#/components/schemas/Message"}, "description": "The loop's initial history: a transcript in the harness codec (docs/content.md)."},
           "policy": {
             "type": "object",
             "additionalProperties": false,

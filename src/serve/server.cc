@@ -745,6 +745,17 @@ Reply Server::Impl::Dispatch(MHD_Connection* connection, const Route& route,
       auto served = sessions->Get(route.session);
       if (!served.ok())
         return ErrorReply(served.error());
+      if (route.kind == RouteKind::kInput) {
+        const auto context = (*served)->contexts.find(route.loop);
+        if (context != (*served)->contexts.end() && !context->second.turns) {
+          return ErrorReply(ApiError{
+              ApiErrorKind::kInvalidArgument,
+              "loop " + route.loop.ToString() + " has no conversation model (" +
+                  context->second.model.provider + "/" + context->second.model.model +
+                  " only compacts), so it runs no turns; create a loop with a model the server "
+                  "was started with (--model NAME=SPEC) to send it input"});
+        }
+      }
       Session& session = *(*served)->session;
       Result<Uuid, SessionError> id =
           route.kind == RouteKind::kInput

@@ -162,6 +162,74 @@ TEST_F(ServerTest, AnUnknownCommandIsNotFoundAndAnAcceptedOneIsAnswered) {
   EXPECT_EQ(answered.status, 200);
 }
 
+// A conversation held elsewhere until now starts a loop's history, which a compaction takes
+// like any other; a bad message is refused with its path and creates nothing.
+TEST_F(ServerTest, ASessionStartsFromAnInitialHistory) {
+  const std::string history =
+      R"([{"role":"user","blocks":[{"type":"text","text":"Fix the build."}]},)"
+      R"({"role":"assistant","blocks":[{"type":"text","text":"The linker misses -lpq."}],"usage":null},)"
+      R"({"role":"user","blocks":[{"type":"text","text":"Add it."}]},)"
+      R"({"role":"assistant","blocks":[{"type":"text","text":"Added; the build passes."}],"usage":null}])";
+  const auto created = Call("POST", base_ + "/v1/sessions",
+                            R"({"loops":[{"model":"t","history":)" + history + "}]}");
+  ASSERT_EQ(created.status, 201) << created.body;
+  const Json json = ParseOrNull(created.body);
+  const std::string loop = base_ + "/v1/sessions/" + json["session_id"].get<std::string>() +
+                           "/loops/" + json["loops"][0].get<std::string>();
+  const Json got = ParseOrNull(Call("GET", loop + "/history").body);
+  ASSERT_EQ(got["messages"].size(), 4u) << got;
+  EXPECT_EQ(got["messages"][3]["blocks"][0]["text"], "Added; the build passes.");
+  const auto compact = Call("POST", loop + "/compact");
+  ASSERT_EQ(compact.status, 202) << compact.body;
+  const auto reply = Call("GET", base_ + "/v1/commands/" +
+                                     ParseOrNull(compact.body)["command_id"].get<std::string>() +
+                                     "?wait_ms=10000");
+  EXPECT_EQ(reply.status, 200) << reply.body;
+
+  const std::size_t sessions =
+      ParseOrNull(Call("GET", base_ + "/v1/sessions").body)["sessions"].size();
+  const auto bad =
+      Call("POST", base_ + "/v1/sessions",
+           R"({"loops":[{"model":"t","history":[{"role":"user","blocks":[{"type":"secret"}]}]}]})");
+  EXPECT_EQ(bad.status, 400) << bad.body;
+  EXPECT_EQ(ParseOrNull(bad.body)["error"]["kind"], "invalid_request");
+  EXPECT_EQ(ParseOrNull(bad.body)["error"]["detail"].get<std::string>().rfind(
+                "$.loops[0].history[0].blocks[0]", 0),
+            0u)
+      << bad.body;
+  EXPECT_EQ(ParseOrNull(Call("GET", base_ + "/v1/sessions").body)["sessions"].size(), sessions);
+}
+
+// A configured model without a client runs no turns: its loops compact and refuse input saying
+// why, and it cannot be a loop's compactor.
+TEST_F(ServerTest, AModelWithoutAClientOnlyCompacts) {
+  ServeOptions options = Options();
+  options.models["quiet"] =
+      ConfiguredModel{ModelKey{"test", "quiet"}, []() -> Result<ServedModel, std::string> {
+                        ServedModel served = Served(nullptr);
+                        served.model = ModelKey{"test", "quiet"};
+                        return served;
+                      }};
+  server_->Shutdown();
+  StartWithASession(std::move(options));
+  const auto created = Call("POST", base_ + "/v1/sessions", R"({"loops":[{"model":"quiet"}]})");
+  ASSERT_EQ(created.status, 201) << created.body;
+  const Json json = ParseOrNull(created.body);
+  const std::string loop = base_ + "/v1/sessions/" + json["session_id"].get<std::string>() +
+                           "/loops/" + json["loops"][0].get<std::string>();
+  const auto input = Call("POST", loop + "/input", R"({"text":"hello"})");
+  EXPECT_EQ(input.status, 400) << input.body;
+  EXPECT_EQ(ParseOrNull(input.body)["error"]["kind"], "invalid_argument");
+  EXPECT_NE(input.body.find("has no conversation model (test/quiet only compacts)"),
+            std::string::npos)
+      << input.body;
+  EXPECT_EQ(Call("POST", loop + "/compact").status, 202);
+  const auto compactor =
+      Call("POST", base_ + "/v1/sessions", R"({"loops":[{"model":"t","compactor":"quiet"}]})");
+  EXPECT_EQ(compactor.status, 400) << compactor.body;
+  EXPECT_NE(compactor.body.find("cannot summarize"), std::string::npos) << compactor.body;
+}
+
 TEST_F(ServerTest, ShutdownEndsAnOpenStreamAfterWhatWasPublished) {
   std::vector<StreamEvent> streamed;
   std::promise<void> seen_reply;

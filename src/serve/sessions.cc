@@ -7,6 +7,7 @@
 #include "harness/compaction/model_compactor.h"
 #include "harness/compaction/policy.h"
 #include "harness/event/json.h"
+#include "harness/runtime/compact.h"
 #include "serve/journaled_command.h"
 
 namespace harness::serve {
@@ -30,6 +31,8 @@ LoopContext ContextOf(const LoopDefinition& definition) {
       definition.model, definition.limits, definition.compaction, {}, definition.compactor_name};
   for (const auto& tool : definition.tools)
     context.tools.push_back(tool->definition());
+  // Define gives a loop of a model without a client the client that refuses every turn.
+  context.turns = std::dynamic_pointer_cast<CompactOnlyModelClient>(definition.client) == nullptr;
   return context;
 }
 
@@ -382,7 +385,7 @@ Result<LoopDefinition, ApiError> SessionTable::Define(const LoopRequest& loop,
   definition.model = served.model;
   definition.limits = served.limits;
   definition.system_prompt = loop.system_prompt;
-  definition.client = served.client;
+  definition.client = served.client ? served.client : std::make_shared<CompactOnlyModelClient>();
   definition.counter = served.counter;
   definition.compaction = served.policy;
   definition.compaction->automatic = loop.automatic_compaction;
@@ -402,9 +405,16 @@ Result<LoopDefinition, ApiError> SessionTable::Define(const LoopRequest& loop,
     definition.compactor = std::make_shared<ExtractiveCompactor>();
   } else {
     HARNESS_TRY(ServedModel compactor, Make(loop.compactor.model, "compactor model"));
+    if (!compactor.client) {
+      return Fail(Error(ApiErrorKind::kInvalidArgument,
+                        "the model " + QuoteForDetail(loop.compactor.model, 64) +
+                            " makes no model calls, so it cannot summarize; use the compactor "
+                            "\"offline\""));
+    }
     definition.compactor = std::make_shared<ModelCompactor>(compactor.client);
   }
   definition.compactor_name = CompactorName(loop.compactor);
+  definition.history = loop.history;
   if (!loop.tools.empty()) {
     std::vector<ToolDefinition> tools;
     for (const ClientToolRequest& tool : loop.tools)

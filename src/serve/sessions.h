@@ -113,6 +113,7 @@ struct LoopContext {
   std::optional<CompactionPolicy> policy;
   std::vector<ToolDefinition> tools;  // the client tools' definitions
   std::string compactor;              // CompactorName (api.h)
+  bool turns = true;                  // false: its model runs no turns (ServedModel::client null)
 };
 
 struct ServedSession {

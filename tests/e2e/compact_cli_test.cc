@@ -13,6 +13,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -25,6 +26,7 @@
 #include "cli_support.h"
 #include "harness/compaction/tail.h"
 #include "harness/compaction/wire.h"
+#include "harness/content/codec.h"
 #include "harness/core/json.h"
 #include "harness/event/event.h"
 #include "journal_process.h"
@@ -1404,6 +1406,118 @@ TEST_F(CompactCli, ATranscriptLargerThanARecordIsJournaledInSeveralAndFoldsBack)
     EXPECT_NE(Joined(folded.lines).find("history 80 messages"), std::string::npos)
         << Joined(folded.lines);
   }
+}
+
+// The messages of a transcript file, each as the codec encodes it.
+std::vector<std::string> EncodedMessages(const std::string& json) {
+  std::vector<std::string> encoded;
+  auto decoded = DecodeTranscript(json);
+  EXPECT_TRUE(decoded.ok()) << (decoded.ok() ? "" : decoded.error().Describe());
+  if (!decoded.ok())
+    return encoded;
+  for (const Message& message : *decoded) {
+    auto one = EncodeMessage(message);
+    EXPECT_TRUE(one.ok());
+    encoded.push_back(one.ok() ? *one : "");
+  }
+  return encoded;
+}
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+// What --emit transcript writes: a transcript that decodes, starts with the summary message
+// and ends with the retained messages exactly as the input has them (the coding-agent
+// transcript keeps its last five).
+void ExpectReplacementOfCodingAgent(const std::string& emitted) {
+  const std::vector<std::string> input =
+      EncodedMessages(ReadFile(Example("transcripts/coding-agent.json")));
+  const std::vector<std::string> output = EncodedMessages(emitted);
+  ASSERT_EQ(output.size(), 6u) << emitted;
+  auto summary = DecodeMessage(output[0]);
+  ASSERT_TRUE(summary.ok());
+  const auto* user = summary->as<UserMessage>();
+  ASSERT_NE(user, nullptr) << output[0];
+  ASSERT_EQ(user->blocks.size(), 1u);
+  ASSERT_NE(user->blocks[0].as<TextBlock>(), nullptr);
+  EXPECT_EQ(user->blocks[0].as<TextBlock>()->text.rfind("<conversation_summary><goal>", 0), 0u);
+  ASSERT_GE(input.size(), 5u);
+  for (std::size_t i = 1; i < output.size(); ++i)
+    EXPECT_EQ(output[i], input[input.size() - output.size() + i]) << i;
+}
+
+TEST_F(CompactCli, EmitTranscriptWritesTheReplacementMessagesToStandardOutput) {
+  const ProcessRun run =
+      Compact({Example("transcripts/coding-agent.json"), "--emit", "transcript"});
+  ASSERT_EQ(run.exit_code, 0) << Joined(run.lines);
+  // The lines for a person went to standard error: standard output is the transcript alone.
+  ASSERT_EQ(run.lines.size(), 1u) << Joined(run.lines);
+  ExpectReplacementOfCodingAgent(run.lines[0]);
+  ExpectJournalVerifies();
+}
+
+TEST_F(CompactCli, EmitWithJsonWritesTheFileAndKeepsTheEventsOnStandardOutput) {
+  const std::string out = (dir_.path() / "replacement.json").string();
+  const ProcessRun run = Compact({Example("transcripts/coding-agent.json"), "--json", "--emit",
+                                  "transcript", "--output", out});
+  ASSERT_EQ(run.exit_code, 0) << Joined(run.lines);
+  ASSERT_FALSE(run.lines.empty());
+  for (const std::string& line : run.lines)
+    EXPECT_EQ(line.rfind("{\"type\":", 0), 0u) << line;
+  EXPECT_EQ(run.lines.back().rfind("{\"type\":\"CompactResult\"", 0), 0u) << run.lines.back();
+  const std::string emitted = ReadFile(out);
+  ASSERT_FALSE(emitted.empty());
+  EXPECT_EQ(emitted.back(), '\n');
+  ExpectReplacementOfCodingAgent(emitted);
+  // The human form writes the same file.
+  const std::string again = (dir_.path() / "again.json").string();
+  const ProcessRun human = Compact(
+      {Example("transcripts/coding-agent.json"), "--emit", "transcript", "--output", again});
+  ASSERT_EQ(human.exit_code, 0) << Joined(human.lines);
+  EXPECT_EQ(human.lines.back(), "committed");
+  ExpectReplacementOfCodingAgent(ReadFile(again));
+}
+
+TEST_F(CompactCli, ARejectedCompactionEmitsNothing) {
+  const std::string out = (dir_.path() / "replacement.json").string();
+  const std::string script = SummaryScript("invalid.json", kSummaryWithoutDecisions);
+  const ProcessRun run = Compact({Example("transcripts/coding-agent.json"), "--compactor",
+                                  "scripted:" + script, "--emit", "transcript", "--output", out});
+  EXPECT_EQ(run.exit_code, 3) << Joined(run.lines);
+  EXPECT_TRUE(Has(run.lines, "rejected invalid_summary")) << Joined(run.lines);
+  EXPECT_FALSE(std::filesystem::exists(out));
+}
+
+TEST_F(CompactCli, EmitOptionsThatCannotWorkAreUsageAndCreateNothing) {
+  const std::string transcript = Example("transcripts/coding-agent.json");
+  const std::string out = (dir_.path() / "replacement.json").string();
+  struct Case {
+    std::vector<std::string> args;
+    std::string message;
+  };
+  const Case cases[] = {
+      {{transcript, "--emit", "openai"},
+       "harness compact: --emit: unknown format \"openai\"; the formats are: transcript"},
+      {{transcript, "--emit", ""},
+       "harness compact: --emit: unknown format \"\"; the formats are: transcript"},
+      {{transcript, "--json", "--emit", "transcript"},
+       "harness compact: --emit with --json needs --output FILE: standard output holds the "
+       "NDJSON events and result"},
+      {{transcript, "--output", out},
+       "harness compact: --output is where --emit writes; give --emit FORMAT too"},
+      {{transcript, "--preview", "--emit", "transcript"},
+       "harness compact: --emit writes what a commit installs and --preview installs nothing; "
+       "drop one"},
+  };
+  for (const Case& c : cases) {
+    const ProcessRun run = Compact(c.args, true);
+    EXPECT_EQ(run.exit_code, 2) << Joined(run.lines);
+    EXPECT_TRUE(Has(run.lines, c.message)) << Joined(run.lines);
+  }
+  EXPECT_FALSE(std::filesystem::exists(data()));
+  EXPECT_FALSE(std::filesystem::exists(out));
 }
 
 }  // namespace

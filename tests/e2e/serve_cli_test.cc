@@ -275,6 +275,69 @@ TEST_F(ServeCli, ACompactionIsAcceptedWaitedForAndStreamedThenResumedWithoutGapO
   EXPECT_EQ(StopServer(), 0) << server_->seen();
 }
 
+// A server that only compacts: started without --model, it serves loops of the model "offline",
+// which start from a history, compact with the extractive compactor, refuse input saying why,
+// and are restored by a server started again the same way.
+TEST_F(ServeCli, WithoutAModelLoopsOfTheOfflineModelCompactAHistoryAndRefuseInput) {
+  const auto start = [&] {
+    server_ = std::make_unique<e2e::Process>(
+        std::vector<std::string>{"serve", "--listen", "127.0.0.1:0", "--data-dir", dir_.data()});
+    ASSERT_TRUE(server_->WaitForLine("listening on http://127.0.0.1:")) << server_->seen();
+    const std::string& seen = server_->seen();
+    const std::size_t at = seen.rfind("http://127.0.0.1:");
+    base_ = seen.substr(at, seen.find('\n', at) - at);
+  };
+  start();
+  const HttpReply refused = Call("POST", base_ + "/v1/sessions", R"({"loops":[{"model":"m"}]})");
+  EXPECT_EQ(refused.status, 400) << refused.body;
+  EXPECT_EQ(Parse(refused.body)["error"]["kind"], "unknown_model");
+  std::string history = "[";
+  for (int i = 0; i < 3; ++i) {
+    history += std::string(i == 0 ? "" : ",") +
+               R"({"role":"user","blocks":[{"type":"text","text":"Request )" + std::to_string(i) +
+               R"(: edit src/app.cc."}]},)" +
+               R"({"role":"assistant","blocks":[{"type":"text","text":"Edited src/app.cc, step )" +
+               std::to_string(i) + R"(."}],"usage":null})";
+  }
+  history += "]";
+  const HttpReply created = Call(
+      "POST", base_ + "/v1/sessions",
+      R"({"loops":[{"model":"offline","policy":{"keep_recent_segments":1,"keep_recent_tokens":1},)"
+      R"("history":)" +
+          history + "}]}");
+  ASSERT_EQ(created.status, 201) << created.body;
+  const Json json = Parse(created.body);
+  const std::string session = json["session_id"].get<std::string>();
+  const std::string loop_path =
+      "/v1/sessions/" + session + "/loops/" + json["loops"][0].get<std::string>();
+  const std::string loop_url = base_ + loop_path;
+
+  const HttpReply input = Call("POST", loop_url + "/input", R"({"text":"Go on."})");
+  EXPECT_EQ(input.status, 400) << input.body;
+  EXPECT_EQ(Parse(input.body)["error"]["kind"], "invalid_argument");
+  EXPECT_NE(Parse(input.body)["error"]["detail"].get<std::string>().find(
+                "has no conversation model (harness/offline only compacts)"),
+            std::string::npos)
+      << input.body;
+
+  const HttpReply compact = Call("POST", loop_url + "/compact");
+  ASSERT_EQ(compact.status, 202) << compact.body;
+  const Json reply = WaitCommand(Parse(compact.body)["command_id"].get<std::string>());
+  EXPECT_EQ(reply["reply"]["type"], "CompactWaiterResolved") << reply.dump();
+  const Json after = Parse(Call("GET", loop_url + "/history").body);
+  EXPECT_EQ(after["derived_prefix"], 1) << after.dump();
+  // The summary, then the newest request (a tail of 1 token keeps the request alone).
+  ASSERT_EQ(after["messages"].size(), 2u) << after.dump();
+  EXPECT_EQ(after["messages"][1]["blocks"][0]["text"], "Request 2: edit src/app.cc.");
+  EXPECT_EQ(StopServer(), 0) << server_->seen();
+
+  start();  // again without --model: the offline loop is restored on demand
+  const HttpReply restored = Call("GET", base_ + loop_path + "/history");
+  ASSERT_EQ(restored.status, 200) << restored.body;
+  EXPECT_EQ(Parse(restored.body)["messages"], after["messages"]);
+  EXPECT_EQ(StopServer(), 0) << server_->seen();
+}
+
 // A scripted model calls the client tool `lookup`; the test, as the client, finds the call on the
 // event stream and in GET …/tool_calls, answers it over HTTP, and the turn ends with the
 // model's answer after the result. A second turn's call nobody answers gets the timeout's error

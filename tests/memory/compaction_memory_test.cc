@@ -57,8 +57,8 @@ double PeakOverText(const std::string& text, Journal& journal) {
     input.history = std::move(decoded).value();
     input.system_prompt = cli::LiftSystemPrompt(input.history);
     input.context = std::move(*context);
-    input.recorder = std::make_shared<cli::RecordingCompactor>(
-        cli::ChooseCompactor("extractive", false).compactor);
+    input.recorder =
+        std::make_shared<ObservedCompactor>(cli::ChooseCompactor("extractive", false).compactor);
     cli::FailureLog failures;
     SystemEnv env;
     SessionOptions options;

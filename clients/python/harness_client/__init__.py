@@ -4,8 +4,11 @@
     client = Client("http://127.0.0.1:8420")
     created = client.create_session("m")
 
-See clients/python/README.md.
+See clients/python/README.md. Licensed under the Apache License 2.0, as harness is (the
+repository's LICENSE file).
 """
+
+__license__ = "Apache-2.0"
 
 from .client import MAX_WAIT_MS, Client, EventStream
 from .errors import (

@@ -65,6 +65,10 @@ class LoopSpec:
     keep_recent_segments: Optional[int] = None
     keep_recent_tokens: Optional[int] = None
     tools: Tuple[ToolSpec, ...] = ()  # client tools
+    # The loop's initial history: messages in the harness transcript codec (docs/content.md), as
+    # dicts; empty leaves the member out. With model "offline" a server started without --model
+    # compacts them (docs/serve.md).
+    history: Tuple[Dict[str, Any], ...] = ()
 
     def to_json(self) -> Dict[str, Any]:
         out: Dict[str, Any] = {"model": self.model, "compactor": self.compactor}
@@ -85,6 +89,8 @@ class LoopSpec:
             out["policy"] = policy
         if self.tools:
             out["tools"] = [tool.to_json() for tool in self.tools]
+        if self.history:
+            out["history"] = list(self.history)
         return out
 
 

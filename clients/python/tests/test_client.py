@@ -349,3 +349,21 @@ def test_a_loops_coverage_mode_is_journaled_and_a_wrong_one_refused(make_server)
         client.create_session(LoopSpec("m", coverage="sometimes"))
     assert bad.value.kind == "invalid_request"
     assert server.stop() == 0, server.output()
+
+
+def test_a_loop_starts_from_a_history_and_compacts_it(make_server):
+    """LoopSpec.history reaches the loop: its history is the messages given, and a compaction
+    replaces all but the newest request with the summary."""
+    server = make_server(SCRIPT)
+    client = Client(server.url)
+    history = []
+    for i in range(3):
+        history.append({"role": "user", "blocks": [{"type": "text", "text": f"Request {i}: edit src/app.cc."}]})
+        history.append({"role": "assistant", "blocks": [{"type": "text", "text": f"Edited, step {i}."}], "usage": None})
+    spec = LoopSpec("m", keep_recent_segments=1, keep_recent_tokens=1, history=tuple(history))
+    assert spec.to_json()["history"] == history
+    assert "history" not in LoopSpec("m").to_json()
+    session = client.create_session(spec)
+    sid, loop = session.session_id, session.active_loop
+    reply = client.wait(client.compact(sid, loop), timeout=60)
+    assert reply.reply_type == "CompactWaiterResolved"

@@ -70,6 +70,8 @@ namespace harness::serve {
 // What a configured model gives each loop made with it: a client of its own, its key, and the
 // context the operator chose for it (limits, counter, compaction policy).
 struct ServedModel {
+  // Null: a model that runs no turns, for a server that only compacts. Its loops compact as any
+  // other; input to them is refused (invalid_argument, saying why) and no turn ever starts.
   std::shared_ptr<ModelClient> client;
   ModelKey model;
   ModelLimits limits;
