@@ -52,3 +52,16 @@ foreach(lib ${HARNESS_LIBS})
 endforeach()
 configure_file(${CMAKE_CURRENT_LIST_DIR}/harness.pc.in ${PROJECT_BINARY_DIR}/harness.pc @ONLY)
 install(FILES ${PROJECT_BINARY_DIR}/harness.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
+
+# `cpack` (run in the build directory) makes harness-<version>-<system>.tar.gz of exactly what
+# `cmake --install` puts under the prefix: the CLI, the libraries, the headers, the package
+# files, the licence and the notices (docs/install.md "A tarball").
+set(CPACK_GENERATOR TGZ)
+set(CPACK_PACKAGE_NAME harness)
+set(CPACK_PACKAGE_VENDOR "the harness authors")
+set(CPACK_PACKAGE_DESCRIPTION_SUMMARY
+    "A runtime for LLM agent sessions with durable, validated context compaction")
+set(CPACK_RESOURCE_FILE_LICENSE ${PROJECT_SOURCE_DIR}/LICENSE)
+set(CPACK_PACKAGE_FILE_NAME "harness-${PROJECT_VERSION}-${CMAKE_SYSTEM_NAME}-${CMAKE_SYSTEM_PROCESSOR}")
+set(CPACK_SOURCE_GENERATOR "")
+include(CPack)
