@@ -351,6 +351,8 @@ class Reader {
     extract_.salience.Observe(text, kReadWeight);  // its names count as the task's
     std::size_t added = 0;
     for (const std::string& line : output.lines) {
+      if (added == kObligationsPerSource)
+        break;  // a spec of megabytes is read up to its first rules, not to its end
       if (LooksLikeCode(line))
         continue;
       std::string_view words = Trim(line);

@@ -1297,6 +1297,48 @@ TEST(ExtractiveCompactor, ACarriedTestRunIsSupersededByTheRunsSince) {
   EXPECT_TRUE(Contains(summary, "Earlier: Files edited: src/io.cc.")) << summary;
 }
 
+// Hostile input: a 10 MB task spec of rules, a 4 MB tool output with invalid UTF-8 in it, a
+// head that looks like another agent's summary and is not well formed, tool results nested 100
+// deep, thousands of short requests. The summary is valid and within its budget; what is read
+// is bounded (rules per source, requests and steps kept), so nothing grows with the input.
+TEST(ExtractiveCompactor, HostileInputGivesASummaryWithinItsBudget) {
+  std::string spec;
+  while (spec.size() < (10u << 20))
+    spec.append("- The service must answer within 200 ms and must never drop a request " +
+                std::to_string(spec.size()) + ".\n");
+  std::string output;
+  while (output.size() < (4u << 20))
+    output.append("line \xC3\x28 of output \xFF\xFE error: nothing\n");
+  Block nested = TextBlock{"the innermost result"};
+  for (int depth = 0; depth < 100; ++depth)
+    nested = ToolResultBlock{"n" + std::to_string(depth), {nested}, false};
+  Transcript transcript = {
+      User("<state_snapshot><overall_goal>Ship the port<key_knowledge>- never"),
+      Call("s1", "Read", R"({"file_path":"/repo/SPEC.md"})"),
+      Tool("s1", spec),
+      Call("o1", "Bash", R"({"command":"make"})"),
+      Tool("o1", output, true),
+      UserMessage{{nested}},
+      Assistant("Read them all.")};
+  for (int i = 0; i < 3000; ++i) {
+    transcript.push_back(User("Request " + std::to_string(i) + ": never use exceptions."));
+    transcript.push_back(Assistant("Done " + std::to_string(i) + "."));
+  }
+  // A small budget, the strictest check (the ASan build reads 14 MB in about ten seconds).
+  for (const TokenCount budget : {TokenCount{600}}) {
+    const CompactionInput input = InputOf(transcript, budget);
+    auto result = Summarize(input);
+    ASSERT_TRUE(result.ok()) << result.error().detail;
+    EXPECT_TRUE(result->Validate().ok()) << budget;
+    const std::string envelope = EncodeSummaryEnvelope(
+        input.basis, input.model, input.request_fingerprint, SummaryText(*result));
+    EXPECT_LE((envelope.size() + 3) / 4, budget);
+    // The task's rules are read from its spec, a bounded number of them.
+    EXPECT_TRUE(Contains(SummaryText(*result), "From /repo/SPEC.md: The service must answer"))
+        << budget;
+  }
+}
+
 TEST(ExtractiveCompactor, TinyBudgetsAreTokenLimit) {
   for (TokenCount budget : {TokenCount{1}, TokenCount{10}, TokenCount{50}}) {
     auto output = Summarize(InputOf({User("Do it."), Assistant("Done.")}, budget));
