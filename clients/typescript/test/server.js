@@ -14,7 +14,10 @@ const START_MS = 60_000;
 const STOP_MS = 60_000;
 
 export function harnessBinary() {
-  if (process.env.HARNESS_BINARY) return process.env.HARNESS_BINARY;
+  if (process.env.HARNESS_BINARY) {
+    accessSync(process.env.HARNESS_BINARY, constants.X_OK); // says why at once when it is not
+    return process.env.HARNESS_BINARY;
+  }
   for (const build of ["build-asan", "build-release", "build"]) {
     const candidate = path.join(ROOT, build, "harness");
     try {
@@ -55,7 +58,14 @@ export class Server {
     const args = ["serve", "--listen", "127.0.0.1:0", "--data-dir", path.join(this.dir, "data"),
       "--model", `m=scripted:${this.script}`, ...this.extra];
     this.process = spawn(harnessBinary(), args, { stdio: ["ignore", "pipe", "pipe"] });
-    this.exited = new Promise((resolve) => this.process.on("exit", (code, signal) => resolve(code ?? signal)));
+    // "exit", or "error" when the process could not be started (then no "exit" comes).
+    this.exited = new Promise((resolve) => {
+      this.process.on("exit", (code, signal) => resolve(code ?? signal));
+      this.process.on("error", (e) => {
+        this.lines.push(String(e));
+        resolve(`not started: ${e.message}`);
+      });
+    });
     let pending = "";
     const ready = new Promise((resolve, reject) => {
       const timer = setTimeout(() => reject(new Error("harness serve did not start:\n" + this.output())), START_MS);
