@@ -64,6 +64,9 @@ export const MAX_ERROR_BYTES = 64 * 1024;
 // history and a session's export; 256 MiB holds either for any session short of an extreme one.
 export const MAX_BODY_BYTES = 256 * 1024 * 1024;
 
+/** The address `harness serve` listens on by default. */
+export const DEFAULT_URL = "http://127.0.0.1:8420";
+
 /** What every method takes besides its arguments. */
 export interface CallOptions {
   /** Ends the request (or the stream, or the wait) when it fires: an Aborted error. */
@@ -176,7 +179,9 @@ class Deadline {
   error(e: unknown, what: string, timeoutMs: number | null): HarnessError {
     if (e instanceof HarnessError) return e;
     if (this.timedOut) return new Timeout("timeout", null, `${what}: no answer within ${timeoutMs} ms`);
-    if (this.caller?.aborted) return new Aborted("aborted", null, `${what}: the caller aborted it`, { cause: this.caller.reason });
+    if (this.caller?.aborted) {
+      return new Aborted("aborted", null, `${what}: the caller aborted it`, { cause: this.caller.reason });
+    }
     const reason = e instanceof Error ? (e.cause instanceof Error ? e.cause.message : e.message) : String(e);
     return new ConnectionFailed("connection", null, `${what}: ${reason}`, { cause: e });
   }
@@ -218,10 +223,11 @@ async function readCapped(response: Response, limit: number, option: string, wha
  * A client of one `harness serve`.
  *
  * `baseUrl` is `http://HOST:PORT` (or https, optionally with a path prefix): the server the
- * caller names, the only one this client talks to (it follows no redirect and no lease holder's
- * URL). Every method resolves with a typed result or rejects with a HarnessError (errors.ts);
- * an argument that cannot be sent (an empty id, a cap below 1) throws a TypeError or RangeError
- * at once. One Client may serve any number of concurrent calls.
+ * caller names (DEFAULT_URL, the server's own default, when none), the only one this client
+ * talks to (it follows no redirect and no lease holder's URL). Every method resolves with a
+ * typed result or rejects with a HarnessError (errors.ts); an argument that cannot be sent (an
+ * empty id, a cap below 1) throws a TypeError or RangeError at once. One Client may serve any
+ * number of concurrent calls.
  */
 export class Client {
   readonly baseUrl: string;
@@ -234,7 +240,7 @@ export class Client {
   readonly #origin: string;
   readonly #prefix: string;
 
-  constructor(baseUrl: string, options: ClientOptions = {}) {
+  constructor(baseUrl: string = DEFAULT_URL, options: ClientOptions = {}) {
     let url: URL;
     try {
       url = new URL(baseUrl);
@@ -304,7 +310,8 @@ export class Client {
     if (response.status >= 400) {
       let bytes: Uint8Array;
       try {
-        bytes = await readCapped(response, this.maxErrorBytes, "maxErrorBytes", `the body of a ${response.status} answer`);
+        const body = `the body of a ${response.status} answer`;
+        bytes = await readCapped(response, this.maxErrorBytes, "maxErrorBytes", body);
       } catch (e) {
         throw deadline.error(e, what, timeoutMs);
       }
@@ -333,9 +340,11 @@ export class Client {
     const what = `${method} ${this.#prefix + path}`;
     try {
       const target = this.target(path, opts.query);
-      const response = await this.open(method, target, body, this.headers(opts.accept ?? "application/json", extra), deadline, timeoutMs, what);
+      const headers = this.headers(opts.accept ?? "application/json", extra);
+      const response = await this.open(method, target, body, headers, deadline, timeoutMs, what);
       try {
-        const bytes = await readCapped(response, this.maxBodyBytes, "maxBodyBytes", `the body of the answer to ${what}`);
+        const answer = `the body of the answer to ${what}`;
+        const bytes = await readCapped(response, this.maxBodyBytes, "maxBodyBytes", answer);
         return { status: response.status, body: bytes };
       } catch (e) {
         throw deadline.error(e, what, timeoutMs);
@@ -345,7 +354,12 @@ export class Client {
     }
   }
 
-  private async json(method: string, path: string, payload?: unknown, opts?: CallOptions & { query?: ReadonlyArray<[string, string]>; extraMs?: number }): Promise<unknown> {
+  private async json(
+    method: string,
+    path: string,
+    payload?: unknown,
+    opts?: CallOptions & { query?: ReadonlyArray<[string, string]>; extraMs?: number },
+  ): Promise<unknown> {
     const { status, body } = await this.call(method, path, payload, opts);
     return parseJson(body, status, `${method} ${path}: the body`);
   }
@@ -369,7 +383,10 @@ export class Client {
   // ---- sessions ----
 
   /** POST /v1/sessions: one loop per model name or LoopSpec (1 to 16), the first active. */
-  async createSession(loops: string | LoopSpec | ReadonlyArray<string | LoopSpec>, opts?: CallOptions): Promise<CreatedSession> {
+  async createSession(
+    loops: string | LoopSpec | ReadonlyArray<string | LoopSpec>,
+    opts?: CallOptions,
+  ): Promise<CreatedSession> {
     const list = typeof loops === "string" || !Array.isArray(loops) ? [loops as string | LoopSpec] : loops;
     const specs = list.map((loop) => loopSpecJson(typeof loop === "string" ? { model: loop } : loop));
     return parseCreatedSession(await this.json("POST", "/v1/sessions", { loops: specs }, opts));
@@ -462,23 +479,26 @@ export class Client {
   /** POST …/undo: reverts the latest compaction or masking (docs/undo.md). Resolves with the
    * HistoryReverted event's id; NothingToUndo, LoopBusy or UndoRefused otherwise. */
   async undo(sessionId: string, loopId: string, opts?: CallOptions): Promise<string> {
-    return Client.member(await this.json("POST", this.loopPath(sessionId, loopId) + "/undo", undefined, opts), "event_id");
+    const obj = await this.json("POST", this.loopPath(sessionId, loopId) + "/undo", undefined, opts);
+    return Client.member(obj, "event_id");
   }
 
   /** POST …/mask: old tool output becomes stubs (docs/masking.md). Resolves with the
    * ToolOutputsMasked event's id; NothingToMask or LoopBusy otherwise. */
   async mask(sessionId: string, loopId: string, opts?: CallOptions): Promise<string> {
-    return Client.member(await this.json("POST", this.loopPath(sessionId, loopId) + "/mask", undefined, opts), "event_id");
+    const obj = await this.json("POST", this.loopPath(sessionId, loopId) + "/mask", undefined, opts);
+    return Client.member(obj, "event_id");
   }
 
   /** Puts back the original of masked tool output `messageId` (DELETE …/masked/{message}), or
    * of every one (POST …/unmask, when `messageId` is undefined). Resolves with the
    * ToolOutputsUnmasked event's id; NotMasked or MaskRefused otherwise. */
   async unmask(sessionId: string, loopId: string, messageId?: string, opts?: CallOptions): Promise<string> {
+    const loop = this.loopPath(sessionId, loopId);
     const obj =
       messageId === undefined
-        ? await this.json("POST", this.loopPath(sessionId, loopId) + "/unmask", undefined, opts)
-        : await this.json("DELETE", this.loopPath(sessionId, loopId) + "/masked/" + segment(messageId, "a message id"), undefined, opts);
+        ? await this.json("POST", loop + "/unmask", undefined, opts)
+        : await this.json("DELETE", loop + "/masked/" + segment(messageId, "a message id"), undefined, opts);
     return Client.member(obj, "event_id");
   }
 
@@ -507,7 +527,8 @@ export class Client {
   /** POST …/interrupt: done when accepted (what it ended shows in the events); the server
    * does not keep its id for wait(). */
   async interrupt(sessionId: string, loopId: string, opts?: CallOptions): Promise<string> {
-    return Client.member(await this.json("POST", this.loopPath(sessionId, loopId) + "/interrupt", undefined, opts), "command_id");
+    const obj = await this.json("POST", this.loopPath(sessionId, loopId) + "/interrupt", undefined, opts);
+    return Client.member(obj, "command_id");
   }
 
   /** GET …/history. */
@@ -547,7 +568,14 @@ export class Client {
   }
 
   /** Answers one call of a client tool (toolResults with one result). */
-  async answerTool(sessionId: string, loopId: string, toolUseId: string, content: string, isError = false, opts?: CallOptions): Promise<void> {
+  async answerTool(
+    sessionId: string,
+    loopId: string,
+    toolUseId: string,
+    content: string,
+    isError = false,
+    opts?: CallOptions,
+  ): Promise<void> {
     await this.toolResults(sessionId, loopId, [{ toolUseId, content, isError }], opts);
   }
 
@@ -563,8 +591,10 @@ export class Client {
     const path =
       typeof commandId === "string"
         ? `/v1/commands/${segment(commandId, "a command id")}`
-        : `/v1/sessions/${segment(commandId.sessionId, "a session id")}/commands/${segment(commandId.commandId, "a command id")}`;
-    const obj = await this.json("GET", path, undefined, { ...opts, query: [["wait_ms", String(waitMs)]], extraMs: waitMs });
+        : `/v1/sessions/${segment(commandId.sessionId, "a session id")}` +
+          `/commands/${segment(commandId.commandId, "a command id")}`;
+    const query: Array<[string, string]> = [["wait_ms", String(waitMs)]];
+    const obj = await this.json("GET", path, undefined, { ...opts, query, extraMs: waitMs });
     return parseCommandStatus(obj);
   }
 
@@ -585,7 +615,10 @@ export class Client {
       const now = performance.now();
       if (now >= deadline) throw new CommandTimeout(id, limit);
       if (now - asked < waitMs / 2) await sleep(Math.min(PENDING_PAUSE_MS, deadline - now), opts.signal);
-      if (opts.signal?.aborted) throw new Aborted("aborted", null, `waiting for command ${id}: the caller aborted it`, { cause: opts.signal.reason });
+      if (opts.signal?.aborted) {
+        const detail = `waiting for command ${id}: the caller aborted it`;
+        throw new Aborted("aborted", null, detail, { cause: opts.signal.reason });
+      }
     }
   }
 
@@ -614,13 +647,15 @@ export class Client {
         const cause = isObject(data["cause"]) ? data["cause"]["command_id"] : undefined;
         if ((item.type === "InputRejected" || item.type === "InputCancelled") && cause === command.commandId) {
           const kind = item.type === "InputRejected" ? "input_rejected" : "input_cancelled";
-          throw new NoAnswer(kind, `the input was ${kind === "input_rejected" ? "rejected" : "cancelled"} (reason ${String(data["reason"])})`, data);
+          const how = kind === "input_rejected" ? "rejected" : "cancelled";
+          throw new NoAnswer(kind, `the input was ${how} (reason ${String(data["reason"])})`, data);
         }
         if (item.type === "MessageCommitted") {
           if (turn === null && data["input_command_id"] === command.commandId && typeof data["turn_id"] === "string") {
             turn = data["turn_id"];
-          } else if (turn !== null && data["turn_id"] === turn && isObject(data["message"]) && data["message"]["role"] === "assistant") {
-            last = data["message"];
+          } else if (turn !== null && data["turn_id"] === turn) {
+            const message = data["message"];
+            if (isObject(message) && message["role"] === "assistant") last = message;
           }
           continue;
         }
@@ -630,16 +665,23 @@ export class Client {
           return { text: textOf(last), message: last, turnId: turn, commandId: command };
         }
         if (item.type === "TurnFailed") {
-          throw new NoAnswer("turn_failed", `the turn failed: ${String(data["reason"])}: ${String(data["detail"] ?? "")}`, data);
+          const why = `${String(data["reason"])}: ${String(data["detail"] ?? "")}`;
+          throw new NoAnswer("turn_failed", `the turn failed: ${why}`, data);
         }
-        if (item.type === "TurnInterrupted") throw new NoAnswer("turn_interrupted", `the turn was interrupted (reason ${String(data["reason"])})`, data);
+        if (item.type === "TurnInterrupted") {
+          const why = `the turn was interrupted (reason ${String(data["reason"])})`;
+          throw new NoAnswer("turn_interrupted", why, data);
+        }
       }
-      throw new NoAnswer("stream_ended", `the session left the server's memory before the turn ended (${stream.end?.reason ?? "no reason"})`, null);
+      const why = `the session left the server's memory before the turn ended (${stream.end?.reason ?? "no reason"})`;
+      throw new NoAnswer("stream_ended", why, null);
     } catch (e) {
       // The stream and the input saw only the deadline's signal: say which of the two fired.
       if (e instanceof Aborted || !(e instanceof HarnessError)) {
         const err = deadline.error(e instanceof Aborted ? null : e, what, limit);
-        if (err instanceof Timeout) throw new Timeout("timeout", null, `no answer within ${limit} ms (the turn goes on; interrupt() ends it)`);
+        if (err instanceof Timeout) {
+          throw new Timeout("timeout", null, `no answer within ${limit} ms (the turn goes on; interrupt() ends it)`);
+        }
         throw err;
       }
       throw e;
@@ -774,7 +816,9 @@ export class EventStream implements AsyncIterableIterator<HarnessEvent | Lagged>
     for (;;) {
       const deadline = new Deadline(this.signal, this.client.timeoutMs);
       try {
-        const response = await this.client.open("GET", this.transport.target(this.path, query), null, this.transport.headers(extra), deadline, this.client.timeoutMs, what);
+        const target = this.transport.target(this.path, query);
+        const headers = this.transport.headers(extra);
+        const response = await this.client.open("GET", target, null, headers, deadline, this.client.timeoutMs, what);
         const type = response.headers.get("Content-Type") ?? "";
         if (!type.startsWith("text/event-stream") || response.body === null) {
           await response.body?.cancel().catch(() => {});
@@ -806,7 +850,8 @@ export class EventStream implements AsyncIterableIterator<HarnessEvent | Lagged>
     } catch (e) {
       await this.close();
       if (e instanceof HarnessError) throw e;
-      throw new ConnectionFailed("connection", null, `the event stream: ${e instanceof Error ? e.message : String(e)}`, { cause: e });
+      const why = e instanceof Error ? e.message : String(e);
+      throw new ConnectionFailed("connection", null, `the event stream: ${why}`, { cause: e });
     }
   }
 

@@ -2,7 +2,15 @@
 // dependency: Node's global fetch and web streams. See README.md. Licensed under the Apache
 // License 2.0, as harness is.
 
-export { Client, EventStream, MAX_BODY_BYTES, MAX_ERROR_BYTES, MAX_EVENT_BYTES, MAX_WAIT_MS } from "./client.js";
+export {
+  Client,
+  DEFAULT_URL,
+  EventStream,
+  MAX_BODY_BYTES,
+  MAX_ERROR_BYTES,
+  MAX_EVENT_BYTES,
+  MAX_WAIT_MS,
+} from "./client.js";
 export type { CallOptions, ClientOptions, EventsOptions } from "./client.js";
 export * from "./errors.js";
 export type {

@@ -9,6 +9,7 @@ import { inspect } from "node:util";
 import {
   BadRequest,
   Client,
+  NoAnswer,
   CommandNotFound,
   HarnessError,
   LoopNotFound,
@@ -200,4 +201,38 @@ test("with a token set, a call without it or with another is Unauthorized, and t
     assert.equal(await guarded.stop(), 0, guarded.output());
   }
   assert.ok(!guarded.output().includes("s3cret"));
+});
+
+test("a failed turn and an interrupted one are a NoAnswer with the event that ended them", async () => {
+  const server = await startServer(
+    JSON.stringify([{ error: "refused" }, { raw: "Too late.", delay_ms: 30_000 }]),
+  );
+  try {
+    const client = new Client(server.url);
+    const { sessionId: sid, activeLoop: loop } = await client.createSession("m");
+    await assert.rejects(client.ask(sid, loop, "Fail, please.", WAIT), (e) => {
+      assert.ok(e instanceof NoAnswer, String(e));
+      assert.equal(e.kind, "turn_failed");
+      assert.equal(e.event.type, "TurnFailed");
+      return true;
+    });
+    // The second call waits 30 s: interrupt it once its turn holds the input.
+    const committed = client.events(sid, { loop, kinds: ["MessageCommitted"] });
+    await committed.open();
+    // Its outcome is taken at once: it settles while the interrupt is under way.
+    const asked = client.ask(sid, loop, "Take your time.", WAIT).then(
+      (answer) => answer,
+      (e) => e,
+    );
+    const input = await committed.next();
+    await committed.close();
+    assert.equal(input.value.data.message.role, "user");
+    await client.interrupt(sid, loop);
+    const e = await asked;
+    assert.ok(e instanceof NoAnswer, String(e));
+    assert.equal(e.kind, "turn_interrupted");
+    assert.equal(e.event.turn_id, input.value.data.turn_id);
+  } finally {
+    assert.equal(await server.stop(), 0, server.output());
+  }
 });

@@ -260,6 +260,14 @@ describe("frames", () => {
     assert.equal(interrupt.headers["content-type"], "application/json");
     assert.equal(interrupt.headers["content-length"], "0");
     assert.equal(input.headers["origin"], undefined);
+    // The server's own default address unless the caller names another; nothing but a plain
+    // http(s) URL, and a token of one line.
+    assert.equal(new Client().baseUrl, "http://127.0.0.1:8420");
+    for (const bad of ["ftp://127.0.0.1/", "http://127.0.0.1:1/?q=1", "http://user:pw@127.0.0.1:1", "127.0.0.1:8420"]) {
+      assert.throws(() => new Client(bad), TypeError, bad);
+    }
+    assert.throws(() => new Client(url, { token: "a\r\nX-Evil: 1" }), TypeError);
+    assert.throws(() => new Client(url, { maxEventBytes: 0 }), RangeError);
     // Ids are one escaped path segment each.
     await client.submitInput("a/b?c", "l#1", "x").catch(() => {});
     assert.equal(requests[2].path, "/prefix/v1/sessions/a%2Fb%3Fc/loops/l%231/input");
