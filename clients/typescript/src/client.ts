@@ -749,7 +749,7 @@ export class EventStream implements AsyncIterableIterator<HarnessEvent | Lagged>
   private deadline: Deadline | null = null;
   private reader: ReadableStreamDefaultReader<Uint8Array> | null = null;
   private parser: SseParser | null = null;
-  private pending: Array<HarnessEvent | Lagged | StreamEnd> = [];
+  private pending: Array<HarnessEvent | Lagged | StreamEnd | HarnessError> = [];
   private connectedOnce = false;
   private failures = 0;
   private closed = false;
@@ -860,6 +860,7 @@ export class EventStream implements AsyncIterableIterator<HarnessEvent | Lagged>
       if (this.closed || this.end !== null) return { done: true, value: undefined };
       const item = this.pending.shift();
       if (item !== undefined) {
+        if (item instanceof HarnessError) throw item;
         if ("reason" in item) {
           this.end = item;
           await this.close();
@@ -901,6 +902,8 @@ export class EventStream implements AsyncIterableIterator<HarnessEvent | Lagged>
         const payload = parseJson(frame.data, 200, `a "${frame.name}" frame's data`);
         this.pending.push(parseFrame(frame.name, frame.id, payload));
       }
+      // The frames before an error are yielded first; the error then ends the stream.
+      if (parser.error !== null) this.pending.push(parser.error);
     }
   }
 }

@@ -3,11 +3,13 @@
 // SseParser takes the body's bytes as they come and hands back whole frames. It holds at most
 // one partial line and one partial frame, each at most `limit` bytes: a line (its end included)
 // or the lines of one frame together (comments and the blank line that ends it not counted) over
-// the limit is ResponseTooLarge at once, before more is kept, so a stream that never ends a line
-// or a frame cannot make memory grow. A field value that is not UTF-8 is a ProtocolError. Lines
-// end with LF, CRLF or a lone CR, as the SSE format allows.
+// the limit is ResponseTooLarge at once (a line's end counts as one byte), before more is kept,
+// so a stream that never ends a line or a frame cannot make memory grow. A field that is not
+// UTF-8 is a ProtocolError. The frames before an error are handed back all the same, so how the
+// transport cut the bytes into chunks changes nothing. Lines end with LF, CRLF or a lone CR, as
+// the SSE format allows.
 
-import { ProtocolError, ResponseTooLarge } from "./errors.js";
+import { HarnessError, ProtocolError, ResponseTooLarge } from "./errors.js";
 
 /** One frame: its `event:` name ("message" when it has none), its `id:` (null when it has
  * none) and its `data:` lines joined with "\n". */
@@ -48,6 +50,7 @@ export class SseParser {
   private data: string[] = [];
   private seen = false;
   private frameSize = 0;
+  private failure: HarnessError | null = null;
 
   /** `limit` caps a line and a frame in bytes; `option` names the Client option that raises
    * it, for the error's message. */
@@ -61,10 +64,31 @@ export class SseParser {
     return this.lineLength > 0 || this.seen;
   }
 
-  /** The frames `chunk` completes, in order. Throws ResponseTooLarge or ProtocolError; after
-   * that the parser is not to be used again. */
+  /** What ended the stream: a line or a frame over the cap (ResponseTooLarge) or a field that
+   * is not UTF-8 (ProtocolError); null while there is none. */
+  get error(): HarnessError | null {
+    return this.failure;
+  }
+
+  /** The frames `chunk` completes, in order, up to the first error, which `error` then holds
+   * (the frames before it are still returned: how the bytes were cut into chunks changes
+   * nothing). Once there is an error, push throws it and reads nothing more. */
   push(chunk: Uint8Array): Frame[] {
+    if (this.failure !== null) throw this.failure;
     const frames: Frame[] = [];
+    try {
+      this.read(chunk, frames);
+    } catch (e) {
+      if (!(e instanceof HarnessError)) throw e;
+      this.failure = e;
+      // The bytes held for a line or a frame that will never end are let go now.
+      this.line = [];
+      this.data = [];
+    }
+    return frames;
+  }
+
+  private read(chunk: Uint8Array, frames: Frame[]): void {
     let start = 0;
     if (this.afterCr && chunk.length > 0) {
       this.afterCr = false;
@@ -89,11 +113,10 @@ export class SseParser {
       const line = concat(this.line, this.lineLength);
       this.line = [];
       this.lineLength = 0;
-      const frame = this.onLine(line, next - end);
+      const frame = this.onLine(line);
       if (frame !== null) frames.push(frame);
       start = next;
     }
-    return frames;
   }
 
   private keep(piece: Uint8Array): void {
@@ -107,7 +130,7 @@ export class SseParser {
     this.lineLength += piece.length;
   }
 
-  private onLine(line: Uint8Array, endLength: number): Frame | null {
+  private onLine(line: Uint8Array): Frame | null {
     if (line.length === 0) {
       if (!this.seen) return null;
       const frame = { name: this.name ?? "message", id: this.id, data: this.data.join("\n") };
@@ -119,7 +142,9 @@ export class SseParser {
       return frame;
     }
     if (line[0] === COLON) return null; // a comment: the server's keepalive
-    this.frameSize += line.length + endLength;
+    // A line's end counts as one byte whether it is LF, CR or CRLF, so that the count does not
+    // depend on where the transport cut a CRLF in two.
+    this.frameSize += line.length + 1;
     if (this.frameSize > this.limit) {
       throw new ResponseTooLarge("an event of the event stream", this.limit, this.option, 200);
     }

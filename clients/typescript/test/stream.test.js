@@ -295,6 +295,48 @@ describe("the SSE parser", () => {
     assert.deepEqual(frames, expected);
   });
 
+  test("events before a bad frame are yielded, then its error ends the stream", async () => {
+    const bad = Buffer.concat([Buffer.from(frame(1) + frame(2) + "data: "), Buffer.from([0xc3]), Buffer.from("\n\n")]);
+    const { url, requests } = await fake(streamOf(bad));
+    const stream = new Client(url).events(SID);
+    assert.equal((await stream.next()).value.seq, 1);
+    assert.equal((await stream.next()).value.seq, 2);
+    await assert.rejects(stream.next(), ProtocolError);
+    assert.deepEqual(await stream.next(), { done: true, value: undefined });
+    assert.equal(requests.length, 1);
+  });
+
+  test("however the bytes are cut into chunks, the frames and the error are the same (5,000 seeded inputs)", () => {
+    let seed = 4711;
+    const random = () => {
+      seed = (seed * 48271) % 2147483647;
+      return seed / 2147483647;
+    };
+    const pieces = ["data: ", "event: ", "id: ", ":", "\n", "\r", "\r\n", "x", "é", "\xff"].map((p) =>
+      Buffer.from(p, p === "\xff" ? "latin1" : "utf8"),
+    );
+    const run = (bytes, cuts, limit) => {
+      const parser = new SseParser(limit);
+      const frames = [];
+      let at = 0;
+      for (const cut of [...cuts, bytes.length]) {
+        frames.push(...parser.push(bytes.subarray(at, cut)));
+        at = cut;
+        if (parser.error !== null) break;
+      }
+      return JSON.stringify({ frames, error: parser.error?.kind ?? null });
+    };
+    for (let i = 0; i < 5000; i++) {
+      const parts = [];
+      for (let n = Math.floor(random() * 30); n > 0; n--) parts.push(pieces[Math.floor(random() * pieces.length)]);
+      const bytes = Buffer.concat(parts);
+      const cuts = [];
+      for (let j = 1; j < bytes.length; j++) if (random() < 0.3) cuts.push(j);
+      const limit = 1 + Math.floor(random() * 40);
+      assert.equal(run(bytes, cuts, limit), run(bytes, [], limit), `input ${bytes.toString("hex")}, limit ${limit}`);
+    }
+  });
+
   test("byte soup ends or fails with a HarnessError, never another error (300 streams, fixed seed)", async () => {
     let seed = 20261206;
     const random = () => {
