@@ -40,7 +40,7 @@ import {
   parseSessionList,
   parseToolCalls,
 } from "./models.js";
-import { SseParser } from "./sse.js";
+import { SseParser, concatBytes } from "./sse.js";
 
 /** The server's longest command wait (GET /v1/commands/{id}?wait_ms=N, N at most 30000). */
 export const MAX_WAIT_MS = 30_000;
@@ -210,13 +210,7 @@ async function readCapped(response: Response, limit: number, option: string, wha
     }
     parts.push(value);
   }
-  const out = new Uint8Array(length);
-  let at = 0;
-  for (const part of parts) {
-    out.set(part, at);
-    at += part.length;
-  }
-  return out;
+  return concatBytes(parts, length);
 }
 
 /**

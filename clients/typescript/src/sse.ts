@@ -24,7 +24,8 @@ const CR = 0x0d;
 const COLON = 0x3a;
 const SPACE = 0x20;
 
-function concat(parts: Uint8Array[], length: number): Uint8Array {
+/** The bytes of `parts`, `length` of them in all, as one array. @internal */
+export function concatBytes(parts: Uint8Array[], length: number): Uint8Array {
   if (parts.length === 1 && parts[0] !== undefined && parts[0].length === length) return parts[0];
   const out = new Uint8Array(length);
   let at = 0;
@@ -110,7 +111,7 @@ export class SseParser {
         }
       }
       this.keep(chunk.subarray(start, end));
-      const line = concat(this.line, this.lineLength);
+      const line = concatBytes(this.line, this.lineLength);
       this.line = [];
       this.lineLength = 0;
       const frame = this.onLine(line);

@@ -19,20 +19,12 @@ import {
   Unauthorized,
   UnknownModel,
 } from "../dist/index.js";
+import { history } from "./helpers.js";
 import { Server, answers, startServer } from "./server.js";
 
 const UNKNOWN = "0190a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b";
 // Bounds on waits: the replies come in milliseconds; these only end a broken run.
 const WAIT = { timeoutMs: 20_000 };
-
-function history(turns) {
-  const messages = [];
-  for (let i = 0; i < turns; i++) {
-    messages.push({ role: "user", blocks: [{ type: "text", text: `Request ${i}: edit src/app.cc.` }] });
-    messages.push({ role: "assistant", blocks: [{ type: "text", text: `Edited, step ${i}.` }], usage: null });
-  }
-  return messages;
-}
 
 async function take(stream, predicate) {
   const taken = [];

@@ -14,6 +14,7 @@ import {
   ToolCallAnswered,
   ToolCallNotFound,
 } from "../dist/index.js";
+import { history } from "./helpers.js";
 import { startServer } from "./server.js";
 
 const UNKNOWN = "0190a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b";
@@ -41,15 +42,6 @@ before(async () => {
 after(async () => {
   assert.equal(await server.stop(), 0, server.output());
 });
-
-function history(turns) {
-  const messages = [];
-  for (let i = 0; i < turns; i++) {
-    messages.push({ role: "user", blocks: [{ type: "text", text: `Request ${i}: edit src/app.cc.` }] });
-    messages.push({ role: "assistant", blocks: [{ type: "text", text: `Edited, step ${i}.` }], usage: null });
-  }
-  return messages;
-}
 
 test("a previewed compaction is approved and undone, and messages are pinned", async () => {
   const spec = { model: "m", keepRecentSegments: 1, keepRecentTokens: 1, history: history(3) };

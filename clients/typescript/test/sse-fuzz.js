@@ -7,15 +7,12 @@
 //
 //   node test/sse-fuzz.js 60
 
-import { HarnessError, SseParser } from "../dist/index.js";
+import { HarnessError } from "../dist/index.js";
+import { parseChunked, seeded } from "./helpers.js";
 
 const seconds = Number(process.argv[2] ?? 60);
-let seed = Number(process.argv[3] ?? Date.now() % 2147483647);
-const first = seed;
-function random() {
-  seed = (seed * 48271) % 2147483647;
-  return seed / 2147483647;
-}
+const first = Number(process.argv[3] ?? Date.now() % 2147483647);
+const random = seeded(first);
 const PIECES = ["data:", "data: ", "event: ", "id: ", "retry: 1", ":", "\n", "\r", "\r\n", "\n\n", "{", "}",
   '{"seq":1,"event":{"type":"X"}}', "X", "é", " ", "\u{1F600}"].map((p) => Buffer.from(p));
 
@@ -30,17 +27,11 @@ function input() {
 }
 
 function run(bytes, cuts, limit) {
-  const parser = new SseParser(limit);
-  const frames = [];
-  let at = 0;
-  for (const cut of [...cuts, bytes.length]) {
-    frames.push(...parser.push(bytes.subarray(at, cut)));
-    at = cut;
-    if (parser.error !== null) break;
+  const { frames, error } = parseChunked(bytes, cuts, limit);
+  if (error !== null && (!(error instanceof HarnessError) || !["response_too_large", "protocol"].includes(error.kind))) {
+    throw error;
   }
-  const e = parser.error;
-  if (e !== null && (!(e instanceof HarnessError) || !["response_too_large", "protocol"].includes(e.kind))) throw e;
-  return { frames, error: e?.kind ?? null };
+  return { frames, error: error?.kind ?? null };
 }
 
 const end = Date.now() + seconds * 1000;

@@ -15,7 +15,9 @@ import {
   ProtocolError,
   ResponseTooLarge,
   SseParser,
+  Timeout,
 } from "../dist/index.js";
+import { parseChunked, seeded } from "./helpers.js";
 
 const SID = "0190a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b";
 const MiB = 1024 * 1024;
@@ -274,6 +276,26 @@ describe("frames", () => {
   });
 });
 
+describe("transport", () => {
+  test("no answer within timeoutMs is a Timeout, a refused connection ConnectionFailed", async () => {
+    const { url } = await fake(() => {}); // takes the request and never answers
+    const slow = await new Client(url, { timeoutMs: 200 }).listSessions().catch((e) => e);
+    assert.ok(slow instanceof Timeout, String(slow));
+    assert.match(slow.message, /no answer within 200 ms/);
+    // An event stream's limit covers its connecting.
+    const stream = await new Client(url, { timeoutMs: 200 }).events(SID).next().catch((e) => e);
+    assert.ok(stream instanceof Timeout, String(stream));
+    // A port nothing listens on: this server's, once it is closed.
+    const closed = createServer();
+    await new Promise((resolve) => closed.listen(0, "127.0.0.1", resolve));
+    const port = closed.address().port;
+    await new Promise((resolve) => closed.close(resolve));
+    const refused = await new Client(`http://127.0.0.1:${port}`).listSessions().catch((e) => e);
+    assert.ok(refused instanceof ConnectionFailed, String(refused));
+    assert.equal(refused.status, null);
+  });
+});
+
 describe("the SSE parser", () => {
   test("line ends LF, CRLF and CR, split anywhere, and data lines joined", () => {
     const text = "event: A\r\ndata: one\rdata: two\n\n: comment\nid: 5\r\ndata\n\nretry: 3\nevent: B\ndata: x\r\n\r\n";
@@ -307,24 +329,13 @@ describe("the SSE parser", () => {
   });
 
   test("however the bytes are cut into chunks, the frames and the error are the same (5,000 seeded inputs)", () => {
-    let seed = 4711;
-    const random = () => {
-      seed = (seed * 48271) % 2147483647;
-      return seed / 2147483647;
-    };
+    const random = seeded(4711);
     const pieces = ["data: ", "event: ", "id: ", ":", "\n", "\r", "\r\n", "x", "é", "\xff"].map((p) =>
       Buffer.from(p, p === "\xff" ? "latin1" : "utf8"),
     );
     const run = (bytes, cuts, limit) => {
-      const parser = new SseParser(limit);
-      const frames = [];
-      let at = 0;
-      for (const cut of [...cuts, bytes.length]) {
-        frames.push(...parser.push(bytes.subarray(at, cut)));
-        at = cut;
-        if (parser.error !== null) break;
-      }
-      return JSON.stringify({ frames, error: parser.error?.kind ?? null });
+      const { frames, error } = parseChunked(bytes, cuts, limit);
+      return JSON.stringify({ frames, error: error?.kind ?? null });
     };
     for (let i = 0; i < 5000; i++) {
       const parts = [];
@@ -338,11 +349,7 @@ describe("the SSE parser", () => {
   });
 
   test("byte soup ends or fails with a HarnessError, never another error (300 streams, fixed seed)", async () => {
-    let seed = 20261206;
-    const random = () => {
-      seed = (seed * 1103515245 + 12345) % 2147483648;
-      return seed / 2147483648;
-    };
+    const random = seeded(20261206);
     const alphabet = ["data: ", "event: ", "id: ", ":", "\n", "\r", "\r\n", "{", "}", '"seq":', "1", "0", "lagged", "end",
       '"event":{"type":"X"}', ",", "X", "\xff", " "];
     const soups = [];
