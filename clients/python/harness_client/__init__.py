@@ -9,6 +9,8 @@ repository's LICENSE file).
 """
 
 __license__ = "Apache-2.0"
+# The one place the version is written: pyproject.toml reads it from here.
+__version__ = "0.1.0"
 
 from .client import MAX_WAIT_MS, Client, EventStream
 from .errors import (
@@ -53,7 +55,9 @@ from .models import (
     CommandId,
     CommandStatus,
     Context,
+    ContextPolicy,
     CreatedSession,
+    Estimates,
     Event,
     History,
     Lagged,
@@ -65,6 +69,7 @@ from .models import (
     StreamEnd,
     ToolCall,
     ToolSpec,
+    Window,
 )
 
 __all__ = [
@@ -101,6 +106,9 @@ __all__ = [
     "CommandId",
     "CommandStatus",
     "Context",
+    "ContextPolicy",
+    "Estimates",
+    "Window",
     "CreatedSession",
     "Event",
     "History",

@@ -8,7 +8,7 @@ import re
 import subprocess
 import sys
 
-from conftest import ROOT, answers
+from conftest import INSTALLED, ROOT, SOURCE, answers
 
 
 def test_the_readme_example_runs(make_server, tmp_path):
@@ -18,7 +18,7 @@ def test_the_readme_example_runs(make_server, tmp_path):
     server = make_server(answers("Hello.", "Done.", "Fine."), model="main")
     script = tmp_path / "example.py"
     script.write_text(example.replace("http://127.0.0.1:8420", server.url), encoding="utf-8")
-    env = dict(os.environ, PYTHONPATH=str(ROOT / "clients" / "python"))
+    env = dict(os.environ) if INSTALLED else dict(os.environ, PYTHONPATH=str(SOURCE))
     ran = subprocess.run([sys.executable, str(script)], env=env, capture_output=True, text=True, timeout=120)
     assert ran.returncode == 0, ran.stderr
     lines = ran.stdout.splitlines()
