@@ -1,5 +1,6 @@
 #include "serve/event_frames.h"
 
+#include "harness/core/json.h"
 #include "harness/event/json.h"
 
 namespace harness::serve {
@@ -18,6 +19,16 @@ std::string DeliveryFrame(const Delivery& delivery) {
 
 std::string LaggedFrame(std::uint64_t last_seq) {
   return "event: lagged\ndata: {\"last_seq\":" + std::to_string(last_seq) + "}\n\n";
+}
+
+std::string TextDeltaFrame(const Uuid& loop, const Uuid& turn, std::string_view text) {
+  std::string out =
+      "event: text_delta\ndata: {\"loop_id\":\"" + loop.ToString() + "\",\"turn_id\":";
+  out += turn.IsZero() ? std::string("null") : "\"" + turn.ToString() + "\"";
+  out += ",\"text\":";
+  AppendJsonString(out, text);
+  out += "}\n\n";
+  return out;
 }
 
 }  // namespace harness::serve

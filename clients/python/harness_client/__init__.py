@@ -13,6 +13,7 @@ __license__ = "Apache-2.0"
 __version__ = "0.1.0"
 
 from .client import MAX_WAIT_MS, Client, EventStream
+from .conversation import AnswerStream
 from .errors import (
     BadRequest,
     CommandNotFound,
@@ -22,6 +23,7 @@ from .errors import (
     Forbidden,
     HarnessError,
     HostNotAllowed,
+    InputRefused,
     LeaseHeld,
     LoopBusy,
     LoopExited,
@@ -41,9 +43,11 @@ from .errors import (
     ServerError,
     SessionNotFound,
     ShuttingDown,
+    StreamTimeout,
     TooLarge,
     ToolCallAnswered,
     ToolCallNotFound,
+    TurnNotCompleted,
     Unauthorized,
     Unavailable,
     UndoRefused,
@@ -51,6 +55,7 @@ from .errors import (
     UnsupportedMediaType,
 )
 from .models import (
+    Answer,
     Category,
     CommandId,
     CommandStatus,
@@ -67,6 +72,7 @@ from .models import (
     Session,
     SessionSummary,
     StreamEnd,
+    TextDelta,
     ToolCall,
     ToolSpec,
     Window,
@@ -74,6 +80,12 @@ from .models import (
 
 __all__ = [
     "MAX_WAIT_MS",
+    "Answer",
+    "AnswerStream",
+    "InputRefused",
+    "StreamTimeout",
+    "TextDelta",
+    "TurnNotCompleted",
     "Client",
     "EventStream",
     "BadRequest",

@@ -432,3 +432,37 @@ class StreamEnd:
 
     reason: str
     last_seq: int
+
+
+@dataclass(frozen=True)
+class TextDelta:
+    """A piece of a loop's answer as the model streams it (a ``text_delta`` frame of a stream
+    opened with ``text_deltas=True``, docs/serve.md "Text deltas"): never journaled, never
+    replayed; the assistant's MessageCommitted holds the whole text. ``turn_id`` is None when
+    the server did not see the turn start (one a restore resumed)."""
+
+    loop_id: str
+    turn_id: Optional[str]
+    text: str
+
+    @classmethod
+    def from_frame(cls, payload: Any) -> "TextDelta":
+        return cls(
+            _get(payload, "loop_id", str, "data"),
+            _get(payload, "turn_id", str, "data", optional=True),
+            _get(payload, "text", str, "data"),
+        )
+
+
+@dataclass(frozen=True)
+class Answer:
+    """What Client.ask returns once the turn its input started (or joined) completed: ``text``,
+    the text of the turn's last assistant message (its text blocks, joined); ``message`` that
+    message in the content codec (docs/content.md), None when the turn committed none;
+    ``turn_id``, ``command_id`` (the input's) and ``deltas``, how many text deltas arrived."""
+
+    text: str
+    message: Optional[Dict[str, Any]]
+    turn_id: str
+    command_id: str
+    deltas: int = 0
