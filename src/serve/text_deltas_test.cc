@@ -29,13 +29,14 @@ using serve_testing::StreamEvent;
 TEST(TextDeltaFrame, NamesItsLoopAndTurnAndEscapesItsText) {
   const Uuid loop = Uuid::ParseCanonical("0190a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b").value();
   const Uuid turn = Uuid::ParseCanonical("0190a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5c").value();
-  EXPECT_EQ(TextDeltaFrame(loop, turn, "a \"b\"\n"),
-            "event: text_delta\ndata: {\"loop_id\":\"0190a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b\","
-            "\"turn_id\":\"0190a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5c\",\"text\":\"a \\\"b\\\"\\n\"}\n\n");
+  EXPECT_EQ(
+      TextDeltaFrame(loop, turn, "a \"b\"\n"),
+      "event: text_delta\ndata: {\"loop_id\":\"0190a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b\","
+      "\"turn_id\":\"0190a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5c\",\"text\":\"a \\\"b\\\"\\n\"}\n\n");
   // Unknown turn: null. One data line whatever the text holds (a newline would end the field).
   const std::string frame = TextDeltaFrame(loop, Uuid{}, "x\ny");
   EXPECT_NE(frame.find("\"turn_id\":null"), std::string::npos);
-  EXPECT_EQ(std::count(frame.begin(), frame.end(), '\n'), 4);
+  EXPECT_EQ(std::count(frame.begin(), frame.end(), '\n'), 3);
 }
 
 TEST(DecodeEventsRequest, TextDeltasIsTrueOrFalseAndOffByDefault) {
@@ -95,13 +96,14 @@ TEST(TextDeltas, AStreamThatAsksGetsTheTurnsDeltasBeforeItsMessageAndNoOtherDoes
   options.port = 0;
   options.journal = journal.get();
   options.threads = 2;
-  options.models["s"] = ConfiguredModel{
-      runtime_testing::TestModel(), [] { return MakeStreaming(nullptr); }, MakeStreaming};
+  options.models["s"] = ConfiguredModel{runtime_testing::TestModel(),
+                                        [] { return MakeStreaming(nullptr); }, MakeStreaming};
   auto started = Server::Start(std::move(options));
   ASSERT_TRUE(started.ok()) << started.error().Message();
   auto server = std::move(started).value();
   const std::string base = "http://127.0.0.1:" + std::to_string(server->port());
-  const auto created = Call("POST", base + "/v1/sessions", R"({"loops":[{"model":"s"}]})");
+  const auto created = Call("POST", base + "/v1/sessions",
+                            R"({"loops":[{"model":"s","policy":{"automatic":false}}]})");
   ASSERT_EQ(created.status, 201) << created.body;
   const std::string session = ParseOrNull(created.body)["session_id"].get<std::string>();
   const std::string loop = ParseOrNull(created.body)["loops"][0].get<std::string>();
