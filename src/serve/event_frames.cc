@@ -22,9 +22,18 @@ std::string LaggedFrame(std::uint64_t last_seq) {
 }
 
 std::string TextDeltaFrame(const Uuid& loop, const Uuid& turn, std::string_view text) {
-  std::string out =
-      "event: text_delta\ndata: {\"loop_id\":\"" + loop.ToString() + "\",\"turn_id\":";
-  out += turn.IsZero() ? std::string("null") : "\"" + turn.ToString() + "\"";
+  // Appended piece by piece: g++ 12 -O3 takes `"…" + std::string&&` for an overlapping copy
+  // (a false -Wrestrict that -Werror turns into a failed build).
+  std::string out = "event: text_delta\ndata: {\"loop_id\":\"";
+  out += loop.ToString();
+  out += "\",\"turn_id\":";
+  if (turn.IsZero()) {
+    out += "null";
+  } else {
+    out += '"';
+    out += turn.ToString();
+    out += '"';
+  }
   out += ",\"text\":";
   AppendJsonString(out, text);
   out += "}\n\n";

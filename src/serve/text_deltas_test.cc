@@ -10,12 +10,12 @@
 #include <thread>
 #include <vector>
 
-#include "harness/inference/counter.h"
 #include "harness/journal/memory_journal.h"
 #include "harness/serve/server.h"
 #include "serve/api.h"
 #include "serve/event_frames.h"
 #include "support/serve_client.h"
+#include "support/served_model.h"
 #include "support/test_model.h"
 
 namespace harness::serve {
@@ -72,16 +72,7 @@ class StreamingModel final : public ModelClient {
 };
 
 Result<ServedModel, std::string> MakeStreaming(TextDeltaSink sink) {
-  ServedModel model;
-  model.client = std::make_shared<StreamingModel>(std::move(sink));
-  model.model = runtime_testing::TestModel();
-  model.limits = ModelLimits{10'000, 8'000, 100};
-  model.counter = std::make_shared<EstimateCounter>();
-  model.policy = runtime_testing::TestPolicy();
-  model.policy.counter_policy = CounterPolicy::kAllowConservative;
-  model.policy.reserved_output = 100;
-  model.policy.safety_margin = 1'000;
-  return model;
+  return serve_testing::Served(std::make_shared<StreamingModel>(std::move(sink)));
 }
 
 bool TurnEnded(const std::vector<StreamEvent>& events) {
