@@ -11,7 +11,6 @@ import time
 import urllib.parse
 
 import pytest
-from conftest import answers
 
 from harness_client import (
     Client,
