@@ -226,8 +226,13 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       auto events = DecodeEventsRequest(query, last);
       if (!events.ok())
         CheckRefusal(events.error());
-      else
+      else {
         Check(!events->from || *events->from >= 1, "an events request from sequence 0");
+        Check(!events->text_deltas || std::find(query.begin(), query.end(),
+                                                std::pair<std::string, std::string>{
+                                                    "text_deltas", "true"}) != query.end(),
+              "text deltas without text_deltas=true");
+      }
       auto wait = DecodeWaitRequest(query);
       if (!wait.ok())
         CheckRefusal(wait.error());

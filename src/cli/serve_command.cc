@@ -106,8 +106,13 @@ Result<serve::ServedModel, std::string> ServedWithContext(const ContextFlags& fl
 
 // A configured model makes a fresh client (and, for a scripted model, reads its script afresh)
 // for every loop, with the CLI's context defaults.
-Result<serve::ServedModel, std::string> MakeServedModel(const std::string& spec) {
-  auto model = MakeModelClient(spec);
+// With `on_text`, the client gives it the answer's text as it streams (a provider's stream, a
+// script's "stream" steps): the server's text_delta frames.
+Result<serve::ServedModel, std::string> MakeServedModel(const std::string& spec,
+                                                        TextDeltaSink on_text = {}) {
+  ModelClientSettings settings;
+  settings.on_text = std::move(on_text);
+  auto model = MakeModelClient(spec, settings);
   if (!model.ok())
     return Fail(model.error().Message("--model", "scripted:PATH"));
   ContextFlags flags;
@@ -149,7 +154,10 @@ Result<std::map<std::string, serve::ConfiguredModel>, std::string> ConfiguredMod
       }
     }
     models.emplace(name,
-                   serve::ConfiguredModel{first.model, [spec] { return MakeServedModel(spec); }});
+                   serve::ConfiguredModel{first.model, [spec] { return MakeServedModel(spec); },
+                                          [spec](TextDeltaSink on_text) {
+                                            return MakeServedModel(spec, std::move(on_text));
+                                          }});
   }
   // "offline": a loop that only compacts needs no conversation model, so a server started
   // without --model still serves them (docs/serve.md). Its model runs no turns (no client).

@@ -608,11 +608,17 @@ Result<CompactRequest, ApiError> DecodeCompact(std::string_view body) {
 
 Result<EventsRequest, ApiError> DecodeEventsRequest(const QueryParameters& query,
                                                     std::optional<std::string_view> last_event_id) {
-  if (auto names = CheckNames(query, {"from", "loop", "kind"}); !names.ok())
+  if (auto names = CheckNames(query, {"from", "loop", "kind", "text_deltas"}); !names.ok())
     return Fail(std::move(names).error());
   EventsRequest request;
   for (const auto& [name, value] : query) {
-    if (name == "from") {
+    if (name == "text_deltas") {
+      if (value != "true" && value != "false") {
+        return Fail(Error(ApiErrorKind::kInvalidQuery,
+                          "text_deltas " + QuoteForDetail(value, 32) + " is not true or false"));
+      }
+      request.text_deltas = value == "true";
+    } else if (name == "from") {
       HARNESS_TRY(request.from, Sequence(value, "from"));
     } else if (name == "loop") {
       auto loop = Uuid::ParseCanonical(value);

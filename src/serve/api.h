@@ -289,6 +289,8 @@ struct EventsRequest {
   std::optional<std::uint64_t> from;
   std::optional<Uuid> loop;
   std::optional<std::vector<EventKind>> kinds;
+  // ?text_deltas=true: the stream also carries text_delta frames (docs/serve.md "Text deltas").
+  bool text_deltas = false;
 };
 Result<EventsRequest, ApiError> DecodeEventsRequest(const QueryParameters& query,
                                                     std::optional<std::string_view> last_event_id);

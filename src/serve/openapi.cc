@@ -70,11 +70,12 @@ constexpr std::string_view kDocument = R"openapi({
       "parameters": [{"$ref": "#/components/parameters/session"}],
       "get": {
         "operationId": "streamEvents",
-        "summary": "The session's events as Server-Sent Events: `id` is the journal sequence (none for an ephemeral event), `event` the type, `data` {\"seq\",\"event\"}. A stream that falls behind ends with `event: lagged`, data {\"last_seq\"}; one whose session leaves memory ends with `event: end`, data {\"reason\",\"last_seq\"}. A quiet stream sends a comment line (`:`) as a keepalive.",
+        "summary": "The session's events as Server-Sent Events: `id` is the journal sequence (none for an ephemeral event), `event` the type, `data` {\"seq\",\"event\"}. A stream that falls behind ends with `event: lagged`, data {\"last_seq\"}; one whose session leaves memory ends with `event: end`, data {\"reason\",\"last_seq\"}. A quiet stream sends a comment line (`:`) as a keepalive. With `text_deltas=true`, a loop's answer text also arrives as the model streams it: `event: text_delta`, no `id`, data {\"loop_id\",\"turn_id\",\"text\"} (schema TextDelta); deltas are never journaled nor replayed, and the committed MessageCommitted holds the whole text.",
         "parameters": [
           {"name": "from", "in": "query", "description": "Replay the journal from this sequence, then go live, with no gap and no duplicate.", "schema": {"type": "integer", "minimum": 1}},
           {"name": "loop", "in": "query", "description": "Keep this loop's events and the session's own.", "schema": {"type": "string", "format": "uuid"}},
           {"name": "kind", "in": "query", "description": "Keep these event types, separated by commas.", "schema": {"type": "string"}},
+          {"name": "text_deltas", "in": "query", "description": "true: add the text_delta frames of the loops' streamed answers (of the `loop` only, with one), whatever `kind` keeps.", "schema": {"type": "string", "enum": ["true", "false"], "default": "false"}},
           {"name": "Last-Event-ID", "in": "header", "description": "Resume after this sequence; wins over `from`.", "schema": {"type": "integer", "minimum": 1}}
         ],
         "responses": {
@@ -487,6 +488,16 @@ constexpr std::string_view kDocument = R"openapi({
           "session_id": {"type": "string", "format": "uuid"},
           "status": {"type": "string", "enum": ["answered", "pending"]},
           "reply": {"$ref": "#/components/schemas/Event"}
+        }
+      },
+      "TextDelta": {
+        "type": "object",
+        "description": "The data of a text_delta frame: a piece of a loop's answer as the model streams it, in order; the turn is null when the server did not see the turn start (one a restore resumed).",
+        "required": ["loop_id", "turn_id", "text"],
+        "properties": {
+          "loop_id": {"type": "string", "format": "uuid"},
+          "turn_id": {"type": ["string", "null"], "format": "uuid"},
+          "text": {"type": "string"}
         }
       },
       "Event": {

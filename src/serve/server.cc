@@ -58,6 +58,10 @@ constexpr std::size_t kStreamBlock = 64u * 1024;
 // 69 KB of heap (docs/benchmarks.md "Serve"). A frame is typically a few hundred bytes; a
 // larger one takes more calls.
 constexpr std::size_t kEventBlock = 2u * 1024;
+// The text_delta frames one event stream holds for its reader at most: what a reader that far
+// behind does not get is dropped, so a stream nobody reads costs a loop's turn no memory
+// beyond it and never makes the model call wait (docs/serve.md "Text deltas").
+constexpr std::size_t kMaxQueuedDeltaBytes = 1u << 20;
 // How often an event stream with nothing to send writes an SSE comment when
 // ServeOptions::stream_keepalive is 0; in any case at least twice per connection timeout.
 constexpr std::chrono::milliseconds kHeartbeatMax{15'000};
@@ -109,7 +113,35 @@ struct EventStream {
   std::function<void()> on_free;  // MHD is done with the stream's response
   ServeMetrics* metrics = nullptr;
 
+  // Text deltas (serve/text_deltas.h): only a stream that asked (?text_deltas=true) takes
+  // them, whatever its kind filter; a loop filter keeps that loop's. Set before the stream is
+  // listed, read-only after.
+  bool takes_deltas = false;
+  std::optional<Uuid> loop;
+  // Guarded by mu: text_delta frames not yet taken by the reader, at most kMaxQueuedDeltaBytes;
+  // what does not fit is dropped (the reader is that far behind; the committed message holds
+  // the whole text).
+  std::string deltas;
+
   explicit EventStream(Subscription sub) : subscription(std::move(sub)) {}
+
+  void QueueDelta(const std::string& frame) {
+    std::lock_guard lock(mu);
+    if (connection == nullptr || stopped || deltas.size() + frame.size() > kMaxQueuedDeltaBytes)
+      return;
+    deltas += frame;
+    pending = true;
+    if (suspended) {
+      suspended = false;
+      MHD_resume_connection(connection);
+    }
+  }
+  // Moves the queued deltas to the frames to send.
+  void TakeDeltas() {
+    std::lock_guard lock(mu);
+    out += deltas;
+    deltas.clear();
+  }
 
   void Wake() {
     std::lock_guard lock(mu);
@@ -158,6 +190,9 @@ ssize_t ReadStream(void* cls, std::uint64_t /*pos*/, char* buf, std::size_t max)
     bool empty = false;
     while (!s.finished && !empty && s.out.size() - s.sent < max) {
       auto next = s.subscription.TryNext();
+      // The deltas queued by now come before the event just taken: a message's deltas were
+      // queued before its MessageCommitted was published, so they precede it on the stream.
+      s.TakeDeltas();
       if (next.ok()) {
         s.out += DeliveryFrame(*next);
         continue;
@@ -427,6 +462,9 @@ struct Server::Impl {
   const char* AllowedOrigin(MHD_Connection* connection) const;
   // The session leaves memory idle: its streams' end frames say so (under the table's lock).
   void MarkIdleReleased(const Uuid& session);
+  // A loop's streamed answer text, to every open stream of its session that takes it.
+  void DeliverTextDelta(const Uuid& session, const Uuid& loop, const Uuid& turn,
+                        std::string_view text);
   // Beats `weak` every options.stream_keepalive, and at least every half connection timeout,
   // until MHD is done with it.
   void ScheduleHeartbeat(std::weak_ptr<EventStream> weak);
@@ -940,6 +978,8 @@ Result<MHD_Response*, ApiError> Server::Impl::Events(MHD_Connection* connection,
   }
   auto stream = std::make_shared<EventStream>(std::move(*sub));
   stream->session = route.session;
+  stream->takes_deltas = request.text_deltas;
+  stream->loop = request.loop;
   stream->connection = connection;
   stream->metrics = &metrics;
   {
@@ -1000,6 +1040,20 @@ Reply Server::Impl::LoopRequest(MHD_Connection* connection, const Route& route, 
                [&](const std::shared_ptr<SuspendedRequest>& later) {
                  StartLoopRequest(route, std::move(body).value(), std::move(served).value(), later);
                });
+}
+
+void Server::Impl::DeliverTextDelta(const Uuid& session, const Uuid& loop, const Uuid& turn,
+                                    std::string_view text) {
+  std::string frame;
+  std::lock_guard lock(streams_mu);
+  for (auto& weak : streams) {
+    auto s = weak.lock();
+    if (!s || s->session != session || !s->takes_deltas || (s->loop && *s->loop != loop))
+      continue;
+    if (frame.empty())
+      frame = TextDeltaFrame(loop, turn, text);
+    s->QueueDelta(frame);
+  }
 }
 
 void Server::Impl::MarkIdleReleased(const Uuid& session) {
@@ -1122,6 +1176,10 @@ Result<std::unique_ptr<Server>, ServeError> Server::Start(ServeOptions options) 
   table.idle_release = impl->options.idle_release;
   table.blocking_idle = impl->options.blocking_idle;
   table.on_idle_release = [raw = impl.get()](const Uuid& id) { raw->MarkIdleReleased(id); };
+  table.on_text_delta = [raw = impl.get()](const Uuid& session, const Uuid& loop, const Uuid& turn,
+                                           std::string_view text) {
+    raw->DeliverTextDelta(session, loop, turn, text);
+  };
   // One lease owner for every session of this process: another server is told who holds one.
   Uuid::Bytes random;
   if (auto drawn = env->RandomBytes(random); !drawn)

@@ -24,6 +24,7 @@
 #include "serve/sessions.h"
 #include "support/env.h"
 #include "support/serve_client.h"
+#include "support/served_model.h"
 #include "support/test_model.h"
 #include "support/threads.h"
 
@@ -47,6 +48,7 @@ using serve_testing::Call;
 using serve_testing::OpenRawStream;
 using serve_testing::ParseOrNull;
 using serve_testing::ReadStream;
+using serve_testing::Served;
 using serve_testing::StreamEvent;
 
 // These tests only compact an empty history, which the runtime rejects before any model or
@@ -59,23 +61,6 @@ class UncalledModel final : public ModelClient {
     return Fail(InferenceError{InferenceErrorKind::kTransport, "not a model"});
   }
 };
-
-// The test model with `client`, in a 10,000-token window.
-ServedModel Served(std::shared_ptr<ModelClient> client) {
-  ServedModel model;
-  model.client = std::move(client);
-  model.model = runtime_testing::TestModel();
-  model.limits = ModelLimits{10'000, 8'000, 100};
-  model.counter = std::make_shared<EstimateCounter>();
-  model.policy = runtime_testing::TestPolicy();
-  // An estimating counter needs room for its error (compaction/policy.h).
-  model.policy.counter_policy = CounterPolicy::kAllowConservative;
-  model.policy.reserved_output = 100;
-  model.policy.safety_margin = 1'000;
-  model.policy.compact_at = 8'000;  // a request may turn automatic compaction on
-  model.policy.rearm_below = 6'000;
-  return model;
-}
 
 class ServerTest : public ::testing::Test {
  protected:

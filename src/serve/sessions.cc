@@ -41,6 +41,10 @@ LoopContext ContextOf(const LoopDefinition& definition) {
 // ---- ReplyRecorder ----
 
 ServedSession::~ServedSession() {
+  // First: a model call still streaming finds nowhere to deliver, and the relays' subscriptions
+  // go before the session's hub.
+  for (auto& [loop, relay] : relays)
+    relay->Unbind();
   if (watch == nullptr)
     return;
   // The replies published up to now (a suspension answers its waiters) are recorded before the
@@ -315,8 +319,8 @@ ApiError FromSessionError(const SessionError& error) {
   return Error(ApiErrorKind::kInternal, std::move(detail));
 }
 
-Result<ServedModel, ApiError> SessionTable::Make(const std::string& name,
-                                                 std::string_view role) const {
+Result<ServedModel, ApiError> SessionTable::Make(const std::string& name, std::string_view role,
+                                                 TextDeltaSink* on_text) const {
   const auto& models = *options_.models;
   auto it = models.find(name);
   if (it == models.end()) {
@@ -324,7 +328,10 @@ Result<ServedModel, ApiError> SessionTable::Make(const std::string& name,
                                                        QuoteForDetail(name, 64) +
                                                        " is configured on this server"));
   }
-  auto served = it->second.make();
+  const bool streams = on_text != nullptr && *on_text && it->second.make_streaming;
+  if (on_text != nullptr && !streams)
+    *on_text = nullptr;
+  auto served = streams ? it->second.make_streaming(*on_text) : it->second.make();
   if (!served.ok()) {
     return Fail(Error(ApiErrorKind::kInternal, "the configured model " + QuoteForDetail(name, 64) +
                                                    " cannot be used: " + served.error()));
@@ -378,14 +385,23 @@ Status<ApiError> CheckPolicy(const LoopDefinition& definition, const LoopRequest
 
 }  // namespace
 
-Result<LoopDefinition, ApiError> SessionTable::Define(const LoopRequest& loop,
-                                                      std::shared_ptr<ClientToolBox>* box) const {
-  HARNESS_TRY(ServedModel served, Make(loop.model, "model"));
+Result<LoopDefinition, ApiError> SessionTable::Define(
+    const LoopRequest& loop, std::shared_ptr<ClientToolBox>* box,
+    std::shared_ptr<TextDeltaRelay>* relay) const {
+  // The turns' client streams its text to a relay of its own when the server has somewhere to
+  // deliver it; the compactor's never does (a summary is not an answer).
+  auto made_relay = options_.on_text_delta ? std::make_shared<TextDeltaRelay>() : nullptr;
+  TextDeltaSink on_text = made_relay ? made_relay->Sink() : TextDeltaSink{};
+  HARNESS_TRY(ServedModel served, Make(loop.model, "model", &on_text));
   LoopDefinition definition;
   definition.model = served.model;
   definition.limits = served.limits;
   definition.system_prompt = loop.system_prompt;
   definition.client = served.client ? served.client : std::make_shared<CompactOnlyModelClient>();
+  if (on_text && served.client) {
+    definition.client = made_relay->Wrap(definition.client);
+    *relay = std::move(made_relay);
+  }
   definition.counter = served.counter;
   definition.compaction = served.policy;
   definition.compaction->automatic = loop.automatic_compaction;
@@ -522,12 +538,16 @@ SessionOptions SessionTable::OptionsFor(const Uuid& id) const {
 
 std::shared_ptr<ServedSession> SessionTable::Keep(
     std::unique_ptr<Session> session, std::vector<Uuid> loops, std::map<Uuid, LoopContext> contexts,
-    std::map<Uuid, std::shared_ptr<ClientToolBox>> boxes) {
+    std::map<Uuid, std::shared_ptr<ClientToolBox>> boxes,
+    std::map<Uuid, std::shared_ptr<TextDeltaRelay>> relays) {
   auto served = std::make_shared<ServedSession>(host_, recorder_);
   served->session = std::move(session);
   served->loops = std::move(loops);
   served->contexts = std::move(contexts);
   served->tool_boxes = std::move(boxes);
+  served->relays = std::move(relays);
+  for (auto& [loop, relay] : served->relays)
+    relay->Bind(served->session->hub(), served->session->id(), loop, options_.on_text_delta);
   recorder_->Watch(*served);
   served->last_active = options_.env->MonotonicNow();
   sessions_[served->session->id()] = served;
@@ -549,9 +569,10 @@ Result<std::shared_ptr<ServedSession>, ApiError> SessionTable::Create(
     const CreateSessionRequest& request) {
   std::vector<LoopDefinition> definitions;
   std::vector<std::shared_ptr<ClientToolBox>> boxes(request.loops.size());
+  std::vector<std::shared_ptr<TextDeltaRelay>> relays(request.loops.size());
   for (std::size_t i = 0; i < request.loops.size(); ++i) {
     const LoopRequest& loop = request.loops[i];
-    HARNESS_TRY(LoopDefinition definition, Define(loop, &boxes[i]));
+    HARNESS_TRY(LoopDefinition definition, Define(loop, &boxes[i], &relays[i]));
     HARNESS_CHECK(CheckPolicy(definition, loop, "$.loops[" + std::to_string(i) + "]"));
     definition.make_active = i == 0;
     definitions.push_back(std::move(definition));
@@ -566,6 +587,7 @@ Result<std::shared_ptr<ServedSession>, ApiError> SessionTable::Create(
   std::vector<Uuid> loops;
   std::map<Uuid, LoopContext> contexts;
   std::map<Uuid, std::shared_ptr<ClientToolBox>> by_loop;
+  std::map<Uuid, std::shared_ptr<TextDeltaRelay>> relay_by_loop;
   for (std::size_t i = 0; i < definitions.size(); ++i) {
     LoopContext context = ContextOf(definitions[i]);
     auto created = session->CreateLoop(std::move(definitions[i]));
@@ -581,9 +603,12 @@ Result<std::shared_ptr<ServedSession>, ApiError> SessionTable::Create(
     contexts.emplace(*created, std::move(context));
     if (boxes[i])
       by_loop[*created] = boxes[i];
+    if (relays[i])
+      relay_by_loop[*created] = relays[i];
   }
   options_.metrics->SessionCreated();
-  return Keep(std::move(session), std::move(loops), std::move(contexts), std::move(by_loop));
+  return Keep(std::move(session), std::move(loops), std::move(contexts), std::move(by_loop),
+              std::move(relay_by_loop));
 }
 
 Result<std::shared_ptr<ServedSession>, ApiError> SessionTable::Get(const Uuid& id) {
@@ -599,6 +624,7 @@ Result<std::shared_ptr<ServedSession>, ApiError> SessionTable::Get(const Uuid& i
   std::vector<Uuid> loops;
   std::map<Uuid, LoopContext> contexts;
   std::map<Uuid, std::shared_ptr<ClientToolBox>> boxes;
+  std::map<Uuid, std::shared_ptr<TextDeltaRelay>> relays;
   std::optional<ApiError> refused;  // a loop this server cannot rebuild
   RestoreOptions restore;
   restore.resolve = [&](const RestoredLoopInfo& info) -> Result<LoopDefinition, SessionError> {
@@ -638,7 +664,8 @@ Result<std::shared_ptr<ServedSession>, ApiError> SessionTable::Get(const Uuid& i
     }
     request.compactor = *compactor;
     std::shared_ptr<ClientToolBox> box;
-    auto definition = Define(request, &box);
+    std::shared_ptr<TextDeltaRelay> relay;
+    auto definition = Define(request, &box, &relay);
     if (!definition.ok()) {
       refused = definition.error();
       return Fail(SessionError{SessionErrorKind::kInvalidDefinition, refused->detail});
@@ -650,13 +677,16 @@ Result<std::shared_ptr<ServedSession>, ApiError> SessionTable::Get(const Uuid& i
     contexts[info.loop] = ContextOf(*definition);
     if (box)
       boxes[info.loop] = box;
+    if (relay)
+      relays[info.loop] = relay;
     return std::move(definition).value();
   };
   auto restored = Session::Restore(OptionsFor(id), std::move(restore));
   if (!restored.ok())
     return Fail(refused ? *refused : FromSessionError(restored.error()));
   options_.metrics->SessionRestored();
-  return Keep(std::move(restored).value(), std::move(loops), std::move(contexts), std::move(boxes));
+  return Keep(std::move(restored).value(), std::move(loops), std::move(contexts), std::move(boxes),
+              std::move(relays));
 }
 
 Result<std::string, ApiError> SessionTable::ListJson() {
@@ -705,8 +735,12 @@ void SessionTable::SuspendAll() {
     closed_ = true;
     sessions.swap(sessions_);
   }
-  for (auto& [id, served] : sessions)
+  for (auto& [id, served] : sessions) {
     served->session->Suspend();
+    // A request may still hold the session after the server is gone: nothing more is delivered.
+    for (auto& [loop, relay] : served->relays)
+      relay->Unbind();
+  }
 }
 
 }  // namespace harness::serve

@@ -58,6 +58,7 @@
 #include "serve/api.h"
 #include "serve/client_tools.h"
 #include "serve/metrics.h"
+#include "serve/text_deltas.h"
 
 namespace harness::serve {
 
@@ -131,6 +132,9 @@ struct ServedSession {
   std::vector<Uuid> loops;               // in creation order
   std::map<Uuid, LoopContext> contexts;  // by loop; written before the session is served
   std::map<Uuid, std::shared_ptr<ClientToolBox>> tool_boxes;  // the loops with client tools
+  // The loops whose model streams its answer text (ConfiguredModel::make_streaming); each is
+  // unbound before the session goes.
+  std::map<Uuid, std::shared_ptr<TextDeltaRelay>> relays;
   std::shared_ptr<ReplyWatch> watch;
   // Guarded by the table's lock: when a request or a busy loop was last seen (Env::MonotonicNow).
   std::chrono::steady_clock::time_point last_active{};
@@ -177,6 +181,8 @@ struct SessionTableOptions {
   std::chrono::nanoseconds tool_timeout = std::chrono::seconds(600);  // a client tool's wait
   std::chrono::nanoseconds idle_release{0};          // zero: sessions stay in memory until ended
   std::function<void(const Uuid&)> on_idle_release;  // under the table's lock; may be empty
+  // Where a loop's streamed answer text goes (serve/text_deltas.h); may be empty: no relay.
+  TextDeltaDelivery on_text_delta;
 };
 
 // How often (real time) the table looks for idle sessions; the idle time itself is judged on
@@ -199,16 +205,21 @@ class SessionTable {
   std::size_t InMemory();
 
  private:
-  // A fresh client of the configured model `name`; `role` names it in the refusal.
-  Result<ServedModel, ApiError> Make(const std::string& name, std::string_view role) const;
-  // `box` receives the loop's client tools, if it has any.
+  // A fresh client of the configured model `name`; `role` names it in the refusal. With
+  // `on_text`, made by make_streaming when the model has it (else `on_text` is cleared).
+  Result<ServedModel, ApiError> Make(const std::string& name, std::string_view role,
+                                     TextDeltaSink* on_text = nullptr) const;
+  // `box` receives the loop's client tools, if it has any; `relay` the relay of its streamed
+  // text, if its model streams.
   Result<LoopDefinition, ApiError> Define(const LoopRequest& loop,
-                                          std::shared_ptr<ClientToolBox>* box) const;
+                                          std::shared_ptr<ClientToolBox>* box,
+                                          std::shared_ptr<TextDeltaRelay>* relay) const;
   SessionOptions OptionsFor(const Uuid& id) const;
   // Under mu_: starts recording its replies and keeps the session.
   std::shared_ptr<ServedSession> Keep(std::unique_ptr<Session> session, std::vector<Uuid> loops,
                                       std::map<Uuid, LoopContext> contexts,
-                                      std::map<Uuid, std::shared_ptr<ClientToolBox>> boxes);
+                                      std::map<Uuid, std::shared_ptr<ClientToolBox>> boxes,
+                                      std::map<Uuid, std::shared_ptr<TextDeltaRelay>> relays);
   Status<ApiError> RoomLocked() const;
   // The idle-release thread: one sweep every kIdleSweep until stopped.
   void SweepIdle(std::stop_token stop);

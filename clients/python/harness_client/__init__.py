@@ -9,8 +9,11 @@ repository's LICENSE file).
 """
 
 __license__ = "Apache-2.0"
+# The one place the version is written: pyproject.toml reads it from here.
+__version__ = "0.1.0"
 
 from .client import MAX_WAIT_MS, Client, EventStream
+from .conversation import AnswerStream
 from .errors import (
     BadRequest,
     CommandNotFound,
@@ -20,6 +23,7 @@ from .errors import (
     Forbidden,
     HarnessError,
     HostNotAllowed,
+    InputRefused,
     LeaseHeld,
     LoopBusy,
     LoopExited,
@@ -39,9 +43,11 @@ from .errors import (
     ServerError,
     SessionNotFound,
     ShuttingDown,
+    StreamTimeout,
     TooLarge,
     ToolCallAnswered,
     ToolCallNotFound,
+    TurnNotCompleted,
     Unauthorized,
     Unavailable,
     UndoRefused,
@@ -49,11 +55,14 @@ from .errors import (
     UnsupportedMediaType,
 )
 from .models import (
+    Answer,
     Category,
     CommandId,
     CommandStatus,
     Context,
+    ContextPolicy,
     CreatedSession,
+    Estimates,
     Event,
     History,
     Lagged,
@@ -63,12 +72,20 @@ from .models import (
     Session,
     SessionSummary,
     StreamEnd,
+    TextDelta,
     ToolCall,
     ToolSpec,
+    Window,
 )
 
 __all__ = [
     "MAX_WAIT_MS",
+    "Answer",
+    "AnswerStream",
+    "InputRefused",
+    "StreamTimeout",
+    "TextDelta",
+    "TurnNotCompleted",
     "Client",
     "EventStream",
     "BadRequest",
@@ -101,6 +118,9 @@ __all__ = [
     "CommandId",
     "CommandStatus",
     "Context",
+    "ContextPolicy",
+    "Estimates",
+    "Window",
     "CreatedSession",
     "Event",
     "History",

@@ -8,7 +8,7 @@ import http.client
 import json
 import time
 import urllib.parse
-from typing import Any, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple, Union
+from typing import TYPE_CHECKING, Any, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple, Union
 
 from .errors import (
     CommandTimeout,
@@ -16,9 +16,11 @@ from .errors import (
     HarnessError,
     ProtocolError,
     ResponseTooLarge,
+    StreamTimeout,
     error_from_response,
 )
 from .models import (
+    Answer,
     CommandId,
     CommandStatus,
     Context,
@@ -30,8 +32,12 @@ from .models import (
     Session,
     SessionSummary,
     StreamEnd,
+    TextDelta,
     ToolCall,
 )
+
+if TYPE_CHECKING:
+    from .conversation import AnswerStream
 
 # The server's longest command wait (GET /v1/commands/{id}?wait_ms=N, N at most 30000).
 MAX_WAIT_MS = 30_000
@@ -485,14 +491,44 @@ class Client:
         from_seq: Optional[int] = None,
         max_reconnects: int = 5,
         read_timeout: Optional[float] = None,
+        text_deltas: bool = False,
     ) -> "EventStream":
         """GET /v1/sessions/{id}/events as an iterator of Event (and Lagged): see EventStream.
         ``loop`` keeps that loop's events and the session's own, ``kinds`` those event types;
         ``last_event_id`` resumes after that sequence, ``from_seq`` replays from it; neither:
-        the live stream only."""
+        the live stream only. ``text_deltas``: the stream also yields TextDelta, the loops'
+        answers as the model streams them (whatever ``kinds`` keeps)."""
         return EventStream(
-            self, session_id, loop, kinds, last_event_id, from_seq, max_reconnects, read_timeout
+            self,
+            session_id,
+            loop,
+            kinds,
+            last_event_id,
+            from_seq,
+            max_reconnects,
+            read_timeout,
+            text_deltas,
         )
+
+    # ---- send and wait (conversation.py) ----
+
+    def ask(
+        self, session_id: str, loop_id: str, text: str, timeout: float = 120.0
+    ) -> "Answer":
+        """Sends ``text`` to the loop and returns the Answer of the turn it starts (or joins)
+        once that turn completed; see conversation.ask."""
+        from .conversation import ask
+
+        return ask(self, session_id, loop_id, text, timeout)
+
+    def ask_stream(
+        self, session_id: str, loop_id: str, text: str, timeout: float = 120.0
+    ) -> "AnswerStream":
+        """Sends ``text`` and returns an iterator over the answer's text as the model streams
+        it; its ``answer`` is the Answer once the iteration ended. See conversation.AnswerStream."""
+        from .conversation import AnswerStream
+
+        return AnswerStream(self, session_id, loop_id, text, timeout)
 
 
 class EventStream:
@@ -527,8 +563,13 @@ class EventStream:
         from_seq: Optional[int],
         max_reconnects: int,
         read_timeout: Optional[float],
+        text_deltas: bool = False,
     ) -> None:
         self._client = client
+        self._text_deltas = text_deltas
+        # Monotonic time after which next() raises StreamTimeout instead of waiting on; None:
+        # no deadline (each read still bounded by read_timeout).
+        self.deadline: Optional[float] = None
         self._path = f"/v1/sessions/{_segment(session_id)}/events"
         self._loop = loop
         self._kinds = list(kinds) if kinds is not None else None
@@ -544,7 +585,7 @@ class EventStream:
         self._failures = 0  # connection attempts in a row that brought no frame
         self._closed = False
 
-    def __iter__(self) -> Iterator[Union[Event, Lagged]]:
+    def __iter__(self) -> Iterator[Union[Event, Lagged, TextDelta]]:
         return self
 
     def __enter__(self) -> "EventStream":
@@ -571,6 +612,8 @@ class EventStream:
             query.append(("loop", self._loop))
         if self._kinds is not None:
             query.append(("kind", ",".join(self._kinds)))
+        if self._text_deltas:
+            query.append(("text_deltas", "true"))
         extra = {"Accept": "text/event-stream"}
         if self.last_event_id:
             extra["Last-Event-ID"] = str(self.last_event_id)
@@ -598,11 +641,28 @@ class EventStream:
             self._disconnect()
             raise ProtocolError("protocol", 200, "the events answer is not text/event-stream")
         # Connected: an idle stream may wait for events as long as it likes.
-        if self._conn.sock is not None:
-            self._conn.sock.settimeout(self._read_timeout)
+        self._set_socket_timeout()
         if self._connected_once:
             self.reconnects += 1
         self._connected_once = True
+
+    def connect(self) -> None:
+        """Opens the connection now rather than at the first next(): once this returns, the
+        server has subscribed, so a live stream misses nothing published from then on."""
+        if self._response is None and not self._closed:
+            self._connect()
+
+    def _remaining(self) -> Optional[float]:
+        return None if self.deadline is None else self.deadline - time.monotonic()
+
+    def _set_socket_timeout(self) -> None:
+        """Each read waits at most read_timeout, and never past the deadline."""
+        timeout = self._read_timeout
+        remaining = self._remaining()
+        if remaining is not None:
+            timeout = max(0.001, remaining if timeout is None else min(timeout, remaining))
+        if self._conn is not None and self._conn.sock is not None:
+            self._conn.sock.settimeout(timeout)
 
     def _read_frame(self) -> Optional[Tuple[str, Optional[str], str]]:
         """The next frame (event name, id, data), or None when the connection ended. A line
@@ -647,20 +707,30 @@ class EventStream:
     def _too_large(self, what: str) -> ResponseTooLarge:
         return ResponseTooLarge(what, self._client.max_event_bytes, "max_event_bytes", 200)
 
-    def __next__(self) -> Union[Event, Lagged]:
+    def __next__(self) -> Union[Event, Lagged, TextDelta]:
         while True:
             if self._closed or self.end is not None:
                 raise StopIteration
+            remaining = self._remaining()
+            if remaining is not None and remaining <= 0:
+                raise StreamTimeout("the event stream's deadline passed")
             if self._response is None:
                 if self._connected_once and self._failures > self._max_reconnects:
                     raise ConnectionFailed("connection", None, "the event stream keeps dropping")
                 self._connect()
+            elif self.deadline is not None:
+                self._set_socket_timeout()
             try:
                 frame = self._read_frame()
             except ResponseTooLarge:
                 self.close()  # reading on (or again, after a reconnect) would meet it again
                 raise
             except (OSError, http.client.HTTPException, ValueError):
+                remaining = self._remaining()
+                if remaining is not None and remaining <= 0:
+                    # The read waited out the deadline: the stream is not at fault.
+                    self._disconnect()
+                    raise StreamTimeout("the event stream's deadline passed") from None
                 frame = None  # a drop; UnicodeDecodeError is a ValueError of a cut frame
             if frame is None:
                 self._disconnect()
@@ -672,6 +742,8 @@ class EventStream:
             if name == "lagged":
                 self._disconnect()
                 return Lagged(_seq(payload, "last_seq"))
+            if name == "text_delta":
+                return TextDelta.from_frame(payload)
             if name == "end":
                 self._disconnect()
                 reason = payload.get("reason") if isinstance(payload, dict) else None

@@ -217,6 +217,36 @@ class CommandTimeout(HarnessError, TimeoutError):
         self.command_id = command_id
 
 
+class StreamTimeout(HarnessError, TimeoutError):
+    """An event stream's deadline passed before the next frame (kind ``"timeout"``, status
+    None): what Client.ask raises when the turn did not end in time. The turn goes on on the
+    server; its events stay in the journal."""
+
+    def __init__(self, detail: str) -> None:
+        super().__init__("timeout", None, detail)
+
+
+class InputRefused(HarnessError):
+    """Client.ask's input never reached a turn: the loop rejected it (kind ``"input_rejected"``)
+    or it left the queue unanswered (``"input_cancelled"``); ``reason`` is the event's."""
+
+    def __init__(self, kind: str, reason: str) -> None:
+        super().__init__(kind, None, f"the input was not taken: {reason}")
+        self.reason = reason
+
+
+class TurnNotCompleted(HarnessError):
+    """Client.ask's turn ended without completing: ``kind`` is ``"turn_failed"`` (``reason``
+    such as ``"model_error"``, ``detail`` the server's words) or ``"turn_interrupted"``.
+    ``turn_id`` names the turn; ``partial`` is the last assistant text it committed, if any."""
+
+    def __init__(self, kind: str, turn_id: str, reason: str, detail: str, partial: Optional[str]) -> None:
+        super().__init__(kind, None, f"turn {turn_id} {reason}" + (f": {detail}" if detail else ""))
+        self.turn_id = turn_id
+        self.reason = reason
+        self.partial = partial
+
+
 _BY_KIND = {
     "unknown_model": UnknownModel,
     "session_not_found": SessionNotFound,

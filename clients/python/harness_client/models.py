@@ -217,9 +217,55 @@ class Category:
 
 
 @dataclass(frozen=True)
+class Estimates:
+    """Estimated tokens of each part of a loop's context (4 bytes a token): the system prompt,
+    the tools offered, the summary, the messages a compaction would summarize and the retained
+    tail it would keep."""
+
+    system_prompt: int
+    tools: int
+    summary: int
+    messages: int
+    retained_tail: int
+
+
+@dataclass(frozen=True)
+class Window:
+    """A loop's context window in tokens: its size, the input limit (the window less the
+    reserved output and the safety margin) and what is free of it."""
+
+    window_tokens: int
+    input_limit: int
+    reserved_output: int
+    safety_margin: int
+    free: int
+
+
+@dataclass(frozen=True)
+class ContextPolicy:
+    """The loop's compaction policy as the context reports it."""
+
+    automatic: bool
+    keep_recent_segments: int
+    keep_recent_tokens: int
+
+
+def _ints(cls: Any, obj: Any, where: str) -> Any:
+    """An instance of the dataclass ``cls`` from the members of ``obj`` of the same names, each
+    checked to be an integer (or a boolean where the field is one)."""
+    values = []
+    for name, declared in cls.__dataclass_fields__.items():
+        values.append(_get(obj, name, bool if declared.type == "bool" else int, where))
+    return cls(*values)
+
+
+@dataclass(frozen=True)
 class Context:
-    """GET …/loops/{loop}/context: the latest measurement (None before the first) and, per
-    category ("summary", "user", "assistant", "tool"), the messages and their estimate."""
+    """GET …/loops/{loop}/context: the latest measurement (None before the first), per
+    category ("summary", "user", "assistant", "tool") the messages and their estimate, the
+    estimate of each part of the context, the window (None for a loop without limits), the
+    compactor ("offline" or "model:NAME"; "" when the journal that restored the loop recorded
+    none) and the compaction policy (None when the loop has none)."""
 
     loop_id: str
     derived_prefix: int
@@ -230,6 +276,10 @@ class Context:
     pressure: str
     measurement: Optional[Measurement]
     categories: Dict[str, Category]
+    estimates: Estimates
+    window: Optional[Window]
+    compactor: str
+    policy: Optional[ContextPolicy]
 
     @classmethod
     def from_json(cls, obj: Any) -> "Context":
@@ -240,6 +290,8 @@ class Context:
                 _get(m, "input_tokens", int, "$.measurement"),
                 _get(m, "input_limit", int, "$.measurement"),
             )
+        window = _get(obj, "window", dict, "$", optional=True)
+        policy = _get(obj, "policy", dict, "$", optional=True)
         categories = {}
         for name, c in _get(obj, "categories", dict, "$").items():
             where = f"$.categories[{name!r}]"
@@ -256,6 +308,10 @@ class Context:
             _get(obj, "pressure", str, "$"),
             measurement,
             categories,
+            _ints(Estimates, _get(obj, "estimates", dict, "$"), "$.estimates"),
+            None if window is None else _ints(Window, window, "$.window"),
+            _get(obj, "compactor", str, "$"),
+            None if policy is None else _ints(ContextPolicy, policy, "$.policy"),
         )
 
 
@@ -376,3 +432,37 @@ class StreamEnd:
 
     reason: str
     last_seq: int
+
+
+@dataclass(frozen=True)
+class TextDelta:
+    """A piece of a loop's answer as the model streams it (a ``text_delta`` frame of a stream
+    opened with ``text_deltas=True``, docs/serve.md "Text deltas"): never journaled, never
+    replayed; the assistant's MessageCommitted holds the whole text. ``turn_id`` is None when
+    the server did not see the turn start (one a restore resumed)."""
+
+    loop_id: str
+    turn_id: Optional[str]
+    text: str
+
+    @classmethod
+    def from_frame(cls, payload: Any) -> "TextDelta":
+        return cls(
+            _get(payload, "loop_id", str, "data"),
+            _get(payload, "turn_id", str, "data", optional=True),
+            _get(payload, "text", str, "data"),
+        )
+
+
+@dataclass(frozen=True)
+class Answer:
+    """What Client.ask returns once the turn its input started (or joined) completed: ``text``,
+    the text of the turn's last assistant message (its text blocks, joined); ``message`` that
+    message in the content codec (docs/content.md), None when the turn committed none;
+    ``turn_id``, ``command_id`` (the input's) and ``deltas``, how many text deltas arrived."""
+
+    text: str
+    message: Optional[Dict[str, Any]]
+    turn_id: str
+    command_id: str
+    deltas: int = 0

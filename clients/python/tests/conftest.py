@@ -18,7 +18,17 @@ from typing import List, Optional, Sequence
 import pytest
 
 ROOT = Path(__file__).resolve().parents[3]
-sys.path.insert(0, str(ROOT / "clients" / "python"))
+SOURCE = ROOT / "clients" / "python"
+# HARNESS_CLIENT_INSTALLED=1 (scripts/test): the tests run against the package installed in the
+# environment (pip install ./clients/python), never the source tree beside them.
+INSTALLED = os.environ.get("HARNESS_CLIENT_INSTALLED") == "1"
+if INSTALLED:
+    import harness_client
+
+    if SOURCE in Path(harness_client.__file__).resolve().parents:
+        raise RuntimeError(f"HARNESS_CLIENT_INSTALLED=1, but harness_client is {harness_client.__file__}")
+else:
+    sys.path.insert(0, str(SOURCE))
 
 # Bounds on waits for the server, never sleeps: a healthy server is ready in well under a second
 # (several under AddressSanitizer); these only keep a broken one from hanging the run.

@@ -84,6 +84,11 @@ struct ServedModel {
 struct ConfiguredModel {
   ModelKey model;
   std::function<Result<ServedModel, std::string>()> make;
+  // Optional: makes a client for a loop's turns whose streamed answer text goes to the sink
+  // (its TextDeltaSink): the server puts each piece on the session's event streams as a
+  // text_delta frame (docs/serve.md "Text deltas"). Empty: `make`, and the loop's turns stream
+  // no deltas. A compactor is always made with `make`.
+  std::function<Result<ServedModel, std::string>(TextDeltaSink)> make_streaming = {};
 };
 
 struct ServeOptions {

@@ -1,0 +1,31 @@
+// The served model the serve module's tests share (test support, header-only): the test
+// model (support/test_model.h) with `client` in a 10,000-token window, an estimating counter
+// and a policy it can run, automatic compaction at 8,000 tokens for a request that turns it on.
+#pragma once
+
+#include <memory>
+#include <utility>
+
+#include "harness/inference/counter.h"
+#include "harness/serve/server.h"
+#include "support/test_model.h"
+
+namespace harness::serve_testing {
+
+inline serve::ServedModel Served(std::shared_ptr<ModelClient> client) {
+  serve::ServedModel model;
+  model.client = std::move(client);
+  model.model = runtime_testing::TestModel();
+  model.limits = ModelLimits{10'000, 8'000, 100};
+  model.counter = std::make_shared<EstimateCounter>();
+  model.policy = runtime_testing::TestPolicy();
+  // An estimating counter needs room for its error (compaction/policy.h).
+  model.policy.counter_policy = CounterPolicy::kAllowConservative;
+  model.policy.reserved_output = 100;
+  model.policy.safety_margin = 1'000;
+  model.policy.compact_at = 8'000;  // a request may turn automatic compaction on
+  model.policy.rearm_below = 6'000;
+  return model;
+}
+
+}  // namespace harness::serve_testing
