@@ -33,6 +33,7 @@
 #include "serve/api.h"
 #include "serve/client_tools.h"
 #include "serve/context_breakdown.h"
+#include "serve/conversation_compact.h"
 #include "serve/event_frames.h"
 #include "serve/journaled_command.h"
 #include "serve/loop_routes.h"
@@ -684,6 +685,21 @@ Reply Server::Impl::Dispatch(MHD_Connection* connection, const Route& route,
         return ErrorReply(created.error());
       return Reply{201, "{\"session_id\":\"" + (*created)->session->id().ToString() +
                             "\",\"loops\":" + IdsJson((*created)->loops) + "}"};
+    }
+    case RouteKind::kCompactConversation: {
+      // Runs on this thread: the offline compactor takes milliseconds; a model compactor holds
+      // one of the server's threads for its call (docs/serve.md).
+      auto request = DecodeConversationCompact(exchange.body);
+      if (!request.ok())
+        return ErrorReply(request.error());
+      auto answer = CompactHeldConversation(
+          std::move(request).value(),
+          HeldConversationContext{&options.models,
+                                  options.journal,
+                                  options.env != nullptr ? options.env : &own_env,
+                                  sessions->host(),
+                                  {}});
+      return answer.ok() ? Reply{200, std::move(answer).value()} : ErrorReply(answer.error());
     }
     case RouteKind::kListSessions: {
       auto list = sessions->ListJson();
