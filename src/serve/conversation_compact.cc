@@ -194,11 +194,16 @@ Result<Written, ApiError> WriteReplacement(const ConversationCompactRequest& req
           static_cast<std::ptrdiff_t>(written.verbatim ? head_size : compacted.messages.size()));
   std::size_t from = elements.size();
   if (written.verbatim) {
-    // The first element that starts at or before the cut: a cut inside an element keeps it whole.
+    // The first element that starts at or before the cut: a cut inside an element keeps it
+    // whole. A tool result there keeps the call it answers too (the runtime's cut never parts
+    // them), so the start moves back to an element that starts with no tool result.
     std::size_t cut = input.size() - retained;
-    std::optional<std::size_t> start = ElementStartingAt(conversation, cut);
-    while (!start && cut > lifted)
-      start = ElementStartingAt(conversation, --cut);
+    const auto answers_a_call = [&](std::size_t message) {
+      return message < input.size() && input[message].as<ToolResultMessage>() != nullptr;
+    };
+    while (cut > lifted && (!ElementStartingAt(conversation, cut) || answers_a_call(cut)))
+      --cut;
+    const std::optional<std::size_t> start = ElementStartingAt(conversation, cut);
     from = std::max(start.value_or(system_end), system_end);
   }
   const auto tail = elements.subspan(from);
