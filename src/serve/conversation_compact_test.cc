@@ -3,6 +3,10 @@
 #include <curl/curl.h>
 #include <gtest/gtest.h>
 
+#include <condition_variable>
+#include <future>
+#include <latch>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -34,6 +38,25 @@ ServedModel CompactOnly() {
   model.policy.max_summary_tokens = 2'000;
   return model;
 }
+
+// A model compactor's client that blocks until its call is stopped; `called` counts down once
+// per call.
+class BlockingModel final : public ModelClient {
+ public:
+  explicit BlockingModel(std::latch& called) : called_(called) {}
+  Result<InferenceResponse, InferenceError> Complete(const InferenceRequest&,
+                                                     std::stop_token stop) override {
+    called_.count_down();
+    std::mutex mu;
+    std::condition_variable_any cv;
+    std::unique_lock lock(mu);
+    cv.wait(lock, stop, [] { return false; });
+    return Fail(InferenceError{InferenceErrorKind::kCanceled, "stopped"});
+  }
+
+ private:
+  std::latch& called_;
+};
 
 // The same conversation in each format: a system prompt, a request, a tool call and its
 // result, an answer, then a second request and its answer (the newest segment, retained).
@@ -301,6 +324,39 @@ TEST_F(ConversationCompactTest, AConversationThatAllFitsTheTailIsRejectedUnavail
   const Json error = ParseOrNull(reply.body)["error"];
   EXPECT_EQ(error["reason"], "unavailable") << reply.body;
   EXPECT_FALSE(error["detail"].get<std::string>().empty());
+}
+
+TEST_F(ConversationCompactTest, ACompactionHoldsNoServerThreadAndShutdownInterruptsIt) {
+  server_->Shutdown();
+  std::latch called(2);
+  ServeOptions options = Options();
+  options.threads = 2;
+  options.models["blocking"] = ConfiguredModel{
+      ModelKey{"test", "blocking"}, [&called]() -> Result<ServedModel, std::string> {
+        ServedModel model = CompactOnly();
+        model.model = ModelKey{"test", "blocking"};
+        model.client = std::make_shared<BlockingModel>(called);
+        return model;
+      }};
+  Start(std::move(options));
+  const std::string body = With(kChat, R"("options":{"compactor":"blocking"})");
+  // As many compactions as the server has threads, each waiting in its model call.
+  auto first = std::async(std::launch::async, [&] { return Call("POST", url_, body); });
+  auto second = std::async(std::launch::async, [&] { return Call("POST", url_, body); });
+  called.wait();
+  // The server's threads are free: another request is answered meanwhile.
+  const std::string base = "http://127.0.0.1:" + std::to_string(server_->port());
+  EXPECT_EQ(Call("GET", base + "/v1/sessions").status, 200);
+  // Shutdown interrupts both (their model calls return) and wakes their connections: each is
+  // answered (rejected `interrupted`, or shutting_down) or closed as the listener stops.
+  server_->Shutdown();
+  for (auto* pending : {&first, &second}) {
+    const auto reply = pending->get();
+    EXPECT_TRUE(reply.status == 0 || reply.status == 422 || reply.status == 503)
+        << reply.status << " " << reply.body;
+    if (reply.status == 422)
+      EXPECT_EQ(ParseOrNull(reply.body)["error"]["reason"], "interrupted") << reply.body;
+  }
 }
 
 }  // namespace
