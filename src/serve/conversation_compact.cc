@@ -100,9 +100,9 @@ Status<ApiError> ApplyOptions(const ConversationCompactRequest& request, ServedM
   if (request.context_window) {
     // An estimated count keeps the configured share of the window as its margin.
     if (model.limits.window_tokens > 0 && policy.safety_margin > 0) {
-      policy.safety_margin =
-          static_cast<TokenCount>(static_cast<unsigned __int128>(policy.safety_margin) *
-                                  *request.context_window / model.limits.window_tokens);
+      policy.safety_margin = static_cast<TokenCount>(
+          static_cast<double>(policy.safety_margin) * static_cast<double>(*request.context_window) /
+          static_cast<double>(model.limits.window_tokens));
     }
     model.limits.window_tokens = *request.context_window;
   }
