@@ -27,16 +27,14 @@ using serve_testing::ParseOrNull;
 // A model that runs no turns, in a 10,000-token window, keeping the newest segment, with room
 // for the offline compactor's summary.
 ServedModel CompactOnly() {
-  ServedModel model;
-  model.model = runtime_testing::TestModel();
-  model.limits = ModelLimits{10'000, 8'000, 100};
-  model.counter = std::make_shared<EstimateCounter>();
-  model.policy = runtime_testing::TestPolicy();
-  model.policy.counter_policy = CounterPolicy::kAllowConservative;
-  model.policy.reserved_output = 100;
-  model.policy.safety_margin = 1'000;
-  model.policy.max_summary_tokens = 2'000;
-  return model;
+  CompactionPolicy policy = runtime_testing::TestPolicy();
+  // An estimating counter needs room for its error (compaction/policy.h).
+  policy.counter_policy = CounterPolicy::kAllowConservative;
+  policy.safety_margin = 1'000;
+  policy.reserved_output = 100;
+  policy.max_summary_tokens = 2'000;
+  return ServedModel{nullptr, runtime_testing::TestModel(), ModelLimits{10'000, 8'000, 100},
+                     std::make_shared<EstimateCounter>(), policy};
 }
 
 // A model compactor's client that blocks until its call is stopped; `called` counts down once
@@ -109,15 +107,13 @@ class ConversationCompactTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() { curl_global_init(CURL_GLOBAL_DEFAULT); }
 
+  // A server on 127.0.0.1 (any port) over the fixture's journal whose one model is "offline":
+  // CompactOnly.
   ServeOptions Options() {
-    ServeOptions options;
-    options.host = "127.0.0.1";
-    options.port = 0;
-    options.journal = journal_.get();
-    options.threads = 2;
-    options.models["offline"] =
-        ConfiguredModel{runtime_testing::TestModel(),
-                        []() -> Result<ServedModel, std::string> { return CompactOnly(); }};
+    ServeOptions options{.host = "127.0.0.1", .port = 0, .journal = journal_.get(), .threads = 2};
+    options.models.emplace(
+        "offline", ConfiguredModel{runtime_testing::TestModel(),
+                                   [] { return Result<ServedModel, std::string>(CompactOnly()); }});
     return options;
   }
 
@@ -133,9 +129,7 @@ class ConversationCompactTest : public ::testing::Test {
   std::size_t Sessions() { return journal_->ListSessions().value().size(); }
 
   static std::string Kind(const serve_testing::HttpReply& reply) {
-    const Json json = ParseOrNull(reply.body);
-    return json.is_object() && json.contains("error") ? json["error"]["kind"].get<std::string>()
-                                                      : "";
+    return serve_testing::ErrorKindOf(reply);
   }
 
   std::unique_ptr<Journal> journal_ = NewMemoryJournal();
