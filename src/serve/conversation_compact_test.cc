@@ -110,7 +110,10 @@ class ConversationCompactTest : public ::testing::Test {
   // A server on 127.0.0.1 (any port) over the fixture's journal whose one model is "offline":
   // CompactOnly.
   ServeOptions Options() {
-    ServeOptions options{.host = "127.0.0.1", .port = 0, .journal = journal_.get(), .threads = 2};
+    ServeOptions options;  // its host is 127.0.0.1
+    options.port = 0;
+    options.journal = journal_.get();
+    options.threads = 2;
     options.models.emplace(
         "offline", ConfiguredModel{runtime_testing::TestModel(),
                                    [] { return Result<ServedModel, std::string>(CompactOnly()); }});
@@ -348,8 +351,9 @@ TEST_F(ConversationCompactTest, ACompactionHoldsNoServerThreadAndShutdownInterru
     const auto reply = pending->get();
     EXPECT_TRUE(reply.status == 0 || reply.status == 422 || reply.status == 503)
         << reply.status << " " << reply.body;
-    if (reply.status == 422)
+    if (reply.status == 422) {
       EXPECT_EQ(ParseOrNull(reply.body)["error"]["reason"], "interrupted") << reply.body;
+    }
   }
 }
 
