@@ -320,7 +320,15 @@ TEST_F(ConversationCompactTest, AConversationThatAllFitsTheTailIsRejectedUnavail
   EXPECT_EQ(Kind(reply), "compaction_rejected");
   const Json error = ParseOrNull(reply.body)["error"];
   EXPECT_EQ(error["reason"], "unavailable") << reply.body;
+  EXPECT_EQ(error["reason_detail"], "history_fits_tail_target") << reply.body;
   EXPECT_FALSE(error["detail"].get<std::string>().empty());
+  // Stored, the session keeps the conversation as given: nothing was installed.
+  const auto stored = journal_->ListSessions().value();
+  ASSERT_EQ(stored.size(), 1u);
+  const auto session = Call("GET", "http://127.0.0.1:" + std::to_string(server_->port()) +
+                                       "/v1/sessions/" + stored[0].ToString());
+  ASSERT_EQ(session.status, 200) << session.body;
+  EXPECT_EQ(ParseOrNull(session.body)["loops"][0]["history_messages"], 2) << session.body;
 }
 
 TEST_F(ConversationCompactTest, ACompactionHoldsNoServerThreadAndShutdownInterruptsIt) {
