@@ -221,8 +221,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         break;
       }
       Check(!request->model.empty(), "a compaction without a model");
-      Check(request->compactor.offline || !request->compactor.model.empty(),
-            "an empty compactor");
+      Check(request->compactor.offline || !request->compactor.model.empty(), "an empty compactor");
       Check(request->pins.size() <= kMaxCompactPins, "too many pins");
       for (std::size_t i = 0; i < request->pins.size(); ++i) {
         for (std::size_t j = 0; j < i; ++j)

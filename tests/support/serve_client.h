@@ -40,8 +40,7 @@ inline Json ParseOrNull(const std::string& text) {
 // The error kind of a refusal's body ({"error":{"kind":…}}); "" for any other body.
 inline std::string ErrorKindOf(const HttpReply& reply) {
   const Json json = ParseOrNull(reply.body);
-  return json.is_object() && json.contains("error") ? json["error"]["kind"].get<std::string>()
-                                                    : "";
+  return json.is_object() && json.contains("error") ? json["error"]["kind"].get<std::string>() : "";
 }
 
 // `timeout`: how long the whole exchange may take before it fails (status 0).
