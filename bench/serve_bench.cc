@@ -19,6 +19,13 @@
 //    use the offline extractive compactor; every compaction follows a fresh turn (a compaction
 //    leaves one segment, which has nothing more to compact). In-process and HTTP rounds
 //    alternate (--rounds), so a change of the machine's load hits both alike.
+// 4. A conversation the client holds, about 150,000 tokens (--conversation-tokens) of Chat
+//    Completions messages: `POST /v1/compact` (format openai, not stored) from the request's
+//    first byte sent to its answer read, beside CompactConversation called in process on the
+//    same messages with the same model context (on a SessionHost made once, as the server's
+//    sessions share one), --conversation-rounds times each, alternating;
+//    p50 of each and their ratio (target: HTTP p50 <= 2x in process). Both use the offline
+//    compactor and keep nothing.
 //
 // The server runs in this process (serve::Server::Start on 127.0.0.1:0) over a SQLite journal in
 // a fresh directory (--dir; --memory-journal: the memory journal, to see the service's cost
@@ -28,7 +35,7 @@
 //
 //   serve_bench [--sessions N] [--subscribers S] [--fanout-inputs I] [--latency-sessions L]
 //               [--rounds R] [--threads T] [--blocking-idle-ms MS] [--dir DIR]
-//               [--memory-journal]
+//               [--memory-journal] [--conversation-tokens N] [--conversation-rounds C]
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <malloc.h>
@@ -52,9 +59,11 @@
 #include <vector>
 
 #include "harness/core/json.h"
+#include "harness/dialect/dialect.h"
 #include "harness/inference/counter.h"
 #include "harness/journal/memory_journal.h"
 #include "harness/journal/sqlite_journal.h"
+#include "harness/runtime/compact.h"
 #include "harness/serve/server.h"
 #include "serve/metrics.h"
 #include "serve/sessions.h"
@@ -135,8 +144,28 @@ CompactionPolicy BenchPolicy() {
   return policy;
 }
 
+// A model that runs no turns with room for a long conversation: what POST /v1/compact of ~150k
+// tokens is measured with (phase 4), the offline compactor's summary budget and a margin for
+// the estimating counter.
+serve::ServedModel LongWindowModel() {
+  CompactionPolicy policy = BenchPolicy();
+  policy.keep_recent_segments = 2;
+  policy.keep_recent_tokens = 8'000;
+  policy.max_summary_tokens = 4'000;
+  policy.safety_margin = 20'000;
+  policy.reserved_output = 8'000;
+  policy.compact_at = 0;
+  policy.rearm_below = 0;
+  return serve::ServedModel{nullptr, ModelKey{"bench", "long-window"},
+                            ModelLimits{200'000, 0, 8'000}, std::make_shared<EstimateCounter>(),
+                            policy};
+}
+
 std::map<std::string, serve::ConfiguredModel> Models() {
   std::map<std::string, serve::ConfiguredModel> models;
+  models["long"] = serve::ConfiguredModel{
+      ModelKey{"bench", "long-window"},
+      []() -> Result<serve::ServedModel, std::string> { return LongWindowModel(); }};
   models["m"] = serve::ConfiguredModel{
       runtime_testing::TestModel(), []() -> Result<serve::ServedModel, std::string> {
         return serve::ServedModel{std::make_shared<InstantModel>(), runtime_testing::TestModel(),
@@ -402,6 +431,30 @@ class Streams {
   std::vector<std::unique_ptr<Stream>> streams_;
 };
 
+// A POST /v1/compact body: a Chat Completions conversation of about `tokens` tokens (at the
+// estimating counter's four bytes a token) of coding-agent turns, compacted with the model
+// "long" and the offline compactor, not stored.
+std::string HeldConversationBody(std::size_t tokens) {
+  std::string body = R"({"format":"openai","options":{"model":"long"},"messages":[)";
+  body += R"({"role":"system","content":"You are a coding agent working in a C++ repository."})";
+  const std::string filler =
+      "The retry loop in src/net/client.cc now honours Retry-After and caps the delay at 30 s; "
+      "the fake server in tests/net/fake_server.cc closes the socket after a 503, so the client "
+      "sees a transport error instead of the status. ";
+  for (std::size_t turn = 0; body.size() < tokens * 4; ++turn) {
+    body += fmt::format(
+        R"(,{{"role":"user","content":"Step {}: look at the failing test and fix it."}})", turn);
+    std::string answer = fmt::format("Step {} done. ", turn);
+    for (int i = 0; i < 12; ++i)
+      answer += filler;
+    body += R"(,{"role":"assistant","content":)";
+    AppendJsonString(body, answer);
+    body += "}";
+  }
+  body += "]}";
+  return body;
+}
+
 // ---- figures ----
 
 struct Percentiles {
@@ -464,19 +517,24 @@ int main(int argc, char** argv) {
   std::size_t latency_sessions = 200;
   std::size_t rounds = 3;
   std::size_t threads = 4;
+  std::size_t conversation_tokens = 150'000;
+  std::size_t conversation_rounds = 10;
   // How long an idle blocking worker of the sessions' host waits before it ends: the server's
   // default unless given.
   std::size_t blocking_idle_ms = static_cast<std::size_t>(
       std::chrono::duration_cast<std::chrono::milliseconds>(serve::ServeOptions{}.blocking_idle)
           .count());
   std::filesystem::path root;
-  const std::pair<const char*, std::size_t*> counts[] = {{"--sessions", &sessions},
-                                                         {"--subscribers", &subscribers},
-                                                         {"--fanout-inputs", &fanout_inputs},
-                                                         {"--latency-sessions", &latency_sessions},
-                                                         {"--rounds", &rounds},
-                                                         {"--threads", &threads},
-                                                         {"--blocking-idle-ms", &blocking_idle_ms}};
+  const std::pair<const char*, std::size_t*> counts[] = {
+      {"--sessions", &sessions},
+      {"--subscribers", &subscribers},
+      {"--fanout-inputs", &fanout_inputs},
+      {"--latency-sessions", &latency_sessions},
+      {"--rounds", &rounds},
+      {"--threads", &threads},
+      {"--blocking-idle-ms", &blocking_idle_ms},
+      {"--conversation-tokens", &conversation_tokens},
+      {"--conversation-rounds", &conversation_rounds}};
   bool memory_journal = false;
   for (int i = 1; i < argc; ++i) {
     if (i + 1 >= argc && std::strcmp(argv[i], "--memory-journal") != 0)
@@ -532,6 +590,7 @@ int main(int argc, char** argv) {
   options.max_connections = subscribers + 64;
   options.max_sessions = sessions + 64;
   options.blocking_idle = std::chrono::milliseconds(blocking_idle_ms);
+  options.max_body_bytes = 16u * 1024 * 1024;  // phase 4's conversation
   auto started = serve::Server::Start(options);
   if (!started)
     Die(started.error().Message());
@@ -751,6 +810,60 @@ int main(int argc, char** argv) {
   const Percentiles http = Of(http_us);
   const Percentiles local = Of(local_us);
 
+  // ---- 4. a conversation the client holds, over HTTP and in process ----
+  std::fprintf(stderr, "serve_bench: %s\n", "phase 4: a held conversation");
+  const std::string held_body = HeldConversationBody(conversation_tokens);
+  auto held = ReadOpenAiChat(held_body);
+  if (!held)
+    Die("the held conversation does not read: " + held.error().Describe());
+  std::vector<double> held_http_us;
+  std::vector<double> held_local_us;
+  TokenCount held_tokens_before = 0;
+  // The in-process call runs on a host of its own, as the server's run on the server's: threads
+  // made once, not per call.
+  SessionHost held_host;
+  std::size_t held_retained = 0;
+  const auto held_local = [&] {
+    const serve::ServedModel model = LongWindowModel();
+    CompactRequest compact;
+    // The server lifts the leading system message into the system prompt: so does this.
+    compact.messages.assign(held->transcript.begin() + 1, held->transcript.end());
+    compact.system_prompt = "You are a coding agent working in a C++ repository.";
+    compact.model = model.model;
+    compact.limits = model.limits;
+    compact.policy = model.policy;
+    compact.counter = model.counter;
+    compact.compactor_name = "offline";
+    compact.env = &env;
+    compact.host = &held_host;
+    const auto t0 = Clock::now();
+    auto compacted = CompactConversation(std::move(compact));
+    held_local_us.push_back(std::chrono::duration<double, std::micro>(Clock::now() - t0).count());
+    if (!compacted)
+      Die("the in-process compaction of the held conversation failed: " +
+          compacted.error().message);
+    held_tokens_before = compacted->report.before ? compacted->report.before->input_tokens : 0;
+    held_retained = compacted->report.retained;
+  };
+  const auto held_http = [&] {
+    const auto t0 = Clock::now();
+    const Reply answer = client.Call("POST", "/v1/compact", held_body);
+    held_http_us.push_back(std::chrono::duration<double, std::micro>(Clock::now() - t0).count());
+    if (answer.status != 200)
+      Die(fmt::format("POST /v1/compact: {} {}", answer.status, answer.body.substr(0, 400)));
+  };
+  for (std::size_t round = 0; round < conversation_rounds; ++round) {
+    if (round % 2 == 0) {
+      held_local();
+      held_http();
+    } else {
+      held_http();
+      held_local();
+    }
+  }
+  const Percentiles held_http_p = Of(held_http_us);
+  const Percentiles held_local_p = Of(held_local_us);
+
   // ---- the table ----
   const double fanout_rate = static_cast<double>(deliveries) / fanout_s;
   std::printf("\n1. Memory per idle loaded session (%zu sessions, one turn each; %.1f s to make)\n",
@@ -790,6 +903,19 @@ int main(int argc, char** argv) {
               http.p99_us - local.p99_us);
   std::printf("   HTTP p99 target <= 20000 us: %s\n",
               Verdict(http.p99_us <= 20'000 && http_rejected == 0));
+  std::printf(
+      "\n4. A held conversation: %zu Chat Completions messages, %zu bytes, %llu tokens "
+      "(estimated), %zu retained, %zu rounds\n",
+      held->elements.size(), held_body.size(), static_cast<unsigned long long>(held_tokens_before),
+      held_retained, conversation_rounds);
+  std::printf("   %-42s %6s %10s %10s %10s\n", "path", "n", "p50 us", "p99 us", "max us");
+  std::printf("   %-42s %6zu %10.0f %10.0f %10.0f\n", "in process: CompactConversation",
+              held_local_us.size(), held_local_p.p50_us, held_local_p.p99_us, held_local_p.max_us);
+  std::printf("   %-42s %6zu %10.0f %10.0f %10.0f\n", "HTTP: POST /v1/compact -> answer read",
+              held_http_us.size(), held_http_p.p50_us, held_http_p.p99_us, held_http_p.max_us);
+  std::printf("   HTTP / in process: p50 %.2fx   target <= 2x: %s\n",
+              held_http_p.p50_us / held_local_p.p50_us,
+              Verdict(held_http_p.p50_us <= 2 * held_local_p.p50_us));
   streams.CloseAll();
   server->Shutdown();
   std::error_code ignored;

@@ -7,13 +7,15 @@
 // request head for the guard (serve/request_guard.h: a flags byte, then lines "METHOD",
 // "VERSION" and "Name: value" headers, a value holding any byte but a newline), 10 a path for
 // the percent-decoding and then the router, 12 a raw head for HiddenBytes (split at its NULs),
-// anything else a request line "METHOD PATH" for the router.
+// 13 a POST /v1/compact body, anything else a request line "METHOD PATH" for the router.
 // Invariants: nothing crashes or throws; every refusal has a kind with a 4xx status; an accepted
 // session has 1 to kMaxLoopsPerSession loops, each with a non-empty model and at most
 // kMaxLoopTools tools of distinct valid names, bounded descriptions and object schemas that
 // are JSON; accepted tool results are 1 to kMaxToolResults with distinct bounded ids; an
 // accepted input has
-// a non-empty text; an accepted wait is at most kMaxWait; an accepted events request starts at
+// a non-empty text; an accepted compaction of a conversation has a model, at most
+// kMaxCompactPins distinct pins and a conversation its format's codec or writer takes back;
+// an accepted wait is at most kMaxWait; an accepted events request starts at
 // a sequence from 1; a matched route's ids are canonical (they print as the path spelled them);
 // an OPTIONS route is a preflight naming methods; an accepted origin starts with http:// or
 // https:// and has no path; an asset route is a GET of a file whose name the path spells; an
@@ -33,6 +35,7 @@
 
 #include "harness/content/codec.h"
 #include "harness/core/json.h"
+#include "harness/dialect/dialect.h"
 #include "serve/api.h"
 #include "serve/request_guard.h"
 #include "serve/static_assets.h"
@@ -209,6 +212,34 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       auto compact = DecodeCompact(text);
       if (!compact.ok())
         CheckRefusal(compact.error());
+      break;
+    }
+    case 13: {
+      auto request = DecodeConversationCompact(text);
+      if (!request.ok()) {
+        CheckRefusal(request.error());
+        break;
+      }
+      Check(!request->model.empty(), "a compaction without a model");
+      Check(request->compactor.offline || !request->compactor.model.empty(), "an empty compactor");
+      Check(request->pins.size() <= kMaxCompactPins, "too many pins");
+      for (std::size_t i = 0; i < request->pins.size(); ++i) {
+        for (std::size_t j = 0; j < i; ++j)
+          Check(request->pins[i] != request->pins[j], "a pin given twice");
+      }
+      if (!request->dialect) {
+        Check(harness::EncodeTranscript(request->messages).ok(),
+              "a conversation that does not encode");
+      } else {
+        // The elements as sent write back, after any head.
+        const auto& elements = request->conversation.elements;
+        auto written = *request->dialect == harness::Dialect::kOpenAiChat
+                           ? harness::WriteOpenAiChat("", {}, elements)
+                       : *request->dialect == harness::Dialect::kOpenAiResponses
+                           ? harness::WriteOpenAiResponses("", {}, elements)
+                           : harness::WriteAnthropicMessages({}, elements);
+        Check(written.ok(), "a conversation whose elements do not write back");
+      }
       break;
     }
     case 2: {

@@ -18,6 +18,7 @@
 #include "harness/compaction/extractive.h"
 #include "harness/compaction/model_compactor.h"
 #include "harness/content/codec.h"
+#include "harness/dialect/dialect.h"
 #include "harness/event/wire.h"
 #include "harness/inference/catalog.h"
 #include "harness/inference/counter.h"
@@ -81,6 +82,9 @@ void PrintLine(std::string_view text, std::FILE* to = stdout) {
 // (EmitMessages); a format is added to both.
 enum class EmitFormat : std::uint8_t {
   kTranscript,  // the harness transcript codec (docs/content.md), as `validate-transcript` reads
+  kOpenAiChat,  // an OpenAI Chat Completions `messages` array (docs/spec/dialects.md)
+  kOpenAiResponses,    // an OpenAI Responses `input` array
+  kAnthropicMessages,  // an Anthropic Messages `messages` array
 };
 
 struct EmitFormatName {
@@ -88,7 +92,12 @@ struct EmitFormatName {
   EmitFormat format;
 };
 
-constexpr EmitFormatName kEmitFormats[] = {{"transcript", EmitFormat::kTranscript}};
+constexpr EmitFormatName kEmitFormats[] = {
+    {"transcript", EmitFormat::kTranscript},
+    {"openai", EmitFormat::kOpenAiChat},
+    {"openai-responses", EmitFormat::kOpenAiResponses},
+    {"anthropic", EmitFormat::kAnthropicMessages},
+};
 
 std::optional<EmitFormat> ParseEmitFormat(std::string_view name) {
   for (const EmitFormatName& known : kEmitFormats) {
@@ -106,18 +115,31 @@ std::string EmitFormatNames() {
 }
 
 // The messages in `format`, ending with a newline; the error says why they cannot be written.
+// The provider shapes are written fresh by the dialect writers: the input was a harness
+// transcript, so there are no provider bytes to keep. The system prompt is not a replacement
+// message (the application sends its own), so none is written.
 Result<std::string, std::string> EmitMessages(EmitFormat format,
                                               const std::vector<Message>& messages) {
-  switch (format) {
-    case EmitFormat::kTranscript: {
-      auto encoded = EncodeTranscript(messages);
-      if (!encoded.ok())
-        return Fail("the replacement messages cannot be encoded: " + encoded.error().Describe());
-      encoded->push_back('\n');
-      return std::move(encoded).value();
-    }
+  if (format == EmitFormat::kTranscript) {
+    auto encoded = EncodeTranscript(messages);
+    if (!encoded.ok())
+      return Fail("the replacement messages cannot be encoded: " + encoded.error().Describe());
+    encoded->push_back('\n');
+    return std::move(encoded).value();
   }
-  return Fail(std::string("unknown --emit format"));
+  auto written = [&]() -> Result<std::string, DialectError> {
+    if (format == EmitFormat::kOpenAiChat)
+      return WriteOpenAiChat("", messages);
+    if (format == EmitFormat::kOpenAiResponses)
+      return WriteOpenAiResponses("", messages);
+    return WriteAnthropicMessages(messages);
+  }();
+  if (!written.ok()) {
+    return Fail("the replacement messages have no form in this --emit format: " +
+                written.error().Describe());
+  }
+  written->push_back('\n');
+  return std::move(written).value();
 }
 
 void PrintError(std::string_view text) {
@@ -731,7 +753,9 @@ std::shared_ptr<CompactCommandLine> AddCompactCommand(CLI::App& app) {
       "--emit", line->emit,
       "write the messages that replace the transcript once the compaction commits (the "
       "summary, the pinned and the retained messages) in FORMAT: transcript (the "
-      "harness codec); to standard output, whose lines for a person then go to "
+      "harness codec), openai (a Chat Completions messages array), openai-responses (a "
+      "Responses input array) or anthropic (a Messages messages array); to standard output, whose "
+      "lines for a person then go to "
       "standard error, or to --output");
   line->output_option = c->add_option(
       "--output", line->output,

@@ -20,25 +20,45 @@ struct KindInfo {
 
 // In the order of ApiErrorKind.
 constexpr std::array<KindInfo, kApiErrorKindCount> kKinds = {{
-    {"invalid_json", 400},       {"invalid_request", 400},
-    {"invalid_query", 400},      {"invalid_id", 400},
-    {"unknown_model", 400},      {"invalid_argument", 400},
-    {"unauthorized", 401},       {"not_found", 404},
-    {"session_not_found", 404},  {"loop_not_found", 404},
-    {"command_not_found", 404},  {"tool_call_not_found", 404},
-    {"method_not_allowed", 405}, {"lease_held", 409},
-    {"loop_exited", 409},        {"compaction_unsupported", 409},
-    {"session_faulted", 409},    {"session_suspended", 409},
-    {"restore_refused", 409},    {"tool_call_answered", 409},
-    {"too_large", 413},          {"journal", 500},
-    {"internal", 500},           {"shutting_down", 503},
-    {"too_many_sessions", 503},  {"origin_not_allowed", 403},
-    {"message_not_found", 404},  {"not_pinnable", 409},
-    {"nothing_to_undo", 409},    {"loop_busy", 409},
-    {"undo_refused", 409},       {"no_proposal", 404},
-    {"nothing_to_mask", 409},    {"not_masked", 404},
-    {"mask_refused", 409},       {"invalid_header", 400},
-    {"host_not_allowed", 421},   {"unsupported_media_type", 415},
+    {"invalid_json", 400},
+    {"invalid_request", 400},
+    {"invalid_query", 400},
+    {"invalid_id", 400},
+    {"unknown_model", 400},
+    {"invalid_argument", 400},
+    {"unauthorized", 401},
+    {"not_found", 404},
+    {"session_not_found", 404},
+    {"loop_not_found", 404},
+    {"command_not_found", 404},
+    {"tool_call_not_found", 404},
+    {"method_not_allowed", 405},
+    {"lease_held", 409},
+    {"loop_exited", 409},
+    {"compaction_unsupported", 409},
+    {"session_faulted", 409},
+    {"session_suspended", 409},
+    {"restore_refused", 409},
+    {"tool_call_answered", 409},
+    {"too_large", 413},
+    {"journal", 500},
+    {"internal", 500},
+    {"shutting_down", 503},
+    {"too_many_sessions", 503},
+    {"origin_not_allowed", 403},
+    {"message_not_found", 404},
+    {"not_pinnable", 409},
+    {"nothing_to_undo", 409},
+    {"loop_busy", 409},
+    {"undo_refused", 409},
+    {"no_proposal", 404},
+    {"nothing_to_mask", 409},
+    {"not_masked", 404},
+    {"mask_refused", 409},
+    {"invalid_header", 400},
+    {"host_not_allowed", 421},
+    {"unsupported_media_type", 415},
+    {"compaction_rejected", 422},
 }};
 static_assert(!kKinds.back().name.empty(), "a kind without its name and status");
 
@@ -98,7 +118,7 @@ bool Fits(const std::vector<std::string_view>& path, const std::vector<std::stri
   return true;
 }
 
-constexpr std::array<RouteSpec, 26> kRoutes = {{
+constexpr std::array<RouteSpec, 27> kRoutes = {{
     {"POST", "/v1/sessions", RouteKind::kCreateSession},
     {"GET", "/v1/sessions", RouteKind::kListSessions},
     {"GET", "/v1/sessions/{session}", RouteKind::kGetSession},
@@ -127,6 +147,7 @@ constexpr std::array<RouteSpec, 26> kRoutes = {{
     {"GET", "/v1/commands/{command}", RouteKind::kGetCommand},
     {"GET", "/v1/openapi.json", RouteKind::kOpenApi},
     {"GET", "/metrics", RouteKind::kMetrics},
+    {"POST", "/v1/compact", RouteKind::kCompactConversation},
 }};
 
 ApiError FromJson(const JsonError& error) {
@@ -249,20 +270,43 @@ Result<std::vector<ClientToolRequest>, ApiError> DecodeTools(JsonObject& loop) {
   return out;
 }
 
+// The optional member "coverage": "off", "report", "repair" or "enforce".
+Result<std::optional<CoverageMode>, ApiError> OptionalCoverage(JsonObject& object) {
+  HARNESS_TRY(auto coverage, OptionalText(object, "coverage"));
+  if (!coverage)
+    return std::optional<CoverageMode>();
+  if (*coverage == "off")
+    return std::optional(CoverageMode::kOff);
+  if (*coverage == "report")
+    return std::optional(CoverageMode::kReport);
+  if (*coverage == "repair")
+    return std::optional(CoverageMode::kRepair);
+  if (*coverage == "enforce")
+    return std::optional(CoverageMode::kEnforce);
+  return Fail(Error(
+      ApiErrorKind::kInvalidRequest,
+      object.MemberPath("coverage") + " must be \"off\", \"report\", \"repair\" or \"enforce\""));
+}
+
+// The optional member `name`: "offline" or a configured model's name.
+Result<CompactorChoice, ApiError> OptionalCompactor(JsonObject& object, std::string_view name) {
+  HARNESS_TRY(auto compactor, OptionalText(object, name));
+  if (!compactor || *compactor == "offline")
+    return CompactorChoice{};
+  if (compactor->empty()) {
+    return Fail(Error(ApiErrorKind::kInvalidRequest,
+                      object.MemberPath(name) + ": empty (\"offline\" or a model name)"));
+  }
+  return CompactorChoice{false, *compactor};
+}
+
 Result<LoopRequest, ApiError> DecodeLoop(const Json& value, std::string path) {
   HARNESS_TRY(JsonObject object, FromJsonResult(JsonObject::Open(value, std::move(path))));
   LoopRequest loop;
   HARNESS_TRY(loop.model, RequireText(object, "model"));
   if (loop.model.empty())
     return Fail(Error(ApiErrorKind::kInvalidRequest, object.MemberPath("model") + ": empty"));
-  HARNESS_TRY(auto compactor, OptionalText(object, "compactor"));
-  if (compactor && *compactor != "offline") {
-    if (compactor->empty()) {
-      return Fail(Error(ApiErrorKind::kInvalidRequest,
-                        object.MemberPath("compactor") + ": empty (\"offline\" or a model name)"));
-    }
-    loop.compactor = CompactorChoice{false, *compactor};
-  }
+  HARNESS_TRY(loop.compactor, OptionalCompactor(object, "compactor"));
   HARNESS_TRY(auto system, OptionalText(object, "system_prompt"));
   loop.system_prompt = system.value_or("");
   if (const Json* policy = object.Find("policy")) {
@@ -278,21 +322,7 @@ Result<LoopRequest, ApiError> DecodeLoop(const Json& value, std::string path) {
                         p.MemberPath("masking") + " must be \"first\" or \"off\""));
     }
     loop.mask_first = !masking || *masking == "first";
-    HARNESS_TRY(auto coverage, OptionalText(p, "coverage"));
-    if (coverage) {
-      if (*coverage == "off")
-        loop.coverage = CoverageMode::kOff;
-      else if (*coverage == "report")
-        loop.coverage = CoverageMode::kReport;
-      else if (*coverage == "repair")
-        loop.coverage = CoverageMode::kRepair;
-      else if (*coverage == "enforce")
-        loop.coverage = CoverageMode::kEnforce;
-      else
-        return Fail(Error(
-            ApiErrorKind::kInvalidRequest,
-            p.MemberPath("coverage") + " must be \"off\", \"report\", \"repair\" or \"enforce\""));
-    }
+    HARNESS_TRY(loop.coverage, OptionalCoverage(p));
     if (const Json* segments = p.Find("keep_recent_segments")) {
       HARNESS_TRY(loop.keep_recent_segments,
                   FromJsonResult(JsonAsUint(*segments, p.MemberPath("keep_recent_segments"),
@@ -374,6 +404,14 @@ std::string EncodeApiError(const ApiError& error) {
   out += ApiErrorKindName(error.kind);
   out += "\",\"detail\":";
   AppendJsonString(out, error.detail);
+  if (!error.reason.empty()) {
+    out += ",\"reason\":";
+    AppendJsonString(out, error.reason);
+    if (!error.reason_detail.empty()) {
+      out += ",\"reason_detail\":";
+      AppendJsonString(out, error.reason_detail);
+    }
+  }
   if (error.holder) {
     out += ",\"holder\":{\"owner\":\"" + error.holder->owner.ToString() +
            "\",\"lease_expires_at_ms\":" +
@@ -603,6 +641,125 @@ Result<CompactRequest, ApiError> DecodeCompact(std::string_view body) {
   }
   if (auto unknown = FromJsonStatus(object.RejectUnknown()); !unknown.ok())
     return Fail(std::move(unknown).error());
+  return request;
+}
+
+std::string_view CompactFormatName(const std::optional<Dialect>& dialect) {
+  if (!dialect)
+    return "harness";
+  switch (*dialect) {
+    case Dialect::kOpenAiChat:
+      return "openai";
+    case Dialect::kOpenAiResponses:
+      return "openai-responses";
+    case Dialect::kAnthropicMessages:
+      return "anthropic";
+  }
+  return "harness";
+}
+
+namespace {
+
+Result<std::optional<std::uint64_t>, ApiError> OptionalCount(JsonObject& object,
+                                                             std::string_view name,
+                                                             std::uint64_t max) {
+  const Json* value = object.Find(name);
+  if (value == nullptr)
+    return std::optional<std::uint64_t>();
+  HARNESS_TRY(std::uint64_t count,
+              FromJsonResult(JsonAsUint(*value, object.MemberPath(name), max)));
+  return std::optional(count);
+}
+
+Status<ApiError> DecodeCompactOptions(JsonObject& options, ConversationCompactRequest& request) {
+  HARNESS_TRY(auto model, OptionalText(options, "model"));
+  if (model) {
+    if (model->empty())
+      return Fail(Invalid(options.MemberPath("model") + ": empty (a configured model's name)"));
+    request.model = *model;
+  }
+  HARNESS_TRY(request.compactor, OptionalCompactor(options, "compactor"));
+  HARNESS_TRY(request.context_window, OptionalCount(options, "context_window", kMaxCompactWindow));
+  HARNESS_TRY(request.max_output_tokens,
+              OptionalCount(options, "max_output_tokens", kMaxCompactWindow));
+  HARNESS_TRY(request.keep_recent_segments,
+              OptionalCount(options, "keep_recent_segments", kMaxKeepRecentSegments));
+  HARNESS_TRY(request.keep_recent_tokens,
+              OptionalCount(options, "keep_recent_tokens", kMaxKeepRecentTokens));
+  HARNESS_TRY(request.max_summary_tokens,
+              OptionalCount(options, "max_summary_tokens", kMaxCompactWindow));
+  HARNESS_TRY(auto instructions, OptionalText(options, "instructions"));
+  request.instructions = instructions.value_or("");
+  HARNESS_TRY(request.coverage, OptionalCoverage(options));
+  if (options.Find("pins") != nullptr) {
+    HARNESS_TRY(const Json* pins, BoundedArray(options, "pins", kMaxCompactPins, false));
+    for (std::size_t i = 0; i < pins->size(); ++i) {
+      HARNESS_TRY(std::uint64_t pin,
+                  FromJsonResult(JsonAsUint((*pins)[i], options.ElementPath("pins", i),
+                                            DialectLimits{}.max_elements)));
+      if (std::find(request.pins.begin(), request.pins.end(), pin) != request.pins.end())
+        return Fail(Invalid(options.ElementPath("pins", i) + ": pinned twice"));
+      request.pins.push_back(static_cast<std::size_t>(pin));
+    }
+  }
+  return RejectUnknown(options);
+}
+
+}  // namespace
+
+Result<ConversationCompactRequest, ApiError> DecodeConversationCompact(std::string_view body) {
+  // The conversation may nest as deep as a transcript allows, deeper than other bodies.
+  JsonLimits limits;
+  limits.max_depth = DialectLimits{}.max_depth;
+  limits.max_bytes = std::max<std::size_t>(body.size(), 1);
+  auto parsed = ParseStrictJson(body, limits);
+  if (!parsed.ok())
+    return Fail(FromJson(parsed.error()));
+  HARNESS_TRY(JsonObject object, FromJsonResult(JsonObject::Open(*parsed, "$")));
+  ConversationCompactRequest request;
+  HARNESS_TRY(std::string format, RequireText(object, "format"));
+  if (format == "openai") {
+    request.dialect = Dialect::kOpenAiChat;
+  } else if (format == "openai-responses") {
+    request.dialect = Dialect::kOpenAiResponses;
+  } else if (format == "anthropic") {
+    request.dialect = Dialect::kAnthropicMessages;
+  } else if (format != "harness") {
+    return Fail(Invalid("$.format: " + QuoteForDetail(format, 32) +
+                        " is not \"harness\", \"openai\", \"openai-responses\" or "
+                        "\"anthropic\""));
+  }
+  // The dialect's reader reads its members from the body itself (their bytes are kept); they
+  // are marked known here, and what the reader refuses names the body's path.
+  const std::string_view conversation =
+      request.dialect == Dialect::kOpenAiResponses ? "input" : "messages";
+  HARNESS_TRY(const Json* messages, FromJsonResult(object.RequireNonNull(conversation)));
+  if (request.dialect == Dialect::kAnthropicMessages)
+    (void)object.Find("system");
+  if (!request.dialect) {
+    auto decoded = DecodeTranscriptValue(*messages, object.MemberPath("messages"));
+    if (!decoded.ok())
+      return Fail(Invalid(decoded.error().Describe()));
+    request.messages = std::move(decoded).value();
+  }
+  if (const Json* options = object.Find("options")) {
+    HARNESS_TRY(JsonObject o, FromJsonResult(JsonObject::Open(*options, "$.options")));
+    HARNESS_CHECK(DecodeCompactOptions(o, request));
+  }
+  if (object.Find("store") != nullptr) {
+    HARNESS_TRY(request.store, FromJsonResult(object.RequireBool("store")));
+  }
+  HARNESS_CHECK(RejectUnknown(object));
+  if (request.dialect) {
+    auto read = ReadDialect(*request.dialect, body);
+    if (!read.ok()) {
+      return Fail(Error(read.error().kind == DialectErrorKind::kLimit
+                            ? ApiErrorKind::kTooLarge
+                            : ApiErrorKind::kInvalidRequest,
+                        read.error().Describe()));
+    }
+    request.conversation = std::move(read).value();
+  }
   return request;
 }
 

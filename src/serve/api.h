@@ -28,6 +28,7 @@
 #include "harness/core/env.h"
 #include "harness/core/result.h"
 #include "harness/core/uuid.h"
+#include "harness/dialect/dialect.h"
 #include "harness/event/event.h"
 
 namespace harness::serve {
@@ -71,9 +72,10 @@ enum class ApiErrorKind : std::uint8_t {
   kInvalidHeader,          // 400: a header with a control byte, repeated, or Host missing
   kHostNotAllowed,         // 421: without a token, a Host that is not the server's own
   kUnsupportedMediaType,   // 415: a body that is not sent as application/json
+  kCompactionRejected,     // 422: POST /v1/compact ran and was rejected (ApiError::reason)
 };
 // The kinds are 0 .. kApiErrorKindCount - 1.
-inline constexpr std::size_t kApiErrorKindCount = 38;
+inline constexpr std::size_t kApiErrorKindCount = 39;
 
 // "invalid_json", "invalid_request", "invalid_query", "invalid_id", "unknown_model",
 // "invalid_argument", "unauthorized", "not_found", "session_not_found", "loop_not_found",
@@ -82,7 +84,8 @@ inline constexpr std::size_t kApiErrorKindCount = 38;
 // "tool_call_answered", "too_large", "journal", "internal", "shutting_down",
 // "too_many_sessions", "origin_not_allowed", "message_not_found", "not_pinnable",
 // "nothing_to_undo", "loop_busy", "undo_refused", "no_proposal", "nothing_to_mask", "not_masked",
-// "mask_refused", "invalid_header", "host_not_allowed", "unsupported_media_type".
+// "mask_refused", "invalid_header", "host_not_allowed", "unsupported_media_type",
+// "compaction_rejected".
 std::string_view ApiErrorKindName(ApiErrorKind kind);
 unsigned HttpStatusOf(ApiErrorKind kind);
 
@@ -104,45 +107,51 @@ struct ApiError {
   ApiErrorKind kind = ApiErrorKind::kInternal;
   std::string detail;
   std::optional<ApiLeaseHolder> holder;  // kLeaseHeld, when the journal named the holder
+  // kCompactionRejected: the CompactRejectReason's wire name ("unavailable", …) and, when the
+  // runtime said why, the RejectDetailKind's; "" for none.
+  std::string reason;
+  std::string reason_detail;
 };
 
 // {"error":{"kind":"…","detail":"…"}}, and for a held lease whose holder is known
 // {"error":{"kind":"lease_held","detail":"…","holder":{"owner":"<uuid>","lease_expires_at_ms":N}}}
 // with N the end of the holder's lease in Unix milliseconds on the journal's clock, and the
-// holder's member "url" after them when it advertises one.
+// holder's member "url" after them when it advertises one. A rejected compaction adds
+// "reason" (and "reason_detail" when there is one) after "detail".
 std::string EncodeApiError(const ApiError& error);
 
 // ---- Routes ----
 
 enum class RouteKind : std::uint8_t {
-  kCreateSession,      // POST   /v1/sessions
-  kListSessions,       // GET    /v1/sessions
-  kGetSession,         // GET    /v1/sessions/{session}
-  kDeleteSession,      // DELETE /v1/sessions/{session}
-  kExport,             // GET    /v1/sessions/{session}/export
-  kEvents,             // GET    /v1/sessions/{session}/events
-  kInput,              // POST   /v1/sessions/{session}/loops/{loop}/input
-  kCompact,            // POST   /v1/sessions/{session}/loops/{loop}/compact
-  kInterrupt,          // POST   /v1/sessions/{session}/loops/{loop}/interrupt
-  kHistory,            // GET    /v1/sessions/{session}/loops/{loop}/history
-  kContext,            // GET    /v1/sessions/{session}/loops/{loop}/context
-  kToolCalls,          // GET    /v1/sessions/{session}/loops/{loop}/tool_calls
-  kToolResults,        // POST   /v1/sessions/{session}/loops/{loop}/tool_results
-  kPin,                // PUT    /v1/sessions/{session}/loops/{loop}/pins/{message}
-  kUnpin,              // DELETE /v1/sessions/{session}/loops/{loop}/pins/{message}
-  kUndo,               // POST   /v1/sessions/{session}/loops/{loop}/undo
-  kApprove,            // POST   /v1/sessions/{session}/loops/{loop}/proposals/{attempt}/approve
-  kDiscard,            // POST   /v1/sessions/{session}/loops/{loop}/proposals/{attempt}/discard
-  kMask,               // POST   /v1/sessions/{session}/loops/{loop}/mask
-  kUnmaskAll,          // POST   /v1/sessions/{session}/loops/{loop}/unmask
-  kMaskedOriginal,     // GET    /v1/sessions/{session}/loops/{loop}/masked/{message}
-  kUnmask,             // DELETE /v1/sessions/{session}/loops/{loop}/masked/{message}
-  kGetCommand,         // GET    /v1/commands/{command}
-  kGetSessionCommand,  // GET    /v1/sessions/{session}/commands/{command}
-  kOpenApi,            // GET    /v1/openapi.json
-  kMetrics,            // GET    /metrics
-  kPreflight,          // OPTIONS on any path that has a route (CORS)
-  kAsset,              // GET, HEAD / and /<file> of the inspector (serve/static_assets.h)
+  kCreateSession,        // POST   /v1/sessions
+  kListSessions,         // GET    /v1/sessions
+  kGetSession,           // GET    /v1/sessions/{session}
+  kDeleteSession,        // DELETE /v1/sessions/{session}
+  kExport,               // GET    /v1/sessions/{session}/export
+  kEvents,               // GET    /v1/sessions/{session}/events
+  kInput,                // POST   /v1/sessions/{session}/loops/{loop}/input
+  kCompact,              // POST   /v1/sessions/{session}/loops/{loop}/compact
+  kInterrupt,            // POST   /v1/sessions/{session}/loops/{loop}/interrupt
+  kHistory,              // GET    /v1/sessions/{session}/loops/{loop}/history
+  kContext,              // GET    /v1/sessions/{session}/loops/{loop}/context
+  kToolCalls,            // GET    /v1/sessions/{session}/loops/{loop}/tool_calls
+  kToolResults,          // POST   /v1/sessions/{session}/loops/{loop}/tool_results
+  kPin,                  // PUT    /v1/sessions/{session}/loops/{loop}/pins/{message}
+  kUnpin,                // DELETE /v1/sessions/{session}/loops/{loop}/pins/{message}
+  kUndo,                 // POST   /v1/sessions/{session}/loops/{loop}/undo
+  kApprove,              // POST   /v1/sessions/{session}/loops/{loop}/proposals/{attempt}/approve
+  kDiscard,              // POST   /v1/sessions/{session}/loops/{loop}/proposals/{attempt}/discard
+  kMask,                 // POST   /v1/sessions/{session}/loops/{loop}/mask
+  kUnmaskAll,            // POST   /v1/sessions/{session}/loops/{loop}/unmask
+  kMaskedOriginal,       // GET    /v1/sessions/{session}/loops/{loop}/masked/{message}
+  kUnmask,               // DELETE /v1/sessions/{session}/loops/{loop}/masked/{message}
+  kGetCommand,           // GET    /v1/commands/{command}
+  kGetSessionCommand,    // GET    /v1/sessions/{session}/commands/{command}
+  kOpenApi,              // GET    /v1/openapi.json
+  kMetrics,              // GET    /metrics
+  kCompactConversation,  // POST /v1/compact
+  kPreflight,            // OPTIONS on any path that has a route (CORS)
+  kAsset,                // GET, HEAD / and /<file> of the inspector (serve/static_assets.h)
 };
 
 struct EmbeddedFile;
@@ -277,6 +286,39 @@ struct CompactRequest {
   bool preview = false;
 };
 Result<CompactRequest, ApiError> DecodeCompact(std::string_view body);
+
+// POST /v1/compact (docs/serve.md "Compacting a conversation the client holds"):
+// {"format":"harness"|"openai"|"openai-responses"|"anthropic", the conversation, "options":{…},
+//  "store":false}. The conversation is `messages` (harness: a transcript in the harness codec;
+// openai: Chat Completions messages; anthropic: Messages messages, with `system` optional),
+// or `input` (openai-responses: Responses input items), read with its dialect's reader
+// (dialect.h) from the body's own bytes, so that an element is kept exactly as sent. options:
+// model (a configured model's name, default "offline"), compactor ("offline" or a configured
+// model's name), context_window, max_output_tokens, keep_recent_segments, keep_recent_tokens,
+// max_summary_tokens, instructions, coverage ("off"|"report"|"repair"|"enforce"), pins (indexes
+// of elements, at most kMaxCompactPins, each once); all optional. Every member is checked:
+// unknown ones, and the other formats' conversation members, are refused.
+inline constexpr std::size_t kMaxCompactPins = 64;
+inline constexpr std::uint64_t kMaxCompactWindow = 100'000'000;
+struct ConversationCompactRequest {
+  std::optional<Dialect> dialect;    // nullopt: the harness codec
+  Transcript messages;               // the harness codec's messages
+  DialectConversation conversation;  // a dialect's, as read
+  std::string model = "offline";
+  CompactorChoice compactor;
+  std::optional<std::uint64_t> context_window;
+  std::optional<std::uint64_t> max_output_tokens;
+  std::optional<std::uint64_t> keep_recent_segments;
+  std::optional<std::uint64_t> keep_recent_tokens;
+  std::optional<std::uint64_t> max_summary_tokens;
+  std::string instructions;
+  std::optional<CoverageMode> coverage;
+  std::vector<std::size_t> pins;  // element indexes, as given
+  bool store = false;
+};
+// "harness", "openai", "openai-responses", "anthropic".
+std::string_view CompactFormatName(const std::optional<Dialect>& dialect);
+Result<ConversationCompactRequest, ApiError> DecodeConversationCompact(std::string_view body);
 
 using QueryParameters = std::vector<std::pair<std::string, std::string>>;
 

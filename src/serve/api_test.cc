@@ -69,6 +69,7 @@ TEST(Router, EveryRouteMatchesItsMethodAndPath) {
       {"GET", "/v1/commands/" + std::string(kLoop), RouteKind::kGetCommand},
       {"GET", "/v1/openapi.json", RouteKind::kOpenApi},
       {"GET", "/metrics", RouteKind::kMetrics},
+      {"POST", "/v1/compact", RouteKind::kCompactConversation},
   };
   // The table above is the router's table, route for route.
   EXPECT_EQ(std::size(cases), Routes().size());
@@ -186,6 +187,19 @@ TEST(ApiErrors, EachKindHasItsNameAndStatus) {
   EXPECT_EQ(ApiErrorKindName(ApiErrorKind::kMethodNotAllowed), "method_not_allowed");
   EXPECT_EQ(EncodeApiError({ApiErrorKind::kLoopNotFound, "no \"x\""}),
             R"({"error":{"kind":"loop_not_found","detail":"no \"x\""}})");
+}
+
+TEST(ApiErrors, ARejectedCompactionNamesItsReason) {
+  EXPECT_EQ(HttpStatusOf(ApiErrorKind::kCompactionRejected), 422u);
+  ApiError rejected{ApiErrorKind::kCompactionRejected, "rejected"};
+  rejected.reason = "unavailable";
+  EXPECT_EQ(
+      EncodeApiError(rejected),
+      R"({"error":{"kind":"compaction_rejected","detail":"rejected","reason":"unavailable"}})");
+  rejected.reason_detail = "nothing_to_compact";
+  EXPECT_EQ(EncodeApiError(rejected),
+            R"({"error":{"kind":"compaction_rejected","detail":"rejected","reason":"unavailable",)"
+            R"("reason_detail":"nothing_to_compact"}})");
 }
 
 TEST(ApiErrors, AHeldLeaseNamesItsHolder) {
@@ -406,6 +420,68 @@ TEST(DecodeToolResults, ReadsEachResultAndRefusesWithThePath) {
                 .error()
                 .kind,
             ApiErrorKind::kInvalidRequest);
+}
+
+TEST(DecodeConversationCompact, ReadsEveryOptionAndTheFormatsConversation) {
+  auto request = DecodeConversationCompact(
+      R"({"format":"openai-responses","store":true,"input":[{"role":"user","content":"hi"}],)"
+      R"("options":{"model":"m","compactor":"c","context_window":5000,"max_output_tokens":100,)"
+      R"("keep_recent_segments":2,"keep_recent_tokens":300,"max_summary_tokens":400,)"
+      R"("instructions":"keep the plan","coverage":"enforce","pins":[0]}})");
+  ASSERT_TRUE(request.ok()) << request.error().detail;
+  EXPECT_EQ(request->dialect, Dialect::kOpenAiResponses);
+  EXPECT_EQ(request->conversation.elements.size(), 1u);
+  EXPECT_EQ(request->conversation.elements[0].json, R"({"role":"user","content":"hi"})");
+  EXPECT_TRUE(request->store);
+  EXPECT_EQ(request->model, "m");
+  EXPECT_EQ(request->compactor, (CompactorChoice{false, "c"}));
+  EXPECT_EQ(request->context_window, 5000u);
+  EXPECT_EQ(request->max_output_tokens, 100u);
+  EXPECT_EQ(request->keep_recent_segments, 2u);
+  EXPECT_EQ(request->keep_recent_tokens, 300u);
+  EXPECT_EQ(request->max_summary_tokens, 400u);
+  EXPECT_EQ(request->instructions, "keep the plan");
+  EXPECT_EQ(request->coverage, CoverageMode::kEnforce);
+  EXPECT_EQ(request->pins, std::vector<std::size_t>{0});
+  // The defaults: the offline model and compactor, nothing stored.
+  request = DecodeConversationCompact(
+      R"({"format":"harness","messages":[{"role":"user","blocks":[{"type":"text","text":"hi"}]}]})");
+  ASSERT_TRUE(request.ok()) << request.error().detail;
+  EXPECT_FALSE(request->dialect);
+  EXPECT_EQ(request->model, "offline");
+  EXPECT_TRUE(request->compactor.offline);
+  EXPECT_FALSE(request->store);
+  request = DecodeConversationCompact(
+      R"({"format":"anthropic","system":"be brief","messages":[{"role":"user","content":"hi"}]})");
+  ASSERT_TRUE(request.ok()) << request.error().detail;
+  EXPECT_EQ(request->conversation.system, "be brief");
+}
+
+TEST(DecodeConversationCompact, RefusesWithTheKindAndPath) {
+  const std::pair<std::string_view, std::string_view> cases[] = {
+      {"", "invalid_json"},
+      {"[]", "invalid_request"},
+      {R"({"messages":[]})", "$.format"},
+      {R"({"format":"openai"})", "$.messages"},
+      {R"({"format":"anthropic","input":[]})", "$.messages"},
+      {R"({"format":"openai-responses","messages":[]})", "$.input"},
+      {R"({"format":"openai","messages":[],"system":"x"})", "system"},
+      {R"({"format":"openai","messages":[],"options":{"pins":[1,1]}})", "$.options.pins[1]"},
+      {R"({"format":"openai","messages":[],"options":{"coverage":"all"}})", "$.options.coverage"},
+      {R"({"format":"openai","messages":[],"options":{"model":""}})", "$.options.model"},
+      {R"({"format":"openai","messages":[],"options":{"compactor":""}})", "$.options.compactor"},
+      {R"({"format":"openai","messages":[],"options":{"context_window":-1}})",
+       "$.options.context_window"},
+      {R"({"format":"openai","messages":[],"store":1})", "$.store"},
+      {R"({"format":"openai","messages":[{"role":"user"}]})", "element 0: $.messages[0]"},
+  };
+  for (const auto& [body, named] : cases) {
+    auto request = DecodeConversationCompact(body);
+    ASSERT_FALSE(request.ok()) << body;
+    const std::string said =
+        std::string(ApiErrorKindName(request.error().kind)) + " " + request.error().detail;
+    EXPECT_NE(said.find(named), std::string::npos) << body << ": " << said;
+  }
 }
 
 TEST(DecodeInput, TakesANonEmptyTextAndNothingElse) {

@@ -301,6 +301,17 @@ constexpr std::string_view kDocument = R"openapi({
         }
       }
     },
+    "/v1/compact": {
+      "post": {
+        "operationId": "compactConversation",
+        "summary": "Compact a conversation the client holds, in the harness codec or a provider's shape, and answer the replacement in the same shape: the system elements and the retained elements as sent, the summary written fresh. Stored as a session when store is true.",
+        "requestBody": {"required": true, "content": {"application/json": {"schema": {"$ref": "#/components/schemas/ConversationCompactRequest"}}}},
+        "responses": {
+          "200": {"description": "Committed.", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/CompactedConversation"}}}},
+          "400": {"$ref": "#/components/responses/Error"}, "401": {"$ref": "#/components/responses/Error"}, "403": {"$ref": "#/components/responses/Error"}, "413": {"$ref": "#/components/responses/Error"}, "415": {"$ref": "#/components/responses/Error"}, "421": {"$ref": "#/components/responses/Error"}, "422": {"$ref": "#/components/responses/Error"}, "500": {"$ref": "#/components/responses/Error"}, "503": {"$ref": "#/components/responses/Error"}
+        }
+      }
+    },
     "/metrics": {
       "get": {
         "operationId": "getMetrics",
@@ -331,6 +342,65 @@ constexpr std::string_view kDocument = R"openapi({
       "CommandPending": {"description": "Still pending when the wait ended (for the session's form, at once when another server holds the session).", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/CommandStatus"}}}}
     },
     "schemas": {
+      "ConversationCompactRequest": {
+        "type": "object",
+        "additionalProperties": false,
+        "required": ["format"],
+        "description": "The conversation is messages (harness, openai, anthropic) or input (openai-responses), with system for anthropic; a member of another format is refused. Its elements are read from the body's bytes (docs/spec/dialects.md); the body may nest as deep as a transcript allows.",
+        "properties": {
+          "format": {"type": "string", "enum": ["harness", "openai", "openai-responses", "anthropic"]},
+          "messages": {"type": "array", "description": "harness: a transcript (docs/content.md); openai: Chat Completions messages; anthropic: Messages messages."},
+          "input": {"type": "array", "description": "openai-responses: Responses input items."},
+          "system": {"description": "anthropic: the system prompt, a string or text blocks."},
+          "store": {"type": "boolean", "default": false, "description": "true: the compaction is a session of the server's journal (listed, restorable, previewed and undone as any other)."},
+          "options": {
+            "type": "object",
+            "additionalProperties": false,
+            "properties": {
+              "model": {"type": "string", "minLength": 1, "default": "offline", "description": "A configured model whose key, window, output, counter and policy the compaction takes."},
+              "compactor": {"type": "string", "minLength": 1, "default": "offline", "description": "\"offline\" (the extractive compactor) or a configured model's name."},
+              "context_window": {"type": "integer", "minimum": 0, "maximum": 100000000},
+              "max_output_tokens": {"type": "integer", "minimum": 0, "maximum": 100000000},
+              "keep_recent_segments": {"type": "integer", "minimum": 0, "maximum": 1000000},
+              "keep_recent_tokens": {"type": "integer", "minimum": 0, "maximum": 100000000},
+              "max_summary_tokens": {"type": "integer", "minimum": 0, "maximum": 100000000},
+              "instructions": {"type": "string", "description": "What the summary should favour (docs/compact-focus.md)."},
+              "coverage": {"type": "string", "enum": ["off", "report", "repair", "enforce"]},
+              "pins": {"type": "array", "maxItems": 64, "uniqueItems": true, "items": {"type": "integer", "minimum": 0}, "description": "Indexes of elements (harness: messages) kept after the summary, written fresh."}
+            }
+          }
+        }
+      },
+      "CompactedConversation": {
+        "type": "object",
+        "required": ["format", "summary", "report"],
+        "properties": {
+          "format": {"type": "string", "enum": ["harness", "openai", "openai-responses", "anthropic"]},
+          "messages": {"type": "array", "description": "The replacement (every format but openai-responses)."},
+          "input": {"type": "array", "description": "openai-responses: the replacement."},
+          "system": {"description": "anthropic: the request's system, as sent."},
+          "summary": {"type": "string"},
+          "report": {
+            "type": "object",
+            "required": ["messages_before", "tokens_before", "tokens_after", "input_limit", "retained", "retained_elements", "retained_verbatim", "pinned", "shortened", "repaired"],
+            "properties": {
+              "messages_before": {"type": "integer", "minimum": 0},
+              "tokens_before": {"type": ["integer", "null"], "minimum": 0},
+              "tokens_after": {"type": "integer", "minimum": 0},
+              "input_limit": {"type": "integer", "minimum": 0},
+              "retained": {"type": "integer", "minimum": 0, "description": "Retained tail messages."},
+              "retained_elements": {"type": "integer", "minimum": 0, "description": "Elements after the summary and pins."},
+              "retained_verbatim": {"type": "boolean", "description": "false: the tail was shortened to fit and is written fresh, as committed."},
+              "pinned": {"type": "integer", "minimum": 0},
+              "shortened": {"type": "integer", "minimum": 0},
+              "repaired": {"type": "integer", "minimum": 0},
+              "coverage": {"type": "object", "properties": {"found": {"type": "integer"}, "total": {"type": "integer"}, "missing": {"type": "integer"}}}
+            }
+          },
+          "session_id": {"type": "string", "format": "uuid", "description": "store: the session."},
+          "loop_id": {"type": "string", "format": "uuid", "description": "store: its loop."}
+        }
+      },
       "Error": {
         "type": "object",
         "required": ["error"],
@@ -339,8 +409,10 @@ constexpr std::string_view kDocument = R"openapi({
             "type": "object",
             "required": ["kind", "detail"],
             "properties": {
-              "kind": {"type": "string", "enum": ["invalid_json", "invalid_request", "invalid_query", "invalid_id", "unknown_model", "invalid_argument", "unauthorized", "not_found", "session_not_found", "loop_not_found", "command_not_found", "tool_call_not_found", "method_not_allowed", "lease_held", "loop_exited", "compaction_unsupported", "session_faulted", "session_suspended", "restore_refused", "tool_call_answered", "too_large", "journal", "internal", "shutting_down", "too_many_sessions", "origin_not_allowed", "message_not_found", "not_pinnable", "nothing_to_undo", "loop_busy", "undo_refused", "no_proposal", "nothing_to_mask", "not_masked", "mask_refused", "invalid_header", "host_not_allowed", "unsupported_media_type"]},
+              "kind": {"type": "string", "enum": ["invalid_json", "invalid_request", "invalid_query", "invalid_id", "unknown_model", "invalid_argument", "unauthorized", "not_found", "session_not_found", "loop_not_found", "command_not_found", "tool_call_not_found", "method_not_allowed", "lease_held", "loop_exited", "compaction_unsupported", "session_faulted", "session_suspended", "restore_refused", "tool_call_answered", "too_large", "journal", "internal", "shutting_down", "too_many_sessions", "origin_not_allowed", "message_not_found", "not_pinnable", "nothing_to_undo", "loop_busy", "undo_refused", "no_proposal", "nothing_to_mask", "not_masked", "mask_refused", "invalid_header", "host_not_allowed", "unsupported_media_type", "compaction_rejected"]},
               "detail": {"type": "string", "description": "For a person; quotes at most a few bytes of the request."},
+              "reason": {"type": "string", "description": "compaction_rejected: the rejection's reason (unavailable, invalid_summary, coverage_insufficient, ...; docs/runtime.md)."},
+              "reason_detail": {"type": "string", "description": "compaction_rejected: the kind of the runtime's detail, when it gave one."},
               "holder": {
                 "type": "object",
                 "description": "lease_held: the server process that holds the session, when the journal named it.",

@@ -33,6 +33,7 @@
 #include "serve/api.h"
 #include "serve/client_tools.h"
 #include "serve/context_breakdown.h"
+#include "serve/conversation_compact.h"
 #include "serve/event_frames.h"
 #include "serve/journaled_command.h"
 #include "serve/loop_routes.h"
@@ -424,6 +425,19 @@ struct Server::Impl {
   bool streams_closed = false;                      // guarded by streams_mu
   SuspendedRequests later_requests;                 // the requests a loop answers
 
+  // POST /v1/compact: each compaction runs on a thread of its own while its connection sleeps
+  // (at most one per connection); Shutdown interrupts and joins them.
+  struct HeldCompaction {
+    std::shared_ptr<std::atomic<bool>> done;
+    std::jthread thread;
+  };
+  std::mutex held_mu;
+  std::vector<HeldCompaction> held_compactions;  // guarded by held_mu
+  bool held_closed = false;                      // guarded by held_mu
+  void StartHeldCompaction(ConversationCompactRequest request,
+                           std::shared_ptr<SuspendedRequest> later);
+  void StopHeldCompactions();
+
   MHD_Result Handle(MHD_Connection* connection, const char* url, const char* method,
                     const char* version, const char* upload_data, std::size_t* upload_data_size,
                     void** req_cls);
@@ -722,6 +736,15 @@ Reply Server::Impl::Dispatch(MHD_Connection* connection, const Route& route,
         return ErrorReply(created.error());
       return Reply{201, "{\"session_id\":\"" + (*created)->session->id().ToString() +
                             "\",\"loops\":" + IdsJson((*created)->loops) + "}"};
+    }
+    case RouteKind::kCompactConversation: {
+      auto request = DecodeConversationCompact(exchange.body);
+      if (!request.ok())
+        return ErrorReply(request.error());
+      return Later(connection, exchange, suspended,
+                   [&](const std::shared_ptr<SuspendedRequest>& later) {
+                     StartHeldCompaction(std::move(request).value(), later);
+                   });
     }
     case RouteKind::kListSessions: {
       auto list = sessions->ListJson();
@@ -1028,6 +1051,50 @@ Reply Server::Impl::Later(
   return {};
 }
 
+void Server::Impl::StartHeldCompaction(ConversationCompactRequest request,
+                                       std::shared_ptr<SuspendedRequest> later) {
+  std::lock_guard lock(held_mu);
+  if (held_closed) {
+    later->Finish([] {
+      return ErrorReply({ApiErrorKind::kShuttingDown, "the server is shutting down"});
+    });
+    return;
+  }
+  // The threads of compactions that ended are joined here (at once) rather than kept.
+  std::erase_if(held_compactions, [](const HeldCompaction& held) { return held.done->load(); });
+  auto done = std::make_shared<std::atomic<bool>>(false);
+  HeldConversationContext context{&options.models,
+                                  options.journal,
+                                  options.env != nullptr ? options.env : &own_env,
+                                  sessions->host(),
+                                  {}};
+  held_compactions.push_back(HeldCompaction{
+      done, std::jthread([context, request = std::move(request), later = std::move(later),
+                          done](std::stop_token stop) mutable {
+        HeldConversationContext with_stop = context;
+        with_stop.stop = stop;
+        auto answer = std::make_shared<Result<std::string, ApiError>>(
+            CompactHeldConversation(std::move(request), with_stop));
+        later->Finish([answer] {
+          return answer->ok() ? Reply{200, **answer} : ErrorReply(answer->error());
+        });
+        done->store(true);
+      })});
+}
+
+void Server::Impl::StopHeldCompactions() {
+  std::vector<HeldCompaction> held;
+  {
+    std::lock_guard lock(held_mu);
+    held_closed = true;
+    held.swap(held_compactions);
+  }
+  // Interrupted, each compaction is rejected `interrupted` and answers its request; the joins
+  // (the jthreads' destructors) wait for that.
+  for (HeldCompaction& compaction : held)
+    compaction.thread.request_stop();
+}
+
 Reply Server::Impl::LoopRequest(MHD_Connection* connection, const Route& route, Exchange& exchange,
                                 bool& suspended) {
   auto body = DecodeLoopRequest(route, exchange.body);
@@ -1246,6 +1313,7 @@ void Server::Shutdown() {
   // Sessions first: suspending answers their running work, and the streams still carry what
   // that published; each stream ends once its hub is gone.
   impl_->sessions->SuspendAll();
+  impl_->StopHeldCompactions();
   impl_->StopStreams();
   impl_->book->WakeAll();
   // The suspension above answered what the loops held; a request that slipped in meanwhile is

@@ -203,6 +203,8 @@ class SessionTable {
   void Forget(const std::shared_ptr<ServedSession>& served);
   void SuspendAll();
   std::size_t InMemory();
+  // The threads every session in memory runs on (POST /v1/compact runs on them too).
+  SessionHost* host() const { return host_.get(); }
 
  private:
   // A fresh client of the configured model `name`; `role` names it in the refusal. With

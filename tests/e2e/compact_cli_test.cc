@@ -28,6 +28,7 @@
 #include "harness/compaction/wire.h"
 #include "harness/content/codec.h"
 #include "harness/core/json.h"
+#include "harness/dialect/dialect.h"
 #include "harness/event/event.h"
 #include "journal_process.h"
 #include "openai_answers.h"
@@ -1480,6 +1481,81 @@ TEST_F(CompactCli, EmitWithJsonWritesTheFileAndKeepsTheEventsOnStandardOutput) {
   ExpectReplacementOfCodingAgent(ReadFile(again));
 }
 
+// The messages of `written` (a dialect's array), each as the codec encodes it.
+std::vector<std::string> EncodedDialectMessages(Dialect dialect, const std::string& written) {
+  std::vector<std::string> encoded;
+  auto read = ReadDialect(dialect, written);
+  EXPECT_TRUE(read.ok()) << (read.ok() ? "" : read.error().Describe()) << "\n" << written;
+  if (!read.ok())
+    return encoded;
+  for (const Message& message : read->transcript) {
+    auto one = EncodeMessage(message);
+    EXPECT_TRUE(one.ok());
+    encoded.push_back(one.ok() ? *one : "");
+  }
+  return encoded;
+}
+
+// What --emit writes in a provider's shape: one JSON array and a newline that the dialect's
+// reader reads as the summary message, then the retained messages as the input has them, in so
+// far as the dialect has a form for them: the same as the dialect makes of the input's own
+// messages (Chat Completions has no tool error flag, no dialect carries usage).
+TEST_F(CompactCli, EmitInAProvidersShapeWritesWhatItsReaderReadsAsTheReplacement) {
+  auto input = DecodeTranscript(ReadFile(Example("transcripts/coding-agent.json")));
+  ASSERT_TRUE(input.ok());
+  // The system prompt is not a replacement message (Anthropic's is no message at all).
+  ASSERT_NE(input->front().as<SystemMessage>(), nullptr);
+  input->erase(input->begin());
+  struct Format {
+    std::string name;
+    Dialect dialect;
+    std::string input;  // the input transcript in the format
+  };
+  const Format formats[] = {
+      {"openai", Dialect::kOpenAiChat, WriteOpenAiChat("", *input).value()},
+      {"openai-responses", Dialect::kOpenAiResponses, WriteOpenAiResponses("", *input).value()},
+      {"anthropic", Dialect::kAnthropicMessages, WriteAnthropicMessages(*input).value()},
+  };
+  for (const Format& format : formats) {
+    SCOPED_TRACE(format.name);
+    const std::vector<std::string> expected = EncodedDialectMessages(format.dialect, format.input);
+    ASSERT_GE(expected.size(), 5u);
+    const std::string out = (dir_.path() / (format.name + ".json")).string();
+    const ProcessRun run =
+        Compact({Example("transcripts/coding-agent.json"), "--emit", format.name, "--output", out});
+    ASSERT_EQ(run.exit_code, 0) << Joined(run.lines);
+    EXPECT_EQ(run.lines.back(), "committed");
+    const std::string emitted = ReadFile(out);
+    ASSERT_FALSE(emitted.empty());
+    EXPECT_EQ(emitted.front(), '[');
+    EXPECT_EQ(emitted.back(), '\n');
+    const std::vector<std::string> output = EncodedDialectMessages(format.dialect, emitted);
+    // Anthropic's roles alternate: the summary and a retained user message that follows it are
+    // one user message there, the summary's block first.
+    const std::size_t retained = 5;
+    const bool merged = format.dialect == Dialect::kAnthropicMessages;
+    ASSERT_EQ(output.size(), merged ? retained : retained + 1) << emitted;
+    auto summary = DecodeMessage(output[0]);
+    ASSERT_TRUE(summary.ok());
+    const auto* user = summary->as<UserMessage>();
+    ASSERT_NE(user, nullptr) << output[0];
+    ASSERT_EQ(user->blocks.size(), merged ? 2u : 1u);
+    ASSERT_NE(user->blocks[0].as<TextBlock>(), nullptr);
+    EXPECT_EQ(user->blocks[0].as<TextBlock>()->text.rfind("<conversation_summary><goal>", 0), 0u);
+    const std::vector<std::string> tail(expected.end() - retained, expected.end());
+    if (merged) {
+      auto first = DecodeMessage(tail[0]);
+      ASSERT_TRUE(first.ok());
+      ASSERT_NE(first->as<UserMessage>(), nullptr);
+      ASSERT_EQ(first->as<UserMessage>()->blocks.size(), 1u);
+      EXPECT_EQ(user->blocks[1].as<TextBlock>()->text,
+                first->as<UserMessage>()->blocks[0].as<TextBlock>()->text);
+    }
+    for (std::size_t i = 1; i < output.size(); ++i)
+      EXPECT_EQ(output[i], tail[merged ? i : i - 1]) << i;
+  }
+}
+
 TEST_F(CompactCli, ARejectedCompactionEmitsNothing) {
   const std::string out = (dir_.path() / "replacement.json").string();
   const std::string script = SummaryScript("invalid.json", kSummaryWithoutDecisions);
@@ -1498,10 +1574,12 @@ TEST_F(CompactCli, EmitOptionsThatCannotWorkAreUsageAndCreateNothing) {
     std::string message;
   };
   const Case cases[] = {
-      {{transcript, "--emit", "openai"},
-       "harness compact: --emit: unknown format \"openai\"; the formats are: transcript"},
+      {{transcript, "--emit", "openai-chat"},
+       "harness compact: --emit: unknown format \"openai-chat\"; the formats are: transcript, "
+       "openai, openai-responses, anthropic"},
       {{transcript, "--emit", ""},
-       "harness compact: --emit: unknown format \"\"; the formats are: transcript"},
+       "harness compact: --emit: unknown format \"\"; the formats are: transcript, openai, "
+       "openai-responses, anthropic"},
       {{transcript, "--json", "--emit", "transcript"},
        "harness compact: --emit with --json needs --output FILE: standard output holds the "
        "NDJSON events and result"},

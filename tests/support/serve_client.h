@@ -37,6 +37,12 @@ inline Json ParseOrNull(const std::string& text) {
   return parsed.ok() ? *parsed : Json();
 }
 
+// The error kind of a refusal's body ({"error":{"kind":…}}); "" for any other body.
+inline std::string ErrorKindOf(const HttpReply& reply) {
+  const Json json = ParseOrNull(reply.body);
+  return json.is_object() && json.contains("error") ? json["error"]["kind"].get<std::string>() : "";
+}
+
 // `timeout`: how long the whole exchange may take before it fails (status 0).
 inline HttpReply Call(const std::string& method, const std::string& url,
                       const std::string& body = "", const std::vector<std::string>& headers = {},

@@ -23,6 +23,7 @@ from .models import (
     Answer,
     CommandId,
     CommandStatus,
+    CompactedConversation,
     Context,
     CreatedSession,
     Event,
@@ -281,6 +282,65 @@ class Client:
             for number, line in enumerate(body.split(b"\n"), 1)
             if line
         ]
+
+    # ---- conversations the client holds ----
+
+    def compact_conversation(
+        self,
+        format: str,
+        conversation: Sequence[Any],
+        *,
+        system: Any = None,
+        model: Optional[str] = None,
+        compactor: Optional[str] = None,
+        context_window: Optional[int] = None,
+        max_output_tokens: Optional[int] = None,
+        keep_recent_segments: Optional[int] = None,
+        keep_recent_tokens: Optional[int] = None,
+        max_summary_tokens: Optional[int] = None,
+        instructions: Optional[str] = None,
+        coverage: Optional[str] = None,
+        pins: Optional[Sequence[int]] = None,
+        store: bool = False,
+        timeout: Optional[float] = None,
+    ) -> CompactedConversation:
+        """POST /v1/compact: one compaction of ``conversation``, which the caller holds, in
+        ``format`` ("harness", "openai", "openai-responses" or "anthropic"; ``system`` is
+        Anthropic's system prompt). The answer is the replacement in the same format. The
+        options left None take the server's defaults (docs/serve.md "Compacting a conversation
+        the client holds"); ``store`` keeps the compaction as a session of the server's
+        journal. A rejected compaction is CompactionRejected (its ``reason``); a conversation
+        the server cannot read is BadRequest naming the element and the rule. ``timeout``
+        bounds the wait for the answer (default: the client's), a model compactor's call
+        included."""
+        payload: Dict[str, Any] = {
+            "format": format,
+            "input" if format == "openai-responses" else "messages": list(conversation),
+        }
+        if system is not None:
+            payload["system"] = system
+        options = {
+            name: value
+            for name, value in (
+                ("model", model),
+                ("compactor", compactor),
+                ("context_window", context_window),
+                ("max_output_tokens", max_output_tokens),
+                ("keep_recent_segments", keep_recent_segments),
+                ("keep_recent_tokens", keep_recent_tokens),
+                ("max_summary_tokens", max_summary_tokens),
+                ("instructions", instructions),
+                ("coverage", coverage),
+                ("pins", list(pins) if pins is not None else None),
+            )
+            if value is not None
+        }
+        if options:
+            payload["options"] = options
+        if store:
+            payload["store"] = True
+        _, obj = self._json("POST", "/v1/compact", payload, timeout=timeout)
+        return CompactedConversation.from_json(obj)
 
     # ---- loops ----
 

@@ -135,6 +135,25 @@ class MaskRefused(Conflict):
     reach the input limit (the detail has the figures)."""
 
 
+class CompactionRejected(HarnessError):
+    """422 compaction_rejected: POST /v1/compact ran and the compaction was rejected; nothing
+    was installed. ``reason`` is the rejection's reason (``"unavailable"``,
+    ``"invalid_summary"``, ``"coverage_insufficient"``, ``"interrupted"``, …) and
+    ``reason_detail`` the kind of the runtime's detail, when it gave one (else None)."""
+
+    def __init__(
+        self,
+        kind: str,
+        status: Optional[int],
+        detail: str,
+        reason: Optional[str] = None,
+        reason_detail: Optional[str] = None,
+    ) -> None:
+        super().__init__(kind, status, detail)
+        self.reason = reason
+        self.reason_detail = reason_detail
+
+
 class Forbidden(HarnessError):
     """403: origin_not_allowed and any other refusal of who asks rather than what."""
 
@@ -269,6 +288,7 @@ _BY_KIND = {
     "origin_not_allowed": OriginNotAllowed,
     "unsupported_media_type": UnsupportedMediaType,
     "host_not_allowed": HostNotAllowed,
+    "compaction_rejected": CompactionRejected,
 }
 
 _BY_STATUS = {
@@ -281,6 +301,7 @@ _BY_STATUS = {
     413: TooLarge,
     415: UnsupportedMediaType,
     421: HostNotAllowed,
+    422: CompactionRejected,
     500: ServerError,
     503: Unavailable,
 }
@@ -294,6 +315,7 @@ def error_from_response(status: int, body: bytes) -> HarnessError:
     kind = f"http_{status}"
     detail = body[:_MAX_QUOTED].decode("utf-8", errors="replace")
     holder = None
+    reason = reason_detail = None
     try:
         parsed = json.loads(body)
         error = parsed.get("error") if isinstance(parsed, dict) else None
@@ -301,6 +323,9 @@ def error_from_response(status: int, body: bytes) -> HarnessError:
             kind = error["kind"]
             detail = error.get("detail") if isinstance(error.get("detail"), str) else ""
             holder = error.get("holder")
+            reason = error.get("reason") if isinstance(error.get("reason"), str) else None
+            if isinstance(error.get("reason_detail"), str):
+                reason_detail = error["reason_detail"]
     except (ValueError, RecursionError):
         # Not the API's error (a proxy's page, say, or JSON nested deeper than Python's parser
         # recurses): keep the status and a few bytes.
@@ -308,4 +333,6 @@ def error_from_response(status: int, body: bytes) -> HarnessError:
     cls = _BY_KIND.get(kind) or _BY_STATUS.get(status) or HarnessError
     if cls is LeaseHeld:
         return LeaseHeld(kind, status, detail, holder)
+    if cls is CompactionRejected:
+        return CompactionRejected(kind, status, detail, reason, reason_detail)
     return cls(kind, status, detail)

@@ -455,6 +455,47 @@ class TextDelta:
 
 
 @dataclass(frozen=True)
+class ConversationReport:
+    """What POST /v1/compact changed (docs/serve.md "Compacting a conversation the client
+    holds"): the messages before, the tokens before (None when not measured) and after, the
+    input limit, the retained tail's messages and the elements written after the summary
+    (``retained_verbatim`` False when the tail was shortened and written fresh), the pinned,
+    shortened and repaired counts, and coverage ({"found","total","missing"}) when it is on."""
+
+    messages_before: int
+    tokens_before: Optional[int]
+    tokens_after: int
+    input_limit: int
+    retained: int
+    retained_elements: int
+    retained_verbatim: bool
+    pinned: int
+    shortened: int
+    repaired: int
+    coverage: Optional[Dict[str, int]] = None
+
+    @classmethod
+    def from_json(cls, obj: Any, where: str = "$.report") -> "ConversationReport":
+        coverage = _get(obj, "coverage", dict, where, optional=True)
+        if coverage is not None:
+            coverage = {name: _get(coverage, name, int, where + ".coverage")
+                        for name in ("found", "total", "missing")}
+        return cls(
+            _get(obj, "messages_before", int, where),
+            _get(obj, "tokens_before", int, where, optional=True),
+            _get(obj, "tokens_after", int, where),
+            _get(obj, "input_limit", int, where),
+            _get(obj, "retained", int, where),
+            _get(obj, "retained_elements", int, where),
+            _get(obj, "retained_verbatim", bool, where),
+            _get(obj, "pinned", int, where),
+            _get(obj, "shortened", int, where),
+            _get(obj, "repaired", int, where),
+            coverage,
+        )
+
+
+@dataclass(frozen=True)
 class Answer:
     """What Client.ask returns once the turn its input started (or joined) completed: ``text``,
     the text of the turn's last assistant message (its text blocks, joined); ``message`` that
@@ -466,3 +507,34 @@ class Answer:
     turn_id: str
     command_id: str
     deltas: int = 0
+
+
+@dataclass(frozen=True)
+class CompactedConversation:
+    """The answer of POST /v1/compact: the replacement conversation in the request's
+    ``format`` (its ``messages``, or its ``input`` items for ``openai-responses``; the retained
+    elements are the ones sent, the summary written fresh), Anthropic's ``system`` as sent
+    (None otherwise), the summary's text, the report, and with ``store`` the session and loop
+    in the server's journal."""
+
+    format: str
+    messages: List[Any]
+    summary: str
+    report: ConversationReport
+    system: Any = None
+    session_id: Optional[str] = None
+    loop_id: Optional[str] = None
+
+    @classmethod
+    def from_json(cls, obj: Any) -> "CompactedConversation":
+        form = _get(obj, "format", str, "$")
+        member = "input" if form == "openai-responses" else "messages"
+        return cls(
+            form,
+            _get(obj, member, list, "$"),
+            _get(obj, "summary", str, "$"),
+            ConversationReport.from_json(_get(obj, "report", dict, "$")),
+            obj.get("system"),
+            _get(obj, "session_id", str, "$", optional=True),
+            _get(obj, "loop_id", str, "$", optional=True),
+        )

@@ -1,0 +1,314 @@
+#include "serve/conversation_compact.h"
+
+#include <algorithm>
+#include <span>
+
+#include "harness/compaction/model_compactor.h"
+#include "harness/content/codec.h"
+#include "harness/core/json.h"
+#include "harness/runtime/compact.h"
+#include "serve/sessions.h"
+
+namespace harness::serve {
+
+namespace {
+
+ApiError Invalid(std::string detail) {
+  return ApiError{ApiErrorKind::kInvalidArgument, std::move(detail)};
+}
+
+// The number of leading system messages whose blocks are all text, and their text joined: the
+// system prompt a model request is made with. Any other system message stays in the history
+// (CompactConversation then rejects the compaction `unavailable`).
+std::size_t LeadingSystem(const Transcript& messages, std::string& prompt) {
+  std::size_t count = 0;
+  for (const Message& message : messages) {
+    const auto* system = message.as<SystemMessage>();
+    if (system == nullptr)
+      break;
+    std::string text;
+    for (const Block& block : system->blocks) {
+      const auto* part = block.as<TextBlock>();
+      if (part == nullptr)
+        return count;
+      text.append(text.empty() ? "" : "\n").append(part->text);
+    }
+    prompt.append(prompt.empty() ? "" : "\n\n").append(text);
+    ++count;
+  }
+  return count;
+}
+
+// The message indexes (of the history after the leading system messages) that pinning the
+// elements `pins` names.
+Result<std::vector<std::size_t>, ApiError> PinnedMessages(const ConversationCompactRequest& request,
+                                                          std::size_t lifted) {
+  std::vector<std::size_t> out;
+  for (const std::size_t pin : request.pins) {
+    std::size_t first = pin;
+    std::size_t count = 1;
+    if (request.dialect) {
+      const auto& elements = request.conversation.elements;
+      if (pin >= elements.size()) {
+        return Fail(Invalid("options.pins: element " + std::to_string(pin) +
+                            " is past the conversation's " + std::to_string(elements.size()) +
+                            " elements"));
+      }
+      first = elements[pin].first_message;
+      count = elements[pin].message_count;
+      if (count == 0) {
+        return Fail(Invalid("options.pins: element " + std::to_string(pin) +
+                            " is opaque (kept only as sent), so it cannot be pinned"));
+      }
+    } else if (pin >= request.messages.size()) {
+      return Fail(Invalid("options.pins: message " + std::to_string(pin) +
+                          " is past the conversation's " + std::to_string(request.messages.size()) +
+                          " messages"));
+    }
+    if (first < lifted) {
+      return Fail(Invalid("options.pins: " + std::to_string(pin) +
+                          " is the system prompt, which is kept anyway"));
+    }
+    for (std::size_t m = first; m < first + count; ++m) {
+      if (std::find(out.begin(), out.end(), m - lifted) == out.end())
+        out.push_back(m - lifted);
+    }
+  }
+  return out;
+}
+
+Result<ServedModel, ApiError> MakeModel(const HeldConversationContext& context,
+                                        const std::string& name, std::string_view role) {
+  const auto found = context.models->find(name);
+  if (found == context.models->end()) {
+    return Fail(
+        ApiError{ApiErrorKind::kUnknownModel, std::string(role) + " " + QuoteForDetail(name, 64) +
+                                                  " is not one of the server's configured models"});
+  }
+  auto made = found->second.make();
+  if (!made.ok()) {
+    return Fail(ApiError{
+        ApiErrorKind::kInternal,
+        "the configured model " + QuoteForDetail(name, 64) + " cannot be made: " + made.error()});
+  }
+  return std::move(made).value();
+}
+
+// The request's options over the configured model's context.
+Status<ApiError> ApplyOptions(const ConversationCompactRequest& request, ServedModel& model) {
+  CompactionPolicy& policy = model.policy;
+  if (request.context_window) {
+    // An estimated count keeps the configured share of the window as its margin.
+    if (model.limits.window_tokens > 0 && policy.safety_margin > 0) {
+      policy.safety_margin = static_cast<TokenCount>(
+          static_cast<double>(policy.safety_margin) * static_cast<double>(*request.context_window) /
+          static_cast<double>(model.limits.window_tokens));
+    }
+    model.limits.window_tokens = *request.context_window;
+  }
+  if (request.max_output_tokens) {
+    model.limits.max_output_tokens = *request.max_output_tokens;
+    policy.reserved_output = *request.max_output_tokens;
+  }
+  if (request.keep_recent_segments)
+    policy.keep_recent_segments = static_cast<std::int64_t>(*request.keep_recent_segments);
+  if (request.keep_recent_tokens)
+    policy.keep_recent_tokens = *request.keep_recent_tokens;
+  if (request.max_summary_tokens)
+    policy.max_summary_tokens = *request.max_summary_tokens;
+  // A manual compaction of a conversation nobody continues here: no automatic compaction, no
+  // masking, no approval step.
+  policy.automatic = false;
+  policy.masking = CompactionMasking::kOff;
+  policy.approval = CompactionApproval::kAuto;
+  return {};
+}
+
+ApiError FromFailure(const CompactFailure& failure) {
+  switch (failure.kind) {
+    case CompactFailureKind::kInvalidRequest:
+      return Invalid(failure.message);
+    case CompactFailureKind::kRefused:
+      return failure.session ? FromSessionError(*failure.session)
+                             : ApiError{ApiErrorKind::kInternal, failure.message};
+    case CompactFailureKind::kRejected: {
+      ApiError error{ApiErrorKind::kCompactionRejected, failure.message};
+      if (failure.reason)
+        error.reason = CompactRejectReasonName(*failure.reason);
+      if (failure.detail)
+        error.reason_detail = RejectDetailKindName(failure.detail->kind);
+      return error;
+    }
+    case CompactFailureKind::kUnanswered:
+      break;
+  }
+  return ApiError{ApiErrorKind::kInternal, failure.message};
+}
+
+// `array` (a JSON array) with `first` (JSON values) put before its elements.
+std::string Prepend(std::span<const DialectElement> first, const std::string& array) {
+  if (first.empty())
+    return array;
+  std::string out = "[";
+  for (const DialectElement& element : first)
+    out.append(out.size() > 1 ? "," : "").append(element.json);
+  if (array.size() > 2)
+    out.append(",").append(array, 1);
+  else
+    out.append("]");
+  return out;
+}
+
+struct Written {
+  std::string messages;  // the conversation member's JSON
+  bool verbatim = true;  // the retained messages are the input's elements, as sent
+  std::size_t retained_elements = 0;
+};
+
+Result<Written, ApiError> WriteReplacement(const ConversationCompactRequest& request,
+                                           const Transcript& input, std::size_t lifted,
+                                           const CompactedConversation& compacted) {
+  Written written;
+  const std::size_t retained = compacted.report.retained;
+  const std::size_t head_size = compacted.messages.size() - retained;
+  if (!request.dialect) {
+    Transcript out(input.begin(), input.begin() + static_cast<std::ptrdiff_t>(lifted));
+    out.insert(out.end(), compacted.messages.begin(), compacted.messages.end());
+    auto encoded = EncodeTranscript(out);
+    if (!encoded.ok()) {
+      return Fail(ApiError{ApiErrorKind::kInternal,
+                           "the replacement cannot be encoded: " + encoded.error().Describe()});
+    }
+    written.messages = std::move(encoded).value();
+    written.retained_elements = retained;
+    return written;
+  }
+  const DialectConversation& conversation = request.conversation;
+  const std::span<const DialectElement> elements(conversation.elements);
+  const std::size_t system_end = ElementStartingAt(conversation, lifted).value_or(0);
+  // A shortened tail is written as committed: the elements as sent would not fit.
+  written.verbatim = compacted.report.shortened == 0;
+  Transcript head(
+      compacted.messages.begin(),
+      compacted.messages.begin() +
+          static_cast<std::ptrdiff_t>(written.verbatim ? head_size : compacted.messages.size()));
+  std::size_t from = elements.size();
+  if (written.verbatim) {
+    // The first element that starts at or before the cut: a cut inside an element keeps it
+    // whole. A tool result there keeps the call it answers too (the runtime's cut never parts
+    // them), so the start moves back to an element that starts with no tool result.
+    std::size_t cut = input.size() - retained;
+    const auto answers_a_call = [&](std::size_t message) {
+      return message < input.size() && input[message].as<ToolResultMessage>() != nullptr;
+    };
+    while (cut > lifted && (!ElementStartingAt(conversation, cut) || answers_a_call(cut)))
+      --cut;
+    const std::optional<std::size_t> start = ElementStartingAt(conversation, cut);
+    from = std::max(start.value_or(system_end), system_end);
+  }
+  const auto tail = elements.subspan(from);
+  written.retained_elements = tail.size();
+  auto array = [&]() -> Result<std::string, DialectError> {
+    if (request.dialect == Dialect::kOpenAiChat)
+      return WriteOpenAiChat("", head, tail);
+    if (request.dialect == Dialect::kOpenAiResponses)
+      return WriteOpenAiResponses("", head, tail);
+    return WriteAnthropicMessages(head, tail);
+  }();
+  if (!array.ok()) {
+    return Fail(Invalid("the replacement has no form in " +
+                        std::string(CompactFormatName(request.dialect)) + ": " +
+                        array.error().Describe()));
+  }
+  written.messages = Prepend(elements.first(system_end), *array);
+  return written;
+}
+
+void AppendCount(std::string& out, std::string_view name, std::uint64_t value) {
+  out.append(",\"").append(name).append("\":").append(std::to_string(value));
+}
+
+std::string Answer(const ConversationCompactRequest& request, const Written& written,
+                   const CompactedConversation& compacted) {
+  std::string out = "{\"format\":";
+  AppendJsonString(out, CompactFormatName(request.dialect));
+  out.append(request.dialect == Dialect::kOpenAiResponses ? ",\"input\":" : ",\"messages\":");
+  out.append(written.messages);
+  if (request.dialect == Dialect::kAnthropicMessages && request.conversation.system_json)
+    out.append(",\"system\":").append(*request.conversation.system_json);
+  out.append(",\"summary\":");
+  AppendJsonString(out, compacted.summary);
+  const CompactionReport& report = compacted.report;
+  out.append(",\"report\":{\"messages_before\":").append(std::to_string(report.messages_before));
+  out.append(",\"tokens_before\":")
+      .append(report.before ? std::to_string(report.before->input_tokens) : "null");
+  AppendCount(out, "tokens_after", report.after.input_tokens);
+  AppendCount(out, "input_limit", report.after.input_limit);
+  AppendCount(out, "retained", report.retained);
+  AppendCount(out, "retained_elements", written.retained_elements);
+  out.append(",\"retained_verbatim\":").append(written.verbatim ? "true" : "false");
+  AppendCount(out, "pinned", report.pinned);
+  AppendCount(out, "shortened", report.shortened);
+  AppendCount(out, "repaired", report.repaired);
+  if (report.coverage) {
+    out.append(",\"coverage\":{\"found\":").append(std::to_string(report.coverage->found()));
+    AppendCount(out, "total", report.coverage->total());
+    AppendCount(out, "missing", report.coverage->missing.size());
+    out.append("}");
+  }
+  out.append("}");
+  if (compacted.stored) {
+    out.append(",\"session_id\":\"").append(compacted.stored->session.ToString());
+    out.append("\",\"loop_id\":\"").append(compacted.stored->loop.ToString()).append("\"");
+  }
+  out.append("}");
+  return out;
+}
+
+}  // namespace
+
+Result<std::string, ApiError> CompactHeldConversation(ConversationCompactRequest request,
+                                                      const HeldConversationContext& context) {
+  const Transcript& input = request.dialect ? request.conversation.transcript : request.messages;
+  std::string system_prompt = request.conversation.system;
+  const std::size_t lifted = LeadingSystem(input, system_prompt);
+  HARNESS_TRY(std::vector<std::size_t> pins, PinnedMessages(request, lifted));
+  HARNESS_TRY(ServedModel model, MakeModel(context, request.model, "the model"));
+  HARNESS_CHECK(ApplyOptions(request, model));
+
+  ::harness::CompactRequest compact;
+  compact.messages.assign(input.begin() + static_cast<std::ptrdiff_t>(lifted), input.end());
+  compact.system_prompt = std::move(system_prompt);
+  compact.model = model.model;
+  compact.limits = model.limits;
+  compact.policy = model.policy;
+  compact.counter = model.counter;
+  if (request.coverage)
+    compact.policy.coverage.mode = *request.coverage;
+  else if (!request.compactor.offline)
+    compact.policy.coverage.mode = CoverageMode::kRepair;  // as a served loop's (sessions.cc)
+  if (!request.compactor.offline) {
+    HARNESS_TRY(ServedModel compactor,
+                MakeModel(context, request.compactor.model, "the compactor model"));
+    if (!compactor.client) {
+      return Fail(Invalid("the model " + QuoteForDetail(request.compactor.model, 64) +
+                          " makes no model calls, so it cannot summarize; use the compactor "
+                          "\"offline\""));
+    }
+    compact.compactor = std::make_shared<ModelCompactor>(compactor.client);
+  }
+  compact.compactor_name = CompactorName(request.compactor);
+  compact.instructions = request.instructions;
+  compact.pins = std::move(pins);
+  compact.journal = request.store ? context.journal : nullptr;
+  compact.env = context.env;
+  compact.host = context.host;
+  compact.stop = context.stop;
+  auto compacted = CompactConversation(std::move(compact));
+  if (!compacted.ok())
+    return Fail(FromFailure(compacted.error()));
+  HARNESS_TRY(Written written, WriteReplacement(request, input, lifted, *compacted));
+  return Answer(request, written, *compacted);
+}
+
+}  // namespace harness::serve
