@@ -186,8 +186,14 @@ Result<Written, ApiError> WriteReplacement(const ConversationCompactRequest& req
   const DialectConversation& conversation = request.conversation;
   const std::span<const DialectElement> elements(conversation.elements);
   const std::size_t system_end = ElementStartingAt(conversation, lifted).value_or(0);
-  // A shortened tail is written as committed: the elements as sent would not fit.
-  written.verbatim = compacted.report.shortened == 0;
+  // A shortened tail is written as committed: the elements as sent would not fit. So is a
+  // tail that is not the input's last messages: a cut inside the newest segment keeps that
+  // segment's request and its newest steps, not the messages between them.
+  const auto& kept = compacted.committed.retained;
+  const bool suffix =
+      kept.size() <= input.size() &&
+      std::equal(kept.begin(), kept.end(), input.end() - static_cast<std::ptrdiff_t>(kept.size()));
+  written.verbatim = compacted.report.shortened == 0 && suffix;
   Transcript head(
       compacted.messages.begin(),
       compacted.messages.begin() +

@@ -202,6 +202,41 @@ TEST_F(ConversationCompactTest, TheHarnessCodecComesBackAsTheReplacementMessages
   EXPECT_EQ((*out)[3], (*in)[4]);
 }
 
+// A tail of one token keeps the newest segment's request and cuts its answer: the retained
+// messages are not the input's last ones, so the tail is written as committed, in every shape
+// alike, never the input's last elements in its place.
+TEST_F(ConversationCompactTest, ATailThatIsNotTheLastMessagesIsWrittenAsCommittedInEveryShape) {
+  const std::string options = R"("options":{"keep_recent_segments":1,"keep_recent_tokens":1})";
+  const std::string harness =
+      R"({"format":"harness",)" + options +
+      R"(,"messages":[{"role":"user","blocks":[{"type":"text","text":"Add a cache."}]},)"
+      R"({"role":"assistant","blocks":[{"type":"text","text":"The cache is added."}],"usage":null},)"
+      R"({"role":"user","blocks":[{"type":"text","text":"Now make its size configurable."}]},)"
+      R"({"role":"assistant","blocks":[{"type":"text","text":"CACHE_SIZE sets it."}],"usage":null}]})";
+  const std::string chat = R"({"format":"openai",)" + options +
+                           R"(,"messages":[{"role":"user","content":"Add a cache."},)"
+                           R"({"role":"assistant","content":"The cache is added."},)"
+                           R"({"role":"user","content":"Now make its size configurable."},)"
+                           R"({"role":"assistant","content":"CACHE_SIZE sets it."}]})";
+  const auto from_harness = Call("POST", url_, harness);
+  const auto from_chat = Call("POST", url_, chat);
+  ASSERT_EQ(from_harness.status, 200) << from_harness.body;
+  ASSERT_EQ(from_chat.status, 200) << from_chat.body;
+  auto harness_out =
+      DecodeTranscriptValue(ParseOrNull(from_harness.body)["messages"], "$.messages");
+  ASSERT_TRUE(harness_out.ok());
+  const auto chat_out = ReadOpenAiChat(from_chat.body);
+  ASSERT_TRUE(chat_out.ok()) << chat_out.error().Describe();
+  ASSERT_EQ(chat_out->transcript.size(), harness_out->size()) << from_chat.body;
+  for (std::size_t i = 1; i < harness_out->size(); ++i)
+    EXPECT_EQ(chat_out->transcript[i], (*harness_out)[i]) << i << "\n" << from_chat.body;
+  // The request kept, its answer summarized: written as committed.
+  EXPECT_EQ(harness_out->back(),
+            Message(UserMessage{{TextBlock{"Now make its size configurable."}}}))
+      << from_harness.body;
+  EXPECT_EQ(ParseOrNull(from_chat.body)["report"]["retained_verbatim"], false) << from_chat.body;
+}
+
 TEST_F(ConversationCompactTest, ACutInsideAnElementKeepsThatWholeElementAndPinsAreWrittenFresh) {
   // The newest segment starts at the text after the tool result: inside element 2, which is
   // kept whole, and so is element 1, whose call the tool result answers. Element 0 is pinned:
