@@ -708,7 +708,8 @@ const ANSWER_KINDS = [
  * - Fails as Client.ask: NoAnswer (a refused or cancelled input, a failed or interrupted turn,
  *   the session leaving the server's memory first), Timeout when `timeoutMs` passes first (the
  *   turn goes on), Aborted when the caller's signal fires; the stream is closed then.
- * - close() (or leaving a for-await loop) closes the stream; the input, once sent, stays.
+ * - close() (or leaving a for-await loop) closes the stream; the input, once sent, stays. A
+ *   stream neither read to its end nor closed holds its connection until `timeoutMs` passes.
  */
 export class AnswerStream implements AsyncIterableIterator<string | Answer> {
   /** The Answer, once the turn completed. */

@@ -1,13 +1,22 @@
 // compactConversation against the real `harness serve` (server.js): a conversation the client
 // holds, compacted in each format and answered in the same format with the retained elements as
 // sent; a stored one is a session of the journal; a rejection and a malformed conversation are
-// typed errors.
+// typed errors. Against a node:http server on 127.0.0.1: answers of another shape.
 
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 
-import { BadRequest, Client, CompactionRejected, HarnessError, errorFromResponse } from "../dist/index.js";
-import { history } from "./helpers.js";
+import { createServer } from "node:http";
+
+import {
+  BadRequest,
+  Client,
+  CompactionRejected,
+  HarnessError,
+  ProtocolError,
+  errorFromResponse,
+} from "../dist/index.js";
+import { history, seeded } from "./helpers.js";
 import { answers, startServer } from "./server.js";
 
 // Keeps only the newest segment, so that a short conversation has something to summarize.
@@ -137,4 +146,88 @@ test("a compaction_rejected body without a reason is a CompactionRejected with n
   const other = errorFromResponse(422, body({ kind: "something_new", detail: "d", reason: 7 }));
   assert.ok(other instanceof CompactionRejected);
   assert.deepEqual([other.kind, other.reason], ["something_new", null]);
+});
+
+/** `value` with one member somewhere in it dropped or replaced by a value of another type. */
+function mutate(value, random) {
+  const paths = [];
+  const walk = (v, path) => {
+    if (v !== null && typeof v === "object") {
+      for (const key of Object.keys(v)) {
+        paths.push([...path, key]);
+        walk(v[key], [...path, key]);
+      }
+    }
+  };
+  walk(value, []);
+  const copy = structuredClone(value);
+  const path = paths[Math.floor(random() * paths.length)];
+  let parent = copy;
+  for (const key of path.slice(0, -1)) parent = parent[key];
+  const others = [null, -1, 1.5, "x", true, [], {}, 2 ** 60];
+  const last = path.at(-1);
+  if (random() < 0.3) delete parent[last];
+  else parent[last] = others[Math.floor(random() * others.length)];
+  return copy;
+}
+
+test("an answer of POST /v1/compact of another shape is a ProtocolError, never half a result (500 seeded)", async () => {
+  const valid = {
+    format: "openai",
+    messages: [{ role: "user", content: "<conversation_summary>…" }],
+    summary: "<conversation_summary>…",
+    report: {
+      messages_before: 5,
+      tokens_before: 80,
+      tokens_after: 40,
+      input_limit: 9000,
+      retained: 1,
+      retained_elements: 1,
+      retained_verbatim: true,
+      pinned: 0,
+      shortened: 0,
+      repaired: 0,
+      coverage: { found: 1, total: 1, missing: 0 },
+    },
+    session_id: null,
+    loop_id: null,
+  };
+  let body = "";
+  const server = createServer((req, res) => {
+    req.resume();
+    req.on("end", () => {
+      res.writeHead(200, { "Content-Type": "application/json" });
+      res.end(body);
+    });
+  });
+  await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve));
+  try {
+    const client = new Client(`http://127.0.0.1:${server.address().port}`);
+    body = JSON.stringify(valid);
+    const whole = await client.compactConversation("openai", []);
+    assert.equal(whole.report.coverage.total, 1);
+    const random = seeded(4711);
+    let refused = 0;
+    for (let i = 0; i < 500; i++) {
+      const answer = mutate(valid, random);
+      body = JSON.stringify(answer);
+      try {
+        const result = await client.compactConversation("openai", []);
+        // Accepted: then every member the type promises is of its type.
+        assert.equal(typeof result.summary, "string", body);
+        assert.ok(Array.isArray(result.messages), body);
+        for (const [name, value] of Object.entries(result.report)) {
+          if (name === "coverage" || name === "tokensBefore") continue;
+          assert.ok(typeof value === (name === "retainedVerbatim" ? "boolean" : "number"), body);
+        }
+      } catch (e) {
+        assert.ok(e instanceof ProtocolError, `${body}: ${e}`);
+        refused++;
+      }
+    }
+    assert.ok(refused > 250, `${refused} refused`);
+  } finally {
+    server.closeAllConnections();
+    await new Promise((resolve) => server.close(resolve));
+  }
 });
