@@ -7,6 +7,7 @@ import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 
 import { AnswerStream, Client, NoAnswer } from "../dist/index.js";
+import { take } from "./helpers.js";
 import { startServer } from "./server.js";
 
 const WAIT = { timeoutMs: 20_000 };
@@ -16,16 +17,6 @@ const UNICODE = "Streaming: ünïcödé and ASCII, in small pieces.";
 /** A scripted step whose answer streams in pieces of at most `bytes` bytes. */
 function streamed(raw, bytes) {
   return { raw, stream: { bytes } };
-}
-
-/** The items of `stream` up to and including the first that `predicate` accepts. */
-async function take(stream, predicate) {
-  const taken = [];
-  for await (const item of stream) {
-    taken.push(item);
-    if (predicate(item)) return taken;
-  }
-  throw new Error(`the stream ended first: ${JSON.stringify(stream.end)}`);
 }
 
 /** `body` run with a client of a server of its own, whose every loop follows `steps`. */
