@@ -16,6 +16,9 @@ import {
 } from "./errors.js";
 import {
   type Answer,
+  type CompactConversationOptions,
+  type CompactedConversation,
+  type ConversationFormat,
   type CommandId,
   type CommandStatus,
   type Context,
@@ -28,10 +31,13 @@ import {
   type Session,
   type SessionSummary,
   type StreamEnd,
+  type TextDelta,
   type ToolCall,
+  compactConversationJson,
   isObject,
   loopSpecJson,
   parseCommandStatus,
+  parseCompactedConversation,
   parseContext,
   parseCreatedSession,
   parseFrame,
@@ -99,7 +105,13 @@ export interface EventsOptions {
   maxReconnects?: number;
   /** Closes the stream when it fires: the pending next() rejects with Aborted. */
   signal?: AbortSignal;
+  /** true: the stream also yields TextDelta, the loops' answers as the model streams them
+   * (whatever `kinds` keeps; `loop` keeps that loop's). Default false: none. */
+  textDeltas?: boolean;
 }
+
+/** The items of an event stream opened with `textDeltas: true`. */
+export type StreamItem = HarnessEvent | Lagged | TextDelta;
 
 function checkId(value: string, what: string): string {
   if (typeof value !== "string" || value === "" || value === "." || value === "..") {
@@ -431,6 +443,25 @@ export class Client {
     return doc;
   }
 
+  // ---- conversations the client holds ----
+
+  /** POST /v1/compact: one compaction of `conversation`, which the caller holds, in `format`
+   * (docs/serve.md "Compacting a conversation the client holds"). Resolves with the
+   * replacement in the same format: the retained elements as sent, the summary written fresh.
+   * A rejected compaction is CompactionRejected (its `reason`), a conversation the server
+   * cannot read a BadRequest that names the element, its JSONPath and the rule. `timeoutMs`
+   * (default the client's) bounds the wait for the answer, a model compactor's call included. */
+  async compactConversation(
+    format: ConversationFormat,
+    conversation: readonly unknown[],
+    options: CompactConversationOptions = {},
+    opts?: CallOptions,
+  ): Promise<CompactedConversation> {
+    if (!Array.isArray(conversation)) throw new TypeError("conversation is an array of the format's elements");
+    const payload = compactConversationJson(format, conversation, options);
+    return parseCompactedConversation(await this.json("POST", "/v1/compact", payload, opts));
+  }
+
   // ---- loops ----
 
   /** POST …/input: the user's text to a loop. Resolves with the command id once its intent is
@@ -617,83 +648,196 @@ export class Client {
   }
 
   /** Sends `text` to the loop and resolves with the model's answer when its turn ends: the text
-   * of the turn's last assistant message. It subscribes to the loop's events before it sends, so
-   * no event of the turn is missed, and reads them until the turn ends. A refused or cancelled
+   * of the turn's last assistant message (askStream, read to its end). A refused or cancelled
    * input, a failed or interrupted turn, or a stream that ends first is a NoAnswer; no answer
    * within `timeoutMs` (default 60 s) a Timeout (the turn goes on: interrupt() ends it). */
   async ask(sessionId: string, loopId: string, text: string, opts: CallOptions = {}): Promise<Answer> {
-    const limit = opts.timeoutMs ?? 60_000;
-    const deadline = new Deadline(opts.signal, limit);
-    const stream = this.events(sessionId, {
-      loop: loopId,
-      kinds: ["InputRejected", "InputCancelled", "MessageCommitted", "TurnCompleted", "TurnFailed", "TurnInterrupted"],
-      signal: deadline.signal,
-    });
-    const what = `an answer to the input to loop ${loopId}`;
+    const stream = this.askStream(sessionId, loopId, text, opts);
     try {
-      await stream.open();
-      const command = await this.submitInput(sessionId, loopId, text, { signal: deadline.signal });
-      let turn: string | null = null;
-      let last: JsonObject | null = null;
-      for await (const item of stream) {
-        if (item.kind !== "event") continue; // Lagged: the stream resumes with nothing missed
-        const data = item.data;
-        const cause = isObject(data["cause"]) ? data["cause"]["command_id"] : undefined;
-        if ((item.type === "InputRejected" || item.type === "InputCancelled") && cause === command.commandId) {
-          const kind = item.type === "InputRejected" ? "input_rejected" : "input_cancelled";
-          const how = kind === "input_rejected" ? "rejected" : "cancelled";
-          throw new NoAnswer(kind, `the input was ${how} (reason ${String(data["reason"])})`, data);
-        }
-        if (item.type === "MessageCommitted") {
-          if (turn === null && data["input_command_id"] === command.commandId && typeof data["turn_id"] === "string") {
-            turn = data["turn_id"];
-          } else if (turn !== null && data["turn_id"] === turn) {
-            const message = data["message"];
-            if (isObject(message) && message["role"] === "assistant") last = message;
-          }
-          continue;
-        }
-        if (turn === null || data["turn_id"] !== turn) continue;
-        if (item.type === "TurnCompleted") {
-          if (last === null) throw new NoAnswer("turn_failed", "the turn ended without an assistant message", data);
-          return { text: textOf(last), message: last, turnId: turn, commandId: command };
-        }
-        if (item.type === "TurnFailed") {
-          const why = `${String(data["reason"])}: ${String(data["detail"] ?? "")}`;
-          throw new NoAnswer("turn_failed", `the turn failed: ${why}`, data);
-        }
-        if (item.type === "TurnInterrupted") {
-          const why = `the turn was interrupted (reason ${String(data["reason"])})`;
-          throw new NoAnswer("turn_interrupted", why, data);
-        }
-      }
-      const why = `the session left the server's memory before the turn ended (${stream.end?.reason ?? "no reason"})`;
-      throw new NoAnswer("stream_ended", why, null);
-    } catch (e) {
-      // The stream and the input saw only the deadline's signal: say which of the two fired.
-      if (e instanceof Aborted || !(e instanceof HarnessError)) {
-        const err = deadline.error(e instanceof Aborted ? null : e, what, limit);
-        if (err instanceof Timeout) {
-          throw new Timeout("timeout", null, `no answer within ${limit} ms (the turn goes on; interrupt() ends it)`);
-        }
-        throw err;
-      }
-      throw e;
+      for await (const piece of stream) if (typeof piece !== "string") return piece;
     } finally {
       await stream.close();
-      deadline.dispose();
     }
+    throw new ProtocolError("protocol", null, "the answer stream ended without an answer");
+  }
+
+  /** Sends `text` to the loop at once and returns an AnswerStream: an async iterator over the
+   * answer's text as the model streams it (strings, from the text deltas), then the Answer
+   * itself, its last item. It fails as ask() does; `timeoutMs` (default 60 s) bounds the whole
+   * answer. */
+  askStream(sessionId: string, loopId: string, text: string, opts: CallOptions = {}): AnswerStream {
+    return new AnswerStream(this, sessionId, loopId, text, opts);
   }
 
   // ---- events ----
 
-  /** GET /v1/sessions/{id}/events as an async iterator of HarnessEvent (and Lagged): see
-   * EventStream. */
-  events(sessionId: string, opts: EventsOptions = {}): EventStream {
-    return new EventStream(this, `/v1/sessions/${segment(sessionId, "a session id")}/events`, opts, {
+  /** GET /v1/sessions/{id}/events as an async iterator of HarnessEvent (and Lagged, and with
+   * `textDeltas` TextDelta): see EventStream. */
+  events(sessionId: string, opts: EventsOptions & { textDeltas: true }): EventStream<StreamItem>;
+  events(sessionId: string, opts?: EventsOptions & { textDeltas?: false }): EventStream;
+  events(sessionId: string, opts?: EventsOptions): EventStream<StreamItem>;
+  events(sessionId: string, opts: EventsOptions = {}): EventStream<StreamItem> {
+    return new EventStream<StreamItem>(this, `/v1/sessions/${segment(sessionId, "a session id")}/events`, opts, {
       target: (path, query) => this.target(path, query),
       headers: (extra) => this.headers("text/event-stream", extra),
     });
+  }
+}
+
+// What an answer's stream keeps: the loop's events of these types (and its text deltas).
+const ANSWER_KINDS = [
+  "InputRejected",
+  "InputCancelled",
+  "MessageCommitted",
+  "TurnCompleted",
+  "TurnFailed",
+  "TurnInterrupted",
+];
+
+/**
+ * The answer to one input, as Client.askStream returns it: an async iterator over the answer's
+ * text as the model streams it (each item a string), then the Answer (the last item; `answer`
+ * holds it too).
+ *
+ * - The loop's event stream (with text deltas) is open, the server subscribed, before the input
+ *   is sent: no event of its turn can be missed. The input's MessageCommitted names the turn;
+ *   that turn's deltas are yielded, its assistant messages kept, and its TurnCompleted ends the
+ *   iteration with the Answer, whose text is the last assistant message's (whole even when
+ *   deltas were lost to a dropped connection: the stream resumes after its last event, and
+ *   deltas are never replayed). A model that does not stream yields the Answer alone.
+ * - Fails as Client.ask: NoAnswer (a refused or cancelled input, a failed or interrupted turn,
+ *   the session leaving the server's memory first), Timeout when `timeoutMs` passes first (the
+ *   turn goes on), Aborted when the caller's signal fires; the stream is closed then.
+ * - close() (or leaving a for-await loop) closes the stream; the input, once sent, stays. A
+ *   stream neither read to its end nor closed holds its connection until `timeoutMs` passes.
+ */
+export class AnswerStream implements AsyncIterableIterator<string | Answer> {
+  /** The Answer, once the turn completed. */
+  answer: Answer | null = null;
+  /** The input's command id, once it was sent. */
+  commandId: CommandId | null = null;
+  /** The turn's text deltas yielded so far. */
+  deltas = 0;
+  readonly #loopId: string;
+  readonly #limit: number;
+  readonly #deadline: Deadline;
+  readonly #stream: EventStream<StreamItem>;
+  readonly #sent: Promise<CommandId>;
+  #turn: string | null = null;
+  #last: JsonObject | null = null;
+  #finished = false;
+
+  constructor(client: Client, sessionId: string, loopId: string, text: string, opts: CallOptions) {
+    this.#loopId = loopId;
+    this.#limit = opts.timeoutMs ?? 60_000;
+    this.#deadline = new Deadline(opts.signal, this.#limit);
+    const signal = this.#deadline.signal;
+    try {
+      this.#stream = client.events(sessionId, { loop: loopId, kinds: ANSWER_KINDS, textDeltas: true, signal });
+    } catch (e) {
+      this.#deadline.dispose();
+      throw e;
+    }
+    this.#sent = this.#stream.open().then(() => client.submitInput(sessionId, loopId, text, { signal }));
+    // Its failure is next()'s to report; until then it is not an unhandled rejection.
+    this.#sent.catch(() => {});
+  }
+
+  [Symbol.asyncIterator](): this {
+    return this;
+  }
+
+  async close(): Promise<void> {
+    if (this.#finished) return;
+    this.#finished = true;
+    await this.#stream.close();
+    this.#deadline.dispose();
+  }
+
+  async return(): Promise<IteratorResult<string | Answer>> {
+    await this.close();
+    return { done: true, value: undefined };
+  }
+
+  async next(): Promise<IteratorResult<string | Answer>> {
+    if (this.#finished) return { done: true, value: undefined };
+    try {
+      const command = await this.#sent;
+      this.commandId = command;
+      for (;;) {
+        const step = await this.#stream.next();
+        if (step.done === true) {
+          const reason = this.#stream.end?.reason ?? "no reason";
+          const why = `the session left the server's memory before the turn ended (${reason})`;
+          throw new NoAnswer("stream_ended", why, null);
+        }
+        const item = step.value;
+        if (item.kind === "lagged") continue; // the stream resumes with nothing enduring missed
+        if (item.kind === "text_delta") {
+          if (this.#turn === null || item.turnId !== this.#turn || item.loopId !== this.#loopId) continue;
+          this.deltas++;
+          return { done: false, value: item.text };
+        }
+        const answer = this.#take(item, command);
+        if (answer !== null) {
+          this.answer = answer;
+          await this.close();
+          return { done: false, value: answer };
+        }
+      }
+    } catch (e) {
+      const error = this.#error(e);
+      await this.close();
+      throw error;
+    }
+  }
+
+  /** Applies one event of the loop; the Answer once the turn completed, else null. */
+  #take(item: HarnessEvent, command: CommandId): Answer | null {
+    const data = item.data;
+    const cause = isObject(data["cause"]) ? data["cause"]["command_id"] : undefined;
+    if ((item.type === "InputRejected" || item.type === "InputCancelled") && cause === command.commandId) {
+      const kind = item.type === "InputRejected" ? "input_rejected" : "input_cancelled";
+      const how = kind === "input_rejected" ? "rejected" : "cancelled";
+      throw new NoAnswer(kind, `the input was ${how} (reason ${String(data["reason"])})`, data);
+    }
+    if (item.type === "MessageCommitted") {
+      const turn = data["turn_id"];
+      if (this.#turn === null && data["input_command_id"] === command.commandId && typeof turn === "string") {
+        this.#turn = turn;
+      } else if (this.#turn !== null && data["turn_id"] === this.#turn) {
+        const message = data["message"];
+        if (isObject(message) && message["role"] === "assistant") this.#last = message;
+      }
+      return null;
+    }
+    if (this.#turn === null || data["turn_id"] !== this.#turn) return null;
+    if (item.type === "TurnCompleted") {
+      if (this.#last === null) throw new NoAnswer("turn_failed", "the turn ended without an assistant message", data);
+      const text = textOf(this.#last);
+      return { text, message: this.#last, turnId: this.#turn, commandId: command, deltas: this.deltas };
+    }
+    if (item.type === "TurnFailed") {
+      const why = `${String(data["reason"])}: ${String(data["detail"] ?? "")}`;
+      throw new NoAnswer("turn_failed", `the turn failed: ${why}`, data);
+    }
+    if (item.type === "TurnInterrupted") {
+      const why = `the turn was interrupted (reason ${String(data["reason"])})`;
+      throw new NoAnswer("turn_interrupted", why, data);
+    }
+    return null;
+  }
+
+  /** The error to throw for `e`: the stream and the input saw only the deadline's signal, so an
+   * Aborted is the time limit or the caller's signal, told apart here. */
+  #error(e: unknown): unknown {
+    if (e instanceof HarnessError && !(e instanceof Aborted)) return e;
+    const what = `an answer to the input to loop ${this.#loopId}`;
+    const error = this.#deadline.error(e instanceof Aborted ? null : e, what, this.#limit);
+    if (error instanceof Timeout) {
+      return new Timeout("timeout", null, `no answer within ${this.#limit} ms (the turn goes on; interrupt() ends it)`);
+    }
+    return error;
   }
 }
 
@@ -720,6 +864,9 @@ interface StreamTransport {
  *   next() reconnects with `Last-Event-ID: lastEventId`: the server replays from the next
  *   sequence, so no enduring event is missed or yielded twice. Ephemeral events (seq 0) live
  *   only on live streams; those published while disconnected are not replayed.
+ * - Opened with `textDeltas: true` it also yields TextDelta, in the server's order among the
+ *   events (a message's deltas before its MessageCommitted); deltas are never replayed, so those
+ *   sent while disconnected are missed, and they move no `lastEventId`.
  * - A `lagged` frame is yielded as a Lagged object, then the stream resumes as after a drop.
  * - An `end` frame ends the iteration; `end` holds it.
  * - An HTTP refusal rejects next() with its HarnessError; a line or an event over the Client's
@@ -727,7 +874,7 @@ interface StreamTransport {
  *   again). `maxReconnects` failed attempts in a row reject with ConnectionFailed.
  * - close() (or leaving a for-await loop) closes the connection.
  */
-export class EventStream implements AsyncIterableIterator<HarnessEvent | Lagged> {
+export class EventStream<Item extends StreamItem = HarnessEvent | Lagged> implements AsyncIterableIterator<Item> {
   lastEventId: number | null;
   end: StreamEnd | null = null;
   /** Connections opened after the first. */
@@ -739,11 +886,12 @@ export class EventStream implements AsyncIterableIterator<HarnessEvent | Lagged>
   private readonly fromSeq: number | undefined;
   private readonly maxReconnects: number;
   private readonly signal: AbortSignal | undefined;
+  private readonly textDeltas: boolean;
   private readonly transport: StreamTransport;
   private deadline: Deadline | null = null;
   private reader: ReadableStreamDefaultReader<Uint8Array> | null = null;
   private parser: SseParser | null = null;
-  private pending: Array<HarnessEvent | Lagged | StreamEnd | HarnessError> = [];
+  private pending: Array<StreamItem | StreamEnd | HarnessError> = [];
   private connectedOnce = false;
   private failures = 0;
   private closed = false;
@@ -757,6 +905,7 @@ export class EventStream implements AsyncIterableIterator<HarnessEvent | Lagged>
     this.lastEventId = opts.lastEventId ?? null;
     this.maxReconnects = opts.maxReconnects ?? 5;
     this.signal = opts.signal;
+    this.textDeltas = opts.textDeltas === true;
     this.transport = transport;
   }
 
@@ -775,7 +924,7 @@ export class EventStream implements AsyncIterableIterator<HarnessEvent | Lagged>
     await this.disconnect();
   }
 
-  async return(): Promise<IteratorResult<HarnessEvent | Lagged>> {
+  async return(): Promise<IteratorResult<Item>> {
     await this.close();
     return { done: true, value: undefined };
   }
@@ -797,6 +946,7 @@ export class EventStream implements AsyncIterableIterator<HarnessEvent | Lagged>
     if (this.fromSeq !== undefined) query.push(["from", String(this.fromSeq)]);
     if (this.loop !== undefined) query.push(["loop", this.loop]);
     if (this.kinds !== undefined) query.push(["kind", this.kinds.join(",")]);
+    if (this.textDeltas) query.push(["text_deltas", "true"]);
     const extra: Record<string, string> = {};
     if (this.lastEventId !== null && this.lastEventId > 0) {
       extra["Last-Event-ID"] = String(this.lastEventId);
@@ -838,7 +988,7 @@ export class EventStream implements AsyncIterableIterator<HarnessEvent | Lagged>
     }
   }
 
-  async next(): Promise<IteratorResult<HarnessEvent | Lagged>> {
+  async next(): Promise<IteratorResult<Item>> {
     try {
       return await this.step();
     } catch (e) {
@@ -849,7 +999,7 @@ export class EventStream implements AsyncIterableIterator<HarnessEvent | Lagged>
     }
   }
 
-  private async step(): Promise<IteratorResult<HarnessEvent | Lagged>> {
+  private async step(): Promise<IteratorResult<Item>> {
     for (;;) {
       if (this.closed || this.end !== null) return { done: true, value: undefined };
       const item = this.pending.shift();
@@ -862,10 +1012,15 @@ export class EventStream implements AsyncIterableIterator<HarnessEvent | Lagged>
         }
         if (item.kind === "lagged") {
           await this.disconnect();
-          return { done: false, value: item };
+          return { done: false, value: item as Item };
+        }
+        if (item.kind === "text_delta") {
+          // Transient: it moves no resumption point. A stream that did not ask yields none.
+          if (!this.textDeltas) continue;
+          return { done: false, value: item as Item };
         }
         if (item.enduring) this.lastEventId = item.seq;
-        return { done: false, value: item };
+        return { done: false, value: item as Item };
       }
       if (this.reader === null) {
         if (this.connectedOnce && this.failures > this.maxReconnects) {

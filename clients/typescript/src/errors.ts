@@ -100,6 +100,21 @@ export class UndoRefused extends Conflict {}
 export class NothingToMask extends Conflict {}
 /** 409 mask_refused: the changed history could not be counted, or would not fit. */
 export class MaskRefused extends Conflict {}
+/** 422 compaction_rejected: POST /v1/compact ran and the compaction was rejected; nothing was
+ * installed (a stored session keeps the conversation as given). `reason` is the rejection's
+ * ("unavailable", "invalid_summary", "coverage_insufficient", "interrupted", …) and
+ * `reasonDetail` the kind of the runtime's detail ("history_fits_tail_target", …); each is null
+ * when the server did not give it. */
+export class CompactionRejected extends HarnessError {
+  readonly reason: string | null;
+  readonly reasonDetail: string | null;
+
+  constructor(kind: string, status: number | null, detail: string, reason?: unknown, reasonDetail?: unknown) {
+    super(kind, status, detail);
+    this.reason = typeof reason === "string" ? reason : null;
+    this.reasonDetail = typeof reasonDetail === "string" ? reasonDetail : null;
+  }
+}
 /** 413: the body is over the server's --max-body-bytes. */
 export class TooLarge extends HarnessError {}
 /** 415 unsupported_media_type. */
@@ -211,6 +226,7 @@ const BY_KIND: Record<string, ErrorClass> = {
   origin_not_allowed: OriginNotAllowed,
   unsupported_media_type: UnsupportedMediaType,
   host_not_allowed: HostNotAllowed,
+  compaction_rejected: CompactionRejected,
 };
 
 const BY_STATUS: Record<number, ErrorClass> = {
@@ -223,6 +239,7 @@ const BY_STATUS: Record<number, ErrorClass> = {
   413: TooLarge,
   415: UnsupportedMediaType,
   421: HostNotAllowed,
+  422: CompactionRejected,
   500: ServerError,
   503: Unavailable,
 };
@@ -239,6 +256,8 @@ export function errorFromResponse(status: number, body: Uint8Array): HarnessErro
   let kind = `http_${status}`;
   let detail = new TextDecoder().decode(body.subarray(0, MAX_QUOTED));
   let holder: unknown;
+  let reason: unknown;
+  let reasonDetail: unknown;
   try {
     const parsed: unknown = JSON.parse(new TextDecoder("utf-8", { fatal: true }).decode(body));
     const error = isObject(parsed) ? parsed["error"] : undefined;
@@ -246,11 +265,14 @@ export function errorFromResponse(status: number, body: Uint8Array): HarnessErro
       kind = error["kind"];
       detail = typeof error["detail"] === "string" ? error["detail"] : "";
       holder = error["holder"];
+      reason = error["reason"];
+      reasonDetail = error["reason_detail"];
     }
   } catch {
     // Not the API's error (a proxy's page, say): keep the status and a few bytes.
   }
   const cls = BY_KIND[kind] ?? BY_STATUS[status] ?? HarnessError;
   if (cls === LeaseHeld) return new LeaseHeld(kind, status, detail, holder);
+  if (cls === CompactionRejected) return new CompactionRejected(kind, status, detail, reason, reasonDetail);
   return new cls(kind, status, detail);
 }

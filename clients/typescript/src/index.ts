@@ -3,6 +3,7 @@
 // License 2.0, as harness is.
 
 export {
+  AnswerStream,
   Client,
   DEFAULT_URL,
   EventStream,
@@ -11,14 +12,18 @@ export {
   MAX_EVENT_BYTES,
   MAX_WAIT_MS,
 } from "./client.js";
-export type { CallOptions, ClientOptions, EventsOptions } from "./client.js";
+export type { CallOptions, ClientOptions, EventsOptions, StreamItem } from "./client.js";
 export * from "./errors.js";
 export type {
   Answer,
   Category,
   CommandId,
   CommandStatus,
+  CompactConversationOptions,
+  CompactedConversation,
   Context,
+  ConversationFormat,
+  ConversationReport,
   CreatedSession,
   EventJson,
   HarnessEvent,
@@ -31,6 +36,7 @@ export type {
   Session,
   SessionSummary,
   StreamEnd,
+  TextDelta,
   ToolCall,
   ToolSpec,
 } from "./models.js";

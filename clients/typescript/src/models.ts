@@ -372,13 +372,154 @@ export interface StreamEnd {
   lastSeq: number;
 }
 
-/** What `Client.ask` resolves with: the text of the turn's last assistant message, that
- * message, its turn and the input command's id. */
+/** A piece of a loop's answer as the model streams it: a `text_delta` frame of a stream opened
+ * with `textDeltas: true` (docs/serve.md "Text deltas"). Never journaled and never replayed: the
+ * assistant's MessageCommitted holds the whole text. `turnId` is null for a turn the server did
+ * not see start (one a restore resumed). */
+export interface TextDelta {
+  kind: "text_delta";
+  loopId: string;
+  turnId: string | null;
+  text: string;
+}
+
+/** What `Client.ask` resolves with (and `Client.askStream` yields last): the text of the turn's
+ * last assistant message, that message, its turn, the input command's id, and how many text
+ * deltas of the turn arrived (0 when the model does not stream). */
 export interface Answer {
   text: string;
   message: JsonObject;
   turnId: string;
   commandId: CommandId;
+  deltas: number;
+}
+
+/** The shapes POST /v1/compact reads and answers: the harness transcript codec
+ * (docs/content.md), Chat Completions, Responses, Anthropic Messages. */
+export type ConversationFormat = "harness" | "openai" | "openai-responses" | "anthropic";
+
+/** What `Client.compactConversation` sends besides the conversation; an absent member leaves it
+ * to the server's default (docs/serve.md "Compacting a conversation the client holds"). */
+export interface CompactConversationOptions {
+  /** Anthropic's system prompt, a string or text blocks ("anthropic" only). */
+  system?: unknown;
+  /** A configured model whose window, counter and policy the compaction takes ("offline" by
+   * default). */
+  model?: string;
+  /** "offline" (the extractive compactor, the default) or a configured model's name. */
+  compactor?: string;
+  contextWindow?: number;
+  maxOutputTokens?: number;
+  keepRecentSegments?: number;
+  keepRecentTokens?: number;
+  maxSummaryTokens?: number;
+  /** What the summary should favour (docs/compact-focus.md). */
+  instructions?: string;
+  /** "off", "report", "repair" or "enforce". */
+  coverage?: string;
+  /** Indexes of elements (harness: of messages) kept after the summary (docs/pins.md). */
+  pins?: readonly number[];
+  /** true: the compaction is a session of the server's journal (default false, in memory). */
+  store?: boolean;
+}
+
+/** The body of POST /v1/compact for `conversation` in `format`. */
+export function compactConversationJson(
+  format: ConversationFormat,
+  conversation: readonly unknown[],
+  options: CompactConversationOptions,
+): JsonObject {
+  const out: JsonObject = { format };
+  out[format === "openai-responses" ? "input" : "messages"] = [...conversation];
+  if (options.system !== undefined) out["system"] = options.system;
+  const named: Array<[string, unknown]> = [
+    ["model", options.model],
+    ["compactor", options.compactor],
+    ["context_window", options.contextWindow],
+    ["max_output_tokens", options.maxOutputTokens],
+    ["keep_recent_segments", options.keepRecentSegments],
+    ["keep_recent_tokens", options.keepRecentTokens],
+    ["max_summary_tokens", options.maxSummaryTokens],
+    ["instructions", options.instructions],
+    ["coverage", options.coverage],
+    ["pins", options.pins === undefined ? undefined : [...options.pins]],
+  ];
+  const set = named.filter(([, value]) => value !== undefined);
+  if (set.length > 0) out["options"] = Object.fromEntries(set);
+  if (options.store === true) out["store"] = true;
+  return out;
+}
+
+/** What a POST /v1/compact changed: the messages before, the tokens before (null when not
+ * measured) and after, the input limit, the retained tail's messages and the elements written
+ * after the summary (`retainedVerbatim` false when the tail was shortened and written fresh),
+ * the pinned, shortened and repaired counts, and coverage when it is on. */
+export interface ConversationReport {
+  messagesBefore: number;
+  tokensBefore: number | null;
+  tokensAfter: number;
+  inputLimit: number;
+  retained: number;
+  retainedElements: number;
+  retainedVerbatim: boolean;
+  pinned: number;
+  shortened: number;
+  repaired: number;
+  coverage: { found: number; total: number; missing: number } | null;
+}
+
+/** The answer of POST /v1/compact: the replacement conversation in the request's format (its
+ * `messages`, or the `input` items for "openai-responses": the leading system elements and the
+ * retained elements as sent, the summary written fresh), Anthropic's `system` as sent (null
+ * otherwise), the summary's text, the report, and with `store` the session and loop in the
+ * server's journal (null without). */
+export interface CompactedConversation {
+  format: string;
+  messages: unknown[];
+  system: unknown;
+  summary: string;
+  report: ConversationReport;
+  sessionId: string | null;
+  loopId: string | null;
+}
+
+function optionalString(obj: unknown, name: string, where = "$"): string | null {
+  return nullable(obj, name, (v) => {
+    if (typeof v !== "string") throw shapeError(`${where}.${name}`, "is not a string");
+    return v;
+  });
+}
+
+export function parseCompactedConversation(obj: unknown): CompactedConversation {
+  const format = str(obj, "format");
+  const report = object(obj, "report");
+  const where = "$.report";
+  const coverage = nullable(report, "coverage", (c) => ({
+    found: int(c, "found", `${where}.coverage`),
+    total: int(c, "total", `${where}.coverage`),
+    missing: int(c, "missing", `${where}.coverage`),
+  }), where);
+  return {
+    format,
+    messages: array(obj, format === "openai-responses" ? "input" : "messages"),
+    system: isObject(obj) && obj["system"] !== undefined ? obj["system"] : null,
+    summary: str(obj, "summary"),
+    report: {
+      messagesBefore: int(report, "messages_before", where),
+      tokensBefore: nullable(report, "tokens_before", () => int(report, "tokens_before", where), where),
+      tokensAfter: int(report, "tokens_after", where),
+      inputLimit: int(report, "input_limit", where),
+      retained: int(report, "retained", where),
+      retainedElements: int(report, "retained_elements", where),
+      retainedVerbatim: bool(report, "retained_verbatim", where),
+      pinned: int(report, "pinned", where),
+      shortened: int(report, "shortened", where),
+      repaired: int(report, "repaired", where),
+      coverage,
+    },
+    sessionId: optionalString(obj, "session_id"),
+    loopId: optionalString(obj, "loop_id"),
+  };
 }
 
 function seqOf(payload: unknown, name: string): number {
@@ -389,12 +530,23 @@ function seqOf(payload: unknown, name: string): number {
   return value;
 }
 
-/** A frame of the stream turned into what it means: an event, a lag, or the stream's end. */
+/** A frame of the stream turned into what it means: an event, a text delta, a lag, or the
+ * stream's end. */
 export function parseFrame(
   name: string,
   frameId: string | null,
   payload: unknown,
-): HarnessEvent | Lagged | StreamEnd {
+): HarnessEvent | TextDelta | Lagged | StreamEnd {
+  if (name === "text_delta") {
+    // Transient: the server never gives one an id, and a resumption must not start after one.
+    if (frameId !== null) throw shapeError("a text_delta frame", "has an id");
+    return {
+      kind: "text_delta",
+      loopId: str(payload, "loop_id", "data"),
+      turnId: optionalString(payload, "turn_id", "data"),
+      text: str(payload, "text", "data"),
+    };
+  }
   if (name === "lagged") return { kind: "lagged", lastSeq: seqOf(payload, "last_seq") };
   if (name === "end") {
     const reason = isObject(payload) ? payload["reason"] : undefined;

@@ -19,21 +19,12 @@ import {
   Unauthorized,
   UnknownModel,
 } from "../dist/index.js";
-import { history } from "./helpers.js";
+import { history, take } from "./helpers.js";
 import { Server, answers, startServer } from "./server.js";
 
 const UNKNOWN = "0190a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b";
 // Bounds on waits: the replies come in milliseconds; these only end a broken run.
 const WAIT = { timeoutMs: 20_000 };
-
-async function take(stream, predicate) {
-  const taken = [];
-  for await (const item of stream) {
-    taken.push(item);
-    if (predicate(item)) return taken;
-  }
-  throw new Error(`the stream ended first: ${JSON.stringify(stream.end)}`);
-}
 
 describe("against harness serve", () => {
   let server;

@@ -1,5 +1,5 @@
-// What several tests share: a history to start a loop from, a seeded random source, and the
-// parser run over bytes cut into chunks.
+// What several tests share: a history to start a loop from, a seeded random source, the items
+// of a stream up to one, and the parser run over bytes cut into chunks.
 
 import { SseParser } from "../dist/index.js";
 
@@ -34,4 +34,14 @@ export function parseChunked(bytes, cuts, limit) {
     if (parser.error !== null) break;
   }
   return { frames, error: parser.error };
+}
+
+/** The items of `stream` up to and including the first that `predicate` accepts. */
+export async function take(stream, predicate) {
+  const taken = [];
+  for await (const item of stream) {
+    taken.push(item);
+    if (predicate(item)) return taken;
+  }
+  throw new Error(`the stream ended first: ${JSON.stringify(stream.end)}`);
 }

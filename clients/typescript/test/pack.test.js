@@ -49,7 +49,8 @@ test("the packed tarball installs and is imported and type-checked by its name",
     // No dependency to fetch: the tarball is the whole install.
     run("npm", ["install", "--offline", "--no-audit", "--no-fund", "./harness-client-0.1.0.tgz"]);
     const names = run("node", ["-e", 'import("harness-client").then((m) => console.log(Object.keys(m).sort().join(" ")))']);
-    for (const name of ["Client", "EventStream", "HarnessError", "ResponseTooLarge", "NoAnswer", "SseParser"]) {
+    const exported = ["Client", "EventStream", "AnswerStream", "HarnessError", "ResponseTooLarge", "NoAnswer", "SseParser"];
+    for (const name of [...exported, "CompactionRejected"]) {
       assert.ok(names.split(" ").includes(name), `${name} in ${names}`);
     }
     writeFileSync(
@@ -59,6 +60,16 @@ test("the packed tarball installs and is imported and type-checked by its name",
         "const client = new Client(undefined, { timeoutMs: 100 });",
         'export async function f(): Promise<Answer | HarnessEvent | string> {',
         '  try { return await client.ask("s", "l", "hi"); } catch (e) { return e instanceof HarnessError ? e.kind : ""; }',
+        "}",
+        "export async function g(): Promise<string> {",
+        '  let text = "";',
+        '  for await (const piece of client.askStream("s", "l", "hi")) text += typeof piece === "string" ? piece : piece.text;',
+        '  for await (const item of client.events("s", { textDeltas: true })) if (item.kind === "text_delta") text += item.text;',
+        "  // Without textDeltas the items' type holds no TextDelta.",
+        '  // @ts-expect-error',
+        '  for await (const item of client.events("s")) if (item.kind === "text_delta") text += "";',
+        '  const done = await client.compactConversation("openai", [], { keepRecentSegments: 1, store: true });',
+        "  return text + done.report.retainedElements + (done.sessionId ?? \"\");",
         "}",
         "",
       ].join("\n"),

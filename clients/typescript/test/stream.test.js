@@ -216,6 +216,44 @@ describe("frames", () => {
     assert.equal(requests[1].lastEventId, "2");
   });
 
+  test("text_delta frames are yielded only when asked, move no resumption point, and are checked", async () => {
+    const delta = (data) => `event: text_delta\ndata: ${JSON.stringify(data)}\n\n`;
+    const body =
+      frame(1) +
+      delta({ loop_id: "l", turn_id: "t", text: "Hel" }) +
+      delta({ loop_id: "l", turn_id: null, text: "lo" }) +
+      'event: lagged\ndata: {"last_seq":1}\n\n';
+    const ended = streamOf(frame(2) + 'event: end\ndata: {"reason":"hub_closed","last_seq":2}\n\n');
+    const asked = await fake(streamOf(body), ended);
+    const stream = new Client(asked.url).events(SID, { fromSeq: 1, textDeltas: true });
+    const items = await collect(stream);
+    assert.deepEqual(items.slice(1, 3), [
+      { kind: "text_delta", loopId: "l", turnId: "t", text: "Hel" },
+      { kind: "text_delta", loopId: "l", turnId: null, text: "lo" },
+    ]);
+    assert.deepEqual(
+      items.map((i) => i.kind),
+      ["event", "text_delta", "text_delta", "lagged", "event"],
+    );
+    assert.match(asked.requests[0].path, /[?&]text_deltas=true(&|$)/);
+    assert.equal(asked.requests[1].lastEventId, "1", "resumed after the event, not a delta");
+    // A stream that did not ask says nothing of deltas and yields none.
+    const plain = await fake(streamOf(body), ended);
+    const kinds = (await collect(new Client(plain.url).events(SID, { fromSeq: 1 }))).map((i) => i.kind);
+    assert.deepEqual(kinds, ["event", "lagged", "event"]);
+    assert.ok(!plain.requests[0].path.includes("text_deltas"));
+    for (const [bad, why] of [
+      [`id: 3\n${delta({ loop_id: "l", turn_id: "t", text: "x" })}`, /text_delta frame has an id/],
+      [delta({ loop_id: "l", turn_id: "t" }), /has no member "text"/],
+      [delta({ loop_id: "l", turn_id: 5, text: "x" }), /turn_id is not a string/],
+    ]) {
+      const { url } = await fake(streamOf(bad));
+      const error = await new Client(url).events(SID, { textDeltas: true }).next().catch((e) => e);
+      assert.ok(error instanceof ProtocolError, `${bad}: ${error}`);
+      assert.match(error.message, why);
+    }
+  });
+
   test("a stream that keeps dropping ends with ConnectionFailed after maxReconnects", async () => {
     const { url, requests } = await fake(streamOf(""));
     const error = await collect(new Client(url).events(SID, { maxReconnects: 2 })).catch((e) => e);
