@@ -16,8 +16,10 @@ from harness_client import (
 )
 
 SCRIPT = answers("unused")
-# Keeps only the newest segment, so that a short conversation has something to summarize.
-OPTIONS = {"keep_recent_segments": 1, "keep_recent_tokens": 1}
+# Keeps only the newest segment, so that a short conversation has something to summarize; 60
+# tokens hold that segment whole, so the tail is the conversation's last messages and comes back
+# as sent (a smaller target cuts inside it, and the tail is written as committed).
+OPTIONS = {"keep_recent_segments": 1, "keep_recent_tokens": 60}
 
 CHAT = [
     {"role": "system", "content": "You are a coding agent."},
