@@ -146,9 +146,15 @@ bool IsErrorLine(std::string_view lower) {
                                                         "aborted",
                                                         "refused"};
   // A report of no error ("Error: (none)", "errors: 0", as some shells' wrappers print) is none.
+  // Only such a report itself: "AssertionError: expected 1, got: 0" is an error.
   const std::string_view trimmed = Trim(lower);
-  if (trimmed.ends_with("(none)") || trimmed.ends_with(": none") || trimmed.ends_with(": 0"))
-    return false;
+  for (const std::string_view label : {"error: ", "errors: "}) {
+    if (trimmed.starts_with(label)) {
+      const std::string_view value = Trim(trimmed.substr(label.size()));
+      if (value == "(none)" || value == "none" || value == "0")
+        return false;
+    }
+  }
   return HasAnyPhrase(lower, kErrors) || lower.find("error:") != std::string_view::npos ||
          lower.find("error[") != std::string_view::npos;
 }

@@ -43,6 +43,8 @@ TEST(ExtractiveToolOutput, TheLastErrorIsATracebacksFinalLineNotEchoedSource) {
 TEST(ExtractiveToolOutput, AReportOfNoErrorIsNoError) {
   EXPECT_EQ(LastErrorLine({"listening on 8080", "Error: (none)", "Exit Code: 0"}), "");
   EXPECT_EQ(LastErrorLine({"errors: 0"}), "");
+  EXPECT_EQ(LastErrorLine({"AssertionError: expected 1, got: 0"}),
+            "AssertionError: expected 1, got: 0");
   EXPECT_EQ(LastErrorLine({"Error: (none)", "fatal: not a git repository"}),
             "fatal: not a git repository");
 }
