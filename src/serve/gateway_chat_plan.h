@@ -12,7 +12,7 @@
 // - WithMessages writes the body with its `messages` replaced: the other members in their
 //   order, each value compacted from the DOM (raw_json::CompactJsonFromDom), the same JSON.
 // - ChatGateway::Prepare decides what goes upstream, in this order:
-//   1. the request's prefix chain (serve/chat_prefix.h) is looked up in the book: a held
+//   1. the request's prefix chain (serve/gateway_chat_prefix.h) is looked up in the book: a held
 //      conversation whose compaction was undone goes upstream as sent (kUndone); for a
 //      compacted one, the elements it replaced are swapped for its compacted prefix (the
 //      request's later elements follow as sent). A stored compaction whose session has changed
@@ -44,8 +44,8 @@
 #include "harness/core/tokens.h"
 #include "harness/core/uuid.h"
 #include "harness/dialect/dialect.h"
-#include "serve/chat_prefix.h"
 #include "serve/conversation_compact.h"
+#include "serve/gateway_chat_prefix.h"
 
 namespace harness::serve {
 

@@ -1,5 +1,5 @@
 // libFuzzer target for the Chat Completions gateway's reader of a request body and its prefix
-// recognition (serve/chat_gateway.h, serve/chat_prefix.h).
+// recognition (serve/gateway_chat_plan.h, serve/gateway_chat_prefix.h).
 //
 // The input is a request body. Invariants: nothing crashes or throws; a refusal has a 4xx
 // status, a code, and a body in OpenAI's error shape that is strict JSON; an accepted body has
@@ -15,8 +15,8 @@
 #include <string_view>
 
 #include "harness/core/json.h"
-#include "serve/chat_gateway.h"
-#include "serve/chat_prefix.h"
+#include "serve/gateway_chat_plan.h"
+#include "serve/gateway_chat_prefix.h"
 
 namespace {
 
@@ -25,7 +25,7 @@ using namespace harness::serve;
 
 void Check(bool ok, const char* what) {
   if (!ok) {
-    std::fprintf(stderr, "chat_gateway_fuzz: %s\n", what);
+    std::fprintf(stderr, "gateway_chat_fuzz: %s\n", what);
     std::abort();
   }
 }

@@ -1,4 +1,4 @@
-#include "serve/chat_gateway.h"
+#include "serve/gateway_chat_plan.h"
 
 #include <algorithm>
 #include <span>

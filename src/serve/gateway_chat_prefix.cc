@@ -1,4 +1,4 @@
-#include "serve/chat_prefix.h"
+#include "serve/gateway_chat_prefix.h"
 
 #include <array>
 

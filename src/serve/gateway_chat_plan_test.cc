@@ -2,7 +2,7 @@
 // conversations and its limits, reading a request body into OpenAI's error shape, and
 // ChatGateway::Prepare deciding what goes upstream (as sent, compacted, rewritten with the held
 // compacted prefix, a new conversation).
-#include "serve/chat_gateway.h"
+#include "serve/gateway_chat_plan.h"
 
 #include <gtest/gtest.h>
 
@@ -11,7 +11,7 @@
 
 #include "harness/core/json.h"
 #include "harness/journal/memory_journal.h"
-#include "serve/chat_prefix.h"
+#include "serve/gateway_chat_prefix.h"
 #include "support/served_model.h"
 #include "support/test_model.h"
 
