@@ -12,6 +12,7 @@
 #include "harness/core/json.h"
 #include "harness/journal/memory_journal.h"
 #include "serve/gateway_chat_prefix.h"
+#include "support/chat_conversation.h"
 #include "support/served_model.h"
 #include "support/test_model.h"
 
@@ -163,29 +164,11 @@ TEST(ChatCompletionRequestRead, WithMessagesKeepsEveryOtherMemberInItsOrder) {
             R"("stream_options":{"include_usage":true}})");
 }
 
-// A long conversation: a system prompt, then `turns` user/assistant exchanges of ~60 tokens
-// each (as the estimating counter counts), each element as a client would send it.
-std::vector<std::string> Conversation(int turns) {
-  std::vector<std::string> out = {
-      R"({"role":"system","content":"You are a careful coding agent."})"};
-  for (int i = 0; i < turns; ++i) {
-    out.push_back(R"({"role":"user","content":"Step )" + std::to_string(i) +
-                  R"(: look at src/module_)" + std::to_string(i) +
-                  R"(.cc and tell me what the function parse_record does with an empty line."})");
-    out.push_back(R"({"role":"assistant","content":"In step )" + std::to_string(i) +
-                  R"(, parse_record returns an error for an empty line; the caller at line )" +
-                  std::to_string(100 + i) + R"( skips it and counts it."})");
-  }
-  return out;
-}
+using serve_testing::ChatConversation;
 
 std::string Body(const std::vector<std::string>& elements, bool stream = false) {
-  std::string out = R"({"model":"tiny","messages":[)";
-  for (std::size_t i = 0; i < elements.size(); ++i)
-    out.append(i == 0 ? "" : ",").append(elements[i]);
-  out.append(R"(],"max_tokens":16)");
-  out.append(stream ? R"(,"stream":true})" : "}");
-  return out;
+  return serve_testing::ChatRequestBody(
+      elements, stream ? R"(,"max_tokens":16,"stream":true)" : R"(,"max_tokens":16)");
 }
 
 class ChatGatewayTest : public ::testing::Test {
@@ -220,7 +203,7 @@ Json Messages(const std::string& body) {
 TEST_F(ChatGatewayTest, WithoutAThresholdEveryRequestGoesAsSentByteForByte) {
   auto gateway = Make(std::nullopt);
   ASSERT_NE(gateway, nullptr);
-  const std::string body = Body(Conversation(40));
+  const std::string body = Body(ChatConversation(40));
   auto prepared = gateway->Prepare(body);
   ASSERT_TRUE(prepared.ok());
   EXPECT_EQ(prepared->route, ChatRoute::kAsSent);
@@ -230,7 +213,7 @@ TEST_F(ChatGatewayTest, WithoutAThresholdEveryRequestGoesAsSentByteForByte) {
 
 TEST_F(ChatGatewayTest, BelowTheThresholdARequestGoesAsSentByteForByte) {
   auto gateway = Make(2'000);
-  const std::string body = Body(Conversation(3), true);
+  const std::string body = Body(ChatConversation(3), true);
   auto prepared = gateway->Prepare(body);
   ASSERT_TRUE(prepared.ok());
   EXPECT_EQ(prepared->route, ChatRoute::kAsSent);
@@ -242,7 +225,7 @@ TEST_F(ChatGatewayTest, BelowTheThresholdARequestGoesAsSentByteForByte) {
 
 TEST_F(ChatGatewayTest, ALongConversationIsCompactedAndItsLaterRequestsCarryTheCompactedPrefix) {
   auto gateway = Make(1'000);
-  std::vector<std::string> history = Conversation(20);
+  std::vector<std::string> history = ChatConversation(20);
   history.push_back(R"({"role":"user","content":"Now summarize what we found."})");
   auto first = gateway->Prepare(Body(history));
   ASSERT_TRUE(first.ok()) << first.error().message;
@@ -282,7 +265,7 @@ TEST_F(ChatGatewayTest, ALongConversationIsCompactedAndItsLaterRequestsCarryTheC
 
 TEST_F(ChatGatewayTest, AHistoryThatDoesNotExtendTheCompactedPrefixIsANewConversation) {
   auto gateway = Make(1'000);
-  std::vector<std::string> history = Conversation(20);
+  std::vector<std::string> history = ChatConversation(20);
   ASSERT_EQ(gateway->Prepare(Body(history))->route, ChatRoute::kCompacted);
   // The client edited an early message: nothing held matches, so the history is compacted anew.
   std::vector<std::string> edited = history;
@@ -292,7 +275,7 @@ TEST_F(ChatGatewayTest, AHistoryThatDoesNotExtendTheCompactedPrefixIsANewConvers
   EXPECT_EQ(again->route, ChatRoute::kCompacted);
   EXPECT_EQ(gateway->book().size(), 2u);
   // A short new conversation goes as sent.
-  const std::string short_body = Body(Conversation(1));
+  const std::string short_body = Body(ChatConversation(1));
   auto fresh = gateway->Prepare(short_body);
   ASSERT_TRUE(fresh.ok());
   EXPECT_EQ(fresh->route, ChatRoute::kAsSent);
@@ -301,10 +284,10 @@ TEST_F(ChatGatewayTest, AHistoryThatDoesNotExtendTheCompactedPrefixIsANewConvers
 
 TEST_F(ChatGatewayTest, AConversationThatGrowsPastTheThresholdAgainIsCompactedAgain) {
   auto gateway = Make(1'000);
-  std::vector<std::string> history = Conversation(20);
+  std::vector<std::string> history = ChatConversation(20);
   auto first = gateway->Prepare(Body(history));
   ASSERT_EQ(first->route, ChatRoute::kCompacted);
-  const std::vector<std::string> more = Conversation(20);
+  const std::vector<std::string> more = ChatConversation(20);
   history.insert(history.end(), more.begin() + 1, more.end());
   auto second = gateway->Prepare(Body(history));
   ASSERT_TRUE(second.ok());
@@ -320,7 +303,7 @@ TEST_F(ChatGatewayTest, AConversationThatGrowsPastTheThresholdAgainIsCompactedAg
 
 TEST_F(ChatGatewayTest, WithoutStoreTheCompactionLeavesNoSession) {
   auto gateway = Make(1'000, /*store=*/false);
-  auto first = gateway->Prepare(Body(Conversation(20)));
+  auto first = gateway->Prepare(Body(ChatConversation(20)));
   ASSERT_TRUE(first.ok());
   EXPECT_EQ(first->route, ChatRoute::kCompacted);
   EXPECT_FALSE(first->session.has_value());
