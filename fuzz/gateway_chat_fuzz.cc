@@ -37,10 +37,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const DialectLimits limits{1u << 16, 1'000, 64};
   auto read = ReadChatCompletionRequest(body, limits);
   if (!read.ok()) {
-    const ChatGatewayError& error = read.error();
+    const GatewayError& error = read.error();
     Check(error.status >= 400 && error.status < 500, "a refusal is a 4xx");
     Check(!error.code.empty() && !error.message.empty(), "a refusal has a code and a message");
-    auto parsed = ParseStrictJson(error.Body());
+    auto parsed = ParseStrictJson(EncodeGatewayError(GatewayWire::kChatCompletions, error));
     Check(parsed.ok() && parsed->is_object() && parsed->contains("error"),
           "the error body is strict JSON in OpenAI's shape");
     const Json& inner = (*parsed)["error"];

@@ -46,6 +46,8 @@
 
 namespace harness::serve {
 
+class ChatGateway;
+
 enum class GatewayWire : std::uint8_t {
   kResponses,         // POST /v1/responses (OpenAI Responses)
   kResponsesCompact,  // POST /v1/responses/compact (OpenAI Responses compaction)
@@ -105,6 +107,9 @@ struct GatewayServices {
   // Whether a compaction the gateway makes is journaled as a session when the request does not
   // say (a request's `store: false` always wins).
   bool journal = true;
+  // The Chat Completions wire's compacting gateway (gateway_chat_plan.h): the server's one, so
+  // that every call sees the conversations it recognised; null: that wire forwards unchanged.
+  std::shared_ptr<ChatGateway> chat;
 };
 
 // The four handlers, one per wire, each in its own file (gateway_responses.cc,

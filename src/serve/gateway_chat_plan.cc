@@ -15,13 +15,10 @@ namespace {
 // A journal read after a stored compaction reads at most this many records at once.
 constexpr std::size_t kRecordsPerRead = 256;
 
-ChatGatewayError InvalidRequest(std::string code, std::string param, std::string message) {
-  return ChatGatewayError{400, "invalid_request_error", std::move(code), std::move(param),
-                          std::move(message)};
-}
+constexpr GatewayWire kWire = GatewayWire::kChatCompletions;
 
-ChatGatewayError Internal(std::string message) {
-  return ChatGatewayError{500, "server_error", "internal_error", "", std::move(message)};
+GatewayError Internal(std::string message) {
+  return GatewayError{500, "server_error", "internal", std::move(message)};
 }
 
 std::string JoinArray(std::span<const std::string> first, std::span<const DialectElement> rest) {
@@ -41,7 +38,7 @@ struct Compacted {
   std::optional<Uuid> session;
 };
 
-Result<Compacted, ChatGatewayError> ReadCompacted(std::string_view answer) {
+Result<Compacted, GatewayError> ReadCompacted(std::string_view answer) {
   auto read = ReadOpenAiChat(answer);
   auto parsed = ParseStrictJson(answer);
   if (!read.ok() || !parsed.ok() || !parsed->is_object())
@@ -60,42 +57,23 @@ Result<Compacted, ChatGatewayError> ReadCompacted(std::string_view answer) {
 
 }  // namespace
 
-std::string ChatGatewayError::Body() const {
-  std::string out = "{\"error\":{\"message\":";
-  AppendJsonString(out, message);
-  out.append(",\"type\":");
-  AppendJsonString(out, type);
-  out.append(",\"param\":");
-  if (param.empty())
-    out.append("null");
-  else
-    AppendJsonString(out, param);
-  out.append(",\"code\":");
-  if (code.empty())
-    out.append("null");
-  else
-    AppendJsonString(out, code);
-  out.append("}}");
-  return out;
-}
-
-Result<ChatCompletionRequest, ChatGatewayError> ReadChatCompletionRequest(
-    std::string_view body, const DialectLimits& limits) {
+Result<ChatCompletionRequest, GatewayError> ReadChatCompletionRequest(std::string_view body,
+                                                                      const DialectLimits& limits) {
   if (body.size() > limits.max_bytes) {
-    return Fail(ChatGatewayError{413, "invalid_request_error", "request_too_large", "",
-                                 "the request body is " + std::to_string(body.size()) +
-                                     " bytes, over the gateway's limit of " +
-                                     std::to_string(limits.max_bytes)});
+    return Fail(GatewayError{413, "invalid_request_error", "request_too_large",
+                             "the request body is " + std::to_string(body.size()) +
+                                 " bytes, over the gateway's limit of " +
+                                 std::to_string(limits.max_bytes)});
   }
   auto parsed = ParseStrictJson(body, JsonLimits{limits.max_bytes, limits.max_depth});
   if (!parsed.ok()) {
     return Fail(
-        InvalidRequest("invalid_json", parsed.error().path,
+        InvalidRequest(kWire, "invalid_json",
                        "the request body is not strict JSON: " + parsed.error().Describe()));
   }
   if (!parsed->is_object()) {
     return Fail(InvalidRequest(
-        "invalid_request", "$",
+        kWire, "invalid_request",
         std::string("the request body must be a JSON object, not ") + JsonTypeName(*parsed)));
   }
   ChatCompletionRequest out;
@@ -104,8 +82,8 @@ Result<ChatCompletionRequest, ChatGatewayError> ReadChatCompletionRequest(
   if (stream != out.document.end() && !stream->is_null()) {
     if (!stream->is_boolean()) {
       return Fail(InvalidRequest(
-          "invalid_type", "$.stream",
-          std::string("stream must be true or false, not ") + JsonTypeName(*stream)));
+          kWire, "invalid_type",
+          std::string("$.stream: stream must be true or false, not ") + JsonTypeName(*stream)));
     }
     out.stream = stream->get<bool>();
   }
@@ -113,8 +91,9 @@ Result<ChatCompletionRequest, ChatGatewayError> ReadChatCompletionRequest(
   if (!conversation.ok()) {
     const DialectError& error = conversation.error();
     return Fail(InvalidRequest(
+        kWire,
         error.kind == DialectErrorKind::kUnsupported ? "unsupported_message" : "invalid_messages",
-        error.path, error.Describe()));
+        error.Describe()));
   }
   out.conversation = std::move(conversation).value();
   return out;
@@ -198,7 +177,7 @@ std::shared_ptr<const ChatPrefixEntry> ChatGateway::Revise(
   return shared;
 }
 
-Result<TokenCount, ChatGatewayError> ChatGateway::Count(const Transcript& history) {
+Result<TokenCount, GatewayError> ChatGateway::Count(const Transcript& history) {
   InferenceRequest request;
   request.model = model_.model;
   request.messages = history;
@@ -210,8 +189,8 @@ Result<TokenCount, ChatGatewayError> ChatGateway::Count(const Transcript& histor
   return counted->input_tokens;
 }
 
-Result<ChatUpstreamRequest, ChatGatewayError> ChatGateway::Prepare(std::string_view body,
-                                                                   std::stop_token stop) {
+Result<ChatUpstreamRequest, GatewayError> ChatGateway::Prepare(std::string_view body,
+                                                               std::stop_token stop) {
   HARNESS_TRY(ChatCompletionRequest request, ReadChatCompletionRequest(body));
   const std::vector<DialectElement>& elements = request.conversation.elements;
   ChatUpstreamRequest out;

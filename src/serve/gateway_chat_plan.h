@@ -7,8 +7,9 @@
 // - ReadChatCompletionRequest reads a request body: a JSON object (strict JSON, core/json.h)
 //   whose `messages` the OpenAI Chat dialect reads (dialect/dialect.h, docs/spec/dialects.md
 //   §2), with `stream` a boolean when present. Its other members are not read; they go upstream
-//   as sent. Bad input is a ChatGatewayError (invalid_request_error) naming the JSONPath and the
-//   rule, never the input beyond the few bytes a DialectError quotes.
+//   as sent. Bad input is a GatewayError of the Chat Completions wire (400
+//   invalid_request_error; 413 over limits.max_bytes) whose message names the JSONPath and the
+//   rule, never quoting the input beyond the few bytes a DialectError quotes.
 // - WithMessages writes the body with its `messages` replaced: the other members in their
 //   order, each value compacted from the DOM (raw_json::CompactJsonFromDom), the same JSON.
 // - ChatGateway::Prepare decides what goes upstream, in this order:
@@ -45,6 +46,7 @@
 #include "harness/core/uuid.h"
 #include "harness/dialect/dialect.h"
 #include "serve/conversation_compact.h"
+#include "serve/gateway.h"
 #include "serve/gateway_chat_prefix.h"
 
 namespace harness::serve {
@@ -56,23 +58,13 @@ struct ChatGatewayOptions {
   ChatConversationBookLimits book;
 };
 
-// An error in OpenAI's shape: {"error":{"message","type","param","code"}}.
-struct ChatGatewayError {
-  int status = 400;
-  std::string type = "invalid_request_error";
-  std::string code;   // "invalid_json", "invalid_messages", ...
-  std::string param;  // the JSONPath of the offending value, "" for none
-  std::string message;
-  std::string Body() const;
-};
-
 struct ChatCompletionRequest {
   Json document;
   DialectConversation conversation;
   bool stream = false;
 };
 
-Result<ChatCompletionRequest, ChatGatewayError> ReadChatCompletionRequest(
+Result<ChatCompletionRequest, GatewayError> ReadChatCompletionRequest(
     std::string_view body, const DialectLimits& limits = {});
 
 std::string WithMessages(const Json& document, std::string_view messages_array);
@@ -98,8 +90,8 @@ class ChatGateway {
   static Result<std::unique_ptr<ChatGateway>, std::string> Create(ChatGatewayOptions options,
                                                                   HeldConversationContext context);
 
-  Result<ChatUpstreamRequest, ChatGatewayError> Prepare(std::string_view body,
-                                                        std::stop_token stop = {});
+  Result<ChatUpstreamRequest, GatewayError> Prepare(std::string_view body,
+                                                    std::stop_token stop = {});
 
   ChatConversationBook& book() { return book_; }
 
@@ -111,7 +103,7 @@ class ChatGateway {
         book_(options_.book) {}
 
   std::shared_ptr<const ChatPrefixEntry> Revise(std::shared_ptr<const ChatPrefixEntry> entry);
-  Result<TokenCount, ChatGatewayError> Count(const Transcript& history);
+  Result<TokenCount, GatewayError> Count(const Transcript& history);
 
   ChatGatewayOptions options_;
   HeldConversationContext context_;

@@ -37,6 +37,7 @@
 #include "serve/conversation_compact.h"
 #include "serve/event_frames.h"
 #include "serve/gateway.h"
+#include "serve/gateway_chat_plan.h"
 #include "serve/journaled_command.h"
 #include "serve/loop_routes.h"
 #include "serve/metrics.h"
@@ -480,6 +481,7 @@ struct Server::Impl {
   // The gateway (serve/gateway.h): its upstream (null without options.upstream) and the calls
   // in flight, each on a thread of its own while its connection sleeps or streams.
   std::unique_ptr<Upstream> upstream;
+  std::shared_ptr<ChatGateway> chat_gateway;  // null without an upstream
   GatewayCalls gateway_calls;
   // Starts the call of `wire` and answers once its relay has a head (the connection sleeps
   // until then).
@@ -1124,6 +1126,7 @@ MHD_Result Server::Impl::ServeGateway(MHD_Connection* connection, GatewayWire wi
                                                 sessions->host(),
                                                 {}};
   services.journal = options.gateway_journal;
+  services.chat = chat_gateway;
   exchange.relay = relay;
   if (!gateway_calls.Start(
           relay, GatewayCall{wire, std::move(exchange.body), std::move(exchange.passed), {}},
@@ -1388,6 +1391,17 @@ Result<std::unique_ptr<Server>, ServeError> Server::Start(ServeOptions options) 
     if (!made.ok())
       return Fail(ServeError{Kind::kInvalidOptions, made.error()});
     impl->upstream = std::move(made).value();
+    ChatGatewayOptions chat;
+    chat.compact_at = impl->options.gateway_compact_at;
+    chat.store = impl->options.gateway_journal;
+    chat.book.max_conversations = impl->options.gateway_conversations;
+    auto gateway = ChatGateway::Create(
+        std::move(chat),
+        HeldConversationContext{
+            &impl->options.models, impl->options.journal, env, impl->sessions->host(), {}});
+    if (!gateway.ok())
+      return Fail(ServeError{Kind::kInvalidOptions, gateway.error()});
+    impl->chat_gateway = std::move(gateway).value();
   }
   impl->guard = std::make_unique<RequestGuard>(GuardOptions{
       impl->options.token.has_value(), impl->options.cors_origins, impl->options.advertise_url});

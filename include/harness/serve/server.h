@@ -151,6 +151,15 @@ struct ServeOptions {
   // Whether a compaction the gateway makes is journaled as a session when the request does not
   // say (a request's `store: false` always wins).
   bool gateway_journal = true;
+  // POST /v1/chat/completions as a compacting gateway (docs/spec/gateway.md "Chat
+  // Completions"): a history of this many tokens or more (the offline model's count) is
+  // compacted before it goes upstream, and the conversation's later requests go with the
+  // compacted prefix; nullopt: the wire forwards every request unchanged. Start refuses fewer
+  // than 4.
+  std::optional<TokenCount> gateway_compact_at;
+  // The conversations the Chat Completions gateway recognises at once (the least recently used
+  // are forgotten first; their next request is a new conversation).
+  std::size_t gateway_conversations = 1024;
 };
 
 struct ServeError {
