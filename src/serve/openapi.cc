@@ -352,6 +352,7 @@ constexpr std::string_view kDocument = R"openapi({
       "post": {
         "operationId": "gatewayChatCompletions",
         "summary": "Gateway (--upstream): an OpenAI Chat Completions request forwarded to the upstream (docs/spec/gateway.md).",
+        "description": "A compacting gateway for clients that know nothing of compaction. With --gateway-compact-at TOKENS, a history of that many tokens or more is compacted (the system messages as sent, the summary as a readable user message, the newest messages as sent) before it goes upstream, and the conversation's later requests, which carry the whole history, go with that compacted prefix and their new messages. Other requests, and every request without the option, go upstream byte for byte. Only messages and stream are read; every other member goes upstream as sent.",
         "security": [{}, {"bearer": []}, {"harnessToken": []}],
         "requestBody": {"required": true, "content": {"application/json": {"schema": {"$ref": "#/components/schemas/ProviderRequest"}}}},
         "responses": {
