@@ -236,6 +236,11 @@ Result<ChatUpstreamRequest, GatewayError> ChatGateway::Prepare(std::string_view 
   out.tokens = *tokens;
   if (*tokens < *options_.compact_at)
     return out;
+  const std::span<const Fingerprint> whole = std::span(chain).last(1);
+  if (refused_.Find(whole) != nullptr) {
+    out.compaction_failed = "the compaction of this same request was refused before";
+    return out;
+  }
 
   ConversationCompactRequest compact;
   compact.dialect = Dialect::kOpenAiChat;
@@ -249,6 +254,11 @@ Result<ChatUpstreamRequest, GatewayError> ChatGateway::Prepare(std::string_view 
   auto answer = CompactHeldConversation(std::move(compact), context);
   if (!answer.ok()) {
     out.compaction_failed = answer.error().detail;
+    ChatPrefixEntry refused;
+    refused.original = chain.back();
+    refused.original_elements = out.elements_received;
+    refused.compacted = false;
+    refused_.Remember(std::move(refused));
     return out;
   }
   HARNESS_TRY(Compacted compacted, ReadCompacted(*answer));

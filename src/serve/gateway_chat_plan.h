@@ -25,7 +25,8 @@
 //      threshold each, stored as a session when options.store) and the book remembers the
 //      request's elements as the conversation's original prefix and the compacted elements as
 //      its replacement (kCompacted). A compaction that is refused or rejected sends the history
-//      uncompacted and says why in compaction_failed.
+//      uncompacted and says why in compaction_failed; the same request again (every element
+//      the same) is not attempted again, a longer one is.
 //   3. else the request goes as sent, byte for byte (kAsSent), or rewritten (kRewritten).
 //   Without options.compact_at nothing is ever compacted: every request goes as sent.
 // - Nothing about the request's headers is seen here: the credential never reaches this code.
@@ -100,7 +101,8 @@ class ChatGateway {
       : options_(std::move(options)),
         context_(context),
         model_(std::move(model)),
-        book_(options_.book) {}
+        book_(options_.book),
+        refused_(options_.book) {}
 
   std::shared_ptr<const ChatPrefixEntry> Revise(std::shared_ptr<const ChatPrefixEntry> entry);
   Result<TokenCount, GatewayError> Count(const Transcript& history);
@@ -109,6 +111,10 @@ class ChatGateway {
   HeldConversationContext context_;
   ServedModel model_;
   ChatConversationBook book_;
+  // Requests (their whole chain) whose compaction was refused or rejected: the same request
+  // again (a client's retry) goes on uncompacted without another attempt, and without another
+  // session of the rejection in the journal.
+  ChatConversationBook refused_;
 };
 
 }  // namespace harness::serve

@@ -302,6 +302,27 @@ TEST_F(ChatGatewayTest, AConversationThatGrowsPastTheThresholdAgainIsCompactedAg
   EXPECT_EQ(third->session, second->session);
 }
 
+TEST_F(ChatGatewayTest, ARejectedCompactionGoesOnUncompactedAndIsNotRetriedForTheSameRequest) {
+  auto gateway = Make(1'000);
+  // One request larger than the threshold on its own: the newest segment is all there is, so
+  // nothing can be compacted.
+  const std::string big = R"({"role":"user","content":")" + std::string(8'000, 'x') + R"("})";
+  const std::string body = Body({big});
+  auto first = gateway->Prepare(body);
+  ASSERT_TRUE(first.ok());
+  EXPECT_EQ(first->route, ChatRoute::kAsSent);
+  EXPECT_EQ(first->body, body);
+  ASSERT_TRUE(first->compaction_failed.has_value());
+  const std::size_t sessions = journal_->ListSessions()->size();
+  EXPECT_EQ(sessions, 1u) << *first->compaction_failed;  // the rejection is journaled
+  auto again = gateway->Prepare(body);
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(again->body, body);
+  EXPECT_TRUE(again->compaction_failed.has_value());
+  EXPECT_EQ(journal_->ListSessions()->size(), sessions);  // no second attempt
+  EXPECT_EQ(gateway->book().size(), 0u);
+}
+
 TEST_F(ChatGatewayTest, WithoutStoreTheCompactionLeavesNoSession) {
   auto gateway = Make(1'000, /*store=*/false);
   auto first = gateway->Prepare(Body(ChatConversation(20)));
