@@ -14,12 +14,14 @@
 #include "harness/serve/server.h"
 #include "support/scripted_http_server.h"
 #include "support/serve_client.h"
+#include "support/served_model.h"
 #include "support/test_model.h"
 
 namespace harness::serve {
 namespace {
 
 using serve_testing::Call;
+using serve_testing::CompactOnly;
 using serve_testing::ParseOrNull;
 using test_support::ScriptedHttpServer;
 using test_support::ScriptedReply;
@@ -51,17 +53,6 @@ std::string Conversation() {
 
 std::string Request(std::string_view members) {
   return "{\"model\":\"tiny\",\"input\":" + Conversation() + std::string(members) + "}";
-}
-
-// A model that runs no turns, in a 10,000-token window, with room for the offline summary.
-ServedModel CompactOnly() {
-  CompactionPolicy policy = runtime_testing::TestPolicy();
-  policy.counter_policy = CounterPolicy::kAllowConservative;
-  policy.safety_margin = 1'000;
-  policy.reserved_output = 100;
-  policy.max_summary_tokens = 2'000;
-  return ServedModel{nullptr, runtime_testing::TestModel(), ModelLimits{10'000, 8'000, 100},
-                     std::make_shared<EstimateCounter>(), policy};
 }
 
 class GatewayResponsesTest : public ::testing::Test {

@@ -1,7 +1,8 @@
 // The servers the SDK tests talk to, all on 127.0.0.1: the pinned llama-server with its tiny
 // random-weight model (scripts/llama-server builds both into $HARNESS_LLAMA_DIR; docs/local-model.md)
 // and, in front of it, `harness serve --upstream` over a temporary data directory. The harness
-// binary is $HARNESS_BINARY, else the first of the repository's build directories that has one.
+// binary is found as the TypeScript client's tests find it: $HARNESS_BINARY, else the first of
+// the repository's build directories that has one.
 // Tests wait for what a server prints or answers, never for a fixed time; the bounds below only
 // end a broken run.
 //
@@ -19,28 +20,10 @@ import { accessSync, constants, mkdtempSync, rmSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { fileURLToPath } from "node:url";
+import { harnessBinary } from "../../../clients/typescript/test/server.js";
 
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../..");
 const START_MS = 120_000;
 const STOP_MS = 30_000;
-
-export function harnessBinary() {
-  if (process.env.HARNESS_BINARY) {
-    accessSync(process.env.HARNESS_BINARY, constants.X_OK); // says why at once when it is not
-    return process.env.HARNESS_BINARY;
-  }
-  for (const build of ["build-asan", "build-release", "build"]) {
-    const candidate = path.join(ROOT, build, "harness");
-    try {
-      accessSync(candidate, constants.X_OK);
-      return candidate;
-    } catch {
-      // the next one
-    }
-  }
-  throw new Error("no harness binary: build one (cmake --build build-asan --target harness) or set HARNESS_BINARY");
-}
 
 function llamaDir() {
   const dir = process.env.HARNESS_LLAMA_DIR;
