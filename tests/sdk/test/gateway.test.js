@@ -53,6 +53,17 @@ describe("gateway: forwarding through harness serve --upstream", () => {
     assert.ok(!stack.harness.output().includes(stack.key));
   });
 
+  test("a request without a credential is the upstream's 401 in its error shape", async () => {
+    const reply = await fetch(`${stack.harness.url}/v1/responses`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ model: "tiny", input: "Hi.", max_output_tokens: 4 }),
+    });
+    assert.equal(reply.status, 401);
+    const body = await reply.json();
+    assert.equal(typeof body.error.message, "string");
+  });
+
   test("a malformed body is refused in OpenAI's shape", async () => {
     const reply = await fetch(`${stack.harness.url}/v1/responses`, {
       method: "POST",

@@ -3,7 +3,8 @@
 // not, against the llama-server upstream. The compacted items go back to the model and work.
 
 import assert from "node:assert/strict";
-import { readdirSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
+import path from "node:path";
 import { after, before, describe, test } from "node:test";
 import OpenAI from "openai";
 import { startStack } from "./servers.js";
@@ -147,6 +148,23 @@ describe("responses compaction through harness serve --upstream", () => {
     const text = events.filter((e) => e.type === "response.output_text.delta");
     assert.ok(text.length > 0);
     assert.ok(text.every((e) => e.output_index === undefined || e.output_index === 1));
+  });
+
+  test("the journal holds the compactions and never the caller's key", async () => {
+    const files = readdirSync(stack.harness.dataDir, { recursive: true })
+      .map((name) => path.join(stack.harness.dataDir, String(name)));
+    let bytes = 0;
+    for (const file of files) {
+      let data;
+      try {
+        data = readFileSync(file);
+      } catch {
+        continue; // a directory
+      }
+      bytes += data.length;
+      assert.ok(!data.includes(stack.key), `${file} holds the key`);
+    }
+    assert.ok(bytes > 0);
   });
 
   test("a compaction item harness did not write is refused in OpenAI's shape", async () => {
