@@ -307,6 +307,20 @@ TEST_F(GatewayTest, AnotherMethodOnAWirePathIsRefusedInItsShape) {
   EXPECT_EQ(ParseOrNull(reply.body)["error"]["code"], "method_not_allowed");
 }
 
+TEST_F(GatewayTest, ABodyOverTheServersLimitIsRefusedInTheWiresShape) {
+  ServeOptions options = Options();
+  options.max_body_bytes = 64;
+  Start(std::move(options));
+  const std::string body = "{\"model\":\"tiny\",\"input\":\"" + std::string(100, 'x') + "\"}";
+  const auto openai = Call("POST", Url("/v1/responses"), body, {Bearer(kKey)});
+  EXPECT_EQ(openai.status, 413);
+  EXPECT_EQ(ParseOrNull(openai.body)["error"]["code"], "too_large");
+  const auto anthropic = Call("POST", Url("/v1/messages"), body, {"x-api-key: k"});
+  EXPECT_EQ(anthropic.status, 413);
+  EXPECT_EQ(ParseOrNull(anthropic.body)["error"]["type"], "request_too_large");
+  EXPECT_EQ(upstream_.RequestCount(), 0u);
+}
+
 TEST_F(GatewayTest, AnUpstreamURLThatCannotBeABaseRefusesTheStart) {
   ServeOptions options = Options();
   options.upstream = "http://127.0.0.1:1/v1?x=1";
