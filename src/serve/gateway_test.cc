@@ -345,6 +345,23 @@ TEST_F(GatewayTest, AShutdownEndsAStreamTheUpstreamHoldsOpen) {
   upstream_.ReleaseStalls();
 }
 
+TEST_F(GatewayTest, AShutdownAnswersACallWhoseUpstreamHasNotAnswered) {
+  Start(Options());
+  ScriptedReply reply = ScriptedReply::Text(200, std::string(kAnswer));
+  reply.stall = ScriptedReply::Stall::kBeforeHeaders;
+  upstream_.Push(reply);
+  ArrivingReply arriving(Url("/v1/responses"), std::string(kRequest), {Bearer(kKey)});
+  upstream_.WaitForStalls(1);  // the call waits for the upstream; its connection sleeps
+  server_->Shutdown();
+  bool complete = false;
+  long status = 0;
+  const std::string body = arriving.End(complete, status);
+  upstream_.ReleaseStalls();
+  // Answered, in the wire's shape, not left hanging: the shutdown's refusal.
+  EXPECT_EQ(status, 503) << body;
+  EXPECT_EQ(ParseOrNull(body)["error"]["code"], "shutting_down");
+}
+
 TEST(GatewayHeaders, OnlyTheCallersProviderHeadersPassEachOnce) {
   RequestHead head;
   head.headers = {{"Host", "127.0.0.1:8420"},
