@@ -21,7 +21,6 @@ namespace harness::serve {
 namespace {
 
 using serve_testing::Call;
-using serve_testing::CompactOnly;
 using serve_testing::ParseOrNull;
 using test_support::ScriptedHttpServer;
 using test_support::ScriptedReply;
@@ -66,14 +65,8 @@ class GatewayResponsesTest : public ::testing::Test {
 
   void Start(bool gateway_journal) {
     server_.reset();
-    ServeOptions options;
+    ServeOptions options = serve_testing::CompactOnlyServer(journal_.get());
     options.gateway_journal = gateway_journal;
-    options.port = 0;
-    options.journal = journal_.get();
-    options.threads = 2;
-    options.models.emplace(
-        "offline", ConfiguredModel{runtime_testing::TestModel(),
-                                   [] { return Result<ServedModel, std::string>(CompactOnly()); }});
     options.upstream = upstream_.Url("/v1");
     auto server = Server::Start(std::move(options));
     ASSERT_TRUE(server.ok()) << server.error().Message();

@@ -109,14 +109,7 @@ class GatewayTest : public ::testing::Test {
   void SetUp() override { ASSERT_TRUE(upstream_.Start()); }
 
   ServeOptions Options() {
-    ServeOptions options;
-    options.port = 0;
-    options.journal = journal_.get();
-    options.threads = 2;
-    options.models.emplace("offline", ConfiguredModel{runtime_testing::TestModel(), [] {
-                                                        return Result<ServedModel, std::string>(
-                                                            serve_testing::Served(nullptr));
-                                                      }});
+    ServeOptions options = serve_testing::CompactOnlyServer(journal_.get());
     options.upstream = upstream_.Url("/v1");
     return options;
   }

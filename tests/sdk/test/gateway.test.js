@@ -5,17 +5,15 @@
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import OpenAI from "openai";
-import { startHarness, startStack } from "./servers.js";
+import { stackFixture, startHarness } from "./servers.js";
 
 describe("gateway: forwarding through harness serve --upstream", () => {
+  const fixture = stackFixture();
   let stack;
   let client;
-  before(async () => {
-    stack = await startStack();
-    client = new OpenAI({ apiKey: stack.key, baseURL: `${stack.harness.url}/v1`, maxRetries: 0 });
-  });
-  after(async () => {
-    if (stack) assert.equal(await stack.stop(), 0);
+  before(() => {
+    stack = fixture.stack;
+    client = fixture.client(OpenAI, "/v1");
   });
 
   test("responses.create is answered by the upstream through harness", async () => {

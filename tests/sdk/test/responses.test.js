@@ -5,9 +5,9 @@
 import assert from "node:assert/strict";
 import { readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
-import { after, before, describe, test } from "node:test";
+import { before, describe, test } from "node:test";
 import OpenAI from "openai";
-import { startStack } from "./servers.js";
+import { stackFixture } from "./servers.js";
 
 // A coding conversation of several requests, long enough that the offline compactor has old
 // segments to summarize and a newest one to keep.
@@ -39,14 +39,12 @@ function summaryText(item) {
 }
 
 describe("responses compaction through harness serve --upstream", () => {
+  const fixture = stackFixture();
   let stack;
   let client;
-  before(async () => {
-    stack = await startStack();
-    client = new OpenAI({ apiKey: stack.key, baseURL: `${stack.harness.url}/v1`, maxRetries: 0 });
-  });
-  after(async () => {
-    if (stack) assert.equal(await stack.stop(), 0);
+  before(() => {
+    stack = fixture.stack;
+    client = fixture.client(OpenAI, "/v1");
   });
 
   test("responses.compact answers readable items that responses.create takes back", async () => {
