@@ -22,6 +22,7 @@ import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { after, before } from "node:test";
+import OpenAI from "openai";
 import { harnessBinary } from "../../../clients/typescript/test/server.js";
 
 const START_MS = 120_000;
@@ -183,17 +184,20 @@ export async function startStack(...extra) {
 
 /** A stack for the suite (describe block) it is called in: started before its first test,
  * stopped after its last, which checks that harness exited 0 (under ASan, a leak fails it).
- * `fixture.stack` is the stack once started; `fixture.client(Sdk, path)` a client of the SDK
- * class with the upstream's key and harness's URL + path as its base URL, no retries. */
+ * `fixture.stack` is the stack once started, `fixture.openai` an `openai` client of it;
+ * `fixture.client(Sdk, path)` a client of another SDK class with the upstream's key and harness's
+ * URL + path as its base URL, no retries. */
 export function stackFixture(...extra) {
   const fixture = {
     stack: undefined,
+    openai: undefined,
     client(Sdk, path = "") {
       return new Sdk({ apiKey: fixture.stack.key, baseURL: `${fixture.stack.harness.url}${path}`, maxRetries: 0 });
     },
   };
   before(async () => {
     fixture.stack = await startStack(...extra);
+    fixture.openai = fixture.client(OpenAI, "/v1");
   });
   after(async () => {
     if (fixture.stack) assert.equal(await fixture.stack.stop(), 0);
