@@ -21,7 +21,6 @@ namespace harness::serve {
 namespace {
 
 using serve_testing::Call;
-using serve_testing::CompactOnly;
 using serve_testing::ParseOrNull;
 using test_support::ScriptedHttpServer;
 using test_support::ScriptedReply;
@@ -66,14 +65,8 @@ class GatewayResponsesTest : public ::testing::Test {
 
   void Start(bool gateway_journal) {
     server_.reset();
-    ServeOptions options;
+    ServeOptions options = serve_testing::CompactOnlyServer(journal_.get());
     options.gateway_journal = gateway_journal;
-    options.port = 0;
-    options.journal = journal_.get();
-    options.threads = 2;
-    options.models.emplace(
-        "offline", ConfiguredModel{runtime_testing::TestModel(),
-                                   [] { return Result<ServedModel, std::string>(CompactOnly()); }});
     options.upstream = upstream_.Url("/v1");
     auto server = Server::Start(std::move(options));
     ASSERT_TRUE(server.ok()) << server.error().Message();
@@ -313,6 +306,18 @@ TEST_F(GatewayResponsesTest, OverTheThresholdAStreamCarriesTheItemFirstAndRenumb
   EXPECT_EQ(events[4]["response"]["output"][1]["id"], "msg_1");
   EXPECT_EQ(events[4]["sequence_number"], 4);
   EXPECT_EQ(Sessions(), 0u);  // store: false
+}
+
+TEST_F(GatewayResponsesTest, OverTheThresholdWithNothingToCompactTheRequestIsForwardedAsSent) {
+  upstream_.Push(ScriptedReply::Text(200, std::string(kAnswer)));
+  const std::string body =
+      "{\"model\":\"tiny\",\"input\":\"" + std::string(400, 'x') +
+      R"(","context_management":[{"type":"compaction","compact_threshold":10}]})";
+  const auto reply = Post("/v1/responses", body);
+  EXPECT_EQ(reply.status, 200) << reply.body;
+  EXPECT_EQ(reply.body, kAnswer);  // no compaction item
+  ASSERT_EQ(upstream_.RequestCount(), 1u);
+  EXPECT_EQ(upstream_.Requests()[0].body, body);
 }
 
 TEST_F(GatewayResponsesTest, AForeignCompactionItemIsRefusedAndNothingIsForwarded) {

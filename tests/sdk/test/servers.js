@@ -14,12 +14,15 @@
 // The llama-server's API key is fresh for each stack: a request without it is refused by the
 // upstream, which is how the tests see the caller's credential pass through harness.
 
+import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { accessSync, constants, mkdtempSync, rmSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
+import { after, before } from "node:test";
+import OpenAI from "openai";
 import { harnessBinary } from "../../../clients/typescript/test/server.js";
 
 const START_MS = 120_000;
@@ -177,4 +180,27 @@ export async function startStack(...extra) {
       return code;
     },
   };
+}
+
+/** A stack for the suite (describe block) it is called in: started before its first test,
+ * stopped after its last, which checks that harness exited 0 (under ASan, a leak fails it).
+ * `fixture.stack` is the stack once started, `fixture.openai` an `openai` client of it;
+ * `fixture.client(Sdk, path)` a client of another SDK class with the upstream's key and harness's
+ * URL + path as its base URL, no retries. */
+export function stackFixture(...extra) {
+  const fixture = {
+    stack: undefined,
+    openai: undefined,
+    client(Sdk, path = "") {
+      return new Sdk({ apiKey: fixture.stack.key, baseURL: `${fixture.stack.harness.url}${path}`, maxRetries: 0 });
+    },
+  };
+  before(async () => {
+    fixture.stack = await startStack(...extra);
+    fixture.openai = fixture.client(OpenAI, "/v1");
+  });
+  after(async () => {
+    if (fixture.stack) assert.equal(await fixture.stack.stop(), 0);
+  });
+  return fixture;
 }
