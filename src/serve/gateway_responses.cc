@@ -1,7 +1,12 @@
 // POST /v1/responses: the OpenAI Responses wire of the gateway (docs/spec/gateway.md
 // "POST /v1/responses"): forwarded as sent, or compacted by harness first when the request's
-// context_management asks for it and its input crosses the threshold.
+// context_management asks for it and its input crosses the threshold; an input that ends in a
+// compaction trigger is answered by harness alone with one compaction item, and an input that
+// holds harness's compaction item goes upstream with what the item carries in its place.
 #include "serve/gateway_responses.h"
+
+#include <algorithm>
+#include <chrono>
 
 #include "serve/gateway.h"
 
@@ -54,6 +59,130 @@ std::string WithCompactionItem(const std::string& body, const Json& item) {
     return body;
   output->insert(output->begin(), item);
   return json->dump();
+}
+
+// What kind of item the input's element is, or "" (not an object with a string type).
+std::string_view ItemType(const Json& item) {
+  if (!item.is_object())
+    return {};
+  const auto type = item.find("type");
+  return type != item.end() && type->is_string()
+             ? std::string_view(type->get_ref<const std::string&>())
+             : std::string_view();
+}
+
+// The input ends in {"type":"compaction_trigger"}: the body-signal form of a compaction request
+// (Codex CLI sends its history so, expecting one compaction item back).
+bool EndsInCompactionTrigger(const Json& body) {
+  const auto input = body.find("input");
+  return input != body.end() && input->is_array() && !input->empty() &&
+         ItemType(input->back()) == "compaction_trigger";
+}
+
+// The input holds a compaction item, which the upstream would not know: it must be read (and
+// replaced by what it carries) even when no compaction is asked for.
+bool HoldsCompactionItem(const Json& body) {
+  const auto input = body.find("input");
+  if (input == body.end() || !input->is_array())
+    return false;
+  for (const Json& item : *input) {
+    if (ItemType(item) == "compaction")
+      return true;
+  }
+  return false;
+}
+
+// The Response of a compaction trigger, collected: one output item, the compaction.
+std::string TriggerResponse(const std::string& id, std::int64_t created, const Json& model,
+                            const Json& item, const std::string& status,
+                            const HeldCompaction* held) {
+  Json response = Json::object();
+  response["id"] = id;
+  response["object"] = "response";
+  response["created_at"] = created;
+  response["status"] = status;
+  response["model"] = model;
+  response["output"] = held != nullptr ? Json::array({item}) : Json::array();
+  std::string out = response.dump();
+  if (held == nullptr)
+    return out;
+  const CompactionReport& report = held->compacted.report;
+  out.pop_back();
+  out.append(",\"usage\":")
+      .append(ResponsesUsage(report.before ? report.before->input_tokens : 0,
+                             report.after.input_tokens));
+  out.append(",\"harness\":").append(HarnessCompactionMember(*held));
+  return out + "}";
+}
+
+std::string SseFrame(std::string_view type, const std::string& data) {
+  std::string out = "event: ";
+  out.append(type).append("\ndata: ").append(data).append("\n\n");
+  return out;
+}
+
+// A request whose input ends in a compaction trigger (docs/spec/gateway.md, "The compaction
+// trigger"): harness compacts the items before it and answers with one compaction item, itself,
+// without the upstream. The newest user-started segment is the tail, and at most a quarter of
+// the input: the caller asked for a compaction now, so there must be something to summarize.
+void ServeCompactionTrigger(const GatewayCall& call, const GatewayServices& services, Json body,
+                            bool stream, GatewayRelay& out) {
+  Json& items = body["input"];
+  items.erase(items.size() - 1);
+  const std::string text = body.dump();
+  auto input = ReadResponsesInput(kWire, body, text);
+  if (!input.ok())
+    return RespondGatewayError(out, kWire, input.error());
+  auto count = CountInput(services, *input, call.stop);
+  if (!count.ok())
+    return RespondGatewayError(out, kWire, count.error());
+  auto request = CompactionOfInput(kWire, body, std::move(input).value(), services.journal);
+  if (!request.ok())
+    return RespondGatewayError(out, kWire, request.error());
+  request->keep_recent_segments = 1;
+  request->keep_recent_tokens = std::max<std::uint64_t>(1, *count / 4);
+  auto held = CompactHeldConversationParts(std::move(request).value(), services.compaction);
+  if (!held.ok())
+    return RespondGatewayError(out, kWire, FromApiError(kWire, held.error()));
+  auto item = ParseResponsesBody(
+      kWire, EncodeCompactionItem(CarriedCompaction{held->compacted.summary, held->messages}));
+  auto id = services.compaction.env->NewId();
+  if (!item.ok() || !id.ok()) {
+    return RespondGatewayError(out, kWire,
+                               FromApiError(kWire, {ApiErrorKind::kInternal,
+                                                    "the compaction's answer cannot be written"}));
+  }
+  const std::string response_id = "resp_" + id->ToString();
+  const std::int64_t created = std::chrono::duration_cast<std::chrono::seconds>(
+                                   services.compaction.env->WallNow().time_since_epoch())
+                                   .count();
+  const Json model = body.contains("model") ? body["model"] : Json();
+  const std::string done = TriggerResponse(response_id, created, model, *item, "completed", &*held);
+  if (!stream) {
+    if (out.Start(200, "application/json"))
+      out.Write(done);
+    return out.Finish();
+  }
+  if (!out.Start(200, "text/event-stream"))
+    return out.Finish();
+  std::uint64_t seq = 0;
+  const auto event = [&](std::string_view type, std::string_view member, const std::string& json) {
+    std::string data = "{\"type\":\"";
+    data.append(type).append("\",\"sequence_number\":").append(std::to_string(seq++));
+    if (type.starts_with("response.output_item"))
+      data.append(",\"output_index\":0");
+    data.append(",\"").append(member).append("\":").append(json).append("}");
+    return out.Write(SseFrame(type, data));
+  };
+  const std::string started =
+      TriggerResponse(response_id, created, model, *item, "in_progress", nullptr);
+  const std::string item_json = item->dump();
+  (void)(event("response.created", "response", started) &&
+         event("response.in_progress", "response", started) &&
+         event("response.output_item.added", "item", item_json) &&
+         event("response.output_item.done", "item", item_json) &&
+         event("response.completed", "response", done));
+  out.Finish();
 }
 
 }  // namespace
@@ -126,7 +255,9 @@ void ServeResponses(const GatewayCall& call, const GatewayServices& services, Ga
   auto threshold = ReadCompactThreshold(kWire, *json);
   if (!threshold.ok())
     return RespondGatewayError(out, kWire, threshold.error());
-  if (!*threshold) {
+  if (EndsInCompactionTrigger(*json))
+    return ServeCompactionTrigger(call, services, std::move(json).value(), *stream, out);
+  if (!*threshold && !HoldsCompactionItem(*json)) {
     // No compaction asked for: the upstream gets the request exactly as sent.
     return ForwardToRelay(services, kWire,
                           UpstreamCall{"/responses", call.body, call.passed, *stream}, call.stop,
@@ -135,10 +266,13 @@ void ServeResponses(const GatewayCall& call, const GatewayServices& services, Ga
   auto input = ReadResponsesInput(kWire, *json, call.body);
   if (!input.ok())
     return RespondGatewayError(out, kWire, input.error());
-  auto count = CountInput(services, *input, call.stop);
-  if (!count.ok())
-    return RespondGatewayError(out, kWire, count.error());
-  const bool compact = *count >= **threshold;
+  bool compact = false;
+  if (*threshold) {
+    auto count = CountInput(services, *input, call.stop);
+    if (!count.ok())
+      return RespondGatewayError(out, kWire, count.error());
+    compact = *count >= **threshold;
+  }
   if (!compact && !input->rewritten) {
     return ForwardToRelay(services, kWire,
                           UpstreamCall{"/responses", call.body, call.passed, *stream}, call.stop,

@@ -332,5 +332,86 @@ TEST_F(GatewayResponsesTest, AForeignCompactionItemIsRefusedAndNothingIsForwarde
   EXPECT_EQ(Sessions(), 0u);
 }
 
+// The body-signal form of a compaction (Codex CLI's remote compaction): the input ends in a
+// compaction_trigger item; harness answers one compaction item itself, streamed as the
+// Responses events a client collects, without calling the upstream.
+TEST_F(GatewayResponsesTest, ACompactionTriggerIsAnsweredWithOneCompactionItemAndNoUpstreamCall) {
+  std::string input = Conversation();
+  input.pop_back();
+  input += R"(,{"type":"compaction_trigger"}])";
+  const auto reply = Post("/v1/responses",
+                          "{\"model\":\"tiny\",\"stream\":true,\"store\":false,"
+                          "\"input\":" +
+                              input + "}");
+  ASSERT_EQ(reply.status, 200) << reply.body;
+  EXPECT_EQ(upstream_.RequestCount(), 0u);
+  std::vector<Json> events;
+  for (std::size_t at = reply.body.find("data: "); at != std::string::npos;
+       at = reply.body.find("data: ", at + 1)) {
+    events.push_back(ParseOrNull(reply.body.substr(at + 6, reply.body.find('\n', at) - at - 6)));
+  }
+  ASSERT_EQ(events.size(), 5u) << reply.body;
+  EXPECT_EQ(events[0]["type"], "response.created");
+  EXPECT_EQ(events[3]["type"], "response.output_item.done");
+  EXPECT_EQ(events[4]["type"], "response.completed");
+  for (std::size_t i = 0; i < events.size(); ++i)
+    EXPECT_EQ(events[i]["sequence_number"], i);
+  // Exactly one output item, a compaction item harness reads back.
+  const Json& output = events[4]["response"]["output"];
+  ASSERT_EQ(output.size(), 1u);
+  EXPECT_EQ(output[0], events[3]["item"]);
+  auto carried = ReadCompactionItem(output[0].dump());
+  ASSERT_TRUE(carried.ok()) << carried.error();
+  EXPECT_NE(carried->summary.find("RetriesOn503"), std::string::npos) << carried->summary;
+  EXPECT_EQ(events[4]["response"]["status"], "completed");
+  EXPECT_TRUE(events[4]["response"]["usage"]["input_tokens"].is_number());
+  EXPECT_EQ(Sessions(), 0u);  // store: false
+
+  // The next request holds the item after the client's own retained messages, and asks for no
+  // compaction: the upstream gets what the item carries in their place, then the new message.
+  upstream_.Push(ScriptedReply::Text(200, std::string(kAnswer)));
+  const std::string next =
+      R"({"model":"tiny","input":[{"type":"message","role":"user","content":"Task 0: fix it."},)" +
+      output[0].dump() + R"(,{"type":"message","role":"user","content":"And then?"}]})";
+  const auto again = Post("/v1/responses", next);
+  ASSERT_EQ(again.status, 200) << again.body;
+  EXPECT_EQ(again.body, kAnswer);
+  ASSERT_EQ(upstream_.RequestCount(), 1u);
+  const Json sent = ParseOrNull(upstream_.Requests()[0].body);
+  EXPECT_NE(sent["input"][0].dump().find("conversation_summary"), std::string::npos);
+  EXPECT_EQ(sent["input"].back()["content"], "And then?");
+  EXPECT_EQ(upstream_.Requests()[0].body.find("\"compaction\""), std::string::npos);
+  EXPECT_EQ(sent["input"].size(), ParseOrNull(carried->items).size() + 1);
+}
+
+TEST_F(GatewayResponsesTest, ACompactionTriggerWithoutStreamIsOneResponseAndIsJournaled) {
+  std::string input = Conversation();
+  input.pop_back();
+  input += R"(,{"type":"compaction_trigger"}])";
+  const auto reply = Post("/v1/responses", "{\"model\":\"tiny\",\"input\":" + input + "}");
+  ASSERT_EQ(reply.status, 200) << reply.body;
+  const Json body = ParseOrNull(reply.body);
+  EXPECT_EQ(body["object"], "response");
+  EXPECT_EQ(body["model"], "tiny");
+  ASSERT_EQ(body["output"].size(), 1u);
+  EXPECT_EQ(body["output"][0]["type"], "compaction");
+  EXPECT_EQ(upstream_.RequestCount(), 0u);
+  EXPECT_EQ(Sessions(), 1u);
+  EXPECT_TRUE(body["harness"]["session_id"].is_string());
+  EXPECT_EQ(JournalBytes().find(kKey), std::string::npos);
+}
+
+// Without context_management, a request without a compaction item still passes byte for byte;
+// one holding a compaction item another server wrote is refused, not forwarded.
+TEST_F(GatewayResponsesTest, WithoutContextManagementAForeignCompactionItemIsStillRefused) {
+  const auto reply = Post(
+      "/v1/responses",
+      R"({"model":"tiny","input":[{"type":"compaction","id":"cmp_1","encrypted_content":"gAAAA"},)"
+      R"({"type":"message","role":"user","content":"Hi."}]})");
+  EXPECT_EQ(reply.status, 400);
+  EXPECT_EQ(ParseOrNull(reply.body)["error"]["code"], "invalid_compaction_item");
+  EXPECT_EQ(upstream_.RequestCount(), 0u);
+}
+
 }  // namespace
 }  // namespace harness::serve
