@@ -1,0 +1,145 @@
+// libFuzzer target for the Messages gateway's compaction parsers (src/serve/messages_compaction.h).
+//
+// The first byte picks what the rest is: 0 a Messages request body, 1 a summary and a marker
+// (split at the first NUL) for DecodeCompactionMarker, 2 an upstream event stream for the splice
+// (fed in chunks whose sizes the next byte picks), 3 the answer of a held-conversation compaction,
+// anything else a Messages answer to put a block in front of.
+// Invariants: nothing crashes or throws; every refusal is a 4xx invalid_request_error or
+// request_too_large for a request, an api_error for the upstream's or the compaction's answer;
+// an accepted request's upstream body is a JSON object without the compact edit whose messages
+// the dialect reader takes, and a resumed request names its message and holds no compaction
+// block; a marker decodes only to a carry that encodes back to the same marker; the splice's
+// output is an event stream that decodes; a block put in front of an answer is its first block.
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "fuzz_check.h"
+#include "harness/core/json.h"
+#include "harness/dialect/dialect.h"
+#include "harness/http/sse.h"
+#include "serve/messages_compaction.h"
+
+namespace {
+
+constexpr FuzzCheck Check{"messages_compaction_fuzz"};
+
+void Request(std::string_view body) {
+  using namespace harness;
+  auto read = serve::ReadMessagesGatewayRequest(body);
+  if (!read.ok()) {
+    Check(read.error().status == 400 || read.error().status == 413, "a refusal is not a 4xx");
+    Check(read.error().type == "invalid_request_error" || read.error().type == "request_too_large",
+          "a refusal has another type");
+    Check(!read.error().message.empty(), "a refusal says nothing");
+    return;
+  }
+  const std::string sent = serve::UpstreamMessagesBody(body, *read);
+  auto parsed = ParseStrictJson(sent);
+  Check(parsed.ok() && parsed->is_object(), "the upstream body is not a JSON object");
+  if (const auto cm = parsed->find("context_management");
+      read->edit && cm != parsed->end() && cm->is_object() && cm->contains("edits")) {
+    for (const Json& edit : (*cm)["edits"]) {
+      Check(!(edit.is_object() && edit.contains("type") && edit["type"] == serve::kCompactEditType),
+            "the compact edit reached the upstream");
+    }
+  }
+  Check(ReadAnthropicMessages(sent).ok(), "the dialect reader refuses the upstream body");
+  if (read->messages) {
+    Check(read->resumed_at.has_value() && read->carried.has_value(),
+          "a resumed request does not say where it resumed");
+    Check(ReadAnthropicMessages(*read->messages).ok(), "the resumed messages are unreadable");
+  }
+}
+
+void Marker(std::string_view rest) {
+  using namespace harness;
+  const std::size_t nul = rest.find('\0');
+  const std::string_view summary = rest.substr(0, nul);
+  const std::string_view marker = nul == std::string_view::npos ? "" : rest.substr(nul + 1);
+  auto carry = serve::DecodeCompactionMarker(summary, marker);
+  if (!carry.ok())
+    return;
+  auto again =
+      serve::DecodeCompactionMarker(summary, serve::EncodeCompactionMarker(summary, *carry));
+  Check(again.ok() && *again == *carry, "a decoded marker does not encode back");
+}
+
+void Stream(std::string_view rest) {
+  using namespace harness;
+  if (rest.empty())
+    return;
+  const std::size_t chunk = 1 + static_cast<unsigned char>(rest[0]) % 64;
+  rest.remove_prefix(1);
+  serve::CompactionStreamSplice splice(
+      serve::CompactionBlockJson("summary", serve::CompactionCarry{}));
+  std::string out;
+  bool broke = false;
+  for (std::size_t at = 0; at < rest.size() && !broke; at += chunk) {
+    auto fed = splice.Feed(rest.substr(at, chunk));
+    if (!fed.ok()) {
+      Check(fed.error().type == "api_error", "a broken stream is not an api_error");
+      broke = true;
+    } else {
+      out += *fed;
+    }
+  }
+  if (!broke) {
+    auto done = splice.Finish();
+    Check(done.ok() || done.error().type == "api_error", "a cut stream is not an api_error");
+  }
+  SseDecoder decoder;
+  std::vector<SseEvent> events;
+  Check(decoder.Feed(out, events).ok() && decoder.Finish().ok(),
+        "the relayed stream does not decode");
+}
+
+void CompactAnswer(std::string_view answer) {
+  using namespace harness;
+  auto read = serve::ReadGatewayCompaction(answer);
+  if (!read.ok()) {
+    Check(read.error().type == "api_error", "a bad compaction answer is not an api_error");
+    return;
+  }
+  Check(ReadAnthropicMessages(read->messages).ok(), "the replacement is unreadable");
+}
+
+void Prepend(std::string_view answer) {
+  using namespace harness;
+  const std::string block = serve::CompactionBlockJson("s", serve::CompactionCarry{});
+  auto out = serve::PrependCompactionBlock(answer, block);
+  if (!out.ok()) {
+    Check(out.error().type == "api_error", "a bad upstream answer is not an api_error");
+    return;
+  }
+  auto parsed = ParseStrictJson(*out);
+  Check(parsed.ok() && (*parsed)["content"][0] == *ParseStrictJson(block),
+        "the block is not the answer's first");
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  if (size == 0)
+    return 0;
+  const std::string_view rest(reinterpret_cast<const char*>(data) + 1, size - 1);
+  switch (data[0]) {
+    case 0:
+      Request(rest);
+      break;
+    case 1:
+      Marker(rest);
+      break;
+    case 2:
+      Stream(rest);
+      break;
+    case 3:
+      CompactAnswer(rest);
+      break;
+    default:
+      Prepend(rest);
+      break;
+  }
+  return 0;
+}
