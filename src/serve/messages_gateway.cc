@@ -1,0 +1,105 @@
+#include "serve/messages_gateway.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "harness/inference/counter.h"
+#include "harness/inference/request.h"
+
+namespace harness::serve {
+
+namespace {
+
+constexpr std::string_view kOfflineModel = "offline";
+
+// The configured model named like the request's model, else the offline one: the gateway's
+// count and compaction context, never a way to reach another provider.
+std::string ContextModelName(const HeldConversationContext& context, const std::string& model) {
+  if (context.models != nullptr && !model.empty() && context.models->count(model) != 0)
+    return model;
+  return std::string(kOfflineModel);
+}
+
+Result<ServedModel, AnthropicError> ContextModel(const HeldConversationContext& context,
+                                                 const std::string& name) {
+  auto internal = [](std::string why) { return AnthropicError{500, "api_error", std::move(why)}; };
+  if (context.models == nullptr)
+    return Fail(internal("the gateway has no models to count with"));
+  const auto found = context.models->find(name);
+  if (found == context.models->end())
+    return Fail(internal("the gateway's model \"" + name + "\" is not configured"));
+  auto model = found->second.make();
+  if (!model.ok())
+    return Fail(internal("the gateway's model \"" + name + "\" cannot be made: " + model.error()));
+  return std::move(model).value();
+}
+
+TokenCount CountInput(const HeldConversationContext& context, const ServedModel& model,
+                      const DialectConversation& conversation) {
+  InferenceRequest request;
+  request.model = model.model;
+  request.system = conversation.system;
+  request.messages = conversation.transcript;
+  if (model.counter) {
+    auto counted = model.counter->Count(request, context.stop);
+    if (counted.ok())
+      return counted->input_tokens;
+  }
+  // A counter that cannot count this request (or none): the conservative estimate.
+  return EstimateRequestTokens(request);
+}
+
+AnthropicError FromApi(const ApiError& error) {
+  const unsigned status = HttpStatusOf(error.kind);
+  if (status >= 500)
+    return AnthropicError{500, "api_error", "the compaction failed: " + error.detail};
+  return AnthropicError{400, "invalid_request_error",
+                        "the compaction was refused: " + error.detail};
+}
+
+}  // namespace
+
+Result<MessagesPlan, AnthropicError> PlanMessagesCall(std::string_view body,
+                                                      const HeldConversationContext& context,
+                                                      bool journal) {
+  MessagesPlan plan;
+  HARNESS_TRY(plan.request, ReadMessagesGatewayRequest(body));
+  if (!plan.request.edit) {
+    plan.upstream_body = UpstreamMessagesBody(body, plan.request);
+    return plan;
+  }
+  const CompactEdit& edit = *plan.request.edit;
+  const std::string model = ContextModelName(context, plan.request.model);
+  HARNESS_TRY(const ServedModel served, ContextModel(context, model));
+  const TokenCount input = CountInput(context, served, plan.request.conversation);
+  plan.input_tokens = input;
+  if (!CompactionDue(input, edit)) {
+    plan.upstream_body = UpstreamMessagesBody(body, plan.request);
+    return plan;
+  }
+
+  ConversationCompactRequest compact;
+  compact.dialect = Dialect::kAnthropicMessages;
+  compact.conversation = plan.request.conversation;
+  compact.model = model;
+  compact.instructions = edit.instructions;
+  // The retained tail stays well under the trigger, so the next request does not compact again.
+  compact.keep_recent_tokens =
+      std::max<TokenCount>(1, std::min(served.policy.keep_recent_tokens, edit.trigger / 4));
+  compact.store = journal;
+  auto answer = CompactHeldConversation(std::move(compact), context);
+  if (!answer.ok()) {
+    if (answer.error().kind != ApiErrorKind::kCompactionRejected)
+      return Fail(FromApi(answer.error()));
+    plan.compaction_failure = answer.error().detail;
+    plan.upstream_body = UpstreamMessagesBody(body, plan.request);
+    return plan;
+  }
+  HARNESS_TRY(GatewayCompaction compacted, ReadGatewayCompaction(*answer));
+  plan.block = CompactionBlockJson(compacted.summary, compacted.carry);
+  plan.paused = edit.pause_after_compaction;
+  plan.upstream_body = UpstreamMessagesBody(body, plan.request, compacted.messages);
+  return plan;
+}
+
+}  // namespace harness::serve
