@@ -32,7 +32,7 @@ std::string CarryDigest(std::string_view summary, const CompactionCarry& carry) 
   part(kMarkerFormat);
   part(summary);
   part(carry.session ? carry.session->ToString() : std::string());
-  for (const std::string& element : carry.retained)
+  for (const std::string& element : carry.replacement)
     part(element);
   const Sha256Digest digest = hasher.Finish();
   return ToHex(digest);
@@ -229,10 +229,10 @@ std::string EncodeCompactionMarker(std::string_view summary, const CompactionCar
     AppendJsonString(out, carry.session->ToString());
   else
     out.append("null");
-  out.append(",\"retained\":[");
-  for (std::size_t i = 0; i < carry.retained.size(); ++i) {
+  out.append(",\"replacement\":[");
+  for (std::size_t i = 0; i < carry.replacement.size(); ++i) {
     out.append(i == 0 ? "" : ",");
-    AppendJsonString(out, carry.retained[i]);
+    AppendJsonString(out, carry.replacement[i]);
   }
   out.append("],\"sha256\":\"").append(CarryDigest(summary, carry)).append("\"}");
   return out;
@@ -265,13 +265,13 @@ Result<CompactionCarry, std::string> DecodeCompactionMarker(std::string_view sum
       return Fail(std::string("its marker's \"session\" is not a session id"));
     carry.session = *id;
   }
-  auto retained = object.RequireNonNull("retained");
-  if (!retained.ok() || !(*retained)->is_array())
-    return Fail(std::string("its marker's \"retained\" is not an array"));
-  for (const Json& element : **retained) {
+  auto replacement = object.RequireNonNull("replacement");
+  if (!replacement.ok() || !(*replacement)->is_array() || (*replacement)->empty())
+    return Fail(std::string("its marker's \"replacement\" is not an array of messages"));
+  for (const Json& element : **replacement) {
     if (!element.is_string())
-      return Fail(std::string("its marker's \"retained\" holds a value that is not a string"));
-    carry.retained.push_back(element.get<std::string>());
+      return Fail(std::string("its marker's \"replacement\" holds a value that is not a string"));
+    carry.replacement.push_back(element.get<std::string>());
   }
   auto digest = object.RequireString("sha256");
   if (!digest.ok())
@@ -331,22 +331,20 @@ Result<MessagesGatewayRequest, AnthropicError> ReadMessagesGatewayRequest(
     return out;
   }
 
-  // Resume from the last compaction block: the summary, the retained elements, the rest.
+  // Resume from the last compaction block: the replacement it carries, then the rest.
   const Json& holder = (*messages)[last->message];
   std::string summary;
   HARNESS_TRY(CompactionCarry carry,
               ReadCarriedBlock(holder["content"][last->block], *last, summary));
   std::vector<DialectElement> tail;
-  tail.reserve(carry.retained.size() + messages->size() - last->message);
-  for (const std::string& element : carry.retained)
+  tail.reserve(carry.replacement.size() + messages->size() - last->message);
+  for (const std::string& element : carry.replacement)
     tail.push_back(DialectElement{.json = element});
   if (std::optional<std::string> rest = BlocksAfter(holder, last->block))
     tail.push_back(DialectElement{.json = std::move(*rest)});
   for (std::size_t i = last->message + 1; i < read->elements.size(); ++i)
     tail.push_back(DialectElement{.json = read->elements[i].json});
-  Transcript head;
-  head.push_back(Message(UserMessage{{Block(TextBlock{summary})}}));
-  auto written = WriteAnthropicMessages(head, tail);
+  auto written = WriteAnthropicMessages(Transcript{}, tail);
   if (!written.ok())
     return Fail(FromDialect(written.error()));
   auto resumed = ReadAnthropicMessages(*written, limits);
@@ -437,13 +435,11 @@ Result<GatewayCompaction, AnthropicError> ReadGatewayCompaction(std::string_view
     return Fail(internal("cannot be read: " + conversation.error().Describe()));
   if (conversation->elements.empty())
     return Fail(internal("has no summary message"));
-  std::vector<DialectElement> all;
   out.messages = "[";
   for (std::size_t i = 0; i < conversation->elements.size(); ++i) {
     const std::string& json = conversation->elements[i].json;
     out.messages.append(i == 0 ? "" : ",").append(json);
-    if (i > 0)
-      out.carry.retained.push_back(json);
+    out.carry.replacement.push_back(json);
   }
   out.messages.append("]");
   out.carry.session = out.session;

@@ -8,11 +8,11 @@
 //   of the edit refused, two such edits refused; other edits are kept for the upstream) and its
 //   conversation (`system` + `messages`, read with the Anthropic dialect reader, dialect.h).
 // - A request that carries `compaction` blocks resumes from the last one: the messages before the
-//   message holding it, and that message's blocks before it, are dropped. In their place come
-//   the summary (a user message of the block's `content`, as a compaction writes it) and the
-//   retained elements the gateway stored in the block's `encrypted_content` when it wrote the
-//   block, each exactly as sent; then the blocks after it (an assistant message) and the later
-//   messages as sent. MessagesGatewayRequest::messages is that array; conversation is it read.
+//   message holding it, and that message's blocks before it, are dropped. In their place comes
+//   the replacement the gateway stored in the block's `encrypted_content` when it wrote the
+//   block (the summary message and the retained elements, each exactly as the compaction wrote
+//   them); then the blocks after it (an assistant message) and the later messages as sent.
+//   MessagesGatewayRequest::messages is that array; conversation is it read.
 // - The gateway only resumes from blocks it wrote: a compaction block whose `encrypted_content`
 //   is not a gateway marker (a provider's block, a failed compaction's null content), or whose
 //   summary or marker was changed after the gateway wrote it (the marker's SHA-256 no longer
@@ -26,13 +26,13 @@
 // - CompactionDue: the request's input tokens exceed the edit's trigger.
 // - CompactionBlockJson is `{"type":"compaction","content":summary,"encrypted_content":marker}`;
 //   the marker is a JSON text: the format (`harness_compaction` 1), the session the compaction is
-//   journaled as (or null), the retained elements as JSON strings of their exact text, and the
-//   SHA-256 of the summary, the session and the elements (length-prefixed, so no two carries
+//   journaled as (or null), the replacement's elements as JSON strings of their exact text, and
+//   the SHA-256 of the summary, the session and the elements (length-prefixed, so no two carries
 //   hash alike). It is an integrity check against edits and foreign blocks, not a secret: a
 //   caller that writes its own marker only misleads its own conversation.
 // - ReadGatewayCompaction reads the answer of CompactHeldConversation (conversation_compact.h)
 //   in the anthropic format: the summary, the session, the replacement messages (the summary
-//   message and the retained elements, as sent) and the carry the block stores.
+//   message and the retained elements, as written) and the carry the block stores.
 // - PrependCompactionBlock puts the block first in a Messages answer's `content` (the answer
 //   re-encoded); PausedAnswer / PausedStream are the answer of a paused compaction: the block
 //   alone, stop_reason "compaction", no upstream call.
@@ -79,8 +79,9 @@ struct CompactEdit {
 
 // What a gateway compaction block carries besides its summary.
 struct CompactionCarry {
-  std::optional<Uuid> session;        // the journaled compaction; none when not stored
-  std::vector<std::string> retained;  // the retained elements, each exactly as sent
+  std::optional<Uuid> session;  // the journaled compaction; none when not stored
+  // The replacement: the summary message, then the retained elements, each exactly as written.
+  std::vector<std::string> replacement;
   friend bool operator==(const CompactionCarry&, const CompactionCarry&) = default;
 };
 

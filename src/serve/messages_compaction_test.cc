@@ -158,13 +158,15 @@ TEST(MessagesCompaction, TheCompactEditIsRemovedAndOtherEditsAreKept) {
 }
 
 TEST(MessagesCompaction, TheMarkerRoundTripsAndRefusesAnyChange) {
-  const CompactionCarry carry{kSession, {R"({"role":"user","content":"keep me"})"}};
+  const CompactionCarry carry{
+      kSession,
+      {R"({"role":"user","content":"the summary"})", R"({"role":"user","content":"keep me"})"}};
   const std::string marker = EncodeCompactionMarker("the summary", carry);
   auto decoded = DecodeCompactionMarker("the summary", marker);
   ASSERT_TRUE(decoded.ok()) << decoded.error();
   EXPECT_EQ(*decoded, carry);
 
-  const CompactionCarry unstored{std::nullopt, {}};
+  const CompactionCarry unstored{std::nullopt, {R"({"role":"user","content":"s"})"}};
   auto bare = DecodeCompactionMarker("s", EncodeCompactionMarker("s", unstored));
   ASSERT_TRUE(bare.ok()) << bare.error();
   EXPECT_EQ(*bare, unstored);
@@ -175,6 +177,8 @@ TEST(MessagesCompaction, TheMarkerRoundTripsAndRefusesAnyChange) {
   auto tampered = DecodeCompactionMarker("the summary", changed);
   ASSERT_FALSE(tampered.ok());
   EXPECT_NE(tampered.error().find("changed"), std::string::npos);
+  auto empty = DecodeCompactionMarker("s", EncodeCompactionMarker("s", {std::nullopt, {}}));
+  EXPECT_FALSE(empty.ok());
   auto foreign = DecodeCompactionMarker("the summary", "EqQBCkYIBRgCKkB...opaque");
   ASSERT_FALSE(foreign.ok());
   EXPECT_NE(foreign.error().find("not a marker this gateway wrote"), std::string::npos);
@@ -195,7 +199,8 @@ std::string Resumed(std::string_view block) {
 
 TEST(MessagesCompaction, ResumingDropsEverythingBeforeTheLastCompactionBlock) {
   const std::string retained = R"({"role":"user","content":"the question that was retained"})";
-  const std::string block = CompactionBlockJson("SUMMARY TEXT", {kSession, {retained}});
+  const std::string block = CompactionBlockJson(
+      "SUMMARY TEXT", {kSession, {R"({"role":"user","content":"SUMMARY TEXT"})", retained}});
   const std::string body = Resumed(block);
   auto read = ReadMessagesGatewayRequest(body);
   ASSERT_TRUE(read.ok()) << read.error().message;
@@ -228,8 +233,10 @@ TEST(MessagesCompaction, ResumingDropsEverythingBeforeTheLastCompactionBlock) {
 }
 
 TEST(MessagesCompaction, OnlyTheLastCompactionBlockCounts) {
-  const std::string older = CompactionBlockJson("OLDER", {std::nullopt, {}});
-  const std::string newer = CompactionBlockJson("NEWER", {std::nullopt, {}});
+  const std::string older =
+      CompactionBlockJson("OLDER", {std::nullopt, {R"({"role":"user","content":"OLDER"})"}});
+  const std::string newer =
+      CompactionBlockJson("NEWER", {std::nullopt, {R"({"role":"user","content":"NEWER"})"}});
   const std::string body =
       R"({"messages":[{"role":"user","content":"q"},{"role":"assistant","content":[)" + older +
       R"(]},{"role":"user","content":"q2"},{"role":"assistant","content":[)" + newer +
@@ -244,7 +251,8 @@ TEST(MessagesCompaction, OnlyTheLastCompactionBlockCounts) {
 }
 
 TEST(MessagesCompaction, ACompactionBlockTheGatewayDidNotWriteIsRefused) {
-  const std::string good = CompactionBlockJson("S", {std::nullopt, {}});
+  const std::string good =
+      CompactionBlockJson("S", {std::nullopt, {R"({"role":"user","content":"S"})"}});
   std::string edited = good;
   edited.replace(edited.find("\"S\""), 3, "\"T\"");
   const std::string cases[] = {
@@ -282,8 +290,9 @@ TEST(MessagesCompaction, TheCompactHeldConversationAnswerBecomesTheBlockAndTheMe
   EXPECT_EQ(read->session, kSession);
   EXPECT_EQ(read->messages,
             R"([{"role":"user","content":"SUMMARY"},{"role":"user","content":  "kept as sent"}])");
-  EXPECT_EQ(read->carry.retained,
-            std::vector<std::string>{R"({"role":"user","content":  "kept as sent"})"});
+  EXPECT_EQ(read->carry.replacement,
+            (std::vector<std::string>{R"({"role":"user","content":"SUMMARY"})",
+                                      R"({"role":"user","content":  "kept as sent"})"}));
   EXPECT_EQ(read->carry.session, kSession);
   EXPECT_FALSE(ReadGatewayCompaction("{}").ok());
 }

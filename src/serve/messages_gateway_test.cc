@@ -2,6 +2,8 @@
 // request with the compact_20260112 edit, on the offline model and an in-memory journal.
 #include "serve/messages_gateway.h"
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <gtest/gtest.h>
 
 #include <map>
@@ -118,10 +120,11 @@ TEST_F(MessagesGatewayTest, OverTheTriggerTheUpstreamGetsTheSummaryAndTheRetaine
   // The newest request is retained, exactly as sent, and it is what the marker carries.
   EXPECT_EQ(messages.back(),
             Parse(R"({"role":"user",  "content":"Now make the retry delay configurable."})"));
-  ASSERT_FALSE(carry->retained.empty());
-  EXPECT_EQ(carry->retained.back(),
+  ASSERT_GE(carry->replacement.size(), 2u);
+  EXPECT_EQ(carry->replacement.back(),
             R"({"role":"user",  "content":"Now make the retry delay configurable."})");
-  EXPECT_EQ(messages.size(), 1 + carry->retained.size());
+  EXPECT_EQ(messages.size(), carry->replacement.size());
+  EXPECT_EQ(messages, Parse("[" + fmt::format("{}", fmt::join(carry->replacement, ",")) + "]"));
   EXPECT_EQ(plan->upstream_body.find("Fix the failing test in src/net/client.cc.\"}"),
             std::string::npos);
 }
