@@ -3,7 +3,8 @@
 // The first byte picks what the rest is: 0 a Messages request body, 1 a summary and a marker
 // (split at the first NUL) for DecodeCompactionMarker, 2 an upstream event stream for the splice
 // (fed in chunks whose sizes the next byte picks), 3 the answer of a held-conversation compaction,
-// anything else a Messages answer to put a block in front of.
+// 5 a Messages request body whose every journaled compaction was undone, anything else a Messages
+// answer to put a block in front of.
 // Invariants: nothing crashes or throws; every refusal is a 4xx invalid_request_error or
 // request_too_large for a request, an api_error for the upstream's or the compaction's answer;
 // an accepted request's upstream body is a JSON object without the compact edit whose messages
@@ -25,9 +26,12 @@ namespace {
 
 constexpr FuzzCheck Check{"messages_compaction_fuzz"};
 
-void Request(std::string_view body) {
+void Request(std::string_view body, bool all_undone) {
   using namespace harness;
-  auto read = serve::ReadMessagesGatewayRequest(body);
+  serve::UndoneCompaction undone;
+  if (all_undone)
+    undone = [](const Uuid&) { return true; };
+  auto read = serve::ReadMessagesGatewayRequest(body, DialectLimits{}, undone);
   if (!read.ok()) {
     Check(read.error().status == 400 || read.error().status == 413, "a refusal is not a 4xx");
     Check(read.error().type == "invalid_request_error" || read.error().type == "request_too_large",
@@ -47,8 +51,9 @@ void Request(std::string_view body) {
   }
   Check(ReadAnthropicMessages(sent).ok(), "the dialect reader refuses the upstream body");
   if (read->messages) {
-    Check(read->resumed_at.has_value() && read->carried.has_value(),
-          "a resumed request does not say where it resumed");
+    Check((read->resumed_at.has_value() && read->carried.has_value()) || !read->undone.empty(),
+          "a rewritten request neither resumed nor dropped an undone block");
+    Check(!all_undone || !read->resumed_at, "an undone compaction was resumed from");
     Check(ReadAnthropicMessages(*read->messages).ok(), "the resumed messages are unreadable");
   }
 }
@@ -126,7 +131,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const std::string_view rest(reinterpret_cast<const char*>(data) + 1, size - 1);
   switch (data[0]) {
     case 0:
-      Request(rest);
+      Request(rest, false);
+      break;
+    case 5:
+      Request(rest, true);
       break;
     case 1:
       Marker(rest);

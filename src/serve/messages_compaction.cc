@@ -123,9 +123,9 @@ struct BlockAt {
   std::size_t block = 0;
 };
 
-// The last compaction block of `messages`; compaction blocks are assistant content only.
-Result<std::optional<BlockAt>, AnthropicError> LastCompactionBlock(const Json& messages) {
-  std::optional<BlockAt> last;
+// Every compaction block of `messages`, in order; compaction blocks are assistant content only.
+Result<std::vector<BlockAt>, AnthropicError> CompactionBlocks(const Json& messages) {
+  std::vector<BlockAt> out;
   for (std::size_t i = 0; i < messages.size(); ++i) {
     const Json& message = messages[i];
     if (!message.is_object())
@@ -147,10 +147,10 @@ Result<std::optional<BlockAt>, AnthropicError> LastCompactionBlock(const Json& m
             "assistant's; a compaction block is only valid where an answer returned it",
             i, j)));
       }
-      last = BlockAt{i, j};
+      out.push_back(BlockAt{i, j});
     }
   }
-  return last;
+  return out;
 }
 
 Result<CompactionCarry, AnthropicError> ReadCarriedBlock(const Json& block, const BlockAt& at,
@@ -187,22 +187,41 @@ Result<CompactionCarry, AnthropicError> ReadCarriedBlock(const Json& block, cons
   return std::move(*carry);
 }
 
-// The message holding the compaction block without the blocks up to it: an assistant message
-// of the rest, or nullopt when nothing follows the block.
-std::optional<std::string> BlocksAfter(const Json& message, std::size_t block) {
-  const Json& content = message["content"];
-  if (block + 1 >= content.size())
-    return std::nullopt;
+// Message `index` without its blocks before `from` and without the undone compaction blocks in
+// `skipped`: its exact text when nothing is removed, nullopt when no block is left.
+std::optional<std::string> Remaining(const Json& messages, const DialectConversation& read,
+                                     std::size_t index, std::size_t from,
+                                     const std::vector<BlockAt>& skipped) {
+  const Json& message = messages[index];
+  auto skip = [&](std::size_t block) {
+    for (const BlockAt& at : skipped) {
+      if (at.message == index && at.block == block)
+        return true;
+    }
+    return false;
+  };
+  const auto content = message.find("content");
+  bool changed = from > 0;
+  if (content != message.end() && content->is_array()) {
+    for (std::size_t j = from; j < content->size() && !changed; ++j)
+      changed = skip(j);
+  }
+  if (!changed)
+    return read.elements[index].json;
   Json rest = Json::object();
   for (const auto& member : message.items()) {
-    if (member.key() == "content") {
-      Json blocks = Json::array();
-      for (std::size_t j = block + 1; j < content.size(); ++j)
-        blocks.push_back(content[j]);
-      rest["content"] = std::move(blocks);
-    } else {
+    if (member.key() != "content") {
       rest[member.key()] = member.value();
+      continue;
     }
+    Json blocks = Json::array();
+    for (std::size_t j = from; j < content->size(); ++j) {
+      if (!skip(j))
+        blocks.push_back((*content)[j]);
+    }
+    if (blocks.empty())
+      return std::nullopt;
+    rest["content"] = std::move(blocks);
   }
   return rest.dump();
 }
@@ -295,7 +314,7 @@ std::string CompactionBlockJson(std::string_view summary, const CompactionCarry&
 }
 
 Result<MessagesGatewayRequest, AnthropicError> ReadMessagesGatewayRequest(
-    std::string_view body, const DialectLimits& limits) {
+    std::string_view body, const DialectLimits& limits, const UndoneCompaction& undone) {
   if (body.size() > limits.max_bytes) {
     return Fail(AnthropicError{413, "request_too_large",
                                fmt::format("the body is over {} bytes", limits.max_bytes)});
@@ -321,29 +340,46 @@ Result<MessagesGatewayRequest, AnthropicError> ReadMessagesGatewayRequest(
   const auto messages = root.find("messages");
   if (messages == root.end() || !messages->is_array())
     return Fail(Invalid("$.messages must be an array of messages"));
-  HARNESS_TRY(const std::optional<BlockAt> last, LastCompactionBlock(*messages));
+  HARNESS_TRY(const std::vector<BlockAt> blocks, CompactionBlocks(*messages));
 
   auto read = ReadAnthropicMessages(body, limits);
   if (!read.ok())
     return Fail(FromDialect(read.error()));
-  if (!last) {
+  if (blocks.empty()) {
     out.conversation = std::move(*read);
     return out;
   }
 
-  // Resume from the last compaction block: the replacement it carries, then the rest.
-  const Json& holder = (*messages)[last->message];
-  std::string summary;
-  HARNESS_TRY(CompactionCarry carry,
-              ReadCarriedBlock(holder["content"][last->block], *last, summary));
+  // Resume from the last compaction block that was not undone: the replacement it carries,
+  // then the rest; the undone blocks after it are dropped, their messages kept.
+  std::optional<BlockAt> resume;
+  std::optional<CompactionCarry> carried;
+  std::vector<BlockAt> skipped;
+  for (auto at = blocks.rbegin(); at != blocks.rend() && !resume; ++at) {
+    std::string summary;
+    HARNESS_TRY(CompactionCarry carry,
+                ReadCarriedBlock((*messages)[at->message]["content"][at->block], *at, summary));
+    if (carry.session && undone && undone(*carry.session)) {
+      skipped.push_back(*at);
+      out.undone.push_back(*carry.session);
+      continue;
+    }
+    resume = *at;
+    carried = std::move(carry);
+  }
   std::vector<DialectElement> tail;
-  tail.reserve(carry.replacement.size() + messages->size() - last->message);
-  for (const std::string& element : carry.replacement)
-    tail.push_back(DialectElement{.json = element});
-  if (std::optional<std::string> rest = BlocksAfter(holder, last->block))
-    tail.push_back(DialectElement{.json = std::move(*rest)});
-  for (std::size_t i = last->message + 1; i < read->elements.size(); ++i)
-    tail.push_back(DialectElement{.json = read->elements[i].json});
+  std::size_t next = 0;
+  if (resume) {
+    for (const std::string& element : carried->replacement)
+      tail.push_back(DialectElement{.json = element});
+    if (auto rest = Remaining(*messages, *read, resume->message, resume->block + 1, skipped))
+      tail.push_back(DialectElement{.json = std::move(*rest)});
+    next = resume->message + 1;
+  }
+  for (std::size_t i = next; i < read->elements.size(); ++i) {
+    if (auto kept = Remaining(*messages, *read, i, 0, skipped))
+      tail.push_back(DialectElement{.json = std::move(*kept)});
+  }
   auto written = WriteAnthropicMessages(Transcript{}, tail);
   if (!written.ok())
     return Fail(FromDialect(written.error()));
@@ -354,8 +390,9 @@ Result<MessagesGatewayRequest, AnthropicError> ReadMessagesGatewayRequest(
   resumed->system_json = std::move(read->system_json);
   out.conversation = std::move(*resumed);
   out.messages = std::move(*written);
-  out.resumed_at = last->message;
-  out.carried = std::move(carry);
+  if (resume)
+    out.resumed_at = resume->message;
+  out.carried = std::move(carried);
   return out;
 }
 

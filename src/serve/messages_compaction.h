@@ -13,6 +13,10 @@
 //   block (the summary message and the retained elements, each exactly as the compaction wrote
 //   them); then the blocks after it (an assistant message) and the later messages as sent.
 //   MessagesGatewayRequest::messages is that array; conversation is it read.
+// - Undo: a block whose journaled compaction `undone` says was undone is not resumed from: it is
+//   removed from its message (a message left without blocks is dropped) and the previous block
+//   is considered in its place; with none left the conversation is the messages as sent
+//   without those blocks.
 // - The gateway only resumes from blocks it wrote: a compaction block whose `encrypted_content`
 //   is not a gateway marker (a provider's block, a failed compaction's null content), or whose
 //   summary or marker was changed after the gateway wrote it (the marker's SHA-256 no longer
@@ -47,6 +51,7 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -99,11 +104,15 @@ struct MessagesGatewayRequest {
   std::optional<std::string> messages;
   std::optional<std::size_t> resumed_at;  // the index of the message holding that block
   std::optional<CompactionCarry> carried;
+  std::vector<Uuid> undone;          // the sessions of the compaction blocks dropped as undone
   DialectConversation conversation;  // the conversation the upstream gets, read
 };
 
+// Whether the compaction journaled as `session` was undone since (docs/undo.md).
+using UndoneCompaction = std::function<bool(const Uuid& session)>;
+
 Result<MessagesGatewayRequest, AnthropicError> ReadMessagesGatewayRequest(
-    std::string_view body, const DialectLimits& limits = {});
+    std::string_view body, const DialectLimits& limits = {}, const UndoneCompaction& undone = {});
 
 // `messages`: the array to send; nullopt: the request's own (MessagesGatewayRequest::messages
 // when it resumed, else the body's).

@@ -250,6 +250,43 @@ TEST(MessagesCompaction, OnlyTheLastCompactionBlockCounts) {
   EXPECT_EQ(Parse(*read->messages).size(), 2u);
 }
 
+TEST(MessagesCompaction, AnUndoneCompactionIsNotResumedFromAndItsBlockIsDropped) {
+  const Uuid older_session = *Uuid::ParseCanonical("01890a5d-ac96-774b-bcce-b302099a8059");
+  const std::string older =
+      CompactionBlockJson("OLDER", {older_session, {R"({"role":"user","content":"OLDER"})"}});
+  const std::string newer =
+      CompactionBlockJson("NEWER", {kSession, {R"({"role":"user","content":"NEWER"})"}});
+  const std::string body =
+      R"({"messages":[{"role":"user","content":"q"},{"role":"assistant","content":[)" + older +
+      R"(]},{"role":"user","content":"q2"},{"role":"assistant","content":[)" + newer +
+      R"(,{"type":"text","text":"a2"}]},{"role":"user","content":"q3"}]})";
+  // The newer compaction was undone: resume from the older one, drop the newer block.
+  auto newer_undone = ReadMessagesGatewayRequest(
+      body, {}, [&](const Uuid& session) { return session == kSession; });
+  ASSERT_TRUE(newer_undone.ok()) << newer_undone.error().message;
+  EXPECT_EQ(newer_undone->resumed_at, 1u);
+  EXPECT_EQ(newer_undone->undone, std::vector<Uuid>{kSession});
+  EXPECT_EQ(Parse(*newer_undone->messages),
+            Parse(R"([{"role":"user","content":"OLDER"},{"role":"user","content":"q2"},)"
+                  R"({"role":"assistant","content":[{"type":"text","text":"a2"}]},)"
+                  R"({"role":"user","content":"q3"}])"));
+  // Both undone: the messages as sent without the blocks; the paused answer's message goes.
+  auto both = ReadMessagesGatewayRequest(body, {}, [](const Uuid&) { return true; });
+  ASSERT_TRUE(both.ok()) << both.error().message;
+  EXPECT_FALSE(both->resumed_at);
+  EXPECT_FALSE(both->carried);
+  EXPECT_EQ(both->undone.size(), 2u);
+  EXPECT_EQ(Parse(*both->messages),
+            Parse(R"([{"role":"user","content":"q"},{"role":"user","content":"q2"},)"
+                  R"({"role":"assistant","content":[{"type":"text","text":"a2"}]},)"
+                  R"({"role":"user","content":"q3"}])"));
+  EXPECT_EQ(Parse(UpstreamMessagesBody(body, *both))["messages"], Parse(*both->messages));
+  // An undone block must still be the gateway's own.
+  std::string edited = body;
+  edited.replace(edited.find("\"NEWER\""), 7, "\"EDITED\"");
+  EXPECT_FALSE(ReadMessagesGatewayRequest(edited, {}, [](const Uuid&) { return true; }).ok());
+}
+
 TEST(MessagesCompaction, ACompactionBlockTheGatewayDidNotWriteIsRefused) {
   const std::string good =
       CompactionBlockJson("S", {std::nullopt, {R"({"role":"user","content":"S"})"}});

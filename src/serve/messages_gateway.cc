@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <utility>
 
+#include "harness/event/compaction.h"
+#include "harness/event/revert.h"
 #include "harness/inference/counter.h"
 #include "harness/inference/request.h"
 
@@ -49,6 +51,29 @@ TokenCount CountInput(const HeldConversationContext& context, const ServedModel&
   return EstimateRequestTokens(request);
 }
 
+// Whether the journal's last history replacement of `session` is an undo (docs/undo.md): the
+// compaction a block carries no longer stands. A session the journal does not hold (not stored,
+// or another server's journal), or one it cannot read, stands.
+bool CompactionUndone(Journal& journal, const Uuid& session) {
+  constexpr std::size_t kPage = 256;
+  bool undone = false;
+  std::uint64_t from = 1;
+  while (true) {
+    auto page = journal.Read(session, from, kPage);
+    if (!page.ok())
+      return false;
+    for (const JournalRecord& record : *page) {
+      if (record.type == CompactionCommitted::kType)
+        undone = false;
+      else if (record.type == HistoryReverted::kType)
+        undone = true;
+    }
+    if (page->size() < kPage)
+      return undone;
+    from = page->back().seq + 1;
+  }
+}
+
 AnthropicError FromApi(const ApiError& error) {
   const unsigned status = HttpStatusOf(error.kind);
   if (status >= 500)
@@ -63,7 +88,13 @@ Result<MessagesPlan, AnthropicError> PlanMessagesCall(std::string_view body,
                                                       const HeldConversationContext& context,
                                                       bool journal) {
   MessagesPlan plan;
-  HARNESS_TRY(plan.request, ReadMessagesGatewayRequest(body));
+  UndoneCompaction undone;
+  if (context.journal != nullptr) {
+    undone = [journal = context.journal](const Uuid& session) {
+      return CompactionUndone(*journal, session);
+    };
+  }
+  HARNESS_TRY(plan.request, ReadMessagesGatewayRequest(body, DialectLimits{}, undone));
   if (!plan.request.edit) {
     plan.upstream_body = UpstreamMessagesBody(body, plan.request);
     return plan;

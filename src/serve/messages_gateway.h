@@ -3,7 +3,9 @@
 // block, count its input and, when the `compact_20260112` edit's trigger is exceeded, compact it.
 //
 // Contract:
-// - PlanMessagesCall reads the body (messages_compaction.h). Without a compaction edit nothing is
+// - PlanMessagesCall reads the body (messages_compaction.h), a compaction block whose session
+//   the context's journal shows undone (its last history replacement a HistoryReverted) not
+//   resumed from. Without a compaction edit nothing is
 //   counted or compacted: the plan forwards the body (as UpstreamMessagesBody writes it).
 // - With one, the conversation the upstream would get (after resuming) is counted with the
 //   counter of the configured model named like the request's `model`, or the server's "offline"
