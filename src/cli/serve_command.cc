@@ -51,6 +51,8 @@ struct ServeCommandLine {
   std::int64_t idle_release_seconds = 300;  // 0: never
   std::string advertise_url;                // "": none
   std::int64_t blocking_idle_seconds = 10;  // 0: a worker ends as soon as it has nothing to run
+  std::string upstream;                     // "": no gateway forwarding
+  bool no_gateway_journal = false;
 };
 
 namespace {
@@ -214,6 +216,8 @@ int Run(const ServeCommandLine& line) {
   options.idle_release = std::chrono::seconds(line.idle_release_seconds);
   options.advertise_url = line.advertise_url;
   options.blocking_idle = std::chrono::seconds(line.blocking_idle_seconds);
+  options.upstream = line.upstream;
+  options.gateway_journal = !line.no_gateway_journal;
   auto server = serve::Server::Start(std::move(options));
   if (!server.ok()) {
     std::fprintf(stderr, "harness %s\n", TerminalText(server.error().Message()).c_str());
@@ -306,6 +310,13 @@ std::shared_ptr<ServeCommandLine> AddServeCommand(CLI::App& app) {
   AddNumberOption(*c, "--blocking-idle", line->blocking_idle_seconds, {0, 86'400},
                   "seconds a worker thread of model calls and tools waits idle for the next "
                   "call before it ends (0: at once)");
+  c->add_option("--upstream", line->upstream,
+                "URL, such as https://api.openai.com/v1: the API root (as an SDK's base URL) "
+                "that POST /v1/responses, /v1/messages and /v1/chat/completions are forwarded "
+                "to, with harness's compaction where they ask for it (docs/spec/gateway.md)");
+  c->add_flag("--no-gateway-journal", line->no_gateway_journal,
+              "the gateway's compactions are not journaled as sessions unless a request asks "
+              "(store: true)");
   return line;
 }
 

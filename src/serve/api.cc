@@ -118,7 +118,7 @@ bool Fits(const std::vector<std::string_view>& path, const std::vector<std::stri
   return true;
 }
 
-constexpr std::array<RouteSpec, 27> kRoutes = {{
+constexpr std::array<RouteSpec, 31> kRoutes = {{
     {"POST", "/v1/sessions", RouteKind::kCreateSession},
     {"GET", "/v1/sessions", RouteKind::kListSessions},
     {"GET", "/v1/sessions/{session}", RouteKind::kGetSession},
@@ -148,6 +148,10 @@ constexpr std::array<RouteSpec, 27> kRoutes = {{
     {"GET", "/v1/openapi.json", RouteKind::kOpenApi},
     {"GET", "/metrics", RouteKind::kMetrics},
     {"POST", "/v1/compact", RouteKind::kCompactConversation},
+    {"POST", "/v1/responses", RouteKind::kGatewayResponses},
+    {"POST", "/v1/responses/compact", RouteKind::kGatewayResponsesCompact},
+    {"POST", "/v1/messages", RouteKind::kGatewayMessages},
+    {"POST", "/v1/chat/completions", RouteKind::kGatewayChatCompletions},
 }};
 
 ApiError FromJson(const JsonError& error) {

@@ -150,8 +150,14 @@ enum class RouteKind : std::uint8_t {
   kOpenApi,              // GET    /v1/openapi.json
   kMetrics,              // GET    /metrics
   kCompactConversation,  // POST /v1/compact
-  kPreflight,            // OPTIONS on any path that has a route (CORS)
-  kAsset,                // GET, HEAD / and /<file> of the inspector (serve/static_assets.h)
+  // The gateway's wires (serve/gateway.h, docs/spec/gateway.md): answered in the provider's
+  // shapes, errors included.
+  kGatewayResponses,         // POST /v1/responses
+  kGatewayResponsesCompact,  // POST /v1/responses/compact
+  kGatewayMessages,          // POST /v1/messages
+  kGatewayChatCompletions,   // POST /v1/chat/completions
+  kPreflight,                // OPTIONS on any path that has a route (CORS)
+  kAsset,                    // GET, HEAD / and /<file> of the inspector (serve/static_assets.h)
 };
 
 struct EmbeddedFile;

@@ -70,6 +70,10 @@ TEST(Router, EveryRouteMatchesItsMethodAndPath) {
       {"GET", "/v1/openapi.json", RouteKind::kOpenApi},
       {"GET", "/metrics", RouteKind::kMetrics},
       {"POST", "/v1/compact", RouteKind::kCompactConversation},
+      {"POST", "/v1/responses", RouteKind::kGatewayResponses},
+      {"POST", "/v1/responses/compact", RouteKind::kGatewayResponsesCompact},
+      {"POST", "/v1/messages", RouteKind::kGatewayMessages},
+      {"POST", "/v1/chat/completions", RouteKind::kGatewayChatCompletions},
   };
   // The table above is the router's table, route for route.
   EXPECT_EQ(std::size(cases), Routes().size());

@@ -312,6 +312,54 @@ constexpr std::string_view kDocument = R"openapi({
         }
       }
     },
+    "/v1/responses": {
+      "post": {
+        "operationId": "gatewayResponses",
+        "summary": "Gateway (--upstream): an OpenAI Responses request forwarded to the upstream as sent, its answer (a stream byte for byte) relayed as it arrives; with context_management compaction, the input is compacted by harness first when it crosses compact_threshold (docs/spec/gateway.md).",
+        "security": [{}, {"bearer": []}, {"harnessToken": []}],
+        "requestBody": {"required": true, "content": {"application/json": {"schema": {"$ref": "#/components/schemas/ProviderRequest"}}}},
+        "responses": {
+          "200": {"description": "The upstream's answer: a Response object, or its event stream.", "content": {"application/json": {"schema": {"type": "object"}}, "text/event-stream": {"schema": {"type": "string"}}}},
+          "400": {"$ref": "#/components/responses/OpenAiError"}, "401": {"$ref": "#/components/responses/OpenAiError"}, "403": {"$ref": "#/components/responses/OpenAiError"}, "413": {"$ref": "#/components/responses/OpenAiError"}, "415": {"$ref": "#/components/responses/OpenAiError"}, "421": {"$ref": "#/components/responses/OpenAiError"}, "500": {"$ref": "#/components/responses/OpenAiError"}, "501": {"$ref": "#/components/responses/OpenAiError"}, "502": {"$ref": "#/components/responses/OpenAiError"}, "503": {"$ref": "#/components/responses/OpenAiError"}
+        }
+      }
+    },
+    "/v1/responses/compact": {
+      "post": {
+        "operationId": "gatewayResponsesCompact",
+        "summary": "Gateway: OpenAI Responses compaction served by harness (no upstream needed): input items in, output items out that any model takes back as input, the summary as readable text and the retained items as sent (docs/spec/gateway.md).",
+        "security": [{}, {"bearer": []}, {"harnessToken": []}],
+        "requestBody": {"required": true, "content": {"application/json": {"schema": {"$ref": "#/components/schemas/ProviderRequest"}}}},
+        "responses": {
+          "200": {"description": "A response.compaction object.", "content": {"application/json": {"schema": {"type": "object"}}}},
+          "400": {"$ref": "#/components/responses/OpenAiError"}, "401": {"$ref": "#/components/responses/OpenAiError"}, "403": {"$ref": "#/components/responses/OpenAiError"}, "413": {"$ref": "#/components/responses/OpenAiError"}, "415": {"$ref": "#/components/responses/OpenAiError"}, "421": {"$ref": "#/components/responses/OpenAiError"}, "422": {"$ref": "#/components/responses/OpenAiError"}, "500": {"$ref": "#/components/responses/OpenAiError"}, "503": {"$ref": "#/components/responses/OpenAiError"}
+        }
+      }
+    },
+    "/v1/messages": {
+      "post": {
+        "operationId": "gatewayMessages",
+        "summary": "Gateway (--upstream): an Anthropic Messages request forwarded to the upstream (docs/spec/gateway.md).",
+        "security": [{}, {"bearer": []}, {"harnessToken": []}],
+        "requestBody": {"required": true, "content": {"application/json": {"schema": {"$ref": "#/components/schemas/ProviderRequest"}}}},
+        "responses": {
+          "200": {"description": "The upstream's answer: a Message object, or its event stream.", "content": {"application/json": {"schema": {"type": "object"}}, "text/event-stream": {"schema": {"type": "string"}}}},
+          "400": {"$ref": "#/components/responses/AnthropicError"}, "401": {"$ref": "#/components/responses/AnthropicError"}, "403": {"$ref": "#/components/responses/AnthropicError"}, "413": {"$ref": "#/components/responses/AnthropicError"}, "415": {"$ref": "#/components/responses/AnthropicError"}, "421": {"$ref": "#/components/responses/AnthropicError"}, "500": {"$ref": "#/components/responses/AnthropicError"}, "501": {"$ref": "#/components/responses/AnthropicError"}, "502": {"$ref": "#/components/responses/AnthropicError"}, "503": {"$ref": "#/components/responses/AnthropicError"}
+        }
+      }
+    },
+    "/v1/chat/completions": {
+      "post": {
+        "operationId": "gatewayChatCompletions",
+        "summary": "Gateway (--upstream): an OpenAI Chat Completions request forwarded to the upstream (docs/spec/gateway.md).",
+        "security": [{}, {"bearer": []}, {"harnessToken": []}],
+        "requestBody": {"required": true, "content": {"application/json": {"schema": {"$ref": "#/components/schemas/ProviderRequest"}}}},
+        "responses": {
+          "200": {"description": "The upstream's answer: a chat completion, or its chunks as a stream.", "content": {"application/json": {"schema": {"type": "object"}}, "text/event-stream": {"schema": {"type": "string"}}}},
+          "400": {"$ref": "#/components/responses/OpenAiError"}, "401": {"$ref": "#/components/responses/OpenAiError"}, "403": {"$ref": "#/components/responses/OpenAiError"}, "413": {"$ref": "#/components/responses/OpenAiError"}, "415": {"$ref": "#/components/responses/OpenAiError"}, "421": {"$ref": "#/components/responses/OpenAiError"}, "500": {"$ref": "#/components/responses/OpenAiError"}, "501": {"$ref": "#/components/responses/OpenAiError"}, "502": {"$ref": "#/components/responses/OpenAiError"}, "503": {"$ref": "#/components/responses/OpenAiError"}
+        }
+      }
+    },
     "/metrics": {
       "get": {
         "operationId": "getMetrics",
@@ -325,7 +373,8 @@ constexpr std::string_view kDocument = R"openapi({
   },
   "components": {
     "securitySchemes": {
-      "bearer": {"type": "http", "scheme": "bearer", "description": "Required when the server was started with a token (always off loopback)."}
+      "bearer": {"type": "http", "scheme": "bearer", "description": "Required when the server was started with a token (always off loopback)."},
+      "harnessToken": {"type": "apiKey", "in": "header", "name": "X-Harness-Token", "description": "The gateway's paths: the server's token in a header of its own, so that Authorization carries the caller's provider key to the upstream."}
     },
     "parameters": {
       "session": {"name": "session", "in": "path", "required": true, "description": "A canonical lowercase UUID.", "schema": {"type": "string", "format": "uuid"}},
@@ -337,11 +386,24 @@ constexpr std::string_view kDocument = R"openapi({
     },
     "responses": {
       "Error": {"description": "A typed refusal.", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}},
+      "OpenAiError": {"description": "A refusal in OpenAI's shape: harness's own (code: its error kind, or no_upstream, upstream_unavailable) or the upstream's as it answered.", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/OpenAiError"}}}},
+      "AnthropicError": {"description": "A refusal in Anthropic's shape: harness's own or the upstream's as it answered.", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/AnthropicError"}}}},
       "CommandAccepted": {"description": "The command's intent is durable; every id returned gets exactly one reply.", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/CommandAccepted"}}}},
       "CommandAnswered": {"description": "Answered: the reply event.", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/CommandStatus"}}}},
       "CommandPending": {"description": "Still pending when the wait ended (for the session's form, at once when another server holds the session).", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/CommandStatus"}}}}
     },
     "schemas": {
+      "ProviderRequest": {"type": "object", "description": "A request of the provider's wire, as its SDK sends it; the members the gateway reads are listed per wire in docs/spec/gateway.md, the rest go to the upstream as sent."},
+      "OpenAiError": {
+        "type": "object",
+        "required": ["error"],
+        "properties": {"error": {"type": "object", "required": ["message", "type"], "properties": {"message": {"type": "string"}, "type": {"type": "string"}, "param": {"type": ["string", "null"]}, "code": {"type": ["string", "null"]}}}}
+      },
+      "AnthropicError": {
+        "type": "object",
+        "required": ["type", "error"],
+        "properties": {"type": {"const": "error"}, "error": {"type": "object", "required": ["type", "message"], "properties": {"type": {"type": "string"}, "message": {"type": "string"}}}}
+      },
       "ConversationCompactRequest": {
         "type": "object",
         "additionalProperties": false,

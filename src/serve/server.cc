@@ -25,6 +25,7 @@
 #include "harness/core/json.h"
 #include "harness/core/sha256.h"
 #include "harness/event/json.h"
+#include "harness/http/curl_client.h"
 #include "harness/http/url.h"
 #include "harness/hub/record_json.h"
 #include "harness/journal/lease.h"
@@ -35,6 +36,7 @@
 #include "serve/context_breakdown.h"
 #include "serve/conversation_compact.h"
 #include "serve/event_frames.h"
+#include "serve/gateway.h"
 #include "serve/journaled_command.h"
 #include "serve/loop_routes.h"
 #include "serve/metrics.h"
@@ -314,7 +316,44 @@ struct Exchange {
   bool too_large = false;
   std::shared_ptr<CommandWait> wait;
   std::shared_ptr<SuspendedRequest> later;  // answered by a loop (Server::Impl::Later)
+  // A gateway path's wire: every answer on it, refusals included, is in the wire's shape.
+  std::optional<GatewayWire> gateway;
+  HttpHeaders passed;                   // the caller's headers for the upstream (gateway)
+  std::shared_ptr<GatewayRelay> relay;  // the gateway call's answer, once it was started
 };
+
+// A refusal in the shape of the request's path: a gateway wire's, or harness's own.
+Reply Refusal(const Exchange& exchange, const ApiError& error) {
+  if (!exchange.gateway)
+    return ErrorReply(error);
+  const GatewayError refused = FromApiError(*exchange.gateway, error);
+  return Reply{refused.status, EncodeGatewayError(*exchange.gateway, refused)};
+}
+
+// Bytes a gateway answer hands MHD at most per call.
+constexpr std::size_t kRelayBlock = 16u * 1024;
+
+ssize_t ReadRelay(void* cls, std::uint64_t /*pos*/, char* buf, std::size_t max) {
+  GatewayRelay& relay = **static_cast<std::shared_ptr<GatewayRelay>*>(cls);
+  std::size_t count = 0;
+  switch (relay.Read(buf, max, count)) {
+    case GatewayRelay::ReadResult::kData:
+      return static_cast<ssize_t>(count);
+    case GatewayRelay::ReadResult::kWait:
+      return 0;  // the connection sleeps until the producer writes (GatewayRelay)
+    case GatewayRelay::ReadResult::kEnd:
+      return MHD_CONTENT_READER_END_OF_STREAM;
+    case GatewayRelay::ReadResult::kAborted:
+      break;
+  }
+  return MHD_CONTENT_READER_END_WITH_ERROR;
+}
+
+void FreeRelay(void* cls) {
+  auto* holder = static_cast<std::shared_ptr<GatewayRelay>*>(cls);
+  (*holder)->Gone();
+  delete holder;
+}
 
 // Equal-time comparison: both sides are hashed first, so neither the length nor the first
 // differing byte of the token shows in the time taken.
@@ -437,6 +476,16 @@ struct Server::Impl {
   void StartHeldCompaction(ConversationCompactRequest request,
                            std::shared_ptr<SuspendedRequest> later);
   void StopHeldCompactions();
+
+  // The gateway (serve/gateway.h): its upstream (null without options.upstream) and the calls
+  // in flight, each on a thread of its own while its connection sleeps or streams.
+  std::unique_ptr<Upstream> upstream;
+  GatewayCalls gateway_calls;
+  // Starts the call of `wire` and answers once its relay has a head (the connection sleeps
+  // until then).
+  MHD_Result ServeGateway(MHD_Connection* connection, GatewayWire wire, Exchange& exchange);
+  // The relay's answer: its status and content type, the body as the producer writes it.
+  MHD_Result SendRelay(MHD_Connection* connection, Exchange& exchange);
 
   MHD_Result Handle(MHD_Connection* connection, const char* url, const char* method,
                     const char* version, const char* upload_data, std::size_t* upload_data_size,
@@ -623,19 +672,22 @@ MHD_Result Server::Impl::Handle(MHD_Connection* connection, const char* url, con
     // The first call: the headers are in, the body is not.
     auto exchange = std::make_unique<Exchange>();
     exchange->deadline = DeadlineOf(connection);
+    exchange->gateway = GatewayWireOfPath(url);
     const RequestHead head = ReadHead(connection, url, method, version);
     if (auto refused = guard->Check(head, port.load()); !refused.ok()) {
+      const Reply reply = Refusal(*exchange, refused.error());
       *req_cls = exchange.release();
-      return Queue(connection, ErrorReply(refused.error()));
+      return Queue(connection, reply);
     }
     if (std::string_view(method) == "OPTIONS" && !options.cors_origins.empty()) {
       *req_cls = exchange.release();
       return Preflight(connection, url);
     }
     if (stopping.load()) {
+      const Reply reply =
+          Refusal(*exchange, {ApiErrorKind::kShuttingDown, "the server is shutting down"});
       *req_cls = exchange.release();
-      return Queue(connection,
-                   ErrorReply({ApiErrorKind::kShuttingDown, "the server is shutting down"}));
+      return Queue(connection, reply);
     }
     if (const EmbeddedFile* asset = FindAsset(url);
         asset != nullptr && (head.method == "GET" || head.method == "HEAD")) {
@@ -643,26 +695,38 @@ MHD_Result Server::Impl::Handle(MHD_Connection* connection, const char* url, con
       Answering(connection);
       return QueueAsset(connection, *asset);
     }
+    bool authorization_is_token = false;
     if (options.token) {
       const auto given = BearerCredentials(head.Find("Authorization").value_or(""));
-      if (!given || !TokenMatches(*given, *options.token)) {
+      authorization_is_token = given && TokenMatches(*given, *options.token);
+      // A gateway caller's Authorization is its provider's key: harness's token may come in a
+      // header of its own instead.
+      const auto own = exchange->gateway ? head.Find("X-Harness-Token") : std::nullopt;
+      if (!authorization_is_token && !(own && TokenMatches(*own, *options.token))) {
+        const Reply reply =
+            Refusal(*exchange, {ApiErrorKind::kUnauthorized,
+                                exchange->gateway
+                                    ? "this server requires its token as X-Harness-Token (or as an "
+                                      "Authorization: Bearer token)"
+                                    : "this server requires an Authorization: Bearer token"});
         *req_cls = exchange.release();
-        return Queue(connection,
-                     ErrorReply({ApiErrorKind::kUnauthorized,
-                                 "this server requires an Authorization: Bearer token"}));
+        return Queue(connection, reply);
       }
     }
+    if (exchange->gateway)
+      exchange->passed = PassedThroughHeaders(head, authorization_is_token);
     // A declared length over the limit is refused before a byte of the body is read.
     if (const char* length =
             MHD_lookup_connection_value(connection, MHD_HEADER_KIND, "Content-Length")) {
       char* end = nullptr;
       const unsigned long long declared = std::strtoull(length, &end, 10);
       if (declared > options.max_body_bytes) {
+        const Reply reply = Refusal(
+            *exchange,
+            {ApiErrorKind::kTooLarge, "the body is over the server's limit of " +
+                                          std::to_string(options.max_body_bytes) + " bytes"});
         *req_cls = exchange.release();
-        return Queue(connection,
-                     ErrorReply({ApiErrorKind::kTooLarge,
-                                 "the body is over the server's limit of " +
-                                     std::to_string(options.max_body_bytes) + " bytes"}));
+        return Queue(connection, reply);
       }
     }
     *req_cls = exchange.release();
@@ -689,17 +753,23 @@ MHD_Result Server::Impl::Handle(MHD_Connection* connection, const char* url, con
     deadlines->Arrived(exchange.deadline);
   if (exchange.later)  // resumed: the loop has answered
     return Queue(connection, exchange.later->Take());
+  if (exchange.relay)  // resumed: the gateway call has its answer's head
+    return SendRelay(connection, exchange);
   if (exchange.too_large) {
-    return Queue(connection, ErrorReply({ApiErrorKind::kTooLarge,
-                                         "the body is over the server's limit of " +
-                                             std::to_string(options.max_body_bytes) + " bytes"}));
+    return Queue(connection,
+                 Refusal(exchange, {ApiErrorKind::kTooLarge,
+                                    "the body is over the server's limit of " +
+                                        std::to_string(options.max_body_bytes) + " bytes"}));
   }
   if (stopping.load() && !exchange.wait)
     return Queue(connection,
-                 ErrorReply({ApiErrorKind::kShuttingDown, "the server is shutting down"}));
+                 Refusal(exchange, {ApiErrorKind::kShuttingDown, "the server is shutting down"}));
   auto route = MatchRoute(method, url);
   if (!route.ok())
-    return Queue(connection, ErrorReply(route.error()));
+    return Queue(connection, Refusal(exchange, route.error()));
+  // A gateway wire's query parameters (an SDK's ?beta=true) are not read.
+  if (const auto wire = GatewayWireOf(route->kind))
+    return ServeGateway(connection, *wire, exchange);
   QueryParameters query;
   MHD_get_connection_values(connection, MHD_GET_ARGUMENT_KIND, CollectQuery, &query);
   bool suspended = false;
@@ -862,6 +932,11 @@ Reply Server::Impl::Dispatch(MHD_Connection* connection, const Route& route,
       }
       return Reply{200, metrics.Render(gauges), "text/plain; version=0.0.4; charset=utf-8"};
     }
+    case RouteKind::kGatewayResponses:
+    case RouteKind::kGatewayResponsesCompact:
+    case RouteKind::kGatewayMessages:
+    case RouteKind::kGatewayChatCompletions:
+      break;  // Handle serves them (ServeGateway)
     case RouteKind::kPreflight:
       // Without an allow-list no origin may call: the path's methods, as any unknown method.
       return ErrorReply({ApiErrorKind::kMethodNotAllowed, "this path takes " + route.allowed});
@@ -1035,6 +1110,50 @@ Result<MHD_Response*, ApiError> Server::Impl::Events(MHD_Connection* connection,
   MHD_add_response_header(response, "Content-Type", "text/event-stream");
   MHD_add_response_header(response, "Cache-Control", "no-cache");
   return response;
+}
+
+MHD_Result Server::Impl::ServeGateway(MHD_Connection* connection, GatewayWire wire,
+                                      Exchange& exchange) {
+  auto relay = std::make_shared<GatewayRelay>([connection] { MHD_suspend_connection(connection); },
+                                              [connection] { MHD_resume_connection(connection); });
+  GatewayServices services;
+  services.upstream = upstream.get();
+  services.compaction = HeldConversationContext{&options.models,
+                                                options.journal,
+                                                options.env != nullptr ? options.env : &own_env,
+                                                sessions->host(),
+                                                {}};
+  services.journal = options.gateway_journal;
+  exchange.relay = relay;
+  if (!gateway_calls.Start(
+          relay, GatewayCall{wire, std::move(exchange.body), std::move(exchange.passed), {}},
+          std::move(services))) {
+    exchange.relay.reset();
+    return Queue(connection,
+                 Refusal(exchange, {ApiErrorKind::kShuttingDown, "the server is shutting down"}));
+  }
+  if (!relay->AwaitHead())
+    return MHD_YES;  // asleep until the call starts its answer
+  return SendRelay(connection, exchange);
+}
+
+MHD_Result Server::Impl::SendRelay(MHD_Connection* connection, Exchange& exchange) {
+  const auto head = exchange.relay->head();
+  if (!head) {  // aborted by the shutdown before the call answered
+    return Queue(connection,
+                 Refusal(exchange, {ApiErrorKind::kShuttingDown, "the server is shutting down"}));
+  }
+  auto* holder = new std::shared_ptr<GatewayRelay>(exchange.relay);
+  MHD_Response* response = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, kRelayBlock,
+                                                             ReadRelay, holder, FreeRelay);
+  if (response == nullptr) {
+    FreeRelay(holder);
+    return MHD_NO;
+  }
+  MHD_add_response_header(response, "Content-Type", head->content_type.c_str());
+  if (head->content_type.starts_with("text/event-stream"))
+    MHD_add_response_header(response, "Cache-Control", "no-cache");
+  return Send(connection, response, head->status);
 }
 
 Reply Server::Impl::Later(
@@ -1255,6 +1374,21 @@ Result<std::unique_ptr<Server>, ServeError> Server::Start(ServeOptions options) 
   table.advertise_url = impl->options.advertise_url;
   impl->owner = table.owner;
   impl->sessions = std::make_unique<SessionTable>(std::move(table));
+  if (!impl->options.upstream.empty()) {
+    std::shared_ptr<HttpClient> client = impl->options.upstream_client;
+    if (client == nullptr) {
+      auto curl = CurlHttpClient::Create();
+      if (!curl.ok())
+        return Fail(ServeError{Kind::kInvalidOptions,
+                               "the upstream's HTTP client: " + curl.error().Describe()});
+      client = std::move(curl).value();
+    }
+    auto made =
+        Upstream::Make(impl->options.upstream, std::move(client), impl->options.upstream_timeouts);
+    if (!made.ok())
+      return Fail(ServeError{Kind::kInvalidOptions, made.error()});
+    impl->upstream = std::move(made).value();
+  }
   impl->guard = std::make_unique<RequestGuard>(GuardOptions{
       impl->options.token.has_value(), impl->options.cors_origins, impl->options.advertise_url});
   impl->port = impl->options.port;  // port 0: the one MHD takes, once it has taken it
@@ -1314,6 +1448,7 @@ void Server::Shutdown() {
   // that published; each stream ends once its hub is gone.
   impl_->sessions->SuspendAll();
   impl_->StopHeldCompactions();
+  impl_->gateway_calls.StopAll();
   impl_->StopStreams();
   impl_->book->WakeAll();
   // The suspension above answered what the loops held; a request that slipped in meanwhile is

@@ -36,6 +36,11 @@
 //   arrived within options.request_timeout of the moment it could be sent, however slowly it
 //   trickles in. A request that arrived is never cut by that deadline (an event stream, a command
 //   wait, a request a loop answers later: their connections sleep, holding no thread).
+// - Gateway (options.upstream): POST /v1/responses, /v1/responses/compact, /v1/messages and
+//   /v1/chat/completions speak the providers' wires, errors included, each request on a thread
+//   of its own whose answer streams to the client as it is made (serve/gateway.h). The
+//   caller's credential headers go to the upstream only. With a token, a gateway request may
+//   carry it as X-Harness-Token instead of Authorization, which then passes through.
 // - Shutdown() (also run by the destructor) is graceful: new requests are refused
 //   kShuttingDown, every session in memory is suspended (its running turn or compaction is
 //   ended and answered, queued input is kept, the lease released), every event stream ends
@@ -60,6 +65,8 @@
 #include "harness/core/env.h"
 #include "harness/core/model_key.h"
 #include "harness/core/result.h"
+#include "harness/http/client.h"
+#include "harness/http/request.h"
 #include "harness/inference/client.h"
 #include "harness/inference/counter.h"
 #include "harness/journal/journal.h"
@@ -133,6 +140,17 @@ struct ServeOptions {
   // A blocking worker of the sessions' host (model calls, counts, compactions, client tools)
   // with nothing to run ends after this long (SessionHostOptions::blocking_idle).
   std::chrono::nanoseconds blocking_idle = SessionHostOptions{}.blocking_idle;
+  // The gateway (docs/spec/gateway.md): the API root the providers' wires are forwarded to,
+  // as their SDKs take a base URL ("https://api.openai.com/v1", "http://127.0.0.1:8080/v1");
+  // "": no upstream, and the wires that forward answer 501 no_upstream. Start refuses a URL
+  // that cannot be a base (http/url.h).
+  std::string upstream;
+  // The upstream's HTTP client; null: a CurlHttpClient of the server's own.
+  std::shared_ptr<HttpClient> upstream_client;
+  HttpTimeouts upstream_timeouts;
+  // Whether a compaction the gateway makes is journaled as a session when the request does not
+  // say (a request's `store: false` always wins).
+  bool gateway_journal = true;
 };
 
 struct ServeError {
