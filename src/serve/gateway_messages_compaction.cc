@@ -1,5 +1,3 @@
-#include "serve/messages_compaction.h"
-
 #include <fmt/format.h>
 
 #include <utility>
@@ -7,6 +5,7 @@
 #include "harness/content/message.h"
 #include "harness/core/json.h"
 #include "harness/core/sha256.h"
+#include "serve/gateway_messages_compaction.h"
 
 namespace harness::serve {
 
@@ -14,11 +13,20 @@ namespace {
 
 constexpr std::string_view kMarkerFormat = "harness_compaction";
 
-AnthropicError Invalid(std::string message) {
-  return AnthropicError{400, "invalid_request_error", std::move(message)};
+GatewayError Invalid(std::string message) {
+  return InvalidRequest(GatewayWire::kMessages, "invalid_request", std::move(message));
 }
 
-AnthropicError FromJson(const JsonError& error) {
+GatewayError Internal(std::string message) {
+  return GatewayError{500, "api_error", "internal", std::move(message)};
+}
+
+// The upstream answered what the gateway cannot relay with the compaction block in it.
+GatewayError UpstreamBroke(std::string detail) {
+  return GatewayError{502, "api_error", "upstream_unavailable", "the upstream's " + detail};
+}
+
+GatewayError FromJson(const JsonError& error) {
   return Invalid(fmt::format("the body is not strict JSON: {}", error.Describe()));
 }
 
@@ -38,7 +46,7 @@ std::string CarryDigest(std::string_view summary, const CompactionCarry& carry) 
   return ToHex(digest);
 }
 
-Result<CompactEdit, AnthropicError> ReadCompactEdit(const Json& value, const std::string& path) {
+Result<CompactEdit, GatewayError> ReadCompactEdit(const Json& value, const std::string& path) {
   auto opened = JsonObject::Open(value, path);
   if (!opened.ok())
     return Fail(Invalid(fmt::format("{} must be an object", path)));
@@ -89,7 +97,7 @@ Result<CompactEdit, AnthropicError> ReadCompactEdit(const Json& value, const std
 }
 
 // The compact edit of `context_management`, when there is one.
-Result<std::optional<CompactEdit>, AnthropicError> ReadContextManagement(const Json& root) {
+Result<std::optional<CompactEdit>, GatewayError> ReadContextManagement(const Json& root) {
   const auto found = root.find("context_management");
   if (found == root.end() || found->is_null())
     return std::optional<CompactEdit>();
@@ -124,7 +132,7 @@ struct BlockAt {
 };
 
 // Every compaction block of `messages`, in order; compaction blocks are assistant content only.
-Result<std::vector<BlockAt>, AnthropicError> CompactionBlocks(const Json& messages) {
+Result<std::vector<BlockAt>, GatewayError> CompactionBlocks(const Json& messages) {
   std::vector<BlockAt> out;
   for (std::size_t i = 0; i < messages.size(); ++i) {
     const Json& message = messages[i];
@@ -153,8 +161,8 @@ Result<std::vector<BlockAt>, AnthropicError> CompactionBlocks(const Json& messag
   return out;
 }
 
-Result<CompactionCarry, AnthropicError> ReadCarriedBlock(const Json& block, const BlockAt& at,
-                                                         std::string& summary) {
+Result<CompactionCarry, GatewayError> ReadCarriedBlock(const Json& block, const BlockAt& at,
+                                                       std::string& summary) {
   const std::string path = fmt::format("$.messages[{}].content[{}]", at.message, at.block);
   const auto content = block.find("content");
   const auto marker = block.find("encrypted_content");
@@ -226,20 +234,11 @@ std::optional<std::string> Remaining(const Json& messages, const DialectConversa
   return rest.dump();
 }
 
-AnthropicError FromDialect(const DialectError& error) {
+GatewayError FromDialect(const DialectError& error) {
   return Invalid(fmt::format("the conversation cannot be read: {}", error.Describe()));
 }
 
 }  // namespace
-
-std::string EncodeAnthropicError(const AnthropicError& error) {
-  std::string out = "{\"type\":\"error\",\"error\":{\"type\":";
-  AppendJsonString(out, error.type);
-  out.append(",\"message\":");
-  AppendJsonString(out, error.message);
-  out.append("}}");
-  return out;
-}
 
 std::string EncodeCompactionMarker(std::string_view summary, const CompactionCarry& carry) {
   std::string out = "{\"";
@@ -313,11 +312,11 @@ std::string CompactionBlockJson(std::string_view summary, const CompactionCarry&
   return out;
 }
 
-Result<MessagesGatewayRequest, AnthropicError> ReadMessagesGatewayRequest(
+Result<MessagesGatewayRequest, GatewayError> ReadMessagesGatewayRequest(
     std::string_view body, const DialectLimits& limits, const UndoneCompaction& undone) {
   if (body.size() > limits.max_bytes) {
-    return Fail(AnthropicError{413, "request_too_large",
-                               fmt::format("the body is over {} bytes", limits.max_bytes)});
+    return Fail(GatewayError{413, "request_too_large", "too_large",
+                             fmt::format("the body is over {} bytes", limits.max_bytes)});
   }
   auto parsed = ParseStrictJson(body, JsonLimits{limits.max_bytes, limits.max_depth});
   if (!parsed.ok())
@@ -447,9 +446,9 @@ bool CompactionDue(TokenCount input_tokens, const CompactEdit& edit) {
   return input_tokens > edit.trigger;
 }
 
-Result<GatewayCompaction, AnthropicError> ReadGatewayCompaction(std::string_view answer) {
+Result<GatewayCompaction, GatewayError> ReadGatewayCompaction(std::string_view answer) {
   auto internal = [](std::string why) {
-    return AnthropicError{500, "api_error", "the gateway's compaction answer " + std::move(why)};
+    return Internal("the gateway's compaction answer " + std::move(why));
   };
   auto parsed = ParseStrictJson(answer);
   if (!parsed.ok() || !parsed->is_object())
@@ -483,13 +482,10 @@ Result<GatewayCompaction, AnthropicError> ReadGatewayCompaction(std::string_view
   return out;
 }
 
-Result<std::string, AnthropicError> PrependCompactionBlock(std::string_view answer,
-                                                           std::string_view block) {
+Result<std::string, GatewayError> PrependCompactionBlock(std::string_view answer,
+                                                         std::string_view block) {
   auto parsed = ParseStrictJson(answer);
-  auto bad = [] {
-    return AnthropicError{502, "api_error",
-                          "the upstream's answer is not a Messages answer (no \"content\" array)"};
-  };
+  auto bad = [] { return UpstreamBroke("answer is not a Messages answer (no \"content\" array)"); };
   if (!parsed.ok() || !parsed->is_object())
     return Fail(bad());
   Json& root = *parsed;
@@ -498,7 +494,7 @@ Result<std::string, AnthropicError> PrependCompactionBlock(std::string_view answ
     return Fail(bad());
   auto compaction = ParseStrictJson(block);
   if (!compaction.ok())
-    return Fail(AnthropicError{500, "api_error", "the gateway's compaction block is not JSON"});
+    return Fail(Internal("the gateway's compaction block is not JSON"));
   content->insert(content->begin(), std::move(*compaction));
   return root.dump();
 }
@@ -607,11 +603,10 @@ std::string CompactionStreamSplice::Relay(const SseEvent& event) {
   return out;
 }
 
-Result<std::string, AnthropicError> CompactionStreamSplice::Feed(std::string_view bytes) {
+Result<std::string, GatewayError> CompactionStreamSplice::Feed(std::string_view bytes) {
   std::vector<SseEvent> events;
   if (auto fed = decoder_.Feed(bytes, events); !fed.ok()) {
-    return Fail(AnthropicError{502, "api_error",
-                               "the upstream's event stream broke: " + fed.error().Describe()});
+    return Fail(UpstreamBroke("event stream broke: " + fed.error().Describe()));
   }
   std::string out;
   for (const SseEvent& event : events)
@@ -619,10 +614,9 @@ Result<std::string, AnthropicError> CompactionStreamSplice::Feed(std::string_vie
   return out;
 }
 
-Result<std::string, AnthropicError> CompactionStreamSplice::Finish() {
+Result<std::string, GatewayError> CompactionStreamSplice::Finish() {
   if (auto done = decoder_.Finish(); !done.ok()) {
-    return Fail(AnthropicError{502, "api_error",
-                               "the upstream's event stream broke: " + done.error().Describe()});
+    return Fail(UpstreamBroke("event stream broke: " + done.error().Describe()));
   }
   return std::string();
 }

@@ -1,7 +1,6 @@
-// The pure parts of the Messages gateway's compaction (serve/messages_compaction.h): the edit,
-// resuming from a compaction block, the marker, the body sent upstream and the answers.
-#include "serve/messages_compaction.h"
-
+// The pure parts of the Messages gateway's compaction
+// (serve/gateway_messages_compaction.h): the edit, resuming from a compaction block, the
+// marker, the body sent upstream and the answers.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -9,6 +8,7 @@
 
 #include "harness/core/json.h"
 #include "harness/http/sse.h"
+#include "serve/gateway_messages_compaction.h"
 
 namespace harness::serve {
 namespace {
@@ -94,7 +94,7 @@ TEST(MessagesCompaction, MalformedRequestsAreInvalidRequestErrorsNamingTheField)
   for (const Case& c : cases) {
     auto read = ReadMessagesGatewayRequest(c.body);
     ASSERT_FALSE(read.ok()) << c.body;
-    EXPECT_EQ(read.error().status, 400) << c.body;
+    EXPECT_EQ(read.error().status, 400u) << c.body;
     EXPECT_EQ(read.error().type, "invalid_request_error") << c.body;
     EXPECT_NE(read.error().message.find(c.names), std::string::npos)
         << c.body << " -> " << read.error().message;
@@ -103,16 +103,8 @@ TEST(MessagesCompaction, MalformedRequestsAreInvalidRequestErrorsNamingTheField)
   small.max_bytes = 8;
   auto large = ReadMessagesGatewayRequest(R"({"messages":[]})", small);
   ASSERT_FALSE(large.ok());
-  EXPECT_EQ(large.error().status, 413);
+  EXPECT_EQ(large.error().status, 413u);
   EXPECT_EQ(large.error().type, "request_too_large");
-}
-
-TEST(MessagesCompaction, TheErrorBodyIsAnthropicsShape) {
-  const Json body = Parse(EncodeAnthropicError({400, "invalid_request_error", "why \"this\""}));
-  EXPECT_EQ(body["type"], "error");
-  EXPECT_EQ(body["error"]["type"], "invalid_request_error");
-  EXPECT_EQ(body["error"]["message"], "why \"this\"");
-  EXPECT_EQ(body.size(), 2u);
 }
 
 TEST(MessagesCompaction, TheCompactionIsDueWhenTheInputExceedsTheTrigger) {

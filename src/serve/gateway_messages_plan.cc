@@ -1,4 +1,4 @@
-#include "serve/messages_gateway.h"
+#include "serve/gateway_messages_plan.h"
 
 #include <algorithm>
 #include <utility>
@@ -22,9 +22,11 @@ std::string ContextModelName(const HeldConversationContext& context, const std::
   return std::string(kOfflineModel);
 }
 
-Result<ServedModel, AnthropicError> ContextModel(const HeldConversationContext& context,
-                                                 const std::string& name) {
-  auto internal = [](std::string why) { return AnthropicError{500, "api_error", std::move(why)}; };
+Result<ServedModel, GatewayError> ContextModel(const HeldConversationContext& context,
+                                               const std::string& name) {
+  auto internal = [](std::string why) {
+    return GatewayError{500, "api_error", "internal", std::move(why)};
+  };
   if (context.models == nullptr)
     return Fail(internal("the gateway has no models to count with"));
   const auto found = context.models->find(name);
@@ -74,19 +76,18 @@ bool CompactionUndone(Journal& journal, const Uuid& session) {
   }
 }
 
-AnthropicError FromApi(const ApiError& error) {
-  const unsigned status = HttpStatusOf(error.kind);
-  if (status >= 500)
-    return AnthropicError{500, "api_error", "the compaction failed: " + error.detail};
-  return AnthropicError{400, "invalid_request_error",
-                        "the compaction was refused: " + error.detail};
+GatewayError FromApi(const ApiError& error) {
+  GatewayError out = FromApiError(GatewayWire::kMessages, error);
+  out.message = (out.status >= 500 ? "the compaction failed: " : "the compaction was refused: ") +
+                out.message;
+  return out;
 }
 
 }  // namespace
 
-Result<MessagesPlan, AnthropicError> PlanMessagesCall(std::string_view body,
-                                                      const HeldConversationContext& context,
-                                                      bool journal) {
+Result<MessagesPlan, GatewayError> PlanMessagesCall(std::string_view body,
+                                                    const HeldConversationContext& context,
+                                                    bool journal) {
   MessagesPlan plan;
   UndoneCompaction undone;
   if (context.journal != nullptr) {

@@ -1,6 +1,6 @@
-// PlanMessagesCall (serve/messages_gateway.h): what the gateway sends upstream for a Messages
+// PlanMessagesCall (serve/gateway_messages_plan.h): what the gateway sends upstream for a Messages
 // request with the compact_20260112 edit, on the offline model and an in-memory journal.
-#include "serve/messages_gateway.h"
+#include "serve/gateway_messages_plan.h"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -188,7 +188,7 @@ TEST_F(MessagesGatewayTest, InstructionsTheRuntimeRefusesAreAnInvalidRequest) {
   const std::string huge(100'000, 'x');
   auto plan = PlanMessagesCall(Request(50, R"(,"instructions":")" + huge + "\""), context_, true);
   ASSERT_FALSE(plan.ok());
-  EXPECT_EQ(plan.error().status, 400);
+  EXPECT_EQ(plan.error().status, 400u);
   EXPECT_EQ(plan.error().type, "invalid_request_error");
   EXPECT_EQ(Sessions(), 0u);
 }

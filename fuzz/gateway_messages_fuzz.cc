@@ -1,4 +1,5 @@
-// libFuzzer target for the Messages gateway's compaction parsers (src/serve/messages_compaction.h).
+// libFuzzer target for the Messages gateway's compaction parsers
+// (src/serve/gateway_messages_compaction.h).
 //
 // The first byte picks what the rest is: 0 a Messages request body, 1 a summary and a marker
 // (split at the first NUL) for DecodeCompactionMarker, 2 an upstream event stream for the splice
@@ -20,11 +21,11 @@
 #include "harness/core/json.h"
 #include "harness/dialect/dialect.h"
 #include "harness/http/sse.h"
-#include "serve/messages_compaction.h"
+#include "serve/gateway_messages_compaction.h"
 
 namespace {
 
-constexpr FuzzCheck Check{"messages_compaction_fuzz"};
+constexpr FuzzCheck Check{"gateway_messages_fuzz"};
 
 void Request(std::string_view body, bool all_undone) {
   using namespace harness;
@@ -33,7 +34,7 @@ void Request(std::string_view body, bool all_undone) {
     undone = [](const Uuid&) { return true; };
   auto read = serve::ReadMessagesGatewayRequest(body, DialectLimits{}, undone);
   if (!read.ok()) {
-    Check(read.error().status == 400 || read.error().status == 413, "a refusal is not a 4xx");
+    Check(read.error().status == 400u || read.error().status == 413u, "a refusal is not a 4xx");
     Check(read.error().type == "invalid_request_error" || read.error().type == "request_too_large",
           "a refusal has another type");
     Check(!read.error().message.empty(), "a refusal says nothing");

@@ -44,9 +44,10 @@
 //   block's three events right after message_start, and every later content_block_* event's
 //   `index` one higher; every other event passes with its name and data as received. Memory is
 //   bounded by the SSE decoder's limits; a stream that breaks those is an api_error.
-// - Every failure is an AnthropicError: a status, an Anthropic error type and a message a user
-//   can act on that quotes at most a few bytes of the input. No function throws or recurses with
-//   the input's depth.
+// - Every failure is a GatewayError of the Messages wire (gateway.h): a status, an Anthropic
+//   error type (invalid_request_error, request_too_large, api_error) and a message a user can act
+//   on that quotes at most a few bytes of the input. No function throws or recurses with the
+//   input's depth.
 // Thread safety: pure functions; a CompactionStreamSplice is used by one thread at a time.
 #pragma once
 
@@ -62,19 +63,12 @@
 #include "harness/core/uuid.h"
 #include "harness/dialect/dialect.h"
 #include "harness/http/sse.h"
+#include "serve/gateway.h"
 
 namespace harness::serve {
 
 inline constexpr std::string_view kCompactEditType = "compact_20260112";
 inline constexpr TokenCount kDefaultCompactTrigger = 150'000;
-
-// Anthropic's error shape: {"type":"error","error":{"type","message"}}, with its HTTP status.
-struct AnthropicError {
-  int status = 400;
-  std::string type = "invalid_request_error";
-  std::string message;
-};
-std::string EncodeAnthropicError(const AnthropicError& error);
 
 struct CompactEdit {
   TokenCount trigger = kDefaultCompactTrigger;
@@ -111,7 +105,7 @@ struct MessagesGatewayRequest {
 // Whether the compaction journaled as `session` was undone since (docs/undo.md).
 using UndoneCompaction = std::function<bool(const Uuid& session)>;
 
-Result<MessagesGatewayRequest, AnthropicError> ReadMessagesGatewayRequest(
+Result<MessagesGatewayRequest, GatewayError> ReadMessagesGatewayRequest(
     std::string_view body, const DialectLimits& limits = {}, const UndoneCompaction& undone = {});
 
 // `messages`: the array to send; nullopt: the request's own (MessagesGatewayRequest::messages
@@ -127,10 +121,10 @@ struct GatewayCompaction {
   std::string messages;  // the replacement: the summary message, then the retained elements
   CompactionCarry carry;
 };
-Result<GatewayCompaction, AnthropicError> ReadGatewayCompaction(std::string_view answer);
+Result<GatewayCompaction, GatewayError> ReadGatewayCompaction(std::string_view answer);
 
-Result<std::string, AnthropicError> PrependCompactionBlock(std::string_view answer,
-                                                           std::string_view block);
+Result<std::string, GatewayError> PrependCompactionBlock(std::string_view answer,
+                                                         std::string_view block);
 std::string PausedAnswer(std::string_view id, std::string_view model, std::string_view block,
                          TokenCount input_tokens);
 std::string PausedStream(std::string_view id, std::string_view model, std::string_view block,
@@ -140,8 +134,8 @@ class CompactionStreamSplice {
  public:
   explicit CompactionStreamSplice(std::string block);
   // The bytes to send for `bytes` of the upstream's stream.
-  Result<std::string, AnthropicError> Feed(std::string_view bytes);
-  Result<std::string, AnthropicError> Finish();
+  Result<std::string, GatewayError> Feed(std::string_view bytes);
+  Result<std::string, GatewayError> Finish();
 
  private:
   std::string Relay(const SseEvent& event);

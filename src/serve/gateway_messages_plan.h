@@ -3,7 +3,8 @@
 // block, count its input and, when the `compact_20260112` edit's trigger is exceeded, compact it.
 //
 // Contract:
-// - PlanMessagesCall reads the body (messages_compaction.h), a compaction block whose session
+// - PlanMessagesCall reads the body (gateway_messages_compaction.h), a compaction block whose
+// session
 //   the context's journal shows undone (its last history replacement a HistoryReverted) not
 //   resumed from. Without a compaction edit nothing is
 //   counted or compacted: the plan forwards the body (as UpstreamMessagesBody writes it).
@@ -34,7 +35,7 @@
 #include "harness/core/result.h"
 #include "harness/core/tokens.h"
 #include "serve/conversation_compact.h"
-#include "serve/messages_compaction.h"
+#include "serve/gateway_messages_compaction.h"
 
 namespace harness::serve {
 
@@ -47,8 +48,8 @@ struct MessagesPlan {
   bool paused = false;  // answer with the block alone; the upstream is not called
 };
 
-Result<MessagesPlan, AnthropicError> PlanMessagesCall(std::string_view body,
-                                                      const HeldConversationContext& context,
-                                                      bool journal);
+Result<MessagesPlan, GatewayError> PlanMessagesCall(std::string_view body,
+                                                    const HeldConversationContext& context,
+                                                    bool journal);
 
 }  // namespace harness::serve
