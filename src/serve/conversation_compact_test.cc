@@ -16,6 +16,7 @@
 #include "harness/journal/memory_journal.h"
 #include "harness/serve/server.h"
 #include "support/serve_client.h"
+#include "support/served_model.h"
 #include "support/test_model.h"
 
 namespace harness::serve {
@@ -23,19 +24,6 @@ namespace {
 
 using serve_testing::Call;
 using serve_testing::ParseOrNull;
-
-// A model that runs no turns, in a 10,000-token window, keeping the newest segment, with room
-// for the offline compactor's summary.
-ServedModel CompactOnly() {
-  CompactionPolicy policy = runtime_testing::TestPolicy();
-  // An estimating counter needs room for its error (compaction/policy.h).
-  policy.counter_policy = CounterPolicy::kAllowConservative;
-  policy.safety_margin = 1'000;
-  policy.reserved_output = 100;
-  policy.max_summary_tokens = 2'000;
-  return ServedModel{nullptr, runtime_testing::TestModel(), ModelLimits{10'000, 8'000, 100},
-                     std::make_shared<EstimateCounter>(), policy};
-}
 
 // A model compactor's client that blocks until its call is stopped; `called` counts down once
 // per call.
@@ -114,9 +102,10 @@ class ConversationCompactTest : public ::testing::Test {
     options.port = 0;
     options.journal = journal_.get();
     options.threads = 2;
-    options.models.emplace(
-        "offline", ConfiguredModel{runtime_testing::TestModel(),
-                                   [] { return Result<ServedModel, std::string>(CompactOnly()); }});
+    options.models.emplace("offline", ConfiguredModel{runtime_testing::TestModel(), [] {
+                                                        return Result<ServedModel, std::string>(
+                                                            serve_testing::CompactOnly());
+                                                      }});
     return options;
   }
 
@@ -373,7 +362,7 @@ TEST_F(ConversationCompactTest, ACompactionHoldsNoServerThreadAndShutdownInterru
   options.threads = 2;
   options.models["blocking"] = ConfiguredModel{
       ModelKey{"test", "blocking"}, [&called]() -> Result<ServedModel, std::string> {
-        ServedModel model = CompactOnly();
+        ServedModel model = serve_testing::CompactOnly();
         model.model = ModelKey{"test", "blocking"};
         model.client = std::make_shared<BlockingModel>(called);
         return model;

@@ -1,3 +1,5 @@
+#include "serve/gateway_messages_compaction.h"
+
 #include <fmt/format.h>
 
 #include <utility>
@@ -5,7 +7,6 @@
 #include "harness/content/message.h"
 #include "harness/core/json.h"
 #include "harness/core/sha256.h"
-#include "serve/gateway_messages_compaction.h"
 
 namespace harness::serve {
 

@@ -1,6 +1,8 @@
 // The pure parts of the Messages gateway's compaction
 // (serve/gateway_messages_compaction.h): the edit, resuming from a compaction block, the
 // marker, the body sent upstream and the answers.
+#include "serve/gateway_messages_compaction.h"
+
 #include <gtest/gtest.h>
 
 #include <string>
@@ -8,7 +10,6 @@
 
 #include "harness/core/json.h"
 #include "harness/http/sse.h"
-#include "serve/gateway_messages_compaction.h"
 
 namespace harness::serve {
 namespace {

@@ -13,22 +13,11 @@
 #include "harness/core/json.h"
 #include "harness/inference/counter.h"
 #include "harness/journal/memory_journal.h"
+#include "support/served_model.h"
 #include "support/test_model.h"
 
 namespace harness::serve {
 namespace {
-
-// A model that runs no turns, in a 10,000-token window, keeping the newest segment, with room
-// for the offline compactor's summary (as conversation_compact_test.cc has it).
-ServedModel CompactOnly() {
-  CompactionPolicy policy = runtime_testing::TestPolicy();
-  policy.counter_policy = CounterPolicy::kAllowConservative;
-  policy.safety_margin = 1'000;
-  policy.reserved_output = 100;
-  policy.max_summary_tokens = 2'000;
-  return ServedModel{nullptr, runtime_testing::TestModel(), ModelLimits{10'000, 8'000, 100},
-                     std::make_shared<EstimateCounter>(), policy};
-}
 
 constexpr std::string_view kConversation =
     R"({"role":"user","content":"Fix the failing test in src/net/client.cc."},)"
@@ -56,9 +45,10 @@ Json Parse(std::string_view text) {
 class MessagesGatewayTest : public ::testing::Test {
  protected:
   MessagesGatewayTest() {
-    models_.emplace(
-        "offline", ConfiguredModel{runtime_testing::TestModel(),
-                                   [] { return Result<ServedModel, std::string>(CompactOnly()); }});
+    models_.emplace("offline", ConfiguredModel{runtime_testing::TestModel(), [] {
+                                                 return Result<ServedModel, std::string>(
+                                                     serve_testing::CompactOnly());
+                                               }});
     context_.models = &models_;
     context_.journal = journal_.get();
     context_.env = &env_;

@@ -1,6 +1,7 @@
 // The served model the serve module's tests share (test support, header-only): the test
 // model (support/test_model.h) with `client` in a 10,000-token window, an estimating counter
-// and a policy it can run, automatic compaction at 8,000 tokens for a request that turns it on.
+// and a policy it can run, automatic compaction at 8,000 tokens for a request that turns it on;
+// CompactOnly, the same without a client and with a summary budget the offline compactor fits.
 #pragma once
 
 #include <memory>
@@ -25,6 +26,18 @@ inline serve::ServedModel Served(std::shared_ptr<ModelClient> client) {
   model.policy.safety_margin = 1'000;
   model.policy.compact_at = 8'000;  // a request may turn automatic compaction on
   model.policy.rearm_below = 6'000;
+  return model;
+}
+
+// A model that runs no turns (no client), in the same window, keeping the newest segment, with
+// room for the offline compactor's summary: what a compaction of a held conversation runs on.
+inline serve::ServedModel CompactOnly() {
+  serve::ServedModel model = Served(nullptr);
+  model.policy = runtime_testing::TestPolicy();
+  model.policy.counter_policy = CounterPolicy::kAllowConservative;
+  model.policy.safety_margin = 1'000;
+  model.policy.reserved_output = 100;
+  model.policy.max_summary_tokens = 2'000;
   return model;
 }
 
