@@ -13,6 +13,10 @@ namespace harness::serve {
 namespace {
 
 constexpr std::string_view kMarkerFormat = "harness_compaction";
+// DecodeCompactionMarker's rule for a text that is no gateway marker at all.
+constexpr std::string_view kNotAMarker =
+    "its \"encrypted_content\" is not a marker this gateway wrote (a provider's compaction, or "
+    "another gateway's)";
 
 GatewayError Invalid(std::string message) {
   return InvalidRequest(GatewayWire::kMessages, "invalid_request", std::move(message));
@@ -167,13 +171,15 @@ Result<CompactionCarry, GatewayError> ReadCarriedBlock(const Json& block, const 
   const std::string path = fmt::format("$.messages[{}].content[{}]", at.message, at.block);
   const auto content = block.find("content");
   const auto marker = block.find("encrypted_content");
-  if (marker == block.end() || !marker->is_string()) {
-    return Fail(Invalid(fmt::format(
-        "{} is a compaction block this gateway did not write (it has no gateway marker in "
-        "\"encrypted_content\"); the gateway resumes only from its own compaction blocks: remove "
-        "it and send the messages it summarized",
-        path)));
-  }
+  auto foreign = [&path] {
+    return Invalid(fmt::format(
+        "{} is a compaction block this gateway did not write (its \"encrypted_content\" is not a "
+        "gateway marker: a provider's compaction, or another gateway's); the gateway resumes only "
+        "from its own compaction blocks: remove it and send the messages it summarized",
+        path));
+  };
+  if (marker == block.end() || !marker->is_string())
+    return Fail(foreign());
   if (content == block.end() || !content->is_string() || content->get<std::string>().empty()) {
     return Fail(Invalid(
         fmt::format("{}.content must be the summary the gateway wrote, a non-empty string", path)));
@@ -188,6 +194,8 @@ Result<CompactionCarry, GatewayError> ReadCarriedBlock(const Json& block, const 
   summary = content->get<std::string>();
   auto carry = DecodeCompactionMarker(summary, marker->get<std::string>());
   if (!carry.ok()) {
+    if (carry.error() == kNotAMarker)
+      return Fail(foreign());
     return Fail(
         Invalid(fmt::format("{} cannot be resumed from: {}; send the block exactly as the "
                             "gateway returned it",
@@ -259,9 +267,7 @@ std::string EncodeCompactionMarker(std::string_view summary, const CompactionCar
 
 Result<CompactionCarry, std::string> DecodeCompactionMarker(std::string_view summary,
                                                             std::string_view marker) {
-  const std::string not_ours =
-      "its \"encrypted_content\" is not a marker this gateway wrote (a provider's compaction, or "
-      "another gateway's)";
+  const std::string not_ours(kNotAMarker);
   auto parsed = ParseStrictJson(marker);
   if (!parsed.ok() || !parsed->is_object())
     return Fail(not_ours);

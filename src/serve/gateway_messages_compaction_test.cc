@@ -297,6 +297,12 @@ TEST(MessagesCompaction, ACompactionBlockTheGatewayDidNotWriteIsRefused) {
     EXPECT_EQ(read.error().type, "invalid_request_error");
     EXPECT_NE(read.error().message.find("$.messages[3].content[1]"), std::string::npos)
         << read.error().message;
+    // A foreign block is named as one; an edited one as changed.
+    const bool ours = block == edited;
+    EXPECT_NE(read.error().message.find(ours ? "changed after the gateway wrote it"
+                                             : "this gateway did not write"),
+              std::string::npos)
+        << read.error().message;
   }
   auto in_user =
       ReadMessagesGatewayRequest(R"({"messages":[{"role":"user","content":[)" + good + R"(]}]})");
