@@ -159,11 +159,7 @@ std::string Prepend(std::span<const DialectElement> first, const std::string& ar
   return out;
 }
 
-struct Written {
-  std::string messages;  // the conversation member's JSON
-  bool verbatim = true;  // the retained messages are the input's elements, as sent
-  std::size_t retained_elements = 0;
-};
+using Written = HeldCompaction;  // its compaction is filled in last
 
 Result<Written, ApiError> WriteReplacement(const ConversationCompactRequest& request,
                                            const Transcript& input, std::size_t lifted,
@@ -234,14 +230,15 @@ void AppendCount(std::string& out, std::string_view name, std::uint64_t value) {
   out.append(",\"").append(name).append("\":").append(std::to_string(value));
 }
 
-std::string Answer(const ConversationCompactRequest& request, const Written& written,
-                   const CompactedConversation& compacted) {
+std::string Answer(const std::optional<Dialect>& dialect,
+                   const std::optional<std::string>& system_json, const Written& written) {
+  const CompactedConversation& compacted = written.compacted;
   std::string out = "{\"format\":";
-  AppendJsonString(out, CompactFormatName(request.dialect));
-  out.append(request.dialect == Dialect::kOpenAiResponses ? ",\"input\":" : ",\"messages\":");
+  AppendJsonString(out, CompactFormatName(dialect));
+  out.append(dialect == Dialect::kOpenAiResponses ? ",\"input\":" : ",\"messages\":");
   out.append(written.messages);
-  if (request.dialect == Dialect::kAnthropicMessages && request.conversation.system_json)
-    out.append(",\"system\":").append(*request.conversation.system_json);
+  if (system_json)
+    out.append(",\"system\":").append(*system_json);
   out.append(",\"summary\":");
   AppendJsonString(out, compacted.summary);
   const CompactionReport& report = compacted.report;
@@ -275,6 +272,15 @@ std::string Answer(const ConversationCompactRequest& request, const Written& wri
 
 Result<std::string, ApiError> CompactHeldConversation(ConversationCompactRequest request,
                                                       const HeldConversationContext& context) {
+  const std::optional<Dialect> dialect = request.dialect;
+  const bool anthropic = dialect == Dialect::kAnthropicMessages;
+  std::optional<std::string> system_json = request.conversation.system_json;
+  HARNESS_TRY(HeldCompaction held, CompactHeldConversationParts(std::move(request), context));
+  return Answer(dialect, anthropic ? system_json : std::nullopt, held);
+}
+
+Result<HeldCompaction, ApiError> CompactHeldConversationParts(
+    ConversationCompactRequest request, const HeldConversationContext& context) {
   const Transcript& input = request.dialect ? request.conversation.transcript : request.messages;
   std::string system_prompt = request.conversation.system;
   const std::size_t lifted = LeadingSystem(input, system_prompt);
@@ -314,7 +320,8 @@ Result<std::string, ApiError> CompactHeldConversation(ConversationCompactRequest
   if (!compacted.ok())
     return Fail(FromFailure(compacted.error()));
   HARNESS_TRY(Written written, WriteReplacement(request, input, lifted, *compacted));
-  return Answer(request, written, *compacted);
+  written.compacted = std::move(compacted).value();
+  return written;
 }
 
 }  // namespace harness::serve

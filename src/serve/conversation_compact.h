@@ -31,6 +31,7 @@
 #include "harness/core/env.h"
 #include "harness/core/result.h"
 #include "harness/journal/journal.h"
+#include "harness/runtime/compact.h"
 #include "harness/runtime/host.h"
 #include "harness/serve/server.h"
 #include "serve/api.h"
@@ -48,5 +49,18 @@ struct HeldConversationContext {
 // The answer's JSON body.
 Result<std::string, ApiError> CompactHeldConversation(ConversationCompactRequest request,
                                                       const HeldConversationContext& context);
+
+// The same compaction before its answer is written, for a wire that answers in its own shape
+// (the gateway's, serve/gateway.h): the replacement conversation member's JSON (`messages`: the
+// array of the request's format, as the contract above says), whether its retained elements are
+// the input's as sent, how many there are, and the compaction itself.
+struct HeldCompaction {
+  std::string messages;
+  bool verbatim = true;
+  std::size_t retained_elements = 0;
+  CompactedConversation compacted;
+};
+Result<HeldCompaction, ApiError> CompactHeldConversationParts(
+    ConversationCompactRequest request, const HeldConversationContext& context);
 
 }  // namespace harness::serve

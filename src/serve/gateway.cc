@@ -152,7 +152,7 @@ void ServeGatewayCall(const GatewayCall& call, const GatewayServices& services, 
 }
 
 void ForwardToRelay(const GatewayServices& services, GatewayWire wire, const UpstreamCall& request,
-                    std::stop_token stop, GatewayRelay& out) {
+                    std::stop_token stop, GatewayRelay& out, const BodyRewrite& rewrite) {
   if (services.upstream == nullptr) {
     RespondGatewayError(out, wire,
                         GatewayError{501, TypeOfStatus(wire, 501), "no_upstream",
@@ -172,7 +172,7 @@ void ForwardToRelay(const GatewayServices& services, GatewayWire wire, const Ups
             return SinkVerdict::kStop;
           }
         }
-        if (!out.Write(bytes)) {
+        if (!out.Write(rewrite ? rewrite(bytes) : std::string(bytes))) {
           client_gone = true;
           return SinkVerdict::kStop;
         }

@@ -29,6 +29,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -122,8 +123,11 @@ void ServeGatewayCall(const GatewayCall& call, const GatewayServices& services, 
 // The upstream's answer to `request` through `out` (see the contract). `stream`: the caller
 // asked for a stream, so a 2xx answer is sent as text/event-stream (else application/json).
 // Without an upstream: 501 no_upstream.
+// `rewrite`, when given, sees each piece of a 2xx body and returns what to send in its place
+// (a stream's events rewritten as they pass); it never fails (what it cannot read it passes).
+using BodyRewrite = std::function<std::string(std::string_view bytes)>;
 void ForwardToRelay(const GatewayServices& services, GatewayWire wire, const UpstreamCall& request,
-                    std::stop_token stop, GatewayRelay& out);
+                    std::stop_token stop, GatewayRelay& out, const BodyRewrite& rewrite = {});
 
 // The calls in flight, each on a thread of its own (the server's threads never wait for an
 // upstream). Start refuses (false) once StopAll began; StopAll aborts every call's relay, asks

@@ -1,44 +1,213 @@
-// POST /v1/responses: the OpenAI Responses wire of the gateway (docs/spec/gateway.md).
-#include "harness/core/json.h"
+// POST /v1/responses: the OpenAI Responses wire of the gateway (docs/spec/gateway.md
+// "POST /v1/responses"): forwarded as sent, or compacted by harness first when the request's
+// context_management asks for it and its input crosses the threshold.
+#include "serve/gateway_responses.h"
+
+#include "harness/http/sse.h"
 #include "serve/gateway.h"
 
 namespace harness::serve {
 
 namespace {
 
-// Whether the request asks for a stream: its top-level "stream" is true.
-Result<bool, GatewayError> AsksForStream(std::string_view body) {
-  JsonLimits limits;
-  limits.max_depth = DialectLimits{}.max_depth;
-  auto json = ParseStrictJson(body, limits);
-  if (!json.ok()) {
-    return Fail(InvalidRequest(GatewayWire::kResponses, "invalid_json",
-                               "the body is not strict JSON: " + json.error().Describe()));
-  }
-  if (!json->is_object()) {
-    return Fail(InvalidRequest(GatewayWire::kResponses, "invalid_request",
-                               "the body must be a JSON object (a Responses request)"));
-  }
-  const auto stream = json->find("stream");
-  if (stream == json->end() || stream->is_null())
+constexpr GatewayWire kWire = GatewayWire::kResponses;
+
+Result<bool, GatewayError> AsksForStream(const Json& body) {
+  const auto stream = body.find("stream");
+  if (stream == body.end() || stream->is_null())
     return false;
-  if (!stream->is_boolean()) {
-    return Fail(InvalidRequest(GatewayWire::kResponses, "invalid_request",
-                               "$.stream must be true or false"));
-  }
+  if (!stream->is_boolean())
+    return Fail(InvalidRequest(kWire, "invalid_request", "$.stream must be true or false"));
   return stream->get<bool>();
+}
+
+// The input's size as the offline model counts it (its counter: exact where the tokenizer is
+// there, else a conservative estimate), with the instructions.
+Result<std::uint64_t, GatewayError> CountInput(const GatewayServices& services,
+                                               const ResponsesInput& input, std::stop_token stop) {
+  const auto offline = services.compaction.models->find("offline");
+  if (offline == services.compaction.models->end())
+    return Fail(FromApiError(kWire, {ApiErrorKind::kInternal, "no offline model to count with"}));
+  auto model = offline->second.make();
+  if (!model.ok() || model->counter == nullptr) {
+    return Fail(FromApiError(kWire, {ApiErrorKind::kInternal, "the offline model cannot count"}));
+  }
+  InferenceRequest request;
+  request.model = model->model;
+  request.system = input.system;
+  request.messages = input.conversation.transcript;
+  auto count = model->counter->Count(request, std::move(stop));
+  if (!count.ok()) {
+    return Fail(FromApiError(
+        kWire, {ApiErrorKind::kInternal, "the input could not be counted: " +
+                                             std::string(CountErrorKindName(count.error().kind))}));
+  }
+  return static_cast<std::uint64_t>(count->input_tokens);
+}
+
+// Rewrites an upstream's Responses event stream so that the compaction item is its first output
+// item: announced (added, done) after the first event, the upstream's output indexes and
+// sequence numbers moved past it, and every response snapshot's output led by it.
+class CompactionItemInStream {
+ public:
+  explicit CompactionItemInStream(Json item) : item_(std::move(item)) {}
+
+  std::string operator()(std::string_view bytes) {
+    if (broken_)
+      return std::string(bytes);
+    std::vector<SseEvent> events;
+    if (!decoder_.Feed(bytes, events).ok()) {
+      broken_ = true;  // an event past the decoder's bounds: the rest passes as it comes
+      return std::string(bytes);
+    }
+    std::string out;
+    for (SseEvent& event : events)
+      out += Rewrite(event);
+    return out;
+  }
+
+ private:
+  static std::string Frame(std::string_view name, const std::string& data) {
+    std::string out;
+    if (!name.empty())
+      out.append("event: ").append(name).append("\n");
+    return out.append("data: ").append(data).append("\n\n");
+  }
+
+  std::string Rewrite(const SseEvent& event) {
+    auto data = ParseStrictJson(event.data);
+    if (!data.ok() || !data->is_object())
+      return Frame(event.event, event.data);
+    Json& json = *data;
+    std::string out;
+    if (injected_) {
+      if (auto index = json.find("output_index");
+          index != json.end() && index->is_number_unsigned())
+        *index = index->get<std::uint64_t>() + 1;
+      if (auto seq = json.find("sequence_number"); seq != json.end() && seq->is_number_unsigned())
+        *seq = seq->get<std::uint64_t>() + 2;
+    }
+    if (auto response = json.find("response"); response != json.end() && response->is_object()) {
+      if (auto output = response->find("output"); output != response->end() && output->is_array())
+        output->insert(output->begin(), item_);
+    }
+    out += Frame(event.event, json.dump());
+    if (!injected_) {
+      injected_ = true;
+      std::uint64_t seq = 0;
+      if (auto s = json.find("sequence_number"); s != json.end() && s->is_number_unsigned())
+        seq = s->get<std::uint64_t>();
+      for (const std::string_view type :
+           {"response.output_item.added", "response.output_item.done"}) {
+        Json announce = Json::object();
+        announce["type"] = type;
+        announce["output_index"] = 0;
+        announce["item"] = item_;
+        announce["sequence_number"] = ++seq;
+        out += Frame(type, announce.dump());
+      }
+    }
+    return out;
+  }
+
+  Json item_;
+  SseDecoder decoder_;
+  bool injected_ = false;
+  bool broken_ = false;
+};
+
+// A collected Response with the compaction item first in its output.
+std::string WithCompactionItem(const std::string& body, const Json& item) {
+  auto json = ParseStrictJson(body, JsonLimits{});
+  if (!json.ok() || !json->is_object())
+    return body;  // not a Response: as the upstream sent it
+  auto output = json->find("output");
+  if (output == json->end() || !output->is_array())
+    return body;
+  output->insert(output->begin(), item);
+  return json->dump();
 }
 
 }  // namespace
 
 void ServeResponses(const GatewayCall& call, const GatewayServices& services, GatewayRelay& out) {
-  auto stream = AsksForStream(call.body);
-  if (!stream.ok()) {
-    RespondGatewayError(out, call.wire, stream.error());
-    return;
+  auto json = ParseResponsesBody(kWire, call.body);
+  if (!json.ok())
+    return RespondGatewayError(out, kWire, json.error());
+  auto stream = AsksForStream(*json);
+  if (!stream.ok())
+    return RespondGatewayError(out, kWire, stream.error());
+  auto threshold = ReadCompactThreshold(kWire, *json);
+  if (!threshold.ok())
+    return RespondGatewayError(out, kWire, threshold.error());
+  if (!*threshold) {
+    // No compaction asked for: the upstream gets the request exactly as sent.
+    return ForwardToRelay(services, kWire,
+                          UpstreamCall{"/responses", call.body, call.passed, *stream}, call.stop,
+                          out);
   }
-  UpstreamCall forward{"/responses", call.body, call.passed, *stream};
-  ForwardToRelay(services, call.wire, forward, call.stop, out);
+  auto input = ReadResponsesInput(kWire, *json, call.body);
+  if (!input.ok())
+    return RespondGatewayError(out, kWire, input.error());
+  auto count = CountInput(services, *input, call.stop);
+  if (!count.ok())
+    return RespondGatewayError(out, kWire, count.error());
+  const bool compact = *count >= **threshold;
+  if (!compact && !input->rewritten) {
+    return ForwardToRelay(services, kWire,
+                          UpstreamCall{"/responses", call.body, call.passed, *stream}, call.stop,
+                          out);
+  }
+  std::optional<HeldCompaction> held;
+  std::string items = input->items;
+  if (compact) {
+    auto request = CompactionOfInput(kWire, *json, std::move(input).value(), services.journal);
+    if (!request.ok())
+      return RespondGatewayError(out, kWire, request.error());
+    // The tail kept whole is at most half the threshold, so that what is sent is well under it.
+    request->keep_recent_tokens = std::max<std::uint64_t>(1, **threshold / 2);
+    auto parts = CompactHeldConversationParts(std::move(request).value(), services.compaction);
+    if (!parts.ok())
+      return RespondGatewayError(out, kWire, FromApiError(kWire, parts.error()));
+    held = std::move(parts).value();
+    items = held->messages;
+  }
+  // harness served context_management: the upstream gets the input it would have had, and is
+  // not asked to compact again.
+  Json forwarded = std::move(json).value();
+  auto input_items = ParseResponsesBody(kWire, "{\"input\":" + items + "}");
+  if (!input_items.ok())  // harness wrote them: a failure here is harness's own
+    return RespondGatewayError(
+        out, kWire,
+        FromApiError(kWire, {ApiErrorKind::kInternal, "the compacted input cannot be read back"}));
+  forwarded["input"] = std::move((*input_items)["input"]);
+  forwarded.erase("context_management");
+  const UpstreamCall call_upstream{"/responses", forwarded.dump(), call.passed, *stream};
+  if (!held)
+    return ForwardToRelay(services, kWire, call_upstream, call.stop, out);
+  auto item = ParseResponsesBody(
+      kWire, EncodeCompactionItem(CarriedCompaction{held->compacted.summary, held->messages}));
+  if (!item.ok()) {
+    return RespondGatewayError(
+        out, kWire,
+        FromApiError(kWire, {ApiErrorKind::kInternal, "the compaction item cannot be read back"}));
+  }
+  if (*stream) {
+    CompactionItemInStream rewrite(*item);
+    return ForwardToRelay(services, kWire, call_upstream, call.stop, out,
+                          [&rewrite](std::string_view bytes) { return rewrite(bytes); });
+  }
+  if (services.upstream == nullptr)
+    return ForwardToRelay(services, kWire, call_upstream, call.stop, out);  // answers 501
+  auto answer = services.upstream->Fetch(call_upstream, call.stop);
+  if (!answer.ok())
+    return RespondGatewayError(out, kWire, UpstreamUnavailable(kWire, answer.error().Describe()));
+  const auto type = answer->Header("content-type");
+  if (out.Start(static_cast<unsigned>(answer->status),
+                type ? std::string(*type) : std::string("application/json"))) {
+    out.Write(answer->success() ? WithCompactionItem(answer->body, *item) : answer->body);
+  }
+  out.Finish();
 }
 
 }  // namespace harness::serve
