@@ -3,15 +3,16 @@
 //
 // The first byte picks what the rest is: 0 a Messages request body, 1 a summary and a marker
 // (split at the first NUL) for DecodeCompactionMarker, 2 an upstream event stream for the splice
-// (fed in chunks whose sizes the next byte picks), 3 the answer of a held-conversation compaction,
+// (fed in chunks whose sizes the next byte picks), 3 a compaction's replacement messages,
 // 5 a Messages request body whose every journaled compaction was undone, anything else a Messages
 // answer to put a block in front of.
 // Invariants: nothing crashes or throws; every refusal is a 4xx invalid_request_error or
 // request_too_large for a request, an api_error for the upstream's or the compaction's answer;
 // an accepted request's upstream body is a JSON object without the compact edit whose messages
 // the dialect reader takes, and a resumed request names its message and holds no compaction
-// block; a marker decodes only to a carry that encodes back to the same marker; the splice's
-// output is an event stream that decodes; a block put in front of an answer is its first block.
+// block; a marker decodes only to a carry that encodes back to the same marker, and a carry of a
+// replacement comes back from its block's marker; the splice's output is an event stream that
+// decodes, whatever the upstream sent; a block put in front of an answer is its first block.
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -79,36 +80,30 @@ void Stream(std::string_view rest) {
   const std::size_t chunk = 1 + static_cast<unsigned char>(rest[0]) % 64;
   rest.remove_prefix(1);
   serve::CompactionStreamSplice splice(
-      serve::CompactionBlockJson("summary", serve::CompactionCarry{}));
+      serve::CompactionBlockJson("summary", serve::CompactionCarry{}), SseLimits{4096, 16384});
   std::string out;
-  bool broke = false;
-  for (std::size_t at = 0; at < rest.size() && !broke; at += chunk) {
-    auto fed = splice.Feed(rest.substr(at, chunk));
-    if (!fed.ok()) {
-      Check(fed.error().type == "api_error", "a broken stream is not an api_error");
-      broke = true;
-    } else {
-      out += *fed;
-    }
-  }
-  if (!broke) {
-    auto done = splice.Finish();
-    Check(done.ok() || done.error().type == "api_error", "a cut stream is not an api_error");
-  }
+  for (std::size_t at = 0; at < rest.size(); at += chunk)
+    out += splice(rest.substr(at, chunk));
   SseDecoder decoder;
   std::vector<SseEvent> events;
   Check(decoder.Feed(out, events).ok() && decoder.Finish().ok(),
         "the relayed stream does not decode");
 }
 
-void CompactAnswer(std::string_view answer) {
+void Replacement(std::string_view messages) {
   using namespace harness;
-  auto read = serve::ReadGatewayCompaction(answer);
-  if (!read.ok()) {
-    Check(read.error().type == "api_error", "a bad compaction answer is not an api_error");
+  auto carry = serve::CarryOfReplacement(messages, std::nullopt);
+  if (!carry.ok()) {
+    Check(carry.error().type == "api_error", "an unreadable replacement is not an api_error");
     return;
   }
-  Check(ReadAnthropicMessages(read->messages).ok(), "the replacement is unreadable");
+  Check(!carry->replacement.empty(), "a carry without its summary message");
+  const std::string block = serve::CompactionBlockJson("s", *carry);
+  auto parsed = ParseStrictJson(block);
+  Check(parsed.ok(), "a block is not JSON");
+  auto again =
+      serve::DecodeCompactionMarker("s", (*parsed)["encrypted_content"].get<std::string>());
+  Check(again.ok() && *again == *carry, "a block's marker does not give its carry back");
 }
 
 void Prepend(std::string_view answer) {
@@ -144,7 +139,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       Stream(rest);
       break;
     case 3:
-      CompactAnswer(rest);
+      Replacement(rest);
       break;
     default:
       Prepend(rest);

@@ -1,8 +1,8 @@
 // POST /v1/messages: the Anthropic Messages wire of the gateway (docs/spec/gateway.md
-// "POST /v1/messages"). The plan (gateway_messages_plan.h) says what the upstream gets; a
-// request without a compaction in its answer is forwarded as ForwardToRelay forwards every wire,
-// and one whose answer starts with the gateway's compaction block is relayed here with the block
-// put first (a collected answer) or spliced in (a stream).
+// "POST /v1/messages"). The plan (gateway_messages_plan.h) says what the upstream gets; the
+// answer is relayed by ForwardToRelay, a stream with the gateway's compaction block spliced in
+// first when there is one; a collected answer with a block is read whole here and the block put
+// first.
 #include <string>
 #include <utility>
 
@@ -26,16 +26,8 @@ std::string PausedMessageId(Env* env) {
   return "msg_" + text;
 }
 
-// A non-2xx answer of the upstream, passed with its status and body (its credentials already
-// redacted by the HTTP client), as ForwardToRelay passes it.
-void PassUpstreamRefusal(const HttpResponse& answer, GatewayRelay& out) {
-  const auto type = answer.Header("content-type");
-  if (out.Start(static_cast<unsigned>(answer.status),
-                type ? std::string(*type) : std::string("application/json")))
-    out.Write(answer.body);
-  out.Finish();
-}
-
+// The upstream's collected answer with the block first; a refusal (non-2xx) passes as it came,
+// its credentials redacted by the HTTP client, as ForwardToRelay passes one.
 void Collected(const GatewayServices& services, const GatewayCall& call,
                const UpstreamCall& request, const std::string& block, GatewayRelay& out) {
   auto answer = services.upstream->Fetch(request, call.stop);
@@ -43,68 +35,19 @@ void Collected(const GatewayServices& services, const GatewayCall& call,
     RespondGatewayError(out, call.wire, UpstreamUnavailable(call.wire, answer.error().Describe()));
     return;
   }
-  if (answer->status < 200 || answer->status >= 300) {
-    PassUpstreamRefusal(*answer, out);
-    return;
-  }
-  auto with_block = PrependCompactionBlock(answer->body, block);
-  if (!with_block.ok()) {
-    RespondGatewayError(out, call.wire, with_block.error());
-    return;
-  }
-  if (out.Start(200, "application/json"))
-    out.Write(*with_block);
-  out.Finish();
-}
-
-void Streamed(const GatewayServices& services, const GatewayCall& call, const UpstreamCall& request,
-              const std::string& block, GatewayRelay& out) {
-  CompactionStreamSplice splice(block);
-  bool began = false;
-  bool stopped = false;  // the client is gone, or the stream broke and was answered
-  auto answer = services.upstream->Stream(
-      request,
-      [&](std::string_view bytes) {
-        if (!began) {
-          began = true;
-          if (!out.Start(200, "text/event-stream")) {
-            stopped = true;
-            return SinkVerdict::kStop;
-          }
-        }
-        auto spliced = splice.Feed(bytes);
-        if (!spliced.ok()) {
-          out.Write(GatewayErrorEvent(call.wire, spliced.error()));
-          stopped = true;
-          return SinkVerdict::kStop;
-        }
-        if (!out.Write(*spliced)) {
-          stopped = true;
-          return SinkVerdict::kStop;
-        }
-        return SinkVerdict::kProgress;
-      },
-      call.stop);
-  if (stopped) {
-    out.Finish();
-    return;
-  }
-  if (!answer.ok()) {
-    const GatewayError error = UpstreamUnavailable(call.wire, answer.error().Describe());
-    if (!began) {
-      RespondGatewayError(out, call.wire, error);
+  std::string body = std::move(answer->body);
+  if (answer->success()) {
+    auto with_block = PrependCompactionBlock(body, block);
+    if (!with_block.ok()) {
+      RespondGatewayError(out, call.wire, with_block.error());
       return;
     }
-    out.Write(GatewayErrorEvent(call.wire, error));
-    out.Finish();
-    return;
+    body = std::move(*with_block);
   }
-  if (!began) {
-    PassUpstreamRefusal(*answer, out);
-    return;
-  }
-  if (auto done = splice.Finish(); !done.ok())
-    out.Write(GatewayErrorEvent(call.wire, done.error()));
+  const auto type = answer->Header("content-type");
+  if (out.Start(static_cast<unsigned>(answer->status),
+                type ? std::string(*type) : std::string("application/json")))
+    out.Write(body);
   out.Finish();
 }
 
@@ -140,10 +83,13 @@ void ServeMessages(const GatewayCall& call, const GatewayServices& services, Gat
     out.Finish();
     return;
   }
-  if (plan->request.stream)
-    Streamed(services, call, request, *plan->block, out);
-  else
-    Collected(services, call, request, *plan->block, out);
+  if (plan->request.stream) {
+    CompactionStreamSplice splice(*plan->block);
+    ForwardToRelay(services, call.wire, request, call.stop, out,
+                   [&splice](std::string_view bytes) { return splice(bytes); });
+    return;
+  }
+  Collected(services, call, request, *plan->block, out);
 }
 
 }  // namespace harness::serve

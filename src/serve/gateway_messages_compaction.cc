@@ -453,40 +453,20 @@ bool CompactionDue(TokenCount input_tokens, const CompactEdit& edit) {
   return input_tokens > edit.trigger;
 }
 
-Result<GatewayCompaction, GatewayError> ReadGatewayCompaction(std::string_view answer) {
-  auto internal = [](std::string why) {
-    return Internal("the gateway's compaction answer " + std::move(why));
-  };
-  auto parsed = ParseStrictJson(answer);
-  if (!parsed.ok() || !parsed->is_object())
-    return Fail(internal("is not a JSON object"));
-  GatewayCompaction out;
-  const auto summary = parsed->find("summary");
-  if (summary == parsed->end() || !summary->is_string())
-    return Fail(internal("has no summary"));
-  out.summary = summary->get<std::string>();
-  if (const auto session = parsed->find("session_id"); session != parsed->end()) {
-    if (!session->is_string())
-      return Fail(internal("has a session id that is not a string"));
-    auto id = Uuid::ParseCanonical(session->get<std::string>());
-    if (!id.ok())
-      return Fail(internal("has a session id that is not a UUID"));
-    out.session = *id;
+Result<CompactionCarry, GatewayError> CarryOfReplacement(std::string_view messages,
+                                                         std::optional<Uuid> session) {
+  auto conversation = ReadAnthropicMessages(messages);
+  if (!conversation.ok()) {
+    return Fail(Internal("the compaction's replacement cannot be read back: " +
+                         conversation.error().Describe()));
   }
-  auto conversation = ReadAnthropicMessages(answer);
-  if (!conversation.ok())
-    return Fail(internal("cannot be read: " + conversation.error().Describe()));
   if (conversation->elements.empty())
-    return Fail(internal("has no summary message"));
-  out.messages = "[";
-  for (std::size_t i = 0; i < conversation->elements.size(); ++i) {
-    const std::string& json = conversation->elements[i].json;
-    out.messages.append(i == 0 ? "" : ",").append(json);
-    out.carry.replacement.push_back(json);
-  }
-  out.messages.append("]");
-  out.carry.session = out.session;
-  return out;
+    return Fail(Internal("the compaction's replacement has no summary message"));
+  CompactionCarry carry;
+  carry.session = session;
+  for (const DialectElement& element : conversation->elements)
+    carry.replacement.push_back(element.json);
+  return carry;
 }
 
 Result<std::string, GatewayError> PrependCompactionBlock(std::string_view answer,
@@ -584,7 +564,8 @@ std::string PausedStream(std::string_view id, std::string_view model, std::strin
   return out;
 }
 
-CompactionStreamSplice::CompactionStreamSplice(std::string block) : block_(std::move(block)) {}
+CompactionStreamSplice::CompactionStreamSplice(std::string block, SseLimits limits)
+    : block_(std::move(block)), decoder_(limits) {}
 
 std::string CompactionStreamSplice::Relay(const SseEvent& event) {
   std::string out;
@@ -610,22 +591,20 @@ std::string CompactionStreamSplice::Relay(const SseEvent& event) {
   return out;
 }
 
-Result<std::string, GatewayError> CompactionStreamSplice::Feed(std::string_view bytes) {
+std::string CompactionStreamSplice::operator()(std::string_view bytes) {
+  if (broken_)
+    return std::string();
   std::vector<SseEvent> events;
-  if (auto fed = decoder_.Feed(bytes, events); !fed.ok()) {
-    return Fail(UpstreamBroke("event stream broke: " + fed.error().Describe()));
-  }
+  const auto fed = decoder_.Feed(bytes, events);
   std::string out;
   for (const SseEvent& event : events)
     out.append(Relay(event));
-  return out;
-}
-
-Result<std::string, GatewayError> CompactionStreamSplice::Finish() {
-  if (auto done = decoder_.Finish(); !done.ok()) {
-    return Fail(UpstreamBroke("event stream broke: " + done.error().Describe()));
+  if (!fed.ok()) {
+    broken_ = true;
+    out.append(GatewayErrorEvent(GatewayWire::kMessages,
+                                 UpstreamBroke("event stream broke: " + fed.error().Describe())));
   }
-  return std::string();
+  return out;
 }
 
 }  // namespace harness::serve

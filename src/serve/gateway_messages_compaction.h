@@ -34,16 +34,17 @@
 //   the SHA-256 of the summary, the session and the elements (length-prefixed, so no two carries
 //   hash alike). It is an integrity check against edits and foreign blocks, not a secret: a
 //   caller that writes its own marker only misleads its own conversation.
-// - ReadGatewayCompaction reads the answer of CompactHeldConversation (conversation_compact.h)
-//   in the anthropic format: the summary, the session, the replacement messages (the summary
-//   message and the retained elements, as written) and the carry the block stores.
+// - CarryOfReplacement reads the replacement a compaction wrote in the Anthropic shape
+//   (CompactHeldConversationParts' `messages`, conversation_compact.h) into the carry its block
+//   stores: every element exactly as written, and the session the compaction is journaled as.
 // - PrependCompactionBlock puts the block first in a Messages answer's `content` (the answer
 //   re-encoded); PausedAnswer / PausedStream are the answer of a paused compaction: the block
 //   alone, stop_reason "compaction", no upstream call.
 // - CompactionStreamSplice relays a Messages event stream with the block spliced in first: the
 //   block's three events right after message_start, and every later content_block_* event's
 //   `index` one higher; every other event passes with its name and data as received. Memory is
-//   bounded by the SSE decoder's limits; a stream that breaks those is an api_error.
+//   bounded by the SSE decoder's limits: a stream that breaks them ends, for the client, with an
+//   `error` event (api_error), and nothing after it is relayed.
 // - Every failure is a GatewayError of the Messages wire (gateway.h): a status, an Anthropic
 //   error type (invalid_request_error, request_too_large, api_error) and a message a user can act
 //   on that quotes at most a few bytes of the input. No function throws or recurses with the
@@ -115,13 +116,8 @@ std::string UpstreamMessagesBody(std::string_view body, const MessagesGatewayReq
 
 bool CompactionDue(TokenCount input_tokens, const CompactEdit& edit);
 
-struct GatewayCompaction {
-  std::string summary;
-  std::optional<Uuid> session;
-  std::string messages;  // the replacement: the summary message, then the retained elements
-  CompactionCarry carry;
-};
-Result<GatewayCompaction, GatewayError> ReadGatewayCompaction(std::string_view answer);
+Result<CompactionCarry, GatewayError> CarryOfReplacement(std::string_view messages,
+                                                         std::optional<Uuid> session);
 
 Result<std::string, GatewayError> PrependCompactionBlock(std::string_view answer,
                                                          std::string_view block);
@@ -132,10 +128,9 @@ std::string PausedStream(std::string_view id, std::string_view model, std::strin
 
 class CompactionStreamSplice {
  public:
-  explicit CompactionStreamSplice(std::string block);
+  explicit CompactionStreamSplice(std::string block, SseLimits limits = {});
   // The bytes to send for `bytes` of the upstream's stream.
-  Result<std::string, GatewayError> Feed(std::string_view bytes);
-  Result<std::string, GatewayError> Finish();
+  std::string operator()(std::string_view bytes);
 
  private:
   std::string Relay(const SseEvent& event);
@@ -143,6 +138,7 @@ class CompactionStreamSplice {
   std::string block_;
   SseDecoder decoder_;
   bool spliced_ = false;
+  bool broken_ = false;
 };
 
 }  // namespace harness::serve

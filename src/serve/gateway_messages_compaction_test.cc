@@ -314,23 +314,20 @@ TEST(MessagesCompaction, ACompactionBlockTheGatewayDidNotWriteIsRefused) {
   EXPECT_FALSE(ReadMessagesGatewayRequest(Resumed(extra)).ok());
 }
 
-TEST(MessagesCompaction, TheCompactHeldConversationAnswerBecomesTheBlockAndTheMessages) {
-  const std::string answer =
-      R"({"format":"anthropic","messages":[{"role":"user","content":"SUMMARY"},)"
-      R"({"role":"user","content":  "kept as sent"}],"system":"sys","summary":"SUMMARY",)"
-      R"("report":{"retained":1},"session_id":"01890a5d-ac96-774b-bcce-b302099a8057",)"
-      R"("loop_id":"01890a5d-ac96-774b-bcce-b302099a8058"})";
-  auto read = ReadGatewayCompaction(answer);
-  ASSERT_TRUE(read.ok()) << read.error().message;
-  EXPECT_EQ(read->summary, "SUMMARY");
-  EXPECT_EQ(read->session, kSession);
-  EXPECT_EQ(read->messages,
-            R"([{"role":"user","content":"SUMMARY"},{"role":"user","content":  "kept as sent"}])");
-  EXPECT_EQ(read->carry.replacement,
+TEST(MessagesCompaction, TheReplacementBecomesTheCarryElementByElementAsWritten) {
+  auto carry = CarryOfReplacement(
+      R"([{"role":"user","content":"SUMMARY"}, {"role":"user","content":  "kept as sent"}])",
+      kSession);
+  ASSERT_TRUE(carry.ok()) << carry.error().message;
+  EXPECT_EQ(carry->session, kSession);
+  EXPECT_EQ(carry->replacement,
             (std::vector<std::string>{R"({"role":"user","content":"SUMMARY"})",
                                       R"({"role":"user","content":  "kept as sent"})"}));
-  EXPECT_EQ(read->carry.session, kSession);
-  EXPECT_FALSE(ReadGatewayCompaction("{}").ok());
+  for (const char* bad : {"[]", "{}", "[1]"}) {
+    auto refused = CarryOfReplacement(bad, std::nullopt);
+    ASSERT_FALSE(refused.ok()) << bad;
+    EXPECT_EQ(refused.error().type, "api_error");
+  }
 }
 
 TEST(MessagesCompaction, TheBlockGoesFirstInTheAnswer) {
@@ -392,12 +389,8 @@ TEST(MessagesCompaction, TheStreamSpliceAddsTheBlockFirstAndShiftsTheOthers) {
   const std::string block = CompactionBlockJson("SUM", {std::nullopt, {}});
   CompactionStreamSplice splice(block);
   std::string relayed;
-  for (char byte : upstream) {  // one byte at a time: events cut anywhere
-    auto out = splice.Feed(std::string_view(&byte, 1));
-    ASSERT_TRUE(out.ok());
-    relayed += *out;
-  }
-  ASSERT_TRUE(splice.Finish().ok());
+  for (char byte : upstream)  // one byte at a time: events cut anywhere
+    relayed += splice(std::string_view(&byte, 1));
 
   SseDecoder decoder;
   std::vector<SseEvent> events;
@@ -418,11 +411,18 @@ TEST(MessagesCompaction, TheStreamSpliceAddsTheBlockFirstAndShiftsTheOthers) {
   EXPECT_EQ(Parse(events[2].data)["delta"]["content"], "SUM");
   EXPECT_EQ(Parse(events[6].data)["delta"]["text"], "Hi");
 
-  CompactionStreamSplice cut(block);
-  ASSERT_TRUE(cut.Feed("event: message_start\ndata: {").ok());
-  auto finished = cut.Finish();
-  ASSERT_FALSE(finished.ok());
-  EXPECT_EQ(finished.error().type, "api_error");
+  // A stream over the decoder's bounds ends with an error event; nothing after it is relayed.
+  CompactionStreamSplice bounded(block, SseLimits{.max_line_bytes = 64});
+  const std::string head = bounded("event: message_start\ndata: {\"type\":\"message_start\"}\n\n");
+  EXPECT_NE(head.find("compaction_delta"), std::string::npos);
+  const std::string broke = bounded("data: " + std::string(100, 'x') + "\n\n");
+  std::vector<SseEvent> error;
+  SseDecoder reader;
+  ASSERT_TRUE(reader.Feed(broke, error).ok());
+  ASSERT_EQ(error.size(), 1u) << broke;
+  EXPECT_EQ(error[0].event, "error");
+  EXPECT_EQ(Parse(error[0].data)["error"]["type"], "api_error");
+  EXPECT_EQ(bounded("event: ping\ndata: {}\n\n"), "");
 }
 
 }  // namespace

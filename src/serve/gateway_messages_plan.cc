@@ -119,18 +119,21 @@ Result<MessagesPlan, GatewayError> PlanMessagesCall(std::string_view body,
   compact.keep_recent_tokens =
       std::max<TokenCount>(1, std::min(served.policy.keep_recent_tokens, edit.trigger / 4));
   compact.store = journal;
-  auto answer = CompactHeldConversation(std::move(compact), context);
-  if (!answer.ok()) {
-    if (answer.error().kind != ApiErrorKind::kCompactionRejected)
-      return Fail(FromApi(answer.error()));
-    plan.compaction_failure = answer.error().detail;
+  auto parts = CompactHeldConversationParts(std::move(compact), context);
+  if (!parts.ok()) {
+    if (parts.error().kind != ApiErrorKind::kCompactionRejected)
+      return Fail(FromApi(parts.error()));
+    plan.compaction_failure = parts.error().detail;
     plan.upstream_body = UpstreamMessagesBody(body, plan.request);
     return plan;
   }
-  HARNESS_TRY(GatewayCompaction compacted, ReadGatewayCompaction(*answer));
-  plan.block = CompactionBlockJson(compacted.summary, compacted.carry);
+  std::optional<Uuid> session;
+  if (parts->compacted.stored)
+    session = parts->compacted.stored->session;
+  HARNESS_TRY(const CompactionCarry carry, CarryOfReplacement(parts->messages, session));
+  plan.block = CompactionBlockJson(parts->compacted.summary, carry);
   plan.paused = edit.pause_after_compaction;
-  plan.upstream_body = UpstreamMessagesBody(body, plan.request, compacted.messages);
+  plan.upstream_body = UpstreamMessagesBody(body, plan.request, parts->messages);
   return plan;
 }
 

@@ -13,7 +13,7 @@
 //   model when none is (core estimates), system prompt included. At or under the trigger the
 //   plan forwards it.
 // - Over the trigger it is compacted as POST /v1/compact compacts an Anthropic conversation
-//   (CompactHeldConversation): that model's context, the offline compactor, the edit's
+//   (CompactHeldConversationParts): that model's context, the offline compactor, the edit's
 //   instructions as the summary's focus, the retained tail at most a quarter of the trigger (so
 //   that the compacted request is well under it), journaled as a session when `journal`. The
 //   plan then forwards the summary and the retained elements (and carries the compaction block
