@@ -70,7 +70,13 @@ class GatewayResponsesTest : public ::testing::Test {
 
   void SetUp() override {
     ASSERT_TRUE(upstream_.Start());
+    Start(true);
+  }
+
+  void Start(bool gateway_journal) {
+    server_.reset();
     ServeOptions options;
+    options.gateway_journal = gateway_journal;
     options.port = 0;
     options.journal = journal_.get();
     options.threads = 2;
@@ -195,6 +201,24 @@ TEST_F(GatewayResponsesTest, CompactWithStoreFalseJournalsNothing) {
   ASSERT_EQ(reply.status, 200) << reply.body;
   EXPECT_EQ(Sessions(), 0u);
   EXPECT_FALSE(ParseOrNull(reply.body)["harness"].contains("session_id"));
+}
+
+TEST_F(GatewayResponsesTest, WithoutGatewayJournalingAStoreTrueCompactionJournalsNothing) {
+  Start(false);
+  const auto reply = Post("/v1/responses/compact", Request(",\"store\":true"));
+  ASSERT_EQ(reply.status, 200) << reply.body;
+  EXPECT_EQ(Sessions(), 0u);
+}
+
+// As with POST /v1/compact and store: the session was opened before the compactor ran, and the
+// rejection leaves it holding the conversation as given, which the inspector shows.
+TEST_F(GatewayResponsesTest, ACompactionTheRuntimeRejectsIs422AndItsSessionKeepsTheConversation) {
+  const auto reply = Post("/v1/responses/compact", R"({"model":"tiny","input":"Hi."})");
+  EXPECT_EQ(reply.status, 422) << reply.body;
+  const Json error = ParseOrNull(reply.body);
+  EXPECT_EQ(error["error"]["type"], "invalid_request_error");
+  EXPECT_EQ(error["error"]["code"], "compaction_rejected");
+  EXPECT_EQ(Sessions(), 1u);
 }
 
 TEST_F(GatewayResponsesTest, CompactRefusalsAreInOpenAisShapeAndJournalNothing) {
