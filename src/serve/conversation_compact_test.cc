@@ -23,6 +23,7 @@ namespace harness::serve {
 namespace {
 
 using serve_testing::Call;
+using serve_testing::CompactOnly;
 using serve_testing::ParseOrNull;
 
 // A model compactor's client that blocks until its call is stopped; `called` counts down once
@@ -102,10 +103,9 @@ class ConversationCompactTest : public ::testing::Test {
     options.port = 0;
     options.journal = journal_.get();
     options.threads = 2;
-    options.models.emplace("offline", ConfiguredModel{runtime_testing::TestModel(), [] {
-                                                        return Result<ServedModel, std::string>(
-                                                            serve_testing::CompactOnly());
-                                                      }});
+    options.models.emplace(
+        "offline", ConfiguredModel{runtime_testing::TestModel(),
+                                   [] { return Result<ServedModel, std::string>(CompactOnly()); }});
     return options;
   }
 
@@ -362,7 +362,7 @@ TEST_F(ConversationCompactTest, ACompactionHoldsNoServerThreadAndShutdownInterru
   options.threads = 2;
   options.models["blocking"] = ConfiguredModel{
       ModelKey{"test", "blocking"}, [&called]() -> Result<ServedModel, std::string> {
-        ServedModel model = serve_testing::CompactOnly();
+        ServedModel model = CompactOnly();
         model.model = ModelKey{"test", "blocking"};
         model.client = std::make_shared<BlockingModel>(called);
         return model;

@@ -1,7 +1,6 @@
-// The served model the serve module's tests share (test support, header-only): the test
+// The served models the serve module's tests share (test support, header-only): the test
 // model (support/test_model.h) with `client` in a 10,000-token window, an estimating counter
-// and a policy it can run, automatic compaction at 8,000 tokens for a request that turns it on;
-// CompactOnly, the same without a client and with a summary budget the offline compactor fits.
+// and a policy it can run, automatic compaction at 8,000 tokens for a request that turns it on.
 #pragma once
 
 #include <memory>
@@ -29,16 +28,18 @@ inline serve::ServedModel Served(std::shared_ptr<ModelClient> client) {
   return model;
 }
 
-// A model that runs no turns (no client), in the same window, keeping the newest segment, with
-// room for the offline compactor's summary: what a compaction of a held conversation runs on.
+// A model that runs no turns, in a 10,000-token window, keeping the newest segment, with room
+// for the offline compactor's summary: the `offline` model of the tests that compact a
+// conversation the client holds (POST /v1/compact, the gateway's Responses compaction).
 inline serve::ServedModel CompactOnly() {
-  serve::ServedModel model = Served(nullptr);
-  model.policy = runtime_testing::TestPolicy();
-  model.policy.counter_policy = CounterPolicy::kAllowConservative;
-  model.policy.safety_margin = 1'000;
-  model.policy.reserved_output = 100;
-  model.policy.max_summary_tokens = 2'000;
-  return model;
+  CompactionPolicy policy = runtime_testing::TestPolicy();
+  // An estimating counter needs room for its error (compaction/policy.h).
+  policy.counter_policy = CounterPolicy::kAllowConservative;
+  policy.safety_margin = 1'000;
+  policy.reserved_output = 100;
+  policy.max_summary_tokens = 2'000;
+  return serve::ServedModel{nullptr, runtime_testing::TestModel(), ModelLimits{10'000, 8'000, 100},
+                            std::make_shared<EstimateCounter>(), policy};
 }
 
 }  // namespace harness::serve_testing
