@@ -22,6 +22,11 @@ GatewayError Invalid(std::string message) {
   return InvalidRequest(GatewayWire::kMessages, "invalid_request", std::move(message));
 }
 
+// A compaction block the gateway cannot resume from.
+GatewayError BadBlock(std::string message) {
+  return InvalidRequest(GatewayWire::kMessages, "invalid_compaction_block", std::move(message));
+}
+
 GatewayError Internal(std::string message) {
   return GatewayError{500, "api_error", "internal", std::move(message)};
 }
@@ -172,7 +177,7 @@ Result<CompactionCarry, GatewayError> ReadCarriedBlock(const Json& block, const 
   const auto content = block.find("content");
   const auto marker = block.find("encrypted_content");
   auto foreign = [&path] {
-    return Invalid(fmt::format(
+    return BadBlock(fmt::format(
         "{} is a compaction block this gateway did not write (its \"encrypted_content\" is not a "
         "gateway marker: a provider's compaction, or another gateway's); the gateway resumes only "
         "from its own compaction blocks: remove it and send the messages it summarized",
@@ -197,9 +202,9 @@ Result<CompactionCarry, GatewayError> ReadCarriedBlock(const Json& block, const 
     if (carry.error() == kNotAMarker)
       return Fail(foreign());
     return Fail(
-        Invalid(fmt::format("{} cannot be resumed from: {}; send the block exactly as the "
-                            "gateway returned it",
-                            path, carry.error())));
+        BadBlock(fmt::format("{} cannot be resumed from: {}; send the block exactly as the "
+                             "gateway returned it",
+                             path, carry.error())));
   }
   return std::move(*carry);
 }

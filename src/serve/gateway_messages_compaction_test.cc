@@ -297,6 +297,7 @@ TEST(MessagesCompaction, ACompactionBlockTheGatewayDidNotWriteIsRefused) {
     EXPECT_EQ(read.error().type, "invalid_request_error");
     EXPECT_NE(read.error().message.find("$.messages[3].content[1]"), std::string::npos)
         << read.error().message;
+    EXPECT_EQ(read.error().code, "invalid_compaction_block");
     // A foreign block is named as one; an edited one as changed.
     const bool ours = block == edited;
     EXPECT_NE(read.error().message.find(ours ? "changed after the gateway wrote it"

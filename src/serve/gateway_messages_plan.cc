@@ -12,15 +12,9 @@ namespace harness::serve {
 
 namespace {
 
+// The gateway's count and compaction context: the server's offline model (docs/spec/gateway.md
+// §2.4.3), whatever model the request names upstream.
 constexpr std::string_view kOfflineModel = "offline";
-
-// The configured model named like the request's model, else the offline one: the gateway's
-// count and compaction context, never a way to reach another provider.
-std::string ContextModelName(const HeldConversationContext& context, const std::string& model) {
-  if (context.models != nullptr && !model.empty() && context.models->count(model) != 0)
-    return model;
-  return std::string(kOfflineModel);
-}
 
 Result<ServedModel, GatewayError> ContextModel(const HeldConversationContext& context,
                                                const std::string& name) {
@@ -101,7 +95,7 @@ Result<MessagesPlan, GatewayError> PlanMessagesCall(std::string_view body,
     return plan;
   }
   const CompactEdit& edit = *plan.request.edit;
-  const std::string model = ContextModelName(context, plan.request.model);
+  const std::string model(kOfflineModel);
   HARNESS_TRY(const ServedModel served, ContextModel(context, model));
   const TokenCount input = CountInput(context, served, plan.request.conversation);
   plan.input_tokens = input;

@@ -9,9 +9,9 @@
 //   resumed from. Without a compaction edit nothing is
 //   counted or compacted: the plan forwards the body (as UpstreamMessagesBody writes it).
 // - With one, the conversation the upstream would get (after resuming) is counted with the
-//   counter of the configured model named like the request's `model`, or the server's "offline"
-//   model when none is (core estimates), system prompt included. At or under the trigger the
-//   plan forwards it.
+//   counter of the server's "offline" model, system prompt included (the request's `model`
+//   names the upstream's model, not one of harness's). At or under the trigger the plan
+//   forwards it.
 // - Over the trigger it is compacted as POST /v1/compact compacts an Anthropic conversation
 //   (CompactHeldConversationParts): that model's context, the offline compactor, the edit's
 //   instructions as the summary's focus, the retained tail at most a quarter of the trigger (so
