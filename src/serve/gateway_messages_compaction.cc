@@ -160,7 +160,7 @@ Result<std::vector<BlockAt>, GatewayError> CompactionBlocks(const Json& messages
         continue;
       const auto role = message.find("role");
       if (role == message.end() || !role->is_string() || role->get<std::string>() != "assistant") {
-        return Fail(Invalid(fmt::format(
+        return Fail(BadBlock(fmt::format(
             "$.messages[{}].content[{}] is a compaction block in a message that is not the "
             "assistant's; a compaction block is only valid where an answer returned it",
             i, j)));
@@ -186,14 +186,14 @@ Result<CompactionCarry, GatewayError> ReadCarriedBlock(const Json& block, const 
   if (marker == block.end() || !marker->is_string())
     return Fail(foreign());
   if (content == block.end() || !content->is_string() || content->get<std::string>().empty()) {
-    return Fail(Invalid(
+    return Fail(BadBlock(
         fmt::format("{}.content must be the summary the gateway wrote, a non-empty string", path)));
   }
   for (const auto& member : block.items()) {
     if (member.key() != "type" && member.key() != "content" &&
         member.key() != "encrypted_content" && member.key() != "cache_control") {
-      return Fail(Invalid(fmt::format("{}.{} is not a member of a compaction block", path,
-                                      QuoteForDetail(member.key(), 32))));
+      return Fail(BadBlock(fmt::format("{}.{} is not a member of a compaction block", path,
+                                       QuoteForDetail(member.key(), 32))));
     }
   }
   summary = content->get<std::string>();

@@ -308,6 +308,7 @@ TEST(MessagesCompaction, ACompactionBlockTheGatewayDidNotWriteIsRefused) {
   auto in_user =
       ReadMessagesGatewayRequest(R"({"messages":[{"role":"user","content":[)" + good + R"(]}]})");
   ASSERT_FALSE(in_user.ok());
+  EXPECT_EQ(in_user.error().code, "invalid_compaction_block");
   EXPECT_NE(in_user.error().message.find("not the assistant's"), std::string::npos);
   // A member Anthropic does not define on the block.
   std::string extra = good;
