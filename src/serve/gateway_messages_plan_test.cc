@@ -13,24 +13,21 @@
 #include "harness/core/json.h"
 #include "harness/inference/counter.h"
 #include "harness/journal/memory_journal.h"
+#include "support/gateway_messages.h"
 #include "support/served_model.h"
 #include "support/test_model.h"
 
 namespace harness::serve {
 namespace {
 
-constexpr std::string_view kConversation =
-    R"({"role":"user","content":"Fix the failing test in src/net/client.cc."},)"
-    R"({"role":"assistant","content":[{"type":"tool_use","id":"toolu_1","name":"run","input":{"command":"ctest"}}]},)"
-    R"({"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_1","content":"1 test failed: RetriesOn503"}]},)"
-    R"({"role":"assistant","content":"RetriesOn503 fails; the fake server closes early."},)"
-    R"({"role":"user",  "content":"Now make the retry delay configurable."})";
+using gateway_testing::kMessagesConversation;
 
-// A Messages request of kConversation with a compact edit of `trigger` and `extra` edit members.
+// A Messages request of kMessagesConversation with a compact edit of `trigger` and `extra` edit
+// members.
 std::string Request(TokenCount trigger, std::string_view extra = "") {
   return std::string(R"({"model":"claude-test","max_tokens":64,"system":"You are a coding agent.",)"
                      R"("messages":[)") +
-         std::string(kConversation) +
+         std::string(kMessagesConversation) +
          R"(],"context_management":{"edits":[{"type":"compact_20260112","trigger":)"
          R"({"type":"input_tokens","value":)" +
          std::to_string(trigger) + "}" + std::string(extra) + "}]}}";
@@ -64,7 +61,7 @@ class MessagesGatewayTest : public ::testing::Test {
 
 TEST_F(MessagesGatewayTest, WithoutTheEditTheBodyGoesUpstreamAsSent) {
   const std::string body = std::string(R"({"model":"m", "max_tokens":64, "messages":[)") +
-                           std::string(kConversation) + "]}";
+                           std::string(kMessagesConversation) + "]}";
   auto plan = PlanMessagesCall(body, context_, true);
   ASSERT_TRUE(plan.ok()) << plan.error().message;
   EXPECT_EQ(plan->upstream_body, body);
@@ -82,7 +79,7 @@ TEST_F(MessagesGatewayTest, UnderTheTriggerTheConversationGoesUpstreamWithoutThe
   EXPECT_FALSE(plan->block);
   const Json sent = Parse(plan->upstream_body);
   EXPECT_FALSE(sent.contains("context_management"));
-  EXPECT_EQ(sent["messages"], Parse("[" + std::string(kConversation) + "]"));
+  EXPECT_EQ(sent["messages"], Parse("[" + std::string(kMessagesConversation) + "]"));
   EXPECT_EQ(Sessions(), 0u);
 }
 
@@ -137,7 +134,7 @@ TEST_F(MessagesGatewayTest, TheNextRequestResumesFromTheBlockAndDropsWhatPrecede
   // The client appends the answer (the block first, then the model's text) and asks again.
   const std::string next =
       std::string(R"({"model":"claude-test","max_tokens":64,"messages":[)") +
-      std::string(kConversation) + R"(,{"role":"assistant","content":[)" + *first->block +
+      std::string(kMessagesConversation) + R"(,{"role":"assistant","content":[)" + *first->block +
       R"(,{"type":"text","text":"Done: RetryPolicy::delay is a parameter."}]},)"
       R"({"role":"user","content":"Thanks. Now document it."}],)"
       R"("context_management":{"edits":[{"type":"compact_20260112","trigger":)"

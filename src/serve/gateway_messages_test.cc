@@ -2,13 +2,14 @@
 // 127.0.0.1): the compact_20260112 edit under and over its trigger, the block first in a
 // collected and a streamed answer, a paused compaction, resuming from the block, an undo in the
 // journal, refusals in Anthropic's shape, and the caller's key never journaled or echoed.
+#include "support/gateway_messages.h"
+
 #include <curl/curl.h>
 #include <gtest/gtest.h>
 
 #include <string>
 #include <vector>
 
-#include "harness/http/sse.h"
 #include "harness/journal/memory_journal.h"
 #include "harness/serve/server.h"
 #include "serve/gateway_messages_compaction.h"
@@ -20,19 +21,14 @@
 namespace harness::serve {
 namespace {
 
+using gateway_testing::kMessagesConversation;
+using gateway_testing::SseEventsOf;
 using serve_testing::Call;
 using serve_testing::ParseOrNull;
 using test_support::ScriptedHttpServer;
 using test_support::ScriptedReply;
 
 constexpr std::string_view kKey = "sk-ant-test-9c2e71d04b5a86f3";
-
-constexpr std::string_view kConversation =
-    R"({"role":"user","content":"Fix the failing test in src/net/client.cc."},)"
-    R"({"role":"assistant","content":[{"type":"tool_use","id":"toolu_1","name":"run","input":{"command":"ctest"}}]},)"
-    R"({"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_1","content":"1 test failed: RetriesOn503"}]},)"
-    R"({"role":"assistant","content":"RetriesOn503 fails; the fake server closes early."},)"
-    R"({"role":"user","content":"Now make the retry delay configurable."})";
 
 constexpr std::string_view kAnswer =
     R"({"id":"msg_up","type":"message","role":"assistant","model":"tiny","content":)"
@@ -76,18 +72,6 @@ class GatewayMessagesTest : public ::testing::Test {
     return "http://127.0.0.1:" + std::to_string(server_->port()) + std::string(path);
   }
 
-  // Every record of every session in the journal, payloads included, as one text.
-  std::string JournalText() {
-    std::string out;
-    const std::vector<Uuid> sessions = journal_->ListSessions().value();
-    for (const Uuid& session : sessions) {
-      const std::vector<JournalRecord> records = journal_->Read(session, 1, 100'000).value();
-      for (const JournalRecord& record : records)
-        out.append(record.type).append(record.payload);
-    }
-    return out;
-  }
-
   std::unique_ptr<Journal> journal_ = NewMemoryJournal();
   ScriptedHttpServer upstream_;
   std::unique_ptr<Server> server_;
@@ -95,8 +79,8 @@ class GatewayMessagesTest : public ::testing::Test {
 
 TEST_F(GatewayMessagesTest, UnderTheTriggerTheRequestGoesUpstreamWithoutTheEditAndItsKey) {
   upstream_.Push(ScriptedReply::Text(200, std::string(kAnswer)));
-  const auto reply =
-      Call("POST", Url("/v1/messages?beta=true"), Request(kConversation, 100'000), Headers());
+  const auto reply = Call("POST", Url("/v1/messages?beta=true"),
+                          Request(kMessagesConversation, 100'000), Headers());
   EXPECT_EQ(reply.status, 200);
   EXPECT_EQ(reply.body, kAnswer);
   ASSERT_EQ(upstream_.RequestCount(), 1u);
@@ -106,13 +90,14 @@ TEST_F(GatewayMessagesTest, UnderTheTriggerTheRequestGoesUpstreamWithoutTheEditA
   EXPECT_EQ(sent.Header("anthropic-version"), "2023-06-01");
   const Json body = ParseOrNull(sent.body);
   EXPECT_FALSE(body.contains("context_management"));
-  EXPECT_EQ(body["messages"], ParseOrNull("[" + std::string(kConversation) + "]"));
+  EXPECT_EQ(body["messages"], ParseOrNull("[" + std::string(kMessagesConversation) + "]"));
   EXPECT_TRUE(journal_->ListSessions().value().empty());
 }
 
 TEST_F(GatewayMessagesTest, OverTheTriggerTheAnswerStartsWithTheBlockAndTheUpstreamGotTheSummary) {
   upstream_.Push(ScriptedReply::Text(200, std::string(kAnswer)));
-  const auto reply = Call("POST", Url("/v1/messages"), Request(kConversation, 50), Headers());
+  const auto reply =
+      Call("POST", Url("/v1/messages"), Request(kMessagesConversation, 50), Headers());
   ASSERT_EQ(reply.status, 200) << reply.body;
   const Json answer = ParseOrNull(reply.body);
   ASSERT_EQ(answer["content"].size(), 2u) << reply.body;
@@ -137,7 +122,7 @@ TEST_F(GatewayMessagesTest, OverTheTriggerTheAnswerStartsWithTheBlockAndTheUpstr
   ASSERT_TRUE(carry.ok()) << carry.error();
   ASSERT_TRUE(carry->session);
   EXPECT_EQ(journal_->ListSessions().value(), std::vector<Uuid>{*carry->session});
-  EXPECT_EQ(JournalText().find(kKey), std::string::npos);
+  EXPECT_EQ(gateway_testing::JournalBytes(*journal_).find(kKey), std::string::npos);
   EXPECT_EQ(reply.body.find(kKey), std::string::npos);
   const auto session = Call("GET", Url("/v1/sessions/" + carry->session->ToString()));
   EXPECT_EQ(session.status, 200) << session.body;
@@ -155,14 +140,11 @@ TEST_F(GatewayMessagesTest, AStreamedAnswerHasTheBlockSplicedInFirst) {
        "event: message_delta\ndata: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":"
        "\"end_turn\"},\"usage\":{\"output_tokens\":2}}\n\n",
        "event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n"}));
-  const auto reply =
-      Call("POST", Url("/v1/messages"), Request(kConversation, 50, R"(,"stream":true)"), Headers());
+  const auto reply = Call("POST", Url("/v1/messages"),
+                          Request(kMessagesConversation, 50, R"(,"stream":true)"), Headers());
   ASSERT_EQ(reply.status, 200) << reply.body;
   EXPECT_NE(reply.headers.find("text/event-stream"), std::string::npos);
-  SseDecoder decoder;
-  std::vector<SseEvent> events;
-  ASSERT_TRUE(decoder.Feed(reply.body, events).ok());
-  ASSERT_TRUE(decoder.Finish().ok());
+  const std::vector<SseEvent> events = SseEventsOf(reply.body);
   ASSERT_EQ(events.size(), 9u) << reply.body;
   EXPECT_EQ(events[0].event, "message_start");
   EXPECT_EQ(ParseOrNull(events[1].data)["content_block"]["type"], "compaction");
@@ -176,7 +158,7 @@ TEST_F(GatewayMessagesTest, AStreamedAnswerHasTheBlockSplicedInFirst) {
 }
 
 TEST_F(GatewayMessagesTest, APausedCompactionAnswersTheBlockWithoutCallingTheUpstream) {
-  std::string body = Request(kConversation, 50);
+  std::string body = Request(kMessagesConversation, 50);
   body.insert(body.rfind("}}]}") + 1, R"(,"pause_after_compaction":true)");
   const auto reply = Call("POST", Url("/v1/messages"), body, Headers());
   ASSERT_EQ(reply.status, 200) << reply.body;
@@ -192,11 +174,12 @@ TEST_F(GatewayMessagesTest, APausedCompactionAnswersTheBlockWithoutCallingTheUps
 
 TEST_F(GatewayMessagesTest, TheNextRequestIsSentFromTheBlockOnAndAnUndoSendsItWhole) {
   upstream_.Push(ScriptedReply::Text(200, std::string(kAnswer)));
-  const auto first = Call("POST", Url("/v1/messages"), Request(kConversation, 50), Headers());
+  const auto first =
+      Call("POST", Url("/v1/messages"), Request(kMessagesConversation, 50), Headers());
   ASSERT_EQ(first.status, 200) << first.body;
   const Json block = ParseOrNull(first.body)["content"][0];
   // The client appends the answer as it came and asks again.
-  const std::string next_messages = std::string(kConversation) +
+  const std::string next_messages = std::string(kMessagesConversation) +
                                     R"(,{"role":"assistant","content":[)" + block.dump() +
                                     R"(,{"type":"text","text":"Done."}]},)"
                                     R"({"role":"user","content":"Thanks. Now document it."})";
@@ -227,14 +210,14 @@ TEST_F(GatewayMessagesTest, TheNextRequestIsSentFromTheBlockOnAndAnUndoSendsItWh
   ASSERT_EQ(third.status, 200) << third.body;
   const Json whole = ParseOrNull(upstream_.Requests()[2].body)["messages"];
   EXPECT_EQ(whole,
-            ParseOrNull("[" + std::string(kConversation) +
+            ParseOrNull("[" + std::string(kMessagesConversation) +
                         R"(,{"role":"assistant","content":[{"type":"text","text":"Done."}]},)"
                         R"({"role":"user","content":"Thanks. Now document it."}])"));
 }
 
 TEST_F(GatewayMessagesTest, RefusalsAreInAnthropicsShapeAndNothingIsForwardedOrJournaled) {
   const std::string foreign =
-      std::string(kConversation) +
+      std::string(kMessagesConversation) +
       R"(,{"role":"assistant","content":[{"type":"compaction","content":"A provider's summary",)"
       R"("encrypted_content":"EqQBCkYIBRgCKkB"}]},{"role":"user","content":"Go on."})";
   const std::vector<std::string> bodies = {
@@ -262,7 +245,8 @@ TEST_F(GatewayMessagesTest, AnUpstreamRefusalAfterACompactionPassesWithItsStatus
   upstream_.Push(ScriptedReply::Text(
       401,
       R"({"type":"error","error":{"type":"authentication_error","message":"invalid x-api-key"}})"));
-  const auto reply = Call("POST", Url("/v1/messages"), Request(kConversation, 50), Headers());
+  const auto reply =
+      Call("POST", Url("/v1/messages"), Request(kMessagesConversation, 50), Headers());
   EXPECT_EQ(reply.status, 401);
   EXPECT_EQ(ParseOrNull(reply.body)["error"]["type"], "authentication_error");
   EXPECT_EQ(reply.body.find(kKey), std::string::npos);

@@ -10,10 +10,10 @@
 #include <string>
 #include <vector>
 
-#include "harness/http/sse.h"
 #include "harness/journal/memory_journal.h"
 #include "harness/serve/server.h"
 #include "llama_server.h"
+#include "support/gateway_messages.h"
 #include "support/serve_client.h"
 #include "support/served_model.h"
 #include "support/test_model.h"
@@ -74,17 +74,6 @@ class GatewayMessagesLlama : public ::testing::Test {
             "anthropic-beta: compact-2026-01-12"};
   }
 
-  std::string JournalText() {
-    std::string out;
-    const std::vector<Uuid> sessions = journal_->ListSessions().value();
-    for (const Uuid& session : sessions) {
-      const std::vector<JournalRecord> records = journal_->Read(session, 1, 100'000).value();
-      for (const JournalRecord& record : records)
-        out.append(record.payload);
-    }
-    return out;
-  }
-
   std::unique_ptr<e2e::LlamaServer> llama_;
   std::unique_ptr<Journal> journal_ = NewMemoryJournal();
   std::unique_ptr<serve::Server> server_;
@@ -118,17 +107,14 @@ TEST_F(GatewayMessagesLlama, TheUpstreamsAnswerFollowsTheBlockAndTheBlockShrinks
   ASSERT_EQ(uncompacted.status, 200) << uncompacted.body;
   EXPECT_LT(ParseOrNull(resumed.body)["usage"]["input_tokens"].get<int>(),
             ParseOrNull(uncompacted.body)["usage"]["input_tokens"].get<int>());
-  EXPECT_EQ(JournalText().find(llama_->api_key()), std::string::npos);
+  EXPECT_EQ(gateway_testing::JournalBytes(*journal_).find(llama_->api_key()), std::string::npos);
 }
 
 TEST_F(GatewayMessagesLlama, AStreamedAnswerCarriesTheBlockThenTheUpstreamsEvents) {
   const auto reply =
       Call("POST", Url(), Request(kHistory, 200, R"(,"stream":true)"), Headers(llama_->api_key()));
   ASSERT_EQ(reply.status, 200) << reply.body;
-  SseDecoder decoder;
-  std::vector<SseEvent> events;
-  ASSERT_TRUE(decoder.Feed(reply.body, events).ok());
-  ASSERT_TRUE(decoder.Finish().ok());
+  const std::vector<SseEvent> events = gateway_testing::SseEventsOf(reply.body);
   ASSERT_GE(events.size(), 5u) << reply.body;
   EXPECT_EQ(events[0].event, "message_start");
   EXPECT_EQ(ParseOrNull(events[1].data)["content_block"]["type"], "compaction");
@@ -147,7 +133,7 @@ TEST_F(GatewayMessagesLlama, AWrongKeyIsLlamasRefusalAndNoKeyIsJournaled) {
   const auto reply = Call("POST", Url(), Request(kHistory, 200), Headers(wrong));
   EXPECT_EQ(reply.status, 401) << reply.body;
   EXPECT_EQ(reply.body.find(wrong), std::string::npos);
-  EXPECT_EQ(JournalText().find(wrong), std::string::npos);
+  EXPECT_EQ(gateway_testing::JournalBytes(*journal_).find(wrong), std::string::npos);
 }
 
 }  // namespace
