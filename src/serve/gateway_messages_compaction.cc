@@ -248,6 +248,13 @@ std::optional<std::string> Remaining(const Json& messages, const DialectConversa
   return rest.dump();
 }
 
+// An element for a writer, which writes it exactly as this text.
+DialectElement AsSent(std::string json) {
+  DialectElement element;
+  element.json = std::move(json);
+  return element;
+}
+
 GatewayError FromDialect(const DialectError& error) {
   return Invalid(fmt::format("the conversation cannot be read: {}", error.Describe()));
 }
@@ -382,14 +389,14 @@ Result<MessagesGatewayRequest, GatewayError> ReadMessagesGatewayRequest(
   std::size_t next = 0;
   if (resume) {
     for (const std::string& element : carried->replacement)
-      tail.push_back(DialectElement{.json = element});
+      tail.push_back(AsSent(element));
     if (auto rest = Remaining(*messages, *read, resume->message, resume->block + 1, skipped))
-      tail.push_back(DialectElement{.json = std::move(*rest)});
+      tail.push_back(AsSent(std::move(*rest)));
     next = resume->message + 1;
   }
   for (std::size_t i = next; i < read->elements.size(); ++i) {
     if (auto kept = Remaining(*messages, *read, i, 0, skipped))
-      tail.push_back(DialectElement{.json = std::move(*kept)});
+      tail.push_back(AsSent(std::move(*kept)));
   }
   auto written = WriteAnthropicMessages(Transcript{}, tail);
   if (!written.ok())
@@ -552,7 +559,10 @@ void AppendBlockEvents(std::string& out, std::string_view block) {
 
 std::string PausedAnswer(std::string_view id, std::string_view model, std::string_view block,
                          TokenCount input_tokens) {
-  return MessageHead(id, model, "[" + std::string(block) + "]", "\"compaction\"", input_tokens);
+  std::string content;
+  content.reserve(block.size() + 2);
+  content.append("[").append(block).append("]");
+  return MessageHead(id, model, content, "\"compaction\"", input_tokens);
 }
 
 std::string PausedStream(std::string_view id, std::string_view model, std::string_view block,

@@ -109,7 +109,8 @@ TEST(MessagesCompaction, MalformedRequestsAreInvalidRequestErrorsNamingTheField)
 }
 
 TEST(MessagesCompaction, TheCompactionIsDueWhenTheInputExceedsTheTrigger) {
-  const CompactEdit edit{.trigger = 100};
+  CompactEdit edit;
+  edit.trigger = 100;
   EXPECT_FALSE(CompactionDue(0, edit));
   EXPECT_FALSE(CompactionDue(100, edit));
   EXPECT_TRUE(CompactionDue(101, edit));
@@ -414,7 +415,9 @@ TEST(MessagesCompaction, TheStreamSpliceAddsTheBlockFirstAndShiftsTheOthers) {
   EXPECT_EQ(Parse(events[6].data)["delta"]["text"], "Hi");
 
   // A stream over the decoder's bounds ends with an error event; nothing after it is relayed.
-  CompactionStreamSplice bounded(block, SseLimits{.max_line_bytes = 64});
+  SseLimits small;
+  small.max_line_bytes = 64;
+  CompactionStreamSplice bounded(block, small);
   const std::string head = bounded("event: message_start\ndata: {\"type\":\"message_start\"}\n\n");
   EXPECT_NE(head.find("compaction_delta"), std::string::npos);
   const std::string broke = bounded("data: " + std::string(100, 'x') + "\n\n");

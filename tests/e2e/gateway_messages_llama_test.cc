@@ -48,7 +48,9 @@ class GatewayMessagesLlama : public ::testing::Test {
   static void SetUpTestSuite() { curl_global_init(CURL_GLOBAL_DEFAULT); }
 
   void SetUp() override {
-    auto llama = e2e::LlamaServer::Start(e2e::LlamaServerOptions{.context = 4096});
+    e2e::LlamaServerOptions llama_options;
+    llama_options.context = 4096;  // two slots of 2048: a conversation and its summary fit
+    auto llama = e2e::LlamaServer::Start(llama_options);
     ASSERT_TRUE(llama.ok()) << llama.error();
     llama_ = std::move(llama).value();
     serve::ServeOptions options;
