@@ -172,6 +172,20 @@ TEST_F(GatewayMessagesTest, APausedCompactionAnswersTheBlockWithoutCallingTheUps
   EXPECT_EQ(journal_->ListSessions().value().size(), 1u);
 }
 
+TEST_F(GatewayMessagesTest, APausedCompactionStreamsTheBlockAndStopsForCompaction) {
+  std::string body = Request(kMessagesConversation, 50, R"(,"stream":true)");
+  body.insert(body.rfind("}}]}") + 1, R"(,"pause_after_compaction":true)");
+  const auto reply = Call("POST", Url("/v1/messages"), body, Headers());
+  ASSERT_EQ(reply.status, 200) << reply.body;
+  EXPECT_NE(reply.headers.find("text/event-stream"), std::string::npos);
+  const std::vector<SseEvent> events = SseEventsOf(reply.body);
+  ASSERT_EQ(events.size(), 6u) << reply.body;
+  EXPECT_EQ(ParseOrNull(events[1].data)["content_block"]["type"], "compaction");
+  EXPECT_EQ(ParseOrNull(events[4].data)["delta"]["stop_reason"], "compaction");
+  EXPECT_EQ(events[5].event, "message_stop");
+  EXPECT_EQ(upstream_.RequestCount(), 0u);
+}
+
 TEST_F(GatewayMessagesTest, TheNextRequestIsSentFromTheBlockOnAndAnUndoSendsItWhole) {
   upstream_.Push(ScriptedReply::Text(200, std::string(kAnswer)));
   const auto first =
