@@ -157,6 +157,25 @@ TEST_F(GatewayMessagesTest, AStreamedAnswerHasTheBlockSplicedInFirst) {
   EXPECT_EQ(upstream_.Requests()[0].Header("accept"), "text/event-stream");
 }
 
+TEST_F(GatewayMessagesTest, AnUpstreamThatBreaksOffAfterTheBlockEndsTheStreamWithAnthropicsError) {
+  ScriptedReply reply = ScriptedReply::Sse(
+      {"event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"id\":\"m\"}}\n\n",
+       "event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,"});
+  reply.cut_after_bytes = 100;  // inside the second event
+  upstream_.Push(reply);
+  const auto answer = Call("POST", Url("/v1/messages"),
+                           Request(kMessagesConversation, 50, R"(,"stream":true)"), Headers());
+  EXPECT_EQ(answer.status, 200);
+  const std::vector<SseEvent> events = SseEventsOf(answer.body);
+  ASSERT_EQ(events.size(), 5u) << answer.body;
+  EXPECT_EQ(ParseOrNull(events[1].data)["content_block"]["type"], "compaction");
+  EXPECT_EQ(events[4].event, "error");
+  const Json error = ParseOrNull(events[4].data);
+  EXPECT_EQ(error["type"], "error");
+  EXPECT_EQ(error["error"]["type"], "api_error");
+  EXPECT_EQ(answer.body.find(kKey), std::string::npos);
+}
+
 TEST_F(GatewayMessagesTest, APausedCompactionAnswersTheBlockWithoutCallingTheUpstream) {
   std::string body = Request(kMessagesConversation, 50);
   body.insert(body.rfind("}}]}") + 1, R"(,"pause_after_compaction":true)");
