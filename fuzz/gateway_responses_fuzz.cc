@@ -2,14 +2,15 @@
 // (src/serve/gateway_responses.h): the compaction item harness writes and reads back, and a
 // request body's input (with its compaction items replaced) and context_management.
 //
-// The first byte picks what the rest is: 0 a compaction item, 1 a request body, anything else a
+// The first byte picks what the rest is: 0 a compaction item, 1 a request body, 2 an upstream's
+// event stream (cut into pieces at each NUL) for the compaction item's rewrite, anything else a
 // summary and items (split at the first NUL) written as a compaction item and read back.
 // Invariants: nothing crashes or throws; a refusal is a sentence (a compaction item) or a 400
 // invalid_request_error with a code (a body); an item read back carries a summary ParseSummary
 // accepts and an array of items; what harness writes from a valid summary and an array it reads
 // back unchanged; a body's input read is a JSON array the Responses dialect reads, with no
 // compaction item left in it once one was replaced; a threshold is from 1 to
-// kMaxCompactThreshold.
+// kMaxCompactThreshold; a stream is rewritten the same whatever pieces it came in.
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -67,6 +68,23 @@ void Body(std::string_view text) {
   }
 }
 
+void Stream(std::string_view text) {
+  const Json item =
+      ParseStrictJson(R"({"type":"compaction","id":"cmp_0","encrypted_content":"{}"})").value();
+  CompactionItemInStream pieces(item);
+  CompactionItemInStream whole(item);
+  std::string joined;
+  std::string out;
+  while (!text.empty()) {
+    const std::size_t nul = text.find('\0');
+    const std::string_view piece = text.substr(0, nul);
+    out += pieces(piece);
+    joined += piece;
+    text.remove_prefix(nul == std::string_view::npos ? text.size() : nul + 1);
+  }
+  Check(out == whole(joined), "the rewrite does not depend on how the stream was cut");
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
@@ -79,6 +97,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       break;
     case 1:
       Body(text);
+      break;
+    case 2:
+      Stream(text);
       break;
     default: {
       const std::size_t nul = text.find('\0');

@@ -98,16 +98,7 @@ class ConversationCompactTest : public ::testing::Test {
 
   // A server on 127.0.0.1 (any port) over the fixture's journal whose one model is "offline":
   // CompactOnly.
-  ServeOptions Options() {
-    ServeOptions options;  // its host is 127.0.0.1
-    options.port = 0;
-    options.journal = journal_.get();
-    options.threads = 2;
-    options.models.emplace(
-        "offline", ConfiguredModel{runtime_testing::TestModel(),
-                                   [] { return Result<ServedModel, std::string>(CompactOnly()); }});
-    return options;
-  }
+  ServeOptions Options() { return serve_testing::CompactOnlyServer(journal_.get()); }
 
   void Start(ServeOptions options) {
     auto server = Server::Start(std::move(options));

@@ -3,7 +3,6 @@
 // context_management asks for it and its input crosses the threshold.
 #include "serve/gateway_responses.h"
 
-#include "harness/http/sse.h"
 #include "serve/gateway.h"
 
 namespace harness::serve {
@@ -45,77 +44,6 @@ Result<std::uint64_t, GatewayError> CountInput(const GatewayServices& services,
   return static_cast<std::uint64_t>(count->input_tokens);
 }
 
-// Rewrites an upstream's Responses event stream so that the compaction item is its first output
-// item: announced (added, done) after the first event, the upstream's output indexes and
-// sequence numbers moved past it, and every response snapshot's output led by it.
-class CompactionItemInStream {
- public:
-  explicit CompactionItemInStream(Json item) : item_(std::move(item)) {}
-
-  std::string operator()(std::string_view bytes) {
-    if (broken_)
-      return std::string(bytes);
-    std::vector<SseEvent> events;
-    if (!decoder_.Feed(bytes, events).ok()) {
-      broken_ = true;  // an event past the decoder's bounds: the rest passes as it comes
-      return std::string(bytes);
-    }
-    std::string out;
-    for (SseEvent& event : events)
-      out += Rewrite(event);
-    return out;
-  }
-
- private:
-  static std::string Frame(std::string_view name, const std::string& data) {
-    std::string out;
-    if (!name.empty())
-      out.append("event: ").append(name).append("\n");
-    return out.append("data: ").append(data).append("\n\n");
-  }
-
-  std::string Rewrite(const SseEvent& event) {
-    auto data = ParseStrictJson(event.data);
-    if (!data.ok() || !data->is_object())
-      return Frame(event.event, event.data);
-    Json& json = *data;
-    std::string out;
-    if (injected_) {
-      if (auto index = json.find("output_index");
-          index != json.end() && index->is_number_unsigned())
-        *index = index->get<std::uint64_t>() + 1;
-      if (auto seq = json.find("sequence_number"); seq != json.end() && seq->is_number_unsigned())
-        *seq = seq->get<std::uint64_t>() + 2;
-    }
-    if (auto response = json.find("response"); response != json.end() && response->is_object()) {
-      if (auto output = response->find("output"); output != response->end() && output->is_array())
-        output->insert(output->begin(), item_);
-    }
-    out += Frame(event.event, json.dump());
-    if (!injected_) {
-      injected_ = true;
-      std::uint64_t seq = 0;
-      if (auto s = json.find("sequence_number"); s != json.end() && s->is_number_unsigned())
-        seq = s->get<std::uint64_t>();
-      for (const std::string_view type :
-           {"response.output_item.added", "response.output_item.done"}) {
-        Json announce = Json::object();
-        announce["type"] = type;
-        announce["output_index"] = 0;
-        announce["item"] = item_;
-        announce["sequence_number"] = ++seq;
-        out += Frame(type, announce.dump());
-      }
-    }
-    return out;
-  }
-
-  Json item_;
-  SseDecoder decoder_;
-  bool injected_ = false;
-  bool broken_ = false;
-};
-
 // A collected Response with the compaction item first in its output.
 std::string WithCompactionItem(const std::string& body, const Json& item) {
   auto json = ParseStrictJson(body, JsonLimits{});
@@ -129,6 +57,64 @@ std::string WithCompactionItem(const std::string& body, const Json& item) {
 }
 
 }  // namespace
+
+CompactionItemInStream::CompactionItemInStream(Json item) : item_(std::move(item)) {}
+
+std::string CompactionItemInStream::operator()(std::string_view bytes) {
+  if (broken_)
+    return std::string(bytes);
+  std::vector<SseEvent> events;
+  if (!decoder_.Feed(bytes, events).ok()) {
+    broken_ = true;  // an event past the decoder's bounds: the rest passes as it comes
+    return std::string(bytes);
+  }
+  std::string out;
+  for (SseEvent& event : events)
+    out += Rewrite(event);
+  return out;
+}
+
+std::string CompactionItemInStream::Frame(std::string_view name, const std::string& data) {
+  std::string out;
+  if (!name.empty())
+    out.append("event: ").append(name).append("\n");
+  return out.append("data: ").append(data).append("\n\n");
+}
+
+std::string CompactionItemInStream::Rewrite(const SseEvent& event) {
+  auto data = ParseStrictJson(event.data);
+  if (!data.ok() || !data->is_object())
+    return Frame(event.event, event.data);
+  Json& json = *data;
+  std::string out;
+  if (injected_) {
+    if (auto index = json.find("output_index"); index != json.end() && index->is_number_unsigned())
+      *index = index->get<std::uint64_t>() + 1;
+    if (auto seq = json.find("sequence_number"); seq != json.end() && seq->is_number_unsigned())
+      *seq = seq->get<std::uint64_t>() + 2;
+  }
+  if (auto response = json.find("response"); response != json.end() && response->is_object()) {
+    if (auto output = response->find("output"); output != response->end() && output->is_array())
+      output->insert(output->begin(), item_);
+  }
+  out += Frame(event.event, json.dump());
+  if (!injected_) {
+    injected_ = true;
+    std::uint64_t seq = 0;
+    if (auto s = json.find("sequence_number"); s != json.end() && s->is_number_unsigned())
+      seq = s->get<std::uint64_t>();
+    for (const std::string_view type :
+         {"response.output_item.added", "response.output_item.done"}) {
+      Json announce = Json::object();
+      announce["type"] = type;
+      announce["output_index"] = 0;
+      announce["item"] = item_;
+      announce["sequence_number"] = ++seq;
+      out += Frame(type, announce.dump());
+    }
+  }
+  return out;
+}
 
 void ServeResponses(const GatewayCall& call, const GatewayServices& services, GatewayRelay& out) {
   auto json = ParseResponsesBody(kWire, call.body);

@@ -32,6 +32,7 @@
 
 #include "harness/core/json.h"
 #include "harness/core/result.h"
+#include "harness/http/sse.h"
 #include "serve/api.h"
 #include "serve/conversation_compact.h"
 #include "serve/gateway.h"
@@ -73,6 +74,27 @@ Result<ConversationCompactRequest, GatewayError> CompactionOfInput(GatewayWire w
                                                                    const Json& body,
                                                                    ResponsesInput input,
                                                                    bool journal_by_default);
+
+// Rewrites an upstream's Responses event stream, piece by piece as it arrives, so that the
+// compaction item is its first output item: announced (output_item.added, output_item.done at
+// output_index 0) after the first event, every later event's output_index one more and its
+// sequence_number two more (where it has them), and every response snapshot's output led by the
+// item. An event whose data is not a JSON object passes as it came (its framing rewritten); past
+// the SSE decoder's bounds the rest passes byte for byte. Memory: one event at a time.
+class CompactionItemInStream {
+ public:
+  explicit CompactionItemInStream(Json item);
+  std::string operator()(std::string_view bytes);
+
+ private:
+  static std::string Frame(std::string_view name, const std::string& data);
+  std::string Rewrite(const SseEvent& event);
+
+  Json item_;
+  SseDecoder decoder_;
+  bool injected_ = false;
+  bool broken_ = false;
+};
 
 // {"input_tokens":N,"input_tokens_details":{"cached_tokens":0},"output_tokens":M,
 //  "output_tokens_details":{"reasoning_tokens":0},"total_tokens":N+M}

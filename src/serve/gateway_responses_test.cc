@@ -14,6 +14,7 @@
 #include "harness/serve/server.h"
 #include "support/scripted_http_server.h"
 #include "support/serve_client.h"
+#include "support/served_model.h"
 #include "support/test_model.h"
 
 namespace harness::serve {
@@ -53,17 +54,6 @@ std::string Request(std::string_view members) {
   return "{\"model\":\"tiny\",\"input\":" + Conversation() + std::string(members) + "}";
 }
 
-// A model that runs no turns, in a 10,000-token window, with room for the offline summary.
-ServedModel CompactOnly() {
-  CompactionPolicy policy = runtime_testing::TestPolicy();
-  policy.counter_policy = CounterPolicy::kAllowConservative;
-  policy.safety_margin = 1'000;
-  policy.reserved_output = 100;
-  policy.max_summary_tokens = 2'000;
-  return ServedModel{nullptr, runtime_testing::TestModel(), ModelLimits{10'000, 8'000, 100},
-                     std::make_shared<EstimateCounter>(), policy};
-}
-
 class GatewayResponsesTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() { curl_global_init(CURL_GLOBAL_DEFAULT); }
@@ -75,14 +65,8 @@ class GatewayResponsesTest : public ::testing::Test {
 
   void Start(bool gateway_journal) {
     server_.reset();
-    ServeOptions options;
+    ServeOptions options = serve_testing::CompactOnlyServer(journal_.get());
     options.gateway_journal = gateway_journal;
-    options.port = 0;
-    options.journal = journal_.get();
-    options.threads = 2;
-    options.models.emplace(
-        "offline", ConfiguredModel{runtime_testing::TestModel(),
-                                   [] { return Result<ServedModel, std::string>(CompactOnly()); }});
     options.upstream = upstream_.Url("/v1");
     auto server = Server::Start(std::move(options));
     ASSERT_TRUE(server.ok()) << server.error().Message();

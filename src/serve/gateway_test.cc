@@ -109,14 +109,7 @@ class GatewayTest : public ::testing::Test {
   void SetUp() override { ASSERT_TRUE(upstream_.Start()); }
 
   ServeOptions Options() {
-    ServeOptions options;
-    options.port = 0;
-    options.journal = journal_.get();
-    options.threads = 2;
-    options.models.emplace("offline", ConfiguredModel{runtime_testing::TestModel(), [] {
-                                                        return Result<ServedModel, std::string>(
-                                                            serve_testing::Served(nullptr));
-                                                      }});
+    ServeOptions options = serve_testing::CompactOnlyServer(journal_.get());
     options.upstream = upstream_.Url("/v1");
     return options;
   }
@@ -307,6 +300,20 @@ TEST_F(GatewayTest, AnotherMethodOnAWirePathIsRefusedInItsShape) {
   EXPECT_EQ(ParseOrNull(reply.body)["error"]["code"], "method_not_allowed");
 }
 
+TEST_F(GatewayTest, ABodyOverTheServersLimitIsRefusedInTheWiresShape) {
+  ServeOptions options = Options();
+  options.max_body_bytes = 64;
+  Start(std::move(options));
+  const std::string body = "{\"model\":\"tiny\",\"input\":\"" + std::string(100, 'x') + "\"}";
+  const auto openai = Call("POST", Url("/v1/responses"), body, {Bearer(kKey)});
+  EXPECT_EQ(openai.status, 413);
+  EXPECT_EQ(ParseOrNull(openai.body)["error"]["code"], "too_large");
+  const auto anthropic = Call("POST", Url("/v1/messages"), body, {"x-api-key: k"});
+  EXPECT_EQ(anthropic.status, 413);
+  EXPECT_EQ(ParseOrNull(anthropic.body)["error"]["type"], "request_too_large");
+  EXPECT_EQ(upstream_.RequestCount(), 0u);
+}
+
 TEST_F(GatewayTest, AnUpstreamURLThatCannotBeABaseRefusesTheStart) {
   ServeOptions options = Options();
   options.upstream = "http://127.0.0.1:1/v1?x=1";
@@ -329,6 +336,23 @@ TEST_F(GatewayTest, AShutdownEndsAStreamTheUpstreamHoldsOpen) {
   arriving.End(complete, status);
   EXPECT_FALSE(complete);  // cut, not ended as if the answer were whole
   upstream_.ReleaseStalls();
+}
+
+TEST_F(GatewayTest, AShutdownAnswersACallWhoseUpstreamHasNotAnswered) {
+  Start(Options());
+  ScriptedReply reply = ScriptedReply::Text(200, std::string(kAnswer));
+  reply.stall = ScriptedReply::Stall::kBeforeHeaders;
+  upstream_.Push(reply);
+  ArrivingReply arriving(Url("/v1/responses"), std::string(kRequest), {Bearer(kKey)});
+  upstream_.WaitForStalls(1);  // the call waits for the upstream; its connection sleeps
+  server_->Shutdown();
+  bool complete = false;
+  long status = 0;
+  const std::string body = arriving.End(complete, status);
+  upstream_.ReleaseStalls();
+  // Answered, in the wire's shape, not left hanging: the shutdown's refusal.
+  EXPECT_EQ(status, 503) << body;
+  EXPECT_EQ(ParseOrNull(body)["error"]["code"], "shutting_down");
 }
 
 TEST(GatewayHeaders, OnlyTheCallersProviderHeadersPassEachOnce) {

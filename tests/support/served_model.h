@@ -42,4 +42,19 @@ inline serve::ServedModel CompactOnly() {
                             std::make_shared<EstimateCounter>(), policy};
 }
 
+// A server's options on 127.0.0.1 (any port, two threads) over `journal` whose one model is
+// "offline": CompactOnly.
+inline serve::ServeOptions CompactOnlyServer(Journal* journal) {
+  serve::ServeOptions options;  // its host is 127.0.0.1
+  options.port = 0;
+  options.journal = journal;
+  options.threads = 2;
+  options.models.emplace(
+      "offline",
+      serve::ConfiguredModel{runtime_testing::TestModel(), [] {
+                               return Result<serve::ServedModel, std::string>(CompactOnly());
+                             }});
+  return options;
+}
+
 }  // namespace harness::serve_testing

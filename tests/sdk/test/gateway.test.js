@@ -5,21 +5,13 @@
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import OpenAI from "openai";
-import { startHarness, startStack } from "./servers.js";
+import { stackFixture, startHarness } from "./servers.js";
 
 describe("gateway: forwarding through harness serve --upstream", () => {
-  let stack;
-  let client;
-  before(async () => {
-    stack = await startStack();
-    client = new OpenAI({ apiKey: stack.key, baseURL: `${stack.harness.url}/v1`, maxRetries: 0 });
-  });
-  after(async () => {
-    if (stack) assert.equal(await stack.stop(), 0);
-  });
+  const f = stackFixture();
 
   test("responses.create is answered by the upstream through harness", async () => {
-    const response = await client.responses.create({ model: "tiny", input: "Say hello.", max_output_tokens: 8 });
+    const response = await f.openai.responses.create({ model: "tiny", input: "Say hello.", max_output_tokens: 8 });
     assert.equal(response.object, "response");
     assert.equal(response.status, "completed");
     assert.equal(response.output[0].type, "message");
@@ -27,7 +19,7 @@ describe("gateway: forwarding through harness serve --upstream", () => {
   });
 
   test("responses.create with stream: true relays the upstream's events in order", async () => {
-    const stream = await client.responses.create({ model: "tiny", input: "Say hello.", max_output_tokens: 8, stream: true });
+    const stream = await f.openai.responses.create({ model: "tiny", input: "Say hello.", max_output_tokens: 8, stream: true });
     const types = [];
     let text = "";
     for await (const event of stream) {
@@ -42,28 +34,39 @@ describe("gateway: forwarding through harness serve --upstream", () => {
 
   test("a wrong key is the upstream's 401, read by the SDK as an AuthenticationError, and never echoed", async () => {
     const wrong = "sk-wrong-0123456789abcdef";
-    const other = new OpenAI({ apiKey: wrong, baseURL: `${stack.harness.url}/v1`, maxRetries: 0 });
+    const other = new OpenAI({ apiKey: wrong, baseURL: `${f.stack.harness.url}/v1`, maxRetries: 0 });
     await assert.rejects(other.responses.create({ model: "tiny", input: "Hi.", max_output_tokens: 4 }), (e) => {
       assert.ok(e instanceof OpenAI.AuthenticationError, String(e));
       assert.equal(e.status, 401);
       assert.ok(!JSON.stringify(e.error ?? {}).includes(wrong));
       return true;
     });
-    assert.ok(!stack.harness.output().includes(wrong));
-    assert.ok(!stack.harness.output().includes(stack.key));
+    assert.ok(!f.stack.harness.output().includes(wrong));
+    assert.ok(!f.stack.harness.output().includes(f.stack.key));
+  });
+
+  test("a request without a credential is the upstream's 401 in its error shape", async () => {
+    const reply = await fetch(`${f.stack.harness.url}/v1/responses`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ model: "tiny", input: "Hi.", max_output_tokens: 4 }),
+    });
+    assert.equal(reply.status, 401);
+    const body = await reply.json();
+    assert.equal(typeof body.error.message, "string");
   });
 
   test("a malformed body is refused in OpenAI's shape", async () => {
-    const reply = await fetch(`${stack.harness.url}/v1/responses`, {
+    const reply = await fetch(`${f.stack.harness.url}/v1/responses`, {
       method: "POST",
-      headers: { "content-type": "application/json", authorization: `Bearer ${stack.key}` },
+      headers: { "content-type": "application/json", authorization: `Bearer ${f.stack.key}` },
       body: '{"model":',
     });
     assert.equal(reply.status, 400);
     const body = await reply.json();
     assert.equal(body.error.type, "invalid_request_error");
     assert.equal(body.error.code, "invalid_json");
-    assert.ok(!JSON.stringify(body).includes(stack.key));
+    assert.ok(!JSON.stringify(body).includes(f.stack.key));
   });
 });
 

@@ -3,10 +3,11 @@
 // not, against the llama-server upstream. The compacted items go back to the model and work.
 
 import assert from "node:assert/strict";
-import { readdirSync } from "node:fs";
-import { after, before, describe, test } from "node:test";
+import { readdirSync, readFileSync } from "node:fs";
+import path from "node:path";
+import { describe, test } from "node:test";
 import OpenAI from "openai";
-import { startStack } from "./servers.js";
+import { stackFixture } from "./servers.js";
 
 // A coding conversation of several requests, long enough that the offline compactor has old
 // segments to summarize and a newest one to keep.
@@ -38,19 +39,11 @@ function summaryText(item) {
 }
 
 describe("responses compaction through harness serve --upstream", () => {
-  let stack;
-  let client;
-  before(async () => {
-    stack = await startStack();
-    client = new OpenAI({ apiKey: stack.key, baseURL: `${stack.harness.url}/v1`, maxRetries: 0 });
-  });
-  after(async () => {
-    if (stack) assert.equal(await stack.stop(), 0);
-  });
+  const f = stackFixture();
 
   test("responses.compact answers readable items that responses.create takes back", async () => {
     const input = conversation();
-    const compacted = await client.responses.compact({ model: "tiny", input });
+    const compacted = await f.openai.responses.compact({ model: "tiny", input });
     assert.equal(compacted.object, "response.compaction");
     assert.match(compacted.id, /^cmp_/);
     assert.ok(compacted.output.length < input.length, `${compacted.output.length} items`);
@@ -61,21 +54,21 @@ describe("responses compaction through harness serve --upstream", () => {
     assert.ok(compacted.usage.input_tokens > compacted.usage.output_tokens);
     // Journaled as a session of the server's journal, visible to the inspector.
     assert.ok(compacted.harness.session_id);
-    const sessions = await (await fetch(`${stack.harness.url}/v1/sessions`)).json();
+    const sessions = await (await fetch(`${f.stack.harness.url}/v1/sessions`)).json();
     assert.ok(JSON.stringify(sessions).includes(compacted.harness.session_id));
     // The compacted items are a conversation any model takes.
-    const next = await client.responses.create({
+    const next = await f.openai.responses.create({
       model: "tiny",
       input: [...compacted.output, { type: "message", role: "user", content: "Go on." }],
       max_output_tokens: 8,
     });
     assert.equal(next.status, "completed");
-    assert.ok(!stack.harness.output().includes(stack.key));
+    assert.ok(!f.stack.harness.output().includes(f.stack.key));
   });
 
   test("responses.compact of an unknown item type is refused in OpenAI's shape", async () => {
     await assert.rejects(
-      client.responses.compact({ model: "tiny", input: [{ type: "no_such_item", id: "x" }] }),
+      f.openai.responses.compact({ model: "tiny", input: [{ type: "no_such_item", id: "x" }] }),
       (e) => {
         assert.ok(e instanceof OpenAI.BadRequestError, String(e));
         assert.equal(e.error?.type ?? e.type, "invalid_request_error");
@@ -86,7 +79,7 @@ describe("responses compaction through harness serve --upstream", () => {
   });
 
   test("under the threshold responses.create is forwarded as sent", async () => {
-    const response = await client.responses.create({
+    const response = await f.openai.responses.create({
       model: "tiny",
       input: "Say hello.",
       max_output_tokens: 8,
@@ -97,9 +90,9 @@ describe("responses compaction through harness serve --upstream", () => {
   });
 
   test("over the threshold the input is compacted first and the compaction item leads the output", async () => {
-    const before = await (await fetch(`${stack.harness.url}/v1/sessions`)).json();
+    const before = await (await fetch(`${f.stack.harness.url}/v1/sessions`)).json();
     const input = conversation();
-    const response = await client.responses.create({
+    const response = await f.openai.responses.create({
       model: "tiny",
       input,
       max_output_tokens: 8,
@@ -111,11 +104,11 @@ describe("responses compaction through harness serve --upstream", () => {
     const carried = JSON.parse(item.encrypted_content); // readable
     assert.match(carried.summary, /<conversation_summary>/);
     assert.equal(response.output[1].type, "message");
-    const afterList = await (await fetch(`${stack.harness.url}/v1/sessions`)).json();
+    const afterList = await (await fetch(`${f.stack.harness.url}/v1/sessions`)).json();
     assert.ok(JSON.stringify(afterList).length > JSON.stringify(before).length, "a session was journaled");
     // The next turn, as a client loop sends it (everything so far, the output, a new request),
     // is served from the compaction: the upstream sees the summary, not the old items.
-    const next = await client.responses.create({
+    const next = await f.openai.responses.create({
       model: "tiny",
       input: [...input, ...response.output, { type: "message", role: "user", content: "And then?" }],
       max_output_tokens: 8,
@@ -125,7 +118,7 @@ describe("responses compaction through harness serve --upstream", () => {
   });
 
   test("over the threshold with stream: true the compaction item comes first in the stream", async () => {
-    const stream = await client.responses.create({
+    const stream = await f.openai.responses.create({
       model: "tiny",
       input: conversation(),
       max_output_tokens: 8,
@@ -149,9 +142,26 @@ describe("responses compaction through harness serve --upstream", () => {
     assert.ok(text.every((e) => e.output_index === undefined || e.output_index === 1));
   });
 
+  test("the journal holds the compactions and never the caller's key", async () => {
+    const files = readdirSync(f.stack.harness.dataDir, { recursive: true })
+      .map((name) => path.join(f.stack.harness.dataDir, String(name)));
+    let bytes = 0;
+    for (const file of files) {
+      let data;
+      try {
+        data = readFileSync(file);
+      } catch {
+        continue; // a directory
+      }
+      bytes += data.length;
+      assert.ok(!data.includes(f.stack.key), `${file} holds the key`);
+    }
+    assert.ok(bytes > 0);
+  });
+
   test("a compaction item harness did not write is refused in OpenAI's shape", async () => {
     await assert.rejects(
-      client.responses.create({
+      f.openai.responses.create({
         model: "tiny",
         input: [{ type: "compaction", id: "cmp_0123", encrypted_content: "gAAAAB-opaque" }, { type: "message", role: "user", content: "Hi." }],
         context_management: [{ type: "compaction", compact_threshold: 1000 }],

@@ -1,7 +1,8 @@
 // The servers the SDK tests talk to, all on 127.0.0.1: the pinned llama-server with its tiny
 // random-weight model (scripts/llama-server builds both into $HARNESS_LLAMA_DIR; docs/local-model.md)
 // and, in front of it, `harness serve --upstream` over a temporary data directory. The harness
-// binary is $HARNESS_BINARY, else the first of the repository's build directories that has one.
+// binary is found as the TypeScript client's tests find it: $HARNESS_BINARY, else the first of
+// the repository's build directories that has one.
 // Tests wait for what a server prints or answers, never for a fixed time; the bounds below only
 // end a broken run.
 //
@@ -13,34 +14,19 @@
 // The llama-server's API key is fresh for each stack: a request without it is refused by the
 // upstream, which is how the tests see the caller's credential pass through harness.
 
+import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { accessSync, constants, mkdtempSync, rmSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { fileURLToPath } from "node:url";
+import { after, before } from "node:test";
+import OpenAI from "openai";
+import { harnessBinary } from "../../../clients/typescript/test/server.js";
 
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../..");
 const START_MS = 120_000;
 const STOP_MS = 30_000;
-
-export function harnessBinary() {
-  if (process.env.HARNESS_BINARY) {
-    accessSync(process.env.HARNESS_BINARY, constants.X_OK); // says why at once when it is not
-    return process.env.HARNESS_BINARY;
-  }
-  for (const build of ["build-asan", "build-release", "build"]) {
-    const candidate = path.join(ROOT, build, "harness");
-    try {
-      accessSync(candidate, constants.X_OK);
-      return candidate;
-    } catch {
-      // the next one
-    }
-  }
-  throw new Error("no harness binary: build one (cmake --build build-asan --target harness) or set HARNESS_BINARY");
-}
 
 function llamaDir() {
   const dir = process.env.HARNESS_LLAMA_DIR;
@@ -194,4 +180,27 @@ export async function startStack(...extra) {
       return code;
     },
   };
+}
+
+/** A stack for the suite (describe block) it is called in: started before its first test,
+ * stopped after its last, which checks that harness exited 0 (under ASan, a leak fails it).
+ * `fixture.stack` is the stack once started, `fixture.openai` an `openai` client of it;
+ * `fixture.client(Sdk, path)` a client of another SDK class with the upstream's key and harness's
+ * URL + path as its base URL, no retries. */
+export function stackFixture(...extra) {
+  const fixture = {
+    stack: undefined,
+    openai: undefined,
+    client(Sdk, path = "") {
+      return new Sdk({ apiKey: fixture.stack.key, baseURL: `${fixture.stack.harness.url}${path}`, maxRetries: 0 });
+    },
+  };
+  before(async () => {
+    fixture.stack = await startStack(...extra);
+    fixture.openai = fixture.client(OpenAI, "/v1");
+  });
+  after(async () => {
+    if (fixture.stack) assert.equal(await fixture.stack.stop(), 0);
+  });
+  return fixture;
 }
