@@ -16,7 +16,6 @@
 #include "support/scripted_http_server.h"
 #include "support/serve_client.h"
 #include "support/served_model.h"
-#include "support/test_model.h"
 
 namespace harness::serve {
 namespace {
@@ -54,14 +53,7 @@ class GatewayMessagesTest : public ::testing::Test {
 
   void SetUp() override {
     ASSERT_TRUE(upstream_.Start());
-    ServeOptions options;
-    options.port = 0;
-    options.journal = journal_.get();
-    options.threads = 2;
-    options.models.emplace("offline", ConfiguredModel{runtime_testing::TestModel(), [] {
-                                                        return Result<ServedModel, std::string>(
-                                                            serve_testing::CompactOnly());
-                                                      }});
+    ServeOptions options = serve_testing::CompactOnlyServer(journal_.get());
     options.upstream = upstream_.Url("/v1");
     auto server = Server::Start(std::move(options));
     ASSERT_TRUE(server.ok()) << server.error().Message();

@@ -16,7 +16,6 @@
 #include "support/gateway_messages.h"
 #include "support/serve_client.h"
 #include "support/served_model.h"
-#include "support/test_model.h"
 
 namespace harness {
 namespace {
@@ -53,15 +52,7 @@ class GatewayMessagesLlama : public ::testing::Test {
     auto llama = e2e::LlamaServer::Start(llama_options);
     ASSERT_TRUE(llama.ok()) << llama.error();
     llama_ = std::move(llama).value();
-    serve::ServeOptions options;
-    options.port = 0;
-    options.journal = journal_.get();
-    options.threads = 2;
-    options.models.emplace("offline",
-                           serve::ConfiguredModel{runtime_testing::TestModel(), [] {
-                                                    return Result<serve::ServedModel, std::string>(
-                                                        serve_testing::CompactOnly());
-                                                  }});
+    serve::ServeOptions options = serve_testing::CompactOnlyServer(journal_.get());
     options.upstream = llama_->base_url() + "/v1";
     auto server = serve::Server::Start(std::move(options));
     ASSERT_TRUE(server.ok()) << server.error().Message();

@@ -9,9 +9,9 @@
 import assert from "node:assert/strict";
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import path from "node:path";
-import { after, before, describe, test } from "node:test";
+import { describe, test } from "node:test";
 import Anthropic from "@anthropic-ai/sdk";
-import { startStack } from "./servers.js";
+import { stackFixture } from "./servers.js";
 
 const BETAS = ["compact-2026-01-12"];
 const FAR = 1_000_000; // a trigger no test conversation reaches
@@ -49,18 +49,11 @@ function filesUnder(dir) {
 }
 
 describe("messages: Anthropic's compaction through harness serve --upstream", () => {
-  let stack;
-  let client;
-  before(async () => {
-    stack = await startStack();
-    client = new Anthropic({ apiKey: stack.key, baseURL: stack.harness.url, maxRetries: 0 });
-  });
-  after(async () => {
-    if (stack) assert.equal(await stack.stop(), 0);
-  });
+  const f = stackFixture();
+  const client = () => f.client(Anthropic);
 
   test("under the trigger the upstream answers and no compaction block comes back", async () => {
-    const message = await client.beta.messages.create({
+    const message = await client().beta.messages.create({
       model: "tiny", max_tokens: 8, betas: BETAS,
       messages: [{ role: "user", content: "Say hello." }],
       context_management: edit(FAR),
@@ -72,7 +65,7 @@ describe("messages: Anthropic's compaction through harness serve --upstream", ()
 
   test("a long conversation gets a compaction block first; sent back, the content before it is dropped", async () => {
     const history = longConversation();
-    const first = await client.beta.messages.create({
+    const first = await client().beta.messages.create({
       model: "tiny", max_tokens: 8, betas: BETAS, messages: history, context_management: edit(200),
     });
     assert.equal(first.content[0].type, "compaction", JSON.stringify(first.content));
@@ -85,20 +78,20 @@ describe("messages: Anthropic's compaction through harness serve --upstream", ()
     // The next request carries the whole history, the answer as it came (block first) and a new
     // question, as Anthropic's documentation says; the upstream gets the compacted conversation.
     const next = [...history, { role: "assistant", content: first.content }, { role: "user", content: "Thanks. Is anything left to do?" }];
-    const resumed = await client.beta.messages.create({
+    const resumed = await client().beta.messages.create({
       model: "tiny", max_tokens: 8, betas: BETAS, messages: next, context_management: edit(FAR),
     });
     assert.ok(!resumed.content.some((block) => block.type === "compaction"));
     // The same conversation without the block: the upstream reads it all, so it counts more.
     const answerText = first.content.filter((block) => block.type === "text").map((block) => block.text).join("");
     const whole = [...history, { role: "assistant", content: answerText || "…" }, { role: "user", content: "Thanks. Is anything left to do?" }];
-    const uncompacted = await client.messages.create({ model: "tiny", max_tokens: 8, messages: whole });
+    const uncompacted = await client().messages.create({ model: "tiny", max_tokens: 8, messages: whole });
     assert.ok(resumed.usage.input_tokens < uncompacted.usage.input_tokens,
       `resumed ${resumed.usage.input_tokens} tokens, whole ${uncompacted.usage.input_tokens}`);
   });
 
   test("stream: true sends the compaction block's events before the upstream's", async () => {
-    const stream = await client.beta.messages.create({
+    const stream = await client().beta.messages.create({
       model: "tiny", max_tokens: 8, betas: BETAS, messages: longConversation(), context_management: edit(200), stream: true,
     });
     const events = [];
@@ -115,7 +108,7 @@ describe("messages: Anthropic's compaction through harness serve --upstream", ()
   });
 
   test("pause_after_compaction answers the block alone with stop_reason compaction", async () => {
-    const message = await client.beta.messages.create({
+    const message = await client().beta.messages.create({
       model: "tiny", max_tokens: 8, betas: BETAS, messages: longConversation(),
       context_management: edit(200, { pause_after_compaction: true, instructions: "Keep the file names." }),
     });
@@ -129,7 +122,7 @@ describe("messages: Anthropic's compaction through harness serve --upstream", ()
     const messages = [...longConversation(),
       { role: "assistant", content: [{ type: "compaction", content: "A summary from elsewhere.", encrypted_content: "EqQBCkYIBRgC" }] },
       { role: "user", content: "Go on." }];
-    await assert.rejects(client.beta.messages.create({ model: "tiny", max_tokens: 8, betas: BETAS, messages }), (e) => {
+    await assert.rejects(client().beta.messages.create({ model: "tiny", max_tokens: 8, betas: BETAS, messages }), (e) => {
       assert.ok(e instanceof Anthropic.BadRequestError, String(e));
       assert.equal(e.status, 400);
       assert.equal(e.error.type, "error");
@@ -141,7 +134,7 @@ describe("messages: Anthropic's compaction through harness serve --upstream", ()
 
   test("a wrong key is the upstream's 401, an AuthenticationError, and no key is written anywhere", async () => {
     const wrong = "sk-ant-wrong-0123456789abcdef";
-    const other = new Anthropic({ apiKey: wrong, baseURL: stack.harness.url, maxRetries: 0 });
+    const other = new Anthropic({ apiKey: wrong, baseURL: f.stack.harness.url, maxRetries: 0 });
     await assert.rejects(other.beta.messages.create({
       model: "tiny", max_tokens: 8, betas: BETAS, messages: longConversation(), context_management: edit(200),
     }), (e) => {
@@ -149,9 +142,9 @@ describe("messages: Anthropic's compaction through harness serve --upstream", ()
       assert.ok(!JSON.stringify(e.error ?? {}).includes(wrong));
       return true;
     });
-    for (const secret of [wrong, stack.key]) {
-      assert.ok(!stack.harness.output().includes(secret));
-      for (const bytes of filesUnder(stack.harness.dataDir)) assert.equal(bytes.indexOf(secret), -1);
+    for (const secret of [wrong, f.stack.key]) {
+      assert.ok(!f.stack.harness.output().includes(secret));
+      for (const bytes of filesUnder(f.stack.harness.dataDir)) assert.equal(bytes.indexOf(secret), -1);
     }
   });
 });
