@@ -20,8 +20,9 @@
 // - The gateway only resumes from blocks it wrote: a compaction block whose `encrypted_content`
 //   is not a gateway marker (a provider's block, a failed compaction's null content), or whose
 //   summary or marker was changed after the gateway wrote it (the marker's SHA-256 no longer
-//   matches), or a compaction block in a user message, is refused with an invalid_request_error
-//   naming the block. Earlier compaction blocks are dropped with what they sit in.
+//   matches), one with a member Anthropic does not define, or a compaction block in a user
+//   message, is refused with an invalid_request_error (code invalid_compaction_block) naming the
+//   block's JSONPath. Earlier compaction blocks are dropped with what they sit in.
 // - UpstreamMessagesBody is the body the upstream gets: the original bytes when neither a
 //   compaction edit nor a compaction block was read; otherwise every member of the body in order
 //   and re-encoded (same values), the compaction edit removed from `context_management.edits`
