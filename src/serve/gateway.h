@@ -22,9 +22,12 @@
 //   it arrives (an SSE stream byte for byte), a non-2xx answer with its status and body (the
 //   caller's credentials redacted from it by the HTTP client), a transport failure before the
 //   answer began as 502 upstream_unavailable, and one after it began as the wire's error event.
+//   A BodyRewrite, when given, changes the 2xx body piece by piece on its way.
+// - GatewayCalls runs each call on its thread and stops them all at the shutdown.
 // - The caller's credentials (GatewayCall::passed) go to the upstream only: no handler writes
 //   them into a journal, an error or a log.
-// Thread safety: pure functions; the handlers may run concurrently.
+// Thread safety: the functions are pure and the handlers may run concurrently; GatewayCalls may
+// be used from any thread.
 #pragma once
 
 #include <atomic>

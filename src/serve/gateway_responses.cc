@@ -146,6 +146,7 @@ void ServeResponses(const GatewayCall& call, const GatewayServices& services, Ga
   }
   std::optional<HeldCompaction> held;
   std::string items = input->items;
+  const bool input_rewritten = input->rewritten;
   if (compact) {
     auto request = CompactionOfInput(kWire, *json, std::move(input).value(), services.journal);
     if (!request.ok())
@@ -153,10 +154,18 @@ void ServeResponses(const GatewayCall& call, const GatewayServices& services, Ga
     // The tail kept whole is at most half the threshold, so that what is sent is well under it.
     request->keep_recent_tokens = std::max<std::uint64_t>(1, **threshold / 2);
     auto parts = CompactHeldConversationParts(std::move(request).value(), services.compaction);
-    if (!parts.ok())
+    if (parts.ok()) {
+      held = std::move(parts).value();
+      items = held->messages;
+    } else if (parts.error().kind != ApiErrorKind::kCompactionRejected) {
       return RespondGatewayError(out, kWire, FromApiError(kWire, parts.error()));
-    held = std::move(parts).value();
-    items = held->messages;
+    } else if (!input_rewritten) {
+      // Nothing the compaction could take (a conversation that all fits its tail): the turn
+      // goes on as asked, and the upstream judges whether it fits.
+      return ForwardToRelay(services, kWire,
+                            UpstreamCall{"/responses", call.body, call.passed, *stream}, call.stop,
+                            out);
+    }
   }
   // harness served context_management: the upstream gets the input it would have had, and is
   // not asked to compact again.

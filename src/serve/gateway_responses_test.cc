@@ -308,6 +308,18 @@ TEST_F(GatewayResponsesTest, OverTheThresholdAStreamCarriesTheItemFirstAndRenumb
   EXPECT_EQ(Sessions(), 0u);  // store: false
 }
 
+TEST_F(GatewayResponsesTest, OverTheThresholdWithNothingToCompactTheRequestIsForwardedAsSent) {
+  upstream_.Push(ScriptedReply::Text(200, std::string(kAnswer)));
+  const std::string body =
+      "{\"model\":\"tiny\",\"input\":\"" + std::string(400, 'x') +
+      R"(","context_management":[{"type":"compaction","compact_threshold":10}]})";
+  const auto reply = Post("/v1/responses", body);
+  EXPECT_EQ(reply.status, 200) << reply.body;
+  EXPECT_EQ(reply.body, kAnswer);  // no compaction item
+  ASSERT_EQ(upstream_.RequestCount(), 1u);
+  EXPECT_EQ(upstream_.Requests()[0].body, body);
+}
+
 TEST_F(GatewayResponsesTest, AForeignCompactionItemIsRefusedAndNothingIsForwarded) {
   const auto reply = Post(
       "/v1/responses",
