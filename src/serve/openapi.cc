@@ -339,11 +339,11 @@ constexpr std::string_view kDocument = R"openapi({
     "/v1/messages": {
       "post": {
         "operationId": "gatewayMessages",
-        "summary": "Gateway (--upstream): an Anthropic Messages request forwarded to the upstream (docs/spec/gateway.md).",
+        "summary": "Gateway (--upstream): an Anthropic Messages request forwarded to the upstream; with a compact_20260112 edit in context_management, compacted by harness over its trigger, the compaction block first in the answer; a request carrying harness's compaction block is sent upstream from it on (docs/spec/gateway.md section 5).",
         "security": [{}, {"bearer": []}, {"harnessToken": []}],
         "requestBody": {"required": true, "content": {"application/json": {"schema": {"$ref": "#/components/schemas/ProviderRequest"}}}},
         "responses": {
-          "200": {"description": "The upstream's answer: a Message object, or its event stream.", "content": {"application/json": {"schema": {"type": "object"}}, "text/event-stream": {"schema": {"type": "string"}}}},
+          "200": {"description": "The upstream's answer: a Message object, or its event stream, with harness's compaction block ({\"type\":\"compaction\",\"content\",\"encrypted_content\"}) first after a compaction; with pause_after_compaction, harness's answer of the block alone (stop_reason compaction).", "content": {"application/json": {"schema": {"type": "object"}}, "text/event-stream": {"schema": {"type": "string"}}}},
           "400": {"$ref": "#/components/responses/AnthropicError"}, "401": {"$ref": "#/components/responses/AnthropicError"}, "403": {"$ref": "#/components/responses/AnthropicError"}, "413": {"$ref": "#/components/responses/AnthropicError"}, "415": {"$ref": "#/components/responses/AnthropicError"}, "421": {"$ref": "#/components/responses/AnthropicError"}, "500": {"$ref": "#/components/responses/AnthropicError"}, "501": {"$ref": "#/components/responses/AnthropicError"}, "502": {"$ref": "#/components/responses/AnthropicError"}, "503": {"$ref": "#/components/responses/AnthropicError"}
         }
       }
