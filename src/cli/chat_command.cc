@@ -12,6 +12,8 @@
 #include <condition_variable>
 #include <cstdint>
 #include <cstdio>
+#include <filesystem>
+#include <memory>
 #include <mutex>
 #include <set>
 #include <stop_token>
@@ -32,6 +34,7 @@
 #include "harness/runtime/session.h"
 #include "input.h"
 #include "journal_factory.h"
+#include "line_editor.h"
 #include "model_factory.h"
 #include "number_option.h"
 #include "policy_defaults.h"
@@ -66,6 +69,8 @@ namespace {
 constexpr std::size_t kMaxLineBytes = 1u << 20;
 // What /history shows of each message.
 constexpr std::size_t kHistoryLineBytes = 100;
+// The line editor's history, in the data directory beside the journal.
+constexpr std::string_view kHistoryFileName = "chat-history";
 constexpr std::string_view kCommands =
     "/compact /approve /discard /context /history /pin /unpin /undo /mask /unmask /output /quit";
 
@@ -701,6 +706,26 @@ struct Chat {
   }
 };
 
+// The line editor of a chat at a terminal: its history is a file beside a data directory's
+// journal (a PostgreSQL journal has no directory: its history lasts the chat); Tab completes
+// the slash commands.
+LineEditor::Options EditorOptions(const JournalStore& store, std::stop_token stop) {
+  LineEditor::Options options;
+  options.in_fd = STDIN_FILENO;
+  options.in = stdin;
+  options.out = stdout;
+  if (store.kind == JournalStore::Kind::kDataDirectory)
+    options.history_file = std::filesystem::path(store.location) / kHistoryFileName;
+  for (std::size_t at = 0; at < kCommands.size();) {
+    const std::size_t space = std::min(kCommands.find(' ', at), kCommands.size());
+    options.commands.emplace_back(kCommands.substr(at, space - at));
+    at = space + 1;
+  }
+  options.max_bytes = kMaxLineBytes;
+  options.stop = std::move(stop);
+  return options;
+}
+
 // Where the chat's model streams its answer, and what orders it after the events before it.
 struct ChatStreaming {
   TextDeltaSink on_text;
@@ -1094,12 +1119,32 @@ int RunChat(const ChatCommandLine& line, SignalWatch& signals) {
     end.request_stop();
     outstanding.Changed();
   });
+  // At a terminal the line is edited (line_editor.h); piped input is read as raw lines.
+  std::unique_ptr<LineEditor> editor;
+  if (!scripted_input) {
+    std::string warning;
+    auto opened = LineEditor::Open(EditorOptions(store, end.get_token()), warning);
+    if (!warning.empty())
+      console.Error("harness chat: " + warning);
+    if (opened.ok())
+      editor = std::move(opened).value();
+    else
+      console.Error("harness chat: no line editing (" + opened.error() +
+                    "); lines are read as "
+                    "typed");
+  }
   LineReader input(STDIN_FILENO, kMaxLineBytes, end.get_token());
   std::string text;
+  std::string history_problem;
   for (;;) {
     if (scripted_input)
       outstanding.WaitQuiet();
-    const LineReader::Read read = input.Next(text);
+    const LineReader::Read read = editor ? editor->Next(text) : input.Next(text);
+    if (editor && editor->history_problem() != history_problem) {
+      history_problem = editor->history_problem();
+      if (!history_problem.empty())
+        console.Error("harness chat: " + history_problem);
+    }
     if (read == LineReader::Read::kEnd || read == LineReader::Read::kStopped)
       break;
     if (read == LineReader::Read::kTooLong) {
@@ -1116,6 +1161,7 @@ int RunChat(const ChatCommandLine& line, SignalWatch& signals) {
     }
   }
 
+  editor.reset();  // the terminal's mode is back before the last lines
   // The session is suspended, not ended: queued input stays, and --session resumes it.
   session.Suspend();
   printer.request_stop();
@@ -1136,7 +1182,10 @@ int RunChat(const ChatCommandLine& line, SignalWatch& signals) {
 int Run(const ChatCommandLine& line) {
   // Made before the chat starts any thread (signals.h); it erases the progress indicator when a
   // second signal ends the process at once.
-  SignalWatch signals("harness chat", ChatConsole::kEraseLine);
+  // A second signal ends the process without the editor's destructor: bracketed paste is
+  // turned off with the indicator's erasure.
+  SignalWatch signals("harness chat",
+                      std::string(ChatConsole::kEraseLine).append(kBracketedPasteOff));
   const int exit = RunChat(line, signals);
   // A signal ends the chat with 128 + the signal whatever the chat was doing, as shells expect.
   return signals.exit_code() != 0 ? signals.exit_code() : exit;
