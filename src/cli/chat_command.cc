@@ -50,7 +50,7 @@ struct ChatCommandLine {
   CLI::App* command = nullptr;
   std::string model;
   std::string compactor = "model";
-  std::string data_dir = "./.harness";
+  std::string data_dir;  // set by --data-dir or ApplySettings (settings.h)
   SystemPromptFlags system;
   ContextOptions context;
   bool no_auto_compact = false;

@@ -6,10 +6,13 @@
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <exception>
+#include <filesystem>
 #include <optional>
 #include <string>
+#include <system_error>
 
 #include "commands.h"
+#include "settings.h"
 #include "signals.h"
 
 int main(int argc, char** argv) {
@@ -59,6 +62,18 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "harness: %s\nRun `harness --help` for usage.\n", e.what());
     return harness::cli::kExitUsage;
   }
+
+  // What the command line leaves unset comes from the environment, the config files or the
+  // defaults (settings.h).
+  std::error_code no_directory;
+  auto settings = harness::cli::ApplySettings(app, harness::cli::ProcessEnvironment,
+                                              std::filesystem::current_path(no_directory));
+  if (!settings.ok()) {
+    std::fprintf(stderr, "harness: %s\n", settings.error().c_str());
+    return harness::cli::kExitUsage;
+  }
+  for (const std::string& notice : *settings)
+    std::fprintf(stderr, "%s\n", notice.c_str());
 
   // The commands that run a session handle SIGINT, SIGTERM and SIGHUP (signals.h): blocked here,
   // before any thread starts, so that every thread inherits the block and the command's watch
