@@ -49,6 +49,7 @@ int main(int argc, char** argv) {
   const auto sessions = harness::cli::AddSessionsCommands(app);
   const auto import_command = harness::cli::AddImportCommand(app);
   const auto serve = harness::cli::AddServeCommand(app);
+  const auto config = harness::cli::AddConfigCommand(app);
 
   try {
     app.parse(argc, argv);
@@ -103,6 +104,8 @@ int main(int argc, char** argv) {
     if (const auto code = harness::cli::RunImportCommand(*import_command))
       return *code;
     if (const auto code = harness::cli::RunServeCommand(*serve))
+      return *code;
+    if (const auto code = harness::cli::RunConfigCommand(*config))
       return *code;
     if (validate_summary->parsed())
       return harness::cli::ValidateSummaryCommand(summary_path);

@@ -9,6 +9,11 @@
 //   $HOME/.local/share/harness; else (no HOME) ./.harness. DefaultDataDir decides the last four.
 // - The environment is read only through the given lookup (tests pass a map); a variable that
 //   is unset or empty counts as absent. The current directory is a parameter too.
+// - Every other setting of the config files (config_file.h kSettings) is, first that applies: its
+//   flag; its environment variable (HARNESS_MODEL, HARNESS_COMPACTOR, HARNESS_DATA_DIR); the
+//   project's file; the user's file; the command's default. A chat or compact that resumes a
+//   session (--session) takes only data_dir and the server's keys from the files and the
+//   environment: the session's loop has its own model and compaction settings.
 // - ApplySettings fills, after parsing, every setting of the parsed subcommand that its command
 //   line did not give, through the option itself (so the option's own check applies), and
 //   returns the notices to print (the old default's use).
@@ -23,6 +28,7 @@
 #include <string_view>
 #include <vector>
 
+#include "config_file.h"
 #include "harness/core/result.h"
 
 namespace CLI {
@@ -59,6 +65,31 @@ DataDirDefault DefaultDataDir(const EnvironmentLookup& environment,
 
 // The one line said when the old default is used.
 std::string LegacyDataDirNotice(const DataDirDefault& chosen);
+
+// The config files, each when it exists: the user's ($XDG_CONFIG_HOME/harness/config.toml when
+// XDG_CONFIG_HOME is absolute, else ~/.config/harness/config.toml) and the project's (the
+// nearest .harness.toml of the current directory and its parents). A file that cannot be read
+// (over 1 MiB, not a regular file) or parsed is an error naming it (config_file.h).
+struct ConfigFiles {
+  std::optional<ConfigFile> user;
+  std::optional<ConfigFile> project;
+};
+std::optional<std::filesystem::path> UserConfigPath(const EnvironmentLookup& environment);
+std::optional<std::filesystem::path> ProjectConfigPath(
+    const std::filesystem::path& current_directory);
+Result<ConfigFiles, std::string> LoadConfigFiles(const EnvironmentLookup& environment,
+                                                 const std::filesystem::path& current_directory);
+
+// One setting's value as the command line would give it, and where it came from: the variable,
+// the project file, the user file, in that order; nullopt when none has it.
+struct SettingValue {
+  ConfigValue value;
+  SettingSource source = SettingSource::kDefault;
+  std::string origin;  // the variable's name, or "FILE:LINE"
+};
+std::optional<SettingValue> ResolveSetting(const SettingSpec& spec,
+                                           const EnvironmentLookup& environment,
+                                           const ConfigFiles& files);
 
 // Fills the parsed subcommand's unset settings (the contract above). An error is a usage
 // problem, worded for the user (it names the file, line and key, or the variable).

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <fstream>
 #include <string>
 
 #include "cli_support.h"
@@ -28,11 +29,16 @@ class SettingsCli : public ::testing::Test {
 
   std::string Path(const std::string& relative) const { return (root_ / relative).string(); }
 
-  // `harness ARGS` in root/project, with HOME at root/home and `environment` (NAME=VALUE …)
-  // after the XDG variables are cleared; stderr joins stdout.
+  // `harness ARGS` in root/project (Run: in root/DIRECTORY), with HOME at root/home and
+  // `environment` (NAME=VALUE …) after the XDG variables are cleared; stderr joins stdout.
   CliRun Harness(const std::string& args, const std::string& environment = "") const {
-    return Shell("cd " + ShellQuoted(Path("project")) +
-                 " && env -u XDG_DATA_HOME -u XDG_CONFIG_HOME -u HARNESS_DATA_DIR HOME=" +
+    return Run("project", args, environment);
+  }
+  CliRun Run(const std::string& directory, const std::string& args,
+             const std::string& environment) const {
+    return Shell("cd " + ShellQuoted(Path(directory)) +
+                 " && env -u XDG_DATA_HOME -u XDG_CONFIG_HOME -u HARNESS_DATA_DIR -u HARNESS_MODEL "
+                 "-u HARNESS_COMPACTOR HOME=" +
                  ShellQuoted(Path("home")) + " " + environment + " " +
                  ShellQuoted(build_paths::HarnessBinary()) + " " + args + " 2>&1");
   }
@@ -98,6 +104,100 @@ TEST_F(SettingsCli, TheOldDefaultDirectoryIsStillFoundAndSaidOnce) {
   run = Harness("sessions ls .harness");
   ASSERT_EQ(run.exit_code, 0) << run.out;
   EXPECT_EQ(Count(run.out, " records "), 2u) << run.out;
+}
+
+// Config files (docs/cli.md "Config files"): the user's and the nearest project file, below the
+// environment and the flags.
+class ConfigCli : public SettingsCli {
+ protected:
+  ConfigCli() {
+    std::filesystem::create_directories(root_ / "home" / ".config" / "harness");
+    std::filesystem::create_directories(root_ / "project" / "sub");
+  }
+  void Write(const std::string& relative, const std::string& text) const {
+    std::ofstream(root_ / relative, std::ios::binary) << text;
+  }
+  // As Harness, from the project's subdirectory: the project file is found in a parent.
+  CliRun InSub(const std::string& args, const std::string& environment = "") const {
+    return Run("project/sub", args, environment);
+  }
+};
+
+TEST_F(ConfigCli, ConfigPrintsEachValueAndWhereItCameFromFlagsEnvironmentProjectUser) {
+  Write("home/.config/harness/config.toml",
+        "model = \"scripted:/user.json\"\ncompactor = \"extractive\"\n[policy]\n"
+        "keep_recent_segments = 3\nmax_summary_tokens = 500\n");
+  Write("project/.harness.toml", "data_dir = \"sessions\"\n[policy]\nkeep_recent_segments = 5\n");
+  CliRun run = InSub("config", "HARNESS_COMPACTOR=model");
+  ASSERT_EQ(run.exit_code, 0) << run.out;
+  const std::string user = Path("home/.config/harness/config.toml");
+  const std::string project = Path("project/.harness.toml");
+  EXPECT_NE(run.out.find("model = \"scripted:/user.json\"  # user config (" + user + ":1)\n"),
+            std::string::npos)
+      << run.out;
+  EXPECT_NE(run.out.find("compactor = \"model\"  # environment (HARNESS_COMPACTOR)\n"),
+            std::string::npos)
+      << run.out;
+  EXPECT_NE(run.out.find("data_dir = \"" + Path("project/sessions") + "\"  # project config (" +
+                         project + ":1)\n"),
+            std::string::npos)
+      << run.out;
+  EXPECT_NE(run.out.find("policy.keep_recent_segments = 5  # project config (" + project + ":3)\n"),
+            std::string::npos)
+      << run.out;
+  EXPECT_NE(run.out.find("policy.max_summary_tokens = 500  # user config (" + user + ":5)\n"),
+            std::string::npos)
+      << run.out;
+  EXPECT_NE(run.out.find("policy.keep_recent_tokens = 8000  # default\n"), std::string::npos)
+      << run.out;
+  run = InSub("config --json");
+  ASSERT_EQ(run.exit_code, 0) << run.out;
+  EXPECT_NE(run.out.find("{\"key\":\"policy.keep_recent_segments\",\"value\":5,\"source\":"
+                         "\"project config\",\"origin\":\"" +
+                         project + ":3\""),
+            std::string::npos)
+      << run.out;
+}
+
+// A chat with no flags but its input takes the model and the data directory from the files; a
+// flag wins over them.
+TEST_F(ConfigCli, ChatTakesItsModelAndDataDirectoryFromTheFilesAndAFlagWins) {
+  Write("script.json", "[{\"raw\": \"from the config\"}, {\"raw\": \"again\"}]");
+  Write("home/.config/harness/config.toml", "model = \"scripted:" + Path("script.json") +
+                                                "\"\ndata_dir = \"" + Path("user-data") + "\"\n");
+  Write("project/.harness.toml", "data_dir = \"../project-data\"\n");
+  CliRun run = InSub("chat < /dev/null");
+  ASSERT_EQ(run.exit_code, 0) << run.out;
+  EXPECT_TRUE(HasJournal("project-data")) << run.out;
+  EXPECT_FALSE(std::filesystem::exists(root_ / "user-data"));
+  TempFile input("hello\n");
+  run = InSub("chat --data-dir " + ShellQuoted(Path("flag-data")) + " < " + input.quoted());
+  ASSERT_EQ(run.exit_code, 0) << run.out;
+  EXPECT_NE(run.out.find("assistant: from the config"), std::string::npos) << run.out;
+  EXPECT_TRUE(HasJournal("flag-data")) << run.out;
+}
+
+TEST_F(ConfigCli, BadConfigIsAUsageErrorNamingTheFileTheLineAndTheKey) {
+  Write("project/.harness.toml", "model = \"x\"\n[policy]\nkeep_recent_segments = \"three\"\n");
+  CliRun run = InSub("config");
+  EXPECT_EQ(run.exit_code, 2) << run.out;
+  EXPECT_EQ(run.out, "harness config: " + Path("project/.harness.toml") +
+                         ":3: policy.keep_recent_segments: must be an integer\n");
+  run = InSub("chat < /dev/null");
+  EXPECT_EQ(run.exit_code, 2) << run.out;
+  EXPECT_EQ(run.out, "harness: " + Path("project/.harness.toml") +
+                         ":3: policy.keep_recent_segments: must be an integer\n");
+  // A value of the right type that the flag refuses: its own check, named by the file.
+  Write("project/.harness.toml", "[policy]\nkeep_recent_segments = 0\n");
+  run = InSub("compact - < /dev/null");
+  EXPECT_EQ(run.exit_code, 2) << run.out;
+  EXPECT_EQ(run.out, "harness: " + Path("project/.harness.toml") +
+                         ":2: policy.keep_recent_segments: --keep-recent-segments: must be a "
+                         "whole number from 1 to 1000000\n");
+  // Commands that take no settings do not read the files.
+  run = InSub("validate-summary " + ShellQuoted(std::string(build_paths::SourceDir()) +
+                                                "/examples/summaries/valid-coding-task.xml"));
+  EXPECT_EQ(run.exit_code, 0) << run.out;
 }
 
 }  // namespace
