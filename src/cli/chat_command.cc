@@ -7,6 +7,7 @@
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <atomic>
+#include <cctype>
 #include <charconv>
 #include <chrono>
 #include <condition_variable>
@@ -22,6 +23,7 @@
 #include <vector>
 
 #include "chat_console.h"
+#include "chat_loop_settings.h"
 #include "commands.h"
 #include "compaction_run.h"
 #include "event_lines.h"
@@ -39,6 +41,7 @@
 #include "number_option.h"
 #include "policy_defaults.h"
 #include "restore_preview.h"
+#include "settings.h"
 #include "signals.h"
 #include "system_prompt.h"
 #include "terminal_text.h"
@@ -737,11 +740,33 @@ struct ChatStreaming {
 struct ChatLoop {
   LoopDefinition definition;
   LoopContext context;
+  std::string model_spec;     // the --model it was made with
+  ChatLoopSettings recorded;  // what the chat recorded of it (or would have, for an old loop)
 };
 
+bool Given(const ChatCommandLine& line, const char* flag) {
+  const CLI::Option* option = line.command->get_option_no_throw(flag);
+  return option != nullptr && option->count() > 0;
+}
+
+// What the chat records of how it made the loop, for a resume (chat_loop_settings.h).
+ChatLoopSettings LoopSettingsOf(const ChatCommandLine& line, const ContextFlags& flags) {
+  ChatLoopSettings settings;
+  settings.compactor = line.compactor;
+  settings.context_window = flags.context_window;
+  settings.max_output_tokens = flags.max_output_tokens;
+  settings.constrain_output = line.constrain_output;
+  return settings;
+}
+
+// `saved`: what a resumed loop's chat recorded; each applies where the command line is silent.
 Result<ChatLoop, std::string> MakeChatLoop(const ChatCommandLine& line,
                                            const std::string& model_spec, std::string system_prompt,
-                                           const ChatStreaming& streaming) {
+                                           const ChatStreaming& streaming,
+                                           const std::optional<ChatLoopSettings>& saved = {}) {
+  const std::string compactor_spec =
+      saved && saved->compactor && !Given(line, "--compactor") ? *saved->compactor : line.compactor;
+  const bool constrain_output = line.constrain_output || (saved && saved->constrain_output);
   ModelClientSettings settings;
   settings.on_text = streaming.on_text;
   auto model = MakeModelClient(model_spec, settings);
@@ -750,16 +775,23 @@ Result<ChatLoop, std::string> MakeChatLoop(const ChatCommandLine& line,
   model->client =
       std::make_shared<ShownFirstModelClient>(std::move(model->client), streaming.shown);
   // A scripted model has no catalog entry: it takes the CLI's offline window and output.
-  auto chosen = ChooseLoopContext(
+  ContextFlags flags =
       line.context.Flags(model->scripted ? std::nullopt : std::optional<ModelKey>(model->model),
-                         line.compactor != "extractive"),
-      TokenizerDirFromEnvironment());
+                         compactor_spec != "extractive");
+  if (saved && !flags.context_window)
+    flags.context_window = saved->context_window;
+  if (saved && !flags.max_output_tokens)
+    flags.max_output_tokens = saved->max_output_tokens;
+  ChatLoopSettings recorded = LoopSettingsOf(line, flags);
+  recorded.compactor = compactor_spec;
+  recorded.constrain_output = constrain_output;
+  auto chosen = ChooseLoopContext(flags, TokenizerDirFromEnvironment());
   if (!chosen.ok())
     return Fail(chosen.error().message);
   std::shared_ptr<Compactor> compactor;
   ModelCompactorOptions compactor_options;
-  compactor_options.constrain_output = line.constrain_output;
-  if (line.compactor == "model") {
+  compactor_options.constrain_output = constrain_output;
+  if (compactor_spec == "model") {
     // The chat's own model summarizes: a span larger than its window leaves is summarized in
     // chunks (docs/chunked.md).
     compactor_options.input_tokens =
@@ -775,10 +807,10 @@ Result<ChatLoop, std::string> MakeChatLoop(const ChatCommandLine& line,
       client = std::move(quiet->client);
     }
     compactor = std::make_shared<ModelCompactor>(std::move(client), compactor_options);
-  } else if (line.compactor == "extractive") {
+  } else if (compactor_spec == "extractive") {
     compactor = std::make_shared<ExtractiveCompactor>();
   } else {
-    auto other = MakeModelClient(line.compactor);
+    auto other = MakeModelClient(compactor_spec);
     if (!other.ok())
       return Fail(other.error().Message("--compactor", "model, extractive or scripted:PATH"));
     compactor = std::make_shared<ModelCompactor>(std::move(other->client), compactor_options);
@@ -796,6 +828,9 @@ Result<ChatLoop, std::string> MakeChatLoop(const ChatCommandLine& line,
   definition.counter = out.context.counter;
   definition.compaction = out.context.policy;
   definition.compactor = std::move(compactor);
+  definition.compactor_name = FormatChatLoopSettings(recorded, kMaxCompactorNameBytes);
+  out.model_spec = model_spec;
+  out.recorded = std::move(recorded);
   return out;
 }
 
@@ -811,19 +846,79 @@ Result<std::string, std::string> ResumedModelSpec(const ChatCommandLine& line,
                           loop_model.model));
 }
 
+// Whether the command line sets anything the compaction policy is made of.
+bool PolicyFlagsGiven(const ChatCommandLine& line) {
+  for (const char* flag :
+       {"--keep-recent-segments", "--keep-recent-tokens", "--max-summary-tokens", "--coverage",
+        "--context-window", "--max-output-tokens", "--no-auto-compact", "--no-mask"}) {
+    if (Given(line, flag))
+      return true;
+  }
+  return false;
+}
+
 Result<ChatLoop, std::string> ResumedLoop(const ChatCommandLine& line, const RestoredLoopInfo& info,
                                           const ChatStreaming& streaming) {
   HARNESS_TRY(std::string spec, ResumedModelSpec(line, info.model));
   // The journal's system prompt: a different --system is journaled after the restore.
-  HARNESS_TRY(ChatLoop loop, MakeChatLoop(line, spec, info.system_prompt, streaming));
+  // What the chat that made the loop recorded (none for a loop of an older chat or another
+  // program): the compactor, the window and the output, unless the command line says otherwise.
+  const std::optional<ChatLoopSettings> saved = ParseChatLoopSettings(info.compactor_name);
+  HARNESS_TRY(ChatLoop loop, MakeChatLoop(line, spec, info.system_prompt, streaming, saved));
   if (!(loop.definition.model == info.model)) {
     return Fail(fmt::format("--model names {}/{} but the session's loop uses {}/{}",
                             loop.definition.model.provider, loop.definition.model.model,
                             info.model.provider, info.model.model));
   }
-  if (!info.compaction_policy)
+  if (!info.compaction_policy) {
     loop.definition.compaction.reset();
+  } else if (info.policy && !PolicyFlagsGiven(line)) {
+    // The journaled policy is the loop's: made from the first chat's flags, it is kept as it is
+    // unless this command line changes one of them.
+    loop.definition.compaction = *info.policy;
+    loop.context.policy = *info.policy;
+  }
+  // The record stays the loop's own: the journal keeps the one its LoopCreated holds.
+  loop.definition.compactor_name = info.compactor_name;
   return loop;
+}
+
+// `text` as one word of a shell command: as it is when it is plain, else in single quotes.
+std::string ShellWord(std::string_view text) {
+  const bool plain = !text.empty() && std::all_of(text.begin(), text.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) != 0 ||
+           std::string_view("_./:=@%+-,").find(c) != std::string_view::npos;
+  });
+  if (plain)
+    return std::string(text);
+  std::string out = "'";
+  for (const char c : text)
+    out.append(c == '\'' ? "'\\''" : std::string(1, c));
+  return out.append("'");
+}
+
+// The command that resumes the session, as it can be run: the program as it was invoked, the
+// store unless it is the default data directory (a data directory as an absolute path, a URL with
+// its password hidden), the model (a script or a model outside the catalog cannot be guessed).
+// The compaction settings need no flags: the loop's record has them (chat_loop_settings.h).
+std::string ResumeCommand(const ChatCommandLine& line, const JournalStore& store,
+                          const Uuid& session, const std::string& model_spec) {
+  const CLI::App* root = line.command->get_parent();
+  std::string program = root != nullptr ? root->get_name() : "";
+  if (program.empty())
+    program = "harness";
+  std::string command = ShellWord(program) + " chat --session " + session.ToString();
+  if (store.kind == JournalStore::Kind::kPostgres) {
+    command.append(" --journal ").append(ShellWord(StoreForDisplay(store)));
+  } else {
+    std::error_code error;
+    const std::filesystem::path here = std::filesystem::absolute(store.location, error);
+    const std::filesystem::path fallback = std::filesystem::absolute(
+        DefaultDataDir(ProcessEnvironment, std::filesystem::current_path(error)).path, error);
+    if (here.lexically_normal() != fallback.lexically_normal())
+      command.append(" --data-dir ").append(ShellWord(here.lexically_normal().string()));
+  }
+  return command.append(" --model ").append(ShellWord(model_spec));
 }
 
 // The one message of a chat that ends because its session faulted: what happened, and what
@@ -1174,8 +1269,10 @@ int RunChat(const ChatCommandLine& line, SignalWatch& signals) {
         FaultedMessage(session.id(), session.LeaseReleaseFailure(), line.lease_ttl_seconds));
     return kExitInvalid;
   }
-  console.Line(fmt::format("session {} suspended; resume with --session {}",
-                           session.id().ToString(), session.id().ToString()));
+  // The id first, as it always was (scripts read it), then the command that resumes.
+  console.Line(fmt::format("session {} suspended; resume with --session {}: {}",
+                           session.id().ToString(), session.id().ToString(),
+                           ResumeCommand(line, store, session.id(), made->model_spec)));
   return kExitOk;
 }
 
