@@ -395,11 +395,42 @@ class ChatView {
   std::optional<CoverageReport> rejected_coverage_;  // of the last rejection, for its reply
 };
 
+// What --history loaded, counted with the loop's counter before any turn.
+struct LoadedCount {
+  std::size_t messages = 0;
+  TokenCount tokens = 0;
+  TokenCount input_limit = 0;
+  CountQuality quality = CountQuality::kUnknown;
+};
+
+// The request the loop's first model call would make of its history alone (no tools: the chat
+// has none), counted as a turn counts it.
+Result<LoadedCount, std::string> CountLoadedHistory(const LoopDefinition& definition,
+                                                    const LoopContext& context) {
+  InferenceRequest request;
+  request.model = definition.model;
+  request.system = definition.system_prompt;
+  request.messages = definition.history;
+  request.max_output_tokens = definition.limits.max_output_tokens;
+  auto counted = context.counter->Count(request, std::stop_token());
+  if (!counted.ok())
+    return Fail(counted.error().detail);
+  return LoadedCount{definition.history.size(), counted->input_tokens, context.resolved.input_limit,
+                     counted->quality};
+}
+
 // /context: the latest measurement, and what a compaction now would keep (the compaction
 // module's own tail selection, the same call the runtime makes).
 void ShowContext(ChatConsole& console, const LoopSnapshot& snapshot, const CompactionPolicy& policy,
-                 CountQuality quality, TokenCount window) {
-  if (snapshot.measurement) {
+                 CountQuality quality, TokenCount window,
+                 const std::optional<LoadedCount>& loaded) {
+  if (!snapshot.measurement && loaded) {
+    console.Line(fmt::format(
+        "context: {} of the input limit (window {}), counter {}, counted when the history was "
+        "loaded (no turn has measured it yet)",
+        TokensText(loaded->tokens, loaded->input_limit), window,
+        CountQualityName(loaded->quality)));
+  } else if (snapshot.measurement) {
     const ContextMeasurement& m = *snapshot.measurement;
     console.Line(fmt::format("context: {} of the input limit (window {}), counter {}, pressure {}",
                              TokensText(m.input_tokens, m.input_limit), window,
@@ -471,6 +502,8 @@ struct Chat {
   CountQuality quality;
   TokenCount window;
   std::stop_source& end;  // requested when the chat must end: a fault, a signal
+  // --history: the loaded history's count, for /context until a turn measures the context.
+  std::optional<LoadedCount> loaded = std::nullopt;
 
   // A faulted session refuses every command alike: the chat ends (with one message) instead
   // of refusing each line that follows.
@@ -698,7 +731,7 @@ struct Chat {
       if (!snapshot.ok()) {
         Refused(snapshot.error());
       } else if (name == "/context") {
-        ShowContext(console, *snapshot, policy, quality, window);
+        ShowContext(console, *snapshot, policy, quality, window, loaded);
       } else {
         ShowHistory(console, *snapshot);
       }
@@ -1148,6 +1181,20 @@ int RunChat(const ChatCommandLine& line, SignalWatch& signals) {
   console.Line(fmt::format("session {} in {}, model {}/{}", session.id().ToString(),
                            StoreForDisplay(store), made->definition.model.provider,
                            made->definition.model.model));
+  // --history: what was loaded, counted now, so that /context can answer before any turn.
+  std::optional<LoadedCount> loaded;
+  if (!resume && !line.history.empty()) {
+    auto counted = CountLoadedHistory(made->definition, context);
+    if (counted.ok()) {
+      loaded = *counted;
+      console.Line(fmt::format("history: loaded {} messages, {} of the input limit, counter {}",
+                               loaded->messages, TokensText(loaded->tokens, loaded->input_limit),
+                               CountQualityName(loaded->quality)));
+    } else {
+      console.Line(fmt::format("history: loaded {} messages; they could not be counted: {}",
+                               made->definition.history.size(), counted.error()));
+    }
+  }
   console.Line(fmt::format("type a message, or {}", kCommands));
 
   std::jthread printer([&](std::stop_token stop) {
@@ -1198,7 +1245,8 @@ int RunChat(const ChatCommandLine& line, SignalWatch& signals) {
             policy,
             context.counter->quality(),
             context.limits.window_tokens,
-            end};
+            end,
+            loaded};
   // A signal interrupts what the loop is doing (a turn, a compaction: their rejections and
   // replies are journaled) and ends the chat; registered now, it runs at once for a signal that
   // came while the session was being opened.

@@ -508,6 +508,37 @@ TEST_F(ChatCli, ASignalDuringACompactionInterruptsItAndSuspendsTheSession) {
   ExpectSuspendedAndResumable(out, script);
 }
 
+// --history: the chat says how many messages it loaded and their tokens, and /context answers
+// from that count before any turn has measured the context; the first turn's measurement then
+// takes over.
+TEST_F(ChatCli, AHistoryIsCountedWhenLoadedAndContextAnswersFromItBeforeATurn) {
+  const std::string history =
+      std::string(::harness::build_paths::SourceDir()) + "/examples/transcripts/coding-agent.json";
+  const CliRun run = Chat({Answer("done")}, "/context\nnext\n/context\n/quit\n",
+                          "--history '" + history + "' 2>&1");
+  ASSERT_EQ(run.exit_code, 0) << run.out;
+  const std::string lead = "history: loaded ";
+  const std::size_t at = run.out.find(lead);
+  ASSERT_NE(at, std::string::npos) << run.out;
+  // "history: loaded N messages, USED/LIMIT tokens (P%) of the input limit, counter heuristic…"
+  const std::size_t comma = run.out.find(", ", at);
+  const std::size_t of = run.out.find(" of the input limit", comma);
+  ASSERT_NE(of, std::string::npos) << run.out;
+  const std::string tokens = run.out.substr(comma + 2, of - comma - 2);
+  EXPECT_NE(
+      run.out.find(" messages, " + tokens + " of the input limit, counter heuristic_estimate"),
+      std::string::npos)
+      << run.out;
+  EXPECT_NE(tokens.rfind("0/", 0), 0u) << run.out;
+  EXPECT_TRUE(Has(run.out, "context: " + tokens +
+                               " of the input limit (window 200000), counter "
+                               "heuristic_estimate, counted when the history was loaded"))
+      << run.out;
+  EXPECT_FALSE(Has(run.out, "not measured yet")) << run.out;
+  // After the turn, its own measurement.
+  EXPECT_TRUE(Has(run.out, ", pressure normal")) << run.out;
+}
+
 // The line a chat ends with holds the command that resumes it, and that command works as
 // printed: with neither the compaction flags nor the compactor, the resumed loop has the first
 // chat's window, policy and compactor (chat_loop_settings.h): /context shows the same window and
