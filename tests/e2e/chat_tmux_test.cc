@@ -16,18 +16,11 @@
 namespace harness::chat_e2e {
 namespace {
 
+using e2e::Occurrences;
 using e2e::Shell;
 using e2e::ShellQuoted;
 
 constexpr std::chrono::seconds kDeadline{30};
-
-std::size_t Count(const std::string& haystack, const std::string& needle) {
-  std::size_t n = 0;
-  for (auto at = haystack.find(needle); at != std::string::npos;
-       at = haystack.find(needle, at + needle.size()))
-    ++n;
-  return n;
-}
 
 // A private tmux server running one chat in a 120x40 pane; killed with the object. Its socket
 // lives in the test's temporary directory, so nothing is left behind.
@@ -77,7 +70,7 @@ class TmuxChat {
   bool WaitFor(const std::string& text, std::size_t times = 1) {
     const auto deadline = std::chrono::steady_clock::now() + kDeadline;
     while (std::chrono::steady_clock::now() < deadline) {
-      if (Count(Screen(), text) >= times)
+      if (Occurrences(Screen(), text) >= times)
         return true;
       // A polling interval (tmux has no change notification), not a synchronization.
       std::this_thread::sleep_for(std::chrono::milliseconds(25));
@@ -281,7 +274,7 @@ TEST_F(ChatTmux, CtrlCDuringACompactionErasesTheIndicatorAndSuspends) {
   tmux.Key("C-c");
   ASSERT_TRUE(tmux.WaitFor("chat exited 130")) << tmux.Screen();
   const std::string screen = tmux.Screen();
-  EXPECT_EQ(Count(screen, "compacting..."), 0u) << screen;
+  EXPECT_EQ(Occurrences(screen, "compacting..."), 0u) << screen;
   EXPECT_NE(screen.find("compact rejected interrupted"), std::string::npos) << screen;
   EXPECT_NE(screen.find("suspended; resume with --session"), std::string::npos) << screen;
   EXPECT_TRUE(dir_.JournalVerifies());
@@ -329,9 +322,9 @@ TEST_F(ChatTmux, TheAnswerStreamsBeforeTheTurnEndsAndCompactionLinesStillPrint) 
   EXPECT_LT(screen.find("ContextPressure normal -> compact at "), committed) << screen;
   EXPECT_LT(committed, screen.find("assistant: Partial-one")) << screen;
   // The first answer streamed and was not printed again at the end of its turn.
-  EXPECT_EQ(Count(screen, "assistant: " + big), 1u) << screen;
+  EXPECT_EQ(Occurrences(screen, "assistant: " + big), 1u) << screen;
 
-  EXPECT_EQ(Count(screen, "thinking..."), 0u) << screen;
+  EXPECT_EQ(Occurrences(screen, "thinking..."), 0u) << screen;
 
   // The terminal echoes what is typed where the cursor is, after the open answer; the chat's
   // own lines start lines of their own.

@@ -59,14 +59,6 @@ class SettingsCli : public ::testing::Test {
   std::filesystem::path root_;
 };
 
-std::size_t Count(const std::string& haystack, const std::string& needle) {
-  std::size_t n = 0;
-  for (auto at = haystack.find(needle); at != std::string::npos;
-       at = haystack.find(needle, at + needle.size()))
-    ++n;
-  return n;
-}
-
 TEST_F(SettingsCli, SessionsGoUnderXdgDataHomeElseUnderHome) {
   CliRun run = Compact("", "XDG_DATA_HOME=" + ShellQuoted(Path("xdg")));
   ASSERT_EQ(run.exit_code, 0) << run.out;
@@ -98,12 +90,13 @@ TEST_F(SettingsCli, TheOldDefaultDirectoryIsStillFoundAndSaidOnce) {
   ASSERT_TRUE(HasJournal("project/.harness"));
   run = Compact();
   ASSERT_EQ(run.exit_code, 0) << run.out;
-  EXPECT_EQ(Count(run.out, "harness: using ./.harness, the data directory of earlier versions"), 1u)
+  EXPECT_EQ(
+      Occurrences(run.out, "harness: using ./.harness, the data directory of earlier versions"), 1u)
       << run.out;
   EXPECT_FALSE(std::filesystem::exists(root_ / "home" / ".local")) << run.out;
   run = Harness("sessions ls .harness");
   ASSERT_EQ(run.exit_code, 0) << run.out;
-  EXPECT_EQ(Count(run.out, " records "), 2u) << run.out;
+  EXPECT_EQ(Occurrences(run.out, " records "), 2u) << run.out;
 }
 
 // Config files (docs/cli.md "Config files"): the user's and the nearest project file, below the
