@@ -1262,9 +1262,10 @@ int RunChat(const ChatCommandLine& line, SignalWatch& signals) {
     end.request_stop();
     outstanding.Changed();
   });
-  // At a terminal the line is edited (line_editor.h); piped input is read as raw lines.
+  // At a terminal the line is edited (line_editor.h); piped input is read as raw lines, and so
+  // is a terminal's when the output goes elsewhere (the editor's redraws would go with it).
   std::unique_ptr<LineEditor> editor;
-  if (!scripted_input) {
+  if (!scripted_input && isatty(STDOUT_FILENO) == 1) {
     std::string warning;
     auto opened = LineEditor::Open(EditorOptions(store, end.get_token()), warning);
     if (!warning.empty())
