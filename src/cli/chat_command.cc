@@ -7,11 +7,14 @@
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <atomic>
+#include <cctype>
 #include <charconv>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <cstdio>
+#include <filesystem>
+#include <memory>
 #include <mutex>
 #include <set>
 #include <stop_token>
@@ -20,6 +23,7 @@
 #include <vector>
 
 #include "chat_console.h"
+#include "chat_loop_settings.h"
 #include "commands.h"
 #include "compaction_run.h"
 #include "event_lines.h"
@@ -32,10 +36,12 @@
 #include "harness/runtime/session.h"
 #include "input.h"
 #include "journal_factory.h"
+#include "line_editor.h"
 #include "model_factory.h"
 #include "number_option.h"
 #include "policy_defaults.h"
 #include "restore_preview.h"
+#include "settings.h"
 #include "signals.h"
 #include "system_prompt.h"
 #include "terminal_text.h"
@@ -47,7 +53,7 @@ struct ChatCommandLine {
   CLI::App* command = nullptr;
   std::string model;
   std::string compactor = "model";
-  std::string data_dir = "./.harness";
+  std::string data_dir;  // set by --data-dir or ApplySettings (settings.h)
   SystemPromptFlags system;
   ContextOptions context;
   bool no_auto_compact = false;
@@ -66,6 +72,8 @@ namespace {
 constexpr std::size_t kMaxLineBytes = 1u << 20;
 // What /history shows of each message.
 constexpr std::size_t kHistoryLineBytes = 100;
+// The line editor's history, in the data directory beside the journal.
+constexpr std::string_view kHistoryFileName = "chat-history";
 constexpr std::string_view kCommands =
     "/compact /approve /discard /context /history /pin /unpin /undo /mask /unmask /output /quit";
 
@@ -387,11 +395,42 @@ class ChatView {
   std::optional<CoverageReport> rejected_coverage_;  // of the last rejection, for its reply
 };
 
+// What --history loaded, counted with the loop's counter before any turn.
+struct LoadedCount {
+  std::size_t messages = 0;
+  TokenCount tokens = 0;
+  TokenCount input_limit = 0;
+  CountQuality quality = CountQuality::kUnknown;
+};
+
+// The request the loop's first model call would make of its history alone (no tools: the chat
+// has none), counted as a turn counts it.
+Result<LoadedCount, std::string> CountLoadedHistory(const LoopDefinition& definition,
+                                                    const LoopContext& context) {
+  InferenceRequest request;
+  request.model = definition.model;
+  request.system = definition.system_prompt;
+  request.messages = definition.history;
+  request.max_output_tokens = definition.limits.max_output_tokens;
+  auto counted = context.counter->Count(request, std::stop_token());
+  if (!counted.ok())
+    return Fail(counted.error().detail);
+  return LoadedCount{definition.history.size(), counted->input_tokens, context.resolved.input_limit,
+                     counted->quality};
+}
+
 // /context: the latest measurement, and what a compaction now would keep (the compaction
 // module's own tail selection, the same call the runtime makes).
 void ShowContext(ChatConsole& console, const LoopSnapshot& snapshot, const CompactionPolicy& policy,
-                 CountQuality quality, TokenCount window) {
-  if (snapshot.measurement) {
+                 CountQuality quality, TokenCount window,
+                 const std::optional<LoadedCount>& loaded) {
+  if (!snapshot.measurement && loaded) {
+    console.Line(fmt::format(
+        "context: {} of the input limit (window {}), counter {}, counted when the history was "
+        "loaded (no turn has measured it yet)",
+        TokensText(loaded->tokens, loaded->input_limit), window,
+        CountQualityName(loaded->quality)));
+  } else if (snapshot.measurement) {
     const ContextMeasurement& m = *snapshot.measurement;
     console.Line(fmt::format("context: {} of the input limit (window {}), counter {}, pressure {}",
                              TokensText(m.input_tokens, m.input_limit), window,
@@ -463,6 +502,8 @@ struct Chat {
   CountQuality quality;
   TokenCount window;
   std::stop_source& end;  // requested when the chat must end: a fault, a signal
+  // --history: the loaded history's count, for /context until a turn measures the context.
+  std::optional<LoadedCount> loaded = std::nullopt;
 
   // A faulted session refuses every command alike: the chat ends (with one message) instead
   // of refusing each line that follows.
@@ -690,7 +731,7 @@ struct Chat {
       if (!snapshot.ok()) {
         Refused(snapshot.error());
       } else if (name == "/context") {
-        ShowContext(console, *snapshot, policy, quality, window);
+        ShowContext(console, *snapshot, policy, quality, window, loaded);
       } else {
         ShowHistory(console, *snapshot);
       }
@@ -700,6 +741,26 @@ struct Chat {
     return true;
   }
 };
+
+// The line editor of a chat at a terminal: its history is a file beside a data directory's
+// journal (a PostgreSQL journal has no directory: its history lasts the chat); Tab completes
+// the slash commands.
+LineEditor::Options EditorOptions(const JournalStore& store, std::stop_token stop) {
+  LineEditor::Options options;
+  options.in_fd = STDIN_FILENO;
+  options.in = stdin;
+  options.out = stdout;
+  if (store.kind == JournalStore::Kind::kDataDirectory)
+    options.history_file = std::filesystem::path(store.location) / kHistoryFileName;
+  for (std::size_t at = 0; at < kCommands.size();) {
+    const std::size_t space = std::min(kCommands.find(' ', at), kCommands.size());
+    options.commands.emplace_back(kCommands.substr(at, space - at));
+    at = space + 1;
+  }
+  options.max_bytes = kMaxLineBytes;
+  options.stop = std::move(stop);
+  return options;
+}
 
 // Where the chat's model streams its answer, and what orders it after the events before it.
 struct ChatStreaming {
@@ -712,11 +773,33 @@ struct ChatStreaming {
 struct ChatLoop {
   LoopDefinition definition;
   LoopContext context;
+  std::string model_spec;     // the --model it was made with
+  ChatLoopSettings recorded;  // what the chat recorded of it (or would have, for an old loop)
 };
 
+bool Given(const ChatCommandLine& line, const char* flag) {
+  const CLI::Option* option = line.command->get_option_no_throw(flag);
+  return option != nullptr && option->count() > 0;
+}
+
+// What the chat records of how it made the loop, for a resume (chat_loop_settings.h).
+ChatLoopSettings LoopSettingsOf(const ChatCommandLine& line, const ContextFlags& flags) {
+  ChatLoopSettings settings;
+  settings.compactor = line.compactor;
+  settings.context_window = flags.context_window;
+  settings.max_output_tokens = flags.max_output_tokens;
+  settings.constrain_output = line.constrain_output;
+  return settings;
+}
+
+// `saved`: what a resumed loop's chat recorded; each applies where the command line is silent.
 Result<ChatLoop, std::string> MakeChatLoop(const ChatCommandLine& line,
                                            const std::string& model_spec, std::string system_prompt,
-                                           const ChatStreaming& streaming) {
+                                           const ChatStreaming& streaming,
+                                           const std::optional<ChatLoopSettings>& saved = {}) {
+  const std::string compactor_spec =
+      saved && saved->compactor && !Given(line, "--compactor") ? *saved->compactor : line.compactor;
+  const bool constrain_output = line.constrain_output || (saved && saved->constrain_output);
   ModelClientSettings settings;
   settings.on_text = streaming.on_text;
   auto model = MakeModelClient(model_spec, settings);
@@ -725,16 +808,23 @@ Result<ChatLoop, std::string> MakeChatLoop(const ChatCommandLine& line,
   model->client =
       std::make_shared<ShownFirstModelClient>(std::move(model->client), streaming.shown);
   // A scripted model has no catalog entry: it takes the CLI's offline window and output.
-  auto chosen = ChooseLoopContext(
+  ContextFlags flags =
       line.context.Flags(model->scripted ? std::nullopt : std::optional<ModelKey>(model->model),
-                         line.compactor != "extractive"),
-      TokenizerDirFromEnvironment());
+                         compactor_spec != "extractive");
+  if (saved && !flags.context_window)
+    flags.context_window = saved->context_window;
+  if (saved && !flags.max_output_tokens)
+    flags.max_output_tokens = saved->max_output_tokens;
+  ChatLoopSettings recorded = LoopSettingsOf(line, flags);
+  recorded.compactor = compactor_spec;
+  recorded.constrain_output = constrain_output;
+  auto chosen = ChooseLoopContext(flags, TokenizerDirFromEnvironment());
   if (!chosen.ok())
     return Fail(chosen.error().message);
   std::shared_ptr<Compactor> compactor;
   ModelCompactorOptions compactor_options;
-  compactor_options.constrain_output = line.constrain_output;
-  if (line.compactor == "model") {
+  compactor_options.constrain_output = constrain_output;
+  if (compactor_spec == "model") {
     // The chat's own model summarizes: a span larger than its window leaves is summarized in
     // chunks (docs/chunked.md).
     compactor_options.input_tokens =
@@ -750,10 +840,10 @@ Result<ChatLoop, std::string> MakeChatLoop(const ChatCommandLine& line,
       client = std::move(quiet->client);
     }
     compactor = std::make_shared<ModelCompactor>(std::move(client), compactor_options);
-  } else if (line.compactor == "extractive") {
+  } else if (compactor_spec == "extractive") {
     compactor = std::make_shared<ExtractiveCompactor>();
   } else {
-    auto other = MakeModelClient(line.compactor);
+    auto other = MakeModelClient(compactor_spec);
     if (!other.ok())
       return Fail(other.error().Message("--compactor", "model, extractive or scripted:PATH"));
     compactor = std::make_shared<ModelCompactor>(std::move(other->client), compactor_options);
@@ -771,6 +861,9 @@ Result<ChatLoop, std::string> MakeChatLoop(const ChatCommandLine& line,
   definition.counter = out.context.counter;
   definition.compaction = out.context.policy;
   definition.compactor = std::move(compactor);
+  definition.compactor_name = FormatChatLoopSettings(recorded, kMaxCompactorNameBytes);
+  out.model_spec = model_spec;
+  out.recorded = std::move(recorded);
   return out;
 }
 
@@ -786,19 +879,79 @@ Result<std::string, std::string> ResumedModelSpec(const ChatCommandLine& line,
                           loop_model.model));
 }
 
+// Whether the command line sets anything the compaction policy is made of.
+bool PolicyFlagsGiven(const ChatCommandLine& line) {
+  for (const char* flag :
+       {"--keep-recent-segments", "--keep-recent-tokens", "--max-summary-tokens", "--coverage",
+        "--context-window", "--max-output-tokens", "--no-auto-compact", "--no-mask"}) {
+    if (Given(line, flag))
+      return true;
+  }
+  return false;
+}
+
 Result<ChatLoop, std::string> ResumedLoop(const ChatCommandLine& line, const RestoredLoopInfo& info,
                                           const ChatStreaming& streaming) {
   HARNESS_TRY(std::string spec, ResumedModelSpec(line, info.model));
   // The journal's system prompt: a different --system is journaled after the restore.
-  HARNESS_TRY(ChatLoop loop, MakeChatLoop(line, spec, info.system_prompt, streaming));
+  // What the chat that made the loop recorded (none for a loop of an older chat or another
+  // program): the compactor, the window and the output, unless the command line says otherwise.
+  const std::optional<ChatLoopSettings> saved = ParseChatLoopSettings(info.compactor_name);
+  HARNESS_TRY(ChatLoop loop, MakeChatLoop(line, spec, info.system_prompt, streaming, saved));
   if (!(loop.definition.model == info.model)) {
     return Fail(fmt::format("--model names {}/{} but the session's loop uses {}/{}",
                             loop.definition.model.provider, loop.definition.model.model,
                             info.model.provider, info.model.model));
   }
-  if (!info.compaction_policy)
+  if (!info.compaction_policy) {
     loop.definition.compaction.reset();
+  } else if (info.policy && !PolicyFlagsGiven(line)) {
+    // The journaled policy is the loop's: made from the first chat's flags, it is kept as it is
+    // unless this command line changes one of them.
+    loop.definition.compaction = *info.policy;
+    loop.context.policy = *info.policy;
+  }
+  // The record stays the loop's own: the journal keeps the one its LoopCreated holds.
+  loop.definition.compactor_name = info.compactor_name;
   return loop;
+}
+
+// `text` as one word of a shell command: as it is when it is plain, else in single quotes.
+std::string ShellWord(std::string_view text) {
+  const bool plain = !text.empty() && std::all_of(text.begin(), text.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) != 0 ||
+           std::string_view("_./:=@%+-,").find(c) != std::string_view::npos;
+  });
+  if (plain)
+    return std::string(text);
+  std::string out = "'";
+  for (const char c : text)
+    out.append(c == '\'' ? "'\\''" : std::string(1, c));
+  return out.append("'");
+}
+
+// The command that resumes the session, as it can be run: the program as it was invoked, the
+// store unless it is the default data directory (a data directory as an absolute path, a URL with
+// its password hidden), the model (a script or a model outside the catalog cannot be guessed).
+// The compaction settings need no flags: the loop's record has them (chat_loop_settings.h).
+std::string ResumeCommand(const ChatCommandLine& line, const JournalStore& store,
+                          const Uuid& session, const std::string& model_spec) {
+  const CLI::App* root = line.command->get_parent();
+  std::string program = root != nullptr ? root->get_name() : "";
+  if (program.empty())
+    program = "harness";
+  std::string command = ShellWord(program) + " chat --session " + session.ToString();
+  if (store.kind == JournalStore::Kind::kPostgres) {
+    command.append(" --journal ").append(ShellWord(StoreForDisplay(store)));
+  } else {
+    std::error_code error;
+    const std::filesystem::path here = std::filesystem::absolute(store.location, error);
+    const std::filesystem::path fallback = std::filesystem::absolute(
+        DefaultDataDir(ProcessEnvironment, std::filesystem::current_path(error)).path, error);
+    if (here.lexically_normal() != fallback.lexically_normal())
+      command.append(" --data-dir ").append(ShellWord(here.lexically_normal().string()));
+  }
+  return command.append(" --model ").append(ShellWord(model_spec));
 }
 
 // The one message of a chat that ends because its session faulted: what happened, and what
@@ -1028,6 +1181,20 @@ int RunChat(const ChatCommandLine& line, SignalWatch& signals) {
   console.Line(fmt::format("session {} in {}, model {}/{}", session.id().ToString(),
                            StoreForDisplay(store), made->definition.model.provider,
                            made->definition.model.model));
+  // --history: what was loaded, counted now, so that /context can answer before any turn.
+  std::optional<LoadedCount> loaded;
+  if (!resume && !line.history.empty()) {
+    auto counted = CountLoadedHistory(made->definition, context);
+    if (counted.ok()) {
+      loaded = *counted;
+      console.Line(fmt::format("history: loaded {} messages, {} of the input limit, counter {}",
+                               loaded->messages, TokensText(loaded->tokens, loaded->input_limit),
+                               CountQualityName(loaded->quality)));
+    } else {
+      console.Line(fmt::format("history: loaded {} messages; they could not be counted: {}",
+                               made->definition.history.size(), counted.error()));
+    }
+  }
   console.Line(fmt::format("type a message, or {}", kCommands));
 
   std::jthread printer([&](std::stop_token stop) {
@@ -1078,7 +1245,8 @@ int RunChat(const ChatCommandLine& line, SignalWatch& signals) {
             policy,
             context.counter->quality(),
             context.limits.window_tokens,
-            end};
+            end,
+            loaded};
   // A signal interrupts what the loop is doing (a turn, a compaction: their rejections and
   // replies are journaled) and ends the chat; registered now, it runs at once for a signal that
   // came while the session was being opened.
@@ -1094,12 +1262,33 @@ int RunChat(const ChatCommandLine& line, SignalWatch& signals) {
     end.request_stop();
     outstanding.Changed();
   });
+  // At a terminal the line is edited (line_editor.h); piped input is read as raw lines, and so
+  // is a terminal's when the output goes elsewhere (the editor's redraws would go with it).
+  std::unique_ptr<LineEditor> editor;
+  if (!scripted_input && isatty(STDOUT_FILENO) == 1) {
+    std::string warning;
+    auto opened = LineEditor::Open(EditorOptions(store, end.get_token()), warning);
+    if (!warning.empty())
+      console.Error("harness chat: " + warning);
+    if (opened.ok())
+      editor = std::move(opened).value();
+    else
+      console.Error("harness chat: no line editing (" + opened.error() +
+                    "); lines are read as "
+                    "typed");
+  }
   LineReader input(STDIN_FILENO, kMaxLineBytes, end.get_token());
   std::string text;
+  std::string history_problem;
   for (;;) {
     if (scripted_input)
       outstanding.WaitQuiet();
-    const LineReader::Read read = input.Next(text);
+    const LineReader::Read read = editor ? editor->Next(text) : input.Next(text);
+    if (editor && editor->history_problem() != history_problem) {
+      history_problem = editor->history_problem();
+      if (!history_problem.empty())
+        console.Error("harness chat: " + history_problem);
+    }
     if (read == LineReader::Read::kEnd || read == LineReader::Read::kStopped)
       break;
     if (read == LineReader::Read::kTooLong) {
@@ -1116,6 +1305,7 @@ int RunChat(const ChatCommandLine& line, SignalWatch& signals) {
     }
   }
 
+  editor.reset();  // the terminal's mode is back before the last lines
   // The session is suspended, not ended: queued input stays, and --session resumes it.
   session.Suspend();
   printer.request_stop();
@@ -1128,15 +1318,20 @@ int RunChat(const ChatCommandLine& line, SignalWatch& signals) {
         FaultedMessage(session.id(), session.LeaseReleaseFailure(), line.lease_ttl_seconds));
     return kExitInvalid;
   }
-  console.Line(fmt::format("session {} suspended; resume with --session {}",
-                           session.id().ToString(), session.id().ToString()));
+  // The id first, as it always was (scripts read it), then the command that resumes.
+  console.Line(fmt::format("session {} suspended; resume with --session {}: {}",
+                           session.id().ToString(), session.id().ToString(),
+                           ResumeCommand(line, store, session.id(), made->model_spec)));
   return kExitOk;
 }
 
 int Run(const ChatCommandLine& line) {
   // Made before the chat starts any thread (signals.h); it erases the progress indicator when a
   // second signal ends the process at once.
-  SignalWatch signals("harness chat", ChatConsole::kEraseLine);
+  // A second signal ends the process without the editor's destructor: bracketed paste is
+  // turned off with the indicator's erasure.
+  SignalWatch signals("harness chat",
+                      std::string(ChatConsole::kEraseLine).append(kBracketedPasteOff));
   const int exit = RunChat(line, signals);
   // A signal ends the chat with 128 + the signal whatever the chat was doing, as shells expect.
   return signals.exit_code() != 0 ? signals.exit_code() : exit;

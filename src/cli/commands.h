@@ -77,4 +77,12 @@ struct ServeCommandLine;
 std::shared_ptr<ServeCommandLine> AddServeCommand(CLI::App& app);
 std::optional<int> RunServeCommand(const ServeCommandLine& line);
 
+// `harness config [--json]` (config_command.cc, docs/cli.md "Config files"): the effective
+// settings and where each came from; registered on `app` before parsing (it reads the other
+// subcommands' defaults from `app`); RunConfigCommand returns its exit code when it was parsed,
+// else nullopt.
+struct ConfigCommandLine;
+std::shared_ptr<ConfigCommandLine> AddConfigCommand(CLI::App& app);
+std::optional<int> RunConfigCommand(const ConfigCommandLine& line);
+
 }  // namespace harness::cli

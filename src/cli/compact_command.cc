@@ -42,11 +42,11 @@ struct CompactCommandLine {
   CLI::App* command = nullptr;
   std::string transcript;
   std::string compactor = "extractive";
-  std::string data_dir = "./.harness";
-  std::string model;    // PROVIDER:MODEL; empty: the offline model
-  std::string journal;  // a postgres:// URL instead of --data-dir
-  std::string session;  // compact a loop of this (restored) session instead of a transcript
-  std::string loop;     // with --session: the loop (default: the active loop)
+  std::string data_dir;  // set by --data-dir or ApplySettings (settings.h)
+  std::string model;     // PROVIDER:MODEL; empty: the offline model
+  std::string journal;   // a postgres:// URL instead of --data-dir
+  std::string session;   // compact a loop of this (restored) session instead of a transcript
+  std::string loop;      // with --session: the loop (default: the active loop)
   bool take_over = false;
   ContextOptions context;
   SystemPromptFlags system;

@@ -10,8 +10,12 @@ namespace harness::cli {
 
 void RegisterStoreOptions(CLI::App& command, std::string& data_dir, std::string& journal) {
   auto* dir =
-      command.add_option("--data-dir", data_dir, "data directory (SQLite journal; created)")
-          ->capture_default_str();
+      command
+          .add_option("--data-dir", data_dir,
+                      "data directory (SQLite journal; created); else HARNESS_DATA_DIR, a config "
+                      "file's data_dir, ./.harness when it holds a journal, "
+                      "$XDG_DATA_HOME/harness")
+          ->default_str("~/.local/share/harness");
   command.add_option("--journal", journal, "a postgres:// URL: the journal in PostgreSQL")
       ->excludes(dir);
 }

@@ -6,10 +6,13 @@
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <exception>
+#include <filesystem>
 #include <optional>
 #include <string>
+#include <system_error>
 
 #include "commands.h"
+#include "settings.h"
 #include "signals.h"
 
 int main(int argc, char** argv) {
@@ -46,6 +49,7 @@ int main(int argc, char** argv) {
   const auto sessions = harness::cli::AddSessionsCommands(app);
   const auto import_command = harness::cli::AddImportCommand(app);
   const auto serve = harness::cli::AddServeCommand(app);
+  const auto config = harness::cli::AddConfigCommand(app);
 
   try {
     app.parse(argc, argv);
@@ -59,6 +63,18 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "harness: %s\nRun `harness --help` for usage.\n", e.what());
     return harness::cli::kExitUsage;
   }
+
+  // What the command line leaves unset comes from the environment, the config files or the
+  // defaults (settings.h).
+  std::error_code no_directory;
+  auto settings = harness::cli::ApplySettings(app, harness::cli::ProcessEnvironment,
+                                              std::filesystem::current_path(no_directory));
+  if (!settings.ok()) {
+    std::fprintf(stderr, "harness: %s\n", settings.error().c_str());
+    return harness::cli::kExitUsage;
+  }
+  for (const std::string& notice : *settings)
+    std::fprintf(stderr, "%s\n", notice.c_str());
 
   // The commands that run a session handle SIGINT, SIGTERM and SIGHUP (signals.h): blocked here,
   // before any thread starts, so that every thread inherits the block and the command's watch
@@ -88,6 +104,8 @@ int main(int argc, char** argv) {
     if (const auto code = harness::cli::RunImportCommand(*import_command))
       return *code;
     if (const auto code = harness::cli::RunServeCommand(*serve))
+      return *code;
+    if (const auto code = harness::cli::RunConfigCommand(*config))
       return *code;
     if (validate_summary->parsed())
       return harness::cli::ValidateSummaryCommand(summary_path);

@@ -6,19 +6,13 @@
 #include "harness/http/curl_client.h"
 #include "harness/scripted/model_client.h"
 #include "input.h"
+#include "settings.h"
 
 namespace harness::cli {
 namespace {
 
 constexpr std::size_t kMaxScriptBytes = 16u * 1024 * 1024;
 constexpr std::string_view kScripted = "scripted:";
-
-std::optional<std::string> ProcessEnvironment(std::string_view name) {
-  const char* value = std::getenv(std::string(name).c_str());
-  if (value == nullptr)
-    return std::nullopt;
-  return std::string(value);
-}
 
 // Sends every request to one model (see the header: a compactor's requests name the
 // conversation's model).

@@ -30,7 +30,7 @@ namespace harness::cli {
 struct ServeCommandLine {
   CLI::App* command = nullptr;
   std::string listen = "127.0.0.1:8420";
-  std::string data_dir = "./.harness";
+  std::string data_dir;  // set by --data-dir or ApplySettings (settings.h)
   std::string journal;
   std::vector<std::string> models;  // NAME=SPEC
   std::string token_file;

@@ -423,10 +423,12 @@ TEST_F(ChatCli, AFaultedSessionEndsTheChatWithOneMessage) {
   const std::string script = dir_.Script(steps);
   const std::string in = dir_.Write("full-disk-input.txt", input);
   const std::string quit = dir_.Write("resume-input.txt", "after\n/quit\n");
-  // Two sizes of the disk, found by trying: at 300 KiB the journal refuses the lease's release
-  // too, at 400 KiB the release still fits (SQLite writes it where the failed write began).
+  // Sizes of the disk where the journal refuses the lease's release too, and where the release
+  // still fits (SQLite writes it where the failed write began): which is which depends on the
+  // exact bytes of the records, so the sizes are tried until both ways out have been taken.
   bool released = false, refused = false;
-  for (const int kib : {300, 400}) {
+  // (ulimit -f of sh counts 512-byte blocks.)
+  for (int kib = 200; kib <= 580 && !(released && refused); kib += 20) {
     SCOPED_TRACE(kib);
     std::filesystem::remove_all(dir_.data());
     const CliRun run = Shell("(trap '' XFSZ; ulimit -f " + std::to_string(kib) + "; " +
@@ -504,6 +506,73 @@ TEST_F(ChatCli, ASignalDuringACompactionInterruptsItAndSuspendsTheSession) {
   EXPECT_TRUE(Has(out, "CompactionRejected interrupted attempt ")) << out;
   EXPECT_TRUE(Has(out, "compact rejected interrupted\n")) << out;
   ExpectSuspendedAndResumable(out, script);
+}
+
+// --history: the chat says how many messages it loaded and their tokens, and /context answers
+// from that count before any turn has measured the context; the first turn's measurement then
+// takes over.
+TEST_F(ChatCli, AHistoryIsCountedWhenLoadedAndContextAnswersFromItBeforeATurn) {
+  const std::string history =
+      std::string(::harness::build_paths::SourceDir()) + "/examples/transcripts/coding-agent.json";
+  const CliRun run = Chat({Answer("done")}, "/context\nnext\n/context\n/quit\n",
+                          "--history '" + history + "' 2>&1");
+  ASSERT_EQ(run.exit_code, 0) << run.out;
+  const std::string lead = "history: loaded ";
+  const std::size_t at = run.out.find(lead);
+  ASSERT_NE(at, std::string::npos) << run.out;
+  // "history: loaded N messages, USED/LIMIT tokens (P%) of the input limit, counter heuristic…"
+  const std::size_t comma = run.out.find(", ", at);
+  const std::size_t of = run.out.find(" of the input limit", comma);
+  ASSERT_NE(of, std::string::npos) << run.out;
+  const std::string tokens = run.out.substr(comma + 2, of - comma - 2);
+  EXPECT_NE(
+      run.out.find(" messages, " + tokens + " of the input limit, counter heuristic_estimate"),
+      std::string::npos)
+      << run.out;
+  EXPECT_NE(tokens.rfind("0/", 0), 0u) << run.out;
+  EXPECT_TRUE(Has(run.out, "context: " + tokens +
+                               " of the input limit (window 200000), counter "
+                               "heuristic_estimate, counted when the history was loaded"))
+      << run.out;
+  EXPECT_FALSE(Has(run.out, "not measured yet")) << run.out;
+  // After the turn, its own measurement.
+  EXPECT_TRUE(Has(run.out, ", pressure normal")) << run.out;
+}
+
+// The line a chat ends with holds the command that resumes it, and that command works as
+// printed: with neither the compaction flags nor the compactor, the resumed loop has the first
+// chat's window, policy and compactor (chat_loop_settings.h): /context shows the same window and
+// keeps one segment, /compact commits with the extractive compactor (the script has no summary
+// step a model compactor could take).
+TEST_F(ChatCli, ThePrintedResumeCommandResumesWithTheSameSettings) {
+  const std::string script = dir_.Script({Answer("one"), Answer("two")});
+  const std::string first_input = dir_.Write("first-input.txt", "first\nsecond\n/quit\n");
+  const CliRun first = Shell(dir_.ChatCommand(script,
+                                              "--compactor extractive --context-window "
+                                              "4096 --keep-recent-segments 1") +
+                             " < '" + first_input + "' 2>&1");
+  ASSERT_EQ(first.exit_code, 0) << first.out;
+  const std::string id = SessionOf(first.out);
+  const std::string lead = " suspended; resume with --session " + id + ": ";
+  const std::size_t at = first.out.find(lead);
+  ASSERT_NE(at, std::string::npos) << first.out;
+  const std::size_t end = first.out.find('\n', at);
+  const std::string command = first.out.substr(at + lead.size(), end - at - lead.size());
+  EXPECT_NE(command.find(" chat --session " + id + " --data-dir "), std::string::npos) << command;
+  EXPECT_NE(command.find(" --model scripted:"), std::string::npos) << command;
+
+  const std::string input = dir_.Write("resume-input.txt", "/context\n/compact\n/quit\n");
+  const CliRun resumed = Shell(command + " < '" + input + "' 2>&1");
+  ASSERT_EQ(resumed.exit_code, 0) << resumed.out;
+  EXPECT_TRUE(Has(resumed.out, "session " + id + " restored: ")) << resumed.out;
+  EXPECT_TRUE(Has(resumed.out, "(window 4096)")) << resumed.out;
+  EXPECT_TRUE(Has(resumed.out,
+                  "next compaction: summarizes 2 messages, keeps 2 messages in 1 "
+                  "segments"))
+      << resumed.out;
+  EXPECT_TRUE(Has(resumed.out, "compact committed: ")) << resumed.out;
+  EXPECT_TRUE(Has(resumed.out, lead)) << resumed.out;
+  EXPECT_TRUE(dir_.JournalVerifies());
 }
 
 // A signal during a turn interrupts it (TurnInterrupted) and ends the chat.

@@ -5,6 +5,9 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
 #include <string>
 #include <thread>
 
@@ -13,25 +16,21 @@
 namespace harness::chat_e2e {
 namespace {
 
+using e2e::Occurrences;
 using e2e::Shell;
 using e2e::ShellQuoted;
 
 constexpr std::chrono::seconds kDeadline{30};
 
-std::size_t Count(const std::string& haystack, const std::string& needle) {
-  std::size_t n = 0;
-  for (auto at = haystack.find(needle); at != std::string::npos;
-       at = haystack.find(needle, at + needle.size()))
-    ++n;
-  return n;
-}
-
 // A private tmux server running one chat in a 120x40 pane; killed with the object. Its socket
 // lives in the test's temporary directory, so nothing is left behind.
 class TmuxChat {
  public:
-  TmuxChat(const ChatDir& dir, const std::string& chat_command)
-      : socket_((dir.path() / "tmux.sock").string()) {
+  // A second TmuxChat of the same test takes a socket name of its own: a server just killed
+  // may still hold the first one's.
+  TmuxChat(const ChatDir& dir, const std::string& chat_command,
+           const std::string& socket = "tmux.sock")
+      : socket_((dir.path() / socket).string()) {
     // The shell keeps the pane after the chat so that its exit status can be read.
     const std::string inner = chat_command + "; echo \"chat exited $?\"; read -r done";
     started_ = Shell(Tmux("-f /dev/null new-session -d -s chat -x 120 -y 40 " + ShellQuoted(inner)))
@@ -45,12 +44,24 @@ class TmuxChat {
 
   // Types `text` literally, then Enter.
   void Type(const std::string& text) {
-    Shell(Tmux("send-keys -t chat -l " + ShellQuoted(text)));
+    Write(text);
     Shell(Tmux("send-keys -t chat Enter"));
   }
 
+  // Types `text` literally, without Enter.
+  void Write(const std::string& text) { Shell(Tmux("send-keys -t chat -l " + ShellQuoted(text))); }
+
   // Presses one key by its tmux name ("C-d").
   void Key(const std::string& name) { Shell(Tmux("send-keys -t chat " + name)); }
+
+  // Pastes `text` as the terminal would, bracketed when the program asked for it.
+  void Paste(const std::string& text) {
+    Shell(Tmux("set-buffer -- " + ShellQuoted(text)));
+    Shell(Tmux("paste-buffer -p -t chat"));
+  }
+
+  // The pane as it shows now, without the scrollback.
+  std::string VisibleScreen() { return Shell(Tmux("capture-pane -p -J -t chat")).out; }
 
   // The whole pane, scrollback included, lines joined (-J) so wrapping does not split text.
   std::string Screen() { return Shell(Tmux("capture-pane -p -J -S - -t chat")).out; }
@@ -59,7 +70,7 @@ class TmuxChat {
   bool WaitFor(const std::string& text, std::size_t times = 1) {
     const auto deadline = std::chrono::steady_clock::now() + kDeadline;
     while (std::chrono::steady_clock::now() < deadline) {
-      if (Count(Screen(), text) >= times)
+      if (Occurrences(Screen(), text) >= times)
         return true;
       // A polling interval (tmux has no change notification), not a synchronization.
       std::this_thread::sleep_for(std::chrono::milliseconds(25));
@@ -263,7 +274,7 @@ TEST_F(ChatTmux, CtrlCDuringACompactionErasesTheIndicatorAndSuspends) {
   tmux.Key("C-c");
   ASSERT_TRUE(tmux.WaitFor("chat exited 130")) << tmux.Screen();
   const std::string screen = tmux.Screen();
-  EXPECT_EQ(Count(screen, "compacting..."), 0u) << screen;
+  EXPECT_EQ(Occurrences(screen, "compacting..."), 0u) << screen;
   EXPECT_NE(screen.find("compact rejected interrupted"), std::string::npos) << screen;
   EXPECT_NE(screen.find("suspended; resume with --session"), std::string::npos) << screen;
   EXPECT_TRUE(dir_.JournalVerifies());
@@ -311,9 +322,9 @@ TEST_F(ChatTmux, TheAnswerStreamsBeforeTheTurnEndsAndCompactionLinesStillPrint) 
   EXPECT_LT(screen.find("ContextPressure normal -> compact at "), committed) << screen;
   EXPECT_LT(committed, screen.find("assistant: Partial-one")) << screen;
   // The first answer streamed and was not printed again at the end of its turn.
-  EXPECT_EQ(Count(screen, "assistant: " + big), 1u) << screen;
+  EXPECT_EQ(Occurrences(screen, "assistant: " + big), 1u) << screen;
 
-  EXPECT_EQ(Count(screen, "thinking..."), 0u) << screen;
+  EXPECT_EQ(Occurrences(screen, "thinking..."), 0u) << screen;
 
   // The terminal echoes what is typed where the cursor is, after the open answer; the chat's
   // own lines start lines of their own.
@@ -329,6 +340,93 @@ TEST_F(ChatTmux, TheAnswerStreamsBeforeTheTurnEndsAndCompactionLinesStillPrint) 
   screen = tmux.Screen();
   EXPECT_NE(screen.find("TurnInterrupted"), std::string::npos) << screen;
   EXPECT_EQ(screen.find("Partial-two"), std::string::npos) << screen;
+  EXPECT_TRUE(dir_.JournalVerifies());
+}
+
+// Line editing (docs/cli.md "Line editing"): Up recalls the previous message and Enter sends
+// it again (not the arrow's escape sequence); the history is kept beside the journal, so the
+// next chat on the data directory recalls it too.
+TEST_F(ChatTmux, UpRecallsThePreviousMessageAndTheNextChatRemembersIt) {
+  {
+    TmuxChat tmux(dir_, dir_.ChatCommand(dir_.Script({Answer("one"), Answer("two")})));
+    ASSERT_TRUE(tmux.started());
+    ASSERT_TRUE(tmux.WaitFor("type a message")) << tmux.Screen();
+    tmux.Type("first");
+    ASSERT_TRUE(tmux.WaitFor("assistant: one")) << tmux.Screen();
+    tmux.Key("Up");
+    tmux.Key("Enter");
+    ASSERT_TRUE(tmux.WaitFor("assistant: two")) << tmux.Screen();
+    tmux.Type("/history");
+    ASSERT_TRUE(tmux.WaitFor("[2] user: first")) << tmux.Screen();
+    const std::string screen = tmux.Screen();
+    EXPECT_EQ(screen.find("[A"), std::string::npos) << screen;
+    tmux.Type("/quit");
+    ASSERT_TRUE(tmux.WaitFor("chat exited 0")) << tmux.Screen();
+  }
+  const auto history = std::filesystem::path(dir_.data()) / "chat-history";
+  EXPECT_EQ(std::filesystem::status(history).permissions() & std::filesystem::perms::all,
+            std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
+  TmuxChat next(dir_, dir_.ChatCommand(dir_.Script({Answer("three")})), "tmux-next.sock");
+  ASSERT_TRUE(next.started());
+  ASSERT_TRUE(next.WaitFor("type a message")) << next.Screen();
+  // The last chat's messages, newest first: /quit, /history, first.
+  next.Key("Up");
+  next.Key("Up");
+  next.Key("Up");
+  next.Key("Enter");
+  ASSERT_TRUE(next.WaitFor("assistant: three")) << next.Screen();
+  next.Type("/history");
+  ASSERT_TRUE(next.WaitFor("[0] user: first")) << next.Screen();
+  next.Type("/quit");
+  ASSERT_TRUE(next.WaitFor("chat exited 0")) << next.Screen();
+  EXPECT_TRUE(dir_.JournalVerifies());
+}
+
+// Ctrl-L clears the screen; the chat goes on below.
+TEST_F(ChatTmux, CtrlLClearsTheScreen) {
+  TmuxChat tmux(dir_, dir_.ChatCommand(dir_.Script({Answer("one"), Answer("two")})));
+  ASSERT_TRUE(tmux.started());
+  tmux.Type("first");
+  ASSERT_TRUE(tmux.WaitFor("assistant: one")) << tmux.Screen();
+  ASSERT_NE(tmux.VisibleScreen().find("assistant: one"), std::string::npos);
+  tmux.Key("C-l");
+  tmux.Type("second");
+  ASSERT_TRUE(tmux.WaitFor("assistant: two")) << tmux.Screen();
+  const std::string visible = tmux.VisibleScreen();
+  EXPECT_EQ(visible.find("assistant: one"), std::string::npos) << visible;
+  EXPECT_NE(visible.find("assistant: two"), std::string::npos) << visible;
+  tmux.Type("/quit");
+  ASSERT_TRUE(tmux.WaitFor("chat exited 0")) << tmux.Screen();
+}
+
+// A trailing backslash continues the message on the next line, a bracketed paste of several
+// lines is one message, and Tab completes a slash command. The history file holds each message
+// whole, its newlines included.
+TEST_F(ChatTmux, ABackslashContinuesAPasteIsOneMessageAndTabCompletes) {
+  TmuxChat tmux(dir_, dir_.ChatCommand(dir_.Script({Answer("one"), Answer("two")})));
+  ASSERT_TRUE(tmux.started());
+  ASSERT_TRUE(tmux.WaitFor("type a message")) << tmux.Screen();
+  tmux.Type("multi \\");
+  ASSERT_TRUE(tmux.WaitFor("... ")) << tmux.Screen();
+  tmux.Type("line");
+  ASSERT_TRUE(tmux.WaitFor("assistant: one")) << tmux.Screen();
+  tmux.Paste("pasted one\npasted two");
+  tmux.Key("Enter");
+  ASSERT_TRUE(tmux.WaitFor("assistant: two")) << tmux.Screen();
+  tmux.Write("/hi");
+  tmux.Key("Tab");
+  tmux.Key("Enter");
+  ASSERT_TRUE(tmux.WaitFor("[3] assistant: two")) << tmux.Screen();
+  const std::string screen = tmux.Screen();
+  EXPECT_NE(screen.find("[0] user: multi  line"), std::string::npos) << screen;
+  EXPECT_NE(screen.find("[2] user: pasted one pasted two"), std::string::npos) << screen;
+  tmux.Type("/quit");
+  ASSERT_TRUE(tmux.WaitFor("chat exited 0")) << tmux.Screen();
+  std::ifstream file(std::filesystem::path(dir_.data()) / "chat-history");
+  std::stringstream history;
+  history << file.rdbuf();
+  EXPECT_EQ(history.str(),
+            "\"multi \\nline\"\n\"pasted one\\npasted two\"\n\"/history \"\n\"/quit\"\n");
   EXPECT_TRUE(dir_.JournalVerifies());
 }
 

@@ -31,6 +31,15 @@ inline CliRun Shell(const std::string& command) {
   return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
 }
 
+// How many times `needle` stands in `haystack`, without overlaps.
+inline std::size_t Occurrences(const std::string& haystack, const std::string& needle) {
+  std::size_t n = 0;
+  for (auto at = haystack.find(needle); at != std::string::npos;
+       at = haystack.find(needle, at + needle.size()))
+    ++n;
+  return n;
+}
+
 // `text` in single quotes for a shell, each quote inside written as '\''.
 inline std::string ShellQuoted(const std::string& text) {
   std::string out = "'";
