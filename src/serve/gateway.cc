@@ -220,18 +220,21 @@ bool GatewayCalls::Start(std::shared_ptr<GatewayRelay> relay, GatewayCall call,
   return true;
 }
 
-void GatewayCalls::StopAll() {
+std::vector<std::weak_ptr<GatewayRelay>> GatewayCalls::StopAll() {
   std::vector<Running> running;
   {
     std::lock_guard lock(mu_);
     closed_ = true;
     running.swap(running_);
   }
+  std::vector<std::weak_ptr<GatewayRelay>> relays;
   for (Running& call : running) {
     call.relay->Abort();
     call.thread.request_stop();
+    relays.push_back(call.relay);
   }
-  // The jthreads' destructors join them.
+  running.clear();  // the jthreads' destructors join them
+  return relays;
 }
 
 }  // namespace harness::serve

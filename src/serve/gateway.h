@@ -146,10 +146,13 @@ class GatewayCalls {
   GatewayCalls() = default;
   GatewayCalls(const GatewayCalls&) = delete;
   GatewayCalls& operator=(const GatewayCalls&) = delete;
-  ~GatewayCalls() { StopAll(); }
+  ~GatewayCalls() { (void)StopAll(); }
 
   bool Start(std::shared_ptr<GatewayRelay> relay, GatewayCall call, GatewayServices services);
-  void StopAll();
+  // Aborts every running call and joins its thread; returns the relays, which live on while a
+  // connection still holds them (until libmicrohttpd has answered it), so that a shutdown can
+  // let the connections it woke be answered before it stops the listener.
+  std::vector<std::weak_ptr<GatewayRelay>> StopAll();
 
  private:
   struct Running {

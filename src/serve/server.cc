@@ -333,6 +333,8 @@ Reply Refusal(const Exchange& exchange, const ApiError& error) {
 
 // Bytes a gateway answer hands MHD at most per call.
 constexpr std::size_t kRelayBlock = 16u * 1024;
+// How long a shutdown lets the connections of stopped gateway calls be answered (Shutdown).
+constexpr std::chrono::seconds kRelayAnswerGrace{2};
 
 ssize_t ReadRelay(void* cls, std::uint64_t /*pos*/, char* buf, std::size_t max) {
   GatewayRelay& relay = **static_cast<std::shared_ptr<GatewayRelay>*>(cls);
@@ -1462,7 +1464,7 @@ void Server::Shutdown() {
   // that published; each stream ends once its hub is gone.
   impl_->sessions->SuspendAll();
   impl_->StopHeldCompactions();
-  impl_->gateway_calls.StopAll();
+  const std::vector<std::weak_ptr<GatewayRelay>> relays = impl_->gateway_calls.StopAll();
   impl_->StopStreams();
   impl_->book->WakeAll();
   // The suspension above answered what the loops held; a request that slipped in meanwhile is
@@ -1470,6 +1472,16 @@ void Server::Shutdown() {
   impl_->later_requests.FinishAll([] {
     return ErrorReply({ApiErrorKind::kShuttingDown, "the server is shutting down"});
   });
+  // A gateway call stopped before it answered woke its connection, which answers the shutdown's
+  // refusal on libmicrohttpd's thread; stopping the listener first would close it unanswered.
+  // Each relay is released once its connection has been answered (or has gone), so the wait is
+  // for those, bounded: a client that reads nothing cannot hold the shutdown.
+  const auto deadline = std::chrono::steady_clock::now() + kRelayAnswerGrace;
+  while (std::chrono::steady_clock::now() < deadline &&
+         std::any_of(relays.begin(), relays.end(),
+                     [](const std::weak_ptr<GatewayRelay>& relay) { return !relay.expired(); })) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
   MHD_stop_daemon(impl_->daemon);
   impl_->daemon = nullptr;
 }
