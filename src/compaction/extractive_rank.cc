@@ -95,11 +95,13 @@ std::vector<Item> Prioritize(const Extract& extract) {
   std::unordered_set<std::string> told;
   auto add = [&items, &told](Section section, std::size_t order, std::string text,
                              std::size_t cap) {
-    if (text.empty())
-      return;
     std::string_view bare = text;
     while (bare.starts_with("Earlier: ") || bare.starts_with("Later: "))
       bare.remove_prefix(bare.starts_with("Earlier: ") ? 9 : 7);
+    // A line of a terminal's frame or of punctuation says nothing; the goal and the state's
+    // lead are told whatever they hold.
+    if (items.size() >= 2 && !HasWords(bare))
+      return;
     std::string key(1, static_cast<char>(section));
     key.append(Lower(bare));
     if (!told.insert(std::move(key)).second)
@@ -248,8 +250,10 @@ std::vector<Item> Prioritize(const Extract& extract) {
       answer = step.answers.front() + " " + answer;
     else if (step.answered_at == extract.latest_progress_at)
       continue;  // told as the latest progress
-    std::string item = "Step (";
-    item.append(CutAt(step.request, 100)).append("): ").append(answer);
+    // The goal is told whole at the top; its step names it instead of quoting it again.
+    std::string item =
+        step.request == goal ? std::string("Step (the task") : "Step (" + CutAt(step.request, 100);
+    item.append("): ").append(answer);
     if (steps_told++ < kStepsTold)
       add(Section::kState, steps_order + k, std::move(item), kStepCap);
     else

@@ -46,6 +46,72 @@ std::size_t SectionBytes(std::string_view name, const std::vector<std::size_t>& 
 constexpr std::size_t kFullRoom = 16000;
 // No cap shrinks below this: a path and an error line still fit.
 constexpr std::size_t kSmallestCap = 120;
+// The goal and the state's lead, the first two items, are told even when a later item holds
+// them: a summary has both.
+constexpr std::size_t kLeads = 2;
+
+// Text as the eval's measures compare items (docs/eval.md "Summary measures"): ASCII letters
+// lower-cased, every run of white space one space, none at either end.
+std::string Folded(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (const char c : text) {
+    if (c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v') {
+      if (!out.empty() && out.back() != ' ')
+        out.push_back(' ');
+      continue;
+    }
+    out.push_back(c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c);
+  }
+  if (!out.empty() && out.back() == ' ')
+    out.pop_back();
+  return out;
+}
+
+// A rule and a choice have their own sections; the goal's requests, the steps and the progress
+// tell what happened, and may hold a rule's or a choice's words.
+bool Specific(const Item& item) {
+  return item.section == Section::kConstraints || item.section == Section::kDecisions;
+}
+
+// The words of an item after its labels ("Earlier:", "Later:", "Latest progress:").
+std::string_view Unlabelled(std::string_view text) {
+  for (bool more = true; more;) {
+    more = false;
+    for (const std::string_view label : {"Earlier:", "Later:", "Latest progress:"}) {
+      if (text.starts_with(label)) {
+        text = Trim(text.substr(label.size()));
+        more = true;
+      }
+    }
+  }
+  return text;
+}
+
+// Clean `text` without the first place that holds `piece` (ASCII case aside), the spaces around
+// it made one; `text` itself when it holds no such place.
+std::string Without(const std::string& text, const std::string& piece) {
+  const std::size_t at = Lower(text).find(Lower(piece));
+  if (piece.empty() || at == std::string::npos)
+    return text;
+  std::string head = text.substr(0, at);
+  std::string tail = text.substr(at + piece.size());
+  while (!head.empty() && head.back() == ' ')
+    head.pop_back();
+  while (!tail.empty() && tail.front() == ' ')
+    tail.erase(0, 1);
+  // A step's label that was the rule alone goes with it: "Step (): x" is "Step: x".
+  if (head.ends_with('(') && tail.starts_with(')')) {
+    head.pop_back();
+    tail.erase(0, 1);
+    while (!head.empty() && head.back() == ' ')
+      head.pop_back();
+    return head + tail;
+  }
+  if (head.empty() || tail.empty())
+    return head + tail;
+  return head + " " + tail;
+}
 
 }  // namespace
 
@@ -96,27 +162,99 @@ std::vector<Item> ScaledToRoom(std::vector<Item> items, std::size_t room) {
 }
 
 // The first items that fit `room` envelope bytes whole; the first that does not is cut to the
-// room left (when at least a few bytes are) and ends the selection.
+// room left (when at least a few bytes are) and ends the selection. Each distinct piece is told
+// once (see the header): the room a repeat would take goes to the next item.
 std::vector<Chosen> Choose(const std::vector<Item>& items, std::size_t room) {
   std::vector<Chosen> chosen;
-  std::array<std::vector<std::size_t>, 5> lengths;
-  std::size_t used = 0;
-  for (const Item& item : items) {
-    const auto section = static_cast<std::size_t>(item.section);
-    const std::string_view name = kSectionNames[section];
-    std::string escaped = EscapeWithin(item.text, item.cap);
-    std::vector<std::size_t>& mine = lengths[section];
-    const std::size_t before = SectionBytes(name, mine);
-    mine.push_back(JsonBytes(escaped));
-    std::size_t after = SectionBytes(name, mine);
-    if (used - before + after <= room) {
-      used = used - before + after;
-      chosen.push_back(Chosen{&item, std::move(escaped)});
+  std::vector<std::string> texts;   // each chosen item's clean text, its repeats cut out
+  std::vector<std::string> folded;  // each chosen item's escaped text, Folded
+  auto lengths_of = [&chosen]() {
+    std::array<std::vector<std::size_t>, 5> lengths;
+    for (const Chosen& c : chosen)
+      lengths[static_cast<std::size_t>(c.item->section)].push_back(JsonBytes(c.escaped));
+    return lengths;
+  };
+  auto bytes_of = [](const std::array<std::vector<std::size_t>, 5>& lengths) {
+    std::size_t bytes = 0;
+    for (std::size_t section = 0; section < lengths.size(); ++section)
+      bytes += SectionBytes(kSectionNames[section], lengths[section]);
+    return bytes;
+  };
+  for (std::size_t index = 0; index < items.size(); ++index) {
+    const Item& item = items[index];
+    const bool lead = index < kLeads;
+    std::string text = item.text;
+    std::string escaped = EscapeWithin(text, item.cap);
+    std::string mine = Folded(escaped);
+    // Taken tentatively: what the chosen ones become beside this item.
+    std::vector<Chosen> next = chosen;
+    std::vector<std::string> next_texts = texts;
+    std::vector<std::string> next_folded = folded;
+    std::vector<bool> dropped(chosen.size(), false);
+    bool skip = false;
+    for (std::size_t k = 0; k < chosen.size() && !skip; ++k) {
+      const bool k_lead = chosen[k].item < items.data() + kLeads;
+      if (!lead && next_folded[k].find(mine) != std::string::npos) {
+        // Held in another item of its kind, or in what tells what happened: nothing new.
+        skip = !Specific(item) || Specific(*chosen[k].item);
+        if (skip)
+          continue;
+        // A rule or a choice keeps its own section; the holder is told without its words,
+        // unless they were all it said.
+        std::string rest = Without(next_texts[k], text);
+        skip = !HasWords(Unlabelled(rest));
+        if (skip || rest == next_texts[k])
+          continue;
+        next_texts[k] = std::move(rest);
+        next[k].escaped = EscapeWithin(next_texts[k], next[k].item->cap);
+        next_folded[k] = Folded(next[k].escaped);
+        continue;
+      }
+      if (lead || k_lead || mine.find(next_folded[k]) == std::string::npos)
+        continue;
+      if (Specific(*chosen[k].item) && !Specific(item)) {
+        text = Without(text, texts[k]);
+        escaped = EscapeWithin(text, item.cap);
+        mine = Folded(escaped);
+      } else {
+        dropped[k] = true;
+      }
+    }
+    // A request or a step whose words were all a rule's is told by the rule alone.
+    if (skip || !HasWords(Unlabelled(text)))
+      continue;
+    std::size_t kept = 0;
+    for (std::size_t k = 0; k < next.size(); ++k) {
+      if (dropped[k])
+        continue;
+      if (kept != k) {
+        next[kept] = std::move(next[k]);
+        next_texts[kept] = std::move(next_texts[k]);
+        next_folded[kept] = std::move(next_folded[k]);
+      }
+      ++kept;
+    }
+    next.resize(kept);
+    next_texts.resize(kept);
+    next_folded.resize(kept);
+    next.push_back(Chosen{&item, escaped});
+    std::swap(chosen, next);
+    if (bytes_of(lengths_of()) <= room) {
+      texts = std::move(next_texts);
+      texts.push_back(std::move(text));
+      folded = std::move(next_folded);
+      folded.push_back(std::move(mine));
       continue;
     }
-    // Cut: the largest cap whose escaped text still fits.
-    mine.back() = 0;
-    const std::size_t frame = used - before + SectionBytes(name, mine);
+    std::swap(chosen, next);
+    // Cut: the largest cap whose escaped text still fits beside what is chosen.
+    auto lengths = lengths_of();
+    const auto section = static_cast<std::size_t>(item.section);
+    const std::size_t used = bytes_of(lengths);
+    const std::size_t own_before = SectionBytes(kSectionNames[section], lengths[section]);
+    lengths[section].push_back(0);
+    const std::size_t frame =
+        used - own_before + SectionBytes(kSectionNames[section], lengths[section]);
     if (frame + kShortestCut > room)
       break;
     const std::size_t space = room - frame;
@@ -124,12 +262,12 @@ std::vector<Chosen> Choose(const std::vector<Item>& items, std::size_t room) {
     std::size_t high = std::min(space, item.cap);
     while (low < high) {
       const std::size_t middle = (low + high + 1) / 2;
-      if (JsonBytes(EscapeWithin(item.text, middle)) <= space)
+      if (JsonBytes(EscapeWithin(text, middle)) <= space)
         low = middle;
       else
         high = middle - 1;
     }
-    escaped = EscapeWithin(item.text, low);
+    escaped = EscapeWithin(text, low);
     if (!escaped.empty())
       chosen.push_back(Chosen{&item, std::move(escaped)});
     break;

@@ -60,5 +60,43 @@ TEST(ExtractiveRender, ASmallRoomShrinksCapsButNotBelowTheSmallestCap) {
   EXPECT_EQ(ScaledToRoom(items, 1)[1].cap, 100U);  // a cap below the floor stays
 }
 
+TEST(ExtractiveRender, EachDistinctPieceIsChosenOnceByTheItemThatHoldsIt) {
+  const std::vector<Item> items = {
+      Item{Section::kGoal, 0, "Add the endpoint. Never print secrets.", 100},
+      Item{Section::kState, 0, "Files edited: a.cc.", 100},
+      Item{Section::kConstraints, 0, "Never print secrets.", 100},
+      Item{Section::kConstraints, 1, "Keep the API.", 100},
+      Item{Section::kGoal, 1, "Later: Then the CLI.  KEEP the API.", 100},
+      Item{Section::kState, 1, "Step (the task): The issue is the router. Fixed it.", 100},
+      Item{Section::kDecisions, 0, "the issue is the router.", 100},
+      Item{Section::kState, 2, "Tests pass.", 100},
+      Item{Section::kState, 3, "Step (then the cli.): tests pass. Merged.", 100},
+      Item{Section::kGoal, 2, "Later: Keep the API.", 100}};
+  std::vector<std::string> told;
+  for (const Chosen& chosen : Choose(items, 10000))
+    told.push_back(chosen.escaped);
+  // A rule or a choice keeps its section and the item that held its words is told without
+  // them (case and spaces aside), the goal too; an item held in another of its kind is passed
+  // over, one that holds another takes its place; a request that was a rule alone is the rule.
+  EXPECT_EQ(told, (std::vector<std::string>{
+                      "Add the endpoint.", "Files edited: a.cc.", "Never print secrets.",
+                      "Keep the API.", "Later: Then the CLI.", "Step (the task): Fixed it.",
+                      "the issue is the router.", "Step (then the cli.): tests pass. Merged."}));
+}
+
+// The room an item held in another took goes to the next item.
+TEST(ExtractiveRender, TheRoomOfAnItemHeldInAnotherGoesToTheNext) {
+  const std::vector<Item> items = {Item{Section::kGoal, 0, "Add the endpoint.", 100},
+                                   Item{Section::kState, 0, "Files edited: a.cc.", 100},
+                                   Item{Section::kState, 1, "Tests pass.", 100},
+                                   Item{Section::kState, 2, "Step (x): Tests pass. Merged.", 100}};
+  // The goal inline (6 + 17) and the state's two lines (9 + 4 + 19 + 4 + 29): 88 bytes, where
+  // the three state lines would take 103.
+  const std::vector<Chosen> chosen = Choose(items, 88);
+  ASSERT_EQ(chosen.size(), 3U);
+  EXPECT_EQ(chosen[1].escaped, "Files edited: a.cc.");
+  EXPECT_EQ(chosen[2].escaped, "Step (x): Tests pass. Merged.");
+}
+
 }  // namespace
 }  // namespace harness::extractive_detail
