@@ -200,7 +200,7 @@ std::vector<Item> Prioritize(const Extract& extract) {
         "Project instructions: " + extract.project_instructions, 600);
   }
 
-  // 5. What the edits changed, the newest first; what was handed in; errors fixed on the way.
+  // 5. What the edits changed, the newest first; what was handed in.
   // A file deleted since (a reproduction script) no longer matters.
   const std::unordered_set<std::string> gone(deleted.begin(), deleted.end());
   const auto& edits = ledger.edits();
@@ -221,19 +221,6 @@ std::vector<Item> Prioritize(const Extract& extract) {
   const auto& commits = ledger.commits();
   for (auto it = commits.rbegin(); it != commits.rend(); ++it)
     add_state(*it, 240);
-  std::size_t fixed_count = 0;
-  for (const auto& [command, entry] : ledger.Commands(false)) {
-    if (entry->fixed_error.empty())
-      continue;
-    std::string item = CutAt(command, 160);
-    item.append(" failed earlier (").append(entry->fixed_error).append("), then ran clean");
-    if (!entry->output.empty())
-      item.append(": ").append(entry->output);
-    add_state(item + ".", 480);
-    if (++fixed_count == 6)
-      break;
-  }
-
   // What each earlier request came to: the assistant's words at the end of its step, the
   // newest first by priority, told in the order they happened. A short last word ("Done.")
   // brings the words before it.
@@ -306,7 +293,7 @@ std::vector<Item> Prioritize(const Extract& extract) {
   }
 
   // 7. Commands that failed last time they ran, the newest first: the errors the work still
-  // faces come before the choices made.
+  // faces.
   std::size_t failed_count = 0;
   for (const auto& [command, entry] : ledger.Commands(true)) {
     if (failed_count++ == 10)
@@ -320,14 +307,7 @@ std::vector<Item> Prioritize(const Extract& extract) {
     add_state(std::move(item), 400);
   }
 
-  // 8. Choices made, the newest first.
-  const std::size_t decisions = std::min<std::size_t>(extract.decisions.size(), 24);
-  for (std::size_t k = 0; k < decisions; ++k) {
-    const std::size_t index = extract.decisions.size() - 1 - k;
-    add(Section::kDecisions, index, extract.decisions[index].text, 320);
-  }
-
-  // 9. The way forward.
+  // 8. The way forward.
   std::size_t open_order = 2;
   for (const std::string& step : extract.next_steps)
     add(Section::kOpenItems, open_order++, "Next: " + step, 320);
@@ -367,7 +347,29 @@ std::vector<Item> Prioritize(const Extract& extract) {
     add(Section::kGoal, request.at + 1, "Later: " + request.text, kOlderRequestCap);
   }
 
-  // 10. The rest of the ledger.
+  // Errors fixed on the way and the choices made, the newest first: under a tight budget the
+  // history of the run says more than the choices it went through (many were hypotheses a
+  // later step settled) and the errors it got past.
+  std::size_t fixed_count = 0;
+  for (const auto& [command, entry] : ledger.Commands(false)) {
+    if (entry->fixed_error.empty())
+      continue;
+    std::string item = CutAt(command, 160);
+    item.append(" failed earlier (").append(entry->fixed_error).append("), then ran clean");
+    if (!entry->output.empty())
+      item.append(": ").append(entry->output);
+    add_state(item + ".", 480);
+    if (++fixed_count == 6)
+      break;
+  }
+
+  const std::size_t decisions = std::min<std::size_t>(extract.decisions.size(), 24);
+  for (std::size_t k = 0; k < decisions; ++k) {
+    const std::size_t index = extract.decisions.size() - 1 - k;
+    add(Section::kDecisions, index, extract.decisions[index].text, 320);
+  }
+
+  // 9. The rest of the ledger.
   if (!todo_all.empty())
     add_state("Todo list: " + Join(todo_all, "; "), 800);
   add_state(files_item("Files read: ", read), 800);
