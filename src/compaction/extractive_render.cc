@@ -221,7 +221,7 @@ std::vector<Chosen> Choose(const std::vector<Item>& items, std::size_t room) {
       }
     }
     // A request or a step whose words were all a rule's is told by the rule alone.
-    if (skip || !HasWords(Unlabelled(text)))
+    if (skip || (!lead && !HasWords(Unlabelled(text))))
       continue;
     std::size_t kept = 0;
     for (std::size_t k = 0; k < next.size(); ++k) {

@@ -84,6 +84,16 @@ TEST(ExtractiveRender, EachDistinctPieceIsChosenOnceByTheItemThatHoldsIt) {
                       "the issue is the router.", "Step (then the cli.): tests pass. Merged."}));
 }
 
+// The leads are told whatever they hold: a state's lead that is a label and punctuation stays.
+TEST(ExtractiveRender, TheLeadsAreChosenThoughTheyHoldNoWords) {
+  const std::vector<Item> items = {Item{Section::kGoal, 0, "a", 100},
+                                   Item{Section::kState, 0, "Latest progress: >", 100},
+                                   Item{Section::kGoal, 1, "Later: >", 100}};
+  const std::vector<Chosen> chosen = Choose(items, 10000);
+  ASSERT_EQ(chosen.size(), 2U);
+  EXPECT_EQ(chosen[1].escaped, "Latest progress: &gt;");
+}
+
 // The room an item held in another took goes to the next item.
 TEST(ExtractiveRender, TheRoomOfAnItemHeldInAnotherGoesToTheNext) {
   const std::vector<Item> items = {Item{Section::kGoal, 0, "Add the endpoint.", 100},
