@@ -910,6 +910,35 @@ TEST(ExtractiveCompactor, WhatTheEditsChangedIsInTheState) {
   EXPECT_TRUE(Contains(state, "E999 SyntaxError: unmatched ')'")) << state;
 }
 
+// A long replacement is told by the words that changed, a few words around them and the
+// definition they are in, not by the start of two snippets that differ further on.
+TEST(ExtractiveCompactor, ALongReplacementIsToldByWhatChangedAndWhere) {
+  const std::string before =
+      "function makeDrone(context) {\n  var osc = context.createOscillator();\n  var filter = "
+      "context.createBiquadFilter();\n  filter.type = filter.BANDPASS;\n  filter.frequency.value "
+      "= 440;\n  osc.connect(filter);\n  filter.connect(context.destination);\n  return osc;\n}";
+  std::string after = before;
+  after.replace(after.find("filter.BANDPASS"), 15, "'bandpass'");
+  std::string input = R"j({"file_path":"js/drone.js","old_string":)j";
+  AppendJsonString(input, before);
+  input.append(R"j(,"new_string":)j");
+  AppendJsonString(input, after);
+  input.push_back('}');
+  const std::string summary = SummaryOf({
+      User("Replace the deprecated filter constants."),
+      Call("e1", "Edit", input),
+      Tool("e1", "The file js/drone.js has been updated."),
+      Assistant("Done."),
+  });
+  EXPECT_TRUE(Contains(Section(summary, "state"),
+                       "Edit of js/drone.js: in `makeDrone`: `\xE2\x80\xA6 "
+                       "context.createBiquadFilter(); filter.type = filter.BANDPASS; "
+                       "filter.frequency.value = \xE2\x80\xA6` -&gt; `\xE2\x80\xA6 "
+                       "context.createBiquadFilter(); filter.type = 'bandpass'; "
+                       "filter.frequency.value = \xE2\x80\xA6`"))
+      << summary;
+}
+
 TEST(ExtractiveCompactor, ShortOutputsAFailureFixedOnTheWayAndTheSubmission) {
   const std::string summary = SummaryOf({
       User("Fix the pixel handler."),
