@@ -294,7 +294,9 @@ std::vector<Item> Prioritize(const Extract& extract) {
 
   // 7. Commands that failed last time they ran, the newest first: the errors the work still
   // faces.
+  // A look that found nothing ("ls: No such file") is told after the run's history.
   std::size_t failed_count = 0;
+  std::vector<std::string> failed_looks;
   for (const auto& [command, entry] : ledger.Commands(true)) {
     if (failed_count++ == 10)
       break;
@@ -304,7 +306,10 @@ std::vector<Item> Prioritize(const Extract& extract) {
       item.append(" (exit ").append(std::to_string(*entry->exit_code)).append(")");
     if (!entry->last_error.empty())
       item.append(": ").append(entry->last_error);
-    add_state(std::move(item), 400);
+    if (Ledger::OnlyLooks(command))
+      failed_looks.push_back(std::move(item));
+    else
+      add_state(std::move(item), 400);
   }
 
   // 8. The way forward.
@@ -346,6 +351,9 @@ std::vector<Item> Prioritize(const Extract& extract) {
     const Dated& request = *requests[requests.size() - 1 - k];
     add(Section::kGoal, request.at + 1, "Later: " + request.text, kOlderRequestCap);
   }
+
+  for (std::string& item : failed_looks)
+    add_state(std::move(item), 400);
 
   // Errors fixed on the way and the choices made, the newest first: under a tight budget the
   // history of the run says more than the choices it went through (many were hypotheses a

@@ -27,9 +27,9 @@ std::size_t PlaceOf(const std::vector<Item>& items, const std::string& text) {
 }
 
 // A long run: what its older steps came to is the history a continuation needs, so it comes
-// before the choices made along the way and the errors already fixed, which a tight budget
-// drops first.
-TEST(ExtractiveRank, OlderStepsComeBeforeChoicesAndFixedErrors) {
+// before the choices made along the way, the errors already fixed and the looks that found
+// nothing, which a tight budget drops first.
+TEST(ExtractiveRank, OlderStepsComeBeforeChoicesFixedErrorsAndFailedLooks) {
   Extract extract;
   extract.first_request = Dated{"Find why the index breaks.", 0};
   for (std::size_t k = 0; k < 14; ++k) {
@@ -43,12 +43,18 @@ TEST(ExtractiveRank, OlderStepsComeBeforeChoicesAndFixedErrors) {
   extract.decisions = {Dated{"I'll rebuild the index rather than clone again.", 5}};
   extract.ledger.RecordCommand("git status", Output({"fatal: unable to read e53647ba"}), true);
   extract.ledger.RecordCommand("git status", Output({"clean"}), false);
+  extract.ledger.RecordCommand("ls .git/gc.log", Output({"ls: .git/gc.log: No such file"}), true);
+  extract.ledger.RecordCommand("go build ./...", Output({"undefined: worktree"}), true);
 
   const std::vector<Item> items = Prioritize(extract);
   const std::size_t oldest = PlaceOf(items, "Part 0 found");
   ASSERT_LT(oldest, items.size());
   EXPECT_LT(oldest, PlaceOf(items, "I'll rebuild the index")) << "a choice came first";
   EXPECT_LT(oldest, PlaceOf(items, "failed earlier")) << "a fixed error came first";
+  // A look that found nothing comes after the history too; a build that fails, before it.
+  EXPECT_LT(oldest, PlaceOf(items, "Failed: ls .git/gc.log")) << "a failed look came first";
+  EXPECT_LT(PlaceOf(items, "Failed: go build"), oldest);
+  EXPECT_LT(PlaceOf(items, "Failed: ls .git/gc.log"), items.size());
   EXPECT_LT(PlaceOf(items, "failed earlier"), items.size());
   EXPECT_LT(PlaceOf(items, "I'll rebuild the index"), items.size());
 }

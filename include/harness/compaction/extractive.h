@@ -60,8 +60,9 @@
 //   priority: the goal's first request, the state's lead (files edited, else created, else the
 //   latest progress), the unanswered request, every constraint, the later requests newest
 //   first, the test run and failing tests, the other files, the latest progress, failed
-//   commands, next steps, todo items, open calls, the older steps and requests, errors fixed
-//   on the way, decisions newest first, then the rest of the ledger. Each item has its own cap
+//   commands, next steps, todo items, open calls, the older steps and requests, failed
+//   commands that only look at files, errors fixed on the way, decisions newest first, then
+//   the rest of the ledger. Each item has its own cap
 //   (2400 bytes for the goal's first request, 200 to 1200 for the others); items are taken
 //   whole while they fit, the first that does not is cut to the room left ("…") and ends the
 //   selection. Each distinct piece is told once: an item whose words a chosen one holds is
