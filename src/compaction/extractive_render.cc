@@ -147,11 +147,20 @@ std::string EscapeWithin(std::string_view clean, std::size_t cap) {
   return out;
 }
 
+namespace {
+std::vector<Chosen> ChooseWithin(const std::vector<Item>& items, std::size_t room, bool& whole);
+}  // namespace
+
 // In a smaller room every cap shrinks with the square root of its share of a full one, so
 // that a small budget holds several short items by priority instead of the first one or two
 // at full length (a long task statement alone would fill it).
 std::vector<Item> ScaledToRoom(std::vector<Item> items, std::size_t room) {
   if (room >= kFullRoom)
+    return items;
+  // A room that holds every item at its own cap needs no sharing.
+  bool whole = false;
+  ChooseWithin(items, room, whole);
+  if (whole)
     return items;
   const double scale = std::sqrt(static_cast<double>(room) / static_cast<double>(kFullRoom));
   for (Item& item : items) {
@@ -165,6 +174,15 @@ std::vector<Item> ScaledToRoom(std::vector<Item> items, std::size_t room) {
 // room left (when at least a few bytes are) and ends the selection. Each distinct piece is told
 // once (see the header): the room a repeat would take goes to the next item.
 std::vector<Chosen> Choose(const std::vector<Item>& items, std::size_t room) {
+  bool whole = false;
+  return ChooseWithin(items, room, whole);
+}
+
+namespace {
+
+// Choose, and whether every item was taken or passed over without a cut (`whole`).
+std::vector<Chosen> ChooseWithin(const std::vector<Item>& items, std::size_t room, bool& whole) {
+  whole = false;
   std::vector<Chosen> chosen;
   std::vector<std::string> texts;   // each chosen item's clean text, its repeats cut out
   std::vector<std::string> folded;  // each chosen item's escaped text, Folded
@@ -256,7 +274,7 @@ std::vector<Chosen> Choose(const std::vector<Item>& items, std::size_t room) {
     const std::size_t frame =
         used - own_before + SectionBytes(kSectionNames[section], lengths[section]);
     if (frame + kShortestCut > room)
-      break;
+      return chosen;
     const std::size_t space = room - frame;
     std::size_t low = 0;
     std::size_t high = std::min(space, item.cap);
@@ -270,10 +288,13 @@ std::vector<Chosen> Choose(const std::vector<Item>& items, std::size_t room) {
     escaped = EscapeWithin(text, low);
     if (!escaped.empty())
       chosen.push_back(Chosen{&item, std::move(escaped)});
-    break;
+    return chosen;
   }
+  whole = true;
   return chosen;
 }
+
+}  // namespace
 
 std::string Render(std::vector<Chosen> chosen) {
   std::stable_sort(chosen.begin(), chosen.end(), [](const Chosen& a, const Chosen& b) {

@@ -7,7 +7,8 @@
 //   cut ends with an ellipsis on a character boundary, and a cap below the ellipsis gives "".
 //   Its length never decreases as cap grows.
 // - ScaledToRoom shrinks every cap with the square root of the room's share of a full budget
-//   (16000 bytes), never below 120 bytes (or the cap itself); a full room changes nothing.
+//   (16000 bytes), never below 120 bytes (or the cap itself); a full room, or one where Choose
+//   takes every item whole at its own cap, changes nothing.
 // - Choose(items, room) takes items whole, in order, while the envelope bytes their sections
 //   add (the escaped text as a JSON string, one item inline, several as "\n- " lines) fit the
 //   room; the first that does not is cut to the room left, when at least kShortestCut bytes

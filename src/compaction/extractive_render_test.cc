@@ -51,8 +51,10 @@ TEST(ExtractiveRender, ChoosingTakesAPrefixAndCutsTheFirstItemThatDoesNotFit) {
 }
 
 TEST(ExtractiveRender, ASmallRoomShrinksCapsButNotBelowTheSmallestCap) {
-  const std::vector<Item> items = {Item{Section::kGoal, 0, "g", 2400},
-                                   Item{Section::kState, 0, "s", 100}};
+  // Texts at their caps do not fit the smaller rooms below.
+  const std::vector<Item> items = {Item{Section::kGoal, 0, std::string(2400, 'g'), 2400},
+                                   Item{Section::kState, 0, std::string(100, 's'), 100},
+                                   Item{Section::kState, 1, std::string(3000, 'x'), 3000}};
   EXPECT_EQ(ScaledToRoom(items, 16000)[0].cap, 2400U);
   EXPECT_EQ(ScaledToRoom(items, 4000)[0].cap, 1200U);  // sqrt(1/4) of 2400
   EXPECT_EQ(ScaledToRoom(items, 100)[0].cap, 189U);    // sqrt(100/16000) of 2400
@@ -82,6 +84,15 @@ TEST(ExtractiveRender, EachDistinctPieceIsChosenOnceByTheItemThatHoldsIt) {
                       "Add the endpoint.", "Files edited: a.cc.", "Never print secrets.",
                       "Keep the API.", "Later: Then the CLI.", "Step (the task): Fixed it.",
                       "the issue is the router.", "Step (then the cli.): tests pass. Merged."}));
+}
+
+// A room that holds every item whole at its own cap shares nothing: the caps stay.
+TEST(ExtractiveRender, ARoomThatHoldsEveryItemWholeKeepsTheirCaps) {
+  const std::vector<Item> items = {Item{Section::kGoal, 0, std::string(600, 'g'), 2400},
+                                   Item{Section::kState, 0, std::string(300, 's'), 400}};
+  EXPECT_EQ(ScaledToRoom(items, 1000)[0].cap, 2400U);
+  EXPECT_EQ(ScaledToRoom(items, 1000)[1].cap, 400U);
+  EXPECT_EQ(ScaledToRoom(items, 800)[1].cap, 120U);  // too small for both: shared
 }
 
 // The leads are told whatever they hold: a state's lead that is a label and punctuation stays.
