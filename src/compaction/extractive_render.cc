@@ -186,17 +186,18 @@ std::vector<Chosen> ChooseWithin(const std::vector<Item>& items, std::size_t roo
   std::vector<Chosen> chosen;
   std::vector<std::string> texts;   // each chosen item's clean text, its repeats cut out
   std::vector<std::string> folded;  // each chosen item's escaped text, Folded
-  auto lengths_of = [&chosen]() {
-    std::array<std::vector<std::size_t>, 5> lengths;
-    for (const Chosen& c : chosen)
-      lengths[static_cast<std::size_t>(c.item->section)].push_back(JsonBytes(c.escaped));
-    return lengths;
-  };
   auto bytes_of = [](const std::array<std::vector<std::size_t>, 5>& lengths) {
     std::size_t bytes = 0;
     for (std::size_t section = 0; section < lengths.size(); ++section)
       bytes += SectionBytes(kSectionNames[section], lengths[section]);
     return bytes;
+  };
+  // A chosen item told without the words of a new rule or choice.
+  struct Rewrite {
+    std::size_t at;
+    std::string text;
+    std::string escaped;
+    std::string folded;
   };
   for (std::size_t index = 0; index < items.size(); ++index) {
     const Item& item = items[index];
@@ -204,70 +205,81 @@ std::vector<Chosen> ChooseWithin(const std::vector<Item>& items, std::size_t roo
     std::string text = item.text;
     std::string escaped = EscapeWithin(text, item.cap);
     std::string mine = Folded(escaped);
-    // Taken tentatively: what the chosen ones become beside this item.
-    std::vector<Chosen> next = chosen;
-    std::vector<std::string> next_texts = texts;
-    std::vector<std::string> next_folded = folded;
-    std::vector<bool> dropped(chosen.size(), false);
+    // What the chosen ones become beside this item, applied only when it is taken.
+    std::vector<Rewrite> rewrites;
+    std::vector<std::size_t> dropped;
     bool skip = false;
     for (std::size_t k = 0; k < chosen.size() && !skip; ++k) {
       const bool k_lead = chosen[k].item < items.data() + kLeads;
-      if (!lead && next_folded[k].find(mine) != std::string::npos) {
+      if (!lead && folded[k].find(mine) != std::string::npos) {
         // Held in another item of its kind, or in what tells what happened: nothing new.
         skip = !Specific(item) || Specific(*chosen[k].item);
         if (skip)
           continue;
         // A rule or a choice keeps its own section; the holder is told without its words,
         // unless they were all it said.
-        std::string rest = Without(next_texts[k], text);
+        std::string rest = Without(texts[k], text);
         skip = !HasWords(Unlabelled(rest));
-        if (skip || rest == next_texts[k])
+        if (skip || rest == texts[k])
           continue;
-        next_texts[k] = std::move(rest);
-        next[k].escaped = EscapeWithin(next_texts[k], next[k].item->cap);
-        next_folded[k] = Folded(next[k].escaped);
+        std::string rest_escaped = EscapeWithin(rest, chosen[k].item->cap);
+        std::string rest_folded = Folded(rest_escaped);
+        rewrites.push_back(
+            Rewrite{k, std::move(rest), std::move(rest_escaped), std::move(rest_folded)});
         continue;
       }
-      if (lead || k_lead || mine.find(next_folded[k]) == std::string::npos)
+      if (lead || k_lead || mine.find(folded[k]) == std::string::npos)
         continue;
       if (Specific(*chosen[k].item) && !Specific(item)) {
         text = Without(text, texts[k]);
         escaped = EscapeWithin(text, item.cap);
         mine = Folded(escaped);
       } else {
-        dropped[k] = true;
+        dropped.push_back(k);
       }
     }
     // A request or a step whose words were all a rule's is told by the rule alone.
     if (skip || (!lead && !HasWords(Unlabelled(text))))
       continue;
-    std::size_t kept = 0;
-    for (std::size_t k = 0; k < next.size(); ++k) {
-      if (dropped[k])
+    // The bytes of what would be chosen: without the dropped, with the rewrites, with this.
+    std::array<std::vector<std::size_t>, 5> lengths;
+    std::size_t next_rewrite = 0;
+    std::size_t next_drop = 0;
+    for (std::size_t k = 0; k < chosen.size(); ++k) {
+      const auto section = static_cast<std::size_t>(chosen[k].item->section);
+      if (next_drop < dropped.size() && dropped[next_drop] == k) {
+        ++next_drop;
         continue;
-      if (kept != k) {
-        next[kept] = std::move(next[k]);
-        next_texts[kept] = std::move(next_texts[k]);
-        next_folded[kept] = std::move(next_folded[k]);
       }
-      ++kept;
+      if (next_rewrite < rewrites.size() && rewrites[next_rewrite].at == k) {
+        lengths[section].push_back(JsonBytes(rewrites[next_rewrite++].escaped));
+        continue;
+      }
+      lengths[section].push_back(JsonBytes(chosen[k].escaped));
     }
-    next.resize(kept);
-    next_texts.resize(kept);
-    next_folded.resize(kept);
-    next.push_back(Chosen{&item, escaped});
-    std::swap(chosen, next);
-    if (bytes_of(lengths_of()) <= room) {
-      texts = std::move(next_texts);
+    const auto section = static_cast<std::size_t>(item.section);
+    lengths[section].push_back(JsonBytes(escaped));
+    if (bytes_of(lengths) <= room) {
+      for (Rewrite& rewrite : rewrites) {
+        chosen[rewrite.at].escaped = std::move(rewrite.escaped);
+        texts[rewrite.at] = std::move(rewrite.text);
+        folded[rewrite.at] = std::move(rewrite.folded);
+      }
+      for (std::size_t d = dropped.size(); d-- > 0;) {
+        chosen.erase(chosen.begin() + static_cast<std::ptrdiff_t>(dropped[d]));
+        texts.erase(texts.begin() + static_cast<std::ptrdiff_t>(dropped[d]));
+        folded.erase(folded.begin() + static_cast<std::ptrdiff_t>(dropped[d]));
+      }
+      chosen.push_back(Chosen{&item, std::move(escaped)});
       texts.push_back(std::move(text));
-      folded = std::move(next_folded);
       folded.push_back(std::move(mine));
       continue;
     }
-    std::swap(chosen, next);
     // Cut: the largest cap whose escaped text still fits beside what is chosen.
-    auto lengths = lengths_of();
-    const auto section = static_cast<std::size_t>(item.section);
+    for (auto& of_section : lengths)
+      of_section.clear();
+    for (const Chosen& c : chosen)
+      lengths[static_cast<std::size_t>(c.item->section)].push_back(JsonBytes(c.escaped));
     const std::size_t used = bytes_of(lengths);
     const std::size_t own_before = SectionBytes(kSectionNames[section], lengths[section]);
     lengths[section].push_back(0);
