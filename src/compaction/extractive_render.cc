@@ -212,10 +212,8 @@ std::vector<Chosen> ChooseWithin(const std::vector<Item>& items, std::size_t roo
     for (std::size_t k = 0; k < chosen.size() && !skip; ++k) {
       const bool k_lead = chosen[k].item < items.data() + kLeads;
       if (!lead && folded[k].find(mine) != std::string::npos) {
-        // Held in another item of its kind, in a request (a person's words, told verbatim) or
-        // in what tells what happened: nothing new.
-        skip = !Specific(item) || Specific(*chosen[k].item) ||
-               chosen[k].item->section == Section::kGoal;
+        // Held in another item of its kind, or in what tells what happened: nothing new.
+        skip = !Specific(item) || Specific(*chosen[k].item);
         if (skip)
           continue;
         // A rule or a choice keeps its own section; the holder is told without its words,
@@ -232,7 +230,7 @@ std::vector<Chosen> ChooseWithin(const std::vector<Item>& items, std::size_t roo
       }
       if (lead || k_lead || mine.find(folded[k]) == std::string::npos)
         continue;
-      if (Specific(*chosen[k].item) && !Specific(item) && item.section != Section::kGoal) {
+      if (Specific(*chosen[k].item) && !Specific(item)) {
         text = Without(text, texts[k]);
         escaped = EscapeWithin(text, item.cap);
         mine = Folded(escaped);

@@ -14,14 +14,13 @@
 //   room; the first that does not is cut to the room left, when at least kShortestCut bytes
 //   are, and ends the selection. A larger room never ends it at an earlier item.
 // - Each distinct piece is told once. Items are compared as the eval's measures compare them
-//   (ASCII case folded, white space collapsed; docs/eval.md "Summary measures"). A request (the
-//   goal section) is the user's words, told verbatim: a rule it holds is passed over, or gives
-//   up its place when chosen before it. A rule or a choice held in a step or the progress
-//   keeps its section and the holder is told without its words (unless they were all it
-//   said); one that holds a chosen rule or choice is told without its words. Otherwise an item
-//   held in a chosen one is passed over, and one that holds chosen items takes their place.
-//   The first two items (the goal, the state's lead) are always chosen and never give up
-//   their place.
+//   (ASCII case folded, white space collapsed; docs/eval.md "Summary measures"): an item whose
+//   text a chosen item holds is passed over, except a rule or a choice (constraints,
+//   decisions), which keeps its section while the item that held it, of another section, is
+//   told without its words (unless they were all it said); an item that holds a chosen rule or
+//   choice is told without its words, one that holds another chosen item takes its place. The
+//   first two items (the goal, the state's lead) are always chosen and never take the place
+//   of another; a request left with no words of its own is not told.
 // - Render writes the chosen items section by section in grammar order, each section's items
 //   by their order (stable), an empty section as "<x/>".
 // Thread safety: pure functions.

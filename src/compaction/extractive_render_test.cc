@@ -73,17 +73,16 @@ TEST(ExtractiveRender, EachDistinctPieceIsChosenOnceByTheItemThatHoldsIt) {
       Item{Section::kDecisions, 0, "the issue is the router.", 100},
       Item{Section::kState, 2, "Tests pass.", 100},
       Item{Section::kState, 3, "Step (then the cli.): tests pass. Merged.", 100},
-      Item{Section::kGoal, 2, "Later: then the CLI. keep the API.", 100}};
+      Item{Section::kGoal, 2, "Later: Keep the API.", 100}};
   std::vector<std::string> told;
   for (const Chosen& chosen : Choose(items, 10000))
     told.push_back(chosen.escaped);
-  // Case and spaces aside: a rule a request holds is told in the request, the user's words
-  // verbatim (held in the goal, the rule is passed over; chosen before, it gives its place);
-  // a choice a step holds keeps its section and the step is told without it; an item held in
-  // another of its kind is passed over, one that holds another takes its place.
+  // A rule or a choice keeps its section and the item that held its words is told without
+  // them (case and spaces aside), the goal too; an item held in another of its kind is passed
+  // over, one that holds another takes its place; a request that was a rule alone is the rule.
   EXPECT_EQ(told, (std::vector<std::string>{
-                      "Add the endpoint. Never print secrets.", "Files edited: a.cc.",
-                      "Later: Then the CLI.  KEEP the API.", "Step (the task): Fixed it.",
+                      "Add the endpoint.", "Files edited: a.cc.", "Never print secrets.",
+                      "Keep the API.", "Later: Then the CLI.", "Step (the task): Fixed it.",
                       "the issue is the router.", "Step (then the cli.): tests pass. Merged."}));
 }
 

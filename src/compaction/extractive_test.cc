@@ -62,12 +62,6 @@ std::string Section(const std::string& summary, const std::string& name) {
   return summary.substr(start + open.size(), summary.find(close) - start - open.size());
 }
 
-// Where the user's rules are told: among the constraints, or in the request told verbatim that
-// holds them (a rule is told once).
-std::string RulesOf(const std::string& summary) {
-  return Section(summary, "constraints") + "\n" + Section(summary, "goal");
-}
-
 // The runtime's own projection (ProjectForCompaction): what the compactor sees.
 Transcript Projected(const Transcript& transcript) {
   return ProjectForCompaction(transcript);
@@ -163,9 +157,7 @@ TEST(ExtractiveCompactor, SummarizesTheCodingAgentTranscript) {
       {"open_items", "Tool call", false},  // every call has its result
   };
   for (const Expectation& e : expectations) {
-    const std::string section = std::string_view(e.section) == "constraints" && e.present
-                                    ? RulesOf(summary)
-                                    : Section(summary, e.section);
+    const std::string section = Section(summary, e.section);
     EXPECT_EQ(Contains(section, e.phrase), e.present) << e.section << ": " << section;
   }
   // Nothing from the system message.
@@ -250,7 +242,7 @@ TEST(ExtractiveCompactor, ASummaryAtTheHeadIsCarriedForwardSectionBySection) {
   EXPECT_TRUE(Contains(goal, "- Later: Now add a fuzz target for it.")) << again;
   EXPECT_LT(goal.find("Also handle"), goal.find("Now add a fuzz target")) << again;
   // Rules from both spans, the earlier first.
-  const std::string constraints = RulesOf(again);
+  const std::string constraints = Section(again, "constraints");
   EXPECT_TRUE(Contains(constraints, "Never use exceptions across the API.")) << again;
   EXPECT_TRUE(Contains(constraints, "Keep it under 200 lines.")) << again;
   EXPECT_LT(constraints.find("Never use"), constraints.find("Keep it under")) << again;
@@ -315,7 +307,7 @@ TEST(ExtractiveCompactor, AnotherAgentsSummaryIsCarriedForward) {
       << summary;
   EXPECT_TRUE(Contains(Section(summary, "goal"), "Later: Now wire it into upload_view."))
       << summary;
-  EXPECT_TRUE(Contains(RulesOf(summary), "Never change the public API.")) << summary;
+  EXPECT_TRUE(Contains(Section(summary, "constraints"), "Never change the public API.")) << summary;
   EXPECT_TRUE(
       Contains(Section(summary, "state"), "Earlier: src/limits.py: RateLimiter class added"))
       << summary;
@@ -394,8 +386,8 @@ TEST(ExtractiveCompactor, TheLatestRunOfEachTestCommandIsTold) {
   EXPECT_TRUE(Contains(state, "120 passed")) << state;
 }
 
-// A later message that sets rules at length is a request as well: told whole, once, in the
-// user's words, and not again sentence by sentence among the constraints.
+// A later message that sets rules at length is told whole, once: its sentences are the rules
+// among the constraints, and no request repeats them.
 TEST(ExtractiveCompactor, ALongLaterMessageOfRulesIsKeptWhole) {
   const std::string first =
       "You should keep the old endpoint working for the mobile client, and the new one should "
@@ -405,9 +397,9 @@ TEST(ExtractiveCompactor, ALongLaterMessageOfRulesIsKeptWhole) {
       "the backfill is verified.";
   const std::string summary = SummaryOf({User("Add the v2 endpoint."), Assistant("On it."),
                                          User(first + " " + second), Assistant("Understood.")});
-  EXPECT_TRUE(Contains(Section(summary, "goal"), "Later: " + first + " " + second)) << summary;
-  EXPECT_FALSE(Contains(Section(summary, "constraints"), first)) << summary;
-  EXPECT_FALSE(Contains(Section(summary, "constraints"), second)) << summary;
+  EXPECT_TRUE(Contains(Section(summary, "constraints"), first)) << summary;
+  EXPECT_TRUE(Contains(Section(summary, "constraints"), second)) << summary;
+  EXPECT_FALSE(Contains(Section(summary, "goal"), "Later:")) << summary;
 }
 
 // Each request's step is told by what the assistant said at its end; git's commit report is a
@@ -704,10 +696,11 @@ TEST(ExtractiveCompactor, ConstraintsInTheirManyPhrasings) {
   std::string message = "Refactor the parser.";
   for (const char* rule : rules)
     message.append("\n- ").append(rule);
-  const std::string summary = SummaryOf({User(message), Assistant("Refactoring.")});
+  const std::string constraints =
+      Section(SummaryOf({User(message), Assistant("Refactoring.")}), "constraints");
   for (const char* rule : rules)
-    EXPECT_TRUE(Contains(RulesOf(summary), rule)) << rule << " in " << summary;
-  EXPECT_FALSE(Contains(Section(summary, "constraints"), "Refactor the parser.")) << summary;
+    EXPECT_TRUE(Contains(constraints, rule)) << rule << " in " << constraints;
+  EXPECT_FALSE(Contains(constraints, "Refactor the parser.")) << constraints;
 }
 
 TEST(ExtractiveCompactor, ConstraintsComeOnlyFromTheUsersOwnWords) {
@@ -723,7 +716,7 @@ TEST(ExtractiveCompactor, ConstraintsComeOnlyFromTheUsersOwnWords) {
       Tool("t1", "     1\t// Callers must hold the lock.\n     2\t// Never call this twice."),
   });
   const std::string constraints = Section(summary, "constraints");
-  EXPECT_TRUE(Contains(RulesOf(summary), "Do not change the header.")) << summary;
+  EXPECT_EQ(constraints, "Do not change the header.");
   for (const char* leak : {"power of two", "must_fail", "never reached", "lock-free",
                            "hold the lock", "call this twice"}) {
     EXPECT_FALSE(Contains(constraints, leak)) << leak;
@@ -1217,12 +1210,12 @@ TEST(ExtractiveCompactor, DropsSecretsAndSystemText) {
     EXPECT_FALSE(Contains(summary, secret)) << secret << " in " << summary;
   }
   EXPECT_TRUE(Contains(Section(summary, "goal"), "Wire the payment client."));
-  EXPECT_TRUE(Contains(RulesOf(summary), "Keep the API stable."));
+  EXPECT_TRUE(Contains(Section(summary, "constraints"), "Keep the API stable."));
   EXPECT_TRUE(Contains(Section(summary, "state"), "Error from tool: wrote config.yaml"));
   // "never log the API key" states a rule about a secret, not a secret: it stays.
   auto rule = Summarize(InputOf({User("Add retries. Never log the API key.")}));
   ASSERT_TRUE(rule.ok());
-  EXPECT_TRUE(Contains(RulesOf(SummaryText(*rule)), "Never log the API key."));
+  EXPECT_TRUE(Contains(Section(SummaryText(*rule), "constraints"), "Never log the API key."));
 }
 
 TEST(ExtractiveCompactor, EscapesXmlMetacharacters) {
@@ -1232,11 +1225,10 @@ TEST(ExtractiveCompactor, EscapesXmlMetacharacters) {
   }));
   ASSERT_TRUE(output.ok()) << output.error().detail;
   const std::string summary = SummaryText(*output);
-  // The rule is told once, in the request told verbatim; the choice is all the latest progress
-  // says, and is told there.
-  EXPECT_EQ(Section(summary, "goal"),
-            "Fix parse&lt;T&gt; &amp; friends. Make sure a &lt; b &amp;&amp; c &gt; d holds.");
-  EXPECT_EQ(Section(summary, "constraints"), "");
+  // The rule is told among the constraints, not again in the goal; the choice is all the latest
+  // progress says, and is told there.
+  EXPECT_EQ(Section(summary, "goal"), "Fix parse&lt;T&gt; &amp; friends.");
+  EXPECT_EQ(Section(summary, "constraints"), "Make sure a &lt; b &amp;&amp; c &gt; d holds.");
   EXPECT_TRUE(Contains(Section(summary, "state"), "I'll keep ]]&gt; out of CDATA.")) << summary;
 }
 
@@ -1346,9 +1338,8 @@ TEST(ExtractiveCompactor, EveryRuleIsToldAndARuleSaidAgainOnce) {
   transcript.push_back(Assistant("Fixed."));
   transcript.push_back(User("Fix the server. Again: never touch vendor/."));
   transcript.push_back(Assistant("Fixed."));
-  const std::string summary = SummaryOf(transcript, 16000);
-  const std::string constraints = Section(summary, "constraints");
-  EXPECT_TRUE(Contains(RulesOf(summary), "Never touch vendor/.")) << summary;
+  const std::string constraints = Section(SummaryOf(transcript, 16000), "constraints");
+  EXPECT_TRUE(Contains(constraints, "Never touch vendor/.")) << constraints;
   EXPECT_FALSE(Contains(constraints, "Again: never touch vendor/.")) << constraints;
 }
 
@@ -1367,9 +1358,10 @@ TEST(ExtractiveCompactor, ALongRequestsRulesAreToldOnceAmongTheConstraints) {
   EXPECT_TRUE(Contains(goal, "Later: Now port the HTTP layer")) << summary;
   EXPECT_FALSE(Contains(goal, "Never change the public headers.")) << summary;
   EXPECT_TRUE(Contains(constraints, "Never change the public headers.")) << summary;
-  // A short request is told verbatim, its rule with it and not again among the constraints.
-  EXPECT_TRUE(Contains(goal, "Later: Then the CLI. Never print secrets.")) << summary;
-  EXPECT_FALSE(Contains(constraints, "Never print secrets.")) << summary;
+  // A short request is told verbatim but for its rule, which is among the constraints.
+  EXPECT_TRUE(Contains(goal, "Later: Then the CLI.")) << summary;
+  EXPECT_FALSE(Contains(goal, "Never print secrets.")) << summary;
+  EXPECT_TRUE(Contains(constraints, "Never print secrets.")) << summary;
 }
 
 // Carried forward from an earlier summary, a test run and the tests failing then are superseded

@@ -66,8 +66,8 @@
 //   (2400 bytes for the goal's first request, 200 to 1200 for the others); items are taken
 //   whole while they fit, the first that does not is cut to the room left ("…") and ends the
 //   selection. Each distinct piece is told once: an item whose words a chosen one holds is
-//   passed over; a rule inside a request is told in the request (the user's words verbatim),
-//   a choice inside a step or the progress in its own section. Sections keep their own order (goal and constraints
+//   passed over, and a rule or a choice is told in its own section, not again inside a
+//   request, a step or the progress. Sections keep their own order (goal and constraints
 //   chronological, decisions chronological, state by priority). The summary never exceeds
 //   48 KiB. When the budget leaves no
 //   room for a goal and a state of a few words, the answer is kInvalidSummary{token_limit}.
