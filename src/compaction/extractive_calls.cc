@@ -209,7 +209,80 @@ std::vector<TodoItem> TodoItems(const std::vector<Field>& fields) {
   return items;
 }
 
-// An edit's content as one line: "`old` -> `new`" from the fields of the common edit tools.
+// The words of one line, split at spaces (clean text has no other white space).
+std::vector<std::string_view> SpaceWords(std::string_view line) {
+  std::vector<std::string_view> words;
+  for (std::size_t at = 0; at < line.size();) {
+    const std::size_t end = std::min(line.find(' ', at), line.size());
+    if (end > at)
+      words.push_back(line.substr(at, end - at));
+    at = end + 1;
+  }
+  return words;
+}
+
+// The name a definition keyword ("def", "function", "class", …) introduces, the last one among
+// `words`; "" when there is none.
+std::string DefinedName(const std::vector<std::string_view>& words) {
+  constexpr std::array<std::string_view, 8> kKeywords = {
+      "def", "function", "func", "fn", "class", "struct", "interface", "procedure"};
+  for (std::size_t k = words.size(); k-- > 1;) {
+    if (std::find(kKeywords.begin(), kKeywords.end(), words[k - 1]) == kKeywords.end())
+      continue;
+    std::string_view name = words[k];
+    name = name.substr(0, std::min(name.find_first_of("(<{:;"), name.size()));
+    if (HasWords(name))
+      return std::string(name);
+  }
+  return {};
+}
+
+// Words [from, to) of `words` as one line, "…" where words before or after were left out.
+std::string WordSpan(const std::vector<std::string_view>& words, std::size_t from, std::size_t to) {
+  std::string out = from > 0 ? std::string(kEllipsis) + " " : std::string();
+  for (std::size_t k = from; k < to; ++k)
+    out.append(words[k]).append(k + 1 < to ? " " : "");
+  if (to < words.size())
+    out.append(" ").append(kEllipsis);
+  return out;
+}
+
+// A replacement as what changed: a short one whole ("`old` -> `new`"), a long one by the words
+// that differ, with a few words around them and the definition they are in, so that the
+// change is told instead of the start of two snippets.
+std::string ReplacementChange(const std::string& old_text, const std::string& new_text) {
+  constexpr std::size_t kWhole = 160;  // both sides together at most this: told whole
+  constexpr std::size_t kBefore = 3;   // words of context before the change
+  constexpr std::size_t kAfter = 2;    // and after it
+  const std::string old_line = Join(SafeLines(old_text), " ");
+  const std::string new_line = Join(SafeLines(new_text), " ");
+  if (old_line.size() + new_line.size() <= kWhole)
+    return "`" + old_line + "` -> `" + new_line + "`";
+  const std::vector<std::string_view> before = SpaceWords(old_line);
+  const std::vector<std::string_view> after = SpaceWords(new_line);
+  const std::size_t shorter = std::min(before.size(), after.size());
+  std::size_t prefix = 0;
+  while (prefix < shorter && before[prefix] == after[prefix])
+    ++prefix;
+  std::size_t suffix = 0;
+  while (suffix < shorter - prefix &&
+         before[before.size() - 1 - suffix] == after[after.size() - 1 - suffix])
+    ++suffix;
+  const std::size_t from = prefix - std::min(prefix, kBefore);
+  std::string name = DefinedName({before.begin(), before.begin() + static_cast<long>(prefix)});
+  if (name.empty())
+    name = DefinedName(before);
+  std::string out = name.empty() ? std::string() : "in `" + name + "`: ";
+  out.append("`")
+      .append(CutAt(WordSpan(before, from, before.size() - suffix + std::min(suffix, kAfter)), 200))
+      .append("` -> `")
+      .append(CutAt(WordSpan(after, from, after.size() - suffix + std::min(suffix, kAfter)), 240))
+      .append("`");
+  return out;
+}
+
+// An edit's content as one line from the fields of the common edit tools: what a replacement
+// changed (ReplacementChange), or the text written or removed.
 std::string EditChange(const std::vector<Field>& fields) {
   const std::string* before =
       FieldValue(fields, {"old_str", "old_string", "search", "old_text", "old"});
@@ -222,7 +295,7 @@ std::string EditChange(const std::vector<Field>& fields) {
   const std::string new_line = line(after);
   if (new_line.empty())
     return old_line.empty() ? std::string() : "removed `" + old_line + "`";
-  return old_line.empty() ? "`" + new_line + "`" : "`" + old_line + "` -> `" + new_line + "`";
+  return old_line.empty() ? "`" + new_line + "`" : ReplacementChange(*before, *after);
 }
 
 // The lines a patch adds, as one line.

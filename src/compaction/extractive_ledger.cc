@@ -1,6 +1,7 @@
 #include "compaction/extractive_ledger.h"
 
 #include <algorithm>
+#include <array>
 #include <cctype>
 #include <cstddef>
 #include <string>
@@ -149,8 +150,10 @@ std::vector<std::pair<std::string, const CommandEntry*>> Ledger::Commands(bool f
   return out;
 }
 
-std::string Ledger::CommandKey(std::string_view command) {
-  std::vector<std::string_view> words = Words(command);
+namespace {
+
+// The first word of a command's program after a leading "cd DIR &&" (or ";") and "VAR=x".
+std::size_t ProgramAt(const std::vector<std::string_view>& words) {
   std::size_t at = 0;
   while (at < words.size()) {
     if (words[at] == "cd" && at + 2 < words.size() &&
@@ -162,6 +165,27 @@ std::string Ledger::CommandKey(std::string_view command) {
       break;
     }
   }
+  return at;
+}
+
+}  // namespace
+
+bool Ledger::OnlyLooks(std::string_view command) {
+  constexpr std::array<std::string_view, 16> kLookers = {
+      "ls", "cat",   "head", "tail", "grep", "rg",       "find",     "stat",
+      "wc", "which", "tree", "file", "du",   "readlink", "realpath", "less"};
+  const std::vector<std::string_view> words = Words(command);
+  const std::size_t at = ProgramAt(words);
+  if (at >= words.size())
+    return false;
+  std::string_view program = words[at];
+  program.remove_prefix(std::min(program.size(), program.rfind('/') + 1));
+  return std::find(kLookers.begin(), kLookers.end(), program) != kLookers.end();
+}
+
+std::string Ledger::CommandKey(std::string_view command) {
+  std::vector<std::string_view> words = Words(command);
+  const std::size_t at = ProgramAt(words);
   std::string key;
   for (std::size_t k = at; k < words.size() && k < at + 2; ++k) {
     if (k > at && words[k].starts_with('-'))

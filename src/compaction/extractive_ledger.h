@@ -106,6 +106,11 @@ class Ledger {
     return out;
   }
 
+  // Whether a command only looks at files (lists, prints or searches them: ls, cat, grep,
+  // find, …), after a leading "cd DIR &&" or "VAR=x": its failure ("No such file") is what a
+  // search did not find, not an error the work faces.
+  static bool OnlyLooks(std::string_view command);
+
   // Commands whose latest run failed (true) or succeeded (false), the most recent first.
   std::vector<std::pair<std::string, const CommandEntry*>> Commands(bool failed) const;
 

@@ -83,5 +83,15 @@ TEST(ExtractiveLedger, CommitsEditsAndErrorsAreToldOnceAtTheirLatestPlace) {
                                       "Error from Read: File does not exist."}));
 }
 
+TEST(ExtractiveLedger, ACommandThatOnlyLooksListsPrintsOrSearches) {
+  EXPECT_TRUE(Ledger::OnlyLooks("ls ~/Library/LaunchAgents/*git* 2>&1"));
+  EXPECT_TRUE(Ledger::OnlyLooks("cd /repo && LC_ALL=C /usr/bin/grep -rn foo src"));
+  EXPECT_TRUE(Ledger::OnlyLooks("cat .git/gc.log"));
+  EXPECT_FALSE(Ledger::OnlyLooks("make test"));
+  EXPECT_FALSE(Ledger::OnlyLooks("git cat-file -t e53647ba"));
+  EXPECT_FALSE(Ledger::OnlyLooks("cd /repo &&"));
+  EXPECT_FALSE(Ledger::OnlyLooks(""));
+}
+
 }  // namespace
 }  // namespace harness::extractive_detail

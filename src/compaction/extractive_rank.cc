@@ -95,11 +95,13 @@ std::vector<Item> Prioritize(const Extract& extract) {
   std::unordered_set<std::string> told;
   auto add = [&items, &told](Section section, std::size_t order, std::string text,
                              std::size_t cap) {
-    if (text.empty())
-      return;
     std::string_view bare = text;
     while (bare.starts_with("Earlier: ") || bare.starts_with("Later: "))
       bare.remove_prefix(bare.starts_with("Earlier: ") ? 9 : 7);
+    // A line of a terminal's frame or of punctuation says nothing; the goal and the state's
+    // lead are told whatever they hold.
+    if (items.size() >= 2 && !HasWords(bare))
+      return;
     std::string key(1, static_cast<char>(section));
     key.append(Lower(bare));
     if (!told.insert(std::move(key)).second)
@@ -198,7 +200,7 @@ std::vector<Item> Prioritize(const Extract& extract) {
         "Project instructions: " + extract.project_instructions, 600);
   }
 
-  // 5. What the edits changed, the newest first; what was handed in; errors fixed on the way.
+  // 5. What the edits changed, the newest first; what was handed in.
   // A file deleted since (a reproduction script) no longer matters.
   const std::unordered_set<std::string> gone(deleted.begin(), deleted.end());
   const auto& edits = ledger.edits();
@@ -219,19 +221,6 @@ std::vector<Item> Prioritize(const Extract& extract) {
   const auto& commits = ledger.commits();
   for (auto it = commits.rbegin(); it != commits.rend(); ++it)
     add_state(*it, 240);
-  std::size_t fixed_count = 0;
-  for (const auto& [command, entry] : ledger.Commands(false)) {
-    if (entry->fixed_error.empty())
-      continue;
-    std::string item = CutAt(command, 160);
-    item.append(" failed earlier (").append(entry->fixed_error).append("), then ran clean");
-    if (!entry->output.empty())
-      item.append(": ").append(entry->output);
-    add_state(item + ".", 480);
-    if (++fixed_count == 6)
-      break;
-  }
-
   // What each earlier request came to: the assistant's words at the end of its step, the
   // newest first by priority, told in the order they happened. A short last word ("Done.")
   // brings the words before it.
@@ -248,8 +237,10 @@ std::vector<Item> Prioritize(const Extract& extract) {
       answer = step.answers.front() + " " + answer;
     else if (step.answered_at == extract.latest_progress_at)
       continue;  // told as the latest progress
-    std::string item = "Step (";
-    item.append(CutAt(step.request, 100)).append("): ").append(answer);
+    // The goal is told whole at the top; its step names it instead of quoting it again.
+    std::string item =
+        step.request == goal ? std::string("Step (the task") : "Step (" + CutAt(step.request, 100);
+    item.append("): ").append(answer);
     if (steps_told++ < kStepsTold)
       add(Section::kState, steps_order + k, std::move(item), kStepCap);
     else
@@ -302,8 +293,10 @@ std::vector<Item> Prioritize(const Extract& extract) {
   }
 
   // 7. Commands that failed last time they ran, the newest first: the errors the work still
-  // faces come before the choices made.
+  // faces.
+  // A look that found nothing ("ls: No such file") is told after the run's history.
   std::size_t failed_count = 0;
+  std::vector<std::string> failed_looks;
   for (const auto& [command, entry] : ledger.Commands(true)) {
     if (failed_count++ == 10)
       break;
@@ -313,17 +306,13 @@ std::vector<Item> Prioritize(const Extract& extract) {
       item.append(" (exit ").append(std::to_string(*entry->exit_code)).append(")");
     if (!entry->last_error.empty())
       item.append(": ").append(entry->last_error);
-    add_state(std::move(item), 400);
+    if (Ledger::OnlyLooks(command))
+      failed_looks.push_back(std::move(item));
+    else
+      add_state(std::move(item), 400);
   }
 
-  // 8. Choices made, the newest first.
-  const std::size_t decisions = std::min<std::size_t>(extract.decisions.size(), 24);
-  for (std::size_t k = 0; k < decisions; ++k) {
-    const std::size_t index = extract.decisions.size() - 1 - k;
-    add(Section::kDecisions, index, extract.decisions[index].text, 320);
-  }
-
-  // 9. The way forward.
+  // 8. The way forward.
   std::size_t open_order = 2;
   for (const std::string& step : extract.next_steps)
     add(Section::kOpenItems, open_order++, "Next: " + step, 320);
@@ -363,7 +352,32 @@ std::vector<Item> Prioritize(const Extract& extract) {
     add(Section::kGoal, request.at + 1, "Later: " + request.text, kOlderRequestCap);
   }
 
-  // 10. The rest of the ledger.
+  for (std::string& item : failed_looks)
+    add_state(std::move(item), 400);
+
+  // Errors fixed on the way and the choices made, the newest first: under a tight budget the
+  // history of the run says more than the choices it went through (many were hypotheses a
+  // later step settled) and the errors it got past.
+  std::size_t fixed_count = 0;
+  for (const auto& [command, entry] : ledger.Commands(false)) {
+    if (entry->fixed_error.empty())
+      continue;
+    std::string item = CutAt(command, 160);
+    item.append(" failed earlier (").append(entry->fixed_error).append("), then ran clean");
+    if (!entry->output.empty())
+      item.append(": ").append(entry->output);
+    add_state(item + ".", 480);
+    if (++fixed_count == 6)
+      break;
+  }
+
+  const std::size_t decisions = std::min<std::size_t>(extract.decisions.size(), 24);
+  for (std::size_t k = 0; k < decisions; ++k) {
+    const std::size_t index = extract.decisions.size() - 1 - k;
+    add(Section::kDecisions, index, extract.decisions[index].text, 320);
+  }
+
+  // 9. The rest of the ledger.
   if (!todo_all.empty())
     add_state("Todo list: " + Join(todo_all, "; "), 800);
   add_state(files_item("Files read: ", read), 800);

@@ -6,8 +6,10 @@
 //   summary's task first), the state's lead (files edited, else created, else the latest
 //   progress), the unanswered request, every constraint, the later requests newest first, the
 //   edits, commits, steps, reports, test runs and failing tests, names in play, the other
-//   files, the latest progress, the carried state, failed commands, decisions newest first,
-//   next steps, todo items, open calls, the carried open items, then the rest of the ledger.
+//   files, the latest progress, the carried state, failed commands, next steps, todo items,
+//   open calls, the carried open items, the older steps and requests, failed commands that
+//   only look at files, errors fixed on the way, decisions newest first, then the rest of the
+//   ledger.
 // - The first item is always the goal and the second always the state's lead (a fixed
 //   sentence when there is none), so that two items always exist.
 // - Each distinct text is told once per section, at its first place ("Earlier: " and "Later: "

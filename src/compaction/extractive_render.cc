@@ -46,6 +46,72 @@ std::size_t SectionBytes(std::string_view name, const std::vector<std::size_t>& 
 constexpr std::size_t kFullRoom = 16000;
 // No cap shrinks below this: a path and an error line still fit.
 constexpr std::size_t kSmallestCap = 120;
+// The goal and the state's lead, the first two items, are told even when a later item holds
+// them: a summary has both.
+constexpr std::size_t kLeads = 2;
+
+// Text as the eval's measures compare items (docs/eval.md "Summary measures"): ASCII letters
+// lower-cased, every run of white space one space, none at either end.
+std::string Folded(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (const char c : text) {
+    if (c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v') {
+      if (!out.empty() && out.back() != ' ')
+        out.push_back(' ');
+      continue;
+    }
+    out.push_back(c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c);
+  }
+  if (!out.empty() && out.back() == ' ')
+    out.pop_back();
+  return out;
+}
+
+// A rule and a choice have their own sections; the goal's requests, the steps and the progress
+// tell what happened, and may hold a rule's or a choice's words.
+bool Specific(const Item& item) {
+  return item.section == Section::kConstraints || item.section == Section::kDecisions;
+}
+
+// The words of an item after its labels ("Earlier:", "Later:", "Latest progress:").
+std::string_view Unlabelled(std::string_view text) {
+  for (bool more = true; more;) {
+    more = false;
+    for (const std::string_view label : {"Earlier:", "Later:", "Latest progress:"}) {
+      if (text.starts_with(label)) {
+        text = Trim(text.substr(label.size()));
+        more = true;
+      }
+    }
+  }
+  return text;
+}
+
+// Clean `text` without the first place that holds `piece` (ASCII case aside), the spaces around
+// it made one; `text` itself when it holds no such place.
+std::string Without(const std::string& text, const std::string& piece) {
+  const std::size_t at = Lower(text).find(Lower(piece));
+  if (piece.empty() || at == std::string::npos)
+    return text;
+  std::string head = text.substr(0, at);
+  std::string tail = text.substr(at + piece.size());
+  while (!head.empty() && head.back() == ' ')
+    head.pop_back();
+  while (!tail.empty() && tail.front() == ' ')
+    tail.erase(0, 1);
+  // A step's label that was the rule alone goes with it: "Step (): x" is "Step: x".
+  if (head.ends_with('(') && tail.starts_with(')')) {
+    head.pop_back();
+    tail.erase(0, 1);
+    while (!head.empty() && head.back() == ' ')
+      head.pop_back();
+    return head + tail;
+  }
+  if (head.empty() || tail.empty())
+    return head + tail;
+  return head + " " + tail;
+}
 
 }  // namespace
 
@@ -81,11 +147,20 @@ std::string EscapeWithin(std::string_view clean, std::size_t cap) {
   return out;
 }
 
+namespace {
+std::vector<Chosen> ChooseWithin(const std::vector<Item>& items, std::size_t room, bool& whole);
+}  // namespace
+
 // In a smaller room every cap shrinks with the square root of its share of a full one, so
 // that a small budget holds several short items by priority instead of the first one or two
 // at full length (a long task statement alone would fill it).
 std::vector<Item> ScaledToRoom(std::vector<Item> items, std::size_t room) {
   if (room >= kFullRoom)
+    return items;
+  // A room that holds every item at its own cap needs no sharing.
+  bool whole = false;
+  ChooseWithin(items, room, whole);
+  if (whole)
     return items;
   const double scale = std::sqrt(static_cast<double>(room) / static_cast<double>(kFullRoom));
   for (Item& item : items) {
@@ -96,46 +171,142 @@ std::vector<Item> ScaledToRoom(std::vector<Item> items, std::size_t room) {
 }
 
 // The first items that fit `room` envelope bytes whole; the first that does not is cut to the
-// room left (when at least a few bytes are) and ends the selection.
+// room left (when at least a few bytes are) and ends the selection. Each distinct piece is told
+// once (see the header): the room a repeat would take goes to the next item.
 std::vector<Chosen> Choose(const std::vector<Item>& items, std::size_t room) {
+  bool whole = false;
+  return ChooseWithin(items, room, whole);
+}
+
+namespace {
+
+// Choose, and whether every item was taken or passed over without a cut (`whole`).
+std::vector<Chosen> ChooseWithin(const std::vector<Item>& items, std::size_t room, bool& whole) {
+  whole = false;
   std::vector<Chosen> chosen;
-  std::array<std::vector<std::size_t>, 5> lengths;
-  std::size_t used = 0;
-  for (const Item& item : items) {
+  std::vector<std::string> texts;   // each chosen item's clean text, its repeats cut out
+  std::vector<std::string> folded;  // each chosen item's escaped text, Folded
+  auto bytes_of = [](const std::array<std::vector<std::size_t>, 5>& lengths) {
+    std::size_t bytes = 0;
+    for (std::size_t section = 0; section < lengths.size(); ++section)
+      bytes += SectionBytes(kSectionNames[section], lengths[section]);
+    return bytes;
+  };
+  // A chosen item told without the words of a new rule or choice.
+  struct Rewrite {
+    std::size_t at;
+    std::string text;
+    std::string escaped;
+    std::string folded;
+  };
+  for (std::size_t index = 0; index < items.size(); ++index) {
+    const Item& item = items[index];
+    const bool lead = index < kLeads;
+    std::string text = item.text;
+    std::string escaped = EscapeWithin(text, item.cap);
+    std::string mine = Folded(escaped);
+    // What the chosen ones become beside this item, applied only when it is taken.
+    std::vector<Rewrite> rewrites;
+    std::vector<std::size_t> dropped;
+    bool skip = false;
+    for (std::size_t k = 0; k < chosen.size() && !skip; ++k) {
+      const bool k_lead = chosen[k].item < items.data() + kLeads;
+      if (!lead && folded[k].find(mine) != std::string::npos) {
+        // Held in another item of its kind, or in what tells what happened: nothing new.
+        skip = !Specific(item) || Specific(*chosen[k].item);
+        if (skip)
+          continue;
+        // A rule or a choice keeps its own section; the holder is told without its words,
+        // unless they were all it said.
+        std::string rest = Without(texts[k], text);
+        skip = !HasWords(Unlabelled(rest));
+        if (skip || rest == texts[k])
+          continue;
+        std::string rest_escaped = EscapeWithin(rest, chosen[k].item->cap);
+        std::string rest_folded = Folded(rest_escaped);
+        rewrites.push_back(
+            Rewrite{k, std::move(rest), std::move(rest_escaped), std::move(rest_folded)});
+        continue;
+      }
+      if (lead || k_lead || mine.find(folded[k]) == std::string::npos)
+        continue;
+      if (Specific(*chosen[k].item) && !Specific(item)) {
+        text = Without(text, texts[k]);
+        escaped = EscapeWithin(text, item.cap);
+        mine = Folded(escaped);
+      } else {
+        dropped.push_back(k);
+      }
+    }
+    // A request or a step whose words were all a rule's is told by the rule alone.
+    if (skip || (!lead && !HasWords(Unlabelled(text))))
+      continue;
+    // The bytes of what would be chosen: without the dropped, with the rewrites, with this.
+    std::array<std::vector<std::size_t>, 5> lengths;
+    std::size_t next_rewrite = 0;
+    std::size_t next_drop = 0;
+    for (std::size_t k = 0; k < chosen.size(); ++k) {
+      const auto section = static_cast<std::size_t>(chosen[k].item->section);
+      if (next_drop < dropped.size() && dropped[next_drop] == k) {
+        ++next_drop;
+        continue;
+      }
+      if (next_rewrite < rewrites.size() && rewrites[next_rewrite].at == k) {
+        lengths[section].push_back(JsonBytes(rewrites[next_rewrite++].escaped));
+        continue;
+      }
+      lengths[section].push_back(JsonBytes(chosen[k].escaped));
+    }
     const auto section = static_cast<std::size_t>(item.section);
-    const std::string_view name = kSectionNames[section];
-    std::string escaped = EscapeWithin(item.text, item.cap);
-    std::vector<std::size_t>& mine = lengths[section];
-    const std::size_t before = SectionBytes(name, mine);
-    mine.push_back(JsonBytes(escaped));
-    std::size_t after = SectionBytes(name, mine);
-    if (used - before + after <= room) {
-      used = used - before + after;
+    lengths[section].push_back(JsonBytes(escaped));
+    if (bytes_of(lengths) <= room) {
+      for (Rewrite& rewrite : rewrites) {
+        chosen[rewrite.at].escaped = std::move(rewrite.escaped);
+        texts[rewrite.at] = std::move(rewrite.text);
+        folded[rewrite.at] = std::move(rewrite.folded);
+      }
+      for (std::size_t d = dropped.size(); d-- > 0;) {
+        chosen.erase(chosen.begin() + static_cast<std::ptrdiff_t>(dropped[d]));
+        texts.erase(texts.begin() + static_cast<std::ptrdiff_t>(dropped[d]));
+        folded.erase(folded.begin() + static_cast<std::ptrdiff_t>(dropped[d]));
+      }
       chosen.push_back(Chosen{&item, std::move(escaped)});
+      texts.push_back(std::move(text));
+      folded.push_back(std::move(mine));
       continue;
     }
-    // Cut: the largest cap whose escaped text still fits.
-    mine.back() = 0;
-    const std::size_t frame = used - before + SectionBytes(name, mine);
+    // Cut: the largest cap whose escaped text still fits beside what is chosen.
+    for (auto& of_section : lengths)
+      of_section.clear();
+    for (const Chosen& c : chosen)
+      lengths[static_cast<std::size_t>(c.item->section)].push_back(JsonBytes(c.escaped));
+    const std::size_t used = bytes_of(lengths);
+    const std::size_t own_before = SectionBytes(kSectionNames[section], lengths[section]);
+    lengths[section].push_back(0);
+    const std::size_t frame =
+        used - own_before + SectionBytes(kSectionNames[section], lengths[section]);
     if (frame + kShortestCut > room)
-      break;
+      return chosen;
     const std::size_t space = room - frame;
     std::size_t low = 0;
     std::size_t high = std::min(space, item.cap);
     while (low < high) {
       const std::size_t middle = (low + high + 1) / 2;
-      if (JsonBytes(EscapeWithin(item.text, middle)) <= space)
+      if (JsonBytes(EscapeWithin(text, middle)) <= space)
         low = middle;
       else
         high = middle - 1;
     }
-    escaped = EscapeWithin(item.text, low);
+    escaped = EscapeWithin(text, low);
     if (!escaped.empty())
       chosen.push_back(Chosen{&item, std::move(escaped)});
-    break;
+    return chosen;
   }
+  whole = true;
   return chosen;
 }
+
+}  // namespace
 
 std::string Render(std::vector<Chosen> chosen) {
   std::stable_sort(chosen.begin(), chosen.end(), [](const Chosen& a, const Chosen& b) {

@@ -7,11 +7,20 @@
 //   cut ends with an ellipsis on a character boundary, and a cap below the ellipsis gives "".
 //   Its length never decreases as cap grows.
 // - ScaledToRoom shrinks every cap with the square root of the room's share of a full budget
-//   (16000 bytes), never below 120 bytes (or the cap itself); a full room changes nothing.
+//   (16000 bytes), never below 120 bytes (or the cap itself); a full room, or one where Choose
+//   takes every item whole at its own cap, changes nothing.
 // - Choose(items, room) takes items whole, in order, while the envelope bytes their sections
 //   add (the escaped text as a JSON string, one item inline, several as "\n- " lines) fit the
 //   room; the first that does not is cut to the room left, when at least kShortestCut bytes
-//   are, and ends the selection. A larger room never chooses less.
+//   are, and ends the selection. A larger room never ends it at an earlier item.
+// - Each distinct piece is told once. Items are compared as the eval's measures compare them
+//   (ASCII case folded, white space collapsed; docs/eval.md "Summary measures"): an item whose
+//   text a chosen item holds is passed over, except a rule or a choice (constraints,
+//   decisions), which keeps its section while the item that held it, of another section, is
+//   told without its words (unless they were all it said); an item that holds a chosen rule or
+//   choice is told without its words, one that holds another chosen item takes its place. The
+//   first two items (the goal, the state's lead) are always chosen and never take the place
+//   of another; a request left with no words of its own is not told.
 // - Render writes the chosen items section by section in grammar order, each section's items
 //   by their order (stable), an empty section as "<x/>".
 // Thread safety: pure functions.

@@ -51,13 +51,72 @@ TEST(ExtractiveRender, ChoosingTakesAPrefixAndCutsTheFirstItemThatDoesNotFit) {
 }
 
 TEST(ExtractiveRender, ASmallRoomShrinksCapsButNotBelowTheSmallestCap) {
-  const std::vector<Item> items = {Item{Section::kGoal, 0, "g", 2400},
-                                   Item{Section::kState, 0, "s", 100}};
+  // Texts at their caps do not fit the smaller rooms below.
+  const std::vector<Item> items = {Item{Section::kGoal, 0, std::string(2400, 'g'), 2400},
+                                   Item{Section::kState, 0, std::string(100, 's'), 100},
+                                   Item{Section::kState, 1, std::string(3000, 'x'), 3000}};
   EXPECT_EQ(ScaledToRoom(items, 16000)[0].cap, 2400U);
   EXPECT_EQ(ScaledToRoom(items, 4000)[0].cap, 1200U);  // sqrt(1/4) of 2400
   EXPECT_EQ(ScaledToRoom(items, 100)[0].cap, 189U);    // sqrt(100/16000) of 2400
   EXPECT_EQ(ScaledToRoom(items, 1)[0].cap, 120U);
   EXPECT_EQ(ScaledToRoom(items, 1)[1].cap, 100U);  // a cap below the floor stays
+}
+
+TEST(ExtractiveRender, EachDistinctPieceIsChosenOnceByTheItemThatHoldsIt) {
+  const std::vector<Item> items = {
+      Item{Section::kGoal, 0, "Add the endpoint. Never print secrets.", 100},
+      Item{Section::kState, 0, "Files edited: a.cc.", 100},
+      Item{Section::kConstraints, 0, "Never print secrets.", 100},
+      Item{Section::kConstraints, 1, "Keep the API.", 100},
+      Item{Section::kGoal, 1, "Later: Then the CLI.  KEEP the API.", 100},
+      Item{Section::kState, 1, "Step (the task): The issue is the router. Fixed it.", 100},
+      Item{Section::kDecisions, 0, "the issue is the router.", 100},
+      Item{Section::kState, 2, "Tests pass.", 100},
+      Item{Section::kState, 3, "Step (then the cli.): tests pass. Merged.", 100},
+      Item{Section::kGoal, 2, "Later: Keep the API.", 100}};
+  std::vector<std::string> told;
+  for (const Chosen& chosen : Choose(items, 10000))
+    told.push_back(chosen.escaped);
+  // A rule or a choice keeps its section and the item that held its words is told without
+  // them (case and spaces aside), the goal too; an item held in another of its kind is passed
+  // over, one that holds another takes its place; a request that was a rule alone is the rule.
+  EXPECT_EQ(told, (std::vector<std::string>{
+                      "Add the endpoint.", "Files edited: a.cc.", "Never print secrets.",
+                      "Keep the API.", "Later: Then the CLI.", "Step (the task): Fixed it.",
+                      "the issue is the router.", "Step (then the cli.): tests pass. Merged."}));
+}
+
+// A room that holds every item whole at its own cap shares nothing: the caps stay.
+TEST(ExtractiveRender, ARoomThatHoldsEveryItemWholeKeepsTheirCaps) {
+  const std::vector<Item> items = {Item{Section::kGoal, 0, std::string(600, 'g'), 2400},
+                                   Item{Section::kState, 0, std::string(300, 's'), 400}};
+  EXPECT_EQ(ScaledToRoom(items, 1000)[0].cap, 2400U);
+  EXPECT_EQ(ScaledToRoom(items, 1000)[1].cap, 400U);
+  EXPECT_EQ(ScaledToRoom(items, 800)[1].cap, 120U);  // too small for both: shared
+}
+
+// The leads are told whatever they hold: a state's lead that is a label and punctuation stays.
+TEST(ExtractiveRender, TheLeadsAreChosenThoughTheyHoldNoWords) {
+  const std::vector<Item> items = {Item{Section::kGoal, 0, "a", 100},
+                                   Item{Section::kState, 0, "Latest progress: >", 100},
+                                   Item{Section::kGoal, 1, "Later: >", 100}};
+  const std::vector<Chosen> chosen = Choose(items, 10000);
+  ASSERT_EQ(chosen.size(), 2U);
+  EXPECT_EQ(chosen[1].escaped, "Latest progress: &gt;");
+}
+
+// The room an item held in another took goes to the next item.
+TEST(ExtractiveRender, TheRoomOfAnItemHeldInAnotherGoesToTheNext) {
+  const std::vector<Item> items = {Item{Section::kGoal, 0, "Add the endpoint.", 100},
+                                   Item{Section::kState, 0, "Files edited: a.cc.", 100},
+                                   Item{Section::kState, 1, "Tests pass.", 100},
+                                   Item{Section::kState, 2, "Step (x): Tests pass. Merged.", 100}};
+  // The goal inline (6 + 17) and the state's two lines (9 + 4 + 19 + 4 + 29): 88 bytes, where
+  // the three state lines would take 103.
+  const std::vector<Chosen> chosen = Choose(items, 88);
+  ASSERT_EQ(chosen.size(), 3U);
+  EXPECT_EQ(chosen[1].escaped, "Files edited: a.cc.");
+  EXPECT_EQ(chosen[2].escaped, "Step (x): Tests pass. Merged.");
 }
 
 }  // namespace

@@ -135,4 +135,24 @@ std::vector<std::string_view> Words(std::string_view text) {
   return words;
 }
 
+bool HasWords(std::string_view text) {
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const auto byte = static_cast<unsigned char>(text[i]);
+    if (byte < 0x80) {
+      if (IsWordChar(text[i]) && text[i] != '_')
+        return true;
+      continue;
+    }
+    // A lead byte: box drawing is E2 94 xx and E2 95 xx; continuation bytes are skipped.
+    if ((byte & 0xC0) == 0x80)
+      continue;
+    const bool box = byte == 0xE2 && i + 1 < text.size() &&
+                     (static_cast<unsigned char>(text[i + 1]) == 0x94 ||
+                      static_cast<unsigned char>(text[i + 1]) == 0x95);
+    if (!box)
+      return true;
+  }
+  return false;
+}
+
 }  // namespace harness::extractive_detail

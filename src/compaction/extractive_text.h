@@ -11,6 +11,8 @@
 // - HasPhrase matches a phrase only where no word character touches it from outside; the
 //   phrase tables of the classifiers rely on it ("only" is not found in "commonly").
 // - CutAt never splits a UTF-8 sequence; its cut ends with kEllipsis.
+// - HasWords is whether text holds a letter or a digit: an ASCII one, or a character beyond
+//   ASCII that is not box drawing (U+2500 to U+257F, the frames terminals draw around text).
 // - Words splits on spaces and tabs, keeping a quoted span ('…' or "…") in its word.
 // Every function is linear in its input and allocates at most its output.
 // Thread safety: pure functions.
@@ -32,6 +34,7 @@ std::string Lower(std::string_view text);
 bool IsWordChar(char c);  // [A-Za-z0-9_]
 bool IsDigit(char c);     // [0-9]
 bool HasPhrase(std::string_view text, std::string_view phrase);
+bool HasWords(std::string_view text);
 
 template <std::size_t N>
 bool HasAnyPhrase(std::string_view text, const std::array<std::string_view, N>& phrases) {

@@ -46,5 +46,14 @@ TEST(ExtractiveText, RawLinesKeepBlankOnes) {
   EXPECT_EQ(RawLines("a\r\n\nb"), (std::vector<std::string_view>{"a", "", "", "b"}));
 }
 
+// A terminal's frame or punctuation alone holds no words; a letter or a digit of any script does.
+TEST(ExtractiveText, HasWordsIsALetterOrADigitNotAFrame) {
+  EXPECT_FALSE(HasWords(""));
+  EXPECT_FALSE(HasWords("\xE2\x94\x82 \xE2\x95\xAD-- :_*"));  // "│ ╭-- :_*"
+  EXPECT_TRUE(HasWords("\xE2\x94\x82 x"));
+  EXPECT_TRUE(HasWords("7"));
+  EXPECT_TRUE(HasWords("\xC3\xA9"));  // é
+}
+
 }  // namespace
 }  // namespace harness::extractive_detail

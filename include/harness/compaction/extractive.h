@@ -59,13 +59,17 @@
 //   max_summary_tokens by the counter the usage reports, ceil(envelope bytes / 4), in a fixed
 //   priority: the goal's first request, the state's lead (files edited, else created, else the
 //   latest progress), the unanswered request, every constraint, the later requests newest
-//   first, the test run and failing tests, the other files, the latest progress, decisions
-//   newest first, failed commands, next steps, todo items, open calls, then the rest of the
-//   ledger. Each item has its own cap (2400 bytes for the goal's first request, 200 to 1200 for
-//   the others); items are taken whole while they fit, the first that does not is cut to the
-//   room left ("…") and ends the selection. Sections keep their own order (goal and
-//   constraints chronological, decisions chronological, state by priority). A larger budget
-//   never gives a shorter answer; the summary never exceeds 48 KiB. When the budget leaves no
+//   first, the test run and failing tests, the other files, the latest progress, failed
+//   commands, next steps, todo items, open calls, the older steps and requests, failed
+//   commands that only look at files, errors fixed on the way, decisions newest first, then
+//   the rest of the ledger. Each item has its own cap
+//   (2400 bytes for the goal's first request, 200 to 1200 for the others); items are taken
+//   whole while they fit, the first that does not is cut to the room left ("…") and ends the
+//   selection. Each distinct piece is told once: an item whose words a chosen one holds is
+//   passed over, and a rule or a choice is told in its own section, not again inside a
+//   request, a step or the progress. Sections keep their own order (goal and constraints
+//   chronological, decisions chronological, state by priority). The summary never exceeds
+//   48 KiB. When the budget leaves no
 //   room for a goal and a state of a few words, the answer is kInvalidSummary{token_limit}.
 // - It answers through the same path as a model: it encodes the envelope
 //   (EncodeSummaryEnvelope) with the input's identity, reports usage output_tokens =
