@@ -118,11 +118,13 @@ test("codex exec answers through harness, then compacts through it and goes on",
   const replacement = compacted[0].payload.replacement_history;
   const item = replacement.at(-1);
   assert.equal(item.type, "compaction");
-  assert.match(item.encrypted_content, /<summary/, "the compaction item carries harness's summary");
+  const content = JSON.parse(item.encrypted_content);
+  assert.match(content.summary, /^<conversation_summary>/, "the compaction item carries harness's summary, readable");
 
-  // harness journaled it as a session with a committed compaction, readable through its API.
+  // Codex sends `store: false` with every request, and harness honours it: the compaction
+  // left no session behind (docs/spec/gateway.md §2.4).
   const sessions = await (await fetch(`${harness.url}/v1/sessions`)).json();
-  assert.ok(sessions.sessions.length >= 1, JSON.stringify(sessions));
+  assert.deepEqual(sessions.sessions, [], JSON.stringify(sessions));
 
   const third = await codex("resume", "--last", "And one about undo.");
   assert.equal(third.code, 0, `the turn after the compaction, whose input holds the compaction item:\n${third.output}`);

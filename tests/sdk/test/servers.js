@@ -83,8 +83,9 @@ class Child {
   }
 }
 
-/** llama-server on a free port with a fresh API key, once GET /health answers 200. */
-export async function startLlama() {
+/** llama-server on a free port with a fresh API key, once GET /health answers 200; `context`
+ * tokens of context shared by `parallel` slots (an agent CLI's first request alone is about 5k). */
+export async function startLlama({ context = 4096, parallel = 2 } = {}) {
   const dir = llamaDir();
   const key = randomBytes(16).toString("hex");
   // The caller's LLAMA_* variables would change the server under test; the key goes in the
@@ -95,7 +96,7 @@ export async function startLlama() {
     const port = await freePort();
     const child = new Child(path.join(dir, "llama-server"), [
       "-m", path.join(dir, "tiny-gpt2.gguf"), "--host", "127.0.0.1", "--port", String(port),
-      "-c", "4096", "-np", "2", "-t", "1", "--no-webui", "--chat-template", "chatml",
+      "-c", String(context), "-np", String(parallel), "-t", "1", "--no-webui", "--chat-template", "chatml",
     ], env);
     child.process.stdout.on("data", (chunk) => child.lines.push(chunk.toString("utf8")));
     const url = `http://127.0.0.1:${port}`;
