@@ -342,5 +342,28 @@ TEST_F(ChatTmux, CtrlDEndsTheChatCleanly) {
   EXPECT_TRUE(dir_.JournalVerifies());
 }
 
+// `harness compact` with a model compactor at a terminal: one progress line on standard error,
+// rewritten in place with the elapsed time and the tokens streamed, and erased when the attempt
+// ends (nothing of it is left on the screen).
+TEST_F(ChatTmux, ACompactionAtATerminalShowsOneLineRewrittenInPlace) {
+  std::string summary = Summary(kValidSummary);
+  summary.pop_back();  // the step's closing brace: a slow stream is added
+  summary.append(",\"stream\":{\"bytes\":8,\"gap_ms\":20}}");
+  const std::string script = dir_.Script({summary});
+  const std::string command = "'" + std::string(::harness::build_paths::HarnessBinary()) +
+                              "' compact '" + std::string(::harness::build_paths::SourceDir()) +
+                              "/examples/transcripts/coding-agent.json' --max-summary-tokens "
+                              "1000 --compactor 'scripted:" +
+                              script + "' --data-dir '" + dir_.data() + "'";
+  TmuxChat tmux(dir_, command);
+  ASSERT_TRUE(tmux.started());
+  ASSERT_TRUE(tmux.WaitFor(" tokens streamed")) << tmux.Screen();
+  EXPECT_NE(tmux.Screen().find("compacting with scripted/"), std::string::npos) << tmux.Screen();
+  ASSERT_TRUE(tmux.WaitFor("chat exited 0")) << tmux.Screen();
+  const std::string screen = tmux.Screen();
+  EXPECT_EQ(screen.find(" tokens streamed"), std::string::npos) << screen;
+  EXPECT_NE(screen.find("\ncommitted\n"), std::string::npos) << screen;
+}
+
 }  // namespace
 }  // namespace harness::chat_e2e
