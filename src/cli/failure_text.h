@@ -20,7 +20,8 @@
 // - CompactorFailureHint(detail, provider): the hint of a compactor_failed rejection detail
 //   whose note is a model's failure ("model <kind>: …"), else "".
 // The texts may hold a server's words: callers show them through TerminalText.
-// Proof: tests/e2e/chat_cli_test.cc (AWrongKeyShowsTheProvidersCauseAndAHint,
+// Proof: src/cli/failure_text_test.cc, tests/e2e/chat_cli_test.cc
+// (AWrongKeyShowsTheProvidersCauseAndAHint,
 // AnExhaustedScriptAndAnUnusableAnswerAreDistinctFailures), tests/e2e/compact_cli_test.cc
 // (AModelCompactorThatIsRefusedSaysWhyAndJournalsIt).
 // Thread safety: pure functions.

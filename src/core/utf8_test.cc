@@ -91,7 +91,7 @@ TEST(IsBlankText, GoWhiteSpaceSet) {
 
 TEST(OneLineText, ControlsBecomeSpacesAndTheEndsAreTrimmed) {
   EXPECT_EQ(OneLineText("  Invalid\r\nkey\tgiven\x1b[2J\xc2\x9b.\n", 100),
-            "Invalid  key given [2J  .");
+            "Invalid  key given [2J .");
   EXPECT_EQ(OneLineText("bad \xff byte", 100), "bad \xEF\xBF\xBD byte");
   EXPECT_EQ(OneLineText("\n\t \xe3\x80\x80", 100), "");
 }

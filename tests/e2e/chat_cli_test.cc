@@ -84,6 +84,21 @@ class ChatCli : public ::testing::Test {
     EXPECT_TRUE(Has(resumed.out, "session " + session + " restored: ")) << resumed.out;
   }
 
+  // A transcript file of six messages whose third is the tool output `output`: two requests,
+  // the first of which read a log.
+  std::string ToolOutputHistory(const std::string& name, const std::string& output) {
+    return dir_.Write(
+        name,
+        R"([{"role":"user","blocks":[{"type":"text","text":"read the log"}]},)"
+        R"({"role":"assistant","blocks":[{"type":"tool_use","id":"c1","name":"read","input":{}}],"usage":null},)"
+        R"({"role":"tool","tool_use_id":"c1","is_error":false,"blocks":[{"type":"text","text":")" +
+            output +
+            R"("}]},)"
+            R"({"role":"assistant","blocks":[{"type":"text","text":"read it"}],"usage":null},)"
+            R"({"role":"user","blocks":[{"type":"text","text":"now the tests"}]},)"
+            R"({"role":"assistant","blocks":[{"type":"text","text":"they pass"}],"usage":null}])");
+  }
+
   ChatDir dir_;
   int inputs_ = 0;
 };
@@ -240,16 +255,7 @@ TEST_F(ChatCli, UndoPutsBackTheHistoryBeforeTheCompaction) {
 // masks the old tool output, shows an original, puts them back and undoes the masking.
 TEST_F(ChatCli, MaskShowsUnmasksAndUndoesOldToolOutput) {
   const std::string big(3000, 'o');
-  const std::string history = dir_.Write(
-      "history.json",
-      R"([{"role":"user","blocks":[{"type":"text","text":"read the log"}]},)"
-      R"({"role":"assistant","blocks":[{"type":"tool_use","id":"c1","name":"read","input":{}}],"usage":null},)"
-      R"({"role":"tool","tool_use_id":"c1","is_error":false,"blocks":[{"type":"text","text":")" +
-          big +
-          R"("}]},)"
-          R"({"role":"assistant","blocks":[{"type":"text","text":"read it"}],"usage":null},)"
-          R"({"role":"user","blocks":[{"type":"text","text":"now the tests"}]},)"
-          R"({"role":"assistant","blocks":[{"type":"text","text":"they pass"}],"usage":null}])");
+  const std::string history = ToolOutputHistory("history.json", big);
   const CliRun run = Chat({Answer("unused")},
                           "/output 2\n/mask\n/history\n/output 2\n/mask\n/unmask 2\n/unmask\n"
                           "/mask\n/undo\n/history\n/quit\n",
@@ -716,17 +722,7 @@ TEST_F(ChatCli, TheCompactionLineCountsAfterPinsUndoMaskingAndChunks) {
   EXPECT_TRUE(Has(run.out, "CompactionCommitted: 6 messages -> summary + 2 retained, ")) << run.out;
 
   // Masking and its undo keep the count: 6 messages of --history.
-  const std::string big(3000, 'o');
-  const std::string history = dir_.Write(
-      "count-history.json",
-      R"([{"role":"user","blocks":[{"type":"text","text":"read the log"}]},)"
-      R"({"role":"assistant","blocks":[{"type":"tool_use","id":"c1","name":"read","input":{}}],"usage":null},)"
-      R"({"role":"tool","tool_use_id":"c1","is_error":false,"blocks":[{"type":"text","text":")" +
-          big +
-          R"("}]},)"
-          R"({"role":"assistant","blocks":[{"type":"text","text":"read it"}],"usage":null},)"
-          R"({"role":"user","blocks":[{"type":"text","text":"now the tests"}]},)"
-          R"({"role":"assistant","blocks":[{"type":"text","text":"they pass"}],"usage":null}])");
+  const std::string history = ToolOutputHistory("count-history.json", std::string(3000, 'o'));
   run = Chat({Summary(kValidSummary)}, "/mask\n/undo\n/mask\n/compact\n/quit\n",
              "--keep-recent-segments 1 --history '" + history + "'");
   ASSERT_EQ(run.exit_code, 0) << run.out;
