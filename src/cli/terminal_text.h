@@ -27,7 +27,8 @@
 // RewritesInPlace(fd): whether output to `fd` may use the one escape sequence the CLI ever writes,
 // the erase-line of a progress line rewritten in place: `fd` is a terminal, TERM is not "dumb",
 // and NO_COLOR (no-color.org) is unset or empty. The CLI writes no colour; NO_COLOR turns off
-// the only sequence it has. Proof: tests/e2e/chat_tmux_test.cc.
+// the only sequence it has. Proof: tests/e2e/chat_tmux_test.cc
+// (NoColorShowsTheProgressOneLinePerStage, ACompactionAtATerminalShowsOneLineRewrittenInPlace).
 // Thread safety: TerminalText is a pure function; a TerminalTextStream is used by one thread at
 // a time; RewritesInPlace reads the environment.
 #pragma once

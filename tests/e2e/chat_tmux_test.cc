@@ -365,5 +365,23 @@ TEST_F(ChatTmux, ACompactionAtATerminalShowsOneLineRewrittenInPlace) {
   EXPECT_NE(screen.find("\ncommitted\n"), std::string::npos) << screen;
 }
 
+// NO_COLOR: the terminal gets no escape sequence, so the progress is one line per stage, as
+// through a pipe, and stays on the screen.
+TEST_F(ChatTmux, NoColorShowsTheProgressOneLinePerStage) {
+  const std::string script = dir_.Script({Summary(kValidSummary)});
+  const std::string command = "NO_COLOR=1 '" +
+                              std::string(::harness::build_paths::HarnessBinary()) + "' compact '" +
+                              std::string(::harness::build_paths::SourceDir()) +
+                              "/examples/transcripts/coding-agent.json' --max-summary-tokens "
+                              "1000 --compactor 'scripted:" +
+                              script + "' --data-dir '" + dir_.data() + "'";
+  TmuxChat tmux(dir_, command);
+  ASSERT_TRUE(tmux.started());
+  ASSERT_TRUE(tmux.WaitFor("chat exited 0")) << tmux.Screen();
+  const std::string screen = tmux.Screen();
+  EXPECT_NE(screen.find(": started\n"), std::string::npos) << screen;
+  EXPECT_NE(screen.find(" tokens streamed\n"), std::string::npos) << screen;
+}
+
 }  // namespace
 }  // namespace harness::chat_e2e
