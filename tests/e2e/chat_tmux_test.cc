@@ -91,6 +91,15 @@ class ChatTmux : public ::testing::Test {
     tmux.Type("/compact");
   }
 
+  // `harness compact` of the coding-agent example with a scripted compactor, as a shell command.
+  std::string CompactCommand(const std::string& script) const {
+    return "'" + std::string(::harness::build_paths::HarnessBinary()) + "' compact '" +
+           std::string(::harness::build_paths::SourceDir()) +
+           "/examples/transcripts/coding-agent.json' --max-summary-tokens 1000 --compactor "
+           "'scripted:" +
+           script + "' --data-dir '" + dir_.data() + "'";
+  }
+
   ChatDir dir_;
 };
 
@@ -350,12 +359,7 @@ TEST_F(ChatTmux, ACompactionAtATerminalShowsOneLineRewrittenInPlace) {
   summary.pop_back();  // the step's closing brace: a slow stream is added
   summary.append(",\"stream\":{\"bytes\":8,\"gap_ms\":20}}");
   const std::string script = dir_.Script({summary});
-  const std::string command = "'" + std::string(::harness::build_paths::HarnessBinary()) +
-                              "' compact '" + std::string(::harness::build_paths::SourceDir()) +
-                              "/examples/transcripts/coding-agent.json' --max-summary-tokens "
-                              "1000 --compactor 'scripted:" +
-                              script + "' --data-dir '" + dir_.data() + "'";
-  TmuxChat tmux(dir_, command);
+  TmuxChat tmux(dir_, CompactCommand(script));
   ASSERT_TRUE(tmux.started());
   ASSERT_TRUE(tmux.WaitFor(" tokens streamed")) << tmux.Screen();
   EXPECT_NE(tmux.Screen().find("compacting with scripted/"), std::string::npos) << tmux.Screen();
@@ -369,13 +373,7 @@ TEST_F(ChatTmux, ACompactionAtATerminalShowsOneLineRewrittenInPlace) {
 // through a pipe, and stays on the screen.
 TEST_F(ChatTmux, NoColorShowsTheProgressOneLinePerStage) {
   const std::string script = dir_.Script({Summary(kValidSummary)});
-  const std::string command = "NO_COLOR=1 '" +
-                              std::string(::harness::build_paths::HarnessBinary()) + "' compact '" +
-                              std::string(::harness::build_paths::SourceDir()) +
-                              "/examples/transcripts/coding-agent.json' --max-summary-tokens "
-                              "1000 --compactor 'scripted:" +
-                              script + "' --data-dir '" + dir_.data() + "'";
-  TmuxChat tmux(dir_, command);
+  TmuxChat tmux(dir_, "NO_COLOR=1 " + CompactCommand(script));
   ASSERT_TRUE(tmux.started());
   ASSERT_TRUE(tmux.WaitFor("chat exited 0")) << tmux.Screen();
   const std::string screen = tmux.Screen();
