@@ -55,7 +55,7 @@ struct LineContext {
 // A loop resumed from a snapshot starts from its history's size; an undo of a replacement made
 // before that is not known here, and the count is then unknown (nullopt) until the next
 // LoopCreated or commit. Proof: tests/e2e/chat_cli_test.cc
-// (TheCompactionLineCountsAfterPinsUndoMaskingAndChunks).
+// (TheCompactionLineCountsAfterPinsUndoAndMasking).
 class HistoryCount {
  public:
   void Seed(std::size_t messages) { count_ = messages; }

@@ -696,8 +696,8 @@ TEST_F(ChatCli, MaxStepsLimitsTheModelCallsOfATurn) {
 
 // The compaction line's message count is followed from the events as the restore fold follows
 // them: after a commit with a pin (summary + pinned + retained), after /undo (the history put
-// back, plus what came since), after /mask and its undo, and after a chunked commit.
-TEST_F(ChatCli, TheCompactionLineCountsAfterPinsUndoMaskingAndChunks) {
+// back, plus what came since), and after /mask and its undo.
+TEST_F(ChatCli, TheCompactionLineCountsAfterPinsUndoAndMasking) {
   // Pins: the first commit leaves summary + 1 pinned + 2 retained = 4, a turn adds 2.
   CliRun run = Chat({Answer("one"), Answer("two"), Answer("three"), Summary(kValidSummary),
                      Answer("four"), Summary(kValidSummary)},
