@@ -7,7 +7,9 @@
 // - every answer is a valid assistant message (ValidateMessage) with a named stop reason, its
 //   tool calls have an id and a name, and it encodes again as the next request's history;
 // - in a stream, the text given to the sink is exactly the answer's text;
-// - once a Feed has failed, every later Feed and Finish fail with the same kind.
+// - once a Feed has failed, every later Feed and Finish fail with the same kind;
+// - read as the body of a 401 (ClassifyProviderFailure, which tells the provider's message), the
+//   detail is bounded, well-formed, without control characters, and never holds the key.
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
@@ -15,7 +17,10 @@
 #include <string>
 #include <string_view>
 
+#include "harness/core/utf8.h"
+#include "harness/http/secrets.h"
 #include "harness/provider/openai_wire.h"
+#include "harness/provider/provider_error.h"
 #include "wire_checks.h"
 
 namespace {
@@ -34,6 +39,19 @@ void CheckResponse(const Result<InferenceResponse, InferenceError>& response) {
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string_view bytes(reinterpret_cast<const char*>(data), size);
+  {
+    constexpr std::string_view kKey = "sk-fuzz";
+    Secrets secrets;
+    secrets.Add(kKey);
+    const InferenceError refused = ClassifyProviderFailure(401, bytes, secrets);
+    // "HTTP 401", a type and a code of at most 64 bytes each, ": " and 200 bytes and "…".
+    Require(refused.detail.rfind("HTTP 401", 0) == 0 && refused.detail.size() <= 8 + 130 + 205,
+            "a refusal's detail is unbounded");
+    Require(IsWellFormedUtf8(refused.detail), "a refusal's detail is not UTF-8");
+    for (const char c : refused.detail)
+      Require(static_cast<unsigned char>(c) >= 0x20 && c != 0x7f, "a control character");
+    Require(refused.detail.find(kKey) == std::string::npos, "the key is in the detail");
+  }
   CheckResponse(DecodeOpenAiChatResponse(bytes));
 
   std::string streamed;

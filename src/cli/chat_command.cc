@@ -27,6 +27,7 @@
 #include "commands.h"
 #include "compaction_run.h"
 #include "event_lines.h"
+#include "failure_text.h"
 #include "harness/compaction/extractive.h"
 #include "harness/compaction/model_compactor.h"
 #include "harness/compaction/tail.h"
@@ -64,6 +65,7 @@ struct ChatCommandLine {
   std::string journal;  // a postgres:// URL instead of --data-dir
   bool take_over = false;
   std::int64_t lease_ttl_seconds = 30;
+  std::int64_t max_steps = 64;  // model calls per turn (LoopDefinition::max_steps_per_turn)
 };
 
 namespace {
@@ -238,13 +240,23 @@ class ShownFirstModelClient final : public ModelClient {
 // Turns the loop's events into chat output. Called from one thread at a time.
 class ChatView {
  public:
-  ChatView(ChatConsole& console, Outstanding& outstanding, Uuid loop)
-      : console_(console), outstanding_(outstanding), loop_(loop) {}
+  // `provider`, `compactor_provider`: whose variables a failure's hint names (failure_text.h).
+  ChatView(ChatConsole& console, Outstanding& outstanding, Uuid loop,
+           const CompactionPolicy& policy, std::string provider, std::string compactor_provider)
+      : console_(console),
+        outstanding_(outstanding),
+        loop_(loop),
+        policy_(policy),
+        provider_(std::move(provider)),
+        compactor_provider_(std::move(compactor_provider)) {}
+
+  // Whether the latest turn failed; read once the events are all shown.
+  bool last_turn_failed() const { return last_turn_failed_; }
 
   // A resumed loop: what the events before the subscription would have told.
   void Seed(const LoopSnapshot& snapshot) {
     std::lock_guard lock(outstanding_.mutex());
-    context_.messages_before = snapshot.history.size();
+    history_.Seed(snapshot.history.size());
     context_.before = snapshot.measurement;
   }
 
@@ -264,9 +276,17 @@ class ChatView {
   std::vector<std::string> Handle(const Event& event) {
     if (HeaderOf(event).loop_id != loop_)
       return {};
-    if (const auto* e = std::get_if<LoopCreated>(&event)) {
-      context_.messages_before = e->history.size() + e->continued_history;
-    } else if (std::holds_alternative<LoopRequestChanged>(event)) {
+    // The count before the event, for its line; the event then changes it.
+    const std::optional<std::size_t> messages = history_.messages();
+    context_.messages_before = messages.value_or(0);
+    context_.messages_known = messages.has_value();
+    std::vector<std::string> lines = Lines(event);
+    history_.Apply(event);
+    return lines;
+  }
+
+  std::vector<std::string> Lines(const Event& event) {
+    if (std::holds_alternative<LoopRequestChanged>(event)) {
       return {EventLine(event, context_)};
     } else if (const auto* e = std::get_if<ContextMeasured>(&event)) {
       context_.before = e->measurement;
@@ -283,10 +303,15 @@ class ChatView {
         before = TokensText(context_.before->input_tokens, context_.before->input_limit);
       outcome_ = fmt::format("compact committed: {} -> {}, summary + {} messages", before,
                              TokensText(e->post_context.input_tokens, e->post_context.input_limit),
-                             e->retained.size());
+                             e->pinned.size() + e->retained.size());
       if (e->coverage)
         outcome_.append("; ").append(CoverageText(*e->coverage));
-      context_.messages_before = 1 + e->retained.size();
+      if (context_.before && context_.before->basis == e->basis) {
+        if (const std::string grew = NotSmallerText(context_.before->input_tokens,
+                                                    e->post_context.input_tokens, policy_);
+            !grew.empty())
+          outcome_.append("; ").append(grew);
+      }
       context_.before = e->post_context;
       return lines;
     } else if (const auto* e = std::get_if<CompactionChunkSummarized>(&event)) {
@@ -310,6 +335,9 @@ class ChatView {
         std::string line = "compact " + RejectedText(rejected->reason, rejected->detail);
         if (rejected->reason == CompactRejectReason::kCoverageInsufficient && rejected_coverage_)
           line.append("; ").append(CoverageText(*rejected_coverage_));
+        if (const std::string hint = CompactorFailureHint(rejected->detail, compactor_provider_);
+            !hint.empty())
+          line.append("; ").append(hint);
         return {line};
       }
       return {outcome_};
@@ -327,12 +355,17 @@ class ChatView {
       return Committed(*e);
     } else if (std::holds_alternative<TurnCompleted>(event)) {
       outstanding_.TurnRunning(false);
+      last_turn_failed_ = false;
       // A streamed answer is on the screen already, its line ended when it was committed.
       if (answer_streamed_)
         return {};
       return {"assistant: " + answer_};
-    } else if (std::holds_alternative<TurnFailed>(event) ||
-               std::holds_alternative<TurnInterrupted>(event)) {
+    } else if (const auto* e = std::get_if<TurnFailed>(&event)) {
+      outstanding_.TurnRunning(false);
+      last_turn_failed_ = true;
+      console_.EndStream();  // what streamed of the failed call stays, its line ended
+      return {TurnFailureLine(e->reason, e->detail, provider_)};
+    } else if (std::holds_alternative<TurnInterrupted>(event)) {
       outstanding_.TurnRunning(false);
       console_.EndStream();  // what streamed of the failed call stays, its line ended
       return {EventLine(event, context_)};
@@ -366,7 +399,6 @@ class ChatView {
   }
 
   std::vector<std::string> Committed(const MessageCommitted& e) {
-    ++context_.messages_before;
     if (!e.input_command_id.IsZero())
       outstanding_.InputTaken(e.input_command_id);
     std::vector<std::string> lines;
@@ -388,11 +420,16 @@ class ChatView {
   ChatConsole& console_;
   Outstanding& outstanding_;
   const Uuid loop_;
-  LineContext context_;           // messages_before: the loop's history size as the events tell it
+  LineContext context_;           // messages_before: history_ before the event shown
+  HistoryCount history_;          // the loop's history size as the events tell it
   std::string answer_;            // the turn's latest assistant text
   bool answer_streamed_ = false;  // it was shown as it streamed
   std::string outcome_;           // the last commit, for the reply that answers a /compact
   std::optional<CoverageReport> rejected_coverage_;  // of the last rejection, for its reply
+  const CompactionPolicy& policy_;  // the loop's: a commit that did not pay names its targets
+  const std::string provider_;
+  const std::string compactor_provider_;
+  bool last_turn_failed_ = false;
 };
 
 // What --history loaded, counted with the loop's counter before any turn.
@@ -864,6 +901,7 @@ Result<ChatLoop, std::string> MakeChatLoop(const ChatCommandLine& line,
   definition.compactor_name = FormatChatLoopSettings(recorded, kMaxCompactorNameBytes);
   out.model_spec = model_spec;
   out.recorded = std::move(recorded);
+  definition.max_steps_per_turn = static_cast<std::size_t>(line.max_steps);
   return out;
 }
 
@@ -1002,7 +1040,7 @@ int RunChat(const ChatCommandLine& line, SignalWatch& signals) {
     return Usage(system_prompt.error());
 
   // Made before the model clients, which stream the answer's text to it; it outlives them.
-  ChatConsole console(isatty(STDOUT_FILENO) == 1);
+  ChatConsole console(RewritesInPlace(STDOUT_FILENO));
   ShownBeforeCall shown;
   const ChatStreaming streaming{[&console](std::string_view piece) { console.Stream(piece); },
                                 shown};
@@ -1150,7 +1188,13 @@ int RunChat(const ChatCommandLine& line, SignalWatch& signals) {
   const LoopContext& context = made->context;
   const CompactionPolicy& policy = context.policy;
 
-  ChatView view(console, outstanding, loop);
+  // Whose variables a failure's hint names: the chat model's, or the compactor's own model.
+  const std::string& provider = made->definition.model.provider;
+  const std::string compactor_provider = line.compactor == "model" ? provider
+                                         : line.compactor == "extractive"
+                                             ? std::string()
+                                             : line.compactor.substr(0, line.compactor.find(':'));
+  ChatView view(console, outstanding, loop, policy, provider, compactor_provider);
   if (resume) {
     auto snapshot = session.Snapshot(loop);
     if (!snapshot.ok()) {
@@ -1322,6 +1366,10 @@ int RunChat(const ChatCommandLine& line, SignalWatch& signals) {
   console.Line(fmt::format("session {} suspended; resume with --session {}: {}",
                            session.id().ToString(), session.id().ToString(),
                            ResumeCommand(line, store, session.id(), made->model_spec)));
+  // A script of lines whose last turn failed did not do what it was run for: a caller (a shell
+  // script, CI) learns it from the exit code. At a terminal the person saw it.
+  if (scripted_input && view.last_turn_failed())
+    return kExitInvalid;
   return kExitOk;
 }
 
@@ -1350,7 +1398,8 @@ std::shared_ptr<ChatCommandLine> AddChatCommand(CLI::App& app) {
       "verbatim, /undo reverts the last compaction or masking, /mask replaces old tool output\n"
       "with stubs (/output N shows an original, /unmask [N] puts it back), /quit (or end of\n"
       "input) suspends the session: --session resumes it.\n"
-      "Exit 0 after a clean end; 2 bad usage; 1 the runtime failed.");
+      "Exit 0 after a clean end; 2 bad usage; 1 the runtime failed, or (input from a pipe or a\n"
+      "file) the last turn failed.");
   auto* c = line->command;
   c->add_option("--model", line->model,
                 "scripted:PATH (a scripted model), or PROVIDER:MODEL; with --session it may be "
@@ -1369,6 +1418,9 @@ std::shared_ptr<ChatCommandLine> AddChatCommand(CLI::App& app) {
               "writer is fenced off)");
   AddNumberOption(*c, "--lease-ttl", line->lease_ttl_seconds, {1, 3600},
                   "seconds the session's lease lasts without renewal (renewed at a third)");
+  AddNumberOption(*c, "--max-steps", line->max_steps, {1, 10000},
+                  "model calls one turn may make (each tool round trip is one) before the turn "
+                  "fails with step_limit");
   line->system.Register(*c);
   line->context.Register(*c);
   c->add_flag("--no-auto-compact", line->no_auto_compact,

@@ -1,6 +1,7 @@
 // `harness compact`: one manual compaction of a transcript in a fresh session of a data
 // directory, every event printed as it arrives (docs/cli.md has the behaviour and its proofs).
 #include <fmt/format.h>
+#include <unistd.h>
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
@@ -13,8 +14,10 @@
 #include <vector>
 
 #include "commands.h"
+#include "compaction_progress.h"
 #include "compaction_run.h"
 #include "event_lines.h"
+#include "failure_text.h"
 #include "harness/compaction/extractive.h"
 #include "harness/compaction/model_compactor.h"
 #include "harness/content/codec.h"
@@ -207,7 +210,8 @@ void PrintJsonResult(const RunIds& ids, const LoopContext& context, const Outcom
   PrintJson(out);
 }
 
-void PrintHumanResult(const Outcome& outcome, const Verdict& verdict, std::FILE* to) {
+void PrintHumanResult(const Outcome& outcome, const Verdict& verdict,
+                      const CompactionPolicy& policy, std::FILE* to) {
   PrintLine(fmt::format("context before: {}, {} messages", ContextText(outcome.context.before),
                         outcome.context.messages_before),
             to);
@@ -224,14 +228,22 @@ void PrintHumanResult(const Outcome& outcome, const Verdict& verdict, std::FILE*
     return;
   }
   const CompactionCommitted& committed = *outcome.committed;
-  PrintLine(fmt::format("context after: {}, summary + {} messages",
-                        ContextText(committed.post_context), committed.retained.size()),
-            to);
+  PrintLine(
+      fmt::format("context after: {}, summary + {} messages", ContextText(committed.post_context),
+                  committed.pinned.size() + committed.retained.size()),
+      to);
   if (outcome.coverage)
     PrintLine(CoverageText(*outcome.coverage), to);
   PrintLine("summary:", to);
   PrintLine(SummaryText(committed), to);
-  PrintLine("committed", to);
+  // A manual compaction commits even when it does not pay (only an automatic one is refused
+  // ineffective, docs/decisions.md P15): the last line says so, and what to change.
+  std::string grew;
+  if (outcome.context.before && outcome.context.before->basis == committed.basis) {
+    grew = NotSmallerText(outcome.context.before->input_tokens, committed.post_context.input_tokens,
+                          policy);
+  }
+  PrintLine(grew.empty() ? "committed" : "committed, " + grew, to);
 }
 
 // What the flags say about the context; unset options take policy_defaults.h's defaults.
@@ -280,8 +292,9 @@ struct Target {
 // budget --compactor-window leaves beside the policy's summary budget (docs/chunked.md). A new
 // session and a restored loop both take their compactor from here, so the window is applied
 // and checked the same way for both. The error is a usage message (exit 2).
-Result<std::shared_ptr<ObservedCompactor>, std::string> CompactorFor(
-    const CompactCommandLine& line, const CompactionPolicy& policy) {
+Result<std::shared_ptr<ObservedCompactor>, std::string> CompactorFor(const CompactCommandLine& line,
+                                                                     const CompactionPolicy& policy,
+                                                                     const TextDeltaSink& on_text) {
   std::optional<TokenCount> budget;
   if (line.compactor_window > 0) {
     budget = SummarizerBudget(line.compactor_window, policy.max_summary_tokens);
@@ -292,7 +305,7 @@ Result<std::shared_ptr<ObservedCompactor>, std::string> CompactorFor(
           line.compactor_window, policy.max_summary_tokens));
     }
   }
-  CompactorChoice choice = ChooseCompactor(line.compactor, line.constrain_output, budget);
+  CompactorChoice choice = ChooseCompactor(line.compactor, line.constrain_output, budget, on_text);
   if (!choice.compactor)
     return Fail(std::move(choice.problem));
   return std::make_shared<ObservedCompactor>(std::move(choice.compactor));
@@ -306,7 +319,8 @@ struct NewSessionInput {
   LoopDefinition definition;  // checked: CreateLoop takes it
 };
 
-std::optional<NewSessionInput> PrepareNewSession(const CompactCommandLine& line, int& exit) {
+std::optional<NewSessionInput> PrepareNewSession(const CompactCommandLine& line, int& exit,
+                                                 const TextDeltaSink& on_text) {
   auto flags = FlagsOf(line);
   if (!flags.ok()) {
     exit = Usage(flags.error());
@@ -317,7 +331,7 @@ std::optional<NewSessionInput> PrepareNewSession(const CompactCommandLine& line,
     exit = Usage(chosen.error().message);
     return std::nullopt;
   }
-  auto recorder = CompactorFor(line, chosen->policy);
+  auto recorder = CompactorFor(line, chosen->policy, on_text);
   if (!recorder.ok()) {
     exit = Usage(recorder.error());
     return std::nullopt;
@@ -435,7 +449,8 @@ std::optional<RestoreInput> PrepareRestore(const CompactCommandLine& line, int& 
 }
 
 std::optional<Target> RestoredTarget(const CompactCommandLine& line, RestoreInput input,
-                                     Journal& journal, SessionOptions options, int& exit) {
+                                     Journal& journal, SessionOptions options, int& exit,
+                                     const TextDeltaSink& on_text) {
   const std::optional<Uuid> wanted = input.loop;
   Target target;
   target.restored = true;
@@ -458,7 +473,7 @@ std::optional<Target> RestoredTarget(const CompactCommandLine& line, RestoreInpu
     definition.system_prompt = info.system_prompt;  // a different --system is journaled below
     definition.client = std::make_shared<CompactOnlyModelClient>();
     if (info.compaction_policy) {
-      auto recorder = CompactorFor(line, context->policy);
+      auto recorder = CompactorFor(line, context->policy, on_text);
       if (!recorder.ok()) {
         usage = recorder.error();
         return Fail(SessionError{SessionErrorKind::kInvalidDefinition, usage});
@@ -576,6 +591,12 @@ int RunCompaction(const CompactCommandLine& line, SignalWatch& signals) {
   // Everything the flags and the input decide is checked first: nothing is created for a run
   // that cannot start.
   int exit = kExitOk;
+  SystemEnv env;  // the session's time and ids, and the progress's clock; outlives them
+  // A model compactor can take minutes: its progress goes to stderr (compaction_progress.h).
+  std::optional<CompactionProgress> progress;
+  if (line.compactor != "extractive")
+    progress.emplace(CompactorDisplayName(line.compactor), RewritesInPlace(STDERR_FILENO), env);
+  const TextDeltaSink on_text = progress ? progress->Sink() : TextDeltaSink();
   std::optional<RestoreInput> restore_input;
   std::optional<NewSessionInput> new_input;
   if (resume) {
@@ -583,7 +604,7 @@ int RunCompaction(const CompactCommandLine& line, SignalWatch& signals) {
     if (!restore_input)
       return exit;
   } else {
-    new_input = PrepareNewSession(line, exit);
+    new_input = PrepareNewSession(line, exit, on_text);
     if (!new_input)
       return exit;
   }
@@ -595,12 +616,12 @@ int RunCompaction(const CompactCommandLine& line, SignalWatch& signals) {
   if (!journal.ok())
     return Usage(StoreProblem(*store, journal.error()));
   FailureLog failures;
-  SystemEnv env;  // the session's time and ids; outlives it
   SessionOptions options;
   options.env = &env;
   options.on_failure = [&failures](const InfrastructureFailure& f) { failures.Add(f); };
   std::optional<Target> target =
-      resume ? RestoredTarget(line, std::move(*restore_input), **journal, std::move(options), exit)
+      resume ? RestoredTarget(line, std::move(*restore_input), **journal, std::move(options), exit,
+                              on_text)
              : NewSessionTarget(std::move(*new_input), **journal, std::move(options), exit);
   if (!target)
     return exit;
@@ -625,7 +646,8 @@ int RunCompaction(const CompactCommandLine& line, SignalWatch& signals) {
       PrintLine(fmt::format("session {} in {}", session.id().ToString(), StoreForDisplay(*store)),
                 human);
     }
-    PrintLine(ContextReport(context), human);
+    PrintLine(ContextReport(context) + ", compactor " + CompactorDisplayName(line.compactor),
+              human);
   }
   auto command = line.preview ? session.PreviewCompaction(*loop) : session.CompactToLoop(*loop);
   if (!command.ok()) {
@@ -645,10 +667,18 @@ int RunCompaction(const CompactCommandLine& line, SignalWatch& signals) {
   });
 
   AwaitCompaction(session, events, *loop, *command, failures, outcome, [&](const Event& event) {
-    if (line.json)
-      PrintJson(EventJson(event));
-    else
-      PrintLine(EventLine(event, outcome.context), human);
+    const auto print = [&] {
+      if (line.json)
+        PrintJson(EventJson(event));
+      else
+        PrintLine(EventLine(event, outcome.context), human);
+    };
+    if (progress) {
+      progress->Print(print);
+      progress->Show(event);
+    } else {
+      print();
+    }
     // --preview: the proposal is shown, then discarded, so the history stays as it was; the
     // journal keeps both (docs/preview.md).
     const auto* proposed = std::get_if<CompactionProposed>(&event);
@@ -688,14 +718,21 @@ int RunCompaction(const CompactCommandLine& line, SignalWatch& signals) {
     return kExitInvalid;
   }
   if (verdict.rejected != nullptr && verdict.compactor_error) {
-    // Fixed names only (CompactorError::Message), never model output.
-    PrintError(verdict.compactor_error->Message());
+    // Fixed names (CompactorError::Message), then what a person checks; the cause itself is the
+    // rejection's journaled detail, printed with it.
+    std::string message = verdict.compactor_error->Message();
+    const std::string hint =
+        CompactorFailureHint(verdict.rejected->detail,
+                             std::string_view(line.compactor).substr(0, line.compactor.find(':')));
+    if (!hint.empty())
+      message.append("; ").append(hint);
+    PrintError(message);
   }
 
   if (line.json) {
     PrintJsonResult({session.id(), *loop, *command}, context, outcome, verdict);
   } else {
-    PrintHumanResult(outcome, verdict, human);
+    PrintHumanResult(outcome, verdict, context.policy, human);
   }
   if (verdict.rejected)
     return kExitRejected;

@@ -30,10 +30,12 @@ std::vector<std::string> FailureLog::lines() const {
 }
 
 CompactorChoice ChooseCompactor(const std::string& spec, bool constrain_output,
-                                std::optional<TokenCount> input_tokens) {
+                                std::optional<TokenCount> input_tokens, TextDeltaSink on_text) {
   if (spec == "extractive")
     return {std::make_shared<ExtractiveCompactor>(), ""};
-  auto model = MakeModelClient(spec);
+  ModelClientSettings settings;
+  settings.on_text = std::move(on_text);
+  auto model = MakeModelClient(spec, settings);
   if (!model.ok())
     return {nullptr, model.error().Message("--compactor", "extractive or scripted:PATH")};
   // The same adapter validation path as a real model: envelope, identity, grammar.

@@ -68,8 +68,10 @@ struct CompactorChoice {
 };
 
 // `input_tokens`: the model compactor's InputBudget (docs/chunked.md); unset: none.
+// `on_text`: where a model compactor's client streams the summary's text (a progress count).
 CompactorChoice ChooseCompactor(const std::string& spec, bool constrain_output,
-                                std::optional<TokenCount> input_tokens = std::nullopt);
+                                std::optional<TokenCount> input_tokens = std::nullopt,
+                                TextDeltaSink on_text = {});
 
 std::string LiftSystemPrompt(Transcript& history);
 

@@ -19,6 +19,7 @@ struct CountCommandLine {
   std::string encoding = "o200k_base";
   std::string model;  // PROVIDER:MODEL, exclusive with --encoding
   CLI::Option* model_option = nullptr;
+  bool json = false;
 };
 
 namespace {
@@ -83,7 +84,13 @@ int Run(const CountCommandLine& line) {
     std::fprintf(stderr, "harness: %s\n", count.error().Message().c_str());
     return kExitUsage;
   }
-  std::printf("%llu\n", static_cast<unsigned long long>(*count));
+  if (line.json) {
+    std::printf("{\"tokens\":%llu,\"encoding\":\"%s\",\"bytes\":%zu}\n",
+                static_cast<unsigned long long>(*count),
+                std::string(EncodingName(*encoding)).c_str(), input->size());
+  } else {
+    std::printf("%llu\n", static_cast<unsigned long long>(*count));
+  }
   return kExitOk;
 }
 
@@ -108,6 +115,8 @@ std::shared_ptr<CountCommandLine> AddCountCommand(CLI::App& app) {
       c->add_option("--model", line->model,
                     "count for this OpenAI model (openai:MODEL): the catalog picks its encoding")
           ->excludes(encoding);
+  c->add_flag("--json", line->json,
+              "print {\"tokens\": N, \"encoding\": NAME, \"bytes\": N} instead of the count");
   return line;
 }
 

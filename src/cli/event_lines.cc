@@ -73,7 +73,7 @@ struct LineOf {
     return fmt::format(
         "CompactionCommitted: {} messages -> summary + {}{} retained, {} -> {} tokens, rev {} -> "
         "{}, {} ms{}",
-        context.messages_before,
+        context.messages_known ? std::to_string(context.messages_before) : std::string("?"),
         e.pinned.empty() ? std::string() : fmt::format("{} pinned + ", e.pinned.size()),
         e.retained.size(), before, e.post_context.input_tokens, e.basis.revision,
         e.post_context.basis.revision,
@@ -142,7 +142,8 @@ struct LineOf {
     return fmt::format("LoopExited {}", LoopExitReasonName(e.reason));
   }
   std::string operator()(const TurnFailed& e) const {
-    return fmt::format("TurnFailed {}", e.reason);
+    return e.detail.empty() ? fmt::format("TurnFailed {}", e.reason)
+                            : fmt::format("TurnFailed {}: {}", e.reason, e.detail);
   }
   std::string operator()(const TurnInterrupted& e) const {
     return fmt::format("TurnInterrupted {}", TurnInterruptReasonName(e.reason));
@@ -205,6 +206,31 @@ std::vector<std::string> ProposalLines(const CompactionProposed& e, const LineCo
   return lines;
 }
 
+void HistoryCount::Apply(const Event& event) {
+  if (const auto* e = std::get_if<LoopCreated>(&event)) {
+    count_ = e->history.size() + e->continued_history;
+    replaced_.clear();
+  } else if (std::holds_alternative<MessageCommitted>(event)) {
+    if (count_)
+      ++*count_;
+  } else if (const auto* e = std::get_if<CompactionCommitted>(&event)) {
+    const std::size_t installed = 1 + e->pinned.size() + e->retained.size();
+    replaced_.push_back({count_, installed});
+    count_ = installed;
+  } else if (std::holds_alternative<ToolOutputsMasked>(event)) {
+    replaced_.push_back({count_, count_.value_or(0)});
+  } else if (std::holds_alternative<HistoryReverted>(event)) {
+    if (replaced_.empty() || !count_ || !replaced_.back().before) {
+      count_.reset();  // the replacement came before what these events told
+      replaced_.clear();
+      return;
+    }
+    const Replaced last = replaced_.back();
+    replaced_.pop_back();
+    count_ = *last.before + (*count_ - std::min(*count_, last.installed));
+  }
+}
+
 std::string EventLine(const Event& event, const LineContext& context) {
   return std::visit(LineOf{context}, event);
 }
@@ -228,6 +254,17 @@ std::string CoverageText(const CoverageReport& report) {
   if (report.total() - report.found() > report.missing.size())
     out.append(", \u2026");
   return out;
+}
+
+std::string NotSmallerText(TokenCount before, TokenCount after, const CompactionPolicy& policy) {
+  if (after < before)
+    return "";
+  return fmt::format(
+      "context {} {} -> {} tokens; nothing older than the retained tail was large enough to gain "
+      "from a summary; to summarize more, lower --keep-recent-tokens (now {}) or "
+      "--keep-recent-segments (now {})",
+      after == before ? "did not shrink:" : "grew", before, after, policy.keep_recent_tokens,
+      policy.keep_recent_segments);
 }
 
 std::string Truncated(std::string text, std::size_t limit) {

@@ -4,8 +4,9 @@
 //   reader needs (counts, reasons, ids): "ContextMeasured 1234/171808 tokens (0.7%) rev 1".
 //   It never renders message content; the summary is printed separately by the command.
 //   CompactionCommitted reads "CompactionCommitted: 12 messages -> summary + 3 retained,
-//   1234 -> 456 tokens, rev 1 -> 2, 3 ms", its "before" from the context ("?" when the context
-//   holds no measurement at the attempt's basis). CompactionRejected and CompactWaiterRejected
+//   1234 -> 456 tokens, rev 1 -> 2, 3 ms" ("summary + 2 pinned + 3 retained" with pins), its
+//   "before" from the context ("?" when the context holds no measurement at the attempt's
+//   basis). CompactionRejected and CompactWaiterRejected
 //   with a detail end in ": " and DescribeRejectDetail (event/compaction.h): numbers and fixed
 //   words a user can act on.
 // - RejectedText: the outcome line of `compact` and `chat`: "rejected <reason>", and ": <why>"
@@ -31,6 +32,7 @@
 #include <string_view>
 #include <vector>
 
+#include "harness/compaction/policy.h"
 #include "harness/content/message.h"
 #include "harness/context/limits.h"
 #include "harness/event/event.h"
@@ -41,7 +43,32 @@ namespace harness::cli {
 // What a line may say beyond the event itself.
 struct LineContext {
   std::size_t messages_before = 0;           // the loop's history before the compaction
+  bool messages_known = true;                // false: messages_before is not known ("?")
   std::optional<ContextMeasurement> before;  // the latest measurement of the loop
+};
+
+// The number of messages a loop's history holds, followed from its events as the restore fold
+// (runtime/fold.cc) and the web inspector follow them: LoopCreated sets it (its continued
+// history included), each MessageCommitted adds one, a CompactionCommitted installs the summary,
+// its pinned messages and its retained tail, a HistoryReverted puts back what the latest
+// commit or masking replaced plus what came since (docs/undo.md); a masking keeps the count.
+// A loop resumed from a snapshot starts from its history's size; an undo of a replacement made
+// before that is not known here, and the count is then unknown (nullopt) until the next
+// LoopCreated or commit. Proof: tests/e2e/chat_cli_test.cc
+// (TheCompactionLineCountsAfterPinsUndoAndMasking).
+class HistoryCount {
+ public:
+  void Seed(std::size_t messages) { count_ = messages; }
+  void Apply(const Event& event);
+  std::optional<std::size_t> messages() const { return count_; }
+
+ private:
+  struct Replaced {
+    std::optional<std::size_t> before;  // the count before the replacement
+    std::size_t installed = 0;          // what the replacement left
+  };
+  std::optional<std::size_t> count_ = 0;
+  std::vector<Replaced> replaced_;
 };
 
 std::string EventLine(const Event& event, const LineContext& context);
@@ -58,6 +85,13 @@ std::string TokensText(TokenCount used, TokenCount limit);
 std::vector<std::string> ProposalLines(const CompactionProposed& proposal,
                                        const LineContext& context);
 std::string CoverageText(const CoverageReport& report);
+
+// For a committed compaction that did not make the context smaller (after >= before): "context
+// grew 8518 -> 9355 tokens; nothing older than the retained tail was large enough to gain from
+// a summary; to summarize more, lower --keep-recent-tokens (now 8000) or
+// --keep-recent-segments (now 2)" ("did not shrink" when equal). "" when it shrank.
+// Proof: tests/e2e/compact_cli_test.cc (ACommitThatDoesNotShrinkTheContextSaysSo).
+std::string NotSmallerText(TokenCount before, TokenCount after, const CompactionPolicy& policy);
 
 // `text` on one line (newlines and tabs as spaces), cut at `limit` bytes on a character
 // boundary, "..." appended when cut.

@@ -2,28 +2,113 @@
 // read and is invalid (for `compact`: the runtime failed), 2 bad usage or unreadable input (for
 // `count`, also missing tokenizer data); `compact` adds 3, the compaction was rejected; `compact`
 // and `chat` end with 128 + the signal on SIGINT, SIGTERM or SIGHUP (130, 143, 129); `serve`
-// stops gracefully on them and exits 0.
+// stops gracefully on them and exits 0. `harness` alone prints the short help on standard error
+// and exits 2 (no command is bad usage); `harness help [COMMAND]` and `harness version` are
+// --help and --version (docs/cli.md, "Conventions").
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <cstdio>
+#include <cstring>
 #include <exception>
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <system_error>
+#include <vector>
 
 #include "commands.h"
 #include "settings.h"
 #include "signals.h"
 
+namespace {
+
+// The commands a person starts with, in the order --help and the short help list them.
+constexpr std::string_view kMainCommands[] = {"chat", "compact", "serve", "eval", "import"};
+
+constexpr std::string_view kShortHelp =
+    "usage: harness COMMAND [OPTIONS]\n"
+    "\n"
+    "  chat      chat with a model on a durable session (/compact, /undo, /pin, ...)\n"
+    "  compact   compact a transcript, or a stored session, and print the summary\n"
+    "  serve     the same sessions over HTTP, with a web inspector\n"
+    "  eval      measure compaction on a directory of real transcripts\n"
+    "  import    turn another agent's session file into a transcript\n"
+    "\n"
+    "Also: config, count, models, sessions, journal, validate-summary, validate-transcript.\n"
+    "`harness help` lists every command, `harness help COMMAND` shows one.\n";
+
+// The edit distance of two short ASCII names (insertions, deletions, substitutions, and
+// transpositions of neighbours), for "did you mean".
+std::size_t EditDistance(std::string_view a, std::string_view b) {
+  std::vector<std::vector<std::size_t>> d(a.size() + 1, std::vector<std::size_t>(b.size() + 1));
+  for (std::size_t i = 0; i <= a.size(); ++i)
+    d[i][0] = i;
+  for (std::size_t j = 0; j <= b.size(); ++j)
+    d[0][j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      const std::size_t cost = a[i - 1] == b[j - 1] ? 0 : 1;
+      d[i][j] = std::min({d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + cost});
+      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1])
+        d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
+    }
+  }
+  return d[a.size()][b.size()];
+}
+
+bool IsCommand(CLI::App& app, std::string_view name) {
+  return !app.get_subcommands(
+                 [name](const CLI::App* command) { return command->get_name() == name; })
+              .empty();
+}
+
+// The command `word` is closest to, when it is close enough to be a typo of one.
+std::optional<std::string> NearestCommand(const CLI::App& app, std::string_view word) {
+  // A word far longer than any command is no typo of one (and is not worth the table).
+  if (word.size() > 40)
+    return std::nullopt;
+  std::optional<std::string> best;
+  std::size_t best_distance = 3;  // at most two edits
+  for (const CLI::App* command : app.get_subcommands([](const CLI::App*) { return true; })) {
+    const std::string& name = command->get_name();
+    // A word a command begins with names the first such command (the main ones come first).
+    if (word.size() >= 3 && name.rfind(word, 0) == 0)
+      return name;
+    const std::size_t distance = EditDistance(word, name);
+    if (distance < best_distance) {
+      best = name;
+      best_distance = distance;
+    }
+  }
+  return best;
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
   CLI::App app{
       "harness: durable, validated context compaction for LLM agent sessions.\n"
       "Every subcommand takes --help."};
+  // Named here, not after the path it was started by, so that help reads the same from
+  // `harness help` (before parsing) and `--help`.
+  app.name("harness");
   app.require_subcommand(1);
   app.set_help_all_flag("--help-all", "show help for every subcommand");
   // The project's version (CMakeLists.txt project(VERSION), docs/install.md).
-  app.set_version_flag("--version", "harness " HARNESS_VERSION, "print the version and exit");
+  app.set_version_flag("-V,--version", "harness " HARNESS_VERSION, "print the version and exit");
 
+  // --help lists the commands in the order they are added, by group: the main commands first
+  // (kMainCommands, the short help's order).
+  const auto chat = harness::cli::AddChatCommand(app);
+  const auto compact = harness::cli::AddCompactCommand(app);
+  const auto serve = harness::cli::AddServeCommand(app);
+  const auto eval = harness::cli::AddEvalCommand(app);
+  const auto import_command = harness::cli::AddImportCommand(app);
+  const auto count = harness::cli::AddCountCommand(app);
+  const auto models = harness::cli::AddModelsCommand(app);
+  const auto sessions = harness::cli::AddSessionsCommands(app);
+  const auto journal = harness::cli::AddJournalCommands(app);
   std::string summary_path = "-";
   auto* validate_summary = app.add_subcommand(
       "validate-summary",
@@ -40,19 +125,53 @@ int main(int argc, char** argv) {
   validate_transcript->add_option("FILE", transcript_path, "transcript file, or - for stdin")
       ->capture_default_str();
 
-  const auto journal = harness::cli::AddJournalCommands(app);
-  const auto compact = harness::cli::AddCompactCommand(app);
-  const auto eval = harness::cli::AddEvalCommand(app);
-  const auto count = harness::cli::AddCountCommand(app);
-  const auto models = harness::cli::AddModelsCommand(app);
-  const auto chat = harness::cli::AddChatCommand(app);
-  const auto sessions = harness::cli::AddSessionsCommands(app);
-  const auto import_command = harness::cli::AddImportCommand(app);
-  const auto serve = harness::cli::AddServeCommand(app);
   const auto config = harness::cli::AddConfigCommand(app);
 
+  for (CLI::App* command : app.get_subcommands([](const CLI::App*) { return true; })) {
+    const bool main_command = std::find(std::begin(kMainCommands), std::end(kMainCommands),
+                                        command->get_name()) != std::end(kMainCommands);
+    command->group(main_command ? "Main commands" : "Other commands");
+  }
+
+  if (argc < 2) {
+    std::fwrite(kShortHelp.data(), 1, kShortHelp.size(), stderr);
+    return harness::cli::kExitUsage;
+  }
+  const std::string_view first = argv[1];
+  if (first == "version") {
+    std::printf("harness %s\n", HARNESS_VERSION);
+    return harness::cli::kExitOk;
+  }
+  if (first == "help" && argc == 2) {
+    std::fputs(app.help().c_str(), stdout);
+    return harness::cli::kExitOk;
+  }
+  // `harness help COMMAND [SUBCOMMAND]` is `harness COMMAND [SUBCOMMAND] --help`.
+  std::vector<std::string> help_args;
+  std::vector<char*> args(argv, argv + argc);
+  if (first == "help") {
+    help_args.assign(argv + 2, argv + argc);
+    help_args.emplace_back("--help");
+    args.resize(1);
+    for (std::string& arg : help_args)
+      args.push_back(arg.data());
+  }
+  const std::string_view word = args[1];
+  if (!word.empty() && word.front() != '-' && !IsCommand(app, word)) {
+    // An unknown command is named back only when it is short and printable.
+    const bool printable = word.size() <= 40 && std::all_of(word.begin(), word.end(), [](char c) {
+                             return c > 0x20 && c < 0x7f;
+                           });
+    std::fprintf(stderr, "harness: unknown command%s%s%s", printable ? " `" : "",
+                 printable ? std::string(word).c_str() : "", printable ? "`" : "");
+    if (const auto nearest = NearestCommand(app, word))
+      std::fprintf(stderr, "; did you mean `%s`?", nearest->c_str());
+    std::fprintf(stderr, "\nRun `harness help` for the commands.\n");
+    return harness::cli::kExitUsage;
+  }
+
   try {
-    app.parse(argc, argv);
+    app.parse(static_cast<int>(args.size()), args.data());
   } catch (const CLI::CallForHelp& e) {
     return app.exit(e);
   } catch (const CLI::CallForAllHelp& e) {

@@ -1,4 +1,5 @@
-// `harness models`: the model catalog (inference/catalog.h, docs/models.md), one model a line.
+// `harness models [--json]`: the model catalog (inference/catalog.h, docs/models.md), one model a
+// line: tab-separated columns under a header, or (--json) one JSON object a line.
 #include <fmt/format.h>
 
 #include <CLI/CLI.hpp>
@@ -6,12 +7,14 @@
 #include <string>
 
 #include "commands.h"
+#include "harness/core/json.h"
 #include "harness/inference/catalog.h"
 
 namespace harness::cli {
 
 struct ModelsCommandLine {
   CLI::App* command = nullptr;
+  bool json = false;
 };
 
 namespace {
@@ -20,9 +23,27 @@ std::string OrDash(TokenCount value) {
   return value == 0 ? std::string("-") : std::to_string(value);
 }
 
-int Run() {
-  std::string out = "provider\tmodel\twindow\tmax_input\tmax_output\tencoding\n";
+// {"provider", "model", "window", "max_input" (null when only the window limits it),
+// "max_output", "encoding" (null without a local tokenizer)}.
+std::string JsonLine(const CatalogModel& entry) {
+  Json line = Json::object();
+  line["provider"] = entry.provider;
+  line["model"] = entry.name;
+  line["window"] = entry.window_tokens;
+  line["max_input"] = entry.max_input_tokens == 0 ? Json() : Json(entry.max_input_tokens);
+  line["max_output"] = entry.max_output_tokens;
+  line["encoding"] = entry.encoding ? Json(EncodingName(*entry.encoding)) : Json();
+  return line.dump() + "\n";
+}
+
+int Run(const ModelsCommandLine& line) {
+  std::string out =
+      line.json ? std::string() : "provider\tmodel\twindow\tmax_input\tmax_output\tencoding\n";
   for (const CatalogModel& entry : ModelCatalog()) {
+    if (line.json) {
+      out.append(JsonLine(entry));
+      continue;
+    }
     out.append(fmt::format("{}\t{}\t{}\t{}\t{}\t{}\n", entry.provider, entry.name,
                            entry.window_tokens, OrDash(entry.max_input_tokens),
                            entry.max_output_tokens,
@@ -41,13 +62,16 @@ std::shared_ptr<ModelsCommandLine> AddModelsCommand(CLI::App& app) {
       "List the model catalog: provider, model, context window, maximum input (- when only the\n"
       "window limits it), maximum output, and the exact tokenizer encoding (OpenAI models).\n"
       "A name also matches its dated snapshots (-YYYY-MM-DD, -YYYYMMDD); see docs/models.md.");
+  line->command->add_flag("--json", line->json,
+                          "one JSON object a line: provider, model, window, max_input (null: the "
+                          "window), max_output, encoding (null: none)");
   return line;
 }
 
 std::optional<int> RunModelsCommand(const ModelsCommandLine& line) {
   if (!line.command->parsed())
     return std::nullopt;
-  return Run();
+  return Run(line);
 }
 
 }  // namespace harness::cli

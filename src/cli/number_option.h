@@ -31,7 +31,11 @@ CLI::Option* AddNumberOption(CLI::App& command, const std::string& name, T& targ
         target = static_cast<T>(*value);
       },
       description + " (" + std::to_string(bounds.min) + " to " + std::to_string(bounds.max) + ")");
-  option->type_name("N")->default_str(default_text);
+  option->type_name("N");
+  // A default the bounds exclude (0 below a minimum of 1) is "not given": the description says
+  // what that means ("without it, no limit"), and "N=0" would read as a value to pass.
+  if (!(target == 0 && bounds.min > 0))
+    option->default_str(default_text);
   return option;
 }
 

@@ -21,6 +21,7 @@
 #include "model_factory.h"
 #include "number_option.h"
 #include "policy_defaults.h"
+#include "serve_log.h"
 #include "signals.h"
 #include "terminal_text.h"
 
@@ -55,6 +56,7 @@ struct ServeCommandLine {
   bool no_gateway_journal = false;
   TokenCount gateway_compact_at = 0;  // 0 (not given): the Chat Completions wire never compacts
   std::size_t gateway_conversations = 1024;
+  std::string log_format = "none";  // serve_log.h
 };
 
 namespace {
@@ -112,13 +114,17 @@ Result<serve::ServedModel, std::string> ServedWithContext(const ContextFlags& fl
 // for every loop, with the CLI's context defaults.
 // With `on_text`, the client gives it the answer's text as it streams (a provider's stream, a
 // script's "stream" steps): the server's text_delta frames.
-Result<serve::ServedModel, std::string> MakeServedModel(const std::string& spec,
-                                                        TextDeltaSink on_text = {}) {
+// With a log, the client's failures are logged (serve_log.h).
+Result<serve::ServedModel, std::string> MakeServedModel(
+    const std::string& spec, const std::shared_ptr<const ServeLog>& log = nullptr,
+    TextDeltaSink on_text = {}) {
   ModelClientSettings settings;
   settings.on_text = std::move(on_text);
   auto model = MakeModelClient(spec, settings);
   if (!model.ok())
     return Fail(model.error().Message("--model", "scripted:PATH"));
+  if (log && log->enabled())
+    model->client = std::make_shared<LoggedModelClient>(model->client, model->model, log);
   ContextFlags flags;
   if (!model->scripted)
     flags.model = model->model;
@@ -132,7 +138,7 @@ Result<serve::ServedModel, std::string> MakeOfflineServedModel() {
 }
 
 Result<std::map<std::string, serve::ConfiguredModel>, std::string> ConfiguredModels(
-    const std::vector<std::string>& specs) {
+    const std::vector<std::string>& specs, const std::shared_ptr<const ServeLog>& log) {
   std::map<std::string, serve::ConfiguredModel> models;
   for (const std::string& text : specs) {
     const std::size_t equals = text.find('=');
@@ -157,11 +163,11 @@ Result<std::map<std::string, serve::ConfiguredModel>, std::string> ConfiguredMod
                         other, name, first.model.provider, first.model.model));
       }
     }
-    models.emplace(name,
-                   serve::ConfiguredModel{first.model, [spec] { return MakeServedModel(spec); },
-                                          [spec](TextDeltaSink on_text) {
-                                            return MakeServedModel(spec, std::move(on_text));
-                                          }});
+    models.emplace(name, serve::ConfiguredModel{
+                             first.model, [spec, log] { return MakeServedModel(spec, log); },
+                             [spec, log](TextDeltaSink on_text) {
+                               return MakeServedModel(spec, log, std::move(on_text));
+                             }});
   }
   // "offline": a loop that only compacts needs no conversation model, so a server started
   // without --model still serves them (docs/serve.md). Its model runs no turns (no client).
@@ -182,7 +188,12 @@ int Run(const ServeCommandLine& line) {
   auto token = ReadToken(line);
   if (!token.ok())
     return Usage(token.error());
-  auto models = ConfiguredModels(line.models);
+  SystemEnv env;  // the server's time and ids, and the log's; outlives them
+  const auto format = LogFormatFromName(line.log_format);
+  if (!format)
+    return Usage("--log-format is none, text or json");
+  const auto log = std::make_shared<const ServeLog>(*format, env);
+  auto models = ConfiguredModels(line.models, log);
   if (!models.ok())
     return Usage(models.error());
   if (!*token && !serve::IsLoopbackHost(listen->host)) {
@@ -195,7 +206,6 @@ int Run(const ServeCommandLine& line) {
   auto journal = OpenJournalStore(*store, StoreAccess::kCreate);
   if (!journal.ok())
     return Usage(StoreProblem(*store, journal.error()));
-  SystemEnv env;
   serve::ServeOptions options;
   options.host = listen->host;
   options.port = listen->port;
@@ -223,6 +233,8 @@ int Run(const ServeCommandLine& line) {
   if (line.gateway_compact_at > 0)
     options.gateway_compact_at = line.gateway_compact_at;
   options.gateway_conversations = line.gateway_conversations;
+  if (log->enabled())
+    options.on_request = [log](const serve::RequestRecord& record) { log->Request(record); };
   auto server = serve::Server::Start(std::move(options));
   if (!server.ok()) {
     std::fprintf(stderr, "harness %s\n", TerminalText(server.error().Message()).c_str());
@@ -312,6 +324,11 @@ std::shared_ptr<ServeCommandLine> AddServeCommand(CLI::App& app) {
                 "URL, such as http://10.0.0.7:8420: where clients reach this server. Stored "
                 "with its leases, so that another server on the journal names it in its 409 "
                 "lease_held (absolute http or https, at most 2048 bytes, no user or password)");
+  c->add_option("--log-format", line->log_format,
+                "none, text or json: one line on stderr per request (method, path, status, "
+                "duration, session; never a body, a header or a token) and per failed model call")
+      ->check(CLI::IsMember({"none", "text", "json"}))
+      ->capture_default_str();
   AddNumberOption(*c, "--blocking-idle", line->blocking_idle_seconds, {0, 86'400},
                   "seconds a worker thread of model calls and tools waits idle for the next "
                   "call before it ends (0: at once)");

@@ -1,12 +1,22 @@
 #include "terminal_text.h"
 
 #include <fmt/format.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cstdlib>
+#include <string_view>
 
 #include "harness/core/utf8.h"
 
 namespace harness::cli {
+
+bool RewritesInPlace(int fd) {
+  const char* no_color = std::getenv("NO_COLOR");
+  const char* term = std::getenv("TERM");
+  return isatty(fd) == 1 && (no_color == nullptr || *no_color == '\0') &&
+         (term == nullptr || std::string_view(term) != "dumb");
+}
 namespace {
 
 bool IsBidiControl(char32_t c) {

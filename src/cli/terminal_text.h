@@ -24,8 +24,13 @@
 // + pn): a UTF-8 character cut between two pieces is held back (at most 3 bytes) until the piece
 // that completes it, instead of being shown as escaped bytes. Finish shows what is held back and
 // starts over.
+// RewritesInPlace(fd): whether output to `fd` may use the one escape sequence the CLI ever writes,
+// the erase-line of a progress line rewritten in place: `fd` is a terminal, TERM is not "dumb",
+// and NO_COLOR (no-color.org) is unset or empty. The CLI writes no colour; NO_COLOR turns off
+// the only sequence it has. Proof: tests/e2e/chat_tmux_test.cc
+// (NoColorShowsTheProgressOneLinePerStage, ACompactionAtATerminalShowsOneLineRewrittenInPlace).
 // Thread safety: TerminalText is a pure function; a TerminalTextStream is used by one thread at
-// a time.
+// a time; RewritesInPlace reads the environment.
 #pragma once
 
 #include <string>
@@ -35,6 +40,7 @@ namespace harness::cli {
 
 std::string TerminalText(std::string_view text);
 std::string TerminalLine(std::string_view text);
+bool RewritesInPlace(int fd);
 
 class TerminalTextStream {
  public:

@@ -1,5 +1,7 @@
 #include "harness/compaction/compactor.h"
 
+#include "harness/core/one_line_text.h"
+
 namespace harness {
 
 std::string_view CompactorErrorKindName(CompactorErrorKind kind) {
@@ -54,6 +56,39 @@ CompactRejectReason RejectReasonFor(const CompactorError& error) {
       break;
   }
   return CompactRejectReason::kExecutionFailed;
+}
+
+std::optional<CompactRejectDetail> RejectDetailFor(const CompactorError& error) {
+  std::string note;
+  switch (error.kind) {
+    case CompactorErrorKind::kInvalidSummary:
+    case CompactorErrorKind::kCanceled:
+      return std::nullopt;
+    case CompactorErrorKind::kModel:
+      if (!error.inference)
+        break;
+      if (error.inference->kind == InferenceErrorKind::kCanceled)
+        return std::nullopt;
+      note.append("model ").append(InferenceErrorKindName(error.inference->kind));
+      if (!error.inference->detail.empty())
+        note.append(": ").append(error.inference->detail);
+      break;
+    case CompactorErrorKind::kInputInvalid:
+    case CompactorErrorKind::kInputTooLarge:
+    case CompactorErrorKind::kFailed:
+      break;
+  }
+  if (note.empty()) {
+    note.append(CompactorErrorKindName(error.kind));
+    if (note.empty())
+      note = "failed";
+    if (!error.detail.empty())
+      note.append(": ").append(error.detail);
+  }
+  CompactRejectDetail detail;
+  detail.kind = RejectDetailKind::kCompactorFailed;
+  detail.note = OneLineText(note, kMaxDetailNoteBytes);
+  return detail;
 }
 
 }  // namespace harness

@@ -94,5 +94,35 @@ TEST(CompactorErrorTest, InferenceKindOutsideModelDoesNotCancel) {
   EXPECT_EQ(RejectReasonFor(failed), CompactRejectReason::kExecutionFailed);
 }
 
+// What the runtime journals with the rejection: the cause a person can act on, on one line.
+TEST(CompactorErrorTest, RejectDetailForSaysTheCause) {
+  CompactorError refused = ErrorOf(CompactorErrorKind::kModel);
+  refused.inference = InferenceError{InferenceErrorKind::kRefused,
+                                     "HTTP 401 invalid_api_key: Incorrect\nAPI key provided"};
+  auto detail = RejectDetailFor(refused);
+  ASSERT_TRUE(detail.has_value());
+  EXPECT_EQ(detail->kind, RejectDetailKind::kCompactorFailed);
+  EXPECT_EQ(detail->note, "model refused: HTTP 401 invalid_api_key: Incorrect API key provided");
+  EXPECT_TRUE(IsValid(*detail));
+  EXPECT_TRUE(DetailBelongsTo(detail->kind, RejectReasonFor(refused)));
+  // A scripted model out of steps is a transport failure that says so.
+  CompactorError exhausted = ErrorOf(CompactorErrorKind::kModel);
+  exhausted.inference = InferenceError{InferenceErrorKind::kTransport, "script exhausted"};
+  EXPECT_EQ(RejectDetailFor(exhausted)->note, "model transport: script exhausted");
+  // A timeout is a Canceled rejection that still says why.
+  EXPECT_EQ(RejectDetailFor(ModelError(InferenceErrorKind::kTimeout))->note,
+            std::string("model timeout: ") + kSecret);
+  CompactorError too_large = ErrorOf(CompactorErrorKind::kInputTooLarge);
+  too_large.detail = std::string(400, 'x');
+  const auto cut = RejectDetailFor(too_large);
+  ASSERT_TRUE(cut.has_value());
+  EXPECT_TRUE(IsValid(*cut)) << "cut to the note's limit";
+  EXPECT_EQ(cut->note->rfind("input_too_large: xxx", 0), 0u);
+  // Nothing to add: the reason says it, or the caller stopped it.
+  EXPECT_FALSE(RejectDetailFor(ErrorOf(CompactorErrorKind::kInvalidSummary)).has_value());
+  EXPECT_FALSE(RejectDetailFor(ErrorOf(CompactorErrorKind::kCanceled)).has_value());
+  EXPECT_FALSE(RejectDetailFor(ModelError(InferenceErrorKind::kCanceled)).has_value());
+}
+
 }  // namespace
 }  // namespace harness

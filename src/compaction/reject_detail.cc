@@ -30,12 +30,15 @@ std::string_view RejectDetailKindName(RejectDetailKind kind) {
       return "would_not_shrink";
     case RejectDetailKind::kVetoed:
       return "vetoed";
+    case RejectDetailKind::kCompactorFailed:
+      return "compactor_failed";
   }
   return "";
 }
 
 std::optional<RejectDetailKind> RejectDetailKindFromName(std::string_view name) {
-  for (std::uint8_t v = 1; v <= static_cast<std::uint8_t>(RejectDetailKind::kVetoed); ++v) {
+  for (std::uint8_t v = 1; v <= static_cast<std::uint8_t>(RejectDetailKind::kCompactorFailed);
+       ++v) {
     const auto kind = static_cast<RejectDetailKind>(v);
     // A value no kind has is named "" and matches nothing.
     if (!RejectDetailKindName(kind).empty() && RejectDetailKindName(kind) == name)
@@ -57,6 +60,7 @@ bool IsValid(const CompactRejectDetail& d) {
     case RejectDetailKind::kInvalidPolicy:
     case RejectDetailKind::kAllPinned:
     case RejectDetailKind::kVetoed:
+    case RejectDetailKind::kCompactorFailed:
       break;
     case RejectDetailKind::kHistoryFitsTailTarget:
       tail = limit = true;
@@ -73,7 +77,8 @@ bool IsValid(const CompactRejectDetail& d) {
       tail = limit = budget = shrink = true;
       break;
   }
-  const bool note = d.kind == RejectDetailKind::kVetoed;
+  const bool note =
+      d.kind == RejectDetailKind::kVetoed || d.kind == RejectDetailKind::kCompactorFailed;
   if (d.note.has_value() != note || (note && !IsValidDetailNote(*d.note)))
     return false;
   return d.message.has_value() == message && d.tail_tokens.has_value() == tail &&
@@ -88,6 +93,9 @@ bool DetailBelongsTo(RejectDetailKind kind, CompactRejectReason reason) {
     return reason == CompactRejectReason::kPinnedTooLarge;
   if (kind == RejectDetailKind::kWouldNotShrink)
     return reason == CompactRejectReason::kIneffective;
+  if (kind == RejectDetailKind::kCompactorFailed)
+    return reason == CompactRejectReason::kExecutionFailed ||
+           reason == CompactRejectReason::kCanceled;
   return reason == CompactRejectReason::kUnavailable;
 }
 
@@ -151,6 +159,8 @@ std::string DescribeRejectDetail(const CompactRejectDetail& d) {
              "); lower keep_recent_tokens or max_summary_tokens, or compact later";
     case RejectDetailKind::kVetoed:
       return "the application's compaction hook vetoed it: " + d.note.value_or("?");
+    case RejectDetailKind::kCompactorFailed:
+      return "the compactor failed: " + d.note.value_or("?");
     case RejectDetailKind::kUnspecified:
       break;
   }

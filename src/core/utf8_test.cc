@@ -8,6 +8,8 @@
 #include <string>
 #include <string_view>
 
+#include "harness/core/one_line_text.h"
+
 namespace harness {
 namespace {
 
@@ -85,6 +87,24 @@ TEST(IsBlankText, GoWhiteSpaceSet) {
   EXPECT_FALSE(IsBlankText("\xff"));
   EXPECT_FALSE(IsBlankText(" a "));
   EXPECT_FALSE(IsBlankText(std::string(1, '\0')));
+}
+
+TEST(OneLineText, ControlsBecomeSpacesAndTheEndsAreTrimmed) {
+  EXPECT_EQ(OneLineText("  Invalid\r\nkey\tgiven\x1b[2J\xc2\x9b.\n", 100),
+            "Invalid  key given [2J .");
+  EXPECT_EQ(OneLineText("bad \xff byte", 100), "bad \xEF\xBF\xBD byte");
+  EXPECT_EQ(OneLineText("\n\t \xe3\x80\x80", 100), "");
+}
+
+TEST(OneLineText, CutsOnACharacterBoundaryAndSaysSo) {
+  bool cut = false;
+  // "é" is two bytes: a cut at 4 bytes may not split the second one.
+  EXPECT_EQ(OneLineText("ab\xc3\xa9\xc3\xa9", 5, &cut), "ab\xc3\xa9");
+  EXPECT_TRUE(cut);
+  EXPECT_EQ(OneLineText("abc", 3, &cut), "abc");
+  EXPECT_FALSE(cut);
+  EXPECT_EQ(OneLineText("abc", 0, &cut), "");
+  EXPECT_TRUE(cut);
 }
 
 }  // namespace

@@ -156,6 +156,20 @@ TEST(EncodeEvent, RejectionDetailIsAdditive) {
   auto vetoed_decoded = DecodeEvent(vetoed_wire);
   ASSERT_TRUE(vetoed_decoded.ok()) << DescribeEventError(vetoed_decoded.error());
   EXPECT_EQ(std::get<CompactionRejected>(*vetoed_decoded), vetoed);
+
+  // A compactor's failure: its note says what it failed with (compaction/compactor.h).
+  CompactionRejected failed = ValidRejected();
+  failed.reject_reason = CompactRejectReason::kExecutionFailed;
+  failed.detail = CompactRejectDetail{RejectDetailKind::kCompactorFailed, {}, {}, {}, {}, {}, {},
+                                      "model refused: HTTP 401"};
+  const std::string failed_wire = Encoded(failed);
+  EXPECT_NE(
+      failed_wire.find(R"("detail":{"kind":"compactor_failed","note":"model refused: HTTP 401"}})"),
+      std::string::npos)
+      << failed_wire;
+  auto failed_decoded = DecodeEvent(failed_wire);
+  ASSERT_TRUE(failed_decoded.ok()) << DescribeEventError(failed_decoded.error());
+  EXPECT_EQ(std::get<CompactionRejected>(*failed_decoded), failed);
 }
 
 // `e` encodes with `fragment` in its bytes and decodes back to itself.

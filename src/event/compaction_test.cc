@@ -447,6 +447,7 @@ TEST(RejectDetail, KindsNamesNumbersAndReasons) {
       {K::kAllPinned, "all_pinned"},
       {K::kWouldNotShrink, "would_not_shrink"},
       {K::kVetoed, "vetoed"},
+      {K::kCompactorFailed, "compactor_failed"},
   };
   for (const auto& [kind, name] : names) {
     EXPECT_EQ(RejectDetailKindName(kind), name);
@@ -457,18 +458,28 @@ TEST(RejectDetail, KindsNamesNumbersAndReasons) {
               kind == K::kPinnedTooLarge);
     EXPECT_EQ(DetailBelongsTo(kind, CompactRejectReason::kIneffective), kind == K::kWouldNotShrink);
     EXPECT_EQ(DetailBelongsTo(kind, CompactRejectReason::kUnavailable),
-              kind != K::kTailTooLarge && kind != K::kPinnedTooLarge && kind != K::kWouldNotShrink);
+              kind != K::kTailTooLarge && kind != K::kPinnedTooLarge &&
+                  kind != K::kWouldNotShrink && kind != K::kCompactorFailed);
+    EXPECT_EQ(DetailBelongsTo(kind, CompactRejectReason::kExecutionFailed),
+              kind == K::kCompactorFailed);
+    EXPECT_EQ(DetailBelongsTo(kind, CompactRejectReason::kCanceled), kind == K::kCompactorFailed);
   }
   EXPECT_EQ(RejectDetailKindName(K::kUnspecified), "");
-  EXPECT_EQ(RejectDetailKindName(static_cast<K>(12)), "");
+  EXPECT_EQ(RejectDetailKindName(static_cast<K>(13)), "");
   EXPECT_FALSE(RejectDetailKindFromName("").has_value());
   EXPECT_FALSE(IsValid(CompactRejectDetail{}));
-  EXPECT_FALSE(IsValid(CompactRejectDetail{static_cast<K>(12), {}, {}, {}, {}}));
+  EXPECT_FALSE(IsValid(CompactRejectDetail{static_cast<K>(13), {}, {}, {}, {}}));
   EXPECT_TRUE(IsValid(CompactRejectDetail{K::kPinnedTooLarge, {}, 10, 20, 5}));
   EXPECT_FALSE(IsValid(CompactRejectDetail{K::kPinnedTooLarge, 1, 10, 20, 5}));
   EXPECT_TRUE(IsValid(CompactRejectDetail{K::kAllPinned, {}, {}, {}, {}}));
   EXPECT_FALSE(IsValid(CompactRejectDetail{K::kAllPinned, {}, 10, {}, {}}));
-  // A veto carries the hook's reason as its note, and only a veto does (runtime/hook.h).
+  // A compactor's failure carries what it failed with as its note, and nothing else.
+  EXPECT_TRUE(IsValid(
+      CompactRejectDetail{K::kCompactorFailed, {}, {}, {}, {}, {}, {}, "model refused: HTTP 401"}));
+  EXPECT_FALSE(IsValid(CompactRejectDetail{K::kCompactorFailed, {}, {}, {}, {}}));
+  EXPECT_FALSE(
+      IsValid(CompactRejectDetail{K::kCompactorFailed, {}, 1, {}, {}, {}, {}, "model refused"}));
+  // A veto carries the hook's reason as its note, and so does a compactor's failure only.
   EXPECT_TRUE(IsValid(CompactRejectDetail{K::kVetoed, {}, {}, {}, {}, {}, {}, "release freeze"}));
   EXPECT_FALSE(IsValid(CompactRejectDetail{K::kVetoed, {}, {}, {}, {}}));
   EXPECT_FALSE(IsValid(CompactRejectDetail{K::kVetoed, 1, {}, {}, {}, {}, {}, "release freeze"}));

@@ -3,12 +3,15 @@
 #include <array>
 #include <utility>
 
+#include "harness/core/one_line_text.h"
 #include "provider/wire_json.h"
 
 namespace harness {
 namespace {
 
 constexpr std::size_t kMaxIdentifier = 64;
+// A provider's message is one sentence or two; more is not read.
+constexpr std::size_t kMaxMessageBytes = 200;
 
 constexpr std::array<std::pair<std::string_view, InferenceErrorKind>, 8> kErrorTypes{{
     {"authentication_error", InferenceErrorKind::kRefused},
@@ -50,6 +53,7 @@ std::string IdentifierOf(const Json* value) {
 struct ErrorFacts {
   std::string type;
   std::string code;
+  std::string message;  // raw: shown only for the statuses that tell it (ClassifyProviderFailure)
 };
 
 ErrorFacts FactsOf(const Json& document) {
@@ -57,7 +61,9 @@ ErrorFacts FactsOf(const Json& document) {
   const Json* error = Member(document, "error");
   if (error == nullptr || !error->is_object())
     return {};
-  return {IdentifierOf(Member(*error, "type")), IdentifierOf(Member(*error, "code"))};
+  const Json* message = Member(*error, "message");
+  return {IdentifierOf(Member(*error, "type")), IdentifierOf(Member(*error, "code")),
+          message != nullptr && message->is_string() ? message->get<std::string>() : std::string()};
 }
 
 InferenceErrorKind KindOfType(std::string_view type) {
@@ -101,9 +107,17 @@ void AppendFacts(std::string& detail, const ErrorFacts& facts) {
   }
 }
 
+// A refusal (401, 403), a missing model or endpoint (404) and a rate limit (429) are about the
+// caller's key, base URL, model name or plan, and their message says which; a request the server
+// found invalid (400, 413, 422) is answered with a message that quotes the request.
+bool TellsTheMessage(int http_status) {
+  return http_status == 401 || http_status == 403 || http_status == 404 || http_status == 429;
+}
+
 }  // namespace
 
-InferenceError ClassifyProviderFailure(int http_status, std::string_view body) {
+InferenceError ClassifyProviderFailure(int http_status, std::string_view body,
+                                       const Secrets& secrets) {
   ErrorFacts facts;
   // A small limit: an error body worth reading is short, and a huge one is not parsed at all.
   if (auto parsed = ParseStrictJson(body, JsonLimits{64 * 1024, 32}); parsed.ok())
@@ -112,6 +126,15 @@ InferenceError ClassifyProviderFailure(int http_status, std::string_view body) {
   std::string detail("HTTP ");
   detail.append(std::to_string(http_status));
   AppendFacts(detail, facts);
+  detail = secrets.Redact(detail);  // a type or code can be a key
+  if (TellsTheMessage(http_status)) {
+    bool cut = false;
+    std::string message = OneLineText(facts.message, kMaxMessageBytes, &cut);
+    // Redacted here, before the cut mark: a cut may end inside a credential the provider echoed.
+    message = cut ? secrets.RedactCut(message) + "\u2026" : secrets.Redact(message);
+    if (!message.empty())
+      detail.append(": ").append(message);
+  }
   return InferenceError{kind, std::move(detail)};
 }
 

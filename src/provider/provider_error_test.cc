@@ -26,7 +26,7 @@ TEST(ClassifyProviderFailure, TheStatusDecidesTheKind) {
   }
 }
 
-TEST(ClassifyProviderFailure, NamesTheTypeAndCodeButNeverTheMessage) {
+TEST(ClassifyProviderFailure, NamesTheTypeAndCodeAndNoMessageThatQuotesTheRequest) {
   const InferenceError openai = ClassifyProviderFailure(
       400, R"({"error":{"message":"SECRET prompt echo","type":"invalid_request_error",
                "param":"messages","code":"context_length_exceeded"}})");
@@ -41,7 +41,32 @@ TEST(ClassifyProviderFailure, NamesTheTypeAndCodeButNeverTheMessage) {
   const InferenceError llama = ClassifyProviderFailure(
       401, R"({"error":{"code":401,"message":"Invalid API Key","type":"authentication_error"}})");
   EXPECT_EQ(llama.kind, InferenceErrorKind::kRefused);
-  EXPECT_EQ(llama.detail, "HTTP 401 authentication_error 401");
+  EXPECT_EQ(llama.detail, "HTTP 401 authentication_error 401: Invalid API Key");
+}
+
+// What the caller can fix (a key, a base URL, a model name, a plan) is in the message of a 401,
+// 403, 404 or 429: it is told, on one line, bounded, with the credentials taken out.
+TEST(ClassifyProviderFailure, TellsTheMessageOfARefusalOrAMissingModelRedacted) {
+  Secrets secrets;
+  secrets.Add("sk-secret-key");
+  const InferenceError refused = ClassifyProviderFailure(
+      401,
+      R"({"error":{"message":"Incorrect API key provided: sk-secret-key.\nSee the docs.","type":"invalid_request_error","code":"invalid_api_key"}})",
+      secrets);
+  EXPECT_EQ(refused.kind, InferenceErrorKind::kRefused);
+  EXPECT_EQ(refused.detail,
+            "HTTP 401 invalid_request_error invalid_api_key: Incorrect API key provided: "
+            "[redacted]. See the docs.");
+  const InferenceError missing = ClassifyProviderFailure(
+      404,
+      R"({"error":{"message":"The model `gpt-9` does not exist","type":"invalid_request_error"}})");
+  EXPECT_EQ(missing.detail, "HTTP 404 invalid_request_error: The model `gpt-9` does not exist");
+  // Cut at 200 bytes, inside the key: no beginning of it is left before the mark.
+  const std::string message = std::string(190, 'x') + " sk-secret-key";
+  const InferenceError cut =
+      ClassifyProviderFailure(429, R"({"error":{"message":")" + message + R"("}})", secrets);
+  EXPECT_EQ(cut.detail, "HTTP 429: " + std::string(190, 'x') + " \u2026");
+  EXPECT_EQ(ClassifyProviderFailure(403, R"({"error":{"message":" \t "}})").detail, "HTTP 403");
 }
 
 TEST(ClassifyProviderFailure, OddBodiesOnlyLoseTheTypeAndCode) {

@@ -106,7 +106,7 @@ Result<std::string, InferenceError> ProviderTransport::PostForBody(std::string_v
   if (!response.ok())
     return Fail(FromHttpError(response.error()));
   if (!response->success())
-    return Fail(ClassifyProviderFailure(response->status, response->body));
+    return Fail(ClassifyProviderFailure(response->status, response->body, secrets_));
   return std::move(response->body);
 }
 
@@ -147,7 +147,7 @@ Status<InferenceError> ProviderTransport::PostForEvents(std::string_view path, s
   if (!response.ok())
     return Fail(FromHttpError(response.error()));
   if (!response->success())
-    return Fail(ClassifyProviderFailure(response->status, response->body));
+    return Fail(ClassifyProviderFailure(response->status, response->body, secrets_));
   auto finished = decoder.Finish();
   if (!finished.ok())
     return Fail(BadStream(finished.error()));

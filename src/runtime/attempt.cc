@@ -417,7 +417,7 @@ Proposal Run(AttemptPreflight& pre, Timers& timers, const std::stop_token& stop)
                     ? CompactInChunks(input, compaction, *budget, stop)
                     : input.compactor->Compact(compaction, stop);
   if (!output)
-    return Proposal::Rejected(RejectReasonFor(output.error()));
+    return Proposal::Rejected(RejectReasonFor(output.error()), RejectDetailFor(output.error()));
   if (!(output->basis == compaction.basis) || !(output->model == candidate.model) ||
       !(output->request_fingerprint == compaction.request_fingerprint)) {
     return Proposal::Rejected(CompactRejectReason::kInvalidSummary);

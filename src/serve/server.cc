@@ -312,6 +312,12 @@ void FreeExport(void* cls) {
 // What one request accumulates across the access handler's calls.
 struct Exchange {
   RequestDeadlines::Connection* deadline = nullptr;  // its connection's, when it has one
+  // For the request log (ServeOptions::on_request), told by RequestCompleted; null: none.
+  const std::function<void(const RequestRecord&)>* log = nullptr;
+  const Env* clock = nullptr;
+  std::chrono::steady_clock::time_point started;
+  std::string method;
+  std::string path;  // without the query string (libmicrohttpd's url)
   bool authorized = false;
   std::string body;
   bool too_large = false;
@@ -577,8 +583,35 @@ RequestDeadlines::Connection* DeadlineOf(MHD_Connection* connection) {
                          : nullptr;
 }
 
+// The session a path names: /v1/sessions/<canonical id>[/...].
+std::optional<Uuid> SessionOfPath(std::string_view path) {
+  constexpr std::string_view kPrefix = "/v1/sessions/";
+  if (path.substr(0, kPrefix.size()) != kPrefix)
+    return std::nullopt;
+  const std::string_view rest = path.substr(kPrefix.size());
+  auto id = Uuid::ParseCanonical(rest.substr(0, rest.find('/')));
+  return id.ok() ? std::optional<Uuid>(*id) : std::nullopt;
+}
+
+// Every request ends here, whatever route answered it: the one place the request log is told.
+void LogRequest(MHD_Connection* connection, const Exchange& exchange) {
+  if (exchange.log == nullptr || !*exchange.log || exchange.clock == nullptr)
+    return;
+  const MHD_ConnectionInfo* info =
+      MHD_get_connection_info(connection, MHD_CONNECTION_INFO_HTTP_STATUS);
+  RequestRecord record;
+  record.method = exchange.method;
+  record.path = exchange.path;
+  record.status = info != nullptr ? info->http_status : 0;
+  record.duration = exchange.clock->MonotonicNow() - exchange.started;
+  record.session = SessionOfPath(exchange.path);
+  (*exchange.log)(record);
+}
+
 void RequestCompleted(void* cls, MHD_Connection* connection, void** req_cls,
                       MHD_RequestTerminationCode /*code*/) {
+  if (const auto* exchange = static_cast<Exchange*>(*req_cls))
+    LogRequest(connection, *exchange);
   delete static_cast<Exchange*>(*req_cls);
   *req_cls = nullptr;
   // Its response is sent (or the connection is closing, which Closed then forgets): the next
@@ -677,6 +710,13 @@ MHD_Result Server::Impl::Handle(MHD_Connection* connection, const char* url, con
     auto exchange = std::make_unique<Exchange>();
     exchange->deadline = DeadlineOf(connection);
     exchange->gateway = GatewayWireOfPath(url);
+    if (options.on_request) {
+      exchange->log = &options.on_request;
+      exchange->clock = options.env != nullptr ? options.env : &own_env;
+      exchange->started = exchange->clock->MonotonicNow();
+      exchange->method = method;
+      exchange->path = url;
+    }
     const RequestHead head = ReadHead(connection, url, method, version);
     if (auto refused = guard->Check(head, port.load()); !refused.ok()) {
       const Reply reply = Refusal(*exchange, refused.error());

@@ -84,6 +84,21 @@ class ChatCli : public ::testing::Test {
     EXPECT_TRUE(Has(resumed.out, "session " + session + " restored: ")) << resumed.out;
   }
 
+  // A transcript file of six messages whose third is the tool output `output`: two requests,
+  // the first of which read a log.
+  std::string ToolOutputHistory(const std::string& name, const std::string& output) {
+    return dir_.Write(
+        name,
+        R"([{"role":"user","blocks":[{"type":"text","text":"read the log"}]},)"
+        R"({"role":"assistant","blocks":[{"type":"tool_use","id":"c1","name":"read","input":{}}],"usage":null},)"
+        R"({"role":"tool","tool_use_id":"c1","is_error":false,"blocks":[{"type":"text","text":")" +
+            output +
+            R"("}]},)"
+            R"({"role":"assistant","blocks":[{"type":"text","text":"read it"}],"usage":null},)"
+            R"({"role":"user","blocks":[{"type":"text","text":"now the tests"}]},)"
+            R"({"role":"assistant","blocks":[{"type":"text","text":"they pass"}],"usage":null}])");
+  }
+
   ChatDir dir_;
   int inputs_ = 0;
 };
@@ -240,16 +255,7 @@ TEST_F(ChatCli, UndoPutsBackTheHistoryBeforeTheCompaction) {
 // masks the old tool output, shows an original, puts them back and undoes the masking.
 TEST_F(ChatCli, MaskShowsUnmasksAndUndoesOldToolOutput) {
   const std::string big(3000, 'o');
-  const std::string history = dir_.Write(
-      "history.json",
-      R"([{"role":"user","blocks":[{"type":"text","text":"read the log"}]},)"
-      R"({"role":"assistant","blocks":[{"type":"tool_use","id":"c1","name":"read","input":{}}],"usage":null},)"
-      R"({"role":"tool","tool_use_id":"c1","is_error":false,"blocks":[{"type":"text","text":")" +
-          big +
-          R"("}]},)"
-          R"({"role":"assistant","blocks":[{"type":"text","text":"read it"}],"usage":null},)"
-          R"({"role":"user","blocks":[{"type":"text","text":"now the tests"}]},)"
-          R"({"role":"assistant","blocks":[{"type":"text","text":"they pass"}],"usage":null}])");
+  const std::string history = ToolOutputHistory("history.json", big);
   const CliRun run = Chat({Answer("unused")},
                           "/output 2\n/mask\n/history\n/output 2\n/mask\n/unmask 2\n/unmask\n"
                           "/mask\n/undo\n/history\n/quit\n",
@@ -342,7 +348,9 @@ TEST_F(ChatCli, CompactPrintsCoverageAndEnforceRejectsADroppedConstraint) {
                              "Never push to main.\nsecond\n/compact\n/quit\n",
                              "--keep-recent-segments 1 --coverage report");
   ASSERT_EQ(report.exit_code, 0) << report.out;
-  EXPECT_TRUE(Has(report.out, " messages; coverage 0/1; missing: Never push to main.\n"))
+  // Two short requests: the summary outweighs the one it replaces, and the answer says so.
+  EXPECT_TRUE(
+      Has(report.out, " messages; coverage 0/1; missing: Never push to main.; context grew "))
       << report.out;
 
   // The chat's model compacts: repair is the default, and the constraint is written back.
@@ -350,7 +358,7 @@ TEST_F(ChatCli, CompactPrintsCoverageAndEnforceRejectsADroppedConstraint) {
       Chat({Answer("one"), Answer("two"), Summary(kValidSummary)},
            "Never push to main.\nsecond\n/compact\n/history\n/quit\n", "--keep-recent-segments 1");
   ASSERT_EQ(repair.exit_code, 0) << repair.out;
-  EXPECT_TRUE(Has(repair.out, " messages; coverage 1/1; repaired 1\n")) << repair.out;
+  EXPECT_TRUE(Has(repair.out, " messages; coverage 1/1; repaired 1; context grew ")) << repair.out;
   EXPECT_TRUE(Has(repair.out, "- Never push to main.")) << repair.out;
 
   const CliRun enforce = Chat({Answer("one"), Answer("two"), Summary(kValidSummary)},
@@ -669,6 +677,125 @@ TEST_F(ChatCli, ATurnGoesToTheServerNamedByTheBaseUrl) {
   EXPECT_TRUE(Has(requests[0].body, R"("content":"hello")")) << requests[0].body;
   EXPECT_TRUE(Has(requests[0].body, R"("stream":true)")) << requests[0].body;
   EXPECT_TRUE(dir_.JournalVerifies());
+}
+
+// A wrong key: the chat says what the provider said (status, error type and code, message)
+// with the key redacted, and what to check; the journal holds the same cause; a piped chat whose
+// last turn failed exits 1. The provider is a real local HTTP server answering 401.
+TEST_F(ChatCli, AWrongKeyShowsTheProvidersCauseAndAHint) {
+  test_support::ScriptedHttpServer server;
+  ASSERT_TRUE(server.Start());
+  const std::string key = "sk-wrong-key-1234";
+  server.Push(test_support::ScriptedReply::Text(
+      401,
+      R"({"error":{"message":"Incorrect API key provided: )" + key +
+          R"(. You can find your API key at https://platform.openai.com/account/api-keys.","type":"invalid_request_error","param":null,"code":"invalid_api_key"}})"));
+  server.Push(test_support::ScriptedReply::Text(200, "<html>a login page</html>"));
+  const std::string in = dir_.Write("wrong-key-input.txt", "hello\nagain\n");
+  const CliRun run = Shell("env OPENAI_API_KEY='" + key + "' OPENAI_BASE_URL='" +
+                           server.Url("/v1") + "' '" + ::harness::build_paths::HarnessBinary() +
+                           "' chat --model openai:tiny --context-window 8192 --data-dir '" +
+                           dir_.data() + "' < '" + in + "' 2>&1");
+  EXPECT_EQ(run.exit_code, 1) << run.out;
+  EXPECT_TRUE(Has(run.out,
+                  "\nturn failed: model_error: refused: HTTP 401 invalid_request_error "
+                  "invalid_api_key: Incorrect API key provided: [redacted]. You can find your "
+                  "API key at https://platform.openai.com/account/api-keys.; check "
+                  "OPENAI_API_KEY (is it set, current, and allowed this model?)\n"))
+      << run.out;
+  // The next answer is no answer of the provider's wire at all.
+  EXPECT_TRUE(Has(run.out, "\nturn failed: model_error: invalid_response: ")) << run.out;
+  EXPECT_TRUE(Has(run.out,
+                  "; the server's answer is not the provider's wire format; is the base "
+                  "URL (OPENAI_BASE_URL) the provider's API?\n"))
+      << run.out;
+  EXPECT_FALSE(Has(run.out, key)) << run.out;
+  EXPECT_TRUE(Has(run.out, " suspended; resume with --session ")) << run.out;
+  const CliRun journal = Shell("'" + std::string(::harness::build_paths::HarnessBinary()) +
+                               "' journal show --json '" + dir_.data() + "'");
+  EXPECT_TRUE(Has(journal.out,
+                  "refused: HTTP 401 invalid_request_error invalid_api_key: "
+                  "Incorrect API key provided: [redacted]."))
+      << journal.out;
+  EXPECT_FALSE(Has(journal.out, key)) << journal.out;
+}
+
+// A script that has no step left and an answer that is not a usable message are two different
+// failures, each saying which; a chat whose last turn answered exits 0 even after a failure.
+TEST_F(ChatCli, AnExhaustedScriptAndAnUnusableAnswerAreDistinctFailures) {
+  CliRun run = Chat({Answer("first"), Answer("second")}, "one\ntwo\n/compact\nthree\n",
+                    "--keep-recent-segments 1");
+  EXPECT_EQ(run.exit_code, 1) << run.out;
+  EXPECT_TRUE(Has(run.out,
+                  "\nturn failed: model_error: transport: script exhausted; the script has no "
+                  "step left for this call; add one (docs/scripted.md)\n"))
+      << run.out;
+  // The chat's compactor is its model, the same script.
+  EXPECT_TRUE(Has(run.out,
+                  "\ncompact rejected execution_failed: the compactor failed: model transport: "
+                  "script exhausted; the script has no step left for this call; add one "
+                  "(docs/scripted.md)\n"))
+      << run.out;
+
+  // An answer that is no summary, where a summary was asked for: another reason.
+  run = Chat({Answer("first"), Answer("second"), Answer("not a summary")}, "one\ntwo\n/compact\n",
+             "--keep-recent-segments 1");
+  EXPECT_EQ(run.exit_code, 0) << run.out;
+  EXPECT_TRUE(Has(run.out, "\ncompact rejected invalid_summary\n")) << run.out;
+
+  run = Chat({R"({"error":"refused"})", Answer("second")}, "one\ntwo\n");
+  EXPECT_EQ(run.exit_code, 0) << run.out;
+  EXPECT_TRUE(Has(run.out, "\nturn failed: model_error: refused: scripted\n")) << run.out;
+}
+
+// --max-steps: the model calls one turn may make; a turn that needs more fails with step_limit.
+TEST_F(ChatCli, MaxStepsLimitsTheModelCallsOfATurn) {
+  const std::string call =
+      R"({"message":{"role":"assistant","blocks":[{"type":"tool_use","id":"c1","name":"read","input":{}}],"usage":null}})";
+  CliRun run = Chat({call, Answer("done")}, "go\n", "--max-steps 1");
+  EXPECT_EQ(run.exit_code, 1) << run.out;
+  EXPECT_TRUE(Has(run.out, "\nturn failed: step_limit: the turn made too many model calls\n"))
+      << run.out;
+  run = Chat({call, Answer("done")}, "go\n", "--max-steps 2");
+  EXPECT_EQ(run.exit_code, 0) << run.out;
+  EXPECT_TRUE(Has(run.out, "\nassistant: done\n")) << run.out;
+  run = Chat({Answer("x")}, "go\n", "--max-steps 0");
+  EXPECT_EQ(run.exit_code, 2) << run.out;
+}
+
+// The compaction line's message count is followed from the events as the restore fold follows
+// them: after a commit with a pin (summary + pinned + retained), after /undo (the history put
+// back, plus what came since), and after /mask and its undo.
+TEST_F(ChatCli, TheCompactionLineCountsAfterPinsUndoAndMasking) {
+  // Pins: the first commit leaves summary + 1 pinned + 2 retained = 4, a turn adds 2.
+  CliRun run = Chat({Answer("one"), Answer("two"), Answer("three"), Summary(kValidSummary),
+                     Answer("four"), Summary(kValidSummary)},
+                    "first\nsecond\nthird\n/pin 1\n/compact\nfourth\n/compact\n/quit\n",
+                    "--keep-recent-segments 1");
+  ASSERT_EQ(run.exit_code, 0) << run.out;
+  // Both commits: 6 messages before each.
+  const std::string line = "CompactionCommitted: 6 messages -> summary + 1 pinned + 2 retained, ";
+  const auto first_commit = run.out.find(line);
+  ASSERT_NE(first_commit, std::string::npos) << run.out;
+  EXPECT_NE(run.out.find(line, first_commit + line.size()), std::string::npos) << run.out;
+  EXPECT_TRUE(Has(run.out, ", summary + 3 messages")) << run.out;
+
+  // Undo: 4 messages -> summary + 2, undone back to 4, a turn: 6.
+  run =
+      Chat({Answer("one"), Answer("two"), Summary(kValidSummary), Answer("three"),
+            Summary(kValidSummary)},
+           "first\nsecond\n/compact\n/undo\nthird\n/compact\n/quit\n", "--keep-recent-segments 1");
+  ASSERT_EQ(run.exit_code, 0) << run.out;
+  EXPECT_TRUE(Has(run.out, "CompactionCommitted: 4 messages -> summary + 2 retained, ")) << run.out;
+  EXPECT_TRUE(Has(run.out, "undone: the history is back to 4 messages")) << run.out;
+  EXPECT_TRUE(Has(run.out, "CompactionCommitted: 6 messages -> summary + 2 retained, ")) << run.out;
+
+  // Masking and its undo keep the count: 6 messages of --history.
+  const std::string history = ToolOutputHistory("count-history.json", std::string(3000, 'o'));
+  run = Chat({Summary(kValidSummary)}, "/mask\n/undo\n/mask\n/compact\n/quit\n",
+             "--keep-recent-segments 1 --history '" + history + "'");
+  ASSERT_EQ(run.exit_code, 0) << run.out;
+  EXPECT_TRUE(Has(run.out, "CompactionCommitted: 6 messages -> summary + 2 retained, ")) << run.out;
 }
 
 // Whether any string inside `json` equals `text`.

@@ -102,6 +102,15 @@ class ChatTmux : public ::testing::Test {
     tmux.Type("/compact");
   }
 
+  // `harness compact` of the coding-agent example with a scripted compactor, as a shell command.
+  std::string CompactCommand(const std::string& script) const {
+    return "'" + std::string(::harness::build_paths::HarnessBinary()) + "' compact '" +
+           std::string(::harness::build_paths::SourceDir()) +
+           "/examples/transcripts/coding-agent.json' --max-summary-tokens 1000 --compactor "
+           "'scripted:" +
+           script + "' --data-dir '" + dir_.data() + "'";
+  }
+
   ChatDir dir_;
 };
 
@@ -438,6 +447,36 @@ TEST_F(ChatTmux, CtrlDEndsTheChatCleanly) {
   ASSERT_TRUE(tmux.WaitFor("chat exited 0")) << tmux.Screen();
   EXPECT_EQ(tmux.Screen().find("assistant:"), std::string::npos) << tmux.Screen();
   EXPECT_TRUE(dir_.JournalVerifies());
+}
+
+// `harness compact` with a model compactor at a terminal: one progress line on standard error,
+// rewritten in place with the elapsed time and the tokens streamed, and erased when the attempt
+// ends (nothing of it is left on the screen).
+TEST_F(ChatTmux, ACompactionAtATerminalShowsOneLineRewrittenInPlace) {
+  std::string summary = Summary(kValidSummary);
+  summary.pop_back();  // the step's closing brace: a slow stream is added
+  summary.append(",\"stream\":{\"bytes\":8,\"gap_ms\":20}}");
+  const std::string script = dir_.Script({summary});
+  TmuxChat tmux(dir_, CompactCommand(script));
+  ASSERT_TRUE(tmux.started());
+  ASSERT_TRUE(tmux.WaitFor(" tokens streamed")) << tmux.Screen();
+  EXPECT_NE(tmux.Screen().find("compacting with scripted/"), std::string::npos) << tmux.Screen();
+  ASSERT_TRUE(tmux.WaitFor("chat exited 0")) << tmux.Screen();
+  const std::string screen = tmux.Screen();
+  EXPECT_EQ(screen.find(" tokens streamed"), std::string::npos) << screen;
+  EXPECT_NE(screen.find("\ncommitted\n"), std::string::npos) << screen;
+}
+
+// NO_COLOR: the terminal gets no escape sequence, so the progress is one line per stage, as
+// through a pipe, and stays on the screen.
+TEST_F(ChatTmux, NoColorShowsTheProgressOneLinePerStage) {
+  const std::string script = dir_.Script({Summary(kValidSummary)});
+  TmuxChat tmux(dir_, "NO_COLOR=1 " + CompactCommand(script));
+  ASSERT_TRUE(tmux.started());
+  ASSERT_TRUE(tmux.WaitFor("chat exited 0")) << tmux.Screen();
+  const std::string screen = tmux.Screen();
+  EXPECT_NE(screen.find(": started\n"), std::string::npos) << screen;
+  EXPECT_NE(screen.find(" tokens streamed\n"), std::string::npos) << screen;
 }
 
 }  // namespace

@@ -166,6 +166,114 @@ TEST(CliUsage, HelpAndBadUsage) {
   EXPECT_EQ(Harness("validate-summary --bogus").exit_code, 2);
 }
 
+// help, version, a bare `harness`: the conventions people try first (docs/cli.md, "Rules every
+// command shares").
+TEST(CliUsage, HelpVersionAndABareCommandFollowTheConventions) {
+  const CliRun help = Harness("help");
+  EXPECT_EQ(help.exit_code, 0);
+  EXPECT_EQ(help.out, Harness("--help").out);
+  // The main commands come first, in their own group, before the others.
+  const auto main_group = help.out.find("Main commands:");
+  const auto other_group = help.out.find("Other commands:");
+  ASSERT_NE(main_group, std::string::npos) << help.out;
+  ASSERT_NE(other_group, std::string::npos) << help.out;
+  EXPECT_LT(main_group, other_group) << help.out;
+  std::size_t previous = main_group;
+  for (const char* name : {"  chat", "  compact", "  serve", "  eval", "  import"}) {
+    const auto at = help.out.find(name, main_group);
+    EXPECT_GT(at, previous) << name << "\n" << help.out;
+    EXPECT_LT(at, other_group) << name << "\n" << help.out;
+    previous = at;
+  }
+  EXPECT_GT(help.out.find("  validate-summary"), other_group) << help.out;
+
+  const CliRun help_compact = Harness("help compact");
+  EXPECT_EQ(help_compact.exit_code, 0);
+  EXPECT_EQ(help_compact.out, Harness("compact --help").out);
+  EXPECT_EQ(Harness("help sessions ls").out, Harness("sessions ls --help").out);
+
+  const CliRun version = Harness("--version");
+  EXPECT_EQ(version.exit_code, 0);
+  EXPECT_EQ(Harness("-V").out, version.out);
+  EXPECT_EQ(Harness("version").out, version.out);
+
+  // Nothing at all: the short help on stderr, exit 2, nothing on stdout.
+  const CliRun bare = Harness("");
+  EXPECT_EQ(bare.exit_code, 2);
+  EXPECT_EQ(bare.out, "");
+  const CliRun bare_err = Harness("", true);
+  EXPECT_EQ(bare_err.out.rfind("usage: harness COMMAND [OPTIONS]\n", 0), 0u) << bare_err.out;
+  EXPECT_NE(bare_err.out.find("\n  compact   "), std::string::npos) << bare_err.out;
+
+  // A default that means "not given" reads as what it means, not as a value to pass.
+  const CliRun compact_help = Harness("compact --help");
+  EXPECT_EQ(compact_help.out.find("N=0"), std::string::npos) << compact_help.out;
+  EXPECT_NE(compact_help.out.find("without it, no limit"), std::string::npos) << compact_help.out;
+}
+
+TEST(CliUsage, ATypoSuggestsTheNearestCommand) {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"compat", "compact"}, {"chta", "chat"},       {"sesions", "sessions"},
+      {"modles", "models"},  {"serv", "serve"},      {"validate", "validate-summary"},
+      {"imprt", "import"},   {"jounral", "journal"},
+  };
+  for (const auto& [typo, meant] : cases) {
+    const CliRun r = Harness(typo, true);
+    EXPECT_EQ(r.exit_code, 2) << typo;
+    EXPECT_EQ(r.out, "harness: unknown command `" + typo + "`; did you mean `" + meant +
+                         "`?\nRun `harness help` for the commands.\n")
+        << typo;
+  }
+  // Nothing near: no suggestion; a word that is not printable is not named back.
+  EXPECT_EQ(Harness("frobnicate", true).out,
+            "harness: unknown command `frobnicate`\nRun `harness help` for the commands.\n");
+  EXPECT_EQ(Harness("\"$(printf '\\033[2J')\"", true).out,
+            "harness: unknown command\nRun `harness help` for the commands.\n");
+  EXPECT_EQ(Harness("help compat", true).out,
+            "harness: unknown command `compat`; did you mean `compact`?\nRun `harness help` for "
+            "the commands.\n");
+}
+
+// Every command that prints data can print it as JSON.
+TEST(CliJson, ModelsAndCountPrintJson) {
+  const CliRun models = Harness("models --json");
+  EXPECT_EQ(models.exit_code, 0);
+  EXPECT_EQ(FirstLine(models.out).rfind("{\"provider\":", 0), 0u) << models.out;
+  EXPECT_NE(models.out.find(R"({"provider":"openai","model":"gpt-4o","window":128000,)"
+                            R"("max_input":null,"max_output":16384,"encoding":"o200k_base"})"
+                            "\n"),
+            std::string::npos)
+      << models.out;
+  EXPECT_NE(
+      models.out.find(R"({"provider":"anthropic","model":"claude-sonnet-4-5","window":200000,)"
+                      R"("max_input":null,"max_output":64000,"encoding":null})"
+                      "\n"),
+      std::string::npos)
+      << models.out;
+  // One line per catalog entry, as the table has (without its header).
+  const CliRun table = Harness("models");
+  std::size_t lines = 0;
+  for (const char c : models.out)
+    lines += c == '\n' ? 1 : 0;
+  std::size_t table_lines = 0;
+  for (const char c : table.out)
+    table_lines += c == '\n' ? 1 : 0;
+  EXPECT_EQ(lines + 1, table_lines);
+
+  const CliRun count = Harness(
+      "count --json --encoding cl100k_base " + Example("summaries/valid-coding-task.xml"), true);
+  if (count.exit_code == 2 && count.out.find("scripts/fetch-tokenizers") != std::string::npos)
+    GTEST_SKIP() << "no tokenizer data: " << count.out;
+  EXPECT_EQ(count.exit_code, 0) << count.out;
+  const CliRun plain =
+      Harness("count --encoding cl100k_base " + Example("summaries/valid-coding-task.xml"));
+  const std::string tokens = FirstLine(plain.out);
+  const auto bytes = std::filesystem::file_size(std::string(::harness::build_paths::SourceDir()) +
+                                                "/examples/summaries/valid-coding-task.xml");
+  EXPECT_EQ(count.out, "{\"tokens\":" + tokens + ",\"encoding\":\"cl100k_base\",\"bytes\":" +
+                           std::to_string(bytes) + "}\n");
+}
+
 // Every numeric flag of every command: digits only, within its bounds, else exit 2 with one
 // message naming the flag and its real bounds; nothing is wrapped, saturated or rounded.
 TEST(CliNumbers, EveryNumericFlagRefusesWhatIsNotAWholeNumberInItsBounds) {
@@ -184,6 +292,7 @@ TEST(CliNumbers, EveryNumericFlagRefusesWhatIsNotAWholeNumberInItsBounds) {
       {"chat", "--context-window", 1024, 100000000},
       {"chat", "--keep-recent-segments", 1, 1000000},
       {"chat", "--lease-ttl", 1, 3600},
+      {"chat", "--max-steps", 1, 10000},
       {"journal show /dev/null/harness", "--from", 1, 9223372036854775807u},
       {"journal bench /dev/null/harness", "--appenders", 1, 256},
       {"journal bench /dev/null/harness", "--records", 1, 10000000},

@@ -189,7 +189,7 @@ TEST_F(CompactCli, ExtractiveCommitsTheCodingAgentTranscript) {
   // (200000 - 8192 - 20000 = 171808).
   EXPECT_EQ(run.lines.at(1),
             "model harness/offline: window 200000 (default), output 8192, input limit 171808, "
-            "counter heuristic_estimate, safety margin 20000")
+            "counter heuristic_estimate, safety margin 20000, compactor extractive")
       << all;
   // The leading system message became the system prompt: 11 messages of history.
   EXPECT_NE(LineStarting(run.lines, "LoopCreated loop ").find(" native harness/offline, 11 "),
@@ -335,6 +335,81 @@ TEST_F(CompactCli, ARealSpanLargerThanTheSummarizersWindowIsSummarizedInChunks) 
   EXPECT_NE(Joined(run.lines).find(last), std::string::npos) << Joined(run.lines);
   EXPECT_EQ(run.lines.back(), "committed");
   ExpectJournalVerifies();
+}
+
+// Without a terminal, a model compaction's progress is one line per stage on standard error:
+// its start, each chunk, its end, with the time and the tokens the model streamed; standard
+// output keeps only the events and the result.
+TEST_F(CompactCli, AModelCompactionShowsItsStagesOnStandardError) {
+  std::string steps = "[";
+  for (int i = 0; i < 40; ++i) {
+    steps.append(i == 0 ? "" : ",")
+        .append("{\"summary\":")
+        .append(Json(kValidSummary).dump())
+        .append(",\"stream\":{\"bytes\":16}}");
+  }
+  const std::string script = Write("streamed.json", steps + "]");
+  const std::vector<std::string> args = {
+      std::string(::harness::build_paths::SourceDir()) + "/eval/codex-opencode-compaction.json",
+      "--compactor", "scripted:" + script, "--compactor-window", "8192"};
+  const ProcessRun run = Compact(args, true);
+  ASSERT_EQ(run.exit_code, 0) << Joined(run.lines);
+  EXPECT_TRUE(Has(run.lines, "compacting with scripted/streamed.json: started"))
+      << Joined(run.lines);
+  const std::string chunk =
+      LineStarting(run.lines, "compacting with scripted/streamed.json: chunk 1 of ");
+  EXPECT_NE(chunk.find(" summarized after "), std::string::npos) << Joined(run.lines);
+  const std::string done =
+      LineStarting(run.lines, "compacting with scripted/streamed.json: done after ");
+  ASSERT_NE(done, "") << Joined(run.lines);
+  // Every summary streamed in pieces of 16 bytes: hundreds of them.
+  const std::size_t tilde = done.find(" s, ~");
+  ASSERT_NE(tilde, std::string::npos) << done;
+  EXPECT_GT(std::stoul(done.substr(tilde + 5)), 100u) << done;
+  EXPECT_EQ(run.lines.back(), "committed");
+  // Standard output alone has no progress line, and the header names the compactor.
+  const ProcessRun quiet = Compact(args);
+  ASSERT_EQ(quiet.exit_code, 0) << Joined(quiet.lines);
+  EXPECT_EQ(LineStarting(quiet.lines, "compacting with "), "") << Joined(quiet.lines);
+  EXPECT_NE(quiet.lines.at(1).find(", compactor scripted/streamed.json"), std::string::npos)
+      << quiet.lines.at(1);
+}
+
+// A person's compaction commits even when it does not pay: a two-word first request before two
+// long retained requests, summarized into a summary far larger than it. The last line says the
+// context grew and which settings summarize more.
+TEST_F(CompactCli, ACommitThatDoesNotShrinkTheContextSaysSo) {
+  const auto text = [](const std::string& role, const std::string& words) {
+    return "{\"role\":\"" + role +
+           "\",\"blocks\":[{\"type\":\"text\",\"text\":" + Json(words).dump() + "}]" +
+           (role == "assistant" ? ",\"usage\":null}" : "}");
+  };
+  const std::string long_text(4000, 'x');
+  const std::string transcript = Write(
+      "small-head.json", "[" + text("user", "hi") + "," + text("assistant", "hello") + "," +
+                             text("user", long_text) + "," + text("assistant", long_text) + "," +
+                             text("user", long_text) + "," + text("assistant", long_text) + "]");
+  const std::string script = SummaryScript("large.json", kValidSummary);
+  const ProcessRun run =
+      Compact({transcript, "--compactor", "scripted:" + script, "--coverage", "off"});
+  ASSERT_EQ(run.exit_code, 0) << Joined(run.lines);
+  const std::string& last = run.lines.back();
+  EXPECT_EQ(last.rfind("committed, context grew ", 0), 0u) << Joined(run.lines);
+  EXPECT_NE(last.find(" tokens; nothing older than the retained tail was large enough to gain "
+                      "from a summary; to summarize more, lower --keep-recent-tokens (now 8000) "
+                      "or --keep-recent-segments (now 2)"),
+            std::string::npos)
+      << last;
+  // The figures are the run's own: before < after.
+  const std::size_t grew = std::string("committed, context grew ").size();
+  const std::size_t arrow = last.find(" -> ", grew);
+  ASSERT_NE(arrow, std::string::npos) << last;
+  EXPECT_LT(std::stoul(last.substr(grew, arrow - grew)), std::stoul(last.substr(arrow + 4)))
+      << last;
+  // A compaction that shrinks ends with the one word, as before.
+  const ProcessRun shrank = Compact({Example("transcripts/coding-agent.json")});
+  ASSERT_EQ(shrank.exit_code, 0) << Joined(shrank.lines);
+  EXPECT_EQ(shrank.lines.back(), "committed");
 }
 
 // An OpenAI-compatible summarizer on 127.0.0.1 that a `--compactor openai:tiny` run reaches
@@ -627,7 +702,8 @@ TEST_F(CompactCli, ScriptedTimeoutIsCanceled) {
   const ProcessRun run =
       Compact({Example("transcripts/coding-agent.json"), "--compactor", "scripted:" + script});
   EXPECT_EQ(run.exit_code, 3) << Joined(run.lines);
-  EXPECT_TRUE(Has(run.lines, "rejected canceled")) << Joined(run.lines);
+  EXPECT_TRUE(Has(run.lines, "rejected canceled: the compactor failed: model timeout: scripted"))
+      << Joined(run.lines);
   EXPECT_EQ(LineStarting(run.lines, "invalid_summary "), "");
   ExpectJournalVerifies();
 }
@@ -985,6 +1061,58 @@ TEST_F(CompactCli, AProviderCompactorAsksTheServerAndValidatesItsAnswer) {
   ExpectJournalVerifies();
 }
 
+// A model compactor whose provider refuses the key: the rejection says why (the provider's
+// status, type, code and message, the key redacted) and what to check, and the journal keeps
+// that cause as the rejection's detail.
+TEST_F(CompactCli, AModelCompactorThatIsRefusedSaysWhyAndJournalsIt) {
+  test_support::ScriptedHttpServer server;
+  ASSERT_TRUE(server.Start());
+  const std::string key = "sk-wrong-key-5678";
+  server.Push(test_support::ScriptedReply::Text(
+      401, R"({"error":{"message":"Incorrect API key provided: )" + key +
+               R"(.","type":"invalid_request_error","code":"invalid_api_key"}})"));
+  const e2e::CliRun run = e2e::Shell(
+      "env OPENAI_API_KEY='" + key + "' OPENAI_BASE_URL='" + server.Url("/v1") + "' '" +
+      ::harness::build_paths::HarnessBinary() + "' compact '" +
+      Example("transcripts/coding-agent.json") + "' --compactor openai:tiny --max-summary-tokens " +
+      kExampleBudget + " --data-dir '" + data() + "' 2>&1");
+  EXPECT_EQ(run.exit_code, 3) << run.out;
+  const std::string cause =
+      "model refused: HTTP 401 invalid_request_error invalid_api_key: Incorrect API key "
+      "provided: [redacted].";
+  EXPECT_NE(run.out.find("\nrejected execution_failed: the compactor failed: " + cause + "\n"),
+            std::string::npos)
+      << run.out;
+  EXPECT_NE(run.out.find("harness compact: compactor failed: model (refused); check "
+                         "OPENAI_API_KEY (is it set, current, and allowed this model?)\n"),
+            std::string::npos)
+      << run.out;
+  EXPECT_EQ(run.out.find(key), std::string::npos) << run.out;
+  const ProcessRun journal = Harness({"journal", "show", "--json", data()});
+  const std::string records = Joined(journal.lines);
+  EXPECT_NE(records.find(R"("detail":{"kind":"compactor_failed","note":")" + cause + "\"}"),
+            std::string::npos)
+      << records;
+  ExpectJournalVerifies();
+}
+
+// A model call that failed and an answer that is no summary are two rejections, each naming its
+// cause (a chat's compactor that ran out of script: chat_cli_test.cc).
+TEST_F(CompactCli, AFailedModelCallAndAnUnusableSummaryAreDistinctRejections) {
+  const std::string failing = Write("failing.json", R"([{"error":"transport"}])");
+  ProcessRun run =
+      Compact({Example("transcripts/coding-agent.json"), "--compactor", "scripted:" + failing});
+  EXPECT_EQ(run.exit_code, 3) << Joined(run.lines);
+  EXPECT_TRUE(
+      Has(run.lines, "rejected execution_failed: the compactor failed: model transport: scripted"))
+      << Joined(run.lines);
+  const std::string unusable = Write("unusable.json", R"([{"raw":"not a summary"}])");
+  run = Compact({Example("transcripts/coding-agent.json"), "--compactor", "scripted:" + unusable});
+  EXPECT_EQ(run.exit_code, 3) << Joined(run.lines);
+  EXPECT_TRUE(Has(run.lines, "rejected invalid_summary")) << Joined(run.lines);
+  EXPECT_NE(LineStarting(run.lines, "invalid_summary "), "") << Joined(run.lines);
+}
+
 TEST_F(CompactCli, EachRunOnTheSameDataDirectoryIsANewSession) {
   std::set<std::string> sessions;
   for (int i = 0; i < 2; ++i) {
@@ -1023,7 +1151,7 @@ TEST_F(CompactCli, AnOpenAiModelIsCountedExactlyInItsCatalogWindow) {
   // 128000 - 16384 reserved, no safety margin with an exact counter.
   EXPECT_EQ(run.lines.at(1),
             "model openai/gpt-4o: window 128000 (catalog), output 16384, input limit 111616, "
-            "counter exact_local o200k_base, safety margin 0")
+            "counter exact_local o200k_base, safety margin 0, compactor extractive")
       << Joined(run.lines);
   EXPECT_NE(LineStarting(run.lines, "LoopCreated loop ").find(" native openai/gpt-4o, 11 "),
             std::string::npos)
@@ -1088,27 +1216,27 @@ TEST_F(CompactCli, ContextWindowAndMaxOutputOverrideTheCatalog) {
   ASSERT_EQ(run.exit_code, 0) << Joined(run.lines);
   EXPECT_EQ(run.lines.at(1),
             "model openai/gpt-4o: window 50000 (flag), output 12500, input limit 37500, counter "
-            "exact_local o200k_base, safety margin 0");
+            "exact_local o200k_base, safety margin 0, compactor extractive");
 
   run = Compact({transcript, "--model", "openai:gpt-4o", "--max-output-tokens", "1000"});
   ASSERT_EQ(run.exit_code, 0) << Joined(run.lines);
   EXPECT_EQ(run.lines.at(1),
             "model openai/gpt-4o: window 128000 (catalog), output 1000, input limit 127000, "
-            "counter exact_local o200k_base, safety margin 0");
+            "counter exact_local o200k_base, safety margin 0, compactor extractive");
 
   // An unknown model is usable once its window is given: the estimate, the default output.
   run = Compact({transcript, "--model", "mistral:mistral-large", "--context-window", "64000"});
   ASSERT_EQ(run.exit_code, 0) << Joined(run.lines);
   EXPECT_EQ(run.lines.at(1),
             "model mistral/mistral-large: window 64000 (flag), output 8192, input limit 49408, "
-            "counter heuristic_estimate, safety margin 6400");
+            "counter heuristic_estimate, safety margin 6400, compactor extractive");
 
   // GPT-5's input limit (272000) is below its window less the output: it is the raw limit.
   run = Compact({transcript, "--model", "openai:gpt-5"});
   ASSERT_EQ(run.exit_code, 0) << Joined(run.lines);
   EXPECT_EQ(run.lines.at(1),
             "model openai/gpt-5: window 400000 (catalog), output 100000, input limit 272000, "
-            "counter exact_local o200k_base, safety margin 0");
+            "counter exact_local o200k_base, safety margin 0, compactor extractive");
 }
 
 TEST_F(CompactCli, BadModelFlagsAreUsage) {

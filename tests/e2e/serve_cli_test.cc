@@ -278,6 +278,57 @@ TEST_F(ServeCli, ACompactionIsAcceptedWaitedForAndStreamedThenResumedWithoutGapO
 // A server that only compacts: started without --model, it serves loops of the model "offline",
 // which start from a history, compact with the extractive compactor, refuse input saying why,
 // and are restored by a server started again the same way.
+// --log-format: one line on stderr per request, at the one place every route's request ends,
+// and one per failed model call; never a body, a query string or the token.
+TEST_F(ServeCli, ServeLogsEachRequestAndModelFailure) {
+  script_ = dir_.Script({R"({"error":"refused"})", Answer("Fine.")});
+  StartServer({"--log-format", "text"});
+  // The server's lines in the order it writes them, which need not be the order of the
+  // requests' answers: each wait reads on until `text` has been seen, wherever it came.
+  const auto seen = [this](const std::string& text) {
+    return server_->seen().find(text) != std::string::npos || server_->WaitForLine(text);
+  };
+
+  const auto [session, loop] = CreateSession();
+  ASSERT_TRUE(seen(" request POST /v1/sessions 201 ")) << server_->seen();
+  const std::string loop_url = base_ + "/v1/sessions/" + session + "/loops/" + loop;
+  const HttpReply input = Call("POST", loop_url + "/input", R"({"text":"a secret body"})");
+  ASSERT_EQ(input.status, 202) << input.body;
+  WaitCommand(Parse(input.body)["command_id"].get<std::string>());
+  ASSERT_TRUE(seen(" model_failure scripted/")) << server_->seen();
+  EXPECT_NE(server_->seen().find(" model_failure scripted/" +
+                                 script_.substr(script_.rfind('/') + 1) + " refused: scripted\n"),
+            std::string::npos)
+      << server_->seen();
+  ASSERT_TRUE(seen(" request POST /v1/sessions/" + session + "/loops/" + loop + "/input 202 "))
+      << server_->seen();
+  EXPECT_NE(server_->seen().find("/input 202 "), std::string::npos);
+  EXPECT_NE(server_->seen().find(" ms session " + session + "\n"), std::string::npos)
+      << server_->seen();
+  // A 404 of a path no route has is logged the same way, without its query.
+  EXPECT_EQ(Call("GET", base_ + "/v1/nowhere?token=hidden").status, 404);
+  ASSERT_TRUE(seen(" request GET /v1/nowhere 404 ")) << server_->seen();
+  EXPECT_EQ(server_->seen().find("hidden"), std::string::npos) << server_->seen();
+  EXPECT_EQ(server_->seen().find("a secret body"), std::string::npos) << server_->seen();
+  EXPECT_EQ(StopServer(), 0);
+
+  // JSON: one object a line.
+  StartServer({"--log-format", "json"});
+  CreateSession();
+  ASSERT_TRUE(server_->WaitForLine(
+      R"("event":"request","method":"POST","path":"/v1/sessions","status":201,)"))
+      << server_->seen();
+  EXPECT_EQ(StopServer(), 0);
+
+  // By default nothing is logged.
+  StartServer();
+  CreateSession();
+  EXPECT_EQ(StopServer(), 0);
+  const std::string rest = server_->Rest();
+  const std::string quiet = server_->seen() + rest;
+  EXPECT_EQ(quiet.find(" request "), std::string::npos) << quiet;
+}
+
 TEST_F(ServeCli, WithoutAModelLoopsOfTheOfflineModelCompactAHistoryAndRefuseInput) {
   const auto start = [&] {
     server_ = std::make_unique<e2e::Process>(

@@ -26,6 +26,14 @@
 // - Errors never carry transcript or model output. Message() renders fixed names only ("compactor
 //   failed: <kind>", plus " (<invalid summary reason>)" or " (<inference kind>)" for the matching
 //   kind), never a detail, so it is safe to log anywhere.
+// - RejectDetailFor(error) is what the runtime journals with an ExecutionFailed or Canceled
+//   rejection so that a person sees the cause: a compactor_failed detail (reject_detail.h) whose
+//   note is "model <inference kind>: <inference detail>" for kModel ("model refused: HTTP 401
+//   invalid_request_error invalid_api_key: Incorrect API key provided: [redacted]"; the
+//   provider clients redact their credentials, provider_error.h), else "<kind>: <detail>", made
+//   one line and cut to kMaxDetailNoteBytes (core/one_line_text.h). nullopt for kInvalidSummary
+//   (its reason is the rejection's) and for a stop the caller requested (kCanceled, or kModel
+//   with a canceled inference error): those say all there is.
 // Thread safety: Compact may be called concurrently for different inputs.
 #pragma once
 
@@ -38,6 +46,7 @@
 #include "harness/compaction/input.h"
 #include "harness/compaction/output.h"
 #include "harness/compaction/reasons.h"
+#include "harness/compaction/reject_detail.h"
 #include "harness/core/result.h"
 #include "harness/core/tokens.h"
 #include "harness/inference/request.h"
@@ -66,6 +75,7 @@ struct CompactorError {
 };
 
 CompactRejectReason RejectReasonFor(const CompactorError& error);
+std::optional<CompactRejectDetail> RejectDetailFor(const CompactorError& error);
 
 class Compactor {
  public:

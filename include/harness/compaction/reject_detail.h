@@ -27,11 +27,16 @@
 //                                                       attempt's candidate)
 //   vetoed                     unavailable              - (and the note: the application
 //                                                       hook's reason, runtime/hook.h)
+//   compactor_failed           execution_failed,        - (and the note: what the compactor
+//                              canceled                 failed with, CompactorError::Cause in
+//                                                       compaction/compactor.h: "model
+//                                                       refused: HTTP 401 ...")
 // The event codec writes it as the member "detail" of CompactionRejected and
 // CompactWaiterRejected (event/compaction.h): {"kind":"<name>", then message, tail_tokens,
 // limit, summary_budget, estimate, context_tokens, note as present}. estimate, context_tokens
 // and note came after the others: they default to absent, so a detail written before them reads
-// the same.
+// the same. compactor_failed came last: a rejection journaled before it has no detail and
+// reads as before.
 // Proof: src/event/compaction_test.cc (validation and wire), src/compaction/tail_test.cc.
 // Thread safety: plain values and pure functions.
 #pragma once
@@ -60,6 +65,7 @@ enum class RejectDetailKind : std::uint8_t {
   kAllPinned = 9,
   kWouldNotShrink = 10,
   kVetoed = 11,
+  kCompactorFailed = 12,
 };
 
 inline constexpr std::size_t kMaxDetailNoteBytes = 256;
@@ -70,7 +76,7 @@ bool IsValidDetailNote(std::string_view note);
 
 // "no_history", "history_fits_tail_target", "nothing_before_tail", "open_tool_call",
 // "invalid_transcript", "invalid_policy", "tail_too_large", "pinned_too_large", "all_pinned",
-// "would_not_shrink", "vetoed"; "" otherwise.
+// "would_not_shrink", "vetoed", "compactor_failed"; "" otherwise.
 std::string_view RejectDetailKindName(RejectDetailKind kind);
 std::optional<RejectDetailKind> RejectDetailKindFromName(std::string_view name);
 
@@ -82,12 +88,14 @@ struct CompactRejectDetail {
   std::optional<TokenCount> summary_budget;
   std::optional<TokenCount> estimate{};            // would_not_shrink
   std::optional<TokenCount> context_tokens{};      // would_not_shrink
-  std::optional<std::string> note = std::nullopt;  // vetoed only: the hook's reason
+  std::optional<std::string> note = std::nullopt;  // vetoed: the hook's reason; compactor_failed:
+                                                   // the compactor's failure
 
   friend bool operator==(const CompactRejectDetail&, const CompactRejectDetail&) = default;
 };
 
-// The kind is valid, exactly its numbers are present, and a note exactly for `vetoed` (valid).
+// The kind is valid, exactly its numbers are present, and a note exactly for `vetoed` and
+// `compactor_failed` (valid).
 bool IsValid(const CompactRejectDetail& detail);
 // The reject reason a detail of this kind explains.
 bool DetailBelongsTo(RejectDetailKind kind, CompactRejectReason reason);

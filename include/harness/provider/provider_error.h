@@ -13,21 +13,27 @@
 //   timeout_error -> kTimeout; any other type, or none -> kTransport.
 // - The detail is "HTTP <status>" (ClassifyProviderFailure only) followed by the provider's error
 //   type and code when the body has them and they look like identifiers (at most 64 characters
-//   of [A-Za-z0-9_.-]). The error's message text is never included: providers echo request
-//   content in it. A body that is not JSON, or any other shape, only loses the type and code.
-//   These functions do not know the key: a type or code can be one, so callers redact the
-//   configured credentials from the detail (the provider clients do, provider_transport.h).
+//   of [A-Za-z0-9_.-]). For 401, 403, 404 and 429 (a key, a base URL, a model name, a plan:
+//   what the caller can fix) ClassifyProviderFailure adds ": " and the error's message, made one
+//   line (OneLineText, core/one_line_text.h) of at most 200 bytes ("…" when cut), with `secrets`
+//   redacted (a cut never leaves a credential's beginning). Any other status, and
+//   ClassifyProviderError, never include the message: providers quote the request in it. A body
+//   that is not JSON, or any other shape, only loses the type, code and message.
+//   A type or code can be a key too, so callers redact the configured credentials from the
+//   whole detail as well (the provider clients do, provider_transport.h).
 // Thread safety: pure functions.
 #pragma once
 
 #include <string_view>
 
 #include "harness/core/json.h"
+#include "harness/http/secrets.h"
 #include "harness/inference/request.h"
 
 namespace harness {
 
-InferenceError ClassifyProviderFailure(int http_status, std::string_view body);
+InferenceError ClassifyProviderFailure(int http_status, std::string_view body,
+                                       const Secrets& secrets = Secrets());
 
 // `document` is a whole parsed answer or stream event that carries an error object.
 InferenceError ClassifyProviderError(const Json& document);

@@ -46,6 +46,12 @@
 //   ended and answered, queued input is kept, the lease released), every event stream ends
 //   once it has sent what was published before, every command wait is answered and every
 //   request a loop was to answer (a waiting pin) is woken, then the listener stops. Idempotent.
+// - Request log (options.on_request): once each request is done (its response sent, or its
+//   connection closed first: status 0), on the request completion path every route passes, the
+//   server calls on_request with the method, the path (the query string left out: it is never
+//   logged), the status, the time from the request's head to its end on options.env's monotonic
+//   clock, and the session the path names (/v1/sessions/<id>/...). Never a body, a header or
+//   the token. Called on a server thread; it must be thread-safe.
 // Lifetime: options.journal and options.env outlive the server.
 // Thread safety: every method may be called from any thread.
 #pragma once
@@ -58,6 +64,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "harness/compaction/policy.h"
@@ -65,6 +72,7 @@
 #include "harness/core/env.h"
 #include "harness/core/model_key.h"
 #include "harness/core/result.h"
+#include "harness/core/uuid.h"
 #include "harness/http/client.h"
 #include "harness/http/request.h"
 #include "harness/inference/client.h"
@@ -96,6 +104,15 @@ struct ConfiguredModel {
   // text_delta frame (docs/serve.md "Text deltas"). Empty: `make`, and the loop's turns stream
   // no deltas. A compactor is always made with `make`.
   std::function<Result<ServedModel, std::string>(TextDeltaSink)> make_streaming = {};
+};
+
+// What the request log is told of one request (ServeOptions::on_request).
+struct RequestRecord {
+  std::string_view method;
+  std::string_view path;  // the query string left out; as the client sent it (untrusted)
+  unsigned status = 0;    // 0: the connection closed before a response was sent
+  std::chrono::nanoseconds duration{0};
+  std::optional<Uuid> session;  // the path's /v1/sessions/<id>, when it names one
 };
 
 struct ServeOptions {
@@ -160,6 +177,8 @@ struct ServeOptions {
   // The conversations the Chat Completions gateway recognises at once (the least recently used
   // are forgotten first; their next request is a new conversation).
   std::size_t gateway_conversations = 1024;
+  // Told of each request when it is done; empty: nothing is logged.
+  std::function<void(const RequestRecord&)> on_request;
 };
 
 struct ServeError {
