@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <filesystem>
+#include <system_error>
 #include <memory>
 #include <mutex>
 #include <set>
@@ -968,17 +969,22 @@ std::string ShellWord(std::string_view text) {
   return out.append("'");
 }
 
-// The command that resumes the session, as it can be run: the program as it was invoked, the
-// store unless it is the default data directory (a data directory as an absolute path, a URL with
-// its password hidden), the model (a script or a model outside the catalog cannot be guessed).
-// The compaction settings need no flags: the loop's record has them (chat_loop_settings.h).
+// The running binary's absolute path (so that the command works from any directory, whatever
+// PATH holds), else "harness".
+std::string RunningProgram() {
+  std::error_code error;
+  const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", error);
+  return error || self.empty() ? std::string("harness") : self.string();
+}
+
+// The command that resumes the session, as it can be run: the running binary by its absolute
+// path, the store unless it is the default data directory (a data directory as an absolute path,
+// a URL with its password hidden), the model (a script or a model outside the catalog cannot be
+// guessed). The compaction settings need no flags: the loop's record has them
+// (chat_loop_settings.h).
 std::string ResumeCommand(const ChatCommandLine& line, const JournalStore& store,
                           const Uuid& session, const std::string& model_spec) {
-  const CLI::App* root = line.command->get_parent();
-  std::string program = root != nullptr ? root->get_name() : "";
-  if (program.empty())
-    program = "harness";
-  std::string command = ShellWord(program) + " chat --session " + session.ToString();
+  std::string command = ShellWord(RunningProgram()) + " chat --session " + session.ToString();
   if (store.kind == JournalStore::Kind::kPostgres) {
     command.append(" --journal ").append(ShellWord(StoreForDisplay(store)));
   } else {
