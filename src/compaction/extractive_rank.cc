@@ -210,7 +210,12 @@ std::vector<Item> Prioritize(const Extract& extract) {
     // A file's newest two changes say what it became; older ones were rewritten since.
     if (gone.contains(it->path) || ++edits_of_file[it->path] > 2)
       continue;
-    add_state("Edit of " + relative(it->path) + ": " + it->change, 480);
+    // The reason comes last, in parentheses: a small room cuts it before the change, and a
+    // choice told among the decisions leaves it without a trace (extractive_render.h).
+    std::string item = "Edit of " + relative(it->path) + ": " + it->change;
+    if (!it->reason.empty())
+      item.append(" (").append(it->reason).append(")");
+    add_state(std::move(item), 480 + (it->reason.empty() ? 0 : it->reason.size() + 3));
     ++edits_told;
   }
   if (const auto& submitted = ledger.submitted()) {
