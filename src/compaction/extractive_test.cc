@@ -988,6 +988,12 @@ TEST(ExtractiveCompactor, ASweAgentThoughtBeforeItsFencedEditIsItsReason) {
       Assistant("Seconds are truncated before the conversion to an integer.\n```\nedit "
                 "1475:1475\n        return int(round(seconds))\nend_of_edit\n```"),
       User("File updated.\n(Open file: src/fields.py)\n(Current directory: /repo)\nbash-$"),
+      Assistant("The conversion should round like the reference implementation now.\n```\n"
+                "python reproduce.py\n```"),
+      User("Result: 1\n(Open file: src/fields.py)\n(Current directory: /repo)\nbash-$"),
+      Assistant("The reproduction prints the rounded value, as expected.\n```\nrm "
+                "reproduce.py\n```"),
+      User("\n(Open file: src/fields.py)\n(Current directory: /repo)\nbash-$"),
   });
   EXPECT_TRUE(Contains(Section(summary, "state"),
                        "Edit of src/fields.py: lines 1475:1475: `return int(round(seconds))` "
