@@ -13,14 +13,13 @@ namespace harness::extractive_detail {
 
 namespace {
 
-// Leading words that do not change what a sentence is ("And keep …" is "keep …").
-std::string_view WithoutLeadIn(std::string_view lower) {
-  constexpr std::array<std::string_view, 9> kLeadIns = {
-      "and ", "also: ", "also, ", "also ", "please ", "but ", "so ", "oh, ", "ok, "};
+// `lower` without any of `leads` at its start, again and again while one is there.
+template <std::size_t N>
+std::string_view WithoutAny(std::string_view lower, const std::array<std::string_view, N>& leads) {
   bool stripped = true;
   while (stripped) {
     stripped = false;
-    for (std::string_view lead : kLeadIns) {
+    for (std::string_view lead : leads) {
       if (lower.starts_with(lead)) {
         lower.remove_prefix(lead.size());
         stripped = true;
@@ -28,6 +27,13 @@ std::string_view WithoutLeadIn(std::string_view lower) {
     }
   }
   return lower;
+}
+
+// Leading words that do not change what a sentence is ("And keep …" is "keep …").
+std::string_view WithoutLeadIn(std::string_view lower) {
+  constexpr std::array<std::string_view, 9> kLeadIns = {
+      "and ", "also: ", "also, ", "also ", "please ", "but ", "so ", "oh, ", "ok, "};
+  return WithoutAny(lower, kLeadIns);
 }
 
 }  // namespace
@@ -205,16 +211,7 @@ bool AnnouncesAnEdit(std::string_view lower) {
   constexpr std::array<std::string_view, 11> kLeadIns = {
       "let me ",    "let's ",      "i'll ",  "i will ",  "i'm going to ", "i am going to ",
       "i need to ", "we need to ", "we'll ", "time to ", "i can now "};
-  bool stripped = true;
-  while (stripped) {
-    stripped = false;
-    for (std::string_view lead : kSaysNothing) {
-      if (lower.starts_with(lead)) {
-        lower.remove_prefix(lead.size());
-        stripped = true;
-      }
-    }
-  }
+  lower = WithoutAny(lower, kSaysNothing);
   for (std::string_view lead : kLeadIns) {
     if (lower.starts_with(lead)) {
       lower.remove_prefix(lead.size());
