@@ -390,7 +390,7 @@ std::string ToolKey(std::string_view name) {
 // What a call will record: from its name and input.
 CallEffect EffectOf(std::string id, std::string name, std::string_view input,
                     std::string& swe_open_file, Ledger& ledger) {
-  CallEffect effect{std::move(id), std::move(name), {}, {}, false, {}, false, {}};
+  CallEffect effect{std::move(id), std::move(name), {}, {}, false, {}, false, {}, {}};
   const std::string key = ToolKey(effect.name);
   const std::string_view trimmed = Trim(input);
   const std::vector<Field> fields =

@@ -40,6 +40,7 @@ struct CallEffect {
   std::string change;     // an edit's content, for the file of `files` it edits
   bool submits = false;   // the agent's submit step: its result is the change it handed in
   std::string delegated;  // a sub-agent's task (its description): its result is its report
+  std::string reason;     // why the edit is made, as the agent said it (set by the reader)
 };
 
 CallEffect EffectOf(std::string id, std::string name, std::string_view input,

@@ -88,12 +88,19 @@ void Ledger::RecordCommand(const std::string& command, const ToolOutput& output,
   failing.clear();
 }
 
-void Ledger::RecordEdit(const std::string& path, const std::string& change) {
+void Ledger::RecordEdit(const std::string& path, const std::string& change, std::string reason) {
   if (change.empty())
     return;
-  // The same change again (a retried edit) is told once, at its latest place.
-  std::erase_if(edits_, [&](const EditEntry& e) { return e.path == path && e.change == change; });
-  edits_.push_back(EditEntry{path, change});
+  // The same change again (a retried edit) is told once, at its latest place; a retry made
+  // without words is still made for the reason given first.
+  std::erase_if(edits_, [&](EditEntry& e) {
+    if (e.path != path || e.change != change)
+      return false;
+    if (reason.empty())
+      reason = std::move(e.reason);
+    return true;
+  });
+  edits_.push_back(EditEntry{path, change, std::move(reason)});
   if (edits_.size() > kEditsKept)
     edits_.erase(edits_.begin());
 }

@@ -13,9 +13,11 @@
 //   the error it got past (fixed_error). The output is kept when it is a line or two of at
 //   most 160 bytes.
 // - RecordEdit keeps the newest 16 distinct edits (the same change again moves to its latest
-//   place); RecordCommits reads git's "[branch abc1234] message" lines, the newest 8;
-//   RecordToolError keeps each distinct error once, as the newest; RecordTestRun keeps the
-//   latest run of each of the newest 8 test commands, and the latest run of all.
+//   place, keeping the reason it was given before when it is given none now), each with the
+//   reason the agent gave for it, if any; RecordCommits reads git's "[branch abc1234] message"
+//   lines, the newest 8; RecordToolError keeps each distinct error once, as the newest;
+//   RecordTestRun keeps the latest run of each of the newest 8 test commands, and the latest run of
+//   all.
 // - Files(pick) and Commands(failed) give the most recently touched or run first.
 // Memory: linear in the run's distinct files, commands and tool errors; edits, commits and test
 // runs are capped as above.
@@ -60,6 +62,7 @@ struct CommandEntry {
 struct EditEntry {
   std::string path;
   std::string change;  // what was replaced by what, clean and cut
+  std::string reason;  // why, in the agent's words (extractive_sentences.h EditReason), or ""
 };
 
 struct TodoItem {
@@ -71,7 +74,7 @@ class Ledger {
  public:
   void Touch(const std::string& path, FileTouch touch);
   void RecordCommand(const std::string& command, const ToolOutput& output, bool failed);
-  void RecordEdit(const std::string& path, const std::string& change);
+  void RecordEdit(const std::string& path, const std::string& change, std::string reason = {});
   void RecordSubmission(std::vector<std::string> paths) { submitted_ = std::move(paths); }
 
   // git's report of a commit, "[branch abc1234] message" (or "[branch (root-commit) abc1234]").

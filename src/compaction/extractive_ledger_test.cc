@@ -83,6 +83,22 @@ TEST(ExtractiveLedger, CommitsEditsAndErrorsAreToldOnceAtTheirLatestPlace) {
                                       "Error from Read: File does not exist."}));
 }
 
+// A retried edit keeps the reason given for it first when the retry is made without words,
+// and takes the newer one when it says why again.
+TEST(ExtractiveLedger, AnEditKeepsItsReasonThroughARetry) {
+  Ledger ledger;
+  ledger.RecordEdit("a.cc", "`i < n` -> `i <= n`", "The loop misses the last item.");
+  ledger.RecordEdit("b.cc", "`p` -> `q`");
+  ledger.RecordEdit("a.cc", "`i < n` -> `i <= n`");
+  ASSERT_EQ(ledger.edits().size(), 2U);
+  EXPECT_EQ(ledger.edits()[1].path, "a.cc");
+  EXPECT_EQ(ledger.edits()[1].reason, "The loop misses the last item.");
+  EXPECT_EQ(ledger.edits()[0].reason, "");
+  ledger.RecordEdit("a.cc", "`i < n` -> `i <= n`", "Off by one.");
+  ASSERT_EQ(ledger.edits().size(), 2U);
+  EXPECT_EQ(ledger.edits()[1].reason, "Off by one.");
+}
+
 TEST(ExtractiveLedger, ACommandThatOnlyLooksListsPrintsOrSearches) {
   EXPECT_TRUE(Ledger::OnlyLooks("ls ~/Library/LaunchAgents/*git* 2>&1"));
   EXPECT_TRUE(Ledger::OnlyLooks("cd /repo && LC_ALL=C /usr/bin/grep -rn foo src"));

@@ -206,11 +206,15 @@ std::vector<Item> Prioritize(const Extract& extract) {
   const auto& edits = ledger.edits();
   std::size_t edits_told = 0;
   std::unordered_map<std::string, std::size_t> edits_of_file;
+  std::vector<std::pair<std::size_t, std::string>> reasons;  // an edit's item, why it was made
   for (auto it = edits.rbegin(); it != edits.rend() && edits_told < 8; ++it) {
     // A file's newest two changes say what it became; older ones were rewritten since.
     if (gone.contains(it->path) || ++edits_of_file[it->path] > 2)
       continue;
+    const std::size_t before = items.size();
     add_state("Edit of " + relative(it->path) + ": " + it->change, 480);
+    if (!it->reason.empty() && items.size() != before)
+      reasons.emplace_back(before, it->reason);
     ++edits_told;
   }
   if (const auto& submitted = ledger.submitted()) {
@@ -396,6 +400,13 @@ std::vector<Item> Prioritize(const Extract& extract) {
       break;
   }
   add_state(succeeded.empty() ? std::string() : "Commands run: " + Join(succeeded, "; "), 1200);
+
+  // 10. Why each edit told was made, after its change, in parentheses, in the room left.
+  for (auto& [edit, reason] : reasons) {
+    std::string text = " (" + std::move(reason) + ")";
+    const std::size_t cap = 6 * text.size();  // escaped whole: "&" is five bytes escaped
+    items.push_back(Item{Section::kState, items[edit].order, std::move(text), cap, edit});
+  }
   return items;
 }
 

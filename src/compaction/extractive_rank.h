@@ -9,7 +9,8 @@
 //   files, the latest progress, the carried state, failed commands, next steps, todo items,
 //   open calls, the carried open items, the older steps and requests, failed commands that
 //   only look at files, errors fixed on the way, decisions newest first, then the rest of the
-//   ledger.
+//   ledger, then the reasons of the edits told, each extending its edit's item ("Edit of a.py:
+//   … (why)"): what an edit did comes before why, which is told only in the room left.
 // - The first item is always the goal and the second always the state's lead (a fixed
 //   sentence when there is none), so that two items always exist.
 // - Each distinct text is told once per section, at its first place ("Earlier: " and "Later: "
@@ -31,11 +32,16 @@ namespace harness::extractive_detail {
 
 enum class Section : std::uint8_t { kGoal, kConstraints, kDecisions, kState, kOpenItems };
 
+inline constexpr std::size_t kExtendsNothing = static_cast<std::size_t>(-1);
+
 struct Item {
   Section section;
   std::size_t order;  // place within its section
   std::string text;   // clean, unescaped
   std::size_t cap;    // escaped bytes at most
+  // The index of an earlier item whose told text this one's is appended to, when there is
+  // room (extractive_render.h); kExtendsNothing for an item of its own.
+  std::size_t extends = kExtendsNothing;
 };
 
 std::vector<Item> Prioritize(const Extract& extract);

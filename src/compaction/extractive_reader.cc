@@ -41,18 +41,21 @@ class Reader {
         }
       }
       if (const auto* tool = message.as<ToolResultMessage>()) {
+        said_before_.clear();
         const std::string body = Flattened(tool->blocks);
         extract_.salience.Observe(body, kReadWeight);
         OnResult(tool->tool_use_id, tool->is_error, body);
         continue;
       }
       std::string text;
+      std::string said;  // the message's words since its last call
       const std::size_t calls_before = next_call_;
       for (const Block& block : message.blocks()) {
         if (const auto* call = block.as<ToolUseBlock>()) {
           extract_.salience.Observe(call->input.value_or(""), kWrittenWeight);
-          AddPending(EffectOf(call->id, call->name, call->input.value_or(""), swe_open_file,
-                              extract_.ledger));
+          AddCall(EffectOf(call->id, call->name, call->input.value_or(""), swe_open_file,
+                           extract_.ledger),
+                  said);
         } else if (const auto* result = block.as<ToolResultBlock>()) {
           const std::string body = Flattened(result->content);
           extract_.salience.Observe(body, kReadWeight);
@@ -62,10 +65,14 @@ class Reader {
           if (value.starts_with(kCalledToolPrefix) && value.ends_with(']')) {
             auto [name, input] = SplitProjectedCall(value);
             extract_.salience.Observe(input, kWrittenWeight);
-            AddPending(EffectOf("", std::string(name), input, swe_open_file, extract_.ledger));
+            AddCall(EffectOf("", std::string(name), input, swe_open_file, extract_.ledger), said);
           } else if (!IsPlaceholder(value)) {
             text.append(value);
             text.push_back('\n');
+            if (message.role() == Role::kAssistant) {
+              said.append(value);
+              said.push_back('\n');
+            }
           }
         }
       }
@@ -74,16 +81,20 @@ class Reader {
         // assistant's message, and this is its observation, not the user's words.
         if (auto action = std::exchange(fenced_action_, std::nullopt);
             action && IsSweObservation(text)) {
-          AddPending(EffectOf("", "bash", *action, swe_open_file, extract_.ledger));
+          std::string none;
+          AddCall(EffectOf("", "bash", *action, swe_open_file, extract_.ledger), none);
           OnResult("", false, text);
           continue;
         }
+        said_before_.clear();
         OnUser(text, i);
         continue;
       }
       extract_.salience.Observe(text, kWrittenWeight);
       const bool called = next_call_ != calls_before;
       fenced_action_ = called ? std::nullopt : TrailingFence(text);
+      // Words a call in the next message may follow; a fenced command's are the ones before it.
+      said_before_ = fenced_action_ ? std::string(BeforeTrailingFence(text)) : std::move(said);
       if (OnAssistant(text, i))
         acted_since_text_ = called;
       else
@@ -142,6 +153,15 @@ class Reader {
       known.open_items.push_back(std::move(item));
   }
   static constexpr std::string_view kInputCutPrefix = "[tool input truncated for compaction:";
+
+  // The text before the code fence that ends it, or all of it.
+  static std::string_view BeforeTrailingFence(std::string_view text) {
+    const std::string_view trimmed = Trim(text);
+    if (!trimmed.ends_with("```") || trimmed.size() < 6)
+      return text;
+    const std::size_t open = trimmed.substr(0, trimmed.size() - 3).rfind("```");
+    return open == std::string_view::npos ? text : trimmed.substr(0, open);
+  }
 
   // The body of a code fence that ends the text.
   static std::optional<std::string> TrailingFence(std::string_view text) {
@@ -225,6 +245,18 @@ class Reader {
     return effect;
   }
 
+  // A call, with the words just before it: the message's own since its last call, else, for
+  // its first call, the previous message's last words. Those say why an edit is made; they
+  // are the reason of one call only, so several edits after one sentence carry it once.
+  void AddCall(CallEffect effect, std::string& said) {
+    const std::string why =
+        said.empty() ? std::exchange(said_before_, {}) : std::exchange(said, {});
+    said_before_.clear();
+    if (!effect.change.empty())
+      effect.reason = EditReason(SafeLines(why));
+    AddPending(std::move(effect));
+  }
+
   void AddPending(CallEffect effect) {
     std::deque<Open>& queue = effect.id.empty() ? projected_ : by_id_[effect.id];
     queue.push_back(Open{next_call_++, std::move(effect)});
@@ -272,7 +304,7 @@ class Reader {
         if (!failed || touch == FileTouch::kRead)
           extract_.ledger.Touch(path, touch);
         if (!failed && !change_told && touch == FileTouch::kEdited && !call->change.empty()) {
-          extract_.ledger.RecordEdit(path, call->change);
+          extract_.ledger.RecordEdit(path, call->change, call->reason);
           change_told = true;
         }
       }
@@ -644,7 +676,8 @@ class Reader {
   std::unordered_set<std::string> known_constraints_;
   std::vector<std::string> last_assistant_;
   std::optional<std::string> fenced_action_;  // the command that ended the assistant's text
-  std::size_t at_ = 0;                        // the message being read
+  std::string said_before_;  // the last words of the previous message, when it was the agent's
+  std::size_t at_ = 0;       // the message being read
   bool acted_since_text_ = false;  // a tool call after (or with) the assistant's last words
 };
 

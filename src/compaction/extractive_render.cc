@@ -180,6 +180,45 @@ std::vector<Chosen> Choose(const std::vector<Item>& items, std::size_t room) {
 
 namespace {
 
+// Appends `item`'s text to the chosen item it extends, when that one was told, the room holds
+// the longer text, and neither it nor the addition tells twice what another chosen item says.
+void Extend(const std::vector<Item>& items, const Item& item, std::size_t room,
+            std::vector<Chosen>& chosen, std::vector<std::string>& texts,
+            std::vector<std::string>& folded) {
+  std::size_t at = 0;
+  while (at < chosen.size() && chosen[at].item != &items[item.extends])
+    ++at;
+  if (at == chosen.size())
+    return;
+  const std::string addition = EscapeWithin(item.text, item.cap);
+  std::string escaped = chosen[at].escaped + addition;
+  std::string mine = Folded(escaped);
+  // What the addition says, without the parentheses that set it apart.
+  std::string_view said = item.text;
+  if (said.starts_with(" (") && said.ends_with(')'))
+    said = said.substr(2, said.size() - 3);
+  const std::string added = Folded(EscapeWithin(said, item.cap));
+  for (std::size_t k = 0; k < chosen.size(); ++k) {
+    if (k != at &&
+        (mine.find(folded[k]) != std::string::npos || folded[k].find(mine) != std::string::npos ||
+         folded[k].find(added) != std::string::npos))
+      return;
+  }
+  std::array<std::vector<std::size_t>, 5> lengths;
+  for (std::size_t k = 0; k < chosen.size(); ++k) {
+    lengths[static_cast<std::size_t>(chosen[k].item->section)].push_back(
+        JsonBytes(k == at ? escaped : chosen[k].escaped));
+  }
+  std::size_t bytes = 0;
+  for (std::size_t section = 0; section < lengths.size(); ++section)
+    bytes += SectionBytes(kSectionNames[section], lengths[section]);
+  if (bytes > room)
+    return;
+  chosen[at].escaped = std::move(escaped);
+  texts[at].append(item.text);
+  folded[at] = std::move(mine);
+}
+
 // Choose, and whether every item was taken or passed over without a cut (`whole`).
 std::vector<Chosen> ChooseWithin(const std::vector<Item>& items, std::size_t room, bool& whole) {
   whole = false;
@@ -201,6 +240,10 @@ std::vector<Chosen> ChooseWithin(const std::vector<Item>& items, std::size_t roo
   };
   for (std::size_t index = 0; index < items.size(); ++index) {
     const Item& item = items[index];
+    if (item.extends != kExtendsNothing) {
+      Extend(items, item, room, chosen, texts, folded);
+      continue;
+    }
     const bool lead = index < kLeads;
     std::string text = item.text;
     std::string escaped = EscapeWithin(text, item.cap);

@@ -21,6 +21,10 @@
 //   choice is told without its words, one that holds another chosen item takes its place. The
 //   first two items (the goal, the state's lead) are always chosen and never take the place
 //   of another; a request left with no words of its own is not told.
+// - An item that extends another (Item::extends, an edit's reason) is appended to that item's
+//   told text, and never told alone: only when that item was chosen, the room holds the longer
+//   text (else it is passed over, ending nothing), the longer text holds no other chosen item
+//   and is held by none, and no other chosen item holds what it adds (without parentheses).
 // - Render writes the chosen items section by section in grammar order, each section's items
 //   by their order (stable), an empty section as "<x/>".
 // Thread safety: pure functions.

@@ -50,6 +50,29 @@ TEST(ExtractiveRender, ChoosingTakesAPrefixAndCutsTheFirstItemThatDoesNotFit) {
   EXPECT_TRUE(Choose(items, 0).empty());
 }
 
+// An item that extends another is appended to it when that one is told and the room holds
+// both; it is never told alone, and never says again what a chosen item says.
+TEST(ExtractiveRender, AnExtensionIsAppendedToItsItemOnlyInTheRoomLeft) {
+  const std::vector<Item> items = {
+      Item{Section::kGoal, 0, "the goal", 100},
+      Item{Section::kState, 0, "Edit of a.py: x -> y", 100},
+      Item{Section::kDecisions, 0, "Use y.", 100},
+      Item{Section::kState, 1, "later", 100},
+      Item{Section::kState, 0, " (The loop misses the last item.)", 100, 1},
+      Item{Section::kState, 0, " (Use y.)", 100, 1},
+      Item{Section::kState, 2, " (never told alone)", 100, 7},
+  };
+  EXPECT_EQ(Render(Choose(items, 10000)),
+            "<conversation_summary><goal>the goal</goal><constraints/><decisions>Use "
+            "y.</decisions><state>\n- Edit of a.py: x -&gt; y (The loop misses the last item.)\n"
+            "- later\n</state><open_items/></conversation_summary>");
+  // A room that holds the items but not the addition passes it over, cutting nothing.
+  const std::vector<Chosen> tight = Choose(items, 100);
+  ASSERT_EQ(tight.size(), 4U);
+  EXPECT_EQ(tight[1].escaped, "Edit of a.py: x -&gt; y");
+  EXPECT_EQ(tight[3].escaped, "later");
+}
+
 TEST(ExtractiveRender, ASmallRoomShrinksCapsButNotBelowTheSmallestCap) {
   // Texts at their caps do not fit the smaller rooms below.
   const std::vector<Item> items = {Item{Section::kGoal, 0, std::string(2400, 'g'), 2400},

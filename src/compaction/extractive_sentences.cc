@@ -13,14 +13,13 @@ namespace harness::extractive_detail {
 
 namespace {
 
-// Leading words that do not change what a sentence is ("And keep …" is "keep …").
-std::string_view WithoutLeadIn(std::string_view lower) {
-  constexpr std::array<std::string_view, 9> kLeadIns = {
-      "and ", "also: ", "also, ", "also ", "please ", "but ", "so ", "oh, ", "ok, "};
+// `lower` without any of `leads` at its start, again and again while one is there.
+template <std::size_t N>
+std::string_view WithoutAny(std::string_view lower, const std::array<std::string_view, N>& leads) {
   bool stripped = true;
   while (stripped) {
     stripped = false;
-    for (std::string_view lead : kLeadIns) {
+    for (std::string_view lead : leads) {
       if (lower.starts_with(lead)) {
         lower.remove_prefix(lead.size());
         stripped = true;
@@ -28,6 +27,13 @@ std::string_view WithoutLeadIn(std::string_view lower) {
     }
   }
   return lower;
+}
+
+// Leading words that do not change what a sentence is ("And keep …" is "keep …").
+std::string_view WithoutLeadIn(std::string_view lower) {
+  constexpr std::array<std::string_view, 9> kLeadIns = {
+      "and ", "also: ", "also, ", "also ", "please ", "but ", "so ", "oh, ", "ok, "};
+  return WithoutAny(lower, kLeadIns);
 }
 
 }  // namespace
@@ -190,6 +196,63 @@ bool IsFiller(std::string_view sentence) {
     in_word = !space;
   }
   return words < 4;
+}
+
+namespace {
+
+// A sentence that only announces an edit ("Let me update the file.", "Now I'll fix it."):
+// once its lead-in and the words of editing itself are left out, fewer than two words remain.
+// A path or a name with a dot is the edit's own file, which the edit's item names already.
+bool AnnouncesAnEdit(std::string_view lower) {
+  constexpr std::array<std::string_view, 18> kSaysNothing = {
+      "now ",    "ok ",    "ok, ",      "okay, ",    "okay ",     "great, ",
+      "great! ", "good, ", "perfect, ", "perfect! ", "alright, ", "so ",
+      "next, ",  "next ",  "then ",     "first, ",   "finally, ", "also, "};
+  constexpr std::array<std::string_view, 11> kLeadIns = {
+      "let me ",    "let's ",      "i'll ",  "i will ",  "i'm going to ", "i am going to ",
+      "i need to ", "we need to ", "we'll ", "time to ", "i can now "};
+  lower = WithoutAny(lower, kSaysNothing);
+  for (std::string_view lead : kLeadIns) {
+    if (lower.starts_with(lead)) {
+      lower.remove_prefix(lead.size());
+      break;
+    }
+  }
+  constexpr std::array<std::string_view, 40> kEditWords = {
+      "update",   "updating", "edit",   "editing",     "fix",     "fixing",    "change",
+      "changes",  "changing", "modify", "modifying",   "make",    "making",    "apply",
+      "applying", "add",      "adding", "write",       "replace", "implement", "now",
+      "the",      "a",        "an",     "this",        "that",    "these",     "it",
+      "file",     "code",     "edits",  "accordingly", "then",    "also",      "same",
+      "to",       "there",    "again",  "too",         "here"};
+  std::size_t content = 0;
+  for (std::string_view word : Words(lower)) {
+    while (!word.empty() && !IsWordChar(word.back()) && word.back() != '\'')
+      word.remove_suffix(1);
+    if (word.empty() || word.find('.') != std::string_view::npos ||
+        word.find('/') != std::string_view::npos)
+      continue;
+    if (std::find(kEditWords.begin(), kEditWords.end(), word) == kEditWords.end())
+      ++content;
+  }
+  return content < 2;
+}
+
+}  // namespace
+
+std::string EditReason(const std::vector<std::string>& lines) {
+  std::vector<std::string> words;
+  for (const std::string& line : lines) {
+    if (!LooksLikeCode(line))
+      words.push_back(line);
+  }
+  for (const std::string& sentence : Sentences(words)) {
+    const std::string lower = Lower(sentence);
+    if (IsFiller(sentence) || lower.ends_with('?') || AnnouncesAnEdit(lower))
+      continue;
+    return CutAt(sentence, kEditReasonBytes);
+  }
+  return {};
 }
 
 bool IsNextStep(std::string_view lower) {

@@ -16,6 +16,10 @@
 //   exploration ("let me", "let's look", "I'll check", "to understand", …).
 // - IsFiller: thinking aloud ("but", "actually", "maybe", "wait", "I think"), an announcement
 //   ending in ':', a cut sentence, or fewer than four words.
+// - EditReason(lines): why the agent says it makes the change that follows its words: the
+//   first sentence of its clean lines that is not code, filler (IsFiller), a question or an
+//   announcement of the edit alone ("Let me update the file.", "Now I'll fix it."), cut to
+//   kEditReasonBytes; "" when there is none.
 // - IsNextStep: an explicit way forward ("next step", "Next, I'll", "still need", "todo:").
 // - IsGreeting and IsContinuation: the whole message is a greeting or thanks, or a nudge
 //   ("continue", "keep going", "go ahead", "retry"), trailing punctuation aside.
@@ -24,6 +28,7 @@
 // Thread safety: pure functions.
 #pragma once
 
+#include <cstddef>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -35,6 +40,8 @@ bool IsConstraint(std::string_view lower);
 bool LooksLikeCode(std::string_view line);
 bool IsDecision(std::string_view lower);
 bool IsFiller(std::string_view sentence);
+inline constexpr std::size_t kEditReasonBytes = 120;
+std::string EditReason(const std::vector<std::string>& lines);
 bool IsNextStep(std::string_view lower);
 bool IsGreeting(std::string_view lower);
 bool IsContinuation(std::string_view lower);

@@ -9,6 +9,8 @@
 #include <string_view>
 #include <vector>
 
+#include "compaction/extractive_text.h"
+
 namespace harness::extractive_detail {
 namespace {
 
@@ -77,6 +79,23 @@ TEST(ExtractiveSentences, FillerHedgesAnnouncesOrSaysTooLittle) {
       {"I'll put the cache in front of Render.", false},
   };
   ExpectEach(cases, IsFiller);
+}
+
+// Why an edit is made: the first sentence that says something, not the announcement of the
+// edit, not code, not a question; cut to a bound.
+TEST(ExtractiveSentences, AnEditsReasonIsTheFirstSentenceThatSaysWhy) {
+  EXPECT_EQ(EditReason({"Let me update the file.",
+                        "The off-by-one is in the loop bound; fixing it. Then the tests."}),
+            "The off-by-one is in the loop bound; fixing it.");
+  EXPECT_EQ(EditReason({"Now I'll fix it in src/parse.py.", "Wait, maybe not?",
+                        "I'll make the parser reject empty keys."}),
+            "I'll make the parser reject empty keys.");
+  EXPECT_EQ(EditReason({"    return x + 1;", "Should I keep the cache instead?"}), "");
+  EXPECT_EQ(EditReason({"Perfect! Now let me make the edit:"}), "");
+  EXPECT_EQ(EditReason({}), "");
+  const std::string reason = EditReason({"The cache " + std::string(300, 'x') + " is stale."});
+  EXPECT_EQ(reason.size(), kEditReasonBytes + kEllipsis.size());
+  EXPECT_TRUE(reason.ends_with(kEllipsis));
 }
 
 TEST(ExtractiveSentences, NextStepsGreetingsNudgesAndPointers) {

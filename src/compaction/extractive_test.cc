@@ -910,6 +910,114 @@ TEST(ExtractiveCompactor, WhatTheEditsChangedIsInTheState) {
   EXPECT_TRUE(Contains(state, "E999 SyntaxError: unmatched ')'")) << state;
 }
 
+// How often `needle` occurs in `haystack`.
+std::size_t Occurrences(const std::string& haystack, std::string_view needle) {
+  std::size_t count = 0;
+  for (std::size_t at = haystack.find(needle); at != std::string::npos;
+       at = haystack.find(needle, at + needle.size()))
+    ++count;
+  return count;
+}
+
+std::string EditInput(std::string_view path, std::string_view before, std::string_view after) {
+  std::string input = R"j({"file_path":)j";
+  AppendJsonString(input, path);
+  input.append(R"j(,"old_string":)j");
+  AppendJsonString(input, before);
+  input.append(R"j(,"new_string":)j");
+  AppendJsonString(input, after);
+  input.push_back('}');
+  return input;
+}
+
+// Why an edit was made is told with it, in the agent's words just before the call (in its
+// message, else the message before), once however many edits follow them; an announcement of
+// the edit says no why, and words said before another call explain that call.
+TEST(ExtractiveCompactor, AnEditIsToldWithTheReasonTheAgentGaveJustBeforeIt) {
+  AssistantMessage two_edits{
+      {TextBlock{"Both call sites pass the old name, so renaming them."},
+       ToolUseBlock{"e3", "Edit", EditInput("c.py", "fetch_page(", "load_page("), std::nullopt, ""},
+       ToolUseBlock{"e4", "Edit", EditInput("d.py", "fetch_page(", "load_page("), std::nullopt,
+                    ""}},
+      std::nullopt};
+  const std::string summary = SummaryOf({
+      User("Fix the pagination."),
+      Call("e1", "Edit", EditInput("a.py", "range(n - 1)", "range(n)"),
+           "Let me look. The off-by-one is in the loop bound; fixing it."),
+      Tool("e1", "The file a.py has been updated."),
+      Assistant("The page size comes from the settings everywhere else."),
+      Call("e2", "Edit", EditInput("b.py", "PAGE = 10", "PAGE = settings.page_size")),
+      Tool("e2", "The file b.py has been updated."),
+      two_edits,
+      Tool("e3", "The file c.py has been updated."),
+      Tool("e4", "The file d.py has been updated."),
+      Call("r1", "Read", R"j({"file_path":"e.py"})j",
+           "The parser drops the trailing comma somewhere in e.py."),
+      Tool("r1", "def parse(): ..."),
+      Call("e5", "Edit", EditInput("e.py", "split(',')[:-1]", "split(',')")),
+      Tool("e5", "The file e.py has been updated."),
+      Call("e6", "Edit", EditInput("f.py", "x = 1", "x = 2"), "Now I'll update the file."),
+      Tool("e6", "The file f.py has been updated."),
+  });
+  const std::string state = Section(summary, "state");
+  EXPECT_TRUE(Contains(state,
+                       "Edit of a.py: `range(n - 1)` -&gt; `range(n)` (The off-by-one is in the "
+                       "loop bound; fixing it.)"))
+      << state;
+  EXPECT_TRUE(Contains(state,
+                       "Edit of b.py: `PAGE = 10` -&gt; `PAGE = settings.page_size` (The page "
+                       "size comes from the settings everywhere else.)"))
+      << state;
+  EXPECT_EQ(Occurrences(summary, "Both call sites pass the old name, so renaming them."), 1U)
+      << summary;
+  EXPECT_TRUE(Contains(state, "Edit of c.py: `fetch_page(` -&gt; `load_page(` (Both call sites"))
+      << state;
+  EXPECT_TRUE(Contains(state, "Edit of e.py: `split(',')[:-1]` -&gt; `split(',')`")) << state;
+  EXPECT_FALSE(Contains(state, "`split(',')` (")) << state;
+  EXPECT_TRUE(Contains(state, "Edit of f.py: `x = 1` -&gt; `x = 2`")) << state;
+  EXPECT_FALSE(Contains(state, "`x = 2` (")) << state;
+}
+
+// SWE-agent's thought before the fenced command it ends with is why the command's edit is made.
+TEST(ExtractiveCompactor, ASweAgentThoughtBeforeItsFencedEditIsItsReason) {
+  const std::string summary = SummaryOf({
+      User("Fix the rounding in TimeDelta."),
+      Assistant("Let me open the file.\n```\nopen src/fields.py 1474\n```"),
+      User("[File: src/fields.py (1997 lines total)]\n(Open file: src/fields.py)\n"
+           "(Current directory: /repo)\nbash-$"),
+      Assistant("Seconds are truncated before the conversion to an integer.\n```\nedit "
+                "1475:1475\n        return int(round(seconds))\nend_of_edit\n```"),
+      User("File updated.\n(Open file: src/fields.py)\n(Current directory: /repo)\nbash-$"),
+      Assistant("The conversion should round like the reference implementation now.\n```\n"
+                "python reproduce.py\n```"),
+      User("Result: 1\n(Open file: src/fields.py)\n(Current directory: /repo)\nbash-$"),
+      Assistant("The reproduction prints the rounded value, as expected.\n```\nrm "
+                "reproduce.py\n```"),
+      User("\n(Open file: src/fields.py)\n(Current directory: /repo)\nbash-$"),
+  });
+  EXPECT_TRUE(Contains(Section(summary, "state"),
+                       "Edit of src/fields.py: lines 1475:1475: `return int(round(seconds))` "
+                       "(Seconds are truncated before the conversion to an integer.)"))
+      << summary;
+}
+
+// A reason that is also a choice is told once, among the decisions, and the edit without it.
+TEST(ExtractiveCompactor, AnEditsReasonThatIsADecisionIsToldOnce) {
+  const std::string summary = SummaryOf({
+      User("Stop the negative offsets."),
+      Call("e1", "Edit", EditInput("a.py", "offset = n", "offset = max(n, 0)"),
+           "The fix is to clamp the offset at zero."),
+      Tool("e1", "The file a.py has been updated."),
+      Assistant("Clamped."),
+  });
+  EXPECT_EQ(Occurrences(summary, "The fix is to clamp the offset at zero."), 1U) << summary;
+  EXPECT_TRUE(Contains(Section(summary, "decisions"), "The fix is to clamp the offset at zero."))
+      << summary;
+  EXPECT_TRUE(
+      Contains(Section(summary, "state"), "Edit of a.py: `offset = n` -&gt; `offset = max(n, 0)`"))
+      << summary;
+}
+
 // A long replacement is told by the words that changed, a few words around them and the
 // definition they are in, not by the start of two snippets that differ further on.
 TEST(ExtractiveCompactor, ALongReplacementIsToldByWhatChangedAndWhere) {

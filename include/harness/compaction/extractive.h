@@ -62,7 +62,9 @@
 //   first, the test run and failing tests, the other files, the latest progress, failed
 //   commands, next steps, todo items, open calls, the older steps and requests, failed
 //   commands that only look at files, errors fixed on the way, decisions newest first, then
-//   the rest of the ledger. Each item has its own cap
+//   the rest of the ledger, and last the reason the agent gave for each edit told ("Edit of
+//   a.py: … (The off-by-one is in the loop bound.)"), appended to its edit's item only in the
+//   room left and only when no chosen item says it already. Each item has its own cap
 //   (2400 bytes for the goal's first request, 200 to 1200 for the others); items are taken
 //   whole while they fit, the first that does not is cut to the room left ("…") and ends the
 //   selection. Each distinct piece is told once: an item whose words a chosen one holds is
