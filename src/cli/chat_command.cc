@@ -14,12 +14,12 @@
 #include <cstdint>
 #include <cstdio>
 #include <filesystem>
-#include <system_error>
 #include <memory>
 #include <mutex>
 #include <set>
 #include <stop_token>
 #include <string>
+#include <system_error>
 #include <thread>
 #include <vector>
 
