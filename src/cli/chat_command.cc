@@ -982,8 +982,8 @@ std::string RunningProgram() {
 // a URL with its password hidden), the model (a script or a model outside the catalog cannot be
 // guessed). The compaction settings need no flags: the loop's record has them
 // (chat_loop_settings.h).
-std::string ResumeCommand(const ChatCommandLine& line, const JournalStore& store,
-                          const Uuid& session, const std::string& model_spec) {
+std::string ResumeCommand(const JournalStore& store, const Uuid& session,
+                          const std::string& model_spec) {
   std::string command = ShellWord(RunningProgram()) + " chat --session " + session.ToString();
   if (store.kind == JournalStore::Kind::kPostgres) {
     command.append(" --journal ").append(ShellWord(StoreForDisplay(store)));
@@ -1371,7 +1371,7 @@ int RunChat(const ChatCommandLine& line, SignalWatch& signals) {
   // The id first, as it always was (scripts read it), then the command that resumes.
   console.Line(fmt::format("session {} suspended; resume with --session {}: {}",
                            session.id().ToString(), session.id().ToString(),
-                           ResumeCommand(line, store, session.id(), made->model_spec)));
+                           ResumeCommand(store, session.id(), made->model_spec)));
   // A script of lines whose last turn failed did not do what it was run for: a caller (a shell
   // script, CI) learns it from the exit code. At a terminal the person saw it.
   if (scripted_input && view.last_turn_failed())
