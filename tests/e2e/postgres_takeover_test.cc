@@ -181,7 +181,7 @@ TEST_F(PostgresTakeover, AKilledHolderIsReplacedOnceItsLeaseExpires) {
     EXPECT_NE(out.find("lease_held"), std::string::npos) << out;
   }
   // Once it expired (ttl 5 s, renewed every ~1.7 s), a new process restores and goes on.
-  Script({Answer("after")});
+  Script({Answer("after"), Answer("next")});  // the queued input, then "next question"
   std::string resumed;
   int code = -1;
   const auto deadline = Clock::now() + seconds(20);
