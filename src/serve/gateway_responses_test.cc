@@ -50,6 +50,16 @@ std::string Conversation() {
   return items + R"({"type":"message","role":"user","content":"Now summarize the change."}])";
 }
 
+// The data of each event of an SSE body, parsed (null where it is not JSON).
+std::vector<Json> EventData(const std::string& body) {
+  std::vector<Json> events;
+  for (std::size_t at = body.find("data: "); at != std::string::npos;
+       at = body.find("data: ", at + 1)) {
+    events.push_back(ParseOrNull(body.substr(at + 6, body.find('\n', at) - at - 6)));
+  }
+  return events;
+}
+
 std::string Request(std::string_view members) {
   return "{\"model\":\"tiny\",\"input\":" + Conversation() + std::string(members) + "}";
 }
@@ -289,11 +299,7 @@ TEST_F(GatewayResponsesTest, OverTheThresholdAStreamCarriesTheItemFirstAndRenumb
                                                    R"("context_management":[{"type":"compaction",)"
                                                    R"("compact_threshold":200}])"));
   ASSERT_EQ(reply.status, 200) << reply.body;
-  std::vector<Json> events;
-  for (std::size_t at = reply.body.find("data: "); at != std::string::npos;
-       at = reply.body.find("data: ", at + 1)) {
-    events.push_back(ParseOrNull(reply.body.substr(at + 6, reply.body.find('\n', at) - at - 6)));
-  }
+  const std::vector<Json> events = EventData(reply.body);
   ASSERT_EQ(events.size(), 5u) << reply.body;
   EXPECT_EQ(events[0]["type"], "response.created");
   EXPECT_EQ(events[1]["type"], "response.output_item.added");
@@ -345,11 +351,7 @@ TEST_F(GatewayResponsesTest, ACompactionTriggerIsAnsweredWithOneCompactionItemAn
                               input + "}");
   ASSERT_EQ(reply.status, 200) << reply.body;
   EXPECT_EQ(upstream_.RequestCount(), 0u);
-  std::vector<Json> events;
-  for (std::size_t at = reply.body.find("data: "); at != std::string::npos;
-       at = reply.body.find("data: ", at + 1)) {
-    events.push_back(ParseOrNull(reply.body.substr(at + 6, reply.body.find('\n', at) - at - 6)));
-  }
+  const std::vector<Json> events = EventData(reply.body);
   ASSERT_EQ(events.size(), 5u) << reply.body;
   EXPECT_EQ(events[0]["type"], "response.created");
   EXPECT_EQ(events[3]["type"], "response.output_item.done");
