@@ -941,9 +941,9 @@ TEST(DecodeEvent, ALoopCreatedsNewerMembersHaveOneEncodingEach) {
               HasSubstr("the default max_steps_per_turn (64) is written by omitting it"));
   EXPECT_EQ(described(Replace(bytes, R"("max_steps_per_turn":12)", R"("max_steps_per_turn":0)")),
             "invalid: MaxStepsPerTurn is invalid");
-  EXPECT_THAT(described(Replace(bytes, R"("max_steps_per_turn":12)",
-                                R"("max_steps_per_turn":1000001)")),
-              HasSubstr("$.max_steps_per_turn"));
+  EXPECT_THAT(
+      described(Replace(bytes, R"("max_steps_per_turn":12)", R"("max_steps_per_turn":1000001)")),
+      HasSubstr("$.max_steps_per_turn"));
   EXPECT_THAT(
       described(Replace(bytes, R"("max_steps_per_turn":12)", R"("max_steps_per_turn":"12")")),
       HasSubstr("$.max_steps_per_turn"));
