@@ -1092,9 +1092,14 @@ TEST_F(ServerTest, ALoopsStepLimitStopsItsTurnAndARestoredSessionKeepsIt) {
   const auto listen = [&] {
     server_->Shutdown();
     ServeOptions options = Options();
+    // A key of its own: a restore finds the configured model by the loop's key.
+    const ModelKey key{"test", "tool-caller"};
     options.models["tools"] =
-        ConfiguredModel{runtime_testing::TestModel(),
-                        [model]() -> Result<ServedModel, std::string> { return Served(model); }};
+        ConfiguredModel{key, [model, key]() -> Result<ServedModel, std::string> {
+                          ServedModel served = Served(model);
+                          served.model = key;
+                          return served;
+                        }};
     auto server = Server::Start(std::move(options));
     ASSERT_TRUE(server.ok()) << server.error().Message();
     server_ = std::move(server).value();
@@ -1122,7 +1127,7 @@ TEST_F(ServerTest, ALoopsStepLimitStopsItsTurnAndARestoredSessionKeepsIt) {
       return Json();
     from = events.back().seq + 1;
     EXPECT_EQ(events.back().name, "TurnFailed");
-    return events.back().data;
+    return events.back().data["event"];
   };
   Json failure = failed_turn();
   EXPECT_EQ(failure["reason"], "step_limit") << failure.dump();
