@@ -64,9 +64,10 @@ std::optional<std::string> CompactionProgress::StageLocked(const Event& event) {
   const auto now = env_.MonotonicNow();
   std::optional<std::string> line;
   if (std::holds_alternative<CompactionStarted>(event)) {
+    // The count is not reset here but when an attempt ends: the compactor may have streamed
+    // before the event reaches this (a chat's printer thread shows it late).
     started_ = now;
     chunk_.reset();
-    pieces_->store(0);
     line = fmt::format("compacting with {}: started", compactor_);
   } else if (const auto* e = std::get_if<CompactionChunkSummarized>(&event)) {
     if (!started_)
@@ -82,7 +83,7 @@ std::optional<std::string> CompactionProgress::StageLocked(const Event& event) {
     if (!started_)
       return std::nullopt;
     line = fmt::format("compacting with {}: done after {:.1f} s, ~{} tokens streamed", compactor_,
-                       Seconds(now - *started_), pieces_->load());
+                       Seconds(now - *started_), pieces_->exchange(0));
     started_.reset();
   }
   changed_.notify_all();
