@@ -796,8 +796,8 @@ TEST_F(ChatCli, APipedChatShowsAModelCompactionsStages) {
   const CliRun run = Chat({Answer("one"), Answer("two")}, "first\nsecond\n/compact\n",
                           "--compactor 'scripted:" + compactor + "' --keep-recent-segments 1");
   ASSERT_EQ(run.exit_code, 0) << run.out;
-  const std::string name = "compacting with scripted/" +
-                           compactor.substr(compactor.find_last_of('/') + 1) + ": ";
+  const std::string name =
+      "compacting with scripted/" + compactor.substr(compactor.find_last_of('/') + 1) + ": ";
   const std::size_t started = run.out.find("\n" + name + "started\n");
   const std::size_t done = run.out.find("\n" + name + "done after ");
   ASSERT_NE(started, std::string::npos) << run.out;

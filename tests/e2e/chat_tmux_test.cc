@@ -474,9 +474,9 @@ TEST_F(ChatTmux, AChatCompactionAtATerminalShowsTheProgressLine) {
   summary.pop_back();  // the step's closing brace: a slow stream is added
   summary.append(",\"stream\":{\"bytes\":8,\"gap_ms\":40}}");
   const std::string compactor = dir_.Script({summary});
-  TmuxChat tmux(dir_, dir_.ChatCommand(dir_.Script({Answer("one"), Answer("two")}),
-                                       "--compactor 'scripted:" + compactor +
-                                           "' --keep-recent-segments 1"));
+  TmuxChat tmux(
+      dir_, dir_.ChatCommand(dir_.Script({Answer("one"), Answer("two")}),
+                             "--compactor 'scripted:" + compactor + "' --keep-recent-segments 1"));
   ASSERT_TRUE(tmux.started());
   ASSERT_NO_FATAL_FAILURE(TwoTurnsThenCompact(tmux));
   ASSERT_TRUE(tmux.WaitFor(" tokens streamed")) << tmux.Screen();
