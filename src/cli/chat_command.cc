@@ -26,6 +26,7 @@
 #include "chat_console.h"
 #include "chat_loop_settings.h"
 #include "commands.h"
+#include "compaction_progress.h"
 #include "compaction_run.h"
 #include "event_lines.h"
 #include "failure_text.h"
@@ -242,14 +243,17 @@ class ShownFirstModelClient final : public ModelClient {
 class ChatView {
  public:
   // `provider`, `compactor_provider`: whose variables a failure's hint names (failure_text.h).
+  // `progress`: a model compactor's (null for the offline one); it outlives the view.
   ChatView(ChatConsole& console, Outstanding& outstanding, Uuid loop,
-           const CompactionPolicy& policy, std::string provider, std::string compactor_provider)
+           const CompactionPolicy& policy, std::string provider, std::string compactor_provider,
+           CompactionProgress* progress)
       : console_(console),
         outstanding_(outstanding),
         loop_(loop),
         policy_(policy),
         provider_(std::move(provider)),
-        compactor_provider_(std::move(compactor_provider)) {}
+        compactor_provider_(std::move(compactor_provider)),
+        progress_(progress) {}
 
   // Whether the latest turn failed; read once the events are all shown.
   bool last_turn_failed() const { return last_turn_failed_; }
@@ -282,6 +286,10 @@ class ChatView {
     context_.messages_before = messages.value_or(0);
     context_.messages_known = messages.has_value();
     std::vector<std::string> lines = Lines(event);
+    if (progress_ != nullptr) {
+      if (std::optional<std::string> stage = progress_->Stage(event))
+        lines.push_back(std::move(*stage));
+    }
     history_.Apply(event);
     return lines;
   }
@@ -430,6 +438,7 @@ class ChatView {
   const CompactionPolicy& policy_;  // the loop's: a commit that did not pay names its targets
   const std::string provider_;
   const std::string compactor_provider_;
+  CompactionProgress* const progress_;
   bool last_turn_failed_ = false;
 };
 
@@ -804,6 +813,8 @@ LineEditor::Options EditorOptions(const JournalStore& store, std::stop_token sto
 struct ChatStreaming {
   TextDeltaSink on_text;
   ShownBeforeCall& shown;
+  // The progress of a model compactor whose model `spec` names: the sink its text streams to.
+  std::function<TextDeltaSink(const std::string& spec)> compaction_progress;
 };
 
 // A loop definition made from the command line's flags and a model spec; the context
@@ -871,8 +882,11 @@ Result<ChatLoop, std::string> MakeChatLoop(const ChatCommandLine& line,
     // streams nowhere. A script is one sequence of steps for the chat and the compactor alike,
     // so its client is shared; a script's summary step streams only if it says so.
     std::shared_ptr<ModelClient> client = model->client;
+    const TextDeltaSink progress = streaming.compaction_progress(model_spec);
     if (!model->scripted) {
-      auto quiet = MakeModelClient(model_spec);
+      ModelClientSettings quiet_settings;
+      quiet_settings.on_text = progress;
+      auto quiet = MakeModelClient(model_spec, quiet_settings);
       if (!quiet.ok())
         return Fail(quiet.error().Message("--model", "scripted:PATH"));
       client = std::move(quiet->client);
@@ -881,7 +895,9 @@ Result<ChatLoop, std::string> MakeChatLoop(const ChatCommandLine& line,
   } else if (compactor_spec == "extractive") {
     compactor = std::make_shared<ExtractiveCompactor>();
   } else {
-    auto other = MakeModelClient(compactor_spec);
+    ModelClientSettings other_settings;
+    other_settings.on_text = streaming.compaction_progress(compactor_spec);
+    auto other = MakeModelClient(compactor_spec, other_settings);
     if (!other.ok())
       return Fail(other.error().Message("--compactor", "model, extractive or scripted:PATH"));
     compactor = std::make_shared<ModelCompactor>(std::move(other->client), compactor_options);
@@ -952,6 +968,9 @@ Result<ChatLoop, std::string> ResumedLoop(const ChatCommandLine& line, const Res
   }
   // The record stays the loop's own: the journal keeps the one its LoopCreated holds.
   loop.definition.compactor_name = info.compactor_name;
+  // The journaled step limit, unless this command line sets one for this run.
+  if (!Given(line, "--max-steps"))
+    loop.definition.max_steps_per_turn = info.max_steps_per_turn;
   return loop;
 }
 
@@ -1045,11 +1064,27 @@ int RunChat(const ChatCommandLine& line, SignalWatch& signals) {
   if (!system_prompt.ok())
     return Usage(system_prompt.error());
 
+  SystemEnv env;  // the session's time and ids, and the progress's clock; outlives them
+  const bool in_place = RewritesInPlace(STDOUT_FILENO);
+  // A model compactor's progress (compaction_progress.h), made with the loop's compactor; the
+  // console draws its line in place of the indicator, or the view prints its stages.
+  std::optional<CompactionProgress> progress;
   // Made before the model clients, which stream the answer's text to it; it outlives them.
-  ChatConsole console(RewritesInPlace(STDOUT_FILENO));
+  ChatConsole console(in_place);
   ShownBeforeCall shown;
   const ChatStreaming streaming{[&console](std::string_view piece) { console.Stream(piece); },
-                                shown};
+                                shown,
+                                [&](const std::string& spec) {
+                                  // A resume resolves its loop twice (preview, then restore): the
+                                  // first progress stays.
+                                  if (!progress) {
+                                    progress.emplace(CompactorDisplayName(spec), in_place, env,
+                                                     CompactionProgress::Output::kHost);
+                                    if (in_place)
+                                      console.SetStatus([&progress] { return progress->Status(); });
+                                  }
+                                  return progress->Sink();
+                                }};
   // A new session's loop is made before anything is opened, so that a bad flag writes nothing.
   std::optional<ChatLoop> made;
   if (!resume) {
@@ -1096,7 +1131,6 @@ int RunChat(const ChatCommandLine& line, SignalWatch& signals) {
   // The chat ends before its input does: on a fault (the session takes no more work) or a
   // signal. It wakes the line reader and the wait between piped lines.
   std::stop_source end;
-  SystemEnv env;  // the session's time and ids; outlives it
   SessionOptions options;
   options.env = &env;
   options.journal = journal->get();
@@ -1200,7 +1234,8 @@ int RunChat(const ChatCommandLine& line, SignalWatch& signals) {
                                          : line.compactor == "extractive"
                                              ? std::string()
                                              : line.compactor.substr(0, line.compactor.find(':'));
-  ChatView view(console, outstanding, loop, policy, provider, compactor_provider);
+  ChatView view(console, outstanding, loop, policy, provider, compactor_provider,
+                progress ? &*progress : nullptr);
   if (resume) {
     auto snapshot = session.Snapshot(loop);
     if (!snapshot.ok()) {

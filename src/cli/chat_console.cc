@@ -107,6 +107,11 @@ void ChatConsole::SetActivity(std::string_view activity) {
   changed_.notify_all();
 }
 
+void ChatConsole::SetStatus(std::function<std::optional<std::string>()> status) {
+  std::lock_guard lock(mutex_);
+  status_ = std::move(status);
+}
+
 void ChatConsole::Tick(std::stop_token stop) {
   std::unique_lock lock(mutex_);
   while (!stop.stop_requested()) {
@@ -117,8 +122,12 @@ void ChatConsole::Tick(std::stop_token stop) {
       continue;
     }
     std::string frame = "\r";
-    frame.push_back(kFrames[frame_++ % kFrames.size()]);
-    frame.append(" ").append(activity_).append("...\x1b[K");
+    if (std::optional<std::string> status = status_ ? status_() : std::nullopt) {
+      frame.append(TerminalText(*status)).append("\x1b[K");
+    } else {
+      frame.push_back(kFrames[frame_++ % kFrames.size()]);
+      frame.append(" ").append(activity_).append("...\x1b[K");
+    }
     Write(stdout, frame);
     std::fflush(stdout);
     drawn_ = true;

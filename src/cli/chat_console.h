@@ -17,13 +17,18 @@
 //   Error meanwhile first ends the open line with a newline, so what it prints starts a line of
 //   its own; the next piece opens "assistant (continued): ". EndStream() ends the open line and
 //   says whether any piece came since the last EndStream (the answer was shown as it came).
+// - SetStatus(status): while an activity is shown and `status` returns a line, the indicator is
+//   that line (through TerminalText) instead of "<spinner> <activity>...": a model compaction's
+//   progress (compaction_progress.h), drawn, erased and redrawn as the indicator is.
 // - The destructor stops the timer thread and erases the indicator.
 // Thread safety: every method may be called from any thread.
 #pragma once
 
 #include <condition_variable>
 #include <cstddef>
+#include <functional>
 #include <mutex>
+#include <optional>
 #include <stop_token>
 #include <string>
 #include <string_view>
@@ -47,6 +52,7 @@ class ChatConsole {
   void Line(std::string_view text);
   void Error(std::string_view text);
   void SetActivity(std::string_view activity);
+  void SetStatus(std::function<std::optional<std::string>()> status);
   void Stream(std::string_view piece);
   bool EndStream();
 
@@ -58,6 +64,7 @@ class ChatConsole {
   std::mutex mutex_;
   std::condition_variable_any changed_;
   std::string activity_;
+  std::function<std::optional<std::string>()> status_;
   bool drawn_ = false;
   std::size_t frame_ = 0;
   TerminalTextStream answer_;     // the streamed answer's sanitizing, across pieces

@@ -22,12 +22,13 @@ void Write(std::string_view text) {
 
 }  // namespace
 
-CompactionProgress::CompactionProgress(std::string compactor, bool in_place, const Env& env)
+CompactionProgress::CompactionProgress(std::string compactor, bool in_place, const Env& env,
+                                       Output output)
     : compactor_(std::move(compactor)),
       in_place_(in_place),
       env_(env),
       pieces_(std::make_shared<std::atomic<std::uint64_t>>(0)) {
-  if (in_place_)
+  if (in_place_ && output == Output::kStandardError)
     ticker_ = std::jthread([this](std::stop_token stop) { Tick(stop); });
 }
 
@@ -59,38 +60,56 @@ void CompactionProgress::EraseLocked() {
   drawn_ = false;
 }
 
-void CompactionProgress::Show(const Event& event) {
-  std::lock_guard lock(mutex_);
+std::optional<std::string> CompactionProgress::StageLocked(const Event& event) {
   const auto now = env_.MonotonicNow();
+  std::optional<std::string> line;
   if (std::holds_alternative<CompactionStarted>(event)) {
+    // The count is not reset here but when an attempt ends: the compactor may have streamed
+    // before the event reaches this (a chat's printer thread shows it late).
     started_ = now;
     chunk_.reset();
-    pieces_->store(0);
-    if (!in_place_)
-      Write(fmt::format("compacting with {}: started\n", compactor_));
+    line = fmt::format("compacting with {}: started", compactor_);
   } else if (const auto* e = std::get_if<CompactionChunkSummarized>(&event)) {
     if (!started_)
-      return;
+      return std::nullopt;
     chunk_ = std::make_pair(e->chunk + 1, e->chunks);
-    if (!in_place_) {
-      Write(fmt::format(
-          "compacting with {}: chunk {} of {} summarized after {:.1f} s, ~{} "
-          "tokens streamed\n",
-          compactor_, e->chunk + 1, e->chunks, Seconds(now - *started_), pieces_->load()));
-    }
+    line = fmt::format(
+        "compacting with {}: chunk {} of {} summarized after {:.1f} s, ~{} tokens "
+        "streamed",
+        compactor_, e->chunk + 1, e->chunks, Seconds(now - *started_), pieces_->load());
   } else if (std::holds_alternative<CompactionCommitted>(event) ||
              std::holds_alternative<CompactionRejected>(event) ||
              std::holds_alternative<CompactionProposed>(event)) {
     if (!started_)
-      return;
-    if (!in_place_) {
-      Write(fmt::format("compacting with {}: done after {:.1f} s, ~{} tokens streamed\n",
-                        compactor_, Seconds(now - *started_), pieces_->load()));
-    }
+      return std::nullopt;
+    line = fmt::format("compacting with {}: done after {:.1f} s, ~{} tokens streamed", compactor_,
+                       Seconds(now - *started_), pieces_->exchange(0));
     started_.reset();
-    EraseLocked();
   }
   changed_.notify_all();
+  if (in_place_)
+    return std::nullopt;
+  return line;
+}
+
+std::optional<std::string> CompactionProgress::Stage(const Event& event) {
+  std::lock_guard lock(mutex_);
+  return StageLocked(event);
+}
+
+void CompactionProgress::Show(const Event& event) {
+  std::lock_guard lock(mutex_);
+  if (auto line = StageLocked(event))
+    Write(line->append("\n"));
+  if (!started_)
+    EraseLocked();
+}
+
+std::optional<std::string> CompactionProgress::Status() const {
+  std::lock_guard lock(mutex_);
+  if (!started_)
+    return std::nullopt;
+  return StatusLocked(env_.MonotonicNow());
 }
 
 void CompactionProgress::Print(const std::function<void()>& print) {

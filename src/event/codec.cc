@@ -299,7 +299,8 @@ Status<InvalidEventError> WriteBody(WireWriter& w, const ActiveLoopChanged& e) {
   return {};
 }
 
-// system_prompt, tools, policy, compactor and continued_history are written only when set: a
+// system_prompt, tools, policy, compactor, continued_history and max_steps_per_turn (when not
+// kDefaultMaxStepsPerTurn) are written only when set: a
 // LoopCreated without them is byte for byte what the codec wrote before they existed
 // (docs/decisions.md P10). A tool's input_schema is written as a string holding its JSON text,
 // so that its bytes are kept exactly as the provider is sent them.
@@ -330,6 +331,8 @@ Status<InvalidEventError> WriteBody(WireWriter& w, const LoopCreated& e) {
   HARNESS_CHECK(WriteMessages<LoopCreated>(w, "history", "History", e.history));
   if (e.continued_history != 0)
     w.Uint("continued_history", e.continued_history);
+  if (e.max_steps_per_turn != kDefaultMaxStepsPerTurn)
+    w.Uint("max_steps_per_turn", e.max_steps_per_turn);
   return {};
 }
 
@@ -779,6 +782,14 @@ Status<DecodeCause> ReadBody(JsonObject& top, LoopCreated& e) {
     if (e.continued_history == 0) {
       return Fail(JsonError{JsonErrorKind::kRange, top.MemberPath("continued_history"), 0,
                             "a zero continued_history is written by omitting it"});
+    }
+  }
+  if (top.Find("max_steps_per_turn") != nullptr) {
+    HARNESS_TRY(e.max_steps_per_turn, top.RequireUint("max_steps_per_turn", kMaxStepsPerTurn));
+    if (e.max_steps_per_turn == kDefaultMaxStepsPerTurn) {
+      // Absent is the one encoding of the default (re-encoding is byte-exact).
+      return Fail(JsonError{JsonErrorKind::kRange, top.MemberPath("max_steps_per_turn"), 0,
+                            "the default max_steps_per_turn (64) is written by omitting it"});
     }
   }
   return {};

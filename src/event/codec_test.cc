@@ -846,6 +846,7 @@ TEST(DecodeEvent, ALoopCreatedWithToolsPolicyAndCompactorRoundTripsExactly) {
   EXPECT_NE(bytes.find(R"({"name":"run-tests_2","input_schema":"{\"type\":\"object\"}"})"),
             std::string::npos);
   EXPECT_NE(bytes.find(R"("compactor":"model:summarizer")"), std::string::npos);
+  EXPECT_NE(bytes.find(R"("max_steps_per_turn":12)"), std::string::npos);
   EXPECT_NE(bytes.find(R"("coverage":{"mode":3,"min_ratio":7500,"required":)"), std::string::npos);
   auto decoded = DecodeEvent(bytes);
   ASSERT_TRUE(decoded.ok()) << DescribeEventError(decoded.error());
@@ -869,7 +870,8 @@ TEST(DecodeEvent, ALoopCreatedWithCoverageRepairRoundTripsExactly) {
 
 TEST(DecodeEvent, ALoopCreatedWithoutTheNewerMembersIsWhatTheCodecWroteBefore) {
   // The bytes of a LoopCreated as the codec wrote it before tools, policy and compactor were
-  // recorded: it decodes with none of them and re-encodes to the same bytes.
+  // recorded: it decodes with none of them and the default step limit, and re-encodes to the
+  // same bytes.
   const std::string before =
       R"({"type":"LoopCreated","v":1,"session_id":"00000000-0000-4000-8000-0000000000a1",)"
       R"("loop_id":"00000000-0000-4000-8000-0000000000a2",)"
@@ -882,7 +884,22 @@ TEST(DecodeEvent, ALoopCreatedWithoutTheNewerMembersIsWhatTheCodecWroteBefore) {
   EXPECT_TRUE(created.tools.empty());
   EXPECT_FALSE(created.policy.has_value());
   EXPECT_TRUE(created.compactor.empty());
+  EXPECT_EQ(created.max_steps_per_turn, kDefaultMaxStepsPerTurn);
   EXPECT_EQ(Encoded(*decoded), before);
+}
+
+// The default step limit is the absent member: a loop made with it is written as before the
+// member existed, any other limit is written.
+TEST(DecodeEvent, ALoopCreatedWritesItsStepLimitOnlyWhenItIsNotTheDefault) {
+  LoopCreated e = ValidLoopCreated();
+  EXPECT_EQ(Encoded(Event(e)).find("max_steps_per_turn"), std::string::npos);
+  e.max_steps_per_turn = 3;
+  const std::string bytes = Encoded(Event(e));
+  EXPECT_NE(bytes.find(R"("max_steps_per_turn":3)"), std::string::npos) << bytes;
+  auto decoded = DecodeEvent(bytes);
+  ASSERT_TRUE(decoded.ok()) << DescribeEventError(decoded.error());
+  EXPECT_EQ(std::get<LoopCreated>(*decoded).max_steps_per_turn, 3u);
+  EXPECT_EQ(Encoded(*decoded), bytes);
 }
 
 TEST(DecodeEvent, ALoopCreatedsNewerMembersHaveOneEncodingEach) {
@@ -920,6 +937,16 @@ TEST(DecodeEvent, ALoopCreatedsNewerMembersHaveOneEncodingEach) {
   EXPECT_EQ(
       described(Replace(bytes, R"("compaction_policy":true)", R"("compaction_policy":false)")),
       "invalid: Policy is invalid");
+  EXPECT_THAT(described(Replace(bytes, R"("max_steps_per_turn":12)", R"("max_steps_per_turn":64)")),
+              HasSubstr("the default max_steps_per_turn (64) is written by omitting it"));
+  EXPECT_EQ(described(Replace(bytes, R"("max_steps_per_turn":12)", R"("max_steps_per_turn":0)")),
+            "invalid: MaxStepsPerTurn is invalid");
+  EXPECT_THAT(
+      described(Replace(bytes, R"("max_steps_per_turn":12)", R"("max_steps_per_turn":1000001)")),
+      HasSubstr("$.max_steps_per_turn"));
+  EXPECT_THAT(
+      described(Replace(bytes, R"("max_steps_per_turn":12)", R"("max_steps_per_turn":"12")")),
+      HasSubstr("$.max_steps_per_turn"));
 }
 
 // --- a loop's creation in several records ----------------------------------------------------

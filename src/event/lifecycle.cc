@@ -196,6 +196,8 @@ Status<InvalidEventError> ValidateBody(const LoopCreated& e) {
   if (e.history.size() > kMaxInitialHistoryMessages ||
       e.continued_history > kMaxInitialHistoryMessages - e.history.size())
     return Invalid<E>("ContinuedHistory");
+  if (e.max_steps_per_turn == 0 || e.max_steps_per_turn > kMaxStepsPerTurn)
+    return Invalid<E>("MaxStepsPerTurn");
   return {};
 }
 

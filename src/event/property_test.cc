@@ -348,6 +348,9 @@ Event EnduringEvent(EventKind kind) {
       for (int i = 0; i < n; ++i)
         e.history.push_back(*AnyMessage());
       e.continued_history = *rc::gen::element<std::uint64_t>(0, 0, 1, kMaxHistoryMessages);
+      e.max_steps_per_turn = *rc::gen::element(std::uint64_t{kDefaultMaxStepsPerTurn},
+                                               std::uint64_t{kDefaultMaxStepsPerTurn},
+                                               std::uint64_t{1}, std::uint64_t{kMaxStepsPerTurn});
       return e;
     }
     case EventKind::kLoopHistoryContinued: {

@@ -203,6 +203,7 @@ inline LoopCreated ValidLoopCreatedWithEverything() {
              ToolDefinition{"run-tests_2", "", R"({"type":"object"})"}};
   e.policy = ValidPolicy();
   e.compactor = "model:summarizer";
+  e.max_steps_per_turn = 12;
   return e;
 }
 

@@ -448,6 +448,7 @@ Status<RestoreError> SessionFolder::ApplyEvent(const JournalRecord& record, cons
     loop.tools = created->tools;
     loop.policy = created->policy;
     loop.compactor_name = created->compactor;
+    loop.max_steps_per_turn = static_cast<std::size_t>(created->max_steps_per_turn);
     loop.history = created->history;
     for (std::size_t i = 0; i < loop.history.size(); ++i)
       loop.history_ids.push_back(InitialMessageId(h.event_id, i));

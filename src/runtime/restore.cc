@@ -182,9 +182,17 @@ LoopStartState StartStateOf(const LoopFold& loop, const LoopDefinition& definiti
 }  // namespace
 
 RestoredLoopInfo RestoredLoopInfoOf(const LoopFold& loop) {
-  return {loop.loop,          loop.kind,           loop.model,  loop.compaction_policy,
-          loop.system_prompt, loop.history.size(), loop.exited, loop.tools,
-          loop.policy,        loop.compactor_name};
+  return {loop.loop,
+          loop.kind,
+          loop.model,
+          loop.compaction_policy,
+          loop.system_prompt,
+          loop.history.size(),
+          loop.exited,
+          loop.tools,
+          loop.policy,
+          loop.compactor_name,
+          loop.max_steps_per_turn};
 }
 
 Status<SessionError> CheckRestoredDefinition(const RestoredLoopInfo& info,

@@ -402,8 +402,8 @@ Status<SessionError> ValidateDefinition(const LoopDefinition& definition) {
   } else if (definition.kind == LoopKind::kNative) {
     if (!definition.client)
       return invalid("a native loop needs a model client");
-    if (definition.max_steps_per_turn == 0)
-      return invalid("max_steps_per_turn must be positive");
+    if (definition.max_steps_per_turn == 0 || definition.max_steps_per_turn > kMaxStepsPerTurn)
+      return invalid("max_steps_per_turn must be 1 to " + std::to_string(kMaxStepsPerTurn));
     if (definition.compaction) {
       if (!definition.counter)
         return invalid("a compaction policy needs a context counter");
@@ -457,6 +457,9 @@ LoopCreated BareCreation(const LoopDefinition& definition, const EventHeader& he
     created.tools.push_back(tool->definition());
   created.policy = definition.compaction;
   created.compactor = definition.compactor_name;
+  // A foreign loop makes no model calls: it records the default.
+  if (definition.kind == LoopKind::kNative)
+    created.max_steps_per_turn = definition.max_steps_per_turn;
   return created;
 }
 

@@ -330,6 +330,7 @@ LoopDefinition RecordedLoop(Harness& h) {
   definition.compaction->keep_recent_segments = 3;
   definition.compactor = h.compactor;
   definition.compactor_name = "summarizer v2";
+  definition.max_steps_per_turn = 3;
   definition.tools = {std::make_shared<NamedTool>(
                           ToolDefinition{"read_file", "Reads a file.", R"({"type":"object"})"}),
                       std::make_shared<NamedTool>(ToolDefinition{"run-tests", "", "{}"})};
@@ -337,7 +338,7 @@ LoopDefinition RecordedLoop(Harness& h) {
 }
 
 // What CreateLoop journals of a loop's making (its tools' definitions, its policy, its
-// compactor's name) is what Restore hands the resolver.
+// compactor's name, its step limit) is what Restore hands the resolver.
 TEST(Session, ALoopsToolsPolicyAndCompactorNameAreHandedToTheRestoringResolver) {
   Harness h({30}, {});
   const Uuid loop = h.session->CreateLoop(RecordedLoop(h)).value();
@@ -370,10 +371,12 @@ TEST(Session, ALoopsToolsPolicyAndCompactorNameAreHandedToTheRestoringResolver) 
   ASSERT_TRUE(info.policy.has_value());
   EXPECT_EQ(*info.policy, *RecordedLoop(h).compaction);
   EXPECT_EQ(info.compactor_name, "summarizer v2");
-  // The first loop was made without tools or a compactor name.
+  EXPECT_EQ(info.max_steps_per_turn, 3u);
+  // The first loop was made without tools or a compactor name, with the default step limit.
   EXPECT_TRUE(seen[h.loop].tools.empty());
   EXPECT_EQ(seen[h.loop].policy, Policy());
   EXPECT_EQ(seen[h.loop].compactor_name, "");
+  EXPECT_EQ(seen[h.loop].max_steps_per_turn, kDefaultMaxStepsPerTurn);
   (*restored)->Shutdown();
 }
 
@@ -444,6 +447,10 @@ TEST(Session, CreateLoopRefusesToolsThatCannotBeRecorded) {
   EXPECT_NE(refused([](LoopDefinition& d) {
               d.compactor_name = "\xff";
             }).find("the compactor name is not UTF-8"),
+            std::string::npos);
+  EXPECT_NE(refused([](LoopDefinition& d) {
+              d.max_steps_per_turn = kMaxStepsPerTurn + 1;
+            }).find("max_steps_per_turn must be 1 to 1000000"),
             std::string::npos);
   EXPECT_EQ(h.journal->LastSequence(h.session->id()).value(), before);
 }

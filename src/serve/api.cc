@@ -337,6 +337,15 @@ Result<LoopRequest, ApiError> DecodeLoop(const Json& value, std::string path) {
                   FromJsonResult(JsonAsUint(*tokens, p.MemberPath("keep_recent_tokens"),
                                             kMaxKeepRecentTokens)));
     }
+    if (const Json* steps = p.Find("max_steps_per_turn")) {
+      HARNESS_TRY(
+          loop.max_steps_per_turn,
+          FromJsonResult(JsonAsUint(*steps, p.MemberPath("max_steps_per_turn"), kMaxStepsPerTurn)));
+      if (*loop.max_steps_per_turn == 0) {
+        return Fail(Error(ApiErrorKind::kInvalidRequest,
+                          p.MemberPath("max_steps_per_turn") + " must be at least 1"));
+      }
+    }
     if (auto unknown = FromJsonStatus(p.RejectUnknown()); !unknown.ok())
       return Fail(std::move(unknown).error());
   }

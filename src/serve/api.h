@@ -239,6 +239,9 @@ struct LoopRequest {
   // configured model's.
   std::optional<std::uint64_t> keep_recent_segments;
   std::optional<std::uint64_t> keep_recent_tokens;
+  // policy.max_steps_per_turn: the model calls one turn may make (1 to kMaxStepsPerTurn,
+  // journaled with the loop); unset, kDefaultMaxStepsPerTurn.
+  std::optional<std::uint64_t> max_steps_per_turn;
   std::vector<ClientToolRequest>
       tools;  // at most kMaxLoopTools (event/lifecycle.h, with the bounds of each tool)
   // The loop's initial history, a transcript in the harness codec (docs/content.md): what
@@ -252,7 +255,8 @@ struct CreateSessionRequest {
 
 // {"loops":[{"model":"NAME","compactor":"offline"|"NAME","system_prompt":"…",
 //            "policy":{"automatic":true,"masking":"first"|"off","keep_recent_segments":2,
-//                      "keep_recent_tokens":8000,"coverage":"off"|"report"|"repair"|"enforce"},
+//                      "keep_recent_tokens":8000,"coverage":"off"|"report"|"repair"|"enforce",
+//                      "max_steps_per_turn":64},
 //            "tools":[{"name":"…","description":"…","input_schema":{…}}],
 //            "history":[MESSAGE,…]}]};
 // model is required, the rest optional (history none: DecodeTranscriptValue's rules, its
@@ -260,7 +264,8 @@ struct CreateSessionRequest {
 // automatic compaction on, masking first, the configured model's tail targets, coverage repair for
 // a model compactor and report for the offline one, no tools; a tool's description
 // "" and its schema {"type":"object"}). keep_recent_segments is at most kMaxKeepRecentSegments,
-// keep_recent_tokens at most kMaxKeepRecentTokens; the runtime judges the policy as a whole
+// keep_recent_tokens at most kMaxKeepRecentTokens, max_steps_per_turn 1 to kMaxStepsPerTurn
+// (default kDefaultMaxStepsPerTurn); the runtime judges the policy as a whole
 // (kInvalidArgument).
 Result<CreateSessionRequest, ApiError> DecodeCreateSession(std::string_view body);
 

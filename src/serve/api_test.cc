@@ -225,7 +225,7 @@ TEST(DecodeCreateSession, ReadsEveryMemberAndTheDefaults) {
   auto full = DecodeCreateSession(
       R"({"loops":[{"model":"m","compactor":"c","system_prompt":"be brief",)"
       R"("policy":{"automatic":false,"keep_recent_segments":1,"keep_recent_tokens":500,)"
-      R"("coverage":"repair"}},)"
+      R"("coverage":"repair","max_steps_per_turn":3}},)"
       R"({"model":"n","compactor":"offline"}]})");
   ASSERT_TRUE(full.ok()) << full.error().detail;
   ASSERT_EQ(full->loops.size(), 2u);
@@ -236,6 +236,8 @@ TEST(DecodeCreateSession, ReadsEveryMemberAndTheDefaults) {
   EXPECT_FALSE(full->loops[0].automatic_compaction);
   EXPECT_EQ(full->loops[0].keep_recent_segments, 1u);
   EXPECT_EQ(full->loops[0].keep_recent_tokens, 500u);
+  EXPECT_EQ(full->loops[0].max_steps_per_turn, 3u);
+  EXPECT_FALSE(full->loops[1].max_steps_per_turn);  // the runtime's default (Define)
   EXPECT_FALSE(full->loops[1].keep_recent_segments);
   EXPECT_TRUE(full->loops[1].compactor.offline);
   EXPECT_TRUE(full->loops[1].automatic_compaction);
@@ -314,6 +316,12 @@ TEST(DecodeCreateSession, RefusesWithTheKindAndPath) {
        ApiErrorKind::kInvalidRequest, "$.loops[0].policy.keep_recent_segments"},
       {R"({"loops":[{"model":"m","policy":{"keep_recent_tokens":100000001}}]})",
        ApiErrorKind::kInvalidRequest, "$.loops[0].policy.keep_recent_tokens"},
+      {R"({"loops":[{"model":"m","policy":{"max_steps_per_turn":0}}]})",
+       ApiErrorKind::kInvalidRequest, "$.loops[0].policy.max_steps_per_turn must be at least 1"},
+      {R"({"loops":[{"model":"m","policy":{"max_steps_per_turn":1000001}}]})",
+       ApiErrorKind::kInvalidRequest, "$.loops[0].policy.max_steps_per_turn"},
+      {R"({"loops":[{"model":"m","policy":{"max_steps_per_turn":2.5}}]})",
+       ApiErrorKind::kInvalidRequest, "$.loops[0].policy.max_steps_per_turn"},
       {R"({"loops":[{"model":"m","policy":{"coverage":"strict"}}]})", ApiErrorKind::kInvalidRequest,
        "$.loops[0].policy.coverage must be \"off\", \"report\", \"repair\" or \"enforce\""},
       {R"({"loops":[{"model":"m","policy":{"coverage":4}}]})", ApiErrorKind::kInvalidRequest,

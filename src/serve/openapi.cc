@@ -529,7 +529,8 @@ constexpr std::string_view kDocument = R"openapi({
               "masking": {"type": "string", "enum": ["first", "off"], "default": "first", "description": "first: automatic compaction masks old tool output before it summarizes."},
               "coverage": {"type": "string", "enum": ["off", "report", "repair", "enforce"], "description": "The coverage gate (docs/compactors.md): repair writes the anchors a summary misses into it; enforce rejects it. Default: repair for a model compactor, report for the offline one."},
               "keep_recent_segments": {"type": "integer", "minimum": 0, "maximum": 1000000},
-              "keep_recent_tokens": {"type": "integer", "minimum": 0, "maximum": 100000000}
+              "keep_recent_tokens": {"type": "integer", "minimum": 0, "maximum": 100000000},
+              "max_steps_per_turn": {"type": "integer", "minimum": 1, "maximum": 1000000, "default": 64, "description": "The model calls one turn may make; a turn that needs more fails with step_limit. Journaled with the loop: a restored session keeps it."}
             }
           }
         }

@@ -1066,6 +1066,79 @@ std::string ServerTest::RestartWithATextLoop(ServeOptions options, std::string& 
   return CreateTextLoop(base_, session);
 }
 
+// Asks for one more tool call on every call; the loop has no such tool, so the runtime answers
+// each with an error result and the turn goes on until its step limit.
+class EndlessToolModel final : public ModelClient {
+ public:
+  Result<InferenceResponse, InferenceError> Complete(const InferenceRequest&,
+                                                     std::stop_token) override {
+    const std::size_t call = calls_.fetch_add(1) + 1;
+    return InferenceResponse{
+        AssistantMessage{{ToolUseBlock{"call_" + std::to_string(call), "lookup", "{}", {}, {}}},
+                         {}},
+        StopReason::kToolUse};
+  }
+  std::size_t calls() const { return calls_.load(); }
+
+ private:
+  std::atomic<std::size_t> calls_{0};
+};
+
+// policy.max_steps_per_turn is the loop's step limit: its turn fails with step_limit after that
+// many model calls, and a server restored from the same journal keeps it (LoopCreated records
+// it), where it would otherwise fall back to the default of 64.
+TEST_F(ServerTest, ALoopsStepLimitStopsItsTurnAndARestoredSessionKeepsIt) {
+  auto model = std::make_shared<EndlessToolModel>();
+  const auto listen = [&] {
+    server_->Shutdown();
+    ServeOptions options = Options();
+    // A key of its own: a restore finds the configured model by the loop's key.
+    const ModelKey key{"test", "tool-caller"};
+    options.models["tools"] =
+        ConfiguredModel{key, [model, key]() -> Result<ServedModel, std::string> {
+                          ServedModel served = Served(model);
+                          served.model = key;
+                          return served;
+                        }};
+    auto server = Server::Start(std::move(options));
+    ASSERT_TRUE(server.ok()) << server.error().Message();
+    server_ = std::move(server).value();
+    base_ = "http://127.0.0.1:" + std::to_string(server_->port());
+  };
+  listen();
+  const auto created =
+      Call("POST", base_ + "/v1/sessions",
+           R"({"loops":[{"model":"tools","policy":{"automatic":false,"max_steps_per_turn":3}}]})");
+  ASSERT_EQ(created.status, 201) << created.body;
+  const std::string session = ParseOrNull(created.body)["session_id"].get<std::string>();
+  const std::string loop = ParseOrNull(created.body)["loops"][0].get<std::string>();
+  std::uint64_t from = 1;
+  // Sends an input and reads the session's events until its turn fails; returns the failure.
+  const auto failed_turn = [&]() -> Json {
+    const auto input = Call("POST", base_ + "/v1/sessions/" + session + "/loops/" + loop + "/input",
+                            R"({"text":"look it up"})");
+    EXPECT_EQ(input.status, 202) << input.body;
+    const auto events = ReadStream(
+        base_ + "/v1/sessions/" + session + "/events?from=" + std::to_string(from),
+        [](const std::vector<StreamEvent>& events) {
+          return events.back().name == "TurnFailed" || events.back().name == "TurnCompleted";
+        });
+    if (events.empty())
+      return Json();
+    from = events.back().seq + 1;
+    EXPECT_EQ(events.back().name, "TurnFailed");
+    return events.back().data["event"];
+  };
+  Json failure = failed_turn();
+  EXPECT_EQ(failure["reason"], "step_limit") << failure.dump();
+  EXPECT_EQ(model->calls(), 3u);
+
+  listen();  // a new server over the journal: the session is restored with the loop's limit
+  failure = failed_turn();
+  EXPECT_EQ(failure["reason"], "step_limit") << failure.dump();
+  EXPECT_EQ(model->calls(), 6u);
+}
+
 // The history controls (docs/serve.md "Pins, undo and preview"): a pin survives a previewed
 // compaction that is approved, an undo puts the history back, and each refusal has its kind.
 TEST_F(ServerTest, PinsAPreviewAnApprovalAndAnUndoOverHttp) {

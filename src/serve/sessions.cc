@@ -430,6 +430,8 @@ Result<LoopDefinition, ApiError> SessionTable::Define(
     definition.compactor = std::make_shared<ModelCompactor>(compactor.client);
   }
   definition.compactor_name = CompactorName(loop.compactor);
+  if (loop.max_steps_per_turn)
+    definition.max_steps_per_turn = static_cast<std::size_t>(*loop.max_steps_per_turn);
   definition.history = loop.history;
   if (!loop.tools.empty()) {
     std::vector<ToolDefinition> tools;
@@ -663,6 +665,7 @@ Result<std::shared_ptr<ServedSession>, ApiError> SessionTable::Get(const Uuid& i
       return Fail(SessionError{SessionErrorKind::kInvalidDefinition, refused->detail});
     }
     request.compactor = *compactor;
+    request.max_steps_per_turn = info.max_steps_per_turn;
     std::shared_ptr<ClientToolBox> box;
     std::shared_ptr<TextDeltaRelay> relay;
     auto definition = Define(request, &box, &relay);

@@ -763,6 +763,59 @@ TEST_F(ChatCli, MaxStepsLimitsTheModelCallsOfATurn) {
   EXPECT_EQ(run.exit_code, 2) << run.out;
 }
 
+// The step limit is journaled with the loop: `chat --session ID` keeps the --max-steps the loop
+// was made with, and a --max-steps on resume sets this run's limit instead. The scripted model
+// wants four tool calls before it answers.
+TEST_F(ChatCli, AResumedChatKeepsTheLoopsMaxSteps) {
+  const std::string call =
+      R"({"message":{"role":"assistant","blocks":[{"type":"tool_use","id":"c1","name":"read","input":{}}],"usage":null}})";
+  const std::string script = dir_.Script({call, call, call, call, Answer("done")});
+  const std::string quit = dir_.Write("steps-quit.txt", "/quit\n");
+  const CliRun first = Shell(dir_.ChatCommand(script, "--max-steps 3") + " < '" + quit + "' 2>&1");
+  ASSERT_EQ(first.exit_code, 0) << first.out;
+  const std::string id = SessionOf(first.out);
+  const std::string go = dir_.Write("steps-go.txt", "go\n");
+  const CliRun kept = Shell(dir_.ChatCommand(script, "--session " + id) + " < '" + go + "' 2>&1");
+  EXPECT_EQ(kept.exit_code, 1) << kept.out;
+  EXPECT_TRUE(Has(kept.out, "\nturn failed: step_limit: the turn made too many model calls\n"))
+      << kept.out;
+  const CliRun raised = Shell(dir_.ChatCommand(script, "--session " + id + " --max-steps 5") +
+                              " < '" + go + "' 2>&1");
+  EXPECT_EQ(raised.exit_code, 0) << raised.out;
+  EXPECT_TRUE(Has(raised.out, "\nassistant: done\n")) << raised.out;
+  EXPECT_TRUE(dir_.JournalVerifies());
+}
+
+// A model compactor's progress through a pipe: one line per stage, after the compaction's own
+// line, with the pieces its model streamed counted (a 16-byte piece each here).
+TEST_F(ChatCli, APipedChatShowsAModelCompactionsStages) {
+  std::string summary = Summary(kValidSummary);
+  summary.pop_back();  // the step's closing brace: a stream is added
+  summary.append(",\"stream\":{\"bytes\":16}}");
+  const std::string compactor = dir_.Script({summary});
+  const CliRun run = Chat({Answer("one"), Answer("two")}, "first\nsecond\n/compact\n",
+                          "--compactor 'scripted:" + compactor + "' --keep-recent-segments 1");
+  ASSERT_EQ(run.exit_code, 0) << run.out;
+  const std::string name =
+      "compacting with scripted/" + compactor.substr(compactor.find_last_of('/') + 1) + ": ";
+  const std::size_t started = run.out.find("\n" + name + "started\n");
+  const std::size_t done = run.out.find("\n" + name + "done after ");
+  ASSERT_NE(started, std::string::npos) << run.out;
+  ASSERT_NE(done, std::string::npos) << run.out;
+  EXPECT_LT(run.out.find("CompactionStarted manual"), started) << run.out;
+  EXPECT_LT(started, done);
+  const std::size_t tilde = run.out.find(" s, ~", done);
+  ASSERT_NE(tilde, std::string::npos) << run.out;
+  EXPECT_GT(std::stoul(run.out.substr(tilde + 5)), 10u) << run.out;
+  EXPECT_EQ(run.out.find(" tokens streamed", tilde), run.out.find(" tokens streamed\n", tilde));
+  EXPECT_TRUE(Has(run.out, "compact committed: ")) << run.out;
+  // The offline compactor makes no model calls: no progress.
+  const CliRun offline = Chat({Answer("one"), Answer("two")}, "first\nsecond\n/compact\n",
+                              "--compactor extractive --keep-recent-segments 1");
+  ASSERT_EQ(offline.exit_code, 0) << offline.out;
+  EXPECT_FALSE(Has(offline.out, "compacting with ")) << offline.out;
+}
+
 // The compaction line's message count is followed from the events as the restore fold follows
 // them: after a commit with a pin (summary + pinned + retained), after /undo (the history put
 // back, plus what came since), and after /mask and its undo.

@@ -257,8 +257,8 @@ TEST_F(ChatTmux, InputTypedDuringACompactionIsQueuedThenAnswered) {
   ASSERT_TRUE(tmux.started());
   ASSERT_NO_FATAL_FAILURE(TwoTurnsThenCompact(tmux));
   ASSERT_TRUE(tmux.WaitFor("CompactionStarted manual")) << tmux.Screen();
-  // The progress indicator runs while the compactor works.
-  EXPECT_TRUE(tmux.WaitFor("compacting...")) << tmux.Screen();
+  // The progress line runs while the compactor (the chat's scripted model) works.
+  EXPECT_TRUE(tmux.WaitFor("compacting with scripted/")) << tmux.Screen();
   tmux.Type("third");
   ASSERT_TRUE(tmux.WaitFor("queued: the input waits for the compaction to end")) << tmux.Screen();
   ASSERT_TRUE(tmux.WaitFor("assistant: three")) << tmux.Screen();
@@ -270,8 +270,8 @@ TEST_F(ChatTmux, InputTypedDuringACompactionIsQueuedThenAnswered) {
   EXPECT_TRUE(dir_.JournalVerifies());
 }
 
-// Ctrl-C during a compaction: the terminal's SIGINT interrupts it, the progress indicator is
-// erased (no "compacting..." is left on the screen), the session is suspended, exit 130.
+// Ctrl-C during a compaction: the terminal's SIGINT interrupts it, the progress line is erased
+// (no "compacting with" is left on the screen), the session is suspended, exit 130.
 TEST_F(ChatTmux, CtrlCDuringACompactionErasesTheIndicatorAndSuspends) {
   TmuxChat tmux(
       dir_,
@@ -279,11 +279,11 @@ TEST_F(ChatTmux, CtrlCDuringACompactionErasesTheIndicatorAndSuspends) {
                        "--keep-recent-segments 1"));
   ASSERT_TRUE(tmux.started());
   ASSERT_NO_FATAL_FAILURE(TwoTurnsThenCompact(tmux));
-  ASSERT_TRUE(tmux.WaitFor("compacting...")) << tmux.Screen();
+  ASSERT_TRUE(tmux.WaitFor("compacting with scripted/")) << tmux.Screen();
   tmux.Key("C-c");
   ASSERT_TRUE(tmux.WaitFor("chat exited 130")) << tmux.Screen();
   const std::string screen = tmux.Screen();
-  EXPECT_EQ(Occurrences(screen, "compacting..."), 0u) << screen;
+  EXPECT_EQ(Occurrences(screen, "compacting with"), 0u) << screen;
   EXPECT_NE(screen.find("compact rejected interrupted"), std::string::npos) << screen;
   EXPECT_NE(screen.find("suspended; resume with --session"), std::string::npos) << screen;
   EXPECT_TRUE(dir_.JournalVerifies());
@@ -465,6 +465,28 @@ TEST_F(ChatTmux, ACompactionAtATerminalShowsOneLineRewrittenInPlace) {
   const std::string screen = tmux.Screen();
   EXPECT_EQ(screen.find(" tokens streamed"), std::string::npos) << screen;
   EXPECT_NE(screen.find("\ncommitted\n"), std::string::npos) << screen;
+}
+
+// A chat's model compaction at a terminal: the indicator is the progress line, rewritten in
+// place while the compactor's model streams, and erased when the compaction ends.
+TEST_F(ChatTmux, AChatCompactionAtATerminalShowsTheProgressLine) {
+  std::string summary = Summary(kValidSummary);
+  summary.pop_back();  // the step's closing brace: a slow stream is added
+  summary.append(",\"stream\":{\"bytes\":8,\"gap_ms\":40}}");
+  const std::string compactor = dir_.Script({summary});
+  TmuxChat tmux(
+      dir_, dir_.ChatCommand(dir_.Script({Answer("one"), Answer("two")}),
+                             "--compactor 'scripted:" + compactor + "' --keep-recent-segments 1"));
+  ASSERT_TRUE(tmux.started());
+  ASSERT_NO_FATAL_FAILURE(TwoTurnsThenCompact(tmux));
+  ASSERT_TRUE(tmux.WaitFor(" tokens streamed")) << tmux.Screen();
+  EXPECT_NE(tmux.Screen().find("compacting with scripted/"), std::string::npos) << tmux.Screen();
+  ASSERT_TRUE(tmux.WaitFor("compact committed: ")) << tmux.Screen();
+  tmux.Type("/quit");
+  ASSERT_TRUE(tmux.WaitFor("chat exited 0")) << tmux.Screen();
+  const std::string screen = tmux.Screen();
+  EXPECT_EQ(Occurrences(screen, " tokens streamed"), 0u) << screen;
+  EXPECT_EQ(Occurrences(screen, ": started"), 0u) << screen;
 }
 
 // NO_COLOR: the terminal gets no escape sequence, so the progress is one line per stage, as

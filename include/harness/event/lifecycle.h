@@ -18,7 +18,8 @@
 //                      unique, at most kMaxLoopTools; a foreign loop has none) -> Policy (set only
 //                      with CompactionPolicy) -> Compactor (at most kMaxCompactorNameBytes) ->
 //                      History (each message ValidateMessage) -> ContinuedHistory (at most
-//                      kMaxInitialHistoryMessages - history size)
+//                      kMaxInitialHistoryMessages - history size) -> MaxStepsPerTurn (1 to
+//                      kMaxStepsPerTurn)
 //   LoopHistoryContinued: History (1 to kMaxHistoryMessages messages, each ValidateMessage)
 //   LoopRequestChanged: Change (at least one member set) -> SystemPrompt (at most
 //                      kMaxSystemPromptBytes)
@@ -58,6 +59,10 @@ inline constexpr std::size_t kMaxHistoryMessages = 100'000;
 // Messages in a loop's whole initial history (LoopCreated and its continuations). A 64 MiB
 // transcript cannot hold more: every message takes more than 16 bytes.
 inline constexpr std::size_t kMaxInitialHistoryMessages = 4u * 1024 * 1024;
+// Model calls one turn of a native loop may make: what a LoopCreated without max_steps_per_turn
+// means (every journal written before the member existed), and the most it may record.
+inline constexpr std::uint64_t kDefaultMaxStepsPerTurn = 64;
+inline constexpr std::uint64_t kMaxStepsPerTurn = 1'000'000;
 // A loop's system prompt; it travels in LoopCreated and LoopRequestChanged, which also carry
 // their header and (LoopCreated) history within one record.
 inline constexpr std::size_t kMaxSystemPromptBytes = 1u * 1024 * 1024;
@@ -155,9 +160,11 @@ struct ActiveLoopChanged {
 // same journal batch right after this event (LoopCreationEvents), so that an initial history is
 // not bounded by one record's size.
 // What a restore needs to rebuild the loop as it was made: its `tools`' definitions, its
-// compaction `policy` (set exactly when compaction_policy is) and `compactor`, the name its
-// application gave the loop's compactor ("" for none). Each is written only when set, so a
-// LoopCreated of a journal written before they existed decodes with none of them.
+// compaction `policy` (set exactly when compaction_policy is), `compactor`, the name its
+// application gave the loop's compactor ("" for none), and `max_steps_per_turn`, the model calls
+// one turn may make. Each is written only when set (max_steps_per_turn only when it is not
+// kDefaultMaxStepsPerTurn), so a LoopCreated of a journal written before they existed decodes
+// with none of them and the default step limit.
 struct LoopCreated {
   static constexpr std::string_view kType = "LoopCreated";
   static constexpr EventClass kClass = EventClass::kEnduring;
@@ -172,6 +179,7 @@ struct LoopCreated {
   std::string compactor;
   std::vector<Message> history;
   std::uint64_t continued_history = 0;  // messages in the LoopHistoryContinued events that follow
+  std::uint64_t max_steps_per_turn = kDefaultMaxStepsPerTurn;
   friend bool operator==(const LoopCreated&, const LoopCreated&) = default;
 };
 

@@ -207,6 +207,7 @@ struct LoopFold {
   std::vector<ToolDefinition> tools;       // LoopCreated's
   std::optional<CompactionPolicy> policy;  // LoopCreated's
   std::string compactor_name;              // LoopCreated's compactor
+  std::size_t max_steps_per_turn = kDefaultMaxStepsPerTurn;  // LoopCreated's
   std::vector<Message> history;
   std::vector<Uuid> history_ids;  // parallel to history (event/pins.h)
   std::set<Uuid> pinned;

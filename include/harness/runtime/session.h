@@ -226,7 +226,9 @@ struct LoopDefinition {
   std::shared_ptr<ForeignBackend> foreign;  // foreign: required
   std::vector<Message> history;             // the initial history (an imported transcript)
   bool make_active = false;                 // become the active loop (the first loop always does)
-  std::size_t max_steps_per_turn = 64;      // model calls per turn before TurnFailed{step_limit}
+  // Model calls per turn before TurnFailed{step_limit}: 1 to kMaxStepsPerTurn, journaled in
+  // LoopCreated (a restore finds it in RestoredLoopInfo).
+  std::size_t max_steps_per_turn = kDefaultMaxStepsPerTurn;
 };
 
 enum class LoopStatus : std::uint8_t { kIdle = 1, kRunning = 2, kExited = 3 };
@@ -296,10 +298,11 @@ struct RestoredLoopInfo {
   std::size_t history_size = 0;
   bool exited = false;
   // What LoopCreated recorded of how the loop was made; a journal written before these were
-  // recorded has none of them (no tools, no policy, no compactor name).
+  // recorded has none of them (no tools, no policy, no compactor name, the default step limit).
   std::vector<ToolDefinition> tools;
   std::optional<CompactionPolicy> policy;
   std::string compactor_name;
+  std::size_t max_steps_per_turn = kDefaultMaxStepsPerTurn;
 };
 
 // What Restore tells the resolver about `loop`.
