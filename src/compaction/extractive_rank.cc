@@ -85,6 +85,23 @@ bool RunAgainSince(std::string_view carried, const std::vector<TestRun>& runs) {
                      [&](const TestRun& run) { return run.command == command; });
 }
 
+// An answer that is a list, told in BYTES: the lead of each item, each given an equal share
+// (at least kPointShare), so that every point of an explanation is named rather than the
+// first one whole.
+std::string Brief(const std::vector<std::string>& points, std::size_t bytes) {
+  constexpr std::size_t kPointShare = 80;
+  const std::size_t share = std::max(bytes / points.size(), kPointShare);
+  std::string out;
+  for (const std::string& point : points) {
+    if (out.size() >= bytes)
+      break;
+    if (!out.empty())
+      out.append("; ");
+    out.append(CutAt(point, share));
+  }
+  return out;
+}
+
 }  // namespace
 
 // Items in priority order: what a continuation needs most comes first.
@@ -237,15 +254,24 @@ std::vector<Item> Prioritize(const Extract& extract) {
     if (step.answers.empty())
       continue;
     std::string answer = step.answers.back();
-    if (answer.size() < kShortAnswerBytes && step.answers.size() > 1)
+    bool alone = true;  // the answer is the step's last words, whose list points the step holds
+    if (answer.size() < kShortAnswerBytes && step.answers.size() > 1) {
       answer = step.answers.front() + " " + answer;
-    else if (step.answered_at == extract.latest_progress_at)
+      alone = false;
+    } else if (step.answered_at == extract.latest_progress_at) {
       continue;  // told as the latest progress
+    }
     // The goal is told whole at the top; its step names it instead of quoting it again.
     std::string item =
         step.request == goal ? std::string("Step (the task") : "Step (" + CutAt(step.request, 100);
-    item.append("): ").append(answer);
-    if (steps_told++ < kStepsTold)
+    item.append("): ");
+    const bool recent = steps_told++ < kStepsTold;
+    const std::size_t cap = recent ? kStepCap : kOlderStepCap;
+    if (alone && step.points.size() >= 3 && item.size() + answer.size() > cap && item.size() < cap)
+      item.append(Brief(step.points, cap - item.size()));
+    else
+      item.append(answer);
+    if (recent)
       add(Section::kState, steps_order + k, std::move(item), kStepCap);
     else
       older_steps.emplace_back(steps_order + k, std::move(item));

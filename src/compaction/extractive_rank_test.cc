@@ -59,5 +59,47 @@ TEST(ExtractiveRank, OlderStepsComeBeforeChoicesFixedErrorsAndFailedLooks) {
   EXPECT_LT(PlaceOf(items, "I'll rebuild the index"), items.size());
 }
 
+// An older step told in fewer bytes than its answer: when the answer was a list, every point
+// of it is named (its lead), not the first point whole and the rest cut away.
+TEST(ExtractiveRank, AnOlderStepWhoseAnswerIsAListIsToldByTheLeadOfEachPoint) {
+  Extract extract;
+  extract.first_request = Dated{"Find why the index breaks.", 0};
+  const std::string list_answer =
+      "go-git's SetEncodedObject creates loose objects — every checkpoint save creates blobs, "
+      "trees and commits as loose objects in .git/objects, thousands of them a day, and none "
+      "of them is ever packed by go-git itself. Loose object count exceeds the gc.auto "
+      "threshold — the default is 6700. VS Code triggers gc --auto on its periodic fetch.";
+  for (std::size_t k = 0; k < 14; ++k) {
+    Step step;
+    step.request = "Look at part " + std::to_string(k) + ".";
+    step.at = 2 * k + 1;
+    if (k == 0) {
+      step.answers = {list_answer};
+      step.points = {
+          "go-git's SetEncodedObject creates loose objects — every checkpoint save creates "
+          "blobs, trees and commits as loose objects in .git/objects, thousands of them a day",
+          "Loose object count exceeds the gc.auto threshold — the default is 6700",
+          "VS Code triggers gc --auto on its periodic fetch"};
+    } else {
+      step.answers = {"Part " + std::to_string(k) + " found: the cache-tree points at 082c2c44."};
+    }
+    step.answered_at = 2 * k + 2;
+    extract.steps.push_back(std::move(step));
+  }
+
+  const std::vector<Item> items = Prioritize(extract);
+  const std::size_t at = PlaceOf(items, "Step (Look at part 0.)");
+  ASSERT_LT(at, items.size());
+  const std::string& told = items[at].text;
+  ASSERT_LE(told.size(), items[at].cap) << told;
+  EXPECT_NE(told.find("SetEncodedObject"), std::string::npos) << told;
+  EXPECT_NE(told.find("the default is 6700"), std::string::npos) << told;
+  // A step among the newest is told in full, its answer as written.
+  const std::size_t newest = PlaceOf(items, "Step (Look at part 13.)");
+  ASSERT_LT(newest, items.size());
+  EXPECT_NE(items[newest].text.find("Part 13 found: the cache-tree points at 082c2c44."),
+            std::string::npos);
+}
+
 }  // namespace
 }  // namespace harness::extractive_detail

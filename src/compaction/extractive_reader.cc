@@ -118,6 +118,8 @@ class Reader {
   // twice.
   static constexpr std::size_t kStepsKept = 64;
   static constexpr std::size_t kAnswerBytes = 1024;
+  static constexpr std::size_t kPointsKept = 16;
+  static constexpr std::size_t kPointBytes = 200;
   // A user message at most this long right after the assistant asked something answers it.
   static constexpr std::size_t kShortReplyBytes = 200;
   // Later requests kept while reading: more than a summary's budget ever holds.
@@ -502,7 +504,7 @@ class Reader {
     if (IsContinuation(lower) || IsGreeting(lower))
       return;
     extract_.unanswered = Dated{whole, at};
-    extract_.steps.push_back(Step{whole, at, {}});
+    extract_.steps.push_back(Step{whole, at, {}, {}});
     if (extract_.steps.size() > kStepsKept)
       extract_.steps.erase(extract_.steps.begin());
     // Constraints: the user's own lines, outside code fences and not code or logs.
@@ -623,6 +625,11 @@ class Reader {
           break;
       }
       step.answers.push_back(CutAt(said.empty() ? extract_.latest_progress : said, kAnswerBytes));
+      step.points = ListPoints(lines);
+      if (step.points.size() > kPointsKept)
+        step.points.resize(kPointsKept);
+      for (std::string& point : step.points)
+        point = CutAt(point, kPointBytes);
       step.answered_at = at;
       if (step.answers.size() > 2)
         step.answers.erase(step.answers.begin());

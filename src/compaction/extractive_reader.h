@@ -45,6 +45,9 @@ struct Step {
   // The assistant's last two texts of the step, oldest first, without the sentences that say
   // nothing (IsFiller: lead-ins, hedges, a few words), cut to a bound.
   std::vector<std::string> answers;
+  // When the last answer is a list: the lead of each item (ListPoints), for a step told shorter
+  // than its answer.
+  std::vector<std::string> points;
   std::size_t answered_at = 0;  // the message of the last answer
 };
 

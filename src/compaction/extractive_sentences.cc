@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <cstddef>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -310,6 +311,81 @@ bool IsPointer(std::string_view lower) {
       ++words;
   }
   return pointer && words < 3;
+}
+
+namespace {
+
+// TEXT without a bold lead's markers: "**Root cause** — x." reads "Root cause — x.".
+std::string WithoutBold(std::string_view text) {
+  std::string out;
+  for (std::size_t at = 0; at < text.size(); ++at) {
+    if (text.substr(at, 2) == "**")
+      ++at;
+    else
+      out.push_back(text[at]);
+  }
+  return out;
+}
+
+// The first sentence of TEXT that says something, without its final period, or "".
+std::string FirstSaying(std::string_view text) {
+  for (std::string& sentence : Sentences({WithoutBold(text)})) {
+    if (IsFiller(sentence))
+      continue;
+    if (sentence.ends_with('.'))
+      sentence.pop_back();
+    return sentence;
+  }
+  return {};
+}
+
+// The item's text after its list marker, or nullopt when the line is no list item.
+std::optional<std::string_view> ListItemText(std::string_view line) {
+  line = Trim(line);
+  std::size_t i = 0;
+  while (i < line.size() && i < 3 && line[i] >= '0' && line[i] <= '9')
+    ++i;
+  if (i > 0) {
+    if (i + 1 < line.size() && (line[i] == '.' || line[i] == ')') && line[i + 1] == ' ')
+      return Trim(line.substr(i + 2));
+    return std::nullopt;
+  }
+  for (std::string_view marker : {"- ", "* ", "\u2022 "}) {
+    if (line.starts_with(marker))
+      return Trim(line.substr(marker.size()));
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::vector<std::string> ListPoints(const std::vector<std::string>& lines) {
+  constexpr std::size_t kMinItems = 3;
+  std::vector<std::string> points;
+  std::size_t items = 0;
+  bool lead_told = false;
+  for (const std::string& line : lines) {
+    const std::optional<std::string_view> item = ListItemText(line);
+    if (!item) {
+      // The words before the list say what it is a list of ("The cause is X:" is filler, "The
+      // stop hook never touches the index." is not).
+      if (items == 0 && !lead_told && !LooksLikeCode(line)) {
+        std::string lead = FirstSaying(line);
+        if (!lead.empty()) {
+          points.push_back(std::move(lead));
+          lead_told = true;
+        }
+      }
+      continue;
+    }
+    ++items;
+    std::string point = FirstSaying(*item);
+    if (!point.empty())
+      points.push_back(std::move(point));
+  }
+  if (items < kMinItems)
+    points.clear();
+  return points;
 }
 
 }  // namespace harness::extractive_detail

@@ -23,6 +23,11 @@
 // - IsNextStep: an explicit way forward ("next step", "Next, I'll", "still need", "todo:").
 // - IsGreeting and IsContinuation: the whole message is a greeting or thanks, or a nudge
 //   ("continue", "keep going", "go ahead", "retry"), trailing punctuation aside.
+// - ListPoints(lines): when at least three of the clean lines are list items ("1. ", "2) ",
+//   "- ", "* ", "• "), the first sentence that says something (not IsFiller, not code) of the
+//   words before the first item, then of each item (the marker, a bold lead's asterisks and
+//   the final period taken off), in order; otherwise nothing. An answer that is a list is told by the lead of
+//   every item, not by its first item whole.
 // - IsPointer: the message points at a file ("@prompt.md do this") with fewer than three
 //   words of its own besides filler.
 // Thread safety: pure functions.
@@ -46,5 +51,6 @@ bool IsNextStep(std::string_view lower);
 bool IsGreeting(std::string_view lower);
 bool IsContinuation(std::string_view lower);
 bool IsPointer(std::string_view lower);
+std::vector<std::string> ListPoints(const std::vector<std::string>& lines);
 
 }  // namespace harness::extractive_detail

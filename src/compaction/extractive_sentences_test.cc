@@ -116,5 +116,30 @@ TEST(ExtractiveSentences, NextStepsGreetingsNudgesAndPointers) {
   EXPECT_FALSE(IsPointer("do this"));
 }
 
+// An answer that is a list is told by its points: the words before the list that say
+// something, then each item's first sentence, without markers, bold markers or final periods.
+TEST(ExtractiveSentences, ListPointsAreTheLeadAndEachItemsFirstSentence) {
+  EXPECT_EQ(
+      ListPoints({"The index is corrupted in this worktree.", "Here is the chain:",
+                  "1. **go-git writes loose objects** on every save. More detail here.",
+                  "2) **The count passes gc.auto** — the default is 6700.",
+                  "- VS Code runs gc --auto on fetch",
+                  "* The prune drops objects the index needs."}),
+      (std::vector<std::string>{
+          "The index is corrupted in this worktree", "go-git writes loose objects on every save",
+          "The count passes gc.auto — the default is 6700", "VS Code runs gc --auto on fetch",
+          "The prune drops objects the index needs"}));
+  // A lead that says nothing (an announcement) is not a point; an item of filler is skipped.
+  EXPECT_EQ(ListPoints({"Here's the root cause chain:", "1. The cache-tree holds a stale tree id.",
+                        "2. Ok.", "3. Rebuilding the index with read-tree fixes it."}),
+            (std::vector<std::string>{"The cache-tree holds a stale tree id",
+                                      "Rebuilding the index with read-tree fixes it"}));
+  // Fewer than three items, or numbers that are no markers, make no list.
+  EXPECT_TRUE(ListPoints({"Two things:", "1. The cache-tree is stale.", "2. Rebuild it."}).empty());
+  EXPECT_TRUE(ListPoints({"1.5 seconds passed on each call here.", "2.0 is the version in use now.",
+                          "3.1 was the version before it."})
+                  .empty());
+}
+
 }  // namespace
 }  // namespace harness::extractive_detail
