@@ -44,5 +44,32 @@ TEST_F(Acceptance, TwelveHundredStepsInA32kWindowKeepEveryConstraintInEverySumma
   }
 }
 
+// One long autonomous turn (docs/benchmarks.md, "One turn of 10,000 steps", whose bench runs the
+// same script as one turn of 10,000 steps): a single request carrying all twenty constraints, then
+// 1,000 tool steps and the answer in that one turn (max_steps_per_turn 1,001, journaled with the
+// loop), every compaction automatic and inside the turn. The turn completes, and every summary
+// keeps every constraint of the request.
+TEST_F(Acceptance, OneTurnOfAThousandStepsInA32kWindowKeepsEveryConstraintOfItsRequest) {
+  constexpr std::size_t kOneTurnSteps = 1'000;
+  long_session::LongSession run;
+  const long_session::LongSessionResult result =
+      run.Run(*session_, kOneTurnSteps, kWindow, std::chrono::seconds(120), {},
+              long_session::LongSession::Shape::kOneTurn);
+  ASSERT_TRUE(result.error.empty()) << result.error;
+  EXPECT_EQ(result.turns, 1u);
+  EXPECT_EQ(result.steps, kOneTurnSteps);
+  EXPECT_EQ(result.rejected, 0u);
+  // About 29 steps between compactions, all of them inside the one turn.
+  EXPECT_GE(result.commits.size(), 25u);
+  EXPECT_EQ(result.constraints_given.size(), long_session::kConstraints.size());
+  EXPECT_FALSE(result.first_loss.has_value())
+      << "compaction " << result.first_loss->first + 1 << " lost \""
+      << long_session::kConstraints[result.first_loss->second] << "\"";
+  ASSERT_TRUE(result.last_commit.has_value());
+  for (const std::size_t lost :
+       long_session::LongSession::Lost(result.last_commit->summary, result.constraints_given))
+    ADD_FAILURE() << "the last summary lost \"" << long_session::kConstraints[lost] << "\"";
+}
+
 }  // namespace
 }  // namespace harness::acceptance
