@@ -6,7 +6,9 @@
 // in one run. Each appender owns one session and appends single-record batches for a fixed time.
 //
 //   journal_bench [--seconds S] [--rounds R] [--payload-bytes P] [--dir DIR] [--pg-url URL]
+//                 [--appenders N]
 //
+// --appenders N measures only that many appenders (default: 1, 8 and 64 in turn).
 // Each cell runs S seconds in total, split into R rounds that alternate with the other sides.
 // URL defaults to HARNESS_PG_URL (scripts/pg-cluster start DIR prints one); without either the
 // PostgreSQL columns are left out. Every PostgreSQL cell round gets a fresh schema.
@@ -17,6 +19,7 @@
 #include <sqlite3.h>
 #include <stdlib.h>
 #include <sys/utsname.h>
+#include <time.h>
 
 #include <algorithm>
 #include <atomic>
@@ -45,23 +48,41 @@ struct Figures {
   double appends_per_s = 0;
   double p50_us = 0;
   double p99_us = 0;
+  double cpu_us = 0;  // the process's CPU time (every thread) per append
   std::uint64_t commits = 0;
   std::uint64_t appends = 0;
 };
 
 // The raw result of one measured interval.
+// What Drive measured: per-thread latencies (microseconds), the interval, and the process's CPU
+// time in it.
+struct Driven {
+  std::vector<std::vector<double>> latencies;
+  double seconds = 0;
+  double cpu_seconds = 0;
+};
+
 struct Sample {
   std::vector<double> latencies_us;
   double seconds = 0;
+  double cpu_seconds = 0;
   std::uint64_t commits = 0;
 
-  void Add(std::vector<std::vector<double>>& per_thread, double measured, std::uint64_t n) {
-    for (auto& v : per_thread)
+  void Add(Driven& driven, std::uint64_t n) {
+    for (auto& v : driven.latencies)
       latencies_us.insert(latencies_us.end(), v.begin(), v.end());
-    seconds += measured;
+    seconds += driven.seconds;
+    cpu_seconds += driven.cpu_seconds;
     commits += n;
   }
 };
+
+// The CPU time of the whole process (every thread), in seconds.
+double ProcessCpuSeconds() {
+  timespec now{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &now);
+  return static_cast<double>(now.tv_sec) + static_cast<double>(now.tv_nsec) / 1e9;
+}
 
 Figures Summarize(Sample sample) {
   std::vector<double>& all = sample.latencies_us;
@@ -75,6 +96,7 @@ Figures Summarize(Sample sample) {
   };
   f.p50_us = pct(0.50);
   f.p99_us = pct(0.99);
+  f.cpu_us = all.empty() ? 0.0 : 1e6 * sample.cpu_seconds / static_cast<double>(all.size());
   f.commits = sample.commits;
   return f;
 }
@@ -90,15 +112,14 @@ NewRecord MakeRecord(std::size_t payload_bytes, std::uint64_t n) {
   return r;
 }
 
-// Runs `appenders` threads calling `append(thread, n)` until `seconds` have passed; returns the
-// per-thread latencies (microseconds) and the measured duration.
+// Runs `appenders` threads calling `append(thread, n)` until `seconds` have passed.
 template <class AppendFn>
-std::pair<std::vector<std::vector<double>>, double> Drive(int appenders, double seconds,
-                                                          AppendFn append) {
+Driven Drive(int appenders, double seconds, AppendFn append) {
   std::vector<std::vector<double>> latencies(appenders);
   std::atomic<bool> stop{false};
   std::barrier start(appenders + 1);
   Clock::time_point began;
+  double cpu_began = 0;
   {
     std::vector<std::jthread> threads;
     for (int t = 0; t < appenders; ++t) {
@@ -116,12 +137,14 @@ std::pair<std::vector<std::vector<double>>, double> Drive(int appenders, double 
       });
     }
     began = Clock::now();
+    cpu_began = ProcessCpuSeconds();
     start.arrive_and_wait();
     // The benchmark's own duration, not a synchronization.
     std::this_thread::sleep_for(std::chrono::duration<double>(seconds));
     stop = true;
   }
-  return {std::move(latencies), std::chrono::duration<double>(Clock::now() - began).count()};
+  return {std::move(latencies), std::chrono::duration<double>(Clock::now() - began).count(),
+          ProcessCpuSeconds() - cpu_began};
 }
 
 // Leases a session per appender on a group-commit journal (SQLite or PostgreSQL) and drives
@@ -139,12 +162,12 @@ void DriveGroupCommit(GroupJournal& journal, int appenders, double seconds,
     leases.push_back(*lease);
   }
   const auto before = journal.stats();
-  auto [latencies, measured] = Drive(appenders, seconds, [&](int t, std::uint64_t n) {
+  Driven driven = Drive(appenders, seconds, [&](int t, std::uint64_t n) {
     AppendRequest request{
         leases[t].session, leases[t].token, n + 1, {MakeRecord(payload_bytes, n)}};
     return journal.Append(std::move(request)).ok();
   });
-  sample.Add(latencies, measured, journal.stats().commits - before.commits);
+  sample.Add(driven, journal.stats().commits - before.commits);
 }
 
 void GroupCommit(const std::filesystem::path& dir, int appenders, double seconds,
@@ -191,6 +214,31 @@ class NaiveSqlite {
     const Sha256Digest payload_digest = Sha256(r.payload);
     std::lock_guard lock(mu_);
     Exec("BEGIN IMMEDIATE");
+    const bool ok = Insert(session, r, payload_digest);
+    Exec("COMMIT");
+    ++commits_;
+    return ok;
+  }
+
+  std::uint64_t commits() const { return commits_; }
+
+  // For WalPagesPerRecord: transactions of several records, without checkpoints or fsyncs.
+  void Begin() { Exec("BEGIN IMMEDIATE"); }
+  void Commit() { Exec("COMMIT"); }
+  void StopCheckpointsAndSyncs() {
+    sqlite3_wal_autocheckpoint(db_, 0);
+    Exec("PRAGMA synchronous = OFF");
+  }
+  // The frames (pages) written to the WAL since the previous call.
+  int WalFrames() {
+    int log = 0, done = 0;
+    Check(sqlite3_wal_checkpoint_v2(db_, nullptr, SQLITE_CHECKPOINT_PASSIVE, &log, &done),
+          "checkpoint");
+    Check(sqlite3_wal_checkpoint_v2(db_, nullptr, SQLITE_CHECKPOINT_TRUNCATE, nullptr, nullptr),
+          "checkpoint");
+    return log;
+  }
+  bool Insert(const Uuid& session, const NewRecord& r, const Sha256Digest& payload_digest) {
     sqlite3_bind_blob(last_, 1, session.bytes().data(), 16, SQLITE_STATIC);
     std::int64_t seq = 1;
     if (sqlite3_step(last_) == SQLITE_ROW)
@@ -211,12 +259,8 @@ class NaiveSqlite {
     sqlite3_bind_blob(insert_, 9, sum.data(), 32, SQLITE_STATIC);
     const bool ok = sqlite3_step(insert_) == SQLITE_DONE;
     sqlite3_reset(insert_);
-    Exec("COMMIT");
-    ++commits_;
     return ok;
   }
-
-  std::uint64_t commits() const { return commits_; }
 
  private:
   void Check(int rc, const char* what) {
@@ -240,10 +284,40 @@ void Naive(const std::filesystem::path& dir, int appenders, double seconds,
   std::vector<Uuid> sessions;
   for (int t = 0; t < appenders; ++t)
     sessions.push_back(Uuid::V7());
-  auto [latencies, measured] = Drive(appenders, seconds, [&](int t, std::uint64_t n) {
+  Driven driven = Drive(appenders, seconds, [&](int t, std::uint64_t n) {
     return naive.Append(sessions[t], MakeRecord(payload_bytes, n));
   });
-  sample.Add(latencies, measured, naive.commits());
+  sample.Add(driven, naive.commits());
+}
+
+// The pages a record costs in the WAL, on the same table and indexes: 64 sessions that hold 500
+// records each, then 100 transactions of `per_transaction` records, the sessions in turn. A page
+// is 4 KiB; a record of one session goes into that session's place in each index, so a
+// transaction of records of different sessions dirties a leaf page of each index per record.
+double WalPagesPerRecord(const std::filesystem::path& dir, int per_transaction,
+                         std::size_t payload_bytes) {
+  NaiveSqlite db(dir);
+  db.StopCheckpointsAndSyncs();
+  constexpr int kSessions = 64;
+  std::vector<Uuid> sessions;
+  for (int i = 0; i < kSessions; ++i)
+    sessions.push_back(Uuid::V7());
+  std::uint64_t n = 0;
+  const auto transactions = [&](int count, int size) {
+    for (int t = 0; t < count; ++t) {
+      db.Begin();
+      for (int i = 0; i < size; ++i) {
+        const NewRecord r = MakeRecord(payload_bytes, n);
+        db.Insert(sessions[n++ % kSessions], r, Sha256(r.payload));
+      }
+      db.Commit();
+    }
+  };
+  transactions(500, kSessions);
+  (void)db.WalFrames();
+  constexpr int kMeasured = 100;
+  transactions(kMeasured, per_transaction);
+  return static_cast<double>(db.WalFrames()) / (kMeasured * per_transaction);
 }
 
 [[noreturn]] void Die(const std::string& what) {
@@ -316,7 +390,7 @@ void PostgresNaive(const std::string& url, int cell, int appenders, double secon
     conns.push_back(std::move(*conn));
   }
   std::atomic<std::uint64_t> commits{0};
-  auto [latencies, measured] = Drive(appenders, seconds, [&](int t, std::uint64_t n) {
+  Driven driven = Drive(appenders, seconds, [&](int t, std::uint64_t n) {
     PgConn& conn = conns[t];
     const NewRecord r = MakeRecord(payload_bytes, n);
     const Sha256Digest payload_digest = Sha256(r.payload);
@@ -345,7 +419,7 @@ void PostgresNaive(const std::string& url, int cell, int appenders, double secon
     commits.fetch_add(1, std::memory_order_relaxed);
     return true;
   });
-  sample.Add(latencies, measured, commits.load());
+  sample.Add(driven, commits.load());
 }
 
 // The server's durability settings and version, for the header.
@@ -390,6 +464,7 @@ int main(int argc, char** argv) {
   std::filesystem::path root;
   const char* env_url = getenv("HARNESS_PG_URL");
   std::string pg_url = env_url ? env_url : "";
+  std::vector<int> appender_counts = {1, 8, 64};
   for (int i = 1; i + 1 < argc; i += 2) {
     if (std::strcmp(argv[i], "--seconds") == 0)
       seconds = std::atof(argv[i + 1]);
@@ -401,6 +476,8 @@ int main(int argc, char** argv) {
       root = argv[i + 1];
     else if (std::strcmp(argv[i], "--pg-url") == 0)
       pg_url = argv[i + 1];
+    else if (std::strcmp(argv[i], "--appenders") == 0)
+      appender_counts = {std::max(1, std::atoi(argv[i + 1]))};
   }
   bool remove_root = false;
   if (root.empty()) {
@@ -419,6 +496,11 @@ int main(int argc, char** argv) {
       "%zu-byte payloads, 1-record appends\n",
       uts.sysname, uts.release, std::thread::hardware_concurrency(), CpuModel().c_str(),
       sqlite3_libversion(), seconds, rounds, payload_bytes);
+  std::printf(
+      "WAL pages per record (same table and indexes, 64 sessions of 500 records): %.2f with 64 "
+      "sessions' records in one transaction, %.2f with one record per transaction\n",
+      WalPagesPerRecord(root / "wal-64", 64, payload_bytes),
+      WalPagesPerRecord(root / "wal-1", 1, payload_bytes));
   std::printf("load average before the run: %s\n", LoadAverage().c_str());
   const bool pg = !pg_url.empty();
   if (pg) {
@@ -427,27 +509,30 @@ int main(int argc, char** argv) {
   } else {
     std::printf("PostgreSQL: no --pg-url or HARNESS_PG_URL, columns left out\n");
   }
-  std::printf("%9s | %-39s | %-29s", "", "SQLite group commit", "SQLite naive");
+  // CPU us: the process's CPU time (every thread) per append, what a record costs whatever the
+  // disk; ratio: SQLite group commit's appends/s over the naive side's, from the same rounds.
+  std::printf("%9s | %-49s | %-39s | %5s", "", "SQLite group commit", "SQLite naive", "");
   if (pg)
-    std::printf(" | %-39s | %-29s", "PG group commit", "PG naive (conn per appender)");
-  std::printf("\n%9s | %9s %9s %9s %9s | %9s %9s %9s", "appenders", "appends/s", "p50 us", "p99 us",
-              "per commit", "appends/s", "p50 us", "p99 us");
+    std::printf(" | %-49s | %-39s", "PG group commit", "PG naive (conn per appender)");
+  std::printf("\n%9s | %9s %9s %9s %9s %9s | %9s %9s %9s %9s | %5s", "appenders", "appends/s",
+              "p50 us", "p99 us", "per commit", "CPU us", "appends/s", "p50 us", "p99 us", "CPU us",
+              "ratio");
   if (pg) {
-    std::printf(" | %9s %9s %9s %9s | %9s %9s %9s", "appends/s", "p50 us", "p99 us", "per commit",
-                "appends/s", "p50 us", "p99 us");
+    std::printf(" | %9s %9s %9s %9s %9s | %9s %9s %9s %9s", "appends/s", "p50 us", "p99 us",
+                "per commit", "CPU us", "appends/s", "p50 us", "p99 us", "CPU us");
   }
   std::printf("\n");
   const auto print_group = [](const Figures& f) {
-    std::printf(" | %9.0f %9.0f %9.0f %9.1f", f.appends_per_s, f.p50_us, f.p99_us,
-                f.commits ? static_cast<double>(f.appends) / f.commits : 0.0);
+    std::printf(" | %9.0f %9.0f %9.0f %9.1f %9.1f", f.appends_per_s, f.p50_us, f.p99_us,
+                f.commits ? static_cast<double>(f.appends) / f.commits : 0.0, f.cpu_us);
   };
   const auto print_naive = [](const Figures& f) {
-    std::printf(" | %9.0f %9.0f %9.0f", f.appends_per_s, f.p50_us, f.p99_us);
+    std::printf(" | %9.0f %9.0f %9.0f %9.1f", f.appends_per_s, f.p50_us, f.p99_us, f.cpu_us);
   };
   // The sides alternate in short rounds, so that a change in the machine's load or the disk's
   // speed during the run affects all alike.
   int cell = 0;
-  for (const int appenders : {1, 8, 64}) {
+  for (const int appenders : appender_counts) {
     Sample group_sample, naive_sample, pg_group_sample, pg_naive_sample;
     const double round_seconds = seconds / rounds;
     for (int round = 0; round < rounds; ++round, ++cell) {
@@ -461,8 +546,12 @@ int main(int argc, char** argv) {
       }
     }
     std::printf("%9d", appenders);
-    print_group(Summarize(std::move(group_sample)));
-    print_naive(Summarize(std::move(naive_sample)));
+    const Figures group = Summarize(std::move(group_sample));
+    const Figures naive = Summarize(std::move(naive_sample));
+    print_group(group);
+    print_naive(naive);
+    std::printf(" | %4.1fx",
+                naive.appends_per_s > 0 ? group.appends_per_s / naive.appends_per_s : 0.0);
     if (pg) {
       print_group(Summarize(std::move(pg_group_sample)));
       print_naive(Summarize(std::move(pg_naive_sample)));

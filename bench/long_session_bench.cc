@@ -33,7 +33,12 @@
 //   the summaries' mean size, to show whether the cost levels off and where;
 // - the total wall time, the number of compactions (and rejections), peak RSS (ru_maxrss).
 //
-// Usage: long_session_bench [--steps N] [--window TOKENS] [--print]
+// With --single-turn the same steps are ONE turn (LongSessionScript::OneTurn): one request whose
+// task carries all twenty constraints, then every step, then one answer; the loop's
+// max_steps_per_turn is the steps and the answer. Every compaction then happens inside the turn,
+// and a summary keeps a constraint only if it keeps it from that one request.
+//
+// Usage: long_session_bench [--steps N] [--window TOKENS] [--single-turn] [--print]
 //   (default 10,000 steps in 32,768 tokens; --print writes the last committed summary)
 #include <fmt/format.h>
 #include <sys/resource.h>
@@ -90,6 +95,7 @@ int main(int argc, char** argv) {
   std::size_t steps = 10'000;
   TokenCount window = 32'768;
   bool print = false;
+  auto shape = long_session::LongSession::Shape::kManyTurns;
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--steps") == 0 && i + 1 < argc) {
       steps = static_cast<std::size_t>(std::max(1L, std::atol(argv[++i])));
@@ -97,8 +103,12 @@ int main(int argc, char** argv) {
       window = static_cast<TokenCount>(std::max(4'096L, std::atol(argv[++i])));
     } else if (std::strcmp(argv[i], "--print") == 0) {
       print = true;
+    } else if (std::strcmp(argv[i], "--single-turn") == 0) {
+      shape = long_session::LongSession::Shape::kOneTurn;
     } else {
-      std::fprintf(stderr, "usage: long_session_bench [--steps N] [--window TOKENS] [--print]\n");
+      std::fprintf(stderr,
+                   "usage: long_session_bench [--steps N] [--window TOKENS] [--single-turn] "
+                   "[--print]\n");
       return 2;
     }
   }
@@ -113,15 +123,19 @@ int main(int argc, char** argv) {
   long_session::LongSession run;
   const auto start = Clock::now();
   std::size_t reported = 0;
-  const long_session::LongSessionResult result =
-      run.Run(**session, steps, window, std::chrono::seconds(120),
-              [&](const long_session::LongSessionResult& so_far) {
-                if (so_far.steps / 1'000 > reported) {
-                  reported = so_far.steps / 1'000;
-                  std::fprintf(stderr, "  %zu steps, %zu compactions, %.1f s\n", so_far.steps,
-                               so_far.commits.size(), Seconds(start, Clock::now()));
-                }
-              });
+  const bool one_turn = shape == long_session::LongSession::Shape::kOneTurn;
+  // One turn holds every step: its deadline is the whole run's.
+  const std::chrono::seconds deadline = one_turn ? std::chrono::hours(2) : std::chrono::minutes(2);
+  const long_session::LongSessionResult result = run.Run(
+      **session, steps, window, deadline,
+      [&](const long_session::LongSessionResult& so_far) {
+        if (so_far.steps / 1'000 > reported) {
+          reported = so_far.steps / 1'000;
+          std::fprintf(stderr, "  %zu steps, %zu compactions, %.1f s\n", so_far.steps,
+                       so_far.commits.size(), Seconds(start, Clock::now()));
+        }
+      },
+      shape);
   const auto stop = Clock::now();
   (*session)->Shutdown();
   if (!result.error.empty())
@@ -134,10 +148,11 @@ int main(int argc, char** argv) {
   const std::string& summary = last.summary.blocks.front().as<TextBlock>()->text;
 
   fmt::print(
-      "session: {} tool steps in {} turns, {} distinct paths, window {} tokens "
+      "session: {} tool steps in {} turns{}, {} distinct paths, window {} tokens "
       "(keep_recent_tokens {}, max_summary_tokens {})\n",
-      result.steps, result.turns, result.distinct_paths, window,
-      loop.compaction->keep_recent_tokens, loop.compaction->max_summary_tokens);
+      result.steps, result.turns, one_turn ? " (--single-turn: it completed)" : "",
+      result.distinct_paths, window, loop.compaction->keep_recent_tokens,
+      loop.compaction->max_summary_tokens);
   fmt::print("compactions: {} committed, {} rejected; total wall time {:.1f} s\n",
              result.commits.size(), result.rejected, Seconds(start, stop));
 

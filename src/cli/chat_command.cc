@@ -1459,7 +1459,7 @@ std::shared_ptr<ChatCommandLine> AddChatCommand(CLI::App& app) {
               "writer is fenced off)");
   AddNumberOption(*c, "--lease-ttl", line->lease_ttl_seconds, {1, 3600},
                   "seconds the session's lease lasts without renewal (renewed at a third)");
-  AddNumberOption(*c, "--max-steps", line->max_steps, {1, 10000},
+  AddNumberOption(*c, "--max-steps", line->max_steps, {1, kMaxStepsPerTurn},
                   "model calls one turn may make (each tool round trip is one) before the turn "
                   "fails with step_limit");
   line->system.Register(*c);

@@ -902,6 +902,30 @@ TEST(DecodeEvent, ALoopCreatedWritesItsStepLimitOnlyWhenItIsNotTheDefault) {
   EXPECT_EQ(Encoded(*decoded), bytes);
 }
 
+// A long autonomous turn's step limit survives the journal: 100,000 and the largest limit,
+// kMaxStepsPerTurn, are written and read back as they are; one more is refused on decode.
+TEST(DecodeEvent, ALoopCreatedKeepsAStepLimitUpToTheMaximum) {
+  for (const std::uint64_t steps : {std::uint64_t{100000}, kMaxStepsPerTurn}) {
+    LoopCreated e = ValidLoopCreated();
+    e.max_steps_per_turn = steps;
+    const std::string bytes = Encoded(Event(e));
+    EXPECT_NE(bytes.find(R"("max_steps_per_turn":)" + std::to_string(steps) + "}"),
+              std::string::npos)
+        << bytes;
+    auto decoded = DecodeEvent(bytes);
+    ASSERT_TRUE(decoded.ok()) << DescribeEventError(decoded.error());
+    EXPECT_EQ(std::get<LoopCreated>(*decoded).max_steps_per_turn, steps);
+    EXPECT_EQ(Encoded(*decoded), bytes);
+  }
+  LoopCreated e = ValidLoopCreated();
+  e.max_steps_per_turn = 100000;
+  const std::string over = Replace(Encoded(Event(e)), R"("max_steps_per_turn":100000)",
+                                   R"("max_steps_per_turn":1000001)");
+  auto refused = DecodeEvent(over);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_THAT(DescribeEventError(refused.error()), HasSubstr("$.max_steps_per_turn"));
+}
+
 TEST(DecodeEvent, ALoopCreatedsNewerMembersHaveOneEncodingEach) {
   const std::string bytes = Encoded(Event(ValidLoopCreatedWithEverything()));
   // The decode error's description, or "ok" / the verdict of any other outcome.

@@ -441,9 +441,9 @@ class SqliteJournal::Impl {
     for (const std::size_t i : plan->to_write) {
       const NewRecord& r = request.records[i];
       const std::uint64_t seq = plan->results[i].seq;
-      const Sha256Digest sum = ComputeRecordChecksum(request.session, seq, r.record_id,
-                                                     static_cast<std::uint8_t>(r.kind), r.type, r.v,
-                                                     r.created_at, op.digests[i]);
+      const Sha256Digest sum = journal_internal::ComputeRecordChecksum(
+          hasher_, request.session, seq, r.record_id, static_cast<std::uint8_t>(r.kind), r.type,
+          r.v, r.created_at, op.digests[i]);
       SqliteStmt::Use use(insert_);
       insert_.BindUuid(1, request.session);
       insert_.BindInt64(2, static_cast<std::int64_t>(seq));
@@ -468,6 +468,7 @@ class SqliteJournal::Impl {
   // Owned by the writer thread once it runs.
   SqliteDb writer_db_;
   SqliteStmt begin_, commit_, rollback_, lease_get_, lease_put_, last_seq_, find_id_, insert_;
+  Sha256Hasher hasher_;  // frames each record's checksum, one context for every record
 
   journal_internal::WriteQueue queue_;
 

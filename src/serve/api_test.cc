@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include "harness/event/lifecycle.h"
 #include "serve/static_assets.h"
 
 namespace harness::serve {
@@ -219,6 +220,17 @@ TEST(ApiErrors, AHeldLeaseNamesItsHolder) {
             R"({"error":{"kind":"lease_held","detail":"held","holder":{"owner":)"
             R"("0190a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b","lease_expires_at_ms":1700000000123,)"
             R"("url":"http://10.0.0.7:8420/a\"b"}}})");
+}
+
+// A long autonomous turn may be given the library's whole step range: 100,000 model calls and
+// kMaxStepsPerTurn are accepted as given (one past it is refused in RefusesWithTheKindAndPath).
+TEST(DecodeCreateSession, TakesAStepLimitUpToTheLibrarysMaximum) {
+  for (const std::uint64_t steps : {std::uint64_t{1}, std::uint64_t{100000}, kMaxStepsPerTurn}) {
+    auto request = DecodeCreateSession(R"({"loops":[{"model":"m","policy":{"max_steps_per_turn":)" +
+                                       std::to_string(steps) + "}}]}");
+    ASSERT_TRUE(request.ok()) << steps << ": " << request.error().detail;
+    EXPECT_EQ(request->loops[0].max_steps_per_turn, steps);
+  }
 }
 
 TEST(DecodeCreateSession, ReadsEveryMemberAndTheDefaults) {

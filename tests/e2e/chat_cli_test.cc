@@ -761,6 +761,12 @@ TEST_F(ChatCli, MaxStepsLimitsTheModelCallsOfATurn) {
   EXPECT_TRUE(Has(run.out, "\nassistant: done\n")) << run.out;
   run = Chat({Answer("x")}, "go\n", "--max-steps 0");
   EXPECT_EQ(run.exit_code, 2) << run.out;
+  // A long autonomous turn: the library's whole range is accepted.
+  run = Chat({call, Answer("done")}, "go\n", "--max-steps 100000");
+  EXPECT_EQ(run.exit_code, 0) << run.out;
+  EXPECT_TRUE(Has(run.out, "\nassistant: done\n")) << run.out;
+  run = Chat({Answer("x")}, "go\n", "--max-steps 1000001");
+  EXPECT_EQ(run.exit_code, 2) << run.out;
 }
 
 // The step limit is journaled with the loop: `chat --session ID` keeps the --max-steps the loop

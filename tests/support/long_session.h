@@ -6,7 +6,8 @@
 // add a setting, rename a type, read an environment variable, split a file, ...), some of them
 // carrying one of kConstraints ("Never touch vendor/."), each constraint given once in the first
 // 70 % of the steps and some of them repeated by the user later ("Again: ..."). A turn is 30 to
-// 63 tool steps, then a text answer, so it stays within a loop's 64 model calls. The steps are
+// 63 tool steps, then a text answer, so it stays within a loop's 64 model calls (or, OneTurn, the
+// whole session is one turn whose request carries every constraint). The steps are
 // work units an agent does: read files and grep, edit (sometimes the edit misses its text and
 // fails, then the file is read again and the edit retried), create files, build (sometimes a
 // compile error, fixed by an edit, then a clean build), run the tests (ctest or pytest output
@@ -101,8 +102,8 @@ struct ScriptedCall {
 
 struct ScriptedTurn {
   std::string request;
-  std::optional<std::size_t> constraint;  // the index in kConstraints it carries
-  bool repeated = false;                  // the constraint was given before
+  std::vector<std::size_t> constraints;  // the indexes in kConstraints it carries
+  bool repeated = false;                 // its constraint was given before
   std::vector<ScriptedCall> calls;
   std::string answer;
 };
@@ -142,19 +143,48 @@ class LongSessionScript {
     const std::size_t due =
         (dealt_ * 10 / 7) * kConstraints.size() / std::max<std::size_t>(1, total_);
     if (given_ < kConstraints.size() && given_ <= due) {
-      turn.constraint = given_++;
+      turn.constraints.push_back(given_++);
     } else if (given_ > 3 && rng_.Chance(12)) {
-      turn.constraint = rng_.Below(given_);
+      turn.constraints.push_back(rng_.Below(given_));
       turn.repeated = true;
     }
-    if (turn.constraint) {
-      const std::string_view rule = kConstraints[*turn.constraint];
+    if (!turn.constraints.empty()) {
+      const std::string_view rule = kConstraints[turn.constraints.front()];
       turn.request += turn.repeated ? " Again: " + std::string(rule) : " " + std::string(rule);
     }
     while (turn.calls.size() < length)
       WorkUnit(turn.calls);
     turn.calls.resize(length);
     dealt_ += length;
+    ++turns_;
+    turn.answer = "Done: " + task_summary_ + " " + std::to_string(passed_) +
+                  " passed, 0 failed; the change is in " + Source() + ".";
+    return turn;
+  }
+
+  // The whole session as ONE turn: one request, a task carrying all of kConstraints, then every
+  // tool step of the session (the work moving on to another module's task every 30 to 63 steps,
+  // as NextTurn's turns do, but without a user message in between), then one answer.
+  ScriptedTurn OneTurn() {
+    ScriptedTurn turn;
+    module_ = kModules[rng_.Below(kModules.size())];
+    stem_ = kStems[rng_.Below(kStems.size())];
+    turn.request = Task();
+    for (std::size_t i = 0; i < kConstraints.size(); ++i) {
+      turn.request += " " + std::string(kConstraints[i]);
+      turn.constraints.push_back(i);
+    }
+    given_ = kConstraints.size();
+    while (turn.calls.size() < total_) {
+      const std::size_t part = turn.calls.size() + 30 + rng_.Below(34);
+      while (turn.calls.size() < part)
+        WorkUnit(turn.calls);
+      module_ = kModules[rng_.Below(kModules.size())];
+      stem_ = kStems[rng_.Below(kStems.size())];
+      (void)Task();  // the next part's names (name_, task_summary_)
+    }
+    turn.calls.resize(total_);
+    dealt_ = total_;
     ++turns_;
     turn.answer = "Done: " + task_summary_ + " " + std::to_string(passed_) +
                   " passed, 0 failed; the change is in " + Source() + ".";
@@ -430,19 +460,37 @@ class LongSessionScript {
   std::set<std::string> paths_;
 };
 
-// The model of the loop: each turn's steps in a ScriptedModelClient of its own.
+// The model of the loop: a turn's steps in ScriptedModelClients of at most kChunk steps each,
+// used one after the other, so that the requests a client records stay bounded however long
+// the turn (a finished chunk's client and its requests are dropped).
 class TurnScriptedClient final : public ModelClient {
  public:
+  static constexpr std::size_t kChunk = 64;
+
   void Script(std::vector<ScriptStep> steps) {
-    auto client = std::make_shared<ScriptedModelClient>(std::move(steps));
+    std::vector<std::vector<ScriptStep>> chunks;
+    for (std::size_t at = 0; at < steps.size(); at += kChunk) {
+      const auto from = steps.begin() + static_cast<std::ptrdiff_t>(at);
+      chunks.emplace_back(std::make_move_iterator(from),
+                          std::make_move_iterator(from + static_cast<std::ptrdiff_t>(
+                                                             std::min(kChunk, steps.size() - at))));
+    }
     std::lock_guard lock(mutex_);
-    current_ = std::move(client);
+    chunks_ = std::move(chunks);
+    next_chunk_ = 0;
+    used_ = kChunk;  // the first call takes the first chunk
+    current_.reset();
   }
   Result<InferenceResponse, InferenceError> Complete(const InferenceRequest& request,
                                                      std::stop_token stop) override {
     std::shared_ptr<ScriptedModelClient> client;
     {
       std::lock_guard lock(mutex_);
+      if (used_ == kChunk && next_chunk_ < chunks_.size()) {
+        current_ = std::make_shared<ScriptedModelClient>(std::move(chunks_[next_chunk_++]));
+        used_ = 0;
+      }
+      ++used_;
       client = current_;
     }
     if (!client)
@@ -452,6 +500,9 @@ class TurnScriptedClient final : public ModelClient {
 
  private:
   std::mutex mutex_;
+  std::vector<std::vector<ScriptStep>> chunks_;
+  std::size_t next_chunk_ = 0;
+  std::size_t used_ = 0;  // calls answered by current_
   std::shared_ptr<ScriptedModelClient> current_;
 };
 
@@ -616,13 +667,20 @@ class LongSession {
       tools_.push_back(std::make_shared<DeskTool>(name, desk_));
   }
 
+  // How the steps are dealt: in turns of 30 to 63 steps, or all in one turn (OneTurn; the
+  // loop's max_steps_per_turn is then the steps and the answer).
+  enum class Shape { kManyTurns, kOneTurn };
+
   // Creates the loop in `session` and runs `steps` tool steps through it. `on_turn` (optional)
   // is told each turn's end.
   LongSessionResult Run(Session& session, std::size_t steps, TokenCount window,
                         std::chrono::seconds turn_deadline = std::chrono::seconds(120),
-                        const std::function<void(const LongSessionResult&)>& on_turn = {}) {
+                        const std::function<void(const LongSessionResult&)>& on_turn = {},
+                        Shape shape = Shape::kManyTurns) {
     LongSessionResult result;
     LoopDefinition definition = LongSessionLoop(window);
+    if (shape == Shape::kOneTurn)
+      definition.max_steps_per_turn = steps + 1;
     definition.client = client_;
     definition.compactor = compactor_;
     definition.tools = tools_;
@@ -637,9 +695,9 @@ class LongSession {
                                EventKind::kTurnInterrupted, EventKind::kCompactionCommitted,
                                EventKind::kCompactionRejected, EventKind::kInputRejected}});
     LongSessionScript script(steps);
-    std::set<std::size_t> given;
+    std::set<std::size_t> given, previous;
     while (!script.done() && result.error.empty()) {
-      ScriptedTurn turn = script.NextTurn();
+      ScriptedTurn turn = shape == Shape::kOneTurn ? script.OneTurn() : script.NextTurn();
       std::vector<ScriptStep> model_steps;
       for (const ScriptedCall& call : turn.calls)
         model_steps.push_back(call.step);
@@ -649,9 +707,14 @@ class LongSession {
       model_steps.push_back(std::move(answer));
       client_->Script(std::move(model_steps));
       desk_->Add(turn.calls);
-      const std::set<std::size_t> given_before = given;
-      if (turn.constraint && given.insert(*turn.constraint).second)
-        result.constraints_given.push_back(*turn.constraint);
+      for (const std::size_t constraint : turn.constraints) {
+        if (given.insert(constraint).second)
+          result.constraints_given.push_back(constraint);
+      }
+      // What every summary of the turn must keep: the constraints of the turns before it; in one
+      // turn, those its own request gave before its first step.
+      const std::set<std::size_t> given_before = shape == Shape::kOneTurn ? given : previous;
+      previous = given;
       UserMessage request;
       request.blocks.emplace_back(TextBlock{turn.request});
       if (auto submitted = session.SubmitInputToLoop(*loop, std::move(request)); !submitted) {
