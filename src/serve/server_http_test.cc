@@ -45,13 +45,6 @@ extern "C" std::size_t __sanitizer_get_current_allocated_bytes();
 namespace harness::serve {
 namespace {
 
-using serve_testing::Call;
-using serve_testing::OpenRawStream;
-using serve_testing::ParseOrNull;
-using serve_testing::ReadStream;
-using serve_testing::Served;
-using serve_testing::StreamEvent;
-
 // Asks for one more tool call on every call; the loop has no such tool, so the runtime answers
 // each with an error result and the turn goes on until its step limit.
 class EndlessToolModel final : public ModelClient {

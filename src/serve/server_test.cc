@@ -33,13 +33,6 @@
 namespace harness::serve {
 namespace {
 
-using serve_testing::Call;
-using serve_testing::OpenRawStream;
-using serve_testing::ParseOrNull;
-using serve_testing::ReadStream;
-using serve_testing::Served;
-using serve_testing::StreamEvent;
-
 TEST_F(ServerTest, AStreamAndCommandWaitsFollowWhatOtherThreadsPublish) {
   constexpr std::size_t kCompactions = 20;
   std::vector<StreamEvent> streamed;

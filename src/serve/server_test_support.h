@@ -19,6 +19,14 @@
 
 namespace harness::serve {
 
+// The HTTP client of the serve tests (support/serve_client.h), by its short names.
+using serve_testing::Call;
+using serve_testing::OpenRawStream;
+using serve_testing::ParseOrNull;
+using serve_testing::ReadStream;
+using serve_testing::Served;
+using serve_testing::StreamEvent;
+
 // These tests only compact an empty history, which the runtime rejects before any model or
 // compactor is called.
 class UncalledModel final : public ModelClient {
@@ -43,7 +51,7 @@ class ServerTest : public ::testing::Test {
     options.threads = 2;
     options.models["t"] =
         ConfiguredModel{runtime_testing::TestModel(), []() -> Result<ServedModel, std::string> {
-                          return serve_testing::Served(std::make_shared<UncalledModel>());
+                          return Served(std::make_shared<UncalledModel>());
                         }};
     return options;
   }
@@ -56,10 +64,9 @@ class ServerTest : public ::testing::Test {
     ASSERT_TRUE(server.ok()) << server.error().Message();
     server_ = std::move(server).value();
     base_ = "http://127.0.0.1:" + std::to_string(server_->port());
-    const auto created =
-        serve_testing::Call("POST", base_ + "/v1/sessions", R"({"loops":[{"model":"t"}]})");
+    const auto created = Call("POST", base_ + "/v1/sessions", R"({"loops":[{"model":"t"}]})");
     ASSERT_EQ(created.status, 201) << created.body;
-    const Json json = serve_testing::ParseOrNull(created.body);
+    const Json json = ParseOrNull(created.body);
     session_ = json["session_id"].get<std::string>();
     loop_ = json["loops"][0].get<std::string>();
   }
@@ -69,10 +76,10 @@ class ServerTest : public ::testing::Test {
   std::string RestartWithATextLoop(ServeOptions options, std::string& session);
 
   std::string Compact() {
-    const auto reply = serve_testing::Call(
-        "POST", base_ + "/v1/sessions/" + session_ + "/loops/" + loop_ + "/compact");
+    const auto reply =
+        Call("POST", base_ + "/v1/sessions/" + session_ + "/loops/" + loop_ + "/compact");
     EXPECT_EQ(reply.status, 202) << reply.body;
-    return serve_testing::ParseOrNull(reply.body)["command_id"].get<std::string>();
+    return ParseOrNull(reply.body)["command_id"].get<std::string>();
   }
 
   Env* env_ = nullptr;  // null: the server's own SystemEnv
@@ -122,7 +129,7 @@ class TextModel final : public ModelClient {
 // The text model, with room for the offline compactor's summary.
 inline ConfiguredModel SummarizedTextModel() {
   return ConfiguredModel{runtime_testing::TestModel(), []() -> Result<ServedModel, std::string> {
-                           ServedModel model = serve_testing::Served(std::make_shared<TextModel>());
+                           ServedModel model = Served(std::make_shared<TextModel>());
                            model.policy.max_summary_tokens = 2'000;
                            return model;
                          }};
@@ -132,15 +139,15 @@ inline ConfiguredModel SummarizedTextModel() {
 // compactor and keeps the newest segment; returns the loop's URL ("" when refused) and sets
 // `session`.
 inline std::string CreateTextLoop(const std::string& base, std::string& session) {
-  const auto created = serve_testing::Call("POST", base + "/v1/sessions",
-                                           R"({"loops":[{"model":"text","compactor":"offline",)"
-                                           R"("policy":{"keep_recent_segments":1}}]})");
+  const auto created = Call("POST", base + "/v1/sessions",
+                            R"({"loops":[{"model":"text","compactor":"offline",)"
+                            R"("policy":{"keep_recent_segments":1}}]})");
   EXPECT_EQ(created.status, 201) << created.body;
   if (created.status != 201)
     return "";
-  session = serve_testing::ParseOrNull(created.body)["session_id"].get<std::string>();
+  session = ParseOrNull(created.body)["session_id"].get<std::string>();
   return base + "/v1/sessions/" + session + "/loops/" +
-         serve_testing::ParseOrNull(created.body)["loops"][0].get<std::string>();
+         ParseOrNull(created.body)["loops"][0].get<std::string>();
 }
 
 inline std::string ServerTest::RestartWithATextLoop(ServeOptions options, std::string& session) {
