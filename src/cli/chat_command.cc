@@ -26,7 +26,6 @@
 #include "journal_factory.h"
 #include "line_editor.h"
 #include "signals.h"
-#include "terminal_text.h"
 
 namespace harness::cli {
 
