@@ -558,31 +558,117 @@ std::optional<Target> RestoredTarget(const CompactCommandLine& line, RestoreInpu
   return target;
 }
 
-int RunCompaction(const CompactCommandLine& line, SignalWatch& signals) {
+// The lines before the compaction: the session, where it is, its context and the compactor.
+void PrintStart(const CompactCommandLine& line, const Target& target, const JournalStore& store,
+                std::FILE* human) {
+  const Session& session = *target.session;
+  if (target.restored) {
+    const RestoreReport& report = session.restore_report();
+    PrintLine(fmt::format("session {} restored from {}: {} records, loop {}, repaired {} replies, "
+                          "closed {} turns",
+                          session.id().ToString(), StoreForDisplay(store), report.records,
+                          target.loop.ToString(), report.replies_repaired, report.turns_closed),
+              human);
+  } else {
+    PrintLine(fmt::format("session {} in {}", session.id().ToString(), StoreForDisplay(store)),
+              human);
+  }
+  PrintLine(ContextReport(target.context) + ", compactor " + CompactorDisplayName(line.compactor),
+            human);
+}
+
+// The flags that contradict one another, as a usage message; else the --emit format, if any.
+Result<std::optional<EmitFormat>, std::string> CheckedEmit(const CompactCommandLine& line) {
   const bool resume = !line.session.empty();
   if (resume == !line.transcript.empty())
-    return Usage("give a TRANSCRIPT or --session ID (one of them)");
+    return Fail(std::string("give a TRANSCRIPT or --session ID (one of them)"));
   if (!line.loop.empty() && !resume)
-    return Usage("--loop needs --session");
+    return Fail(std::string("--loop needs --session"));
   if (resume && line.model_option->count() > 0)
-    return Usage("--model is the session's own with --session");
-  std::optional<EmitFormat> emit;
-  if (line.emit_option->count() > 0) {
-    emit = ParseEmitFormat(line.emit);
-    if (!emit) {
-      return Usage(fmt::format("--emit: unknown format \"{}\"; the formats are: {}", line.emit,
-                               EmitFormatNames()));
-    }
-    if (line.preview)
-      return Usage("--emit writes what a commit installs and --preview installs nothing; drop one");
-    if (line.json && line.output == "-") {
-      return Usage(
-          "--emit with --json needs --output FILE: standard output holds the NDJSON "
-          "events and result");
-    }
-  } else if (line.output_option->count() > 0) {
-    return Usage("--output is where --emit writes; give --emit FORMAT too");
+    return Fail(std::string("--model is the session's own with --session"));
+  if (line.emit_option->count() == 0) {
+    if (line.output_option->count() > 0)
+      return Fail(std::string("--output is where --emit writes; give --emit FORMAT too"));
+    return std::optional<EmitFormat>();
   }
+  const std::optional<EmitFormat> emit = ParseEmitFormat(line.emit);
+  if (!emit) {
+    return Fail(fmt::format("--emit: unknown format \"{}\"; the formats are: {}", line.emit,
+                            EmitFormatNames()));
+  }
+  if (line.preview) {
+    return Fail(std::string(
+        "--emit writes what a commit installs and --preview installs nothing; drop one"));
+  }
+  if (line.json && line.output == "-") {
+    return Fail(
+        std::string("--emit with --json needs --output FILE: standard output holds the NDJSON "
+                    "events and result"));
+  }
+  return emit;
+}
+
+// What the compaction ended with: the preview, the verdict and its result, the emitted history.
+int Concluded(const CompactCommandLine& line, Session& session, const Uuid& loop,
+              const Uuid& command, const LoopContext& context, const ObservedCompactor& recorder,
+              const Outcome& outcome, const std::optional<EmitFormat>& emit, std::FILE* human) {
+  if (outcome.proposed) {
+    if (!line.json) {
+      PrintLine(fmt::format("context before: {}, {} messages", ContextText(outcome.context.before),
+                            outcome.context.messages_before),
+                human);
+      for (const std::string& text : ProposalLines(*outcome.proposed, outcome.context))
+        PrintLine(text, human);
+      PrintLine("preview: nothing was installed; run without --preview to compact", human);
+    }
+    return kExitOk;
+  }
+  const Verdict verdict = VerdictOf(outcome, recorder);
+  if (verdict.unanswered) {
+    std::fprintf(stderr, "harness compact: resolved without a CompactionCommitted event\n");
+    return kExitInvalid;
+  }
+  if (verdict.rejected != nullptr && verdict.compactor_error) {
+    // Fixed names (CompactorError::Message), then what a person checks; the cause itself is the
+    // rejection's journaled detail, printed with it.
+    std::string message = verdict.compactor_error->Message();
+    const std::string hint =
+        CompactorFailureHint(verdict.rejected->detail,
+                             std::string_view(line.compactor).substr(0, line.compactor.find(':')));
+    if (!hint.empty())
+      message.append("; ").append(hint);
+    PrintError(message);
+  }
+
+  if (line.json) {
+    PrintJsonResult({session.id(), loop, command}, context, outcome, verdict);
+  } else {
+    PrintHumanResult(outcome, verdict, context.policy, human);
+  }
+  if (verdict.rejected)
+    return kExitRejected;
+  if (emit) {
+    // The history the commit installed: nothing is written for a rejection.
+    auto text = EmitMessages(*emit, ReplacementMessages(*outcome.committed));
+    std::string problem;
+    if (!text.ok()) {
+      PrintError(text.error());
+      return kExitInvalid;
+    }
+    if (!WriteOutput(line.output, *text, ".compact-tmp", problem)) {
+      PrintError(problem);
+      return kExitUsage;
+    }
+  }
+  return kExitOk;
+}
+
+int RunCompaction(const CompactCommandLine& line, SignalWatch& signals) {
+  const bool resume = !line.session.empty();
+  auto checked = CheckedEmit(line);
+  if (!checked.ok())
+    return Usage(checked.error());
+  const std::optional<EmitFormat> emit = *checked;
   // Standard output holds the emitted messages alone: the lines for a person go to stderr.
   std::FILE* const human = emit && line.output == "-" ? stderr : stdout;
   auto store = StoreFromOptions(line.data_dir, line.journal);
@@ -633,22 +719,8 @@ int RunCompaction(const CompactCommandLine& line, SignalWatch& signals) {
   Outcome outcome;
   outcome.context.messages_before = target->messages_before;
   outcome.context.before = target->measured;
-  if (!line.json) {
-    if (target->restored) {
-      const RestoreReport& report = session.restore_report();
-      PrintLine(
-          fmt::format("session {} restored from {}: {} records, loop {}, repaired {} replies, "
-                      "closed {} turns",
-                      session.id().ToString(), StoreForDisplay(*store), report.records,
-                      loop->ToString(), report.replies_repaired, report.turns_closed),
-          human);
-    } else {
-      PrintLine(fmt::format("session {} in {}", session.id().ToString(), StoreForDisplay(*store)),
-                human);
-    }
-    PrintLine(ContextReport(context) + ", compactor " + CompactorDisplayName(line.compactor),
-              human);
-  }
+  if (!line.json)
+    PrintStart(line, *target, *store, human);
   auto command = line.preview ? session.PreviewCompaction(*loop) : session.CompactToLoop(*loop);
   if (!command.ok()) {
     PrintError(SessionRefusal(command.error()));
@@ -701,55 +773,7 @@ int RunCompaction(const CompactCommandLine& line, SignalWatch& signals) {
     return kExitInvalid;
   }
 
-  if (outcome.proposed) {
-    if (!line.json) {
-      PrintLine(fmt::format("context before: {}, {} messages", ContextText(outcome.context.before),
-                            outcome.context.messages_before),
-                human);
-      for (const std::string& text : ProposalLines(*outcome.proposed, outcome.context))
-        PrintLine(text, human);
-      PrintLine("preview: nothing was installed; run without --preview to compact", human);
-    }
-    return kExitOk;
-  }
-  const Verdict verdict = VerdictOf(outcome, *recorder);
-  if (verdict.unanswered) {
-    std::fprintf(stderr, "harness compact: resolved without a CompactionCommitted event\n");
-    return kExitInvalid;
-  }
-  if (verdict.rejected != nullptr && verdict.compactor_error) {
-    // Fixed names (CompactorError::Message), then what a person checks; the cause itself is the
-    // rejection's journaled detail, printed with it.
-    std::string message = verdict.compactor_error->Message();
-    const std::string hint =
-        CompactorFailureHint(verdict.rejected->detail,
-                             std::string_view(line.compactor).substr(0, line.compactor.find(':')));
-    if (!hint.empty())
-      message.append("; ").append(hint);
-    PrintError(message);
-  }
-
-  if (line.json) {
-    PrintJsonResult({session.id(), *loop, *command}, context, outcome, verdict);
-  } else {
-    PrintHumanResult(outcome, verdict, context.policy, human);
-  }
-  if (verdict.rejected)
-    return kExitRejected;
-  if (emit) {
-    // The history the commit installed: nothing is written for a rejection.
-    auto text = EmitMessages(*emit, ReplacementMessages(*outcome.committed));
-    std::string problem;
-    if (!text.ok()) {
-      PrintError(text.error());
-      return kExitInvalid;
-    }
-    if (!WriteOutput(line.output, *text, ".compact-tmp", problem)) {
-      PrintError(problem);
-      return kExitUsage;
-    }
-  }
-  return kExitOk;
+  return Concluded(line, session, *loop, *command, context, *recorder, outcome, emit, human);
 }
 
 }  // namespace

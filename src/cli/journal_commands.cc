@@ -172,6 +172,55 @@ class AckLog {
   std::mutex mu_;
 };
 
+// An id the bench needed could not be made: said on stderr, exit 1.
+int BenchNoId(const EnvError& error) {
+  std::fprintf(stderr, "harness journal bench: no id could be made: %s\n",
+               DescribeEnvError(error).c_str());
+  return kExitInvalid;
+}
+
+// One lease on a session of its own for each of `n` appenders, all held by one owner.
+Result<std::vector<Lease>, int> BenchLeases(SqliteJournal& journal, Env& env, std::size_t n) {
+  const auto owner = env.NewId();
+  if (!owner.ok())
+    return Fail(BenchNoId(owner.error()));
+  std::vector<Lease> leases;
+  for (std::size_t i = 0; i < n; ++i) {
+    const auto session = env.NewId();
+    if (!session.ok())
+      return Fail(BenchNoId(session.error()));
+    auto lease = journal.AcquireLease(*session, *owner, std::chrono::hours(24));
+    if (!lease.ok()) {
+      std::fprintf(stderr, "harness journal bench: %s\n", lease.error().Describe().c_str());
+      return Fail(kExitInvalid);
+    }
+    leases.push_back(*lease);
+  }
+  return leases;
+}
+
+// The bench's figures: the rate of durable appends, their latency, the commits they took.
+void PrintBenchReport(const JournalCommandLine& line,
+                      const std::vector<std::vector<double>>& latencies_us, double seconds,
+                      std::uint64_t commits) {
+  std::vector<double> all;
+  for (const auto& l : latencies_us)
+    all.insert(all.end(), l.begin(), l.end());
+  std::sort(all.begin(), all.end());
+  const auto pct = [&](double p) {
+    return all.empty() ? 0.0
+                       : all[std::min(all.size() - 1, static_cast<std::size_t>(p * all.size()))];
+  };
+  std::printf("journal bench: %d appenders, %llu records, batch %zu, %zu-byte payloads, %.3f s\n",
+              line.appenders, static_cast<unsigned long long>(line.records), line.batch,
+              line.payload_bytes, seconds);
+  std::printf("durable appends/s: %.0f (records/s %.0f)\n", all.size() / seconds,
+              line.records / seconds);
+  std::printf("append latency: p50 %.1f us, p99 %.1f us\n", pct(0.50), pct(0.99));
+  std::printf("commits: %llu (%.1f appends per commit)\n", static_cast<unsigned long long>(commits),
+              commits ? static_cast<double>(all.size()) / commits : 0.0);
+}
+
 int Bench(const JournalCommandLine& line) {
   if (line.batch * line.payload_bytes > kMaxBenchAppendBytes) {
     std::fprintf(stderr,
@@ -195,27 +244,11 @@ int Bench(const JournalCommandLine& line) {
   }
   SqliteJournal& journal = **opened;
   SystemEnv env;  // ids and record stamps; the latencies are measured on the steady clock
-  const auto no_id = [](const EnvError& error) {
-    std::fprintf(stderr, "harness journal bench: no id could be made: %s\n",
-                 DescribeEnvError(error).c_str());
-    return kExitInvalid;
-  };
   const auto n = static_cast<std::size_t>(line.appenders);
-  const auto owner = env.NewId();
-  if (!owner.ok())
-    return no_id(owner.error());
-  std::vector<Lease> leases;
-  for (std::size_t i = 0; i < n; ++i) {
-    const auto session = env.NewId();
-    if (!session.ok())
-      return no_id(session.error());
-    auto lease = journal.AcquireLease(*session, *owner, std::chrono::hours(24));
-    if (!lease.ok()) {
-      std::fprintf(stderr, "harness journal bench: %s\n", lease.error().Describe().c_str());
-      return kExitInvalid;
-    }
-    leases.push_back(*lease);
-  }
+  auto leased = BenchLeases(journal, env, n);
+  if (!leased.ok())
+    return leased.error();
+  const std::vector<Lease>& leases = *leased;
   AckLog acks(line.ack_log);
   std::vector<std::vector<double>> latencies_us(n);
   std::atomic<bool> failed{false};
@@ -243,7 +276,7 @@ int Bench(const JournalCommandLine& line) {
             NewRecord r;
             auto id = env.NewId();
             if (!id.ok()) {
-              (void)no_id(id.error());
+              (void)BenchNoId(id.error());
               failed = true;
               return;
             }
@@ -295,24 +328,7 @@ int Bench(const JournalCommandLine& line) {
       std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
   if (failed)
     return kExitInvalid;
-  std::vector<double> all;
-  for (const auto& l : latencies_us)
-    all.insert(all.end(), l.begin(), l.end());
-  std::sort(all.begin(), all.end());
-  const auto pct = [&](double p) {
-    return all.empty() ? 0.0
-                       : all[std::min(all.size() - 1, static_cast<std::size_t>(p * all.size()))];
-  };
-  const SqliteJournalStats after = journal.stats();
-  const std::uint64_t commits = after.commits - before.commits;
-  std::printf("journal bench: %d appenders, %llu records, batch %zu, %zu-byte payloads, %.3f s\n",
-              line.appenders, static_cast<unsigned long long>(line.records), line.batch,
-              line.payload_bytes, seconds);
-  std::printf("durable appends/s: %.0f (records/s %.0f)\n", all.size() / seconds,
-              line.records / seconds);
-  std::printf("append latency: p50 %.1f us, p99 %.1f us\n", pct(0.50), pct(0.99));
-  std::printf("commits: %llu (%.1f appends per commit)\n", static_cast<unsigned long long>(commits),
-              commits ? static_cast<double>(all.size()) / commits : 0.0);
+  PrintBenchReport(line, latencies_us, seconds, journal.stats().commits - before.commits);
   return kExitOk;
 }
 

@@ -11,6 +11,7 @@
 #include <cstring>
 #include <exception>
 #include <filesystem>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -84,55 +85,63 @@ std::optional<std::string> NearestCommand(const CLI::App& app, std::string_view 
   return best;
 }
 
-}  // namespace
+// The parsed command lines of every subcommand.
+struct Commands {
+  std::shared_ptr<harness::cli::ChatCommandLine> chat;
+  std::shared_ptr<harness::cli::CompactCommandLine> compact;
+  std::shared_ptr<harness::cli::ServeCommandLine> serve;
+  std::shared_ptr<harness::cli::EvalCommandLine> eval;
+  std::shared_ptr<harness::cli::ImportCommandLine> import_command;
+  std::shared_ptr<harness::cli::CountCommandLine> count;
+  std::shared_ptr<harness::cli::ModelsCommandLine> models;
+  std::shared_ptr<harness::cli::SessionsCommandLine> sessions;
+  std::shared_ptr<harness::cli::JournalCommandLine> journal;
+  std::string summary_path = "-";
+  CLI::App* validate_summary = nullptr;
+  std::string transcript_path = "-";
+  CLI::App* validate_transcript = nullptr;
+  std::shared_ptr<harness::cli::ConfigCommandLine> config;
+};
 
-int main(int argc, char** argv) {
-  CLI::App app{
-      "harness: durable, validated context compaction for LLM agent sessions.\n"
-      "Every subcommand takes --help."};
-  // Named here, not after the path it was started by, so that help reads the same from
-  // `harness help` (before parsing) and `--help`.
-  app.name("harness");
-  app.require_subcommand(1);
-  app.set_help_all_flag("--help-all", "show help for every subcommand");
-  // The project's version (CMakeLists.txt project(VERSION), docs/install.md).
-  app.set_version_flag("-V,--version", "harness " HARNESS_VERSION, "print the version and exit");
-
+// Registers every subcommand on `app`, its options bound to `c` (which must outlive the parse).
+void AddCommands(CLI::App& app, Commands& c) {
   // --help lists the commands in the order they are added, by group: the main commands first
   // (kMainCommands, the short help's order).
-  const auto chat = harness::cli::AddChatCommand(app);
-  const auto compact = harness::cli::AddCompactCommand(app);
-  const auto serve = harness::cli::AddServeCommand(app);
-  const auto eval = harness::cli::AddEvalCommand(app);
-  const auto import_command = harness::cli::AddImportCommand(app);
-  const auto count = harness::cli::AddCountCommand(app);
-  const auto models = harness::cli::AddModelsCommand(app);
-  const auto sessions = harness::cli::AddSessionsCommands(app);
-  const auto journal = harness::cli::AddJournalCommands(app);
-  std::string summary_path = "-";
-  auto* validate_summary = app.add_subcommand(
+  c.chat = harness::cli::AddChatCommand(app);
+  c.compact = harness::cli::AddCompactCommand(app);
+  c.serve = harness::cli::AddServeCommand(app);
+  c.eval = harness::cli::AddEvalCommand(app);
+  c.import_command = harness::cli::AddImportCommand(app);
+  c.count = harness::cli::AddCountCommand(app);
+  c.models = harness::cli::AddModelsCommand(app);
+  c.sessions = harness::cli::AddSessionsCommands(app);
+  c.journal = harness::cli::AddJournalCommands(app);
+  c.validate_summary = app.add_subcommand(
       "validate-summary",
       "Check a <conversation_summary> document against the strict grammar.\n"
       "Prints `valid` (exit 0), or `invalid <reason>` and a detail line (exit 1).");
-  validate_summary->add_option("FILE", summary_path, "summary file, or - for standard input")
+  c.validate_summary->add_option("FILE", c.summary_path, "summary file, or - for standard input")
       ->capture_default_str();
-
-  std::string transcript_path = "-";
-  auto* validate_transcript = app.add_subcommand(
+  c.validate_transcript = app.add_subcommand(
       "validate-transcript",
       "Check a transcript file (a JSON array of messages in the harness codec).\n"
       "Prints `valid` (exit 0), or `invalid transcript <path>: <rule>` (exit 1).");
-  validate_transcript->add_option("FILE", transcript_path, "transcript file, or - for stdin")
+  c.validate_transcript->add_option("FILE", c.transcript_path, "transcript file, or - for stdin")
       ->capture_default_str();
-
-  const auto config = harness::cli::AddConfigCommand(app);
-
+  c.config = harness::cli::AddConfigCommand(app);
   for (CLI::App* command : app.get_subcommands([](const CLI::App*) { return true; })) {
     const bool main_command = std::find(std::begin(kMainCommands), std::end(kMainCommands),
                                         command->get_name()) != std::end(kMainCommands);
     command->group(main_command ? "Main commands" : "Other commands");
   }
+}
 
+// What is answered before the command line is parsed: no command (the short help), `version`,
+// `help`, an unknown command; nullopt for the rest. `harness help COMMAND [SUBCOMMAND]` is
+// `harness COMMAND [SUBCOMMAND] --help`: `args` (argv, to parse) and `help_args` (what it points
+// into) are made so.
+std::optional<int> BeforeParsing(CLI::App& app, int argc, char** argv,
+                                 std::vector<std::string>& help_args, std::vector<char*>& args) {
   if (argc < 2) {
     std::fwrite(kShortHelp.data(), 1, kShortHelp.size(), stderr);
     return harness::cli::kExitUsage;
@@ -146,9 +155,7 @@ int main(int argc, char** argv) {
     std::fputs(app.help().c_str(), stdout);
     return harness::cli::kExitOk;
   }
-  // `harness help COMMAND [SUBCOMMAND]` is `harness COMMAND [SUBCOMMAND] --help`.
-  std::vector<std::string> help_args;
-  std::vector<char*> args(argv, argv + argc);
+  args.assign(argv, argv + argc);
   if (first == "help") {
     help_args.assign(argv + 2, argv + argc);
     help_args.emplace_back("--help");
@@ -169,6 +176,65 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "\nRun `harness help` for the commands.\n");
     return harness::cli::kExitUsage;
   }
+  return std::nullopt;
+}
+
+// The exit code of the command that was parsed.
+int RunParsed(const Commands& c) {
+  // The commands return their failures as values; an exception that still escapes one (a
+  // library's std::bad_alloc, say) ends the command with exit 1 and its message, never with
+  // std::terminate's abort.
+  try {
+    if (const auto code = harness::cli::RunJournalCommand(*c.journal))
+      return *code;
+    if (const auto code = harness::cli::RunEvalCommand(*c.eval))
+      return *code;
+    if (const auto code = harness::cli::RunCompactCommand(*c.compact))
+      return *code;
+    if (const auto code = harness::cli::RunCountCommand(*c.count))
+      return *code;
+    if (const auto code = harness::cli::RunModelsCommand(*c.models))
+      return *code;
+    if (const auto code = harness::cli::RunChatCommand(*c.chat))
+      return *code;
+    if (const auto code = harness::cli::RunSessionsCommand(*c.sessions))
+      return *code;
+    if (const auto code = harness::cli::RunImportCommand(*c.import_command))
+      return *code;
+    if (const auto code = harness::cli::RunServeCommand(*c.serve))
+      return *code;
+    if (const auto code = harness::cli::RunConfigCommand(*c.config))
+      return *code;
+    if (c.validate_summary->parsed())
+      return harness::cli::ValidateSummaryCommand(c.summary_path);
+    if (c.validate_transcript->parsed())
+      return harness::cli::ValidateTranscriptCommand(c.transcript_path);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "harness: the command failed: %s\n", e.what());
+    return harness::cli::kExitInvalid;
+  }
+  return harness::cli::kExitUsage;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{
+      "harness: durable, validated context compaction for LLM agent sessions.\n"
+      "Every subcommand takes --help."};
+  // Named here, not after the path it was started by, so that help reads the same from
+  // `harness help` (before parsing) and `--help`.
+  app.name("harness");
+  app.require_subcommand(1);
+  app.set_help_all_flag("--help-all", "show help for every subcommand");
+  // The project's version (CMakeLists.txt project(VERSION), docs/install.md).
+  app.set_version_flag("-V,--version", "harness " HARNESS_VERSION, "print the version and exit");
+  Commands commands;
+  AddCommands(app, commands);
+  std::vector<std::string> help_args;
+  std::vector<char*> args;
+  if (const auto answered = BeforeParsing(app, argc, argv, help_args, args))
+    return *answered;
 
   try {
     app.parse(static_cast<int>(args.size()), args.data());
@@ -201,39 +267,5 @@ int main(int argc, char** argv) {
   std::optional<harness::cli::TerminationSignalBlock> signals;
   if (app.got_subcommand("compact") || app.got_subcommand("chat") || app.got_subcommand("serve"))
     signals.emplace();
-
-  // The commands return their failures as values; an exception that still escapes one (a
-  // library's std::bad_alloc, say) ends the command with exit 1 and its message, never with
-  // std::terminate's abort.
-  try {
-    if (const auto code = harness::cli::RunJournalCommand(*journal))
-      return *code;
-    if (const auto code = harness::cli::RunEvalCommand(*eval))
-      return *code;
-    if (const auto code = harness::cli::RunCompactCommand(*compact))
-      return *code;
-    if (const auto code = harness::cli::RunCountCommand(*count))
-      return *code;
-    if (const auto code = harness::cli::RunModelsCommand(*models))
-      return *code;
-    if (const auto code = harness::cli::RunChatCommand(*chat))
-      return *code;
-    if (const auto code = harness::cli::RunSessionsCommand(*sessions))
-      return *code;
-    if (const auto code = harness::cli::RunImportCommand(*import_command))
-      return *code;
-    if (const auto code = harness::cli::RunServeCommand(*serve))
-      return *code;
-    if (const auto code = harness::cli::RunConfigCommand(*config))
-      return *code;
-    if (validate_summary->parsed())
-      return harness::cli::ValidateSummaryCommand(summary_path);
-    if (validate_transcript->parsed()) {
-      return harness::cli::ValidateTranscriptCommand(transcript_path);
-    }
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "harness: the command failed: %s\n", e.what());
-    return harness::cli::kExitInvalid;
-  }
-  return harness::cli::kExitUsage;
+  return RunParsed(commands);
 }

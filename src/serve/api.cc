@@ -7,6 +7,7 @@
 
 #include "harness/content/codec.h"
 #include "harness/core/json.h"
+#include "harness/event/wire.h"
 #include "serve/static_assets.h"
 
 namespace harness::serve {
@@ -413,31 +414,29 @@ unsigned HttpStatusOf(ApiErrorKind kind) {
 }
 
 std::string EncodeApiError(const ApiError& error) {
-  std::string out = "{\"error\":{\"kind\":\"";
-  out += ApiErrorKindName(error.kind);
-  out += "\",\"detail\":";
-  AppendJsonString(out, error.detail);
+  std::string out;
+  WireWriter top(out);
+  top.Key("error");
+  WireWriter e(out);
+  e.String("kind", ApiErrorKindName(error.kind)).String("detail", error.detail);
   if (!error.reason.empty()) {
-    out += ",\"reason\":";
-    AppendJsonString(out, error.reason);
-    if (!error.reason_detail.empty()) {
-      out += ",\"reason_detail\":";
-      AppendJsonString(out, error.reason_detail);
-    }
+    e.String("reason", error.reason);
+    if (!error.reason_detail.empty())
+      e.String("reason_detail", error.reason_detail);
   }
   if (error.holder) {
-    out += ",\"holder\":{\"owner\":\"" + error.holder->owner.ToString() +
-           "\",\"lease_expires_at_ms\":" +
-           std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(
-                              error.holder->expires_at.time_since_epoch())
-                              .count());
-    if (!error.holder->url.empty()) {
-      out += ",\"url\":";
-      AppendJsonString(out, error.holder->url);
-    }
-    out += "}";
+    e.Key("holder");
+    WireWriter holder(out);
+    holder.Id("owner", error.holder->owner)
+        .Int("lease_expires_at_ms", std::chrono::duration_cast<std::chrono::milliseconds>(
+                                        error.holder->expires_at.time_since_epoch())
+                                        .count());
+    if (!error.holder->url.empty())
+      holder.String("url", error.holder->url);
+    holder.Close();
   }
-  out += "}}";
+  e.Close();
+  top.Close();
   return out;
 }
 

@@ -4,6 +4,8 @@
 
 #include "harness/content/transcript.h"
 #include "harness/core/json.h"
+#include "harness/event/wire.h"
+#include "serve/wire_members.h"
 
 namespace harness::serve {
 
@@ -111,16 +113,10 @@ std::vector<ToolUseBlock> OpenCalls(const LoopSnapshot& snapshot) {
 }
 
 std::string ToolCallsJson(const LoopSnapshot& snapshot, const ClientToolBox* box) {
-  std::string out = "{\"loop_id\":\"" + snapshot.loop.ToString() + "\",\"turn_id\":";
-  // Appended piece by piece: g++ 12 -O3 sees a false overlap (-Wrestrict) in "\"" + id + "\"".
-  if (snapshot.turn) {
-    out += '"';
-    out += snapshot.turn->ToString();
-    out += '"';
-  } else {
-    out += "null";
-  }
-  out += ",\"calls\":[";
+  std::string out;
+  WireWriter w(out);
+  IdOrNull(w.Id("loop_id", snapshot.loop), "turn_id", snapshot.turn).Key("calls");
+  out += '[';
   bool first = true;
   if (box != nullptr) {
     for (const ToolUseBlock& use : OpenCalls(snapshot)) {
@@ -129,25 +125,30 @@ std::string ToolCallsJson(const LoopSnapshot& snapshot, const ClientToolBox* box
       const auto state = box->StateOf(*snapshot.turn, use.id);
       if (state == ClientToolBox::CallState::kAnswered)
         continue;
-      out += first ? "{\"tool_use_id\":" : ",{\"tool_use_id\":";
+      if (!first)
+        out += ',';
       first = false;
-      AppendJsonString(out, use.id);
-      out += ",\"name\":";
-      AppendJsonString(out, use.name);
+      WireWriter call(out);
+      call.String("tool_use_id", use.id).String("name", use.name);
       // The input is the model's raw JSON as the history holds it (validated when committed).
-      out += ",\"input\":" + use.input.value_or("null");
-      out += ",\"waiting\":";
-      out += state == ClientToolBox::CallState::kWaiting ? "true}" : "false}";
+      RawMember(call, "input", use.input.value_or("null"))
+          .Bool("waiting", state == ClientToolBox::CallState::kWaiting)
+          .Close();
     }
   }
-  return out + "]}";
+  out += ']';
+  w.Close();
+  return out;
 }
 
 Result<std::string, ApiError> AnswerToolCalls(const LoopSnapshot& snapshot, ClientToolBox* box,
                                               std::vector<ToolResultRequest> results) {
   const std::vector<ToolUseBlock> open = OpenCalls(snapshot);
   std::vector<ClientToolBox::Reply> replies;
-  std::string answered = "{\"answered\":[";
+  // {"answered":["<tool_use_id>",…]}, in the order of the request.
+  std::string answered;
+  WireWriter w(answered);
+  w.Key("answered").out() += '[';
   for (ToolResultRequest& result : results) {
     const std::string quoted = QuoteForDetail(result.tool_use_id, 64);
     auto call = std::find_if(open.begin(), open.end(),
@@ -177,7 +178,8 @@ Result<std::string, ApiError> AnswerToolCalls(const LoopSnapshot& snapshot, Clie
                         "tool call " + quoted + " is of " + QuoteForDetail(call->name, 64) +
                             ", which is not a client tool of this loop"));
     }
-    answered += (replies.empty() ? "" : ",");
+    if (!replies.empty())
+      answered += ',';
     AppendJsonString(answered, result.tool_use_id);
     replies.push_back(ClientToolBox::Reply{std::move(result.tool_use_id),
                                            ToolOutput{std::move(result.content), result.is_error}});
@@ -187,7 +189,9 @@ Result<std::string, ApiError> AnswerToolCalls(const LoopSnapshot& snapshot, Clie
                       "tool call " + QuoteForDetail(*already, 64) +
                           " already has its result (answered, or its wait ended)"));
   }
-  return answered + "]}";
+  answered += ']';
+  w.Close();
+  return answered;
 }
 
 }  // namespace harness::serve

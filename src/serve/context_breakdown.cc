@@ -6,42 +6,52 @@
 #include "harness/context/limits.h"
 #include "harness/core/json.h"
 #include "harness/inference/counter.h"
+#include "serve/wire_members.h"
 
 namespace harness::serve {
 
 namespace {
 
 // The loop's policy as a create request states it, and its compactor.
-std::string PolicyJson(const LoopContext& context) {
-  std::string out = ",\"compactor\":";
-  AppendJsonString(out, context.compactor);
-  out += ",\"policy\":";
-  if (!context.policy)
-    return out + "null";
+void WritePolicy(WireWriter& w, const LoopContext& context) {
+  w.String("compactor", context.compactor);
+  if (!context.policy) {
+    RawMember(w, "policy", "null");
+    return;
+  }
   const CompactionPolicy& p = *context.policy;
-  return out + "{\"automatic\":" + (p.automatic ? "true" : "false") +
-         ",\"keep_recent_segments\":" + std::to_string(p.keep_recent_segments) +
-         ",\"keep_recent_tokens\":" + std::to_string(p.keep_recent_tokens) + "}";
+  w.Key("policy");
+  WireWriter(w.out())
+      .Bool("automatic", p.automatic)
+      .Int("keep_recent_segments", p.keep_recent_segments)
+      .Uint("keep_recent_tokens", p.keep_recent_tokens)
+      .Close();
 }
 
-std::string WindowJson(const LoopSnapshot& s, const LoopContext& context, TokenCount estimated) {
+void WriteWindow(WireWriter& w, const LoopSnapshot& s, const LoopContext& context,
+                 TokenCount estimated) {
   const CompactionPolicy policy = context.policy.value_or(CompactionPolicy{});
   auto limits = ResolveContextLimits(context.model, context.limits, policy.reserved_output,
                                      policy.safety_margin);
-  if (!limits.ok())
-    return "null";
+  if (!limits.ok()) {
+    RawMember(w, "window", "null");
+    return;
+  }
   const TokenCount used = s.measurement ? s.measurement->input_tokens : estimated;
   const TokenCount free = limits->input_limit > used ? limits->input_limit - used : 0;
-  return "{\"window_tokens\":" + std::to_string(context.limits.window_tokens) +
-         ",\"input_limit\":" + std::to_string(limits->input_limit) +
-         ",\"reserved_output\":" + std::to_string(limits->reserved_output) +
-         ",\"safety_margin\":" + std::to_string(limits->raw_input_limit - limits->input_limit) +
-         ",\"free\":" + std::to_string(free) + "}";
+  w.Key("window");
+  WireWriter(w.out())
+      .Uint("window_tokens", context.limits.window_tokens)
+      .Uint("input_limit", limits->input_limit)
+      .Uint("reserved_output", limits->reserved_output)
+      .Uint("safety_margin", limits->raw_input_limit - limits->input_limit)
+      .Uint("free", free)
+      .Close();
 }
 
 }  // namespace
 
-std::string ContextBreakdownJson(const LoopSnapshot& s, const LoopContext& context) {
+void WriteContextBreakdown(WireWriter& w, const LoopSnapshot& s, const LoopContext& context) {
   TokenCount summary = 0;
   TokenCount conversation = 0;
   for (std::size_t i = 0; i < s.history.size(); ++i)
@@ -64,12 +74,16 @@ std::string ContextBreakdownJson(const LoopSnapshot& s, const LoopContext& conte
   offered.tools = context.tools;
   const TokenCount tools = EstimateRequestTokens(offered);
   const TokenCount estimated = system_prompt + tools + summary + conversation;
-  std::string out = ",\"estimates\":{\"system_prompt\":" + std::to_string(system_prompt) +
-                    ",\"tools\":" + std::to_string(tools) +
-                    ",\"summary\":" + std::to_string(summary) +
-                    ",\"messages\":" + std::to_string(conversation - tail) +
-                    ",\"retained_tail\":" + std::to_string(tail) + "},\"window\":";
-  return out + WindowJson(s, context, estimated) + PolicyJson(context);
+  w.Key("estimates");
+  WireWriter(w.out())
+      .Uint("system_prompt", system_prompt)
+      .Uint("tools", tools)
+      .Uint("summary", summary)
+      .Uint("messages", conversation - tail)
+      .Uint("retained_tail", tail)
+      .Close();
+  WriteWindow(w, s, context, estimated);
+  WritePolicy(w, context);
 }
 
 }  // namespace harness::serve

@@ -1,9 +1,9 @@
 // The context of a loop as the inspector's bar draws it (docs/serve.md "Commands and their
 // replies", GET …/context, and "The inspector").
 //
-// Contract: ContextBreakdownJson(snapshot, context) is the members `,"estimates":{…}`,
-// `,"window":{…}|null`, `,"compactor":"…"` and `,"policy":{…}|null` that GET …/context appends
-// to its object:
+// Contract: WriteContextBreakdown(w, snapshot, context) writes the members "estimates":{…},
+// "window":{…}|null, "compactor":"…" and "policy":{…}|null that GET …/context adds to its
+// object:
 // - estimates: system_prompt (the prompt's bytes / 4, rounded up: EstimateRequestTokens' rate),
 //   tools (the client tools' definitions at the same rate: EstimateRequestTokens), summary (the
 //   derived prefix), messages and retained_tail (the rest of the history, split where the loop's
@@ -18,16 +18,15 @@
 //   the journal that restored the loop recorded none); policy: {automatic,
 //   keep_recent_segments, keep_recent_tokens} of the loop's policy, as a create request states
 //   them, or null for a loop without one.
-// Thread safety: a pure function.
+// Thread safety: a pure function of its arguments, writing to `w`.
 #pragma once
 
-#include <string>
-
+#include "harness/event/wire.h"
 #include "harness/runtime/session.h"
 #include "serve/sessions.h"
 
 namespace harness::serve {
 
-std::string ContextBreakdownJson(const LoopSnapshot& snapshot, const LoopContext& context);
+void WriteContextBreakdown(WireWriter& w, const LoopSnapshot& snapshot, const LoopContext& context);
 
 }  // namespace harness::serve

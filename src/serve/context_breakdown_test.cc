@@ -19,8 +19,11 @@ Message Assistant(const std::string& text) {
 }
 
 Json Breakdown(const LoopSnapshot& s, const LoopContext& c) {
-  const std::string members = ContextBreakdownJson(s, c);
-  auto parsed = ParseStrictJson("{" + members.substr(1) + "}");
+  std::string members;
+  WireWriter w(members);
+  WriteContextBreakdown(w, s, c);
+  w.Close();
+  auto parsed = ParseStrictJson(members);
   EXPECT_TRUE(parsed.ok()) << members;
   return parsed.ok() ? *parsed : Json();
 }

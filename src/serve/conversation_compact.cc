@@ -6,8 +6,10 @@
 #include "harness/compaction/model_compactor.h"
 #include "harness/content/codec.h"
 #include "harness/core/json.h"
+#include "harness/event/wire.h"
 #include "harness/runtime/compact.h"
 #include "serve/sessions.h"
+#include "serve/wire_members.h"
 
 namespace harness::serve {
 
@@ -226,45 +228,43 @@ Result<Written, ApiError> WriteReplacement(const ConversationCompactRequest& req
   return written;
 }
 
-void AppendCount(std::string& out, std::string_view name, std::uint64_t value) {
-  out.append(",\"").append(name).append("\":").append(std::to_string(value));
-}
-
 std::string Answer(const std::optional<Dialect>& dialect,
                    const std::optional<std::string>& system_json, const Written& written) {
   const CompactedConversation& compacted = written.compacted;
-  std::string out = "{\"format\":";
-  AppendJsonString(out, CompactFormatName(dialect));
-  out.append(dialect == Dialect::kOpenAiResponses ? ",\"input\":" : ",\"messages\":");
-  out.append(written.messages);
+  std::string out;
+  WireWriter w(out);
+  w.String("format", CompactFormatName(dialect));
+  RawMember(w, dialect == Dialect::kOpenAiResponses ? "input" : "messages", written.messages);
   if (system_json)
-    out.append(",\"system\":").append(*system_json);
-  out.append(",\"summary\":");
-  AppendJsonString(out, compacted.summary);
+    RawMember(w, "system", *system_json);
+  w.String("summary", compacted.summary).Key("report");
   const CompactionReport& report = compacted.report;
-  out.append(",\"report\":{\"messages_before\":").append(std::to_string(report.messages_before));
-  out.append(",\"tokens_before\":")
-      .append(report.before ? std::to_string(report.before->input_tokens) : "null");
-  AppendCount(out, "tokens_after", report.after.input_tokens);
-  AppendCount(out, "input_limit", report.after.input_limit);
-  AppendCount(out, "retained", report.retained);
-  AppendCount(out, "retained_elements", written.retained_elements);
-  out.append(",\"retained_verbatim\":").append(written.verbatim ? "true" : "false");
-  AppendCount(out, "pinned", report.pinned);
-  AppendCount(out, "shortened", report.shortened);
-  AppendCount(out, "repaired", report.repaired);
+  WireWriter r(out);
+  r.Uint("messages_before", report.messages_before);
+  if (report.before)
+    r.Uint("tokens_before", report.before->input_tokens);
+  else
+    RawMember(r, "tokens_before", "null");
+  r.Uint("tokens_after", report.after.input_tokens)
+      .Uint("input_limit", report.after.input_limit)
+      .Uint("retained", report.retained)
+      .Uint("retained_elements", written.retained_elements)
+      .Bool("retained_verbatim", written.verbatim)
+      .Uint("pinned", report.pinned)
+      .Uint("shortened", report.shortened)
+      .Uint("repaired", report.repaired);
   if (report.coverage) {
-    out.append(",\"coverage\":{\"found\":").append(std::to_string(report.coverage->found()));
-    AppendCount(out, "total", report.coverage->total());
-    AppendCount(out, "missing", report.coverage->missing.size());
-    out.append("}");
+    r.Key("coverage");
+    WireWriter(out)
+        .Uint("found", report.coverage->found())
+        .Uint("total", report.coverage->total())
+        .Uint("missing", report.coverage->missing.size())
+        .Close();
   }
-  out.append("}");
-  if (compacted.stored) {
-    out.append(",\"session_id\":\"").append(compacted.stored->session.ToString());
-    out.append("\",\"loop_id\":\"").append(compacted.stored->loop.ToString()).append("\"");
-  }
-  out.append("}");
+  r.Close();
+  if (compacted.stored)
+    w.Id("session_id", compacted.stored->session).Id("loop_id", compacted.stored->loop);
+  w.Close();
   return out;
 }
 

@@ -8,8 +8,10 @@
 #include "harness/compaction/tail.h"
 #include "harness/content/codec.h"
 #include "harness/event/json.h"
+#include "harness/event/wire.h"
 #include "serve/client_tools.h"
 #include "serve/context_breakdown.h"
+#include "serve/wire_members.h"
 
 namespace harness::serve {
 
@@ -30,54 +32,54 @@ std::string_view StatusName(LoopStatus status) {
 // GET /v1/sessions/{session}, from a snapshot of each of its loops (in served.loops order).
 Reply SessionJson(const ServedSession& served, const std::vector<LoopSnapshot>& snapshots) {
   Session& session = *served.session;
-  std::string out = "{\"session_id\":\"" + session.id().ToString() + "\",\"active_loop\":";
-  const auto active = session.active_loop();
-  out += active ? "\"" + active->ToString() + "\"" : "null";
-  out += ",\"faulted\":";
-  out += session.faulted() ? "true" : "false";
-  out += ",\"loops\":[";
+  std::string out;
+  WireWriter w(out);
+  w.Id("session_id", session.id());
+  IdOrNull(w, "active_loop", session.active_loop()).Bool("faulted", session.faulted());
+  w.Key("loops").out() += '[';
   for (std::size_t i = 0; i < served.loops.size(); ++i) {
-    const LoopSnapshot* snapshot = &snapshots[i];
-    out += i == 0 ? "" : ",";
-    out += "{\"loop_id\":\"" + served.loops[i].ToString() + "\",\"status\":\"";
-    out += StatusName(snapshot->status);
-    out += "\",\"history_messages\":" + std::to_string(snapshot->history.size()) +
-           ",\"queued_inputs\":" + std::to_string(snapshot->queued_inputs) +
-           ",\"compacting\":" + (snapshot->attempt ? "true" : "false") + "}";
+    const LoopSnapshot& snapshot = snapshots[i];
+    if (i > 0)
+      out += ',';
+    WireWriter(out)
+        .Id("loop_id", served.loops[i])
+        .String("status", StatusName(snapshot.status))
+        .Uint("history_messages", snapshot.history.size())
+        .Uint("queued_inputs", snapshot.queued_inputs)
+        .Bool("compacting", static_cast<bool>(snapshot.attempt))
+        .Close();
   }
-  out += "]}";
-  return Reply{200, out};
+  out += ']';
+  w.Close();
+  return Reply{200, std::move(out)};
 }
 
-// GET …/history (`history`) or …/context, from the loop's snapshot.
-Result<Reply, ApiError> LoopJson(const Route& route, const LoopSnapshot& s,
-                                 const std::optional<LoopContext>& context, bool history) {
-  std::string out = "{\"loop_id\":\"" + route.loop.ToString() +
-                    "\",\"derived_prefix\":" + std::to_string(s.derived_prefix);
-  if (history) {
-    out += ",\"messages\":[";
-    for (std::size_t i = 0; i < s.history.size(); ++i) {
-      auto encoded = EncodeMessage(s.history[i]);
-      if (!encoded.ok())
-        return Fail(ApiError{ApiErrorKind::kInternal, encoded.error().Describe()});
-      out += (i == 0 ? "" : ",") + *encoded;
-    }
-    // The ids pins and proposals name (docs/pins.md), parallel to the messages; what an undo can
-    // still revert; the proposal waiting for approval, as its event (docs/preview.md).
-    const auto ids = [](const std::vector<Uuid>& list) {
-      std::string json = "[";
-      for (std::size_t i = 0; i < list.size(); ++i)
-        json += (i == 0 ? "\"" : ",\"") + list[i].ToString() + "\"";
-      return json + "]";
-    };
-    out += "],\"message_ids\":" + ids(s.history_ids) + ",\"pinned\":" + ids(s.pinned) +
-           ",\"masked\":" + ids(s.masked) + ",\"undoable\":" + std::to_string(s.undoable) +
-           ",\"deferred_pins\":" + std::to_string(s.deferred_pins) +
-           ",\"proposal\":" + (s.proposal ? EventJson(Event(*s.proposal)) : std::string("null"));
-    return Reply{200, out + "}"};
+// GET …/history: the loop's messages, with the ids pins and proposals name (docs/pins.md),
+// parallel to the messages; what an undo can still revert; the proposal waiting for approval,
+// as its event (docs/preview.md).
+Status<ApiError> WriteHistory(WireWriter& w, const LoopSnapshot& s) {
+  std::string& out = w.Key("messages").out();
+  out += '[';
+  for (std::size_t i = 0; i < s.history.size(); ++i) {
+    auto encoded = EncodeMessage(s.history[i]);
+    if (!encoded.ok())
+      return Fail(ApiError{ApiErrorKind::kInternal, encoded.error().Describe()});
+    out += (i == 0 ? "" : ",") + *encoded;
   }
-  // The categories a client can act on: the summary, and each role's messages with the
-  // conservative estimate the retained-tail selection uses (compaction/tail.h).
+  out += ']';
+  w.Ids("message_ids", s.history_ids)
+      .Ids("pinned", s.pinned)
+      .Ids("masked", s.masked)
+      .Uint("undoable", s.undoable)
+      .Uint("deferred_pins", s.deferred_pins);
+  RawMember(w, "proposal", s.proposal ? EventJson(Event(*s.proposal)) : std::string("null"));
+  return {};
+}
+
+// GET …/context: the loop's state and the categories a client can act on: the summary, and
+// each role's messages with the conservative estimate the retained-tail selection uses
+// (compaction/tail.h).
+void WriteContext(WireWriter& w, const LoopSnapshot& s) {
   struct Category {
     std::uint64_t messages = 0;
     std::uint64_t estimated_tokens = 0;
@@ -88,28 +90,47 @@ Result<Reply, ApiError> LoopJson(const Route& route, const LoopSnapshot& s,
     categories[name].messages += 1;
     categories[name].estimated_tokens += EstimateMessageTokens(s.history[i]);
   }
-  out += ",\"status\":\"" + std::string(StatusName(s.status)) +
-         "\",\"history_messages\":" + std::to_string(s.history.size()) +
-         ",\"queued_inputs\":" + std::to_string(s.queued_inputs) +
-         ",\"compacting\":" + (s.attempt ? "true" : "false") + ",\"pressure\":\"" +
-         std::string(PressureLevelName(s.pressure)) + "\",\"measurement\":";
+  w.String("status", StatusName(s.status))
+      .Uint("history_messages", s.history.size())
+      .Uint("queued_inputs", s.queued_inputs)
+      .Bool("compacting", static_cast<bool>(s.attempt))
+      .String("pressure", PressureLevelName(s.pressure));
   if (s.measurement) {
-    out += "{\"input_tokens\":" + std::to_string(s.measurement->input_tokens) +
-           ",\"input_limit\":" + std::to_string(s.measurement->input_limit) + "}";
+    w.Key("measurement");
+    WireWriter(w.out())
+        .Uint("input_tokens", s.measurement->input_tokens)
+        .Uint("input_limit", s.measurement->input_limit)
+        .Close();
   } else {
-    out += "null";
+    RawMember(w, "measurement", "null");
   }
-  out += ",\"categories\":{";
-  bool first = true;
+  w.Key("categories");
+  WireWriter by_name(w.out());
   for (const auto& [name, c] : categories) {
-    out += (first ? "\"" : ",\"") + name + "\":{\"messages\":" + std::to_string(c.messages) +
-           ",\"estimated_tokens\":" + std::to_string(c.estimated_tokens) + "}";
-    first = false;
+    by_name.Key(name);
+    WireWriter(w.out())
+        .Uint("messages", c.messages)
+        .Uint("estimated_tokens", c.estimated_tokens)
+        .Close();
   }
-  out += "}";
-  if (context)
-    out += ContextBreakdownJson(s, *context);
-  return Reply{200, out + "}"};
+  by_name.Close();
+}
+
+// GET …/history (`history`) or …/context, from the loop's snapshot.
+Result<Reply, ApiError> LoopJson(const Route& route, const LoopSnapshot& s,
+                                 const std::optional<LoopContext>& context, bool history) {
+  std::string out;
+  WireWriter w(out);
+  w.Id("loop_id", route.loop).Uint("derived_prefix", s.derived_prefix);
+  if (history) {
+    HARNESS_CHECK(WriteHistory(w, s));
+  } else {
+    WriteContext(w, s);
+    if (context)
+      WriteContextBreakdown(w, s, *context);
+  }
+  w.Close();
+  return Reply{200, std::move(out)};
 }
 
 // Undo, pin, unpin, approve, discard, mask, unmask: each answered once its event is durable.
@@ -118,7 +139,9 @@ void HistoryControl(const Route& route, Session& session,
   // An event's id, as the member `name`.
   const auto event_id = [&](std::string_view name) {
     return FinishWith<Uuid>(later, [name](const Uuid& id) {
-      return Reply{200, "{\"" + std::string(name) + "\":\"" + id.ToString() + "\"}"};
+      std::string out;
+      WireWriter(out).Id(name, id).Close();
+      return Reply{200, std::move(out)};
     });
   };
   switch (route.kind) {
@@ -128,9 +151,9 @@ void HistoryControl(const Route& route, Session& session,
       // end in the loop, and its connection sleeps meanwhile.
       const bool pin = route.kind == RouteKind::kPin;
       session.PinMessage(route.loop, route.item, pin, FinishWith<bool>(later, [pin](bool changed) {
-                           return Reply{200,
-                                        std::string("{\"pinned\":") + (pin ? "true" : "false") +
-                                            ",\"changed\":" + (changed ? "true" : "false") + "}"};
+                           std::string out;
+                           WireWriter(out).Bool("pinned", pin).Bool("changed", changed).Close();
+                           return Reply{200, std::move(out)};
                          }));
       return;
     }
@@ -232,8 +255,10 @@ void StartLoopRequest(const Route& route, LoopRequestBody request,
             auto encoded = EncodeMessage(original);
             if (!encoded.ok())
               return ErrorReply({ApiErrorKind::kInternal, encoded.error().Describe()});
-            return Reply{
-                200, "{\"message_id\":\"" + item.ToString() + "\",\"message\":" + *encoded + "}"};
+            std::string out;
+            WireWriter w(out);
+            RawMember(w.Id("message_id", item), "message", *encoded).Close();
+            return Reply{200, std::move(out)};
           }));
     case RouteKind::kToolCalls:
     case RouteKind::kToolResults: {

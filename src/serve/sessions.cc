@@ -7,6 +7,7 @@
 #include "harness/compaction/model_compactor.h"
 #include "harness/compaction/policy.h"
 #include "harness/event/json.h"
+#include "harness/event/wire.h"
 #include "harness/runtime/compact.h"
 #include "serve/journaled_command.h"
 
@@ -697,17 +698,17 @@ Result<std::string, ApiError> SessionTable::ListJson() {
   if (!all.ok())
     return Fail(Error(ApiErrorKind::kJournal, all.error().Describe()));
   std::lock_guard lock(mu_);
-  std::string out = "{\"sessions\":[";
-  bool first = true;
-  for (const Uuid& id : *all) {
-    if (!first)
-      out += ",";
-    first = false;
-    out += "{\"session_id\":\"" + id.ToString() + "\",\"in_memory\":";
-    out += sessions_.count(id) != 0 ? "true" : "false";
-    out += "}";
+  std::string out;
+  WireWriter w(out);
+  w.Key("sessions").out() += '[';
+  for (std::size_t i = 0; i < all->size(); ++i) {
+    const Uuid& id = (*all)[i];
+    if (i > 0)
+      out += ',';
+    WireWriter(out).Id("session_id", id).Bool("in_memory", sessions_.count(id) != 0).Close();
   }
-  out += "]}";
+  out += ']';
+  w.Close();
   return out;
 }
 
