@@ -8,6 +8,7 @@
 
 #include "arguments.h"
 #include "commands.h"
+#include "harness/event/lifecycle.h"
 #include "number_option.h"
 #include "terminal_text.h"
 
