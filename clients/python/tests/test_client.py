@@ -68,8 +68,11 @@ def test_a_compaction_is_waited_for_and_its_events_stream(make_server):
     converse(client, sid, loop, "Say hello.", "Now edit src/app.cc.", "Run the tests.")
 
     with client.events(sid, from_seq=1) as stream:
-        # The first event replayed: the subscription exists, so what follows arrives live.
-        seen = [next(stream)]
+        # An accepted input is queued, not yet answered: the compaction waits for the three turns
+        # to end (replayed or live), so it has their messages to summarize; and the subscription
+        # exists from here on, so what follows arrives live.
+        turns = []
+        seen = take_until(stream, lambda e: e.type == "TurnCompleted" and turns.append(e) is None and len(turns) == 3)
         command_id = client.compact(sid, loop)
         assert isinstance(command_id, str)
         reply = client.wait(command_id, timeout=WAIT)
