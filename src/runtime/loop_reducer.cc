@@ -426,6 +426,49 @@ template Status<LoopRefusal> ApplyLoopEvent(LoopState& state, const Event& event
 template Status<LoopRefusal> ApplyLoopEvent(BasicLoopState<SharedHistory>& state,
                                             const Event& event);
 
+namespace {
+
+// Every member but the history, from one kind of state to another.
+template <class To, class From>
+void CopyAllButHistory(To& to, From&& from) {
+  to.loop = std::forward<From>(from).loop;
+  to.created = std::forward<From>(from).created;
+  to.model = std::forward<From>(from).model;
+  to.system_prompt = std::forward<From>(from).system_prompt;
+  to.history_ids = std::forward<From>(from).history_ids;
+  to.pinned = std::forward<From>(from).pinned;
+  to.derived_prefix = std::forward<From>(from).derived_prefix;
+  to.replaced = std::forward<From>(from).replaced;
+  to.masked = std::forward<From>(from).masked;
+  to.chunks = std::forward<From>(from).chunks;
+  to.basis = std::forward<From>(from).basis;
+  to.measurement = std::forward<From>(from).measurement;
+  to.occupancies = std::forward<From>(from).occupancies;
+  to.automatic_latch = std::forward<From>(from).automatic_latch;
+  to.committed_post = std::forward<From>(from).committed_post;
+  to.ineffective_hold = std::forward<From>(from).ineffective_hold;
+  to.turn_index = std::forward<From>(from).turn_index;
+  to.open_turn = std::forward<From>(from).open_turn;
+  to.pending = std::forward<From>(from).pending;
+  to.exited = std::forward<From>(from).exited;
+}
+
+}  // namespace
+
+BasicLoopState<SharedHistory> LendableState(LoopState state) {
+  BasicLoopState<SharedHistory> out;
+  out.history = SharedHistory(std::move(state.history));
+  CopyAllButHistory(out, std::move(state));
+  return out;
+}
+
+LoopState PlainState(const BasicLoopState<SharedHistory>& state) {
+  LoopState out;
+  out.history = state.history.messages();
+  CopyAllButHistory(out, state);
+  return out;
+}
+
 LoopState LoopStateOf(const EventHeader& header, LoopCreated created) {
   LoopState state;
   state.loop = header.loop_id;

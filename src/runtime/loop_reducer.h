@@ -46,6 +46,11 @@ Status<LoopRefusal> ApplyLoopEvent(BasicLoopState<History>& state, const Event& 
 LoopState LoopStateOf(const EventHeader& header, LoopCreated created);
 void AppendInitialHistory(LoopState& state, std::vector<Message> part);
 
+// The same state with its history held as the live loop holds it (moved, not copied), and back
+// (copied: what the fold would hold; for tests that compare the two).
+BasicLoopState<SharedHistory> LendableState(LoopState state);
+LoopState PlainState(const BasicLoopState<SharedHistory>& state);
+
 // The reducer's access to a history, for each kind it is instantiated with.
 inline const std::vector<Message>& MessagesOf(const std::vector<Message>& history) {
   return history;
