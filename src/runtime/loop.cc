@@ -125,6 +125,12 @@ void LoopActor::PostSnapshot(SessionDone<LoopSnapshot> done) {
   });
 }
 
+void LoopActor::PostDurableState(SessionDone<LoopState> done) {
+  strand_->Post([self = shared_from_this(), reply = AnswerTo(std::move(done))] {
+    reply->set_value(PlainState(self->state_));
+  });
+}
+
 std::future<PublishOutcome> LoopActor::PostRequestChange(LoopRequestChanged changed) {
   auto promise = std::make_shared<std::promise<PublishOutcome>>();
   auto future = promise->get_future();

@@ -106,6 +106,8 @@ class LoopActor : public std::enable_shared_from_this<LoopActor> {
   // one whose own append failed, so that a later shutdown writes nothing more for it.
   void PostHalt();
   void PostSnapshot(SessionDone<LoopSnapshot> done);
+  // A copy of the durable state (SessionProbe::DurableState).
+  void PostDurableState(SessionDone<LoopState> done);
   // Journals `changed` (LoopRequestChanged) and then applies it: the loop's next model request
   // is made with it. A failed append halts the loop as any durable publication does.
   std::future<PublishOutcome> PostRequestChange(LoopRequestChanged changed);

@@ -13,6 +13,7 @@
 #include "harness/event/codec.h"
 #include "runtime/loop.h"
 #include "runtime/session_core.h"
+#include "runtime/session_probe.h"
 
 namespace harness {
 
@@ -1015,5 +1016,25 @@ void Session::Snapshot(const Uuid& loop, SessionDone<LoopSnapshot> done) {
   }
   done(Fail(std::move(*refused)));
 }
+
+namespace runtime_detail {
+
+Result<LoopState, SessionError> SessionProbe::DurableState(Session& session, const Uuid& loop) {
+  return Await<LoopState>([&](SessionDone<LoopState> done) {
+    std::optional<SessionError> refused;
+    {
+      std::lock_guard lock(session.core_->registry_mutex);
+      auto actor = FindLoop(*session.core_, loop);
+      if (actor) {
+        (*actor)->PostDurableState(std::move(done));
+        return;
+      }
+      refused = actor.error();
+    }
+    done(Fail(std::move(*refused)));
+  });
+}
+
+}  // namespace runtime_detail
 
 }  // namespace harness

@@ -140,6 +140,7 @@ struct BasicLoopState {
   std::optional<Uuid> open_turn;
   std::vector<PendingInput> pending;  // FIFO by InputAccepted order
   bool exited = false;
+  friend bool operator==(const BasicLoopState&, const BasicLoopState&) = default;
 };
 
 // The state the restore fold keeps.
