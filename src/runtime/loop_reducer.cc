@@ -510,15 +510,26 @@ std::optional<RevertedHistory> RevertHistory(const std::vector<Message>& history
   return out;
 }
 
+namespace {
+
+// The copy a masking or an unmasking changes, once the ids are known to match the history.
+Result<MaskedHistory, std::string> ToChange(const std::vector<Message>& history,
+                                            const std::vector<Uuid>& history_ids,
+                                            const MaskedOriginals& masked) {
+  if (history_ids.size() != history.size())
+    return Fail(std::string("the history and its ids differ in length"));
+  return MaskedHistory{history, masked};
+}
+
+}  // namespace
+
 Result<MaskedHistory, std::string> MaskHistory(const std::vector<Message>& history,
                                                const std::vector<Uuid>& history_ids,
                                                std::size_t derived_prefix,
                                                const std::set<Uuid>& pinned,
                                                const MaskedOriginals& masked,
                                                const std::vector<Uuid>& message_ids) {
-  if (history_ids.size() != history.size())
-    return Fail(std::string("the history and its ids differ in length"));
-  MaskedHistory out{history, masked};
+  HARNESS_TRY(MaskedHistory out, ToChange(history, history_ids, masked));
   for (const Uuid& id : message_ids) {
     const auto at = std::find(history_ids.begin(), history_ids.end(), id);
     if (at == history_ids.end())
@@ -542,9 +553,7 @@ Result<MaskedHistory, std::string> UnmaskHistory(const std::vector<Message>& his
                                                  const std::vector<Uuid>& history_ids,
                                                  const MaskedOriginals& masked,
                                                  const std::vector<Uuid>& message_ids) {
-  if (history_ids.size() != history.size())
-    return Fail(std::string("the history and its ids differ in length"));
-  MaskedHistory out{history, masked};
+  HARNESS_TRY(MaskedHistory out, ToChange(history, history_ids, masked));
   for (const Uuid& id : message_ids) {
     const auto original = out.masked.find(id);
     const auto at = std::find(history_ids.begin(), history_ids.end(), id);
