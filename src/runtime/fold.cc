@@ -1,16 +1,13 @@
 #include "harness/runtime/fold.h"
 
 #include <algorithm>
-#include <limits>
 #include <utility>
 
 #include "harness/command/codec.h"
-#include "harness/compaction/masking.h"
-#include "harness/compaction/shorten.h"
-#include "harness/content/user_text.h"
 #include "harness/event/codec.h"
 #include "harness/runtime/repair.h"
 #include "runtime/compaction_slot.h"
+#include "runtime/loop_reducer.h"
 #include "runtime/measure.h"
 
 namespace harness {
@@ -46,82 +43,8 @@ bool AnswersOneCommandAlone(CompactRejectReason reason) {
          reason == CompactRejectReason::kCanceled;
 }
 
-// A commit retains a suffix of the history; from version 2 on (a cut inside a segment,
-// docs/decisions.md P11) it may instead retain the request that opened the cut's segment
-// followed by a suffix that starts after it, with at least one message summarized between them.
-// Returns the retained messages' ids (their history ids, event/pins.h), or nullopt when the
-// retained list is neither.
-std::optional<std::vector<Uuid>> RetainedFromHistory(const CompactionCommitted& c,
-                                                     const std::vector<Message>& history,
-                                                     const std::vector<Uuid>& ids) {
-  const std::size_t kept = c.retained.size();
-  const auto at = [&history](std::size_t i) {
-    return history.begin() + static_cast<std::ptrdiff_t>(i);
-  };
-  // c.retained against `front` (when set: the in-segment request, a user message, which is never
-  // shortened) + history[from:]: equal, or, where the commit shortened blocks, equal to those
-  // messages shortened as its records say (compaction/shorten.h: the live loop built them with
-  // the same function).
-  const auto same = [&](const Message* front, std::size_t from) {
-    if (c.shortened.empty()) {
-      const std::size_t offset = front != nullptr ? 1 : 0;
-      return std::equal(c.retained.begin() + static_cast<std::ptrdiff_t>(offset), c.retained.end(),
-                        at(from), history.end());
-    }
-    std::vector<Message> original;
-    original.reserve(kept);
-    if (front != nullptr)
-      original.push_back(*front);
-    original.insert(original.end(), at(from), history.end());
-    const auto shortened = ApplyShortening(std::move(original), c.shortened);
-    return shortened && *shortened == c.retained;
-  };
-  const auto suffix_ids = [&ids](std::size_t from) {
-    return std::vector<Uuid>(ids.begin() + static_cast<std::ptrdiff_t>(from), ids.end());
-  };
-  if (kept <= history.size() && same(nullptr, history.size() - kept))
-    return suffix_ids(history.size() - kept);
-  if (c.payload_version < 2 || kept == 0 || kept - 1 > history.size())
-    return std::nullopt;
-  const std::size_t cut = history.size() - (kept - 1);
-  if (!same(&c.retained.front(), cut))
-    return std::nullopt;
-  // The request is the user message that opened the cut's segment: the nearest one before the
-  // cut that starts a segment, past any client notices (content/user_text.h); a commit written
-  // before notices were told apart named the nearest user message of any kind, and is accepted
-  // as it was written. Something is summarized between it and the cut.
-  std::optional<std::size_t> request;
-  for (std::size_t j = cut; j-- > 0;) {
-    if (history[j].role() != Role::kUser)
-      continue;
-    if (j + 1 < cut && history[j] == c.retained.front()) {
-      request = j;
-      break;
-    }
-    if (StartsUserSegment(history[j]))
-      break;
-  }
-  if (!request)
-    return std::nullopt;
-  std::vector<Uuid> out{ids[*request]};
-  for (std::size_t i = cut; i < ids.size(); ++i)
-    out.push_back(ids[i]);
-  return out;
-}
-
 bool SameCoordinates(const EventHeader& a, const EventHeader& b) {
   return a.session_id == b.session_id && a.loop_id == b.loop_id;
-}
-
-// The turn a turn-profile event names must be the open one.
-Status<RestoreError> CheckOpenTurn(const JournalRecord& record, const LoopFold& loop,
-                                   const Uuid& turn, std::string_view type) {
-  if (!loop.open_turn)
-    return Refuse(RestoreErrorKind::kTurnOrder, record, loop.loop, {type, " with no turn open"});
-  if (!(*loop.open_turn == turn))
-    return Refuse(RestoreErrorKind::kTurnOrder, record, loop.loop,
-                  {type, " names a turn that is not the open one"});
-  return {};
 }
 
 }  // namespace
@@ -440,22 +363,15 @@ Status<RestoreError> SessionFolder::ApplyEvent(const JournalRecord& record, cons
     if (FindLoop(h.loop_id) != nullptr)
       return Refuse(RestoreErrorKind::kDuplicateLoop, record, h.loop_id, {"a second LoopCreated"});
     LoopFold loop;
-    loop.loop = h.loop_id;
+    static_cast<LoopState&>(loop) = runtime_detail::LoopStateOf(h, *created);
     loop.kind = created->kind;
-    loop.model = created->model;
     loop.compaction_policy = created->compaction_policy;
-    loop.system_prompt = created->system_prompt;
     loop.tools = created->tools;
     loop.policy = created->policy;
     loop.compactor_name = created->compactor;
     loop.max_steps_per_turn = static_cast<std::size_t>(created->max_steps_per_turn);
-    loop.history = created->history;
-    for (std::size_t i = 0; i < loop.history.size(); ++i)
-      loop.history_ids.push_back(InitialMessageId(h.event_id, i));
     if (created->continued_history != 0)
       continuing_ = Continuation{h.loop_id, record.seq, h.event_id, created->continued_history};
-    if (!loop.history.empty())
-      loop.basis = ContextBasis{1, h.event_id};
     loop.last_seq = record.seq;
     loop_index_.emplace(h.loop_id, fold_.loops.size());
     fold_.loops.push_back(std::move(loop));
@@ -478,183 +394,29 @@ Status<RestoreError> SessionFolder::ApplyLoopEvent(const JournalRecord& record, 
                                                    LoopFold& loop) {
   const EventHeader& h = HeaderOf(event);
   const std::string_view type = EventTypeName(event);
+  // What is the session's, checked before the loop's state is: the input bookkeeping, the
+  // compaction ledger and the announced continuation.
+  std::optional<CompactTerminal> terminal;
   switch (KindOf(event)) {
-    case EventKind::kInputAccepted: {
-      const auto& accepted = std::get<InputAccepted>(event);
+    case EventKind::kInputAccepted:
       HARNESS_CHECK(AnswerInput(record, h, type, loop));
-      loop.pending.push_back(
-          PendingInput{h.cause.command_id, accepted.message, h.cause.agency, record.seq});
-      return {};
-    }
+      break;
     case EventKind::kInputRejected:
       return AnswerInput(record, h, type, loop);
-    case EventKind::kInputCancelled: {
-      auto it = std::find_if(loop.pending.begin(), loop.pending.end(), [&](const PendingInput& p) {
-        return p.command == h.cause.command_id;
-      });
-      if (it == loop.pending.end())
-        return Refuse(RestoreErrorKind::kInputOrder, record, loop.loop,
-                      {"InputCancelled names an input that is not pending"});
-      loop.pending.erase(it);
-      return {};
-    }
-    case EventKind::kTurnStarted:
-      if (loop.open_turn)
-        return Refuse(RestoreErrorKind::kTurnOrder, record, loop.loop,
-                      {"TurnStarted while a turn is open"});
-      ++loop.turn_index;
-      loop.open_turn = h.turn_id;
-      return {};
-    case EventKind::kMessageCommitted: {
-      const auto& committed = std::get<MessageCommitted>(event);
-      HARNESS_CHECK(CheckOpenTurn(record, loop, h.turn_id, type));
-      auto input = loop.pending.end();
-      if (!committed.input_command_id.IsZero()) {
-        input = std::find_if(loop.pending.begin(), loop.pending.end(), [&](const PendingInput& p) {
-          return p.command == committed.input_command_id;
-        });
-        if (input == loop.pending.end())
-          return Refuse(RestoreErrorKind::kInputOrder, record, loop.loop,
-                        {"MessageCommitted names an input that is not pending"});
-        const auto* user = committed.message.as<UserMessage>();
-        if (user == nullptr || !(*user == input->message))
-          return Refuse(RestoreErrorKind::kInputOrder, record, loop.loop,
-                        {"the committed input differs from the accepted one"});
-      }
-      if (loop.basis.revision == std::numeric_limits<ContextRevision>::max())
-        return Refuse(RestoreErrorKind::kBasisMismatch, record, loop.loop,
-                      {"the basis revision cannot advance"});
-      if (input != loop.pending.end())
-        loop.pending.erase(input);
-      loop.history.push_back(committed.message);
-      loop.history_ids.push_back(h.event_id);
-      loop.measurement.reset();
-      loop.basis = ContextBasis{loop.basis.revision + 1, h.event_id};
-      return {};
-    }
-    case EventKind::kTurnCompleted:
-    case EventKind::kTurnFailed:
-    case EventKind::kTurnInterrupted:
-      HARNESS_CHECK(CheckOpenTurn(record, loop, h.turn_id, type));
-      loop.open_turn.reset();
-      return {};
-    case EventKind::kContextMeasured: {
-      const ContextMeasurement& m = std::get<ContextMeasured>(event).measurement;
-      if (!(m.basis == loop.basis))
-        return Refuse(RestoreErrorKind::kBasisMismatch, record, loop.loop,
-                      {"ContextMeasured at a basis that is not the loop's"});
-      if (!(m.model == loop.model))
-        return Refuse(RestoreErrorKind::kModelMismatch, record, loop.loop,
-                      {"ContextMeasured for another model than LoopCreated's"});
-      loop.measurement = m;
-      if (auto occupancy = OccupancyBasisPoints(m.input_tokens, m.input_limit))
-        loop.occupancies.push_back(*occupancy);
-      return {};
-    }
     case EventKind::kCompactionCommitted: {
       const auto& c = std::get<CompactionCommitted>(event);
-      CompactTerminal terminal{
+      terminal = CompactTerminal{
           c.attempt_id, h, c.waiter_command_ids, true, CompactRejectReason::kUnspecified,
           record.seq};
-      HARNESS_CHECK(CheckTerminal(record, terminal));
-      if (!(c.basis == loop.basis))
-        return Refuse(RestoreErrorKind::kBasisMismatch, record, loop.loop,
-                      {"CompactionCommitted at a basis that is not the loop's"});
-      const std::size_t kept = c.retained.size();
-      auto retained_ids = RetainedFromHistory(c, loop.history, loop.history_ids);
-      if (!retained_ids)
-        return Refuse(RestoreErrorKind::kRetainedMismatch, record, loop.loop,
-                      {"retained is not the suffix of the loop's history"});
-      const auto prefix_end =
-          loop.history_ids.begin() + static_cast<std::ptrdiff_t>(loop.derived_prefix);
-      if (std::any_of(retained_ids->begin(), retained_ids->end(), [&](const Uuid& id) {
-            return std::find(loop.history_ids.begin(), prefix_end, id) != prefix_end;
-          }))
-        return Refuse(RestoreErrorKind::kRetainedMismatch, record, loop.loop,
-                      {"retained includes the previous summary"});
-      // The pinned messages are messages of the history, in its order, before the tail.
-      std::size_t next = 0;
-      for (const PinnedMessage& pinned : c.pinned) {
-        auto at = std::find(loop.history_ids.begin() + static_cast<std::ptrdiff_t>(next),
-                            loop.history_ids.end(), pinned.id);
-        const auto index = static_cast<std::size_t>(at - loop.history_ids.begin());
-        if (at == loop.history_ids.end() || !(loop.history[index] == pinned.message) ||
-            std::find(retained_ids->begin(), retained_ids->end(), pinned.id) != retained_ids->end())
-          return Refuse(RestoreErrorKind::kPinMismatch, record, loop.loop,
-                        {"a pinned message of the commit is not a message of the history before "
-                         "its retained tail, in order"});
-        next = index + 1;
-      }
-      if (!(c.post_context.model == loop.model))
-        return Refuse(RestoreErrorKind::kModelMismatch, record, loop.loop,
-                      {"post_context for another model than LoopCreated's"});
-      RecordTerminal(std::move(terminal));
-      loop.replaced.push_back(ReplacedHistory{h.event_id, loop.history, loop.history_ids,
-                                              loop.derived_prefix, 1 + c.pinned.size() + kept,
-                                              loop.masked});
-      if (loop.replaced.size() > kMaxUndoDepth)
-        loop.replaced.erase(loop.replaced.begin());
-      std::vector<Message> history;
-      std::vector<Uuid> ids;
-      history.reserve(kept + c.pinned.size() + 1);
-      ids.reserve(kept + c.pinned.size() + 1);
-      history.emplace_back(c.summary);
-      ids.push_back(h.event_id);
-      for (const PinnedMessage& pinned : c.pinned) {
-        history.push_back(pinned.message);
-        ids.push_back(pinned.id);
-      }
-      history.insert(history.end(), c.retained.begin(), c.retained.end());
-      ids.insert(ids.end(), retained_ids->begin(), retained_ids->end());
-      loop.history = std::move(history);
-      loop.history_ids = std::move(ids);
-      std::erase_if(loop.pinned, [&loop](const Uuid& id) {
-        return std::find(loop.history_ids.begin(), loop.history_ids.end(), id) ==
-               loop.history_ids.end();
-      });
-      loop.masked = MaskedStillIn(loop.masked, loop.history_ids);
-      loop.derived_prefix = 1 + c.pinned.size();
-      loop.measurement = c.post_context;
-      loop.basis = c.post_context.basis;
-      loop.occupancies.clear();  // a commit carries no hysteresis over (LoopActor::Finalize)
-      if (auto occupancy =
-              OccupancyBasisPoints(c.post_context.input_tokens, c.post_context.input_limit))
-        loop.occupancies.push_back(*occupancy);
-      loop.automatic_latch.reset();
-      loop.committed_post = c.post_context;
-      loop.ineffective_hold.reset();
-      return {};
+      HARNESS_CHECK(CheckTerminal(record, *terminal));
+      break;
     }
     case EventKind::kCompactionRejected: {
       const auto& r = std::get<CompactionRejected>(event);
-      CompactTerminal terminal{r.attempt_id,    h,         r.waiter_command_ids, false,
-                               r.reject_reason, record.seq};
-      HARNESS_CHECK(CheckTerminal(record, terminal));
-      // A zero basis adopts the rejection's before the revision rule: nothing is older.
-      const bool adopt = loop.basis.revision == 0;
-      if (!adopt && r.basis.revision > loop.basis.revision)
-        return Refuse(RestoreErrorKind::kBasisMismatch, record, loop.loop,
-                      {"CompactionRejected at a basis newer than the loop's"});
-      RecordTerminal(std::move(terminal));
-      if (adopt)
-        loop.basis = r.basis;
-      if (r.reason == CompactionReason::kAutomatic) {
-        loop.automatic_latch = r.basis;
-        if (r.reject_reason == CompactRejectReason::kIneffective && r.detail) {
-          if (auto hold = runtime_detail::HoldAfterIneffective(*r.detail))
-            loop.ineffective_hold = hold;
-        }
-      }
-      return {};
-    }
-    case EventKind::kCompactionProposed: {
-      // A proposal changes nothing (docs/preview.md): its attempt's terminal decides. One the
-      // process ended with is answered by waiter repair as any unfinished attempt is.
-      const auto& p = std::get<CompactionProposed>(event);
-      if (loop.basis.revision != 0 && p.basis.revision > loop.basis.revision)
-        return Refuse(RestoreErrorKind::kBasisMismatch, record, loop.loop,
-                      {"CompactionProposed at a basis newer than the loop's"});
-      return {};
+      terminal = CompactTerminal{r.attempt_id,    h,         r.waiter_command_ids, false,
+                                 r.reject_reason, record.seq};
+      HARNESS_CHECK(CheckTerminal(record, *terminal));
+      break;
     }
     case EventKind::kCompactWaiterResolved: {
       const auto& w = std::get<CompactWaiterResolved>(event);
@@ -671,9 +433,6 @@ Status<RestoreError> SessionFolder::ApplyLoopEvent(const JournalRecord& record, 
                                      w.reason, Uuid{}, record.seq},
                         h);
     }
-    case EventKind::kLoopExited:
-      loop.exited = true;
-      return {};
     case EventKind::kLoopHistoryContinued: {
       const auto& continued = std::get<LoopHistoryContinued>(event);
       if (!continuing_ || !(continuing_->loop == loop.loop))
@@ -682,198 +441,31 @@ Status<RestoreError> SessionFolder::ApplyLoopEvent(const JournalRecord& record, 
       if (continued.history.size() > continuing_->awaited)
         return Refuse(RestoreErrorKind::kHistoryContinuation, record, loop.loop,
                       {"LoopHistoryContinued carries more messages than LoopCreated announced"});
-      for (std::size_t i = 0; i < continued.history.size(); ++i)
-        loop.history_ids.push_back(
-            InitialMessageId(continuing_->created_id, loop.history.size() + i));
-      loop.history.insert(loop.history.end(), continued.history.begin(), continued.history.end());
-      continuing_->awaited -= continued.history.size();
-      if (continuing_->awaited == 0)
-        continuing_.reset();
-      return {};
-    }
-    case EventKind::kHistoryReverted: {
-      const auto& r = std::get<HistoryReverted>(event);
-      if (loop.replaced.empty() || !(loop.replaced.back().replacement == r.reverted_event_id))
-        return Refuse(RestoreErrorKind::kRevertMismatch, record, loop.loop,
-                      {"HistoryReverted names a replacement that is not the loop's latest "
-                       "undoable one"});
-      if (!(r.basis == loop.basis))
-        return Refuse(RestoreErrorKind::kBasisMismatch, record, loop.loop,
-                      {"HistoryReverted at a basis that is not the loop's"});
-      if (!(r.post_context.model == loop.model))
-        return Refuse(RestoreErrorKind::kModelMismatch, record, loop.loop,
-                      {"post_context for another model than LoopCreated's"});
-      auto reverted = RevertHistory(loop.history, loop.history_ids, loop.replaced.back());
-      if (!reverted)
-        return Refuse(RestoreErrorKind::kRevertMismatch, record, loop.loop,
-                      {"the history is shorter than what the reverted replacement installed"});
-      loop.replaced.pop_back();
-      loop.history = std::move(reverted->history);
-      loop.history_ids = std::move(reverted->history_ids);
-      loop.derived_prefix = reverted->derived_prefix;
-      loop.masked = std::move(reverted->masked);
-      loop.measurement = r.post_context;
-      loop.basis = r.post_context.basis;
-      loop.committed_post = r.post_context;  // the hold follows it as a commit's (RestoredHold)
-      loop.ineffective_hold.reset();
-      loop.occupancies.clear();  // as after a commit: a new history carries no hysteresis
-      if (auto occupancy =
-              OccupancyBasisPoints(r.post_context.input_tokens, r.post_context.input_limit))
-        loop.occupancies.push_back(*occupancy);
-      loop.automatic_latch.reset();
-      return {};
-    }
-    case EventKind::kCompactionChunkSummarized: {
-      // Progress of an attempt (docs/chunked.md): kept for reuse while the basis is the same.
-      const auto& chunk = std::get<CompactionChunkSummarized>(event);
-      if (loop.basis.revision != 0 && chunk.basis.revision > loop.basis.revision)
-        return Refuse(RestoreErrorKind::kBasisMismatch, record, loop.loop,
-                      {"CompactionChunkSummarized at a basis newer than the loop's"});
-      KeepChunk(loop.chunks, chunk);
-      return {};
-    }
-    case EventKind::kToolOutputsMasked:
-    case EventKind::kToolOutputsUnmasked: {
-      // docs/masking.md: a new basis revision, as a commit makes, but the pressure's hysteresis
-      // carries over (the live loop keeps it: the history is the same conversation).
-      const bool mask = KindOf(event) == EventKind::kToolOutputsMasked;
-      const ContextBasis& basis = mask ? std::get<ToolOutputsMasked>(event).basis
-                                       : std::get<ToolOutputsUnmasked>(event).basis;
-      const std::vector<Uuid>& ids = mask ? std::get<ToolOutputsMasked>(event).message_ids
-                                          : std::get<ToolOutputsUnmasked>(event).message_ids;
-      const ContextMeasurement& post = mask ? std::get<ToolOutputsMasked>(event).post_context
-                                            : std::get<ToolOutputsUnmasked>(event).post_context;
-      if (!(basis == loop.basis))
-        return Refuse(RestoreErrorKind::kBasisMismatch, record, loop.loop,
-                      {type, " at a basis that is not the loop's"});
-      if (!(post.model == loop.model))
-        return Refuse(RestoreErrorKind::kModelMismatch, record, loop.loop,
-                      {"post_context for another model than LoopCreated's"});
-      auto changed = mask ? MaskHistory(loop.history, loop.history_ids, loop.derived_prefix,
-                                        loop.pinned, loop.masked, ids)
-                          : UnmaskHistory(loop.history, loop.history_ids, loop.masked, ids);
-      if (!changed)
-        return Refuse(RestoreErrorKind::kMaskMismatch, record, loop.loop,
-                      {type, ": ", changed.error()});
-      if (mask) {
-        loop.replaced.push_back(ReplacedHistory{h.event_id, std::move(loop.history),
-                                                loop.history_ids, loop.derived_prefix,
-                                                changed->history.size(), std::move(loop.masked)});
-        if (loop.replaced.size() > kMaxUndoDepth)
-          loop.replaced.erase(loop.replaced.begin());
-      }
-      loop.history = std::move(changed->history);
-      loop.masked = std::move(changed->masked);
-      loop.measurement = post;
-      loop.basis = post.basis;
-      if (auto occupancy = OccupancyBasisPoints(post.input_tokens, post.input_limit))
-        loop.occupancies.push_back(*occupancy);
-      return {};
-    }
-    case EventKind::kMessagePinned:
-    case EventKind::kMessageUnpinned: {
-      const bool pin = KindOf(event) == EventKind::kMessagePinned;
-      const Uuid& message = pin ? std::get<MessagePinned>(event).message_id
-                                : std::get<MessageUnpinned>(event).message_id;
-      auto at = std::find(loop.history_ids.begin(), loop.history_ids.end(), message);
-      if (at == loop.history_ids.end())
-        return Refuse(RestoreErrorKind::kPinMismatch, record, loop.loop,
-                      {type, " names no message of the loop's history"});
-      if (pin && loop.derived_prefix > 0 && at == loop.history_ids.begin())
-        return Refuse(RestoreErrorKind::kPinMismatch, record, loop.loop,
-                      {"MessagePinned names the summary"});
-      if (pin ? !loop.pinned.insert(message).second : loop.pinned.erase(message) == 0)
-        return Refuse(RestoreErrorKind::kPinMismatch, record, loop.loop,
-                      {type, pin ? " names a message already pinned" : " names no pinned message"});
-      return {};
-    }
-    case EventKind::kLoopRequestChanged: {
-      const auto& changed = std::get<LoopRequestChanged>(event);
-      if (changed.system_prompt)
-        loop.system_prompt = *changed.system_prompt;
-      loop.measurement.reset();  // it counted a request of the old shape (as the live loop)
-      return {};
+      break;
     }
     default:
-      return {};  // LoopIdle: status only
+      break;
   }
-}
-
-std::optional<RevertedHistory> RevertHistory(const std::vector<Message>& history,
-                                             const std::vector<Uuid>& history_ids,
-                                             const ReplacedHistory& replaced) {
-  if (history.size() < replaced.installed || history_ids.size() != history.size())
-    return std::nullopt;
-  RevertedHistory out{replaced.history, replaced.history_ids, replaced.derived_prefix,
-                      replaced.masked};
-  const auto since = static_cast<std::ptrdiff_t>(replaced.installed);
-  out.history.insert(out.history.end(), history.begin() + since, history.end());
-  out.history_ids.insert(out.history_ids.end(), history_ids.begin() + since, history_ids.end());
-  return out;
-}
-
-Result<MaskedHistory, std::string> MaskHistory(const std::vector<Message>& history,
-                                               const std::vector<Uuid>& history_ids,
-                                               std::size_t derived_prefix,
-                                               const std::set<Uuid>& pinned,
-                                               const MaskedOriginals& masked,
-                                               const std::vector<Uuid>& message_ids) {
-  if (history_ids.size() != history.size())
-    return Fail(std::string("the history and its ids differ in length"));
-  MaskedHistory out{history, masked};
-  for (const Uuid& id : message_ids) {
-    const auto at = std::find(history_ids.begin(), history_ids.end(), id);
-    if (at == history_ids.end())
-      return Fail("names no message of the history: " + id.ToString());
-    const auto index = static_cast<std::size_t>(at - history_ids.begin());
-    const auto* original = history[index].as<ToolResultMessage>();
-    if (original == nullptr)
-      return Fail("names a message that is not a tool result: " + id.ToString());
-    if (index < derived_prefix)
-      return Fail("names a message of the summary's prefix: " + id.ToString());
-    if (pinned.contains(id))
-      return Fail("names a pinned message: " + id.ToString());
-    if (!out.masked.emplace(id, history[index]).second)
-      return Fail("names a message already masked: " + id.ToString());
-    out.history[index] = MaskedToolResult(*original, ToolNameFor(history, index), id);
+  // The loop's own state: the one reducer the live loop applies its events with.
+  if (auto applied = runtime_detail::ApplyLoopEvent(loop, event); !applied.ok())
+    return Refuse(applied.error().kind, record, loop.loop, {applied.error().detail});
+  switch (KindOf(event)) {
+    case EventKind::kInputAccepted:
+      loop.pending.back().seq = record.seq;
+      break;
+    case EventKind::kCompactionCommitted:
+    case EventKind::kCompactionRejected:
+      RecordTerminal(std::move(*terminal));
+      break;
+    case EventKind::kLoopHistoryContinued:
+      continuing_->awaited -= std::get<LoopHistoryContinued>(event).history.size();
+      if (continuing_->awaited == 0)
+        continuing_.reset();
+      break;
+    default:
+      break;
   }
-  return out;
-}
-
-Result<MaskedHistory, std::string> UnmaskHistory(const std::vector<Message>& history,
-                                                 const std::vector<Uuid>& history_ids,
-                                                 const MaskedOriginals& masked,
-                                                 const std::vector<Uuid>& message_ids) {
-  if (history_ids.size() != history.size())
-    return Fail(std::string("the history and its ids differ in length"));
-  MaskedHistory out{history, masked};
-  for (const Uuid& id : message_ids) {
-    const auto original = out.masked.find(id);
-    const auto at = std::find(history_ids.begin(), history_ids.end(), id);
-    if (original == out.masked.end() || at == history_ids.end())
-      return Fail("names no masked message of the history: " + id.ToString());
-    out.history[static_cast<std::size_t>(at - history_ids.begin())] = std::move(original->second);
-    out.masked.erase(original);
-  }
-  return out;
-}
-
-void KeepChunk(std::vector<CompactionChunkSummarized>& chunks, CompactionChunkSummarized chunk) {
-  std::erase_if(chunks, [&](const CompactionChunkSummarized& kept) {
-    return !(kept.basis == chunk.basis) ||
-           (kept.request_fingerprint == chunk.request_fingerprint && kept.chunk == chunk.chunk &&
-            kept.chunks == chunk.chunks && kept.digest == chunk.digest);
-  });
-  chunks.push_back(std::move(chunk));
-}
-
-MaskedOriginals MaskedStillIn(const MaskedOriginals& masked, const std::vector<Uuid>& history_ids) {
-  MaskedOriginals out;
-  for (const Uuid& id : history_ids) {
-    if (auto it = masked.find(id); it != masked.end())
-      out.emplace(id, it->second);
-  }
-  return out;
+  return {};
 }
 
 Status<RestoreError> SessionFolder::CheckTerminal(const JournalRecord& record,
@@ -984,7 +576,7 @@ Status<RestoreError> SessionFolder::ApplyReply(const JournalRecord& record, Comp
   return {};
 }
 
-PressureLevel RestoredPressure(const LoopFold& loop, const CompactionPolicy* policy) {
+PressureLevel RestoredPressure(const LoopState& loop, const CompactionPolicy* policy) {
   PressureLevel level = PressureLevel::kUnknown;
   for (BasisPoints occupancy : loop.occupancies) {
     // A measurement at exactly this occupancy: OccupancyBasisPoints(o, 10 000) == o.
@@ -996,7 +588,7 @@ PressureLevel RestoredPressure(const LoopFold& loop, const CompactionPolicy* pol
   return level;
 }
 
-std::optional<BasisPoints> RestoredHold(const LoopFold& loop, const CompactionPolicy* policy) {
+std::optional<BasisPoints> RestoredHold(const LoopState& loop, const CompactionPolicy* policy) {
   if (loop.ineffective_hold)
     return loop.ineffective_hold;
   if (!loop.committed_post || policy == nullptr)

@@ -35,23 +35,12 @@ LoopActor::LoopActor(SessionCore& session, const Uuid& id, LoopDefinition defini
       id_(id),
       definition_(std::move(definition)),
       strand_(session.NewStrand()),
-      history_(std::move(start.history)),
-      history_ids_(std::move(start.history_ids)),
-      pinned_(std::move(start.pinned)),
-      replaced_(std::move(start.replaced)),
-      masked_(std::move(start.masked)),
-      chunks_(std::move(start.chunks)),
-      derived_prefix_(start.derived_prefix),
-      basis_(start.basis),
-      measurement_(std::move(start.measurement)),
+      state_(LendableState(std::move(start.state))),
       pressure_(start.pressure),
-      turn_index_(start.turn_index),
-      queue_(std::make_move_iterator(start.queue.begin()),
-             std::make_move_iterator(start.queue.end())),
-      slot_(start.automatic_latch, start.automatic_hold),
+      slot_(state_.automatic_latch, start.automatic_hold),
       exited_future_(exited_promise_.get_future().share()) {
-  definition_.history.clear();  // the actor's history_ is the only copy
-  if (start.exited) {
+  definition_.history.clear();  // the actor's state_.history is the only copy
+  if (state_.exited) {
     exiting = true;
     shutting_down_ = true;
     Exit();
@@ -105,34 +94,40 @@ void LoopActor::PostSnapshot(SessionDone<LoopSnapshot> done) {
     snapshot.status = self->exited_ ? LoopStatus::kExited
                       : self->turn_ ? LoopStatus::kRunning
                                     : LoopStatus::kIdle;
-    snapshot.history = self->history_.messages();
-    snapshot.history_ids = self->history_ids_;
-    for (const Uuid& id : self->history_ids_) {
-      if (self->pinned_.contains(id))
+    snapshot.history = self->state_.history.messages();
+    snapshot.history_ids = self->state_.history_ids;
+    for (const Uuid& id : self->state_.history_ids) {
+      if (self->state_.pinned.contains(id))
         snapshot.pinned.push_back(id);
     }
     snapshot.deferred_pins = self->deferred_pins_.size();
-    snapshot.undoable = self->replaced_.size();
-    for (const Uuid& id : self->history_ids_) {
-      if (self->masked_.contains(id))
+    snapshot.undoable = self->state_.replaced.size();
+    for (const Uuid& id : self->state_.history_ids) {
+      if (self->state_.masked.contains(id))
         snapshot.masked.push_back(id);
     }
-    snapshot.derived_prefix = self->derived_prefix_;
-    snapshot.basis = self->basis_;
-    snapshot.measurement = self->measurement_;
+    snapshot.derived_prefix = self->state_.derived_prefix;
+    snapshot.basis = self->state_.basis;
+    snapshot.measurement = self->state_.measurement;
     snapshot.pressure = self->pressure_;
-    snapshot.queued_inputs = self->queue_.size();
+    snapshot.queued_inputs = self->state_.pending.size();
     if (const Attempt* attempt = self->slot_.attempt()) {
       snapshot.attempt = attempt->id;
       snapshot.attempt_waiters = attempt->waiters.size();
     }
     if (self->proposal_)
       snapshot.proposal = self->proposal_->event;
-    snapshot.turn_index = self->turn_index_;
+    snapshot.turn_index = self->state_.turn_index;
     if (self->turn_)
       snapshot.turn = self->turn_->id;
-    snapshot.system_prompt = self->definition_.system_prompt;
+    snapshot.system_prompt = self->state_.system_prompt;
     reply->set_value(std::move(snapshot));
+  });
+}
+
+void LoopActor::PostDurableState(SessionDone<LoopState> done) {
+  strand_->Post([self = shared_from_this(), reply = AnswerTo(std::move(done))] {
+    reply->set_value(PlainState(self->state_));
   });
 }
 
@@ -151,10 +146,8 @@ std::future<PublishOutcome> LoopActor::PostRequestChange(LoopRequestChanged chan
       promise->set_value(PublishOutcome{Published::kFatal, "the change was not journaled"});
       return;
     }
-    if (changed.system_prompt)
-      self->definition_.system_prompt = std::move(*changed.system_prompt);
-    // The last measurement counted a request of the old shape (the fold forgets it too).
-    self->measurement_.reset();
+    // Applied (the reducer): the next request is made with it, and the last measurement, which
+    // counted a request of the old shape, is forgotten.
     promise->set_value(PublishOutcome{});
   });
   return future;
@@ -190,8 +183,8 @@ void LoopActor::PostMask(bool mask, const Uuid& event_id, std::vector<Uuid> mess
 
 void LoopActor::PostMaskedOriginal(const Uuid& message, SessionDone<Message> done) {
   strand_->Post([self = shared_from_this(), message, reply = AnswerTo(std::move(done))] {
-    auto it = self->masked_.find(message);
-    if (it == self->masked_.end()) {
+    auto it = self->state_.masked.find(message);
+    if (it == self->state_.masked.end()) {
       reply->set_value(Fail(SessionError{
           SessionErrorKind::kNotMasked,
           "no masked tool output of the loop's history has the id " + message.ToString()}));
@@ -205,21 +198,21 @@ void LoopActor::PostMaskedOriginal(const Uuid& message, SessionDone<Message> don
 
 Result<std::vector<Uuid>, TailError> LoopActor::PlannedMask() const {
   HARNESS_TRY(const std::vector<std::size_t> plan,
-              PlanMasking(history_.messages(), derived_prefix_, *definition_.compaction,
-                          Flags(pinned_), Flags(masked_)));
+              PlanMasking(state_.history.messages(), state_.derived_prefix, *definition_.compaction,
+                          Flags(state_.pinned), Flags(state_.masked)));
   std::vector<Uuid> ids;
   ids.reserve(plan.size());
   for (std::size_t i : plan)
-    ids.push_back(history_ids_[i]);
+    ids.push_back(state_.history_ids[i]);
   return ids;
 }
 
 void LoopActor::CountMask(PendingMask pending, std::vector<Message> history, std::stop_token stop) {
   InferenceRequest request = WithMessages(RequestShape(), std::move(history));
   pending.op = next_op_++;
-  pending.basis = basis_;
+  pending.basis = state_.basis;
   const std::uint64_t op = pending.op;
-  const ContextBasis after{basis_.revision + 1, pending.event_id};
+  const ContextBasis after{state_.basis.revision + 1, pending.event_id};
   mask_ = std::move(pending);
   // Counted at the basis it will have, as an undo is; turns wait meanwhile (StartTurn).
   MeasureOffActor(op, std::move(request), std::move(stop), &LoopActor::OnMaskCounted, after);
@@ -252,19 +245,19 @@ void LoopActor::OnMask(bool mask, const Uuid& event_id, std::vector<Uuid> messag
                         " bytes and not masked yet; nothing to mask");
     }
     ids = std::move(*plan);
-    changed =
-        MaskHistory(history_.messages(), history_ids_, derived_prefix_, pinned_, masked_, ids);
+    changed = MaskHistory(state_.history.messages(), state_.history_ids, state_.derived_prefix,
+                          state_.pinned, state_.masked, ids);
   } else {
     if (messages.empty()) {
-      for (const Uuid& id : history_ids_) {
-        if (masked_.contains(id))
+      for (const Uuid& id : state_.history_ids) {
+        if (state_.masked.contains(id))
           ids.push_back(id);
       }
       if (ids.empty())
         return refuse(SessionErrorKind::kNotMasked, "no tool output of the loop is masked");
     } else {
       for (const Uuid& id : messages) {
-        if (!masked_.contains(id)) {
+        if (!state_.masked.contains(id)) {
           return refuse(SessionErrorKind::kNotMasked,
                         "no masked tool output of the loop's history has the id " + id.ToString());
         }
@@ -272,7 +265,7 @@ void LoopActor::OnMask(bool mask, const Uuid& event_id, std::vector<Uuid> messag
           ids.push_back(id);
       }
     }
-    changed = UnmaskHistory(history_.messages(), history_ids_, masked_, ids);
+    changed = UnmaskHistory(state_.history.messages(), state_.history_ids, state_.masked, ids);
   }
   if (!changed)
     return refuse(SessionErrorKind::kMaskRefused, changed.error());
@@ -286,8 +279,8 @@ bool LoopActor::StartAutomaticMask(const ContextMeasurement& measured) {
   auto ids = PlannedMask();
   if (!ids || ids->empty())
     return false;  // nothing to mask: the trigger goes on to summarize
-  auto changed =
-      MaskHistory(history_.messages(), history_ids_, derived_prefix_, pinned_, masked_, *ids);
+  auto changed = MaskHistory(state_.history.messages(), state_.history_ids, state_.derived_prefix,
+                             state_.pinned, state_.masked, *ids);
   const Uuid event_id = session_.MintId();
   if (!changed || event_id.IsZero())
     return false;
@@ -343,15 +336,16 @@ void LoopActor::OnMaskCounted(std::uint64_t op, Result<ContextMeasurement, Measu
 Status<SessionError> LoopActor::InstallMask(const PendingMask& pending,
                                             const ContextMeasurement& post) {
   // Checked again now: a pin may have changed, or a compaction come, while it was counted.
-  if (!(basis_ == pending.basis) ||
+  if (!(state_.basis == pending.basis) ||
       (slot_.attempt() != nullptr && slot_.attempt()->phase != AttemptPhase::kPending)) {
     return Fail(SessionError{SessionErrorKind::kLoopBusy,
                              "the history changed while the masking was counted; try again"});
   }
-  auto changed =
-      pending.mask ? MaskHistory(history_.messages(), history_ids_, derived_prefix_, pinned_,
-                                 masked_, pending.message_ids)
-                   : UnmaskHistory(history_.messages(), history_ids_, masked_, pending.message_ids);
+  auto changed = pending.mask ? MaskHistory(state_.history.messages(), state_.history_ids,
+                                            state_.derived_prefix, state_.pinned, state_.masked,
+                                            pending.message_ids)
+                              : UnmaskHistory(state_.history.messages(), state_.history_ids,
+                                              state_.masked, pending.message_ids);
   if (!changed) {
     return Fail(SessionError{
         SessionErrorKind::kLoopBusy,
@@ -362,9 +356,9 @@ Status<SessionError> LoopActor::InstallMask(const PendingMask& pending,
   header.cause.agency = pending.reply ? Agency::kUser : Agency::kMachine;
   PublishOutcome outcome;
   if (pending.mask) {
-    outcome = Publish(ToolOutputsMasked{header, basis_, pending.message_ids, post});
+    outcome = Publish(ToolOutputsMasked{header, state_.basis, pending.message_ids, post});
   } else {
-    outcome = Publish(ToolOutputsUnmasked{header, basis_, pending.message_ids, post});
+    outcome = Publish(ToolOutputsUnmasked{header, state_.basis, pending.message_ids, post});
   }
   if (!outcome.ok()) {
     if (outcome.status == Published::kFatal)
@@ -373,19 +367,8 @@ Status<SessionError> LoopActor::InstallMask(const PendingMask& pending,
                                                                  : SessionErrorKind::kMaskRefused,
                              std::move(outcome.detail)});
   }
-  // Only now, durable, does the live history change. A masking is undoable as a commit is.
-  if (pending.mask) {
-    replaced_.push_back(ReplacedHistory{pending.event_id, history_.Take(), history_ids_,
-                                        derived_prefix_, changed->history.size(),
-                                        std::move(masked_)});
-    if (replaced_.size() > kMaxUndoDepth)
-      replaced_.erase(replaced_.begin());
-  }
-  history_.Replace(std::move(changed->history));
-  masked_ = std::move(changed->masked);
-  basis_ = post.basis;
-  measurement_ = post;
-  // The pressure keeps its hysteresis: the same conversation, smaller (the fold does the same).
+  // Only now, durable, has the live history changed (Publish applied it: a masking is undoable
+  // as a commit is). The pressure keeps its hysteresis: the same conversation, smaller.
   ApplyMeasurement(post);
   return {};
 }
@@ -417,10 +400,7 @@ bool LoopActor::JournalChunk(const Uuid& attempt, const ChunkKey& key, const Use
     session_.Report(std::move(failure));
     return false;
   }
-  if (!outcome.ok())
-    return false;
-  KeepChunk(chunks_, std::move(event));
-  return true;
+  return outcome.ok();  // kept for reuse (Publish applied it)
 }
 
 // --- preview ------------------------------------------------------------------------------
@@ -450,10 +430,11 @@ void LoopActor::Propose(Proposal proposal) {
   event.reason = attempt.reason;
   event.basis = attempt.basis;
   event.summary = proposal.summary;
-  event.replaced = history_.size() - std::min(history_.size(), proposal.survivors.size());
+  event.replaced =
+      state_.history.size() - std::min(state_.history.size(), proposal.survivors.size());
   for (std::size_t i : proposal.survivors) {
-    if (i < history_ids_.size())
-      event.kept.push_back(history_ids_[i]);
+    if (i < state_.history_ids.size())
+      event.kept.push_back(state_.history_ids[i]);
   }
   event.post_context = proposal.post;
   event.coverage = proposal.coverage;
@@ -502,7 +483,7 @@ void LoopActor::OnDecision(const Uuid& attempt, bool approve,
   Proposal outcome =
       approve ? std::move(pending.proposal) : Proposal::Rejected(CompactRejectReason::kDiscarded);
   // The compare-and-swap again: an approval commits only onto the context it was made for.
-  if (approve && IsStale(current, basis_, measurement_))
+  if (approve && IsStale(current, state_.basis, state_.measurement))
     outcome = Proposal::Rejected(CompactRejectReason::kStaleBasis);
   last_terminal_ = Uuid{};
   Conclude(std::move(outcome), current.in_turn);
@@ -529,7 +510,7 @@ void LoopActor::OnUndo(const Uuid& event_id, std::shared_ptr<ControlAnswer<Uuid>
   };
   if (exited_ || halted_ || shutting_down_)
     return refuse(SessionErrorKind::kLoopExited, "");
-  if (replaced_.empty()) {
+  if (state_.replaced.empty()) {
     return refuse(SessionErrorKind::kNothingToUndo,
                   "the loop has no compaction or masking left to undo (an undo reaches back " +
                       std::to_string(kMaxUndoDepth) + " of them)");
@@ -539,13 +520,14 @@ void LoopActor::OnUndo(const Uuid& event_id, std::shared_ptr<ControlAnswer<Uuid>
                   "the loop is running a turn, a compaction, an undo or a masking; undo once it "
                   "is idle");
   }
-  auto reverted = RevertHistory(history_.messages(), history_ids_, replaced_.back());
+  auto reverted =
+      RevertHistory(state_.history.messages(), state_.history_ids, state_.replaced.back());
   if (!reverted) {
     return refuse(SessionErrorKind::kUndoRefused,
                   "the history is not the one the last compaction left");
   }
   InferenceRequest request = WithMessages(RequestShape(), reverted->history);
-  const ContextBasis after{basis_.revision + 1, event_id};
+  const ContextBasis after{state_.basis.revision + 1, event_id};
   const std::uint64_t op = next_op_++;
   undo_ = PendingUndo{event_id, op, std::move(*reverted), std::move(reply)};
   // The restored request is counted at the basis it would have, so its measurement is the
@@ -579,8 +561,8 @@ void LoopActor::OnUndoCounted(std::uint64_t op, Result<ContextMeasurement, Measu
   event.header = LoopHeader();
   event.header.event_id = undo.event_id;
   event.header.cause.agency = Agency::kUser;
-  event.reverted_event_id = replaced_.back().replacement;
-  event.basis = basis_;
+  event.reverted_event_id = state_.replaced.back().replacement;
+  event.basis = state_.basis;
   event.post_context = *result;
   PublishOutcome outcome = Publish(event);
   if (!outcome.ok()) {
@@ -590,14 +572,7 @@ void LoopActor::OnUndoCounted(std::uint64_t op, Result<ContextMeasurement, Measu
                                                       : SessionErrorKind::kUndoRefused,
                   std::move(outcome.detail));
   }
-  // Only now, durable, does the live history change.
-  replaced_.pop_back();
-  history_.Replace(std::move(undo.reverted.history));
-  history_ids_ = std::move(undo.reverted.history_ids);
-  derived_prefix_ = undo.reverted.derived_prefix;
-  masked_ = std::move(undo.reverted.masked);
-  basis_ = result->basis;
-  measurement_ = *result;
+  // Only now, durable, has the live history changed (Publish applied it).
   pressure_ = PressureLevel::kUnknown;  // a new history carries no hysteresis, as after a commit
   pressure_ = LevelFor(*result);
   // The restored history is as large as it was before the compaction: automatic compaction holds
@@ -629,23 +604,23 @@ void LoopActor::ApplyPin(PinRequest& request) {
   auto refuse = [&](SessionErrorKind kind, std::string detail) {
     request.reply->set_value(Fail(SessionError{kind, std::move(detail)}));
   };
-  const auto at = std::find(history_ids_.begin(), history_ids_.end(), request.message);
-  if (at == history_ids_.end()) {
+  const auto at = std::find(state_.history_ids.begin(), state_.history_ids.end(), request.message);
+  if (at == state_.history_ids.end()) {
     return refuse(SessionErrorKind::kMessageNotFound,
                   "no message of the loop's history has the id " + request.message.ToString() +
                       " (a message that was summarized is gone from the history)");
   }
-  const bool pinned = pinned_.contains(request.message);
+  const bool pinned = state_.pinned.contains(request.message);
   if (pinned == request.pin) {
     request.reply->set_value(false);
     return;
   }
-  if (request.pin && derived_prefix_ > 0 && at == history_ids_.begin()) {
+  if (request.pin && state_.derived_prefix > 0 && at == state_.history_ids.begin()) {
     return refuse(SessionErrorKind::kNotPinnable,
                   "the summary cannot be pinned: the next compaction carries it forward in the "
                   "new summary");
   }
-  if (request.pin && pinned_.size() >= kMaxPinnedMessages) {
+  if (request.pin && state_.pinned.size() >= kMaxPinnedMessages) {
     return refuse(SessionErrorKind::kNotPinnable, "the loop already has " +
                                                       std::to_string(kMaxPinnedMessages) +
                                                       " pinned messages; unpin one first");
@@ -669,10 +644,6 @@ void LoopActor::ApplyPin(PinRequest& request) {
                                                       : SessionErrorKind::kInvalidArgument,
                   std::move(outcome.detail));
   }
-  if (request.pin)
-    pinned_.insert(request.message);
-  else
-    pinned_.erase(request.message);
   request.reply->set_value(true);
 }
 
@@ -692,6 +663,31 @@ void LoopActor::ApplyDeferredPins() {
 }
 
 // --- publication --------------------------------------------------------------------------
+
+PublishOutcome LoopActor::Publish(const Event& event) {
+  PublishOutcome outcome = session_.Publish(event);
+  return outcome.ok() ? Apply(event) : outcome;
+}
+
+PublishOutcome LoopActor::PublishBatch(const std::vector<Event>& events) {
+  PublishOutcome outcome = session_.PublishBatch(events);
+  for (auto it = events.begin(); outcome.ok() && it != events.end(); ++it)
+    outcome = Apply(*it);
+  return outcome;
+}
+
+PublishOutcome LoopActor::Apply(const Event& event) {
+  auto applied = ApplyLoopEvent(state_, event);
+  if (applied.ok())
+    return {};
+  // The journal has an event this loop made that its own state refuses: an invariant broke.
+  // The session stops here; a restore refuses the journal at this event for the same reason.
+  session_.Fault();
+  return PublishOutcome{Published::kFatal,
+                        "the loop's state refused its own " + std::string(EventTypeName(event)) +
+                            " (" + std::string(RestoreErrorKindName(applied.error().kind)) +
+                            "): " + applied.error().detail};
+}
 
 EventHeader LoopActor::LoopHeader() const {
   EventHeader header;
@@ -738,31 +734,21 @@ bool LoopActor::CommitMessage(Message message, const Uuid& input_command) {
   MessageCommitted event;
   const bool is_input = !input_command.IsZero();
   event.header = TurnHeader(!is_input);
-  event.message = message;
+  event.message = std::move(message);
   event.input_command_id = input_command;
-  const Uuid event_id = event.header.event_id;
-  if (!PublishOrHalt(event, InfrastructureFailure::Kind::kEventAppend))
-    return false;
-  history_.Mutable().push_back(std::move(message));
-  history_ids_.push_back(event_id);
-  measurement_.reset();
-  basis_ = ContextBasis{basis_.revision + 1, event_id};
-  return true;
+  return PublishOrHalt(event, InfrastructureFailure::Kind::kEventAppend);
 }
 
 bool LoopActor::CommitQueuedFront() {
-  // The input leaves the queue only once its MessageCommitted is durable.
-  const QueuedInput& input = queue_.front();
-  if (!CommitMessage(Message{input.message}, input.command))
-    return false;
-  queue_.pop_front();
-  return true;
+  // The input leaves the queue only once its MessageCommitted is durable (the reducer takes it).
+  const PendingInput& input = state_.pending.front();
+  return CommitMessage(Message{input.message}, input.command);
 }
 
 InferenceRequest LoopActor::RequestShape() const {
   InferenceRequest request;
   request.model = definition_.model;
-  request.system = definition_.system_prompt;
+  request.system = state_.system_prompt;
   request.tools = tool_definitions_;
   if (definition_.limits.max_output_tokens != 0) {
     request.max_output_tokens = definition_.limits.max_output_tokens;
@@ -771,11 +757,11 @@ InferenceRequest LoopActor::RequestShape() const {
 }
 
 InferenceRequest LoopActor::BuildRequest() const {
-  return WithMessages(RequestShape(), history_.messages());
+  return WithMessages(RequestShape(), state_.history.messages());
 }
 
 std::shared_ptr<const InferenceRequest> LoopActor::LeaseRequest() {
-  return history_.Lease(RequestShape());
+  return state_.history.Lease(RequestShape());
 }
 
 PressureLevel LoopActor::LevelFor(const ContextMeasurement& measurement) const {
@@ -784,15 +770,14 @@ PressureLevel LoopActor::LevelFor(const ContextMeasurement& measurement) const {
 }
 
 void LoopActor::ApplyMeasurement(const ContextMeasurement& measurement) {
-  if (!measurement_ || !(*measurement_ == measurement)) {
+  if (!state_.measurement || !(*state_.measurement == measurement)) {
     ContextMeasured event;
     event.header = LoopHeader();
     event.measurement = measurement;
     if (!PublishOrHalt(event, InfrastructureFailure::Kind::kEventAppend))
       return;
   }
-  measurement_ = measurement;
-  basis_ = measurement.basis;
+  // The state has it now (Publish applied it, or it was the same measurement already).
   const PressureLevel level = LevelFor(measurement);
   if (level != pressure_) {
     ContextPressure event;
@@ -825,7 +810,7 @@ void LoopActor::OnCompact(Compact command, std::stop_token stop) {
     cancellations_[waiter.command] =
         std::make_unique<std::stop_callback<std::function<void()>>>(stop, std::move(canceled));
   };
-  switch (slot_.Admit(waiter, basis_.IsValid())) {
+  switch (slot_.Admit(waiter, state_.basis.IsValid())) {
     case Admission::kJoined: {
       // A person's instructions join an attempt that has none while it has not started (an
       // automatic one, say); once started, the attempt keeps what it was asked with.
@@ -929,14 +914,13 @@ void LoopActor::OnInput(SubmitInput command) {
   };
   if (shutting_down_)
     return reject(InputRejectReason::kShuttingDown);
-  if (queue_.size() >= kMaxQueuedInputs)
+  if (state_.pending.size() >= kMaxQueuedInputs)
     return reject(InputRejectReason::kQueueFull);
   InputAccepted accepted;
   accepted.header = InputHeader(command.header.command_id, command.header.agency);
-  accepted.message = command.message;
+  accepted.message = std::move(command.message);
   if (!PublishOrHalt(accepted, InfrastructureFailure::Kind::kEventAppend))
-    return;
-  queue_.push_back({command.header.command_id, std::move(command.message), command.header.agency});
+    return;  // queued (the reducer) only once it is durable
   if (slot_.occupied()) {
     InputQueued queued;
     queued.header = InputHeader(command.header.command_id, command.header.agency);
@@ -967,18 +951,18 @@ void LoopActor::OnInterrupt() {
   }
   // Machine input was queued by the runtime on someone's behalf; the interrupt withdraws it.
   // Human input stays: a person typed it and will see it run.
-  for (auto it = queue_.begin(); it != queue_.end();) {
-    if (it->agency == Agency::kMachine) {
-      InputCancelled event;
-      event.header = LoopHeader();
-      event.header.cause.command_id = it->command;
-      event.reason = InputCancelReason::kInterrupted;
-      if (!PublishOrHalt(event, InfrastructureFailure::Kind::kEventAppend))
-        return;
-      it = queue_.erase(it);
-    } else {
-      ++it;
-    }
+  std::vector<Uuid> withdrawn;
+  for (const PendingInput& input : state_.pending) {
+    if (input.agency == Agency::kMachine)
+      withdrawn.push_back(input.command);
+  }
+  for (const Uuid& command : withdrawn) {
+    InputCancelled event;
+    event.header = LoopHeader();
+    event.header.cause.command_id = command;
+    event.reason = InputCancelReason::kInterrupted;
+    if (!PublishOrHalt(event, InfrastructureFailure::Kind::kEventAppend))
+      return;  // the reducer took it off the queue once it was durable
   }
   if (turn_) {
     ApplyTurn(turn_->driver.Interrupted());
@@ -998,13 +982,12 @@ void LoopActor::OnEnd(LoopEnd how) {
   // A suspended loop's queued input is the user's: it stays in the journal as accepted and
   // comes back queued on restore, so nothing about it (nor an exit) is published.
   if (how == LoopEnd::kShutdown) {
-    while (!halted_ && !queue_.empty()) {
+    while (!halted_ && !state_.pending.empty()) {
       InputCancelled event;
-      event.header = InputHeader(queue_.front().command, queue_.front().agency);
+      event.header = InputHeader(state_.pending.front().command, state_.pending.front().agency);
       event.reason = InputCancelReason::kShuttingDown;
       if (!PublishOrHalt(event, InfrastructureFailure::Kind::kEventAppend))
-        break;
-      queue_.pop_front();
+        break;  // the reducer took it off the queue once it was durable
     }
     if (!halted_) {
       LoopExited event;
@@ -1062,8 +1045,8 @@ void LoopActor::WhenExited(std::function<void()> done) {
 // --- turns --------------------------------------------------------------------------------
 
 void LoopActor::StartTurn() {
-  if (turn_ || slot_.occupied() || undo_ || mask_ || queue_.empty() || shutting_down_ || halted_ ||
-      exited_)
+  if (turn_ || slot_.occupied() || undo_ || mask_ || state_.pending.empty() || shutting_down_ ||
+      halted_ || exited_)
     return;
   turn_ = Turn{};  // not emplace(): clang sees the nested type as incomplete there
   turn_->id = session_.MintId();
@@ -1075,7 +1058,6 @@ void LoopActor::StartTurn() {
     turn_.reset();
     return;
   }
-  ++turn_index_;
   if (!CommitQueuedFront())
     return;
   ApplyTurn(turn_->driver.Start());
@@ -1124,7 +1106,7 @@ void LoopActor::MeasureOffActor(std::uint64_t op, std::shared_ptr<const Inferenc
                                 std::optional<ContextBasis> at) {
   OffActor(
       op,
-      [request = std::move(request), basis = at.value_or(basis_), limits = definition_.limits,
+      [request = std::move(request), basis = at.value_or(state_.basis), limits = definition_.limits,
        policy = *definition_.compaction, counter = definition_.counter, &timers = session_.timers(),
        stop] { return Measure(*request, basis, limits, policy, *counter, timers, stop); },
       handler);
@@ -1204,7 +1186,7 @@ void LoopActor::OnToolDone(std::uint64_t op, ToolOutput output) {
 std::size_t LoopActor::FoldQueued() {
   std::size_t folded = 0;
   // The input barrier: nothing leaves the queue while a compaction holds the slot.
-  while (!slot_.occupied() && !queue_.empty() && !halted_) {
+  while (!slot_.occupied() && !state_.pending.empty() && !halted_) {
     if (!CommitQueuedFront())
       break;
     ++folded;
@@ -1216,7 +1198,7 @@ void LoopActor::FinishTurn(TurnEnd end, std::string_view reason, std::string det
   if (end != TurnEnd::kCompleted) {
     // A turn that ends early answers the tool calls it leaves open (tool_answers.h), so the
     // history stays a valid transcript: compactable, and acceptable to providers.
-    for (ToolResultMessage& answer : AnswersForUnansweredCalls(history_.messages())) {
+    for (ToolResultMessage& answer : AnswersForUnansweredCalls(state_.history.messages())) {
       if (!CommitMessage(std::move(answer), Uuid{}))
         return;
     }
@@ -1271,7 +1253,7 @@ void LoopActor::AfterTurnOrAttempt() {
 }
 
 void LoopActor::ResumeQueued() {
-  if (!turn_ && !slot_.occupied() && !queue_.empty())
+  if (!turn_ && !slot_.occupied() && !state_.pending.empty())
     StartTurn();
 }
 
@@ -1280,7 +1262,7 @@ void LoopActor::ResumeQueued() {
 void LoopActor::StartIdlePreparation() {
   Attempt& attempt = *slot_.attempt();
   attempt.phase = AttemptPhase::kPreCounting;
-  attempt.basis = basis_;
+  attempt.basis = state_.basis;
   attempt.request = LeaseRequest();
   const std::uint64_t op = next_op_++;
   attempt.op = op;
@@ -1304,7 +1286,7 @@ void LoopActor::OnPreCounted(std::uint64_t op, Result<ContextMeasurement, Measur
   };
   // What was counted is no longer the loop's request: a message was committed, or the request
   // changed (LoopRequestChanged: the system prompt is the one part of the shape that can).
-  if (!(basis_ == attempt->basis) || attempt->request->system != definition_.system_prompt)
+  if (!(state_.basis == attempt->basis) || attempt->request->system != state_.system_prompt)
     return reject_unstarted(CompactRejectReason::kStaleBasis);
   if (!result)
     return reject_unstarted(ReasonForMeasureError(result.error()));
@@ -1417,11 +1399,11 @@ bool LoopActor::StartAttempt(const ContextMeasurement& candidate,
   AttemptInput input;
   input.candidate = candidate;
   input.request = attempt.request;
-  input.derived_prefix = derived_prefix_;
+  input.derived_prefix = state_.derived_prefix;
   // The ids only name the pinned messages: without pins they are not copied (16 bytes a message).
-  if (!pinned_.empty())
-    input.history_ids = history_ids_;
-  input.pinned = pinned_;
+  if (!state_.pinned.empty())
+    input.history_ids = state_.history_ids;
+  input.pinned = state_.pinned;
   input.limits = definition_.limits;
   input.policy = *definition_.compaction;
   input.counter = definition_.counter;
@@ -1430,7 +1412,7 @@ bool LoopActor::StartAttempt(const ContextMeasurement& candidate,
   input.automatic = attempt.reason == CompactionReason::kAutomatic;
   // docs/chunked.md: journaled chunks of this basis are reused; new ones are journaled on the
   // strand, one by one, before the next is asked for.
-  input.cached_chunk = [chunks = chunks_](const ChunkKey& key) -> std::optional<UserMessage> {
+  input.cached_chunk = [chunks = state_.chunks](const ChunkKey& key) -> std::optional<UserMessage> {
     for (const CompactionChunkSummarized& c : chunks) {
       if (c.basis == key.basis && c.request_fingerprint == key.request && c.chunk == key.chunk &&
           c.chunks == key.chunks && c.digest == key.digest)
@@ -1518,7 +1500,7 @@ void LoopActor::OnOutcome(std::uint64_t op, Proposal proposal) {
   if (halted_ || exited_)
     return;
   // The compare-and-swap: the proposal may replace only the exact context it was made for.
-  if (!proposal.reject && IsStale(*attempt, basis_, measurement_))
+  if (!proposal.reject && IsStale(*attempt, state_.basis, state_.measurement))
     proposal.reject = CompactRejectReason::kStaleBasis;
   // A person asked to see it first: it waits, proposed, for an approve, a discard or its time.
   if (!proposal.reject && NeedsApproval(*attempt))
@@ -1533,8 +1515,8 @@ void LoopActor::Conclude(Proposal proposal, bool in_turn) {
   if (in_turn && turn_) {
     // A manual attempt that failed at an unchanged basis under an automatic policy lets the
     // automatic trigger open its own attempt at that basis.
-    const bool retry_automatic =
-        definition_.compaction->automatic && reason == CompactionReason::kManual && basis == basis_;
+    const bool retry_automatic = definition_.compaction->automatic &&
+                                 reason == CompactionReason::kManual && basis == state_.basis;
     ApplyTurn(turn_->driver.CompactionConcluded(
         {finalized, proposal.reject, proposal.turn_failure, retry_automatic}));
   } else if (finalized) {
@@ -1563,6 +1545,10 @@ bool LoopActor::Finalize(Proposal& proposal) {
     post = terminal->post_context;
     return std::move(terminal->batch);
   }();
+  // The attempt's lease of the history ends once its terminal is built, so that a commit moves
+  // the history to the undo stack uncopied.
+  if (commit)
+    slot_.attempt()->request.reset();
   // The terminal and its replies are one append (one fsync): either the outcome is durable
   // with every waiter answered, or nothing of it is.
   PublishOutcome outcome = AnswerWaiters(InfrastructureFailure::Kind::kTerminalAppend, attempt.id,
@@ -1580,35 +1566,8 @@ bool LoopActor::Finalize(Proposal& proposal) {
   last_terminal_ = header.event_id;
   proposal_.reset();  // a proposal ends with its attempt (interrupted, canceled, shut down)
   if (commit) {
-    // Only now, with the terminal and every reply durable, does the live history change.
-    std::vector<Message> history;
-    history.reserve(proposal.pinned.size() + proposal.retained.size() + 1);
-    history.emplace_back(proposal.summary);
-    for (PinnedMessage& kept : proposal.pinned)
-      history.push_back(std::move(kept.message));
-    for (Message& m : proposal.retained)
-      history.push_back(std::move(m));
-    // The attempt's lease ends first, so that the history moves to the undo stack uncopied.
-    slot_.attempt()->request.reset();
-    replaced_.push_back(ReplacedHistory{header.event_id, history_.Take(), std::move(history_ids_),
-                                        derived_prefix_, history.size(), masked_});
-    if (replaced_.size() > kMaxUndoDepth)
-      replaced_.erase(replaced_.begin());
-    const std::vector<Uuid>& before_ids = replaced_.back().history_ids;
-    std::vector<Uuid> ids;
-    ids.reserve(history.size());
-    ids.push_back(header.event_id);
-    for (std::size_t i : proposal.survivors)
-      ids.push_back(before_ids[i]);
-    history_.Replace(std::move(history));
-    history_ids_ = std::move(ids);
-    std::erase_if(pinned_, [this](const Uuid& id) {
-      return std::find(history_ids_.begin(), history_ids_.end(), id) == history_ids_.end();
-    });
-    masked_ = MaskedStillIn(masked_, history_ids_);
-    derived_prefix_ = 1 + proposal.pinned.size();
-    basis_ = post->basis;
-    measurement_ = *post;
+    // Only now, with the terminal and every reply durable, has the live history changed
+    // (Publish applied the terminal).
     pressure_ = PressureLevel::kUnknown;  // no hysteresis carries over a commit
     pressure_ = LevelFor(*post);
   }

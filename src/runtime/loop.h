@@ -28,6 +28,7 @@
 #include "runtime/attempt.h"
 #include "runtime/compaction_slot.h"
 #include "runtime/executor.h"
+#include "runtime/loop_reducer.h"
 #include "runtime/measure.h"
 #include "runtime/session_core.h"
 #include "runtime/shared_history.h"
@@ -35,32 +36,14 @@
 
 namespace harness::runtime_detail {
 
-// An input waiting for its turn, in FIFO order.
-struct QueuedInput {
-  Uuid command;
-  UserMessage message;
-  Agency agency = Agency::kUser;
-};
-
-// The state a loop starts from. CreateLoop starts from the definition's history at basis
-// {1, LoopCreated} (or zero); Session::Restore starts from the fold of the journal. Both go
-// through this one struct, so a restored loop is built exactly as a fresh one is.
+// The state a loop starts from. CreateLoop starts from the state its LoopCreated makes
+// (LoopStateOf); Session::Restore from the fold of the journal. Both go through this one struct,
+// so a restored loop is built exactly as a fresh one is.
 struct LoopStartState {
-  std::vector<Message> history;
-  std::vector<Uuid> history_ids;  // parallel to history (event/pins.h)
-  std::set<Uuid> pinned;
-  std::vector<ReplacedHistory> replaced;          // undoable replacements, oldest first
-  MaskedOriginals masked;                         // docs/masking.md
-  std::vector<CompactionChunkSummarized> chunks;  // docs/chunked.md, at `basis`
-  std::size_t derived_prefix = 0;
-  ContextBasis basis;
-  std::optional<ContextMeasurement> measurement;
+  LoopState state;  // the durable state; state.pending is the queued input, oldest first
+  // Derived from the durable state by the live rules (RestoredPressure, RestoredHold).
   PressureLevel pressure = PressureLevel::kUnknown;
-  std::optional<ContextBasis> automatic_latch;
   std::optional<BasisPoints> automatic_hold;
-  std::uint64_t turn_index = 0;
-  std::vector<QueuedInput> queue;
-  bool exited = false;  // the journal says LoopExited: the actor starts exited
 };
 
 // Where the outcome of a control the actor answers goes: the SessionDone of the Session call that
@@ -123,6 +106,8 @@ class LoopActor : public std::enable_shared_from_this<LoopActor> {
   // one whose own append failed, so that a later shutdown writes nothing more for it.
   void PostHalt();
   void PostSnapshot(SessionDone<LoopSnapshot> done);
+  // A copy of the durable state (SessionProbe::DurableState).
+  void PostDurableState(SessionDone<LoopState> done);
   // Journals `changed` (LoopRequestChanged) and then applies it: the loop's next model request
   // is made with it. A failed append halts the loop as any durable publication does.
   std::future<PublishOutcome> PostRequestChange(LoopRequestChanged changed);
@@ -171,10 +156,12 @@ class LoopActor : public std::enable_shared_from_this<LoopActor> {
   EventHeader InputHeader(const Uuid& command, Agency agency) const;
   EventHeader TurnHeader(bool with_step) const;
   bool PublishOrHalt(const Event& event, InfrastructureFailure::Kind kind);
-  PublishOutcome Publish(const Event& event) { return session_.Publish(event); }
-  PublishOutcome PublishBatch(const std::vector<Event>& events) {
-    return session_.PublishBatch(events);
-  }
+  // The session's publication, and then, once the journal has the events, the loop reducer
+  // (runtime/loop_reducer.h) applies them to state_: the one way the loop's durable state changes.
+  PublishOutcome Publish(const Event& event);
+  PublishOutcome PublishBatch(const std::vector<Event>& events);
+  // A refusal of the reducer is a broken invariant: the session is faulted (kFatal).
+  PublishOutcome Apply(const Event& event);
 
   // --- pins
   struct PinRequest {
@@ -227,9 +214,9 @@ class LoopActor : public std::enable_shared_from_this<LoopActor> {
   // Parallel to history_ids_: whether each id is in `ids` (a set or a map keyed by id).
   template <class Ids>
   std::vector<bool> Flags(const Ids& ids) const {
-    std::vector<bool> flags(history_ids_.size(), false);
-    for (std::size_t i = 0; i < history_ids_.size(); ++i)
-      flags[i] = ids.contains(history_ids_[i]);
+    std::vector<bool> flags(state_.history_ids.size(), false);
+    for (std::size_t i = 0; i < state_.history_ids.size(); ++i)
+      flags[i] = ids.contains(state_.history_ids[i]);
     return flags;
   }
 
@@ -376,24 +363,15 @@ class LoopActor : public std::enable_shared_from_this<LoopActor> {
   std::vector<ToolDefinition> tool_definitions_;
 
   // state (strand only)
-  // Lent to an attempt's work off the actor rather than copied (shared_history.h).
-  SharedHistory history_;
-  std::vector<Uuid> history_ids_;  // parallel to history_
-  std::set<Uuid> pinned_;
-  std::vector<PinRequest> deferred_pins_;          // arrived while an attempt was running
-  std::vector<ReplacedHistory> replaced_;          // undoable replacements, oldest first
-  std::optional<PendingUndo> undo_;                // an undo being counted: turns wait for it
-  std::optional<PendingMask> mask_;                // a masking being counted: turns wait for it
-  MaskedOriginals masked_;                         // the originals of the history's masked results
-  std::vector<CompactionChunkSummarized> chunks_;  // journaled chunk summaries, at one basis
-  std::optional<PendingProposal> proposal_;        // the slot's attempt waits for a person
-  Uuid last_terminal_;                             // the event id of the latest durable terminal
-  std::size_t derived_prefix_ = 0;
-  ContextBasis basis_;
-  std::optional<ContextMeasurement> measurement_;
+  // The durable state, changed only by Apply. Its history is lent to an attempt's work off the
+  // actor rather than copied (shared_history.h).
+  BasicLoopState<SharedHistory> state_;
+  std::vector<PinRequest> deferred_pins_;    // arrived while an attempt was running
+  std::optional<PendingUndo> undo_;          // an undo being counted: turns wait for it
+  std::optional<PendingMask> mask_;          // a masking being counted: turns wait for it
+  std::optional<PendingProposal> proposal_;  // the slot's attempt waits for a person
+  Uuid last_terminal_;                       // the event id of the latest durable terminal
   PressureLevel pressure_ = PressureLevel::kUnknown;
-  std::uint64_t turn_index_ = 0;
-  std::deque<QueuedInput> queue_;
   CompactionSlot slot_;
   // The callers' cancellations of the commands waiting in the slot. A callback only posts
   // OnWaiterCanceled (it runs on the caller's thread); the entry goes once the command is

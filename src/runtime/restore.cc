@@ -155,27 +155,14 @@ Result<std::vector<NewRecord>, SessionError> RepairRecords(const RepairPlan& pla
 
 LoopStartState StartStateOf(const LoopFold& loop, const LoopDefinition& definition) {
   LoopStartState start;
-  start.history = loop.history;
-  start.history_ids = loop.history_ids;
-  start.pinned = loop.pinned;
-  start.replaced = loop.replaced;
-  start.masked = loop.masked;
-  for (const CompactionChunkSummarized& chunk : loop.chunks) {
-    if (chunk.basis == loop.basis)
-      start.chunks.push_back(chunk);
-  }
-  start.derived_prefix = loop.derived_prefix;
-  start.basis = loop.basis;
-  start.measurement = loop.measurement;
-  start.pressure =
-      RestoredPressure(loop, definition.compaction ? &*definition.compaction : nullptr);
-  start.automatic_latch = loop.automatic_latch;
-  start.automatic_hold =
-      RestoredHold(loop, definition.compaction ? &*definition.compaction : nullptr);
-  start.turn_index = loop.turn_index;
-  for (const PendingInput& input : loop.pending)
-    start.queue.push_back({input.command, input.message, input.agency});
-  start.exited = loop.exited;
+  start.state = loop;  // the fold's durable state, as the live loop keeps it
+  // Only the chunks of the loop's basis can be reused (docs/chunked.md).
+  std::erase_if(start.state.chunks, [&loop](const CompactionChunkSummarized& chunk) {
+    return !(chunk.basis == loop.basis);
+  });
+  const CompactionPolicy* policy = definition.compaction ? &*definition.compaction : nullptr;
+  start.pressure = RestoredPressure(loop, policy);
+  start.automatic_hold = RestoredHold(loop, policy);
   return start;
 }
 
@@ -312,7 +299,7 @@ Result<std::unique_ptr<Session>, SessionError> Session::Restore(SessionOptions o
     for (std::size_t i = 0; i < folded->loops.size(); ++i) {
       const LoopFold& loop = folded->loops[i];
       LoopStartState start = StartStateOf(loop, definitions[i]);
-      const bool resume = !start.exited && !start.queue.empty();
+      const bool resume = !start.state.exited && !start.state.pending.empty();
       auto actor = std::make_shared<LoopActor>(core_ref, loop.loop, std::move(definitions[i]),
                                                std::move(start));
       core_ref.loops.emplace(loop.loop, actor);

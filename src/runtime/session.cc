@@ -13,6 +13,7 @@
 #include "harness/event/codec.h"
 #include "runtime/loop.h"
 #include "runtime/session_core.h"
+#include "runtime/session_probe.h"
 
 namespace harness {
 
@@ -506,12 +507,10 @@ Result<Uuid, SessionError> Session::CreateLoop(LoopDefinition definition) {
   // The history moves into the events and, once they are published, on into the loop: a
   // transcript of tens of megabytes is held once here, besides the copy the hub hands its
   // subscribers and the journal records being written.
-  const bool has_history = !definition.history.empty();
   created.history = std::move(definition.history);
   auto events = LoopCreationEvents(std::move(created));
   if (!events.ok())
     return Fail(runtime_detail::CannotBeJournaled(std::move(events).error()));
-  const Uuid created_id = HeaderOf(events->front()).event_id;
   auto published = core_->PublishBatch(*events);
   if (!published.ok()) {
     return Fail(SessionError{published.status == runtime_detail::Published::kFatal
@@ -519,25 +518,16 @@ Result<Uuid, SessionError> Session::CreateLoop(LoopDefinition definition) {
                                  : SessionErrorKind::kInvalidDefinition,
                              published.detail});
   }
+  // The state the events make, through the reducer's start (runtime/loop_reducer.h) as the fold
+  // does. The first part is the history's own storage, with room for the rest
+  // (LoopCreationEvents): the others are appended to it in place.
   runtime_detail::LoopStartState start;
-  start.basis = has_history ? ContextBasis{1, created_id} : ContextBasis{};
-  // The first part is the history's own storage, with room for the rest (LoopCreationEvents):
-  // the others are appended to it in place.
-  start.history = std::move(std::get<LoopCreated>(events->front()).history);
-  if (events->size() > 1) {
-    std::size_t messages = start.history.size();
-    for (std::size_t i = 1; i < events->size(); ++i)
-      messages += std::get<LoopHistoryContinued>((*events)[i]).history.size();
-    start.history.reserve(messages);
-    for (std::size_t i = 1; i < events->size(); ++i) {
-      auto& part = std::get<LoopHistoryContinued>((*events)[i]).history;
-      start.history.insert(start.history.end(), std::make_move_iterator(part.begin()),
-                           std::make_move_iterator(part.end()));
-      part = {};
-    }
+  start.state =
+      runtime_detail::LoopStateOf(header, std::move(std::get<LoopCreated>(events->front())));
+  for (std::size_t i = 1; i < events->size(); ++i) {
+    runtime_detail::AppendInitialHistory(
+        start.state, std::move(std::get<LoopHistoryContinued>((*events)[i]).history));
   }
-  for (std::size_t i = 0; i < start.history.size(); ++i)
-    start.history_ids.push_back(InitialMessageId(created_id, i));
   const bool make_active = definition.make_active;
   auto actor = std::make_shared<LoopActor>(*core_, loop, std::move(definition), std::move(start));
   bool activate = false;
@@ -1026,5 +1016,25 @@ void Session::Snapshot(const Uuid& loop, SessionDone<LoopSnapshot> done) {
   }
   done(Fail(std::move(*refused)));
 }
+
+namespace runtime_detail {
+
+Result<LoopState, SessionError> SessionProbe::DurableState(Session& session, const Uuid& loop) {
+  return Await<LoopState>([&](SessionDone<LoopState> done) {
+    std::optional<SessionError> refused;
+    {
+      std::lock_guard lock(session.core_->registry_mutex);
+      auto actor = FindLoop(*session.core_, loop);
+      if (actor) {
+        (*actor)->PostDurableState(std::move(done));
+        return;
+      }
+      refused = actor.error();
+    }
+    done(Fail(std::move(*refused)));
+  });
+}
+
+}  // namespace runtime_detail
 
 }  // namespace harness

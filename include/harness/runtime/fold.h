@@ -78,6 +78,7 @@
 #include "harness/event/codec.h"
 #include "harness/event/event.h"
 #include "harness/journal/record.h"
+#include "harness/runtime/loop_state.h"
 
 namespace harness {
 
@@ -123,115 +124,17 @@ struct RestoreError {
   friend bool operator==(const RestoreError&, const RestoreError&) = default;
 };
 
-// Inputs one loop may hold queued; one more is InputRejected{queue_full}.
-inline constexpr std::size_t kMaxQueuedInputs = 64;
-
-// An input command with its message: in LoopFold::pending an accepted input that has neither
-// reached the history nor been cancelled (seq: of its InputAccepted); in LoopFold::unanswered a
-// SubmitInput intent no InputAccepted/InputRejected cites yet (seq: of the intent), which
-// waiter repair answers (runtime/repair.h).
-struct PendingInput {
-  Uuid command;
-  UserMessage message;
-  Agency agency = Agency::kMachine;
-  std::uint64_t seq = 0;
-  friend bool operator==(const PendingInput&, const PendingInput&) = default;
-};
-
-// The originals of a history's masked tool results (docs/masking.md), by message id: exactly
-// the ids whose message in the history is a stub (MaskedToolResult).
-using MaskedOriginals = std::map<Uuid, Message>;
-
-// What a history replacement replaced, so that an undo can put it back (docs/undo.md).
-struct ReplacedHistory {
-  Uuid replacement;              // the CompactionCommitted's or ToolOutputsMasked's event id
-  std::vector<Message> history;  // the history just before it
-  std::vector<Uuid> history_ids;
-  std::size_t derived_prefix = 0;
-  // The messages it installed: a commit's summary, pinned and retained; a masking's whole history.
-  std::size_t installed = 0;
-  MaskedOriginals masked;  // the masked originals of `history`
-  friend bool operator==(const ReplacedHistory&, const ReplacedHistory&) = default;
-};
-
-// How many replacements back an undo reaches; an older one leaves the stack.
-inline constexpr std::size_t kMaxUndoDepth = 8;
-
-// The history an undo of `replaced` makes of the current one: replaced.history followed by
-// every message the current history holds after the replacement's installed ones (ids alike);
-// nullopt when the current history is shorter than what the replacement installed (it is not
-// the history that replacement left).
-struct RevertedHistory {
-  std::vector<Message> history;
-  std::vector<Uuid> history_ids;
-  std::size_t derived_prefix = 0;
-  MaskedOriginals masked;
-};
-
-// A masking or an unmasking of `message_ids` applied to a history (docs/masking.md), the one
-// function the live loop and the fold use. MaskHistory: each id names a tool result at or after
-// `derived_prefix` that is neither masked nor pinned; it becomes MaskedToolResult(original, the
-// name of the tool it answers, id) and its original goes into `masked`. UnmaskHistory: each id is
-// in `masked`; its original comes back. A failure names the rule broken (never content).
-struct MaskedHistory {
-  std::vector<Message> history;
-  MaskedOriginals masked;
-};
-Result<MaskedHistory, std::string> MaskHistory(const std::vector<Message>& history,
-                                               const std::vector<Uuid>& history_ids,
-                                               std::size_t derived_prefix,
-                                               const std::set<Uuid>& pinned,
-                                               const MaskedOriginals& masked,
-                                               const std::vector<Uuid>& message_ids);
-Result<MaskedHistory, std::string> UnmaskHistory(const std::vector<Message>& history,
-                                                 const std::vector<Uuid>& history_ids,
-                                                 const MaskedOriginals& masked,
-                                                 const std::vector<Uuid>& message_ids);
-// Adds `chunk` to the chunk summaries kept for reuse (docs/chunked.md), the one rule the live
-// loop and the fold share: those of another basis leave, and one of the same key (request,
-// position, digest) is replaced.
-void KeepChunk(std::vector<CompactionChunkSummarized>& chunks, CompactionChunkSummarized chunk);
-
-// The entries of `masked` whose id is still in `history_ids` (after a commit dropped some).
-MaskedOriginals MaskedStillIn(const MaskedOriginals& masked, const std::vector<Uuid>& history_ids);
-std::optional<RevertedHistory> RevertHistory(const std::vector<Message>& history,
-                                             const std::vector<Uuid>& history_ids,
-                                             const ReplacedHistory& replaced);
-
-struct LoopFold {
-  Uuid loop;
+// A loop's state as the fold keeps it: the durable state (LoopState) and what only a restore
+// needs beside it.
+struct LoopFold : LoopState {
   LoopKind kind = LoopKind::kUnspecified;
-  ModelKey model;
   bool compaction_policy = false;
-  std::string system_prompt;               // LoopCreated's, then the latest LoopRequestChanged's
-  std::vector<ToolDefinition> tools;       // LoopCreated's
-  std::optional<CompactionPolicy> policy;  // LoopCreated's
-  std::string compactor_name;              // LoopCreated's compactor
+  std::vector<ToolDefinition> tools;                         // LoopCreated's
+  std::optional<CompactionPolicy> policy;                    // LoopCreated's
+  std::string compactor_name;                                // LoopCreated's compactor
   std::size_t max_steps_per_turn = kDefaultMaxStepsPerTurn;  // LoopCreated's
-  std::vector<Message> history;
-  std::vector<Uuid> history_ids;  // parallel to history (event/pins.h)
-  std::set<Uuid> pinned;
-  // The summary (history[0]) and the messages the last commit kept with it; 0 before any commit.
-  std::size_t derived_prefix = 0;
-  std::vector<ReplacedHistory> replaced;  // undoable replacements, oldest first
-  MaskedOriginals masked;                 // docs/masking.md
-  // The chunk summaries journaled at the loop's latest chunked basis (docs/chunked.md): a later
-  // attempt at that basis reuses them.
-  std::vector<CompactionChunkSummarized> chunks;
-  ContextBasis basis;
-  std::optional<ContextMeasurement> measurement;
-  std::vector<BasisPoints> occupancies;  // since the last commit, for RestoredPressure
-  std::optional<ContextBasis> automatic_latch;
-  // The facts the automatic hold is derived from (RestoredHold): the last CompactionCommitted's
-  // post_context, and the hold of the latest automatic Ineffective rejection after it.
-  std::optional<ContextMeasurement> committed_post;
-  std::optional<BasisPoints> ineffective_hold;
-  std::uint64_t turn_index = 0;
-  std::optional<Uuid> open_turn;
-  std::vector<PendingInput> pending;     // FIFO by InputAccepted order
-  std::vector<PendingInput> unanswered;  // by intent seq
-  bool exited = false;
-  std::uint64_t last_seq = 0;  // of the loop's latest event
+  std::vector<PendingInput> unanswered;                      // by intent seq
+  std::uint64_t last_seq = 0;                                // of the loop's latest event
 };
 
 // A Compact command intent (a kCommand record).
@@ -373,11 +276,11 @@ class SessionFolder {
 
 // The pressure level of a restored loop: PressureLevelFor replayed over loop.occupancies from
 // Unknown. `policy` null: the loop has no compaction policy.
-PressureLevel RestoredPressure(const LoopFold& loop, const CompactionPolicy* policy);
+PressureLevel RestoredPressure(const LoopState& loop, const CompactionPolicy* policy);
 
 // The automatic hold of a restored loop (docs/decisions.md P15): the live actor's rule over the
 // journaled facts, loop.ineffective_hold when set, else the hold the last commit's post context
 // leaves under `policy` (none without a commit or a policy).
-std::optional<BasisPoints> RestoredHold(const LoopFold& loop, const CompactionPolicy* policy);
+std::optional<BasisPoints> RestoredHold(const LoopState& loop, const CompactionPolicy* policy);
 
 }  // namespace harness

@@ -350,7 +350,8 @@ struct RestoreReport {
 
 namespace runtime_detail {
 class SessionCore;
-}
+struct SessionProbe;
+}  // namespace runtime_detail
 
 // What the asynchronous form of a call (see the contract above) receives: the outcome its
 // blocking form returns.
@@ -472,6 +473,7 @@ class Session {
   void Snapshot(const Uuid& loop, SessionDone<LoopSnapshot> done);
 
  private:
+  friend struct runtime_detail::SessionProbe;  // the runtime's own tests (runtime/session_probe.h)
   explicit Session(std::unique_ptr<runtime_detail::SessionCore> core);
   // The checks and the journaled intent every Compact shares (the contract above).
   Result<Uuid, SessionError> SendCompact(const Uuid& loop, ::harness::Compact command,
