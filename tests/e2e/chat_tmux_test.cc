@@ -333,7 +333,12 @@ TEST_F(ChatTmux, TheAnswerStreamsBeforeTheTurnEndsAndCompactionLinesStillPrint) 
   // The first answer streamed and was not printed again at the end of its turn.
   EXPECT_EQ(Occurrences(screen, "assistant: " + big), 1u) << screen;
 
-  EXPECT_EQ(Occurrences(screen, "thinking..."), 0u) << screen;
+  // No indicator after the line "second" was typed on. (Typed while the first turn's work went
+  // on, "second" is echoed by the terminal after the indicator drawn then, and stays on that
+  // line: a machine under load makes that happen.)
+  const auto typed = screen.find("second\n");
+  ASSERT_NE(typed, std::string::npos) << screen;
+  EXPECT_EQ(Occurrences(screen.substr(typed), "thinking..."), 0u) << screen;
 
   // The terminal echoes what is typed where the cursor is, after the open answer; the chat's
   // own lines start lines of their own.
