@@ -371,8 +371,21 @@ Status<InvalidEventError> WriteBody(WireWriter& w, const MessageCommitted& e) {
   return {};
 }
 
+// The reason is its name, as it has always been written; the measurement members only when set
+// (docs/decisions.md P10).
 Status<InvalidEventError> WriteBody(WireWriter& w, const TurnFailed& e) {
-  w.String("reason", e.reason).String("detail", e.detail);
+  w.String("reason", TurnFailReasonName(e.reason)).String("detail", e.detail);
+  if (e.context) {
+    w.Key("context");
+    WireWriter(w.out())
+        .Uint("input_tokens", e.context->input_tokens)
+        .Uint("input_limit", e.context->input_limit)
+        .Close();
+  }
+  if (e.steps) {
+    w.Key("steps");
+    WireWriter(w.out()).Uint("made", e.steps->made).Uint("limit", e.steps->limit).Close();
+  }
   return {};
 }
 
@@ -834,9 +847,34 @@ Status<DecodeCause> ReadBody(JsonObject& top, MessageCommitted& e) {
   return {};
 }
 
+// An optional member that is an object of exactly two numbers, `first` and `second`.
+Result<std::optional<std::pair<std::uint64_t, std::uint64_t>>, JsonError> ReadFigures(
+    JsonObject& top, std::string_view name, std::string_view first, std::string_view second) {
+  const Json* member = top.Find(name);
+  if (member == nullptr)
+    return std::optional<std::pair<std::uint64_t, std::uint64_t>>();
+  HARNESS_TRY(JsonObject object, JsonObject::Open(*member, top.MemberPath(name)));
+  HARNESS_TRY(const std::uint64_t a, object.RequireUint(first));
+  HARNESS_TRY(const std::uint64_t b, object.RequireUint(second));
+  HARNESS_CHECK(object.RejectUnknown());
+  return std::optional(std::pair(a, b));
+}
+
 Status<DecodeCause> ReadBody(JsonObject& top, TurnFailed& e) {
-  HARNESS_TRY(e.reason, top.RequireString("reason"));
+  HARNESS_TRY(const std::string reason, top.RequireString("reason"));
+  const auto known = TurnFailReasonFromName(reason);
+  if (!known) {
+    return Fail(JsonError{JsonErrorKind::kRange, top.MemberPath("reason"), 0,
+                          "not a turn failure reason this version knows"});
+  }
+  e.reason = *known;
   HARNESS_TRY(e.detail, top.RequireString("detail"));
+  HARNESS_TRY(const auto context, ReadFigures(top, "context", "input_tokens", "input_limit"));
+  if (context)
+    e.context = TurnFailedContext{context->first, context->second};
+  HARNESS_TRY(const auto steps, ReadFigures(top, "steps", "made", "limit"));
+  if (steps)
+    e.steps = TurnFailedSteps{steps->first, steps->second};
   return {};
 }
 

@@ -6,6 +6,7 @@
 
 #include "harness/compaction/anchors.h"
 #include "harness/compaction/chunks.h"
+#include "harness/compaction/output.h"
 #include "harness/compaction/repair.h"
 #include "harness/compaction/shorten.h"
 #include "harness/compaction/tail.h"
@@ -19,8 +20,10 @@ namespace {
 
 Proposal RejectMeasure(const MeasureError& error) {
   Proposal proposal = Proposal::Rejected(ReasonForMeasureError(error));
-  if (proposal.reject == CompactRejectReason::kContextLimitUnknown)
-    proposal.turn_failure = "context_limit_unknown";
+  if (proposal.reject == CompactRejectReason::kContextLimitUnknown) {
+    proposal.turn_failure = TurnFailed{};
+    proposal.turn_failure->reason = TurnFailReason::kContextLimitUnknown;
+  }
   return proposal;
 }
 
@@ -495,9 +498,14 @@ Proposal Run(AttemptPreflight& pre, Timers& timers, const std::stop_token& stop)
   auto post = MeasureWith(input, std::move(replaced), timers, stop);
   if (!post)
     return RejectMeasure(post.error());
-  if (post->input_tokens >= post->input_limit) {
+  if (auto fits = CheckPostReplacementCount(*post); !fits.ok()) {
+    const ContextMeasurement& counted = fits.error().measurement;
     Proposal too_large = Proposal::Rejected(CompactRejectReason::kSummaryTooLarge);
-    too_large.turn_failure = "summary_too_large";
+    too_large.turn_failure = TurnFailed{};
+    too_large.turn_failure->reason = TurnFailReason::kSummaryTooLarge;
+    if (counted.input_limit > 0)  // a limit of 0 fails every count, and TurnFailed needs one
+      too_large.turn_failure->context =
+          TurnFailedContext{counted.input_tokens, counted.input_limit};
     return too_large;
   }
   proposal.summary = std::move(output->summary);

@@ -117,9 +117,18 @@ struct Case {
   CompactFn compact;
   std::optional<CompactRejectReason> reject;
   std::size_t compactor_calls = 1;
-  std::optional<std::string> turn_failure = std::nullopt;
+  std::optional<TurnFailed> turn_failure = std::nullopt;
   TokenCount candidate_tokens = 50;
 };
+
+// The turn failure an attempt proposes: `reason`, and the count that reached the limit.
+TurnFailed TurnFailure(TurnFailReason reason,
+                       std::optional<TurnFailedContext> context = std::nullopt) {
+  TurnFailed failure;
+  failure.reason = reason;
+  failure.context = context;
+  return failure;
+}
 
 TEST(RunAttempt, EachOutcomeOfThePipeline) {
   auto wrong = [](auto mutate) {
@@ -197,7 +206,7 @@ TEST(RunAttempt, EachOutcomeOfThePipeline) {
        Text(std::string(kSummary)),
        CompactRejectReason::kSummaryTooLarge,
        1,
-       "summary_too_large"},
+       TurnFailure(TurnFailReason::kSummaryTooLarge, TurnFailedContext{80, 80})},
       {"compactor throws",
        {5},
        [](const CompactionInput&) -> Result<CompactionOutput, CompactorError> {
@@ -341,7 +350,7 @@ TEST(RunAttempt, UnknownLimitsFailTheTurnThatNeedsTheCount) {
   input.limits = ModelLimits{};
   const Proposal proposal = RunAttempt(input, timers, {});
   EXPECT_EQ(proposal.reject, CompactRejectReason::kContextLimitUnknown);
-  EXPECT_EQ(proposal.turn_failure, "context_limit_unknown");
+  EXPECT_EQ(proposal.turn_failure, TurnFailure(TurnFailReason::kContextLimitUnknown));
 }
 
 TEST(RunAttempt, ACounterThatThrowsIsInternal) {
