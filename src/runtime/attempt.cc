@@ -607,8 +607,13 @@ Result<Terminal, InvalidEventError> TerminalFor(const Attempt& attempt, const Pr
       post_request.messages.push_back(kept.message);
     post_request.messages.insert(post_request.messages.end(), proposal.retained.begin(),
                                  proposal.retained.end());
-    committed.post_context.request_fingerprint = RequestFingerprint(
-        post_request, committed.post_context.basis, committed.post_context.quality);
+    auto post_fingerprint = RequestFingerprint(post_request, committed.post_context.basis,
+                                               committed.post_context.quality);
+    if (!post_fingerprint) {
+      return Fail(InvalidEventError{CompactionCommitted::kType, "PostContext",
+                                    FieldRule::kIsInvalid, std::nullopt});
+    }
+    committed.post_context.request_fingerprint = *post_fingerprint;
     committed.coverage = proposal.coverage;
     committed.pinned = proposal.pinned;
     committed.shortened = proposal.shortened;

@@ -103,7 +103,7 @@ AttemptInput Input(std::shared_ptr<ContextCounter> counter, std::shared_ptr<Comp
   input.candidate.basis = kBasis;
   input.candidate.model = TestModel();
   input.candidate.request_fingerprint =
-      RequestFingerprint(*input.request, kBasis, CountQuality::kExactLocal);
+      RequestFingerprint(*input.request, kBasis, CountQuality::kExactLocal).value();
   input.candidate.input_tokens = 50;
   input.candidate.input_limit = 80;
   input.candidate.quality = CountQuality::kExactLocal;
@@ -374,7 +374,8 @@ Attempt InProgress() {
   InferenceRequest request;
   request.model = TestModel();
   request.messages = {U("prior history")};
-  candidate.request_fingerprint = RequestFingerprint(request, kBasis, CountQuality::kExactLocal);
+  candidate.request_fingerprint =
+      RequestFingerprint(request, kBasis, CountQuality::kExactLocal).value();
   candidate.input_limit = 80;
   candidate.input_tokens = 50;
   candidate.quality = CountQuality::kExactLocal;
@@ -632,7 +633,8 @@ TEST(TerminalFor, ACommitCarriesItsPinnedMessagesAndCountsThemInItsFingerprint) 
   replaced.messages = {proposal.summary, h.messages[3], h.messages[4], h.messages[5]};
   EXPECT_EQ(
       committed->post_context.request_fingerprint,
-      RequestFingerprint(replaced, committed->post_context.basis, committed->post_context.quality));
+      RequestFingerprint(replaced, committed->post_context.basis, committed->post_context.quality)
+          .value());
 }
 
 // Instructions (docs/compact-focus.md) are part of the compaction's request fingerprint: the
