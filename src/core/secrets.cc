@@ -110,8 +110,9 @@ bool HasKeyPrefix(std::string_view text, std::string_view lower) {
                      [text](std::string_view p) { return HasPrefixedToken(text, p, 16); });
 }
 
-// A token of 32 bytes or more mixing upper case, lower case and digits; a path's components are
-// judged one by one, so a long path is not a key.
+// A token of 32 bytes or more mixing upper case, lower case and digits. A path's components, and
+// the sides of an =, are judged one by one: a long path is not a key, nor is a kernel command
+// line's "root=UUID=dccb368a-ae08-48db-9563-9415e327bb90".
 bool HasMixedLongToken(std::string_view text) {
   std::size_t i = 0;
   while (i < text.size()) {
@@ -120,7 +121,8 @@ bool HasMixedLongToken(std::string_view text) {
     std::size_t start = i;
     bool upper = false, lower = false, digit = false;
     for (; i <= text.size(); ++i) {
-      const bool in_token = i < text.size() && IsTokenByte(text[i]) && text[i] != '/';
+      const bool separator = i < text.size() && (text[i] == '/' || text[i] == '=');
+      const bool in_token = i < text.size() && IsTokenByte(text[i]) && !separator;
       if (in_token) {
         upper |= text[i] >= 'A' && text[i] <= 'Z';
         lower |= text[i] >= 'a' && text[i] <= 'z';
@@ -129,9 +131,9 @@ bool HasMixedLongToken(std::string_view text) {
       }
       if (i - start >= 32 && upper && lower && digit)
         return true;
-      if (i == text.size() || text[i] != '/')
+      if (!separator)
         break;
-      start = i + 1;  // the next component of a path
+      start = i + 1;  // the next component
       upper = lower = digit = false;
     }
   }

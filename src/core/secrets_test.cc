@@ -66,6 +66,8 @@ TEST(LooksLikeSecret, EveryShapeOfCredentialAndNoMention) {
       {"aB3dE5gH7jK9mN1pQ3sT5vW7yZ9bC1d", false},       // 31
       {"abcdefghijklmnopqrstuvwxyz0123456789", false},  // no upper case
       {"src/SomeModule42/AnotherDirectory7/x.py", false},
+      {"API=aB3dE5gH7jK9mN1pQ3sT5vW7yZ9bC1dF", true},  // the value alone
+      {"root=UUID=dccb368a-ae08-48db-9563-9415e327bb90 rw rootflags=subvol=@", false},
       {"0f3a9c2e7b1d4a6f8e0c5b3a9d7f1e2c4b6a8d0f", false},  // a commit id
       // Bearer and basic values.
       {"Authorization: Bearer 0123456789abcdef", true},

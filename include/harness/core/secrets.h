@@ -14,8 +14,8 @@
 //     pk_live_, ghp_, gho_, ghu_, ghs_, ghr_, github_pat_, xoxb-, xoxp-, xoxa-, xoxr-, xapp-,
 //     glpat-, hf_, npm_, any case; AKIA, ASIA, AIza, eyJ, this case) making, with the letters,
 //     digits, _ and - after it, at least 16 bytes;
-//   - holds a token of at least 32 bytes (letters, digits, _ - + = .; a path judged one
-//     component at a time) mixing upper case, lower case and digits;
+//   - holds a token of at least 32 bytes (letters, digits, _ - + .; a path's components and the
+//     sides of an = judged one at a time) mixing upper case, lower case and digits;
 //   - holds "bearer " followed by at least 8 token bytes, or "basic " by at least 16 (any case);
 //   - holds a URL with a password (scheme://user:password@host);
 //   - holds "-----begin", or "private key" with "-----" (a PEM marker; any case).
