@@ -183,7 +183,7 @@ std::vector<std::string> ChatView::Lines(const Event& event) {
     outstanding_.TurnRunning(false);
     last_turn_failed_ = true;
     console_.EndStream();  // what streamed of the failed call stays, its line ended
-    return {TurnFailureLine(e->reason, e->detail, provider_)};
+    return {TurnFailureLine(*e, provider_)};
   } else if (std::holds_alternative<TurnInterrupted>(event)) {
     outstanding_.TurnRunning(false);
     console_.EndStream();  // what streamed of the failed call stays, its line ended

@@ -6,6 +6,7 @@
 #include <ctime>
 #include <type_traits>
 
+#include "failure_text.h"
 #include "harness/compaction/shorten.h"
 #include "harness/event/codec.h"
 #include "harness/event/wire.h"
@@ -141,10 +142,7 @@ struct LineOf {
   std::string operator()(const LoopExited& e) const {
     return fmt::format("LoopExited {}", LoopExitReasonName(e.reason));
   }
-  std::string operator()(const TurnFailed& e) const {
-    return e.detail.empty() ? fmt::format("TurnFailed {}", e.reason)
-                            : fmt::format("TurnFailed {}: {}", e.reason, e.detail);
-  }
+  std::string operator()(const TurnFailed& e) const { return "TurnFailed " + TurnFailedText(e); }
   std::string operator()(const TurnInterrupted& e) const {
     return fmt::format("TurnInterrupted {}", TurnInterruptReasonName(e.reason));
   }

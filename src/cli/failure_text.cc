@@ -60,13 +60,23 @@ std::string ModelFailureHint(std::string_view provider, std::string_view failure
   return "";
 }
 
-std::string TurnFailureLine(std::string_view reason, std::string_view detail,
-                            std::string_view provider) {
-  std::string line = fmt::format("turn failed: {}", reason);
-  if (!detail.empty())
-    line.append(": ").append(detail);
-  if (reason == "model_error") {
-    if (const std::string hint = ModelFailureHint(provider, detail); !hint.empty())
+std::string TurnFailedText(const TurnFailed& failed) {
+  std::string text(TurnFailReasonName(failed.reason));
+  if (!failed.detail.empty())
+    text.append(": ").append(failed.detail);
+  if (failed.context) {
+    text.append(
+        fmt::format(" ({}/{} tokens)", failed.context->input_tokens, failed.context->input_limit));
+  }
+  if (failed.steps)
+    text.append(fmt::format(" ({}/{} model calls)", failed.steps->made, failed.steps->limit));
+  return text;
+}
+
+std::string TurnFailureLine(const TurnFailed& failed, std::string_view provider) {
+  std::string line = "turn failed: " + TurnFailedText(failed);
+  if (failed.reason == TurnFailReason::kModelError) {
+    if (const std::string hint = ModelFailureHint(provider, failed.detail); !hint.empty())
       line.append("; ").append(hint);
   }
   return line;

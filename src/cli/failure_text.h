@@ -15,8 +15,10 @@
 //     invalid_response            "the server's answer is not the provider's wire; is the base URL
 //     …"
 //   "" for anything else (a canceled call, a script's error step: "refused: scripted").
-// - TurnFailureLine(reason, detail, provider): "turn failed: <reason>: <detail>", then
-//   "; <hint>" for a model_error with a hint.
+// - TurnFailedText(failed): "<reason>[: <detail>]", then the measurement it carries:
+//   " (<input tokens>/<input limit> tokens)" or " (<made>/<limit> model calls)".
+// - TurnFailureLine(failed, provider): "turn failed: " and TurnFailedText, then "; <hint>" for a
+//   model_error with a hint.
 // - CompactorFailureHint(detail, provider): the hint of a compactor_failed rejection detail
 //   whose note is a model's failure ("model <kind>: …"), else "".
 // The texts may hold a server's words: callers show them through TerminalText.
@@ -32,12 +34,13 @@
 #include <string_view>
 
 #include "harness/compaction/reject_detail.h"
+#include "harness/event/lifecycle.h"
 
 namespace harness::cli {
 
 std::string ModelFailureHint(std::string_view provider, std::string_view failure);
-std::string TurnFailureLine(std::string_view reason, std::string_view detail,
-                            std::string_view provider);
+std::string TurnFailedText(const TurnFailed& failed);
+std::string TurnFailureLine(const TurnFailed& failed, std::string_view provider);
 std::string CompactorFailureHint(const std::optional<CompactRejectDetail>& detail,
                                  std::string_view provider);
 

@@ -46,13 +46,36 @@ TEST(ModelFailureHint, EachKindNamesWhatToCheck) {
             "is the base URL right (the provider's base URL), and is the server up?");
 }
 
+TurnFailed Failed(TurnFailReason reason, std::string detail) {
+  TurnFailed failed;
+  failed.reason = reason;
+  failed.detail = std::move(detail);
+  return failed;
+}
+
 TEST(TurnFailureLine, TheCauseThenTheHint) {
-  EXPECT_EQ(TurnFailureLine("model_error", "refused: HTTP 401", "openai"),
+  EXPECT_EQ(TurnFailureLine(Failed(TurnFailReason::kModelError, "refused: HTTP 401"), "openai"),
             "turn failed: model_error: refused: HTTP 401; check OPENAI_API_KEY (is it set, "
             "current, and allowed this model?)");
-  EXPECT_EQ(TurnFailureLine("step_limit", "the turn made too many model calls", "openai"),
+  EXPECT_EQ(TurnFailureLine(
+                Failed(TurnFailReason::kStepLimit, "the turn made too many model calls"), "openai"),
             "turn failed: step_limit: the turn made too many model calls");
-  EXPECT_EQ(TurnFailureLine("context_limit", "", "openai"), "turn failed: context_limit");
+  EXPECT_EQ(TurnFailureLine(Failed(TurnFailReason::kContextLimit, ""), "openai"),
+            "turn failed: context_limit");
+  // A hint is for a model's failure alone, whatever the detail says.
+  EXPECT_EQ(
+      TurnFailureLine(Failed(TurnFailReason::kContextCountFailed, "refused: HTTP 401"), "openai"),
+      "turn failed: context_count_failed: refused: HTTP 401");
+}
+
+TEST(TurnFailureLine, TheMeasurementFollowsTheCause) {
+  TurnFailed steps = Failed(TurnFailReason::kStepLimit, "the turn made too many model calls");
+  steps.steps = TurnFailedSteps{64, 64};
+  EXPECT_EQ(TurnFailureLine(steps, "openai"),
+            "turn failed: step_limit: the turn made too many model calls (64/64 model calls)");
+  TurnFailed context = Failed(TurnFailReason::kSummaryTooLarge, "");
+  context.context = TurnFailedContext{8200, 8000};
+  EXPECT_EQ(TurnFailedText(context), "summary_too_large (8200/8000 tokens)");
 }
 
 TEST(CompactorFailureHint, OnlyForAModelsFailure) {

@@ -8,6 +8,7 @@
 
 #include "harness/core/chars.h"
 #include "harness/core/json.h"
+#include "harness/core/secrets.h"
 #include "harness/summary/sections.h"
 
 namespace harness {
@@ -83,105 +84,6 @@ std::string Normal(std::string_view text) {
   out.reserve(text.size());
   AppendNormal(out, text);
   return out;
-}
-
-// ---------------------------------------------------------------------------------------------
-// Secrets
-
-constexpr std::string_view kKeyPrefixes[] = {
-    "sk-",    "sk_live_", "sk_test_",    "rk_live_", "pk_live_", "ghp_",  "gho_",  "ghu_",
-    "ghs_",   "ghr_",     "github_pat_", "xoxb-",    "xoxp-",    "xoxa-", "xoxr-", "xapp-",
-    "glpat-", "hf_",      "npm_",        "AKIA",     "ASIA",     "AIza",  "eyJ",
-};
-constexpr std::string_view kSecretKeys[] = {
-    "password", "passwd", "pwd",        "secret", "token",         "api_key",
-    "api-key",  "apikey", "access_key", "auth",   "authorization",
-};
-
-bool IsTokenByte(char c) {
-  return IsAlnum(c) || c == '_' || c == '-' || c == '+' || c == '/' || c == '=' || c == '.';
-}
-
-bool TokenLooksLikeKey(std::string_view token) {
-  if (token.size() >= 16) {
-    for (const std::string_view prefix : kKeyPrefixes) {
-      if (StartsWith(token, prefix))
-        return true;
-    }
-  }
-  if (token.size() >= 32) {
-    bool upper = false, lower = false, digit = false;
-    for (const char c : token) {
-      upper |= c >= 'A' && c <= 'Z';
-      lower |= c >= 'a' && c <= 'z';
-      digit |= IsDigit(c);
-    }
-    if (upper && lower && digit)
-      return true;
-  }
-  return false;
-}
-
-// A secret-named key followed by a value: key["' ]*[=:] value, or --key value.
-bool KeyWithValue(std::string_view lower) {
-  for (const std::string_view key : kSecretKeys) {
-    for (std::size_t at = lower.find(key); at != std::string_view::npos;
-         at = lower.find(key, at + 1)) {
-      // A whole word on the left (api_key in my_api_key counts; pwd in cwd does not).
-      if (at > 0 && IsAlpha(lower[at - 1]))
-        continue;
-      const bool dashed = at >= 2 && lower.substr(at - 2, 2) == "--";
-      std::size_t i = at + key.size();
-      // Letters may continue the key (password2, tokens) only as part of one name.
-      while (i < lower.size() && (IsAlnum(lower[i]) || lower[i] == '_'))
-        ++i;
-      while (i < lower.size() && (lower[i] == '"' || lower[i] == '\''))
-        ++i;
-      std::size_t spaces = i;
-      while (spaces < lower.size() && lower[spaces] == ' ')
-        ++spaces;
-      if (spaces < lower.size() && (lower[spaces] == '=' || lower[spaces] == ':')) {
-        std::size_t v = spaces + 1;
-        while (v < lower.size() && (lower[v] == ' ' || lower[v] == '"' || lower[v] == '\''))
-          ++v;
-        if (v < lower.size() && !IsSpace(lower[v]))
-          return true;
-      } else if (dashed && spaces > i && spaces < lower.size() && lower[spaces] != '-') {
-        return true;
-      }
-    }
-  }
-  return false;
-}
-
-bool UrlWithPassword(std::string_view lower) {
-  for (std::size_t at = lower.find("://"); at != std::string_view::npos;
-       at = lower.find("://", at + 3)) {
-    const std::size_t start = at + 3;
-    std::size_t end = start;
-    while (end < lower.size() && lower[end] != '/' && !IsSpace(lower[end]))
-      ++end;
-    const std::string_view authority = lower.substr(start, end - start);
-    const std::size_t arobase = authority.rfind('@');
-    if (arobase != std::string_view::npos &&
-        authority.substr(0, arobase).find(':') != std::string_view::npos) {
-      return true;
-    }
-  }
-  return false;
-}
-
-bool BearerValue(std::string_view lower) {
-  for (std::size_t at = lower.find("bearer "); at != std::string_view::npos;
-       at = lower.find("bearer ", at + 1)) {
-    std::size_t i = at + 7;
-    std::size_t run = 0;
-    while (i + run < lower.size() && IsTokenByte(lower[i + run]))
-      ++run;
-    if (run >= 8)
-      return true;
-  }
-  return false;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -468,7 +370,33 @@ void ScanConstraints(std::string_view text, Collector& out) {
   }
 }
 
-void ScanProse(std::string_view text, Source source, Collector& out) {
+// `text` with every line that looks like a secret blanked (its bytes made spaces, so the other
+// lines keep their places): the extractive compactor leaves such a line out whole, so no anchor
+// may come from it, not even a path or a number beside the credential. `storage` holds the copy
+// when there is one.
+std::string_view WithoutSecretLines(std::string_view text, std::string& storage) {
+  bool copied = false;
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    const std::size_t nl = text.find('\n', start);
+    const std::size_t end = nl == std::string_view::npos ? text.size() : nl;
+    if (end > start && LooksLikeSecret(text.substr(start, end - start))) {
+      if (!copied)
+        storage.assign(text);
+      copied = true;
+      std::fill(storage.begin() + static_cast<std::ptrdiff_t>(start),
+                storage.begin() + static_cast<std::ptrdiff_t>(end), ' ');
+    }
+    if (nl == std::string_view::npos)
+      break;
+    start = nl + 1;
+  }
+  return copied ? std::string_view(storage) : text;
+}
+
+void ScanProse(std::string_view whole, Source source, Collector& out) {
+  std::string storage;
+  const std::string_view text = WithoutSecretLines(whole, storage);
   if (source == Source::kUser)
     ScanConstraints(text, out);
   if (source != Source::kToolOutput)
@@ -675,33 +603,6 @@ bool Found(const Anchor& anchor, std::string_view haystack) {
 }
 
 }  // namespace
-
-bool LooksLikeSecret(std::string_view text) {
-  const std::string lower = LowerAscii(text);
-  if (lower.find("-----begin") != std::string::npos || UrlWithPassword(lower) ||
-      BearerValue(lower) || KeyWithValue(lower)) {
-    return true;
-  }
-  std::size_t i = 0;
-  while (i < text.size()) {
-    while (i < text.size() && !IsTokenByte(text[i]))
-      ++i;
-    const std::size_t start = i;
-    while (i < text.size() && IsTokenByte(text[i]))
-      ++i;
-    // A path's components are judged one by one: a long path is not a key.
-    const std::string_view token = text.substr(start, i - start);
-    std::size_t part = 0;
-    while (part < token.size()) {
-      const std::size_t slash = token.find('/', part);
-      const std::size_t end = slash == std::string_view::npos ? token.size() : slash;
-      if (TokenLooksLikeKey(token.substr(part, end - part)))
-        return true;
-      part = end + 1;
-    }
-  }
-  return false;
-}
 
 std::vector<Anchor> ExtractAnchors(const std::vector<Message>& head, bool current_request_in_head) {
   Collector out;

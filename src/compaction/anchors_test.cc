@@ -1,4 +1,4 @@
-// ExtractAnchors, LooksLikeSecret, CheckCoverage and CoverageShort (compaction/anchors.h).
+// ExtractAnchors, CheckCoverage and CoverageShort (compaction/anchors.h).
 #include "harness/compaction/anchors.h"
 
 #include <gmock/gmock.h>
@@ -123,6 +123,7 @@ TEST(ExtractAnchors, SecretsAreNeverAnchors) {
   const std::vector<Message> head = {
       User("Use the key sk-proj-abcdefghijklmnop1234 for this. Don't log it.\n"
            "Clone https://alice:hunter2@git.example.com/repo.git please.\n"
+           "Never push to main.\n"
            "`ghp_abcdefghijklmnopqrstuvwxyz0123`"),
       Call("bash", R"({"command":"mysql --password=hunter2 -u root"})"),
       Call("bash",
@@ -137,38 +138,11 @@ TEST(ExtractAnchors, SecretsAreNeverAnchors) {
     EXPECT_EQ(a.text.find("Bearer"), std::string::npos) << a.text;
     EXPECT_EQ(a.text.find("abc123def"), std::string::npos) << a.text;
   }
-  // The constraint next to the key survives; the request holding it does not.
-  EXPECT_THAT(TextsOf(anchors, AnchorClass::kConstraint), Contains("Don't log it."));
+  // A constraint on a line of its own survives; one on the key's line does not (the extractive
+  // compactor leaves that line out whole), nor does the request holding the key.
+  EXPECT_THAT(TextsOf(anchors, AnchorClass::kConstraint), Contains("Never push to main."));
+  EXPECT_THAT(TextsOf(anchors, AnchorClass::kConstraint), Not(Contains("Don't log it.")));
   EXPECT_TRUE(TextsOf(anchors, AnchorClass::kRequest).empty());
-}
-
-TEST(LooksLikeSecret, KeysTokensAndPasswords) {
-  for (const char* secret : {
-           "sk-ant-api03-abcdefghijklmnop",
-           "export OPENAI_API_KEY=sk-abcdefghijklmnopqrs",
-           "AKIAIOSFODNN7EXAMPLE",
-           "postgres://user:pa55@db:5432/app",
-           "Authorization: Bearer 0123456789abcdef",
-           "--password hunter2",
-           "password=hunter2",
-           "token: 'abc'",
-           "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.sig",
-           "aB3dE5gH7jK9mN1pQ3sT5vW7yZ9bC1dF3",
-           "-----BEGIN OPENSSH PRIVATE KEY-----",
-       }) {
-    EXPECT_TRUE(LooksLikeSecret(secret)) << secret;
-  }
-  for (const char* plain : {
-           "src/compaction/anchors.cc",
-           "Never commit secrets or tokens.",
-           "the password must be rotated",
-           "cwd=/tmp",
-           "https://example.com/a/b",
-           "test_token_refresh_handles_expiry",
-           "sk-learn",
-       }) {
-    EXPECT_FALSE(LooksLikeSecret(plain)) << plain;
-  }
 }
 
 TEST(ExtractAnchors, BoundedPerClassAndInLength) {

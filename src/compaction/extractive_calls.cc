@@ -26,7 +26,7 @@ std::optional<std::string> PathOf(std::string_view raw) {
     raw.remove_suffix(1);
   if (raw.empty() || raw.size() > 300 || raw.front() == '-' || raw == "/dev/null" ||
       raw.find_first_of("*?$`<>|&{}\n") != std::string_view::npos ||
-      raw.find("://") != std::string_view::npos || LooksSecret(raw)) {
+      raw.find("://") != std::string_view::npos || LooksLikeSecret(raw)) {
     return std::nullopt;
   }
   std::string clean = Clean(raw);
@@ -200,7 +200,8 @@ std::vector<TodoItem> TodoItems(const std::vector<Field>& fields) {
   for (const Field& field : fields) {
     if (field.key == "content" || field.key == "step" || field.key == "title" ||
         field.key == "task") {
-      items.push_back(TodoItem{LooksSecret(field.value) ? std::string() : Clean(field.value), ""});
+      items.push_back(
+          TodoItem{LooksLikeSecret(field.value) ? std::string() : Clean(field.value), ""});
     } else if (field.key == "status" && !items.empty() && items.back().status.empty()) {
       items.back().status = Clean(field.value);
     }
@@ -445,7 +446,7 @@ CallEffect EffectOf(std::string id, std::string name, std::string_view input,
              key == "spawnagent" || key == "dispatchagent") {
     // A sub-agent: what it was asked is its description (else the start of its prompt).
     const std::string* what = FieldValue(fields, {"description", "task", "prompt"});
-    if (what != nullptr && !LooksSecret(*what))
+    if (what != nullptr && !LooksLikeSecret(*what))
       effect.delegated = CutAt(Clean(*what), 120);
   } else if (key == "read" || key == "readfile" || key == "view" || key == "viewfile" ||
              key == "openfile" || key == "cat" || key == "notebookread" || key == "readfiles" ||
@@ -479,7 +480,7 @@ CallEffect EffectOf(std::string id, std::string name, std::string_view input,
       const std::size_t line_end = text.find('\n');
       // Only the first line is recorded, so only it must be free of secrets (a commit
       // message's "Co-Authored-By:" trailer looks like a credential's name).
-      if (!LooksSecret(text.substr(0, line_end))) {
+      if (!LooksLikeSecret(text.substr(0, line_end))) {
         effect.command = Clean(text.substr(0, line_end));
         if (line_end != std::string::npos && !effect.command.empty())
           effect.command.append(" ").append(kEllipsis);

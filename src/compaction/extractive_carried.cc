@@ -22,7 +22,7 @@ std::vector<std::string> SectionItems(std::string_view decoded) {
   const auto flush = [&] {
     std::string item = Clean(current);
     current.clear();
-    if (!Trim(item).empty() && !LooksSecret(item))
+    if (!Trim(item).empty() && !LooksLikeSecret(item))
       items.push_back(std::string(Trim(item)));
   };
   for (const std::string_view raw : RawLines(decoded)) {

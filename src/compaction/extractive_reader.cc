@@ -516,7 +516,7 @@ class Reader {
         in_fence = !in_fence;
         continue;
       }
-      if (in_fence || LooksLikeCode(line) || LooksSecret(line))
+      if (in_fence || LooksLikeCode(line) || LooksLikeSecret(line))
         continue;
       std::string_view words = Trim(line);
       if (words.starts_with("- ") || words.starts_with("* "))

@@ -2,18 +2,13 @@
 // (compaction/extractive.h, "Secrets").
 //
 // Contract:
-// - LooksSecret(text) is true when the text assigns a credential-like name (a word whose last
-//   part is key, token, secret, password, passwd, pwd, auth, cookie, session, credential(s) or
-//   authorization, or such a name's id, followed by '=' or ':' and a value, or a "--token
-//   VALUE"-style flag), holds a well-known token shape ("sk-…", "ghp_…", "gho_…",
-//   "github_pat_…", "glpat-…", "xoxb-…", "xoxp-…", "AKIA…", "AIza…", "Bearer …", "Basic …"), a
-//   password in a URL ("https://user:pass@host"), or a PEM private key marker. Mentioning a
-//   secret ("never log the API key") is not one. Callers leave the whole line, command, path or
-//   value out: dropping too much is the safe direction.
+// - What looks like a credential is core's one rule, LooksLikeSecret (core/secrets.h), which the
+//   coverage check shares: callers leave the whole line, command, path or value out.
 // - PemBlock, fed every line in order, covers the lines of a "-----BEGIN … -----END" block,
 //   the markers included.
 // - SafeLines(raw) gives the clean (extractive_text.h Clean), non-blank lines of raw that are
-//   neither secret nor in a PEM block; SafeName(name) is a tool's clean name, or "tool".
+//   neither secret (LooksLikeSecret) nor in a PEM block; SafeName(name) is a tool's clean name,
+//   or "tool".
 // Linear in the input. Thread safety: pure functions; a PemBlock is a value.
 #pragma once
 
@@ -21,9 +16,9 @@
 #include <string_view>
 #include <vector>
 
-namespace harness::extractive_detail {
+#include "harness/core/secrets.h"
 
-bool LooksSecret(std::string_view text);
+namespace harness::extractive_detail {
 
 // Which lines lie in a "-----BEGIN … -----END" block, the marker lines included: fed every line
 // in order.

@@ -10,6 +10,7 @@
 #include <rapidcheck.h>
 #include <rapidcheck/gtest.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cstdlib>
 #include <filesystem>
@@ -18,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "harness/compaction/anchors.h"
 #include "harness/compaction/tail.h"
 #include "harness/compaction/wire.h"
 #include "harness/content/codec.h"
@@ -1324,6 +1326,63 @@ TEST(ExtractiveCompactor, DropsSecretsAndSystemText) {
   auto rule = Summarize(InputOf({User("Add retries. Never log the API key.")}));
   ASSERT_TRUE(rule.ok());
   EXPECT_TRUE(Contains(Section(SummaryText(*rule), "constraints"), "Never log the API key."));
+}
+
+// The coverage check and the compactor share one secret rule (core/secrets.h): no anchor comes
+// from a line the compactor leaves out as a secret, so the check never demands one. Each anchor
+// the check finds missing is text of a line that is not secret.
+TEST(ExtractiveCompactor, TheCoverageCheckNeverDemandsWhatWasLeftOutAsASecret) {
+  const Transcript transcript = Projected({
+      User("Fix the flaky upload in src/upload/client.py.\n"
+           "export UPLOAD_TOKEN=abc123 before running tests/test_upload.py for 30s\n"
+           "Never commit config/prod.yaml."),
+      Assistant("The hook is https://deploy:hunter2@ci.example.com/hooks, see config/hooks.env\n"
+                "I will edit src/upload/client.py."),
+      Call("c1", "bash", R"({"command":"pytest tests/test_upload.py"})"),
+      Tool("c1", "1 failed\nFAILED tests/test_upload.py::test_retry - AssertionError"),
+      User("password: swordfish is in deploy/vault.yaml, retry 5 times in 250ms\n"
+           "Keep the retry limit at 3."),
+      Assistant("Session cookie: `sid=0123456789` from `scripts/login.sh`\nDone."),
+  });
+  // The text of every line that is not secret, and the tool inputs: where an anchor may come
+  // from.
+  std::string clean;
+  for (const Message& message : transcript) {
+    for (const Block& block : message.blocks()) {
+      if (const auto* use = block.as<ToolUseBlock>(); use != nullptr && use->input)
+        clean.append(*use->input).push_back('\n');
+      const auto* text = block.as<TextBlock>();
+      if (text == nullptr)
+        continue;
+      std::size_t start = 0;
+      while (start <= text->text.size()) {
+        const std::size_t nl = std::min(text->text.find('\n', start), text->text.size());
+        const std::string_view line = std::string_view(text->text).substr(start, nl - start);
+        if (!LooksLikeSecret(line))
+          clean.append(line).push_back('\n');
+        start = nl + 1;
+      }
+    }
+  }
+  const std::vector<Anchor> anchors = ExtractAnchors(transcript, true);
+  ASSERT_FALSE(anchors.empty());
+  for (const Anchor& anchor : anchors)
+    EXPECT_TRUE(Contains(clean, anchor.text)) << "an anchor from a secret line: " << anchor.text;
+  for (std::string_view left_out :
+       {"config/hooks.env", "deploy/vault.yaml", "250ms", "30s", "scripts/login.sh"}) {
+    for (const Anchor& anchor : anchors)
+      EXPECT_FALSE(Contains(anchor.text, left_out)) << anchor.text;
+  }
+
+  const std::string summary = SummaryOf(transcript);
+  ASSERT_FALSE(summary.empty());
+  std::vector<Anchor> missing;
+  const CoverageReport report = CheckCoverage(anchors, summary, {}, kAllAnchorClasses, &missing);
+  for (const Anchor& anchor : missing)
+    EXPECT_TRUE(Contains(clean, anchor.text)) << "demanded from a secret line: " << anchor.text;
+  for (std::string_view secret : {"hunter2", "swordfish", "abc123", "0123456789"})
+    EXPECT_FALSE(Contains(summary, secret)) << secret;
+  EXPECT_FALSE(report.classes.empty());
 }
 
 TEST(ExtractiveCompactor, EscapesXmlMetacharacters) {

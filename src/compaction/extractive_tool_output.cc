@@ -211,7 +211,7 @@ ToolOutput ReadToolOutput(std::string_view raw) {
       if (body.ends_with(wrapper))
         body = Trim(body.substr(0, body.size() - wrapper.size()));
     }
-    if (body.empty() || LooksSecret(body))
+    if (body.empty() || LooksLikeSecret(body))
       continue;
     std::string clean = Clean(body);
     if (!clean.empty())

@@ -728,17 +728,20 @@ TEST(EncodeEvent, GoldenWaiterReplyWithCause) {
       R"("attempt_id":"00000000-0000-4000-8000-000000000020","reason":3})");
 }
 
+// A turn event's header after its session id, as TurnHeader() encodes.
+const std::string kTurnHeaderRest = R"("loop_id":"00000000-0000-4000-8000-0000000000a2",)"
+                                    R"("turn_id":"00000000-0000-4000-8000-0000000000a3",)"
+                                    R"("step_id":"00000000-0000-4000-8000-0000000000a4",)"
+                                    R"("event_id":"00000000-0000-4000-8000-000000000010",)"
+                                    R"("created_at":"2024-05-06T07:08:09.123456789Z",)";
+
 TEST(EncodeEvent, GoldenTurnAndSessionEvents) {
   EXPECT_EQ(
       Encoded(ValidMessageCommitted()),
-      R"({"type":"MessageCommitted","v":1,"session_id":"00000000-0000-4000-8000-0000000000a1",)"
-      R"("loop_id":"00000000-0000-4000-8000-0000000000a2",)"
-      R"("turn_id":"00000000-0000-4000-8000-0000000000a3",)"
-      R"("step_id":"00000000-0000-4000-8000-0000000000a4",)"
-      R"("event_id":"00000000-0000-4000-8000-000000000010",)"
-      R"("created_at":"2024-05-06T07:08:09.123456789Z",)"
-      R"("message":{"role":"user","blocks":[{"type":"text","text":"hello"}]},)"
-      R"("input_command_id":"00000000-0000-4000-8000-000000000040"})");
+      R"({"type":"MessageCommitted","v":1,"session_id":"00000000-0000-4000-8000-0000000000a1",)" +
+          kTurnHeaderRest +
+          R"("message":{"role":"user","blocks":[{"type":"text","text":"hello"}]},)"
+          R"("input_command_id":"00000000-0000-4000-8000-000000000040"})");
   EXPECT_EQ(Encoded(SessionIdle{SessionHeader()}),
             R"({"type":"SessionIdle","v":1,"session_id":"00000000-0000-4000-8000-0000000000a1",)"
             R"("event_id":"00000000-0000-4000-8000-000000000010",)"
@@ -1515,6 +1518,84 @@ TEST(DecodeEvent, RawJsonNumbersAreNormalizedOnce) {
   // From then on the text is stable.
   const std::string again = Encoded(*decoded);
   EXPECT_EQ(Encoded(DecodeEvent(again).value()), again);
+}
+
+// A TurnFailed as the codec has always written it: the reason is its name.
+const std::string kTurnFailedWire =
+    R"({"type":"TurnFailed","v":1,"session_id":"00000000-0000-4000-8000-0000000000a1",)" +
+    kTurnHeaderRest + R"("reason":"step_limit","detail":"the turn made too many model calls"})";
+
+// Every reason a journal has held decodes to its enum and re-encodes to the same bytes, so a
+// journal written when the reason was a string restores unchanged.
+TEST(DecodeEvent, EveryTurnFailureReasonAJournalHoldsDecodesToItsEnum) {
+  const std::vector<std::pair<std::string, TurnFailReason>> reasons = {
+      {"context_limit", TurnFailReason::kContextLimit},
+      {"context_limit_unknown", TurnFailReason::kContextLimitUnknown},
+      {"context_count_failed", TurnFailReason::kContextCountFailed},
+      {"model_error", TurnFailReason::kModelError},
+      {"invalid_model_output", TurnFailReason::kInvalidModelOutput},
+      {"step_limit", TurnFailReason::kStepLimit},
+      {"compaction_finalization", TurnFailReason::kCompactionFinalization},
+      {"coverage_insufficient", TurnFailReason::kCoverageInsufficient},
+      {"pinned_too_large", TurnFailReason::kPinnedTooLarge},
+      {"summary_too_large", TurnFailReason::kSummaryTooLarge},
+  };
+  for (const auto& [name, reason] : reasons) {
+    const std::string wire =
+        Replace(kTurnFailedWire, R"("reason":"step_limit")", R"("reason":")" + name + "\"");
+    auto decoded = DecodeEvent(wire);
+    ASSERT_TRUE(decoded.ok()) << name << ": " << DescribeEventError(decoded.error());
+    const auto& failed = std::get<TurnFailed>(*decoded);
+    EXPECT_EQ(failed.reason, reason) << name;
+    EXPECT_EQ(failed.detail, "the turn made too many model calls");
+    EXPECT_FALSE(failed.context) << name;
+    EXPECT_FALSE(failed.steps) << name;
+    EXPECT_EQ(Encoded(*decoded), wire) << name;
+  }
+}
+
+// A reason this version does not know is a typed decode error that names the member, never an
+// event with an unset reason.
+TEST(DecodeEvent, AnUnknownTurnFailureReasonIsADecodeError) {
+  for (const std::string reason : {"tool_error", "", "Step_limit", "step_limit ", "1"}) {
+    const std::string wire =
+        Replace(kTurnFailedWire, R"("reason":"step_limit")", R"("reason":")" + reason + "\"");
+    EXPECT_EQ(DecodeVerdict(wire), "decode") << reason;
+    EXPECT_THAT(DecodeDescription(wire), HasSubstr("not a turn failure reason")) << reason;
+    EXPECT_THAT(DecodeDescription(wire), HasSubstr("reason")) << reason;
+  }
+  EXPECT_EQ(DecodeVerdict(Replace(kTurnFailedWire, R"("reason":"step_limit")", R"("reason":6)")),
+            "decode");
+}
+
+// The measurement members are additive: written after the detail only when set, read back
+// exactly, and checked (a partial object, an unknown member, a measurement a reason does not
+// have, a figure that does not reach its limit).
+TEST(EncodeEvent, ATurnFailuresMeasurementIsAdditive) {
+  auto decoded = DecodeEvent(kTurnFailedWire);
+  ASSERT_TRUE(decoded.ok()) << DescribeEventError(decoded.error());
+  TurnFailed steps = std::get<TurnFailed>(*decoded);
+  EXPECT_EQ(Encoded(steps), kTurnFailedWire);
+  steps.steps = TurnFailedSteps{64, 64};
+  const std::string steps_wire = Encoded(steps);
+  EXPECT_EQ(steps_wire,
+            Replace(kTurnFailedWire, R"(calls"})", R"(calls","steps":{"made":64,"limit":64}})"));
+  ExpectRoundTripWith(steps, R"("steps":{"made":64,"limit":64})");
+
+  TurnFailed context = steps;
+  context.reason = TurnFailReason::kContextLimit;
+  context.steps.reset();
+  context.context = TurnFailedContext{1200, 1000};
+  ExpectRoundTripWith(context, R"(calls","context":{"input_tokens":1200,"input_limit":1000}})");
+
+  EXPECT_THAT(DecodeDescription(Replace(steps_wire, R"(,"limit":64)", "")), HasSubstr("limit"));
+  EXPECT_THAT(DecodeDescription(Replace(steps_wire, R"("limit":64)", R"("limit":64,"x":1)")),
+              HasSubstr("unknown member \"x\""));
+  EXPECT_EQ(DecodeVerdict(Replace(steps_wire, R"("made":64)", R"("made":63)")),
+            "invalid: Steps is invalid");
+  EXPECT_EQ(DecodeVerdict(Replace(steps_wire, R"("step_limit")", R"("model_error")")),
+            "invalid: Steps is invalid");
+  EXPECT_EQ(DecodeVerdict(Replace(steps_wire, R"("made":64)", R"("made":-1)")), "decode");
 }
 
 }  // namespace

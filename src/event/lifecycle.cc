@@ -56,16 +56,11 @@ Status<InvalidEventError> CheckTools(const LoopCreated& e) {
   return {};
 }
 
-bool ValidFailureReason(std::string_view reason) {
-  if (reason.empty() || reason.size() > kMaxTurnFailureReasonBytes)
-    return false;
-  if (reason[0] < 'a' || reason[0] > 'z')
-    return false;
-  for (char c : reason) {
-    if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_'))
-      return false;
-  }
-  return true;
+// The reasons a failure for the request's size names, and so the only ones a context may go with.
+bool MeasuresContext(TurnFailReason reason) {
+  return reason == TurnFailReason::kContextLimit ||
+         reason == TurnFailReason::kCoverageInsufficient ||
+         reason == TurnFailReason::kPinnedTooLarge || reason == TurnFailReason::kSummaryTooLarge;
 }
 
 }  // namespace
@@ -132,6 +127,44 @@ std::string_view InputCancelReasonName(InputCancelReason reason) {
       break;
   }
   return "";
+}
+
+std::string_view TurnFailReasonName(TurnFailReason reason) {
+  switch (reason) {
+    case TurnFailReason::kContextLimit:
+      return "context_limit";
+    case TurnFailReason::kContextLimitUnknown:
+      return "context_limit_unknown";
+    case TurnFailReason::kContextCountFailed:
+      return "context_count_failed";
+    case TurnFailReason::kModelError:
+      return "model_error";
+    case TurnFailReason::kInvalidModelOutput:
+      return "invalid_model_output";
+    case TurnFailReason::kStepLimit:
+      return "step_limit";
+    case TurnFailReason::kCompactionFinalization:
+      return "compaction_finalization";
+    case TurnFailReason::kCoverageInsufficient:
+      return "coverage_insufficient";
+    case TurnFailReason::kPinnedTooLarge:
+      return "pinned_too_large";
+    case TurnFailReason::kSummaryTooLarge:
+      return "summary_too_large";
+    case TurnFailReason::kUnspecified:
+      break;
+  }
+  return "";
+}
+
+std::optional<TurnFailReason> TurnFailReasonFromName(std::string_view name) {
+  for (std::uint8_t raw = 1; raw <= static_cast<std::uint8_t>(TurnFailReason::kSummaryTooLarge);
+       ++raw) {
+    const auto reason = static_cast<TurnFailReason>(raw);
+    if (!name.empty() && TurnFailReasonName(reason) == name)
+      return reason;
+  }
+  return std::nullopt;
 }
 
 std::string_view TurnInterruptReasonName(TurnInterruptReason reason) {
@@ -276,10 +309,16 @@ Status<InvalidEventError> ValidateBody(const TurnCompleted& e) {
 Status<InvalidEventError> ValidateBody(const TurnFailed& e) {
   using E = TurnFailed;
   HARNESS_CHECK(CheckPublic(e));
-  if (!ValidFailureReason(e.reason))
+  if (TurnFailReasonName(e.reason).empty())
     return Invalid<E>("Reason");
   if (e.detail.size() > kMaxTurnFailureDetailBytes)
     return Invalid<E>("Detail");
+  if (e.context && (!MeasuresContext(e.reason) || e.context->input_limit == 0 ||
+                    e.context->input_tokens < e.context->input_limit))
+    return Invalid<E>("Context");
+  if (e.steps && (e.reason != TurnFailReason::kStepLimit || e.steps->limit == 0 ||
+                  e.steps->limit > kMaxStepsPerTurn || e.steps->made < e.steps->limit))
+    return Invalid<E>("Steps");
   return {};
 }
 

@@ -410,19 +410,67 @@ std::vector<Case> BodyCases() {
       {"message_committed_user_without_input",
        MessageCommitted{TurnHeader(), User("steer"), Uuid()}, "valid"},
       {"turn_completed_internal", InternalOf(TurnCompleted{TurnHeader()}), "Visibility is invalid"},
-      {"turn_failed_empty_reason", TurnFailed{TurnHeader(), "", ""}, "Reason is invalid"},
-      {"turn_failed_upper_case", TurnFailed{TurnHeader(), "ContextLimit", ""}, "Reason is invalid"},
-      {"turn_failed_leading_digit", TurnFailed{TurnHeader(), "1st", ""}, "Reason is invalid"},
-      {"turn_failed_space", TurnFailed{TurnHeader(), "model error", ""}, "Reason is invalid"},
-      {"turn_failed_64_bytes", TurnFailed{TurnHeader(), std::string(64, 'a'), ""}, "valid"},
-      {"turn_failed_65_bytes", TurnFailed{TurnHeader(), std::string(65, 'a'), ""},
+      {"turn_failed_reason_0", TurnFailed{TurnHeader(), TurnFailReason::kUnspecified, ""},
        "Reason is invalid"},
-      {"turn_failed_reason_before_detail", TurnFailed{TurnHeader(), "", std::string(5000, 'x')},
+      {"turn_failed_reason_11", TurnFailed{TurnHeader(), static_cast<TurnFailReason>(11), ""},
        "Reason is invalid"},
-      {"turn_failed_detail_4096", TurnFailed{TurnHeader(), "model_error", std::string(4096, 'x')},
-       "valid"},
-      {"turn_failed_detail_4097", TurnFailed{TurnHeader(), "model_error", std::string(4097, 'x')},
+      {"turn_failed_summary_too_large",
+       TurnFailed{TurnHeader(), TurnFailReason::kSummaryTooLarge, ""}, "valid"},
+      {"turn_failed_reason_before_detail",
+       TurnFailed{TurnHeader(), TurnFailReason::kUnspecified, std::string(5000, 'x')},
+       "Reason is invalid"},
+      {"turn_failed_detail_4096",
+       TurnFailed{TurnHeader(), TurnFailReason::kModelError, std::string(4096, 'x')}, "valid"},
+      {"turn_failed_detail_4097",
+       TurnFailed{TurnHeader(), TurnFailReason::kModelError, std::string(4097, 'x')},
        "Detail is invalid"},
+      {"turn_failed_context_at_the_limit",
+       TurnFailed{TurnHeader(), TurnFailReason::kContextLimit, "", TurnFailedContext{100, 100}},
+       "valid"},
+      {"turn_failed_context_over_the_limit",
+       TurnFailed{TurnHeader(), TurnFailReason::kPinnedTooLarge, "", TurnFailedContext{101, 100}},
+       "valid"},
+      {"turn_failed_context_below_the_limit",
+       TurnFailed{TurnHeader(), TurnFailReason::kSummaryTooLarge, "", TurnFailedContext{99, 100}},
+       "Context is invalid"},
+      {"turn_failed_context_limit_0",
+       TurnFailed{TurnHeader(), TurnFailReason::kContextLimit, "", TurnFailedContext{0, 0}},
+       "Context is invalid"},
+      {"turn_failed_context_on_a_model_error",
+       TurnFailed{TurnHeader(), TurnFailReason::kModelError, "", TurnFailedContext{100, 100}},
+       "Context is invalid"},
+      {"turn_failed_detail_before_context",
+       TurnFailed{TurnHeader(), TurnFailReason::kModelError, std::string(4097, 'x'),
+                  TurnFailedContext{0, 0}},
+       "Detail is invalid"},
+      {"turn_failed_steps_at_the_limit",
+       TurnFailed{TurnHeader(), TurnFailReason::kStepLimit, "", std::nullopt,
+                  TurnFailedSteps{64, 64}},
+       "valid"},
+      {"turn_failed_steps_max_limit",
+       TurnFailed{TurnHeader(), TurnFailReason::kStepLimit, "", std::nullopt,
+                  TurnFailedSteps{kMaxStepsPerTurn, kMaxStepsPerTurn}},
+       "valid"},
+      {"turn_failed_steps_limit_over_max",
+       TurnFailed{TurnHeader(), TurnFailReason::kStepLimit, "", std::nullopt,
+                  TurnFailedSteps{kMaxStepsPerTurn + 1, kMaxStepsPerTurn + 1}},
+       "Steps is invalid"},
+      {"turn_failed_steps_limit_0",
+       TurnFailed{TurnHeader(), TurnFailReason::kStepLimit, "", std::nullopt,
+                  TurnFailedSteps{0, 0}},
+       "Steps is invalid"},
+      {"turn_failed_steps_below_the_limit",
+       TurnFailed{TurnHeader(), TurnFailReason::kStepLimit, "", std::nullopt,
+                  TurnFailedSteps{63, 64}},
+       "Steps is invalid"},
+      {"turn_failed_steps_on_a_context_limit",
+       TurnFailed{TurnHeader(), TurnFailReason::kContextLimit, "", std::nullopt,
+                  TurnFailedSteps{64, 64}},
+       "Steps is invalid"},
+      {"turn_failed_context_before_steps",
+       TurnFailed{TurnHeader(), TurnFailReason::kStepLimit, "", TurnFailedContext{1, 1},
+                  TurnFailedSteps{0, 0}},
+       "Context is invalid"},
       {"turn_interrupted_reason_0",
        TurnInterrupted{TurnHeader(), TurnInterruptReason::kUnspecified}, "Reason is invalid"},
       {"turn_interrupted_restored", TurnInterrupted{TurnHeader(), TurnInterruptReason::kRestored},
@@ -482,6 +530,32 @@ TEST(LifecycleEnums, WireValuesAndNames) {
   EXPECT_EQ(LoopExitReasonName(LoopExitReason::kShutdown), "shutdown");
   EXPECT_EQ(LoopExitReasonName(LoopExitReason::kFaulted), "faulted");
   EXPECT_EQ(LoopExitReasonName(static_cast<LoopExitReason>(3)), "");
+}
+
+// Every reason's name is the string journals hold, and FromName is its exact inverse.
+TEST(LifecycleEnums, TurnFailReasonNamesAreTheWireStrings) {
+  const std::vector<std::pair<TurnFailReason, std::string_view>> names = {
+      {TurnFailReason::kContextLimit, "context_limit"},
+      {TurnFailReason::kContextLimitUnknown, "context_limit_unknown"},
+      {TurnFailReason::kContextCountFailed, "context_count_failed"},
+      {TurnFailReason::kModelError, "model_error"},
+      {TurnFailReason::kInvalidModelOutput, "invalid_model_output"},
+      {TurnFailReason::kStepLimit, "step_limit"},
+      {TurnFailReason::kCompactionFinalization, "compaction_finalization"},
+      {TurnFailReason::kCoverageInsufficient, "coverage_insufficient"},
+      {TurnFailReason::kPinnedTooLarge, "pinned_too_large"},
+      {TurnFailReason::kSummaryTooLarge, "summary_too_large"},
+  };
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    const auto& [reason, name] = names[i];
+    EXPECT_EQ(static_cast<std::size_t>(reason), i + 1) << name;
+    EXPECT_EQ(TurnFailReasonName(reason), name);
+    EXPECT_EQ(TurnFailReasonFromName(name), reason) << name;
+  }
+  EXPECT_EQ(TurnFailReasonName(TurnFailReason::kUnspecified), "");
+  EXPECT_EQ(TurnFailReasonName(static_cast<TurnFailReason>(11)), "");
+  for (std::string_view other : {"", "unspecified", "Context_limit", "context_limit ", "step"})
+    EXPECT_EQ(TurnFailReasonFromName(other), std::nullopt) << other;
 }
 
 }  // namespace

@@ -271,12 +271,22 @@ Enum EnumIn(int first, int last) {
   return static_cast<Enum>(*rc::gen::inRange(first, last + 1));
 }
 
-std::string FailureReason() {
-  std::string out(1, static_cast<char>('a' + *rc::gen::inRange(0, 26)));
-  const int n = *rc::gen::inRange(0, 20);
-  for (int i = 0; i < n; ++i)
-    out.push_back(*rc::gen::element('a', 'z', '0', '9', '_'));
-  return out;
+// A TurnFailed body: any reason, with the measurement its reason may carry, or none.
+void FailureBody(TurnFailed& e) {
+  e.reason = EnumIn<TurnFailReason>(1, 10);
+  const bool measured = *rc::gen::arbitrary<bool>();
+  const bool sized = e.reason == TurnFailReason::kContextLimit ||
+                     e.reason == TurnFailReason::kCoverageInsufficient ||
+                     e.reason == TurnFailReason::kPinnedTooLarge ||
+                     e.reason == TurnFailReason::kSummaryTooLarge;
+  if (measured && sized) {
+    const auto limit = *rc::gen::inRange<TokenCount>(1, 2'000'000);
+    e.context = TurnFailedContext{limit + *rc::gen::inRange<TokenCount>(0, 1000), limit};
+  }
+  if (measured && e.reason == TurnFailReason::kStepLimit) {
+    const auto limit = *rc::gen::inRange<std::uint64_t>(1, kMaxStepsPerTurn + 1);
+    e.steps = TurnFailedSteps{limit, limit};
+  }
 }
 
 // One valid enduring event of the given kind.
@@ -471,7 +481,7 @@ Event EnduringEvent(EventKind kind) {
       return WithHeader<TurnCompleted>();
     case EventKind::kTurnFailed: {
       auto e = WithHeader<TurnFailed>();
-      e.reason = FailureReason();
+      FailureBody(e);
       e.detail = *Utf8();
       return e;
     }

@@ -6,6 +6,7 @@
 
 #include "harness/compaction/anchors.h"
 #include "harness/compaction/chunks.h"
+#include "harness/compaction/output.h"
 #include "harness/compaction/repair.h"
 #include "harness/compaction/shorten.h"
 #include "harness/compaction/tail.h"
@@ -19,8 +20,10 @@ namespace {
 
 Proposal RejectMeasure(const MeasureError& error) {
   Proposal proposal = Proposal::Rejected(ReasonForMeasureError(error));
-  if (proposal.reject == CompactRejectReason::kContextLimitUnknown)
-    proposal.turn_failure = "context_limit_unknown";
+  if (proposal.reject == CompactRejectReason::kContextLimitUnknown) {
+    proposal.turn_failure = TurnFailed{};
+    proposal.turn_failure->reason = TurnFailReason::kContextLimitUnknown;
+  }
   return proposal;
 }
 
@@ -495,9 +498,14 @@ Proposal Run(AttemptPreflight& pre, Timers& timers, const std::stop_token& stop)
   auto post = MeasureWith(input, std::move(replaced), timers, stop);
   if (!post)
     return RejectMeasure(post.error());
-  if (post->input_tokens >= post->input_limit) {
+  if (auto fits = CheckPostReplacementCount(*post); !fits.ok()) {
+    const ContextMeasurement& counted = fits.error().measurement;
     Proposal too_large = Proposal::Rejected(CompactRejectReason::kSummaryTooLarge);
-    too_large.turn_failure = "summary_too_large";
+    too_large.turn_failure = TurnFailed{};
+    too_large.turn_failure->reason = TurnFailReason::kSummaryTooLarge;
+    if (counted.input_limit > 0)  // a limit of 0 fails every count, and TurnFailed needs one
+      too_large.turn_failure->context =
+          TurnFailedContext{counted.input_tokens, counted.input_limit};
     return too_large;
   }
   proposal.summary = std::move(output->summary);
@@ -599,8 +607,13 @@ Result<Terminal, InvalidEventError> TerminalFor(const Attempt& attempt, const Pr
       post_request.messages.push_back(kept.message);
     post_request.messages.insert(post_request.messages.end(), proposal.retained.begin(),
                                  proposal.retained.end());
-    committed.post_context.request_fingerprint = RequestFingerprint(
-        post_request, committed.post_context.basis, committed.post_context.quality);
+    auto post_fingerprint = RequestFingerprint(post_request, committed.post_context.basis,
+                                               committed.post_context.quality);
+    if (!post_fingerprint) {
+      return Fail(InvalidEventError{CompactionCommitted::kType, "PostContext",
+                                    FieldRule::kIsInvalid, std::nullopt});
+    }
+    committed.post_context.request_fingerprint = *post_fingerprint;
     committed.coverage = proposal.coverage;
     committed.pinned = proposal.pinned;
     committed.shortened = proposal.shortened;

@@ -101,8 +101,9 @@ struct Proposal {
   // The indices into the attempt's history of the messages the commit keeps, in their new order
   // after the summary (the pinned ones, then the retained tail): the live loop maps them to ids.
   std::vector<std::size_t> survivors;
-  ContextMeasurement post;                  // basis is the attempt's; TerminalFor moves it
-  std::optional<std::string> turn_failure;  // the turn fails with this reason (continuation)
+  ContextMeasurement post;  // basis is the attempt's; TerminalFor moves it
+  // The turn fails with this (continuation; its header unset, its detail the driver's).
+  std::optional<TurnFailed> turn_failure;
   // why, for unavailable / retained_tail_too_large / pinned_too_large / ineffective
   std::optional<CompactRejectDetail> detail;
   // The coverage report (policy coverage not off): journaled with a commit, and with a

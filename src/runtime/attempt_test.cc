@@ -103,7 +103,7 @@ AttemptInput Input(std::shared_ptr<ContextCounter> counter, std::shared_ptr<Comp
   input.candidate.basis = kBasis;
   input.candidate.model = TestModel();
   input.candidate.request_fingerprint =
-      RequestFingerprint(*input.request, kBasis, CountQuality::kExactLocal);
+      RequestFingerprint(*input.request, kBasis, CountQuality::kExactLocal).value();
   input.candidate.input_tokens = 50;
   input.candidate.input_limit = 80;
   input.candidate.quality = CountQuality::kExactLocal;
@@ -117,9 +117,18 @@ struct Case {
   CompactFn compact;
   std::optional<CompactRejectReason> reject;
   std::size_t compactor_calls = 1;
-  std::optional<std::string> turn_failure = std::nullopt;
+  std::optional<TurnFailed> turn_failure = std::nullopt;
   TokenCount candidate_tokens = 50;
 };
+
+// The turn failure an attempt proposes: `reason`, and the count that reached the limit.
+TurnFailed TurnFailure(TurnFailReason reason,
+                       std::optional<TurnFailedContext> context = std::nullopt) {
+  TurnFailed failure;
+  failure.reason = reason;
+  failure.context = context;
+  return failure;
+}
 
 TEST(RunAttempt, EachOutcomeOfThePipeline) {
   auto wrong = [](auto mutate) {
@@ -197,7 +206,7 @@ TEST(RunAttempt, EachOutcomeOfThePipeline) {
        Text(std::string(kSummary)),
        CompactRejectReason::kSummaryTooLarge,
        1,
-       "summary_too_large"},
+       TurnFailure(TurnFailReason::kSummaryTooLarge, TurnFailedContext{80, 80})},
       {"compactor throws",
        {5},
        [](const CompactionInput&) -> Result<CompactionOutput, CompactorError> {
@@ -341,7 +350,7 @@ TEST(RunAttempt, UnknownLimitsFailTheTurnThatNeedsTheCount) {
   input.limits = ModelLimits{};
   const Proposal proposal = RunAttempt(input, timers, {});
   EXPECT_EQ(proposal.reject, CompactRejectReason::kContextLimitUnknown);
-  EXPECT_EQ(proposal.turn_failure, "context_limit_unknown");
+  EXPECT_EQ(proposal.turn_failure, TurnFailure(TurnFailReason::kContextLimitUnknown));
 }
 
 TEST(RunAttempt, ACounterThatThrowsIsInternal) {
@@ -365,7 +374,8 @@ Attempt InProgress() {
   InferenceRequest request;
   request.model = TestModel();
   request.messages = {U("prior history")};
-  candidate.request_fingerprint = RequestFingerprint(request, kBasis, CountQuality::kExactLocal);
+  candidate.request_fingerprint =
+      RequestFingerprint(request, kBasis, CountQuality::kExactLocal).value();
   candidate.input_limit = 80;
   candidate.input_tokens = 50;
   candidate.quality = CountQuality::kExactLocal;
@@ -623,7 +633,8 @@ TEST(TerminalFor, ACommitCarriesItsPinnedMessagesAndCountsThemInItsFingerprint) 
   replaced.messages = {proposal.summary, h.messages[3], h.messages[4], h.messages[5]};
   EXPECT_EQ(
       committed->post_context.request_fingerprint,
-      RequestFingerprint(replaced, committed->post_context.basis, committed->post_context.quality));
+      RequestFingerprint(replaced, committed->post_context.basis, committed->post_context.quality)
+          .value());
 }
 
 // Instructions (docs/compact-focus.md) are part of the compaction's request fingerprint: the

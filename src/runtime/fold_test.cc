@@ -263,7 +263,7 @@ TEST(Fold, EveryTurnEndClosesTheTurn) {
     } else if (end == 1) {
       TurnFailed failed;
       failed.header = b.Header(loop, turn);
-      failed.reason = "model_error";
+      failed.reason = TurnFailReason::kModelError;
       b.Append(failed);
     } else {
       b.InterruptTurn(loop, TurnInterruptReason::kInterrupted);

@@ -1090,7 +1090,7 @@ void LoopActor::ApplyTurn(TurnDriver::Decision decision) {
       return RunTool(run->call);
     } else {
       auto& finish = std::get<TurnDriver::Finish>(decision);
-      return FinishTurn(finish.end, finish.reason, std::move(finish.detail));
+      return FinishTurn(finish.end, std::move(finish.failure));
     }
   }
 }
@@ -1194,7 +1194,7 @@ std::size_t LoopActor::FoldQueued() {
   return folded;
 }
 
-void LoopActor::FinishTurn(TurnEnd end, std::string_view reason, std::string detail) {
+void LoopActor::FinishTurn(TurnEnd end, std::optional<TurnFailed> failure) {
   if (end != TurnEnd::kCompleted) {
     // A turn that ends early answers the tool calls it leaves open (tool_answers.h), so the
     // history stays a valid transcript: compactable, and acceptable to providers.
@@ -1217,10 +1217,9 @@ void LoopActor::FinishTurn(TurnEnd end, std::string_view reason, std::string det
       break;
     }
     case TurnEnd::kFailed: {
-      TurnFailed event;
+      TurnFailed event = failure.value_or(TurnFailed{});
       event.header = header;
-      event.reason = std::string(reason);
-      event.detail = Bounded(std::move(detail));
+      event.detail = Bounded(std::move(event.detail));
       published = PublishOrHalt(event, InfrastructureFailure::Kind::kEventAppend);
       break;
     }

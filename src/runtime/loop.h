@@ -313,7 +313,8 @@ class LoopActor : public std::enable_shared_from_this<LoopActor> {
   void OnToolDone(std::uint64_t op, ToolOutput output);
   // Commits queued input while the slot is free; returns how many were committed.
   std::size_t FoldQueued();
-  void FinishTurn(TurnEnd end, std::string_view reason = {}, std::string detail = {});
+  // `failure` is the TurnFailed to journal when `end` is kFailed.
+  void FinishTurn(TurnEnd end, std::optional<TurnFailed> failure = std::nullopt);
   void AfterTurnOrAttempt();
 
   // --- compaction (the decisions are CompactionSlot's and RunAttempt's; this applies them)

@@ -32,8 +32,9 @@ PressureLevel PressureLevelFor(const ContextMeasurement& measurement, PressureLe
   return *occupancy >= policy->compact_at ? PressureLevel::kCompact : PressureLevel::kNormal;
 }
 
-Fingerprint RequestFingerprint(const InferenceRequest& request, const ContextBasis& basis,
-                               CountQuality quality) {
+Result<Fingerprint, TranscriptError> RequestFingerprint(const InferenceRequest& request,
+                                                        const ContextBasis& basis,
+                                                        CountQuality quality) {
   std::string tools;
   for (const ToolDefinition& tool : request.tools) {
     AppendJsonString(tools, tool.name);
@@ -45,7 +46,7 @@ Fingerprint RequestFingerprint(const InferenceRequest& request, const ContextBas
   const std::size_t first_transient = request.messages.size() - request.transient_messages;
   for (std::size_t i = first_transient; i < request.messages.size(); ++i) {
     encoded.clear();
-    (void)AppendMessage(encoded, request.messages[i]);
+    HARNESS_CHECK(AppendMessage(encoded, request.messages[i]));
     tail.Update(encoded);
   }
   std::string doc = "{\"system_revision\":\"";
@@ -81,7 +82,13 @@ Result<ContextMeasurement, MeasureError> Measure(
     return Fail(std::move(error));
   }
   const CountQuality quality = counter.quality();
-  const Fingerprint fingerprint = RequestFingerprint(request, basis, quality);
+  auto fingerprint = RequestFingerprint(request, basis, quality);
+  if (!fingerprint) {
+    return Fail(MeasureError{
+        MeasureError::Kind::kCount, std::nullopt,
+        CountError{CountErrorKind::kFailed,
+                   "the request cannot be fingerprinted: " + fingerprint.error().Describe()}});
+  }
 
   // The count's own stop source: the caller's stop and the policy deadline both trigger it.
   std::stop_source count_stop;
@@ -113,7 +120,7 @@ Result<ContextMeasurement, MeasureError> Measure(
   ContextMeasurement measurement;
   measurement.basis = basis;
   measurement.model = request.model;
-  measurement.request_fingerprint = fingerprint;
+  measurement.request_fingerprint = *fingerprint;
   measurement.input_tokens = count->input_tokens;
   measurement.input_limit = resolved->input_limit;
   measurement.quality = quality;

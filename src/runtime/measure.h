@@ -12,13 +12,17 @@
 // RequestFingerprint is SHA-256 over a canonical JSON of: the system prompt's digest, the tool
 // definitions' digest, the model key, the output budget, the basis, the runtime tail's digest
 // (the transient messages; the digest of nothing when there are none) and the counter quality.
-// Any change of what the model would see or how it is counted changes it.
+// Any change of what the model would see or how it is counted changes it. A runtime tail message
+// the content codec cannot encode is its TranscriptError, never a fingerprint of less than the
+// request; Measure reports it as MeasureError{kCount} (CountError kFailed, "the request cannot
+// be fingerprinted: ...").
 #pragma once
 
 #include <stop_token>
 #include <variant>
 
 #include "harness/compaction/policy.h"
+#include "harness/content/transcript.h"
 #include "harness/context/limits.h"
 #include "harness/context/measurement.h"
 #include "harness/core/result.h"
@@ -44,8 +48,9 @@ struct MeasureError {
 PressureLevel PressureLevelFor(const ContextMeasurement& measurement, PressureLevel previous,
                                const CompactionPolicy* policy);
 
-Fingerprint RequestFingerprint(const InferenceRequest& request, const ContextBasis& basis,
-                               CountQuality quality);
+Result<Fingerprint, TranscriptError> RequestFingerprint(const InferenceRequest& request,
+                                                        const ContextBasis& basis,
+                                                        CountQuality quality);
 
 Result<ContextMeasurement, MeasureError> Measure(
     const InferenceRequest& request, const ContextBasis& basis, const ModelLimits& limits,

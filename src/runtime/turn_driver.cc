@@ -22,21 +22,25 @@ TurnDriver::Decision TurnDriver::Measured(const ContextMeasurement& measurement,
   if (slot.triggers_automatic)
     return Compact{true};
   if (measurement.input_tokens >= measurement.input_limit)
-    return FailTurn("context_limit", "the request reaches the model's input limit");
+    return FailTurnAt(TurnFailReason::kContextLimit, "the request reaches the model's input limit",
+                      measurement);
   return ContinueAfterBoundary();
 }
 
 TurnDriver::Decision TurnDriver::MeasureFailed(const MeasureError& error) {
   const bool unknown = error.kind == MeasureError::Kind::kLimitUnknown;
-  return FailTurn(unknown ? "context_limit_unknown" : "context_count_failed", error.Message());
+  return FailTurn(
+      unknown ? TurnFailReason::kContextLimitUnknown : TurnFailReason::kContextCountFailed,
+      error.Message());
 }
 
 TurnDriver::Decision TurnDriver::Answered(Result<InferenceResponse, InferenceError> answer) {
   if (!answer)
-    return FailTurn("model_error", answer.error().Message());
+    return FailTurn(TurnFailReason::kModelError, answer.error().Message());
   AssistantMessage message = std::move(answer->message);
   if (auto valid = ValidateMessage(message); !valid.ok()) {
-    return FailTurn("invalid_model_output", "the model's answer is not a valid assistant message");
+    return FailTurn(TurnFailReason::kInvalidModelOutput,
+                    "the model's answer is not a valid assistant message");
   }
   tool_calls_.clear();
   for (const Block& block : message.blocks) {
@@ -79,7 +83,8 @@ TurnDriver::Decision TurnDriver::Folded(std::size_t folded) {
 
 TurnDriver::Decision TurnDriver::CompactionConcluded(const CompactionOutcome& outcome) {
   if (!outcome.finalized) {
-    return FailTurn("compaction_finalization", "the compaction's outcome could not be journaled");
+    return FailTurn(TurnFailReason::kCompactionFinalization,
+                    "the compaction's outcome could not be journaled");
   }
   // Measure again, so that the automatic trigger may open its own attempt at the same basis
   // (docs/spec/runtime.md §2.10 step 10, §3.6). Cancellations never retry: the interrupt path
@@ -91,26 +96,32 @@ TurnDriver::Decision TurnDriver::CompactionConcluded(const CompactionOutcome& ou
   // its work and ends interrupted, the answer staying committed (docs/spec/runtime.md §2.13).
   if (boundary_ == TurnBoundary::kTerminal) {
     if (outcome.reject == CompactRejectReason::kCanceled)
-      return Finish{TurnEnd::kCanceled, {}, {}};
-    return Finish{TurnEnd::kCompleted, {}, {}};
+      return Finish{TurnEnd::kCanceled, {}};
+    return Finish{TurnEnd::kCompleted, {}};
   }
   if (outcome.reject) {
-    if (outcome.turn_failure)
-      return FailTurn(*outcome.turn_failure, "the compacted request cannot be sent");
+    if (outcome.turn_failure) {
+      TurnFailed failure = *outcome.turn_failure;
+      failure.detail = "the compacted request cannot be sent";
+      return Finish{TurnEnd::kFailed, std::move(failure)};
+    }
     if (candidate_->input_tokens >= candidate_->input_limit) {
       if (outcome.reject == CompactRejectReason::kCoverageInsufficient) {
         // A manual attempt under enforce with no automatic compaction to fall back on.
-        return FailTurn("coverage_insufficient",
-                        "the summary kept too few anchors for the coverage policy and the "
-                        "request reaches the input limit");
+        return FailTurnAt(TurnFailReason::kCoverageInsufficient,
+                          "the summary kept too few anchors for the coverage policy and the "
+                          "request reaches the input limit",
+                          *candidate_);
       }
       if (outcome.reject == CompactRejectReason::kPinnedTooLarge) {
-        return FailTurn("pinned_too_large",
-                        "the pinned messages leave no room for a summary and the request "
-                        "reaches the input limit; unpin messages");
+        return FailTurnAt(TurnFailReason::kPinnedTooLarge,
+                          "the pinned messages leave no room for a summary and the request "
+                          "reaches the input limit; unpin messages",
+                          *candidate_);
       }
-      return FailTurn("context_limit",
-                      "the compaction was rejected and the request reaches the input limit");
+      return FailTurnAt(TurnFailReason::kContextLimit,
+                        "the compaction was rejected and the request reaches the input limit",
+                        *candidate_);
     }
   }
   phase_ = Phase::kFoldingAfterCompaction;
@@ -130,13 +141,21 @@ TurnDriver::Decision TurnDriver::MeasureAt(TurnBoundary boundary) {
 
 TurnDriver::Decision TurnDriver::ContinueAfterBoundary() {
   if (boundary_ == TurnBoundary::kTerminal)
-    return Finish{TurnEnd::kCompleted, {}, {}};
+    return Finish{TurnEnd::kCompleted, {}};
   return InferNext();
 }
 
 TurnDriver::Decision TurnDriver::InferNext() {
-  if (steps_ >= config_.max_steps)
-    return FailTurn("step_limit", "the turn made too many model calls");
+  if (steps_ >= config_.max_steps) {
+    TurnFailed failure;
+    failure.reason = TurnFailReason::kStepLimit;
+    failure.detail = "the turn made too many model calls";
+    // Only a limit TurnFailed can carry (a loop's is 1 to kMaxStepsPerTurn): the event must
+    // validate, or the loop would halt on its publication.
+    if (config_.max_steps > 0 && config_.max_steps <= kMaxStepsPerTurn)
+      failure.steps = TurnFailedSteps{steps_, config_.max_steps};
+    return Finish{TurnEnd::kFailed, std::move(failure)};
+  }
   ++steps_;
   return Infer{};
 }
@@ -150,8 +169,22 @@ TurnDriver::Decision TurnDriver::NextTool() {
   return RunTool{tool_calls_[next_tool_]};
 }
 
-TurnDriver::Decision TurnDriver::FailTurn(std::string reason, std::string detail) {
-  return Finish{TurnEnd::kFailed, std::move(reason), std::move(detail)};
+TurnDriver::Decision TurnDriver::FailTurn(TurnFailReason reason, std::string detail) {
+  TurnFailed failure;
+  failure.reason = reason;
+  failure.detail = std::move(detail);
+  return Finish{TurnEnd::kFailed, std::move(failure)};
+}
+
+TurnDriver::Decision TurnDriver::FailTurnAt(TurnFailReason reason, std::string detail,
+                                            const ContextMeasurement& measurement) {
+  TurnFailed failure;
+  failure.reason = reason;
+  failure.detail = std::move(detail);
+  // Only a count that reached a limit, as TurnFailed's validation requires.
+  if (measurement.input_limit > 0 && measurement.input_tokens >= measurement.input_limit)
+    failure.context = TurnFailedContext{measurement.input_tokens, measurement.input_limit};
+  return Finish{TurnEnd::kFailed, std::move(failure)};
 }
 
 }  // namespace harness::runtime_detail

@@ -38,6 +38,7 @@
 #include "harness/content/message.h"
 #include "harness/context/measurement.h"
 #include "harness/core/result.h"
+#include "harness/event/lifecycle.h"
 #include "harness/inference/request.h"
 #include "harness/runtime/tool.h"
 #include "runtime/measure.h"
@@ -80,11 +81,11 @@ class TurnDriver {
   };
   // Fold the queued input into the turn (the input barrier permitting); answer with Folded.
   struct Fold {};
-  // End the turn. `reason` and `detail` are TurnFailed's (empty otherwise).
+  // End the turn. `failure` is the TurnFailed to journal for kFailed (its header is the loop's to
+  // set), unset otherwise.
   struct Finish {
     TurnEnd end = TurnEnd::kCompleted;
-    std::string reason;
-    std::string detail;
+    std::optional<TurnFailed> failure;
   };
   using Decision = std::variant<Measure, Compact, Infer, Commit, RunTool, Fold, Finish>;
 
@@ -97,7 +98,7 @@ class TurnDriver {
   struct CompactionOutcome {
     bool finalized = false;  // its terminal and replies are durable
     std::optional<CompactRejectReason> reject;
-    std::optional<std::string> turn_failure;  // Proposal::turn_failure
+    std::optional<TurnFailed> turn_failure;  // Proposal::turn_failure
     // A manual attempt failed at the loop's unchanged basis under an automatic policy: the
     // automatic trigger may open its own attempt there (docs/spec/runtime.md §2.10 step 10).
     bool retry_automatic = false;
@@ -115,8 +116,8 @@ class TurnDriver {
   Decision Folded(std::size_t folded);
   Decision CompactionConcluded(const CompactionOutcome& outcome);
   Decision CompactionSkipped();
-  Decision Interrupted() { return Finish{TurnEnd::kInterrupted, {}, {}}; }
-  Decision ShuttingDown() { return Finish{TurnEnd::kShuttingDown, {}, {}}; }
+  Decision Interrupted() { return Finish{TurnEnd::kInterrupted, {}}; }
+  Decision ShuttingDown() { return Finish{TurnEnd::kShuttingDown, {}}; }
 
   TurnBoundary boundary() const { return boundary_; }
   // The measurement of the last boundary (set by Measured).
@@ -137,7 +138,10 @@ class TurnDriver {
   Decision ContinueAfterBoundary();
   Decision InferNext();
   Decision NextTool();
-  Decision FailTurn(std::string reason, std::string detail);
+  Decision FailTurn(TurnFailReason reason, std::string detail);
+  // A failure for the request's size, with the measurement that reached the limit.
+  Decision FailTurnAt(TurnFailReason reason, std::string detail,
+                      const ContextMeasurement& measurement);
 
   Config config_;
   Phase phase_ = Phase::kRunning;

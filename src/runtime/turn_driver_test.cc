@@ -45,8 +45,8 @@ std::string Describe(const Decision& decision) {
     return "fold";
   const auto& finish = std::get<TurnDriver::Finish>(decision);
   std::string text = std::string("finish ") + EndName(finish.end);
-  if (!finish.reason.empty())
-    text += " " + finish.reason;
+  if (finish.failure)
+    text.append(" ").append(TurnFailReasonName(finish.failure->reason));
   return text;
 }
 
@@ -120,8 +120,15 @@ Happened ShuttingDown() {
 
 const TurnDriver::CompactionOutcome kCommitted{true, std::nullopt, std::nullopt, false};
 TurnDriver::CompactionOutcome Rejected(CompactRejectReason reason,
-                                       std::optional<std::string> turn_failure = std::nullopt) {
+                                       std::optional<TurnFailed> turn_failure = std::nullopt) {
   return {true, reason, std::move(turn_failure), false};
+}
+// An attempt's turn failure: the compacted request counted at 90 against 80.
+TurnFailed SummaryTooLarge() {
+  TurnFailed failure;
+  failure.reason = TurnFailReason::kSummaryTooLarge;
+  failure.context = TurnFailedContext{90, 80};
+  return failure;
 }
 
 struct Step {
@@ -299,7 +306,7 @@ TEST(TurnDriver, TheInputLimitAtABoundary) {
       {"a rejection the turn cannot continue past names its reason (S46, S47)", kMeasured,
        Then(Started(),
             {{Measured(65, kTriggers), "compact automatic"},
-             {Concluded(Rejected(CompactRejectReason::kSummaryTooLarge, "summary_too_large")),
+             {Concluded(Rejected(CompactRejectReason::kSummaryTooLarge, SummaryTooLarge())),
               "finish failed summary_too_large"}})},
       {"when it commits the turn continues with the summary (S40)", kMeasured,
        Then(Started(), {{Measured(80, kTriggers), "compact automatic"},
@@ -361,7 +368,7 @@ TEST(TurnDriver, AtTheFinalAnswerTheAnswerIsKept) {
        Then(pending, {{Concluded(kCommitted), "finish completed"}})},
       {"any rejection completes it too (S34, S48)", kMeasured,
        Then(automatic,
-            {{Concluded(Rejected(CompactRejectReason::kSummaryTooLarge, "summary_too_large")),
+            {{Concluded(Rejected(CompactRejectReason::kSummaryTooLarge, SummaryTooLarge())),
               "finish completed"}})},
       {"a canceled compactor leaves it interrupted (canceled)", kMeasured,
        Then(automatic, {{Concluded(Rejected(CompactRejectReason::kCanceled)), "finish canceled"}})},
@@ -406,8 +413,11 @@ TEST(TurnDriver, FailuresSayWhyInWords) {
     std::string name;
     TurnDriver::Config config;
     std::vector<Happened> happened;  // the last one ends the turn
-    std::string reason;
+    TurnFailReason reason;
     std::string detail;
+    // The measurement the failure carries (input tokens and limit, or steps made and limit).
+    std::optional<TurnFailedContext> context = std::nullopt;
+    std::optional<TurnFailedSteps> steps = std::nullopt;
   };
   const InferenceError model{InferenceErrorKind::kTransport, "reset"};
   const TurnDriver::CompactionOutcome unjournaled{false, std::nullopt, std::nullopt, false};
@@ -415,54 +425,66 @@ TEST(TurnDriver, FailuresSayWhyInWords) {
       {"model_error carries the client's message",
        kUnmeasured,
        {Start(), ModelFailed()},
-       "model_error",
+       TurnFailReason::kModelError,
        model.Message()},
       {"invalid_model_output",
        kUnmeasured,
        {Start(), AnsweredInvalid()},
-       "invalid_model_output",
+       TurnFailReason::kInvalidModelOutput,
        "the model's answer is not a valid assistant message"},
-      {"step_limit", {0, false}, {Start()}, "step_limit", "the turn made too many model calls"},
+      {"step_limit carries the calls made and the limit",
+       {2, false},
+       {Start(), Answered({"c1"}), Committed(), ToolDone(), Committed(), Folded(0),
+        Answered({"c2"}), Committed(), ToolDone(), Committed(), Folded(0)},
+       TurnFailReason::kStepLimit,
+       "the turn made too many model calls",
+       std::nullopt,
+       TurnFailedSteps{2, 2}},
       {"context_limit at a boundary",
        kMeasured,
        {Start(), Measured(80)},
-       "context_limit",
-       "the request reaches the model's input limit"},
+       TurnFailReason::kContextLimit,
+       "the request reaches the model's input limit",
+       TurnFailedContext{80, 80}},
       {"context_limit after a rejected compaction",
        kMeasured,
        {Start(), Measured(80, kTriggers),
         Concluded(Rejected(CompactRejectReason::kExecutionFailed))},
-       "context_limit",
-       "the compaction was rejected and the request reaches the input limit"},
+       TurnFailReason::kContextLimit,
+       "the compaction was rejected and the request reaches the input limit",
+       TurnFailedContext{80, 80}},
       {"coverage_insufficient",
        kMeasured,
        {Start(), Measured(80, kPending),
         Concluded(Rejected(CompactRejectReason::kCoverageInsufficient))},
-       "coverage_insufficient",
+       TurnFailReason::kCoverageInsufficient,
        "the summary kept too few anchors for the coverage policy and the request reaches the "
-       "input limit"},
+       "input limit",
+       TurnFailedContext{80, 80}},
       {"pinned_too_large",
        kMeasured,
        {Start(), Measured(80, kTriggers),
         Concluded(Rejected(CompactRejectReason::kPinnedTooLarge))},
-       "pinned_too_large",
+       TurnFailReason::kPinnedTooLarge,
        "the pinned messages leave no room for a summary and the request reaches the input limit; "
-       "unpin messages"},
+       "unpin messages",
+       TurnFailedContext{80, 80}},
       {"a proposal's turn failure",
        kMeasured,
        {Start(), Measured(65, kTriggers),
-        Concluded(Rejected(CompactRejectReason::kSummaryTooLarge, "summary_too_large"))},
-       "summary_too_large",
-       "the compacted request cannot be sent"},
+        Concluded(Rejected(CompactRejectReason::kSummaryTooLarge, SummaryTooLarge()))},
+       TurnFailReason::kSummaryTooLarge,
+       "the compacted request cannot be sent",
+       TurnFailedContext{90, 80}},
       {"compaction_finalization",
        kMeasured,
        {Start(), Measured(40, kPending), Concluded(unjournaled)},
-       "compaction_finalization",
+       TurnFailReason::kCompactionFinalization,
        "the compaction's outcome could not be journaled"},
       {"context_count_failed carries the count's message",
        kMeasured,
        {Start(), MeasureFailed(MeasureError::Kind::kCount)},
-       "context_count_failed",
+       TurnFailReason::kContextCountFailed,
        MeasureError{}.Message()},
   };
   for (const Case& c : cases) {
@@ -474,8 +496,11 @@ TEST(TurnDriver, FailuresSayWhyInWords) {
     ASSERT_TRUE(std::holds_alternative<TurnDriver::Finish>(*last)) << Describe(*last);
     const auto& finish = std::get<TurnDriver::Finish>(*last);
     EXPECT_EQ(finish.end, TurnEnd::kFailed);
-    EXPECT_EQ(finish.reason, c.reason);
-    EXPECT_EQ(finish.detail, c.detail);
+    ASSERT_TRUE(finish.failure);
+    EXPECT_EQ(finish.failure->reason, c.reason);
+    EXPECT_EQ(finish.failure->detail, c.detail);
+    EXPECT_EQ(finish.failure->context, c.context);
+    EXPECT_EQ(finish.failure->steps, c.steps);
   }
 }
 

@@ -110,6 +110,8 @@ TEST_F(ServerTest, ALoopsStepLimitStopsItsTurnAndARestoredSessionKeepsIt) {
   };
   Json failure = failed_turn();
   EXPECT_EQ(failure["reason"], "step_limit") << failure.dump();
+  // The event carries its measurement: the calls made against the loop's limit.
+  EXPECT_EQ(failure["steps"], ParseOrNull(R"({"made":3,"limit":3})")) << failure.dump();
   EXPECT_EQ(model->calls(), 3u);
 
   listen();  // a new server over the journal: the session is restored with the loop's limit

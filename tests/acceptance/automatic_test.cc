@@ -217,7 +217,7 @@ TEST_F(Automatic, S40_HardLimitFailsTheTurnOnlyAfterTheAutomaticAttemptFails) {
   ExpectPressure(std::get<ContextPressure>(flow[2]), PressureLevel::kUnknown,
                  PressureLevel::kHardLimit);
   EXPECT_EQ(std::get<CompactionRejected>(flow[4]).reason, CompactionReason::kAutomatic);
-  EXPECT_EQ(std::get<TurnFailed>(flow[6]).reason, "context_limit");
+  EXPECT_EQ(std::get<TurnFailed>(flow[6]).reason, TurnFailReason::kContextLimit);
   EXPECT_EQ(model_->calls(), 0u);
 }
 
@@ -263,7 +263,10 @@ TEST_F(Automatic, S42_ObserveOnlyLoopAtTheLimitFailsWithoutCompacting) {
   EXPECT_EQ(std::get<ContextMeasured>(flow[1]).measurement.input_tokens, 80u);
   ExpectPressure(std::get<ContextPressure>(flow[2]), PressureLevel::kUnknown,
                  PressureLevel::kHardLimit);
-  EXPECT_EQ(std::get<TurnFailed>(flow[3]).reason, "context_limit");
+  EXPECT_EQ(std::get<TurnFailed>(flow[3]).reason, TurnFailReason::kContextLimit);
+  // The failure carries the count that reached the limit.
+  EXPECT_EQ(std::get<TurnFailed>(flow[3]).context,
+            (TurnFailedContext{80, std::get<ContextMeasured>(flow[1]).measurement.input_limit}));
   EXPECT_EQ(CompactionEvents(all), 0u);
   EXPECT_EQ(model_->calls(), 0u);
   EXPECT_EQ(compactor_->calls(), 0u);
@@ -331,7 +334,7 @@ TEST_F(Automatic, S45_RejectionWithTheCandidateAtTheLimitFailsTheContinuation) {
       << Describe(all);
   EXPECT_EQ(std::get<CompactionRejected>(flow[4]).reject_reason,
             CompactRejectReason::kInvalidSummary);
-  EXPECT_EQ(std::get<TurnFailed>(flow[6]).reason, "context_limit");
+  EXPECT_EQ(std::get<TurnFailed>(flow[6]).reason, TurnFailReason::kContextLimit);
   EXPECT_EQ(model_->calls(), 1u);
 }
 
@@ -343,7 +346,12 @@ TEST_F(Automatic, S46_SummaryTooLargeFailsTheContinuationEvenBelowTheLimit) {
   const auto rejected = All<CompactionRejected>(all);
   ASSERT_EQ(rejected.size(), 1u) << Describe(all);
   EXPECT_EQ(rejected[0].reject_reason, CompactRejectReason::kSummaryTooLarge);
-  EXPECT_EQ(All<TurnFailed>(all)[0].reason, "summary_too_large");
+  const TurnFailed failed = All<TurnFailed>(all)[0];
+  EXPECT_EQ(failed.reason, TurnFailReason::kSummaryTooLarge);
+  // The post-replacement count, 80, is what the failure carries.
+  ASSERT_TRUE(failed.context);
+  EXPECT_EQ(failed.context->input_tokens, 80u);
+  EXPECT_GE(failed.context->input_tokens, failed.context->input_limit);
   EXPECT_EQ(model_->calls(), 1u);
 }
 

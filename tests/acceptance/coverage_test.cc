@@ -168,7 +168,7 @@ TEST_F(Coverage, AManualCompactionShortAtTheLimitFailsTheTurnNamingCoverage) {
   EXPECT_EQ(rejected[0].reject_reason, CompactRejectReason::kCoverageInsufficient);
   const auto failed = All<TurnFailed>(events);
   ASSERT_EQ(failed.size(), 1u);
-  EXPECT_EQ(failed[0].reason, "coverage_insufficient");
+  EXPECT_EQ(failed[0].reason, TurnFailReason::kCoverageInsufficient);
   EXPECT_NE(failed[0].detail.find("coverage"), std::string::npos) << failed[0].detail;
   EXPECT_EQ(model_->calls(), 1u);
 }

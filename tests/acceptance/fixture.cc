@@ -418,7 +418,7 @@ std::string Describe(const Event& event) {
         } else if constexpr (std::is_same_v<E, CompactWaiterRejected>) {
           out.append("{").append(CompactRejectReasonName(e.reason)).append("}");
         } else if constexpr (std::is_same_v<E, TurnFailed>) {
-          out.append("{").append(e.reason).append("}");
+          out.append("{").append(TurnFailReasonName(e.reason)).append("}");
         } else if constexpr (std::is_same_v<E, TurnInterrupted>) {
           out.append("{").append(TurnInterruptReasonName(e.reason)).append("}");
         } else if constexpr (std::is_same_v<E, InputCancelled>) {

@@ -754,7 +754,9 @@ TEST_F(ChatCli, MaxStepsLimitsTheModelCallsOfATurn) {
       R"({"message":{"role":"assistant","blocks":[{"type":"tool_use","id":"c1","name":"read","input":{}}],"usage":null}})";
   CliRun run = Chat({call, Answer("done")}, "go\n", "--max-steps 1");
   EXPECT_EQ(run.exit_code, 1) << run.out;
-  EXPECT_TRUE(Has(run.out, "\nturn failed: step_limit: the turn made too many model calls\n"))
+  EXPECT_TRUE(Has(run.out,
+                  "\nturn failed: step_limit: the turn made too many model calls (1/1 model "
+                  "calls)\n"))
       << run.out;
   run = Chat({call, Answer("done")}, "go\n", "--max-steps 2");
   EXPECT_EQ(run.exit_code, 0) << run.out;
@@ -783,7 +785,9 @@ TEST_F(ChatCli, AResumedChatKeepsTheLoopsMaxSteps) {
   const std::string go = dir_.Write("steps-go.txt", "go\n");
   const CliRun kept = Shell(dir_.ChatCommand(script, "--session " + id) + " < '" + go + "' 2>&1");
   EXPECT_EQ(kept.exit_code, 1) << kept.out;
-  EXPECT_TRUE(Has(kept.out, "\nturn failed: step_limit: the turn made too many model calls\n"))
+  EXPECT_TRUE(Has(kept.out,
+                  "\nturn failed: step_limit: the turn made too many model calls (3/3 model "
+                  "calls)\n"))
       << kept.out;
   const CliRun raised = Shell(dir_.ChatCommand(script, "--session " + id + " --max-steps 5") +
                               " < '" + go + "' 2>&1");

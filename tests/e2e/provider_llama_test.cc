@@ -232,7 +232,7 @@ void ExpectTurn(const ProviderModel& model) {
       chat.session->SubmitInputToLoop(chat.loop, UserMessage{{TextBlock{"Hello there"}}}).ok());
   const auto seen = Until(*chat.events, TurnEnded);
   const auto* failed = Find<TurnFailed>(seen);
-  ASSERT_EQ(failed, nullptr) << failed->reason << ": " << failed->detail;
+  ASSERT_EQ(failed, nullptr) << TurnFailReasonName(failed->reason) << ": " << failed->detail;
   ASSERT_NE(Find<TurnCompleted>(seen), nullptr);
   auto snapshot = chat.session->Snapshot(chat.loop);
   ASSERT_TRUE(snapshot.ok());

@@ -766,7 +766,8 @@ class LongSession {
       if (std::holds_alternative<TurnCompleted>(event))
         return;
       if (const auto* failed = std::get_if<TurnFailed>(&event)) {
-        result.error = "TurnFailed " + failed->reason + ": " + failed->detail;
+        result.error =
+            "TurnFailed " + std::string(TurnFailReasonName(failed->reason)) + ": " + failed->detail;
         return;
       }
       if (std::holds_alternative<TurnInterrupted>(event) ||

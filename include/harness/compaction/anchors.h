@@ -40,21 +40,14 @@
 //     bytes token tokens k % x px line lines.
 //   Every anchor is cut to kMaxAnchorBytes (kMaxRequestAnchorBytes for the request,
 //   kMaxConstraintAnchorBytes for a constraint) at a UTF-8 character, and trimmed.
-// - Secrets: a candidate for which LooksLikeSecret is true is dropped, whatever its class.
+// - Secrets: no anchor comes from a line for which LooksLikeSecret (core/secrets.h) is true (the
+//   extractive compactor leaves such a line out whole), and a candidate for which it is true is
+//   dropped, whatever its class and wherever it comes from.
 // - Bounds: at most kMaxAnchorsPerClass[class] anchors per class, those of the newest messages
 //   kept (the head is scanned newest message first, each message in text order); duplicates
 //   (same class, same normal form) once. The result is ordered by class, then oldest message
 //   first, each message's anchors in text order. Cost: linear in the head's text; no
 //   recursion.
-//
-// LooksLikeSecret(text): true when the text holds a credential: a known key prefix (sk-,
-// sk_live_, rk_live_, pk_live_, ghp_, gho_, ghu_, ghs_, ghr_, github_pat_, xoxb-, xoxp-, xoxa-,
-// xoxr-, xapp-, glpat-, hf_, npm_, AKIA, ASIA, AIza, eyJ) starting a token of at least 16
-// bytes; a token of at least 32 bytes mixing upper case, lower case and digits; "-----begin";
-// a URL with a password (scheme://user:pass@); a bearer value ("bearer " and 8 token bytes);
-// or a secret-named key with a value: password, passwd, pwd, secret, token, api_key, api-key,
-// apikey, access_key, auth, authorization (any case, optionally preceded by --), followed by
-// optional quotes and spaces, then = or : or (after --) a space, then a value byte.
 //
 // Contract of CheckCoverage(anchors, summary_text, retained, required):
 // - The haystack is the summary text with its XML references decoded, and the text of every
@@ -88,6 +81,7 @@
 #include "harness/compaction/coverage.h"
 #include "harness/content/message.h"
 #include "harness/context/limits.h"
+#include "harness/core/secrets.h"
 
 namespace harness {
 
@@ -115,8 +109,6 @@ inline constexpr AnchorClassSet kAllAnchorClasses =
     static_cast<AnchorClassSet>(((1u << (kMaxAnchorClass + 1)) - 1) & ~1u);
 
 std::vector<Anchor> ExtractAnchors(const std::vector<Message>& head, bool current_request_in_head);
-
-bool LooksLikeSecret(std::string_view text);
 
 // The text a report lists for an anchor: cut to kMaxReportedAnchorBytes at a UTF-8 character.
 std::string ReportedAnchorText(std::string_view text);

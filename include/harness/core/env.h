@@ -14,10 +14,11 @@
 //   random bits can be had it fails with EnvError, and the caller reports that as a typed
 //   error (a command that cannot get an id fails; nothing aborts). Never the zero Uuid.
 // - SystemEnv reads the system clock, the steady clock and the OS CSPRNG (OpenSSL RAND_bytes).
-//   It holds no state, so constructing one is free. There is no process-wide default Env
-//   (STYLE.md: no globals): whoever owns a Session or a journal constructs the SystemEnv (or a
-//   test Env) and passes it down; an options struct whose env is null gets a SystemEnv of its
-//   own, owned by the object it configures.
+//   It holds no state, so constructing one is free. There is no process-wide default Env, so
+//   that a test decides every clock and id its objects see (docs/architecture.md, "Time and
+//   ids"): whoever owns a Session or a journal constructs the SystemEnv (or a test Env) and
+//   passes it down; an options struct whose env is null gets a SystemEnv of its own, owned by
+//   the object it configures.
 // - Test Envs (a manual clock with sequential ids, one whose ids fail) are in
 //   tests/support/env.h, for tests only.
 // Thread safety: every method of every Env may be called from any thread at any time; an Env

@@ -30,11 +30,15 @@
 //   LoopExited:        Reason valid
 //   MessageCommitted:  Message (ValidateMessage) -> InputCommandID (when set, the message must be
 //                      a user message)
-//   TurnFailed:        Reason (1-64 bytes of [a-z0-9_], starting with a letter) -> Detail (at
-//                      most 4096 bytes)
+//   TurnFailed:        Reason valid -> Detail (at most 4096 bytes) -> Context (only for
+//                      context_limit, coverage_insufficient, pinned_too_large and
+//                      summary_too_large; input_limit non-zero and input_tokens reaching it) ->
+//                      Steps (only for step_limit; limit 1 to kMaxStepsPerTurn and made reaching
+//                      it)
 //   TurnInterrupted:   Reason valid
 //   SessionActive, SessionIdle, TurnStarted, TurnCompleted, LoopIdle: nothing beyond Visibility.
-// Enum wire values are fixed; 0 is the unset sentinel and invalid everywhere.
+// Enum wire values are fixed; 0 is the unset sentinel and invalid everywhere. TurnFailReason
+// alone travels as its lower-snake name (TurnFailReasonName), the string every journal has held.
 // Thread safety: plain values and pure functions.
 #pragma once
 
@@ -75,7 +79,6 @@ inline constexpr std::size_t kMaxToolDescriptionBytes = 16 * 1024;
 inline constexpr std::size_t kMaxToolSchemaBytes = 64 * 1024;
 // How the application names a loop's compactor (LoopCreated.compactor).
 inline constexpr std::size_t kMaxCompactorNameBytes = 256;
-inline constexpr std::size_t kMaxTurnFailureReasonBytes = 64;
 inline constexpr std::size_t kMaxTurnFailureDetailBytes = 4096;
 
 enum class LoopKind : std::uint8_t {
@@ -106,6 +109,21 @@ enum class LoopExitReason : std::uint8_t {
   kShutdown = 1,
   kFaulted = 2,
 };
+// Why a turn failed. On the wire it is its name ("context_limit", ...), not its number: the
+// names are what journals have always held, so each earlier TurnFailed decodes to its reason.
+enum class TurnFailReason : std::uint8_t {
+  kUnspecified = 0,
+  kContextLimit = 1,            // the request reaches the model's input limit
+  kContextLimitUnknown = 2,     // the model's input limit is not known, so nothing can be sent
+  kContextCountFailed = 3,      // the request could not be counted
+  kModelError = 4,              // the model call failed (the detail is the InferenceError)
+  kInvalidModelOutput = 5,      // the model's answer is not a valid assistant message
+  kStepLimit = 6,               // the turn made the loop's max_steps_per_turn model calls
+  kCompactionFinalization = 7,  // a compaction's outcome could not be journaled
+  kCoverageInsufficient = 8,    // an enforced coverage rejection left the request at the limit
+  kPinnedTooLarge = 9,          // the pinned messages left no room and the request is at the limit
+  kSummaryTooLarge = 10,        // the compacted request still reaches the input limit
+};
 
 // Lower-snake names ("native", "queue_full", "retracted", "restored", "faulted", …); "" for
 // values outside the domain (0 included).
@@ -114,6 +132,10 @@ std::string_view InputRejectReasonName(InputRejectReason reason);
 std::string_view InputCancelReasonName(InputCancelReason reason);
 std::string_view TurnInterruptReasonName(TurnInterruptReason reason);
 std::string_view LoopExitReasonName(LoopExitReason reason);
+// "context_limit", "step_limit", …; "" outside the domain. FromName is its inverse: nullopt for
+// any other string ("" included).
+std::string_view TurnFailReasonName(TurnFailReason reason);
+std::optional<TurnFailReason> TurnFailReasonFromName(std::string_view name);
 
 // Why `tool` cannot be recorded in a LoopCreated ("the name … is not 1 to 64 characters of
 // A-Z a-z 0-9 _ -", "the input schema is not a JSON object", …), or nullopt when it can. The
@@ -294,13 +316,32 @@ struct TurnCompleted {
   friend bool operator==(const TurnCompleted&, const TurnCompleted&) = default;
 };
 
+// A turn's request against the model's input limit when it failed for its size.
+struct TurnFailedContext {
+  TokenCount input_tokens = 0;
+  TokenCount input_limit = 0;
+  friend bool operator==(const TurnFailedContext&, const TurnFailedContext&) = default;
+};
+// A turn's model calls against the loop's max_steps_per_turn when it failed for their number.
+struct TurnFailedSteps {
+  std::uint64_t made = 0;
+  std::uint64_t limit = 0;
+  friend bool operator==(const TurnFailedSteps&, const TurnFailedSteps&) = default;
+};
+
+// A turn that ended without its answer, and why. The measurement behind the reason travels with
+// it where the reason has one: `context` for the size failures, `steps` for step_limit. Both are
+// written only when set, so a TurnFailed without them is byte for byte what the codec wrote
+// before they existed, and decodes with neither.
 struct TurnFailed {
   static constexpr std::string_view kType = "TurnFailed";
   static constexpr EventClass kClass = EventClass::kEnduring;
   static constexpr IdentityProfile kProfile = IdentityProfile::kTurn;
   EventHeader header;
-  std::string reason;  // a lower-snake error kind: "context_limit", "model_error", …
+  TurnFailReason reason = TurnFailReason::kUnspecified;
   std::string detail;  // human-readable, bounded; never model output or transcript bytes
+  std::optional<TurnFailedContext> context = std::nullopt;
+  std::optional<TurnFailedSteps> steps = std::nullopt;
   friend bool operator==(const TurnFailed&, const TurnFailed&) = default;
 };
 

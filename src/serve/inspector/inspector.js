@@ -553,7 +553,13 @@
         return `${(event.message_ids || []).length} tool outputs, ${event.post_context?.input_tokens ?? "?"} tokens after`;
       case "CompactionChunkSummarized":
         return `chunk ${Number(event.chunk) + 1}/${event.chunks} summarized`;
-      case "TurnFailed":
+      case "TurnFailed": {
+        // The measurement a failure carries (docs/events.md, TurnFailed).
+        const figures = event.context
+          ? ` (${event.context.input_tokens}/${event.context.input_limit} tokens)`
+          : event.steps ? ` (${event.steps.made}/${event.steps.limit} model calls)` : "";
+        return String(event.reason ?? "") + (event.detail ? ": " + event.detail : "") + figures;
+      }
       case "TurnInterrupted":
       case "InputRejected":
       case "InputCancelled":
