@@ -26,8 +26,8 @@
 // - ListPoints(lines): when at least three of the clean lines are list items ("1. ", "2) ",
 //   "- ", "* ", "• "), the first sentence that says something (not IsFiller, not code) of the
 //   words before the first item, then of each item (the marker, a bold lead's asterisks and
-//   the final period taken off), in order; otherwise nothing. An answer that is a list is told by the lead of
-//   every item, not by its first item whole.
+//   the final period taken off), in order; otherwise nothing. An answer that is a list is told by
+//   the lead of every item, not by its first item whole.
 // - IsPointer: the message points at a file ("@prompt.md do this") with fewer than three
 //   words of its own besides filler.
 // Thread safety: pure functions.
