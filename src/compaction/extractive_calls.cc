@@ -45,14 +45,9 @@ std::string JoinPath(std::string_view directory, const std::string& path) {
   return out;
 }
 
-// Files a shell command reads or changes: cat/head/tail/sed -n (read), sed -i/perl -i (edited),
-// "> f"/tee/touch/cp (created), rm (deleted), the SWE-agent commands open/create/edit and
-// str_replace_editor, and the headers of a patch in the command (apply_patch <<EOF).
-void ShellFiles(std::string_view command, std::string& swe_open_file,
-                std::vector<std::pair<std::string, FileTouch>>& files) {
-  PatchFiles(command, files);
-  std::string directory;
-  // Simple commands split at ;, &, | and line ends outside quotes; a heredoc body is skipped.
+// The simple commands of a shell command line: split at ;, &, | and line ends outside quotes;
+// a heredoc's body is skipped.
+std::vector<std::string_view> SimpleCommands(std::string_view command) {
   std::vector<std::string_view> parts;
   std::string delimiter;  // of the heredoc being skipped
   for (const std::string_view line : RawLines(command)) {
@@ -91,6 +86,17 @@ void ShellFiles(std::string_view command, std::string& swe_open_file,
       }
     }
   }
+  return parts;
+}
+
+// Files a shell command reads or changes: cat/head/tail/sed -n (read), sed -i/perl -i (edited),
+// "> f"/tee/touch/cp (created), rm (deleted), the SWE-agent commands open/create/edit and
+// str_replace_editor, and the headers of a patch in the command (apply_patch <<EOF).
+void ShellFiles(std::string_view command, std::string& swe_open_file,
+                std::vector<std::pair<std::string, FileTouch>>& files) {
+  PatchFiles(command, files);
+  std::string directory;
+  const std::vector<std::string_view> parts = SimpleCommands(command);
   for (const std::string_view part : parts) {
     std::vector<std::string_view> words = Words(part);
     std::size_t first = 0;

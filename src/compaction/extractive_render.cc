@@ -219,18 +219,50 @@ void Extend(const std::vector<Item>& items, const Item& item, std::size_t room,
   folded[at] = std::move(mine);
 }
 
+using SectionLengths = std::array<std::vector<std::size_t>, 5>;
+
+// The bytes of the sections whose items' escaped lengths are `lengths`.
+std::size_t Bytes(const SectionLengths& lengths) {
+  std::size_t bytes = 0;
+  for (std::size_t section = 0; section < lengths.size(); ++section)
+    bytes += SectionBytes(kSectionNames[section], lengths[section]);
+  return bytes;
+}
+
+// `text` escaped and cut to the largest cap whose escaped text still fits in `room` beside what
+// is chosen; "" when not even the shortest cut fits.
+std::string CutToFit(const std::vector<Chosen>& chosen, const Item& item, const std::string& text,
+                     std::size_t room) {
+  SectionLengths lengths;
+  for (const Chosen& c : chosen)
+    lengths[static_cast<std::size_t>(c.item->section)].push_back(JsonBytes(c.escaped));
+  const auto section = static_cast<std::size_t>(item.section);
+  const std::size_t used = Bytes(lengths);
+  const std::size_t own_before = SectionBytes(kSectionNames[section], lengths[section]);
+  lengths[section].push_back(0);
+  const std::size_t frame =
+      used - own_before + SectionBytes(kSectionNames[section], lengths[section]);
+  if (frame + kShortestCut > room)
+    return std::string();
+  const std::size_t space = room - frame;
+  std::size_t low = 0;
+  std::size_t high = std::min(space, item.cap);
+  while (low < high) {
+    const std::size_t middle = (low + high + 1) / 2;
+    if (JsonBytes(EscapeWithin(text, middle)) <= space)
+      low = middle;
+    else
+      high = middle - 1;
+  }
+  return EscapeWithin(text, low);
+}
+
 // Choose, and whether every item was taken or passed over without a cut (`whole`).
 std::vector<Chosen> ChooseWithin(const std::vector<Item>& items, std::size_t room, bool& whole) {
   whole = false;
   std::vector<Chosen> chosen;
   std::vector<std::string> texts;   // each chosen item's clean text, its repeats cut out
   std::vector<std::string> folded;  // each chosen item's escaped text, Folded
-  auto bytes_of = [](const std::array<std::vector<std::size_t>, 5>& lengths) {
-    std::size_t bytes = 0;
-    for (std::size_t section = 0; section < lengths.size(); ++section)
-      bytes += SectionBytes(kSectionNames[section], lengths[section]);
-    return bytes;
-  };
   // A chosen item told without the words of a new rule or choice.
   struct Rewrite {
     std::size_t at;
@@ -285,7 +317,7 @@ std::vector<Chosen> ChooseWithin(const std::vector<Item>& items, std::size_t roo
     if (skip || (!lead && !HasWords(Unlabelled(text))))
       continue;
     // The bytes of what would be chosen: without the dropped, with the rewrites, with this.
-    std::array<std::vector<std::size_t>, 5> lengths;
+    SectionLengths lengths;
     std::size_t next_rewrite = 0;
     std::size_t next_drop = 0;
     for (std::size_t k = 0; k < chosen.size(); ++k) {
@@ -302,7 +334,7 @@ std::vector<Chosen> ChooseWithin(const std::vector<Item>& items, std::size_t roo
     }
     const auto section = static_cast<std::size_t>(item.section);
     lengths[section].push_back(JsonBytes(escaped));
-    if (bytes_of(lengths) <= room) {
+    if (Bytes(lengths) <= room) {
       for (Rewrite& rewrite : rewrites) {
         chosen[rewrite.at].escaped = std::move(rewrite.escaped);
         texts[rewrite.at] = std::move(rewrite.text);
@@ -319,28 +351,7 @@ std::vector<Chosen> ChooseWithin(const std::vector<Item>& items, std::size_t roo
       continue;
     }
     // Cut: the largest cap whose escaped text still fits beside what is chosen.
-    for (auto& of_section : lengths)
-      of_section.clear();
-    for (const Chosen& c : chosen)
-      lengths[static_cast<std::size_t>(c.item->section)].push_back(JsonBytes(c.escaped));
-    const std::size_t used = bytes_of(lengths);
-    const std::size_t own_before = SectionBytes(kSectionNames[section], lengths[section]);
-    lengths[section].push_back(0);
-    const std::size_t frame =
-        used - own_before + SectionBytes(kSectionNames[section], lengths[section]);
-    if (frame + kShortestCut > room)
-      return chosen;
-    const std::size_t space = room - frame;
-    std::size_t low = 0;
-    std::size_t high = std::min(space, item.cap);
-    while (low < high) {
-      const std::size_t middle = (low + high + 1) / 2;
-      if (JsonBytes(EscapeWithin(text, middle)) <= space)
-        low = middle;
-      else
-        high = middle - 1;
-    }
-    escaped = EscapeWithin(text, low);
+    escaped = CutToFit(chosen, item, text, room);
     if (!escaped.empty())
       chosen.push_back(Chosen{&item, std::move(escaped)});
     return chosen;

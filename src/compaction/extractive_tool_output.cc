@@ -234,125 +234,164 @@ std::string LastErrorLine(const std::vector<std::string>& lines) {
   return {};
 }
 
+namespace {
+
+void AddCount(std::optional<long>& total, std::optional<long> count) {
+  if (count)
+    total = total.value_or(0) + *count;
+}
+
+// Each Read…Line below reads one line (`lower`: the line in lower case) of a test runner's
+// output into `run`; true when the line was that runner's (nothing else need look at it), with
+// `seen` set when it says a test run happened.
+
+// pytest: its final line and its short summary.
+bool ReadPytestLine(const std::string& line, const std::string& lower, TestRun& run, bool& seen) {
+  // pytest's final line: "==== 2 failed, 10 passed in 0.5s ====" (also "-q": no '=').
+  const bool pytest_summary =
+      (lower.starts_with("=") || IsDigit(lower.front())) &&
+      (lower.find(" passed") != std::string::npos || lower.find(" failed") != std::string::npos) &&
+      lower.find(" in ") != std::string::npos;
+  if (pytest_summary) {
+    seen = true;
+    run.passed = CountBefore(lower, "passed");
+    run.failed = CountBefore(lower, "failed");
+    if (auto errors = CountBefore(lower, "error"))
+      AddCount(run.failed, errors);
+    if (auto errors = CountBefore(lower, "errors"))
+      AddCount(run.failed, errors);
+    return true;
+  }
+  if ((lower.starts_with("failed ") || lower.starts_with("error ")) &&
+      line.find("::") != std::string::npos) {
+    // pytest short summary: "FAILED tests/test_a.py::test_x - AssertionError"
+    const std::string_view rest = std::string_view(line).substr(line.find(' ') + 1);
+    seen = true;
+    AddFailing(run, rest.substr(0, rest.find(" - ")));
+    return true;
+  }
+  return false;
+}
+
+// Google Test and cargo.
+bool ReadGtestOrCargoLine(const std::string& line, const std::string& lower, TestRun& run,
+                          bool& seen) {
+  // Google Test's "[  PASSED  ]" (white space is collapsed by then).
+  if (lower.starts_with("[ passed ]") || lower.starts_with("[ failed ]")) {
+    seen = true;
+    const std::string_view rest = Trim(std::string_view(line).substr(10));
+    if (!rest.empty() && IsDigit(rest.front())) {
+      if (lower.starts_with("[ passed ]"))
+        run.passed = NumberAfter(rest, 0);
+      else
+        run.failed = NumberAfter(rest, 0);
+    } else {
+      AddFailing(run, rest.substr(0, rest.find(" (")));
+    }
+    return true;
+  }
+  if (lower.starts_with("test result:")) {  // cargo
+    seen = true;
+    AddCount(run.passed, CountBefore(lower, "passed"));
+    AddCount(run.failed, CountBefore(lower, "failed"));
+    return true;
+  }
+  if (lower.starts_with("test ") && lower.ends_with(" ... failed")) {  // cargo
+    seen = true;
+    AddFailing(run, std::string_view(line).substr(5, line.size() - 5 - 11));
+    return true;
+  }
+  return false;
+}
+
+// go test and jest.
+bool ReadGoOrJestLine(const std::string& line, const std::string& lower, TestRun& run, bool& seen) {
+  if (lower.starts_with("--- fail: ")) {  // go test
+    seen = true;
+    const std::string_view rest = std::string_view(line).substr(10);
+    AddFailing(run, rest.substr(0, rest.find(" (")));
+    run.failed = static_cast<long>(run.failing.size());
+    return true;
+  }
+  if (lower.starts_with("tests:") && lower.ends_with(" total")) {  // jest
+    seen = true;
+    run.passed = CountBefore(lower, "passed");
+    run.failed = CountBefore(lower, "failed");
+    return true;
+  }
+  if (lower.starts_with("\xe2\x9c\x95 ")) {  // jest "✕ name (5 ms)"
+    seen = true;
+    const std::string_view rest = std::string_view(line).substr(4);
+    AddFailing(run, rest.substr(0, rest.rfind(" (")));
+    return true;
+  }
+  return false;
+}
+
+// Python's unittest.
+bool ReadUnittestLine(const std::string& line, const std::string& lower, TestRun& run, bool& seen) {
+  if (lower.starts_with("ran ") && lower.find(" test") != std::string::npos) {  // unittest
+    seen = true;
+    run.passed = NumberAfter(lower, 4);
+    return true;
+  }
+  if (lower.starts_with("failed (") && run.passed) {  // unittest "FAILED (failures=1, errors=1)"
+    long failed = 0;
+    for (const std::string_view key :
+         {std::string_view("failures="), std::string_view("errors=")}) {
+      const std::size_t at = lower.find(key);
+      if (at != std::string::npos)
+        failed += NumberAfter(lower, at + key.size()).value_or(0);
+    }
+    run.failed = failed;
+    *run.passed = std::max(0L, *run.passed - failed);
+    return true;
+  }
+  if ((lower.starts_with("fail: ") || lower.starts_with("error: ")) &&
+      lower.find(" (") != std::string::npos && lower.ends_with(")")) {  // unittest
+    seen = true;
+    const std::string_view rest = std::string_view(line).substr(line.find(' ') + 1);
+    AddFailing(run, rest.substr(0, rest.find(" (")));
+    return true;
+  }
+  return false;
+}
+
+// ctest.
+bool ReadCtestLine(const std::string& line, const std::string& lower, TestRun& run, bool& seen) {
+  if (lower.find("% tests passed,") != std::string::npos) {  // ctest
+    seen = true;
+    const auto failed = CountBefore(lower, "tests failed");
+    const std::size_t out_of = lower.find("out of ");
+    run.failed = failed.value_or(0);
+    if (out_of != std::string::npos) {
+      if (auto total = NumberAfter(lower, out_of + 7))
+        run.passed = std::max(0L, *total - *run.failed);
+    }
+    return true;
+  }
+  if (lower.ends_with("(failed)") && lower.find(" - ") != std::string::npos) {  // ctest
+    seen = true;
+    const std::string_view rest = std::string_view(line).substr(line.find(" - ") + 3);
+    AddFailing(run, rest.substr(0, rest.rfind(" (")));
+    return true;
+  }
+  return false;
+}
+
+}  // namespace
+
 std::optional<TestRun> ReadTestRun(const std::vector<std::string>& lines) {
   TestRun run;
   bool seen = false;
-  auto add = [](std::optional<long>& total, std::optional<long> count) {
-    if (count)
-      total = total.value_or(0) + *count;
-  };
   for (const std::string& line : lines) {
     const std::string lower = Lower(line);
     if (lower.empty())
       continue;
-    // pytest's final line: "==== 2 failed, 10 passed in 0.5s ====" (also "-q": no '=').
-    const bool pytest_summary = (lower.starts_with("=") || IsDigit(lower.front())) &&
-                                (lower.find(" passed") != std::string::npos ||
-                                 lower.find(" failed") != std::string::npos) &&
-                                lower.find(" in ") != std::string::npos;
-    if (pytest_summary) {
-      seen = true;
-      run.passed = CountBefore(lower, "passed");
-      run.failed = CountBefore(lower, "failed");
-      if (auto errors = CountBefore(lower, "error"))
-        add(run.failed, errors);
-      if (auto errors = CountBefore(lower, "errors"))
-        add(run.failed, errors);
-      continue;
-    }
-    if ((lower.starts_with("failed ") || lower.starts_with("error ")) &&
-        line.find("::") != std::string::npos) {
-      // pytest short summary: "FAILED tests/test_a.py::test_x - AssertionError"
-      const std::string_view rest = std::string_view(line).substr(line.find(' ') + 1);
-      seen = true;
-      AddFailing(run, rest.substr(0, rest.find(" - ")));
-      continue;
-    }
-    // Google Test's "[  PASSED  ]" (white space is collapsed by then).
-    if (lower.starts_with("[ passed ]") || lower.starts_with("[ failed ]")) {
-      seen = true;
-      const std::string_view rest = Trim(std::string_view(line).substr(10));
-      if (!rest.empty() && IsDigit(rest.front())) {
-        if (lower.starts_with("[ passed ]"))
-          run.passed = NumberAfter(rest, 0);
-        else
-          run.failed = NumberAfter(rest, 0);
-      } else {
-        AddFailing(run, rest.substr(0, rest.find(" (")));
-      }
-      continue;
-    }
-    if (lower.starts_with("test result:")) {  // cargo
-      seen = true;
-      add(run.passed, CountBefore(lower, "passed"));
-      add(run.failed, CountBefore(lower, "failed"));
-      continue;
-    }
-    if (lower.starts_with("test ") && lower.ends_with(" ... failed")) {  // cargo
-      seen = true;
-      AddFailing(run, std::string_view(line).substr(5, line.size() - 5 - 11));
-      continue;
-    }
-    if (lower.starts_with("--- fail: ")) {  // go test
-      seen = true;
-      const std::string_view rest = std::string_view(line).substr(10);
-      AddFailing(run, rest.substr(0, rest.find(" (")));
-      run.failed = static_cast<long>(run.failing.size());
-      continue;
-    }
-    if (lower.starts_with("tests:") && lower.ends_with(" total")) {  // jest
-      seen = true;
-      run.passed = CountBefore(lower, "passed");
-      run.failed = CountBefore(lower, "failed");
-      continue;
-    }
-    if (lower.starts_with("\xe2\x9c\x95 ")) {  // jest "✕ name (5 ms)"
-      seen = true;
-      const std::string_view rest = std::string_view(line).substr(4);
-      AddFailing(run, rest.substr(0, rest.rfind(" (")));
-      continue;
-    }
-    if (lower.starts_with("ran ") && lower.find(" test") != std::string::npos) {  // unittest
-      seen = true;
-      run.passed = NumberAfter(lower, 4);
-      continue;
-    }
-    if (lower.starts_with("failed (") && run.passed) {  // unittest "FAILED (failures=1, errors=1)"
-      long failed = 0;
-      for (const std::string_view key :
-           {std::string_view("failures="), std::string_view("errors=")}) {
-        const std::size_t at = lower.find(key);
-        if (at != std::string::npos)
-          failed += NumberAfter(lower, at + key.size()).value_or(0);
-      }
-      run.failed = failed;
-      *run.passed = std::max(0L, *run.passed - failed);
-      continue;
-    }
-    if ((lower.starts_with("fail: ") || lower.starts_with("error: ")) &&
-        lower.find(" (") != std::string::npos && lower.ends_with(")")) {  // unittest
-      seen = true;
-      const std::string_view rest = std::string_view(line).substr(line.find(' ') + 1);
-      AddFailing(run, rest.substr(0, rest.find(" (")));
-      continue;
-    }
-    if (lower.find("% tests passed,") != std::string::npos) {  // ctest
-      seen = true;
-      const auto failed = CountBefore(lower, "tests failed");
-      const std::size_t out_of = lower.find("out of ");
-      run.failed = failed.value_or(0);
-      if (out_of != std::string::npos) {
-        if (auto total = NumberAfter(lower, out_of + 7))
-          run.passed = std::max(0L, *total - *run.failed);
-      }
-      continue;
-    }
-    if (lower.ends_with("(failed)") && lower.find(" - ") != std::string::npos) {  // ctest
-      seen = true;
-      const std::string_view rest = std::string_view(line).substr(line.find(" - ") + 3);
-      AddFailing(run, rest.substr(0, rest.rfind(" (")));
-      continue;
-    }
+    // The first reader that knows the line reads it.
+    (void)(ReadPytestLine(line, lower, run, seen) || ReadGtestOrCargoLine(line, lower, run, seen) ||
+           ReadGoOrJestLine(line, lower, run, seen) || ReadUnittestLine(line, lower, run, seen) ||
+           ReadCtestLine(line, lower, run, seen));
   }
   if (!seen)
     return std::nullopt;

@@ -242,6 +242,57 @@ TokenCount EstimateMessageTokens(const Message& message) {
   return (EstimatedMessageBytes(message) + 3) / 4;
 }
 
+namespace {
+
+// A cut inside the retained segments, and what it keeps.
+struct Candidate {
+  std::size_t cut;
+  bool inside;  // inside a segment: the segment's request is kept before transcript[cut:]
+  TokenCount tokens;
+};
+
+// The latest cut at or after `cut` whose tail fits the token target, else the last valid one.
+Candidate ChooseCut(std::size_t cut, std::size_t open_step, const std::vector<std::size_t>& call_of,
+                    const std::vector<std::size_t>& segment_start,
+                    const std::vector<TokenCount>& estimate, const std::vector<TokenCount>& suffix,
+                    TokenCount keep_recent_tokens) {
+  // Inside the retained segments: a cut at p is a step boundary when no pair straddles it
+  // (crossing[p] == 0) and no open call comes before it (p <= open_step). It keeps the request
+  // that opened p's segment, then transcript[p:]; at a user message it is a plain segment cut.
+  const std::size_t n = call_of.size();
+  std::vector<std::int64_t> crossing(n + 2, 0);
+  for (std::size_t i = cut; i < n; ++i) {
+    if (call_of[i] != kNoCall) {
+      ++crossing[call_of[i] + 1];
+      --crossing[i + 1];
+    }
+  }
+  std::optional<Candidate> chosen;
+  Candidate last{cut, false, suffix[cut]};
+  if (last.tokens <= keep_recent_tokens)
+    chosen = last;
+  std::int64_t open_pairs = 0;
+  for (std::size_t p = cut + 1; p <= open_step && !chosen; ++p) {
+    open_pairs += crossing[p];
+    if (open_pairs != 0)
+      continue;
+    Candidate candidate{p, false, suffix[p]};
+    if (p == n || segment_start[p] != p) {
+      const std::size_t request = segment_start[p - 1];
+      if (request == p - 1)
+        continue;  // nothing of the segment before p: the same as the cut at its request
+      candidate = {p, true, estimate[request] + suffix[p]};
+    }
+    last = candidate;
+    if (candidate.tokens <= keep_recent_tokens)
+      chosen = candidate;
+  }
+  // Nothing fits the target: keep as little as a valid cut allows (possibly no whole step).
+  return chosen.value_or(last);
+}
+
+}  // namespace
+
 Result<TailSelection, TailError> SelectRetainedTail(const std::vector<Message>& transcript,
                                                     std::size_t derived_prefix,
                                                     std::int64_t keep_recent_segments,
@@ -316,50 +367,14 @@ Result<TailSelection, TailError> SelectRetainedTail(const std::vector<Message>& 
     cut = segment_start[earliest_call];
   }
 
-  // Inside the retained segments: a cut at p is a step boundary when no pair straddles it
-  // (crossing[p] == 0) and no open call comes before it (p <= open_step). It keeps the request
-  // that opened p's segment, then transcript[p:]; at a user message it is a plain segment cut.
-  std::vector<std::int64_t> crossing(n + 2, 0);
-  for (std::size_t i = cut; i < n; ++i) {
-    if (call_of[i] != kNoCall) {
-      ++crossing[call_of[i] + 1];
-      --crossing[i + 1];
-    }
-  }
-  struct Candidate {
-    std::size_t cut;
-    bool inside;
-    TokenCount tokens;
-  };
-  std::optional<Candidate> chosen;
-  Candidate last{cut, false, suffix[cut]};
-  if (last.tokens <= keep_recent_tokens)
-    chosen = last;
-  std::int64_t open_pairs = 0;
-  for (std::size_t p = cut + 1; p <= open_step && !chosen; ++p) {
-    open_pairs += crossing[p];
-    if (open_pairs != 0)
-      continue;
-    Candidate candidate{p, false, suffix[p]};
-    if (p == n || segment_start[p] != p) {
-      const std::size_t request = segment_start[p - 1];
-      if (request == p - 1)
-        continue;  // nothing of the segment before p: the same as the cut at its request
-      candidate = {p, true, estimate[request] + suffix[p]};
-    }
-    last = candidate;
-    if (candidate.tokens <= keep_recent_tokens)
-      chosen = candidate;
-  }
-  // Nothing fits the target: keep as little as a valid cut allows (possibly no whole step).
-  if (!chosen)
-    chosen = last;
+  const Candidate chosen =
+      ChooseCut(cut, open_step, call_of, segment_start, estimate, suffix, keep_recent_tokens);
 
-  if (chosen->cut <= derived_prefix) {
-    if (chosen->tokens <= keep_recent_tokens) {
+  if (chosen.cut <= derived_prefix) {
+    if (chosen.tokens <= keep_recent_tokens) {
       return NothingToCompact(
           "the whole history fits the retained-tail targets",
-          {RejectDetailKind::kHistoryFitsTailTarget, {}, chosen->tokens, keep_recent_tokens, {}});
+          {RejectDetailKind::kHistoryFitsTailTarget, {}, chosen.tokens, keep_recent_tokens, {}});
     }
     if (open_step < n) {
       return NothingToCompact("no complete step before the open tool calls",
@@ -372,13 +387,13 @@ Result<TailSelection, TailError> SelectRetainedTail(const std::vector<Message>& 
     return transcript.begin() + static_cast<std::ptrdiff_t>(i);
   };
   TailSelection selection;
-  selection.head = std::span<const Message>(transcript.data(), chosen->cut);
-  selection.inside_segment = chosen->inside;
-  selection.cut = chosen->cut;
-  selection.request = chosen->inside ? segment_start[chosen->cut - 1] : chosen->cut;
-  if (chosen->inside)
-    selection.retained.push_back(transcript[segment_start[chosen->cut - 1]]);
-  selection.retained.insert(selection.retained.end(), at(chosen->cut), transcript.end());
+  selection.head = std::span<const Message>(transcript.data(), chosen.cut);
+  selection.inside_segment = chosen.inside;
+  selection.cut = chosen.cut;
+  selection.request = chosen.inside ? segment_start[chosen.cut - 1] : chosen.cut;
+  if (chosen.inside)
+    selection.retained.push_back(transcript[segment_start[chosen.cut - 1]]);
+  selection.retained.insert(selection.retained.end(), at(chosen.cut), transcript.end());
   return selection;
 }
 
