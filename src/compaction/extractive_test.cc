@@ -4,6 +4,7 @@
 // XML escaped, the budget filled by priority, and on any text transcript either valid or
 // token_limit. The agent excerpts below are small, written for these tests in the shape of
 // real Claude Code sessions, OpenHands and SWE-agent trajectories and Codex rollouts.
+// check-sizes: the compactor's behaviour on whole transcripts, one suite; each test stands alone.
 #include "harness/compaction/extractive.h"
 
 #include <gtest/gtest.h>

@@ -263,6 +263,7 @@ const std::string kTranscriptJson =
     R"([{"role":"user","blocks":[{"type":"text","text":"hello"}]}])";
 const std::string kBadTranscript = R"([{"role":"robot","blocks":[]}])";
 
+// check-sizes: a table of cases, one a few lines, read row by row.
 std::vector<DecodeCase> DecodeCases() {
   const std::string& w = kStandardWire;
   return {

@@ -81,6 +81,7 @@ struct ResponseCase {
   const char* expected;  // "accept" or the InvalidSummaryReason's wire name
 };
 
+// check-sizes: a table of cases, one a few lines, read row by row.
 std::vector<ResponseCase> ResponseCases() {
   const std::string& valid = kValidEnvelope;
   const auto u = [](TokenCount n) { return std::optional<Usage>(OutputTokens(n)); };

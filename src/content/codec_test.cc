@@ -203,6 +203,7 @@ struct DecodeCase {
 
 const std::string kText = R"({"type":"text","text":"x"})";
 
+// check-sizes: a table of cases, one a few lines, read row by row.
 std::vector<DecodeCase> DecodeCases() {
   using K = TranscriptErrorKind;
   std::vector<DecodeCase> c = {

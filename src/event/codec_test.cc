@@ -1,6 +1,7 @@
 // The durable event codec (docs/spec/contracts.md §5.7 under docs/spec/decisions.md D2): golden
 // encodings, round trips of every enduring kind, ephemeral refusal, the decode order and every seed
 // behaviour of §5.7 and §5.9, with "_under_d2" in the name where D2 changes the outcome.
+// check-sizes: every kind's golden encoding and decode cases in one suite, as the codec is one.
 #include "harness/event/codec.h"
 
 #include <gmock/gmock.h>
@@ -1151,6 +1152,7 @@ std::string CommittedWire() {
   return Encoded(ValidCommitted());
 }
 
+// check-sizes: a table of cases, one a few lines, read row by row.
 std::vector<DecodeCase> DecodeCases() {
   const std::string r = kRejectedWire;
   // A rejection with reject reason `reason` and the detail `detail` (its JSON object).

@@ -132,6 +132,7 @@ Event InternalOf(E event) {
   return event;
 }
 
+// check-sizes: a table of cases, one a few lines, read row by row.
 std::vector<Case> BodyCases() {
   const EventHeader cmd = CommandCause(LoopHeader(), Id(0x40), Agency::kUser);
   return {

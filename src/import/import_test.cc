@@ -1,6 +1,7 @@
 // The importers (import.h) on small excerpts shaped like the real files: what becomes which
 // message, what is dropped, the pairing of calls and results, and typed errors with a line and
 // a JSONPath.
+// check-sizes: every importer's cases in one suite, which shares their transcript builders.
 #include "harness/import/import.h"
 
 #include <gtest/gtest.h>

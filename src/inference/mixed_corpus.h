@@ -139,6 +139,7 @@ class MixedCorpus {
       out.append(Pick(kContractions));
   }
 
+  // check-sizes: one short case for each kind of fragment, read as a list.
   void Fragment(std::string& out) {
     switch (Below(13)) {
       case 0:

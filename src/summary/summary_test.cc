@@ -69,6 +69,7 @@ std::ostream& operator<<(std::ostream& out, const CorpusCase& c) {
   return out << c.name;
 }
 
+// check-sizes: a table of cases, one a few lines, read row by row.
 std::vector<CorpusCase> Corpus() {
   std::vector<CorpusCase> cases;
   const auto row = [&cases](int number, std::vector<std::string> inputs,
