@@ -25,7 +25,6 @@ LoopActor::LoopActor(SessionCore& session, const Uuid& id, LoopDefinition defini
       strand_(session.NewStrand()),
       state_(LendableState(std::move(start.state))),
       pressure_(start.pressure),
-      slot_(state_.automatic_latch, start.automatic_hold),
       exited_future_(exited_promise_.get_future().share()) {
   definition_.history.clear();  // the actor's state_.history is the only copy
   if (state_.exited) {
@@ -309,6 +308,13 @@ std::shared_ptr<const InferenceRequest> LoopActor::LeaseRequest() {
 PressureLevel LoopActor::LevelFor(const ContextMeasurement& measurement) const {
   const CompactionPolicy* policy = definition_.compaction ? &*definition_.compaction : nullptr;
   return PressureLevelFor(measurement, pressure_, policy);
+}
+
+bool LoopActor::TriggersAutomatic(const ContextMeasurement& measurement) const {
+  const CompactionPolicy& policy = *definition_.compaction;
+  return runtime_detail::TriggersAutomatic(
+      policy.automatic, pressure_, measurement, state_.automatic_latch,
+      AutomaticHold(state_.committed_post, state_.ineffective_hold, &policy));
 }
 
 void LoopActor::ApplyMeasurement(const ContextMeasurement& measurement) {

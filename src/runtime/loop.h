@@ -44,9 +44,8 @@ namespace harness::runtime_detail {
 // so a restored loop is built exactly as a fresh one is.
 struct LoopStartState {
   LoopState state;  // the durable state; state.pending is the queued input, oldest first
-  // Derived from the durable state by the live rules (RestoredPressure, RestoredHold).
+  // Derived from the durable state by the live rule (RestoredPressure).
   PressureLevel pressure = PressureLevel::kUnknown;
-  std::optional<BasisPoints> automatic_hold;
 };
 
 // Where the outcome of a control the actor answers goes: the SessionDone of the Session call that
@@ -273,6 +272,9 @@ class LoopActor : public std::enable_shared_from_this<LoopActor> {
   std::shared_ptr<const InferenceRequest> LeaseRequest();
   void ApplyMeasurement(const ContextMeasurement& measurement);
   PressureLevel LevelFor(const ContextMeasurement& measurement) const;
+  // The automatic trigger (runtime/compaction_slot.h) at `measurement`, with the latch and the
+  // hold of the durable state.
+  bool TriggersAutomatic(const ContextMeasurement& measurement) const;
 
   // --- work off the actor
   // Runs `work` on the blocking pool and hands its result to `handler` on this loop's strand,

@@ -414,14 +414,9 @@ bool LoopActor::Finalize(Proposal& proposal) {
       outcome_of.post_tokens = post->input_tokens;
     definition_.compaction_hook->AfterCompaction(AboutAttempt(attempt), outcome_of);
   }
-  // The hold this outcome leaves (docs/decisions.md P15); restore derives the same from the
-  // journaled terminal (runtime/fold.cc).
-  std::optional<BasisPoints> hold;
-  if (commit)
-    hold = HoldAfterCommit(*post, *definition_.compaction);
-  else if (proposal.reject == CompactRejectReason::kIneffective && proposal.detail)
-    hold = HoldAfterIneffective(*proposal.detail);
-  slot_.Concluded(commit, hold);
+  // The slot empties. The latch and the hold this outcome leaves (docs/decisions.md P15) are the
+  // durable state's: the reducer applied them with the terminal, as restore's fold does.
+  (void)slot_.Take();
   interrupting_ = false;
   ApplyDeferredPins();
   return true;

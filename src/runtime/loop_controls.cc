@@ -63,9 +63,7 @@ void LoopActor::OnMaskCounted(std::uint64_t op, Result<ContextMeasurement, Measu
       measured = *result;
     if (halted_ || !turn_)
       return;
-    const TurnDriver::SlotAtBoundary slot{
-        slot_.pending(),
-        slot_.TriggersAutomatic(definition_.compaction->automatic, pressure_, measured)};
+    const TurnDriver::SlotAtBoundary slot{slot_.pending(), TriggersAutomatic(measured)};
     return ApplyTurn(turn_->driver.Measured(measured, slot));
   }
   auto decided = DecideMaskCounted(state_, pending.change, result, Stopped(), AttemptStarted());
@@ -115,19 +113,17 @@ void LoopActor::OnUndoCounted(std::uint64_t op, Result<ContextMeasurement, Measu
     undo.reply->set_value(Fail(std::move(error)));
     ResumeQueued();
   };
-  auto commit = DecideUndoCounted(state_, undo.event_id, undo.plan, result, *definition_.compaction,
-                                  Stopped());
-  if (!commit)
-    return refuse(std::move(commit.error()));
-  if (auto published = PublishControl(commit->event, SessionErrorKind::kUndoRefused);
-      !published.ok())
+  auto event = DecideUndoCounted(state_, undo.event_id, undo.plan, result, Stopped());
+  if (!event)
+    return refuse(std::move(event.error()));
+  if (auto published = PublishControl(*event, SessionErrorKind::kUndoRefused); !published.ok())
     return refuse(std::move(published.error()));
   // Only now, durable, has the live history changed (Publish applied it).
   pressure_ = PressureLevel::kUnknown;  // a new history carries no hysteresis, as after a commit
   pressure_ = LevelFor(*result);
   // The restored history is as large as it was before the compaction: automatic compaction holds
-  // until it has grown (the decider's hold), so it is not undone at once by the trigger.
-  slot_.HistoryReverted(commit->hold);
+  // until it has grown (the hold the reducer derives from the event's post context, as after a
+  // commit), so it is not undone at once by the trigger.
   undo.reply->set_value(undo.event_id);
   ResumeQueued();
 }

@@ -100,9 +100,7 @@ void LoopActor::OnTurnMeasured(std::uint64_t op, Result<ContextMeasurement, Meas
   ApplyMeasurement(*result);
   if (halted_)
     return;
-  const TurnDriver::SlotAtBoundary slot{
-      slot_.pending(),
-      slot_.TriggersAutomatic(definition_.compaction->automatic, pressure_, *result)};
+  const TurnDriver::SlotAtBoundary slot{slot_.pending(), TriggersAutomatic(*result)};
   // The automatic policy masks old tool output first (docs/masking.md); a person's pending
   // request is for a summary, and is served as it asked.
   if (slot.triggers_automatic && !slot.pending && StartAutomaticMask(*result))

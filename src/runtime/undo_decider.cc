@@ -3,7 +3,6 @@
 #include <string>
 #include <utility>
 
-#include "runtime/compaction_slot.h"
 #include "runtime/loop_reducer.h"
 #include "runtime/shared_history.h"
 
@@ -35,10 +34,9 @@ Result<UndoPlan, SessionError> DecideUndo(const BasicLoopState<History>& state,
 }
 
 template <class History>
-Result<UndoCommit, SessionError> DecideUndoCounted(
+Result<HistoryReverted, SessionError> DecideUndoCounted(
     const BasicLoopState<History>& state, const Uuid& event_id, const UndoPlan& plan,
-    const Result<ContextMeasurement, MeasureError>& count, const CompactionPolicy& policy,
-    bool stopped) {
+    const Result<ContextMeasurement, MeasureError>& count, bool stopped) {
   if (stopped)
     return Fail(LoopExitedError());
   if (!count) {
@@ -58,24 +56,23 @@ Result<UndoCommit, SessionError> DecideUndoCounted(
     return Fail(SessionError{SessionErrorKind::kUndoRefused,
                              "the history changed while the undo was counted; try again"});
   }
-  UndoCommit commit;
-  commit.event.header.event_id = event_id;
-  commit.event.header.cause.agency = Agency::kUser;
-  commit.event.reverted_event_id = state.replaced.back().replacement;
-  commit.event.basis = state.basis;
-  commit.event.post_context = *count;
-  commit.hold = HoldAfterCommit(*count, policy);
-  return commit;
+  HistoryReverted event;
+  event.header.event_id = event_id;
+  event.header.cause.agency = Agency::kUser;
+  event.reverted_event_id = state.replaced.back().replacement;
+  event.basis = state.basis;
+  event.post_context = *count;
+  return event;
 }
 
 template Result<UndoPlan, SessionError> DecideUndo(const LoopState&, const Uuid&, LoopActivity);
 template Result<UndoPlan, SessionError> DecideUndo(const BasicLoopState<SharedHistory>&,
                                                    const Uuid&, LoopActivity);
-template Result<UndoCommit, SessionError> DecideUndoCounted(
+template Result<HistoryReverted, SessionError> DecideUndoCounted(
     const LoopState&, const Uuid&, const UndoPlan&, const Result<ContextMeasurement, MeasureError>&,
-    const CompactionPolicy&, bool);
-template Result<UndoCommit, SessionError> DecideUndoCounted(
+    bool);
+template Result<HistoryReverted, SessionError> DecideUndoCounted(
     const BasicLoopState<SharedHistory>&, const Uuid&, const UndoPlan&,
-    const Result<ContextMeasurement, MeasureError>&, const CompactionPolicy&, bool);
+    const Result<ContextMeasurement, MeasureError>&, bool);
 
 }  // namespace harness::runtime_detail

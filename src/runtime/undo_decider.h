@@ -7,19 +7,17 @@
 // plan: the restored history (RevertHistory) and the basis it is counted at, the one the undo
 // makes ({revision + 1, event_id}), so that its count is the post context HistoryReverted
 // carries.
-// DecideUndoCounted(state, event_id, plan, count, policy, stopped): a loop stopped meanwhile
-// refuses kLoopExited; a count that failed, or one at or over the input limit, refuses
-// kUndoRefused (the replacement stays); otherwise HistoryReverted (event_id, agency User, the
-// reverted replacement, the current basis, the count as post context) and the automatic hold
-// the restored history leaves (HoldAfterCommit: it is as large as it was before the compaction,
-// so the trigger waits for it to grow rather than compacting it again at once).
+// DecideUndoCounted(state, event_id, plan, count, stopped): a loop stopped meanwhile refuses
+// kLoopExited; a count that failed, or one at or over the input limit, refuses kUndoRefused (the
+// replacement stays); otherwise HistoryReverted (event_id, agency User, the reverted
+// replacement, the current basis, the count as post context). Once it is applied, the automatic
+// hold follows its post context as after a commit (runtime/compaction_slot.h AutomaticHold).
 // Thread safety: plain functions.
 #pragma once
 
 #include <cstddef>
 #include <optional>
 
-#include "harness/compaction/policy.h"
 #include "harness/context/basis.h"
 #include "harness/context/limits.h"
 #include "harness/core/result.h"
@@ -35,19 +33,14 @@ struct UndoPlan {
   ContextBasis count_at;
 };
 
-struct UndoCommit {
-  HistoryReverted event;  // the actor stamps the rest of its header
-  std::optional<BasisPoints> hold;
-};
-
 template <class History>
 Result<UndoPlan, SessionError> DecideUndo(const BasicLoopState<History>& state,
                                           const Uuid& event_id, LoopActivity activity);
 
+// The HistoryReverted's header has the event id and agency; the actor stamps the rest.
 template <class History>
-Result<UndoCommit, SessionError> DecideUndoCounted(
+Result<HistoryReverted, SessionError> DecideUndoCounted(
     const BasicLoopState<History>& state, const Uuid& event_id, const UndoPlan& plan,
-    const Result<ContextMeasurement, MeasureError>& count, const CompactionPolicy& policy,
-    bool stopped);
+    const Result<ContextMeasurement, MeasureError>& count, bool stopped);
 
 }  // namespace harness::runtime_detail

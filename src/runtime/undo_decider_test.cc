@@ -32,14 +32,6 @@ LoopState Compacted() {
   return state;
 }
 
-CompactionPolicy Automatic() {
-  CompactionPolicy policy;
-  policy.automatic = true;
-  policy.compact_at = 8000;
-  policy.rearm_below = 6000;
-  return policy;
-}
-
 TEST(UndoDecider, EveryRefusalBeforeTheCountHasItsKindInOrder) {
   LoopState mismatched = Compacted();
   mismatched.replaced.back().installed = 5;  // longer than the history: not the one it left
@@ -96,11 +88,11 @@ TEST(UndoDecider, EveryRefusalAfterTheCountHasItsKind) {
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.name);
-    auto commit = DecideUndoCounted(state, Id(160), plan, c.count, Automatic(), c.stopped);
+    auto commit = DecideUndoCounted(state, Id(160), plan, c.count, c.stopped);
     ASSERT_FALSE(commit.ok());
     EXPECT_EQ(commit.error().kind, c.kind);
   }
-  auto over = DecideUndoCounted(state, Id(160), plan, Count(at, 101, 100), Automatic(), false);
+  auto over = DecideUndoCounted(state, Id(160), plan, Count(at, 101, 100), false);
   EXPECT_NE(over.error().detail.find("6 messages, 101 tokens"), std::string::npos);
 }
 
@@ -108,28 +100,13 @@ TEST(UndoDecider, ACountBelowTheLimitRevertsTheLastReplacementAsAPerson) {
   const LoopState state = Compacted();
   const UndoPlan plan = *DecideUndo(state, Id(160), {});
   const ContextMeasurement post = Count({4, Id(160)}, 99, 100);
-  auto commit = DecideUndoCounted(state, Id(160), plan, post, CompactionPolicy{}, false);
-  ASSERT_TRUE(commit.ok());
-  EXPECT_EQ(commit->event.header.event_id, Id(160));
-  EXPECT_EQ(commit->event.header.cause.agency, Agency::kUser);
-  EXPECT_EQ(commit->event.reverted_event_id, Id(150));
-  EXPECT_EQ(commit->event.basis, state.basis);
-  EXPECT_EQ(commit->event.post_context, post);
-  EXPECT_FALSE(commit->hold.has_value());  // a policy that is not automatic holds nothing
-}
-
-TEST(UndoDecider, ARestoredHistoryThatLandsHighHoldsAutomaticCompaction) {
-  const LoopState state = Compacted();
-  const UndoPlan plan = *DecideUndo(state, Id(160), {});
-  // 70 % after the undo, re-arm below 60 %, compact at 80 %: held until 70 % + 20 %.
-  auto high =
-      DecideUndoCounted(state, Id(160), plan, Count({4, Id(160)}, 7000, 10000), Automatic(), false);
-  ASSERT_TRUE(high.ok());
-  EXPECT_EQ(high->hold, std::optional<BasisPoints>(9000));
-  auto low =
-      DecideUndoCounted(state, Id(160), plan, Count({4, Id(160)}, 5000, 10000), Automatic(), false);
-  ASSERT_TRUE(low.ok());
-  EXPECT_FALSE(low->hold.has_value());
+  auto event = DecideUndoCounted(state, Id(160), plan, post, false);
+  ASSERT_TRUE(event.ok());
+  EXPECT_EQ(event->header.event_id, Id(160));
+  EXPECT_EQ(event->header.cause.agency, Agency::kUser);
+  EXPECT_EQ(event->reverted_event_id, Id(150));
+  EXPECT_EQ(event->basis, state.basis);
+  EXPECT_EQ(event->post_context, post);
 }
 
 TEST(UndoDecider, AStackEmptiedWhileCountingIsRefusedNotRead) {
@@ -137,8 +114,7 @@ TEST(UndoDecider, AStackEmptiedWhileCountingIsRefusedNotRead) {
   const UndoPlan plan = *DecideUndo(compacted, Id(160), {});
   LoopState emptied = compacted;
   emptied.replaced.clear();
-  auto commit =
-      DecideUndoCounted(emptied, Id(160), plan, Count({4, Id(160)}, 1, 100), Automatic(), false);
+  auto commit = DecideUndoCounted(emptied, Id(160), plan, Count({4, Id(160)}, 1, 100), false);
   ASSERT_FALSE(commit.ok());
   EXPECT_EQ(commit.error().kind, SessionErrorKind::kUndoRefused);
 }
