@@ -127,8 +127,9 @@ TEST(ProposalDecider, ADecisionIsRefusedWhenStoppedOrWhenNothingWaitsForIt) {
     SCOPED_TRACE(c.name);
     auto checked = CheckDecision(c.waiting, c.slot, Id(180), c.stopped);
     ASSERT_EQ(checked.ok(), !c.kind.has_value());
-    if (c.kind)
+    if (c.kind) {
       EXPECT_EQ(checked.error().kind, *c.kind);
+    }
   }
 }
 
