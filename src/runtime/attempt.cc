@@ -97,6 +97,98 @@ Result<Fitted, MeasureError> ShortenToFit(const AttemptInput& input,
   return fitted;
 }
 
+// Overflow-safe: whether `count` + the summary's budget reaches `limit`.
+bool LeavesNoRoom(TokenCount count, TokenCount limit, const CompactionPolicy& policy) {
+  return count >= limit || policy.max_summary_tokens >= limit - count;
+}
+
+// The pre-flight's second half, once the tail is chosen and counted (`tail_tokens`): the tail
+// and the pins fitted into the window (shortened, or rejected), and the estimate of the context
+// after the commit.
+void FitAndEstimate(AttemptPreflight& pre, TokenCount tail_tokens, Timers& timers,
+                    const std::stop_token& stop) {
+  const AttemptInput& input = pre.input;
+  const CompactionPolicy& policy = input.policy;
+  const ContextMeasurement& candidate = input.candidate;
+  const std::vector<Message>& history = input.request->messages;
+  const std::vector<Message>& retained = pre.selection.retained;
+  const std::vector<std::size_t>& kept = pre.kept;
+  const TokenCount limit = candidate.input_limit;
+  auto leaves_no_room = [&](TokenCount count) { return LeavesNoRoom(count, limit, policy); };
+  // A tail too large for the window has its largest tool outputs shortened until it fits
+  // (docs/spec/runtime.md §2.8.1); only one that cannot fit even so is rejected. `before` is what
+  // is counted ahead of the tail (the pinned messages); each fit plans from the tail as selected.
+  std::optional<std::vector<Message>> selected;  // copied only when something must be cut
+  std::uint64_t saved_bytes = 0;
+  const auto fit = [&](const std::vector<Message>& before, TokenCount& count) -> bool {
+    if (!leaves_no_room(count))
+      return true;
+    if (!selected)
+      selected = retained;
+    auto fitted =
+        ShortenToFit(input, before, *selected, count, saved_bytes, leaves_no_room, timers, stop);
+    if (!fitted) {
+      pre.rejected = RejectMeasure(fitted.error());
+      return false;
+    }
+    count = fitted->tokens;
+    if (fitted->plan) {
+      saved_bytes = fitted->plan->saved_bytes;
+      pre.selection.retained = std::move(fitted->plan->messages);
+      pre.shortened = std::move(fitted->plan->shortened);
+    }
+    return true;
+  };
+  if (!fit({}, tail_tokens))
+    return;
+  if (leaves_no_room(tail_tokens)) {
+    pre.rejected =
+        Proposal::Rejected(CompactRejectReason::kRetainedTailTooLarge,
+                           CompactRejectDetail{RejectDetailKind::kTailTooLarge, std::nullopt,
+                                               tail_tokens, limit, policy.max_summary_tokens});
+    return;
+  }
+  // What the commit keeps verbatim, counted in the request's own shape (system prompt, tools):
+  // the tail, and the pinned messages with it when there are any. The pins stay verbatim; the
+  // tail's output is what gives way.
+  TokenCount kept_tokens = tail_tokens;
+  if (!kept.empty()) {
+    std::vector<Message> pinned_messages;
+    pinned_messages.reserve(kept.size());
+    for (std::size_t i : kept)
+      pinned_messages.push_back(history[i]);
+    std::vector<Message> kept_and_retained = pinned_messages;
+    kept_and_retained.insert(kept_and_retained.end(), pre.selection.retained.begin(),
+                             pre.selection.retained.end());
+    auto with_pins = MeasureWith(input, std::move(kept_and_retained), timers, stop);
+    if (!with_pins) {
+      pre.rejected = RejectMeasure(with_pins.error());
+      return;
+    }
+    kept_tokens = with_pins->input_tokens;
+    if (!fit(pinned_messages, kept_tokens))
+      return;
+    if (leaves_no_room(kept_tokens)) {
+      pre.rejected =
+          Proposal::Rejected(CompactRejectReason::kPinnedTooLarge,
+                             CompactRejectDetail{RejectDetailKind::kPinnedTooLarge, std::nullopt,
+                                                 kept_tokens, limit, policy.max_summary_tokens});
+      return;
+    }
+  }
+  // The context after the commit (docs/decisions.md P15): what is kept verbatim plus the summary
+  // at its whole budget (below the limit: checked above).
+  const TokenCount estimate = kept_tokens + policy.max_summary_tokens;
+  pre.estimate = estimate;
+  if (input.automatic && estimate >= candidate.input_tokens) {
+    CompactRejectDetail detail{RejectDetailKind::kWouldNotShrink, std::nullopt, kept_tokens, limit,
+                               policy.max_summary_tokens};
+    detail.estimate = estimate;
+    detail.context_tokens = candidate.input_tokens;
+    pre.rejected = Proposal::Rejected(CompactRejectReason::kIneffective, std::move(detail));
+  }
+}
+
 // The pre-flight proper; RunPreflight turns an exception escaping it into an Internal rejection.
 void Preflight(AttemptPreflight& pre, Timers& timers, const std::stop_token& stop) {
   const AttemptInput& input = pre.input;
@@ -147,11 +239,8 @@ void Preflight(AttemptPreflight& pre, Timers& timers, const std::stop_token& sto
   if (!keep_pins())
     return;
 
-  // Overflow-safe: count + budget < limit.
   const TokenCount limit = candidate.input_limit;
-  auto leaves_no_room = [&](TokenCount count) {
-    return count >= limit || policy.max_summary_tokens >= limit - count;
-  };
+  auto leaves_no_room = [&](TokenCount count) { return LeavesNoRoom(count, limit, policy); };
   // The tail counted in the request's shape (system prompt, tools). One that leaves no room for
   // the summary is selected again with its token target lowered by the excess, so that older
   // whole steps go to the summary instead (docs/spec/runtime.md §2.8.1), until a count fits or
@@ -185,83 +274,9 @@ void Preflight(AttemptPreflight& pre, Timers& timers, const std::stop_token& sto
   }
   if (moved && !keep_pins())
     return;
-  const std::vector<std::size_t>& kept = pre.kept;
-
   if (!tail)
     return;  // nothing retained: nothing to count, no estimate
-  // A tail too large for the window has its largest tool outputs shortened until it fits
-  // (docs/spec/runtime.md §2.8.1); only one that cannot fit even so is rejected. `before` is what
-  // is counted ahead of the tail (the pinned messages); each fit plans from the tail as selected.
-  std::optional<std::vector<Message>> selected;  // copied only when something must be cut
-  std::uint64_t saved_bytes = 0;
-  const auto fit = [&](const std::vector<Message>& before, TokenCount& count) -> bool {
-    if (!leaves_no_room(count))
-      return true;
-    if (!selected)
-      selected = retained;
-    auto fitted =
-        ShortenToFit(input, before, *selected, count, saved_bytes, leaves_no_room, timers, stop);
-    if (!fitted) {
-      pre.rejected = RejectMeasure(fitted.error());
-      return false;
-    }
-    count = fitted->tokens;
-    if (fitted->plan) {
-      saved_bytes = fitted->plan->saved_bytes;
-      pre.selection.retained = std::move(fitted->plan->messages);
-      pre.shortened = std::move(fitted->plan->shortened);
-    }
-    return true;
-  };
-  TokenCount tail_tokens = tail->input_tokens;
-  if (!fit({}, tail_tokens))
-    return;
-  if (leaves_no_room(tail_tokens)) {
-    pre.rejected =
-        Proposal::Rejected(CompactRejectReason::kRetainedTailTooLarge,
-                           CompactRejectDetail{RejectDetailKind::kTailTooLarge, std::nullopt,
-                                               tail_tokens, limit, policy.max_summary_tokens});
-    return;
-  }
-  // What the commit keeps verbatim, counted in the request's own shape (system prompt, tools):
-  // the tail, and the pinned messages with it when there are any. The pins stay verbatim; the
-  // tail's output is what gives way.
-  TokenCount kept_tokens = tail_tokens;
-  if (!kept.empty()) {
-    std::vector<Message> pinned_messages;
-    pinned_messages.reserve(kept.size());
-    for (std::size_t i : kept)
-      pinned_messages.push_back(history[i]);
-    std::vector<Message> kept_and_retained = pinned_messages;
-    kept_and_retained.insert(kept_and_retained.end(), pre.selection.retained.begin(),
-                             pre.selection.retained.end());
-    auto with_pins = MeasureWith(input, std::move(kept_and_retained), timers, stop);
-    if (!with_pins) {
-      pre.rejected = RejectMeasure(with_pins.error());
-      return;
-    }
-    kept_tokens = with_pins->input_tokens;
-    if (!fit(pinned_messages, kept_tokens))
-      return;
-    if (leaves_no_room(kept_tokens)) {
-      pre.rejected =
-          Proposal::Rejected(CompactRejectReason::kPinnedTooLarge,
-                             CompactRejectDetail{RejectDetailKind::kPinnedTooLarge, std::nullopt,
-                                                 kept_tokens, limit, policy.max_summary_tokens});
-      return;
-    }
-  }
-  // The context after the commit (docs/decisions.md P15): what is kept verbatim plus the summary
-  // at its whole budget (below the limit: checked above).
-  const TokenCount estimate = kept_tokens + policy.max_summary_tokens;
-  pre.estimate = estimate;
-  if (input.automatic && estimate >= candidate.input_tokens) {
-    CompactRejectDetail detail{RejectDetailKind::kWouldNotShrink, std::nullopt, kept_tokens, limit,
-                               policy.max_summary_tokens};
-    detail.estimate = estimate;
-    detail.context_tokens = candidate.input_tokens;
-    pre.rejected = Proposal::Rejected(CompactRejectReason::kIneffective, std::move(detail));
-  }
+  FitAndEstimate(pre, tail->input_tokens, timers, stop);
 }
 
 // One call of a chunked compaction: `transcript` summarized under `base`'s identity, and the
@@ -372,6 +387,57 @@ Result<CompactionOutput, CompactorError> CompactInChunks(const AttemptInput& inp
   return input.compactor->Compact(merge, stop);
 }
 
+// The compactor's input: the head projected in place (it is a view of the history), run by run
+// between the `kept` messages (is_kept, parallel to the head): a copy of the head first would
+// hold the history twice.
+std::vector<Message> ProjectHead(std::span<const Message> head, const std::vector<bool>& is_kept,
+                                 std::size_t kept) {
+  if (kept == 0)
+    return ProjectForCompaction(head);
+  std::vector<Message> transcript;
+  transcript.reserve(head.size() - kept);
+  for (std::size_t run = 0, i = 0; i <= head.size(); ++i) {
+    if (i < head.size() && !is_kept[i])
+      continue;
+    for (Message& message : ProjectForCompaction(head.subspan(run, i - run)))
+      transcript.push_back(std::move(message));
+    run = i + 1;
+  }
+  return transcript;
+}
+
+// The compactor's output checked before anything may use it: the identity it was asked with,
+// its own rules, one non-blank text block, and the strict grammar (what is kept is what
+// ParseSummary returns). The rejection, or nullopt when it passed.
+std::optional<Proposal> CheckSummary(CompactionOutput& output, const CompactionInput& compaction) {
+  if (!(output.basis == compaction.basis) || !(output.model == compaction.model) ||
+      !(output.request_fingerprint == compaction.request_fingerprint)) {
+    return Proposal::Rejected(CompactRejectReason::kInvalidSummary);
+  }
+  // Whatever the compactor promises, nothing unvalidated reaches the journal.
+  if (!output.Validate().ok())
+    return Proposal::Rejected(CompactRejectReason::kInvalidSummary);
+  // The summary must also be what CompactionCommitted accepts: one non-blank text block.
+  const auto& blocks = output.summary.blocks;
+  const TextBlock* text = blocks.size() == 1 ? blocks[0].as<TextBlock>() : nullptr;
+  if (text == nullptr || IsBlankText(text->text))
+    return Proposal::Rejected(CompactRejectReason::kInvalidSummary);
+  // The runtime judges every compactor's summary by the same strict grammar a model
+  // compactor's passes (ValidateCompactionResponse step 9), so an application's Compactor
+  // cannot commit text that is not a <conversation_summary>. The failure maps through
+  // RejectReasonFor exactly as a compactor's own kInvalidSummary does. What is installed is
+  // what ParseSummary returns, as ValidateCompactionResponse installs (the input, byte for
+  // byte).
+  auto parsed = ParseSummary(text->text);
+  if (!parsed) {
+    return Proposal::Rejected(RejectReasonFor(CompactorError{CompactorErrorKind::kInvalidSummary,
+                                                             std::move(parsed).error(),
+                                                             std::nullopt, "summary grammar"}));
+  }
+  output.summary = std::move(parsed).value();
+  return std::nullopt;
+}
+
 // The pipeline from the compactor on; RunCompaction turns an exception escaping it into an
 // Internal rejection.
 Proposal Run(AttemptPreflight& pre, Timers& timers, const std::stop_token& stop) {
@@ -399,21 +465,7 @@ Proposal Run(AttemptPreflight& pre, Timers& timers, const std::stop_token& stop)
   compaction.request_fingerprint =
       CompactionRequestFingerprint(candidate.request_fingerprint, input.instructions);
   compaction.instructions = input.instructions;
-  // Projected from the history in place (the head is a view of it), run by run between the
-  // kept messages: a copy of the head first would hold the history twice.
-  const std::span<const Message> head = selection->head;
-  if (kept.empty()) {
-    compaction.transcript = ProjectForCompaction(head);
-  } else {
-    compaction.transcript.reserve(head.size() - kept.size());
-    for (std::size_t run = 0, i = 0; i <= head.size(); ++i) {
-      if (i < head.size() && !is_kept[i])
-        continue;
-      for (Message& message : ProjectForCompaction(head.subspan(run, i - run)))
-        compaction.transcript.push_back(std::move(message));
-      run = i + 1;
-    }
-  }
+  compaction.transcript = ProjectHead(selection->head, is_kept, kept.size());
   compaction.max_summary_tokens = policy.max_summary_tokens;
   const std::optional<TokenCount> budget = input.compactor->InputBudget();
   auto output = budget && EstimateTokens(compaction.transcript) > *budget
@@ -421,31 +473,8 @@ Proposal Run(AttemptPreflight& pre, Timers& timers, const std::stop_token& stop)
                     : input.compactor->Compact(compaction, stop);
   if (!output)
     return Proposal::Rejected(RejectReasonFor(output.error()), RejectDetailFor(output.error()));
-  if (!(output->basis == compaction.basis) || !(output->model == candidate.model) ||
-      !(output->request_fingerprint == compaction.request_fingerprint)) {
-    return Proposal::Rejected(CompactRejectReason::kInvalidSummary);
-  }
-  // Whatever the compactor promises, nothing unvalidated reaches the journal.
-  if (!output->Validate().ok())
-    return Proposal::Rejected(CompactRejectReason::kInvalidSummary);
-  // The summary must also be what CompactionCommitted accepts: one non-blank text block.
-  const auto& blocks = output->summary.blocks;
-  const TextBlock* text = blocks.size() == 1 ? blocks[0].as<TextBlock>() : nullptr;
-  if (text == nullptr || IsBlankText(text->text))
-    return Proposal::Rejected(CompactRejectReason::kInvalidSummary);
-  // The runtime judges every compactor's summary by the same strict grammar a model
-  // compactor's passes (ValidateCompactionResponse step 9), so an application's Compactor
-  // cannot commit text that is not a <conversation_summary>. The failure maps through
-  // RejectReasonFor exactly as a compactor's own kInvalidSummary does. What is installed is
-  // what ParseSummary returns, as ValidateCompactionResponse installs (the input, byte for
-  // byte).
-  auto parsed = ParseSummary(text->text);
-  if (!parsed) {
-    return Proposal::Rejected(RejectReasonFor(CompactorError{CompactorErrorKind::kInvalidSummary,
-                                                             std::move(parsed).error(),
-                                                             std::nullopt, "summary grammar"}));
-  }
-  output->summary = std::move(parsed).value();
+  if (auto refused = CheckSummary(*output, compaction))
+    return std::move(*refused);
 
   Proposal proposal;
   const CoveragePolicy& coverage = policy.coverage;

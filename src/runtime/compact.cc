@@ -257,6 +257,63 @@ CompactFailure Rejection(const CompactWaiterRejected& rejected, const Observed& 
   return failure;
 }
 
+// What the compaction's events say, once they are all in: the commit as the request's answer, or
+// the failure (unanswered, rejected, resolved without a commit) with what was stored.
+Result<CompactedConversation, CompactFailure> Outcome(Observed& seen,
+                                                      const RuntimeFailures& failures,
+                                                      const ObservedCompactor& compactor,
+                                                      const std::optional<StoredCompaction>& ids,
+                                                      std::chrono::nanoseconds waited,
+                                                      std::size_t messages_before) {
+  if (!seen.reply) {
+    std::string why = failures.text();
+    CompactFailure failure =
+        MakeFailure(CompactFailureKind::kUnanswered,
+                    "the compaction was not answered: " +
+                        (why.empty() ? std::string("the events ended before the reply") : why));
+    failure.stored = ids;
+    failure.before = seen.before;
+    failure.runtime_failures = std::move(why);
+    failure.waited = waited;
+    return Fail(std::move(failure));
+  }
+  if (const auto* rejected = std::get_if<CompactWaiterRejected>(&*seen.reply)) {
+    CompactFailure failure = Rejection(*rejected, seen, compactor);
+    failure.stored = ids;
+    failure.waited = waited;
+    return Fail(std::move(failure));
+  }
+  if (!seen.committed) {
+    CompactFailure failure = MakeFailure(CompactFailureKind::kUnanswered,
+                                         "the compaction was resolved without a commit");
+    failure.stored = ids;
+    failure.runtime_failures = failures.text();
+    failure.waited = waited;
+    return Fail(std::move(failure));
+  }
+  CompactedConversation done;
+  done.committed = std::move(*seen.committed);
+  done.messages = ReplacementMessages(done.committed);
+  if (done.committed.summary.blocks.size() == 1) {
+    if (const auto* text = done.committed.summary.blocks[0].as<TextBlock>())
+      done.summary = text->text;
+  }
+  CompactionReport& report = done.report;
+  report.messages_before = messages_before;
+  report.before = seen.before;
+  report.after = done.committed.post_context;
+  report.retained = done.committed.retained.size();
+  report.pinned = done.committed.pinned.size();
+  report.shortened = done.committed.shortened.size();
+  report.coverage = done.committed.coverage;
+  if (report.coverage)
+    report.repaired = report.coverage->repaired_count;
+  report.summarizer_input_tokens = compactor.last_input_tokens();
+  report.waited = waited;
+  done.stored = ids;
+  return done;
+}
+
 }  // namespace
 
 Result<CompactedConversation, CompactFailure> CompactConversation(CompactRequest request) {
@@ -352,53 +409,7 @@ Result<CompactedConversation, CompactFailure> CompactConversation(CompactRequest
   for (auto next = events.TryNext(); next.ok(); next = events.TryNext())
     take(*next);
 
-  if (!seen.reply) {
-    std::string why = failures.text();
-    CompactFailure failure =
-        MakeFailure(CompactFailureKind::kUnanswered,
-                    "the compaction was not answered: " +
-                        (why.empty() ? std::string("the events ended before the reply") : why));
-    failure.stored = ids;
-    failure.before = seen.before;
-    failure.runtime_failures = std::move(why);
-    failure.waited = waited;
-    return Fail(std::move(failure));
-  }
-  if (const auto* rejected = std::get_if<CompactWaiterRejected>(&*seen.reply)) {
-    CompactFailure failure = Rejection(*rejected, seen, *compactor);
-    failure.stored = ids;
-    failure.waited = waited;
-    return Fail(std::move(failure));
-  }
-  if (!seen.committed) {
-    CompactFailure failure = MakeFailure(CompactFailureKind::kUnanswered,
-                                         "the compaction was resolved without a commit");
-    failure.stored = ids;
-    failure.runtime_failures = failures.text();
-    failure.waited = waited;
-    return Fail(std::move(failure));
-  }
-  CompactedConversation done;
-  done.committed = std::move(*seen.committed);
-  done.messages = ReplacementMessages(done.committed);
-  if (done.committed.summary.blocks.size() == 1) {
-    if (const auto* text = done.committed.summary.blocks[0].as<TextBlock>())
-      done.summary = text->text;
-  }
-  CompactionReport& report = done.report;
-  report.messages_before = messages_before;
-  report.before = seen.before;
-  report.after = done.committed.post_context;
-  report.retained = done.committed.retained.size();
-  report.pinned = done.committed.pinned.size();
-  report.shortened = done.committed.shortened.size();
-  report.coverage = done.committed.coverage;
-  if (report.coverage)
-    report.repaired = report.coverage->repaired_count;
-  report.summarizer_input_tokens = compactor->last_input_tokens();
-  report.waited = waited;
-  done.stored = ids;
-  return done;
+  return Outcome(seen, failures, *compactor, ids, waited, messages_before);
 }
 
 }  // namespace harness

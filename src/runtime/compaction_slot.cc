@@ -101,37 +101,32 @@ std::optional<BasisPoints> HoldAfterIneffective(const CompactRejectDetail& detai
   return static_cast<BasisPoints>(std::min<std::uint32_t>(hold, kFullScaleBasisPoints));
 }
 
-void CompactionSlot::Concluded(bool committed, std::optional<BasisPoints> hold) {
-  if (committed) {
-    latch_.reset();  // the basis moved: automatic compaction re-arms
-    hold_ = hold;    // ... unless the commit landed high
-  } else if (attempt_->reason == CompactionReason::kAutomatic) {
-    latch_ = attempt_->basis;
-    if (hold)
-      hold_ = hold;
-  }
-  attempt_.reset();
+std::optional<BasisPoints> AutomaticHold(const std::optional<ContextMeasurement>& committed_post,
+                                         const std::optional<BasisPoints>& ineffective_hold,
+                                         const CompactionPolicy* policy) {
+  if (ineffective_hold)
+    return ineffective_hold;
+  if (!committed_post || policy == nullptr)
+    return std::nullopt;
+  return HoldAfterCommit(*committed_post, *policy);
 }
 
-void CompactionSlot::HistoryReverted(std::optional<BasisPoints> hold) {
-  latch_.reset();
-  hold_ = hold;
-}
-
-bool CompactionSlot::TriggersAutomatic(bool policy_automatic, PressureLevel pressure,
-                                       const ContextMeasurement& measurement) const {
+bool TriggersAutomatic(bool policy_automatic, PressureLevel pressure,
+                       const ContextMeasurement& measurement,
+                       const std::optional<ContextBasis>& latch,
+                       const std::optional<BasisPoints>& hold) {
   if (!policy_automatic)
     return false;
   if (pressure != PressureLevel::kCompact && pressure != PressureLevel::kHardLimit)
     return false;
   // One durable automatic attempt per basis: after an automatic rejection at this basis the
   // trigger stays quiet until the context changes.
-  if (latch_ && *latch_ == measurement.basis)
+  if (latch && *latch == measurement.basis)
     return false;
-  if (!hold_)
+  if (!hold)
     return true;
   const auto occupancy = OccupancyBasisPoints(measurement.input_tokens, measurement.input_limit);
-  return occupancy && *occupancy >= *hold_;
+  return occupancy && *occupancy >= *hold;
 }
 
 }  // namespace harness::runtime_detail

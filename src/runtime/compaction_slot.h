@@ -1,9 +1,10 @@
 // CompactionSlot: a loop's one compaction slot (docs/runtime.md §5.1, §6.2-§6.3).
 //
 // It holds the attempt in progress or pending, if any, with its waiters in canonical order
-// (command created_at ascending, ties by id bytes), the automatic latch (the basis of the last
-// durable automatic rejection) and the automatic hold (the occupancy automatic compaction must
-// reach again after a commit that landed high or an ineffective automatic rejection). It
+// (command created_at ascending, ties by id bytes). The automatic latch and hold are not the
+// slot's: they are facts of the loop's durable state (LoopState::automatic_latch, and the hold
+// AutomaticHold derives from LoopState::committed_post and ineffective_hold), which the reducer
+// changes as the terminals are journaled, for the live loop and the restore fold alike. It
 // decides; the loop actor applies:
 // - Admit(waiter, has_history) says what a Compact does: kOpen (the slot is empty; the actor
 //   mints an attempt id and calls Open), kJoined (the waiter is now in the attempt), kDuplicate
@@ -16,20 +17,23 @@
 //   kNotWaiting (already answered), kLeft (others remain: the actor answers that waiter alone
 //   and then calls Leave), kLastOfPending / kLastInProgress (it is the only waiter: the actor
 //   ends the attempt). Nothing changes until the actor has published the answer.
-// - TriggersAutomatic: the automatic trigger (policy automatic, pressure Compact or HardLimit,
-//   the basis not latched, the occupancy at or above the hold if there is one). Concluded(): the
-//   attempt is over; a durable automatic rejection latches its basis, a commit re-arms; the
-//   hold becomes the one the outcome leaves (below).
+// - TriggersAutomatic(policy_automatic, pressure, measurement, latch, hold): the automatic
+//   trigger (policy automatic, pressure Compact or HardLimit, the measurement's basis not the
+//   latched one, the occupancy at or above the hold if there is one). A durable automatic
+//   rejection latches its basis and a commit or an undo re-arms (the reducer's rules).
 // - The hold (docs/decisions.md P15, docs/runtime.md §6.6), a pure function of journaled facts
 //   so that restore derives the same one (runtime/fold.cc):
+//   AutomaticHold(committed_post, ineffective_hold, policy): the hold of the latest automatic
+//   Ineffective rejection since the last commit or undo if it left one, else HoldAfterCommit of
+//   that commit's (or undo's) post context; none without a policy.
 //   HoldAfterCommit(post, policy): a commit whose post context's occupancy P is at or above
 //   policy.rearm_below (automatic policies only) holds automatic compaction until the occupancy
 //   reaches min(10 000, P + max(compact_at - rearm_below, kMinHoldMargin)); below rearm_below,
 //   no hold. HoldAfterIneffective(detail): an automatic attempt rejected Ineffective holds it
 //   until the occupancy passes the estimate's, min(10 000, floor(estimate x 10 000 / limit) +
 //   1). The hold is never above 10 000, so it never stops a compaction at the hard limit. A
-//   commit replaces the hold (with none when it landed low); an automatic Ineffective rejection
-//   replaces it; nothing else changes it. A manual request is never held.
+//   commit or an undo replaces the hold (with none when it landed low); an automatic Ineffective
+//   rejection replaces it; nothing else changes it. A manual request is never held.
 // No threads, no clock, no id generation: ids and dates come in as arguments.
 // Thread safety: none; owned by one strand.
 #pragma once
@@ -93,16 +97,19 @@ inline constexpr BasisPoints kMinHoldMargin = 500;
 std::optional<BasisPoints> HoldAfterCommit(const ContextMeasurement& post,
                                            const CompactionPolicy& policy);
 std::optional<BasisPoints> HoldAfterIneffective(const CompactRejectDetail& detail);
+std::optional<BasisPoints> AutomaticHold(const std::optional<ContextMeasurement>& committed_post,
+                                         const std::optional<BasisPoints>& ineffective_hold,
+                                         const CompactionPolicy* policy);
+bool TriggersAutomatic(bool policy_automatic, PressureLevel pressure,
+                       const ContextMeasurement& measurement,
+                       const std::optional<ContextBasis>& latch,
+                       const std::optional<BasisPoints>& hold);
 enum class Withdrawal { kNotWaiting, kLeft, kLastOfPending, kLastInProgress };
 
 class CompactionSlot {
  public:
   // Waiters one attempt may hold (docs/runtime.md §5.1).
   static constexpr std::size_t kMaxWaiters = 64;
-
-  explicit CompactionSlot(std::optional<ContextBasis> automatic_latch = std::nullopt,
-                          std::optional<BasisPoints> automatic_hold = std::nullopt)
-      : latch_(automatic_latch), hold_(automatic_hold) {}
 
   Admission Admit(const Waiter& waiter, bool has_history);
   Attempt& Open(const Uuid& id, const Waiter& opener);
@@ -114,28 +121,12 @@ class CompactionSlot {
   bool pending() const { return attempt_ && attempt_->phase == AttemptPhase::kPending; }
   Attempt* attempt() { return attempt_ ? &*attempt_ : nullptr; }
   const Attempt* attempt() const { return attempt_ ? &*attempt_ : nullptr; }
-  // Empties the slot and hands the attempt back (the slot must be occupied).
+  // Empties the slot and hands the attempt back (the slot must be occupied): the attempt was
+  // answered before it started, or its terminal is durable, or it was abandoned.
   Attempt Take();
-  // The attempt's terminal is durable: the slot empties; an automatic rejection latches the
-  // attempt's basis (only a durable one: docs/runtime.md §6.3), a commit re-arms the trigger.
-  // `hold` is the hold the outcome leaves (HoldAfterCommit for a commit, HoldAfterIneffective
-  // for an Ineffective rejection): a commit sets it (none: no hold), an automatic rejection with
-  // one replaces the hold, a manual rejection leaves the hold as it was.
-  void Concluded(bool committed, std::optional<BasisPoints> hold = std::nullopt);
-  // An undo replaced the history (docs/undo.md): as after a commit, the latch goes and `hold`
-  // (HoldAfterCommit of the restored history's count) becomes the hold. No attempt is in the
-  // slot (an undo refuses a busy loop).
-  void HistoryReverted(std::optional<BasisPoints> hold);
-
-  bool TriggersAutomatic(bool policy_automatic, PressureLevel pressure,
-                         const ContextMeasurement& measurement) const;
-  const std::optional<ContextBasis>& latch() const { return latch_; }
-  const std::optional<BasisPoints>& hold() const { return hold_; }
 
  private:
   std::optional<Attempt> attempt_;
-  std::optional<ContextBasis> latch_;
-  std::optional<BasisPoints> hold_;
 };
 
 }  // namespace harness::runtime_detail

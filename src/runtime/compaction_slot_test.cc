@@ -41,6 +41,7 @@ std::vector<Uuid> Ids(std::initializer_list<std::uint8_t> ids) {
 
 const ContextBasis kBasis{3, Id(200)};
 const ContextBasis kOther{4, Id(201)};
+const CompactionPolicy kManualPolicy{};
 
 TEST(CompactionSlot, AnEmptySlotOpensOrRefusesALoopWithoutHistory) {
   struct Case {
@@ -210,8 +211,8 @@ TEST(CompactionSlot, TheAutomaticTriggerAndItsLatch) {
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.name);
-    CompactionSlot slot(c.latch);
-    EXPECT_EQ(slot.TriggersAutomatic(c.automatic, c.pressure, At(c.at, 9'000)), c.triggers);
+    EXPECT_EQ(TriggersAutomatic(c.automatic, c.pressure, At(c.at, 9'000), c.latch, std::nullopt),
+              c.triggers);
   }
 }
 
@@ -287,68 +288,46 @@ TEST(CompactionSlot, TheHoldQuietsTheTriggerUntilTheOccupancyReachesIt) {
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.name);
-    CompactionSlot slot(std::nullopt, c.hold);
-    EXPECT_EQ(slot.hold(), c.hold);
-    EXPECT_EQ(slot.TriggersAutomatic(true, c.pressure, At(kBasis, c.tokens)), c.triggers);
+    EXPECT_EQ(TriggersAutomatic(true, c.pressure, At(kBasis, c.tokens), std::nullopt, c.hold),
+              c.triggers);
   }
 }
 
-TEST(CompactionSlot, ACommitSetsTheHoldAnAutomaticIneffectiveRejectionReplacesIt) {
+// The latch and the hold are facts of the durable state (the reducer sets them from the journaled
+// terminals: fold_test.cc proves those rules); the slot derives the hold from them.
+TEST(CompactionSlot, TheHoldIsTheIneffectiveOneElseTheLastCommitsAndNoneWithoutAPolicy) {
+  const CompactionPolicy policy = AutomaticPolicy();
   struct Case {
     std::string name;
-    std::optional<BasisPoints> before;
-    Agency opener;
-    bool committed;
-    std::optional<BasisPoints> given;  // what the actor computed for the outcome
-    std::optional<BasisPoints> after;
+    std::optional<ContextMeasurement> committed_post;
+    std::optional<BasisPoints> ineffective;
+    const CompactionPolicy* policy;
+    std::optional<BasisPoints> hold;
   };
   const std::vector<Case> cases{
-      {"a commit that landed high holds", std::nullopt, Agency::kUser, true, 9'000, 9'000},
-      {"a commit that landed low releases", 9'000, Agency::kMachine, true, std::nullopt,
-       std::nullopt},
-      {"an automatic ineffective rejection replaces", 9'000, Agency::kMachine, false, 9'500, 9'500},
-      {"another automatic rejection keeps it", 9'000, Agency::kMachine, false, std::nullopt, 9'000},
-      {"a manual rejection keeps it", 9'000, Agency::kUser, false, 9'500, 9'000},
+      {"nothing journaled", std::nullopt, std::nullopt, &policy, std::nullopt},
+      {"a commit that landed high", At(kBasis, 7'000), std::nullopt, &policy, 9'000},
+      {"a commit that landed low", At(kBasis, 5'000), std::nullopt, &policy, std::nullopt},
+      {"an ineffective rejection after it", At(kBasis, 7'000), 9'500, &policy, 9'500},
+      {"an ineffective rejection after a low commit", At(kBasis, 5'000), 8'301, &policy, 8'301},
+      {"no policy", At(kBasis, 7'000), std::nullopt, nullptr, std::nullopt},
+      {"a manual policy", At(kBasis, 7'000), std::nullopt, &kManualPolicy, std::nullopt},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.name);
-    CompactionSlot slot(std::nullopt, c.before);
-    slot.Open(Id(100), W(1, 10, c.opener)).basis = kBasis;
-    slot.Concluded(c.committed, c.given);
-    EXPECT_EQ(slot.hold(), c.after);
+    EXPECT_EQ(AutomaticHold(c.committed_post, c.ineffective, c.policy), c.hold);
   }
 }
 
-TEST(CompactionSlot, OnlyADurableAutomaticRejectionLatchesAndACommitRearms) {
-  struct Case {
-    std::string name;
-    std::optional<ContextBasis> latch_before;
-    Agency opener;
-    bool committed;
-    std::optional<ContextBasis> latch_after;
-  };
-  const std::vector<Case> cases{
-      {"automatic rejected", std::nullopt, Agency::kMachine, false, kBasis},
-      {"manual rejected keeps the latch", kOther, Agency::kUser, false, kOther},
-      {"manual rejected, no latch", std::nullopt, Agency::kUser, false, std::nullopt},
-      {"automatic committed re-arms", kOther, Agency::kMachine, true, std::nullopt},
-      {"manual committed re-arms", kOther, Agency::kUser, true, std::nullopt},
-  };
-  for (const Case& c : cases) {
-    SCOPED_TRACE(c.name);
-    CompactionSlot slot(c.latch_before);
-    slot.Open(Id(100), W(1, 10, c.opener)).basis = kBasis;
-    slot.Concluded(c.committed);
-    EXPECT_FALSE(slot.occupied());
-    EXPECT_EQ(slot.latch(), c.latch_after);
-  }
-  // A pre-start rejection (Take) never latches: no terminal was journaled.
+TEST(CompactionSlot, TakeEmptiesTheSlotAndHandsTheAttemptBack) {
   CompactionSlot slot;
   slot.Open(Id(100), W(1, 10, Agency::kMachine)).basis = kBasis;
   const Attempt taken = slot.Take();
   EXPECT_EQ(taken.id, Id(100));
+  EXPECT_EQ(taken.basis, kBasis);
   EXPECT_FALSE(slot.occupied());
-  EXPECT_FALSE(slot.latch().has_value());
+  EXPECT_EQ(slot.attempt(), nullptr);
+  EXPECT_EQ(slot.Admit(W(2, 20), true), Admission::kOpen);  // a new attempt may open
 }
 
 }  // namespace

@@ -589,11 +589,7 @@ PressureLevel RestoredPressure(const LoopState& loop, const CompactionPolicy* po
 }
 
 std::optional<BasisPoints> RestoredHold(const LoopState& loop, const CompactionPolicy* policy) {
-  if (loop.ineffective_hold)
-    return loop.ineffective_hold;
-  if (!loop.committed_post || policy == nullptr)
-    return std::nullopt;
-  return runtime_detail::HoldAfterCommit(*loop.committed_post, *policy);
+  return runtime_detail::AutomaticHold(loop.committed_post, loop.ineffective_hold, policy);
 }
 
 }  // namespace harness

@@ -29,10 +29,13 @@
 #include "runtime/compaction_slot.h"
 #include "runtime/executor.h"
 #include "runtime/loop_reducer.h"
+#include "runtime/mask_decider.h"
 #include "runtime/measure.h"
+#include "runtime/pin_decider.h"
 #include "runtime/session_core.h"
 #include "runtime/shared_history.h"
 #include "runtime/turn_driver.h"
+#include "runtime/undo_decider.h"
 
 namespace harness::runtime_detail {
 
@@ -41,9 +44,8 @@ namespace harness::runtime_detail {
 // so a restored loop is built exactly as a fresh one is.
 struct LoopStartState {
   LoopState state;  // the durable state; state.pending is the queued input, oldest first
-  // Derived from the durable state by the live rules (RestoredPressure, RestoredHold).
+  // Derived from the durable state by the live rule (RestoredPressure).
   PressureLevel pressure = PressureLevel::kUnknown;
-  std::optional<BasisPoints> automatic_hold;
 };
 
 // Where the outcome of a control the actor answers goes: the SessionDone of the Session call that
@@ -155,6 +157,12 @@ class LoopActor : public std::enable_shared_from_this<LoopActor> {
   // A loop event about the input `command` submitted with `agency`.
   EventHeader InputHeader(const Uuid& command, Agency agency) const;
   EventHeader TurnHeader(bool with_step) const;
+  // The header of an event a decider made (runtime/decision.h): LoopHeader's, with the event id
+  // and cause the decider set, if it set them.
+  EventHeader Stamped(const EventHeader& decided) const;
+  // Stamps and publishes a control's event (a pin, an undo, a masking): a failure answers as
+  // `refused` (the event was not published) or kJournal (fatal: the loop halts).
+  Status<SessionError> PublishControl(Event event, SessionErrorKind refused);
   bool PublishOrHalt(const Event& event, InfrastructureFailure::Kind kind);
   // The session's publication, and then, once the journal has the events, the loop reducer
   // (runtime/loop_reducer.h) applies them to state_: the one way the loop's durable state changes.
@@ -163,35 +171,32 @@ class LoopActor : public std::enable_shared_from_this<LoopActor> {
   // A refusal of the reducer is a broken invariant: the session is faulted (kFatal).
   PublishOutcome Apply(const Event& event);
 
-  // --- pins
+  // --- pins (the decisions are DecidePin's: runtime/pin_decider.h)
   struct PinRequest {
     Uuid message;
     bool pin = true;
     std::shared_ptr<ControlAnswer<bool>> reply;
   };
   void OnPin(PinRequest request);
-  void ApplyPin(PinRequest& request);
+  void CarryOutPin(PinRequest& request, PinDecision decision);
   // Applies the pin changes that waited for the attempt, once none is running; answers them
   // with an error when the loop stopped.
   void ApplyDeferredPins();
 
-  // --- undo (docs/undo.md)
+  // --- undo (docs/undo.md; the decisions are runtime/undo_decider.h's)
   struct PendingUndo {
     Uuid event_id;
     std::uint64_t op = 0;
-    RevertedHistory reverted;
+    UndoPlan plan;
     std::shared_ptr<ControlAnswer<Uuid>> reply;
   };
   void OnUndo(const Uuid& event_id, std::shared_ptr<ControlAnswer<Uuid>> reply);
   void OnUndoCounted(std::uint64_t op, Result<ContextMeasurement, MeasureError> result);
 
-  // --- masking (docs/masking.md)
+  // --- masking (docs/masking.md; the decisions are runtime/mask_decider.h's)
   struct PendingMask {
-    bool mask = true;
-    Uuid event_id;
+    MaskChange change;
     std::uint64_t op = 0;
-    ContextBasis basis;  // the basis it was planned at
-    std::vector<Uuid> message_ids;
     // A person's request; null for the automatic policy's masking in a turn, which goes on with
     // `measured` (the boundary's measurement) when the masking does not happen.
     std::shared_ptr<ControlAnswer<Uuid>> reply;
@@ -203,29 +208,31 @@ class LoopActor : public std::enable_shared_from_this<LoopActor> {
   // true when a masking is being counted (the turn waits for OnMaskCounted).
   bool StartAutomaticMask(const ContextMeasurement& measured);
   void OnMaskCounted(std::uint64_t op, Result<ContextMeasurement, MeasureError> result);
-  // Journals the change of `pending` with `post` as its post context and installs it; an error
-  // says why it did not happen (the loop halts on a fatal journal failure).
-  Status<SessionError> InstallMask(const PendingMask& pending, const ContextMeasurement& post);
-  // The ids of the results PlanMasking picks now, in history order.
-  Result<std::vector<Uuid>, TailError> PlannedMask() const;
-  // Counts `history` (the changed one) at the basis `pending` will make, off the actor, with a
+  // Journals `decided` (DecideMaskInstall's or DecideMaskCounted's event, or its refusal) with
+  // `post` as the measurement it leaves; an error says why it did not happen (the loop halts on
+  // a fatal journal failure).
+  Status<SessionError> InstallMask(Result<Event, SessionError> decided,
+                                   const ContextMeasurement& post);
+  // Counts `history` (the changed one) at the basis the change will make, off the actor, with a
   // fresh operation number; OnMaskCounted takes it from there.
   void CountMask(PendingMask pending, std::vector<Message> history, std::stop_token stop);
-  // Parallel to history_ids_: whether each id is in `ids` (a set or a map keyed by id).
-  template <class Ids>
-  std::vector<bool> Flags(const Ids& ids) const {
-    std::vector<bool> flags(state_.history_ids.size(), false);
-    for (std::size_t i = 0; i < state_.history_ids.size(); ++i)
-      flags[i] = ids.contains(state_.history_ids[i]);
-    return flags;
+  // Whether the slot's attempt is past pending (a masking counted meanwhile does not install).
+  bool AttemptStarted() const;
+  // The facts about the actor a decider is told (runtime/decision.h).
+  bool Stopped() const { return exited_ || halted_ || shutting_down_; }
+  LoopActivity Activity() const {
+    return LoopActivity{Stopped(), turn_.has_value() || slot_.occupied() || undo_ || mask_};
   }
 
-  // --- chunked compaction (docs/chunked.md)
+  // --- chunked compaction (docs/chunked.md; the decisions are runtime/chunk_decider.h's)
   // Journals one chunk's summary of the attempt `attempt` (still running) and remembers it for
   // reuse; false when the attempt ended or the append failed.
   bool JournalChunk(const Uuid& attempt, const ChunkKey& key, const UserMessage& summary);
+  // A durable publication of the attempt in the slot failed (fatal): the slot is abandoned, the
+  // loop halts and the failure is reported naming the attempt's waiters, whom restore answers.
+  void AbandonAttempt(InfrastructureFailure::Kind kind, std::string detail);
 
-  // --- preview (docs/preview.md)
+  // --- preview (docs/preview.md; the decisions are runtime/proposal_decider.h's)
   // Requests a stop source when a proposal's time is up, through the session's timers; the
   // timer is cancelled when this is destroyed (the proposal was decided or the loop exited).
   class ProposalTimer {
@@ -248,8 +255,6 @@ class LoopActor : public std::enable_shared_from_this<LoopActor> {
     CompactionProposed event;
     std::unique_ptr<ProposalTimer> timer;
   };
-  // True when the attempt in the slot waits for a person once it passes every check.
-  bool NeedsApproval(const Attempt& attempt) const;
   // Journals CompactionProposed for the attempt in the slot and waits; a failed append concludes
   // the attempt (kInternal) or halts the loop (fatal), as a failed CompactionStarted does.
   void Propose(Proposal proposal);
@@ -267,6 +272,9 @@ class LoopActor : public std::enable_shared_from_this<LoopActor> {
   std::shared_ptr<const InferenceRequest> LeaseRequest();
   void ApplyMeasurement(const ContextMeasurement& measurement);
   PressureLevel LevelFor(const ContextMeasurement& measurement) const;
+  // The automatic trigger (runtime/compaction_slot.h) at `measurement`, with the latch and the
+  // hold of the durable state.
+  bool TriggersAutomatic(const ContextMeasurement& measurement) const;
 
   // --- work off the actor
   // Runs `work` on the blocking pool and hands its result to `handler` on this loop's strand,

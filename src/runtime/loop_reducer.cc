@@ -272,6 +272,53 @@ Status<LoopRefusal> ApplyPin(BasicLoopState<History>& state, bool pin, const Uui
   return {};
 }
 
+template <class History>
+Status<LoopRefusal> ApplyMessage(BasicLoopState<History>& state, const EventHeader& h,
+                                 const MessageCommitted& committed, std::string_view type) {
+  HARNESS_CHECK(CheckOpenTurn(state, h.turn_id, type));
+  auto input = state.pending.end();
+  if (!committed.input_command_id.IsZero()) {
+    input = std::find_if(state.pending.begin(), state.pending.end(), [&](const PendingInput& p) {
+      return p.command == committed.input_command_id;
+    });
+    if (input == state.pending.end())
+      return Refuse(RestoreErrorKind::kInputOrder,
+                    {"MessageCommitted names an input that is not pending"});
+    const auto* user = committed.message.as<UserMessage>();
+    if (user == nullptr || !(*user == input->message))
+      return Refuse(RestoreErrorKind::kInputOrder,
+                    {"the committed input differs from the accepted one"});
+  }
+  if (state.basis.revision == std::numeric_limits<ContextRevision>::max())
+    return Refuse(RestoreErrorKind::kBasisMismatch, {"the basis revision cannot advance"});
+  if (input != state.pending.end())
+    state.pending.erase(input);
+  MutableOf(state.history).push_back(committed.message);
+  state.history_ids.push_back(h.event_id);
+  state.measurement.reset();
+  state.basis = ContextBasis{state.basis.revision + 1, h.event_id};
+  return {};
+}
+
+template <class History>
+Status<LoopRefusal> ApplyRejection(BasicLoopState<History>& state, const CompactionRejected& r) {
+  // A zero basis adopts the rejection's before the revision rule: nothing is older.
+  const bool adopt = state.basis.revision == 0;
+  if (!adopt && r.basis.revision > state.basis.revision)
+    return Refuse(RestoreErrorKind::kBasisMismatch,
+                  {"CompactionRejected at a basis newer than the loop's"});
+  if (adopt)
+    state.basis = r.basis;
+  if (r.reason == CompactionReason::kAutomatic) {
+    state.automatic_latch = r.basis;
+    if (r.reject_reason == CompactRejectReason::kIneffective && r.detail) {
+      if (auto hold = HoldAfterIneffective(*r.detail))
+        state.ineffective_hold = hold;
+    }
+  }
+  return {};
+}
+
 }  // namespace
 
 template <class History>
@@ -301,32 +348,8 @@ Status<LoopRefusal> ApplyLoopEvent(BasicLoopState<History>& state, const Event& 
       ++state.turn_index;
       state.open_turn = h.turn_id;
       return {};
-    case EventKind::kMessageCommitted: {
-      const auto& committed = std::get<MessageCommitted>(event);
-      HARNESS_CHECK(CheckOpenTurn(state, h.turn_id, type));
-      auto input = state.pending.end();
-      if (!committed.input_command_id.IsZero()) {
-        input = std::find_if(
-            state.pending.begin(), state.pending.end(),
-            [&](const PendingInput& p) { return p.command == committed.input_command_id; });
-        if (input == state.pending.end())
-          return Refuse(RestoreErrorKind::kInputOrder,
-                        {"MessageCommitted names an input that is not pending"});
-        const auto* user = committed.message.as<UserMessage>();
-        if (user == nullptr || !(*user == input->message))
-          return Refuse(RestoreErrorKind::kInputOrder,
-                        {"the committed input differs from the accepted one"});
-      }
-      if (state.basis.revision == std::numeric_limits<ContextRevision>::max())
-        return Refuse(RestoreErrorKind::kBasisMismatch, {"the basis revision cannot advance"});
-      if (input != state.pending.end())
-        state.pending.erase(input);
-      MutableOf(state.history).push_back(committed.message);
-      state.history_ids.push_back(h.event_id);
-      state.measurement.reset();
-      state.basis = ContextBasis{state.basis.revision + 1, h.event_id};
-      return {};
-    }
+    case EventKind::kMessageCommitted:
+      return ApplyMessage(state, h, std::get<MessageCommitted>(event), type);
     case EventKind::kTurnCompleted:
     case EventKind::kTurnFailed:
     case EventKind::kTurnInterrupted:
@@ -348,24 +371,8 @@ Status<LoopRefusal> ApplyLoopEvent(BasicLoopState<History>& state, const Event& 
     }
     case EventKind::kCompactionCommitted:
       return ApplyCommit(state, h, std::get<CompactionCommitted>(event));
-    case EventKind::kCompactionRejected: {
-      const auto& r = std::get<CompactionRejected>(event);
-      // A zero basis adopts the rejection's before the revision rule: nothing is older.
-      const bool adopt = state.basis.revision == 0;
-      if (!adopt && r.basis.revision > state.basis.revision)
-        return Refuse(RestoreErrorKind::kBasisMismatch,
-                      {"CompactionRejected at a basis newer than the loop's"});
-      if (adopt)
-        state.basis = r.basis;
-      if (r.reason == CompactionReason::kAutomatic) {
-        state.automatic_latch = r.basis;
-        if (r.reject_reason == CompactRejectReason::kIneffective && r.detail) {
-          if (auto hold = HoldAfterIneffective(*r.detail))
-            state.ineffective_hold = hold;
-        }
-      }
-      return {};
-    }
+    case EventKind::kCompactionRejected:
+      return ApplyRejection(state, std::get<CompactionRejected>(event));
     case EventKind::kCompactionProposed: {
       // A proposal changes nothing (docs/preview.md): its attempt's terminal decides.
       const auto& p = std::get<CompactionProposed>(event);

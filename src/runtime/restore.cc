@@ -162,7 +162,6 @@ LoopStartState StartStateOf(const LoopFold& loop, const LoopDefinition& definiti
   });
   const CompactionPolicy* policy = definition.compaction ? &*definition.compaction : nullptr;
   start.pressure = RestoredPressure(loop, policy);
-  start.automatic_hold = RestoredHold(loop, policy);
   return start;
 }
 

@@ -8,6 +8,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <thread>
 
 #include "harness/command/command.h"
@@ -27,6 +28,12 @@ Status<SessionError> MintSessionIds(SessionOptions& options);
 
 // CreateLoop's and Restore's check of a definition (SessionError kInvalidDefinition).
 Status<SessionError> ValidateDefinition(const LoopDefinition& definition);
+
+// A message the session accepts is valid (ValidateMessage) and survives its journal encoding
+// unchanged (session.cc says why).
+bool Journalable(const Message& message);
+// Why the session refuses `prompt` as a system prompt (too long, not UTF-8); nullopt: accepted.
+std::optional<std::string> SystemPromptProblem(std::string_view prompt);
 
 // How a publication went. kFatal: the journal refused an enduring event; the session is
 // faulted. kRefused: the event was not published, for a reason that is not the journal's.

@@ -92,7 +92,7 @@ class TurnDriver {
   // What the loop's slot says at a measured boundary.
   struct SlotAtBoundary {
     bool pending = false;             // a compaction waits for this boundary
-    bool triggers_automatic = false;  // CompactionSlot::TriggersAutomatic at the new pressure
+    bool triggers_automatic = false;  // TriggersAutomatic at the new pressure
   };
   // How the compaction consumed at this boundary ended.
   struct CompactionOutcome {
