@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include "core/internal/json_dom.h"
+
 namespace harness {
 namespace {
 
