@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "core/internal/json_dom.h"
+#include "provider/wire_json.h"
 
 namespace harness {
 namespace {
