@@ -28,6 +28,7 @@
 #include <string>
 #include <vector>
 
+#include "core/internal/json_dom.h"
 #include "harness/compaction/extractive.h"
 #include "harness/compaction/tail.h"
 #include "harness/core/uuid.h"

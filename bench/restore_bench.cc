@@ -44,6 +44,7 @@
 #include <thread>
 #include <vector>
 
+#include "core/internal/json_dom.h"
 #include "harness/core/sha256.h"
 #include "harness/journal/memory_journal.h"
 #include "harness/journal/postgres_journal.h"

@@ -58,7 +58,7 @@
 #include <thread>
 #include <vector>
 
-#include "harness/core/json.h"
+#include "core/internal/json_dom.h"
 #include "harness/dialect/dialect.h"
 #include "harness/inference/counter.h"
 #include "harness/journal/memory_journal.h"

@@ -30,7 +30,7 @@
 #include <thread>
 #include <vector>
 
-#include "harness/core/json.h"
+#include "core/internal/json_dom.h"
 #include "harness/inference/tokenizer.h"
 #include "inference/mixed_corpus.h"
 #include "support/build_paths.h"

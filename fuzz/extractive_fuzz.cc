@@ -21,12 +21,12 @@
 #include <string_view>
 #include <vector>
 
+#include "core/internal/json_dom.h"
 #include "harness/compaction/extractive.h"
 #include "harness/compaction/tail.h"
 #include "harness/compaction/wire.h"
 #include "harness/content/codec.h"
 #include "harness/content/transcript.h"
-#include "harness/core/json.h"
 #include "harness/summary/summary.h"
 
 namespace {

@@ -14,7 +14,7 @@
 #include <string>
 #include <string_view>
 
-#include "harness/core/json.h"
+#include "core/internal/json_dom.h"
 #include "serve/gateway_chat_plan.h"
 #include "serve/gateway_chat_prefix.h"
 

@@ -16,8 +16,8 @@
 #include <string>
 #include <string_view>
 
+#include "core/internal/json_dom.h"
 #include "fuzz_check.h"
-#include "harness/core/json.h"
 #include "harness/dialect/dialect.h"
 #include "harness/summary/summary.h"
 #include "serve/gateway_responses.h"

@@ -14,7 +14,7 @@
 #include <cstdlib>
 #include <string_view>
 
-#include "harness/core/json.h"
+#include "core/internal/json_dom.h"
 #include "support/json_reference.h"
 
 namespace {

@@ -33,8 +33,8 @@
 #include <string_view>
 #include <vector>
 
+#include "core/internal/json_dom.h"
 #include "harness/content/codec.h"
-#include "harness/core/json.h"
 #include "harness/dialect/dialect.h"
 #include "serve/api.h"
 #include "serve/request_guard.h"

@@ -1,6 +1,6 @@
 #include "chat_loop_settings.h"
 
-#include "harness/core/json.h"
+#include "core/internal/json_dom.h"
 
 namespace harness::cli {
 namespace {

@@ -9,7 +9,7 @@
 
 #include "commands.h"
 #include "config_file.h"
-#include "harness/core/json.h"
+#include "core/internal/json_dom.h"
 #include "settings.h"
 #include "terminal_text.h"
 

@@ -5,6 +5,8 @@
 
 #include <algorithm>
 
+#include "core/internal/json_dom.h"
+
 namespace harness::cli {
 
 namespace {

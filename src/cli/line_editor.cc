@@ -13,8 +13,8 @@
 #include <cstring>
 #include <utility>
 
+#include "core/internal/json_dom.h"
 #include "harness/core/chars.h"
-#include "harness/core/json.h"
 #include "harness/core/utf8.h"
 
 namespace harness::cli {

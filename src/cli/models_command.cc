@@ -7,7 +7,7 @@
 #include <string>
 
 #include "commands.h"
-#include "harness/core/json.h"
+#include "core/internal/json_dom.h"
 #include "harness/inference/catalog.h"
 
 namespace harness::cli {

@@ -4,8 +4,8 @@
 
 #include <cstdio>
 
+#include "core/internal/json_dom.h"
 #include "event_lines.h"
-#include "harness/core/json.h"
 #include "terminal_text.h"
 
 namespace harness::cli {

@@ -11,8 +11,8 @@
 #include <vector>
 
 #include "commands.h"
+#include "core/internal/json_dom.h"
 #include "event_lines.h"
-#include "harness/core/json.h"
 #include "harness/runtime/fold.h"
 #include "harness/runtime/repair.h"
 #include "journal_factory.h"

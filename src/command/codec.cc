@@ -4,6 +4,9 @@
 #include <type_traits>
 #include <utility>
 
+#include "content/internal/codec_value.h"
+#include "core/internal/json_dom.h"
+#include "event/internal/wire_read.h"
 #include "harness/content/codec.h"
 
 namespace harness {

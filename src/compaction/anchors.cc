@@ -6,8 +6,8 @@
 #include <unordered_set>
 #include <utility>
 
+#include "core/internal/json_dom.h"
 #include "harness/core/chars.h"
-#include "harness/core/json.h"
 #include "harness/core/secrets.h"
 #include "harness/summary/sections.h"
 

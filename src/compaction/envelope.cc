@@ -1,6 +1,7 @@
 #include <fmt/format.h>
 
 #include "compaction/wire_head.h"
+#include "core/internal/json_dom.h"
 #include "harness/compaction/wire.h"
 
 namespace harness {

@@ -4,6 +4,8 @@
 #include <vector>
 
 #include "compaction/wire_head.h"
+#include "content/internal/codec_value.h"
+#include "core/internal/json_dom.h"
 #include "harness/compaction/wire.h"
 #include "harness/content/codec.h"
 

@@ -1,7 +1,7 @@
 #include "harness/compaction/response.h"
 
+#include "core/internal/json_dom.h"
 #include "harness/compaction/wire.h"
-#include "harness/core/json.h"
 #include "harness/summary/summary.h"
 
 namespace harness {

@@ -7,9 +7,9 @@
 #include <string>
 #include <vector>
 
+#include "core/internal/json_dom.h"
 #include "harness/compaction/tail.h"
 #include "harness/content/transcript.h"
-#include "harness/core/json.h"
 
 namespace harness {
 namespace {

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "core/internal/json_dom.h"
 #include "harness/compaction/wire.h"
 
 namespace harness {

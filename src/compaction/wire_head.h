@@ -11,8 +11,8 @@
 #include <string>
 #include <utility>
 
+#include "core/internal/json_dom.h"
 #include "harness/context/basis.h"
-#include "harness/core/json.h"
 #include "harness/core/model_key.h"
 #include "harness/core/result.h"
 #include "harness/core/sha256.h"

@@ -7,8 +7,10 @@
 #include <optional>
 #include <vector>
 
+#include "content/internal/codec_value.h"
+#include "content/internal/raw_json.h"
 #include "content/transcript_internal.h"
-#include "harness/content/raw_json.h"
+#include "core/internal/json_dom.h"
 #include "harness/core/base64.h"
 
 namespace harness {

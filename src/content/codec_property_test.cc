@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "content/internal/codec_value.h"
+#include "core/internal/json_dom.h"
 #include "harness/content/codec.h"
 
 namespace harness {

@@ -11,8 +11,10 @@
 #include <optional>
 #include <sstream>
 
+#include "content/internal/codec_value.h"
+#include "content/internal/raw_json.h"
 #include "content/test_util.h"
-#include "harness/content/raw_json.h"
+#include "core/internal/json_dom.h"
 
 namespace harness {
 namespace {

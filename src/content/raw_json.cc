@@ -1,7 +1,9 @@
-#include "harness/content/raw_json.h"
+#include "content/internal/raw_json.h"
 
 #include <exception>
 #include <vector>
+
+#include "core/internal/json_dom.h"
 
 namespace harness::raw_json {
 namespace {

@@ -5,7 +5,7 @@
 #include <limits>
 
 #include "content/transcript_internal.h"
-#include "harness/core/json.h"
+#include "core/internal/json_dom.h"
 
 namespace harness {
 namespace content_internal {

@@ -2,7 +2,7 @@
 
 #include <chrono>
 
-#include "harness/core/json.h"
+#include "core/internal/json_dom.h"
 #include "harness/core/model_key.h"
 #include "harness/core/sha256.h"
 #include "harness/core/uuid.h"

@@ -1,5 +1,3 @@
-#include "harness/core/json.h"
-
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -8,6 +6,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "core/internal/json_dom.h"
 #include "harness/core/chars.h"
 #include "harness/core/utf8.h"
 

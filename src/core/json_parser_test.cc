@@ -20,7 +20,7 @@
 #include <string>
 #include <vector>
 
-#include "harness/core/json.h"
+#include "core/internal/json_dom.h"
 #include "support/json_reference.h"
 
 namespace harness {

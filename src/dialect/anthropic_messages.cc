@@ -1,6 +1,7 @@
 // Anthropic Messages `system` and `messages` (docs/spec/dialects.md, "Messages").
 #include <fmt/format.h>
 
+#include "core/internal/json_dom.h"
 #include "dialect/dialect_internal.h"
 #include "harness/core/base64.h"
 #include "harness/provider/anthropic_wire.h"

@@ -1,8 +1,9 @@
 // The dialects' shared reading rules and the element bookkeeping (dialect_internal.h).
 #include <fmt/format.h>
 
+#include "content/internal/raw_json.h"
+#include "core/internal/json_dom.h"
 #include "dialect/dialect_internal.h"
-#include "harness/content/raw_json.h"
 
 namespace harness {
 

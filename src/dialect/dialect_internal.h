@@ -12,8 +12,8 @@
 #include <string_view>
 #include <vector>
 
+#include "core/internal/json_dom.h"
 #include "harness/content/data_url.h"
-#include "harness/core/json.h"
 #include "harness/dialect/dialect.h"
 
 namespace harness::dialect_internal {

@@ -1,6 +1,7 @@
 // OpenAI Chat Completions `messages` (docs/spec/dialects.md, "Chat Completions").
 #include <fmt/format.h>
 
+#include "core/internal/json_dom.h"
 #include "dialect/dialect_internal.h"
 #include "harness/core/base64.h"
 #include "harness/provider/openai_wire.h"

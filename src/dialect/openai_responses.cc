@@ -1,6 +1,7 @@
 // OpenAI Responses `input` items (docs/spec/dialects.md, "Responses").
 #include <fmt/format.h>
 
+#include "core/internal/json_dom.h"
 #include "dialect/dialect_internal.h"
 #include "harness/core/base64.h"
 

@@ -7,8 +7,10 @@
 #include <type_traits>
 #include <utility>
 
+#include "core/internal/json_dom.h"
 #include "event/codec_body.h"
 #include "event/derived_id.h"
+#include "event/internal/wire_read.h"
 #include "harness/content/codec.h"
 #include "harness/event/json.h"
 

@@ -16,8 +16,8 @@
 
 #include <variant>
 
+#include "core/internal/json_dom.h"
 #include "harness/content/transcript.h"
-#include "harness/core/json.h"
 #include "harness/core/result.h"
 #include "harness/event/event.h"
 #include "harness/event/wire.h"

@@ -6,7 +6,10 @@
 #include <utility>
 #include <vector>
 
+#include "content/internal/codec_value.h"
+#include "core/internal/json_dom.h"
 #include "event/codec_body.h"
+#include "event/internal/wire_read.h"
 #include "harness/content/codec.h"
 #include "harness/event/json.h"
 

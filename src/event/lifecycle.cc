@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <set>
 
+#include "core/internal/json_dom.h"
 #include "harness/content/transcript.h"
-#include "harness/core/json.h"
 #include "harness/core/utf8.h"
 
 namespace harness {

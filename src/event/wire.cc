@@ -5,6 +5,9 @@
 #include <limits>
 #include <optional>
 
+#include "core/internal/json_dom.h"
+#include "event/internal/wire_read.h"
+
 namespace harness {
 namespace {
 

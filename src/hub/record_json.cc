@@ -2,7 +2,7 @@
 
 #include <string>
 
-#include "harness/core/json.h"
+#include "core/internal/json_dom.h"
 #include "harness/event/time.h"
 
 namespace harness {

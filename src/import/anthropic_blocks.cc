@@ -1,6 +1,7 @@
 // Anthropic Messages content (the blocks Claude Code and Cline write): import_internal.h.
 #include <fmt/format.h>
 
+#include "core/internal/json_dom.h"
 #include "harness/core/base64.h"
 #include "harness/provider/anthropic_wire.h"
 #include "import/import_internal.h"

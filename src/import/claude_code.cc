@@ -3,6 +3,7 @@
 
 #include <unordered_set>
 
+#include "core/internal/json_dom.h"
 #include "harness/core/base64.h"
 #include "harness/provider/anthropic_wire.h"
 #include "import/import_internal.h"

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <array>
 
+#include "core/internal/json_dom.h"
 #include "import/import_internal.h"
 
 namespace harness::import_internal {

@@ -3,6 +3,7 @@
 
 #include <unordered_map>
 
+#include "core/internal/json_dom.h"
 #include "import/import_internal.h"
 
 namespace harness::import_internal {

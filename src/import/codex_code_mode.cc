@@ -2,6 +2,7 @@
 // (import_internal.h, docs/import.md).
 #include <fmt/format.h>
 
+#include "core/internal/json_dom.h"
 #include "import/import_internal.h"
 
 namespace harness::import_internal {

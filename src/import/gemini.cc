@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <unordered_map>
 
+#include "core/internal/json_dom.h"
 #include "harness/core/base64.h"
 #include "import/import_internal.h"
 

@@ -8,7 +8,8 @@
 #include <utility>
 #include <vector>
 
-#include "harness/content/raw_json.h"
+#include "content/internal/raw_json.h"
+#include "core/internal/json_dom.h"
 #include "harness/content/transcript.h"
 #include "import/import_internal.h"
 

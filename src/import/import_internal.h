@@ -13,9 +13,9 @@
 #include <unordered_map>
 #include <vector>
 
+#include "core/internal/json_dom.h"
 #include "harness/content/data_url.h"  // ImageFromUrl
 #include "harness/content/transcript.h"
-#include "harness/core/json.h"
 #include "harness/import/import.h"
 
 namespace harness::import_internal {

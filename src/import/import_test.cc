@@ -9,9 +9,9 @@
 #include <algorithm>
 #include <string>
 
+#include "core/internal/json_dom.h"
 #include "harness/content/codec.h"
 #include "harness/content/transcript.h"
-#include "harness/core/json.h"
 
 namespace harness {
 namespace {

@@ -7,6 +7,7 @@
 #include <string_view>
 #include <unordered_map>
 
+#include "core/internal/json_dom.h"
 #include "import/import_internal.h"
 
 namespace harness::import_internal {

@@ -2,6 +2,7 @@
 // mini-SWE-agent's ({"messages": [...]}): docs/import.md.
 #include <fmt/format.h>
 
+#include "core/internal/json_dom.h"
 #include "import/import_internal.h"
 
 namespace harness::import_internal {

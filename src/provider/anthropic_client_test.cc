@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "core/internal/json_dom.h"
 #include "harness/provider/anthropic_token_counter.h"
 #include "provider/client_test_bed.h"
 

@@ -4,6 +4,7 @@
 
 #include <utility>
 
+#include "core/internal/json_dom.h"
 #include "harness/core/base64.h"
 #include "harness/provider/provider_error.h"
 #include "provider/wire_json.h"
@@ -344,6 +345,16 @@ Result<TokenCount, InferenceError> DecodeAnthropicCountTokensResponse(std::strin
   return *tokens;
 }
 
+// The steps of Apply that take the event's document apart (the document stays out of the public
+// header).
+struct AnthropicStreamAccumulator::Steps {
+  static Status<InferenceError> StartBlock(AnthropicStreamAccumulator& self, const Json& event);
+  static Status<InferenceError> ApplyDelta(AnthropicStreamAccumulator& self, const Json& event);
+  static Status<InferenceError> StopBlock(AnthropicStreamAccumulator& self, const Json& event);
+  static Result<StreamBlock*, InferenceError> OpenBlockAt(AnthropicStreamAccumulator& self,
+                                                          const Json& event);
+};
+
 AnthropicStreamAccumulator::AnthropicStreamAccumulator(TextDeltaSink on_text, StreamLimits limits)
     : on_text_(std::move(on_text)), limits_(limits), budget_(limits.max_total_bytes) {}
 
@@ -390,11 +401,11 @@ Status<InferenceError> AnthropicStreamAccumulator::Apply(std::string_view event,
   if (!started_)
     return Fail(InvalidResponse("an event before message_start"));
   if (*type == "content_block_start")
-    return StartBlock(document);
+    return Steps::StartBlock(*this, document);
   if (*type == "content_block_delta")
-    return ApplyDelta(document);
+    return Steps::ApplyDelta(*this, document);
   if (*type == "content_block_stop")
-    return StopBlock(document);
+    return Steps::StopBlock(*this, document);
   if (*type == "message_delta") {
     HARNESS_TRY(const Json* delta, OptionalObject(document, "delta"));
     if (delta != nullptr) {
@@ -408,11 +419,12 @@ Status<InferenceError> AnthropicStreamAccumulator::Apply(std::string_view event,
   return {};
 }
 
-Status<InferenceError> AnthropicStreamAccumulator::StartBlock(const Json& event) {
+Status<InferenceError> AnthropicStreamAccumulator::Steps::StartBlock(
+    AnthropicStreamAccumulator& self, const Json& event) {
   HARNESS_TRY(const auto index, OptionalCount(event, "index"));
-  if (!index || *index != blocks_.size())
+  if (!index || *index != self.blocks_.size())
     return Fail(InvalidResponse("content_block_start out of order"));
-  if (blocks_.size() >= limits_.max_blocks)
+  if (self.blocks_.size() >= self.limits_.max_blocks)
     return Fail(InvalidResponse("too many content blocks"));
   HARNESS_TRY(const Json* block, OptionalObject(event, "content_block"));
   if (block == nullptr)
@@ -420,26 +432,28 @@ Status<InferenceError> AnthropicStreamAccumulator::StartBlock(const Json& event)
   HARNESS_TRY(std::optional<Block> start, ReadBlock(*block));
   if (start && start->is<TextBlock>()) {
     const std::string& text = start->as<TextBlock>()->text;
-    HARNESS_CHECK(budget_.Take(text.size()));
-    if (!text.empty() && on_text_)
-      on_text_(text);
+    HARNESS_CHECK(self.budget_.Take(text.size()));
+    if (!text.empty() && self.on_text_)
+      self.on_text_(text);
   }
   StreamBlock stream_block;
   stream_block.block = std::move(start);
-  blocks_.push_back(std::move(stream_block));
+  self.blocks_.push_back(std::move(stream_block));
   return {};
 }
 
 Result<AnthropicStreamAccumulator::StreamBlock*, InferenceError>
-AnthropicStreamAccumulator::OpenBlockAt(const Json& event) {
+AnthropicStreamAccumulator::Steps::OpenBlockAt(AnthropicStreamAccumulator& self,
+                                               const Json& event) {
   HARNESS_TRY(const auto index, OptionalCount(event, "index"));
-  if (!index || *index >= blocks_.size() || !blocks_[*index].open)
+  if (!index || *index >= self.blocks_.size() || !self.blocks_[*index].open)
     return Fail(InvalidResponse("an event for a content block that is not open"));
-  return &blocks_[*index];
+  return &self.blocks_[*index];
 }
 
-Status<InferenceError> AnthropicStreamAccumulator::ApplyDelta(const Json& event) {
-  HARNESS_TRY(StreamBlock * target, OpenBlockAt(event));
+Status<InferenceError> AnthropicStreamAccumulator::Steps::ApplyDelta(
+    AnthropicStreamAccumulator& self, const Json& event) {
+  HARNESS_TRY(StreamBlock * target, OpenBlockAt(self, event));
   HARNESS_TRY(const Json* delta, OptionalObject(event, "delta"));
   if (delta == nullptr)
     return Fail(InvalidResponse("content_block_delta without a delta"));
@@ -472,15 +486,16 @@ Status<InferenceError> AnthropicStreamAccumulator::ApplyDelta(const Json& event)
   HARNESS_TRY(const auto fragment, OptionalString(*delta, member));
   if (!fragment)
     return Fail(InvalidResponse("a delta without its fragment"));
-  HARNESS_CHECK(budget_.Take(fragment->size()));
+  HARNESS_CHECK(self.budget_.Take(fragment->size()));
   sink->append(*fragment);
-  if (*type == "text_delta" && !fragment->empty() && on_text_)
-    on_text_(*fragment);
+  if (*type == "text_delta" && !fragment->empty() && self.on_text_)
+    self.on_text_(*fragment);
   return {};
 }
 
-Status<InferenceError> AnthropicStreamAccumulator::StopBlock(const Json& event) {
-  HARNESS_TRY(StreamBlock * target, OpenBlockAt(event));
+Status<InferenceError> AnthropicStreamAccumulator::Steps::StopBlock(
+    AnthropicStreamAccumulator& self, const Json& event) {
+  HARNESS_TRY(StreamBlock * target, OpenBlockAt(self, event));
   target->open = false;
   if (target->block && target->block->is<ToolUseBlock>() && !target->input_json.empty()) {
     HARNESS_TRY(std::string input, provider_internal::ToolInputFromText(target->input_json));

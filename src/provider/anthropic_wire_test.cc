@@ -6,6 +6,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/internal/json_dom.h"
 #include "harness/content/transcript.h"
 
 namespace harness {

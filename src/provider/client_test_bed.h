@@ -14,7 +14,7 @@
 #include <utility>
 #include <vector>
 
-#include "harness/core/json.h"
+#include "core/internal/json_dom.h"
 #include "harness/http/curl_client.h"
 #include "harness/inference/client.h"
 #include "harness/provider/connection.h"

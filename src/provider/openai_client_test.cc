@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "core/internal/json_dom.h"
 #include "provider/client_test_bed.h"
 
 namespace harness {

@@ -3,6 +3,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/internal/json_dom.h"
 #include "harness/content/data_url.h"
 #include "harness/core/base64.h"
 #include "harness/provider/provider_error.h"
@@ -378,6 +379,33 @@ Status<InferenceError> OpenAiStreamAccumulator::Feed(std::string_view data) {
   return applied;
 }
 
+namespace {
+
+// One delta of choice 0's tool calls, within the stream's limits.
+Status<InferenceError> ApplyToolCall(const Json& delta, OpenAiChoice& choice,
+                                     const StreamLimits& limits, StreamBudget& budget) {
+  if (!delta.is_object())
+    return Fail(InvalidResponse("a tool call delta is not an object"));
+  HARNESS_TRY(const auto index, OptionalCount(delta, "index"));
+  if (!index)
+    return Fail(InvalidResponse("a tool call delta without an index"));
+  HARNESS_TRY(OpenAiToolCall part, ReadToolCallDelta(delta));
+  auto it = choice.tool_calls.find(*index);
+  if (it == choice.tool_calls.end()) {
+    if (choice.tool_calls.size() >= limits.max_blocks)
+      return Fail(InvalidResponse("too many tool calls"));
+    it = choice.tool_calls.emplace(*index, OpenAiToolCall{}).first;
+  }
+  OpenAiToolCall& call = it->second;
+  HARNESS_CHECK(budget.Take(part.id.size() + part.name.size() + part.arguments.size()));
+  HARNESS_CHECK(SetOnce(call.id, part.id));
+  HARNESS_CHECK(SetOnce(call.name, part.name));
+  call.arguments.append(part.arguments);
+  return {};
+}
+
+}  // namespace
+
 Status<InferenceError> OpenAiStreamAccumulator::Apply(std::string_view data) {
   if (done_)
     return Fail(InvalidResponse("data after [DONE]"));
@@ -416,33 +444,12 @@ Status<InferenceError> OpenAiStreamAccumulator::Apply(std::string_view data) {
     HARNESS_TRY(const Json* calls, OptionalArray(*delta, "tool_calls"));
     if (calls != nullptr) {
       for (const Json& call : *calls)
-        HARNESS_CHECK(ApplyToolCall(call));
+        HARNESS_CHECK(ApplyToolCall(call, choice_, limits_, budget_));
     }
   }
   HARNESS_TRY(const auto finish, OptionalString(*choice, "finish_reason"));
   if (finish)
     choice_.finish_reason = finish;
-  return {};
-}
-
-Status<InferenceError> OpenAiStreamAccumulator::ApplyToolCall(const Json& delta) {
-  if (!delta.is_object())
-    return Fail(InvalidResponse("a tool call delta is not an object"));
-  HARNESS_TRY(const auto index, OptionalCount(delta, "index"));
-  if (!index)
-    return Fail(InvalidResponse("a tool call delta without an index"));
-  HARNESS_TRY(OpenAiToolCall part, ReadToolCallDelta(delta));
-  auto it = choice_.tool_calls.find(*index);
-  if (it == choice_.tool_calls.end()) {
-    if (choice_.tool_calls.size() >= limits_.max_blocks)
-      return Fail(InvalidResponse("too many tool calls"));
-    it = choice_.tool_calls.emplace(*index, OpenAiToolCall{}).first;
-  }
-  OpenAiToolCall& call = it->second;
-  HARNESS_CHECK(budget_.Take(part.id.size() + part.name.size() + part.arguments.size()));
-  HARNESS_CHECK(SetOnce(call.id, part.id));
-  HARNESS_CHECK(SetOnce(call.name, part.name));
-  call.arguments.append(part.arguments);
   return {};
 }
 

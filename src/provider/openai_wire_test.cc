@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "core/internal/json_dom.h"
 #include "harness/content/transcript.h"
 
 namespace harness {

@@ -3,6 +3,7 @@
 #include <array>
 #include <utility>
 
+#include "core/internal/json_dom.h"
 #include "harness/core/one_line_text.h"
 #include "provider/wire_json.h"
 

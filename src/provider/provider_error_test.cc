@@ -5,6 +5,9 @@
 #include <string>
 #include <vector>
 
+#include "core/internal/json_dom.h"
+#include "provider/wire_json.h"
+
 namespace harness {
 namespace {
 

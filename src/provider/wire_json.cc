@@ -2,7 +2,8 @@
 
 #include <fmt/format.h>
 
-#include "harness/content/raw_json.h"
+#include "content/internal/raw_json.h"
+#include "core/internal/json_dom.h"
 #include "harness/content/transcript.h"
 
 namespace harness::provider_internal {

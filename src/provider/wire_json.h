@@ -3,10 +3,10 @@
 //
 // Provider answers are read leniently in one way only: members the harness does not use are
 // ignored (providers add members all the time), but every member it does use must have the
-// documented type, and the document itself must be strict JSON (core/json.h) within a byte and a
-// depth limit. Every failure is an InferenceError whose detail is a fixed phrase naming the
-// member by its wire name: nothing of the answer's own text is ever quoted.
-// Thread safety: pure functions.
+// documented type, and the document itself must be strict JSON (core/internal/json_dom.h) within a
+// byte and a depth limit. Every failure is an InferenceError whose detail is a fixed phrase naming
+// the member by its wire name: nothing of the answer's own text is ever quoted. Thread safety: pure
+// functions.
 #pragma once
 
 #include <cstddef>
@@ -14,7 +14,7 @@
 #include <string>
 #include <string_view>
 
-#include "harness/core/json.h"
+#include "core/internal/json_dom.h"
 #include "harness/core/result.h"
 #include "harness/inference/request.h"
 
@@ -63,3 +63,12 @@ Result<Json, InferenceError> ToolDefinitionToDom(const ToolDefinition& tool, std
 std::string DumpJson(const Json& value);
 
 }  // namespace harness::provider_internal
+
+namespace harness {
+
+// The typed failure of an error object found inside a 200 answer or a stream event (`document`,
+// the whole parsed answer or event): the rules of ClassifyProviderError in
+// harness/provider/provider_error.h.
+InferenceError ClassifyProviderError(const Json& document);
+
+}  // namespace harness

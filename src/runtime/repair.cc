@@ -4,7 +4,8 @@
 #include <optional>
 #include <utility>
 
-#include "harness/core/json.h"
+#include "core/internal/json_dom.h"
+#include "event/internal/wire_read.h"
 #include "harness/event/wire.h"
 #include "runtime/tool_answers.h"
 

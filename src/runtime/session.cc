@@ -175,15 +175,12 @@ bool Journalable(const Message& message) {
   return decoded.ok() && *decoded == message;
 }
 
-// A system prompt the session accepts fits its event and survives the JSON writer unchanged
-// (valid UTF-8), for the same reason as a message.
+// A system prompt the session accepts fits its event and survives the JSON writer unchanged,
+// for the same reason as a message: AppendJsonString keeps exactly the well-formed UTF-8.
 std::optional<std::string> SystemPromptProblem(std::string_view prompt) {
   if (prompt.size() > kMaxSystemPromptBytes)
     return "the system prompt is longer than " + std::to_string(kMaxSystemPromptBytes) + " bytes";
-  std::string encoded;
-  AppendJsonString(encoded, prompt);
-  auto decoded = ParseStrictJson(encoded);
-  if (!decoded.ok() || !decoded->is_string() || decoded->get_ref<const std::string&>() != prompt)
+  if (!IsWellFormedUtf8(prompt))
     return std::string("the system prompt is not valid UTF-8");
   return std::nullopt;
 }

@@ -8,9 +8,10 @@
 #include <condition_variable>
 #include <utility>
 
+#include "content/internal/codec_value.h"
+#include "core/internal/json_dom.h"
 #include "harness/compaction/wire.h"
 #include "harness/content/codec.h"
-#include "harness/core/json.h"
 
 namespace harness {
 namespace {

@@ -5,8 +5,9 @@
 #include <charconv>
 #include <span>
 
+#include "content/internal/codec_value.h"
+#include "core/internal/json_dom.h"
 #include "harness/content/codec.h"
-#include "harness/core/json.h"
 #include "harness/event/wire.h"
 #include "serve/static_assets.h"
 

@@ -4,8 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include "core/internal/json_dom.h"
 #include "harness/compaction/tail.h"
-#include "harness/core/json.h"
 #include "support/test_model.h"
 
 namespace harness::serve {

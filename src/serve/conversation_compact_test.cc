@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "content/internal/codec_value.h"
+#include "core/internal/json_dom.h"
 #include "harness/content/codec.h"
 #include "harness/dialect/dialect.h"
 #include "harness/inference/counter.h"

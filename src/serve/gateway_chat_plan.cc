@@ -4,7 +4,8 @@
 #include <span>
 #include <utility>
 
-#include "harness/content/raw_json.h"
+#include "content/internal/raw_json.h"
+#include "core/internal/json_dom.h"
 #include "harness/inference/counter.h"
 #include "serve/api.h"
 

@@ -41,7 +41,7 @@
 #include <string>
 #include <string_view>
 
-#include "harness/core/json.h"
+#include "core/internal/json_dom.h"
 #include "harness/core/result.h"
 #include "harness/core/tokens.h"
 #include "harness/core/uuid.h"

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "harness/core/json.h"
+#include "core/internal/json_dom.h"
 #include "harness/journal/memory_journal.h"
 #include "serve/gateway_chat_prefix.h"
 #include "support/chat_conversation.h"

@@ -2,8 +2,8 @@
 
 #include <array>
 
+#include "content/internal/raw_json.h"
 #include "harness/content/codec.h"
-#include "harness/content/raw_json.h"
 
 namespace harness::serve {
 

@@ -4,8 +4,8 @@
 
 #include <utility>
 
+#include "core/internal/json_dom.h"
 #include "harness/content/message.h"
-#include "harness/core/json.h"
 #include "harness/core/sha256.h"
 
 namespace harness::serve {

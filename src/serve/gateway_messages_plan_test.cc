@@ -10,7 +10,7 @@
 #include <memory>
 #include <string>
 
-#include "harness/core/json.h"
+#include "core/internal/json_dom.h"
 #include "harness/inference/counter.h"
 #include "harness/journal/memory_journal.h"
 #include "support/gateway_messages.h"

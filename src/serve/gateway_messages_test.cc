@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "core/internal/json_dom.h"
 #include "harness/journal/memory_journal.h"
 #include "harness/serve/server.h"
 #include "serve/gateway_messages_compaction.h"

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <chrono>
 
+#include "core/internal/json_dom.h"
 #include "serve/gateway.h"
 
 namespace harness::serve {

@@ -30,7 +30,7 @@
 #include <string>
 #include <string_view>
 
-#include "harness/core/json.h"
+#include "core/internal/json_dom.h"
 #include "harness/core/result.h"
 #include "harness/http/sse.h"
 #include "serve/api.h"

@@ -1,5 +1,6 @@
 // The Responses requests as the gateway reads them, and its compaction item
 // (serve/gateway_responses.h).
+#include "core/internal/json_dom.h"
 #include "harness/core/sha256.h"
 #include "harness/summary/summary.h"
 #include "serve/gateway_responses.h"

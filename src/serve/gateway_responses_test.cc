@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "harness/core/json.h"
+#include "core/internal/json_dom.h"
 #include "harness/journal/memory_journal.h"
 #include "harness/serve/server.h"
 #include "support/scripted_http_server.h"

@@ -12,6 +12,7 @@
 #include <thread>
 #include <vector>
 
+#include "core/internal/json_dom.h"
 #include "harness/http/curl_client.h"
 #include "harness/journal/memory_journal.h"
 #include "harness/serve/server.h"

@@ -10,7 +10,7 @@
 #include <string>
 #include <utility>
 
-#include "harness/core/json.h"
+#include "core/internal/json_dom.h"
 #include "serve/api.h"
 
 namespace harness::serve {

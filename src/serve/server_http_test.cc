@@ -15,6 +15,7 @@
 #include <mutex>
 #include <thread>
 
+#include "core/internal/json_dom.h"
 #include "harness/command/codec.h"
 #include "harness/inference/counter.h"
 #include "harness/journal/forwarding_journal.h"

@@ -11,6 +11,7 @@
 #include <stop_token>
 #include <string>
 
+#include "core/internal/json_dom.h"
 #include "harness/journal/memory_journal.h"
 #include "harness/serve/server.h"
 #include "support/serve_client.h"

@@ -1,6 +1,7 @@
 // The routes of sessions and of the commands a loop is sent (docs/serve.md): POST /v1/sessions,
 // GET /v1/sessions, DELETE and export of a session, POST …/input, …/compact and …/interrupt, and
 // the requests a loop answers (loop_routes.h), whose connections sleep until it has.
+#include <cstring>
 #include <memory>
 #include <optional>
 #include <string>

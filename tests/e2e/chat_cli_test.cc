@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "chat_support.h"
+#include "core/internal/json_dom.h"
 #include "support/build_paths.h"
 #include "support/scripted_http_server.h"
 

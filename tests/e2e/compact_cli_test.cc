@@ -24,10 +24,10 @@
 #include <vector>
 
 #include "cli_support.h"
+#include "core/internal/json_dom.h"
 #include "harness/compaction/tail.h"
 #include "harness/compaction/wire.h"
 #include "harness/content/codec.h"
-#include "harness/core/json.h"
 #include "harness/dialect/dialect.h"
 #include "harness/event/event.h"
 #include "journal_process.h"

@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "harness/core/json.h"
+#include "core/internal/json_dom.h"
 #include "journal_process.h"
 #include "support/build_paths.h"
 

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "harness/core/json.h"
+#include "core/internal/json_dom.h"
 #include "harness/inference/counter.h"
 #include "harness/journal/memory_journal.h"
 #include "harness/serve/server.h"

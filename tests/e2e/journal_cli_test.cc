@@ -10,7 +10,7 @@
 #include <sstream>
 
 #include "cli_support.h"
-#include "harness/core/json.h"
+#include "core/internal/json_dom.h"
 #include "harness/journal/sqlite_journal.h"
 #include "journal_process.h"
 

@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "cli_support.h"
-#include "harness/core/json.h"
+#include "core/internal/json_dom.h"
 
 namespace harness::e2e {
 namespace {

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "harness/core/json.h"
+#include "core/internal/json_dom.h"
 #include "support/scripted_http_server.h"
 
 namespace harness::e2e {

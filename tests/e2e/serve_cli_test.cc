@@ -21,7 +21,7 @@
 #include <vector>
 
 #include "chat_support.h"
-#include "harness/core/json.h"
+#include "core/internal/json_dom.h"
 #include "piped_process.h"
 #include "support/serve_client.h"
 #include "support/threads.h"

@@ -82,10 +82,10 @@
 #include <vector>
 
 #include "chat_support.h"
+#include "core/internal/json_dom.h"
 #include "harness/compaction/extractive.h"
 #include "harness/compaction/tail.h"
 #include "harness/compaction/wire.h"
-#include "harness/core/json.h"
 #include "harness/event/codec.h"
 #include "harness/inference/counter.h"
 #include "harness/journal/memory_journal.h"

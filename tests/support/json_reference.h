@@ -10,7 +10,7 @@
 #include <optional>
 #include <string_view>
 
-#include "harness/core/json.h"
+#include "core/internal/json_dom.h"
 
 namespace harness::json_reference {
 

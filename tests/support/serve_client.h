@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-#include "harness/core/json.h"
+#include "core/internal/json_dom.h"
 #include "harness/http/sse.h"
 
 namespace harness::serve_testing {

@@ -43,22 +43,20 @@
 // then unknown members) before it descends into its blocks, and a block's members before its
 // nested content, so the first error is the outermost one. Each message is validated
 // (ValidateMessage) as soon as it is decoded, so a decoded transcript is always valid.
-// DecodeTranscript reads the text one message at a time (ParseStrictJsonArray, core/json.h) and
+// DecodeTranscript reads the text one message at a time (core's ParseStrictJsonArray) and
 // decodes each message as soon as it is read, so decoding never holds more than one message's
 // DOM (besides the text and the transcript it builds); the first error in document order wins,
 // whether the JSON reader's or the decoder's. The transcript is allocated once, at the number of
 // messages a scan of the text counts (at most one per 28 bytes, the shortest message), so it
 // never holds the spare slots of a vector grown by doubling. ForEachTranscriptMessage hands each
-// message over instead of keeping it. DecodeTranscriptValue goes message by message too.
+// message over instead of keeping it.
 // The decoder does NOT normalize (docs/spec/contracts.md §2.1 constructors do): what it reads is
 // what it returns, so decode → encode reproduces compact input byte for byte. Normalized()
 // (content/transcript.h) applies the normalization where a producer wants it.
 //
 // Raw JSON text: DecodeTranscript and DecodeMessage read text and keep each raw JSON value's
-// tokens exactly as written (compacted). DecodeTranscriptValue and DecodeMessageValue receive an
-// already parsed DOM, which has lost the original tokens; they re-serialize raw values from the
-// DOM (strings and integers exact, other numbers in shortest round-trip form, so `1e2` becomes
-// `100.0`). Callers that need byte-exact raw JSON decode from text.
+// tokens exactly as written (compacted). The modules that already hold a parsed document decode
+// it with the same rules through content/internal/codec_value.h.
 //
 // Errors (TranscriptError, content/transcript.h): kJson for everything ParseStrictJson refuses
 // (syntax, size, depth, duplicate members) and for a document that is not an array or has more
@@ -84,7 +82,6 @@
 
 #include "harness/content/message.h"
 #include "harness/content/transcript.h"
-#include "harness/core/json.h"
 #include "harness/core/result.h"
 
 namespace harness {
@@ -124,11 +121,6 @@ Result<Transcript, TranscriptError> DecodeTranscript(std::string_view json,
 Result<std::size_t, TranscriptError> ForEachTranscriptMessage(
     std::string_view json, const std::function<void(Message)>& each,
     const TranscriptLimits& limits = {});
-// Decodes an already parsed array or message; `path` prefixes error paths. limits.max_bytes does
-// not apply (the caller parsed the bytes); max_messages does.
-Result<Transcript, TranscriptError> DecodeTranscriptValue(const Json& array, std::string path,
-                                                          const TranscriptLimits& limits = {});
-Result<Message, TranscriptError> DecodeMessageValue(const Json& message, std::string path);
 // One message as text (a journal record, for example); paths start at "$".
 Result<Message, TranscriptError> DecodeMessage(std::string_view json,
                                                const TranscriptLimits& limits = {});

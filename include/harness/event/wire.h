@@ -7,28 +7,9 @@
 // fingerprint 64 lowercase hex; a measurement {"basis":…,"model":…,"request_fingerprint":…,
 // "input_tokens":n,"input_limit":n,"quality":n}.
 //
-// Reading: each Require*/Optional* reads one member of a JsonObject (so that RejectUnknown later
-// knows it) and fails with a JsonError whose path names the member:
-//   ids          a string holding a canonical lowercase UUID (the zero UUID is accepted as zero)
-//   times        a string ParseEventTime accepts
-//   int64        an integer within int64 (durations may be negative on the wire; validators
-//                refuse them)
-//   basis/model  objects with exactly their members, each required
-//   fingerprint  exactly 64 lowercase hex characters
-//   measurement  exactly its six members; quality is read as any 0-255 value so that the
-//                measurement validator, not the decoder, judges its domain
-// Optional* members may be absent (zero); when present they must be well-formed (null is a type
-// error). Every nested object refuses unknown members.
-//
-// Decoding a record: DecodeRecord is the opening both record decoders share (steps 1-4 of
-// event/codec.h and command/codec.h), first failure wins:
-//   1. longer than kMaxRecordBytes                        -> LimitError{size, kMaxRecordBytes}
-//   2. not strict JSON within `limits`, or not an object  -> DecodeError{"", JsonError}
-//   3. "v": absent -> UnsupportedSchemaError{kind, none}; not a non-negative integer ->
-//      DecodeError{"", JsonError}; refused by accepts_version -> UnsupportedSchemaError{kind, v}
-//   4. "type": absent -> UnknownTypeError{""}; not a string -> DecodeError{"", JsonError}
-// and then returns dispatch(type, top object, version) for the rest. The Describe* functions
-// word the errors of both codecs the same way, with `kind` ("event" or "command") in them.
+// Reading the records back is internal to the event and command codecs (event/internal/
+// wire_read.h); the Describe* functions word the errors of both codecs the same way, with `kind`
+// ("event" or "command") in them.
 // Thread safety: pure functions; a WireWriter writes to one string from one thread.
 #pragma once
 
@@ -103,23 +84,6 @@ class WireWriter {
   bool first_ = true;
 };
 
-Result<Uuid, JsonError> ReadCanonicalUuid(const Json& value, std::string_view path);
-Result<Uuid, JsonError> RequireUuidMember(JsonObject& object, std::string_view name);
-Result<Uuid, JsonError> OptionalUuidMember(JsonObject& object, std::string_view name);
-Result<std::vector<Uuid>, JsonError> RequireUuidArrayMember(JsonObject& object,
-                                                            std::string_view name,
-                                                            std::size_t max_elements);
-Result<EventTime, JsonError> RequireTimeMember(JsonObject& object, std::string_view name);
-Result<std::int64_t, JsonError> RequireInt64Member(JsonObject& object, std::string_view name);
-Result<ContextBasis, JsonError> RequireBasisMember(JsonObject& object, std::string_view name);
-Result<ModelKey, JsonError> RequireModelMember(JsonObject& object, std::string_view name);
-Result<Fingerprint, JsonError> RequireFingerprintMember(JsonObject& object, std::string_view name);
-Result<ContextMeasurement, JsonError> RequireMeasurementMember(JsonObject& object,
-                                                               std::string_view name);
-// What WireWriter::Policy wrote; every member required, nothing else allowed. The values are
-// read as the types hold them (ranges are the event's validation).
-Result<CompactionPolicy, JsonError> RequirePolicyMember(JsonObject& object, std::string_view name);
-
 // "<kind> without a type" when `type` is empty, else "unknown <kind> type <quoted type>".
 std::string DescribeUnknownRecordType(std::string_view kind, std::string_view type);
 // "cannot decode <kind>: <cause>", or "cannot decode <kind> <type>: <cause>" once the type is
@@ -132,39 +96,5 @@ std::string DescribeRecordDecodeError(std::string_view kind, std::string_view ty
 std::optional<std::string_view> RecordErrorKindName(std::size_t index);
 // "<kind> of <size> bytes exceeds the limit of <limit>".
 std::string DescribeRecordLimit(std::string_view kind, std::size_t size, std::size_t limit);
-
-template <class Error, class LimitError, class DecodeError, class UnknownTypeError, class Dispatch>
-auto DecodeRecord(std::string_view bytes, const JsonLimits& limits, std::string_view kind,
-                  bool (*accepts_version)(std::uint64_t), Dispatch&& dispatch)
-    -> decltype(dispatch(std::string_view(), std::declval<JsonObject&>(), std::uint64_t{})) {
-  if (bytes.size() > kMaxRecordBytes)
-    return Fail(Error(LimitError{bytes.size(), kMaxRecordBytes}));
-  const auto decode_error = [](JsonError error) {
-    return Fail(Error(DecodeError{"", std::move(error)}));
-  };
-  auto parsed = ParseStrictJson(bytes, limits);
-  if (!parsed.ok())
-    return decode_error(std::move(parsed).error());
-  auto top = JsonObject::Open(*parsed, "$");
-  if (!top.ok())
-    return decode_error(std::move(top).error());
-
-  const Json* v = top->Find("v");
-  if (v == nullptr)
-    return Fail(Error(UnsupportedSchemaError{kind, std::nullopt}));
-  auto version = JsonAsUint(*v, "$.v");
-  if (!version.ok())
-    return decode_error(std::move(version).error());
-  if (!accepts_version(*version))
-    return Fail(Error(UnsupportedSchemaError{kind, *version}));
-
-  const Json* type = top->Find("type");
-  if (type == nullptr)
-    return Fail(Error(UnknownTypeError{""}));
-  auto name = JsonAsString(*type, "$.type");
-  if (!name.ok())
-    return decode_error(std::move(name).error());
-  return dispatch(std::string_view(*name), *top, *version);
-}
 
 }  // namespace harness

@@ -64,7 +64,6 @@
 #include <string_view>
 #include <vector>
 
-#include "harness/core/json.h"
 #include "harness/core/result.h"
 #include "harness/inference/request.h"
 #include "harness/provider/stream_limits.h"
@@ -105,10 +104,8 @@ class AnthropicStreamAccumulator {
   };
 
   Status<InferenceError> Apply(std::string_view event, std::string_view data);
-  Status<InferenceError> StartBlock(const Json& event);
-  Status<InferenceError> ApplyDelta(const Json& event);
-  Status<InferenceError> StopBlock(const Json& event);
-  Result<StreamBlock*, InferenceError> OpenBlockAt(const Json& event);
+  // Apply's steps over the parsed event (anthropic_wire.cc).
+  struct Steps;
 
   TextDeltaSink on_text_;
   StreamLimits limits_;

@@ -59,7 +59,6 @@
 #include <string>
 #include <string_view>
 
-#include "harness/core/json.h"
 #include "harness/core/result.h"
 #include "harness/inference/request.h"
 #include "harness/provider/stream_limits.h"
@@ -109,7 +108,6 @@ class OpenAiStreamAccumulator {
 
  private:
   Status<InferenceError> Apply(std::string_view data);
-  Status<InferenceError> ApplyToolCall(const Json& delta);
 
   TextDeltaSink on_text_;
   StreamLimits limits_;

@@ -6,8 +6,9 @@
 //   "overloaded") -> kRateLimited; 408, 504 -> kTimeout; 400, 404, 413, 422 -> kInvalidRequest;
 //   every other 5xx -> kTransport. Any other status (a 2xx without a usable answer, 402, 409, …)
 //   takes the kind of the body's error type as ClassifyProviderError gives it, else kTransport.
-// - ClassifyProviderError reads an error object found inside a 200 answer or a stream (both
-//   wires: {"error":{"type":…,"code":…}} and Anthropic's {"type":"error","error":{"type":…}}):
+// - ClassifyProviderError (internal to the wires, src/provider/wire_json.h) reads an error
+//   object found inside a 200 answer or a stream (both wires: {"error":{"type":…,"code":…}}
+//   and Anthropic's {"type":"error","error":{"type":…}}):
 //   authentication_error, permission_error -> kRefused; rate_limit_error, overloaded_error ->
 //   kRateLimited; invalid_request_error, not_found_error, request_too_large -> kInvalidRequest;
 //   timeout_error -> kTimeout; any other type, or none -> kTransport.
@@ -26,7 +27,6 @@
 
 #include <string_view>
 
-#include "harness/core/json.h"
 #include "harness/http/secrets.h"
 #include "harness/inference/request.h"
 
@@ -34,8 +34,5 @@ namespace harness {
 
 InferenceError ClassifyProviderFailure(int http_status, std::string_view body,
                                        const Secrets& secrets = Secrets());
-
-// `document` is a whole parsed answer or stream event that carries an error object.
-InferenceError ClassifyProviderError(const Json& document);
 
 }  // namespace harness

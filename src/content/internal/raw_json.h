@@ -24,7 +24,7 @@
 #include <string_view>
 #include <unordered_map>
 
-#include "harness/core/json.h"
+#include "core/internal/json_dom.h"
 
 namespace harness::raw_json {
 
