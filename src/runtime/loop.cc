@@ -160,6 +160,14 @@ void LoopActor::PostPin(const Uuid& message, bool pin, SessionDone<bool> done) {
   });
 }
 
+void LoopActor::PostCancelInput(const Uuid& input, bool delegate_only,
+                                SessionDone<InputCancelOutcome> done) {
+  strand_->Post([self = shared_from_this(), input, delegate_only,
+                 reply = AnswerTo(std::move(done))] {
+    self->OnCancelInput(input, delegate_only, reply);
+  });
+}
+
 void LoopActor::PostUndo(const Uuid& event_id, SessionDone<Uuid> done) {
   strand_->Post([self = shared_from_this(), event_id, reply = AnswerTo(std::move(done))]() mutable {
     self->OnUndo(event_id, std::move(reply));
@@ -919,6 +927,7 @@ void LoopActor::OnInput(SubmitInput command) {
   InputAccepted accepted;
   accepted.header = InputHeader(command.header.command_id, command.header.agency);
   accepted.message = std::move(command.message);
+  accepted.origin = command.origin;
   if (!PublishOrHalt(accepted, InfrastructureFailure::Kind::kEventAppend))
     return;  // queued (the reducer) only once it is durable
   if (slot_.occupied()) {
@@ -969,6 +978,41 @@ void LoopActor::OnInterrupt() {
   } else {
     ResumeQueued();
   }
+}
+
+void LoopActor::OnCancelInput(const Uuid& input, bool delegate_only,
+                              const std::shared_ptr<ControlAnswer<InputCancelOutcome>>& reply) {
+  if (exited_ || halted_ || shutting_down_)
+    return reply->set_value(Exited());
+  std::optional<RunningInput> running;
+  if (turn_)
+    running = turn_->input;
+  InputCancelDecision decision = delegate_only
+                                     ? DecideCancelDelegateRequest(state_.pending, running, input)
+                                     : DecideCancelQueuedInput(state_.pending, running, input);
+  if (auto* refused = std::get_if<SessionError>(&decision))
+    return reply->set_value(Fail(std::move(*refused)));
+  if (const auto* queued = std::get_if<CancelQueued>(&decision)) {
+    const PendingInput& withdrawn = state_.pending[queued->index];
+    InputCancelled event;
+    event.header = InputHeader(withdrawn.command, withdrawn.agency);
+    event.reason = InputCancelReason::kRetracted;
+    if (!PublishOrHalt(event, InfrastructureFailure::Kind::kEventAppend))
+      return reply->set_value(Fail(SessionError{SessionErrorKind::kJournal, "InputCancelled"}));
+    return reply->set_value(InputCancelOutcome{DelegateCancel::kQueued, event.header.event_id});
+  }
+  // The delegate request's own turn: as an interrupt, with reason Canceled and no latch, so a
+  // compaction it runs ends Canceled and one still pending runs idle after the turn.
+  if (Attempt* attempt = slot_.attempt();
+      attempt != nullptr && attempt->in_turn && attempt->phase == AttemptPhase::kInProgress) {
+    CancelAttemptNow(CompactRejectReason::kCanceled);
+    if (halted_)
+      return reply->set_value(Fail(SessionError{SessionErrorKind::kJournal, "the compaction's end"}));
+  }
+  ApplyTurn(TurnDriver::Finish{TurnEnd::kCanceled, {}});
+  if (halted_)
+    return reply->set_value(Fail(SessionError{SessionErrorKind::kJournal, "TurnInterrupted"}));
+  reply->set_value(InputCancelOutcome{DelegateCancel::kActive, {}});
 }
 
 void LoopActor::OnEnd(LoopEnd how) {
@@ -1051,6 +1095,7 @@ void LoopActor::StartTurn() {
   turn_ = Turn{};  // not emplace(): clang sees the nested type as incomplete there
   turn_->id = session_.MintId();
   turn_->driver = TurnDriver({definition_.max_steps_per_turn, definition_.compaction.has_value()});
+  turn_->input = RunningInput{state_.pending.front().command, state_.pending.front().origin};
   TurnStarted started;
   started.header = TurnHeader(false);
   // State changes only after the journal has the event: a halted loop is never ahead of it.
@@ -1185,8 +1230,10 @@ void LoopActor::OnToolDone(std::uint64_t op, ToolOutput output) {
 
 std::size_t LoopActor::FoldQueued() {
   std::size_t folded = 0;
-  // The input barrier: nothing leaves the queue while a compaction holds the slot.
-  while (!slot_.occupied() && !state_.pending.empty() && !halted_) {
+  // The input barrier: nothing leaves the queue while a compaction holds the slot; and a
+  // delegate request's turn stands apart (runtime/input_queue.h).
+  const InputOrigin origin = turn_ ? turn_->input.origin : InputOrigin::kDirect;
+  while (!slot_.occupied() && FoldableInputs(state_.pending, origin) > 0 && !halted_) {
     if (!CommitQueuedFront())
       break;
     ++folded;

@@ -61,6 +61,10 @@ std::string_view SessionErrorKindName(SessionErrorKind kind) {
       return "not_masked";
     case SessionErrorKind::kMaskRefused:
       return "mask_refused";
+    case SessionErrorKind::kInputNotQueued:
+      return "input_not_queued";
+    case SessionErrorKind::kNotADelegateRequest:
+      return "not_a_delegate_request";
     case SessionErrorKind::kNoProposal:
       return "no_proposal";
   }
@@ -605,6 +609,30 @@ void OnCompactableLoop(SessionCore& core, const Uuid& loop, std::string_view wha
   done(Fail(std::move(*refused)));
 }
 
+// Hands `post` loop `loop`'s actor once the checks every control of a native loop shares pass
+// (the fault latch, found, native, not exiting; under the registry lock); a refusal goes to
+// `done` outside the lock.
+template <class T, class Post>
+void OnNativeLoop(SessionCore& core, const Uuid& loop, SessionDone<T>& done, Post post) {
+  std::optional<SessionError> refused = core.Refusal();
+  if (!refused) {
+    std::lock_guard lock(core.registry_mutex);
+    auto actor = FindLoop(core, loop);
+    if (!actor) {
+      refused = actor.error();
+    } else if ((*actor)->kind() != LoopKind::kNative) {
+      refused = SessionError{SessionErrorKind::kInvalidArgument,
+                             "a foreign loop's input is its engine's"};
+    } else if ((*actor)->exiting) {
+      refused = SessionError{SessionErrorKind::kLoopExited, ""};
+    } else {
+      post(**actor);
+      return;
+    }
+  }
+  done(Fail(std::move(*refused)));
+}
+
 // The blocking form of an asynchronous control: starts it with a callback that fulfils a promise,
 // and waits for it.
 template <class T, class Start>
@@ -749,7 +777,7 @@ Result<Uuid, SessionError> Session::SubmitInput(UserMessage message) {
 }
 
 Result<Uuid, SessionError> Session::SubmitInputToLoop(const Uuid& loop, UserMessage message,
-                                                      Agency agency) {
+                                                      Agency agency, InputOrigin origin) {
   if (auto refused = core_->Refusal())
     return Fail(std::move(*refused));
   if (!Journalable(Message{message})) {
@@ -757,6 +785,8 @@ Result<Uuid, SessionError> Session::SubmitInputToLoop(const Uuid& loop, UserMess
                              "the message is invalid or does not survive its encoding (text that "
                              "is not UTF-8)"});
   }
+  if (InputOriginName(origin).empty())
+    return Fail(SessionError{SessionErrorKind::kInvalidArgument, "the input's origin is invalid"});
   ::harness::SubmitInput command;
   std::shared_ptr<LoopActor> actor;
   {
@@ -771,6 +801,7 @@ Result<Uuid, SessionError> Session::SubmitInputToLoop(const Uuid& loop, UserMess
       return Fail(SessionError{SessionErrorKind::kLoopExited, ""});
     HARNESS_TRY(command.header, NewHeader(*core_, loop, agency));
     command.message = std::move(message);
+    command.origin = origin;
     if (auto journaled = JournalIntentFor(*core_, *actor, command); !journaled.ok())
       return Fail(journaled.error());
     if (actor->kind() == LoopKind::kNative) {
@@ -929,6 +960,39 @@ void Session::PinMessage(const Uuid& loop, const Uuid& message, bool pin, Sessio
     }
   }
   done(Fail(std::move(*refused)));
+}
+
+Result<Uuid, SessionError> Session::CancelQueuedInput(const Uuid& loop, const Uuid& input) {
+  return Await<Uuid>(
+      [&](SessionDone<Uuid> done) { CancelQueuedInput(loop, input, std::move(done)); });
+}
+
+void Session::CancelQueuedInput(const Uuid& loop, const Uuid& input, SessionDone<Uuid> done) {
+  OnNativeLoop(*core_, loop, done, [&](LoopActor& actor) {
+    actor.PostCancelInput(input, false, [done = std::move(done)](auto outcome) {
+      if (!outcome)
+        return done(Fail(std::move(outcome).error()));
+      done(outcome->event);
+    });
+  });
+}
+
+Result<DelegateCancel, SessionError> Session::CancelDelegateRequest(const Uuid& loop,
+                                                                    const Uuid& request) {
+  return Await<DelegateCancel>([&](SessionDone<DelegateCancel> done) {
+    CancelDelegateRequest(loop, request, std::move(done));
+  });
+}
+
+void Session::CancelDelegateRequest(const Uuid& loop, const Uuid& request,
+                                    SessionDone<DelegateCancel> done) {
+  OnNativeLoop(*core_, loop, done, [&](LoopActor& actor) {
+    actor.PostCancelInput(request, true, [done = std::move(done)](auto outcome) {
+      if (!outcome)
+        return done(Fail(std::move(outcome).error()));
+      done(outcome->how);
+    });
+  });
 }
 
 Result<Uuid, SessionError> Session::Undo(const Uuid& loop) {

@@ -60,6 +60,7 @@ constexpr std::array<KindInfo, kApiErrorKindCount> kKinds = {{
     {"host_not_allowed", 421},
     {"unsupported_media_type", 415},
     {"compaction_rejected", 422},
+    {"input_not_queued", 409},
 }};
 static_assert(!kKinds.back().name.empty(), "a kind without its name and status");
 

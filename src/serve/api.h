@@ -73,9 +73,10 @@ enum class ApiErrorKind : std::uint8_t {
   kHostNotAllowed,         // 421: without a token, a Host that is not the server's own
   kUnsupportedMediaType,   // 415: a body that is not sent as application/json
   kCompactionRejected,     // 422: POST /v1/compact ran and was rejected (ApiError::reason)
+  kInputNotQueued,         // 409: no queued input has that id (started, withdrawn, or unknown)
 };
 // The kinds are 0 .. kApiErrorKindCount - 1.
-inline constexpr std::size_t kApiErrorKindCount = 39;
+inline constexpr std::size_t kApiErrorKindCount = 40;
 
 // "invalid_json", "invalid_request", "invalid_query", "invalid_id", "unknown_model",
 // "invalid_argument", "unauthorized", "not_found", "session_not_found", "loop_not_found",
@@ -85,7 +86,7 @@ inline constexpr std::size_t kApiErrorKindCount = 39;
 // "too_many_sessions", "origin_not_allowed", "message_not_found", "not_pinnable",
 // "nothing_to_undo", "loop_busy", "undo_refused", "no_proposal", "nothing_to_mask", "not_masked",
 // "mask_refused", "invalid_header", "host_not_allowed", "unsupported_media_type",
-// "compaction_rejected".
+// "compaction_rejected", "input_not_queued".
 std::string_view ApiErrorKindName(ApiErrorKind kind);
 unsigned HttpStatusOf(ApiErrorKind kind);
 
