@@ -146,6 +146,8 @@ enum class RouteKind : std::uint8_t {
   kUnmaskAll,            // POST   /v1/sessions/{session}/loops/{loop}/unmask
   kMaskedOriginal,       // GET    /v1/sessions/{session}/loops/{loop}/masked/{message}
   kUnmask,               // DELETE /v1/sessions/{session}/loops/{loop}/masked/{message}
+  kCancelInput,          // DELETE /v1/sessions/{session}/loops/{loop}/inputs/{input}
+  kCancelDelegateRequest,  // DELETE …/loops/{loop}/delegate_requests/{request}
   kGetCommand,           // GET    /v1/commands/{command}
   kGetSessionCommand,    // GET    /v1/sessions/{session}/commands/{command}
   kOpenApi,              // GET    /v1/openapi.json
@@ -273,6 +275,8 @@ Result<CreateSessionRequest, ApiError> DecodeCreateSession(std::string_view body
 // {"text":"…"}: a non-empty text, the user's input to a loop.
 struct InputRequest {
   std::string text;
+  InputOrigin origin = InputOrigin::kDirect;  // "origin": "direct" (absent), "delegate_request",
+                                              // "subagent_result" (docs/runtime.md §4)
 };
 Result<InputRequest, ApiError> DecodeInput(std::string_view body);
 
