@@ -58,8 +58,8 @@ Result<Command, CommandError> DecodeTyped(JsonObject& top) {
     }
   }
   if constexpr (std::is_same_v<C, CancelQueuedInput> || std::is_same_v<C, CancelDelegateRequest>) {
-    constexpr std::string_view name = std::is_same_v<C, CancelQueuedInput> ? "input_command_id"
-                                                                           : "request_command_id";
+    constexpr std::string_view name =
+        std::is_same_v<C, CancelQueuedInput> ? "input_command_id" : "request_command_id";
     auto id = OptionalUuidMember(top, name);
     if (!id.ok())
       return decode_error(std::move(id).error());

@@ -358,16 +358,17 @@ TEST(EncodeCommand, ValidatesFirst) {
 TEST(DecodeCommand, EveryCommandRoundTrips) {
   CommandHeader session_wide = Header(Agency::kMachine);
   session_wide.loop_id = Uuid();
-  const std::vector<Command> commands = {Compact{Header(), ""},
-                                         Compact{Header(Agency::kMachine), ""},
-                                         SubmitInput{Header(), Hello()},
-                                         SubmitInput{Header(), UserMessage{}},
-                                         Interrupt{Header()},
-                                         Shutdown{Header()},
-                                         Shutdown{session_wide},
-                                         SubmitInput{Header(), Hello(), InputOrigin::kSubagentResult},
-                                         CancelQueuedInput{Header(), Header().loop_id},
-                                         CancelDelegateRequest{Header(), Header().loop_id}};
+  const std::vector<Command> commands = {
+      Compact{Header(), ""},
+      Compact{Header(Agency::kMachine), ""},
+      SubmitInput{Header(), Hello()},
+      SubmitInput{Header(), UserMessage{}},
+      Interrupt{Header()},
+      Shutdown{Header()},
+      Shutdown{session_wide},
+      SubmitInput{Header(), Hello(), InputOrigin::kSubagentResult},
+      CancelQueuedInput{Header(), Header().loop_id},
+      CancelDelegateRequest{Header(), Header().loop_id}};
   for (const Command& command : commands) {
     const std::string bytes = Encoded(command);
     auto decoded = DecodeCommand(bytes);

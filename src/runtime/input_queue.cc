@@ -35,10 +35,9 @@ SessionError NotADelegateRequest() {
 std::size_t FoldableInputs(const std::vector<PendingInput>& pending, InputOrigin turn_origin) {
   if (turn_origin == InputOrigin::kDelegateRequest)
     return 0;
-  const auto first_request =
-      std::find_if(pending.begin(), pending.end(), [](const PendingInput& input) {
-        return input.origin == InputOrigin::kDelegateRequest;
-      });
+  const auto first_request = std::find_if(
+      pending.begin(), pending.end(),
+      [](const PendingInput& input) { return input.origin == InputOrigin::kDelegateRequest; });
   return static_cast<std::size_t>(first_request - pending.begin());
 }
 

@@ -162,10 +162,10 @@ void LoopActor::PostPin(const Uuid& message, bool pin, SessionDone<bool> done) {
 
 void LoopActor::PostCancelInput(const Uuid& input, bool delegate_only,
                                 SessionDone<InputCancelOutcome> done) {
-  strand_->Post([self = shared_from_this(), input, delegate_only,
-                 reply = AnswerTo(std::move(done))] {
-    self->OnCancelInput(input, delegate_only, reply);
-  });
+  strand_->Post(
+      [self = shared_from_this(), input, delegate_only, reply = AnswerTo(std::move(done))] {
+        self->OnCancelInput(input, delegate_only, reply);
+      });
 }
 
 void LoopActor::PostUndo(const Uuid& event_id, SessionDone<Uuid> done) {
@@ -1007,7 +1007,8 @@ void LoopActor::OnCancelInput(const Uuid& input, bool delegate_only,
       attempt != nullptr && attempt->in_turn && attempt->phase == AttemptPhase::kInProgress) {
     CancelAttemptNow(CompactRejectReason::kCanceled);
     if (halted_)
-      return reply->set_value(Fail(SessionError{SessionErrorKind::kJournal, "the compaction's end"}));
+      return reply->set_value(
+          Fail(SessionError{SessionErrorKind::kJournal, "the compaction's end"}));
   }
   ApplyTurn(TurnDriver::Finish{TurnEnd::kCanceled, {}});
   if (halted_)

@@ -325,7 +325,8 @@ struct Sequence {
           (void)session->CancelDelegateRequest(loop, how == 1 ? *second : *first);
         // Settled once the loop is idle with nothing queued.
         for (;;) {
-          if (!ReadUntil(events, [](const Event& e) { return std::holds_alternative<LoopIdle>(e); }))
+          if (!ReadUntil(events,
+                         [](const Event& e) { return std::holds_alternative<LoopIdle>(e); }))
             return false;
           auto snapshot = session->Snapshot(loop);
           if (!snapshot.ok())

@@ -143,7 +143,7 @@ constexpr std::array<RouteSpec, 33> kRoutes = {{
     {"DELETE", "/v1/sessions/{session}/loops/{loop}/masked/{message}", RouteKind::kUnmask},
     {"DELETE", "/v1/sessions/{session}/loops/{loop}/inputs/{input}", RouteKind::kCancelInput},
     {"DELETE", "/v1/sessions/{session}/loops/{loop}/delegate_requests/{request}",
-     RouteKind::kCancelDelegateRequest},
+     RouteKind::kCancelDelegate},
     {"GET", "/v1/sessions/{session}/loops/{loop}/history", RouteKind::kHistory},
     {"GET", "/v1/sessions/{session}/loops/{loop}/context", RouteKind::kContext},
     {"GET", "/v1/sessions/{session}/loops/{loop}/tool_calls", RouteKind::kToolCalls},

@@ -147,7 +147,7 @@ enum class RouteKind : std::uint8_t {
   kMaskedOriginal,       // GET    /v1/sessions/{session}/loops/{loop}/masked/{message}
   kUnmask,               // DELETE /v1/sessions/{session}/loops/{loop}/masked/{message}
   kCancelInput,          // DELETE /v1/sessions/{session}/loops/{loop}/inputs/{input}
-  kCancelDelegateRequest,  // DELETE …/loops/{loop}/delegate_requests/{request}
+  kCancelDelegate,       // DELETE …/loops/{loop}/delegate_requests/{request}
   kGetCommand,           // GET    /v1/commands/{command}
   kGetSessionCommand,    // GET    /v1/sessions/{session}/commands/{command}
   kOpenApi,              // GET    /v1/openapi.json

@@ -162,7 +162,7 @@ void HistoryControl(const Route& route, Session& session,
       return session.Undo(route.loop, event_id("event_id"));
     case RouteKind::kCancelInput:
       return session.CancelQueuedInput(route.loop, route.item, event_id("event_id"));
-    case RouteKind::kCancelDelegateRequest:
+    case RouteKind::kCancelDelegate:
       return session.CancelDelegateRequest(
           route.loop, route.item, FinishWith<DelegateCancel>(later, [](DelegateCancel how) {
             std::string out;

@@ -40,7 +40,7 @@ constexpr std::array kRouteHandlers{
     RouteHandler{RouteKind::kMaskedOriginal, false, &Impl::LoopRequest},
     RouteHandler{RouteKind::kUnmask, false, &Impl::LoopRequest},
     RouteHandler{RouteKind::kCancelInput, false, &Impl::LoopRequest},
-    RouteHandler{RouteKind::kCancelDelegateRequest, false, &Impl::LoopRequest},
+    RouteHandler{RouteKind::kCancelDelegate, false, &Impl::LoopRequest},
     RouteHandler{RouteKind::kGetCommand, true, &Impl::Command},
     RouteHandler{RouteKind::kGetSessionCommand, true, &Impl::Command},
     RouteHandler{RouteKind::kOpenApi, false, &Impl::OpenApi},

@@ -626,13 +626,14 @@ TEST_F(Automatic, S51_ACancelledQueuedInputNeverRunsAndTheAnswerIsKept) {
   compactor_->gates().Release(1);
   ASSERT_TRUE(log_->WaitForCount<LoopIdle>(1, loop));
   const Events all = LoopEvents(loop);
-  const Events flow = Only(all, {EventKind::kInputQueued, EventKind::kInputCancelled,
-                                 EventKind::kCompactionCommitted, EventKind::kCompactWaiterResolved,
-                                 EventKind::kTurnStarted, EventKind::kTurnCompleted});
-  ASSERT_THAT(Names(flow), ElementsAre("InputQueued", "InputCancelled", "CompactionCommitted",
-                                       "CompactWaiterResolved", "TurnCompleted"))
+  const Events flow = Only(
+      all, {EventKind::kInputQueued, EventKind::kInputCancelled, EventKind::kCompactionCommitted,
+            EventKind::kCompactWaiterResolved, EventKind::kTurnStarted, EventKind::kTurnCompleted});
+  ASSERT_THAT(Names(flow),
+              ElementsAre("TurnStarted", "InputQueued", "InputCancelled", "CompactionCommitted",
+                          "CompactWaiterResolved", "TurnCompleted"))
       << Describe(all);
-  const auto& withdrawn = std::get<InputCancelled>(flow[1]);
+  const auto& withdrawn = std::get<InputCancelled>(flow[2]);
   EXPECT_EQ(withdrawn.header.cause.command_id, later);
   EXPECT_EQ(withdrawn.reason, InputCancelReason::kRetracted);
   EXPECT_EQ(withdrawn.header.event_id, *cancelled);

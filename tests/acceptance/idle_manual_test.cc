@@ -364,11 +364,10 @@ TEST_F(IdleManual, S17_InputDuringCompactionWaitsForTheTerminalAndReplies) {
 // reply.
 void ExpectQueuedBehindTheCompaction(const Events& all, const Uuid& input, const Uuid& c,
                                      InputOrigin origin) {
-  const Events events =
-      Only(all, {EventKind::kInputAccepted, EventKind::kInputQueued,
-                 EventKind::kCompactionCommitted, EventKind::kCompactWaiterResolved,
-                 EventKind::kTurnStarted, EventKind::kMessageCommitted,
-                 EventKind::kTurnCompleted, EventKind::kLoopIdle});
+  const Events events = Only(
+      all, {EventKind::kInputAccepted, EventKind::kInputQueued, EventKind::kCompactionCommitted,
+            EventKind::kCompactWaiterResolved, EventKind::kTurnStarted,
+            EventKind::kMessageCommitted, EventKind::kTurnCompleted, EventKind::kLoopIdle});
   ASSERT_THAT(Names(events), ElementsAre("InputAccepted", "InputQueued", "CompactionCommitted",
                                          "CompactWaiterResolved", "TurnStarted", "MessageCommitted",
                                          "MessageCommitted", "TurnCompleted", "LoopIdle"))

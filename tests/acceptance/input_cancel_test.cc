@@ -31,8 +31,7 @@ TEST_F(InputCancel, AWithdrawnInputIsNeverStartedAfterARestore) {
   EXPECT_EQ(snapshot->queued_inputs, 0u);
   ASSERT_FALSE(snapshot->history.empty());
   EXPECT_EQ(snapshot->history.back(), Message(U("second")));
-  EXPECT_EQ(std::count(snapshot->history.begin(), snapshot->history.end(), Message(U("first"))),
-            0);
+  EXPECT_EQ(std::count(snapshot->history.begin(), snapshot->history.end(), Message(U("first"))), 0);
   (*restored)->Shutdown();
 
   // The live loop alike: the compaction ends, and only the second input gets a turn.

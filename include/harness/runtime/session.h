@@ -405,8 +405,7 @@ class Session {
   Result<Uuid, SessionError> CancelQueuedInput(const Uuid& loop, const Uuid& input);
   void CancelQueuedInput(const Uuid& loop, const Uuid& input, SessionDone<Uuid> done);
   // Withdraws a queued delegate request or cancels its running turn (see the contract above).
-  Result<DelegateCancel, SessionError> CancelDelegateRequest(const Uuid& loop,
-                                                             const Uuid& request);
+  Result<DelegateCancel, SessionError> CancelDelegateRequest(const Uuid& loop, const Uuid& request);
   void CancelDelegateRequest(const Uuid& loop, const Uuid& request,
                              SessionDone<DelegateCancel> done);
 
