@@ -611,9 +611,10 @@ void OnCompactableLoop(SessionCore& core, const Uuid& loop, std::string_view wha
 
 // Hands `post` loop `loop`'s actor once the checks every control of a native loop shares pass
 // (the fault latch, found, native, not exiting; under the registry lock); a refusal goes to
-// `done` outside the lock.
+// `done` outside the lock. `foreign` says why a foreign loop is refused.
 template <class T, class Post>
-void OnNativeLoop(SessionCore& core, const Uuid& loop, SessionDone<T>& done, Post post) {
+void OnNativeLoop(SessionCore& core, const Uuid& loop, std::string_view foreign,
+                  SessionDone<T>& done, Post post) {
   std::optional<SessionError> refused = core.Refusal();
   if (!refused) {
     std::lock_guard lock(core.registry_mutex);
@@ -621,8 +622,7 @@ void OnNativeLoop(SessionCore& core, const Uuid& loop, SessionDone<T>& done, Pos
     if (!actor) {
       refused = actor.error();
     } else if ((*actor)->kind() != LoopKind::kNative) {
-      refused = SessionError{SessionErrorKind::kInvalidArgument,
-                             "a foreign loop's input is its engine's"};
+      refused = SessionError{SessionErrorKind::kInvalidArgument, std::string(foreign)};
     } else if ((*actor)->exiting) {
       refused = SessionError{SessionErrorKind::kLoopExited, ""};
     } else {
@@ -943,24 +943,11 @@ Result<bool, SessionError> Session::PinMessage(const Uuid& loop, const Uuid& mes
 }
 
 void Session::PinMessage(const Uuid& loop, const Uuid& message, bool pin, SessionDone<bool> done) {
-  std::optional<SessionError> refused = core_->Refusal();
-  if (!refused) {
-    std::lock_guard lock(core_->registry_mutex);
-    auto actor = FindLoop(*core_, loop);
-    if (!actor) {
-      refused = actor.error();
-    } else if ((*actor)->kind() != LoopKind::kNative) {
-      refused = SessionError{SessionErrorKind::kInvalidArgument,
-                             "a foreign loop's history is not the runtime's"};
-    } else if ((*actor)->exiting) {
-      refused = SessionError{SessionErrorKind::kLoopExited, ""};
-    } else {
-      (*actor)->PostPin(message, pin, std::move(done));
-      return;
-    }
-  }
-  done(Fail(std::move(*refused)));
+  OnNativeLoop(*core_, loop, "a foreign loop's history is not the runtime's", done,
+               [&](LoopActor& actor) { actor.PostPin(message, pin, std::move(done)); });
 }
+
+constexpr std::string_view kForeignInput = "a foreign loop's input is its engine's to cancel";
 
 Result<Uuid, SessionError> Session::CancelQueuedInput(const Uuid& loop, const Uuid& input) {
   return Await<Uuid>(
@@ -968,7 +955,7 @@ Result<Uuid, SessionError> Session::CancelQueuedInput(const Uuid& loop, const Uu
 }
 
 void Session::CancelQueuedInput(const Uuid& loop, const Uuid& input, SessionDone<Uuid> done) {
-  OnNativeLoop(*core_, loop, done, [&](LoopActor& actor) {
+  OnNativeLoop(*core_, loop, kForeignInput, done, [&](LoopActor& actor) {
     actor.PostCancelInput(input, false, [done = std::move(done)](auto outcome) {
       if (!outcome)
         return done(Fail(std::move(outcome).error()));
@@ -986,7 +973,7 @@ Result<DelegateCancel, SessionError> Session::CancelDelegateRequest(const Uuid& 
 
 void Session::CancelDelegateRequest(const Uuid& loop, const Uuid& request,
                                     SessionDone<DelegateCancel> done) {
-  OnNativeLoop(*core_, loop, done, [&](LoopActor& actor) {
+  OnNativeLoop(*core_, loop, kForeignInput, done, [&](LoopActor& actor) {
     actor.PostCancelInput(request, true, [done = std::move(done)](auto outcome) {
       if (!outcome)
         return done(Fail(std::move(outcome).error()));

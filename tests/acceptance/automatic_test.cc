@@ -109,6 +109,30 @@ class Automatic : public Acceptance {
     return loop;
   }
 
+  // 49's shape: the terminal boundary's attempt (its compactor held, ignoring its stop) ended
+  // at once with `reject`, its reply, and the turn's TurnInterrupted{`end`}, no TurnCompleted;
+  // then the compactor is released and its late success never commits.
+  void ExpectTerminalAttemptEndedAtOnce(const Uuid& loop, CompactRejectReason reject,
+                                        TurnInterruptReason end) {
+    ASSERT_TRUE(log_->WaitForCount<TurnInterrupted>(1, loop));
+    EXPECT_FALSE(compactor_->gates().HasReturned(1));
+    const Events all = LoopEvents(loop);
+    const Events flow = TurnFlow(all);
+    ASSERT_THAT(Names(flow),
+                ElementsAre("MessageCommitted", "MessageCommitted", "CompactionStarted",
+                            "CompactionRejected", "CompactWaiterRejected", "TurnInterrupted"))
+        << Describe(all);
+    const auto& rejected = std::get<CompactionRejected>(flow[3]);
+    EXPECT_EQ(rejected.reject_reason, reject);
+    EXPECT_EQ(rejected.reason, CompactionReason::kAutomatic);
+    EXPECT_EQ(std::get<CompactWaiterRejected>(flow[4]).reason, reject);
+    EXPECT_EQ(std::get<TurnInterrupted>(flow[5]).reason, end);
+    EXPECT_EQ(CountOf<TurnCompleted>(all), 0u);
+    compactor_->gates().Release(1);
+    ASSERT_TRUE(compactor_->gates().WaitReturned(1));
+    EXPECT_TRUE(compactor_->gates().SawStop(1));
+  }
+
   static void ExpectPressure(const ContextPressure& pressure, PressureLevel previous,
                              PressureLevel current) {
     EXPECT_EQ(pressure.previous, previous);
@@ -460,24 +484,9 @@ TEST_F(Automatic, S49_InterruptDuringATerminalBoundaryAttemptInterruptsTheTurn) 
                             {ModelStep::Text("the answer")}, {}, /*honour_stop=*/false);
 
   ASSERT_TRUE(session_->Interrupt(loop).ok());
-  ASSERT_TRUE(log_->WaitForCount<TurnInterrupted>(1, loop));
-  EXPECT_FALSE(compactor_->gates().HasReturned(1));
-  const Events all = LoopEvents(loop);
-  const Events flow = TurnFlow(all);
-  ASSERT_THAT(Names(flow),
-              ElementsAre("MessageCommitted", "MessageCommitted", "CompactionStarted",
-                          "CompactionRejected", "CompactWaiterRejected", "TurnInterrupted"))
-      << Describe(all);
-  const auto& rejected = std::get<CompactionRejected>(flow[3]);
-  EXPECT_EQ(rejected.reject_reason, CompactRejectReason::kInterrupted);
-  EXPECT_EQ(rejected.reason, CompactionReason::kAutomatic);
-  EXPECT_EQ(std::get<CompactWaiterRejected>(flow[4]).reason, CompactRejectReason::kInterrupted);
-  EXPECT_EQ(std::get<TurnInterrupted>(flow[5]).reason, TurnInterruptReason::kInterrupted);
-
-  // The late success never commits: the next turn runs on the uncompacted history.
-  compactor_->gates().Release(1);
-  ASSERT_TRUE(compactor_->gates().WaitReturned(1));
-  EXPECT_TRUE(compactor_->gates().SawStop(1));
+  ExpectTerminalAttemptEndedAtOnce(loop, CompactRejectReason::kInterrupted,
+                                   TurnInterruptReason::kInterrupted);
+  // The late success never committed: the next turn runs on the uncompacted history.
   MustSubmit(loop, "again");
   ASSERT_TRUE(log_->WaitForCount<TurnCompleted>(1, loop));
   const Events after = LoopEvents(loop);
@@ -523,25 +532,9 @@ TEST_F(Automatic, S49_CancelDelegateRequestDuringATerminalBoundaryAttemptIsCance
   auto cancelled = session_->CancelDelegateRequest(loop, *request);
   ASSERT_TRUE(cancelled.ok()) << cancelled.error().Message();
   EXPECT_EQ(*cancelled, DelegateCancel::kActive);
-  ASSERT_TRUE(log_->WaitForCount<TurnInterrupted>(1, loop));
-  EXPECT_FALSE(compactor_->gates().HasReturned(1));
-  const Events all = LoopEvents(loop);
-  const Events flow = TurnFlow(all);
-  ASSERT_THAT(Names(flow),
-              ElementsAre("MessageCommitted", "MessageCommitted", "CompactionStarted",
-                          "CompactionRejected", "CompactWaiterRejected", "TurnInterrupted"))
-      << Describe(all);
-  const auto& rejected = std::get<CompactionRejected>(flow[3]);
-  EXPECT_EQ(rejected.reject_reason, CompactRejectReason::kCanceled);
-  EXPECT_EQ(rejected.reason, CompactionReason::kAutomatic);
-  EXPECT_EQ(std::get<CompactWaiterRejected>(flow[4]).reason, CompactRejectReason::kCanceled);
-  EXPECT_EQ(std::get<TurnInterrupted>(flow[5]).reason, TurnInterruptReason::kCanceled);
-  EXPECT_EQ(CountOf<TurnCompleted>(all), 0u);
-
-  // The late success never commits, and the cancel latched nothing: the next input runs.
-  compactor_->gates().Release(1);
-  ASSERT_TRUE(compactor_->gates().WaitReturned(1));
-  EXPECT_TRUE(compactor_->gates().SawStop(1));
+  ExpectTerminalAttemptEndedAtOnce(loop, CompactRejectReason::kCanceled,
+                                   TurnInterruptReason::kCanceled);
+  // The cancel latched nothing: the next input runs.
   MustSubmit(loop, "again");
   ASSERT_TRUE(log_->WaitForCount<TurnCompleted>(1, loop));
   EXPECT_EQ(CountOf<CompactionCommitted>(LoopEvents(loop)), 0u);
