@@ -583,22 +583,18 @@ Result<std::shared_ptr<LoopActor>, SessionError> FindLoop(SessionCore& core, con
   return it->second;
 }
 
-// Hands `post` loop `loop`'s actor once the checks the compaction controls share pass (found, a
-// compaction policy, not exiting; under the registry lock); a refusal goes to `done` outside the
-// lock. `what` names the control in the refusal of a loop without a policy.
-template <class T, class Post>
-void OnCompactableLoop(SessionCore& core, const Uuid& loop, std::string_view what,
-                       SessionDone<T>& done, Post post) {
+// Hands `post` loop `loop`'s actor once it is found, `unfit` finds nothing against it and it is
+// not exiting (under the registry lock); a refusal goes to `done` outside the lock.
+template <class T, class Unfit, class Post>
+void OnLoopIf(SessionCore& core, const Uuid& loop, SessionDone<T>& done, Unfit unfit, Post post) {
   std::optional<SessionError> refused;
   {
     std::lock_guard lock(core.registry_mutex);
     auto actor = FindLoop(core, loop);
     if (!actor) {
       refused = actor.error();
-    } else if (!(*actor)->compactable()) {
-      refused =
-          SessionError{SessionErrorKind::kCompactionUnsupported,
-                       "the loop has no compaction policy, so nothing to " + std::string(what)};
+    } else if (auto why = unfit(**actor)) {
+      refused = std::move(why);
     } else if ((*actor)->exiting) {
       refused = SessionError{SessionErrorKind::kLoopExited, ""};
     } else {
@@ -609,28 +605,33 @@ void OnCompactableLoop(SessionCore& core, const Uuid& loop, std::string_view wha
   done(Fail(std::move(*refused)));
 }
 
-// Hands `post` loop `loop`'s actor once the checks every control of a native loop shares pass
-// (the fault latch, found, native, not exiting; under the registry lock); a refusal goes to
-// `done` outside the lock. `foreign` says why a foreign loop is refused.
+// OnLoopIf for the compaction controls: the loop must have a compaction policy. `what` names the
+// control in the refusal of a loop without one.
+template <class T, class Post>
+void OnCompactableLoop(SessionCore& core, const Uuid& loop, std::string_view what,
+                       SessionDone<T>& done, Post post) {
+  const auto unfit = [what](const LoopActor& actor) -> std::optional<SessionError> {
+    if (actor.compactable())
+      return std::nullopt;
+    return SessionError{SessionErrorKind::kCompactionUnsupported,
+                        "the loop has no compaction policy, so nothing to " + std::string(what)};
+  };
+  OnLoopIf(core, loop, done, unfit, std::move(post));
+}
+
+// OnLoopIf for the controls of a native loop, after the fault latch; `foreign` says why a foreign
+// loop is refused.
 template <class T, class Post>
 void OnNativeLoop(SessionCore& core, const Uuid& loop, std::string_view foreign,
                   SessionDone<T>& done, Post post) {
-  std::optional<SessionError> refused = core.Refusal();
-  if (!refused) {
-    std::lock_guard lock(core.registry_mutex);
-    auto actor = FindLoop(core, loop);
-    if (!actor) {
-      refused = actor.error();
-    } else if ((*actor)->kind() != LoopKind::kNative) {
-      refused = SessionError{SessionErrorKind::kInvalidArgument, std::string(foreign)};
-    } else if ((*actor)->exiting) {
-      refused = SessionError{SessionErrorKind::kLoopExited, ""};
-    } else {
-      post(**actor);
-      return;
-    }
-  }
-  done(Fail(std::move(*refused)));
+  if (auto refused = core.Refusal())
+    return done(Fail(std::move(*refused)));
+  const auto unfit = [foreign](const LoopActor& actor) -> std::optional<SessionError> {
+    if (actor.kind() == LoopKind::kNative)
+      return std::nullopt;
+    return SessionError{SessionErrorKind::kInvalidArgument, std::string(foreign)};
+  };
+  OnLoopIf(core, loop, done, unfit, std::move(post));
 }
 
 // The blocking form of an asynchronous control: starts it with a callback that fulfils a promise,
