@@ -86,6 +86,10 @@ std::string_view Advice(const SessionError& error) {
     case SessionErrorKind::kNoProposal:
       return "there is no compaction waiting for approval (it was decided, it expired, or none "
              "was proposed); `/compact preview` proposes one";
+    case SessionErrorKind::kInputNotQueued:
+      return "that input is not waiting in the queue (it has started, or was withdrawn)";
+    case SessionErrorKind::kNotADelegateRequest:
+      return "that input is not a delegate request; withdraw it as a queued input instead";
   }
   return "";
 }

@@ -48,6 +48,28 @@ Result<Command, CommandError> DecodeTyped(JsonObject& top) {
           JsonError{JsonErrorKind::kRange, "$.message.role", 0, "expected a user message"});
     }
     command.message = std::move(*user);
+    // Absent is the one encoding of a direct input (every intent written before origins).
+    if (top.Find("origin") != nullptr) {
+      auto origin = top.RequireUint("origin", UINT8_MAX);
+      if (!origin.ok())
+        return decode_error(std::move(origin).error());
+      command.origin = static_cast<InputOrigin>(*origin);
+      if (command.origin == InputOrigin::kDirect) {
+        return decode_error(JsonError{JsonErrorKind::kRange, top.MemberPath("origin"), 0,
+                                      "a direct input's origin (1) is written by omitting it"});
+      }
+    }
+  }
+  if constexpr (std::is_same_v<C, CancelQueuedInput> || std::is_same_v<C, CancelDelegateRequest>) {
+    constexpr std::string_view name =
+        std::is_same_v<C, CancelQueuedInput> ? "input_command_id" : "request_command_id";
+    auto id = OptionalUuidMember(top, name);
+    if (!id.ok())
+      return decode_error(std::move(id).error());
+    if constexpr (std::is_same_v<C, CancelQueuedInput>)
+      command.input_command_id = *id;
+    else
+      command.request_command_id = *id;
   }
   if constexpr (std::is_same_v<C, Compact>) {
     // Absent is the one encoding of "no instructions" (an intent written before they existed).
@@ -90,6 +112,10 @@ Result<Command, CommandError> Dispatch(std::string_view type, JsonObject& top) {
     return DecodeTyped<Interrupt>(top);
   if (type == Shutdown::kType)
     return DecodeTyped<Shutdown>(top);
+  if (type == CancelQueuedInput::kType)
+    return DecodeTyped<CancelQueuedInput>(top);
+  if (type == CancelDelegateRequest::kType)
+    return DecodeTyped<CancelDelegateRequest>(top);
   return Fail(CommandError(
       UnknownCommandTypeError{std::string(type.substr(0, kMaxRecordTypeNameInError))}));
 }
@@ -136,7 +162,13 @@ Result<std::string, CommandError> EncodeCommand(const Command& command) {
       return Fail(CommandError(
           CommandValidationError{SubmitInput::kType, "Message", FieldRule::kIsInvalid}));
     }
+    if (input->origin != InputOrigin::kDirect)
+      w.Uint("origin", static_cast<std::uint8_t>(input->origin));
   }
+  if (const auto* cancel = std::get_if<CancelQueuedInput>(&command))
+    w.IdIfSet("input_command_id", cancel->input_command_id);
+  if (const auto* cancel = std::get_if<CancelDelegateRequest>(&command))
+    w.IdIfSet("request_command_id", cancel->request_command_id);
   if (const auto* compact = std::get_if<Compact>(&command)) {
     if (!compact->instructions.empty())
       w.String("instructions", compact->instructions);

@@ -37,6 +37,22 @@ Status<CommandValidationError> ValidateOne(const SubmitInput& c) {
   HARNESS_CHECK(ValidateHeader<SubmitInput>(c.header, true));
   if (!ValidateMessage(c.message).ok())
     return Broken<SubmitInput>("Message", FieldRule::kIsInvalid);
+  if (InputOriginName(c.origin).empty())
+    return Broken<SubmitInput>("Origin", FieldRule::kIsInvalid);
+  return {};
+}
+
+Status<CommandValidationError> ValidateOne(const CancelQueuedInput& c) {
+  HARNESS_CHECK(ValidateHeader<CancelQueuedInput>(c.header, true));
+  if (c.input_command_id.IsZero())
+    return Broken<CancelQueuedInput>("InputCommandID", FieldRule::kMustBeSet);
+  return {};
+}
+
+Status<CommandValidationError> ValidateOne(const CancelDelegateRequest& c) {
+  HARNESS_CHECK(ValidateHeader<CancelDelegateRequest>(c.header, true));
+  if (c.request_command_id.IsZero())
+    return Broken<CancelDelegateRequest>("RequestCommandID", FieldRule::kMustBeSet);
   return {};
 }
 

@@ -313,6 +313,37 @@ TEST(EncodeCommand, Golden) {
             R"("created_at":"2024-05-06T07:08:09.123456789Z"})");
 }
 
+TEST(EncodeCommand, AnOriginIsWrittenOnlyWhenTheInputIsNotDirect) {
+  // Every SubmitInput intent journaled before inputs had an origin is direct, and reads so.
+  EXPECT_EQ(Encoded(SubmitInput{Header(), Hello(), InputOrigin::kDirect}),
+            Encoded(SubmitInput{Header(), Hello()}));
+  EXPECT_EQ(Encoded(SubmitInput{Header(), Hello(), InputOrigin::kDelegateRequest}),
+            R"({"type":"SubmitInput","v":1,"command_id":"00000000-0000-4000-8000-0000000000c1",)"
+            R"("session_id":"00000000-0000-4000-8000-0000000000a1",)"
+            R"("loop_id":"00000000-0000-4000-8000-0000000000a2","agency":1,)"
+            R"("created_at":"2024-05-06T07:08:09.123456789Z",)"
+            R"("message":{"role":"user","blocks":[{"type":"text","text":"hello"}]},"origin":2})");
+  EXPECT_EQ(Encoded(CancelQueuedInput{Header(), Header().session_id}),
+            R"({"type":"CancelQueuedInput","v":1,)"
+            R"("command_id":"00000000-0000-4000-8000-0000000000c1",)"
+            R"("session_id":"00000000-0000-4000-8000-0000000000a1",)"
+            R"("loop_id":"00000000-0000-4000-8000-0000000000a2","agency":1,)"
+            R"("created_at":"2024-05-06T07:08:09.123456789Z",)"
+            R"("input_command_id":"00000000-0000-4000-8000-0000000000a1"})");
+}
+
+TEST(EncodeCommand, ACancelWithoutTheInputItCancelsIsRefused) {
+  auto encoded = EncodeCommand(CancelQueuedInput{Header(), Uuid()});
+  ASSERT_FALSE(encoded.ok());
+  EXPECT_EQ(Verdict(encoded.error()), "invalid: InputCommandID must be set");
+  encoded = EncodeCommand(CancelDelegateRequest{Header(), Uuid()});
+  ASSERT_FALSE(encoded.ok());
+  EXPECT_EQ(Verdict(encoded.error()), "invalid: RequestCommandID must be set");
+  encoded = EncodeCommand(SubmitInput{Header(), Hello(), InputOrigin::kUnspecified});
+  ASSERT_FALSE(encoded.ok());
+  EXPECT_EQ(Verdict(encoded.error()), "invalid: Origin is invalid");
+}
+
 TEST(EncodeCommand, ValidatesFirst) {
   // The reference's MarshalCommand does not validate; ours refuses what it could not read back.
   auto encoded = EncodeCommand(Compact{CommandHeader{}, ""});
@@ -327,13 +358,17 @@ TEST(EncodeCommand, ValidatesFirst) {
 TEST(DecodeCommand, EveryCommandRoundTrips) {
   CommandHeader session_wide = Header(Agency::kMachine);
   session_wide.loop_id = Uuid();
-  const std::vector<Command> commands = {Compact{Header(), ""},
-                                         Compact{Header(Agency::kMachine), ""},
-                                         SubmitInput{Header(), Hello()},
-                                         SubmitInput{Header(), UserMessage{}},
-                                         Interrupt{Header()},
-                                         Shutdown{Header()},
-                                         Shutdown{session_wide}};
+  const std::vector<Command> commands = {
+      Compact{Header(), ""},
+      Compact{Header(Agency::kMachine), ""},
+      SubmitInput{Header(), Hello()},
+      SubmitInput{Header(), UserMessage{}},
+      Interrupt{Header()},
+      Shutdown{Header()},
+      Shutdown{session_wide},
+      SubmitInput{Header(), Hello(), InputOrigin::kSubagentResult},
+      CancelQueuedInput{Header(), Header().loop_id},
+      CancelDelegateRequest{Header(), Header().loop_id}};
   for (const Command& command : commands) {
     const std::string bytes = Encoded(command);
     auto decoded = DecodeCommand(bytes);
@@ -489,16 +524,22 @@ rc::Gen<Command> ValidCommand() {
         *NonZeroId(), *NonZeroId(), *NonZeroId(),
         *rc::gen::element(Agency::kMachine, Agency::kUser),
         EventTime(std::chrono::nanoseconds(*rc::gen::inRange<std::int64_t>(1, INT64_MAX)))};
-    switch (*rc::gen::inRange(0, 4)) {
+    switch (*rc::gen::inRange(0, 6)) {
       case 0:
         return Compact{h, ""};
+      case 4:
+        return CancelQueuedInput{h, *NonZeroId()};
+      case 5:
+        return CancelDelegateRequest{h, *NonZeroId()};
       case 1: {
         UserMessage message;
         const int n = *rc::gen::inRange(0, 3);
         for (int i = 0; i < n; ++i)
           message.blocks.push_back(
               TextBlock{*rc::gen::container<std::string>(rc::gen::inRange('a', 'z'))});
-        return SubmitInput{h, std::move(message)};
+        return SubmitInput{h, std::move(message),
+                           *rc::gen::element(InputOrigin::kDirect, InputOrigin::kDelegateRequest,
+                                             InputOrigin::kSubagentResult)};
       }
       case 2:
         return Interrupt{h};

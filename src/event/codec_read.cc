@@ -408,6 +408,14 @@ Status<DecodeCause> ReadMembers(JsonObject& top, LoopRequestChanged& e) {
 
 Status<DecodeCause> ReadMembers(JsonObject& top, InputAccepted& e) {
   HARNESS_TRY(e.message, ReadUserMessageMember(top, "message"));
+  if (top.Find("origin") != nullptr) {
+    HARNESS_TRY(e.origin, RequireEnumMember<InputOrigin>(top, "origin"));
+    if (e.origin == InputOrigin::kDirect) {
+      // Absent is the one encoding of a direct input (re-encoding is byte-exact).
+      return Fail(JsonError{JsonErrorKind::kRange, top.MemberPath("origin"), 0,
+                            "a direct input's origin (1) is written by omitting it"});
+    }
+  }
   return {};
 }
 

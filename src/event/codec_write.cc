@@ -306,7 +306,11 @@ Status<InvalidEventError> WriteMembers(WireWriter& w, const LoopRequestChanged& 
 }
 
 Status<InvalidEventError> WriteMembers(WireWriter& w, const InputAccepted& e) {
-  return WriteMessage<InputAccepted>(w, "message", "Message", e.message);
+  HARNESS_CHECK(WriteMessage<InputAccepted>(w, "message", "Message", e.message));
+  // Absent is direct: every InputAccepted journaled before inputs had an origin.
+  if (e.origin != InputOrigin::kDirect)
+    w.Uint("origin", Raw(e.origin));
+  return {};
 }
 
 Status<InvalidEventError> WriteMembers(WireWriter& w, const InputRejected& e) {

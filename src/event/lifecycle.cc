@@ -129,6 +129,20 @@ std::string_view InputCancelReasonName(InputCancelReason reason) {
   return "";
 }
 
+std::string_view InputOriginName(InputOrigin origin) {
+  switch (origin) {
+    case InputOrigin::kDirect:
+      return "direct";
+    case InputOrigin::kDelegateRequest:
+      return "delegate_request";
+    case InputOrigin::kSubagentResult:
+      return "subagent_result";
+    case InputOrigin::kUnspecified:
+      break;
+  }
+  return "";
+}
+
 std::string_view TurnFailReasonName(TurnFailReason reason) {
   switch (reason) {
     case TurnFailReason::kContextLimit:
@@ -256,6 +270,8 @@ Status<InvalidEventError> ValidateBody(const InputAccepted& e) {
   HARNESS_CHECK(CheckCommand(e));
   if (!ValidateMessage(e.message).ok())
     return Invalid<InputAccepted>("Message");
+  if (InputOriginName(e.origin).empty())
+    return Invalid<InputAccepted>("Origin");
   return {};
 }
 

@@ -445,6 +445,7 @@ Event EnduringEvent(EventKind kind) {
       auto e = WithHeader<InputAccepted>();
       e.header.cause.command_id = *NonZeroId();
       e.message = UserMessage{*Blocks(2)};
+      e.origin = EnumIn<InputOrigin>(1, 3);
       return e;
     }
     case EventKind::kInputRejected: {

@@ -262,7 +262,9 @@ Status<RestoreError> SessionFolder::ApplyIntent(const JournalRecord& record,
                                                 const Command& command) {
   const CommandHeader& h = HeaderOf(command);
   const std::string_view type = CommandTypeName(command);
-  if (std::holds_alternative<Shutdown>(command))
+  if (std::holds_alternative<Shutdown>(command) ||
+      std::holds_alternative<CancelQueuedInput>(command) ||
+      std::holds_alternative<CancelDelegateRequest>(command))
     return Refuse(RestoreErrorKind::kUndecodable, record, h.loop_id,
                   {"a ", type, " intent is never journaled"});
   if (!(h.session_id == fold_.session))
@@ -296,7 +298,7 @@ Status<RestoreError> SessionFolder::ApplyInputIntent(const JournalRecord& record
                   {"a SubmitInput intent after its answer"});
   input_intent_loop_.emplace(h.command_id, h.loop_id);
   FindLoop(h.loop_id)->unanswered.push_back(
-      PendingInput{h.command_id, command.message, h.agency, record.seq});
+      PendingInput{h.command_id, command.message, h.agency, record.seq, command.origin});
   return {};
 }
 

@@ -102,6 +102,22 @@ void AddContradictions1(std::vector<Contradiction>& cases) {
     shutdown.header = CommandHeader{b.NextId(), b.session(), loop, Agency::kUser, b.Now()};
     return b.AppendCommand(shutdown);
   });
+  // The cancels of an input are answered on the loop's actor and never journaled as intents.
+  Add(cases, "undecodable_cancel_queued_input_intent", K::kUndecodable, [](JournalBuilder& b) {
+    const Uuid loop = b.CreateLoop();
+    const Uuid input = b.AcceptInput(loop, "hello");
+    CancelQueuedInput cancel;
+    cancel.header = CommandHeader{b.NextId(), b.session(), loop, Agency::kUser, b.Now()};
+    cancel.input_command_id = input;
+    return b.AppendCommand(cancel);
+  });
+  Add(cases, "undecodable_cancel_delegate_request_intent", K::kUndecodable, [](JournalBuilder& b) {
+    const Uuid loop = b.CreateLoop();
+    CancelDelegateRequest cancel;
+    cancel.header = CommandHeader{b.NextId(), b.session(), loop, Agency::kUser, b.Now()};
+    cancel.request_command_id = b.NextId();
+    return b.AppendCommand(cancel);
+  });
   Add(cases, "input_order_intent_after_its_answer", K::kInputOrder, [](JournalBuilder& b) {
     const Uuid loop = b.CreateLoop();
     const Uuid command = b.AcceptInput(loop, "hello");

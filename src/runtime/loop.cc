@@ -147,6 +147,14 @@ void LoopActor::PostPin(const Uuid& message, bool pin, SessionDone<bool> done) {
   });
 }
 
+void LoopActor::PostCancelInput(const Uuid& input, bool delegate_only,
+                                SessionDone<InputCancelOutcome> done) {
+  strand_->Post(
+      [self = shared_from_this(), input, delegate_only, reply = AnswerTo(std::move(done))] {
+        self->OnCancelInput(input, delegate_only, reply);
+      });
+}
+
 void LoopActor::PostUndo(const Uuid& event_id, SessionDone<Uuid> done) {
   strand_->Post([self = shared_from_this(), event_id, reply = AnswerTo(std::move(done))]() mutable {
     self->OnUndo(event_id, std::move(reply));
@@ -467,6 +475,7 @@ void LoopActor::OnInput(SubmitInput command) {
   InputAccepted accepted;
   accepted.header = InputHeader(command.header.command_id, command.header.agency);
   accepted.message = std::move(command.message);
+  accepted.origin = command.origin;
   if (!PublishOrHalt(accepted, InfrastructureFailure::Kind::kEventAppend))
     return;  // queued (the reducer) only once it is durable
   if (slot_.occupied()) {

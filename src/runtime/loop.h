@@ -28,6 +28,7 @@
 #include "runtime/attempt.h"
 #include "runtime/compaction_slot.h"
 #include "runtime/executor.h"
+#include "runtime/input_queue.h"
 #include "runtime/loop_reducer.h"
 #include "runtime/mask_decider.h"
 #include "runtime/measure.h"
@@ -98,6 +99,9 @@ class LoopActor : public std::enable_shared_from_this<LoopActor> {
   void PostCompact(Compact command, std::stop_token stop = {});
   void PostInput(SubmitInput command);
   void PostInterrupt(Interrupt command);
+  // Session::CancelQueuedInput (`delegate_only` false) and CancelDelegateRequest (true) on the
+  // strand (runtime/input_queue.h decides).
+  void PostCancelInput(const Uuid& input, bool delegate_only, SessionDone<InputCancelOutcome> done);
   // Under the session's registry lock: marks the loop exiting and ends it as `how` says, unless
   // it is already exiting (then it only waits: the first end wins). The future is ready once
   // the loop has exited.
@@ -143,6 +147,7 @@ class LoopActor : public std::enable_shared_from_this<LoopActor> {
     std::stop_source stop;
     std::uint64_t op = 0;
     TurnDriver driver;
+    RunningInput input;  // the queued input that opened it
   };
 
   // --- commands (on the strand)
@@ -150,6 +155,8 @@ class LoopActor : public std::enable_shared_from_this<LoopActor> {
   void OnWaiterCanceled(const Uuid& command);
   void OnInput(SubmitInput command);
   void OnInterrupt();
+  void OnCancelInput(const Uuid& input, bool delegate_only,
+                     const std::shared_ptr<ControlAnswer<InputCancelOutcome>>& reply);
   void OnEnd(LoopEnd how);
 
   // --- publication

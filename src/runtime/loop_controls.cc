@@ -1,6 +1,7 @@
-// LoopActor: a person's controls of a loop's history (masking, undo, pins) on its strand. What
-// each control does is its decider's (mask_decider.h, undo_decider.h, pin_decider.h); this
-// carries the decisions out: counts off the actor, publishes, replies.
+// LoopActor: a person's controls of a loop's history (masking, undo, pins) and of its queued
+// input (the cancels) on its strand. What each control does is its decider's (mask_decider.h,
+// undo_decider.h, pin_decider.h, input_queue.h); this carries the decisions out: counts off the
+// actor, publishes, replies.
 #include <utility>
 
 #include "runtime/loop.h"
@@ -165,6 +166,44 @@ void LoopActor::ApplyDeferredPins() {
     CarryOutPin(request,
                 DecidePin(state_, request.message, request.pin, halted_ || exited_, false));
   }
+}
+
+// --- cancelling an input ------------------------------------------------------------------
+
+void LoopActor::OnCancelInput(const Uuid& input, bool delegate_only,
+                              const std::shared_ptr<ControlAnswer<InputCancelOutcome>>& reply) {
+  if (exited_ || halted_ || shutting_down_)
+    return reply->set_value(Exited());
+  std::optional<RunningInput> running;
+  if (turn_)
+    running = turn_->input;
+  InputCancelDecision decision = delegate_only
+                                     ? DecideCancelDelegateRequest(state_.pending, running, input)
+                                     : DecideCancelQueuedInput(state_.pending, running, input);
+  if (auto* refused = std::get_if<SessionError>(&decision))
+    return reply->set_value(Fail(std::move(*refused)));
+  if (const auto* queued = std::get_if<CancelQueued>(&decision)) {
+    const PendingInput& withdrawn = state_.pending[queued->index];
+    InputCancelled event;
+    event.header = InputHeader(withdrawn.command, withdrawn.agency);
+    event.reason = InputCancelReason::kRetracted;
+    if (!PublishOrHalt(event, InfrastructureFailure::Kind::kEventAppend))
+      return reply->set_value(Fail(SessionError{SessionErrorKind::kJournal, "InputCancelled"}));
+    return reply->set_value(InputCancelOutcome{DelegateCancel::kQueued, event.header.event_id});
+  }
+  // The delegate request's own turn: as an interrupt, with reason Canceled and no latch, so a
+  // compaction it runs ends Canceled and one still pending runs idle after the turn.
+  if (Attempt* attempt = slot_.attempt();
+      attempt != nullptr && attempt->in_turn && attempt->phase == AttemptPhase::kInProgress) {
+    CancelAttemptNow(CompactRejectReason::kCanceled);
+    if (halted_)
+      return reply->set_value(
+          Fail(SessionError{SessionErrorKind::kJournal, "the compaction's end"}));
+  }
+  ApplyTurn(TurnDriver::Finish{TurnEnd::kCanceled, {}});
+  if (halted_)
+    return reply->set_value(Fail(SessionError{SessionErrorKind::kJournal, "TurnInterrupted"}));
+  reply->set_value(InputCancelOutcome{DelegateCancel::kActive, {}});
 }
 
 }  // namespace harness::runtime_detail

@@ -328,8 +328,9 @@ Status<LoopRefusal> ApplyLoopEvent(BasicLoopState<History>& state, const Event& 
   switch (KindOf(event)) {
     case EventKind::kInputAccepted: {
       // The fold stamps the seq of its record; the live loop does not learn it.
-      state.pending.push_back(PendingInput{
-          h.cause.command_id, std::get<InputAccepted>(event).message, h.cause.agency, 0});
+      const auto& accepted = std::get<InputAccepted>(event);
+      state.pending.push_back(
+          PendingInput{h.cause.command_id, accepted.message, h.cause.agency, 0, accepted.origin});
       return {};
     }
     case EventKind::kInputCancelled: {

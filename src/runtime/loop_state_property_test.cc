@@ -1,7 +1,8 @@
 // The loop reducer's property: a live loop's durable state is, after every command, the fold of
 // its journal so far (runtime/loop_reducer.h). Random command sequences (turns with and without
 // tool calls, manual and automatic compactions that commit or are rejected, chunked ones,
-// previews approved or discarded, pins and unpins, undo, masking and unmasking, request changes)
+// previews approved or discarded, pins and unpins, undo, masking and unmasking, request changes,
+// inputs of each origin withdrawn queued or cancelled running)
 // drive a live loop over an in-memory journal; after each command settles (synchronized on its
 // reply or its loop's events, never on time) the journal's new records are folded and the folded
 // LoopState must equal the live one (runtime/session_probe.h), and the live pressure must be the
@@ -240,7 +241,7 @@ struct Sequence {
     auto state = runtime_detail::SessionProbe::DurableState(*session, loop);
     if (!state)
       return false;
-    switch (random() % 10) {
+    switch (random() % 12) {
       case 0:
       case 1: {  // a turn: text, a tool call, or a big input
         const auto kind = random() % 3;
@@ -305,6 +306,35 @@ struct Sequence {
         log += "unmask ";
         (void)session->UnmaskToolOutputs(loop);
         return true;
+      case 10:
+      case 11: {  // two inputs of random origins, then a cancel of either
+        constexpr InputOrigin kOrigins[] = {InputOrigin::kDirect, InputOrigin::kDelegateRequest,
+                                            InputOrigin::kSubagentResult};
+        const InputOrigin first_origin = kOrigins[random() % 3];
+        const InputOrigin second_origin = kOrigins[random() % 3];
+        auto first = session->SubmitInputToLoop(loop, User("run: ls"), Agency::kUser, first_origin);
+        auto second = session->SubmitInputToLoop(loop, User("hello"), Agency::kUser, second_origin);
+        if (!first.ok() || !second.ok())
+          return false;
+        const auto how = random() % 3;
+        log += how == 0 ? "cancel(queued) " : how == 1 ? "cancel(delegate) " : "cancel(running) ";
+        // Refused or not, the state must stay the fold of the journal.
+        if (how == 0)
+          (void)session->CancelQueuedInput(loop, *second);
+        else
+          (void)session->CancelDelegateRequest(loop, how == 1 ? *second : *first);
+        // Settled once the loop is idle with nothing queued.
+        for (;;) {
+          if (!ReadUntil(events,
+                         [](const Event& e) { return std::holds_alternative<LoopIdle>(e); }))
+            return false;
+          auto snapshot = session->Snapshot(loop);
+          if (!snapshot.ok())
+            return false;
+          if (snapshot->status == LoopStatus::kIdle && snapshot->queued_inputs == 0)
+            return true;
+        }
+      }
       default: {
         log += "request ";
         LoopRequestChange change;
@@ -418,7 +448,8 @@ TEST(LoopStateProperty, TheLiveStateIsTheFoldOfItsJournalAfterEveryCommand) {
        {"MessageCommitted", "ContextMeasured", "CompactionCommitted", "CompactionRejected",
         "CompactionProposed", "CompactionChunkSummarized", "MessagePinned", "MessageUnpinned",
         "HistoryReverted", "ToolOutputsMasked", "ToolOutputsUnmasked", "LoopRequestChanged",
-        "InputAccepted", "TurnStarted", "TurnCompleted", "LoopExited"})
+        "InputAccepted", "InputCancelled", "TurnStarted", "TurnCompleted", "TurnInterrupted",
+        "LoopExited"})
     EXPECT_GT(seen[std::string(type)], 0) << type << " never happened";
 }
 

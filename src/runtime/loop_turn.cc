@@ -25,6 +25,7 @@ void LoopActor::StartTurn() {
   turn_ = Turn{};  // not emplace(): clang sees the nested type as incomplete there
   turn_->id = session_.MintId();
   turn_->driver = TurnDriver({definition_.max_steps_per_turn, definition_.compaction.has_value()});
+  turn_->input = RunningInput{state_.pending.front().command, state_.pending.front().origin};
   TurnStarted started;
   started.header = TurnHeader(false);
   // State changes only after the journal has the event: a halted loop is never ahead of it.
@@ -157,8 +158,10 @@ void LoopActor::OnToolDone(std::uint64_t op, ToolOutput output) {
 
 std::size_t LoopActor::FoldQueued() {
   std::size_t folded = 0;
-  // The input barrier: nothing leaves the queue while a compaction holds the slot.
-  while (!slot_.occupied() && !state_.pending.empty() && !halted_) {
+  // The input barrier: nothing leaves the queue while a compaction holds the slot; and a
+  // delegate request's turn stands apart (runtime/input_queue.h).
+  const InputOrigin origin = turn_ ? turn_->input.origin : InputOrigin::kDirect;
+  while (!slot_.occupied() && FoldableInputs(state_.pending, origin) > 0 && !halted_) {
     if (!CommitQueuedFront())
       break;
     ++folded;

@@ -120,6 +120,7 @@ void PlanLoop(const SessionFold& fold, const LoopFold& loop, EventTime now, Repa
         InputAccepted accepted;
         accepted.header = header;
         accepted.message = input.message;
+        accepted.origin = input.origin;
         plan.events.emplace_back(std::move(accepted));
         ++queued;
       }

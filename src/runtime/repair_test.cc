@@ -197,6 +197,26 @@ TEST(Repair, AnInputIntentWithoutAnswerIsAcceptedBehindTheQueuedInputs) {
   EXPECT_TRUE(fold.loops[0].unanswered.empty());
 }
 
+// The origin travels from the intent to the repaired acceptance, so a delegate request accepted
+// on restore still runs as a turn of its own.
+TEST(Repair, AnInputIntentsOriginIsTheRepairedAcceptances) {
+  JournalBuilder b(kSession);
+  const Uuid loop = b.CreateLoop();
+  SubmitInput request;
+  request.header = CommandHeader{b.NextId(), b.session(), loop, Agency::kMachine, b.Now()};
+  request.message = UserText("delegated before the crash");
+  request.origin = InputOrigin::kDelegateRequest;
+  b.AppendCommand(request);
+  const RepairPlan plan = Plan(b);
+  ASSERT_EQ(plan.events.size(), 1u);
+  const auto* accepted = std::get_if<InputAccepted>(&plan.events[0]);
+  ASSERT_NE(accepted, nullptr);
+  EXPECT_EQ(accepted->origin, InputOrigin::kDelegateRequest);
+  const SessionFold fold = ApplyAndRefold(b, plan);
+  ASSERT_EQ(fold.loops[0].pending.size(), 1u);
+  EXPECT_EQ(fold.loops[0].pending[0].origin, InputOrigin::kDelegateRequest);
+}
+
 TEST(Repair, AnInputIntentOfAnExitedLoopIsRejectedShuttingDown) {
   JournalBuilder b(kSession);
   const Uuid loop = b.CreateLoop();

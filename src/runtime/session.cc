@@ -63,6 +63,10 @@ std::string_view SessionErrorKindName(SessionErrorKind kind) {
       return "not_masked";
     case SessionErrorKind::kMaskRefused:
       return "mask_refused";
+    case SessionErrorKind::kInputNotQueued:
+      return "input_not_queued";
+    case SessionErrorKind::kNotADelegateRequest:
+      return "not_a_delegate_request";
     case SessionErrorKind::kNoProposal:
       return "no_proposal";
   }

@@ -30,22 +30,18 @@ Result<std::shared_ptr<LoopActor>, SessionError> FindLoop(SessionCore& core, con
   return it->second;
 }
 
-// Hands `post` loop `loop`'s actor once the checks the compaction controls share pass (found, a
-// compaction policy, not exiting; under the registry lock); a refusal goes to `done` outside the
-// lock. `what` names the control in the refusal of a loop without a policy.
-template <class T, class Post>
-void OnCompactableLoop(SessionCore& core, const Uuid& loop, std::string_view what,
-                       SessionDone<T>& done, Post post) {
+// Hands `post` loop `loop`'s actor once it is found, `unfit` finds nothing against it and it is
+// not exiting (under the registry lock); a refusal goes to `done` outside the lock.
+template <class T, class Unfit, class Post>
+void OnLoopIf(SessionCore& core, const Uuid& loop, SessionDone<T>& done, Unfit unfit, Post post) {
   std::optional<SessionError> refused;
   {
     std::lock_guard lock(core.registry_mutex);
     auto actor = FindLoop(core, loop);
     if (!actor) {
       refused = actor.error();
-    } else if (!(*actor)->compactable()) {
-      refused =
-          SessionError{SessionErrorKind::kCompactionUnsupported,
-                       "the loop has no compaction policy, so nothing to " + std::string(what)};
+    } else if (auto why = unfit(**actor)) {
+      refused = std::move(why);
     } else if ((*actor)->exiting) {
       refused = SessionError{SessionErrorKind::kLoopExited, ""};
     } else {
@@ -54,6 +50,35 @@ void OnCompactableLoop(SessionCore& core, const Uuid& loop, std::string_view wha
     }
   }
   done(Fail(std::move(*refused)));
+}
+
+// OnLoopIf for the compaction controls: the loop must have a compaction policy. `what` names the
+// control in the refusal of a loop without one.
+template <class T, class Post>
+void OnCompactableLoop(SessionCore& core, const Uuid& loop, std::string_view what,
+                       SessionDone<T>& done, Post post) {
+  const auto unfit = [what](const LoopActor& actor) -> std::optional<SessionError> {
+    if (actor.compactable())
+      return std::nullopt;
+    return SessionError{SessionErrorKind::kCompactionUnsupported,
+                        "the loop has no compaction policy, so nothing to " + std::string(what)};
+  };
+  OnLoopIf(core, loop, done, unfit, std::move(post));
+}
+
+// OnLoopIf for the controls of a native loop, after the fault latch; `foreign` says why a foreign
+// loop is refused.
+template <class T, class Post>
+void OnNativeLoop(SessionCore& core, const Uuid& loop, std::string_view foreign,
+                  SessionDone<T>& done, Post post) {
+  if (auto refused = core.Refusal())
+    return done(Fail(std::move(*refused)));
+  const auto unfit = [foreign](const LoopActor& actor) -> std::optional<SessionError> {
+    if (actor.kind() == LoopKind::kNative)
+      return std::nullopt;
+    return SessionError{SessionErrorKind::kInvalidArgument, std::string(foreign)};
+  };
+  OnLoopIf(core, loop, done, unfit, std::move(post));
 }
 
 // The blocking form of an asynchronous control: starts it with a callback that fulfils a promise,
@@ -200,7 +225,7 @@ Result<Uuid, SessionError> Session::SubmitInput(UserMessage message) {
 }
 
 Result<Uuid, SessionError> Session::SubmitInputToLoop(const Uuid& loop, UserMessage message,
-                                                      Agency agency) {
+                                                      Agency agency, InputOrigin origin) {
   if (auto refused = core_->Refusal())
     return Fail(std::move(*refused));
   if (!Journalable(Message{message})) {
@@ -208,6 +233,8 @@ Result<Uuid, SessionError> Session::SubmitInputToLoop(const Uuid& loop, UserMess
                              "the message is invalid or does not survive its encoding (text that "
                              "is not UTF-8)"});
   }
+  if (InputOriginName(origin).empty())
+    return Fail(SessionError{SessionErrorKind::kInvalidArgument, "the input's origin is invalid"});
   ::harness::SubmitInput command;
   std::shared_ptr<LoopActor> actor;
   {
@@ -222,6 +249,7 @@ Result<Uuid, SessionError> Session::SubmitInputToLoop(const Uuid& loop, UserMess
       return Fail(SessionError{SessionErrorKind::kLoopExited, ""});
     HARNESS_TRY(command.header, NewHeader(*core_, loop, agency));
     command.message = std::move(message);
+    command.origin = origin;
     if (auto journaled = JournalIntentFor(*core_, *actor, command); !journaled.ok())
       return Fail(journaled.error());
     if (actor->kind() == LoopKind::kNative) {
@@ -363,23 +391,43 @@ Result<bool, SessionError> Session::PinMessage(const Uuid& loop, const Uuid& mes
 }
 
 void Session::PinMessage(const Uuid& loop, const Uuid& message, bool pin, SessionDone<bool> done) {
-  std::optional<SessionError> refused = core_->Refusal();
-  if (!refused) {
-    std::lock_guard lock(core_->registry_mutex);
-    auto actor = FindLoop(*core_, loop);
-    if (!actor) {
-      refused = actor.error();
-    } else if ((*actor)->kind() != LoopKind::kNative) {
-      refused = SessionError{SessionErrorKind::kInvalidArgument,
-                             "a foreign loop's history is not the runtime's"};
-    } else if ((*actor)->exiting) {
-      refused = SessionError{SessionErrorKind::kLoopExited, ""};
-    } else {
-      (*actor)->PostPin(message, pin, std::move(done));
-      return;
-    }
-  }
-  done(Fail(std::move(*refused)));
+  OnNativeLoop(*core_, loop, "a foreign loop's history is not the runtime's", done,
+               [&](LoopActor& actor) { actor.PostPin(message, pin, std::move(done)); });
+}
+
+constexpr std::string_view kForeignInput = "a foreign loop's input is its engine's to cancel";
+
+Result<Uuid, SessionError> Session::CancelQueuedInput(const Uuid& loop, const Uuid& input) {
+  return Await<Uuid>(
+      [&](SessionDone<Uuid> done) { CancelQueuedInput(loop, input, std::move(done)); });
+}
+
+void Session::CancelQueuedInput(const Uuid& loop, const Uuid& input, SessionDone<Uuid> done) {
+  OnNativeLoop(*core_, loop, kForeignInput, done, [&](LoopActor& actor) {
+    actor.PostCancelInput(input, false, [done = std::move(done)](auto outcome) {
+      if (!outcome)
+        return done(Fail(std::move(outcome).error()));
+      done(outcome->event);
+    });
+  });
+}
+
+Result<DelegateCancel, SessionError> Session::CancelDelegateRequest(const Uuid& loop,
+                                                                    const Uuid& request) {
+  return Await<DelegateCancel>([&](SessionDone<DelegateCancel> done) {
+    CancelDelegateRequest(loop, request, std::move(done));
+  });
+}
+
+void Session::CancelDelegateRequest(const Uuid& loop, const Uuid& request,
+                                    SessionDone<DelegateCancel> done) {
+  OnNativeLoop(*core_, loop, kForeignInput, done, [&](LoopActor& actor) {
+    actor.PostCancelInput(request, true, [done = std::move(done)](auto outcome) {
+      if (!outcome)
+        return done(Fail(std::move(outcome).error()));
+      done(outcome->how);
+    });
+  });
 }
 
 Result<Uuid, SessionError> Session::Undo(const Uuid& loop) {

@@ -61,6 +61,7 @@ constexpr std::array<KindInfo, kApiErrorKindCount> kKinds = {{
     {"host_not_allowed", 421},
     {"unsupported_media_type", 415},
     {"compaction_rejected", 422},
+    {"input_not_queued", 409},
 }};
 static_assert(!kKinds.back().name.empty(), "a kind without its name and status");
 
@@ -120,7 +121,7 @@ bool Fits(const std::vector<std::string_view>& path, const std::vector<std::stri
   return true;
 }
 
-constexpr std::array<RouteSpec, 31> kRoutes = {{
+constexpr std::array<RouteSpec, 33> kRoutes = {{
     {"POST", "/v1/sessions", RouteKind::kCreateSession},
     {"GET", "/v1/sessions", RouteKind::kListSessions},
     {"GET", "/v1/sessions/{session}", RouteKind::kGetSession},
@@ -141,6 +142,9 @@ constexpr std::array<RouteSpec, 31> kRoutes = {{
     {"POST", "/v1/sessions/{session}/loops/{loop}/unmask", RouteKind::kUnmaskAll},
     {"GET", "/v1/sessions/{session}/loops/{loop}/masked/{message}", RouteKind::kMaskedOriginal},
     {"DELETE", "/v1/sessions/{session}/loops/{loop}/masked/{message}", RouteKind::kUnmask},
+    {"DELETE", "/v1/sessions/{session}/loops/{loop}/inputs/{input}", RouteKind::kCancelInput},
+    {"DELETE", "/v1/sessions/{session}/loops/{loop}/delegate_requests/{request}",
+     RouteKind::kCancelDelegate},
     {"GET", "/v1/sessions/{session}/loops/{loop}/history", RouteKind::kHistory},
     {"GET", "/v1/sessions/{session}/loops/{loop}/context", RouteKind::kContext},
     {"GET", "/v1/sessions/{session}/loops/{loop}/tool_calls", RouteKind::kToolCalls},
@@ -501,6 +505,10 @@ Result<Route, ApiError> MatchRoute(std::string_view method, std::string_view pat
       HARNESS_TRY(route.item, IdSegment(segments[i], "message"));
     } else if (pattern[i] == "{attempt}") {
       HARNESS_TRY(route.item, IdSegment(segments[i], "attempt"));
+    } else if (pattern[i] == "{input}") {
+      HARNESS_TRY(route.item, IdSegment(segments[i], "input"));
+    } else if (pattern[i] == "{request}") {
+      HARNESS_TRY(route.item, IdSegment(segments[i], "request"));
     }
   }
   // A preflight names the method it asks about; the server answers it only for an allowed
@@ -599,6 +607,23 @@ Result<InputRequest, ApiError> DecodeInput(std::string_view body) {
   HARNESS_TRY(request.text, RequireText(object, "text"));
   if (request.text.empty())
     return Fail(Error(ApiErrorKind::kInvalidRequest, "$.text: empty"));
+  if (object.Find("origin") != nullptr) {
+    HARNESS_TRY(const std::string origin, RequireText(object, "origin"));
+    constexpr InputOrigin kOrigins[] = {InputOrigin::kDirect, InputOrigin::kDelegateRequest,
+                                        InputOrigin::kSubagentResult};
+    bool known = false;
+    for (InputOrigin candidate : kOrigins) {
+      if (InputOriginName(candidate) == origin) {
+        request.origin = candidate;
+        known = true;
+      }
+    }
+    if (!known) {
+      return Fail(Error(ApiErrorKind::kInvalidRequest,
+                        "$.origin: " + QuoteForDetail(origin, 32) +
+                            " is not \"direct\", \"delegate_request\" or \"subagent_result\""));
+    }
+  }
   if (auto unknown = FromJsonStatus(object.RejectUnknown()); !unknown.ok())
     return Fail(std::move(unknown).error());
   return request;

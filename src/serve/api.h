@@ -73,9 +73,10 @@ enum class ApiErrorKind : std::uint8_t {
   kHostNotAllowed,         // 421: without a token, a Host that is not the server's own
   kUnsupportedMediaType,   // 415: a body that is not sent as application/json
   kCompactionRejected,     // 422: POST /v1/compact ran and was rejected (ApiError::reason)
+  kInputNotQueued,         // 409: no queued input has that id (started, withdrawn, or unknown)
 };
 // The kinds are 0 .. kApiErrorKindCount - 1.
-inline constexpr std::size_t kApiErrorKindCount = 39;
+inline constexpr std::size_t kApiErrorKindCount = 40;
 
 // "invalid_json", "invalid_request", "invalid_query", "invalid_id", "unknown_model",
 // "invalid_argument", "unauthorized", "not_found", "session_not_found", "loop_not_found",
@@ -85,7 +86,7 @@ inline constexpr std::size_t kApiErrorKindCount = 39;
 // "too_many_sessions", "origin_not_allowed", "message_not_found", "not_pinnable",
 // "nothing_to_undo", "loop_busy", "undo_refused", "no_proposal", "nothing_to_mask", "not_masked",
 // "mask_refused", "invalid_header", "host_not_allowed", "unsupported_media_type",
-// "compaction_rejected".
+// "compaction_rejected", "input_not_queued".
 std::string_view ApiErrorKindName(ApiErrorKind kind);
 unsigned HttpStatusOf(ApiErrorKind kind);
 
@@ -145,6 +146,8 @@ enum class RouteKind : std::uint8_t {
   kUnmaskAll,            // POST   /v1/sessions/{session}/loops/{loop}/unmask
   kMaskedOriginal,       // GET    /v1/sessions/{session}/loops/{loop}/masked/{message}
   kUnmask,               // DELETE /v1/sessions/{session}/loops/{loop}/masked/{message}
+  kCancelInput,          // DELETE /v1/sessions/{session}/loops/{loop}/inputs/{input}
+  kCancelDelegate,       // DELETE …/loops/{loop}/delegate_requests/{request}
   kGetCommand,           // GET    /v1/commands/{command}
   kGetSessionCommand,    // GET    /v1/sessions/{session}/commands/{command}
   kOpenApi,              // GET    /v1/openapi.json
@@ -272,6 +275,8 @@ Result<CreateSessionRequest, ApiError> DecodeCreateSession(std::string_view body
 // {"text":"…"}: a non-empty text, the user's input to a loop.
 struct InputRequest {
   std::string text;
+  InputOrigin origin = InputOrigin::kDirect;  // "origin": "direct" (absent), "delegate_request",
+                                              // "subagent_result" (docs/runtime.md §4)
 };
 Result<InputRequest, ApiError> DecodeInput(std::string_view body);
 

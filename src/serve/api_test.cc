@@ -66,6 +66,8 @@ TEST(Router, EveryRouteMatchesItsMethodAndPath) {
       {"POST", S(loop + "/unmask"), RouteKind::kUnmaskAll},
       {"GET", S(loop + "/masked/" + std::string(kLoop)), RouteKind::kMaskedOriginal},
       {"DELETE", S(loop + "/masked/" + std::string(kLoop)), RouteKind::kUnmask},
+      {"DELETE", S(loop + "/inputs/" + std::string(kLoop)), RouteKind::kCancelInput},
+      {"DELETE", S(loop + "/delegate_requests/" + std::string(kLoop)), RouteKind::kCancelDelegate},
       {"GET", S("/commands/" + std::string(kLoop)), RouteKind::kGetSessionCommand},
       {"GET", "/v1/commands/" + std::string(kLoop), RouteKind::kGetCommand},
       {"GET", "/v1/openapi.json", RouteKind::kOpenApi},

@@ -133,7 +133,8 @@ Result<Reply, ApiError> LoopJson(const Route& route, const LoopSnapshot& s,
   return Reply{200, std::move(out)};
 }
 
-// Undo, pin, unpin, approve, discard, mask, unmask: each answered once its event is durable.
+// Undo, pin, unpin, approve, discard, mask, unmask and the cancels of an input: each answered
+// once its event is durable.
 void HistoryControl(const Route& route, Session& session,
                     const std::shared_ptr<SuspendedRequest>& later) {
   // An event's id, as the member `name`.
@@ -159,6 +160,17 @@ void HistoryControl(const Route& route, Session& session,
     }
     case RouteKind::kUndo:
       return session.Undo(route.loop, event_id("event_id"));
+    case RouteKind::kCancelInput:
+      return session.CancelQueuedInput(route.loop, route.item, event_id("event_id"));
+    case RouteKind::kCancelDelegate:
+      return session.CancelDelegateRequest(
+          route.loop, route.item, FinishWith<DelegateCancel>(later, [](DelegateCancel how) {
+            std::string out;
+            WireWriter(out)
+                .String("cancelled", how == DelegateCancel::kActive ? "active" : "queued")
+                .Close();
+            return Reply{200, std::move(out)};
+          }));
     case RouteKind::kMask:
       return session.MaskToolOutputs(route.loop, event_id("event_id"));
     case RouteKind::kUnmaskAll:

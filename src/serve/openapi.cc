@@ -175,6 +175,28 @@ constexpr std::string_view kDocument = R"openapi({
         }
       }
     },
+    "/v1/sessions/{session}/loops/{loop}/inputs/{input}": {
+      "parameters": [{"$ref": "#/components/parameters/session"}, {"$ref": "#/components/parameters/loop"}, {"$ref": "#/components/parameters/input"}],
+      "delete": {
+        "operationId": "cancelQueuedInput",
+        "summary": "Withdraw a queued input before its turn takes it (InputCancelled retracted); refused input_not_queued once it has started.",
+        "responses": {
+          "200": {"description": "Withdrawn: the InputCancelled's id.", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Undone"}}}},
+          "400": {"$ref": "#/components/responses/Error"}, "401": {"$ref": "#/components/responses/Error"}, "403": {"$ref": "#/components/responses/Error"}, "421": {"$ref": "#/components/responses/Error"}, "404": {"$ref": "#/components/responses/Error"}, "409": {"$ref": "#/components/responses/Error"}, "413": {"$ref": "#/components/responses/Error"}, "500": {"$ref": "#/components/responses/Error"}, "503": {"$ref": "#/components/responses/Error"}
+        }
+      }
+    },
+    "/v1/sessions/{session}/loops/{loop}/delegate_requests/{request}": {
+      "parameters": [{"$ref": "#/components/parameters/session"}, {"$ref": "#/components/parameters/loop"}, {"$ref": "#/components/parameters/request"}],
+      "delete": {
+        "operationId": "cancelDelegateRequest",
+        "summary": "Withdraw a queued delegate request, or cancel its running turn (TurnInterrupted canceled).",
+        "responses": {
+          "200": {"description": "What was cancelled.", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/DelegateCancelled"}}}},
+          "400": {"$ref": "#/components/responses/Error"}, "401": {"$ref": "#/components/responses/Error"}, "403": {"$ref": "#/components/responses/Error"}, "421": {"$ref": "#/components/responses/Error"}, "404": {"$ref": "#/components/responses/Error"}, "409": {"$ref": "#/components/responses/Error"}, "413": {"$ref": "#/components/responses/Error"}, "500": {"$ref": "#/components/responses/Error"}, "503": {"$ref": "#/components/responses/Error"}
+        }
+      }
+    },
     "/v1/sessions/{session}/loops/{loop}/pins/{message}": {
       "parameters": [{"$ref": "#/components/parameters/session"}, {"$ref": "#/components/parameters/loop"}, {"$ref": "#/components/parameters/message"}],
       "put": {
@@ -382,6 +404,8 @@ constexpr std::string_view kDocument = R"openapi({
       "loop": {"name": "loop", "in": "path", "required": true, "description": "A canonical lowercase UUID.", "schema": {"type": "string", "format": "uuid"}},
       "command": {"name": "command", "in": "path", "required": true, "description": "A canonical lowercase UUID.", "schema": {"type": "string", "format": "uuid"}},
       "message": {"name": "message", "in": "path", "required": true, "description": "A message id (GET history's message_ids), a canonical lowercase UUID.", "schema": {"type": "string", "format": "uuid"}},
+      "input": {"name": "input", "in": "path", "required": true, "description": "The input's command id (POST input's command_id), a canonical lowercase UUID.", "schema": {"type": "string", "format": "uuid"}},
+      "request": {"name": "request", "in": "path", "required": true, "description": "The delegate request's command id (POST input with origin delegate_request), a canonical lowercase UUID.", "schema": {"type": "string", "format": "uuid"}},
       "attempt": {"name": "attempt", "in": "path", "required": true, "description": "The attempt id of the proposal (GET history's proposal), a canonical lowercase UUID.", "schema": {"type": "string", "format": "uuid"}},
       "wait_ms": {"name": "wait_ms", "in": "query", "description": "How long to wait for the reply; 0 or absent answers at once.", "schema": {"type": "integer", "minimum": 0, "maximum": 30000}}
     },
@@ -472,7 +496,7 @@ constexpr std::string_view kDocument = R"openapi({
             "type": "object",
             "required": ["kind", "detail"],
             "properties": {
-              "kind": {"type": "string", "enum": ["invalid_json", "invalid_request", "invalid_query", "invalid_id", "unknown_model", "invalid_argument", "unauthorized", "not_found", "session_not_found", "loop_not_found", "command_not_found", "tool_call_not_found", "method_not_allowed", "lease_held", "loop_exited", "compaction_unsupported", "session_faulted", "session_suspended", "restore_refused", "tool_call_answered", "too_large", "journal", "internal", "shutting_down", "too_many_sessions", "origin_not_allowed", "message_not_found", "not_pinnable", "nothing_to_undo", "loop_busy", "undo_refused", "no_proposal", "nothing_to_mask", "not_masked", "mask_refused", "invalid_header", "host_not_allowed", "unsupported_media_type", "compaction_rejected"]},
+              "kind": {"type": "string", "enum": ["invalid_json", "invalid_request", "invalid_query", "invalid_id", "unknown_model", "invalid_argument", "unauthorized", "not_found", "session_not_found", "loop_not_found", "command_not_found", "tool_call_not_found", "method_not_allowed", "lease_held", "loop_exited", "compaction_unsupported", "session_faulted", "session_suspended", "restore_refused", "tool_call_answered", "too_large", "journal", "internal", "shutting_down", "too_many_sessions", "origin_not_allowed", "message_not_found", "not_pinnable", "nothing_to_undo", "loop_busy", "undo_refused", "no_proposal", "nothing_to_mask", "not_masked", "mask_refused", "invalid_header", "host_not_allowed", "unsupported_media_type", "compaction_rejected", "input_not_queued"]},
               "detail": {"type": "string", "description": "For a person; quotes at most a few bytes of the request."},
               "reason": {"type": "string", "description": "compaction_rejected: the rejection's reason (unavailable, invalid_summary, coverage_insufficient, ...; docs/runtime.md)."},
               "reason_detail": {"type": "string", "description": "compaction_rejected: the kind of the runtime's detail, when it gave one."},
@@ -499,6 +523,7 @@ constexpr std::string_view kDocument = R"openapi({
           "preview": {"type": "boolean", "description": "Propose instead of committing: the attempt waits for approve or discard (CompactionProposed)."}
         }
       },
+      "DelegateCancelled": {"type": "object", "required": ["cancelled"], "properties": {"cancelled": {"type": "string", "enum": ["queued", "active"]}}},
       "Undone": {"type": "object", "required": ["event_id"], "properties": {"event_id": {"type": "string", "format": "uuid"}}},
       "MaskedOriginal": {"type": "object", "required": ["message_id", "message"], "properties": {"message_id": {"type": "string", "format": "uuid"}, "message": {"$ref": "#/components/schemas/Message"}}},
       "PinChanged": {"type": "object", "required": ["pinned", "changed"], "properties": {"pinned": {"type": "boolean"}, "changed": {"type": "boolean"}}},
@@ -609,7 +634,7 @@ constexpr std::string_view kDocument = R"openapi({
         "type": "object",
         "additionalProperties": false,
         "required": ["text"],
-        "properties": {"text": {"type": "string", "minLength": 1}}
+        "properties": {"text": {"type": "string", "minLength": 1}, "origin": {"type": "string", "enum": ["direct", "delegate_request", "subagent_result"], "description": "Who the input is from; absent: direct. A delegate request runs as a turn of its own."}}
       },
       "CommandAccepted": {
         "type": "object",

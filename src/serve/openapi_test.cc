@@ -54,7 +54,7 @@ TEST(OpenApi, EachDocumentedOperationReachesItsRoute) {
   for (const auto& [path, item] : doc.at("paths").items()) {
     std::string concrete = path;
     for (const std::string_view name :
-         {"{session}", "{loop}", "{command}", "{message}", "{attempt}"}) {
+         {"{session}", "{loop}", "{command}", "{message}", "{attempt}", "{input}", "{request}"}) {
       const auto at = concrete.find(name);
       if (at != std::string::npos)
         concrete.replace(at, name.size(), "0190a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b");

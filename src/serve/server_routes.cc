@@ -39,6 +39,8 @@ constexpr std::array kRouteHandlers{
     RouteHandler{RouteKind::kUnmaskAll, false, &Impl::LoopRequest},
     RouteHandler{RouteKind::kMaskedOriginal, false, &Impl::LoopRequest},
     RouteHandler{RouteKind::kUnmask, false, &Impl::LoopRequest},
+    RouteHandler{RouteKind::kCancelInput, false, &Impl::LoopRequest},
+    RouteHandler{RouteKind::kCancelDelegate, false, &Impl::LoopRequest},
     RouteHandler{RouteKind::kGetCommand, true, &Impl::Command},
     RouteHandler{RouteKind::kGetSessionCommand, true, &Impl::Command},
     RouteHandler{RouteKind::kOpenApi, false, &Impl::OpenApi},

@@ -572,6 +572,45 @@ TEST_F(ClientToolTest, TheClientAnswersTheCallsOverHttpAndTheModelSeesTheResults
   EXPECT_EQ(ErrorKind(late), "tool_call_answered");
 }
 
+// docs/runtime.md §4 over HTTP: while a turn waits for its client's tool results, a delegate
+// request is queued behind it and withdrawn; each refusal has its kind.
+TEST_F(ClientToolTest, AQueuedDelegateRequestIsWithdrawnOverHttp) {
+  Start(std::chrono::seconds(600));
+  const auto events = Turn([&] {
+    const auto request =
+        Call("POST", loop_ + "/input", R"({"text":"review it","origin":"delegate_request"})");
+    ASSERT_EQ(request.status, 202) << request.body;
+    const std::string id = ParseOrNull(request.body)["command_id"].get<std::string>();
+    const auto bad = Call("POST", loop_ + "/input", R"({"text":"x","origin":"friend"})");
+    EXPECT_EQ(bad.status, 400) << bad.body;
+    // An id no queued input has (the session's own) is refused with its kind.
+    const auto unknown = Call("DELETE", loop_ + "/inputs/" + session_);
+    EXPECT_EQ(unknown.status, 409) << unknown.body;
+    EXPECT_EQ(ErrorKind(unknown), "input_not_queued");
+
+    const auto withdrawn = Call("DELETE", loop_ + "/delegate_requests/" + id);
+    ASSERT_EQ(withdrawn.status, 200) << withdrawn.body;
+    EXPECT_EQ(ParseOrNull(withdrawn.body)["cancelled"], "queued");
+    const auto again = Call("DELETE", loop_ + "/inputs/" + id);
+    EXPECT_EQ(again.status, 409) << again.body;
+    EXPECT_EQ(ErrorKind(again), "input_not_queued");
+
+    const auto answered = Call("POST", loop_ + "/tool_results",
+                               R"({"results":[{"tool_use_id":"call_1","content":"12 C"},)"
+                               R"({"tool_use_id":"call_2","content":"20 C"}]})");
+    EXPECT_EQ(answered.status, 200) << answered.body;
+  });
+  ASSERT_FALSE(events.empty());
+  EXPECT_EQ(events.back().name, "TurnCompleted");
+  bool withdrawn_seen = false;
+  for (const StreamEvent& e : events)
+    withdrawn_seen = withdrawn_seen || e.name == "InputCancelled";
+  EXPECT_TRUE(withdrawn_seen);
+  // The withdrawn request never ran: the loop is idle with nothing queued.
+  const Json context = ParseOrNull(Call("GET", loop_ + "/context").body);
+  EXPECT_EQ(context["queued_inputs"], 0) << context;
+}
+
 TEST_F(ClientToolTest, ACallTheClientDoesNotAnswerInTimeIsAnErrorResult) {
   Start(std::chrono::milliseconds(200));
   const auto events = Turn([] {});

@@ -158,7 +158,8 @@ Reply Server::Impl::LoopCommand(RouteCall& call) {
   Session& session = *(*served)->session;
   Result<Uuid, SessionError> id =
       route.kind == RouteKind::kInput
-          ? session.SubmitInputToLoop(route.loop, UserMessage{{TextBlock{input->text}}})
+          ? session.SubmitInputToLoop(route.loop, UserMessage{{TextBlock{input->text}}},
+                                      Agency::kUser, input->origin)
       : route.kind == RouteKind::kCompact
           ? (compact->preview ? session.PreviewCompaction(route.loop, compact->instructions)
                               : session.CompactToLoop(route.loop, compact->instructions))

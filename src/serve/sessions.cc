@@ -293,6 +293,10 @@ ApiError FromSessionError(const SessionError& error) {
       return Error(ApiErrorKind::kNotMasked, std::move(detail));
     case SessionErrorKind::kMaskRefused:
       return Error(ApiErrorKind::kMaskRefused, std::move(detail));
+    case SessionErrorKind::kInputNotQueued:
+      return Error(ApiErrorKind::kInputNotQueued, std::move(detail));
+    case SessionErrorKind::kNotADelegateRequest:
+      return Error(ApiErrorKind::kInvalidArgument, std::move(detail));
     case SessionErrorKind::kJournal:
       // A held lease is the client's conflict, not the server's failure: it is told which
       // server process holds the session.

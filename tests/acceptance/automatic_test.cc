@@ -109,6 +109,30 @@ class Automatic : public Acceptance {
     return loop;
   }
 
+  // 49's shape: the terminal boundary's attempt (its compactor held, ignoring its stop) ended
+  // at once with `reject`, its reply, and the turn's TurnInterrupted{`end`}, no TurnCompleted;
+  // then the compactor is released and its late success never commits.
+  void ExpectTerminalAttemptEndedAtOnce(const Uuid& loop, CompactRejectReason reject,
+                                        TurnInterruptReason end) {
+    ASSERT_TRUE(log_->WaitForCount<TurnInterrupted>(1, loop));
+    EXPECT_FALSE(compactor_->gates().HasReturned(1));
+    const Events all = LoopEvents(loop);
+    const Events flow = TurnFlow(all);
+    ASSERT_THAT(Names(flow),
+                ElementsAre("MessageCommitted", "MessageCommitted", "CompactionStarted",
+                            "CompactionRejected", "CompactWaiterRejected", "TurnInterrupted"))
+        << Describe(all);
+    const auto& rejected = std::get<CompactionRejected>(flow[3]);
+    EXPECT_EQ(rejected.reject_reason, reject);
+    EXPECT_EQ(rejected.reason, CompactionReason::kAutomatic);
+    EXPECT_EQ(std::get<CompactWaiterRejected>(flow[4]).reason, reject);
+    EXPECT_EQ(std::get<TurnInterrupted>(flow[5]).reason, end);
+    EXPECT_EQ(CountOf<TurnCompleted>(all), 0u);
+    compactor_->gates().Release(1);
+    ASSERT_TRUE(compactor_->gates().WaitReturned(1));
+    EXPECT_TRUE(compactor_->gates().SawStop(1));
+  }
+
   static void ExpectPressure(const ContextPressure& pressure, PressureLevel previous,
                              PressureLevel current) {
     EXPECT_EQ(pressure.previous, previous);
@@ -356,10 +380,27 @@ TEST_F(Automatic, S46_SummaryTooLargeFailsTheContinuationEvenBelowTheLimit) {
 }
 
 TEST_F(Automatic, S47_PostSummaryLimitUnknownFailsTheContinuation) {
-  GTEST_SKIP() << "Unreachable: a loop's limits come from its definition and there are no "
-                  "model/mode change commands yet, so the post count resolves the same limit as "
-                  "the candidate; an unknown limit fails the turn's own measurement first "
-                  "(TurnFailed{context_limit_unknown}) before any attempt opens.";
+  GTEST_SKIP() << "Unreachable (docs/spec/runtime.md §7.1): every count of a loop resolves its "
+                  "limit from the same model, limits and policy, none of which a loop can change, "
+                  "so the post count resolves the limit its candidate did; an unknown limit fails "
+                  "the turn's own measurement first, before any attempt opens "
+                  "(S47_AnUnknownLimitFailsTheTurnAtItsFirstMeasurementBeforeAnyAttempt).";
+}
+
+// The invariant that makes 47 unreachable: with limits that cannot be resolved, the turn fails at
+// its first measurement (context_limit_unknown), before any attempt opens and before any call.
+TEST_F(Automatic, S47_AnUnknownLimitFailsTheTurnAtItsFirstMeasurementBeforeAnyAttempt) {
+  LoopDefinition definition = AutomaticLoop();
+  definition.limits = ModelLimits{};
+  const Uuid loop = MustCreate(std::move(definition));
+  MustSubmit(loop, "question");
+  ASSERT_TRUE(log_->WaitForCount<TurnFailed>(1, loop));
+  const Events all = LoopEvents(loop);
+  EXPECT_EQ(All<TurnFailed>(all)[0].reason, TurnFailReason::kContextLimitUnknown) << Describe(all);
+  EXPECT_EQ(CountOf<CompactionStarted>(all), 0u);
+  EXPECT_EQ(CountOf<CompactionRejected>(all), 0u);
+  EXPECT_EQ(counter_->calls(), 0u);
+  EXPECT_TRUE(model_->requests().empty());
 }
 
 // 48, table-driven: counts [40 before the call, 65 after the final answer, 20 preflight, then
@@ -443,24 +484,9 @@ TEST_F(Automatic, S49_InterruptDuringATerminalBoundaryAttemptInterruptsTheTurn) 
                             {ModelStep::Text("the answer")}, {}, /*honour_stop=*/false);
 
   ASSERT_TRUE(session_->Interrupt(loop).ok());
-  ASSERT_TRUE(log_->WaitForCount<TurnInterrupted>(1, loop));
-  EXPECT_FALSE(compactor_->gates().HasReturned(1));
-  const Events all = LoopEvents(loop);
-  const Events flow = TurnFlow(all);
-  ASSERT_THAT(Names(flow),
-              ElementsAre("MessageCommitted", "MessageCommitted", "CompactionStarted",
-                          "CompactionRejected", "CompactWaiterRejected", "TurnInterrupted"))
-      << Describe(all);
-  const auto& rejected = std::get<CompactionRejected>(flow[3]);
-  EXPECT_EQ(rejected.reject_reason, CompactRejectReason::kInterrupted);
-  EXPECT_EQ(rejected.reason, CompactionReason::kAutomatic);
-  EXPECT_EQ(std::get<CompactWaiterRejected>(flow[4]).reason, CompactRejectReason::kInterrupted);
-  EXPECT_EQ(std::get<TurnInterrupted>(flow[5]).reason, TurnInterruptReason::kInterrupted);
-
-  // The late success never commits: the next turn runs on the uncompacted history.
-  compactor_->gates().Release(1);
-  ASSERT_TRUE(compactor_->gates().WaitReturned(1));
-  EXPECT_TRUE(compactor_->gates().SawStop(1));
+  ExpectTerminalAttemptEndedAtOnce(loop, CompactRejectReason::kInterrupted,
+                                   TurnInterruptReason::kInterrupted);
+  // The late success never committed: the next turn runs on the uncompacted history.
   MustSubmit(loop, "again");
   ASSERT_TRUE(log_->WaitForCount<TurnCompleted>(1, loop));
   const Events after = LoopEvents(loop);
@@ -488,7 +514,34 @@ TEST_F(Automatic, S49_ShutdownDuringATerminalBoundaryAttemptRejectsWithShuttingD
             CompactRejectReason::kShuttingDown);
   EXPECT_EQ(std::get<CompactWaiterRejected>(flow[1]).reason, CompactRejectReason::kShuttingDown);
   EXPECT_EQ(std::get<TurnInterrupted>(flow[2]).reason, TurnInterruptReason::kShuttingDown);
-  // CancelDelegateRequest (the reference's third variant) is not built: no delegate input.
+}
+
+// 49's third variant: the turn is a delegate request's, and CancelDelegateRequest cancels it
+// while its terminal boundary's attempt runs: the outcome of an interrupt with reason Canceled.
+TEST_F(Automatic, S49_CancelDelegateRequestDuringATerminalBoundaryAttemptIsCanceled) {
+  counter_->Script({CountStep::Tokens(40), CountStep::Tokens(65), CountStep::Tokens(20)});
+  model_->Script({ModelStep::Text("the answer"), ModelStep::Text("next")});
+  compactor_->gates().Gate(1, /*honour_stop=*/false);
+  const Uuid loop = MustCreate(AutomaticLoop());
+  auto request = session_->SubmitInputToLoop(loop, U("question"), Agency::kMachine,
+                                             InputOrigin::kDelegateRequest);
+  ASSERT_TRUE(request.ok()) << request.error().Message();
+  ASSERT_TRUE(compactor_->gates().WaitStarted(1));
+
+  // The reference's DelegateCancelActive: the request was running.
+  auto cancelled = session_->CancelDelegateRequest(loop, *request);
+  ASSERT_TRUE(cancelled.ok()) << cancelled.error().Message();
+  EXPECT_EQ(*cancelled, DelegateCancel::kActive);
+  ExpectTerminalAttemptEndedAtOnce(loop, CompactRejectReason::kCanceled,
+                                   TurnInterruptReason::kCanceled);
+  // The cancel latched nothing: the next input runs.
+  MustSubmit(loop, "again");
+  ASSERT_TRUE(log_->WaitForCount<TurnCompleted>(1, loop));
+  EXPECT_EQ(CountOf<CompactionCommitted>(LoopEvents(loop)), 0u);
+  // Once it has ended, the request is no longer anybody's to cancel.
+  auto again = session_->CancelDelegateRequest(loop, *request);
+  ASSERT_FALSE(again.ok());
+  EXPECT_EQ(again.error().kind, SessionErrorKind::kInputNotQueued);
 }
 
 // 50: counts [65 before the first call, 20 preflight]; the compactor is held. Then the manual
@@ -544,6 +597,42 @@ TEST_F(Automatic, S51_InputDuringATerminalBoundaryAttemptWaitsAndTheAnswerIsKept
   ASSERT_EQ(primary.size(), 2u);
   EXPECT_EQ(primary[1].messages,
             (std::vector<Message>{SummaryMessage(), U("question"), A("the answer"), U("later")}));
+}
+
+// 51's second half: the queued input is withdrawn while the attempt runs; on release the commit
+// lands, the answer is the same bytes, and no call is made for the withdrawn input.
+TEST_F(Automatic, S51_ACancelledQueuedInputNeverRunsAndTheAnswerIsKept) {
+  const Uuid loop = TurnWithCompactorHeld(
+      {CountStep::Tokens(40), CountStep::Tokens(65), CountStep::Tokens(20), CountStep::Tokens(25)},
+      {ModelStep::Text("the answer"), ModelStep::Text("never asked")});
+  const Uuid later = MustSubmit(loop, "later");
+  ASSERT_TRUE(log_->WaitForCount<InputQueued>(1, loop));
+
+  auto cancelled = session_->CancelQueuedInput(loop, later);
+  ASSERT_TRUE(cancelled.ok()) << cancelled.error().Message();
+  EXPECT_EQ(MustSnapshot(loop).queued_inputs, 0u);
+  // Withdrawn once: a second cancel finds nothing queued.
+  auto twice = session_->CancelQueuedInput(loop, later);
+  ASSERT_FALSE(twice.ok());
+  EXPECT_EQ(twice.error().kind, SessionErrorKind::kInputNotQueued);
+
+  compactor_->gates().Release(1);
+  ASSERT_TRUE(log_->WaitForCount<LoopIdle>(1, loop));
+  const Events all = LoopEvents(loop);
+  const Events flow = Only(
+      all, {EventKind::kInputQueued, EventKind::kInputCancelled, EventKind::kCompactionCommitted,
+            EventKind::kCompactWaiterResolved, EventKind::kTurnStarted, EventKind::kTurnCompleted});
+  ASSERT_THAT(Names(flow),
+              ElementsAre("TurnStarted", "InputQueued", "InputCancelled", "CompactionCommitted",
+                          "CompactWaiterResolved", "TurnCompleted"))
+      << Describe(all);
+  const auto& withdrawn = std::get<InputCancelled>(flow[2]);
+  EXPECT_EQ(withdrawn.header.cause.command_id, later);
+  EXPECT_EQ(withdrawn.reason, InputCancelReason::kRetracted);
+  EXPECT_EQ(withdrawn.header.event_id, *cancelled);
+  EXPECT_EQ(All<MessageCommitted>(all)[1].message, Message(A("the answer")));
+  EXPECT_EQ(CountOf<TurnStarted>(all), 1u);
+  EXPECT_EQ(model_->requests().size(), 1u);
 }
 
 // 52: CompactAt 5000, RearmBelow 4000. Counts [40 (held; the Compact arrives meanwhile), 20
@@ -765,7 +854,8 @@ TEST_F(Automatic, Hold_AnIneffectiveAutomaticAttemptContinuesTheTurnAndHoldsTheT
 }
 
 TEST_F(Automatic, Latch_SecondMeasurementAtARejectedBasisDoesNotTrigger) {
-  GTEST_SKIP() << "Unreachable, also with restore: in a live loop every re-measurement at an "
+  GTEST_SKIP() << "Unreachable (docs/spec/runtime.md §7.1), also with restore: in a live loop "
+                  "every re-measurement at an "
                   "unchanged basis is the retry after a manual rejection, which always comes "
                   "before the automatic attempt at that basis (S52); after an automatic "
                   "rejection the turn moves on (a call, a fold or its end) and the next "

@@ -17,6 +17,39 @@ bool IsContextMeasured(const Event& event) {
 
 class IdleManual : public Acceptance {
  protected:
+  // 18 and 19: an input of `origin` during an idle compaction, as 17: its acceptance is durable
+  // and says where it came from, it is queued, and its turn waits for the terminal and the reply.
+  void QueuedBehindAnIdleCompaction(InputOrigin origin, const std::string& text) {
+    const auto [loop, c] = CompactHeldAt(compactor_->gates());
+    auto input = session_->SubmitInputToLoop(loop, U(text), Agency::kMachine, origin);
+    ASSERT_TRUE(input.ok()) << input.error().Message();
+    ASSERT_TRUE(log_->WaitForCount<InputQueued>(1, loop));
+    EXPECT_EQ(CountOf<TurnStarted>(LoopEvents(loop)), 0u);
+    EXPECT_EQ(MustSnapshot(loop).queued_inputs, 1u);
+
+    compactor_->gates().Release(1);
+    ASSERT_TRUE(log_->WaitForCount<LoopIdle>(1, loop));
+    const Events all = LoopEvents(loop);
+    const Events events = Only(
+        all, {EventKind::kInputAccepted, EventKind::kInputQueued, EventKind::kCompactionCommitted,
+              EventKind::kCompactWaiterResolved, EventKind::kTurnStarted,
+              EventKind::kMessageCommitted, EventKind::kTurnCompleted, EventKind::kLoopIdle});
+    ASSERT_THAT(Names(events),
+                ElementsAre("InputAccepted", "InputQueued", "CompactionCommitted",
+                            "CompactWaiterResolved", "TurnStarted", "MessageCommitted",
+                            "MessageCommitted", "TurnCompleted", "LoopIdle"))
+        << Describe(all);
+    const auto& accepted = std::get<InputAccepted>(events[0]);
+    EXPECT_EQ(accepted.header.cause.command_id, *input);
+    EXPECT_EQ(accepted.origin, origin);
+    EXPECT_EQ(HeaderOf(events[1]).cause.command_id, *input);
+    EXPECT_EQ(ReplyTo(events[3]), c);
+    EXPECT_EQ(std::get<MessageCommitted>(events[5]).input_command_id, *input);
+    const auto primary = model_->requests();
+    ASSERT_EQ(primary.size(), 1u);
+    EXPECT_EQ(primary[0].messages.back(), Message(U(text)));
+  }
+
   // The loop's events from its pre-count on when the pre-flight refused the attempt: measured,
   // pressure, the canonical rejection and the waiter's, no CompactionStarted.
   static Events RefusedBeforeStart(const Events& all) {
@@ -360,11 +393,12 @@ TEST_F(IdleManual, S17_InputDuringCompactionWaitsForTheTerminalAndReplies) {
 }
 
 TEST_F(IdleManual, S18_ManagedDelegateInputWaitsForTheTerminal) {
-  GTEST_SKIP() << "Managed delegate input is not built (docs/runtime.md §5.6).";
+  // The reference's "Accepted nil": the id comes back at once, the acceptance is journaled.
+  QueuedBehindAnIdleCompaction(InputOrigin::kDelegateRequest, "delegated");
 }
 
 TEST_F(IdleManual, S19_SubagentResultWaitsForTheTerminal) {
-  GTEST_SKIP() << "Subagent results are not built (docs/runtime.md §5.6).";
+  QueuedBehindAnIdleCompaction(InputOrigin::kSubagentResult, "the subagent found it");
 }
 
 TEST_F(IdleManual, S20_CompactorErrorRejectsThenQueuedInputStarts) {

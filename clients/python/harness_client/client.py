@@ -353,11 +353,36 @@ class Client:
             raise ProtocolError("protocol", None, "the answer has no command_id")
         return command
 
-    def submit_input(self, session_id: str, loop_id: str, text: str) -> CommandId:
+    def submit_input(
+        self, session_id: str, loop_id: str, text: str, origin: Optional[str] = None
+    ) -> CommandId:
         """POST …/input: the user's text to a loop. Returns the command id (a CommandId, which
-        knows its session) once its intent is durable; wait() gets its reply."""
-        _, obj = self._json("POST", self._loop(session_id, loop_id) + "/input", {"text": text})
+        knows its session) once its intent is durable; wait() gets its reply. ``origin``:
+        ``"delegate_request"`` (a request another agent delegates: a turn of its own) or
+        ``"subagent_result"``; None is a direct input (docs/runtime.md §4)."""
+        body: Dict[str, Any] = {"text": text}
+        if origin is not None:
+            body["origin"] = origin
+        _, obj = self._json("POST", self._loop(session_id, loop_id) + "/input", body)
         return CommandId(self._command_id(obj), session_id)
+
+    def cancel_queued_input(self, session_id: str, loop_id: str, input_id: str) -> str:
+        """DELETE …/inputs/{input}: withdraws a queued input before its turn takes it. Returns
+        the InputCancelled event's id; InputNotQueued once it has started (or is unknown)."""
+        path = self._loop(session_id, loop_id) + "/inputs/" + _segment(input_id)
+        _, obj = self._json("DELETE", path)
+        return self._member_id(obj, "event_id")
+
+    def cancel_delegate_request(self, session_id: str, loop_id: str, request_id: str) -> str:
+        """DELETE …/delegate_requests/{request}: withdraws a queued delegate request, or
+        cancels its running turn. Returns ``"queued"`` or ``"active"``; InputNotQueued, or
+        BadRequest for an input that is not a delegate request."""
+        path = self._loop(session_id, loop_id) + "/delegate_requests/" + _segment(request_id)
+        _, obj = self._json("DELETE", path)
+        cancelled = obj.get("cancelled") if isinstance(obj, dict) else None
+        if cancelled not in ("queued", "active"):
+            raise ProtocolError("protocol", 200, "$.cancelled is not queued or active")
+        return cancelled
 
     def compact(
         self,

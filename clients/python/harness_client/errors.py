@@ -135,6 +135,11 @@ class MaskRefused(Conflict):
     reach the input limit (the detail has the figures)."""
 
 
+class InputNotQueued(Conflict):
+    """409 input_not_queued: no queued input of the loop has that id (it has started, was
+    withdrawn, or was never accepted)."""
+
+
 class CompactionRejected(HarnessError):
     """422 compaction_rejected: POST /v1/compact ran and the compaction was rejected; nothing
     was installed. ``reason`` is the rejection's reason (``"unavailable"``,
@@ -285,6 +290,7 @@ _BY_KIND = {
     "nothing_to_mask": NothingToMask,
     "not_masked": NotMasked,
     "mask_refused": MaskRefused,
+    "input_not_queued": InputNotQueued,
     "origin_not_allowed": OriginNotAllowed,
     "unsupported_media_type": UnsupportedMediaType,
     "host_not_allowed": HostNotAllowed,

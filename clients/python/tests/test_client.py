@@ -22,6 +22,7 @@ from harness_client import (
     CommandNotFound,
     HarnessError,
     LeaseHeld,
+    InputNotQueued,
     LoopNotFound,
     LoopSpec,
     NotFound,
@@ -197,6 +198,12 @@ def test_refusals_are_typed(make_server):
     created = client.create_session("m")
     with pytest.raises(LoopNotFound):
         client.compact(created.session_id, UNKNOWN)
+    # No queued input has that id: withdrawing it is refused, in both forms.
+    with pytest.raises(InputNotQueued) as not_queued:
+        client.cancel_queued_input(created.session_id, created.active_loop, UNKNOWN)
+    assert (not_queued.value.kind, not_queued.value.status) == ("input_not_queued", 409)
+    with pytest.raises(InputNotQueued):
+        client.cancel_delegate_request(created.session_id, created.active_loop, UNKNOWN)
     with pytest.raises(TooLarge) as large:
         client.submit_input(created.session_id, created.active_loop, "x" * 4000)
     assert (large.value.kind, large.value.status) == ("too_large", 413)

@@ -7,9 +7,11 @@
 //   2. the encoding is longer than 16 MiB     -> CommandLimitError
 // The encoding is one JSON object with no white space and this member order:
 //   {"type":"<Command>","v":1,"command_id":"…","session_id":"…","loop_id":"…","agency":n,
-//    "created_at":"<RFC 3339>"[,"message":<user message, content codec>]}
+//    "created_at":"<RFC 3339>"[,"message":<user message, content codec>[,"origin":n]]
+//    [,"input_command_id":"…"][,"request_command_id":"…"]}
 // loop_id is omitted when zero (a session-wide Shutdown); every other member is always written
-// (message only for SubmitInput).
+// (message only for SubmitInput, with origin only when it is not direct; input_command_id only
+// for CancelQueuedInput, request_command_id only for CancelDelegateRequest).
 //
 // DecodeCommand(bytes), first failure wins:
 //   1. longer than 16 MiB                                        -> CommandLimitError
@@ -18,11 +20,14 @@
 //   3. "v": absent -> UnsupportedSchemaError{version: none}; not a non-negative integer ->
 //      CommandDecodeError; any value but 1 (0 included)           -> UnsupportedSchemaError
 //   4. "type": absent -> UnknownCommandTypeError{""}; not a string -> CommandDecodeError; not
-//      exactly "Compact", "SubmitInput", "Interrupt" or "Shutdown" -> UnknownCommandTypeError
+//      exactly "Compact", "SubmitInput", "Interrupt", "Shutdown", "CancelQueuedInput" or
+//      "CancelDelegateRequest"                                     -> UnknownCommandTypeError
 //   5. members: command_id, session_id, loop_id (optional ids: absent is zero, present must be
 //      canonical lowercase UUIDs), agency (required integer 0-255; its domain is judged in 6),
-//      created_at (required), message (SubmitInput only, required, a user message), and nothing
-//      else                                                       -> CommandDecodeError{type}
+//      created_at (required), message (SubmitInput only, required, a user message), origin
+//      (SubmitInput only, optional integer 0-255, never 1: absent is direct), input_command_id
+//      (CancelQueuedInput only) and request_command_id (CancelDelegateRequest only), optional ids
+//      whose absence step 6 refuses, and nothing else            -> CommandDecodeError{type}
 //   6. ValidateCommand                                            -> CommandValidationError
 // Every failure is one of the five error types; an accepted command re-encodes, and that
 // encoding decodes to an equal command.

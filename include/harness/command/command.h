@@ -13,7 +13,10 @@
 //     Compact, Interrupt: CommandID "must be set" -> SessionID "must be set" -> LoopID "must be
 //                         set" -> Agency "is invalid" (not Machine or User) -> CreatedAt "must
 //                         be set"
-//     SubmitInput:        the same, then Message "is invalid" (ValidateMessage fails)
+//     SubmitInput:        the same, then Message "is invalid" (ValidateMessage fails) ->
+//                         Origin "is invalid" (not an InputOrigin, event/lifecycle.h)
+//     CancelQueuedInput:  the header as Compact's, then InputCommandID "must be set"
+//     CancelDelegateRequest: the header as Compact's, then RequestCommandID "must be set"
 //     Compact also:       Instructions "is invalid" when set and CompactInstructionsProblem
 //                         names a problem
 //     Shutdown:           CommandID -> SessionID -> Agency -> CreatedAt (loop_id free)
@@ -33,6 +36,7 @@
 #include "harness/core/result.h"
 #include "harness/core/uuid.h"
 #include "harness/event/header.h"
+#include "harness/event/lifecycle.h"
 #include "harness/event/time.h"
 
 namespace harness {
@@ -66,12 +70,34 @@ inline constexpr std::size_t kMaxCompactInstructionsBytes = kMaxCompactionInstru
 // and newline, and not blank. nullopt when they can.
 std::optional<std::string> CompactInstructionsProblem(std::string_view instructions);
 
-// A user input for the loop.
+// A user input for the loop: a client's own (kDirect), a request another agent delegates to the
+// loop (kDelegateRequest, docs/runtime.md §4: it runs as a turn of its own) or a subagent's
+// result (kSubagentResult).
 struct SubmitInput {
   static constexpr std::string_view kType = "SubmitInput";
   CommandHeader header;
   UserMessage message;
+  InputOrigin origin = InputOrigin::kDirect;
   friend bool operator==(const SubmitInput&, const SubmitInput&) = default;
+};
+
+// Withdraw the queued input `input_command_id` (its SubmitInput's id) before its turn takes it.
+// Never journaled: the loop answers it with InputCancelled{retracted}, or refuses it.
+struct CancelQueuedInput {
+  static constexpr std::string_view kType = "CancelQueuedInput";
+  CommandHeader header;
+  Uuid input_command_id;
+  friend bool operator==(const CancelQueuedInput&, const CancelQueuedInput&) = default;
+};
+
+// Withdraw the delegate request `request_command_id` (a SubmitInput of origin kDelegateRequest):
+// queued, as CancelQueuedInput; running, its turn is cancelled (TurnInterrupted{canceled}).
+// Never journaled, as CancelQueuedInput.
+struct CancelDelegateRequest {
+  static constexpr std::string_view kType = "CancelDelegateRequest";
+  CommandHeader header;
+  Uuid request_command_id;
+  friend bool operator==(const CancelDelegateRequest&, const CancelDelegateRequest&) = default;
 };
 
 // Interrupt the loop's running turn (and a pending or running compaction).
@@ -88,11 +114,14 @@ struct Shutdown {
   friend bool operator==(const Shutdown&, const Shutdown&) = default;
 };
 
-using Command = std::variant<Compact, SubmitInput, Interrupt, Shutdown>;
+using Command = std::variant<Compact, SubmitInput, Interrupt, Shutdown, CancelQueuedInput,
+                             CancelDelegateRequest>;
 
 struct CommandValidationError {
   std::string_view command;  // "Compact", …
-  std::string_view field;    // "CommandID", "SessionID", "LoopID", "Agency", "CreatedAt", "Message"
+  // "CommandID", "SessionID", "LoopID", "Agency", "CreatedAt", "Message", "Origin",
+  // "InputCommandID", "RequestCommandID"
+  std::string_view field;
   FieldRule rule = FieldRule::kIsInvalid;
 
   // "command: invalid <Command>: <Field> <rule>"

@@ -23,7 +23,8 @@
 //   LoopHistoryContinued: History (1 to kMaxHistoryMessages messages, each ValidateMessage)
 //   LoopRequestChanged: Change (at least one member set) -> SystemPrompt (at most
 //                      kMaxSystemPromptBytes)
-//   InputAccepted:     CommandID (cause.command_id) non-zero -> Message (ValidateMessage)
+//   InputAccepted:     CommandID (cause.command_id) non-zero -> Message (ValidateMessage) ->
+//                      Origin valid
 //   InputQueued:       CommandID non-zero
 //   InputRejected:     CommandID non-zero -> Reason valid
 //   InputCancelled:    CommandID non-zero -> Reason valid
@@ -37,7 +38,9 @@
 //                      it)
 //   TurnInterrupted:   Reason valid
 //   SessionActive, SessionIdle, TurnStarted, TurnCompleted, LoopIdle: nothing beyond Visibility.
-// Enum wire values are fixed; 0 is the unset sentinel and invalid everywhere. TurnFailReason
+// Enum wire values are fixed; 0 is the unset sentinel and invalid everywhere. InputAccepted's
+// origin is written only when it is not kDirect (absent: kDirect, as in every journal written
+// before inputs had an origin). TurnFailReason
 // alone travels as its lower-snake name (TurnFailReasonName), the string every journal has held.
 // Thread safety: plain values and pure functions.
 #pragma once
@@ -91,6 +94,15 @@ enum class InputRejectReason : std::uint8_t {
   kQueueFull = 1,     // the loop's input queue holds 64 inputs
   kShuttingDown = 2,  // the loop is shutting down
 };
+// Who an input is from (docs/runtime.md §4). A delegate request and its turn stand apart: it is
+// never folded into a running turn, nothing is folded into its turn, and CancelDelegateRequest
+// withdraws it queued or cancels its turn.
+enum class InputOrigin : std::uint8_t {
+  kUnspecified = 0,
+  kDirect = 1,           // a client's input for the loop itself (a person's or a program's)
+  kDelegateRequest = 2,  // a managed request another agent delegated to this loop
+  kSubagentResult = 3,   // the result a subagent of this loop sends back
+};
 enum class InputCancelReason : std::uint8_t {
   kUnspecified = 0,
   kRetracted = 1,     // the client withdrew a queued input
@@ -130,6 +142,8 @@ enum class TurnFailReason : std::uint8_t {
 std::string_view LoopKindName(LoopKind kind);
 std::string_view InputRejectReasonName(InputRejectReason reason);
 std::string_view InputCancelReasonName(InputCancelReason reason);
+// "direct", "delegate_request", "subagent_result".
+std::string_view InputOriginName(InputOrigin origin);
 std::string_view TurnInterruptReasonName(TurnInterruptReason reason);
 std::string_view LoopExitReasonName(LoopExitReason reason);
 // "context_limit", "step_limit", …; "" outside the domain. FromName is its inverse: nullopt for
@@ -230,13 +244,15 @@ struct LoopRequestChanged {
 };
 
 // A user input the loop accepted: it is queued (or taken at once) and will reach the history
-// through a MessageCommitted naming it. header.cause.command_id is the SubmitInput command.
+// through a MessageCommitted naming it. header.cause.command_id is the SubmitInput command;
+// `origin` is the SubmitInput's.
 struct InputAccepted {
   static constexpr std::string_view kType = "InputAccepted";
   static constexpr EventClass kClass = EventClass::kEnduring;
   static constexpr IdentityProfile kProfile = IdentityProfile::kLoop;
   EventHeader header;
   UserMessage message;
+  InputOrigin origin = InputOrigin::kDirect;
   friend bool operator==(const InputAccepted&, const InputAccepted&) = default;
 };
 

@@ -48,6 +48,7 @@ struct PendingInput {
   UserMessage message;
   Agency agency = Agency::kMachine;
   std::uint64_t seq = 0;
+  InputOrigin origin = InputOrigin::kDirect;  // the SubmitInput's (InputAccepted's)
   friend bool operator==(const PendingInput&, const PendingInput&) = default;
 };
 

@@ -47,12 +47,26 @@
 //   kJournal (the detail names the journal's error): nothing was accepted, no id is returned,
 //   the loop never sees the command, and the session is faulted (and that loop stopped) as by
 //   every failed durable append. One durable append per command.
-// - SubmitInput / SubmitInputToLoop(loop, message, agency): the same checks without the policy
-//   check, plus message validation (kInvalidArgument); the loop answers with InputAccepted (then
-//   a turn, or InputQueued while a compaction holds the slot) or InputRejected. After a crash
+// - SubmitInput / SubmitInputToLoop(loop, message, agency, origin): the same checks without the
+//   policy check, plus message validation and the origin's (kInvalidArgument); the loop answers
+//   with InputAccepted (then a turn, or InputQueued while a compaction holds the slot) or
+//   InputRejected. A delegate request (origin kDelegateRequest) runs as a turn of its own: it
+//   is never folded into a running turn and nothing is folded into its turn. After a crash
 //   before that answer, restore accepts the journaled input (or rejects it queue_full /
 //   shutting_down as the loop would have). A foreign loop's input is journaled, then delivered
 //   to its engine, which answers it.
+// - CancelQueuedInput(loop, input): on the loop's actor, the queued input `input` (the id
+//   SubmitInputToLoop returned) is withdrawn: InputCancelled{retracted} is journaled, and the
+//   input never runs, also after a restore. Returns that event's id. Refused: kInputNotQueued
+//   (no queued input has the id: never accepted, started, folded, or cancelled), and as
+//   PinMessage: kLoopNotFound, kInvalidArgument (a foreign loop), kLoopExited, kJournal.
+// - CancelDelegateRequest(loop, request): a queued delegate request is withdrawn as by
+//   CancelQueuedInput (DelegateCancel::kQueued); the one whose turn runs has its turn cancelled
+//   (DelegateCancel::kActive): a compaction the turn runs ends CompactionRejected{Canceled} with
+//   its replies, then TurnInterrupted{canceled}, as an interrupt does with reason Canceled and
+//   without its latch (a pending compaction then runs idle, queued input stays). Answered once
+//   the turn's end is durable. Refused as CancelQueuedInput, and kNotADelegateRequest for an
+//   input of another origin.
 // - Interrupt(loop): cancels a running turn (TurnInterrupted), rejects a pending compaction
 //   (waiter-only CompactWaiterRejected{Interrupted}) or a running one (CompactionRejected
 //   {Interrupted} and its replies); human input stays queued, machine input is cancelled.
@@ -147,13 +161,15 @@ enum class SessionErrorKind : std::uint8_t {
   kNothingToMask = 20,     // MaskToolOutputs: no old tool output is large enough and unmasked
   kNotMasked = 21,         // UnmaskToolOutputs/MaskedOriginal: the message is not masked
   kMaskRefused = 22,       // the changed history could not be counted, or would not fit
+  kInputNotQueued = 23,    // CancelQueuedInput/CancelDelegateRequest: no queued input has the id
+  kNotADelegateRequest = 24,  // CancelDelegateRequest: the input is of another origin
 };
 
 // "faulted", "loop_not_found", "compaction_unsupported", "loop_exited", "invalid_definition",
 // "invalid_argument", "journal", "session_exists", "session_not_found", "restore_refused",
 // "suspended", "id_unavailable", "canceled", "message_not_found", "not_pinnable",
 // "nothing_to_undo", "loop_busy", "undo_refused", "no_proposal", "nothing_to_mask", "not_masked",
-// "mask_refused"
+// "mask_refused", "input_not_queued", "not_a_delegate_request"
 std::string_view SessionErrorKindName(SessionErrorKind kind);
 
 struct SessionError {
@@ -229,6 +245,12 @@ struct LoopDefinition {
   // Model calls per turn before TurnFailed{step_limit}: 1 to kMaxStepsPerTurn, journaled in
   // LoopCreated (a restore finds it in RestoredLoopInfo).
   std::size_t max_steps_per_turn = kDefaultMaxStepsPerTurn;
+};
+
+// What CancelDelegateRequest did (the contract above).
+enum class DelegateCancel : std::uint8_t {
+  kQueued = 1,  // the request was queued: InputCancelled{retracted}
+  kActive = 2,  // its turn was running: TurnInterrupted{canceled}
 };
 
 enum class LoopStatus : std::uint8_t { kIdle = 1, kRunning = 2, kExited = 3 };
@@ -377,7 +399,15 @@ class Session {
 
   Result<Uuid, SessionError> SubmitInput(UserMessage message);
   Result<Uuid, SessionError> SubmitInputToLoop(const Uuid& loop, UserMessage message,
-                                               Agency agency = Agency::kUser);
+                                               Agency agency = Agency::kUser,
+                                               InputOrigin origin = InputOrigin::kDirect);
+  // Withdraws a queued input; returns the InputCancelled's id (see the contract above).
+  Result<Uuid, SessionError> CancelQueuedInput(const Uuid& loop, const Uuid& input);
+  void CancelQueuedInput(const Uuid& loop, const Uuid& input, SessionDone<Uuid> done);
+  // Withdraws a queued delegate request or cancels its running turn (see the contract above).
+  Result<DelegateCancel, SessionError> CancelDelegateRequest(const Uuid& loop, const Uuid& request);
+  void CancelDelegateRequest(const Uuid& loop, const Uuid& request,
+                             SessionDone<DelegateCancel> done);
 
   // `stop`: the caller's cancellation (see the contract above); none by default.
   Result<Uuid, SessionError> Compact(std::stop_token stop = {});
