@@ -38,9 +38,9 @@ using e2e::Shell;
 using std::chrono::seconds;
 
 // tests/fixtures/journal-snapshot-v1 (its README says how it was made).
-constexpr const char* kSnapshotFixtureSession = "FIXTURE-SESSION";
-constexpr std::size_t kSnapshotFixtureRecords = 0;
-constexpr std::uint64_t kSnapshotFixtureLatest = 0;  // the seq of its latest snapshot record
+constexpr const char* kSnapshotFixtureSession = "01a24c66-e847-748f-b070-ba00cc201066";
+constexpr std::size_t kSnapshotFixtureRecords = 423;
+constexpr std::uint64_t kSnapshotFixtureLatest = 369;  // the seq of its latest snapshot record
 
 bool Has(const std::string& out, const std::string& text) {
   return out.find(text) != std::string::npos;
