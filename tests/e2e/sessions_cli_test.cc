@@ -328,7 +328,7 @@ TEST_F(SessionsCli, AJournalWithSnapshotsWrittenByCodecVersionOneIsRestoredFromI
   // What a fold from the start holds, read in-process before anything is appended.
   std::vector<Message> history;
   {
-    auto journal = SqliteJournal::Open(db);
+    auto journal = SqliteJournal::Open(dir_.data());
     ASSERT_TRUE(journal.ok()) << journal.error().Describe();
     auto records = (*journal)->Read(id, 1, 1'000'000);
     ASSERT_TRUE(records.ok());
@@ -355,7 +355,7 @@ TEST_F(SessionsCli, AJournalWithSnapshotsWrittenByCodecVersionOneIsRestoredFromI
   // resume names it and starts from the latest one that passes.
   std::uint64_t bad_seq = 0;
   {
-    auto journal = SqliteJournal::Open(db);
+    auto journal = SqliteJournal::Open(dir_.data());
     ASSERT_TRUE(journal.ok());
     auto lease = (*journal)->AcquireLease(id, Uuid::V4(), seconds(60));
     ASSERT_TRUE(lease.ok()) << lease.error().Describe();
