@@ -16,8 +16,8 @@
 #include <string>
 #include <string_view>
 
-#include "harness/core/sha256.h"
 #include "harness/runtime/snapshot.h"
+#include "support/sealed_snapshot.h"
 
 namespace {
 
@@ -30,25 +30,13 @@ using namespace harness;
 
 const Uuid kSession = Uuid::Parse("5e551000-0000-4000-8000-00000000a001").value();
 
-std::string Sealed(std::string_view body) {
-  std::string out = "HSNP";
-  for (int i = 0; i < 4; ++i)
-    out.push_back(static_cast<char>((kSnapshotVersion >> (8 * i)) & 0xff));
-  for (int i = 0; i < 8; ++i)
-    out.push_back(static_cast<char>((body.size() >> (8 * i)) & 0xff));
-  const Sha256Digest digest = Sha256(body);
-  out.append(reinterpret_cast<const char*>(digest.data()), digest.size());
-  out.append(body);
-  return out;
-}
-
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   if (size == 0)
     return 0;
   const std::string_view bytes(reinterpret_cast<const char*>(data) + 1, size - 1);
-  const std::string payload = data[0] == 's' ? Sealed(bytes) : std::string(bytes);
+  const std::string payload = data[0] == 's' ? testing::SealedSnapshot(bytes) : std::string(bytes);
   auto decoded = DecodeSnapshot(payload, kSession);
   if (!decoded.ok()) {
     if (SnapshotErrorKindName(decoded.error().kind).empty())

@@ -9,11 +9,12 @@
 #include <string>
 #include <vector>
 
-#include "harness/core/sha256.h"
 #include "harness/journal/memory_journal.h"
 #include "harness/runtime/session.h"
 #include "runtime/session_probe.h"
 #include "support/journal_builder.h"
+#include "support/sealed_snapshot.h"
+#include "support/test_model.h"
 
 namespace harness {
 namespace {
@@ -57,21 +58,8 @@ std::string Encoded(const SessionFolder& folder) {
   return encoded.ok() ? *encoded : std::string();
 }
 
-// A payload with `body` under a header that matches it (version `version`): for bodies that
-// pass the checksum and must still be refused.
-std::string Sealed(std::string_view body, std::uint32_t version = kSnapshotVersion) {
-  std::string out = "HSNP";
-  for (int i = 0; i < 4; ++i)
-    out.push_back(static_cast<char>((version >> (8 * i)) & 0xff));
-  for (int i = 0; i < 8; ++i)
-    out.push_back(static_cast<char>((body.size() >> (8 * i)) & 0xff));
-  const Sha256Digest digest = Sha256(body);
-  out.append(reinterpret_cast<const char*>(digest.data()), digest.size());
-  out.append(body);
-  return out;
-}
-
-constexpr std::size_t kHeader = 48;
+using testing::SealedSnapshot;
+constexpr std::size_t kHeader = testing::kSnapshotHeaderBytes;
 
 TEST(Snapshot, RoundTripsEveryPartOfAFold) {
   const JournalBuilder b = Busy();
@@ -149,17 +137,18 @@ TEST(Snapshot, EveryFlippedBitAndEveryTruncationIsRefusedWithItsReason) {
 TEST(Snapshot, ABodyThatBreaksARuleIsMalformedUnderAGoodChecksum) {
   const std::string bytes = Encoded(FoldOf(Busy().records()));
   const std::string body = bytes.substr(kHeader);
-  EXPECT_TRUE(DecodeSnapshot(Sealed(body), kSession).ok());
-  EXPECT_EQ(DecodeSnapshot(Sealed(body, 2), kSession).error().kind,
+  EXPECT_TRUE(DecodeSnapshot(SealedSnapshot(body), kSession).ok());
+  EXPECT_EQ(DecodeSnapshot(SealedSnapshot(body, 2), kSession).error().kind,
             SnapshotErrorKind::kUnsupportedVersion);
-  EXPECT_EQ(DecodeSnapshot(Sealed(body + "x"), kSession).error().detail,
+  EXPECT_EQ(DecodeSnapshot(SealedSnapshot(body + "x"), kSession).error().detail,
             "bytes after the snapshot's body");
   const Uuid other = Uuid::Parse("5e551000-0000-4000-8000-00000000a002").value();
-  EXPECT_EQ(DecodeSnapshot(Sealed(body), other).error().detail, "a snapshot of another session");
+  EXPECT_EQ(DecodeSnapshot(SealedSnapshot(body), other).error().detail,
+            "a snapshot of another session");
   // Cuts of the body, sealed again, are refused (and never read past its end): every length
   // at first, then sparser, so that the test stays linear.
   for (std::size_t n = 0; n < body.size(); n += 1 + n / 64) {
-    auto decoded = DecodeSnapshot(Sealed(body.substr(0, n)), kSession);
+    auto decoded = DecodeSnapshot(SealedSnapshot(body.substr(0, n)), kSession);
     ASSERT_FALSE(decoded.ok()) << "body length " << n;
     EXPECT_EQ(decoded.error().kind, SnapshotErrorKind::kMalformed);
   }
@@ -183,16 +172,6 @@ class Unused final : public ModelClient, public ContextCounter, public Compactor
     return Fail(CompactorError{});
   }
 };
-
-CompactionPolicy Policy() {
-  CompactionPolicy policy;
-  policy.keep_recent_segments = 1;
-  policy.keep_recent_tokens = 10'000;
-  policy.reserved_output = 20;
-  policy.max_summary_tokens = 10;
-  policy.count_timeout = 5s;
-  return policy;
-}
 
 void Fill(Journal& journal, const std::vector<JournalRecord>& records) {
   auto lease = journal.AcquireLease(kSession, Uuid::V4(), 60s);
@@ -230,11 +209,11 @@ Restored RestoreOf(const std::vector<JournalRecord>& records, bool snapshots) {
     definition.kind = info.kind;
     definition.model = info.model;
     definition.system_prompt = info.system_prompt;
-    definition.limits = ModelLimits{100'000, 0, 20};
+    definition.limits = runtime_testing::TestLimits();
     definition.client = unused;
     if (info.compaction_policy) {
       definition.counter = unused;
-      definition.compaction = Policy();
+      definition.compaction = runtime_testing::TestPolicy();
       definition.compactor = unused;
     }
     return definition;
@@ -304,7 +283,8 @@ TEST(SnapshotRestore, ADamagedSnapshotIsSkippedReportedAndTheOneBeforeItUsed) {
        SnapshotErrorKind::kChecksum},
       {"truncation", [](JournalRecord& r) { r.payload.resize(r.payload.size() - 7); },
        SnapshotErrorKind::kChecksum},
-      {"wrong version", [](JournalRecord& r) { r.payload = Sealed(r.payload.substr(kHeader), 9); },
+      {"wrong version",
+       [](JournalRecord& r) { r.payload = SealedSnapshot(r.payload.substr(kHeader), 9); },
        SnapshotErrorKind::kUnsupportedVersion},
       {"not a snapshot", [](JournalRecord& r) { r.payload = "{}"; }, SnapshotErrorKind::kMalformed},
   };
