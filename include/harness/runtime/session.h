@@ -344,7 +344,9 @@ struct RestoreOptions {
 
 // What a restore did and how long its phases took.
 struct RestoreReport {
-  std::uint64_t records = 0;      // records folded (before repairs)
+  // Records this restore folded (before repairs): those after the snapshot it started from, or
+  // all of them.
+  std::uint64_t records = 0;
   std::uint64_t through_seq = 0;  // the last sequence number before the repairs
   std::size_t loops = 0;
   std::size_t replies_repaired = 0;
