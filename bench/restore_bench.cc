@@ -3,6 +3,7 @@
 //
 //   restore_bench [--events N] [--iterations I] [--backend sqlite|memory|postgres|all]
 //                 [--decode-threads LIST] [--dir DIR] [--profile-fold R]
+//   restore_bench --snapshots SIZES [--iterations I] [--dir DIR]
 //
 // Not timed: JournalBuilder writes, with the real codecs, exactly N records shaped like a
 // working session (per turn: InputAccepted, TurnStarted, the input, ContextMeasured, an assistant
@@ -16,6 +17,9 @@
 // Backends are interleaved per iteration, so a change in the machine's load affects all alike.
 // --decode-threads (default "1,0"): each backend is restored once per value in each iteration,
 // with RestoreOptions::decode_threads set to it (0: one per core), side by side.
+//
+// --snapshots SIZES (for example 10000,100000,1000000): instead, restore from a snapshot
+// against restore from the start, per session size, side by side (SnapshotBench below).
 //
 // --profile-fold R: instead, R rounds of decoding and folding the records already in memory (no
 // journal, no session), sequentially and with the next page decoded ahead on another thread, and
@@ -51,6 +55,7 @@
 #include "harness/journal/sqlite_journal.h"
 #include "harness/runtime/fold.h"
 #include "harness/runtime/session.h"
+#include "harness/runtime/snapshot.h"
 #include "journal/rules.h"
 #include "support/journal_builder.h"
 #include "support/json_reference.h"
@@ -162,7 +167,8 @@ std::vector<JournalRecord> BuildSession(const Uuid& session, std::uint64_t event
 }
 
 void Fill(Journal& journal, const Uuid& session, const std::vector<JournalRecord>& records) {
-  auto lease = journal.AcquireLease(session, Uuid::V4(), 60s);
+  // An hour: filling a million records on a loaded machine takes minutes.
+  auto lease = journal.AcquireLease(session, Uuid::V4(), 3600s);
   if (!lease)
     Die("lease: " + lease.error().Describe());
   for (std::size_t i = 0; i < records.size(); i += 1'000) {
@@ -192,7 +198,7 @@ double Ms(std::chrono::nanoseconds d) {
 }
 
 Sample RestoreOnce(Journal& journal, const Uuid& session, std::uint64_t events,
-                   unsigned decode_threads) {
+                   unsigned decode_threads, bool snapshots = false) {
   auto client = std::make_shared<UnusedClient>();
   auto counter = std::make_shared<UnusedCounter>();
   auto compactor = std::make_shared<UnusedCompactor>();
@@ -202,6 +208,7 @@ Sample RestoreOnce(Journal& journal, const Uuid& session, std::uint64_t events,
   RestoreOptions restore;
   restore.start_queued = false;
   restore.decode_threads = decode_threads;
+  restore.snapshots = snapshots;
   restore.resolve = [&](const RestoredLoopInfo& info) -> Result<LoopDefinition, SessionError> {
     LoopDefinition definition;
     definition.kind = info.kind;
@@ -223,6 +230,8 @@ Sample RestoreOnce(Journal& journal, const Uuid& session, std::uint64_t events,
   const RestoreReport& report = (*restored)->restore_report();
   if (report.records != events)
     Die(fmt::format("restore folded {} records, expected {}", report.records, events));
+  if (snapshots && report.snapshot_seq == 0)
+    Die("the restore did not start from the snapshot");
   Sample s{Ms(elapsed), Ms(report.read), Ms(report.fold), Ms(report.build)};
   (*restored)->Suspend();
   return s;
@@ -357,6 +366,88 @@ int ProfileFold(const Uuid& session, const std::vector<JournalRecord>& records, 
   return 0;
 }
 
+// --snapshots SIZES: per size, a session of that many records with a snapshot of its fold
+// (runtime/snapshot.h) after all but kAfterSnapshot of them, in a SQLite journal; restored from
+// the snapshot and from the start, side by side, I iterations each.
+constexpr std::uint64_t kAfterSnapshot = 500;  // half the default snapshot interval
+
+int SnapshotBench(const std::vector<std::uint64_t>& sizes, int iterations,
+                  const std::filesystem::path& root) {
+  std::filesystem::path dir = root;
+  if (dir.empty()) {
+    std::string tmpl = (std::filesystem::temp_directory_path() / "restore_bench.XXXXXX").string();
+    if (mkdtemp(tmpl.data()) == nullptr)
+      Die("mkdtemp failed");
+    dir = tmpl;
+  }
+  std::filesystem::create_directories(dir);
+  utsname uts{};
+  uname(&uts);
+  std::printf(
+      "restore_bench --snapshots: SQLite, snapshot %llu records before the end, "
+      "%d iterations, decode on every core\n",
+      static_cast<unsigned long long>(kAfterSnapshot), iterations);
+  std::printf("machine: %s %s, %u cores; load average before: %s\n\n", uts.sysname, uts.machine,
+              std::thread::hardware_concurrency(), LoadAverage().c_str());
+  std::printf("%-10s %11s %30s %22s %30s %9s\n", "records", "snapshot B",
+              "from snapshot ms (median min-max)", "read/fold/build ms",
+              "from the start ms (median min-max)", "speed-up");
+  for (std::uint64_t size : sizes) {
+    if (size <= kAfterSnapshot + 16)
+      Die("--snapshots sizes must be above 516");
+    const Uuid session = Uuid::V4();
+    std::vector<JournalRecord> records = BuildSession(session, size);
+    SessionFolder folder(session);
+    for (std::size_t i = 0; i < size - kAfterSnapshot; ++i) {
+      if (auto added = folder.Add(records[i]); !added.ok())
+        Die("fold: " + added.error().Message());
+    }
+    auto snapshot = SnapshotRecord(folder, records[size - kAfterSnapshot - 1].created_at);
+    if (!snapshot)
+      Die("snapshot: " + snapshot.error().Message());
+    const std::size_t snapshot_bytes = snapshot->payload.size();
+    JournalRecord stored{session,        0,           snapshot->record_id,  snapshot->kind,
+                         snapshot->type, snapshot->v, snapshot->created_at, snapshot->payload};
+    records.insert(records.begin() + static_cast<std::ptrdiff_t>(size - kAfterSnapshot),
+                   std::move(stored));
+    for (std::size_t i = 0; i < records.size(); ++i)
+      records[i].seq = i + 1;
+    const std::filesystem::path file = dir / fmt::format("journal-{}", size);
+    auto journal = SqliteJournal::Open(file);
+    if (!journal)
+      Die("open: " + journal.error().Describe());
+    Fill(**journal, session, records);
+    records.clear();
+    records.shrink_to_fit();
+    std::vector<double> from_snapshot, read, fold, build, from_start;
+    for (int i = 0; i < iterations; ++i) {
+      const Sample s = RestoreOnce(**journal, session, kAfterSnapshot + 1, 0, true);
+      from_snapshot.push_back(s.total_ms);
+      read.push_back(s.read_ms);
+      fold.push_back(s.fold_ms);
+      build.push_back(s.build_ms);
+      from_start.push_back(RestoreOnce(**journal, session, size + 1, 0, false).total_ms);
+    }
+    const Stat a = StatOf(from_snapshot), b = StatOf(from_start);
+    std::printf(
+        "%-10llu %11zu %30s %22s %30s %8.0fx\n", static_cast<unsigned long long>(size),
+        snapshot_bytes, fmt::format("{:.1f} ({:.1f}-{:.1f})", a.median, a.min, a.max).c_str(),
+        fmt::format("{:.0f}/{:.0f}/{:.0f}", StatOf(read).median, StatOf(fold).median,
+                    StatOf(build).median)
+            .c_str(),
+        fmt::format("{:.0f} ({:.0f}-{:.0f})", b.median, b.min, b.max).c_str(), b.median / a.median);
+    std::fflush(stdout);
+    journal->reset();
+    std::filesystem::remove_all(dir / fmt::format("journal-{}", size));
+    for (const char* suffix : {"-wal", "-shm"})
+      std::filesystem::remove(dir / fmt::format("journal-{}{}", size, suffix));
+  }
+  std::printf("\nload average after: %s\n", LoadAverage().c_str());
+  if (root.empty())
+    std::filesystem::remove_all(dir);
+  return 0;
+}
+
 // "1,0" -> {1, 0}: decode threads per restore, 0 = one per core.
 std::vector<unsigned> ParseThreadList(const std::string& list) {
   std::vector<unsigned> threads;
@@ -374,6 +465,23 @@ std::vector<unsigned> ParseThreadList(const std::string& list) {
   return threads;
 }
 
+// "10000,100000" -> {10000, 100000}.
+std::vector<std::uint64_t> ParseSizeList(const std::string& list) {
+  std::vector<std::uint64_t> sizes;
+  std::size_t start = 0;
+  while (start <= list.size()) {
+    const std::size_t comma = std::min(list.find(',', start), list.size());
+    const std::string item = list.substr(start, comma - start);
+    char* end = nullptr;
+    const unsigned long long value = std::strtoull(item.c_str(), &end, 10);
+    if (item.empty() || *end != '\0' || value > 10'000'000)
+      Die("--snapshots takes record counts up to 10000000 separated by commas");
+    sizes.push_back(value);
+    start = comma + 1;
+  }
+  return sizes;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -381,6 +489,7 @@ int main(int argc, char** argv) {
   int iterations = 5;
   int profile_rounds = 0;
   std::vector<unsigned> decode_threads = {1, 0};
+  std::vector<std::uint64_t> snapshot_sizes;
   std::string backend = "all";
   std::filesystem::path root;
   const char* env_url = getenv("HARNESS_PG_URL");
@@ -400,9 +509,13 @@ int main(int argc, char** argv) {
       decode_threads = ParseThreadList(argv[i + 1]);
     else if (std::strcmp(argv[i], "--profile-fold") == 0)
       profile_rounds = std::max(1, std::atoi(argv[i + 1]));
+    else if (std::strcmp(argv[i], "--snapshots") == 0)
+      snapshot_sizes = ParseSizeList(argv[i + 1]);
     else
       Die(std::string("unknown option ").append(argv[i]));
   }
+  if (!snapshot_sizes.empty())
+    return SnapshotBench(snapshot_sizes, iterations, root);
   if (events < 16)
     Die("--events must be at least 16");
   const bool all = backend == "all";

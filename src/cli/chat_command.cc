@@ -120,6 +120,7 @@ int RunChat(const ChatCommandLine& line, SignalWatch& signals) {
   options.journal = journal->get();
   options.session_id = start.session_id;
   options.lease_ttl = std::chrono::seconds(line.lease_ttl_seconds);
+  options.snapshot_interval = static_cast<std::uint64_t>(line.snapshot_interval);
   options.on_failure = [&](const InfrastructureFailure& f) {
     console.Error(fmt::format("harness chat: runtime failure: {}: {}",
                               InfrastructureFailureKindName(f.kind), f.detail));

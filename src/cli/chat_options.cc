@@ -85,6 +85,9 @@ std::shared_ptr<ChatCommandLine> AddChatCommand(CLI::App& app) {
   AddNumberOption(*c, "--max-steps", line->max_steps, {1, kMaxStepsPerTurn},
                   "model calls one turn may make (each tool round trip is one) before the turn "
                   "fails with step_limit");
+  AddNumberOption(*c, "--snapshot-interval", line->snapshot_interval, {0, 1'000'000},
+                  "records between two snapshots of the session's state in the journal, which a "
+                  "resume starts from (0: none; a resume then reads the whole journal)");
   line->system.Register(*c);
   line->context.Register(*c);
   c->add_flag("--no-auto-compact", line->no_auto_compact,

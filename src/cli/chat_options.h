@@ -21,6 +21,7 @@
 
 #include "harness/core/result.h"
 #include "harness/core/uuid.h"
+#include "harness/runtime/snapshot.h"
 #include "journal_factory.h"
 #include "policy_defaults.h"
 #include "system_prompt.h"
@@ -48,6 +49,8 @@ struct ChatCommandLine {
   bool take_over = false;
   std::int64_t lease_ttl_seconds = 30;
   std::int64_t max_steps = 64;  // model calls per turn (LoopDefinition::max_steps_per_turn)
+  // Records between two snapshots of the session's fold (SessionOptions::snapshot_interval).
+  std::int64_t snapshot_interval = static_cast<std::int64_t>(kDefaultSnapshotInterval);
 };
 
 // What the command line says about the chat to open.

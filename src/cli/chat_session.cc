@@ -390,12 +390,20 @@ Status<int> ShowResumed(Session& session, const Uuid& loop, ChatConsole& console
   }
   const RestoreReport& report = session.restore_report();
   const std::size_t history = snapshot->history.size();
-  console.Line(
-      fmt::format("session {} restored: {} records; loop {}: {} messages{}, {} queued, repaired {} "
-                  "replies, closed {} turns",
-                  session.id().ToString(), report.records, loop.ToString(), history,
-                  snapshot->derived_prefix > 0 ? fmt::format(" (summary + {})", history - 1) : "",
-                  snapshot->queued_inputs, report.replies_repaired, report.turns_closed));
+  // A snapshot that did not pass its checks was not used: the user hears of it, the restore
+  // went on from an older one or from the start (docs/spec/snapshots.md §4).
+  for (const SkippedSnapshot& skipped : report.skipped_snapshots)
+    console.Line(fmt::format("warning: the snapshot at seq {} was skipped ({})", skipped.seq,
+                             skipped.error.Message()));
+  console.Line(fmt::format(
+      "session {} restored: {} records{}; loop {}: {} messages{}, {} queued, repaired "
+      "{} replies, closed {} turns",
+      session.id().ToString(), report.through_seq,
+      report.snapshot_seq > 0 ? fmt::format(" (from the snapshot at seq {})", report.snapshot_seq)
+                              : "",
+      loop.ToString(), history,
+      snapshot->derived_prefix > 0 ? fmt::format(" (summary + {})", history - 1) : "",
+      snapshot->queued_inputs, report.replies_repaired, report.turns_closed));
   if (snapshot->status == LoopStatus::kExited)
     console.Line(
         "the loop has exited: it takes no more input (/history still shows it); start a new "

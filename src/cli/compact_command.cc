@@ -566,7 +566,7 @@ void PrintStart(const CompactCommandLine& line, const Target& target, const Jour
     const RestoreReport& report = session.restore_report();
     PrintLine(fmt::format("session {} restored from {}: {} records, loop {}, repaired {} replies, "
                           "closed {} turns",
-                          session.id().ToString(), StoreForDisplay(store), report.records,
+                          session.id().ToString(), StoreForDisplay(store), report.through_seq,
                           target.loop.ToString(), report.replies_repaired, report.turns_closed),
               human);
   } else {

@@ -6,6 +6,7 @@
 #include "harness/command/codec.h"
 #include "harness/event/codec.h"
 #include "harness/runtime/repair.h"
+#include "harness/runtime/snapshot.h"
 #include "runtime/compaction_slot.h"
 #include "runtime/loop_reducer.h"
 #include "runtime/measure.h"
@@ -201,6 +202,10 @@ Status<RestoreError> SessionFolder::Apply(const JournalRecord& record, DecodedPa
     return Refuse(RestoreErrorKind::kSequenceGap, record, none, {"the seq does not follow"});
   if (record.session != fold_.session)
     return Refuse(RestoreErrorKind::kForeignRecord, record, none, {"a record of another session"});
+  // A snapshot is derived data: the fold never reads it, whatever its version (a later codec's
+  // snapshot must not make this build refuse the journal), and restore checks it on its own.
+  if (record.kind == RecordKind::kFence && record.type == kSessionSnapshotType && !continuing_)
+    return {};
   // A command's version is 1; an event's is its payload's (checked once it is decoded).
   if (record.v != 1 &&
       (record.kind != RecordKind::kEvent || record.v > kCompactionCommittedVersion))

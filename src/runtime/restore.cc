@@ -17,6 +17,7 @@
 #include "harness/runtime/session.h"
 #include "runtime/loop.h"
 #include "runtime/session_core.h"
+#include "runtime/snapshot_journal.h"
 
 namespace harness {
 
@@ -91,8 +92,9 @@ DecodedPage DecodePage(std::vector<JournalRecord> records, unsigned workers) {
 // after the other: the first failure in journal order
 // wins (a fold error of page k before a read error of page k+1, which a sequential reader would
 // not have reached), and reading stops at the first short page.
-Status<SessionError> ReadAndFold(Journal& journal, const Uuid& session, unsigned decode_threads,
-                                 const Env& env, SessionFolder& folder, RestoreReport& report) {
+Status<SessionError> ReadAndFold(Journal& journal, const Uuid& session, std::uint64_t from,
+                                 unsigned decode_threads, const Env& env, SessionFolder& folder,
+                                 RestoreReport& report) {
   auto read = [&](std::uint64_t from) {
     const auto read_start = env.MonotonicNow();
     auto page = journal.Read(session, from, kReadPage);
@@ -106,7 +108,7 @@ Status<SessionError> ReadAndFold(Journal& journal, const Uuid& session, unsigned
     return std::async(std::launch::async | std::launch::deferred, DecodePage, std::move(records),
                       workers);
   };
-  auto first = read(1);
+  auto first = read(from);
   if (!first)
     return Fail(SessionError::FromJournal(first.error()));
   bool more = first->size() == kReadPage;
@@ -134,6 +136,17 @@ Status<SessionError> ReadAndFold(Journal& journal, const Uuid& session, unsigned
     if (!following->ok())
       return Fail(SessionError::FromJournal(following->error()));
   }
+}
+
+Result<runtime_detail::SnapshotStart, SessionError> LatestSnapshotOf(Journal& journal,
+                                                                     const Uuid& session) {
+  auto last = journal.LastSequence(session);
+  if (!last)
+    return Fail(SessionError::FromJournal(last.error()));
+  auto start = runtime_detail::LatestSnapshot(journal, session, *last);
+  if (!start)
+    return Fail(SessionError::FromJournal(start.error()));
+  return std::move(*start);
 }
 
 // The repair batch as journal records: the fence first, then the events in plan order.
@@ -227,11 +240,23 @@ Result<std::unique_ptr<Session>, SessionError> Session::Restore(SessionOptions o
     return Fail(SessionError::FromJournal(acquired.error()));
   LeaseGuard guard(journal, *acquired);
 
-  // 2. Read and fold.
+  // 2. Read and fold, from the latest snapshot that passes its checks (runtime/snapshot.h).
   RestoreReport report;
   SessionFolder folder(session);
-  HARNESS_CHECK(ReadAndFold(journal, session, restore.decode_threads, env, folder, report));
-  if (report.records == 0) {
+  if (restore.snapshots) {
+    const auto search_start = env.MonotonicNow();
+    auto start = LatestSnapshotOf(journal, session);
+    report.read += env.MonotonicNow() - search_start;
+    if (!start)
+      return Fail(start.error());
+    if (start->folder)
+      folder = std::move(*start->folder);
+    report.snapshot_seq = start->seq;
+    report.skipped_snapshots = std::move(start->skipped);
+  }
+  HARNESS_CHECK(ReadAndFold(journal, session, folder.fold().through_seq + 1, restore.decode_threads,
+                            env, folder, report));
+  if (report.records == 0 && report.snapshot_seq == 0) {
     return Fail(SessionError{SessionErrorKind::kSessionNotFound,
                              "session " + session.ToString() + " has no records"});
   }

@@ -2,6 +2,7 @@
 // lease), and the ids Open and Restore mint (runtime/session_core.h).
 #include "runtime/session_core.h"
 
+#include <algorithm>
 #include <memory>
 #include <utility>
 
@@ -54,7 +55,8 @@ SessionCore::SessionCore(SessionOptions options, Lease lease)
       lease_(lease),
       hub_(std::make_unique<Hub>(*options_.journal, lease)),
       own_host_(OwnHostUnlessShared(options_)),
-      host_(own_host_ != nullptr ? *own_host_ : *options_.host->core_) {
+      host_(own_host_ != nullptr ? *own_host_ : *options_.host->core_),
+      snapshots_(*options_.journal, options_.session_id, options_.snapshot_interval) {
   // Keep the lease alive: the keeper renews it at a third of its lifetime. A failed renewal
   // faults the session, because appends would fail from then on anyway.
   renewal_ = host_.leases.Keep(*options_.journal, lease_, options_.lease_ttl,
@@ -152,8 +154,10 @@ PublishOutcome SessionCore::Publish(const Event& event) {
     error = options_.publish_interceptor(event);
   if (!error) {
     auto published = hub_->Publish(event);
-    if (published)
+    if (published) {
+      NoteDurable(*published, std::holds_alternative<CompactionCommitted>(event));
       return {};
+    }
     error = published.error();
   }
   return Refused(*error);
@@ -174,8 +178,14 @@ PublishOutcome SessionCore::PublishBatch(const std::vector<Event>& events) {
   }
   if (!error) {
     auto published = hub_->PublishBatch(events);
-    if (published)
+    if (published) {
+      if (!published->empty()) {
+        NoteDurable(published->back(), std::ranges::any_of(events, [](const Event& event) {
+                      return std::holds_alternative<CompactionCommitted>(event);
+                    }));
+      }
       return {};
+    }
     error = published.error();
   }
   return Refused(*error);

@@ -17,6 +17,7 @@
 #include "harness/runtime/session.h"
 #include "runtime/executor.h"
 #include "runtime/host_core.h"
+#include "runtime/snapshot_journal.h"
 
 namespace harness::runtime_detail {
 
@@ -63,6 +64,10 @@ class SessionCore {
   PublishOutcome Publish(const Event& event);
   // Enduring events as one journal append: all durable and delivered, or none.
   PublishOutcome PublishBatch(const std::vector<Event>& events);
+  // After records up to `seq` are durable (`committed`: a compaction committed among them):
+  // starts the snapshot writer on the blocking pool when a snapshot is due
+  // (runtime/snapshot_journal.h; defined in snapshot_journal.cc).
+  void NoteDurable(std::uint64_t seq, bool committed);
   void Report(InfrastructureFailure failure);
   void Fault() { faulted_.store(true); }
   bool faulted() const { return faulted_.load(); }
@@ -119,6 +124,7 @@ class SessionCore {
   // no task outlives the state it uses.
   WorkGroup work_;
   std::atomic<std::uint64_t> renewal_{0};  // the host's lease-keeper entry, 0 once stopped
+  SnapshotWriter snapshots_;
 };
 
 }  // namespace harness::runtime_detail

@@ -293,6 +293,7 @@ TEST(CliNumbers, EveryNumericFlagRefusesWhatIsNotAWholeNumberInItsBounds) {
       {"chat", "--keep-recent-segments", 1, 1000000},
       {"chat", "--lease-ttl", 1, 3600},
       {"chat", "--max-steps", 1, 1000000},
+      {"chat", "--snapshot-interval", 0, 1000000},
       {"journal show /dev/null/harness", "--from", 1, 9223372036854775807u},
       {"journal bench /dev/null/harness", "--appenders", 1, 256},
       {"journal bench /dev/null/harness", "--records", 1, 10000000},

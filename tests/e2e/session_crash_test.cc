@@ -2,7 +2,10 @@
 // run after run by real `harness chat` processes that are killed at random instants, against a
 // scripted OpenAI-compatible model on 127.0.0.1. After every run, with no process running, the
 // data directory's SQLite journal is opened in-process, verified, folded (SessionFolder: never a
-// RestoreError) and checked against the four invariants of §5.2; at the end an in-process
+// RestoreError) and checked against the four invariants of §5.2 and the snapshots' (every run
+// writes a snapshot every 5 records, `--snapshot-interval=5`, so kills land while one is written:
+// every snapshot record left passes its checks, and the fold from the latest one equals the fold
+// from the start, docs/spec/snapshots.md); at the end an in-process
 // Session::Restore(start_queued = false) + Suspend must leave a Snapshot equal to the fold.
 //
 // Set-up (§5.1): every run is `harness chat --model openai:crash --context-window 2048
@@ -94,6 +97,7 @@
 #include "harness/runtime/fold.h"
 #include "harness/runtime/repair.h"
 #include "harness/runtime/session.h"
+#include "harness/runtime/snapshot.h"
 #include "harness/runtime/tool.h"
 #include "journal_process.h"
 #include "openai_answers.h"
@@ -448,8 +452,10 @@ class SessionCrash : public ::testing::Test {
 
   std::vector<std::string> Args() const {
     std::vector<std::string> args = {"chat", "--model", "openai:crash"};
-    for (const char* flag : {"--context-window=2048", "--max-summary-tokens=200",
-                             "--keep-recent-tokens=300", "--keep-recent-segments=1"})
+    // A snapshot every 5 records: most kills land while one is being written or appended.
+    for (const char* flag :
+         {"--context-window=2048", "--max-summary-tokens=200", "--keep-recent-tokens=300",
+          "--keep-recent-segments=1", "--snapshot-interval=5"})
       args.push_back(flag);
     args.push_back("--data-dir=" + data().string());
     if (!session_.IsZero()) {
@@ -525,6 +531,9 @@ class SessionCrash : public ::testing::Test {
   int histories_checked_ = 0;          // invariant 4 on a clean run's /history
   int dangling_ = 0;                   // runs that left one (check 5)
   bool allow_dangling_ = EnvU64("HARNESS_CRASH_ALLOW_DANGLING", 0) != 0;
+  // Snapshot records in the journal after the last run, and runs whose check folded from one.
+  std::size_t snapshots_ = 0;
+  std::size_t snapshot_restores_ = 0;
   std::string trace_;
 };
 
@@ -586,6 +595,32 @@ void SessionCrash::CheckAfterRun(int run, const RunPlan& plan, std::size_t first
   const SessionFold& fold = *view->fold;
   ASSERT_EQ(fold.loops.size(), 1u);
   const LoopFold& loop = fold.loops[0];
+
+  // (0) Snapshots (docs/spec/snapshots.md): every snapshot record a kill left passes its checks,
+  // and the fold from the latest one ends where the fold from the start ends.
+  std::optional<SessionFolder> from_snapshot;
+  std::size_t after = 0;
+  snapshots_ = 0;
+  for (std::size_t i = 0; i < view->records.size(); ++i) {
+    const JournalRecord& record = view->records[i];
+    if (record.type != kSessionSnapshotType)
+      continue;
+    auto checked = CheckSnapshotRecord(record);
+    ASSERT_TRUE(checked.ok()) << "the snapshot at seq " << record.seq
+                              << " fails: " << checked.error().Message();
+    from_snapshot.emplace(std::move(*checked));
+    after = from_snapshot->fold().through_seq;
+    ++snapshots_;
+  }
+  if (from_snapshot) {
+    for (std::size_t i = after; i < view->records.size(); ++i)
+      ASSERT_TRUE(from_snapshot->Add(view->records[i]).ok()) << "seq " << i + 1;
+    ASSERT_EQ(from_snapshot->fold().loops.size(), 1u);
+    EXPECT_TRUE(static_cast<const LoopState&>(from_snapshot->fold().loops[0]) ==
+                static_cast<const LoopState&>(loop))
+        << "the fold from the latest snapshot is not the fold from the start";
+    ++snapshot_restores_;
+  }
 
   // (1) Every accepted input is in the history, cancelled, or still queued.
   std::map<Uuid, int> committed, cancelled;
@@ -935,16 +970,18 @@ TEST_F(SessionCrash, EveryKillLeavesAJournalThatRestoresToItsFold) {
   std::printf(
       "session crash: seed %llu, %d runs: %d in a turn, %d in a compaction, %d during start-up, "
       "%d completed, %d idle; %d failures; %lld s (T %d ms); %d left a dangling tool call; "
-      "checked %d first turn requests, %d /history\n",
+      "checked %d first turn requests, %d /history; %zu snapshots in the journal, %zu runs "
+      "folded from one\n",
       static_cast<unsigned long long>(seed_), runs, landed[Landing::kTurn],
       landed[Landing::kCompaction], landed[Landing::kStartUp], landed[Landing::kCompleted],
       landed[Landing::kIdle], failures, static_cast<long long>(seconds), t_ms, dangling_,
-      first_requests_checked_, histories_checked_);
+      first_requests_checked_, histories_checked_, snapshots_, snapshot_restores_);
   // Coverage, of the kills delivered (a run that ended before its kill instant was not killed).
   const int kills = runs - landed[Landing::kCompleted];
   if (!replay && runs >= 50) {  // fewer runs are too few for a proportion
     EXPECT_GE(landed[Landing::kTurn] * 100, kills * 15) << "too few kills in a turn";
     EXPECT_GE(landed[Landing::kCompaction] * 100, kills * 15) << "too few kills in a compaction";
+    EXPECT_GE(snapshot_restores_ * 2, static_cast<std::size_t>(runs)) << "too few snapshots";
   }
 }
 

@@ -26,6 +26,7 @@
 #include "harness/journal/memory_journal.h"
 #include "harness/journal/sqlite_journal.h"
 #include "harness/runtime/session.h"
+#include "harness/runtime/snapshot.h"
 #include "piped_process.h"
 #include "support/build_paths.h"
 
@@ -35,6 +36,11 @@ namespace {
 using e2e::CliRun;
 using e2e::Shell;
 using std::chrono::seconds;
+
+// tests/fixtures/journal-snapshot-v1 (its README says how it was made).
+constexpr const char* kSnapshotFixtureSession = "01a24c66-e847-748f-b070-ba00cc201066";
+constexpr std::size_t kSnapshotFixtureRecords = 423;
+constexpr std::uint64_t kSnapshotFixtureLatest = 369;  // the seq of its latest snapshot record
 
 bool Has(const std::string& out, const std::string& text) {
   return out.find(text) != std::string::npos;
@@ -305,6 +311,75 @@ TEST_F(SessionsCli, AJournalWrittenByTheVersionOneCodecIsStillRestored) {
   EXPECT_TRUE(Has(chat.out, "session " + id + " restored: 7 records; ")) << chat.out;
   EXPECT_TRUE(Has(chat.out, ": 6 messages (summary + 5)")) << chat.out;
   EXPECT_TRUE(Has(chat.out, "the loop has exited")) << chat.out;
+}
+
+// A journal with snapshots written by snapshot codec version 1 (tests/fixtures/journal-snapshot-v1,
+// made by `harness chat --snapshot-interval 100` with that code) is resumed from its latest
+// snapshot, with the history a fold from the start gives (docs/spec/snapshots.md §2 rule 8); a
+// later snapshot that fails its checks is named in a warning, skipped, and the one before it used.
+TEST_F(SessionsCli, AJournalWithSnapshotsWrittenByCodecVersionOneIsRestoredFromItsSnapshot) {
+  const Uuid id = Uuid::ParseCanonical(kSnapshotFixtureSession).value();
+  std::filesystem::create_directories(dir_.data());
+  const std::filesystem::path db = std::filesystem::path(dir_.data()) / "journal.db";
+  std::filesystem::copy_file(std::filesystem::path(::harness::build_paths::SourceDir()) /
+                                 "tests/fixtures/journal-snapshot-v1/journal.db",
+                             db);
+  Script({Answer("unused")});  // the fixture's model is scripted/script.json; no turn runs
+  // What a fold from the start holds, read in-process before anything is appended.
+  std::vector<Message> history;
+  {
+    auto journal = SqliteJournal::Open(dir_.data());
+    ASSERT_TRUE(journal.ok()) << journal.error().Describe();
+    auto records = (*journal)->Read(id, 1, 1'000'000);
+    ASSERT_TRUE(records.ok());
+    ASSERT_EQ(records->size(), kSnapshotFixtureRecords);
+    SessionFolder folder(id);
+    for (const JournalRecord& record : *records)
+      ASSERT_TRUE(folder.Add(record).ok()) << record.seq;
+    ASSERT_EQ(folder.fold().loops.size(), 1u);
+    history = folder.fold().loops[0].history;
+  }
+  const std::string ask = "/history\n/quit\n";
+  const CliRun resumed = Chat("--session " + id.ToString(), ask);
+  EXPECT_EQ(resumed.exit_code, 0) << resumed.out;
+  const std::string from_latest =
+      " (from the snapshot at seq " + std::to_string(kSnapshotFixtureLatest) + ")";
+  EXPECT_TRUE(Has(resumed.out, "session " + id.ToString() +
+                                   " restored: " + std::to_string(kSnapshotFixtureRecords) +
+                                   " records" + from_latest))
+      << resumed.out;
+  EXPECT_FALSE(Has(resumed.out, "warning:")) << resumed.out;
+  EXPECT_TRUE(Has(resumed.out, ": " + std::to_string(history.size()) + " messages")) << resumed.out;
+
+  // A snapshot record that is not a snapshot, appended under a lease as a writer would: the
+  // resume names it and starts from the latest one that passes.
+  std::uint64_t bad_seq = 0;
+  {
+    auto journal = SqliteJournal::Open(dir_.data());
+    ASSERT_TRUE(journal.ok());
+    auto lease = (*journal)->AcquireLease(id, Uuid::V4(), seconds(60));
+    ASSERT_TRUE(lease.ok()) << lease.error().Describe();
+    auto last = (*journal)->LastSequence(id);
+    ASSERT_TRUE(last.ok());
+    AppendRequest request;
+    request.session = id;
+    request.fencing_token = lease->token;
+    request.records.push_back(NewRecord{SnapshotRecordId(id, *last), RecordKind::kFence,
+                                        std::string(kSessionSnapshotType), kSnapshotVersion,
+                                        JournalTime{}, "not a snapshot"});
+    auto appended = (*journal)->Append(std::move(request));
+    ASSERT_TRUE(appended.ok()) << appended.error().Describe();
+    bad_seq = appended->front().seq;
+    ASSERT_TRUE((*journal)->ReleaseLease(*lease).ok());
+  }
+  const CliRun warned = Chat("--session " + id.ToString(), ask);
+  EXPECT_EQ(warned.exit_code, 0) << warned.out;
+  EXPECT_TRUE(Has(warned.out, "warning: the snapshot at seq " + std::to_string(bad_seq) +
+                                  " was skipped (malformed: not a snapshot)"))
+      << warned.out;
+  EXPECT_TRUE(Has(warned.out, from_latest)) << warned.out;
+  EXPECT_TRUE(Has(warned.out, ": " + std::to_string(history.size()) + " messages")) << warned.out;
+  EXPECT_TRUE(dir_.JournalVerifies());
 }
 
 TEST_F(SessionsCli, BadIdsAndMismatchedModelsAreUsageErrors) {

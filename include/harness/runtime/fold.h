@@ -42,6 +42,8 @@
 //     batch): any other record before they are complete, a continuation nobody announced or one
 //     carrying more than announced, and a journal ending before they are complete (at Finish,
 //     reported at the LoopCreated's seq) are `history_continuation`;
+//   * a kFence record of type SessionSnapshot (harness/runtime/snapshot.h), of any version, is
+//     accepted and changes nothing: a snapshot is derived data, read only by restore;
 //   * RestoredPressure takes the policy by pointer (null: the loop has no policy), as
 //     PressureLevelFor does; §1.1 shows a reference, which cannot say "no policy".
 // - Beyond §1.1: SessionFold::records (how many records were folded) and FindLoop; the ledger
@@ -81,6 +83,10 @@
 #include "harness/runtime/loop_state.h"
 
 namespace harness {
+
+namespace runtime_detail {
+struct SnapshotAccess;  // runtime/snapshot.h's codec: a folder's state in and out
+}  // namespace runtime_detail
 
 enum class RestoreErrorKind : std::uint8_t {
   kSequenceGap,
@@ -183,6 +189,7 @@ class CompactLedger {
 
  private:
   friend class SessionFolder;
+  friend struct runtime_detail::SnapshotAccess;
 
   std::vector<CompactIntent> intents_;
   std::vector<CompactTerminal> terminals_;
@@ -241,6 +248,8 @@ class SessionFolder {
   const SessionFold& fold() const { return fold_; }
 
  private:
+  friend struct runtime_detail::SnapshotAccess;
+
   Status<RestoreError> Apply(const JournalRecord& record, DecodedPayload decoded);
   Status<RestoreError> ApplyEvent(const JournalRecord& record, const Event& event);
   Status<RestoreError> ApplyIntent(const JournalRecord& record, const Command& command);

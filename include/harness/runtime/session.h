@@ -134,6 +134,7 @@
 #include "harness/runtime/fold.h"
 #include "harness/runtime/hook.h"
 #include "harness/runtime/host.h"
+#include "harness/runtime/snapshot.h"
 #include "harness/runtime/tool.h"
 
 namespace harness {
@@ -308,6 +309,10 @@ struct SessionOptions {
   // treated exactly as if the hub had returned it (a JournalError is fatal and faults the
   // session, any other error is non-fatal). Null in production.
   std::function<std::optional<PublishError>(const Event&)> publish_interceptor;
+  // A snapshot of the session's fold (runtime/snapshot.h) is appended once this many records
+  // follow the previous one, and after every committed compaction; 0: never. Written off the
+  // loops' strands, one at a time; a failed snapshot append is ignored (docs/spec/snapshots.md).
+  std::uint64_t snapshot_interval = kDefaultSnapshotInterval;
 };
 
 // What Restore tells the resolver about a loop, from its LoopCreated and the fold.
@@ -355,11 +360,15 @@ struct RestoreOptions {
   bool take_over = false;    // TakeOverLease instead of AcquireLease
   // Threads that decode the records (the reading thread folds them in order): 0 = one per core.
   unsigned decode_threads = 0;
+  // false: fold every record from the start and never read a snapshot (benchmarks, checks).
+  bool snapshots = true;
 };
 
 // What a restore did and how long its phases took.
 struct RestoreReport {
-  std::uint64_t records = 0;      // records folded (before repairs)
+  // Records this restore folded (before repairs): those after the snapshot it started from, or
+  // all of them.
+  std::uint64_t records = 0;
   std::uint64_t through_seq = 0;  // the last sequence number before the repairs
   std::size_t loops = 0;
   std::size_t replies_repaired = 0;
@@ -368,6 +377,10 @@ struct RestoreReport {
   std::chrono::nanoseconds read{};   // journal reads (checksums included)
   std::chrono::nanoseconds fold{};   // decoding and folding
   std::chrono::nanoseconds build{};  // repairs, definitions, actors
+  // The snapshot record the fold started from (0: the start), and the newer snapshots skipped
+  // because they did not decode or match, newest first.
+  std::uint64_t snapshot_seq = 0;
+  std::vector<SkippedSnapshot> skipped_snapshots;
 };
 
 namespace runtime_detail {

@@ -1,0 +1,772 @@
+// The snapshot codec (harness/runtime/snapshot.h, docs/spec/snapshots.md).
+//
+// Binary, little-endian, every variable part length-prefixed; messages and the events a loop
+// keeps (its chunk summaries, its LoopCreated facts) are carried in the codecs that already
+// define them, so a snapshot never holds a second encoding of content to keep in step.
+#include "harness/runtime/snapshot.h"
+
+#include <algorithm>
+#include <array>
+#include <cstring>
+#include <initializer_list>
+#include <optional>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "harness/content/codec.h"
+#include "harness/core/sha256.h"
+#include "harness/event/codec.h"
+
+namespace harness {
+
+namespace runtime_detail {
+
+namespace {
+
+constexpr std::string_view kMagic = "HSNP";
+// Magic, version (u32), body length (u64), body SHA-256.
+constexpr std::size_t kHeaderBytes = 4 + 4 + 8 + 32;
+
+SnapshotError Malformed(std::string detail) {
+  return SnapshotError{SnapshotErrorKind::kMalformed, std::move(detail)};
+}
+
+class Writer {
+ public:
+  void U8(std::uint8_t v) { out_.push_back(static_cast<char>(v)); }
+  void U16(std::uint16_t v) { Fixed(v, 2); }
+  void U32(std::uint32_t v) { Fixed(v, 4); }
+  void U64(std::uint64_t v) { Fixed(v, 8); }
+  void Bool(bool v) { U8(v ? 1 : 0); }
+  void Id(const Uuid& id) { out_.append(reinterpret_cast<const char*>(id.bytes().data()), 16); }
+  void Digest(const Fingerprint& f) {
+    out_.append(reinterpret_cast<const char*>(f.bytes().data()), f.bytes().size());
+  }
+  void Bytes(std::string_view bytes) {
+    U64(bytes.size());
+    out_.append(bytes);
+  }
+  std::string Take() && { return std::move(out_); }
+  std::size_t size() const { return out_.size(); }
+
+ private:
+  void Fixed(std::uint64_t v, int bytes) {
+    for (int i = 0; i < bytes; ++i)
+      out_.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
+  }
+  std::string out_;
+};
+
+// Every read checks the bytes left first; a count is refused when even one byte per element
+// would not fit, so nothing is allocated for a length the input cannot back.
+class Reader {
+ public:
+  explicit Reader(std::string_view in) : in_(in) {}
+  Result<std::uint64_t, SnapshotError> Fixed(int bytes, std::string_view what) {
+    if (in_.size() < static_cast<std::size_t>(bytes))
+      return Fail(Malformed(std::string(what) + " is cut short"));
+    std::uint64_t v = 0;
+    for (int i = 0; i < bytes; ++i)
+      v |= static_cast<std::uint64_t>(static_cast<unsigned char>(in_[i])) << (8 * i);
+    in_.remove_prefix(bytes);
+    return v;
+  }
+  Result<std::uint8_t, SnapshotError> U8(std::string_view what) {
+    HARNESS_TRY(std::uint64_t v, Fixed(1, what));
+    return static_cast<std::uint8_t>(v);
+  }
+  Result<std::uint16_t, SnapshotError> U16(std::string_view what) {
+    HARNESS_TRY(std::uint64_t v, Fixed(2, what));
+    return static_cast<std::uint16_t>(v);
+  }
+  Result<std::uint64_t, SnapshotError> U64(std::string_view what) { return Fixed(8, what); }
+  Result<bool, SnapshotError> Bool(std::string_view what) {
+    HARNESS_TRY(std::uint8_t v, U8(what));
+    if (v > 1)
+      return Fail(Malformed(std::string(what) + " is not a flag"));
+    return v == 1;
+  }
+  Result<std::uint8_t, SnapshotError> Enum(std::string_view what, std::uint8_t max) {
+    HARNESS_TRY(std::uint8_t v, U8(what));
+    if (v > max)
+      return Fail(Malformed(std::string(what) + " is outside its domain"));
+    return v;
+  }
+  Result<Uuid, SnapshotError> Id(std::string_view what) {
+    if (in_.size() < 16)
+      return Fail(Malformed(std::string(what) + " is cut short"));
+    Uuid::Bytes bytes{};
+    std::memcpy(bytes.data(), in_.data(), 16);
+    in_.remove_prefix(16);
+    return Uuid(bytes);
+  }
+  Result<Fingerprint, SnapshotError> Digest(std::string_view what) {
+    Sha256Digest bytes{};
+    if (in_.size() < bytes.size())
+      return Fail(Malformed(std::string(what) + " is cut short"));
+    std::memcpy(bytes.data(), in_.data(), bytes.size());
+    in_.remove_prefix(bytes.size());
+    return Fingerprint(bytes);
+  }
+  Result<std::string_view, SnapshotError> Bytes(std::string_view what) {
+    HARNESS_TRY(std::uint64_t n, U64(what));
+    if (n > in_.size())
+      return Fail(Malformed(std::string(what) + " is longer than the snapshot"));
+    std::string_view out = in_.substr(0, n);
+    in_.remove_prefix(n);
+    return out;
+  }
+  // A count of elements of at least `min_bytes` each.
+  Result<std::size_t, SnapshotError> Count(std::string_view what, std::size_t min_bytes = 1) {
+    HARNESS_TRY(std::uint64_t n, U64(what));
+    if (n > in_.size() / std::max<std::size_t>(min_bytes, 1))
+      return Fail(Malformed(std::string(what) + " counts more than the snapshot holds"));
+    return static_cast<std::size_t>(n);
+  }
+  bool empty() const { return in_.empty(); }
+
+ private:
+  std::string_view in_;
+};
+
+// --- values ---------------------------------------------------------------------------------
+
+void PutIds(Writer& w, const auto& ids) {
+  w.U64(ids.size());
+  for (const Uuid& id : ids)
+    w.Id(id);
+}
+
+Result<std::vector<Uuid>, SnapshotError> GetIds(Reader& r, std::string_view what) {
+  HARNESS_TRY(std::size_t n, r.Count(what, 16));
+  std::vector<Uuid> ids;
+  ids.reserve(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    HARNESS_TRY(Uuid id, r.Id(what));
+    ids.push_back(id);
+  }
+  return ids;
+}
+
+void PutOptId(Writer& w, const std::optional<Uuid>& id) {
+  w.Bool(id.has_value());
+  if (id)
+    w.Id(*id);
+}
+
+Result<std::optional<Uuid>, SnapshotError> GetOptId(Reader& r, std::string_view what) {
+  HARNESS_TRY(bool present, r.Bool(what));
+  if (!present)
+    return std::optional<Uuid>();
+  HARNESS_TRY(Uuid id, r.Id(what));
+  return std::optional<Uuid>(id);
+}
+
+void PutTime(Writer& w, EventTime t) {
+  w.U64(static_cast<std::uint64_t>(t.time_since_epoch().count()));
+}
+
+Result<EventTime, SnapshotError> GetTime(Reader& r, std::string_view what) {
+  HARNESS_TRY(std::uint64_t v, r.U64(what));
+  return EventTime(std::chrono::nanoseconds(static_cast<std::int64_t>(v)));
+}
+
+Status<SnapshotError> PutMessage(Writer& w, const Message& message) {
+  auto json = EncodeMessage(message);
+  if (!json)
+    return Fail(Malformed("a message does not encode"));
+  w.Bytes(*json);
+  return {};
+}
+
+Result<Message, SnapshotError> GetMessage(Reader& r, std::string_view what) {
+  HARNESS_TRY(std::string_view json, r.Bytes(what));
+  auto message = DecodeMessage(json, TranscriptLimits{json.size(), 1});
+  if (!message)
+    return Fail(Malformed(std::string(what) + " does not decode as a message"));
+  return std::move(*message);
+}
+
+Status<SnapshotError> PutHistory(Writer& w, const std::vector<Message>& history) {
+  auto json = EncodeTranscript(history);
+  if (!json)
+    return Fail(Malformed("a history does not encode"));
+  w.Bytes(*json);
+  return {};
+}
+
+Result<std::vector<Message>, SnapshotError> GetHistory(Reader& r, std::string_view what) {
+  HARNESS_TRY(std::string_view json, r.Bytes(what));
+  auto history = DecodeTranscript(json, TranscriptLimits{json.size(), json.size()});
+  if (!history)
+    return Fail(Malformed(std::string(what) + " does not decode as a transcript"));
+  return std::move(*history);
+}
+
+Status<SnapshotError> PutMasked(Writer& w, const MaskedOriginals& masked) {
+  w.U64(masked.size());
+  for (const auto& [id, message] : masked) {
+    w.Id(id);
+    HARNESS_CHECK(PutMessage(w, message));
+  }
+  return {};
+}
+
+Result<MaskedOriginals, SnapshotError> GetMasked(Reader& r) {
+  HARNESS_TRY(std::size_t n, r.Count("masked", 16 + 8));
+  MaskedOriginals masked;
+  for (std::size_t i = 0; i < n; ++i) {
+    HARNESS_TRY(Uuid id, r.Id("masked id"));
+    HARNESS_TRY(Message message, GetMessage(r, "a masked original"));
+    if (!masked.emplace(id, std::move(message)).second)
+      return Fail(Malformed("masked holds one id twice"));
+  }
+  return masked;
+}
+
+void PutBasis(Writer& w, const ContextBasis& basis) {
+  w.U64(basis.revision);
+  w.Id(basis.through_event_id);
+}
+
+Result<ContextBasis, SnapshotError> GetBasis(Reader& r) {
+  ContextBasis basis;
+  HARNESS_TRY(basis.revision, r.U64("basis revision"));
+  HARNESS_TRY(basis.through_event_id, r.Id("basis event"));
+  return basis;
+}
+
+void PutMeasurement(Writer& w, const std::optional<ContextMeasurement>& m) {
+  w.Bool(m.has_value());
+  if (!m)
+    return;
+  PutBasis(w, m->basis);
+  w.Bytes(m->model.provider);
+  w.Bytes(m->model.model);
+  w.Digest(m->request_fingerprint);
+  w.U64(m->input_tokens);
+  w.U64(m->input_limit);
+  w.U8(static_cast<std::uint8_t>(m->quality));
+}
+
+Result<std::optional<ContextMeasurement>, SnapshotError> GetMeasurement(Reader& r) {
+  HARNESS_TRY(bool present, r.Bool("measurement"));
+  if (!present)
+    return std::optional<ContextMeasurement>();
+  ContextMeasurement m;
+  HARNESS_TRY(m.basis, GetBasis(r));
+  HARNESS_TRY(std::string_view provider, r.Bytes("measurement provider"));
+  HARNESS_TRY(std::string_view model, r.Bytes("measurement model"));
+  m.model = ModelKey{std::string(provider), std::string(model)};
+  HARNESS_TRY(m.request_fingerprint, r.Digest("measurement fingerprint"));
+  HARNESS_TRY(m.input_tokens, r.U64("measurement input tokens"));
+  HARNESS_TRY(m.input_limit, r.U64("measurement input limit"));
+  HARNESS_TRY(std::uint8_t quality, r.Enum("measurement quality", 3));
+  m.quality = static_cast<CountQuality>(quality);
+  return std::optional<ContextMeasurement>(std::move(m));
+}
+
+void PutHeader(Writer& w, const EventHeader& h) {
+  for (const Uuid* id : {&h.session_id, &h.loop_id, &h.turn_id, &h.step_id, &h.event_id})
+    w.Id(*id);
+  PutTime(w, h.created_at);
+  const Cause& c = h.cause;
+  for (const Uuid* id : {&c.session_id, &c.loop_id, &c.turn_id, &c.step_id, &c.command_id,
+                         &c.event_id, &c.tool_execution_id})
+    w.Id(*id);
+  w.U8(static_cast<std::uint8_t>(c.agency));
+  w.U8(static_cast<std::uint8_t>(h.visibility));
+}
+
+Result<EventHeader, SnapshotError> GetHeader(Reader& r) {
+  EventHeader h;
+  for (Uuid* id : {&h.session_id, &h.loop_id, &h.turn_id, &h.step_id, &h.event_id}) {
+    HARNESS_TRY(*id, r.Id("terminal header"));
+  }
+  HARNESS_TRY(h.created_at, GetTime(r, "terminal time"));
+  Cause& c = h.cause;
+  for (Uuid* id : {&c.session_id, &c.loop_id, &c.turn_id, &c.step_id, &c.command_id, &c.event_id,
+                   &c.tool_execution_id}) {
+    HARNESS_TRY(*id, r.Id("terminal cause"));
+  }
+  HARNESS_TRY(std::uint8_t agency, r.Enum("terminal agency", 1));
+  c.agency = static_cast<Agency>(agency);
+  HARNESS_TRY(std::uint8_t visibility, r.Enum("terminal visibility", 1));
+  h.visibility = static_cast<Visibility>(visibility);
+  return h;
+}
+
+Status<SnapshotError> PutInputs(Writer& w, const std::vector<PendingInput>& inputs) {
+  w.U64(inputs.size());
+  for (const PendingInput& input : inputs) {
+    w.Id(input.command);
+    HARNESS_CHECK(PutMessage(w, input.message));
+    w.U8(static_cast<std::uint8_t>(input.agency));
+    w.U64(input.seq);
+  }
+  return {};
+}
+
+Result<std::vector<PendingInput>, SnapshotError> GetInputs(Reader& r, std::string_view what) {
+  HARNESS_TRY(std::size_t n, r.Count(what, 16 + 8 + 1 + 8));
+  std::vector<PendingInput> inputs;
+  inputs.reserve(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    PendingInput input;
+    HARNESS_TRY(input.command, r.Id(what));
+    HARNESS_TRY(Message message, GetMessage(r, what));
+    auto* user = std::get_if<UserMessage>(&message.value);
+    if (user == nullptr)
+      return Fail(Malformed(std::string(what) + " holds a message that is not a user's"));
+    input.message = std::move(*user);
+    HARNESS_TRY(std::uint8_t agency, r.Enum("input agency", 1));
+    input.agency = static_cast<Agency>(agency);
+    HARNESS_TRY(input.seq, r.U64(what));
+    inputs.push_back(std::move(input));
+  }
+  return inputs;
+}
+
+// An event a loop keeps, in its durable encoding.
+Status<SnapshotError> PutEvent(Writer& w, const Event& event) {
+  auto encoded = EncodeEvent(event);
+  if (!encoded)
+    return Fail(Malformed("a " + std::string(EventTypeName(event)) + " does not encode"));
+  w.Bytes(*encoded);
+  return {};
+}
+
+template <class T>
+Result<T, SnapshotError> GetEvent(Reader& r, std::string_view what) {
+  HARNESS_TRY(std::string_view bytes, r.Bytes(what));
+  auto event = DecodeEvent(bytes);
+  if (!event || !std::holds_alternative<T>(*event))
+    return Fail(Malformed(std::string(what) + " does not decode as a " + std::string(T::kType)));
+  return std::get<T>(std::move(*event));
+}
+
+// --- loops ----------------------------------------------------------------------------------
+
+// What LoopCreated fixed and the system prompt as it stands, as a LoopCreated without history:
+// its codec already defines the tools, the policy and their limits.
+LoopCreated CreationFacts(const Uuid& session, const LoopFold& loop) {
+  LoopCreated created;
+  created.header.session_id = session;
+  created.header.loop_id = loop.loop;
+  created.header.event_id = loop.created;
+  // The header must be valid to encode; its time is not part of the loop's state.
+  created.header.created_at = EventTime(std::chrono::nanoseconds(1));
+  created.kind = loop.kind;
+  created.model = loop.model;
+  created.compaction_policy = loop.compaction_policy;
+  created.system_prompt = loop.system_prompt;
+  created.tools = loop.tools;
+  created.policy = loop.policy;
+  created.compactor = loop.compactor_name;
+  created.max_steps_per_turn = loop.max_steps_per_turn;
+  return created;
+}
+
+Status<SnapshotError> PutLoop(Writer& w, const Uuid& session, const LoopFold& loop) {
+  HARNESS_CHECK(PutEvent(w, CreationFacts(session, loop)));
+  HARNESS_CHECK(PutHistory(w, loop.history));
+  PutIds(w, loop.history_ids);
+  PutIds(w, loop.pinned);
+  w.U64(loop.derived_prefix);
+  w.U64(loop.replaced.size());
+  for (const ReplacedHistory& replaced : loop.replaced) {
+    w.Id(replaced.replacement);
+    HARNESS_CHECK(PutHistory(w, replaced.history));
+    PutIds(w, replaced.history_ids);
+    w.U64(replaced.derived_prefix);
+    w.U64(replaced.installed);
+    HARNESS_CHECK(PutMasked(w, replaced.masked));
+  }
+  HARNESS_CHECK(PutMasked(w, loop.masked));
+  w.U64(loop.chunks.size());
+  for (const CompactionChunkSummarized& chunk : loop.chunks)
+    HARNESS_CHECK(PutEvent(w, chunk));
+  PutBasis(w, loop.basis);
+  PutMeasurement(w, loop.measurement);
+  w.U64(loop.occupancies.size());
+  for (BasisPoints occupancy : loop.occupancies)
+    w.U16(occupancy);
+  w.Bool(loop.automatic_latch.has_value());
+  if (loop.automatic_latch)
+    PutBasis(w, *loop.automatic_latch);
+  PutMeasurement(w, loop.committed_post);
+  w.Bool(loop.ineffective_hold.has_value());
+  if (loop.ineffective_hold)
+    w.U16(*loop.ineffective_hold);
+  w.U64(loop.turn_index);
+  PutOptId(w, loop.open_turn);
+  HARNESS_CHECK(PutInputs(w, loop.pending));
+  w.Bool(loop.exited);
+  HARNESS_CHECK(PutInputs(w, loop.unanswered));
+  w.U64(loop.last_seq);
+  return {};
+}
+
+// The rules a history and what points into it keep (the reducer relies on them).
+Status<SnapshotError> CheckHistory(const std::vector<Message>& history,
+                                   const std::vector<Uuid>& ids, std::size_t derived_prefix,
+                                   const MaskedOriginals& masked) {
+  if (ids.size() != history.size())
+    return Fail(Malformed("history ids are not parallel to the history"));
+  if (derived_prefix > history.size())
+    return Fail(Malformed("the derived prefix is longer than the history"));
+  const std::set<Uuid> known(ids.begin(), ids.end());
+  if (known.size() != ids.size())
+    return Fail(Malformed("a history holds one id twice"));
+  for (const auto& [id, original] : masked) {
+    if (!known.contains(id))
+      return Fail(Malformed("a masked original names no message of the history"));
+  }
+  return {};
+}
+
+Result<LoopFold, SnapshotError> GetLoop(Reader& r, const Uuid& session) {
+  HARNESS_TRY(LoopCreated created, GetEvent<LoopCreated>(r, "loop facts"));
+  if (!(created.header.session_id == session))
+    return Fail(Malformed("a loop of another session"));
+  if (!created.history.empty() || created.continued_history != 0)
+    return Fail(Malformed("loop facts carry a history"));
+  LoopFold loop;
+  loop.loop = created.header.loop_id;
+  loop.created = created.header.event_id;
+  loop.kind = created.kind;
+  loop.model = std::move(created.model);
+  loop.compaction_policy = created.compaction_policy;
+  loop.system_prompt = std::move(created.system_prompt);
+  loop.tools = std::move(created.tools);
+  loop.policy = std::move(created.policy);
+  loop.compactor_name = std::move(created.compactor);
+  loop.max_steps_per_turn = created.max_steps_per_turn;
+  HARNESS_TRY(loop.history, GetHistory(r, "history"));
+  HARNESS_TRY(loop.history_ids, GetIds(r, "history ids"));
+  HARNESS_TRY(std::vector<Uuid> pinned, GetIds(r, "pins"));
+  loop.pinned.insert(pinned.begin(), pinned.end());
+  HARNESS_TRY(loop.derived_prefix, r.U64("derived prefix"));
+  HARNESS_TRY(std::size_t replaced, r.Count("undo stack"));
+  if (replaced > kMaxUndoDepth)
+    return Fail(Malformed("the undo stack is deeper than kMaxUndoDepth"));
+  for (std::size_t i = 0; i < replaced; ++i) {
+    ReplacedHistory entry;
+    HARNESS_TRY(entry.replacement, r.Id("replacement"));
+    HARNESS_TRY(entry.history, GetHistory(r, "replaced history"));
+    HARNESS_TRY(entry.history_ids, GetIds(r, "replaced history ids"));
+    HARNESS_TRY(entry.derived_prefix, r.U64("replaced derived prefix"));
+    HARNESS_TRY(entry.installed, r.U64("replaced installed"));
+    HARNESS_TRY(entry.masked, GetMasked(r));
+    HARNESS_CHECK(
+        CheckHistory(entry.history, entry.history_ids, entry.derived_prefix, entry.masked));
+    loop.replaced.push_back(std::move(entry));
+  }
+  HARNESS_TRY(loop.masked, GetMasked(r));
+  HARNESS_CHECK(CheckHistory(loop.history, loop.history_ids, loop.derived_prefix, loop.masked));
+  if (pinned.size() != loop.pinned.size())
+    return Fail(Malformed("pins hold one id twice"));
+  const std::set<Uuid> ids(loop.history_ids.begin(), loop.history_ids.end());
+  for (const Uuid& pin : loop.pinned) {
+    if (!ids.contains(pin))
+      return Fail(Malformed("a pin names no message of the history"));
+  }
+  HARNESS_TRY(std::size_t chunks, r.Count("chunks"));
+  for (std::size_t i = 0; i < chunks; ++i) {
+    HARNESS_TRY(CompactionChunkSummarized chunk,
+                GetEvent<CompactionChunkSummarized>(r, "a chunk summary"));
+    loop.chunks.push_back(std::move(chunk));
+  }
+  HARNESS_TRY(loop.basis, GetBasis(r));
+  HARNESS_TRY(loop.measurement, GetMeasurement(r));
+  HARNESS_TRY(std::size_t occupancies, r.Count("occupancies", 2));
+  loop.occupancies.reserve(occupancies);
+  for (std::size_t i = 0; i < occupancies; ++i) {
+    HARNESS_TRY(BasisPoints occupancy, r.U16("occupancy"));
+    loop.occupancies.push_back(occupancy);
+  }
+  HARNESS_TRY(bool latched, r.Bool("automatic latch"));
+  if (latched) {
+    HARNESS_TRY(ContextBasis latch, GetBasis(r));
+    loop.automatic_latch = latch;
+  }
+  HARNESS_TRY(loop.committed_post, GetMeasurement(r));
+  HARNESS_TRY(bool held, r.Bool("ineffective hold"));
+  if (held) {
+    HARNESS_TRY(BasisPoints hold, r.U16("ineffective hold"));
+    loop.ineffective_hold = hold;
+  }
+  HARNESS_TRY(loop.turn_index, r.U64("turn index"));
+  HARNESS_TRY(loop.open_turn, GetOptId(r, "open turn"));
+  HARNESS_TRY(loop.pending, GetInputs(r, "pending input"));
+  HARNESS_TRY(loop.exited, r.Bool("exited"));
+  HARNESS_TRY(loop.unanswered, GetInputs(r, "unanswered input"));
+  HARNESS_TRY(loop.last_seq, r.U64("last seq"));
+  return loop;
+}
+
+}  // namespace
+
+// The folder's private state in and out (fold.h names this a friend).
+struct SnapshotAccess {
+  static Result<std::string, SnapshotError> Body(const SessionFolder& folder) {
+    if (folder.failed_ || folder.continuing_) {
+      return Fail(SnapshotError{
+          SnapshotErrorKind::kNotAtABoundary,
+          folder.failed_ ? "the fold failed" : "inside an announced initial history"});
+    }
+    const SessionFold& fold = folder.fold_;
+    Writer w;
+    w.Id(fold.session);
+    w.U64(fold.through_seq);
+    w.U64(fold.records);
+    PutOptId(w, fold.active_loop);
+    w.U64(fold.loops.size());
+    for (const LoopFold& loop : fold.loops)
+      HARNESS_CHECK(PutLoop(w, fold.session, loop));
+    const CompactLedger& ledger = fold.ledger;
+    w.U64(ledger.intents_.size());
+    for (const CompactIntent& intent : ledger.intents_) {
+      w.Id(intent.command);
+      w.Id(intent.loop);
+      w.U8(static_cast<std::uint8_t>(intent.agency));
+      w.U64(intent.seq);
+    }
+    w.U64(ledger.terminals_.size());
+    for (const CompactTerminal& terminal : ledger.terminals_) {
+      w.Id(terminal.attempt);
+      PutHeader(w, terminal.header);
+      PutIds(w, terminal.waiters);
+      w.Bool(terminal.committed);
+      w.U8(static_cast<std::uint8_t>(terminal.reject_reason));
+      w.U64(terminal.seq);
+    }
+    w.U64(ledger.replies_.size());
+    for (const CompactReply& reply : ledger.replies_) {
+      for (const Uuid* id : {&reply.attempt, &reply.command, &reply.event_id, &reply.loop,
+                             &reply.committed_event_id})
+        w.Id(*id);
+      w.Bool(reply.resolved);
+      w.U8(static_cast<std::uint8_t>(reply.reason));
+      w.U64(reply.seq);
+    }
+    // Ordered, so that one state always encodes to the same bytes.
+    const std::map<Uuid, CompactLedger::Orphans> orphans(ledger.orphans_by_attempt_.begin(),
+                                                         ledger.orphans_by_attempt_.end());
+    w.U64(orphans.size());
+    for (const auto& [attempt, o] : orphans) {
+      w.Id(attempt);
+      w.Id(o.session);
+      w.Id(o.loop);
+      w.U8(static_cast<std::uint8_t>(o.reason));
+    }
+    // SubmitInput intents not answered yet; those answered are never cited again.
+    std::map<Uuid, Uuid> open;
+    for (const auto& [command, loop] : folder.input_intent_loop_) {
+      if (!folder.inputs_seen_.contains(command))
+        open.emplace(command, loop);
+    }
+    w.U64(open.size());
+    for (const auto& [command, loop] : open) {
+      w.Id(command);
+      w.Id(loop);
+    }
+    return std::move(w).Take();
+  }
+
+  static Result<SessionFolder, SnapshotError> Folder(std::string_view body, const Uuid& session) {
+    Reader r(body);
+    HARNESS_TRY(Uuid stored, r.Id("session"));
+    if (!(stored == session))
+      return Fail(Malformed("a snapshot of another session"));
+    SessionFolder folder(session);
+    SessionFold& fold = folder.fold_;
+    HARNESS_TRY(fold.through_seq, r.U64("through seq"));
+    HARNESS_TRY(std::uint64_t records, r.U64("records"));
+    fold.records = records;
+    if (fold.through_seq == 0 || records != fold.through_seq)
+      return Fail(Malformed("through seq and records disagree"));
+    HARNESS_TRY(fold.active_loop, GetOptId(r, "active loop"));
+    HARNESS_TRY(std::size_t loops, r.Count("loops"));
+    for (std::size_t i = 0; i < loops; ++i) {
+      HARNESS_TRY(LoopFold loop, GetLoop(r, session));
+      if (loop.last_seq > fold.through_seq)
+        return Fail(Malformed("a loop's last seq is after the snapshot"));
+      if (!folder.loop_index_.emplace(loop.loop, fold.loops.size()).second)
+        return Fail(Malformed("one loop twice"));
+      fold.loops.push_back(std::move(loop));
+    }
+    if (fold.active_loop && !folder.loop_index_.contains(*fold.active_loop))
+      return Fail(Malformed("the active loop is not a loop of the snapshot"));
+    CompactLedger& ledger = fold.ledger;
+    HARNESS_TRY(std::size_t intents, r.Count("intents", 16 + 16 + 1 + 8));
+    for (std::size_t i = 0; i < intents; ++i) {
+      CompactIntent intent;
+      HARNESS_TRY(intent.command, r.Id("intent"));
+      HARNESS_TRY(intent.loop, r.Id("intent loop"));
+      HARNESS_TRY(std::uint8_t agency, r.Enum("intent agency", 1));
+      intent.agency = static_cast<Agency>(agency);
+      HARNESS_TRY(intent.seq, r.U64("intent seq"));
+      if (!ledger.intent_by_command_.emplace(intent.command, ledger.intents_.size()).second)
+        return Fail(Malformed("one intent twice"));
+      ledger.intents_.push_back(intent);
+    }
+    HARNESS_TRY(std::size_t terminals, r.Count("terminals", 16));
+    for (std::size_t i = 0; i < terminals; ++i) {
+      CompactTerminal terminal;
+      HARNESS_TRY(terminal.attempt, r.Id("terminal attempt"));
+      HARNESS_TRY(terminal.header, GetHeader(r));
+      HARNESS_TRY(terminal.waiters, GetIds(r, "terminal waiters"));
+      HARNESS_TRY(terminal.committed, r.Bool("terminal committed"));
+      HARNESS_TRY(std::uint8_t reason, r.Enum("terminal reason", kMaxCompactRejectReason));
+      terminal.reject_reason = static_cast<CompactRejectReason>(reason);
+      HARNESS_TRY(terminal.seq, r.U64("terminal seq"));
+      const std::size_t index = ledger.terminals_.size();
+      if (!ledger.terminal_by_attempt_.emplace(terminal.attempt, index).second)
+        return Fail(Malformed("one terminal twice"));
+      for (const Uuid& command : terminal.waiters)
+        ledger.terminal_by_member_.emplace(command, index);
+      ledger.terminals_.push_back(std::move(terminal));
+    }
+    HARNESS_TRY(std::size_t replies, r.Count("replies", 5 * 16));
+    for (std::size_t i = 0; i < replies; ++i) {
+      CompactReply reply;
+      for (Uuid* id : {&reply.attempt, &reply.command, &reply.event_id, &reply.loop,
+                       &reply.committed_event_id}) {
+        HARNESS_TRY(*id, r.Id("reply"));
+      }
+      HARNESS_TRY(reply.resolved, r.Bool("reply resolved"));
+      HARNESS_TRY(std::uint8_t reason, r.Enum("reply reason", kMaxCompactRejectReason));
+      reply.reason = static_cast<CompactRejectReason>(reason);
+      HARNESS_TRY(reply.seq, r.U64("reply seq"));
+      if (!ledger.reply_by_command_.emplace(reply.command, ledger.replies_.size()).second)
+        return Fail(Malformed("one reply twice"));
+      ledger.replies_.push_back(reply);
+    }
+    HARNESS_TRY(std::size_t orphans, r.Count("orphans", 3 * 16 + 1));
+    for (std::size_t i = 0; i < orphans; ++i) {
+      HARNESS_TRY(Uuid attempt, r.Id("orphan attempt"));
+      CompactLedger::Orphans o;
+      HARNESS_TRY(o.session, r.Id("orphan session"));
+      HARNESS_TRY(o.loop, r.Id("orphan loop"));
+      HARNESS_TRY(std::uint8_t reason, r.Enum("orphan reason", kMaxCompactRejectReason));
+      o.reason = static_cast<CompactRejectReason>(reason);
+      if (!ledger.orphans_by_attempt_.emplace(attempt, o).second)
+        return Fail(Malformed("one orphan attempt twice"));
+    }
+    HARNESS_TRY(std::size_t open, r.Count("open input intents", 32));
+    for (std::size_t i = 0; i < open; ++i) {
+      HARNESS_TRY(Uuid command, r.Id("open input intent"));
+      HARNESS_TRY(Uuid loop, r.Id("open input intent loop"));
+      if (!folder.loop_index_.contains(loop))
+        return Fail(Malformed("an open input intent names no loop of the snapshot"));
+      if (!folder.input_intent_loop_.emplace(command, loop).second)
+        return Fail(Malformed("one open input intent twice"));
+    }
+    if (!r.empty())
+      return Fail(Malformed("bytes after the snapshot's body"));
+    return folder;
+  }
+};
+
+}  // namespace runtime_detail
+
+std::string_view SnapshotErrorKindName(SnapshotErrorKind kind) {
+  switch (kind) {
+    case SnapshotErrorKind::kMalformed:
+      return "malformed";
+    case SnapshotErrorKind::kUnsupportedVersion:
+      return "unsupported_version";
+    case SnapshotErrorKind::kChecksum:
+      return "checksum";
+    case SnapshotErrorKind::kNotAtABoundary:
+      return "not_at_a_boundary";
+    case SnapshotErrorKind::kTooLarge:
+      return "too_large";
+    case SnapshotErrorKind::kForeignRecord:
+      return "foreign_record";
+  }
+  return "";
+}
+
+std::string SnapshotError::Message() const {
+  return std::string(SnapshotErrorKindName(kind)) + ": " + detail;
+}
+
+Result<std::string, SnapshotError> EncodeSnapshot(const SessionFolder& folder) {
+  HARNESS_TRY(std::string body, runtime_detail::SnapshotAccess::Body(folder));
+  if (body.size() > kMaxSnapshotBytes - runtime_detail::kHeaderBytes)
+    return Fail(SnapshotError{SnapshotErrorKind::kTooLarge, "the state exceeds kMaxSnapshotBytes"});
+  runtime_detail::Writer w;
+  for (char c : runtime_detail::kMagic)
+    w.U8(static_cast<std::uint8_t>(c));
+  w.U32(kSnapshotVersion);
+  w.U64(body.size());
+  w.Digest(Fingerprint(Sha256(body)));
+  std::string out = std::move(w).Take();
+  out.append(body);
+  return out;
+}
+
+Result<SessionFolder, SnapshotError> DecodeSnapshot(std::string_view payload, const Uuid& session) {
+  using runtime_detail::kHeaderBytes;
+  if (payload.size() < kHeaderBytes || payload.substr(0, 4) != runtime_detail::kMagic)
+    return Fail(SnapshotError{SnapshotErrorKind::kMalformed, "not a snapshot"});
+  runtime_detail::Reader header(payload.substr(4, kHeaderBytes - 4));
+  HARNESS_TRY(std::uint64_t version, header.Fixed(4, "version"));
+  if (version != kSnapshotVersion)
+    return Fail(SnapshotError{SnapshotErrorKind::kUnsupportedVersion,
+                              "codec version " + std::to_string(version) + " is not known"});
+  HARNESS_TRY(std::uint64_t length, header.U64("length"));
+  HARNESS_TRY(Fingerprint digest, header.Digest("checksum"));
+  const std::string_view body = payload.substr(kHeaderBytes);
+  if (length != body.size())
+    return Fail(SnapshotError{SnapshotErrorKind::kChecksum, "the body's length does not match"});
+  if (!(Fingerprint(Sha256(body)) == digest))
+    return Fail(SnapshotError{SnapshotErrorKind::kChecksum, "the body's SHA-256 does not match"});
+  return runtime_detail::SnapshotAccess::Folder(body, session);
+}
+
+Uuid SnapshotRecordId(const Uuid& session, std::uint64_t through_seq) {
+  constexpr std::string_view kLabel = "harness.snapshot.v1";
+  std::vector<std::uint8_t> material(kLabel.begin(), kLabel.end());
+  material.insert(material.end(), session.bytes().begin(), session.bytes().end());
+  for (int shift = 56; shift >= 0; shift -= 8)
+    material.push_back(static_cast<std::uint8_t>(through_seq >> shift));
+  return Uuid::DeriveV8(material);
+}
+
+Result<NewRecord, SnapshotError> SnapshotRecord(const SessionFolder& folder,
+                                                JournalTime created_at) {
+  HARNESS_TRY(std::string payload, EncodeSnapshot(folder));
+  NewRecord record;
+  record.record_id = SnapshotRecordId(folder.fold().session, folder.fold().through_seq);
+  record.kind = RecordKind::kFence;
+  record.type = std::string(kSessionSnapshotType);
+  record.v = kSnapshotVersion;
+  record.created_at = created_at;
+  record.payload = std::move(payload);
+  return record;
+}
+
+Result<SessionFolder, SnapshotError> CheckSnapshotRecord(const JournalRecord& record) {
+  auto foreign = [](std::string detail) {
+    return Fail(SnapshotError{SnapshotErrorKind::kForeignRecord, std::move(detail)});
+  };
+  if (record.kind != RecordKind::kFence || record.type != kSessionSnapshotType)
+    return foreign("not a snapshot record");
+  if (record.v != kSnapshotVersion)
+    return Fail(SnapshotError{SnapshotErrorKind::kUnsupportedVersion,
+                              "record version " + std::to_string(record.v) + " is not known"});
+  HARNESS_TRY(SessionFolder folder, DecodeSnapshot(record.payload, record.session));
+  const std::uint64_t through = folder.fold().through_seq;
+  if (through >= record.seq)
+    return foreign("the snapshot describes records at or after its own");
+  if (!(record.record_id == SnapshotRecordId(record.session, through)))
+    return foreign("the record id is not derived from its session and through seq");
+  return folder;
+}
+
+}  // namespace harness

@@ -1,0 +1,118 @@
+// Snapshots in a session's journal: the search a restore starts from and the live writer
+// (runtime/snapshot_journal.h, docs/spec/snapshots.md).
+#include "runtime/snapshot_journal.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "runtime/session_core.h"
+
+namespace harness::runtime_detail {
+
+namespace {
+
+constexpr std::size_t kPage = 4096;
+
+}  // namespace
+
+Result<SnapshotStart, JournalError> LatestSnapshot(Journal& journal, const Uuid& session,
+                                                   std::uint64_t last_seq) {
+  SnapshotStart start;
+  std::uint64_t high = last_seq;
+  // A writer leaves its latest snapshot within an interval of the end: small pages first, so
+  // that the common search reads little, doubling up to a full page for journals without one.
+  std::uint64_t page_size = 256;
+  while (high >= 1) {
+    const std::uint64_t low = high > page_size ? high - page_size + 1 : 1;
+    page_size = std::min<std::uint64_t>(page_size * 2, kPage);
+    HARNESS_TRY(std::vector<JournalRecord> page, journal.Read(session, low, high - low + 1));
+    for (auto it = page.rbegin(); it != page.rend(); ++it) {
+      if (it->kind != RecordKind::kFence || it->type != kSessionSnapshotType)
+        continue;
+      auto folder = CheckSnapshotRecord(*it);
+      if (folder) {
+        start.folder = std::move(*folder);
+        start.seq = it->seq;
+        return start;
+      }
+      start.skipped.push_back(SkippedSnapshot{it->seq, std::move(folder).error()});
+    }
+    high = low - 1;
+  }
+  return start;
+}
+
+SnapshotWriter::SnapshotWriter(Journal& journal, Uuid session, std::uint64_t interval)
+    : journal_(journal), session_(session), interval_(interval) {}
+
+bool SnapshotWriter::Due(std::uint64_t seq, bool committed) {
+  if (interval_ == 0 || stopped_.load())
+    return false;
+  std::uint64_t last = last_through_.load();
+  if (last == 0) {
+    // The first record this writer sees: the interval counts from here.
+    last_through_.compare_exchange_strong(last, seq);
+    last = last_through_.load();
+  }
+  // Right after a commit the state is at its smallest, but a loop compacting often must not
+  // write one per commit: a commit brings the next snapshot forward to a quarter interval.
+  if (seq < last + (committed ? interval_ / 4 : interval_))
+    return false;
+  bool idle = false;
+  return writing_.compare_exchange_strong(idle, true);
+}
+
+Status<JournalError> SnapshotWriter::CatchUp() {
+  if (!folder_) {
+    HARNESS_TRY(std::uint64_t last, journal_.LastSequence(session_));
+    HARNESS_TRY(SnapshotStart start, LatestSnapshot(journal_, session_, last));
+    folder_ = start.folder ? std::move(*start.folder) : SessionFolder(session_);
+  }
+  for (;;) {
+    HARNESS_TRY(std::vector<JournalRecord> page,
+                journal_.Read(session_, folder_->fold().through_seq + 1, kPage));
+    for (const JournalRecord& record : page) {
+      if (!folder_->Add(record).ok()) {
+        // The journal does not fold: restore will report it; no snapshot can describe it.
+        stopped_.store(true);
+        return {};
+      }
+    }
+    if (page.size() < kPage)
+      return {};
+  }
+}
+
+void SnapshotWriter::Write(const Append& append, JournalTime now) {
+  {
+    std::lock_guard lock(mutex_);
+    if (CatchUp().ok() && !stopped_.load()) {
+      const std::uint64_t through = folder_->fold().through_seq;
+      auto record = SnapshotRecord(*folder_, now);
+      if (!record) {
+        // Too large stays too large as the session grows; a continuation ends with its batch.
+        if (record.error().kind == SnapshotErrorKind::kTooLarge)
+          stopped_.store(true);
+      } else if (append(std::move(*record))) {
+        last_through_.store(through);
+      }
+    }
+  }
+  writing_.store(false);
+}
+
+// The session's side of the writer, here beside it: a snapshot is written on the blocking pool,
+// so a turn waits on no more than its own append; the snapshot's append goes through the hub
+// under the session's lease and is delivered to no one, and its failure (a lease lost, a full
+// disk) faults nothing: the journal is complete without it.
+void SessionCore::NoteDurable(std::uint64_t seq, bool committed) {
+  if (seq == 0 || suspended() || faulted() || !snapshots_.Due(seq, committed))
+    return;
+  SubmitBlocking([this] {
+    snapshots_.Write(
+        [this](NewRecord record) { return hub_->PublishBatch({}, {std::move(record)}).ok(); },
+        env_.WallNow());
+  });
+}
+
+}  // namespace harness::runtime_detail

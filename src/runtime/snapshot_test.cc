@@ -1,0 +1,368 @@
+// Snapshots (harness/runtime/snapshot.h, runtime/snapshot_journal.h): the codec round trip, its
+// refusals of damaged snapshots, restore from the latest valid one, and the live writer.
+#include "harness/runtime/snapshot.h"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "harness/journal/memory_journal.h"
+#include "harness/runtime/session.h"
+#include "runtime/session_probe.h"
+#include "support/journal_builder.h"
+#include "support/sealed_snapshot.h"
+#include "support/test_model.h"
+
+namespace harness {
+namespace {
+
+using namespace std::chrono_literals;
+using testing::JournalBuilder;
+
+const Uuid kSession = Uuid::Parse("5e551000-0000-4000-8000-00000000a001").value();
+
+// A session with something in every part of the fold: turns, an accepted input still queued, a
+// SubmitInput intent not yet answered, a pin, a committed compaction and its reply, a rejected
+// one, a masking.
+JournalBuilder Busy() {
+  JournalBuilder b(kSession);
+  const Uuid loop = b.CreateLoop({testing::UserText("hello"), testing::AssistantText("hi")});
+  b.ActiveLoop(loop);
+  for (int i = 0; i < 3; ++i)
+    b.Turn(loop, "question " + std::to_string(i), "answer " + std::to_string(i), 40);
+  const Uuid compact = b.CompactIntent(loop);
+  b.Reply(b.Commit(loop, 2, {compact}), compact);
+  b.Turn(loop, "after", "the commit", 30);
+  const Uuid rejected = b.CompactIntent(loop);
+  b.Reply(b.Reject(loop, {rejected}, CompactRejectReason::kExecutionFailed), rejected);
+  (void)b.AcceptInput(loop, "queued");
+  (void)b.InputIntent(loop, "not answered yet");
+  const Uuid other = b.CreateLoop({}, /*policy=*/false);
+  b.Turn(other, "second loop", "answers", 10);
+  return b;
+}
+
+SessionFolder FoldOf(const std::vector<JournalRecord>& records) {
+  SessionFolder folder(kSession);
+  for (const JournalRecord& record : records)
+    EXPECT_TRUE(folder.Add(record).ok()) << record.type;
+  return folder;
+}
+
+std::string Encoded(const SessionFolder& folder) {
+  auto encoded = EncodeSnapshot(folder);
+  EXPECT_TRUE(encoded.ok()) << encoded.error().Message();
+  return encoded.ok() ? *encoded : std::string();
+}
+
+using testing::SealedSnapshot;
+constexpr std::size_t kHeader = testing::kSnapshotHeaderBytes;
+
+TEST(Snapshot, RoundTripsEveryPartOfAFold) {
+  const JournalBuilder b = Busy();
+  const SessionFolder folder = FoldOf(b.records());
+  const std::string bytes = Encoded(folder);
+  auto decoded = DecodeSnapshot(bytes, kSession);
+  ASSERT_TRUE(decoded.ok()) << decoded.error().Message();
+  const SessionFold& a = folder.fold();
+  const SessionFold& d = decoded->fold();
+  ASSERT_EQ(d.loops.size(), 2u);
+  for (std::size_t i = 0; i < a.loops.size(); ++i) {
+    EXPECT_EQ(static_cast<const LoopState&>(d.loops[i]), static_cast<const LoopState&>(a.loops[i]));
+    EXPECT_EQ(d.loops[i].tools, a.loops[i].tools);
+    EXPECT_EQ(d.loops[i].policy, a.loops[i].policy);
+    EXPECT_EQ(d.loops[i].unanswered, a.loops[i].unanswered);
+    EXPECT_EQ(d.loops[i].last_seq, a.loops[i].last_seq);
+    EXPECT_EQ(d.loops[i].kind, a.loops[i].kind);
+  }
+  EXPECT_FALSE(a.loops[0].pending.empty());
+  EXPECT_FALSE(a.loops[0].unanswered.empty());
+  EXPECT_EQ(d.active_loop, a.active_loop);
+  EXPECT_EQ(d.through_seq, a.through_seq);
+  EXPECT_EQ(d.records, a.records);
+  EXPECT_EQ(d.ledger.intents().size(), 2u);
+  EXPECT_EQ(d.ledger.terminals().size(), 2u);
+  EXPECT_EQ(d.ledger.replies().size(), 2u);
+  // One state, one encoding.
+  EXPECT_EQ(Encoded(*decoded), bytes);
+  // The decoded folder goes on folding: the unanswered intent is answered after it.
+  JournalBuilder more = Busy();
+  const Uuid loop = a.loops[0].loop;
+  more.RejectInput(loop, a.loops[0].unanswered[0].command, InputRejectReason::kQueueFull);
+  EXPECT_TRUE(decoded->Add(more.records().back()).ok());
+}
+
+TEST(Snapshot, AnEmptyFoldAndOneInsideAContinuationAreRefused) {
+  SessionFolder empty(kSession);
+  auto encoded = EncodeSnapshot(empty);
+  ASSERT_TRUE(encoded.ok());
+  // A snapshot of nothing describes no record: it is refused as malformed.
+  EXPECT_EQ(DecodeSnapshot(*encoded, kSession).error().kind, SnapshotErrorKind::kMalformed);
+
+  JournalBuilder b(kSession);
+  LoopCreated created;
+  created.header = b.Header(b.NextId());
+  created.kind = LoopKind::kNative;
+  created.model = testing::TestModel();
+  created.continued_history = 1;
+  b.Append(created);
+  SessionFolder folder = FoldOf(b.records());
+  EXPECT_EQ(EncodeSnapshot(folder).error().kind, SnapshotErrorKind::kNotAtABoundary);
+}
+
+TEST(Snapshot, EveryFlippedBitAndEveryTruncationIsRefusedWithItsReason) {
+  const std::string bytes = Encoded(FoldOf(Busy().records()));
+  ASSERT_GT(bytes.size(), kHeader);
+  for (std::size_t i = 0; i < bytes.size(); ++i) {
+    std::string flipped = bytes;
+    flipped[i] = static_cast<char>(flipped[i] ^ (1 << (i % 8)));
+    auto decoded = DecodeSnapshot(flipped, kSession);
+    ASSERT_FALSE(decoded.ok()) << "byte " << i;
+    const SnapshotErrorKind want = i < 4   ? SnapshotErrorKind::kMalformed
+                                   : i < 8 ? SnapshotErrorKind::kUnsupportedVersion
+                                           : SnapshotErrorKind::kChecksum;
+    EXPECT_EQ(decoded.error().kind, want) << "byte " << i;
+  }
+  for (std::size_t n = 0; n < bytes.size(); ++n) {
+    auto decoded = DecodeSnapshot(std::string_view(bytes).substr(0, n), kSession);
+    ASSERT_FALSE(decoded.ok()) << "length " << n;
+    EXPECT_EQ(decoded.error().kind,
+              n < kHeader ? SnapshotErrorKind::kMalformed : SnapshotErrorKind::kChecksum);
+  }
+}
+
+TEST(Snapshot, ABodyThatBreaksARuleIsMalformedUnderAGoodChecksum) {
+  const std::string bytes = Encoded(FoldOf(Busy().records()));
+  const std::string body = bytes.substr(kHeader);
+  EXPECT_TRUE(DecodeSnapshot(SealedSnapshot(body), kSession).ok());
+  EXPECT_EQ(DecodeSnapshot(SealedSnapshot(body, 2), kSession).error().kind,
+            SnapshotErrorKind::kUnsupportedVersion);
+  EXPECT_EQ(DecodeSnapshot(SealedSnapshot(body + "x"), kSession).error().detail,
+            "bytes after the snapshot's body");
+  const Uuid other = Uuid::Parse("5e551000-0000-4000-8000-00000000a002").value();
+  EXPECT_EQ(DecodeSnapshot(SealedSnapshot(body), other).error().detail,
+            "a snapshot of another session");
+  // Cuts of the body, sealed again, are refused (and never read past its end): every length
+  // at first, then sparser, so that the test stays linear.
+  for (std::size_t n = 0; n < body.size(); n += 1 + n / 64) {
+    auto decoded = DecodeSnapshot(SealedSnapshot(body.substr(0, n)), kSession);
+    ASSERT_FALSE(decoded.ok()) << "body length " << n;
+    EXPECT_EQ(decoded.error().kind, SnapshotErrorKind::kMalformed);
+  }
+}
+
+// --- restore ------------------------------------------------------------------------------
+
+// Restore resolves each loop to a definition; nothing of it is ever called (no turn starts).
+class Unused final : public ModelClient, public ContextCounter, public Compactor {
+ public:
+  Result<InferenceResponse, InferenceError> Complete(const InferenceRequest&,
+                                                     std::stop_token) override {
+    return Fail(InferenceError{});
+  }
+  CountQuality quality() const override { return CountQuality::kExactLocal; }
+  Result<ContextCount, CountError> Count(const InferenceRequest&, std::stop_token) override {
+    return Fail(CountError{});
+  }
+  Result<CompactionOutput, CompactorError> Compact(const CompactionInput&,
+                                                   std::stop_token) override {
+    return Fail(CompactorError{});
+  }
+};
+
+void Fill(Journal& journal, const std::vector<JournalRecord>& records) {
+  auto lease = journal.AcquireLease(kSession, Uuid::V4(), 60s);
+  ASSERT_TRUE(lease.ok());
+  AppendRequest request;
+  request.session = kSession;
+  request.fencing_token = lease->token;
+  for (const JournalRecord& record : records)
+    request.records.push_back(testing::ToNewRecord(record));
+  ASSERT_TRUE(journal.Append(std::move(request)).ok());
+  ASSERT_TRUE(journal.ReleaseLease(*lease).ok());
+}
+
+struct Restored {
+  RestoreReport report;
+  std::vector<LoopState> loops;
+};
+
+// A restore of `records` (each restore on a journal of its own: a restore may append repairs).
+Restored RestoreOf(const std::vector<JournalRecord>& records, bool snapshots) {
+  auto journal = NewMemoryJournal();
+  Fill(*journal, records);
+  SessionOptions options;
+  options.journal = journal.get();
+  options.session_id = kSession;
+  options.snapshot_interval = 0;  // the journal holds the snapshots the test wrote, no more
+  RestoreOptions restore;
+  restore.start_queued = false;
+  restore.snapshots = snapshots;
+  std::vector<Uuid> loops;
+  auto unused = std::make_shared<Unused>();
+  restore.resolve = [&](const RestoredLoopInfo& info) -> Result<LoopDefinition, SessionError> {
+    loops.push_back(info.loop);
+    LoopDefinition definition;
+    definition.kind = info.kind;
+    definition.model = info.model;
+    definition.system_prompt = info.system_prompt;
+    definition.limits = runtime_testing::TestLimits();
+    definition.client = unused;
+    if (info.compaction_policy) {
+      definition.counter = unused;
+      definition.compaction = runtime_testing::TestPolicy();
+      definition.compactor = unused;
+    }
+    return definition;
+  };
+  auto session = Session::Restore(std::move(options), std::move(restore));
+  EXPECT_TRUE(session.ok()) << session.error().Message();
+  Restored out;
+  if (!session.ok())
+    return out;
+  out.report = (*session)->restore_report();
+  for (const Uuid& loop : loops)
+    out.loops.push_back(runtime_detail::SessionProbe::DurableState(**session, loop).value());
+  (*session)->Suspend();
+  return out;
+}
+
+// The Busy session with snapshots of its fold after `at` (each a prefix length) at those points.
+std::vector<JournalRecord> WithSnapshots(std::vector<std::size_t> at) {
+  const std::vector<JournalRecord> plain = Busy().records();
+  JournalBuilder b(kSession);
+  SessionFolder folder(kSession);
+  std::size_t next = 0;
+  for (std::size_t i = 0; i < plain.size(); ++i) {
+    b.AppendRecord(plain[i]);
+    EXPECT_TRUE(folder.Add(b.records().back()).ok());
+    if (next < at.size() && at[next] == i + 1) {
+      b.AppendNew(SnapshotRecord(folder, testing::BuilderEpoch()).value());
+      EXPECT_TRUE(folder.Add(b.records().back()).ok());
+      ++next;
+    }
+  }
+  return std::move(b).Take();
+}
+
+TEST(SnapshotRestore, StartsFromTheLatestSnapshotAndFoldsOnlyTheRecordsAfterIt) {
+  const std::vector<JournalRecord> records = WithSnapshots({6, 20});
+  const Restored from_snapshot = RestoreOf(records, true);
+  const Restored from_start = RestoreOf(records, false);
+  EXPECT_EQ(from_snapshot.report.snapshot_seq, 22u);  // 20 records, the first snapshot, then it
+  EXPECT_EQ(from_snapshot.report.records, records.size() - 20 - 1);
+  EXPECT_TRUE(from_snapshot.report.skipped_snapshots.empty());
+  EXPECT_EQ(from_start.report.snapshot_seq, 0u);
+  EXPECT_EQ(from_start.report.records, records.size());
+  EXPECT_EQ(from_snapshot.report.through_seq, from_start.report.through_seq);
+  ASSERT_EQ(from_snapshot.loops.size(), 2u);
+  EXPECT_EQ(from_snapshot.loops, from_start.loops);
+}
+
+TEST(SnapshotRestore, AJournalWithoutSnapshotsRestoresFromTheStart) {
+  const std::vector<JournalRecord> records = Busy().records();
+  const Restored restored = RestoreOf(records, true);
+  EXPECT_EQ(restored.report.snapshot_seq, 0u);
+  EXPECT_EQ(restored.report.records, records.size());
+  EXPECT_TRUE(restored.report.skipped_snapshots.empty());
+}
+
+// The latest snapshot damaged three ways: each is skipped, reported with its reason, and the
+// restore starts from the one before it, with the state a restore from the start has.
+TEST(SnapshotRestore, ADamagedSnapshotIsSkippedReportedAndTheOneBeforeItUsed) {
+  struct Damage {
+    const char* name;
+    void (*apply)(JournalRecord&);
+    SnapshotErrorKind kind;
+  };
+  const Damage damages[] = {
+      {"bit flip", [](JournalRecord& r) { r.payload[r.payload.size() / 2] ^= 0x10; },
+       SnapshotErrorKind::kChecksum},
+      {"truncation", [](JournalRecord& r) { r.payload.resize(r.payload.size() - 7); },
+       SnapshotErrorKind::kChecksum},
+      {"wrong version",
+       [](JournalRecord& r) { r.payload = SealedSnapshot(r.payload.substr(kHeader), 9); },
+       SnapshotErrorKind::kUnsupportedVersion},
+      {"not a snapshot", [](JournalRecord& r) { r.payload = "{}"; }, SnapshotErrorKind::kMalformed},
+  };
+  for (const Damage& damage : damages) {
+    std::vector<JournalRecord> records = WithSnapshots({6, 20});
+    damage.apply(records[21]);
+    const Restored restored = RestoreOf(records, true);
+    const Restored from_start = RestoreOf(records, false);
+    EXPECT_EQ(restored.report.snapshot_seq, 7u) << damage.name;
+    ASSERT_EQ(restored.report.skipped_snapshots.size(), 1u) << damage.name;
+    EXPECT_EQ(restored.report.skipped_snapshots[0].seq, 22u);
+    EXPECT_EQ(restored.report.skipped_snapshots[0].error.kind, damage.kind) << damage.name;
+    EXPECT_EQ(restored.loops, from_start.loops) << damage.name;
+  }
+  // A snapshot record whose id is not derived from its state is not trusted either.
+  std::vector<JournalRecord> records = WithSnapshots({20});
+  records[20].record_id = Uuid::Parse("5e551000-0000-4000-8000-00000000a0ff").value();
+  const Restored restored = RestoreOf(records, true);
+  EXPECT_EQ(restored.report.snapshot_seq, 0u);
+  ASSERT_EQ(restored.report.skipped_snapshots.size(), 1u);
+  EXPECT_EQ(restored.report.skipped_snapshots[0].error.kind, SnapshotErrorKind::kForeignRecord);
+}
+
+// --- the live writer ------------------------------------------------------------------------
+
+class Answering final : public ModelClient {
+ public:
+  Result<InferenceResponse, InferenceError> Complete(const InferenceRequest&,
+                                                     std::stop_token) override {
+    InferenceResponse response;
+    response.message.blocks.push_back(TextBlock{"answer"});
+    response.message.usage = Usage{1, 1, 0, 0, 0};
+    return response;
+  }
+};
+
+TEST(SnapshotWriter, ARunningSessionWritesSnapshotsThatARestoreStartsFrom) {
+  auto journal = NewMemoryJournal();
+  Uuid loop;
+  {
+    SessionOptions options;
+    options.journal = journal.get();
+    options.session_id = kSession;
+    options.snapshot_interval = 8;
+    auto session = Session::Open(std::move(options)).value();
+    LoopDefinition definition;
+    definition.model = testing::TestModel();
+    definition.limits = ModelLimits{100'000, 0, 20};
+    definition.client = std::make_shared<Answering>();
+    loop = session->CreateLoop(std::move(definition)).value();
+    for (int i = 0; i < 12; ++i) {
+      Subscription events = session->Subscribe(EventFilter::Loops({loop}));
+      ASSERT_TRUE(
+          session->SubmitInputToLoop(loop, testing::UserText("turn " + std::to_string(i))).ok());
+      for (;;) {
+        auto delivery = events.Next(std::chrono::steady_clock::now() + 10s);
+        ASSERT_TRUE(delivery.ok());
+        if (std::holds_alternative<LoopIdle>(*delivery->event))
+          break;
+      }
+    }
+    session->Suspend();
+  }  // the session's end waits for a snapshot still being written
+  auto records = journal->Read(kSession, 1, 100'000).value();
+  std::size_t snapshots = 0;
+  for (const JournalRecord& record : records) {
+    if (record.type == kSessionSnapshotType) {
+      ++snapshots;
+      EXPECT_TRUE(CheckSnapshotRecord(record).ok()) << "seq " << record.seq;
+    }
+  }
+  EXPECT_GE(snapshots, 2u);
+  const Restored restored = RestoreOf(records, true);
+  const Restored from_start = RestoreOf(records, false);
+  EXPECT_GT(restored.report.snapshot_seq, 0u);
+  EXPECT_LT(restored.report.records, from_start.report.records);
+  EXPECT_EQ(restored.loops, from_start.loops);
+}
+
+}  // namespace
+}  // namespace harness
