@@ -178,6 +178,42 @@ LoopStartState StartStateOf(const LoopFold& loop, const LoopDefinition& definiti
   return start;
 }
 
+// Step 4 of Session::Restore: the repairs PlanRepairs finds in `folded` (the fold `folder`
+// finished), appended as one batch under `lease` (all or nothing, only when there is something
+// to repair) and folded in, so that the loops start from fold(journal + repairs).
+Result<SessionFold, SessionError> Repaired(Journal& journal, const Lease& lease, EventTime now,
+                                           SessionFolder folder, SessionFold folded,
+                                           RestoreReport& report) {
+  RepairPlan plan = PlanRepairs(folded, now, lease.owner, lease.token);
+  if (plan.events.empty() && !plan.fence)
+    return folded;
+  HARNESS_TRY(std::vector<NewRecord> records, RepairRecords(plan));
+  AppendRequest request;
+  request.session = lease.session;
+  request.fencing_token = lease.token;
+  request.expected_next_seq = folded.through_seq + 1;
+  request.records = records;
+  auto appended = journal.Append(std::move(request));
+  if (!appended)
+    return Fail(SessionError::FromJournal(appended.error()));
+  for (std::size_t i = 0; i < records.size(); ++i) {
+    NewRecord& record = records[i];
+    JournalRecord stored{lease.session,     (*appended)[i].seq,       record.record_id,
+                         record.kind,       std::move(record.type),   record.v,
+                         record.created_at, std::move(record.payload)};
+    if (auto added = folder.Add(stored); !added.ok())
+      return Fail(Refused(added.error()));
+    if (!(*appended)[i].duplicate)
+      ++report.repair_records;
+  }
+  auto repaired = std::move(folder).Finish();
+  if (!repaired)
+    return Fail(Refused(repaired.error()));
+  report.replies_repaired = plan.replies;
+  report.turns_closed = plan.turns_closed;
+  return std::move(*repaired);
+}
+
 }  // namespace
 
 RestoredLoopInfo RestoredLoopInfoOf(const LoopFold& loop) {
@@ -281,38 +317,11 @@ Result<std::unique_ptr<Session>, SessionError> Session::Restore(SessionOptions o
   }
 
   // 4. Repairs: one batch, all or nothing, and only if there is something to repair.
-  const EventTime now = env.WallNow();
-  RepairPlan plan = PlanRepairs(*folded, now, guard.lease().owner, guard.lease().token);
-  if (!plan.events.empty() || plan.fence) {
-    HARNESS_TRY(std::vector<NewRecord> records, RepairRecords(plan));
-    AppendRequest request;
-    request.session = session;
-    request.fencing_token = guard.lease().token;
-    request.expected_next_seq = folded->through_seq + 1;
-    request.records = records;
-    auto appended = journal.Append(std::move(request));
-    if (!appended)
-      return Fail(SessionError::FromJournal(appended.error()));
-    // Fold the repairs in, so that the loops start from fold(journal + repairs).
-    for (std::size_t i = 0; i < records.size(); ++i) {
-      NewRecord& record = records[i];
-      JournalRecord stored{session,           (*appended)[i].seq,       record.record_id,
-                           record.kind,       std::move(record.type),   record.v,
-                           record.created_at, std::move(record.payload)};
-      if (auto added = folder.Add(stored); !added.ok())
-        return Fail(Refused(added.error()));
-      if (!(*appended)[i].duplicate)
-        ++report.repair_records;
-    }
-    folded = std::move(folder).Finish();
-    if (!folded)
-      return Fail(Refused(folded.error()));
-    report.replies_repaired = plan.replies;
-    report.turns_closed = plan.turns_closed;
-  }
+  HARNESS_TRY(SessionFold repaired, Repaired(journal, guard.lease(), env.WallNow(),
+                                             std::move(folder), std::move(*folded), report));
 
   // 5. The session and its loops, from the fold.
-  report.loops = folded->loops.size();
+  report.loops = repaired.loops.size();
   guard.Disarm();  // the core owns the lease from here (its destructor releases it)
   auto core = std::make_unique<SessionCore>(std::move(options), guard.lease());
   std::unique_ptr<Session> restored(new Session(std::move(core)));
@@ -320,8 +329,8 @@ Result<std::unique_ptr<Session>, SessionError> Session::Restore(SessionOptions o
   {
     SessionCore& core_ref = *restored->core_;
     std::lock_guard lock(core_ref.registry_mutex);
-    for (std::size_t i = 0; i < folded->loops.size(); ++i) {
-      const LoopFold& loop = folded->loops[i];
+    for (std::size_t i = 0; i < repaired.loops.size(); ++i) {
+      const LoopFold& loop = repaired.loops[i];
       LoopStartState start = StartStateOf(loop, definitions[i]);
       const bool resume = !start.state.exited && !start.state.pending.empty();
       auto actor = std::make_shared<LoopActor>(core_ref, loop.loop, std::move(definitions[i]),
@@ -330,7 +339,7 @@ Result<std::unique_ptr<Session>, SessionError> Session::Restore(SessionOptions o
       if (resume)
         started.push_back(actor);
     }
-    core_ref.active_loop = folded->active_loop;
+    core_ref.active_loop = repaired.active_loop;
     report.build = env.MonotonicNow() - build_start;
     core_ref.restore_report = report;
   }

@@ -18,6 +18,7 @@
 #include "harness/content/codec.h"
 #include "harness/core/sha256.h"
 #include "harness/event/codec.h"
+#include "runtime/snapshot_bytes.h"
 
 namespace harness {
 
@@ -29,107 +30,8 @@ constexpr std::string_view kMagic = "HSNP";
 // Magic, version (u32), body length (u64), body SHA-256.
 constexpr std::size_t kHeaderBytes = 4 + 4 + 8 + 32;
 
-SnapshotError Malformed(std::string detail) {
-  return SnapshotError{SnapshotErrorKind::kMalformed, std::move(detail)};
-}
-
-class Writer {
- public:
-  void U8(std::uint8_t v) { out_.push_back(static_cast<char>(v)); }
-  void U16(std::uint16_t v) { Fixed(v, 2); }
-  void U32(std::uint32_t v) { Fixed(v, 4); }
-  void U64(std::uint64_t v) { Fixed(v, 8); }
-  void Bool(bool v) { U8(v ? 1 : 0); }
-  void Id(const Uuid& id) { out_.append(reinterpret_cast<const char*>(id.bytes().data()), 16); }
-  void Digest(const Fingerprint& f) {
-    out_.append(reinterpret_cast<const char*>(f.bytes().data()), f.bytes().size());
-  }
-  void Bytes(std::string_view bytes) {
-    U64(bytes.size());
-    out_.append(bytes);
-  }
-  std::string Take() && { return std::move(out_); }
-  std::size_t size() const { return out_.size(); }
-
- private:
-  void Fixed(std::uint64_t v, int bytes) {
-    for (int i = 0; i < bytes; ++i)
-      out_.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
-  }
-  std::string out_;
-};
-
-// Every read checks the bytes left first; a count is refused when even one byte per element
-// would not fit, so nothing is allocated for a length the input cannot back.
-class Reader {
- public:
-  explicit Reader(std::string_view in) : in_(in) {}
-  Result<std::uint64_t, SnapshotError> Fixed(int bytes, std::string_view what) {
-    if (in_.size() < static_cast<std::size_t>(bytes))
-      return Fail(Malformed(std::string(what) + " is cut short"));
-    std::uint64_t v = 0;
-    for (int i = 0; i < bytes; ++i)
-      v |= static_cast<std::uint64_t>(static_cast<unsigned char>(in_[i])) << (8 * i);
-    in_.remove_prefix(bytes);
-    return v;
-  }
-  Result<std::uint8_t, SnapshotError> U8(std::string_view what) {
-    HARNESS_TRY(std::uint64_t v, Fixed(1, what));
-    return static_cast<std::uint8_t>(v);
-  }
-  Result<std::uint16_t, SnapshotError> U16(std::string_view what) {
-    HARNESS_TRY(std::uint64_t v, Fixed(2, what));
-    return static_cast<std::uint16_t>(v);
-  }
-  Result<std::uint64_t, SnapshotError> U64(std::string_view what) { return Fixed(8, what); }
-  Result<bool, SnapshotError> Bool(std::string_view what) {
-    HARNESS_TRY(std::uint8_t v, U8(what));
-    if (v > 1)
-      return Fail(Malformed(std::string(what) + " is not a flag"));
-    return v == 1;
-  }
-  Result<std::uint8_t, SnapshotError> Enum(std::string_view what, std::uint8_t max) {
-    HARNESS_TRY(std::uint8_t v, U8(what));
-    if (v > max)
-      return Fail(Malformed(std::string(what) + " is outside its domain"));
-    return v;
-  }
-  Result<Uuid, SnapshotError> Id(std::string_view what) {
-    if (in_.size() < 16)
-      return Fail(Malformed(std::string(what) + " is cut short"));
-    Uuid::Bytes bytes{};
-    std::memcpy(bytes.data(), in_.data(), 16);
-    in_.remove_prefix(16);
-    return Uuid(bytes);
-  }
-  Result<Fingerprint, SnapshotError> Digest(std::string_view what) {
-    Sha256Digest bytes{};
-    if (in_.size() < bytes.size())
-      return Fail(Malformed(std::string(what) + " is cut short"));
-    std::memcpy(bytes.data(), in_.data(), bytes.size());
-    in_.remove_prefix(bytes.size());
-    return Fingerprint(bytes);
-  }
-  Result<std::string_view, SnapshotError> Bytes(std::string_view what) {
-    HARNESS_TRY(std::uint64_t n, U64(what));
-    if (n > in_.size())
-      return Fail(Malformed(std::string(what) + " is longer than the snapshot"));
-    std::string_view out = in_.substr(0, n);
-    in_.remove_prefix(n);
-    return out;
-  }
-  // A count of elements of at least `min_bytes` each.
-  Result<std::size_t, SnapshotError> Count(std::string_view what, std::size_t min_bytes = 1) {
-    HARNESS_TRY(std::uint64_t n, U64(what));
-    if (n > in_.size() / std::max<std::size_t>(min_bytes, 1))
-      return Fail(Malformed(std::string(what) + " counts more than the snapshot holds"));
-    return static_cast<std::size_t>(n);
-  }
-  bool empty() const { return in_.empty(); }
-
- private:
-  std::string_view in_;
-};
+using Writer = SnapshotBytesWriter;
+using Reader = SnapshotBytesReader;
 
 // --- values ---------------------------------------------------------------------------------
 
