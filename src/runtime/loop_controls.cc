@@ -173,7 +173,7 @@ void LoopActor::ApplyDeferredPins() {
 void LoopActor::OnCancelInput(const Uuid& input, bool delegate_only,
                               const std::shared_ptr<ControlAnswer<InputCancelOutcome>>& reply) {
   if (exited_ || halted_ || shutting_down_)
-    return reply->set_value(Exited());
+    return reply->set_value(Fail(LoopExitedError()));
   std::optional<RunningInput> running;
   if (turn_)
     running = turn_->input;
