@@ -166,7 +166,8 @@ std::vector<JournalRecord> BuildSession(const Uuid& session, std::uint64_t event
 }
 
 void Fill(Journal& journal, const Uuid& session, const std::vector<JournalRecord>& records) {
-  auto lease = journal.AcquireLease(session, Uuid::V4(), 60s);
+  // An hour: filling a million records on a loaded machine takes minutes.
+  auto lease = journal.AcquireLease(session, Uuid::V4(), 3600s);
   if (!lease)
     Die("lease: " + lease.error().Describe());
   for (std::size_t i = 0; i < records.size(); i += 1'000) {
@@ -387,9 +388,9 @@ int SnapshotBench(const std::vector<std::uint64_t>& sizes, int iterations,
       static_cast<unsigned long long>(kAfterSnapshot), iterations);
   std::printf("machine: %s %s, %u cores; load average before: %s\n\n", uts.sysname, uts.machine,
               std::thread::hardware_concurrency(), LoadAverage().c_str());
-  std::printf("%-10s %12s %30s %30s %10s\n", "records", "snapshot B",
-              "from snapshot ms (median min-max)", "from the start ms (median min-max)",
-              "speed-up");
+  std::printf("%-10s %11s %30s %22s %30s %9s\n", "records", "snapshot B",
+              "from snapshot ms (median min-max)", "read/fold/build ms",
+              "from the start ms (median min-max)", "speed-up");
   for (std::uint64_t size : sizes) {
     if (size <= kAfterSnapshot + 16)
       Die("--snapshots sizes must be above 516");
@@ -417,16 +418,22 @@ int SnapshotBench(const std::vector<std::uint64_t>& sizes, int iterations,
     Fill(**journal, session, records);
     records.clear();
     records.shrink_to_fit();
-    std::vector<double> from_snapshot, from_start;
+    std::vector<double> from_snapshot, read, fold, build, from_start;
     for (int i = 0; i < iterations; ++i) {
-      from_snapshot.push_back(
-          RestoreOnce(**journal, session, kAfterSnapshot + 1, 0, true).total_ms);
+      const Sample s = RestoreOnce(**journal, session, kAfterSnapshot + 1, 0, true);
+      from_snapshot.push_back(s.total_ms);
+      read.push_back(s.read_ms);
+      fold.push_back(s.fold_ms);
+      build.push_back(s.build_ms);
       from_start.push_back(RestoreOnce(**journal, session, size + 1, 0, false).total_ms);
     }
     const Stat a = StatOf(from_snapshot), b = StatOf(from_start);
     std::printf(
-        "%-10llu %12zu %30s %30s %9.0fx\n", static_cast<unsigned long long>(size), snapshot_bytes,
-        fmt::format("{:.1f} ({:.1f}-{:.1f})", a.median, a.min, a.max).c_str(),
+        "%-10llu %11zu %30s %22s %30s %8.0fx\n", static_cast<unsigned long long>(size),
+        snapshot_bytes, fmt::format("{:.1f} ({:.1f}-{:.1f})", a.median, a.min, a.max).c_str(),
+        fmt::format("{:.0f}/{:.0f}/{:.0f}", StatOf(read).median, StatOf(fold).median,
+                    StatOf(build).median)
+            .c_str(),
         fmt::format("{:.0f} ({:.0f}-{:.0f})", b.median, b.min, b.max).c_str(), b.median / a.median);
     std::fflush(stdout);
     journal->reset();

@@ -4,6 +4,8 @@
 
 #include <vector>
 
+#include "harness/runtime/repair.h"
+
 namespace harness::cli {
 namespace {
 
@@ -101,7 +103,8 @@ Result<FoldedSession, JournalError> ReadSessionFold(Journal& journal, const Uuid
     for (const JournalRecord& record : page) {
       ++out.records;
       out.last = record.created_at;
-      if (record.kind == RecordKind::kFence)
+      // A snapshot is a fence too, but no restore wrote it (docs/spec/snapshots.md).
+      if (record.kind == RecordKind::kFence && record.type == kSessionRestoredType)
         ++out.fences;
       if (!refused && !folder.Add(record).ok())
         refused = true;  // the folder keeps the first error; Finish returns it

@@ -30,7 +30,7 @@ namespace harness::cli {
 
 struct FoldedSession {
   std::uint64_t records = 0;
-  std::uint64_t fences = 0;  // kFence records: the restores that repaired something
+  std::uint64_t fences = 0;  // SessionRestored fences: the restores that repaired something
   JournalTime last{};        // the last record's time
   Result<SessionFold, RestoreError> fold = Fail(RestoreError{});
 };

@@ -24,8 +24,12 @@ Result<SnapshotStart, JournalError> LatestSnapshot(Journal& journal, const Uuid&
   HARNESS_TRY(const SessionHorizon horizon, journal.Horizon(session));
   const std::uint64_t floor = horizon.first_seq;
   std::uint64_t high = last_seq;
+  // A writer leaves its latest snapshot within an interval of the end: small pages first, so
+  // that the common search reads little, doubling up to a full page for journals without one.
+  std::uint64_t page_size = 256;
   while (high >= floor && high >= 1) {
-    const std::uint64_t low = high >= floor + kPage ? high - kPage + 1 : floor;
+    const std::uint64_t low = high >= floor + page_size ? high - page_size + 1 : floor;
+    page_size = std::min<std::uint64_t>(page_size * 2, kPage);
     HARNESS_TRY(std::vector<JournalRecord> page, journal.Read(session, low, high - low + 1));
     for (auto it = page.rbegin(); it != page.rend(); ++it) {
       if (it->kind != RecordKind::kFence || it->type != kSessionSnapshotType)

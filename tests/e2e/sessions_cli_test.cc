@@ -39,9 +39,9 @@ using e2e::Shell;
 using std::chrono::seconds;
 
 // tests/fixtures/journal-snapshot-v1 (its README says how it was made).
-constexpr const char* kSnapshotFixtureSession = "FIXTURE-SESSION";
-constexpr std::size_t kSnapshotFixtureRecords = 0;
-constexpr std::uint64_t kSnapshotFixtureLatest = 0;  // the seq of its latest snapshot record
+constexpr const char* kSnapshotFixtureSession = "01a24c66-e847-748f-b070-ba00cc201066";
+constexpr std::size_t kSnapshotFixtureRecords = 423;
+constexpr std::uint64_t kSnapshotFixtureLatest = 369;  // the seq of its latest snapshot record
 
 bool Has(const std::string& out, const std::string& text) {
   return out.find(text) != std::string::npos;
@@ -397,7 +397,7 @@ TEST_F(SessionsCli, AJournalWithSnapshotsWrittenByCodecVersionOneIsRestoredFromI
   // What a fold from the start holds, read in-process before anything is appended.
   std::vector<Message> history;
   {
-    auto journal = SqliteJournal::Open(db);
+    auto journal = SqliteJournal::Open(dir_.data());
     ASSERT_TRUE(journal.ok()) << journal.error().Describe();
     auto records = (*journal)->Read(id, 1, 1'000'000);
     ASSERT_TRUE(records.ok());
@@ -424,7 +424,7 @@ TEST_F(SessionsCli, AJournalWithSnapshotsWrittenByCodecVersionOneIsRestoredFromI
   // resume names it and starts from the latest one that passes.
   std::uint64_t bad_seq = 0;
   {
-    auto journal = SqliteJournal::Open(db);
+    auto journal = SqliteJournal::Open(dir_.data());
     ASSERT_TRUE(journal.ok());
     auto lease = (*journal)->AcquireLease(id, Uuid::V4(), seconds(60));
     ASSERT_TRUE(lease.ok()) << lease.error().Describe();
