@@ -90,17 +90,11 @@ int Show(const JournalCommandLine& line) {
                  TerminalText(journal.error().Describe()).c_str());
     return ExitForJournalError(journal.error());
   }
-  std::vector<Uuid> sessions;
-  if (only) {
-    sessions.push_back(*only);
-  } else {
-    auto all = (*journal)->ListSessions();
-    if (!all.ok()) {
-      std::fprintf(stderr, "harness journal show: %s\n",
-                   TerminalText(all.error().Describe()).c_str());
-      return ExitForJournalError(all.error());
-    }
-    sessions = std::move(all).value();
+  auto sessions = SelectedSessions(**journal, only);
+  if (!sessions.ok()) {
+    std::fprintf(stderr, "harness journal show: %s\n",
+                 TerminalText(sessions.error().Describe()).c_str());
+    return ExitForJournalError(sessions.error());
   }
   constexpr std::size_t kPage = 512;
   const auto print = [&line](const JournalRecord& r) {
@@ -108,7 +102,7 @@ int Show(const JournalCommandLine& line) {
     std::fwrite(text.data(), 1, text.size(), stdout);
     std::fputc('\n', stdout);
   };
-  for (const Uuid& session : sessions) {
+  for (const Uuid& session : *sessions) {
     auto horizon = (*journal)->Horizon(session);
     if (!horizon.ok()) {
       std::fprintf(stderr, "harness journal show: %s\n",

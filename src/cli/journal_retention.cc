@@ -154,6 +154,13 @@ Result<SessionRetention, std::string> ServeRetention(const JournalStore& store,
   return retention;
 }
 
+Result<std::vector<Uuid>, JournalError> SelectedSessions(Journal& journal,
+                                                         const std::optional<Uuid>& only) {
+  if (only)
+    return std::vector<Uuid>{*only};
+  return journal.ListSessions();
+}
+
 int CompactJournal(const JournalCompactLine& line) {
   const auto policy = ParseKeep(line.keep);
   if (!policy) {
@@ -188,20 +195,14 @@ int CompactJournal(const JournalCompactLine& line) {
     Say(stderr, "harness journal compact: " + StoreProblem(*store, journal.error()));
     return ExitForJournalError(journal.error());
   }
-  std::vector<Uuid> sessions;
-  if (only) {
-    sessions.push_back(*only);
-  } else {
-    auto all = (*journal)->ListSessions();
-    if (!all.ok()) {
-      Say(stderr, "harness journal compact: " + all.error().Describe());
-      return ExitForJournalError(all.error());
-    }
-    sessions = std::move(*all);
+  auto sessions = SelectedSessions(**journal, only);
+  if (!sessions.ok()) {
+    Say(stderr, "harness journal compact: " + sessions.error().Describe());
+    return ExitForJournalError(sessions.error());
   }
   SystemEnv env;
   int code = kExitOk;
-  for (const Uuid& session : sessions) {
+  for (const Uuid& session : *sessions) {
     const std::string id = session.ToString();
     auto lease = (*journal)->AcquireLease(session, Uuid::V4(), kCompactLeaseTtl);
     if (!lease.ok()) {

@@ -10,6 +10,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "arguments.h"
 #include "harness/core/result.h"
@@ -27,6 +28,10 @@ struct JournalCompactLine {
 };
 
 int CompactJournal(const JournalCompactLine& line);
+
+// The sessions a journal command walks: `only`, or every session of the journal in order.
+Result<std::vector<Uuid>, JournalError> SelectedSessions(Journal& journal,
+                                                         const std::optional<Uuid>& only);
 
 // `harness serve --retention K|none [--retention-archive-dir DIR]`: the SessionRetention every
 // session of `store` runs, or a usage message (a PostgreSQL journal needs the directory).
