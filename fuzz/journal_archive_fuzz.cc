@@ -1,7 +1,7 @@
 // libFuzzer target for the archive reader (harness/journal/archive.h).
 //
 // Input: the bytes of an archive file. The seeds (fuzz/corpus/journal_archive/) are archives of
-// a few records, whole and with a torn tail.
+// four records of each kind, of two records and a torn third, and a header alone.
 //
 // Invariants: ArchiveReader never crashes, reads past its input or allocates beyond a frame's
 // bound; an error has a kind with a wire name and a detail of at most 200 bytes; the records it
