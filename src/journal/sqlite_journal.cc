@@ -356,6 +356,13 @@ class SqliteJournal::Impl {
     if (check != "ok") {
       return Fail(Error(K::kCorrupt, "sqlite quick_check: " + check.substr(0, 120)));
     }
+    // One read transaction for the horizons and the records, so that a removal committed
+    // meanwhile is seen by both or by neither.
+    HARNESS_CHECK(reader->db.Exec("BEGIN"));
+    struct EndRead {
+      SqliteDb& db;
+      ~EndRead() { (void)db.Exec("COMMIT"); }
+    } end_read{reader->db};
     std::map<Uuid, SessionHorizon> horizons;
     HARNESS_TRY(const bool has_horizons, HasHorizons(reader->db));
     if (has_horizons) {
