@@ -111,7 +111,9 @@ Result<std::optional<SessionFolder>, JournalError> FolderAfterHorizon(Journal& j
     for (const JournalRecord& record : page) {
       if (record.kind != RecordKind::kFence || record.type != kSessionSnapshotType)
         continue;
-      if (auto folder = CheckSnapshotRecord(record); folder.ok() && folder->fold().records > 0)
+      // Only a snapshot whose following records are all stored can start the fold.
+      auto folder = CheckSnapshotRecord(record);
+      if (folder.ok() && folder->fold().through_seq + 1 >= horizon.first_seq)
         newest = std::move(*folder);
     }
     if (page.size() < kPage)

@@ -60,7 +60,9 @@ Result<RetentionPlan, RetentionError> PlanRetention(Journal& journal, const Uuid
   if (!snapshot->folder)
     return plan;  // no valid snapshot: a restore needs every record, so every record stays
   plan.snapshot_seq = snapshot->seq;
-  std::uint64_t keep_from = snapshot->seq;
+  // A restore from the snapshot folds from the record after the state it describes, which may
+  // lie before the snapshot record (it is written off the strands, after later records).
+  std::uint64_t keep_from = std::min(snapshot->seq, snapshot->folder->fold().through_seq + 1);
   if (policy.keep_compactions) {
     // The seqs of the K+1 newest commits, oldest first: the front is where the K newest
     // compactions' originals begin.

@@ -5,12 +5,12 @@
 // Contract:
 // - PlanRetention(journal, session, keep) decides the first record to keep, reading the journal
 //   only (no lease): the newest snapshot record that passes every check a restore makes
-//   (docs/spec/snapshots.md rule 13) bounds it: nothing at or after that record is ever
-//   removed. Without a valid snapshot nothing is removed (`snapshot_seq` 0). With
-//   `keep.compactions` = K >= 1, the records from the (K+1)-th newest CompactionCommitted on
-//   stay too (the K newest compactions replaced what lies after it, their originals); with
-//   fewer commits than K+1 in the stored journal, nothing is removed. nullopt (`none`):
-//   everything before the snapshot may go.
+//   (docs/spec/snapshots.md rule 13) bounds it: nothing from the first record a restore from it
+//   folds (its through_seq + 1, at or before the snapshot record itself) is ever removed. Without a
+//   valid snapshot nothing is removed (`snapshot_seq` 0). With `keep.compactions` = K >= 1, the
+//   records from the (K+1)-th newest CompactionCommitted on stay too (the K newest compactions
+//   replaced what lies after it, their originals); with fewer commits than K+1 in the stored
+//   journal, nothing is removed. nullopt (`none`): everything before the snapshot may go.
 // - RunRetention(journal, lease, options) plans, then, unless the plan removes nothing: reads the
 //   records to remove and appends them to the archive (AppendToArchive: fsynced before it
 //   returns) unless options.drop, then calls Journal::RemoveBefore with the lease's token, the
