@@ -19,12 +19,17 @@ namespace {
 
 class Retention : public Acceptance {
  protected:
-  // The session's journal copied into `copy`, with a snapshot of the whole fold appended.
-  Lease CopyWithSnapshot(Journal& copy) {
+  // The session's journal copied into `copy`, with a snapshot appended of the fold of all but
+  // its last `lag` records (a snapshot written while later records were appended).
+  Lease CopyWithSnapshot(Journal& copy, std::size_t lag = 0) {
     std::vector<NewRecord> records;
     SessionFolder folder(session_->id());
-    for (const JournalRecord& r : JournalRecords()) {
-      EXPECT_TRUE(folder.Add(r).ok()) << r.type;
+    const std::vector<JournalRecord> all = JournalRecords();
+    for (std::size_t i = 0; i < all.size(); ++i) {
+      const JournalRecord& r = all[i];
+      if (i + lag < all.size()) {
+        EXPECT_TRUE(folder.Add(r).ok()) << r.type;
+      }
       records.push_back({r.record_id, r.kind, r.type, r.v, r.created_at, r.payload});
     }
     auto snapshot = SnapshotRecord(folder, clock_.WallNow());
@@ -116,6 +121,32 @@ TEST_F(Retention, ACompactedJournalResumesFromItsSnapshotAndUndoesAndUnmasks) {
   EXPECT_GE(planned->first_kept_seq, first_now);
   ASSERT_TRUE(copy->ReleaseLease(*again_lease).ok());
   ASSERT_TRUE(copy->Verify().ok());
+}
+
+// A snapshot is written off the strands: records appended while it was encoded lie between the
+// state it describes and its own record. They stay, and the journal restores.
+TEST_F(Retention, TheRecordsBetweenASnapshotsStateAndItsRecordStay) {
+  const Uuid loop = MustCreate(NativeLoop({U("a"), A("b")}));
+  MustSubmit(loop, "more");
+  ASSERT_TRUE(log_->WaitForCount<TurnCompleted>(1, loop));
+  const LoopSnapshot live = MustSnapshot(loop);
+  auto copy = NewMemoryJournal();
+  const Lease lease = CopyWithSnapshot(*copy, 3);
+  const std::uint64_t snapshot = *copy->LastSequence(session_->id());
+  RetentionOptions options;
+  options.policy.keep_compactions.reset();
+  options.drop = true;
+  auto ran = RunRetention(*copy, lease, options);
+  ASSERT_TRUE(ran.ok()) << ran.error().Message();
+  EXPECT_EQ(ran->plan.snapshot_seq, snapshot);
+  EXPECT_EQ(ran->horizon.first_seq, snapshot - 3) << "the 3 records after its state stay";
+  ASSERT_TRUE(copy->ReleaseLease(lease).ok());
+  auto restored = Restore(*copy);
+  ASSERT_TRUE(restored.ok()) << restored.error().Message();
+  auto state = (*restored)->Snapshot(loop);
+  ASSERT_TRUE(state.ok());
+  ExpectSameLoopState(*state, live);
+  (*restored)->Shutdown();
 }
 
 // Without a valid snapshot every record stays; keep K leaves the originals of the K newest
