@@ -169,10 +169,18 @@ Result<std::optional<JournalRecord>, ArchiveError> ArchiveReader::Next() {
         Error(K::kMalformed, fmt::format("offset {}: a frame of {} bytes (a frame holds {} to {})",
                                          at, length, kFixedBeforeType + 4, kMaxArchiveFrameBytes)));
   }
-  // The length is bounded above, so this allocation is too; a short input is a torn tail.
-  std::string frame(std::size_t{length} + 32, '\0');
-  if (ReadUpTo(*in_, frame.data(), frame.size()) < frame.size())
-    return torn();
+  // Read in pieces, so that what is allocated is what the input holds (a length near the bound
+  // in a short input costs a piece, not the bound); a short input is a torn tail.
+  constexpr std::size_t kPiece = 64 * 1024;
+  const std::size_t need = std::size_t{length} + 32;
+  std::string frame;
+  while (frame.size() < need) {
+    const std::size_t have = frame.size();
+    const std::size_t piece = std::min(kPiece, need - have);
+    frame.resize(have + piece);
+    if (ReadUpTo(*in_, frame.data() + have, piece) < piece)
+      return torn();
+  }
   const std::string_view body(frame.data(), length);
   done_ = true;  // until the frame is known good
   journal_internal::StoredRow row;

@@ -10,8 +10,9 @@
 //   the record's journal checksum (32 bytes, ComputeRecordChecksum over the session and every
 //   field: the same rule the journal checks its rows with).
 // - ArchiveReader reads one frame at a time and holds no more than one frame in memory (a body
-//   is at most kMaxArchiveFrameBytes, checked before anything is allocated). Strict, first
-//   failure wins, every error typed: a short or foreign header -> kMalformed; another version
+//   is at most kMaxArchiveFrameBytes, checked before anything is allocated, and read in 64 KiB
+//   pieces, so that a short input claiming a long frame costs a piece, not the bound). Strict,
+//   first failure wins, every error typed: a short or foreign header -> kMalformed; another version
 //   -> kUnsupportedVersion; a header or frame checksum that does not match -> kChecksum; a
 //   frame's lengths that disagree, a bad kind, type or record version -> kMalformed (or
 //   kUnsupportedVersion for v); seqs not ascending by one from the first frame -> kSequence.
