@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <fstream>
 
 #include "acceptance/fixture.h"
@@ -14,8 +15,18 @@
 #include "harness/runtime/fold.h"
 #include "harness/runtime/snapshot.h"
 
-namespace harness::testing {
+namespace harness::acceptance {
 namespace {
+
+// A directory for an archive, removed with the test.
+struct ArchiveDir {
+  std::filesystem::path path =
+      std::filesystem::temp_directory_path() / ("harness-retention-" + Uuid::V4().ToString());
+  ~ArchiveDir() {
+    std::error_code ec;
+    std::filesystem::remove_all(path, ec);
+  }
+};
 
 class Retention : public Acceptance {
  protected:
@@ -75,10 +86,10 @@ TEST_F(Retention, ACompactedJournalResumesFromItsSnapshotAndUndoesAndUnmasks) {
   auto copy = NewMemoryJournal();
   const Lease lease = CopyWithSnapshot(*copy);
   const std::uint64_t last = *copy->LastSequence(session_->id());
-  TempDir dir;
+  ArchiveDir dir;
   RetentionOptions options;
   options.policy.keep_compactions.reset();  // none: everything before the snapshot
-  options.archive_path = DataDirArchivePath(dir.path(), session_->id());
+  options.archive_path = DataDirArchivePath(dir.path, session_->id());
   options.archive_name = DataDirArchiveName(session_->id());
   auto ran = RunRetention(*copy, lease, options);
   ASSERT_TRUE(ran.ok()) << ran.error().Message();
@@ -244,10 +255,10 @@ TEST_F(Retention, AKillAtEachPointOfARunIsFinishedByTheNextRun) {
   auto copy = NewMemoryJournal();
   const Lease lease = CopyWithSnapshot(*copy);
   const std::uint64_t last = *copy->LastSequence(session_->id());
-  TempDir dir;
+  ArchiveDir dir;
   RetentionOptions options;
   options.policy.keep_compactions.reset();
-  options.archive_path = DataDirArchivePath(dir.path(), session_->id());
+  options.archive_path = DataDirArchivePath(dir.path, session_->id());
   options.archive_name = DataDirArchiveName(session_->id());
 
   // 1. Killed during the archive's write: some whole frames and a torn one.
@@ -291,4 +302,4 @@ TEST_F(Retention, AKillAtEachPointOfARunIsFinishedByTheNextRun) {
 }
 
 }  // namespace
-}  // namespace harness::testing
+}  // namespace harness::acceptance
