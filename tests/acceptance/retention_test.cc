@@ -122,8 +122,9 @@ TEST_F(Retention, ACompactedJournalResumesFromItsSnapshotAndUndoesAndUnmasks) {
   EXPECT_EQ(unmasked->history[2], created.history[2]);
   (*restored)->Shutdown();
 
-  // A second run finds nothing more to remove before the same snapshot.
-  auto again_lease = copy->AcquireLease(session_->id(), Uuid::V4(), std::chrono::seconds(60));
+  // A second run finds nothing more to remove before the same snapshot (the restored session
+  // was shut down holding its lease: taken over, as the CLI's --take-over would).
+  auto again_lease = copy->TakeOverLease(session_->id(), Uuid::V4(), std::chrono::seconds(60));
   ASSERT_TRUE(again_lease.ok());
   const std::uint64_t first_now = copy->Horizon(session_->id())->first_seq;
   auto planned = PlanRetention(*copy, session_->id(), options.policy);
