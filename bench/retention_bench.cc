@@ -22,6 +22,7 @@
 #include <optional>
 #include <string>
 
+#include "harness/compaction/extractive.h"
 #include "harness/journal/sqlite_journal.h"
 #include "harness/runtime/retention.h"
 #include "harness/runtime/session.h"
@@ -129,8 +130,12 @@ Run RunOne(const fs::path& dir, std::size_t steps,
   options.journal = journal->get();
   options.session_id = id;
   RestoreOptions restore;
+  // A restore runs no turn: the loop needs a client and a compactor, never called here.
   restore.resolve = [](const RestoredLoopInfo&) -> Result<LoopDefinition, SessionError> {
-    return long_session::LongSessionLoop(32'768);
+    LoopDefinition definition = long_session::LongSessionLoop(32'768);
+    definition.client = std::make_shared<long_session::TurnScriptedClient>();
+    definition.compactor = std::make_shared<ExtractiveCompactor>();
+    return definition;
   };
   const auto start = Clock::now();
   auto restored = Session::Restore(std::move(options), std::move(restore));

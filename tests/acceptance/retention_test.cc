@@ -63,6 +63,20 @@ class Retention : public Acceptance {
     };
     return Session::Restore(std::move(options), std::move(restore));
   }
+
+  // A restore of `journal`, checked to give `loop` the state `live`; null when it fails.
+  std::unique_ptr<Session> RestoreExpecting(Journal& journal, const Uuid& loop,
+                                            const LoopSnapshot& live) {
+    auto restored = Restore(journal);
+    EXPECT_TRUE(restored.ok()) << (restored.ok() ? "" : restored.error().Message());
+    if (!restored.ok())
+      return nullptr;
+    auto state = (*restored)->Snapshot(loop);
+    EXPECT_TRUE(state.ok());
+    if (state.ok())
+      ExpectSameLoopState(*state, live);
+    return std::move(*restored);
+  }
 };
 
 ToolResultMessage Big(std::string id) {
@@ -103,24 +117,21 @@ TEST_F(Retention, ACompactedJournalResumesFromItsSnapshotAndUndoesAndUnmasks) {
   EXPECT_EQ(copy->Read(session_->id(), 1, 10).error().kind, JournalErrorKind::kArchived);
   ASSERT_TRUE(copy->ReleaseLease(lease).ok());
 
-  auto restored = Restore(*copy);
-  ASSERT_TRUE(restored.ok()) << restored.error().Message();
-  auto state = (*restored)->Snapshot(loop);
-  ASSERT_TRUE(state.ok());
-  ExpectSameLoopState(*state, live);
+  const std::unique_ptr<Session> restored = RestoreExpecting(*copy, loop, live);
+  ASSERT_NE(restored, nullptr);
   // Undo and unmask are served from the state the snapshot holds, not from removed records.
-  ASSERT_TRUE((*restored)->Undo(loop).ok());
-  auto uncompacted = (*restored)->Snapshot(loop);
+  ASSERT_TRUE(restored->Undo(loop).ok());
+  auto uncompacted = restored->Snapshot(loop);
   ASSERT_TRUE(uncompacted.ok());
   EXPECT_EQ(uncompacted->history, masked.history);
-  auto original = (*restored)->MaskedOriginal(loop, created.history_ids[2]);
+  auto original = restored->MaskedOriginal(loop, created.history_ids[2]);
   ASSERT_TRUE(original.ok()) << original.error().Message();
   EXPECT_EQ(*original, created.history[2]);
-  ASSERT_TRUE((*restored)->UnmaskToolOutputs(loop, {created.history_ids[2]}).ok());
-  auto unmasked = (*restored)->Snapshot(loop);
+  ASSERT_TRUE(restored->UnmaskToolOutputs(loop, {created.history_ids[2]}).ok());
+  auto unmasked = restored->Snapshot(loop);
   ASSERT_TRUE(unmasked.ok());
   EXPECT_EQ(unmasked->history[2], created.history[2]);
-  (*restored)->Shutdown();
+  restored->Shutdown();
 
   // A second run finds nothing more to remove before the same snapshot (the restored session
   // was shut down holding its lease: taken over, as the CLI's --take-over would).
@@ -153,12 +164,9 @@ TEST_F(Retention, TheRecordsBetweenASnapshotsStateAndItsRecordStay) {
   EXPECT_EQ(ran->plan.snapshot_seq, snapshot);
   EXPECT_EQ(ran->horizon.first_seq, snapshot - 3) << "the 3 records after its state stay";
   ASSERT_TRUE(copy->ReleaseLease(lease).ok());
-  auto restored = Restore(*copy);
-  ASSERT_TRUE(restored.ok()) << restored.error().Message();
-  auto state = (*restored)->Snapshot(loop);
-  ASSERT_TRUE(state.ok());
-  ExpectSameLoopState(*state, live);
-  (*restored)->Shutdown();
+  const std::unique_ptr<Session> restored = RestoreExpecting(*copy, loop, live);
+  ASSERT_NE(restored, nullptr);
+  restored->Shutdown();
 }
 
 // Without a valid snapshot every record stays; keep K leaves the originals of the K newest
