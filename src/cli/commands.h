@@ -21,8 +21,8 @@ inline constexpr int kExitRejected = 3;  // `harness compact`: the compaction wa
 int ValidateSummaryCommand(const std::string& path);
 int ValidateTranscriptCommand(const std::string& path);
 
-// `harness journal show|verify|bench` (journal_commands.cc): registered on `app` before parsing;
-// RunJournalCommand returns the exit code of the one that was parsed, or nullopt.
+// `harness journal show|verify|bench|compact` (journal_commands.cc): registered on `app` before
+// parsing; RunJournalCommand returns the exit code of the one that was parsed, or nullopt.
 struct JournalCommandLine;
 std::shared_ptr<JournalCommandLine> AddJournalCommands(CLI::App& app);
 std::optional<int> RunJournalCommand(const JournalCommandLine& line);

@@ -1,4 +1,5 @@
-// `harness journal show|verify|bench`: look into a SQLite journal, check it, load it.
+// `harness journal show|verify|bench|compact`: look into a journal, check it, load it, bound it
+// (compact: journal_retention.cc).
 #include <fmt/format.h>
 #include <unistd.h>
 
@@ -22,6 +23,7 @@
 #include "harness/hub/record_json.h"
 #include "harness/journal/sqlite_journal.h"
 #include "journal_factory.h"
+#include "journal_retention.h"
 #include "number_option.h"
 #include "terminal_text.h"
 
@@ -31,11 +33,14 @@ struct JournalCommandLine {
   CLI::App* show = nullptr;
   CLI::App* verify = nullptr;
   CLI::App* bench = nullptr;
+  CLI::App* compact = nullptr;
 
   std::string dir;
   std::string session;
-  std::uint64_t from = 1;
+  std::uint64_t from = 0;  // 0: from the session's first stored record
   bool json = false;
+  bool archived = false;
+  JournalCompactLine compact_line;
 
   int appenders = 4;
   std::uint64_t records = 10000;
@@ -85,21 +90,34 @@ int Show(const JournalCommandLine& line) {
                  TerminalText(journal.error().Describe()).c_str());
     return ExitForJournalError(journal.error());
   }
-  std::vector<Uuid> sessions;
-  if (only) {
-    sessions.push_back(*only);
-  } else {
-    auto all = (*journal)->ListSessions();
-    if (!all.ok()) {
-      std::fprintf(stderr, "harness journal show: %s\n",
-                   TerminalText(all.error().Describe()).c_str());
-      return ExitForJournalError(all.error());
-    }
-    sessions = std::move(all).value();
+  auto sessions = SelectedSessions(**journal, only);
+  if (!sessions.ok()) {
+    std::fprintf(stderr, "harness journal show: %s\n",
+                 TerminalText(sessions.error().Describe()).c_str());
+    return ExitForJournalError(sessions.error());
   }
   constexpr std::size_t kPage = 512;
-  for (const Uuid& session : sessions) {
-    std::uint64_t from = line.from;
+  const auto print = [&line](const JournalRecord& r) {
+    const std::string text = line.json ? JournalRecordJsonLine(r) : TerminalText(TextLine(r));
+    std::fwrite(text.data(), 1, text.size(), stdout);
+    std::fputc('\n', stdout);
+  };
+  for (const Uuid& session : *sessions) {
+    auto horizon = (*journal)->Horizon(session);
+    if (!horizon.ok()) {
+      std::fprintf(stderr, "harness journal show: %s\n",
+                   TerminalText(horizon.error().Describe()).c_str());
+      return ExitForJournalError(horizon.error());
+    }
+    // Without --from, a session starts at its first stored record; with --archived, at its
+    // archive's (a --from below the horizon without --archived is the journal's refusal).
+    std::uint64_t from = line.from != 0 ? line.from : horizon->first_seq;
+    if (line.archived && horizon->first_seq > 1) {
+      if (const auto failed =
+              ShowArchived(*store, session, *horizon, line.from != 0 ? line.from : 1, print))
+        return *failed;
+      from = std::max(from, horizon->first_seq);
+    }
     for (;;) {
       auto page = (*journal)->Read(session, from, kPage);
       if (!page.ok()) {
@@ -108,11 +126,8 @@ int Show(const JournalCommandLine& line) {
                      TerminalText(page.error().Describe()).c_str());
         return ExitForJournalError(page.error());
       }
-      for (const JournalRecord& r : *page) {
-        const std::string text = line.json ? JournalRecordJsonLine(r) : TerminalText(TextLine(r));
-        std::fwrite(text.data(), 1, text.size(), stdout);
-        std::fputc('\n', stdout);
-      }
+      for (const JournalRecord& r : *page)
+        print(r);
       if (page->size() < kPage)
         break;
       from = page->back().seq + 1;
@@ -142,8 +157,23 @@ int Verify(const JournalCommandLine& line) {
   auto report = (*journal)->Verify();
   if (!report.ok())
     return VerifyProblem(report.error());
-  std::printf("ok %llu records, last seq %llu\n", static_cast<unsigned long long>(report->records),
-              static_cast<unsigned long long>(report->highest_seq));
+  if (report->removed == 0) {
+    std::printf("ok %llu records, last seq %llu\n",
+                static_cast<unsigned long long>(report->records),
+                static_cast<unsigned long long>(report->highest_seq));
+    return kExitOk;
+  }
+  // A compacted journal: its archives are checked too (journal_retention.h).
+  const ArchiveCheck archives = CheckArchives(**journal, *store);
+  if (archives.problem) {
+    std::printf("%s\n", TerminalText(*archives.problem).c_str());
+    return kExitInvalid;
+  }
+  std::printf("ok %llu records, last seq %llu; %llu archived records checked, %llu dropped\n",
+              static_cast<unsigned long long>(report->records),
+              static_cast<unsigned long long>(report->highest_seq),
+              static_cast<unsigned long long>(archives.archived),
+              static_cast<unsigned long long>(archives.dropped));
   return kExitOk;
 }
 
@@ -347,14 +377,17 @@ std::shared_ptr<JournalCommandLine> AddJournalCommands(CLI::App& app) {
   line->show->add_option("STORE", line->dir, "data directory or postgres:// URL")->required();
   line->show->add_option("--session", line->session, "only this session (UUID)");
   AddNumberOption(*line->show, "--from", line->from, {1, static_cast<std::uint64_t>(INT64_MAX)},
-                  "first sequence number");
+                  "first sequence number (default: the session's first stored record)");
   line->show->add_flag("--json", line->json, "JSON lines");
+  line->show->add_flag("--archived", line->archived,
+                       "also the records compact moved to the session's archive, first");
 
   line->verify = journal->add_subcommand(
       "verify",
-      "Check the whole journal: per session, sequences gap-free from 1, checksums, versions,\n"
-      "no duplicate record id. Prints `ok <records> records, last seq <n>` (n: the highest\n"
-      "last sequence number of any session) and exits 0, or the first problem and exits 1.");
+      "Check the whole journal: per session, sequences gap-free from 1 (or from the horizon\n"
+      "compact left, with the archive it names), checksums, versions, no duplicate record id.\n"
+      "Prints `ok <records> records, last seq <n>` (n: the highest last sequence number of\n"
+      "any session) and exits 0, or the first problem and exits 1.");
   line->verify->add_option("STORE", line->dir, "data directory or postgres:// URL")->required();
 
   line->bench = journal->add_subcommand(
@@ -371,6 +404,23 @@ std::shared_ptr<JournalCommandLine> AddJournalCommands(CLI::App& app) {
   AddNumberOption(*line->bench, "--payload-bytes", line->payload_bytes, {0, kMaxPayloadBytes},
                   "payload size");
   line->bench->add_flag("--ack-log", line->ack_log, "one line per durable record");
+
+  line->compact = journal->add_subcommand(
+      "compact",
+      "Bound each session's journal: archive, then remove, the records before its newest valid\n"
+      "snapshot, keeping the originals of the K newest compactions (--keep-compactions K, 1 by\n"
+      "default, or none). A session without a valid snapshot keeps everything; one whose lease\n"
+      "a live writer holds is skipped and reported (exit 1). The archive of a data directory's\n"
+      "session is DIR/archive/<session>.hjarc.");
+  line->compact->add_option("STORE", line->compact_line.store, "data directory or postgres:// URL")
+      ->required();
+  line->compact->add_option("--session", line->compact_line.session, "only this session (UUID)");
+  line->compact->add_option("--keep-compactions", line->compact_line.keep,
+                            "K (1 to 999999) or none");
+  line->compact->add_flag("--drop", line->compact_line.drop,
+                          "remove the records without writing an archive");
+  line->compact->add_option("--archive-dir", line->compact_line.archive_dir,
+                            "where a PostgreSQL journal's archives go");
   return line;
 }
 
@@ -381,6 +431,8 @@ std::optional<int> RunJournalCommand(const JournalCommandLine& line) {
     return Verify(line);
   if (line.bench->parsed())
     return Bench(line);
+  if (line.compact->parsed())
+    return CompactJournal(line.compact_line);
   return std::nullopt;
 }
 

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "harness/runtime/repair.h"
+#include "harness/runtime/snapshot.h"
 
 namespace harness::cli {
 namespace {
@@ -98,11 +99,44 @@ std::string_view Advice(const SessionError& error) {
 
 }  // namespace
 
+namespace {
+
+// A compacted journal (docs/spec/retention.md) starts at its horizon: its fold starts from the
+// newest valid snapshot after it, as a restore's does. nullopt: no horizon, or no valid snapshot
+// after it (the fold from seq 1 then gets the journal's `archived` refusal).
+Result<std::optional<SessionFolder>, JournalError> FolderAfterHorizon(Journal& journal,
+                                                                      const Uuid& session) {
+  HARNESS_TRY(const SessionHorizon horizon, journal.Horizon(session));
+  std::optional<SessionFolder> newest;
+  if (horizon.first_seq == 1)
+    return newest;
+  for (std::uint64_t next = horizon.first_seq;;) {
+    HARNESS_TRY(std::vector<JournalRecord> page, journal.Read(session, next, kPage));
+    for (const JournalRecord& record : page) {
+      if (record.kind != RecordKind::kFence || record.type != kSessionSnapshotType)
+        continue;
+      // Only a snapshot whose following records are all stored can start the fold.
+      auto folder = CheckSnapshotRecord(record);
+      if (folder.ok() && folder->fold().through_seq + 1 >= horizon.first_seq)
+        newest = std::move(*folder);
+    }
+    if (page.size() < kPage)
+      break;
+    next = page.back().seq + 1;
+  }
+  return newest;
+}
+
+}  // namespace
+
 Result<FoldedSession, JournalError> ReadSessionFold(Journal& journal, const Uuid& session) {
   FoldedSession out;
-  SessionFolder folder(session);
+  HARNESS_TRY(std::optional<SessionFolder> start, FolderAfterHorizon(journal, session));
+  SessionFolder folder = start ? std::move(*start) : SessionFolder(session);
   bool refused = false;
-  for (std::uint64_t next = 1;;) {
+  // The records a snapshot describes count as read: `records` is the session's whole length.
+  out.records = folder.fold().through_seq;
+  for (std::uint64_t next = folder.fold().through_seq + 1;;) {
     HARNESS_TRY(std::vector<JournalRecord> page, journal.Read(session, next, kPage));
     for (const JournalRecord& record : page) {
       ++out.records;

@@ -18,6 +18,7 @@
 #include "harness/inference/tokenizer.h"
 #include "harness/serve/server.h"
 #include "journal_factory.h"
+#include "journal_retention.h"
 #include "model_factory.h"
 #include "number_option.h"
 #include "policy_defaults.h"
@@ -52,6 +53,8 @@ struct ServeCommandLine {
   std::int64_t idle_release_seconds = 300;  // 0: never
   std::string advertise_url;                // "": none
   std::int64_t blocking_idle_seconds = 10;  // 0: a worker ends as soon as it has nothing to run
+  std::string retention;                    // "": none; K or "none" (journal_retention.h)
+  std::string retention_archive_dir;        // a PostgreSQL journal's archives
   std::string upstream;                     // "": no gateway forwarding
   bool no_gateway_journal = false;
   TokenCount gateway_compact_at = 0;  // 0 (not given): the Chat Completions wire never compacts
@@ -228,6 +231,12 @@ int Run(const ServeCommandLine& line) {
   options.idle_release = std::chrono::seconds(line.idle_release_seconds);
   options.advertise_url = line.advertise_url;
   options.blocking_idle = std::chrono::seconds(line.blocking_idle_seconds);
+  if (!line.retention.empty()) {
+    auto retention = ServeRetention(*store, line.retention, line.retention_archive_dir);
+    if (!retention.ok())
+      return Usage(retention.error());
+    options.retention = std::move(*retention);
+  }
   options.upstream = line.upstream;
   options.gateway_journal = !line.no_gateway_journal;
   if (line.gateway_compact_at > 0)
@@ -332,6 +341,12 @@ std::shared_ptr<ServeCommandLine> AddServeCommand(CLI::App& app) {
   AddNumberOption(*c, "--blocking-idle", line->blocking_idle_seconds, {0, 86'400},
                   "seconds a worker thread of model calls and tools waits idle for the next "
                   "call before it ends (0: at once)");
+  c->add_option("--retention", line->retention,
+                "K or none: after each snapshot a session writes, archive and remove the records "
+                "before it, keeping the originals of its K newest compactions (docs/cli.md, "
+                "harness journal compact)");
+  c->add_option("--retention-archive-dir", line->retention_archive_dir,
+                "where a PostgreSQL journal's archives go (a data directory's are DIR/archive)");
   c->add_option("--upstream", line->upstream,
                 "URL, such as https://api.openai.com/v1: the API root (as an SDK's base URL) "
                 "that POST /v1/responses, /v1/messages and /v1/chat/completions are forwarded "

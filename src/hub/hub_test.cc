@@ -243,6 +243,35 @@ TEST_F(HubTest, SubscribeFromReplaysTheJournalThenContinuesLive) {
   ExpectEmpty(*sub);
 }
 
+// A replay from below a session's horizon (docs/spec/retention.md rule 15) closes with
+// replay_failed naming the horizon and the archive; from the horizon on it replays.
+TEST_F(HubTest, AReplayFromBelowTheHorizonIsRefusedNamingTheArchive) {
+  for (int i = 0; i < 6; ++i)
+    PublishOk(MakeLoopIdle(session_, loop_a_));
+  RemoveRequest removal;
+  removal.session = session_;
+  removal.fencing_token = lease_.token;
+  removal.first_kept_seq = 4;
+  removal.archive = "archive/s.hjarc";
+  ASSERT_TRUE(journal_.RemoveBefore(removal).ok());
+
+  auto below = hub_->SubscribeFrom(EventFilter::All(), 2);
+  ASSERT_TRUE(below.ok());
+  auto refused = below->TryNext();
+  ASSERT_FALSE(refused.ok());
+  ASSERT_TRUE(below->close_reason().has_value());
+  EXPECT_EQ(below->close_reason()->kind, CloseKind::kReplayFailed);
+  EXPECT_NE(below->close_reason()->detail.find("archived"), std::string::npos)
+      << below->close_reason()->detail;
+  EXPECT_NE(below->close_reason()->detail.find("archive/s.hjarc"), std::string::npos)
+      << below->close_reason()->detail;
+
+  auto from_horizon = hub_->SubscribeFrom(EventFilter::All(), 4);
+  ASSERT_TRUE(from_horizon.ok());
+  for (std::uint64_t seq = 4; seq <= 6; ++seq)
+    EXPECT_EQ(MustTake(*from_horizon).seq, seq);
+}
+
 TEST_F(HubTest, ASubscriberThatLagsDuringReplayGetsReplayQueueThenLaggedClose) {
   for (int i = 0; i < 10; ++i)
     PublishOk(MakeLoopIdle(session_, loop_a_));

@@ -581,6 +581,136 @@ TEST_P(JournalConformance, ARefusedAppendDoesNotDisturbConcurrentOnes) {
   EXPECT_EQ(*journal_->LastSequence(contested), 0u);
 }
 
+// --- removal below a horizon (RemoveBefore) ----------------------------------------------
+
+RemoveRequest Removal(const Lease& lease, std::uint64_t first_kept, std::string archive = {}) {
+  RemoveRequest request;
+  request.session = lease.session;
+  request.fencing_token = lease.token;
+  request.first_kept_seq = first_kept;
+  request.archive = std::move(archive);
+  request.removed_at = T0() + seconds(7);
+  return request;
+}
+
+TEST_P(JournalConformance, RemovingBelowAHorizonKeepsTheRestReadableAndVerifiable) {
+  const Lease lease = LeaseFor(Uuid::V7());
+  const Lease other = LeaseFor(Uuid::V7());
+  std::vector<NewRecord> written;
+  for (int i = 0; i < 10; ++i) {
+    written.push_back(MakeRecord("{\"i\":" + std::to_string(i) + "}"));
+    ASSERT_TRUE(journal_->Append(Request(lease, {written.back()})).ok());
+    ASSERT_TRUE(journal_->Append(Request(other, {MakeRecord()})).ok());
+  }
+  EXPECT_EQ(*journal_->Horizon(lease.session), SessionHorizon{});
+
+  auto removed = journal_->RemoveBefore(Removal(lease, 6, "archive/x.hjarc"));
+  ASSERT_TRUE(removed.ok()) << removed.error().Describe();
+  EXPECT_EQ(removed->first_seq, 6u);
+  EXPECT_EQ(removed->archive, "archive/x.hjarc");
+  EXPECT_EQ(removed->archived_to, 5u);
+  EXPECT_EQ(removed->removed_at, T0() + seconds(7));
+  EXPECT_EQ(*journal_->Horizon(lease.session), *removed);
+
+  // What stays reads as before; LastSequence and ListSessions do not change.
+  auto rest = journal_->Read(lease.session, 6, 100);
+  ASSERT_TRUE(rest.ok()) << rest.error().Describe();
+  ASSERT_EQ(rest->size(), 5u);
+  for (std::size_t i = 0; i < rest->size(); ++i) {
+    EXPECT_EQ((*rest)[i].seq, 6 + i);
+    EXPECT_EQ((*rest)[i].record_id, written[5 + i].record_id);
+  }
+  EXPECT_EQ(*journal_->LastSequence(lease.session), 10u);
+  EXPECT_EQ(journal_->ListSessions()->size(), 2u);
+
+  // Below the horizon: a typed refusal naming the horizon and the archive, from 0 and 1 too.
+  for (const std::uint64_t from : {std::uint64_t{0}, std::uint64_t{1}, std::uint64_t{5}}) {
+    auto below = journal_->Read(lease.session, from, 100);
+    ASSERT_FALSE(below.ok()) << from;
+    EXPECT_EQ(below.error().kind, K::kArchived) << below.error().Describe();
+    EXPECT_NE(below.error().detail.find("starts at seq 6"), std::string::npos)
+        << below.error().detail;
+    EXPECT_NE(below.error().detail.find("archive/x.hjarc"), std::string::npos)
+        << below.error().detail;
+  }
+  // The other session is untouched.
+  EXPECT_EQ(journal_->Read(other.session, 1, 100)->size(), 10u);
+
+  // Appends go on after the last record.
+  auto appended = journal_->Append(Request(lease, {MakeRecord()}, 11));
+  ASSERT_TRUE(appended.ok()) << appended.error().Describe();
+  EXPECT_EQ((*appended)[0].seq, 11u);
+
+  // Verify: gap-free from the horizon is whole; it counts what was removed.
+  auto report = journal_->Verify();
+  ASSERT_TRUE(report.ok()) << report.error().Describe();
+  EXPECT_EQ(report->records, 6u + 10u);
+  EXPECT_EQ(report->removed, 5u);
+  EXPECT_EQ(report->highest_seq, 11u);
+}
+
+TEST_P(JournalConformance, ARemovalIsIdempotentFencedAndKeepsTheLastRecord) {
+  const Lease lease = LeaseFor(Uuid::V7(), seconds(30));
+  for (int i = 0; i < 6; ++i)
+    ASSERT_TRUE(journal_->Append(Request(lease, {MakeRecord()})).ok());
+  ASSERT_TRUE(journal_->RemoveBefore(Removal(lease, 4, "a")).ok());
+  // A re-run with the same or a lower horizon removes nothing and returns the horizon.
+  for (const std::uint64_t again : {std::uint64_t{4}, std::uint64_t{2}, std::uint64_t{1}}) {
+    auto rerun = journal_->RemoveBefore(Removal(lease, again, "a"));
+    ASSERT_TRUE(rerun.ok()) << rerun.error().Describe();
+    EXPECT_EQ(rerun->first_seq, 4u);
+  }
+  // The last record always stays; nothing past it can be removed; the arguments are checked.
+  EXPECT_EQ(journal_->RemoveBefore(Removal(lease, 7, "a")).error().kind, K::kInvalidArgument);
+  EXPECT_EQ(journal_->RemoveBefore(Removal(lease, 0, "a")).error().kind, K::kInvalidArgument);
+  EXPECT_EQ(journal_->RemoveBefore(Removal(lease, 5, "b")).error().kind, K::kInvalidArgument)
+      << "one archive per session";
+  EXPECT_EQ(journal_->RemoveBefore(Removal(lease, 5, std::string("a\nb"))).error().kind,
+            K::kInvalidArgument);
+  EXPECT_EQ(journal_->RemoveBefore(Removal(lease, 5, std::string(kMaxArchiveNameBytes + 1, 'a')))
+                .error()
+                .kind,
+            K::kInvalidArgument);
+  // A drop keeps the archive's name and what it holds; the horizon moves on.
+  auto dropped = journal_->RemoveBefore(Removal(lease, 5));
+  ASSERT_TRUE(dropped.ok()) << dropped.error().Describe();
+  EXPECT_EQ(dropped->first_seq, 5u);
+  EXPECT_EQ(dropped->archive, "a");
+  EXPECT_EQ(dropped->archived_to, 3u);
+  // Archiving after a drop would leave a gap in the archive.
+  EXPECT_EQ(journal_->RemoveBefore(Removal(lease, 6, "a")).error().kind, K::kInvalidArgument);
+
+  // Fenced like an append: an expired lease, then a taken-over one, removes nothing.
+  env_.Advance(seconds(30));
+  EXPECT_EQ(journal_->RemoveBefore(Removal(lease, 6)).error().kind, K::kLeaseExpired);
+  auto taker = journal_->TakeOverLease(lease.session, Uuid::V4(), minutes(1));
+  ASSERT_TRUE(taker.ok());
+  EXPECT_EQ(journal_->RemoveBefore(Removal(lease, 6)).error().kind, K::kStaleFence);
+  EXPECT_EQ(journal_->Horizon(lease.session)->first_seq, 5u);
+  EXPECT_EQ(journal_->Read(lease.session, 5, 10)->size(), 2u);
+  ASSERT_TRUE(journal_->Verify().ok());
+}
+
+// Reading from the first stored record of a removed session is not a gap; reading a session
+// nothing was removed from never reports a horizon.
+TEST_P(JournalConformance, AHorizonIsPerSessionAndVerifyStillFindsRealGaps) {
+  const Lease lease = LeaseFor(Uuid::V7());
+  for (int i = 0; i < 4; ++i)
+    ASSERT_TRUE(journal_->Append(Request(lease, {MakeRecord()})).ok());
+  ASSERT_TRUE(journal_->RemoveBefore(Removal(lease, 3)).ok());
+  auto read = journal_->Read(lease.session, 3, 1);
+  ASSERT_TRUE(read.ok());
+  ASSERT_EQ(read->size(), 1u);
+  EXPECT_EQ((*read)[0].seq, 3u);
+  const auto horizon = journal_->Horizon(lease.session);
+  EXPECT_TRUE(horizon->archive.empty());
+  EXPECT_EQ(horizon->archived_to, 0u);
+  auto below = journal_->Read(lease.session, 2, 1);
+  ASSERT_FALSE(below.ok());
+  EXPECT_NE(below.error().detail.find("dropped"), std::string::npos) << below.error().detail;
+  EXPECT_EQ(*journal_->Horizon(Uuid::V7()), SessionHorizon{});
+}
+
 INSTANTIATE_TEST_SUITE_P(Memory, JournalConformance,
                          ::testing::Values(JournalBackend{
                              "memory",

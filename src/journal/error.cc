@@ -26,6 +26,8 @@ std::string_view JournalErrorKindName(JournalErrorKind kind) {
       return "closed";
     case JournalErrorKind::kInvalidArgument:
       return "invalid_argument";
+    case JournalErrorKind::kArchived:
+      return "archived";
   }
   return "unknown";
 }

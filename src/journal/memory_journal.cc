@@ -2,6 +2,7 @@
 // (with checksums) and decoded through the shared rules, exactly as the SQLite backend does.
 #include "harness/journal/memory_journal.h"
 
+#include <deque>
 #include <map>
 #include <mutex>
 #include <unordered_map>
@@ -16,9 +17,13 @@ using journal_internal::LeaseState;
 using journal_internal::StoredRow;
 
 struct SessionLog {
-  std::vector<StoredRow> rows;  // rows[i].seq == i + 1
+  std::deque<StoredRow> rows;  // rows[i].seq == horizon.first_seq + i
   std::unordered_map<Uuid, std::uint64_t> seq_by_id;
   LeaseState lease;
+  SessionHorizon horizon;
+  std::optional<journal_internal::StoredHorizon> stored_horizon;
+
+  std::uint64_t last_seq() const { return horizon.first_seq - 1 + rows.size(); }
 };
 
 class MemoryJournal final : public Journal {
@@ -76,7 +81,7 @@ class MemoryJournal final : public Journal {
                                                LeaseNow(options_)));
     HARNESS_TRY(journal_internal::AppendPlan plan,
                 journal_internal::PlanAppend(
-                    request, log.rows.size(),
+                    request, log.last_seq(),
                     [&](const Uuid& id) -> Result<std::optional<std::uint64_t>, JournalError> {
                       const auto it = log.seq_by_id.find(id);
                       if (it == log.seq_by_id.end())
@@ -99,21 +104,51 @@ class MemoryJournal final : public Journal {
     const auto it = sessions_.find(session);
     if (it == sessions_.end())
       return out;
-    const std::vector<StoredRow>& rows = it->second.rows;
+    const SessionLog& log = it->second;
+    if (std::max<std::uint64_t>(from_seq, 1) < log.horizon.first_seq && !log.rows.empty())
+      return Fail(journal_internal::ArchivedError(session, from_seq, log.horizon));
     Sha256Hasher hasher;
     for (std::uint64_t seq = std::max<std::uint64_t>(from_seq, 1);
-         seq <= rows.size() && out.size() < max_count; ++seq) {
-      HARNESS_TRY(JournalRecord record, journal_internal::DecodeStoredRow(
-                                            rows[seq - 1], options_.max_record_version, hasher));
+         seq <= log.last_seq() && out.size() < max_count; ++seq) {
+      HARNESS_TRY(JournalRecord record,
+                  journal_internal::DecodeStoredRow(log.rows[seq - log.horizon.first_seq],
+                                                    options_.max_record_version, hasher));
       out.push_back(std::move(record));
     }
     return out;
   }
 
+  Result<SessionHorizon, JournalError> RemoveBefore(const RemoveRequest& request) override {
+    std::lock_guard lock(mu_);
+    SessionLog& log = sessions_[request.session];
+    HARNESS_CHECK(journal_internal::CheckFence(log.lease, request.session, request.fencing_token,
+                                               LeaseNow(options_)));
+    HARNESS_TRY(std::optional<SessionHorizon> next,
+                journal_internal::PlanRemoval(request, log.horizon, log.last_seq()));
+    if (!next)
+      return log.horizon;
+    while (log.horizon.first_seq < next->first_seq) {
+      log.seq_by_id.erase(log.rows.front().record_id);
+      log.rows.pop_front();
+      ++log.horizon.first_seq;
+    }
+    log.horizon = *next;
+    log.stored_horizon = journal_internal::MakeStoredHorizon(request.session, *next);
+    return log.horizon;
+  }
+
+  Result<SessionHorizon, JournalError> Horizon(const Uuid& session) override {
+    std::lock_guard lock(mu_);
+    const auto it = sessions_.find(session);
+    if (it == sessions_.end() || !it->second.stored_horizon)
+      return SessionHorizon{};
+    return journal_internal::DecodeStoredHorizon(*it->second.stored_horizon);
+  }
+
   Result<std::uint64_t, JournalError> LastSequence(const Uuid& session) override {
     std::lock_guard lock(mu_);
     const auto it = sessions_.find(session);
-    return it == sessions_.end() ? std::uint64_t{0} : std::uint64_t{it->second.rows.size()};
+    return it == sessions_.end() ? std::uint64_t{0} : it->second.last_seq();
   }
 
   Result<std::vector<Uuid>, JournalError> ListSessions() override {
@@ -128,7 +163,15 @@ class MemoryJournal final : public Journal {
 
   Result<VerifyReport, JournalError> Verify() override {
     std::lock_guard lock(mu_);
-    journal_internal::VerifyScanner scanner(options_.max_record_version);
+    std::map<Uuid, SessionHorizon> horizons;
+    for (const auto& [id, log] : sessions_) {
+      if (log.stored_horizon) {
+        HARNESS_TRY(SessionHorizon horizon,
+                    journal_internal::DecodeStoredHorizon(*log.stored_horizon));
+        horizons.emplace(id, std::move(horizon));
+      }
+    }
+    journal_internal::VerifyScanner scanner(options_.max_record_version, std::move(horizons));
     for (const auto& [id, log] : sessions_) {
       for (const StoredRow& row : log.rows)
         HARNESS_CHECK(scanner.Add(row));

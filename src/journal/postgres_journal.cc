@@ -10,6 +10,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <iterator>
+#include <map>
 #include <mutex>
 #include <span>
 #include <stop_token>
@@ -122,6 +123,25 @@ constexpr std::string_view kWriteSql =
     "u.owner, lease_expires_ns = u.expires_ns, lease_released = u.released, lease_url = u.url "
     "FROM unnest($10, $11, $12, $13, $14, $15, $16) AS u(session, last_seq, token, owner, "
     "expires_ns, released, url) WHERE s.session = u.session";
+// Created by every open when missing (postgres_journal.h, kPostgresJournalHorizonSchemaVersion).
+constexpr std::string_view kCreateHorizons =
+    "CREATE TABLE IF NOT EXISTS {s}.horizons (session uuid PRIMARY KEY, first_seq bigint NOT "
+    "NULL, archive text NOT NULL, archived_to bigint NOT NULL, removed_at_ns bigint NOT NULL, "
+    "checksum bytea NOT NULL)";
+constexpr std::string_view kHorizonColumns =
+    "session, first_seq, archive, archived_to, removed_at_ns, checksum";
+
+Result<jp::StoredHorizon, JournalError> ReadStoredHorizon(const PgResult& r, int row) {
+  jp::StoredHorizon out;
+  HARNESS_TRY(out.session, r.Id(row, 0, "horizons.session"));
+  out.first_seq = r.Int(row, 1);
+  out.archive = std::string(r.Bytes(row, 2));
+  out.archived_to = r.Int(row, 3);
+  out.removed_at_ns = r.Int(row, 4);
+  out.checksum = std::string(r.Bytes(row, 5));
+  return out;
+}
+
 constexpr const char* kServerNowSql =
     "SELECT (extract(epoch FROM clock_timestamp()) * 1000000000)::int8";
 
@@ -316,6 +336,31 @@ class PostgresJournal::Impl {
         InSchema("SELECT session FROM {s}.sessions WHERE last_seq > 0 ORDER BY session",
                  options_.schema),
         {}));
+    HARNESS_CHECK(conn.Prepare(
+        "horizon",
+        InSchema(fmt::format("SELECT {} FROM {{s}}.horizons WHERE session = $1", kHorizonColumns),
+                 options_.schema),
+        {kPgUuid}));
+    HARNESS_CHECK(conn.Prepare("remove_lock",
+                               InSchema("SELECT last_seq, lease_token, lease_owner, "
+                                        "lease_expires_ns, lease_released FROM {s}.sessions "
+                                        "WHERE session = $1 FOR UPDATE",
+                                        options_.schema),
+                               {kPgUuid}));
+    HARNESS_CHECK(conn.Prepare(
+        "remove_delete",
+        InSchema("DELETE FROM {s}.records WHERE session = $1 AND seq < $2", options_.schema),
+        {kPgUuid, kPgInt8}));
+    HARNESS_CHECK(conn.Prepare(
+        "remove_put",
+        InSchema(fmt::format("INSERT INTO {{s}}.horizons({}) VALUES ($1, $2, $3, $4, $5, $6) ON "
+                             "CONFLICT (session) DO UPDATE SET first_seq = EXCLUDED.first_seq, "
+                             "archive = EXCLUDED.archive, archived_to = EXCLUDED.archived_to, "
+                             "removed_at_ns = EXCLUDED.removed_at_ns, checksum = "
+                             "EXCLUDED.checksum",
+                             kHorizonColumns),
+                 options_.schema),
+        {kPgUuid, kPgInt8, jp::kPgText, kPgInt8, kPgInt8, jp::kPgBytea}));
     return conn;
   }
 
@@ -336,6 +381,12 @@ class PostgresJournal::Impl {
     std::uint64_t expected = from;
     for (int i = 0; i < rows.rows(); ++i) {
       HARNESS_TRY(StoredRow stored, ReadStoredRow(rows, i));
+      if (stored.seq != expected && i == 0) {
+        // The first record is not the one asked for: below a horizon that is no damage.
+        HARNESS_TRY(const SessionHorizon horizon, Horizon(session));
+        if (from < horizon.first_seq && stored.seq == horizon.first_seq)
+          return Fail(jp::ArchivedError(session, from_seq, horizon));
+      }
       if (stored.seq != expected) {
         return Fail(Error(K::kCorrupt, fmt::format("{}: missing (the next stored seq is {})",
                                                    jp::Where(session, expected), stored.seq)));
@@ -383,6 +434,38 @@ class PostgresJournal::Impl {
     });
   }
 
+  Result<SessionHorizon, JournalError> Horizon(const Uuid& session) {
+    PgParams params;
+    params.Id(session);
+    HARNESS_TRY(const PgResult rows, WithReader([&](PgConn& conn) {
+                  return conn.Run("horizon", params, "read horizon");
+                }));
+    if (rows.rows() == 0)
+      return SessionHorizon{};
+    HARNESS_TRY(const jp::StoredHorizon stored, ReadStoredHorizon(rows, 0));
+    return jp::DecodeStoredHorizon(stored);
+  }
+
+  // A removal is rare and may delete many rows: it runs on a reader connection in one
+  // transaction that locks the session's row as the writer's groups do (so it is ordered with
+  // every append and lease change of the session), checks the lease, deletes, and stores the
+  // horizon, or does nothing.
+  Result<SessionHorizon, JournalError> RemoveBefore(const RemoveRequest& request) {
+    HARNESS_TRY(auto taken, TakeReader());
+    BorrowedReader reader(*this, std::move(taken));
+    HARNESS_TRY(const PgResult begun, reader->Exec("BEGIN", "remove begin"));
+    (void)begun;
+    auto done = RemoveInTransaction(*reader, request);
+    if (!done.ok()) {
+      if (!reader->broken())
+        (void)reader->Exec("ROLLBACK", "remove rollback");
+      return done;
+    }
+    HARNESS_TRY(const PgResult committed, reader->Exec("COMMIT", "remove commit"));
+    (void)committed;
+    return done;
+  }
+
   PostgresJournalStats stats() {
     return {commits_.load(std::memory_order_relaxed), requests_.load(std::memory_order_relaxed),
             reconnects_.load(std::memory_order_relaxed), queue_.queued()};
@@ -391,6 +474,63 @@ class PostgresJournal::Impl {
   const PostgresJournalOptions& options() const { return options_; }
 
  private:
+  Result<SessionHorizon, JournalError> RemoveInTransaction(PgConn& conn,
+                                                           const RemoveRequest& request) {
+    PgParams session;
+    session.Id(request.session);
+    HARNESS_TRY(const PgResult row, conn.Run("remove_lock", session, "remove lock"));
+    LeaseState lease;
+    std::uint64_t last = 0;
+    if (row.rows() > 0) {
+      last = static_cast<std::uint64_t>(row.Int(0, 0));
+      lease.token = static_cast<std::uint64_t>(row.Int(0, 1));
+      if (!row.IsNull(0, 2)) {
+        HARNESS_TRY(lease.owner, row.Id(0, 2, "sessions.lease_owner"));
+      }
+      lease.expires_at = JournalTime(std::chrono::nanoseconds(row.Int(0, 3)));
+      lease.released = row.BoolAt(0, 4);
+    }
+    JournalTime now;
+    if (options_.journal.env == nullptr) {
+      HARNESS_TRY(const PgResult clock, conn.Exec(kServerNowSql, "server clock"));
+      now = JournalTime(std::chrono::nanoseconds(clock.rows() > 0 ? clock.Int(0, 0) : 0));
+    } else {
+      now = options_.journal.env->WallNow();
+    }
+    HARNESS_CHECK(jp::CheckFence(lease, request.session, request.fencing_token, now));
+    HARNESS_TRY(const PgResult stored_horizon, conn.Run("horizon", session, "read horizon"));
+    SessionHorizon current;
+    if (stored_horizon.rows() > 0) {
+      HARNESS_TRY(const jp::StoredHorizon stored, ReadStoredHorizon(stored_horizon, 0));
+      HARNESS_TRY(current, jp::DecodeStoredHorizon(stored));
+    }
+    HARNESS_TRY(const std::optional<SessionHorizon> next, jp::PlanRemoval(request, current, last));
+    if (!next)
+      return current;
+    PgParams remove;
+    remove.Id(request.session).Int64(static_cast<std::int64_t>(next->first_seq));
+    HARNESS_TRY(const PgResult removed, conn.Run("remove_delete", remove, "remove records"));
+    (void)removed;
+    const jp::StoredHorizon stored = jp::MakeStoredHorizon(request.session, *next);
+    PgParams put;
+    put.Id(request.session)
+        .Int64(stored.first_seq)
+        .Add(stored.archive)
+        .Int64(stored.archived_to)
+        .Int64(stored.removed_at_ns)
+        .Add(stored.checksum);
+    HARNESS_TRY(const PgResult put_done, conn.Run("remove_put", put, "store horizon"));
+    (void)put_done;
+    HARNESS_TRY(
+        const PgResult versioned,
+        conn.Exec(fmt::format("UPDATE {}.journal_schema SET version = {} WHERE version < {}",
+                              options_.schema, kPostgresJournalHorizonSchemaVersion,
+                              kPostgresJournalHorizonSchemaVersion),
+                  "horizon schema version"));
+    (void)versioned;
+    return *next;
+  }
+
   Result<VerifyReport, JournalError> VerifyInSnapshot(PgConn& conn) {
     HARNESS_TRY(
         const PgResult declared,
@@ -400,7 +540,22 @@ class PostgresJournal::Impl {
                            options_.schema),
                   "verify scan"));
     (void)declared;
-    jp::VerifyScanner scanner(options_.journal.max_record_version);
+    std::map<Uuid, SessionHorizon> horizons;
+    HARNESS_TRY(const PgResult horizon_cursor,
+                conn.Exec(InSchema(fmt::format("DECLARE horizons BINARY NO SCROLL CURSOR FOR "
+                                               "SELECT {} FROM {{s}}.horizons ORDER BY session",
+                                               kHorizonColumns),
+                                   options_.schema),
+                          "verify horizons"));
+    (void)horizon_cursor;
+    HARNESS_TRY(const PgResult horizon_rows,
+                conn.Exec("FETCH ALL FROM horizons", "verify horizons fetch"));
+    for (int i = 0; i < horizon_rows.rows(); ++i) {
+      HARNESS_TRY(const jp::StoredHorizon stored, ReadStoredHorizon(horizon_rows, i));
+      HARNESS_TRY(SessionHorizon horizon, jp::DecodeStoredHorizon(stored));
+      horizons.emplace(stored.session, std::move(horizon));
+    }
+    jp::VerifyScanner scanner(options_.journal.max_record_version, std::move(horizons));
     const std::string fetch = fmt::format("FETCH {} FROM scan", kVerifyFetchRows);
     for (;;) {
       HARNESS_TRY(const PgResult rows, conn.Exec(fetch, "verify fetch"));
@@ -765,17 +920,18 @@ Status<JournalError> PrepareSchema(PgConn& conn, const std::string& schema) {
                               kSchemaLockKey, schema, schema, schema),
                   "schema set-up"));
     if (locked.rows() == 0) {
-      HARNESS_TRY(const PgResult created,
-                  conn.Exec(InSchema(kCreateTables, schema) +
-                                fmt::format("INSERT INTO {}.journal_schema(version) VALUES ({})",
-                                            schema, kPostgresJournalSchemaVersion),
-                            "create tables"));
+      HARNESS_TRY(
+          const PgResult created,
+          conn.Exec(InSchema(kCreateTables, schema) + InSchema(kCreateHorizons, schema) + "; " +
+                        fmt::format("INSERT INTO {}.journal_schema(version) VALUES ({})", schema,
+                                    kPostgresJournalSchemaVersion),
+                    "create tables"));
       (void)created;
       return {};
     }
     const std::string_view version = locked.Bytes(0, 0);
     std::int64_t found = 0;
-    for (std::int64_t known = 1; known <= kPostgresJournalSchemaVersion; ++known) {
+    for (std::int64_t known = 1; known <= kPostgresJournalHorizonSchemaVersion; ++known) {
       if (locked.rows() == 1 && version == std::to_string(known))
         found = known;
     }
@@ -783,9 +939,12 @@ Status<JournalError> PrepareSchema(PgConn& conn, const std::string& schema) {
       return Fail(Error(K::kUnsupportedVersion,
                         fmt::format("journal schema version {} is not known (this build reads 1 "
                                     "to {})",
-                                    version.substr(0, 20), kPostgresJournalSchemaVersion)));
+                                    version.substr(0, 20), kPostgresJournalHorizonSchemaVersion)));
     }
-    if (found == kPostgresJournalSchemaVersion)
+    HARNESS_TRY(const PgResult horizons,
+                conn.Exec(InSchema(kCreateHorizons, schema), "create horizons"));
+    (void)horizons;
+    if (found >= kPostgresJournalSchemaVersion)
       return {};
     std::string upgrade;
     for (std::int64_t next = found + 1; next <= kPostgresJournalSchemaVersion; ++next)
@@ -867,6 +1026,14 @@ Result<std::vector<Uuid>, JournalError> PostgresJournal::ListSessions() {
 
 Result<VerifyReport, JournalError> PostgresJournal::Verify() {
   return impl_->Verify();
+}
+
+Result<SessionHorizon, JournalError> PostgresJournal::RemoveBefore(const RemoveRequest& request) {
+  return impl_->RemoveBefore(request);
+}
+
+Result<SessionHorizon, JournalError> PostgresJournal::Horizon(const Uuid& session) {
+  return impl_->Horizon(session);
 }
 
 PostgresJournalStats PostgresJournal::stats() const {

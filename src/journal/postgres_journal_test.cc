@@ -291,7 +291,7 @@ TEST_F(PostgresJournalTest, ARowLockedElsewhereFailsOnlyItsOwnRequests) {
 
 TEST_F(PostgresJournalTest, AnUnknownSchemaVersionIsRefused) {
   EXPECT_EQ(Sql("SELECT version FROM " + Table("journal_schema")), "2");
-  for (const char* version : {"3", "0"}) {
+  for (const char* version : {"4", "0"}) {
     Sql("UPDATE " + Table("journal_schema") + " SET version = " + version);
     PostgresJournalOptions again = options_;
     auto refused = PostgresJournal::Open(PgTestUrl(), again);

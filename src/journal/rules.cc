@@ -247,6 +247,138 @@ Result<JournalRecord, JournalError> DecodeStoredRow(StoredRow row, std::uint32_t
   return record;
 }
 
+Sha256Digest HorizonChecksum(const Uuid& session, const SessionHorizon& horizon) {
+  Sha256Hasher hasher;
+  std::string framing("harness.horizon.v1");
+  framing.append(reinterpret_cast<const char*>(session.bytes().data()), session.bytes().size());
+  auto put64 = [&framing](std::uint64_t value) {
+    for (int i = 0; i < 8; ++i)
+      framing.push_back(static_cast<char>((value >> (8 * i)) & 0xff));
+  };
+  put64(horizon.first_seq);
+  put64(horizon.archived_to);
+  put64(static_cast<std::uint64_t>(horizon.removed_at.time_since_epoch().count()));
+  put64(horizon.archive.size());
+  framing.append(horizon.archive);
+  return hasher.Update(framing).Finish();
+}
+
+StoredHorizon MakeStoredHorizon(const Uuid& session, const SessionHorizon& horizon) {
+  StoredHorizon row;
+  row.session = session;
+  row.first_seq = static_cast<std::int64_t>(horizon.first_seq);
+  row.archive = horizon.archive;
+  row.archived_to = static_cast<std::int64_t>(horizon.archived_to);
+  row.removed_at_ns = horizon.removed_at.time_since_epoch().count();
+  const Sha256Digest sum = HorizonChecksum(session, horizon);
+  row.checksum.assign(sum.begin(), sum.end());
+  return row;
+}
+
+Result<SessionHorizon, JournalError> DecodeStoredHorizon(const StoredHorizon& row) {
+  const std::string where = fmt::format("session {} horizon", row.session.ToString());
+  if (row.first_seq < 2 || row.archived_to < 0 || row.archived_to >= row.first_seq ||
+      row.checksum.size() != 32) {
+    return Fail(Error(JournalErrorKind::kCorrupt, where + ": malformed row"));
+  }
+  SessionHorizon horizon;
+  horizon.first_seq = static_cast<std::uint64_t>(row.first_seq);
+  horizon.archive = row.archive;
+  horizon.archived_to = static_cast<std::uint64_t>(row.archived_to);
+  horizon.removed_at = JournalTime(std::chrono::nanoseconds(row.removed_at_ns));
+  const Sha256Digest expected = HorizonChecksum(row.session, horizon);
+  if (!std::equal(expected.begin(), expected.end(),
+                  reinterpret_cast<const std::uint8_t*>(row.checksum.data()))) {
+    return Fail(Error(JournalErrorKind::kCorrupt, where + ": checksum mismatch"));
+  }
+  return horizon;
+}
+
+bool IsValidArchiveName(std::string_view name) {
+  if (name.size() > kMaxArchiveNameBytes)
+    return false;
+  for (const char c : name) {
+    const auto byte = static_cast<unsigned char>(c);
+    if (byte < 0x20 || byte == 0x7f)
+      return false;
+  }
+  return true;
+}
+
+Result<std::optional<SessionHorizon>, JournalError> PlanRemoval(const RemoveRequest& request,
+                                                                const SessionHorizon& current,
+                                                                std::uint64_t last_seq) {
+  using K = JournalErrorKind;
+  if (request.session.IsZero())
+    return Fail(Error(K::kInvalidArgument, "the session id is zero"));
+  if (!IsValidArchiveName(request.archive)) {
+    return Fail(Error(K::kInvalidArgument,
+                      fmt::format("an archive name is at most {} bytes without control characters",
+                                  kMaxArchiveNameBytes)));
+  }
+  if (request.first_kept_seq < 1 || request.first_kept_seq > last_seq) {
+    return Fail(Error(K::kInvalidArgument,
+                      fmt::format("session {}: the first kept seq {} is not in 1..{} (the last "
+                                  "record always stays)",
+                                  request.session.ToString(), request.first_kept_seq, last_seq)));
+  }
+  if (request.first_kept_seq <= current.first_seq)
+    return std::optional<SessionHorizon>();
+  if (!request.archive.empty() && !current.archive.empty() && request.archive != current.archive) {
+    return Fail(Error(K::kInvalidArgument,
+                      fmt::format("session {}: its records are archived in another archive "
+                                  "(one archive per session)",
+                                  request.session.ToString())));
+  }
+  if (!request.archive.empty() && current.first_seq > current.archived_to + 1 &&
+      current.archived_to != 0) {
+    return Fail(Error(
+        K::kInvalidArgument,
+        fmt::format("session {}: records {}..{} were dropped, so its archive cannot "
+                    "go on without a gap",
+                    request.session.ToString(), current.archived_to + 1, current.first_seq - 1)));
+  }
+  SessionHorizon next;
+  next.first_seq = request.first_kept_seq;
+  next.removed_at = request.removed_at;
+  if (request.archive.empty()) {
+    next.archive = current.archive;
+    next.archived_to = current.archived_to;
+  } else {
+    next.archive = request.archive;
+    next.archived_to = request.first_kept_seq - 1;
+  }
+  return std::optional<SessionHorizon>(std::move(next));
+}
+
+JournalError ArchivedError(const Uuid& session, std::uint64_t from_seq,
+                           const SessionHorizon& horizon) {
+  std::string detail =
+      fmt::format("session {}: seq {} is below the horizon, the journal starts at seq {}",
+                  session.ToString(), std::max<std::uint64_t>(from_seq, 1), horizon.first_seq);
+  if (horizon.archived_to != 0) {
+    detail += fmt::format("; the records up to seq {} are in the archive {}", horizon.archived_to,
+                          horizon.archive);
+  } else {
+    detail += "; the records below it were dropped";
+  }
+  return JournalError::Make(JournalErrorKind::kArchived, detail);
+}
+
+Result<VerifyReport, JournalError> VerifyScanner::Finish() const {
+  VerifyReport report = report_;
+  for (const auto& [session, horizon] : horizons_) {
+    if (!seen_.contains(session)) {
+      return Fail(Error(JournalErrorKind::kCorrupt,
+                        fmt::format("session {}: a horizon at seq {} but no record is stored "
+                                    "(the last record always stays)",
+                                    session.ToString(), horizon.first_seq)));
+    }
+    report.removed += horizon.first_seq - 1;
+  }
+  return report;
+}
+
 Status<JournalError> VerifyScanner::Add(StoredRow row) {
   if (!session_ || *session_ != row.session) {
     if (session_)
@@ -255,6 +387,11 @@ Status<JournalError> VerifyScanner::Add(StoredRow row) {
     last_seq_ = 0;
     ids_.clear();
     ++report_.sessions;
+    if (const auto it = horizons_.find(row.session); it != horizons_.end()) {
+      // The records below the horizon were removed on purpose: the session starts there.
+      last_seq_ = it->second.first_seq - 1;
+      seen_.insert(row.session);
+    }
   }
   if (row.seq > last_seq_ + 1) {
     return Fail(

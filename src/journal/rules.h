@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <unordered_set>
@@ -101,20 +102,58 @@ Result<JournalRecord, JournalError> DecodeStoredRow(StoredRow row,
 Result<JournalRecord, JournalError> DecodeStoredRow(StoredRow row, std::uint32_t max_record_version,
                                                     Sha256Hasher& hasher);
 
+// --- horizons (RemoveBefore) ---------------------------------------------------------------
+
+// A horizon as stored, before it is checked.
+struct StoredHorizon {
+  Uuid session;
+  std::int64_t first_seq = 1;
+  std::string archive;
+  std::int64_t archived_to = 0;
+  std::int64_t removed_at_ns = 0;
+  std::string checksum;  // 32 bytes when intact
+};
+
+// SHA-256 over a fixed framing of every field of the horizon and its session.
+Sha256Digest HorizonChecksum(const Uuid& session, const SessionHorizon& horizon);
+StoredHorizon MakeStoredHorizon(const Uuid& session, const SessionHorizon& horizon);
+// Checks the checksum and the ranges; kCorrupt naming the session otherwise.
+Result<SessionHorizon, JournalError> DecodeStoredHorizon(const StoredHorizon& row);
+
+// True when `name` may name an archive: at most kMaxArchiveNameBytes of printable ASCII or
+// UTF-8 without control characters.
+bool IsValidArchiveName(std::string_view name);
+
+// What RemoveBefore does, given the session's stored horizon and last sequence number: the new
+// horizon, or nullopt when the request removes nothing (it asks for the horizon or below). The
+// lease is checked by the caller (CheckFence) before.
+Result<std::optional<SessionHorizon>, JournalError> PlanRemoval(const RemoveRequest& request,
+                                                                const SessionHorizon& current,
+                                                                std::uint64_t last_seq);
+
+// The kArchived error of a read from `from_seq`, below `horizon`.
+JournalError ArchivedError(const Uuid& session, std::uint64_t from_seq,
+                           const SessionHorizon& horizon);
+
 // Verify: feed every row in (session, seq) order; the first problem is returned by Add.
+// `horizons` are the stored horizons (already decoded); a session without one starts at seq 1.
 class VerifyScanner {
  public:
-  explicit VerifyScanner(std::uint32_t max_record_version)
-      : max_record_version_(max_record_version) {}
+  explicit VerifyScanner(std::uint32_t max_record_version,
+                         std::map<Uuid, SessionHorizon> horizons = {})
+      : max_record_version_(max_record_version), horizons_(std::move(horizons)) {}
   Status<JournalError> Add(StoredRow row);
-  VerifyReport Finish() const { return report_; }
+  // The report, or kCorrupt for a horizon whose session has no record left.
+  Result<VerifyReport, JournalError> Finish() const;
 
  private:
   std::uint32_t max_record_version_;
+  std::map<Uuid, SessionHorizon> horizons_;
   VerifyReport report_;
   std::optional<Uuid> session_;
   std::uint64_t last_seq_ = 0;
   std::unordered_set<Uuid> ids_;
+  std::unordered_set<Uuid> seen_;  // sessions with a horizon that had records
 };
 
 }  // namespace harness::journal_internal

@@ -98,9 +98,9 @@ TEST(VerifyScanner, FindsGapsDuplicatesAndCountsSessions) {
     ASSERT_TRUE(scanner.Add(row(a, 1, MakeRecord())).ok());
     ASSERT_TRUE(scanner.Add(row(a, 2, MakeRecord())).ok());
     ASSERT_TRUE(scanner.Add(row(b, 1, MakeRecord())).ok());
-    EXPECT_EQ(scanner.Finish().records, 3u);
-    EXPECT_EQ(scanner.Finish().sessions, 2u);
-    EXPECT_EQ(scanner.Finish().highest_seq, 2u);
+    EXPECT_EQ(scanner.Finish()->records, 3u);
+    EXPECT_EQ(scanner.Finish()->sessions, 2u);
+    EXPECT_EQ(scanner.Finish()->highest_seq, 2u);
   }
   {
     VerifyScanner scanner(1);

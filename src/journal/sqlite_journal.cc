@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <atomic>
 #include <iterator>
+#include <map>
 #include <mutex>
 #include <stop_token>
 #include <thread>
@@ -63,6 +64,56 @@ constexpr const char* kUpgrades[] = {
     "ALTER TABLE leases ADD COLUMN url TEXT NOT NULL DEFAULT ''",
 };
 static_assert(std::size(kUpgrades) == kSqliteJournalSchemaVersion - 1);
+
+// Added by the first removal (kSqliteJournalHorizonSchemaVersion, sqlite_journal.h).
+constexpr const char* kHorizonsTable = R"sql(
+CREATE TABLE IF NOT EXISTS horizons(
+  session BLOB NOT NULL PRIMARY KEY,
+  first_seq INTEGER NOT NULL,
+  archive TEXT NOT NULL,
+  archived_to INTEGER NOT NULL,
+  removed_at INTEGER NOT NULL,
+  checksum BLOB NOT NULL
+) STRICT;
+)sql";
+
+constexpr const char* kSelectHorizonColumns =
+    "SELECT session, first_seq, archive, archived_to, removed_at, checksum FROM horizons ";
+
+Result<journal_internal::StoredHorizon, JournalError> ReadStoredHorizon(const SqliteStmt& stmt) {
+  journal_internal::StoredHorizon row;
+  HARNESS_TRY(row.session, stmt.ColumnUuid(0, "horizons.session"));
+  row.first_seq = stmt.ColumnInt64(1);
+  row.archive = stmt.ColumnBytes(2);
+  row.archived_to = stmt.ColumnInt64(3);
+  row.removed_at_ns = stmt.ColumnInt64(4);
+  row.checksum = stmt.ColumnBytes(5);
+  return row;
+}
+
+// True when the journal has the table `horizons` (a removal happened once).
+Result<bool, JournalError> HasHorizons(SqliteDb& db) {
+  HARNESS_TRY(const std::string count,
+              db.QueryText("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = "
+                           "'horizons'"));
+  return count == "1";
+}
+
+// The stored horizon of `session` (first_seq 1 when none) read on `db`.
+Result<SessionHorizon, JournalError> LoadHorizon(SqliteDb& db, const Uuid& session) {
+  HARNESS_TRY(const bool has, HasHorizons(db));
+  if (!has)
+    return SessionHorizon{};
+  HARNESS_TRY(SqliteStmt stmt, SqliteStmt::Prepare(db.get(), std::string(kSelectHorizonColumns) +
+                                                                 "WHERE session = ?"));
+  SqliteStmt::Use use(stmt);
+  stmt.BindUuid(1, session);
+  HARNESS_TRY(const bool row, stmt.Step("read horizon"));
+  if (!row)
+    return SessionHorizon{};
+  HARNESS_TRY(const journal_internal::StoredHorizon stored, ReadStoredHorizon(stmt));
+  return journal_internal::DecodeStoredHorizon(stored);
+}
 
 constexpr std::string_view kSelectRecordColumns =
     "SELECT session, seq, record_id, kind, type, v, created_at, payload, checksum FROM records ";
@@ -239,6 +290,12 @@ class SqliteJournal::Impl {
       if (!row)
         break;
       HARNESS_TRY(StoredRow stored, ReadStoredRow(stmt));
+      if (stored.seq != expected && expected == from) {
+        // The first record is not the one asked for: below a horizon that is no damage.
+        HARNESS_TRY(const SessionHorizon horizon, LoadHorizon(reader->db, session));
+        if (from < horizon.first_seq && stored.seq == horizon.first_seq)
+          return Fail(journal_internal::ArchivedError(session, from_seq, horizon));
+      }
       if (stored.seq != expected) {
         return Fail(Error(K::kCorrupt,
                           fmt::format("{}: missing (the next stored seq is {})",
@@ -299,7 +356,31 @@ class SqliteJournal::Impl {
     if (check != "ok") {
       return Fail(Error(K::kCorrupt, "sqlite quick_check: " + check.substr(0, 120)));
     }
-    journal_internal::VerifyScanner scanner(options_.journal.max_record_version);
+    // One read transaction for the horizons and the records, so that a removal committed
+    // meanwhile is seen by both or by neither.
+    HARNESS_CHECK(reader->db.Exec("BEGIN"));
+    struct EndRead {
+      SqliteDb& db;
+      ~EndRead() { (void)db.Exec("COMMIT"); }
+    } end_read{reader->db};
+    std::map<Uuid, SessionHorizon> horizons;
+    HARNESS_TRY(const bool has_horizons, HasHorizons(reader->db));
+    if (has_horizons) {
+      HARNESS_TRY(SqliteStmt scan,
+                  SqliteStmt::Prepare(reader->db.get(),
+                                      std::string(kSelectHorizonColumns) + "ORDER BY session"));
+      SqliteStmt::Use use(scan);
+      for (;;) {
+        HARNESS_TRY(const bool row, scan.Step("verify horizons"));
+        if (!row)
+          break;
+        HARNESS_TRY(const journal_internal::StoredHorizon stored, ReadStoredHorizon(scan));
+        HARNESS_TRY(SessionHorizon horizon, journal_internal::DecodeStoredHorizon(stored));
+        horizons.emplace(stored.session, std::move(horizon));
+      }
+    }
+    journal_internal::VerifyScanner scanner(options_.journal.max_record_version,
+                                            std::move(horizons));
     SqliteStmt& stmt = reader->scan_all;
     SqliteStmt::Use use(stmt);
     for (;;) {
@@ -312,6 +393,29 @@ class SqliteJournal::Impl {
     return scanner.Finish();
   }
 
+  Result<SessionHorizon, JournalError> Horizon(const Uuid& session) {
+    HARNESS_TRY(auto taken, TakeReader());
+    BorrowedReader reader(*this, std::move(taken));
+    return LoadHorizon(reader->db, session);
+  }
+
+  // A removal is rare and may delete many rows: it runs on a connection of its own, in one
+  // BEGIN IMMEDIATE transaction (SQLite's write lock serializes it with the writer's groups),
+  // which checks the lease, deletes, and stores the horizon, or does nothing.
+  Result<SessionHorizon, JournalError> RemoveBefore(const RemoveRequest& request) {
+    HARNESS_TRY(SqliteDb db,
+                SqliteDb::Open(uri_, reader_flags_, options_.busy_timeout, options_.vfs));
+    HARNESS_CHECK(db.Exec("PRAGMA synchronous = FULL"));
+    HARNESS_CHECK(db.Exec("BEGIN IMMEDIATE"));
+    auto done = RemoveInTransaction(db, request);
+    if (!done.ok()) {
+      (void)db.Exec("ROLLBACK");
+      return done;
+    }
+    HARNESS_CHECK(db.Exec("COMMIT"));
+    return done;
+  }
+
   SqliteJournalStats stats() {
     return {commits_.load(std::memory_order_relaxed), requests_.load(std::memory_order_relaxed),
             queue_.queued()};
@@ -320,6 +424,78 @@ class SqliteJournal::Impl {
   const SqliteJournalOptions& options() const { return options_; }
 
  private:
+  Result<SessionHorizon, JournalError> RemoveInTransaction(SqliteDb& db,
+                                                           const RemoveRequest& request) {
+    sqlite3* raw = db.get();
+    LeaseState lease;
+    {
+      HARNESS_TRY(SqliteStmt stmt,
+                  SqliteStmt::Prepare(raw,
+                                      "SELECT token, owner, expires_at, released, url FROM "
+                                      "leases WHERE session = ?"));
+      SqliteStmt::Use use(stmt);
+      stmt.BindUuid(1, request.session);
+      HARNESS_TRY(const bool row, stmt.Step("read lease"));
+      if (row) {
+        lease.token = static_cast<std::uint64_t>(stmt.ColumnInt64(0));
+        HARNESS_TRY(lease.owner, stmt.ColumnUuid(1, "leases.owner"));
+        lease.expires_at = JournalTime(std::chrono::nanoseconds(stmt.ColumnInt64(2)));
+        lease.released = stmt.ColumnInt64(3) != 0;
+      }
+    }
+    HARNESS_CHECK(journal_internal::CheckFence(lease, request.session, request.fencing_token,
+                                               journal_internal::LeaseNow(options_.journal)));
+    std::uint64_t last = 0;
+    {
+      HARNESS_TRY(SqliteStmt stmt, SqliteStmt::Prepare(raw,
+                                                       "SELECT seq FROM records WHERE session = ? "
+                                                       "ORDER BY seq DESC LIMIT 1"));
+      SqliteStmt::Use use(stmt);
+      stmt.BindUuid(1, request.session);
+      HARNESS_TRY(const bool row, stmt.Step("last sequence"));
+      if (row)
+        last = static_cast<std::uint64_t>(stmt.ColumnInt64(0));
+    }
+    HARNESS_TRY(const SessionHorizon current, LoadHorizon(db, request.session));
+    HARNESS_TRY(const std::optional<SessionHorizon> next,
+                journal_internal::PlanRemoval(request, current, last));
+    if (!next)
+      return current;
+    HARNESS_TRY(const bool has, HasHorizons(db));
+    if (!has) {
+      HARNESS_CHECK(db.Exec(kHorizonsTable));
+      HARNESS_CHECK(db.Exec(
+          fmt::format("UPDATE journal_schema SET version = {}", kSqliteJournalHorizonSchemaVersion)
+              .c_str()));
+    }
+    {
+      HARNESS_TRY(SqliteStmt stmt,
+                  SqliteStmt::Prepare(raw, "DELETE FROM records WHERE session = ? AND seq < ?"));
+      SqliteStmt::Use use(stmt);
+      stmt.BindUuid(1, request.session);
+      stmt.BindInt64(2, static_cast<std::int64_t>(next->first_seq));
+      HARNESS_TRY(const bool row, stmt.Step("remove records"));
+      (void)row;
+    }
+    const journal_internal::StoredHorizon stored =
+        journal_internal::MakeStoredHorizon(request.session, *next);
+    HARNESS_TRY(SqliteStmt put,
+                SqliteStmt::Prepare(raw,
+                                    "INSERT OR REPLACE INTO horizons(session, first_seq, "
+                                    "archive, archived_to, removed_at, checksum) "
+                                    "VALUES(?,?,?,?,?,?)"));
+    SqliteStmt::Use use(put);
+    put.BindUuid(1, request.session);
+    put.BindInt64(2, stored.first_seq);
+    put.BindText(3, stored.archive);
+    put.BindInt64(4, stored.archived_to);
+    put.BindInt64(5, stored.removed_at_ns);
+    put.BindBlob(6, stored.checksum);
+    HARNESS_TRY(const bool row, put.Step("store horizon"));
+    (void)row;
+    return *next;
+  }
+
   void WriterLoop(std::stop_token stop) {
     std::vector<std::shared_ptr<WriteOp>> group;
     while (queue_.TakeGroup(stop, group)) {
@@ -486,13 +662,13 @@ namespace {
 // The journal_schema version, when this build reads it (1 .. kSqliteJournalSchemaVersion), else
 // kUnsupportedVersion.
 Result<std::int64_t, JournalError> CheckSchemaVersion(const std::string& version) {
-  for (std::int64_t known = 1; known <= kSqliteJournalSchemaVersion; ++known) {
+  for (std::int64_t known = 1; known <= kSqliteJournalHorizonSchemaVersion; ++known) {
     if (version == std::to_string(known))
       return known;
   }
   return Fail(Error(K::kUnsupportedVersion,
                     fmt::format("journal schema version {} is not known (this build reads 1 to {})",
-                                version.substr(0, 20), kSqliteJournalSchemaVersion)));
+                                version.substr(0, 20), kSqliteJournalHorizonSchemaVersion)));
 }
 
 Status<JournalError> PrepareSchema(SqliteDb& db) {
@@ -510,7 +686,7 @@ Status<JournalError> PrepareSchema(SqliteDb& db) {
       HARNESS_TRY(const std::int64_t found, CheckSchemaVersion(version));
       for (std::int64_t next = found + 1; next <= kSqliteJournalSchemaVersion; ++next)
         HARNESS_CHECK(db.Exec(kUpgrades[next - 2]));
-      if (found != kSqliteJournalSchemaVersion) {
+      if (found < kSqliteJournalSchemaVersion) {
         HARNESS_CHECK(db.Exec(
             fmt::format("UPDATE journal_schema SET version = {}", kSqliteJournalSchemaVersion)
                 .c_str()));
@@ -690,6 +866,15 @@ Result<std::vector<Uuid>, JournalError> SqliteJournal::ListSessions() {
 
 Result<VerifyReport, JournalError> SqliteJournal::Verify() {
   return impl_->Verify();
+}
+
+Result<SessionHorizon, JournalError> SqliteJournal::RemoveBefore(const RemoveRequest& request) {
+  HARNESS_CHECK(Writable(impl_->options()));
+  return impl_->RemoveBefore(request);
+}
+
+Result<SessionHorizon, JournalError> SqliteJournal::Horizon(const Uuid& session) {
+  return impl_->Horizon(session);
 }
 
 SqliteJournalStats SqliteJournal::stats() const {

@@ -193,7 +193,7 @@ TEST_F(SqliteJournalTest, AFileThatIsNotADatabaseIsCorrupt) {
 
 TEST_F(SqliteJournalTest, AnUnknownSchemaVersionIsUnsupported) {
   { auto journal = Open(); }
-  for (const char* version : {"3", "0", "-1"}) {
+  for (const char* version : {"4", "0", "-1"}) {
     Raw(std::string("UPDATE journal_schema SET version = ") + version);
     for (const SqliteJournalOptions& options : {SqliteJournalOptions{}, ReadOnly()}) {
       auto journal = SqliteJournal::Open(data(), options);

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <utility>
 
+#include "harness/runtime/retention.h"
 #include "runtime/session_core.h"
 
 namespace harness::runtime_detail {
@@ -18,12 +19,16 @@ constexpr std::size_t kPage = 4096;
 Result<SnapshotStart, JournalError> LatestSnapshot(Journal& journal, const Uuid& session,
                                                    std::uint64_t last_seq) {
   SnapshotStart start;
+  // Below the horizon the records were removed (retention, docs/spec/retention.md): the search
+  // ends there.
+  HARNESS_TRY(const SessionHorizon horizon, journal.Horizon(session));
+  const std::uint64_t floor = horizon.first_seq;
   std::uint64_t high = last_seq;
   // A writer leaves its latest snapshot within an interval of the end: small pages first, so
   // that the common search reads little, doubling up to a full page for journals without one.
   std::uint64_t page_size = 256;
-  while (high >= 1) {
-    const std::uint64_t low = high > page_size ? high - page_size + 1 : 1;
+  while (high >= floor && high >= 1) {
+    const std::uint64_t low = high >= floor + page_size ? high - page_size + 1 : floor;
     page_size = std::min<std::uint64_t>(page_size * 2, kPage);
     HARNESS_TRY(std::vector<JournalRecord> page, journal.Read(session, low, high - low + 1));
     for (auto it = page.rbegin(); it != page.rend(); ++it) {
@@ -109,9 +114,26 @@ void SessionCore::NoteDurable(std::uint64_t seq, bool committed) {
   if (seq == 0 || suspended() || faulted() || !snapshots_.Due(seq, committed))
     return;
   SubmitBlocking([this] {
+    bool wrote = false;
     snapshots_.Write(
-        [this](NewRecord record) { return hub_->PublishBatch({}, {std::move(record)}).ok(); },
+        [this, &wrote](NewRecord record) {
+          wrote = hub_->PublishBatch({}, {std::move(record)}).ok();
+          return wrote;
+        },
         env_.WallNow());
+    // A new snapshot may make more records unnecessary (docs/spec/retention.md); a failed run
+    // leaves them in the journal for the next one.
+    if (wrote && options_.retention) {
+      const SessionRetention& retention = *options_.retention;
+      const std::string file = lease_.session.ToString() + std::string(kArchiveFileSuffix);
+      RetentionOptions run;
+      run.policy = retention.policy;
+      run.drop = retention.drop;
+      run.archive_path = retention.archive_dir / file;
+      run.archive_name = retention.archive_prefix + file;
+      run.now = env_.WallNow();
+      (void)RunRetention(*options_.journal, lease_, run);
+    }
   });
 }
 

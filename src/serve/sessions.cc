@@ -540,6 +540,7 @@ SessionOptions SessionTable::OptionsFor(const Uuid& id) const {
   options.owner = options_.owner;
   options.advertised_url = options_.advertise_url;
   options.lease_ttl = options_.lease_ttl;
+  options.retention = options_.retention;
   return options;
 }
 

@@ -177,7 +177,8 @@ struct SessionTableOptions {
   std::size_t actor_threads = 2;  // the sessions' host: threads running every loop strand
   // The sessions' host: how long an idle blocking worker waits for a call before it ends.
   std::chrono::nanoseconds blocking_idle = SessionHostOptions{}.blocking_idle;
-  ServeMetrics* metrics = nullptr;                                    // required
+  std::optional<SessionRetention> retention;  // SessionOptions::retention of every session
+  ServeMetrics* metrics = nullptr;            // required
   std::chrono::nanoseconds tool_timeout = std::chrono::seconds(600);  // a client tool's wait
   std::chrono::nanoseconds idle_release{0};          // zero: sessions stay in memory until ended
   std::function<void(const Uuid&)> on_idle_release;  // under the table's lock; may be empty

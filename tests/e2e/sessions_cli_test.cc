@@ -15,6 +15,7 @@
 #include <gtest/gtest.h>
 #include <sqlite3.h>
 
+#include <algorithm>
 #include <condition_variable>
 #include <filesystem>
 #include <latch>
@@ -215,6 +216,74 @@ TEST_F(SessionsCli, CompactOnASessionCommitsAndTheNextChatStartsFromTheSummary) 
                           Uuid::V7().ToString() + " 2>&1"))
                 .exit_code,
             2);
+  EXPECT_TRUE(dir_.JournalVerifies());
+}
+
+// `harness journal compact` (docs/spec/retention.md): a chat that wrote snapshots is compacted,
+// its journal verifies with the archive checked, a read below the horizon names the archive,
+// --archived shows every record, and the session resumes with the same history. A session a
+// live writer holds is skipped and reported.
+TEST_F(SessionsCli, ACompactedJournalVerifiesNamesItsArchiveAndResumesWithTheSameHistory) {
+  Script({Answer("one"), Answer("two"), Answer("three"), Answer("four"), Answer("five")});
+  const CliRun chat =
+      Chat("--snapshot-interval 5", "first\nsecond\nthird\nfourth\nfifth\n/history\n/quit\n");
+  const std::string id = SuspendedId(chat.out);
+  ASSERT_FALSE(id.empty()) << chat.out;
+  const std::size_t messages = chat.out.find("[9] assistant: five");
+  ASSERT_NE(messages, std::string::npos) << chat.out;
+  const auto show_lines = [&](const std::string& args) {
+    const CliRun show = Shell(Harness("journal show '" + dir_.data() + "' " + args + " 2>&1"));
+    EXPECT_EQ(show.exit_code, 0) << show.out;
+    return static_cast<std::size_t>(std::count(show.out.begin(), show.out.end(), '\n'));
+  };
+  const std::size_t before = show_lines("");
+
+  const CliRun compact =
+      Shell(Harness("journal compact '" + dir_.data() + "' --keep-compactions none 2>&1"));
+  ASSERT_EQ(compact.exit_code, 0) << compact.out;
+  ASSERT_TRUE(Has(compact.out, "compacted " + id + ": removed seq 1..")) << compact.out;
+  const std::string archive = "archive/" + id + ".hjarc";
+  EXPECT_TRUE(Has(compact.out, archive)) << compact.out;
+  EXPECT_TRUE(std::filesystem::exists(std::filesystem::path(dir_.data()) / archive));
+
+  const CliRun verify = Shell(Harness("journal verify '" + dir_.data() + "' 2>&1"));
+  EXPECT_EQ(verify.exit_code, 0) << verify.out;
+  EXPECT_TRUE(Has(verify.out, "archived records checked, 0 dropped")) << verify.out;
+  const CliRun below = Shell(Harness("journal show '" + dir_.data() + "' --from 1 2>&1"));
+  EXPECT_EQ(below.exit_code, 2) << below.out;
+  EXPECT_TRUE(Has(below.out, "archived: session " + id)) << below.out;
+  EXPECT_TRUE(Has(below.out, archive)) << below.out;
+  EXPECT_LT(show_lines(""), before);
+  EXPECT_EQ(show_lines("--archived"), before);
+
+  // A second run has nothing more to remove.
+  const CliRun again =
+      Shell(Harness("journal compact '" + dir_.data() + "' --keep-compactions none 2>&1"));
+  EXPECT_EQ(again.exit_code, 0) << again.out;
+  EXPECT_TRUE(Has(again.out, "kept " + id + ": nothing to remove")) << again.out;
+
+  Script({Answer("six")});
+  const CliRun resumed = Chat("--session " + id, "/history\n/quit\n");
+  ASSERT_EQ(resumed.exit_code, 0) << resumed.out;
+  EXPECT_TRUE(Has(resumed.out, "(from the snapshot at seq ")) << resumed.out;
+  EXPECT_TRUE(Has(resumed.out, "[9] assistant: five\n")) << resumed.out;
+  EXPECT_TRUE(Has(resumed.out, "[0] user: first\n")) << resumed.out;
+
+  // A live writer's lease: skipped, reported, exit 1, nothing removed.
+  {
+    auto journal = SqliteJournal::Open(std::filesystem::path(dir_.data()));
+    ASSERT_TRUE(journal.ok()) << journal.error().Describe();
+    auto lease = (*journal)->AcquireLease(Uuid::Parse(id).value(), Uuid::V4(), seconds(60));
+    ASSERT_TRUE(lease.ok()) << lease.error().Describe();
+    const CliRun held = Shell(Harness("journal compact '" + dir_.data() + "' 2>&1"));
+    EXPECT_EQ(held.exit_code, 1) << held.out;
+    EXPECT_TRUE(Has(held.out, "skipped " + id + ": a live writer holds its lease until "))
+        << held.out;
+    ASSERT_TRUE((*journal)->ReleaseLease(*lease).ok());
+  }
+  EXPECT_EQ(
+      Shell(Harness("journal compact '" + dir_.data() + "' --keep-compactions 0 2>&1")).exit_code,
+      2);
   EXPECT_TRUE(dir_.JournalVerifies());
 }
 

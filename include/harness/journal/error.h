@@ -32,10 +32,12 @@ enum class JournalErrorKind {
   kNotFound,         // the data directory or journal file does not exist (and may not be created)
   kClosed,           // the journal is shutting down and accepts no more work
   kInvalidArgument,  // the request itself is malformed (empty batch, zero id, bad type name)
+  kArchived,         // the records asked for lie below the session's horizon (journal.h)
 };
 
 // The fixed wire name: "io", "corrupt", "unsupported_version", "too_large", "stale_fence",
-// "lease_held", "lease_expired", "sequence_conflict", "not_found", "closed", "invalid_argument".
+// "lease_held", "lease_expired", "sequence_conflict", "not_found", "closed", "invalid_argument",
+// "archived".
 std::string_view JournalErrorKindName(JournalErrorKind kind);
 
 inline constexpr std::size_t kMaxJournalErrorDetail = 256;

@@ -48,6 +48,12 @@ class ForwardingJournal : public Journal {
   }
   Result<std::vector<Uuid>, JournalError> ListSessions() override { return inner_->ListSessions(); }
   Result<VerifyReport, JournalError> Verify() override { return inner_->Verify(); }
+  Result<SessionHorizon, JournalError> RemoveBefore(const RemoveRequest& request) override {
+    return inner_->RemoveBefore(request);
+  }
+  Result<SessionHorizon, JournalError> Horizon(const Uuid& session) override {
+    return inner_->Horizon(session);
+  }
 
  protected:
   Journal& inner() { return *inner_; }

@@ -31,10 +31,27 @@
 //   sequence number a backend can store (INT64_MAX), reads as empty. A stored
 //   record that fails its checksum or has an unknown kind is kCorrupt, an unknown version
 //   kUnsupportedVersion, a missing sequence number kCorrupt: never a crash, never a silent skip.
+//   A from_seq below the session's horizon (from_seq 0 included) is kArchived, whose detail
+//   names the horizon and the archive: the records asked for were removed, and returning the
+//   later ones instead would look like a whole session to a reader that folds from the start.
 // - LastSequence(session) is the highest sequence number (0 for an unknown session);
-//   ListSessions() every session with at least one record, in ascending id order.
+//   ListSessions() every session with at least one record, in ascending id order. Neither
+//   changes when records are removed (RemoveBefore never removes a session's last record).
+// - RemoveBefore(request) removes the session's records with seq < first_kept_seq and stores
+//   the session's horizon (SessionHorizon: where the journal starts, where the removed records
+//   went), both in one transaction, under the session's lease like an append (kStaleFence,
+//   kLeaseExpired). first_kept_seq must be 1 .. LastSequence (the last record always stays;
+//   else kInvalidArgument); one at or below the current horizon removes nothing and returns the
+//   horizon as it is, so a re-run after a crash is idempotent. `archive` names where the caller
+//   wrote the records first ("" when they are dropped); it is at most kMaxArchiveNameBytes of
+//   printable text, and an archive other than the horizon's existing one is kInvalidArgument
+//   (one archive per session). The journal never reads or writes the archive itself.
+// - Horizon(session) is the stored horizon (first_seq 1 and no archive when nothing was ever
+//   removed, also for an unknown session). Appends are unaffected by a horizon.
 // - Verify() reads everything and reports the first problem (per session: sequences gap-free
-//   from 1, checksums, kinds, versions, no duplicate record id) as the error, or a summary.
+//   from the session's horizon, checksums, kinds, versions, no duplicate record id among the
+//   records stored, each horizon's own checksum, a horizon whose records are all gone) as the
+//   error, or a summary.
 // - Time: "now" for lease expiry is JournalOptions::env's wall clock, read when a request is
 //   decided, so a test that advances a manual Env past a lease's term sees it expire at once.
 // Thread safety: every method may be called concurrently from any number of threads.
@@ -45,6 +62,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "harness/core/env.h"
@@ -75,6 +93,27 @@ struct VerifyReport {
   std::uint64_t records = 0;
   std::uint64_t sessions = 0;
   std::uint64_t highest_seq = 0;  // the largest LastSequence over all sessions
+  std::uint64_t removed = 0;      // records below the sessions' horizons (archived or dropped)
+};
+
+inline constexpr std::size_t kMaxArchiveNameBytes = 1024;
+
+// Where a session's stored journal starts, and why (RemoveBefore).
+struct SessionHorizon {
+  std::uint64_t first_seq = 1;    // the lowest seq stored; 1 when nothing was removed
+  std::string archive;            // the archive the removed records were written to; "" if none
+  std::uint64_t archived_to = 0;  // the records archive holds end at this seq (0: none archived)
+  JournalTime removed_at{};       // when the latest removal happened
+
+  friend bool operator==(const SessionHorizon&, const SessionHorizon&) = default;
+};
+
+struct RemoveRequest {
+  Uuid session;
+  std::uint64_t fencing_token = 0;
+  std::uint64_t first_kept_seq = 0;  // the records below it are removed
+  std::string archive;               // where they were written first; "" to drop them
+  JournalTime removed_at{};
 };
 
 // Options every backend understands.
@@ -107,6 +146,9 @@ class Journal {
   virtual Result<std::uint64_t, JournalError> LastSequence(const Uuid& session) = 0;
   virtual Result<std::vector<Uuid>, JournalError> ListSessions() = 0;
   virtual Result<VerifyReport, JournalError> Verify() = 0;
+
+  virtual Result<SessionHorizon, JournalError> RemoveBefore(const RemoveRequest& request) = 0;
+  virtual Result<SessionHorizon, JournalError> Horizon(const Uuid& session) = 0;
 };
 
 }  // namespace harness

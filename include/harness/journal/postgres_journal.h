@@ -48,6 +48,11 @@ namespace harness {
 // The schema version this build writes (table journal_schema); it opens every version from 1,
 // upgrading an earlier one (version 2 added the leases' advertised URL).
 inline constexpr std::int64_t kPostgresJournalSchemaVersion = 2;
+// The version of a schema that records were removed from: every open creates the (empty) table
+// `horizons` when it is missing, and the first RemoveBefore sets this version in its own
+// transaction, so that a build that predates removal refuses the schema (unsupported_version)
+// instead of reading a session as missing its first records.
+inline constexpr std::int64_t kPostgresJournalHorizonSchemaVersion = 3;
 
 struct PostgresJournalOptions {
   // A null env means the server's clock.
@@ -95,6 +100,8 @@ class PostgresJournal final : public Journal {
   Result<std::uint64_t, JournalError> LastSequence(const Uuid& session) override;
   Result<std::vector<Uuid>, JournalError> ListSessions() override;
   Result<VerifyReport, JournalError> Verify() override;
+  Result<SessionHorizon, JournalError> RemoveBefore(const RemoveRequest& request) override;
+  Result<SessionHorizon, JournalError> Horizon(const Uuid& session) override;
 
   PostgresJournalStats stats() const;
 

@@ -49,9 +49,14 @@
 namespace harness {
 
 inline constexpr char kSqliteJournalFileName[] = "journal.db";
-// The schema version this build writes (table journal_schema); it reads every version from 1
-// (version 2 added the leases' advertised URL).
+// The schema version an open writes (table journal_schema); this build reads every version from
+// 1 to kSqliteJournalHorizonSchemaVersion (version 2 added the leases' advertised URL).
 inline constexpr std::int64_t kSqliteJournalSchemaVersion = 2;
+// The version of a journal that records were removed from: the first RemoveBefore adds the
+// table `horizons` and sets it, in its own transaction, so that a journal nothing was ever
+// removed from stays readable by a build that predates removal, and one that has a horizon is
+// refused by such a build (unsupported_version) instead of read as missing its first records.
+inline constexpr std::int64_t kSqliteJournalHorizonSchemaVersion = 3;
 
 struct SqliteJournalOptions {
   JournalOptions journal;
@@ -94,6 +99,8 @@ class SqliteJournal final : public Journal {
   Result<std::uint64_t, JournalError> LastSequence(const Uuid& session) override;
   Result<std::vector<Uuid>, JournalError> ListSessions() override;
   Result<VerifyReport, JournalError> Verify() override;
+  Result<SessionHorizon, JournalError> RemoveBefore(const RemoveRequest& request) override;
+  Result<SessionHorizon, JournalError> Horizon(const Uuid& session) override;
 
   SqliteJournalStats stats() const;
 

@@ -110,6 +110,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <filesystem>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -134,6 +135,7 @@
 #include "harness/runtime/fold.h"
 #include "harness/runtime/hook.h"
 #include "harness/runtime/host.h"
+#include "harness/runtime/retention.h"
 #include "harness/runtime/snapshot.h"
 #include "harness/runtime/tool.h"
 
@@ -287,6 +289,17 @@ struct LoopRequestChange {
   std::optional<std::string> system_prompt;  // "" removes the system prompt
 };
 
+// What SessionOptions::retention runs (docs/spec/retention.md): the policy, and where the
+// session's archive goes: `archive_dir`/<session>.hjarc, its name in the journal's horizon
+// `archive_prefix`<session>.hjarc ("archive/" in a data directory, so that the horizon names
+// it relative to the directory). drop: no archive.
+struct SessionRetention {
+  RetentionPolicy policy;
+  std::filesystem::path archive_dir;
+  std::string archive_prefix;
+  bool drop = false;
+};
+
 struct SessionOptions {
   Journal* journal = nullptr;  // required; outlives the session
   Uuid session_id;             // zero: a fresh UUIDv7
@@ -313,6 +326,10 @@ struct SessionOptions {
   // follow the previous one, and after every committed compaction; 0: never. Written off the
   // loops' strands, one at a time; a failed snapshot append is ignored (docs/spec/snapshots.md).
   std::uint64_t snapshot_interval = kDefaultSnapshotInterval;
+  // Retention (runtime/retention.h) after each snapshot the session writes, under the session's
+  // lease, on the blocking pool: nullopt: none. Its failure faults nothing (the journal keeps
+  // the records; the next snapshot tries again).
+  std::optional<SessionRetention> retention;
 };
 
 // What Restore tells the resolver about a loop, from its LoopCreated and the fold.

@@ -79,6 +79,7 @@
 #include "harness/inference/counter.h"
 #include "harness/journal/journal.h"
 #include "harness/runtime/host.h"
+#include "harness/runtime/session.h"
 
 namespace harness::serve {
 
@@ -157,6 +158,9 @@ struct ServeOptions {
   // A blocking worker of the sessions' host (model calls, counts, compactions, client tools)
   // with nothing to run ends after this long (SessionHostOptions::blocking_idle).
   std::chrono::nanoseconds blocking_idle = SessionHostOptions{}.blocking_idle;
+  // Retention after each snapshot a session writes (SessionOptions::retention,
+  // docs/spec/retention.md); nullopt: the journal keeps every record.
+  std::optional<SessionRetention> retention;
   // The gateway (docs/spec/gateway.md): the API root the providers' wires are forwarded to,
   // as their SDKs take a base URL ("https://api.openai.com/v1", "http://127.0.0.1:8080/v1");
   // "": no upstream, and the wires that forward answer 501 no_upstream. Start refuses a URL
