@@ -18,18 +18,33 @@
 #include <unordered_map>
 
 #include "journal/pg_conn.h"
+#include "journal/postgres_schema.h"
 #include "journal/rules.h"
 #include "journal/write_queue.h"
 
 namespace harness {
 
 using journal_internal::Error;
+using journal_internal::InSchema;
+using journal_internal::IsValidSchemaName;
+using journal_internal::kCreateHorizons;
+using journal_internal::kCreateTables;
+using journal_internal::kEnsureSql;
+using journal_internal::kHorizonColumns;
+using journal_internal::kLockSql;
+using journal_internal::kRecordColumns;
+using journal_internal::kSchemaLockKey;
+using journal_internal::kServerNowSql;
+using journal_internal::kUpgrades;
+using journal_internal::kWriteSql;
 using journal_internal::LeaseState;
 using journal_internal::PgArray;
 using journal_internal::PgConn;
 using journal_internal::PgParams;
 using journal_internal::PgResult;
 using journal_internal::PgStatement;
+using journal_internal::ReadStoredHorizon;
+using journal_internal::ReadStoredRow;
 using journal_internal::StoredRow;
 using journal_internal::WriteOp;
 using K = JournalErrorKind;
@@ -37,127 +52,11 @@ namespace jp = journal_internal;
 
 namespace {
 
-// Serializes the first opens of a schema across processes ("harness" in ASCII).
-constexpr std::int64_t kSchemaLockKey = 0x68'61'72'6e'65'73'73;
-
-constexpr std::string_view kRecordColumns =
-    "session, seq, record_id, kind, type, v, created_at_ns, payload, checksum";
-
 // How many rows Verify fetches from its cursor at a time.
 constexpr int kVerifyFetchRows = 10000;
 
 constexpr auto kFirstBackoff = std::chrono::milliseconds(100);
 constexpr auto kMaxBackoff = std::chrono::seconds(2);
-
-bool IsValidSchemaName(std::string_view name) {
-  if (name.empty() || name.size() > 63 || (name[0] >= '0' && name[0] <= '9'))
-    return false;
-  return std::all_of(name.begin(), name.end(), [](char c) {
-    return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_';
-  });
-}
-
-// `sql` with every "{s}" replaced by the schema name (validated, so it needs no quoting).
-std::string InSchema(std::string_view sql, const std::string& schema) {
-  std::string out;
-  out.reserve(sql.size() + 8 * schema.size());
-  for (std::size_t i = 0; i < sql.size(); ++i) {
-    if (sql.compare(i, 3, "{s}") == 0) {
-      out += schema;
-      i += 2;
-    } else {
-      out += sql[i];
-    }
-  }
-  return out;
-}
-
-constexpr std::string_view kCreateTables = R"sql(
-CREATE TABLE {s}.sessions (
-  session uuid PRIMARY KEY,
-  last_seq bigint NOT NULL DEFAULT 0,
-  lease_token bigint NOT NULL DEFAULT 0,
-  lease_owner uuid,
-  lease_expires_ns bigint NOT NULL DEFAULT 0,
-  lease_released boolean NOT NULL DEFAULT true,
-  lease_url text NOT NULL DEFAULT '');
-CREATE TABLE {s}.records (
-  session uuid NOT NULL,
-  seq bigint NOT NULL CHECK (seq > 0),
-  record_id uuid NOT NULL,
-  kind smallint NOT NULL,
-  type text NOT NULL,
-  v integer NOT NULL,
-  created_at_ns bigint NOT NULL,
-  payload bytea NOT NULL,
-  checksum bytea NOT NULL,
-  PRIMARY KEY (session, seq),
-  UNIQUE (session, record_id));
-)sql";
-
-// What takes a schema of version N - 1 to version N, for N = 2 .. kPostgresJournalSchemaVersion
-// (index N - 2); run by PrepareSchema under its lock, in its transaction.
-constexpr std::string_view kUpgrades[] = {
-    // 2: a lease records the URL its holder advertises (journal.h).
-    "ALTER TABLE {s}.sessions ADD COLUMN lease_url text NOT NULL DEFAULT ''",
-};
-static_assert(std::size(kUpgrades) == kPostgresJournalSchemaVersion - 1);
-
-// The writer's statements, each for a whole set of requests at once (docs/journal.md, "The
-// PostgreSQL backend"). `ensure` creates the rows of sessions that are leased for the first time;
-// `lock` locks the rows of every session of the set, in session order (so two writers never
-// deadlock on each other), and returns in the same statement the records of the set already
-// stored (one row per found id); `write` inserts the new records and stores the changed session
-// rows in one statement.
-constexpr std::string_view kEnsureSql =
-    "INSERT INTO {s}.sessions(session) SELECT * FROM unnest($1) ON CONFLICT DO NOTHING";
-constexpr std::string_view kLockSql =
-    "SELECT s.session, s.last_seq, s.lease_token, s.lease_owner, s.lease_expires_ns, "
-    "s.lease_released, s.lease_url, r.record_id, r.seq FROM {s}.sessions s LEFT JOIN {s}.records r "
-    "ON r.session = s.session AND r.record_id = ANY($2) WHERE s.session = ANY($1) "
-    "ORDER BY s.session FOR UPDATE OF s";
-constexpr std::string_view kWriteSql =
-    "WITH written AS (INSERT INTO {s}.records(session, seq, record_id, kind, type, v, "
-    "created_at_ns, payload, checksum) SELECT * FROM unnest($1, $2, $3, $4, $5, $6, $7, $8, $9)) "
-    "UPDATE {s}.sessions s SET last_seq = u.last_seq, lease_token = u.token, lease_owner = "
-    "u.owner, lease_expires_ns = u.expires_ns, lease_released = u.released, lease_url = u.url "
-    "FROM unnest($10, $11, $12, $13, $14, $15, $16) AS u(session, last_seq, token, owner, "
-    "expires_ns, released, url) WHERE s.session = u.session";
-// Created by every open when missing (postgres_journal.h, kPostgresJournalHorizonSchemaVersion).
-constexpr std::string_view kCreateHorizons =
-    "CREATE TABLE IF NOT EXISTS {s}.horizons (session uuid PRIMARY KEY, first_seq bigint NOT "
-    "NULL, archive text NOT NULL, archived_to bigint NOT NULL, removed_at_ns bigint NOT NULL, "
-    "checksum bytea NOT NULL)";
-constexpr std::string_view kHorizonColumns =
-    "session, first_seq, archive, archived_to, removed_at_ns, checksum";
-
-Result<jp::StoredHorizon, JournalError> ReadStoredHorizon(const PgResult& r, int row) {
-  jp::StoredHorizon out;
-  HARNESS_TRY(out.session, r.Id(row, 0, "horizons.session"));
-  out.first_seq = r.Int(row, 1);
-  out.archive = std::string(r.Bytes(row, 2));
-  out.archived_to = r.Int(row, 3);
-  out.removed_at_ns = r.Int(row, 4);
-  out.checksum = std::string(r.Bytes(row, 5));
-  return out;
-}
-
-constexpr const char* kServerNowSql =
-    "SELECT (extract(epoch FROM clock_timestamp()) * 1000000000)::int8";
-
-Result<StoredRow, JournalError> ReadStoredRow(const PgResult& r, int row) {
-  StoredRow out;
-  HARNESS_TRY(out.session, r.Id(row, 0, "records.session"));
-  out.seq = static_cast<std::uint64_t>(r.Int(row, 1));
-  HARNESS_TRY(out.record_id, r.Id(row, 2, jp::Where(out.session, out.seq)));
-  out.kind_raw = r.Int(row, 3);
-  out.type = std::string(r.Bytes(row, 4));
-  out.v_raw = r.Int(row, 5);
-  out.created_at_ns = r.Int(row, 6);
-  out.payload = std::string(r.Bytes(row, 7));
-  out.checksum = std::string(r.Bytes(row, 8));
-  return out;
-}
 
 // A session row as locked by the writer, then changed in memory by the requests of the set in
 // queue order (so later requests see earlier ones), and written back once.
