@@ -470,8 +470,9 @@ TEST(SnapshotProperty, RestoreFromASnapshotAtEveryRecordEqualsRestoreFromTheStar
     s.Open();
     for (int step = 0; step < kStepsPerSequence; ++step)
       ASSERT_TRUE(s.Step()) << "seed " << seed + i << ": " << s.log << "did not settle";
-    if (i % 2 == 0)  // some loops stay open, with their state mid-way
+    if (i % 2 == 0) {  // some loops stay open, with their state mid-way
       ASSERT_TRUE(world.session->ShutdownLoop(s.loop).ok());
+    }
   }
   const Uuid session = world.session->id();
   world.session->Suspend();
