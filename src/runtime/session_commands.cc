@@ -127,19 +127,26 @@ void EndEveryLoop(SessionCore& core, runtime_detail::LoopEnd how) {
     exit.wait();
 }
 
-}  // namespace
-
-Result<Uuid, SessionError> Session::Compact(std::stop_token stop) {
+// The loop Compact and SubmitInput address: the active one, once the fault latch lets commands
+// through.
+Result<Uuid, SessionError> ActiveLoopOf(SessionCore& core) {
   std::optional<Uuid> active;
   {
-    std::lock_guard lock(core_->registry_mutex);
-    active = core_->active_loop;
+    std::lock_guard lock(core.registry_mutex);
+    active = core.active_loop;
   }
-  if (auto refused = core_->Refusal())
+  if (auto refused = core.Refusal())
     return Fail(std::move(*refused));
   if (!active)
     return Fail(SessionError{SessionErrorKind::kLoopNotFound, "no active loop"});
-  return CompactToLoop(*active, std::move(stop));
+  return *active;
+}
+
+}  // namespace
+
+Result<Uuid, SessionError> Session::Compact(std::stop_token stop) {
+  HARNESS_TRY(const Uuid loop, ActiveLoopOf(*core_));
+  return CompactToLoop(loop, std::move(stop));
 }
 
 Result<Uuid, SessionError> Session::CompactToLoop(const Uuid& loop, std::stop_token stop) {
@@ -212,16 +219,8 @@ Result<Uuid, SessionError> Session::SendCompact(const Uuid& loop, ::harness::Com
 }
 
 Result<Uuid, SessionError> Session::SubmitInput(UserMessage message) {
-  std::optional<Uuid> active;
-  {
-    std::lock_guard lock(core_->registry_mutex);
-    active = core_->active_loop;
-  }
-  if (auto refused = core_->Refusal())
-    return Fail(std::move(*refused));
-  if (!active)
-    return Fail(SessionError{SessionErrorKind::kLoopNotFound, "no active loop"});
-  return SubmitInputToLoop(*active, std::move(message));
+  HARNESS_TRY(const Uuid loop, ActiveLoopOf(*core_));
+  return SubmitInputToLoop(loop, std::move(message));
 }
 
 Result<Uuid, SessionError> Session::SubmitInputToLoop(const Uuid& loop, UserMessage message,
