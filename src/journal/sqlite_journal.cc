@@ -69,9 +69,9 @@ static_assert(std::size(kUpgrades) == kSqliteJournalSchemaVersion - 1);
 // The record-id index keyed by the id first. Record ids are mostly time-ordered (UUIDv7), so a
 // group's new ids land together at the index's end instead of in one leaf page per session,
 // and the group writes a page less per record to the WAL. The constraint is the same (a pair
-// is unique in either order), so every build reads and writes a journal with either layout and
-// the change needs no schema version: a writable open rebuilds an index of the earlier layout,
-// in its first transaction.
+// is unique in either order, docs/spec/sqlite-journal.md §3), so every build reads and writes a
+// journal with either layout and the change needs no schema version: a writable open rebuilds
+// an index of the earlier layout, in its first transaction.
 constexpr const char* kRecordIdIndexOfEarlierLayout =
     "SELECT count(*) FROM pragma_index_info('records_by_id') WHERE seqno = 0 AND name = "
     "'session'";
@@ -576,7 +576,8 @@ class SqliteJournal::Impl {
   // Inside the group's transaction, which holds SQLite's write lock: when another connection
   // (another process, or this one's RemoveBefore) committed since the writer last looked,
   // what the writer knows may be stale, so it is dropped. PRAGMA data_version changes with
-  // every other connection's commit and never with this connection's own.
+  // every other connection's commit and never with this connection's own
+  // (docs/spec/sqlite-journal.md §1).
   Status<JournalError> ForgetWhatOthersChanged() {
     SqliteStmt::Use use(data_version_);
     HARNESS_TRY(const bool row, data_version_.Step("data version"));
@@ -663,7 +664,7 @@ class SqliteJournal::Impl {
     // The expectation holds (or there is none), so no rule can refuse the batch any more: each
     // record is inserted at the next sequence number, and one whose id the session holds
     // conflicts on the unique index, writes nothing and is a duplicate (PlanAppend's outcome,
-    // without a lookup per record).
+    // without a lookup per record; docs/spec/sqlite-journal.md §2).
     std::vector<AppendedRecord> results(request.records.size());
     std::uint64_t next = last + 1;
     for (std::size_t i = 0; i < request.records.size(); ++i) {
