@@ -136,11 +136,9 @@ constexpr std::string_view kSelectRecordColumns =
 // The writer forgets what it knows of sessions past this many (a few hundred bytes each).
 constexpr std::size_t kMaxKnownSessions = 4096;
 
-// The writer checkpoints the WAL into the file when it reaches this many pages (SQLite's
-// default is 1000). A group of 64 sessions' records writes about two pages per record, so at
-// 1000 a checkpoint, which copies every page changed since the last one and fsyncs the file,
-// came every few hundred records; with 8000 (32 MiB of WAL) most pages it copies were changed
-// many times and are copied once.
+// The writer checkpoints the WAL into the file at this many pages (SQLite's default: 1000). A
+// checkpoint copies each page changed since the last one once and fsyncs the file: at 8000
+// (32 MiB of WAL) it comes every few thousand records instead of every few hundred.
 constexpr const char* kWalAutocheckpoint = "PRAGMA wal_autocheckpoint = 8000";
 
 // Idle reader connections kept for reuse; more may exist while many threads read at once.
