@@ -13,6 +13,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cstdlib>
+#include <filesystem>
 #include <functional>
 #include <map>
 #include <optional>
@@ -272,6 +273,71 @@ TEST_F(ServeCli, ACompactionIsAcceptedWaitedForAndStreamedThenResumedWithoutGapO
   const HttpReply history = Call("GET", loop_url + "/history");
   ASSERT_EQ(history.status, 200);
   EXPECT_EQ(Parse(history.body)["messages"][0]["role"], "user");
+  EXPECT_EQ(StopServer(), 0) << server_->seen();
+}
+
+// --retention none with --snapshot-interval 8: once a session has written a snapshot, the records
+// before it move to the data directory's archive (docs/spec/retention.md). The session serves on
+// unchanged, a replay from seq 1 ends with replay_failed naming the archive, `journal verify`
+// checks the archive, and a restarted server restores the same history from the snapshot.
+TEST_F(ServeCli, RetentionArchivesWhatASnapshotMakesUnnecessaryAndTheSessionServesOnUnchanged) {
+  script_ = dir_.Script({Answer("One."), Answer("Two."), Answer("Three."), Answer("Four.")});
+  StartServer({"--snapshot-interval", "8", "--retention", "none"});
+  const auto [session, loop] = CreateSession();
+  const std::string loop_url = base_ + "/v1/sessions/" + session + "/loops/" + loop;
+  for (const char* text : {"First.", "Second.", "Third."}) {
+    const HttpReply input =
+        Call("POST", loop_url + "/input", std::string(R"({"text":")") + text + "\"}");
+    ASSERT_EQ(input.status, 202) << input.body;
+    EXPECT_EQ(WaitCommand(Parse(input.body)["command_id"].get<std::string>())["status"],
+              "answered");
+  }
+  const HttpReply compact = Call("POST", loop_url + "/compact");
+  ASSERT_EQ(compact.status, 202) << compact.body;
+  EXPECT_EQ(WaitCommand(Parse(compact.body)["command_id"].get<std::string>())["reply"]["type"],
+            "CompactWaiterResolved");
+  const HttpReply fourth = Call("POST", loop_url + "/input", R"({"text":"Fourth."})");
+  ASSERT_EQ(fourth.status, 202) << fourth.body;
+  WaitCommand(Parse(fourth.body)["command_id"].get<std::string>());
+
+  // Retention runs on the session's blocking pool after a snapshot's append: the test waits
+  // for its outcome, a replay from seq 1 refused, asking again until it is (or 30 s pass).
+  const std::string events_url = base_ + "/v1/sessions/" + session + "/events?from=1";
+  std::vector<StreamEvent> first;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  do {
+    first = ReadStream(events_url, [](const auto& events) { return !events.empty(); });
+    if (!first.empty() && first[0].name == "end")
+      break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  } while (std::chrono::steady_clock::now() < deadline);
+  ASSERT_FALSE(first.empty());
+  ASSERT_EQ(first[0].name, "end") << "no retention within 30 s";
+  EXPECT_EQ(first[0].data["reason"], "replay_failed") << first[0].data.dump();
+  const std::string archive = "archive/" + session + ".hjarc";
+  const std::string detail = first[0].data.value("detail", "");
+  EXPECT_NE(detail.find("archived"), std::string::npos) << detail;
+  EXPECT_NE(detail.find(archive), std::string::npos) << detail;
+  EXPECT_TRUE(std::filesystem::exists(std::filesystem::path(dir_.data()) / archive));
+
+  const Json history = Parse(Call("GET", loop_url + "/history").body);
+  ASSERT_EQ(history["derived_prefix"], 1) << history.dump();
+  const Json& messages = history["messages"];
+  ASSERT_GE(messages.size(), 3u) << history.dump();
+  EXPECT_EQ(messages[messages.size() - 1]["blocks"][0]["text"], "Four.") << history.dump();
+  EXPECT_EQ(StopServer(), 0) << server_->seen();
+
+  const auto verify = journal_e2e::Harness({"journal", "verify", dir_.data()});
+  ASSERT_EQ(verify.exit_code, 0);
+  ASSERT_EQ(verify.lines.size(), 1u);
+  EXPECT_NE(verify.lines[0].find("archived records checked"), std::string::npos) << verify.lines[0];
+
+  StartServer();  // without retention: the compacted journal restores from its snapshot
+  // A new port: the URL is made again from the restarted server's base.
+  const HttpReply restored =
+      Call("GET", base_ + "/v1/sessions/" + session + "/loops/" + loop + "/history");
+  ASSERT_EQ(restored.status, 200) << restored.body;
+  EXPECT_EQ(Parse(restored.body)["messages"], messages);
   EXPECT_EQ(StopServer(), 0) << server_->seen();
 }
 
