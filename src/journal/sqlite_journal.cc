@@ -14,6 +14,7 @@
 #include <mutex>
 #include <stop_token>
 #include <thread>
+#include <unordered_map>
 
 #include "harness/core/chars.h"
 #include "journal/rules.h"
@@ -46,7 +47,7 @@ CREATE TABLE IF NOT EXISTS records(
   checksum BLOB NOT NULL,
   PRIMARY KEY(session, seq)
 ) STRICT;
-CREATE UNIQUE INDEX IF NOT EXISTS records_by_id ON records(session, record_id);
+CREATE UNIQUE INDEX IF NOT EXISTS records_by_id ON records(record_id, session);
 CREATE TABLE IF NOT EXISTS leases(
   session BLOB NOT NULL PRIMARY KEY,
   token INTEGER NOT NULL,
@@ -64,6 +65,20 @@ constexpr const char* kUpgrades[] = {
     "ALTER TABLE leases ADD COLUMN url TEXT NOT NULL DEFAULT ''",
 };
 static_assert(std::size(kUpgrades) == kSqliteJournalSchemaVersion - 1);
+
+// The record-id index keyed by the id first. Record ids are mostly time-ordered (UUIDv7), so a
+// group's new ids land together at the index's end instead of in one leaf page per session,
+// and the group writes a page less per record to the WAL. The constraint is the same (a pair
+// is unique in either order, docs/spec/sqlite-journal.md §3), so every build reads and writes a
+// journal with either layout and the change needs no schema version: a writable open rebuilds
+// an index of the earlier layout, in its first transaction.
+constexpr const char* kRecordIdIndexOfEarlierLayout =
+    "SELECT count(*) FROM pragma_index_info('records_by_id') WHERE seqno = 0 AND name = "
+    "'session'";
+constexpr const char* kRebuildRecordIdIndex = R"sql(
+DROP INDEX records_by_id;
+CREATE UNIQUE INDEX records_by_id ON records(record_id, session);
+)sql";
 
 // Added by the first removal (kSqliteJournalHorizonSchemaVersion, sqlite_journal.h).
 constexpr const char* kHorizonsTable = R"sql(
@@ -117,6 +132,14 @@ Result<SessionHorizon, JournalError> LoadHorizon(SqliteDb& db, const Uuid& sessi
 
 constexpr std::string_view kSelectRecordColumns =
     "SELECT session, seq, record_id, kind, type, v, created_at, payload, checksum FROM records ";
+
+// The writer forgets what it knows of sessions past this many (a few hundred bytes each).
+constexpr std::size_t kMaxKnownSessions = 4096;
+
+// The writer checkpoints the WAL into the file at this many pages (SQLite's default: 1000). A
+// checkpoint copies each page changed since the last one once and fsyncs the file: at 8000
+// (32 MiB of WAL) it comes every few thousand records instead of every few hundred.
+constexpr const char* kWalAutocheckpoint = "PRAGMA wal_autocheckpoint = 8000";
 
 // Idle reader connections kept for reuse; more may exist while many threads read at once.
 constexpr std::size_t kMaxIdleReaders = 8;
@@ -204,10 +227,14 @@ class SqliteJournal::Impl {
                                                "ORDER BY seq DESC LIMIT 1"));
     HARNESS_TRY(find_id_, SqliteStmt::Prepare(
                               db, "SELECT seq FROM records WHERE session = ? AND record_id = ?"));
+    // A record id the session already holds is found by the unique index while inserting, not
+    // by a lookup before every insert: the lookup runs only for the id that conflicted.
     HARNESS_TRY(insert_, SqliteStmt::Prepare(db,
                                              "INSERT INTO records(session, seq, record_id, kind, "
                                              "type, v, created_at, payload, checksum) "
-                                             "VALUES(?,?,?,?,?,?,?,?,?)"));
+                                             "VALUES(?,?,?,?,?,?,?,?,?) "
+                                             "ON CONFLICT(session, record_id) DO NOTHING"));
+    HARNESS_TRY(data_version_, SqliteStmt::Prepare(db, "PRAGMA data_version"));
     writer_ = std::jthread([this](std::stop_token stop) { WriterLoop(stop); });
     return {};
   }
@@ -522,20 +549,63 @@ class SqliteJournal::Impl {
       return;
     }
     const JournalTime now = journal_internal::LeaseNow(options_.journal);
-    for (const auto& op : group) {
-      if (auto applied = Apply(*op, now); !applied.ok()) {
-        (void)Run(rollback_, "rollback");
-        fail_all(applied.error());
-        return;
-      }
+    const auto apply_all = [&]() -> Status<JournalError> {
+      HARNESS_CHECK(ForgetWhatOthersChanged());
+      for (const auto& op : group)
+        HARNESS_CHECK(Apply(*op, now));
+      return {};
+    };
+    if (auto applied = apply_all(); !applied.ok()) {
+      (void)Run(rollback_, "rollback");
+      known_.clear();  // it may hold what the rolled-back transaction wrote
+      fail_all(applied.error());
+      return;
     }
     if (auto committed = Run(commit_, "commit"); !committed.ok()) {
       if (!sqlite3_get_autocommit(writer_db_.get()))
         (void)Run(rollback_, "rollback");
+      known_.clear();
       fail_all(committed.error());
       return;
     }
     commits_.fetch_add(1, std::memory_order_relaxed);
+  }
+
+  // Inside the group's transaction, which holds SQLite's write lock: when another connection
+  // (another process, or this one's RemoveBefore) committed since the writer last looked,
+  // what the writer knows may be stale, so it is dropped. PRAGMA data_version changes with
+  // every other connection's commit and never with this connection's own
+  // (docs/spec/sqlite-journal.md §1).
+  Status<JournalError> ForgetWhatOthersChanged() {
+    SqliteStmt::Use use(data_version_);
+    HARNESS_TRY(const bool row, data_version_.Step("data version"));
+    const std::int64_t version = row ? data_version_.ColumnInt64(0) : -1;
+    if (version != data_version_seen_ || known_.size() > kMaxKnownSessions)
+      known_.clear();
+    data_version_seen_ = version;
+    return {};
+  }
+
+  // The session's lease as stored, from what the writer knows or else read.
+  Result<LeaseState, JournalError> KnownLease(const Uuid& session) {
+    KnownSession& known = known_[session];
+    if (!known.lease) {
+      HARNESS_TRY(LeaseState state, LoadLease(session));
+      known.lease = std::move(state);
+    }
+    return *known.lease;
+  }
+
+  // The session's last sequence number as stored, from what the writer knows or else read.
+  Result<std::uint64_t, JournalError> KnownLastSequence(const Uuid& session) {
+    KnownSession& known = known_[session];
+    if (!known.last_seq) {
+      SqliteStmt::Use use(last_seq_);
+      last_seq_.BindUuid(1, session);
+      HARNESS_TRY(const bool row, last_seq_.Step("last sequence"));
+      known.last_seq = row ? static_cast<std::uint64_t>(last_seq_.ColumnInt64(0)) : 0;
+    }
+    return *known.last_seq;
   }
 
   Result<LeaseState, JournalError> LoadLease(const Uuid& session) {
@@ -563,6 +633,7 @@ class SqliteJournal::Impl {
     lease_put_.BindText(6, state.url);
     HARNESS_TRY(const bool row, lease_put_.Step("write lease"));
     (void)row;
+    known_[session].lease = state;
     return {};
   }
 
@@ -571,42 +642,60 @@ class SqliteJournal::Impl {
   Status<JournalError> Apply(WriteOp& op, JournalTime now) {
     if (op.type == WriteOp::Type::kAppend)
       return ApplyAppend(op, now);
-    HARNESS_TRY(const LeaseState state, LoadLease(op.session));
+    HARNESS_TRY(const LeaseState state, KnownLease(op.session));
     const std::optional<LeaseState> next = journal_internal::DecideLeaseOp(op, state, now);
     return next ? StoreLease(op.session, *next) : Status<JournalError>{};
   }
 
   Status<JournalError> ApplyAppend(WriteOp& op, JournalTime now) {
     const AppendRequest& request = op.append;
-    HARNESS_TRY(LeaseState state, LoadLease(request.session));
+    HARNESS_TRY(const LeaseState state, KnownLease(request.session));
     if (auto fenced =
             journal_internal::CheckFence(state, request.session, request.fencing_token, now);
         !fenced.ok()) {
       op.error = fenced.error();
       return {};
     }
-    std::uint64_t last = 0;
-    {
-      SqliteStmt::Use use(last_seq_);
-      last_seq_.BindUuid(1, request.session);
-      HARNESS_TRY(const bool row, last_seq_.Step("last sequence"));
-      if (row)
-        last = static_cast<std::uint64_t>(last_seq_.ColumnInt64(0));
+    HARNESS_TRY(const std::uint64_t last, KnownLastSequence(request.session));
+    if (request.expected_next_seq && *request.expected_next_seq != last + 1)
+      return PlanWithoutWriting(op, last);
+    // The expectation holds (or there is none), so no rule can refuse the batch any more: each
+    // record is inserted at the next sequence number, and one whose id the session holds
+    // conflicts on the unique index, writes nothing and is a duplicate (PlanAppend's outcome,
+    // without a lookup per record; docs/spec/sqlite-journal.md §2).
+    std::vector<AppendedRecord> results(request.records.size());
+    std::uint64_t next = last + 1;
+    for (std::size_t i = 0; i < request.records.size(); ++i) {
+      HARNESS_TRY(const bool inserted,
+                  Insert(request.session, next, request.records[i], op.digests[i]));
+      if (inserted) {
+        results[i] = {next++, false};
+        continue;
+      }
+      HARNESS_TRY(const std::optional<std::uint64_t> existing,
+                  FindRecordId(request.session, request.records[i].record_id));
+      if (!existing) {
+        return Fail(Error(K::kIo, journal_internal::Where(request.session, next) +
+                                      ": the record id conflicted but is not stored"));
+      }
+      results[i] = {*existing, true};
     }
+    known_[request.session].last_seq = next - 1;
+    op.appended = std::move(results);
+    return {};
+  }
+
+  // A batch whose expected sequence number is not the session's: the rules accept it only as a
+  // retry made of records the session already holds, which writes nothing.
+  Status<JournalError> PlanWithoutWriting(WriteOp& op, std::uint64_t last) {
+    const AppendRequest& request = op.append;
     std::optional<JournalError> storage_failure;
     auto plan = journal_internal::PlanAppend(
         request, last, [&](const Uuid& id) -> Result<std::optional<std::uint64_t>, JournalError> {
-          SqliteStmt::Use use(find_id_);
-          find_id_.BindUuid(1, request.session);
-          find_id_.BindUuid(2, id);
-          auto row = find_id_.Step("find record id");
-          if (!row.ok()) {
-            storage_failure = row.error();
-            return Fail(std::move(row).error());
-          }
-          if (!*row)
-            return std::optional<std::uint64_t>();
-          return std::optional<std::uint64_t>(find_id_.ColumnInt64(0));
+          auto found = FindRecordId(request.session, id);
+          if (!found.ok())
+            storage_failure = found.error();
+          return found;
         });
     if (storage_failure)
       return Fail(*storage_failure);
@@ -614,27 +703,40 @@ class SqliteJournal::Impl {
       op.error = plan.error();
       return {};
     }
-    for (const std::size_t i : plan->to_write) {
-      const NewRecord& r = request.records[i];
-      const std::uint64_t seq = plan->results[i].seq;
-      const Sha256Digest sum = journal_internal::ComputeRecordChecksum(
-          hasher_, request.session, seq, r.record_id, static_cast<std::uint8_t>(r.kind), r.type,
-          r.v, r.created_at, op.digests[i]);
-      SqliteStmt::Use use(insert_);
-      insert_.BindUuid(1, request.session);
-      insert_.BindInt64(2, static_cast<std::int64_t>(seq));
-      insert_.BindUuid(3, r.record_id);
-      insert_.BindInt64(4, static_cast<std::uint8_t>(r.kind));
-      insert_.BindText(5, r.type);
-      insert_.BindInt64(6, r.v);
-      insert_.BindInt64(7, r.created_at.time_since_epoch().count());
-      insert_.BindBlob(8, r.payload);
-      insert_.BindBlob(9, std::span<const std::uint8_t>(sum));
-      HARNESS_TRY(const bool row, insert_.Step("insert record"));
-      (void)row;
-    }
-    op.appended = std::move(plan->results);
+    op.appended = std::move(plan->results);  // all duplicates: PlanAppend refuses anything else
     return {};
+  }
+
+  Result<std::optional<std::uint64_t>, JournalError> FindRecordId(const Uuid& session,
+                                                                  const Uuid& record_id) {
+    SqliteStmt::Use use(find_id_);
+    find_id_.BindUuid(1, session);
+    find_id_.BindUuid(2, record_id);
+    HARNESS_TRY(const bool row, find_id_.Step("find record id"));
+    if (!row)
+      return std::optional<std::uint64_t>();
+    return std::optional<std::uint64_t>(find_id_.ColumnInt64(0));
+  }
+
+  // Inserts the record at `seq`; false when the session already holds its id (nothing written).
+  Result<bool, JournalError> Insert(const Uuid& session, std::uint64_t seq, const NewRecord& r,
+                                    const Sha256Digest& payload_digest) {
+    const Sha256Digest sum = journal_internal::ComputeRecordChecksum(
+        hasher_, session, seq, r.record_id, static_cast<std::uint8_t>(r.kind), r.type, r.v,
+        r.created_at, payload_digest);
+    SqliteStmt::Use use(insert_);
+    insert_.BindUuid(1, session);
+    insert_.BindInt64(2, static_cast<std::int64_t>(seq));
+    insert_.BindUuid(3, r.record_id);
+    insert_.BindInt64(4, static_cast<std::uint8_t>(r.kind));
+    insert_.BindText(5, r.type);
+    insert_.BindInt64(6, r.v);
+    insert_.BindInt64(7, r.created_at.time_since_epoch().count());
+    insert_.BindBlob(8, r.payload);
+    insert_.BindBlob(9, std::span<const std::uint8_t>(sum));
+    HARNESS_TRY(const bool row, insert_.Step("insert record"));
+    (void)row;
+    return sqlite3_changes(writer_db_.get()) == 1;
   }
 
   const std::string uri_;
@@ -643,8 +745,17 @@ class SqliteJournal::Impl {
 
   // Owned by the writer thread once it runs.
   SqliteDb writer_db_;
-  SqliteStmt begin_, commit_, rollback_, lease_get_, lease_put_, last_seq_, find_id_, insert_;
+  SqliteStmt begin_, commit_, rollback_, lease_get_, lease_put_, last_seq_, find_id_, insert_,
+      data_version_;
   Sha256Hasher hasher_;  // frames each record's checksum, one context for every record
+  // What the writer's own transactions stored, so that an append does not read its session's
+  // lease and last sequence number again; an entry is filled from the database when missing.
+  struct KnownSession {
+    std::optional<LeaseState> lease;
+    std::optional<std::uint64_t> last_seq;
+  };
+  std::unordered_map<Uuid, KnownSession> known_;
+  std::int64_t data_version_seen_ = -1;
 
   journal_internal::WriteQueue queue_;
 
@@ -692,6 +803,9 @@ Status<JournalError> PrepareSchema(SqliteDb& db) {
                 .c_str()));
       }
       HARNESS_CHECK(db.Exec(kSchema));
+      HARNESS_TRY(const std::string earlier, db.QueryText(kRecordIdIndexOfEarlierLayout));
+      if (earlier != "0")
+        HARNESS_CHECK(db.Exec(kRebuildRecordIdIndex));
     }
     return {};
   };
@@ -794,6 +908,7 @@ Result<std::unique_ptr<SqliteJournal>, JournalError> SqliteJournal::Open(
   if (mode != "wal")
     return Fail(Error(K::kIo, "cannot switch the journal to WAL mode (got " + mode + ")"));
   HARNESS_CHECK(db.Exec("PRAGMA synchronous = FULL"));
+  HARNESS_CHECK(db.Exec(kWalAutocheckpoint));
   HARNESS_TRY(const std::string sync, db.QueryText("PRAGMA synchronous"));
   if (sync != "2")
     return Fail(Error(K::kIo, "cannot set synchronous=FULL (got " + sync + ")"));

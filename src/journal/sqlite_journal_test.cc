@@ -48,6 +48,20 @@ class SqliteJournalTest : public ::testing::Test {
     sqlite3_close(db);
   }
 
+  // The first column of the first row of `sql`, as text, through a raw connection.
+  std::string RawText(const std::string& sql) {
+    sqlite3* db = nullptr;
+    EXPECT_EQ(sqlite3_open((data() / kSqliteJournalFileName).string().c_str(), &db), SQLITE_OK);
+    sqlite3_stmt* stmt = nullptr;
+    EXPECT_EQ(sqlite3_prepare_v2(db, sql.c_str(), -1, &stmt, nullptr), SQLITE_OK) << sql;
+    std::string out;
+    if (sqlite3_step(stmt) == SQLITE_ROW && sqlite3_column_text(stmt, 0) != nullptr)
+      out = reinterpret_cast<const char*>(sqlite3_column_text(stmt, 0));
+    sqlite3_finalize(stmt);
+    sqlite3_close(db);
+    return out;
+  }
+
   // XORs one byte of a blob column of the row with seq 3, through a raw connection.
   void FlipByte(const char* column, int index) {
     sqlite3* db = nullptr;
@@ -264,6 +278,61 @@ TEST_F(SqliteJournalTest, ASchemaVersionOneJournalIsUpgradedAndItsLeasesNameThei
   EXPECT_EQ(held.error().holder->owner, holder);
   EXPECT_EQ(held.error().holder->url, url);
   EXPECT_EQ(*journal->LastSequence(session), 7u);
+}
+
+// A journal written before the record-id index was keyed by the id first
+// (tests/fixtures/journal-v2-session-first-index: schema version 2, four sessions of ten records
+// appended through the group commit of that time) is read as it is by a read-only open; a
+// writable open rebuilds
+// the index in its first transaction, keeps the schema version, and the journal goes on: its
+// records verify, each session appends at its next sequence number and a stored record id is
+// still a duplicate, also after reopening.
+TEST_F(SqliteJournalTest, AJournalOfTheSessionFirstRecordIdIndexIsRebuiltAndAppendedTo) {
+  constexpr std::uint64_t kFixtureRecords = 40;
+  std::filesystem::create_directories(data());
+  std::filesystem::copy_file(std::filesystem::path(build_paths::SourceDir()) /
+                                 "tests/fixtures/journal-v2-session-first-index/journal.db",
+                             data() / kSqliteJournalFileName);
+  const auto first_key = "SELECT name FROM pragma_index_info('records_by_id') WHERE seqno = 0";
+  ASSERT_EQ(RawText(first_key), "session");
+  {
+    auto read_only = SqliteJournal::Open(data(), ReadOnly());
+    ASSERT_TRUE(read_only.ok()) << read_only.error().Describe();
+    auto report = (*read_only)->Verify();
+    ASSERT_TRUE(report.ok()) << report.error().Describe();
+    EXPECT_EQ(report->records, kFixtureRecords);
+    EXPECT_EQ(report->sessions, 4u);
+  }
+  EXPECT_EQ(RawText(first_key), "session") << "a read-only open changes nothing";
+  {
+    auto journal = Open();
+    ASSERT_NE(journal, nullptr);
+    EXPECT_EQ(RawText(first_key), "record_id");
+    EXPECT_EQ(RawText("SELECT version FROM journal_schema"), "2");
+    auto report = journal->Verify();
+    ASSERT_TRUE(report.ok()) << report.error().Describe();
+    EXPECT_EQ(report->records, kFixtureRecords);
+    auto sessions = journal->ListSessions();
+    ASSERT_TRUE(sessions.ok());
+    ASSERT_EQ(sessions->size(), 4u);
+    for (const Uuid& session : *sessions) {
+      const std::uint64_t last = *journal->LastSequence(session);
+      auto stored = journal->Read(session, last, 1);
+      ASSERT_TRUE(stored.ok() && stored->size() == 1u);
+      const JournalRecord& s = stored->front();
+      const NewRecord retry{s.record_id, s.kind, s.type, s.v, s.created_at, s.payload};
+      auto lease = journal->TakeOverLease(session, Uuid::V4(), minutes(1));
+      ASSERT_TRUE(lease.ok()) << lease.error().Describe();
+      auto appended = journal->Append({session, lease->token, last + 1, {retry, MakeRecord()}});
+      ASSERT_TRUE(appended.ok()) << appended.error().Describe();
+      EXPECT_EQ(*appended, (std::vector<AppendedRecord>{{last, true}, {last + 1, false}}));
+    }
+  }
+  auto journal = Open();
+  ASSERT_NE(journal, nullptr);
+  auto report = journal->Verify();
+  ASSERT_TRUE(report.ok()) << report.error().Describe();
+  EXPECT_EQ(report->records, kFixtureRecords + 4);
 }
 
 std::string FileBytes(const std::filesystem::path& path) {
@@ -562,6 +631,38 @@ TEST_F(SqliteJournalTest, TwoJournalsOnOneDirectorySerializeThroughSqlite) {
   EXPECT_EQ(a->Append({lease->session, lease->token, 2, {MakeRecord()}}).error().kind,
             K::kSequenceConflict);
   EXPECT_EQ(*a->LastSequence(lease->session), 2u);
+}
+
+// The writer keeps what its own transactions stored (a session's lease and last sequence
+// number) instead of reading it per append; what another connection commits (another process,
+// here a second journal on the same directory) must still be seen: a takeover there fences the
+// holder here at once, and a lease taken here afterwards gets a token above the takeover's.
+TEST_F(SqliteJournalTest, TheWriterSeesLeasesAndRecordsAnotherConnectionCommitted) {
+  auto a = Open();
+  auto b = Open();
+  const Uuid session = Uuid::V7();
+  auto first = a->AcquireLease(session, Uuid::V4(), minutes(1));
+  ASSERT_TRUE(first.ok()) << first.error().Describe();
+  ASSERT_TRUE(a->Append({session, first->token, 1, {MakeRecord()}}).ok());
+
+  auto taken = b->TakeOverLease(session, Uuid::V4(), minutes(1));
+  ASSERT_TRUE(taken.ok()) << taken.error().Describe();
+  ASSERT_TRUE(b->Append({session, taken->token, 2, {MakeRecord()}}).ok());
+
+  auto fenced = a->Append({session, first->token, std::nullopt, {MakeRecord()}});
+  ASSERT_FALSE(fenced.ok());
+  EXPECT_EQ(fenced.error().kind, K::kStaleFence) << fenced.error().Describe();
+  auto again = a->TakeOverLease(session, Uuid::V4(), minutes(1));
+  ASSERT_TRUE(again.ok()) << again.error().Describe();
+  EXPECT_EQ(again->token, taken->token + 1);
+  auto appended = a->Append({session, again->token, 3, {MakeRecord()}});
+  ASSERT_TRUE(appended.ok()) << appended.error().Describe();
+  EXPECT_EQ(*appended, (std::vector<AppendedRecord>{{3, false}}));
+  EXPECT_EQ(b->Append({session, taken->token, std::nullopt, {MakeRecord()}}).error().kind,
+            K::kStaleFence);
+  auto report = a->Verify();
+  ASSERT_TRUE(report.ok()) << report.error().Describe();
+  EXPECT_EQ(report->records, 3u);
 }
 
 TEST_F(SqliteJournalTest, EveryAcknowledgedConcurrentAppendSurvivesCloseAndReopen) {

@@ -103,13 +103,18 @@ std::optional<LeaseState> DecideLeaseOp(WriteOp& op, const LeaseState& state, Jo
 }
 
 Status<JournalError> WriteQueue::Submit(const std::shared_ptr<WriteOp>& op) {
+  bool was_empty = false;
   {
     std::lock_guard lock(mu_);
     if (closing_)
       return Fail(Error(JournalErrorKind::kClosed, "the journal is closing"));
+    was_empty = queue_.empty();
     queue_.push_back(op);
   }
-  cv_.notify_one();
+  // The writer waits only for an empty queue to fill: a request queued behind others is taken
+  // with them, so only the first one wakes it (one wake-up per group instead of per request).
+  if (was_empty)
+    cv_.notify_one();
   std::unique_lock lock(op->mu);
   op->cv.wait(lock, [&] { return op->done; });
   if (op->error)
