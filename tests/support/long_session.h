@@ -30,6 +30,7 @@
 // called by the session's threads and lock what they share.
 #pragma once
 
+#include <pthread.h>
 #include <time.h>
 
 #include <algorithm>
@@ -517,7 +518,9 @@ class ToolDesk {
   ToolOutput Take(std::string_view id) {
     std::lock_guard lock(mutex_);
     ran_.push_back(Clock::now());
-    cpu_.push_back(ProcessCpu());
+    const std::chrono::nanoseconds process = ProcessCpu();
+    cpu_.push_back(process);
+    session_cpu_.push_back(driver_ ? process - ThreadCpu(*driver_) : process);
     auto it = outputs_.find(std::string(id));
     if (it == outputs_.end())
       return ToolOutput{"no such call", true};
@@ -537,11 +540,27 @@ class ToolDesk {
     std::lock_guard lock(mutex_);
     return cpu_;
   }
+  std::vector<std::chrono::nanoseconds> session_cpu() const {
+    std::lock_guard lock(mutex_);
+    return session_cpu_;
+  }
+  // The thread that drives the run (submits the turns, reads the events and checks every
+  // summary): its CPU time is the measurement's, not the session's, and session_cpu() leaves it
+  // out.
+  void DrivenBy(clockid_t thread_clock) {
+    std::lock_guard lock(mutex_);
+    driver_ = thread_clock;
+  }
   // The CPU time of the whole process (every thread) so far: the work of the steps, which a
   // loaded machine's preemptions do not inflate as they do the wall time.
   static std::chrono::nanoseconds ProcessCpu() {
     timespec now{};
     clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &now);
+    return std::chrono::seconds(now.tv_sec) + std::chrono::nanoseconds(now.tv_nsec);
+  }
+  static std::chrono::nanoseconds ThreadCpu(clockid_t thread_clock) {
+    timespec now{};
+    clock_gettime(thread_clock, &now);
     return std::chrono::seconds(now.tv_sec) + std::chrono::nanoseconds(now.tv_nsec);
   }
 
@@ -550,6 +569,8 @@ class ToolDesk {
   std::map<std::string, ToolOutput> outputs_;
   std::vector<Clock::time_point> ran_;
   std::vector<std::chrono::nanoseconds> cpu_;
+  std::vector<std::chrono::nanoseconds> session_cpu_;
+  std::optional<clockid_t> driver_;
 };
 
 class DeskTool final : public Tool {
@@ -648,6 +669,9 @@ struct LongSessionResult {
   std::size_t distinct_paths = 0;
   std::vector<Clock::time_point> step_times;       // when each tool call ran
   std::vector<std::chrono::nanoseconds> step_cpu;  // the process's CPU time then
+  // The CPU time of the session's threads then (every thread of the process but the one that
+  // called Run): what runs the turn, without the run's own checking of each summary.
+  std::vector<std::chrono::nanoseconds> step_session_cpu;
   std::vector<CommitFigures> commits;
   std::size_t rejected = 0;  // CompactionRejected
   std::vector<double> compactor_millis;
@@ -678,6 +702,8 @@ class LongSession {
                         const std::function<void(const LongSessionResult&)>& on_turn = {},
                         Shape shape = Shape::kManyTurns) {
     LongSessionResult result;
+    if (clockid_t self{}; pthread_getcpuclockid(pthread_self(), &self) == 0)
+      desk_->DrivenBy(self);
     LoopDefinition definition = LongSessionLoop(window);
     if (shape == Shape::kOneTurn)
       definition.max_steps_per_turn = steps + 1;
@@ -729,6 +755,7 @@ class LongSession {
     }
     result.step_times = desk_->ran();
     result.step_cpu = desk_->cpu();
+    result.step_session_cpu = desk_->session_cpu();
     result.steps = result.step_times.size();
     result.distinct_paths = script.paths().size();
     result.compactor_millis = compactor_->millis();
