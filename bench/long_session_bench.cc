@@ -35,17 +35,19 @@
 // - the CPU time of the session's threads (the process's less the thread that drives the run and
 //   checks every summary), per step, by block of 1,000 steps: the block's mean and its median
 //   step, and the last block against the first.
-// The load average at each run's start is printed before it. With --runs N the run is repeated
-// N times, each in a fresh session and journal, and the report ends with each block's median over
-// the runs (of its mean and of its median step), the last block's against the first's, and each
-// run's own ratio: a moment of load in one run moves one run's block, not the medians.
+// --snapshot-interval sets SessionOptions::snapshot_interval (0: no snapshots; the default is the
+// session's). The load average at each run's start is printed before it. With --runs N the run is
+// repeated N times, each in a fresh session and journal, and the report ends with each block's
+// median over the runs (of its mean and of its median step), the last block's against the first's,
+// and each run's own ratio: a moment of load in one run moves one run's block, not the medians.
 //
 // With --single-turn the same steps are ONE turn (LongSessionScript::OneTurn): one request whose
 // task carries all twenty constraints, then every step, then one answer; the loop's
 // max_steps_per_turn is the steps and the answer. Every compaction then happens inside the turn,
 // and a summary keeps a constraint only if it keeps it from that one request.
 //
-// Usage: long_session_bench [--steps N] [--window TOKENS] [--single-turn] [--runs N] [--print]
+// Usage: long_session_bench [--steps N] [--window TOKENS] [--single-turn] [--runs N]
+//                           [--snapshot-interval RECORDS] [--print]
 //   (default 10,000 steps in 32,768 tokens; --print writes the last committed summary)
 #include <fmt/format.h>
 #include <sys/resource.h>
@@ -53,16 +55,19 @@
 #include <algorithm>
 #include <array>
 #include <chrono>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <numeric>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "cli/eval_quality.h"
 #include "harness/journal/memory_journal.h"
 #include "harness/runtime/session.h"
+#include "harness/runtime/snapshot.h"
 #include "support/long_session.h"
 
 namespace {
@@ -140,6 +145,7 @@ struct Options {
   TokenCount window = 32'768;
   bool print = false;
   std::size_t runs = 1;
+  std::optional<std::uint64_t> snapshot_interval;  // the session's default unless set
   long_session::LongSession::Shape shape = long_session::LongSession::Shape::kManyTurns;
 };
 
@@ -152,6 +158,8 @@ std::vector<BlockCost> RunOnce(const Options& opts) {
   std::unique_ptr<Journal> journal = NewMemoryJournal();
   SessionOptions options;
   options.journal = journal.get();
+  if (opts.snapshot_interval)
+    options.snapshot_interval = *opts.snapshot_interval;
   auto session = Session::Open(std::move(options));
   if (!session)
     Die(session.error().Message());
@@ -289,6 +297,33 @@ std::vector<BlockCost> RunOnce(const Options& opts) {
                tenth + 1, 1e3 * Seconds(t[from], t[to - 1]) / span, 1e3 * cpu.count() / span,
                compactions, millis / denominator, bytes / denominator);
   }
+  // The snapshots the session wrote into the memory journal, which keeps them: their count and
+  // the first and last one's size (a snapshot's state includes the session's compaction ledger).
+  std::size_t snapshots = 0;
+  std::size_t first_snapshot = 0;
+  std::size_t last_snapshot = 0;
+  std::size_t journal_bytes = 0;
+  if (auto sessions = journal->ListSessions()) {
+    for (const Uuid& id : *sessions) {
+      for (std::uint64_t from = 1;;) {
+        auto page = journal->Read(id, from, 1'000);
+        if (!page || page->empty())
+          break;
+        for (const JournalRecord& record : *page) {
+          journal_bytes += record.payload.size();
+          if (record.kind == RecordKind::kFence && record.type == kSessionSnapshotType) {
+            first_snapshot = snapshots++ == 0 ? record.payload.size() : first_snapshot;
+            last_snapshot = record.payload.size();
+          }
+        }
+        from = page->back().seq + 1;
+      }
+    }
+  }
+  fmt::print(
+      "journal: {:.1f} MiB of payloads, {} snapshots (the first {} bytes, the last {} bytes)\n",
+      static_cast<double>(journal_bytes) / (1024.0 * 1024.0), snapshots, first_snapshot,
+      last_snapshot);
   rusage usage{};
   getrusage(RUSAGE_SELF, &usage);
   fmt::print("peak RSS {:.1f} MiB\n", static_cast<double>(usage.ru_maxrss) / 1024.0);
@@ -329,6 +364,8 @@ int main(int argc, char** argv) {
       opts.window = static_cast<TokenCount>(std::max(4'096L, std::atol(argv[++i])));
     } else if (std::strcmp(argv[i], "--runs") == 0 && i + 1 < argc) {
       opts.runs = static_cast<std::size_t>(std::clamp(std::atol(argv[++i]), 1L, 100L));
+    } else if (std::strcmp(argv[i], "--snapshot-interval") == 0 && i + 1 < argc) {
+      opts.snapshot_interval = static_cast<std::uint64_t>(std::max(0L, std::atol(argv[++i])));
     } else if (std::strcmp(argv[i], "--print") == 0) {
       opts.print = true;
     } else if (std::strcmp(argv[i], "--single-turn") == 0) {
@@ -336,7 +373,7 @@ int main(int argc, char** argv) {
     } else {
       std::fprintf(stderr,
                    "usage: long_session_bench [--steps N] [--window TOKENS] [--single-turn] "
-                   "[--runs N] [--print]\n");
+                   "[--runs N] [--snapshot-interval RECORDS] [--print]\n");
       return 2;
     }
   }
