@@ -140,6 +140,37 @@ std::vector<BlockCost> BlockCosts(const std::vector<std::chrono::nanoseconds>& c
   return blocks;
 }
 
+// The snapshots the session wrote into the memory journal, which keeps them: their count and
+// the first and last one's size (a snapshot's state includes the session's compaction ledger),
+// and the payload bytes of every record.
+void PrintJournal(Journal& journal) {
+  std::size_t snapshots = 0;
+  std::size_t first_snapshot = 0;
+  std::size_t last_snapshot = 0;
+  std::size_t journal_bytes = 0;
+  if (auto sessions = journal.ListSessions()) {
+    for (const Uuid& id : *sessions) {
+      for (std::uint64_t from = 1;;) {
+        auto page = journal.Read(id, from, 1'000);
+        if (!page || page->empty())
+          break;
+        for (const JournalRecord& record : *page) {
+          journal_bytes += record.payload.size();
+          if (record.kind == RecordKind::kFence && record.type == kSessionSnapshotType) {
+            first_snapshot = snapshots++ == 0 ? record.payload.size() : first_snapshot;
+            last_snapshot = record.payload.size();
+          }
+        }
+        from = page->back().seq + 1;
+      }
+    }
+  }
+  fmt::print(
+      "journal: {:.1f} MiB of payloads, {} snapshots (the first {} bytes, the last {} bytes)\n",
+      static_cast<double>(journal_bytes) / (1024.0 * 1024.0), snapshots, first_snapshot,
+      last_snapshot);
+}
+
 struct Options {
   std::size_t steps = 10'000;
   TokenCount window = 32'768;
@@ -150,6 +181,7 @@ struct Options {
 };
 
 // One run in a fresh session and journal, reported as it goes; returns its block costs.
+// check-sizes: the report of one run, its figures printed in the order the docs list them.
 std::vector<BlockCost> RunOnce(const Options& opts) {
   const std::size_t steps = opts.steps;
   const TokenCount window = opts.window;
@@ -297,33 +329,7 @@ std::vector<BlockCost> RunOnce(const Options& opts) {
                tenth + 1, 1e3 * Seconds(t[from], t[to - 1]) / span, 1e3 * cpu.count() / span,
                compactions, millis / denominator, bytes / denominator);
   }
-  // The snapshots the session wrote into the memory journal, which keeps them: their count and
-  // the first and last one's size (a snapshot's state includes the session's compaction ledger).
-  std::size_t snapshots = 0;
-  std::size_t first_snapshot = 0;
-  std::size_t last_snapshot = 0;
-  std::size_t journal_bytes = 0;
-  if (auto sessions = journal->ListSessions()) {
-    for (const Uuid& id : *sessions) {
-      for (std::uint64_t from = 1;;) {
-        auto page = journal->Read(id, from, 1'000);
-        if (!page || page->empty())
-          break;
-        for (const JournalRecord& record : *page) {
-          journal_bytes += record.payload.size();
-          if (record.kind == RecordKind::kFence && record.type == kSessionSnapshotType) {
-            first_snapshot = snapshots++ == 0 ? record.payload.size() : first_snapshot;
-            last_snapshot = record.payload.size();
-          }
-        }
-        from = page->back().seq + 1;
-      }
-    }
-  }
-  fmt::print(
-      "journal: {:.1f} MiB of payloads, {} snapshots (the first {} bytes, the last {} bytes)\n",
-      static_cast<double>(journal_bytes) / (1024.0 * 1024.0), snapshots, first_snapshot,
-      last_snapshot);
+  PrintJournal(*journal);
   rusage usage{};
   getrusage(RUSAGE_SELF, &usage);
   fmt::print("peak RSS {:.1f} MiB\n", static_cast<double>(usage.ru_maxrss) / 1024.0);
