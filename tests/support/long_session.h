@@ -22,7 +22,8 @@
 // those `harness chat --compactor extractive --context-window W` chooses offline
 // (src/cli/policy_defaults.h): output a quarter of the window, an estimate margin of a tenth,
 // automatic compaction at 80 % re-armed below 60 %, keep_recent_segments 2, keep_recent_tokens
-// and max_summary_tokens min(default, a quarter of the input limit), the estimate counter.
+// and max_summary_tokens min(default, a quarter of the input limit), the estimate counter
+// (LongSession wraps it in a RecordingCounter, which records each request it counts).
 // Run waits for each turn's end before it submits the next; any TurnFailed, or a turn that does
 // not end within the deadline, ends the run with an error naming it.
 //
@@ -172,7 +173,10 @@ class LongSessionScript {
     stem_ = kStems[rng_.Below(kStems.size())];
     turn.request = Task();
     for (std::size_t i = 0; i < kConstraints.size(); ++i) {
-      turn.request += " " + std::string(kConstraints[i]);
+      // Appended in two pieces: g++ 12 at -O3 warns (-Wrestrict, falsely) on `" " + string`
+      // inlined here.
+      turn.request += ' ';
+      turn.request += kConstraints[i];
       turn.constraints.push_back(i);
     }
     given_ = kConstraints.size();
@@ -573,6 +577,33 @@ class ToolDesk {
   std::optional<clockid_t> driver_;
 };
 
+// The estimate counter, each request it counts recorded as the tool steps run before it and the
+// request's messages: a count encodes every message of the request (EstimateRequestTokens), the
+// largest part of a step's work.
+class RecordingCounter final : public ContextCounter {
+ public:
+  explicit RecordingCounter(std::shared_ptr<const ToolDesk> desk) : desk_(std::move(desk)) {}
+  CountQuality quality() const override { return inner_.quality(); }
+  Result<ContextCount, CountError> Count(const InferenceRequest& request,
+                                         std::stop_token stop) override {
+    {
+      std::lock_guard lock(mutex_);
+      counted_.emplace_back(desk_->calls(), request.messages.size());
+    }
+    return inner_.Count(request, stop);
+  }
+  std::vector<std::pair<std::size_t, std::size_t>> counted() const {
+    std::lock_guard lock(mutex_);
+    return counted_;
+  }
+
+ private:
+  EstimateCounter inner_;
+  std::shared_ptr<const ToolDesk> desk_;
+  mutable std::mutex mutex_;
+  std::vector<std::pair<std::size_t, std::size_t>> counted_;
+};
+
 class DeskTool final : public Tool {
  public:
   DeskTool(std::string name, std::shared_ptr<ToolDesk> desk)
@@ -675,6 +706,9 @@ struct LongSessionResult {
   std::vector<CommitFigures> commits;
   std::size_t rejected = 0;  // CompactionRejected
   std::vector<double> compactor_millis;
+  // Every request the counter counted (the loop's measurements and the compactions' counts): the
+  // tool steps run before it and its messages.
+  std::vector<std::pair<std::size_t, std::size_t>> counted;
   std::optional<CompactionCommitted> last_commit;
   std::optional<CompactionInput> last_input;   // the compactor's input of the last commit
   std::vector<std::size_t> constraints_given;  // indexes into kConstraints, first given order
@@ -708,6 +742,7 @@ class LongSession {
     if (shape == Shape::kOneTurn)
       definition.max_steps_per_turn = steps + 1;
     definition.client = client_;
+    definition.counter = counter_;
     definition.compactor = compactor_;
     definition.tools = tools_;
     auto loop = session.CreateLoop(std::move(definition));
@@ -759,6 +794,7 @@ class LongSession {
     result.steps = result.step_times.size();
     result.distinct_paths = script.paths().size();
     result.compactor_millis = compactor_->millis();
+    result.counted = counter_->counted();
     result.last_input = compactor_->last_input();
     return result;
   }
@@ -827,6 +863,7 @@ class LongSession {
   std::shared_ptr<TurnScriptedClient> client_ = std::make_shared<TurnScriptedClient>();
   std::shared_ptr<ToolDesk> desk_ = std::make_shared<ToolDesk>();
   std::shared_ptr<TimedCompactor> compactor_ = std::make_shared<TimedCompactor>();
+  std::shared_ptr<RecordingCounter> counter_ = std::make_shared<RecordingCounter>(desk_);
   std::vector<std::shared_ptr<Tool>> tools_;
 };
 
