@@ -31,30 +31,43 @@
 //   compactor's own time (ExtractiveCompactor::Compact) likewise;
 // - by tenth of the steps: wall and CPU time per step, compactions, the compactor's mean time and
 //   the summaries' mean size, to show whether the cost levels off and where;
-// - the total wall time, the number of compactions (and rejections), peak RSS (ru_maxrss).
+// - the total wall time, the number of compactions (and rejections), peak RSS (ru_maxrss);
+// - the CPU time of the session's threads (the process's less the thread that drives the run and
+//   checks every summary), per step, by block of 1,000 steps: the block's mean and its median
+//   step, and the last block against the first.
+// --snapshot-interval sets SessionOptions::snapshot_interval (0: no snapshots; the default is the
+// session's). The load average at each run's start is printed before it. With --runs N the run is
+// repeated N times, each in a fresh session and journal, and the report ends with each block's
+// median over the runs (of its mean and of its median step), the last block's against the first's,
+// and each run's own ratio: a moment of load in one run moves one run's block, not the medians.
 //
 // With --single-turn the same steps are ONE turn (LongSessionScript::OneTurn): one request whose
 // task carries all twenty constraints, then every step, then one answer; the loop's
 // max_steps_per_turn is the steps and the answer. Every compaction then happens inside the turn,
 // and a summary keeps a constraint only if it keeps it from that one request.
 //
-// Usage: long_session_bench [--steps N] [--window TOKENS] [--single-turn] [--print]
+// Usage: long_session_bench [--steps N] [--window TOKENS] [--single-turn] [--runs N]
+//                           [--snapshot-interval RECORDS] [--print]
 //   (default 10,000 steps in 32,768 tokens; --print writes the last committed summary)
 #include <fmt/format.h>
 #include <sys/resource.h>
 
 #include <algorithm>
+#include <array>
 #include <chrono>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <numeric>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "cli/eval_quality.h"
 #include "harness/journal/memory_journal.h"
 #include "harness/runtime/session.h"
+#include "harness/runtime/snapshot.h"
 #include "support/long_session.h"
 
 namespace {
@@ -89,33 +102,96 @@ std::string Verbatim(const std::vector<Message>& retained) {
   return out;
 }
 
-}  // namespace
+// The session threads' CPU time per step, by block of kBlock steps: each block's mean (the
+// block's CPU time over its steps, compactions included) and median (the typical step).
+constexpr std::size_t kBlock = 1'000;
+struct BlockCost {
+  double mean_ms = 0;
+  double median_ms = 0;
+};
 
-int main(int argc, char** argv) {
+double Median(std::vector<double> values) {
+  if (values.empty())
+    return 0;
+  const auto middle = values.begin() + static_cast<std::ptrdiff_t>(values.size() / 2);
+  std::nth_element(values.begin(), middle, values.end());
+  if (values.size() % 2 == 1)
+    return *middle;
+  return (*middle + *std::max_element(values.begin(), middle)) / 2;
+}
+
+// `cpu[i]`: the session threads' CPU time at the i-th tool call. Step i costs cpu[i + 1] - cpu[i]
+// (its tool call's result committed, the measurement, the next model call and commit, and any
+// compaction before the next tool call). The last tool call has no next: the last block is one
+// step short (999 of 10,000 steps' costs known), and a block of fewer than half kBlock is left out.
+std::vector<BlockCost> BlockCosts(const std::vector<std::chrono::nanoseconds>& cpu) {
+  std::vector<BlockCost> blocks;
+  for (std::size_t from = 0; from + kBlock / 2 < cpu.size(); from += kBlock) {
+    const std::size_t to = std::min(from + kBlock, cpu.size() - 1);
+    std::vector<double> per_step;
+    per_step.reserve(to - from);
+    for (std::size_t i = from; i < to; ++i)
+      per_step.push_back(std::chrono::duration<double, std::milli>(cpu[i + 1] - cpu[i]).count());
+    blocks.push_back(
+        BlockCost{std::chrono::duration<double, std::milli>(cpu[to] - cpu[from]).count() /
+                      static_cast<double>(to - from),
+                  Median(std::move(per_step))});
+  }
+  return blocks;
+}
+
+// The snapshots the session wrote into the memory journal, which keeps them: their count and
+// the first and last one's size (a snapshot's state includes the session's compaction ledger),
+// and the payload bytes of every record.
+void PrintJournal(Journal& journal) {
+  std::size_t snapshots = 0;
+  std::size_t first_snapshot = 0;
+  std::size_t last_snapshot = 0;
+  std::size_t journal_bytes = 0;
+  if (auto sessions = journal.ListSessions()) {
+    for (const Uuid& id : *sessions) {
+      for (std::uint64_t from = 1;;) {
+        auto page = journal.Read(id, from, 1'000);
+        if (!page || page->empty())
+          break;
+        for (const JournalRecord& record : *page) {
+          journal_bytes += record.payload.size();
+          if (record.kind == RecordKind::kFence && record.type == kSessionSnapshotType) {
+            first_snapshot = snapshots++ == 0 ? record.payload.size() : first_snapshot;
+            last_snapshot = record.payload.size();
+          }
+        }
+        from = page->back().seq + 1;
+      }
+    }
+  }
+  fmt::print(
+      "journal: {:.1f} MiB of payloads, {} snapshots (the first {} bytes, the last {} bytes)\n",
+      static_cast<double>(journal_bytes) / (1024.0 * 1024.0), snapshots, first_snapshot,
+      last_snapshot);
+}
+
+struct Options {
   std::size_t steps = 10'000;
   TokenCount window = 32'768;
   bool print = false;
-  auto shape = long_session::LongSession::Shape::kManyTurns;
-  for (int i = 1; i < argc; ++i) {
-    if (std::strcmp(argv[i], "--steps") == 0 && i + 1 < argc) {
-      steps = static_cast<std::size_t>(std::max(1L, std::atol(argv[++i])));
-    } else if (std::strcmp(argv[i], "--window") == 0 && i + 1 < argc) {
-      window = static_cast<TokenCount>(std::max(4'096L, std::atol(argv[++i])));
-    } else if (std::strcmp(argv[i], "--print") == 0) {
-      print = true;
-    } else if (std::strcmp(argv[i], "--single-turn") == 0) {
-      shape = long_session::LongSession::Shape::kOneTurn;
-    } else {
-      std::fprintf(stderr,
-                   "usage: long_session_bench [--steps N] [--window TOKENS] [--single-turn] "
-                   "[--print]\n");
-      return 2;
-    }
-  }
+  std::size_t runs = 1;
+  std::optional<std::uint64_t> snapshot_interval;  // the session's default unless set
+  long_session::LongSession::Shape shape = long_session::LongSession::Shape::kManyTurns;
+};
 
+// One run in a fresh session and journal, reported as it goes; returns its block costs.
+// check-sizes: the report of one run, its figures printed in the order the docs list them.
+std::vector<BlockCost> RunOnce(const Options& opts) {
+  const std::size_t steps = opts.steps;
+  const TokenCount window = opts.window;
+  const bool print = opts.print;
+  const auto shape = opts.shape;
   std::unique_ptr<Journal> journal = NewMemoryJournal();
   SessionOptions options;
   options.journal = journal.get();
+  if (opts.snapshot_interval)
+    options.snapshot_interval = *opts.snapshot_interval;
   auto session = Session::Open(std::move(options));
   if (!session)
     Die(session.error().Message());
@@ -138,6 +214,7 @@ int main(int argc, char** argv) {
       shape);
   const auto stop = Clock::now();
   (*session)->Shutdown();
+
   if (!result.error.empty())
     Die(result.error);
   if (!result.last_commit)
@@ -252,10 +329,100 @@ int main(int argc, char** argv) {
                tenth + 1, 1e3 * Seconds(t[from], t[to - 1]) / span, 1e3 * cpu.count() / span,
                compactions, millis / denominator, bytes / denominator);
   }
+  PrintJournal(*journal);
   rusage usage{};
   getrusage(RUSAGE_SELF, &usage);
   fmt::print("peak RSS {:.1f} MiB\n", static_cast<double>(usage.ru_maxrss) / 1024.0);
+  const std::vector<BlockCost> blocks = BlockCosts(result.step_session_cpu);
+  fmt::print(
+      "CPU time of the session's threads (the process's less the thread that drives the run), "
+      "ms/step by block of {} steps, mean (median step):\n ",
+      kBlock);
+  for (const BlockCost& block : blocks)
+    fmt::print(" {:.3f} ({:.3f})", block.mean_ms, block.median_ms);
+  if (blocks.size() >= 2) {
+    fmt::print("\n  last/first block: mean {:.2f}, median step {:.2f}\n",
+               blocks.back().mean_ms / blocks.front().mean_ms,
+               blocks.back().median_ms / blocks.front().median_ms);
+  } else {
+    fmt::print("\n");
+  }
   if (print)
     fmt::print("\nthe last committed summary:\n{}\n", summary);
+  return blocks;
+}
+
+std::string LoadAverage() {
+  std::array<double, 3> load{};
+  if (getloadavg(load.data(), 3) != 3)
+    return "unknown";
+  return fmt::format("{:.2f}, {:.2f}, {:.2f}", load[0], load[1], load[2]);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Options opts;
+  for (int i = 1; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--steps") == 0 && i + 1 < argc) {
+      opts.steps = static_cast<std::size_t>(std::max(1L, std::atol(argv[++i])));
+    } else if (std::strcmp(argv[i], "--window") == 0 && i + 1 < argc) {
+      opts.window = static_cast<TokenCount>(std::max(4'096L, std::atol(argv[++i])));
+    } else if (std::strcmp(argv[i], "--runs") == 0 && i + 1 < argc) {
+      opts.runs = static_cast<std::size_t>(std::clamp(std::atol(argv[++i]), 1L, 100L));
+    } else if (std::strcmp(argv[i], "--snapshot-interval") == 0 && i + 1 < argc) {
+      opts.snapshot_interval = static_cast<std::uint64_t>(std::max(0L, std::atol(argv[++i])));
+    } else if (std::strcmp(argv[i], "--print") == 0) {
+      opts.print = true;
+    } else if (std::strcmp(argv[i], "--single-turn") == 0) {
+      opts.shape = long_session::LongSession::Shape::kOneTurn;
+    } else {
+      std::fprintf(stderr,
+                   "usage: long_session_bench [--steps N] [--window TOKENS] [--single-turn] "
+                   "[--runs N] [--snapshot-interval RECORDS] [--print]\n");
+      return 2;
+    }
+  }
+  std::vector<std::vector<BlockCost>> runs;
+  for (std::size_t run = 0; run < opts.runs; ++run) {
+    if (opts.runs > 1)
+      fmt::print("--- run {} of {}; load average at its start {}\n", run + 1, opts.runs,
+                 LoadAverage());
+    else
+      fmt::print("load average at the start {}\n", LoadAverage());
+    std::fflush(stdout);
+    runs.push_back(RunOnce(opts));
+    std::fflush(stdout);
+  }
+  if (opts.runs < 2 || runs.front().size() < 2)
+    return 0;
+  // Each block's cost is the median over the runs, so a moment of load in one run does not set
+  // it; the ratio compares the last block's median with the first's.
+  const std::size_t count = runs.front().size();
+  std::vector<double> means(count), medians(count);
+  std::vector<double> ratios;
+  for (std::size_t block = 0; block < count; ++block) {
+    std::vector<double> of_mean, of_median;
+    for (const std::vector<BlockCost>& blocks : runs) {
+      of_mean.push_back(blocks[block].mean_ms);
+      of_median.push_back(blocks[block].median_ms);
+    }
+    means[block] = Median(std::move(of_mean));
+    medians[block] = Median(std::move(of_median));
+  }
+  for (const std::vector<BlockCost>& blocks : runs)
+    ratios.push_back(blocks.back().mean_ms / blocks.front().mean_ms);
+  fmt::print(
+      "\nover {} runs: the session threads' CPU time, ms/step by block of {} steps, the median "
+      "over the runs of each block's mean (of its median step):\n ",
+      runs.size(), kBlock);
+  for (std::size_t block = 0; block < count; ++block)
+    fmt::print(" {:.3f} ({:.3f})", means[block], medians[block]);
+  fmt::print(
+      "\n  last/first block: mean {:.2f}, median step {:.2f}; the runs' own last/first (mean): ",
+      means.back() / means.front(), medians.back() / medians.front());
+  for (std::size_t i = 0; i < ratios.size(); ++i)
+    fmt::print("{}{:.2f}", i == 0 ? "" : ", ", ratios[i]);
+  fmt::print(" (median {:.2f})\n", Median(ratios));
   return 0;
 }

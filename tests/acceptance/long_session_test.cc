@@ -8,6 +8,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "acceptance/fixture.h"
 
 namespace harness::acceptance {
@@ -64,6 +66,39 @@ TEST_F(Acceptance, OneTurnOfAThousandStepsInA32kWindowKeepsEveryConstraintOfItsR
   EXPECT_EQ(result.turns, 1u);
   // About 29 steps between compactions, all of them inside the one turn.
   ExpectEveryConstraintInEverySummary(result, kOneTurnSteps, 25);
+}
+
+// The work of a step does not grow with its turn (docs/benchmarks.md, "One turn of 10,000
+// steps"). Its largest part, the count of the request, encodes every message of the request, and
+// the compactions inside the turn keep that request as short late in the turn as early: counted,
+// not timed, the longest request counted in the last third of a 600-step turn is at most a quarter
+// longer than the longest in its second third (the first third holds the first compactions, while
+// the undo stack and the summary fill). A request that grew with the turn would be hundreds of
+// messages longer by then.
+TEST_F(Acceptance, ALongTurnCountsRequestsNoLongerLateInItThanEarly) {
+  constexpr std::size_t kTurnSteps = 600;
+  long_session::LongSession run;
+  const long_session::LongSessionResult result =
+      run.Run(*session_, kTurnSteps, kWindow, std::chrono::seconds(120), {},
+              long_session::LongSession::Shape::kOneTurn);
+  ASSERT_TRUE(result.error.empty()) << result.error;
+  ASSERT_EQ(result.steps, kTurnSteps);
+  EXPECT_GE(result.commits.size(), 15u);
+  std::size_t second_third = 0;
+  std::size_t last_third = 0;
+  std::size_t late_counts = 0;
+  for (const auto& [step, messages] : result.counted) {
+    if (step >= kTurnSteps / 3 && step < 2 * kTurnSteps / 3) {
+      second_third = std::max(second_third, messages);
+    } else if (step >= 2 * kTurnSteps / 3) {
+      last_third = std::max(last_third, messages);
+      ++late_counts;
+    }
+  }
+  EXPECT_GE(late_counts, kTurnSteps / 3);  // every step of the last third is measured
+  ASSERT_GT(second_third, 0u);
+  EXPECT_LE(last_third, second_third + second_third / 4)
+      << "second third " << second_third << " messages, last third " << last_third;
 }
 
 }  // namespace

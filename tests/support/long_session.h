@@ -22,7 +22,8 @@
 // those `harness chat --compactor extractive --context-window W` chooses offline
 // (src/cli/policy_defaults.h): output a quarter of the window, an estimate margin of a tenth,
 // automatic compaction at 80 % re-armed below 60 %, keep_recent_segments 2, keep_recent_tokens
-// and max_summary_tokens min(default, a quarter of the input limit), the estimate counter.
+// and max_summary_tokens min(default, a quarter of the input limit), the estimate counter
+// (LongSession wraps it in a RecordingCounter, which records each request it counts).
 // Run waits for each turn's end before it submits the next; any TurnFailed, or a turn that does
 // not end within the deadline, ends the run with an error naming it.
 //
@@ -30,6 +31,7 @@
 // called by the session's threads and lock what they share.
 #pragma once
 
+#include <pthread.h>
 #include <time.h>
 
 #include <algorithm>
@@ -171,7 +173,10 @@ class LongSessionScript {
     stem_ = kStems[rng_.Below(kStems.size())];
     turn.request = Task();
     for (std::size_t i = 0; i < kConstraints.size(); ++i) {
-      turn.request += " " + std::string(kConstraints[i]);
+      // Appended in two pieces: g++ 12 at -O3 warns (-Wrestrict, falsely) on `" " + string`
+      // inlined here.
+      turn.request += ' ';
+      turn.request += kConstraints[i];
       turn.constraints.push_back(i);
     }
     given_ = kConstraints.size();
@@ -517,7 +522,9 @@ class ToolDesk {
   ToolOutput Take(std::string_view id) {
     std::lock_guard lock(mutex_);
     ran_.push_back(Clock::now());
-    cpu_.push_back(ProcessCpu());
+    const std::chrono::nanoseconds process = ProcessCpu();
+    cpu_.push_back(process);
+    session_cpu_.push_back(driver_ ? process - ThreadCpu(*driver_) : process);
     auto it = outputs_.find(std::string(id));
     if (it == outputs_.end())
       return ToolOutput{"no such call", true};
@@ -537,11 +544,27 @@ class ToolDesk {
     std::lock_guard lock(mutex_);
     return cpu_;
   }
+  std::vector<std::chrono::nanoseconds> session_cpu() const {
+    std::lock_guard lock(mutex_);
+    return session_cpu_;
+  }
+  // The thread that drives the run (submits the turns, reads the events and checks every
+  // summary): its CPU time is the measurement's, not the session's, and session_cpu() leaves it
+  // out.
+  void DrivenBy(clockid_t thread_clock) {
+    std::lock_guard lock(mutex_);
+    driver_ = thread_clock;
+  }
   // The CPU time of the whole process (every thread) so far: the work of the steps, which a
   // loaded machine's preemptions do not inflate as they do the wall time.
   static std::chrono::nanoseconds ProcessCpu() {
     timespec now{};
     clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &now);
+    return std::chrono::seconds(now.tv_sec) + std::chrono::nanoseconds(now.tv_nsec);
+  }
+  static std::chrono::nanoseconds ThreadCpu(clockid_t thread_clock) {
+    timespec now{};
+    clock_gettime(thread_clock, &now);
     return std::chrono::seconds(now.tv_sec) + std::chrono::nanoseconds(now.tv_nsec);
   }
 
@@ -550,6 +573,35 @@ class ToolDesk {
   std::map<std::string, ToolOutput> outputs_;
   std::vector<Clock::time_point> ran_;
   std::vector<std::chrono::nanoseconds> cpu_;
+  std::vector<std::chrono::nanoseconds> session_cpu_;
+  std::optional<clockid_t> driver_;
+};
+
+// The estimate counter, each request it counts recorded as the tool steps run before it and the
+// request's messages: a count encodes every message of the request (EstimateRequestTokens), the
+// largest part of a step's work.
+class RecordingCounter final : public ContextCounter {
+ public:
+  explicit RecordingCounter(std::shared_ptr<const ToolDesk> desk) : desk_(std::move(desk)) {}
+  CountQuality quality() const override { return inner_.quality(); }
+  Result<ContextCount, CountError> Count(const InferenceRequest& request,
+                                         std::stop_token stop) override {
+    {
+      std::lock_guard lock(mutex_);
+      counted_.emplace_back(desk_->calls(), request.messages.size());
+    }
+    return inner_.Count(request, stop);
+  }
+  std::vector<std::pair<std::size_t, std::size_t>> counted() const {
+    std::lock_guard lock(mutex_);
+    return counted_;
+  }
+
+ private:
+  EstimateCounter inner_;
+  std::shared_ptr<const ToolDesk> desk_;
+  mutable std::mutex mutex_;
+  std::vector<std::pair<std::size_t, std::size_t>> counted_;
 };
 
 class DeskTool final : public Tool {
@@ -648,9 +700,15 @@ struct LongSessionResult {
   std::size_t distinct_paths = 0;
   std::vector<Clock::time_point> step_times;       // when each tool call ran
   std::vector<std::chrono::nanoseconds> step_cpu;  // the process's CPU time then
+  // The CPU time of the session's threads then (every thread of the process but the one that
+  // called Run): what runs the turn, without the run's own checking of each summary.
+  std::vector<std::chrono::nanoseconds> step_session_cpu;
   std::vector<CommitFigures> commits;
   std::size_t rejected = 0;  // CompactionRejected
   std::vector<double> compactor_millis;
+  // Every request the counter counted (the loop's measurements and the compactions' counts): the
+  // tool steps run before it and its messages.
+  std::vector<std::pair<std::size_t, std::size_t>> counted;
   std::optional<CompactionCommitted> last_commit;
   std::optional<CompactionInput> last_input;   // the compactor's input of the last commit
   std::vector<std::size_t> constraints_given;  // indexes into kConstraints, first given order
@@ -678,10 +736,13 @@ class LongSession {
                         const std::function<void(const LongSessionResult&)>& on_turn = {},
                         Shape shape = Shape::kManyTurns) {
     LongSessionResult result;
+    if (clockid_t self{}; pthread_getcpuclockid(pthread_self(), &self) == 0)
+      desk_->DrivenBy(self);
     LoopDefinition definition = LongSessionLoop(window);
     if (shape == Shape::kOneTurn)
       definition.max_steps_per_turn = steps + 1;
     definition.client = client_;
+    definition.counter = counter_;
     definition.compactor = compactor_;
     definition.tools = tools_;
     auto loop = session.CreateLoop(std::move(definition));
@@ -729,9 +790,11 @@ class LongSession {
     }
     result.step_times = desk_->ran();
     result.step_cpu = desk_->cpu();
+    result.step_session_cpu = desk_->session_cpu();
     result.steps = result.step_times.size();
     result.distinct_paths = script.paths().size();
     result.compactor_millis = compactor_->millis();
+    result.counted = counter_->counted();
     result.last_input = compactor_->last_input();
     return result;
   }
@@ -800,6 +863,7 @@ class LongSession {
   std::shared_ptr<TurnScriptedClient> client_ = std::make_shared<TurnScriptedClient>();
   std::shared_ptr<ToolDesk> desk_ = std::make_shared<ToolDesk>();
   std::shared_ptr<TimedCompactor> compactor_ = std::make_shared<TimedCompactor>();
+  std::shared_ptr<RecordingCounter> counter_ = std::make_shared<RecordingCounter>(desk_);
   std::vector<std::shared_ptr<Tool>> tools_;
 };
 
