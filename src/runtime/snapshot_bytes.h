@@ -39,6 +39,8 @@ class SnapshotBytesWriter {
     U64(bytes.size());
     out_.append(bytes);
   }
+  // Bytes another writer wrote, without a length.
+  void Raw(std::string_view bytes) { out_.append(bytes); }
   std::string Take() && { return std::move(out_); }
   std::size_t size() const { return out_.size(); }
 
@@ -121,5 +123,10 @@ class SnapshotBytesReader {
  private:
   std::string_view in_;
 };
+
+// EncodeSnapshot at codec version `version` (1 or kSnapshotVersion): the decoder reads every
+// version it ever wrote, and the tests that prove it need snapshots of the older ones.
+Result<std::string, SnapshotError> EncodeSnapshotAtVersion(const SessionFolder& folder,
+                                                           std::uint32_t version);
 
 }  // namespace harness::runtime_detail

@@ -46,7 +46,10 @@
 namespace harness {
 
 inline constexpr std::string_view kSessionSnapshotType = "SessionSnapshot";
-inline constexpr std::uint32_t kSnapshotVersion = 1;
+// The codec version EncodeSnapshot writes; DecodeSnapshot reads every version from
+// kOldestSnapshotVersion to it.
+inline constexpr std::uint32_t kSnapshotVersion = 2;
+inline constexpr std::uint32_t kOldestSnapshotVersion = 1;
 inline constexpr std::size_t kMaxSnapshotBytes = kMaxPayloadBytes;
 // SessionOptions::snapshot_interval's default: records between two snapshots.
 inline constexpr std::uint64_t kDefaultSnapshotInterval = 1000;
