@@ -92,12 +92,27 @@ DecodedPage DecodePage(std::vector<JournalRecord> records, unsigned workers) {
 // after the other: the first failure in journal order
 // wins (a fold error of page k before a read error of page k+1, which a sequential reader would
 // not have reached), and reading stops at the first short page.
+// `held`: consecutive records already read (the snapshot search's, runtime/snapshot_journal.h),
+// folded in their place instead of read again: the pages before them are read up to their first
+// seq, and reading goes on after their last.
 Status<SessionError> ReadAndFold(Journal& journal, const Uuid& session, std::uint64_t from,
-                                 unsigned decode_threads, const Env& env, SessionFolder& folder,
-                                 RestoreReport& report) {
-  auto read = [&](std::uint64_t from) {
+                                 std::vector<JournalRecord> held, unsigned decode_threads,
+                                 const Env& env, SessionFolder& folder, RestoreReport& report) {
+  std::erase_if(held, [from](const JournalRecord& record) { return record.seq < from; });
+  if (!held.empty() && held.back().seq - held.front().seq + 1 != held.size())
+    held.clear();  // not consecutive: read everything
+  // A page is full when it holds as many records as were asked for; a short one is the end.
+  std::size_t asked = 0;
+  auto read = [&](std::uint64_t from) -> Result<std::vector<JournalRecord>, JournalError> {
+    if (!held.empty() && from == held.front().seq) {
+      asked = held.size();
+      return std::move(held);
+    }
+    asked = kReadPage;
+    if (!held.empty() && from < held.front().seq)
+      asked = std::min<std::uint64_t>(asked, held.front().seq - from);
     const auto read_start = env.MonotonicNow();
-    auto page = journal.Read(session, from, kReadPage);
+    auto page = journal.Read(session, from, asked);
     report.read += env.MonotonicNow() - read_start;
     return page;
   };
@@ -111,7 +126,7 @@ Status<SessionError> ReadAndFold(Journal& journal, const Uuid& session, std::uin
   auto first = read(from);
   if (!first)
     return Fail(SessionError::FromJournal(first.error()));
-  bool more = first->size() == kReadPage;
+  bool more = !first->empty() && first->size() == asked;
   std::uint64_t next = more ? first->back().seq + 1 : 0;
   std::future<DecodedPage> decoding = decode_async(std::move(*first));
   for (;;) {
@@ -121,7 +136,7 @@ Status<SessionError> ReadAndFold(Journal& journal, const Uuid& session, std::uin
     const auto fold_start = env.MonotonicNow();
     DecodedPage page = decoding.get();
     if (following && following->ok()) {
-      more = (*following)->size() == kReadPage;
+      more = !(*following)->empty() && (*following)->size() == asked;
       next = more ? (*following)->back().seq + 1 : 0;
       decoding = decode_async(std::move(**following));
     }
@@ -279,6 +294,7 @@ Result<std::unique_ptr<Session>, SessionError> Session::Restore(SessionOptions o
   // 2. Read and fold, from the latest snapshot that passes its checks (runtime/snapshot.h).
   RestoreReport report;
   SessionFolder folder(session);
+  std::vector<JournalRecord> held;  // read by the snapshot search
   if (restore.snapshots) {
     const auto search_start = env.MonotonicNow();
     auto start = LatestSnapshotOf(journal, session);
@@ -289,9 +305,10 @@ Result<std::unique_ptr<Session>, SessionError> Session::Restore(SessionOptions o
       folder = std::move(*start->folder);
     report.snapshot_seq = start->seq;
     report.skipped_snapshots = std::move(start->skipped);
+    held = std::move(start->read);
   }
-  HARNESS_CHECK(ReadAndFold(journal, session, folder.fold().through_seq + 1, restore.decode_threads,
-                            env, folder, report));
+  HARNESS_CHECK(ReadAndFold(journal, session, folder.fold().through_seq + 1, std::move(held),
+                            restore.decode_threads, env, folder, report));
   if (report.records == 0 && report.snapshot_seq == 0) {
     return Fail(SessionError{SessionErrorKind::kSessionNotFound,
                              "session " + session.ToString() + " has no records"});

@@ -5,15 +5,18 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <filesystem>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "harness/journal/memory_journal.h"
+#include "harness/journal/sqlite_journal.h"
 #include "harness/runtime/session.h"
 #include "runtime/session_probe.h"
 #include "runtime/snapshot_bytes.h"
 #include "runtime/snapshot_message.h"
+#include "support/build_paths.h"
 #include "support/journal_builder.h"
 #include "support/sealed_snapshot.h"
 #include "support/test_model.h"
@@ -338,11 +341,12 @@ class Unused final : public ModelClient, public ContextCounter, public Compactor
   }
 };
 
-void Fill(Journal& journal, const std::vector<JournalRecord>& records) {
-  auto lease = journal.AcquireLease(kSession, Uuid::V4(), 60s);
+void Fill(Journal& journal, const std::vector<JournalRecord>& records,
+          const Uuid& session = kSession) {
+  auto lease = journal.AcquireLease(session, Uuid::V4(), 60s);
   ASSERT_TRUE(lease.ok());
   AppendRequest request;
-  request.session = kSession;
+  request.session = session;
   request.fencing_token = lease->token;
   for (const JournalRecord& record : records)
     request.records.push_back(testing::ToNewRecord(record));
@@ -356,12 +360,13 @@ struct Restored {
 };
 
 // A restore of `records` (each restore on a journal of its own: a restore may append repairs).
-Restored RestoreOf(const std::vector<JournalRecord>& records, bool snapshots) {
+Restored RestoreOf(const std::vector<JournalRecord>& records, bool snapshots,
+                   const Uuid& session_id = kSession) {
   auto journal = NewMemoryJournal();
-  Fill(*journal, records);
+  Fill(*journal, records, session_id);
   SessionOptions options;
   options.journal = journal.get();
-  options.session_id = kSession;
+  options.session_id = session_id;
   options.snapshot_interval = 0;  // the journal holds the snapshots the test wrote, no more
   RestoreOptions restore;
   restore.start_queued = false;
@@ -473,6 +478,37 @@ TEST(SnapshotRestore, ADamagedSnapshotIsSkippedReportedAndTheOneBeforeItUsed) {
   EXPECT_EQ(restored.report.skipped_snapshots[0].error.kind, SnapshotErrorKind::kForeignRecord);
 }
 
+// A snapshot record is appended after the records that followed its fold while it was written:
+// the restore folds those too, whether the search read them (they share the snapshot's page) or
+// not (they lie in an earlier page, read from the journal before the ones the search kept).
+TEST(SnapshotRestore, RecordsBetweenTheSnapshotsFoldAndItsRecordAreFolded) {
+  for (const std::size_t turns : {3, 400}) {
+    JournalBuilder plain = Busy();
+    const Uuid loop = FoldOf(plain.records()).fold().loops[1].loop;  // the loop without inputs
+
+    for (std::size_t i = 0; i < turns; ++i)
+      plain.Turn(loop, "more " + std::to_string(i), "answer", 20);
+    const std::vector<JournalRecord> all = std::move(plain).Take();
+    // The fold through a third of the journal, its record at two thirds.
+    const std::size_t through = all.size() / 3, at = 2 * all.size() / 3;
+    const SessionFolder prefix =
+        FoldOf(std::vector<JournalRecord>(all.begin(), all.begin() + static_cast<long>(through)));
+    JournalBuilder b(kSession);
+    for (std::size_t i = 0; i < all.size(); ++i) {
+      if (i == at)
+        b.AppendNew(SnapshotRecord(prefix, testing::BuilderEpoch()).value());
+      b.AppendRecord(all[i]);
+    }
+    const std::vector<JournalRecord> records = std::move(b).Take();
+    const Restored restored = RestoreOf(records, true);
+    const Restored from_start = RestoreOf(records, false);
+    EXPECT_EQ(restored.report.snapshot_seq, at + 1) << turns;
+    EXPECT_EQ(restored.report.records, records.size() - through) << turns;
+    EXPECT_EQ(restored.report.through_seq, from_start.report.through_seq) << turns;
+    EXPECT_EQ(restored.loops, from_start.loops) << turns;
+  }
+}
+
 // A journal whose snapshot records were written at codec version 1 restores from them; a record
 // whose `v` is not the version its payload names is not trusted.
 TEST(SnapshotRestore, AVersionOneSnapshotRecordIsRestoredFrom) {
@@ -494,6 +530,58 @@ TEST(SnapshotRestore, AVersionOneSnapshotRecordIsRestoredFrom) {
   EXPECT_EQ(mismatched.report.skipped_snapshots[0].error.detail,
             "the record's version is not its payload's");
   EXPECT_EQ(mismatched.loops, from_start.loops);
+}
+
+// --- journals written by earlier builds ----------------------------------------------------
+
+// tests/fixtures/journal-snapshot-v<N>: SQLite journals `harness chat` wrote with snapshot codec
+// version N (each fixture's README says how). Every later build restores each from its latest
+// snapshot, to the loops a fold from the start gives.
+constexpr const char* kFixtureV2Session = "01a24d0d-bd58-7106-9696-ba0f1b3e50fd";
+constexpr std::size_t kFixtureV2Records = 423;
+constexpr std::uint64_t kFixtureV2Latest = 370;
+
+struct SnapshotFixtureCase {
+  const char* dir;
+  const char* session;
+  std::size_t records;
+  std::uint64_t latest;  // the seq of its latest snapshot record
+  std::uint32_t version;
+};
+
+TEST(SnapshotFixture, EachCodecVersionsJournalIsRestoredFromItsLatestSnapshot) {
+  const SnapshotFixtureCase cases[] = {
+      {"journal-snapshot-v1", "01a24c66-e847-748f-b070-ba00cc201066", 423, 369, 1},
+      {"journal-snapshot-v2", kFixtureV2Session, kFixtureV2Records, kFixtureV2Latest, 2},
+  };
+  for (const SnapshotFixtureCase& c : cases) {
+    const Uuid session = Uuid::ParseCanonical(c.session).value();
+    // A copy: opening the fixture in place would add SQLite's WAL files to the source tree.
+    const std::filesystem::path dir =
+        std::filesystem::path(::testing::TempDir()) / ("snapshot-fixture-" + Uuid::V4().ToString());
+    std::filesystem::create_directories(dir);
+    std::filesystem::copy_file(
+        std::filesystem::path(build_paths::SourceDir()) / "tests/fixtures" / c.dir / "journal.db",
+        dir / kSqliteJournalFileName);
+    auto journal = SqliteJournal::Open(dir);
+    ASSERT_TRUE(journal.ok()) << journal.error().Describe();
+    auto records = (*journal)->Read(session, 1, 1'000'000);
+    ASSERT_TRUE(records.ok()) << records.error().Describe();
+    ASSERT_EQ(records->size(), c.records) << c.dir;
+    const JournalRecord& latest = (*records)[c.latest - 1];
+    ASSERT_EQ(latest.type, kSessionSnapshotType) << c.dir;
+    EXPECT_EQ(latest.v, c.version) << c.dir;
+    journal->reset();
+    std::filesystem::remove_all(dir);
+
+    const Restored restored = RestoreOf(*records, true, session);
+    const Restored from_start = RestoreOf(*records, false, session);
+    EXPECT_EQ(restored.report.snapshot_seq, c.latest) << c.dir;
+    EXPECT_TRUE(restored.report.skipped_snapshots.empty()) << c.dir;
+    EXPECT_LT(restored.report.records, from_start.report.records) << c.dir;
+    ASSERT_EQ(from_start.loops.size(), 1u) << c.dir;
+    EXPECT_EQ(restored.loops, from_start.loops) << c.dir;
+  }
 }
 
 // --- the live writer ------------------------------------------------------------------------
