@@ -181,15 +181,20 @@ Result<std::vector<NewRecord>, SessionError> RepairRecords(const RepairPlan& pla
   return records;
 }
 
-LoopStartState StartStateOf(const LoopFold& loop, const LoopDefinition& definition) {
+// Takes the fold's loop (nothing reads it after the loops are built): its histories, the undo
+// stack's among them, are most of a restore's memory, and a copy would allocate all of them
+// again.
+LoopStartState StartStateOf(LoopFold&& loop, const LoopDefinition& definition) {
   LoopStartState start;
-  start.state = loop;  // the fold's durable state, as the live loop keeps it
-  // Only the chunks of the loop's basis can be reused (docs/chunked.md).
-  std::erase_if(start.state.chunks, [&loop](const CompactionChunkSummarized& chunk) {
-    return !(chunk.basis == loop.basis);
-  });
   const CompactionPolicy* policy = definition.compaction ? &*definition.compaction : nullptr;
   start.pressure = RestoredPressure(loop, policy);
+  // The fold's durable state, as the live loop keeps it.
+  start.state = std::move(static_cast<LoopState&>(loop));
+  // Only the chunks of the loop's basis can be reused (docs/chunked.md).
+  const ContextBasis basis = start.state.basis;
+  std::erase_if(start.state.chunks, [&basis](const CompactionChunkSummarized& chunk) {
+    return !(chunk.basis == basis);
+  });
   return start;
 }
 
@@ -347,12 +352,12 @@ Result<std::unique_ptr<Session>, SessionError> Session::Restore(SessionOptions o
     SessionCore& core_ref = *restored->core_;
     std::lock_guard lock(core_ref.registry_mutex);
     for (std::size_t i = 0; i < repaired.loops.size(); ++i) {
-      const LoopFold& loop = repaired.loops[i];
-      LoopStartState start = StartStateOf(loop, definitions[i]);
+      const Uuid id = repaired.loops[i].loop;
+      LoopStartState start = StartStateOf(std::move(repaired.loops[i]), definitions[i]);
       const bool resume = !start.state.exited && !start.state.pending.empty();
-      auto actor = std::make_shared<LoopActor>(core_ref, loop.loop, std::move(definitions[i]),
-                                               std::move(start));
-      core_ref.loops.emplace(loop.loop, actor);
+      auto actor =
+          std::make_shared<LoopActor>(core_ref, id, std::move(definitions[i]), std::move(start));
+      core_ref.loops.emplace(id, actor);
       if (resume)
         started.push_back(actor);
     }

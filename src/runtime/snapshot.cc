@@ -47,14 +47,7 @@ void PutIds(Writer& w, const auto& ids) {
 }
 
 Result<std::vector<Uuid>, SnapshotError> GetIds(Reader& r, std::string_view what) {
-  HARNESS_TRY(std::size_t n, r.Count(what, 16));
-  std::vector<Uuid> ids;
-  ids.reserve(n);
-  for (std::size_t i = 0; i < n; ++i) {
-    HARNESS_TRY(Uuid id, r.Id(what));
-    ids.push_back(id);
-  }
-  return ids;
+  return r.List(what, 16, [&] { return r.Id(what); });
 }
 
 void PutOptId(Writer& w, const std::optional<Uuid>& id) {
@@ -203,14 +196,7 @@ class MessagesIn {
         return Fail(Malformed(std::string(what) + " does not decode as a transcript"));
       return std::move(*history);
     }
-    HARNESS_TRY(std::size_t n, r.Count(what, 4));
-    std::vector<Message> history;
-    history.reserve(n);
-    for (std::size_t i = 0; i < n; ++i) {
-      HARNESS_TRY(Message message, Get(r, what));
-      history.push_back(std::move(message));
-    }
-    return history;
+    return r.List(what, 4, [&] { return Get(r, what); });
   }
 
   // After the body: every message of the table was cited as often as it says.

@@ -11,7 +11,9 @@
 #include <cstring>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <utility>
+#include <vector>
 
 #include "harness/core/result.h"
 #include "harness/core/sha256.h"
@@ -117,6 +119,19 @@ class SnapshotBytesReader {
     if (n > in_.size() / std::max<std::size_t>(min_bytes, 1))
       return Fail(Malformed(std::string(what) + " counts more than the snapshot holds"));
     return static_cast<std::size_t>(n);
+  }
+  // A count of elements of at least `min_bytes` each, then each element as `get()` reads it.
+  template <class Get>
+  auto List(std::string_view what, std::size_t min_bytes, Get&& get)
+      -> Result<std::vector<typename std::invoke_result_t<Get&>::value_type>, SnapshotError> {
+    HARNESS_TRY(std::size_t n, Count(what, min_bytes));
+    std::vector<typename std::invoke_result_t<Get&>::value_type> out;
+    out.reserve(n);
+    for (std::size_t i = 0; i < n; ++i) {
+      HARNESS_TRY(auto element, get());
+      out.push_back(std::move(element));
+    }
+    return out;
   }
   bool empty() const { return in_.empty(); }
 

@@ -198,14 +198,7 @@ Result<std::vector<Block>, SnapshotError> GetBlocks(Reader& r, std::size_t depth
   // Before anything is read: the recursion below is as deep as the content codec admits.
   if (depth > kMaxToolResultDepth)
     return Fail(Malformed("tool result blocks nest deeper than kMaxToolResultDepth"));
-  HARNESS_TRY(std::size_t n, r.Count("blocks", kMinBlockBytes));
-  std::vector<Block> blocks;
-  blocks.reserve(n);
-  for (std::size_t i = 0; i < n; ++i) {
-    HARNESS_TRY(Block block, GetBlock(r, depth));
-    blocks.push_back(std::move(block));
-  }
-  return blocks;
+  return r.List("blocks", kMinBlockBytes, [&] { return GetBlock(r, depth); });
 }
 
 Result<Message, SnapshotError> GetMessageOfRole(Reader& r, Role role) {
