@@ -16,6 +16,7 @@
 #include "arguments.h"
 #include "commands.h"
 #include "harness/inference/tokenizer.h"
+#include "harness/runtime/snapshot.h"
 #include "harness/serve/server.h"
 #include "journal_factory.h"
 #include "journal_retention.h"
@@ -55,7 +56,8 @@ struct ServeCommandLine {
   std::int64_t blocking_idle_seconds = 10;  // 0: a worker ends as soon as it has nothing to run
   std::string retention;                    // "": none; K or "none" (journal_retention.h)
   std::string retention_archive_dir;        // a PostgreSQL journal's archives
-  std::string upstream;                     // "": no gateway forwarding
+  std::int64_t snapshot_interval = static_cast<std::int64_t>(kDefaultSnapshotInterval);
+  std::string upstream;  // "": no gateway forwarding
   bool no_gateway_journal = false;
   TokenCount gateway_compact_at = 0;  // 0 (not given): the Chat Completions wire never compacts
   std::size_t gateway_conversations = 1024;
@@ -231,6 +233,7 @@ int Run(const ServeCommandLine& line) {
   options.idle_release = std::chrono::seconds(line.idle_release_seconds);
   options.advertise_url = line.advertise_url;
   options.blocking_idle = std::chrono::seconds(line.blocking_idle_seconds);
+  options.snapshot_interval = static_cast<std::uint64_t>(line.snapshot_interval);
   if (!line.retention.empty()) {
     auto retention = ServeRetention(*store, line.retention, line.retention_archive_dir);
     if (!retention.ok())
@@ -345,6 +348,9 @@ std::shared_ptr<ServeCommandLine> AddServeCommand(CLI::App& app) {
                 "K or none: after each snapshot a session writes, archive and remove the records "
                 "before it, keeping the originals of its K newest compactions (docs/cli.md, "
                 "harness journal compact)");
+  AddNumberOption(*c, "--snapshot-interval", line->snapshot_interval, {0, 1'000'000},
+                  "records between two snapshots of a session's state in the journal, which a "
+                  "restore starts from and --retention runs after (0: none)");
   c->add_option("--retention-archive-dir", line->retention_archive_dir,
                 "where a PostgreSQL journal's archives go (a data directory's are DIR/archive)");
   c->add_option("--upstream", line->upstream,

@@ -119,10 +119,17 @@ struct EventStream {
 
 namespace {
 
-// event: end, with why the stream ended and the last sequence number it delivered.
-std::string EndFrame(std::string_view reason, std::uint64_t last_seq) {
+// event: end, with why the stream ended, the last sequence number it delivered and, for a replay
+// that failed, what the journal said (a replay from below a compacted journal's horizon names
+// the archive that holds those records).
+std::string EndFrame(std::string_view reason, std::uint64_t last_seq,
+                     std::string_view detail = {}) {
   std::string out = "event: end\ndata: ";
-  WireWriter(out).String("reason", reason).Uint("last_seq", last_seq).Close();
+  WireWriter writer(out);
+  writer.String("reason", reason).Uint("last_seq", last_seq);
+  if (!detail.empty())
+    writer.String("detail", detail);
+  writer.Close();
   return out + "\n\n";
 }
 
@@ -154,7 +161,7 @@ ssize_t ReadStream(void* cls, std::uint64_t /*pos*/, char* buf, std::size_t max)
         else if (reason.kind == CloseKind::kHubClosed && idle_released)
           s.out += EndFrame("idle_released", reason.last_delivered_seq);
         else
-          s.out += EndFrame(CloseKindName(reason.kind), reason.last_delivered_seq);
+          s.out += EndFrame(CloseKindName(reason.kind), reason.last_delivered_seq, reason.detail);
         if (reason.kind == CloseKind::kLagged && s.metrics != nullptr)
           s.metrics->StreamLagged();
         s.finished = true;

@@ -491,6 +491,7 @@ Status<ServeError> Server::Impl::MakeSessions() {
   table.idle_release = options.idle_release;
   table.blocking_idle = options.blocking_idle;
   table.retention = options.retention;
+  table.snapshot_interval = options.snapshot_interval;
   table.on_idle_release = [this](const Uuid& id) { MarkIdleReleased(id); };
   table.on_text_delta = [this](const Uuid& session, const Uuid& loop, const Uuid& turn,
                                std::string_view text) {

@@ -541,6 +541,7 @@ SessionOptions SessionTable::OptionsFor(const Uuid& id) const {
   options.advertised_url = options_.advertise_url;
   options.lease_ttl = options_.lease_ttl;
   options.retention = options_.retention;
+  options.snapshot_interval = options_.snapshot_interval;
   return options;
 }
 

@@ -178,8 +178,9 @@ struct SessionTableOptions {
   // The sessions' host: how long an idle blocking worker waits for a call before it ends.
   std::chrono::nanoseconds blocking_idle = SessionHostOptions{}.blocking_idle;
   std::optional<SessionRetention> retention;  // SessionOptions::retention of every session
-  ServeMetrics* metrics = nullptr;            // required
-  std::chrono::nanoseconds tool_timeout = std::chrono::seconds(600);  // a client tool's wait
+  std::uint64_t snapshot_interval = SessionOptions{}.snapshot_interval;  // of every session
+  ServeMetrics* metrics = nullptr;                                       // required
+  std::chrono::nanoseconds tool_timeout = std::chrono::seconds(600);     // a client tool's wait
   std::chrono::nanoseconds idle_release{0};          // zero: sessions stay in memory until ended
   std::function<void(const Uuid&)> on_idle_release;  // under the table's lock; may be empty
   // Where a loop's streamed answer text goes (serve/text_deltas.h); may be empty: no relay.

@@ -276,6 +276,40 @@ TEST_F(ChatCli, MaskShowsUnmasksAndUndoesOldToolOutput) {
   EXPECT_TRUE(dir_.JournalVerifies());
 }
 
+// Retention (docs/spec/retention.md): a chat that masked old tool output and wrote snapshots has
+// its journal compacted with nothing kept before the snapshot; resumed, /output still shows the
+// original, /unmask puts it back, and the history is what it was.
+TEST_F(ChatCli, OutputAndUnmaskServeTheOriginalAfterTheJournalIsCompacted) {
+  const std::string big(3000, 'o');
+  const std::string history = ToolOutputHistory("history.json", big);
+  const std::string script = dir_.Script({Answer("one"), Answer("two"), Answer("three")});
+  const std::string first = dir_.Write("first.txt", "/mask\nfirst\nsecond\nthird\n/quit\n");
+  const CliRun run =
+      Shell(dir_.ChatCommand(script, "--keep-recent-segments 1 --snapshot-interval 2 --history '" +
+                                         history + "'") +
+            " < '" + first + "' 2>&1");
+  ASSERT_EQ(run.exit_code, 0) << run.out;
+  ASSERT_TRUE(Has(run.out, "masked 1 old tool output: ")) << run.out;
+  const std::string session = SessionOf(run.out);
+
+  const CliRun compact =
+      Shell("'" + std::string(build_paths::HarnessBinary()) + "' journal compact '" + dir_.data() +
+            "' --keep-compactions none 2>&1");
+  ASSERT_EQ(compact.exit_code, 0) << compact.out;
+  ASSERT_TRUE(Has(compact.out, "compacted " + session + ": removed seq 1..")) << compact.out;
+
+  const std::string again = dir_.Write("again.txt", "/output 2\n/unmask 2\n/history\n/quit\n");
+  const CliRun resumed =
+      Shell(dir_.ChatCommand(script, "--session " + session) + " < '" + again + "' 2>&1");
+  ASSERT_EQ(resumed.exit_code, 0) << resumed.out;
+  EXPECT_TRUE(Has(resumed.out, "(from the snapshot at seq ")) << resumed.out;
+  EXPECT_TRUE(Has(resumed.out, "[2] original tool output:\n" + big + "\n")) << resumed.out;
+  EXPECT_TRUE(Has(resumed.out, "unmasked 1 old tool output: ")) << resumed.out;
+  EXPECT_TRUE(Has(resumed.out, "[2] tool: " + big.substr(0, 50))) << resumed.out;
+  EXPECT_TRUE(Has(resumed.out, "assistant: three\n")) << resumed.out;
+  EXPECT_TRUE(dir_.JournalVerifies());
+}
+
 // Instructions (docs/compact-focus.md): /compact focus TEXT is journaled with the intent.
 TEST_F(ChatCli, CompactFocusJournalsTheInstructions) {
   const CliRun run = Chat({Answer("one"), Answer("two"), Summary(kValidSummary)},

@@ -161,6 +161,9 @@ struct ServeOptions {
   // Retention after each snapshot a session writes (SessionOptions::retention,
   // docs/spec/retention.md); nullopt: the journal keeps every record.
   std::optional<SessionRetention> retention;
+  // Records between two snapshots of a session's state (SessionOptions::snapshot_interval,
+  // docs/spec/snapshots.md); 0: none.
+  std::uint64_t snapshot_interval = SessionOptions{}.snapshot_interval;
   // The gateway (docs/spec/gateway.md): the API root the providers' wires are forwarded to,
   // as their SDKs take a base URL ("https://api.openai.com/v1", "http://127.0.0.1:8080/v1");
   // "": no upstream, and the wires that forward answer 501 no_upstream. Start refuses a URL
