@@ -19,7 +19,8 @@
 // with RestoreOptions::decode_threads set to it (0: one per core), side by side.
 //
 // --snapshots SIZES (for example 10000,100000,1000000): instead, restore from a snapshot
-// against restore from the start, per session size, side by side (SnapshotBench below).
+// against restore from the start, per session size, side by side, and the snapshot's decode
+// alone at each codec version (SnapshotBench below).
 //
 // --profile-fold R: instead, R rounds of decoding and folding the records already in memory (no
 // journal, no session), sequentially and with the next page decoded ahead on another thread, and
@@ -57,6 +58,7 @@
 #include "harness/runtime/session.h"
 #include "harness/runtime/snapshot.h"
 #include "journal/rules.h"
+#include "runtime/snapshot_bytes.h"
 #include "support/journal_builder.h"
 #include "support/json_reference.h"
 #include "support/postgres_scratch.h"
@@ -368,7 +370,9 @@ int ProfileFold(const Uuid& session, const std::vector<JournalRecord>& records, 
 
 // --snapshots SIZES: per size, a session of that many records with a snapshot of its fold
 // (runtime/snapshot.h) after all but kAfterSnapshot of them, in a SQLite journal; restored from
-// the snapshot and from the start, side by side, I iterations each.
+// the snapshot and from the start, side by side, I iterations each. Beside them, DecodeSnapshot
+// alone of the same fold encoded at codec version 1 (messages as JSON) and at the current one,
+// I iterations each, interleaved: the part of the read phase the codec version decides.
 constexpr std::uint64_t kAfterSnapshot = 500;  // half the default snapshot interval
 
 int SnapshotBench(const std::vector<std::uint64_t>& sizes, int iterations,
@@ -389,7 +393,7 @@ int SnapshotBench(const std::vector<std::uint64_t>& sizes, int iterations,
       static_cast<unsigned long long>(kAfterSnapshot), iterations);
   std::printf("machine: %s %s, %u cores; load average before: %s\n\n", uts.sysname, uts.machine,
               std::thread::hardware_concurrency(), LoadAverage().c_str());
-  std::printf("%-10s %11s %30s %22s %30s %9s\n", "records", "snapshot B",
+  std::printf("%-10s %13s %13s %30s %22s %30s %9s\n", "records", "v1 / v2 MB", "decode ms v1/v2",
               "from snapshot ms (median min-max)", "read/fold/build ms",
               "from the start ms (median min-max)", "speed-up");
   for (std::uint64_t size : sizes) {
@@ -406,6 +410,23 @@ int SnapshotBench(const std::vector<std::uint64_t>& sizes, int iterations,
     if (!snapshot)
       Die("snapshot: " + snapshot.error().Message());
     const std::size_t snapshot_bytes = snapshot->payload.size();
+    auto v1 = runtime_detail::EncodeSnapshotAtVersion(folder, 1);
+    if (!v1)
+      Die("snapshot v1: " + v1.error().Message());
+    std::vector<double> decode_v1, decode_now;
+    for (int i = 0; i < iterations; ++i) {
+      for (auto [payload, times] :
+           {std::pair{&*v1, &decode_v1}, std::pair{&snapshot->payload, &decode_now}}) {
+        const auto start = Clock::now();
+        if (!DecodeSnapshot(*payload, session).ok())
+          Die("a snapshot does not decode");
+        times->push_back(Ms(Clock::now() - start));
+      }
+    }
+    const std::string decodes =
+        fmt::format("{:.0f} / {:.1f}", StatOf(decode_v1).median, StatOf(decode_now).median);
+    const std::string sizes =
+        fmt::format("{:.2f} / {:.2f}", v1->size() / 1e6, snapshot_bytes / 1e6);
     JournalRecord stored{session,        0,           snapshot->record_id,  snapshot->kind,
                          snapshot->type, snapshot->v, snapshot->created_at, snapshot->payload};
     records.insert(records.begin() + static_cast<std::ptrdiff_t>(size - kAfterSnapshot),
@@ -429,13 +450,14 @@ int SnapshotBench(const std::vector<std::uint64_t>& sizes, int iterations,
       from_start.push_back(RestoreOnce(**journal, session, size + 1, 0, false).total_ms);
     }
     const Stat a = StatOf(from_snapshot), b = StatOf(from_start);
-    std::printf(
-        "%-10llu %11zu %30s %22s %30s %8.0fx\n", static_cast<unsigned long long>(size),
-        snapshot_bytes, fmt::format("{:.1f} ({:.1f}-{:.1f})", a.median, a.min, a.max).c_str(),
-        fmt::format("{:.0f}/{:.0f}/{:.0f}", StatOf(read).median, StatOf(fold).median,
-                    StatOf(build).median)
-            .c_str(),
-        fmt::format("{:.0f} ({:.0f}-{:.0f})", b.median, b.min, b.max).c_str(), b.median / a.median);
+    std::printf("%-10llu %13s %13s %30s %22s %30s %8.0fx\n", static_cast<unsigned long long>(size),
+                sizes.c_str(), decodes.c_str(),
+                fmt::format("{:.1f} ({:.1f}-{:.1f})", a.median, a.min, a.max).c_str(),
+                fmt::format("{:.0f}/{:.0f}/{:.0f}", StatOf(read).median, StatOf(fold).median,
+                            StatOf(build).median)
+                    .c_str(),
+                fmt::format("{:.0f} ({:.0f}-{:.0f})", b.median, b.min, b.max).c_str(),
+                b.median / a.median);
     std::fflush(stdout);
     journal->reset();
     std::filesystem::remove_all(dir / fmt::format("journal-{}", size));

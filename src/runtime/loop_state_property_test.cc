@@ -34,6 +34,7 @@
 #include "harness/runtime/tool.h"
 #include "runtime/measure.h"
 #include "runtime/session_probe.h"
+#include "runtime/snapshot_bytes.h"
 #include "support/test_model.h"
 
 namespace harness {
@@ -455,7 +456,8 @@ TEST(LoopStateProperty, TheLiveStateIsTheFoldOfItsJournalAfterEveryCommand) {
 }
 
 // Snapshots (harness/runtime/snapshot.h): the journal of random sequences, snapshotted after
-// EVERY record; each snapshot decodes, encodes to the same bytes, and the decoded folder fed the
+// EVERY record; each snapshot decodes (and its version-1 encoding decodes to the same state),
+// encodes to the same bytes, and the decoded folder fed the
 // rest of the journal ends where the fold from the start ends: every LoopState equal, and the
 // whole fold (ledger, active loop, through_seq, records) encoding to the same snapshot.
 // HARNESS_SNAPSHOT_SEQUENCES changes the number of sequences (default 6, a journal of about 300
@@ -501,6 +503,14 @@ TEST(SnapshotProperty, RestoreFromASnapshotAtEveryRecordEqualsRestoreFromTheStar
     }
     auto restored = DecodeSnapshot(*bytes, session);
     ASSERT_TRUE(restored.ok()) << "at " << at + 1 << ": " << restored.error().Message();
+    // Codec version 1, which every build still reads, gives the same state.
+    auto v1 = runtime_detail::EncodeSnapshotAtVersion(prefix, 1);
+    ASSERT_TRUE(v1.ok()) << "at " << at + 1 << ": " << v1.error().Message();
+    auto from_v1 = DecodeSnapshot(*v1, session);
+    ASSERT_TRUE(from_v1.ok()) << "at " << at + 1 << ": " << from_v1.error().Message();
+    auto v1_again = EncodeSnapshot(*from_v1);
+    ASSERT_TRUE(v1_again.ok()) << "at " << at + 1;
+    ASSERT_EQ(*v1_again, *bytes) << "at " << at + 1;
     auto again = EncodeSnapshot(*restored);
     ASSERT_TRUE(again.ok()) << "at " << at + 1 << ": " << again.error().Message();
     ASSERT_EQ(*again, *bytes) << "at " << at + 1;

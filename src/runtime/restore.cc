@@ -92,12 +92,27 @@ DecodedPage DecodePage(std::vector<JournalRecord> records, unsigned workers) {
 // after the other: the first failure in journal order
 // wins (a fold error of page k before a read error of page k+1, which a sequential reader would
 // not have reached), and reading stops at the first short page.
+// `held`: consecutive records already read (the snapshot search's, runtime/snapshot_journal.h),
+// folded in their place instead of read again: the pages before them are read up to their first
+// seq, and reading goes on after their last.
 Status<SessionError> ReadAndFold(Journal& journal, const Uuid& session, std::uint64_t from,
-                                 unsigned decode_threads, const Env& env, SessionFolder& folder,
-                                 RestoreReport& report) {
-  auto read = [&](std::uint64_t from) {
+                                 std::vector<JournalRecord> held, unsigned decode_threads,
+                                 const Env& env, SessionFolder& folder, RestoreReport& report) {
+  std::erase_if(held, [from](const JournalRecord& record) { return record.seq < from; });
+  if (!held.empty() && held.back().seq - held.front().seq + 1 != held.size())
+    held.clear();  // not consecutive: read everything
+  // A page is full when it holds as many records as were asked for; a short one is the end.
+  std::size_t asked = 0;
+  auto read = [&](std::uint64_t from) -> Result<std::vector<JournalRecord>, JournalError> {
+    if (!held.empty() && from == held.front().seq) {
+      asked = held.size();
+      return std::move(held);
+    }
+    asked = kReadPage;
+    if (!held.empty() && from < held.front().seq)
+      asked = std::min<std::uint64_t>(asked, held.front().seq - from);
     const auto read_start = env.MonotonicNow();
-    auto page = journal.Read(session, from, kReadPage);
+    auto page = journal.Read(session, from, asked);
     report.read += env.MonotonicNow() - read_start;
     return page;
   };
@@ -111,7 +126,7 @@ Status<SessionError> ReadAndFold(Journal& journal, const Uuid& session, std::uin
   auto first = read(from);
   if (!first)
     return Fail(SessionError::FromJournal(first.error()));
-  bool more = first->size() == kReadPage;
+  bool more = !first->empty() && first->size() == asked;
   std::uint64_t next = more ? first->back().seq + 1 : 0;
   std::future<DecodedPage> decoding = decode_async(std::move(*first));
   for (;;) {
@@ -121,7 +136,7 @@ Status<SessionError> ReadAndFold(Journal& journal, const Uuid& session, std::uin
     const auto fold_start = env.MonotonicNow();
     DecodedPage page = decoding.get();
     if (following && following->ok()) {
-      more = (*following)->size() == kReadPage;
+      more = !(*following)->empty() && (*following)->size() == asked;
       next = more ? (*following)->back().seq + 1 : 0;
       decoding = decode_async(std::move(**following));
     }
@@ -166,15 +181,20 @@ Result<std::vector<NewRecord>, SessionError> RepairRecords(const RepairPlan& pla
   return records;
 }
 
-LoopStartState StartStateOf(const LoopFold& loop, const LoopDefinition& definition) {
+// Takes the fold's loop (nothing reads it after the loops are built): its histories, the undo
+// stack's among them, are most of a restore's memory, and a copy would allocate all of them
+// again.
+LoopStartState StartStateOf(LoopFold&& loop, const LoopDefinition& definition) {
   LoopStartState start;
-  start.state = loop;  // the fold's durable state, as the live loop keeps it
-  // Only the chunks of the loop's basis can be reused (docs/chunked.md).
-  std::erase_if(start.state.chunks, [&loop](const CompactionChunkSummarized& chunk) {
-    return !(chunk.basis == loop.basis);
-  });
   const CompactionPolicy* policy = definition.compaction ? &*definition.compaction : nullptr;
   start.pressure = RestoredPressure(loop, policy);
+  // The fold's durable state, as the live loop keeps it.
+  start.state = std::move(static_cast<LoopState&>(loop));
+  // Only the chunks of the loop's basis can be reused (docs/chunked.md).
+  const ContextBasis basis = start.state.basis;
+  std::erase_if(start.state.chunks, [&basis](const CompactionChunkSummarized& chunk) {
+    return !(chunk.basis == basis);
+  });
   return start;
 }
 
@@ -279,6 +299,7 @@ Result<std::unique_ptr<Session>, SessionError> Session::Restore(SessionOptions o
   // 2. Read and fold, from the latest snapshot that passes its checks (runtime/snapshot.h).
   RestoreReport report;
   SessionFolder folder(session);
+  std::vector<JournalRecord> held;  // read by the snapshot search
   if (restore.snapshots) {
     const auto search_start = env.MonotonicNow();
     auto start = LatestSnapshotOf(journal, session);
@@ -289,9 +310,10 @@ Result<std::unique_ptr<Session>, SessionError> Session::Restore(SessionOptions o
       folder = std::move(*start->folder);
     report.snapshot_seq = start->seq;
     report.skipped_snapshots = std::move(start->skipped);
+    held = std::move(start->read);
   }
-  HARNESS_CHECK(ReadAndFold(journal, session, folder.fold().through_seq + 1, restore.decode_threads,
-                            env, folder, report));
+  HARNESS_CHECK(ReadAndFold(journal, session, folder.fold().through_seq + 1, std::move(held),
+                            restore.decode_threads, env, folder, report));
   if (report.records == 0 && report.snapshot_seq == 0) {
     return Fail(SessionError{SessionErrorKind::kSessionNotFound,
                              "session " + session.ToString() + " has no records"});
@@ -330,12 +352,12 @@ Result<std::unique_ptr<Session>, SessionError> Session::Restore(SessionOptions o
     SessionCore& core_ref = *restored->core_;
     std::lock_guard lock(core_ref.registry_mutex);
     for (std::size_t i = 0; i < repaired.loops.size(); ++i) {
-      const LoopFold& loop = repaired.loops[i];
-      LoopStartState start = StartStateOf(loop, definitions[i]);
+      const Uuid id = repaired.loops[i].loop;
+      LoopStartState start = StartStateOf(std::move(repaired.loops[i]), definitions[i]);
       const bool resume = !start.state.exited && !start.state.pending.empty();
-      auto actor = std::make_shared<LoopActor>(core_ref, loop.loop, std::move(definitions[i]),
-                                               std::move(start));
-      core_ref.loops.emplace(loop.loop, actor);
+      auto actor =
+          std::make_shared<LoopActor>(core_ref, id, std::move(definitions[i]), std::move(start));
+      core_ref.loops.emplace(id, actor);
       if (resume)
         started.push_back(actor);
     }

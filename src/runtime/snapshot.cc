@@ -1,8 +1,10 @@
 // The snapshot codec (harness/runtime/snapshot.h, docs/spec/snapshots.md).
 //
-// Binary, little-endian, every variable part length-prefixed; messages and the events a loop
-// keeps (its chunk summaries, its LoopCreated facts) are carried in the codecs that already
-// define them, so a snapshot never holds a second encoding of content to keep in step.
+// Binary, little-endian, every variable part length-prefixed. The events a loop keeps (its
+// chunk summaries, its LoopCreated facts) are carried in the event codec, which already defines
+// them. Messages, most of a snapshot's bytes, are carried by MessagesOut/MessagesIn below: in
+// version 1 as the content codec's JSON, in version 2 in a binary form of their own, each
+// distinct message once (runtime/snapshot_message.h).
 #include "harness/runtime/snapshot.h"
 
 #include <algorithm>
@@ -12,13 +14,16 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
 #include "harness/content/codec.h"
+#include "harness/content/transcript.h"
 #include "harness/core/sha256.h"
 #include "harness/event/codec.h"
 #include "runtime/snapshot_bytes.h"
+#include "runtime/snapshot_message.h"
 
 namespace harness {
 
@@ -42,14 +47,7 @@ void PutIds(Writer& w, const auto& ids) {
 }
 
 Result<std::vector<Uuid>, SnapshotError> GetIds(Reader& r, std::string_view what) {
-  HARNESS_TRY(std::size_t n, r.Count(what, 16));
-  std::vector<Uuid> ids;
-  ids.reserve(n);
-  for (std::size_t i = 0; i < n; ++i) {
-    HARNESS_TRY(Uuid id, r.Id(what));
-    ids.push_back(id);
-  }
-  return ids;
+  return r.List(what, 16, [&] { return r.Id(what); });
 }
 
 void PutOptId(Writer& w, const std::optional<Uuid>& id) {
@@ -75,53 +73,163 @@ Result<EventTime, SnapshotError> GetTime(Reader& r, std::string_view what) {
   return EventTime(std::chrono::nanoseconds(static_cast<std::int64_t>(v)));
 }
 
-Status<SnapshotError> PutMessage(Writer& w, const Message& message) {
-  auto json = EncodeMessage(message);
-  if (!json)
-    return Fail(Malformed("a message does not encode"));
-  w.Bytes(*json);
-  return {};
-}
+// How a snapshot carries messages. Version 1: each in place, as the content codec's JSON (a
+// history as one transcript array). Version 2: each as a u32 index into one table of the
+// distinct messages, in the binary form of runtime/snapshot_message.h, which the body holds
+// before the state that cites it; the undo stack's histories and the live history share most
+// of their messages, and each is carried and decoded once.
+class MessagesOut {
+ public:
+  explicit MessagesOut(std::uint32_t version) : version_(version) {}
 
-Result<Message, SnapshotError> GetMessage(Reader& r, std::string_view what) {
-  HARNESS_TRY(std::string_view json, r.Bytes(what));
-  auto message = DecodeMessage(json, TranscriptLimits{json.size(), 1});
-  if (!message)
-    return Fail(Malformed(std::string(what) + " does not decode as a message"));
-  return std::move(*message);
-}
+  Status<SnapshotError> Put(Writer& w, const Message& message) {
+    if (version_ == 1) {
+      auto json = EncodeMessage(message);
+      if (!json)
+        return Fail(Malformed("a message does not encode"));
+      w.Bytes(*json);
+      return {};
+    }
+    Writer one;
+    PutSnapshotMessage(one, message);
+    std::string bytes = std::move(one).Take();
+    auto [it, added] = index_.try_emplace(std::move(bytes), Entry{order_.size(), 0});
+    if (added) {
+      // Checked once per distinct message: the decoder reads back what this writes.
+      if (!ValidateMessage(message).ok()) {
+        index_.erase(it);
+        return Fail(Malformed("a message does not encode"));
+      }
+      order_.push_back(&*it);
+    }
+    ++it->second.citations;
+    w.U32(static_cast<std::uint32_t>(it->second.index));
+    return {};
+  }
 
-Status<SnapshotError> PutHistory(Writer& w, const std::vector<Message>& history) {
-  auto json = EncodeTranscript(history);
-  if (!json)
-    return Fail(Malformed("a history does not encode"));
-  w.Bytes(*json);
-  return {};
-}
+  Status<SnapshotError> PutHistory(Writer& w, const std::vector<Message>& history) {
+    if (version_ == 1) {
+      auto json = EncodeTranscript(history);
+      if (!json)
+        return Fail(Malformed("a history does not encode"));
+      w.Bytes(*json);
+      return {};
+    }
+    w.U64(history.size());
+    for (const Message& message : history)
+      HARNESS_CHECK(Put(w, message));
+    return {};
+  }
 
-Result<std::vector<Message>, SnapshotError> GetHistory(Reader& r, std::string_view what) {
-  HARNESS_TRY(std::string_view json, r.Bytes(what));
-  auto history = DecodeTranscript(json, TranscriptLimits{json.size(), json.size()});
-  if (!history)
-    return Fail(Malformed(std::string(what) + " does not decode as a transcript"));
-  return std::move(*history);
-}
+  // Version 2's table: the count, then per message in the order of its first citation, how
+  // many times it is cited and the message.
+  void PutTable(Writer& w) const {
+    w.U64(order_.size());
+    for (const auto* entry : order_) {
+      w.U32(entry->second.citations);
+      w.Raw(entry->first);
+    }
+  }
 
-Status<SnapshotError> PutMasked(Writer& w, const MaskedOriginals& masked) {
+ private:
+  struct Entry {
+    std::size_t index = 0;
+    std::uint32_t citations = 0;
+  };
+  const std::uint32_t version_;
+  std::unordered_map<std::string, Entry> index_;  // a message's bytes -> its entry
+  std::vector<const std::pair<const std::string, Entry>*> order_;
+};
+
+class MessagesIn {
+ public:
+  explicit MessagesIn(std::uint32_t version) : version_(version) {}
+
+  // The least bytes one message takes where the state cites it.
+  std::size_t citation_bytes() const { return version_ == 1 ? 8 : 4; }
+
+  // Version 2: the table, before the state that cites it.
+  Status<SnapshotError> GetTable(Reader& r) {
+    HARNESS_TRY(std::size_t n, r.Count("messages", 4 + kMinSnapshotMessageBytes));
+    table_.reserve(n);
+    left_.reserve(n);
+    for (std::size_t i = 0; i < n; ++i) {
+      HARNESS_TRY(std::uint64_t citations, r.Fixed(4, "a message's citations"));
+      if (citations == 0)
+        return Fail(Malformed("a message of the table is cited by nothing"));
+      HARNESS_TRY(Message message, GetSnapshotMessage(r));
+      table_.push_back(std::move(message));
+      left_.push_back(static_cast<std::uint32_t>(citations));
+    }
+    return {};
+  }
+
+  Result<Message, SnapshotError> Get(Reader& r, std::string_view what) {
+    if (version_ == 1) {
+      HARNESS_TRY(std::string_view json, r.Bytes(what));
+      auto message = DecodeMessage(json, TranscriptLimits{json.size(), 1});
+      if (!message)
+        return Fail(Malformed(std::string(what) + " does not decode as a message"));
+      return std::move(*message);
+    }
+    HARNESS_TRY(std::uint64_t index, r.Fixed(4, what));
+    if (index >= table_.size())
+      return Fail(Malformed(std::string(what) + " cites a message the table does not hold"));
+    // The table is in the order of first citation, so one state has one encoding.
+    if (index > first_uncited_)
+      return Fail(Malformed("the table's messages are not in the order they are first cited"));
+    if (index == first_uncited_)
+      ++first_uncited_;
+    if (left_[index] == 0)
+      return Fail(Malformed("a message is cited more often than the table says"));
+    // The last citation takes the message; the others copy it (a copy, not a parse).
+    if (--left_[index] == 0)
+      return std::move(table_[index]);
+    return table_[index];
+  }
+
+  Result<std::vector<Message>, SnapshotError> GetHistory(Reader& r, std::string_view what) {
+    if (version_ == 1) {
+      HARNESS_TRY(std::string_view json, r.Bytes(what));
+      auto history = DecodeTranscript(json, TranscriptLimits{json.size(), json.size()});
+      if (!history)
+        return Fail(Malformed(std::string(what) + " does not decode as a transcript"));
+      return std::move(*history);
+    }
+    return r.List(what, 4, [&] { return Get(r, what); });
+  }
+
+  // After the body: every message of the table was cited as often as it says.
+  Status<SnapshotError> CheckAllCited() const {
+    for (std::uint32_t left : left_) {
+      if (left != 0)
+        return Fail(Malformed("a message is cited less often than the table says"));
+    }
+    return {};
+  }
+
+ private:
+  const std::uint32_t version_;
+  std::vector<Message> table_;
+  std::vector<std::uint32_t> left_;  // citations not read yet, per message of the table
+  std::size_t first_uncited_ = 0;
+};
+
+Status<SnapshotError> PutMasked(Writer& w, MessagesOut& messages, const MaskedOriginals& masked) {
   w.U64(masked.size());
   for (const auto& [id, message] : masked) {
     w.Id(id);
-    HARNESS_CHECK(PutMessage(w, message));
+    HARNESS_CHECK(messages.Put(w, message));
   }
   return {};
 }
 
-Result<MaskedOriginals, SnapshotError> GetMasked(Reader& r) {
-  HARNESS_TRY(std::size_t n, r.Count("masked", 16 + 8));
+Result<MaskedOriginals, SnapshotError> GetMasked(Reader& r, MessagesIn& messages) {
+  HARNESS_TRY(std::size_t n, r.Count("masked", 16 + messages.citation_bytes()));
   MaskedOriginals masked;
   for (std::size_t i = 0; i < n; ++i) {
     HARNESS_TRY(Uuid id, r.Id("masked id"));
-    HARNESS_TRY(Message message, GetMessage(r, "a masked original"));
+    HARNESS_TRY(Message message, messages.Get(r, "a masked original"));
     if (!masked.emplace(id, std::move(message)).second)
       return Fail(Malformed("masked holds one id twice"));
   }
@@ -200,25 +308,27 @@ Result<EventHeader, SnapshotError> GetHeader(Reader& r) {
   return h;
 }
 
-Status<SnapshotError> PutInputs(Writer& w, const std::vector<PendingInput>& inputs) {
+Status<SnapshotError> PutInputs(Writer& w, MessagesOut& messages,
+                                const std::vector<PendingInput>& inputs) {
   w.U64(inputs.size());
   for (const PendingInput& input : inputs) {
     w.Id(input.command);
-    HARNESS_CHECK(PutMessage(w, input.message));
+    HARNESS_CHECK(messages.Put(w, input.message));
     w.U8(static_cast<std::uint8_t>(input.agency));
     w.U64(input.seq);
   }
   return {};
 }
 
-Result<std::vector<PendingInput>, SnapshotError> GetInputs(Reader& r, std::string_view what) {
-  HARNESS_TRY(std::size_t n, r.Count(what, 16 + 8 + 1 + 8));
+Result<std::vector<PendingInput>, SnapshotError> GetInputs(Reader& r, MessagesIn& messages,
+                                                           std::string_view what) {
+  HARNESS_TRY(std::size_t n, r.Count(what, 16 + messages.citation_bytes() + 1 + 8));
   std::vector<PendingInput> inputs;
   inputs.reserve(n);
   for (std::size_t i = 0; i < n; ++i) {
     PendingInput input;
     HARNESS_TRY(input.command, r.Id(what));
-    HARNESS_TRY(Message message, GetMessage(r, what));
+    HARNESS_TRY(Message message, messages.Get(r, what));
     auto* user = std::get_if<UserMessage>(&message.value);
     if (user == nullptr)
       return Fail(Malformed(std::string(what) + " holds a message that is not a user's"));
@@ -271,22 +381,23 @@ LoopCreated CreationFacts(const Uuid& session, const LoopFold& loop) {
   return created;
 }
 
-Status<SnapshotError> PutLoop(Writer& w, const Uuid& session, const LoopFold& loop) {
+Status<SnapshotError> PutLoop(Writer& w, MessagesOut& messages, const Uuid& session,
+                              const LoopFold& loop) {
   HARNESS_CHECK(PutEvent(w, CreationFacts(session, loop)));
-  HARNESS_CHECK(PutHistory(w, loop.history));
+  HARNESS_CHECK(messages.PutHistory(w, loop.history));
   PutIds(w, loop.history_ids);
   PutIds(w, loop.pinned);
   w.U64(loop.derived_prefix);
   w.U64(loop.replaced.size());
   for (const ReplacedHistory& replaced : loop.replaced) {
     w.Id(replaced.replacement);
-    HARNESS_CHECK(PutHistory(w, replaced.history));
+    HARNESS_CHECK(messages.PutHistory(w, replaced.history));
     PutIds(w, replaced.history_ids);
     w.U64(replaced.derived_prefix);
     w.U64(replaced.installed);
-    HARNESS_CHECK(PutMasked(w, replaced.masked));
+    HARNESS_CHECK(PutMasked(w, messages, replaced.masked));
   }
-  HARNESS_CHECK(PutMasked(w, loop.masked));
+  HARNESS_CHECK(PutMasked(w, messages, loop.masked));
   w.U64(loop.chunks.size());
   for (const CompactionChunkSummarized& chunk : loop.chunks)
     HARNESS_CHECK(PutEvent(w, chunk));
@@ -304,9 +415,9 @@ Status<SnapshotError> PutLoop(Writer& w, const Uuid& session, const LoopFold& lo
     w.U16(*loop.ineffective_hold);
   w.U64(loop.turn_index);
   PutOptId(w, loop.open_turn);
-  HARNESS_CHECK(PutInputs(w, loop.pending));
+  HARNESS_CHECK(PutInputs(w, messages, loop.pending));
   w.Bool(loop.exited);
-  HARNESS_CHECK(PutInputs(w, loop.unanswered));
+  HARNESS_CHECK(PutInputs(w, messages, loop.unanswered));
   w.U64(loop.last_seq);
   return {};
 }
@@ -329,7 +440,7 @@ Status<SnapshotError> CheckHistory(const std::vector<Message>& history,
   return {};
 }
 
-Result<LoopFold, SnapshotError> GetLoop(Reader& r, const Uuid& session) {
+Result<LoopFold, SnapshotError> GetLoop(Reader& r, MessagesIn& messages, const Uuid& session) {
   HARNESS_TRY(LoopCreated created, GetEvent<LoopCreated>(r, "loop facts"));
   if (!(created.header.session_id == session))
     return Fail(Malformed("a loop of another session"));
@@ -346,7 +457,7 @@ Result<LoopFold, SnapshotError> GetLoop(Reader& r, const Uuid& session) {
   loop.policy = std::move(created.policy);
   loop.compactor_name = std::move(created.compactor);
   loop.max_steps_per_turn = created.max_steps_per_turn;
-  HARNESS_TRY(loop.history, GetHistory(r, "history"));
+  HARNESS_TRY(loop.history, messages.GetHistory(r, "history"));
   HARNESS_TRY(loop.history_ids, GetIds(r, "history ids"));
   HARNESS_TRY(std::vector<Uuid> pinned, GetIds(r, "pins"));
   loop.pinned.insert(pinned.begin(), pinned.end());
@@ -357,16 +468,16 @@ Result<LoopFold, SnapshotError> GetLoop(Reader& r, const Uuid& session) {
   for (std::size_t i = 0; i < replaced; ++i) {
     ReplacedHistory entry;
     HARNESS_TRY(entry.replacement, r.Id("replacement"));
-    HARNESS_TRY(entry.history, GetHistory(r, "replaced history"));
+    HARNESS_TRY(entry.history, messages.GetHistory(r, "replaced history"));
     HARNESS_TRY(entry.history_ids, GetIds(r, "replaced history ids"));
     HARNESS_TRY(entry.derived_prefix, r.U64("replaced derived prefix"));
     HARNESS_TRY(entry.installed, r.U64("replaced installed"));
-    HARNESS_TRY(entry.masked, GetMasked(r));
+    HARNESS_TRY(entry.masked, GetMasked(r, messages));
     HARNESS_CHECK(
         CheckHistory(entry.history, entry.history_ids, entry.derived_prefix, entry.masked));
     loop.replaced.push_back(std::move(entry));
   }
-  HARNESS_TRY(loop.masked, GetMasked(r));
+  HARNESS_TRY(loop.masked, GetMasked(r, messages));
   HARNESS_CHECK(CheckHistory(loop.history, loop.history_ids, loop.derived_prefix, loop.masked));
   if (pinned.size() != loop.pinned.size())
     return Fail(Malformed("pins hold one id twice"));
@@ -402,9 +513,9 @@ Result<LoopFold, SnapshotError> GetLoop(Reader& r, const Uuid& session) {
   }
   HARNESS_TRY(loop.turn_index, r.U64("turn index"));
   HARNESS_TRY(loop.open_turn, GetOptId(r, "open turn"));
-  HARNESS_TRY(loop.pending, GetInputs(r, "pending input"));
+  HARNESS_TRY(loop.pending, GetInputs(r, messages, "pending input"));
   HARNESS_TRY(loop.exited, r.Bool("exited"));
-  HARNESS_TRY(loop.unanswered, GetInputs(r, "unanswered input"));
+  HARNESS_TRY(loop.unanswered, GetInputs(r, messages, "unanswered input"));
   HARNESS_TRY(loop.last_seq, r.U64("last seq"));
   return loop;
 }
@@ -413,21 +524,22 @@ Result<LoopFold, SnapshotError> GetLoop(Reader& r, const Uuid& session) {
 
 // The folder's private state in and out (fold.h names this a friend).
 struct SnapshotAccess {
-  static Result<std::string, SnapshotError> Body(const SessionFolder& folder) {
+  static Result<std::string, SnapshotError> Body(const SessionFolder& folder,
+                                                 std::uint32_t version) {
     if (folder.failed_ || folder.continuing_) {
       return Fail(SnapshotError{
           SnapshotErrorKind::kNotAtABoundary,
           folder.failed_ ? "the fold failed" : "inside an announced initial history"});
     }
     const SessionFold& fold = folder.fold_;
+    MessagesOut messages(version);
     Writer w;
-    w.Id(fold.session);
     w.U64(fold.through_seq);
     w.U64(fold.records);
     PutOptId(w, fold.active_loop);
     w.U64(fold.loops.size());
     for (const LoopFold& loop : fold.loops)
-      HARNESS_CHECK(PutLoop(w, fold.session, loop));
+      HARNESS_CHECK(PutLoop(w, messages, fold.session, loop));
     const CompactLedger& ledger = fold.ledger;
     w.U64(ledger.intents_.size());
     for (const CompactIntent& intent : ledger.intents_) {
@@ -475,14 +587,25 @@ struct SnapshotAccess {
       w.Id(command);
       w.Id(loop);
     }
-    return std::move(w).Take();
+    // The session first (a snapshot of another session is refused before anything else is
+    // read), then version 2's table of messages, then the state that cites it.
+    Writer body;
+    body.Id(fold.session);
+    if (version != 1)
+      messages.PutTable(body);
+    body.Raw(std::move(w).Take());
+    return std::move(body).Take();
   }
 
-  static Result<SessionFolder, SnapshotError> Folder(std::string_view body, const Uuid& session) {
+  static Result<SessionFolder, SnapshotError> Folder(std::string_view body, std::uint32_t version,
+                                                     const Uuid& session) {
     Reader r(body);
     HARNESS_TRY(Uuid stored, r.Id("session"));
     if (!(stored == session))
       return Fail(Malformed("a snapshot of another session"));
+    MessagesIn messages(version);
+    if (version != 1)
+      HARNESS_CHECK(messages.GetTable(r));
     SessionFolder folder(session);
     SessionFold& fold = folder.fold_;
     HARNESS_TRY(fold.through_seq, r.U64("through seq"));
@@ -493,7 +616,7 @@ struct SnapshotAccess {
     HARNESS_TRY(fold.active_loop, GetOptId(r, "active loop"));
     HARNESS_TRY(std::size_t loops, r.Count("loops"));
     for (std::size_t i = 0; i < loops; ++i) {
-      HARNESS_TRY(LoopFold loop, GetLoop(r, session));
+      HARNESS_TRY(LoopFold loop, GetLoop(r, messages, session));
       if (loop.last_seq > fold.through_seq)
         return Fail(Malformed("a loop's last seq is after the snapshot"));
       if (!folder.loop_index_.emplace(loop.loop, fold.loops.size()).second)
@@ -569,6 +692,7 @@ struct SnapshotAccess {
     }
     if (!r.empty())
       return Fail(Malformed("bytes after the snapshot's body"));
+    HARNESS_CHECK(messages.CheckAllCited());
     return folder;
   }
 };
@@ -597,19 +721,28 @@ std::string SnapshotError::Message() const {
   return std::string(SnapshotErrorKindName(kind)) + ": " + detail;
 }
 
-Result<std::string, SnapshotError> EncodeSnapshot(const SessionFolder& folder) {
-  HARNESS_TRY(std::string body, runtime_detail::SnapshotAccess::Body(folder));
-  if (body.size() > kMaxSnapshotBytes - runtime_detail::kHeaderBytes)
+namespace runtime_detail {
+
+Result<std::string, SnapshotError> EncodeSnapshotAtVersion(const SessionFolder& folder,
+                                                           std::uint32_t version) {
+  HARNESS_TRY(std::string body, SnapshotAccess::Body(folder, version));
+  if (body.size() > kMaxSnapshotBytes - kHeaderBytes)
     return Fail(SnapshotError{SnapshotErrorKind::kTooLarge, "the state exceeds kMaxSnapshotBytes"});
-  runtime_detail::Writer w;
-  for (char c : runtime_detail::kMagic)
+  Writer w;
+  for (char c : kMagic)
     w.U8(static_cast<std::uint8_t>(c));
-  w.U32(kSnapshotVersion);
+  w.U32(version);
   w.U64(body.size());
   w.Digest(Fingerprint(Sha256(body)));
   std::string out = std::move(w).Take();
   out.append(body);
   return out;
+}
+
+}  // namespace runtime_detail
+
+Result<std::string, SnapshotError> EncodeSnapshot(const SessionFolder& folder) {
+  return runtime_detail::EncodeSnapshotAtVersion(folder, kSnapshotVersion);
 }
 
 Result<SessionFolder, SnapshotError> DecodeSnapshot(std::string_view payload, const Uuid& session) {
@@ -618,7 +751,7 @@ Result<SessionFolder, SnapshotError> DecodeSnapshot(std::string_view payload, co
     return Fail(SnapshotError{SnapshotErrorKind::kMalformed, "not a snapshot"});
   runtime_detail::Reader header(payload.substr(4, kHeaderBytes - 4));
   HARNESS_TRY(std::uint64_t version, header.Fixed(4, "version"));
-  if (version != kSnapshotVersion)
+  if (version < kOldestSnapshotVersion || version > kSnapshotVersion)
     return Fail(SnapshotError{SnapshotErrorKind::kUnsupportedVersion,
                               "codec version " + std::to_string(version) + " is not known"});
   HARNESS_TRY(std::uint64_t length, header.U64("length"));
@@ -628,7 +761,7 @@ Result<SessionFolder, SnapshotError> DecodeSnapshot(std::string_view payload, co
     return Fail(SnapshotError{SnapshotErrorKind::kChecksum, "the body's length does not match"});
   if (!(Fingerprint(Sha256(body)) == digest))
     return Fail(SnapshotError{SnapshotErrorKind::kChecksum, "the body's SHA-256 does not match"});
-  return runtime_detail::SnapshotAccess::Folder(body, session);
+  return runtime_detail::SnapshotAccess::Folder(body, static_cast<std::uint32_t>(version), session);
 }
 
 Uuid SnapshotRecordId(const Uuid& session, std::uint64_t through_seq) {
@@ -659,10 +792,14 @@ Result<SessionFolder, SnapshotError> CheckSnapshotRecord(const JournalRecord& re
   };
   if (record.kind != RecordKind::kFence || record.type != kSessionSnapshotType)
     return foreign("not a snapshot record");
-  if (record.v != kSnapshotVersion)
+  if (record.v < kOldestSnapshotVersion || record.v > kSnapshotVersion)
     return Fail(SnapshotError{SnapshotErrorKind::kUnsupportedVersion,
                               "record version " + std::to_string(record.v) + " is not known"});
   HARNESS_TRY(SessionFolder folder, DecodeSnapshot(record.payload, record.session));
+  // The payload decoded, so its header is whole: the version it names must be the record's.
+  runtime_detail::Reader header(std::string_view(record.payload).substr(4, 4));
+  if (header.Fixed(4, "version").value() != record.v)
+    return foreign("the record's version is not its payload's");
   const std::uint64_t through = folder.fold().through_seq;
   if (through >= record.seq)
     return foreign("the snapshot describes records at or after its own");

@@ -11,7 +11,9 @@
 #include <cstring>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <utility>
+#include <vector>
 
 #include "harness/core/result.h"
 #include "harness/core/sha256.h"
@@ -39,6 +41,8 @@ class SnapshotBytesWriter {
     U64(bytes.size());
     out_.append(bytes);
   }
+  // Bytes another writer wrote, without a length.
+  void Raw(std::string_view bytes) { out_.append(bytes); }
   std::string Take() && { return std::move(out_); }
   std::size_t size() const { return out_.size(); }
 
@@ -116,10 +120,28 @@ class SnapshotBytesReader {
       return Fail(Malformed(std::string(what) + " counts more than the snapshot holds"));
     return static_cast<std::size_t>(n);
   }
+  // A count of elements of at least `min_bytes` each, then each element as `get()` reads it.
+  template <class Get>
+  auto List(std::string_view what, std::size_t min_bytes, Get&& get)
+      -> Result<std::vector<typename std::invoke_result_t<Get&>::value_type>, SnapshotError> {
+    HARNESS_TRY(std::size_t n, Count(what, min_bytes));
+    std::vector<typename std::invoke_result_t<Get&>::value_type> out;
+    out.reserve(n);
+    for (std::size_t i = 0; i < n; ++i) {
+      HARNESS_TRY(auto element, get());
+      out.push_back(std::move(element));
+    }
+    return out;
+  }
   bool empty() const { return in_.empty(); }
 
  private:
   std::string_view in_;
 };
+
+// EncodeSnapshot at codec version `version` (1 or kSnapshotVersion): the decoder reads every
+// version it ever wrote, and the tests that prove it need snapshots of the older ones.
+Result<std::string, SnapshotError> EncodeSnapshotAtVersion(const SessionFolder& folder,
+                                                           std::uint32_t version);
 
 }  // namespace harness::runtime_detail

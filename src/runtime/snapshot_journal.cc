@@ -3,6 +3,7 @@
 #include "runtime/snapshot_journal.h"
 
 #include <algorithm>
+#include <iterator>
 #include <utility>
 
 #include "harness/runtime/retention.h"
@@ -27,6 +28,9 @@ Result<SnapshotStart, JournalError> LatestSnapshot(Journal& journal, const Uuid&
   // A writer leaves its latest snapshot within an interval of the end: small pages first, so
   // that the common search reads little, doubling up to a full page for journals without one.
   std::uint64_t page_size = 256;
+  // The pages read, newest first, while they are few enough to hand to the restore.
+  std::vector<std::vector<JournalRecord>> kept;
+  std::size_t kept_records = 0;
   while (high >= floor && high >= 1) {
     const std::uint64_t low = high >= floor + page_size ? high - page_size + 1 : floor;
     page_size = std::min<std::uint64_t>(page_size * 2, kPage);
@@ -38,10 +42,20 @@ Result<SnapshotStart, JournalError> LatestSnapshot(Journal& journal, const Uuid&
       if (folder) {
         start.folder = std::move(*folder);
         start.seq = it->seq;
+        if (kept_records + page.size() <= kMaxSearchKept) {
+          start.read = std::move(page);
+          for (auto newer = kept.rbegin(); newer != kept.rend(); ++newer)
+            std::move(newer->begin(), newer->end(), std::back_inserter(start.read));
+        }
         return start;
       }
       start.skipped.push_back(SkippedSnapshot{it->seq, std::move(folder).error()});
     }
+    kept_records += page.size();
+    if (kept_records <= kMaxSearchKept)
+      kept.push_back(std::move(page));
+    else
+      kept.clear();
     high = low - 1;
   }
   return start;

@@ -5,7 +5,8 @@
 // - LatestSnapshot(journal, session, last_seq) reads the journal backwards from last_seq, a page
 //   at a time, and returns the folder of the newest snapshot record that passes
 //   CheckSnapshotRecord, with its seq, and every newer snapshot record that did not (newest
-//   first, with why). No valid snapshot: no folder (the fold starts at seq 1). A journal error
+//   first, with why), and the records it read from the page of that snapshot on (up to
+//   kMaxSearchKept). No valid snapshot: no folder (the fold starts at seq 1). A journal error
 //   is returned as it is.
 // - SnapshotWriter keeps its own fold of the session, started from the latest snapshot the first
 //   time it writes. Due(seq, committed) says whether a snapshot should follow the durable record
@@ -37,7 +38,15 @@ struct SnapshotStart {
   std::optional<SessionFolder> folder;
   std::uint64_t seq = 0;  // the snapshot record's (0: none)
   std::vector<SkippedSnapshot> skipped;
+  // The records the search read, from the first of the page that holds the snapshot record to
+  // last_seq, consecutive and in journal order, so that a restore folds the ones after the
+  // snapshot's fold without reading them (and the snapshot's own large record) again. Empty
+  // when no snapshot was found or the search read more than kMaxSearchKept records.
+  std::vector<JournalRecord> read;
 };
+
+// The most records a search keeps for the restore (SnapshotStart::read).
+inline constexpr std::size_t kMaxSearchKept = 8192;
 
 Result<SnapshotStart, JournalError> LatestSnapshot(Journal& journal, const Uuid& session,
                                                    std::uint64_t last_seq);

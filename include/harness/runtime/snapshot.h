@@ -10,12 +10,17 @@
 //   docs/spec/snapshots.md says which checks that gives up. It refuses a folder that failed or
 //   is inside a LoopCreated's announced continuation (kNotAtABoundary) and an encoding over
 //   kMaxSnapshotBytes (kTooLarge).
-// - The payload is binary: "HSNP", the codec version (kSnapshotVersion), the body's length and
-//   its SHA-256, then the body. DecodeSnapshot is strict, first failure wins: a short header or
-//   another magic -> kMalformed; another version -> kUnsupportedVersion; a length that is not
-//   the rest of the payload, or a SHA-256 that does not match -> kChecksum; then the body: every
-//   count and length is bounded by the bytes left before anything is allocated, every enum and
-//   flag is in its domain, every message decodes through the content codec, and the state holds
+// - The payload is binary: "HSNP", the codec version (kSnapshotVersion is written; every version
+//   from kOldestSnapshotVersion is read), the body's length and its SHA-256, then the body.
+//   Version 1 carries messages as the content codec's JSON; version 2 carries each distinct
+//   message once, in a binary form of its own, in a table the state cites by index (so its
+//   decode copies strings instead of parsing JSON). DecodeSnapshot is strict, first failure
+//   wins: a short header or another magic -> kMalformed; a version it does not read ->
+//   kUnsupportedVersion; a length that is not the rest of the payload, or a SHA-256 that does
+//   not match -> kChecksum; then the body: every count and length is bounded by the bytes left
+//   before anything is allocated, every enum and flag is in its domain, every message decodes
+//   (version 1 through the content codec; version 2 as the content codec would read it back,
+//   and each table entry cited exactly as often as it says), and the state holds
 //   together (ids parallel to the history, pins, masks and the derived prefix inside it, the
 //   undo stack within kMaxUndoDepth, one entry per loop, the active loop among them, the
 //   session the caller expects) -> kMalformed with the rule broken; trailing bytes -> kMalformed.
@@ -28,7 +33,7 @@
 //   (so two writers of one snapshot write it once). The fold ignores such records (derived
 //   data: a journal without them is complete); only a restore reads them, through
 //   CheckSnapshotRecord, which adds the record's own checks (kind, type, id, its seq after the
-//   state it describes) to DecodeSnapshot's.
+//   state it describes, its v the version its payload names) to DecodeSnapshot's.
 // Thread safety: pure functions.
 #pragma once
 
@@ -46,7 +51,10 @@
 namespace harness {
 
 inline constexpr std::string_view kSessionSnapshotType = "SessionSnapshot";
-inline constexpr std::uint32_t kSnapshotVersion = 1;
+// The codec version EncodeSnapshot writes; DecodeSnapshot reads every version from
+// kOldestSnapshotVersion to it.
+inline constexpr std::uint32_t kSnapshotVersion = 2;
+inline constexpr std::uint32_t kOldestSnapshotVersion = 1;
 inline constexpr std::size_t kMaxSnapshotBytes = kMaxPayloadBytes;
 // SessionOptions::snapshot_interval's default: records between two snapshots.
 inline constexpr std::uint64_t kDefaultSnapshotInterval = 1000;
