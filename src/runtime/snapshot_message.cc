@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "harness/content/codec.h"
 #include "harness/content/transcript.h"
 #include "harness/core/utf8.h"
 
@@ -256,6 +257,114 @@ Result<Message, SnapshotError> GetSnapshotMessage(Reader& r) {
   if (!ValidateMessage(message).ok())
     return Fail(Malformed("a message's raw JSON is not strict JSON"));
   return message;
+}
+
+// --- MessagesOut and MessagesIn -----------------------------------------------------------
+
+Status<SnapshotError> MessagesOut::Put(Writer& w, const Message& message) {
+  if (version_ == 1) {
+    auto json = EncodeMessage(message);
+    if (!json)
+      return Fail(Malformed("a message does not encode"));
+    w.Bytes(*json);
+    return {};
+  }
+  Writer one;
+  PutSnapshotMessage(one, message);
+  std::string bytes = std::move(one).Take();
+  auto [it, added] = index_.try_emplace(std::move(bytes), Entry{order_.size(), 0});
+  if (added) {
+    // Checked once per distinct message: the decoder reads back what this writes.
+    if (!ValidateMessage(message).ok()) {
+      index_.erase(it);
+      return Fail(Malformed("a message does not encode"));
+    }
+    order_.push_back(&*it);
+  }
+  ++it->second.citations;
+  w.U32(static_cast<std::uint32_t>(it->second.index));
+  return {};
+}
+
+Status<SnapshotError> MessagesOut::PutHistory(Writer& w, const std::vector<Message>& history) {
+  if (version_ == 1) {
+    auto json = EncodeTranscript(history);
+    if (!json)
+      return Fail(Malformed("a history does not encode"));
+    w.Bytes(*json);
+    return {};
+  }
+  w.U64(history.size());
+  for (const Message& message : history)
+    HARNESS_CHECK(Put(w, message));
+  return {};
+}
+
+void MessagesOut::PutTable(Writer& w) const {
+  w.U64(order_.size());
+  for (const auto* entry : order_) {
+    w.U32(entry->second.citations);
+    w.Raw(entry->first);
+  }
+}
+
+Status<SnapshotError> MessagesIn::GetTable(Reader& r) {
+  HARNESS_TRY(std::size_t n, r.Count("messages", 4 + kMinSnapshotMessageBytes));
+  table_.reserve(n);
+  left_.reserve(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    HARNESS_TRY(std::uint64_t citations, r.Fixed(4, "a message's citations"));
+    if (citations == 0)
+      return Fail(Malformed("a message of the table is cited by nothing"));
+    HARNESS_TRY(Message message, GetSnapshotMessage(r));
+    table_.push_back(std::move(message));
+    left_.push_back(static_cast<std::uint32_t>(citations));
+  }
+  return {};
+}
+
+Result<Message, SnapshotError> MessagesIn::Get(Reader& r, std::string_view what) {
+  if (version_ == 1) {
+    HARNESS_TRY(std::string_view json, r.Bytes(what));
+    auto message = DecodeMessage(json, TranscriptLimits{json.size(), 1});
+    if (!message)
+      return Fail(Malformed(std::string(what) + " does not decode as a message"));
+    return std::move(*message);
+  }
+  HARNESS_TRY(std::uint64_t index, r.Fixed(4, what));
+  if (index >= table_.size())
+    return Fail(Malformed(std::string(what) + " cites a message the table does not hold"));
+  // The table is in the order of first citation, so one state has one encoding.
+  if (index > first_uncited_)
+    return Fail(Malformed("the table's messages are not in the order they are first cited"));
+  if (index == first_uncited_)
+    ++first_uncited_;
+  if (left_[index] == 0)
+    return Fail(Malformed("a message is cited more often than the table says"));
+  // The last citation takes the message; the others copy it (a copy, not a parse).
+  if (--left_[index] == 0)
+    return std::move(table_[index]);
+  return table_[index];
+}
+
+Result<std::vector<Message>, SnapshotError> MessagesIn::GetHistory(Reader& r,
+                                                                   std::string_view what) {
+  if (version_ == 1) {
+    HARNESS_TRY(std::string_view json, r.Bytes(what));
+    auto history = DecodeTranscript(json, TranscriptLimits{json.size(), json.size()});
+    if (!history)
+      return Fail(Malformed(std::string(what) + " does not decode as a transcript"));
+    return std::move(*history);
+  }
+  return r.List(what, 4, [&] { return Get(r, what); });
+}
+
+Status<SnapshotError> MessagesIn::CheckAllCited() const {
+  for (std::uint32_t left : left_) {
+    if (left != 0)
+      return Fail(Malformed("a message is cited less often than the table says"));
+  }
+  return {};
 }
 
 }  // namespace harness::runtime_detail

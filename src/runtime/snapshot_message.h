@@ -22,6 +22,12 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <utility>
+#include <vector>
 
 #include "harness/content/message.h"
 #include "harness/core/result.h"
@@ -35,5 +41,52 @@ inline constexpr std::size_t kMinSnapshotMessageBytes = 1 + 8;
 
 void PutSnapshotMessage(SnapshotBytesWriter& w, const Message& message);
 Result<Message, SnapshotError> GetSnapshotMessage(SnapshotBytesReader& r);
+
+// How a snapshot carries messages. Version 1: each in place, as the content codec's JSON (a
+// history as one transcript array). Version 2: each as a u32 index into one table of the
+// distinct messages, in the binary form above, which the body holds before the state that cites
+// it; the undo stack's histories and the live history share most of their messages, and each is
+// carried and decoded once.
+class MessagesOut {
+ public:
+  explicit MessagesOut(std::uint32_t version) : version_(version) {}
+
+  Status<SnapshotError> Put(SnapshotBytesWriter& w, const Message& message);
+  Status<SnapshotError> PutHistory(SnapshotBytesWriter& w, const std::vector<Message>& history);
+  // Version 2's table: the count, then per message in the order of its first citation, how
+  // many times it is cited and the message.
+  void PutTable(SnapshotBytesWriter& w) const;
+
+ private:
+  struct Entry {
+    std::size_t index = 0;
+    std::uint32_t citations = 0;
+  };
+  const std::uint32_t version_;
+  std::unordered_map<std::string, Entry> index_;  // a message's bytes -> its entry
+  std::vector<const std::pair<const std::string, Entry>*> order_;
+};
+
+class MessagesIn {
+ public:
+  explicit MessagesIn(std::uint32_t version) : version_(version) {}
+
+  // The least bytes one message takes where the state cites it.
+  std::size_t citation_bytes() const { return version_ == 1 ? 8 : 4; }
+
+  // Version 2: the table, before the state that cites it.
+  Status<SnapshotError> GetTable(SnapshotBytesReader& r);
+  Result<Message, SnapshotError> Get(SnapshotBytesReader& r, std::string_view what);
+  Result<std::vector<Message>, SnapshotError> GetHistory(SnapshotBytesReader& r,
+                                                         std::string_view what);
+  // After the body: every message of the table was cited as often as it says.
+  Status<SnapshotError> CheckAllCited() const;
+
+ private:
+  const std::uint32_t version_;
+  std::vector<Message> table_;
+  std::vector<std::uint32_t> left_;  // citations not read yet, per message of the table
+  std::size_t first_uncited_ = 0;
+};
 
 }  // namespace harness::runtime_detail
