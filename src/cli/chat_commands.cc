@@ -270,7 +270,8 @@ struct Chat : ChatTarget {
 // The line editor of a chat at a terminal: its history is a file beside a data directory's
 // journal (a PostgreSQL journal has no directory: its history lasts the chat); Tab completes
 // the slash commands.
-LineEditor::Options EditorOptions(const JournalStore& store, std::stop_token stop) {
+LineEditor::Options EditorOptions(const JournalStore& store, std::stop_token stop,
+                                  ChatConsole& console) {
   LineEditor::Options options;
   options.in_fd = STDIN_FILENO;
   options.in = stdin;
@@ -284,6 +285,7 @@ LineEditor::Options EditorOptions(const JournalStore& store, std::stop_token sto
   }
   options.max_bytes = kMaxChatLineBytes;
   options.stop = std::move(stop);
+  options.on_typing = [&console](bool typing) { console.Typing(typing); };
   return options;
 }
 
@@ -297,7 +299,7 @@ void ReadChatLines(const ChatTarget& target, const JournalStore& store, bool scr
   std::unique_ptr<LineEditor> editor;
   if (!scripted_input && isatty(STDOUT_FILENO) == 1) {
     std::string warning;
-    auto opened = LineEditor::Open(EditorOptions(store, chat.end.get_token()), warning);
+    auto opened = LineEditor::Open(EditorOptions(store, chat.end.get_token(), console), warning);
     if (!warning.empty())
       console.Error("harness chat: " + warning);
     if (opened.ok())

@@ -107,6 +107,18 @@ void ChatConsole::SetActivity(std::string_view activity) {
   changed_.notify_all();
 }
 
+void ChatConsole::Typing(bool typing) {
+  std::lock_guard lock(mutex_);
+  typing_ = typing;
+  if (typing) {
+    // Before the editor echoes the first key: it writes where it believes the cursor is, the
+    // start of the line, which is where the erased indicator leaves it.
+    EraseIndicatorLocked();
+    std::fflush(stdout);
+  }
+  changed_.notify_all();
+}
+
 void ChatConsole::SetStatus(std::function<std::optional<std::string>()> status) {
   std::lock_guard lock(mutex_);
   status_ = std::move(status);
@@ -115,10 +127,10 @@ void ChatConsole::SetStatus(std::function<std::optional<std::string>()> status) 
 void ChatConsole::Tick(std::stop_token stop) {
   std::unique_lock lock(mutex_);
   while (!stop.stop_requested()) {
-    if (activity_.empty() || answer_open_) {
-      // Idle, or an answer line is open: no redraws until there is something to show where it
-      // cannot overwrite output.
-      changed_.wait(lock, stop, [this] { return !activity_.empty() && !answer_open_; });
+    if (activity_.empty() || answer_open_ || typing_) {
+      // Idle, an answer line is open or a line is being typed: no redraws until there is
+      // something to show where it cannot overwrite output.
+      changed_.wait(lock, stop, [this] { return !activity_.empty() && !answer_open_ && !typing_; });
       continue;
     }
     std::string frame = "\r";

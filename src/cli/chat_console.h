@@ -20,6 +20,9 @@
 // - SetStatus(status): while an activity is shown and `status` returns a line, the indicator is
 //   that line (through TerminalText) instead of "<spinner> <activity>...": a model compaction's
 //   progress (compaction_progress.h), drawn, erased and redrawn as the indicator is.
+// - Typing(true): a person has started a line at the terminal, which the line editor echoes at
+//   the start of the current line: the indicator is erased at once and not drawn until
+//   Typing(false) (the line was read), so a redraw never overwrites what was typed.
 // - The destructor stops the timer thread and erases the indicator.
 // Thread safety: every method may be called from any thread.
 #pragma once
@@ -55,6 +58,7 @@ class ChatConsole {
   void SetStatus(std::function<std::optional<std::string>()> status);
   void Stream(std::string_view piece);
   bool EndStream();
+  void Typing(bool typing);
 
  private:
   void EraseIndicatorLocked();
@@ -71,6 +75,7 @@ class ChatConsole {
   bool answer_open_ = false;      // an answer line is on the screen, not ended
   bool answer_broken_ = false;    // a line interrupted the answer: the next piece says continued
   bool answer_streamed_ = false;  // a piece came since the last EndStream
+  bool typing_ = false;           // the line editor holds a line being typed
   std::jthread timer_;            // last: started after the state it reads, stopped before it goes
 };
 

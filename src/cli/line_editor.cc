@@ -303,6 +303,11 @@ int LineEditor::ReadChar(wchar_t* out) {
       if (key->pasted && key->code_point == '\n')
         line_ended_in_paste_ = true;
       *out = static_cast<wchar_t>(key->code_point);
+      if (!typing_) {
+        typing_ = true;
+        if (options_.on_typing)
+          options_.on_typing(true);
+      }
       return 1;
     }
     pollfd fds[2] = {{options_.in_fd, POLLIN, 0}, {parts_->wake, POLLIN, 0}};
@@ -392,6 +397,14 @@ void LineEditor::Remember(const std::string& message) {
 }
 
 LineReader::Read LineEditor::Next(std::string& message) {
+  // However the read ends, the message is no longer being typed.
+  struct TypingEnds {
+    LineEditor& editor;
+    ~TypingEnds() {
+      if (std::exchange(editor.typing_, false) && editor.options_.on_typing)
+        editor.options_.on_typing(false);
+    }
+  } typing_ends{*this};
   message.clear();
   continuing_ = false;
   bool too_long = false;

@@ -22,6 +22,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <span>
@@ -102,6 +103,10 @@ class LineEditor {
     std::vector<std::string> commands;                  // what Tab completes
     std::size_t max_bytes = 0;
     std::stop_token stop;
+    // Called with true when the first key of a message is read (before the editor echoes it)
+    // and with false when Next returns: what else writes to the terminal keeps off the line
+    // being typed meanwhile. May be empty.
+    std::function<void(bool typing)> on_typing;
   };
 
   // The editor, or why the terminal cannot be edited (the caller reads raw lines instead).
@@ -133,6 +138,7 @@ class LineEditor {
   bool last_key_pasted_ = false;  // the key being handled came from a paste
   bool line_ended_in_paste_ = false;
   bool continuing_ = false;  // the prompt of a continued line
+  bool typing_ = false;      // a key of the message being read has come (Options::on_typing)
   std::vector<std::string> history_;
   std::string history_problem_;
 };

@@ -270,6 +270,30 @@ TEST_F(ChatTmux, InputTypedDuringACompactionIsQueuedThenAnswered) {
   EXPECT_TRUE(dir_.JournalVerifies());
 }
 
+// Text typed while the compactor works and its progress line is redrawn stays on the screen:
+// the first key erases the progress line and no redraw comes until the line is read, so a redraw
+// ("\r<progress>\x1b[K") never wipes what the person typed; Enter then sends it as a message.
+TEST_F(ChatTmux, TextTypedDuringACompactionStaysOnTheScreenUntilItIsSent) {
+  // The summary takes 3 s: the progress line would be redrawn some 25 times meanwhile.
+  TmuxChat tmux(dir_, dir_.ChatCommand(dir_.Script({Answer("one"), Answer("two"),
+                                                    Summary(kValidSummary, 3000), Answer("three")}),
+                                       "--keep-recent-segments 1"));
+  ASSERT_TRUE(tmux.started());
+  ASSERT_NO_FATAL_FAILURE(TwoTurnsThenCompact(tmux));
+  ASSERT_TRUE(tmux.WaitFor("compacting with scripted/")) << tmux.Screen();
+  tmux.Write("draft-in-progress");
+  ASSERT_TRUE(tmux.WaitFor("compact committed: ")) << tmux.Screen();
+  const std::string screen = tmux.Screen();
+  EXPECT_NE(screen.find("draft-in-progress"), std::string::npos) << screen;
+  tmux.Key("Enter");
+  ASSERT_TRUE(tmux.WaitFor("assistant: three")) << tmux.Screen();
+  tmux.Type("/history");
+  ASSERT_TRUE(tmux.WaitFor("user: draft-in-progress")) << tmux.Screen();
+  tmux.Type("/quit");
+  ASSERT_TRUE(tmux.WaitFor("chat exited 0")) << tmux.Screen();
+  EXPECT_TRUE(dir_.JournalVerifies());
+}
+
 // Ctrl-C during a compaction: the terminal's SIGINT interrupts it, the progress line is erased
 // (no "compacting with" is left on the screen), the session is suspended, exit 130.
 TEST_F(ChatTmux, CtrlCDuringACompactionErasesTheIndicatorAndSuspends) {
