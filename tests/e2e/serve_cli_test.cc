@@ -297,7 +297,8 @@ TEST_F(ServeCli, RetentionArchivesWhatASnapshotMakesUnnecessaryAndTheSessionServ
   std::size_t events_seen = 0;
   std::size_t turns = 0;
   std::vector<StreamEvent> seen;
-  std::thread reader([&] {
+  // A jthread: an ASSERT that returns early still joins it (the stream ends at its timeout).
+  std::jthread reader([&] {
     seen = ReadStream(events_url, [&](const std::vector<StreamEvent>& events) {
       std::lock_guard lock(mu);
       events_seen = events.size();
